@@ -1,0 +1,51 @@
+"""Options and helpers shared by the CLI commands."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import click
+import orjson
+from rich.console import Console
+
+from ..paths import state_dir
+from ..store import Store, StoreError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+HARNESSES = ("dsh", "claude", "codex")
+
+stdout = Console(highlight=False)
+stderr = Console(stderr=True, highlight=False)
+
+
+def state_dir_option(func: F) -> F:
+    return click.option(
+        "--state-dir",
+        type=click.Path(file_okay=False, path_type=str),
+        default=None,
+        help="dshkit's state directory [default: $DSH_HOME/dshkit, DSH_HOME defaulting to ~/.dsh]",
+    )(func)
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")(func)
+
+
+@contextmanager
+def open_store(directory: str | None) -> Iterator[Store]:
+    """The state store, or a clear error (exit 1) when it cannot be used."""
+    try:
+        store = Store(state_dir(directory))
+    except (StoreError, OSError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    with store:
+        yield store
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.buffer.write(orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.flush()

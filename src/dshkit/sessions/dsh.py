@@ -1,0 +1,184 @@
+"""DSH session logs: directory layout, name encodings, header versions and record normalization.
+
+Layout: `<root>/<projectKey(cwd)>/<encodeSegment(sessionId)>/session[.vN].jsonl[.zstd]`; every
+generation in a session directory belongs to that session (seed 001 §3.1).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from .events import Event
+from .harness import LogFile, LogFormatError, list_dirs, list_files
+
+SUPPORTED_VERSIONS = frozenset({0, 4})
+_LOG_NAME = re.compile(r"^session(?:\.v([1-9][0-9]*))?\.jsonl(\.zstd)?$")
+_SAFE = re.compile(r"[A-Za-z0-9._-]")
+_ESCAPE = re.compile(r"~([0-9A-F]{4})")
+_CHUNK_KINDS = {
+    "text-chunks": "text-delta",
+    "reasoning-chunks": "reasoning-delta",
+    "tool-call-chunks": "tool-call-delta",
+}
+
+
+def _code_units(text: str) -> Iterator[int]:
+    # DSH escapes UTF-16 code units: a character outside the BMP becomes two escapes.
+    raw = text.encode("utf-16-le", "surrogatepass")
+    for index in range(0, len(raw), 2):
+        yield raw[index] | (raw[index + 1] << 8)
+
+
+def _escape(unit: int) -> str:
+    char = chr(unit)
+    return char if unit < 128 and _SAFE.fullmatch(char) else f"~{unit:04X}"
+
+
+def encode_segment(session_id: str) -> str:
+    """The session directory name for an id (reversible; `.` and `..` escaped whole)."""
+    if not session_id:
+        raise ValueError("a session id cannot be empty")
+    if session_id in (".", ".."):
+        return "~002E" * len(session_id)
+    return "".join(_escape(unit) for unit in _code_units(session_id))
+
+
+def decode_segment(name: str) -> str:
+    """Inverse of `encode_segment`."""
+    units = bytearray()
+    position = 0
+    for match in _ESCAPE.finditer(name):
+        units += name[position : match.start()].encode("utf-16-le")
+        units += int(match.group(1), 16).to_bytes(2, "little")
+        position = match.end()
+    units += name[position:].encode("utf-16-le")
+    return units.decode("utf-16-le", "surrogatepass")
+
+
+def project_key(cwd: str | None) -> str:
+    """The project directory name DSH derives from a session's working directory."""
+    if not cwd:
+        return "_no-cwd"
+    readable: list[str] = []
+    in_separator_run = False
+    for unit in _code_units(cwd):
+        if unit in (0x2F, 0x5C, 0x3A):  # / \ :
+            if not in_separator_run:
+                readable.append("-")
+            in_separator_run = True
+        else:
+            readable.append(_escape(unit))
+            in_separator_run = False
+    body = "".join(readable).lstrip("-") or "root"
+    return f"--{body[:251]}--"
+
+
+def project_label(key: str) -> str:
+    """A readable (lossy: `-` may have been a separator) rendering of a project key."""
+    if key.startswith("--") and key.endswith("--") and len(key) > 4:
+        key = key[2:-2]
+    return decode_segment(key)
+
+
+def parse_log_name(name: str) -> tuple[int, bool] | None:
+    """`(generation, compressed)` for a DSH log file name, None for any other file."""
+    match = _LOG_NAME.match(name)
+    if not match:
+        return None
+    return int(match.group(1) or 0), bool(match.group(2))
+
+
+class DshAdapter:
+    name: ClassVar[str] = "dsh"
+    strict_lines: ClassVar[bool] = True
+
+    def discover(self, root: Path) -> Iterator[LogFile]:
+        for project in list_dirs(root):
+            for session_dir in list_dirs(project):
+                session_id = decode_segment(session_dir.name)
+                for entry in list_files(session_dir):
+                    parsed = parse_log_name(entry.name)
+                    if parsed is not None:
+                        yield LogFile(
+                            Path(entry.path),
+                            self.name,
+                            session_id,
+                            project.name,
+                            root,
+                            generation=parsed[0],
+                            compressed=parsed[1],
+                        )
+
+    def normalize(self, records: list[Any], state: dict[str, Any]) -> list[Event]:
+        events: list[Event] = []
+        for record in records:
+            if "version" not in state:
+                _read_header(record, state)
+                continue
+            if not isinstance(record, dict):
+                raise LogFormatError("a log line is not a JSON object")
+            if "seq0" in record and record.get("type") in _CHUNK_KINDS:
+                events.extend(_expand_chunks(record))
+                continue
+            sources = record.get("sourceEventSeqs")
+            if sources and any(isinstance(item, list) for item in sources):
+                record["sourceEventSeqs"] = _expand_seq_ranges(sources)
+            events.append(record)
+        return events
+
+
+def _read_header(record: Any, state: dict[str, Any]) -> None:
+    if not isinstance(record, dict) or record.get("type") != "session":
+        raise LogFormatError("the first record is not a session header")
+    version = record.get("version")
+    if version not in SUPPORTED_VERSIONS:
+        supported = ", ".join(str(v) for v in sorted(SUPPORTED_VERSIONS))
+        raise LogFormatError(f"unsupported DSH log version {version!r} (supported: {supported})")
+    state["version"] = version
+    for key in ("id", "cwd", "createdAt", "parentSession", "origin", "delegationDepth"):
+        if key in record:
+            state[key] = record[key]
+
+
+def _expand_chunks(row: dict[str, Any]) -> list[Event]:
+    """A v0 packed chunk row as its member `assistant/chunk` events (seq0+k, time0+Σdt[:k])."""
+    data = row.get("data") or {}
+    kind = _CHUNK_KINDS[row["type"]]
+    members = data.get("args") if kind == "tool-call-delta" else data.get("texts")
+    deltas = data.get("dt") or []
+    seq, time = int(row["seq0"]), int(row.get("time0", 0))
+    events: list[Event] = []
+    for k, piece in enumerate(members or ()):
+        if k:
+            time += int(deltas[k - 1]) if k - 1 < len(deltas) else 0
+        chunk: dict[str, Any] = {"type": kind, "index": data.get("index")}
+        if kind == "tool-call-delta":
+            chunk["id"] = data.get("id")
+            if data.get("name") is not None:
+                chunk["name"] = data["name"]
+            chunk["argumentsDelta"] = piece
+        else:
+            chunk["text"] = piece
+        events.append(
+            {
+                "type": "assistant/chunk",
+                "seq": seq + k,
+                "time": time,
+                "data": {"turn": data.get("turn"), "step": data.get("step"), "chunk": chunk},
+            }
+        )
+    return events
+
+
+def _expand_seq_ranges(items: list[Any]) -> list[int]:
+    """v2+ `sourceEventSeqs`: ints and inclusive `[start, end]` ranges, as a flat list."""
+    seqs: list[int] = []
+    for item in items:
+        if isinstance(item, list) and len(item) == 2:
+            seqs.extend(range(int(item[0]), int(item[1]) + 1))
+        else:
+            seqs.append(int(item))
+    return seqs

@@ -1,0 +1,375 @@
+"""Scans session roots incrementally into the store, and serves events back from the cache.
+
+Every complete frame or line is decoded once in its lifetime: its plaintext is appended to a
+cache file under `<state>/plain/`, and a session's events are rebuilt from that cache without
+touching session directories (seed 001 §3.3, §3.5). Each session's cursors and summary are
+committed in one SQLite transaction after its cache appends, and a cache is cut back to its
+committed length before it grows again: a scan killed at any point, then run again, gives
+the same result as one that was never interrupted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..paths import default_roots
+from ..store import Store
+from .claude import ClaudeAdapter
+from .codex import CodexAdapter
+from .dsh import DshAdapter
+from .events import Event, accumulate, dedupe, new_stats
+from .harness import Adapter, LogFile
+from .reader import Cursor, Increment, parse_lines, read_increment, unreadable
+from .zstdframes import DEFAULT_MAX_FRAME_OUTPUT, DEFAULT_MAX_WINDOW, FrameDecoder
+
+ADAPTERS: dict[str, Adapter] = {a.name: a for a in (DshAdapter(), ClaudeAdapter(), CodexAdapter())}
+
+SessionKey = tuple[str, str]  # (harness, session id)
+
+_ROTOR_KEY = "scan.rotor"
+_CURSOR_COLUMNS = (
+    "path, harness, session_id, root, cache_name, generation, offset, size, dev, ino, "
+    "mtime_ns, anchor, plain_len, state, stats, error, error_identity"
+)
+
+
+class Progress:
+    """Receives scan progress; the CLI draws it, library callers may ignore it."""
+
+    def start(self, total_bytes: int, files: int) -> None:
+        """Called once, before reading, with the bytes that may need reading."""
+
+    def advance(self, nbytes: int) -> None:
+        """Called as files are read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A sessions root and the harness whose layout to read it by."""
+
+    harness: str
+    root: Path
+
+
+@dataclass(slots=True)
+class ScanReport:
+    files: int = 0
+    sessions: int = 0
+    events: int = 0
+    human_messages: int = 0
+    frames_decoded: int = 0
+    bytes_read: int = 0
+    errors: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    elapsed_ms: int = 0
+    changed_sessions: list[SessionKey] = field(default_factory=list)
+    found: dict[Source, int] = field(default_factory=dict)  # log files discovered per source
+    pending: bool = False  # the frame budget left complete frames for the next round
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "sessions": self.sessions,
+            "events": self.events,
+            "humanMessages": self.human_messages,
+            "framesDecoded": self.frames_decoded,
+            "bytesRead": self.bytes_read,
+            "errors": self.errors,
+            "elapsedMs": self.elapsed_ms,
+        }
+
+
+class Scanner:
+    """The session layer over one store: incremental scans and cached event reads."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        frame_budget: int | None = None,
+        max_window: int = DEFAULT_MAX_WINDOW,
+        max_frame_output: int = DEFAULT_MAX_FRAME_OUTPUT,
+    ) -> None:
+        if frame_budget is not None and frame_budget < 1:
+            raise ValueError(f"frame budget must be at least 1, got {frame_budget}")
+        self.store = store
+        self.frame_budget = frame_budget
+        self.decoder = FrameDecoder(max_window, max_frame_output)
+        self.cache_dir = store.state_dir / "plain"
+        self.cache_dir.mkdir(exist_ok=True)
+
+    # -- scanning ---------------------------------------------------------------------------
+
+    def scan(self, sources: Sequence[Source], progress: Progress | None = None) -> ScanReport:
+        started = time.perf_counter()
+        progress = progress or Progress()
+        report = ScanReport()
+        cursors = self._load_cursors()
+        groups = _group(self._discover(sources, report.found))
+        report.files = sum(len(logs) for logs in groups.values())
+
+        stats: dict[str, os.stat_result] = {}
+        pending_bytes = 0
+        for logs in groups.values():
+            for log in logs:
+                try:
+                    st = os.stat(log.path)
+                except OSError as exc:
+                    report.errors.append({"file": str(log.path), "error": unreadable(exc)})
+                    continue
+                stats[str(log.path)] = st
+                cursor = cursors.get(str(log.path))
+                if cursor is None or not cursor.settled(st):
+                    pending_bytes += st.st_size - (cursor.offset if cursor else 0)
+        progress.start(max(pending_bytes, 0), report.files)
+
+        budget = self.frame_budget
+        next_rotor: str | None = None
+        for key in _rotate(sorted(groups), self.store.get_meta(_ROTOR_KEY)):
+            increments: list[tuple[LogFile, Increment]] = []
+            for log in groups[key]:
+                path = str(log.path)
+                st = stats.get(path)
+                if st is None:
+                    continue
+                cursor = cursors.get(path) or _new_cursor(log)
+                if budget is not None and budget <= 0 and not cursor.settled(st):
+                    report.pending = True
+                    next_rotor = next_rotor or _key_text(key)
+                    continue
+                inc = read_increment(log, cursor, ADAPTERS[log.harness], self.decoder, st, budget)
+                if budget is not None:
+                    budget -= inc.frames
+                if inc.pending:
+                    report.pending = True
+                    next_rotor = next_rotor or _key_text(key)
+                report.frames_decoded += inc.frames
+                report.bytes_read += inc.bytes_read
+                report.errors.extend({"file": path, "error": e} for e in inc.errors)
+                report.warnings.extend(inc.warnings)
+                progress.advance(inc.bytes_read)
+                if inc.cursor != cursor:
+                    increments.append((log, inc))
+            if increments:
+                self._commit_session(key, groups[key], increments, cursors)
+                if any(inc.events or inc.reset for _, inc in increments):
+                    report.changed_sessions.append(key)
+        if next_rotor != self.store.get_meta(_ROTOR_KEY):
+            self.store.set_meta(_ROTOR_KEY, next_rotor or "")
+
+        self._totals(report, set(groups))
+        report.elapsed_ms = round((time.perf_counter() - started) * 1000)
+        return report
+
+    def _discover(self, sources: Sequence[Source], found: dict[Source, int]) -> Iterable[LogFile]:
+        seen: set[Path] = set()
+        for source in sources:
+            found.setdefault(source, 0)
+            for log in ADAPTERS[source.harness].discover(source.root):
+                if log.path not in seen:
+                    seen.add(log.path)
+                    found[source] += 1
+                    yield log
+
+    def _commit_session(
+        self,
+        key: SessionKey,
+        logs: list[LogFile],
+        increments: list[tuple[LogFile, Increment]],
+        cursors: dict[str, Cursor],
+    ) -> None:
+        # Cache first, then the transaction that makes it count (see the module docstring).
+        for _, inc in increments:
+            self._append_cache(inc)
+        for _, inc in increments:
+            cursors[inc.cursor.path] = inc.cursor
+        files = self._session_cursors(key, cursors)
+        summary = self._summarize(files)
+        cwd = next((c.state["cwd"] for c in files if c.state.get("cwd")), "")
+        with self.store.transaction() as db:
+            db.executemany(
+                f"INSERT OR REPLACE INTO log_files ({_CURSOR_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [_cursor_row(inc.cursor) for _, inc in increments],
+            )
+            db.execute(
+                "INSERT OR REPLACE INTO sessions (harness, session_id, project, cwd, title, files, "
+                "events, human_messages, tool_calls, first_time, last_time) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    *key,
+                    logs[0].project or cwd,
+                    cwd,
+                    summary["title"] or summary["firstPrompt"],
+                    len(files),
+                    summary["events"],
+                    summary["humanMessages"],
+                    summary["toolCalls"],
+                    summary["firstTime"],
+                    summary["lastTime"],
+                ),
+            )
+
+    def _summarize(self, files: list[Cursor]) -> dict[str, Any]:
+        # One file whose seqs only grow cannot hold twins: its own running summary is exact.
+        if len(files) == 1 and files[0].stats["monotonic"]:
+            return files[0].stats
+        return accumulate(new_stats(), self._union(files))
+
+    def _totals(self, report: ScanReport, keys: set[SessionKey]) -> None:
+        rows = self.store.db.execute(
+            "SELECT harness, session_id, events, human_messages FROM sessions WHERE events > 0"
+        )
+        for harness, session_id, events, human in rows:
+            if (harness, session_id) in keys:
+                report.sessions += 1
+                report.events += events
+                report.human_messages += human
+
+    # -- the plaintext cache ------------------------------------------------------------------
+
+    def _cache_path(self, cursor: Cursor) -> Path:
+        return self.cache_dir / cursor.cache_name
+
+    def _append_cache(self, inc: Increment) -> None:
+        committed = 0 if inc.reset else inc.cursor.plain_len - len(inc.plaintext)
+        with open(self._cache_path(inc.cursor), "ab") as cache:
+            if cache.tell() != committed:  # left over by an interrupted scan, or a reset
+                cache.truncate(committed)
+            cache.write(inc.plaintext)
+
+    def _file_events(self, cursor: Cursor) -> list[Event] | None:
+        """A file's events rebuilt from its cache; None when the cache is shorter than committed."""
+        try:
+            with open(self._cache_path(cursor), "rb") as cache:
+                body = cache.read(cursor.plain_len)
+        except FileNotFoundError:
+            body = b""
+        if len(body) < cursor.plain_len:
+            return None
+        adapter = ADAPTERS[cursor.harness]
+        records, _, _ = parse_lines(body, strict=False)
+        return adapter.normalize(records, {})
+
+    def _union(self, files: list[Cursor]) -> list[Event]:
+        events: list[Event] = []
+        for cursor in files:
+            loaded = self._file_events(cursor)
+            if loaded is None:
+                self._forget(cursor)
+                continue
+            events.extend(loaded)
+        return dedupe(events) if len(files) > 1 or not _monotonic(files) else events
+
+    def _forget(self, cursor: Cursor) -> None:
+        """Drop a file whose cache was lost, so that the next scan reads it again from 0."""
+        self.store.db.execute("DELETE FROM log_files WHERE path = ?", (cursor.path,))
+
+    # -- reading back -----------------------------------------------------------------------
+
+    def events(self, harness: str, session_id: str) -> list[Event]:
+        """All events of one session from the cache (all its files, de-duplicated)."""
+        files = self._session_cursors((harness, session_id), self._load_cursors())
+        return self._union(files)
+
+    def warm_start(self) -> dict[SessionKey, list[Event]]:
+        """Every known session's events, from the cache alone: no session directory is read."""
+        by_session: dict[SessionKey, list[Cursor]] = {}
+        for cursor in self._load_cursors().values():
+            by_session.setdefault((cursor.harness, cursor.session_id), []).append(cursor)
+        return {
+            key: self._union(sorted(files, key=_file_order))
+            for key, files in sorted(by_session.items())
+        }
+
+    def _session_cursors(self, key: SessionKey, cursors: dict[str, Cursor]) -> list[Cursor]:
+        files = [c for c in cursors.values() if (c.harness, c.session_id) == key]
+        return sorted(files, key=_file_order)
+
+    def _load_cursors(self) -> dict[str, Cursor]:
+        rows = self.store.db.execute(f"SELECT {_CURSOR_COLUMNS} FROM log_files")
+        cursors: dict[str, Cursor] = {}
+        for row in rows:
+            values = dict(row)
+            values["state"] = orjson.loads(values["state"])
+            values["stats"] = {**new_stats(), **orjson.loads(values["stats"])}
+            values["anchor"] = bytes(values["anchor"])
+            cursors[values["path"]] = Cursor(**values)
+        return cursors
+
+
+def default_sources(harness: str | None = None) -> list[Source]:
+    """Each harness's default sessions root on this machine (or just `harness`'s)."""
+    return [Source(h, root) for h, root in default_roots().items() if harness in (None, h)]
+
+
+def _new_cursor(log: LogFile) -> Cursor:
+    name = hashlib.sha1(str(log.path).encode()).hexdigest() + ".jsonl"
+    return Cursor(
+        path=str(log.path),
+        harness=log.harness,
+        session_id=log.session_id,
+        root=str(log.root),
+        cache_name=name,
+        generation=log.generation,
+    )
+
+
+def _cursor_row(c: Cursor) -> tuple[Any, ...]:
+    return (
+        c.path,
+        c.harness,
+        c.session_id,
+        c.root,
+        c.cache_name,
+        c.generation,
+        c.offset,
+        c.size,
+        c.dev,
+        c.ino,
+        c.mtime_ns,
+        c.anchor,
+        c.plain_len,
+        orjson.dumps(c.state).decode(),
+        orjson.dumps(c.stats).decode(),
+        c.error,
+        c.error_identity,
+    )
+
+
+def _group(logs: Iterable[LogFile]) -> dict[SessionKey, list[LogFile]]:
+    groups: dict[SessionKey, list[LogFile]] = {}
+    for log in logs:
+        groups.setdefault((log.harness, log.session_id), []).append(log)
+    for files in groups.values():
+        files.sort(key=lambda log: (log.generation, str(log.path)))
+    return groups
+
+
+def _file_order(cursor: Cursor) -> tuple[int, str]:
+    return cursor.generation, cursor.path
+
+
+def _monotonic(files: list[Cursor]) -> bool:
+    return all(c.stats["monotonic"] for c in files)
+
+
+def _key_text(key: SessionKey) -> str:
+    return f"{key[0]}\0{key[1]}"
+
+
+def _rotate(keys: list[SessionKey], rotor: str | None) -> list[SessionKey]:
+    """Sessions in order, starting where the last budget-limited round had to stop (§8.6)."""
+    if not rotor:
+        return keys
+    texts = [_key_text(k) for k in keys]
+    start = next((i for i, text in enumerate(texts) if text >= rotor), 0)
+    return keys[start:] + keys[:start]
