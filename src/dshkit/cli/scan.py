@@ -104,7 +104,8 @@ def _print_report(report: ScanReport, sources: list[Source], explicit: bool) -> 
         matched = {h: n for h, n in counts.items() if n} or (counts if not explicit else {})
         if not root.is_dir():
             where.add_row(str(root), ", ".join(counts), "[dim]not present[/]")
-        elif not matched:
+            continue
+        if not matched:
             where.add_row(str(root), "-", "[dim]none in any known layout[/]")
         for harness, n in matched.items():
             where.add_row(str(root), harness, f"{n:,}")

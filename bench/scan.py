@@ -1,0 +1,193 @@
+"""Benchmark of the session layer's scan on a generated DSH corpus, against the decode floor.
+
+Prints, in one run: first scan, no-growth rescan, warm start, and an incremental round
+(append frames, then rescan), each as time, zstd frames decoded and log bytes read, and each
+as a ratio to the floor: the same bytes decompressed frame by frame and every line parsed,
+with no bookkeeping (frame boundaries for the floor are found beforehand, untimed, by
+zstandard's own streaming decoder).
+
+    python bench/scan.py [--sessions 200] [--frames 60000] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import zstandard
+
+from dshkit.sessions import Scanner, Source
+from dshkit.sessions.corpus import Corpus
+from dshkit.store import Store
+
+
+def frame_bounds(data: bytes, start: int) -> list[tuple[int, int]]:
+    """Complete frames of data[start:], found independently by zstandard's decoder."""
+    bounds = []
+    position = start
+    while position < len(data):
+        obj = zstandard.ZstdDecompressor().decompressobj()
+        try:
+            obj.decompress(data[position : position + (1 << 20)])
+        except zstandard.ZstdError:
+            break
+        if not obj.eof:
+            break
+        end = position + min(1 << 20, len(data) - position) - len(obj.unused_data)
+        bounds.append((position, end))
+        position = end
+    return bounds
+
+
+def floor_work(files: list[tuple[Path, int]]) -> Callable[[], int]:
+    """A closure doing the floor's work on `(file, from offset)` pairs; returns lines parsed."""
+    plan: list[tuple[Path, list[tuple[int, int]] | None, int]] = []
+    for path, start in files:
+        data = path.read_bytes()
+        if path.suffix == ".zstd":
+            plan.append((path, frame_bounds(data, start), start))
+        else:
+            plan.append((path, None, start))
+
+    def work() -> int:
+        lines = 0
+        dctx = zstandard.ZstdDecompressor()
+        for path, bounds, start in plan:
+            data = path.read_bytes()[start:]
+            if bounds is None:
+                chunks = [data[: data.rfind(b"\n") + 1]]
+            else:
+                chunks = [
+                    dctx.decompressobj().decompress(data[a - start : b - start]) for a, b in bounds
+                ]
+            for chunk in chunks:
+                for line in chunk.split(b"\n")[:-1]:
+                    orjson.loads(line)
+                    lines += 1
+        return lines
+
+    return work
+
+
+def timed(func: Callable[[], Any]) -> tuple[float, Any]:
+    gc.collect()
+    started = time.perf_counter()
+    result = func()
+    return time.perf_counter() - started, result
+
+
+def drop_page_cache_hint(paths: list[Path]) -> None:
+    # Keep runs comparable: every phase reads from the page cache, none from disk.
+    for path in paths:
+        path.read_bytes()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--frames", type=int, default=60_000)
+    parser.add_argument("--append-frames", type=int, default=4_000)
+    parser.add_argument("--append-bytes", type=int, default=8 << 20)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="dshkit-bench-") as tmp:
+        root = Path(tmp) / "sessions"
+        corpus = Corpus(root, seed=args.seed)
+        made = corpus.generate(args.sessions, args.frames)
+        print(
+            f"corpus: {made.sessions} sessions, {made.files} files, {made.frames:,} frames, "
+            f"{made.events:,} events, {made.bytes / 2**20:.1f} MiB, {made.torn_files} torn"
+        )
+        logs = sorted(p for p in root.rglob("session*") if p.is_file())
+        drop_page_cache_hint(logs)
+        sources = [Source("dsh", root)]
+
+        floor_first, lines = timed(floor_work([(p, 0) for p in logs]))
+        rows: list[tuple[str, float, int, int, str]] = []
+        store = Store(Path(tmp) / "state")
+        scanner = Scanner(store)
+        first_s, first = timed(lambda: scanner.scan(sources))
+        assert first.events == made.events, (first.events, made.events)
+        rows.append(
+            (
+                "first scan",
+                first_s,
+                first.frames_decoded,
+                first.bytes_read,
+                f"{first_s / floor_first:.2f}x floor",
+            )
+        )
+        rescan_s, rescan = timed(lambda: scanner.scan(sources))
+        rows.append(
+            (
+                "no-growth rescan",
+                rescan_s,
+                rescan.frames_decoded,
+                rescan.bytes_read,
+                f"{rescan_s / first_s:.2%} of first scan",
+            )
+        )
+        store.close()
+
+        def restart() -> tuple[Store, Scanner]:
+            reopened = Store(Path(tmp) / "state")
+            return reopened, Scanner(reopened)
+
+        ready_s, (store, scanner) = timed(restart)
+        rows.append(
+            ("warm start: store open", ready_s, 0, 0, f"{ready_s / first_s:.2%} of first scan")
+        )
+        warm_s, warm = timed(scanner.warm_start)
+        assert sum(map(len, warm.values())) == made.events
+        rows.append(
+            (
+                "warm start: all events",
+                warm_s,
+                0,
+                0,
+                f"{warm_s / first_s:.2f}x first scan, {warm_s / floor_first:.2f}x floor",
+            )
+        )
+        del warm
+
+        offsets = {Path(r[0]): r[1] for r in store.db.execute("SELECT path, offset FROM log_files")}
+        sizes = {p: p.stat().st_size for p in logs}
+        appended = corpus.append(args.append_frames, args.append_bytes)
+        grown = [p for p in logs if p.stat().st_size != sizes[p]]
+        floor_inc, _ = timed(floor_work([(p, offsets[p]) for p in grown]))
+        inc_s, inc = timed(lambda: scanner.scan(sources))
+        assert inc.events == made.events + appended.events, (inc.events, appended.events)
+        new_bytes = sum(p.stat().st_size - offsets[p] for p in grown)
+        rows.append(
+            (
+                "incremental round",
+                inc_s,
+                inc.frames_decoded,
+                inc.bytes_read,
+                f"{inc_s / floor_inc:.2f}x its floor; read {inc.bytes_read / new_bytes:.2f}x "
+                f"the new bytes",
+            )
+        )
+        store.close()
+
+        print(
+            f"floor: {floor_first * 1000:.0f} ms for {made.frames:,} frames / {lines:,} lines; "
+            f"incremental floor: {floor_inc * 1000:.1f} ms for {appended.frames:,} frames, "
+            f"{new_bytes / 2**20:.2f} MiB"
+        )
+        print(f"{'phase':<24}{'time':>11}{'frames':>9}{'bytes read':>13}  ratio")
+        for name, seconds, frames, nbytes, ratio in rows:
+            print(f"{name:<24}{seconds * 1000:>9.1f}ms{frames:>9,}{nbytes:>13,}  {ratio}")
+        print(f"(python {os.sys.version.split()[0]}, zstandard {zstandard.__version__})")
+
+
+if __name__ == "__main__":
+    main()
