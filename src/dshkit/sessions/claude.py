@@ -7,8 +7,8 @@ wrappers, subagent prompts and hook context are recorded under other source kind
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, ClassVar
 
 import orjson
@@ -53,18 +53,16 @@ class ClaudeAdapter:
     name: ClassVar[str] = "claude"
     strict_lines: ClassVar[bool] = False
 
-    def discover(self, root: Path) -> Iterator[LogFile]:
+    def discover(self, root: str) -> Iterator[LogFile]:
         for project in list_dirs(root):
-            for entry in list_files(project):
+            for entry in list_files(project.path):
                 if entry.name.endswith(".jsonl"):
-                    yield LogFile(Path(entry.path), self.name, entry.name[:-6], project.name, root)
+                    yield LogFile(entry.path, self.name, entry.name[:-6], project.name, root)
             # Subagent transcripts live beside, under `<session>/subagents/`.
-            for session_dir in list_dirs(project):
-                for entry in list_files(session_dir / "subagents"):
+            for session_dir in list_dirs(project.path):
+                for entry in list_files(os.path.join(session_dir.path, "subagents")):
                     if entry.name.endswith(".jsonl"):
-                        yield LogFile(
-                            Path(entry.path), self.name, session_dir.name, project.name, root
-                        )
+                        yield LogFile(entry.path, self.name, session_dir.name, project.name, root)
 
     def normalize(self, records: list[Any], state: dict[str, Any]) -> list[Event]:
         out: list[Event] = []

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, ClassVar
 
 import orjson
@@ -49,14 +48,14 @@ class CodexAdapter:
     name: ClassVar[str] = "codex"
     strict_lines: ClassVar[bool] = False
 
-    def discover(self, root: Path) -> Iterator[LogFile]:
+    def discover(self, root: str) -> Iterator[LogFile]:
         for year in list_dirs(root):
-            for month in list_dirs(year):
-                for day in list_dirs(month):
-                    for entry in list_files(day):
+            for month in list_dirs(year.path):
+                for day in list_dirs(month.path):
+                    for entry in list_files(day.path):
                         match = _ROLLOUT.match(entry.name)
                         if match:
-                            yield LogFile(Path(entry.path), self.name, match.group(1), "", root)
+                            yield LogFile(entry.path, self.name, match.group(1), "", root)
 
     def normalize(self, records: list[Any], state: dict[str, Any]) -> list[Event]:
         out: list[Event] = []

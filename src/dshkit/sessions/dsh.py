@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, ClassVar
 
 from .events import Event
@@ -95,15 +94,15 @@ class DshAdapter:
     name: ClassVar[str] = "dsh"
     strict_lines: ClassVar[bool] = True
 
-    def discover(self, root: Path) -> Iterator[LogFile]:
+    def discover(self, root: str) -> Iterator[LogFile]:
         for project in list_dirs(root):
-            for session_dir in list_dirs(project):
+            for session_dir in list_dirs(project.path):
                 session_id = decode_segment(session_dir.name)
-                for entry in list_files(session_dir):
+                for entry in list_files(session_dir.path):
                     parsed = parse_log_name(entry.name)
                     if parsed is not None:
                         yield LogFile(
-                            Path(entry.path),
+                            entry.path,
                             self.name,
                             session_id,
                             project.name,
@@ -113,21 +112,31 @@ class DshAdapter:
                         )
 
     def normalize(self, records: list[Any], state: dict[str, Any]) -> list[Event]:
-        events: list[Event] = []
-        for record in records:
-            if "version" not in state:
-                _read_header(record, state)
-                continue
-            if not isinstance(record, dict):
+        if records and "version" not in state:
+            _read_header(records[0], state)
+            records = records[1:]
+        for index, record in enumerate(records):
+            if type(record) is not dict:
                 raise LogFormatError("a log line is not a JSON object")
-            if "seq0" in record and record.get("type") in _CHUNK_KINDS:
-                events.extend(_expand_chunks(record))
-                continue
-            sources = record.get("sourceEventSeqs")
-            if sources and any(isinstance(item, list) for item in sources):
-                record["sourceEventSeqs"] = _expand_seq_ranges(sources)
-            events.append(record)
-        return events
+            if "seq0" in record or "sourceEventSeqs" in record:
+                return records[:index] + _expand(records[index:])
+        return records  # the common case: records are events as they are
+
+
+def _expand(records: list[Any]) -> list[Event]:
+    """Records with v0 packed chunk rows and v2+ seq ranges expanded."""
+    events: list[Event] = []
+    for record in records:
+        if type(record) is not dict:
+            raise LogFormatError("a log line is not a JSON object")
+        if "seq0" in record and record.get("type") in _CHUNK_KINDS:
+            events.extend(_expand_chunks(record))
+            continue
+        sources = record.get("sourceEventSeqs")
+        if sources and any(isinstance(item, list) for item in sources):
+            record["sourceEventSeqs"] = _expand_seq_ranges(sources)
+        events.append(record)
+    return events
 
 
 def _read_header(record: Any, state: dict[str, Any]) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 import orjson
@@ -275,13 +276,12 @@ def new_stats() -> dict[str, Any]:
     }
 
 
-def accumulate(stats: dict[str, Any], events: Iterable[Event]) -> dict[str, Any]:
+def accumulate(stats: dict[str, Any], events: list[Event]) -> dict[str, Any]:
     """Fold events into a session/file summary (in place); returns `stats`."""
-    count = human = tools = 0
-    first, last, last_seq = stats["firstTime"], stats["lastTime"], stats["lastSeq"]
-    monotonic = stats["monotonic"]
+    if not events:
+        return stats
+    human = tools = 0
     for event in events:
-        count += 1
         kind = event.get("type")
         if kind == "user/message":
             if is_human_message(event):
@@ -292,19 +292,23 @@ def accumulate(stats: dict[str, Any], events: Iterable[Event]) -> dict[str, Any]
             tools += 1
         elif kind == "session/title":
             stats["title"] = str((event.get("data") or {}).get("title", ""))[:200]
-        time = event.get("time")
-        if isinstance(time, int):
-            if first is None or time < first:
-                first = time
-            if last is None or time > last:
-                last = time
-        seq = event.get("seq")
-        if seq is not None:
-            if last_seq is not None and seq <= last_seq:
-                monotonic = False
-            last_seq = seq
-    stats["events"] += count
+    times = [t for event in events if type(t := event.get("time")) is int]
+    if times:
+        first, last = min(times), max(times)
+        if stats["firstTime"] is None or first < stats["firstTime"]:
+            stats["firstTime"] = first
+        if stats["lastTime"] is None or last > stats["lastTime"]:
+            stats["lastTime"] = last
+    seqs = [seq for event in events if (seq := event.get("seq")) is not None]
+    if seqs:
+        # Strictly increasing seqs (within and across batches) rule out twins in one file.
+        previous = stats["lastSeq"]
+        if previous is not None:
+            seqs.insert(0, previous)
+        if stats["monotonic"] and any(a >= b for a, b in pairwise(seqs)):
+            stats["monotonic"] = False
+        stats["lastSeq"] = seqs[-1]
+    stats["events"] += len(events)
     stats["humanMessages"] += human
     stats["toolCalls"] += tools
-    stats.update(firstTime=first, lastTime=last, lastSeq=last_seq, monotonic=monotonic)
     return stats

@@ -6,7 +6,6 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from .events import Event
@@ -20,11 +19,11 @@ class LogFormatError(ValueError):
 class LogFile:
     """One log file of one session; several files (generations, subagents) may share a session."""
 
-    path: Path
+    path: str  # strings, not Paths: discovery runs on every scan and must stay cheap
     harness: str
     session_id: str
     project: str
-    root: Path
+    root: str
     generation: int = 0
     compressed: bool = False
 
@@ -38,21 +37,23 @@ class Adapter(Protocol):
     # or is skipped and reported (append-only transcripts of other harnesses).
     strict_lines: ClassVar[bool]
 
-    def discover(self, root: Path) -> Iterator[LogFile]: ...
+    def discover(self, root: str) -> Iterator[LogFile]: ...
 
     def normalize(self, records: list[Any], state: dict[str, Any]) -> list[Event]: ...
 
 
-def list_dirs(path: Path) -> list[Path]:
-    """Subdirectories of `path`, sorted; none when it is missing or unreadable."""
+def list_dirs(path: str) -> list[os.DirEntry[str]]:
+    """Subdirectories of `path`, sorted by name; none when it is missing or unreadable."""
     try:
         with os.scandir(path) as entries:
-            return sorted(Path(e.path) for e in entries if e.is_dir(follow_symlinks=False))
+            return sorted(
+                (e for e in entries if e.is_dir(follow_symlinks=False)), key=lambda e: e.name
+            )
     except (FileNotFoundError, NotADirectoryError, PermissionError):
         return []
 
 
-def list_files(path: Path) -> list[os.DirEntry[str]]:
+def list_files(path: str) -> list[os.DirEntry[str]]:
     """Regular files in `path`, sorted by name; none when it is missing or unreadable."""
     try:
         with os.scandir(path) as entries:

@@ -15,6 +15,7 @@ import hashlib
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,7 @@ from .codex import CodexAdapter
 from .dsh import DshAdapter
 from .events import Event, accumulate, dedupe, new_stats
 from .harness import Adapter, LogFile
-from .reader import Cursor, Increment, parse_lines, read_increment, unreadable
+from .reader import Cursor, Increment, Seen, parse_lines, read_increment, unreadable
 from .zstdframes import DEFAULT_MAX_FRAME_OUTPUT, DEFAULT_MAX_WINDOW, FrameDecoder
 
 ADAPTERS: dict[str, Adapter] = {a.name: a for a in (DshAdapter(), ClaudeAdapter(), CodexAdapter())}
@@ -37,6 +38,8 @@ ADAPTERS: dict[str, Adapter] = {a.name: a for a in (DshAdapter(), ClaudeAdapter(
 SessionKey = tuple[str, str]  # (harness, session id)
 
 _ROTOR_KEY = "scan.rotor"
+# A long scan commits at least this often, so an interruption loses little work.
+_COMMIT_EVERY_S = 0.5
 _CURSOR_COLUMNS = (
     "path, harness, session_id, root, cache_name, generation, offset, size, dev, ino, "
     "mtime_ns, anchor, plain_len, state, stats, error, error_identity"
@@ -89,6 +92,15 @@ class ScanReport:
         }
 
 
+@dataclass(slots=True)
+class _Batch:
+    """Rows staged for the next transaction (their cache appends are already written)."""
+
+    files: list[tuple[Any, ...]] = field(default_factory=list)
+    sessions: list[tuple[Any, ...]] = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter)
+
+
 class Scanner:
     """The session layer over one store: incremental scans and cached event reads."""
 
@@ -107,50 +119,59 @@ class Scanner:
         self.decoder = FrameDecoder(max_window, max_frame_output)
         self.cache_dir = store.state_dir / "plain"
         self.cache_dir.mkdir(exist_ok=True)
+        self._writer: ThreadPoolExecutor | None = None
+        self._writes: list[Future[None]] = []
 
     # -- scanning ---------------------------------------------------------------------------
 
     def scan(self, sources: Sequence[Source], progress: Progress | None = None) -> ScanReport:
-        with _bulk_load():
-            return self._scan(sources, progress)
+        # Cache appends are pure I/O: one writer thread overlaps them with decoding, in order.
+        with _bulk_load(), ThreadPoolExecutor(1, thread_name_prefix="dshkit-cache") as writer:
+            self._writer = writer
+            try:
+                return self._scan(sources, progress)
+            finally:
+                self._writer = None
 
     def _scan(self, sources: Sequence[Source], progress: Progress | None) -> ScanReport:
         started = time.perf_counter()
         progress = progress or Progress()
         report = ScanReport()
-        cursors = self._load_cursors()
+        seen = self._load_seen()
         groups = _group(self._discover(sources, report.found))
         report.files = sum(len(logs) for logs in groups.values())
 
-        stats: dict[str, os.stat_result] = {}
+        # Stat everything first: the progress total, and which files need opening at all.
+        work: dict[SessionKey, list[tuple[LogFile, os.stat_result]]] = {}
         pending_bytes = 0
-        for logs in groups.values():
+        for key, logs in groups.items():
             for log in logs:
                 try:
                     st = os.stat(log.path)
                 except OSError as exc:
-                    report.errors.append({"file": str(log.path), "error": unreadable(exc)})
+                    report.errors.append({"file": log.path, "error": unreadable(exc)})
                     continue
-                stats[str(log.path)] = st
-                cursor = cursors.get(str(log.path))
-                if cursor is None or not cursor.settled(st):
-                    pending_bytes += st.st_size - (cursor.offset if cursor else 0)
+                last = seen.get(log.path)
+                if last is not None and last.settled(st):
+                    if last.error is not None:  # remembered, not decoded again until it changes
+                        report.errors.append({"file": log.path, "error": last.error})
+                    continue
+                work.setdefault(key, []).append((log, st))
+                pending_bytes += st.st_size - (last.offset if last else 0)
         progress.start(max(pending_bytes, 0), report.files)
 
+        batch = _Batch()
         budget = self.frame_budget
         next_rotor: str | None = None
-        for key in _rotate(sorted(groups), self.store.get_meta(_ROTOR_KEY)):
+        for key in _rotate(sorted(work), self.store.get_meta(_ROTOR_KEY)):
+            if budget is not None and budget <= 0:
+                report.pending = True
+                next_rotor = next_rotor or _key_text(key)
+                continue
+            cursors = self._load_cursors("WHERE harness = ? AND session_id = ?", key)
             increments: list[tuple[LogFile, Increment]] = []
-            for log in groups[key]:
-                path = str(log.path)
-                st = stats.get(path)
-                if st is None:
-                    continue
-                cursor = cursors.get(path) or _new_cursor(log)
-                if budget is not None and budget <= 0 and not cursor.settled(st):
-                    report.pending = True
-                    next_rotor = next_rotor or _key_text(key)
-                    continue
+            for log, st in work[key]:
+                cursor = cursors.get(log.path) or _new_cursor(log)
                 inc = read_increment(log, cursor, ADAPTERS[log.harness], self.decoder, st, budget)
                 if budget is not None:
                     budget -= inc.frames
@@ -159,74 +180,107 @@ class Scanner:
                     next_rotor = next_rotor or _key_text(key)
                 report.frames_decoded += inc.frames
                 report.bytes_read += inc.bytes_read
-                report.errors.extend({"file": path, "error": e} for e in inc.errors)
+                report.errors.extend({"file": log.path, "error": e} for e in inc.errors)
                 report.warnings.extend(inc.warnings)
                 progress.advance(inc.bytes_read)
                 if inc.cursor != cursor:
                     increments.append((log, inc))
             if increments:
-                self._commit_session(key, groups[key], increments, cursors)
+                self._stage_session(key, groups[key], increments, cursors, batch)
                 if any(inc.events or inc.reset for _, inc in increments):
                     report.changed_sessions.append(key)
-        if next_rotor != self.store.get_meta(_ROTOR_KEY):
-            self.store.set_meta(_ROTOR_KEY, next_rotor or "")
+                if time.perf_counter() - batch.started > _COMMIT_EVERY_S:
+                    self._flush(batch)
+        rotor = next_rotor or ""
+        self._flush(
+            batch, {_ROTOR_KEY: rotor} if rotor != self.store.get_meta(_ROTOR_KEY) else None
+        )
 
         self._totals(report, set(groups))
         report.elapsed_ms = round((time.perf_counter() - started) * 1000)
         return report
 
     def _discover(self, sources: Sequence[Source], found: dict[Source, int]) -> Iterable[LogFile]:
-        seen: set[Path] = set()
+        seen: set[str] = set()
         for source in sources:
             found.setdefault(source, 0)
-            for log in ADAPTERS[source.harness].discover(source.root):
+            for log in ADAPTERS[source.harness].discover(str(source.root)):
                 if log.path not in seen:
                     seen.add(log.path)
                     found[source] += 1
                     yield log
 
-    def _commit_session(
+    def _stage_session(
         self,
         key: SessionKey,
         logs: list[LogFile],
         increments: list[tuple[LogFile, Increment]],
-        cursors: dict[str, Cursor],
+        files: dict[str, Cursor],
+        batch: _Batch,
     ) -> None:
-        # Cache first, then the transaction that makes it count (see the module docstring).
+        """Write the caches of one session's read files and stage its rows for commit.
+
+        `files` holds every known cursor of the session; it is updated in place.
+        """
+        # Cache first; the transaction that makes it count comes after (see the module doc).
         for _, inc in increments:
-            self._append_cache(inc)
-        for _, inc in increments:
-            cursors[inc.cursor.path] = inc.cursor
-        files = self._session_cursors(key, cursors)
-        summary = self._summarize(files)
-        cwd = next((c.state["cwd"] for c in files if c.state.get("cwd")), "")
+            if self._writer is not None:
+                self._writes.append(self._writer.submit(self._append_cache, inc))
+            else:
+                self._append_cache(inc)
+            files[inc.cursor.path] = inc.cursor
+            batch.files.append(_cursor_row(inc.cursor))
+        ordered = sorted(files.values(), key=_file_order)
+        if not _summary_is_running(ordered):
+            self._wait_for_writes()  # the summary is rebuilt from these caches
+        summary = self._summarize(ordered)
+        cwd = next((c.state["cwd"] for c in ordered if c.state.get("cwd")), "")
+        batch.sessions.append(
+            (
+                *key,
+                logs[0].project or cwd,
+                cwd,
+                summary["title"] or summary["firstPrompt"],
+                len(ordered),
+                summary["events"],
+                summary["humanMessages"],
+                summary["toolCalls"],
+                summary["firstTime"],
+                summary["lastTime"],
+            )
+        )
+
+    def _wait_for_writes(self) -> None:
+        """Block until every cache append submitted so far is on disk (raising its error)."""
+        writes, self._writes = self._writes, []
+        for write in writes:
+            write.result()
+
+    def _flush(self, batch: _Batch, meta: dict[str, str] | None = None) -> None:
+        """Commit the staged rows in one transaction, once the caches they count are written."""
+        self._wait_for_writes()
+        if not (batch.files or batch.sessions or meta):
+            return
         with self.store.transaction() as db:
             db.executemany(
                 f"INSERT OR REPLACE INTO log_files ({_CURSOR_COLUMNS}) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [_cursor_row(inc.cursor) for _, inc in increments],
+                batch.files,
             )
-            db.execute(
+            db.executemany(
                 "INSERT OR REPLACE INTO sessions (harness, session_id, project, cwd, title, files, "
                 "events, human_messages, tool_calls, first_time, last_time) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    *key,
-                    logs[0].project or cwd,
-                    cwd,
-                    summary["title"] or summary["firstPrompt"],
-                    len(files),
-                    summary["events"],
-                    summary["humanMessages"],
-                    summary["toolCalls"],
-                    summary["firstTime"],
-                    summary["lastTime"],
-                ),
+                batch.sessions,
             )
+            for name, value in (meta or {}).items():
+                self.store.set_meta(name, value)
+        batch.files.clear()
+        batch.sessions.clear()
+        batch.started = time.perf_counter()
 
     def _summarize(self, files: list[Cursor]) -> dict[str, Any]:
-        # One file whose seqs only grow cannot hold twins: its own running summary is exact.
-        if len(files) == 1 and files[0].stats["monotonic"]:
+        if _summary_is_running(files):
             return files[0].stats
         return accumulate(new_stats(), self._union(files))
 
@@ -283,27 +337,27 @@ class Scanner:
 
     def events(self, harness: str, session_id: str) -> list[Event]:
         """All events of one session from the cache (all its files, de-duplicated)."""
-        files = self._session_cursors((harness, session_id), self._load_cursors())
+        files = self._load_cursors("WHERE harness = ? AND session_id = ?", (harness, session_id))
         with _bulk_load():
-            return self._union(files)
+            return self._union(sorted(files.values(), key=_file_order))
 
     def warm_start(self) -> dict[SessionKey, list[Event]]:
         """Every known session's events, from the cache alone: no session directory is read."""
-        by_session: dict[SessionKey, list[Cursor]] = {}
-        for cursor in self._load_cursors().values():
-            by_session.setdefault((cursor.harness, cursor.session_id), []).append(cursor)
+        by_session = _by_session(self._load_cursors())
         with _bulk_load():
             return {
-                key: self._union(sorted(files, key=_file_order))
+                key: self._union(sorted(files.values(), key=_file_order))
                 for key, files in sorted(by_session.items())
             }
 
-    def _session_cursors(self, key: SessionKey, cursors: dict[str, Cursor]) -> list[Cursor]:
-        files = [c for c in cursors.values() if (c.harness, c.session_id) == key]
-        return sorted(files, key=_file_order)
+    def _load_seen(self) -> dict[str, Seen]:
+        rows = self.store.db.execute(
+            "SELECT path, offset, size, mtime_ns, dev, ino, error, error_identity FROM log_files"
+        )
+        return {row[0]: Seen(*row[1:]) for row in rows}
 
-    def _load_cursors(self) -> dict[str, Cursor]:
-        rows = self.store.db.execute(f"SELECT {_CURSOR_COLUMNS} FROM log_files")
+    def _load_cursors(self, where: str = "", params: Sequence[Any] = ()) -> dict[str, Cursor]:
+        rows = self.store.db.execute(f"SELECT {_CURSOR_COLUMNS} FROM log_files {where}", params)
         cursors: dict[str, Cursor] = {}
         for row in rows:
             values = dict(row)
@@ -336,9 +390,9 @@ def default_sources(harness: str | None = None) -> list[Source]:
 
 
 def _new_cursor(log: LogFile) -> Cursor:
-    name = hashlib.sha1(str(log.path).encode()).hexdigest() + ".jsonl"
+    name = hashlib.sha1(log.path.encode()).hexdigest() + ".jsonl"
     return Cursor(
-        path=str(log.path),
+        path=log.path,
         harness=log.harness,
         session_id=log.session_id,
         root=str(log.root),
@@ -374,8 +428,20 @@ def _group(logs: Iterable[LogFile]) -> dict[SessionKey, list[LogFile]]:
     for log in logs:
         groups.setdefault((log.harness, log.session_id), []).append(log)
     for files in groups.values():
-        files.sort(key=lambda log: (log.generation, str(log.path)))
+        files.sort(key=lambda log: (log.generation, log.path))
     return groups
+
+
+def _summary_is_running(files: list[Cursor]) -> bool:
+    """One file whose seqs only grow cannot hold twins: its running summary is exact."""
+    return len(files) == 1 and files[0].stats["monotonic"]
+
+
+def _by_session(cursors: dict[str, Cursor]) -> dict[SessionKey, dict[str, Cursor]]:
+    index: dict[SessionKey, dict[str, Cursor]] = {}
+    for cursor in cursors.values():
+        index.setdefault((cursor.harness, cursor.session_id), {})[cursor.path] = cursor
+    return index
 
 
 def _file_order(cursor: Cursor) -> tuple[int, str]:

@@ -12,6 +12,7 @@ anything larger is decoded in chunks and stopped at the limit.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import zstandard
 
@@ -33,8 +34,7 @@ class FrameError(ValueError):
         self.reason = reason
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+class Frame(NamedTuple):  # a tuple: built once per frame, so it must be cheap
     start: int
     end: int
     # Most bytes the blocks can regenerate, from block headers alone (never trusts the header).
@@ -76,7 +76,7 @@ def scan_frames(buf: bytes, base: int = 0, max_frames: int | None = None) -> Fra
                 if buf[pos:] == MAGIC[: size - pos]:
                     return FrameScan(frames, torn_start=base + pos)
                 raise FrameError(base + pos, "trailing bytes that are not a zstd frame")
-            if buf[pos : pos + 4] != MAGIC:
+            if not buf.startswith(MAGIC, pos):
                 word = int.from_bytes(buf[pos : pos + 4], "little")
                 if _SKIPPABLE_LOW <= word <= _SKIPPABLE_HIGH:
                     raise FrameError(base + pos, "skippable zstd frame (DSH never writes one)")
