@@ -23,8 +23,9 @@ from .events import Event, accumulate, new_stats
 from .harness import Adapter, LogFile, LogFormatError
 from .zstdframes import MAGIC, Frame, FrameDecoder, FrameError, FrameTooLarge, scan_frames
 
-# Bytes kept from just before the cursor, to notice a file replaced by a longer one.
-ANCHOR_LEN = 16
+# Bytes kept from just before the cursor, to notice a file replaced by a longer one. Long
+# enough to reach past JSON lines' common tails into ids and times (for zstd: the checksum).
+ANCHOR_LEN = 64
 # Frames parsed as one batch: large enough to amortize per-call work, small enough to stay
 # cache-friendly (holding a whole file's records at once costs ~1.4x more).
 _CHUNK_FRAMES = 64

@@ -1,0 +1,140 @@
+"""Session directories stay untouched, warm starts need none, and a killed scan loses nothing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from dshkit.sessions import Scanner, Source
+from dshkit.sessions.corpus import Corpus
+from dshkit.store import Store
+
+from .conftest import (
+    CLAUDE,
+    CODEX,
+    DSH_PLAIN,
+    DSH_ZSTD,
+    REPO,
+    dsh,
+    is_write,
+    recorded_opens,
+    snapshot,
+)
+
+ALL_FIXTURES = [
+    Source("dsh", DSH_ZSTD),
+    Source("dsh", DSH_PLAIN),
+    Source("claude", CLAUDE),
+    Source("codex", CODEX),
+]
+
+
+def test_scans_never_write_under_session_roots(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    corpus = Corpus(root, seed=3)
+    corpus.generate(sessions=12, frames=600)
+    sources = [*dsh(root), *ALL_FIXTURES]
+    roots = [s.root for s in sources]
+    before = snapshot(*roots)
+    with Store(tmp_path / "state") as store, recorded_opens() as opens:
+        scanner = Scanner(store)
+        scanner.scan(sources)
+        corpus.append(frames=50, target_bytes=50_000)  # the generator writes, not dshkit
+        mark = len(opens)
+        scanner.scan(sources)
+        scanner.scan(sources)
+        scanner.warm_start()
+    under_roots = [(p, m) for p, m in opens[mark:] if any(p.startswith(str(r)) for r in roots)]
+    assert under_roots, "the audit hook saw the scan open session files"
+    assert [(p, m) for p, m in under_roots if is_write(m)] == []
+    after = snapshot(*roots)
+    fixture_files = [p for p in before if not p.startswith(str(root))]
+    assert fixture_files and all(before[p] == after[p] for p in fixture_files)
+
+
+def test_no_source_file_opens_anything_for_writing_but_the_cache() -> None:
+    # Static half of the proof: the only write-mode opens in the package are these two.
+    writers = set()
+    for path in sorted((REPO / "src" / "dshkit").rglob("*.py")):
+        for line in path.read_text().splitlines():
+            if "open(" in line and any(f'"{m}"' in line for m in ("w", "wb", "a", "ab", "r+b")):
+                writers.add(path.relative_to(REPO).as_posix())
+    assert writers == {
+        "src/dshkit/sessions/corpus.py",  # writes generated corpora for tests and benchmarks
+        "src/dshkit/sessions/scanner.py",  # appends to the plaintext cache in the state dir
+    }
+
+
+def test_warm_start_rebuilds_every_event_without_session_directories(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    made = Corpus(root, seed=4).generate(sessions=15, frames=900)
+    with Store(tmp_path / "state") as store:
+        scanner = Scanner(store)
+        report = scanner.scan([*dsh(root), *ALL_FIXTURES])
+        expected = {key: scanner.events(*key) for key in store_keys(store)}
+    assert report.events == made.events + 91  # the corpus plus the real fixtures
+    hidden = tmp_path / "moved-away"
+    root.rename(hidden)  # the generated root is gone; fixtures are only watched
+    with Store(tmp_path / "state") as store, recorded_opens() as opens:
+        warm = Scanner(store).warm_start()
+    assert warm == expected
+    assert sum(len(v) for v in warm.values()) == report.events
+    touched = [
+        p
+        for p, _ in opens
+        if p.startswith((str(root), str(hidden), str(DSH_ZSTD.parent), str(CLAUDE), str(CODEX)))
+    ]
+    assert touched == []
+
+
+def store_keys(store: Store) -> list[tuple[str, str]]:
+    return [tuple(r) for r in store.db.execute("SELECT harness, session_id FROM sessions")]
+
+
+def _state_of(state: Path) -> tuple[list[tuple], dict[str, bytes]]:
+    with Store(state) as store:
+        sessions = store.db.execute(
+            "SELECT harness, session_id, files, events, human_messages, tool_calls, first_time, "
+            "last_time FROM sessions ORDER BY 1, 2"
+        ).fetchall()
+        files = store.db.execute("SELECT cache_name, plain_len FROM log_files").fetchall()
+    cache = {name: (state / "plain" / name).read_bytes()[:length] for name, length in files}
+    return [tuple(r) for r in sessions], cache
+
+
+def test_scan_killed_mid_way_then_rerun_equals_an_uninterrupted_scan(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    Corpus(root, seed=5).generate(sessions=60, frames=24_000)
+    clean = tmp_path / "clean"
+    with Store(clean) as store:
+        Scanner(store).scan(dsh(root))
+    expected = _state_of(clean)
+
+    script = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from dshkit.sessions import Scanner, Source
+        from dshkit.store import Store
+        with Store(Path({str(tmp_path / "killed")!r})) as store:
+            Scanner(store).scan([Source("dsh", Path({str(root)!r}))])
+        """
+    )
+    killed_mid_way = 0
+    for delay in (0.15, 0.3, 0.5, 0.8):
+        shutil.rmtree(tmp_path / "killed", ignore_errors=True)
+        child = subprocess.Popen([sys.executable, "-c", script])
+        time.sleep(delay)
+        if child.poll() is None:
+            os.kill(child.pid, signal.SIGKILL)
+            killed_mid_way += 1
+        child.wait()
+        with Store(tmp_path / "killed") as store:
+            Scanner(store).scan(dsh(root))
+        assert _state_of(tmp_path / "killed") == expected, delay
+    assert killed_mid_way >= 2, "the scan finished before it could be killed: enlarge the corpus"
