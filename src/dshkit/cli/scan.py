@@ -97,8 +97,9 @@ def scan(
 
 def _print_report(report: ScanReport, sources: list[Source], explicit: bool) -> None:
     where = Table(title="Where dshkit looked", title_justify="left", box=None)
-    for column in ("root", "harness", "log files"):
-        where.add_column(column)
+    where.add_column("root", overflow="fold")
+    where.add_column("harness")
+    where.add_column("log files")
     for root in dict.fromkeys(source.root for source in sources):
         counts = {s.harness: n for s, n in report.found.items() if s.root == root}
         matched = {h: n for h, n in counts.items() if n} or (counts if not explicit else {})
