@@ -50,6 +50,7 @@ MIGRATIONS: list[str] = [
         tool_calls      INTEGER NOT NULL DEFAULT 0,
         first_time      INTEGER,
         last_time       INTEGER,
+        stats           TEXT NOT NULL DEFAULT '{}',
         PRIMARY KEY (harness, session_id)
     );
     """,

@@ -165,12 +165,19 @@ class Corpus:
         """Grow the zstd logs like live sessions: finish torn frames, then append new frames."""
         stats = CorpusStats()
         logs = [log for log in self.logs if log.live and log.path.suffix == ".zstd"]
-        # Generated text compresses about 3:1; aim the plaintext so frames land near the target.
-        text_bytes = max(64, 3 * target_bytes // max(1, frames))
+        per_frame = max(64, target_bytes // max(1, frames))
+        text_bytes = per_frame
         for n in range(frames):
             log = logs[n % len(logs)]
             batch = self._batch(log.stream, text_bytes)
-            data = log.torn_rest + encode_frame(batch)
+            frame = encode_frame(batch)
+            # Steer the text size so that frames land near the target on average (bounded:
+            # a run of frames holding no text must not make it grow without end).
+            written = stats.bytes + len(frame)
+            goal = per_frame * (n + 1)
+            factor = min(2.0, max(0.5, 1.0 + 0.5 * (goal - written) / goal))
+            text_bytes = min(32 * per_frame, max(64, int(text_bytes * factor)))
+            data = log.torn_rest + frame
             if log.torn_rest:
                 stats.events += len(log.torn_batch)
                 stats.human_messages += sum(1 for e in log.torn_batch if _is_human(e))
@@ -187,7 +194,12 @@ class Corpus:
     # -- content ------------------------------------------------------------------------
 
     def _text(self, nbytes: int) -> str:
-        words = self.rng.choices(_WORDS, k=max(1, nbytes // 6))
+        # Words with ids and numbers among them: compresses about like real tool output.
+        rng = self.rng
+        count = max(1, nbytes // 7)
+        words = rng.choices(_WORDS, k=count)
+        for index in rng.sample(range(count), count // 4):
+            words[index] = f"{rng.getrandbits(32):08x}"
         return " ".join(words)
 
     def _message(self, text: str, kind: str) -> dict[str, Any]:

@@ -246,40 +246,56 @@ def dedupe(events: Iterable[Event]) -> list[Event]:
     """Union without doubling (seed 001 §3.7): key `seq`, else `type@time`; drop only exact twins.
 
     Same key with different content keeps both: a stray duplicate is cheaper than a lost
-    human message.
+    human message. Contents are compared only when keys collide.
     """
-    seen: dict[object, list[bytes]] = {}
+    groups: dict[object, list[Event]] = {}
+    bodies: dict[int, bytes] = {}
+
+    def body(event: Event) -> bytes:
+        if id(event) not in bodies:
+            content = [event.get("type"), event.get("data")]
+            bodies[id(event)] = orjson.dumps(content, option=orjson.OPT_SORT_KEYS)
+        return bodies[id(event)]
+
     kept: list[Event] = []
     for event in events:
         seq = event.get("seq")
         key: object = seq if seq is not None else f"{event.get('type')}@{event.get('time')}"
-        body = orjson.dumps([event.get("type"), event.get("data")], option=orjson.OPT_SORT_KEYS)
-        bodies = seen.setdefault(key, [])
-        if body in bodies:
+        group = groups.get(key)
+        if group is None:
+            groups[key] = [event]
+        elif any(body(other) == body(event) for other in group):
             continue
-        bodies.append(body)
+        else:
+            group.append(event)
         kept.append(event)
     return kept
 
 
 def new_stats() -> dict[str, Any]:
+    """An empty summary; `accumulate` fills it from events, `merge_stats` adds two together."""
     return {
         "events": 0,
         "humanMessages": 0,
         "toolCalls": 0,
         "firstTime": None,
         "lastTime": None,
+        "firstSeq": None,
         "lastSeq": None,
-        "monotonic": True,
+        "maxSeq": None,
+        "monotonic": True,  # seqs strictly increase: no two events can be twins
         "firstPrompt": "",
         "title": "",
     }
 
 
 def accumulate(stats: dict[str, Any], events: list[Event]) -> dict[str, Any]:
-    """Fold events into a session/file summary (in place); returns `stats`."""
-    if not events:
-        return stats
+    """Fold events, in order, into a summary (in place); returns `stats`."""
+    return merge_stats(stats, _summarize(events)) if events else stats
+
+
+def _summarize(events: list[Event]) -> dict[str, Any]:
+    stats = new_stats()
     human = tools = 0
     for event in events:
         kind = event.get("type")
@@ -294,21 +310,32 @@ def accumulate(stats: dict[str, Any], events: list[Event]) -> dict[str, Any]:
             stats["title"] = str((event.get("data") or {}).get("title", ""))[:200]
     times = [t for event in events if type(t := event.get("time")) is int]
     if times:
-        first, last = min(times), max(times)
-        if stats["firstTime"] is None or first < stats["firstTime"]:
-            stats["firstTime"] = first
-        if stats["lastTime"] is None or last > stats["lastTime"]:
-            stats["lastTime"] = last
+        stats["firstTime"], stats["lastTime"] = min(times), max(times)
     seqs = [seq for event in events if (seq := event.get("seq")) is not None]
     if seqs:
-        # Strictly increasing seqs (within and across batches) rule out twins in one file.
-        previous = stats["lastSeq"]
-        if previous is not None:
-            seqs.insert(0, previous)
-        if stats["monotonic"] and any(a >= b for a, b in pairwise(seqs)):
-            stats["monotonic"] = False
-        stats["lastSeq"] = seqs[-1]
-    stats["events"] += len(events)
-    stats["humanMessages"] += human
-    stats["toolCalls"] += tools
+        stats["firstSeq"], stats["lastSeq"], stats["maxSeq"] = seqs[0], seqs[-1], max(seqs)
+        stats["monotonic"] = all(a < b for a, b in pairwise(seqs))
+    stats["events"], stats["humanMessages"], stats["toolCalls"] = len(events), human, tools
     return stats
+
+
+def merge_stats(into: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
+    """Add the summary of later events to `into` (in place); returns `into`."""
+    if not later["events"]:
+        return into
+    for count in ("events", "humanMessages", "toolCalls"):
+        into[count] += later[count]
+    for key, pick in (("firstTime", min), ("lastTime", max), ("firstSeq", min), ("maxSeq", max)):
+        values = [v for v in (into[key], later[key]) if v is not None]
+        into[key] = pick(values) if values else None
+    into["monotonic"] = (
+        into["monotonic"]
+        and later["monotonic"]
+        and (into["lastSeq"] is None or later["firstSeq"] is None
+             or later["firstSeq"] > into["lastSeq"])
+    )  # fmt: skip
+    if later["lastSeq"] is not None:
+        into["lastSeq"] = later["lastSeq"]
+    into["firstPrompt"] = into["firstPrompt"] or later["firstPrompt"]
+    into["title"] = later["title"] or into["title"]
+    return into

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from .events import Event, accumulate, new_stats
+from .events import Event, accumulate, merge_stats, new_stats
 from .harness import Adapter, LogFile, LogFormatError
 from .zstdframes import MAGIC, Frame, FrameDecoder, FrameError, FrameTooLarge, scan_frames
 
@@ -110,7 +110,7 @@ class Increment:
     cursor: Cursor
     plaintext: bytes = b""
     reset: bool = False  # the cache restarts from empty before `plaintext` is appended
-    events: int = 0  # new events (folded into the cursor's stats, then let go)
+    delta: dict[str, Any] = field(default_factory=new_stats)  # summary of the new events only
     frames: int = 0
     bytes_read: int = 0
     pending: bool = False  # the frame budget stopped it with complete frames left
@@ -122,13 +122,19 @@ def parse_lines(body: bytes, strict: bool) -> tuple[list[Any], list[tuple[int, s
     """JSON records of the complete lines in `body`: `(records, problems, bytes accepted)`.
 
     A problem is `(offset of the line in body, reason)`. Strict: the first bad line ends the
-    batch (accepted stops before it). Lenient: a bad line is skipped and listed.
+    batch (accepted stops before it). Lenient: a bad line is skipped and listed. Blank lines
+    are skipped.
     """
+    *lines, rest = body.split(b"\n")
+    loads = orjson.loads
+    try:
+        return [loads(line) for line in lines], [], len(body) - len(rest)
+    except orjson.JSONDecodeError:
+        pass  # find and name the bad line
     records: list[Any] = []
     problems: list[tuple[int, str]] = []
     position = 0
-    loads = orjson.loads
-    for line in body.split(b"\n")[:-1]:
+    for line in lines:
         if line.strip():
             try:
                 records.append(loads(line))
@@ -175,7 +181,7 @@ def _restart(inc: Increment, log: LogFile, reason: str) -> None:
     inc.warnings.append(f"{log.path} {reason}; reading it again from the start")
     cur = inc.cursor
     inc.reset = True
-    inc.events = 0
+    inc.delta = new_stats()
     cur.offset = cur.plain_len = 0
     cur.anchor = b""
     cur.state = {}
@@ -222,6 +228,7 @@ def _read(
     cur.mtime_ns, cur.dev, cur.ino = st.st_mtime_ns, st.st_dev, st.st_ino
     # Stopped by the frame budget: record only what was read, so the next round goes on.
     cur.size = cur.offset if inc.pending else st.st_size
+    merge_stats(cur.stats, inc.delta)
 
 
 def _read_frames(
@@ -275,7 +282,8 @@ def _read_frames(
 def _take_frames(
     inc: Increment, texts: list[bytes], frames: list[Frame], adapter: Adapter, st: os.stat_result
 ) -> int:
-    """Parse and normalize decoded frames into `inc.events`; returns how many frames it kept."""
+    """Parse and normalize decoded frames, counting them in `inc.delta`; returns how many
+    frames it kept."""
     state = inc.cursor.state
     saved = copy.deepcopy(state)
     loads = orjson.loads
@@ -321,5 +329,4 @@ def _read_lines(
 
 
 def _count(inc: Increment, events: list[Event]) -> None:
-    inc.events += len(events)
-    accumulate(inc.cursor.stats, events)
+    accumulate(inc.delta, events)

@@ -28,7 +28,7 @@ from ..store import Store
 from .claude import ClaudeAdapter
 from .codex import CodexAdapter
 from .dsh import DshAdapter
-from .events import Event, accumulate, dedupe, new_stats
+from .events import Event, accumulate, dedupe, merge_stats, new_stats
 from .harness import Adapter, LogFile
 from .reader import Cursor, Increment, Seen, parse_lines, read_increment, unreadable
 from .zstdframes import DEFAULT_MAX_FRAME_OUTPUT, DEFAULT_MAX_WINDOW, FrameDecoder
@@ -187,7 +187,7 @@ class Scanner:
                     increments.append((log, inc))
             if increments:
                 self._stage_session(key, groups[key], increments, cursors, batch)
-                if any(inc.events or inc.reset for _, inc in increments):
+                if any(inc.delta["events"] or inc.reset for _, inc in increments):
                     report.changed_sessions.append(key)
                 if time.perf_counter() - batch.started > _COMMIT_EVERY_S:
                     self._flush(batch)
@@ -231,9 +231,7 @@ class Scanner:
             files[inc.cursor.path] = inc.cursor
             batch.files.append(_cursor_row(inc.cursor))
         ordered = sorted(files.values(), key=_file_order)
-        if not _summary_is_running(ordered):
-            self._wait_for_writes()  # the summary is rebuilt from these caches
-        summary = self._summarize(ordered)
+        summary = self._session_summary(key, ordered, increments)
         cwd = next((c.state["cwd"] for c in ordered if c.state.get("cwd")), "")
         batch.sessions.append(
             (
@@ -247,6 +245,7 @@ class Scanner:
                 summary["toolCalls"],
                 summary["firstTime"],
                 summary["lastTime"],
+                orjson.dumps(summary).decode(),
             )
         )
 
@@ -269,8 +268,8 @@ class Scanner:
             )
             db.executemany(
                 "INSERT OR REPLACE INTO sessions (harness, session_id, project, cwd, title, files, "
-                "events, human_messages, tool_calls, first_time, last_time) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "events, human_messages, tool_calls, first_time, last_time, stats) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 batch.sessions,
             )
             for name, value in (meta or {}).items():
@@ -279,9 +278,28 @@ class Scanner:
         batch.sessions.clear()
         batch.started = time.perf_counter()
 
-    def _summarize(self, files: list[Cursor]) -> dict[str, Any]:
-        if _summary_is_running(files):
-            return files[0].stats
+    def _session_summary(
+        self,
+        key: SessionKey,
+        files: list[Cursor],
+        increments: list[tuple[LogFile, Increment]],
+    ) -> dict[str, Any]:
+        """The session's summary after this read, from deltas wherever that is exact.
+
+        Files of other harnesses are separate streams (main and subagent transcripts): their
+        summaries add. A DSH session's generations may repeat each other, so the union is
+        rebuilt from the cache, unless every new event's seq is beyond all the others': then
+        no new event can have a twin, and the deltas add to the previous summary.
+        """
+        if key[0] != "dsh" or (len(files) == 1 and files[0].stats["monotonic"]):
+            return _merged(c.stats for c in files)
+        previous = self.store.db.execute(
+            "SELECT stats FROM sessions WHERE harness = ? AND session_id = ?", key
+        ).fetchone()
+        if previous is not None and all(_beyond_the_rest(inc, files) for _, inc in increments):
+            summary = {**new_stats(), **orjson.loads(previous[0])}
+            return _merged([summary, *(inc.delta for _, inc in increments)])
+        self._wait_for_writes()  # the union is rebuilt from these caches
         return accumulate(new_stats(), self._union(files))
 
     def _totals(self, report: ScanReport, keys: set[SessionKey]) -> None:
@@ -327,7 +345,10 @@ class Scanner:
                 self._forget(cursor)
                 continue
             events.extend(loaded)
-        return dedupe(events) if len(files) > 1 or not _monotonic(files) else events
+        # Only DSH generations can repeat each other; other harnesses' files are streams apart.
+        if files and files[0].harness == "dsh" and (len(files) > 1 or not _monotonic(files)):
+            return dedupe(events)
+        return events
 
     def _forget(self, cursor: Cursor) -> None:
         """Drop a file whose cache was lost, so that the next scan reads it again from 0."""
@@ -432,9 +453,22 @@ def _group(logs: Iterable[LogFile]) -> dict[SessionKey, list[LogFile]]:
     return groups
 
 
-def _summary_is_running(files: list[Cursor]) -> bool:
-    """One file whose seqs only grow cannot hold twins: its running summary is exact."""
-    return len(files) == 1 and files[0].stats["monotonic"]
+def _merged(summaries: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    total = new_stats()
+    for summary in summaries:
+        merge_stats(total, summary)
+    return total
+
+
+def _beyond_the_rest(inc: Increment, files: list[Cursor]) -> bool:
+    """Whether this read only appended events whose seqs exceed every other file's."""
+    if not inc.delta["events"]:
+        return not inc.reset
+    first = inc.delta["firstSeq"]
+    if inc.reset or first is None or not inc.cursor.stats["monotonic"]:
+        return False
+    others = [c.stats["maxSeq"] for c in files if c.path != inc.cursor.path]
+    return all(seq is None or first > seq for seq in others)
 
 
 def _by_session(cursors: dict[str, Cursor]) -> dict[SessionKey, dict[str, Cursor]]:
