@@ -247,3 +247,14 @@ def test_generations_are_unioned_and_deduplicated_by_the_seed_rule(
     # Identical twins drop; same seq with different data keeps both (seed 001 §3.7).
     assert texts == ["same in both generations", "old text at seq 2", "new text at seq 2"]
     assert report.events == 4 and report.human_messages == 3
+
+
+def test_twins_inside_one_generation_are_dropped_too(tmp_path: Path, scanner: Scanner) -> None:
+    root = tmp_path / "root"
+    log = session_dir(root, "s-1") / "session.v4.jsonl.zstd"
+    write_log(log, [[human(0, "a"), human(1, "b")], [human(1, "b")]])  # seq 1 written twice
+    report = scanner.scan(dsh(root))
+    assert (report.events, report.human_messages) == (2, 2)
+    write_log(log, [[human(2, "c")]], mode="ab")
+    assert scanner.scan(dsh(root)).human_messages == 3
+    assert len(scanner.events("dsh", "s-1")) == 3

@@ -111,6 +111,8 @@ class Increment:
     plaintext: bytes = b""
     reset: bool = False  # the cache restarts from empty before `plaintext` is appended
     delta: dict[str, Any] = field(default_factory=new_stats)  # summary of the new events only
+    from_start: bool = False  # this read began at byte 0, so `kept` (if asked for) is complete
+    kept: list[Event] | None = None  # the new events, when the caller asked to keep them
     frames: int = 0
     bytes_read: int = 0
     pending: bool = False  # the frame budget stopped it with complete frames left
@@ -153,14 +155,18 @@ def read_increment(
     decoder: FrameDecoder,
     st: os.stat_result,
     frame_budget: int | None = None,
+    keep: bool = False,
 ) -> Increment:
-    """Read the new part of `log`; the returned cursor is a new object, `cursor` is untouched."""
+    """Read the new part of `log`; the returned cursor is a new object, `cursor` is untouched.
+
+    With `keep`, the new events are also returned in `Increment.kept`.
+    """
     seen = cursor.seen
     if seen.failed_as(st):
         return Increment(cursor, errors=[cursor.error or ""])
     if seen.unchanged(st):
         return Increment(cursor)
-    inc = Increment(copy.deepcopy(cursor))
+    inc = Increment(copy.deepcopy(cursor), kept=[] if keep else None)
     cur = inc.cursor
     if cur.size or cur.offset or cur.ino:
         if (st.st_dev, st.st_ino) != (cur.dev, cur.ino):
@@ -182,6 +188,8 @@ def _restart(inc: Increment, log: LogFile, reason: str) -> None:
     cur = inc.cursor
     inc.reset = True
     inc.delta = new_stats()
+    if inc.kept is not None:
+        inc.kept = []
     cur.offset = cur.plain_len = 0
     cur.anchor = b""
     cur.state = {}
@@ -204,6 +212,7 @@ def _read(
 ) -> None:
     cur = inc.cursor
     start = cur.offset
+    inc.from_start = start == 0
     anchor = cur.anchor if start else b""
     with open(log.path, "rb") as handle:  # read-only, always: session logs are not ours
         handle.seek(start - len(anchor))
@@ -330,3 +339,5 @@ def _read_lines(
 
 def _count(inc: Increment, events: list[Event]) -> None:
     accumulate(inc.delta, events)
+    if inc.kept is not None:
+        inc.kept += events

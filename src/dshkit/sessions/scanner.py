@@ -15,7 +15,6 @@ import hashlib
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,19 +118,12 @@ class Scanner:
         self.decoder = FrameDecoder(max_window, max_frame_output)
         self.cache_dir = store.state_dir / "plain"
         self.cache_dir.mkdir(exist_ok=True)
-        self._writer: ThreadPoolExecutor | None = None
-        self._writes: list[Future[None]] = []
 
     # -- scanning ---------------------------------------------------------------------------
 
     def scan(self, sources: Sequence[Source], progress: Progress | None = None) -> ScanReport:
-        # Cache appends are pure I/O: one writer thread overlaps them with decoding, in order.
-        with _bulk_load(), ThreadPoolExecutor(1, thread_name_prefix="dshkit-cache") as writer:
-            self._writer = writer
-            try:
-                return self._scan(sources, progress)
-            finally:
-                self._writer = None
+        with _bulk_load():
+            return self._scan(sources, progress)
 
     def _scan(self, sources: Sequence[Source], progress: Progress | None) -> ScanReport:
         started = time.perf_counter()
@@ -168,11 +160,18 @@ class Scanner:
                 report.pending = True
                 next_rotor = next_rotor or _key_text(key)
                 continue
-            cursors = self._load_cursors("WHERE harness = ? AND session_id = ?", key)
+            known = any(log.path in seen for log in groups[key])
+            cursors = (
+                self._load_cursors("WHERE harness = ? AND session_id = ?", key) if known else {}
+            )
             increments: list[tuple[LogFile, Increment]] = []
+            # A multi-generation DSH session needs its union: keep what is read for it.
+            generations = key[0] == "dsh" and len(groups[key]) > 1
             for log, st in work[key]:
                 cursor = cursors.get(log.path) or _new_cursor(log)
-                inc = read_increment(log, cursor, ADAPTERS[log.harness], self.decoder, st, budget)
+                inc = read_increment(
+                    log, cursor, ADAPTERS[log.harness], self.decoder, st, budget, keep=generations
+                )
                 if budget is not None:
                     budget -= inc.frames
                 if inc.pending:
@@ -224,10 +223,7 @@ class Scanner:
         """
         # Cache first; the transaction that makes it count comes after (see the module doc).
         for _, inc in increments:
-            if self._writer is not None:
-                self._writes.append(self._writer.submit(self._append_cache, inc))
-            else:
-                self._append_cache(inc)
+            self._append_cache(inc)
             files[inc.cursor.path] = inc.cursor
             batch.files.append(_cursor_row(inc.cursor))
         ordered = sorted(files.values(), key=_file_order)
@@ -249,15 +245,8 @@ class Scanner:
             )
         )
 
-    def _wait_for_writes(self) -> None:
-        """Block until every cache append submitted so far is on disk (raising its error)."""
-        writes, self._writes = self._writes, []
-        for write in writes:
-            write.result()
-
     def _flush(self, batch: _Batch, meta: dict[str, str] | None = None) -> None:
-        """Commit the staged rows in one transaction, once the caches they count are written."""
-        self._wait_for_writes()
+        """Commit the staged rows in one transaction (their caches are already written)."""
         if not (batch.files or batch.sessions or meta):
             return
         with self.store.transaction() as db:
@@ -299,7 +288,10 @@ class Scanner:
         if previous is not None and all(_beyond_the_rest(inc, files) for _, inc in increments):
             summary = {**new_stats(), **orjson.loads(previous[0])}
             return _merged([summary, *(inc.delta for _, inc in increments)])
-        self._wait_for_writes()  # the union is rebuilt from these caches
+        kept = {inc.cursor.path: inc.kept for _, inc in increments if inc.from_start}
+        if all(kept.get(c.path) is not None for c in files):
+            # Every file was just read whole (a first scan): the union is in memory.
+            return accumulate(new_stats(), dedupe([e for c in files for e in kept[c.path] or ()]))
         return accumulate(new_stats(), self._union(files))
 
     def _totals(self, report: ScanReport, keys: set[SessionKey]) -> None:

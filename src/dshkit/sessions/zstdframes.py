@@ -97,15 +97,19 @@ def _walk_frame(buf: bytes, start: int, size: int, base: int) -> Frame | None:
     if p >= size:
         return None
     fhd = buf[p]
-    if fhd & 0x18:
-        raise FrameError(base + p, "zstd frame header with reserved bits set")
-    single_segment = bool(fhd & 0x20)
-    fcs_flag = fhd >> 6
-    fcs_bytes = (1 if single_segment else 0) if fcs_flag == 0 else 1 << fcs_flag
-    p += 1 + (0 if single_segment else 1) + _DICT_ID_BYTES[fhd & 3]
+    declared: int | None = None
+    if fhd == 0x04:  # what DSH writes: checksum, window byte, no dictionary, no content size
+        p += 2
+        fcs_bytes = 0
+    else:
+        if fhd & 0x18:
+            raise FrameError(base + p, "zstd frame header with reserved bits set")
+        single_segment = bool(fhd & 0x20)
+        fcs_flag = fhd >> 6
+        fcs_bytes = (1 if single_segment else 0) if fcs_flag == 0 else 1 << fcs_flag
+        p += 1 + (0 if single_segment else 1) + _DICT_ID_BYTES[fhd & 3]
     if p + fcs_bytes > size:
         return None
-    declared: int | None = None
     if fcs_bytes:
         declared = int.from_bytes(buf[p : p + fcs_bytes], "little")
         if fcs_bytes == 2:
