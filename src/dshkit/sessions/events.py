@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import islice
+from operator import lt
 from typing import Any
 
 import orjson
@@ -314,7 +315,7 @@ def _summarize(events: list[Event]) -> dict[str, Any]:
     seqs = [seq for event in events if (seq := event.get("seq")) is not None]
     if seqs:
         stats["firstSeq"], stats["lastSeq"], stats["maxSeq"] = seqs[0], seqs[-1], max(seqs)
-        stats["monotonic"] = all(a < b for a, b in pairwise(seqs))
+        stats["monotonic"] = all(map(lt, seqs, islice(seqs, 1, None)))
     stats["events"], stats["humanMessages"], stats["toolCalls"] = len(events), human, tools
     return stats
 

@@ -12,9 +12,8 @@ A file that failed is remembered with its identity and not decoded again until i
 
 from __future__ import annotations
 
-import copy
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 import orjson
@@ -166,7 +165,8 @@ def read_increment(
         return Increment(cursor, errors=[cursor.error or ""])
     if seen.unchanged(st):
         return Increment(cursor)
-    inc = Increment(copy.deepcopy(cursor), kept=[] if keep else None)
+    own = replace(cursor, state=_copy(cursor.state), stats=_copy(cursor.stats))
+    inc = Increment(own, kept=[] if keep else None)
     cur = inc.cursor
     if cur.size or cur.offset or cur.ino:
         if (st.st_dev, st.st_ino) != (cur.dev, cur.ino):
@@ -294,7 +294,7 @@ def _take_frames(
     """Parse and normalize decoded frames, counting them in `inc.delta`; returns how many
     frames it kept."""
     state = inc.cursor.state
-    saved = copy.deepcopy(state)
+    saved = _copy(state)
     loads = orjson.loads
     try:
         records = [loads(line) for line in b"".join(texts).split(b"\n")[:-1]]
@@ -335,6 +335,12 @@ def _read_lines(
     _count(inc, events)
     inc.plaintext = body[:accepted]
     return accepted
+
+
+def _copy(value: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of JSON-shaped state (much faster than copy.deepcopy)."""
+    copied: dict[str, Any] = orjson.loads(orjson.dumps(value))
+    return copied
 
 
 def _count(inc: Increment, events: list[Event]) -> None:
