@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import orjson
+import pytest
 
 from dshkit.sessions import Scanner
 from dshkit.sessions.corpus import encode_frame
@@ -90,36 +91,29 @@ def test_segment_not_starting_with_magic_falls_back_to_a_full_rescan(
     ]
 
 
-def test_file_replaced_by_another_of_the_same_size_is_read_again(
-    tmp_path: Path, scanner: Scanner
+@pytest.mark.parametrize(
+    ("how", "warning"),
+    [("replace", "replaced by another file"), ("rewrite", "rewritten in place")],
+)
+def test_file_changed_under_the_same_size_is_read_again(
+    tmp_path: Path, scanner: Scanner, how: str, warning: str
 ) -> None:
     root = tmp_path / "root"
     log = session_dir(root, "s-1") / "session.jsonl"
     write_lines(log, [HEAD, human(0, "original")])
     scanner.scan(dsh(root))
-    replacement = tmp_path / "replacement"
-    write_lines(replacement, [HEAD, human(0, "ORIGINAL")])
-    assert replacement.stat().st_size == log.stat().st_size
-    os.replace(replacement, log)  # a new inode, same size
+    before = log.stat()
+    if how == "replace":  # a new inode
+        write_lines(tmp_path / "new", [HEAD, human(0, "ORIGINAL")])
+        os.replace(tmp_path / "new", log)
+    else:  # the same inode, and a later mtime even on a coarse clock
+        write_lines(log, [HEAD, human(0, "ORIGINAL")])
+        os.utime(log, ns=(before.st_atime_ns, log.stat().st_mtime_ns + 1_000_000))
+    after = log.stat()
+    assert after.st_size == before.st_size
+    assert (after.st_ino == before.st_ino) == (how == "rewrite")
     report = scanner.scan(dsh(root))
-    assert any("replaced by another file" in w for w in report.warnings)
-    assert [e["data"]["content"][0]["text"] for e in scanner.events("dsh", "s-1")] == ["ORIGINAL"]
-
-
-def test_file_rewritten_in_place_with_the_same_size_is_read_again(
-    tmp_path: Path, scanner: Scanner
-) -> None:
-    root = tmp_path / "root"
-    log = session_dir(root, "s-1") / "session.jsonl"
-    write_lines(log, [HEAD, human(0, "original")])
-    scanner.scan(dsh(root))
-    inode, size = log.stat().st_ino, log.stat().st_size
-    write_lines(log, [HEAD, human(0, "ORIGINAL")])  # same inode, same size
-    st = log.stat()
-    assert (st.st_ino, st.st_size) == (inode, size)
-    os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))  # coarse clocks: be sure
-    report = scanner.scan(dsh(root))
-    assert any("rewritten in place" in w for w in report.warnings)
+    assert any(warning in w for w in report.warnings)
     assert [e["data"]["content"][0]["text"] for e in scanner.events("dsh", "s-1")] == ["ORIGINAL"]
 
 
@@ -258,3 +252,17 @@ def test_twins_inside_one_generation_are_dropped_too(tmp_path: Path, scanner: Sc
     write_log(log, [[human(2, "c")]], mode="ab")
     assert scanner.scan(dsh(root)).human_messages == 3
     assert len(scanner.events("dsh", "s-1")) == 3
+
+
+def test_a_generation_deleted_after_reading_stays_in_the_session(
+    tmp_path: Path, scanner: Scanner
+) -> None:
+    root = tmp_path / "root"
+    directory = session_dir(root, "s-1")
+    write_log(directory / "session.jsonl.zstd", [[human(0, "old generation")]], version=0)
+    write_log(directory / "session.v4.jsonl.zstd", [[human(1, "new generation")]])
+    assert scanner.scan(dsh(root)).human_messages == 2
+    (directory / "session.jsonl.zstd").unlink()  # what was read stays known from the cache
+    write_log(directory / "session.v4.jsonl.zstd", [[human(2, "later")]], mode="ab")
+    report = scanner.scan(dsh(root))
+    assert report.human_messages == 3 == len(scanner.events("dsh", "s-1"))

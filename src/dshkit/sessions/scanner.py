@@ -129,7 +129,7 @@ class Scanner:
         started = time.perf_counter()
         progress = progress or Progress()
         report = ScanReport()
-        seen = self._load_seen()
+        seen, known = self._load_seen()
         groups = _group(self._discover(sources, report.found))
         report.files = sum(len(logs) for logs in groups.values())
 
@@ -155,15 +155,14 @@ class Scanner:
         batch = _Batch()
         budget = self.frame_budget
         next_rotor: str | None = None
-        for key in _rotate(sorted(work), self.store.get_meta(_ROTOR_KEY)):
+        last_rotor = self.store.get_meta(_ROTOR_KEY) or ""
+        for key in _rotate(sorted(work), last_rotor):
             if budget is not None and budget <= 0:
                 report.pending = True
                 next_rotor = next_rotor or _key_text(key)
                 continue
-            known = any(log.path in seen for log in groups[key])
-            cursors = (
-                self._load_cursors("WHERE harness = ? AND session_id = ?", key) if known else {}
-            )
+            where = "WHERE harness = ? AND session_id = ?"
+            cursors = self._load_cursors(where, key) if key in known else {}
             increments: list[tuple[LogFile, Increment]] = []
             # A multi-generation DSH session needs its union: keep what is read for it.
             generations = key[0] == "dsh" and len(groups[key]) > 1
@@ -191,9 +190,7 @@ class Scanner:
                 if time.perf_counter() - batch.started > _COMMIT_EVERY_S:
                     self._flush(batch)
         rotor = next_rotor or ""
-        self._flush(
-            batch, {_ROTOR_KEY: rotor} if rotor != self.store.get_meta(_ROTOR_KEY) else None
-        )
+        self._flush(batch, {_ROTOR_KEY: rotor} if rotor != last_rotor else None)
 
         self._totals(report, set(groups))
         report.elapsed_ms = round((time.perf_counter() - started) * 1000)
@@ -363,11 +360,13 @@ class Scanner:
                 for key, files in sorted(by_session.items())
             }
 
-    def _load_seen(self) -> dict[str, Seen]:
+    def _load_seen(self) -> tuple[dict[str, Seen], set[SessionKey]]:
+        """What the store last saw of each file, and which sessions it has files of."""
         rows = self.store.db.execute(
-            "SELECT path, offset, size, mtime_ns, dev, ino, error, error_identity FROM log_files"
-        )
-        return {row[0]: Seen(*row[1:]) for row in rows}
+            "SELECT path, harness, session_id, offset, size, mtime_ns, dev, ino, error, "
+            "error_identity FROM log_files"
+        ).fetchall()
+        return {row[0]: Seen(*row[3:]) for row in rows}, {(row[1], row[2]) for row in rows}
 
     def _load_cursors(self, where: str = "", params: Sequence[Any] = ()) -> dict[str, Cursor]:
         rows = self.store.db.execute(f"SELECT {_CURSOR_COLUMNS} FROM log_files {where}", params)
