@@ -77,9 +77,10 @@ def write_log(
     session_id: str = "s-1",
     version: int = 4,
     mode: str = "wb",
+    cwd: str = "/home/dev/work",
 ) -> bytes:
     """Write a DSH zstd log: a header frame (unless appending), then one frame per batch."""
-    blob = b"" if mode == "ab" else encode_frame([header(session_id, version, "/home/dev/work", 1)])
+    blob = b"" if mode == "ab" else encode_frame([header(session_id, version, cwd, 1)])
     blob += b"".join(encode_frame(batch) for batch in batches)
     with open(path, mode) as handle:
         handle.write(blob)

@@ -338,6 +338,8 @@ def test_claude_code_mapping(tmp_path: Path, scanner: Scanner) -> None:
     usage = total_usage(events)  # two lines of request r1 carry its usage once
     assert (usage.input, usage.output, usage.cache_read, usage.cache_write) == (10, 5, 100, 7)
     assert [t.number for t in turns(events)] == [1, 2]
+    main = scanner.files("claude", "c-1")[0]
+    assert main.state["unknownLines"] == 1  # the brand-new entry type, skipped and counted
 
 
 # -- Codex ------------------------------------------------------------------------------------
@@ -456,3 +458,33 @@ def _carry(adapter: Any, lines: list[Any], state: dict[str, Any]) -> dict[str, A
     """The state after normalizing `lines`, round-tripped through JSON as the store keeps it."""
     adapter.normalize(orjson.loads(orjson.dumps(lines)), state)
     return orjson.loads(orjson.dumps(state))
+
+
+def test_v4_fixture_written_from_the_notes(tmp_path: Path, scanner: Scanner) -> None:
+    """A v4 log shaped as the notes and seed 001 §1.9 describe, framed the way DSH frames it."""
+    header, *records = _lines(Path(__file__).parent / "data" / "dsh-v4-session.jsonl")
+    root = tmp_path / "sessions"
+    directory = session_dir(root, header["id"], cwd=header["cwd"])
+    assert directory.parent.name == "--R-working~0020zone--"
+    batches = [records[i : i + 2] for i in range(0, len(records), 2)]
+    log = directory / "session.v4.jsonl.zstd"
+    write_log(log, batches, session_id=header["id"], cwd=header["cwd"])
+    events = scan_one(scanner, "dsh", root)
+    assert len(events) == len(records) == 20
+    assert [message_text(e) for e in human_messages(events)] == [
+        "帮我把测试跑一遍，失败的先别修",
+        "先不修，但把失败原因列出来",
+    ]
+    pairing = pair_tool_calls(events)
+    assert [(c.name, c.failed) for c in pairing.calls] == [
+        ("pwsh", True),
+        ("ask_user_question", False),
+    ]
+    (answer,) = pairing.unpaired_results
+    assert ask_answers(answer) == [{"id": "fix_now", "selected": ["先不修"]}]
+    assert events[16]["sourceEventSeqs"] == [1, 2]
+    assert context_pressure(events) == 300 + 45200
+    assert tuple(scanner.store.db.execute("SELECT title, cwd FROM sessions").fetchone()) == (
+        "跑测试",
+        "R:\\working zone",
+    )

@@ -108,6 +108,8 @@ def test_sessions_list_and_show(tmp_path: Path) -> None:
     ]
     assert shown["tools"] == {"read": {"calls": 1, "failed": 0}}
     assert shown["contextWindow"] == 1_000_000
+    assert [(f["error"], f["skippedLines"]) for f in shown["logFiles"]] == [(None, 0)]
+    assert shown["logFiles"][0]["path"].endswith("session.jsonl")
     text = dshkit("sessions", "show", dsh_id, home=tmp_path).stdout
     assert "Read hello.txt" in text and "read" in text
     unknown = dshkit("sessions", "show", "no-such-id", home=tmp_path, check=False)

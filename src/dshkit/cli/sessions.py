@@ -70,7 +70,9 @@ def show_session(
     """
     with open_store(state_dir) as store:
         row = _find(store, session_id, harness)
-        events = Scanner(store).events(row["harness"], row["session_id"])
+        scanner = Scanner(store)
+        files = scanner.files(row["harness"], row["session_id"])
+        events = scanner.events(row["harness"], row["session_id"])
     humans = human_messages(events)
     pairing = pair_tool_calls(events)
     tools: Counter[str] = Counter(call.name for call in pairing.calls)
@@ -93,6 +95,15 @@ def show_session(
         },
         "contextWindow": context_window(events),
         "contextPressure": context_pressure(events),
+        "logFiles": [
+            {
+                "path": f.path,
+                "bytesRead": f.offset,
+                "error": f.error,
+                "skippedLines": f.state.get("unknownLines", 0),
+            }
+            for f in files
+        ],
     }
     if as_json:
         print_json(detail)
@@ -103,6 +114,14 @@ def show_session(
     head.add_row("context in use", _share(detail["contextPressure"], detail["contextWindow"]))
     head.add_row("tokens", ", ".join(f"{k} {v:,}" for k, v in detail["usage"].items()))
     stdout.print(head)
+    logs = Table(title="Log files", title_justify="left", box=None)
+    for column in ("path", "bytes read", "skipped lines", "problem"):
+        logs.add_column(column, overflow="fold")
+    for item in detail["logFiles"]:
+        logs.add_row(
+            item["path"], f"{item['bytesRead']:,}", str(item["skippedLines"]), item["error"] or ""
+        )
+    stdout.print(logs)
     if tools:
         table = Table(title="Tools", title_justify="left", box=None)
         for column in ("tool", "calls", "failed"):

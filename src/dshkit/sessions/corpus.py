@@ -165,18 +165,13 @@ class Corpus:
         """Grow the zstd logs like live sessions: finish torn frames, then append new frames."""
         stats = CorpusStats()
         logs = [log for log in self.logs if log.live and log.path.suffix == ".zstd"]
-        per_frame = max(64, target_bytes // max(1, frames))
-        text_bytes = per_frame
+        text_bytes = self._text_size_for(target_bytes / max(1, frames))
+        for log in logs:  # new activity starts new turns (seqs are given out when written)
+            log.stream.pending.clear()
         for n in range(frames):
             log = logs[n % len(logs)]
             batch = self._batch(log.stream, text_bytes)
             frame = encode_frame(batch)
-            # Steer the text size so that frames land near the target on average (bounded:
-            # a run of frames holding no text must not make it grow without end).
-            written = stats.bytes + len(frame)
-            goal = per_frame * (n + 1)
-            factor = min(2.0, max(0.5, 1.0 + 0.5 * (goal - written) / goal))
-            text_bytes = min(32 * per_frame, max(64, int(text_bytes * factor)))
             data = log.torn_rest + frame
             if log.torn_rest:
                 stats.events += len(log.torn_batch)
@@ -190,6 +185,24 @@ class Corpus:
             stats.events += len(batch)
             stats.human_messages += sum(1 for e in batch if _is_human(e))
         return stats
+
+    def _text_size_for(self, frame_bytes: float) -> int:
+        """The text size whose turns compress to about `frame_bytes` a frame on average.
+
+        Measured on a probe stream with its own generator (this corpus's stays untouched):
+        bytes per frame grow about linearly with the text size, so two probes fit the line.
+        """
+        probe = Corpus(self.root, seed=0)
+
+        def bytes_per_frame(size: int) -> float:
+            stream = _Stream()
+            frames = [encode_frame(probe._batch(stream, size)) for _ in range(300)]
+            return sum(map(len, frames)) / len(frames)
+
+        low, high = 1_000, 20_000
+        at_low, at_high = bytes_per_frame(low), bytes_per_frame(high)
+        slope = (at_high - at_low) / (high - low)
+        return max(64, int(low + (frame_bytes - at_low) / slope))
 
     # -- content ------------------------------------------------------------------------
 

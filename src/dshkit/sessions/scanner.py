@@ -345,11 +345,15 @@ class Scanner:
 
     # -- reading back -----------------------------------------------------------------------
 
+    def files(self, harness: str, session_id: str) -> list[Cursor]:
+        """The log files of one session as last read, in reading order."""
+        files = self._load_cursors("WHERE harness = ? AND session_id = ?", (harness, session_id))
+        return sorted(files.values(), key=_file_order)
+
     def events(self, harness: str, session_id: str) -> list[Event]:
         """All events of one session from the cache (all its files, de-duplicated)."""
-        files = self._load_cursors("WHERE harness = ? AND session_id = ?", (harness, session_id))
         with _bulk_load():
-            return self._union(sorted(files.values(), key=_file_order))
+            return self._union(self.files(harness, session_id))
 
     def warm_start(self) -> dict[SessionKey, list[Event]]:
         """Every known session's events, from the cache alone: no session directory is read."""
