@@ -11,7 +11,9 @@ import textwrap
 import time
 from pathlib import Path
 
-from dshkit.sessions import Scanner, Source
+import pytest
+
+from dshkit.sessions import ScanBusy, Scanner, Source
 from dshkit.sessions.corpus import Corpus
 from dshkit.store import Store
 
@@ -138,3 +140,33 @@ def test_scan_killed_mid_way_then_rerun_equals_an_uninterrupted_scan(tmp_path: P
             Scanner(store).scan(dsh(root))
         assert _state_of(tmp_path / "killed") == expected, delay
     assert killed_mid_way >= 2, "the scan finished before it could be killed: enlarge the corpus"
+
+
+def test_one_scan_at_a_time_per_store(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    Corpus(root, seed=6).generate(sessions=60, frames=30_000)
+    state = tmp_path / "state"
+    script = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from dshkit.sessions import Scanner, Source
+        from dshkit.store import Store
+        with Store(Path({str(state)!r})) as store:
+            Scanner(store).scan([Source("dsh", Path({str(root)!r}))])
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        with Store(state) as store:
+            deadline = time.monotonic() + 20
+            while not (store.get_meta("scan.lease") or "").startswith(f"{child.pid}:"):
+                assert time.monotonic() < deadline and child.poll() is None, "no lease seen"
+                time.sleep(0.01)
+            with pytest.raises(ScanBusy, match=f"another dshkit scan \\(process {child.pid}\\)"):
+                Scanner(store).scan(dsh(root), wait=0.2)
+            assert child.poll() is None, "the busy check must not have waited for the end"
+            report = Scanner(store).scan(dsh(root), wait=60)  # waits for it, then runs
+            assert report.errors == [] and child.wait(timeout=30) == 0
+            assert report.frames_decoded == 0  # the other scan had read everything
+    finally:
+        child.kill()

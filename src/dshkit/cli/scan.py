@@ -8,7 +8,7 @@ import click
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from ..sessions import ADAPTERS, Scanner, ScanReport, Source, default_sources
+from ..sessions import ADAPTERS, ScanBusy, Scanner, ScanReport, Source, default_sources
 from ..sessions.scanner import Progress as ScanProgress
 from .common import HARNESSES, json_option, open_store, print_json, state_dir_option, stderr, stdout
 
@@ -85,6 +85,8 @@ def scan(
         bar = _Bar()
         try:
             report = Scanner(store, frame_budget=frame_budget).scan(sources, bar)
+        except ScanBusy as exc:
+            raise click.ClickException(str(exc)) from exc
         finally:
             bar.stop()
     for warning in report.warnings:

@@ -37,12 +37,19 @@ ADAPTERS: dict[str, Adapter] = {a.name: a for a in (DshAdapter(), ClaudeAdapter(
 SessionKey = tuple[str, str]  # (harness, session id)
 
 _ROTOR_KEY = "scan.rotor"
+# "pid:expiry" of the scan in progress; renewed at every commit.
+_LEASE_KEY = "scan.lease"
+_LEASE_S = 120
 # A long scan commits at least this often, so an interruption loses little work.
 _COMMIT_EVERY_S = 0.5
 _CURSOR_COLUMNS = (
     "path, harness, session_id, root, cache_name, generation, offset, size, dev, ino, "
     "mtime_ns, anchor, plain_len, state, stats, error, error_identity"
 )
+
+
+class ScanBusy(RuntimeError):
+    """Another process is scanning into the same store."""
 
 
 class Progress:
@@ -121,9 +128,38 @@ class Scanner:
 
     # -- scanning ---------------------------------------------------------------------------
 
-    def scan(self, sources: Sequence[Source], progress: Progress | None = None) -> ScanReport:
-        with _bulk_load():
-            return self._scan(sources, progress)
+    def scan(
+        self, sources: Sequence[Source], progress: Progress | None = None, wait: float = 30.0
+    ) -> ScanReport:
+        """Read what is new under `sources` into the store.
+
+        One scan at a time per store: another process's live scan is waited for up to `wait`
+        seconds (then ScanBusy); a lease left by a dead one is taken over.
+        """
+        self._take_lease(wait)
+        try:
+            with _bulk_load():
+                return self._scan(sources, progress)
+        finally:
+            self.store.set_meta(_LEASE_KEY, "")
+
+    def _take_lease(self, wait: float) -> None:
+        deadline = time.monotonic() + wait
+        while True:
+            with self.store.transaction():
+                holder = self.store.get_meta(_LEASE_KEY) or ""
+                if not _lease_alive(holder):
+                    self._renew_lease()
+                    return
+            if time.monotonic() >= deadline:
+                raise ScanBusy(
+                    f"another dshkit scan (process {holder.split(':')[0]}) is running "
+                    f"on {self.store.path}; try again when it is done"
+                )
+            time.sleep(0.1)
+
+    def _renew_lease(self) -> None:
+        self.store.set_meta(_LEASE_KEY, f"{os.getpid()}:{time.time() + _LEASE_S:.0f}")
 
     def _scan(self, sources: Sequence[Source], progress: Progress | None) -> ScanReport:
         started = time.perf_counter()
@@ -260,6 +296,7 @@ class Scanner:
             )
             for name, value in (meta or {}).items():
                 self.store.set_meta(name, value)
+            self._renew_lease()
         batch.files.clear()
         batch.sessions.clear()
         batch.started = time.perf_counter()
@@ -398,6 +435,20 @@ def _bulk_load() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _lease_alive(holder: str) -> bool:
+    """Whether a lease names a running process and has not expired."""
+    pid, _, expiry = holder.partition(":")
+    if not pid.isdigit() or not expiry.isdigit() or int(expiry) < time.time():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, owned by someone else
+    return True
 
 
 def default_sources(harness: str | None = None) -> list[Source]:
