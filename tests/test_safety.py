@@ -170,3 +170,16 @@ def test_one_scan_at_a_time_per_store(tmp_path: Path) -> None:
             assert report.frames_decoded == 0  # the other scan had read everything
     finally:
         child.kill()
+
+
+def test_a_lost_cache_is_read_again_from_the_log(tmp_path: Path) -> None:
+    with Store(tmp_path / "state") as store:
+        scanner = Scanner(store)
+        first = scanner.scan([Source("dsh", DSH_ZSTD)])
+        for cache in (tmp_path / "state" / "plain").iterdir():
+            cache.write_bytes(cache.read_bytes()[:100])  # e.g. a disk that lost writes
+        (key,) = first.changed_sessions
+        assert scanner.events(*key) == []  # what is left cannot be trusted
+        again = scanner.scan([Source("dsh", DSH_ZSTD)])
+        assert again.frames_decoded == first.frames_decoded and again.events == first.events
+        assert len(scanner.events(*key)) == first.events

@@ -377,8 +377,14 @@ class Scanner:
         return events
 
     def _forget(self, cursor: Cursor) -> None:
-        """Drop a file whose cache was lost, so that the next scan reads it again from 0."""
-        self.store.db.execute("DELETE FROM log_files WHERE path = ?", (cursor.path,))
+        """Drop a file whose cache was lost, so that the next scan reads it again from 0.
+
+        Only the row as it was read: a scan in another process may have moved it on since.
+        """
+        self.store.db.execute(
+            "DELETE FROM log_files WHERE path = ? AND offset = ? AND plain_len = ?",
+            (cursor.path, cursor.offset, cursor.plain_len),
+        )
 
     # -- reading back -----------------------------------------------------------------------
 
