@@ -51,6 +51,18 @@ MIGRATIONS: list[str] = [
         first_time      INTEGER,
         last_time       INTEGER,
         stats           TEXT NOT NULL DEFAULT '{}',
+        revision        INTEGER NOT NULL DEFAULT 1,  -- bumped whenever the session changes
+        PRIMARY KEY (harness, session_id)
+    );
+    """,
+    # 2: prompt-adapt's friction signals, per session, with the knobs and revision they are of.
+    """
+    CREATE TABLE session_signals (
+        harness     TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        config      TEXT NOT NULL,
+        revision    INTEGER NOT NULL,
+        result      TEXT NOT NULL,
         PRIMARY KEY (harness, session_id)
     );
     """,

@@ -13,6 +13,7 @@ import click
 _COMMANDS = {
     "scan": "scan:scan",
     "sessions": "sessions:sessions",
+    "signals": "signals:signals",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -12,6 +13,7 @@ import orjson
 from rich.console import Console
 
 from ..paths import state_dir
+from ..sessions import ADAPTERS, Source, default_sources
 from ..store import Store, StoreError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -49,3 +51,27 @@ def open_store(directory: str | None) -> Iterator[Store]:
 def print_json(value: Any) -> None:
     sys.stdout.buffer.write(orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
     sys.stdout.flush()
+
+
+def roots_option(func: F) -> F:
+    func = click.option(
+        "--harness",
+        type=click.Choice(HARNESSES),
+        default=None,
+        help="Read roots by this harness's layout only [default: all three].",
+    )(func)
+    return click.option(
+        "--root",
+        "roots",
+        multiple=True,
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        help="A sessions root to read (repeatable) [default: each harness's own root].",
+    )(func)
+
+
+def sources_for(roots: tuple[Path, ...], harness: str | None) -> list[Source]:
+    """The given roots read by the chosen harness's layout (or every layout), else defaults."""
+    if not roots:
+        return default_sources(harness)
+    names = [harness] if harness else list(ADAPTERS)
+    return [Source(name, root.resolve()) for root in roots for name in names]

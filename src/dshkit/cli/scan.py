@@ -8,9 +8,18 @@ import click
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from ..sessions import ADAPTERS, ScanBusy, Scanner, ScanReport, Source, default_sources
+from ..sessions import ScanBusy, Scanner, ScanReport, Source
 from ..sessions.scanner import Progress as ScanProgress
-from .common import HARNESSES, json_option, open_store, print_json, state_dir_option, stderr, stdout
+from .common import (
+    json_option,
+    open_store,
+    print_json,
+    roots_option,
+    sources_for,
+    state_dir_option,
+    stderr,
+    stdout,
+)
 
 
 class _Bar(ScanProgress):
@@ -44,19 +53,7 @@ class _Bar(ScanProgress):
 
 
 @click.command()
-@click.option(
-    "--root",
-    "roots",
-    multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="A sessions root to scan (repeatable) [default: each harness's own root].",
-)
-@click.option(
-    "--harness",
-    type=click.Choice(HARNESSES),
-    default=None,
-    help="Read roots by this harness's layout only [default: all three].",
-)
+@roots_option
 @click.option(
     "--frame-budget",
     type=click.IntRange(min=1),
@@ -76,25 +73,27 @@ def scan(
 
     Only what was appended since the last scan is read; session files are never written.
     """
-    if roots:
-        names = [harness] if harness else list(ADAPTERS)
-        sources = [Source(name, root.resolve()) for root in roots for name in names]
-    else:
-        sources = default_sources(harness)
+    sources = sources_for(roots, harness)
     with open_store(state_dir) as store:
-        bar = _Bar()
-        try:
-            report = Scanner(store, frame_budget=frame_budget).scan(sources, bar)
-        except ScanBusy as exc:
-            raise click.ClickException(str(exc)) from exc
-        finally:
-            bar.stop()
-    for warning in report.warnings:
-        stderr.print(f"[yellow]warning:[/] {warning}")
+        report = run_scan(Scanner(store, frame_budget=frame_budget), sources)
     if as_json:
         print_json(report.as_json())
         return
     _print_report(report, sources, bool(roots))
+
+
+def run_scan(scanner: Scanner, sources: list[Source]) -> ScanReport:
+    """Scan with a progress bar on a terminal; warnings on stderr; a busy store is an error."""
+    bar = _Bar()
+    try:
+        report = scanner.scan(sources, bar)
+    except ScanBusy as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        bar.stop()
+    for warning in report.warnings:
+        stderr.print(f"[yellow]warning:[/] {warning}")
+    return report
 
 
 def _print_report(report: ScanReport, sources: list[Source], explicit: bool) -> None:

@@ -82,6 +82,7 @@ class ScanReport:
     warnings: list[str] = field(default_factory=list)
     elapsed_ms: int = 0
     changed_sessions: list[SessionKey] = field(default_factory=list)
+    keys: list[SessionKey] = field(default_factory=list)  # every session found under the sources
     found: dict[Source, int] = field(default_factory=dict)  # log files discovered per source
     pending: bool = False  # the frame budget left complete frames for the next round
 
@@ -228,6 +229,7 @@ class Scanner:
         rotor = next_rotor or ""
         self._flush(batch, {_ROTOR_KEY: rotor} if rotor != last_rotor else None)
 
+        report.keys = sorted(groups)
         self._totals(report, set(groups))
         report.elapsed_ms = round((time.perf_counter() - started) * 1000)
         return report
@@ -289,9 +291,15 @@ class Scanner:
                 batch.files,
             )
             db.executemany(
-                "INSERT OR REPLACE INTO sessions (harness, session_id, project, cwd, title, files, "
-                "events, human_messages, tool_calls, first_time, last_time, stats) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO sessions (harness, session_id, project, cwd, title, files, events, "
+                "human_messages, tool_calls, first_time, last_time, stats) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (harness, session_id) DO UPDATE SET project = excluded.project, "
+                "cwd = excluded.cwd, title = excluded.title, files = excluded.files, "
+                "events = excluded.events, human_messages = excluded.human_messages, "
+                "tool_calls = excluded.tool_calls, first_time = excluded.first_time, "
+                "last_time = excluded.last_time, stats = excluded.stats, "
+                "revision = revision + 1",
                 batch.sessions,
             )
             for name, value in (meta or {}).items():

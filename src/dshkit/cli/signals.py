@@ -1,0 +1,103 @@
+"""`dshkit signals`: the four friction signals (and their side counts) over the scanned roots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from ..profile.signals import SIGNALS, SignalConfig, collect_signals
+from ..sessions import Scanner
+from .common import (
+    json_option,
+    open_store,
+    print_json,
+    roots_option,
+    sources_for,
+    state_dir_option,
+    stdout,
+)
+from .scan import run_scan
+
+_ABOUT = {
+    "delegateRuns": "turns that ended asking the person to do it",
+    "longTools": "command tools running past the threshold",
+    "repeatFailures": "the same tool failing again and again",
+    "freeformAnswers": "questions with options answered in the person's own words",
+    "humanWaitTools": "long waits on the person or a background job (apart)",
+    "concurrentSkipped": "long calls not timed: others ran in between",
+    "unpairedToolResults": "tool results matching no call",
+}
+
+
+@click.command()
+@roots_option
+@click.option("--long-tool-ms", type=click.IntRange(min=0), default=60_000, show_default=True)
+@click.option("--repeat-fail-min", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option(
+    "--answer-window-ms", type=click.IntRange(min=0), default=30 * 60_000, show_default=True
+)
+@click.option(
+    "--top",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Examples shown per signal (without --json).",
+)
+@state_dir_option
+@json_option
+def signals(
+    roots: tuple[Path, ...],
+    harness: str | None,
+    long_tool_ms: int,
+    repeat_fail_min: int,
+    answer_window_ms: int,
+    top: int,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """Count friction signals in the sessions under the roots (zero LLM calls).
+
+    The roots are scanned first (incrementally); signals are computed again only for
+    sessions that changed, or when the thresholds change.
+    """
+    config = SignalConfig(
+        long_tool_ms=long_tool_ms,
+        repeat_fail_min=repeat_fail_min,
+        answer_window_ms=answer_window_ms,
+    )
+    with open_store(state_dir) as store:
+        scanner = Scanner(store)
+        scanned = run_scan(scanner, sources_for(roots, harness))
+        report = collect_signals(scanner, scanned.keys, config)
+    if as_json:
+        print_json(report.as_json())
+        return
+    table = Table(
+        title=f"{report.sessions} sessions with {report.human_messages} human messages",
+        title_justify="left",
+        box=None,
+    )
+    table.add_column("signal")
+    table.add_column("count", justify="right")
+    table.add_column("what it counts")
+    for name in SIGNALS:
+        table.add_row(name, str(report.totals[name]), _ABOUT[name])
+    stdout.print(table)
+    for name in SIGNALS[:4]:
+        for hit in report.details[name][:top]:
+            stdout.print(f"[bold]{name}[/] {_describe(hit)}")
+
+
+def _describe(hit: dict[str, object]) -> str:
+    where = f"{hit['session']} turn {hit['turn']}"
+    if "durationMs" in hit:
+        return f"{where}: {hit['tool']} took {int(hit['durationMs']) / 1000:.1f}s"  # type: ignore[call-overload]
+    if "failures" in hit:
+        return (
+            f"{where}: {hit['tool']} failed {hit['failures']} times (last code {hit['errorCode']})"
+        )
+    if "options" in hit:
+        return f"{where}: options {hit['options']} → {hit['answer']!r}"
+    return f"{where}: {hit.get('match')!r} in {hit.get('text')!r}"

@@ -1,0 +1,1 @@
+"""prompt-adapt: friction signals counted from sessions, and (to come) the user profile."""

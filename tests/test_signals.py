@@ -1,0 +1,470 @@
+"""The four friction signals (seed 001 §4), including every false positive the seed found."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from dshkit.profile.signals import SIGNALS, SignalConfig, collect_signals, session_signals
+from dshkit.sessions import Scanner, Source
+from dshkit.store import Store
+
+from .conftest import session_dir, write_log
+
+MINUTE = 60_000
+
+
+class Log:
+    """Builds one session's events in order, with explicit times."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.turn = 0
+        self.time = 1_790_000_000_000
+
+    def add(self, kind: str, data: dict[str, Any], after_ms: int = 1000) -> dict[str, Any]:
+        self.time += after_ms
+        event = {"type": kind, "seq": len(self.events), "time": self.time, "data": data}
+        self.events.append(event)
+        return event
+
+    def turn_start(self, after_ms: int = 1000) -> None:
+        self.turn += 1
+        self.add("turn/start", {"turn": self.turn}, after_ms)
+
+    def human(self, text: str, after_ms: int = 1000) -> None:
+        self.add(
+            "user/message",
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": text}],
+                "source": {"kind": "user"},
+            },
+            after_ms,
+        )
+
+    def say(self, text: str, reasoning: str = "") -> None:
+        content = [{"type": "reasoning", "text": reasoning}] if reasoning else []
+        content.append({"type": "text", "text": text})
+        self.add(
+            "assistant/message",
+            {"turn": self.turn, "message": {"role": "assistant", "content": content}},
+        )
+
+    def call(self, name: str, call_id: str, arguments: Any = None, after_ms: int = 1000) -> None:
+        self.add(
+            "tool/call",
+            {
+                "turn": self.turn,
+                "callId": call_id,
+                "name": name,
+                "arguments": orjson.dumps(arguments or {}).decode(),
+            },
+            after_ms,
+        )
+
+    def result(
+        self,
+        call_id: str,
+        after_ms: int,
+        failed: bool = False,
+        code: str | None = None,
+        text: str = "ok",
+        role: str = "tool",
+    ) -> None:
+        data: dict[str, Any] = {
+            "turn": self.turn,
+            "message": {
+                "role": role,
+                "source": {"kind": "tool", "callId": call_id},
+                "content": [{"type": "text", "text": text}],
+            },
+        }
+        if failed and code:
+            data["error"] = {"name": "ToolError", "code": code}
+        elif failed:
+            data["message"]["isError"] = True
+        self.add("tool/result", data, after_ms)
+
+    def counts(self, config: SignalConfig | None = None) -> dict[str, int]:
+        return session_signals(self.events, config or SignalConfig(), "dsh:s").totals()
+
+
+def only(**expected: int) -> dict[str, int]:
+    return {name: expected.get(name, 0) for name in SIGNALS}
+
+
+# -- delegateRuns ---------------------------------------------------------------------------
+
+
+def test_delegate_run_is_the_last_message_of_a_turn_without_tools() -> None:
+    log = Log()
+    log.turn_start()
+    log.human("看一下为什么构建失败")
+    log.say("原因是缺少依赖。请你把这个输出贴给我，我确认后给你最准确的修改命令")
+    assert log.counts() == only(delegateRuns=1)
+    hit = session_signals(log.events, SignalConfig(), "dsh:s").hits["delegateRuns"][0]
+    assert hit["match"] == "请你把" and hit["turn"] == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "需要你注意一个陷阱，不绕开的话你会得出错误结论",  # seed §4.1: "需要你" as "note that"
+        "这里我们先理一理上下文，再讨论方案",
+    ],
+)
+def test_discursive_you_is_not_a_delegate_run(text: str) -> None:
+    log = Log()
+    log.turn_start()
+    log.say(text)
+    assert log.counts() == only()
+
+
+def test_only_the_turns_last_message_counts_and_only_its_text() -> None:
+    log = Log()
+    log.turn_start()
+    log.say("所以我请你先把三个被混在一起的东西拆开")  # seed §4.1: mid-turn, not the hand-off
+    log.say("拆开之后结论就清楚了。")
+    log.turn_start()
+    log.say("结论如上。", reasoning="也许应该请你把日志发给我")  # reasoning is not speech
+    assert log.counts() == only()
+
+
+def test_a_turn_with_a_tool_call_is_not_a_delegate_run_and_turns_count_once() -> None:
+    log = Log()
+    log.turn_start()
+    log.call("read", "c1")
+    log.result("c1", 100)
+    log.say("需要你确认一下这两件事")
+    log.turn_start()
+    log.say("需要你确认")
+    log.say("请你把结果贴给我；麻烦你帮忙看一下")
+    assert log.counts() == only(delegateRuns=1)
+    swapped = SignalConfig(delegate_patterns=(r"从不出现的句式",))
+    assert log.counts(swapped) == only()  # seed §4.5: swapping the patterns empties it
+
+
+# -- longTools, humanWaitTools, concurrentSkipped -------------------------------------------
+
+
+def waits() -> Log:
+    log = Log()
+    log.turn_start()
+    log.call("pwsh", "p1")
+    log.result("p1", 2 * MINUTE)  # a long command
+    log.call("ask_user_question", "q1")
+    log.result("q1", 330 * MINUTE)  # seed §4.2: 5.5 hours of a person thinking
+    log.call("job_output", "j1")
+    log.result("j1", 3 * MINUTE)  # waiting on a background job
+    log.call("read", "r1")
+    log.result("r1", 5 * MINUTE)  # slow, but not a command tool
+    log.call("bash", "b1")
+    log.result("b1", 30_000)  # under the threshold
+    # Parallel calls: the first result is queued behind the second call (seed §4.2, 5.5 h).
+    log.call("pwsh", "p2")
+    log.call("pwsh", "p3", after_ms=10)
+    log.result("p3", 2 * MINUTE)  # the last of a batch gets a clean reading
+    log.result("p2", 330 * MINUTE)
+    # A human-wait call with a turn start in between is skipped first, not counted as a wait.
+    log.call("subagent", "s1")
+    log.turn_start(after_ms=10)
+    log.result("s1", 90 * MINUTE)
+    return log
+
+
+def test_long_waits_are_sorted_into_commands_waits_and_skipped() -> None:
+    assert waits().counts() == only(longTools=2, humanWaitTools=2, concurrentSkipped=2)
+    hits = session_signals(waits().events, SignalConfig(), "dsh:s").hits
+    assert [(h["tool"], h["durationMs"]) for h in hits["longTools"]] == [
+        ("pwsh", 120_000),
+        ("pwsh", 120_000),
+    ]
+    assert max(h["durationMs"] for h in hits["longTools"]) < 24 * 60 * MINUTE
+
+
+def test_thresholds_move_the_counts() -> None:
+    log = waits()
+    base = log.counts()["longTools"]
+    assert log.counts(SignalConfig(long_tool_ms=1))["longTools"] > base  # seed §4.5
+    assert log.counts(SignalConfig(long_tool_ms=10**12)) == only()
+    no_waits = SignalConfig(human_wait_tools=frozenset())
+    assert log.counts(no_waits)["longTools"] > base  # seed §4.5: job_output becomes a command
+    assert log.counts(no_waits)["humanWaitTools"] == 0
+
+
+# -- repeatFailures -------------------------------------------------------------------------
+
+
+def test_seven_failures_at_three_count_twice_and_success_resets() -> None:
+    log = Log()
+    log.turn_start()
+    for n in range(7):
+        log.call("write", f"w{n}")
+        log.result(f"w{n}", 100, failed=True, code="FS_STALE_VERSION")
+        if n == 3:
+            log.turn_start()  # turn boundaries do not reset a streak
+    log.call("web_fetch", "f1")
+    log.result("f1", 100, failed=True)
+    log.call("web_fetch", "f2")
+    log.result("f2", 100)  # success resets web_fetch
+    for n in range(3):
+        log.call("web_fetch", f"g{n}")
+        log.result(f"g{n}", 100, failed=True)  # isError only: no code
+    counts = session_signals(log.events, SignalConfig(), "dsh:s")
+    assert counts.totals() == only(repeatFailures=3)
+    assert [(h["tool"], h["errorCode"]) for h in counts.hits["repeatFailures"]] == [
+        ("write", "FS_STALE_VERSION"),
+        ("write", "FS_STALE_VERSION"),
+        ("web_fetch", None),
+    ]
+    assert log.counts(SignalConfig(repeat_fail_min=1))["repeatFailures"] == 7 + 1 + 3
+
+
+def test_interleaved_tools_keep_separate_streaks() -> None:
+    log = Log()
+    log.turn_start()
+    for n in range(3):
+        for tool in ("edit", "grep"):
+            log.call(tool, f"{tool}{n}")
+            log.result(f"{tool}{n}", 100, failed=True)
+    assert log.counts() == only(repeatFailures=2)
+
+
+# -- freeformAnswers ------------------------------------------------------------------------
+
+OPTIONS = {
+    "questions": [
+        {
+            "id": "restart",
+            "question": "现在重启吗？",
+            "options": [{"label": "现在重启并验证（推荐）"}, {"label": "先不重启，我自己稍后重启"}],
+        }
+    ]
+}
+
+
+def asked(answer: str | None, turns_between: int = 0, after_ms: int = 1000) -> Log:
+    log = Log()
+    log.turn_start()
+    log.call("ask_user_question", "q1", OPTIONS)
+    # Seed §1.9(d): the answer is a role-user tool/result whose call id pairs with nothing.
+    log.result(
+        "q-elsewhere",
+        5000,
+        role="user",
+        text='{"answers":[{"id":"restart","selected":["先不重启，我自己稍后重启"]}]}',
+    )
+    for _ in range(turns_between):
+        log.turn_start()
+        log.say("another topic")
+    log.turn_start()
+    if answer is not None:
+        log.human(answer, after_ms)
+    return log
+
+
+def test_an_answer_outside_the_options_counts() -> None:
+    log = asked("显示文件已损坏，无法启动qq")
+    assert log.counts() == only(freeformAnswers=1, unpairedToolResults=1)
+    hit = session_signals(log.events, SignalConfig(), "dsh:s").hits["freeformAnswers"][0]
+    assert hit["answer"] == "显示文件已损坏，无法启动qq" and len(hit["options"]) == 2
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "现在重启并验证（推荐）",
+        "  先不重启，我自己稍后重启 ",
+        "好的，现在重启并验证（推荐）吧",
+        "现在重启",
+    ],
+)
+def test_choosing_an_option_in_any_wording_does_not_count(answer: str) -> None:
+    assert asked(answer).counts()["freeformAnswers"] == 0
+
+
+def test_labels_match_ignoring_case() -> None:
+    log = Log()
+    log.turn_start()
+    log.call("AskUserQuestion", "q1", {"questions": [{"options": [{"label": "Yes, Restart"}]}]})
+    log.result("q1", 1000)
+    log.human("yes, restart")
+    assert log.counts() == only()
+
+
+def test_a_change_of_topic_is_not_a_freeform_answer() -> None:
+    # Seed §4.4: a later human message after another turn is a new topic, not an answer.
+    assert asked("总结一下为了成功安装，你做的关键步骤", turns_between=1).counts() == only(
+        unpairedToolResults=1
+    )
+
+
+def test_answers_outside_the_window_or_without_options_do_not_count() -> None:
+    late = asked("自己另说", after_ms=31 * MINUTE)
+    assert late.counts()["freeformAnswers"] == 0
+    assert late.counts(SignalConfig(answer_window_ms=40 * MINUTE))["freeformAnswers"] == 1
+    log = Log()
+    log.turn_start()
+    log.call("ask_user_question", "q1", {"questions": [{"question": "?", "options": []}]})
+    log.result("q1", 1000)
+    log.human("自己另说")
+    assert log.counts() == only()
+
+
+# -- across sessions and harnesses, and incrementally ---------------------------------------
+
+
+def failing_session(root: Path, name: str, failures: int) -> Path:
+    log = Log()
+    log.turn_start()
+    log.human("go")
+    for n in range(failures):
+        log.call("write", f"{name}{n}")
+        log.result(f"{name}{n}", 100, failed=True, code="X")
+    path = session_dir(root, name) / "session.v4.jsonl.zstd"
+    write_log(path, [[e] for e in log.events], session_id=name)
+    return path
+
+
+def test_streaks_never_leak_across_sessions_and_results_are_incremental(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    failing_session(root, "a", 2)
+    failing_session(root, "b", 2)
+    with Store(tmp_path / "state") as store:
+        scanner = Scanner(store)
+        keys = scanner.scan([Source("dsh", root)]).keys
+        first = collect_signals(scanner, keys, SignalConfig())
+        assert (first.sessions, first.human_messages) == (2, 2)
+        assert first.totals == only() and first.recomputed == 2
+        again = collect_signals(scanner, keys, SignalConfig())
+        assert again.recomputed == 0 and again.as_json() == first.as_json()
+        # One more failure in session a: only a is computed again, and now counts.
+        log = Log()
+        log.time += 10**9
+        log.add("tool/call", {"turn": 1, "callId": "late", "name": "write", "arguments": "{}"})
+        log.events[-1]["seq"] = 100
+        write_log(
+            session_dir(root, "a") / "session.v4.jsonl.zstd",
+            [
+                [log.events[-1]],
+                [
+                    {
+                        **log.events[-1],
+                        "seq": 101,
+                        "type": "tool/result",
+                        "data": {
+                            "message": {
+                                "source": {"kind": "tool", "callId": "late"},
+                                "content": [],
+                            },
+                            "error": {"code": "X"},
+                        },
+                    }
+                ],
+            ],
+            mode="ab",
+        )
+        scanner.scan([Source("dsh", root)])
+        grown = collect_signals(scanner, keys, SignalConfig())
+        assert grown.recomputed == 1 and grown.totals == only(repeatFailures=1)
+        assert grown.details["repeatFailures"][0]["session"] == "dsh:a"
+        other = collect_signals(
+            scanner, keys, dataclasses.replace(SignalConfig(), repeat_fail_min=2)
+        )
+        assert other.recomputed == 2 and other.totals == only(repeatFailures=2)
+
+
+def test_claude_code_tools_map_to_the_same_signals(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "-home-dev-p"
+    project.mkdir(parents=True)
+
+    def line(kind: str, at: str, **fields: Any) -> bytes:
+        return orjson.dumps({"type": kind, "timestamp": f"2026-11-30T04:{at}Z", **fields}) + b"\n"
+
+    ask = {"questions": [{"question": "Restart?", "options": [{"label": "Yes"}, {"label": "No"}]}]}
+    lines = [
+        line("user", "00:00.000", message={"role": "user", "content": "deploy it"}),
+        line(
+            "assistant",
+            "00:01.000",
+            requestId="r1",
+            message={
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "Bash",
+                        "input": {"command": "make deploy"},
+                    }
+                ]
+            },
+        ),
+        line(
+            "user",
+            "02:31.000",
+            message={"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "done"}]},
+        ),
+        line(
+            "assistant",
+            "02:32.000",
+            requestId="r2",
+            message={
+                "content": [
+                    {"type": "tool_use", "id": "t2", "name": "AskUserQuestion", "input": ask}
+                ]
+            },
+        ),
+        line(
+            "user",
+            "09:00.000",
+            message={
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t2", "content": "User answered"}
+                ]
+            },
+        ),
+        line(
+            "user", "09:05.000", message={"role": "user", "content": "wait, check the logs first"}
+        ),
+    ]
+    (project / "c-1.jsonl").write_bytes(b"".join(lines))
+    with Store(tmp_path / "state") as store:
+        scanner = Scanner(store)
+        keys = scanner.scan([Source("claude", tmp_path / "projects")]).keys
+        report = collect_signals(scanner, keys, SignalConfig())
+    assert report.totals == only(longTools=1, humanWaitTools=1, freeformAnswers=1)
+    assert report.details["longTools"][0]["tool"] == "Bash"
+
+
+def test_signals_cli_json_contract(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    failing_session(root, "a", 3)
+    command = [
+        sys.executable,
+        "-m",
+        "dshkit",
+        "signals",
+        "--root",
+        str(root),
+        "--state-dir",
+        str(tmp_path / "state"),
+        "--json",
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, check=True)
+    report = orjson.loads(result.stdout)
+    assert list(report) == ["sessions", "humanMessages", "totals", "details"]
+    assert list(report["totals"]) == list(SIGNALS) == list(report["details"])
+    assert report["totals"]["repeatFailures"] == 1 and report["sessions"] == 1
+    lower = subprocess.run(
+        [*command, "--repeat-fail-min", "1"], capture_output=True, text=True, check=True
+    )
+    assert orjson.loads(lower.stdout)["totals"]["repeatFailures"] == 3
+    bad = subprocess.run([*command, "--repeat-fail-min", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--repeat-fail-min" in bad.stderr
