@@ -66,6 +66,23 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (harness, session_id)
     );
     """,
+    # 3: every LLM call, whatever its outcome (prompt and reply kept; never the API key).
+    """
+    CREATE TABLE llm_calls (
+        id            INTEGER PRIMARY KEY,
+        at            INTEGER NOT NULL,
+        purpose       TEXT NOT NULL,
+        base_url      TEXT NOT NULL,
+        model         TEXT,
+        outcome       TEXT NOT NULL,
+        error         TEXT,
+        finish_reason TEXT,
+        elapsed_ms    INTEGER NOT NULL,
+        usage         TEXT,
+        prompt        TEXT NOT NULL,
+        response      TEXT NOT NULL
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
