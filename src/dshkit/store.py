@@ -83,6 +83,21 @@ MIGRATIONS: list[str] = [
         response      TEXT NOT NULL
     );
     """,
+    # 4: the user profile: each generated version, its diff, and how its answer was read.
+    """
+    CREATE TABLE profile_versions (
+        version           INTEGER PRIMARY KEY,
+        at                INTEGER NOT NULL,
+        entries           TEXT NOT NULL,
+        diff              TEXT NOT NULL,
+        spurious_rate     REAL NOT NULL,
+        partial           INTEGER NOT NULL,
+        rescue            TEXT,
+        material_messages INTEGER NOT NULL,
+        reason            TEXT NOT NULL,
+        notes             TEXT NOT NULL DEFAULT ''
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

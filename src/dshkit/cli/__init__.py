@@ -11,6 +11,7 @@ import click
 
 # command name → "module:attribute" under dshkit.cli
 _COMMANDS = {
+    "profile": "profile:profile",
     "scan": "scan:scan",
     "sessions": "sessions:sessions",
     "signals": "signals:signals",

@@ -1,0 +1,154 @@
+"""`dshkit profile …`: generate the user profile and see how it stands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from ..llm import LLMConfig, LLMConfigError
+from ..profile.generate import HISTORY_LIMIT, generate, last_run, latest_version
+from ..profile.size import size_table
+from ..sessions import Scanner
+from ..store import Store
+from .common import (
+    json_option,
+    open_store,
+    print_json,
+    roots_option,
+    sources_for,
+    state_dir_option,
+    stderr,
+    stdout,
+)
+from .scan import run_scan
+
+
+@click.group()
+def profile() -> None:
+    """The user profile an LLM keeps from what the person said (prompt-adapt)."""
+
+
+@profile.command("generate")
+@roots_option
+@click.option("--force", is_flag=True, help="Generate even when too little is new.")
+@click.option(
+    "--history",
+    type=click.IntRange(min=1),
+    default=HISTORY_LIMIT,
+    show_default=True,
+    help="Profile versions kept.",
+)
+@state_dir_option
+@json_option
+def generate_command(
+    roots: tuple[Path, ...],
+    harness: str | None,
+    force: bool,
+    history: int,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """Scan the roots, and generate a new profile version when enough is new."""
+    with open_store(state_dir) as store:
+        try:
+            llm = LLMConfig.load(store.state_dir)
+        except LLMConfigError as exc:
+            raise click.ClickException(str(exc)) from exc
+        scanner = Scanner(store)
+        keys = run_scan(scanner, sources_for(roots, harness)).keys
+        written = [0]
+
+        def progress(delta: str) -> None:
+            written[0] += len(delta)
+            if not as_json and stderr.is_terminal:
+                stderr.print(f"\r[dim]model writing… {written[0]:,} characters[/]", end="")
+
+        result = generate(scanner, keys, llm, force=force, history_limit=history, on_delta=progress)
+        if written[0] and not as_json and stderr.is_terminal:
+            stderr.print()
+    if as_json:
+        print_json(result.as_json())
+    elif result.ok:
+        diff = result.diff
+        stdout.print(
+            f"profile v{result.version}: {result.entries} entries "
+            f"(+{len(diff['added'])} -{len(diff['removed'])} ~{len(diff['modified'])}, "
+            f"spurious rate {result.spurious_rate:.1%}){' [partial]' if result.partial else ''}"
+        )
+        stdout.print(f"[dim]{result.reason}[/]")
+    else:
+        stdout.print(f"no new version: {result.error or result.reason}")
+    for warning in result.warnings:
+        stderr.print(f"[yellow]warning:[/] {warning}")
+
+
+@profile.command("status")
+@state_dir_option
+@json_option
+def status(state_dir: str | None, as_json: bool) -> None:
+    """The latest version and the last run (why it did or did not update)."""
+    with open_store(state_dir) as store:
+        scanner = Scanner(store)
+        latest = latest_version(scanner)
+        run = last_run(scanner)
+        versions = _versions(store)
+    value = {
+        "version": latest[0] if latest else None,
+        "entries": latest[1] if latest else [],
+        "versionsKept": versions,
+        "lastRun": run,
+    }
+    if as_json:
+        print_json(value)
+        return
+    if latest is None:
+        stdout.print("No profile yet.")
+    else:
+        table = Table(title=f"profile v{latest[0]}", title_justify="left", box=None)
+        for column in ("id", "category", "claim", "confidence"):
+            table.add_column(column, overflow="fold")
+        for entry in latest[1]:
+            table.add_row(entry["id"], entry["category"], entry["claim"], entry["confidence"])
+        stdout.print(table)
+    if run:
+        verdict = "updated" if run["ok"] else f"not updated: {run['error'] or run['reason']}"
+        stdout.print(f"last run: {verdict}")
+
+
+def _versions(store: Store) -> int:
+    return int(store.db.execute("SELECT count(*) FROM profile_versions").fetchone()[0])
+
+
+@profile.command("delta-size")
+@json_option
+def delta_size(as_json: bool) -> None:
+    """How much the model must write: full contract against delta contract (static)."""
+    rows = size_table()
+    if as_json:
+        print_json(
+            [
+                {
+                    "entries": r.entries,
+                    "changed": r.changed,
+                    "fullTokens": r.full_tokens,
+                    "deltaTokens": r.delta_tokens,
+                    "saved": round(r.saved, 3),
+                }
+                for r in rows
+            ]
+        )
+        return
+    table = Table(box=None)
+    for column in ("entries", "changed", "full contract", "delta contract", "saved"):
+        table.add_column(column, justify="right")
+    for r in rows:
+        table.add_row(
+            str(r.entries),
+            str(r.changed),
+            f"{r.full_tokens} tokens",
+            f"{r.delta_tokens} tokens",
+            f"{r.saved:.1%}",
+        )
+    stdout.print(table)

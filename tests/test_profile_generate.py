@@ -1,0 +1,160 @@
+"""Profile generation end to end, against a real fake OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from dshkit.llm import LLMConfig
+from dshkit.profile.generate import generate, last_run, latest_version
+from dshkit.sessions import Scanner, Source
+from dshkit.sessions.corpus import Corpus
+from dshkit.store import Store
+
+from .fakes import FakeOpenAI, Reply
+
+A1 = {"id": "A1", "category": "A", "claim": "用中文沟通", "evidence": ["[3]"], "confidence": "high"}
+B1 = {
+    "id": "B1",
+    "category": "B",
+    "claim": "不要未经确认就改代码",
+    "evidence": ["[7]", "[9]"],
+    "confidence": "medium",
+}
+
+
+def answer(value: dict[str, Any]) -> Reply:
+    text = orjson.dumps(value).decode()
+    return Reply(deltas=[text[: len(text) // 2], text[len(text) // 2 :]])
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Any:
+    root = tmp_path / "sessions"
+    Corpus(root, seed=21).generate(sessions=3, frames=240)
+    with FakeOpenAI() as fake, Store(tmp_path / "state") as store:
+        scanner = Scanner(store)
+        keys = scanner.scan([Source("dsh", root)]).keys
+        llm = LLMConfig(base_url=fake.base_url, api_key="sk-t", model="m")
+        yield fake, scanner, keys, llm
+
+
+def test_first_version_then_no_trigger_then_a_forced_delta(world: Any) -> None:
+    fake, scanner, keys, llm = world
+    fake.replies.append(answer({"entries": [A1, B1], "notes": ""}))
+    first = generate(scanner, keys, llm)
+    assert first.ok and first.version == 1 and first.entries == 2
+    assert first.diff["added"] == ["A1", "B1"] and first.spurious_rate == 0
+    assert first.reason.startswith("first profile: enough material")
+    prompt = fake.requests[0].body["messages"][1]["content"]
+    assert "第一次归纳" in prompt and "已有画像" not in prompt and "[1] " in prompt
+
+    idle = generate(scanner, keys, llm)
+    assert not idle.ok and idle.error is None and "below both thresholds" in idle.reason
+    assert len(fake.requests) == 1, "no model call when nothing is new"
+    assert last_run(scanner)["reason"] == idle.reason  # type: ignore[index]
+
+    fake.replies.append(
+        answer(
+            {"entries": [{**A1, "claim": "用中文交流"}], "unchangedIds": ["B1"], "deletedIds": []}
+        )
+    )
+    forced = generate(scanner, keys, llm, force=True)
+    assert forced.ok and forced.version == 2 and forced.diff["modified"] == ["A1"]
+    assert forced.spurious_rate == 0.5 and forced.reason.startswith("forced (")
+    prompt = fake.requests[1].body["messages"][1]["content"]
+    assert "版本 v1" in prompt and "不要未经确认就改代码" in prompt
+    version, entries = latest_version(scanner)  # type: ignore[misc]
+    b1 = next(e for e in entries if e["id"] == "B1")
+    assert version == 2 and b1["timesSeen"] == 1 and b1["evidence"] == B1["evidence"]
+
+
+def test_a_cut_answer_keeps_what_it_can_and_deletes_nothing(world: Any) -> None:
+    fake, scanner, keys, llm = world
+    fake.replies.append(answer({"entries": [A1, B1]}))
+    generate(scanner, keys, llm)
+    new = orjson.dumps(
+        {
+            "id": "n1",
+            "category": "C",
+            "claim": "先给方案再动手",
+            "evidence": ["[12]"],
+            "confidence": "high",
+        }
+    ).decode()
+    fake.replies.append(
+        Reply(deltas=['{"entries": [' + new + ', {"id": "n2", "cat'], finish="length")
+    )
+    cut = generate(scanner, keys, llm, force=True)
+    assert cut.ok and cut.partial and cut.truncation_reason == "max-tokens"
+    assert cut.dropped_tail_chars > 0
+    assert cut.deleted_by_contract == ["A1", "B1"] and not cut.deletions_honored
+    assert sorted(e["id"] for e in latest_version(scanner)[1]) == ["A1", "B1", "n1"]  # type: ignore[index]
+    assert last_run(scanner)["partial"] is True  # type: ignore[index]
+
+
+def test_failures_store_nothing_but_say_why(world: Any, tmp_path: Path) -> None:
+    fake, scanner, keys, llm = world
+    fake.replies.append(Reply(status=503, error_body={"error": {"message": "overloaded"}}))
+    failed = generate(scanner, keys, llm)
+    assert not failed.ok and failed.outcome == "http-error" and "overloaded" in (failed.error or "")
+    assert latest_version(scanner) is None
+    fake.replies.append(Reply(deltas=["I'd rather not."]))
+    prose = generate(scanner, keys, llm)
+    assert not prose.ok and "no usable JSON" in (prose.error or "")
+    keyless = generate(scanner, keys, LLMConfig(base_url=fake.base_url))
+    assert not keyless.ok and "set DSHKIT_LLM_API_KEY" in (keyless.error or "")
+    assert len(fake.requests) == 2
+    calls = scanner.store.db.execute("SELECT outcome FROM llm_calls ORDER BY id").fetchall()
+    assert [c[0] for c in calls] == ["http-error", "ok"]
+
+
+def test_history_is_bounded_and_keeps_the_newest(world: Any) -> None:
+    fake, scanner, keys, llm = world
+    for claim in ("一", "二", "三"):
+        fake.replies.append(answer({"entries": [{**A1, "claim": claim}]}))
+        assert generate(scanner, keys, llm, force=True, history_limit=2).ok
+    kept = scanner.store.db.execute("SELECT version FROM profile_versions ORDER BY 1").fetchall()
+    assert [k[0] for k in kept] == [2, 3]
+    assert latest_version(scanner)[1][0]["claim"] == "三"  # type: ignore[index]
+
+
+def test_profile_cli_contract(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    Corpus(root, seed=22).generate(sessions=2, frames=200)
+    with FakeOpenAI() as fake:
+        fake.replies.append(answer({"entries": [A1]}))
+        env = {**os.environ, "DSHKIT_LLM_BASE_URL": fake.base_url, "DSHKIT_LLM_API_KEY": "k"}
+        base = [sys.executable, "-m", "dshkit", "profile"]
+        state = ["--state-dir", str(tmp_path / "state")]
+        made = subprocess.run(
+            [*base, "generate", "--root", str(root), *state, "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        status = subprocess.run(
+            [*base, "status", *state, "--json"], capture_output=True, text=True, env=env, check=True
+        )
+    result = orjson.loads(made.stdout)
+    assert list(result) == [
+        "ok",
+        "version",
+        "entries",
+        "diff",
+        "spuriousRate",
+        "partial",
+        "reason",
+        "error",
+    ]
+    assert result["ok"] and result["version"] == 1 and result["diff"]["added"] == ["A1"]
+    shown = orjson.loads(status.stdout)
+    assert shown["version"] == 1 and shown["entries"][0]["claim"] == "用中文沟通"
+    assert shown["lastRun"]["ok"] and "sk-" not in status.stdout
