@@ -12,7 +12,8 @@ import orjson
 import pytest
 
 from dshkit.llm import LLMConfig
-from dshkit.profile.generate import generate, last_run, latest_version
+from dshkit.profile.generate import generate, last_run
+from dshkit.profile.state import latest_version
 from dshkit.sessions import Scanner, Source
 from dshkit.sessions.corpus import Corpus
 from dshkit.store import Store
@@ -58,7 +59,7 @@ def test_first_version_then_no_trigger_then_a_forced_delta(world: Any) -> None:
     idle = generate(scanner, keys, llm)
     assert not idle.ok and idle.error is None and "below both thresholds" in idle.reason
     assert len(fake.requests) == 1, "no model call when nothing is new"
-    assert last_run(scanner)["reason"] == idle.reason  # type: ignore[index]
+    assert last_run(scanner.store)["reason"] == idle.reason  # type: ignore[index]
 
     fake.replies.append(
         answer(
@@ -70,7 +71,7 @@ def test_first_version_then_no_trigger_then_a_forced_delta(world: Any) -> None:
     assert forced.spurious_rate == 0.5 and forced.reason.startswith("forced (")
     prompt = fake.requests[1].body["messages"][1]["content"]
     assert "版本 v1" in prompt and "不要未经确认就改代码" in prompt
-    version, entries = latest_version(scanner)  # type: ignore[misc]
+    version, entries = latest_version(scanner.store)  # type: ignore[misc]
     b1 = next(e for e in entries if e["id"] == "B1")
     assert version == 2 and b1["timesSeen"] == 1 and b1["evidence"] == B1["evidence"]
 
@@ -95,8 +96,8 @@ def test_a_cut_answer_keeps_what_it_can_and_deletes_nothing(world: Any) -> None:
     assert cut.ok and cut.partial and cut.truncation_reason == "max-tokens"
     assert cut.dropped_tail_chars > 0
     assert cut.deleted_by_contract == ["A1", "B1"] and not cut.deletions_honored
-    assert sorted(e["id"] for e in latest_version(scanner)[1]) == ["A1", "B1", "n1"]  # type: ignore[index]
-    assert last_run(scanner)["partial"] is True  # type: ignore[index]
+    assert sorted(e["id"] for e in latest_version(scanner.store)[1]) == ["A1", "B1", "n1"]  # type: ignore[index]
+    assert last_run(scanner.store)["partial"] is True  # type: ignore[index]
 
 
 def test_failures_store_nothing_but_say_why(world: Any, tmp_path: Path) -> None:
@@ -104,7 +105,7 @@ def test_failures_store_nothing_but_say_why(world: Any, tmp_path: Path) -> None:
     fake.replies.append(Reply(status=503, error_body={"error": {"message": "overloaded"}}))
     failed = generate(scanner, keys, llm)
     assert not failed.ok and failed.outcome == "http-error" and "overloaded" in (failed.error or "")
-    assert latest_version(scanner) is None
+    assert latest_version(scanner.store) is None
     fake.replies.append(Reply(deltas=["I'd rather not."]))
     prose = generate(scanner, keys, llm)
     assert not prose.ok and "no usable JSON" in (prose.error or "")
@@ -122,7 +123,7 @@ def test_history_is_bounded_and_keeps_the_newest(world: Any) -> None:
         assert generate(scanner, keys, llm, force=True, history_limit=2).ok
     kept = scanner.store.db.execute("SELECT version FROM profile_versions ORDER BY 1").fetchall()
     assert [k[0] for k in kept] == [2, 3]
-    assert latest_version(scanner)[1][0]["claim"] == "三"  # type: ignore[index]
+    assert latest_version(scanner.store)[1][0]["claim"] == "三"  # type: ignore[index]
 
 
 def test_profile_cli_contract(tmp_path: Path) -> None:

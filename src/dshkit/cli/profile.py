@@ -8,8 +8,9 @@ import click
 from rich.table import Table
 
 from ..llm import LLMConfig, LLMConfigError
-from ..profile.generate import HISTORY_LIMIT, generate, last_run, latest_version
+from ..profile.generate import HISTORY_LIMIT, generate, last_run
 from ..profile.size import size_table
+from ..profile.state import Mode, ProfileState, TextRejected, latest_version
 from ..sessions import Scanner
 from ..store import Store
 from .common import (
@@ -90,9 +91,8 @@ def generate_command(
 def status(state_dir: str | None, as_json: bool) -> None:
     """The latest version and the last run (why it did or did not update)."""
     with open_store(state_dir) as store:
-        scanner = Scanner(store)
-        latest = latest_version(scanner)
-        run = last_run(scanner)
+        latest = latest_version(store)
+        run = last_run(store)
         versions = _versions(store)
     value = {
         "version": latest[0] if latest else None,
@@ -152,3 +152,78 @@ def delta_size(as_json: bool) -> None:
             f"{r.saved:.1%}",
         )
     stdout.print(table)
+
+
+@profile.command("show")
+@state_dir_option
+@json_option
+def show(state_dir: str | None, as_json: bool) -> None:
+    """The text the agent is given now, where it comes from, and the profile behind it."""
+    with open_store(state_dir) as store:
+        state = ProfileState(store)
+        effective = state.effective()
+        latest = state.latest()
+        row = store.db.execute(
+            "SELECT at, notes FROM profile_versions ORDER BY version DESC LIMIT 1"
+        ).fetchone()
+        run = last_run(store)
+    value = {
+        "mode": effective.mode.value,
+        "effectiveText": effective.text,
+        "effectiveSource": effective.source,
+        "profile": {
+            "version": latest[0],
+            "generatedAt": row[0],
+            "notes": row[1],
+            "entries": latest[1],
+        }
+        if latest and row
+        else None,
+        "lastRun": run,
+    }
+    if as_json:
+        print_json(value)
+        return
+    stdout.print(f"mode: {effective.mode.value} (text from {effective.source})")
+    stdout.print(effective.text or "[dim](nothing is injected)[/]", markup=not effective.text)
+
+
+@profile.command("mode")
+@click.argument("mode", type=click.Choice([m.value for m in Mode]))
+@state_dir_option
+def mode_command(mode: str, state_dir: str | None) -> None:
+    """Inject the generated profile (auto) or your own text (custom); the other is kept."""
+    with open_store(state_dir) as store:
+        ProfileState(store).set_mode(mode)
+    stdout.print(f"mode: {mode}")
+
+
+@profile.command("custom")
+@click.option(
+    "--file",
+    "source",
+    type=click.File("r", encoding="utf-8"),
+    required=True,
+    help="The text to inject in custom mode ('-' for standard input).",
+)
+@state_dir_option
+def custom(source: object, state_dir: str | None) -> None:
+    """Set the text injected in custom mode."""
+    text = source.read()  # type: ignore[attr-defined]
+    with open_store(state_dir) as store:
+        try:
+            ProfileState(store).set_custom_text(text)
+        except TextRejected as exc:
+            raise click.BadParameter(str(exc), param_hint="--file") from exc
+    stdout.print(f"custom text set ({len(text):,} characters)")
+
+
+@profile.command("copy")
+@state_dir_option
+def copy(state_dir: str | None) -> None:
+    """Print the effective text and remember that it was copied (to paste into custom mode)."""
+    with open_store(state_dir) as store:
+        state = ProfileState(store)
+        text = state.effective().text
+        state.mark_copied(text)
+    click.echo(text)

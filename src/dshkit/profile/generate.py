@@ -18,8 +18,8 @@ from ..llm import LLMClient, LLMConfig, LLMConfigError
 from ..sessions import Scanner
 from ..sessions.events import human_messages, message_text
 from ..sessions.scanner import SessionKey
+from ..store import Store
 from .model import (
-    Entry,
     ProfileOutputError,
     Trigger,
     assemble,
@@ -30,6 +30,7 @@ from .model import (
 )
 from .prompt import MAX_MATERIAL, Material, build_messages
 from .signals import SignalConfig, collect_signals
+from .state import latest_version
 
 HISTORY_LIMIT = 50
 _WATERMARK = "profile.watermark"
@@ -73,15 +74,8 @@ class Generation:
         }
 
 
-def latest_version(scanner: Scanner) -> tuple[int, list[Entry]] | None:
-    row = scanner.store.db.execute(
-        "SELECT version, entries FROM profile_versions ORDER BY version DESC LIMIT 1"
-    ).fetchone()
-    return (row[0], orjson.loads(row[1])) if row else None
-
-
-def last_run(scanner: Scanner) -> dict[str, Any] | None:
-    stored = scanner.store.get_meta(_LAST_RUN)
+def last_run(store: Store) -> dict[str, Any] | None:
+    stored = store.get_meta(_LAST_RUN)
     return orjson.loads(stored) if stored else None
 
 
@@ -116,7 +110,7 @@ def generate(
         run.error = str(exc)
         return _finish(scanner, run)
 
-    previous = latest_version(scanner)
+    previous = latest_version(scanner.store)
     material = _material(scanner, keys)
     messages = build_messages(
         previous[1] if previous else None,
