@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(BIN)/dshkit scan
+	$(BIN)/dshkit serve
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests bench

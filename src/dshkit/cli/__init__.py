@@ -13,6 +13,7 @@ import click
 _COMMANDS = {
     "profile": "profile:profile",
     "scan": "scan:scan",
+    "serve": "serve:serve",
     "sessions": "sessions:sessions",
     "signals": "signals:signals",
 }

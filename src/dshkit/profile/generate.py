@@ -172,7 +172,7 @@ def generate(
         )
         mark = {"at": run.at, "humanMessages": signals.human_messages, "sessions": signals.sessions}
         scanner.store.set_meta(_WATERMARK, orjson.dumps(mark).decode())
-        _record(scanner, run)
+        record_run(scanner.store, run)
     return run
 
 
@@ -189,9 +189,10 @@ def _material(scanner: Scanner, keys: list[SessionKey]) -> list[Material]:
 
 def _finish(scanner: Scanner, run: Generation) -> Generation:
     with scanner.store.transaction():
-        _record(scanner, run)
+        record_run(scanner.store, run)
     return run
 
 
-def _record(scanner: Scanner, run: Generation) -> None:
-    scanner.store.set_meta(_LAST_RUN, orjson.dumps(asdict(run)).decode())
+def record_run(store: Store, run: Generation) -> None:
+    """Keep `run` as the profile's lastRun (inside the caller's transaction, if any)."""
+    store.set_meta(_LAST_RUN, orjson.dumps(asdict(run)).decode())

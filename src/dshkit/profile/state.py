@@ -51,13 +51,17 @@ class TextRejected(ValueError):
     """Text the user gave cannot be injected as it is (the message says why and the limit)."""
 
 
+class TextTooLong(TextRejected):
+    """Not a string, or longer than MAX_CUSTOM_TEXT."""
+
+
 def check_text(text: Any, what: str) -> str:
     """The text, if it may be injected; TextRejected with the reason otherwise."""
     if not isinstance(text, str):
-        raise TextRejected(f"{what} must be a string, got {type(text).__name__}")
+        raise TextTooLong(f"{what} must be a string, got {type(text).__name__}")
     units = len(text.encode("utf-16-le")) // 2
     if units > MAX_CUSTOM_TEXT:
-        raise TextRejected(f"{what} is {units} characters long; the limit is {MAX_CUSTOM_TEXT}")
+        raise TextTooLong(f"{what} is {units} characters long; the limit is {MAX_CUSTOM_TEXT}")
     if _TEMPLATE.search(text):
         raise TextRejected(
             f"{what} contains '{{{{' or '}}}}': DSH reads that as a template variable and then "
