@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import stat
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,6 +23,7 @@ from dshkit.sessions import Source
 from dshkit.sessions.corpus import Corpus
 from dshkit.web.app import create_app, ensure_token
 
+from .conftest import snapshot
 from .fakes import FakeOpenAI, Reply
 
 
@@ -194,3 +198,44 @@ def test_token_file_is_private_and_stable(tmp_path: Path) -> None:
     token = ensure_token(tmp_path)
     assert stat.S_IMODE((tmp_path / "token").stat().st_mode) == 0o600
     assert ensure_token(tmp_path) == token and len(token) >= 32
+
+
+def test_serve_command_and_session_roots_left_untouched(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    Corpus(root, seed=32).generate(sessions=2, frames=100)
+    before = snapshot(root)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "HOME": str(tmp_path), "DSH_HOME": str(tmp_path / ".dsh")}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "dshkit", "serve", "--port", str(port), "--root", str(root)],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                state = httpx.get(f"http://127.0.0.1:{port}/api/profile/state").json()
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and child.poll() is None, "serve did not start"
+                time.sleep(0.1)
+        token = (tmp_path / ".dsh" / "dshkit" / "token").read_text().strip()
+        rescan = httpx.post(
+            f"http://127.0.0.1:{port}/api/profile/rescan", headers={"x-dshkit-token": token}
+        )
+        assert state["mode"] == "auto" and rescan.status_code == 202
+        for _ in range(100):
+            current = httpx.get(f"http://127.0.0.1:{port}/api/profile/state").json()
+            if current["lastRun"] and not current["running"]:
+                break
+            time.sleep(0.1)
+        assert "first profile" in current["lastRun"]["reason"]
+    finally:
+        child.terminate()
+        _, err = child.communicate(timeout=20)
+    assert f"http://127.0.0.1:{port}/" in err
+    assert snapshot(root) == before
