@@ -162,23 +162,13 @@ def show(state_dir: str | None, as_json: bool) -> None:
     with open_store(state_dir) as store:
         state = ProfileState(store)
         effective = state.effective()
-        latest = state.latest()
-        row = store.db.execute(
-            "SELECT at, notes FROM profile_versions ORDER BY version DESC LIMIT 1"
-        ).fetchone()
+        view = state.profile_view()
         run = last_run(store)
     value = {
         "mode": effective.mode.value,
         "effectiveText": effective.text,
         "effectiveSource": effective.source,
-        "profile": {
-            "version": latest[0],
-            "generatedAt": row[0],
-            "notes": row[1],
-            "entries": latest[1],
-        }
-        if latest and row
-        else None,
+        "profile": view,
         "lastRun": run,
     }
     if as_json:

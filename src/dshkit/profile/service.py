@@ -37,10 +37,6 @@ class ProfileService:
         with self._open() as store:
             profile = ProfileState(store)
             effective = profile.effective()
-            latest = profile.latest()
-            row = store.db.execute(
-                "SELECT at, notes FROM profile_versions ORDER BY version DESC LIMIT 1"
-            ).fetchone()
             return {
                 "contract": CONTRACT,
                 "mode": effective.mode.value,
@@ -48,14 +44,7 @@ class ProfileService:
                 "effectiveSource": effective.source,
                 "customText": profile.custom_text,
                 "autoExtraText": profile.auto_extra_text,
-                "profile": {
-                    "version": latest[0],
-                    "generatedAt": row[0],
-                    "notes": row[1],
-                    "entries": latest[1],
-                }
-                if latest and row
-                else None,
+                "profile": profile.profile_view(),
                 "lastRun": last_run(store),
                 "copiedSnapshot": profile.copied_snapshot(),
                 # For the console's own bookkeeping only: a rewording also makes it true, so it

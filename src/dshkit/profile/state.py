@@ -134,6 +134,20 @@ class ProfileState:
     def latest(self) -> tuple[int, list[Entry]] | None:
         return latest_version(self.store)
 
+    def profile_view(self) -> dict[str, Any] | None:
+        """The newest version as shown to people and scripts: number, time, notes, entries."""
+        row = self.store.db.execute(
+            "SELECT version, at, notes, entries FROM profile_versions ORDER BY version DESC LIMIT 1"
+        ).fetchone()
+        if row is None:
+            return None
+        return {
+            "version": row[0],
+            "generatedAt": row[1],
+            "notes": row[2],
+            "entries": orjson.loads(row[3]),
+        }
+
     def effective(self) -> Effective:
         """The one text the agent is given, and where it comes from."""
         latest = self.latest()
