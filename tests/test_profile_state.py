@@ -134,6 +134,8 @@ def test_profile_show_is_byte_identical_for_an_unchanged_state(tmp_path: Path) -
     assert shown["profile"]["version"] == 1 and "用中文沟通" in shown["effectiveText"]
     bad = run("custom", "--file", "-", stdin="{{oops}}")
     assert bad.returncode == 2 and "template variable" in bad.stderr
+    assert run("extra", "--file", "-", stdin="回答尽量简短。").returncode == 0
+    assert orjson.loads(run("show", "--json").stdout)["effectiveText"].endswith("回答尽量简短。")
     assert run("custom", "--file", "-", stdin="只用中文回答").returncode == 0
     assert run("mode", "custom").returncode == 0
     assert run("copy").stdout == "只用中文回答\n"

@@ -188,24 +188,39 @@ def mode_command(mode: str, state_dir: str | None) -> None:
     stdout.print(f"mode: {mode}")
 
 
-@profile.command("custom")
-@click.option(
+_TEXT_FILE = click.option(
     "--file",
     "source",
     type=click.File("r", encoding="utf-8"),
     required=True,
-    help="The text to inject in custom mode ('-' for standard input).",
+    help="Where to read the text ('-' for standard input).",
 )
+
+
+@profile.command("custom")
+@_TEXT_FILE
 @state_dir_option
 def custom(source: object, state_dir: str | None) -> None:
     """Set the text injected in custom mode."""
+    _set_text(source, state_dir, ProfileState.set_custom_text, "custom text")
+
+
+@profile.command("extra")
+@_TEXT_FILE
+@state_dir_option
+def extra(source: object, state_dir: str | None) -> None:
+    """Set text added after the generated profile in auto mode (empty input clears it)."""
+    _set_text(source, state_dir, ProfileState.set_auto_extra_text, "extra text")
+
+
+def _set_text(source: object, state_dir: str | None, setter: object, what: str) -> None:
     text = source.read()  # type: ignore[attr-defined]
     with open_store(state_dir) as store:
         try:
-            ProfileState(store).set_custom_text(text)
+            setter(ProfileState(store), text)  # type: ignore[operator]
         except TextRejected as exc:
             raise click.BadParameter(str(exc), param_hint="--file") from exc
-    stdout.print(f"custom text set ({len(text):,} characters)")
+    stdout.print(f"{what} set ({len(text):,} characters)")
 
 
 @profile.command("copy")
