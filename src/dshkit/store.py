@@ -98,6 +98,15 @@ MIGRATIONS: list[str] = [
         notes             TEXT NOT NULL DEFAULT ''
     );
     """,
+    # 5: sessions the profile was injected into (once per session; the first claim wins).
+    """
+    CREATE TABLE hook_sessions (
+        harness     TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        injected_at INTEGER NOT NULL,
+        PRIMARY KEY (harness, session_id)
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,39 +1,19 @@
-"""The `dshkit` command line: argument parsing only; each command lives in its own module.
+"""The `dshkit` command line.
 
-Commands are imported when invoked, so a fast command never pays for a slow one's imports.
+`dshkit hook EVENT` is dispatched before click is imported: the agent runs it on every tool
+call, so it must start about as fast as a bare interpreter (click alone takes ~70 ms).
 """
 
 from __future__ import annotations
 
-import importlib
-
-import click
-
-# command name → "module:attribute" under dshkit.cli
-_COMMANDS = {
-    "profile": "profile:profile",
-    "scan": "scan:scan",
-    "serve": "serve:serve",
-    "sessions": "sessions:sessions",
-    "signals": "signals:signals",
-}
+import sys
 
 
-class _LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(_COMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = _COMMANDS.get(cmd_name)
-        if target is None:
-            return None
-        module, attribute = target.split(":")
-        command: click.Command = getattr(importlib.import_module(f"dshkit.cli.{module}"), attribute)
-        return command
-
-
-@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="dshkit")
 def main() -> None:
-    """dshkit: makes coding-agent harnesses (DSH, Claude Code, Codex) smarter about their
-    own sessions."""
+    if sys.argv[1:2] == ["hook"] and sys.argv[2:3] not in (["-h"], ["--help"]):
+        from ..hooks.run import main as run_hook
+
+        sys.exit(run_hook(sys.argv[2:]))
+    from .app import cli
+
+    cli()

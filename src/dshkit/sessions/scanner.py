@@ -451,6 +451,11 @@ def _bulk_load() -> Iterator[None]:
             gc.enable()
 
 
+def lease_busy(store: Store) -> bool:
+    """Whether a live scan holds the store's lease right now."""
+    return _lease_alive(store.get_meta(_LEASE_KEY) or "")
+
+
 def _lease_alive(holder: str) -> bool:
     """Whether a lease names a running process and has not expired."""
     pid, _, expiry = holder.partition(":")

@@ -1,0 +1,39 @@
+"""`dshkit refresh`: scan, then generate the profile if the trigger fires; never waits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..llm import LLMConfig, LLMConfigError
+from ..profile.generate import Generation, generate
+from ..sessions import ScanBusy, Scanner
+from .common import json_option, open_store, print_json, roots_option, sources_for, state_dir_option
+
+
+@click.command()
+@roots_option
+@state_dir_option
+@json_option
+def refresh(
+    roots: tuple[Path, ...], harness: str | None, state_dir: str | None, as_json: bool
+) -> None:
+    """Read what is new and update the profile when enough is new (what the hooks start on
+    Stop and SessionEnd). Does nothing when another scan is running."""
+    with open_store(state_dir) as store:
+        scanner = Scanner(store)
+        try:
+            keys = scanner.scan(sources_for(roots, harness), wait=0).keys
+        except ScanBusy:
+            if as_json:
+                print_json({"ran": False, "reason": "another scan is running"})
+            return
+        try:
+            llm = LLMConfig.load(store.state_dir)
+        except LLMConfigError as exc:
+            result = Generation(error=str(exc))
+        else:
+            result = generate(scanner, keys, llm)
+    if as_json:
+        print_json({"ran": True, **result.as_json()})

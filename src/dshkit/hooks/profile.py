@@ -1,0 +1,48 @@
+"""Profile injection (seed 001 §6): the effective text reaches the model once per session.
+
+Claude Code and Codex deliver SessionStart context before the first request, so it goes
+there. DSH's bridge delivers SessionStart context only from the second request, and fires
+UserPromptSubmit before *every* model step (after the first, its prompt is the contexts
+injected so far): there the text goes with the session's first UserPromptSubmit, and later
+firings are recognised because the session has already been claimed. A compaction or a
+/clear drops what was injected, so those SessionStarts inject again. Empty text: nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..profile.state import ProfileState
+from ..store import Store
+from .protocol import HookInput
+
+_AGAIN = ("compact", "clear")
+
+
+def on_session_start(hook: HookInput) -> dict[str, Any] | None:
+    if hook.harness == "dsh":
+        return None  # too late there: the first UserPromptSubmit carries it
+    return _inject_once(hook, again=hook.payload.get("source") in _AGAIN)
+
+
+def on_prompt(hook: HookInput) -> dict[str, Any] | None:
+    if hook.harness != "dsh":
+        return None  # SessionStart has delivered it already
+    return _inject_once(hook, again=False)
+
+
+def _inject_once(hook: HookInput, again: bool) -> dict[str, Any] | None:
+    if not hook.session_id:
+        return None
+    with Store(hook.state_dir) as store:
+        text = ProfileState(store).effective().text
+        if not text:
+            return None
+        with store.transaction() as db:
+            claimed = db.execute(
+                "INSERT OR IGNORE INTO hook_sessions (harness, session_id, injected_at) "
+                "VALUES (?, ?, ?)",
+                (hook.harness, hook.session_id, int(time.time() * 1000)),
+            ).rowcount
+    return {"additionalContext": text} if claimed or again else None
