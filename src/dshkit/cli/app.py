@@ -11,13 +11,16 @@ import click
 
 # command name → "module:attribute" under dshkit.cli
 _COMMANDS = {
+    "doctor": "doctor:doctor",
     "hook": "hookinfo:hook",
+    "install-hooks": "hooks:install_hooks",
     "profile": "profile:profile",
     "refresh": "refresh:refresh",
     "scan": "scan:scan",
     "serve": "serve:serve",
     "sessions": "sessions:sessions",
     "signals": "signals:signals",
+    "uninstall-hooks": "hooks:uninstall_hooks",
 }
 
 

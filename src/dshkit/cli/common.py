@@ -20,8 +20,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 HARNESSES = ("dsh", "claude", "codex")
 
-stdout = Console(highlight=False)
-stderr = Console(stderr=True, highlight=False)
+stdout = Console(highlight=False, soft_wrap=True)  # never break a path or command
+stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def state_dir_option(func: F) -> F:

@@ -1,0 +1,118 @@
+"""`dshkit install-hooks` / `uninstall-hooks`: dshkit's hooks in a harness's settings."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ..hooks.install import (
+    BRIDGE,
+    PROTOCOL,
+    Change,
+    InstallError,
+    apply,
+    plan_install,
+    plan_uninstall,
+)
+from ..paths import state_dir as resolve_state_dir
+from .common import HARNESSES, state_dir_option, stderr, stdout
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _options(func: F) -> F:
+    for option in reversed(
+        [
+            click.option("--harness", type=click.Choice(HARNESSES), required=True),
+            click.option(
+                "--scope", type=click.Choice(["user", "project"]), default="user", show_default=True
+            ),
+            click.option(
+                "--project",
+                type=click.Path(file_okay=False, path_type=Path),
+                default=".",
+                show_default=True,
+                help="The project, for --scope project.",
+            ),
+            click.option(
+                "--dsh-profile",
+                default="headless",
+                show_default=True,
+                help="The DSH profile whose patch layer mounts the hook bridge.",
+            ),
+            click.option(
+                "--dry-run", is_flag=True, help="Show the changes as a diff; write nothing."
+            ),
+            state_dir_option,
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+@click.command("install-hooks")
+@_options
+def install_hooks(
+    harness: str, scope: str, project: Path, dsh_profile: str, dry_run: bool, state_dir: str | None
+) -> None:
+    """Add dshkit's hooks to a harness's settings (others' hooks are left as they are)."""
+    state = resolve_state_dir(state_dir)
+    _run(plan_install, harness, scope, project, state, dsh_profile, dry_run, installing=True)
+    if harness == "dsh" and not dry_run:
+        _mount_bridge(dsh_profile, project)
+
+
+@click.command("uninstall-hooks")
+@_options
+def uninstall_hooks(
+    harness: str, scope: str, project: Path, dsh_profile: str, dry_run: bool, state_dir: str | None
+) -> None:
+    """Take dshkit's hooks out again (a file dshkit alone changed gets its old bytes back)."""
+    state = resolve_state_dir(state_dir)
+    _run(plan_uninstall, harness, scope, project, state, dsh_profile, dry_run, installing=False)
+
+
+def _run(
+    plan: Callable[[str, str, Path, Path, str], list[Change]],
+    harness: str,
+    scope: str,
+    project: Path,
+    state: Path,
+    profile: str,
+    dry_run: bool,
+    installing: bool,
+) -> None:
+    try:
+        changes = plan(harness, scope, project.resolve(), state, profile)
+    except InstallError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if not changes:
+        stdout.print(
+            "Nothing to change: " + ("already installed." if installing else "not installed.")
+        )
+        return
+    if dry_run:
+        for change in changes:
+            click.echo(change.diff(), nl=False)
+        return
+    apply(changes, installing)
+    for change in changes:
+        stdout.print(("updated " if change.after is not None else "removed ") + str(change.path))
+
+
+def _mount_bridge(profile: str, project: Path) -> None:
+    command = ["dsh", "plugin", "--profile", profile, "add", BRIDGE, PROTOCOL]
+    if shutil.which("dsh") is None:
+        stdout.print("DSH was not found on PATH. To finish, install the hook bridge with:")
+        stdout.print("  " + " ".join(command), markup=False)
+        return
+    done = subprocess.run(command, cwd=project, capture_output=True, text=True)
+    if done.returncode != 0:
+        stderr.print(f"[yellow]warning:[/] {' '.join(command)} failed:\n{done.stderr.strip()}")
+    else:
+        stdout.print(f"installed the hook bridge into DSH profile {profile!r}")

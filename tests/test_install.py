@@ -1,0 +1,157 @@
+"""Installing dshkit's hooks into each harness's settings, and leaving no trace on removal."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+DSHKIT = str(Path(sys.executable).parent / "dshkit")
+FOREIGN = {
+    "theme": "dark",
+    "hooks": {
+        "PreToolUse": [
+            {
+                "matcher": "Bash",
+                "hooks": [
+                    {"type": "command", "command": "/usr/local/bin/audit-bash", "timeout": 5}
+                ],
+            }
+        ],
+        "SessionStart": [{"matcher": "", "hooks": [{"type": "command", "command": "echo hi"}]}],
+    },
+}
+
+
+def run(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(home), "DSH_HOME": str(home / ".dsh"), "PATH": "/usr/bin:/bin"}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    env.pop("CODEX_HOME", None)
+    done = subprocess.run([DSHKIT, *args], capture_output=True, text=True, env=env, cwd=home)
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def commands(settings: dict[str, Any], event: str) -> list[str]:
+    return [h["command"] for g in settings["hooks"].get(event, []) for h in g["hooks"]]
+
+
+def test_claude_install_is_a_clean_merge_and_uninstall_restores_the_bytes(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    original = json.dumps(FOREIGN, indent=4) + "\n"  # someone else's formatting
+    path.write_text(original)
+    dry = run(tmp_path, "install-hooks", "--harness", "claude", "--dry-run")
+    assert "+" in dry.stdout and "hook SessionStart" in dry.stdout and path.read_text() == original
+    run(tmp_path, "install-hooks", "--harness", "claude")
+    settings = json.loads(path.read_text())
+    assert settings["theme"] == "dark"
+    assert commands(settings, "PreToolUse") == ["/usr/local/bin/audit-bash"]
+    ours = commands(settings, "SessionStart")
+    assert ours[0] == "echo hi" and len(ours) == 2
+    words = shlex.split(ours[1])
+    assert words[0] == DSHKIT and Path(words[0]).is_absolute()
+    assert words[1:3] == ["hook", "SessionStart"]
+    assert words[-2:] == ["--state-dir", str(tmp_path / ".dsh" / "dshkit")]
+    assert {"UserPromptSubmit", "Stop", "SessionEnd"} <= set(settings["hooks"])
+    again = run(tmp_path, "install-hooks", "--harness", "claude")
+    assert "already installed" in again.stdout  # idempotent
+    run(tmp_path, "uninstall-hooks", "--harness", "claude")
+    assert path.read_text() == original  # byte for byte
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+
+
+def test_uninstall_after_someone_edited_the_file_removes_only_ours(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    run(tmp_path, "install-hooks", "--harness", "claude")  # no file before: dshkit creates it
+    settings = json.loads(path.read_text())
+    settings["model"] = "sonnet"
+    notify = {"matcher": "", "hooks": [{"type": "command", "command": "notify"}]}
+    settings["hooks"]["Stop"].append(notify)
+    path.write_text(json.dumps(settings))
+    run(tmp_path, "uninstall-hooks", "--harness", "claude")
+    assert json.loads(path.read_text()) == {"model": "sonnet", "hooks": {"Stop": [notify]}}
+
+
+def test_untouched_new_file_is_removed_again(tmp_path: Path) -> None:
+    run(tmp_path, "install-hooks", "--harness", "codex")
+    assert (tmp_path / ".codex" / "hooks.json").exists()
+    run(tmp_path, "uninstall-hooks", "--harness", "codex")
+    assert not (tmp_path / ".codex" / "hooks.json").exists()
+    project = run(
+        tmp_path, "install-hooks", "--harness", "codex", "--scope", "project", check=False
+    )
+    assert project.returncode == 1 and "~/.codex/hooks.json only" in project.stderr
+
+
+def test_broken_settings_are_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text("{ not json")
+    done = run(tmp_path, "install-hooks", "--harness", "claude", check=False)
+    assert done.returncode == 1 and "not valid JSON" in done.stderr
+    assert path.read_text() == "{ not json" and len(list(path.parent.iterdir())) == 1
+
+
+def test_dsh_gets_a_bridge_settings_file_and_a_patch_block(tmp_path: Path) -> None:
+    patch = tmp_path / ".dsh" / "profiles" / "headless" / "cordis.patch.yml"
+    patch.parent.mkdir(parents=True)
+    original = "- id: hmr\n  disabled: false\n  config:\n    root: []"  # no final newline
+    patch.write_text(original)
+    done = run(tmp_path, "install-hooks", "--harness", "dsh")
+    assert "dsh plugin --profile headless add @deepseek-ai/dsh-hooks-claude-code" in done.stdout
+    config = tmp_path / ".dsh" / "dshkit" / "dsh-hooks.json"
+    prompt_hooks = commands(json.loads(config.read_text()), "UserPromptSubmit")
+    assert "hook UserPromptSubmit" in prompt_hooks[0]
+    text = patch.read_text()
+    assert text.startswith(original + "\n") and f"configPath: {json.dumps(str(config))}" in text
+    assert "id: hooks-claude-code" in text
+    run(tmp_path, "uninstall-hooks", "--harness", "dsh")
+    assert patch.read_text() == original and not config.exists()
+
+
+def test_doctor_reports_per_harness(tmp_path: Path) -> None:
+    (tmp_path / ".dsh" / "sessions").mkdir(parents=True)
+    run(tmp_path, "install-hooks", "--harness", "claude")
+    report = orjson.loads(run(tmp_path, "doctor", "--json", "--port", "1").stdout)
+    assert report["harnesses"]["dsh"]["sessionsRootFound"] is True
+    assert report["harnesses"]["claude"]["hooksInstalled"] is True
+    assert report["harnesses"]["codex"]["hooksInstalled"] is False
+    assert report["llmConfigured"] is False and "DSHKIT_LLM_API_KEY" in report["llmProblem"]
+    assert report["service"]["reachable"] is False
+
+
+def test_the_installed_command_runs_whatever_the_path(tmp_path: Path) -> None:
+    run(tmp_path, "install-hooks", "--harness", "claude")
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    (line,) = commands(settings, "SessionStart")
+    payload = orjson.dumps(
+        {
+            "session_id": "s",
+            "source": "startup",
+            "transcript_path": "/h/.claude/projects/-p/s.jsonl",
+        }
+    )
+    done = subprocess.run(
+        line,
+        shell=True,
+        input=payload,
+        capture_output=True,
+        env={"PATH": "/nonexistent", "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex", "dsh"])
+def test_dry_run_writes_nothing_outside_the_state_dir(tmp_path: Path, harness: str) -> None:
+    run(tmp_path, "install-hooks", "--harness", harness, "--dry-run")
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and "dshkit" not in p.parts]
+    assert written == []
