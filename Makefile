@@ -17,6 +17,7 @@ run: $(STAMP)
 	$(BIN)/dshkit serve
 
 test: $(STAMP)
+	scripts/install-harnesses.sh
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/pytest

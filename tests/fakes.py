@@ -1,4 +1,6 @@
-"""Real fake servers on 127.0.0.1 for tests: an OpenAI-compatible chat completions API."""
+"""Real fake servers on 127.0.0.1 for tests: OpenAI chat completions, OpenAI Responses,
+Anthropic Messages (all streamed as the real APIs stream), and a proxy that refuses and
+records every attempt to reach anything else."""
 
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ class Request:
 
 
 class FakeOpenAI:
-    """`POST /v1/chat/completions`, streamed as SSE over chunked HTTP/1.1; records requests."""
+    """`POST …/chat/completions`, streamed as SSE over chunked HTTP/1.1; records requests."""
 
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
@@ -109,6 +111,280 @@ class FakeOpenAI:
         return f"http://{host}:{port}/v1"
 
     def __enter__(self) -> FakeOpenAI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _sse(handler: BaseHTTPRequestHandler, events: list[tuple[str | None, dict[str, Any]]]) -> None:
+    """Send server-sent events over a plain (close-delimited) HTTP/1.0-style response."""
+    handler.send_response(200)
+    handler.send_header("content-type", "text/event-stream")
+    handler.send_header("request-id", "req_fake")
+    handler.send_header("connection", "close")
+    handler.end_headers()
+    for name, data in events:
+        head = f"event: {name}\n".encode() if name else b""
+        handler.wfile.write(head + b"data: " + orjson.dumps(data) + b"\n\n")
+        handler.wfile.flush()
+
+
+class _Recorder:
+    """A loopback HTTP server recording every POST; `reply(request) -> text` picks answers."""
+
+    def __init__(self, stream: Any) -> None:
+        self.requests: list[Request] = []
+        self.text = "ok from the fake model"
+        # Answers to give, in order, before falling back to `text`: a string is text, a dict
+        # {"tool": name, "arguments": {...}} is a tool call (chat completions only).
+        self.script: deque[Any] = deque()
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                recorder.requests.append(Request(self.path, dict(self.headers), {}))
+                self.send_response(404)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                raw = self.rfile.read(length) if length else b"{}"
+                try:
+                    body = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    body = {"raw": raw.decode(errors="replace")}
+                recorder.requests.append(Request(self.path, dict(self.headers), body))
+                stream(self, body, recorder.script.popleft() if recorder.script else recorder.text)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> Any:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _anthropic(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: str) -> None:
+    model = body.get("model", "claude-fake")
+    _sse(
+        handler,
+        [
+            (
+                "message_start",
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": "msg_fake",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": model,
+                        "content": [],
+                        "stop_reason": None,
+                        "stop_sequence": None,
+                        "usage": {"input_tokens": 100, "output_tokens": 1},
+                    },
+                },
+            ),
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            ),
+            ("ping", {"type": "ping"}),
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": text},
+                },
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                    "usage": {"output_tokens": 7},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ],
+    )
+
+
+def _responses(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: str) -> None:
+    item = {
+        "type": "message",
+        "id": "msg_fake",
+        "status": "completed",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+    usage = {
+        "input_tokens": 120,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 9,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 129,
+    }
+    _sse(
+        handler,
+        [
+            (
+                "response.created",
+                {
+                    "type": "response.created",
+                    "response": {"id": "resp_fake", "status": "in_progress"},
+                },
+            ),
+            (
+                "response.output_item.added",
+                {
+                    "type": "response.output_item.added",
+                    "output_index": 0,
+                    "item": {**item, "status": "in_progress", "content": []},
+                },
+            ),
+            (
+                "response.output_text.delta",
+                {
+                    "type": "response.output_text.delta",
+                    "output_index": 0,
+                    "item_id": "msg_fake",
+                    "content_index": 0,
+                    "delta": text,
+                },
+            ),
+            (
+                "response.output_item.done",
+                {"type": "response.output_item.done", "output_index": 0, "item": item},
+            ),
+            (
+                "response.completed",
+                {
+                    "type": "response.completed",
+                    "response": {
+                        "id": "resp_fake",
+                        "status": "completed",
+                        "output": [item],
+                        "usage": usage,
+                    },
+                },
+            ),
+        ],
+    )
+
+
+def _chat(handler: BaseHTTPRequestHandler, body: dict[str, Any], answer: Any) -> None:
+    """A text answer, or (`answer` a dict {"tool", "arguments"}) one streamed tool call."""
+    chunk = {"id": "c1", "object": "chat.completion.chunk", "model": body.get("model", "fake")}
+    if isinstance(answer, dict):
+        call = {
+            "index": 0,
+            "id": f"call_{len(body.get('messages', []))}",
+            "type": "function",
+            "function": {
+                "name": answer["tool"],
+                "arguments": orjson.dumps(answer["arguments"]).decode(),
+            },
+        }
+        delta: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
+        finish = "tool_calls"
+    else:
+        delta, finish = {"role": "assistant", "content": answer}, "stop"
+    usage = {"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107}
+    _sse(
+        handler,
+        [
+            (None, {**chunk, "choices": [{"index": 0, "delta": delta}]}),
+            (None, {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}),
+            (None, {**chunk, "choices": [], "usage": usage}),
+        ],
+    )
+    handler.wfile.write(b"data: [DONE]\n\n")
+
+
+def fake_anthropic() -> _Recorder:
+    """Anthropic Messages (`POST /v1/messages`), as Claude Code streams it."""
+    return _Recorder(_anthropic)
+
+
+def fake_responses() -> _Recorder:
+    """OpenAI Responses (`POST /v1/responses`), as the Codex CLI streams it."""
+    return _Recorder(_responses)
+
+
+def fake_chat() -> _Recorder:
+    """OpenAI chat completions, as DSH's deepseek adapter streams it."""
+    return _Recorder(_chat)
+
+
+class RefusingProxy:
+    """An HTTP(S) proxy on 127.0.0.1 that refuses everything and records what was asked."""
+
+    def __init__(self) -> None:
+        self.attempts: list[str] = []
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def refuse(self) -> None:
+                proxy.attempts.append(f"{self.command} {self.path}")
+                self.send_response(403)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            do_CONNECT = do_GET = do_POST = do_PUT = do_HEAD = refuse
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def env(self) -> dict[str, str]:
+        """Send every outside request here; loopback (the fakes) goes direct."""
+        return {
+            name: self.url
+            for name in (
+                "HTTP_PROXY",
+                "HTTPS_PROXY",
+                "ALL_PROXY",
+                "http_proxy",
+                "https_proxy",
+                "all_proxy",
+            )
+        } | {
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+            "NODE_USE_ENV_PROXY": "1",
+        }
+
+    def __enter__(self) -> RefusingProxy:
         self.thread.start()
         return self
 

@@ -155,3 +155,29 @@ def test_dry_run_writes_nothing_outside_the_state_dir(tmp_path: Path, harness: s
     run(tmp_path, "install-hooks", "--harness", harness, "--dry-run")
     written = [p for p in tmp_path.rglob("*") if p.is_file() and "dshkit" not in p.parts]
     assert written == []
+
+
+def test_dsh_patch_written_by_dsh_itself_stays_valid(tmp_path: Path) -> None:
+    # `dsh plugin add` initialises a profile's patch layer as an empty flow list.
+    patch = tmp_path / ".dsh" / "profiles" / "headless" / "cordis.patch.yml"
+    patch.parent.mkdir(parents=True)
+    original = "# Your patch layer for this dsh profile.\n[]\n"
+    patch.write_text(original)
+    run(tmp_path, "install-hooks", "--harness", "dsh")
+    text = patch.read_text()
+    assert "[]" not in text.replace("`[]`", "") and "- insert:" in text
+    edited = text + "- id: other\n  disabled: true\n"  # someone adds an entry afterwards
+    patch.write_text(edited)
+    run(tmp_path, "uninstall-hooks", "--harness", "dsh")
+    # Still a valid block list: `[]` comes back only when nothing else is left in it.
+    assert (
+        patch.read_text()
+        == "# Your patch layer for this dsh profile.\n- id: other\n  disabled: true\n"
+    )
+    patch.write_text(original)
+    run(tmp_path, "install-hooks", "--harness", "dsh")
+    run(tmp_path, "uninstall-hooks", "--harness", "dsh")
+    assert patch.read_text() == original
+    patch.write_text("key: value\n")
+    refused = run(tmp_path, "install-hooks", "--harness", "dsh", check=False)
+    assert refused.returncode == 1 and "add this entry by hand" in refused.stderr

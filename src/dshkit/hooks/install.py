@@ -36,6 +36,7 @@ _BEGIN = (
     "# >>> dshkit hooks (managed by `dshkit install-hooks`; `dshkit uninstall-hooks` removes it)"
 )
 _END = "# <<< dshkit hooks"
+_STANDS_FOR_EMPTY = " — stands for the empty list `[]`"
 _BACKUP = ".dshkit-backup"
 _WRITTEN = ".dshkit-written"  # the sha256 of what dshkit wrote, to know if it was edited since
 
@@ -114,21 +115,34 @@ def plan_install(
 
 
 def _plan_patch(patch: Path, config: Path) -> list[Change]:
-    before = _read(patch)
-    if before is not None and _BEGIN in before:
+    """The patch layer with a marked block mounting the bridge (a YAML block list)."""
+    before = _read(patch) or ""
+    if _BEGIN in before:
         return []
-    if before is not None and "hooks-claude-code" in before:
+    if "hooks-claude-code" in before:
         raise InstallError(
             f"{patch} already mounts the Claude-Code hook bridge; add dshkit's hooks to its "
-            f"configPath file by hand, or remove that entry first"
+            "configPath file by hand, or remove that entry first"
         )
     block = (
-        f"{_BEGIN}\n- insert:\n    - id: hooks-claude-code\n"
+        f"- insert:\n    - id: hooks-claude-code\n"
         f"      name: '@deepseek-ai/dsh-hooks-claude-code'\n      config:\n"
         f"        configPath: {json.dumps(str(config))}\n{_END}\n"
     )
-    prefix = "" if not before else before if before.endswith("\n") else before + "\n"
-    return [Change(patch, before, prefix + block)]
+    content = [line for line in before.splitlines() if line.strip() and not line.startswith("#")]
+    if [line.strip() for line in content] == ["[]"]:
+        # `dsh plugin add` writes an empty flow list; the block stands in for it.
+        lines = before.splitlines(keepends=True)
+        at = next(i for i, line in enumerate(lines) if line.strip() == "[]")
+        lines[at] = f"{_BEGIN}{_STANDS_FOR_EMPTY}\n{block}"
+        return [Change(patch, before or None, "".join(lines))]
+    if any(not line.startswith(("-", " ")) for line in content):
+        raise InstallError(
+            f"{patch} is not a YAML block list dshkit can extend; add this entry by hand:\n"
+            + block.removesuffix(f"{_END}\n")
+        )
+    prefix = before if not before or before.endswith("\n") else before + "\n"
+    return [Change(patch, before or None, f"{prefix}{_BEGIN}\n{block}")]
 
 
 def plan_uninstall(
@@ -209,7 +223,13 @@ def _without_block(text: str) -> str:
     end = text.find(_END, start)
     if start < 0 or end < 0:
         return text
-    return text[:start] + text[end + len(_END) + 1 :]
+    first_line = text[start : text.find("\n", start)]
+    rest = text[:start] + text[end + len(_END) + 1 :]
+    if first_line.endswith(_STANDS_FOR_EMPTY):
+        content = [line for line in rest.splitlines() if line.strip() and not line.startswith("#")]
+        if not content:  # nothing else in the list: it is the empty list `[]` again
+            return text[:start] + "[]\n" + text[end + len(_END) + 1 :]
+    return rest
 
 
 def _hooks_of(group: Any) -> list[Any]:
