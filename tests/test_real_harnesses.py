@@ -67,8 +67,28 @@ class World:
         self.harness = harness
 
     def install_hooks(self) -> None:
+        self.before = self.settings_files()
+        self._hooks("install-hooks")
+
+    def uninstall_hooks_leaves_no_trace(self) -> None:
+        self._hooks("uninstall-hooks")
+        assert self.settings_files() == self.before
+
+    def settings_files(self) -> dict[str, bytes | None]:
+        """The files install-hooks touches, as they are (None: absent)."""
+        files = {
+            "claude": [self.home / ".claude" / "settings.json"],
+            "codex": [self.home / ".codex" / "hooks.json"],
+            "dsh": [
+                self.state / "dsh-hooks.json",
+                self.home / ".dsh" / "profiles" / "headless" / "cordis.patch.yml",
+            ],
+        }
+        return {str(p): p.read_bytes() if p.exists() else None for p in files[self.harness]}
+
+    def _hooks(self, command: str) -> None:
         done = subprocess.run(
-            [DSHKIT, "install-hooks", "--harness", self.harness],
+            [DSHKIT, command, "--harness", self.harness],
             env=self.env,
             cwd=self.project,
             capture_output=True,
@@ -174,6 +194,7 @@ def test_claude_code(tmp_path: Path, proxy: RefusingProxy) -> None:
         assert fake.requests, "the session died with its hook"
     assert "forced crash" in world.hook_log()
     assert world.human_messages(world.home / ".claude" / "projects") == 3
+    world.uninstall_hooks_leaves_no_trace()
 
 
 # -- Codex ----------------------------------------------------------------------------------
@@ -240,6 +261,7 @@ def test_codex(tmp_path: Path, proxy: RefusingProxy) -> None:
         assert fake.requests
     assert "forced crash" in world.hook_log()
     assert world.human_messages(world.home / ".codex" / "sessions") == 3
+    world.uninstall_hooks_leaves_no_trace()
 
 
 # -- DSH ------------------------------------------------------------------------------------
@@ -321,3 +343,4 @@ def test_dsh(tmp_path: Path, proxy: RefusingProxy, dsh_profile_template: Path) -
         assert fake.requests
     assert "forced crash" in world.hook_log()
     assert world.human_messages(world.home / ".dsh" / "sessions") == 3
+    world.uninstall_hooks_leaves_no_trace()
