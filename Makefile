@@ -20,6 +20,7 @@ test: $(STAMP)
 	scripts/install-harnesses.sh
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy src/dshkit
 	$(BIN)/pytest
 
 bench: $(STAMP)

@@ -61,7 +61,7 @@ class LLMConfig:
                 f"{path} [llm] has unknown keys {sorted(unknown)}; known: {sorted(known)}"
             )
         config = cls(**section)
-        overrides = {
+        overrides: dict[str, Any] = {
             name: env[variable]
             for name, variable in (
                 ("base_url", "DSHKIT_LLM_BASE_URL"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 import httpx
@@ -22,7 +23,7 @@ from .common import json_option, print_json, state_dir_option, stdout
 def doctor(port: int, state_dir: str | None, as_json: bool) -> None:
     """Per harness: sessions root found, hooks installed; then the LLM and the service."""
     state = resolve_state_dir(state_dir)
-    harnesses = {
+    harnesses: dict[str, dict[str, Any]] = {
         name: {
             "sessionsRoot": str(root),
             "sessionsRootFound": root.is_dir(),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Any
 
 import click
 from rich.table import Table
@@ -200,7 +202,7 @@ _TEXT_FILE = click.option(
 @profile.command("custom")
 @_TEXT_FILE
 @state_dir_option
-def custom(source: object, state_dir: str | None) -> None:
+def custom(source: IO[str], state_dir: str | None) -> None:
     """Set the text injected in custom mode."""
     _set_text(source, state_dir, ProfileState.set_custom_text, "custom text")
 
@@ -208,16 +210,18 @@ def custom(source: object, state_dir: str | None) -> None:
 @profile.command("extra")
 @_TEXT_FILE
 @state_dir_option
-def extra(source: object, state_dir: str | None) -> None:
+def extra(source: IO[str], state_dir: str | None) -> None:
     """Set text added after the generated profile in auto mode (empty input clears it)."""
     _set_text(source, state_dir, ProfileState.set_auto_extra_text, "extra text")
 
 
-def _set_text(source: object, state_dir: str | None, setter: object, what: str) -> None:
-    text = source.read()  # type: ignore[attr-defined]
+def _set_text(
+    source: IO[str], state_dir: str | None, setter: Callable[[ProfileState, Any], str], what: str
+) -> None:
+    text = source.read()
     with open_store(state_dir) as store:
         try:
-            setter(ProfileState(store), text)  # type: ignore[operator]
+            setter(ProfileState(store), text)
         except TextRejected as exc:
             raise click.BadParameter(str(exc), param_hint="--file") from exc
     stdout.print(f"{what} set ({len(text):,} characters)")

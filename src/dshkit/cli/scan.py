@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from ..sessions import ScanBusy, Scanner, ScanReport, Source
@@ -27,7 +34,7 @@ class _Bar(ScanProgress):
 
     def __init__(self) -> None:
         self.bar: Progress | None = None
-        self.task = None
+        self.task: TaskID | None = None
 
     def start(self, total_bytes: int, files: int) -> None:
         if not stderr.is_terminal or total_bytes == 0:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.table import Table
@@ -90,10 +91,10 @@ def signals(
             stdout.print(f"[bold]{name}[/] {_describe(hit)}")
 
 
-def _describe(hit: dict[str, object]) -> str:
+def _describe(hit: dict[str, Any]) -> str:
     where = f"{hit['session']} turn {hit['turn']}"
     if "durationMs" in hit:
-        return f"{where}: {hit['tool']} took {int(hit['durationMs']) / 1000:.1f}s"  # type: ignore[call-overload]
+        return f"{where}: {hit['tool']} took {int(hit['durationMs']) / 1000:.1f}s"
     if "failures" in hit:
         return (
             f"{where}: {hit['tool']} failed {hit['failures']} times (last code {hit['errorCode']})"

@@ -66,7 +66,7 @@ def _from_object(value: dict[str, Any], complete: bool) -> ParsedOutput:
         entries=[e for e in _list(value.get("entries")) if isinstance(e, dict)],
         unchanged_ids=[str(i) for i in _list(value.get("unchangedIds")) if isinstance(i, str)],
         deleted_ids=[str(i) for i in _list(value.get("deletedIds")) if isinstance(i, str)],
-        notes=value.get("notes") if isinstance(value.get("notes"), str) else "",
+        notes=notes if isinstance(notes := value.get("notes"), str) else "",
         complete=complete,
     )
 

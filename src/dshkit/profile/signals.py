@@ -187,8 +187,8 @@ def _pair(
             open_calls[str(data.get("callId", ""))] = call
         elif kind == "tool/result":
             call_id = result_call_id(event)
-            call = open_calls.pop(call_id, None) if call_id else None
-            if call is None:
+            paired: _Call | None = open_calls.pop(call_id, None) if call_id else None
+            if paired is None:
                 text = message_text(event)[:_DETAIL_TEXT]
                 unpaired.append(
                     {
@@ -200,7 +200,7 @@ def _pair(
                     }
                 )
             else:
-                call.result_index, call.result = index, event
+                paired.result_index, paired.result = index, event
     return calls
 
 

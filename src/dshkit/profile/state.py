@@ -116,8 +116,8 @@ class ProfileState:
 
     @property
     def mode(self) -> Mode:
-        stored = self.store.get_meta(_KEYS["mode"])
-        return Mode(stored) if stored in (m.value for m in Mode) else Mode.AUTO
+        # Anything but a valid stored value falls back to auto: "both on" cannot come back.
+        return Mode.CUSTOM if self.store.get_meta(_KEYS["mode"]) == Mode.CUSTOM.value else Mode.AUTO
 
     @property
     def custom_text(self) -> str:
@@ -173,12 +173,14 @@ class ProfileState:
         return Mode(mode)
 
     def set_custom_text(self, text: Any) -> str:
-        self._write({_KEYS["customText"]: check_text(text, "custom text")})
-        return text  # type: ignore[no-any-return]
+        checked = check_text(text, "custom text")
+        self._write({_KEYS["customText"]: checked})
+        return checked
 
     def set_auto_extra_text(self, text: Any) -> str:
-        self._write({_KEYS["autoExtraText"]: check_text(text, "extra text")})
-        return text  # type: ignore[no-any-return]
+        checked = check_text(text, "extra text")
+        self._write({_KEYS["autoExtraText"]: checked})
+        return checked
 
     def mark_copied(self, text: Any, entries: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """Record that the user copied the effective text; the time and version are ours."""

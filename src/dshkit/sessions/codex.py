@@ -183,7 +183,7 @@ class CodexAdapter:
             output = payload.get("output")
             failed = isinstance(output, dict) and output.get("success") is False
             text = output.get("content", "") if isinstance(output, dict) else output
-            message = {
+            result: dict[str, Any] = {
                 "role": "tool",
                 "source": {"kind": "tool", "callId": str(payload.get("call_id") or "")},
                 "content": [
@@ -194,7 +194,7 @@ class CodexAdapter:
                 ],
                 "isError": failed,
             }
-            emit(out, state, "tool/result", record, {**turn_step(state), "message": message})
+            emit(out, state, "tool/result", record, {**turn_step(state), "message": result})
 
     def _message(
         self,

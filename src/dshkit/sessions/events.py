@@ -150,9 +150,9 @@ def pair_tool_calls(events: Iterable[Event]) -> ToolPairing:
             by_id[pair.call_id] = pair
         elif kind == "tool/result":
             call_id = result_call_id(event)
-            pair = by_id.get(call_id) if call_id else None
-            if pair is not None and pair.result is None:
-                pair.result = event
+            found = by_id.get(call_id) if call_id else None
+            if found is not None and found.result is None:
+                found.result = event
             else:
                 unpaired.append(event)
     return ToolPairing(calls, unpaired)

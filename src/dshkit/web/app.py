@@ -34,7 +34,7 @@ READ_TIMEOUT_S = 10.0
 TOKEN_HEADER = "x-dshkit-token"
 
 
-def json_response(value: Any, status: int = 200, **headers: str) -> Response:
+def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     return Response(orjson.dumps(value), status, headers=headers, media_type="application/json")
 
 
@@ -107,14 +107,14 @@ def create_app(
 
     async def get_state(request: Request) -> Response:
         state = await asyncio.to_thread(service.state)
-        return json_response(state, **{"cache-control": "no-store"})
+        return json_response(state, headers={"cache-control": "no-store"})
 
     async def post_mode(request: Request) -> Response:
         body = await body_json(request)
         if isinstance(body, Response):
             return body
         mode = body.get("mode") if isinstance(body, dict) else None
-        if mode not in (m.value for m in Mode):
+        if not isinstance(mode, str) or mode not in {m.value for m in Mode}:
             return error(400, f"mode must be 'auto' or 'custom', got {mode!r}")
         await asyncio.to_thread(service.set_mode, mode)
         return json_response(
