@@ -6,9 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..llm import LLMConfig, LLMConfigError
-from ..profile.generate import Generation, generate
-from ..sessions import ScanBusy, Scanner
+from ..profile.generate import scan_and_generate
+from ..sessions import ScanBusy
 from .common import json_option, open_store, print_json, roots_option, sources_for, state_dir_option
 
 
@@ -22,18 +21,11 @@ def refresh(
     """Read what is new and update the profile when enough is new (what the hooks start on
     Stop and SessionEnd). Does nothing when another scan is running."""
     with open_store(state_dir) as store:
-        scanner = Scanner(store)
         try:
-            keys = scanner.scan(sources_for(roots, harness), wait=0).keys
+            result = scan_and_generate(store, sources_for(roots, harness), wait=0)
         except ScanBusy:
             if as_json:
                 print_json({"ran": False, "reason": "another scan is running"})
             return
-        try:
-            llm = LLMConfig.load(store.state_dir)
-        except LLMConfigError as exc:
-            result = Generation(error=str(exc))
-        else:
-            result = generate(scanner, keys, llm)
     if as_json:
         print_json({"ran": True, **result.as_json()})

@@ -8,14 +8,14 @@ newest.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import orjson
 
 from ..llm import LLMClient, LLMConfig, LLMConfigError
-from ..sessions import Scanner
+from ..sessions import Scanner, Source
 from ..sessions.events import human_messages, message_text
 from ..sessions.scanner import SessionKey
 from ..store import Store
@@ -174,6 +174,21 @@ def generate(
         scanner.store.set_meta(_WATERMARK, orjson.dumps(mark).decode())
         record_run(scanner.store, run)
     return run
+
+
+def scan_and_generate(
+    store: Store, sources: Sequence[Source], *, force: bool = False, wait: float = 30.0
+) -> Generation:
+    """Scan `sources`, then generate when the trigger fires (or `force`): what the hooks'
+    detached refresh and the service's background runs both do. A configuration problem is
+    kept in lastRun like any other failure; ScanBusy is raised when another scan is running."""
+    scanner = Scanner(store)
+    keys = scanner.scan(sources, wait=wait).keys
+    try:
+        llm = LLMConfig.load(store.state_dir)
+    except LLMConfigError as exc:
+        return _finish(scanner, Generation(at=int(time.time() * 1000), error=str(exc)))
+    return generate(scanner, keys, llm, force=force)
 
 
 def _material(scanner: Scanner, keys: list[SessionKey]) -> list[Material]:

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..llm import LLMConfig, LLMConfigError
-from ..sessions import ScanBusy, Scanner, Source
+from ..llm import LLMConfigError
+from ..sessions import ScanBusy, Source
 from ..store import Store
-from .generate import Generation, generate, last_run, record_run
+from .generate import Generation, last_run, record_run, scan_and_generate
 from .state import ProfileState
 
 CONTRACT = 1
@@ -90,17 +90,12 @@ class ProfileService:
     def _run(self, force: bool) -> None:
         try:
             with self._open() as store:
-                _guarded(store, lambda: self._regenerate(store, force))
+                _guarded(store, lambda: scan_and_generate(store, self.sources, force=force))
         finally:
             self._job.release()
 
-    def _regenerate(self, store: Store, force: bool) -> None:
-        scanner = Scanner(store)
-        keys = scanner.scan(self.sources).keys
-        generate(scanner, keys, LLMConfig.load(self.state_dir), force=force)
 
-
-def _guarded(store: Store, work: Callable[[], None]) -> None:
+def _guarded(store: Store, work: Callable[[], object]) -> None:
     """Run `work`; whatever stops it is written to lastRun rather than lost in a thread."""
     try:
         work()

@@ -42,6 +42,11 @@ def error(status: int, message: str) -> Response:
     return json_response({"ok": False, "error": message}, status)
 
 
+def refused(exc: TextRejected) -> Response:
+    """413 for text that is too long (or not text at all), 400 for anything else wrong."""
+    return error(413 if isinstance(exc, TextTooLong) else 400, str(exc))
+
+
 def is_loopback(host: str | None) -> bool:
     """Whether a `Host` (or origin netloc) names this machine's loopback, port or not."""
     if not host:
@@ -130,10 +135,8 @@ def create_app(
             return error(413, "text must be a string")
         try:
             await asyncio.to_thread(service.set_custom_text, text)
-        except TextTooLong as exc:
-            return error(413, str(exc))
         except TextRejected as exc:
-            return error(400, str(exc))
+            return refused(exc)
         state = await asyncio.to_thread(service.state)
         return json_response({"ok": True, "length": len(text), "state": state})
 
@@ -147,10 +150,8 @@ def create_app(
             snapshot = await asyncio.to_thread(
                 service.mark_copied, body["text"], body.get("entries")
             )
-        except TextTooLong as exc:
-            return error(413, str(exc))
         except TextRejected as exc:
-            return error(400, str(exc))
+            return refused(exc)
         return json_response({"ok": True, "copiedSnapshot": snapshot})
 
     def background(force: bool) -> Any:
