@@ -89,7 +89,7 @@ def test_untouched_new_file_is_removed_again(tmp_path: Path) -> None:
     project = run(
         tmp_path, "install-hooks", "--harness", "codex", "--scope", "project", check=False
     )
-    assert project.returncode == 1 and "~/.codex/hooks.json only" in project.stderr
+    assert project.returncode == 1 and "/.codex/hooks.json only: use --scope user" in project.stderr
 
 
 def test_broken_settings_are_refused_untouched(tmp_path: Path) -> None:

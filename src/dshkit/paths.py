@@ -1,15 +1,16 @@
-"""Where dshkit keeps its state and where each harness keeps its sessions by default."""
+"""Where dshkit keeps its state; each harness's own places are in the harness registry."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+from . import harnesses
+
 
 def dsh_home() -> Path:
     """`$DSH_HOME`, defaulting to `~/.dsh` (the DSH harness's own home)."""
-    value = os.environ.get("DSH_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".dsh"
+    return Path(harnesses.dsh_home())
 
 
 def state_dir(override: str | os.PathLike[str] | None = None) -> Path:
@@ -17,20 +18,6 @@ def state_dir(override: str | os.PathLike[str] | None = None) -> Path:
     return Path(override).expanduser() if override else dsh_home() / "dshkit"
 
 
-def claude_home() -> Path:
-    value = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(value).expanduser() if value else Path.home() / ".claude"
-
-
-def codex_home() -> Path:
-    value = os.environ.get("CODEX_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".codex"
-
-
 def default_roots() -> dict[str, Path]:
     """The sessions root of each harness on this machine, keyed by harness name."""
-    return {
-        "dsh": dsh_home() / "sessions",
-        "claude": claude_home() / "projects",
-        "codex": codex_home() / "sessions",
-    }
+    return {h.name: Path(h.sessions_root()) for h in harnesses.all_harnesses()}

@@ -12,13 +12,14 @@ import click
 import orjson
 from rich.console import Console
 
+from .. import harnesses
 from ..paths import state_dir
-from ..sessions import ADAPTERS, Source, default_sources
+from ..sessions import Source, default_sources
 from ..store import Store, StoreError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-HARNESSES = ("dsh", "claude", "codex")
+HARNESSES = harnesses.NAMES
 
 stdout = Console(highlight=False, soft_wrap=True)  # never break a path or command
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -73,5 +74,5 @@ def sources_for(roots: tuple[Path, ...], harness: str | None) -> list[Source]:
     """The given roots read by the chosen harness's layout (or every layout), else defaults."""
     if not roots:
         return default_sources(harness)
-    names = [harness] if harness else list(ADAPTERS)
+    names = [harness] if harness else list(harnesses.NAMES)
     return [Source(name, root.resolve()) for root in roots for name in names]

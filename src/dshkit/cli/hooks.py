@@ -10,9 +10,8 @@ from typing import Any, TypeVar
 
 import click
 
+from .. import harnesses
 from ..hooks.install import (
-    BRIDGE,
-    PROTOCOL,
     Change,
     InstallError,
     apply,
@@ -20,7 +19,7 @@ from ..hooks.install import (
     plan_uninstall,
 )
 from ..paths import state_dir as resolve_state_dir
-from .common import HARNESSES, state_dir_option, stderr, stdout
+from .common import state_dir_option, stderr, stdout
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,7 +27,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _options(func: F) -> F:
     for option in reversed(
         [
-            click.option("--harness", type=click.Choice(HARNESSES), required=True),
+            click.option("--harness", type=click.Choice(harnesses.NAMES), required=True),
             click.option(
                 "--scope", type=click.Choice(["user", "project"]), default="user", show_default=True
             ),
@@ -63,8 +62,9 @@ def install_hooks(
     """Add dshkit's hooks to a harness's settings (others' hooks are left as they are)."""
     state = resolve_state_dir(state_dir)
     _run(plan_install, harness, scope, project, state, dsh_profile, dry_run, installing=True)
-    if harness == "dsh" and not dry_run:
-        _mount_bridge(dsh_profile, project)
+    found = harnesses.get(harness)
+    if found.bridge is not None and not dry_run:
+        _mount_bridge(found, dsh_profile, project)
 
 
 @click.command("uninstall-hooks")
@@ -105,14 +105,15 @@ def _run(
         stdout.print(("updated " if change.after is not None else "removed ") + str(change.path))
 
 
-def _mount_bridge(profile: str, project: Path) -> None:
-    command = ["dsh", "plugin", "--profile", profile, "add", BRIDGE, PROTOCOL]
-    if shutil.which("dsh") is None:
-        stdout.print("DSH was not found on PATH. To finish, install the hook bridge with:")
+def _mount_bridge(found: harnesses.Harness, profile: str, project: Path) -> None:
+    command = [found.launcher.executable(), "plugin", "--profile", profile, "add"]
+    command += found.bridge.packages if found.bridge else ()
+    if shutil.which(command[0]) is None:
+        stdout.print(f"{found.label} was not found on PATH. To finish, install its hook bridge:")
         stdout.print("  " + " ".join(command), markup=False)
         return
     done = subprocess.run(command, cwd=project, capture_output=True, text=True)
     if done.returncode != 0:
         stderr.print(f"[yellow]warning:[/] {' '.join(command)} failed:\n{done.stderr.strip()}")
     else:
-        stdout.print(f"installed the hook bridge into DSH profile {profile!r}")
+        stdout.print(f"installed the hook bridge into {found.label} profile {profile!r}")

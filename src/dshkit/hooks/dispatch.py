@@ -17,8 +17,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from ..harnesses import detect as detect_harness
 from ..paths import state_dir
-from .protocol import HookInput, answer, detect_harness
+from .protocol import HookInput, answer
 
 MAX_PAYLOAD_BYTES = 8 << 20
 DEFAULT_BUDGET_S = 8.0  # well inside the harnesses' own hook timeouts

@@ -26,12 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..paths import claude_home, codex_home, dsh_home
+from .. import harnesses
 from .registry import HANDLERS
 
 HOOK_TIMEOUT_S = 30
-BRIDGE = "@deepseek-ai/dsh-hooks-claude-code@0.0.1-rc.5"
-PROTOCOL = "@deepseek-ai/dsh-hook-protocol@0.0.1-rc.1"
 _BEGIN = (
     "# >>> dshkit hooks (managed by `dshkit install-hooks`; `dshkit uninstall-hooks` removes it)"
 )
@@ -68,20 +66,16 @@ def dshkit_command() -> list[str]:
 
 
 def settings_path(harness: str, scope: str, project: Path, state_dir: Path) -> Path:
-    if harness == "claude":
-        base = claude_home() if scope == "user" else project / ".claude"
-        return base / "settings.json"
-    if harness == "codex":
-        if scope != "user":
-            raise InstallError("Codex reads hooks from ~/.codex/hooks.json only: use --scope user")
-        return codex_home() / "hooks.json"
-    if harness == "dsh":
-        return state_dir / "dsh-hooks.json"
-    raise InstallError(f"unknown harness {harness!r} (known: claude, codex, dsh)")
-
-
-def patch_path(profile: str) -> Path:
-    return dsh_home() / "profiles" / profile / "cordis.patch.yml"
+    try:
+        found = harnesses.get(harness)
+    except harnesses.UnknownHarness as exc:
+        raise InstallError(str(exc)) from None
+    if scope == "user":
+        return Path(found.user_settings(str(state_dir)))
+    if found.project_settings is None:
+        where = found.user_settings(str(state_dir))
+        raise InstallError(f"{found.label} reads hooks from {where} only: use --scope user")
+    return Path(found.project_settings(str(project)))
 
 
 def plan_install(
@@ -109,24 +103,25 @@ def plan_install(
             )
     after = json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
     changes = [Change(path, before, after)] if after != before else []
-    if harness == "dsh":
-        changes += _plan_patch(patch_path(profile), path)
+    bridge = harnesses.get(harness).bridge
+    if bridge is not None:
+        changes += _plan_patch(Path(bridge.patch_path(profile)), path, bridge)
     return changes
 
 
-def _plan_patch(patch: Path, config: Path) -> list[Change]:
+def _plan_patch(patch: Path, config: Path, bridge: harnesses.Bridge) -> list[Change]:
     """The patch layer with a marked block mounting the bridge (a YAML block list)."""
     before = _read(patch) or ""
     if _BEGIN in before:
         return []
-    if "hooks-claude-code" in before:
+    if bridge.plugin_id in before:
         raise InstallError(
             f"{patch} already mounts the Claude-Code hook bridge; add dshkit's hooks to its "
             "configPath file by hand, or remove that entry first"
         )
     block = (
-        f"- insert:\n    - id: hooks-claude-code\n"
-        f"      name: '@deepseek-ai/dsh-hooks-claude-code'\n      config:\n"
+        f"- insert:\n    - id: {bridge.plugin_id}\n"
+        f"      name: '{bridge.plugin_name}'\n      config:\n"
         f"        configPath: {json.dumps(str(config))}\n{_END}\n"
     )
     content = [line for line in before.splitlines() if line.strip() and not line.startswith("#")]
@@ -150,8 +145,9 @@ def plan_uninstall(
 ) -> list[Change]:
     """The file changes that take dshkit's hooks out again."""
     paths = [settings_path(harness, scope, project, state_dir)]
-    if harness == "dsh":
-        paths.append(patch_path(profile))
+    bridge = harnesses.get(harness).bridge
+    if bridge is not None:
+        paths.append(Path(bridge.patch_path(profile)))
     changes = []
     for path in paths:
         before = _read(path)

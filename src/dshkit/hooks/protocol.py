@@ -5,16 +5,15 @@ Kept free of heavy imports: it runs on every tool call.
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import harnesses
+
 # Claude Code caps a hook's output strings at 10,000 characters; nothing longer is emitted.
 MAX_OUTPUT_CHARS = 10_000
-_DSH_LOG = re.compile(r"^session(\.v[1-9][0-9]*)?\.jsonl(\.zstd)?$")
 
 
 @dataclass
@@ -26,21 +25,13 @@ class HookInput:
     env: Mapping[str, str] = field(default_factory=dict)
 
     @property
+    def harness_info(self) -> harnesses.Harness | None:
+        """The registry's entry for the calling harness (None when it is not known)."""
+        return harnesses.HARNESSES.get(self.harness)
+
+    @property
     def session_id(self) -> str:
         return str(self.payload.get("session_id") or "")
-
-
-def detect_harness(payload: Mapping[str, Any], env: Mapping[str, str]) -> str:
-    """Who is calling, from the transcript it names first, then from the payload and env."""
-    transcript = str(payload.get("transcript_path") or "")
-    name = os.path.basename(transcript)
-    if _DSH_LOG.match(name):
-        return "dsh"
-    if name.startswith("rollout-") or "turn_id" in payload:
-        return "codex"
-    if env.get("CLAUDECODE") == "1" or "/.claude/projects/" in transcript:
-        return "claude"
-    return "unknown"
 
 
 def cap(text: str) -> str:

@@ -25,9 +25,9 @@ from typing import Any
 
 import orjson
 
+from .. import harnesses
 from ..sessions import Scanner
 from ..sessions.events import (
-    ASK_TOOLS,
     Event,
     is_failed_result,
     is_human_message,
@@ -50,37 +50,10 @@ DELEGATE_PATTERNS = (
     r"(请你|需要你|你自己)\s*[去来把帮做先再重试看查改加写跑执行处理确认补删增]",
     r"(请|麻烦|劳驾)你[^，。；\n]{0,12}(一下|一趟|帮忙)",
 )
-# Shell-like tools of DSH, Claude Code and Codex. Background-job tools are commands too, but a
-# wait on them is a wait: they are also in HUMAN_WAIT_TOOLS, which takes precedence.
-COMMAND_TOOLS = frozenset(
-    {
-        "bash",
-        "pwsh",
-        "workflow",
-        "shell",
-        "Bash",
-        "exec_command",
-        "local_shell",
-        "shell_command",
-        "job_output",
-        "job_kill",
-    }
-)
-HUMAN_WAIT_TOOLS = frozenset(
-    {
-        "ask_user_question",
-        "job_output",
-        "job_list",
-        "job_kill",
-        "subagent",
-        "list_agents",
-        "send_message",
-        "plugin_manager",
-        "AskUserQuestion",
-        "request_user_input",
-        "Task",
-    }
-)
+# Tool names across every harness (the registry's vocabularies). Background-job tools are
+# commands too, but a wait on them is a wait: human-wait takes precedence.
+COMMAND_TOOLS = harnesses.tools(harnesses.COMMAND)
+HUMAN_WAIT_TOOLS = harnesses.tools(harnesses.HUMAN_WAIT)
 
 _DETAIL_TEXT = 300  # characters of a message kept in a hit's details
 
@@ -95,7 +68,7 @@ class SignalConfig:
     answer_window_ms: int = 30 * 60_000
     command_tools: frozenset[str] = COMMAND_TOOLS
     human_wait_tools: frozenset[str] = HUMAN_WAIT_TOOLS
-    ask_tools: frozenset[str] = ASK_TOOLS
+    ask_tools: frozenset[str] = harnesses.tools(harnesses.ASK)
 
     def __post_init__(self) -> None:
         if self.long_tool_ms < 0 or self.answer_window_ms < 0:

@@ -27,9 +27,6 @@ import orjson
 
 Event = dict[str, Any]
 
-# Tool names, across harnesses, whose result is the person's answer to a question.
-ASK_TOOLS = frozenset({"ask_user_question", "AskUserQuestion", "request_user_input"})
-
 
 def _message(event: Event) -> dict[str, Any]:
     data = event.get("data") or {}

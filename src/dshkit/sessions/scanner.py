@@ -22,17 +22,15 @@ from typing import Any
 
 import orjson
 
+from .. import harnesses
 from ..paths import default_roots
 from ..store import Store
-from .claude import ClaudeAdapter
-from .codex import CodexAdapter
-from .dsh import DshAdapter
 from .events import Event, accumulate, dedupe, merge_stats, new_stats
 from .harness import Adapter, LogFile
 from .reader import Cursor, Increment, Seen, parse_lines, read_increment, unreadable
 from .zstdframes import DEFAULT_MAX_FRAME_OUTPUT, DEFAULT_MAX_WINDOW, FrameDecoder
 
-ADAPTERS: dict[str, Adapter] = {a.name: a for a in (DshAdapter(), ClaudeAdapter(), CodexAdapter())}
+ADAPTERS: dict[str, Adapter] = {h.name: h.adapter for h in harnesses.all_harnesses()}
 
 SessionKey = tuple[str, str]  # (harness, session id)
 
@@ -201,8 +199,8 @@ class Scanner:
             where = "WHERE harness = ? AND session_id = ?"
             cursors = self._load_cursors(where, key) if key in known else {}
             increments: list[tuple[LogFile, Increment]] = []
-            # A multi-generation DSH session needs its union: keep what is read for it.
-            generations = key[0] == "dsh" and len(groups[key]) > 1
+            # A session whose files may repeat each other needs its union: keep what is read.
+            generations = _repeats(key[0]) and len(groups[key]) > 1
             for log, st in work[key]:
                 cursor = cursors.get(log.path) or _new_cursor(log)
                 inc = read_increment(
@@ -322,7 +320,7 @@ class Scanner:
         rebuilt from the cache, unless every new event's seq is beyond all the others': then
         no new event can have a twin, and the deltas add to the previous summary.
         """
-        if key[0] != "dsh" or (len(files) == 1 and files[0].stats["monotonic"]):
+        if not _repeats(key[0]) or (len(files) == 1 and files[0].stats["monotonic"]):
             return _merged(c.stats for c in files)
         previous = self.store.db.execute(
             "SELECT stats FROM sessions WHERE harness = ? AND session_id = ?", key
@@ -379,8 +377,8 @@ class Scanner:
                 self._forget(cursor)
                 continue
             events.extend(loaded)
-        # Only DSH generations can repeat each other; other harnesses' files are streams apart.
-        if files and files[0].harness == "dsh" and (len(files) > 1 or not _monotonic(files)):
+        # Only generations can repeat each other; other harnesses' files are streams apart.
+        if files and _repeats(files[0].harness) and (len(files) > 1 or not _monotonic(files)):
             return dedupe(events)
         return events
 
@@ -549,6 +547,11 @@ def _file_order(cursor: Cursor) -> tuple[int, str]:
 
 def _monotonic(files: list[Cursor]) -> bool:
     return all(c.stats["monotonic"] for c in files)
+
+
+def _repeats(harness: str) -> bool:
+    """Whether a harness's log files of one session can hold the same events (generations)."""
+    return harnesses.get(harness).generations_repeat
 
 
 def _key_text(key: SessionKey) -> str:

@@ -1,0 +1,321 @@
+"""The one registry of harnesses: everything dshkit knows about DSH, Claude Code and Codex.
+
+Every capability asks this registry — for a harness's sessions root, its log adapter, the
+names of its tools, where its hook settings live, which hook event carries injected context,
+how to start a headless session — and never compares a harness name itself.
+
+Kept free of heavy imports (no dataclasses, pathlib, JSON): the hook entry point reads it on
+every tool call. Adapters are imported only when asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+# Tool vocabularies: what each kind of tool is called in a harness.
+COMMAND = "command"  # runs a shell command
+ASK = "ask"  # asks the person a question and waits for the answer
+HUMAN_WAIT = "humanWait"  # its wall time is a wait (on a person, a job or a subagent)
+READ = "read"
+WRITE = "write"  # writes or edits a file
+SEARCH = "search"
+VOCABULARIES = (COMMAND, ASK, HUMAN_WAIT, READ, WRITE, SEARCH)
+
+
+class Launch:
+    """One headless run of a harness's CLI: the command line, where to run it, extra env."""
+
+    __slots__ = ("argv", "cwd", "env")
+
+    def __init__(self, argv: list[str], cwd: str, env: Mapping[str, str] | None = None) -> None:
+        self.argv = argv
+        self.cwd = cwd
+        self.env = dict(env or {})
+
+    def __repr__(self) -> str:
+        return f"Launch({self.argv!r}, cwd={self.cwd!r})"
+
+
+class Launcher:
+    """How to start a new headless session in a working directory with a first message, and
+    how to continue one (None where the harness's CLI cannot resume headlessly).
+
+    `program` is the CLI's name on PATH; `$<env_override>` names another executable.
+    """
+
+    __slots__ = ("env_override", "program", "resume_args", "start_args")
+
+    def __init__(
+        self,
+        program: str,
+        start_args: Callable[[str], list[str]],
+        resume_args: Callable[[str, str], list[str]] | None,
+        env_override: str,
+    ) -> None:
+        self.program = program
+        self.start_args = start_args
+        self.resume_args = resume_args
+        self.env_override = env_override
+
+    def executable(self, env: Mapping[str, str] | None = None) -> str:
+        return (env if env is not None else os.environ).get(self.env_override) or self.program
+
+    def start(self, cwd: str, message: str, env: Mapping[str, str] | None = None) -> Launch:
+        return Launch([self.executable(env), *self.start_args(message)], cwd)
+
+    def resume(
+        self, cwd: str, session_id: str, message: str, env: Mapping[str, str] | None = None
+    ) -> Launch | None:
+        if self.resume_args is None:
+            return None
+        return Launch([self.executable(env), *self.resume_args(session_id, message)], cwd)
+
+
+class Bridge:
+    """A harness that runs Claude-Code-style hooks through a plugin: the packages to add and
+    the patch file that mounts it (DSH's Claude-Code hook bridge)."""
+
+    __slots__ = ("packages", "patch_path", "plugin_id", "plugin_name")
+
+    def __init__(
+        self, plugin_id: str, packages: tuple[str, ...], patch_path: Callable[[str], str]
+    ) -> None:
+        self.plugin_id = plugin_id  # its id in the patch layer
+        self.packages = packages  # pinned npm specs: the bridge first, then what it needs
+        self.plugin_name = packages[0].rpartition("@")[0]
+        self.patch_path = patch_path  # profile name → the patch layer that mounts the bridge
+
+
+class Harness:
+    """What dshkit knows about one harness."""
+
+    __slots__ = (
+        "_adapter",
+        "adapter_name",
+        "bridge",
+        "context_event",
+        "generations_repeat",
+        "home",
+        "label",
+        "launcher",
+        "log_name",
+        "name",
+        "project_settings",
+        "sessions_root",
+        "tools",
+        "user_settings",
+    )
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        label: str,
+        home: Callable[[], str],
+        sessions_root: Callable[[], str],
+        adapter_name: str,
+        log_name: str,
+        tools: Mapping[str, frozenset[str]],
+        user_settings: Callable[[str], str],
+        project_settings: Callable[[str], str] | None,
+        bridge: Bridge | None,
+        context_event: str,
+        generations_repeat: bool,
+        launcher: Launcher,
+    ) -> None:
+        self.name = name
+        self.label = label
+        self.home = home
+        self.sessions_root = sessions_root
+        self.adapter_name = adapter_name
+        self.log_name = re.compile(log_name)
+        self.tools = {kind: tools.get(kind, frozenset()) for kind in VOCABULARIES}
+        self.user_settings = user_settings  # state dir → the hooks settings file (user scope)
+        self.project_settings = project_settings  # project dir → file; None: no project scope
+        self.bridge = bridge
+        # The first hook event whose additionalContext reaches the model's first request.
+        self.context_event = context_event
+        # Whether a session's log files can repeat each other's events (DSH generations).
+        self.generations_repeat = generations_repeat
+        self.launcher = launcher
+        self._adapter: Any = None
+
+    @property
+    def adapter(self) -> Any:
+        """The session-log adapter (a `sessions.harness.Adapter`), imported on first use."""
+        if self._adapter is None:
+            module, _, attribute = self.adapter_name.partition(":")
+            self._adapter = getattr(importlib.import_module(module), attribute)()
+        return self._adapter
+
+    def is_tool(self, kind: str, name: str) -> bool:
+        return name in self.tools[kind]
+
+    def __repr__(self) -> str:
+        return f"<harness {self.name}>"
+
+
+def dsh_home() -> str:
+    """`$DSH_HOME`, defaulting to `~/.dsh` (the DSH harness's own home)."""
+    return os.path.expanduser(os.environ.get("DSH_HOME") or "~/.dsh")
+
+
+def _claude_home() -> str:
+    return os.path.expanduser(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
+
+
+def _codex_home() -> str:
+    return os.path.expanduser(os.environ.get("CODEX_HOME") or "~/.codex")
+
+
+_DSH = Harness(
+    name="dsh",
+    label="DSH",
+    home=dsh_home,
+    sessions_root=lambda: os.path.join(dsh_home(), "sessions"),
+    adapter_name="dshkit.sessions.dsh:DshAdapter",
+    log_name=r"^session(\.v[1-9][0-9]*)?\.jsonl(\.zstd)?$",
+    tools={
+        COMMAND: frozenset({"bash", "pwsh", "workflow", "job_output", "job_kill"}),
+        ASK: frozenset({"ask_user_question"}),
+        HUMAN_WAIT: frozenset(
+            {
+                "ask_user_question",
+                "job_output",
+                "job_list",
+                "job_kill",
+                "subagent",
+                "subagent_fork",
+                "list_agents",
+                "send_message",
+                "plugin_manager",
+            }
+        ),
+        READ: frozenset({"read", "read_image"}),
+        WRITE: frozenset({"write", "edit", "str_replace_editor"}),
+        SEARCH: frozenset({"grep", "glob", "web_search"}),
+    },
+    # DSH's hooks run through its Claude-Code bridge, whose settings file dshkit keeps.
+    user_settings=lambda state_dir: os.path.join(state_dir, "dsh-hooks.json"),
+    project_settings=None,
+    bridge=Bridge(
+        "hooks-claude-code",
+        (
+            "@deepseek-ai/dsh-hooks-claude-code@0.0.1-rc.5",
+            "@deepseek-ai/dsh-hook-protocol@0.0.1-rc.1",
+        ),
+        lambda profile: os.path.join(dsh_home(), "profiles", profile, "cordis.patch.yml"),
+    ),
+    # The bridge runs SessionStart detached: its context misses the first request.
+    context_event="UserPromptSubmit",
+    generations_repeat=True,
+    # rc.8 starts a new session per headless run and cannot resume one headlessly.
+    launcher=Launcher("dsh", lambda message: ["--profile", "headless", message], None, "DSH_BIN"),
+)
+
+_CLAUDE = Harness(
+    name="claude",
+    label="Claude Code",
+    home=_claude_home,
+    sessions_root=lambda: os.path.join(_claude_home(), "projects"),
+    adapter_name="dshkit.sessions.claude:ClaudeAdapter",
+    log_name=r"^[^/]+\.jsonl$",
+    tools={
+        COMMAND: frozenset({"Bash"}),
+        ASK: frozenset({"AskUserQuestion"}),
+        HUMAN_WAIT: frozenset({"AskUserQuestion", "Task", "Agent"}),
+        READ: frozenset({"Read", "NotebookRead"}),
+        WRITE: frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"}),
+        SEARCH: frozenset({"Grep", "Glob", "WebSearch"}),
+    },
+    user_settings=lambda state_dir: os.path.join(_claude_home(), "settings.json"),
+    project_settings=lambda project: os.path.join(project, ".claude", "settings.json"),
+    bridge=None,
+    context_event="SessionStart",
+    generations_repeat=False,
+    launcher=Launcher(
+        "claude",
+        lambda message: ["-p", message, "--output-format", "json"],
+        lambda session, message: ["-p", "--resume", session, message, "--output-format", "json"],
+        "CLAUDE_BIN",
+    ),
+)
+
+_CODEX = Harness(
+    name="codex",
+    label="Codex",
+    home=_codex_home,
+    sessions_root=lambda: os.path.join(_codex_home(), "sessions"),
+    adapter_name="dshkit.sessions.codex:CodexAdapter",
+    log_name=r"^rollout-.+\.jsonl$",
+    tools={
+        COMMAND: frozenset({"exec_command", "local_shell", "shell", "shell_command"}),
+        ASK: frozenset({"request_user_input"}),
+        HUMAN_WAIT: frozenset({"request_user_input"}),
+        READ: frozenset(),
+        WRITE: frozenset({"apply_patch"}),
+        SEARCH: frozenset({"web_search"}),
+    },
+    user_settings=lambda state_dir: os.path.join(_codex_home(), "hooks.json"),
+    project_settings=None,  # the notes document ~/.codex/hooks.json only
+    bridge=None,
+    context_event="SessionStart",
+    generations_repeat=False,
+    launcher=Launcher(
+        "codex",
+        lambda message: ["exec", "--dangerously-bypass-hook-trust", message],
+        lambda session, message: [
+            "exec",
+            "--dangerously-bypass-hook-trust",
+            "resume",
+            session,
+            message,
+        ],
+        "CODEX_BIN",
+    ),
+)
+
+HARNESSES: dict[str, Harness] = {h.name: h for h in (_DSH, _CLAUDE, _CODEX)}
+NAMES: tuple[str, ...] = tuple(HARNESSES)
+
+
+class UnknownHarness(KeyError):
+    def __str__(self) -> str:
+        return f"unknown harness {self.args[0]!r} (known: {', '.join(NAMES)})"
+
+
+def get(name: str) -> Harness:
+    """The harness called `name`; UnknownHarness names the known ones."""
+    try:
+        return HARNESSES[name]
+    except KeyError:
+        raise UnknownHarness(name) from None
+
+
+def all_harnesses() -> Iterator[Harness]:
+    return iter(HARNESSES.values())
+
+
+def tools(kind: str) -> frozenset[str]:
+    """A tool vocabulary across every harness (for logs whose harness does not matter)."""
+    return frozenset().union(*(h.tools[kind] for h in HARNESSES.values()))
+
+
+def detect(payload: Mapping[str, Any], env: Mapping[str, str]) -> str:
+    """Which harness runs a hook: from the transcript it names first, then payload and env.
+
+    Returns a harness name, or "unknown".
+    """
+    transcript = str(payload.get("transcript_path") or "")
+    name = os.path.basename(transcript)
+    if _DSH.log_name.match(name):
+        return _DSH.name
+    if _CODEX.log_name.match(name) or "turn_id" in payload:
+        return _CODEX.name
+    if env.get("CLAUDECODE") == "1" or "/.claude/projects/" in transcript:
+        return _CLAUDE.name
+    return "unknown"
