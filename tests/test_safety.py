@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from dshkit.sessions import ScanBusy, Scanner, Source
+from dshkit.sessions import Scanner, Source
 from dshkit.sessions.corpus import Corpus
-from dshkit.store import Store
+from dshkit.store import LeaseBusy, Store
 
 from .conftest import (
     CLAUDE,
@@ -161,10 +161,12 @@ def test_one_scan_at_a_time_per_store(tmp_path: Path) -> None:
     try:
         with Store(state) as store:
             deadline = time.monotonic() + 20
-            while not (store.get_meta("scan.lease") or "").startswith(f"{child.pid}:"):
+            while not (store.get_meta("lease.scan") or "").startswith(f"{child.pid}:"):
                 assert time.monotonic() < deadline and child.poll() is None, "no lease seen"
                 time.sleep(0.01)
-            with pytest.raises(ScanBusy, match=f"another dshkit scan \\(process {child.pid}\\)"):
+            with pytest.raises(
+                LeaseBusy, match=f"another dshkit process \\({child.pid}\\) is running scan"
+            ):
                 Scanner(store).scan(dsh(root), wait=0.2)
             assert child.poll() is None, "the busy check must not have waited for the end"
             report = Scanner(store).scan(dsh(root), wait=60)  # waits for it, then runs

@@ -18,6 +18,36 @@ def state_dir(override: str | os.PathLike[str] | None = None) -> Path:
     return Path(override).expanduser() if override else dsh_home() / "dshkit"
 
 
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+
+
+def private_dir(path: Path) -> list[str]:
+    """Make `path` (and missing parents) a directory only its owner can enter.
+
+    An existing directory open to others is tightened, with what was in it: the state
+    directory holds people's words. Returns a note per path tightened (to tell the person).
+    """
+    notes: list[str] = []
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        os.chmod(path, PRIVATE_DIR)
+        notes.append(f"{path}: was {mode:o}, now {PRIVATE_DIR:o}")
+        for entry in path.rglob("*"):
+            if entry.is_symlink():
+                continue
+            want = PRIVATE_DIR if entry.is_dir() else PRIVATE_FILE
+            if entry.stat().st_mode & 0o077:
+                os.chmod(entry, entry.stat().st_mode & 0o700 | (want & 0o700))
+    return notes
+
+
+def private_opener(path: str, flags: int) -> int:
+    """An `open(..., opener=private_opener)` that creates files readable by the owner only."""
+    return os.open(path, flags, PRIVATE_FILE)
+
+
 def default_roots() -> dict[str, Path]:
     """The sessions root of each harness on this machine, keyed by harness name."""
     return {h.name: Path(h.sessions_root()) for h in harnesses.all_harnesses()}

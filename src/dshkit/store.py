@@ -1,15 +1,20 @@
 """The one embedded store: a SQLite database (WAL) in the state directory, schema migrated forward.
 
 Every capability keeps its durable state here. Cross-process safety comes from SQLite
-transactions; a database written by a newer dshkit is refused before anything is read.
+transactions; a database written by a newer dshkit is refused before anything is read. What
+the store holds is people's words: the state directory is 0700 and the database 0600.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from .paths import PRIVATE_FILE, private_dir
 
 DB_NAME = "dshkit.db"
 
@@ -112,19 +117,46 @@ MIGRATIONS: list[str] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+# Named leases (see `Store.lease`): one process at a time per store for each.
+SCAN_LEASE = "scan"
+PROFILE_LEASE = "profile"
+
+
 class StoreError(Exception):
     """The state database cannot be used as it is (newer schema, unreadable file)."""
 
 
-class Store:
-    """A connection to `<state_dir>/dshkit.db`, migrated to the current schema on open."""
+class StoreBusy(StoreError):
+    """Another process holds the database locked for longer than this caller may wait."""
 
-    def __init__(self, state_dir: Path) -> None:
+
+class LeaseBusy(RuntimeError):
+    """Another live process holds the named lease."""
+
+    def __init__(self, name: str, pid: int, path: Path) -> None:
+        super().__init__(
+            f"another dshkit process ({pid}) is running {name} on {path}; try again when it is done"
+        )
+        self.name = name
+        self.pid = pid
+
+
+class Store:
+    """A connection to `<state_dir>/dshkit.db`, migrated to the current schema on open.
+
+    `busy_timeout` bounds how long any statement waits for another process's lock: 30 s
+    for commands, a short one on the hook path, where the agent is waiting.
+    """
+
+    def __init__(self, state_dir: Path, *, busy_timeout: float = 30.0) -> None:
         self.state_dir = Path(state_dir)
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        # Tightened directories are told to whoever opened the store (see `tightened`).
+        self.tightened = private_dir(self.state_dir)
         self.path = self.state_dir / DB_NAME
+        if not self.path.exists():
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, PRIVATE_FILE))
         try:
-            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self.db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open state database {self.path}: {exc}") from exc
         self.db.row_factory = sqlite3.Row
@@ -139,21 +171,36 @@ class Store:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
-            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            version = self._schema_version()
+            while version < SCHEMA_VERSION:
+                # One transaction per step, the version read inside it: a crash leaves a whole
+                # version, and two processes migrating a fresh store at once do each step once.
+                with self.transaction():
+                    version = self._schema_version()
+                    if version >= SCHEMA_VERSION:
+                        break
+                    for statement in _statements(MIGRATIONS[version]):
+                        self.db.execute(statement)
+                    version += 1
+                    self.db.execute(f"PRAGMA user_version={version}")
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                raise StoreBusy(
+                    f"{self.path} is locked by another process; try again in a moment"
+                ) from exc
+            raise StoreError(f"{self.path} is not a usable SQLite database: {exc}") from exc
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} is not a usable SQLite database: {exc}") from exc
+
+    def _schema_version(self) -> int:
+        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path} has schema version {version}, written by a newer dshkit; "
                 f"this dshkit understands up to version {SCHEMA_VERSION}. "
                 "Upgrade dshkit, or point --state-dir elsewhere."
             )
-        for number in range(version, SCHEMA_VERSION):
-            # One transaction per step: a crash leaves the database at a whole version.
-            with self.transaction():
-                for statement in _statements(MIGRATIONS[number]):
-                    self.db.execute(statement)
-                self.db.execute(f"PRAGMA user_version={number + 1}")
+        return version
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -177,6 +224,46 @@ class Store:
             (key, value),
         )
 
+    # -- leases: one process at a time for a named piece of work ------------------------------
+
+    @contextmanager
+    def lease(self, name: str, *, wait: float = 30.0, ttl: float = 120.0) -> Iterator[Lease]:
+        """Hold the lease `name` for the block: one live process at a time per store.
+
+        A live holder is waited for up to `wait` seconds (then LeaseBusy); a lease left by a
+        dead process, or not renewed within `ttl` seconds, is taken over.
+        """
+        held = Lease(self, name, ttl)
+        deadline = time.monotonic() + wait
+        while True:
+            with self.transaction():
+                holder = self.lease_holder(name)
+                if holder is None:
+                    held.renew()
+                    break
+            if time.monotonic() >= deadline:
+                raise LeaseBusy(name, holder, self.path)
+            time.sleep(0.1)
+        try:
+            yield held
+        finally:
+            with self.transaction():
+                if self.get_meta(held.key, "") == held.value:
+                    self.set_meta(held.key, "")
+
+    def lease_holder(self, name: str) -> int | None:
+        """The pid of the live process holding lease `name`, or None."""
+        pid, _, expiry = (self.get_meta(f"lease.{name}") or "").partition(":")
+        if not pid.isdigit() or not expiry.isdigit() or int(expiry) < time.time():
+            return None
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            pass  # alive, owned by someone else
+        return int(pid)
+
     def close(self) -> None:
         self.db.close()
 
@@ -185,6 +272,26 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Lease:
+    """A held lease; long work renews it (inside its own transactions) to keep it."""
+
+    def __init__(self, store: Store, name: str, ttl: float) -> None:
+        self.store = store
+        self.key = f"lease.{name}"
+        self.ttl = ttl
+        self.value = ""
+
+    def renew(self) -> None:
+        """Extend the lease; call inside a transaction, or alone (autocommit)."""
+        self.value = f"{os.getpid()}:{time.time() + self.ttl:.0f}"
+        self.store.set_meta(self.key, self.value)
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    message = str(exc).lower()
+    return "locked" in message or "busy" in message
 
 
 def _statements(script: str) -> list[str]:

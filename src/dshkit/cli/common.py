@@ -45,6 +45,10 @@ def open_store(directory: str | None) -> Iterator[Store]:
         store = Store(state_dir(directory))
     except (StoreError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
+    for note in store.tightened:
+        stderr.print(
+            f"note: the state directory held people's words open to others; {note}", markup=False
+        )
     with store:
         yield store
 

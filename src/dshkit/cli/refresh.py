@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..profile.generate import scan_and_generate
-from ..sessions import ScanBusy
+from ..store import LeaseBusy
 from .common import json_option, open_store, print_json, roots_option, sources_for, state_dir_option
 
 
@@ -23,7 +23,7 @@ def refresh(
     with open_store(state_dir) as store:
         try:
             result = scan_and_generate(store, sources_for(roots, harness), wait=0)
-        except ScanBusy:
+        except LeaseBusy:
             if as_json:
                 print_json({"ran": False, "reason": "another scan is running"})
             return

@@ -15,8 +15,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ..sessions import ScanBusy, Scanner, ScanReport, Source
+from ..sessions import Scanner, ScanReport, Source
 from ..sessions.scanner import Progress as ScanProgress
+from ..store import LeaseBusy
 from .common import (
     json_option,
     open_store,
@@ -94,7 +95,7 @@ def run_scan(scanner: Scanner, sources: list[Source]) -> ScanReport:
     bar = _Bar()
     try:
         report = scanner.scan(sources, bar)
-    except ScanBusy as exc:
+    except LeaseBusy as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
         bar.stop()

@@ -11,14 +11,13 @@ import subprocess
 import sys
 from typing import Any
 
-from ..sessions.scanner import lease_busy
-from ..store import Store
+from ..store import SCAN_LEASE, Store
 from .protocol import HookInput
 
 
 def on_session_pause(hook: HookInput) -> dict[str, Any] | None:
     with Store(hook.state_dir) as store:
-        if lease_busy(store):
+        if store.lease_holder(SCAN_LEASE) is not None:
             return None
     subprocess.Popen(
         [sys.executable, "-m", "dshkit", "refresh", "--state-dir", str(hook.state_dir)],

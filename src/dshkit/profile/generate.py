@@ -181,7 +181,7 @@ def scan_and_generate(
 ) -> Generation:
     """Scan `sources`, then generate when the trigger fires (or `force`): what the hooks'
     detached refresh and the service's background runs both do. A configuration problem is
-    kept in lastRun like any other failure; ScanBusy is raised when another scan is running."""
+    kept in lastRun like any other failure; LeaseBusy is raised when another scan is running."""
     scanner = Scanner(store)
     keys = scanner.scan(sources, wait=wait).keys
     try:

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..llm import LLMConfigError
-from ..sessions import ScanBusy, Source
-from ..store import Store
+from ..sessions import Source
+from ..store import LeaseBusy, Store
 from .generate import Generation, last_run, record_run, scan_and_generate
 from .state import ProfileState
 
@@ -99,7 +99,7 @@ def _guarded(store: Store, work: Callable[[], object]) -> None:
     """Run `work`; whatever stops it is written to lastRun rather than lost in a thread."""
     try:
         work()
-    except (ScanBusy, LLMConfigError, OSError, ValueError) as exc:
+    except (LeaseBusy, LLMConfigError, OSError, ValueError) as exc:
         record_run(store, Generation(at=int(time.time() * 1000), error=str(exc), triggered=True))
     except Exception as exc:  # a bug: keep the service up, say what happened
         error = f"internal error: {type(exc).__name__}: {exc}"

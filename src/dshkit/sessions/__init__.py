@@ -5,12 +5,11 @@ capability works for all three.
 """
 
 from .events import Event
-from .scanner import ADAPTERS, ScanBusy, Scanner, ScanReport, Source, default_sources
+from .scanner import ADAPTERS, Scanner, ScanReport, Source, default_sources
 
 __all__ = [
     "ADAPTERS",
     "Event",
-    "ScanBusy",
     "ScanReport",
     "Scanner",
     "Source",

@@ -23,8 +23,8 @@ from typing import Any
 import orjson
 
 from .. import harnesses
-from ..paths import default_roots
-from ..store import Store
+from ..paths import default_roots, private_dir, private_opener
+from ..store import SCAN_LEASE, Lease, Store
 from .events import Event, accumulate, dedupe, merge_stats, new_stats
 from .harness import Adapter, LogFile
 from .reader import Cursor, Increment, Seen, parse_lines, read_increment, unreadable
@@ -35,19 +35,12 @@ ADAPTERS: dict[str, Adapter] = {h.name: h.adapter for h in harnesses.all_harness
 SessionKey = tuple[str, str]  # (harness, session id)
 
 _ROTOR_KEY = "scan.rotor"
-# "pid:expiry" of the scan in progress; renewed at every commit.
-_LEASE_KEY = "scan.lease"
-_LEASE_S = 120
 # A long scan commits at least this often, so an interruption loses little work.
 _COMMIT_EVERY_S = 0.5
 _CURSOR_COLUMNS = (
     "path, harness, session_id, root, cache_name, generation, offset, size, dev, ino, "
     "mtime_ns, anchor, plain_len, state, stats, error, error_identity"
 )
-
-
-class ScanBusy(RuntimeError):
-    """Another process is scanning into the same store."""
 
 
 class Progress:
@@ -123,7 +116,8 @@ class Scanner:
         self.frame_budget = frame_budget
         self.decoder = FrameDecoder(max_window, max_frame_output)
         self.cache_dir = store.state_dir / "plain"
-        self.cache_dir.mkdir(exist_ok=True)
+        private_dir(self.cache_dir)
+        self._lease: Lease | None = None
 
     # -- scanning ---------------------------------------------------------------------------
 
@@ -133,32 +127,15 @@ class Scanner:
         """Read what is new under `sources` into the store.
 
         One scan at a time per store: another process's live scan is waited for up to `wait`
-        seconds (then ScanBusy); a lease left by a dead one is taken over.
+        seconds (then LeaseBusy); a lease left by a dead one is taken over.
         """
-        self._take_lease(wait)
-        try:
-            with _bulk_load():
-                return self._scan(sources, progress)
-        finally:
-            self.store.set_meta(_LEASE_KEY, "")
-
-    def _take_lease(self, wait: float) -> None:
-        deadline = time.monotonic() + wait
-        while True:
-            with self.store.transaction():
-                holder = self.store.get_meta(_LEASE_KEY) or ""
-                if not _lease_alive(holder):
-                    self._renew_lease()
-                    return
-            if time.monotonic() >= deadline:
-                raise ScanBusy(
-                    f"another dshkit scan (process {holder.split(':')[0]}) is running "
-                    f"on {self.store.path}; try again when it is done"
-                )
-            time.sleep(0.1)
-
-    def _renew_lease(self) -> None:
-        self.store.set_meta(_LEASE_KEY, f"{os.getpid()}:{time.time() + _LEASE_S:.0f}")
+        with self.store.lease(SCAN_LEASE, wait=wait) as lease:
+            self._lease = lease
+            try:
+                with _bulk_load():
+                    return self._scan(sources, progress)
+            finally:
+                self._lease = None
 
     def _scan(self, sources: Sequence[Source], progress: Progress | None) -> ScanReport:
         started = time.perf_counter()
@@ -302,7 +279,8 @@ class Scanner:
             )
             for name, value in (meta or {}).items():
                 self.store.set_meta(name, value)
-            self._renew_lease()
+            if self._lease is not None:
+                self._lease.renew()
         batch.files.clear()
         batch.sessions.clear()
         batch.started = time.perf_counter()
@@ -351,7 +329,7 @@ class Scanner:
 
     def _append_cache(self, inc: Increment) -> None:
         committed = 0 if inc.reset else inc.cursor.plain_len - len(inc.plaintext)
-        with open(self._cache_path(inc.cursor), "ab") as cache:
+        with open(self._cache_path(inc.cursor), "ab", opener=private_opener) as cache:
             if cache.tell() != committed:  # left over by an interrupted scan, or a reset
                 cache.truncate(committed)
             cache.write(inc.plaintext)
@@ -447,25 +425,6 @@ def _bulk_load() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def lease_busy(store: Store) -> bool:
-    """Whether a live scan holds the store's lease right now."""
-    return _lease_alive(store.get_meta(_LEASE_KEY) or "")
-
-
-def _lease_alive(holder: str) -> bool:
-    """Whether a lease names a running process and has not expired."""
-    pid, _, expiry = holder.partition(":")
-    if not pid.isdigit() or not expiry.isdigit() or int(expiry) < time.time():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # alive, owned by someone else
-    return True
 
 
 def default_sources(harness: str | None = None) -> list[Source]:
