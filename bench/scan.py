@@ -26,8 +26,8 @@ from typing import Any
 import orjson
 import zstandard
 
+from corpus import Corpus
 from dshkit.sessions import Scanner, Source
-from dshkit.sessions.corpus import Corpus
 from dshkit.sessions.zstdframes import scan_frames
 from dshkit.store import Store
 

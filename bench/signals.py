@@ -14,9 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from corpus import Corpus
 from dshkit.profile.signals import SignalConfig, collect_signals
 from dshkit.sessions import Scanner, Source
-from dshkit.sessions.corpus import Corpus
 from dshkit.store import Store
 
 

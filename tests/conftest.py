@@ -1,4 +1,5 @@
-"""Shared test helpers: real fixtures from ../shared, DSH log writing, read-only proofs."""
+"""Shared test helpers: real fixtures (copied from ../shared/fixtures), DSH log writing,
+read-only proofs."""
 
 from __future__ import annotations
 
@@ -12,24 +13,20 @@ from typing import Any
 
 import orjson
 import pytest
+from bench.corpus import encode_frame, header
 
 from dshkit.sessions import Scanner, Source
-from dshkit.sessions.corpus import encode_frame, header
 from dshkit.sessions.dsh import encode_segment, project_key
 from dshkit.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-FIXTURES = SHARED / "fixtures"
+# Real session logs written by DSH, Claude Code and Codex (../shared/fixtures, copied here so
+# that a clone runs its own tests).
+FIXTURES = REPO / "tests" / "data" / "fixtures"
 DSH_ZSTD = FIXTURES / "dsh-v0" / "sessions-zstd"
 DSH_PLAIN = FIXTURES / "dsh-v0" / "sessions-plain"
 CLAUDE = FIXTURES / "claude-code" / "projects"
 CODEX = FIXTURES / "codex" / "sessions"
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    if not FIXTURES.is_dir():
-        raise pytest.UsageError(f"the shared fixtures are missing: expected them at {FIXTURES}")
 
 
 @pytest.fixture

@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 import orjson
-
-from dshkit.sessions.corpus import Corpus
+from bench.corpus import Corpus
 
 from .conftest import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD, session_dir
 

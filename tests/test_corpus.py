@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from bench.corpus import Corpus
+
 from dshkit.sessions import Scanner
-from dshkit.sessions.corpus import Corpus
 from dshkit.store import Store
 
 from .conftest import dsh

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+from bench.corpus import encode_frame
 
 from dshkit.sessions import Scanner
-from dshkit.sessions.corpus import encode_frame
 from dshkit.store import Store
 
 from .conftest import dsh, event, human, session_dir, write_lines, write_log

@@ -10,12 +10,12 @@ from typing import Any
 
 import orjson
 import pytest
+from bench.corpus import Corpus
 
 from dshkit.llm import LLMConfig
 from dshkit.profile.generate import generate, last_run
 from dshkit.profile.state import latest_version
 from dshkit.sessions import Scanner, Source
-from dshkit.sessions.corpus import Corpus
 from dshkit.store import Store
 
 from .fakes import FakeOpenAI, Reply

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+from bench.corpus import Corpus
 
 from dshkit.sessions import Scanner, Source
-from dshkit.sessions.corpus import Corpus
 from dshkit.store import LeaseBusy, Store
 
 from .conftest import (
@@ -69,7 +69,6 @@ def test_no_source_file_opens_anything_for_writing_but_the_cache() -> None:
                 writers.add(path.relative_to(REPO).as_posix())
     assert writers == {
         "src/dshkit/hooks/dispatch.py",  # appends to <state dir>/hooks.log
-        "src/dshkit/sessions/corpus.py",  # writes generated corpora for tests and benchmarks
         "src/dshkit/sessions/scanner.py",  # appends to the plaintext cache in the state dir
         "src/dshkit/web/app.py",  # creates <state dir>/token
     }
@@ -129,19 +128,27 @@ def test_scan_killed_mid_way_then_rerun_equals_an_uninterrupted_scan(tmp_path: P
             Scanner(store).scan([Source("dsh", Path({str(root)!r}))])
         """
     )
-    killed_mid_way = 0
-    for delay in (0.15, 0.3, 0.5, 0.8):
+    # Killed once the cache holds this much plaintext: points spread over the whole scan,
+    # reached whatever the machine's speed (a timed kill can come after a fast scan's end).
+    total = sum(len(v) for v in expected[1].values())
+    for share in (0.05, 0.3, 0.6, 0.9):
         shutil.rmtree(tmp_path / "killed", ignore_errors=True)
         child = subprocess.Popen([sys.executable, "-c", script])
-        time.sleep(delay)
-        if child.poll() is None:
-            os.kill(child.pid, signal.SIGKILL)
-            killed_mid_way += 1
+        while _cache_bytes(tmp_path / "killed" / "plain") < share * total:
+            assert child.poll() is None, f"the scan ended before {share:.0%} of it was cached"
+            time.sleep(0.002)
+        os.kill(child.pid, signal.SIGKILL)
         child.wait()
         with Store(tmp_path / "killed") as store:
             Scanner(store).scan(dsh(root))
-        assert _state_of(tmp_path / "killed") == expected, delay
-    assert killed_mid_way >= 2, "the scan finished before it could be killed: enlarge the corpus"
+        assert _state_of(tmp_path / "killed") == expected, share
+
+
+def _cache_bytes(plain: Path) -> int:
+    try:
+        return sum(entry.stat().st_size for entry in plain.iterdir())
+    except FileNotFoundError:
+        return 0
 
 
 def test_one_scan_at_a_time_per_store(tmp_path: Path) -> None:

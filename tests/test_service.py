@@ -17,10 +17,10 @@ import httpx
 import orjson
 import pytest
 import uvicorn
+from bench.corpus import Corpus
 
 from dshkit.profile.service import ProfileService
 from dshkit.sessions import Source
-from dshkit.sessions.corpus import Corpus
 from dshkit.web.app import create_app, ensure_token
 
 from .conftest import snapshot

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 import zstandard
 
-from .dsh import encode_segment, project_key
+from dshkit.sessions.dsh import encode_segment, project_key
 
 _COMPRESSOR = zstandard.ZstdCompressor(level=3, write_checksum=True, write_content_size=False)
 # fmt: off
