@@ -112,6 +112,31 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (harness, session_id)
     );
     """,
+    # 6: the sessions read side — what people asked to forget, human messages kept as they are
+    # scanned (the profile's material without re-reading every cache), and the cursors of
+    # live-transcript tails (read apart from the scan, without its lease).
+    """
+    CREATE TABLE forgotten_sessions (
+        harness     TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        at          INTEGER NOT NULL,
+        PRIMARY KEY (harness, session_id)
+    );
+    CREATE TABLE human_messages (
+        harness     TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        path        TEXT NOT NULL,
+        seq         INTEGER,
+        time        INTEGER,
+        text        TEXT NOT NULL
+    );
+    CREATE INDEX human_messages_session ON human_messages (harness, session_id);
+    CREATE INDEX human_messages_time ON human_messages (time);
+    CREATE TABLE transcript_tails (
+        path        TEXT PRIMARY KEY,
+        cursor      TEXT NOT NULL
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
