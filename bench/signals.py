@@ -37,14 +37,14 @@ def main() -> None:
             scanner = Scanner(store)
             started = time.perf_counter()
             keys = scanner.scan(sources).keys
-            full = collect_signals(scanner, keys, config)
+            full = collect_signals(scanner.catalog, keys, config)
             full_s = time.perf_counter() - started
             live = [log for log in corpus.logs if log.live and log.path.suffix == ".zstd"]
             corpus.logs = live[: args.grow]  # only these sessions go on
             grown = corpus.append(frames=60, target_bytes=120_000)
             started = time.perf_counter()
             scanned = scanner.scan(sources)
-            update = collect_signals(scanner, scanned.keys, config)
+            update = collect_signals(scanner.catalog, scanned.keys, config)
             update_s = time.perf_counter() - started
         print(
             f"corpus: {made.sessions} sessions, {made.human_messages:,} human messages, "

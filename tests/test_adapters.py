@@ -21,7 +21,6 @@ from dshkit.sessions.events import (
     ask_answers,
     context_pressure,
     context_window,
-    dedupe,
     human_messages,
     is_failed_result,
     message_text,
@@ -30,6 +29,7 @@ from dshkit.sessions.events import (
     turns,
 )
 from dshkit.sessions.harness import LogFormatError
+from dshkit.sessions.summary import dedupe
 
 from .conftest import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD, event, human, session_dir, write_log
 
@@ -38,7 +38,7 @@ def scan_one(scanner: Scanner, harness: str, root: Path) -> list[dict[str, Any]]
     report = scanner.scan([Source(harness, root)])
     assert report.errors == []
     (key,) = [k for k in report.changed_sessions]
-    return scanner.events(*key)
+    return scanner.catalog.events(key)
 
 
 # -- DSH ------------------------------------------------------------------------------------
@@ -171,8 +171,11 @@ def test_v4_seq_ranges_and_result_call_ids(tmp_path: Path, scanner: Scanner) -> 
 
 
 def test_unsupported_header_version_is_refused_clearly() -> None:
-    with pytest.raises(LogFormatError, match=r"unsupported DSH log version 3 \(supported: 0, 4\)"):
-        ADAPTERS["dsh"].normalize([{"type": "session", "version": 3}], {})
+    supported = r"\(supported: 0, 1, 2, 3, 4\)"
+    with pytest.raises(LogFormatError, match=rf"unsupported DSH log version 5 {supported}"):
+        ADAPTERS["dsh"].normalize([{"type": "session", "version": 5}], {})
+    with pytest.raises(LogFormatError, match=r"unsupported DSH log version True"):
+        ADAPTERS["dsh"].normalize([{"type": "session", "version": True}], {})
     with pytest.raises(LogFormatError, match="not a session header"):
         ADAPTERS["dsh"].normalize([{"type": "turn/start", "seq": 0}], {})
 
@@ -221,7 +224,7 @@ def test_dedupe_keeps_same_key_with_different_data() -> None:
 def test_real_claude_code_transcripts(scanner: Scanner) -> None:
     report = scanner.scan([Source("claude", CLAUDE)])
     assert (report.files, report.sessions, report.human_messages) == (3, 3, 3)
-    events = scanner.events("claude", "4f94642e-fa5c-495a-ad73-439b8225b50c")
+    events = scanner.catalog.events(("claude", "4f94642e-fa5c-495a-ad73-439b8225b50c"))
     assert [message_text(e) for e in human_messages(events)] == ["say hi"]
     assert total_usage(events).input == 100 and total_usage(events).output == 7
 
@@ -318,7 +321,7 @@ def test_claude_code_mapping(tmp_path: Path, scanner: Scanner) -> None:
     (sub / "agent-a1.jsonl").write_bytes(orjson.dumps(agent) + b"\n")
     report = scanner.scan([Source("claude", tmp_path / "projects")])
     assert (report.files, report.sessions, report.errors) == (2, 1, [])
-    events = scanner.events("claude", "c-1")
+    events = scanner.catalog.events(("claude", "c-1"))
     assert [message_text(e) for e in human_messages(events)] == [
         "fix the build",
         "now run the tests",
@@ -338,7 +341,7 @@ def test_claude_code_mapping(tmp_path: Path, scanner: Scanner) -> None:
     usage = total_usage(events)  # two lines of request r1 carry its usage once
     assert (usage.input, usage.output, usage.cache_read, usage.cache_write) == (10, 5, 100, 7)
     assert [t.number for t in turns(events)] == [1, 2]
-    main = scanner.files("claude", "c-1")[0]
+    main = scanner.catalog.files(("claude", "c-1"))[0]
     assert main.state["unknownLines"] == 1  # the brand-new entry type, skipped and counted
 
 
@@ -480,7 +483,7 @@ def test_v4_fixture_written_from_the_notes(tmp_path: Path, scanner: Scanner) -> 
         ("pwsh", True),
         ("ask_user_question", False),
     ]
-    (answer,) = pairing.unpaired_results
+    ((_, answer),) = pairing.unpaired_results
     assert ask_answers(answer) == [{"id": "fix_now", "selected": ["先不修"]}]
     assert events[16]["sourceEventSeqs"] == [1, 2]
     assert context_pressure(events) == 300 + 45200

@@ -69,7 +69,7 @@ def test_truncation_restarts_from_zero_and_replaces_old_events(
     report = scanner.scan(dsh(root))
     assert report.human_messages == 1 and report.errors == []
     assert any("shrank below the read position" in w for w in report.warnings)
-    texts = [e["data"]["content"][0]["text"] for e in scanner.events("dsh", "s-1")]
+    texts = [e["data"]["content"][0]["text"] for e in scanner.catalog.events(("dsh", "s-1"))]
     assert texts == ["rotated"]
 
 
@@ -114,7 +114,9 @@ def test_file_changed_under_the_same_size_is_read_again(
     assert (after.st_ino == before.st_ino) == (how == "rewrite")
     report = scanner.scan(dsh(root))
     assert any(warning in w for w in report.warnings)
-    assert [e["data"]["content"][0]["text"] for e in scanner.events("dsh", "s-1")] == ["ORIGINAL"]
+    assert [e["data"]["content"][0]["text"] for e in scanner.catalog.events(("dsh", "s-1"))] == [
+        "ORIGINAL"
+    ]
 
 
 def test_longer_replacement_is_caught_by_the_bytes_before_the_cursor(
@@ -129,7 +131,7 @@ def test_longer_replacement_is_caught_by_the_bytes_before_the_cursor(
     write_lines(log, [HEAD, other, human(1, "second")], mode="r+b")
     report = scanner.scan(dsh(root))
     assert any("changed before the read position" in w for w in report.warnings)
-    texts = [e["data"]["content"][0]["text"] for e in scanner.events("dsh", "s-1")]
+    texts = [e["data"]["content"][0]["text"] for e in scanner.catalog.events(("dsh", "s-1"))]
     assert texts == ["FIRST", "second"]
 
 
@@ -236,7 +238,7 @@ def test_generations_are_unioned_and_deduplicated_by_the_seed_rule(
     write_log(directory / "session.v4.jsonl.zstd", [shared, [human(2, "new text at seq 2")]])
     report = scanner.scan(dsh(root))
     assert report.sessions == 1 and report.files == 2
-    events = scanner.events("dsh", "s-1")
+    events = scanner.catalog.events(("dsh", "s-1"))
     texts = [e["data"]["content"][0]["text"] for e in events if e["type"] == "user/message"]
     # Identical twins drop; same seq with different data keeps both (seed 001 §3.7).
     assert texts == ["same in both generations", "old text at seq 2", "new text at seq 2"]
@@ -251,7 +253,7 @@ def test_twins_inside_one_generation_are_dropped_too(tmp_path: Path, scanner: Sc
     assert (report.events, report.human_messages) == (2, 2)
     write_log(log, [[human(2, "c")]], mode="ab")
     assert scanner.scan(dsh(root)).human_messages == 3
-    assert len(scanner.events("dsh", "s-1")) == 3
+    assert len(scanner.catalog.events(("dsh", "s-1"))) == 3
 
 
 def test_a_generation_deleted_after_reading_stays_in_the_session(
@@ -265,4 +267,4 @@ def test_a_generation_deleted_after_reading_stays_in_the_session(
     (directory / "session.jsonl.zstd").unlink()  # what was read stays known from the cache
     write_log(directory / "session.v4.jsonl.zstd", [[human(2, "later")]], mode="ab")
     report = scanner.scan(dsh(root))
-    assert report.human_messages == 3 == len(scanner.events("dsh", "s-1"))
+    assert report.human_messages == 3 == len(scanner.catalog.events(("dsh", "s-1")))

@@ -51,7 +51,7 @@ def test_scans_never_write_under_session_roots(tmp_path: Path) -> None:
         mark = len(opens)
         scanner.scan(sources)
         scanner.scan(sources)
-        scanner.warm_start()
+        scanner.catalog.warm_start()
     under_roots = [(p, m) for p, m in opens[mark:] if any(p.startswith(str(r)) for r in roots)]
     assert under_roots, "the audit hook saw the scan open session files"
     assert [(p, m) for p, m in under_roots if is_write(m)] == []
@@ -80,12 +80,12 @@ def test_warm_start_rebuilds_every_event_without_session_directories(tmp_path: P
     with Store(tmp_path / "state") as store:
         scanner = Scanner(store)
         report = scanner.scan([*dsh(root), *ALL_FIXTURES])
-        expected = {key: scanner.events(*key) for key in store_keys(store)}
+        expected = {key: scanner.catalog.events(key) for key in store_keys(store)}
     assert report.events == made.events + 91  # the corpus plus the real fixtures
     hidden = tmp_path / "moved-away"
     root.rename(hidden)  # the generated root is gone; fixtures are only watched
     with Store(tmp_path / "state") as store, recorded_opens() as opens:
-        warm = Scanner(store).warm_start()
+        warm = Scanner(store).catalog.warm_start()
     assert warm == expected
     assert sum(len(v) for v in warm.values()) == report.events
     touched = [
@@ -190,7 +190,7 @@ def test_a_lost_cache_is_read_again_from_the_log(tmp_path: Path) -> None:
         for cache in (tmp_path / "state" / "plain").iterdir():
             cache.write_bytes(cache.read_bytes()[:100])  # e.g. a disk that lost writes
         (key,) = first.changed_sessions
-        assert scanner.events(*key) == []  # what is left cannot be trusted
+        assert scanner.catalog.events(key) == []  # what is left cannot be trusted
         again = scanner.scan([Source("dsh", DSH_ZSTD)])
         assert again.frames_decoded == first.frames_decoded and again.events == first.events
-        assert len(scanner.events(*key)) == first.events
+        assert len(scanner.catalog.events(key)) == first.events

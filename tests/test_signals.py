@@ -13,6 +13,7 @@ import pytest
 
 from dshkit.profile.signals import SIGNALS, SignalConfig, collect_signals, session_signals
 from dshkit.sessions import Scanner, Source
+from dshkit.sessions.events import turns
 from dshkit.store import Store
 
 from .conftest import session_dir, write_log
@@ -114,10 +115,51 @@ def test_delegate_run_is_the_last_message_of_a_turn_without_tools() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("冲突需要你处理一下再继续", "需要你处理"),
+        ("需要你确认这两个选项", "需要你确认"),
+        ("请你重试一次安装", "请你重试"),
+        ("请你执行下面这条命令", "请你执行"),
+        ("需要你 看一下日志", "需要你 看"),
+    ],
+)
+def test_request_verbs_are_matched_as_words(text: str, match: str) -> None:
+    log = Log()
+    log.turn_start()
+    log.say(text)
+    (hit,) = session_signals(log.events, SignalConfig(), "dsh:s").hits["delegateRuns"]
+    assert hit["match"] == match
+
+
+def test_hits_report_the_harness_turn_number_like_the_session_layer() -> None:
+    # Turns are grouped by their order in the log but reported by the harness's own number,
+    # the one `turns()` gives everywhere else (a resumed session may start at turn 7).
+    log = Log()
+    log.turn = 6
+    log.turn_start()
+    log.say("请你把日志贴给我")
+    (hit,) = session_signals(log.events, SignalConfig(), "dsh:s").hits["delegateRuns"]
+    assert hit["turn"] == 7 == turns(log.events)[-1].number
+
+
+def test_a_call_without_times_is_not_timed() -> None:
+    log = Log()
+    log.turn_start()
+    log.call("bash", "c1")
+    log.result("c1", 10 * MINUTE)
+    del log.events[-2]["time"]
+    assert log.counts() == only()
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "需要你注意一个陷阱，不绕开的话你会得出错误结论",  # seed §4.1: "需要你" as "note that"
         "这里我们先理一理上下文，再讨论方案",
+        "需要你理解的是，这两个模块共用一份缓存",  # 理 alone is not 处理 (issue 8 item 15)
+        "这一点需要你认识到：缓存是按内容寻址的",  # 认 alone is not 确认
+        "你自己行不行都无所谓，结论不变",  # 行 alone is not 执行
     ],
 )
 def test_discursive_you_is_not_a_delegate_run(text: str) -> None:
@@ -340,10 +382,10 @@ def test_streaks_never_leak_across_sessions_and_results_are_incremental(tmp_path
     with Store(tmp_path / "state") as store:
         scanner = Scanner(store)
         keys = scanner.scan([Source("dsh", root)]).keys
-        first = collect_signals(scanner, keys, SignalConfig())
+        first = collect_signals(scanner.catalog, keys, SignalConfig())
         assert (first.sessions, first.human_messages) == (2, 2)
         assert first.totals == only() and first.recomputed == 2
-        again = collect_signals(scanner, keys, SignalConfig())
+        again = collect_signals(scanner.catalog, keys, SignalConfig())
         assert again.recomputed == 0 and again.as_json() == first.as_json()
         # One more failure in session a: only a is computed again, and now counts.
         log = Log()
@@ -372,11 +414,11 @@ def test_streaks_never_leak_across_sessions_and_results_are_incremental(tmp_path
             mode="ab",
         )
         scanner.scan([Source("dsh", root)])
-        grown = collect_signals(scanner, keys, SignalConfig())
+        grown = collect_signals(scanner.catalog, keys, SignalConfig())
         assert grown.recomputed == 1 and grown.totals == only(repeatFailures=1)
         assert grown.details["repeatFailures"][0]["session"] == "dsh:a"
         other = collect_signals(
-            scanner, keys, dataclasses.replace(SignalConfig(), repeat_fail_min=2)
+            scanner.catalog, keys, dataclasses.replace(SignalConfig(), repeat_fail_min=2)
         )
         assert other.recomputed == 2 and other.totals == only(repeatFailures=2)
 
@@ -438,7 +480,7 @@ def test_claude_code_tools_map_to_the_same_signals(tmp_path: Path) -> None:
     with Store(tmp_path / "state") as store:
         scanner = Scanner(store)
         keys = scanner.scan([Source("claude", tmp_path / "projects")]).keys
-        report = collect_signals(scanner, keys, SignalConfig())
+        report = collect_signals(scanner.catalog, keys, SignalConfig())
     assert report.totals == only(longTools=1, humanWaitTools=1, freeformAnswers=1)
     assert report.details["longTools"][0]["tool"] == "Bash"
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
-from dshkit.store import SCHEMA_VERSION, Store, StoreError
+from dshkit.store import SCHEMA_VERSION, LeaseBusy, Store, StoreBusy, StoreError
 
 
 def test_fresh_store_is_wal_and_at_the_current_version(tmp_path: Path) -> None:
@@ -43,3 +48,83 @@ def test_transaction_rolls_back_on_error(tmp_path: Path) -> None:
         assert store.get_meta("half") is None
         other = sqlite3.connect(tmp_path / "dshkit.db")
         assert other.execute("SELECT count(*) FROM meta").fetchone()[0] == 0
+
+
+def test_a_lease_is_one_process_at_a_time_and_a_dead_holders_is_taken_over(
+    tmp_path: Path,
+) -> None:
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from dshkit.store import Store
+        with Store({str(tmp_path)!r}) as store, store.lease("work"):
+            print("held", flush=True)
+            sys.stdin.read()
+        """
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    with Store(tmp_path) as store:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        assert store.lease_holder("work") == holder.pid
+        assert store.lease_holder("other") is None  # leases are by name
+        busy = rf"\({holder.pid}\) is running work"
+        with pytest.raises(LeaseBusy, match=busy), store.lease("work", wait=0.2):
+            pass
+        holder.kill()  # dies holding it: no release, the row still names it
+        holder.wait()
+        assert store.get_meta("lease.work", "").startswith(f"{holder.pid}:")
+        with store.lease("work", wait=0) as lease:
+            assert store.lease_holder("work") == os.getpid()
+            lease.renew()
+        assert store.lease_holder("work") is None  # released on exit
+
+
+def test_fresh_store_opened_by_many_processes_at_once_migrates_once(tmp_path: Path) -> None:
+    # Two scans starting on a fresh --state-dir used to fail 5 times in 30 (issue 8 item 9).
+    script = "import sys\nfrom dshkit.store import Store\nStore(sys.argv[1]).close()\n"
+    for attempt in range(30):
+        state = tmp_path / f"s{attempt}"
+        children = [
+            subprocess.Popen([sys.executable, "-c", script, str(state)], stderr=subprocess.PIPE)
+            for _ in range(3)
+        ]
+        errors = [child.communicate()[1].decode() for child in children]
+        assert [child.returncode for child in children] == [0, 0, 0], errors
+        with Store(state) as store:
+            assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_a_locked_database_is_reported_as_busy_not_as_unusable(tmp_path: Path) -> None:
+    Store(tmp_path).close()
+    locker = sqlite3.connect(tmp_path / "dshkit.db", isolation_level=None)
+    locker.execute("PRAGMA user_version = 0")  # looks unmigrated: opening must write
+    locker.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreBusy, match="locked by another process"):
+            Store(tmp_path, busy_timeout=0.1)
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+
+
+def test_state_is_private_and_an_open_one_is_tightened(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with Store(state):
+        pass
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    assert stat.S_IMODE((state / "dshkit.db").stat().st_mode) == 0o600
+    os.chmod(state, 0o755)
+    (state / "plain").mkdir(mode=0o755)
+    os.chmod(state / "plain", 0o755)
+    words = state / "plain" / "x.jsonl"
+    words.write_text("my password is hunter2")
+    os.chmod(words, 0o644)
+    with Store(state) as store:
+        assert store.tightened and "755" in store.tightened[0]
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    assert stat.S_IMODE((state / "plain").stat().st_mode) == 0o700
+    assert stat.S_IMODE(words.stat().st_mode) == 0o600
+    with Store(state) as store:
+        assert store.tightened == []  # once is enough

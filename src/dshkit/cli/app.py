@@ -12,6 +12,7 @@ import click
 # command name → "module:attribute" under dshkit.cli
 _COMMANDS = {
     "doctor": "doctor:doctor",
+    "forget": "forget:forget",
     "hook": "hookinfo:hook",
     "install-hooks": "hooks:install_hooks",
     "profile": "profile:profile",

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import UTC, datetime
-from typing import Any
 
 import click
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from ..sessions import Scanner
+from ..sessions.catalog import Catalog, SessionNotFound
 from ..sessions.events import (
     context_pressure,
     context_window,
@@ -19,7 +20,6 @@ from ..sessions.events import (
     total_usage,
     turns,
 )
-from ..store import Store
 from .common import HARNESSES, json_option, open_store, print_json, state_dir_option, stdout
 
 
@@ -36,22 +36,22 @@ def sessions() -> None:
 def list_sessions(harness: str | None, limit: int, state_dir: str | None, as_json: bool) -> None:
     """Sessions with events, most recent first."""
     with open_store(state_dir) as store:
-        rows = [dict(row) for row in _rows(store, harness, limit)]
+        rows = Catalog(store).recent(harness, limit)
     if as_json:
-        print_json([_summary_json(row) for row in rows])
+        print_json([row.as_json() for row in rows])
         return
     table = Table(box=None)
     for column in ("harness", "session", "last activity", "events", "human", "tools", "title"):
         table.add_column(column, overflow="ellipsis", no_wrap=column != "title")
     for row in rows:
         table.add_row(
-            row["harness"],
-            row["session_id"],
-            _when(row["last_time"]),
-            f"{row['events']:,}",
-            str(row["human_messages"]),
-            str(row["tool_calls"]),
-            row["title"].replace("\n", " ")[:80],
+            row.harness,
+            row.session_id,
+            _when(row.last_time),
+            f"{row.events:,}",
+            str(row.human_messages),
+            str(row.tool_calls),
+            Text(row.title.replace("\n", " ")[:80]),
         )
     stdout.print(table if rows else "No sessions yet: run `dshkit scan` first.")
 
@@ -69,18 +69,21 @@ def show_session(
     SESSION_ID may be a unique prefix of the id.
     """
     with open_store(state_dir) as store:
-        row = _find(store, session_id, harness)
-        scanner = Scanner(store)
-        files = scanner.files(row["harness"], row["session_id"])
-        events = scanner.events(row["harness"], row["session_id"])
+        catalog = Catalog(store)
+        try:
+            row = catalog.find(session_id, harness)
+        except SessionNotFound as exc:
+            raise click.BadParameter(str(exc), param_hint="SESSION_ID") from None
+        files = catalog.files(row.key)
+        events = catalog.events(row.key)
     humans = human_messages(events)
     pairing = pair_tool_calls(events)
     tools: Counter[str] = Counter(call.name for call in pairing.calls)
     failures: Counter[str] = Counter(call.name for call in pairing.calls if call.failed)
     usage = total_usage(events)
     detail = {
-        **_summary_json(row),
-        "turns": len([t for t in turns(events) if t.number]),
+        **row.as_json(),
+        "turns": len([t for t in turns(events) if t.ordinal]),
         "humanMessageTexts": [
             {"seq": e.get("seq"), "time": e.get("time"), "text": message_text(e)} for e in humans
         ],
@@ -101,6 +104,8 @@ def show_session(
                 "bytesRead": f.offset,
                 "error": f.error,
                 "skippedLines": f.state.get("unknownLines", 0),
+                "badLines": f.state.get("badLines", 0),
+                "lastProblem": f.state.get("lastProblem"),
             }
             for f in files
         ],
@@ -109,8 +114,17 @@ def show_session(
         print_json(detail)
         return
     head = Table(box=None, show_header=False)
-    for key in ("harness", "session", "cwd", "files", "events", "turns", "contextWindow"):
-        head.add_row(key, str(detail.get(key) if key != "session" else row["session_id"]))
+    window = detail["contextWindow"]
+    for key, value in (
+        ("harness", row.harness),
+        ("session", row.session_id),
+        ("cwd", row.cwd),
+        ("files", row.files),
+        ("events", row.events),
+        ("turns", detail["turns"]),
+        ("context window", f"{window:,} tokens" if window else "not reported by the log"),
+    ):
+        head.add_row(key, Text(str(value)))
     head.add_row("context in use", _share(detail["contextPressure"], detail["contextWindow"]))
     head.add_row("tokens", ", ".join(f"{k} {v:,}" for k, v in detail["usage"].items()))
     stdout.print(head)
@@ -118,8 +132,14 @@ def show_session(
     for column in ("path", "bytes read", "skipped lines", "problem"):
         logs.add_column(column, overflow="fold")
     for item in detail["logFiles"]:
+        problem = item["error"] or ""
+        if item["badLines"]:
+            problem = f"{item['badLines']} unreadable lines skipped, last: {item['lastProblem']}"
         logs.add_row(
-            item["path"], f"{item['bytesRead']:,}", str(item["skippedLines"]), item["error"] or ""
+            Text(item["path"]),
+            f"{item['bytesRead']:,}",
+            str(item["skippedLines"]),
+            Text(problem),
         )
     stdout.print(logs)
     if tools:
@@ -127,57 +147,11 @@ def show_session(
         for column in ("tool", "calls", "failed"):
             table.add_column(column)
         for name, n in tools.most_common():
-            table.add_row(name, str(n), str(failures[name]))
+            table.add_row(Text(name), str(n), str(failures[name]))
         stdout.print(table)
     stdout.print(f"[bold]Human messages ({len(humans)})[/]")
     for event in humans:
-        stdout.print(f"[dim]{_when(event.get('time'))}[/] {message_text(event)}")
-
-
-def _rows(store: Store, harness: str | None, limit: int) -> list[Any]:
-    query = "SELECT * FROM sessions WHERE events > 0"
-    params: list[Any] = []
-    if harness:
-        query += " AND harness = ?"
-        params.append(harness)
-    query += " ORDER BY last_time DESC, session_id LIMIT ?"
-    return store.db.execute(query, [*params, limit]).fetchall()
-
-
-def _find(store: Store, session_id: str, harness: str | None) -> dict[str, Any]:
-    query = "SELECT * FROM sessions WHERE (session_id = ? OR session_id LIKE ? ESCAPE '\\')"
-    pattern = session_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    params: list[Any] = [session_id, pattern]
-    if harness:
-        query += " AND harness = ?"
-        params.append(harness)
-    rows = [dict(r) for r in store.db.execute(query, params)]
-    exact = [r for r in rows if r["session_id"] == session_id]
-    if len(exact) == 1 or len(rows) == 1:
-        return (exact or rows)[0]
-    if not rows:
-        raise click.BadParameter(f"no session {session_id!r} in the store", param_hint="SESSION_ID")
-    names = ", ".join(f"{r['harness']}:{r['session_id']}" for r in rows[:5])
-    raise click.BadParameter(
-        f"{session_id!r} matches {len(rows)} sessions ({names}…); give more of the id or --harness",
-        param_hint="SESSION_ID",
-    )
-
-
-def _summary_json(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "harness": row["harness"],
-        "id": row["session_id"],
-        "project": row["project"],
-        "cwd": row["cwd"],
-        "title": row["title"],
-        "files": row["files"],
-        "events": row["events"],
-        "humanMessages": row["human_messages"],
-        "toolCalls": row["tool_calls"],
-        "firstTime": row["first_time"],
-        "lastTime": row["last_time"],
-    }
+        stdout.print(f"[dim]{_when(event.get('time'))}[/] {escape(message_text(event))}")
 
 
 def _when(ms: int | None) -> str:

@@ -71,7 +71,7 @@ def signals(
     with open_store(state_dir) as store:
         scanner = Scanner(store)
         scanned = run_scan(scanner, sources_for(roots, harness))
-        report = collect_signals(scanner, scanned.keys, config)
+        report = collect_signals(scanner.catalog, scanned.keys, config)
     if as_json:
         print_json(report.as_json())
         return

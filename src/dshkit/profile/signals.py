@@ -26,15 +26,18 @@ from typing import Any
 import orjson
 
 from .. import harnesses
-from ..sessions import Scanner
+from ..sessions.catalog import Catalog, SessionKey
 from ..sessions.events import (
     Event,
+    ToolCall,
     is_failed_result,
     is_human_message,
     message_text,
+    pair_tool_calls,
     result_call_id,
+    turn_ordinals,
+    turns,
 )
-from ..sessions.scanner import SessionKey
 
 SIGNALS = (
     "delegateRuns",
@@ -46,8 +49,10 @@ SIGNALS = (
     "unpairedToolResults",
 )
 
+# The verbs are words, not a class of characters: 处理 and 确认 must not let 理 and 认 alone
+# through ("需要你理解的是…" explains, it does not ask).
 DELEGATE_PATTERNS = (
-    r"(请你|需要你|你自己)\s*[去来把帮做先再重试看查改加写跑执行处理确认补删增]",
+    r"(请你|需要你|你自己)\s*(重试|执行|处理|确认|[去来把帮做先再看查改加写跑补删增])",
     r"(请|麻烦|劳驾)你[^，。；\n]{0,12}(一下|一趟|帮忙)",
 )
 # Tool names across every harness (the registry's vocabularies). Background-job tools are
@@ -118,68 +123,40 @@ def session_signals(events: list[Event], config: SignalConfig, session: str) -> 
     """Count every signal in one session's events (in log order)."""
     result = SessionSignals(human_messages=sum(1 for e in events if is_human_message(e)))
     hits = result.hits
-    turn_of = _turn_numbers(events)
-    calls = _pair(events, hits["unpairedToolResults"], session, turn_of)
-    _delegate_runs(events, turn_of, config, session, hits["delegateRuns"])
-    _durations(calls, events, turn_of, config, session, hits)
-    _repeat_failures(calls, config, session, turn_of, hits["repeatFailures"])
-    _freeform_answers(events, calls, turn_of, config, session, hits["freeformAnswers"])
+    at = _Turns(turn_ordinals(events), {t.ordinal: t.number for t in turns(events)})
+    pairing = pair_tool_calls(events)
+    for index, event in pairing.unpaired_results:
+        hits["unpairedToolResults"].append(
+            {
+                "session": session,
+                "turn": at.number_of(index),
+                "seq": event.get("seq"),
+                "callId": result_call_id(event),
+                "text": message_text(event)[:_DETAIL_TEXT],
+            }
+        )
+    _delegate_runs(events, at, config, session, hits["delegateRuns"])
+    _durations(pairing.calls, events, at, config, session, hits)
+    _repeat_failures(pairing.calls, config, session, at, hits["repeatFailures"])
+    _freeform_answers(events, pairing.calls, at, config, session, hits["freeformAnswers"])
     return result
 
 
-@dataclass(slots=True)
-class _Call:
-    index: int  # position of the tool/call event
-    event: Event
-    name: str
-    result_index: int | None = None
-    result: Event | None = None
+@dataclass(frozen=True, slots=True)
+class _Turns:
+    """Which turn each event is in: `ordinal` (turn starts so far) groups events, the
+    harness's own `number` is what a hit reports."""
 
+    ordinal: list[int]
+    number: dict[int, int]
 
-def _turn_numbers(events: list[Event]) -> list[int]:
-    """The turn each event belongs to: the count of `turn/start` events up to and including it."""
-    turns, current = [], 0
-    for event in events:
-        if event.get("type") == "turn/start":
-            current += 1
-        turns.append(current)
-    return turns
-
-
-def _pair(
-    events: list[Event], unpaired: list[dict[str, Any]], session: str, turn_of: list[int]
-) -> list[_Call]:
-    calls: list[_Call] = []
-    open_calls: dict[str, _Call] = {}
-    for index, event in enumerate(events):
-        kind = event.get("type")
-        if kind == "tool/call":
-            data = event.get("data") or {}
-            call = _Call(index, event, str(data.get("name", "")))
-            calls.append(call)
-            open_calls[str(data.get("callId", ""))] = call
-        elif kind == "tool/result":
-            call_id = result_call_id(event)
-            paired: _Call | None = open_calls.pop(call_id, None) if call_id else None
-            if paired is None:
-                text = message_text(event)[:_DETAIL_TEXT]
-                unpaired.append(
-                    {
-                        "session": session,
-                        "turn": turn_of[index],
-                        "seq": event.get("seq"),
-                        "callId": call_id,
-                        "text": text,
-                    }
-                )
-            else:
-                paired.result_index, paired.result = index, event
-    return calls
+    def number_of(self, index: int) -> int:
+        return self.number[self.ordinal[index]]
 
 
 def _delegate_runs(
     events: list[Event],
-    turn_of: list[int],
+    at: _Turns,
     config: SignalConfig,
     session: str,
     hits: list[dict[str, Any]],
@@ -187,7 +164,7 @@ def _delegate_runs(
     patterns = [re.compile(p) for p in config.delegate_patterns]
     tool_calls: dict[int, int] = {}
     last_message: dict[int, Event] = {}
-    for event, turn in zip(events, turn_of, strict=True):
+    for event, turn in zip(events, at.ordinal, strict=True):
         if turn == 0:
             continue  # only turns something opened
         kind = event.get("type")
@@ -204,7 +181,7 @@ def _delegate_runs(
             hits.append(
                 {
                     "session": session,
-                    "turn": turn,
+                    "turn": at.number[turn],
                     "seq": message.get("seq"),
                     "match": match.group(0),
                     "text": text[:_DETAIL_TEXT],
@@ -213,9 +190,9 @@ def _delegate_runs(
 
 
 def _durations(
-    calls: list[_Call],
+    calls: list[ToolCall],
     events: list[Event],
-    turn_of: list[int],
+    at: _Turns,
     config: SignalConfig,
     session: str,
     hits: dict[str, list[dict[str, Any]]],
@@ -223,17 +200,17 @@ def _durations(
     # Positions of every call and turn start, to tell whether anything ran in between.
     marks = [i for i, e in enumerate(events) if e.get("type") in ("tool/call", "turn/start")]
     for call in calls:
-        if call.result is None or call.result_index is None:
+        duration = call.duration_ms
+        if duration is None or call.result is None or call.result_index is None:
             continue
-        duration = int(call.result.get("time") or 0) - int(call.event.get("time") or 0)
         if duration <= config.long_tool_ms:
             continue
         hit = {
             "session": session,
-            "turn": turn_of[call.index],
+            "turn": at.number_of(call.index),
             "tool": call.name,
             "durationMs": duration,
-            "callSeq": call.event.get("seq"),
+            "callSeq": call.call.get("seq"),
             "resultSeq": call.result.get("seq"),
         }
         if _anything_between(marks, call.index, call.result_index):
@@ -251,10 +228,10 @@ def _anything_between(marks: list[int], start: int, end: int) -> bool:
 
 
 def _repeat_failures(
-    calls: list[_Call],
+    calls: list[ToolCall],
     config: SignalConfig,
     session: str,
-    turn_of: list[int],
+    at: _Turns,
     hits: list[dict[str, Any]],
 ) -> None:
     streaks: dict[str, int] = {}
@@ -269,7 +246,7 @@ def _repeat_failures(
             hits.append(
                 {
                     "session": session,
-                    "turn": turn_of[index],
+                    "turn": at.number_of(index),
                     "tool": call.name,
                     "failures": streaks[call.name],
                     "errorCode": error.get("code"),
@@ -281,8 +258,8 @@ def _repeat_failures(
 
 def _freeform_answers(
     events: list[Event],
-    calls: list[_Call],
-    turn_of: list[int],
+    calls: list[ToolCall],
+    at: _Turns,
     config: SignalConfig,
     session: str,
     hits: list[dict[str, Any]],
@@ -291,17 +268,17 @@ def _freeform_answers(
     for call in calls:
         if call.name not in config.ask_tools:
             continue
-        options = _option_labels(call.event)
+        options = _option_labels(call.call)
         if not options:
             continue
         answer = next((i for i in humans if i > call.index), None)
         if answer is None:
             continue
-        asked_turn, answer_turn = turn_of[call.index], turn_of[answer]
+        asked_turn, answer_turn = at.ordinal[call.index], at.ordinal[answer]
         # The answer belongs to the ask only in its own turn or the one right after it.
         if answer_turn - asked_turn > 1:
             continue
-        waited = int(events[answer].get("time") or 0) - int(call.event.get("time") or 0)
+        waited = int(events[answer].get("time") or 0) - int(call.call.get("time") or 0)
         if waited > config.answer_window_ms:
             continue
         text = message_text(events[answer])
@@ -309,10 +286,10 @@ def _freeform_answers(
             hits.append(
                 {
                     "session": session,
-                    "turn": asked_turn,
+                    "turn": at.number[asked_turn],
                     "options": options,
                     "answer": text[:_DETAIL_TEXT],
-                    "askSeq": call.event.get("seq"),
+                    "askSeq": call.call.get("seq"),
                     "answerSeq": events[answer].get("seq"),
                 }
             )
@@ -363,14 +340,12 @@ class SignalsReport:
 
 
 def collect_signals(
-    scanner: Scanner, keys: Iterable[SessionKey], config: SignalConfig
+    catalog: Catalog, keys: Iterable[SessionKey], config: SignalConfig
 ) -> SignalsReport:
     """The signals of the given sessions, recomputed only where the session changed since (its
     revision moved) or the knobs differ; the rest come from the store."""
-    db = scanner.store.db
-    revisions = {
-        (h, s): r for h, s, r in db.execute("SELECT harness, session_id, revision FROM sessions")
-    }
+    db = catalog.store.db
+    revisions = catalog.revisions()
     stored = {
         (h, s): (c, r, v)
         for h, s, c, r, v in db.execute(
@@ -388,7 +363,7 @@ def collect_signals(
         if saved is not None and saved[0] == knobs and saved[1] == revision:
             result = SessionSignals.from_json(orjson.loads(saved[2]))
         else:
-            result = session_signals(scanner.events(*key), config, f"{key[0]}:{key[1]}")
+            result = session_signals(catalog.events(key), config, f"{key[0]}:{key[1]}")
             fresh.append((*key, knobs, revision, orjson.dumps(result.as_json()).decode()))
         report.human_messages += result.human_messages
         report.sessions += result.human_messages > 0
@@ -396,7 +371,7 @@ def collect_signals(
             report.totals[name] += len(result.hits[name])
             report.details[name] += result.hits[name]
     if fresh:
-        with scanner.store.transaction():
+        with catalog.store.transaction():
             db.executemany("INSERT OR REPLACE INTO session_signals VALUES (?, ?, ?, ?, ?)", fresh)
     report.recomputed = len(fresh)
     return report

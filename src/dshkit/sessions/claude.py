@@ -64,6 +64,20 @@ class ClaudeAdapter:
                     if entry.name.endswith(".jsonl"):
                         yield LogFile(entry.path, self.name, session_dir.name, project.name, root)
 
+    def log_file(self, path: str) -> LogFile | None:
+        name = os.path.basename(path)
+        parent = os.path.dirname(path)
+        if not name.endswith(".jsonl"):
+            return None
+        if os.path.basename(parent) == "subagents":  # <project>/<session>/subagents/<agent>.jsonl
+            session_dir = os.path.dirname(parent)
+            project_dir = os.path.dirname(session_dir)
+            session_id = os.path.basename(session_dir)
+        else:
+            project_dir, session_id = parent, name[:-6]
+        project = os.path.basename(project_dir)
+        return LogFile(path, self.name, session_id, project, os.path.dirname(project_dir))
+
     def normalize(self, records: list[Any], state: dict[str, Any]) -> list[Event]:
         out: list[Event] = []
         for record in records:

@@ -8,6 +8,7 @@ messages (`token_usage_record`, or `event_msg/token_count` in versions without i
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from typing import Any, ClassVar
@@ -56,6 +57,14 @@ class CodexAdapter:
                         match = _ROLLOUT.match(entry.name)
                         if match:
                             yield LogFile(entry.path, self.name, match.group(1), "", root)
+
+    def log_file(self, path: str) -> LogFile | None:
+        match = _ROLLOUT.match(os.path.basename(path))
+        if match is None:
+            return None
+        day = os.path.dirname(path)  # <root>/YYYY/MM/DD
+        root = os.path.dirname(os.path.dirname(os.path.dirname(day)))
+        return LogFile(path, self.name, match.group(1), "", root)
 
     def normalize(self, records: list[Any], state: dict[str, Any]) -> list[Event]:
         out: list[Event] = []

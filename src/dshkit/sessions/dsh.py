@@ -6,6 +6,7 @@ generation in a session directory belongs to that session (seed 001 §3.1).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from typing import Any, ClassVar
@@ -13,7 +14,9 @@ from typing import Any, ClassVar
 from .events import Event
 from .harness import LogFile, LogFormatError, list_dirs, list_files
 
-SUPPORTED_VERSIONS = frozenset({0, 4})
+# 0 and 4 are seen in real logs; 1–3 share v4's header shape (migration writes the next
+# generation beside the old one, so an older generation must stay readable).
+SUPPORTED_VERSIONS = frozenset(range(5))
 _LOG_NAME = re.compile(r"^session(?:\.v([1-9][0-9]*))?\.jsonl(\.zstd)?$")
 _SAFE = re.compile(r"[A-Za-z0-9._-]")
 _ESCAPE = re.compile(r"~([0-9A-F]{4})")
@@ -111,6 +114,22 @@ class DshAdapter:
                             compressed=parsed[1],
                         )
 
+    def log_file(self, path: str) -> LogFile | None:
+        parsed = parse_log_name(os.path.basename(path))
+        session_dir = os.path.dirname(path)
+        project_dir = os.path.dirname(session_dir)
+        if parsed is None or not os.path.basename(session_dir):
+            return None
+        return LogFile(
+            path,
+            self.name,
+            decode_segment(os.path.basename(session_dir)),
+            os.path.basename(project_dir),
+            os.path.dirname(project_dir),
+            generation=parsed[0],
+            compressed=parsed[1],
+        )
+
     def normalize(self, records: list[Any], state: dict[str, Any]) -> list[Event]:
         if records and "version" not in state:
             _read_header(records[0], state)
@@ -143,7 +162,7 @@ def _read_header(record: Any, state: dict[str, Any]) -> None:
     if not isinstance(record, dict) or record.get("type") != "session":
         raise LogFormatError("the first record is not a session header")
     version = record.get("version")
-    if version not in SUPPORTED_VERSIONS:
+    if type(version) is not int or version not in SUPPORTED_VERSIONS:
         supported = ", ".join(str(v) for v in sorted(SUPPORTED_VERSIONS))
         raise LogFormatError(f"unsupported DSH log version {version!r} (supported: {supported})")
     state["version"] = version

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import islice
-from operator import lt
 from typing import Any
 
 import orjson
@@ -106,8 +104,12 @@ def ask_answers(event: Event) -> list[dict[str, Any]] | None:
 
 @dataclass(slots=True)
 class ToolCall:
+    """A `tool/call` and the `tool/result` answering it, with their positions in the events."""
+
     call: Event
+    index: int
     result: Event | None = None
+    result_index: int | None = None
 
     @property
     def call_id(self) -> str:
@@ -123,40 +125,59 @@ class ToolCall:
 
     @property
     def duration_ms(self) -> int | None:
+        """Call to result wall time; None without a result or without both times."""
         if self.result is None:
             return None
-        return int(self.result.get("time", 0)) - int(self.call.get("time", 0))
+        start, end = self.call.get("time"), self.result.get("time")
+        if not isinstance(start, int) or not isinstance(end, int):
+            return None
+        return end - start
 
 
 @dataclass(slots=True)
 class ToolPairing:
     calls: list[ToolCall]
-    unpaired_results: list[Event]
+    unpaired_results: list[tuple[int, Event]]  # (position, result) matching no open call
 
 
 def pair_tool_calls(events: Iterable[Event]) -> ToolPairing:
-    """Each `tool/call` with the `tool/result` carrying its call id; unmatched results apart."""
+    """Each `tool/call` with the next `tool/result` carrying its call id; a result whose id
+    matches no call still waiting for one is unpaired."""
     calls: list[ToolCall] = []
-    by_id: dict[str, ToolCall] = {}
-    unpaired: list[Event] = []
-    for event in events:
+    waiting: dict[str, ToolCall] = {}
+    unpaired: list[tuple[int, Event]] = []
+    for index, event in enumerate(events):
         kind = event.get("type")
         if kind == "tool/call":
-            pair = ToolCall(event)
+            pair = ToolCall(event, index)
             calls.append(pair)
-            by_id[pair.call_id] = pair
+            waiting[pair.call_id] = pair
         elif kind == "tool/result":
             call_id = result_call_id(event)
-            found = by_id.get(call_id) if call_id else None
-            if found is not None and found.result is None:
-                found.result = event
+            found = waiting.pop(call_id, None) if call_id else None
+            if found is None:
+                unpaired.append((index, event))
             else:
-                unpaired.append(event)
+                found.result, found.result_index = event, index
     return ToolPairing(calls, unpaired)
+
+
+def turn_ordinals(events: Iterable[Event]) -> list[int]:
+    """For each event, which turn it belongs to: 0 before any `turn/start`, k in the k-th."""
+    ordinals, current = [], 0
+    for event in events:
+        if event.get("type") == "turn/start":
+            current += 1
+        ordinals.append(current)
+    return ordinals
 
 
 @dataclass(slots=True)
 class Turn:
+    """One turn: `ordinal` counts turn starts in the log; `number` is the harness's own (what a
+    person sees), the ordinal where the harness gives none."""
+
+    ordinal: int
     number: int
     events: list[Event] = field(default_factory=list)
 
@@ -169,13 +190,15 @@ class Turn:
 
 
 def turns(events: Iterable[Event]) -> list[Turn]:
-    """Events grouped by turn: a `turn/start` opens one; events before any turn form turn 0."""
-    result: list[Turn] = [Turn(0)]
-    for event in events:
-        if event.get("type") == "turn/start":
-            result.append(Turn(int((event.get("data") or {}).get("turn", len(result)))))
+    """Events grouped by turn, in order; events before any `turn/start` form turn 0."""
+    events = list(events)
+    result: list[Turn] = []
+    for event, ordinal in zip(events, turn_ordinals(events), strict=True):
+        if not result or result[-1].ordinal != ordinal:
+            number = (event.get("data") or {}).get("turn") if ordinal else 0
+            result.append(Turn(ordinal, number if isinstance(number, int) else ordinal))
         result[-1].events.append(event)
-    return result if result[0].events else result[1:]
+    return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,102 +261,3 @@ def context_pressure(events: Iterable[Event]) -> int | None:
     for _, usage in usages(events):
         latest = usage.context
     return latest
-
-
-def dedupe(events: Iterable[Event]) -> list[Event]:
-    """Union without doubling (seed 001 §3.7): key `seq`, else `type@time`; drop only exact twins.
-
-    Same key with different content keeps both: a stray duplicate is cheaper than a lost
-    human message. Contents are compared only when keys collide.
-    """
-    groups: dict[object, list[Event]] = {}
-    bodies: dict[int, bytes] = {}
-
-    def body(event: Event) -> bytes:
-        if id(event) not in bodies:
-            content = [event.get("type"), event.get("data")]
-            bodies[id(event)] = orjson.dumps(content, option=orjson.OPT_SORT_KEYS)
-        return bodies[id(event)]
-
-    kept: list[Event] = []
-    for event in events:
-        seq = event.get("seq")
-        key: object = seq if seq is not None else f"{event.get('type')}@{event.get('time')}"
-        group = groups.get(key)
-        if group is None:
-            groups[key] = [event]
-        elif any(body(other) == body(event) for other in group):
-            continue
-        else:
-            group.append(event)
-        kept.append(event)
-    return kept
-
-
-def new_stats() -> dict[str, Any]:
-    """An empty summary; `accumulate` fills it from events, `merge_stats` adds two together."""
-    return {
-        "events": 0,
-        "humanMessages": 0,
-        "toolCalls": 0,
-        "firstTime": None,
-        "lastTime": None,
-        "firstSeq": None,
-        "lastSeq": None,
-        "maxSeq": None,
-        "monotonic": True,  # seqs strictly increase: no two events can be twins
-        "firstPrompt": "",
-        "title": "",
-    }
-
-
-def accumulate(stats: dict[str, Any], events: list[Event]) -> dict[str, Any]:
-    """Fold events, in order, into a summary (in place); returns `stats`."""
-    return merge_stats(stats, _summarize(events)) if events else stats
-
-
-def _summarize(events: list[Event]) -> dict[str, Any]:
-    stats = new_stats()
-    human = tools = 0
-    for event in events:
-        kind = event.get("type")
-        if kind == "user/message":
-            if is_human_message(event):
-                human += 1
-                if not stats["firstPrompt"]:
-                    stats["firstPrompt"] = message_text(event)[:200]
-        elif kind == "tool/call":
-            tools += 1
-        elif kind == "session/title":
-            stats["title"] = str((event.get("data") or {}).get("title", ""))[:200]
-    times = [t for event in events if type(t := event.get("time")) is int]
-    if times:
-        stats["firstTime"], stats["lastTime"] = min(times), max(times)
-    seqs = [seq for event in events if (seq := event.get("seq")) is not None]
-    if seqs:
-        stats["firstSeq"], stats["lastSeq"], stats["maxSeq"] = seqs[0], seqs[-1], max(seqs)
-        stats["monotonic"] = all(map(lt, seqs, islice(seqs, 1, None)))
-    stats["events"], stats["humanMessages"], stats["toolCalls"] = len(events), human, tools
-    return stats
-
-
-def merge_stats(into: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
-    """Add the summary of later events to `into` (in place); returns `into`."""
-    if not later["events"]:
-        return into
-    for count in ("events", "humanMessages", "toolCalls"):
-        into[count] += later[count]
-    for key, pick in (("firstTime", min), ("lastTime", max), ("firstSeq", min), ("maxSeq", max)):
-        values = [v for v in (into[key], later[key]) if v is not None]
-        into[key] = pick(values) if values else None
-    into["monotonic"] = (
-        into["monotonic"]
-        and later["monotonic"]
-        and (into["lastSeq"] is None or later["firstSeq"] is None
-             or later["firstSeq"] > into["lastSeq"])
-    )  # fmt: skip
-    if later["lastSeq"] is not None:
-        into["lastSeq"] = later["lastSeq"]
-    into["firstPrompt"] = into["firstPrompt"] or later["firstPrompt"]
-    into["title"] = later["title"] or into["title"]
-    return into

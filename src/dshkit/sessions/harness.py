@@ -39,6 +39,11 @@ class Adapter(Protocol):
 
     def discover(self, root: str) -> Iterator[LogFile]: ...
 
+    def log_file(self, path: str) -> LogFile | None:
+        """The log file at `path` as `discover` would name it (from the path alone, as a hook's
+        `transcript_path` gives it); None when the path is not one of this harness's logs."""
+        ...
+
     def normalize(self, records: list[Any], state: dict[str, Any]) -> list[Event]: ...
 
 

@@ -18,8 +18,9 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from .events import Event, accumulate, merge_stats, new_stats
+from .events import Event
 from .harness import Adapter, LogFile, LogFormatError
+from .summary import HumanRow, accumulate, merge_stats, new_stats
 from .zstdframes import MAGIC, Frame, FrameDecoder, FrameError, FrameTooLarge, scan_frames
 
 # Bytes kept from just before the cursor, to notice a file replaced by a longer one. Long
@@ -112,6 +113,7 @@ class Increment:
     delta: dict[str, Any] = field(default_factory=new_stats)  # summary of the new events only
     from_start: bool = False  # this read began at byte 0, so `kept` (if asked for) is complete
     kept: list[Event] | None = None  # the new events, when the caller asked to keep them
+    humans: list[HumanRow] = field(default_factory=list)  # the new human messages
     frames: int = 0
     bytes_read: int = 0
     pending: bool = False  # the frame budget stopped it with complete frames left
@@ -188,6 +190,7 @@ def _restart(inc: Increment, log: LogFile, reason: str) -> None:
     cur = inc.cursor
     inc.reset = True
     inc.delta = new_stats()
+    inc.humans = []
     if inc.kept is not None:
         inc.kept = []
     cur.offset = cur.plain_len = 0
@@ -325,8 +328,12 @@ def _read_lines(
     messages = [f"line at byte {start + line_at}: {reason}" for line_at, reason in problems]
     if messages and adapter.strict_lines:
         _fail(inc, messages[0], st)
-    else:
+    elif messages:
         inc.errors.extend(messages)
+        # Kept with the cursor, so the problem stays visible after this scan's report is gone.
+        state = inc.cursor.state
+        state["badLines"] = state.get("badLines", 0) + len(messages)
+        state["lastProblem"] = messages[-1]
     try:
         events = adapter.normalize(records, inc.cursor.state)
     except LogFormatError as exc:
@@ -344,6 +351,6 @@ def _copy(value: dict[str, Any]) -> dict[str, Any]:
 
 
 def _count(inc: Increment, events: list[Event]) -> None:
-    accumulate(inc.delta, events)
+    accumulate(inc.delta, events, inc.humans)
     if inc.kept is not None:
         inc.kept += events

@@ -1,4 +1,4 @@
-"""Scans session roots incrementally into the store, and serves events back from the cache.
+"""Scans session roots incrementally into the store (the session layer's write side).
 
 Every complete frame or line is decoded once in its lifetime: its plaintext is appended to a
 cache file under `<state>/plain/`, and a session's events are rebuilt from that cache without
@@ -10,12 +10,10 @@ the same result as one that was never interrupted.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,22 +23,20 @@ import orjson
 from .. import harnesses
 from ..paths import default_roots, private_dir, private_opener
 from ..store import SCAN_LEASE, Lease, Store
-from .events import Event, accumulate, dedupe, merge_stats, new_stats
+from .catalog import CURSOR_COLUMNS, Catalog, SessionKey, bulk_load, file_order, repeats
 from .harness import Adapter, LogFile
-from .reader import Cursor, Increment, Seen, parse_lines, read_increment, unreadable
+from .reader import Cursor, Increment, Seen, read_increment, unreadable
+from .summary import HumanRow, accumulate, dedupe, human_rows, merge_stats, new_stats
 from .zstdframes import DEFAULT_MAX_FRAME_OUTPUT, DEFAULT_MAX_WINDOW, FrameDecoder
 
 ADAPTERS: dict[str, Adapter] = {h.name: h.adapter for h in harnesses.all_harnesses()}
 
-SessionKey = tuple[str, str]  # (harness, session id)
-
 _ROTOR_KEY = "scan.rotor"
 # A long scan commits at least this often, so an interruption loses little work.
 _COMMIT_EVERY_S = 0.5
-_CURSOR_COLUMNS = (
-    "path, harness, session_id, root, cache_name, generation, offset, size, dev, ino, "
-    "mtime_ns, anchor, plain_len, state, stats, error, error_identity"
-)
+# Set once every known session's human messages are in the human_messages table (stores
+# scanned before it existed fill it once, from the cache).
+_HUMANS_KEY = "scan.humansComplete"
 
 
 class Progress:
@@ -75,6 +71,7 @@ class ScanReport:
     changed_sessions: list[SessionKey] = field(default_factory=list)
     keys: list[SessionKey] = field(default_factory=list)  # every session found under the sources
     found: dict[Source, int] = field(default_factory=dict)  # log files discovered per source
+    forgotten: list[SessionKey] = field(default_factory=list)  # sessions whose logs are gone
     pending: bool = False  # the frame budget left complete frames for the next round
 
     def as_json(self) -> dict[str, Any]:
@@ -91,16 +88,30 @@ class ScanReport:
 
 
 @dataclass(slots=True)
+class _Humans:
+    """How one session's rows in human_messages change with this read."""
+
+    replace: bool = False  # drop every row of the session first (its union was rebuilt)
+    drop_paths: list[str] = field(default_factory=list)  # files read again from 0
+    rows: list[tuple[str, HumanRow]] = field(default_factory=list)  # (path, row) to add
+
+
+@dataclass(slots=True)
 class _Batch:
     """Rows staged for the next transaction (their cache appends are already written)."""
 
     files: list[tuple[Any, ...]] = field(default_factory=list)
     sessions: list[tuple[Any, ...]] = field(default_factory=list)
+    humans: list[tuple[SessionKey, _Humans]] = field(default_factory=list)
+    gone_sessions: list[SessionKey] = field(default_factory=list)  # sessions to forget whole
     started: float = field(default_factory=time.perf_counter)
 
 
 class Scanner:
-    """The session layer over one store: incremental scans and cached event reads."""
+    """The write side of the session layer: incremental scans of session roots into the store.
+
+    What was scanned is read back through `catalog` (a `Catalog` on the same store).
+    """
 
     def __init__(
         self,
@@ -113,10 +124,10 @@ class Scanner:
         if frame_budget is not None and frame_budget < 1:
             raise ValueError(f"frame budget must be at least 1, got {frame_budget}")
         self.store = store
+        self.catalog = Catalog(store)
         self.frame_budget = frame_budget
         self.decoder = FrameDecoder(max_window, max_frame_output)
-        self.cache_dir = store.state_dir / "plain"
-        private_dir(self.cache_dir)
+        private_dir(self.catalog.cache_dir)
         self._lease: Lease | None = None
 
     # -- scanning ---------------------------------------------------------------------------
@@ -127,23 +138,43 @@ class Scanner:
         """Read what is new under `sources` into the store.
 
         One scan at a time per store: another process's live scan is waited for up to `wait`
-        seconds (then LeaseBusy); a lease left by a dead one is taken over.
+        seconds (then LeaseBusy); a lease left by a dead one is taken over. Sessions whose
+        log files are all gone from a scanned root are forgotten (rows and cache).
         """
         with self.store.lease(SCAN_LEASE, wait=wait) as lease:
             self._lease = lease
             try:
-                with _bulk_load():
+                with bulk_load():
                     return self._scan(sources, progress)
             finally:
                 self._lease = None
+
+    def forget(self, key: SessionKey, wait: float = 30.0) -> bool:
+        """Forget one session for good: its rows and cached text go, and later scans skip its
+        logs. False when the store did not know it."""
+        with self.store.lease(SCAN_LEASE, wait=wait):
+            caches = self._cache_names([key])
+            known = self.catalog.get(key) is not None
+            with self.store.transaction() as db:
+                _delete_sessions(db, [key])
+                db.execute(
+                    "INSERT OR REPLACE INTO forgotten_sessions (harness, session_id, at) "
+                    "VALUES (?, ?, ?)",
+                    (*key, int(time.time() * 1000)),
+                )
+            self._remove_caches(caches)
+        return known
 
     def _scan(self, sources: Sequence[Source], progress: Progress | None) -> ScanReport:
         started = time.perf_counter()
         progress = progress or Progress()
         report = ScanReport()
+        self._complete_humans()
         seen, known = self._load_seen()
-        groups = _group(self._discover(sources, report.found))
+        forgotten = self._forgotten()
+        groups = _group(self._discover(sources, report.found, forgotten))
         report.files = sum(len(logs) for logs in groups.values())
+        self._forget_vanished(sources, groups, report)
 
         # Stat everything first: the progress total, and which files need opening at all.
         work: dict[SessionKey, list[tuple[LogFile, os.stat_result]]] = {}
@@ -174,10 +205,10 @@ class Scanner:
                 next_rotor = next_rotor or _key_text(key)
                 continue
             where = "WHERE harness = ? AND session_id = ?"
-            cursors = self._load_cursors(where, key) if key in known else {}
+            cursors = self.catalog.cursors(where, key) if key in known else {}
             increments: list[tuple[LogFile, Increment]] = []
             # A session whose files may repeat each other needs its union: keep what is read.
-            generations = _repeats(key[0]) and len(groups[key]) > 1
+            generations = repeats(key[0]) and len(groups[key]) > 1
             for log, st in work[key]:
                 cursor = cursors.get(log.path) or _new_cursor(log)
                 inc = read_increment(
@@ -209,15 +240,78 @@ class Scanner:
         report.elapsed_ms = round((time.perf_counter() - started) * 1000)
         return report
 
-    def _discover(self, sources: Sequence[Source], found: dict[Source, int]) -> Iterable[LogFile]:
+    def _discover(
+        self, sources: Sequence[Source], found: dict[Source, int], forgotten: set[SessionKey]
+    ) -> Iterable[LogFile]:
         seen: set[str] = set()
         for source in sources:
             found.setdefault(source, 0)
             for log in ADAPTERS[source.harness].discover(str(source.root)):
-                if log.path not in seen:
+                if log.path not in seen and (log.harness, log.session_id) not in forgotten:
                     seen.add(log.path)
                     found[source] += 1
                     yield log
+
+    def _forgotten(self) -> set[SessionKey]:
+        rows = self.store.db.execute("SELECT harness, session_id FROM forgotten_sessions")
+        return {(h, s) for h, s in rows}
+
+    # -- forgetting what is gone ------------------------------------------------------------
+
+    def _forget_vanished(
+        self,
+        sources: Sequence[Source],
+        groups: dict[SessionKey, list[LogFile]],
+        report: ScanReport,
+    ) -> None:
+        """Forget the sessions of scanned roots none of whose log files exist any more.
+
+        A session that keeps some file keeps what was read of the others (an old generation
+        deleted beside its successor is still the session's history). A root that is missing
+        as a whole (an unmounted disk) forgets nothing.
+        """
+        roots = {(s.harness, str(s.root)) for s in sources if os.path.isdir(s.root)}
+        discovered = {log.path for logs in groups.values() for log in logs}
+        gone: dict[SessionKey, list[str]] = {}
+        for path, harness, session_id, root in self.store.db.execute(
+            "SELECT path, harness, session_id, root FROM log_files"
+        ):
+            if (harness, root) in roots and path not in discovered and not os.path.lexists(path):
+                gone.setdefault((harness, session_id), []).append(path)
+        if not gone:
+            return
+        report.forgotten = sorted(key for key in gone if key not in groups)
+        if not report.forgotten:
+            return
+        caches = self._cache_names(report.forgotten)
+        self._flush(_Batch(gone_sessions=list(report.forgotten)))  # one transaction
+        self._remove_caches(caches)
+
+    def _cache_names(self, keys: list[SessionKey]) -> list[str]:
+        names: list[str] = []
+        for key in keys:
+            names += [c.cache_name for c in self.catalog.files(key)]
+        return names
+
+    def _remove_caches(self, names: list[str]) -> None:
+        """Delete cached plaintext after the commit that stopped it counting."""
+        for name in names:
+            (self.catalog.cache_dir / name).unlink(missing_ok=True)
+
+    def _complete_humans(self) -> None:
+        """Fill human_messages from the cache once, for sessions scanned before it existed."""
+        if self.store.get_meta(_HUMANS_KEY):
+            return
+        batch = _Batch()
+        keys = self.store.db.execute(
+            "SELECT harness, session_id FROM sessions WHERE human_messages > 0"
+        ).fetchall()
+        for key in keys:
+            rows = human_rows(self.catalog.events(tuple(key)))
+            batch.humans.append((tuple(key), _Humans(replace=True, rows=[("", r) for r in rows])))
+        self._flush(batch, {_HUMANS_KEY: "1"})
+
+    # -- staging and committing -------------------------------------------------------------
 
     def _stage_session(
         self,
@@ -236,32 +330,20 @@ class Scanner:
             self._append_cache(inc)
             files[inc.cursor.path] = inc.cursor
             batch.files.append(_cursor_row(inc.cursor))
-        ordered = sorted(files.values(), key=_file_order)
-        summary = self._session_summary(key, ordered, increments)
-        cwd = next((c.state["cwd"] for c in ordered if c.state.get("cwd")), "")
-        batch.sessions.append(
-            (
-                *key,
-                logs[0].project or cwd,
-                cwd,
-                summary["title"] or summary["firstPrompt"],
-                len(ordered),
-                summary["events"],
-                summary["humanMessages"],
-                summary["toolCalls"],
-                summary["firstTime"],
-                summary["lastTime"],
-                orjson.dumps(summary).decode(),
-            )
-        )
+        ordered = sorted(files.values(), key=file_order)
+        summary, humans = self._session_summary(key, ordered, increments)
+        batch.sessions.append(_session_row(key, ordered, summary, logs[0].project))
+        batch.humans.append((key, humans))
 
     def _flush(self, batch: _Batch, meta: dict[str, str] | None = None) -> None:
         """Commit the staged rows in one transaction (their caches are already written)."""
-        if not (batch.files or batch.sessions or meta):
+        staged = (batch.files, batch.sessions, batch.humans, batch.gone_sessions)
+        if not (any(staged) or meta):
             return
         with self.store.transaction() as db:
+            _delete_sessions(db, batch.gone_sessions)
             db.executemany(
-                f"INSERT OR REPLACE INTO log_files ({_CURSOR_COLUMNS}) "
+                f"INSERT OR REPLACE INTO log_files ({CURSOR_COLUMNS}) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 batch.files,
             )
@@ -277,12 +359,28 @@ class Scanner:
                 "revision = revision + 1",
                 batch.sessions,
             )
+            for key, humans in batch.humans:
+                if humans.replace:
+                    db.execute(
+                        "DELETE FROM human_messages WHERE harness = ? AND session_id = ?", key
+                    )
+                db.executemany(
+                    "DELETE FROM human_messages WHERE harness = ? AND session_id = ? AND path = ?",
+                    [(*key, path) for path in humans.drop_paths],
+                )
+                db.executemany(
+                    "INSERT INTO human_messages (harness, session_id, path, seq, time, text) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [(*key, path, *row) for path, row in humans.rows],
+                )
             for name, value in (meta or {}).items():
                 self.store.set_meta(name, value)
             if self._lease is not None:
                 self._lease.renew()
         batch.files.clear()
         batch.sessions.clear()
+        batch.humans.clear()
+        batch.gone_sessions.clear()
         batch.started = time.perf_counter()
 
     def _session_summary(
@@ -290,27 +388,32 @@ class Scanner:
         key: SessionKey,
         files: list[Cursor],
         increments: list[tuple[LogFile, Increment]],
-    ) -> dict[str, Any]:
-        """The session's summary after this read, from deltas wherever that is exact.
+    ) -> tuple[dict[str, Any], _Humans]:
+        """The session's summary after this read, from deltas wherever that is exact, and how
+        its human messages change.
 
-        Files of other harnesses are separate streams (main and subagent transcripts): their
-        summaries add. A DSH session's generations may repeat each other, so the union is
-        rebuilt from the cache, unless every new event's seq is beyond all the others': then
-        no new event can have a twin, and the deltas add to the previous summary.
+        Files of most harnesses are separate streams (main and subagent transcripts): their
+        summaries add. Generations (DSH) may repeat each other, so the union is rebuilt from
+        the cache, unless every new event's seq is beyond all the others': then no new event
+        can have a twin, and the deltas add to the previous summary.
         """
-        if not _repeats(key[0]) or (len(files) == 1 and files[0].stats["monotonic"]):
-            return _merged(c.stats for c in files)
+        if not repeats(key[0]) or (len(files) == 1 and files[0].stats["monotonic"]):
+            return _merged(c.stats for c in files), _added(increments)
         previous = self.store.db.execute(
             "SELECT stats FROM sessions WHERE harness = ? AND session_id = ?", key
         ).fetchone()
         if previous is not None and all(_beyond_the_rest(inc, files) for _, inc in increments):
             summary = {**new_stats(), **orjson.loads(previous[0])}
-            return _merged([summary, *(inc.delta for _, inc in increments)])
+            return _merged([summary, *(inc.delta for _, inc in increments)]), _added(increments)
         kept = {inc.cursor.path: inc.kept for _, inc in increments if inc.from_start}
         if all(kept.get(c.path) is not None for c in files):
             # Every file was just read whole (a first scan): the union is in memory.
-            return accumulate(new_stats(), dedupe([e for c in files for e in kept[c.path] or ()]))
-        return accumulate(new_stats(), self._union(files))
+            events = dedupe([e for c in files for e in kept[c.path] or ()])
+        else:
+            events = self.catalog.union(files)
+        rows: list[HumanRow] = []
+        summary = accumulate(new_stats(), events, rows)
+        return summary, _Humans(replace=True, rows=[("", row) for row in rows])
 
     def _totals(self, report: ScanReport, keys: set[SessionKey]) -> None:
         rows = self.store.db.execute(
@@ -322,74 +425,13 @@ class Scanner:
                 report.events += events
                 report.human_messages += human
 
-    # -- the plaintext cache ------------------------------------------------------------------
-
-    def _cache_path(self, cursor: Cursor) -> Path:
-        return self.cache_dir / cursor.cache_name
-
     def _append_cache(self, inc: Increment) -> None:
         committed = 0 if inc.reset else inc.cursor.plain_len - len(inc.plaintext)
-        with open(self._cache_path(inc.cursor), "ab", opener=private_opener) as cache:
+        path = self.catalog.cache_path(inc.cursor)
+        with open(path, "ab", opener=private_opener) as cache:
             if cache.tell() != committed:  # left over by an interrupted scan, or a reset
                 cache.truncate(committed)
             cache.write(inc.plaintext)
-
-    def _file_events(self, cursor: Cursor) -> list[Event] | None:
-        """A file's events rebuilt from its cache; None when the cache is shorter than committed."""
-        try:
-            with open(self._cache_path(cursor), "rb") as cache:
-                body = cache.read(cursor.plain_len)
-        except FileNotFoundError:
-            body = b""
-        if len(body) < cursor.plain_len:
-            return None
-        adapter = ADAPTERS[cursor.harness]
-        records, _, _ = parse_lines(body, strict=False)
-        return adapter.normalize(records, {})
-
-    def _union(self, files: list[Cursor]) -> list[Event]:
-        events: list[Event] = []
-        for cursor in files:
-            loaded = self._file_events(cursor)
-            if loaded is None:
-                self._forget(cursor)
-                continue
-            events.extend(loaded)
-        # Only generations can repeat each other; other harnesses' files are streams apart.
-        if files and _repeats(files[0].harness) and (len(files) > 1 or not _monotonic(files)):
-            return dedupe(events)
-        return events
-
-    def _forget(self, cursor: Cursor) -> None:
-        """Drop a file whose cache was lost, so that the next scan reads it again from 0.
-
-        Only the row as it was read: a scan in another process may have moved it on since.
-        """
-        self.store.db.execute(
-            "DELETE FROM log_files WHERE path = ? AND offset = ? AND plain_len = ?",
-            (cursor.path, cursor.offset, cursor.plain_len),
-        )
-
-    # -- reading back -----------------------------------------------------------------------
-
-    def files(self, harness: str, session_id: str) -> list[Cursor]:
-        """The log files of one session as last read, in reading order."""
-        files = self._load_cursors("WHERE harness = ? AND session_id = ?", (harness, session_id))
-        return sorted(files.values(), key=_file_order)
-
-    def events(self, harness: str, session_id: str) -> list[Event]:
-        """All events of one session from the cache (all its files, de-duplicated)."""
-        with _bulk_load():
-            return self._union(self.files(harness, session_id))
-
-    def warm_start(self) -> dict[SessionKey, list[Event]]:
-        """Every known session's events, from the cache alone: no session directory is read."""
-        by_session = _by_session(self._load_cursors())
-        with _bulk_load():
-            return {
-                key: self._union(sorted(files.values(), key=_file_order))
-                for key, files in sorted(by_session.items())
-            }
 
     def _load_seen(self) -> tuple[dict[str, Seen], set[SessionKey]]:
         """What the store last saw of each file, and which sessions it has files of."""
@@ -399,32 +441,40 @@ class Scanner:
         ).fetchall()
         return {row[0]: Seen(*row[3:]) for row in rows}, {(row[1], row[2]) for row in rows}
 
-    def _load_cursors(self, where: str = "", params: Sequence[Any] = ()) -> dict[str, Cursor]:
-        rows = self.store.db.execute(f"SELECT {_CURSOR_COLUMNS} FROM log_files {where}", params)
-        cursors: dict[str, Cursor] = {}
-        for row in rows:
-            values = dict(row)
-            values["state"] = orjson.loads(values["state"])
-            values["stats"] = {**new_stats(), **orjson.loads(values["stats"])}
-            values["anchor"] = bytes(values["anchor"])
-            cursors[values["path"]] = Cursor(**values)
-        return cursors
+
+def _delete_sessions(db: Any, keys: list[SessionKey]) -> None:
+    """Every row about the sessions `keys` (inside the caller's transaction)."""
+    for table in ("log_files", "sessions", "session_signals", "human_messages", "hook_sessions"):
+        db.executemany(f"DELETE FROM {table} WHERE harness = ? AND session_id = ?", keys)
 
 
-@contextmanager
-def _bulk_load() -> Iterator[None]:
-    """Pause the cyclic collector while building many JSON trees.
+def _added(increments: list[tuple[LogFile, Increment]]) -> _Humans:
+    """Human messages appended by these reads; a file read again from 0 replaces its own."""
+    humans = _Humans()
+    for _, inc in increments:
+        if inc.reset:
+            humans.drop_paths.append(inc.cursor.path)
+        humans.rows += [(inc.cursor.path, row) for row in inc.humans]
+    return humans
 
-    Parsed events are acyclic, so reference counting frees them; without the pause, the
-    collector re-walks the growing heap again and again and doubles the cost of a full load.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+
+def _session_row(
+    key: SessionKey, files: list[Cursor], summary: dict[str, Any], project: str
+) -> tuple[Any, ...]:
+    cwd = next((c.state["cwd"] for c in files if c.state.get("cwd")), "")
+    return (
+        *key,
+        project or cwd,
+        cwd,
+        summary["title"] or summary["firstPrompt"],
+        len(files),
+        summary["events"],
+        summary["humanMessages"],
+        summary["toolCalls"],
+        summary["firstTime"],
+        summary["lastTime"],
+        orjson.dumps(summary).decode(),
+    )
 
 
 def default_sources(harness: str | None = None) -> list[Source]:
@@ -491,26 +541,6 @@ def _beyond_the_rest(inc: Increment, files: list[Cursor]) -> bool:
         return False
     others = [c.stats["maxSeq"] for c in files if c.path != inc.cursor.path]
     return all(seq is None or first > seq for seq in others)
-
-
-def _by_session(cursors: dict[str, Cursor]) -> dict[SessionKey, dict[str, Cursor]]:
-    index: dict[SessionKey, dict[str, Cursor]] = {}
-    for cursor in cursors.values():
-        index.setdefault((cursor.harness, cursor.session_id), {})[cursor.path] = cursor
-    return index
-
-
-def _file_order(cursor: Cursor) -> tuple[int, str]:
-    return cursor.generation, cursor.path
-
-
-def _monotonic(files: list[Cursor]) -> bool:
-    return all(c.stats["monotonic"] for c in files)
-
-
-def _repeats(harness: str) -> bool:
-    """Whether a harness's log files of one session can hold the same events (generations)."""
-    return harnesses.get(harness).generations_repeat
 
 
 def _key_text(key: SessionKey) -> str:

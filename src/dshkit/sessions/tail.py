@@ -1,0 +1,82 @@
+"""The tail of one live transcript: what a running session appended since it was last looked at.
+
+A hook names its session's log in `transcript_path`; a capability that must act on every turn
+(graft's watermark) reads just the new bytes of that one file here. It does not wait for the
+store-wide scan lease, keeps its own cursor per path (`transcript_tails`), and writes nothing
+but that cursor: the scan still reads the same bytes into the store on its own schedule.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+
+import orjson
+
+from .. import harnesses
+from ..store import Store
+from .events import Event
+from .reader import Cursor, read_increment
+from .zstdframes import FrameDecoder
+
+
+@dataclass
+class Tail:
+    """What one tail read found."""
+
+    harness: str
+    session_id: str
+    path: str
+    events: list[Event] = field(default_factory=list)  # new since the last tail read
+    reset: bool = False  # read again from the start: `events` is the whole file
+    bytes_read: int = 0
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_tail(store: Store, path: str, harness: str | None = None) -> Tail:
+    """The events appended to the transcript at `path` since the previous call for it.
+
+    The first call returns the whole file. `harness` is the registry name of the harness that
+    wrote it (detected from the path when not given). ValueError when the path is not a log
+    of that harness; OSError when it cannot be read.
+    """
+    name = harness or harnesses.detect({"transcript_path": path}, {})
+    try:
+        found = harnesses.get(name)
+    except harnesses.UnknownHarness:
+        raise ValueError(f"{path}: cannot tell which harness wrote it; name the harness") from None
+    log = found.adapter.log_file(os.path.abspath(path))
+    if log is None:
+        raise ValueError(f"{path} is not named like a {found.label} session log")
+    st = os.stat(log.path)
+    row = store.db.execute(
+        "SELECT cursor FROM transcript_tails WHERE path = ?", (log.path,)
+    ).fetchone()
+    cursor = _load(row[0]) if row else Cursor(log.path, name, log.session_id, log.root, "")
+    inc = read_increment(log, cursor, found.adapter, FrameDecoder(), st, keep=True)
+    if inc.cursor != cursor:
+        store.db.execute(
+            "INSERT OR REPLACE INTO transcript_tails (path, cursor) VALUES (?, ?)",
+            (log.path, _dump(inc.cursor)),
+        )
+    return Tail(
+        name,
+        log.session_id,
+        log.path,
+        inc.kept or [],
+        inc.reset or not cursor.offset,
+        inc.bytes_read,
+        inc.errors,
+        inc.warnings,
+    )
+
+
+def _dump(cursor: Cursor) -> str:
+    return orjson.dumps({**asdict(cursor), "anchor": cursor.anchor.hex()}).decode()
+
+
+def _load(text: str) -> Cursor:
+    values = orjson.loads(text)
+    values["anchor"] = bytes.fromhex(values["anchor"])
+    return Cursor(**values)
