@@ -29,6 +29,20 @@ class Reply:
     done: bool = True  # send `data: [DONE]`
     cut: bool = False  # drop the connection mid-body (no terminating chunk)
     delay_s: float = 0.0  # between deltas
+    # Tool calls after the deltas, each (name, arguments JSON text) and streamed as OpenAI
+    # does: id and name in the first fragment, the arguments in `pieces` fragments.
+    tool_calls: list[tuple[str, str]] = field(default_factory=list)
+    pieces: int = 3
+    # Instead of ending, send only `: ping` keep-alive comments this often (until the client
+    # hangs up, at most a minute), or (`silent`) nothing at all for `hold_s`.
+    keepalive_s: float | None = None
+    silent: bool = False
+    hold_s: float = 30.0
+
+
+def calls(*tool_calls: tuple[str, str], **reply: Any) -> Reply:
+    """A reply asking for tool calls (finish reason "tool_calls"), no text."""
+    return Reply(deltas=[], tool_calls=list(tool_calls), finish="tool_calls", **reply)
 
 
 @dataclass
@@ -75,6 +89,10 @@ class FakeOpenAI:
                     self._event(
                         {"model": model, "choices": [{"index": 0, "delta": {"content": delta}}]}
                     )
+                self._tool_calls(model, reply, len(fake.requests))
+                if reply.keepalive_s is not None or reply.silent:
+                    self._stall(reply)
+                    return
                 if reply.cut:
                     self.wfile.write(b"5\r\ndata:")  # a chunk, and no end: a broken stream
                     self.wfile.flush()
@@ -94,6 +112,34 @@ class FakeOpenAI:
                 if reply.done:
                     self._chunk(b"data: [DONE]\n\n")
                 self._chunk(b"")
+
+            def _tool_calls(self, model: str, reply: Reply, request: int) -> None:
+                for index, (name, arguments) in enumerate(reply.tool_calls):
+                    size = -(-len(arguments) // reply.pieces) or 1
+                    pieces = [arguments[i : i + size] for i in range(0, len(arguments), size)]
+                    first = {
+                        "index": index,
+                        "id": f"call_{request}_{index}",
+                        "type": "function",
+                        "function": {"name": name, "arguments": ""},
+                    }
+                    rest = [{"index": index, "function": {"arguments": p}} for p in pieces]
+                    for fragment in [first, *rest]:
+                        delta = {"tool_calls": [fragment]}
+                        self._event({"model": model, "choices": [{"index": 0, "delta": delta}]})
+
+            def _stall(self, reply: Reply) -> None:
+                until = time.monotonic() + (60.0 if reply.keepalive_s is not None else reply.hold_s)
+                try:
+                    while time.monotonic() < until:
+                        if reply.silent:
+                            time.sleep(0.05)
+                            continue
+                        self._chunk(b": ping\n\n")
+                        time.sleep(reply.keepalive_s or 0.0)
+                except OSError:
+                    pass  # the client hung up
+                self.close_connection = True
 
             def _event(self, value: dict[str, Any]) -> None:
                 self._chunk(b"data: " + orjson.dumps(value) + b"\n\n")

@@ -6,12 +6,13 @@ import socket
 import threading
 from pathlib import Path
 
+import orjson
 import pytest
 
-from dshkit.llm import DEFAULT_MODEL, LLMClient, LLMConfig, LLMConfigError
+from dshkit.llm import DEFAULT_MODEL, LLMClient, LLMConfig, LLMConfigError, ToolCall
 from dshkit.store import Store
 
-from .fakes import FakeOpenAI, Reply
+from .fakes import FakeOpenAI, Reply, calls
 
 MESSAGES = [{"role": "system", "content": "你是助手"}, {"role": "user", "content": "hi"}]
 
@@ -117,14 +118,17 @@ def test_every_call_is_recorded_and_the_key_never_is(fake: FakeOpenAI, tmp_path:
 
 def test_configuration_file_environment_and_what_is_missing(tmp_path: Path) -> None:
     assert LLMConfig.load(tmp_path, {}).model == DEFAULT_MODEL
+    assert LLMConfig.load(tmp_path, {}).deadline_s == 300.0
     with pytest.raises(LLMConfigError, match="set DSHKIT_LLM_API_KEY"):
         LLMClient(LLMConfig.load(tmp_path, {}))
     (tmp_path / "config.toml").write_text(
         '[llm]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "file-model"\nmax_tokens = 100\n'
+        "deadline_s = 30\n"
     )
     env = {"DSHKIT_LLM_MODEL": "env-model", "DSHKIT_LLM_API_KEY": "sk-from-env"}
     config = LLMConfig.load(tmp_path, env)
     assert (config.model, config.max_tokens, config.api_key) == ("env-model", 100, "sk-from-env")
+    assert config.deadline_s == 30.0 and isinstance(config.deadline_s, float)
     assert "sk-from-env" not in repr(config)
     (tmp_path / "config.toml").write_text("[llm]\nmodle = 'typo'\n")
     with pytest.raises(LLMConfigError, match=r"unknown keys \['modle'\]"):
@@ -132,3 +136,125 @@ def test_configuration_file_environment_and_what_is_missing(tmp_path: Path) -> N
     (tmp_path / "config.toml").write_text("[llm\n")
     with pytest.raises(LLMConfigError, match="not valid TOML"):
         LLMConfig.load(tmp_path, {})
+
+
+def test_a_config_built_in_code_is_checked_by_the_same_rules() -> None:
+    with pytest.raises(LLMConfigError, match=r"\[llm\] timeout_s = -5 .*above 0"):
+        LLMClient(LLMConfig(api_key="k", timeout_s=-5))
+    with pytest.raises(LLMConfigError, match=r"\[llm\] base_url = 'ftp://x'.*http"):
+        LLMClient(LLMConfig(api_key="k", base_url="ftp://x"))
+
+
+def test_a_keepalive_only_stream_ends_at_the_deadline(fake: FakeOpenAI, tmp_path: Path) -> None:
+    # Each read gets a byte long before timeout_s; only the one deadline can end this call.
+    fake.replies.append(Reply(deltas=["par"], keepalive_s=0.05))
+    with Store(tmp_path) as store, client(fake, store, timeout_s=60, deadline_s=0.5) as llm:
+        result = llm.complete(MESSAGES, purpose="t")
+        (row,) = store.db.execute("SELECT outcome, error, response FROM llm_calls").fetchall()
+    assert result.outcome == "deadline" and result.text == "par"
+    assert "deadline of 0.5 s" in (result.error or "")
+    assert tuple(row) == ("deadline", result.error, "par")
+
+
+def test_a_silent_server_ends_at_the_deadline_not_at_timeout_s(fake: FakeOpenAI) -> None:
+    fake.replies.append(Reply(deltas=[], silent=True))
+    with client(fake, timeout_s=600) as llm:
+        result = llm.complete(MESSAGES, deadline_s=0.3)  # the per-call override
+    assert result.outcome == "deadline" and "deadline of 0.3 s" in (result.error or "")
+
+
+def test_a_deadline_must_be_positive(fake: FakeOpenAI) -> None:
+    with client(fake) as llm, pytest.raises(ValueError, match="deadline_s must be above 0"):
+        llm.complete(MESSAGES, deadline_s=0)
+    assert fake.requests == []
+
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "read",
+            "description": "读文件",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+        },
+    }
+]
+
+
+def test_streamed_tool_calls_are_put_together_and_recorded(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake.replies.append(
+        calls(("read", '{"path": "src/a.py"}'), ("grep", '{"pattern": "def"}'), pieces=4)
+    )
+    with Store(tmp_path) as store, client(fake, store) as llm:
+        result = llm.complete(MESSAGES, tools=TOOLS, tool_choice="auto", purpose="t")
+        row = store.db.execute(
+            "SELECT outcome, finish_reason, tool_calls FROM llm_calls"
+        ).fetchone()
+    assert (result.outcome, result.finish_reason, result.text) == ("ok", "tool_calls", "")
+    assert result.tool_calls == [
+        ToolCall("call_1_0", "read", '{"path": "src/a.py"}'),
+        ToolCall("call_1_1", "grep", '{"pattern": "def"}'),
+    ]
+    (request,) = fake.requests
+    assert request.body["tools"] == TOOLS and request.body["tool_choice"] == "auto"
+    assert result.message() == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1_0",
+                "type": "function",
+                "function": {"name": "read", "arguments": '{"path": "src/a.py"}'},
+            },
+            {
+                "id": "call_1_1",
+                "type": "function",
+                "function": {"name": "grep", "arguments": '{"pattern": "def"}'},
+            },
+        ],
+    }
+    assert (row[0], row[1]) == ("ok", "tool_calls")
+    assert orjson.loads(row[2]) == result.message()["tool_calls"]
+
+
+def test_messages_of_every_role_are_sent_as_given(fake: FakeOpenAI) -> None:
+    conversation = [
+        *MESSAGES,
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "文件内容"},
+    ]
+    with client(fake) as llm:
+        assert llm.complete(conversation, tools=TOOLS).ok
+    assert fake.requests[0].body["messages"] == conversation
+
+
+@pytest.mark.parametrize(
+    ("messages", "message"),
+    [
+        ([], "messages is empty"),
+        ([{"role": "robot", "content": "x"}], "messages[0] has role 'robot'"),
+        ([*MESSAGES, {"role": "tool", "content": "x"}], "messages[2]: a tool message"),
+        ([*MESSAGES, {"role": "assistant", "content": None}], "messages[2]: an assistant"),
+    ],
+)
+def test_a_malformed_conversation_is_refused_before_any_request(
+    fake: FakeOpenAI, messages: list[dict[str, object]], message: str
+) -> None:
+    with client(fake) as llm, pytest.raises(ValueError) as raised:
+        llm.complete(messages)
+    assert message in str(raised.value) and fake.requests == []
+
+
+def test_tool_calls_finish_without_calls_is_a_stream_error(fake: FakeOpenAI) -> None:
+    fake.replies.append(Reply(deltas=[], finish="tool_calls"))
+    with client(fake) as llm:
+        result = llm.complete(MESSAGES, tools=TOOLS)
+    assert result.outcome == "stream-error" and "sent none" in (result.error or "")

@@ -137,6 +137,10 @@ MIGRATIONS: list[str] = [
         cursor      TEXT NOT NULL
     );
     """,
+    # 7: the tool calls a model answered with (OpenAI's assistant `tool_calls`, as JSON).
+    """
+    ALTER TABLE llm_calls ADD COLUMN tool_calls TEXT;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

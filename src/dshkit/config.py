@@ -1,0 +1,258 @@
+"""dshkit's settings: `<state dir>/config.toml`, read once and checked against one schema.
+
+Each capability owns one section of `SECTIONS` (a table header in the file): its keys, their
+type, the values allowed, the default and what the key does. A value that does not fit, a key
+or section nobody knows, a section that is not a table, a file that is not UTF-8 or not TOML,
+and an environment override that does not fit are all one error, `ConfigError`, naming the
+file (or variable), `[section] key`, the value and what is allowed. A capability that needs
+settings adds its section here and reads it with `load_config(state_dir)[name]`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CONFIG_NAME = "config.toml"
+DEFAULT_BASE_URL = "https://api.deepseek.com"
+DEFAULT_MODEL = "deepseek-chat"
+
+
+class ConfigError(ValueError):
+    """The configuration cannot be used as it is (the message says where and what is allowed)."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One key of a section: its type (str, int, float or bool), bounds and default."""
+
+    kind: type[Any]
+    default: Any
+    doc: str
+    minimum: float | None = None  # inclusive
+    above: float | None = None  # exclusive lower bound
+    maximum: float | None = None  # inclusive
+    choices: tuple[Any, ...] = ()
+    check: Callable[[Any], bool] | None = None  # a further rule, described by `rule`
+    rule: str = ""
+    env: str | None = None  # an environment variable that overrides the file
+    secret: bool = False  # never shown in a message
+
+    def allowed(self) -> str:
+        """What this key accepts, in words."""
+        if self.choices:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        words = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+        text = self.rule or words[self.kind]
+        bounds = []
+        if self.minimum is not None:
+            bounds.append(f"at least {_number(self.minimum)}")
+        if self.above is not None:
+            bounds.append(f"above {_number(self.above)}")
+        if self.maximum is not None:
+            bounds.append(f"at most {_number(self.maximum)}")
+        return f"{text} {' and '.join(bounds)}" if bounds else text
+
+    def accepts(self, value: Any) -> Any:
+        """`value` in this key's type (an integer for a number), or None when it does not fit."""
+        if isinstance(value, bool) != (self.kind is bool):
+            return None
+        if self.kind is float and isinstance(value, int):
+            value = float(value)
+        if not isinstance(value, self.kind):
+            return None
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        fits = (
+            (not self.choices or value in self.choices)
+            and (self.minimum is None or value >= self.minimum)
+            and (self.above is None or value > self.above)
+            and (self.maximum is None or value <= self.maximum)
+            and (self.check is None or self.check(value))
+        )
+        return value if fits else None
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:g}"
+
+
+def _http_url(value: str) -> bool:
+    return value.startswith(("http://", "https://")) and len(value) > len("https://")
+
+
+def _token(value: str) -> bool:
+    return bool(value) and all("!" <= c <= "~" for c in value)
+
+
+# Every section dshkit knows, in one place. A capability adds its own table here.
+SECTIONS: dict[str, dict[str, Setting]] = {
+    "llm": {
+        "base_url": Setting(
+            str,
+            DEFAULT_BASE_URL,
+            "the OpenAI-compatible API's base URL, where chat completions live",
+            check=_http_url,
+            rule="an http:// or https:// URL",
+            env="DSHKIT_LLM_BASE_URL",
+        ),
+        "api_key": Setting(
+            str,
+            None,
+            "the API key, sent as a bearer token and never stored or logged",
+            check=_token,
+            rule="visible ASCII characters without spaces",
+            env="DSHKIT_LLM_API_KEY",
+            secret=True,
+        ),
+        "model": Setting(
+            str,
+            DEFAULT_MODEL,
+            "the model name the API is asked for",
+            check=_token,
+            rule="a model name (visible ASCII characters without spaces)",
+            env="DSHKIT_LLM_MODEL",
+        ),
+        "max_tokens": Setting(
+            int, 8192, "the most tokens one reply may have", minimum=1, maximum=1_000_000
+        ),
+        "timeout_s": Setting(
+            float,
+            120.0,
+            "seconds the server may stay silent: to connect, and between two reads",
+            above=0,
+            maximum=3600,
+        ),
+        "deadline_s": Setting(
+            float,
+            300.0,
+            "seconds one call (or one tool loop) may take in all, however the server streams",
+            above=0,
+            maximum=86400,
+        ),
+    },
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every known section of one state directory's config, checked, defaults filled in."""
+
+    path: Path
+    sections: Mapping[str, Mapping[str, Any]]
+
+    def __getitem__(self, section: str) -> dict[str, Any]:
+        return dict(self.sections[section])
+
+
+def load_config(state_dir: Path, environ: Mapping[str, str] | None = None) -> Config:
+    """Read `<state_dir>/config.toml` (absent: the defaults), then the environment on top."""
+    env = os.environ if environ is None else environ
+    path = Path(state_dir) / CONFIG_NAME
+    document = _read(path)
+    unknown = sorted(set(document) - set(SECTIONS))
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown section{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(f'[{name}]' for name in unknown)}; "
+            f"known: {', '.join(f'[{name}]' for name in SECTIONS)}"
+        )
+    sections: dict[str, dict[str, Any]] = {}
+    for name, schema in SECTIONS.items():
+        table = document.get(name, {})
+        if not isinstance(table, dict):
+            raise ConfigError(
+                f"{path}: [{name}] must be a table (a [{name}] header with keys under it), "
+                f"not {_shown(table, secret=False)}"
+            )
+        values = check_section(name, table, str(path))
+        for key, setting in schema.items():
+            if setting.env and env.get(setting.env):
+                values[key] = _from_env(name, key, setting, env[setting.env])
+        sections[name] = values
+    return Config(path, sections)
+
+
+def check_section(name: str, values: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """`values` of section `name` checked, with defaults for what is missing (None is unset)."""
+    schema = SECTIONS[name]
+    unknown = sorted(set(values) - set(schema))
+    if unknown:
+        raise ConfigError(
+            f"{where}: [{name}] has unknown keys {unknown}; known: {', '.join(schema)}"
+        )
+    checked: dict[str, Any] = {}
+    for key, setting in schema.items():
+        value = values.get(key)
+        if value is None:
+            checked[key] = setting.default
+            continue
+        fitted = setting.accepts(value)
+        if fitted is None:
+            raise ConfigError(
+                f"{where}: [{name}] {key} = {_shown(value, setting.secret)} is not allowed: "
+                f"expected {setting.allowed()} ({setting.doc})"
+            )
+        checked[key] = fitted
+    return checked
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"{path} cannot be read: {exc.strerror or exc}") from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start}"
+        ) from exc
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
+
+
+def _from_env(section: str, key: str, setting: Setting, raw: str) -> Any:
+    value: Any = raw
+    if setting.kind in (int, float):
+        try:
+            value = setting.kind(raw)
+        except ValueError:
+            value = raw
+    fitted = setting.accepts(value)
+    if fitted is None:
+        raise ConfigError(
+            f"{setting.env}={_shown(raw, setting.secret)} is not allowed: expected "
+            f"{setting.allowed()} (it overrides [{section}] {key}: {setting.doc})"
+        )
+    return fitted
+
+
+_KINDS: dict[type[Any], str] = {
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    dict: "a table",
+    list: "an array",
+}
+
+
+def _shown(value: Any, secret: bool) -> str:
+    """A value as a message may show it: a secret only by its type and length."""
+    kind = _KINDS.get(type(value), "a date or time")
+    if secret:
+        return f"({kind} of {len(str(value))} characters, not shown)"
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return f"{text} ({kind})"
