@@ -16,30 +16,43 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-import uvicorn
 from bench.corpus import Corpus
 
+from dshkit.jobs import JobRunner
 from dshkit.profile.service import ProfileService
 from dshkit.sessions import Source
 from dshkit.web.app import create_app, ensure_token
+from dshkit.web.routers import ROUTERS, RouterFactory
+from dshkit.web.server import make_server
 
 from .conftest import snapshot
 from .fakes import FakeOpenAI, Reply
 
 
 class Running:
-    def __init__(self, tmp_path: Path) -> None:
+    """The service as `dshkit serve` runs it (plus any `extra` capabilities), on 127.0.0.1."""
+
+    def __init__(
+        self,
+        tmp_path: Path,
+        extra: dict[str, object] | None = None,
+        routers: dict[str, RouterFactory] | None = None,
+    ) -> None:
         self.state_dir = tmp_path / "state"
         self.state_dir.mkdir()
         self.root = tmp_path / "sessions"
         Corpus(self.root, seed=31).generate(sessions=3, frames=240)
         self.token = ensure_token(self.state_dir)
-        self.service = ProfileService(self.state_dir, [Source("dsh", self.root)])
-        app = create_app(self.service, self.token, read_timeout=0.5)
+        self.jobs = JobRunner()
+        self.service = ProfileService(self.state_dir, [Source("dsh", self.root)], self.jobs)
+        services = {"jobs": self.jobs, "profile": self.service, **(extra or {})}
+        app = create_app(
+            services, self.token, read_timeout=0.5, routers={**ROUTERS, **(routers or {})}
+        )
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+        self.server = make_server(app, head_timeout=0.5)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]})
         self.thread.start()
         while not self.server.started:
@@ -116,7 +129,8 @@ def test_custom_text_and_its_limits(running: Running) -> None:
     ok = running.send("PUT", "/custom", json={"text": text})
     assert ok.status_code == 200 and ok.json()["length"] == len(text)
     assert ok.json()["state"]["effectiveText"] == "请始终用中文回答，不要用 emoji。"
-    assert running.send("PUT", "/custom", json={"text": 5}).status_code == 413
+    not_text = running.send("PUT", "/custom", json={"text": 5})
+    assert not_text.status_code == 400 and "string" in not_text.json()["error"]  # not 413
     assert running.send("PUT", "/custom", json={"text": "长" * 200_001}).status_code == 413
     assert running.send("PUT", "/custom", content=b"{not json").status_code == 400
     assert running.send("PUT", "/custom", json={"text": "{{x}}"}).status_code == 400

@@ -1,4 +1,4 @@
-"""`dshkit serve`: the local service (prompt-adapt's API and a status page)."""
+"""`dshkit serve`: the local service (every capability's API, job progress, a status page)."""
 
 from __future__ import annotations
 
@@ -6,36 +6,73 @@ from pathlib import Path
 
 import click
 
-from ..paths import state_dir as resolve_state_dir
+from ..jobs import JobRunner
 from ..profile.service import ProfileService
-from ..store import Store, StoreError
-from ..web.app import API, create_app, ensure_token, is_loopback
-from .common import roots_option, sources_for, state_dir_option, stderr
+from ..web.app import create_app, ensure_token
+from ..web.security import TOKEN_HEADER, is_loopback_address
+from ..web.server import listen, make_server, resolve
+from .common import open_store, roots_option, sources_for, state_dir_option, stderr
 
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True)
+@click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="Allow a non-loopback --host: other machines may connect, and every request (reads "
+    "too) must then carry the token.",
+)
 @roots_option
 @state_dir_option
 def serve(
-    host: str, port: int, roots: tuple[Path, ...], harness: str | None, state_dir: str | None
+    host: str,
+    port: int,
+    allow_remote: bool,
+    roots: tuple[Path, ...],
+    harness: str | None,
+    state_dir: str | None,
 ) -> None:
-    """Serve the profile API on this machine (loopback only by default)."""
-    import uvicorn
-
-    directory = resolve_state_dir(state_dir)
+    """Serve the API on this machine (loopback only unless --allow-remote)."""
+    with open_store(state_dir) as store:  # refuse a newer or broken database before serving
+        directory = store.state_dir
     try:
-        Store(directory).close()  # refuse a newer or broken database before serving
         token = ensure_token(directory)
-    except (StoreError, OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
-    if not is_loopback(host):
-        stderr.print(
-            f"[yellow]warning:[/] binding {host}; requests must still name a "
-            "loopback host, so other machines are refused"
+    try:
+        address = resolve(host)
+    except OSError as exc:
+        raise click.ClickException(f"cannot resolve --host {host}: {exc}") from exc
+    if not is_loopback_address(address) and not allow_remote:
+        raise click.ClickException(
+            f"--host {host} ({address}) is not a loopback address: other machines could "
+            "connect. Serve on 127.0.0.1, or pass --allow-remote to let them in with the token."
         )
-    service = ProfileService(directory, sources_for(roots, harness))
-    stderr.print(f"dshkit serving http://{host}:{port}/ (API under {API}/, state in {directory})")
-    stderr.print(f"changes need the X-Dshkit-Token header: the token is in {directory / 'token'}")
-    uvicorn.run(create_app(service, token), host=host, port=port, log_level="warning")
+    try:
+        sock = listen(host, port)
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    bound, real_port = sock.getsockname()[:2]
+    shown = f"[{bound}]" if ":" in bound else bound
+    jobs = JobRunner()
+    service = ProfileService(directory, sources_for(roots, harness), jobs)
+    app = create_app({"jobs": jobs, "profile": service}, token, allow_remote=allow_remote)
+    stderr.print(
+        f"dshkit serving http://{shown}:{real_port}/ (API under /api/, state in {directory})",
+        markup=False,
+    )
+    if is_loopback_address(bound):
+        stderr.print("only this machine can connect", markup=False)
+    else:
+        stderr.print(
+            f"warning: --allow-remote: other machines can connect (bound to {shown}:{real_port}); "
+            f"every request from them, reads included, needs the {TOKEN_HEADER} header, and "
+            "the traffic is plain HTTP (not encrypted)",
+            markup=False,
+        )
+    stderr.print(
+        f"changes need the {TOKEN_HEADER} header: the token is in {directory / 'token'}",
+        markup=False,
+    )
+    make_server(app).run(sockets=[sock])

@@ -1,34 +1,35 @@
 """prompt-adapt as a service: the state a console shows, its writes, and background runs.
 
-Each call opens its own store connection, so the service can be driven from any thread;
-background runs (a forced regeneration, or a rescan with the usual trigger check) go one at
-a time and leave their result in the profile's `lastRun`.
+Each call opens its own store connection, so the service can be driven from any thread.
+Background runs (a forced regeneration, or a rescan with the usual trigger check) are jobs
+of kind "profile" on the process's job runner: one at a time per store, reporting their
+stages, and leaving their result in the profile's `lastRun` as well.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..jobs import JobFailed, JobRunner, Progress, Submitted
 from ..llm import LLMConfigError
-from ..sessions import Source
+from ..sessions import Scanner, Source
+from ..sessions import scanner as scanning
 from ..store import LeaseBusy, Store
 from .generate import Generation, last_run, record_run, scan_and_generate
 from .state import ProfileState
 
 CONTRACT = 1
 HALL_URL = ""  # the prompt hall (seed §7.4): '' means not configured, shown as null
+JOB_KIND = "profile"
 
 
 class ProfileService:
-    def __init__(self, state_dir: Path, sources: list[Source]) -> None:
+    def __init__(self, state_dir: Path, sources: list[Source], jobs: JobRunner | None = None):
         self.state_dir = Path(state_dir)
         self.sources = sources
-        self._job = threading.Lock()
-        self._thread: threading.Thread | None = None
+        self.jobs = jobs if jobs is not None else JobRunner()
 
     def _open(self) -> Store:
         return Store(self.state_dir)
@@ -70,37 +71,64 @@ class ProfileService:
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self.jobs.current(JOB_KIND, self.state_dir) is not None
 
-    def start(self, force: bool) -> bool:
+    def start(self, force: bool) -> Submitted:
         """Begin a run in the background (forced regeneration, or rescan and trigger check);
-        False when one is already running."""
-        if not self._job.acquire(blocking=False):
-            return False
-        self._thread = threading.Thread(
-            target=self._run, args=(force,), daemon=True, name="dshkit-profile"
+        `started` is False when one is already running (its job is returned)."""
+        label = "forced regeneration" if force else "rescan and trigger check"
+        return self.jobs.submit(
+            JOB_KIND, self.state_dir, lambda progress: self._run(force, progress), label=label
         )
-        self._thread.start()
-        return True
 
     def wait(self, timeout: float | None = None) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout)
+        """Wait for the latest run to end."""
+        job = self.jobs.latest(JOB_KIND, self.state_dir)
+        if job is not None:
+            job.wait(timeout)
 
-    def _run(self, force: bool) -> None:
-        try:
-            with self._open() as store:
-                _guarded(store, lambda: scan_and_generate(store, self.sources, force=force))
-        finally:
-            self._job.release()
+    def _run(self, force: bool, progress: Progress) -> dict[str, Any]:
+        """One run; whatever stops it is written to lastRun rather than lost in a thread."""
+        with self._open() as store:
+            try:
+                progress("scanning", "reading what is new in the session logs", 0.0)
+                # Scanned here to report it as a stage; scan_and_generate's own scan then
+                # finds every file unchanged and opens none of them.
+                Scanner(store).scan(self.sources, _ScanProgress(progress))
+                progress("generating", "checking the trigger; the model is asked when it fires")
+                run = scan_and_generate(store, self.sources, force=force)
+            except (LeaseBusy, LLMConfigError, OSError, ValueError) as exc:
+                run = _failed(store, str(exc))
+            except Exception as exc:  # a bug: keep the service up, say what happened
+                run = _failed(store, f"internal error: {type(exc).__name__}: {exc}")
+        if run.error:
+            raise JobFailed(run.error, run.as_json())
+        return run.as_json()
 
 
-def _guarded(store: Store, work: Callable[[], object]) -> None:
-    """Run `work`; whatever stops it is written to lastRun rather than lost in a thread."""
-    try:
-        work()
-    except (LeaseBusy, LLMConfigError, OSError, ValueError) as exc:
-        record_run(store, Generation(at=int(time.time() * 1000), error=str(exc), triggered=True))
-    except Exception as exc:  # a bug: keep the service up, say what happened
-        error = f"internal error: {type(exc).__name__}: {exc}"
-        record_run(store, Generation(at=int(time.time() * 1000), error=error, triggered=True))
+def _failed(store: Store, error: str) -> Generation:
+    run = Generation(at=int(time.time() * 1000), error=error, triggered=True)
+    record_run(store, run)
+    return run
+
+
+class _ScanProgress(scanning.Progress):
+    """The scan's byte progress as the job's "scanning" fraction, one event per percent."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.total = self.done = self.reported = 0
+
+    def start(self, total_bytes: int, files: int) -> None:
+        self.total = total_bytes
+        if total_bytes:
+            self.progress("scanning", f"reading up to {total_bytes:,} bytes", 0.0)
+        else:
+            self.progress("scanning", "nothing new in the session logs", 1.0)
+
+    def advance(self, nbytes: int) -> None:
+        self.done += nbytes
+        percent = min(100, self.done * 100 // self.total) if self.total else 100
+        if percent > self.reported:
+            self.reported = percent
+            self.progress("scanning", f"read {self.done:,} of {self.total:,} bytes", percent / 100)

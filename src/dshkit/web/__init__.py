@@ -1,1 +1,2 @@
-"""The local HTTP surface: prompt-adapt's API under /api/profile/ and a short status page."""
+"""The local HTTP surface: one router per capability under /api/<name>/, background jobs and
+their progress events, a short status page, all behind one security layer."""

@@ -1,0 +1,20 @@
+"""The capability routers the app can mount, by name: the one place a new one is listed.
+
+Each entry builds its `Router` (named like its key, mounted at `/api/<name>/`) from the
+service the app is given under that name; see `web.app.create_app`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..routing import Router
+from . import jobs, profile
+
+RouterFactory = Callable[[Any], Router]
+
+ROUTERS: dict[str, RouterFactory] = {
+    "jobs": jobs.router,  # the job runner: listing and progress events of background jobs
+    "profile": profile.router,  # prompt-adapt
+}

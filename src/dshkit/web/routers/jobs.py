@@ -1,0 +1,76 @@
+"""Background jobs under /api/jobs/: recent jobs, one job, and its progress as server-sent events.
+
+`GET /api/jobs/{id}/events` streams `text/event-stream`: an `event: progress` per job event
+(its `id:` is the event's sequence number, so a reconnecting EventSource resumes after
+`Last-Event-ID`), then one `event: end` carrying the finished job, and the stream closes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from ...jobs import Job, JobRunner, event_json
+from ..routing import ApiError, Router, json_response
+
+HEARTBEAT_S = 15.0  # a comment line this often keeps idle streams from being cut by proxies
+
+
+def job_path(job: Job) -> str:
+    """Where a job's state is served (what a 202 points at in its `location`)."""
+    return f"/api/jobs/{job.id}"
+
+
+def router(runner: JobRunner) -> Router:
+    api = Router("jobs")
+
+    def find(request: Request) -> Job:
+        wanted = request.path_params["id"]
+        job = runner.get(wanted)
+        if job is None:
+            raise ApiError(404, f"no job {wanted!r} (recent jobs: GET /api/jobs)")
+        return job
+
+    @api.get("/")
+    async def list_jobs(request: Request) -> Response:
+        kind = request.query_params.get("kind")
+        return json_response(
+            {"jobs": [job.as_json() for job in runner.jobs(kind)]},
+            headers={"cache-control": "no-store"},
+        )
+
+    @api.get("/{id}")
+    async def get_job(request: Request) -> Response:
+        return json_response(find(request).as_json(), headers={"cache-control": "no-store"})
+
+    @api.get("/{id}/events")
+    async def job_events(request: Request) -> Response:
+        job = find(request)
+        after = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
+        if not after.isdigit():
+            raise ApiError(400, f"after / Last-Event-ID must be an event number, got {after!r}")
+
+        async def stream() -> AsyncIterator[bytes]:
+            async for event in runner.follow(job, int(after), heartbeat=HEARTBEAT_S):
+                if event is None:
+                    yield b": keep-alive\n\n"
+                else:
+                    yield _sse("progress", event_json(job, event), event.seq)
+            yield _sse("end", job.as_json())
+
+        return StreamingResponse(
+            stream(),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+        )
+
+    return api
+
+
+def _sse(kind: str, data: Any, seq: int | None = None) -> bytes:
+    head = f"id: {seq}\n" if seq is not None else ""
+    return f"{head}event: {kind}\n".encode() + b"data: " + orjson.dumps(data) + b"\n\n"

@@ -1,0 +1,85 @@
+"""prompt-adapt's API under /api/profile/: the state, its writes, and background runs."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ...profile.service import CONTRACT, ProfileService
+from ...profile.state import Mode, TextRejected, TextTooLong
+from ..routing import ApiError, Router, json_response, read_json
+from .jobs import job_path
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def router(service: ProfileService) -> Router:
+    api = Router("profile")
+
+    @api.get("/")
+    async def self_check(request: Request) -> Response:
+        return json_response({"name": "dshkit", "contract": CONTRACT, "endpoints": api.endpoints})
+
+    @api.get("/state")
+    async def get_state(request: Request) -> Response:
+        state = await asyncio.to_thread(service.state)
+        return json_response(state, headers={"cache-control": "no-store"})
+
+    @api.post("/mode")
+    async def post_mode(request: Request) -> Response:
+        body = await read_json(request)
+        mode = body.get("mode") if isinstance(body, dict) else None
+        if not isinstance(mode, str) or mode not in {m.value for m in Mode}:
+            raise ApiError(400, f"mode must be 'auto' or 'custom', got {mode!r}")
+        await asyncio.to_thread(service.set_mode, mode)
+        return json_response(
+            {"ok": True, "mode": mode, "state": await asyncio.to_thread(service.state)}
+        )
+
+    @api.put("/custom")
+    async def put_custom(request: Request) -> Response:
+        body = await read_json(request)
+        text = body.get("text") if isinstance(body, dict) else None
+        if not isinstance(text, str):
+            raise ApiError(400, f"text must be a string, got {type(text).__name__}")
+        await asyncio.to_thread(_checked, service.set_custom_text, text)
+        state = await asyncio.to_thread(service.state)
+        return json_response({"ok": True, "length": len(text), "state": state})
+
+    @api.post("/copied")
+    async def post_copied(request: Request) -> Response:
+        body = await read_json(request)
+        if not isinstance(body, dict) or not isinstance(body.get("text"), str):
+            raise ApiError(400, "expected a JSON object with a string 'text'")
+        snapshot = await asyncio.to_thread(
+            _checked, service.mark_copied, body["text"], body.get("entries")
+        )
+        return json_response({"ok": True, "copiedSnapshot": snapshot})
+
+    def background(force: bool) -> None:
+        async def start(request: Request) -> Response:
+            submitted = service.start(force=force)
+            return json_response(
+                {"started": submitted.started, "running": True},
+                202,
+                headers={"location": job_path(submitted.job)},
+            )
+
+        api.post("/regenerate" if force else "/rescan")(start)
+
+    background(force=True)
+    background(force=False)
+    return api
+
+
+def _checked(write: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """Run a state write; rejected text is 413 when too long, 400 for anything else wrong."""
+    try:
+        return write(*args, **kwargs)
+    except TextRejected as exc:
+        raise ApiError(413 if isinstance(exc, TextTooLong) else 400, str(exc)) from exc

@@ -1,0 +1,134 @@
+"""A capability's API as one `Router` under `/api/<name>/`, and what its handlers share.
+
+Handlers do no access checks of their own (the guard in `security` has done them for every
+route); they read bodies with `read_json` and refuse with `ApiError`, which becomes the same
+JSON error shape everywhere: `{"ok": false, "error": "…"}`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import Receive, Scope, Send
+
+Handler = Callable[[Request], Awaitable[Response]]
+H = TypeVar("H", bound=Handler)
+
+_NAME = re.compile(r"[a-z][a-z0-9-]*")
+
+
+class ApiError(Exception):
+    """Raised by a handler to answer `status` with `message` in the JSON error shape."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(orjson.dumps(value), status, headers=headers, media_type="application/json")
+
+
+def error(status: int, message: str) -> Response:
+    return json_response({"ok": False, "error": message}, status)
+
+
+async def read_json(request: Request) -> Any:
+    """The request body as JSON (null when empty); its size and pace are already bounded by
+    the guard, which answers 413/408 itself. Not JSON: ApiError 400."""
+    body = await request.body()
+    try:
+        return orjson.loads(body or b"null")
+    except orjson.JSONDecodeError as exc:
+        raise ApiError(400, f"request body is not valid JSON: {exc}") from exc
+
+
+class Router:
+    """The endpoints of one capability, mounted at `/api/<name>`.
+
+    Paths are exact (a trailing slash is ignored); a `{param}` segment matches one segment
+    and lands in `request.path_params`. Anything else is a JSON 404, whatever the method.
+    """
+
+    def __init__(self, name: str) -> None:
+        if not _NAME.fullmatch(name):
+            raise ValueError(f"router name must match {_NAME.pattern}, got {name!r}")
+        self.name = name
+        self.prefix = f"/api/{name}"
+        self._routes: list[tuple[str, tuple[str, ...], Handler]] = []
+
+    def route(self, method: str, path: str) -> Callable[[H], H]:
+        def add(handler: H) -> H:
+            self._routes.append((method.upper(), _segments(path), handler))
+            return handler
+
+        return add
+
+    def get(self, path: str) -> Callable[[H], H]:
+        return self.route("GET", path)
+
+    def post(self, path: str) -> Callable[[H], H]:
+        return self.route("POST", path)
+
+    def put(self, path: str) -> Callable[[H], H]:
+        return self.route("PUT", path)
+
+    def delete(self, path: str) -> Callable[[H], H]:
+        return self.route("DELETE", path)
+
+    @property
+    def endpoints(self) -> list[str]:
+        """ "METHOD /api/<name>/path" for every endpoint, sorted."""
+        return sorted(f"{m} {self.prefix}/{'/'.join(p)}" for m, p, _ in self._routes)
+
+    def routes(self) -> list[BaseRoute]:
+        """The Starlette routes that mount this router."""
+        endpoint = _Endpoint(self)  # an ASGI app, so that every method reaches the dispatcher
+        return [Route(self.prefix, endpoint), Route(self.prefix + "/{rest:path}", endpoint)]
+
+    async def _dispatch(self, request: Request) -> Response:
+        segments = _segments(request.path_params.get("rest", ""))
+        for method, pattern, handler in self._routes:
+            params = _match(pattern, segments) if method == request.method else None
+            if params is not None:
+                request.scope["path_params"] = params
+                try:
+                    return await handler(request)
+                except ApiError as exc:
+                    return error(exc.status, exc.message)
+        return error(404, f"no {request.method} {self.prefix}/{'/'.join(segments)}")
+
+
+class _Endpoint:
+    def __init__(self, router: Router) -> None:
+        self.router = router
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await self.router._dispatch(Request(scope, receive))
+        await response(scope, receive, send)
+
+
+def _segments(path: str) -> tuple[str, ...]:
+    path = path.strip("/")
+    return tuple(path.split("/")) if path else ()
+
+
+def _match(pattern: tuple[str, ...], segments: tuple[str, ...]) -> dict[str, str] | None:
+    if len(pattern) != len(segments):
+        return None
+    params: dict[str, str] = {}
+    for want, got in zip(pattern, segments, strict=True):
+        if want.startswith("{") and want.endswith("}"):
+            if not got:
+                return None
+            params[want[1:-1]] = got
+        elif want != got:
+            return None
+    return params

@@ -1,0 +1,59 @@
+"""`dshkit serve` as a person runs it: it says only what is true, after the port is its own."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+
+def serve(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "HOME": str(tmp_path), "DSH_HOME": str(tmp_path / ".dsh")}
+    return subprocess.Popen(
+        [sys.executable, "-m", "dshkit", "serve", "--root", str(tmp_path), *args],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_a_non_loopback_bind_is_refused_without_allow_remote(tmp_path: Path) -> None:
+    child = serve(tmp_path, "--host", "0.0.0.0", "--port", "0")
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 1
+    assert "0.0.0.0" in err and "not a loopback address" in err and "--allow-remote" in err
+    assert "serving" not in err
+
+
+def test_a_busy_port_is_an_error_not_a_claim(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        child = serve(tmp_path, "--port", str(port))
+        _, err = child.communicate(timeout=60)
+    assert child.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in err and "in use" in err
+    assert "serving" not in err
+
+
+def test_port_zero_prints_the_port_it_got(tmp_path: Path) -> None:
+    child = serve(tmp_path, "--port", "0")
+    try:
+        assert child.stderr is not None
+        first = child.stderr.readline()  # printed once the socket is bound and listening
+        found = re.search(r"serving http://127\.0\.0\.1:(\d+)/", first)
+        assert found, first
+        port = int(found.group(1))
+        assert port != 0
+        assert "only this machine can connect" in child.stderr.readline()
+        response = httpx.get(f"http://127.0.0.1:{port}/api/profile/state", timeout=20)
+        assert response.status_code == 200 and response.json()["mode"] == "auto"
+    finally:
+        child.terminate()
+        child.communicate(timeout=20)
