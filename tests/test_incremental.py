@@ -197,7 +197,7 @@ def test_bad_input_is_reported_per_file_and_the_rest_is_scanned(
     problems = {Path(e["file"]).parent.name: e["error"] for e in report.errors}
     assert set(problems) == {"garbage", "v7", "badjson", "midline", "skippable", "bomb"}
     assert "do not start a zstd frame" in problems["garbage"]
-    assert "unsupported DSH log version 7 (supported: 0, 4)" in problems["v7"]
+    assert "unsupported DSH log version 7 (supported: 0, 1, 2, 3, 4)" in problems["v7"]
     assert "invalid JSON" in problems["badjson"]
     assert "ends inside a line" in problems["midline"]
     assert "skippable" in problems["skippable"]

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +31,21 @@ B1 = {
     "evidence": ["[7]", "[9]"],
     "confidence": "medium",
 }
+
+
+class Gated(list[str]):
+    """Deltas whose stream stops after the first one until `release` is set: the model call
+    is in flight for as long as the test needs, whatever the machine's speed."""
+
+    def __init__(self, deltas: list[str], release: threading.Event) -> None:
+        super().__init__(deltas)
+        self.release = release
+
+    def __iter__(self) -> Iterator[str]:
+        items = list(super().__iter__())
+        yield items[0]
+        self.release.wait(120)
+        yield from items[1:]
 
 
 def answer(value: dict[str, Any]) -> Reply:
@@ -106,11 +124,14 @@ def test_failures_store_nothing_but_say_why(world: Any, tmp_path: Path) -> None:
     failed = generate(scanner, keys, llm)
     assert not failed.ok and failed.outcome == "http-error" and "overloaded" in (failed.error or "")
     assert latest_version(scanner.store) is None
+    assert last_run(scanner.store)["outcome"] == "http-error"  # type: ignore[index]
     fake.replies.append(Reply(deltas=["I'd rather not."]))
     prose = generate(scanner, keys, llm)
     assert not prose.ok and "no usable JSON" in (prose.error or "")
+    assert prose.failed and prose.outcome == "unusable-reply"
     keyless = generate(scanner, keys, LLMConfig(base_url=fake.base_url))
     assert not keyless.ok and "set DSHKIT_LLM_API_KEY" in (keyless.error or "")
+    assert keyless.as_json()["outcome"] == "config-error"
     assert len(fake.requests) == 2
     calls = scanner.store.db.execute("SELECT outcome FROM llm_calls ORDER BY id").fetchall()
     assert [c[0] for c in calls] == ["http-error", "ok"]
@@ -147,6 +168,7 @@ def test_profile_cli_contract(tmp_path: Path) -> None:
     result = orjson.loads(made.stdout)
     assert list(result) == [
         "ok",
+        "outcome",
         "version",
         "entries",
         "diff",
@@ -155,7 +177,52 @@ def test_profile_cli_contract(tmp_path: Path) -> None:
         "reason",
         "error",
     ]
-    assert result["ok"] and result["version"] == 1 and result["diff"]["added"] == ["A1"]
+    assert result["ok"] and result["outcome"] == "ok" and result["version"] == 1
+    assert result["diff"]["added"] == ["A1"]
     shown = orjson.loads(status.stdout)
     assert shown["version"] == 1 and shown["entries"][0]["claim"] == "用中文沟通"
     assert shown["lastRun"]["ok"] and "sk-" not in status.stdout
+
+
+def test_last_run_keys_are_camel_case_like_the_rest(world: Any) -> None:
+    fake, scanner, keys, llm = world
+    fake.replies.append(
+        Reply(deltas=['{"entries": [' + orjson.dumps(A1).decode()], finish="length")
+    )
+    assert generate(scanner, keys, llm).partial
+    run = last_run(scanner.store)
+    assert run is not None and not [key for key in run if "_" in key]
+    assert run["outcome"] == "ok" and run["truncationReason"] == "max-tokens"
+    assert run["droppedTailChars"] == 0 and run["deletionsHonored"] is True
+    assert {"spuriousRate", "deletedByContract", "warnings", "triggered", "at"} <= set(run)
+
+
+def test_a_run_finding_another_running_is_skipped_and_leaves_its_result(world: Any) -> None:
+    fake, scanner, keys, llm = world
+    release = threading.Event()
+    text = orjson.dumps({"entries": [A1]}).decode()
+    fake.replies.append(Reply(deltas=Gated([text[:10], text[10:]], release)))
+    done: list[Any] = []
+
+    def first() -> None:
+        with Store(scanner.store.state_dir) as store:
+            done.append(generate(Scanner(store), keys, llm))
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not fake.requests:
+            assert thread.is_alive() and time.monotonic() < deadline
+            time.sleep(0.02)
+        skipped = generate(scanner, keys, llm, force=True)  # even forced: it is not its turn
+        assert skipped.outcome == "skipped" and not skipped.failed and not skipped.ok
+        assert "another profile generation" in skipped.reason
+        assert last_run(scanner.store)["outcome"] == "skipped"  # type: ignore[index]
+    finally:
+        release.set()
+        thread.join(60)
+    assert done[0].ok and len(fake.requests) == 1
+    # The run that went ahead has the last word: its lastRun stands, and it stored v1.
+    assert last_run(scanner.store)["outcome"] == "ok"  # type: ignore[index]
+    assert latest_version(scanner.store)[0] == 1  # type: ignore[index]

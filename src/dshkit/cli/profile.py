@@ -7,12 +7,27 @@ from pathlib import Path
 from typing import IO, Any
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from ..llm import LLMConfig, LLMConfigError
-from ..profile.generate import HISTORY_LIMIT, generate, last_run
+from ..profile.generate import (
+    HISTORY_LIMIT,
+    Generation,
+    config_failure,
+    generate_waiting,
+    last_run,
+)
 from ..profile.size import size_table
-from ..profile.state import Mode, ProfileState, TextRejected, latest_version
+from ..profile.state import (
+    MAX_CUSTOM_TEXT,
+    MAX_EXTRA_TEXT,
+    Mode,
+    ProfileState,
+    TextRejected,
+    latest_version,
+    text_length,
+)
 from ..sessions import Scanner
 from ..store import Store
 from .common import (
@@ -53,24 +68,27 @@ def generate_command(
     state_dir: str | None,
     as_json: bool,
 ) -> None:
-    """Scan the roots, and generate a new profile version when enough is new."""
+    """Scan the roots, and generate a new profile version when enough is new.
+
+    One generation runs per state directory at a time: when another is running (another
+    command, the service, a hook's refresh), this one waits for it to end, then checks
+    again whether enough is new.
+
+    \b
+    Exit status:
+      0  a new version was stored, or too little is new (nothing to do)
+      1  the generation failed; the outcome is named in the message and as
+         "outcome" in --json: config-error, http-error, network-error,
+         stream-error, deadline, aborted, unusable-reply or superseded
+      2  bad arguments
+    """
     with open_store(state_dir) as store:
         try:
             llm = LLMConfig.load(store.state_dir)
         except LLMConfigError as exc:
-            raise click.ClickException(str(exc)) from exc
-        scanner = Scanner(store)
-        keys = run_scan(scanner, sources_for(roots, harness)).keys
-        written = [0]
-
-        def progress(delta: str) -> None:
-            written[0] += len(delta)
-            if not as_json and stderr.is_terminal:
-                stderr.print(f"\r[dim]model writing… {written[0]:,} characters[/]", end="")
-
-        result = generate(scanner, keys, llm, force=force, history_limit=history, on_delta=progress)
-        if written[0] and not as_json and stderr.is_terminal:
-            stderr.print()
+            result = config_failure(store, exc)
+        else:
+            result = _generate(store, llm, sources_for(roots, harness), force, history, as_json)
     if as_json:
         print_json(result.as_json())
     elif result.ok:
@@ -78,13 +96,52 @@ def generate_command(
         stdout.print(
             f"profile v{result.version}: {result.entries} entries "
             f"(+{len(diff['added'])} -{len(diff['removed'])} ~{len(diff['modified'])}, "
-            f"spurious rate {result.spurious_rate:.1%}){' [partial]' if result.partial else ''}"
+            f"spurious rate {result.spurious_rate:.1%}){' (partial)' if result.partial else ''}"
         )
-        stdout.print(f"[dim]{result.reason}[/]")
-    else:
-        stdout.print(f"no new version: {result.error or result.reason}")
+        stdout.print(f"[dim]{escape(result.reason)}[/]")
+    elif not result.failed:
+        stdout.print(f"no new version: {escape(result.reason)}")
     for warning in result.warnings:
-        stderr.print(f"[yellow]warning:[/] {warning}")
+        stderr.print(f"[yellow]warning:[/] {escape(warning)}")
+    if result.failed:
+        if not as_json:
+            stderr.print(
+                f"[red]profile generation failed ({result.as_json()['outcome']}):[/] "
+                f"{escape(result.error or '')}"
+            )
+        raise click.exceptions.Exit(1)
+
+
+def _generate(
+    store: Store, llm: LLMConfig, sources: Any, force: bool, history: int, as_json: bool
+) -> Generation:
+    scanner = Scanner(store)
+    keys = run_scan(scanner, sources).keys
+    written = [0]
+
+    def progress(delta: str) -> None:
+        written[0] += len(delta)
+        if not as_json and stderr.is_terminal:
+            stderr.print(f"\r[dim]model writing… {written[0]:,} characters[/]", end="")
+
+    def waiting(pid: int) -> None:
+        stderr.print(
+            f"waiting: another profile generation (dshkit process {pid}) is running; "
+            "this one checks again once it is done"
+        )
+
+    result = generate_waiting(
+        scanner,
+        keys,
+        llm,
+        on_wait=waiting,
+        force=force,
+        history_limit=history,
+        on_delta=progress,
+    )
+    if written[0] and not as_json and stderr.is_terminal:
+        stderr.print()
+    return result
 
 
 @profile.command("status")
@@ -112,11 +169,17 @@ def status(state_dir: str | None, as_json: bool) -> None:
         for column in ("id", "category", "claim", "confidence"):
             table.add_column(column, overflow="fold")
         for entry in latest[1]:
-            table.add_row(entry["id"], entry["category"], entry["claim"], entry["confidence"])
+            table.add_row(
+                *(escape(str(entry.get(k))) for k in ("id", "category", "claim", "confidence"))
+            )
         stdout.print(table)
     if run:
-        verdict = "updated" if run["ok"] else f"not updated: {run['error'] or run['reason']}"
-        stdout.print(f"last run: {verdict}")
+        verdict = (
+            "updated"
+            if run["ok"]
+            else f"not updated ({run.get('outcome')}): {run['error'] or run['reason']}"
+        )
+        stdout.print(f"last run: {escape(verdict)}")
 
 
 def _versions(store: Store) -> int:
@@ -160,7 +223,8 @@ def delta_size(as_json: bool) -> None:
 @state_dir_option
 @json_option
 def show(state_dir: str | None, as_json: bool) -> None:
-    """The text the agent is given now, where it comes from, and the profile behind it."""
+    """The text the agent is given now (exactly: the hooks inject these characters), where it
+    comes from, the profile behind it and the entries left out of it to fit the budget."""
     with open_store(state_dir) as store:
         state = ProfileState(store)
         effective = state.effective()
@@ -170,6 +234,7 @@ def show(state_dir: str | None, as_json: bool) -> None:
         "mode": effective.mode.value,
         "effectiveText": effective.text,
         "effectiveSource": effective.source,
+        "withheld": effective.withheld,
         "profile": view,
         "lastRun": run,
     }
@@ -177,7 +242,22 @@ def show(state_dir: str | None, as_json: bool) -> None:
         print_json(value)
         return
     stdout.print(f"mode: {effective.mode.value} (text from {effective.source})")
-    stdout.print(effective.text or "[dim](nothing is injected)[/]", markup=not effective.text)
+    if effective.text:
+        click.echo(effective.text)  # as it is: no markup, no emoji codes, no wrapping
+    else:
+        stdout.print("[dim](nothing is injected)[/]")
+    if effective.withheld:
+        stderr.print(f"[yellow]not injected:[/] {escape(effective.withheld)}")
+    if view and view["dropped"] and effective.mode is Mode.AUTO:
+        budget = view["budget"]
+        stdout.print(
+            f"\n{len(view['dropped'])} entries left out (the profile's budget is "
+            f"{budget['entries']} entries and {budget['characters']:,} characters; the "
+            "ones with the least evidence go first):"
+        )
+        claims = {e.get("id"): e.get("claim") for e in view["entries"]}
+        for entry_id in view["dropped"]:
+            stdout.print(f"  {escape(entry_id)}  {escape(str(claims.get(entry_id)))}")
 
 
 @profile.command("mode")
@@ -193,38 +273,56 @@ def mode_command(mode: str, state_dir: str | None) -> None:
 _TEXT_FILE = click.option(
     "--file",
     "source",
-    type=click.File("r", encoding="utf-8"),
+    type=click.File("rb"),
     required=True,
-    help="Where to read the text ('-' for standard input).",
+    help="Where to read the text, UTF-8 ('-' for standard input).",
 )
 
 
-@profile.command("custom")
+@profile.command(
+    "custom",
+    help=f"Set the text injected in custom mode (at most {MAX_CUSTOM_TEXT:,} characters).",
+)
 @_TEXT_FILE
 @state_dir_option
-def custom(source: IO[str], state_dir: str | None) -> None:
-    """Set the text injected in custom mode."""
+def custom(source: IO[bytes], state_dir: str | None) -> None:
     _set_text(source, state_dir, ProfileState.set_custom_text, "custom text")
 
 
-@profile.command("extra")
+@profile.command(
+    "extra",
+    help="Set text added after the generated profile in auto mode (empty input clears it; "
+    f"at most {MAX_EXTRA_TEXT:,} characters: the profile keeps the rest of what one hook "
+    "answer delivers).",
+)
 @_TEXT_FILE
 @state_dir_option
-def extra(source: IO[str], state_dir: str | None) -> None:
-    """Set text added after the generated profile in auto mode (empty input clears it)."""
+def extra(source: IO[bytes], state_dir: str | None) -> None:
     _set_text(source, state_dir, ProfileState.set_auto_extra_text, "extra text")
 
 
 def _set_text(
-    source: IO[str], state_dir: str | None, setter: Callable[[ProfileState, Any], str], what: str
+    source: IO[bytes],
+    state_dir: str | None,
+    setter: Callable[[ProfileState, Any], str],
+    what: str,
 ) -> None:
-    text = source.read()
+    data = source.read()
+    name = "standard input" if source.name in ("<stdin>", "-") else str(source.name)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.BadParameter(
+            f"{name} is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start:,} "
+            "cannot be decoded; save it as UTF-8",
+            param_hint="--file",
+        ) from exc
     with open_store(state_dir) as store:
         try:
             setter(ProfileState(store), text)
         except TextRejected as exc:
             raise click.BadParameter(str(exc), param_hint="--file") from exc
-    stdout.print(f"{what} set ({len(text):,} characters)")
+    stdout.print(f"{what} set ({text_length(text.strip()):,} characters)")
 
 
 @profile.command("copy")

@@ -19,7 +19,8 @@ def refresh(
     roots: tuple[Path, ...], harness: str | None, state_dir: str | None, as_json: bool
 ) -> None:
     """Read what is new and update the profile when enough is new (what the hooks start on
-    Stop and SessionEnd). Does nothing when another scan is running."""
+    Stop and SessionEnd). Does nothing when another scan is running, and skips the
+    generation (saying so in the profile's lastRun) when another one is running."""
     with open_store(state_dir) as store:
         try:
             result = scan_and_generate(store, sources_for(roots, harness), wait=0)

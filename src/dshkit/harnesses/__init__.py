@@ -4,17 +4,20 @@ Every capability asks this registry — for a harness's sessions root, its log a
 names of its tools, where its hook settings live, which hook event carries injected context,
 how to start a headless session — and never compares a harness name itself.
 
-Kept free of heavy imports (no dataclasses, pathlib, JSON): the hook entry point reads it on
-every tool call. Adapters are imported only when asked for.
+Kept free of heavy imports (no dataclasses, pathlib, JSON, and not even `re` or `typing` at
+import): the hook entry point reads it on every tool call. Adapters and log-name patterns
+are made only when asked for.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
-import re
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable, Iterator, Mapping
+    from typing import Any
 
 # Tool vocabularies: what each kind of tool is called in a harness.
 COMMAND = "command"  # runs a shell command
@@ -95,6 +98,7 @@ class Harness:
 
     __slots__ = (
         "_adapter",
+        "_log_name",
         "adapter_name",
         "bridge",
         "context_event",
@@ -102,7 +106,7 @@ class Harness:
         "home",
         "label",
         "launcher",
-        "log_name",
+        "log_pattern",
         "name",
         "project_settings",
         "sessions_root",
@@ -132,7 +136,8 @@ class Harness:
         self.home = home
         self.sessions_root = sessions_root
         self.adapter_name = adapter_name
-        self.log_name = re.compile(log_name)
+        self.log_pattern = log_name
+        self._log_name: re.Pattern[str] | None = None
         self.tools = {kind: tools.get(kind, frozenset()) for kind in VOCABULARIES}
         self.user_settings = user_settings  # state dir → the hooks settings file (user scope)
         self.project_settings = project_settings  # project dir → file; None: no project scope
@@ -145,9 +150,20 @@ class Harness:
         self._adapter: Any = None
 
     @property
+    def log_name(self) -> re.Pattern[str]:
+        """The pattern a session log's file name matches (compiled on first use)."""
+        if self._log_name is None:
+            import re
+
+            self._log_name = re.compile(self.log_pattern)
+        return self._log_name
+
+    @property
     def adapter(self) -> Any:
         """The session-log adapter (a `sessions.harness.Adapter`), imported on first use."""
         if self._adapter is None:
+            import importlib
+
             module, _, attribute = self.adapter_name.partition(":")
             self._adapter = getattr(importlib.import_module(module), attribute)()
         return self._adapter
@@ -303,6 +319,17 @@ def all_harnesses() -> Iterator[Harness]:
 def tools(kind: str) -> frozenset[str]:
     """A tool vocabulary across every harness (for logs whose harness does not matter)."""
     return frozenset().union(*(h.tools[kind] for h in HARNESSES.values()))
+
+
+# The hook protocol's cap on one output string (Claude Code's; the other harnesses run the
+# same protocol): nothing longer may be emitted, and nothing is emitted cut.
+HOOK_TEXT_LIMIT = 10_000
+
+
+def text_length(text: str) -> int:
+    """Characters as the harnesses count them (JavaScript strings: UTF-16 code units), e.g.
+    against a hook answer's 10,000-character cap."""
+    return len(text.encode("utf-16-le")) // 2
 
 
 def detect(payload: Mapping[str, Any], env: Mapping[str, str]) -> str:

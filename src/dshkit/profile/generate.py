@@ -1,12 +1,19 @@
 """One profile generation: trigger check, prompt, model call, delta assembly, stored version.
 
-Every run leaves a `lastRun` record, triggered or not, successful or not, with its reason in
-words; each new version is kept with its diff in a bounded history that never drops the
-newest.
+One generation per store at a time: a run holds the store's PROFILE_LEASE from its trigger
+check to its stored version, so two runs never ask the model twice for the same material nor
+collide on a version number. `generate` does not wait for the lease: a run that finds it held
+makes no model call and says it was skipped (in `lastRun` too, while the other run is still
+going); `generate_waiting` waits its turn, then checks the trigger afresh.
+
+Every run leaves a `lastRun` record (camelCase keys, like all dshkit JSON), triggered or not,
+successful or not, with its named `outcome` and its reason in words; each new version is kept
+with its diff in a bounded history that never drops the newest.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -16,9 +23,8 @@ import orjson
 
 from ..llm import LLMClient, LLMConfig, LLMConfigError
 from ..sessions import Scanner, Source
-from ..sessions.events import human_messages, message_text
 from ..sessions.scanner import SessionKey
-from ..store import Store
+from ..store import PROFILE_LEASE, Lease, LeaseBusy, Store
 from .model import (
     ProfileOutputError,
     Trigger,
@@ -35,6 +41,18 @@ from .state import latest_version
 HISTORY_LIMIT = 50
 _WATERMARK = "profile.watermark"
 _LAST_RUN = "profile.lastRun"
+# Set while a run holds the lease and has not yet recorded its lastRun: a skipped run records
+# itself only then, so it never hides the result of the run it gave way to.
+_RUNNING = "profile.running"
+_LEASE_MARGIN_S = 60.0  # beyond the model call's deadline, for storing what it answered
+
+# What a run came to (`Generation.outcome`). Not failures: "ok" (a version was stored),
+# "not-triggered" (too little is new), "skipped" (another generation held the lease).
+# Failures: "config-error", the model call's own outcome (dshkit.llm: "http-error",
+# "network-error", "stream-error", "deadline", "aborted"), "unusable-reply" (no usable JSON, or
+# a profile left empty), "superseded" (another version was stored meanwhile), and "error" for a
+# failure recorded by a caller that named no outcome.
+NOT_FAILURES = ("ok", "not-triggered", "skipped")
 
 
 @dataclass
@@ -53,17 +71,22 @@ class Generation:
     error: str | None = None
     triggered: bool = False
     at: int = 0
-    outcome: str | None = None  # the LLM call's outcome, when one was made
+    outcome: str | None = None  # see NOT_FAILURES; None only from a caller naming none
     truncation_reason: str | None = None
     dropped_tail_chars: int = 0
     warnings: list[str] = field(default_factory=list)
     deleted_by_contract: list[str] = field(default_factory=list)
     deletions_honored: bool = True
 
+    @property
+    def failed(self) -> bool:
+        return self._outcome() not in NOT_FAILURES
+
     def as_json(self) -> dict[str, Any]:
         """The `dshkit profile generate --json` contract."""
         return {
             "ok": self.ok,
+            "outcome": self._outcome(),
             "version": self.version,
             "entries": self.entries,
             "diff": self.diff,
@@ -72,6 +95,21 @@ class Generation:
             "reason": self.reason,
             "error": self.error,
         }
+
+    def record(self) -> dict[str, Any]:
+        """Every field, with camelCase keys: the profile's `lastRun`."""
+        value = {_camel(name): item for name, item in asdict(self).items()}
+        value["outcome"] = self._outcome()
+        return value
+
+    def _outcome(self) -> str:
+        if self.outcome is not None:
+            return self.outcome
+        return "error" if self.failed else "ok" if self.ok else "not-triggered"
+
+
+def _camel(name: str) -> str:
+    return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
 
 
 def last_run(store: Store) -> dict[str, Any] | None:
@@ -89,12 +127,70 @@ def generate(
     history_limit: int = HISTORY_LIMIT,
     on_delta: Callable[[str], None] | None = None,
 ) -> Generation:
-    """Generate a new profile version from the sessions `keys` when the trigger fires."""
+    """Generate a new profile version from the sessions `keys` when the trigger fires; skip
+    (outcome "skipped", no model call) when another generation holds the store's lease."""
     if history_limit < 1:
         raise ValueError(f"history_limit must be at least 1, got {history_limit}")
-    keys = list(keys)
     run = Generation(at=int(time.time() * 1000))
-    signals = collect_signals(scanner, keys, SignalConfig())
+    store = scanner.store
+    try:
+        with store.lease(PROFILE_LEASE, wait=0) as lease:
+            store.set_meta(_RUNNING, str(run.at))
+            return _generate(
+                scanner, keys, llm, run, lease, force, trigger, history_limit, on_delta
+            )
+    except LeaseBusy as busy:
+        run.outcome = "skipped"
+        run.reason = f"skipped: another profile generation (dshkit process {busy.pid}) was running"
+        with store.transaction():
+            if store.get_meta(_RUNNING) and store.lease_holder(PROFILE_LEASE) is not None:
+                record_run(store, run)
+        return run
+
+
+def generate_waiting(
+    scanner: Scanner,
+    keys: Iterable[SessionKey],
+    llm: LLMConfig,
+    *,
+    on_wait: Callable[[int], None] | None = None,
+    force: bool = False,
+    history_limit: int = HISTORY_LIMIT,
+    on_delta: Callable[[str], None] | None = None,
+) -> Generation:
+    """`generate`, after waiting for any generation already running (`on_wait(pid)` is told
+    once); the trigger is checked once it is this run's turn."""
+    keys = list(keys)
+    told = False
+    while True:
+        holder = scanner.store.lease_holder(PROFILE_LEASE)
+        if holder is None:
+            run = generate(
+                scanner, keys, llm, force=force, history_limit=history_limit, on_delta=on_delta
+            )
+            if run.outcome != "skipped":
+                return run
+            continue  # another run took the lease first: wait for that one
+        if not told and on_wait is not None:
+            on_wait(holder)
+        told = True
+        time.sleep(0.2)
+
+
+def _generate(
+    scanner: Scanner,
+    keys: Iterable[SessionKey],
+    llm: LLMConfig,
+    run: Generation,
+    lease: Lease,
+    force: bool,
+    trigger: Trigger | None,
+    history_limit: int,
+    on_delta: Callable[[str], None] | None,
+) -> Generation:
+    """One generation, under the lease."""
+    keys = list(keys)
+    signals = collect_signals(scanner.catalog, keys, SignalConfig())
     stored = scanner.store.get_meta(_WATERMARK)
     watermark = orjson.loads(stored) if stored else None
     run.triggered, run.reason = should_regenerate(
@@ -103,11 +199,12 @@ def generate(
     if force:
         run.triggered, run.reason = True, f"forced ({run.reason})"
     if not run.triggered:
+        run.outcome = "not-triggered"
         return _finish(scanner, run)
     try:
         client = LLMClient(llm, scanner.store)
     except LLMConfigError as exc:
-        run.error = str(exc)
+        run.outcome, run.error = "config-error", str(exc)
         return _finish(scanner, run)
 
     previous = latest_version(scanner.store)
@@ -119,23 +216,27 @@ def generate(
         {"humanMessages": signals.human_messages, "sessions": signals.sessions},
         signals.totals,
     )
+    # The lease outlives the call by design: the client ends every call by its deadline.
+    lease.ttl = llm.deadline_s + _LEASE_MARGIN_S
+    lease.renew()
     with client:
         reply = client.complete(messages, purpose="profile", on_delta=on_delta)
-    run.outcome = reply.outcome
     if reply.outcome not in ("ok", "max-tokens"):
+        run.outcome = reply.outcome
         run.error = f"the model call failed ({reply.outcome}): {reply.error}"
         return _finish(scanner, run)
     run.truncation_reason = "max-tokens" if reply.outcome == "max-tokens" else None
     try:
         parsed = parse_output(reply.text, run.truncation_reason)
     except ProfileOutputError as exc:
-        run.error = str(exc)
+        run.outcome, run.error = "unusable-reply", str(exc)
         return _finish(scanner, run)
 
     before = previous[1] if previous else []
     used = min(len(material), MAX_MATERIAL)
     built = assemble(before, parsed, run.at, used)
     if not built.entries:
+        run.outcome = "unusable-reply"
         run.error = "the model's answer left the profile empty; the last version is kept"
         run.warnings = built.warnings
         return _finish(scanner, run)
@@ -148,8 +249,18 @@ def generate(
     run.deleted_by_contract = built.deleted_by_contract
     run.deletions_honored = built.deletions_honored
     run.version = (previous[0] if previous else 0) + 1
-    run.ok = True
     with scanner.store.transaction() as db:
+        newest = db.execute("SELECT max(version) FROM profile_versions").fetchone()[0]
+        if newest != (previous[0] if previous else None):
+            # Only if the lease was lost (it outlives the call by design): never a collision.
+            run.outcome, run.version = "superseded", None
+            run.error = (
+                f"another generation stored v{newest} meanwhile; this answer, made from "
+                f"v{previous[0] if previous else 0}, is discarded"
+            )
+            _record_final(scanner.store, run)
+            return run
+        run.ok, run.outcome = True, "ok"
         db.execute(
             "INSERT INTO profile_versions (version, at, entries, diff, spurious_rate, partial, "
             "rescue, material_messages, reason, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -172,7 +283,7 @@ def generate(
         )
         mark = {"at": run.at, "humanMessages": signals.human_messages, "sessions": signals.sessions}
         scanner.store.set_meta(_WATERMARK, orjson.dumps(mark).decode())
-        record_run(scanner.store, run)
+        _record_final(scanner.store, run)
     return run
 
 
@@ -181,33 +292,55 @@ def scan_and_generate(
 ) -> Generation:
     """Scan `sources`, then generate when the trigger fires (or `force`): what the hooks'
     detached refresh and the service's background runs both do. A configuration problem is
-    kept in lastRun like any other failure; LeaseBusy is raised when another scan is running."""
+    kept in lastRun like any other failure; a generation already running makes this one
+    "skipped"; LeaseBusy is raised when another scan is running."""
     scanner = Scanner(store)
-    keys = scanner.scan(sources, wait=wait).keys
+    return generate_configured(scanner, scanner.scan(sources, wait=wait).keys, force=force)
+
+
+def generate_configured(
+    scanner: Scanner,
+    keys: Iterable[SessionKey],
+    *,
+    force: bool = False,
+    on_delta: Callable[[str], None] | None = None,
+) -> Generation:
+    """`generate` with the store's own LLM configuration (a problem with it is kept in
+    lastRun like any other failure)."""
     try:
-        llm = LLMConfig.load(store.state_dir)
+        llm = LLMConfig.load(scanner.store.state_dir)
     except LLMConfigError as exc:
-        return _finish(scanner, Generation(at=int(time.time() * 1000), error=str(exc)))
-    return generate(scanner, keys, llm, force=force)
+        return config_failure(scanner.store, exc)
+    return generate(scanner, keys, llm, force=force, on_delta=on_delta)
+
+
+def config_failure(store: Store, exc: LLMConfigError) -> Generation:
+    """The run that could not start because the LLM configuration is unusable, recorded."""
+    run = Generation(at=int(time.time() * 1000), outcome="config-error", error=str(exc))
+    with store.transaction():
+        record_run(store, run)
+    return run
 
 
 def _material(scanner: Scanner, keys: list[SessionKey]) -> list[Material]:
-    """Every human message of the sessions, oldest first (the prompt keeps the newest)."""
-    found: list[Material] = []
-    for key in keys:
-        found += [
-            Material(e.get("time"), message_text(e)) for e in human_messages(scanner.events(*key))
-        ]
-    found.sort(key=lambda m: m.time or 0)
-    return found
+    """The newest human messages of the sessions, oldest first, as the scan kept them (no
+    session's cache is read again)."""
+    newest = scanner.catalog.human_messages(keys, newest=MAX_MATERIAL)
+    return [Material(m.time, m.text) for m in newest]
 
 
 def _finish(scanner: Scanner, run: Generation) -> Generation:
     with scanner.store.transaction():
-        record_run(scanner.store, run)
+        _record_final(scanner.store, run)
     return run
+
+
+def _record_final(store: Store, run: Generation) -> None:
+    """The lease holder's lastRun: from here on, a skipped run leaves it standing."""
+    record_run(store, run)
+    store.set_meta(_RUNNING, "")
 
 
 def record_run(store: Store, run: Generation) -> None:
     """Keep `run` as the profile's lastRun (inside the caller's transaction, if any)."""
-    store.set_meta(_LAST_RUN, orjson.dumps(asdict(run)).decode())
+    store.set_meta(_LAST_RUN, orjson.dumps(run.record()).decode())

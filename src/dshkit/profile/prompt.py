@@ -3,7 +3,8 @@
 Written for dshkit from the seed's rules, not copied from it: the human material is data and
 never instructions; the previous version goes in whole so the update can be incremental;
 the counted signals are side evidence only; the answer is a delta (or, the first time, the
-full list).
+full list); the profile's budget (entries, characters per claim) is stated, so that what the
+model writes reaches the agent whole (state.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from datetime import UTC, datetime
 import orjson
 
 from .model import MODEL_FIELDS, Entry
+from .state import MAX_CLAIM_CHARS, MAX_ENTRIES
 
 MAX_MATERIAL = 400  # human messages in one prompt, the newest ones
 _MESSAGE_CHARS = 600  # a very long message is cut: the profile needs its gist, not its bulk
@@ -32,14 +34,15 @@ B）在他这里行不通的做法：只从材料里真实发生过的摩擦归�
 C）在他这里行得通的做法：他明确认可过的，或者被纠正之后双方落定的做法。
 D）还看不清的方面：证据不够、判断不了的，放在这里，不要硬猜。"""
 
-_RULES = """## 必须遵守
+_RULES = f"""## 必须遵守
 1. 只在材料里有明确依据时，才新增、改写或删除条目；没有新依据的旧条目一个字都不要动（id、category、claim 全部照旧）。
 2. 意思没变就不许改措辞：换一种说法不算更新。
 3. 一条只说一件事，能单独判断对错。
 4. 每条都要脱离上下文也能读懂：不要写「如前所述」「这个任务」之类的指代。
 5. 材料撑不起的不写；宁可少，不要为了凑数而写。
 6. 这是关于人的画像，不是工作总结：只是在描述他当下项目的条目，删掉。
-7. 条目用中文写。"""
+7. 条目用中文写。
+8. 整份画像最多 {MAX_ENTRIES} 条，每条 claim 不超过 {MAX_CLAIM_CHARS} 个字。超出时，只有证据最充分的条目会交给助手，其余的他根本看不到；所以宁可合并相近的条目、删掉证据最弱的，也不要超出。"""
 
 _DELTA_FORMAT = """## 回答格式（只输出下面这个 JSON，不要代码块，不要解释）
 这是一次**增量**回答，不要把没改的条目整条再写一遍：
@@ -85,8 +88,15 @@ def build_messages(
     ]
     if not first:
         kept = [{name: entry[name] for name in MODEL_FIELDS} for entry in previous or ()]
+        over = (
+            f"它有 {len(kept)} 条，超过了上限 {MAX_ENTRIES} 条：这次请合并意思相近的条目、"
+            f"删掉证据最弱的，使总数不超过 {MAX_ENTRIES} 条。\n"
+            if len(kept) > MAX_ENTRIES
+            else ""
+        )
         parts.append(
             f"## 已有画像（版本 v{previous_version}，在它的基础上更新）\n"
+            + over
             + orjson.dumps({"entries": kept}, option=orjson.OPT_INDENT_2).decode()
         )
     parts.append(_signals_section(totals, signal_totals))

@@ -17,7 +17,7 @@ from ..llm import LLMConfigError
 from ..sessions import Scanner, Source
 from ..sessions import scanner as scanning
 from ..store import LeaseBusy, Store
-from .generate import Generation, last_run, record_run, scan_and_generate
+from .generate import Generation, generate_configured, last_run, record_run
 from .state import ProfileState
 
 CONTRACT = 1
@@ -92,11 +92,12 @@ class ProfileService:
         with self._open() as store:
             try:
                 progress("scanning", "reading what is new in the session logs", 0.0)
-                # Scanned here to report it as a stage; scan_and_generate's own scan then
-                # finds every file unchanged and opens none of them.
-                Scanner(store).scan(self.sources, _ScanProgress(progress))
+                scanner = Scanner(store)
+                keys = scanner.scan(self.sources, _ScanProgress(progress)).keys
                 progress("generating", "checking the trigger; the model is asked when it fires")
-                run = scan_and_generate(store, self.sources, force=force)
+                run = generate_configured(
+                    scanner, keys, force=force, on_delta=_ReplyProgress(progress)
+                )
             except (LeaseBusy, LLMConfigError, OSError, ValueError) as exc:
                 run = _failed(store, str(exc))
             except Exception as exc:  # a bug: keep the service up, say what happened
@@ -110,6 +111,20 @@ def _failed(store: Store, error: str) -> Generation:
     run = Generation(at=int(time.time() * 1000), error=error, triggered=True)
     record_run(store, run)
     return run
+
+
+class _ReplyProgress:
+    """The model's streamed answer as "generating" events, one per 2,000 characters."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.received = self.reported = 0
+
+    def __call__(self, delta: str) -> None:
+        self.received += len(delta)
+        if self.received - self.reported >= 2000:
+            self.reported = self.received
+            self.progress("generating", f"{self.received:,} characters of the answer received")
 
 
 class _ScanProgress(scanning.Progress):

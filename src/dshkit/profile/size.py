@@ -1,8 +1,8 @@
 """Static estimate of how much the model must write: the full contract against the delta one.
 
-Not a model call: it measures the JSON each contract asks for, for profiles of 8 to 24
-entries of which one or two changed. Tokens are estimated from UTF-8: one per CJK character,
-one per four ASCII bytes.
+Not a model call: it measures the JSON each contract asks for, for profiles of 8 entries up
+to the most the prompt allows (MAX_ENTRIES), of which one or two changed. Tokens are estimated
+from UTF-8: one per CJK character, one per four ASCII bytes.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import orjson
 
 from .model import Entry
+from .state import MAX_ENTRIES
 
-SIZES = (8, 12, 16, 20, 24)
+SIZES = (8, 12, 16, 20, 24, MAX_ENTRIES)
 
 
 @dataclass(frozen=True)

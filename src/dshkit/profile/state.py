@@ -6,6 +6,17 @@ the other side's data. The rendered text carries no live value (no time, version
 DSH appends a new system message whenever the text changes, so identical state must give
 identical bytes (§6.2). DSH's system prompt also treats `{{…}}` as a template variable and
 then fails every turn: user text containing it is refused, model-written text is escaped.
+
+Nothing is cut on the way to the agent. A hook answer carries at most INJECT_LIMIT characters
+(counted as the harnesses count them: UTF-16 code units), so the budget is split up front:
+custom text may use all of it; in auto mode the generated profile (heading and intro
+included) has PROFILE_BUDGET and extra text the rest, MAX_EXTRA_TEXT. Text people give over
+its limit is refused. The profile fits by design: the prompt asks for at most MAX_ENTRIES
+entries of at most MAX_CLAIM_CHARS characters, which render well within PROFILE_BUDGET; should
+a version still be over (too many entries, or the model wrote long), entries are placed best
+evidence first — more evidence items, then higher confidence, then seen more recently, then
+their order in the version — while they fit, and the rest are left out whole and listed as
+`dropped`.
 """
 
 from __future__ import annotations
@@ -18,12 +29,22 @@ from typing import Any
 
 import orjson
 
+from .. import harnesses
+from ..harnesses import text_length
 from ..store import Store
-from .model import Entry
+from .model import CONFIDENCES, Entry
 
-MAX_CUSTOM_TEXT = 200_000  # UTF-16 code units, as the seed's HTTP layer counts them
+# The whole injected text fits in one hook answer.
+INJECT_LIMIT = harnesses.HOOK_TEXT_LIMIT
+PROFILE_BUDGET = 6_000  # the rendered profile, heading and intro included
+_JOIN = "\n\n"  # between the profile and the extra text
+MAX_CUSTOM_TEXT = INJECT_LIMIT
+MAX_EXTRA_TEXT = INJECT_LIMIT - PROFILE_BUDGET - len(_JOIN)
+MAX_ENTRIES = 30  # stated to the model, with MAX_CLAIM_CHARS: together well inside the budget
+MAX_CLAIM_CHARS = 100
 ALGORITHM_VERSION = "entries-v1"
 _TEMPLATE = re.compile(r"\{\{|\}\}")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 _KEYS = {
     "mode": "profile.mode",
@@ -32,13 +53,34 @@ _KEYS = {
     "copiedSnapshot": "profile.copiedSnapshot",
 }
 
-_HEADING = "## 关于这位用户（dshkit 根据他以往的会话整理）"
-_INTRO = "以下是从他过去的发言里归纳出的协作习惯，本次会话请照此配合："
-_SECTIONS = (
-    ("A", "【他稳定的特点】"),
-    ("B", "【在他这里行不通的做法】"),
-    ("C", "【在他这里行得通的做法】"),
-    ("D", "【还没有定论（仅供参考，不要当成事实）】"),
+
+@dataclass(frozen=True)
+class _Wrapper:
+    heading: str
+    intro: str
+    sections: tuple[tuple[str, str], ...]
+
+
+_CHINESE = _Wrapper(
+    "## 关于这位用户（dshkit 根据他以往的会话整理）",
+    "以下是从他过去的发言里归纳出的协作习惯，本次会话请照此配合：",
+    (
+        ("A", "【他稳定的特点】"),
+        ("B", "【在他这里行不通的做法】"),
+        ("C", "【在他这里行得通的做法】"),
+        ("D", "【还没有定论（仅供参考，不要当成事实）】"),
+    ),
+)
+_ENGLISH = _Wrapper(
+    "## About this user (compiled by dshkit from their past sessions)",
+    "These working habits were drawn from what they said before; work with them accordingly "
+    "in this session:",
+    (
+        ("A", "[Stable traits]"),
+        ("B", "[Approaches that do not work with them]"),
+        ("C", "[Approaches that work with them]"),
+        ("D", "[Not settled yet (for reference only, not facts)]"),
+    ),
 )
 
 
@@ -52,16 +94,32 @@ class TextRejected(ValueError):
 
 
 class TextTooLong(TextRejected):
-    """Not a string, or longer than MAX_CUSTOM_TEXT."""
+    """Longer than its limit: it could not reach the agent whole."""
 
 
-def check_text(text: Any, what: str) -> str:
-    """The text, if it may be injected; TextRejected with the reason otherwise."""
+def check_text(text: Any, what: str, limit: int = MAX_CUSTOM_TEXT) -> str:
+    """The text, if it may be injected whole; TextRejected with the reason otherwise.
+
+    Its length is counted as injected (without surrounding blank space).
+    """
     if not isinstance(text, str):
-        raise TextTooLong(f"{what} must be a string, got {type(text).__name__}")
-    units = len(text.encode("utf-16-le")) // 2
-    if units > MAX_CUSTOM_TEXT:
-        raise TextTooLong(f"{what} is {units} characters long; the limit is {MAX_CUSTOM_TEXT}")
+        raise TextRejected(f"{what} must be a string, got {type(text).__name__}")
+    units = text_length(text.strip())
+    if units > limit:
+        raise TextTooLong(
+            f"{what} is {units:,} characters long; the limit is {limit:,}, so that the agent "
+            f"gets it whole (a hook delivers at most {INJECT_LIMIT:,} characters"
+            + (
+                f", of which the generated profile keeps {INJECT_LIMIT - limit:,})"
+                if limit < INJECT_LIMIT
+                else ")"
+            )
+        )
+    if "\0" in text:
+        raise TextRejected(
+            f"{what} contains a NUL character (at position {text.index(chr(0)):,}); "
+            "remove it (it is not text the agent can read)"
+        )
     if _TEMPLATE.search(text):
         raise TextRejected(
             f"{what} contains '{{{{' or '}}}}': DSH reads that as a template variable and then "
@@ -78,16 +136,25 @@ def latest_version(store: Store) -> tuple[int, list[Entry]] | None:
     return (row[0], orjson.loads(row[1])) if row else None
 
 
-def render_profile(entries: list[Entry]) -> str:
-    """The profile as the section the agent reads; '' when there is nothing to say."""
+def is_chinese(entries: list[Entry]) -> bool:
+    """The profile's language, from its entries alone (so the same entries, the same answer):
+    Chinese when at least half of the claims hold a Han character (and when there are none)."""
+    claims = [str(e.get("claim", "")) for e in entries]
+    return 2 * sum(1 for claim in claims if _HAN.search(claim)) >= len(claims)
+
+
+def render_profile(entries: list[Entry], *, chinese: bool | None = None) -> str:
+    """The profile as the section the agent reads, its wrapper in the profile's language
+    (`chinese`, decided from `entries` when not given); '' when there is nothing to say."""
+    wrapper = _CHINESE if (is_chinese(entries) if chinese is None else chinese) else _ENGLISH
     blocks = []
-    for category, title in _SECTIONS:
+    for category, title in wrapper.sections:
         claims = [_escape(e["claim"]) for e in entries if e.get("category") == category]
         if claims:
             blocks.append(title + "\n" + "\n".join(f"- {claim}" for claim in claims))
     if not blocks:
         return ""
-    return "\n\n".join([_HEADING, _INTRO, *blocks])
+    return _JOIN.join([wrapper.heading, wrapper.intro, *blocks])
 
 
 def _escape(text: str) -> str:
@@ -95,10 +162,50 @@ def _escape(text: str) -> str:
 
 
 @dataclass(frozen=True)
+class FittedProfile:
+    """A version's rendered text within the budget, and the ids of the entries left out."""
+
+    text: str
+    dropped: tuple[str, ...]
+
+
+def fit_profile(entries: list[Entry]) -> FittedProfile:
+    """The profile within MAX_ENTRIES and PROFILE_BUDGET: entries placed best evidence first
+    while they fit, rendered in the version's order; the others are dropped whole."""
+    chinese = is_chinese(entries)
+    order = sorted(range(len(entries)), key=lambda i: _rank(entries[i], i))
+    kept: set[int] = set()
+    for index in order:
+        if len(kept) == MAX_ENTRIES:
+            break
+        trial = [entries[i] for i in sorted(kept | {index})]
+        if text_length(render_profile(trial, chinese=chinese)) <= PROFILE_BUDGET:
+            kept.add(index)
+    text = render_profile([entries[i] for i in sorted(kept)], chinese=chinese)
+    dropped = tuple(str(e.get("id")) for i, e in enumerate(entries) if i not in kept)
+    return FittedProfile(text, dropped)
+
+
+def _rank(entry: Entry, index: int) -> tuple[int, int, int, int]:
+    """Best first: more evidence items, higher confidence, seen more recently, earlier."""
+    evidence = entry.get("evidence")
+    confidence = entry.get("confidence")
+    seen = entry.get("lastSeenAt")
+    return (
+        -(len(evidence) if isinstance(evidence, list) else 0),
+        CONFIDENCES.index(confidence) if confidence in CONFIDENCES else len(CONFIDENCES),
+        -(seen if isinstance(seen, int) else 0),
+        index,
+    )
+
+
+@dataclass(frozen=True)
 class Effective:
     mode: Mode
     text: str
     source: str  # "profile" or "customText"
+    dropped: tuple[str, ...] = ()  # profile entries left out to fit the budget (auto mode)
+    withheld: str | None = None  # why stored text of the user's is not injected, if it is not
 
 
 class ProfileState:
@@ -111,6 +218,7 @@ class ProfileState:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._cache: tuple[tuple[Any, ...], Effective] | None = None
+        self._fitted: tuple[int, FittedProfile] | None = None
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -135,34 +243,47 @@ class ProfileState:
         return latest_version(self.store)
 
     def profile_view(self) -> dict[str, Any] | None:
-        """The newest version as shown to people and scripts: number, time, notes, entries."""
+        """The newest version as shown to people and scripts: number, time, notes, entries,
+        the entries left out of the injected text (`dropped`, ids) and the budget."""
         row = self.store.db.execute(
             "SELECT version, at, notes, entries FROM profile_versions ORDER BY version DESC LIMIT 1"
         ).fetchone()
         if row is None:
             return None
+        entries = orjson.loads(row[3])
         return {
             "version": row[0],
             "generatedAt": row[1],
             "notes": row[2],
-            "entries": orjson.loads(row[3]),
+            "entries": entries,
+            "dropped": list(self._fit(row[0], entries).dropped),
+            "budget": {"entries": MAX_ENTRIES, "characters": PROFILE_BUDGET},
         }
 
     def effective(self) -> Effective:
-        """The one text the agent is given, and where it comes from."""
+        """The one text the agent is given, where it comes from, and what it leaves out."""
         latest = self.latest()
         key = (self.mode, self.custom_text, self.auto_extra_text, latest[0] if latest else None)
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
         mode, custom, extra = key[0], key[1], key[2]
         if mode is Mode.CUSTOM:
-            result = Effective(mode, custom.strip(), "customText")
+            withheld = _unusable(custom, "custom text", MAX_CUSTOM_TEXT)
+            text = "" if withheld else custom.strip()
+            result = Effective(mode, text, "customText", withheld=withheld)
         else:
-            rendered = render_profile(latest[1]) if latest else ""
-            text = "\n\n".join(part for part in (rendered, extra.strip()) if part)
-            result = Effective(mode, text, "profile")
+            fitted = self._fit(*latest) if latest else FittedProfile("", ())
+            withheld = _unusable(extra, "extra text", MAX_EXTRA_TEXT)
+            added = "" if withheld else extra.strip()
+            text = _JOIN.join(part for part in (fitted.text, added) if part)
+            result = Effective(mode, text, "profile", fitted.dropped, withheld)
         self._cache = (key, result)
         return result
+
+    def _fit(self, version: int, entries: list[Entry]) -> FittedProfile:
+        if self._fitted is None or self._fitted[0] != version:
+            self._fitted = (version, fit_profile(entries))
+        return self._fitted[1]
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -173,18 +294,18 @@ class ProfileState:
         return Mode(mode)
 
     def set_custom_text(self, text: Any) -> str:
-        checked = check_text(text, "custom text")
+        checked = check_text(text, "custom text", MAX_CUSTOM_TEXT)
         self._write({_KEYS["customText"]: checked})
         return checked
 
     def set_auto_extra_text(self, text: Any) -> str:
-        checked = check_text(text, "extra text")
+        checked = check_text(text, "extra text", MAX_EXTRA_TEXT)
         self._write({_KEYS["autoExtraText"]: checked})
         return checked
 
     def mark_copied(self, text: Any, entries: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """Record that the user copied the effective text; the time and version are ours."""
-        check_text(text, "copied text")
+        check_text(text, "copied text", MAX_CUSTOM_TEXT)
         latest = self.latest()
         if entries is None:
             entries = latest[1] if latest else []
@@ -215,3 +336,13 @@ class ProfileState:
             for key, value in values.items():
                 self.store.set_meta(key, value)
         self._cache = None
+
+
+def _unusable(text: str, what: str, limit: int) -> str | None:
+    """Why stored text (kept by an older dshkit, before the limits) is not injected, if so:
+    it is left out whole rather than cut."""
+    try:
+        check_text(text, what, limit)
+    except TextRejected as exc:
+        return f"{exc}; it is not injected until it is changed"
+    return None
