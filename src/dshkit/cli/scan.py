@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -14,6 +15,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from ..sessions import Scanner, ScanReport, Source
 from ..sessions.scanner import Progress as ScanProgress
@@ -100,7 +102,7 @@ def run_scan(scanner: Scanner, sources: list[Source]) -> ScanReport:
     finally:
         bar.stop()
     for warning in report.warnings:
-        stderr.print(f"[yellow]warning:[/] {warning}")
+        stderr.print(f"[yellow]warning:[/] {escape(warning)}")
     return report
 
 
@@ -113,12 +115,12 @@ def _print_report(report: ScanReport, sources: list[Source], explicit: bool) -> 
         counts = {s.harness: n for s, n in report.found.items() if s.root == root}
         matched = {h: n for h, n in counts.items() if n} or (counts if not explicit else {})
         if not root.is_dir():
-            where.add_row(str(root), ", ".join(counts), "[dim]not present[/]")
+            where.add_row(Text(str(root)), ", ".join(counts), "[dim]not present[/]")
             continue
         if not matched:
-            where.add_row(str(root), "-", "[dim]none in any known layout[/]")
+            where.add_row(Text(str(root)), "-", "[dim]none in any known layout[/]")
         for harness, n in matched.items():
-            where.add_row(str(root), harness, f"{n:,}")
+            where.add_row(Text(str(root)), harness, f"{n:,}")
     stdout.print(where)
 
     table = Table(title="Scan", title_justify="left", box=None, show_header=False)
@@ -142,7 +144,7 @@ def _print_report(report: ScanReport, sources: list[Source], explicit: bool) -> 
         errors.add_column("file", overflow="fold")
         errors.add_column("problem", overflow="fold")
         for item in report.errors:
-            errors.add_row(item["file"], item["error"])
+            errors.add_row(Text(item["file"]), Text(item["error"]))
         stdout.print(errors)
     if not report.files and not explicit:
         stdout.print("No session logs found yet; dshkit reads them as the harnesses write them.")

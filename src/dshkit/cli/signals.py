@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from ..profile.signals import SIGNALS, SignalConfig, collect_signals
@@ -88,7 +89,7 @@ def signals(
     stdout.print(table)
     for name in SIGNALS[:4]:
         for hit in report.details[name][:top]:
-            stdout.print(f"[bold]{name}[/] {_describe(hit)}")
+            stdout.print(f"[bold]{name}[/] {escape(_describe(hit))}")
 
 
 def _describe(hit: dict[str, Any]) -> str:
