@@ -1,9 +1,12 @@
-"""Handlers that misbehave on purpose, for the hook tests (named via DSHKIT_HOOK_HANDLERS)."""
+"""Handlers for the hook tests, named via DSHKIT_HOOK_HANDLERS (some misbehave on purpose)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
+
+DENIED = "dshkit test policy: this tool is not allowed here"
 
 
 def crash(hook: Any) -> None:
@@ -14,5 +17,35 @@ def stall(hook: Any) -> None:
     time.sleep(30)
 
 
+def stubborn(hook: Any) -> None:
+    """Sleeps through any Exception: only a budget that is not an Exception stops it."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):
+            time.sleep(30)
+
+
 def speak(hook: Any) -> dict[str, str]:
     return {"additionalContext": "from the extra handler"}
+
+
+def huge(hook: Any) -> dict[str, Any]:
+    """A context one character over the cap, whose commit leaves a mark if it ever runs."""
+
+    def commit() -> None:
+        (hook.state_dir / "huge-committed").write_text("delivered")
+
+    return {"additionalContext": "长" * 10_001, "commit": commit}
+
+
+def noted(hook: Any) -> dict[str, Any]:
+    """A small context whose commit records that the answer was delivered."""
+
+    def commit() -> None:
+        (hook.state_dir / "noted-committed").write_text(hook.session_id)
+
+    return {"additionalContext": "noted", "commit": commit}
+
+
+def deny(hook: Any) -> dict[str, str]:
+    return {"permissionDecision": "deny", "permissionDecisionReason": DENIED}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -30,10 +31,13 @@ FOREIGN = {
 }
 
 
-def run(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def run(
+    home: Path, *args: str, check: bool = True, **extra: str
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HOME": str(home), "DSH_HOME": str(home / ".dsh"), "PATH": "/usr/bin:/bin"}
-    env.pop("CLAUDE_CONFIG_DIR", None)
-    env.pop("CODEX_HOME", None)
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "DSHKIT_HOOK_HANDLERS"):
+        env.pop(name, None)
+    env.update(extra)
     done = subprocess.run([DSHKIT, *args], capture_output=True, text=True, env=env, cwd=home)
     if check:
         assert done.returncode == 0, done.stderr
@@ -181,3 +185,114 @@ def test_dsh_patch_written_by_dsh_itself_stays_valid(tmp_path: Path) -> None:
     patch.write_text("key: value\n")
     refused = run(tmp_path, "install-hooks", "--harness", "dsh", check=False)
     assert refused.returncode == 1 and "add this entry by hand" in refused.stderr
+
+
+def test_uninstall_leaves_a_file_without_dshkit_entries_byte_identical(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    never = '{"hooks":{"Stop":[{"matcher":"","hooks":[]}],"Notification":"oops"}}'
+    path.write_text(never)
+    done = run(tmp_path, "uninstall-hooks", "--harness", "claude")
+    assert "not installed" in done.stdout and path.read_text() == never
+    # Installed, then someone edits the file: uninstalling takes out only dshkit's entries...
+    path.write_text('{"model": "opus"}')
+    run(tmp_path, "install-hooks", "--harness", "claude")
+    edited = json.loads(path.read_text())
+    edited["hooks"]["Stop"].insert(
+        0, {"matcher": "", "hooks": [{"type": "command", "command": "x"}]}
+    )
+    path.write_text(json.dumps(edited))
+    run(tmp_path, "uninstall-hooks", "--harness", "claude")
+    mine = '{"model":"opus","hooks":{"Stop":[{"matcher":"","hooks":[{"type":"command",'
+    mine += '"command":"x"}]}]}}'
+    assert json.loads(path.read_text()) == json.loads(mine)
+    # ...and a second uninstall is a no-op on the person's own one-line file.
+    path.write_text(mine)
+    run(tmp_path, "uninstall-hooks", "--harness", "claude")
+    assert path.read_text() == mine
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+
+
+def test_install_writes_through_a_symlink_and_keeps_the_mode(tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "claude-settings.json"
+    original = json.dumps(FOREIGN) + "\n"
+    target.write_text(original)
+    target.chmod(0o600)
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.symlink_to(target)
+    run(tmp_path, "install-hooks", "--harness", "claude")
+    assert path.is_symlink() and path.resolve() == target
+    assert "hook SessionStart" in target.read_text()
+    backup = path.with_name("settings.json.dshkit-backup")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o600 and backup.read_text() == original
+    assert sorted(p.name for p in dotfiles.iterdir()) == ["claude-settings.json"]
+    run(tmp_path, "uninstall-hooks", "--harness", "claude")
+    assert path.is_symlink() and target.read_text() == original
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_project_scope_names_nothing_of_this_machine(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    done = run(
+        tmp_path,
+        "install-hooks",
+        "--harness",
+        "claude",
+        "--scope",
+        "project",
+        "--project",
+        str(project),
+    )
+    assert "found on PATH" in done.stdout
+    text = (project / ".claude" / "settings.json").read_text()
+    assert commands(json.loads(text), "SessionStart") == ["dshkit hook SessionStart"]
+    assert str(tmp_path) not in text and sys.prefix not in text
+    missing = tmp_path / "nonexistent"
+    refused = run(
+        tmp_path,
+        *("install-hooks", "--harness", "claude", "--scope", "project", "--project", str(missing)),
+        check=False,
+    )
+    assert refused.returncode == 1 and "no such directory" in refused.stderr
+    assert not missing.exists()
+
+
+def test_install_again_brings_the_settings_to_what_the_registry_asks(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    original = json.dumps(FOREIGN, indent=4) + "\n"
+    path.write_text(original)
+    run(tmp_path, "install-hooks", "--harness", "claude")
+    assert "PreToolUse" in json.loads(path.read_text())["hooks"]  # the foreign one only
+    policy = "PreToolUse[command]=tests.hook_handlers:deny"
+    added = run(tmp_path, "install-hooks", "--harness", "claude", DSHKIT_HOOK_HANDLERS=policy)
+    assert f"updated {path}" in added.stdout
+    groups = json.loads(path.read_text())["hooks"]["PreToolUse"]
+    assert groups[0] == FOREIGN["hooks"]["PreToolUse"][0]  # others' entries as they were
+    assert (
+        groups[1]["matcher"] == "^(Bash)$" and "hook PreToolUse" in groups[1]["hooks"][0]["command"]
+    )
+    again = run(tmp_path, "install-hooks", "--harness", "claude", DSHKIT_HOOK_HANDLERS=policy)
+    assert "already installed" in again.stdout
+    # A stale install (another dshkit, since deleted) is brought to this one in place.
+    stale = path.read_text().replace(DSHKIT, "/gone/venv/bin/dshkit")
+    path.write_text(stale)
+    run(tmp_path, "install-hooks", "--harness", "claude", DSHKIT_HOOK_HANDLERS=policy)
+    assert (
+        "/gone/" not in path.read_text()
+        and len(json.loads(path.read_text())["hooks"]["PreToolUse"]) == 2
+    )
+    # Without the extra handler its event goes again; the foreign PreToolUse stays.
+    run(tmp_path, "install-hooks", "--harness", "claude")
+    assert commands(json.loads(path.read_text()), "PreToolUse") == ["/usr/local/bin/audit-bash"]
+    bad = run(
+        tmp_path, "install-hooks", "--harness", "claude", DSHKIT_HOOK_HANDLERS="x", check=False
+    )
+    assert bad.returncode == 1 and "DSHKIT_HOOK_HANDLERS item 'x'" in bad.stderr
+    run(tmp_path, "uninstall-hooks", "--harness", "claude")
+    assert json.loads(path.read_text()) == FOREIGN

@@ -24,6 +24,7 @@ from dshkit.profile.state import ProfileState
 from dshkit.store import Store
 
 from .fakes import RefusingProxy, fake_anthropic, fake_chat, fake_responses
+from .hook_handlers import DENIED
 from .test_profile_state import PROFILE, store_version
 
 REPO = Path(__file__).resolve().parent.parent
@@ -36,6 +37,8 @@ BRIDGE = [
     "@deepseek-ai/dsh-hook-protocol@0.0.1-rc.1",
 ]
 CRASH = "SessionStart=tests.hook_handlers:crash;UserPromptSubmit=tests.hook_handlers:crash"
+# A handler the registry gains later: a command-policy-like PreToolUse on DSH's read tools.
+POLICY = "PreToolUse[read]=tests.hook_handlers:deny"
 
 
 def binary(*parts: str) -> str:
@@ -68,10 +71,10 @@ class World:
 
     def install_hooks(self) -> None:
         self.before = self.settings_files()
-        self._hooks("install-hooks")
+        self.hooks_command("install-hooks")
 
     def uninstall_hooks_leaves_no_trace(self) -> None:
-        self._hooks("uninstall-hooks")
+        self.hooks_command("uninstall-hooks")
         assert self.settings_files() == self.before
 
     def settings_files(self) -> dict[str, bytes | None]:
@@ -86,15 +89,16 @@ class World:
         }
         return {str(p): p.read_bytes() if p.exists() else None for p in files[self.harness]}
 
-    def _hooks(self, command: str) -> None:
+    def hooks_command(self, command: str, **extra: str) -> str:
         done = subprocess.run(
             [DSHKIT, command, "--harness", self.harness],
-            env=self.env,
+            env={**self.env, **extra},
             cwd=self.project,
             capture_output=True,
             text=True,
         )
         assert done.returncode == 0, done.stderr
+        return done.stdout
 
     def human_messages(self, root: Path) -> int:
         done = subprocess.run(
@@ -343,4 +347,39 @@ def test_dsh(tmp_path: Path, proxy: RefusingProxy, dsh_profile_template: Path) -
         assert fake.requests
     assert "forced crash" in world.hook_log()
     assert world.human_messages(world.home / ".dsh" / "sessions") == 3
+    world.uninstall_hooks_leaves_no_trace()
+
+
+def test_dsh_install_again_adds_an_event_the_registry_gained(
+    tmp_path: Path, proxy: RefusingProxy, dsh_profile_template: Path
+) -> None:
+    world = World(tmp_path, "dsh")
+    shutil.copytree(dsh_profile_template, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
+    world.install_hooks()
+    config = world.state / "dsh-hooks.json"
+    assert "PreToolUse" not in orjson.loads(config.read_bytes())["hooks"]
+    # doctor sees the bridge really there: the block, and the package `dsh plugin add` put in
+    doctor = subprocess.run(
+        [DSHKIT, "doctor", "--json", "--port", "1"],
+        env=world.env,
+        cwd=world.project,
+        capture_output=True,
+        check=False,
+    )
+    assert orjson.loads(doctor.stdout)["harnesses"]["dsh"]["hooksInstalled"] is True
+    out = world.hooks_command("install-hooks", DSHKIT_HOOK_HANDLERS=POLICY)
+    assert f"updated {config}" in out and "Nothing to change" not in out
+    (group,) = orjson.loads(config.read_bytes())["hooks"]["PreToolUse"]
+    assert group["matcher"] == "^(read|read_image)$"
+    with fake_chat() as fake:
+        fake.script.extend([{"tool": "read", "arguments": {"file_path": "hello.txt"}}])
+        run_dsh(world, fake, proxy, "read hello.txt", DSHKIT_HOOK_HANDLERS=POLICY)
+        results = [
+            str(m.get("content"))
+            for body in (r.body for r in fake.requests)
+            for m in body["messages"]
+            if m.get("role") == "tool"
+        ]
+    assert results and DENIED in results[0], results  # the real bridge ran the new hook
+    assert "hello from the project" not in results[0]
     world.uninstall_hooks_leaves_no_trace()

@@ -1,69 +1,204 @@
-"""`dshkit doctor`: what works on this machine, per harness."""
+"""`dshkit doctor`: what works on this machine and what is broken, per harness and scope.
+
+Exits 1 when something is broken: an install that lacks an event the hook registry has, runs
+a `dshkit` that is missing or feeds another state directory, a DSH patch block without the
+bridge it mounts, an unusable or newer database, an unusable LLM configuration. What cannot
+be told is said to be unknown, never that it works.
+"""
 
 from __future__ import annotations
 
+import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import click
 import httpx
+from rich.markup import escape
 from rich.table import Table
 
-from ..hooks.install import installed
+from .. import harnesses
+from ..hooks.install import BROKEN, UNKNOWN, WARN, Inspection, inspect
+from ..hooks.registry import extra_entries
 from ..llm import LLMConfig, LLMConfigError
-from ..paths import default_roots
 from ..paths import state_dir as resolve_state_dir
+from ..store import DB_NAME, Store, StoreError
 from .common import json_option, print_json, state_dir_option, stdout
+
+OK, ABSENT = "ok", "absent"
 
 
 @click.command()
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="The project whose project-scope hooks to check.",
+)
+@click.option(
+    "--dsh-profile",
+    default="headless",
+    show_default=True,
+    help="The DSH profile whose patch layer should mount the hook bridge.",
+)
 @state_dir_option
 @json_option
-def doctor(port: int, state_dir: str | None, as_json: bool) -> None:
-    """Per harness: sessions root found, hooks installed; then the LLM and the service."""
+def doctor(
+    port: int, project: Path, dsh_profile: str, state_dir: str | None, as_json: bool
+) -> None:
+    """Per harness: sessions root, hooks (user and project scope); then the database, the LLM
+    and the service. Exits 1 when something is broken."""
     state = resolve_state_dir(state_dir)
-    harnesses: dict[str, dict[str, Any]] = {
-        name: {
+    try:
+        extra = extra_entries(os.environ.get("DSHKIT_HOOK_HANDLERS", ""))
+        extra_problem = None
+    except ValueError as exc:
+        extra, extra_problem = (), str(exc)
+    checks: list[dict[str, Any]] = []
+    report_harnesses: dict[str, dict[str, Any]] = {}
+    for harness in harnesses.all_harnesses():
+        root = Path(harness.sessions_root())
+        checks.append(
+            _check(
+                "sessionsRoot",
+                OK if root.is_dir() else ABSENT,
+                str(root) if root.is_dir() else f"{root} (no sessions yet)",
+                harness=harness.name,
+            )
+        )
+        scopes = ["user"] + (["project"] if harness.project_settings is not None else [])
+        found = [
+            inspect(harness.name, scope, project.resolve(), state, dsh_profile, extra)
+            for scope in scopes
+        ]
+        for inspection in found:
+            checks.append(_hooks_check(inspection))
+        report_harnesses[harness.name] = {
             "sessionsRoot": str(root),
             "sessionsRootFound": root.is_dir(),
-            "hooksInstalled": installed(name, "user", Path.cwd(), state),
+            "hooksInstalled": _installed(found),
+            "hooks": [inspection.to_json() for inspection in found],
         }
-        for name, root in default_roots().items()
-    }
-    try:
-        LLMConfig.load(state).check()
-        llm: str | None = None
-    except LLMConfigError as exc:
-        llm = str(exc)
-    url = f"http://127.0.0.1:{port}/api/profile/state"
-    try:
-        reachable = httpx.get(url, timeout=1.0).status_code == 200
-    except httpx.HTTPError:
-        reachable = False
+    if extra_problem:
+        checks.append(_check("hookHandlers", BROKEN, extra_problem))
+    checks.append(_database(state))
+    llm = _llm(state)
+    checks.append(llm)
+    service = _service(port, state)
+    checks.append(service)
+    broken = [c for c in checks if c["status"] == BROKEN]
     report = {
-        "harnesses": harnesses,
-        "llmConfigured": llm is None,
-        "llmProblem": llm,
-        "service": {"url": url, "reachable": reachable},
+        "ok": not broken,
+        "stateDir": str(state),
+        "checks": checks,
+        "harnesses": report_harnesses,
+        "llmConfigured": llm["status"] == OK,
+        "llmProblem": None if llm["status"] == OK else llm["message"],
+        "service": {
+            "url": service["url"],
+            "reachable": service["reachable"],
+            "servesThisStateDir": {OK: True, UNKNOWN: None}.get(service["status"], False),
+        },
     }
     if as_json:
         print_json(report)
-        return
+    else:
+        _print(checks, state)
+    if broken:
+        raise SystemExit(1)
+
+
+def _check(name: str, status: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"check": name, "status": status, "message": message, **extra}
+
+
+def _hooks_check(found: Inspection) -> dict[str, Any]:
+    if found.problems:
+        message = "; ".join(p.message for p in found.problems)
+    else:
+        message = f"installed in {found.path}" if found.installed else "not installed"
+    return _check("hooks", found.status, message, harness=found.harness, scope=found.scope)
+
+
+def _installed(found: list[Inspection]) -> bool | None:
+    """Installed and working in some scope: True; cannot tell: None (unknown); else False."""
+    statuses = {inspection.status for inspection in found}
+    if statuses & {OK, WARN}:
+        return True
+    return None if UNKNOWN in statuses else False
+
+
+def _database(state: Path) -> dict[str, Any]:
+    path = state / DB_NAME
+    if not path.exists():
+        return _check("database", ABSENT, f"{path} (none yet: `dshkit scan` creates it)")
+    try:
+        with Store(state, busy_timeout=5.0) as store:
+            verdict = store.db.execute("PRAGMA quick_check").fetchone()[0]
+    except (StoreError, sqlite3.Error) as exc:
+        return _check("database", BROKEN, str(exc))
+    if verdict != "ok":
+        return _check("database", BROKEN, f"{path} is damaged: {verdict}")
+    return _check("database", OK, str(path))
+
+
+def _llm(state: Path) -> dict[str, Any]:
+    try:
+        config = LLMConfig.load(state)
+    except LLMConfigError as exc:
+        return _check("llm", BROKEN, str(exc))
+    try:
+        config.check()
+    except LLMConfigError as exc:
+        return _check("llm", ABSENT if not config.api_key else BROKEN, str(exc))
+    return _check("llm", OK, f"{config.model} at {config.base_url}")
+
+
+def _service(port: int, state: Path) -> dict[str, Any]:
+    """Up only when the service on the port says it serves this state directory."""
+    url = f"http://127.0.0.1:{port}/api/profile/"
+    fields: dict[str, Any] = {"url": url, "reachable": False}
+    try:
+        response = httpx.get(url, timeout=2.0)
+        fields["reachable"] = True
+        identity = response.json() if response.status_code == 200 else None
+    except httpx.HTTPError:
+        return _check("service", ABSENT, f"nothing answers at {url} (`dshkit serve`)", **fields)
+    except ValueError:
+        identity = None
+    if not isinstance(identity, dict) or identity.get("name") != "dshkit":
+        return _check("service", WARN, f"something else than dshkit answers at {url}", **fields)
+    served = identity.get("stateDir")
+    if not isinstance(served, str):
+        message = f"a dshkit service answers at {url} but does not say which state directory"
+        return _check("service", UNKNOWN, message, **fields)
+    if os.path.realpath(served) != os.path.realpath(state):
+        message = f"the dshkit service at {url} serves another state directory ({served})"
+        return _check("service", WARN, message, **fields)
+    return _check("service", OK, f"serving {state} at {url}", **fields)
+
+
+_STYLE = {OK: "green", ABSENT: "dim", WARN: "yellow", UNKNOWN: "yellow", BROKEN: "bold red"}
+
+
+def _print(checks: list[dict[str, Any]], state: Path) -> None:
+    stdout.print(f"state directory: {escape(str(state))}")
     table = Table(box=None)
-    for column in ("harness", "sessions root", "found", "hooks installed"):
+    for column in ("check", "harness", "scope", "status", "detail"):
         table.add_column(column, overflow="fold")
-    for name, item in harnesses.items():
+    for check in checks:
+        status = check["status"]
         table.add_row(
-            name,
-            item["sessionsRoot"],
-            _yes(item["sessionsRootFound"]),
-            _yes(item["hooksInstalled"]),
+            check["check"],
+            check.get("harness", ""),
+            check.get("scope", ""),
+            f"[{_STYLE[status]}]{status}[/]",
+            escape(check["message"]),
         )
     stdout.print(table)
-    stdout.print(f"LLM configured: {_yes(llm is None)}" + (f" ({llm})" if llm else ""))
-    stdout.print(f"service at {url}: {_yes(reachable)}" + ("" if reachable else " (dshkit serve)"))
-
-
-def _yes(value: bool) -> str:
-    return "yes" if value else "no"
+    broken = sum(1 for c in checks if c["status"] == BROKEN)
+    if broken:
+        stdout.print(f"[bold red]{broken} broken[/]: see the details above")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -12,12 +13,14 @@ import click
 
 from .. import harnesses
 from ..hooks.install import (
+    PROJECT_PROGRAM,
     Change,
     InstallError,
     apply,
     plan_install,
     plan_uninstall,
 )
+from ..hooks.registry import extra_entries
 from ..paths import state_dir as resolve_state_dir
 from .common import state_dir_option, stderr, stdout
 
@@ -59,9 +62,28 @@ def _options(func: F) -> F:
 def install_hooks(
     harness: str, scope: str, project: Path, dsh_profile: str, dry_run: bool, state_dir: str | None
 ) -> None:
-    """Add dshkit's hooks to a harness's settings (others' hooks are left as they are)."""
+    """Make dshkit's hooks in a harness's settings what its hook registry asks (others' hooks
+    are left as they are; run it again after an upgrade that adds hooks)."""
     state = resolve_state_dir(state_dir)
-    _run(plan_install, harness, scope, project, state, dsh_profile, dry_run, installing=True)
+    try:  # extra handlers of one's own are installed with the built-in ones
+        extra = extra_entries(os.environ.get("DSHKIT_HOOK_HANDLERS", ""))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+    def plan(harness: str, scope: str, project: Path, state: Path, profile: str) -> list[Change]:
+        return plan_install(harness, scope, project, state, profile, extra)
+
+    _run(plan, harness, scope, project, state, dsh_profile, dry_run, installing=True)
+    if scope == "project":
+        stdout.print(
+            f"Project scope: the hooks run `{PROJECT_PROGRAM}` found on PATH, with its default "
+            "state directory ($DSH_HOME/dshkit), so the file names nothing of this machine; "
+            f"`{PROJECT_PROGRAM}` must be on the PATH the harness runs hooks with."
+            + (f" (--state-dir {state} is not written there.)" if state_dir else ""),
+            markup=False,
+        )
+        if shutil.which(PROJECT_PROGRAM) is None:
+            stderr.print(f"warning: `{PROJECT_PROGRAM}` is not on PATH here", markup=False)
     found = harnesses.get(harness)
     if found.bridge is not None and not dry_run:
         _mount_bridge(found, dsh_profile, project)
@@ -112,7 +134,8 @@ def _mount_bridge(found: harnesses.Harness, profile: str, project: Path) -> None
         stdout.print(f"{found.label} was not found on PATH. To finish, install its hook bridge:")
         stdout.print("  " + " ".join(command), markup=False)
         return
-    done = subprocess.run(command, cwd=project, capture_output=True, text=True)
+    cwd = project if project.is_dir() else None
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
     if done.returncode != 0:
         stderr.print(f"[yellow]warning:[/] {' '.join(command)} failed:\n{done.stderr.strip()}")
     else:

@@ -1,7 +1,14 @@
-"""Running an event's handlers: parse the payload, call each within the budget, answer.
+"""Running an event's handlers: each within its own budget, then the answer, then commits.
 
-Reached only for events that have handlers (see `hooks.run`). Every failure is logged and
-becomes "no opinion"; one handler failing leaves the others their say.
+Reached only when some handler may want the call (see `hooks.run`). A handler that fails or
+overruns its budget is logged and gives no opinion; the results other handlers produced
+before or after it are kept. All of them together stay within the hook timeout written into
+the harness's settings. A result's `commit` runs only once the answer carrying it was
+written to the harness, so a side effect (a session marked as injected) never claims what
+the agent did not get.
+
+A command policy runs here on every shell command: beyond `json` and `signal`, nothing is
+imported (no pathlib, typing or contextlib) until a handler or the log needs it.
 """
 
 from __future__ import annotations
@@ -11,98 +18,166 @@ import json
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from pathlib import Path
-from types import FrameType
-from typing import Any
 
 from ..harnesses import detect as detect_harness
-from ..paths import state_dir
 from .protocol import HookInput, answer
+from .registry import COMMITS_TOTAL_S, HANDLERS_TOTAL_S, Entry
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from types import FrameType
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
+    Result = dict[str, Any]
 
 MAX_PAYLOAD_BYTES = 8 << 20
-DEFAULT_BUDGET_S = 8.0  # well inside the harnesses' own hook timeouts
+COMMIT_BUDGET_S = 2.0
 _LOG_LIMIT = 1 << 20
 
 
-class _OutOfTime(Exception):
-    pass
+class _OutOfTime(BaseException):
+    """A budget ran out (a BaseException: a handler's `except Exception` must not eat it)."""
 
 
-def run(event: str, names: tuple[str, ...], env: Mapping[str, str], directory: str | None) -> int:
-    """Answer `event` with the handlers `names`; always exits 0."""
-    state = state_dir(directory)
+def run(
+    event: str,
+    wanted: list[Entry],
+    raw: bytes,
+    env: Mapping[str, str],
+    directory: str | None,
+    problem: str = "",
+) -> int:
+    """Answer `event` with the `wanted` handlers; always exits 0."""
+    started = time.monotonic()
+    if problem:
+        log(directory, event, problem)
     try:
-        result = _answer(event, names, env, state)
+        hook = _hook(event, raw, env, directory)
+        results = _handle(hook, wanted, env, started + HANDLERS_TOTAL_S)
+        reply = answer(event, results)
     except BaseException as exc:  # even SystemExit or Ctrl-C: nothing may reach the agent
-        log(state, event, f"{type(exc).__name__}: {exc}")
+        log(directory, event, f"{type(exc).__name__}: {exc}")
         return 0
-    if result:
-        sys.stdout.write(json.dumps(result, ensure_ascii=False))
+    for note in reply.notes:
+        log(directory, event, note)
+    if not reply.output:
+        return 0
+    try:
+        sys.stdout.buffer.write(json.dumps(reply.output, ensure_ascii=False).encode())
         sys.stdout.flush()
+    except BaseException as exc:
+        message = f"answer not delivered ({type(exc).__name__}: {exc}); nothing recorded"
+        log(directory, event, message)
+        return 0
+    emitted = [results[i] for i in reply.emitted]
+    _commit(directory, event, emitted, time.monotonic() + COMMITS_TOTAL_S)
     return 0
 
 
-def _answer(
-    event: str, names: tuple[str, ...], env: Mapping[str, str], directory: Path
-) -> dict[str, Any]:
-    raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+def _hook(event: str, raw: bytes, env: Mapping[str, str], directory: str | None) -> HookInput:
     if len(raw) > MAX_PAYLOAD_BYTES:
         raise ValueError(f"payload over {MAX_PAYLOAD_BYTES} bytes")
     payload = json.loads(raw or b"{}")
     if not isinstance(payload, dict):
         raise ValueError("payload is not a JSON object")
-    hook = HookInput(event, payload, detect_harness(payload, env), directory, env)
-    budget = float(env.get("DSHKIT_HOOK_BUDGET_S") or DEFAULT_BUDGET_S)
+    return HookInput(event, payload, detect_harness(payload, env), directory, env)
+
+
+def _handle(
+    hook: HookInput, wanted: list[Entry], env: Mapping[str, str], deadline: float
+) -> list[tuple[str, Result]]:
+    """Each handler that serves this call, within min(its budget, what is left)."""
+    cap = float(env.get("DSHKIT_HOOK_BUDGET_S") or "inf")  # a lower budget for every handler
     results = []
-    with _deadline(budget):
-        for name in names:
-            try:
-                result = _load(name)(hook)
-            except _OutOfTime:
-                raise
-            except Exception as exc:
-                log(directory, event, f"handler {name} failed: {type(exc).__name__}: {exc}")
-                continue
-            if result:
-                results.append(result)
-    return answer(event, results)
+    for entry in wanted:
+        tools = entry.tool_names(hook.harness_info)
+        if not entry.serves(hook.harness) or (tools is not None and hook.tool_name not in tools):
+            continue
+        left = deadline - time.monotonic()
+        if left <= 0:
+            log(hook.directory, hook.event, f"handler {entry.handler} skipped: no time left")
+            continue
+        seconds = min(entry.budget, cap, left)
+        try:
+            result = _within(seconds, _call, entry.handler, hook)
+        except _OutOfTime:
+            message = f"handler {entry.handler} took more than {seconds:g} s"
+            log(hook.directory, hook.event, message)
+            continue
+        except (Exception, SystemExit) as exc:
+            message = f"handler {entry.handler} failed: {type(exc).__name__}: {exc}"
+            log(hook.directory, hook.event, message)
+            continue
+        if result is None:
+            continue
+        if not isinstance(result, dict):
+            log(hook.directory, hook.event, f"handler {entry.handler} returned a non-dict")
+            continue
+        results.append((entry.handler, result))
+    return results
 
 
-def _load(name: str) -> Callable[[HookInput], dict[str, Any] | None]:
+def _commit(
+    directory: str | None, event: str, emitted: list[tuple[str, Result]], deadline: float
+) -> None:
+    """Run the commits of the results the written answer carried, each within its budget."""
+    for name, result in emitted:
+        commit = result.get("commit")
+        if commit is None:
+            continue
+        seconds = min(COMMIT_BUDGET_S, deadline - time.monotonic())
+        try:
+            if seconds <= 0:
+                raise TimeoutError("no time left")
+            _within(seconds, commit)
+        except BaseException as exc:
+            what = f"took more than {seconds:g} s" if isinstance(exc, _OutOfTime) else str(exc)
+            log(
+                directory,
+                event,
+                f"handler {name}: its answer was delivered but not recorded: {what}",
+            )
+
+
+def _call(name: str, hook: HookInput) -> Result | None:
+    """The handler `name` ("module:function", imported now) called with `hook`."""
     module, _, function = name.partition(":")
-    handler: Callable[[HookInput], dict[str, Any] | None] = getattr(
+    handler: Callable[[HookInput], Result | None] = getattr(
         importlib.import_module(module), function
     )
-    return handler
+    return handler(hook)
 
 
-@contextmanager
-def _deadline(seconds: float) -> Iterator[None]:
-    """Raise _OutOfTime in the main thread once the budget is spent (SIGALRM, Unix)."""
+def _within(seconds: float, call: Callable[..., T], *args: Any) -> T:
+    """`call(*args)`, interrupted by _OutOfTime in the main thread once `seconds` are spent
+    (SIGALRM, Unix)."""
 
     def expire(signum: int, frame: FrameType | None) -> None:
-        raise _OutOfTime(f"handlers took more than {seconds:g} s")
+        raise _OutOfTime
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        yield
+        return call(*args)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
 
-def log(directory: Path, event: str, message: str) -> None:
+def log(directory: str | None, event: str, message: str) -> None:
     """One line in <state dir>/hooks.log; never raises (the log must not break a hook)."""
+    from ..paths import private_dir, private_opener, state_dir
+
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / "hooks.log"
+        state = state_dir(directory)
+        private_dir(state)
+        path = state / "hooks.log"
         if path.exists() and path.stat().st_size > _LOG_LIMIT:
             path.replace(path.with_suffix(".log.1"))
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-        with open(path, "a", encoding="utf-8") as handle:
+        with open(path, "a", encoding="utf-8", opener=private_opener) as handle:
             handle.write(f"{stamp}Z {event or '-'} {message}\n")
     except OSError:
         pass

@@ -1,10 +1,17 @@
-"""Installing dshkit's hooks into a harness's settings, and taking them out again.
+"""Installing dshkit's hooks into a harness's settings, checking them, and taking them out.
 
 Modelled on pre-commit's installer: dshkit's entries are recognised by the command they run
-(`… hook EVENT`, with the absolute path of the installing `dshkit`, so the hook works
-whatever the harness's PATH is); nobody else's hooks are touched; installing twice changes
-nothing; the file is backed up first. Uninstalling restores the backup byte for byte when the
-file is still what dshkit wrote, and otherwise removes only dshkit's entries.
+(`… dshkit hook EVENT`); nobody else's hooks are touched. Installing makes dshkit's entries
+exactly what the hook registry asks for (an event added to the registry later is added by
+installing again; running it twice changes nothing). User scope names the installing
+`dshkit` by absolute path and its state directory, so the hook works whatever the harness's
+PATH is; project scope writes `dshkit hook EVENT`, found on PATH with its default state
+directory, because that file is meant to be committed and used on other machines.
+
+Settings files are the person's: a file is written only when dshkit's entries change, through
+a symlink (the link stays a link), keeping its mode, after a backup with the same mode.
+Uninstalling restores the backup byte for byte when the file is still what dshkit wrote,
+otherwise removes only dshkit's entries, and leaves a file without them untouched.
 
 - Claude Code: `~/.claude/settings.json` (user) or `<project>/.claude/settings.json`.
 - Codex: `~/.codex/hooks.json` (same shape; Codex runs them only when trusted, or with
@@ -21,15 +28,19 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
+import stat
 import sys
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import harnesses
-from .registry import HANDLERS
+from ..paths import state_dir as default_state_dir
+from . import registry
+from .registry import HOOK_TIMEOUT_S
 
-HOOK_TIMEOUT_S = 30
 _BEGIN = (
     "# >>> dshkit hooks (managed by `dshkit install-hooks`; `dshkit uninstall-hooks` removes it)"
 )
@@ -37,6 +48,7 @@ _END = "# <<< dshkit hooks"
 _STANDS_FOR_EMPTY = " — stands for the empty list `[]`"
 _BACKUP = ".dshkit-backup"
 _WRITTEN = ".dshkit-written"  # the sha256 of what dshkit wrote, to know if it was edited since
+PROJECT_PROGRAM = "dshkit"  # what a project-scope hook runs: whichever dshkit is on PATH
 
 
 class InstallError(ValueError):
@@ -65,65 +77,362 @@ def dshkit_command() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "dshkit"]
 
 
+def hook_line(event: str, scope: str, state_dir: Path) -> str:
+    """The command a hook runs for `event`."""
+    if scope == "project":
+        return shlex.join([PROJECT_PROGRAM, "hook", event])
+    return shlex.join([*dshkit_command(), "hook", event, "--state-dir", str(state_dir)])
+
+
 def settings_path(harness: str, scope: str, project: Path, state_dir: Path) -> Path:
-    try:
-        found = harnesses.get(harness)
-    except harnesses.UnknownHarness as exc:
-        raise InstallError(str(exc)) from None
+    found = _harness(harness)
     if scope == "user":
         return Path(found.user_settings(str(state_dir)))
     if found.project_settings is None:
         where = found.user_settings(str(state_dir))
         raise InstallError(f"{found.label} reads hooks from {where} only: use --scope user")
+    if not project.is_dir():
+        raise InstallError(f"--project {project}: no such directory")
     return Path(found.project_settings(str(project)))
 
 
 def plan_install(
-    harness: str, scope: str, project: Path, state_dir: Path, profile: str = "headless"
+    harness: str,
+    scope: str,
+    project: Path,
+    state_dir: Path,
+    profile: str = "headless",
+    extra: Iterable[registry.Entry] = (),
 ) -> list[Change]:
-    """The file changes that install dshkit's hooks (nothing written yet)."""
-    command = dshkit_command()
+    """The file changes that make dshkit's hooks what the registry asks (nothing written)."""
+    found = _harness(harness)
     path = settings_path(harness, scope, project, state_dir)
     before = _read(path)
     settings = _parse(path, before)
-    hooks = settings.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise InstallError(f"{path}: 'hooks' is not an object; fix it by hand first")
-    for event in HANDLERS:
-        groups = hooks.setdefault(event, [])
-        if not isinstance(groups, list):
-            raise InstallError(f"{path}: hooks.{event} is not a list; fix it by hand first")
-        line = shlex.join([*command, "hook", event, "--state-dir", str(state_dir)])
-        if not any(_ours(hook) for group in groups for hook in _hooks_of(group)):
-            groups.append(
-                {
-                    "matcher": "",
-                    "hooks": [{"type": "command", "command": line, "timeout": HOOK_TIMEOUT_S}],
-                }
-            )
-    after = json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
-    changes = [Change(path, before, after)] if after != before else []
-    bridge = harnesses.get(harness).bridge
-    if bridge is not None:
-        changes += _plan_patch(Path(bridge.patch_path(profile)), path, bridge)
+    wanted = registry.installed_events(found, extra)
+    changes = []
+    if _converge(path, settings, wanted, lambda event: hook_line(event, scope, state_dir)):
+        changes.append(Change(path, before, _dump(settings)))
+    if found.bridge is not None:
+        changes += _plan_patch(Path(found.bridge.patch_path(profile)), path, found.bridge)
     return changes
+
+
+def plan_uninstall(
+    harness: str, scope: str, project: Path, state_dir: Path, profile: str = "headless"
+) -> list[Change]:
+    """The file changes that take dshkit's hooks out again (none where it has no entries)."""
+    found = _harness(harness)
+    path = settings_path(harness, scope, project, state_dir)
+    changes = []
+    before = _read(path)
+    if before is not None:
+        untouched, original = _restore(path, before)
+        settings = _parse(path, before)
+        if untouched:
+            changes.append(Change(path, before, original))
+        elif _converge(path, settings, {}, str):
+            changes.append(Change(path, before, _dump(settings)))
+    if found.bridge is not None:
+        patch = Path(found.bridge.patch_path(profile))
+        text = _read(patch)
+        if text is not None and _BEGIN in text:
+            untouched, original = _restore(patch, text)
+            changes.append(Change(patch, text, original if untouched else _without_block(text)))
+    return [c for c in changes if c.after != c.before]
+
+
+def apply(changes: list[Change], installing: bool) -> None:
+    """Write the changes. Installing backs each file up the first time (with its mode);
+    uninstalling drops the backup and the record of what was written."""
+    for change in changes:
+        backup = change.path.with_name(change.path.name + _BACKUP)
+        written = change.path.with_name(change.path.name + _WRITTEN)
+        mode = _mode(change.path)
+        if installing and not written.exists():
+            change.path.parent.mkdir(parents=True, exist_ok=True)
+            if change.before is not None:
+                _write(backup, change.before, mode)
+        if change.after is None:
+            change.path.unlink(missing_ok=True)
+        else:
+            _write(change.path, change.after, mode)
+        if installing:
+            _write(written, _sha(change.after or ""), mode)
+        else:
+            written.unlink(missing_ok=True)
+            backup.unlink(missing_ok=True)
+
+
+# -- checking an install (doctor) -----------------------------------------------------------
+
+
+BROKEN, UNKNOWN, WARN = "broken", "unknown", "warn"
+
+
+@dataclass
+class Problem:
+    message: str
+    level: str  # BROKEN; UNKNOWN: cannot tell whether it works; WARN: worth knowing, works
+
+
+@dataclass
+class Inspection:
+    """One harness's install in one scope, against this dshkit, its registry and state dir."""
+
+    harness: str
+    scope: str
+    path: Path | None
+    installed: bool  # some dshkit entry is there
+    events: dict[str, str] = field(default_factory=dict)  # installed event → matcher
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        """The worst problem's level, else "ok", or "absent" (not installed, which is fine)."""
+        for level in (BROKEN, UNKNOWN, WARN):
+            if any(p.level == level for p in self.problems):
+                return level
+        return "ok" if self.installed else "absent"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "harness": self.harness,
+            "scope": self.scope,
+            "path": str(self.path) if self.path else None,
+            "status": self.status,
+            "installed": self.installed,
+            "events": self.events,
+            "problems": [{"level": p.level, "message": p.message} for p in self.problems],
+        }
+
+
+def inspect(
+    harness: str,
+    scope: str,
+    project: Path,
+    state_dir: Path,
+    profile: str = "headless",
+    extra: Iterable[registry.Entry] = (),
+) -> Inspection:
+    """Whether dshkit's hooks are installed here, and everything that keeps them from working:
+    an event the registry has and the install lacks, a matcher that changed, a `dshkit` that
+    is missing or another one, another state directory, a bridge that is not mounted."""
+    found = _harness(harness)
+    try:
+        path = settings_path(harness, scope, project, state_dir)
+    except InstallError as exc:
+        return Inspection(harness, scope, None, False, problems=[Problem(str(exc), BROKEN)])
+    result = Inspection(harness, scope, path, False)
+    text = _read(path)
+    try:
+        settings = _parse(path, text)
+    except InstallError as exc:
+        result.problems.append(Problem(str(exc), BROKEN))
+        return result
+    ours = list(_our_hooks(settings))
+    result.installed = bool(ours)
+    if found.bridge is not None:
+        _inspect_bridge(result, found, found.bridge, profile, path)
+    if not result.installed:
+        return result
+    again = f"run `dshkit install-hooks --harness {harness} --scope {scope}` again"
+    wanted = registry.installed_events(found, extra)
+    result.events = {event: matcher for event, matcher, _ in ours}
+    missing = [event for event in wanted if event not in result.events]
+    if missing:
+        result.problems.append(Problem(f"lacks {', '.join(missing)}: {again}", BROKEN))
+    for event, matcher in result.events.items():
+        if event not in wanted:
+            result.problems.append(Problem(f"{event} is no longer used: {again}", WARN))
+        elif matcher != wanted[event]:
+            wants = f"{event} matches {matcher!r}, the registry wants {wanted[event]!r}"
+            result.problems.append(Problem(f"{wants}: {again}", BROKEN))
+    for command in sorted({command for _, _, command in ours}):
+        result.problems += _inspect_command(command, state_dir, again)
+    return result
+
+
+def _inspect_command(command: str, state_dir: Path, again: str) -> list[Problem]:
+    words = shlex.split(command)
+    at = words.index("hook")
+    program = words[0]  # the dshkit script, or the interpreter of `python -m dshkit`
+    found = shutil.which(program) if os.sep not in program else program
+    this = dshkit_command()[0]
+    problems = []
+    if found is None or not os.access(found, os.X_OK):
+        where = "is not on PATH here" if os.sep not in program else "does not exist"
+        problems.append(Problem(f"runs {program}, which {where}: {again}", BROKEN))
+    elif os.path.realpath(found) != os.path.realpath(this):
+        problems.append(Problem(f"runs another dshkit ({found}; this one is {this})", WARN))
+    given = words[words.index("--state-dir") + 1] if "--state-dir" in words[at:-1] else None
+    used = Path(given) if given else default_state_dir()
+    if os.path.realpath(used) != os.path.realpath(state_dir):
+        problems.append(
+            Problem(f"feeds another state directory ({used}; this one is {state_dir})", BROKEN)
+        )
+    return problems
+
+
+def _inspect_bridge(
+    result: Inspection,
+    harness: harnesses.Harness,
+    bridge: harnesses.Bridge,
+    profile: str,
+    config: Path,
+) -> None:
+    """Whether the bridge really runs this settings file: the marked block mounts it and the
+    bridge package is in the profile (as `dsh plugin add` puts it there). What cannot be told
+    is said to be unknown, never that it works."""
+    patch = Path(bridge.patch_path(profile))
+    text = _read(patch) or ""
+    start, end = text.find(_BEGIN), text.find(_END)
+    if start < 0 or end < 0:
+        if result.installed:
+            result.problems.append(
+                Problem(f"{patch} has no dshkit block mounting {config}", BROKEN)
+            )
+        return
+    result.installed = True
+    if f"configPath: {json.dumps(str(config))}" not in text[start:end]:
+        result.problems.append(
+            Problem(f"the dshkit block in {patch} mounts another file than {config}", BROKEN)
+        )
+    # The patch layer sits in the profile's directory, beside the package.json that
+    # `dsh plugin add` writes and the node_modules it installs into.
+    directory = patch.parent
+    add = shlex.join([harness.launcher.program, "plugin", "--profile", profile, "add"])
+    add += " " + " ".join(bridge.packages)
+    installed = (directory / "node_modules" / bridge.plugin_name / "package.json").is_file()
+    try:
+        manifest = json.loads((directory / "package.json").read_text())
+    except FileNotFoundError:
+        manifest = {}  # no plugin was ever added to this profile
+    except (OSError, ValueError):
+        manifest = None
+    dependencies = manifest.get("dependencies") if isinstance(manifest, dict) else None
+    listed = isinstance(dependencies, dict) and bridge.plugin_name in dependencies
+    if listed and installed:
+        return
+    if isinstance(manifest, dict) and not listed and not installed:
+        result.problems.append(
+            Problem(f"the hook bridge is not added to profile {profile!r}: run {add}", BROKEN)
+        )
+        return
+    result.problems.append(
+        Problem(
+            f"cannot tell whether the hook bridge is installed in {directory} "
+            f"(package.json {'lists' if listed else 'does not list'} it, "
+            f"node_modules {'has' if installed else 'lacks'} it)",
+            UNKNOWN,
+        )
+    )
+
+
+# -- settings files ---------------------------------------------------------------------------
+
+
+def _harness(name: str) -> harnesses.Harness:
+    try:
+        return harnesses.get(name)
+    except harnesses.UnknownHarness as exc:
+        raise InstallError(str(exc)) from None
+
+
+def _converge(
+    path: Path, settings: dict[str, Any], wanted: dict[str, str], line: Callable[[str], str]
+) -> bool:
+    """Make dshkit's entries in `settings` exactly `wanted` (event → matcher), each running
+    `line(event)`; nobody else's entry changes. Returns whether anything changed."""
+    hooks = settings.get("hooks", {})
+    if not isinstance(hooks, dict):
+        if not wanted:
+            return False
+        raise InstallError(f"{path}: 'hooks' is not an object; fix it by hand first")
+    changed, placed = False, set()
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            if event in wanted:
+                raise InstallError(f"{path}: hooks.{event} is not a list; fix it by hand first")
+            continue
+        kept = []
+        for group in groups:
+            hooks_of = _hooks_of(group)
+            if not any(_ours(h) for h in hooks_of):
+                kept.append(group)
+                continue
+            others = [h for h in hooks_of if not _ours(h)]
+            matcher = wanted.get(event)
+            if (
+                matcher is not None
+                and event not in placed
+                and (not others or group.get("matcher", "") == matcher)
+            ):
+                placed.add(event)
+                ours = {"type": "command", "command": line(event), "timeout": HOOK_TIMEOUT_S}
+                mine = next(h for h in hooks_of if _ours(h))  # updated in place; others go
+                renewed = [
+                    {**h, **ours} if h is mine else h for h in hooks_of if h is mine or h in others
+                ]
+                alone = {} if others else {"matcher": matcher}  # a shared group keeps its own
+                kept.append({**group, **alone, "hooks": renewed})
+            elif others:
+                kept.append({**group, "hooks": others})
+        if kept != groups:
+            changed = True
+            if kept:
+                hooks[event] = kept
+            else:
+                del hooks[event]  # only dshkit was there
+    for event, matcher in wanted.items():
+        if event not in placed:
+            ours = {"type": "command", "command": line(event), "timeout": HOOK_TIMEOUT_S}
+            groups = hooks.setdefault(event, [])
+            if not isinstance(groups, list):
+                raise InstallError(f"{path}: hooks.{event} is not a list; fix it by hand first")
+            groups.append({"matcher": matcher, "hooks": [ours]})
+            changed = True
+    if hooks:
+        settings["hooks"] = hooks
+    elif changed:
+        settings.pop("hooks", None)  # dshkit's entries were all it held
+    return changed
+
+
+def _our_hooks(settings: dict[str, Any]) -> Iterable[tuple[str, str, str]]:
+    """(event, matcher, command) of each dshkit entry."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return
+    for event, groups in hooks.items():
+        for group in groups if isinstance(groups, list) else ():
+            for hook in _hooks_of(group):
+                if _ours(hook):
+                    yield event, str(group.get("matcher") or ""), hook["command"]
 
 
 def _plan_patch(patch: Path, config: Path, bridge: harnesses.Bridge) -> list[Change]:
     """The patch layer with a marked block mounting the bridge (a YAML block list)."""
     before = _read(patch) or ""
-    if _BEGIN in before:
-        return []
-    if bridge.plugin_id in before:
-        raise InstallError(
-            f"{patch} already mounts the Claude-Code hook bridge; add dshkit's hooks to its "
-            "configPath file by hand, or remove that entry first"
-        )
     block = (
         f"- insert:\n    - id: {bridge.plugin_id}\n"
         f"      name: '{bridge.plugin_name}'\n      config:\n"
         f"        configPath: {json.dumps(str(config))}\n{_END}\n"
     )
+    start = before.find(_BEGIN)
+    if start >= 0:  # ours: make it mount this settings file
+        body = before.find("\n", start) + 1
+        end = before.find(_END, body)
+        if end < 0:
+            raise InstallError(f"{patch}: the dshkit block has no end line ({_END}); fix it first")
+        after = before[:body] + block + before[end + len(_END) + 1 :]
+        return [Change(patch, before, after)] if after != before else []
+    if bridge.plugin_id in before:
+        raise InstallError(
+            f"{patch} already mounts the Claude-Code hook bridge; add dshkit's hooks to its "
+            "configPath file by hand, or remove that entry first"
+        )
     content = [line for line in before.splitlines() if line.strip() and not line.startswith("#")]
     if [line.strip() for line in content] == ["[]"]:
         # `dsh plugin add` writes an empty flow list; the block stands in for it.
@@ -140,55 +449,6 @@ def _plan_patch(patch: Path, config: Path, bridge: harnesses.Bridge) -> list[Cha
     return [Change(patch, before or None, f"{prefix}{_BEGIN}\n{block}")]
 
 
-def plan_uninstall(
-    harness: str, scope: str, project: Path, state_dir: Path, profile: str = "headless"
-) -> list[Change]:
-    """The file changes that take dshkit's hooks out again."""
-    paths = [settings_path(harness, scope, project, state_dir)]
-    bridge = harnesses.get(harness).bridge
-    if bridge is not None:
-        paths.append(Path(bridge.patch_path(profile)))
-    changes = []
-    for path in paths:
-        before = _read(path)
-        if before is None:
-            continue
-        untouched, original = _restore(path, before)
-        if untouched:
-            changes.append(Change(path, before, original))
-        elif path.suffix == ".yml":
-            changes.append(Change(path, before, _without_block(before)))
-        else:
-            changes.append(Change(path, before, _without_ours(path, before)))
-    return [c for c in changes if c.after != c.before]
-
-
-def apply(changes: list[Change], installing: bool) -> None:
-    """Write the changes. Installing backs each file up the first time; uninstalling drops
-    the backup and the record of what was written."""
-    for change in changes:
-        backup = change.path.with_name(change.path.name + _BACKUP)
-        written = change.path.with_name(change.path.name + _WRITTEN)
-        if installing and not written.exists():
-            change.path.parent.mkdir(parents=True, exist_ok=True)
-            if change.before is not None:
-                backup.write_text(change.before)
-        if change.after is None:
-            change.path.unlink(missing_ok=True)
-        else:
-            _write(change.path, change.after)
-        if installing:
-            written.write_text(_sha(change.after or ""))
-        else:
-            written.unlink(missing_ok=True)
-            backup.unlink(missing_ok=True)
-
-
-def installed(harness: str, scope: str, project: Path, state_dir: Path) -> bool:
-    text = _read(settings_path(harness, scope, project, state_dir))
-    return text is not None and _has_ours(text)
-
-
 def _restore(path: Path, current: str) -> tuple[bool, str | None]:
     """`(True, pre-install content)` when the file is still exactly what dshkit wrote (content
     None: it did not exist before); `(False, None)` when it was edited since."""
@@ -197,21 +457,6 @@ def _restore(path: Path, current: str) -> tuple[bool, str | None]:
         return False, None
     backup = path.with_name(path.name + _BACKUP)
     return True, backup.read_text() if backup.exists() else None
-
-
-def _without_ours(path: Path, text: str) -> str:
-    settings = _parse(path, text)
-    hooks = settings.get("hooks")
-    if isinstance(hooks, dict):
-        for event in list(hooks):
-            groups = [g for g in hooks[event] if not all(_ours(h) for h in _hooks_of(g))]
-            if groups:
-                hooks[event] = groups
-            else:
-                del hooks[event]
-        if not hooks:
-            del settings["hooks"]
-    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
 
 
 def _without_block(text: str) -> str:
@@ -229,28 +474,19 @@ def _without_block(text: str) -> str:
 
 
 def _hooks_of(group: Any) -> list[Any]:
-    return group.get("hooks", []) if isinstance(group, dict) else []
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return hooks if isinstance(hooks, list) else []
 
 
 def _ours(hook: Any) -> bool:
     command = hook.get("command", "") if isinstance(hook, dict) else ""
-    words = shlex.split(command) if isinstance(command, str) else []
-    return len(words) >= 3 and "hook" in words and any(w.endswith("dshkit") for w in words)
-
-
-def _has_ours(text: str) -> bool:
     try:
-        settings = json.loads(text)
-    except json.JSONDecodeError:
+        words = shlex.split(command) if isinstance(command, str) else []
+    except ValueError:
         return False
-    hooks = settings.get("hooks") if isinstance(settings, dict) else None
-    return isinstance(hooks, dict) and any(
-        _ours(h)
-        for groups in hooks.values()
-        if isinstance(groups, list)
-        for g in groups
-        for h in _hooks_of(g)
-    )
+    if "hook" not in words:
+        return False
+    return any(os.path.basename(w) == "dshkit" for w in words[: words.index("hook")])
 
 
 def _read(path: Path) -> str | None:
@@ -272,10 +508,37 @@ def _parse(path: Path, text: str | None) -> dict[str, Any]:
     return value
 
 
-def _write(path: Path, text: str) -> None:
-    temporary = path.with_name(path.name + ".dshkit-tmp")
-    temporary.write_text(text)
-    os.replace(temporary, path)  # never a half-written settings file
+def _dump(settings: dict[str, Any]) -> str:
+    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+
+
+def _mode(path: Path) -> int | None:
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)  # through a symlink: its target's mode
+    except FileNotFoundError:
+        return None
+
+
+def _write(path: Path, text: str, mode: int | None) -> None:
+    """Replace the file's content whole (never half-written), through a symlink so the link
+    stays a link, with `mode` (None: a new file's default)."""
+    target = Path(os.path.realpath(path))
+    temporary = target.with_name(target.name + ".dshkit-tmp")
+    # Created with the old mode, never wider even for a moment (a 0600 file may hold secrets).
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    descriptor = os.open(temporary, flags, 0o666 if mode is None else mode)
+    try:
+        if mode is not None:
+            os.fchmod(descriptor, mode)  # exactly the old mode, whatever the umask
+        data = memoryview(text.encode())
+        while data:
+            data = data[os.write(descriptor, data) :]
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    finally:
+        os.close(descriptor)
+    os.replace(temporary, target)
 
 
 def _sha(text: str) -> str:

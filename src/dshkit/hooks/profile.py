@@ -4,8 +4,9 @@ Claude Code and Codex deliver SessionStart context before the first request, so 
 there. DSH's bridge delivers SessionStart context only from the second request, and fires
 UserPromptSubmit before *every* model step (after the first, its prompt is the contexts
 injected so far): there the text goes with the session's first UserPromptSubmit, and later
-firings are recognised because the session has already been claimed. A compaction or a
-/clear drops what was injected, so those SessionStarts inject again. Empty text: nothing.
+firings are recognised because the session is marked as injected — once the text was
+written to the harness, not before. A compaction or a /clear drops what was injected, so
+those SessionStarts inject again. Empty text: nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import time
 from typing import Any
 
 from ..profile.state import ProfileState
-from ..store import Store
 from .protocol import HookInput
 
 _AGAIN = ("compact", "clear")
@@ -40,16 +40,31 @@ def _carries_context(hook: HookInput) -> bool:
 
 
 def _inject_once(hook: HookInput, again: bool) -> dict[str, Any] | None:
+    """The text, unless this session already had it; the session is marked as injected by
+    the commit, which the runtime calls only once the text was written to the harness."""
     if not hook.session_id:
         return None
-    with Store(hook.state_dir) as store:
+    key = (hook.harness, hook.session_id)
+    with hook.open_store() as store:
         text = ProfileState(store).effective().text
         if not text:
             return None
+        # A write transaction, not a bare read: a store another process keeps locked makes
+        # this fail now (no opinion, and the next firing tries again) rather than inject a
+        # text whose delivery could then not be recorded.
         with store.transaction() as db:
-            claimed = db.execute(
+            done = db.execute(
+                "SELECT 1 FROM hook_sessions WHERE harness = ? AND session_id = ?", key
+            ).fetchone()
+    if done and not again:
+        return None
+
+    def record() -> None:
+        with hook.open_store() as store, store.transaction() as db:
+            db.execute(
                 "INSERT OR IGNORE INTO hook_sessions (harness, session_id, injected_at) "
                 "VALUES (?, ?, ?)",
-                (hook.harness, hook.session_id, int(time.time() * 1000)),
-            ).rowcount
-    return {"additionalContext": text} if claimed or again else None
+                (*key, int(time.time() * 1000)),
+            )
+
+    return {"additionalContext": text, "commit": record}

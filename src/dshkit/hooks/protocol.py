@@ -1,28 +1,58 @@
-"""The command-hook protocol: events, who is calling, and well-formed, capped answers.
+"""The command-hook protocol: who is calling, and well-formed answers within the output cap.
 
-Kept free of heavy imports: it runs on every tool call.
+Nothing is cut silently: a context that does not fit is dropped whole and named in the log
+(the profile is made to fit by design); a decision's reason over the cap is shortened with a
+visible mark, because the decision itself must still reach the harness.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
-
 from .. import harnesses
 
-# Claude Code caps a hook's output strings at 10,000 characters; nothing longer is emitted.
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a policy's hot path)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
+    from typing import Any
+
+    from ..store import Store
+
+# Claude Code caps a hook's output strings at 10,000 characters (UTF-16 code units, see
+# `harnesses.text_length`); nothing longer is emitted.
 MAX_OUTPUT_CHARS = 10_000
+# How long a handler's store statement waits for another process's lock: the agent waits.
+STORE_BUSY_TIMEOUT_S = 1.0
+_JOIN = "\n\n"
 
 
-@dataclass
 class HookInput:
-    event: str
-    payload: dict[str, Any]
-    harness: str  # "claude", "codex", "dsh", or "unknown"
-    state_dir: Path
-    env: Mapping[str, str] = field(default_factory=dict)
+    """One hook call: the event, its payload, the calling harness, dshkit's state dir."""
+
+    __slots__ = ("_state_dir", "directory", "env", "event", "harness", "payload")
+
+    def __init__(
+        self,
+        event: str,
+        payload: dict[str, Any],
+        harness: str,  # a harness name from the registry, or "unknown"
+        directory: str | None,  # --state-dir as given (None: the default)
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.event = event
+        self.payload = payload
+        self.harness = harness
+        self.directory = directory
+        self.env = env if env is not None else {}
+        self._state_dir: Path | None = None
+
+    @property
+    def state_dir(self) -> Path:
+        """dshkit's state directory (pathlib is imported only for a handler that asks)."""
+        if self._state_dir is None:
+            from ..paths import state_dir
+
+            self._state_dir = state_dir(self.directory)
+        return self._state_dir
 
     @property
     def harness_info(self) -> harnesses.Harness | None:
@@ -33,34 +63,92 @@ class HookInput:
     def session_id(self) -> str:
         return str(self.payload.get("session_id") or "")
 
+    @property
+    def tool_name(self) -> str:
+        return str(self.payload.get("tool_name") or "")
 
-def cap(text: str) -> str:
-    """`text` within the output cap, cut at a line break (deterministic, so still stable)."""
-    if len(text) <= MAX_OUTPUT_CHARS:
-        return text
-    cut = text.rfind("\n", 0, MAX_OUTPUT_CHARS)
-    return text[: cut if cut > 0 else MAX_OUTPUT_CHARS]
+    def open_store(self) -> Store:
+        """The store, waiting at most STORE_BUSY_TIMEOUT_S on another process's lock (a
+        locked store makes the handler fail, which is "no opinion", never a hung agent)."""
+        from ..store import Store
+
+        return Store(self.state_dir, busy_timeout=STORE_BUSY_TIMEOUT_S)
 
 
-def answer(event: str, results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Merge handler results into the protocol's JSON; {} is "no opinion".
+class Answer:
+    """What to write to the harness, which results it carries, and what was left out."""
 
-    A result may carry `additionalContext`, `decision`/`reason` (block), or
-    `permissionDecision`/`permissionDecisionReason` (PreToolUse). The first decision wins;
-    contexts are joined.
+    __slots__ = ("emitted", "notes", "output")
+
+    def __init__(self, output: dict[str, Any], emitted: list[int], notes: list[str]) -> None:
+        self.output = output  # the protocol's JSON; {} is "no opinion"
+        self.emitted = emitted  # indexes of the results the output carries
+        self.notes = notes  # for the log: what was dropped or shortened, and why
+
+
+def answer(event: str, results: list[tuple[str, dict[str, Any]]]) -> Answer:
+    """Merge `(handler, result)` pairs, in priority order, into the protocol's JSON.
+
+    Contexts are joined in order; one that would take the joined text over the cap is
+    dropped whole (later, smaller ones may still fit). The first permission decision and the
+    first block win. The same results always give the same bytes.
     """
-    contexts = [r["additionalContext"] for r in results if r.get("additionalContext")]
+    notes: list[str] = []
+    emitted: set[int] = set()
+    contexts: list[str] = []
+    used = 0
+    for index, (name, result) in enumerate(results):
+        text = result.get("additionalContext")
+        if not text:
+            continue
+        text = str(text)
+        length = harnesses.text_length(text)
+        grown = used + (len(_JOIN) if contexts else 0) + length
+        if grown > MAX_OUTPUT_CHARS:
+            notes.append(
+                f"dropped the context of {name} ({length} characters): it would take the "
+                f"{event} context over the {MAX_OUTPUT_CHARS}-character cap ({used} used)"
+            )
+            continue
+        contexts.append(text)
+        used = grown
+        emitted.add(index)
     specific: dict[str, Any] = {}
     if contexts:
-        specific["additionalContext"] = cap("\n\n".join(contexts))
-    permission = next((r for r in results if r.get("permissionDecision")), None)
+        specific["additionalContext"] = _JOIN.join(contexts)
+    permission = _first(results, lambda r: bool(r.get("permissionDecision")))
     if permission is not None:
-        specific["permissionDecision"] = permission["permissionDecision"]
-        specific["permissionDecisionReason"] = cap(permission.get("permissionDecisionReason", ""))
+        name, result = results[permission]
+        emitted.add(permission)
+        specific["permissionDecision"] = result["permissionDecision"]
+        specific["permissionDecisionReason"] = _reason(
+            name, str(result.get("permissionDecisionReason", "")), notes
+        )
     out: dict[str, Any] = {}
     if specific:
         out["hookSpecificOutput"] = {"hookEventName": event, **specific}
-    block = next((r for r in results if r.get("decision") == "block"), None)
+    block = _first(results, lambda r: r.get("decision") == "block")
     if block is not None:
-        out.update(decision="block", reason=cap(str(block.get("reason", ""))))
-    return out
+        name, result = results[block]
+        emitted.add(block)
+        out.update(decision="block", reason=_reason(name, str(result.get("reason", "")), notes))
+    return Answer(out, sorted(emitted), notes)
+
+
+def _first(
+    results: list[tuple[str, dict[str, Any]]], wanted: Callable[[dict[str, Any]], bool]
+) -> int | None:
+    return next((i for i, (_, result) in enumerate(results) if wanted(result)), None)
+
+
+def _reason(name: str, text: str, notes: list[str]) -> str:
+    """A decision's reason within the cap: over it, shortened at a line break with a mark."""
+    length = harnesses.text_length(text)
+    if length <= MAX_OUTPUT_CHARS:
+        return text
+    mark = f"\n…（原因共 {length} 字，超出 {MAX_OUTPUT_CHARS} 字上限，其余未显示）"
+    room = MAX_OUTPUT_CHARS - len(mark) - (length - len(text))  # astral characters count twice
+    cut = text.rfind("\n", 0, room)
+    kept = text[: cut if cut > 0 else room]
+    notes.append(f"shortened the reason of {name} from {length} characters (over the cap)")
+    return kept + mark

@@ -11,12 +11,12 @@ import subprocess
 import sys
 from typing import Any
 
-from ..store import SCAN_LEASE, Store
+from ..store import SCAN_LEASE
 from .protocol import HookInput
 
 
 def on_session_pause(hook: HookInput) -> dict[str, Any] | None:
-    with Store(hook.state_dir) as store:
+    with hook.open_store() as store:
         if store.lease_holder(SCAN_LEASE) is not None:
             return None
     subprocess.Popen(

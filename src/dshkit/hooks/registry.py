@@ -1,13 +1,32 @@
-"""The one place handlers are registered: event → handlers, as "module:function" names.
+"""The one place hook handlers are registered, with what the runtime and installer need to know.
 
-Names, not imports: a handler's module is imported only when its event fires, so an event
-without handlers (PreToolUse, for now) costs nothing. Later capabilities add their entries
-here (the optimizer on UserPromptSubmit, command policy on PreToolUse, the delivery gate on
-PostToolUse, handoff on several events). A handler takes a HookInput and returns None (no
-opinion) or a result dict for `protocol.answer`.
+An entry names its event, its handler ("module:function", imported only when the event fires
+for it), its own time budget, the tools it looks at (vocabulary names from the harness
+registry, resolved per harness to concrete tool names), the harnesses it serves (None: all)
+and its order (lower runs first, and its context has the first claim on the output cap).
+
+`install-hooks` installs every event some entry has, with a matcher computed from the
+entries' tool vocabularies, and `doctor` checks an install against the same list: a handler
+added here later is installed by running `install-hooks` again.
+
+A handler takes a `protocol.HookInput` and returns None (no opinion) or a dict with any of
+`additionalContext`, `decision: "block"` with `reason`, `permissionDecision` ("deny", "ask",
+"allow") with `permissionDecisionReason`, and `commit`: a callable the runtime calls only
+after the answer carrying this result was written to the harness (a side effect that must
+not happen unless the agent really got the result, e.g. marking a session as injected).
+
+Kept free of heavy imports: the hook entry point reads it on every tool call.
 """
 
 from __future__ import annotations
+
+from .. import harnesses
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from ..harnesses import Harness
 
 EVENTS = (
     "SessionStart",
@@ -18,10 +37,123 @@ EVENTS = (
     "SessionEnd",
     "PreCompact",
 )
+TOOL_EVENTS = ("PreToolUse", "PostToolUse")  # the events whose matcher is a tool name
 
-HANDLERS: dict[str, tuple[str, ...]] = {
-    "SessionStart": ("dshkit.hooks.profile:on_session_start",),
-    "UserPromptSubmit": ("dshkit.hooks.profile:on_prompt",),
-    "Stop": ("dshkit.hooks.refresh:on_session_pause",),
-    "SessionEnd": ("dshkit.hooks.refresh:on_session_pause",),
-}
+HOOK_TIMEOUT_S = 30  # the timeout install-hooks writes for each hook: the harness kills us then
+# Within it: the handlers of one event together, then the commits of what was delivered,
+# with the rest left for starting the interpreter, reading the payload and answering.
+HANDLERS_TOTAL_S = 22.0
+COMMITS_TOTAL_S = 3.0
+DEFAULT_BUDGET_S = 5.0
+EXTRA_ORDER = 1000  # DSHKIT_HOOK_HANDLERS entries run after the built-in ones
+_VOCABULARIES = harnesses.VOCABULARIES  # (an Entry's `harnesses` argument shadows the module)
+
+
+class Entry:
+    """One registered handler."""
+
+    __slots__ = ("budget", "event", "handler", "harnesses", "order", "tools")
+
+    def __init__(
+        self,
+        event: str,
+        handler: str,
+        *,
+        budget: float = DEFAULT_BUDGET_S,
+        tools: tuple[str, ...] | None = None,
+        harnesses: tuple[str, ...] | None = None,
+        order: int = 100,
+    ) -> None:
+        if event not in EVENTS:
+            raise ValueError(f"unknown hook event {event!r} (known: {', '.join(EVENTS)})")
+        if tools is not None:
+            if event not in TOOL_EVENTS:
+                raise ValueError(f"{handler}: {event} has no tool to match (only {TOOL_EVENTS})")
+            unknown = [kind for kind in tools if kind not in _VOCABULARIES]
+            if unknown:
+                raise ValueError(
+                    f"{handler}: unknown tool vocabulary {unknown[0]!r} "
+                    f"(known: {', '.join(_VOCABULARIES)})"
+                )
+        self.event = event
+        self.handler = handler
+        self.budget = budget
+        self.tools = tools
+        self.harnesses = harnesses
+        self.order = order
+
+    def serves(self, harness: str) -> bool:
+        """Whether it runs for this harness name ("unknown" counts as every harness)."""
+        return self.harnesses is None or harness == "unknown" or harness in self.harnesses
+
+    def tool_names(self, harness: Harness | None) -> frozenset[str] | None:
+        """The concrete tool names it looks at in `harness` (every harness's when None);
+        None: every tool (or an event without tools)."""
+        if self.tools is None:
+            return None
+        if harness is None:
+            return frozenset().union(*(harnesses.tools(kind) for kind in self.tools))
+        return frozenset().union(*(harness.tools[kind] for kind in self.tools))
+
+    def __repr__(self) -> str:
+        return f"<hook {self.event} {self.handler}>"
+
+
+HANDLERS: tuple[Entry, ...] = (
+    # Profile injection: once per session, on the harness's context event (hooks/profile.py).
+    Entry("SessionStart", "dshkit.hooks.profile:on_session_start", budget=5.0, order=10),
+    Entry("UserPromptSubmit", "dshkit.hooks.profile:on_prompt", budget=5.0, order=10),
+    # A detached refresh when the agent pauses (hooks/refresh.py): only a process start here.
+    Entry("Stop", "dshkit.hooks.refresh:on_session_pause", budget=3.0, order=90),
+    Entry("SessionEnd", "dshkit.hooks.refresh:on_session_pause", budget=3.0, order=90),
+)
+
+
+def extra_entries(spec: str) -> tuple[Entry, ...]:
+    """`DSHKIT_HOOK_HANDLERS`: `Event=module:function` or `Event[vocabulary,…]=module:function`
+    items separated by `;`, run after the built-in handlers. ValueError names a bad item."""
+    found = []
+    for number, item in enumerate(filter(None, (i.strip() for i in spec.split(";")))):
+        head, _, handler = item.partition("=")
+        event, _, rest = head.strip().partition("[")
+        tools = tuple(filter(None, (t.strip() for t in rest.rstrip("]").split(",")))) or None
+        if not handler.strip() or ":" not in handler or (rest and not rest.endswith("]")):
+            raise ValueError(
+                f"DSHKIT_HOOK_HANDLERS item {item!r}: expected Event=module:function "
+                "or Event[vocabulary]=module:function"
+            )
+        found.append(Entry(event.strip(), handler.strip(), tools=tools, order=EXTRA_ORDER + number))
+    return tuple(found)
+
+
+def entries(event: str, extra: Iterable[Entry] = ()) -> list[Entry]:
+    """The handlers of `event`, built-in and extra, in the order they run."""
+    return sorted(
+        (e for e in (*HANDLERS, *extra) if e.event == event), key=lambda entry: entry.order
+    )
+
+
+def installed_events(harness: Harness, extra: Iterable[Entry] = ()) -> dict[str, str]:
+    """What `install-hooks` puts in `harness`'s settings: event → matcher ("" matches all).
+
+    A tool event whose entries all name vocabularies gets an anchored regex of the tool
+    names (Claude Code, Codex and DSH's bridge all accept it); one whose vocabularies are
+    empty in this harness is left out.
+    """
+    import re  # not at the top: the hot path never asks this
+
+    found: dict[str, str] = {}
+    every = [e for e in (*HANDLERS, *extra) if e.serves(harness.name)]
+    for event in EVENTS:
+        names: set[str] = set()
+        matches_all = False
+        for entry in (e for e in every if e.event == event):
+            tools = entry.tool_names(harness)
+            if tools is None:
+                matches_all = True
+            names |= tools or set()
+        if matches_all:
+            found[event] = ""
+        elif names:
+            found[event] = "^(" + "|".join(re.escape(n) for n in sorted(names)) + ")$"
+    return found

@@ -1,11 +1,12 @@
 """`dshkit hook EVENT [--state-dir DIR]`: the entry point, on the agent's hot path.
 
-It imports nothing heavy until it knows the event has handlers: an event without any (every
-PreToolUse, for now) only drains stdin and exits, at about a bare interpreter's cost.
-The agent must never be broken by dshkit: a bad payload, a failing or slow handler, anything
-at all gives a well-formed "no opinion" (nothing printed, exit 0) and a line in
-`<state dir>/hooks.log`. Extra handlers may be named in `DSHKIT_HOOK_HANDLERS`
-("Event=module:function;…"), after the built-in ones.
+It imports nothing heavy until it knows a handler wants this call: an event without handlers,
+or a tool event whose handlers all look at other tools (the tool's name is found in the raw
+payload, without a JSON parser), only drains stdin and exits, at about a bare interpreter's
+cost. The agent must never be broken by dshkit: a bad payload, a failing or slow handler,
+anything at all gives a well-formed "no opinion" (nothing printed, exit 0) and a line in
+`<state dir>/hooks.log`. Extra handlers may be named in `DSHKIT_HOOK_HANDLERS` (see
+`registry.extra_entries`), after the built-in ones.
 """
 
 from __future__ import annotations
@@ -13,36 +14,68 @@ from __future__ import annotations
 import os
 import sys
 
-from .registry import EVENTS, HANDLERS
+from .registry import EVENTS, Entry, entries, extra_entries
+
+_KEY = b'"tool_name"'
+_BLANKS = (b" ", b"\t", b"\r", b"\n")  # JSON whitespace
 
 
 def main(argv: list[str]) -> int:
     event = argv[0] if argv else ""
     directory = argv[argv.index("--state-dir") + 1] if "--state-dir" in argv[:-1] else None
-    names = HANDLERS.get(event, ()) + extra_handlers(
-        os.environ.get("DSHKIT_HOOK_HANDLERS", "")
-    ).get(event, ())
-    if event in EVENTS and not names:
-        sys.stdin.buffer.read()  # the harness wrote a payload: take it, answer nothing
-        return 0
-    from ..paths import state_dir
-    from .dispatch import log, run
-
+    problem = ""
+    try:
+        extra = extra_entries(os.environ.get("DSHKIT_HOOK_HANDLERS", ""))
+    except ValueError as exc:
+        extra, problem = (), str(exc)
     if event not in EVENTS:
-        sys.stdin.buffer.read()
-        log(
-            state_dir(directory),
-            event,
-            f"unknown hook event {event!r} (known: {', '.join(EVENTS)})",
-        )
-        return 0
-    return run(event, names, os.environ, directory)
+        problem = f"unknown hook event {event!r} (known: {', '.join(EVENTS)})"
+    wanted = entries(event, extra)
+    raw = sys.stdin.buffer.read()  # the harness wrote a payload: take all of it
+    if wanted and _wanted(wanted, raw):
+        from .dispatch import run
+
+        return run(event, wanted, raw, os.environ, directory, problem)
+    if problem:
+        from .dispatch import log
+
+        log(directory, event, problem)
+    return 0
 
 
-def extra_handlers(spec: str) -> dict[str, tuple[str, ...]]:
-    """`Event=module:function;…` as event → handler names."""
-    found: dict[str, tuple[str, ...]] = {}
-    for item in filter(None, spec.split(";")):
-        event, _, name = item.partition("=")
-        found[event.strip()] = (*found.get(event.strip(), ()), name.strip())
-    return found
+def _wanted(wanted: list[Entry], raw: bytes) -> bool:
+    """Whether some handler may want this payload (false only when every handler looks at
+    certain tools and the payload surely names another)."""
+    if any(entry.tools is None for entry in wanted):
+        return True
+    names = _tool_names(raw)
+    if names is None:
+        return True  # no plain tool name found: the parser decides
+    return any(names & (entry.tool_names(None) or set()) for entry in wanted)
+
+
+def _tool_names(raw: bytes) -> set[str] | None:
+    """The string value of every "tool_name" key in raw JSON, without parsing it (and
+    without `re`: either costs more than the rest of this path). Unescaped, `"tool_name"` is
+    a key or a value, never part of another string, so the real key is among those found.
+    None when one holds anything but a plain string: then the parser decides."""
+    names = set()
+    at = raw.find(_KEY)
+    while at >= 0:
+        colon = _skip(raw, at + len(_KEY))
+        if raw[colon : colon + 1] == b":":  # a key, not the value "tool_name"
+            quote = _skip(raw, colon + 1)
+            end = raw.find(b'"', quote + 1)
+            value = raw[quote + 1 : end]
+            if raw[quote : quote + 1] != b'"' or end < 0 or b"\\" in value:
+                return None
+            names.add(value.decode("utf-8", "replace"))
+        at = raw.find(_KEY, colon)
+    return names or None
+
+
+def _skip(raw: bytes, at: int) -> int:
+    """The index of the first byte from `at` that is not JSON whitespace."""
+    while raw[at : at + 1] in _BLANKS:
+        at += 1
+    return at
