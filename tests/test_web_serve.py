@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import orjson
 
 
 def serve(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
@@ -54,6 +55,30 @@ def test_port_zero_prints_the_port_it_got(tmp_path: Path) -> None:
         assert "only this machine can connect" in child.stderr.readline()
         response = httpx.get(f"http://127.0.0.1:{port}/api/profile/state", timeout=20)
         assert response.status_code == 200 and response.json()["mode"] == "auto"
+    finally:
+        child.terminate()
+        child.communicate(timeout=20)
+
+
+def test_doctor_sees_that_the_running_service_is_this_installs(tmp_path: Path) -> None:
+    child = serve(tmp_path, "--port", "0")
+    try:
+        assert child.stderr is not None
+        found = re.search(r"serving http://127\.0\.0\.1:(\d+)/", child.stderr.readline())
+        assert found
+        env = {**os.environ, "HOME": str(tmp_path), "DSH_HOME": str(tmp_path / ".dsh")}
+        for state, ours in ((None, True), (tmp_path / "elsewhere", False)):
+            extra = ["--state-dir", str(state)] if state else []
+            doctor = [sys.executable, "-m", "dshkit", "doctor", "--json"]
+            done = subprocess.run(
+                [*doctor, "--port", found.group(1), *extra],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            report = orjson.loads(done.stdout)
+            assert report["service"]["servesThisStateDir"] is ours, report["service"]
     finally:
         child.terminate()
         child.communicate(timeout=20)

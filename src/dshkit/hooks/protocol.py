@@ -17,9 +17,9 @@ if TYPE_CHECKING:
 
     from ..store import Store
 
-# Claude Code caps a hook's output strings at 10,000 characters (UTF-16 code units, see
-# `harnesses.text_length`); nothing longer is emitted.
-MAX_OUTPUT_CHARS = 10_000
+# The cap on one output string (UTF-16 code units, see `harnesses.text_length`); nothing
+# longer is emitted.
+MAX_OUTPUT_CHARS = harnesses.HOOK_TEXT_LIMIT
 # How long a handler's store statement waits for another process's lock: the agent waits.
 STORE_BUSY_TIMEOUT_S = 1.0
 _JOIN = "\n\n"

@@ -23,7 +23,15 @@ def router(service: ProfileService) -> Router:
 
     @api.get("/")
     async def self_check(request: Request) -> Response:
-        return json_response({"name": "dshkit", "contract": CONTRACT, "endpoints": api.endpoints})
+        # stateDir: whose service this is (doctor tells this install's from another's)
+        return json_response(
+            {
+                "name": "dshkit",
+                "contract": CONTRACT,
+                "stateDir": str(service.state_dir),
+                "endpoints": api.endpoints,
+            }
+        )
 
     @api.get("/state")
     async def get_state(request: Request) -> Response:
