@@ -10,7 +10,9 @@ from __future__ import annotations
 import random
 import uuid
 from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +89,8 @@ class _Log:
 class Corpus:
     """A generated sessions root that can keep growing like live sessions do."""
 
+    tools: tuple[str, ...] = _TOOLS  # what the model calls, chosen evenly
+
     def __init__(self, root: Path, seed: int = 0) -> None:
         self.root = Path(root)
         self.rng = random.Random(seed)
@@ -100,12 +104,17 @@ class Corpus:
             self._session(index, per_session, stats)
         return stats
 
-    def _session(self, index: int, frames: int, stats: CorpusStats) -> None:
-        rng = self.rng
+    def _place(self, index: int) -> tuple[str, str, Path]:
+        """The cwd, id and directory of the `index`-th session (the directory is created)."""
         cwd = f"/home/dev/project-{index % 23}"
-        session_id = f"session-{uuid.UUID(int=rng.getrandbits(128), version=4)}"
+        session_id = f"session-{uuid.UUID(int=self.rng.getrandbits(128), version=4)}"
         directory = self.root / project_key(cwd) / encode_segment(session_id)
         directory.mkdir(parents=True, exist_ok=True)
+        return cwd, session_id, directory
+
+    def _session(self, index: int, frames: int, stats: CorpusStats) -> None:
+        rng = self.rng
+        cwd, session_id, directory = self._place(index)
         stream = _Stream()
         batches = [self._batch(stream) for _ in range(frames - 1)]
         events = [e for batch in batches for e in batch]
@@ -125,6 +134,43 @@ class Corpus:
             path = directory / "session.v4.jsonl.zstd"
         self._write(path, stream, session_id, 4 if ".v4." in path.name else 0, cwd, batches, stats)
 
+    def stream_session(self, index: int, frames: int, stats: CorpusStats) -> list[Path]:
+        """One session of the kinds `generate` writes, its batches written as they are made:
+        memory stays small whatever the size (for corpora too large to hold). Returns its
+        files; `stats` counts the session, its events and human messages."""
+        rng = self.rng
+        cwd, session_id, directory = self._place(index)
+        stream = _Stream()
+        count = max(1, frames - 1)
+        kind = rng.random()
+        stats.sessions += 1
+        start = len(self.logs)
+        batches: Iterable[list[dict[str, Any]]]
+        if kind < 0.1:
+            # Migrated: a v0 generation of the first batches (at most 2,000, held to be
+            # repeated), and a v4 one repeating them before going on.
+            early = [self._batch(stream) for _ in range(min(count // 3, 2000))]
+            old = directory / "session.jsonl.zstd"
+            self._write(old, stream, session_id, 0, cwd, early, stats, torn=False)
+            self.logs[-1].live = False
+            later = (self._batch(stream) for _ in range(count - len(early)))
+            batches, path = chain(early, later), directory / "session.v4.jsonl.zstd"
+        else:
+            batches = (self._batch(stream) for _ in range(count))
+            path = directory / ("session.jsonl" if kind < 0.13 else "session.v4.jsonl.zstd")
+        version = 4 if ".v4." in path.name else 0
+        self._write(path, stream, session_id, version, cwd, self._counted(batches, stats), stats)
+        return [log.path for log in self.logs[start:]]
+
+    @staticmethod
+    def _counted(
+        batches: Iterable[list[dict[str, Any]]], stats: CorpusStats
+    ) -> Iterator[list[dict[str, Any]]]:
+        for batch in batches:
+            stats.events += len(batch)
+            stats.human_messages += sum(1 for e in batch if _is_human(e))
+            yield batch
+
     def _write(
         self,
         path: Path,
@@ -132,33 +178,35 @@ class Corpus:
         session_id: str,
         version: int,
         cwd: str,
-        batches: list[list[dict[str, Any]]],
+        batches: Iterable[list[dict[str, Any]]],
         stats: CorpusStats,
         torn: bool | None = None,
     ) -> None:
+        """Write one log file, frame by frame (or line by line) as `batches` come."""
         log = _Log(path, stream)
         head = header(session_id, version, cwd, self.clock)
-        if path.suffix == ".zstd":
-            blob = bytearray(encode_frame([head]))
-            for batch in batches:
-                blob += encode_frame(batch)
-            stats.frames += 1 + len(batches)
-            tear = self.rng.random() < 0.15 if torn is None else torn
-            if tear:
-                # A live session: the next append batch is half on disk.
-                log.torn_batch = self._batch(stream)
-                frame = encode_frame(log.torn_batch)
-                cut = self.rng.randrange(1, len(frame))
-                blob += frame[:cut]
-                log.torn_rest = frame[cut:]
-                stats.torn_files += 1
-        else:
-            blob = bytearray(orjson.dumps(head) + b"\n")
-            for batch in batches:
-                blob += b"".join(orjson.dumps(e) + b"\n" for e in batch)
-        path.write_bytes(bytes(blob))
+        with open(path, "wb") as out:
+            if path.suffix == ".zstd":
+                written = out.write(encode_frame([head]))
+                stats.frames += 1
+                for batch in batches:
+                    written += out.write(encode_frame(batch))
+                    stats.frames += 1
+                tear = self.rng.random() < 0.15 if torn is None else torn
+                if tear:
+                    # A live session: the next append batch is half on disk.
+                    log.torn_batch = self._batch(stream)
+                    frame = encode_frame(log.torn_batch)
+                    cut = self.rng.randrange(1, len(frame))
+                    written += out.write(frame[:cut])
+                    log.torn_rest = frame[cut:]
+                    stats.torn_files += 1
+            else:
+                written = out.write(orjson.dumps(head) + b"\n")
+                for batch in batches:
+                    written += out.write(b"".join(orjson.dumps(e) + b"\n" for e in batch))
         stats.files += 1
-        stats.bytes += len(blob)
+        stats.bytes += written
         self.logs.append(log)
 
     def append(self, frames: int = 4000, target_bytes: int = 8 << 20) -> CorpusStats:
@@ -186,6 +234,14 @@ class Corpus:
             stats.human_messages += sum(1 for e in batch if _is_human(e))
         return stats
 
+    @staticmethod
+    def mean_frame_bytes(frames: int = 2000) -> float:
+        """The mean size of an append frame as `stream_session` writes them (a fixed probe)."""
+        probe = Corpus(Path("."), seed=0)
+        stream = _Stream()
+        sizes = [len(encode_frame(probe._batch(stream))) for _ in range(frames)]
+        return sum(sizes) / len(sizes)
+
     def _text_size_for(self, frame_bytes: float) -> int:
         """The text size whose turns compress to about `frame_bytes` a frame on average.
 
@@ -207,13 +263,7 @@ class Corpus:
     # -- content ------------------------------------------------------------------------
 
     def _text(self, nbytes: int) -> str:
-        # Words with ids and numbers among them: compresses about like real tool output.
-        rng = self.rng
-        count = max(1, nbytes // 7)
-        words = rng.choices(_WORDS, k=count)
-        for index in rng.sample(range(count), count // 4):
-            words[index] = f"{rng.getrandbits(32):08x}"
-        return " ".join(words)
+        return text(self.rng, nbytes)
 
     def _message(self, text: str, kind: str) -> dict[str, Any]:
         message_id = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
@@ -262,7 +312,7 @@ class Corpus:
         )
         for step in range(1, rng.randint(2, 4)):
             call_id = f"call_{rng.getrandbits(48):012x}"
-            tool = rng.choice(_TOOLS)
+            tool = rng.choice(self.tools)
             arguments = orjson.dumps({"command": self._text(40)}).decode()
             if tool == "ask_user_question":
                 arguments = orjson.dumps(
@@ -320,6 +370,16 @@ class Corpus:
             ]
         steps.append(("turn/end", {"turn": turn, "reason": {"kind": "completed"}}))
         return steps
+
+
+def text(rng: random.Random, nbytes: int) -> str:
+    """About `nbytes` of words with ids and numbers among them: compresses about like real
+    tool output."""
+    count = max(1, nbytes // 7)
+    words = rng.choices(_WORDS, k=count)
+    for index in rng.sample(range(count), count // 4):
+        words[index] = f"{rng.getrandbits(32):08x}"
+    return " ".join(words)
 
 
 def _result(turn: int, step: int, call_id: str, text: str, failed: bool) -> dict[str, Any]:
