@@ -1,10 +1,13 @@
-"""Benchmark of the friction signals: a full count and one incremental update.
+"""Benchmark of the friction signals: a full count, one incremental update, and the memory of
+one big session.
 
 Generates a DSH corpus of about --messages human messages, counts every signal once, then
 grows a few sessions (as live sessions do) and times the incremental round: the scan of the
-new bytes plus the signals of the sessions that changed.
+new bytes plus the signals of the sessions that changed. Then one session of --big-mib MiB
+of logs alone: the time of its first count and the peak of memory traced while counting it
+(tracemalloc, Python allocations only), against the size of its cached plaintext.
 
-    python bench/signals.py [--messages 1000] [--grow 3] [--seed 1]
+    python bench/signals.py [--messages 1000] [--grow 3] [--big-mib 32] [--seed 1]
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
-from corpus import Corpus
+from corpus import Corpus, CorpusStats
 from dshkit.profile.signals import SignalConfig, collect_signals
 from dshkit.sessions import Scanner, Source
 from dshkit.store import Store
@@ -24,6 +28,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=1000)
     parser.add_argument("--grow", type=int, default=3, help="sessions that grow before the update")
+    parser.add_argument("--big-mib", type=int, default=32, help="the big session's logs (0: skip)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="dshkit-bench-") as tmp:
@@ -56,6 +61,35 @@ def main() -> None:
             f"computed, {grown.frames} new frames in {args.grow} sessions, scan included)"
         )
         print("totals:", ", ".join(f"{k} {v}" for k, v in update.totals.items()))
+        if args.big_mib > 0:
+            big_session(Path(tmp), args.big_mib, args.seed)
+
+
+def big_session(tmp: Path, mib: int, seed: int) -> None:
+    """One session of `mib` MiB of logs alone: its count's time and traced peak."""
+    root = tmp / "big"
+    stats = CorpusStats()
+    frames = max(3, round((mib << 20) / Corpus.mean_frame_bytes()))
+    Corpus(root, seed=seed).stream_session(0, frames, stats)
+    with Store(tmp / "big-state") as store:
+        scanner = Scanner(store)
+        keys = scanner.scan([Source("dsh", root)]).keys
+        cache = sum(c.plain_len for key in keys for c in scanner.catalog.files(key))
+        started = time.perf_counter()
+        collect_signals(scanner.catalog, keys, SignalConfig())
+        count_s = time.perf_counter() - started
+        store.db.execute("DELETE FROM session_signals")  # counted again, traced
+        tracemalloc.start()
+        try:
+            collect_signals(scanner.catalog, keys, SignalConfig())
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    print(
+        f"one session of {stats.bytes / 2**20:.0f} MiB ({stats.events:,} events, "
+        f"{cache / 2**20:.0f} MiB cached): counted in {count_s * 1000:.0f} ms, "
+        f"traced peak {peak / 2**20:.1f} MiB ({peak / cache:.0%} of its cache)"
+    )
 
 
 if __name__ == "__main__":

@@ -5,18 +5,26 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from bench.corpus import Corpus
 
-from dshkit.profile.signals import SIGNALS, SignalConfig, collect_signals, session_signals
-from dshkit.sessions import Scanner, Source
+from dshkit.profile.signals import (
+    SIGNALS,
+    SessionSignals,
+    SignalConfig,
+    collect_signals,
+    session_signals,
+)
+from dshkit.sessions import Catalog, Scanner, SessionKey, Source
 from dshkit.sessions.events import turns
 from dshkit.store import Store
 
-from .conftest import session_dir, write_log
+from .conftest import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD, session_dir, write_log
 
 MINUTE = 60_000
 
@@ -501,12 +509,179 @@ def test_signals_cli_json_contract(tmp_path: Path) -> None:
     ]
     result = subprocess.run(command, capture_output=True, text=True, check=True)
     report = orjson.loads(result.stdout)
-    assert list(report) == ["sessions", "humanMessages", "totals", "details"]
+    assert list(report) == ["sessions", "humanMessages", "totals", "details", "omitted"]
     assert list(report["totals"]) == list(SIGNALS) == list(report["details"])
+    assert list(report["omitted"]) == list(SIGNALS)
     assert report["totals"]["repeatFailures"] == 1 and report["sessions"] == 1
+    assert report["omitted"] == only()
     lower = subprocess.run(
         [*command, "--repeat-fail-min", "1"], capture_output=True, text=True, check=True
     )
     assert orjson.loads(lower.stdout)["totals"]["repeatFailures"] == 3
+    capped = orjson.loads(
+        subprocess.run(
+            [*command, "--repeat-fail-min", "1", "--details", "2"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    assert capped["totals"]["repeatFailures"] == 3 and len(capped["details"]["repeatFailures"]) == 2
+    assert capped["omitted"] == only(repeatFailures=1)
     bad = subprocess.run([*command, "--repeat-fail-min", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--repeat-fail-min" in bad.stderr
+    negative = subprocess.run([*command, "--details", "-1"], capture_output=True, text=True)
+    assert negative.returncode == 2 and "--details" in negative.stderr
+
+
+# -- bounded memory: streamed sessions, capped details --------------------------------------
+
+
+# Every rule fires as often as it can: any assistant text is a request, any call is long.
+EAGER = SignalConfig(
+    delegate_patterns=(r"\S",), long_tool_ms=0, repeat_fail_min=1, answer_window_ms=10**12
+)
+
+
+def assert_streamed_like_full(catalog: Catalog, key: SessionKey) -> SessionSignals:
+    """The streamed events are the full union's, whatever the chunk size, and so are their
+    signals (returned, counted with EAGER)."""
+    full = catalog.events(key)
+    expected = session_signals(full, EAGER, "s")
+    for chunk in (1, 97, 1 << 20):  # a byte at a time, lines cut anywhere, whole files
+        assert list(catalog.iter_events(key, chunk)) == full
+        streamed = session_signals(catalog.iter_events(key, chunk), EAGER, "s")
+        assert streamed.as_json() == expected.as_json()
+    return expected
+
+
+def test_streamed_events_and_signals_equal_the_full_ones_on_real_logs(tmp_path: Path) -> None:
+    sources = [
+        Source("claude", CLAUDE),
+        Source("codex", CODEX),
+        Source("dsh", DSH_ZSTD),
+        Source("dsh", DSH_PLAIN),
+    ]
+    with Store(tmp_path / "state") as store:
+        scanner = Scanner(store)
+        keys = scanner.scan(sources).keys
+        assert {h for h, _ in keys} == {"claude", "codex", "dsh"}
+        results = [assert_streamed_like_full(scanner.catalog, key) for key in keys]
+    assert all(r.human_messages for r in results)
+    assert sum(r.totals()["delegateRuns"] for r in results) > 0
+
+
+def generations(root: Path) -> Log:
+    """A DSH session in two generations, the second repeating the first (seed 001 §3.7): exact
+    twins (by seq, and by type@time where there is no seq) and a same-seq event whose content
+    differs (both stay)."""
+    log = asked("显示文件已损坏，无法启动qq")
+    log.say("需要你确认一下")
+    log.turn_start()
+    for n in range(4):
+        log.call("bash", f"b{n}", after_ms=10)
+        log.result(f"b{n}", 2 * MINUTE, failed=True, code="E")
+    log.call("job_output", "j1")
+    log.result("j1", MINUTE)  # a wait
+    log.call("bash", "x1")
+    log.call("bash", "x2")
+    log.result("x1", MINUTE)  # queued behind x2
+    log.add("turn/end", {"turn": log.turn, "reason": {"kind": "completed"}})
+    del log.events[-1]["seq"]  # keyed by type@time
+    log.result("nobody", 100, text="orphan")
+    directory = session_dir(root, "gen")
+    old = log.events[:-1]  # the first generation: all but the last event
+    write_log(directory / "session.jsonl.zstd", [[e] for e in old], session_id="gen", version=0)
+    again = next(e for e in old if e["type"] == "tool/result" and e["data"].get("error"))
+    changed = {**again, "data": {**again["data"], "turn": 99}}  # same seq, other content
+    write_log(
+        directory / "session.v4.jsonl.zstd", [[e] for e in [*log.events, changed]], session_id="gen"
+    )
+    return log
+
+
+def test_streamed_twins_drop_exactly_as_the_union_drops_them(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    log = generations(root)
+    corpus = Corpus(tmp_path / "corpus", seed=3)
+    corpus.generate(sessions=40, frames=4000)  # some migrated: a v0 and a v4 generation
+    with Store(tmp_path / "state") as store:
+        scanner = Scanner(store)
+        keys = scanner.scan([Source("dsh", root), Source("dsh", tmp_path / "corpus")]).keys
+        catalog = scanner.catalog
+        union = catalog.events(("dsh", "gen"))
+        assert len(union) == len(log.events) + 1  # every twin dropped, the changed one kept
+        totals = assert_streamed_like_full(catalog, ("dsh", "gen")).totals()
+        assert all(totals[name] for name in SIGNALS)
+        repeated = 0
+        for key in keys:
+            files = catalog.files(key)
+            assert_streamed_like_full(catalog, key)
+            whole = sum(len(catalog.file_events(c) or ()) for c in files)
+            repeated += len(files) > 1 and whole > len(catalog.events(key))
+        assert repeated >= 2
+
+
+def test_a_lost_cache_streams_nothing_and_is_read_again(tmp_path: Path) -> None:
+    with Store(tmp_path / "state") as store:
+        scanner = Scanner(store)
+        first = scanner.scan([Source("dsh", DSH_ZSTD)])
+        (key,) = first.changed_sessions
+        for cache in (tmp_path / "state" / "plain").iterdir():
+            cache.write_bytes(cache.read_bytes()[:100])
+        assert list(scanner.catalog.iter_events(key)) == []
+        assert scanner.catalog.files(key) == []  # forgotten, so the next scan reads it again
+        scanner.scan([Source("dsh", DSH_ZSTD)])
+        assert len(list(scanner.catalog.iter_events(key))) == first.events
+
+
+def test_one_session_with_large_tool_outputs_is_counted_in_bounded_memory(
+    tmp_path: Path,
+) -> None:
+    log = Log()
+    log.turn_start()
+    log.human("go")
+    for n in range(300):  # 30 MiB of tool output
+        log.call("bash", f"c{n}")
+        log.result(f"c{n}", 2 * MINUTE, text=f"{n:06d}" + "output line\n" * 8738)
+    path = session_dir(tmp_path / "root", "big") / "session.v4.jsonl.zstd"
+    write_log(path, [log.events[i : i + 10] for i in range(0, len(log.events), 10)])
+    with Store(tmp_path / "state") as store:
+        scanner = Scanner(store)
+        keys = scanner.scan([Source("dsh", tmp_path / "root")]).keys
+        cache = sum(c.plain_len for c in scanner.catalog.files(keys[0]))
+        tracemalloc.start()
+        try:
+            report = collect_signals(scanner.catalog, keys, SignalConfig())
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert cache > 30 << 20
+    assert peak < cache / 4, f"peak {peak / 2**20:.1f} MiB for a cache of {cache / 2**20:.1f} MiB"
+    assert report.totals == only(longTools=300) and report.omitted == only(longTools=250)
+
+
+def test_details_keep_the_first_hits_and_count_the_rest(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    for name in ("a", "b", "c"):
+        failing_session(root, name, 7)
+    config = SignalConfig(repeat_fail_min=1)
+    with Store(tmp_path / "state") as store:
+        scanner = Scanner(store)
+        keys = scanner.scan([Source("dsh", root)]).keys
+        every = collect_signals(scanner.catalog, keys, config, details=1000)
+        hits = every.details["repeatFailures"]
+        assert every.recomputed == 3 and len(hits) == 21 and every.omitted == only()
+        order = [(h["session"], h["resultSeq"]) for h in hits]  # sessions as given, log order
+        assert order == sorted(order, key=lambda o: (keys.index(("dsh", o[0][4:])), o[1]))
+        for details in (0, 5, 7, 21):
+            report = collect_signals(scanner.catalog, keys, config, details=details)
+            assert report.recomputed == 0  # from the stored results
+            assert report.totals == only(repeatFailures=21) == every.totals
+            assert report.details["repeatFailures"] == hits[:details]
+            assert report.omitted == only(repeatFailures=21 - details)
+        fresh = collect_signals(scanner.catalog, keys, SignalConfig(repeat_fail_min=2), details=4)
+        assert fresh.recomputed == 3 and fresh.totals == only(repeatFailures=9)
+        assert fresh.omitted == only(repeatFailures=5)
+        with pytest.raises(ValueError, match="details"):
+            collect_signals(scanner.catalog, keys, config, details=-1)

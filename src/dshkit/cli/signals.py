@@ -9,7 +9,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from ..profile.signals import SIGNALS, SignalConfig, collect_signals
+from ..profile.signals import DETAILS, SIGNALS, SignalConfig, collect_signals
 from ..sessions import Scanner
 from .common import (
     json_option,
@@ -47,6 +47,13 @@ _ABOUT = {
     show_default=True,
     help="Examples shown per signal (without --json).",
 )
+@click.option(
+    "--details",
+    type=click.IntRange(min=0),
+    default=DETAILS,
+    show_default=True,
+    help="Hits kept per signal in the report's details; the rest are counted as omitted.",
+)
 @state_dir_option
 @json_option
 def signals(
@@ -56,13 +63,15 @@ def signals(
     repeat_fail_min: int,
     answer_window_ms: int,
     top: int,
+    details: int,
     state_dir: str | None,
     as_json: bool,
 ) -> None:
     """Count friction signals in the sessions under the roots (zero LLM calls).
 
     The roots are scanned first (incrementally); signals are computed again only for
-    sessions that changed, or when the thresholds change.
+    sessions that changed, or when the thresholds change. Totals count every hit; the
+    details keep the first --details hits of each signal and count the rest as omitted.
     """
     config = SignalConfig(
         long_tool_ms=long_tool_ms,
@@ -72,7 +81,7 @@ def signals(
     with open_store(state_dir) as store:
         scanner = Scanner(store)
         scanned = run_scan(scanner, sources_for(roots, harness))
-        report = collect_signals(scanner.catalog, scanned.keys, config)
+        report = collect_signals(scanner.catalog, scanned.keys, config, details)
     if as_json:
         print_json(report.as_json())
         return
@@ -90,6 +99,9 @@ def signals(
     for name in SIGNALS[:4]:
         for hit in report.details[name][:top]:
             stdout.print(f"[bold]{name}[/] {escape(_describe(hit))}")
+    if any(report.omitted.values()):
+        left_out = ", ".join(f"{n} {c}" for n, c in report.omitted.items() if c)
+        stdout.print(f"hits beyond the first {details} per signal not kept in details: {left_out}")
 
 
 def _describe(hit: dict[str, Any]) -> str:

@@ -13,12 +13,16 @@ checking real logs:
 - freeformAnswers: an ask with options, answered by the next human message — later in the
   ask's turn or opening the very next one, within the window — that matches no label.
 Results whose call id matches no call are counted as unpairedToolResults.
+
+Memory stays bounded: a session's events are streamed from the cache and counted in one pass
+(nothing of an event is kept but what a later event needs), and a report over many sessions
+keeps the first `details` hits of each signal in its details (in the order the sessions are
+given, each session's in log order) and counts the rest as omitted, with full totals.
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,17 +30,13 @@ from typing import Any
 import orjson
 
 from .. import harnesses
-from ..sessions.catalog import Catalog, SessionKey
+from ..sessions.catalog import Catalog, SessionKey, bulk_load
 from ..sessions.events import (
     Event,
-    ToolCall,
     is_failed_result,
     is_human_message,
     message_text,
-    pair_tool_calls,
     result_call_id,
-    turn_ordinals,
-    turns,
 )
 
 SIGNALS = (
@@ -61,6 +61,9 @@ COMMAND_TOOLS = harnesses.tools(harnesses.COMMAND)
 HUMAN_WAIT_TOOLS = harnesses.tools(harnesses.HUMAN_WAIT)
 
 _DETAIL_TEXT = 300  # characters of a message kept in a hit's details
+DETAILS = 50  # hits of each signal a report keeps in its details by default
+# Recomputed results written per transaction: bounds what waits in memory to be stored.
+_FLUSH_BYTES = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -119,180 +122,214 @@ class SessionSignals:
         return cls(value["humanMessages"], {s: value["hits"].get(s, []) for s in SIGNALS})
 
 
-def session_signals(events: list[Event], config: SignalConfig, session: str) -> SessionSignals:
-    """Count every signal in one session's events (in log order)."""
-    result = SessionSignals(human_messages=sum(1 for e in events if is_human_message(e)))
-    hits = result.hits
-    at = _Turns(turn_ordinals(events), {t.ordinal: t.number for t in turns(events)})
-    pairing = pair_tool_calls(events)
-    for index, event in pairing.unpaired_results:
-        hits["unpairedToolResults"].append(
-            {
-                "session": session,
-                "turn": at.number_of(index),
-                "seq": event.get("seq"),
-                "callId": result_call_id(event),
-                "text": message_text(event)[:_DETAIL_TEXT],
-            }
-        )
-    _delegate_runs(events, at, config, session, hits["delegateRuns"])
-    _durations(pairing.calls, events, at, config, session, hits)
-    _repeat_failures(pairing.calls, config, session, at, hits["repeatFailures"])
-    _freeform_answers(events, pairing.calls, at, config, session, hits["freeformAnswers"])
-    return result
+def session_signals(events: Iterable[Event], config: SignalConfig, session: str) -> SessionSignals:
+    """Count every signal in one session's events, in log order, in one pass.
+
+    `events` may be a stream (`Catalog.iter_events`): nothing is kept of an event once it is
+    counted but what a later event can still need (a call waiting for its result, an ask
+    waiting for its answer, the turn's last assistant message), so memory does not grow with
+    the session.
+    """
+    counter = _Counter(config, session, [re.compile(p) for p in config.delegate_patterns])
+    for event in events:
+        counter.add(event)
+    return counter.finish()
 
 
-@dataclass(frozen=True, slots=True)
-class _Turns:
-    """Which turn each event is in: `ordinal` (turn starts so far) groups events, the
-    harness's own `number` is what a hit reports."""
+@dataclass(slots=True)
+class _Call:
+    """What the rules still need of a `tool/call`: for its result, and (asks) its answer."""
 
-    ordinal: list[int]
-    number: dict[int, int]
+    order: int  # calls before it in the session: the order hits about calls are listed in
+    name: str
+    seq: Any
+    time: Any
+    turn: int  # ordinal, `_Counter.turn`
+    number: int  # the harness's own turn number
+    marks: int  # calls and turn starts so far, itself included
+    options: list[str] = field(default_factory=list)  # the labels of an ask
 
-    def number_of(self, index: int) -> int:
-        return self.number[self.ordinal[index]]
 
+class _Counter:
+    """The rules of the module's docstring, applied one event at a time.
 
-def _delegate_runs(
-    events: list[Event],
-    at: _Turns,
-    config: SignalConfig,
-    session: str,
-    hits: list[dict[str, Any]],
-) -> None:
-    patterns = [re.compile(p) for p in config.delegate_patterns]
-    tool_calls: dict[int, int] = {}
-    last_message: dict[int, Event] = {}
-    for event, turn in zip(events, at.ordinal, strict=True):
-        if turn == 0:
-            continue  # only turns something opened
+    Turns: `turn` counts turn starts so far (it groups events, 0 before any); `number` is the
+    harness's own number of the current turn (what a hit reports, as `events.turns` gives
+    it). A call is paired with the next result carrying its id while it waits for one, as
+    `events.pair_tool_calls` pairs them.
+    """
+
+    def __init__(self, config: SignalConfig, session: str, patterns: list[re.Pattern[str]]):
+        self.config, self.session, self.patterns = config, session, patterns
+        self.result = SessionSignals()
+        self.hits = self.result.hits
+        self.turn = self.number = 0
+        self.marks = 0  # calls and turn starts so far: a change tells one came in between
+        self.calls = 0
+        self.waiting: dict[str, _Call] = {}  # by call id: calls without their result yet
+        self.asks: list[_Call] = []  # asks with options since the last human message
+        self.streaks: dict[str, int] = {}  # failures in a row, by tool name
+        self.timed: list[tuple[int, str, dict[str, Any]]] = []  # (call order, signal, hit)
+        # The current turn: whether it called a tool, and its last assistant message so far.
+        self.turn_calls = False
+        self.speech: tuple[Any, str] | None = None  # (seq, text)
+
+    def add(self, event: Event) -> None:
         kind = event.get("type")
-        if kind == "tool/call":
-            tool_calls[turn] = tool_calls.get(turn, 0) + 1
+        if kind == "turn/start":
+            self._end_turn()
+            self.turn += 1
+            number = (event.get("data") or {}).get("turn")
+            self.number = number if isinstance(number, int) else self.turn
+            self.marks += 1
+        elif kind == "tool/call":
+            self._call(event)
+        elif kind == "tool/result":
+            self._result(event)
         elif kind == "assistant/message":
-            last_message[turn] = event
-    for turn, message in last_message.items():
-        if tool_calls.get(turn):
-            continue
-        text = message_text(message)  # text blocks only: reasoning is not speech
-        match = next((m for p in patterns if (m := p.search(text))), None)
-        if match:
-            hits.append(
+            if self.turn and not self.turn_calls:  # else the turn cannot be a delegate run
+                self.speech = event.get("seq"), message_text(event)  # text only, not reasoning
+        elif is_human_message(event):
+            self.result.human_messages += 1
+            if self.asks:
+                self._answer(event)
+
+    def finish(self) -> SessionSignals:
+        self._end_turn()
+        self.timed.sort(key=lambda item: item[0])  # listed by call, not by result
+        for _, name, hit in self.timed:
+            self.hits[name].append(hit)
+        return self.result
+
+    # -- delegateRuns ------------------------------------------------------------------------
+
+    def _end_turn(self) -> None:
+        """A delegate run: a turn without tool calls whose last assistant message asks the
+        person to act (turn 0, before any turn start, is no turn)."""
+        if self.speech is not None and not self.turn_calls:
+            seq, text = self.speech
+            match = next((m for p in self.patterns if (m := p.search(text))), None)
+            if match:
+                self.hits["delegateRuns"].append(
+                    {
+                        "session": self.session,
+                        "turn": self.number,
+                        "seq": seq,
+                        "match": match.group(0),
+                        "text": text[:_DETAIL_TEXT],
+                    }
+                )
+        self.turn_calls, self.speech = False, None
+
+    # -- calls and results -------------------------------------------------------------------
+
+    def _call(self, event: Event) -> None:
+        data = event["data"]
+        self.marks += 1
+        self.turn_calls = True
+        name = str(data.get("name", ""))
+        call = _Call(
+            self.calls,
+            name,
+            event.get("seq"),
+            event.get("time"),
+            self.turn,
+            self.number,
+            self.marks,
+        )
+        self.calls += 1
+        self.waiting[str(data.get("callId", ""))] = call
+        if name in self.config.ask_tools and (options := _option_labels(event)):
+            call.options = options
+            self.asks.append(call)
+
+    def _result(self, event: Event) -> None:
+        call_id = result_call_id(event)
+        call = self.waiting.pop(call_id, None) if call_id else None
+        if call is None:
+            self.hits["unpairedToolResults"].append(
                 {
-                    "session": session,
-                    "turn": at.number[turn],
-                    "seq": message.get("seq"),
-                    "match": match.group(0),
-                    "text": text[:_DETAIL_TEXT],
+                    "session": self.session,
+                    "turn": self.number,
+                    "seq": event.get("seq"),
+                    "callId": call_id,
+                    "text": message_text(event)[:_DETAIL_TEXT],
                 }
             )
+            return
+        self._duration(call, event)
+        self._failure(call, event)
 
-
-def _durations(
-    calls: list[ToolCall],
-    events: list[Event],
-    at: _Turns,
-    config: SignalConfig,
-    session: str,
-    hits: dict[str, list[dict[str, Any]]],
-) -> None:
-    # Positions of every call and turn start, to tell whether anything ran in between.
-    marks = [i for i, e in enumerate(events) if e.get("type") in ("tool/call", "turn/start")]
-    for call in calls:
-        duration = call.duration_ms
-        if duration is None or call.result is None or call.result_index is None:
-            continue
-        if duration <= config.long_tool_ms:
-            continue
+    def _duration(self, call: _Call, result: Event) -> None:
+        """longTools, humanWaitTools or concurrentSkipped: the concurrency check first."""
+        start, end = call.time, result.get("time")
+        if not isinstance(start, int) or not isinstance(end, int):
+            return
+        if end - start <= self.config.long_tool_ms:
+            return
         hit = {
-            "session": session,
-            "turn": at.number_of(call.index),
+            "session": self.session,
+            "turn": call.number,
             "tool": call.name,
-            "durationMs": duration,
-            "callSeq": call.call.get("seq"),
-            "resultSeq": call.result.get("seq"),
+            "durationMs": end - start,
+            "callSeq": call.seq,
+            "resultSeq": result.get("seq"),
         }
-        if _anything_between(marks, call.index, call.result_index):
-            hits["concurrentSkipped"].append(hit)
-        elif call.name in config.human_wait_tools:
-            hits["humanWaitTools"].append(hit)
-        elif call.name in config.command_tools:
-            hits["longTools"].append(hit)
+        if self.marks > call.marks:  # a call or a turn start came in between
+            self.timed.append((call.order, "concurrentSkipped", hit))
+        elif call.name in self.config.human_wait_tools:
+            self.timed.append((call.order, "humanWaitTools", hit))
+        elif call.name in self.config.command_tools:
+            self.timed.append((call.order, "longTools", hit))
 
-
-def _anything_between(marks: list[int], start: int, end: int) -> bool:
-    """Whether a mark (a call or a turn start) lies strictly between two event positions."""
-    after = bisect_right(marks, start)
-    return after < len(marks) and marks[after] < end
-
-
-def _repeat_failures(
-    calls: list[ToolCall],
-    config: SignalConfig,
-    session: str,
-    at: _Turns,
-    hits: list[dict[str, Any]],
-) -> None:
-    streaks: dict[str, int] = {}
-    finished = [(c.result_index, c, c.result) for c in calls if c.result_index is not None]
-    for index, call, result in sorted(finished, key=lambda item: item[0]):
-        if result is None or not is_failed_result(result):
+    def _failure(self, call: _Call, result: Event) -> None:
+        """repeatFailures: a streak per tool, reset by a success and by each hit."""
+        streaks = self.streaks
+        if not is_failed_result(result):
             streaks[call.name] = 0
-            continue
+            return
         streaks[call.name] = streaks.get(call.name, 0) + 1
-        if streaks[call.name] >= config.repeat_fail_min:
-            error = (result.get("data") or {}).get("error") or {}
-            hits.append(
+        if streaks[call.name] >= self.config.repeat_fail_min:
+            self.hits["repeatFailures"].append(
                 {
-                    "session": session,
-                    "turn": at.number_of(index),
+                    "session": self.session,
+                    "turn": self.number,
                     "tool": call.name,
                     "failures": streaks[call.name],
-                    "errorCode": error.get("code"),
+                    "errorCode": _error_code((result.get("data") or {}).get("error")),
                     "resultSeq": result.get("seq"),
                 }
             )
             streaks[call.name] = 0
 
+    # -- freeformAnswers ---------------------------------------------------------------------
 
-def _freeform_answers(
-    events: list[Event],
-    calls: list[ToolCall],
-    at: _Turns,
-    config: SignalConfig,
-    session: str,
-    hits: list[dict[str, Any]],
-) -> None:
-    humans = [i for i, e in enumerate(events) if is_human_message(e)]
-    for call in calls:
-        if call.name not in config.ask_tools:
-            continue
-        options = _option_labels(call.call)
-        if not options:
-            continue
-        answer = next((i for i in humans if i > call.index), None)
-        if answer is None:
-            continue
-        asked_turn, answer_turn = at.ordinal[call.index], at.ordinal[answer]
-        # The answer belongs to the ask only in its own turn or the one right after it.
-        if answer_turn - asked_turn > 1:
-            continue
-        waited = int(events[answer].get("time") or 0) - int(call.call.get("time") or 0)
-        if waited > config.answer_window_ms:
-            continue
-        text = message_text(events[answer])
-        if not _chose_an_option(text, options):
-            hits.append(
-                {
-                    "session": session,
-                    "turn": at.number[asked_turn],
-                    "options": options,
-                    "answer": text[:_DETAIL_TEXT],
-                    "askSeq": call.call.get("seq"),
-                    "answerSeq": events[answer].get("seq"),
-                }
-            )
+    def _answer(self, human: Event) -> None:
+        """The next human message answers every ask with options still waiting for one, if
+        it comes in the ask's turn or the one right after, within the window."""
+        text = message_text(human)
+        for ask in self.asks:
+            if self.turn - ask.turn > 1:
+                continue
+            waited = int(human.get("time") or 0) - int(ask.time or 0)
+            if waited > self.config.answer_window_ms:
+                continue
+            if not _chose_an_option(text, ask.options):
+                self.hits["freeformAnswers"].append(
+                    {
+                        "session": self.session,
+                        "turn": ask.number,
+                        "options": ask.options,
+                        "answer": text[:_DETAIL_TEXT],
+                        "askSeq": ask.seq,
+                        "answerSeq": human.get("seq"),
+                    }
+                )
+        self.asks.clear()
+
+
+def _error_code(error: Any) -> Any:
+    return error.get("code") if isinstance(error, dict) else None
 
 
 def _option_labels(call: Event) -> list[str]:
@@ -322,13 +359,29 @@ def _chose_an_option(text: str, labels: Iterable[str]) -> bool:
 
 @dataclass
 class SignalsReport:
+    """Signals over many sessions: full totals, and the first `detail_limit` hits of each
+    signal in `details` (the rest counted in `omitted`)."""
+
     sessions: int = 0  # sessions with at least one human message
     human_messages: int = 0
     totals: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SIGNALS, 0))
     details: dict[str, list[dict[str, Any]]] = field(
         default_factory=lambda: {s: [] for s in SIGNALS}
     )
+    omitted: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SIGNALS, 0))
     recomputed: int = 0  # sessions whose signals had to be computed again
+    detail_limit: int = DETAILS
+
+    def add(self, result: SessionSignals) -> None:
+        """Count one session's signals in."""
+        self.human_messages += result.human_messages
+        self.sessions += result.human_messages > 0
+        for name in SIGNALS:
+            hits = result.hits[name]
+            self.totals[name] += len(hits)
+            room = max(0, self.detail_limit - len(self.details[name]))
+            self.details[name] += hits[:room]
+            self.omitted[name] += max(0, len(hits) - room)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -336,42 +389,53 @@ class SignalsReport:
             "humanMessages": self.human_messages,
             "totals": self.totals,
             "details": self.details,
+            "omitted": self.omitted,
         }
 
 
 def collect_signals(
-    catalog: Catalog, keys: Iterable[SessionKey], config: SignalConfig
+    catalog: Catalog, keys: Iterable[SessionKey], config: SignalConfig, details: int = DETAILS
 ) -> SignalsReport:
     """The signals of the given sessions, recomputed only where the session changed since (its
-    revision moved) or the knobs differ; the rest come from the store."""
+    revision moved) or the knobs differ; the rest come from the store, one row at a time.
+    `details` is how many hits of each signal the report keeps."""
+    if details < 0:
+        raise ValueError(f"details must not be negative, got {details}")
     db = catalog.store.db
     revisions = catalog.revisions()
-    stored = {
-        (h, s): (c, r, v)
-        for h, s, c, r, v in db.execute(
-            "SELECT harness, session_id, config, revision, result FROM session_signals"
-        )
-    }
     knobs = config.key()
-    report = SignalsReport()
+    report = SignalsReport(detail_limit=details)
     fresh: list[tuple[str, str, str, int, str]] = []
+    fresh_bytes = 0
     for key in keys:
         revision = revisions.get(key)
         if revision is None:
             continue  # no events yet
-        saved = stored.get(key)
-        if saved is not None and saved[0] == knobs and saved[1] == revision:
-            result = SessionSignals.from_json(orjson.loads(saved[2]))
+        saved = db.execute(
+            "SELECT result FROM session_signals "
+            "WHERE harness = ? AND session_id = ? AND config = ? AND revision = ?",
+            (*key, knobs, revision),
+        ).fetchone()
+        if saved is not None:
+            result = SessionSignals.from_json(orjson.loads(saved[0]))
         else:
-            result = session_signals(catalog.events(key), config, f"{key[0]}:{key[1]}")
-            fresh.append((*key, knobs, revision, orjson.dumps(result.as_json()).decode()))
-        report.human_messages += result.human_messages
-        report.sessions += result.human_messages > 0
-        for name in SIGNALS:
-            report.totals[name] += len(result.hits[name])
-            report.details[name] += result.hits[name]
-    if fresh:
-        with catalog.store.transaction():
-            db.executemany("INSERT OR REPLACE INTO session_signals VALUES (?, ?, ?, ?, ?)", fresh)
-    report.recomputed = len(fresh)
+            with bulk_load():
+                result = session_signals(catalog.iter_events(key), config, f"{key[0]}:{key[1]}")
+            stored = orjson.dumps(result.as_json()).decode()
+            fresh.append((*key, knobs, revision, stored))
+            fresh_bytes += len(stored)
+            report.recomputed += 1
+            if fresh_bytes >= _FLUSH_BYTES:
+                _store(catalog, fresh)
+                fresh_bytes = 0
+        report.add(result)
+    _store(catalog, fresh)
     return report
+
+
+def _store(catalog: Catalog, fresh: list[tuple[str, str, str, int, str]]) -> None:
+    """Write recomputed results (each is exact for its revision, so any batch may stand)."""
+    if fresh:
+        with catalog.store.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO session_signals VALUES (?, ?, ?, ?, ?)", fresh)
+        fresh.clear()
