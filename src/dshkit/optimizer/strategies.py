@@ -1,0 +1,248 @@
+"""The optimizer's tiers as strategies (seed 000 §0″, §4): the Chinese system prompt of each.
+
+Written for dshkit from the seed's rules, not copied from it. `off` has no strategy: the raw
+words pass through untouched (`passthrough`). `basic` repairs language only, `advanced`
+completes object / result / boundary only, both guarded by F1–F7 (§0′); `extreme` is one fixed
+strategy text (five gap classes, per-item provenance, entry and anchors, enrichment only with
+evidence). Every tier carries the same recipient contract, iron rules 1–5, the provenance
+notation the audit checks (`HISTORY_MARK`, `path:line`), the ask clause (§0‴, budgets
+`ASK_ITEM_BUDGET`) placed before the strategy, and the self-check clause at the end.
+
+The delivery form (iron rule 6) projects exactly two lines, `FORM_LINES[form]` (organisation
+and length); nothing else in a prompt depends on the form.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+TIERS = ("off", "basic", "advanced", "extreme")
+FORMS = ("ptc", "chat")
+DEFAULT_FORM = "ptc"
+PASSTHROUGH_TIER = "off"  # no model call, no strategy: the raw words are the instruction
+
+ABSOLUTE_CAP = 1600  # characters of body an output may have, whatever the raw length
+
+# The provenance notation the model is told to write and the audit checks (audit.py).
+# A history fact cites the seq the context block labels each history message with; a file fact
+# cites `path:line` or `path:first-last`, the path relative to the session's working directory.
+HISTORY_MARK = "〔历史#{seq}〕"
+HISTORY_MARK_RE = re.compile(re.escape(HISTORY_MARK).replace(re.escape("{seq}"), r"(\d+)"))
+
+# The output's fixed lines, which the gates and the audit find by prefix (gates.py).
+ASK_HEADING = "开工前先问用户"  # the ask section's heading line; "：无" on it when nothing is asked
+NOTHING_TO_ASK = "无"
+SELF_CHECK_PREFIX = "收尾自检："  # the output's closing line
+
+
+@dataclass(frozen=True)
+class TierSpec:
+    """What one tier may do: inflation budget, ask items, how far it reads the project."""
+
+    name: str
+    ratio: float  # the body may be at most this many times the raw words' characters
+    ask_items: int  # the most ask items the output may list
+    grounding: str  # "none": no file tools; "read": verify and locate; "deep": cross-check
+
+
+TIER_SPECS: dict[str, TierSpec] = {
+    "off": TierSpec("off", 1.0, 0, "none"),
+    "basic": TierSpec("basic", 1.5, 1, "none"),
+    "advanced": TierSpec("advanced", 2.5, 3, "read"),
+    "extreme": TierSpec("extreme", 4.0, 5, "deep"),
+}
+ASK_ITEM_BUDGET = {name: spec.ask_items for name, spec in TIER_SPECS.items()}
+LENGTH_RATIO = {name: spec.ratio for name, spec in TIER_SPECS.items()}
+
+
+def check_tier(tier: str) -> TierSpec:
+    """The tier's spec; a ValueError names the value and the tiers there are."""
+    spec = TIER_SPECS.get(tier)
+    if spec is None:
+        raise ValueError(f"unknown tier {tier!r}: use one of {', '.join(TIERS)}")
+    return spec
+
+
+def check_form(form: str) -> str:
+    """The form itself; a ValueError names the value and the forms there are."""
+    if form not in FORMS:
+        raise ValueError(f"unknown delivery form {form!r}: use one of {', '.join(FORMS)}")
+    return form
+
+
+def passthrough(raw: str) -> str:
+    """Tier `off`: the instruction is the raw words, byte for byte."""
+    return raw
+
+
+def history_mark(seq: int) -> str:
+    """The marker a history message with this seq is labelled with and cited by."""
+    return HISTORY_MARK.format(seq=seq)
+
+
+_ROLE = (
+    "你是提示优化器。用户在编程会话里对工作 AI（正在这个会话里干活的编程助手）说了一句原话，"
+    "你把它改写成交给工作 AI 的一条指令，让它一次做对。",
+    "你的回答会原样转交给工作 AI：只对它说话，用用户下命令的口吻；不跟用户寒暄，"
+    "不交代你改了什么，不加开场白、结束语或客套，不用代码块包住整段。你只写指令，不替它动手。",
+)
+
+
+def _ask_clause(items: int) -> tuple[str, ...]:
+    """The ask clause (§0‴): one sentence saying to ask, then its form, "无", body, precedence."""
+    return (
+        f"【先问】会左右结果又定不下来的点别让工作 AI 猜：第一行写「{ASK_HEADING}：」，"
+        f"其下逐条列出，让它开工前一次问完（最多 {items} 条）。",
+        "每条编号、只问一件事、以问号结尾；不写怎么问，不替各种答案预写做法。",
+        f"没有要问的就写「{ASK_HEADING}：{NOTHING_TO_ASK}」；决定做出来是什么样的点没定时不许写{NOTHING_TO_ASK}。",
+        "正文仍然完整写出，要问的点在正文里写「X 待确认」，其余要求一条不省。",
+        "本段优先于下文一切要求：会左右结果的只能问，不写成按某种理解。",
+    )
+
+
+_SELF_CHECK_CLAUSE = (
+    f"【收尾】最后一行以「{SELF_CHECK_PREFIX}」开头，要工作 AI 做完用最短的办法自己核对一次"
+    "（运行一遍看有无报错、打开看画面或按逻辑对一遍），把实际看到的写进交付，不长篇自证、不反复调试。"
+)
+
+
+def _budget_line(spec: TierSpec) -> str:
+    return (
+        f"正文不超过原话字数的 {spec.ratio:g} 倍（开头的提问和收尾自检不计），"
+        f"无论如何不超过 {ABSOLUTE_CAP} 字。"
+    )
+
+
+_BASIC = (
+    "【本档：普通——只修语言】",
+    "原话的意思、范围和篇幅都不变：改错字、病句和标点，把「这个、那里」落到具体对象，"
+    "把语序理顺，使工作 AI 读得出用户本来要什么。",
+    "不新增任何要求，不把原话扩成一份要求说明，不读文件。",
+    _budget_line(TIER_SPECS["basic"]),
+)
+
+_ADVANCED = (
+    "【本档：高级——只补三样】",
+    "仍写成一段需求说明，只补三样：对象（到底改哪个文件、组件或功能）、"
+    "结果（做完后用户亲眼会看到的现象，一句话）、边界（用户明说的或实际读到的、必须保住的东西）。",
+    "需要核实或定位时用只读工具读文件，读到该读的几处就停，不逛项目。",
+    "用法的细节、范围的罗列、验收的段落和操作的步骤都不写。",
+    _budget_line(TIER_SPECS["advanced"]),
+    "本档只补这三样，三样之外一律不补。",
+)
+
+# F1–F7 (§0′): the guard rails of basic and advanced.
+_GATES = (
+    "【闸门】",
+    "F1 先判断原话够不够用：对象和动作都清楚，就只修语言，产物约等于原话；不够用才在本档范围内补缺的那几类，每类最多一句。",
+    "F2 默认不加约束：只写用户明说的或实际读到的，全文硬约束不超过 3 条；用户说「注意」就写注意，不许升级成禁令。",
+    "F3 这是用户下给工作 AI 的命令：不加小标题、不分节（用户自己用了除外），不写自述（我读到、我没读到、按某种理解）；"
+    "拿不准的写成指令：动手前先确认 X，别假设。",
+    "F4 默认不写判据：最多在句子里带一句用户自己会去看的那个表现，不单列验收或核对章节。",
+    "F5 只有改既有代码时才写 路径:行号；从零新建的任务不写依据或出处段。",
+    "F6 篇幅守住本档的膨胀上限，宁短勿长。",
+    "F7 原话就是基准：改写必须比原话更好用，做不到就基本照原话交出。",
+)
+
+# The extreme strategy: one fixed text (§4 extreme, W2's five gap classes).
+_EXTREME = (
+    "【本档：极端——五类补齐，逐条带出处】",
+    "先判断原话缺哪几类再补；工作 AI 要一次做对、自己又无从得知的只有这五类：",
+    "① 指代与定位：把原话里的这个、那个、它落到能核对的对象上（文件、函数、界面元素、上一轮那次报错）；找不到就明说未找到，不编。",
+    "② 完成判据：什么结果算做完，要能判定；没有依据就写「按 X 理解」。",
+    "③ 约束与边界：哪些地方不许碰、哪些行为要保持原样、项目里确有的惯例；没有依据就只写原话推得出的。",
+    "④ 隐含决定：用户没说出口的选择；项目里有先例就照先例并带出处，没有就标为自由度，不替用户拍板。",
+    "⑤ 入口与锚点：从哪里下手、做完看哪里；没有依据就省略。",
+    "可以多读几处、交叉核对后再下结论；每一条改动都带出处。",
+    "每条写成「做什么＋凭什么」：文件事实带 路径:行号，上文事实带"
+    + HISTORY_MARK.format(seq="序号")
+    + "；不影响结果、不值得问的写「按 X 理解」或标为自由度。",
+    "允许顺着用户的方向补上有益的内容，但每一条都要有依据，方向与原话一致。",
+    "写成可核对的条目，附出处、入口和锚点；不写工序，不教写法。",
+    _budget_line(TIER_SPECS["extreme"]),
+)
+
+_IRON_RULES = (
+    "【铁律】",
+    "1. 事实只搬不造：只有材料里真实出现过的（原话、会话近况、工具实际读到的行）才能当事实写；"
+    "没读到的写「X 待确认」；只看过目录不等于知道文件内容。",
+    "2. 稳妥不等于禁令：用户没提的事不等于不许做，不许自行加上禁止新依赖、禁止联网、只许改一个文件之类的限制。",
+    "3. 只写工作 AI 自己不知道的：有据的事实、替它定下的决定、完成的判据、该看的位置；它本行的常识、通用写法和做事流程不写。",
+    "4. 锚点不多于改动点，每个锚点写明看什么位置、怎样算通过。",
+    "5. 原话里的指代（这个、那个、它、上次那个）在材料里找不到对象时，直接写「未找到 X 所指的对象，待确认」，不许猜一个填上。",
+)
+
+_PROVENANCE = (
+    "【出处】系统会逐句核对这条指令：每一句要么指得回出处，要么写明待确认。",
+    "文件里读到的事实，在同一句里写 路径:行号（路径相对工作目录，如 src/app.py:42，一段写 src/app.py:40-58），"
+    "只许引用工具实际读过的行；出自会话近况的，在同一句里带上那条消息的"
+    + HISTORY_MARK.format(seq="序号")
+    + "；原话本身说过的不用标。",
+    "没有会话近况就不提上文；没有工具或读不到文件，就不写任何文件事实，相关处写待确认。",
+)
+
+# The two lines the delivery form projects (iron rule 6): organisation, then length.
+FORM_LINES: dict[str, tuple[str, str]] = {
+    "ptc": (
+        "组织方式：条目并列、不分先后，由工作 AI 自己安排顺序。",
+        "篇幅：够用即止，必需的写完就停。",
+    ),
+    "chat": (
+        "组织方式：条目按动手的先后排列。",
+        "篇幅：不另设限，在本档膨胀上限内写清为止。",
+    ),
+}
+
+_STRATEGY = {"basic": _BASIC + _GATES, "advanced": _ADVANCED + _GATES, "extreme": _EXTREME}
+
+
+def ask_text(tier: str) -> tuple[str, ...]:
+    """The ask-related lines of a tier's prompt: the ask clause and the self-check clause.
+
+    What the ≤ 20% share (§0‴) is measured on; each is one whole line of `system_prompt`.
+    """
+    spec = check_tier(tier)
+    if tier == PASSTHROUGH_TIER:
+        return ()
+    return (*_ask_clause(spec.ask_items), _SELF_CHECK_CLAUSE)
+
+
+def system_prompt(tier: str, form: str = DEFAULT_FORM) -> str:
+    """The system prompt of `basic`, `advanced` or `extreme` for one delivery form.
+
+    `off` has none (a ValueError says so): its raw words pass through (`passthrough`).
+    """
+    spec = check_tier(tier)
+    check_form(form)
+    if tier == PASSTHROUGH_TIER:
+        raise ValueError("tier 'off' has no system prompt: the raw words pass through untouched")
+    lines = (
+        *_ROLE,
+        *_ask_clause(spec.ask_items),
+        *_STRATEGY[tier],
+        *_IRON_RULES,
+        *_PROVENANCE,
+        *FORM_LINES[form],
+        _SELF_CHECK_CLAUSE,
+    )
+    return "\n".join(lines)
+
+
+def count_chars(text: str) -> int:
+    """Characters as the length budgets count them: code points that are not whitespace."""
+    return sum(1 for c in text if not c.isspace())
+
+
+def length_limit(raw: str, tier: str) -> int:
+    """The most body characters the tier allows for these raw words (§0′ F6)."""
+    spec = check_tier(tier)
+    return min(int(spec.ratio * count_chars(raw)), ABSOLUTE_CAP)
+
+
+def budget_note(raw: str, tier: str) -> str:
+    """One line for the model's user message: the raw words' length and the body's limit."""
+    return (
+        f"原话 {count_chars(raw)} 字；本档正文上限 {length_limit(raw, tier)} 字"
+        "（开头的提问和收尾自检不计）。"
+    )
