@@ -136,6 +136,48 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             maximum=86400,
         ),
     },
+    # The prompt optimizer's defaults; a session may override them (dshkit optimize settings).
+    "optimizer": {
+        "tier": Setting(
+            str,
+            "off",
+            "how much the optimizer does: off passes the raw words through untouched",
+            choices=("off", "basic", "advanced", "extreme"),
+        ),
+        "form": Setting(
+            str, "ptc", "the delivery form the instruction is written for", choices=("ptc", "chat")
+        ),
+        "turns": Setting(
+            int, 3, "recent exchanges of the session shown to the optimizer", minimum=0, maximum=10
+        ),
+        "full": Setting(bool, False, "show the optimizer everything the working agent sees"),
+        "permission": Setting(
+            str,
+            "auto",
+            "auto: the refined instruction goes to the agent; review: the prompt is held for you",
+            choices=("auto", "review"),
+        ),
+        "skip_prefix": Setting(
+            str, "!", "a prompt starting with this goes to the agent unoptimized", rule="a string"
+        ),
+        "timeout_s": Setting(
+            float,
+            15.0,
+            "seconds an optimization may take before the raw words pass untouched",
+            above=0,
+            maximum=600,
+        ),
+        "stall_s": Setting(
+            float,
+            8.0,
+            "seconds the model may send nothing before the raw words pass untouched",
+            above=0,
+            maximum=600,
+        ),
+        "max_tokens": Setting(
+            int, 4096, "the most tokens the optimizer's answer may have", minimum=64, maximum=65536
+        ),
+    },
 }
 
 

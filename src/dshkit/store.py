@@ -141,6 +141,33 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE llm_calls ADD COLUMN tool_calls TEXT;
     """,
+    # 8: the prompt optimizer — every run with what it stood on and how it was judged, and the
+    # settings a session chose apart from the config's defaults.
+    """
+    CREATE TABLE optimizer_runs (
+        id          INTEGER PRIMARY KEY,
+        at          INTEGER NOT NULL,
+        harness     TEXT,
+        session_id  TEXT,
+        cwd         TEXT,
+        tier        TEXT NOT NULL,
+        form        TEXT NOT NULL,
+        raw         TEXT NOT NULL,
+        output      TEXT NOT NULL,
+        fallback    TEXT,
+        model       TEXT,
+        record      TEXT NOT NULL,
+        outcome     TEXT,
+        outcome_at  INTEGER
+    );
+    CREATE INDEX optimizer_runs_at ON optimizer_runs (at);
+    CREATE TABLE optimizer_sessions (
+        harness     TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        settings    TEXT NOT NULL,
+        PRIMARY KEY (harness, session_id)
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
