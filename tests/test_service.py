@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ class Running:
         tmp_path: Path,
         extra: dict[str, object] | None = None,
         routers: dict[str, RouterFactory] | None = None,
+        capabilities: Callable[[Path, JobRunner], dict[str, object]] | None = None,
     ) -> None:
         self.state_dir = tmp_path / "state"
         self.state_dir.mkdir()
@@ -46,6 +47,8 @@ class Running:
         self.jobs = JobRunner()
         self.service = ProfileService(self.state_dir, [Source("dsh", self.root)], self.jobs)
         services = {"jobs": self.jobs, "profile": self.service, **(extra or {})}
+        if capabilities is not None:  # services that share the state dir and the job runner
+            services.update(capabilities(self.state_dir, self.jobs))
         app = create_app(
             services, self.token, read_timeout=0.5, routers={**ROUTERS, **(routers or {})}
         )

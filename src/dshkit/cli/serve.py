@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ..jobs import JobRunner
+from ..optimizer.service import OptimizerService
 from ..profile.service import ProfileService
 from ..web.app import create_app, ensure_token
 from ..web.security import TOKEN_HEADER, is_loopback_address
@@ -57,7 +58,8 @@ def serve(
     shown = f"[{bound}]" if ":" in bound else bound
     jobs = JobRunner()
     service = ProfileService(directory, sources_for(roots, harness), jobs)
-    app = create_app({"jobs": jobs, "profile": service}, token, allow_remote=allow_remote)
+    services = {"jobs": jobs, "profile": service, "optimizer": OptimizerService(directory, jobs)}
+    app = create_app(services, token, allow_remote=allow_remote)
     stderr.print(
         f"dshkit serving http://{shown}:{real_port}/ (API under /api/, state in {directory})",
         markup=False,

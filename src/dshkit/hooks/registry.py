@@ -103,6 +103,8 @@ HANDLERS: tuple[Entry, ...] = (
     # Profile injection: once per session, on the harness's context event (hooks/profile.py).
     Entry("SessionStart", "dshkit.hooks.profile:on_session_start", budget=5.0, order=10),
     Entry("UserPromptSubmit", "dshkit.hooks.profile:on_prompt", budget=5.0, order=10),
+    # The prompt optimizer (hooks/optimizer.py): its own deadline is inside this budget.
+    Entry("UserPromptSubmit", "dshkit.hooks.optimizer:on_prompt", budget=16.0, order=20),
     # A detached refresh when the agent pauses (hooks/refresh.py): only a process start here.
     Entry("Stop", "dshkit.hooks.refresh:on_session_pause", budget=3.0, order=90),
     Entry("SessionEnd", "dshkit.hooks.refresh:on_session_pause", budget=3.0, order=90),

@@ -10,11 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ..routing import Router
-from . import jobs, profile
+from . import jobs, optimizer, profile
 
 RouterFactory = Callable[[Any], Router]
 
 ROUTERS: dict[str, RouterFactory] = {
     "jobs": jobs.router,  # the job runner: listing and progress events of background jobs
     "profile": profile.router,  # prompt-adapt
+    "optimizer": optimizer.router,  # the prompt optimizer
 }
