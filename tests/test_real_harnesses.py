@@ -20,10 +20,11 @@ from typing import Any
 import orjson
 import pytest
 
+from dshkit.hooks.optimizer import LABEL
 from dshkit.profile.state import ProfileState
 from dshkit.store import Store
 
-from .fakes import RefusingProxy, fake_anthropic, fake_chat, fake_responses
+from .fakes import FakeOpenAI, RefusingProxy, Reply, fake_anthropic, fake_chat, fake_responses
 from .hook_handlers import DENIED
 from .test_profile_state import PROFILE, store_version
 
@@ -154,6 +155,12 @@ def proxy() -> Iterator[RefusingProxy]:
 
 
 def run_claude(world: World, fake: Any, proxy: RefusingProxy, prompt: str, **extra: str) -> None:
+    done = run_claude_raw(world, fake, proxy, prompt, **extra)
+    assert "ok from the fake model" in done
+
+
+def run_claude_raw(world: World, fake: Any, proxy: RefusingProxy, prompt: str, **extra: str) -> str:
+    """`claude -p` in the world; its stdout and stderr (it must exit 0)."""
     env = {
         **world.env,
         **proxy.env(),
@@ -180,7 +187,7 @@ def run_claude(world: World, fake: Any, proxy: RefusingProxy, prompt: str, **ext
         timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "ok from the fake model" in done.stdout
+    return done.stdout + done.stderr
 
 
 def test_claude_code(tmp_path: Path, proxy: RefusingProxy) -> None:
@@ -198,6 +205,38 @@ def test_claude_code(tmp_path: Path, proxy: RefusingProxy) -> None:
         assert fake.requests, "the session died with its hook"
     assert "forced crash" in world.hook_log()
     assert world.human_messages(world.home / ".claude" / "projects") == 3
+    world.uninstall_hooks_leaves_no_trace()
+
+
+def test_claude_code_optimizer_auto_and_review(tmp_path: Path, proxy: RefusingProxy) -> None:
+    # The optimizer's own model is a fake OpenAI server; Claude Code's is the fake Anthropic.
+    world = World(tmp_path, "claude")
+    world.install_hooks()
+    refined = (
+        "开工前先问用户：无\n把 hello.txt 的内容原样读给用户。\n收尾自检：确认读到的就是文件内容。"
+    )
+    with fake_anthropic() as fake, FakeOpenAI() as optimizer:
+        (world.state / "config.toml").write_text(
+            f'[llm]\nbase_url = "{optimizer.base_url}"\napi_key = "sk-fake"\n'
+            '[optimizer]\ntier = "basic"\n'
+        )
+        optimizer.replies.append(Reply(deltas=[refined]))
+        run_claude(world, fake, proxy, "读一下 hello")
+        bodies = [r.body for r in fake.requests if r.path.startswith("/v1/messages")]
+        conversation = [b for b in bodies if "title" not in texts(b)[:400].lower()]
+        assert f"{LABEL}\n{refined}" in texts(conversation[0])  # before the first answer
+        assert "读一下 hello" in optimizer.requests[0].body["messages"][1]["content"]
+
+        (world.state / "config.toml").write_text(
+            f'[llm]\nbase_url = "{optimizer.base_url}"\napi_key = "sk-fake"\n'
+            '[optimizer]\ntier = "basic"\npermission = "review"\n'
+        )
+        optimizer.replies.append(Reply(deltas=[refined]))
+        fake.requests.clear()
+        held = run_claude_raw(world, fake, proxy, "读一下 hello")
+        assert not [r for r in fake.requests if r.path.startswith("/v1/messages")
+                    and "title" not in texts(r.body)[:400].lower()]  # fmt: skip
+        assert "held this prompt for review" in held and refined.splitlines()[1] in held
     world.uninstall_hooks_leaves_no_trace()
 
 
