@@ -8,13 +8,18 @@ The decision per file (seed 001 §3.3, plus file identity):
   warns and falls back to a full rescan; complete frames (or lines) are decoded, the cursor
   moves to the end of the last one, and a torn tail waits for the next round.
 A file that failed is remembered with its identity and not decoded again until it changes.
+
+The new part is read a block at a time: each block's complete lines (or frames) are parsed,
+normalized, counted and handed to the caller's sink before the next block is read, so a read
+holds one block and its records, whatever the file's size, with the same result as reading it
+in one piece.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple, Protocol
 
 import orjson
 
@@ -26,9 +31,15 @@ from .zstdframes import MAGIC, Frame, FrameDecoder, FrameError, FrameTooLarge, s
 # Bytes kept from just before the cursor, to notice a file replaced by a longer one. Long
 # enough to reach past JSON lines' common tails into ids and times (for zstd: the checksum).
 ANCHOR_LEN = 64
+# Bytes read from a log at a time (more when a line or frame is longer): what a read holds of
+# the file at once, besides that block's records (several times as much). Blocks from 256 KiB
+# to 4 MiB scan about as fast; the smaller, the less memory.
+BLOCK_BYTES = 512 << 10
 # Frames parsed as one batch: large enough to amortize per-call work, small enough to stay
-# cache-friendly (holding a whole file's records at once costs ~1.4x more).
+# cache-friendly (holding a whole file's records at once costs ~1.4x more). A batch also ends
+# past this much plaintext: DSH's many small records take ~5x their text in memory.
 _CHUNK_FRAMES = 64
+_CHUNK_BYTES = 256 << 10
 
 
 @dataclass(slots=True)
@@ -103,13 +114,29 @@ def unreadable(exc: OSError) -> str:
     return f"cannot read the file: {exc.strerror or exc}"
 
 
+class PlainSink(Protocol):
+    """Receives the plaintext a read accepts (decoded frames, or the lines as they are), in file
+    order, while the file is read.
+
+    A read that ends in a failure may have written more than it accepted: only the first
+    `cursor.plain_len` bytes of a file's plaintext, as the returned cursor says, count.
+    """
+
+    def start(self, at: int) -> None:
+        """Called before the first write: what follows belongs at byte `at` of the file's
+        plaintext, and anything after `at` is stale (left by an interrupted scan, or the file
+        is read again from 0)."""
+
+    def write(self, chunk: bytes | memoryview) -> None: ...
+
+
 @dataclass(slots=True)
 class Increment:
     """The outcome of reading one file once."""
 
     cursor: Cursor
-    plaintext: bytes = b""
-    reset: bool = False  # the cache restarts from empty before `plaintext` is appended
+    plain_bytes: int = 0  # plaintext this read accepted (handed to the sink, if any)
+    reset: bool = False  # read again from 0: the file's plaintext restarts from empty
     delta: dict[str, Any] = field(default_factory=new_stats)  # summary of the new events only
     from_start: bool = False  # this read began at byte 0, so `kept` (if asked for) is complete
     kept: list[Event] | None = None  # the new events, when the caller asked to keep them
@@ -157,10 +184,12 @@ def read_increment(
     st: os.stat_result,
     frame_budget: int | None = None,
     keep: bool = False,
+    sink: PlainSink | None = None,
 ) -> Increment:
     """Read the new part of `log`; the returned cursor is a new object, `cursor` is untouched.
 
-    With `keep`, the new events are also returned in `Increment.kept`.
+    With `keep`, the new events are also returned in `Increment.kept`. With `sink`, the
+    plaintext of what is accepted is handed to it as the file is read.
     """
     seen = cursor.seen
     if seen.failed_as(st):
@@ -179,7 +208,7 @@ def read_increment(
             _restart(inc, log, "was rewritten in place")
     cur.error = cur.error_identity = None
     try:
-        _read(inc, log, adapter, decoder, st, frame_budget)
+        _read(inc, log, adapter, decoder, st, frame_budget, sink)
     except OSError as exc:
         _fail(inc, unreadable(exc), st)
     return inc
@@ -205,6 +234,80 @@ def _fail(inc: Increment, message: str, st: os.stat_result) -> None:
     inc.cursor.error_identity = identity(st)
 
 
+class _Blocks:
+    """The bytes of a log from a read's start to the size it was stat'ed at, a block at a time.
+
+    A caller holds one block at a time (with the unfinished line or frame before it), and
+    drops it for the next.
+    """
+
+    def __init__(self, handle: BinaryIO, left: int, inc: Increment) -> None:
+        self.handle = handle
+        self.left = left
+        self.inc = inc
+        self.ahead = b""  # the first block, read to check the cursor, waiting for `after`
+        self.error: OSError | None = None  # a read after the first block failed
+
+    def read(self, size: int) -> bytes:
+        """Up to `size` more bytes; raises OSError."""
+        data = self.handle.read(min(size, self.left))
+        self.left -= len(data)
+        self.inc.bytes_read += len(data)
+        return data
+
+    def after(self, carried: bytes) -> bytes:
+        """`carried` (the unfinished line or frame the caller holds) then the next block; b""
+        at the end, or after a read error (kept in `error`; what was taken before it stays).
+
+        The block is at least as long as `carried`: a line or frame longer than a block is
+        completed in steps that double, not one block at a time.
+        """
+        if self.ahead:
+            data, self.ahead = self.ahead, b""
+            return carried + data if carried else data
+        try:
+            data = self.read(max(BLOCK_BYTES, len(carried)))
+        except OSError as exc:
+            self.error = exc
+            data = b""
+        if not data:
+            self.left = 0  # the end, or the file shrank since its stat: what was read is all
+            return b""
+        return carried + data if carried else data
+
+
+class _Taken:
+    """What one read has accepted so far, and where its plaintext goes."""
+
+    def __init__(self, inc: Increment, sink: PlainSink | None) -> None:
+        self.inc = inc
+        self.sink = sink
+        self.anchor = inc.cursor.anchor
+        self.tail = self.anchor  # the last ANCHOR_LEN bytes accepted, with those before
+        self.count = 0  # bytes of the file accepted
+        self.started = False
+
+    def take(self, data: bytes, begin: int, end: int, plain: bytes | None = None) -> None:
+        """Accept `data[begin:end]`, the file's next bytes, whose plaintext is `plain` (when
+        not given: those bytes themselves)."""
+        self.tail = (self.tail + data[max(begin, end - ANCHOR_LEN) : end])[-ANCHOR_LEN:]
+        self.count += end - begin
+        size = end - begin if plain is None else len(plain)
+        self.inc.plain_bytes += size
+        if self.sink is None or not size:
+            return
+        if not self.started:
+            self.sink.start(self.inc.cursor.plain_len)
+            self.started = True
+        self.sink.write(memoryview(data)[begin:end] if plain is None else plain)  # a view: no copy
+
+    def drop(self) -> None:
+        """Nothing of this read counts after all (what the sink got is past the cursor)."""
+        self.tail = self.anchor
+        self.count = 0
+        self.inc.plain_bytes = 0
+
+
 def _read(
     inc: Increment,
     log: LogFile,
@@ -212,97 +315,131 @@ def _read(
     decoder: FrameDecoder,
     st: os.stat_result,
     frame_budget: int | None,
+    sink: PlainSink | None,
 ) -> None:
     cur = inc.cursor
     start = cur.offset
     inc.from_start = start == 0
     anchor = cur.anchor if start else b""
+    taken = _Taken(inc, sink)
     with open(log.path, "rb") as handle:  # read-only, always: session logs are not ours
         handle.seek(start - len(anchor))
-        data = handle.read(st.st_size - start + len(anchor))
-    inc.bytes_read += len(data)
-    # After a restart the offset is 0, so neither fallback below can fire twice.
-    if anchor and data[: len(anchor)] != anchor:
-        _restart(inc, log, "changed before the read position")
-        return _read(inc, log, adapter, decoder, st, frame_budget)
-    segment = data[len(anchor) :]
-    if log.compressed:
-        torn_magic = len(segment) < 4 and MAGIC.startswith(segment)
-        if start and not segment.startswith(MAGIC) and not torn_magic:
-            _restart(inc, log, f"has no zstd frame at the read position {start}")
-            return _read(inc, log, adapter, decoder, st, frame_budget)
-        accepted = _read_frames(inc, segment, start, adapter, decoder, st, frame_budget)
-    else:
-        accepted = _read_lines(inc, segment, start, adapter, st)
-    cur.anchor = (cur.anchor + segment[:accepted])[-ANCHOR_LEN:] if accepted else cur.anchor
-    cur.offset = start + accepted
-    cur.plain_len += len(inc.plaintext)
+        blocks = _Blocks(handle, st.st_size - start + len(anchor), inc)
+        moved = _first_block(blocks, anchor, start, log.compressed)
+        if moved is None and log.compressed:
+            _read_frames(inc, blocks, start, adapter, decoder, st, frame_budget, taken)
+        elif moved is None:
+            _read_lines(inc, blocks, start, adapter, st, taken)
+    if moved is not None:
+        # After a restart the offset is 0, so neither fallback can fire twice.
+        _restart(inc, log, moved)
+        return _read(inc, log, adapter, decoder, st, frame_budget, sink)
+    cur.anchor = taken.tail if taken.count else cur.anchor
+    cur.offset = start + taken.count
+    cur.plain_len += inc.plain_bytes
     cur.mtime_ns, cur.dev, cur.ino = st.st_mtime_ns, st.st_dev, st.st_ino
     # Stopped by the frame budget: record only what was read, so the next round goes on.
     cur.size = cur.offset if inc.pending else st.st_size
     merge_stats(cur.stats, inc.delta)
+    if blocks.error is not None:  # what came before it is kept; the rest once the file changes
+        _fail(inc, unreadable(blocks.error), st)
+
+
+def _first_block(blocks: _Blocks, anchor: bytes, start: int, compressed: bool) -> str | None:
+    """Read the anchor and the first block (left in `blocks.ahead`); why the cursor cannot be
+    trusted, if it cannot (then the file is read again from 0)."""
+    data = blocks.read(len(anchor) + BLOCK_BYTES)  # an error here fails the read as a whole
+    if anchor and data[: len(anchor)] != anchor:
+        return "changed before the read position"
+    segment = data[len(anchor) :]
+    # A segment shorter than a magic number is the whole rest: it may be a torn one.
+    torn_magic = len(segment) < 4 and MAGIC.startswith(segment)
+    if compressed and start and not segment.startswith(MAGIC) and not torn_magic:
+        return f"has no zstd frame at the read position {start}"
+    blocks.ahead = segment
+    return None
 
 
 def _read_frames(
     inc: Increment,
-    segment: bytes,
+    blocks: _Blocks,
     start: int,
     adapter: Adapter,
     decoder: FrameDecoder,
     st: os.stat_result,
     frame_budget: int | None,
-) -> int:
-    """Decode the complete frames of `segment`; returns how many of its bytes were accepted.
+    taken: _Taken,
+) -> None:
+    """Decode the complete frames from `start` on, a block at a time.
 
     Each frame is decompressed on its own; lines are parsed and normalized a chunk of frames
-    at a time (cheaper than per frame, and than holding a whole file's records at once).
+    at a time (cheaper than per frame, and than holding a whole file's records at once). A
+    frame cut by the end of a block is completed from the next one.
     """
-    scan = scan_frames(segment, base=start, max_frames=frame_budget)
     decode = decoder.decode
-    plain: list[bytes] = []
-    accepted = 0
+    buf, base = blocks.after(b""), start  # the bytes in hand, and the file offset of the first
+    found = 0
+    stopped = False
     failure: str | None = None
-    for first in range(0, len(scan.frames), _CHUNK_FRAMES):
-        frames = scan.frames[first : first + _CHUNK_FRAMES]
-        texts: list[bytes] = []
-        for frame in frames:
-            try:
-                text = decode(segment[frame.start - start : frame.end - start], frame)
-            except (FrameError, FrameTooLarge) as exc:
-                failure = str(exc)
+    while buf:
+        scan = scan_frames(buf, base, None if frame_budget is None else frame_budget - found)
+        frames = scan.frames
+        found += len(frames)
+        at = 0
+        while at < len(frames):
+            chunk = frames[at : at + _CHUNK_FRAMES]
+            texts: list[bytes] = []
+            size = 0
+            for frame in chunk:
+                try:
+                    text = decode(buf[frame.start - base : frame.end - base], frame)
+                except (FrameError, FrameTooLarge) as exc:
+                    failure = str(exc)
+                    break
+                inc.frames += 1
+                if text[-1:] != b"\n" and text:
+                    failure = f"zstd frame at byte {frame.start} ends inside a line"
+                    break
+                texts.append(text)
+                size += len(text)
+                if size >= _CHUNK_BYTES:
+                    break
+            kept, plain = _take_frames(inc, texts, chunk, adapter, st)
+            if kept:
+                taken.take(buf, chunk[0].start - base, chunk[kept - 1].end - base, plain)
+            if kept < len(texts) or failure is not None:
                 break
-            inc.frames += 1
-            if text[-1:] != b"\n" and text:
-                failure = f"zstd frame at byte {frame.start} ends inside a line"
-                break
-            texts.append(text)
-        kept = _take_frames(inc, texts, frames, adapter, st)
-        plain += texts[:kept]
-        if kept:
-            accepted = frames[kept - 1].end - start
-        if kept < len(texts) or failure is not None:
-            break
-    else:
-        failure = str(scan.error) if scan.error is not None else None
+            at += len(texts)
+        else:
+            if scan.error is not None:
+                failure = str(scan.error)
+            elif scan.stopped_at is not None:
+                stopped = True
+            else:  # every frame in hand is taken; a torn one waits for the next block
+                rest = base + len(buf) if scan.torn_start is None else scan.torn_start
+                carried = buf[rest - base :]
+                del buf  # freed before the next block is read
+                buf, base = blocks.after(carried), rest
+                continue
+        break
     if failure is not None and inc.cursor.error is None:
         _fail(inc, failure, st)
-    inc.pending = scan.stopped_at is not None and inc.cursor.error is None
-    inc.plaintext = b"".join(plain)
-    return accepted
+    inc.pending = stopped and inc.cursor.error is None
 
 
 def _take_frames(
     inc: Increment, texts: list[bytes], frames: list[Frame], adapter: Adapter, st: os.stat_result
-) -> int:
+) -> tuple[int, bytes]:
     """Parse and normalize decoded frames, counting them in `inc.delta`; returns how many
-    frames it kept."""
+    frames it kept, and their plaintext."""
     state = inc.cursor.state
     saved = _copy(state)
     loads = orjson.loads
+    plain = b"".join(texts)
     try:
-        records = [loads(line) for line in b"".join(texts).split(b"\n")[:-1]]
+        records = [loads(line) for line in plain.split(b"\n")[:-1]]
         _count(inc, adapter.normalize(records, state))
-        return len(texts)
+        return len(texts), plain
     except (orjson.JSONDecodeError, LogFormatError):
         state.clear()
         state.update(saved)
@@ -315,33 +452,66 @@ def _take_frames(
             _count(inc, adapter.normalize(records, state))
         except LogFormatError as exc:
             _fail(inc, f"zstd frame at byte {frames[index].start}: {exc}", st)
-            return index
-    return len(texts)
+            return index, b"".join(texts[:index])
+    return len(texts), plain
 
 
 def _read_lines(
-    inc: Increment, segment: bytes, start: int, adapter: Adapter, st: os.stat_result
-) -> int:
-    """Take the complete lines of `segment`; returns how many of its bytes were accepted."""
-    body = segment[: segment.rfind(b"\n") + 1]
-    records, problems, accepted = parse_lines(body, adapter.strict_lines)
-    messages = [f"line at byte {start + line_at}: {reason}" for line_at, reason in problems]
-    if messages and adapter.strict_lines:
-        _fail(inc, messages[0], st)
-    elif messages:
-        inc.errors.extend(messages)
-        # Kept with the cursor, so the problem stays visible after this scan's report is gone.
-        state = inc.cursor.state
-        state["badLines"] = state.get("badLines", 0) + len(messages)
-        state["lastProblem"] = messages[-1]
-    try:
-        events = adapter.normalize(records, inc.cursor.state)
-    except LogFormatError as exc:
-        _fail(inc, str(exc), st)
-        return 0
-    _count(inc, events)
-    inc.plaintext = body[:accepted]
-    return accepted
+    inc: Increment,
+    blocks: _Blocks,
+    start: int,
+    adapter: Adapter,
+    st: os.stat_result,
+    taken: _Taken,
+) -> None:
+    """Take the complete lines from `start` on, a block's lines at a time.
+
+    As if all were one batch: bad lines are reported wherever they are, and a log the adapter
+    refuses (LogFormatError) has nothing of this read taken.
+    """
+    strict = adapter.strict_lines
+    state = inc.cursor.state
+    refused: LogFormatError | None = None
+    buf, base = blocks.after(b""), start  # the bytes in hand, and the file offset of the first
+    while buf:
+        # The records of the complete lines; the unfinished last one is left in `buf`.
+        records, problems, accepted = parse_lines(buf, strict)
+        if problems:
+            messages = [f"line at byte {base + at}: {reason}" for at, reason in problems]
+            if strict:
+                _fail(inc, messages[0], st)
+            else:
+                inc.errors.extend(messages)
+                # Kept with the cursor, so the problem stays visible after this scan's report.
+                state["badLines"] = state.get("badLines", 0) + len(messages)
+                state["lastProblem"] = messages[-1]
+        if refused is None:
+            try:
+                _count(inc, adapter.normalize(records, state))
+            except LogFormatError as exc:
+                refused = exc
+                _drop(inc, taken)
+            else:
+                if accepted:
+                    taken.take(buf, 0, accepted)
+        del records  # freed before the next block is read
+        if strict and problems:
+            break
+        # Past the last complete line (no line was cut short but by the block's end).
+        carried = buf[accepted:]
+        del buf  # freed before the next block is read
+        buf, base = blocks.after(carried), base + accepted
+    if refused is not None:
+        _fail(inc, str(refused), st)
+
+
+def _drop(inc: Increment, taken: _Taken) -> None:
+    """Forget what this read counted and took so far."""
+    inc.delta = new_stats()
+    inc.humans = []
+    if inc.kept is not None:
+        inc.kept = []
+    taken.drop()
 
 
 def _copy(value: dict[str, Any]) -> dict[str, Any]:

@@ -1,11 +1,11 @@
 """Scans session roots incrementally into the store (the session layer's write side).
 
 Every complete frame or line is decoded once in its lifetime: its plaintext is appended to a
-cache file under `<state>/plain/`, and a session's events are rebuilt from that cache without
-touching session directories (seed 001 §3.3, §3.5). Each session's cursors and summary are
-committed in one SQLite transaction after its cache appends, and a cache is cut back to its
-committed length before it grows again: a scan killed at any point, then run again, gives
-the same result as one that was never interrupted.
+cache file under `<state>/plain/` as the log is read, and a session's events are rebuilt from
+that cache without touching session directories (seed 001 §3.3, §3.5). Each session's cursors
+and summary are committed in one SQLite transaction after its cache appends, and a cache is
+cut back to its committed length before it grows again: a scan killed at any point, then run
+again, gives the same result as one that was never interrupted.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -93,7 +94,7 @@ class _Humans:
 
     replace: bool = False  # drop every row of the session first (its union was rebuilt)
     drop_paths: list[str] = field(default_factory=list)  # files read again from 0
-    rows: list[tuple[str, HumanRow]] = field(default_factory=list)  # (path, row) to add
+    rows: list[tuple[str, list[HumanRow]]] = field(default_factory=list)  # (path, rows) to add
 
 
 @dataclass(slots=True)
@@ -211,9 +212,14 @@ class Scanner:
             generations = repeats(key[0]) and len(groups[key]) > 1
             for log, st in work[key]:
                 cursor = cursors.get(log.path) or _new_cursor(log)
-                inc = read_increment(
-                    log, cursor, ADAPTERS[log.harness], self.decoder, st, budget, keep=generations
-                )
+                adapter = ADAPTERS[log.harness]
+                # Cache first; the transaction that makes it count comes after (module doc).
+                with _Cache(self.catalog.cache_path(cursor)) as cache:
+                    inc = read_increment(
+                        log, cursor, adapter, self.decoder, st, budget, keep=generations, sink=cache
+                    )
+                    if inc.cursor != cursor:
+                        cache.settle(inc.cursor.plain_len)
                 if budget is not None:
                     budget -= inc.frames
                 if inc.pending:
@@ -308,7 +314,7 @@ class Scanner:
         ).fetchall()
         for key in keys:
             rows = human_rows(self.catalog.events(tuple(key)))
-            batch.humans.append((tuple(key), _Humans(replace=True, rows=[("", r) for r in rows])))
+            batch.humans.append((tuple(key), _Humans(replace=True, rows=[("", rows)])))
         self._flush(batch, {_HUMANS_KEY: "1"})
 
     # -- staging and committing -------------------------------------------------------------
@@ -321,13 +327,11 @@ class Scanner:
         files: dict[str, Cursor],
         batch: _Batch,
     ) -> None:
-        """Write the caches of one session's read files and stage its rows for commit.
+        """Stage the rows of one session's read files (their caches are written) for commit.
 
         `files` holds every known cursor of the session; it is updated in place.
         """
-        # Cache first; the transaction that makes it count comes after (see the module doc).
         for _, inc in increments:
-            self._append_cache(inc)
             files[inc.cursor.path] = inc.cursor
             batch.files.append(_cursor_row(inc.cursor))
         ordered = sorted(files.values(), key=file_order)
@@ -371,7 +375,7 @@ class Scanner:
                 db.executemany(
                     "INSERT INTO human_messages (harness, session_id, path, seq, time, text) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
-                    [(*key, path, *row) for path, row in humans.rows],
+                    ((*key, path, *row) for path, rows in humans.rows for row in rows),
                 )
             for name, value in (meta or {}).items():
                 self.store.set_meta(name, value)
@@ -413,7 +417,7 @@ class Scanner:
             events = self.catalog.union(files)
         rows: list[HumanRow] = []
         summary = accumulate(new_stats(), events, rows)
-        return summary, _Humans(replace=True, rows=[("", row) for row in rows])
+        return summary, _Humans(replace=True, rows=[("", rows)])
 
     def _totals(self, report: ScanReport, keys: set[SessionKey]) -> None:
         rows = self.store.db.execute(
@@ -425,14 +429,6 @@ class Scanner:
                 report.events += events
                 report.human_messages += human
 
-    def _append_cache(self, inc: Increment) -> None:
-        committed = 0 if inc.reset else inc.cursor.plain_len - len(inc.plaintext)
-        path = self.catalog.cache_path(inc.cursor)
-        with open(path, "ab", opener=private_opener) as cache:
-            if cache.tell() != committed:  # left over by an interrupted scan, or a reset
-                cache.truncate(committed)
-            cache.write(inc.plaintext)
-
     def _load_seen(self) -> tuple[dict[str, Seen], set[SessionKey]]:
         """What the store last saw of each file, and which sessions it has files of."""
         rows = self.store.db.execute(
@@ -440,6 +436,44 @@ class Scanner:
             "error_identity FROM log_files"
         ).fetchall()
         return {row[0]: Seen(*row[3:]) for row in rows}, {(row[1], row[2]) for row in rows}
+
+
+class _Cache:
+    """One log file's plaintext cache, appended to while the file is read (a `PlainSink`).
+
+    Opened at the first write, or when the read settles: either way cut back first to where
+    the read's plaintext starts, so that bytes left by an interrupted scan never count.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file: BinaryIO | None = None
+        self.size = 0
+
+    def start(self, at: int) -> None:
+        if self.file is None:
+            self.file = open(self.path, "ab", opener=private_opener)  # noqa: SIM115 (__exit__)
+            self.size = self.file.tell()
+        if self.size != at:  # left over by an interrupted scan, or the file is read again
+            self.file.truncate(at)
+            self.size = at
+
+    def write(self, chunk: bytes | memoryview) -> None:
+        assert self.file is not None, "start() comes first"
+        self.size += self.file.write(chunk)
+
+    def settle(self, length: int) -> None:
+        """The read is over: the cache holds exactly the `length` bytes its cursor counts."""
+        self.start(length)
+
+    def __enter__(self) -> _Cache:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.file is not None:
+            self.file.close()
 
 
 def _delete_sessions(db: Any, keys: list[SessionKey]) -> None:
@@ -454,7 +488,7 @@ def _added(increments: list[tuple[LogFile, Increment]]) -> _Humans:
     for _, inc in increments:
         if inc.reset:
             humans.drop_paths.append(inc.cursor.path)
-        humans.rows += [(inc.cursor.path, row) for row in inc.humans]
+        humans.rows.append((inc.cursor.path, inc.humans))
     return humans
 
 
