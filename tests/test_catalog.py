@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from dshkit.optimizer.runs import Run, list_runs, save_run
 from dshkit.sessions import Scanner, Source
 from dshkit.sessions.catalog import Catalog, SessionNotFound
 from dshkit.sessions.events import ToolCall
@@ -140,7 +141,11 @@ def test_forget_one_session_for_good(tmp_path: Path, scanner: Scanner) -> None:
     scanner.scan([Source("claude", root)])
     key = ("claude", scanner.catalog.recent()[0].session_id)
     caches = [scanner.catalog.cache_path(c) for c in scanner.catalog.files(key)]
+    run = Run(tier="off", form="ptc", raw="我的密码是 hunter2", output="x")
+    run.harness, run.session_id = key
+    save_run(scanner.store, run)
     assert scanner.forget(key) is True
+    assert list_runs(scanner.store) == []  # the optimizer's runs held the person's words too
     assert scanner.catalog.get(key) is None and not any(c.exists() for c in caches)
     again = scanner.scan([Source("claude", root)])  # the log is still there: stays forgotten
     assert key not in again.keys and scanner.catalog.get(key) is None

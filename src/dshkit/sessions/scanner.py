@@ -476,9 +476,21 @@ class _Cache:
             self.file.close()
 
 
+# Every table keyed by session, the optimizer's runs (people's words) included.
+_SESSION_TABLES = (
+    "log_files",
+    "sessions",
+    "session_signals",
+    "human_messages",
+    "hook_sessions",
+    "optimizer_runs",
+    "optimizer_sessions",
+)
+
+
 def _delete_sessions(db: Any, keys: list[SessionKey]) -> None:
     """Every row about the sessions `keys` (inside the caller's transaction)."""
-    for table in ("log_files", "sessions", "session_signals", "human_messages", "hook_sessions"):
+    for table in _SESSION_TABLES:
         db.executemany(f"DELETE FROM {table} WHERE harness = ? AND session_id = ?", keys)
 
 
