@@ -18,6 +18,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	scripts/install-harnesses.sh
+	scripts/install-browser.sh
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy src/dshkit

@@ -78,7 +78,7 @@ def dsh_turn(n: int, seq: int) -> tuple[bytes, int]:
 
 def timed(store: Store, path: Path) -> float:
     started = time.perf_counter()
-    tail = read_tail(store, str(path))
+    tail = read_tail(store, str(path), consumer="bench")
     elapsed = time.perf_counter() - started
     assert tail.events, "the append must show"
     return elapsed

@@ -27,6 +27,9 @@ DSH_ZSTD = FIXTURES / "dsh-v0" / "sessions-zstd"
 DSH_PLAIN = FIXTURES / "dsh-v0" / "sessions-plain"
 CLAUDE = FIXTURES / "claude-code" / "projects"
 CODEX = FIXTURES / "codex" / "sessions"
+# Hook tests compare whole answers; capability facts (which start detached browser probes)
+# are off unless a test turns them on (tests/test_capability_hooks.py).
+os.environ.setdefault("DSHKIT_CAPABILITY", "off")
 
 
 @pytest.fixture

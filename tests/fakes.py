@@ -185,7 +185,7 @@ class _Recorder:
         self.requests: list[Request] = []
         self.text = "ok from the fake model"
         # Answers to give, in order, before falling back to `text`: a string is text, a dict
-        # {"tool": name, "arguments": {...}} is a tool call (chat completions only).
+        # {"tool": name, "arguments": {...}} is a tool call (chat completions and Anthropic).
         self.script: deque[Any] = deque()
         recorder = self
 
@@ -226,8 +226,51 @@ class _Recorder:
         self.server.server_close()
 
 
-def _anthropic(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: str) -> None:
+def _anthropic(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: Any) -> None:
     model = body.get("model", "claude-fake")
+    if isinstance(text, dict):  # a scripted tool call: {"tool": name, "arguments": {...}}
+        block = {"type": "tool_use", "id": f"toolu_{id(text):x}", "name": text["tool"]}
+        delta = {
+            "type": "input_json_delta",
+            "partial_json": orjson.dumps(text["arguments"]).decode(),
+        }
+        start = {"type": "content_block_start", "index": 0, "content_block": block | {"input": {}}}
+        message = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model}
+        usage = {"input_tokens": 100, "output_tokens": 1}
+        _sse(
+            handler,
+            [
+                (
+                    "message_start",
+                    {
+                        "type": "message_start",
+                        "message": message
+                        | {
+                            "content": [],
+                            "stop_reason": None,
+                            "stop_sequence": None,
+                            "usage": usage,
+                        },
+                    },
+                ),
+                ("content_block_start", start),
+                (
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": 0, "delta": delta},
+                ),
+                ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                (
+                    "message_delta",
+                    {
+                        "type": "message_delta",
+                        "usage": {"output_tokens": 9},
+                        "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                    },
+                ),
+                ("message_stop", {"type": "message_stop"}),
+            ],
+        )
+        return
     _sse(
         handler,
         [

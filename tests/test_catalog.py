@@ -205,6 +205,8 @@ def test_tail_reads_only_new_events_without_the_scan_lease(tmp_path: Path) -> No
             assert (first.harness, first.session_id, first.reset) == ("dsh", "live", True)
             assert [e["seq"] for e in first.events] == [0, 1]
             assert _read_only_tail(store, log).events == []  # nothing new
+            other = read_tail(store, str(log), consumer="another reader")
+            assert [e["seq"] for e in other.events] == [0, 1]  # its own cursor
             write_log(log, [[human(2, "two")]], mode="ab", session_id="live")
             grown = _read_only_tail(store, log)
             assert [e["seq"] for e in grown.events] == [2] and not grown.reset
@@ -215,7 +217,7 @@ def test_tail_reads_only_new_events_without_the_scan_lease(tmp_path: Path) -> No
 
 def _read_only_tail(store: Store, log: Path) -> Tail:
     with recorded_opens() as opens:
-        found = read_tail(store, str(log))
+        found = read_tail(store, str(log), consumer="t")
     modes = [mode for path, mode in opens if path == str(log)]
     assert not any(is_write(mode) for mode in modes)  # the log is only ever read
     return found
@@ -228,18 +230,18 @@ def test_tail_of_claude_and_codex_transcripts(tmp_path: Path) -> None:
     copy.parent.mkdir(parents=True)
     shutil.copy(claude, copy)
     with Store(tmp_path / "state") as store:
-        tail = read_tail(store, str(copy))
+        tail = read_tail(store, str(copy), consumer="t")
         assert tail.harness == "claude" and tail.session_id == claude.stem and tail.events
         write_lines(copy, [{"type": "user", "message": {"role": "user", "content": "more"}}], "ab")
-        assert [e["type"] for e in read_tail(store, str(copy)).events] == [
+        assert [e["type"] for e in read_tail(store, str(copy), consumer="t").events] == [
             "turn/start",
             "user/message",
         ]
-        assert read_tail(store, str(codex), "codex").session_id in codex.name
+        assert read_tail(store, str(codex), "codex", consumer="t").session_id in codex.name
         with pytest.raises(ValueError, match="not named like a DSH session log"):
-            read_tail(store, str(copy), "dsh")
+            read_tail(store, str(copy), "dsh", consumer="t")
         with pytest.raises(ValueError, match="cannot tell which harness"):
-            read_tail(store, str(tmp_path / "x.log"))
+            read_tail(store, str(tmp_path / "x.log"), consumer="t")
 
 
 def test_an_older_generation_of_any_supported_version_stays_in_the_session(

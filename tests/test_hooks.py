@@ -396,9 +396,13 @@ def test_installed_matchers_come_from_each_harness_vocabulary() -> None:
     assert registry.installed_events(harnesses.get("claude")).keys() == {
         "SessionStart",
         "UserPromptSubmit",
+        "PostToolUse",  # the delivery gate, on the write vocabulary
         "Stop",
         "SessionEnd",
     }
+    assert registry.installed_events(harnesses.get("dsh"))["PostToolUse"] == (
+        "^(edit|str_replace_editor|write)$"
+    )
     for spec, problem in (
         ("Nope=m:f", "unknown hook event 'Nope'"),
         ("Stop[command]=m:f", "Stop has no tool to match"),

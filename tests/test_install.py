@@ -149,7 +149,8 @@ def test_the_installed_command_runs_whatever_the_path(tmp_path: Path) -> None:
         shell=True,
         input=payload,
         capture_output=True,
-        env={"PATH": "/nonexistent", "HOME": str(tmp_path)},
+        # (capability facts off: they would answer this SessionStart, see tests/conftest.py)
+        env={"PATH": "/nonexistent", "HOME": str(tmp_path), "DSHKIT_CAPABILITY": "off"},
     )
     assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
 

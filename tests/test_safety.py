@@ -68,6 +68,8 @@ def test_no_source_file_opens_anything_for_writing_but_the_cache() -> None:
             if "open(" in line and any(f'"{m}"' in line for m in ("w", "wb", "a", "ab", "r+b")):
                 writers.add(path.relative_to(REPO).as_posix())
     assert writers == {
+        "src/dshkit/capability/probes.py",  # a probe page and the browser's log, in a temp dir
+        "src/dshkit/gate/judge.py",  # a verdict's screenshot, 0600 in <state dir>/gate-shots
         "src/dshkit/hooks/dispatch.py",  # appends to <state dir>/hooks.log
         "src/dshkit/sessions/scanner.py",  # appends to the plaintext cache in the state dir
         "src/dshkit/web/app.py",  # creates <state dir>/token

@@ -178,6 +178,26 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             int, 4096, "the most tokens the optimizer's answer may have", minimum=64, maximum=65536
         ),
     },
+    # The delivery gate: web deliverables judged in headless Chromium (dshkit gate).
+    "gate": {
+        "rework": Setting(
+            bool, True, "send a deliverable's measured failure back to the agent as rework"
+        ),
+        "budget_s": Setting(
+            float,
+            20.0,
+            "seconds `dshkit gate` and the service sample a page",
+            minimum=1,
+            maximum=300,
+        ),
+        "hook_budget_s": Setting(
+            float,
+            12.0,
+            "seconds the gate samples a page written by the agent (within the hook's time)",
+            minimum=1,
+            maximum=14,  # with the browser's start and the screenshot: the handler's 18 s
+        ),
+    },
 }
 
 

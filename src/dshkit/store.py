@@ -168,6 +168,57 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (harness, session_id)
     );
     """,
+    # 9: capability facts — channel probes cached per mode key (`started` while one runs),
+    # and per session the modes its log reported and what the hooks last delivered.
+    """
+    CREATE TABLE capability_probes (
+        key         TEXT PRIMARY KEY,
+        at          INTEGER,
+        channels    TEXT,
+        started     INTEGER
+    );
+    CREATE TABLE capability_sessions (
+        harness     TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        modes       TEXT NOT NULL DEFAULT '{}',
+        delivered   TEXT,
+        PRIMARY KEY (harness, session_id)
+    );
+    """,
+    # 10: the delivery gate — every verdict with its evidence, and the file versions whose
+    # failure was fed back to the agent (once per path and content hash).
+    """
+    CREATE TABLE gate_verdicts (
+        id          INTEGER PRIMARY KEY,
+        at          INTEGER NOT NULL,
+        path        TEXT NOT NULL,
+        sha256      TEXT NOT NULL,
+        verdict     TEXT NOT NULL,
+        recovered   INTEGER NOT NULL,
+        elapsed_ms  INTEGER NOT NULL,
+        screenshot  TEXT,
+        evidence    TEXT NOT NULL
+    );
+    CREATE INDEX gate_verdicts_at ON gate_verdicts (at);
+    CREATE TABLE gate_rework (
+        path        TEXT NOT NULL,
+        sha256      TEXT NOT NULL,
+        at          INTEGER NOT NULL,
+        verdict_id  INTEGER,
+        PRIMARY KEY (path, sha256)
+    );
+    """,
+    # 11: a tail cursor per reader of a transcript (capability facts, graft's watermark, …):
+    # one reader's read must not consume another's events. The old cursors were only caches.
+    """
+    DROP TABLE transcript_tails;
+    CREATE TABLE transcript_tails (
+        consumer    TEXT NOT NULL,
+        path        TEXT NOT NULL,
+        cursor      TEXT NOT NULL,
+        PRIMARY KEY (consumer, path)
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -216,11 +267,21 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open state database {self.path}: {exc}") from exc
         self.db.row_factory = sqlite3.Row
-        try:
-            self._migrate()
-        except BaseException:
-            self.db.close()
-            raise
+        # SQLite answers "busy" at once, without waiting, where waiting could deadlock (two
+        # processes creating a fresh store): such an open is tried again within the timeout.
+        deadline = time.monotonic() + busy_timeout
+        while True:
+            try:
+                self._migrate()
+                return
+            except StoreBusy:
+                if time.monotonic() >= deadline:
+                    self.db.close()
+                    raise
+                time.sleep(0.05)
+            except BaseException:
+                self.db.close()
+                raise
 
     def _migrate(self) -> None:
         try:

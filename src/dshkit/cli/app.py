@@ -11,8 +11,10 @@ import click
 
 # command name → "module:attribute" under dshkit.cli
 _COMMANDS = {
+    "capability": "capability:capability",
     "doctor": "doctor:doctor",
     "forget": "forget:forget",
+    "gate": "gate:gate",
     "hook": "hookinfo:hook",
     "install-hooks": "hooks:install_hooks",
     "optimize": "optimize:optimize_command",

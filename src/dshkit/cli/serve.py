@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ..capability import CapabilityService
+from ..gate.service import GateService
 from ..jobs import JobRunner
 from ..optimizer.service import OptimizerService
 from ..profile.service import ProfileService
@@ -59,6 +61,8 @@ def serve(
     jobs = JobRunner()
     service = ProfileService(directory, sources_for(roots, harness), jobs)
     services = {"jobs": jobs, "profile": service, "optimizer": OptimizerService(directory, jobs)}
+    services["capability"] = CapabilityService(directory)
+    services["gate"] = GateService(directory, jobs)
     app = create_app(services, token, allow_remote=allow_remote)
     stderr.print(
         f"dshkit serving http://{shown}:{real_port}/ (API under /api/, state in {directory})",

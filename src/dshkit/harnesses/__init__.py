@@ -93,6 +93,27 @@ class Bridge:
         self.patch_path = patch_path  # profile name → the patch layer that mounts the bridge
 
 
+class Capability:
+    """Where a harness says what a session may do and which MCP servers it has (read by
+    `dshkit.capability`): facts in its session log, facts in its config file, the values that
+    mean full access, and the files that configure MCP servers for a working directory."""
+
+    __slots__ = ("config_modes", "full_access", "log_modes", "mcp_configs")
+
+    def __init__(
+        self,
+        *,
+        mcp_configs: Callable[[str], list[tuple[str, str]]],
+        full_access: frozenset[str],
+        log_modes: Mapping[str, tuple[str, str]] | None = None,
+        config_modes: tuple[Callable[[], str], Mapping[str, str]] | None = None,
+    ) -> None:
+        self.mcp_configs = mcp_configs  # cwd → [(path, format)], formats of capability/mcp.py
+        self.full_access = full_access  # a sandbox or permission mode that restricts nothing
+        self.log_modes = log_modes  # fact → (event type, data key) in the session log
+        self.config_modes = config_modes  # (TOML path, fact → top-level key)
+
+
 class Harness:
     """What dshkit knows about one harness."""
 
@@ -101,6 +122,7 @@ class Harness:
         "_log_name",
         "adapter_name",
         "bridge",
+        "capability",
         "context_event",
         "generations_repeat",
         "home",
@@ -130,6 +152,7 @@ class Harness:
         context_event: str,
         generations_repeat: bool,
         launcher: Launcher,
+        capability: Capability | None = None,
     ) -> None:
         self.name = name
         self.label = label
@@ -147,6 +170,7 @@ class Harness:
         # Whether a session's log files can repeat each other's events (DSH generations).
         self.generations_repeat = generations_repeat
         self.launcher = launcher
+        self.capability = capability
         self._adapter: Any = None
 
     @property
@@ -186,6 +210,28 @@ def _claude_home() -> str:
 
 def _codex_home() -> str:
     return os.path.expanduser(os.environ.get("CODEX_HOME") or "~/.codex")
+
+
+def _dsh_mcp_configs(cwd: str) -> list[tuple[str, str]]:
+    """DSH's patch layers, whose `dsh-mcp-client` entries are its MCP servers: the home layer
+    and every profile's (a hook payload does not say which profile the session runs)."""
+    home = dsh_home()
+    profiles = os.path.join(home, "profiles")
+    try:
+        names = sorted(os.listdir(profiles))
+    except OSError:
+        names = []
+    layers = [os.path.join(home, "cordis.patch.yml")]
+    layers += [os.path.join(profiles, name, "cordis.patch.yml") for name in names]
+    return [(layer, "dsh-patch") for layer in layers]
+
+
+def _claude_mcp_configs(cwd: str) -> list[tuple[str, str]]:
+    """Claude Code's user file (`mcpServers`, and per project under `projects`) and the
+    project's `.mcp.json`."""
+    base = os.environ.get("CLAUDE_CONFIG_DIR")
+    user = os.path.join(os.path.expanduser(base), ".claude.json") if base else "~/.claude.json"
+    return [(os.path.expanduser(user), "claude-user"), (os.path.join(cwd, ".mcp.json"), "mcp-json")]
 
 
 _DSH = Harness(
@@ -231,6 +277,11 @@ _DSH = Harness(
     generations_repeat=True,
     # rc.8 starts a new session per headless run and cannot resume one headlessly.
     launcher=Launcher("dsh", lambda message: ["--profile", "headless", message], None, "DSH_BIN"),
+    capability=Capability(
+        mcp_configs=_dsh_mcp_configs,
+        full_access=frozenset({"danger-full-access"}),
+        log_modes={"sandbox": ("sandbox/mode", "mode"), "approval": ("approval/policy", "policy")},
+    ),
 )
 
 _CLAUDE = Harness(
@@ -258,6 +309,9 @@ _CLAUDE = Harness(
         lambda message: ["-p", message, "--output-format", "json"],
         lambda session, message: ["-p", "--resume", session, message, "--output-format", "json"],
         "CLAUDE_BIN",
+    ),
+    capability=Capability(
+        mcp_configs=_claude_mcp_configs, full_access=frozenset({"bypassPermissions"})
     ),
 )
 
@@ -292,6 +346,14 @@ _CODEX = Harness(
             message,
         ],
         "CODEX_BIN",
+    ),
+    capability=Capability(
+        mcp_configs=lambda cwd: [(os.path.join(_codex_home(), "config.toml"), "codex-toml")],
+        full_access=frozenset({"danger-full-access"}),
+        config_modes=(
+            lambda: os.path.join(_codex_home(), "config.toml"),
+            {"sandbox": "sandbox_mode", "approval": "approval_policy"},
+        ),
     ),
 )
 

@@ -105,6 +105,14 @@ HANDLERS: tuple[Entry, ...] = (
     Entry("UserPromptSubmit", "dshkit.hooks.profile:on_prompt", budget=5.0, order=10),
     # The prompt optimizer (hooks/optimizer.py): its own deadline is inside this budget.
     Entry("UserPromptSubmit", "dshkit.hooks.optimizer:on_prompt", budget=16.0, order=20),
+    # Capability facts (hooks/capability.py): read from the cache, probes started detached.
+    Entry("SessionStart", "dshkit.hooks.capability:on_session_start", budget=2.0, order=15),
+    Entry("UserPromptSubmit", "dshkit.hooks.capability:on_prompt", budget=1.0, order=15),
+    # The delivery gate (hooks/gate.py): a written web deliverable judged in Chromium; the
+    # page's sampling budget ([gate] hook_budget_s, at most 14 s) fits inside this one.
+    Entry(
+        "PostToolUse", "dshkit.hooks.gate:on_write", budget=18.0, tools=(harnesses.WRITE,), order=50
+    ),
     # A detached refresh when the agent pauses (hooks/refresh.py): only a process start here.
     Entry("Stop", "dshkit.hooks.refresh:on_session_pause", budget=3.0, order=90),
     Entry("SessionEnd", "dshkit.hooks.refresh:on_session_pause", budget=3.0, order=90),

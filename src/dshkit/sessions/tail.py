@@ -34,12 +34,13 @@ class Tail:
     warnings: list[str] = field(default_factory=list)
 
 
-def read_tail(store: Store, path: str, harness: str | None = None) -> Tail:
-    """The events appended to the transcript at `path` since the previous call for it.
+def read_tail(store: Store, path: str, harness: str | None = None, *, consumer: str) -> Tail:
+    """The events appended to the transcript at `path` since `consumer` last read it.
 
-    The first call returns the whole file. `harness` is the registry name of the harness that
-    wrote it (detected from the path when not given). ValueError when the path is not a log
-    of that harness; OSError when it cannot be read.
+    Each consumer (a capability: "capability", "graft", …) has its own cursor, so one never
+    takes another's events. A consumer's first call returns the whole file. `harness` is the
+    registry name of the harness that wrote it (detected from the path when not given).
+    ValueError when the path is not a log of that harness; OSError when it cannot be read.
     """
     name = harness or harnesses.detect({"transcript_path": path}, {})
     try:
@@ -51,14 +52,14 @@ def read_tail(store: Store, path: str, harness: str | None = None) -> Tail:
         raise ValueError(f"{path} is not named like a {found.label} session log")
     st = os.stat(log.path)
     row = store.db.execute(
-        "SELECT cursor FROM transcript_tails WHERE path = ?", (log.path,)
+        "SELECT cursor FROM transcript_tails WHERE consumer = ? AND path = ?", (consumer, log.path)
     ).fetchone()
     cursor = _load(row[0]) if row else Cursor(log.path, name, log.session_id, log.root, "")
     inc = read_increment(log, cursor, found.adapter, FrameDecoder(), st, keep=True)
     if inc.cursor != cursor:
         store.db.execute(
-            "INSERT OR REPLACE INTO transcript_tails (path, cursor) VALUES (?, ?)",
-            (log.path, _dump(inc.cursor)),
+            "INSERT OR REPLACE INTO transcript_tails (consumer, path, cursor) VALUES (?, ?, ?)",
+            (consumer, log.path, _dump(inc.cursor)),
         )
     return Tail(
         name,

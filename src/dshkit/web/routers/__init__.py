@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..routing import Router
-from . import jobs, optimizer, profile
+from . import capability, gate, jobs, optimizer, profile
 
 RouterFactory = Callable[[Any], Router]
 
@@ -18,4 +18,6 @@ ROUTERS: dict[str, RouterFactory] = {
     "jobs": jobs.router,  # the job runner: listing and progress events of background jobs
     "profile": profile.router,  # prompt-adapt
     "optimizer": optimizer.router,  # the prompt optimizer
+    "capability": capability.router,  # capability facts: modes and probed channels
+    "gate": gate.router,  # the delivery gate: verdicts on web deliverables
 }

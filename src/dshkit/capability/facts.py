@@ -1,0 +1,154 @@
+"""What the harness reports about a session's permissions: sandbox, approval, permission mode.
+
+Each fact comes from where the harness really says it (the registry's `Capability`): the hook
+payload's `permission_mode`, the session log's mode events (DSH `sandbox/mode`,
+`approval/policy`, read through the session layer), the harness's config file (Codex
+`sandbox_mode`, `approval_policy`). A fact nobody reported is `unknown`, never a guess.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import orjson
+
+from .. import harnesses
+from ..sessions.events import Event
+from ..sessions.tail import read_tail
+from ..store import Store
+
+UNKNOWN = "unknown"
+FACTS = ("sandbox", "approval", "permission")
+PAYLOAD_MODE = "permission_mode"  # the hook protocol's field (Claude Code's, shared by all)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The modes a session runs in, each with where it was read (or `unknown`)."""
+
+    harness: str = UNKNOWN
+    sandbox: str = UNKNOWN
+    approval: str = UNKNOWN
+    permission: str = UNKNOWN
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """The cache key of the modes: a changed mode is another key, so it is probed again."""
+        return f"sandbox={self.sandbox};approval={self.approval};permission={self.permission}"
+
+    @property
+    def full_access(self) -> bool:
+        """Whether a reported mode restricts nothing (never true for unknown modes)."""
+        info = harnesses.HARNESSES.get(self.harness)
+        if info is None or info.capability is None:
+            return False
+        return bool({self.sandbox, self.permission} & info.capability.full_access)
+
+    def with_modes(self, **modes: str | None) -> Facts:
+        """These facts with the modes given (by a person, or by the process that started a
+        probe) in place of what was read; None leaves a fact as read."""
+        given = {k: v for k, v in modes.items() if v is not None}
+        sources = {k: v for k, v in self.sources.items() if k not in given}
+        sources.update((k, "given") for k, v in given.items() if v != UNKNOWN)
+        return replace(self, **given, sources=sources)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "harness": self.harness,
+            "sandbox": self.sandbox,
+            "approval": self.approval,
+            "permissionMode": self.permission,
+            "sources": self.sources,
+            "fullAccess": self.full_access,
+        }
+
+
+def read_facts(
+    store: Store, harness: str, payload: Mapping[str, Any], errors: list[str] | None = None
+) -> Facts:
+    """The facts of the session a hook payload names, from every source its harness has.
+
+    A source that cannot be read leaves its facts unknown and adds the reason to `errors`.
+    """
+    errors = errors if errors is not None else []
+    found: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    mode = payload.get(PAYLOAD_MODE)
+    if isinstance(mode, str) and mode:
+        found["permission"], sources["permission"] = mode, "hook payload"
+    info = harnesses.HARNESSES.get(harness)
+    known = info.capability if info else None
+    if known is not None and known.config_modes is not None:
+        path, keys = known.config_modes
+        for fact, value in config_modes(path(), keys, errors).items():
+            found[fact], sources[fact] = value, path()
+    if known is not None and known.log_modes is not None:
+        session = str(payload.get("session_id") or "")
+        transcript = str(payload.get("transcript_path") or "")
+        modes = _log_modes(store, harness, known.log_modes, session, transcript, errors)
+        for fact, value in modes.items():
+            found[fact], sources[fact] = value, "session log"
+    return Facts(harness, **found, sources=sources)
+
+
+def config_modes(path: str, keys: Mapping[str, str], errors: list[str]) -> dict[str, str]:
+    """The modes a TOML config file sets at its top level (a missing file sets none)."""
+    try:
+        with open(path, "rb") as file:
+            config = tomllib.load(file)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        errors.append(f"{path}: {exc}")
+        return {}
+    return {f: str(config[k]) for f, k in keys.items() if isinstance(config.get(k), str)}
+
+
+def log_modes(events: Iterable[Event], kinds: Mapping[str, tuple[str, str]]) -> dict[str, str]:
+    """The last value each mode event in `events` set."""
+    wanted = {kind: (fact, key) for fact, (kind, key) in kinds.items()}
+    found: dict[str, str] = {}
+    for event in events:
+        target = wanted.get(event.get("type", ""))
+        if target is not None:
+            value = (event.get("data") or {}).get(target[1])
+            if isinstance(value, str) and value:
+                found[target[0]] = value
+    return found
+
+
+def _log_modes(
+    store: Store,
+    harness: str,
+    kinds: Mapping[str, tuple[str, str]],
+    session: str,
+    transcript: str,
+    errors: list[str],
+) -> dict[str, str]:
+    """The modes the live session log set so far: what its tail adds to what earlier calls saw
+    (kept per session, since a tail read returns only what is new)."""
+    if not session or not transcript:
+        return {}
+    key = (harness, session)
+    with store.transaction() as db:
+        row = db.execute(
+            "SELECT modes FROM capability_sessions WHERE harness = ? AND session_id = ?", key
+        ).fetchone()
+        known: dict[str, str] = orjson.loads(row[0]) if row else {}
+        try:
+            tail = read_tail(store, transcript, harness, consumer="capability")
+        except (OSError, ValueError) as exc:
+            errors.append(f"{transcript}: {exc}")
+            return known
+        found = {**({} if tail.reset else known), **log_modes(tail.events, kinds)}
+        if found != known or row is None:
+            db.execute(
+                "INSERT INTO capability_sessions (harness, session_id, modes) VALUES (?, ?, ?) "
+                "ON CONFLICT (harness, session_id) DO UPDATE SET modes = excluded.modes",
+                (*key, orjson.dumps(found).decode()),
+            )
+    return found

@@ -1,0 +1,154 @@
+"""The three channels, probed for real: subprocess, visual screenshot, external tool servers.
+
+Each result is `{"channel", "ok", "reason"}` with the raw reason (`ok` is None for "nothing
+to probe", e.g. no MCP server configured). The screenshot probe carries the seed's three
+pitfalls' fixes (§0⁗): a fresh private profile directory (a running browser would otherwise
+take the command over and answer with a message instead of a file), software rendering (no
+GPU here), and polling for the file (the launcher may return before the PNG is written).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from .. import chromium
+from ..chromium import kill_group
+from .mcp import Server, probe
+
+SUBPROCESS = "subprocess"
+SCREENSHOT = "screenshot"
+TOOL_SERVERS = "toolServers"
+CHANNELS = (SUBPROCESS, SCREENSHOT, TOOL_SERVERS)
+BROWSERS = chromium.NAMES
+BROWSER_ENV = chromium.EXECUTABLE_ENV
+SCREENSHOT_TIMEOUT_S = 20.0
+SUBPROCESS_TIMEOUT_S = 5.0
+SERVER_TIMEOUT_S = 5.0
+_PNG = b"\x89PNG\r\n\x1a\n"
+_PAGE = "<!doctype html><meta charset=utf-8><body style='background:#2a6'><h1>dshkit</h1>"
+
+
+def channel(name: str, ok: bool | None, reason: str, **extra: Any) -> dict[str, Any]:
+    return {"channel": name, "ok": ok, "reason": reason, **extra}
+
+
+def probe_subprocess(timeout: float = SUBPROCESS_TIMEOUT_S) -> dict[str, Any]:
+    """Run a trivial command and check what it printed."""
+    try:
+        done = subprocess.run(
+            ["sh", "-c", "echo dshkit-probe"], capture_output=True, timeout=timeout
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return channel(SUBPROCESS, False, f"{type(exc).__name__}: {exc}")
+    if done.returncode != 0 or done.stdout.strip() != b"dshkit-probe":
+        err = done.stderr.decode(errors="replace").strip()
+        return channel(SUBPROCESS, False, f"exit {done.returncode}" + (f": {err}" if err else ""))
+    return channel(SUBPROCESS, True, "sh -c echo: exit 0")
+
+
+def find_browser() -> str | None:
+    return chromium.find()
+
+
+def probe_screenshot(timeout: float = SCREENSHOT_TIMEOUT_S) -> dict[str, Any]:
+    """Have headless Chromium write a PNG of a tiny page, and wait for the file."""
+    browser = find_browser()
+    if browser is None:
+        return channel(SCREENSHOT, False, f"no browser found ({', '.join(BROWSERS)} on PATH)")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="dshkit-shot-") as scratch:
+        page = os.path.join(scratch, "page.html")
+        shot = os.path.join(scratch, "shot.png")
+        with open(page, "w", encoding="utf-8") as file:
+            file.write(_PAGE)
+        argv = [
+            browser,
+            *chromium.FLAGS,
+            f"--user-data-dir={os.path.join(scratch, 'profile')}",
+            "--window-size=320,240",
+            f"--screenshot={shot}",
+            f"file://{page}",
+        ]
+        log = os.path.join(scratch, "browser.log")
+        try:
+            with open(log, "wb") as stderr:
+                proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=stderr,
+                    start_new_session=True,
+                )
+        except OSError as exc:
+            return channel(SCREENSHOT, False, f"cannot start {browser}: {exc.strerror or exc}")
+        try:
+            size = _wait_for_png(shot, proc, started + timeout)
+            status = proc.poll()
+        finally:
+            kill_group(proc)
+        if size:
+            return channel(SCREENSHOT, True, f"{os.path.basename(browser)}: PNG {size} B")
+        seconds = time.monotonic() - started
+        how = "still running" if status is None else f"exit status {status}"
+        return channel(SCREENSHOT, False, f"no PNG after {seconds:.1f} s ({how}){_last_line(log)}")
+
+
+def _wait_for_png(path: str, proc: subprocess.Popen[bytes], deadline: float) -> int:
+    """The PNG's size once it is complete (a PNG header and the same size twice), else 0.
+
+    The browser exiting is not the end: its screenshot may still be landing, so polling goes
+    on a little after the exit (the seed's async write)."""
+    last = -1
+    exited_at: float | None = None
+    while time.monotonic() < deadline:
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            size = -1
+        if size > len(_PNG) and size == last:
+            with open(path, "rb") as file:
+                if file.read(len(_PNG)) == _PNG:
+                    return size
+        last = size
+        if proc.poll() is not None:
+            exited_at = exited_at or time.monotonic()
+            if time.monotonic() - exited_at > 2.0:
+                return 0
+        time.sleep(0.1)
+    return 0
+
+
+def _last_line(path: str) -> str:
+    """The browser's last error line, as it wrote it."""
+    with open(path, "rb") as file:
+        lines = file.read()[-8000:].decode(errors="replace").splitlines()
+    errors = [line.strip() for line in lines if line.strip()]
+    return f": {errors[-1]}" if errors else ""
+
+
+def probe_servers(servers: list[Server], errors: list[str]) -> dict[str, Any]:
+    """Every configured server, in parallel; ✓ only when each answers."""
+    if not servers and not errors:
+        return channel(TOOL_SERVERS, None, "no MCP server configured", servers=[])
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(servers)))) as pool:
+        results = list(pool.map(lambda s: probe(s, SERVER_TIMEOUT_S), servers))
+    ok = not errors and all(r["ok"] for r in results)
+    reasons = [f"{r['name']} {'✓' if r['ok'] else '✗'} {r['reason']}" for r in results]
+    return channel(TOOL_SERVERS, ok, "; ".join(reasons + errors), servers=results)
+
+
+def probe_all(servers: list[Server], config_errors: list[str]) -> list[dict[str, Any]]:
+    """The three channels, probed at the same time."""
+    jobs: list[Callable[[], dict[str, Any]]] = [
+        probe_subprocess,
+        probe_screenshot,
+        lambda: probe_servers(servers, config_errors),
+    ]
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        return list(pool.map(lambda job: job(), jobs))

@@ -1,0 +1,190 @@
+"""Capability reports: what is known now, from a cache keyed by mode, never waiting on a probe.
+
+A report reads the cache only (a few milliseconds): results younger than the TTL are used;
+otherwise the report says the probes are pending and the caller may start them in the
+background (`start_probe`: a detached `dshkit capability --probe`), whose results the next
+report uses. The key holds the modes, so a changed mode is never answered from the old
+mode's results (seed 000 §0⁗: the failure was "switched mode, never re-tested"). The key
+also holds the harness and working directory, which decide the configured MCP servers.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .. import harnesses
+from ..store import Store
+from .facts import UNKNOWN, Facts, read_facts
+from .mcp import configured
+from .probes import TOOL_SERVERS, channel, probe_all
+from .text import render
+
+TTL_S = 600.0  # results older than this are probed again
+PROBE_DEAD_S = 120.0  # a probe started longer ago than this without a result has died
+
+
+def cache_key(facts: Facts, cwd: str) -> str:
+    return f"{facts.key};harness={facts.harness};cwd={os.path.normpath(cwd)}"
+
+
+@dataclass
+class Report:
+    """What is known of one session's capabilities right now."""
+
+    facts: Facts
+    cwd: str
+    key: str
+    channels: list[dict[str, Any]] | None  # None: not probed within the TTL (pending)
+    probed_at: int | None  # ms since the epoch
+    probing: bool  # a probe for this key is running
+    errors: list[str] = field(default_factory=list)  # facts that could not be read, and why
+
+    @property
+    def pending(self) -> bool:
+        return self.channels is None
+
+    @property
+    def text(self) -> str:
+        return render(self.facts, self.channels)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "facts": self.facts.as_json(),
+            "cwd": self.cwd,
+            "key": self.key,
+            "pending": self.pending,
+            "probing": self.probing,
+            "probedAt": self.probed_at,
+            "ttlS": TTL_S,
+            "channels": self.channels,
+            "errors": self.errors,
+            "text": self.text,
+        }
+
+
+def report(
+    store: Store, facts: Facts, cwd: str, errors: list[str] | None = None, now: float | None = None
+) -> Report:
+    """The report from the cache alone (never probes)."""
+    key = cache_key(facts, cwd)
+    now_ms = int((time.time() if now is None else now) * 1000)
+    row = store.db.execute(
+        "SELECT at, channels, started FROM capability_probes WHERE key = ?", (key,)
+    ).fetchone()
+    at, channels, started = row if row else (None, None, None)
+    fresh = at is not None and now_ms - at < TTL_S * 1000
+    probing = started is not None and now_ms - started < PROBE_DEAD_S * 1000
+    return Report(
+        facts,
+        cwd,
+        key,
+        orjson.loads(channels) if fresh and channels else None,
+        at if fresh else None,
+        probing,
+        list(errors or ()),
+    )
+
+
+def claim_probe(store: Store, key: str) -> bool:
+    """Mark a probe of `key` as started, unless one already runs (decided in one transaction,
+    so concurrent hooks start one probe between them)."""
+    now_ms = int(time.time() * 1000)
+    with store.transaction() as db:
+        row = db.execute("SELECT started FROM capability_probes WHERE key = ?", (key,)).fetchone()
+        if row and row[0] is not None and now_ms - row[0] < PROBE_DEAD_S * 1000:
+            return False
+        db.execute(
+            "INSERT INTO capability_probes (key, started) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET started = excluded.started",
+            (key, now_ms),
+        )
+    return True
+
+
+def start_probe(state_dir: Path, facts: Facts, cwd: str) -> None:
+    """A detached `dshkit capability --probe` for these facts: the caller does not wait."""
+    argv = [sys.executable, "-m", "dshkit", "capability", "--probe", "--quiet"]
+    argv += ["--state-dir", str(state_dir), "--cwd", cwd]
+    if facts.harness != UNKNOWN:
+        argv += ["--harness", facts.harness]
+    argv += ["--mode", facts.sandbox, "--approval", facts.approval]
+    argv += ["--permission-mode", facts.permission]
+    subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+        env=dict(os.environ),
+    )
+
+
+def probe(store: Store, facts: Facts, cwd: str) -> list[dict[str, Any]]:
+    """Probe the three channels now (seconds) and cache the results under the facts' key."""
+    key = cache_key(facts, cwd)
+    claim_probe(store, key)
+    info = harnesses.HARNESSES.get(facts.harness)
+    errors: list[str] = []
+    servers = None
+    if info is not None and info.capability is not None:
+        servers = configured(info.capability.mcp_configs(cwd), cwd, errors)
+    channels = probe_all(servers or [], errors)
+    if servers is None:
+        unknown = "unknown: the harness is not known, so its configured servers cannot be read"
+        channels = [
+            c if c["channel"] != TOOL_SERVERS else channel(TOOL_SERVERS, None, unknown)
+            for c in channels
+        ]
+    with store.transaction() as db:
+        db.execute(
+            "INSERT INTO capability_probes (key, at, channels, started) VALUES (?, ?, ?, NULL) "
+            "ON CONFLICT (key) DO UPDATE SET at = excluded.at, channels = excluded.channels, "
+            "started = NULL",
+            (key, int(time.time() * 1000), orjson.dumps(channels).decode()),
+        )
+    return channels
+
+
+def lookup(
+    store: Store, facts: Facts, cwd: str, errors: list[str] | None = None, *, now: bool = False
+) -> tuple[Report, bool]:
+    """The report, probing first when `now`; otherwise a report with nothing fresh starts a
+    background probe (unless one runs). Returns it and whether a probe was started."""
+    if now:
+        probe(store, facts, cwd)
+    found = report(store, facts, cwd, errors)
+    if found.pending and not found.probing and claim_probe(store, found.key):
+        start_probe(store.state_dir, facts, cwd)
+        return found, True
+    return found, False
+
+
+def given_facts(store: Store, harness: str | None, errors: list[str], **modes: str | None) -> Facts:
+    """The facts a person asks about: what the harness's config says (no session), with the
+    modes they give in its place."""
+    return read_facts(store, harness or UNKNOWN, {}, errors).with_modes(**modes)
+
+
+class CapabilityService:
+    """The service's view (`GET /api/capability/`); each call opens its own store."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = state_dir
+
+    def state(
+        self, harness: str | None, cwd: str, modes: dict[str, str | None], probe_now: bool
+    ) -> dict[str, Any]:
+        with Store(self.state_dir) as store:
+            errors: list[str] = []
+            facts = given_facts(store, harness, errors, **modes)
+            found, started = lookup(store, facts, cwd, errors, now=probe_now)
+        return {**found.as_json(), "started": started}

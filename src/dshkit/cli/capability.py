@@ -1,0 +1,92 @@
+"""`dshkit capability`: the capability facts of a mode, from the cache or probed now."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import click
+
+from ..capability import TTL_S, Report
+from ..capability.service import given_facts, lookup
+from ..hooks.dispatch import log
+from .common import HARNESSES, json_option, open_store, print_json, state_dir_option, stdout
+
+_MARKS = {True: "ok", False: "FAILED", None: "-"}
+
+
+@click.command()
+@click.option("--mode", default=None, help="The sandbox mode [default: as the harness reports it].")
+@click.option("--approval", default=None, help="The approval policy [default: as reported].")
+@click.option("--permission-mode", default=None, help="The permission mode [default: as reported].")
+@click.option(
+    "--harness",
+    type=click.Choice(HARNESSES),
+    default=None,
+    help="Whose configuration to read (modes, MCP servers) [default: none: unknown].",
+)
+@click.option(
+    "--cwd",
+    type=click.Path(file_okay=False, path_type=str),
+    default=None,
+    help="The session's working directory (project MCP servers) [default: this one].",
+)
+@click.option("--probe", "now", is_flag=True, help="Probe the three channels now and wait.")
+@click.option("--quiet", is_flag=True, help="Print nothing (the hooks' background probe).")
+@state_dir_option
+@json_option
+def capability(
+    mode: str | None,
+    approval: str | None,
+    permission_mode: str | None,
+    harness: str | None,
+    cwd: str | None,
+    now: bool,
+    quiet: bool,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """What a session in this mode can really do: subprocess, headless-browser screenshot and
+    the configured MCP servers, each probed (cached per mode for 10 minutes). Without
+    --probe, answers at once from the cache and starts a background probe when it has
+    nothing fresh."""
+    where = os.path.abspath(cwd or os.getcwd())
+    with open_store(state_dir) as store:
+        errors: list[str] = []
+        facts = given_facts(
+            store, harness, errors, sandbox=mode, approval=approval, permission=permission_mode
+        )
+        try:
+            found, started = lookup(store, facts, where, errors, now=now)
+        except Exception as exc:  # a failing probe only logs
+            log(state_dir, "capability", f"probe failed: {type(exc).__name__}: {exc}")
+            raise click.ClickException(f"the probe failed: {exc}") from exc
+    if quiet:
+        return
+    if as_json:
+        print_json({**found.as_json(), "started": started})
+        return
+    _show(found, started)
+
+
+def _show(found: Report, started: bool) -> None:
+    facts = found.facts
+    stdout.print(f"{'harness:':17} {facts.harness}", markup=False)
+    for label, fact, value in (
+        ("sandbox mode:", "sandbox", facts.sandbox),
+        ("approval policy:", "approval", facts.approval),
+        ("permission mode:", "permission", facts.permission),
+    ):
+        source = facts.sources.get(fact)
+        stdout.print(f"{label:17} {value}" + (f"  ({source})" if source else ""), markup=False)
+    for error in found.errors:
+        stdout.print(f"could not read: {error}", markup=False)
+    if found.channels is None:
+        what = "started a background probe" if started else "a probe is running"
+        stdout.print(f"channels: not probed in this mode yet ({what}; ask again)", markup=False)
+        return
+    for result in found.channels:
+        mark = _MARKS[result["ok"]]
+        stdout.print(f"{result['channel']:12} {mark:6} {result['reason']}", markup=False)
+    age = time.time() - (found.probed_at or 0) / 1000
+    stdout.print(f"probed {age:.0f} s ago (kept {TTL_S:.0f} s per mode)", markup=False)

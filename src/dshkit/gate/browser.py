@@ -1,0 +1,102 @@
+"""One headless Debian Chromium per gate process: started in its own process group with a fresh
+profile directory, reached over CDP, and always killed (the whole group) with its profile gone.
+
+Playwright cannot download a browser here, and its own launcher hides the browser's process
+id, so the gate starts `/usr/bin/chromium` itself (the flags of
+../shared/notes/headless-chromium.md) and Playwright connects to it: whatever way the gate
+ends — an answer, an exception, the hook's alarm — `close` kills the group and removes the
+profile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+
+from .. import chromium
+
+START_TIMEOUT_S = 15.0
+
+
+class BrowserError(RuntimeError):
+    """Chromium could not be started (missing, crashed, or silent past the start timeout)."""
+
+
+class Browser:
+    """A Chromium started at construction; use as a context manager (`close` is idempotent)."""
+
+    def __init__(self) -> None:
+        self.profile = Path(tempfile.mkdtemp(prefix="dshkit-gate-"))
+        self.process: subprocess.Popen[bytes] | None = None
+        self.endpoint = ""
+        self.binary = ""
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> None:
+        binary = chromium.find()
+        if binary is None or not os.access(binary, os.X_OK):
+            raise BrowserError(
+                f"no executable Chromium ({binary or ', '.join(chromium.NAMES)}); run "
+                f"scripts/install-browser.sh (or point {chromium.EXECUTABLE_ENV} at one)"
+            )
+        self.binary = binary
+        self.process = subprocess.Popen(
+            [
+                binary,
+                *chromium.FLAGS,
+                "--remote-debugging-port=0",
+                f"--user-data-dir={self.profile}",
+                "about:blank",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group, killed whole in `close`
+        )
+
+    async def ready(self) -> str:
+        """The CDP endpoint once Chromium has opened its DevTools port (BrowserError if it
+        exits or stays silent past START_TIMEOUT_S)."""
+        port_file = self.profile / "DevToolsActivePort"
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not self.endpoint:
+            if self.process is None or self.process.poll() is not None:
+                code = None if self.process is None else self.process.returncode
+                raise BrowserError(f"{self.binary} exited with {code} on start")
+            try:
+                self.endpoint = f"http://127.0.0.1:{port_file.read_text().split()[0]}"
+            except (OSError, IndexError):
+                if time.monotonic() > deadline:
+                    raise BrowserError(
+                        f"{self.binary} did not open its DevTools port in {START_TIMEOUT_S:g} s"
+                    ) from None
+                await asyncio.sleep(0.02)
+        return self.endpoint
+
+    def close(self) -> None:
+        """Kill the browser's whole process group and remove the profile directory."""
+        process, self.process = self.process, None
+        if process is not None:
+            chromium.kill_group(process)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+    def __enter__(self) -> Browser:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()

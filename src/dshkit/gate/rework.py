@@ -1,0 +1,172 @@
+"""Rework: when the agent writes a web deliverable, judge it, and send a hard failure back to
+the agent with the measured evidence — once per file content version, and never when the
+`[gate] rework` setting is off.
+
+Which files a write tool touched is read from its input, whatever the harness: a path under
+`file_path` or `path` (Claude Code's Write/Edit, DSH's write/edit), or the `*** Add File:` /
+`*** Update File:` / `*** Move to:` lines of a patch anywhere in it (Codex's apply_patch).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..config import load_config
+from ..store import Store
+from .judge import DELIVERABLE_SUFFIXES, Verdict, judge_files
+from .verdicts import mark_reworked, reworked, save_verdict
+
+SHOTS_DIR = "gate-shots"  # under the state dir
+_PATH_KEYS = ("file_path", "path")
+_PATCH_LINE = re.compile(r"^\*\*\* (?:Add File|Update File|Move to): (.+?)\s*$", re.MULTILINE)
+_SHOWN_ERRORS = 8  # errors quoted to the agent (all of them are in the stored evidence)
+_SHOWN_CHARS = 1500  # of the overlay text quoted to the agent
+
+# What each hard failure means, for the agent (the model reads it: Chinese).
+MEANING = {
+    "fatal-overlay": "页面显示了自己的致命错误覆盖层",
+    "page-error": "页面抛出了未捕获的异常 / 未处理的 Promise 拒绝 / console.error",
+    "blank-canvas-0": "画布的后备缓冲尺寸 ≤ 8 像素（CSS 尺寸再正常也显示不出任何东西）",
+    "blank-canvas": "画布在帧内与截图中都是全黑（什么都没画出来）",
+    "unresponsive": "页面主线程卡死，采样在超时内没有回应",
+}
+
+
+def shots_dir(state_dir: Path) -> Path:
+    return Path(state_dir) / SHOTS_DIR
+
+
+def written_deliverables(tool_input: Any, cwd: str | None) -> list[Path]:
+    """The existing web deliverables a write tool's input names, resolved against `cwd`,
+    each once, in the order named."""
+    found: dict[Path, None] = {}
+    for name in _named_paths(tool_input):
+        path = Path(name).expanduser()
+        if not path.is_absolute():
+            if not cwd:
+                continue  # relative to nothing we know: not guessed
+            path = Path(cwd) / path
+        if path.suffix.lower() in DELIVERABLE_SUFFIXES and path.is_file():
+            found.setdefault(path.resolve())
+    return list(found)
+
+
+def _named_paths(tool_input: Any) -> Iterator[str]:
+    if not isinstance(tool_input, dict):
+        return
+    for key in _PATH_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            yield value.strip()
+    for text in _strings(tool_input):
+        if "*** " in text:
+            yield from _PATCH_LINE.findall(text)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def content_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class Rework:
+    """A rework decision: the instruction for the agent, and `commit` to record that it was
+    delivered (call it only once it really was)."""
+
+    def __init__(self, state_dir: Path, verdicts: list[Verdict]) -> None:
+        self.state_dir = state_dir
+        self.verdicts = verdicts
+        self.instruction = instruction(verdicts)
+
+    def commit(self) -> None:
+        with Store(self.state_dir) as store:
+            for verdict in self.verdicts:
+                mark_reworked(store, verdict)
+
+
+def review_written(
+    state_dir: Path,
+    files: list[Path],
+    *,
+    open_store: Callable[[], Store] | None = None,
+) -> Rework | None:
+    """Judge the written deliverables whose current content was not sent back before; store
+    every verdict; a Rework for the hard failures, or None (rework off, nothing new, all
+    good). A bad `[gate]` config raises ConfigError."""
+    settings = load_config(state_dir)["gate"]
+    if not settings["rework"] or not files:
+        return None
+    opener = open_store or (lambda: Store(state_dir))
+    with opener() as store:
+        fresh = [f for f in files if not reworked(store, str(f), content_hash(f))]
+    if not fresh:
+        return None
+    verdicts = judge_files(fresh, settings["hook_budget_s"], shots_dir(state_dir))
+    with opener() as store:
+        for verdict in verdicts:
+            save_verdict(store, verdict)
+    failed = [v for v in verdicts if v.failed]
+    return Rework(state_dir, failed) if failed else None
+
+
+def instruction(verdicts: list[Verdict]) -> str:
+    """The rework instruction: what the gate measured, per failed file (Chinese)."""
+    parts = [
+        "【dshkit 交付门：机器实测未通过，请返工】以下网页交付物在真实无头 Chromium 中打开后判定为"
+        "失败（宿主侧实测，不是推测）。请按证据修复根因，修好后再交付；不要只做静态检查就宣称已验证。"
+    ]
+    for verdict in verdicts:
+        lines = [
+            f"\n文件：{verdict.path}",
+            f"判定：{verdict.verdict}（{MEANING.get(verdict.verdict, verdict.verdict)}）；"
+            f"采样 {verdict.elapsed_ms / 1000:.1f} 秒，按最后一次采样判定",
+        ]
+        if verdict.overlay_text:
+            text = verdict.overlay_text
+            if len(text) > _SHOWN_CHARS:
+                text = text[:_SHOWN_CHARS] + f"…（覆盖层文字共 {len(text)} 字，其余未显示）"
+            lines.append(f"覆盖层文字：\n{text}")
+        if verdict.errors:
+            shown = verdict.errors[:_SHOWN_ERRORS]
+            lines.append("页面错误：\n" + "\n".join(f"- {e}" for e in shown))
+            hidden = verdict.error_count - sum(_count(e) for e in shown)
+            if hidden > 0:
+                lines.append(f"（另有 {hidden} 条错误未列出，见证据记录）")
+        for index, canvas in enumerate(verdict.canvas[:4], 1):
+            lines.append(
+                f"画布 {index}：后备缓冲 {canvas['width']}×{canvas['height']}，"
+                f"CSS {canvas['cssWidth']}×{canvas['cssHeight']}，上下文 {canvas['context']}，"
+                f"帧内中心像素 {_pixel(canvas['framePixel'])}，"
+                f"截图像素 {_pixel(canvas['screenshotPixel'])}"
+            )
+        if verdict.screenshot:
+            lines.append(f"截图：{verdict.screenshot}")
+        parts.append("\n".join(lines))
+    return "\n".join(parts)
+
+
+def _count(error: str) -> int:
+    """How many occurrences one listed error stands for (`… (×N)`)."""
+    found = re.search(r" \(×(\d+)\)$", error)
+    return int(found.group(1)) if found else 1
+
+
+def _pixel(pixel: dict[str, Any] | None) -> str:
+    if not pixel:
+        return "无"
+    if pixel.get("lost"):
+        return "上下文丢失"
+    return f"均值 {pixel['mean']} / 最大 {pixel['max']}"

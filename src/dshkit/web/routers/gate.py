@@ -1,0 +1,46 @@
+"""The delivery gate's API under /api/gate/: recent verdicts, and a run (a job with progress)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ...gate.service import GateService
+from ..routing import ApiError, Router, json_response, read_json
+from .jobs import job_path
+
+
+def router(service: GateService) -> Router:
+    api = Router("gate")
+
+    @api.get("/")
+    async def get_verdicts(request: Request) -> Response:
+        limit = request.query_params.get("limit", "50")
+        if not limit.isdigit() or not 1 <= int(limit) <= 1000:
+            raise ApiError(400, f"limit must be a whole number from 1 to 1000, got {limit!r}")
+        return json_response(await asyncio.to_thread(service.recent, int(limit)))
+
+    @api.post("/run")
+    async def post_run(request: Request) -> Response:
+        body = await read_json(request)
+        if not isinstance(body, dict):
+            raise ApiError(400, "expected a JSON object")
+        path, budget = body.get("path"), body.get("budget")
+        if not isinstance(path, str) or not path.strip():
+            raise ApiError(400, "path must name the file to judge")
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int | float)):
+            raise ApiError(400, "budget must be a number of seconds")
+        try:
+            submitted = await asyncio.to_thread(service.start, path, budget)
+        except ValueError as exc:
+            raise ApiError(400, str(exc)) from None
+        job = submitted.job
+        return json_response(
+            {"started": submitted.started, "job": job.as_json()},
+            202,
+            headers={"location": job_path(job)},
+        )
+
+    return api
