@@ -11,8 +11,6 @@ also holds the harness and working directory, which decide the configured MCP se
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +19,7 @@ from typing import Any
 import orjson
 
 from .. import harnesses
+from ..detached import start_detached
 from ..store import Store
 from .facts import UNKNOWN, Facts, read_facts
 from .mcp import configured
@@ -111,21 +110,12 @@ def claim_probe(store: Store, key: str) -> bool:
 
 def start_probe(state_dir: Path, facts: Facts, cwd: str) -> None:
     """A detached `dshkit capability --probe` for these facts: the caller does not wait."""
-    argv = [sys.executable, "-m", "dshkit", "capability", "--probe", "--quiet"]
-    argv += ["--state-dir", str(state_dir), "--cwd", cwd]
+    argv = ["capability", "--probe", "--quiet", "--state-dir", str(state_dir), "--cwd", cwd]
     if facts.harness != UNKNOWN:
         argv += ["--harness", facts.harness]
     argv += ["--mode", facts.sandbox, "--approval", facts.approval]
     argv += ["--permission-mode", facts.permission]
-    subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-        env=dict(os.environ),
-    )
+    start_detached(*argv)
 
 
 def probe(store: Store, facts: Facts, cwd: str) -> list[dict[str, Any]]:

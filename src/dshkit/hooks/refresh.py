@@ -6,11 +6,9 @@ while a scan holds the store's lease (at most one at a time, decided through the
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from typing import Any
 
+from ..detached import start_detached
 from ..store import SCAN_LEASE
 from .protocol import HookInput
 
@@ -19,13 +17,5 @@ def on_session_pause(hook: HookInput) -> dict[str, Any] | None:
     with hook.open_store() as store:
         if store.lease_holder(SCAN_LEASE) is not None:
             return None
-    subprocess.Popen(
-        [sys.executable, "-m", "dshkit", "refresh", "--state-dir", str(hook.state_dir)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-        env=dict(os.environ),
-    )
+    start_detached("refresh", "--state-dir", str(hook.state_dir))
     return None

@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from ...gate.service import GateService
 from ..routing import ApiError, Router, json_response, read_json
-from .jobs import job_path
+from .jobs import accepted
 
 
 def router(service: GateService) -> Router:
@@ -36,11 +36,6 @@ def router(service: GateService) -> Router:
             submitted = await asyncio.to_thread(service.start, path, budget)
         except ValueError as exc:
             raise ApiError(400, str(exc)) from None
-        job = submitted.job
-        return json_response(
-            {"started": submitted.started, "job": job.as_json()},
-            202,
-            headers={"location": job_path(job)},
-        )
+        return accepted(submitted)
 
     return api

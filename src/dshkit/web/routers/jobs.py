@@ -14,7 +14,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from ...jobs import Job, JobRunner, event_json
+from ...jobs import Job, JobRunner, Submitted, event_json
 from ..routing import ApiError, Router, json_response
 
 HEARTBEAT_S = 15.0  # a comment line this often keeps idle streams from being cut by proxies
@@ -23,6 +23,17 @@ HEARTBEAT_S = 15.0  # a comment line this often keeps idle streams from being cu
 def job_path(job: Job) -> str:
     """Where a job's state is served (what a 202 points at in its `location`)."""
     return f"/api/jobs/{job.id}"
+
+
+def accepted(submitted: Submitted) -> Response:
+    """202 for a submitted job: whether it started (or one of its kind was running), the job,
+    and where to follow it."""
+    job = submitted.job
+    return json_response(
+        {"started": submitted.started, "job": job.as_json()},
+        202,
+        headers={"location": job_path(job)},
+    )
 
 
 def router(runner: JobRunner) -> Router:

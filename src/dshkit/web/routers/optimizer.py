@@ -12,7 +12,7 @@ from starlette.responses import Response
 from ...optimizer.runs import OUTCOMES, RunNotFound
 from ...optimizer.service import OptimizerService
 from ..routing import ApiError, Router, json_response, read_json
-from .jobs import job_path
+from .jobs import accepted
 
 _SETTINGS = ("tier", "form", "turns", "full", "permission")
 
@@ -30,12 +30,7 @@ def router(service: OptimizerService) -> Router:
             submitted = await asyncio.to_thread(service.start, raw, body)
         except ValueError as exc:
             raise ApiError(400, str(exc)) from None
-        job = submitted.job
-        return json_response(
-            {"started": submitted.started, "job": job.as_json()},
-            202,
-            headers={"location": job_path(job)},
-        )
+        return accepted(submitted)
 
     @api.get("/runs")
     async def get_runs(request: Request) -> Response:
