@@ -207,10 +207,19 @@ class _Recorder:
                 except orjson.JSONDecodeError:
                     body = {"raw": raw.decode(errors="replace")}
                 recorder.requests.append(Request(self.path, dict(self.headers), body))
-                stream(self, body, recorder.script.popleft() if recorder.script else recorder.text)
+                stream(self, body, recorder.answer(body))
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def answer(self, body: dict[str, Any]) -> Any:
+        """The next scripted answer; a scripted tool call goes only to a request that offers
+        that tool (a harness's side requests, e.g. a title, offer none and get the text)."""
+        if self.script:
+            wanted = self.script[0]
+            if not isinstance(wanted, dict) or wanted["tool"] in _offered(body):
+                return self.script.popleft()
+        return self.text
 
     @property
     def base_url(self) -> str:
@@ -382,6 +391,14 @@ def _responses(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: str)
             ),
         ],
     )
+
+
+def _offered(body: dict[str, Any]) -> set[str]:
+    """The tool names a request offers (OpenAI chat nests them under `function`)."""
+    tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+    return {
+        str((tool.get("function") or tool).get("name")) for tool in tools if isinstance(tool, dict)
+    }
 
 
 def _chat(handler: BaseHTTPRequestHandler, body: dict[str, Any], answer: Any) -> None:

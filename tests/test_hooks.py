@@ -296,10 +296,10 @@ def test_stop_starts_one_detached_refresh(tmp_path: Path) -> None:
 
 
 def test_the_hot_path_imports_nothing_heavy(tmp_path: Path) -> None:
-    # Structural, not timed (bench/hook_latency.py measures): a PreToolUse with no handler
+    # Structural, not timed (bench/hook_latency.py measures): an event with no handler
     # must not pay for click, JSON, SQLite or dataclasses.
     probe = (
-        "import sys; sys.argv = ['dshkit', 'hook', 'PreToolUse']\n"
+        "import sys; sys.argv = ['dshkit', 'hook', 'PreCompact']\n"
         "from dshkit.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = {'click', 'json', 'sqlite3', 'orjson', 'dataclasses', 'pathlib', 'zstandard'}\n"
@@ -396,6 +396,7 @@ def test_installed_matchers_come_from_each_harness_vocabulary() -> None:
     assert registry.installed_events(harnesses.get("claude")).keys() == {
         "SessionStart",
         "UserPromptSubmit",
+        "PreToolUse",  # the command risk policy, on the command vocabulary
         "PostToolUse",  # the delivery gate, on the write vocabulary
         "Stop",
         "SessionEnd",

@@ -58,7 +58,8 @@ def test_claude_install_is_a_clean_merge_and_uninstall_restores_the_bytes(tmp_pa
     run(tmp_path, "install-hooks", "--harness", "claude")
     settings = json.loads(path.read_text())
     assert settings["theme"] == "dark"
-    assert commands(settings, "PreToolUse") == ["/usr/local/bin/audit-bash"]
+    foreign, guard = commands(settings, "PreToolUse")  # theirs kept, ours (the guard) after it
+    assert foreign == "/usr/local/bin/audit-bash" and "hook PreToolUse" in guard
     ours = commands(settings, "SessionStart")
     assert ours[0] == "echo hi" and len(ours) == 2
     words = shlex.split(ours[1])
@@ -269,14 +270,16 @@ def test_install_again_brings_the_settings_to_what_the_registry_asks(tmp_path: P
     original = json.dumps(FOREIGN, indent=4) + "\n"
     path.write_text(original)
     run(tmp_path, "install-hooks", "--harness", "claude")
-    assert "PreToolUse" in json.loads(path.read_text())["hooks"]  # the foreign one only
-    policy = "PreToolUse[command]=tests.hook_handlers:deny"
+    groups = json.loads(path.read_text())["hooks"]["PreToolUse"]
+    assert groups[1]["matcher"] == "^(Bash)$"  # the command guard's
+    policy = "PreToolUse[read]=tests.hook_handlers:deny"
     added = run(tmp_path, "install-hooks", "--harness", "claude", DSHKIT_HOOK_HANDLERS=policy)
     assert f"updated {path}" in added.stdout
     groups = json.loads(path.read_text())["hooks"]["PreToolUse"]
     assert groups[0] == FOREIGN["hooks"]["PreToolUse"][0]  # others' entries as they were
     assert (
-        groups[1]["matcher"] == "^(Bash)$" and "hook PreToolUse" in groups[1]["hooks"][0]["command"]
+        groups[1]["matcher"] == "^(Bash|NotebookRead|Read)$"
+        and "hook PreToolUse" in groups[1]["hooks"][0]["command"]
     )
     again = run(tmp_path, "install-hooks", "--harness", "claude", DSHKIT_HOOK_HANDLERS=policy)
     assert "already installed" in again.stdout
@@ -288,9 +291,10 @@ def test_install_again_brings_the_settings_to_what_the_registry_asks(tmp_path: P
         "/gone/" not in path.read_text()
         and len(json.loads(path.read_text())["hooks"]["PreToolUse"]) == 2
     )
-    # Without the extra handler its event goes again; the foreign PreToolUse stays.
+    # Without the extra handler its tools go again; the foreign PreToolUse stays.
     run(tmp_path, "install-hooks", "--harness", "claude")
-    assert commands(json.loads(path.read_text()), "PreToolUse") == ["/usr/local/bin/audit-bash"]
+    groups = json.loads(path.read_text())["hooks"]["PreToolUse"]
+    assert groups[0] == FOREIGN["hooks"]["PreToolUse"][0] and groups[1]["matcher"] == "^(Bash)$"
     bad = run(
         tmp_path, "install-hooks", "--harness", "claude", DSHKIT_HOOK_HANDLERS="x", check=False
     )

@@ -10,6 +10,7 @@ A refusing proxy catches any attempt to reach another host.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -396,7 +397,9 @@ def test_dsh_install_again_adds_an_event_the_registry_gained(
     shutil.copytree(dsh_profile_template, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
     world.install_hooks()
     config = world.state / "dsh-hooks.json"
-    assert "PreToolUse" not in orjson.loads(config.read_bytes())["hooks"]
+    # Installed for the command policy, on DSH's command tools only: not its read tools.
+    (group,) = orjson.loads(config.read_bytes())["hooks"]["PreToolUse"]
+    assert re.fullmatch(group["matcher"], "bash") and not re.fullmatch(group["matcher"], "read")
     # doctor sees the bridge really there: the block, and the package `dsh plugin add` put in
     doctor = subprocess.run(
         [DSHKIT, "doctor", "--json", "--port", "1"],
@@ -409,7 +412,7 @@ def test_dsh_install_again_adds_an_event_the_registry_gained(
     out = world.hooks_command("install-hooks", DSHKIT_HOOK_HANDLERS=POLICY)
     assert f"updated {config}" in out and "Nothing to change" not in out
     (group,) = orjson.loads(config.read_bytes())["hooks"]["PreToolUse"]
-    assert group["matcher"] == "^(read|read_image)$"
+    assert re.fullmatch(group["matcher"], "read") and re.fullmatch(group["matcher"], "bash")
     with fake_chat() as fake:
         fake.script.extend([{"tool": "read", "arguments": {"file_path": "hello.txt"}}])
         run_dsh(world, fake, proxy, "read hello.txt", DSHKIT_HOOK_HANDLERS=POLICY)

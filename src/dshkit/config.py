@@ -198,6 +198,75 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             maximum=14,  # with the browser's start and the screenshot: the handler's 18 s
         ),
     },
+    # Context handoff: when a session hands off (dshkit/graft/watermark.py).
+    "graft": {
+        "mode": Setting(
+            str,
+            "dynamic",
+            "dynamic: the cut falls where a handoff still fits; fixed: warning_ratio/forced_ratio",
+            choices=("dynamic", "fixed"),
+        ),
+        "warning_ratio": Setting(
+            float,
+            0.70,
+            "fixed mode: the share of the window where the model is warned",
+            above=0,
+            maximum=1,
+        ),
+        "forced_ratio": Setting(
+            float,
+            0.75,
+            "fixed mode: the share of the window where the session is cut",
+            above=0,
+            maximum=1,
+        ),
+        "warning_margin": Setting(
+            float,
+            0.05,
+            "dynamic mode: how far below the forced cut the warning starts",
+            minimum=0,
+            maximum=0.5,
+        ),
+        "forced": Setting(
+            bool, True, "cut at the forced watermark (off: the warning band runs to 100%)"
+        ),
+        "reserve_turns": Setting(
+            int, 3, "turns of growth kept free for the handoff to finish", minimum=0, maximum=50
+        ),
+        "growth_tokens_per_turn": Setting(
+            int,
+            4_000,
+            "context growth per turn assumed before a session shows its own",
+            minimum=0,
+            maximum=1_000_000,
+        ),
+        "handoff_tokens": Setting(
+            int,
+            12_000,
+            "tokens a handoff itself takes (reading the card, the injected state)",
+            minimum=0,
+            maximum=1_000_000,
+        ),
+        "window_tokens": Setting(
+            int,
+            200_000,
+            "the context window when the session's log announces none",
+            minimum=1_000,
+            maximum=100_000_000,
+        ),
+    },
+    # The command risk policy on the agents' shell commands (dshkit/graft/policy).
+    "guard": {
+        "mode": Setting(
+            str,
+            "balanced",
+            "what an agent's shell command needs (dshkit guard classify): strict denies "
+            "destructive, opaque and global-search commands; balanced asks about opaque ones; "
+            "autonomous allows opaque ones and asks about the others",
+            choices=("strict", "balanced", "autonomous"),
+            env="DSHKIT_GUARD_MODE",
+        ),
+    },
 }
 
 

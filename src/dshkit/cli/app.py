@@ -15,6 +15,8 @@ _COMMANDS = {
     "doctor": "doctor:doctor",
     "forget": "forget:forget",
     "gate": "gate:gate",
+    "graft": "graft:graft",
+    "guard": "guard:guard",
     "hook": "hookinfo:hook",
     "install-hooks": "hooks:install_hooks",
     "optimize": "optimize:optimize_command",

@@ -23,6 +23,7 @@ MAX_OUTPUT_CHARS = harnesses.HOOK_TEXT_LIMIT
 # How long a handler's store statement waits for another process's lock: the agent waits.
 STORE_BUSY_TIMEOUT_S = 1.0
 _JOIN = "\n\n"
+_STRICTNESS = {"allow": 1, "ask": 2, "deny": 3}  # an unknown decision ranks below allow
 
 
 class HookInput:
@@ -90,8 +91,9 @@ def answer(event: str, results: list[tuple[str, dict[str, Any]]]) -> Answer:
     """Merge `(handler, result)` pairs, in priority order, into the protocol's JSON.
 
     Contexts are joined in order; one that would take the joined text over the cap is
-    dropped whole (later, smaller ones may still fit). The first permission decision and the
-    first block win. The same results always give the same bytes.
+    dropped whole (later, smaller ones may still fit). The strictest permission decision wins
+    (deny over ask over allow, the first of equals), so no later, looser handler can undo a
+    deny; the first block wins. The same results always give the same bytes.
     """
     notes: list[str] = []
     emitted: set[int] = set()
@@ -116,7 +118,7 @@ def answer(event: str, results: list[tuple[str, dict[str, Any]]]) -> Answer:
     specific: dict[str, Any] = {}
     if contexts:
         specific["additionalContext"] = _JOIN.join(contexts)
-    permission = _first(results, lambda r: bool(r.get("permissionDecision")))
+    permission = _strictest(results)
     if permission is not None:
         name, result = results[permission]
         emitted.add(permission)
@@ -139,6 +141,16 @@ def _first(
     results: list[tuple[str, dict[str, Any]]], wanted: Callable[[dict[str, Any]], bool]
 ) -> int | None:
     return next((i for i, (_, result) in enumerate(results) if wanted(result)), None)
+
+
+def _strictest(results: list[tuple[str, dict[str, Any]]]) -> int | None:
+    """The index of the first result with the strictest permission decision."""
+    found = [i for i, (_, result) in enumerate(results) if result.get("permissionDecision")]
+    return min(
+        found,
+        key=lambda i: (-_STRICTNESS.get(str(results[i][1]["permissionDecision"]), 0), i),
+        default=None,
+    )
 
 
 def _reason(name: str, text: str, notes: list[str]) -> str:

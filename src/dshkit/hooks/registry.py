@@ -113,6 +113,14 @@ HANDLERS: tuple[Entry, ...] = (
     Entry(
         "PostToolUse", "dshkit.hooks.gate:on_write", budget=18.0, tools=(harnesses.WRITE,), order=50
     ),
+    # The command risk policy (hooks/guard.py): a pure function of the command line.
+    Entry(
+        "PreToolUse",
+        "dshkit.hooks.guard:on_command",
+        budget=2.0,
+        tools=(harnesses.COMMAND,),
+        order=5,
+    ),
     # A detached refresh when the agent pauses (hooks/refresh.py): only a process start here.
     Entry("Stop", "dshkit.hooks.refresh:on_session_pause", budget=3.0, order=90),
     Entry("SessionEnd", "dshkit.hooks.refresh:on_session_pause", budget=3.0, order=90),

@@ -1,0 +1,118 @@
+"""`dshkit guard classify`: the command risk policy's verdict on command lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from ..graft.policy import MODES, Classification, classify_command, decisions, policy_decision
+from .common import json_option, stdout
+
+MAX_CASES = 100_000
+
+
+@click.group()
+def guard() -> None:
+    """The command risk policy: what a shell command risks, and allow / ask / deny per mode."""
+
+
+@guard.command()
+@click.argument("command", nargs=-1)
+@click.option("--shell", type=click.Choice(("bash", "pwsh")), default="bash", show_default=True)
+@click.option(
+    "--cwd",
+    type=click.Path(file_okay=False, path_type=str),
+    default=None,
+    help="The workspace the command runs in [default: the current directory].",
+)
+@click.option(
+    "--mode", type=click.Choice(MODES), default=None, help="Also print this mode's decision."
+)
+@click.option(
+    "--file",
+    "cases",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help='A JSONL file of cases {"command", "shell"?, "cwd"?}: one result line per case.',
+)
+@json_option
+def classify(
+    command: tuple[str, ...],
+    shell: str,
+    cwd: str | None,
+    mode: str | None,
+    cases: Path | None,
+    as_json: bool,
+) -> None:
+    """Classify COMMAND (words after `--` are joined by spaces) as safe, unknown or destructive,
+    say whether it is a global search, and print the decision of each mode."""
+    if cases is not None:
+        if command:
+            raise click.UsageError("give either COMMAND or --file, not both")
+        for number, case in enumerate(_cases(cases), start=1):
+            result = _result(
+                classify_command(case["command"], case.get("shell", shell), case.get("cwd", cwd)),
+                mode,
+            )
+            if "id" in case:
+                result = {"id": case["id"], **result}
+            _emit(result, as_json, f"line {number}: ")
+        return
+    if not command:
+        raise click.UsageError("give a COMMAND (after --) or --file CASES.jsonl")
+    _emit(_result(classify_command(" ".join(command), shell, cwd), mode), as_json, "")
+
+
+def _result(found: Classification, mode: str | None) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "risk": found.risk,
+        "globalSearch": found.global_search,
+        "decisions": decisions(found),
+        "reason": found.reason,
+    }
+    if mode is not None:
+        result["decision"] = policy_decision(found.risk, found.global_search, mode)
+    return result
+
+
+def _emit(result: dict[str, Any], as_json: bool, prefix: str) -> None:
+    if as_json:
+        click.echo(orjson.dumps(result).decode())
+        return
+    search = " (global search)" if result["globalSearch"] else ""
+    table = ", ".join(f"{mode} {decision}" for mode, decision in result["decisions"].items())
+    chosen = f"{result['decision']} ({table})" if "decision" in result else table
+    stdout.print(f"{prefix}{result['risk']}{search}: {chosen} — {result['reason']}", markup=False)
+
+
+def _cases(path: Path) -> list[dict[str, Any]]:
+    """Every case of a JSONL file, checked before any is judged (a bad line names itself)."""
+    found: list[dict[str, Any]] = []
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError as exc:
+        raise click.ClickException(f"{path} cannot be read: {exc.strerror or exc}") from exc
+    if len(lines) > MAX_CASES:
+        raise click.ClickException(f"{path} has {len(lines)} lines: at most {MAX_CASES} cases")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            case = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise click.ClickException(f"{path} line {number} is not JSON: {exc}") from exc
+        if not isinstance(case, dict) or not isinstance(case.get("command"), str):
+            raise click.ClickException(
+                f'{path} line {number}: expected an object with a string "command"'
+            )
+        if case.get("shell", "bash") not in ("bash", "pwsh"):
+            raise click.ClickException(
+                f"{path} line {number}: shell {case['shell']!r} is not bash or pwsh"
+            )
+        if not isinstance(case.get("cwd", ""), str):
+            raise click.ClickException(f'{path} line {number}: "cwd" must be a string')
+        found.append(case)
+    return found

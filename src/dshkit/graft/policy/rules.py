@@ -1,0 +1,670 @@
+"""Judging each command of a lexed line: wrappers unwrapped, nested lines read, the worst wins.
+
+Only a command word is a command: the arguments of `echo`, a search pattern or a commit
+message are data, unless a shell is handed them (`bash -c`, `eval`, `echo … | sh`, `xargs`).
+"""
+
+from __future__ import annotations
+
+import ntpath
+import os
+import posixpath
+
+from .lexer import LexError, Token, Word, lex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+
+SAFE, UNKNOWN, DESTRUCTIVE = "safe", "unknown", "destructive"
+_RANK = {SAFE: 0, UNKNOWN: 1, DESTRUCTIVE: 2}
+MAX_DEPTH = 8  # nested shells (`bash -c "bash -c …"`) deeper than this are not read
+MAX_COMMAND_CHARS = 100_000
+
+INSIDE, WORKSPACE, OUTSIDE, NOWHERE = "inside", "workspace", "outside", "unknown"
+
+_WRAPPERS = {"sudo", "doas", "nohup", "nice", "time", "command", "builtin", "exec", "env",
+             "timeout", "stdbuf", "ionice", "unbuffer", "caffeinate", "busybox"}  # fmt: skip
+_WRAPPER_ARGS = {  # the options of a wrapper that take a value
+    "sudo": {"-u", "-g", "-h", "-p", "-C", "-U", "-r", "-t", "-D", "-T"},
+    "env": {"-u", "-C", "-S"},
+    "timeout": {"-s", "-k"},
+    "nice": {"-n"},
+    "ionice": {"-c", "-n", "-p"},
+}
+_SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish", "ash"}
+_PWSH = {"pwsh", "powershell"}
+_PWSH_VALUED = ("-executionpolicy", "-windowstyle", "-outputformat", "-inputformat",
+                "-workingdirectory", "-configurationname", "-version", "-settingsfile",
+                "-psconsolefile", "-custompipename")  # fmt: skip
+_INTERPRETERS = {"python", "python3", "perl", "ruby", "node", "php"}
+_DELETE = {"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put"}
+_PWSH_DELETE = {"remove-item", "ri", "rm", "rmdir", "rd", "del", "erase"}
+_DISK = {"mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk",
+         "sgdisk", "blkdiscard", "format-volume", "clear-disk", "initialize-disk",
+         "remove-partition", "diskpart", "format"}  # fmt: skip
+_PERMISSIONS = {"chmod", "chown", "chgrp", "setfacl", "chattr", "icacls", "takeown", "set-acl",
+                "cacls"}  # fmt: skip
+_WINDOWS_PERMISSIONS = {"icacls", "takeown", "set-acl", "cacls"}
+_SEARCH = {"grep", "egrep", "fgrep", "rg", "ag", "ack", "fd", "fdfind", "ls", "dir", "tree",
+           "du", "get-childitem", "gci", "select-string", "sls", "findstr"}  # fmt: skip
+_LISTINGS = {"ls", "dir", "get-childitem", "gci"}
+_ALWAYS_RECURSIVE = {"rg", "ag", "ack", "fd", "fdfind", "tree", "du"}
+_SHARED_BRANCHES = {"main", "master", "develop", "development", "trunk"}
+_EVAL = {"eval", "iex", "invoke-expression"}
+_SOURCE = {"source", ".", "invoke-command", "icm"}
+_CD = {"cd", "pushd", "chdir", "set-location", "sl", "push-location"}
+_KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}",
+             "case", "esac", "in", "function", "&"}  # fmt: skip
+_DEVICES = ("/dev/sd", "/dev/nvme", "/dev/hd", "/dev/vd", "/dev/xvd", "/dev/disk", "/dev/mmcblk",
+            "/dev/mapper/", "\\\\.\\physicaldrive")  # fmt: skip
+
+
+class Classification:
+    """A command line's risk, whether it is a global search, and why (names the command)."""
+
+    __slots__ = ("global_search", "reason", "risk")
+
+    def __init__(self, risk: str, global_search: bool, reason: str) -> None:
+        self.risk = risk
+        self.global_search = global_search
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"Classification({self.risk!r}, global_search={self.global_search}, {self.reason!r})"
+
+
+def classify_command(
+    command: str,
+    shell: str = "bash",
+    cwd: str | None = None,
+    *,
+    home: str | None = None,
+    workdir: str | None = None,
+) -> Classification:
+    """Judge `command` (a bash or pwsh line) run in `workdir` (default: `cwd`) for the
+    workspace `cwd` (default: the current directory). `home` defaults to the user's."""
+    if shell not in ("bash", "pwsh"):
+        raise ValueError(f"unknown shell {shell!r} (known: bash, pwsh)")
+    if len(command) > MAX_COMMAND_CHARS:
+        return Classification(UNKNOWN, False, f"over {MAX_COMMAND_CHARS} characters: not read")
+    workspace = cwd if cwd is not None else os.getcwd()
+    judge = _Judge(workspace, home, shell)
+    judge.line(command, shell, judge.resolve(workdir) if workdir else judge.workspace, 0)
+    risk, reason = max(judge.findings, key=lambda f: _RANK[f[0]], default=(SAFE, ""))
+    if risk == SAFE:
+        reason = judge.searches[0] if judge.searches else "no destructive or opaque command"
+    elif judge.searches:
+        reason = f"{reason}; {judge.searches[0]}"
+    return Classification(risk, bool(judge.searches), reason)
+
+
+def _windows(path: str) -> bool:
+    return len(path) >= 2 and path[1] == ":" and path[0].isalpha()
+
+
+class _Judge:
+    def __init__(self, workspace: str, home: str | None, shell: str) -> None:
+        self.path: ModuleType = ntpath if _windows(workspace) else posixpath
+        self.workspace = self.path.normpath(workspace)
+        if home is None:
+            home = self._default_home()
+        self.home = self.path.normpath(home)
+        self.findings: list[tuple[str, str]] = []
+        self.searches: list[str] = []
+        self.variables: dict[str, str] = {}
+
+    def _default_home(self) -> str:
+        if self.path is posixpath:
+            return os.path.expanduser("~")
+        parts = self.workspace.split("\\")
+        if len(parts) > 2 and parts[1].lower() == "users":
+            return "\\".join(parts[:3])
+        return "C:\\Users\\user"
+
+    # -- paths --------------------------------------------------------------------------
+
+    def resolve(self, text: str, cwd: str | None = None) -> str:
+        path = self.path
+        if path is ntpath and text.startswith("/") and not text.startswith("//"):
+            text = text.replace("/", "\\")
+        if path.isabs(text) or _windows(text):  # C:\… is no place in a POSIX workspace
+            return path.normpath(text)
+        return path.normpath(path.join(cwd or self.workspace, text))
+
+    def _key(self, path: str) -> str:
+        return path.lower().replace("/", "\\") if self.path is ntpath else path
+
+    def _within(self, path: str, root: str) -> bool:
+        """Whether `path` is `root` or below it."""
+        path, root = self._key(path), self._key(root)
+        sep = "\\" if self.path is ntpath else "/"
+        return path == root or path.startswith(root.rstrip(sep) + sep)
+
+    def _base(self, word: Word, cwd: str | None) -> tuple[str | None, bool]:
+        """The path a word names, or for a wildcard or an unknown part the directory whose
+        entries it may name (True); None when nothing about it is known."""
+        text = word.text
+        if not (word.glob or word.dynamic):
+            known = cwd or self.path.isabs(text) or _windows(text)
+            return (self.resolve(text, cwd) if known else None), False
+        cut = min((i for i, c in enumerate(text) if c in "*?[\0"), default=len(text))
+        slash = max(text.rfind("/", 0, cut), text.rfind("\\", 0, cut) if self._nt else -1)
+        if slash < 0:
+            return (cwd if cwd and "\0" not in text[: cut + 1] else None), True
+        head = text[: slash + 1]
+        if cwd is None and not (self.path.isabs(head) or _windows(head)):
+            return None, True
+        return self.resolve(head, cwd), True
+
+    @property
+    def _nt(self) -> bool:
+        return self.path is ntpath
+
+    def where(self, word: Word, cwd: str | None) -> str:
+        base, entries = self._base(word, cwd)
+        if base is None:
+            return NOWHERE
+        if entries:
+            return INSIDE if self._within(base, self.workspace) else OUTSIDE
+        if self._key(base) == self._key(self.workspace):
+            return WORKSPACE
+        return INSIDE if self._within(base, self.workspace) else OUTSIDE
+
+    def is_global(self, word: Word, cwd: str | None) -> bool:
+        base, _ = self._base(word, cwd)
+        if base is None:
+            return False
+        key = self._key(base)
+        if key in ("/", "\\") or (self._nt and len(key) <= 3 and _windows(key)):
+            return True
+        if self._within(self.home, base):  # the home directory or one of its ancestors
+            return True
+        return "\\appdata\\" in key + "\\" if self._nt else "/appdata/" in key.lower() + "/"
+
+    # -- lines and commands -------------------------------------------------------------
+
+    def flag(self, risk: str, reason: str) -> None:
+        self.findings.append((risk, reason))
+
+    def line(self, text: str, shell: str, cwd: str | None, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            self.flag(UNKNOWN, f"shells nested over {MAX_DEPTH} deep: not read")
+            return
+        variables = self._variables(shell, cwd)
+        try:
+            lexed = lex(text, shell, variables, self.home)
+            if shell == "bash" and self._assigned(lexed.tokens):  # `X=/; rm -rf $X`
+                lexed = lex(text, shell, self._variables(shell, cwd), self.home)
+        except LexError as exc:
+            self.flag(UNKNOWN, f"cannot be read: {exc}")
+            return
+        for nested in lexed.nested:
+            self.line(nested, shell, cwd, depth + 1)
+        stack: list[str | None] = []
+        stages: list[list[Token]] = [[]]
+        for token in [*lexed.tokens, "\n"]:
+            if token == "|" or token == "|&":
+                stages.append([])
+            elif isinstance(token, str) and token in ("&&", "||", ";", ";;", "&", "\n", "(", ")"):
+                if any(stages):
+                    cwd = self.pipeline(stages, shell, cwd, depth)
+                stages = [[]]
+                if token == "(":
+                    stack.append(cwd)
+                elif token == ")" and stack:
+                    cwd = stack.pop()
+            else:
+                stages[-1].append(token)
+
+    def _assigned(self, tokens: list[Token]) -> bool:
+        """Records the literal assignments that start a command; whether there were any new."""
+        new = False
+        start = True
+        for token in tokens:
+            if isinstance(token, str):
+                start = token in ("&&", "||", ";", "\n", "(", ")", "|", "&")
+                continue
+            if start and self._assignment(token, pwsh=False):
+                name, _, value = token.text.partition("=")
+                if not token.dynamic and self.variables.get(name) != value:
+                    self.variables[name] = value
+                    new = True
+                continue
+            start = False
+        return new
+
+    def _variables(self, shell: str, cwd: str | None) -> dict[str, str]:
+        home, join = self.home, self.path.join
+        if shell == "pwsh":
+            known = {
+                "home": home,
+                "env:userprofile": home,
+                "env:home": home,
+                "env:appdata": join(home, "AppData", "Roaming"),
+                "env:localappdata": join(home, "AppData", "Local"),
+                "env:temp": join(home, "AppData", "Local", "Temp"),
+                "env:tmp": join(home, "AppData", "Local", "Temp"),
+                "env:systemroot": "C:\\Windows",
+                "env:windir": "C:\\Windows",
+                "env:systemdrive": "C:",
+                "env:programfiles": "C:\\Program Files",
+            }
+        else:
+            known = {"HOME": home, "TMPDIR": "/tmp", **self.variables}
+        if cwd:
+            known["pwd" if shell == "pwsh" else "PWD"] = cwd
+        return known
+
+    def pipeline(
+        self, stages: list[list[Token]], shell: str, cwd: str | None, depth: int
+    ) -> str | None:
+        """Judges each stage with what the one before feeds it; the directory after it."""
+        fed: list[Word] | None = None  # None: nothing piped in; a dynamic word: unknown
+        for tokens in stages:
+            words: list[Word] = []
+            redirect = ""
+            for token in tokens:
+                if isinstance(token, str):
+                    redirect = token
+                    continue
+                if redirect:
+                    if redirect in (">", ">>", ">|", "&>", "&>>") and self._device(token.text):
+                        self.flag(DESTRUCTIVE, f"writes over the disk device {token.text}")
+                    elif redirect in ("<<", "<<<"):  # a here-document or here-string feeds it
+                        fed = [token]
+                    redirect = ""
+                    continue
+                words.append(token)
+            cwd, fed = self.command(words, shell, cwd, depth, fed)
+        return cwd
+
+    def _device(self, text: str) -> bool:
+        return text.lower().startswith(_DEVICES)
+
+    def command(
+        self, words: list[Word], shell: str, cwd: str | None, depth: int, fed: list[Word] | None
+    ) -> tuple[str | None, list[Word] | None]:
+        """Judges one simple command; returns the directory after it and what it pipes on."""
+        pwsh = shell == "pwsh"
+        while words and (
+            self._assignment(words[0], pwsh) or (words[0].text in _KEYWORDS and not words[0].quoted)
+        ):
+            words = words[1:]  # assignments were recorded by `_assigned`
+        if not words:
+            return cwd, None
+        head = words[0]
+        if head.dynamic:
+            self.flag(
+                UNKNOWN,
+                f"the command name {head.text.replace(chr(0), '…')!r} is only known when it runs",
+            )
+            return cwd, _opaque()
+        name = self._name(head.text, pwsh)
+        args = words[1:]
+        if name == "for":
+            return cwd, None
+        if name in _CD:
+            return self._cd(args, cwd), None
+        if name in ("popd", "pop-location"):
+            return None, None
+        if name in _WRAPPERS:
+            return self.command(self._unwrap(name, args), shell, cwd, depth, fed)
+        if name == "xargs":
+            inner = self._xargs(args)
+            items = fed if fed is not None else _opaque()
+            return cwd, self.command(inner + items, shell, cwd, depth, None)[1] if inner else None
+        if name in _SHELLS or name in _PWSH or name == "cmd":
+            self._shell(name, args, shell, cwd, depth, fed)
+            return cwd, _opaque()
+        if name in _INTERPRETERS and fed is not None and (not args or args[0].text == "-"):
+            if any(w.dynamic for w in fed):
+                self.flag(UNKNOWN, f"{name} runs what the pipe sends it")
+            return cwd, _opaque()
+        if name in _EVAL:
+            self.flag(UNKNOWN, f"{name} runs text built at run time")
+            literal = [w for w in args if not w.dynamic]
+            if literal:
+                self.line(" ".join(w.text for w in literal), shell, cwd, depth + 1)
+            return cwd, _opaque()
+        if name in _SOURCE and any(w.dynamic for w in args):
+            self.flag(UNKNOWN, f"{name} runs a script only known when it runs")
+            return cwd, _opaque()
+        if (pwsh and name in _PWSH_DELETE) or (not pwsh and name in _DELETE):
+            self._delete(name, args, cwd, pwsh, fed)
+        elif name == "find":
+            return cwd, self._entries(self._find(args, cwd))
+        elif name in _SEARCH:
+            roots = self._search(name, args, cwd, pwsh)
+            if name in _LISTINGS:  # what it pipes on: entries below the roots
+                return cwd, self._entries(roots or [Word(".", False, False, False)])
+        elif name in _DISK or name.startswith("mkfs"):
+            self.flag(DESTRUCTIVE, f"{name} wipes or repartitions a disk")
+        elif name == "dd":
+            for arg in args:
+                if arg.text.startswith("of=") and self._device(arg.text[3:]):
+                    self.flag(DESTRUCTIVE, f"dd writes over the disk device {arg.text[3:]}")
+        elif name in _PERMISSIONS:
+            self._permissions(name, args, cwd)
+        elif name == "git":
+            self._git(args)
+        elif name in ("echo", "printf", "write-output"):
+            return cwd, [w for w in args if not w.text.startswith("-")] or None
+        return cwd, _opaque()
+
+    @staticmethod
+    def _assignment(word: Word, pwsh: bool) -> bool:
+        name, equal, _ = word.text.partition("=")
+        return bool(equal) and not pwsh and name.isidentifier()
+
+    @staticmethod
+    def _name(text: str, pwsh: bool) -> str:
+        name = text.replace("\\", "/").rsplit("/", 1)[-1]
+        if pwsh or name.lower().endswith(".exe"):
+            name = name.lower().removesuffix(".exe")
+        return name
+
+    def _cd(self, args: list[Word], cwd: str | None) -> str | None:
+        targets = [w for w in args if not w.text.startswith("-") or w.text == "-"]
+        if not targets:
+            return self.home
+        target = targets[0]
+        if target.dynamic or target.text == "-" or cwd is None:
+            return None
+        return self.resolve(target.text, cwd)
+
+    @staticmethod
+    def _unwrap(name: str, args: list[Word]) -> list[Word]:
+        """The command a wrapper runs (its own options and values skipped)."""
+        takes = _WRAPPER_ARGS.get(name, set())
+        rest = list(args)
+        while rest:
+            text = rest[0].text
+            if text == "--":
+                return rest[1:]
+            if name == "env" and "=" in text and not text.startswith("-"):
+                rest = rest[1:]
+            elif text.startswith("-") and len(text) > 1:
+                rest = rest[2:] if text in takes else rest[1:]
+            elif name == "timeout" or (name == "nice" and text.lstrip("-").isdigit()):
+                name = ""  # the duration: the command follows
+                rest = rest[1:]
+            else:
+                break
+        return rest
+
+    @staticmethod
+    def _xargs(args: list[Word]) -> list[Word]:
+        takes = {"-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a", "-i"}
+        rest = list(args)
+        while rest and rest[0].text.startswith("-"):
+            rest = rest[2:] if rest[0].text in takes else rest[1:]
+        return rest
+
+    def _shell(
+        self,
+        name: str,
+        args: list[Word],
+        shell: str,
+        cwd: str | None,
+        depth: int,
+        fed: list[Word] | None,
+    ) -> None:
+        """A shell started by the line: what it is told to run is judged as a line."""
+        inner_shell = "pwsh" if name in _PWSH or name == "cmd" else "bash"
+        skip = False
+        for index, arg in enumerate(args):
+            text = arg.text.lower()
+            if skip:  # the value of the option before
+                skip = False
+                continue
+            if name in _PWSH:
+                skip = len(text) > 2 and any(o.startswith(text) for o in _PWSH_VALUED)
+            else:
+                skip = text in ("-o", "+o", "-O", "+O")
+            if skip:
+                continue
+            command = (
+                (name == "cmd" and text in ("/c", "/k", "/r"))
+                or (
+                    name in _PWSH
+                    and text.startswith("-")
+                    and "-command".startswith(text)
+                    and len(text) > 1
+                )
+                or (
+                    name not in _PWSH
+                    and name != "cmd"
+                    and text.startswith("-")
+                    and not text.startswith("--")
+                    and "c" in text
+                )
+            )
+            if name in _PWSH and text.startswith("-e") and "-encodedcommand".startswith(text):
+                self.flag(UNKNOWN, f"{name} runs an encoded command")
+                return
+            if command:
+                rest = args[index + 1 :]
+                if name not in _PWSH and name != "cmd":
+                    rest = rest[:1]
+                if not rest or any(w.dynamic for w in rest):
+                    self.flag(UNKNOWN, f"{name} runs a command only known when it runs")
+                    return
+                self.line(" ".join(w.text for w in rest), inner_shell, cwd, depth + 1)
+                return
+            if not text.startswith("-") and not (name == "cmd" and text.startswith("/")):
+                if arg.dynamic:
+                    self.flag(UNKNOWN, f"{name} runs a script only known when it runs")
+                return  # a script file: the project's own
+        if fed is not None:
+            if any(w.dynamic for w in fed):
+                self.flag(
+                    UNKNOWN, f"{name} runs what the pipe sends it (a download or a decoded payload)"
+                )
+            else:
+                self.line(" ".join(w.text for w in fed), inner_shell, cwd, depth + 1)
+
+    def _delete(
+        self, name: str, args: list[Word], cwd: str | None, pwsh: bool, fed: list[Word] | None
+    ) -> None:
+        recursive = False
+        targets: list[Word] = []
+        options = True
+        takes_value = ("-filter", "-include", "-exclude", "-credential", "-stream")
+        skip = False
+        for arg in args:
+            text = arg.text
+            if skip:
+                skip = False
+                continue
+            if options and text == "--":
+                options = False
+            elif options and text.startswith("--") and not arg.quoted:
+                recursive |= _long(text, ("--recursive",)) == "--recursive"
+            elif options and text.startswith("-") and len(text) > 1 and not arg.quoted:
+                lowered = text.lower().split(":", 1)[0]
+                if not pwsh:
+                    recursive |= "r" in lowered  # -r, -R, -rf, -fR…
+                elif "-recurse".startswith(lowered) or lowered in ("-rf", "-fr"):
+                    recursive = True
+                elif len(lowered) > 2 and any(p.startswith(lowered) for p in takes_value):
+                    skip = True
+            elif (
+                options
+                and text.startswith("/")
+                and len(text) == 2
+                and (pwsh or name in ("rd", "rmdir", "del", "erase"))
+            ):
+                recursive |= text.lower() == "/s"
+            else:
+                targets.append(arg)
+        if fed is not None and not targets:
+            targets = fed
+        kind = "recursive delete" if recursive else "delete"
+        for target in targets:
+            place = self.where(target, cwd)
+            shown = target.text.replace("\0", "…")
+            if place == OUTSIDE:
+                self.flag(DESTRUCTIVE, f"{name}: {kind} of {shown} outside the workspace")
+            elif place == WORKSPACE and recursive:
+                self.flag(DESTRUCTIVE, f"{name}: {kind} of the whole workspace")
+            elif place == NOWHERE:
+                self.flag(UNKNOWN, f"{name}: {kind} of {shown}, only known when it runs")
+
+    def _entries(self, roots: list[Word]) -> list[Word]:
+        """What a listing of `roots` pipes on: entries below them."""
+        return [Word(w.text.rstrip("/\\") + "/\0", False, True, False) for w in roots]
+
+    def _find(self, args: list[Word], cwd: str | None) -> list[Word]:
+        """Notes a global search and deletes below the roots; the roots."""
+        roots: list[Word] = []
+        rest = list(args)
+        while rest and rest[0].text in ("-H", "-L", "-P"):
+            rest = rest[1:]
+        while rest and not (rest[0].text.startswith("-") or rest[0].text in ("(", "!", "\\(")):
+            roots.append(rest.pop(0))
+        roots = roots or [Word(".", False, False, False)]
+        for root in roots:
+            if self.is_global(root, cwd):
+                self.searches.append(f"find: a recursive search rooted at {root.text}")
+        texts = [w.text for w in rest]
+        deletes = "-delete" in texts
+        for index, text in enumerate(texts):
+            if text in ("-exec", "-execdir", "-ok", "-okdir") and index + 1 < len(texts):
+                deletes |= self._name(texts[index + 1], False) in _DELETE
+        if deletes:
+            for root in roots:
+                entries = Word(root.text.rstrip("/") + "/\0", False, True, False)
+                if self.where(entries, cwd) == OUTSIDE:
+                    self.flag(DESTRUCTIVE, f"find deletes below {root.text}, outside the workspace")
+        return roots
+
+    def _search(self, name: str, args: list[Word], cwd: str | None, pwsh: bool) -> list[Word]:
+        """Notes a recursive search rooted at a global place; the places it looks at."""
+        recursive = name in _ALWAYS_RECURSIVE
+        positional: list[Word] = []
+        pattern_given = name in ("ls", "dir", "tree", "du", "get-childitem", "gci")
+        takes = {"-e", "-f", "-m", "-A", "-B", "-C", "-d", "-D", "-g", "-t", "-T", "-j", "-M",
+                 "--max-depth", "--glob", "--type", "-E", "-x", "--exclude"}  # fmt: skip
+        skip = False
+        for arg in args:
+            text = arg.text
+            if skip:
+                skip = False
+                if text == "recurse":
+                    recursive = True
+                continue
+            lowered = text.lower().split(":", 1)[0]
+            if pwsh and text.startswith("-") and len(text) > 1:
+                depth_option = "-depth".startswith(lowered) and len(lowered) > 2
+                if "-recurse".startswith(lowered) or depth_option:
+                    recursive = True
+                    skip = depth_option
+                elif lowered in ("-path", "-literalpath", "-lp", "-pa"):
+                    continue
+                elif lowered.startswith(("-fi", "-in", "-ex", "-pat", "-at")):
+                    skip = True
+                continue
+            if text.startswith("/") and len(text) == 2 and name in ("dir", "findstr") and pwsh:
+                recursive |= text.lower() == "/s"
+                continue
+            if text.startswith("--"):
+                recursive |= _long(text, ("--recursive", "--dereference-recursive")) is not None
+                recursive |= text in ("--directories=recurse", "--files")
+                pattern_given |= text.startswith("--regexp") or text == "--files"
+                continue
+            if text.startswith("-") and len(text) > 1 and not arg.quoted:
+                if name in ("ls", "dir"):
+                    recursive |= "R" in text
+                elif name in ("grep", "egrep", "fgrep"):
+                    recursive |= "r" in text or "R" in text
+                if text in ("-e", "-f"):
+                    pattern_given = True
+                skip = text in takes
+                continue
+            positional.append(arg)
+        if not pattern_given and positional and name not in ("ls", "dir", "tree", "du"):
+            positional = positional[1:]  # the pattern: data, never a place
+        for root in positional if recursive else ():
+            if self.is_global(root, cwd):
+                self.searches.append(f"{name}: a recursive search rooted at {root.text}")
+        return positional
+
+    def _permissions(self, name: str, args: list[Word], cwd: str | None) -> None:
+        texts = [w.text.lower() for w in args]
+        if name in _WINDOWS_PERMISSIONS:  # switches start with `/`, the paths do not
+            # Set-Acl replaces a path's whole list: as sweeping as a recursive change.
+            recursive = name == "set-acl" or "/t" in texts or "/r" in texts
+            places = [w for w in args if not w.text.startswith(("/", "-"))]
+        else:
+            recursive = any(
+                t == "--recursive" or (t.startswith("-") and not t.startswith("--") and "r" in t)
+                for t in texts
+            )
+            places = [w for w in args if not w.text.startswith("-")][1:]  # after the mode
+        if not recursive:
+            return
+        for target in places:
+            if self.where(target, cwd) == OUTSIDE:
+                self.flag(
+                    DESTRUCTIVE,
+                    f"{name}: a recursive permission change of {target.text} outside the workspace",
+                )
+
+    def _git(self, args: list[Word]) -> None:
+        rest = [w.text for w in args]
+        while rest and rest[0].startswith("-"):
+            rest = rest[2:] if rest[0] in ("-C", "-c") else rest[1:]
+        if not rest or rest[0] != "push":
+            return
+        force = every = False
+        positional: list[str] = []
+        skip = False
+        for text in rest[1:]:
+            if skip:
+                skip = False
+            elif text.startswith("--"):
+                found = _long(
+                    text.split("=", 1)[0],
+                    ("--force", "--force-with-lease", "--mirror", "--all", "--delete"),
+                )
+                force |= found in ("--force", "--force-with-lease", "--mirror")
+                if found == "--delete":
+                    force = True
+                every |= found in ("--all", "--mirror")
+                skip = text in ("--repo", "--push-option", "--receive-pack", "--exec")
+            elif text.startswith("-") and len(text) > 1:
+                force |= "f" in text or "d" in text
+                skip = text in ("-o",)
+            else:
+                positional.append(text)
+        branches = []
+        for spec in positional[1:]:
+            force |= spec.startswith("+") or spec.startswith(":")
+            branches.append(spec.lstrip("+").rsplit(":", 1)[-1].removeprefix("refs/heads/"))
+        if not force:
+            return
+        shared = ["every branch"] if every else [b for b in branches if _shared(b)]
+        if not branches and not every:
+            self.flag(
+                DESTRUCTIVE, "git push --force without a branch named (it may be a shared one)"
+            )
+        elif shared:
+            self.flag(DESTRUCTIVE, f"git push --force to the shared branch {shared[0]}")
+
+
+def _shared(branch: str) -> bool:
+    return branch in _SHARED_BRANCHES or branch.startswith("release") or branch == "HEAD"
+
+
+def _long(option: str, names: tuple[str, ...]) -> str | None:
+    """The long option `option` stands for: itself or an unambiguous prefix of one."""
+    option = option.split("=", 1)[0]
+    if option in names:
+        return option
+    found = [name for name in names if name.startswith(option) and len(option) > 2]
+    return found[0] if len(found) == 1 else None
+
+
+def _opaque() -> list[Word]:
+    return [Word("\0", False, True, False)]

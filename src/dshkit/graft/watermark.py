@@ -1,0 +1,427 @@
+"""When to hand off: context pressure, the safe watermark, and the decision at each step.
+
+Everything here is a pure function of (events, settings, state), so the hooks, the CLI and
+the tests ask the same question the same way (seed 004 v0.9 §一/§三, v0.11 item 1, v0.12,
+v0.15 D2, v0.18 item 2).
+
+- Pressure is the latest request's input + cache read + cache write (`sessions.events`)
+  against the window the log announces (`request/context.contextWindow`: DSH, Codex) or, where
+  the log announces none (Claude Code), the configured `window_tokens`. Its `source` says how
+  far to trust it: `usage` (provider usage against the log's window), `estimated` (provider
+  usage against the configured window) or `unavailable` (no usage yet): never a number made
+  up from characters, which would disagree with the harness's own meter (v0.15).
+- The watermark: in `dynamic` mode the forced cut sits where the handoff still fits, i.e.
+  the window minus the handoff's cost and the growth of `reserve_turns` more turns, clamped
+  to [0.50, 0.75] (0.75 was the latest cut that ever worked; below 0.50 the window cannot
+  hold a handoff: `feasible` is False). The warning sits `warning_margin` below it. `fixed`
+  mode keeps the old 0.70 / 0.75 constants (configurable) for differential tests.
+- A warning at or above the forced line is not clamped into something that looks usable:
+  there is simply no warning window, and `config_error` says so (v0.9 §三).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..config import load_config
+from ..sessions.events import (
+    Event,
+    context_window,
+    human_messages,
+    message_text,
+    pair_tool_calls,
+    turn_ordinals,
+    usages,
+)
+
+CEILING = 0.75  # the latest cut point that ever worked (v0.18: the old constant, now a ceiling)
+FLOOR = 0.50  # below this the window cannot hold a handoff
+PROTECTED_TURNS = 2  # a session born from a handoff cannot be cut in its first turns (D2)
+GROWTH_SAMPLE_TURNS = 5  # recent turns whose context growth predicts the next ones
+# dshkit's own handoff tools; harnesses prefix MCP tools (`mcp__dshkit__graft_prepare`).
+GRAFT_TOOLS = ("graft_prepare", "graft_slice_and_inject", "graft_commit")
+IDENTITY_PREFIX = "<!-- graft-identity:"
+PHASE_PREFIX = re.compile(r"^\s*(阶段|phase)\s*\d+\s*[:：]", re.IGNORECASE)
+OPEN_TODO_LIMIT = 3  # more open todos than this without phases: plan first (v0.11 item 1)
+
+
+@dataclass(frozen=True, slots=True)
+class GraftSettings:
+    """The `[graft]` configuration section, typed (see `dshkit.config` for each key)."""
+
+    mode: str = "dynamic"
+    warning_ratio: float = 0.70
+    forced_ratio: float = 0.75
+    warning_margin: float = 0.05
+    forced: bool = True
+    reserve_turns: int = 3
+    growth_tokens_per_turn: int = 4_000
+    handoff_tokens: int = 12_000
+    window_tokens: int = 200_000
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any]) -> GraftSettings:
+        return cls(**{key: section[key] for key in cls.__slots__ if key in section})
+
+    @classmethod
+    def load(cls, state_dir: Path) -> GraftSettings:
+        """The `[graft]` section of the state directory's config (ConfigError if unusable)."""
+        return cls.from_config(load_config(state_dir)["graft"])
+
+
+@dataclass(frozen=True, slots=True)
+class Pressure:
+    """How full the context is, and where each figure came from."""
+
+    tokens: int | None
+    window: int
+    window_source: str  # "log" | "config"
+    source: str  # "usage" | "estimated" | "unavailable"
+
+    @property
+    def ratio(self) -> float | None:
+        return None if self.tokens is None else self.tokens / self.window
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "tokens": self.tokens,
+            "window": self.window,
+            "windowSource": self.window_source,
+            "ratio": self.ratio,
+            "source": self.source,
+        }
+
+
+def context_pressure(events: Sequence[Event], settings: GraftSettings) -> Pressure:
+    """The latest request's context tokens against the session's window."""
+    announced = context_window(events)
+    window = announced or settings.window_tokens
+    tokens = None
+    for _, usage in usages(events):
+        tokens = usage.context
+    source = "unavailable" if tokens is None else "usage" if announced else "estimated"
+    return Pressure(tokens, window, "log" if announced else "config", source)
+
+
+@dataclass(frozen=True, slots=True)
+class GraftCost:
+    """Tokens a handoff needs free: the handoff itself and the growth until it is done."""
+
+    handoff: int
+    tokens_per_turn: int
+    tokens_per_turn_source: str  # "history" | "config"
+    reserve_turns: int
+
+    @property
+    def growth(self) -> int:
+        return self.tokens_per_turn * self.reserve_turns
+
+    @property
+    def total(self) -> int:
+        return self.handoff + self.growth
+
+
+def estimate_graft_cost(events: Sequence[Event], settings: GraftSettings) -> GraftCost:
+    """The handoff's cost, with growth per turn read from the session's recent turns (the
+    mean rise of context tokens from one turn's last request to the next), or the configured
+    figure when the session has fewer than two turns with usage."""
+    per_turn: dict[int, int] = {}  # turn → context tokens of its last request
+    for event, ordinal in zip(events, turn_ordinals(events), strict=True):
+        for _, usage in usages((event,)):
+            per_turn[ordinal] = usage.context
+    levels = [per_turn[turn] for turn in sorted(per_turn)][-(GROWTH_SAMPLE_TURNS + 1) :]
+    rises = [max(0, after - before) for before, after in pairwise(levels)]
+    if rises:
+        growth, source = round(sum(rises) / len(rises)), "history"
+    else:
+        growth, source = settings.growth_tokens_per_turn, "config"
+    return GraftCost(settings.handoff_tokens, growth, source, settings.reserve_turns)
+
+
+@dataclass(frozen=True, slots=True)
+class Watermark:
+    """Where the warning band starts and where the forced cut falls (ratios of the window).
+
+    `warning` is None when there is no warning window; `forced` is None when the session has
+    no forced cut, and the warning band then runs to 100% (v0.9 §三 rule 2)."""
+
+    mode: str
+    warning: float | None
+    forced: float | None
+    feasible: bool
+    config_error: str | None = None
+    cost: GraftCost | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        cost = self.cost
+        return {
+            "mode": self.mode,
+            "warning": self.warning,
+            "forced": self.forced,
+            "feasible": self.feasible,
+            "configError": self.config_error,
+            "cost": None
+            if cost is None
+            else {
+                "handoffTokens": cost.handoff,
+                "tokensPerTurn": cost.tokens_per_turn,
+                "tokensPerTurnSource": cost.tokens_per_turn_source,
+                "reserveTurns": cost.reserve_turns,
+                "totalTokens": cost.total,
+            },
+        }
+
+
+def calculate_safe_watermark(window_limit: int, cost: GraftCost) -> tuple[float, bool]:
+    """The latest safe cut as a ratio of the window, clamped to [FLOOR, CEILING], and whether
+    the window can hold a handoff at all (False: even the floor leaves too little room)."""
+    if window_limit <= 0:
+        raise ValueError(f"window_limit must be a positive number of tokens, not {window_limit}")
+    safe = (window_limit - cost.total) / window_limit
+    return min(CEILING, max(FLOOR, safe)), safe >= FLOOR
+
+
+def watermark(events: Sequence[Event], settings: GraftSettings, window: int) -> Watermark:
+    """The session's watermark under `settings` (dynamic or fixed)."""
+    if settings.mode == "fixed":
+        warning, forced, feasible, cost = settings.warning_ratio, settings.forced_ratio, True, None
+    else:
+        cost = estimate_graft_cost(events, settings)
+        forced, feasible = calculate_safe_watermark(window, cost)
+        warning = round(forced - settings.warning_margin, 6)
+    if not settings.forced:
+        return Watermark(settings.mode, warning, None, feasible, None, cost)
+    if warning < forced:
+        return Watermark(settings.mode, warning, forced, feasible, None, cost)
+    fix = (
+        "warning_ratio below forced_ratio" if settings.mode == "fixed" else "warning_margin above 0"
+    )
+    error = (
+        f"the warning watermark ({warning:.0%}) is at or above the forced cut ({forced:.0%}): "
+        f"there is no warning window, the model is never told before the cut; set [graft] {fix}"
+    )
+    return Watermark(settings.mode, None, forced, feasible, error, cost)
+
+
+_STATE_KEYS = {  # GraftState field → its JSON key
+    "nudge_turn": "nudgeTurn",
+    "nudge_at": "nudgeAt",
+    "escalated": "escalated",
+    "plan_nudged": "planNudged",
+    "migrated": "migrated",
+    "allow_reslice": "allowReslice",
+    "forced_cut_marks": "forcedCutMarks",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class GraftState:
+    """What earlier decisions left behind for one session (kept by the caller).
+
+    `nudge_at` is the number of events seen when the last nudge was given; `nudge_turn` the
+    turn (ordinal) it was given in."""
+
+    nudge_turn: int | None = None
+    nudge_at: int | None = None
+    escalated: bool = False
+    plan_nudged: bool = False
+    migrated: bool = False  # this session already handed off (retired or transferred)
+    allow_reslice: bool = False
+    forced_cut_marks: tuple[dict[str, Any], ...] = field(default=())
+
+    def as_json(self) -> dict[str, Any]:
+        values = {json: getattr(self, name) for name, json in _STATE_KEYS.items()}
+        values["forcedCutMarks"] = list(self.forced_cut_marks)
+        return values
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> GraftState:
+        """A state kept as JSON (camelCase keys; missing keys take their defaults)."""
+        unknown = sorted(set(value) - set(_STATE_KEYS.values()))
+        if unknown:
+            raise ValueError(
+                f"unknown graft state keys {unknown}; known: {list(_STATE_KEYS.values())}"
+            )
+        names = {json: name for name, json in _STATE_KEYS.items()}
+        fields = {names[key]: item for key, item in value.items()}
+        fields["forced_cut_marks"] = tuple(fields.get("forced_cut_marks") or ())
+        return cls(**fields)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What to do before the model's next step, why, the text it is told, and the new state.
+
+    `action`: `none`, `nudge` (the warning), `escalate` (the ignored warning, once), `force`
+    (the forced cut; `mark` set when a warning was ignored), `plan` (set phases first)."""
+
+    action: str
+    reason: str
+    pressure: Pressure
+    watermark: Watermark
+    state: GraftState
+    text: str | None = None
+    mark: dict[str, Any] | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "reason": self.reason,
+            "text": self.text,
+            "mark": self.mark,
+            "pressure": self.pressure.as_json(),
+            "watermark": self.watermark.as_json(),
+        }
+
+
+def is_graft_tool(name: str) -> bool:
+    """One of dshkit's handoff tools, bare or behind a harness's MCP prefix."""
+    return any(name == tool or name.endswith("__" + tool) for tool in GRAFT_TOOLS)
+
+
+def handoff_identity(events: Sequence[Event]) -> dict[str, Any] | None:
+    """The identity a session born from a handoff carries on its first human message's line
+    `<!-- graft-identity: {...} -->`, or None for a session started by a person."""
+    first = next(iter(human_messages(events)), None)
+    if first is None:
+        return None
+    for line in message_text(first).splitlines():
+        line = line.strip()
+        if line.startswith(IDENTITY_PREFIX) and line.endswith("-->"):
+            try:
+                value = orjson.loads(line[len(IDENTITY_PREFIX) : -3])
+            except orjson.JSONDecodeError:
+                return None
+            return value if isinstance(value, dict) else None
+    return None
+
+
+def open_todos(events: Sequence[Event]) -> list[str]:
+    """The unfinished items of the session's latest todo list.
+
+    Todo lists are recognized by shape, the same in every harness: DSH's `todo/write` record
+    and its `todo_write` calls and Claude Code's `TodoWrite` calls carry `todos: [{content,
+    status}]`; Codex's `update_plan` calls carry `plan: [{step, status}]`. Each replaces the
+    previous list whole."""
+    latest: list[Any] | None = None
+    for event in events:
+        kind, data = event.get("type"), event.get("data") or {}
+        if kind == "todo/write":
+            items = data.get("todos")
+        elif kind == "tool/call":
+            try:
+                arguments = orjson.loads(data.get("arguments") or "{}")
+            except orjson.JSONDecodeError:
+                continue
+            if not isinstance(arguments, dict):
+                continue
+            items = arguments.get("todos", arguments.get("plan"))
+        else:
+            continue
+        if isinstance(items, list):
+            latest = items
+    texts = []
+    for item in latest or ():
+        if isinstance(item, dict) and item.get("status") != "completed":
+            texts.append(str(item.get("content", item.get("step", ""))))
+    return texts
+
+
+def _nudge_text(ratio: float) -> str:
+    return (
+        f"[系统提示] 当前上下文水位已达 {ratio:.0%}。如果你觉得当前任务需要跨阶段进行，"
+        "请先调用 graft_prepare 查看交接单；确认无误后，调用 graft_slice_and_inject 进行自我切片。"
+    )
+
+
+def _escalation_text(ratio: float) -> str:
+    return (
+        f"[系统提示] 水位告急：上下文水位已达 {ratio:.0%}，预警后你仍在继续调用工具。"
+        "请立刻调用 graft_prepare 和 graft_slice_and_inject 切走，否则将被强制切断。"
+    )
+
+
+PLAN_TEXT = (
+    "[系统提示] 请先分析当前任务，制定阶段节点（Phase），并明确每个节点的完成标准，"
+    "使用待办工具保存（每项以“阶段 N:”开头）。"
+)
+
+
+def forced_cut_note(mark: Mapping[str, Any]) -> str:
+    """The pending-state line a handoff carries when the model ignored the warning (v0.12)."""
+    return (
+        f"模型拒绝提前切走（{mark['warning']:.0%} 预警后仍继续调用工具），"
+        f"导致在 {mark['ratio']:.0%} 水位被强制中断。"
+    )
+
+
+def decide(events: Sequence[Event], settings: GraftSettings, state: GraftState) -> Decision:
+    """The decision before the model's next step, given everything the session logged."""
+    pressure = context_pressure(events, settings)
+    mark_line = watermark(events, settings, pressure.window)
+    ordinals = turn_ordinals(events)
+    turn = ordinals[-1] if ordinals else 0
+
+    def result(action: str, reason: str, new: GraftState = state, **extra: Any) -> Decision:
+        return Decision(action, reason, pressure, mark_line, new, **extra)
+
+    ratio = pressure.ratio
+    if ratio is None:
+        return _plan_or(result, events, state, "no usage reported yet: pressure unavailable")
+    if state.migrated and not state.allow_reslice:
+        return result("none", "this session already handed off (set allowReslice to cut again)")
+    if handoff_identity(events) is not None and turn <= PROTECTED_TURNS:
+        why = f"born from a handoff: no cut in its first {PROTECTED_TURNS} turns"
+        return _plan_or(result, events, state, why)
+    nudged = state.nudge_at is not None
+    obeyed = nudged and any(
+        is_graft_tool(call.name) and call.index >= (state.nudge_at or 0)
+        for call in pair_tool_calls(events).calls
+    )
+    if mark_line.forced is not None and ratio >= mark_line.forced:
+        mark = None
+        if nudged and not obeyed and mark_line.warning is not None:
+            mark = {"ratio": ratio, "warning": mark_line.warning, "nudgeTurn": state.nudge_turn}
+        marks = state.forced_cut_marks + ((mark,) if mark else ())
+        reason = f"at {ratio:.0%}, the forced cut is {mark_line.forced:.0%}"
+        if not mark_line.feasible:
+            reason += " (this window cannot hold a handoff: it may not complete)"
+        return result("force", reason, replace(state, forced_cut_marks=marks), mark=mark)
+    if mark_line.warning is None or ratio < mark_line.warning:
+        return _plan_or(result, events, state, f"at {ratio:.0%}, below the warning band")
+    if obeyed:
+        return result("none", "a handoff tool was called after the warning")
+    if state.nudge_turn != turn:
+        new = replace(state, nudge_turn=turn, nudge_at=len(events), escalated=False)
+        return result("nudge", f"at {ratio:.0%}, in the warning band", new, text=_nudge_text(ratio))
+    stepped = any(
+        event.get("type") in ("assistant/message", "tool/call")
+        for event in events[state.nudge_at or 0 :]
+    )
+    if stepped and not state.escalated:
+        new = replace(state, escalated=True)
+        text = _escalation_text(ratio)
+        return result("escalate", "the warning was ignored for a step", new, text=text)
+    return result("none", "warned in this turn already")
+
+
+def _plan_or(
+    result: Callable[..., Decision], events: Sequence[Event], state: GraftState, reason: str
+) -> Decision:
+    """The plan-first nudge when it is due (once per session), else nothing."""
+    todos = open_todos(events)
+    if (
+        not state.plan_nudged
+        and len(todos) > OPEN_TODO_LIMIT
+        and not any(PHASE_PREFIX.match(text) for text in todos)
+    ):
+        why = f"{len(todos)} open todos without phases"
+        return result("plan", why, replace(state, plan_nudged=True), text=PLAN_TEXT)
+    return result("none", reason)

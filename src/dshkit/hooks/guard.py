@@ -1,0 +1,81 @@
+"""The command risk policy on PreToolUse: an agent's shell command that is destructive, opaque
+or a global search is denied or sent for approval before it runs, per `[guard] mode`."""
+
+from __future__ import annotations
+
+import os
+
+from ..graft.policy import DEFAULT_MODE, classify_command, policy_decision
+from .protocol import HookInput
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
+if TYPE_CHECKING:
+    from typing import Any
+
+_STRICT = "strict"
+_MODE_ENV = "DSHKIT_GUARD_MODE"  # `[guard] mode`'s override (config.py)
+_RISKS = {"safe": "无破坏性", "unknown": "无法看懂的命令", "destructive": "破坏性命令"}
+
+
+def on_command(hook: HookInput) -> dict[str, Any] | None:
+    tool_input = hook.payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return None
+    command = command_line(tool_input)
+    if command is None:
+        return None
+    shell = "pwsh" if _powershell(hook.tool_name) else "bash"
+    cwd = hook.payload.get("cwd")
+    workdir = tool_input.get("workdir")
+    found = classify_command(
+        command,
+        shell,
+        cwd if isinstance(cwd, str) and cwd else None,
+        workdir=workdir if isinstance(workdir, str) and workdir else None,
+    )
+    mode, problem = _mode(hook)
+    decision = policy_decision(found.risk, found.global_search, mode)
+    if decision == "allow":
+        return None
+    what = _RISKS[found.risk] + ("、全局搜索" if found.global_search else "")
+    verb = "拒绝" if decision == "deny" else "需要人工确认"
+    reason = f"dshkit 命令风险策略（{mode}）{verb}这条命令：{what}，{found.reason}。{problem}" + (
+        "请改在工作区内操作，或缩小搜索范围。" if decision == "deny" else ""
+    )
+    return {"permissionDecision": decision, "permissionDecisionReason": reason}
+
+
+def _mode(hook: HookInput) -> tuple[str, str]:
+    """`[guard] mode` and a note when the config cannot be read. Without a config file or an
+    override it is the default, and the config module (TOML, dataclasses) is never loaded:
+    this runs on every shell command."""
+    if not hook.env.get(_MODE_ENV) and not os.path.exists(hook.state_dir / "config.toml"):
+        return DEFAULT_MODE, ""
+    from ..config import ConfigError, load_config
+
+    try:
+        return str(load_config(hook.state_dir, hook.env)["guard"]["mode"]), ""
+    except ConfigError as exc:  # a guard that cannot read its mode takes the strictest one
+        return _STRICT, f"（配置无法读取，按 strict 处理：{exc}）"
+
+
+def command_line(tool_input: dict[str, Any]) -> str | None:
+    """The shell line a command tool runs: `command` (Claude Code Bash, DSH bash/pwsh, Codex
+    shell as an argv list) or `cmd` (Codex exec_command, a string or an argv list)."""
+    value = tool_input.get("command", tool_input.get("cmd"))
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return " ".join(_quoted(v) for v in value)
+    return None
+
+
+def _quoted(word: str) -> str:
+    if word and all(c.isalnum() or c in "-_./=:@%+," for c in word):
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"
+
+
+def _powershell(tool: str) -> bool:
+    name = tool.lower()
+    return "pwsh" in name or "powershell" in name

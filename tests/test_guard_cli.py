@@ -1,0 +1,83 @@
+"""`dshkit guard classify`: one command or a file of cases, as JSON or as text."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+
+def guard(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(home), "DSH_HOME": str(home / ".dsh")}
+    return subprocess.run(
+        [sys.executable, "-m", "dshkit", "guard", "classify", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_one_command_as_json(tmp_path: Path) -> None:
+    work = tmp_path / "proj"
+    done = guard("--cwd", str(work), "--json", "--", "rm", "-rf", "~", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert orjson.loads(done.stdout) == {
+        "risk": "destructive",
+        "globalSearch": False,
+        "decisions": {"strict": "deny", "balanced": "deny", "autonomous": "ask"},
+        "reason": f"rm: recursive delete of {tmp_path} outside the workspace",
+    }
+    inside = guard("--cwd", str(work), "--json", "--", "rm -rf build", home=tmp_path)
+    assert orjson.loads(inside.stdout)["decisions"] == dict.fromkeys(
+        ("strict", "balanced", "autonomous"), "allow"
+    )
+
+
+def test_powershell_a_mode_and_text_output(tmp_path: Path) -> None:
+    args = ("--shell", "pwsh", "--cwd", "C:\\work\\app", "--mode", "autonomous")
+    command = ("--", "Get-ChildItem", "-Recurse", "C:\\")
+    found = orjson.loads(guard(*args, "--json", *command, home=tmp_path).stdout)
+    assert found["globalSearch"] is True and found["risk"] == "safe"
+    assert found["decision"] == "ask" and found["decisions"]["strict"] == "deny"
+    text = guard(*args, *command, home=tmp_path)
+    assert text.stdout.startswith("safe (global search): ask (strict deny, balanced deny")
+    assert "get-childitem: a recursive search rooted at C:\\" in text.stdout
+
+
+def test_a_file_of_cases_gives_one_line_each(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.jsonl"
+    lines = [
+        {"id": "push", "command": "git push --force origin main"},
+        {"command": "ls /", "cwd": "/srv/app"},
+        {"command": "iex $payload", "shell": "pwsh"},
+    ]
+    cases.write_bytes(b"\n".join(orjson.dumps(line) for line in lines) + b"\n\n")
+    done = guard("--file", str(cases), "--json", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    results = [orjson.loads(line) for line in done.stdout.splitlines()]
+    assert [r.get("id") for r in results] == ["push", None, None]
+    assert [r["risk"] for r in results] == ["destructive", "safe", "unknown"]
+    assert results[2]["decisions"] == {"strict": "deny", "balanced": "ask", "autonomous": "allow"}
+
+
+def test_bad_input_is_named(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text('{"command": "ls"}\n{"cmd": "ls"}\n')
+    done = guard("--file", str(cases), "--json", home=tmp_path)
+    assert done.returncode == 1 and done.stdout == ""  # checked before any case is judged
+    assert 'line 2: expected an object with a string "command"' in done.stderr
+    cases.write_text('{"command": "ls", "shell": "fish"}\n')
+    assert (
+        "line 1: shell 'fish' is not bash or pwsh"
+        in guard("--file", str(cases), home=tmp_path).stderr
+    )
+    cases.write_text("not json\n")
+    assert "line 1 is not JSON" in guard("--file", str(cases), home=tmp_path).stderr
+    both = guard("--file", str(cases), "--", "ls", home=tmp_path)
+    assert both.returncode == 2 and "either COMMAND or --file" in both.stderr
+    assert guard(home=tmp_path).returncode == 2
+    assert "'cmd' is not one of" in guard("--shell", "cmd", "--", "ls", home=tmp_path).stderr
