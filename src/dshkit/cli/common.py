@@ -14,7 +14,7 @@ from rich.console import Console
 
 from .. import harnesses
 from ..paths import state_dir
-from ..sessions import Source, default_sources
+from ..sessions import Catalog, SessionInfo, SessionNotFound, Source, default_sources
 from ..store import Store, StoreError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -51,6 +51,16 @@ def open_store(directory: str | None) -> Iterator[Store]:
         )
     with store:
         yield store
+
+
+def find_session(
+    catalog: Catalog, session_id: str, harness: str | None, param_hint: str = "SESSION_ID"
+) -> SessionInfo:
+    """The one session `session_id` (or a unique prefix) names, or a usage error saying why."""
+    try:
+        return catalog.find(session_id, harness)
+    except SessionNotFound as exc:
+        raise click.BadParameter(str(exc), param_hint=param_hint) from None
 
 
 def print_json(value: Any) -> None:

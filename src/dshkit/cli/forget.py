@@ -5,9 +5,16 @@ from __future__ import annotations
 import click
 
 from ..sessions import Scanner
-from ..sessions.catalog import SessionNotFound
 from ..store import LeaseBusy
-from .common import HARNESSES, json_option, open_store, print_json, state_dir_option, stdout
+from .common import (
+    HARNESSES,
+    find_session,
+    json_option,
+    open_store,
+    print_json,
+    state_dir_option,
+    stdout,
+)
 
 
 @click.command()
@@ -23,11 +30,9 @@ def forget(session_id: str, harness: str | None, state_dir: str | None, as_json:
     """
     with open_store(state_dir) as store:
         scanner = Scanner(store)
+        info = find_session(scanner.catalog, session_id, harness)
         try:
-            info = scanner.catalog.find(session_id, harness)
             scanner.forget(info.key)
-        except SessionNotFound as exc:
-            raise click.BadParameter(str(exc), param_hint="SESSION_ID") from None
         except LeaseBusy as exc:
             raise click.ClickException(str(exc)) from exc
     if as_json:

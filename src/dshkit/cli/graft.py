@@ -8,8 +8,16 @@ from rich.text import Text
 
 from ..config import ConfigError
 from ..graft.watermark import GraftSettings, GraftState, decide
-from ..sessions.catalog import Catalog, SessionNotFound
-from .common import HARNESSES, json_option, open_store, print_json, state_dir_option, stdout
+from ..sessions.catalog import Catalog
+from .common import (
+    HARNESSES,
+    find_session,
+    json_option,
+    open_store,
+    print_json,
+    state_dir_option,
+    stdout,
+)
 
 
 @click.group()
@@ -33,10 +41,7 @@ def status(session_id: str, harness: str | None, state_dir: str | None, as_json:
         except ConfigError as exc:
             raise click.ClickException(str(exc)) from None
         catalog = Catalog(store)
-        try:
-            row = catalog.find(session_id, harness)
-        except SessionNotFound as exc:
-            raise click.BadParameter(str(exc), param_hint="--session") from None
+        row = find_session(catalog, session_id, harness, "--session")
         events = catalog.events(row.key)
     decision = decide(events, settings, GraftState())
     if as_json:

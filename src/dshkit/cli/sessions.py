@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..sessions.catalog import Catalog, SessionNotFound
+from ..sessions.catalog import Catalog
 from ..sessions.events import (
     context_pressure,
     context_window,
@@ -20,7 +20,15 @@ from ..sessions.events import (
     total_usage,
     turns,
 )
-from .common import HARNESSES, json_option, open_store, print_json, state_dir_option, stdout
+from .common import (
+    HARNESSES,
+    find_session,
+    json_option,
+    open_store,
+    print_json,
+    state_dir_option,
+    stdout,
+)
 
 
 @click.group()
@@ -70,10 +78,7 @@ def show_session(
     """
     with open_store(state_dir) as store:
         catalog = Catalog(store)
-        try:
-            row = catalog.find(session_id, harness)
-        except SessionNotFound as exc:
-            raise click.BadParameter(str(exc), param_hint="SESSION_ID") from None
+        row = find_session(catalog, session_id, harness)
         files = catalog.files(row.key)
         events = catalog.events(row.key)
     humans = human_messages(events)
