@@ -387,3 +387,180 @@ def test_bash_review_cases(command: str, risk: str, search: bool) -> None:
 @pytest.mark.parametrize(("command", "risk", "search"), MORE_PWSH)
 def test_powershell_review_cases(command: str, risk: str, search: bool) -> None:
     test_powershell(command, risk, search)
+
+
+# Gaps closed later (issue 11 §3): inline code given to interpreters, moves and syncs that
+# take files out of the workspace or delete outside it, and a few more spellings of the same
+# destruction (git clean elsewhere, su -c, npx rimraf, diskutil).
+INLINE_CODE_BASH = [
+    # inline code is not understood: at least unknown, however harmless it looks
+    ('python -c "print(1)"', UNKNOWN, False),
+    ("python3 -c 'import json,sys; print(json.load(sys.stdin))' < data.json", UNKNOWN, False),
+    ("python -W ignore -c 'print(1)'", UNKNOWN, False),
+    ("node -e 'console.log(1)'", UNKNOWN, False),
+    ("node -pe 'process.version'", UNKNOWN, False),
+    ("perl -i -pe 's/foo/bar/' notes.txt", UNKNOWN, False),
+    ("perl -lane 'print $F[0]' data.txt", UNKNOWN, False),
+    ("ruby -e 'puts 1'", UNKNOWN, False),
+    ("php -r 'echo 1;'", UNKNOWN, False),
+    ("python3 -c 'import shutil; shutil.rmtree(\"build\")'", UNKNOWN, False),  # inside: only opaque
+    ("echo 'print(1)' | python3", UNKNOWN, False),
+    ("python3 - <<EOF\nprint(1)\nEOF", UNKNOWN, False),
+    ("python -c 'import os; os.system(f\"rm -rf {target}\")'", UNKNOWN, False),
+    ('python -c \'import subprocess; subprocess.run(["rm", "-rf", path])\'', UNKNOWN, False),
+    ("bash -c \"python3 -c 'print(1)'\"", UNKNOWN, False),
+    # calls that plainly delete outside the workspace or run a destructive shell line
+    ("python3 -c 'import shutil; shutil.rmtree(\"/\")'", DESTRUCTIVE, False),
+    ("python -c \"import shutil; shutil.rmtree('/home/dev')\"", DESTRUCTIVE, False),
+    ("python3.12 -Bc 'import os; os.remove(\"/etc/passwd\")'", DESTRUCTIVE, False),
+    ("python -c 'import os; os.unlink(\"../other/x\")'", DESTRUCTIVE, False),
+    ("python -c 'import os; os.system(\"rm -rf ~\")'", DESTRUCTIVE, False),
+    ('python -c \'import subprocess; subprocess.run(["rm", "-rf", "/srv"])\'', DESTRUCTIVE, False),
+    (
+        "python -c 'import subprocess as s; s.check_call(\"rm -rf /var\", shell=True)'",
+        DESTRUCTIVE,
+        False,
+    ),
+    ("python3 - <<EOF\nimport shutil\nshutil.rmtree('/')\nEOF", DESTRUCTIVE, False),
+    ("echo 'import os; os.system(\"rm -rf /\")' | python3", DESTRUCTIVE, False),
+    ("node -e \"require('fs').rmSync('/etc', {recursive: true})\"", DESTRUCTIVE, False),
+    ("node --eval=\"require('child_process').execSync('rm -rf ~')\"", DESTRUCTIVE, False),
+    ("node -e \"require('child_process').spawnSync('rm', ['-rf', '.'])\"", DESTRUCTIVE, False),
+    ("perl -e 'system(\"rm -rf /\")'", DESTRUCTIVE, False),
+    ("perl -MFile::Path -e 'File::Path::rmtree(\"/opt/x\")'", DESTRUCTIVE, False),
+    ("perl -e '`rm -rf ~`'", DESTRUCTIVE, False),
+    ('ruby -e \'require "fileutils"; FileUtils.rm_rf "/"\'', DESTRUCTIVE, False),
+    ("php -r 'unlink(\"/etc/hosts\");'", DESTRUCTIVE, False),
+    ("sudo python3 -c 'import shutil; shutil.rmtree(\"/var/lib\")'", DESTRUCTIVE, False),
+    ('bash -c "python3 -c \'import os; os.remove(\\"/etc/hosts\\")\'"', DESTRUCTIVE, False),
+    # data that only looks like a call is still data: a comment, a printed string
+    ("python -c '# shutil.rmtree(\"/\")\nprint(1)'", UNKNOWN, False),
+    ("python -c 'print(\"shutil.rmtree(/)\")'", UNKNOWN, False),
+    # a script file or a module is the project's own, as `bash build.sh` is
+    ("python -m pytest -k 'rmtree'", SAFE, False),
+    ("python scripts/clean.py -c 1", SAFE, False),
+    ("node build.js -e x", SAFE, False),
+    ("python3 < setup_db.py", SAFE, False),
+]
+
+MOVE_SYNC_BASH = [
+    ("mv a.txt b.txt", SAFE, False),
+    ("mv src/old.py src/new.py", SAFE, False),
+    ("mv -f build/out.js dist/", SAFE, False),
+    ("mv /tmp/download.tar.gz .", DESTRUCTIVE, False),  # removed from /tmp: a delete there
+    ("mv ~/.bashrc ./bashrc", DESTRUCTIVE, False),
+    ("mv /etc/hosts /etc/hosts.bak", DESTRUCTIVE, False),
+    ("mv src /tmp/", DESTRUCTIVE, False),  # leaves the project, over whatever /tmp/src was
+    ("mv notes.txt ~/notes.txt", DESTRUCTIVE, False),
+    ("mv config.txt /etc/hosts", DESTRUCTIVE, False),
+    ("mv -t /tmp a b", DESTRUCTIVE, False),
+    ("mv --target-directory=/opt a", DESTRUCTIVE, False),
+    ("mv . ../elsewhere", DESTRUCTIVE, False),
+    ("sudo mv build /usr/local/lib/app", DESTRUCTIVE, False),
+    ("mv $SRC out/", UNKNOWN, False),
+    ("mv a.txt $DEST", UNKNOWN, False),
+    ("mv -t out -- a b", SAFE, False),
+    ("rsync -a src/ out/", SAFE, False),
+    ("rsync -a /srv/data/ ./data/", SAFE, False),  # into the workspace: a copy
+    ("rsync -av --exclude .git . /tmp/backup", SAFE, False),  # a copy out: nothing deleted
+    ("cp -r /etc/nginx ./nginx", SAFE, False),
+    ("cp -r . /tmp/backup", SAFE, False),
+    ("rsync -a --delete src/ out/", SAFE, False),
+    ("rsync -a --delete src/ /backup/", DESTRUCTIVE, False),
+    ("rsync -a --delete-after src/ ~/mirror", DESTRUCTIVE, False),
+    ("rsync -az --delete dist/ deploy@server:/var/www/", DESTRUCTIVE, False),
+    ("rsync -a --delete ../template/ ./", DESTRUCTIVE, False),  # the whole workspace
+    ("rsync -a --delete -e ssh src/ /srv/app", DESTRUCTIVE, False),
+    ("rsync -a --remove-source-files /srv/in/ ./in/", DESTRUCTIVE, False),
+    ("rsync -a --remove-source-files out/ /srv/drop/", SAFE, False),
+    ("rsync -a --delete src/ $DEST", UNKNOWN, False),
+]
+
+MORE_GAPS_BASH = [
+    ("git clean -fdx", SAFE, False),
+    ("git clean -n", SAFE, False),
+    ("git clean -fdx ~", SAFE, False),  # git refuses a path outside the repository
+    ("git -C ~ clean -fdx", DESTRUCTIVE, False),
+    ("git -C /srv/app clean -ffdx", DESTRUCTIVE, False),
+    ("cd / && git clean -fdx", DESTRUCTIVE, False),
+    ("cd .. && git clean --force -d", DESTRUCTIVE, False),
+    ("git -C src clean -fd", SAFE, False),
+    ("cd $REPO && git clean -fd", UNKNOWN, False),
+    ("su -c 'rm -rf /'", DESTRUCTIVE, False),
+    ("sudo su root -c 'rm -rf ~'", DESTRUCTIVE, False),
+    ("su -s /bin/sh bob --command='rm -rf /srv'", DESTRUCTIVE, False),
+    ("runuser -u bob -- rm -rf /srv", DESTRUCTIVE, False),
+    ('su -c "$CMD"', UNKNOWN, False),
+    ("su - bob", SAFE, False),
+    ("npx rimraf ~/x", DESTRUCTIVE, False),
+    ("npx -y rimraf dist", SAFE, False),
+    ("rimraf .", DESTRUCTIVE, False),
+    ("npx eslint .", SAFE, False),
+    ("diskutil eraseDisk JHFS+ Blank disk2", DESTRUCTIVE, False),
+    ("diskutil list", SAFE, False),
+    ("find / -name '*.log' -print0 | xargs -0 rm -f", DESTRUCTIVE, True),
+    ("chmod -R 777 ~", DESTRUCTIVE, False),
+    ("dd if=/dev/urandom of=/dev/nvme0n1", DESTRUCTIVE, False),
+]
+
+GAPS_PWSH = [
+    ("python -c 'import os; os.remove(\"C:/Windows/win.ini\")'", DESTRUCTIVE, False),
+    ("python -c 'print(1)'", UNKNOWN, False),
+    ("pwsh -Command { Remove-Item -Recurse -Force C:\\Windows }", DESTRUCTIVE, False),
+    ('powershell -c "& { Remove-Item -Recurse $env:USERPROFILE }"', DESTRUCTIVE, False),
+    ("pwsh -c { Get-ChildItem }", UNKNOWN, False),  # a script block: built when it runs
+    ("Remove-Item -Recurse -Force $env:USERPROFILE", DESTRUCTIVE, False),
+    ("Move-Item a.txt b.txt", SAFE, False),
+    ("Move-Item src C:\\Temp\\", DESTRUCTIVE, False),
+    ("Move-Item -Destination D:\\x -Path src", DESTRUCTIVE, False),
+    ("Move-Item -Path C:\\Windows\\win.ini -Destination .", DESTRUCTIVE, False),
+    ("mv $env:APPDATA\\app\\cfg.json .", DESTRUCTIVE, False),
+    ("mi -Path out\\x -Destination dist\\", SAFE, False),
+]
+
+
+@pytest.mark.parametrize(("command", "risk", "search"), INLINE_CODE_BASH)
+def test_inline_code(command: str, risk: str, search: bool) -> None:
+    test_bash(command, risk, search)
+
+
+@pytest.mark.parametrize(("command", "risk", "search"), MOVE_SYNC_BASH)
+def test_moves_and_syncs(command: str, risk: str, search: bool) -> None:
+    test_bash(command, risk, search)
+
+
+@pytest.mark.parametrize(("command", "risk", "search"), MORE_GAPS_BASH)
+def test_more_spellings_of_destruction(command: str, risk: str, search: bool) -> None:
+    test_bash(command, risk, search)
+
+
+@pytest.mark.parametrize(("command", "risk", "search"), GAPS_PWSH)
+def test_powershell_gaps(command: str, risk: str, search: bool) -> None:
+    test_powershell(command, risk, search)
+
+
+def test_the_reason_names_the_interpreter_or_what_its_code_runs() -> None:
+    found = classify_command("python3 -c 'import shutil; shutil.rmtree(\"/\")'", "bash", WORK)
+    assert found.reason == "python3 shutil.rmtree: recursive delete of / outside the workspace"
+    opaque = classify_command("node -e 'console.log(1)'", "bash", WORK, home=HOME)
+    assert opaque.reason == "node runs inline code"
+    moved = classify_command("mv src /tmp/", "bash", WORK, home=HOME)
+    assert "out of the workspace to /tmp/" in moved.reason
+
+
+def test_code_calls_are_read_from_code_not_from_its_strings_or_comments() -> None:
+    from dshkit.graft.policy.code import DELETE, SHELL, Call, code_calls
+
+    assert code_calls("import shutil; shutil.rmtree('/x')", "python") == [
+        Call("shutil.rmtree", DELETE, True, ("/x",))
+    ]
+    assert code_calls("x = 'os.remove(\"/etc\")'  # shutil.rmtree('/')", "python") == []
+    # a list's remove() is not os.remove(), a bare run() not subprocess.run()
+    assert code_calls("items.remove('/'); run('rm -rf /')", "python") == []
+    assert code_calls('os.system(f"rm -rf {d}")', "python") == [
+        Call("os.system", SHELL, False, ("rm -rf \0",))
+    ]
+    assert code_calls(r'os.system("rm -rf \"a b\"")', "python")[0].args == ('rm -rf "a b"',)
+    assert code_calls("system 'rm', '-rf', '/'", "ruby")[0].args == ("rm", "-rf", "/")
+    assert code_calls('unlink "$dir/x"', "perl")[0].args == ("\0",)
+    assert code_calls("// fs.rmSync('/')\nfs.rmSync(`${root}/x`)", "node")[0].args == ("\0",)

@@ -81,3 +81,31 @@ def test_bad_input_is_named(tmp_path: Path) -> None:
     assert both.returncode == 2 and "either COMMAND or --file" in both.stderr
     assert guard(home=tmp_path).returncode == 2
     assert "'cmd' is not one of" in guard("--shell", "cmd", "--", "ls", home=tmp_path).stderr
+
+
+def test_inline_code_moves_and_syncs_through_the_cli(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.jsonl"
+    lines = [
+        {"id": "code", "command": "python3 -c 'import shutil; shutil.rmtree(\"/\")'"},
+        {"id": "opaque", "command": "python3 -c 'print(1)'"},
+        {"id": "out", "command": "mv src /tmp/"},
+        {"id": "sync", "command": "rsync -a --delete dist/ host:/var/www/"},
+        {"id": "in", "command": "rsync -a /srv/data/ ./data/"},
+    ]
+    cases.write_bytes(b"\n".join(orjson.dumps(line) for line in lines) + b"\n")
+    done = guard("--cwd", str(tmp_path / "proj"), "--file", str(cases), "--json", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    results = {r["id"]: r for r in map(orjson.loads, done.stdout.splitlines())}
+    assert {key: r["risk"] for key, r in results.items()} == {
+        "code": "destructive",
+        "opaque": "unknown",
+        "out": "destructive",
+        "sync": "destructive",
+        "in": "safe",
+    }
+    assert results["code"]["reason"].startswith("python3 shutil.rmtree: recursive delete of /")
+    assert results["opaque"]["decisions"] == {
+        "strict": "deny",
+        "balanced": "ask",
+        "autonomous": "allow",
+    }

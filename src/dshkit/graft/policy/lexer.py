@@ -222,6 +222,7 @@ class _Lexer:
             else:
                 if char in "*?[":
                     glob = True
+                dynamic |= char == "\0"  # a part of code's string known only when it runs
                 if char == "~" and self.at == start:
                     parts.append(self._tilde())
                     continue

@@ -2,6 +2,8 @@
 
 Only a command word is a command: the arguments of `echo`, a search pattern or a commit
 message are data, unless a shell is handed them (`bash -c`, `eval`, `echo … | sh`, `xargs`).
+Code handed to an interpreter (`python -c`, `node -e`, a here-document fed to `python3`) is
+not understood: at least `unknown`, and destructive when a call in it plainly is (code.py).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import ntpath
 import os
 import posixpath
 
+from .code import DELETE, code_calls
 from .lexer import LexError, Token, Word, lex
 
 TYPE_CHECKING = False
@@ -24,21 +27,50 @@ MAX_COMMAND_CHARS = 100_000
 INSIDE, WORKSPACE, OUTSIDE, NOWHERE = "inside", "workspace", "outside", "unknown"
 
 _WRAPPERS = {"sudo", "doas", "nohup", "nice", "time", "command", "builtin", "exec", "env",
-             "timeout", "stdbuf", "ionice", "unbuffer", "caffeinate", "busybox"}  # fmt: skip
+             "timeout", "stdbuf", "ionice", "unbuffer", "caffeinate", "busybox",
+             "npx", "bunx"}  # fmt: skip
 _WRAPPER_ARGS = {  # the options of a wrapper that take a value
     "sudo": {"-u", "-g", "-h", "-p", "-C", "-U", "-r", "-t", "-D", "-T"},
     "env": {"-u", "-C", "-S"},
     "timeout": {"-s", "-k"},
     "nice": {"-n"},
     "ionice": {"-c", "-n", "-p"},
+    "npx": {"-p", "--package"},
+    "bunx": {"-p", "--package"},
 }
+_SU = {"su", "runuser"}  # `su -c LINE`: a shell run as another user
+_SU_VALUED = {"-s", "--shell", "-g", "--group", "-G", "--supp-group", "-u", "--user", "-w"}
 _SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish", "ash"}
 _PWSH = {"pwsh", "powershell"}
 _PWSH_VALUED = ("-executionpolicy", "-windowstyle", "-outputformat", "-inputformat",
                 "-workingdirectory", "-configurationname", "-version", "-settingsfile",
                 "-psconsolefile", "-custompipename")  # fmt: skip
-_INTERPRETERS = {"python", "python3", "perl", "ruby", "node", "php"}
-_DELETE = {"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put"}
+# Interpreters: the language of their code (code.py), the letters that end a short option
+# followed by inline code (`-c`, `-Bc`; `-e`, `-ne`, `-lane`), the long ones, and the options
+# that take a value (so it is not mistaken for a script).
+_INTERPRETERS: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
+    "python": ("python", "c", (), ("-W", "-X")),
+    "node": ("node", "ep", ("--eval", "--print"), ("-r", "--require", "--import")),
+    "perl": ("perl", "eE", (), ("-I",)),
+    "ruby": ("ruby", "e", (), ("-I", "-r")),
+    "php": ("php", "r", ("--run",), ("-c", "-d")),
+}
+_INTERPRETER_NAMES = {"python2": "python", "python3": "python", "pypy": "python",
+                      "pypy3": "python", "nodejs": "node", "bun": "node"}  # fmt: skip
+_DELETE = {"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put", "rimraf"}
+_ALWAYS_RECURSIVE_DELETE = {"rimraf"}
+_MOVE = {"mv"}
+_PWSH_MOVE = {"move-item", "mi", "move", "mv"}
+_RSYNC_DELETES = ("--delete", "--del", "--delete-before", "--delete-during", "--delete-delay",
+                  "--delete-after", "--delete-excluded", "--delete-missing-args")  # fmt: skip
+_RSYNC_VALUED = {"-e", "-f", "-T", "-B", "-M", "--rsh", "--exclude", "--include", "--filter",
+                 "--exclude-from", "--include-from", "--files-from", "--temp-dir", "--backup-dir",
+                 "--partial-dir", "--compare-dest", "--copy-dest", "--link-dest", "--chmod",
+                 "--chown", "--log-file", "--password-file", "--port", "--suffix", "--timeout",
+                 "--max-size", "--min-size", "--bwlimit", "--out-format", "--usermap",
+                 "--groupmap", "--rsync-path"}  # fmt: skip
+# macOS `diskutil` verbs that wipe or repartition a disk
+_DISKUTIL_WIPES = ("erase", "zerodisk", "randomdisk", "secureerase", "partitiondisk", "reformat")
 _PWSH_DELETE = {"remove-item", "ri", "rm", "rmdir", "rd", "del", "erase"}
 _DISK = {"mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk",
          "sgdisk", "blkdiscard", "format-volume", "clear-disk", "initialize-disk",
@@ -317,10 +349,20 @@ class _Judge:
         if name in _SHELLS or name in _PWSH or name == "cmd":
             self._shell(name, args, shell, cwd, depth, fed)
             return cwd, _opaque()
-        if name in _INTERPRETERS and fed is not None and (not args or args[0].text == "-"):
-            if any(w.dynamic for w in fed):
-                self.flag(UNKNOWN, f"{name} runs what the pipe sends it")
+        if name in _SU:
+            self._su(name, args, cwd, depth)
             return cwd, _opaque()
+        interpreter = _interpreter(name)
+        if interpreter is not None:
+            code = self._inline_code(interpreter, args)
+            if code is None and fed is not None and (not args or args[0].text == "-"):
+                if any(w.dynamic for w in fed):
+                    self.flag(UNKNOWN, f"{name} runs what the pipe sends it")
+                    return cwd, _opaque()
+                code = [w.text for w in fed]  # a here-document or an echo: the code itself
+            if code is not None:
+                self._code(name, interpreter, code, cwd, depth)
+            return cwd, _opaque()  # a script file or a module: the project's own
         if name in _EVAL:
             self.flag(UNKNOWN, f"{name} runs text built at run time")
             literal = [w for w in args if not w.dynamic]
@@ -332,6 +374,10 @@ class _Judge:
             return cwd, _opaque()
         if (pwsh and name in _PWSH_DELETE) or (not pwsh and name in _DELETE):
             self._delete(name, args, cwd, pwsh, fed)
+        elif (pwsh and name in _PWSH_MOVE) or (not pwsh and name in _MOVE):
+            self._move(name, args, cwd, pwsh)
+        elif name == "rsync":
+            self._rsync(args, cwd)
         elif name == "find":
             return cwd, self._entries(self._find(args, cwd))
         elif name in _SEARCH:
@@ -340,6 +386,8 @@ class _Judge:
                 return cwd, self._entries(roots or [Word(".", False, False, False)])
         elif name in _DISK or name.startswith("mkfs"):
             self.flag(DESTRUCTIVE, f"{name} wipes or repartitions a disk")
+        elif name == "diskutil" and args and args[0].text.lower().startswith(_DISKUTIL_WIPES):
+            self.flag(DESTRUCTIVE, f"diskutil {args[0].text} wipes or repartitions a disk")
         elif name == "dd":
             for arg in args:
                 if arg.text.startswith("of=") and self._device(arg.text[3:]):
@@ -347,7 +395,7 @@ class _Judge:
         elif name in _PERMISSIONS:
             self._permissions(name, args, cwd)
         elif name == "git":
-            self._git(args)
+            self._git(args, cwd)
         elif name in ("echo", "printf", "write-output"):
             return cwd, [w for w in args if not w.text.startswith("-")] or None
         return cwd, _opaque()
@@ -467,7 +515,7 @@ class _Judge:
     def _delete(
         self, name: str, args: list[Word], cwd: str | None, pwsh: bool, fed: list[Word] | None
     ) -> None:
-        recursive = False
+        recursive = name in _ALWAYS_RECURSIVE_DELETE
         targets: list[Word] = []
         options = True
         takes_value = ("-filter", "-include", "-exclude", "-credential", "-stream")
@@ -500,6 +548,10 @@ class _Judge:
                 targets.append(arg)
         if fed is not None and not targets:
             targets = fed
+        self._deleted(name, targets, recursive, cwd)
+
+    def _deleted(self, name: str, targets: list[Word], recursive: bool, cwd: str | None) -> None:
+        """Flags the deletes of `targets` that leave the workspace (or take all of it)."""
         kind = "recursive delete" if recursive else "delete"
         for target in targets:
             place = self.where(target, cwd)
@@ -611,10 +663,16 @@ class _Judge:
                     f"{name}: a recursive permission change of {target.text} outside the workspace",
                 )
 
-    def _git(self, args: list[Word]) -> None:
-        rest = [w.text for w in args]
-        while rest and rest[0].startswith("-"):
-            rest = rest[2:] if rest[0] in ("-C", "-c") else rest[1:]
+    def _git(self, args: list[Word], cwd: str | None) -> None:
+        words = list(args)
+        repository = Word(".", False, False, False)  # where git runs: `-C DIR`, or here
+        while words and words[0].text.startswith("-"):
+            if words[0].text == "-C" and len(words) > 1:
+                repository = words[1]
+            words = words[2:] if words[0].text in ("-C", "-c") else words[1:]
+        rest = [w.text for w in words]
+        if rest and rest[0] == "clean":
+            self._git_clean(rest[1:], repository, cwd)
         if not rest or rest[0] != "push":
             return
         force = every = False
@@ -651,6 +709,235 @@ class _Judge:
             )
         elif shared:
             self.flag(DESTRUCTIVE, f"git push --force to the shared branch {shared[0]}")
+
+    def _git_clean(self, options: list[str], repository: Word, cwd: str | None) -> None:
+        """`git clean -f` deletes the untracked files of the repository it runs in: inside the
+        workspace that is work; anywhere else it is a delete outside it."""
+        force = any(
+            o == "--force" or (o.startswith("-") and not o.startswith("--") and "f" in o)
+            for o in options
+        )
+        if not force:  # git refuses to clean without -f (clean.requireForce)
+            return
+        place = self.where(repository, cwd)
+        if place == OUTSIDE:
+            where = self.resolve(repository.text, cwd)
+            self.flag(
+                DESTRUCTIVE, f"git clean deletes untracked files in {where}, outside the workspace"
+            )
+        elif place == NOWHERE:
+            self.flag(UNKNOWN, "git clean in a directory only known when it runs")
+
+    # -- inline code, su, moves and syncs -----------------------------------------------
+
+    def _inline_code(
+        self, interpreter: tuple[str, str, tuple[str, ...], tuple[str, ...]], args: list[Word]
+    ) -> list[str] | None:
+        """The code an interpreter is given on its command line (`-c CODE`, `-e CODE`…), or
+        None when it runs a script file or a module (the project's own, like `bash x.sh`)."""
+        _, letters, longs, valued = interpreter
+        code: list[str] = []
+        take = skip = False
+        for arg in args:
+            text = arg.text
+            if take or skip:
+                if take:
+                    code.append(text)
+                take = skip = False
+                continue
+            option, equal, value = text.partition("=")
+            if option in longs:
+                if equal:
+                    code.append(value)
+                else:
+                    take = True
+            elif text in valued:
+                skip = True
+            elif (
+                text.startswith("-")
+                and not text.startswith("--")
+                and text[1:].isalpha()
+                and text[-1] in letters
+            ):
+                take = True
+            elif not text.startswith("-") or text == "-":
+                break  # a script, a module's name, or the code's own arguments
+        return code or None
+
+    def _code(
+        self,
+        name: str,
+        interpreter: tuple[str, str, tuple[str, ...], tuple[str, ...]],
+        code: list[str],
+        cwd: str | None,
+        depth: int,
+    ) -> None:
+        """Inline code is at least unknown; the calls in it that plainly delete a path or run a
+        shell line (code.py) are judged like the commands they amount to."""
+        self.flag(UNKNOWN, f"{name} runs inline code")
+        shell = "pwsh" if self._nt else "bash"  # what os.system & co. hand a line to
+        for call in code_calls("\n".join(code), interpreter[0]):
+            if call.kind == DELETE:
+                self._deleted(f"{name} {call.name}", [_literal(call.args[0])], call.recursive, cwd)
+            elif len(call.args) == 1:  # a shell line
+                self.line(call.args[0], shell, cwd, depth + 1)
+            else:  # an argument list: the command and its arguments, no shell between
+                self.command([_literal(a) for a in call.args], shell, cwd, depth + 1, None)
+
+    def _su(self, name: str, args: list[Word], cwd: str | None, depth: int) -> None:
+        """`su [USER] -c LINE` runs LINE in a shell; `runuser -u USER -- COMMAND…` runs it."""
+        skip = False
+        for index, arg in enumerate(args):
+            text = arg.text
+            if skip:
+                skip = False
+            elif text in ("-c", "--command") or text.startswith("--command="):
+                line = args[index + 1 : index + 2] if "=" not in text else [arg]
+                if not line or line[0].dynamic:
+                    self.flag(UNKNOWN, f"{name} runs a command only known when it runs")
+                else:
+                    self.line(line[0].text.removeprefix("--command="), "bash", cwd, depth + 1)
+                return
+            elif text == "--":
+                self.command(args[index + 1 :], "bash", cwd, depth + 1, None)
+                return
+            else:
+                skip = text in _SU_VALUED
+
+    def _move(self, name: str, args: list[Word], cwd: str | None, pwsh: bool) -> None:
+        """A move deletes its sources where they are and writes over what its destination
+        names. So: a source outside the workspace is a delete outside it (destructive), and
+        so is the workspace itself moved away. A destination outside the workspace is also
+        destructive, not merely unknown: the files leave the project (beyond its history and
+        the harness's checkpoints, unlike a delete inside it, which stays recoverable there),
+        and mv / Move-Item silently replace whatever the destination already names."""
+        sources, destination = self._move_operands(args, pwsh)
+        if destination is None:
+            return
+        for source in sources:
+            place = self.where(source, cwd)
+            shown = source.text.replace("\0", "…")
+            if place == OUTSIDE:
+                self.flag(DESTRUCTIVE, f"{name}: moves {shown} away, outside the workspace")
+            elif place == WORKSPACE:
+                self.flag(DESTRUCTIVE, f"{name}: moves the whole workspace away")
+            elif place == NOWHERE:
+                self.flag(UNKNOWN, f"{name}: moves {shown}, only known when it runs")
+        place = self.where(destination, cwd)
+        shown = destination.text.replace("\0", "…")
+        if place == OUTSIDE:
+            self.flag(
+                DESTRUCTIVE,
+                f"{name}: moves files out of the workspace to {shown}, over what is there",
+            )
+        elif place == NOWHERE:
+            self.flag(UNKNOWN, f"{name}: moves files to {shown}, only known when it runs")
+
+    @staticmethod
+    def _move_operands(args: list[Word], pwsh: bool) -> tuple[list[Word], Word | None]:
+        """A move's sources and destination (None: too few operands to move anything)."""
+        positional: list[Word] = []
+        destination: Word | None = None
+        skip = take = ""
+        options = True
+        for arg in args:
+            text = arg.text
+            if take:
+                if take == "destination":
+                    destination = arg
+                else:
+                    positional.append(arg)
+                take = ""
+                continue
+            if skip:
+                skip = ""
+                continue
+            lowered = text.lower().split(":", 1)[0]
+            if options and text == "--":
+                options = False
+            elif options and pwsh and text.startswith("-") and len(text) > 1:
+                if len(lowered) > 1 and "-destination".startswith(lowered):
+                    take = "destination"
+                elif lowered in ("-path", "-literalpath", "-lp", "-pspath"):
+                    take = "source"
+                elif any(o.startswith(lowered) for o in ("-filter", "-include", "-exclude")):
+                    skip = "value"
+            elif options and not pwsh and text.startswith("--target-directory"):
+                _, equal, value = text.partition("=")
+                if equal:
+                    destination = Word(value, arg.quoted, arg.dynamic, arg.glob)
+                else:
+                    take = "destination"
+            elif options and not pwsh and text in ("-t", "-S", "--suffix"):
+                take, skip = ("destination", "") if text == "-t" else ("", "value")
+            elif options and not pwsh and text.startswith("-") and len(text) > 1:
+                continue
+            else:
+                positional.append(arg)
+        if destination is None and len(positional) >= 2:
+            destination = positional.pop()
+        return (positional, destination) if positional else ([], None)
+
+    def _rsync(self, args: list[Word], cwd: str | None) -> None:
+        """rsync copies, which is safe anywhere; it deletes with `--delete` (what the
+        destination has and the source lacks) and `--remove-source-files` (the sources), and
+        those deletes are judged like rm's: outside the workspace, or all of it, destructive.
+        A remote place (`host:path`, `rsync://`) is outside the workspace."""
+        deletes = removes = False
+        operands: list[Word] = []
+        skip = False
+        for arg in args:
+            text = arg.text
+            if skip:
+                skip = False
+            elif text.startswith("--"):
+                option = text.split("=", 1)[0]
+                deletes |= option in _RSYNC_DELETES
+                removes |= option == "--remove-source-files"
+                skip = "=" not in text and option in _RSYNC_VALUED
+            elif text.startswith("-") and len(text) > 1:
+                skip = text in _RSYNC_VALUED
+            else:
+                operands.append(arg)
+        if len(operands) < 2:
+            return
+        *sources, destination = operands
+        if deletes:
+            self._synced("rsync --delete: deletes below", [destination], cwd)
+        if removes:
+            self._synced("rsync --remove-source-files: deletes", sources, cwd)
+
+    def _synced(self, what: str, places: list[Word], cwd: str | None) -> None:
+        for place in places:
+            shown = place.text.replace("\0", "…")
+            where = OUTSIDE if _remote(place.text) else self.where(place, cwd)
+            if where == OUTSIDE:
+                self.flag(DESTRUCTIVE, f"{what} {shown}, outside the workspace")
+            elif where == WORKSPACE:
+                self.flag(DESTRUCTIVE, f"{what} {shown}: the whole workspace")
+            elif where == NOWHERE:
+                self.flag(UNKNOWN, f"{what} {shown}, only known when it runs")
+
+
+def _interpreter(name: str) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
+    """The interpreter a command name runs (`python3.12` is python), or None."""
+    if name.startswith("python") and name[6:].replace(".", "").isdigit():
+        name = "python"
+    return _INTERPRETERS.get(_INTERPRETER_NAMES.get(name, name))
+
+
+def _literal(text: str) -> Word:
+    """A word taken from code's string literal (a NUL, `\\0`, marks a part known when it runs)."""
+    return Word(text, False, "\0" in text, False)
+
+
+def _remote(text: str) -> bool:
+    """An rsync place on another machine: `rsync://…`, `host:path` (not `C:\\…`)."""
+    colon = text.find(":")
+    slash = text.find("/")
+    return text.startswith("rsync://") or (
+        colon > 1 and (slash < 0 or colon < slash) and not _windows(text)
+    )
 
 
 def _shared(branch: str) -> bool:

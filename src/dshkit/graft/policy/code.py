@@ -1,0 +1,226 @@
+"""Inline code handed to an interpreter (`python -c`, `node -e`, `perl -e`, …): the few calls
+in it that plainly delete a path or run a shell line, read with a small tokenizer.
+
+Code is not understood in general: a command running inline code is at least `unknown`
+(rules.py). Some calls say what they do by their name and a literal argument, and only those
+are picked out, so rules.py can judge them like the shell commands they amount to:
+
+- deletes of a path: Python `shutil.rmtree`, `os.remove`, `os.unlink`, `os.rmdir`,
+  `os.removedirs`; Node `fs.rmSync`, `fs.rmdirSync`, `fs.unlinkSync` (and their callback and
+  promise forms); Ruby `FileUtils.rm_rf`, `rm_r`, `rm`, `remove_dir`, `File.delete`; Perl
+  `rmtree`, `remove_tree`, `unlink`; PHP `unlink`, `rmdir`.
+- shell lines or argument lists: Python `os.system`, `os.popen`, `subprocess.run`, `call`,
+  `check_call`, `check_output`, `Popen`; Node `execSync`, `exec`, `spawnSync`, `spawn`,
+  `execFileSync`; Perl, Ruby and PHP `system`, `exec`, `shell_exec`, `passthru`, `popen`, and
+  backtick commands in Perl, Ruby and PHP.
+
+A call whose argument is not a literal string (a variable, an f-string's or template's
+placeholder) is kept with a marker: its target is only known when it runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DELETE, SHELL = "delete", "shell"
+
+# The calls recognized: the name as written, or its last dotted part for names no other
+# library uses; what it does; whether a delete is recursive.
+_QUALIFIED: dict[str, tuple[str, bool]] = {
+    "shutil.rmtree": (DELETE, True),
+    "os.remove": (DELETE, False),
+    "os.unlink": (DELETE, False),
+    "os.rmdir": (DELETE, False),
+    "os.removedirs": (DELETE, False),
+    "fs.rm": (DELETE, True),
+    "fs.rmdir": (DELETE, True),
+    "fs.unlink": (DELETE, False),
+    "fs.promises.rm": (DELETE, True),
+    "fs.promises.unlink": (DELETE, False),
+    "File.delete": (DELETE, False),
+    "os.system": (SHELL, False),
+    "os.popen": (SHELL, False),
+}
+_DISTINCT: dict[str, tuple[str, bool]] = {
+    "rmtree": (DELETE, True),
+    "remove_tree": (DELETE, True),
+    "rmSync": (DELETE, True),
+    "rmdirSync": (DELETE, True),
+    "unlinkSync": (DELETE, False),
+    "rm_rf": (DELETE, True),
+    "rm_r": (DELETE, True),
+    "remove_dir": (DELETE, True),
+    "unlink": (DELETE, False),
+    "rmdir": (DELETE, False),
+    "run": (SHELL, False),  # subprocess.run: only as subprocess's (see `_call`)
+    "call": (SHELL, False),
+    "check_call": (SHELL, False),
+    "check_output": (SHELL, False),
+    "Popen": (SHELL, False),
+    "execSync": (SHELL, False),
+    "spawnSync": (SHELL, False),
+    "spawn": (SHELL, False),
+    "execFileSync": (SHELL, False),
+    "system": (SHELL, False),
+    "exec": (SHELL, False),
+    "shell_exec": (SHELL, False),
+    "passthru": (SHELL, False),
+    "popen": (SHELL, False),
+}
+_SUBPROCESS_ONLY = {"run", "call"}  # too common a name elsewhere
+_STRING_PREFIXES = {"r", "b", "u", "f", "rb", "br", "fr", "rf"}
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One recognized call: `kind` DELETE (`args[0]` the path) or SHELL (one string: a shell
+    line; several: an argument list). A `\\0` in an argument marks a part known only when the
+    code runs."""
+
+    name: str
+    kind: str
+    recursive: bool
+    args: tuple[str, ...]
+
+
+def code_calls(code: str, language: str) -> list[Call]:
+    """The recognized calls in `code` written in `language` (python, node, perl, ruby, php)."""
+    tokens = _tokens(code, language)
+    calls: list[Call] = []
+    for index, (kind, text) in enumerate(tokens):
+        if kind == "cmd":  # a backtick command: a shell line
+            calls.append(Call("`…`", SHELL, False, (text,)))
+        elif kind == "name":
+            found = _call(text)
+            if found is not None:
+                args = _arguments(tokens, index + 1)
+                if args:
+                    calls.append(Call(text, found[0], found[1], args))
+    return calls
+
+
+def _call(name: str) -> tuple[str, bool] | None:
+    if name in _QUALIFIED:
+        return _QUALIFIED[name]
+    last = name.rsplit(".", 1)[-1]
+    if last in _SUBPROCESS_ONLY and not name.endswith("subprocess." + last):
+        return None
+    return _DISTINCT.get(last)
+
+
+def _arguments(tokens: list[tuple[str, str]], at: int) -> tuple[str, ...]:
+    """The leading literal arguments of a call (strings, lists of strings, flattened): with or
+    without parentheses (Perl and Ruby call without). Empty when the first is not literal."""
+    if at < len(tokens) and tokens[at] == ("op", "("):
+        at += 1
+    args: list[str] = []
+    while at < len(tokens):
+        kind, text = tokens[at]
+        if kind == "str":
+            args.append(text)
+            at += 1
+        elif (kind, text) == ("op", "["):
+            at += 1
+            while at < len(tokens) and tokens[at][0] == "str":
+                args.append(tokens[at][1])
+                at += 1
+                if tokens[at : at + 1] == [("op", ",")]:
+                    at += 1
+            if tokens[at : at + 1] != [("op", "]")]:
+                args.append("\0")  # a list with a part known only when it runs
+            at += 1
+        elif kind == "name" and args:  # a variable among literal arguments, or keywords
+            if tokens[at + 1 : at + 2] == [("op", "=")]:  # `shell=True`: the list is over
+                break
+            args.append("\0")
+            at += 1
+        else:
+            break
+        if tokens[at : at + 1] != [("op", ",")]:
+            break
+        at += 1
+    return tuple(args)
+
+
+def _tokens(code: str, language: str) -> list[tuple[str, str]]:
+    """Names (dotted: `os.path.join`, `File::Path::rmtree`), string literals (their text,
+    with `\\0` for interpolated parts), backtick commands and single-character operators;
+    comments skipped."""
+    out: list[tuple[str, str]] = []
+    at = 0
+    hash_comments = language in ("python", "perl", "ruby", "php")
+    slash_comments = language in ("node", "php")
+    while at < len(code):
+        char = code[at]
+        if char.isspace():
+            at += 1
+        elif (char == "#" and hash_comments) or (code.startswith("//", at) and slash_comments):
+            end = code.find("\n", at)
+            at = len(code) if end < 0 else end
+        elif char.isalpha() or char in "_$":
+            end = at
+            while end < len(code) and (code[end].isalnum() or code[end] in "_$"):
+                end += 1
+            while True:  # a dotted name goes on past each joint followed by a name
+                joint = next((j for j in (".", "::", "->") if code.startswith(j, end)), "")
+                following = code[end + len(joint) : end + len(joint) + 1]
+                if not joint or not (following.isalpha() or following == "_"):
+                    break
+                end += len(joint)
+                while end < len(code) and (code[end].isalnum() or code[end] in "_$"):
+                    end += 1
+            word = code[at:end]
+            prefix = word.lower() if language == "python" else ""
+            if prefix in _STRING_PREFIXES and code[end : end + 1] in ("'", '"'):
+                text, at = _string(code, end, language, prefix)
+                out.append(("str", text))
+                continue
+            out.append(("name", word.replace("::", ".").replace("->", ".")))
+            at = end
+        elif char in "'\"" or (char == "`" and language == "node"):
+            text, at = _string(code, at, language, "")
+            out.append(("str", text))
+        elif char == "`":  # Perl, Ruby, PHP: a command run by the shell
+            end = code.find("`", at + 1)
+            end = len(code) if end < 0 else end
+            out.append(("cmd", code[at + 1 : end]))
+            at = end + 1
+        else:
+            out.append(("op", char))
+            at += 1
+    return out
+
+
+def _string(code: str, at: int, language: str, prefix: str) -> tuple[str, int]:
+    """The literal starting at `at` (a quote) and the index after it."""
+    quote = code[at]
+    if language == "python" and code.startswith(quote * 3, at):
+        quote = quote * 3
+    raw = "r" in prefix or (quote == "'" and language in ("perl", "ruby", "php"))
+    parts: list[str] = []
+    index = at + len(quote)
+    while index < len(code) and not code.startswith(quote, index):
+        char = code[index]
+        if char == "\\" and not raw and index + 1 < len(code):
+            escaped = code[index + 1]
+            parts.append({"n": "\n", "t": "\t"}.get(escaped, escaped))
+            index += 2
+            continue
+        parts.append(char)
+        index += 1
+    text = "".join(parts)
+    interpolated = (
+        ("f" in prefix and "{" in text)
+        or (quote == "`" and "${" in text)
+        or (quote == '"' and language in ("perl", "php") and "$" in text)
+        or (quote == '"' and language == "ruby" and "#{" in text)
+    )
+    if interpolated:
+        text = _mark(text)
+    return text, min(len(code), index + len(quote))
+
+
+def _mark(text: str) -> str:
+    """An interpolated string: its literal head, then a marker for the rest."""
+    cut = min((i for i, c in enumerate(text) if c in "{$#"), default=len(text))
+    return text[:cut] + "\0"
