@@ -150,3 +150,66 @@ def test_the_commands_report_a_bad_config_without_a_traceback(tmp_path: Path) ->
     generate = dshkit(tmp_path, "profile", "generate", "--state-dir", str(state))
     assert generate.returncode != 0 and "Traceback" not in generate.stderr
     assert "[llm] max_tokens = 'lots' (a string) is not allowed" in generate.stderr
+
+
+def test_graft_windows_map_model_names_to_tokens(tmp_path: Path) -> None:
+    assert load_config(tmp_path, {})["graft"]["windows"] == {}
+    write(
+        tmp_path,
+        '[graft]\nwindow_tokens = 64000\n\n[graft.windows]\n"claude-opus-4-1[1m]" = 1_000_000\n'
+        'claude-sonnet-4-5 = 200000\n"deepseek v4" = 1000\n',
+    )
+    graft = load_config(tmp_path, {})["graft"]
+    assert graft["windows"] == {
+        "claude-opus-4-1[1m]": 1_000_000,
+        "claude-sonnet-4-5": 200_000,
+        "deepseek v4": 1_000,
+    }
+    assert graft["window_tokens"] == 64_000
+    with pytest.raises(TypeError):
+        graft["windows"]["gpt-5"] = 400_000  # settings are shared: read-only
+    write(tmp_path, '[graft]\nwindows = { "gpt-5" = 100_000_000 }\n')  # inline table, top bound
+    assert load_config(tmp_path, {})["graft"]["windows"] == {"gpt-5": 100_000_000}
+
+
+WINDOWS_ALLOWED = (
+    "expected a table of non-empty model names = an integer at least 1,000 and at most 100,000,000"
+)
+
+
+@pytest.mark.parametrize(
+    ("entries", "shown"),
+    [
+        ('"claude-x" = 999', "'claude-x' = 999 (an integer)"),
+        ('"claude-x" = 100_000_001', "'claude-x' = 100000001 (an integer)"),
+        ('gpt = "200k"', "'gpt' = '200k' (a string)"),
+        ("gpt = 2.5e5", "'gpt' = 250000.0 (a number)"),
+        ("gpt = true", "'gpt' = True (a boolean)"),
+        ('"" = 200000', "'' = 200000 (an integer)"),
+        ('" gpt" = 200000', "' gpt' = 200000 (an integer)"),
+        ("gpt.window = 200000", "'gpt' = {'window': 200000} (a table)"),
+    ],
+)
+def test_a_bad_graft_window_names_the_file_the_table_the_key_and_the_value(
+    tmp_path: Path, entries: str, shown: str
+) -> None:
+    path = write(tmp_path, f"[graft.windows]\nok = 128000\n{entries}\n")
+    message = error(tmp_path)
+    assert message.startswith(f"{path}: [graft.windows] {shown} is not allowed: "), message
+    assert WINDOWS_ALLOWED in message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[graft]\nwindows = 200000\n", "[graft] windows = 200000 (an integer) is not allowed"),
+        ('[graft]\nwindows = ["a"]\n', "[graft] windows = ['a'] (an array) is not allowed"),
+        ("[graft.sizes]\na = 1000\n", "[graft] has unknown keys ['sizes']"),
+        ("[llm.windows]\na = 1000\n", "[llm] has unknown keys ['windows']"),
+        ("[guard.windows]\na = 1000\n", "[guard] has unknown keys ['windows']"),
+    ],
+)
+def test_only_graft_windows_is_a_nested_table(tmp_path: Path, text: str, expected: str) -> None:
+    path = write(tmp_path, text)
+    message = error(tmp_path)
+    assert message.startswith(str(path)) and expected in message, message

@@ -4,12 +4,14 @@ and its source, the dynamic and fixed watermarks, and every decision rule on bui
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
 from dshkit.config import check_section
+from dshkit.graft.identity import Identity, session_identity
 from dshkit.graft.watermark import (
     CEILING,
     FLOOR,
@@ -21,10 +23,13 @@ from dshkit.graft.watermark import (
     decide,
     estimate_graft_cost,
     forced_cut_note,
-    handoff_identity,
     open_todos,
     watermark,
 )
+from dshkit.sessions import Scanner, Source
+from dshkit.sessions.events import session_model
+
+from .conftest import CLAUDE, CODEX, DSH_PLAIN
 
 FIXED = GraftSettings(mode="fixed")  # warning 0.70, forced 0.75: ratios easy to aim at
 
@@ -281,11 +286,7 @@ def test_a_session_born_from_a_handoff_is_protected_for_two_turns_even_from_the_
     None
 ):
     session = Session().start(f"{identity_line(2)}\n接着完成任务").step(90_000)
-    assert handoff_identity(session.events) == {
-        "sourceSessionId": "src-1",
-        "boundarySeq": 42,
-        "generation": 2,
-    }
+    assert session_identity(session.events) == Identity("src-1", 42, 2)
     assert decide(session.events, FIXED, GraftState()).action == "none"
     session.start().step(95_000)
     protected = decide(session.events, FIXED, GraftState())
@@ -296,7 +297,7 @@ def test_a_session_born_from_a_handoff_is_protected_for_two_turns_even_from_the_
 
 def test_an_identity_line_later_in_the_session_does_not_protect_it() -> None:
     session = Session().start("写个脚本").step(1_000).start(identity_line()).step(90_000)
-    assert handoff_identity(session.events) is None
+    assert session_identity(session.events) is None
     assert decide(session.events, FIXED, GraftState()).action == "force"
 
 
@@ -386,3 +387,91 @@ def test_the_config_section_and_the_settings_agree_key_for_key() -> None:
     defaults = check_section("graft", {}, "config.toml")
     assert GraftSettings.from_config(defaults) == GraftSettings()
     assert set(defaults) == set(GraftSettings.__slots__)
+
+
+# -- per-model windows ([graft.windows]) --------------------------------------------------------
+
+
+def test_a_logs_model_picks_its_configured_window_and_the_pressure_says_so(
+    scanner: Scanner,
+) -> None:
+    scanner.scan([Source("claude", CLAUDE)])  # real Claude Code: usage, a model, no window
+    events = scanner.catalog.events(("claude", "4f94642e-fa5c-495a-ad73-439b8225b50c"))
+    assert session_model(events) == "claude-opus-4-8"
+    tokens = context_pressure(events, GraftSettings()).tokens
+    assert tokens is not None and tokens > 0
+    settings = GraftSettings(windows={"claude-opus-4-8": 1_000_000, "other": 2_000})
+    pressure = context_pressure(events, settings)
+    assert (pressure.window, pressure.window_source, pressure.source) == (
+        1_000_000,
+        "model-config",
+        "estimated",
+    )
+    assert pressure.as_json()["model"] == "claude-opus-4-8"
+    assert pressure.ratio == tokens / 1_000_000
+    unlisted = context_pressure(events, GraftSettings(windows={"claude-sonnet-4-5": 2_000}))
+    assert (unlisted.window, unlisted.window_source, unlisted.source) == (
+        200_000,
+        "config",
+        "estimated",
+    )
+    assert unlisted.model == "claude-opus-4-8"  # named even when no entry matched
+
+
+def test_a_window_the_log_announces_wins_over_the_models_configured_one(
+    scanner: Scanner,
+) -> None:
+    report = scanner.scan([Source("dsh", DSH_PLAIN)])  # real DSH: model and window announced
+    (key,) = report.changed_sessions
+    events = scanner.catalog.events(key)
+    assert session_model(events) == "deepseek-v4-flash"
+    pressure = context_pressure(events, GraftSettings(windows={"deepseek-v4-flash": 64_000}))
+    assert (pressure.window, pressure.window_source, pressure.source) == (
+        1_000_000,
+        "log",
+        "usage",
+    )
+    assert pressure.model == "deepseek-v4-flash"
+    (codex,) = scanner.scan([Source("codex", CODEX)]).changed_sessions  # window on task_started
+    codex_pressure = context_pressure(scanner.catalog.events(codex), GraftSettings())
+    assert (codex_pressure.window, codex_pressure.window_source) == (258_400, "log")
+
+
+def test_the_latest_named_model_is_the_sessions_model() -> None:
+    session = Session(window=None).start()
+    assert session_model(session.events) is None
+    session.add("request/context", {"model": "deepseek-v4-flash"})
+    assert session_model(session.events) == "deepseek-v4-flash"
+    message = {
+        "role": "assistant",
+        "content": [],
+        "source": {"kind": "model", "model": "claude-opus-4-1[1m]"},
+    }
+    session.add("assistant/message", {"turn": 1, "message": message})
+    assert session_model(session.events) == "claude-opus-4-1[1m]"  # switched models mid-session
+    synthetic = {**message, "source": {"kind": "model", "model": "<synthetic>"}}
+    session.add("assistant/message", {"turn": 1, "message": synthetic})
+    session.add("assistant/message", {"turn": 1, "message": {"role": "assistant"}})
+    assert session_model(session.events) == "claude-opus-4-1[1m]"  # no model wrote those
+    session.step(300_000)
+    pressure = context_pressure(
+        session.events, GraftSettings(windows={"claude-opus-4-1[1m]": 10**6})
+    )
+    assert (pressure.ratio, pressure.window_source) == (0.3, "model-config")
+
+
+def test_configured_windows_reach_the_settings_read_only(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(
+        '[graft]\nwindow_tokens = 50000\n\n[graft.windows]\n"claude-opus-4-1[1m]" = 1000000\n'
+        "gpt-5 = 400000\n"
+    )
+    settings = GraftSettings.load(tmp_path)
+    assert dict(settings.windows) == {"claude-opus-4-1[1m]": 1_000_000, "gpt-5": 400_000}
+    assert settings.window_tokens == 50_000
+    with pytest.raises(TypeError):
+        settings.windows["gpt-5"] = 1  # type: ignore[index]
+    given = {"m": 5_000}
+    held = GraftSettings(windows=given)
+    given["m"] = 1
+    assert held.windows["m"] == 5_000 and hash(held) == hash(GraftSettings(windows={"m": 1}))
+    assert GraftSettings.load(tmp_path / "absent").windows == {}

@@ -1,11 +1,13 @@
 """dshkit's settings: `<state dir>/config.toml`, read once and checked against one schema.
 
 Each capability owns one section of `SECTIONS` (a table header in the file): its keys, their
-type, the values allowed, the default and what the key does. A value that does not fit, a key
-or section nobody knows, a section that is not a table, a file that is not UTF-8 or not TOML,
-and an environment override that does not fit are all one error, `ConfigError`, naming the
-file (or variable), `[section] key`, the value and what is allowed. A capability that needs
-settings adds its section here and reads it with `load_config(state_dir)[name]`.
+type, the values allowed, the default and what the key does. A key may also be a table of
+names to values (`[graft.windows]`: model name → tokens), each entry checked like a key. A
+value that does not fit, a key or section nobody knows, a section that is not a table, a file
+that is not UTF-8 or not TOML, and an environment override that does not fit are all one
+error, `ConfigError`, naming the file (or variable), `[section] key`, the value and what is
+allowed. A capability that needs settings adds its section here and reads it with
+`load_config(state_dir)[name]`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 CONFIG_NAME = "config.toml"
@@ -29,7 +32,8 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Setting:
-    """One key of a section: its type (str, int, float or bool), bounds and default."""
+    """One key of a section: its type (str, int, float or bool), bounds and default; or, with
+    `entry`, a table (kind dict) whose keys are non-empty names and whose values fit `entry`."""
 
     kind: type[Any]
     default: Any
@@ -42,9 +46,12 @@ class Setting:
     rule: str = ""
     env: str | None = None  # an environment variable that overrides the file
     secret: bool = False  # never shown in a message
+    entry: Setting | None = None  # a table key: what each of its values must be
 
     def allowed(self) -> str:
         """What this key accepts, in words."""
+        if self.entry is not None:
+            return f"a table of {self.rule or 'names'} = {self.entry.allowed()}"
         if self.choices:
             return "one of " + ", ".join(repr(c) for c in self.choices)
         words = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
@@ -254,6 +261,30 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             minimum=1_000,
             maximum=100_000_000,
         ),
+        "card_chars": Setting(
+            int,
+            1_400,
+            "the handoff's task board at most this many characters (cut with a notice beyond)",
+            minimum=400,
+            maximum=20_000,
+        ),
+        "constraint_budget_chars": Setting(
+            int,
+            8_000,
+            "room for the human's standing rules in a handoff; more aborts it (never cut)",
+            minimum=500,
+            maximum=200_000,
+        ),
+        # [graft.windows]: "claude-opus-4-1[1m]" = 1000000 (Claude Code's log names the model
+        # but not its window).
+        "windows": Setting(
+            dict,
+            MappingProxyType({}),
+            "each model's context window, for a log that announces none; other models: "
+            "window_tokens",
+            rule="non-empty model names",
+            entry=Setting(int, None, "tokens", minimum=1_000, maximum=100_000_000),
+        ),
     },
     # The command risk policy on the agents' shell commands (dshkit/graft/policy).
     "guard": {
@@ -323,6 +354,9 @@ def check_section(name: str, values: Mapping[str, Any], where: str) -> dict[str,
         if value is None:
             checked[key] = setting.default
             continue
+        if setting.entry is not None and isinstance(value, Mapping):
+            checked[key] = _check_table(name, key, setting, setting.entry, value, where)
+            continue
         fitted = setting.accepts(value)
         if fitted is None:
             raise ConfigError(
@@ -331,6 +365,23 @@ def check_section(name: str, values: Mapping[str, Any], where: str) -> dict[str,
             )
         checked[key] = fitted
     return checked
+
+
+def _check_table(
+    section: str, key: str, setting: Setting, entry: Setting, table: Mapping[str, Any], where: str
+) -> Mapping[str, Any]:
+    """A table key's entries, each checked (read-only: settings are shared, never edited)."""
+    checked: dict[str, Any] = {}
+    for name, value in table.items():
+        fitted = entry.accepts(value)
+        named = isinstance(name, str) and name != "" and name == name.strip()
+        if not named or fitted is None:
+            raise ConfigError(
+                f"{where}: [{section}.{key}] {name!r} = {_shown(value, setting.secret)} is not "
+                f"allowed: expected {setting.allowed()} ({setting.doc})"
+            )
+        checked[name] = fitted
+    return MappingProxyType(checked)
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -1,20 +1,29 @@
-"""`dshkit graft …`: context handoff; `status` shows a session's watermark and the decision now."""
+"""`dshkit graft …`: context handoff; `status` shows a session's watermark and the decision now,
+`prepare` the handoff it would get (task board, constraints, first message), read-only."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 from rich.table import Table
 from rich.text import Text
 
 from ..config import ConfigError
-from ..graft.watermark import GraftSettings, GraftState, decide
+from ..graft.constraints import GraftAborted
+from ..graft.handoff import prepare_handoff
+from ..graft.watermark import GraftSettings, GraftState, Pressure, decide
+from ..sessions import Scanner
 from ..sessions.catalog import Catalog
+from ..store import LeaseBusy
 from .common import (
     HARNESSES,
     find_session,
     json_option,
     open_store,
     print_json,
+    roots_option,
+    sources_for,
     state_dir_option,
     stdout,
 )
@@ -42,7 +51,7 @@ def status(session_id: str, harness: str | None, state_dir: str | None, as_json:
             raise click.ClickException(str(exc)) from None
         catalog = Catalog(store)
         row = find_session(catalog, session_id, harness, "--session")
-        events = catalog.events(row.key)
+        events = catalog.conversation(row.key)
     decision = decide(events, settings, GraftState())
     if as_json:
         print_json({"harness": row.harness, "session": row.session_id, **decision.as_json()})
@@ -55,7 +64,8 @@ def status(session_id: str, harness: str | None, state_dir: str | None, as_json:
     rows = [
         ("session", f"{row.harness} {row.session_id}"),
         ("context in use", f"{used}, source: {pressure.source}"),
-        ("window", f"{pressure.window:,} tokens (from the {pressure.window_source})"),
+        ("model", pressure.model or "not named in the log"),
+        ("window", f"{pressure.window:,} tokens ({_window_from(pressure)})"),
         ("watermark mode", mark.mode),
         ("warning at", _ratio(mark.warning, "no warning window")),
         ("forced cut at", _ratio(mark.forced, "no forced cut")),
@@ -65,7 +75,7 @@ def status(session_id: str, harness: str | None, state_dir: str | None, as_json:
     if mark.cost is not None:
         cost = mark.cost
         rows.insert(
-            4,
+            5,  # after the watermark mode
             (
                 "handoff cost",
                 f"{cost.total:,} tokens ({cost.handoff:,} handoff + {cost.reserve_turns} turns × "
@@ -84,5 +94,53 @@ def status(session_id: str, harness: str | None, state_dir: str | None, as_json:
 _GROWTH_FROM = {"history": "seen in recent turns", "config": "assumed by the config"}
 
 
+def _window_from(pressure: Pressure) -> str:
+    if pressure.window_source == "log":
+        return "announced by the log"
+    if pressure.window_source == "model-config":
+        return f"[graft.windows] for {pressure.model}"
+    unlisted = f", {pressure.model} not in [graft.windows]" if pressure.model else ""
+    return f"[graft] window_tokens{unlisted}"
+
+
 def _ratio(value: float | None, missing: str) -> str:
     return missing if value is None else f"{value:.1%}"
+
+
+@graft.command("prepare")
+@click.option("--session", "session_id", required=True, help="A session id or a unique prefix.")
+@roots_option
+@state_dir_option
+@json_option
+def prepare(
+    session_id: str,
+    roots: tuple[Path, ...],
+    harness: str | None,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """The handoff SESSION would get now: task board, hard constraints and first message.
+
+    Scans the roots first, then builds the handoff from the session's own events. Nothing is
+    started or retired. Exit 1 with GRAFT_ABORTED when the person's rules do not fit whole.
+    """
+    with open_store(state_dir) as store:
+        try:
+            settings = GraftSettings.load(store.state_dir)
+            Scanner(store).scan(sources_for(roots, harness))
+        except (ConfigError, LeaseBusy) as exc:
+            raise click.ClickException(str(exc)) from None
+        catalog = Catalog(store)
+        row = find_session(catalog, session_id, harness, "--session")
+        try:
+            handoff = prepare_handoff(catalog, row, settings)
+        except GraftAborted as exc:
+            if as_json:
+                print_json({"error": str(exc), "report": exc.report})
+            raise click.ClickException(str(exc)) from None
+        except ValueError as exc:  # a card budget too small for the board's fixed lines
+            raise click.ClickException(str(exc)) from None
+    if as_json:
+        print_json(handoff.as_json())
+        return
+    stdout.print(Text(handoff.first_message))

@@ -6,10 +6,11 @@ v0.15 D2, v0.18 item 2).
 
 - Pressure is the latest request's input + cache read + cache write (`sessions.events`)
   against the window the log announces (`request/context.contextWindow`: DSH, Codex) or, where
-  the log announces none (Claude Code), the configured `window_tokens`. Its `source` says how
-  far to trust it: `usage` (provider usage against the log's window), `estimated` (provider
-  usage against the configured window) or `unavailable` (no usage yet): never a number made
-  up from characters, which would disagree with the harness's own meter (v0.15).
+  the log announces none (Claude Code), the window configured for the session's model
+  (`[graft.windows]`), else the configured `window_tokens`. Its `source` says how far to
+  trust it: `usage` (provider usage against the log's window), `estimated` (provider usage
+  against a configured window) or `unavailable` (no usage yet): never a number made up from
+  characters, which would disagree with the harness's own meter (v0.15).
 - The watermark: in `dynamic` mode the forced cut sits where the handoff still fits, i.e.
   the window minus the handoff's cost and the growth of `reserve_turns` more turns, clamped
   to [0.50, 0.75] (0.75 was the latest cut that ever worked; below 0.50 the window cannot
@@ -26,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -34,12 +36,12 @@ from ..config import load_config
 from ..sessions.events import (
     Event,
     context_window,
-    human_messages,
-    message_text,
     pair_tool_calls,
+    session_model,
     turn_ordinals,
     usages,
 )
+from .identity import session_identity
 
 CEILING = 0.75  # the latest cut point that ever worked (v0.18: the old constant, now a ceiling)
 FLOOR = 0.50  # below this the window cannot hold a handoff
@@ -47,7 +49,6 @@ PROTECTED_TURNS = 2  # a session born from a handoff cannot be cut in its first 
 GROWTH_SAMPLE_TURNS = 5  # recent turns whose context growth predicts the next ones
 # dshkit's own handoff tools; harnesses prefix MCP tools (`mcp__dshkit__graft_prepare`).
 GRAFT_TOOLS = ("graft_prepare", "graft_slice_and_inject", "graft_commit")
-IDENTITY_PREFIX = "<!-- graft-identity:"
 PHASE_PREFIX = re.compile(r"^\s*(阶段|phase)\s*\d+\s*[:：]", re.IGNORECASE)
 OPEN_TODO_LIMIT = 3  # more open todos than this without phases: plan first (v0.11 item 1)
 
@@ -65,6 +66,13 @@ class GraftSettings:
     growth_tokens_per_turn: int = 4_000
     handoff_tokens: int = 12_000
     window_tokens: int = 200_000
+    card_chars: int = 1_400
+    constraint_budget_chars: int = 8_000
+    # model name → its window ([graft.windows]); read-only, and left out of the hash
+    windows: Mapping[str, int] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "windows", MappingProxyType(dict(self.windows)))
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any]) -> GraftSettings:
@@ -82,8 +90,9 @@ class Pressure:
 
     tokens: int | None
     window: int
-    window_source: str  # "log" | "config"
+    window_source: str  # "log" | "model-config" | "config"
     source: str  # "usage" | "estimated" | "unavailable"
+    model: str | None = None  # the session's model, as its log last named it
 
     @property
     def ratio(self) -> float | None:
@@ -96,18 +105,26 @@ class Pressure:
             "windowSource": self.window_source,
             "ratio": self.ratio,
             "source": self.source,
+            "model": self.model,
         }
 
 
 def context_pressure(events: Sequence[Event], settings: GraftSettings) -> Pressure:
-    """The latest request's context tokens against the session's window."""
+    """The latest request's context tokens against the session's window: the one its log
+    announces, else the one configured for its model, else the configured default."""
+    model = session_model(events)
     announced = context_window(events)
-    window = announced or settings.window_tokens
+    if announced:
+        window, window_source = announced, "log"
+    elif model is not None and model in settings.windows:
+        window, window_source = settings.windows[model], "model-config"
+    else:
+        window, window_source = settings.window_tokens, "config"
     tokens = None
     for _, usage in usages(events):
         tokens = usage.context
     source = "unavailable" if tokens is None else "usage" if announced else "estimated"
-    return Pressure(tokens, window, "log" if announced else "config", source)
+    return Pressure(tokens, window, window_source, source, model)
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,23 +303,6 @@ def is_graft_tool(name: str) -> bool:
     return any(name == tool or name.endswith("__" + tool) for tool in GRAFT_TOOLS)
 
 
-def handoff_identity(events: Sequence[Event]) -> dict[str, Any] | None:
-    """The identity a session born from a handoff carries on its first human message's line
-    `<!-- graft-identity: {...} -->`, or None for a session started by a person."""
-    first = next(iter(human_messages(events)), None)
-    if first is None:
-        return None
-    for line in message_text(first).splitlines():
-        line = line.strip()
-        if line.startswith(IDENTITY_PREFIX) and line.endswith("-->"):
-            try:
-                value = orjson.loads(line[len(IDENTITY_PREFIX) : -3])
-            except orjson.JSONDecodeError:
-                return None
-            return value if isinstance(value, dict) else None
-    return None
-
-
 def open_todos(events: Sequence[Event]) -> list[str]:
     """The unfinished items of the session's latest todo list.
 
@@ -377,7 +377,7 @@ def decide(events: Sequence[Event], settings: GraftSettings, state: GraftState) 
         return _plan_or(result, events, state, "no usage reported yet: pressure unavailable")
     if state.migrated and not state.allow_reslice:
         return result("none", "this session already handed off (set allowReslice to cut again)")
-    if handoff_identity(events) is not None and turn <= PROTECTED_TURNS:
+    if session_identity(events) is not None and turn <= PROTECTED_TURNS:
         why = f"born from a handoff: no cut in its first {PROTECTED_TURNS} turns"
         return _plan_or(result, events, state, why)
     nudged = state.nudge_at is not None

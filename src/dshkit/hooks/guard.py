@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from ..graft.policy import DEFAULT_MODE, classify_command, policy_decision
+from ..sessions.events import command_line
 from .protocol import HookInput
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
@@ -57,23 +58,6 @@ def _mode(hook: HookInput) -> tuple[str, str]:
         return str(load_config(hook.state_dir, hook.env)["guard"]["mode"]), ""
     except ConfigError as exc:  # a guard that cannot read its mode takes the strictest one
         return _STRICT, f"（配置无法读取，按 strict 处理：{exc}）"
-
-
-def command_line(tool_input: dict[str, Any]) -> str | None:
-    """The shell line a command tool runs: `command` (Claude Code Bash, DSH bash/pwsh, Codex
-    shell as an argv list) or `cmd` (Codex exec_command, a string or an argv list)."""
-    value = tool_input.get("command", tool_input.get("cmd"))
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return " ".join(_quoted(v) for v in value)
-    return None
-
-
-def _quoted(word: str) -> str:
-    if word and all(c.isalnum() or c in "-_./=:@%+," for c in word):
-        return word
-    return "'" + word.replace("'", "'\"'\"'") + "'"
 
 
 def _powershell(tool: str) -> bool:

@@ -22,6 +22,7 @@ import orjson
 from .. import harnesses
 from ..store import Store
 from .events import Event
+from .harness import SideFiles
 from .reader import Cursor, parse_lines
 from .summary import dedupe, new_stats
 
@@ -164,6 +165,27 @@ class Catalog:
         """All events of one session from the cache (all its files, de-duplicated)."""
         with bulk_load():
             return self.union(self.files(key))
+
+    def conversation(self, key: SessionKey) -> list[Event]:
+        """The session's own conversation, in which each seq names one event: its own log (all
+        generations, de-duplicated as `events` does) without side transcripts (subagents),
+        which number their events apart.
+
+        Where generations disagree on what a seq holds, the newest generation's event stands
+        (a later generation is the migrated, authoritative copy) at the place of the first.
+        """
+        adapter = harnesses.get(key[0]).adapter
+        files = self.files(key)
+        if isinstance(adapter, SideFiles):
+            files = [cursor for cursor in files if not adapter.side_file(cursor.path)]
+        with bulk_load():
+            events = self.union(files)
+        by_seq: dict[object, Event] = {}
+        for event in events:
+            seq = event.get("seq")
+            # An event without a seq cannot be cited; it keeps its place under its own key.
+            by_seq[seq if isinstance(seq, int) else ("unnumbered", id(event))] = event
+        return list(by_seq.values())
 
     def iter_events(self, key: SessionKey, chunk_bytes: int = STREAM_CHUNK) -> Iterator[Event]:
         """The events `events(key)` returns, in the same order, handed out one at a time and

@@ -69,7 +69,7 @@ class ClaudeAdapter:
         parent = os.path.dirname(path)
         if not name.endswith(".jsonl"):
             return None
-        if os.path.basename(parent) == "subagents":  # <project>/<session>/subagents/<agent>.jsonl
+        if self.side_file(path):  # <project>/<session>/subagents/<agent>.jsonl
             session_dir = os.path.dirname(parent)
             project_dir = os.path.dirname(session_dir)
             session_id = os.path.basename(session_dir)
@@ -77,6 +77,10 @@ class ClaudeAdapter:
             project_dir, session_id = parent, name[:-6]
         project = os.path.basename(project_dir)
         return LogFile(path, self.name, session_id, project, os.path.dirname(project_dir))
+
+    def side_file(self, path: str) -> bool:
+        """Subagent transcripts (`<session>/subagents/*.jsonl`) are side files of the session."""
+        return os.path.basename(os.path.dirname(path)) == "subagents"
 
     def normalize(self, records: list[Any], state: dict[str, Any]) -> list[Event]:
         out: list[Event] = []

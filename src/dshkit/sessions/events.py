@@ -255,9 +255,45 @@ def context_window(events: Iterable[Event]) -> int | None:
     return window
 
 
+def session_model(events: Iterable[Event]) -> str | None:
+    """The model the session last ran on: named by a `request/context` event (DSH) or by an
+    assistant message's `message.source.model` (DSH, Claude Code), the later one winning.
+    A placeholder in angle brackets (Claude Code's `<synthetic>` on messages no model wrote)
+    names no model."""
+    model = None
+    for event in events:
+        kind = event.get("type")
+        if kind == "request/context":
+            named = (event.get("data") or {}).get("model")
+        elif kind == "assistant/message":
+            named = (_message(event).get("source") or {}).get("model")
+        else:
+            continue
+        if isinstance(named, str) and named and not named.startswith("<"):
+            model = named
+    return model
+
+
 def context_pressure(events: Iterable[Event]) -> int | None:
     """Context tokens used by the latest request (its input + cache read + cache write)."""
     latest = None
     for _, usage in usages(events):
         latest = usage.context
     return latest
+
+
+def command_line(tool_input: dict[str, Any]) -> str | None:
+    """The shell line a command tool runs: `command` (Claude Code Bash, DSH bash/pwsh, Codex
+    shell as an argv list) or `cmd` (Codex exec_command, a string or an argv list)."""
+    value = tool_input.get("command", tool_input.get("cmd"))
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return " ".join(_quoted(v) for v in value)
+    return None
+
+
+def _quoted(word: str) -> str:
+    if word and all(c.isalnum() or c in "-_./=:@%+," for c in word):
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from .events import Event
 
@@ -45,6 +45,17 @@ class Adapter(Protocol):
         ...
 
     def normalize(self, records: list[Any], state: dict[str, Any]) -> list[Event]: ...
+
+
+@runtime_checkable
+class SideFiles(Protocol):
+    """An adapter whose sessions keep side transcripts beside their own log (Claude Code's
+    subagents): files of the session that number their events apart, so they are not part of
+    its conversation. Adapters without such files do not implement it."""
+
+    def side_file(self, path: str) -> bool:
+        """Whether the session log file at `path` is a side transcript."""
+        ...
 
 
 def list_dirs(path: str) -> list[os.DirEntry[str]]:

@@ -1,0 +1,114 @@
+"""The handoff: everything a new session receives from the one it continues, built read-only.
+
+`prepare_handoff` reads the source session's conversation through the session layer and
+returns the task board (`semantic.py`, `board.py`), the human's standing rules verbatim
+(`constraints.py`), the identity of the target-to-be (`identity.py`) and the first message
+that starts the target: identity line, ignition prompt, card, constraints. It writes nothing:
+the seed's `graft_prepare` and the single-step slice both call it, the slice at the moment it
+cuts, so what the target receives is never a stale preparation (seed 004 v0.9 §一).
+
+A handoff that cannot carry every constraint whole is not built: `GraftAborted` says which
+did not fit (v0.18 item 3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..sessions.catalog import Catalog, SessionInfo
+from ..sessions.events import Event
+from .board import CLOSING_RULE, Card, render_card
+from .constraints import (
+    ConstraintPack,
+    assert_constraints_preserved,
+    extract_constraints,
+    pack_constraints,
+)
+from .identity import IGNITION_MARK, Identity, generation
+from .semantic import SemanticState, extract_semantic_state
+from .watermark import GraftSettings, forced_cut_note
+
+
+@dataclass(frozen=True, slots=True)
+class Handoff:
+    """A prepared handoff of one source session (see the module docstring)."""
+
+    source: SessionInfo
+    identity: Identity  # the target's: source, boundary seq, its generation
+    state: SemanticState
+    card: Card
+    constraints: ConstraintPack
+    first_message: str
+
+    def as_json(self) -> dict[str, Any]:
+        state = self.state
+        return {
+            "board": {
+                "request": state.request.text if state.request else None,
+                "done": [item.as_json() for item in state.done],
+                "inProgress": [item.as_json() for item in state.in_progress],
+                "todo": [item.as_json() for item in state.todo],
+                "blocker": state.blocker.as_json() if state.blocker else None,
+            },
+            "constraints": [
+                {"text": c.text, "seq": c.seq, "generation": c.generation}
+                for c in self.constraints.constraints
+            ],
+            "card": self.card.text,
+            "boundarySeq": state.boundary_seq,
+            "artifacts": [item.as_json() for item in state.artifacts],
+            "cardCut": dict(self.card.omitted) if self.card.cut else None,
+            "slimming": state.slimming.as_json(),
+            "constraintIntegrity": self.constraints.integrity,
+            "identity": self.identity.as_json(),
+            "source": {
+                "harness": self.source.harness,
+                "sessionId": self.source.session_id,
+                "cwd": self.source.cwd,
+            },
+            "firstMessage": self.first_message,
+        }
+
+
+def ignition_prompt(source_session_id: str, turn: int) -> str:
+    """The words that start the target: whose work it continues, and the closing rule."""
+    where = f"第 {turn} 轮结束处" if turn else "第一轮结束之前"
+    return (
+        f"{IGNITION_MARK} 这是一次上下文交接：会话 {source_session_id} 在{where}"
+        "把工作交给了你，下面的看板和硬约束就是交接的全部内容。" + CLOSING_RULE
+    )
+
+
+def build_handoff(
+    source: SessionInfo,
+    events: Sequence[Event],
+    settings: GraftSettings,
+    forced_mark: Mapping[str, Any] | None = None,
+) -> Handoff:
+    """The handoff of `source` given its conversation `events` (pure: no store, no files).
+
+    `forced_mark`: the mark of a forced cut after an ignored warning (`watermark.Decision`),
+    which the card states so the target knows the cut was not planned (v0.12)."""
+    state = extract_semantic_state(events, source.harness, source.cwd)
+    notes = (f"**强制切断**：{forced_cut_note(forced_mark)}",) if forced_mark else ()
+    card = render_card(state, source.session_id, settings.card_chars, notes)
+    pack = pack_constraints(extract_constraints(events), settings.constraint_budget_chars)
+    identity = Identity(source.session_id, state.boundary_seq, generation(events) + 1)
+    parts = [identity.render(), ignition_prompt(source.session_id, state.turn), "", card.text]
+    if pack.text:
+        parts += ["", pack.text]
+    first_message = "\n".join(parts)
+    assert_constraints_preserved(pack, first_message)
+    return Handoff(source, identity, state, card, pack, first_message)
+
+
+def prepare_handoff(
+    catalog: Catalog,
+    source: SessionInfo,
+    settings: GraftSettings,
+    forced_mark: Mapping[str, Any] | None = None,
+) -> Handoff:
+    """The handoff of a scanned session, read from the store (read-only)."""
+    return build_handoff(source, catalog.conversation(source.key), settings, forced_mark)

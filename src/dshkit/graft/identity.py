@@ -1,0 +1,93 @@
+"""Where a session came from: the identity line a handoff puts in its target's first message.
+
+A target's first message starts with one machine-readable line (seed 004 v0.21 P1)::
+
+    <!-- graft-identity: {"sourceSessionId":"…","boundarySeq":4043,"generation":1} -->
+
+An HTML comment renders as nothing and reads to the model as no instruction, while any plain
+log read gives back the exact source, boundary and generation. The ignition mark names the
+message as dshkit's own words: it is a `user` message in every harness (it arrives as the
+first prompt), but nobody typed it, so no human rule or request is read from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypeGuard
+
+import orjson
+
+from ..sessions.events import Event, human_messages, message_text
+
+IDENTITY_PREFIX = "<!-- graft-identity: "
+IDENTITY_SUFFIX = " -->"
+IGNITION_MARK = "[dshkit 交接点火]"
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """A target's origin: the source session, the seq it was cut at and its generation (the
+    source's generation + 1; a session started by a person is generation 0)."""
+
+    source_session_id: str
+    boundary_seq: int
+    generation: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "sourceSessionId": self.source_session_id,
+            "boundarySeq": self.boundary_seq,
+            "generation": self.generation,
+        }
+
+    def render(self) -> str:
+        """The identity line (compact JSON, keys in a fixed order, non-ASCII kept)."""
+        return IDENTITY_PREFIX + orjson.dumps(self.as_json()).decode() + IDENTITY_SUFFIX
+
+
+def parse_identity(text: str) -> Identity | None:
+    """The identity on the first line of `text` that is one, or None (no line, or a line
+    whose JSON is not an identity: a wrong identity is worse than none)."""
+    for line in text.splitlines():
+        line = line.strip()
+        if not (line.startswith(IDENTITY_PREFIX.rstrip()) and line.endswith(IDENTITY_SUFFIX)):
+            continue
+        try:
+            value = orjson.loads(line[len(IDENTITY_PREFIX.rstrip()) : -len(IDENTITY_SUFFIX)])
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(value, dict):
+            return None
+        source, seq, generation = (
+            value.get("sourceSessionId"),
+            value.get("boundarySeq"),
+            value.get("generation"),
+        )
+        # boundarySeq -1: the source had no finished turn when it was cut.
+        if isinstance(source, str) and source and _whole(seq, -1) and _whole(generation, 1):
+            return Identity(source, seq, generation)
+        return None
+    return None
+
+
+def _whole(value: object, minimum: int) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def session_identity(events: Sequence[Event]) -> Identity | None:
+    """The identity of a session born from a handoff, read from its first human message only
+    (a line pasted later in a session does not make it a target), or None."""
+    first = next(iter(human_messages(events)), None)
+    return None if first is None else parse_identity(message_text(first))
+
+
+def generation(events: Sequence[Event]) -> int:
+    """The session's generation: 0 for one a person started, the identity's otherwise."""
+    identity = session_identity(events)
+    return 0 if identity is None else identity.generation
+
+
+def is_handoff_message(text: str) -> bool:
+    """dshkit's own handoff words (the ignition prompt and card), not a person's."""
+    return IGNITION_MARK in text or parse_identity(text) is not None
