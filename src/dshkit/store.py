@@ -219,6 +219,68 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (consumer, path)
     );
     """,
+    # 12: graft's handoff lifecycle — one row per handoff with its durable state, the ledger of
+    # sources being transferred or retired (what the source's hooks enforce), handoffs waiting
+    # for the next SessionStart in their directory, notices owed to a session (shown once), and
+    # the append-only audit of every decision and step.
+    """
+    CREATE TABLE graft_txns (
+        id              INTEGER PRIMARY KEY,
+        harness         TEXT NOT NULL,
+        session_id      TEXT NOT NULL,
+        cwd             TEXT NOT NULL,
+        target_harness  TEXT NOT NULL,
+        target_id       TEXT,
+        state           TEXT NOT NULL,
+        plan            TEXT NOT NULL,
+        boundary_seq    INTEGER NOT NULL,
+        generation      INTEGER NOT NULL,
+        attempts        INTEGER NOT NULL DEFAULT 0,
+        child           TEXT,
+        prior           TEXT,
+        last_error      TEXT,
+        created_at      INTEGER NOT NULL,
+        updated_at      INTEGER NOT NULL
+    );
+    CREATE INDEX graft_txns_source ON graft_txns (harness, session_id);
+    CREATE INDEX graft_txns_state ON graft_txns (state);
+    CREATE TABLE graft_ledger (
+        harness         TEXT NOT NULL,
+        session_id      TEXT NOT NULL,
+        txn_id          INTEGER NOT NULL REFERENCES graft_txns (id),
+        kind            TEXT NOT NULL,
+        target_harness  TEXT NOT NULL,
+        target_id       TEXT,
+        at              INTEGER NOT NULL,
+        PRIMARY KEY (harness, session_id)
+    );
+    CREATE TABLE graft_pending (
+        txn_id          INTEGER PRIMARY KEY REFERENCES graft_txns (id),
+        harness         TEXT NOT NULL,
+        cwd             TEXT NOT NULL,
+        at              INTEGER NOT NULL
+    );
+    CREATE INDEX graft_pending_cwd ON graft_pending (harness, cwd);
+    CREATE TABLE graft_notices (
+        harness         TEXT NOT NULL,
+        session_id      TEXT NOT NULL,
+        txn_id          INTEGER NOT NULL,
+        text            TEXT NOT NULL,
+        at              INTEGER NOT NULL,
+        shown_at        INTEGER,
+        PRIMARY KEY (harness, session_id, txn_id)
+    );
+    CREATE TABLE graft_audit (
+        id              INTEGER PRIMARY KEY,
+        at              INTEGER NOT NULL,
+        kind            TEXT NOT NULL,
+        harness         TEXT,
+        session_id      TEXT,
+        txn_id          INTEGER,
+        detail          TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX graft_audit_session ON graft_audit (session_id, id);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,190 @@
+"""What the hooks read and write about handoffs: retirement, owed notices and the audit trail.
+
+The lifecycle (`lifecycle.py`) writes these rows inside its own transactions; the hooks of a
+source session only read them (`retirement`, `take_notice`) and append audit records
+(`audit`). Everything is in the store: there is no in-memory copy anywhere to fall out of
+step with it, so un-retiring a source is one transaction and nothing else.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from .. import harnesses
+from ..store import Store
+
+TRANSFERRING = "transferring"  # a handoff of the source is under way
+RETIRED = "retired"  # the source handed off: its target carries the work
+PENDING_STATE = "PENDING"  # lifecycle.State.PENDING (that module imports this one)
+AUDIT_LIMIT = 10_000  # most records one `audit_records` call returns
+_PLACEHOLDER = "<your message>"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class Retirement:
+    """Why a source session takes no more work, and where the work went.
+
+    `target_id` is None while the target is not known yet: being started, or (`pending`)
+    waiting for the next session started in `cwd`. `command` is how a person continues the
+    work, where there is one."""
+
+    kind: str  # TRANSFERRING or RETIRED
+    txn_id: int
+    target_harness: str
+    target_id: str | None
+    cwd: str
+    pending: bool
+    command: str | None
+
+    def pointer(self) -> str:
+        """The Chinese sentence the blocked prompt or tool call answers with."""
+        if self.pending:
+            where = f"交接内容会交给下一个在 {self.cwd} 启动的会话（交接 #{self.txn_id}）"
+        elif self.target_id is None:
+            where = f"新会话正在 {self.cwd} 中启动（交接 #{self.txn_id}）"
+        else:
+            label = harnesses.get(self.target_harness).label
+            where = f"新会话是 {label} 会话 {self.target_id}（交接 #{self.txn_id}）"
+        status = "正在交接" if self.kind == TRANSFERRING else "已交接完毕"
+        tail = f"；继续工作请用：{self.command}" if self.command else ""
+        return f"[dshkit 交接] 本会话{status}，不再接收新的请求或工具调用。{where}{tail}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "txnId": self.txn_id,
+            "targetHarness": self.target_harness,
+            "targetSessionId": self.target_id,
+            "cwd": self.cwd,
+            "pending": self.pending,
+            "command": self.command,
+        }
+
+
+def continue_command(
+    target_harness: str, cwd: str, target_id: str | None, pending: bool
+) -> str | None:
+    """The shell command that continues the work: for a pending handoff, the harness started
+    in `cwd` (its next session there picks the handoff up); for a known target, resuming it
+    where the harness's CLI can; else none."""
+    launcher = harnesses.get(target_harness).launcher
+    if pending:
+        return f"cd {shlex.quote(cwd)} && {shlex.quote(launcher.executable())}"
+    launch = None if target_id is None else launcher.resume(cwd, target_id, _PLACEHOLDER)
+    if launch is None:
+        return None
+    return f"cd {shlex.quote(cwd)} && {shlex.join(launch.argv)}"
+
+
+def retirement(store: Store, harness: str, session_id: str) -> Retirement | None:
+    """Whether the session `harness`/`session_id` is transferring or retired, or None when it
+    may work (never handed off, or its handoff was rolled back)."""
+    row = store.db.execute(
+        "SELECT l.kind, l.txn_id, l.target_harness, l.target_id, t.cwd, t.state "
+        "FROM graft_ledger l "
+        "JOIN graft_txns t ON t.id = l.txn_id WHERE l.harness = ? AND l.session_id = ?",
+        (harness, session_id),
+    ).fetchone()
+    if row is None:
+        return None
+    kind, txn_id, target_harness, target_id, cwd, state = row
+    pending = state == PENDING_STATE
+    return Retirement(
+        kind,
+        txn_id,
+        target_harness,
+        target_id,
+        cwd,
+        pending,
+        continue_command(target_harness, cwd, target_id, pending),
+    )
+
+
+def take_notice(store: Store, harness: str, session_id: str) -> str | None:
+    """The notices owed to a session (e.g. a rolled-back handoff), each handed out once."""
+    rows = store.db.execute(
+        "UPDATE graft_notices SET shown_at = ? "
+        "WHERE harness = ? AND session_id = ? AND shown_at IS NULL RETURNING txn_id, text",
+        (now_ms(), harness, session_id),
+    ).fetchall()
+    if not rows:
+        return None
+    return "\n".join(row[1] for row in sorted(rows, key=lambda row: row[0]))
+
+
+def queue_notice(store: Store, harness: str, session_id: str, txn_id: int, text: str) -> bool:
+    """Owe `text` to the session, once per handoff; False when it was already owed."""
+    cursor = store.db.execute(
+        "INSERT OR IGNORE INTO graft_notices (harness, session_id, txn_id, text, at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (harness, session_id, txn_id, text, now_ms()),
+    )
+    return cursor.rowcount == 1
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    id: int
+    at: int
+    kind: str
+    harness: str | None
+    session_id: str | None
+    txn_id: int | None
+    detail: dict[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "at": self.at,
+            "kind": self.kind,
+            "harness": self.harness,
+            "sessionId": self.session_id,
+            "txnId": self.txn_id,
+            "detail": self.detail,
+        }
+
+
+def audit(
+    store: Store,
+    kind: str,
+    *,
+    harness: str | None = None,
+    session_id: str | None = None,
+    txn_id: int | None = None,
+    **detail: Any,
+) -> None:
+    """Append one audit record (`model-nudge`, `force-graft`, `command-blocked`, …).
+
+    Inside an open transaction the record commits or rolls back with it."""
+    if not kind:
+        raise ValueError("an audit record needs a kind")
+    store.db.execute(
+        "INSERT INTO graft_audit (at, kind, harness, session_id, txn_id, detail) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (now_ms(), kind, harness, session_id, txn_id, orjson.dumps(detail).decode()),
+    )
+
+
+def audit_records(store: Store, limit: int = 100, session: str | None = None) -> list[AuditRecord]:
+    """The latest `limit` audit records, oldest first; of one session id when given."""
+    if not 1 <= limit <= AUDIT_LIMIT:
+        raise ValueError(f"limit must be between 1 and {AUDIT_LIMIT}, not {limit}")
+    where, args = ("WHERE session_id = ?", (session,)) if session is not None else ("", ())
+    rows = store.db.execute(
+        "SELECT id, at, kind, harness, session_id, txn_id, detail FROM graft_audit "
+        f"{where} ORDER BY id DESC LIMIT ?",
+        (*args, limit),
+    ).fetchall()
+    return [
+        AuditRecord(row[0], row[1], row[2], row[3], row[4], row[5], orjson.loads(row[6]))
+        for row in reversed(rows)
+    ]

@@ -1,0 +1,757 @@
+"""Carrying a handoff out: start the target through its harness's CLI, verify it, retire the source.
+
+A handoff is a durable transaction in the store (seed 004 v0.9 §六, v0.10, v0.11 item 3,
+v0.19, v0.21 P0)::
+
+    PREPARING → TARGET_STARTED → VERIFIED → COMMITTED      (ROLLED_BACK, FAILED: terminal)
+    PREPARING → PENDING → COMMITTED                         (no headless start: the next
+                                                             SessionStart in cwd picks it up)
+
+Each transition is one SQLite transaction, together with the ledger rows the source's hooks
+read and the audit record of the step. The source is marked transferring in the transaction
+that creates the handoff, so from then on it takes no new work; the target is started with
+the handoff's first message (identity line and card) by the harness's own CLI in the same
+directory, and counts as started once its transcript, read back through the session layer,
+shows that message. A start that fails or hangs (each attempt bounded, its process group
+killed) is tried again; when the attempts are spent the source is un-retired, told once, and
+the handoff rolled back. A target that was started is never rolled back: that would revive a
+session the work has left. `recover` finishes or rolls back what a dead process left, so that
+at any time the source or the target can carry the work.
+
+One process drives a handoff at a time: it holds the store lease `graft-txn-<id>`, and a
+process that died holding it loses it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import IO, Any
+
+import orjson
+
+from .. import harnesses
+from ..chromium import kill_group
+from ..sessions.events import Event, human_messages
+from ..sessions.harness import Adapter, LogFile
+from ..sessions.reader import Cursor, read_increment
+from ..sessions.zstdframes import FrameDecoder
+from ..store import Lease, LeaseBusy, Store
+from . import ledger
+from .identity import Identity, session_identity
+
+SOURCE_ALREADY_MIGRATED = "SOURCE_ALREADY_MIGRATED"
+BAD_PLAN = "BAD_PLAN"
+NOT_FOUND = "TXN_NOT_FOUND"
+# Names the handoff in the environment of the CLI started for it: recovery kills a process
+# left by a dead driver only when it carries this mark (its pid may have been reused).
+TXN_ENV = "DSHKIT_GRAFT_TXN"
+# Test seam: the process SIGKILLs itself right after entering this state (or LAUNCHED: the
+# CLI started and recorded), to prove that recovery keeps the invariant at every step.
+KILL_AFTER_ENV = "DSHKIT_GRAFT_KILL_AFTER"
+LAUNCHED = "LAUNCHED"
+# The longest first message a command line carries (Linux caps one argument at 128 KiB).
+MESSAGE_LIMIT = 100_000
+# How much of a new transcript is read to find its first human message.
+HEAD_BYTES = 1 << 20
+# File times are coarse on some filesystems: a transcript may look this much older.
+MTIME_SLACK_MS = 2_000
+ROLLBACK_NOTICE = (
+    "[dshkit 交接回滚] 新会话没能启动，交接已撤销：本会话恢复可用，工作就在这里继续。"
+    "需要交接时请重新发起一次。"
+)
+CANCEL_NOTICE = "[dshkit 交接撤销] 等待新会话接手的交接已撤销：本会话恢复可用，工作就在这里继续。"
+
+
+class State(enum.StrEnum):
+    PREPARING = "PREPARING"
+    PENDING = "PENDING"
+    TARGET_STARTED = "TARGET_STARTED"
+    VERIFIED = "VERIFIED"
+    COMMITTED = "COMMITTED"
+    ROLLED_BACK = "ROLLED_BACK"
+    FAILED = "FAILED"
+
+
+# Unfinished handoffs that `recover` drives on (a PENDING one waits for a session instead).
+UNFINISHED = (State.PREPARING, State.TARGET_STARTED, State.VERIFIED)
+LIVE = (*UNFINISHED, State.PENDING)
+
+
+class GraftError(Exception):
+    """A handoff refused or not found; `code` is stable for callers (MCP tools, CLI)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The handoff to carry out, as the engine built it: whose it is, where, and the target's
+    first message (identity line and card)."""
+
+    harness: str
+    session_id: str
+    cwd: str
+    first_message: str
+    identity: Identity
+    card: str
+    target_harness: str | None = None  # the source's harness when None
+
+    @property
+    def target(self) -> str:
+        return self.target_harness or self.harness
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "harness": self.harness,
+            "sessionId": self.session_id,
+            "cwd": self.cwd,
+            "firstMessage": self.first_message,
+            "identity": self.identity.as_json(),
+            "card": self.card,
+            "targetHarness": self.target_harness,
+        }
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> Plan:
+        identity = value["identity"]
+        return cls(
+            value["harness"],
+            value["sessionId"],
+            value["cwd"],
+            value["firstMessage"],
+            Identity(identity["sourceSessionId"], identity["boundarySeq"], identity["generation"]),
+            value["card"],
+            value.get("targetHarness"),
+        )
+
+    def check(self) -> None:
+        """GraftError BAD_PLAN naming what is wrong with this plan."""
+        for name in (self.harness, self.target):
+            try:
+                harnesses.get(name)
+            except harnesses.UnknownHarness as exc:
+                raise GraftError(BAD_PLAN, str(exc)) from None
+        if not self.session_id:
+            raise GraftError(BAD_PLAN, "the plan names no source session")
+        if not os.path.isabs(self.cwd) or not os.path.isdir(self.cwd):
+            raise GraftError(BAD_PLAN, f"cwd {self.cwd!r} is not an existing absolute directory")
+        if self.identity.source_session_id != self.session_id:
+            raise GraftError(
+                BAD_PLAN,
+                f"the identity names source {self.identity.source_session_id!r}, "
+                f"the plan {self.session_id!r}",
+            )
+        if self.identity.render() not in self.first_message:
+            raise GraftError(BAD_PLAN, "the first message does not carry the identity line")
+        size = len(self.first_message.encode())
+        if size > MESSAGE_LIMIT:
+            raise GraftError(
+                BAD_PLAN,
+                f"the first message is {size} bytes; a command line carries at most "
+                f"{MESSAGE_LIMIT}",
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Ignition:
+    """How the target is started: each attempt waits `timeout` seconds for the target's
+    transcript, at most `attempts` attempts (v0.19), the transcript looked for every `poll`."""
+
+    timeout: float = 20.0
+    attempts: int = 3
+    poll: float = 0.2
+
+    @property
+    def budget(self) -> float:
+        """The longest one handoff's ignition can take (a generous bound for waiting on it)."""
+        return self.attempts * (self.timeout + 5.0) + 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Txn:
+    """One handoff as stored."""
+
+    id: int
+    state: State
+    plan: Plan
+    target_id: str | None
+    attempts: int
+    last_error: str | None
+    created_at: int
+    updated_at: int
+    child: dict[str, Any] | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "state": str(self.state),
+            "harness": self.plan.harness,
+            "sessionId": self.plan.session_id,
+            "cwd": self.plan.cwd,
+            "targetHarness": self.plan.target,
+            "targetSessionId": self.target_id,
+            "identity": self.plan.identity.as_json(),
+            "attempts": self.attempts,
+            "lastError": self.last_error,
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
+        }
+
+
+_COLUMNS = "id, state, plan, target_id, attempts, last_error, created_at, updated_at, child"
+
+
+def _txn(row: Any) -> Txn:
+    return Txn(
+        row[0],
+        State(row[1]),
+        Plan.from_json(orjson.loads(row[2])),
+        row[3],
+        row[4],
+        row[5],
+        row[6],
+        row[7],
+        orjson.loads(row[8]) if row[8] else None,
+    )
+
+
+def load(store: Store, txn_id: int) -> Txn:
+    row = store.db.execute(f"SELECT {_COLUMNS} FROM graft_txns WHERE id = ?", (txn_id,)).fetchone()
+    if row is None:
+        raise GraftError(NOT_FOUND, f"no handoff #{txn_id}")
+    return _txn(row)
+
+
+def transactions(store: Store, states: tuple[State, ...] = LIVE) -> list[Txn]:
+    """The handoffs in `states` (by default the live ones), oldest first."""
+    marks = ", ".join("?" * len(states))
+    rows = store.db.execute(
+        f"SELECT {_COLUMNS} FROM graft_txns WHERE state IN ({marks}) ORDER BY id",
+        tuple(str(s) for s in states),
+    ).fetchall()
+    return [_txn(row) for row in rows]
+
+
+# -- the transitions -----------------------------------------------------------------------
+
+
+def begin(store: Store, plan: Plan, *, ignite: bool = True, allow_reslice: bool = False) -> Txn:
+    """Record the handoff and mark its source transferring, in one transaction: PREPARING, or
+    PENDING (waiting for the next session in its cwd) when `ignite` is off.
+
+    GraftError SOURCE_ALREADY_MIGRATED when the source has a live handoff, or a committed one
+    and `allow_reslice` is off; BAD_PLAN when the plan cannot be carried out."""
+    plan.check()
+    at = ledger.now_ms()
+    with store.transaction() as db:
+        prior = db.execute(
+            "SELECT l.txn_id, l.kind, l.target_harness, l.target_id, l.at, t.state "
+            "FROM graft_ledger l JOIN graft_txns t ON t.id = l.txn_id "
+            "WHERE l.harness = ? AND l.session_id = ?",
+            (plan.harness, plan.session_id),
+        ).fetchone()
+        if prior is not None and (not allow_reslice or prior[5] != State.COMMITTED):
+            raise GraftError(
+                SOURCE_ALREADY_MIGRATED,
+                f"session {plan.session_id} is already {prior[1]} (handoff #{prior[0]}); "
+                + (
+                    "a handoff is under way" if prior[5] != State.COMMITTED else "pass allowReslice"
+                ),
+            )
+        cursor = db.execute(
+            "INSERT INTO graft_txns (harness, session_id, cwd, target_harness, state, plan, "
+            "boundary_seq, generation, prior, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                plan.harness,
+                plan.session_id,
+                plan.cwd,
+                plan.target,
+                State.PREPARING if ignite else State.PENDING,
+                orjson.dumps(plan.as_json()).decode(),
+                plan.identity.boundary_seq,
+                plan.identity.generation,
+                orjson.dumps(list(prior[:5])).decode() if prior else None,
+                at,
+                at,
+            ),
+        )
+        txn_id = int(cursor.lastrowid or 0)
+        db.execute(
+            "INSERT OR REPLACE INTO graft_ledger "
+            "(harness, session_id, txn_id, kind, target_harness, target_id, at) "
+            "VALUES (?, ?, ?, ?, ?, NULL, ?)",
+            (plan.harness, plan.session_id, txn_id, ledger.TRANSFERRING, plan.target, at),
+        )
+        if not ignite:
+            db.execute(
+                "INSERT INTO graft_pending (txn_id, harness, cwd, at) VALUES (?, ?, ?, ?)",
+                (txn_id, plan.target, os.path.normpath(plan.cwd), at),
+            )
+        _audit(store, "handoff-begin", plan, txn_id, ignite=ignite, reslice=prior is not None)
+    _killpoint(State.PREPARING if ignite else State.PENDING)
+    return load(store, txn_id)
+
+
+def handoff(
+    store: Store,
+    plan: Plan,
+    *,
+    ignite: bool = True,
+    allow_reslice: bool = False,
+    ignition: Ignition | None = None,
+) -> Txn:
+    """Carry the handoff out: begin it, then start and verify the target and commit, or roll
+    back; with `ignite` off, leave it PENDING for the next session started in its cwd."""
+    txn = begin(store, plan, ignite=ignite, allow_reslice=allow_reslice)
+    if not ignite:
+        return txn
+    ignition = ignition or Ignition()
+    # A recovery in another process may have taken the handoff just after `begin`: wait for it.
+    with store.lease(_lease_name(txn.id), wait=ignition.budget, ttl=_ttl(ignition)) as lease:
+        return _drive(store, lease, txn.id, ignition)
+
+
+def recover(store: Store, ignition: Ignition | None = None) -> list[Txn]:
+    """Finish or roll back every unfinished handoff no live process is driving (run at every
+    start). Returns them as they ended."""
+    ignition = ignition or Ignition()
+    done = []
+    for txn in transactions(store, UNFINISHED):
+        try:
+            with store.lease(_lease_name(txn.id), wait=0, ttl=_ttl(ignition)) as lease:
+                done.append(_drive(store, lease, txn.id, ignition))
+        except LeaseBusy:
+            continue  # a live process drives it
+    return done
+
+
+def _drive(store: Store, lease: Lease, txn_id: int, ignition: Ignition) -> Txn:
+    """Take the handoff from whatever state it is in to an end (or PENDING)."""
+    while True:
+        txn = load(store, txn_id)
+        if txn.state == State.VERIFIED:
+            _commit(store, lease, txn)
+        elif txn.state in (State.PREPARING, State.TARGET_STARTED):
+            _ignite(store, lease, txn, ignition)
+        else:
+            return txn
+
+
+def _ignite(store: Store, lease: Lease, txn: Txn, ignition: Ignition) -> None:
+    """One step toward a started target: settle an attempt a dead driver left in flight, adopt
+    a target that exists, make one attempt, or, when the attempts are spent, roll back.
+
+    TARGET_STARTED means an attempt is in flight; a failed one returns it to PREPARING."""
+    finder = _Finder(txn)
+    if txn.state == State.TARGET_STARTED:
+        error = (
+            _await_orphan(txn, finder, ignition, lease)
+            if txn.child is not None
+            else "the process starting it stopped before the CLI ran"
+        )
+        if error is not None and finder.find() is None:
+            _fail_attempt(store, lease, txn, error, ignition)
+            return
+    target = finder.find()
+    if target is not None:
+        # Started by an attempt whose driver died: it is this handoff's ignition. Otherwise a
+        # target with this identity exists already and is never started twice.
+        if txn.state == State.TARGET_STARTED:
+            _verified(store, lease, txn, target, "ignite", attempt=txn.attempts, recovered=True)
+        else:
+            _verified(store, lease, txn, target, "ignite-skipped", reason="the target exists")
+        return
+    if not os.path.isdir(txn.plan.cwd):
+        _rollback(store, txn, f"cwd {txn.plan.cwd} is gone", State.FAILED)
+        return
+    if txn.attempts >= ignition.attempts:
+        _rollback(store, txn, f"ignition failed {txn.attempts} times; last: {txn.last_error}")
+        return
+    attempt = txn.attempts + 1
+    with store.transaction():
+        _update(store, txn.id, state=State.TARGET_STARTED, attempts=attempt, child=None)
+        lease.renew()
+    _killpoint(State.TARGET_STARTED)
+    target, error = _launch(store, txn, finder, ignition, lease)
+    if target is not None:
+        _verified(store, lease, txn, target, "ignite", attempt=attempt)
+    else:
+        _fail_attempt(store, lease, load(store, txn.id), error or "unknown failure", ignition)
+
+
+def _launch(
+    store: Store, txn: Txn, finder: _Finder, ignition: Ignition, lease: Lease
+) -> tuple[str | None, str | None]:
+    """Start the target's CLI and wait for its transcript: (target id, None) or (None, error).
+
+    The CLI runs in its own session with its output in an unlinked 0600 file: it outlives
+    this process when it succeeds (it is the target's own headless run), and its whole group
+    is killed when it does not."""
+    plan = txn.plan
+    launch = harnesses.get(plan.target).launcher.start(plan.cwd, plan.first_message)
+    env = {**os.environ, **launch.env, TXN_ENV: _mark(store, txn.id)}
+    with tempfile.TemporaryFile(dir=store.state_dir) as errors:
+        try:
+            process = subprocess.Popen(
+                launch.argv,
+                cwd=launch.cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=errors,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            return None, f"cannot run {launch.argv[0]}: {exc.strerror or exc}"
+        with store.transaction():
+            child = {"pid": process.pid, "at": ledger.now_ms(), "mark": env[TXN_ENV]}
+            _update(store, txn.id, child=orjson.dumps(child).decode())
+            lease.renew()
+        _killpoint(LAUNCHED)
+        deadline = time.monotonic() + ignition.timeout
+        while True:
+            target = finder.find()
+            if target is not None:
+                # The CLI goes on with the target's first turn; a thread reaps it when it ends.
+                threading.Thread(target=process.wait, daemon=True).start()
+                return target, None
+            code = process.poll()
+            if code is None and time.monotonic() < deadline:
+                time.sleep(ignition.poll)
+                continue
+            kill_group(process)  # what it left running, or all of it when its time is up
+            # The transcript may have been written just before it ended.
+            target = finder.find()
+            if target is not None:
+                return target, None
+            if code is None:
+                return None, f"no transcript after {ignition.timeout:g} s{_tail(errors)}"
+            return None, f"{launch.argv[0]} exited with {code}{_tail(errors)}"
+
+
+def _await_orphan(txn: Txn, finder: _Finder, ignition: Ignition, lease: Lease) -> str | None:
+    """Wait out the attempt a dead driver started: None once its target's transcript shows,
+    else why it failed (its group killed when its time ran out)."""
+    assert txn.child is not None
+    pid = int(txn.child["pid"])
+    deadline = txn.child["at"] / 1000 + ignition.timeout
+    while _alive(pid):
+        if finder.find() is not None:
+            return None
+        if time.time() >= deadline:
+            if _carries(pid, f"{TXN_ENV}={txn.child['mark']}"):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
+            return f"no transcript after {ignition.timeout:g} s (started by a stopped process)"
+        lease.renew()
+        time.sleep(ignition.poll)
+    return "the CLI started by a stopped process ended without a transcript"
+
+
+def _mark(store: Store, txn_id: int) -> str:
+    return f"{store.path}#{txn_id}"
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process `pid` runs (a zombie does not: an orphan's may never be reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rpartition(b")")[2].split()[0] != b"Z"
+    except OSError:
+        return True  # no /proc here: alive as far as can be told
+
+
+def _carries(pid: int, entry: str) -> bool:
+    """Whether the process `pid` has `entry` in its environment: the CLI a dead driver started
+    is killed only when it is surely that one (its pid may have been reused; where the
+    environment cannot be read, nothing is killed)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return entry.encode() in handle.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def _fail_attempt(store: Store, lease: Lease, txn: Txn, error: str, ignition: Ignition) -> None:
+    with store.transaction():
+        _update(store, txn.id, state=State.PREPARING, child=None, last_error=error)
+        _audit(
+            store,
+            "ignite-failed",
+            txn.plan,
+            txn.id,
+            attempt=txn.attempts,
+            error=error,
+            exhausted=txn.attempts >= ignition.attempts,
+        )
+        lease.renew()
+
+
+def _verified(store: Store, lease: Lease, txn: Txn, target: str, kind: str, **detail: Any) -> None:
+    with store.transaction():
+        _update(store, txn.id, state=State.VERIFIED, target_id=target, child=None)
+        store.db.execute("UPDATE graft_ledger SET target_id = ? WHERE txn_id = ?", (target, txn.id))
+        _audit(store, kind, txn.plan, txn.id, target=target, **detail)
+        lease.renew()
+    _killpoint(State.VERIFIED)
+
+
+def _commit(store: Store, lease: Lease, txn: Txn) -> None:
+    with store.transaction():
+        _retire(store, txn, txn.target_id)
+        _update(store, txn.id, state=State.COMMITTED)
+        _audit(store, "handoff-committed", txn.plan, txn.id, target=txn.target_id)
+        lease.renew()
+    _killpoint(State.COMMITTED)
+
+
+def _retire(store: Store, txn: Txn, target: str | None) -> None:
+    store.db.execute(
+        "UPDATE graft_ledger SET kind = ?, target_id = ?, at = ? WHERE txn_id = ?",
+        (ledger.RETIRED, target, ledger.now_ms(), txn.id),
+    )
+
+
+def _rollback(
+    store: Store,
+    txn: Txn,
+    reason: str,
+    end: State = State.ROLLED_BACK,
+    *,
+    kind: str = "ignite-rollback",
+    notice: str = ROLLBACK_NOTICE,
+) -> None:
+    """Un-retire the source, owe it the notice, and end the handoff (its target failed).
+
+    The store is the only place a source's retirement lives (the hooks read it on every call,
+    nothing keeps a copy in memory), so this one transaction is the whole un-retirement. A
+    handoff whose target was started (VERIFIED or later) is never rolled back."""
+    with store.transaction() as db:
+        state = db.execute("SELECT state FROM graft_txns WHERE id = ?", (txn.id,)).fetchone()[0]
+        if state not in (State.PREPARING, State.TARGET_STARTED, State.PENDING):
+            return
+        restored = _unretire(store, txn)
+        queued = ledger.queue_notice(store, txn.plan.harness, txn.plan.session_id, txn.id, notice)
+        _update(store, txn.id, state=end, child=None, last_error=reason)
+        _audit(
+            store,
+            kind,
+            txn.plan,
+            txn.id,
+            sourceRestored=restored,
+            noticeQueued=queued,
+            targetFailed=True,
+            reason=reason,
+        )
+    _killpoint(end)
+
+
+def cancel(store: Store, txn_id: int) -> Txn:
+    """Withdraw a handoff still PENDING (no session picked it up): the source works again and
+    is told so once. GraftError when it is not pending."""
+    txn = load(store, txn_id)
+    if txn.state != State.PENDING:
+        raise GraftError(NOT_FOUND, f"handoff #{txn_id} is {txn.state}, not pending")
+    _rollback(
+        store,
+        txn,
+        "withdrawn before a session picked it up",
+        kind="handoff-cancelled",
+        notice=CANCEL_NOTICE,
+    )
+    return load(store, txn_id)
+
+
+def _unretire(store: Store, txn: Txn) -> bool:
+    """Clear every mark the source's hooks read for this handoff: its ledger row (back to the
+    committed handoff a reslice replaced, if any) and a pending pickup."""
+    db = store.db
+    db.execute("DELETE FROM graft_pending WHERE txn_id = ?", (txn.id,))
+    gone = db.execute("DELETE FROM graft_ledger WHERE txn_id = ?", (txn.id,)).rowcount
+    prior = db.execute("SELECT prior FROM graft_txns WHERE id = ?", (txn.id,)).fetchone()[0]
+    if prior:
+        prior_txn, kind, target_harness, target_id, at = orjson.loads(prior)
+        db.execute(
+            "INSERT OR REPLACE INTO graft_ledger "
+            "(harness, session_id, txn_id, kind, target_harness, target_id, at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (txn.plan.harness, txn.plan.session_id, prior_txn, kind, target_harness, target_id, at),
+        )
+    return gone > 0 and not prior
+
+
+# -- pending handoffs (no headless start) --------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A handoff waiting for the next session started in its directory."""
+
+    txn_id: int
+    source_harness: str
+    source_session_id: str
+    first_message: str
+
+
+def pending_for_cwd(store: Store, harness: str, cwd: str) -> Pending | None:
+    """The oldest handoff waiting for a `harness` session started in `cwd`, or None."""
+    row = store.db.execute(
+        "SELECT t.id, t.harness, t.session_id, t.plan FROM graft_pending p "
+        "JOIN graft_txns t ON t.id = p.txn_id WHERE p.harness = ? AND p.cwd = ? "
+        "ORDER BY p.txn_id LIMIT 1",
+        (harness, os.path.normpath(cwd)),
+    ).fetchone()
+    if row is None:
+        return None
+    return Pending(row[0], row[1], row[2], orjson.loads(row[3])["firstMessage"])
+
+
+def claim_pending(store: Store, txn_id: int, harness: str, session_id: str) -> str | None:
+    """Hand the pending handoff `txn_id` to the session `harness`/`session_id` that just started
+    (its hook injects the returned first message), once: the handoff commits with that session
+    as its target. None when it was claimed already, or is no longer pending."""
+    with store.transaction() as db:
+        taken = db.execute(
+            "DELETE FROM graft_pending WHERE txn_id = ? AND harness = ?", (txn_id, harness)
+        ).rowcount
+        if not taken:
+            return None
+        txn = load(store, txn_id)
+        _update(store, txn_id, state=State.COMMITTED, target_id=session_id)
+        _retire(store, txn, session_id)
+        _audit(store, "handoff-claimed", txn.plan, txn_id, target=session_id)
+    return txn.plan.first_message
+
+
+# -- finding the target ---------------------------------------------------------------------
+
+
+class _Finder:
+    """Finds the target session a handoff started: a transcript of the target harness, written
+    since the handoff began, whose first human message carries the handoff's identity and
+    whose recorded cwd is the handoff's. Session directories are only read."""
+
+    def __init__(self, txn: Txn) -> None:
+        plan = txn.plan
+        self.harness = harnesses.get(plan.target)
+        self.identity = plan.identity
+        self.cwd = os.path.realpath(plan.cwd)
+        self.exclude = plan.session_id if plan.target == plan.harness else None
+        self.since_ns = (txn.created_at - MTIME_SLACK_MS) * 1_000_000
+        self.others: set[str] = set()  # transcripts whose first message is someone else's
+
+    def find(self) -> str | None:
+        adapter = self.harness.adapter
+        for log in adapter.discover(self.harness.sessions_root()):
+            if log.session_id == self.exclude or log.path in self.others:
+                continue
+            try:
+                st = os.stat(log.path)
+            except OSError:
+                continue
+            if st.st_mtime_ns < self.since_ns:
+                continue
+            events, state = _head(log, adapter, st)
+            identity = session_identity(events)
+            if identity is None:
+                if human_messages(events):
+                    self.others.add(log.path)
+                continue
+            if identity == self.identity and self._here(state.get("cwd")):
+                return log.session_id
+        return None
+
+    def _here(self, cwd: Any) -> bool:
+        # A log that records no cwd is judged by its identity alone.
+        return not cwd or os.path.realpath(str(cwd)) == self.cwd
+
+
+def _head(log: LogFile, adapter: Adapter, st: os.stat_result) -> tuple[list[Event], dict[str, Any]]:
+    """The events of a transcript's first HEAD_BYTES (whole lines or frames), and the adapter's
+    state after them. The reader reads up to the size it is given, so a stat with the size
+    capped reads just the head."""
+    fields = list(st[:10])
+    fields[6] = min(st.st_size, HEAD_BYTES)
+    capped = os.stat_result(
+        fields,
+        {
+            "st_atime_ns": st.st_atime_ns,
+            "st_mtime_ns": st.st_mtime_ns,
+            "st_ctime_ns": st.st_ctime_ns,
+        },
+    )
+    cursor = Cursor(log.path, log.harness, log.session_id, log.root, "", generation=log.generation)
+    inc = read_increment(log, cursor, adapter, FrameDecoder(), capped, keep=True)
+    return inc.kept or [], inc.cursor.state
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _update(store: Store, txn_id: int, **values: Any) -> None:
+    values["updated_at"] = ledger.now_ms()
+    assignments = ", ".join(f"{name} = ?" for name in values)
+    store.db.execute(
+        f"UPDATE graft_txns SET {assignments} WHERE id = ?",
+        (*(str(v) if isinstance(v, State) else v for v in values.values()), txn_id),
+    )
+
+
+def _audit(store: Store, kind: str, plan: Plan, txn_id: int, **detail: Any) -> None:
+    ledger.audit(
+        store, kind, harness=plan.harness, session_id=plan.session_id, txn_id=txn_id, **detail
+    )
+
+
+def _tail(stream: IO[bytes], limit: int = 400) -> str:
+    """The end of the CLI's error output, to say why an attempt failed."""
+    size = stream.seek(0, os.SEEK_END)
+    stream.seek(max(0, size - limit))
+    text = stream.read().decode(errors="replace").strip()
+    return f": {text}" if text else ""
+
+
+def _lease_name(txn_id: int) -> str:
+    return f"graft-txn-{txn_id}"
+
+
+def _ttl(ignition: Ignition) -> float:
+    # Renewed at every step and while waiting: it must outlast the longest single wait.
+    return ignition.timeout + 60.0
+
+
+def _killpoint(name: str) -> None:
+    if os.environ.get(KILL_AFTER_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def outcome_counts(store: Store) -> dict[str, int]:
+    """Handoffs by state, and the ledger's transferring / retired sources (debug-status)."""
+    counts = {str(s): 0 for s in State}
+    for state, count in store.db.execute(
+        "SELECT state, count(*) FROM graft_txns GROUP BY state"
+    ).fetchall():
+        counts[state] = count
+    for kind, count in store.db.execute(
+        "SELECT kind, count(*) FROM graft_ledger GROUP BY kind"
+    ).fetchall():
+        counts[kind] = count
+    return counts

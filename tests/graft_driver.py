@@ -1,0 +1,116 @@
+"""The graft lifecycle tests' world (a fake Claude Code CLI, its sessions root, a working
+directory), and a script that runs one handoff in its own process for the crash and
+concurrency tests: it prints the handoff as JSON, or `{"error": CODE}` when it is refused.
+
+Usage: graft_driver.py STATE_DIR SOURCE_SESSION CWD TIMEOUT [--no-ignite]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from dshkit.graft.identity import IGNITION_MARK, Identity, parse_identity
+from dshkit.graft.lifecycle import GraftError, Ignition, Plan, handoff
+from dshkit.store import Store
+
+
+def plan_for(source: str, cwd: str, boundary: int = 42) -> Plan:
+    """The handoff the tests carry out for `source` (a Claude Code session)."""
+    identity = Identity(source, boundary, 1)
+    card = f"## 交接任务看板\n原始用户要求：继续 {source} 的工作"
+    message = f"{identity.render()}\n{IGNITION_MARK} 请直接接着下面的任务继续。\n\n{card}"
+    return Plan("claude", source, cwd, message, identity, card)
+
+
+@dataclass
+class World:
+    """Where a test's handoffs happen: `env()` points Claude Code's CLI and sessions root at
+    the fake and at `claude`."""
+
+    state: Path
+    cwd: Path
+    claude: Path
+    fake: Path
+    cli: Path
+
+    def env(self) -> dict[str, str]:
+        return {
+            "CLAUDE_CONFIG_DIR": str(self.claude),
+            "CLAUDE_BIN": str(self.cli),
+            "FAKE_CLI_DIR": str(self.fake),
+        }
+
+    def script(self, *steps: str) -> None:
+        """What the fake CLI's successive calls do (`ok`, `slow`, `fail`, `hang`)."""
+        (self.fake / "plan").write_text(",".join(steps))
+
+    def calls(self) -> list[tuple[int, str]]:
+        """(pid, what it did) of each fake CLI call so far, in order."""
+        found = []
+        for number in range(1, 1000):
+            path = self.fake / f"call-{number}"
+            if not path.exists():
+                break
+            pid, _, step = path.read_text().partition(" ")
+            found.append((int(pid), step))
+        return found
+
+    def run_cli(self, message: str, cwd: Path) -> None:
+        """One call of the fake CLI, as a person (or an earlier handoff) would have made it."""
+        subprocess.run(
+            [str(self.cli), "-p", message], cwd=cwd, env={**os.environ, **self.env()}, check=True
+        )
+
+    def targets(self, identity: Identity) -> list[str]:
+        """Ids of the sessions in `cwd` whose first typed prompt carries `identity`, read from
+        the transcripts directly (not through the code under test)."""
+        found = []
+        for path in sorted(self.claude.glob("projects/*/*.jsonl")):
+            for line in path.read_text().splitlines():
+                record = json.loads(line)
+                if record.get("type") == "user":
+                    content = record["message"]["content"]
+                    if parse_identity(content) == identity and record["cwd"] == str(self.cwd):
+                        found.append(path.stem)
+                    break
+        return found
+
+
+def make_world(tmp: Path) -> World:
+    fake = tmp / "fake"
+    fake.mkdir()
+    cli = tmp / "claude-cli"
+    script = Path(__file__).with_name("graft_fake_cli.py")
+    cli.write_text(f'#!/bin/sh\nexec {sys.executable} {script} "$@"\n')
+    cli.chmod(0o755)
+    cwd = tmp / "work"
+    cwd.mkdir()
+    return World(tmp / "state", cwd, tmp / "claude", fake, cli)
+
+
+def main(argv: list[str]) -> int:
+    state_dir, source, cwd, timeout = argv[:4]
+    with Store(Path(state_dir)) as store:
+        try:
+            txn = handoff(
+                store,
+                plan_for(source, cwd),
+                ignite="--no-ignite" not in argv,
+                ignition=Ignition(timeout=float(timeout), poll=0.05),
+            )
+        except GraftError as exc:
+            print(orjson.dumps({"error": exc.code}).decode())
+            return 0
+    print(orjson.dumps(txn.as_json()).decode())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
