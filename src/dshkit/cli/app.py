@@ -19,6 +19,7 @@ _COMMANDS = {
     "guard": "guard:guard",
     "hook": "hookinfo:hook",
     "install-hooks": "hooks:install_hooks",
+    "mcp": "mcp:mcp",
     "optimize": "optimize:optimize_command",
     "outcome": "optimize:outcome_command",
     "profile": "profile:profile",

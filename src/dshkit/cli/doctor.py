@@ -2,8 +2,9 @@
 
 Exits 1 when something is broken: an install that lacks an event the hook registry has, runs
 a `dshkit` that is missing or feeds another state directory, a DSH patch block without the
-bridge it mounts, an unusable or newer database, an unusable LLM configuration. What cannot
-be told is said to be unknown, never that it works.
+bridge it mounts, an MCP server registration that runs such a `dshkit` (a missing one, where
+the hooks are installed, is a warning), an unusable or newer database, an unusable LLM
+configuration. What cannot be told is said to be unknown, never that it works.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .. import harnesses
 from ..hooks.install import BROKEN, UNKNOWN, WARN, Inspection, inspect
 from ..hooks.registry import extra_entries
 from ..llm import LLMConfig, LLMConfigError
+from ..mcp import register as mcp_register
 from ..paths import state_dir as resolve_state_dir
 from ..store import DB_NAME, Store, StoreError
 from .common import json_option, print_json, state_dir_option, stdout
@@ -76,11 +78,18 @@ def doctor(
         ]
         for inspection in found:
             checks.append(_hooks_check(inspection))
+        registered = [
+            mcp_register.inspect(harness, s, project.resolve(), state, dsh_profile, i.installed)
+            for s, i in zip(scopes, found, strict=True)
+        ]
+        mcp = [inspection for inspection in registered if inspection is not None]
+        checks += [_hooks_check(inspection, "mcpServer") for inspection in mcp]
         report_harnesses[harness.name] = {
             "sessionsRoot": str(root),
             "sessionsRootFound": root.is_dir(),
             "hooksInstalled": _installed(found),
             "hooks": [inspection.to_json() for inspection in found],
+            "mcpServer": [inspection.to_json() for inspection in mcp],
         }
     if extra_problem:
         checks.append(_check("hookHandlers", BROKEN, extra_problem))
@@ -115,12 +124,12 @@ def _check(name: str, status: str, message: str, **extra: Any) -> dict[str, Any]
     return {"check": name, "status": status, "message": message, **extra}
 
 
-def _hooks_check(found: Inspection) -> dict[str, Any]:
+def _hooks_check(found: Inspection, name: str = "hooks") -> dict[str, Any]:
     if found.problems:
         message = "; ".join(p.message for p in found.problems)
     else:
         message = f"installed in {found.path}" if found.installed else "not installed"
-    return _check("hooks", found.status, message, harness=found.harness, scope=found.scope)
+    return _check(name, found.status, message, harness=found.harness, scope=found.scope)
 
 
 def _installed(found: list[Inspection]) -> bool | None:

@@ -96,9 +96,10 @@ class Bridge:
 class Capability:
     """Where a harness says what a session may do and which MCP servers it has (read by
     `dshkit.capability`): facts in its session log, facts in its config file, the values that
-    mean full access, and the files that configure MCP servers for a working directory."""
+    mean full access, and the files that configure MCP servers for a working directory; and
+    where `dshkit install-hooks` registers dshkit's own MCP server, per scope."""
 
-    __slots__ = ("config_modes", "full_access", "log_modes", "mcp_configs")
+    __slots__ = ("config_modes", "full_access", "log_modes", "mcp_configs", "mcp_register")
 
     def __init__(
         self,
@@ -107,11 +108,15 @@ class Capability:
         full_access: frozenset[str],
         log_modes: Mapping[str, tuple[str, str]] | None = None,
         config_modes: tuple[Callable[[], str], Mapping[str, str]] | None = None,
+        mcp_register: Mapping[str, Callable[[str, str], tuple[str, str]]] | None = None,
     ) -> None:
         self.mcp_configs = mcp_configs  # cwd → [(path, format)], formats of capability/mcp.py
         self.full_access = full_access  # a sandbox or permission mode that restricts nothing
         self.log_modes = log_modes  # fact → (event type, data key) in the session log
         self.config_modes = config_modes  # (TOML path, fact → top-level key)
+        # scope ("user", "project") → (project dir, DSH profile) → (path, format): the file
+        # that registers dshkit's MCP server; a scope not listed has none.
+        self.mcp_register = dict(mcp_register or {})
 
 
 class Harness:
@@ -212,6 +217,11 @@ def _codex_home() -> str:
     return os.path.expanduser(os.environ.get("CODEX_HOME") or "~/.codex")
 
 
+def _dsh_profile_patch(profile: str) -> str:
+    """The patch layer of one DSH profile (it mounts the hook bridge and dshkit's MCP server)."""
+    return os.path.join(dsh_home(), "profiles", profile, "cordis.patch.yml")
+
+
 def _dsh_mcp_configs(cwd: str) -> list[tuple[str, str]]:
     """DSH's patch layers, whose `dsh-mcp-client` entries are its MCP servers: the home layer
     and every profile's (a hook payload does not say which profile the session runs)."""
@@ -226,12 +236,17 @@ def _dsh_mcp_configs(cwd: str) -> list[tuple[str, str]]:
     return [(layer, "dsh-patch") for layer in layers]
 
 
+def _claude_user_file() -> str:
+    """Claude Code's user file, `~/.claude.json` (in `$CLAUDE_CONFIG_DIR` when that is set),
+    where `claude mcp add --scope user` keeps servers."""
+    base = os.environ.get("CLAUDE_CONFIG_DIR")
+    return os.path.expanduser(os.path.join(base, ".claude.json") if base else "~/.claude.json")
+
+
 def _claude_mcp_configs(cwd: str) -> list[tuple[str, str]]:
     """Claude Code's user file (`mcpServers`, and per project under `projects`) and the
     project's `.mcp.json`."""
-    base = os.environ.get("CLAUDE_CONFIG_DIR")
-    user = os.path.join(os.path.expanduser(base), ".claude.json") if base else "~/.claude.json"
-    return [(os.path.expanduser(user), "claude-user"), (os.path.join(cwd, ".mcp.json"), "mcp-json")]
+    return [(_claude_user_file(), "claude-user"), (os.path.join(cwd, ".mcp.json"), "mcp-json")]
 
 
 _DSH = Harness(
@@ -270,7 +285,7 @@ _DSH = Harness(
             "@deepseek-ai/dsh-hooks-claude-code@0.0.1-rc.5",
             "@deepseek-ai/dsh-hook-protocol@0.0.1-rc.1",
         ),
-        lambda profile: os.path.join(dsh_home(), "profiles", profile, "cordis.patch.yml"),
+        _dsh_profile_patch,
     ),
     # The bridge runs SessionStart detached: its context misses the first request.
     context_event="UserPromptSubmit",
@@ -281,6 +296,8 @@ _DSH = Harness(
         mcp_configs=_dsh_mcp_configs,
         full_access=frozenset({"danger-full-access"}),
         log_modes={"sandbox": ("sandbox/mode", "mode"), "approval": ("approval/policy", "policy")},
+        # The profile's patch layer, beside the hook bridge's block.
+        mcp_register={"user": lambda project, profile: (_dsh_profile_patch(profile), "dsh-patch")},
     ),
 )
 
@@ -311,7 +328,12 @@ _CLAUDE = Harness(
         "CLAUDE_BIN",
     ),
     capability=Capability(
-        mcp_configs=_claude_mcp_configs, full_access=frozenset({"bypassPermissions"})
+        mcp_configs=_claude_mcp_configs,
+        full_access=frozenset({"bypassPermissions"}),
+        mcp_register={
+            "user": lambda project, profile: (_claude_user_file(), "claude-user"),
+            "project": lambda project, profile: (os.path.join(project, ".mcp.json"), "mcp-json"),
+        },
     ),
 )
 
@@ -350,6 +372,12 @@ _CODEX = Harness(
     capability=Capability(
         mcp_configs=lambda cwd: [(os.path.join(_codex_home(), "config.toml"), "codex-toml")],
         full_access=frozenset({"danger-full-access"}),
+        mcp_register={
+            "user": lambda project, profile: (
+                os.path.join(_codex_home(), "config.toml"),
+                "codex-toml",
+            )
+        },
         config_modes=(
             lambda: os.path.join(_codex_home(), "config.toml"),
             {"sandbox": "sandbox_mode", "approval": "approval_policy"},

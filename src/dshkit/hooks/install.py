@@ -19,6 +19,9 @@ otherwise removes only dshkit's entries, and leaves a file without them untouche
 - DSH: a Claude-Code-shaped settings file in dshkit's state directory, read by DSH's
   Claude-Code hook bridge, which a marked block in the profile's `cordis.patch.yml` mounts
   with that `configPath`.
+
+The same run registers dshkit's MCP server with the harness, or takes it out
+(`dshkit.mcp.register` says where and how); each file is still written once.
 """
 
 from __future__ import annotations
@@ -34,12 +37,15 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import harnesses
 from ..paths import state_dir as default_state_dir
 from . import registry
 from .registry import HOOK_TIMEOUT_S
+
+if TYPE_CHECKING:
+    from ..mcp import register
 
 _BEGIN = (
     "# >>> dshkit hooks (managed by `dshkit install-hooks`; `dshkit uninstall-hooks` removes it)"
@@ -115,7 +121,10 @@ def plan_install(
         changes.append(Change(path, before, _dump(settings)))
     if found.bridge is not None:
         changes += _plan_patch(Path(found.bridge.patch_path(profile)), path, found.bridge)
-    return changes
+    registration = _mcp_registration(found, scope, project, profile)
+    if registration is not None:  # the MCP server too (in the patch layer: after the bridge)
+        _edit(changes, registration.path, registration.add(state_dir))
+    return [c for c in changes if c.after != c.before]
 
 
 def plan_uninstall(
@@ -124,22 +133,58 @@ def plan_uninstall(
     """The file changes that take dshkit's hooks out again (none where it has no entries)."""
     found = _harness(harness)
     path = settings_path(harness, scope, project, state_dir)
-    changes = []
-    before = _read(path)
-    if before is not None:
-        untouched, original = _restore(path, before)
-        settings = _parse(path, before)
-        if untouched:
-            changes.append(Change(path, before, original))
-        elif _converge(path, settings, {}, str):
-            changes.append(Change(path, before, _dump(settings)))
+
+    def without_hooks(text: str) -> str:
+        settings = _parse(path, text)
+        return _dump(settings) if _converge(path, settings, {}, str) else text
+
+    changes: list[Change] = []
+    # The MCP server first: a bridge block taken out after it finds the patch layer's list as
+    # it was before dshkit (and gives back the empty list `[]` it stood for).
+    registration = _mcp_registration(found, scope, project, profile)
+    if registration is not None:
+        _take_out(changes, registration.path, registration.remove)
+    _take_out(changes, path, without_hooks)
     if found.bridge is not None:
-        patch = Path(found.bridge.patch_path(profile))
-        text = _read(patch)
-        if text is not None and _BEGIN in text:
-            untouched, original = _restore(patch, text)
-            changes.append(Change(patch, text, original if untouched else _without_block(text)))
+        _take_out(changes, Path(found.bridge.patch_path(profile)), _without_block)
     return [c for c in changes if c.after != c.before]
+
+
+def _mcp_registration(
+    found: harnesses.Harness, scope: str, project: Path, profile: str
+) -> register.Target | None:
+    from ..mcp import register  # here, not at the top: it builds on this module
+
+    return register.target(found, scope, project, profile)
+
+
+def _edit(changes: list[Change], path: Path, edit: Callable[[str | None], str]) -> None:
+    """Apply `edit` to what `changes` already make of `path` (else to the file as it is)."""
+    for change in changes:
+        if change.path == path:
+            change.after = edit(change.after)
+            return
+    before = _read(path)
+    changes.append(Change(path, before, edit(before)))
+
+
+def _take_out(changes: list[Change], path: Path, edit: Callable[[str], str]) -> None:
+    """Take dshkit's part out of `path`: its old bytes when the file is still what dshkit
+    wrote, else `edit` applied to what `changes` already make of it."""
+    change = next((c for c in changes if c.path == path), None)
+    if change is None:
+        before = _read(path)
+        if before is None:
+            return
+        change = Change(path, before, before)
+        changes.append(change)
+    if change.before is None:
+        return
+    untouched, original = _restore(path, change.before)
+    if untouched:
+        change.after = original
+    elif change.after is not None:
+        change.after = edit(change.after)
 
 
 def apply(changes: list[Change], installing: bool) -> None:
@@ -253,9 +298,13 @@ def inspect(
     return result
 
 
-def _inspect_command(command: str, state_dir: Path, again: str) -> list[Problem]:
+def _inspect_command(
+    command: str, state_dir: Path, again: str, verb: str = "hook"
+) -> list[Problem]:
+    """What keeps `… dshkit VERB …` from working here: a missing or other dshkit, another
+    state directory."""
     words = shlex.split(command)
-    at = words.index("hook")
+    at = words.index(verb)
     program = words[0]  # the dshkit script, or the interpreter of `python -m dshkit`
     found = shutil.which(program) if os.sep not in program else program
     this = dshkit_command()[0]

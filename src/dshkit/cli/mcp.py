@@ -1,0 +1,68 @@
+"""`dshkit mcp`: dshkit's MCP server, on stdio (as harnesses start it) or on streamable HTTP
+bound to 127.0.0.1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..paths import state_dir as resolve_state_dir
+from ..store import StoreError
+from .common import roots_option, sources_for, state_dir_option, stderr
+
+DEFAULT_PORT = 8766  # beside `dshkit serve`'s 8765
+
+
+@click.command()
+@click.option("--http", "http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="With --http: the address to bind; 127.0.0.1 only (the server has no authentication).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="With --http: the port (0: any free one, printed on stderr).",
+)
+@roots_option
+@state_dir_option
+def mcp(
+    http: bool,
+    host: str,
+    port: int,
+    roots: tuple[Path, ...],
+    harness: str | None,
+    state_dir: str | None,
+) -> None:
+    """Serve dshkit's tools over MCP (stdio: stdout carries the protocol only, messages go to
+    stderr). `dshkit install-hooks` registers this command with each harness."""
+    # Here, not at the top: `dshkit --help` imports every command module, and the SDK is big.
+    from ..mcp.server import HTTP_HOST, HTTP_PATH, build_server, serve_http, serve_stdio
+    from ..web.server import listen
+
+    if not http and (host != HTTP_HOST or port != DEFAULT_PORT):
+        raise click.UsageError("--host and --port go with --http")
+    if host != HTTP_HOST:
+        raise click.BadParameter(
+            f"{host!r}: the MCP server has no authentication, so it serves on {HTTP_HOST} only",
+            param_hint="--host",
+        )
+    try:
+        server = build_server(resolve_state_dir(state_dir), sources_for(roots, harness))
+    except (StoreError, OSError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    if not http:
+        serve_stdio(server)
+        return
+    try:
+        sock = listen(HTTP_HOST, port)
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {HTTP_HOST}:{port}: {exc.strerror}") from exc
+    bound = sock.getsockname()[1]
+    stderr.print(f"dshkit MCP server at http://{HTTP_HOST}:{bound}{HTTP_PATH}", markup=False)
+    serve_http(server, sock)
