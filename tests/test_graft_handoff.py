@@ -15,7 +15,7 @@ from dshkit.graft.constraints import GraftAborted
 from dshkit.graft.handoff import build_handoff, prepare_handoff
 from dshkit.graft.identity import IGNITION_MARK, Identity, parse_identity, session_identity
 from dshkit.graft.semantic import BLOCKER_CHARS, boundary, extract_semantic_state
-from dshkit.graft.watermark import GraftSettings
+from dshkit.graft.settings import GraftSettings
 from dshkit.sessions import Scanner, Source
 from dshkit.sessions.catalog import Catalog, SessionInfo
 from dshkit.store import Store

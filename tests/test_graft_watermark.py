@@ -12,11 +12,11 @@ import pytest
 
 from dshkit.config import check_section
 from dshkit.graft.identity import Identity, session_identity
+from dshkit.graft.settings import GraftSettings
 from dshkit.graft.watermark import (
     CEILING,
     FLOOR,
     GraftCost,
-    GraftSettings,
     GraftState,
     calculate_safe_watermark,
     context_pressure,

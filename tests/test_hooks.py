@@ -316,13 +316,13 @@ def test_the_hot_path_imports_nothing_heavy(tmp_path: Path) -> None:
 
 
 def test_a_tool_handler_costs_nothing_for_other_tools(tmp_path: Path) -> None:
-    # The registry's PreToolUse entries look at certain tools: another tool's call is
-    # answered from the raw payload, without a JSON parser or the store.
+    # The policy looks at commands only; every call reaches graft's retirement check (the
+    # payload is parsed), but where no handoff ever began that check opens no store.
     probe = (
         "import sys; sys.argv = ['dshkit', 'hook', 'PreToolUse']\n"
         "from dshkit.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = {'click', 'json', 'sqlite3', 'orjson', 'dataclasses', 'pathlib', 'zstandard'}\n"
+        "heavy = {'click', 'sqlite3', 'orjson', 'dataclasses', 'pathlib', 'zstandard'}\n"
         "print(sorted(heavy & set(sys.modules)))"
     )
     for tool, printed in (("Read", b"[]"), ("Bash", b'{"hookSpecificOutput"')):
@@ -388,22 +388,23 @@ def test_installed_matchers_come_from_each_harness_vocabulary() -> None:
     extra = registry.extra_entries(
         "PreToolUse[command]=m:policy; PostToolUse[read,write]=m:gate; Stop=m:f"
     )
-    events = {h.name: registry.installed_events(h, extra) for h in harnesses.all_harnesses()}
+    events = {
+        h.name: registry.installed_events(h, extra, builtin=()) for h in harnesses.all_harnesses()
+    }
     assert events["claude"]["PreToolUse"] == "^(Bash)$"
     assert events["dsh"]["PreToolUse"] == "^(bash|job_kill|job_output|pwsh|workflow)$"
     assert events["codex"]["PostToolUse"] == "^(apply_patch)$"  # Codex has no read tool
-    assert events["claude"]["SessionStart"] == "" and "PreCompact" not in events["claude"]
+    assert events["claude"]["Stop"] == "" and "PreCompact" not in events["claude"]
     assert registry.installed_events(harnesses.get("claude")).keys() == {
         "SessionStart",
         "UserPromptSubmit",
-        "PreToolUse",  # the command risk policy, on the command vocabulary
-        "PostToolUse",  # the delivery gate, on the write vocabulary
+        "PreToolUse",  # graft's retirement check (every tool) and the command risk policy
+        "PostToolUse",  # graft's watermark (every tool) and the delivery gate
         "Stop",
         "SessionEnd",
     }
-    assert registry.installed_events(harnesses.get("dsh"))["PostToolUse"] == (
-        "^(edit|str_replace_editor|write)$"
-    )
+    built_in = registry.installed_events(harnesses.get("dsh"))
+    assert built_in["PreToolUse"] == built_in["PostToolUse"] == ""
     for spec, problem in (
         ("Nope=m:f", "unknown hook event 'Nope'"),
         ("Stop[command]=m:f", "Stop has no tool to match"),

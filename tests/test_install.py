@@ -271,16 +271,14 @@ def test_install_again_brings_the_settings_to_what_the_registry_asks(tmp_path: P
     path.write_text(original)
     run(tmp_path, "install-hooks", "--harness", "claude")
     groups = json.loads(path.read_text())["hooks"]["PreToolUse"]
-    assert groups[1]["matcher"] == "^(Bash)$"  # the command guard's
-    policy = "PreToolUse[read]=tests.hook_handlers:deny"
+    assert groups[1]["matcher"] == ""  # graft's retirement check looks at every tool
+    assert "PreCompact" not in json.loads(path.read_text())["hooks"]
+    policy = "PreCompact=tests.hook_handlers:deny"  # an event no built-in handler has
     added = run(tmp_path, "install-hooks", "--harness", "claude", DSHKIT_HOOK_HANDLERS=policy)
     assert f"updated {path}" in added.stdout
-    groups = json.loads(path.read_text())["hooks"]["PreToolUse"]
-    assert groups[0] == FOREIGN["hooks"]["PreToolUse"][0]  # others' entries as they were
-    assert (
-        groups[1]["matcher"] == "^(Bash|NotebookRead|Read)$"
-        and "hook PreToolUse" in groups[1]["hooks"][0]["command"]
-    )
+    hooks = json.loads(path.read_text())["hooks"]
+    assert hooks["PreToolUse"][0] == FOREIGN["hooks"]["PreToolUse"][0]  # others' as they were
+    assert "hook PreCompact" in hooks["PreCompact"][0]["hooks"][0]["command"]
     again = run(tmp_path, "install-hooks", "--harness", "claude", DSHKIT_HOOK_HANDLERS=policy)
     assert "already installed" in again.stdout
     # A stale install (another dshkit, since deleted) is brought to this one in place.
@@ -291,10 +289,11 @@ def test_install_again_brings_the_settings_to_what_the_registry_asks(tmp_path: P
         "/gone/" not in path.read_text()
         and len(json.loads(path.read_text())["hooks"]["PreToolUse"]) == 2
     )
-    # Without the extra handler its tools go again; the foreign PreToolUse stays.
+    # Without the extra handler its event goes again; the foreign PreToolUse stays.
     run(tmp_path, "install-hooks", "--harness", "claude")
-    groups = json.loads(path.read_text())["hooks"]["PreToolUse"]
-    assert groups[0] == FOREIGN["hooks"]["PreToolUse"][0] and groups[1]["matcher"] == "^(Bash)$"
+    hooks = json.loads(path.read_text())["hooks"]
+    assert hooks["PreToolUse"][0] == FOREIGN["hooks"]["PreToolUse"][0]
+    assert "PreCompact" not in hooks
     bad = run(
         tmp_path, "install-hooks", "--harness", "claude", DSHKIT_HOOK_HANDLERS="x", check=False
     )

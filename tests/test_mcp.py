@@ -88,7 +88,20 @@ def _no_llm_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_every_tool_is_listed_with_its_arguments_described(home: Path) -> None:
     listed = with_client(build_server(state(home), []), lambda client: client.list_tools())
     tools = {t.name: t for t in listed.tools}
-    assert list(tools) == list(TOOLS) == ["profile_show", "optimize_prompt", "gate_check"]
+    assert (
+        list(tools)
+        == list(TOOLS)
+        == [
+            "profile_show",
+            "optimize_prompt",
+            "gate_check",
+            "graft_prepare",
+            "graft_slice_and_inject",
+            "graft_read_result",
+            "graft_search_history",
+            "graft_debug_status",
+        ]
+    )
     for tool in tools.values():
         assert tool.description and "\n\n" not in tool.description
         for name, schema in tool.input_schema["properties"].items():

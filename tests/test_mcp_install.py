@@ -21,8 +21,8 @@ def state(home: Path) -> str:
     return str(home / ".dsh" / "dshkit")
 
 
-def ours(home: Path) -> list[str]:
-    return [DSHKIT, "mcp", "--state-dir", state(home)]
+def ours(home: Path, harness: str = "claude") -> list[str]:
+    return [DSHKIT, "mcp", "--harness", harness, "--state-dir", state(home)]
 
 
 def doctor(home: Path, **env: str) -> dict[str, Any]:
@@ -95,7 +95,7 @@ def test_claude_config_dir_and_project_scope(tmp_path: Path) -> None:
     servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
     assert servers == {
         "db": {"command": "db-mcp"},
-        "dshkit": {"type": "stdio", "command": "dshkit", "args": ["mcp"]},  # found on PATH
+        "dshkit": {"type": "stdio", "command": "dshkit", "args": ["mcp", "--harness", "claude"]},
     }
 
 
@@ -131,7 +131,10 @@ def test_codex_config_gets_a_marked_table_and_gets_its_bytes_back(tmp_path: Path
     config = tomllib.loads(text)
     assert config["features"] == {"plugins": False} and config["model"] == "gpt-fake"
     assert config["mcp_servers"]["docs"] == {"command": "docs-mcp", "args": ["--stdio"]}
-    assert config["mcp_servers"]["dshkit"] == {"command": DSHKIT, "args": ours(tmp_path)[1:]}
+    assert config["mcp_servers"]["dshkit"] == {
+        "command": DSHKIT,
+        "args": ours(tmp_path, "codex")[1:],
+    }
     again = run(tmp_path, "install-hooks", "--harness", "codex")
     assert "already installed" in again.stdout and path.read_text() == text
     run(tmp_path, "uninstall-hooks", "--harness", "codex")
@@ -149,7 +152,13 @@ def test_codex_config_gets_a_marked_table_and_gets_its_bytes_back(tmp_path: Path
     other = str(tmp_path / "elsewhere")
     run(tmp_path, "install-hooks", "--harness", "codex", "--state-dir", other)
     renewed = tomllib.loads(path.read_text())
-    assert renewed["mcp_servers"]["dshkit"]["args"] == ["mcp", "--state-dir", other]
+    assert renewed["mcp_servers"]["dshkit"]["args"] == [
+        "mcp",
+        "--harness",
+        "codex",
+        "--state-dir",
+        other,
+    ]
     assert renewed["profiles"] == {"fast": {"model": "gpt-fast"}}
     assert path.read_text().count("[mcp_servers.dshkit]") == 1
 
@@ -183,7 +192,7 @@ def test_dsh_profile_layer_gets_an_mcp_client_entry_and_the_empty_list_back(
     assert "name: '@deepseek-ai/dsh-mcp-client'" in text and "serverName: dshkit" in text
     (server,) = configured([(str(patch), "dsh-patch")], "/w", [])
     assert server.name == "dshkit" and server.transport == "stdio"
-    assert [server.command, *server.args] == ours(tmp_path)
+    assert [server.command, *server.args] == ours(tmp_path, "dsh")
     patch.write_text(text + "# a note of the person's\n")  # edited since: no byte restore
     run(tmp_path, "uninstall-hooks", "--harness", "dsh")
     assert patch.read_text() == "[]\n# a note of the person's\n"

@@ -268,6 +268,18 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             minimum=400,
             maximum=20_000,
         ),
+        "ignite_target": Setting(
+            bool,
+            True,
+            "start the new session through the harness's CLI at once (off: the handoff waits "
+            "for the next session started in the same directory)",
+        ),
+        "ignite_timeout_s": Setting(
+            float, 20.0, "seconds one start of the new session may take", minimum=1, maximum=600
+        ),
+        "ignite_attempts": Setting(
+            int, 3, "starts tried before the handoff is rolled back", minimum=1, maximum=10
+        ),
         "constraint_budget_chars": Setting(
             int,
             8_000,

@@ -281,6 +281,20 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX graft_audit_session ON graft_audit (session_id, id);
     """,
+    # 13: graft's watch over each live session: the digest of its transcript folded so far
+    # (what the watermark decides on), the decisions' state, and when a forced handoff was
+    # last started for it (so a burst of tool calls above the cut starts one, not many).
+    """
+    CREATE TABLE graft_watch (
+        harness         TEXT NOT NULL,
+        session_id      TEXT NOT NULL,
+        digest          TEXT NOT NULL,
+        state           TEXT NOT NULL,
+        forced_at       INTEGER,
+        updated_at      INTEGER NOT NULL,
+        PRIMARY KEY (harness, session_id)
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -90,3 +91,10 @@ def sources_for(roots: tuple[Path, ...], harness: str | None) -> list[Source]:
         return default_sources(harness)
     names = [harness] if harness else list(harnesses.NAMES)
     return [Source(name, root.resolve()) for root in roots for name in names]
+
+
+def when(ms: int | None) -> str:
+    """A time in milliseconds as UTC to the minute, "-" for none."""
+    if not isinstance(ms, int):
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M")

@@ -1,19 +1,28 @@
 """`dshkit graft …`: context handoff; `status` shows a session's watermark and the decision now,
-`prepare` the handoff it would get (task board, constraints, first message), read-only."""
+`prepare` the handoff it would get (task board, constraints, first message), read-only;
+`audit`, `debug-status` and `handoffs` show what happened and what is under way (read-only),
+`recover` finishes or rolls back what a stopped process left unfinished."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
+import orjson
 from rich.table import Table
 from rich.text import Text
 
 from ..config import ConfigError
+from ..detached import start_detached
 from ..graft.constraints import GraftAborted
 from ..graft.handoff import prepare_handoff
-from ..graft.watermark import GraftSettings, GraftState, Pressure, decide
-from ..sessions import Scanner
+from ..graft.ledger import AUDIT_LIMIT
+from ..graft.lifecycle import UNFINISHED, GraftError, State, Txn, recover, transactions
+from ..graft.service import drive, ignition, refresh, slice_session, transcript_sources
+from ..graft.settings import GraftSettings
+from ..graft.status import audit_page, debug_status, session_decision
+from ..sessions import Scanner, SessionNotFound, Source
 from ..sessions.catalog import Catalog
 from ..store import LeaseBusy
 from .common import (
@@ -25,7 +34,9 @@ from .common import (
     roots_option,
     sources_for,
     state_dir_option,
+    stderr,
     stdout,
+    when,
 )
 
 
@@ -49,57 +60,63 @@ def status(session_id: str, harness: str | None, state_dir: str | None, as_json:
             settings = GraftSettings.load(store.state_dir)
         except ConfigError as exc:
             raise click.ClickException(str(exc)) from None
-        catalog = Catalog(store)
-        row = find_session(catalog, session_id, harness, "--session")
-        events = catalog.conversation(row.key)
-    decision = decide(events, settings, GraftState())
+        row = find_session(Catalog(store), session_id, harness, "--session")
+        decision = session_decision(store, row, settings).as_json()
     if as_json:
-        print_json({"harness": row.harness, "session": row.session_id, **decision.as_json()})
+        print_json({"harness": row.harness, "session": row.session_id, **decision})
         return
-    pressure, mark = decision.pressure, decision.watermark
+    _print_decision(decision, [("session", f"{row.harness} {row.session_id}")])
+
+
+def _print_decision(decision: dict[str, Any], head: list[tuple[str, str]]) -> None:
+    """A decision's pressure, watermark and action as a table after the rows `head`, then what
+    is wrong with the configuration and what the model would be told (status, debug-status)."""
+    pressure, mark = decision["pressure"], decision["watermark"]
     table = Table(box=None, show_header=False)
     used = "unavailable (no usage reported yet)"
-    if pressure.tokens is not None and pressure.ratio is not None:
-        used = f"{pressure.tokens:,} tokens ({pressure.ratio:.1%})"
+    if pressure["tokens"] is not None and pressure["ratio"] is not None:
+        used = f"{pressure['tokens']:,} tokens ({pressure['ratio']:.1%})"
     rows = [
-        ("session", f"{row.harness} {row.session_id}"),
-        ("context in use", f"{used}, source: {pressure.source}"),
-        ("model", pressure.model or "not named in the log"),
-        ("window", f"{pressure.window:,} tokens ({_window_from(pressure)})"),
-        ("watermark mode", mark.mode),
-        ("warning at", _ratio(mark.warning, "no warning window")),
-        ("forced cut at", _ratio(mark.forced, "no forced cut")),
-        ("handoff fits", "yes" if mark.feasible else "no: the window cannot hold a handoff"),
-        ("decision", f"{decision.action}: {decision.reason}"),
+        *head,
+        ("context in use", f"{used}, source: {pressure['source']}"),
+        ("model", pressure["model"] or "not named in the log"),
+        ("window", f"{pressure['window']:,} tokens ({_window_from(pressure)})"),
+        ("watermark mode", mark["mode"]),
+        ("warning at", _ratio(mark["warning"], "no warning window")),
+        ("forced cut at", _ratio(mark["forced"], "no forced cut")),
+        ("handoff fits", "yes" if mark["feasible"] else "no: the window cannot hold a handoff"),
+        ("decision", f"{decision['action']}: {decision['reason']}"),
     ]
-    if mark.cost is not None:
-        cost = mark.cost
+    cost = mark["cost"]
+    if cost is not None:
         rows.insert(
-            5,  # after the watermark mode
+            len(head) + 4,  # after the watermark mode
             (
                 "handoff cost",
-                f"{cost.total:,} tokens ({cost.handoff:,} handoff + {cost.reserve_turns} turns × "
-                f"{cost.tokens_per_turn:,} {_GROWTH_FROM[cost.tokens_per_turn_source]})",
+                f"{cost['totalTokens']:,} tokens ({cost['handoffTokens']:,} handoff + "
+                f"{cost['reserveTurns']} turns × {cost['tokensPerTurn']:,} "
+                f"{_GROWTH_FROM[cost['tokensPerTurnSource']]})",
             ),
         )
     for key, value in rows:
         table.add_row(key, Text(value))
     stdout.print(table)
-    if mark.config_error:
-        stdout.print(Text(f"configuration error: {mark.config_error}", style="red"))
-    if decision.text:
-        stdout.print(Text(f"the model would be told: {decision.text}"))
+    if mark["configError"]:
+        stdout.print(Text(f"configuration error: {mark['configError']}", style="red"))
+    if decision["text"]:
+        stdout.print(Text(f"the model would be told: {decision['text']}"))
 
 
 _GROWTH_FROM = {"history": "seen in recent turns", "config": "assumed by the config"}
 
 
-def _window_from(pressure: Pressure) -> str:
-    if pressure.window_source == "log":
+def _window_from(pressure: dict[str, Any]) -> str:
+    model = pressure["model"]
+    if pressure["windowSource"] == "log":
         return "announced by the log"
-    if pressure.window_source == "model-config":
-        return f"[graft.windows] for {pressure.model}"
-    unlisted = f", {pressure.model} not in [graft.windows]" if pressure.model else ""
+    if pressure["windowSource"] == "model-config":
+        return f"[graft.windows] for {model}"
+    unlisted = f", {model} not in [graft.windows]" if model else ""
     return f"[graft] window_tokens{unlisted}"
 
 
@@ -144,3 +161,361 @@ def prepare(
         print_json(handoff.as_json())
         return
     stdout.print(Text(handoff.first_message))
+
+
+@graft.command("audit")
+@click.option("--session", "session_id", default=None, help="Only this session's records (its id).")
+@click.option(
+    "--limit",
+    type=click.IntRange(1, AUDIT_LIMIT),
+    default=100,
+    show_default=True,
+    help="Show the latest this many records.",
+)
+@state_dir_option
+@json_option
+def audit(session_id: str | None, limit: int, state_dir: str | None, as_json: bool) -> None:
+    """The audit trail of graft's decisions and handoff steps, oldest first.
+
+    How many older records the limit left out is said on stderr.
+    """
+    with open_store(state_dir) as store:
+        page = audit_page(store, limit, session_id)
+    if as_json:
+        print_json([record.as_json() for record in page.records])
+    elif not page.records:
+        stdout.print("no audit records" + (f" of session {session_id}" if session_id else ""))
+    else:
+        table = Table("time (UTC)", "kind", "harness", "session", "handoff", "detail", box=None)
+        for record in page.records:
+            table.add_row(
+                when(record.at),
+                record.kind,
+                record.harness or "-",
+                Text(record.session_id or "-"),
+                _txn(record.txn_id),
+                Text(_summary(record.detail)),
+            )
+        stdout.print(table)
+    if page.more:
+        stderr.print(
+            f"{page.more} older record(s) not shown: raise --limit (now {limit}, at most "
+            f"{AUDIT_LIMIT})",
+            markup=False,
+        )
+
+
+def _summary(detail: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{key}={value}" if isinstance(value, str) else f"{key}={orjson.dumps(value).decode()}"
+        for key, value in detail.items()
+    )
+
+
+def _txn(txn_id: int | None) -> str:
+    return "-" if txn_id is None else f"#{txn_id}"
+
+
+@graft.command("debug-status")
+@click.option(
+    "--session", "session_id", default=None, help="Also this session: an id or a unique prefix."
+)
+@click.option("--harness", type=click.Choice(HARNESSES), default=None)
+@state_dir_option
+@json_option
+def debug_status_command(
+    session_id: str | None, harness: str | None, state_dir: str | None, as_json: bool
+) -> None:
+    """What graft is doing: unfinished handoffs and whether a live process drives each, the
+    counts of transferring and retired sources and of targets, pending handoffs and notices not
+    yet shown; with --session, also its watermark, retirement and handoffs.
+
+    Read-only: recovers nothing, shows no notice to its session, takes no lease.
+    """
+    if harness is not None and session_id is None:
+        raise click.UsageError("--harness narrows --session: give --session too")
+    with open_store(state_dir) as store:
+        try:
+            panel = debug_status(store, session_id, harness)
+        except SessionNotFound as exc:
+            raise click.BadParameter(str(exc), param_hint="--session") from None
+    if as_json:
+        print_json(panel)
+        return
+    if panel["session"] is not None:
+        _print_session(panel["session"])
+    _print_panel(panel)
+
+
+def _print_session(part: dict[str, Any]) -> None:
+    head = [("session", f"{part['harness']} {part['sessionId']}"), ("cwd", part["cwd"] or "-")]
+    if part["decision"] is not None:
+        _print_decision(part["decision"], head)
+    else:
+        stdout.print(Text(f"session {part['harness']} {part['sessionId']}"))
+        stdout.print(Text(f"watermark unavailable: {part['settingsError']}", style="red"))
+    retired = part["retirement"]
+    if retired is None:
+        stdout.print("retirement: none (the session takes work)")
+    else:
+        target = retired["targetSessionId"] or (
+            "the next session started there" if retired["pending"] else "not known yet"
+        )
+        stdout.print(
+            Text(
+                f"retirement: {retired['kind']} by handoff #{retired['txnId']} to "
+                f"{retired['targetHarness']} {target}; continue with: "
+                f"{retired['command'] or 'no command (the target cannot be resumed)'}"
+            )
+        )
+    if part["targetOf"]:
+        born = ", ".join(f"#{txn}" for txn in part["targetOf"])
+        stdout.print(f"carries on the work of handoff {born}")
+    if part["handoffs"]:
+        stdout.print("[bold]Its handoffs[/]")
+        _print_txns(part["handoffs"])
+    else:
+        stdout.print("no handoffs from this session")
+    for notice in part["notices"]:
+        stdout.print(Text(f"owed notice (handoff #{notice['txnId']}): {notice['text']}"))
+    stdout.print()
+
+
+def _print_panel(panel: dict[str, Any]) -> None:
+    unfinished = panel["transactions"]
+    if unfinished:
+        stdout.print(f"[bold]Unfinished handoffs ({len(unfinished)})[/]")
+        table = Table("#", "source", "state", "age", "attempts", "driven by", box=None)
+        for txn in unfinished:
+            driver = txn["driver"]
+            table.add_row(
+                f"#{txn['id']}",
+                Text(f"{txn['harness']} {txn['sessionId']}"),
+                txn["state"],
+                _age(txn["ageMs"]),
+                str(txn["attempts"]),
+                f"pid {driver}" if driver else "no live process (`dshkit graft recover` takes it)",
+            )
+        stdout.print(table)
+    else:
+        stdout.print("no unfinished handoffs")
+    counts = panel["counts"]
+    by_state = ", ".join(f"{state} {n}" for state, n in counts["byState"].items() if n)
+    stdout.print(
+        f"sources transferring: {counts['transferring']}, retired: {counts['retired']}; "
+        f"targets: {counts['targets']}; handoffs by state: {by_state or 'none'}"
+    )
+    if panel["pending"]:
+        stdout.print(f"[bold]Pending handoffs ({len(panel['pending'])})[/]")
+        table = Table("#", "source", "waits for", "in", "age", box=None)
+        for row in panel["pending"]:
+            table.add_row(
+                f"#{row['txnId']}",
+                Text(f"{row['harness']} {row['sessionId']}"),
+                f"the next {row['targetHarness']} session",
+                Text(row["cwd"]),
+                _age(row["ageMs"]),
+            )
+        stdout.print(table)
+    else:
+        stdout.print("no pending handoffs")
+    notices = panel["notices"]
+    stdout.print(f"notices not yet shown: {len(notices) or 'none'}")
+    for notice in notices:
+        stdout.print(
+            Text(f"  {notice['harness']} {notice['sessionId']} (handoff #{notice['txnId']})")
+        )
+
+
+def _age(ms: int) -> str:
+    seconds = max(0, ms) // 1000
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if hours:
+        return f"{hours}h {minutes:02d}m"
+    return f"{minutes}m {seconds:02d}s" if minutes else f"{seconds}s"
+
+
+def _print_txns(txns: list[dict[str, Any]]) -> None:
+    table = Table(
+        "#", "source", "target", "state", "attempts", "created (UTC)", "updated", box=None
+    )
+    table.add_column("last error")
+    for txn in txns:
+        target = txn["targetSessionId"] or "-"
+        table.add_row(
+            f"#{txn['id']}",
+            Text(f"{txn['harness']} {txn['sessionId']}"),
+            Text(f"{txn['targetHarness']} {target}"),
+            txn["state"],
+            str(txn["attempts"]),
+            when(txn["createdAt"]),
+            when(txn["updatedAt"]),
+            Text(txn["lastError"] or "-"),
+        )
+    stdout.print(table)
+
+
+@graft.command("recover")
+@state_dir_option
+@json_option
+def recover_command(state_dir: str | None, as_json: bool) -> None:
+    """Finish or roll back every unfinished handoff no live process drives.
+
+    A handoff whose target was started is committed; one whose target cannot be started
+    (attempts spent, directory gone) is rolled back and its source works again. This may start
+    a target through its harness's CLI and wait for it. Handoffs a live process drives are left
+    to it.
+    """
+    with open_store(state_dir) as store:
+        try:
+            settings = GraftSettings.load(store.state_dir)
+        except ConfigError as exc:
+            raise click.ClickException(str(exc)) from None
+        done = recover(store, ignition(settings))
+        busy = [txn.id for txn in transactions(store, UNFINISHED)]
+    if as_json:
+        print_json({"recovered": [txn.as_json() for txn in done], "driven": busy})
+        return
+    if not done:
+        stdout.print("nothing to recover")
+    for txn in done:
+        stdout.print(
+            Text(f"handoff #{txn.id} of {txn.plan.harness} {txn.plan.session_id}: {_ending(txn)}")
+        )
+    if busy:
+        stdout.print(f"driven by live processes: {', '.join(f'#{txn}' for txn in busy)}")
+
+
+def _ending(txn: Txn) -> str:
+    if txn.state == State.COMMITTED:
+        return f"committed, target {txn.plan.target} {txn.target_id}"
+    if txn.state == State.PENDING:
+        return "pending: waits for the next session started in its directory"
+    return f"{txn.state.lower().replace('_', ' ')}: {txn.last_error}"
+
+
+@graft.command("handoffs")
+@state_dir_option
+@json_option
+def handoffs(state_dir: str | None, as_json: bool) -> None:
+    """Every handoff, newest first: source, target, state, attempts, when."""
+    with open_store(state_dir) as store:
+        txns = [txn.as_json() for txn in reversed(transactions(store, tuple(State)))]
+    if as_json:
+        print_json(txns)
+    elif txns:
+        _print_txns(txns)
+    else:
+        stdout.print("no handoffs")
+
+
+@graft.command("slice")
+@click.option("--session", "session_id", required=True, help="A session id or a unique prefix.")
+@click.option(
+    "--transcript",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="The session's own log: its harness and root are read from it (as a hook gives it).",
+)
+@roots_option
+@click.option(
+    "--forced-mark",
+    default=None,
+    help="JSON of a forced cut after an ignored warning (the card says the model was cut).",
+)
+@click.option("--allow-reslice", is_flag=True, help="Hand off a session that handed off before.")
+@click.option(
+    "--background", is_flag=True, help="Begin the handoff, then start the target detached."
+)
+@state_dir_option
+@json_option
+def slice_command(
+    session_id: str,
+    transcript: Path | None,
+    roots: tuple[Path, ...],
+    harness: str | None,
+    forced_mark: str | None,
+    allow_reslice: bool,
+    background: bool,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """Hand SESSION off now: build its handoff, start the new session, retire this one.
+
+    The handoff is built at this moment from the session's log. From the moment it begins the
+    session takes no new prompt or tool call (its hooks refuse them with a pointer). The new
+    session is started by the harness's own CLI in the same directory ([graft] ignite_target;
+    off: the next session started there picks the handoff up). When it cannot be started the
+    handoff is rolled back and the session works again.
+    """
+    mark = _json_object(forced_mark, "--forced-mark") if forced_mark else None
+    try:
+        sources = transcript_sources(transcript) if transcript else sources_for(roots, harness)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--transcript") from None
+    with open_store(state_dir) as store:
+        try:
+            settings = GraftSettings.load(store.state_dir)
+            catalog = refresh(store, sources)
+        except (ConfigError, LeaseBusy) as exc:
+            raise click.ClickException(str(exc)) from None
+        row = find_session(catalog, session_id, harness or _harness_of(sources), "--session")
+        try:
+            _, txn = slice_session(
+                store, catalog, row, settings, forced_mark=mark, allow_reslice=allow_reslice
+            )
+        except GraftAborted as exc:
+            if as_json:
+                print_json({"error": str(exc), "report": exc.report})
+            raise click.ClickException(str(exc)) from None
+        except GraftError as exc:
+            if as_json:
+                print_json({"error": exc.code, "message": str(exc)})
+            raise click.ClickException(f"{exc.code}: {exc}") from None
+        if txn.state == State.PREPARING and background:
+            start_detached(
+                "graft", "drive", "--txn", str(txn.id), "--state-dir", str(store.state_dir)
+            )
+        elif txn.state == State.PREPARING:
+            txn = drive(store, txn.id, settings)
+    if as_json:
+        print_json(txn.as_json())
+        return
+    stdout.print(Text(f"handoff #{txn.id} of {txn.plan.harness} {txn.plan.session_id}: "))
+    stdout.print(Text(_ending(txn) if not background else "begun; the target starts detached"))
+
+
+@graft.command("drive")
+@click.option("--txn", "txn_id", type=int, required=True, help="The handoff's number.")
+@state_dir_option
+@json_option
+def drive_command(txn_id: int, state_dir: str | None, as_json: bool) -> None:
+    """Carry a begun handoff to its end: start and verify its target, or roll it back."""
+    with open_store(state_dir) as store:
+        try:
+            settings = GraftSettings.load(store.state_dir)
+            txn = drive(store, txn_id, settings)
+        except ConfigError as exc:
+            raise click.ClickException(str(exc)) from None
+        except GraftError as exc:
+            raise click.ClickException(f"{exc.code}: {exc}") from None
+    if as_json:
+        print_json(txn.as_json())
+        return
+    stdout.print(Text(f"handoff #{txn.id}: {_ending(txn)}"))
+
+
+def _json_object(text: str, option: str) -> dict[str, Any]:
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint=option) from None
+    if not isinstance(value, dict):
+        raise click.BadParameter("expected a JSON object", param_hint=option)
+    return value
+
+
+def _harness_of(sources: list[Source]) -> str | None:
+    names = {source.harness for source in sources}
+    return names.pop() if len(names) == 1 else None

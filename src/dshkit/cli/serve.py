@@ -8,6 +8,7 @@ import click
 
 from ..capability import CapabilityService
 from ..gate.service import GateService
+from ..graft.status import GraftService
 from ..jobs import JobRunner
 from ..optimizer.service import OptimizerService
 from ..profile.service import ProfileService
@@ -63,6 +64,7 @@ def serve(
     services = {"jobs": jobs, "profile": service, "optimizer": OptimizerService(directory, jobs)}
     services["capability"] = CapabilityService(directory)
     services["gate"] = GateService(directory, jobs)
+    services["graft"] = GraftService(directory)
     app = create_app(services, token, allow_remote=allow_remote)
     stderr.print(
         f"dshkit serving http://{shown}:{real_port}/ (API under /api/, state in {directory})",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from datetime import UTC, datetime
 
 import click
 from rich.markup import escape
@@ -28,6 +27,7 @@ from .common import (
     print_json,
     state_dir_option,
     stdout,
+    when,
 )
 
 
@@ -55,7 +55,7 @@ def list_sessions(harness: str | None, limit: int, state_dir: str | None, as_jso
         table.add_row(
             row.harness,
             row.session_id,
-            _when(row.last_time),
+            when(row.last_time),
             f"{row.events:,}",
             str(row.human_messages),
             str(row.tool_calls),
@@ -156,13 +156,7 @@ def show_session(
         stdout.print(table)
     stdout.print(f"[bold]Human messages ({len(humans)})[/]")
     for event in humans:
-        stdout.print(f"[dim]{_when(event.get('time'))}[/] {escape(message_text(event))}")
-
-
-def _when(ms: int | None) -> str:
-    if not isinstance(ms, int):
-        return "-"
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M")
+        stdout.print(f"[dim]{when(event.get('time'))}[/] {escape(message_text(event))}")
 
 
 def _share(used: int | None, window: int | None) -> str:

@@ -28,7 +28,8 @@ from .constraints import (
 )
 from .identity import IGNITION_MARK, Identity, generation
 from .semantic import SemanticState, extract_semantic_state
-from .watermark import GraftSettings, forced_cut_note
+from .settings import GraftSettings
+from .watermark import forced_cut_note
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ first prompt), but nobody typed it, so no human rule or request is read from it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
@@ -40,6 +40,10 @@ class Identity:
             "boundarySeq": self.boundary_seq,
             "generation": self.generation,
         }
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> Identity:
+        return cls(value["sourceSessionId"], value["boundarySeq"], value["generation"])
 
     def render(self) -> str:
         """The identity line (compact JSON, keys in a fixed order, non-ASCII kept)."""

@@ -109,16 +109,43 @@ def retirement(store: Store, harness: str, session_id: str) -> Retirement | None
     )
 
 
-def take_notice(store: Store, harness: str, session_id: str) -> str | None:
-    """The notices owed to a session (e.g. a rolled-back handoff), each handed out once."""
+@dataclass(frozen=True, slots=True)
+class Owed:
+    """Notices owed to a session: their text, and the handoffs they come from."""
+
+    text: str
+    txn_ids: tuple[int, ...]
+
+
+def owed_notices(store: Store, harness: str, session_id: str) -> Owed | None:
+    """The notices not yet shown to a session (e.g. a rolled-back handoff), oldest first."""
     rows = store.db.execute(
-        "UPDATE graft_notices SET shown_at = ? "
-        "WHERE harness = ? AND session_id = ? AND shown_at IS NULL RETURNING txn_id, text",
-        (now_ms(), harness, session_id),
+        "SELECT txn_id, text FROM graft_notices "
+        "WHERE harness = ? AND session_id = ? AND shown_at IS NULL ORDER BY txn_id",
+        (harness, session_id),
     ).fetchall()
     if not rows:
         return None
-    return "\n".join(row[1] for row in sorted(rows, key=lambda row: row[0]))
+    return Owed("\n".join(row[1] for row in rows), tuple(row[0] for row in rows))
+
+
+def mark_shown(store: Store, harness: str, session_id: str, txn_ids: tuple[int, ...]) -> None:
+    """Record that these notices reached the session (they are not shown again)."""
+    store.db.executemany(
+        "UPDATE graft_notices SET shown_at = ? "
+        "WHERE harness = ? AND session_id = ? AND txn_id = ? AND shown_at IS NULL",
+        [(now_ms(), harness, session_id, txn_id) for txn_id in txn_ids],
+    )
+
+
+def take_notice(store: Store, harness: str, session_id: str) -> str | None:
+    """The notices owed to a session, marked shown at once (for callers that deliver them
+    themselves; a hook marks them only once its answer was written)."""
+    owed = owed_notices(store, harness, session_id)
+    if owed is None:
+        return None
+    mark_shown(store, harness, session_id, owed.txn_ids)
+    return owed.text
 
 
 def queue_notice(store: Store, harness: str, session_id: str, txn_id: int, text: str) -> bool:
@@ -188,3 +215,20 @@ def audit_records(store: Store, limit: int = 100, session: str | None = None) ->
         AuditRecord(row[0], row[1], row[2], row[3], row[4], row[5], orjson.loads(row[6]))
         for row in reversed(rows)
     ]
+
+
+def forget_sessions(db: Any, keys: list[tuple[str, str]]) -> None:
+    """Delete the graft rows that hold the words of the sessions `keys` (harness, session id),
+    inside the caller's transaction (`sessions.scanner` forgets a session with this).
+
+    A session's handoffs as source go (their plan holds its card and first message), children
+    first for the foreign keys: their pending pickups, ledger rows, notices and audit records;
+    then whatever else is about the session (its own audit records, notices, watch state).
+    Handoffs that merely name the session as their target stay: they hold another session's
+    words. This module imports only `harnesses` and `store`, so the session layer may import
+    it without a cycle."""
+    owned = "SELECT id FROM graft_txns WHERE harness = ? AND session_id = ?"
+    for table in ("graft_pending", "graft_ledger", "graft_notices", "graft_audit"):
+        db.executemany(f"DELETE FROM {table} WHERE txn_id IN ({owned})", keys)
+    for table in ("graft_ledger", "graft_notices", "graft_audit", "graft_watch", "graft_txns"):
+        db.executemany(f"DELETE FROM {table} WHERE harness = ? AND session_id = ?", keys)

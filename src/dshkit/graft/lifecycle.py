@@ -44,7 +44,7 @@ from ..sessions.harness import Adapter, LogFile
 from ..sessions.reader import Cursor, read_increment
 from ..sessions.zstdframes import FrameDecoder
 from ..store import Lease, LeaseBusy, Store
-from . import ledger
+from . import ledger, marker
 from .identity import Identity, session_identity
 
 SOURCE_ALREADY_MIGRATED = "SOURCE_ALREADY_MIGRATED"
@@ -123,13 +123,12 @@ class Plan:
 
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> Plan:
-        identity = value["identity"]
         return cls(
             value["harness"],
             value["sessionId"],
             value["cwd"],
             value["firstMessage"],
-            Identity(identity["sourceSessionId"], identity["boundarySeq"], identity["generation"]),
+            Identity.from_json(value["identity"]),
             value["card"],
             value.get("targetHarness"),
         )
@@ -252,6 +251,7 @@ def begin(store: Store, plan: Plan, *, ignite: bool = True, allow_reslice: bool 
     GraftError SOURCE_ALREADY_MIGRATED when the source has a live handoff, or a committed one
     and `allow_reslice` is off; BAD_PLAN when the plan cannot be carried out."""
     plan.check()
+    marker.mark(str(store.state_dir))  # before the ledger row: see marker.py
     at = ledger.now_ms()
     with store.transaction() as db:
         prior = db.execute(
@@ -314,12 +314,17 @@ def handoff(
     """Carry the handoff out: begin it, then start and verify the target and commit, or roll
     back; with `ignite` off, leave it PENDING for the next session started in its cwd."""
     txn = begin(store, plan, ignite=ignite, allow_reslice=allow_reslice)
-    if not ignite:
-        return txn
+    # A recovery in another process may have taken the handoff just after `begin`: `drive`
+    # waits for it.
+    return drive(store, txn.id, ignition) if ignite else txn
+
+
+def drive(store: Store, txn_id: int, ignition: Ignition | None = None) -> Txn:
+    """Carry a begun handoff to its end (a detached process's job after `begin`); a handoff
+    another live process drives is waited for."""
     ignition = ignition or Ignition()
-    # A recovery in another process may have taken the handoff just after `begin`: wait for it.
-    with store.lease(_lease_name(txn.id), wait=ignition.budget, ttl=_ttl(ignition)) as lease:
-        return _drive(store, lease, txn.id, ignition)
+    with store.lease(lease_name(txn_id), wait=ignition.budget, ttl=_ttl(ignition)) as lease:
+        return _drive(store, lease, txn_id, ignition)
 
 
 def recover(store: Store, ignition: Ignition | None = None) -> list[Txn]:
@@ -329,7 +334,7 @@ def recover(store: Store, ignition: Ignition | None = None) -> list[Txn]:
     done = []
     for txn in transactions(store, UNFINISHED):
         try:
-            with store.lease(_lease_name(txn.id), wait=0, ttl=_ttl(ignition)) as lease:
+            with store.lease(lease_name(txn.id), wait=0, ttl=_ttl(ignition)) as lease:
                 done.append(_drive(store, lease, txn.id, ignition))
         except LeaseBusy:
             continue  # a live process drives it
@@ -729,7 +734,7 @@ def _tail(stream: IO[bytes], limit: int = 400) -> str:
     return f": {text}" if text else ""
 
 
-def _lease_name(txn_id: int) -> str:
+def lease_name(txn_id: int) -> str:
     return f"graft-txn-{txn_id}"
 
 

@@ -37,6 +37,7 @@ from ..sessions.events import (
     is_human_message,
     message_text,
     pair_tool_calls,
+    todo_items,
 )
 from .constraints import split_sentences
 from .identity import is_handoff_message, parse_identity
@@ -353,21 +354,11 @@ def _turn_number(events: Sequence[Event], index: int) -> int:
 
 
 def _latest_todos(events: Sequence[Event]) -> tuple[list[dict[str, Any]], int | None]:
-    """The newest todo list (DSH `todo/write`, a `todos`/`plan` tool call) and its seq."""
+    """The newest todo list and its seq."""
     for event in reversed(events):
-        kind, data = event.get("type"), event.get("data") or {}
-        items: Any = None
-        if kind == "todo/write":
-            items = data.get("todos")
-        elif kind == "tool/call":
-            try:
-                arguments = orjson.loads(data.get("arguments") or "{}")
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(arguments, dict):
-                items = arguments.get("todos", arguments.get("plan"))
-        if isinstance(items, list):
-            return [item for item in items if isinstance(item, dict)], event.get("seq")
+        items = todo_items(event)
+        if items is not None:
+            return items, event.get("seq")
     return [], None
 
 

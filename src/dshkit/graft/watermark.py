@@ -26,22 +26,18 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
-from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
-import orjson
-
-from ..config import load_config
 from ..sessions.events import (
     Event,
     context_window,
-    pair_tool_calls,
+    is_human_message,
     session_model,
-    turn_ordinals,
+    todo_items,
     usages,
 )
-from .identity import session_identity
+from .identity import Identity, session_identity
+from .settings import GraftSettings
 
 CEILING = 0.75  # the latest cut point that ever worked (v0.18: the old constant, now a ceiling)
 FLOOR = 0.50  # below this the window cannot hold a handoff
@@ -51,37 +47,6 @@ GROWTH_SAMPLE_TURNS = 5  # recent turns whose context growth predicts the next o
 GRAFT_TOOLS = ("graft_prepare", "graft_slice_and_inject", "graft_commit")
 PHASE_PREFIX = re.compile(r"^\s*(阶段|phase)\s*\d+\s*[:：]", re.IGNORECASE)
 OPEN_TODO_LIMIT = 3  # more open todos than this without phases: plan first (v0.11 item 1)
-
-
-@dataclass(frozen=True, slots=True)
-class GraftSettings:
-    """The `[graft]` configuration section, typed (see `dshkit.config` for each key)."""
-
-    mode: str = "dynamic"
-    warning_ratio: float = 0.70
-    forced_ratio: float = 0.75
-    warning_margin: float = 0.05
-    forced: bool = True
-    reserve_turns: int = 3
-    growth_tokens_per_turn: int = 4_000
-    handoff_tokens: int = 12_000
-    window_tokens: int = 200_000
-    card_chars: int = 1_400
-    constraint_budget_chars: int = 8_000
-    # model name → its window ([graft.windows]); read-only, and left out of the hash
-    windows: Mapping[str, int] = field(default_factory=dict, hash=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "windows", MappingProxyType(dict(self.windows)))
-
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any]) -> GraftSettings:
-        return cls(**{key: section[key] for key in cls.__slots__ if key in section})
-
-    @classmethod
-    def load(cls, state_dir: Path) -> GraftSettings:
-        """The `[graft]` section of the state directory's config (ConfigError if unusable)."""
-        return cls.from_config(load_config(state_dir)["graft"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,19 +77,104 @@ class Pressure:
 def context_pressure(events: Sequence[Event], settings: GraftSettings) -> Pressure:
     """The latest request's context tokens against the session's window: the one its log
     announces, else the one configured for its model, else the configured default."""
-    model = session_model(events)
-    announced = context_window(events)
-    if announced:
-        window, window_source = announced, "log"
-    elif model is not None and model in settings.windows:
-        window, window_source = settings.windows[model], "model-config"
-    else:
-        window, window_source = settings.window_tokens, "config"
-    tokens = None
-    for _, usage in usages(events):
-        tokens = usage.context
-    source = "unavailable" if tokens is None else "usage" if announced else "estimated"
-    return Pressure(tokens, window, window_source, source, model)
+    return Digest.of(events).pressure(settings)
+
+
+@dataclass(slots=True)
+class Digest:
+    """What the decisions need of a session's events, small and extendable: a live session's
+    hooks fold each tail read into the digest they keep, instead of rereading the whole log.
+
+    `count` is the number of events folded; `last_step` and `last_graft_call` are positions
+    (0-based, -1 for none) of the last model step and the last call of a handoff tool."""
+
+    count: int = 0
+    window: int | None = None  # as the log last announced it
+    model: str | None = None
+    context: int | None = None  # the latest request's context tokens
+    ordinal: int = 0  # turns started
+    levels: list[list[int]] = field(default_factory=list)  # [ordinal, context], recent turns
+    humans: int = 0
+    identity: Identity | None = None  # from the first human message only
+    last_step: int = -1
+    last_graft_call: int = -1
+    todos: list[str] = field(default_factory=list)  # the latest list's unfinished items
+
+    @classmethod
+    def of(cls, events: Sequence[Event]) -> Digest:
+        digest = cls()
+        digest.extend(events)
+        return digest
+
+    def extend(self, events: Sequence[Event]) -> None:
+        """Fold events that follow the ones already folded."""
+        for event in events:
+            kind = event.get("type")
+            if kind == "turn/start":
+                self.ordinal += 1
+            elif kind == "request/context":
+                self.window = context_window((event,)) or self.window
+            elif kind == "user/message" and is_human_message(event):
+                if self.humans == 0:
+                    self.identity = session_identity((event,))
+                self.humans += 1
+            if kind in ("request/context", "assistant/message"):
+                self.model = session_model((event,)) or self.model
+            if kind in ("assistant/message", "tool/call"):
+                self.last_step = self.count
+            if kind == "tool/call" and is_graft_tool(str((event.get("data") or {}).get("name"))):
+                self.last_graft_call = self.count
+            for _, usage in usages((event,)):
+                self.context = usage.context
+                if self.levels and self.levels[-1][0] == self.ordinal:
+                    self.levels[-1][1] = usage.context
+                else:
+                    self.levels = [*self.levels, [self.ordinal, usage.context]][
+                        -(GROWTH_SAMPLE_TURNS + 1) :
+                    ]
+            items = todo_items(event)
+            if items is not None:
+                self.todos = [
+                    str(item.get("content", item.get("step", "")))
+                    for item in items
+                    if item.get("status") != "completed"
+                ]
+            self.count += 1
+
+    def pressure(self, settings: GraftSettings) -> Pressure:
+        """The latest request's context against the window (see `context_pressure`)."""
+        model = self.model
+        if self.window:
+            window, window_source = self.window, "log"
+        elif model is not None and model in settings.windows:
+            window, window_source = settings.windows[model], "model-config"
+        else:
+            window, window_source = settings.window_tokens, "config"
+        tokens = self.context
+        source = "unavailable" if tokens is None else "usage" if self.window else "estimated"
+        return Pressure(tokens, window, window_source, source, model)
+
+    def cost(self, settings: GraftSettings) -> GraftCost:
+        """The handoff's cost (see `estimate_graft_cost`)."""
+        levels = [context for _, context in self.levels]
+        rises = [max(0, after - before) for before, after in pairwise(levels)]
+        if rises:
+            growth, source = round(sum(rises) / len(rises)), "history"
+        else:
+            growth, source = settings.growth_tokens_per_turn, "config"
+        return GraftCost(settings.handoff_tokens, growth, source, settings.reserve_turns)
+
+    def as_json(self) -> dict[str, Any]:
+        values = {name: getattr(self, name) for name in self.__slots__}
+        values["identity"] = None if self.identity is None else self.identity.as_json()
+        return values
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> Digest:
+        fields = {name: value[name] for name in cls.__slots__ if name in value}
+        identity = fields.get("identity")
+        fields["identity"] = None if identity is None else Identity.from_json(identity)
+        return cls(**fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,17 +199,7 @@ def estimate_graft_cost(events: Sequence[Event], settings: GraftSettings) -> Gra
     """The handoff's cost, with growth per turn read from the session's recent turns (the
     mean rise of context tokens from one turn's last request to the next), or the configured
     figure when the session has fewer than two turns with usage."""
-    per_turn: dict[int, int] = {}  # turn → context tokens of its last request
-    for event, ordinal in zip(events, turn_ordinals(events), strict=True):
-        for _, usage in usages((event,)):
-            per_turn[ordinal] = usage.context
-    levels = [per_turn[turn] for turn in sorted(per_turn)][-(GROWTH_SAMPLE_TURNS + 1) :]
-    rises = [max(0, after - before) for before, after in pairwise(levels)]
-    if rises:
-        growth, source = round(sum(rises) / len(rises)), "history"
-    else:
-        growth, source = settings.growth_tokens_per_turn, "config"
-    return GraftCost(settings.handoff_tokens, growth, source, settings.reserve_turns)
+    return Digest.of(events).cost(settings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,10 +247,14 @@ def calculate_safe_watermark(window_limit: int, cost: GraftCost) -> tuple[float,
 
 def watermark(events: Sequence[Event], settings: GraftSettings, window: int) -> Watermark:
     """The session's watermark under `settings` (dynamic or fixed)."""
+    return _watermark(Digest.of(events), settings, window)
+
+
+def _watermark(digest: Digest, settings: GraftSettings, window: int) -> Watermark:
     if settings.mode == "fixed":
         warning, forced, feasible, cost = settings.warning_ratio, settings.forced_ratio, True, None
     else:
-        cost = estimate_graft_cost(events, settings)
+        cost = digest.cost(settings)
         forced, feasible = calculate_safe_watermark(window, cost)
         warning = round(forced - settings.warning_margin, 6)
     if not settings.forced:
@@ -304,34 +348,8 @@ def is_graft_tool(name: str) -> bool:
 
 
 def open_todos(events: Sequence[Event]) -> list[str]:
-    """The unfinished items of the session's latest todo list.
-
-    Todo lists are recognized by shape, the same in every harness: DSH's `todo/write` record
-    and its `todo_write` calls and Claude Code's `TodoWrite` calls carry `todos: [{content,
-    status}]`; Codex's `update_plan` calls carry `plan: [{step, status}]`. Each replaces the
-    previous list whole."""
-    latest: list[Any] | None = None
-    for event in events:
-        kind, data = event.get("type"), event.get("data") or {}
-        if kind == "todo/write":
-            items = data.get("todos")
-        elif kind == "tool/call":
-            try:
-                arguments = orjson.loads(data.get("arguments") or "{}")
-            except orjson.JSONDecodeError:
-                continue
-            if not isinstance(arguments, dict):
-                continue
-            items = arguments.get("todos", arguments.get("plan"))
-        else:
-            continue
-        if isinstance(items, list):
-            latest = items
-    texts = []
-    for item in latest or ():
-        if isinstance(item, dict) and item.get("status") != "completed":
-            texts.append(str(item.get("content", item.get("step", ""))))
-    return texts
+    """The unfinished items of the session's latest todo list (`events.todo_items`)."""
+    return Digest.of(events).todos
 
 
 def _nudge_text(ratio: float) -> str:
@@ -364,27 +382,28 @@ def forced_cut_note(mark: Mapping[str, Any]) -> str:
 
 def decide(events: Sequence[Event], settings: GraftSettings, state: GraftState) -> Decision:
     """The decision before the model's next step, given everything the session logged."""
-    pressure = context_pressure(events, settings)
-    mark_line = watermark(events, settings, pressure.window)
-    ordinals = turn_ordinals(events)
-    turn = ordinals[-1] if ordinals else 0
+    return decide_digest(Digest.of(events), settings, state)
+
+
+def decide_digest(digest: Digest, settings: GraftSettings, state: GraftState) -> Decision:
+    """`decide` on a session's digest (what a live session's hooks keep between calls)."""
+    pressure = digest.pressure(settings)
+    mark_line = _watermark(digest, settings, pressure.window)
+    turn = digest.ordinal
 
     def result(action: str, reason: str, new: GraftState = state, **extra: Any) -> Decision:
         return Decision(action, reason, pressure, mark_line, new, **extra)
 
     ratio = pressure.ratio
     if ratio is None:
-        return _plan_or(result, events, state, "no usage reported yet: pressure unavailable")
+        return _plan_or(result, digest, state, "no usage reported yet: pressure unavailable")
     if state.migrated and not state.allow_reslice:
         return result("none", "this session already handed off (set allowReslice to cut again)")
-    if session_identity(events) is not None and turn <= PROTECTED_TURNS:
+    if digest.identity is not None and turn <= PROTECTED_TURNS:
         why = f"born from a handoff: no cut in its first {PROTECTED_TURNS} turns"
-        return _plan_or(result, events, state, why)
+        return _plan_or(result, digest, state, why)
     nudged = state.nudge_at is not None
-    obeyed = nudged and any(
-        is_graft_tool(call.name) and call.index >= (state.nudge_at or 0)
-        for call in pair_tool_calls(events).calls
-    )
+    obeyed = nudged and digest.last_graft_call >= (state.nudge_at or 0)
     if mark_line.forced is not None and ratio >= mark_line.forced:
         mark = None
         if nudged and not obeyed and mark_line.warning is not None:
@@ -395,16 +414,13 @@ def decide(events: Sequence[Event], settings: GraftSettings, state: GraftState) 
             reason += " (this window cannot hold a handoff: it may not complete)"
         return result("force", reason, replace(state, forced_cut_marks=marks), mark=mark)
     if mark_line.warning is None or ratio < mark_line.warning:
-        return _plan_or(result, events, state, f"at {ratio:.0%}, below the warning band")
+        return _plan_or(result, digest, state, f"at {ratio:.0%}, below the warning band")
     if obeyed:
         return result("none", "a handoff tool was called after the warning")
     if state.nudge_turn != turn:
-        new = replace(state, nudge_turn=turn, nudge_at=len(events), escalated=False)
+        new = replace(state, nudge_turn=turn, nudge_at=digest.count, escalated=False)
         return result("nudge", f"at {ratio:.0%}, in the warning band", new, text=_nudge_text(ratio))
-    stepped = any(
-        event.get("type") in ("assistant/message", "tool/call")
-        for event in events[state.nudge_at or 0 :]
-    )
+    stepped = digest.last_step >= (state.nudge_at or 0)
     if stepped and not state.escalated:
         new = replace(state, escalated=True)
         text = _escalation_text(ratio)
@@ -413,10 +429,10 @@ def decide(events: Sequence[Event], settings: GraftSettings, state: GraftState) 
 
 
 def _plan_or(
-    result: Callable[..., Decision], events: Sequence[Event], state: GraftState, reason: str
+    result: Callable[..., Decision], digest: Digest, state: GraftState, reason: str
 ) -> Decision:
     """The plan-first nudge when it is due (once per session), else nothing."""
-    todos = open_todos(events)
+    todos = digest.todos
     if (
         not state.plan_nudged
         and len(todos) > OPEN_TODO_LIMIT

@@ -21,22 +21,15 @@ _AGAIN = ("compact", "clear")
 
 
 def on_session_start(hook: HookInput) -> dict[str, Any] | None:
-    if not _carries_context(hook):
+    if not hook.carries_first_context:
         return None  # too late there (DSH): the first UserPromptSubmit carries it
     return _inject_once(hook, again=hook.payload.get("source") in _AGAIN)
 
 
 def on_prompt(hook: HookInput) -> dict[str, Any] | None:
-    if not _carries_context(hook):
+    if not hook.carries_first_context:
         return None  # SessionStart has delivered it already
     return _inject_once(hook, again=False)
-
-
-def _carries_context(hook: HookInput) -> bool:
-    """Whether this event is the one whose context reaches the calling harness's first
-    request (unknown harnesses are treated like Claude Code: SessionStart)."""
-    info = hook.harness_info
-    return (info.context_event if info else "SessionStart") == hook.event
 
 
 def _inject_once(hook: HookInput, again: bool) -> dict[str, Any] | None:

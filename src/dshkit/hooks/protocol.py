@@ -7,6 +7,8 @@ visible mark, because the decision itself must still reach the harness.
 
 from __future__ import annotations
 
+import os
+
 from .. import harnesses
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a policy's hot path)
@@ -56,9 +58,24 @@ class HookInput:
         return self._state_dir
 
     @property
+    def state_path(self) -> str:
+        """`state_dir` as a string, found without pathlib (for checks that run on every call)."""
+        if self.directory:
+            return os.path.expanduser(self.directory)
+        return os.path.join(harnesses.dsh_home(), "dshkit")
+
+    @property
     def harness_info(self) -> harnesses.Harness | None:
         """The registry's entry for the calling harness (None when it is not known)."""
         return harnesses.HARNESSES.get(self.harness)
+
+    @property
+    def carries_first_context(self) -> bool:
+        """Whether this event's context reaches the harness's first request: SessionStart, or
+        the first prompt where SessionStart context comes too late (DSH's bridge). Unknown
+        harnesses are treated like Claude Code."""
+        info = self.harness_info
+        return (info.context_event if info else "SessionStart") == self.event
 
     @property
     def session_id(self) -> str:

@@ -102,7 +102,7 @@ class Entry:
 HANDLERS: tuple[Entry, ...] = (
     # Profile injection: once per session, on the harness's context event (hooks/profile.py).
     Entry("SessionStart", "dshkit.hooks.profile:on_session_start", budget=5.0, order=10),
-    Entry("UserPromptSubmit", "dshkit.hooks.profile:on_prompt", budget=5.0, order=10),
+    Entry("UserPromptSubmit", "dshkit.hooks.profile:on_prompt", budget=3.0, order=10),
     # The prompt optimizer (hooks/optimizer.py): its own deadline is inside this budget.
     Entry("UserPromptSubmit", "dshkit.hooks.optimizer:on_prompt", budget=16.0, order=20),
     # Capability facts (hooks/capability.py): read from the cache, probes started detached.
@@ -121,6 +121,13 @@ HANDLERS: tuple[Entry, ...] = (
         tools=(harnesses.COMMAND,),
         order=5,
     ),
+    # Context handoff (hooks/graft.py): a handed-off session takes no new prompt or tool call
+    # (first, so its block wins); the watermark after every tool call and with each prompt; a
+    # waiting handoff handed to the next session started in its directory.
+    Entry("SessionStart", "dshkit.hooks.graft:on_session_start", budget=3.0, order=12),
+    Entry("UserPromptSubmit", "dshkit.hooks.graft:on_prompt", budget=2.0, order=1),
+    Entry("PreToolUse", "dshkit.hooks.graft:on_tool", budget=1.0, order=1),
+    Entry("PostToolUse", "dshkit.hooks.graft:after_tool", budget=3.0, order=40),
     # A detached refresh when the agent pauses (hooks/refresh.py): only a process start here.
     Entry("Stop", "dshkit.hooks.refresh:on_session_pause", budget=3.0, order=90),
     Entry("SessionEnd", "dshkit.hooks.refresh:on_session_pause", budget=3.0, order=90),
@@ -151,7 +158,9 @@ def entries(event: str, extra: Iterable[Entry] = ()) -> list[Entry]:
     )
 
 
-def installed_events(harness: Harness, extra: Iterable[Entry] = ()) -> dict[str, str]:
+def installed_events(
+    harness: Harness, extra: Iterable[Entry] = (), builtin: Iterable[Entry] = HANDLERS
+) -> dict[str, str]:
     """What `install-hooks` puts in `harness`'s settings: event → matcher ("" matches all).
 
     A tool event whose entries all name vocabularies gets an anchored regex of the tool
@@ -161,7 +170,7 @@ def installed_events(harness: Harness, extra: Iterable[Entry] = ()) -> dict[str,
     import re  # not at the top: the hot path never asks this
 
     found: dict[str, str] = {}
-    every = [e for e in (*HANDLERS, *extra) if e.serves(harness.name)]
+    every = [e for e in (*builtin, *extra) if e.serves(harness.name)]
     for event in EVENTS:
         names: set[str] = set()
         matches_all = False

@@ -49,11 +49,12 @@ _STANDS_FOR_EMPTY = " — stands for the empty list `[]`"
 _DSH_ID = "mcp-dshkit"  # the entry's id in a DSH patch layer
 
 
-def server_command(scope: str, state_dir: Path) -> list[str]:
-    """What a harness runs to start dshkit's MCP server."""
+def server_command(scope: str, state_dir: Path, harness: str) -> list[str]:
+    """What `harness` runs to start dshkit's MCP server: it reads that harness's sessions, so a
+    handoff tool finds the session calling it."""
     if scope == "project":
-        return [PROJECT_PROGRAM, "mcp"]
-    return [*dshkit_command(), "mcp", "--state-dir", str(state_dir)]
+        return [PROJECT_PROGRAM, "mcp", "--harness", harness]
+    return [*dshkit_command(), "mcp", "--harness", harness, "--state-dir", str(state_dir)]
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class Target:
 
     def add(self, state_dir: Path) -> Callable[[str | None], str]:
         """The edit that makes the file's registration run this dshkit with `state_dir`."""
-        command = server_command(self.scope, state_dir)
+        command = server_command(self.scope, state_dir, self.harness)
         return lambda text: _FORMATS[self.format][0](self.path, text, command)
 
     def remove(self, text: str) -> str:

@@ -9,6 +9,7 @@ error naming the argument (`ToolError`), never as a crash.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,16 +22,25 @@ from pydantic import Field
 
 from .. import harnesses
 from ..config import ConfigError
+from ..detached import start_detached
 from ..gate.browser import BrowserError
 from ..gate.judge import MAX_BUDGET_S, MIN_BUDGET_S, GateInputError
 from ..gate.service import run_gate
+from ..graft.constraints import GraftAborted
+from ..graft.handoff import prepare_handoff
+from ..graft.lifecycle import GraftError, State
+from ..graft.readback import ReadBackError, read_result, search_history
+from ..graft.service import caller, refresh, slice_session
+from ..graft.settings import GraftSettings
+from ..graft.status import debug_status
 from ..llm import LLMConfig
 from ..optimizer.context import resolve_session
 from ..optimizer.pipeline import optimize
 from ..optimizer.settings import settings_for
 from ..optimizer.strategies import FORMS, TIERS
 from ..profile.state import ProfileState
-from ..sessions import Catalog, Scanner, Source
+from ..sessions import Catalog, Scanner, SessionNotFound, Source
+from ..sessions.catalog import SessionInfo
 from ..store import LeaseBusy, Store, StoreError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -177,3 +187,152 @@ class Tools:
             raise ToolError(str(exc)) from exc
         summary = verdict.summary()
         return result(as_text(summary), summary)
+
+    # -- context handoff (dshkit.graft) ----------------------------------------------------
+
+    def _catalog(self, store: Store) -> Catalog:
+        """The catalog after a scan of the server's roots (the calling session's newest steps
+        included)."""
+        try:
+            return refresh(store, self.sources)
+        except LeaseBusy as exc:
+            raise ToolError(str(exc)) from exc
+
+    def _source(self, catalog: Catalog, session_id: str | None, name: str) -> SessionInfo:
+        """The named session, or the one calling (most recently active in this directory)."""
+        harness = _only_harness(self.sources)
+        try:
+            if session_id:
+                return catalog.find(session_id, harness)
+            return caller(catalog, harness, os.getcwd())
+        except SessionNotFound as exc:
+            raise ToolError(f"{name}: {exc}") from exc
+
+    def _settings(self) -> GraftSettings:
+        try:
+            return GraftSettings.load(self.state_dir)
+        except ConfigError as exc:
+            raise ToolError(str(exc)) from exc
+
+    @tool(read_only=True)
+    def graft_prepare(
+        self,
+        sessionId: Annotated[
+            str | None,
+            Field(description="要交接的会话 id 或唯一前缀；不给则为当前目录中正在工作的会话"),
+        ] = None,
+    ) -> CallToolResult:
+        """只读预览：如果现在交接，新会话会收到什么（身份行、点火提示、任务看板、逐字继承的硬约束）。
+        不会切断、启动或退休任何会话；确认无误后调用 graft_slice_and_inject。"""
+        settings = self._settings()
+        with self.store() as store:
+            catalog = self._catalog(store)
+            source = self._source(catalog, sessionId, "sessionId")
+            try:
+                handoff = prepare_handoff(catalog, source, settings)
+            except GraftAborted as exc:
+                raise ToolError(f"{exc} {as_text(exc.report)}") from exc
+        return result(handoff.first_message, handoff.as_json())
+
+    @tool(read_only=False)
+    def graft_slice_and_inject(
+        self,
+        sessionId: Annotated[
+            str | None,
+            Field(description="要交接的会话 id 或唯一前缀；不给则为当前目录中正在工作的会话"),
+        ] = None,
+        allowReslice: Annotated[
+            bool, Field(description="允许再次交接一个已经交接过的会话")
+        ] = False,
+    ) -> CallToolResult:
+        """一步完成交接：此刻重新读取会话、生成交接内容，在同一目录用宿主自己的命令行启动新会话并把
+        交接内容作为它的第一条消息；从这一刻起本会话不再接收新的请求或工具调用。新会话启动失败时
+        自动回滚，本会话恢复可用。"""
+        settings = self._settings()
+        with self.store() as store:
+            catalog = self._catalog(store)
+            source = self._source(catalog, sessionId, "sessionId")
+            try:
+                handoff, txn = slice_session(
+                    store, catalog, source, settings, allow_reslice=allowReslice
+                )
+            except GraftAborted as exc:
+                raise ToolError(f"{exc} {as_text(exc.report)}") from exc
+            except GraftError as exc:
+                raise ToolError(f"{exc.code}: {exc}") from exc
+            if txn.state == State.PREPARING:
+                start_detached(
+                    "graft", "drive", "--txn", str(txn.id), "--state-dir", str(store.state_dir)
+                )
+        if txn.state == State.PENDING:
+            text = (
+                f"交接 #{txn.id} 已登记：下一个在 {source.cwd} 启动的会话会收到交接内容。"
+                "本会话从现在起不再接收新的请求或工具调用，请用一两句话说明停在哪里，然后结束本轮。"
+            )
+        else:
+            text = (
+                f"交接 #{txn.id} 已开始：新会话正在 {source.cwd} 启动，交接内容是它的第一条消息。"
+                "本会话从现在起不再接收新的请求或工具调用，请不要再调用工具，"
+                "用一两句话说明停在哪里，然后结束本轮。"
+            )
+        return result(text, {**txn.as_json(), "card": handoff.card.text})
+
+    @tool(read_only=True)
+    def graft_read_result(
+        self,
+        sourceSessionId: Annotated[str, Field(description="看板上的 sourceSessionId")],
+        seq: Annotated[int, Field(description="看板上引用的 seq")],
+        offset: Annotated[int, Field(description="从原文第几个字符读起（分页）")] = 0,
+    ) -> CallToolResult:
+        """按 seq 读回旧会话里那条记录的原文（工具结果、工具调用或消息）；原文很长时分页返回，
+        nextOffset 不为空就继续读。"""
+        with self.store() as store:
+            catalog = self._catalog(store)
+            try:
+                found = read_result(catalog, sourceSessionId, seq, offset=offset)
+            except ReadBackError as exc:
+                raise ToolError(f"sourceSessionId/seq: {exc}") from exc
+            except ValueError as exc:
+                raise ToolError(str(exc)) from exc
+        return result(found["text"], found)
+
+    @tool(read_only=True)
+    def graft_search_history(
+        self,
+        sourceSessionId: Annotated[str, Field(description="看板上的 sourceSessionId")],
+        query: Annotated[str, Field(description="要找的文字（不区分大小写；多个词须同时出现）")],
+        limit: Annotated[int, Field(description="最多返回几条，1 到 100")] = 20,
+    ) -> CallToolResult:
+        """在旧会话里搜索（消息、工具调用和结果），从新到旧返回命中处的 seq 和上下文片段；
+        再用 graft_read_result 读原文。totalHits 总是如实给出命中总数。"""
+        with self.store() as store:
+            catalog = self._catalog(store)
+            try:
+                found = search_history(catalog, sourceSessionId, query, limit=limit)
+            except ReadBackError as exc:
+                raise ToolError(f"sourceSessionId: {exc}") from exc
+            except ValueError as exc:
+                raise ToolError(str(exc)) from exc
+        return result(as_text(found), found)
+
+    @tool(read_only=True)
+    def graft_debug_status(
+        self,
+        sessionId: Annotated[
+            str | None, Field(description="只看这个会话（id 或唯一前缀）；不给则看全局")
+        ] = None,
+    ) -> CallToolResult:
+        """交接调试面板（只读）：会话的上下文水位及其来源、预警与强切水位、当前判定、是否已交接；
+        未完成的交接事务、已退休与转移中的会话数、等待接手的交接和未送达的通知。"""
+        with self.store() as store:
+            try:
+                found = debug_status(store, sessionId, _only_harness(self.sources))
+            except SessionNotFound as exc:
+                raise ToolError(f"sessionId: {exc}") from exc
+        return result(as_text(found), found)
+
+
+def _only_harness(sources: list[Source]) -> str | None:
+    """The harness whose sessions the server reads, when it reads one harness's only."""
+    names = {source.harness for source in sources}
+    return names.pop() if len(names) == 1 else None

@@ -297,3 +297,25 @@ def _quoted(word: str) -> str:
     if word and all(c.isalnum() or c in "-_./=:@%+," for c in word):
         return word
     return "'" + word.replace("'", "'\"'\"'") + "'"
+
+
+def todo_items(event: Event) -> list[dict[str, Any]] | None:
+    """The todo list an event writes, whole (each replaces the previous), or None.
+
+    Recognized by shape, the same in every harness: DSH's `todo/write` record and its
+    `todo_write` calls and Claude Code's `TodoWrite` calls carry `todos: [{content, status}]`;
+    Codex's `update_plan` calls carry `plan: [{step, status}]`."""
+    kind, data = event.get("type"), event.get("data") or {}
+    if kind == "todo/write":
+        items = data.get("todos")
+    elif kind == "tool/call":
+        try:
+            arguments = orjson.loads(data.get("arguments") or "{}")
+        except orjson.JSONDecodeError:
+            return None
+        items = (
+            arguments.get("todos", arguments.get("plan")) if isinstance(arguments, dict) else None
+        )
+    else:
+        return None
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else None

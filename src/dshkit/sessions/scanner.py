@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from .. import harnesses
+from ..graft.ledger import forget_sessions as forget_grafts
 from ..paths import default_roots, private_dir, private_opener
 from ..store import SCAN_LEASE, Lease, Store
 from .catalog import CURSOR_COLUMNS, Catalog, SessionKey, bulk_load, file_order, repeats
@@ -489,9 +490,11 @@ _SESSION_TABLES = (
 
 
 def _delete_sessions(db: Any, keys: list[SessionKey]) -> None:
-    """Every row about the sessions `keys` (inside the caller's transaction)."""
+    """Every row about the sessions `keys` (inside the caller's transaction), graft's
+    handoffs and audit records of them included."""
     for table in _SESSION_TABLES:
         db.executemany(f"DELETE FROM {table} WHERE harness = ? AND session_id = ?", keys)
+    forget_grafts(db, keys)
 
 
 def _added(increments: list[tuple[LogFile, Increment]]) -> _Humans:

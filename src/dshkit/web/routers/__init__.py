@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..routing import Router
-from . import capability, gate, jobs, optimizer, profile
+from . import capability, gate, graft, jobs, optimizer, profile
 
 RouterFactory = Callable[[Any], Router]
 
@@ -20,4 +20,5 @@ ROUTERS: dict[str, RouterFactory] = {
     "optimizer": optimizer.router,  # the prompt optimizer
     "capability": capability.router,  # capability facts: modes and probed channels
     "gate": gate.router,  # the delivery gate: verdicts on web deliverables
+    "graft": graft.router,  # context handoff: the audit trail and the debug panel
 }

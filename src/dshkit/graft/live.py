@@ -1,0 +1,220 @@
+"""Graft at a live session's hooks: the watermark every step, retirement, notices, pickups.
+
+What the hooks ask, answered from the store and the session's own transcript (seed 004 v0.9
+§一, v0.12, v0.19, v0.21; issue 12 §2):
+
+- `watch`: after each tool call and at each prompt, the new part of the transcript is folded
+  into the session's digest (`watermark.Digest`, kept in `graft_watch` with the decisions'
+  state) and the watermark decides: a nudge or an escalation is told to the model once per
+  turn (its state saved only once the text was delivered), the plan-first nudge once per
+  session, and a forced cut starts the handoff itself in a detached process.
+- `retired`: a source that is transferring or retired takes no new prompt and no tool call;
+  the pointer names where the work went.
+- `notices`: what a session is owed once (the rollback notice).
+- `pickup`: a session started where a handoff waits for one (no headless start) receives it.
+
+Every decision that reaches the model is audited (`model-nudge`, `nudge-escalation`,
+`force-graft`, …) when it is delivered, not when it is computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import orjson
+
+from .. import harnesses
+from ..detached import start_detached
+from ..sessions.tail import read_tail
+from ..store import Store
+from . import ledger
+from .settings import GraftSettings
+from .watermark import Decision, Digest, GraftState, decide_digest
+
+CONSUMER = "graft"  # this capability's cursor over live transcripts (sessions.tail)
+FORCE_RETRY_MS = 120_000  # a forced handoff started this recently is not started again
+_AUDITED = {"nudge": "model-nudge", "escalate": "nudge-escalation", "plan": "plan-nudge"}
+FORCE_TEXT = (
+    "[dshkit 交接] 上下文已到强制切断水位，系统正在把工作交接给一个新会话。"
+    "请不要再调用工具，用一两句话说明你停在了哪里，然后结束本轮。"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Watch:
+    """The watermark's answer for one step: the decision, the text for the model (None when
+    there is nothing to say), and what to record once that text was delivered."""
+
+    decision: Decision
+    text: str | None
+    commit: Callable[[Store], None]  # given a store open at the time of the call
+
+
+def watch(
+    store: Store,
+    harness: str,
+    session_id: str,
+    transcript_path: str,
+    settings: GraftSettings,
+    state_dir: str,
+) -> Watch:
+    """Fold the transcript's new events and decide (see the module docstring)."""
+    with store.transaction() as db:
+        tail = read_tail(store, transcript_path, harness, consumer=CONSUMER)
+        row = db.execute(
+            "SELECT digest, state, forced_at FROM graft_watch WHERE harness = ? AND session_id = ?",
+            (harness, session_id),
+        ).fetchone()
+        digest = Digest() if row is None or tail.reset else Digest.from_json(orjson.loads(row[0]))
+        state = GraftState() if row is None else GraftState.from_json(orjson.loads(row[1]))
+        forced_at = None if row is None else row[2]
+        digest.extend(tail.events)
+        _save(db, harness, session_id, digest=digest, state=state)
+    # Handed off already: decided by the ledger, so a rolled-back handoff frees it again.
+    migrated = ledger.retirement(store, harness, session_id) is not None
+    decision = decide_digest(digest, settings, replace(state, migrated=migrated))
+    new_state = replace(decision.state, migrated=False)
+    action = decision.action
+    if action == "force":
+        now = ledger.now_ms()
+        if forced_at is not None and now - forced_at < FORCE_RETRY_MS:
+            return Watch(decision, None, _nothing)
+
+        def force(store: Store) -> None:
+            with store.transaction() as db:
+                _save(db, harness, session_id, state=new_state, forced_at=now)
+                ledger.audit(
+                    store,
+                    "force-graft",
+                    harness=harness,
+                    session_id=session_id,
+                    reason=decision.reason,
+                    pressure=decision.pressure.as_json(),
+                    mark=decision.mark,
+                )
+            forced = (
+                ["--forced-mark", orjson.dumps(decision.mark).decode()] if decision.mark else []
+            )
+            start_detached(
+                "graft",
+                "slice",
+                "--session",
+                session_id,
+                "--harness",
+                harness,
+                "--transcript",
+                transcript_path,
+                "--state-dir",
+                state_dir,
+                *forced,
+            )
+
+        return Watch(decision, FORCE_TEXT, force)
+    if decision.text is None:
+        if new_state != state:
+            with store.transaction() as db:
+                _save(db, harness, session_id, state=new_state)
+        return Watch(decision, None, _nothing)
+
+    def delivered(store: Store) -> None:
+        with store.transaction() as db:
+            _save(db, harness, session_id, state=new_state)
+            ledger.audit(
+                store,
+                _AUDITED[action],
+                harness=harness,
+                session_id=session_id,
+                reason=decision.reason,
+                ratio=decision.pressure.ratio,
+            )
+
+    return Watch(decision, decision.text, delivered)
+
+
+def _nothing(store: Store) -> None:
+    pass
+
+
+def _save(
+    db: Any,
+    harness: str,
+    session_id: str,
+    *,
+    digest: Digest | None = None,
+    state: GraftState | None = None,
+    forced_at: int | None = None,
+) -> None:
+    """Upsert what is given of the session's watch row (inside the caller's transaction)."""
+    now = ledger.now_ms()
+    db.execute(
+        "INSERT INTO graft_watch (harness, session_id, digest, state, forced_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (harness, session_id) DO UPDATE SET "
+        "digest = COALESCE(?, digest), state = COALESCE(?, state), "
+        "forced_at = COALESCE(?, forced_at), updated_at = excluded.updated_at",
+        (
+            harness,
+            session_id,
+            _dump(digest or Digest()),
+            _dump(state or GraftState()),
+            forced_at,
+            now,
+            None if digest is None else _dump(digest),
+            None if state is None else _dump(state),
+            forced_at,
+        ),
+    )
+
+
+def _dump(value: Digest | GraftState) -> str:
+    return orjson.dumps(value.as_json()).decode()
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Notices owed to a session, and how to record that they were delivered."""
+
+    text: str
+    commit: Callable[[Store], None]
+
+
+def notices(store: Store, harness: str, session_id: str) -> Notice | None:
+    """What the session is owed once (a rolled-back handoff's notice), or None."""
+    owed = ledger.owed_notices(store, harness, session_id)
+    if owed is None:
+        return None
+
+    def shown(store: Store) -> None:
+        ledger.mark_shown(store, harness, session_id, owed.txn_ids)
+
+    return Notice(owed.text, shown)
+
+
+def retired(store: Store, harness: str, session_id: str) -> str | None:
+    """The pointer a transferring or retired source answers new work with, or None."""
+    found = ledger.retirement(store, harness, session_id)
+    return None if found is None else found.pointer()
+
+
+def pickup(store: Store, harness: str, session_id: str, cwd: str) -> str | None:
+    """The first message of a handoff waiting for a session started in `cwd`, claimed by this
+    one (once), or None."""
+    from .lifecycle import claim_pending, pending_for_cwd  # not on the per-tool-call path
+
+    if not harnesses.HARNESSES.get(harness) or not cwd:
+        return None
+    pending = pending_for_cwd(store, harness, cwd)
+    if pending is None or pending.source_session_id == session_id:
+        return None
+    return claim_pending(store, pending.txn_id, harness, session_id)
+
+
+def recovery_due(store: Store) -> bool:
+    """Whether an unfinished handoff waits with no live process driving it (a start should
+    run `dshkit graft recover`, detached)."""
+    from .lifecycle import UNFINISHED, lease_name, transactions  # not on the per-tool-call path
+
+    return any(
+        store.lease_holder(lease_name(txn.id)) is None for txn in transactions(store, UNFINISHED)
+    )

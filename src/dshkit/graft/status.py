@@ -1,0 +1,167 @@
+"""What graft is doing now, read-only: the debug panel (seed 004 v0.15) and the audit trail.
+
+`debug_status` answers for the whole store — unfinished handoffs and whether a live process
+drives each, the ledger's counts, pending handoffs, notices not yet shown — and, given a
+session, for it: its watermark (what `dshkit graft status` shows), its retirement and its
+handoffs. Nothing here writes: no recovery, no notice handed out, no lease taken. The
+surfaces (CLI, web API, MCP tool) call these and hold no logic of their own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import ConfigError
+from ..sessions.catalog import Catalog, SessionInfo
+from ..store import Store
+from . import ledger
+from .lifecycle import UNFINISHED, State, Txn, lease_name, load, outcome_counts, transactions
+from .settings import GraftSettings
+from .watermark import Decision, GraftState, decide
+
+
+def session_decision(store: Store, info: SessionInfo, settings: GraftSettings) -> Decision:
+    """The watermark and the decision now for a scanned session, from what the last scan
+    stored and with no state a session's hooks keep (nothing nudged yet)."""
+    events = Catalog(store).conversation((info.harness, info.session_id))
+    return decide(events, settings, GraftState())
+
+
+def debug_status(
+    store: Store, session: str | None = None, harness: str | None = None
+) -> dict[str, Any]:
+    """The panel: `session` (an id or a unique prefix, of `harness` when given) gets its own
+    part under "session" (SessionNotFound when it names no scanned session, or several)."""
+    info = None if session is None else Catalog(store).find(session, harness)
+    now = ledger.now_ms()
+    counts = outcome_counts(store)
+    return {
+        "session": None if info is None else session_status(store, info),
+        "transactions": [
+            {**txn.as_json(), "ageMs": now - txn.created_at, "driver": _driver(store, txn)}
+            for txn in transactions(store, UNFINISHED)
+        ],
+        "counts": {
+            "transferring": counts.get(ledger.TRANSFERRING, 0),
+            "retired": counts.get(ledger.RETIRED, 0),
+            # sessions born from a handoff: those whose target was started or picked one up
+            "targets": counts[State.VERIFIED] + counts[State.COMMITTED],
+            "byState": {str(state): counts[state] for state in State},
+        },
+        "pending": _pending(store, now),
+        "notices": _notices(store),
+    }
+
+
+def session_status(store: Store, info: SessionInfo) -> dict[str, Any]:
+    """One session's part of the panel."""
+    key = (info.harness, info.session_id)
+    decision, settings_error = None, None
+    try:
+        decision = session_decision(store, info, GraftSettings.load(store.state_dir)).as_json()
+    except ConfigError as exc:  # the panel still shows the rest
+        settings_error = str(exc)
+    retired = ledger.retirement(store, *key)
+    ids = store.db.execute(
+        "SELECT id FROM graft_txns WHERE harness = ? AND session_id = ? ORDER BY id", key
+    ).fetchall()
+    born = store.db.execute(
+        "SELECT id FROM graft_txns WHERE target_harness = ? AND target_id = ? ORDER BY id", key
+    ).fetchall()
+    return {
+        "harness": info.harness,
+        "sessionId": info.session_id,
+        "cwd": info.cwd,
+        "decision": decision,
+        "settingsError": settings_error,
+        "retirement": None
+        if retired is None
+        else {**retired.as_json(), "pointer": retired.pointer()},
+        "handoffs": [load(store, row[0]).as_json() for row in ids],
+        "targetOf": [row[0] for row in born],  # the handoffs this session carries on
+        "notices": _notices(store, key),
+    }
+
+
+def _driver(store: Store, txn: Txn) -> int | None:
+    """The pid of the live process driving the handoff, or None (recovery would take it)."""
+    return store.lease_holder(lease_name(txn.id))
+
+
+def _pending(store: Store, now: int) -> list[dict[str, Any]]:
+    rows = store.db.execute(
+        "SELECT p.txn_id, p.harness, p.cwd, p.at, t.harness, t.session_id FROM graft_pending p "
+        "JOIN graft_txns t ON t.id = p.txn_id ORDER BY p.txn_id"
+    ).fetchall()
+    return [
+        {
+            "txnId": row[0],
+            "targetHarness": row[1],
+            "cwd": row[2],
+            "at": row[3],
+            "ageMs": now - row[3],
+            "harness": row[4],
+            "sessionId": row[5],
+        }
+        for row in rows
+    ]
+
+
+def _notices(store: Store, key: tuple[str, str] | None = None) -> list[dict[str, Any]]:
+    """Notices owed and not yet shown (of one session when `key` is given)."""
+    where, args = ("AND harness = ? AND session_id = ?", key) if key else ("", ())
+    rows = store.db.execute(
+        "SELECT harness, session_id, txn_id, at, text FROM graft_notices "
+        f"WHERE shown_at IS NULL {where} ORDER BY at, txn_id",
+        args,
+    ).fetchall()
+    return [
+        {"harness": row[0], "sessionId": row[1], "txnId": row[2], "at": row[3], "text": row[4]}
+        for row in rows
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditPage:
+    """The latest records of the audit trail, oldest first, and how many older ones the limit
+    left out (so a limited listing is never cut silently)."""
+
+    records: list[ledger.AuditRecord]
+    more: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"records": [record.as_json() for record in self.records], "more": self.more}
+
+
+def audit_page(store: Store, limit: int = 100, session: str | None = None) -> AuditPage:
+    """The latest `limit` audit records (of the session id `session`, exactly, when given);
+    ValueError naming the bounds when `limit` is out of them."""
+    records = ledger.audit_records(store, limit, session)
+    if not records:
+        return AuditPage(records, 0)
+    where, args = ("AND session_id = ?", (session,)) if session is not None else ("", ())
+    (older,) = store.db.execute(
+        f"SELECT count(*) FROM graft_audit WHERE id < ? {where}", (records[0].id, *args)
+    ).fetchone()
+    return AuditPage(records, older)
+
+
+class GraftService:
+    """The read side above for the web API: each call opens its own store connection, so it
+    can run in any thread."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = Path(state_dir)
+
+    def audit(self, limit: int, session: str | None) -> dict[str, Any]:
+        with Store(self.state_dir) as store:
+            return audit_page(store, limit, session).as_json()
+
+    def status(self, session: str | None) -> dict[str, Any]:
+        """The whole panel, or with `session` just that session's part (SessionNotFound)."""
+        with Store(self.state_dir) as store:
+            if session is None:
+                return debug_status(store)
+            return session_status(store, Catalog(store).find(session))

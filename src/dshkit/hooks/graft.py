@@ -1,0 +1,114 @@
+"""Graft at the hooks (logic in `dshkit.graft.live`): a handed-off session takes no new work,
+the watermark speaks once per turn, a waiting handoff reaches the next session, notices once.
+
+A prompt to a transferring or retired session is blocked and every tool call denied, with a
+pointer to where the work went. The warning, the escalation and the forced cut reach the model
+as additional context after a tool call or with a prompt; what they leave behind is recorded
+only once the text was delivered (the runtime's `commit`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..graft import marker
+from .protocol import HookInput
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    from ..graft import live
+
+
+def on_session_start(hook: HookInput) -> dict[str, Any] | None:
+    from ..detached import start_detached
+    from ..graft import live
+
+    with hook.open_store() as store:
+        if live.recovery_due(store):
+            start_detached("graft", "recover", "--state-dir", str(hook.state_dir))
+    return _pickup(hook) if hook.carries_first_context else None
+
+
+def on_prompt(hook: HookInput) -> dict[str, Any] | None:
+    from ..graft import live
+
+    if not hook.session_id:
+        return None
+    with hook.open_store() as store:
+        pointer = live.retired(store, hook.harness, hook.session_id)
+    if pointer is not None:
+        return {"decision": "block", "reason": pointer}
+    parts: list[str] = []
+    commits = []
+    picked = _pickup(hook) if hook.carries_first_context else None
+    if picked:
+        parts.append(picked["additionalContext"])
+    with hook.open_store() as store:
+        owed = live.notices(store, hook.harness, hook.session_id)
+    if owed is not None:
+        parts.append(owed.text)
+        commits.append(owed.commit)
+    watched = _watch(hook)
+    if watched is not None:
+        parts.append(watched.text or "")
+        commits.append(watched.commit)
+    if not any(parts):
+        return None
+    return {"additionalContext": "\n\n".join(p for p in parts if p), "commit": _run(hook, commits)}
+
+
+def on_tool(hook: HookInput) -> dict[str, Any] | None:
+    # Every tool call passes here: without a handoff ever begun, the store is not opened.
+    if not hook.session_id or not marker.used(hook.state_path):
+        return None
+    from ..graft import live
+
+    with hook.open_store() as store:
+        pointer = live.retired(store, hook.harness, hook.session_id)
+    if pointer is None:
+        return None
+    return {"permissionDecision": "deny", "permissionDecisionReason": pointer}
+
+
+def after_tool(hook: HookInput) -> dict[str, Any] | None:
+    watched = _watch(hook)
+    if watched is None:
+        return None
+    return {"additionalContext": watched.text, "commit": _run(hook, [watched.commit])}
+
+
+def _watch(hook: HookInput) -> live.Watch | None:
+    """The watermark's word for this step, when it has one to say."""
+    from ..graft import live
+    from ..graft.settings import GraftSettings
+
+    transcript = str(hook.payload.get("transcript_path") or "")
+    if not hook.session_id or not os.path.isfile(transcript):
+        return None  # nothing written yet (or a harness that names no transcript)
+    settings = GraftSettings.load(hook.state_dir)
+    with hook.open_store() as store:
+        watched = live.watch(
+            store, hook.harness, hook.session_id, transcript, settings, str(hook.state_dir)
+        )
+    return watched if watched.text else None
+
+
+def _pickup(hook: HookInput) -> dict[str, Any] | None:
+    from ..graft import live
+
+    cwd = str(hook.payload.get("cwd") or "")
+    if not hook.session_id or not cwd:
+        return None
+    with hook.open_store() as store:
+        text = live.pickup(store, hook.harness, hook.session_id, cwd)
+    return {"additionalContext": text} if text else None
+
+
+def _run(hook: HookInput, commits: list[Any]) -> Any:
+    def commit() -> None:
+        with hook.open_store() as store:
+            for each in commits:
+                each(store)
+
+    return commit

@@ -1,0 +1,46 @@
+"""Graft's read side under /api/graft/: the audit trail and the debug panel (seed 004 v0.15).
+
+`GET /api/graft/audit?session=&limit=`: the latest records, oldest first, and how many older
+ones the limit left out. `GET /api/graft/status?session=`: the panel (`dshkit graft
+debug-status --json`), or with a session id (or a unique prefix) that session's part.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ...graft.ledger import AUDIT_LIMIT
+from ...graft.status import GraftService
+from ...sessions import SessionNotFound
+from ..routing import ApiError, Router, json_response
+
+_NO_STORE = {"cache-control": "no-store"}
+
+
+def router(service: GraftService) -> Router:
+    api = Router("graft")
+
+    @api.get("/audit")
+    async def get_audit(request: Request) -> Response:
+        limit = request.query_params.get("limit", "100")
+        if not limit.isdigit() or not 1 <= int(limit) <= AUDIT_LIMIT:
+            raise ApiError(
+                400, f"limit must be a whole number from 1 to {AUDIT_LIMIT}, got {limit!r}"
+            )
+        session = request.query_params.get("session") or None
+        page = await asyncio.to_thread(service.audit, int(limit), session)
+        return json_response(page, headers=_NO_STORE)
+
+    @api.get("/status")
+    async def get_status(request: Request) -> Response:
+        session = request.query_params.get("session") or None
+        try:
+            panel = await asyncio.to_thread(service.status, session)
+        except SessionNotFound as exc:
+            raise ApiError(404, str(exc)) from None
+        return json_response(panel, headers=_NO_STORE)
+
+    return api
