@@ -86,6 +86,20 @@ def test_uninstall_after_someone_edited_the_file_removes_only_ours(tmp_path: Pat
     assert json.loads(path.read_text()) == {"model": "sonnet", "hooks": {"Stop": [notify]}}
 
 
+def test_an_edit_between_two_installs_survives_uninstalling(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    run(tmp_path, "install-hooks", "--harness", "claude")
+    settings = json.loads(path.read_text())
+    settings["model"] = "sonnet"
+    path.write_text(json.dumps(settings))
+    elsewhere = str(tmp_path / "other-state")  # a change: the hooks are written again
+    run(tmp_path, "install-hooks", "--harness", "claude", "--state-dir", elsewhere)
+    assert elsewhere in path.read_text() and json.loads(path.read_text())["model"] == "sonnet"
+    run(tmp_path, "install-hooks", "--harness", "claude")  # and once more, unedited
+    run(tmp_path, "uninstall-hooks", "--harness", "claude")
+    assert json.loads(path.read_text()) == {"model": "sonnet"}
+
+
 def test_untouched_new_file_is_removed_again(tmp_path: Path) -> None:
     run(tmp_path, "install-hooks", "--harness", "codex")
     assert (tmp_path / ".codex" / "hooks.json").exists()

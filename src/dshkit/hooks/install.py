@@ -54,6 +54,9 @@ _END = "# <<< dshkit hooks"
 _STANDS_FOR_EMPTY = " — stands for the empty list `[]`"
 _BACKUP = ".dshkit-backup"
 _WRITTEN = ".dshkit-written"  # the sha256 of what dshkit wrote, to know if it was edited since
+# ... or this, for good, once a person edited the file between two installs: the backup no
+# longer holds the file without dshkit, so uninstalling takes only dshkit's entries out.
+_EDITED = "edited"
 PROJECT_PROGRAM = "dshkit"  # what a project-scope hook runs: whichever dshkit is on PATH
 
 
@@ -203,7 +206,7 @@ def apply(changes: list[Change], installing: bool) -> None:
         else:
             _write(change.path, change.after, mode)
         if installing:
-            _write(written, _sha(change.after or ""), mode)
+            _write(written, _record(written, change.before, change.after), mode)
         else:
             written.unlink(missing_ok=True)
             backup.unlink(missing_ok=True)
@@ -496,6 +499,15 @@ def _plan_patch(patch: Path, config: Path, bridge: harnesses.Bridge) -> list[Cha
         )
     prefix = before if not before or before.endswith("\n") else before + "\n"
     return [Change(patch, before or None, f"{prefix}{_BEGIN}\n{block}")]
+
+
+def _record(written: Path, before: str | None, after: str | None) -> str:
+    """What to record of a file dshkit writes (see _WRITTEN and _EDITED)."""
+    if written.exists():
+        last = written.read_text().strip()
+        if last == _EDITED or before is None or last != _sha(before):
+            return _EDITED
+    return _sha(after or "")
 
 
 def _restore(path: Path, current: str) -> tuple[bool, str | None]:
