@@ -26,7 +26,6 @@ from typing import Any
 import orjson
 
 from .. import harnesses
-from ..detached import start_detached
 from ..sessions.tail import read_tail
 from ..store import Store
 from . import ledger
@@ -83,6 +82,8 @@ def watch(
             return Watch(decision, None, _nothing)
 
         def force(store: Store) -> None:
+            from ..detached import start_detached  # only when a cut is due: off the hot path
+
             with store.transaction() as db:
                 _save(db, harness, session_id, state=new_state, forced_at=now)
                 ledger.audit(

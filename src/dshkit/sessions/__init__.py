@@ -3,13 +3,37 @@
 Every harness's logs become one normalized event stream (see `events`), so each later
 capability works for all three. `Scanner` writes what is new into the store; `Catalog` reads
 sessions back; `read_tail` follows one live transcript apart from the scan.
+
+The names below are imported on first use: a hook that needs only `tail` (graft's watermark,
+on every tool call) does not pay for the scanner and the catalog.
 """
 
-from .catalog import Catalog, HumanMessage, SessionInfo, SessionKey, SessionNotFound
-from .events import Event
-from .scanner import ADAPTERS, Scanner, ScanReport, Source, default_sources
-from .tail import Tail, read_tail
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the real names, for type checkers
+    from .catalog import Catalog, HumanMessage, SessionInfo, SessionKey, SessionNotFound
+    from .events import Event
+    from .scanner import ADAPTERS, Scanner, ScanReport, Source, default_sources
+    from .tail import Tail, read_tail
+
+_HOMES = {
+    "Catalog": "catalog",
+    "HumanMessage": "catalog",
+    "SessionInfo": "catalog",
+    "SessionKey": "catalog",
+    "SessionNotFound": "catalog",
+    "Event": "events",
+    "ADAPTERS": "scanner",
+    "Scanner": "scanner",
+    "ScanReport": "scanner",
+    "Source": "scanner",
+    "default_sources": "scanner",
+    "Tail": "tail",
+    "read_tail": "tail",
+}
 __all__ = [
     "ADAPTERS",
     "Catalog",
@@ -25,3 +49,11 @@ __all__ = [
     "default_sources",
     "read_tail",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    globals()[name] = value
+    return value
