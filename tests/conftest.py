@@ -19,6 +19,8 @@ from dshkit.sessions import Scanner, Source
 from dshkit.sessions.dsh import encode_segment, project_key
 from dshkit.store import Store
 
+from .graft_driver import World, make_world
+
 REPO = Path(__file__).resolve().parent.parent
 # Real session logs written by DSH, Claude Code and Codex (../shared/fixtures, copied here so
 # that a clone runs its own tests).
@@ -36,6 +38,16 @@ os.environ.setdefault("DSHKIT_CAPABILITY", "off")
 def store(tmp_path: Path) -> Iterator[Store]:
     with Store(tmp_path / "state") as opened:
         yield opened
+
+
+@pytest.fixture(name="world")
+def graft_world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    """Where graft's handoffs happen: the fake Claude Code CLI and its sessions root, in the
+    environment (the state directory is `store`'s)."""
+    made = make_world(tmp_path)
+    for name, value in made.env().items():
+        monkeypatch.setenv(name, value)
+    return made
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -31,25 +30,11 @@ from dshkit.graft.lifecycle import (
 )
 from dshkit.store import Store
 
-from .graft_driver import World, make_world
+from .graft_driver import World
 from .test_graft_lifecycle import gone
 
 DRIVER = Path(__file__).with_name("graft_driver.py")
 PATIENT = Ignition(timeout=60, poll=0.05)  # success comes long before the timeout
-
-
-@pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
-    made = make_world(tmp_path)
-    for name, value in made.env().items():
-        monkeypatch.setenv(name, value)
-    return made
-
-
-@pytest.fixture
-def store(world: World) -> Iterator[Store]:
-    with Store(world.state) as opened:
-        yield opened
 
 
 def drive(

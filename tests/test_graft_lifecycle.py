@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -31,24 +29,10 @@ from dshkit.graft.lifecycle import (
 )
 from dshkit.store import SCHEMA_VERSION, Store, StoreError
 
-from .graft_driver import World, make_world, plan_for
+from .graft_driver import World, plan_for
 
 FAST = Ignition(timeout=30, poll=0.05)  # success comes long before the timeout
 HANGS = Ignition(timeout=1, poll=0.05)  # a hung CLI is given up on quickly
-
-
-@pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
-    made = make_world(tmp_path)
-    for name, value in made.env().items():
-        monkeypatch.setenv(name, value)
-    return made
-
-
-@pytest.fixture
-def store(world: World) -> Iterator[Store]:
-    with Store(world.state) as opened:
-        yield opened
 
 
 def kinds(store: Store) -> list[str]:

@@ -149,7 +149,7 @@ def plan_uninstall(
         _take_out(changes, registration.path, registration.remove)
     _take_out(changes, path, without_hooks)
     if found.bridge is not None:
-        _take_out(changes, Path(found.bridge.patch_path(profile)), _without_block)
+        _take_out(changes, Path(found.bridge.patch_path(profile)), without_block)
     return [c for c in changes if c.after != c.before]
 
 
@@ -485,7 +485,7 @@ def _plan_patch(patch: Path, config: Path, bridge: harnesses.Bridge) -> list[Cha
             f"{patch} already mounts the Claude-Code hook bridge; add dshkit's hooks to its "
             "configPath file by hand, or remove that entry first"
         )
-    content = [line for line in before.splitlines() if line.strip() and not line.startswith("#")]
+    content = yaml_content(before)
     if [line.strip() for line in content] == ["[]"]:
         # `dsh plugin add` writes an empty flow list; the block stands in for it.
         lines = before.splitlines(keepends=True)
@@ -520,17 +520,22 @@ def _restore(path: Path, current: str) -> tuple[bool, str | None]:
     return True, backup.read_text() if backup.exists() else None
 
 
-def _without_block(text: str) -> str:
-    start = text.find(_BEGIN)
-    end = text.find(_END, start)
+def yaml_content(text: str) -> list[str]:
+    """The lines of a YAML patch layer that are neither blank nor comments."""
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def without_block(text: str, begin: str = _BEGIN, end_line: str = _END) -> str:
+    """`text` without dshkit's marked block (`begin` … `end_line`); a block that stood for an
+    empty YAML list gives back `[]` when nothing else is left in the list."""
+    start = text.find(begin)
+    end = text.find(end_line, start)
     if start < 0 or end < 0:
         return text
     first_line = text[start : text.find("\n", start)]
-    rest = text[:start] + text[end + len(_END) + 1 :]
-    if first_line.endswith(_STANDS_FOR_EMPTY):
-        content = [line for line in rest.splitlines() if line.strip() and not line.startswith("#")]
-        if not content:  # nothing else in the list: it is the empty list `[]` again
-            return text[:start] + "[]\n" + text[end + len(_END) + 1 :]
+    rest = text[:start] + text[end + len(end_line) + 1 :]
+    if first_line.endswith(_STANDS_FOR_EMPTY) and not yaml_content(rest):
+        return text[:start] + "[]\n" + text[end + len(end_line) + 1 :]  # the empty list again
     return rest
 
 

@@ -30,6 +30,7 @@ from typing import Any
 from .. import harnesses
 from ..capability.mcp import DSH_MCP_CLIENT, configured
 from ..hooks.install import (
+    _STANDS_FOR_EMPTY,
     BROKEN,
     PROJECT_PROGRAM,
     WARN,
@@ -40,12 +41,13 @@ from ..hooks.install import (
     _inspect_command,
     _parse,
     dshkit_command,
+    without_block,
+    yaml_content,
 )
 
 NAME = "dshkit"  # the server's name in every harness: its tools are `mcp__dshkit__<tool>`
 _BEGIN = "# >>> dshkit MCP server (managed by `dshkit install-hooks`; `uninstall-hooks` removes it)"
 _END = "# <<< dshkit MCP server"
-_STANDS_FOR_EMPTY = " — stands for the empty list `[]`"
 _DSH_ID = "mcp-dshkit"  # the entry's id in a DSH patch layer
 
 
@@ -182,7 +184,7 @@ def _json_ours(entry: Any) -> bool:
 
 def _toml_add(path: Path, text: str | None, command: list[str]) -> str:
     before = text or ""
-    rest = _without_block(before)
+    rest = without_block(before, _BEGIN, _END)
     try:
         servers = tomllib.loads(rest).get("mcp_servers")
     except tomllib.TOMLDecodeError as exc:
@@ -212,7 +214,7 @@ def _toml_add(path: Path, text: str | None, command: list[str]) -> str:
 
 def _dsh_add(path: Path, text: str | None, command: list[str]) -> str:
     before = text or ""
-    rest = _without_block(before)
+    rest = without_block(before, _BEGIN, _END)
     if re.search(rf"^\s*serverName:\s*['\"]?{NAME}['\"]?\s*$", rest, re.MULTILINE):
         raise InstallError(
             f"{path} already configures an MCP server named {NAME!r} outside dshkit's block; "
@@ -224,7 +226,7 @@ def _dsh_add(path: Path, text: str | None, command: list[str]) -> str:
         f"        serverName: {NAME}\n        transport: stdio\n"
         f"        command: {json.dumps(command[0])}\n        args:{args}\n"
     )
-    content = _content(rest)
+    content = yaml_content(rest)
     if [line.strip() for line in content] == ["[]"]:
         # `dsh plugin add` writes an empty flow list; the block stands in for it.
         lines = rest.splitlines(keepends=True)
@@ -251,24 +253,8 @@ def _with_block(text: str, body: str) -> str:
     return f"{prefix}{_BEGIN}\n{body}{_END}\n"
 
 
-def _without_block(text: str) -> str:
-    start = text.find(_BEGIN)
-    end = text.find(_END, start)
-    if start < 0 or end < 0:
-        return text
-    first_line = text[start : text.find("\n", start)]
-    rest = text[:start] + text[end + len(_END) + 1 :]
-    if first_line.endswith(_STANDS_FOR_EMPTY) and not _content(rest):
-        return text[:start] + "[]\n" + text[end + len(_END) + 1 :]  # the empty list again
-    return rest
-
-
-def _content(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
-
-
 def _block_remove(path: Path, text: str) -> str:
-    return _without_block(text)
+    return without_block(text, _BEGIN, _END)
 
 
 _FORMATS: dict[
