@@ -15,6 +15,7 @@ from ..llm import LLMConfig
 from ..optimizer.context import resolve_session
 from ..optimizer.evaluate import evaluate, load_cases
 from ..optimizer.pipeline import optimize
+from ..optimizer.request import llm_for, resolve_request
 from ..optimizer.runs import RunNotFound, get_run, list_runs, record_outcome, success_rates
 from ..optimizer.settings import set_session_settings, settings_for
 from ..optimizer.strategies import FORMS, TIERS
@@ -93,29 +94,32 @@ def run_command(
     if not raw.strip():
         raise click.BadParameter("the raw words are empty", param_hint="RAW")
     with open_store(state_dir) as store:
-        key = None
-        if session_id:
-            try:
-                Scanner(store).scan(sources_for(roots, harness))
-            except LeaseBusy as exc:
-                raise click.ClickException(str(exc)) from exc
-            key = resolve_session(Catalog(store), session_id, harness)
-            if key is None:
-                raise click.BadParameter(
-                    f"no single session matches {session_id!r} (dshkit sessions list)",
-                    param_hint="--session",
-                )
         overrides = {"tier": tier, "form": form, "turns": turns, "full": full}
         try:
-            settings = settings_for(store, key, overrides)
-            llm = LLMConfig.load(store.state_dir) if settings.tier != "off" else None
-            if llm is not None:
-                llm.check()
+            if session_id:
+                Scanner(store).scan(sources_for(roots, harness))
+            request = resolve_request(
+                store, session_id, harness, overrides, str(cwd) if cwd else None
+            )
+        except LeaseBusy as exc:
+            raise click.ClickException(str(exc)) from exc
+        except ConfigError as exc:  # before ValueError: a ConfigError is one
+            raise click.ClickException(str(exc)) from exc
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--session") from None
+        try:
+            llm = llm_for(store, request.settings)
         except ConfigError as exc:
             raise click.ClickException(str(exc)) from exc
-        info = Catalog(store).get(key) if key else None
-        where = str(cwd) if cwd else (info.cwd if info and info.cwd else None)
-        run = optimize(store, raw, settings, llm, session=key, cwd=where, progress=_progress())
+        run = optimize(
+            store,
+            raw,
+            request.settings,
+            llm,
+            session=request.key,
+            cwd=request.cwd,
+            progress=_progress(),
+        )
     if as_json:
         print_json(run.as_json())
         return

@@ -33,10 +33,8 @@ from ..graft.readback import ReadBackError, read_result, search_history
 from ..graft.service import caller, refresh, slice_session
 from ..graft.settings import GraftSettings
 from ..graft.status import debug_status
-from ..llm import LLMConfig
-from ..optimizer.context import resolve_session
 from ..optimizer.pipeline import optimize
-from ..optimizer.settings import settings_for
+from ..optimizer.request import llm_for, resolve_request
 from ..optimizer.strategies import FORMS, TIERS
 from ..profile.state import ProfileState
 from ..sessions import Catalog, Scanner, SessionNotFound, Source
@@ -136,27 +134,21 @@ class Tools:
         if harness is not None and harness not in harnesses.NAMES:
             raise ToolError(f"harness: {harnesses.UnknownHarness(harness)}")
         with self.store() as store:
-            key = None
             if session:
                 wanted = [s for s in self.sources if harness in (None, s.harness)]
                 try:
                     Scanner(store).scan(wanted)
                 except LeaseBusy as exc:
                     raise ToolError(str(exc)) from exc
-                key = resolve_session(Catalog(store), session, harness)
-                if key is None:
-                    raise ToolError(f"session: no single session matches {session!r}")
             overrides = {"tier": tier, "form": form, "turns": turns, "full": full}
             try:
-                settings = settings_for(store, key, overrides)
-                llm = LLMConfig.load(store.state_dir) if settings.tier != "off" else None
-                if llm is not None:
-                    llm.check()
-            except ConfigError as exc:
+                request = resolve_request(store, session, harness, overrides, cwd)
+                llm = llm_for(store, request.settings)
+            except ConfigError as exc:  # before ValueError: a ConfigError is one
                 raise ToolError(str(exc)) from exc
-            info = Catalog(store).get(key) if key else None
-            where = cwd or (info.cwd if info and info.cwd else None)
-            run = optimize(store, raw, settings, llm, session=key, cwd=where)
+            except ValueError as exc:
+                raise ToolError(f"session: {exc}") from exc
+            run = optimize(store, raw, request.settings, llm, session=request.key, cwd=request.cwd)
         if run.fallback:
             raise ToolError(f"run {run.id}: the raw words were passed on: {run.fallback}")
         return result(run.output, run.as_json())

@@ -10,11 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from ..jobs import JobFailed, JobRunner, Progress, Submitted
-from ..llm import LLMConfig
-from ..sessions import Catalog
 from ..store import Store
-from .context import resolve_session
 from .pipeline import optimize
+from .request import llm_for, resolve_request, session_key
 from .runs import get_run, list_runs, record_outcome, success_rates
 from .settings import set_session_settings, settings_for
 
@@ -35,37 +33,31 @@ class OptimizerService:
         ConfigError too) names what is wrong before anything starts."""
         if not raw.strip():
             raise ValueError("raw must not be empty")
+        session, harness, cwd = (request.get(k) for k in ("session", "harness", "cwd"))
+        for name, value in (("session", session), ("harness", harness), ("cwd", cwd)):
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{name} must be a string")
+        overrides = {k: request.get(k) for k in ("tier", "form", "turns", "full")}
         with self._open() as store:
-            key = self._session(store, request)
-            overrides = {k: request.get(k) for k in ("tier", "form", "turns", "full")}
-            settings = settings_for(store, key, overrides)
-            info = Catalog(store).get(key) if key else None
-        cwd = request.get("cwd") or (info.cwd if info and info.cwd else None)
-        if cwd is not None and not isinstance(cwd, str):
-            raise ValueError("cwd must be a string")
+            resolved = resolve_request(store, session, harness, overrides, cwd)
 
         def work(progress: Progress) -> dict[str, Any]:
             with self._open() as store:
-                llm = LLMConfig.load(store.state_dir) if settings.tier != "off" else None
-                if llm is not None:
-                    llm.check()
-                run = optimize(store, raw, settings, llm, session=key, cwd=cwd, progress=progress)
+                llm = llm_for(store, resolved.settings)
+                run = optimize(
+                    store,
+                    raw,
+                    resolved.settings,
+                    llm,
+                    session=resolved.key,
+                    cwd=resolved.cwd,
+                    progress=progress,
+                )
             if run.fallback:
                 raise JobFailed(f"the raw words were passed on: {run.fallback}", run.as_json())
             return run.as_json()
 
         return self.jobs.submit(JOB_KIND, self.state_dir, work, label=raw[:60])
-
-    def _session(self, store: Store, request: dict[str, Any]) -> tuple[str, str] | None:
-        session, harness = request.get("session"), request.get("harness")
-        if session is None:
-            return None
-        if not isinstance(session, str) or not (harness is None or isinstance(harness, str)):
-            raise ValueError("session and harness must be strings")
-        key = resolve_session(Catalog(store), session, harness)
-        if key is None:
-            raise ValueError(f"no single session matches {session!r}")
-        return key
 
     def runs(self, limit: int, tier: str | None) -> dict[str, Any]:
         with self._open() as store:
@@ -85,11 +77,11 @@ class OptimizerService:
 
     def settings(self, session: str | None, harness: str | None) -> dict[str, Any]:
         with self._open() as store:
-            key = self._session(store, {"session": session, "harness": harness})
-            return settings_for(store, key).as_json()
+            return settings_for(store, session_key(store, session, harness)).as_json()
 
     def set_settings(self, session: str, harness: str | None, values: dict[str, Any]) -> None:
         with self._open() as store:
-            key = self._session(store, {"session": session, "harness": harness})
-            assert key is not None
+            key = session_key(store, session, harness)
+            if key is None:
+                raise ValueError("a session must be named to change its settings")
             set_session_settings(store, key, values)
