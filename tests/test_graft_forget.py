@@ -16,8 +16,6 @@ from dshkit.store import Store
 from . import test_graft_lifecycle as lifecycle_tests
 from .graft_driver import World, plan_for
 
-world = lifecycle_tests.world  # the fixture: a fake Claude Code CLI and its sessions root
-
 _OWNED = "txn_id IN (SELECT id FROM graft_txns WHERE session_id = ?)"
 # Each graft table, and which of its rows are about a session: by its key, or through the
 # handoffs it is the source of.

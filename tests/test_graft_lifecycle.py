@@ -57,7 +57,8 @@ def test_happy_path_starts_verifies_and_retires(world: World, store: Store) -> N
     retired = retirement(store, "claude", "source-1")
     assert retired is not None and retired.kind == ledger.RETIRED
     assert retired.target_id == txn.target_id and not retired.pending
-    assert retired.command is not None and f"--resume {txn.target_id}" in retired.command
+    # What a person types to go on there: the harness's own interactive resume.
+    assert retired.command == f"cd {world.cwd} && claude --resume {txn.target_id}"
     assert txn.target_id in retired.pointer()
     assert retirement(store, "claude", txn.target_id or "") is None  # the target works
     assert take_notice(store, "claude", "source-1") is None
@@ -179,7 +180,7 @@ def test_pending_handoff_is_handed_out_once(world: World, store: Store) -> None:
     assert txn.state == State.PENDING and world.calls() == []
     waiting = retirement(store, "claude", "source-1")
     assert waiting is not None and waiting.pending and waiting.target_id is None
-    assert waiting.command == f"cd {world.cwd} && {world.cli}"
+    assert waiting.command == f"cd {world.cwd} && claude"
     assert pending_for_cwd(store, "codex", str(world.cwd)) is None
     assert pending_for_cwd(store, "claude", str(world.cwd.parent)) is None
     pending = pending_for_cwd(store, "claude", f"{world.cwd}/")

@@ -22,7 +22,6 @@ from .graft_driver import World, make_world, plan_for
 from .test_cli import dshkit
 
 FAST = lifecycle_tests.FAST
-world = lifecycle_tests.world  # the fixture: a fake Claude Code CLI and its sessions root
 
 
 @pytest.fixture(autouse=True)

@@ -22,7 +22,6 @@ TRANSFERRING = "transferring"  # a handoff of the source is under way
 RETIRED = "retired"  # the source handed off: its target carries the work
 PENDING_STATE = "PENDING"  # lifecycle.State.PENDING (that module imports this one)
 AUDIT_LIMIT = 10_000  # most records one `audit_records` call returns
-_PLACEHOLDER = "<your message>"
 
 
 def now_ms() -> int:
@@ -73,13 +72,13 @@ class Retirement:
 def continue_command(
     target_harness: str, cwd: str, target_id: str | None, pending: bool
 ) -> str | None:
-    """The shell command that continues the work: for a pending handoff, the harness started
-    in `cwd` (its next session there picks the handoff up); for a known target, resuming it
-    where the harness's CLI can; else none."""
+    """The shell command a person continues the work with: for a pending handoff, the harness
+    started in `cwd` (its next session there picks the handoff up); for a known target,
+    reopening it where the harness can; else none."""
     launcher = harnesses.get(target_harness).launcher
     if pending:
-        return f"cd {shlex.quote(cwd)} && {shlex.quote(launcher.executable())}"
-    launch = None if target_id is None else launcher.resume(cwd, target_id, _PLACEHOLDER)
+        return f"cd {shlex.quote(cwd)} && {shlex.quote(launcher.program)}"
+    launch = None if target_id is None else launcher.reopen(cwd, target_id)
     if launch is None:
         return None
     return f"cd {shlex.quote(cwd)} && {shlex.join(launch.argv)}"

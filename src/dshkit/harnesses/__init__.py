@@ -50,7 +50,7 @@ class Launcher:
     `program` is the CLI's name on PATH; `$<env_override>` names another executable.
     """
 
-    __slots__ = ("env_override", "program", "resume_args", "start_args")
+    __slots__ = ("env_override", "open_args", "program", "resume_args", "start_args")
 
     def __init__(
         self,
@@ -58,11 +58,13 @@ class Launcher:
         start_args: Callable[[str], list[str]],
         resume_args: Callable[[str, str], list[str]] | None,
         env_override: str,
+        open_args: Callable[[str], list[str]] | None = None,
     ) -> None:
         self.program = program
         self.start_args = start_args
         self.resume_args = resume_args
         self.env_override = env_override
+        self.open_args = open_args  # session id → how a person reopens it interactively
 
     def executable(self, env: Mapping[str, str] | None = None) -> str:
         return (env if env is not None else os.environ).get(self.env_override) or self.program
@@ -76,6 +78,12 @@ class Launcher:
         if self.resume_args is None:
             return None
         return Launch([self.executable(env), *self.resume_args(session_id, message)], cwd)
+
+    def reopen(self, cwd: str, session_id: str) -> Launch | None:
+        """How a person continues the session in the harness's own interface (None: no way)."""
+        if self.open_args is None:
+            return None
+        return Launch([self.program, *self.open_args(session_id)], cwd)
 
 
 class Bridge:
@@ -326,6 +334,7 @@ _CLAUDE = Harness(
         lambda message: ["-p", message, "--output-format", "json"],
         lambda session, message: ["-p", "--resume", session, message, "--output-format", "json"],
         "CLAUDE_BIN",
+        lambda session: ["--resume", session],
     ),
     capability=Capability(
         mcp_configs=_claude_mcp_configs,
@@ -368,6 +377,7 @@ _CODEX = Harness(
             message,
         ],
         "CODEX_BIN",
+        lambda session: ["resume", session],
     ),
     capability=Capability(
         mcp_configs=lambda cwd: [(os.path.join(_codex_home(), "config.toml"), "codex-toml")],
