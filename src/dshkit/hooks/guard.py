@@ -43,7 +43,23 @@ def on_command(hook: HookInput) -> dict[str, Any] | None:
     reason = f"dshkit 命令风险策略（{mode}）{verb}这条命令：{what}，{found.reason}。{problem}" + (
         "请改在工作区内操作，或缩小搜索范围。" if decision == "deny" else ""
     )
-    return {"permissionDecision": decision, "permissionDecisionReason": reason}
+
+    def audited() -> None:  # once the decision reached the harness
+        from ..graft import ledger
+
+        with hook.open_store() as store:
+            ledger.audit(
+                store,
+                "command-blocked" if decision == "deny" else "command-asked",
+                harness=hook.harness,
+                session_id=hook.session_id or None,
+                command=command,
+                risk=found.risk,
+                globalSearch=found.global_search,
+                mode=mode,
+            )
+
+    return {"permissionDecision": decision, "permissionDecisionReason": reason, "commit": audited}
 
 
 def _mode(hook: HookInput) -> tuple[str, str]:
