@@ -185,7 +185,9 @@ class _Recorder:
         self.requests: list[Request] = []
         self.text = "ok from the fake model"
         # Answers to give, in order, before falling back to `text`: a string is text, a dict
-        # {"tool": name, "arguments": {...}} is a tool call (chat completions and Anthropic).
+        # {"tool": name, "arguments": {...}} is a tool call (every fake), reporting its
+        # optional "input_tokens" as the request's input usage (Anthropic, Responses); a
+        # Responses call may name the tool's "namespace" (Codex offers MCP tools in one).
         self.script: deque[Any] = deque()
         recorder = self
 
@@ -217,7 +219,7 @@ class _Recorder:
         that tool (a harness's side requests, e.g. a title, offer none and get the text)."""
         if self.script:
             wanted = self.script[0]
-            if not isinstance(wanted, dict) or wanted["tool"] in _offered(body):
+            if not isinstance(wanted, dict) or _qualified(wanted) in _offered(body):
                 return self.script.popleft()
         return self.text
 
@@ -245,7 +247,7 @@ def _anthropic(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: Any)
         }
         start = {"type": "content_block_start", "index": 0, "content_block": block | {"input": {}}}
         message = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model}
-        usage = {"input_tokens": 100, "output_tokens": 1}
+        usage = {"input_tokens": text.get("input_tokens", 100), "output_tokens": 1}
         _sse(
             handler,
             [
@@ -330,16 +332,45 @@ def _anthropic(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: Any)
     )
 
 
-def _responses(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: str) -> None:
-    item = {
-        "type": "message",
-        "id": "msg_fake",
-        "status": "completed",
-        "role": "assistant",
-        "content": [{"type": "output_text", "text": text, "annotations": []}],
-    }
+def _responses(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: Any) -> None:
+    """A text answer, or (`text` a dict {"tool", "arguments"}) one `function_call` item."""
+    item: dict[str, Any]
+    if isinstance(text, dict):
+        call_id = f"call_{len(body.get('input') or [])}"
+        item = {
+            "type": "function_call",
+            "id": f"fc_{call_id}",
+            "call_id": call_id,
+            **({"namespace": text["namespace"]} if "namespace" in text else {}),
+            "name": text["tool"],
+            "arguments": orjson.dumps(text["arguments"]).decode(),
+            "status": "completed",
+        }
+        started = {**item, "status": "in_progress", "arguments": ""}
+        delta: list[tuple[str | None, dict[str, Any]]] = []
+    else:
+        item = {
+            "type": "message",
+            "id": "msg_fake",
+            "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        }
+        started = {**item, "status": "in_progress", "content": []}
+        delta = [
+            (
+                "response.output_text.delta",
+                {
+                    "type": "response.output_text.delta",
+                    "output_index": 0,
+                    "item_id": "msg_fake",
+                    "content_index": 0,
+                    "delta": text,
+                },
+            )
+        ]
     usage = {
-        "input_tokens": 120,
+        "input_tokens": text.get("input_tokens", 120) if isinstance(text, dict) else 120,
         "input_tokens_details": {"cached_tokens": 0},
         "output_tokens": 9,
         "output_tokens_details": {"reasoning_tokens": 0},
@@ -357,22 +388,9 @@ def _responses(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: str)
             ),
             (
                 "response.output_item.added",
-                {
-                    "type": "response.output_item.added",
-                    "output_index": 0,
-                    "item": {**item, "status": "in_progress", "content": []},
-                },
+                {"type": "response.output_item.added", "output_index": 0, "item": started},
             ),
-            (
-                "response.output_text.delta",
-                {
-                    "type": "response.output_text.delta",
-                    "output_index": 0,
-                    "item_id": "msg_fake",
-                    "content_index": 0,
-                    "delta": text,
-                },
-            ),
+            *delta,
             (
                 "response.output_item.done",
                 {"type": "response.output_item.done", "output_index": 0, "item": item},
@@ -394,11 +412,22 @@ def _responses(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: str)
 
 
 def _offered(body: dict[str, Any]) -> set[str]:
-    """The tool names a request offers (OpenAI chat nests them under `function`)."""
+    """The tool names a request offers (OpenAI chat nests them under `function`; a Responses
+    namespace's tools are named `<namespace>__<tool>`)."""
     tools = body.get("tools") if isinstance(body.get("tools"), list) else []
-    return {
-        str((tool.get("function") or tool).get("name")) for tool in tools if isinstance(tool, dict)
-    }
+    names = set()
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        names.add(str((tool.get("function") or tool).get("name")))
+        if tool.get("type") == "namespace":
+            names |= {f"{tool.get('name')}__{inner.get('name')}" for inner in tool.get("tools", [])}
+    return names
+
+
+def _qualified(call: dict[str, Any]) -> str:
+    """A scripted tool call's name as `_offered` lists it."""
+    return f"{call['namespace']}__{call['tool']}" if "namespace" in call else str(call["tool"])
 
 
 def _chat(handler: BaseHTTPRequestHandler, body: dict[str, Any], answer: Any) -> None:

@@ -22,7 +22,7 @@ def state(home: Path) -> str:
 
 
 def ours(home: Path, harness: str = "claude") -> list[str]:
-    return [DSHKIT, "mcp", "--harness", harness, "--state-dir", state(home)]
+    return [DSHKIT, "mcp", "--harness", harness, "--no-profile", "--state-dir", state(home)]
 
 
 def doctor(home: Path, **env: str) -> dict[str, Any]:
@@ -95,7 +95,11 @@ def test_claude_config_dir_and_project_scope(tmp_path: Path) -> None:
     servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
     assert servers == {
         "db": {"command": "db-mcp"},
-        "dshkit": {"type": "stdio", "command": "dshkit", "args": ["mcp", "--harness", "claude"]},
+        "dshkit": {
+            "type": "stdio",
+            "command": "dshkit",
+            "args": ["mcp", "--harness", "claude", "--no-profile"],
+        },
     }
 
 
@@ -131,7 +135,14 @@ def test_codex_config_gets_a_marked_table_and_gets_its_bytes_back(tmp_path: Path
     config = tomllib.loads(text)
     assert config["features"] == {"plugins": False} and config["model"] == "gpt-fake"
     assert config["mcp_servers"]["docs"] == {"command": "docs-mcp", "args": ["--stdio"]}
-    assert config["mcp_servers"]["dshkit"] == {
+    served = config["mcp_servers"]["dshkit"]
+    # Codex passes these on to the server, and so to the CLI a handoff starts.
+    assert {"OPENAI_API_KEY", "HTTPS_PROXY"} <= set(served.pop("env_vars"))
+    # `codex exec` never asks for approval: the handoff tools are approved in dshkit's block.
+    approved = served.pop("tools")
+    assert approved["graft_slice_and_inject"] == {"approval_mode": "approve"}
+    assert "optimize_prompt" not in approved
+    assert served == {
         "command": DSHKIT,
         "args": ours(tmp_path, "codex")[1:],
     }
@@ -156,6 +167,7 @@ def test_codex_config_gets_a_marked_table_and_gets_its_bytes_back(tmp_path: Path
         "mcp",
         "--harness",
         "codex",
+        "--no-profile",
         "--state-dir",
         other,
     ]

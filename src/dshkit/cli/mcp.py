@@ -29,18 +29,26 @@ DEFAULT_PORT = 8766  # beside `dshkit serve`'s 8765
     show_default=True,
     help="With --http: the port (0: any free one, printed on stderr).",
 )
+@click.option(
+    "--no-profile",
+    is_flag=True,
+    help="Leave the profile out of the server's instructions (where dshkit's hooks inject it).",
+)
 @roots_option
 @state_dir_option
 def mcp(
     http: bool,
     host: str,
     port: int,
+    no_profile: bool,
     roots: tuple[Path, ...],
     harness: str | None,
     state_dir: str | None,
 ) -> None:
     """Serve dshkit's tools over MCP (stdio: stdout carries the protocol only, messages go to
-    stderr). `dshkit install-hooks` registers this command with each harness."""
+    stderr). Its instructions are the profile, for harnesses that put them in the system
+    prompt. `dshkit install-hooks` registers it with each harness, with --no-profile: the
+    hooks installed beside it inject the profile once per session."""
     # Here, not at the top: `dshkit --help` imports every command module, and the SDK is big.
     from ..mcp.server import HTTP_HOST, HTTP_PATH, build_server, serve_http, serve_stdio
     from ..web.server import listen
@@ -53,7 +61,9 @@ def mcp(
             param_hint="--host",
         )
     try:
-        server = build_server(resolve_state_dir(state_dir), sources_for(roots, harness))
+        server = build_server(
+            resolve_state_dir(state_dir), sources_for(roots, harness), profile=not no_profile
+        )
     except (StoreError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
     if not http:

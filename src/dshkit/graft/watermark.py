@@ -45,6 +45,9 @@ PROTECTED_TURNS = 2  # a session born from a handoff cannot be cut in its first 
 GROWTH_SAMPLE_TURNS = 5  # recent turns whose context growth predicts the next ones
 # dshkit's own handoff tools; harnesses prefix MCP tools (`mcp__dshkit__graft_prepare`).
 GRAFT_TOOLS = ("graft_prepare", "graft_slice_and_inject", "graft_commit")
+# A handoff tool named by its MCP name in a call's arguments: the model loading that tool
+# (a harness that defers MCP tools, e.g. Claude Code's ToolSearch) is obeying the nudge.
+_LOADS_GRAFT_TOOL = re.compile(rf"mcp__[\w.-]+?__({'|'.join(GRAFT_TOOLS)})\b")
 PHASE_PREFIX = re.compile(r"^\s*(阶段|phase)\s*\d+\s*[:：]", re.IGNORECASE)
 OPEN_TODO_LIMIT = 3  # more open todos than this without phases: plan first (v0.11 item 1)
 
@@ -122,7 +125,7 @@ class Digest:
                 self.model = session_model((event,)) or self.model
             if kind in ("assistant/message", "tool/call"):
                 self.last_step = self.count
-            if kind == "tool/call" and is_graft_tool(str((event.get("data") or {}).get("name"))):
+            if kind == "tool/call" and _calls_graft_tool(event.get("data") or {}):
                 self.last_graft_call = self.count
             for _, usage in usages((event,)):
                 self.context = usage.context
@@ -345,6 +348,13 @@ class Decision:
 def is_graft_tool(name: str) -> bool:
     """One of dshkit's handoff tools, bare or behind a harness's MCP prefix."""
     return any(name == tool or name.endswith("__" + tool) for tool in GRAFT_TOOLS)
+
+
+def _calls_graft_tool(call: Mapping[str, Any]) -> bool:
+    """A call of a handoff tool, or one loading it so that the model can call it next."""
+    if is_graft_tool(str(call.get("name"))):
+        return True
+    return _LOADS_GRAFT_TOOL.search(str(call.get("arguments") or "")) is not None
 
 
 def open_todos(events: Sequence[Event]) -> list[str]:

@@ -368,10 +368,17 @@ _CODEX = Harness(
     generations_repeat=False,
     launcher=Launcher(
         "codex",
-        lambda message: ["exec", "--dangerously-bypass-hook-trust", message],
+        # The target works where its source does: no git-repository check stops it there.
+        lambda message: [
+            "exec",
+            "--dangerously-bypass-hook-trust",
+            "--skip-git-repo-check",
+            message,
+        ],
         lambda session, message: [
             "exec",
             "--dangerously-bypass-hook-trust",
+            "--skip-git-repo-check",
             "resume",
             session,
             message,

@@ -49,14 +49,30 @@ NAME = "dshkit"  # the server's name in every harness: its tools are `mcp__dshki
 _BEGIN = "# >>> dshkit MCP server (managed by `dshkit install-hooks`; `uninstall-hooks` removes it)"
 _END = "# <<< dshkit MCP server"
 _DSH_ID = "mcp-dshkit"  # the entry's id in a DSH patch layer
+# The handoff tools the watermark asks the model to call: `codex exec` (approval policy never)
+# refuses an MCP tool that needs approval, so installing dshkit approves these in its block.
+APPROVED = ("graft_prepare", "graft_slice_and_inject", "graft_read_result", "graft_search_history")
+# Codex starts an MCP server with a few variables of its environment only (PATH, HOME, …);
+# the CLI a handoff starts from the server needs the model provider's key (each provider's
+# `env_key`, besides these) and the network settings Codex itself runs with.
+_CODEX_ENV = (
+    "CODEX_HOME",
+    "OPENAI_API_KEY",
+    *(f"{name}_proxy" for name in ("http", "https", "all", "no")),
+    *(f"{name}_PROXY" for name in ("HTTP", "HTTPS", "ALL", "NO")),
+)
 
 
 def server_command(scope: str, state_dir: Path, harness: str) -> list[str]:
     """What `harness` runs to start dshkit's MCP server: it reads that harness's sessions, so a
-    handoff tool finds the session calling it."""
+    handoff tool finds the session calling it; its instructions leave the profile out, which
+    the hooks installed beside it inject once per session."""
     if scope == "project":
-        return [PROJECT_PROGRAM, "mcp", "--harness", harness]
-    return [*dshkit_command(), "mcp", "--harness", harness, "--state-dir", str(state_dir)]
+        return [PROJECT_PROGRAM, "mcp", "--harness", harness, "--no-profile"]
+    return [
+        *dshkit_command(),
+        *("mcp", "--harness", harness, "--no-profile", "--state-dir", str(state_dir)),
+    ]
 
 
 @dataclass(frozen=True)
@@ -186,18 +202,28 @@ def _toml_add(path: Path, text: str | None, command: list[str]) -> str:
     before = text or ""
     rest = without_block(before, _BEGIN, _END)
     try:
-        servers = tomllib.loads(rest).get("mcp_servers")
+        config = tomllib.loads(rest)
     except tomllib.TOMLDecodeError as exc:
         raise InstallError(f"{path} is not valid TOML ({exc}); fix it by hand first") from exc
+    servers = config.get("mcp_servers")
     if isinstance(servers, dict) and NAME in servers:
         raise InstallError(
             f"{path} already configures [mcp_servers.{NAME}] outside dshkit's block; "
             "remove it first"
         )
+    providers = config.get("model_providers")
+    keys = [
+        provider["env_key"]
+        for provider in (providers.values() if isinstance(providers, dict) else ())
+        if isinstance(provider, dict) and isinstance(provider.get("env_key"), str)
+    ]
+    env_vars = list(dict.fromkeys([*keys, *_CODEX_ENV]))
     # JSON strings and arrays of strings are TOML basic strings and arrays.
     body = (
         f"[mcp_servers.{NAME}]\ncommand = {json.dumps(command[0])}\n"
-        f"args = {json.dumps(command[1:])}\n"
+        f"args = {json.dumps(command[1:])}\nenv_vars = {json.dumps(env_vars)}\n"
+    ) + "".join(
+        f'[mcp_servers.{NAME}.tools.{tool}]\napproval_mode = "approve"\n' for tool in APPROVED
     )
     after = _with_block(before, body)
     try:
@@ -207,7 +233,13 @@ def _toml_add(path: Path, text: str | None, command: list[str]) -> str:
             f"{path} cannot take a [mcp_servers.{NAME}] table after its content ({exc}); "
             f"add this by hand:\n{body}"
         ) from exc
-    if written != {"command": command[0], "args": command[1:]}:
+    wanted = {
+        "command": command[0],
+        "args": command[1:],
+        "env_vars": env_vars,
+        "tools": {tool: {"approval_mode": "approve"} for tool in APPROVED},
+    }
+    if written != wanted:
         raise InstallError(f"{path}: the [mcp_servers.{NAME}] table read back differently")
     return after
 

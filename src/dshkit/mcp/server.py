@@ -33,13 +33,16 @@ def instructions(state_dir: Path) -> str | None:
         return ProfileState(store).effective().text or None
 
 
-def build_server(state_dir: Path, sources: list[Source] | None = None) -> MCPServer:
+def build_server(
+    state_dir: Path, sources: list[Source] | None = None, *, profile: bool = True
+) -> MCPServer:
     """The server over the state directory `state_dir`, reading sessions from `sources`
-    (None: each harness's default root, as `dshkit scan` does)."""
+    (None: each harness's default root, as `dshkit scan` does); `profile` False leaves the
+    profile out of its instructions (the hooks inject it: the model is told once)."""
     tools = Tools(state_dir, default_sources() if sources is None else sources)
     server: MCPServer = MCPServer(
         NAME,
-        instructions=instructions(state_dir),
+        instructions=instructions(state_dir) if profile else None,
         version=__version__,
         log_level="WARNING",  # on stderr: stdout carries the protocol only
     )
