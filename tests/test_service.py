@@ -168,7 +168,7 @@ def test_unknown_routes_are_json_404s_and_the_page_lists_the_state(running: Runn
         assert response.status_code == 404 and response.json()["ok"] is False
     assert "GET /api/profile/state" in running.send("GET", "/").json()["endpoints"]
     page = httpx.get(f"http://127.0.0.1:{running.port}/")
-    assert page.status_code == 200 and "Mode: <b>auto</b>" in page.text
+    assert page.status_code == 200 and "/static/app.js" in page.text
 
 
 def test_background_runs_answer_at_once_and_report_in_last_run(running: Running) -> None:

@@ -78,7 +78,7 @@ def test_a_new_router_is_guarded_without_checks_of_its_own(
     missing = server.send("GET", "/items")
     assert missing.status_code == 404 and missing.json()["error"] == "no GET /api/dummy/items"
     page = server.send("GET", f"http://127.0.0.1:{server.port}/")
-    assert "POST /api/dummy/poke" in page.text and "Mode: <b>auto</b>" in page.text
+    assert "POST /api/dummy/poke" in page.text and "/static/app.js" in page.text
 
 
 def test_unknown_or_misnamed_capabilities_are_refused() -> None:

@@ -9,9 +9,13 @@ import click
 from ..capability import CapabilityService
 from ..gate.service import GateService
 from ..graft.status import GraftService
+from ..hooks.install import inspect as inspect_install
 from ..jobs import JobRunner
 from ..optimizer.service import OptimizerService
+from ..overview import StatusService
 from ..profile.service import ProfileService
+from ..profile.signal_views import SignalsService
+from ..sessions.browse import SessionsService
 from ..web.app import create_app, ensure_token
 from ..web.security import TOKEN_HEADER, is_loopback_address
 from ..web.server import listen, make_server, resolve
@@ -65,6 +69,9 @@ def serve(
     services["capability"] = CapabilityService(directory)
     services["gate"] = GateService(directory, jobs)
     services["graft"] = GraftService(directory)
+    services["sessions"] = SessionsService(directory)
+    services["signals"] = SignalsService(directory)
+    services["status"] = StatusService(directory, inspect=inspect_install)
     app = create_app(services, token, allow_remote=allow_remote)
     stderr.print(
         f"dshkit serving http://{shown}:{real_port}/ (API under /api/, state in {directory})",

@@ -52,3 +52,16 @@ class GateService:
     def recent(self, limit: int) -> dict[str, Any]:
         with Store(self.state_dir) as store:
             return {"verdicts": recent_verdicts(store, limit)}
+
+    def screenshot(self, verdict_id: int) -> Path | None:
+        """The screenshot of verdict `verdict_id`, if it has one still on disk in this state
+        directory's shots (a path stored elsewhere is never served)."""
+        with Store(self.state_dir) as store:
+            row = store.db.execute(
+                "SELECT screenshot FROM gate_verdicts WHERE id = ?", (verdict_id,)
+            ).fetchone()
+        if row is None or not row[0]:
+            return None
+        path = Path(row[0]).resolve()
+        shots = shots_dir(self.state_dir).resolve()
+        return path if path.parent == shots and path.is_file() else None

@@ -18,6 +18,7 @@ from ..sessions import Scanner, Source
 from ..sessions import scanner as scanning
 from ..store import LeaseBusy, Store
 from .generate import Generation, generate_configured, last_run, record_run
+from .history import profile_versions
 from .state import ProfileState
 
 CONTRACT = 1
@@ -54,6 +55,11 @@ class ProfileService:
                 "hallUrl": HALL_URL or None,
                 "running": self.running,
             }
+
+    def versions(self, limit: int) -> dict[str, Any]:
+        """The kept versions, newest first, with their diffs (ValueError on a bad limit)."""
+        with self._open() as store:
+            return profile_versions(store, limit)
 
     def set_mode(self, mode: str) -> None:
         with self._open() as store:

@@ -1,4 +1,4 @@
-"""The ASGI app: the capability routers it is given, the status page, all behind the guard.
+"""The ASGI app: the capability routers it is given, the console page, all behind the guard.
 
 `create_app({"jobs": runner, "profile": service}, token)` mounts, for each name, the router
 listed under that name in `routers.ROUTERS`, built from the service given; every request
@@ -14,11 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from starlette.applications import Starlette
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute
 
 from ..paths import private_dir
-from ..profile.service import ProfileService
-from .page import page
+from .page import console_routes
 from .routers import ROUTERS, RouterFactory
 from .security import MAX_BODY_BYTES, READ_TIMEOUT_S, Guard
 
@@ -43,9 +42,7 @@ def create_app(
             raise ValueError(f"the router listed as {name!r} is named {router.name!r}")
         routes += router.routes()
         endpoints += router.endpoints
-    profile = services.get("profile")
-    show = page(profile if isinstance(profile, ProfileService) else None, endpoints)
-    app = Starlette(routes=[Route("/", show, methods=["GET"]), *routes])
+    app = Starlette(routes=[*console_routes(token, endpoints), *routes])
     return Guard(
         app, token, allow_remote=allow_remote, max_body=max_body, read_timeout=read_timeout
     )

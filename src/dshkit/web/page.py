@@ -1,56 +1,64 @@
-"""The short status page at `/` until the console replaces it."""
+"""The console: one static page (`static/index.html`, `app.js`, `app.css`, `icon.svg`) at `/`.
+
+The page changes state only through the same API as every other client, so it needs the
+install's token. It gets it inside the HTML of `/`, and only when the request is local (a
+loopback peer asking by a loopback host name): a page of another origin cannot read that
+response (no CORS header is ever sent), a DNS-rebinding page is refused by the guard's
+`Host` check, and the page may not be framed. Nothing else serves the token.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import html
-from typing import Any
+from importlib import resources
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
 
-from ..profile.service import ProfileService
-from .routing import Handler
+from .security import is_loopback, is_loopback_address
+
+TOKEN_SLOT = "{{token}}"
+ENDPOINTS_SLOT = "{{endpoints}}"
+_ASSETS = {"app.js": "text/javascript", "app.css": "text/css", "icon.svg": "image/svg+xml"}
+# Everything from this origin only, no inline script or style, never inside a frame.
+_HEADERS = {
+    "cache-control": "no-store",
+    "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
+    "img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'",
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+}
 
 
-def page(profile: ProfileService | None, endpoints: list[str]) -> Handler:
+def _asset(name: str) -> str:
+    return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
+
+
+def console_routes(token: str, endpoints: list[str]) -> list[BaseRoute]:
+    """`/` (the page, with the token for local requests, listing `endpoints`) and
+    `/static/<asset>`."""
+    listed = "".join(f"<li><code>{html.escape(e)}</code></li>" for e in endpoints)
+    index = _asset("index.html").replace(ENDPOINTS_SLOT, listed)
+    assets = {name: (_asset(name), kind) for name, kind in _ASSETS.items()}
+
     async def show(request: Request) -> Response:
-        state = await asyncio.to_thread(profile.state) if profile is not None else None
-        return HTMLResponse(_render(state, endpoints))
+        client = request.client
+        local = (
+            client is not None
+            and is_loopback_address(client.host)
+            and is_loopback(request.headers.get("host"))
+        )
+        page = index.replace(TOKEN_SLOT, html.escape(token) if local else "")
+        return Response(page, media_type="text/html; charset=utf-8", headers=_HEADERS)
 
-    return show
+    async def asset(request: Request) -> Response:
+        found = assets.get(request.path_params["name"])
+        if found is None:
+            return Response("not found", 404, media_type="text/plain")
+        body, kind = found
+        return Response(body, media_type=f"{kind}; charset=utf-8", headers=_HEADERS)
 
-
-def _render(state: dict[str, Any] | None, endpoints: list[str]) -> str:
-    apis = "".join(f"<li><code>{html.escape(e)}</code></li>" for e in endpoints)
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>dshkit</title>
-<style>body{{font:15px system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}}
-pre{{white-space:pre-wrap;background:#f5f5f5;padding:1rem}}
-td{{padding:.2rem .6rem;vertical-align:top}}</style>
-</head><body>
-<h1>dshkit</h1>
-{_profile(state) if state is not None else ""}
-<h2>API</h2>
-<ul>{apis}</ul>
-<p>Changes need the <code>X-Dshkit-Token</code> header. Background jobs report their progress
-as server-sent events at <code>/api/jobs/&lt;id&gt;/events</code>.</p>
-</body></html>"""
-
-
-def _profile(state: dict[str, Any]) -> str:
-    run = state["lastRun"] or {}
-    profile = state["profile"] or {"version": None, "entries": []}
-    rows = "".join(
-        f"<tr><td>{html.escape(e['id'])}</td><td>{html.escape(e['category'])}</td>"
-        f"<td>{html.escape(e['claim'])}</td><td>{html.escape(e['confidence'])}</td></tr>"
-        for e in profile["entries"]
-    )
-    verdict = "updated" if run.get("ok") else (run.get("error") or run.get("reason") or "never run")
-    return f"""<p>Mode: <b>{html.escape(state["mode"])}</b> (text from \
-{html.escape(state["effectiveSource"])}). Profile version: {profile["version"] or "none yet"}. \
-Last run: {html.escape(str(verdict))}.</p>
-<h2>What the agent is told</h2>
-<pre>{html.escape(state["effectiveText"]) or "(nothing is injected)"}</pre>
-<h2>Profile entries</h2>
-<table>{rows or "<tr><td>No profile yet.</td></tr>"}</table>"""
+    return [Route("/", show, methods=["GET"]), Route("/static/{name}", asset, methods=["GET"])]

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..routing import Router
-from . import capability, gate, graft, jobs, optimizer, profile
+from . import capability, gate, graft, jobs, optimizer, profile, sessions, signals, status
 
 RouterFactory = Callable[[Any], Router]
 
@@ -21,4 +21,7 @@ ROUTERS: dict[str, RouterFactory] = {
     "capability": capability.router,  # capability facts: modes and probed channels
     "gate": gate.router,  # the delivery gate: verdicts on web deliverables
     "graft": graft.router,  # context handoff: the audit trail and the debug panel
+    "sessions": sessions.router,  # the session layer: list and open sessions
+    "signals": signals.router,  # friction signals: totals over time and their hits
+    "status": status.router,  # the overview: what dshkit knows and what is missing
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import FileResponse, Response
 
 from ...gate.service import GateService
 from ..routing import ApiError, Router, json_response, read_json
@@ -21,6 +21,16 @@ def router(service: GateService) -> Router:
         if not limit.isdigit() or not 1 <= int(limit) <= 1000:
             raise ApiError(400, f"limit must be a whole number from 1 to 1000, got {limit!r}")
         return json_response(await asyncio.to_thread(service.recent, int(limit)))
+
+    @api.get("/{id}/screenshot")
+    async def get_screenshot(request: Request) -> Response:
+        wanted = request.path_params["id"]
+        shot = None
+        if wanted.isdigit():
+            shot = await asyncio.to_thread(service.screenshot, int(wanted))
+        if shot is None:
+            raise ApiError(404, f"no screenshot for gate verdict {wanted!r}")
+        return FileResponse(shot, media_type="image/png", headers={"cache-control": "no-store"})
 
     @api.post("/run")
     async def post_run(request: Request) -> Response:

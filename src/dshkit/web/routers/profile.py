@@ -38,6 +38,17 @@ def router(service: ProfileService) -> Router:
         state = await asyncio.to_thread(service.state)
         return json_response(state, headers={"cache-control": "no-store"})
 
+    @api.get("/versions")
+    async def get_versions(request: Request) -> Response:
+        limit = request.query_params.get("limit", "50")
+        if not limit.isdigit():
+            raise ApiError(400, f"limit must be a whole number, got {limit!r}")
+        try:
+            versions = await asyncio.to_thread(service.versions, int(limit))
+        except ValueError as exc:
+            raise ApiError(400, str(exc)) from None
+        return json_response(versions, headers={"cache-control": "no-store"})
+
     @api.post("/mode")
     async def post_mode(request: Request) -> Response:
         body = await read_json(request)

@@ -1,0 +1,129 @@
+"""The friction signals as the console shows them: totals per harness and per day, and every
+hit of one signal, paged, with where it happened.
+
+Counts come from `signals.collect_signals`, the same results `dshkit signals` reports and the
+store keeps per session (computed again only for sessions that changed); nothing is scanned
+here, so the numbers are those of the last scan. A hit has no time of its own: it counts on
+the day (UTC) of its session's last activity.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from ..sessions.catalog import Catalog, SessionInfo
+from ..store import Store
+from .signals import SIGNALS, SignalConfig, SignalsReport, collect_signals
+
+HITS_LIMIT = 500  # hits of one answer at most
+_ALL = 1 << 62  # hits kept in the report's details: all of them
+
+
+def _sessions(
+    catalog: Catalog, config: SignalConfig, harness: str | None, session: str | None
+) -> tuple[SignalsReport, list[tuple[SessionInfo, dict[str, list[dict[str, Any]]]]]]:
+    """The report over the chosen sessions (one pass through the stored per-session results)
+    and each session's hits by signal, newest session first."""
+    infos = [
+        info
+        for info in catalog.recent(harness, None)
+        if session is None or info.session_id == session
+    ]
+    report = collect_signals(catalog, [info.key for info in infos], config, _ALL)
+    by_session: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for name, hits in report.details.items():
+        for hit in hits:
+            by_session.setdefault(hit["session"], {s: [] for s in SIGNALS})[name].append(hit)
+    empty: dict[str, list[dict[str, Any]]] = {s: [] for s in SIGNALS}
+    return report, [
+        (info, by_session.get(f"{info.harness}:{info.session_id}", empty)) for info in infos
+    ]
+
+
+def _day(info: SessionInfo) -> str | None:
+    if info.last_time is None:
+        return None
+    return time.strftime("%Y-%m-%d", time.gmtime(info.last_time / 1000))
+
+
+def signal_overview(store: Store, config: SignalConfig) -> dict[str, Any]:
+    """Totals of every signal: over all, per harness, and per day and harness (oldest first)."""
+    report, sessions = _sessions(Catalog(store), config, None, None)
+    by_harness: dict[str, dict[str, int]] = {}
+    by_day: dict[tuple[str | None, str], dict[str, int]] = {}
+    for info, hits in sessions:
+        for target in (
+            by_harness.setdefault(info.harness, dict.fromkeys(SIGNALS, 0)),
+            by_day.setdefault((_day(info), info.harness), dict.fromkeys(SIGNALS, 0)),
+        ):
+            for name in SIGNALS:
+                target[name] += len(hits[name])
+    days = [
+        {"day": day, "harness": harness, "totals": counts}
+        for (day, harness), counts in sorted(by_day.items(), key=lambda item: item[0][0] or "")
+    ]
+    return {
+        "signals": list(SIGNALS),
+        "sessions": report.sessions,
+        "humanMessages": report.human_messages,
+        "totals": report.totals,
+        "harnesses": by_harness,
+        "days": days,
+        "config": {
+            "longToolMs": config.long_tool_ms,
+            "repeatFailMin": config.repeat_fail_min,
+            "answerWindowMs": config.answer_window_ms,
+        },
+    }
+
+
+def signal_hits(
+    store: Store,
+    config: SignalConfig,
+    signal: str,
+    *,
+    harness: str | None = None,
+    session: str | None = None,
+    day: str | None = None,
+    offset: int = 0,
+    limit: int = 50,
+) -> dict[str, Any]:
+    """The hits of `signal` (of a harness, a session id, a day), newest session first and in
+    log order within one, from `offset`; `total` counts every match (ValueError on bad input)."""
+    if signal not in SIGNALS:
+        raise ValueError(f"signal must be one of {', '.join(SIGNALS)}, got {signal!r}")
+    if not 1 <= limit <= HITS_LIMIT:
+        raise ValueError(f"limit must be from 1 to {HITS_LIMIT}, got {limit}")
+    if offset < 0:
+        raise ValueError(f"offset must not be negative, got {offset}")
+    total = 0
+    shown: list[dict[str, Any]] = []
+    for info, hits in _sessions(Catalog(store), config, harness, session)[1]:
+        when = _day(info)
+        if day is not None and when != day:
+            continue
+        for hit in hits[signal]:
+            if offset <= total < offset + limit:
+                shown.append(
+                    {**hit, "harness": info.harness, "sessionId": info.session_id, "day": when}
+                )
+            total += 1
+    return {"signal": signal, "total": total, "offset": offset, "hits": shown}
+
+
+class SignalsService:
+    """The read side above for the web API, with the signals' default thresholds."""
+
+    def __init__(self, state_dir: Path, config: SignalConfig | None = None) -> None:
+        self.state_dir = Path(state_dir)
+        self.config = config or SignalConfig()
+
+    def overview(self) -> dict[str, Any]:
+        with Store(self.state_dir) as store:
+            return signal_overview(store, self.config)
+
+    def hits(self, signal: str, **query: Any) -> dict[str, Any]:
+        with Store(self.state_dir) as store:
+            return signal_hits(store, self.config, signal, **query)

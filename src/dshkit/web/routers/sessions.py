@@ -1,0 +1,68 @@
+"""Sessions under /api/sessions/: the newest sessions, and one session opened.
+
+`GET /api/sessions?harness=&limit=`: the newest sessions (with events), most recent first.
+`GET /api/sessions/{harness}/{id}?limit=&offset=&around=`: its summary, human messages and tool
+calls with their results; each list is a window (`limit` items from `offset`, or the part
+holding the event whose seq is `around`) with its `total`, and each text is cut at
+`textLimit` characters with the rest counted in `cutChars`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ... import harnesses
+from ...sessions import SessionNotFound
+from ...sessions.browse import WINDOW_LIMIT, SessionsService, Window
+from ..routing import ApiError, Router, json_response
+
+_NO_STORE = {"cache-control": "no-store"}
+
+
+def number(request: Request, name: str, default: int | None, low: int, high: int) -> int | None:
+    """A whole-number query parameter within [low, high] (ApiError 400 naming it)."""
+    value = request.query_params.get(name)
+    if value is None or value == "":
+        return default
+    if not value.isdigit() or not low <= int(value) <= high:
+        raise ApiError(400, f"{name} must be a whole number from {low} to {high}, got {value!r}")
+    return int(value)
+
+
+def harness_param(value: str | None) -> str | None:
+    if value and value not in harnesses.NAMES:
+        raise ApiError(400, f"harness must be one of {', '.join(harnesses.NAMES)}, got {value!r}")
+    return value or None
+
+
+def router(service: SessionsService) -> Router:
+    api = Router("sessions")
+
+    @api.get("/")
+    async def list_sessions(request: Request) -> Response:
+        harness = harness_param(request.query_params.get("harness"))
+        limit = number(request, "limit", 50, 1, 1000)
+        assert limit is not None
+        found = await asyncio.to_thread(service.recent, harness, limit)
+        return json_response({"sessions": found}, headers=_NO_STORE)
+
+    @api.get("/{harness}/{id}")
+    async def show_session(request: Request) -> Response:
+        harness = harness_param(request.path_params["harness"])
+        assert harness is not None
+        limit = number(request, "limit", 100, 1, WINDOW_LIMIT)
+        offset = number(request, "offset", 0, 0, 1 << 31)
+        around = number(request, "around", None, 0, 1 << 62)
+        assert limit is not None and offset is not None
+        window = Window(offset, limit, around)
+        key = (harness, request.path_params["id"])
+        try:
+            view = await asyncio.to_thread(service.view, key, window)
+        except SessionNotFound as exc:
+            raise ApiError(404, str(exc)) from None
+        return json_response(view, headers=_NO_STORE)
+
+    return api

@@ -1,0 +1,50 @@
+"""Friction signals under /api/signals/: totals over time, and the hits behind a count.
+
+`GET /api/signals`: totals per signal, per harness and per day (the last scan's sessions, the
+default thresholds of `dshkit signals`). `GET /api/signals/hits?signal=&harness=&session=&day=
+&offset=&limit=`: each hit of one signal with its session, turn, tool, duration, error code and
+texts, paged with its `total`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ...profile.signal_views import HITS_LIMIT, SignalsService
+from ..routing import ApiError, Router, json_response
+from .sessions import harness_param, number
+
+_NO_STORE = {"cache-control": "no-store"}
+
+
+def router(service: SignalsService) -> Router:
+    api = Router("signals")
+
+    @api.get("/")
+    async def get_totals(request: Request) -> Response:
+        return json_response(await asyncio.to_thread(service.overview), headers=_NO_STORE)
+
+    @api.get("/hits")
+    async def get_hits(request: Request) -> Response:
+        query = request.query_params
+        signal = query.get("signal")
+        if not signal:
+            raise ApiError(400, "signal must name one signal (GET /api/signals lists them)")
+        try:
+            hits = await asyncio.to_thread(
+                service.hits,
+                signal,
+                harness=harness_param(query.get("harness")),
+                session=query.get("session") or None,
+                day=query.get("day") or None,
+                offset=number(request, "offset", 0, 0, 1 << 31),
+                limit=number(request, "limit", 50, 1, HITS_LIMIT),
+            )
+        except ValueError as exc:
+            raise ApiError(400, str(exc)) from None
+        return json_response(hits, headers=_NO_STORE)
+
+    return api

@@ -1,0 +1,650 @@
+// The dshkit console: views over the local service's API, no build step, no dependencies.
+// Every change goes through the API with the token the page was served with (see page.py);
+// every text from the store is put in the page as text, never as HTML.
+"use strict";
+
+const TOKEN = document.querySelector('meta[name="dshkit-token"]').content;
+const CATEGORIES = {
+  A: "A · how to talk to me",
+  B: "B · how I work",
+  C: "C · what I know and use",
+  D: "D · what to avoid",
+};
+
+// -- small helpers ----------------------------------------------------------------------
+
+function h(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "class") node.className = value;
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+// Append children as `h` does: arrays flattened, null/false left out.
+function fill(node, ...children) {
+  node.append(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
+}
+
+class ApiError extends Error {}
+
+async function api(method, path, body) {
+  const headers = {};
+  if (method !== "GET") {
+    headers["x-dshkit-token"] = TOKEN;
+    headers["content-type"] = "application/json";
+  }
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    cache: "no-store",
+    credentials: "same-origin",
+  });
+  const value = await response.json().catch(() => null);
+  if (!response.ok && response.status !== 202) {
+    throw new ApiError((value && value.error) || `${method} ${path}: HTTP ${response.status}`);
+  }
+  return { value, response };
+}
+
+async function get(path) {
+  return (await api("GET", path)).value;
+}
+
+function when(ms) {
+  if (ms === null || ms === undefined) return "—";
+  const d = new Date(ms);
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+function pct(x) {
+  return x === null || x === undefined ? "—" : `${(x * 100).toFixed(1)}%`;
+}
+
+function seconds(ms) {
+  return ms === null || ms === undefined ? "—" : `${(ms / 1000).toFixed(1)} s`;
+}
+
+let noticeTimer = 0;
+function notify(message, bad = false) {
+  const box = document.getElementById("notice");
+  box.textContent = message;
+  box.className = bad ? "bad" : "";
+  clearTimeout(noticeTimer);
+  noticeTimer = setTimeout(() => { box.textContent = ""; }, 6000);
+}
+
+function card(title, ...children) {
+  return h("section", { class: "card" }, title ? h("h3", {}, title) : null, ...children);
+}
+
+function facts(pairs) {
+  return h("dl", { class: "facts" },
+    pairs.filter(Boolean).map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+}
+
+function table(columns, rows, attrs) {
+  return h("div", { class: "scroll" }, h("table", attrs || {},
+    h("thead", {}, h("tr", {}, columns.map((c) => h("th", { scope: "col" }, c)))),
+    h("tbody", {}, rows)));
+}
+
+function sessionHref(harness, id, around) {
+  const base = `#session/${encodeURIComponent(harness)}/${encodeURIComponent(id)}`;
+  return around === null || around === undefined ? base : `${base}?around=${around}`;
+}
+
+function shown(list, noun) {
+  const end = list.offset + list.items.length;
+  return list.total > list.items.length
+    ? `${noun} ${list.offset + 1}–${end} of ${list.total}`
+    : `${list.total} ${noun}`;
+}
+
+function cut(item) {
+  return item.cutChars ? h("span", { class: "muted" }, ` … ${item.cutChars} more characters`) : null;
+}
+
+// Follow a job's progress over the service's event stream; resolves with the finished job.
+function follow(location, list) {
+  return new Promise((resolve) => {
+    const source = new EventSource(`${location}/events`);
+    source.addEventListener("progress", (e) => {
+      const event = JSON.parse(e.data);
+      const share = event.fraction === null ? "" : ` (${Math.round(event.fraction * 100)}%)`;
+      list.append(h("li", { "data-stage": event.stage },
+        h("b", {}, event.stage), ` ${event.message}${share}`));
+    });
+    source.addEventListener("end", (e) => {
+      source.close();
+      resolve(JSON.parse(e.data));
+    });
+  });
+}
+
+// -- views ------------------------------------------------------------------------------
+
+const VIEWS = {};
+// The last regeneration's progress, kept across re-renders of the profile view.
+const PROGRESS = h("ol", { class: "progress", id: "regen-progress", "aria-live": "polite" });
+
+VIEWS.overview = async (main) => {
+  const s = await get("/api/status");
+  const total = Object.values(s.sessions).reduce((a, b) => a + b, 0);
+  const llm = s.llm.configured
+    ? h("p", { class: "ok", id: "llm-state" }, `LLM configured: ${s.llm.model} at ${s.llm.baseUrl}`)
+    : h("div", { id: "llm-state" },
+      h("p", { class: "bad" }, "LLM not configured: the profile and the optimizer cannot ask a model."),
+      h("p", {}, s.llm.problem), h("p", {}, "Next step: ", h("code", {}, s.llm.nextStep)));
+  fill(main,
+    h("h2", {}, "Overview"),
+    h("div", { class: "grid" },
+      card("Sessions read",
+        h("p", { class: "big", id: "sessions-total" }, total),
+        facts(Object.entries(s.sessions).map(([k, v]) => [k, v])),
+        h("p", { class: "muted" }, `${s.humanMessages} human messages kept`),
+        total ? h("a", { href: "#sessions" }, "Open the sessions")
+          : h("p", {}, "None yet: run ", h("code", {}, "dshkit scan"),
+            " or regenerate the profile (it scans first).")),
+      card("LLM", llm),
+      card("Profile",
+        facts([["mode", s.profile.mode], ["version", s.profile.version ?? "none yet"]]),
+        h("a", { href: "#profile" }, "Open the profile")),
+    ),
+    card("Hooks (user scope)", table(["harness", "installed", "status", "next step"],
+      s.hooks.map((x) => h("tr", {},
+        h("td", {}, x.harness),
+        h("td", { class: x.installed ? "ok" : "warn" }, x.installed ? "yes" : "no"),
+        h("td", {}, x.status, x.problems.length ? h("div", { class: "muted" }, x.problems.join("; ")) : null),
+        h("td", {}, x.nextStep ? h("code", {}, x.nextStep) : "—"))))),
+    h("p", { class: "muted" }, `State directory: ${s.stateDir}`),
+  );
+};
+
+VIEWS.profile = async (main) => {
+  const [state, history] = await Promise.all([get("/api/profile/state"), get("/api/profile/versions")]);
+  const profile = state.profile;
+  const run = state.lastRun;
+  const progress = PROGRESS;
+  const custom = h("textarea", { id: "custom-text", "aria-label": "Custom text", lang: "zh" }, state.customText);
+
+  const setMode = async (mode) => {
+    try {
+      await api("POST", "/api/profile/mode", { mode });
+      notify(`Mode set to ${mode}`);
+      route();
+    } catch (e) { notify(e.message, true); }
+  };
+  const save = async () => {
+    try {
+      const { value } = await api("PUT", "/api/profile/custom", { text: custom.value });
+      notify(`Custom text saved (${value.length} characters)`);
+      route();
+    } catch (e) { notify(e.message, true); }
+  };
+  const copy = async () => {
+    const text = state.effectiveText;
+    let copied = true;
+    try { await navigator.clipboard.writeText(text); } catch { copied = false; }
+    try {
+      const { value } = await api("POST", "/api/profile/copied", { text });
+      const at = when(value.copiedSnapshot.at);
+      notify(copied ? `Copied; snapshot recorded at ${at}` : `Snapshot recorded at ${at}; the browser refused the clipboard, select the text to copy it`);
+      route();
+    } catch (e) { notify(e.message, true); }
+  };
+  const regenerate = async (button) => {
+    button.disabled = true;
+    progress.replaceChildren();
+    try {
+      const { value, response } = await api("POST", "/api/profile/regenerate");
+      if (!value.started) progress.append(h("li", {}, "A run was already going: following it."));
+      const job = await follow(response.headers.get("location"), progress);
+      progress.append(h("li", { "data-stage": "end", class: job.state === "done" ? "ok" : "bad" },
+        job.state === "done" ? "Finished." : `Failed: ${job.error}`));
+      route();
+    } catch (e) {
+      notify(e.message, true);
+      button.disabled = false;
+    }
+  };
+
+  const modeButton = (mode, label) => h("button", {
+    type: "button", "aria-pressed": String(state.mode === mode), "data-mode": mode,
+    onclick: () => setMode(mode),
+  }, label);
+  const regenButton = h("button", { type: "button", class: "primary", id: "regenerate", disabled: state.running },
+    "Regenerate now");
+  regenButton.addEventListener("click", () => regenerate(regenButton));
+
+  fill(main,
+    h("h2", {}, "Profile"),
+    card("What the agent is told",
+      h("div", { class: "row", role: "group", "aria-label": "Mode" },
+        "Mode:", modeButton("auto", "Auto (generated profile)"), modeButton("custom", "Custom (your text)")),
+      h("p", { class: "muted" }, `Text from ${state.effectiveSource}`,
+        state.copiedSnapshot ? ` · last copied ${when(state.copiedSnapshot.at)}` : ""),
+      h("pre", { id: "effective-text", lang: "zh" }, state.effectiveText || "(nothing is injected)"),
+      profile && profile.dropped.length
+        ? h("p", { class: "warn" }, `Left out to fit the budget: ${profile.dropped.join(", ")}`) : null,
+      h("div", { class: "row" }, h("button", { type: "button", id: "copy", onclick: copy }, "Copy"))),
+    card("Custom text",
+      h("p", { class: "muted" }, "Used in custom mode instead of the generated profile (at most 10,000 characters)."),
+      custom,
+      h("div", { class: "row" }, h("button", { type: "button", id: "save-custom", onclick: save }, "Save custom text"))),
+    card("Last run",
+      run ? facts([
+        ["when", when(run.at)],
+        ["outcome", h("span", { id: "last-outcome", class: run.ok ? "ok" : run.error ? "bad" : "" }, run.outcome)],
+        ["why", run.error || run.reason || "—"],
+        run.diff ? ["changes", `added ${run.diff.added.length}, removed ${run.diff.removed.length}, modified ${run.diff.modified.length}, unchanged ${run.diff.unchanged.length}`] : null,
+        ["spurious rate", pct(run.spuriousRate)],
+        run.partial ? ["partial", `answer was truncated (${run.truncationReason || "?"}, ${run.droppedTailChars} characters dropped)`] : null,
+        run.warnings && run.warnings.length ? ["warnings", run.warnings.join("; ")] : null,
+      ]) : h("p", {}, "Never run."),
+      h("div", { class: "row" }, regenButton,
+        state.running ? h("span", { class: "muted" }, "a run is going") : null),
+      progress),
+    card(profile ? `Entries (version ${profile.version}, ${when(profile.generatedAt)})` : "Entries",
+      profile ? entriesByCategory(profile.entries) : h("p", {}, "No profile yet.")),
+    card(`Versions (${history.kept} kept)`, versions(history.versions)),
+  );
+};
+
+function entriesByCategory(entries) {
+  const groups = [];
+  for (const [category, title] of Object.entries(CATEGORIES)) {
+    const mine = entries.filter((e) => e.category === category);
+    if (!mine.length) continue;
+    groups.push(h("h4", {}, title), h("ul", {}, mine.map((e) => h("li", { lang: "zh" },
+      h("b", {}, e.id), " ", e.claim, " ", h("span", { class: "tag" }, e.confidence),
+      h("div", { class: "muted" },
+        `first seen ${when(e.firstSeenAt)}, last seen ${when(e.lastSeenAt)}, seen ${e.timesSeen ?? 1}×`),
+      h("details", {}, h("summary", {}, `evidence (${e.evidence.length})`),
+        h("ul", {}, e.evidence.map((q) => h("li", {}, q))))))));
+  }
+  return groups.length ? groups : h("p", {}, "No entries.");
+}
+
+function versions(list) {
+  if (!list.length) return h("p", {}, "No versions yet.");
+  return list.map((v, i) => {
+    const before = new Map((list[i + 1] ? list[i + 1].entries : []).map((e) => [e.id, e]));
+    const now = new Map(v.entries.map((e) => [e.id, e]));
+    const lines = [];
+    for (const id of v.diff.added || []) lines.push(h("li", { class: "ok" }, `+ ${id} ${now.get(id)?.claim ?? ""}`));
+    for (const id of v.diff.removed || []) lines.push(h("li", { class: "bad" }, `− ${id} ${before.get(id)?.claim ?? ""}`));
+    for (const id of v.diff.modified || []) {
+      lines.push(h("li", { class: "warn" }, `~ ${id} ${before.get(id)?.claim ?? "?"} → ${now.get(id)?.claim ?? ""}`));
+    }
+    return h("details", { class: "version" },
+      h("summary", {}, `v${v.version} · ${when(v.at)} · ${v.entries.length} entries · spurious ${pct(v.spuriousRate)}${v.partial ? " · partial" : ""}`),
+      h("p", { class: "muted" }, v.reason),
+      lines.length ? h("ul", { lang: "zh" }, lines) : h("p", {}, "No changes against the version before."));
+  });
+}
+
+VIEWS.signals = async (main, params) => {
+  const s = await get("/api/signals");
+  const hitsBox = h("div", { id: "hits" });
+  const open = async (signal, query) => {
+    const q = new URLSearchParams({ signal, limit: "100", ...query });
+    const found = await get(`/api/signals/hits?${q}`);
+    hitsBox.replaceChildren(card(`${signal}: ${found.total} hits${found.total > found.hits.length ? ` (first ${found.hits.length} shown)` : ""}`,
+      table(["session", "turn", "tool", "duration", "error code", "texts", ""],
+        found.hits.map((hit) => h("tr", {},
+          h("td", {}, `${hit.harness}:${hit.sessionId.slice(0, 12)}`),
+          h("td", {}, hit.turn),
+          h("td", {}, hit.tool ?? "—"),
+          h("td", {}, hit.durationMs !== undefined ? seconds(hit.durationMs) : hit.failures !== undefined ? `${hit.failures} failures` : "—"),
+          h("td", {}, hit.errorCode ?? "—"),
+          h("td", { lang: "zh" }, hitTexts(hit)),
+          h("td", {}, h("a", { href: sessionHref(hit.harness, hit.sessionId, hitSeq(hit)), class: "open-session" }, "open session")))),
+        { class: "hits" })));
+    const heading = hitsBox.querySelector("h3");
+    heading.tabIndex = -1;
+    heading.focus();
+  };
+  const countButton = (signal, count, query, label) => h("button", {
+    type: "button", class: "link", "data-signal": signal,
+    "aria-label": `${count} ${signal} hits${label ? ` ${label}` : ""}`,
+    onclick: () => open(signal, query).catch((e) => notify(e.message, true)),
+  }, count);
+  fill(main,
+    h("h2", {}, "Signals"),
+    h("p", { class: "muted" },
+      `${s.sessions} sessions with ${s.humanMessages} human messages, as of the last scan. Long tools over ${seconds(s.config.longToolMs)}, failures in a row from ${s.config.repeatFailMin}. Click a count to see its hits.`),
+    card("Totals", table(["signal", "all", ...Object.keys(s.harnesses)],
+      s.signals.map((name) => h("tr", {},
+        h("th", { scope: "row" }, name),
+        h("td", {}, countButton(name, s.totals[name], {}, "")),
+        Object.entries(s.harnesses).map(([harness, totals]) =>
+          h("td", {}, countButton(name, totals[name], { harness }, `in ${harness}`))))))),
+    card("Over time (day of the session's last activity, UTC)",
+      table(["day", "harness", ...s.signals.slice(0, 4)],
+        s.days.map((d) => h("tr", {}, h("td", {}, d.day ?? "—"), h("td", {}, d.harness),
+          s.signals.slice(0, 4).map((name) => h("td", {},
+            countButton(name, d.totals[name], { harness: d.harness, ...(d.day ? { day: d.day } : {}) }, `on ${d.day}`))))))),
+    hitsBox,
+  );
+  if (params.get("signal")) await open(params.get("signal"), {});
+};
+
+function hitSeq(hit) {
+  for (const key of ["seq", "callSeq", "resultSeq", "askSeq"]) {
+    if (typeof hit[key] === "number") return hit[key];
+  }
+  return null;
+}
+
+function hitTexts(hit) {
+  const parts = [];
+  if (hit.match) parts.push(h("div", {}, h("b", {}, "match "), hit.match));
+  if (hit.text) parts.push(h("div", {}, hit.text));
+  if (hit.options) parts.push(h("div", {}, h("b", {}, "options "), hit.options.join(" / ")));
+  if (hit.answer) parts.push(h("div", {}, h("b", {}, "answer "), hit.answer));
+  return parts.length ? parts : "—";
+}
+
+VIEWS.optimizer = async (main) => {
+  const data = await get("/api/optimizer/runs?limit=50");
+  const settings = await get("/api/optimizer/settings").catch(() => null);
+  const record = async (runId, outcome) => {
+    try {
+      await api("POST", "/api/optimizer/outcome", { runId, outcome });
+      notify(`Run ${runId} recorded as ${outcome}`);
+      route();
+    } catch (e) { notify(e.message, true); }
+  };
+  fill(main,
+    h("h2", {}, "Optimizer"),
+    card("One-pass success per tier (against the raw words, tier off)",
+      table(["tier", "runs", "judged", "ok", "rework", "success", "vs raw words"],
+        Object.entries(data.rates).map(([tier, r]) => h("tr", { "data-tier": tier },
+          h("td", {}, tier), h("td", {}, r.runs), h("td", {}, r.judged), h("td", {}, r.ok),
+          h("td", {}, r.rework), h("td", { class: "rate" }, pct(r.successRate)),
+          h("td", {}, r.vsRawWords === null ? "—" : `${r.vsRawWords >= 0 ? "+" : ""}${(r.vsRawWords * 100).toFixed(1)} pt`))))),
+    settings ? settingsCard(settings) : null,
+    data.runs.length ? data.runs.map((run) => card(`Run ${run.runId} · ${run.tier} · ${run.form} · ${when(run.at)}`,
+      h("div", { class: "pair" },
+        h("div", {}, h("b", {}, "Raw"), h("pre", { lang: "zh" }, run.raw)),
+        h("div", {}, h("b", {}, "Optimized"), h("pre", { lang: "zh" }, run.output))),
+      run.fallback ? h("p", { class: "warn" }, `Raw words passed on: ${run.fallback}`) : null,
+      facts([
+        ["length gate", gateText(run.lengthGate)],
+        ["ask gate", gateText(run.askGate)],
+        ["evidence", `${run.evidence.length} items`],
+        ["audit", auditText(run.audit)],
+      ]),
+      runDetails(run.runId),
+      h("div", { class: "row", role: "group", "aria-label": `Outcome of run ${run.runId}` },
+        "Outcome:", h("strong", { class: "outcome" }, run.outcome ?? "not recorded"),
+        h("button", { type: "button", "data-outcome": "ok", "data-run": run.runId, onclick: () => record(run.runId, "ok") }, "Right in one pass (ok)"),
+        h("button", { type: "button", "data-outcome": "rework", "data-run": run.runId, onclick: () => record(run.runId, "rework") }, "Needed rework")),
+    )) : card("", h("p", {}, "No optimizer runs yet.")),
+  );
+};
+
+// Tier, form, context and permission: the defaults, or one session's own (changed here).
+function settingsCard(defaults) {
+  const choice = (name, options, value) => h("label", {}, `${name} `,
+    h("select", { name, "data-setting": name }, options.map((o) => h("option", { value: o, selected: o === value }, o))));
+  const session = h("input", { id: "settings-session", "aria-label": "Session id or prefix", placeholder: "session id (or a unique prefix)" });
+  const form = h("div", { class: "row" });
+  const shownBox = h("pre", { id: "settings-shown" }, JSON.stringify(defaults, null, 2));
+  const show = (values) => {
+    form.replaceChildren();
+    fill(form,
+      choice("tier", ["off", "basic", "advanced", "extreme"], values.tier),
+      choice("form", ["ptc", "chat"], values.form),
+      h("label", {}, "turns ", h("input", { type: "number", min: 0, max: 10, value: values.turns, "data-setting": "turns" })),
+      h("label", {}, h("input", { type: "checkbox", checked: values.full, "data-setting": "full" }), " full history"),
+      choice("permission", ["auto", "review"], values.permission));
+    shownBox.textContent = JSON.stringify(values, null, 2);
+  };
+  const load = async () => {
+    try {
+      const q = session.value ? `?session=${encodeURIComponent(session.value)}` : "";
+      show(await get(`/api/optimizer/settings${q}`));
+    } catch (e) { notify(e.message, true); }
+  };
+  const save = async () => {
+    if (!session.value) { notify("Name a session: the defaults live in config.toml [optimizer]", true); return; }
+    const body = { session: session.value };
+    for (const input of form.querySelectorAll("[data-setting]")) {
+      const key = input.dataset.setting;
+      body[key] = input.type === "checkbox" ? input.checked : input.type === "number" ? Number(input.value) : input.value;
+    }
+    try {
+      const { value } = await api("PUT", "/api/optimizer/settings", body);
+      show(value.settings);
+      notify(`Settings saved for ${session.value}`);
+    } catch (e) { notify(e.message, true); }
+  };
+  show(defaults);
+  return card("Settings",
+    h("p", { class: "muted" }, "Without a session: the defaults (config.toml [optimizer]). A session's own settings override them."),
+    h("div", { class: "row" }, session,
+      h("button", { type: "button", onclick: load }, "Load"),
+      h("button", { type: "button", id: "save-settings", onclick: save }, "Save for this session")),
+    form, h("details", {}, h("summary", {}, "All values"), shownBox));
+}
+
+// Everything kept of a run (evidence index, tool-loop steps, traced sentences), on demand.
+function runDetails(runId) {
+  const box = h("div", {});
+  let loaded = false;
+  return h("details", {
+    class: "run-detail", "data-run-detail": runId,
+    ontoggle: async (e) => {
+      if (!e.target.open || loaded) return;
+      loaded = true;
+      try {
+        const d = await get(`/api/optimizer/runs/${runId}`);
+        fill(box,
+          facts([
+            ["session", d.sessionId ? h("a", { href: sessionHref(d.harness, d.sessionId) }, `${d.harness}:${d.sessionId}`) : "—"],
+            ["model", d.model ?? "—"], ["cwd", d.cwd ?? "—"],
+            ["tool-loop steps", d.steps.length], ["evidence items", d.evidence.length],
+          ]),
+          d.evidence.length ? [h("b", {}, "Evidence index"), h("pre", {}, JSON.stringify(d.evidence, null, 2))] : null,
+          d.steps.length ? [h("b", {}, "Tool-loop steps"), h("pre", {}, JSON.stringify(d.steps, null, 2))] : null,
+          d.sentences.length ? [h("b", {}, "Sentences and their sources"), h("pre", { lang: "zh" }, JSON.stringify(d.sentences, null, 2))] : null);
+      } catch (err) { fill(box, h("p", { class: "bad" }, err.message)); }
+    },
+  }, h("summary", {}, "Details: evidence, steps, provenance"), box);
+}
+
+function gateText(gate) {
+  if (!gate || !Object.keys(gate).length) return "—";
+  return Object.entries(gate).map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
+}
+
+function auditText(audit) {
+  if (!audit || !Object.keys(audit).length) return "—";
+  const counts = audit.counts || audit;
+  return Object.entries(counts).filter(([, v]) => typeof v === "number").map(([k, v]) => `${k} ${v}`).join(", ") || JSON.stringify(audit);
+}
+
+VIEWS.gate = async (main) => {
+  const data = await get("/api/gate?limit=50");
+  const shotBox = h("div", { id: "shot" });
+  const showShot = (v) => {
+    shotBox.replaceChildren(card(`Screenshot of verdict ${v.id}: ${v.path}`,
+      h("img", { class: "shot", src: `/api/gate/${v.id}/screenshot`, alt: `Screenshot of ${v.path} (${v.verdict})` })));
+    shotBox.scrollIntoView();
+  };
+  const capBox = h("div", { id: "capability" });
+  const harness = h("select", { "aria-label": "Harness" }, ["", "dsh", "claude", "codex"].map((x) => h("option", { value: x }, x || "(any harness)")));
+  const mode = h("input", { "aria-label": "Sandbox mode", placeholder: "mode (e.g. workspace-write)" });
+  const loadCapability = async (probe) => {
+    const q = new URLSearchParams();
+    if (harness.value) q.set("harness", harness.value);
+    if (mode.value) q.set("mode", mode.value);
+    if (probe) q.set("probe", "1");
+    capBox.replaceChildren(h("p", { class: "muted" }, probe ? "Probing (seconds)…" : "Loading…"));
+    try {
+      const r = await get(`/api/capability/?${q}`);
+      capBox.replaceChildren();
+      fill(capBox,
+        facts([["facts", JSON.stringify(r.facts)], ["probed", r.pending ? "not within the TTL (pending)" : when(r.probedAt)]]),
+        r.channels ? table(["channel", "works", "raw reason"], r.channels.map((c) => h("tr", {},
+          h("td", {}, c.channel ?? c.name ?? "?"),
+          h("td", { class: c.ok ? "ok" : c.ok === false ? "bad" : "muted" }, c.ok ? "✓" : c.ok === false ? "✗" : "—"),
+          h("td", {}, c.reason ?? c.detail ?? "")))) : null,
+        r.errors.length ? h("p", { class: "warn" }, r.errors.join("; ")) : null,
+        h("details", {}, h("summary", {}, "Text told to the agent"), h("pre", { lang: "zh" }, r.text)));
+    } catch (e) { capBox.replaceChildren(h("p", { class: "bad" }, e.message)); }
+  };
+  fill(main,
+    h("h2", {}, "Gate and capability"),
+    card("Delivery gate verdicts",
+      data.verdicts.length ? table(["when", "file", "verdict", "evidence", "screenshot"],
+        data.verdicts.map((v) => h("tr", {},
+          h("td", {}, when(v.at)), h("td", {}, v.path),
+          h("td", { class: v.verdict === "ok" ? "ok" : "bad" }, v.verdict, v.recovered ? " (recovered)" : ""),
+          h("td", {}, h("details", {}, h("summary", {}, `${v.errorCount ?? (v.errors || []).length} errors`),
+            v.overlayText ? h("pre", { lang: "zh" }, v.overlayText) : null,
+            h("pre", {}, JSON.stringify({ errors: v.errors, canvas: v.canvas }, null, 2)))),
+          h("td", {}, v.screenshot ? h("button", { type: "button", class: "show-shot", "data-verdict": v.id, onclick: () => showShot(v) }, "Show") : "—"))))
+        : h("p", {}, "No verdicts yet.")),
+    shotBox,
+    card("Capability (probed channels per mode)",
+      h("div", { class: "row" }, harness, mode,
+        h("button", { type: "button", onclick: () => loadCapability(false) }, "Show cached"),
+        h("button", { type: "button", onclick: () => loadCapability(true) }, "Probe now")),
+      capBox),
+  );
+};
+
+VIEWS.handoffs = async (main) => {
+  const [panel, audit, recent] = await Promise.all([
+    get("/api/graft/status"), get("/api/graft/audit?limit=100"), get("/api/sessions?limit=10"),
+  ]);
+  const parts = await Promise.all(recent.sessions.map((s) =>
+    get(`/api/graft/status?session=${encodeURIComponent(s.id)}`).catch(() => null)));
+  const txnRow = (t) => h("tr", { "data-txn": t.id },
+    h("td", {}, t.id), h("td", {}, t.state), h("td", {}, `${t.harness}:${t.sessionId.slice(0, 12)}`),
+    h("td", {}, t.targetSessionId ? `${t.targetHarness}:${t.targetSessionId}` : t.targetHarness),
+    h("td", {}, t.attempts), h("td", { class: t.lastError ? "bad" : "" }, t.lastError ?? "—"), h("td", {}, when(t.updatedAt)));
+  const byId = new Map(parts.filter(Boolean).flatMap((p) => p.handoffs).map((t) => [t.id, t]));
+  const handoffs = [...byId.values()].sort((a, b) => b.id - a.id);
+  fill(main,
+    h("h2", {}, "Handoffs"),
+    card("Counts", facts(Object.entries(panel.counts.byState).map(([k, v]) => [k, v]).concat([
+      ["transferring", panel.counts.transferring], ["retired", panel.counts.retired], ["born from a handoff", panel.counts.targets]]))),
+    card("Watermark per recent session", table(["session", "context in use", "source", "warning / forced", "decision", "retired →"],
+      parts.filter(Boolean).map((p) => {
+        const d = p.decision;
+        return h("tr", {},
+          h("td", {}, h("a", { href: sessionHref(p.harness, p.sessionId) }, `${p.harness}:${p.sessionId.slice(0, 12)}`)),
+          h("td", {}, d ? `${pct(d.pressure.ratio)} (${d.pressure.tokens ?? "—"} of ${d.pressure.window ?? "—"})` : p.settingsError),
+          h("td", {}, d ? d.pressure.source : "—"),
+          h("td", {}, d ? `${pct(d.watermark.warning)} / ${d.watermark.forced === null ? "off" : pct(d.watermark.forced)}` : "—"),
+          h("td", {}, d ? d.action : "—"),
+          h("td", { class: "retired" }, p.retirement ? p.retirement.pointer : "—"));
+      }))),
+    card("Handoffs being carried out (preparing, target started, verified)",
+      panel.transactions.length ? table(["id", "state", "from", "to", "attempts", "last error", "updated"], panel.transactions.map(txnRow))
+        : h("p", {}, "None."),
+      panel.pending.length ? h("p", {}, `${panel.pending.length} pending ignitions: `,
+        panel.pending.map((p) => `#${p.txnId} ${p.targetHarness} in ${p.cwd}`).join("; ")) : null),
+    card("Handoffs of recent sessions",
+      handoffs.length ? table(["id", "state", "from", "to", "attempts", "last error", "updated"],
+        handoffs.map(txnRow), { id: "handoffs" }) : h("p", {}, "None.")),
+    card(`Audit trail (latest ${audit.records.length}${audit.more ? `, ${audit.more} older` : ""})`,
+      audit.records.length ? table(["when", "kind", "session", "handoff", "detail"], audit.records.slice().reverse().map((r) => h("tr", {},
+        h("td", {}, when(r.at)), h("td", {}, r.kind), h("td", {}, r.sessionId ? `${r.harness}:${r.sessionId.slice(0, 12)}` : "—"),
+        h("td", {}, r.txnId ?? "—"), h("td", { lang: "zh" }, JSON.stringify(r.detail))))) : h("p", {}, "Empty.")),
+  );
+};
+
+VIEWS.sessions = async (main, params) => {
+  const harness = params.get("harness") || "";
+  const data = await get(`/api/sessions?limit=200${harness ? `&harness=${harness}` : ""}`);
+  const pick = h("select", { "aria-label": "Harness", onchange: (e) => { location.hash = e.target.value ? `#sessions?harness=${e.target.value}` : "#sessions"; } },
+    ["", "dsh", "claude", "codex"].map((x) => h("option", { value: x, selected: x === harness }, x || "all harnesses")));
+  fill(main,
+    h("h2", {}, "Sessions"),
+    h("div", { class: "row" }, pick, h("span", { class: "muted" }, `${data.sessions.length} shown, most recent first`)),
+    data.sessions.length ? table(["last activity", "harness", "session", "human", "tools", "title"],
+      data.sessions.map((s) => h("tr", {},
+        h("td", {}, when(s.lastTime)), h("td", {}, s.harness),
+        h("td", {}, h("a", { href: sessionHref(s.harness, s.id) }, s.id.slice(0, 18))),
+        h("td", {}, s.humanMessages), h("td", {}, s.toolCalls), h("td", { lang: "zh" }, s.title))))
+      : h("p", {}, "No sessions yet."),
+  );
+};
+
+VIEWS.session = async (main, params, rest) => {
+  const [harness, id] = rest.map(decodeURIComponent);
+  const around = params.get("around");
+  const q = new URLSearchParams({ limit: "100" });
+  if (around !== null) q.set("around", around);
+  const v = await get(`/api/sessions/${encodeURIComponent(harness)}/${encodeURIComponent(id)}?${q}`);
+  const mark = around === null ? null : Number(around);
+  const near = (item) => mark !== null && (item.seq === mark || (item.result && item.result.seq === mark));
+  fill(main,
+    h("h2", {}, `Session ${harness}:${id}`),
+    card("Summary", facts([
+      ["title", v.session.title], ["cwd", v.session.cwd], ["turns", v.turns],
+      ["first / last", `${when(v.session.firstTime)} – ${when(v.session.lastTime)}`],
+      ["events", v.session.events], ["unpaired tool results", v.unpairedToolResults],
+    ])),
+    card(shown(v.humanMessages, "human messages"),
+      h("ol", { class: "messages", start: v.humanMessages.offset + 1 }, v.humanMessages.items.map((m) =>
+        h("li", { lang: "zh", "data-seq": m.seq, class: near(m) ? "hit" : null },
+          h("span", { class: "muted" }, `${when(m.time)} · turn ${m.turn} · seq ${m.seq}`), h("pre", {}, m.text), cut(m))))),
+    card(shown(v.toolCalls, "tool calls"),
+      v.toolCalls.items.map((c) => h("details", { "data-seq": c.seq, open: near(c) || null, class: near(c) ? "hit" : null },
+        h("summary", { class: c.failed ? "bad" : "" },
+          `turn ${c.turn} · ${c.name} · ${seconds(c.durationMs)}${c.failed ? ` · failed${c.result.errorCode ? ` (${c.result.errorCode})` : ""}` : ""}${c.result ? "" : " · no result"}`),
+        h("b", {}, "arguments"), h("pre", {}, c.arguments.text), cut(c.arguments),
+        c.result ? [h("b", {}, "result"), h("pre", { lang: "zh" }, c.result.text), cut(c.result)] : null))),
+  );
+  const hit = main.querySelector(".hit");
+  if (hit) hit.scrollIntoView({ block: "center" });
+};
+
+// -- routing ----------------------------------------------------------------------------
+
+async function route() {
+  const hash = location.hash.slice(1) || "overview";
+  const [path, query] = hash.split("?");
+  const [name, ...rest] = path.split("/");
+  const view = VIEWS[name] || VIEWS.overview;
+  const nav = name === "session" ? "sessions" : name;
+  for (const link of document.querySelectorAll("nav a")) {
+    if (link.dataset.view === nav) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  const main = document.getElementById("view");
+  const fresh = h("div", { "data-view": name, "aria-busy": "true" });
+  main.replaceChildren(fresh);
+  if (!TOKEN) {
+    fresh.append(h("p", { class: "warn" }, "This page was not opened from this machine: changes are not possible here."));
+  }
+  try {
+    await view(fresh, new URLSearchParams(query || ""), rest);
+  } catch (e) {
+    fresh.append(h("p", { class: "bad" }, `Could not load this view: ${e.message}`));
+  }
+  fresh.setAttribute("aria-busy", "false");
+  fresh.dataset.ready = "1";
+}
+
+window.addEventListener("hashchange", () => {
+  document.getElementById("notice").textContent = "";
+  route().then(() => document.getElementById("view").focus({ preventScroll: true }));
+});
+route();
