@@ -14,6 +14,7 @@ import httpx
 import orjson
 import pytest
 
+from dshkit import harnesses
 from dshkit.gate.judge import Verdict
 from dshkit.gate.rework import shots_dir
 from dshkit.gate.service import GateService
@@ -254,6 +255,7 @@ def test_hits_are_paged_with_the_total_said(running: Running) -> None:
 def test_overview_says_what_is_known_and_what_to_do(running: Running) -> None:
     status = get(running, "/api/status").json()
     assert status["sessions"]["dsh"] == 4 and status["humanMessages"] > 2
+    assert status["harnesses"] == list(harnesses.NAMES)  # the page builds its pickers from it
     assert status["llm"]["configured"] is False
     assert "DSHKIT_LLM_API_KEY" in status["llm"]["nextStep"]
     hooks = {h["harness"]: h for h in status["hooks"]}

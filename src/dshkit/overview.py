@@ -37,6 +37,7 @@ def overview(state_dir: Path, project: Path, inspect: Inspector | None = None) -
         mode = profile.mode.value
     return {
         "stateDir": str(state_dir),
+        "harnesses": list(harnesses.NAMES),
         "sessions": sessions,
         "humanMessages": humans,
         "llm": _llm(state_dir),

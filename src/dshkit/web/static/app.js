@@ -59,6 +59,13 @@ async function get(path) {
   return (await api("GET", path)).value;
 }
 
+let knownHarnesses = null;  // the registry's names, as the service reports them
+
+async function harnessNames() {
+  if (!knownHarnesses) knownHarnesses = (await get("/api/status")).harnesses;
+  return knownHarnesses;
+}
+
 function when(ms) {
   if (ms === null || ms === undefined) return "—";
   const d = new Date(ms);
@@ -478,6 +485,7 @@ function auditText(audit) {
 
 VIEWS.gate = async (main) => {
   const data = await get("/api/gate?limit=50");
+  const names = await harnessNames();
   const shotBox = h("div", { id: "shot" });
   const showShot = (v) => {
     shotBox.replaceChildren(card(`Screenshot of verdict ${v.id}: ${v.path}`,
@@ -485,7 +493,7 @@ VIEWS.gate = async (main) => {
     shotBox.scrollIntoView();
   };
   const capBox = h("div", { id: "capability" });
-  const harness = h("select", { "aria-label": "Harness" }, ["", "dsh", "claude", "codex"].map((x) => h("option", { value: x }, x || "(any harness)")));
+  const harness = h("select", { "aria-label": "Harness" }, ["", ...names].map((x) => h("option", { value: x }, x || "(any harness)")));
   const mode = h("input", { "aria-label": "Sandbox mode", placeholder: "mode (e.g. workspace-write)" });
   const loadCapability = async (probe) => {
     const q = new URLSearchParams();
@@ -572,8 +580,9 @@ VIEWS.handoffs = async (main) => {
 VIEWS.sessions = async (main, params) => {
   const harness = params.get("harness") || "";
   const data = await get(`/api/sessions?limit=200${harness ? `&harness=${harness}` : ""}`);
+  const names = await harnessNames();
   const pick = h("select", { "aria-label": "Harness", onchange: (e) => { location.hash = e.target.value ? `#sessions?harness=${e.target.value}` : "#sessions"; } },
-    ["", "dsh", "claude", "codex"].map((x) => h("option", { value: x, selected: x === harness }, x || "all harnesses")));
+    ["", ...names].map((x) => h("option", { value: x, selected: x === harness }, x || "all harnesses")));
   fill(main,
     h("h2", {}, "Sessions"),
     h("div", { class: "row" }, pick, h("span", { class: "muted" }, `${data.sessions.length} shown, most recent first`)),
