@@ -177,7 +177,10 @@ def test_switch_mode_edit_and_copy_custom_text(console: Console, page: Any) -> N
 
 
 def test_regenerate_shows_live_progress_from_the_fake_llm(console: Console, page: Any) -> None:
-    entry = {"id": "B1", "category": "B", "claim": CLAIM, "evidence": ["[1]", "[2]"]}
+    newest = console.api("/api/sessions?limit=1")["sessions"][0]
+    said = console.api(f"/api/sessions/{newest['harness']}/{newest['id']}")["humanMessages"]
+    quote = said["items"][0]["text"][:16]  # a fragment of what the person said
+    entry = {"id": "B1", "category": "B", "claim": CLAIM, "evidence": [quote, "[2]"]}
     answer = orjson.dumps({"entries": [{**entry, "confidence": "high"}]}).decode()
     # Slow enough that progress arrives while the page watches.
     console.fake.replies.append(Reply(deltas=[answer[:20], answer[20:]], delay_s=0.3))
@@ -195,6 +198,11 @@ def test_regenerate_shows_live_progress_from_the_fake_llm(console: Console, page
     assert page.text_content("#last-outcome") == "ok"
     assert "v1" in page.text_content("details.version summary")
     assert console.api("/api/profile/state")["profile"]["version"] == 1
+    # Each evidence quote links to the human message it was taken from.
+    page.click("details:has(li[data-quote]) > summary")
+    page.wait_for_selector("li[data-quote] a[href^='#session/']", timeout=30_000)
+    page.click("li[data-quote] a[href^='#session/']")
+    page.wait_for_selector("h2:has-text('Session')", timeout=30_000)
 
 
 def test_record_an_optimizer_outcome(console: Console, page: Any) -> None:

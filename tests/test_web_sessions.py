@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from unittest.mock import ANY
 
 import httpx
 import orjson
@@ -187,6 +188,20 @@ def test_a_session_opens_with_messages_and_tool_calls_with_results(running: Runn
     # Nothing cut silently: the long output is cut at the limit and the rest is counted.
     assert len(bash["result"]["text"]) == TEXT_LIMIT
     assert bash["result"]["cutChars"] == len(LONG_OUTPUT) - TEXT_LIMIT
+
+
+def test_a_quote_leads_back_to_the_human_message_it_came_from(running: Running) -> None:
+    found = get(running, "/api/sessions/quote", text="把构建修好").json()
+    assert found["total"] == 1
+    assert found["matches"] == [
+        {"harness": "dsh", "sessionId": SESSION, "seq": found["matches"][0]["seq"], "time": ANY}
+    ]
+    assert get(running, "/api/sessions/quote", text="nobody said this").json() == {
+        "matches": [],
+        "total": 0,
+    }
+    refused = get(running, "/api/sessions/quote", text=" ")
+    assert refused.status_code == 400 and "text must be 1 to 500" in refused.text
 
 
 def test_session_lists_are_windows_with_their_totals(running: Running) -> None:

@@ -133,6 +133,28 @@ def _seq(item: dict[str, Any]) -> int:
     return seq if isinstance(seq, int) else -1
 
 
+QUOTE_LIMIT = 500  # characters of a quote looked up at most
+
+
+def quote_sources(store: Store, quote: str, limit: int = 5) -> dict[str, Any]:
+    """The human messages that contain `quote` (a profile entry's evidence is quoted from
+    them), newest first: `{"matches": [{harness, sessionId, seq, time}], "total"}`.
+    ValueError for an empty quote or one over QUOTE_LIMIT characters."""
+    quote = quote.strip()
+    if not quote or len(quote) > QUOTE_LIMIT:
+        raise ValueError(f"text must be 1 to {QUOTE_LIMIT} characters, got {len(quote)}")
+    rows = store.db.execute(
+        "SELECT harness, session_id, seq, time FROM human_messages WHERE instr(text, ?) > 0 "
+        "ORDER BY time DESC, rowid DESC",
+        (quote,),
+    ).fetchall()
+    matches = [
+        {"harness": h, "sessionId": session, "seq": seq, "time": at}
+        for h, session, seq, at in rows[:limit]
+    ]
+    return {"matches": matches, "total": len(rows)}
+
+
 class SessionsService:
     """The read side above for the web API; each call opens its own store connection."""
 
@@ -146,3 +168,7 @@ class SessionsService:
     def view(self, key: SessionKey, window: Window) -> dict[str, Any]:
         with Store(self.state_dir) as store:
             return session_view(store, key, window)
+
+    def quote(self, text: str) -> dict[str, Any]:
+        with Store(self.state_dir) as store:
+            return quote_sources(store, text)

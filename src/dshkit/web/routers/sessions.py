@@ -5,6 +5,8 @@
 calls with their results; each list is a window (`limit` items from `offset`, or the part
 holding the event whose seq is `around`) with its `total`, and each text is cut at
 `textLimit` characters with the rest counted in `cutChars`.
+`GET /api/sessions/quote?text=`: the human messages a quote (a profile entry's evidence) comes
+from, newest first, with their total.
 """
 
 from __future__ import annotations
@@ -48,6 +50,14 @@ def router(service: SessionsService) -> Router:
         assert limit is not None
         found = await asyncio.to_thread(service.recent, harness, limit)
         return json_response({"sessions": found}, headers=_NO_STORE)
+
+    @api.get("/quote")
+    async def find_quote(request: Request) -> Response:
+        try:
+            found = await asyncio.to_thread(service.quote, request.query_params.get("text", ""))
+        except ValueError as exc:
+            raise ApiError(400, str(exc)) from None
+        return json_response(found, headers=_NO_STORE)
 
     @api.get("/{harness}/{id}")
     async def show_session(request: Request) -> Response:

@@ -268,6 +268,19 @@ VIEWS.profile = async (main) => {
   );
 };
 
+// When evidence is opened: each quote links to the human messages it was taken from.
+async function linkQuotes(details) {
+  if (!details.open || details.dataset.linked) return;
+  details.dataset.linked = "1";
+  for (const item of details.querySelectorAll("li[data-quote]")) {
+    const found = await get(`/api/sessions/quote?text=${encodeURIComponent(item.dataset.quote)}`);
+    const links = found.matches.map((m) => h("a", { href: `#session/${m.harness}/${encodeURIComponent(m.sessionId)}?around=${m.seq}` },
+      `${m.harness}:${m.sessionId.slice(0, 12)} (seq ${m.seq})`));
+    const more = found.total > found.matches.length ? ` and ${found.total - found.matches.length} more` : "";
+    item.append(" ", h("span", { class: "muted" }, links.length ? "— said in " : "— no kept message contains it", ...links.flatMap((a, i) => i ? [", ", a] : [a]), more));
+  }
+}
+
 function entriesByCategory(entries) {
   const groups = [];
   for (const [category, title] of Object.entries(CATEGORIES)) {
@@ -277,8 +290,8 @@ function entriesByCategory(entries) {
       h("b", {}, e.id), " ", e.claim, " ", h("span", { class: "tag" }, e.confidence),
       h("div", { class: "muted" },
         `first seen ${when(e.firstSeenAt)}, last seen ${when(e.lastSeenAt)}, seen ${e.timesSeen ?? 1}×`),
-      h("details", {}, h("summary", {}, `evidence (${e.evidence.length})`),
-        h("ul", {}, e.evidence.map((q) => h("li", {}, q))))))));
+      h("details", { ontoggle: (ev) => linkQuotes(ev.target) }, h("summary", {}, `evidence (${e.evidence.length})`),
+        h("ul", {}, e.evidence.map((q) => h("li", { "data-quote": q }, q))))))));
   }
   return groups.length ? groups : h("p", {}, "No entries.");
 }
