@@ -3,7 +3,7 @@ interpreter start.
 
 Runs each case --runs times, interleaved, as the harnesses do (a fresh process, a payload on
 stdin), and prints p50 and p95 of each and their ratio to the bare interpreter. PreToolUse
-holds graft's retirement check for every tool (no store opened where no handoff ever began)
+holds graft's retirement check for every tool (not even started where no handoff ever began)
 and the command risk policy for commands; PostToolUse holds graft's watermark for every tool,
 which reads the step just appended to a real Claude Code transcript (the bench appends one
 before each run). Target: p50 within 2x for a tool call no policy looks at (Read).

@@ -316,13 +316,14 @@ def test_the_hot_path_imports_nothing_heavy(tmp_path: Path) -> None:
 
 
 def test_a_tool_handler_costs_nothing_for_other_tools(tmp_path: Path) -> None:
-    # The policy looks at commands only; every call reaches graft's retirement check (the
-    # payload is parsed), but where no handoff ever began that check opens no store.
+    # The policy looks at commands only, and graft's retirement check waits for its marker
+    # (no handoff ever began here): another tool's call is answered from the raw payload,
+    # without a JSON parser or the store.
     probe = (
         "import sys; sys.argv = ['dshkit', 'hook', 'PreToolUse']\n"
         "from dshkit.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = {'click', 'sqlite3', 'orjson', 'dataclasses', 'pathlib', 'zstandard'}\n"
+        "heavy = {'click', 'json', 'sqlite3', 'orjson', 'dataclasses', 'pathlib', 'zstandard'}\n"
         "print(sorted(heavy & set(sys.modules)))"
     )
     for tool, printed in (("Read", b"[]"), ("Bash", b'{"hookSpecificOutput"')):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..graft import marker
 from .protocol import HookInput
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
@@ -59,8 +58,9 @@ def on_prompt(hook: HookInput) -> dict[str, Any] | None:
 
 
 def on_tool(hook: HookInput) -> dict[str, Any] | None:
-    # Every tool call passes here: without a handoff ever begun, the store is not opened.
-    if not hook.session_id or not marker.used(hook.state_path):
+    # Registered to run only once a handoff ever began here (the entry point checks the
+    # marker before it starts any handler): every tool call would pass here otherwise.
+    if not hook.session_id:
         return None
     from ..graft import live
 

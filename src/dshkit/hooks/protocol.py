@@ -7,8 +7,6 @@ visible mark, because the decision itself must still reach the harness.
 
 from __future__ import annotations
 
-import os
-
 from .. import harnesses
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a policy's hot path)
@@ -56,13 +54,6 @@ class HookInput:
 
             self._state_dir = state_dir(self.directory)
         return self._state_dir
-
-    @property
-    def state_path(self) -> str:
-        """`state_dir` as a string, found without pathlib (for checks that run on every call)."""
-        if self.directory:
-            return os.path.expanduser(self.directory)
-        return os.path.join(harnesses.dsh_home(), "dshkit")
 
     @property
     def harness_info(self) -> harnesses.Harness | None:

@@ -1,9 +1,10 @@
 """The one place hook handlers are registered, with what the runtime and installer need to know.
 
 An entry names its event, its handler ("module:function", imported only when the event fires
-for it), its own time budget, the tools it looks at (vocabulary names from the harness
-registry, resolved per harness to concrete tool names), the harnesses it serves (None: all)
-and its order (lower runs first, and its context has the first claim on the output cap).
+for it, and only while the file it may name in the state directory exists), its own time
+budget, the tools it looks at (vocabulary names from the harness registry, resolved per
+harness to concrete tool names), the harnesses it serves (None: all) and its order (lower
+runs first, and its context has the first claim on the output cap).
 
 `install-hooks` installs every event some entry has, with a matcher computed from the
 entries' tool vocabularies, and `doctor` checks an install against the same list: a handler
@@ -21,6 +22,7 @@ Kept free of heavy imports: the hook entry point reads it on every tool call.
 from __future__ import annotations
 
 from .. import harnesses
+from ..graft import marker as graft_marker
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
@@ -52,7 +54,7 @@ _VOCABULARIES = harnesses.VOCABULARIES  # (an Entry's `harnesses` argument shado
 class Entry:
     """One registered handler."""
 
-    __slots__ = ("budget", "event", "handler", "harnesses", "order", "tools")
+    __slots__ = ("budget", "event", "handler", "harnesses", "order", "tools", "when_exists")
 
     def __init__(
         self,
@@ -63,6 +65,7 @@ class Entry:
         tools: tuple[str, ...] | None = None,
         harnesses: tuple[str, ...] | None = None,
         order: int = 100,
+        when_exists: str | None = None,
     ) -> None:
         if event not in EVENTS:
             raise ValueError(f"unknown hook event {event!r} (known: {', '.join(EVENTS)})")
@@ -81,6 +84,9 @@ class Entry:
         self.tools = tools
         self.harnesses = harnesses
         self.order = order
+        # A file in the state directory without which the handler has nothing to do: the
+        # entry point does not even start the handler (its payload unparsed) while it is absent.
+        self.when_exists = when_exists
 
     def serves(self, harness: str) -> bool:
         """Whether it runs for this harness name ("unknown" counts as every harness)."""
@@ -126,7 +132,13 @@ HANDLERS: tuple[Entry, ...] = (
     # waiting handoff handed to the next session started in its directory.
     Entry("SessionStart", "dshkit.hooks.graft:on_session_start", budget=3.0, order=12),
     Entry("UserPromptSubmit", "dshkit.hooks.graft:on_prompt", budget=2.0, order=1),
-    Entry("PreToolUse", "dshkit.hooks.graft:on_tool", budget=1.0, order=1),
+    Entry(
+        "PreToolUse",
+        "dshkit.hooks.graft:on_tool",
+        budget=1.0,
+        order=1,
+        when_exists=graft_marker.NAME,  # written before the first handoff ever begins
+    ),
     Entry("PostToolUse", "dshkit.hooks.graft:after_tool", budget=3.0, order=40),
     # A detached refresh when the agent pauses (hooks/refresh.py): only a process start here.
     Entry("Stop", "dshkit.hooks.refresh:on_session_pause", budget=3.0, order=90),

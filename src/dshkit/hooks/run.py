@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
+from ..harnesses import dsh_home
 from .registry import EVENTS, Entry, entries, extra_entries
 
 _KEY = b'"tool_name"'
@@ -30,7 +31,7 @@ def main(argv: list[str]) -> int:
         extra, problem = (), str(exc)
     if event not in EVENTS:
         problem = f"unknown hook event {event!r} (known: {', '.join(EVENTS)})"
-    wanted = entries(event, extra)
+    wanted = [entry for entry in entries(event, extra) if _present(entry, directory)]
     raw = sys.stdin.buffer.read()  # the harness wrote a payload: take all of it
     if wanted and _wanted(wanted, raw):
         from .dispatch import run
@@ -41,6 +42,14 @@ def main(argv: list[str]) -> int:
 
         log(directory, event, problem)
     return 0
+
+
+def _present(entry: Entry, directory: str | None) -> bool:
+    """Whether the file the entry waits for (if any) is in the state directory."""
+    if entry.when_exists is None:
+        return True
+    state = os.path.expanduser(directory) if directory else os.path.join(dsh_home(), "dshkit")
+    return os.path.exists(os.path.join(state, entry.when_exists))
 
 
 def _wanted(wanted: list[Entry], raw: bytes) -> bool:
