@@ -33,7 +33,6 @@ from ..harnesses import COMMAND, WRITE
 from ..sessions.events import (
     Event,
     ToolCall,
-    command_line,
     is_human_message,
     message_text,
     pair_tool_calls,
@@ -260,7 +259,7 @@ class Extraction:
         if not self.harness.is_tool(COMMAND, call.name):
             return None
         arguments = self._arguments(call)
-        return command_line(arguments) if isinstance(arguments, dict) else None
+        return harnesses.command_line(arguments) if isinstance(arguments, dict) else None
 
     def _proofs(self, call: ToolCall, seq: int) -> list[Item]:
         """The results a successful call proves, each as one board line."""

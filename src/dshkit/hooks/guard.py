@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
+from .. import harnesses
 from ..graft.policy import DEFAULT_MODE, classify_command, policy_decision
-from ..sessions.events import command_line
 from .protocol import HookInput
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
@@ -22,7 +22,7 @@ def on_command(hook: HookInput) -> dict[str, Any] | None:
     tool_input = hook.payload.get("tool_input")
     if not isinstance(tool_input, dict):
         return None
-    command = command_line(tool_input)
+    command = harnesses.command_line(tool_input)
     if command is None:
         return None
     shell = "pwsh" if _powershell(hook.tool_name) else "bash"

@@ -282,23 +282,6 @@ def context_pressure(events: Iterable[Event]) -> int | None:
     return latest
 
 
-def command_line(tool_input: dict[str, Any]) -> str | None:
-    """The shell line a command tool runs: `command` (Claude Code Bash, DSH bash/pwsh, Codex
-    shell as an argv list) or `cmd` (Codex exec_command, a string or an argv list)."""
-    value = tool_input.get("command", tool_input.get("cmd"))
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return " ".join(_quoted(v) for v in value)
-    return None
-
-
-def _quoted(word: str) -> str:
-    if word and all(c.isalnum() or c in "-_./=:@%+," for c in word):
-        return word
-    return "'" + word.replace("'", "'\"'\"'") + "'"
-
-
 def todo_items(event: Event) -> list[dict[str, Any]] | None:
     """The todo list an event writes, whole (each replaces the previous), or None.
 

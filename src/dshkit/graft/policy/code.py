@@ -20,8 +20,6 @@ placeholder) is kept with a marker: its target is only known when it runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 DELETE, SHELL = "delete", "shell"
 
 # The calls recognized: the name as written, or its last dotted part for names no other
@@ -71,16 +69,30 @@ _SUBPROCESS_ONLY = {"run", "call"}  # too common a name elsewhere
 _STRING_PREFIXES = {"r", "b", "u", "f", "rb", "br", "fr", "rf"}
 
 
-@dataclass(frozen=True, slots=True)
 class Call:
     """One recognized call: `kind` DELETE (`args[0]` the path) or SHELL (one string: a shell
     line; several: an argument list). A `\\0` in an argument marks a part known only when the
-    code runs."""
+    code runs. (A plain class: dataclasses cost this hot path more than the policy itself.)"""
 
-    name: str
-    kind: str
-    recursive: bool
-    args: tuple[str, ...]
+    __slots__ = ("args", "kind", "name", "recursive")
+
+    def __init__(self, name: str, kind: str, recursive: bool, args: tuple[str, ...]) -> None:
+        self.name = name
+        self.kind = kind
+        self.recursive = recursive
+        self.args = args
+
+    def _key(self) -> tuple[str, str, bool, tuple[str, ...]]:
+        return self.name, self.kind, self.recursive, self.args
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Call) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Call{self._key()!r}"
 
 
 def code_calls(code: str, language: str) -> list[Call]:
