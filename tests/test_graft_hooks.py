@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
-from dshkit.graft import ledger
+from dshkit.graft import ledger, live
 from dshkit.graft.ledger import audit_records
 from dshkit.graft.lifecycle import ROLLBACK_NOTICE, Ignition, State, begin, handoff, transactions
 from dshkit.graft.live import FORCE_TEXT
@@ -219,3 +219,15 @@ def test_a_digest_folded_in_pieces_equals_the_whole_and_round_trips() -> None:
         pieces.extend(events[start : start + 3])
     assert pieces == whole
     assert whole.count == 16 and whole.ordinal == 8 and len(whole.levels) == 6
+
+
+def test_a_waiting_handoff_is_claimed_only_once_delivered(world: World) -> None:
+    with Store(world.state) as store:
+        begin(store, plan_for("s-src", str(world.cwd)), ignite=False)
+        offered = live.pickup(store, "claude", "s-lost", str(world.cwd))
+        assert offered is not None  # …but its answer never reached the harness: no commit
+        again = live.pickup(store, "claude", "s-next", str(world.cwd))
+        assert again is not None and again.text == offered.text
+        again.commit(store)
+        assert live.pickup(store, "claude", "s-third", str(world.cwd)) is None
+        assert ledger.retirement(store, "claude", "s-src").target_id == "s-next"  # type: ignore[union-attr]

@@ -174,7 +174,8 @@ def _dump(value: Digest | GraftState) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Notice:
-    """Notices owed to a session, and how to record that they were delivered."""
+    """Text a session is owed (a notice, a waiting handoff), and how to record that it was
+    delivered."""
 
     text: str
     commit: Callable[[Store], None]
@@ -198,9 +199,10 @@ def retired(store: Store, harness: str, session_id: str) -> str | None:
     return None if found is None else found.pointer()
 
 
-def pickup(store: Store, harness: str, session_id: str, cwd: str) -> str | None:
-    """The first message of a handoff waiting for a session started in `cwd`, claimed by this
-    one (once), or None."""
+def pickup(store: Store, harness: str, session_id: str, cwd: str) -> Notice | None:
+    """The first message of a handoff waiting for a session started in `cwd`, and the commit
+    that hands it to this session once the message was delivered (a failed delivery leaves it
+    waiting for the next session, rather than lost), or None."""
     from .lifecycle import claim_pending, pending_for_cwd  # not on the per-tool-call path
 
     if not harnesses.HARNESSES.get(harness) or not cwd:
@@ -208,7 +210,11 @@ def pickup(store: Store, harness: str, session_id: str, cwd: str) -> str | None:
     pending = pending_for_cwd(store, harness, cwd)
     if pending is None or pending.source_session_id == session_id:
         return None
-    return claim_pending(store, pending.txn_id, harness, session_id)
+
+    def claimed(store: Store) -> None:
+        claim_pending(store, pending.txn_id, harness, session_id)
+
+    return Notice(pending.first_message, claimed)
 
 
 def recovery_due(store: Store) -> bool:

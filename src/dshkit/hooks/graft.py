@@ -26,7 +26,10 @@ def on_session_start(hook: HookInput) -> dict[str, Any] | None:
     with hook.open_store() as store:
         if live.recovery_due(store):
             start_detached("graft", "recover", "--state-dir", str(hook.state_dir))
-    return _pickup(hook) if hook.carries_first_context else None
+    picked = _pickup(hook)
+    if picked is None:
+        return None
+    return {"additionalContext": picked.text, "commit": _run(hook, [picked.commit])}
 
 
 def on_prompt(hook: HookInput) -> dict[str, Any] | None:
@@ -40,9 +43,10 @@ def on_prompt(hook: HookInput) -> dict[str, Any] | None:
         return {"decision": "block", "reason": pointer}
     parts: list[str] = []
     commits = []
-    picked = _pickup(hook) if hook.carries_first_context else None
-    if picked:
-        parts.append(picked["additionalContext"])
+    picked = _pickup(hook)
+    if picked is not None:
+        parts.append(picked.text)
+        commits.append(picked.commit)
     with hook.open_store() as store:
         owed = live.notices(store, hook.harness, hook.session_id)
     if owed is not None:
@@ -94,15 +98,17 @@ def _watch(hook: HookInput) -> live.Watch | None:
     return watched if watched.text else None
 
 
-def _pickup(hook: HookInput) -> dict[str, Any] | None:
+def _pickup(hook: HookInput) -> live.Notice | None:
+    """A handoff waiting in this session's directory, when this event reaches the model."""
+    if not hook.carries_first_context:
+        return None
     from ..graft import live
 
     cwd = str(hook.payload.get("cwd") or "")
     if not hook.session_id or not cwd:
         return None
     with hook.open_store() as store:
-        text = live.pickup(store, hook.harness, hook.session_id, cwd)
-    return {"additionalContext": text} if text else None
+        return live.pickup(store, hook.harness, hook.session_id, cwd)
 
 
 def _run(hook: HookInput, commits: list[Any]) -> Any:
