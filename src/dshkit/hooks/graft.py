@@ -17,6 +17,7 @@ from .protocol import HookInput
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
     from ..graft import live
+    from ..store import Store
 
 
 def on_session_start(hook: HookInput) -> dict[str, Any] | None:
@@ -26,7 +27,7 @@ def on_session_start(hook: HookInput) -> dict[str, Any] | None:
     with hook.open_store() as store:
         if live.recovery_due(store):
             start_detached("graft", "recover", "--state-dir", str(hook.state_dir))
-    picked = _pickup(hook)
+        picked = _pickup(hook, store)
     if picked is None:
         return None
     return {"additionalContext": picked.text, "commit": _run(hook, [picked.commit])}
@@ -37,28 +38,21 @@ def on_prompt(hook: HookInput) -> dict[str, Any] | None:
 
     if not hook.session_id:
         return None
+    owed: list[live.Notice | live.Watch | None] = []
     with hook.open_store() as store:
         pointer = live.retired(store, hook.harness, hook.session_id)
-    if pointer is not None:
-        return {"decision": "block", "reason": pointer}
-    parts: list[str] = []
-    commits = []
-    picked = _pickup(hook)
-    if picked is not None:
-        parts.append(picked.text)
-        commits.append(picked.commit)
-    with hook.open_store() as store:
-        owed = live.notices(store, hook.harness, hook.session_id)
-    if owed is not None:
-        parts.append(owed.text)
-        commits.append(owed.commit)
-    watched = _watch(hook)
-    if watched is not None:
-        parts.append(watched.text or "")
-        commits.append(watched.commit)
-    if not any(parts):
+        if pointer is not None:
+            return {"decision": "block", "reason": pointer}
+        owed.append(_pickup(hook, store))
+        owed.append(live.notices(store, hook.harness, hook.session_id))
+        owed.append(_watch(hook, store))
+    said = [each for each in owed if each is not None]
+    if not said:
         return None
-    return {"additionalContext": "\n\n".join(p for p in parts if p), "commit": _run(hook, commits)}
+    return {
+        "additionalContext": "\n\n".join(str(each.text) for each in said),
+        "commit": _run(hook, [each.commit for each in said]),
+    }
 
 
 def on_tool(hook: HookInput) -> dict[str, Any] | None:
@@ -76,13 +70,14 @@ def on_tool(hook: HookInput) -> dict[str, Any] | None:
 
 
 def after_tool(hook: HookInput) -> dict[str, Any] | None:
-    watched = _watch(hook)
+    with hook.open_store() as store:
+        watched = _watch(hook, store)
     if watched is None:
         return None
     return {"additionalContext": watched.text, "commit": _run(hook, [watched.commit])}
 
 
-def _watch(hook: HookInput) -> live.Watch | None:
+def _watch(hook: HookInput, store: Store) -> live.Watch | None:
     """The watermark's word for this step, when it has one to say."""
     from ..graft import live
     from ..graft.settings import GraftSettings
@@ -91,24 +86,20 @@ def _watch(hook: HookInput) -> live.Watch | None:
     if not hook.session_id or not os.path.isfile(transcript):
         return None  # nothing written yet (or a harness that names no transcript)
     settings = GraftSettings.load(hook.state_dir)
-    with hook.open_store() as store:
-        watched = live.watch(
-            store, hook.harness, hook.session_id, transcript, settings, str(hook.state_dir)
-        )
+    watched = live.watch(
+        store, hook.harness, hook.session_id, transcript, settings, str(hook.state_dir)
+    )
     return watched if watched.text else None
 
 
-def _pickup(hook: HookInput) -> live.Notice | None:
+def _pickup(hook: HookInput, store: Store) -> live.Notice | None:
     """A handoff waiting in this session's directory, when this event reaches the model."""
-    if not hook.carries_first_context:
-        return None
     from ..graft import live
 
     cwd = str(hook.payload.get("cwd") or "")
-    if not hook.session_id or not cwd:
+    if not hook.carries_first_context or not hook.session_id or not cwd:
         return None
-    with hook.open_store() as store:
-        return live.pickup(store, hook.harness, hook.session_id, cwd)
+    return live.pickup(store, hook.harness, hook.session_id, cwd)
 
 
 def _run(hook: HookInput, commits: list[Any]) -> Any:
