@@ -22,8 +22,9 @@ from ..graft.lifecycle import UNFINISHED, GraftError, State, Txn, recover, trans
 from ..graft.service import drive, ignition, refresh, slice_session, transcript_sources
 from ..graft.settings import GraftSettings
 from ..graft.status import audit_page, debug_status, session_decision
-from ..sessions import Scanner, SessionNotFound, Source
+from ..sessions import Scanner, SessionNotFound
 from ..sessions.catalog import Catalog
+from ..sessions.scanner import single_harness
 from ..store import LeaseBusy
 from .common import (
     HARNESSES,
@@ -460,7 +461,7 @@ def slice_command(
             catalog = refresh(store, sources)
         except (ConfigError, LeaseBusy) as exc:
             raise click.ClickException(str(exc)) from None
-        row = find_session(catalog, session_id, harness or _harness_of(sources), "--session")
+        row = find_session(catalog, session_id, harness or single_harness(sources), "--session")
         try:
             _, txn = slice_session(
                 store, catalog, row, settings, forced_mark=mark, allow_reslice=allow_reslice
@@ -514,8 +515,3 @@ def _json_object(text: str, option: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise click.BadParameter("expected a JSON object", param_hint=option)
     return value
-
-
-def _harness_of(sources: list[Source]) -> str | None:
-    names = {source.harness for source in sources}
-    return names.pop() if len(names) == 1 else None

@@ -39,6 +39,7 @@ from ..optimizer.strategies import FORMS, TIERS
 from ..profile.state import ProfileState
 from ..sessions import Catalog, Scanner, SessionNotFound, Source
 from ..sessions.catalog import SessionInfo
+from ..sessions.scanner import single_harness
 from ..store import LeaseBusy, Store, StoreError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -192,7 +193,7 @@ class Tools:
 
     def _source(self, catalog: Catalog, session_id: str | None, name: str) -> SessionInfo:
         """The named session, or the one calling (most recently active in this directory)."""
-        harness = _only_harness(self.sources)
+        harness = single_harness(self.sources)
         try:
             if session_id:
                 return catalog.find(session_id, harness)
@@ -318,13 +319,7 @@ class Tools:
         未完成的交接事务、已退休与转移中的会话数、等待接手的交接和未送达的通知。"""
         with self.store() as store:
             try:
-                found = debug_status(store, sessionId, _only_harness(self.sources))
+                found = debug_status(store, sessionId, single_harness(self.sources))
             except SessionNotFound as exc:
                 raise ToolError(f"sessionId: {exc}") from exc
         return result(as_text(found), found)
-
-
-def _only_harness(sources: list[Source]) -> str | None:
-    """The harness whose sessions the server reads, when it reads one harness's only."""
-    names = {source.harness for source in sources}
-    return names.pop() if len(names) == 1 else None

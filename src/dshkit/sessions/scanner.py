@@ -531,6 +531,12 @@ def default_sources(harness: str | None = None) -> list[Source]:
     return [Source(h, root) for h, root in default_roots().items() if harness in (None, h)]
 
 
+def single_harness(sources: Sequence[Source]) -> str | None:
+    """The harness the sources are all read by, or None when they mix harnesses (or none)."""
+    names = {source.harness for source in sources}
+    return names.pop() if len(names) == 1 else None
+
+
 def _new_cursor(log: LogFile) -> Cursor:
     name = hashlib.sha1(log.path.encode()).hexdigest() + ".jsonl"
     return Cursor(
