@@ -74,6 +74,22 @@ def handoff_ended(world: World, source: str) -> Txn | None:
     return next((txn for txn in ended if txn.plan.session_id == source), None)
 
 
+def started_target(world: World, fake: Any, source: str, transcript: Callable[[str], str]) -> str:
+    """The target of the source's committed handoff: a new session whose first request to
+    the model carries the identity line and the card, and whose first turn ended (its
+    `transcript` text holds the model's reply)."""
+    txn = wait_for("the handoff to end", lambda: handoff_ended(world, source))
+    assert txn.state == State.COMMITTED, txn.last_error
+    target = txn.target_id
+    assert target and target != source
+    first = wait_for("the target's request", lambda: session_requests(fake, target))[0]
+    assert txn.plan.identity.render() in texts(first)
+    assert BOARD in texts(first)
+    reply = fake.text
+    wait_for("the target's first turn to end", lambda: reply in transcript(target))
+    return target
+
+
 def session_requests(fake: Any, session: str) -> list[dict[str, Any]]:
     """The model requests one session sent (both CLIs name their session in a header; side
     requests offer no tools)."""
@@ -158,19 +174,9 @@ def test_claude_code_hands_off_to_a_new_real_session(
     world.install_hooks()
     with fake_anthropic() as fake:
         source = claude_source_reaches_the_band(world, fake, refusing)
-        txn = wait_for("the handoff to end", lambda: handoff_ended(world, source))
-        assert txn.state == State.COMMITTED, txn.last_error
-        target = txn.target_id
-        assert target and target != source
-        # The new session is the real CLI's, started by dshkit's launcher with the same env:
-        # its first request to the model carries the identity line and the card.
-        first = wait_for("the target's request", lambda: session_requests(fake, target))[0]
-        assert txn.plan.identity.render() in texts(first)
-        assert BOARD in texts(first)
-        reply = fake.text
-        wait_for(
-            "the target's first turn to end",
-            lambda: reply in claude_transcript(world, target).read_text(),
+        # The new session is the real CLI's, started by dshkit's launcher with the same env.
+        target = started_target(
+            world, fake, source, lambda target: claude_transcript(world, target).read_text()
         )
 
         # The source takes no new prompt: nothing reaches the model, the pointer is shown.
@@ -284,15 +290,7 @@ def test_codex_hands_off_to_a_new_real_session(tmp_path: Path, refusing: Refusin
         assert "hello from the project" in texts(requests[1]) and nudged(requests[1])
         assert all(ESCALATION not in texts(body) for body in requests)
 
-        txn = wait_for("the handoff to end", lambda: handoff_ended(world, source))
-        assert txn.state == State.COMMITTED, txn.last_error
-        target = txn.target_id
-        assert target and target != source
-        first = wait_for("the target's request", lambda: session_requests(fake, target))[0]
-        assert txn.plan.identity.render() in texts(first)
-        assert BOARD in texts(first)
-        reply = fake.text
-        wait_for("the target's first turn to end", lambda: reply in codex_rollout(world, target))
+        target = started_target(world, fake, source, lambda target: codex_rollout(world, target))
 
         # The source takes no new prompt: `codex exec resume` sends the model nothing.
         before = len(fake.requests)
