@@ -16,9 +16,19 @@ from pathlib import Path
 
 import orjson
 
+from dshkit.graft import ledger
 from dshkit.graft.identity import IGNITION_MARK, Identity, parse_identity
 from dshkit.graft.lifecycle import GraftError, Ignition, Plan, handoff
 from dshkit.store import Store
+
+
+def take_notice(store: Store, harness: str, session_id: str) -> str | None:
+    """The notices owed to a session, taken as a hook takes them once delivered."""
+    owed = ledger.owed_notices(store, harness, session_id)
+    if owed is None:
+        return None
+    ledger.mark_shown(store, harness, session_id, owed.txn_ids)
+    return owed.text
 
 
 def plan_for(source: str, cwd: str, boundary: int = 42) -> Plan:

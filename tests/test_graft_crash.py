@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from dshkit.graft import ledger
-from dshkit.graft.ledger import audit_records, retirement, take_notice
+from dshkit.graft.ledger import audit_records, retirement
 from dshkit.graft.lifecycle import (
     KILL_AFTER_ENV,
     LAUNCHED,
@@ -30,7 +30,7 @@ from dshkit.graft.lifecycle import (
 )
 from dshkit.store import Store
 
-from .graft_driver import World
+from .graft_driver import World, take_notice
 from .test_graft_lifecycle import gone
 
 DRIVER = Path(__file__).with_name("graft_driver.py")

@@ -9,7 +9,7 @@ import pytest
 
 from dshkit.graft import ledger
 from dshkit.graft.identity import Identity
-from dshkit.graft.ledger import audit, audit_records, retirement, take_notice
+from dshkit.graft.ledger import audit, audit_records, retirement
 from dshkit.graft.lifecycle import (
     BAD_PLAN,
     ROLLBACK_NOTICE,
@@ -29,7 +29,7 @@ from dshkit.graft.lifecycle import (
 )
 from dshkit.store import SCHEMA_VERSION, Store, StoreError
 
-from .graft_driver import World, plan_for
+from .graft_driver import World, plan_for, take_notice
 
 FAST = Ignition(timeout=30, poll=0.05)  # success comes long before the timeout
 HANGS = Ignition(timeout=1, poll=0.05)  # a hung CLI is given up on quickly

@@ -18,7 +18,7 @@ from dshkit.sessions import Scanner, SessionNotFound, Source
 from dshkit.store import Store
 
 from . import test_graft_lifecycle as lifecycle_tests
-from .graft_driver import World, make_world, plan_for
+from .graft_driver import World, make_world, plan_for, take_notice
 from .test_cli import dshkit
 
 FAST = lifecycle_tests.FAST
@@ -105,7 +105,7 @@ def test_the_panel_shows_every_kind_of_handoff_and_changes_nothing(
         )
         assert len(world.calls()) == 2  # the source made, and the committed handoff
         assert len(ledger.audit_records(store)) == audited
-        assert ledger.take_notice(store, "claude", "source-old") == ROLLBACK_NOTICE
+        assert take_notice(store, "claude", "source-old") == ROLLBACK_NOTICE
         assert store.lease_holder(lease_name(stuck.id)) is None
 
 

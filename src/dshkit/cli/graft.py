@@ -22,7 +22,7 @@ from ..graft.lifecycle import UNFINISHED, GraftError, State, Txn, recover, trans
 from ..graft.service import drive, ignition, refresh, slice_session, transcript_sources
 from ..graft.settings import GraftSettings
 from ..graft.status import audit_page, debug_status, session_decision
-from ..sessions import Scanner, SessionNotFound
+from ..sessions import SessionNotFound
 from ..sessions.catalog import Catalog
 from ..sessions.scanner import single_harness
 from ..store import LeaseBusy
@@ -145,10 +145,9 @@ def prepare(
     with open_store(state_dir) as store:
         try:
             settings = GraftSettings.load(store.state_dir)
-            Scanner(store).scan(sources_for(roots, harness))
+            catalog = refresh(store, sources_for(roots, harness))
         except (ConfigError, LeaseBusy) as exc:
             raise click.ClickException(str(exc)) from None
-        catalog = Catalog(store)
         row = find_session(catalog, session_id, harness, "--session")
         try:
             handoff = prepare_handoff(catalog, row, settings)

@@ -1,7 +1,8 @@
 """What the hooks read and write about handoffs: retirement, owed notices and the audit trail.
 
 The lifecycle (`lifecycle.py`) writes these rows inside its own transactions; the hooks of a
-source session only read them (`retirement`, `take_notice`) and append audit records
+source session only read them (`retirement`, `owed_notices`), mark notices shown once
+delivered (`mark_shown`) and append audit records
 (`audit`). Everything is in the store: there is no in-memory copy anywhere to fall out of
 step with it, so un-retiring a source is one transaction and nothing else.
 """
@@ -135,16 +136,6 @@ def mark_shown(store: Store, harness: str, session_id: str, txn_ids: tuple[int, 
         "WHERE harness = ? AND session_id = ? AND txn_id = ? AND shown_at IS NULL",
         [(now_ms(), harness, session_id, txn_id) for txn_id in txn_ids],
     )
-
-
-def take_notice(store: Store, harness: str, session_id: str) -> str | None:
-    """The notices owed to a session, marked shown at once (for callers that deliver them
-    themselves; a hook marks them only once its answer was written)."""
-    owed = owed_notices(store, harness, session_id)
-    if owed is None:
-        return None
-    mark_shown(store, harness, session_id, owed.txn_ids)
-    return owed.text
 
 
 def queue_notice(store: Store, harness: str, session_id: str, txn_id: int, text: str) -> bool:
