@@ -17,6 +17,7 @@ import argparse
 import gc
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,7 +27,11 @@ from typing import Any
 import orjson
 import zstandard
 
-from corpus import Corpus
+if __package__ in (None, ""):  # run as a script: make the repository's packages importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.support.corpus import Corpus
+
 from dshkit.sessions import Scanner, Source
 from dshkit.sessions.zstdframes import scan_frames
 from dshkit.store import Store

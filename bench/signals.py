@@ -13,12 +13,17 @@ of logs alone: the time of its first count and the peak of memory traced while c
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 import tracemalloc
 from pathlib import Path
 
-from corpus import Corpus, CorpusStats
+if __package__ in (None, ""):  # run as a script: make the repository's packages importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.support.corpus import Corpus, CorpusStats
+
 from dshkit.profile.signals import SignalConfig, collect_signals
 from dshkit.sessions import Scanner, Source
 from dshkit.store import Store

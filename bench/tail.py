@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import orjson
 
-from corpus import encode_frame, header
+if __package__ in (None, ""):  # run as a script: make the repository's packages importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.support.corpus import encode_frame, header
+
 from dshkit.sessions.dsh import encode_segment, project_key
 from dshkit.sessions.tail import read_tail
 from dshkit.store import Store

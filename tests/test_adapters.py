@@ -31,7 +31,8 @@ from dshkit.sessions.events import (
 from dshkit.sessions.harness import LogFormatError
 from dshkit.sessions.summary import dedupe
 
-from .conftest import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD, event, human, session_dir, write_log
+from .support.logs import event, human, session_dir, write_log
+from .support.paths import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD
 
 
 def scan_one(scanner: Scanner, harness: str, root: Path) -> list[dict[str, Any]]:

@@ -38,22 +38,8 @@ from dshkit.capability.text import FULL_ACCESS, OUTSIDE, PENDING, RULES, render
 from dshkit.sessions.dsh import project_key
 from dshkit.store import Store
 
-from .conftest import event, human, session_dir, write_log
-
-# A stdio MCP server in a few lines: answers `initialize` on stdin/stdout (newline-delimited
-# JSON-RPC), after a log line on stdout that is not the reply.
-MCP_SERVER = textwrap.dedent(
-    """
-    import json, sys
-    print("starting up", flush=True)
-    for line in sys.stdin:
-        message = json.loads(line)
-        if message.get("method") == "initialize":
-            print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
-                "protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {}, "serverInfo": {"name": "tiny", "version": "1"}}}), flush=True)
-    """
-)
+from .support.logs import event, human, session_dir, write_log
+from .support.mcp import MCP_SERVER
 
 
 @pytest.fixture

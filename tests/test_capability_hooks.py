@@ -19,21 +19,15 @@ from dshkit.capability import CapabilityService
 from dshkit.capability.text import FULL_ACCESS, HEADING, PENDING
 from dshkit.store import Store
 
-from .test_capability import MCP_SERVER
-from .test_hooks import DSHKIT, claude, context, dsh, environment
-from .test_service import Running
+from .support import hooks
+from .support.cli import run_dshkit
+from .support.hooks import claude, context, dsh
+from .support.mcp import MCP_SERVER
+from .support.web import Running
 
 
 def hook(home: Path, event: str, payload: dict[str, Any]) -> dict[str, Any]:
-    done = subprocess.run(
-        [DSHKIT, "hook", event],
-        input=orjson.dumps(payload),
-        capture_output=True,
-        env=environment(home, DSHKIT_CAPABILITY="on"),
-        timeout=60,
-    )
-    assert done.returncode == 0 and done.stderr == b"", done.stderr
-    return orjson.loads(done.stdout) if done.stdout else {}
+    return hooks.hook(home, event, payload, DSHKIT_CAPABILITY="on")[0]
 
 
 def wait_for_probes(state: Path) -> None:
@@ -108,23 +102,22 @@ def test_dsh_gets_them_with_the_first_prompt_and_unknown_modes_stay_unknown(
 
 
 def test_switched_off_means_nothing(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [DSHKIT, "hook", "SessionStart"],
+    done = run_dshkit(
+        "hook",
+        "SessionStart",
+        home=tmp_path,
+        env={"DSHKIT_CAPABILITY": "off"},
         input=orjson.dumps(claude("c1", source="startup")),
-        capture_output=True,
-        env=environment(tmp_path, DSHKIT_CAPABILITY="off"),
+        text=False,
         timeout=60,
+        check=False,
     )
     assert done.stdout == b"" or orjson.loads(done.stdout) == {}
 
 
 def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [DSHKIT, "capability", "--state-dir", str(home / "state"), *args],
-        capture_output=True,
-        text=True,
-        env=environment(home),
-        timeout=120,
+    return run_dshkit(
+        "capability", "--state-dir", str(home / "state"), *args, home=home, check=False
     )
 
 

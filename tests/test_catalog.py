@@ -20,19 +20,9 @@ from dshkit.sessions.events import ToolCall
 from dshkit.sessions.tail import Tail, read_tail
 from dshkit.store import SCAN_LEASE, Store
 
-from .conftest import (
-    CLAUDE,
-    CODEX,
-    DSH_ZSTD,
-    dsh,
-    event,
-    human,
-    is_write,
-    recorded_opens,
-    session_dir,
-    write_lines,
-    write_log,
-)
+from .support.logs import dsh, event, human, session_dir, write_lines, write_log
+from .support.paths import CLAUDE, CODEX, DSH_ZSTD
+from .support.readonly import is_write, recorded_opens
 
 
 def test_recent_find_and_ambiguity(tmp_path: Path, scanner: Scanner) -> None:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from bench.corpus import Corpus
-
 from dshkit.sessions import Scanner
 from dshkit.store import Store
 
-from .conftest import dsh
+from .support.corpus import Corpus
+from .support.logs import dsh
 
 
 def _digest(root: Path) -> str:

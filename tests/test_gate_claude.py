@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .fakes import RefusingProxy, fake_anthropic
-from .test_real_harnesses import World, proxy, run_claude_raw, texts
-
-__all__ = ["proxy"]  # the fixture, shared with the real-harness tests
+from .support.fakes import RefusingProxy, fake_anthropic
+from .support.real import World, run_claude_raw, texts
 
 PAGES = Path(__file__).parent / "data" / "gate"
 MARK = "【dshkit 交付门：机器实测未通过，请返工】"

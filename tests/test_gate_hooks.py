@@ -14,7 +14,7 @@ import pytest
 from dshkit.gate.rework import written_deliverables
 from dshkit.store import Store
 
-from .test_hooks import claude, codex, dsh, hook
+from .support.hooks import claude, codex, dsh, hook
 
 PAGES = Path(__file__).parent / "data" / "gate"
 

@@ -12,8 +12,7 @@ import pytest
 from dshkit.gate.service import GateService
 from dshkit.jobs import JobRunner
 
-from .test_service import Running
-from .test_web_jobs import events
+from .support.web import Running, events
 
 PAGES = Path(__file__).parent / "data" / "gate"
 

@@ -30,7 +30,7 @@ from dshkit.graft.constraints import (
 from dshkit.graft.identity import IGNITION_MARK, Identity
 from dshkit.sessions import Scanner, Source
 
-from .conftest import CLAUDE, CODEX, DSH_PLAIN
+from .support.paths import CLAUDE, CODEX, DSH_PLAIN
 
 
 class Session:

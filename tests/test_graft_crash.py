@@ -30,10 +30,10 @@ from dshkit.graft.lifecycle import (
 )
 from dshkit.store import Store
 
-from .graft_driver import World, take_notice
-from .test_graft_lifecycle import gone
+from .support import graft_driver
+from .support.graft_driver import World, gone, take_notice
 
-DRIVER = Path(__file__).with_name("graft_driver.py")
+DRIVER = Path(graft_driver.__file__)  # run by path, as its own process
 PATIENT = Ignition(timeout=60, poll=0.05)  # success comes long before the timeout
 
 

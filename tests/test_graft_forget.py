@@ -13,8 +13,7 @@ from dshkit.graft.lifecycle import ROLLBACK_NOTICE, begin, handoff
 from dshkit.sessions import Scanner, Source
 from dshkit.store import Store
 
-from . import test_graft_lifecycle as lifecycle_tests
-from .graft_driver import World, plan_for
+from .support.graft_driver import FAST, World, plan_for
 
 _OWNED = "txn_id IN (SELECT id FROM graft_txns WHERE session_id = ?)"
 # Each graft table, and which of its rows are about a session: by its key, or through the
@@ -59,7 +58,7 @@ def test_forgetting_a_source_takes_its_graft_rows_and_only_its(world: World, how
     with Store(world.state) as store:
         gone, log = source(world, store, "给支付模块补上回归测试")
         kept, _ = source(world, store, "整理部署脚本")
-        done = handoff(store, plan_for(gone, str(world.cwd)), ignition=lifecycle_tests.FAST)
+        done = handoff(store, plan_for(gone, str(world.cwd)), ignition=FAST)
         # …and sliced again, waiting for the next session (a pending row, a reslice's prior)
         again = plan_for(gone, str(world.cwd), boundary=43)
         begin(store, again, ignite=False, allow_reslice=True)

@@ -20,7 +20,7 @@ from dshkit.sessions import Scanner, Source
 from dshkit.sessions.catalog import Catalog, SessionInfo
 from dshkit.store import Store
 
-from .conftest import session_dir, write_lines, write_log
+from .support.logs import session_dir, write_lines, write_log
 
 CWD = "/home/dev/work"
 SETTINGS = GraftSettings()

@@ -5,8 +5,6 @@ the forced cut starting a real handoff through the (fake) Claude Code CLI."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -21,8 +19,8 @@ from dshkit.graft.live import FORCE_TEXT
 from dshkit.graft.watermark import Digest
 from dshkit.store import Store
 
-from .graft_driver import World, make_world, plan_for
-from .test_hooks import DSHKIT
+from .support.cli import run_dshkit
+from .support.graft_driver import Transcript, World, make_world, plan_for
 
 FIXED = '[graft]\nmode = "fixed"\nwindow_tokens = 100000\n'  # warn at 70%, cut at 75%
 
@@ -36,12 +34,17 @@ def world(tmp_path: Path) -> World:
 
 
 def hook(world: World, event: str, payload: dict[str, Any]) -> dict[str, Any]:
-    done = subprocess.run(
-        [DSHKIT, "hook", event, "--state-dir", str(world.state)],
+    done = run_dshkit(
+        "hook",
+        event,
+        "--state-dir",
+        str(world.state),
+        home=world.cwd.parent,
+        env={**world.env(), "CLAUDECODE": "1"},
         input=orjson.dumps({"hook_event_name": event, **payload}),
-        capture_output=True,
-        env={**os.environ, **world.env(), "HOME": str(world.cwd.parent), "CLAUDECODE": "1"},
+        text=False,
         timeout=60,
+        check=False,
     )
     assert done.returncode == 0 and done.stderr == b"", done.stderr
     log = world.state / "hooks.log"
@@ -51,54 +54,6 @@ def hook(world: World, event: str, payload: dict[str, Any]) -> dict[str, Any]:
 
 def context(answer: dict[str, Any]) -> str:
     return str(answer.get("hookSpecificOutput", {}).get("additionalContext", ""))
-
-
-class Transcript:
-    """A Claude Code transcript in the sessions root, appended step by step."""
-
-    def __init__(self, world: World, session: str) -> None:
-        self.world, self.session = world, session
-        project = world.claude / "projects" / str(world.cwd).replace("/", "-")
-        project.mkdir(parents=True, exist_ok=True)
-        self.path = project / f"{session}.jsonl"
-        self.steps = 0
-
-    def write(self, *records: dict[str, Any]) -> None:
-        base = {"sessionId": self.session, "cwd": str(self.world.cwd), "version": "2.0.0"}
-        stamp = "2026-12-01T10:00:00.000Z"
-        with open(self.path, "ab") as handle:
-            for record in records:
-                handle.write(orjson.dumps({**base, "timestamp": stamp, **record}) + b"\n")
-
-    def prompt(self, text: str) -> Transcript:
-        self.write({"type": "user", "message": {"role": "user", "content": text}})
-        return self
-
-    def step(self, tokens: int, tool: str = "Bash", tool_input: Any = None) -> Transcript:
-        """The model's request at `tokens` of context, calling `tool`, and its result."""
-        self.steps += 1
-        use = {"type": "tool_use", "id": f"t{self.steps}", "name": tool, "input": tool_input or {}}
-        message = {
-            "id": f"m{self.steps}",
-            "role": "assistant",
-            "model": "claude-test",
-            "content": [use],
-            "usage": {"input_tokens": tokens, "output_tokens": 10},
-        }
-        result = {"type": "tool_result", "tool_use_id": f"t{self.steps}", "content": "ok"}
-        self.write(
-            {"type": "assistant", "message": message, "requestId": f"r{self.steps}"},
-            {"type": "user", "message": {"role": "user", "content": [result]}},
-        )
-        return self
-
-    def payload(self, **extra: Any) -> dict[str, Any]:
-        return {
-            "session_id": self.session,
-            "transcript_path": str(self.path),
-            "cwd": str(self.world.cwd),
-            **extra,
-        }
 
 
 def kinds(world: World) -> list[str]:

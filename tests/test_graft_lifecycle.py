@@ -29,22 +29,13 @@ from dshkit.graft.lifecycle import (
 )
 from dshkit.store import SCHEMA_VERSION, Store, StoreError
 
-from .graft_driver import World, plan_for, take_notice
+from .support.graft_driver import FAST, World, gone, plan_for, take_notice
 
-FAST = Ignition(timeout=30, poll=0.05)  # success comes long before the timeout
 HANGS = Ignition(timeout=1, poll=0.05)  # a hung CLI is given up on quickly
 
 
 def kinds(store: Store) -> list[str]:
     return [record.kind for record in audit_records(store)]
-
-
-def gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rpartition(b")")[2].split()[0] == b"Z"
-    except FileNotFoundError:
-        return True
 
 
 def test_happy_path_starts_verifies_and_retires(world: World, store: Store) -> None:

@@ -17,7 +17,7 @@ from dshkit.graft.noise import (
 from dshkit.sessions import Scanner, Source
 from dshkit.sessions.events import message_text
 
-from .conftest import CODEX, DSH_PLAIN
+from .support.paths import CODEX, DSH_PLAIN
 
 CWD = "/home/dev/work"  # a workspace inside a home directory, the usual case
 WIN_CWD = "C:\\Users\\dev\\proj"

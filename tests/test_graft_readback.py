@@ -22,21 +22,9 @@ from dshkit.sessions import Scanner, Source
 from dshkit.sessions.catalog import Catalog
 from dshkit.sessions.events import message_text
 
-from .conftest import (
-    CLAUDE,
-    CODEX,
-    DSH_PLAIN,
-    DSH_ZSTD,
-    dsh,
-    event,
-    human,
-    is_write,
-    recorded_opens,
-    session_dir,
-    snapshot,
-    write_lines,
-    write_log,
-)
+from .support.logs import dsh, event, human, session_dir, write_lines, write_log
+from .support.paths import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD
+from .support.readonly import is_write, recorded_opens, snapshot
 
 PROJECT = "-home-dev-proj1"
 MAIN = "cc34c54b-1db8-4032-8579-28682745ff2f"  # real Claude Code transcripts

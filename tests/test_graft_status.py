@@ -17,11 +17,8 @@ from dshkit.graft.status import audit_page, debug_status
 from dshkit.sessions import Scanner, SessionNotFound, Source
 from dshkit.store import Store
 
-from . import test_graft_lifecycle as lifecycle_tests
-from .graft_driver import World, make_world, plan_for, take_notice
-from .test_cli import dshkit
-
-FAST = lifecycle_tests.FAST
+from .support.cli import run_dshkit
+from .support.graft_driver import FAST, World, make_world, plan_for, take_notice
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +36,7 @@ def scanned_source(world: World, store: Store, words: str) -> str:
 
 
 def graft(world: World, *args: str, check: bool = True) -> Any:
-    return dshkit("graft", *args, "--state-dir", str(world.state), home=world.cwd, check=check)
+    return run_dshkit("graft", *args, "--state-dir", str(world.state), home=world.cwd, check=check)
 
 
 def test_the_panel_shows_every_kind_of_handoff_and_changes_nothing(
@@ -138,13 +135,13 @@ def test_a_bad_config_leaves_the_rest_of_the_panel(world: World) -> None:
 
 def test_an_empty_store_has_an_empty_panel(tmp_path: Path) -> None:
     shown = orjson.loads(
-        dshkit(
+        run_dshkit(
             "graft", "debug-status", "--json", "--state-dir", str(tmp_path / "s"), home=tmp_path
         ).stdout
     )
     assert shown["transactions"] == [] and shown["pending"] == [] and shown["notices"] == []
     assert shown["counts"]["targets"] == 0 and shown["session"] is None
-    text = dshkit("graft", "debug-status", "--state-dir", str(tmp_path / "s"), home=tmp_path)
+    text = run_dshkit("graft", "debug-status", "--state-dir", str(tmp_path / "s"), home=tmp_path)
     assert "no unfinished handoffs" in text.stdout and "no pending handoffs" in text.stdout
 
 
@@ -162,7 +159,7 @@ def test_audit_lists_oldest_first_and_says_what_the_limit_left_out(tmp_path: Pat
         assert audit_page(store, 1, "nobody").as_json() == {"records": [], "more": 0}
 
     def run(*args: str, check: bool = True) -> Any:
-        return dshkit(
+        return run_dshkit(
             "graft", "audit", *args, "--state-dir", str(state), home=tmp_path, check=check
         )
 
@@ -196,7 +193,7 @@ def test_handoffs_newest_first(world: World) -> None:
     assert f"#{second.id}" in text and "claude source-b" in text
     assert (
         "no handoffs"
-        in dshkit(
+        in run_dshkit(
             "graft", "handoffs", "--state-dir", str(world.state / "empty"), home=world.cwd
         ).stdout
     )
@@ -218,7 +215,7 @@ def test_recover_finishes_what_a_stopped_process_left(tmp_path: Path) -> None:
         gone.rmdir()
         with store.lease(lease_name(driven.id)):
             ended = orjson.loads(
-                dshkit(
+                run_dshkit(
                     "graft", "recover", "--json", "--state-dir", str(world.state), home=home
                 ).stdout
             )
@@ -233,5 +230,5 @@ def test_recover_finishes_what_a_stopped_process_left(tmp_path: Path) -> None:
         assert load(store, driven.id).state == State.PREPARING
         assert len(world.calls()) == 1  # the target was adopted, never started twice
         with store.lease(lease_name(driven.id)):
-            text = dshkit("graft", "recover", "--state-dir", str(world.state), home=home).stdout
+            text = run_dshkit("graft", "recover", "--state-dir", str(world.state), home=home).stdout
     assert "nothing to recover" in text and f"driven by live processes: #{driven.id}" in text

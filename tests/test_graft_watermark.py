@@ -29,7 +29,7 @@ from dshkit.graft.watermark import (
 from dshkit.sessions import Scanner, Source
 from dshkit.sessions.events import session_model
 
-from .conftest import CLAUDE, CODEX, DSH_PLAIN
+from .support.paths import CLAUDE, CODEX, DSH_PLAIN
 
 FIXED = GraftSettings(mode="fixed")  # warning 0.70, forced 0.75: ratios easy to aim at
 

@@ -11,7 +11,7 @@ from dshkit.graft.ledger import audit_records
 from dshkit.hooks.protocol import answer
 from dshkit.store import Store
 
-from .test_hooks import hook
+from .support.hooks import hook
 
 ALLOW = "PreToolUse[command]=tests.test_guard_hook:allow"
 DENY = "PreToolUse[command]=tests.test_guard_hook:deny"

@@ -10,7 +10,7 @@ import pytest
 from dshkit import harnesses
 from dshkit.sessions import Scanner, Source
 
-from .conftest import CLAUDE, CODEX, DSH_ZSTD, REPO
+from .support.paths import CLAUDE, CODEX, DSH_ZSTD, REPO
 
 
 def test_each_harness_has_every_seam() -> None:

@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
@@ -20,67 +19,10 @@ from dshkit.hooks.protocol import MAX_OUTPUT_CHARS, answer
 from dshkit.profile.state import ProfileState
 from dshkit.store import Store
 
-from .hook_handlers import DENIED
-from .test_profile_state import PROFILE, store_version
-
-DSHKIT = str(Path(sys.executable).parent / "dshkit")
-TESTS = Path(__file__).parent
-
-
-def environment(home: Path, **env: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        "HOME": str(home),
-        "DSH_HOME": str(home / ".dsh"),
-        "PYTHONPATH": str(TESTS.parent),
-        **env,
-    }
-
-
-def hook(home: Path, event: str, payload: dict[str, Any], **env: str) -> tuple[dict[str, Any], str]:
-    done = subprocess.run(
-        [DSHKIT, "hook", event],
-        input=orjson.dumps(payload),
-        capture_output=True,
-        env=environment(home, **env),
-        timeout=60,
-    )
-    assert done.returncode == 0 and done.stderr == b"", done.stderr
-    return (orjson.loads(done.stdout) if done.stdout else {}), _log(home)
-
-
-def _log(home: Path) -> str:
-    path = home / ".dsh" / "dshkit" / "hooks.log"
-    return path.read_text() if path.exists() else ""
-
-
-def claude(session: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "session_id": session,
-        "transcript_path": f"/h/.claude/projects/-p/{session}.jsonl",
-        "cwd": "/p",
-        "hook_event_name": "SessionStart",
-        **extra,
-    }
-
-
-def dsh(session: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "session_id": session,
-        "cwd": "/p",
-        "transcript_path": f"/h/.dsh/sessions/--p--/{session}/session.jsonl.zstd",
-        **extra,
-    }
-
-
-def codex(session: str) -> dict[str, Any]:
-    return {
-        "session_id": session,
-        "turn_id": "t1",
-        "model": "gpt-fake",
-        "source": "startup",
-        "transcript_path": f"/h/.codex/sessions/2026/11/30/rollout-x-{session}.jsonl",
-    }
+from .support.cli import COMMAND, environment, run_dshkit
+from .support.hook_handlers import DENIED
+from .support.hooks import claude, codex, context, dsh, hook, hook_log
+from .support.profile import PROFILE, store_version
 
 
 @pytest.fixture
@@ -93,10 +35,6 @@ def home(tmp_path: Path) -> Path:
 def effective(home: Path) -> str:
     with Store(home / ".dsh" / "dshkit") as store:
         return ProfileState(store).effective().text
-
-
-def context(out: dict[str, Any]) -> str | None:
-    return out.get("hookSpecificOutput", {}).get("additionalContext")
 
 
 def test_claude_and_codex_get_the_profile_once_per_session_at_start(home: Path) -> None:
@@ -134,7 +72,8 @@ def test_the_agent_is_never_broken(home: Path) -> None:
         "SessionStart",
         claude("c1"),
         DSHKIT_HOOK_HANDLERS=(
-            "SessionStart=tests.hook_handlers:crash;SessionStart=tests.hook_handlers:speak"
+            "SessionStart=tests.support.hook_handlers:crash;"
+            "SessionStart=tests.support.hook_handlers:speak"
         ),
     )
     assert "forced crash" in log
@@ -145,35 +84,33 @@ def test_the_agent_is_never_broken(home: Path) -> None:
         "PreToolUse",
         {"tool_name": "Bash"},
         DSHKIT_HOOK_BUDGET_S="0.5",
-        DSHKIT_HOOK_HANDLERS="PreToolUse=tests.hook_handlers:stall",
+        DSHKIT_HOOK_HANDLERS="PreToolUse=tests.support.hook_handlers:stall",
     )
     assert out == {} and time.monotonic() - started < 10 and "took more than 0.5 s" in log
     for raw in (b"not json", b"[1, 2]", b"\xff\xfe"):
-        done = subprocess.run(
-            [DSHKIT, "hook", "SessionStart"],
-            input=raw,
-            capture_output=True,
-            env={**os.environ, "DSH_HOME": str(home / ".dsh")},
-        )
+        done = run_dshkit("hook", "SessionStart", home=home, input=raw, text=False, check=False)
         assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert hook(home, "NoSuchEvent", {})[0] == {}
-    assert "unknown hook event 'NoSuchEvent'" in _log(home)
+    assert "unknown hook event 'NoSuchEvent'" in hook_log(home)
 
 
 def test_contexts_over_the_cap_are_dropped_whole_and_logged(home: Path) -> None:
     # Nothing is cut mid-text: the profile (first in order) is delivered whole, the context
     # that would take the answer over the cap is dropped and named in the log.
-    extra = {"DSHKIT_HOOK_HANDLERS": "SessionStart=tests.hook_handlers:huge"}
+    extra = {"DSHKIT_HOOK_HANDLERS": "SessionStart=tests.support.hook_handlers:huge"}
     out, log = hook(home, "SessionStart", claude("c9", source="startup"), **extra)
     assert context(out) == effective(home)
-    assert "dropped the context of tests.hook_handlers:huge (10001 characters)" in log
+    assert "dropped the context of tests.support.hook_handlers:huge (10001 characters)" in log
     again, _ = hook(home, "SessionStart", claude("c10", source="startup"), **extra)
     assert orjson.dumps(again) == orjson.dumps(out)  # the same bytes for the same input
     # Alone and over the cap: not delivered cut, not delivered at all, and not committed.
     alone, log = hook(
-        home, "PreCompact", claude("c9"), DSHKIT_HOOK_HANDLERS="PreCompact=tests.hook_handlers:huge"
+        home,
+        "PreCompact",
+        claude("c9"),
+        DSHKIT_HOOK_HANDLERS="PreCompact=tests.support.hook_handlers:huge",
     )
-    assert alone == {} and log.count("dropped the context of tests.hook_handlers:huge") == 3
+    assert alone == {} and log.count("dropped the context of tests.support.hook_handlers:huge") == 3
     assert not (home / ".dsh" / "dshkit" / "huge-committed").exists()
 
 
@@ -182,12 +119,12 @@ def test_a_slow_second_handler_no_longer_loses_the_profile(home: Path) -> None:
     # handler after it spent the shared budget, and nothing at all was printed.
     text = effective(home)
     slow = {
-        "DSHKIT_HOOK_HANDLERS": "UserPromptSubmit=tests.hook_handlers:stubborn",
+        "DSHKIT_HOOK_HANDLERS": "UserPromptSubmit=tests.support.hook_handlers:stubborn",
         "DSHKIT_HOOK_BUDGET_S": "0.5",
     }
     first, log = hook(home, "UserPromptSubmit", dsh("session-7", prompt="fix it"), **slow)
     assert context(first) == text
-    assert "handler tests.hook_handlers:stubborn took more than 0.5 s" in log
+    assert "handler tests.support.hook_handlers:stubborn took more than 0.5 s" in log
     # It was delivered, so it was recorded: the next model step does not get it again.
     assert hook(home, "UserPromptSubmit", dsh("session-7", prompt=text), **slow)[0] == {}
 
@@ -197,23 +134,25 @@ def test_a_session_is_marked_only_once_the_answer_was_written(home: Path) -> Non
     reader, writer = os.pipe()
     os.close(reader)  # the harness went away: writing the answer fails
     done = subprocess.run(
-        [DSHKIT, "hook", "UserPromptSubmit"],
+        [*COMMAND, "hook", "UserPromptSubmit"],
         input=orjson.dumps(dsh("session-8", prompt="hi")),
         stdout=writer,
         stderr=subprocess.PIPE,
-        env=environment(home, DSHKIT_HOOK_HANDLERS="UserPromptSubmit=tests.hook_handlers:noted"),
+        env=environment(
+            home, {"DSHKIT_HOOK_HANDLERS": "UserPromptSubmit=tests.support.hook_handlers:noted"}
+        ),
         timeout=60,
     )
     os.close(writer)
     assert done.returncode == 0 and done.stderr == b""
-    assert "answer not delivered" in _log(home)
+    assert "answer not delivered" in hook_log(home)
     assert not (home / ".dsh" / "dshkit" / "noted-committed").exists()
     # Not recorded, so the next firing delivers it, and then both commits run.
     out, _ = hook(
         home,
         "UserPromptSubmit",
         dsh("session-8", prompt="hi"),
-        DSHKIT_HOOK_HANDLERS="UserPromptSubmit=tests.hook_handlers:noted",
+        DSHKIT_HOOK_HANDLERS="UserPromptSubmit=tests.support.hook_handlers:noted",
     )
     assert context(out) == text + "\n\nnoted"
     assert (home / ".dsh" / "dshkit" / "noted-committed").read_text() == "session-8"
@@ -257,7 +196,7 @@ def test_a_locked_store_gives_no_opinion_within_the_budget(home: Path, mode: str
 
 
 def test_tool_handlers_run_for_their_vocabulary_in_each_harness(home: Path) -> None:
-    policy = {"DSHKIT_HOOK_HANDLERS": "PreToolUse[command]=tests.hook_handlers:deny"}
+    policy = {"DSHKIT_HOOK_HANDLERS": "PreToolUse[command]=tests.support.hook_handlers:deny"}
     denied = {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -333,7 +272,7 @@ def test_a_tool_handler_costs_nothing_for_other_tools(tmp_path: Path) -> None:
             capture_output=True,
             env={
                 **environment(tmp_path),
-                "DSHKIT_HOOK_HANDLERS": "PreToolUse[command]=tests.hook_handlers:deny",
+                "DSHKIT_HOOK_HANDLERS": "PreToolUse[command]=tests.support.hook_handlers:deny",
             },
             check=True,
         )

@@ -11,8 +11,8 @@ import pytest
 
 from dshkit.hooks.optimizer import LABEL
 
-from .fakes import FakeOpenAI, Reply
-from .test_hooks import claude, dsh, hook
+from .support.fakes import FakeOpenAI, Reply
+from .support.hooks import claude, dsh, hook
 
 REFINED = (
     "开工前先问用户：无\n把登录按钮改成蓝色，只改这一个按钮。\n收尾自检：打开登录页看一眼按钮颜色。"

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import orjson
 import pytest
-from bench.corpus import encode_frame
 
 from dshkit.sessions import Scanner
 from dshkit.store import Store
 
-from .conftest import dsh, event, human, session_dir, write_lines, write_log
+from .support.corpus import encode_frame
+from .support.logs import dsh, event, human, session_dir, write_lines, write_log
 
 HEAD = {"type": "session", "version": 0, "id": "s-1", "createdAt": 1, "delegationDepth": 0}
 

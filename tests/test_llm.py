@@ -12,7 +12,7 @@ import pytest
 from dshkit.llm import DEFAULT_MODEL, LLMClient, LLMConfig, LLMConfigError, ToolCall
 from dshkit.store import Store
 
-from .fakes import FakeOpenAI, Reply, calls
+from .support.fakes import FakeOpenAI, Reply, calls
 
 MESSAGES = [{"role": "system", "content": "你是助手"}, {"role": "user", "content": "hi"}]
 

@@ -13,7 +13,7 @@ import pytest
 from dshkit.llm import LLMClient, LLMConfig, ToolLimits, run_tool_loop
 from dshkit.store import Store
 
-from .fakes import FakeOpenAI, Reply, calls
+from .support.fakes import FakeOpenAI, Reply, calls
 
 MESSAGES = [{"role": "system", "content": "你是优化器"}, {"role": "user", "content": "看看 a.py"}]
 TOOLS = [

@@ -7,11 +7,10 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-import anyio
 import httpx
 import orjson
 import pytest
@@ -25,16 +24,16 @@ from dshkit.profile.state import ProfileState
 from dshkit.sessions import Source
 from dshkit.store import Store
 
-from .conftest import CLAUDE
-from .fakes import FakeOpenAI, Reply
-from .test_hooks import claude, context, hook
-from .test_profile_state import PROFILE, store_version
+from .support.fakes import FakeOpenAI, Reply
+from .support.hooks import claude, context, hook
+from .support.mcp import text, with_client
+from .support.paths import CLAUDE
+from .support.profile import PROFILE, store_version
 
 DSHKIT = str(Path(sys.executable).parent / "dshkit")
 PAGES = Path(__file__).parent / "data" / "gate"
 REFINED = "开工前先问用户：无\n把登录按钮改成蓝色。\n收尾自检：打开登录页看按钮。"
 CLAUDE_SESSION = "94064e6a-24ce-4fa9-93cc-aeaa4cb613ce"  # the person said "say hi"
-T = TypeVar("T")
 
 
 @pytest.fixture
@@ -54,23 +53,9 @@ def fake() -> Iterator[FakeOpenAI]:
         yield server
 
 
-def with_client(server: Any, work: Callable[[Client], Awaitable[T]], mode: str = "auto") -> T:
-    async def main() -> T:
-        async with Client(server, mode=mode) as client:
-            return await work(client)
-
-    return anyio.run(main)
-
-
 def call(home: Path, name: str, arguments: dict[str, Any], **build: Any) -> CallToolResult:
     server = build_server(state(home), **build)
     return with_client(server, lambda client: client.call_tool(name, arguments))
-
-
-def text(result: CallToolResult) -> str:
-    (content,) = result.content
-    assert content.type == "text"
-    return content.text
 
 
 def configure_llm(home: Path, fake: FakeOpenAI) -> None:

@@ -17,9 +17,8 @@ from dshkit.mcp.server import build_server
 from dshkit.sessions import Source
 from dshkit.store import Store
 
-from .graft_driver import World, make_world
-from .test_graft_hooks import Transcript
-from .test_mcp import text, with_client
+from .support.graft_driver import Transcript, World, make_world
+from .support.mcp import text, with_client
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import orjson
 
 from dshkit.capability.mcp import configured
 
-from .test_install import DSHKIT, run
+from .support.cli import SCRIPT, run_at_home
 
 
 def state(home: Path) -> str:
@@ -22,11 +22,11 @@ def state(home: Path) -> str:
 
 
 def ours(home: Path, harness: str = "claude") -> list[str]:
-    return [DSHKIT, "mcp", "--harness", harness, "--no-profile", "--state-dir", state(home)]
+    return [SCRIPT, "mcp", "--harness", harness, "--no-profile", "--state-dir", state(home)]
 
 
 def doctor(home: Path, **env: str) -> dict[str, Any]:
-    done = run(home, "doctor", "--json", "--port", "1", check=False, **env)
+    done = run_at_home(home, "doctor", "--json", "--port", "1", check=False, **env)
     report: dict[str, Any] = orjson.loads(done.stdout)
     assert done.returncode == (0 if report["ok"] else 1)
     return report
@@ -49,7 +49,7 @@ def test_claude_user_file_gets_the_server_and_keeps_everything_else(tmp_path: Pa
     original = json.dumps(CLAUDE_USER, indent=2) + "\n"
     path.write_text(original)
     path.chmod(0o600)
-    run(tmp_path, "install-hooks", "--harness", "claude")
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude")
     written = json.loads(path.read_text())
     server = written["mcpServers"].pop("dshkit")
     assert written == CLAUDE_USER  # nobody else's key changed
@@ -59,12 +59,12 @@ def test_claude_user_file_gets_the_server_and_keeps_everything_else(tmp_path: Pa
     (found,) = [s for s in configured([(str(path), "claude-user")], "/w", []) if s.name == "dshkit"]
     assert [found.command, *found.args] == ours(tmp_path)
     installed = path.read_text()
-    again = run(tmp_path, "install-hooks", "--harness", "claude")
+    again = run_at_home(tmp_path, "install-hooks", "--harness", "claude")
     assert "already installed" in again.stdout and path.read_text() == installed
     report = doctor(tmp_path)
     (check,) = mcp_checks(report, "claude")[:1]
     assert check["status"] == "ok" and check["scope"] == "user"
-    run(tmp_path, "uninstall-hooks", "--harness", "claude")
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "claude")
     assert path.read_text() == original  # byte for byte
     assert sorted(p.name for p in tmp_path.glob(".claude.json*")) == [".claude.json"]
 
@@ -72,17 +72,17 @@ def test_claude_user_file_gets_the_server_and_keeps_everything_else(tmp_path: Pa
 def test_claude_rewrote_its_file_since_so_only_our_entry_goes(tmp_path: Path) -> None:
     path = tmp_path / ".claude.json"
     path.write_text(json.dumps(CLAUDE_USER))
-    run(tmp_path, "install-hooks", "--harness", "claude")
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude")
     changed = json.loads(path.read_text())
     changed["numStartups"] = 4  # Claude Code writes this file all the time
     path.write_text(json.dumps(changed))
-    run(tmp_path, "uninstall-hooks", "--harness", "claude")
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "claude")
     assert json.loads(path.read_text()) == {**CLAUDE_USER, "numStartups": 4}
 
 
 def test_claude_config_dir_and_project_scope(tmp_path: Path) -> None:
     config = tmp_path / "cc"
-    run(tmp_path, "install-hooks", "--harness", "claude", CLAUDE_CONFIG_DIR=str(config))
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude", CLAUDE_CONFIG_DIR=str(config))
     user = json.loads((config / ".claude.json").read_text())
     assert user == {"mcpServers": {"dshkit": {"type": "stdio", "command": ours(tmp_path)[0],
                                               "args": ours(tmp_path)[1:]}}}  # fmt: skip
@@ -90,7 +90,7 @@ def test_claude_config_dir_and_project_scope(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
     (project / ".mcp.json").write_text('{"mcpServers": {"db": {"command": "db-mcp"}}}')
-    run(tmp_path, "install-hooks", "--harness", "claude", "--scope", "project", "--project",
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude", "--scope", "project", "--project",
         str(project))  # fmt: skip
     servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
     assert servers == {
@@ -107,7 +107,7 @@ def test_a_foreign_server_named_dshkit_is_refused_untouched(tmp_path: Path) -> N
     path = tmp_path / ".claude.json"
     text = json.dumps({"mcpServers": {"dshkit": {"command": "/opt/other-tool"}}})
     path.write_text(text)
-    done = run(tmp_path, "install-hooks", "--harness", "claude", check=False)
+    done = run_at_home(tmp_path, "install-hooks", "--harness", "claude", check=False)
     assert done.returncode == 1 and "already has an MCP server named 'dshkit'" in done.stderr
     assert path.read_text() == text
     assert not (tmp_path / ".claude" / "settings.json").exists()  # nothing half-done
@@ -129,7 +129,7 @@ def test_codex_config_gets_a_marked_table_and_gets_its_bytes_back(tmp_path: Path
     path = tmp_path / ".codex" / "config.toml"
     path.parent.mkdir()
     path.write_text(CODEX)
-    run(tmp_path, "install-hooks", "--harness", "codex")
+    run_at_home(tmp_path, "install-hooks", "--harness", "codex")
     text = path.read_text()
     assert text.startswith(CODEX) and "# >>> dshkit MCP server" in text
     config = tomllib.loads(text)
@@ -143,25 +143,25 @@ def test_codex_config_gets_a_marked_table_and_gets_its_bytes_back(tmp_path: Path
     assert approved["graft_slice_and_inject"] == {"approval_mode": "approve"}
     assert "optimize_prompt" not in approved
     assert served == {
-        "command": DSHKIT,
+        "command": SCRIPT,
         "args": ours(tmp_path, "codex")[1:],
     }
-    again = run(tmp_path, "install-hooks", "--harness", "codex")
+    again = run_at_home(tmp_path, "install-hooks", "--harness", "codex")
     assert "already installed" in again.stdout and path.read_text() == text
-    run(tmp_path, "uninstall-hooks", "--harness", "codex")
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "codex")
     assert path.read_text() == CODEX  # byte for byte
     # Someone appends a table after the block: taking it out keeps theirs.
     added = '\n[profiles.fast]\nmodel = "gpt-fast"\n'
-    run(tmp_path, "install-hooks", "--harness", "codex")
+    run_at_home(tmp_path, "install-hooks", "--harness", "codex")
     path.write_text(path.read_text() + added)
-    run(tmp_path, "uninstall-hooks", "--harness", "codex")
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "codex")
     assert path.read_text() == CODEX + added
     # Another state directory renews the block where it is.
     path.write_text(CODEX)
-    run(tmp_path, "install-hooks", "--harness", "codex")
+    run_at_home(tmp_path, "install-hooks", "--harness", "codex")
     path.write_text(path.read_text() + added)
     other = str(tmp_path / "elsewhere")
-    run(tmp_path, "install-hooks", "--harness", "codex", "--state-dir", other)
+    run_at_home(tmp_path, "install-hooks", "--harness", "codex", "--state-dir", other)
     renewed = tomllib.loads(path.read_text())
     assert renewed["mcp_servers"]["dshkit"]["args"] == [
         "mcp",
@@ -186,7 +186,7 @@ def test_codex_config_dshkit_cannot_extend_is_refused_untouched(tmp_path: Path) 
     }  # fmt: skip
     for message, text in cases.items():
         path.write_text(text)
-        done = run(tmp_path, "install-hooks", "--harness", "codex", check=False)
+        done = run_at_home(tmp_path, "install-hooks", "--harness", "codex", check=False)
         assert done.returncode == 1 and message in done.stderr, done.stderr
         assert path.read_text() == text
         assert not (tmp_path / ".codex" / "hooks.json").exists()
@@ -198,7 +198,7 @@ def test_dsh_profile_layer_gets_an_mcp_client_entry_and_the_empty_list_back(
     patch = tmp_path / ".dsh" / "profiles" / "headless" / "cordis.patch.yml"
     patch.parent.mkdir(parents=True)
     patch.write_text("[]\n")  # as `dsh plugin add` leaves a profile
-    run(tmp_path, "install-hooks", "--harness", "dsh")
+    run_at_home(tmp_path, "install-hooks", "--harness", "dsh")
     text = patch.read_text()
     assert "id: hooks-claude-code" in text and "id: mcp-dshkit" in text
     assert "name: '@deepseek-ai/dsh-mcp-client'" in text and "serverName: dshkit" in text
@@ -206,13 +206,13 @@ def test_dsh_profile_layer_gets_an_mcp_client_entry_and_the_empty_list_back(
     assert server.name == "dshkit" and server.transport == "stdio"
     assert [server.command, *server.args] == ours(tmp_path, "dsh")
     patch.write_text(text + "# a note of the person's\n")  # edited since: no byte restore
-    run(tmp_path, "uninstall-hooks", "--harness", "dsh")
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "dsh")
     assert patch.read_text() == "[]\n# a note of the person's\n"
 
 
 def test_doctor_reports_a_missing_and_a_stale_registration(tmp_path: Path) -> None:
     assert all(c["status"] == "absent" for c in mcp_checks(doctor(tmp_path), "codex"))
-    run(tmp_path, "install-hooks", "--harness", "codex")
+    run_at_home(tmp_path, "install-hooks", "--harness", "codex")
     path = tmp_path / ".codex" / "config.toml"
     installed = path.read_text()
     path.write_text("")  # the registration is gone, the hooks are still there
@@ -225,20 +225,20 @@ def test_doctor_reports_a_missing_and_a_stale_registration(tmp_path: Path) -> No
     assert report["ok"] is False and stale["status"] == "broken"
     assert "feeds another state directory" in stale["message"]
     assert report["harnesses"]["codex"]["mcpServer"][0]["installed"] is True
-    path.write_text(installed.replace(DSHKIT, "/gone/dshkit"))
+    path.write_text(installed.replace(SCRIPT, "/gone/dshkit"))
     (gone,) = mcp_checks(doctor(tmp_path), "codex")
     assert (
         gone["status"] == "broken"
         and "runs /gone/dshkit, which does not exist" in (gone["message"])
     )
-    run(tmp_path, "install-hooks", "--harness", "codex")  # renews it
+    run_at_home(tmp_path, "install-hooks", "--harness", "codex")  # renews it
     assert path.read_text() == installed
     assert [c["status"] for c in mcp_checks(doctor(tmp_path), "codex")] == ["ok"]
 
 
 def test_registration_follows_codex_home(tmp_path: Path) -> None:
     home = tmp_path / "cx"
-    run(tmp_path, "install-hooks", "--harness", "codex", CODEX_HOME=str(home))
+    run_at_home(tmp_path, "install-hooks", "--harness", "codex", CODEX_HOME=str(home))
     assert "dshkit" in tomllib.loads((home / "config.toml").read_text())["mcp_servers"]
     assert not (tmp_path / ".codex").exists()
     assert os.access(home / "hooks.json", os.R_OK)

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from .fakes import FakeOpenAI, Reply
+from .support.fakes import FakeOpenAI, Reply
 
 REFINED = "开工前先问用户：无\n把登录按钮改成蓝色。\n收尾自检：打开登录页看按钮。"
 CONTRACT = ["runId", "tier", "form", "raw", "output", "fallback", "lengthGate", "askGate",

@@ -27,7 +27,8 @@ from dshkit.optimizer.context import (
 from dshkit.sessions import Scanner, Source
 from dshkit.sessions.catalog import Catalog
 
-from .conftest import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD, dsh, event, human, session_dir, write_log
+from .support.logs import dsh, event, human, session_dir, write_log
+from .support.paths import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD
 
 REPO = Path(__file__).resolve().parent.parent
 BIG = 100_000

@@ -26,7 +26,7 @@ from dshkit.optimizer.grounding import (
     _secret_name,
 )
 
-from .fakes import FakeOpenAI, Reply, calls
+from .support.fakes import FakeOpenAI, Reply, calls
 
 APP = "".join(f"def f{n}():\n    return {n}\n\n" for n in range(1, 11))  # 30 lines
 

@@ -18,8 +18,8 @@ from dshkit.optimizer.settings import Settings, set_session_settings, settings_f
 from dshkit.sessions import Scanner, Source
 from dshkit.store import Store
 
-from .conftest import event, human, session_dir, write_log
-from .fakes import FakeOpenAI, Reply, calls
+from .support.fakes import FakeOpenAI, Reply, calls
+from .support.logs import event, human, session_dir, write_log
 
 ANSWER = (
     "开工前先问用户：无\n"

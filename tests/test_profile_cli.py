@@ -13,14 +13,13 @@ from pathlib import Path
 
 import orjson
 import pytest
-from bench.corpus import Corpus
 
 from dshkit.profile.state import INJECT_LIMIT, MAX_EXTRA_TEXT, ProfileState
 from dshkit.store import Store
 
-from .fakes import FakeOpenAI, Reply
-from .test_profile_generate import A1, B1, Gated, answer
-from .test_profile_state import many, store_version
+from .support.corpus import Corpus
+from .support.fakes import FakeOpenAI, Reply
+from .support.profile import A1, B1, Gated, answer, many, store_version
 
 
 def run(

@@ -7,13 +7,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from bench.corpus import Corpus
 
 from dshkit.llm import LLMConfig
 from dshkit.profile.generate import generate, last_run
@@ -21,36 +19,9 @@ from dshkit.profile.state import latest_version
 from dshkit.sessions import Scanner, Source
 from dshkit.store import Store
 
-from .fakes import FakeOpenAI, Reply
-
-A1 = {"id": "A1", "category": "A", "claim": "用中文沟通", "evidence": ["[3]"], "confidence": "high"}
-B1 = {
-    "id": "B1",
-    "category": "B",
-    "claim": "不要未经确认就改代码",
-    "evidence": ["[7]", "[9]"],
-    "confidence": "medium",
-}
-
-
-class Gated(list[str]):
-    """Deltas whose stream stops after the first one until `release` is set: the model call
-    is in flight for as long as the test needs, whatever the machine's speed."""
-
-    def __init__(self, deltas: list[str], release: threading.Event) -> None:
-        super().__init__(deltas)
-        self.release = release
-
-    def __iter__(self) -> Iterator[str]:
-        items = list(super().__iter__())
-        yield items[0]
-        self.release.wait(120)
-        yield from items[1:]
-
-
-def answer(value: dict[str, Any]) -> Reply:
-    text = orjson.dumps(value).decode()
-    return Reply(deltas=[text[: len(text) // 2], text[len(text) // 2 :]])
+from .support.corpus import Corpus
+from .support.fakes import FakeOpenAI, Reply
+from .support.profile import A1, B1, Gated, answer
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ import orjson
 import pytest
 
 from dshkit.harnesses import text_length
-from dshkit.profile.model import ParsedOutput, assemble
 from dshkit.profile.prompt import Material, build_messages
 from dshkit.profile.state import (
     INJECT_LIMIT,
@@ -28,34 +27,7 @@ from dshkit.profile.state import (
 )
 from dshkit.store import Store
 
-
-def store_version(store: Store, entries: list[dict[str, object]], version: int = 1) -> None:
-    built = assemble([], ParsedOutput(entries=entries), 1_000 * version, 10).entries
-    with store.transaction() as db:
-        db.execute(
-            "INSERT INTO profile_versions (version, at, entries, diff, spurious_rate, partial, "
-            "material_messages, reason) VALUES (?, ?, ?, '{}', 0, 0, 10, 'test')",
-            (version, 1_000 * version, orjson.dumps(built).decode()),
-        )
-
-
-def entry(entry_id: str, category: str, claim: str) -> dict[str, object]:
-    return {
-        "id": entry_id,
-        "category": category,
-        "claim": claim,
-        "evidence": ["x"],
-        "confidence": "high",
-    }
-
-
-PROFILE = [
-    entry("A1", "A", "用中文沟通"),
-    entry("B1", "B", "不要在他没要求时升级依赖"),
-    entry("C1", "C", "先给分析，再决定改哪一项"),
-    entry("D1", "D", "偏好哪种编辑器尚不明确"),
-    entry("A2", "A", "习惯一句话下达任务"),
-]
+from .support.profile import PROFILE, entry, many, store_version
 
 
 @pytest.fixture
@@ -157,21 +129,6 @@ def test_profile_show_is_byte_identical_for_an_unchanged_state(tmp_path: Path) -
     assert run("copy").stdout == "只用中文回答\n"
     assert orjson.loads(run("show", "--json").stdout)["effectiveSource"] == "customText"
     assert run("mode", "both").returncode == 2
-
-
-def many(count: int, claim_chars: int = 20, chinese: bool = True) -> list[dict[str, object]]:
-    """`count` entries over the four categories with evidence and confidence that vary."""
-    word = "按他的习惯来做事" if chinese else "works in small steps "
-    return [
-        {
-            "id": f"e{n}",
-            "category": "ABCD"[n % 4],
-            "claim": f"e{n}:" + (word * claim_chars)[: claim_chars - len(f"e{n}:")],
-            "evidence": [f"[{k}]" for k in range(1 + n % 5)],
-            "confidence": ("high", "medium", "low")[n % 3],
-        }
-        for n in range(count)
-    ]
 
 
 def test_the_budget_fits_the_hook_cap_and_the_prompt_states_it() -> None:

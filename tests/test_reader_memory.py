@@ -8,14 +8,14 @@ from typing import Any
 
 import orjson
 import pytest
-from bench.corpus import Corpus, CorpusStats
-from bench.corpus_multi import ClaudeCorpus, CodexCorpus
 
 from dshkit.sessions import Scanner, Source, reader
 from dshkit.sessions.scanner import ScanReport
 from dshkit.store import Store
 
-from .conftest import human, session_dir, write_log
+from .support.corpus import Corpus, CorpusStats
+from .support.corpus_multi import ClaudeCorpus, CodexCorpus
+from .support.logs import human, session_dir, write_log
 
 HUGE_BLOCK = 1 << 40  # a whole log in one block, as it was read before blocks
 

@@ -23,8 +23,9 @@ import pytest
 from dshkit.graft.lifecycle import ROLLBACK_NOTICE, State, Txn, transactions
 from dshkit.store import Store
 
-from .fakes import RefusingProxy, fake_anthropic, fake_responses
-from .test_real_harnesses import DSHKIT, World, binary, claude_env, codex_config, codex_env, texts
+from .support.cli import SCRIPT
+from .support.fakes import RefusingProxy, fake_anthropic, fake_responses
+from .support.real import World, binary, claude_env, codex_config, codex_env, texts
 
 GRAFT_CONFIG = '[graft]\nmode = "fixed"\nwindow_tokens = 100000\nignite_timeout_s = {timeout}\n'
 NUDGE = "当前上下文水位已达 72%"
@@ -311,7 +312,7 @@ def test_codex_hands_off_to_a_new_real_session(tmp_path: Path, refusing: Refusin
         "model": "gpt-fake",
     }
     hook = subprocess.run(
-        [DSHKIT, "hook", "UserPromptSubmit", "--state-dir", str(world.state)],
+        [SCRIPT, "hook", "UserPromptSubmit", "--state-dir", str(world.state)],
         input=orjson.dumps(payload),
         env=codex_env(world, refusing),
         cwd=world.project,

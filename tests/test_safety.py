@@ -12,22 +12,14 @@ import time
 from pathlib import Path
 
 import pytest
-from bench.corpus import Corpus
 
 from dshkit.sessions import Scanner, Source
 from dshkit.store import LeaseBusy, Store
 
-from .conftest import (
-    CLAUDE,
-    CODEX,
-    DSH_PLAIN,
-    DSH_ZSTD,
-    REPO,
-    dsh,
-    is_write,
-    recorded_opens,
-    snapshot,
-)
+from .support.corpus import Corpus
+from .support.logs import dsh
+from .support.paths import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD, REPO
+from .support.readonly import is_write, recorded_opens, snapshot
 
 ALL_FIXTURES = [
     Source("dsh", DSH_ZSTD),

@@ -6,19 +6,13 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from bench.corpus import CorpusStats
-from bench.corpus_multi import (
-    ROOTS,
-    ClaudeCorpus,
-    CodexCorpus,
-    link_subset,
-    plan,
-    scale_corpus,
-)
 
 from dshkit.sessions import Scanner, Source
 from dshkit.sessions.events import human_messages, message_text, pair_tool_calls
 from dshkit.store import Store
+
+from .support.corpus import CorpusStats
+from .support.corpus_multi import ROOTS, ClaudeCorpus, CodexCorpus, link_subset, plan, scale_corpus
 
 
 def _digest(root: Path) -> str:

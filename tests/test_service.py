@@ -7,76 +7,20 @@ import socket
 import stat
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import orjson
 import pytest
-from bench.corpus import Corpus
 
-from dshkit.jobs import JobRunner
-from dshkit.profile.service import ProfileService
-from dshkit.sessions import Source
-from dshkit.web.app import create_app, ensure_token
-from dshkit.web.routers import ROUTERS, RouterFactory
-from dshkit.web.server import make_server
+from dshkit.web.app import ensure_token
 
-from .conftest import snapshot
-from .fakes import FakeOpenAI, Reply
-
-
-class Running:
-    """The service as `dshkit serve` runs it (plus any `extra` capabilities), on 127.0.0.1."""
-
-    def __init__(
-        self,
-        tmp_path: Path,
-        extra: dict[str, object] | None = None,
-        routers: dict[str, RouterFactory] | None = None,
-        capabilities: Callable[[Path, JobRunner], dict[str, object]] | None = None,
-    ) -> None:
-        self.state_dir = tmp_path / "state"
-        self.state_dir.mkdir()
-        self.root = tmp_path / "sessions"
-        Corpus(self.root, seed=31).generate(sessions=3, frames=240)
-        self.token = ensure_token(self.state_dir)
-        self.jobs = JobRunner()
-        self.service = ProfileService(self.state_dir, [Source("dsh", self.root)], self.jobs)
-        services = {"jobs": self.jobs, "profile": self.service, **(extra or {})}
-        if capabilities is not None:  # services that share the state dir and the job runner
-            services.update(capabilities(self.state_dir, self.jobs))
-        app = create_app(
-            services, self.token, read_timeout=0.5, routers={**ROUTERS, **(routers or {})}
-        )
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.server = make_server(app, head_timeout=0.5)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]})
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.01)
-        self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}/api/profile")
-
-    def send(self, method: str, path: str, token: bool = True, **kw: Any) -> httpx.Response:
-        headers = {"x-dshkit-token": self.token} if token else {}
-        return self.http.request(method, path, headers={**headers, **kw.pop("headers", {})}, **kw)
-
-    def raw(self, request: bytes, wait: float = 0) -> bytes:
-        with socket.create_connection(("127.0.0.1", self.port)) as conn:
-            conn.sendall(request)
-            time.sleep(wait)
-            conn.settimeout(5)
-            return conn.recv(65536)
-
-    def close(self) -> None:
-        self.http.close()
-        self.server.should_exit = True
-        self.thread.join(10)
+from .support.corpus import Corpus
+from .support.fakes import FakeOpenAI, Reply
+from .support.readonly import snapshot
+from .support.web import Running
 
 
 @pytest.fixture

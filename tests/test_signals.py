@@ -11,7 +11,6 @@ from typing import Any
 
 import orjson
 import pytest
-from bench.corpus import Corpus
 
 from dshkit.profile.signals import (
     SIGNALS,
@@ -24,85 +23,9 @@ from dshkit.sessions import Catalog, Scanner, SessionKey, Source
 from dshkit.sessions.events import turns
 from dshkit.store import Store
 
-from .conftest import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD, session_dir, write_log
-
-MINUTE = 60_000
-
-
-class Log:
-    """Builds one session's events in order, with explicit times."""
-
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-        self.turn = 0
-        self.time = 1_790_000_000_000
-
-    def add(self, kind: str, data: dict[str, Any], after_ms: int = 1000) -> dict[str, Any]:
-        self.time += after_ms
-        event = {"type": kind, "seq": len(self.events), "time": self.time, "data": data}
-        self.events.append(event)
-        return event
-
-    def turn_start(self, after_ms: int = 1000) -> None:
-        self.turn += 1
-        self.add("turn/start", {"turn": self.turn}, after_ms)
-
-    def human(self, text: str, after_ms: int = 1000) -> None:
-        self.add(
-            "user/message",
-            {
-                "role": "user",
-                "content": [{"type": "text", "text": text}],
-                "source": {"kind": "user"},
-            },
-            after_ms,
-        )
-
-    def say(self, text: str, reasoning: str = "") -> None:
-        content = [{"type": "reasoning", "text": reasoning}] if reasoning else []
-        content.append({"type": "text", "text": text})
-        self.add(
-            "assistant/message",
-            {"turn": self.turn, "message": {"role": "assistant", "content": content}},
-        )
-
-    def call(self, name: str, call_id: str, arguments: Any = None, after_ms: int = 1000) -> None:
-        self.add(
-            "tool/call",
-            {
-                "turn": self.turn,
-                "callId": call_id,
-                "name": name,
-                "arguments": orjson.dumps(arguments or {}).decode(),
-            },
-            after_ms,
-        )
-
-    def result(
-        self,
-        call_id: str,
-        after_ms: int,
-        failed: bool = False,
-        code: str | None = None,
-        text: str = "ok",
-        role: str = "tool",
-    ) -> None:
-        data: dict[str, Any] = {
-            "turn": self.turn,
-            "message": {
-                "role": role,
-                "source": {"kind": "tool", "callId": call_id},
-                "content": [{"type": "text", "text": text}],
-            },
-        }
-        if failed and code:
-            data["error"] = {"name": "ToolError", "code": code}
-        elif failed:
-            data["message"]["isError"] = True
-        self.add("tool/result", data, after_ms)
-
-    def counts(self, config: SignalConfig | None = None) -> dict[str, int]:
-        return session_signals(self.events, config or SignalConfig(), "dsh:s").totals()
+from .support.corpus import Corpus
+from .support.logs import MINUTE, Log, session_dir, write_log
+from .support.paths import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD
 
 
 def only(**expected: int) -> dict[str, int]:

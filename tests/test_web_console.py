@@ -22,13 +22,13 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from bench.corpus import Corpus
 
 from dshkit import chromium
 from dshkit.gate.browser import Browser
 
-from .fakes import FakeOpenAI, Reply
-from .test_web_sessions import SESSION, build_world
+from .support.console import SESSION, build_world
+from .support.corpus import Corpus
+from .support.fakes import FakeOpenAI, Reply
 
 pytestmark = pytest.mark.skipif(chromium.find() is None, reason="no Chromium installed")
 

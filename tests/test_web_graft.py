@@ -16,8 +16,8 @@ from dshkit.jobs import JobRunner
 from dshkit.sessions import Catalog, Scanner, Source
 from dshkit.store import Store
 
-from .graft_driver import plan_for
-from .test_service import Running
+from .support.graft_driver import plan_for
+from .support.web import Running
 
 
 @pytest.fixture

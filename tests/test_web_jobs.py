@@ -8,14 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 import pytest
 
 from dshkit.store import SCAN_LEASE, Store
 
-from .fakes import FakeOpenAI, Reply
-from .test_service import Running
+from .support.fakes import FakeOpenAI, Reply
+from .support.web import Running, events
 
 
 @pytest.fixture
@@ -23,21 +22,6 @@ def running(tmp_path: Path) -> Iterator[Running]:
     server = Running(tmp_path)
     yield server
     server.close()
-
-
-def events(response: httpx.Response) -> Iterator[dict[str, Any]]:
-    """Server-sent events as they arrive: {"event", "id", "data"}."""
-    current: dict[str, Any] = {}
-    for line in response.iter_lines():
-        if line == "":
-            if current:
-                yield current
-            current = {}
-        elif line.startswith(":"):
-            continue  # a keep-alive comment
-        else:
-            field, _, value = line.partition(": ")
-            current[field] = orjson.loads(value) if field == "data" else value
 
 
 PROFILE = {

@@ -12,9 +12,8 @@ import pytest
 from dshkit.jobs import JobRunner
 from dshkit.optimizer.service import OptimizerService
 
-from .fakes import FakeOpenAI, Reply
-from .test_service import Running
-from .test_web_jobs import events
+from .support.fakes import FakeOpenAI, Reply
+from .support.web import Running, events
 
 REFINED = "开工前先问用户：无\n把登录按钮改成蓝色。\n收尾自检：打开登录页看按钮。"
 

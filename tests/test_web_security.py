@@ -17,7 +17,7 @@ from starlette.responses import Response
 from dshkit.web.app import create_app
 from dshkit.web.routing import Router, json_response, read_json
 
-from .test_service import Running
+from .support.web import Running
 
 TOKEN = "t" * 43
 

@@ -19,7 +19,7 @@ from dshkit.sessions.zstdframes import (
     scan_frames,
 )
 
-from .conftest import DSH_ZSTD
+from .support.paths import DSH_ZSTD
 
 
 def dsh_fixture() -> bytes:

@@ -1,6 +1,7 @@
-"""The graft lifecycle tests' world (a fake Claude Code CLI, its sessions root, a working
-directory), and a script that runs one handoff in its own process for the crash and
-concurrency tests: it prints the handoff as JSON, or `{"error": CODE}` when it is refused.
+"""The graft tests' world (a fake Claude Code CLI, its sessions root, a working directory, a
+transcript written step by step there), and a script that runs one handoff in its own process
+for the crash and concurrency tests: it prints the handoff as JSON, or `{"error": CODE}` when it
+is refused.
 
 Usage: graft_driver.py STATE_DIR SOURCE_SESSION CWD TIMEOUT [--no-ignite]
 """
@@ -13,6 +14,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -20,6 +22,17 @@ from dshkit.graft import ledger
 from dshkit.graft.identity import IGNITION_MARK, Identity, parse_identity
 from dshkit.graft.lifecycle import GraftError, Ignition, Plan, handoff
 from dshkit.store import Store
+
+FAST = Ignition(timeout=30, poll=0.05)  # success comes long before the timeout
+
+
+def gone(pid: int) -> bool:
+    """Whether process `pid` has ended (a zombie has)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rpartition(b")")[2].split()[0] == b"Z"
+    except FileNotFoundError:
+        return True
 
 
 def take_notice(store: Store, harness: str, session_id: str) -> str | None:
@@ -103,6 +116,54 @@ def make_world(tmp: Path) -> World:
     cwd = tmp / "work"
     cwd.mkdir()
     return World(tmp / "state", cwd, tmp / "claude", fake, cli)
+
+
+class Transcript:
+    """A Claude Code transcript in the sessions root, appended step by step."""
+
+    def __init__(self, world: World, session: str) -> None:
+        self.world, self.session = world, session
+        project = world.claude / "projects" / str(world.cwd).replace("/", "-")
+        project.mkdir(parents=True, exist_ok=True)
+        self.path = project / f"{session}.jsonl"
+        self.steps = 0
+
+    def write(self, *records: dict[str, Any]) -> None:
+        base = {"sessionId": self.session, "cwd": str(self.world.cwd), "version": "2.0.0"}
+        stamp = "2026-12-01T10:00:00.000Z"
+        with open(self.path, "ab") as handle:
+            for record in records:
+                handle.write(orjson.dumps({**base, "timestamp": stamp, **record}) + b"\n")
+
+    def prompt(self, text: str) -> Transcript:
+        self.write({"type": "user", "message": {"role": "user", "content": text}})
+        return self
+
+    def step(self, tokens: int, tool: str = "Bash", tool_input: Any = None) -> Transcript:
+        """The model's request at `tokens` of context, calling `tool`, and its result."""
+        self.steps += 1
+        use = {"type": "tool_use", "id": f"t{self.steps}", "name": tool, "input": tool_input or {}}
+        message = {
+            "id": f"m{self.steps}",
+            "role": "assistant",
+            "model": "claude-test",
+            "content": [use],
+            "usage": {"input_tokens": tokens, "output_tokens": 10},
+        }
+        result = {"type": "tool_result", "tool_use_id": f"t{self.steps}", "content": "ok"}
+        self.write(
+            {"type": "assistant", "message": message, "requestId": f"r{self.steps}"},
+            {"type": "user", "message": {"role": "user", "content": [result]}},
+        )
+        return self
+
+    def payload(self, **extra: Any) -> dict[str, Any]:
+        return {
+            "session_id": self.session,
+            "transcript_path": str(self.path),
+            "cwd": str(self.world.cwd),
+            **extra,
+        }
 
 
 def main(argv: list[str]) -> int:

