@@ -15,7 +15,14 @@ from rich.console import Console
 
 from .. import harnesses
 from ..paths import state_dir
-from ..sessions import Catalog, SessionInfo, SessionNotFound, Source, default_sources
+from ..sessions import (
+    Catalog,
+    SessionAmbiguous,
+    SessionInfo,
+    SessionNotFound,
+    Source,
+    default_sources,
+)
 from ..store import Store, StoreError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -60,7 +67,7 @@ def find_session(
     """The one session `session_id` (or a unique prefix) names, or a usage error saying why."""
     try:
         return catalog.find(session_id, harness)
-    except SessionNotFound as exc:
+    except (SessionNotFound, SessionAmbiguous) as exc:
         raise click.BadParameter(str(exc), param_hint=param_hint) from None
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from ..sessions.catalog import Catalog, SessionInfo, SessionNotFound
+from ..sessions.catalog import Catalog, SessionAmbiguous, SessionInfo, SessionNotFound
 from ..sessions.events import Event, message_text, result_call_id
 
 MAX_READ_LIMIT = 100_000  # characters one read_result page may hold
@@ -161,7 +161,7 @@ def _session(catalog: Catalog, session_id: str, harness: str | None) -> SessionI
         raise ValueError("source_session_id must be a non-empty session id")
     try:
         return catalog.find(session_id, harness)
-    except SessionNotFound as error:
+    except (SessionNotFound, SessionAmbiguous) as error:
         raise ReadBackError(str(error)) from error
 
 

@@ -37,7 +37,7 @@ from ..optimizer.pipeline import optimize
 from ..optimizer.request import llm_for, resolve_request
 from ..optimizer.strategies import FORMS, TIERS
 from ..profile.state import ProfileState
-from ..sessions import Catalog, Scanner, SessionNotFound, Source
+from ..sessions import Catalog, Scanner, SessionAmbiguous, SessionNotFound, Source
 from ..sessions.catalog import SessionInfo
 from ..sessions.scanner import single_harness
 from ..store import LeaseBusy, Store, StoreError
@@ -198,7 +198,7 @@ class Tools:
             if session_id:
                 return catalog.find(session_id, harness)
             return caller(catalog, harness, os.getcwd())
-        except SessionNotFound as exc:
+        except (SessionNotFound, SessionAmbiguous) as exc:
             raise ToolError(f"{name}: {exc}") from exc
 
     def _settings(self) -> GraftSettings:
@@ -320,6 +320,6 @@ class Tools:
         with self.store() as store:
             try:
                 found = debug_status(store, sessionId, single_harness(self.sources))
-            except SessionNotFound as exc:
+            except (SessionNotFound, SessionAmbiguous) as exc:
                 raise ToolError(f"sessionId: {exc}") from exc
         return result(as_text(found), found)

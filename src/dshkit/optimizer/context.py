@@ -57,7 +57,7 @@ from typing import Any
 import orjson
 
 from .. import harnesses
-from ..sessions.catalog import Catalog, SessionKey, SessionNotFound, bulk_load
+from ..sessions.catalog import Catalog, SessionAmbiguous, SessionKey, SessionNotFound, bulk_load
 from ..sessions.events import Event, is_human_message, message_text
 from .strategies import HISTORY_MARK
 
@@ -143,7 +143,7 @@ def resolve_session(
         return None
     try:
         return catalog.find(session_id.strip(), harness).key
-    except SessionNotFound:
+    except (SessionNotFound, SessionAmbiguous):
         return None
 
 

@@ -14,7 +14,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the real names, for type checkers
-    from .catalog import Catalog, HumanMessage, SessionInfo, SessionKey, SessionNotFound
+    from .catalog import (
+        Catalog,
+        HumanMessage,
+        SessionAmbiguous,
+        SessionInfo,
+        SessionKey,
+        SessionNotFound,
+        dir_key,
+    )
     from .events import Event
     from .scanner import ADAPTERS, Scanner, ScanReport, Source, default_sources
     from .tail import Tail, read_tail
@@ -25,6 +33,8 @@ _HOMES = {
     "SessionInfo": "catalog",
     "SessionKey": "catalog",
     "SessionNotFound": "catalog",
+    "SessionAmbiguous": "catalog",
+    "dir_key": "catalog",
     "Event": "events",
     "ADAPTERS": "scanner",
     "Scanner": "scanner",
@@ -41,12 +51,14 @@ __all__ = [
     "HumanMessage",
     "ScanReport",
     "Scanner",
+    "SessionAmbiguous",
     "SessionInfo",
     "SessionKey",
     "SessionNotFound",
     "Source",
     "Tail",
     "default_sources",
+    "dir_key",
     "read_tail",
 ]
 
