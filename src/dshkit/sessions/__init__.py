@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the real names, for type checkers
         dir_key,
     )
     from .events import Event
+    from .refresh import Refresh, refresh
     from .scanner import ADAPTERS, Scanner, ScanReport, Source, default_sources
     from .tail import Tail, read_tail
 
@@ -41,6 +42,8 @@ _HOMES = {
     "ScanReport": "scanner",
     "Source": "scanner",
     "default_sources": "scanner",
+    "Refresh": "refresh",
+    "refresh": "refresh",
     "Tail": "tail",
     "read_tail": "tail",
 }
@@ -49,6 +52,7 @@ __all__ = [
     "Catalog",
     "Event",
     "HumanMessage",
+    "Refresh",
     "ScanReport",
     "Scanner",
     "SessionAmbiguous",
@@ -60,6 +64,7 @@ __all__ = [
     "default_sources",
     "dir_key",
     "read_tail",
+    "refresh",
 ]
 
 
