@@ -33,6 +33,7 @@ from .. import harnesses
 from ..sessions.catalog import Catalog, SessionKey, bulk_load
 from ..sessions.events import (
     Event,
+    Pairer,
     is_failed_result,
     is_human_message,
     message_text,
@@ -155,8 +156,7 @@ class _Counter:
 
     Turns: `turn` counts turn starts so far (it groups events, 0 before any); `number` is the
     harness's own number of the current turn (what a hit reports, as `events.turns` gives
-    it). A call is paired with the next result carrying its id while it waits for one, as
-    `events.pair_tool_calls` pairs them.
+    it). Calls and results are paired by `events.Pairer`, the rule `pair_tool_calls` uses.
     """
 
     def __init__(self, config: SignalConfig, session: str, patterns: list[re.Pattern[str]]):
@@ -166,7 +166,7 @@ class _Counter:
         self.turn = self.number = 0
         self.marks = 0  # calls and turn starts so far: a change tells one came in between
         self.calls = 0
-        self.waiting: dict[str, _Call] = {}  # by call id: calls without their result yet
+        self.pairer: Pairer[_Call] = Pairer()  # calls without their result yet
         self.asks: list[_Call] = []  # asks with options since the last human message
         self.streaks: dict[str, int] = {}  # failures in a row, by tool name
         self.timed: list[tuple[int, str, dict[str, Any]]] = []  # (call order, signal, hit)
@@ -238,21 +238,20 @@ class _Counter:
             self.marks,
         )
         self.calls += 1
-        self.waiting[str(data.get("callId", ""))] = call
+        self.pairer.call(event, call)
         if name in self.config.ask_tools and (options := _option_labels(event)):
             call.options = options
             self.asks.append(call)
 
     def _result(self, event: Event) -> None:
-        call_id = result_call_id(event)
-        call = self.waiting.pop(call_id, None) if call_id else None
+        call = self.pairer.result(event)
         if call is None:
             self.hits["unpairedToolResults"].append(
                 {
                     "session": self.session,
                     "turn": self.number,
                     "seq": event.get("seq"),
-                    "callId": call_id,
+                    "callId": result_call_id(event),
                     "text": message_text(event)[:_DETAIL_TEXT],
                 }
             )
