@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from dshkit import harnesses
-from dshkit.hooks import registry
+from dshkit import hookspec as registry
 from dshkit.hooks.protocol import MAX_OUTPUT_CHARS, answer
 from dshkit.profile.state import ProfileState
 from dshkit.store import Store

@@ -21,7 +21,7 @@ from rich.table import Table
 
 from .. import harnesses
 from ..hooks.install import BROKEN, UNKNOWN, WARN, Inspection, inspect
-from ..hooks.registry import extra_entries
+from ..hookspec import extra_entries
 from ..llm import LLMConfig, LLMConfigError
 from ..mcp import register as mcp_register
 from ..paths import state_dir as resolve_state_dir

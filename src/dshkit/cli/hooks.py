@@ -20,7 +20,7 @@ from ..hooks.install import (
     plan_install,
     plan_uninstall,
 )
-from ..hooks.registry import extra_entries
+from ..hookspec import extra_entries
 from ..paths import state_dir as resolve_state_dir
 from .common import state_dir_option, stderr, stdout
 

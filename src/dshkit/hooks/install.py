@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import harnesses
+from .. import hookspec as registry
+from ..hookspec import HOOK_TIMEOUT_S
 from ..paths import state_dir as default_state_dir
-from . import registry
-from .registry import HOOK_TIMEOUT_S
 
 if TYPE_CHECKING:
     from ..mcp import register
