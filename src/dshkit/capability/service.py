@@ -20,9 +20,9 @@ import orjson
 
 from .. import harnesses
 from ..detached import start_detached
+from ..harnesses.config_files import configured
 from ..store import Store
 from .facts import UNKNOWN, Facts, read_facts
-from .mcp import configured
 from .probes import TOOL_SERVERS, channel, probe_all
 from .text import render
 

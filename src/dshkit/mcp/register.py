@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import harnesses
-from ..capability.mcp import DSH_MCP_CLIENT, configured
+from ..harnesses.config_files import DSH_MCP_CLIENT, configured
 from ..hooks.install import (
     _STANDS_FOR_EMPTY,
     BROKEN,
