@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from .paths import PRIVATE_FILE, private_dir
@@ -295,9 +296,81 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (harness, session_id)
     );
     """,
+    # 14: the sessions each LLM call was made for: its prompt holds their words (a profile's
+    # holds many sessions' messages), so forgetting one of them takes the whole call.
+    """
+    CREATE TABLE llm_call_sessions (
+        call_id     INTEGER NOT NULL REFERENCES llm_calls (id) ON DELETE CASCADE,
+        harness     TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        PRIMARY KEY (call_id, harness, session_id)
+    );
+    CREATE INDEX llm_call_sessions_session ON llm_call_sessions (harness, session_id);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRows:
+    """Which rows of `table` are a session's: those matching `where`, a condition on the named
+    parameters :harness and :session_id (by default the table's own two columns of them)."""
+
+    table: str
+    where: str = "harness = :harness AND session_id = :session_id"
+
+
+_BY_SOURCE = (
+    "txn_id IN (SELECT id FROM graft_txns WHERE harness = :harness AND session_id = :session_id)"
+)
+_OWN_OR_SOURCE = f"(harness = :harness AND session_id = :session_id) OR {_BY_SOURCE}"
+
+# Every table that holds rows of a session, and how they are found: what forgetting a session
+# deletes (`Store.forget_sessions`), in this order (rows that refer to others go first: the
+# foreign keys, and predicates that read the tables deleted after them). A new session-keyed
+# table is declared here with its migration; tests/test_forget.py derives them from the schema
+# and fails on one missing.
+SESSION_ROWS: tuple[SessionRows, ...] = (
+    SessionRows("log_files"),
+    SessionRows("sessions"),
+    SessionRows("session_signals"),
+    SessionRows("human_messages"),
+    SessionRows("hook_sessions"),
+    # A live transcript's tail cursor names its session inside the cursor.
+    SessionRows(
+        "transcript_tails",
+        "json_extract(cursor, '$.harness') = :harness "
+        "AND json_extract(cursor, '$.session_id') = :session_id",
+    ),
+    SessionRows("optimizer_runs"),
+    SessionRows("optimizer_sessions"),
+    SessionRows("capability_sessions"),
+    # Whole calls, prompt and reply, of every session they were made for; their links to the
+    # other sessions go with them (ON DELETE CASCADE).
+    SessionRows(
+        "llm_calls",
+        "id IN (SELECT call_id FROM llm_call_sessions "
+        "WHERE harness = :harness AND session_id = :session_id)",
+    ),
+    SessionRows("llm_call_sessions"),
+    # graft: a session's handoffs as source go (their plan holds its card and first message)
+    # with everything of theirs, then whatever else is about the session. A handoff that names
+    # the session only as its target stays: it holds the source's words, and deleting it would
+    # un-retire the source.
+    SessionRows("graft_pending", _BY_SOURCE),
+    SessionRows("graft_ledger", _OWN_OR_SOURCE),
+    SessionRows("graft_notices", _OWN_OR_SOURCE),
+    SessionRows("graft_audit", _OWN_OR_SOURCE),
+    SessionRows("graft_watch"),
+    SessionRows("graft_txns"),
+)
+
+# Session-keyed tables that forgetting keeps, and why.
+SESSION_ROWS_KEPT: dict[str, str] = {
+    "forgotten_sessions": "the ids people asked to forget: what keeps later scans from reading "
+    "their logs again (no words)",
+}
 
 
 # Named leases (see `Store.lease`): one process at a time per store for each.
@@ -364,6 +437,8 @@ class Store:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
+            # Deleted rows are overwritten, not left in free pages: forgetting means it.
+            self.db.execute("PRAGMA secure_delete=ON")
             version = self._schema_version()
             while version < SCHEMA_VERSION:
                 # One transaction per step, the version read inside it: a crash leaves a whole
@@ -416,6 +491,31 @@ class Store:
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+    # -- forgetting ------------------------------------------------------------------------
+
+    def forget_sessions(self, keys: Iterable[tuple[str, str]], *, for_good: bool = False) -> None:
+        """Delete every row of the sessions `keys` (harness, session id), in each table of
+        SESSION_ROWS, in one transaction; `for_good` also records them as forgotten, so that
+        later scans skip their logs.
+
+        secure_delete zeroes what the rows took in the database file; the WAL, which still
+        holds the pages as they were, is then checkpointed and truncated (waiting, within the
+        busy timeout, for readers still using it)."""
+        params = [{"harness": harness, "session_id": session_id} for harness, session_id in keys]
+        if not params:
+            return
+        with self.transaction() as db:
+            for rows in SESSION_ROWS:
+                db.executemany(f"DELETE FROM {rows.table} WHERE {rows.where}", params)
+            if for_good:
+                at = int(time.time() * 1000)
+                db.executemany(
+                    "INSERT OR REPLACE INTO forgotten_sessions (harness, session_id, at) "
+                    "VALUES (:harness, :session_id, :at)",
+                    [{**p, "at": at} for p in params],
+                )
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     # -- leases: one process at a time for a named piece of work ------------------------------
 

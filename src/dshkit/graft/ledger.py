@@ -205,20 +205,3 @@ def audit_records(store: Store, limit: int = 100, session: str | None = None) ->
         AuditRecord(row[0], row[1], row[2], row[3], row[4], row[5], orjson.loads(row[6]))
         for row in reversed(rows)
     ]
-
-
-def forget_sessions(db: Any, keys: list[tuple[str, str]]) -> None:
-    """Delete the graft rows that hold the words of the sessions `keys` (harness, session id),
-    inside the caller's transaction (`sessions.scanner` forgets a session with this).
-
-    A session's handoffs as source go (their plan holds its card and first message), children
-    first for the foreign keys: their pending pickups, ledger rows, notices and audit records;
-    then whatever else is about the session (its own audit records, notices, watch state).
-    Handoffs that merely name the session as their target stay: they hold another session's
-    words. This module imports only `harnesses` and `store`, so the session layer may import
-    it without a cycle."""
-    owned = "SELECT id FROM graft_txns WHERE harness = ? AND session_id = ?"
-    for table in ("graft_pending", "graft_ledger", "graft_notices", "graft_audit"):
-        db.executemany(f"DELETE FROM {table} WHERE txn_id IN ({owned})", keys)
-    for table in ("graft_ledger", "graft_notices", "graft_audit", "graft_watch", "graft_txns"):
-        db.executemany(f"DELETE FROM {table} WHERE harness = ? AND session_id = ?", keys)
