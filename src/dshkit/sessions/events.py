@@ -201,20 +201,43 @@ def pair_tool_calls(events: Iterable[Event]) -> ToolPairing:
     return ToolPairing(calls, unpaired)
 
 
+@dataclass(slots=True)
+class TurnCounter:
+    """The one turn numbering, one event at a time (so that a stream and a digest kept between
+    hook calls number turns as `turns` does).
+
+    `ordinal` counts the `turn/start` events seen: it groups events, 0 before any turn. `number`
+    is the current turn's own number as the harness gives it (`turn/start` data `turn`: what
+    a person sees, and a resumed session may start at 7), the ordinal where it gives none; 0
+    before any turn."""
+
+    ordinal: int = 0
+    number: int = 0
+
+    def add(self, event: Event) -> bool:
+        """Count `event` in; True when it starts a turn."""
+        if event.get("type") != "turn/start":
+            return False
+        self.ordinal += 1
+        number = (event.get("data") or {}).get("turn")
+        self.number = number if isinstance(number, int) else self.ordinal
+        return True
+
+
 def turn_ordinals(events: Iterable[Event]) -> list[int]:
     """For each event, which turn it belongs to: 0 before any `turn/start`, k in the k-th."""
-    ordinals, current = [], 0
+    counter = TurnCounter()
+    ordinals = []
     for event in events:
-        if event.get("type") == "turn/start":
-            current += 1
-        ordinals.append(current)
+        counter.add(event)
+        ordinals.append(counter.ordinal)
     return ordinals
 
 
 @dataclass(slots=True)
 class Turn:
     """One turn: `ordinal` counts turn starts in the log; `number` is the harness's own (what a
-    person sees), the ordinal where the harness gives none."""
+    person sees), the ordinal where the harness gives none (`TurnCounter`)."""
 
     ordinal: int
     number: int
@@ -230,12 +253,11 @@ class Turn:
 
 def turns(events: Iterable[Event]) -> list[Turn]:
     """Events grouped by turn, in order; events before any `turn/start` form turn 0."""
-    events = list(events)
+    counter = TurnCounter()
     result: list[Turn] = []
-    for event, ordinal in zip(events, turn_ordinals(events), strict=True):
-        if not result or result[-1].ordinal != ordinal:
-            number = (event.get("data") or {}).get("turn") if ordinal else 0
-            result.append(Turn(ordinal, number if isinstance(number, int) else ordinal))
+    for event in events:
+        if counter.add(event) or not result:
+            result.append(Turn(counter.ordinal, counter.number))
         result[-1].events.append(event)
     return result
 
