@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from dshkit.jobs import JobRunner
-from dshkit.optimizer.service import OptimizerService
+from dshkit.optimizer import OptimizerService
 
 from .fakes import FakeOpenAI, Reply
 from .test_service import Running
@@ -22,7 +22,7 @@ REFINED = "开工前先问用户：无\n把登录按钮改成蓝色。\n收尾�
 @pytest.fixture
 def running(tmp_path: Path) -> Iterator[Running]:
     def capabilities(state: Path, jobs: JobRunner) -> dict[str, object]:
-        return {"optimizer": OptimizerService(state, jobs)}
+        return {"optimizer": OptimizerService(state, jobs=jobs)}
 
     server = Running(tmp_path, capabilities=capabilities)
     yield server

@@ -11,7 +11,7 @@ from ..gate.service import GateService
 from ..graft.status import GraftService
 from ..hooks.install import inspect as inspect_install
 from ..jobs import JobRunner
-from ..optimizer.service import OptimizerService
+from ..optimizer import OptimizerService
 from ..overview import StatusService
 from ..profile.service import ProfileService
 from ..profile.signal_views import SignalsService
@@ -65,7 +65,8 @@ def serve(
     shown = f"[{bound}]" if ":" in bound else bound
     jobs = JobRunner()
     service = ProfileService(directory, sources_for(roots, harness), jobs)
-    services = {"jobs": jobs, "profile": service, "optimizer": OptimizerService(directory, jobs)}
+    optimizer = OptimizerService(directory, jobs=jobs, sources=sources_for(roots, harness))
+    services = {"jobs": jobs, "profile": service, "optimizer": optimizer}
     services["capability"] = CapabilityService(directory)
     services["gate"] = GateService(directory, jobs)
     services["graft"] = GraftService(directory)
