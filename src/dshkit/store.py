@@ -307,6 +307,31 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX llm_call_sessions_session ON llm_call_sessions (harness, session_id);
     """,
+    # 15: one ledger of what reached a session once (recorded after the answer was written):
+    # the profile injection (was hook_sessions), the capability facts' last delivery (was
+    # capability_sessions.delivered, whose time was not kept: 0) and graft's notices (was
+    # graft_notices.shown_at).
+    """
+    CREATE TABLE deliveries (
+        harness         TEXT NOT NULL,
+        session_id      TEXT NOT NULL,
+        kind            TEXT NOT NULL,
+        what            TEXT NOT NULL,
+        delivered_at    INTEGER NOT NULL,
+        PRIMARY KEY (harness, session_id, kind, what)
+    );
+    INSERT INTO deliveries (harness, session_id, kind, what, delivered_at)
+        SELECT harness, session_id, 'profile', '', injected_at FROM hook_sessions;
+    INSERT INTO deliveries (harness, session_id, kind, what, delivered_at)
+        SELECT harness, session_id, 'capability', delivered, 0 FROM capability_sessions
+        WHERE delivered IS NOT NULL;
+    INSERT INTO deliveries (harness, session_id, kind, what, delivered_at)
+        SELECT harness, session_id, 'graft-notice', CAST(txn_id AS TEXT), shown_at
+        FROM graft_notices WHERE shown_at IS NOT NULL;
+    DROP TABLE hook_sessions;
+    ALTER TABLE capability_sessions DROP COLUMN delivered;
+    ALTER TABLE graft_notices DROP COLUMN shown_at;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -336,7 +361,7 @@ SESSION_ROWS: tuple[SessionRows, ...] = (
     SessionRows("sessions"),
     SessionRows("session_signals"),
     SessionRows("human_messages"),
-    SessionRows("hook_sessions"),
+    SessionRows("deliveries"),
     # A live transcript's tail cursor names its session inside the cursor.
     SessionRows(
         "transcript_tails",
@@ -376,6 +401,11 @@ SESSION_ROWS_KEPT: dict[str, str] = {
 # Named leases (see `Store.lease`): one process at a time per store for each.
 SCAN_LEASE = "scan"
 PROFILE_LEASE = "profile"
+
+# Kinds of delivery (see `Store.delivered`); migration 15 carries the older records over.
+PROFILE_DELIVERY = "profile"  # the effective profile text, once per session
+CAPABILITY_DELIVERY = "capability"  # the capability facts, again when they change
+GRAFT_NOTICE_DELIVERY = "graft-notice"  # a handoff's notice owed to a session, by txn id
 
 
 class StoreError(Exception):
@@ -516,6 +546,49 @@ class Store:
                     [{**p, "at": at} for p in params],
                 )
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+    # -- deliveries: what reached a session, recorded once the answer was written -----------
+
+    def delivered(self, key: tuple[str, str], kind: str, what: str | None = None) -> bool:
+        """Whether `what` of `kind` (any, when None) reached the session `key` (harness,
+        session id)."""
+        where, args = ("", ()) if what is None else (" AND what = ?", (what,))
+        row = self.db.execute(
+            "SELECT 1 FROM deliveries WHERE harness = ? AND session_id = ? AND kind = ?" + where,
+            (*key, kind, *args),
+        ).fetchone()
+        return row is not None
+
+    def mark_delivered(
+        self, key: tuple[str, str], kind: str, what: str = "", *, superseding: bool = False
+    ) -> None:
+        """Record that `what` of `kind` reached the session `key`: call it only once the
+        answer carrying it was written to the harness (a hook's commit), so that a delivery
+        that never happened is made at the next event. `superseding` replaces the session's
+        earlier deliveries of `kind`: `delivered` then knows the latest only (what is
+        delivered again when it changes, even back to an earlier value)."""
+        with self._atomic() as db:
+            if superseding:
+                db.execute(
+                    "DELETE FROM deliveries WHERE harness = ? AND session_id = ? AND kind = ? "
+                    "AND what != ?",
+                    (*key, kind, what),
+                )
+            db.execute(
+                "INSERT INTO deliveries (harness, session_id, kind, what, delivered_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (harness, session_id, kind, what) "
+                "DO UPDATE SET delivered_at = excluded.delivered_at",
+                (*key, kind, what, int(time.time() * 1000)),
+            )
+
+    @contextmanager
+    def _atomic(self) -> Iterator[sqlite3.Connection]:
+        """The caller's open transaction, or one of its own."""
+        if self.db.in_transaction:
+            yield self.db
+        else:
+            with self.transaction() as db:
+                yield db
 
     # -- leases: one process at a time for a named piece of work ------------------------------
 

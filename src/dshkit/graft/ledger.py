@@ -2,7 +2,7 @@
 
 The lifecycle (`lifecycle.py`) writes these rows inside its own transactions; the hooks of a
 source session only read them (`retirement`, `owed_notices`), mark notices shown once
-delivered (`mark_shown`) and append audit records
+delivered (`mark_shown`, in the store's one ledger of deliveries) and append audit records
 (`audit`). Everything is in the store: there is no in-memory copy anywhere to fall out of
 step with it, so un-retiring a source is one transaction and nothing else.
 """
@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from .. import harnesses
-from ..store import Store
+from ..store import GRAFT_NOTICE_DELIVERY, Store
 
 TRANSFERRING = "transferring"  # a handoff of the source is under way
 RETIRED = "retired"  # the source handed off: its target carries the work
@@ -119,11 +119,15 @@ class Owed:
 
 def owed_notices(store: Store, harness: str, session_id: str) -> Owed | None:
     """The notices not yet shown to a session (e.g. a rolled-back handoff), oldest first."""
-    rows = store.db.execute(
-        "SELECT txn_id, text FROM graft_notices "
-        "WHERE harness = ? AND session_id = ? AND shown_at IS NULL ORDER BY txn_id",
-        (harness, session_id),
-    ).fetchall()
+    rows = [
+        row
+        for row in store.db.execute(
+            "SELECT txn_id, text FROM graft_notices "
+            "WHERE harness = ? AND session_id = ? ORDER BY txn_id",
+            (harness, session_id),
+        ).fetchall()
+        if not shown(store, harness, session_id, row[0])
+    ]
     if not rows:
         return None
     return Owed("\n".join(row[1] for row in rows), tuple(row[0] for row in rows))
@@ -131,11 +135,14 @@ def owed_notices(store: Store, harness: str, session_id: str) -> Owed | None:
 
 def mark_shown(store: Store, harness: str, session_id: str, txn_ids: tuple[int, ...]) -> None:
     """Record that these notices reached the session (they are not shown again)."""
-    store.db.executemany(
-        "UPDATE graft_notices SET shown_at = ? "
-        "WHERE harness = ? AND session_id = ? AND txn_id = ? AND shown_at IS NULL",
-        [(now_ms(), harness, session_id, txn_id) for txn_id in txn_ids],
-    )
+    for txn_id in txn_ids:
+        if not shown(store, harness, session_id, txn_id):
+            store.mark_delivered((harness, session_id), GRAFT_NOTICE_DELIVERY, str(txn_id))
+
+
+def shown(store: Store, harness: str, session_id: str, txn_id: int) -> bool:
+    """Whether the notice of handoff `txn_id` owed to the session was shown to it."""
+    return store.delivered((harness, session_id), GRAFT_NOTICE_DELIVERY, str(txn_id))
 
 
 def queue_notice(store: Store, harness: str, session_id: str, txn_id: int, text: str) -> bool:
