@@ -28,7 +28,7 @@ from dshkit.jobs import JobRunner
 from dshkit.optimizer.runs import Run, save_run
 from dshkit.overview import StatusService
 from dshkit.paths import private_dir
-from dshkit.profile.signal_views import SignalsService
+from dshkit.profile import ProfileService
 from dshkit.sessions import Catalog, Scanner, Source
 from dshkit.sessions.browse import TEXT_LIMIT, SessionsService
 from dshkit.store import Store
@@ -121,7 +121,7 @@ def build_world(state_dir: Path, root: Path) -> dict[str, object]:
 def console_services(state: Path, jobs: JobRunner) -> dict[str, object]:
     return {
         "sessions": SessionsService(state),
-        "signals": SignalsService(state),
+        "signals": ProfileService(state),
         "status": StatusService(state, inspect=inspect),
         "gate": GateService(state, jobs),
         "graft": GraftService(state),

@@ -14,6 +14,8 @@ import orjson
 from rich.console import Console
 
 from .. import harnesses
+from ..config import ConfigError
+from ..errors import DshkitError, Invalid
 from ..paths import state_dir
 from ..sessions import (
     Catalog,
@@ -59,6 +61,20 @@ def open_store(directory: str | None) -> Iterator[Store]:
         )
     with store:
         yield store
+
+
+@contextmanager
+def core_errors(**param_hints: str) -> Iterator[None]:
+    """What the core raises, as click reports it: Invalid as a usage error (exit 2) naming
+    the option its `field` is given as (`param_hints`: field → option); any other DshkitError,
+    a configuration, store or file that cannot be used as an error (exit 1)."""
+    try:
+        yield
+    except Invalid as exc:
+        hint = param_hints.get(exc.field) if exc.field else None
+        raise click.BadParameter(exc.message, param_hint=hint) from exc
+    except (DshkitError, ConfigError, StoreError, OSError) as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def find_session(

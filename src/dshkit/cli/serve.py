@@ -13,8 +13,7 @@ from ..hooks.install import inspect as inspect_install
 from ..jobs import JobRunner
 from ..optimizer import OptimizerService
 from ..overview import StatusService
-from ..profile.service import ProfileService
-from ..profile.signal_views import SignalsService
+from ..profile import ProfileService
 from ..sessions.browse import SessionsService
 from ..web.app import create_app, ensure_token
 from ..web.security import TOKEN_HEADER, is_loopback_address
@@ -64,14 +63,14 @@ def serve(
     bound, real_port = sock.getsockname()[:2]
     shown = f"[{bound}]" if ":" in bound else bound
     jobs = JobRunner()
-    service = ProfileService(directory, sources_for(roots, harness), jobs)
+    service = ProfileService(directory, jobs=jobs, sources=sources_for(roots, harness))
     optimizer = OptimizerService(directory, jobs=jobs, sources=sources_for(roots, harness))
     services = {"jobs": jobs, "profile": service, "optimizer": optimizer}
     services["capability"] = CapabilityService(directory)
     services["gate"] = GateService(directory, jobs)
     services["graft"] = GraftService(directory)
     services["sessions"] = SessionsService(directory)
-    services["signals"] = SignalsService(directory)
+    services["signals"] = service  # the signals are the profile's: one service for both
     services["status"] = StatusService(directory, inspect=inspect_install)
     app = create_app(services, token, allow_remote=allow_remote)
     stderr.print(

@@ -16,9 +16,8 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 
 from .. import __version__
-from ..profile.state import ProfileState
+from ..profile import ProfileService
 from ..sessions import Source, default_sources
-from ..store import Store
 from ..web.server import make_server
 from .register import NAME
 from .tools import TOOLS, Tools
@@ -29,8 +28,7 @@ HTTP_PATH = "/mcp"
 
 def instructions(state_dir: Path) -> str | None:
     """The effective profile text as the hooks inject it, or None when there is none."""
-    with Store(state_dir) as store:
-        return ProfileState(store).effective().text or None
+    return ProfileService(state_dir).effective().text or None
 
 
 def build_server(

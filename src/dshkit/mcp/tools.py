@@ -35,7 +35,7 @@ from ..graft.service import caller, refresh, slice_session
 from ..graft.settings import GraftSettings
 from ..graft.status import debug_status
 from ..optimizer import FORMS, TIERS, OptimizerService
-from ..profile.state import ProfileState
+from ..profile import ProfileService
 from ..sessions import Catalog, Refresh, SessionAmbiguous, SessionNotFound, Source
 from ..sessions.catalog import SessionInfo
 from ..sessions.scanner import single_harness
@@ -89,16 +89,11 @@ class Tools:
     def profile_show(self) -> CallToolResult:
         """dshkit 当前注入给模型的用户画像原文（与 hook 注入的文字逐字节相同；没有画像时为空），
         以及它的来源（自动画像或用户自定义）和被省略的条目。"""
-        with self.store() as store:
-            effective = ProfileState(store).effective()
-        facts = {
-            "text": effective.text,
-            "mode": effective.mode.value,
-            "source": effective.source,
-            "dropped": list(effective.dropped),
-            "withheld": effective.withheld,
-        }
-        return result(effective.text, facts)
+        try:
+            effective = ProfileService(self.state_dir).effective()
+        except (StoreError, OSError) as exc:
+            raise ToolError(str(exc)) from exc
+        return result(effective.text, effective.as_json())
 
     @tool(read_only=False)
     def optimize_prompt(

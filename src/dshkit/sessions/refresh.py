@@ -13,7 +13,7 @@ import enum
 from collections.abc import Sequence
 
 from ..store import LeaseBusy, Store
-from .scanner import Scanner, ScanReport, Source
+from .scanner import Progress, Scanner, ScanReport, Source
 
 
 class Refresh(enum.Enum):
@@ -22,14 +22,22 @@ class Refresh(enum.Enum):
     WAIT = "wait"
 
 
-def refresh(store: Store, sources: Sequence[Source], mode: Refresh) -> ScanReport | None:
-    """Scan `sources` as `mode` asks; the report, or None when nothing was scanned. `WAIT`
-    raises LeaseBusy when another scan holds the store past the wait."""
+def refresh(
+    store: Store,
+    sources: Sequence[Source],
+    mode: Refresh,
+    *,
+    progress: Progress | None = None,
+    wait: float = 30.0,
+) -> ScanReport | None:
+    """Scan `sources` as `mode` asks (telling `progress` as it reads); the report, or None
+    when nothing was scanned. `WAIT` raises LeaseBusy when another scan holds the store past
+    `wait` seconds."""
     if mode is Refresh.NONE or not sources:
         return None
     if mode is Refresh.TRY:
         try:
-            return Scanner(store).scan(list(sources), wait=0)
+            return Scanner(store).scan(list(sources), progress, wait=0)
         except LeaseBusy:
             return None
-    return Scanner(store).scan(list(sources))
+    return Scanner(store).scan(list(sources), progress, wait=wait)
