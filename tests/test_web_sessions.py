@@ -23,7 +23,7 @@ from dshkit.gate.verdicts import save_verdict
 from dshkit.graft import ledger
 from dshkit.graft.lifecycle import begin
 from dshkit.graft.status import GraftService
-from dshkit.hooks.install import inspect
+from dshkit.install import inspect
 from dshkit.jobs import JobRunner
 from dshkit.optimizer.runs import Run, save_run
 from dshkit.overview import StatusService

@@ -9,7 +9,7 @@ import click
 from ..capability import CapabilityService
 from ..gate.service import GateService
 from ..graft.status import GraftService
-from ..hooks.install import inspect as inspect_install
+from ..install import inspect as inspect_install
 from ..jobs import JobRunner
 from ..optimizer import OptimizerService
 from ..overview import StatusService

@@ -48,6 +48,11 @@ def load_json(path: str, text: str | None) -> dict[str, Any]:
     return value
 
 
+def dump_json(value: dict[str, Any]) -> str:
+    """A JSON settings file as the harnesses write theirs: 2-space indent, a final newline."""
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
 def load_toml(path: str, text: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
@@ -134,7 +139,7 @@ def mcp_servers(kind: str, path: str, text: str, cwd: str) -> list[Server]:
     if kind == "codex-toml":
         return _from_mapping(path, load_toml(path, text).get("mcp_servers"))
     if kind == "dsh-patch":
-        return _dsh_servers(path, load_yaml(path, text))
+        return dsh_servers(path, load_yaml(path, text))
     raise ValueError(f"unknown MCP config format {kind!r}")
 
 
@@ -163,7 +168,7 @@ def _from_mapping(path: str, entries: Any) -> list[Server]:
     return found
 
 
-def _dsh_servers(path: str, document: Any) -> list[Server]:
+def dsh_servers(path: str, document: Any) -> list[Server]:
     """The `dsh-mcp-client` entries of a patch layer: `config` holds each one's server."""
     found = []
     for entry in dsh_plugins(document):
