@@ -39,6 +39,7 @@ import orjson
 
 from .. import harnesses
 from ..chromium import kill_group
+from ..errors import Refused
 from ..sessions.catalog import dir_key
 from ..sessions.events import Event, human_messages
 from ..sessions.harness import Adapter, LogFile
@@ -86,12 +87,12 @@ UNFINISHED = (State.PREPARING, State.TARGET_STARTED, State.VERIFIED)
 LIVE = (*UNFINISHED, State.PENDING)
 
 
-class GraftError(Exception):
-    """A handoff refused or not found; `code` is stable for callers (MCP tools, CLI)."""
+class GraftError(Refused):
+    """A handoff refused or not found; `code` (SOURCE_ALREADY_MIGRATED, BAD_PLAN,
+    TXN_NOT_FOUND) is stable for callers (MCP tools, CLI)."""
 
     def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+        super().__init__(code, message)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from ..errors import NotFound
 from ..sessions.catalog import Catalog, SessionAmbiguous, SessionInfo, SessionNotFound
 from ..sessions.events import Event, message_text, pair_tool_calls
 
@@ -25,7 +26,7 @@ SEARCH_CHAR_BUDGET = 8_000
 ELLIPSIS = "…"
 
 
-class ReadBackError(LookupError):
+class ReadBackError(NotFound, LookupError):
     """The session or the event asked for is not there (the message says what is)."""
 
 
