@@ -22,9 +22,8 @@ from dshkit.optimizer.context import (
     ContextBlock,
     DetailLevel,
     context_block,
-    resolve_session,
 )
-from dshkit.sessions import Scanner, Source
+from dshkit.sessions import Scanner, SessionAmbiguous, SessionNotFound, Source
 from dshkit.sessions.catalog import Catalog
 
 from .conftest import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD, dsh, event, human, session_dir, write_log
@@ -104,21 +103,24 @@ def test_resolution_takes_an_explicit_id_or_prefix_and_never_falls_back(
         write_log(session_dir(root, session_id) / "session.v4.jsonl.zstd", [[human(0, "hi")]])
     scanner.scan(dsh(root))
     catalog = scanner.catalog
-    assert resolve_session(catalog, "xyz") == ("dsh", "xyz")
-    assert resolve_session(catalog, "xy") == ("dsh", "xyz")  # a unique prefix
-    assert resolve_session(catalog, " abc-2 ", "dsh") == ("dsh", "abc-2")
-    # Nothing given, unknown, ambiguous, or another harness: no session, however many exist.
-    for session_id in (None, "", "  ", "nope", "abc"):
-        assert resolve_session(catalog, session_id) is None
-    assert resolve_session(catalog, "xyz", "claude") is None
-    assert resolve_session(catalog, "xyz", "no-such-harness") is None
+    assert catalog.find("xyz").key == ("dsh", "xyz")
+    assert catalog.find("xy").key == ("dsh", "xyz")  # a unique prefix
+    assert catalog.find(" abc-2 ", "dsh").key == ("dsh", "abc-2")
+    # Nothing given, unknown, or another harness: no session; ambiguous: say which, never a
+    # guess, however many exist.
+    assert catalog.resolve(None) is None and catalog.resolve("  ") is None
+    for session_id, harness in (("nope", None), ("xyz", "claude"), ("xyz", "no-such-harness")):
+        with pytest.raises(SessionNotFound):
+            catalog.find(session_id, harness)
+    with pytest.raises(SessionAmbiguous, match="dsh:abc-1"):
+        catalog.find("abc")
     # No resolvable session → no block at all.
     assert context_block(catalog, None, turns=10, full=True, budget_chars=BIG) is None
     assert context_block(catalog, ("dsh", "gone"), turns=10, full=True, budget_chars=BIG) is None
 
 
 def test_nothing_asked_for_is_no_block_and_bad_settings_are_refused(fixtures: Catalog) -> None:
-    key = resolve_session(fixtures, "session-68aca4c0")
+    key = fixtures.find("session-68aca4c0").key
     assert key is not None
     assert context_block(fixtures, key, turns=0, full=False, budget_chars=BIG) is None
     for turns in (-1, MAX_EXCHANGES + 1, True, 2.0):
@@ -136,7 +138,7 @@ def test_nothing_asked_for_is_no_block_and_bad_settings_are_refused(fixtures: Ca
 def test_dsh_fixture_exchange_shows_speech_replies_and_tools_but_no_injection(
     fixtures: Catalog,
 ) -> None:
-    key = resolve_session(fixtures, "session-68aca4c0")
+    key = fixtures.find("session-68aca4c0").key
     assert key == ("dsh", "session-68aca4c0-6253-4648-b1e8-3f36e75c7111")
     found = block(fixtures, key, turns=1)
     assert found.text.startswith(DECLARATION)
@@ -176,7 +178,7 @@ def test_dsh_fixture_exchange_shows_speech_replies_and_tools_but_no_injection(
 def test_each_harness_fixture_gives_its_exchange(
     fixtures: Catalog, session_id: str, said: str, answer: str, seqs: tuple[int, int]
 ) -> None:
-    key = resolve_session(fixtures, session_id)
+    key = fixtures.find(session_id).key
     assert key is not None
     for settings in ({"turns": 3}, {"full": True}):
         found = block(fixtures, key, **settings)
@@ -184,7 +186,7 @@ def test_each_harness_fixture_gives_its_exchange(
         assert found.seqs == seqs and found.exchanges_included == 1
         assert f"{mark(seqs[0])}用户：{said}" in found.text
         assert f"{mark(seqs[1])}AI：{answer}" in found.text
-    codex = block(fixtures, resolve_session(fixtures, "01a22aa8"), turns=1).text
+    codex = block(fixtures, fixtures.find("01a22aa8").key, turns=1).text
     assert "<environment_context>" not in codex and "skill" not in codex
 
 
@@ -393,7 +395,7 @@ def test_claude_compaction_checkpoint_and_subagent_transcripts(
     )
     assert scanner.scan([Source("claude", tmp_path / "projects")]).errors == []
     catalog = scanner.catalog
-    key = resolve_session(catalog, "sess-1", "claude")
+    key = catalog.find("sess-1", "claude").key
     assert key == ("claude", "sess-1")
     every = block(catalog, key, turns=MAX_EXCHANGES)
     assert every.exchanges_included == 3

@@ -59,7 +59,7 @@ from typing import Any
 import orjson
 
 from .. import harnesses
-from ..sessions.catalog import Catalog, SessionAmbiguous, SessionKey, SessionNotFound, bulk_load
+from ..sessions.catalog import Catalog, SessionKey, bulk_load
 from ..sessions.events import Event, is_human_message, message_text
 from .strategies import HISTORY_MARK
 
@@ -134,20 +134,6 @@ class ContextBlock:
             "compacted": self.compacted,
             "chars": len(self.text),
         }
-
-
-def resolve_session(
-    catalog: Catalog, session_id: str | None, harness: str | None = None
-) -> SessionKey | None:
-    """The stored session `session_id` names (its full id or a unique prefix, within `harness`
-    when given); None when nothing is given, or it matches no session or several. Never a
-    guess: no id, no session."""
-    if not session_id or not session_id.strip():
-        return None
-    try:
-        return catalog.find(session_id.strip(), harness).key
-    except (SessionNotFound, SessionAmbiguous):
-        return None
 
 
 def context_block(
