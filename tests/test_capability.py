@@ -26,7 +26,7 @@ from dshkit.capability import (
     read_facts,
     report,
 )
-from dshkit.capability.mcp import Server, configured
+from dshkit.capability.mcp import Server
 from dshkit.capability.mcp import probe as probe_server
 from dshkit.capability.probes import (
     BROWSER_ENV,
@@ -35,6 +35,7 @@ from dshkit.capability.probes import (
     probe_subprocess,
 )
 from dshkit.capability.text import FULL_ACCESS, OUTSIDE, PENDING, RULES, render
+from dshkit.harnesses.config_files import configured
 from dshkit.sessions.dsh import project_key
 from dshkit.store import Store
 

@@ -15,7 +15,7 @@ import pytest
 
 from dshkit.optimizer.runs import Run, list_runs, save_run
 from dshkit.sessions import Scanner, Source
-from dshkit.sessions.catalog import Catalog, SessionNotFound
+from dshkit.sessions.catalog import Catalog, SessionAmbiguous, SessionNotFound
 from dshkit.sessions.events import ToolCall
 from dshkit.sessions.tail import Tail, read_tail
 from dshkit.store import SCAN_LEASE, Store
@@ -34,7 +34,7 @@ def test_recent_find_and_ambiguity(tmp_path: Path, scanner: Scanner) -> None:
     assert {s.session_id for s in catalog.recent()} == {"abc-1", "abc-2", "xyz"}
     assert catalog.find("xy").session_id == "xyz"
     assert catalog.find("abc-2", "dsh").key == ("dsh", "abc-2")
-    with pytest.raises(SessionNotFound, match=r"'abc' matches 2 sessions"):
+    with pytest.raises(SessionAmbiguous, match=r"'abc' matches 2 sessions"):
         catalog.find("abc")
     with pytest.raises(SessionNotFound, match="no session 'nope'"):
         catalog.find("nope")

@@ -19,10 +19,8 @@ from dshkit.graft.live import FORCE_TEXT
 from dshkit.graft.watermark import Digest
 from dshkit.store import Store
 
-from .support.cli import run_dshkit
 from .support.graft_driver import Transcript, World, make_world, plan_for
-
-FIXED = '[graft]\nmode = "fixed"\nwindow_tokens = 100000\n'  # warn at 70%, cut at 75%
+from .support.graft_hooks import FIXED, context, hook
 
 
 @pytest.fixture
@@ -31,29 +29,6 @@ def world(tmp_path: Path) -> World:
     made.state.mkdir(mode=0o700)
     (made.state / "config.toml").write_text(FIXED)
     return made
-
-
-def hook(world: World, event: str, payload: dict[str, Any]) -> dict[str, Any]:
-    done = run_dshkit(
-        "hook",
-        event,
-        "--state-dir",
-        str(world.state),
-        home=world.cwd.parent,
-        env={**world.env(), "CLAUDECODE": "1"},
-        input=orjson.dumps({"hook_event_name": event, **payload}),
-        text=False,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0 and done.stderr == b"", done.stderr
-    log = world.state / "hooks.log"
-    assert not log.exists() or "failed" not in log.read_text(), log.read_text()
-    return orjson.loads(done.stdout) if done.stdout else {}
-
-
-def context(answer: dict[str, Any]) -> str:
-    return str(answer.get("hookSpecificOutput", {}).get("additionalContext", ""))
 
 
 def kinds(world: World) -> list[str]:

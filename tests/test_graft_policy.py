@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from dshkit.graft.policy import (
+from dshkit.guard import (
     DESTRUCTIVE,
     MODES,
     SAFE,
@@ -348,7 +348,7 @@ def test_bad_risk_or_mode_is_named() -> None:
 
 def test_the_configured_mode_is_one_of_the_tables_columns() -> None:
     from dshkit.config import SECTIONS
-    from dshkit.graft.policy import DEFAULT_MODE
+    from dshkit.guard import DEFAULT_MODE
 
     setting = SECTIONS["guard"]["mode"]
     assert setting.default == DEFAULT_MODE and setting.choices == MODES
@@ -549,7 +549,7 @@ def test_the_reason_names_the_interpreter_or_what_its_code_runs() -> None:
 
 
 def test_code_calls_are_read_from_code_not_from_its_strings_or_comments() -> None:
-    from dshkit.graft.policy.code import DELETE, SHELL, Call, code_calls
+    from dshkit.guard.code import DELETE, SHELL, Call, code_calls
 
     assert code_calls("import shutil; shutil.rmtree('/x')", "python") == [
         Call("shutil.rmtree", DELETE, True, ("/x",))

@@ -14,15 +14,14 @@ import orjson
 import pytest
 
 from dshkit import harnesses
-from dshkit.hooks import registry
+from dshkit import hookspec as registry
 from dshkit.hooks.protocol import MAX_OUTPUT_CHARS, answer
-from dshkit.profile.state import ProfileState
 from dshkit.store import Store
 
 from .support.cli import COMMAND, environment, run_dshkit
 from .support.hook_handlers import DENIED
 from .support.hooks import claude, codex, context, dsh, hook, hook_log
-from .support.profile import PROFILE, store_version
+from .support.profile import PROFILE, effective, store_version
 
 
 @pytest.fixture
@@ -30,11 +29,6 @@ def home(tmp_path: Path) -> Path:
     with Store(tmp_path / ".dsh" / "dshkit") as store:
         store_version(store, PROFILE)
     return tmp_path
-
-
-def effective(home: Path) -> str:
-    with Store(home / ".dsh" / "dshkit") as store:
-        return ProfileState(store).effective().text
 
 
 def test_claude_and_codex_get_the_profile_once_per_session_at_start(home: Path) -> None:

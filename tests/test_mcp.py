@@ -26,6 +26,7 @@ from dshkit.store import Store
 
 from .support.fakes import FakeOpenAI, Reply
 from .support.hooks import claude, context, hook
+from .support.logs import human, session_dir, write_log
 from .support.mcp import text, with_client
 from .support.paths import CLAUDE
 from .support.profile import PROFILE, store_version
@@ -191,6 +192,20 @@ def test_optimize_prompt_errors_name_what_is_wrong(home: Path, fake: FakeOpenAI)
     passed_on = call(home, "optimize_prompt", {"raw": "把按钮改蓝", "tier": "basic"}, sources=[])
     assert passed_on.is_error and "the raw words were passed on: http-error" in text(passed_on)
     assert len(fake.requests) == 1  # only the last call reached the model
+
+
+def test_optimize_prompt_refuses_an_ambiguous_session_naming_the_matches(
+    home: Path, fake: FakeOpenAI
+) -> None:
+    configure_llm(home, fake)
+    root = home / "dsh-sessions"
+    for session_id in ("dup-1", "dup-2"):
+        write_log(session_dir(root, session_id) / "session.v4.jsonl.zstd", [[human(0, "hi")]])
+    arguments = {"raw": "x", "tier": "basic", "session": "dup"}
+    refused = call(home, "optimize_prompt", arguments, sources=[Source("dsh", root)])
+    assert refused.is_error and "session: 'dup' matches 2 sessions" in text(refused)
+    assert "dsh:dup-1" in text(refused) and "dsh:dup-2" in text(refused)
+    assert fake.requests == []
 
 
 def test_gate_check_judges_a_page_in_chromium(home: Path, tmp_path: Path) -> None:

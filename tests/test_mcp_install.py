@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from dshkit.capability.mcp import configured
+from dshkit.harnesses.config_files import configured
 
 from .support.cli import SCRIPT, run_at_home
 

@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from .support.fakes import FakeOpenAI, Reply
+from .support.logs import human, session_dir, write_log
 
 REFINED = "开工前先问用户：无\n把登录按钮改成蓝色。\n收尾自检：打开登录页看按钮。"
 CONTRACT = ["runId", "tier", "form", "raw", "output", "fallback", "lengthGate", "askGate",
@@ -79,6 +80,22 @@ def test_clear_errors(tmp_path: Path, fake: FakeOpenAI) -> None:
     assert (
         bad.returncode == 1 and "[optimizer] tier" in bad.stderr and "Traceback" not in bad.stderr
     )
+
+
+def test_an_ambiguous_session_prefix_is_a_usage_error_naming_the_matches(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    root = tmp_path / "dsh-sessions"
+    for session_id in ("dup-1", "dup-2"):
+        write_log(session_dir(root, session_id) / "session.v4.jsonl.zstd", [[human(0, "hi")]])
+    where = ("--session", "dup", "--root", str(root), "--harness", "dsh")
+    done = dshkit(tmp_path, fake, "optimize", "x", "--tier", "basic", *where)
+    assert done.returncode == 2, done.stderr
+    assert "'dup' matches 2 sessions" in done.stderr
+    assert "dsh:dup-1" in done.stderr and "dsh:dup-2" in done.stderr
+    assert fake.requests == []  # refused before any model was asked
+    settings = dshkit(tmp_path, fake, "optimize", "settings", "--session", "dup")
+    assert settings.returncode == 2 and "dsh:dup-2" in settings.stderr
 
 
 def test_eval_prints_the_live_verification_table(tmp_path: Path, fake: FakeOpenAI) -> None:

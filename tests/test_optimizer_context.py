@@ -17,17 +17,16 @@ from dshkit.optimizer.context import (
     DECLARATION,
     HISTORY_MARK,
     LEVELS,
-    MAX_TURNS,
+    MAX_EXCHANGES,
     MIN_BUDGET_CHARS,
     ContextBlock,
     DetailLevel,
     context_block,
-    resolve_session,
 )
-from dshkit.sessions import Scanner, Source
+from dshkit.sessions import Scanner, SessionAmbiguous, SessionNotFound, Source
 from dshkit.sessions.catalog import Catalog
 
-from .support.logs import dsh, event, human, session_dir, write_log
+from .support.logs import assistant, dsh, event, exchange_events, human, session_dir, write_log
 from .support.paths import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD
 
 REPO = Path(__file__).resolve().parent.parent
@@ -44,12 +43,6 @@ def block(catalog: Catalog, key: Any, **settings: Any) -> ContextBlock:
     )
     assert found is not None
     return found
-
-
-def assistant(seq: int, text: str, turn: int = 1, **extra: Any) -> dict[str, Any]:
-    content = [{"type": "reasoning", "text": "私下推理不外传"}, {"type": "text", "text": text}]
-    data = {"turn": turn, "step": 1, "message": {"role": "assistant", "content": content}}
-    return {**event("assistant/message", seq, data), **extra}
 
 
 def injected(seq: int, kind: str, text: str) -> dict[str, Any]:
@@ -77,15 +70,6 @@ def tool_result(seq: int, call_seq: int, text: str) -> dict[str, Any]:
     return event("tool/result", seq, {"turn": 1, "step": 1, "message": message})
 
 
-def exchange_events(start: int, turn: int, said: str, *replies: str) -> list[dict[str, Any]]:
-    """One exchange as DSH logs it: turn start, the person's words, the replies, turn end."""
-    events = [event("turn/start", start, {"turn": turn}), human(start + 1, said)]
-    for offset, reply in enumerate(replies, start + 2):
-        events.append(assistant(offset, reply, turn))
-    events.append(event("turn/end", start + 2 + len(replies), {"turn": turn}))
-    return events
-
-
 @pytest.fixture
 def fixtures(scanner: Scanner) -> Catalog:
     roots = [(DSH_ZSTD, "dsh"), (DSH_PLAIN, "dsh"), (CLAUDE, "claude"), (CODEX, "codex")]
@@ -105,25 +89,30 @@ def test_resolution_takes_an_explicit_id_or_prefix_and_never_falls_back(
         write_log(session_dir(root, session_id) / "session.v4.jsonl.zstd", [[human(0, "hi")]])
     scanner.scan(dsh(root))
     catalog = scanner.catalog
-    assert resolve_session(catalog, "xyz") == ("dsh", "xyz")
-    assert resolve_session(catalog, "xy") == ("dsh", "xyz")  # a unique prefix
-    assert resolve_session(catalog, " abc-2 ", "dsh") == ("dsh", "abc-2")
-    # Nothing given, unknown, ambiguous, or another harness: no session, however many exist.
-    for session_id in (None, "", "  ", "nope", "abc"):
-        assert resolve_session(catalog, session_id) is None
-    assert resolve_session(catalog, "xyz", "claude") is None
-    assert resolve_session(catalog, "xyz", "no-such-harness") is None
+    assert catalog.find("xyz").key == ("dsh", "xyz")
+    assert catalog.find("xy").key == ("dsh", "xyz")  # a unique prefix
+    assert catalog.find(" abc-2 ", "dsh").key == ("dsh", "abc-2")
+    # Nothing given, unknown, or another harness: no session; ambiguous: say which, never a
+    # guess, however many exist.
+    assert catalog.resolve(None) is None and catalog.resolve("  ") is None
+    for session_id, harness in (("nope", None), ("xyz", "claude"), ("xyz", "no-such-harness")):
+        with pytest.raises(SessionNotFound):
+            catalog.find(session_id, harness)
+    with pytest.raises(SessionAmbiguous, match="dsh:abc-1"):
+        catalog.find("abc")
     # No resolvable session → no block at all.
     assert context_block(catalog, None, turns=10, full=True, budget_chars=BIG) is None
     assert context_block(catalog, ("dsh", "gone"), turns=10, full=True, budget_chars=BIG) is None
 
 
 def test_nothing_asked_for_is_no_block_and_bad_settings_are_refused(fixtures: Catalog) -> None:
-    key = resolve_session(fixtures, "session-68aca4c0")
+    key = fixtures.find("session-68aca4c0").key
     assert key is not None
     assert context_block(fixtures, key, turns=0, full=False, budget_chars=BIG) is None
-    for turns in (-1, MAX_TURNS + 1, True, 2.0):
-        with pytest.raises(ValueError, match=rf"turns must be an integer from 0 to {MAX_TURNS}"):
+    for turns in (-1, MAX_EXCHANGES + 1, True, 2.0):
+        with pytest.raises(
+            ValueError, match=rf"turns must be an integer from 0 to {MAX_EXCHANGES}"
+        ):
             context_block(fixtures, key, turns=turns, full=False, budget_chars=BIG)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=rf"budget_chars must be at least {MIN_BUDGET_CHARS}"):
         context_block(fixtures, key, turns=1, full=False, budget_chars=MIN_BUDGET_CHARS - 1)
@@ -135,13 +124,13 @@ def test_nothing_asked_for_is_no_block_and_bad_settings_are_refused(fixtures: Ca
 def test_dsh_fixture_exchange_shows_speech_replies_and_tools_but_no_injection(
     fixtures: Catalog,
 ) -> None:
-    key = resolve_session(fixtures, "session-68aca4c0")
+    key = fixtures.find("session-68aca4c0").key
     assert key == ("dsh", "session-68aca4c0-6253-4648-b1e8-3f36e75c7111")
     found = block(fixtures, key, turns=1)
     assert found.text.startswith(DECLARATION)
     assert found.text.endswith("【会话历史结束】")
     assert found.detail is DetailLevel.FULL and found.truncated_to is None
-    assert (found.turns_included, found.turns_dropped, found.key) == (1, 0, key)
+    assert (found.exchanges_included, found.exchanges_dropped, found.key) == (1, 0, key)
     # One exchange: the person's message, both assistant steps, the tool call between them.
     assert found.seqs == (7, 26, 43)
     assert f"{mark(7)}用户：Read hello.txt and tell me what it says" in found.text
@@ -175,15 +164,15 @@ def test_dsh_fixture_exchange_shows_speech_replies_and_tools_but_no_injection(
 def test_each_harness_fixture_gives_its_exchange(
     fixtures: Catalog, session_id: str, said: str, answer: str, seqs: tuple[int, int]
 ) -> None:
-    key = resolve_session(fixtures, session_id)
+    key = fixtures.find(session_id).key
     assert key is not None
     for settings in ({"turns": 3}, {"full": True}):
         found = block(fixtures, key, **settings)
         assert found.text.startswith(DECLARATION)
-        assert found.seqs == seqs and found.turns_included == 1
+        assert found.seqs == seqs and found.exchanges_included == 1
         assert f"{mark(seqs[0])}用户：{said}" in found.text
         assert f"{mark(seqs[1])}AI：{answer}" in found.text
-    codex = block(fixtures, resolve_session(fixtures, "01a22aa8"), turns=1).text
+    codex = block(fixtures, fixtures.find("01a22aa8").key, turns=1).text
     assert "<environment_context>" not in codex and "skill" not in codex
 
 
@@ -207,10 +196,10 @@ def test_turns_picks_exactly_the_last_n_exchanges(tmp_path: Path, scanner: Scann
     # Exchange k occupies seqs 4(k-1) .. 4(k-1)+3: human at +1, reply at +2.
     assert two.seqs == (13, 14, 17, 18)
     assert "第3个请求" not in two.text and "第4个请求" in two.text and "第5个答复" in two.text
-    assert "范围：最近 2 个回合" in two.text
-    every = block(catalog, key, turns=MAX_TURNS)
-    assert every.turns_included == 5 and every.seqs[0] == 1
-    assert "本会话只有 5 个" in every.text
+    assert "范围：最近 2 次往来" in two.text
+    every = block(catalog, key, turns=MAX_EXCHANGES)
+    assert every.exchanges_included == 5 and every.seqs[0] == 1
+    assert "本会话只有 5 次" in every.text
     assert block(catalog, key, full=True).seqs == every.seqs  # no compaction: all in view
 
 
@@ -305,7 +294,7 @@ def test_full_follows_dsh_surface_replacements_even_nested(
     # Both settings: the union — the last 3 exchanges, one of them out of the agent's view.
     both = block(catalog, key, full=True, turns=3)
     assert both.seqs == (5, 6, 9, 10, 15, 16)
-    assert "下面最早的 1 个回合工作 AI 现在已看不到原文" in both.text
+    assert "下面最早的 1 次往来工作 AI 现在已看不到原文" in both.text
     # Turns alone read the transcript, compaction or not.
     assert block(catalog, key, turns=4).seqs[0] == 1 and not block(catalog, key, turns=4).compacted
 
@@ -392,16 +381,16 @@ def test_claude_compaction_checkpoint_and_subagent_transcripts(
     )
     assert scanner.scan([Source("claude", tmp_path / "projects")]).errors == []
     catalog = scanner.catalog
-    key = resolve_session(catalog, "sess-1", "claude")
+    key = catalog.find("sess-1", "claude").key
     assert key == ("claude", "sess-1")
-    every = block(catalog, key, turns=MAX_TURNS)
-    assert every.turns_included == 3
+    every = block(catalog, key, turns=MAX_EXCHANGES)
+    assert every.exchanges_included == 3
     for absent in ("SUBAGENT", "continued", "REMINDER", "HOOK"):
         assert absent not in every.text
     assert every.text.rstrip("【会话历史结束】").rstrip().endswith("AI：做完第三件")
     assert "调用工具 Task" in every.text
     full = block(catalog, key, full=True)
-    assert full.compacted and full.turns_included == 1 and "第三件事" in full.text
+    assert full.compacted and full.exchanges_included == 1 and "第三件事" in full.text
     assert "第二件事" not in full.text
     # Lower detail keeps the final reply of the exchange, not the subagent's.
     short = block(catalog, key, turns=1, budget_chars=len(block(catalog, key, turns=1).text) - 1)
@@ -437,7 +426,7 @@ def ladder_session(tmp_path: Path, scanner: Scanner, count: int) -> tuple[Catalo
     return scanner.catalog, humans
 
 
-def test_degradation_runs_the_seed_order_and_drops_oldest_turns_last(
+def test_degradation_runs_the_seed_order_and_drops_oldest_exchanges_last(
     tmp_path: Path, scanner: Scanner
 ) -> None:
     count = 30
@@ -455,15 +444,15 @@ def test_degradation_runs_the_seed_order_and_drops_oldest_turns_last(
     for budget_chars, found in results:
         assert len(found.text) <= budget_chars
         assert found.text.startswith(DECLARATION)
-        assert found.turns_in_scope == count
-    whole = [(b, f) for b, f in results if f.turns_dropped == 0]
-    dropping = [(b, f) for b, f in results if f.turns_dropped]
+        assert found.exchanges_in_scope == count
+    whole = [(b, f) for b, f in results if f.exchanges_dropped == 0]
+    dropping = [(b, f) for b, f in results if f.exchanges_dropped]
     # Every level is reached with the whole scope, in the seed's order as the budget shrinks,
     # and turns are dropped only below every budget that kept the whole scope.
     ranks = [LEVELS.index(f.detail) for _, f in whole]
     assert ranks == sorted(ranks) and set(ranks) == set(range(len(LEVELS)))
     assert dropping and min(b for b, _ in whole) > max(b for b, _ in dropping)
-    drops = [f.turns_dropped for _, f in dropping]
+    drops = [f.exchanges_dropped for _, f in dropping]
     assert drops == sorted(drops)
 
     first = {f.detail: f for _, f in reversed(whole)}  # the largest budget of each level
@@ -495,11 +484,11 @@ def test_degradation_runs_the_seed_order_and_drops_oldest_turns_last(
     assert declared.seqs == tuple(humans)
 
     for _, found in dropping:  # the newest exchanges stay, and the count is stated exactly
-        kept = count - found.turns_dropped
-        assert found.turns_included == kept
-        assert f"范围内最早的 {found.turns_dropped} 个回合已整回合略去" in found.text
-        assert f"其余最近的 {kept} 个回合" in found.text
-        assert [s for s in found.seqs if s in humans] == humans[found.turns_dropped :]
+        kept = count - found.exchanges_dropped
+        assert found.exchanges_included == kept
+        assert f"范围内最早的 {found.exchanges_dropped} 次往来已整次略去" in found.text
+        assert f"其余最近的 {kept} 次往来" in found.text
+        assert [s for s in found.seqs if s in humans] == humans[found.exchanges_dropped :]
 
 
 def test_no_truncation_when_it_fits_and_turns_mode_degrades_too(
@@ -511,6 +500,6 @@ def test_no_truncation_when_it_fits_and_turns_mode_degrades_too(
     assert roomy.detail is DetailLevel.FULL and "〔截断" not in roomy.text
     assert roomy.seqs[0] == humans[1]
     tight = block(catalog, key, turns=2, budget_chars=len(roomy.text) - 1)
-    assert tight.detail is DetailLevel.ASSISTANT_TRUNCATED and tight.turns_dropped == 0
+    assert tight.detail is DetailLevel.ASSISTANT_TRUNCATED and tight.exchanges_dropped == 0
     assert tight.truncated_to is None  # the final replies alone fit uncut
     assert [s for s in tight.seqs if s in humans] == humans[1:]

@@ -527,7 +527,8 @@ GITIGNORE_TREE = {
     "vendored.txt": "",
     "z.tmp": "",
     "onlydir": "",
-    "pkg/.gitignore": "generated.py\n/local.txt\n!important.log\ndeep/*.md\n",
+    # `!logs/` re-includes the directory, not the *.log files the root ignores inside it.
+    "pkg/.gitignore": "generated.py\n/local.txt\n!important.log\ndeep/*.md\n!logs/\n",
     "pkg/generated.py": "",
     "pkg/inner/generated.py": "",
     "pkg/local.txt": "",
@@ -536,6 +537,8 @@ GITIGNORE_TREE = {
     "pkg/deep/a.md": "",
     "pkg/deep/more/b.md": "",
     "pkg/keep.py": "",
+    "pkg/logs/a.log": "",
+    "pkg/logs/b.txt": "",
 }
 
 

@@ -10,9 +10,12 @@ import httpx
 import pytest
 
 from dshkit.jobs import JobRunner
-from dshkit.optimizer.service import OptimizerService
+from dshkit.optimizer import OptimizerService
+from dshkit.sessions import Scanner, Source
+from dshkit.store import Store
 
 from .support.fakes import FakeOpenAI, Reply
+from .support.logs import exchange_events, human, session_dir, write_log
 from .support.web import Running, events
 
 REFINED = "开工前先问用户：无\n把登录按钮改成蓝色。\n收尾自检：打开登录页看按钮。"
@@ -21,7 +24,23 @@ REFINED = "开工前先问用户：无\n把登录按钮改成蓝色。\n收尾�
 @pytest.fixture
 def running(tmp_path: Path) -> Iterator[Running]:
     def capabilities(state: Path, jobs: JobRunner) -> dict[str, object]:
-        return {"optimizer": OptimizerService(state, jobs)}
+        return {"optimizer": OptimizerService(state, jobs=jobs)}
+
+    server = Running(tmp_path, capabilities=capabilities)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def sessions(tmp_path: Path) -> Path:
+    """A DSH sessions root of its own, which the service is told to read."""
+    return tmp_path / "dsh-sessions"
+
+
+@pytest.fixture
+def reading(tmp_path: Path, sessions: Path) -> Iterator[Running]:
+    def capabilities(state: Path, jobs: JobRunner) -> dict[str, object]:
+        return {"optimizer": OptimizerService(state, jobs=jobs, sources=[Source("dsh", sessions)])}
 
     server = Running(tmp_path, capabilities=capabilities)
     yield server
@@ -75,3 +94,45 @@ def test_bad_requests_are_named_and_changes_need_the_token(running: Running) -> 
             "/outcome", json={"runId": 1, "outcome": "ok"}, headers={"x-dshkit-token": "no"}
         )
         assert refused.status_code == 403
+
+
+def test_a_named_session_is_read_as_it_is_now_not_as_last_scanned(
+    reading: Running, sessions: Path
+) -> None:
+    log = session_dir(sessions, "fresh-1") / "session.v4.jsonl.zstd"
+    write_log(log, [exchange_events(0, 1, "把登录按钮改成蓝色", "好的，改好了。")])
+    with Store(reading.state_dir) as store:
+        assert Scanner(store).scan([Source("dsh", sessions)]).errors == []
+    # The person goes on after that scan: the newest exchange is only in the log.
+    write_log(log, [exchange_events(10, 2, "标题也换成「欢迎回来」", "标题已换。")], mode="ab")
+    with FakeOpenAI() as fake, api(reading) as client:
+        (reading.state_dir / "config.toml").write_text(
+            f'[llm]\nbase_url = "{fake.base_url}"\napi_key = "sk-local"\n'
+        )
+        fake.replies.append(Reply(deltas=[REFINED]))
+        body = {"raw": "按刚才说的再检查一遍", "tier": "basic", "turns": 3, "session": "fresh"}
+        started = client.post("/optimize", json=body)
+        assert started.status_code == 202, started.text
+        url = f"http://127.0.0.1:{reading.port}{started.headers['location']}/events"
+        with reading.http.stream("GET", url) as stream:
+            end = list(events(stream))[-1]["data"]
+        assert end["state"] == "done", end
+        (request,) = fake.requests
+        material = request.body["messages"][1]["content"]
+        assert "把登录按钮改成蓝色" in material and "标题也换成「欢迎回来」" in material
+
+
+def test_an_ambiguous_session_prefix_is_refused_naming_the_matches(
+    reading: Running, sessions: Path
+) -> None:
+    for session_id in ("dup-1", "dup-2"):
+        log = session_dir(sessions, session_id) / "session.v4.jsonl.zstd"
+        write_log(log, [[human(0, "hi")]])
+    with api(reading) as client:
+        refused = client.post("/optimize", json={"raw": "x", "tier": "basic", "session": "dup"})
+        assert refused.status_code == 400
+        error = refused.json()["error"]
+        assert "'dup' matches 2 sessions" in error
+        assert "dsh:dup-1" in error and "dsh:dup-2" in error
+        unsettled = client.get("/settings", params={"session": "dup"})
+        assert unsettled.status_code == 400 and "dsh:dup-1" in unsettled.json()["error"]

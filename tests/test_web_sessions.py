@@ -17,10 +17,10 @@ import pytest
 from dshkit import harnesses
 from dshkit.gate.service import GateService
 from dshkit.graft.status import GraftService
-from dshkit.hooks.install import inspect
+from dshkit.install import inspect
 from dshkit.jobs import JobRunner
 from dshkit.overview import StatusService
-from dshkit.profile.signal_views import SignalsService
+from dshkit.profile import ProfileService
 from dshkit.sessions.browse import TEXT_LIMIT, SessionsService
 from dshkit.store import Store
 from dshkit.web.app import create_app
@@ -35,7 +35,7 @@ from .support.web import Running
 def console_services(state: Path, jobs: JobRunner) -> dict[str, object]:
     return {
         "sessions": SessionsService(state),
-        "signals": SignalsService(state),
+        "signals": ProfileService(state),
         "status": StatusService(state, inspect=inspect),
         "gate": GateService(state, jobs),
         "graft": GraftService(state),

@@ -298,7 +298,7 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             entry=Setting(int, None, "tokens", minimum=1_000, maximum=100_000_000),
         ),
     },
-    # The command risk policy on the agents' shell commands (dshkit/graft/policy).
+    # The command risk policy on the agents' shell commands (dshkit/guard).
     "guard": {
         "mode": Setting(
             str,

@@ -18,7 +18,7 @@ from .sessions.catalog import Catalog
 from .store import Store
 
 # (harness, scope, project, state dir) → the hooks' install as `doctor` inspects it: given by
-# the surface that serves the overview (the installer belongs to the hooks surface).
+# the surface that serves the overview (`dshkit.install.inspect`).
 Inspector = Callable[[str, str, Path, Path], Any]
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from .paths import PRIVATE_FILE, private_dir
@@ -295,14 +296,116 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (harness, session_id)
     );
     """,
+    # 14: the sessions each LLM call was made for: its prompt holds their words (a profile's
+    # holds many sessions' messages), so forgetting one of them takes the whole call.
+    """
+    CREATE TABLE llm_call_sessions (
+        call_id     INTEGER NOT NULL REFERENCES llm_calls (id) ON DELETE CASCADE,
+        harness     TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        PRIMARY KEY (call_id, harness, session_id)
+    );
+    CREATE INDEX llm_call_sessions_session ON llm_call_sessions (harness, session_id);
+    """,
+    # 15: one ledger of what reached a session once (recorded after the answer was written):
+    # the profile injection (was hook_sessions), the capability facts' last delivery (was
+    # capability_sessions.delivered, whose time was not kept: 0) and graft's notices (was
+    # graft_notices.shown_at).
+    """
+    CREATE TABLE deliveries (
+        harness         TEXT NOT NULL,
+        session_id      TEXT NOT NULL,
+        kind            TEXT NOT NULL,
+        what            TEXT NOT NULL,
+        delivered_at    INTEGER NOT NULL,
+        PRIMARY KEY (harness, session_id, kind, what)
+    );
+    INSERT INTO deliveries (harness, session_id, kind, what, delivered_at)
+        SELECT harness, session_id, 'profile', '', injected_at FROM hook_sessions;
+    INSERT INTO deliveries (harness, session_id, kind, what, delivered_at)
+        SELECT harness, session_id, 'capability', delivered, 0 FROM capability_sessions
+        WHERE delivered IS NOT NULL;
+    INSERT INTO deliveries (harness, session_id, kind, what, delivered_at)
+        SELECT harness, session_id, 'graft-notice', CAST(txn_id AS TEXT), shown_at
+        FROM graft_notices WHERE shown_at IS NOT NULL;
+    DROP TABLE hook_sessions;
+    ALTER TABLE capability_sessions DROP COLUMN delivered;
+    ALTER TABLE graft_notices DROP COLUMN shown_at;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+@dataclass(frozen=True, slots=True)
+class SessionRows:
+    """Which rows of `table` are a session's: those matching `where`, a condition on the named
+    parameters :harness and :session_id (by default the table's own two columns of them)."""
+
+    table: str
+    where: str = "harness = :harness AND session_id = :session_id"
+
+
+_BY_SOURCE = (
+    "txn_id IN (SELECT id FROM graft_txns WHERE harness = :harness AND session_id = :session_id)"
+)
+_OWN_OR_SOURCE = f"(harness = :harness AND session_id = :session_id) OR {_BY_SOURCE}"
+
+# Every table that holds rows of a session, and how they are found: what forgetting a session
+# deletes (`Store.forget_sessions`), in this order (rows that refer to others go first: the
+# foreign keys, and predicates that read the tables deleted after them). A new session-keyed
+# table is declared here with its migration; tests/test_forget.py derives them from the schema
+# and fails on one missing.
+SESSION_ROWS: tuple[SessionRows, ...] = (
+    SessionRows("log_files"),
+    SessionRows("sessions"),
+    SessionRows("session_signals"),
+    SessionRows("human_messages"),
+    SessionRows("deliveries"),
+    # A live transcript's tail cursor names its session inside the cursor.
+    SessionRows(
+        "transcript_tails",
+        "json_extract(cursor, '$.harness') = :harness "
+        "AND json_extract(cursor, '$.session_id') = :session_id",
+    ),
+    SessionRows("optimizer_runs"),
+    SessionRows("optimizer_sessions"),
+    SessionRows("capability_sessions"),
+    # Whole calls, prompt and reply, of every session they were made for; their links to the
+    # other sessions go with them (ON DELETE CASCADE).
+    SessionRows(
+        "llm_calls",
+        "id IN (SELECT call_id FROM llm_call_sessions "
+        "WHERE harness = :harness AND session_id = :session_id)",
+    ),
+    SessionRows("llm_call_sessions"),
+    # graft: a session's handoffs as source go (their plan holds its card and first message)
+    # with everything of theirs, then whatever else is about the session. A handoff that names
+    # the session only as its target stays: it holds the source's words, and deleting it would
+    # un-retire the source.
+    SessionRows("graft_pending", _BY_SOURCE),
+    SessionRows("graft_ledger", _OWN_OR_SOURCE),
+    SessionRows("graft_notices", _OWN_OR_SOURCE),
+    SessionRows("graft_audit", _OWN_OR_SOURCE),
+    SessionRows("graft_watch"),
+    SessionRows("graft_txns"),
+)
+
+# Session-keyed tables that forgetting keeps, and why.
+SESSION_ROWS_KEPT: dict[str, str] = {
+    "forgotten_sessions": "the ids people asked to forget: what keeps later scans from reading "
+    "their logs again (no words)",
+}
+
+
 # Named leases (see `Store.lease`): one process at a time per store for each.
 SCAN_LEASE = "scan"
 PROFILE_LEASE = "profile"
+
+# Kinds of delivery (see `Store.delivered`); migration 15 carries the older records over.
+PROFILE_DELIVERY = "profile"  # the effective profile text, once per session
+CAPABILITY_DELIVERY = "capability"  # the capability facts, again when they change
+GRAFT_NOTICE_DELIVERY = "graft-notice"  # a handoff's notice owed to a session, by txn id
 
 
 class StoreError(Exception):
@@ -364,6 +467,8 @@ class Store:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
+            # Deleted rows are overwritten, not left in free pages: forgetting means it.
+            self.db.execute("PRAGMA secure_delete=ON")
             version = self._schema_version()
             while version < SCHEMA_VERSION:
                 # One transaction per step, the version read inside it: a crash leaves a whole
@@ -416,6 +521,74 @@ class Store:
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+    # -- forgetting ------------------------------------------------------------------------
+
+    def forget_sessions(self, keys: Iterable[tuple[str, str]], *, for_good: bool = False) -> None:
+        """Delete every row of the sessions `keys` (harness, session id), in each table of
+        SESSION_ROWS, in one transaction; `for_good` also records them as forgotten, so that
+        later scans skip their logs.
+
+        secure_delete zeroes what the rows took in the database file; the WAL, which still
+        holds the pages as they were, is then checkpointed and truncated (waiting, within the
+        busy timeout, for readers still using it)."""
+        params = [{"harness": harness, "session_id": session_id} for harness, session_id in keys]
+        if not params:
+            return
+        with self.transaction() as db:
+            for rows in SESSION_ROWS:
+                db.executemany(f"DELETE FROM {rows.table} WHERE {rows.where}", params)
+            if for_good:
+                at = int(time.time() * 1000)
+                db.executemany(
+                    "INSERT OR REPLACE INTO forgotten_sessions (harness, session_id, at) "
+                    "VALUES (:harness, :session_id, :at)",
+                    [{**p, "at": at} for p in params],
+                )
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+    # -- deliveries: what reached a session, recorded once the answer was written -----------
+
+    def delivered(self, key: tuple[str, str], kind: str, what: str | None = None) -> bool:
+        """Whether `what` of `kind` (any, when None) reached the session `key` (harness,
+        session id)."""
+        where, args = ("", ()) if what is None else (" AND what = ?", (what,))
+        row = self.db.execute(
+            "SELECT 1 FROM deliveries WHERE harness = ? AND session_id = ? AND kind = ?" + where,
+            (*key, kind, *args),
+        ).fetchone()
+        return row is not None
+
+    def mark_delivered(
+        self, key: tuple[str, str], kind: str, what: str = "", *, superseding: bool = False
+    ) -> None:
+        """Record that `what` of `kind` reached the session `key`: call it only once the
+        answer carrying it was written to the harness (a hook's commit), so that a delivery
+        that never happened is made at the next event. `superseding` replaces the session's
+        earlier deliveries of `kind`: `delivered` then knows the latest only (what is
+        delivered again when it changes, even back to an earlier value)."""
+        with self._atomic() as db:
+            if superseding:
+                db.execute(
+                    "DELETE FROM deliveries WHERE harness = ? AND session_id = ? AND kind = ? "
+                    "AND what != ?",
+                    (*key, kind, what),
+                )
+            db.execute(
+                "INSERT INTO deliveries (harness, session_id, kind, what, delivered_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (harness, session_id, kind, what) "
+                "DO UPDATE SET delivered_at = excluded.delivered_at",
+                (*key, kind, what, int(time.time() * 1000)),
+            )
+
+    @contextmanager
+    def _atomic(self) -> Iterator[sqlite3.Connection]:
+        """The caller's open transaction, or one of its own."""
+        if self.db.in_transaction:
+            yield self.db
+        else:
+            with self.transaction() as db:
+                yield db
 
     # -- leases: one process at a time for a named piece of work ------------------------------
 

@@ -141,3 +141,19 @@ class Log:
 
     def counts(self, config: SignalConfig | None = None) -> dict[str, int]:
         return session_signals(self.events, config or SignalConfig(), "dsh:s").totals()
+
+
+def assistant(seq: int, text: str, turn: int = 1, **extra: Any) -> dict[str, Any]:
+    """A model reply with private reasoning beside its text (reasoning no reader may pass on)."""
+    content = [{"type": "reasoning", "text": "私下推理不外传"}, {"type": "text", "text": text}]
+    data = {"turn": turn, "step": 1, "message": {"role": "assistant", "content": content}}
+    return {**event("assistant/message", seq, data), **extra}
+
+
+def exchange_events(start: int, turn: int, said: str, *replies: str) -> list[dict[str, Any]]:
+    """One exchange as DSH logs it: turn start, the person's words, the replies, turn end."""
+    events = [event("turn/start", start, {"turn": turn}), human(start + 1, said)]
+    for offset, reply in enumerate(replies, start + 2):
+        events.append(assistant(offset, reply, turn))
+    events.append(event("turn/end", start + 2 + len(replies), {"turn": turn}))
+    return events

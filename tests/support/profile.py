@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from dshkit.profile.model import ParsedOutput, assemble
+from dshkit.profile.state import ProfileState
 from dshkit.store import Store
 
 from .fakes import Reply
@@ -88,3 +90,9 @@ def answer(value: dict[str, Any]) -> Reply:
     """A model answer of `value` as JSON, streamed in two deltas."""
     text = orjson.dumps(value).decode()
     return Reply(deltas=[text[: len(text) // 2], text[len(text) // 2 :]])
+
+
+def effective(home: Path) -> str:
+    """The text the hooks inject under `home` now."""
+    with Store(home / ".dsh" / "dshkit") as store:
+        return ProfileState(store).effective().text

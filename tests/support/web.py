@@ -39,7 +39,9 @@ class Running:
         Corpus(self.root, seed=31).generate(sessions=3, frames=240)
         self.token = ensure_token(self.state_dir)
         self.jobs = JobRunner()
-        self.service = ProfileService(self.state_dir, [Source("dsh", self.root)], self.jobs)
+        self.service = ProfileService(
+            self.state_dir, jobs=self.jobs, sources=[Source("dsh", self.root)]
+        )
         services = {"jobs": self.jobs, "profile": self.service, **(extra or {})}
         if capabilities is not None:  # services that share the state dir and the job runner
             services.update(capabilities(self.state_dir, self.jobs))

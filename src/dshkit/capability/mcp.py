@@ -1,29 +1,27 @@
-"""The MCP servers a harness has configured, and whether each one really answers.
+"""Whether each MCP server a harness has configured really answers.
 
-Formats (named by the registry's `Capability.mcp_configs`): `claude-user` (Claude Code's
-`~/.claude.json`: `mcpServers`, and `projects[cwd].mcpServers`), `mcp-json` (a project's
-`.mcp.json`), `codex-toml` (Codex's `[mcp_servers.NAME]`), `dsh-patch` (DSH patch layers, whose
-`@deepseek-ai/dsh-mcp-client` entries each configure one server). A stdio server answers when
-its command starts and replies to `initialize` within the bound; an http one when a POST of
-`initialize` to its URL gets a 2xx. Every failure keeps its raw reason.
+The servers themselves are read from the harness's config files by
+`harnesses.config_files.configured` (below the capabilities, so the installer reads the
+same files the same way). A stdio server answers when its command starts and replies to
+`initialize` within the bound; an http one when a POST of `initialize` to its URL gets a
+2xx. Every failure keeps its raw reason.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import selectors
 import subprocess
 import time
-import tomllib
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..chromium import kill_group
+from ..harnesses.config_files import Server
+
+__all__ = ["PROTOCOL_VERSION", "Server", "probe"]
 
 PROTOCOL_VERSION = "2025-11-25"  # what DSH's MCP client speaks
-DSH_MCP_CLIENT = "@deepseek-ai/dsh-mcp-client"
 _INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -33,144 +31,6 @@ _INITIALIZE = {
         "capabilities": {},
         "clientInfo": {"name": "dshkit-capability-probe", "version": "1"},
     },
-}
-
-
-@dataclass
-class Server:
-    """One configured MCP server."""
-
-    name: str
-    source: str  # the file that configures it
-    transport: str  # "stdio", "http" or "sse"
-    command: str = ""
-    args: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    url: str = ""
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-def configured(sources: list[tuple[str, str]], cwd: str, errors: list[str]) -> list[Server]:
-    """The servers every readable source configures; an unreadable one adds to `errors`."""
-    servers: list[Server] = []
-    for path, kind in sources:
-        try:
-            with open(path, "rb") as file:
-                data = file.read()
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            errors.append(f"{path}: {exc}")
-            continue
-        try:
-            servers += _READERS[kind](path, data, cwd)
-        except (ValueError, TypeError, AttributeError) as exc:  # JSON/TOML errors are ValueErrors
-            errors.append(f"{path}: not readable as {kind}: {exc}")
-    return servers
-
-
-def _from_mapping(path: str, entries: Any) -> list[Server]:
-    """Servers from a `{name: {type|transport, command, args, env, cwd, url, headers}}` map."""
-    found = []
-    for name, spec in (entries or {}).items():
-        kind = str(spec.get("type") or spec.get("transport") or "")
-        url = str(spec.get("url") or "")
-        transport = (
-            "sse" if kind == "sse" else ("http" if url and not spec.get("command") else "stdio")
-        )
-        found.append(
-            Server(
-                str(name),
-                path,
-                transport,
-                command=str(spec.get("command") or ""),
-                args=[str(a) for a in spec.get("args") or ()],
-                env={str(k): str(v) for k, v in (spec.get("env") or {}).items()},
-                cwd=spec.get("cwd"),
-                url=url,
-                headers={str(k): str(v) for k, v in (spec.get("headers") or {}).items()},
-            )
-        )
-    return found
-
-
-def _claude_user(path: str, data: bytes, cwd: str) -> list[Server]:
-    config = json.loads(data)
-    project = (config.get("projects") or {}).get(cwd) or {}
-    return _from_mapping(path, config.get("mcpServers")) + _from_mapping(
-        path, project.get("mcpServers")
-    )
-
-
-def _mcp_json(path: str, data: bytes, cwd: str) -> list[Server]:
-    return _from_mapping(path, json.loads(data).get("mcpServers"))
-
-
-def _codex_toml(path: str, data: bytes, cwd: str) -> list[Server]:
-    return _from_mapping(path, tomllib.loads(data.decode()).get("mcp_servers"))
-
-
-_KEY = re.compile(r"^(\s*)(?:- )?([A-Za-z_][\w-]*):\s*(.*?)\s*$")
-
-
-def _dsh_patch(path: str, data: bytes, cwd: str) -> list[Server]:
-    """The `dsh-mcp-client` entries of a patch layer. Patch layers are YAML, of which this
-    reads the subset they use for these entries (`key: scalar`, `[a, 'b']` lists and `- item`
-    lists under a key); an entry it cannot read this way is reported, not guessed."""
-    entries: list[dict[str, Any]] = []
-    current: dict[str, Any] | None = None
-    indent = 0
-    last_key = ""
-    for line in data.decode().splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        match = _KEY.match(line)
-        if match and match.group(2) == "id" and "- " in line[: match.end(1) + 2]:
-            current, indent = {}, len(match.group(1))
-            entries.append(current)
-        if current is None:
-            continue
-        stripped = line.strip()
-        if match and len(match.group(1)) >= indent:
-            last_key, value = match.group(2), match.group(3)
-            current[last_key] = _scalar(value) if value else []
-        elif stripped.startswith("- ") and isinstance(current.get(last_key), list):
-            current[last_key].append(_scalar(stripped[2:]))
-    found = []
-    for entry in entries:
-        if entry.get("name") != DSH_MCP_CLIENT:
-            continue
-        transport = str(entry.get("transport") or "stdio")
-        args = entry.get("args") or []
-        if not isinstance(args, list):
-            raise ValueError(f"entry {entry.get('id')!r}: args is not a list")
-        found.append(
-            Server(
-                str(entry.get("serverName") or entry.get("id")),
-                path,
-                "stdio" if transport == "stdio" else "http",
-                command=str(entry.get("command") or ""),
-                args=[str(a) for a in args],
-                url=str(entry.get("url") or ""),
-            )
-        )
-    return found
-
-
-def _scalar(text: str) -> Any:
-    if text.startswith("[") and text.endswith("]"):
-        return [_scalar(part.strip()) for part in text[1:-1].split(",") if part.strip()]
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    return text
-
-
-_READERS = {
-    "claude-user": _claude_user,
-    "mcp-json": _mcp_json,
-    "codex-toml": _codex_toml,
-    "dsh-patch": _dsh_patch,
 }
 
 

@@ -10,7 +10,6 @@ also holds the harness and working directory, which decide the configured MCP se
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,9 +19,10 @@ import orjson
 
 from .. import harnesses
 from ..detached import start_detached
+from ..harnesses.config_files import configured
+from ..sessions.catalog import dir_key
 from ..store import Store
 from .facts import UNKNOWN, Facts, read_facts
-from .mcp import configured
 from .probes import TOOL_SERVERS, channel, probe_all
 from .text import render
 
@@ -31,7 +31,7 @@ PROBE_DEAD_S = 120.0  # a probe started longer ago than this without a result ha
 
 
 def cache_key(facts: Facts, cwd: str) -> str:
-    return f"{facts.key};harness={facts.harness};cwd={os.path.normpath(cwd)}"
+    return f"{facts.key};harness={facts.harness};cwd={dir_key(cwd)}"
 
 
 @dataclass

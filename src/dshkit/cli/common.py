@@ -14,8 +14,17 @@ import orjson
 from rich.console import Console
 
 from .. import harnesses
+from ..config import ConfigError
+from ..errors import DshkitError, Invalid
 from ..paths import state_dir
-from ..sessions import Catalog, SessionInfo, SessionNotFound, Source, default_sources
+from ..sessions import (
+    Catalog,
+    SessionAmbiguous,
+    SessionInfo,
+    SessionNotFound,
+    Source,
+    default_sources,
+)
 from ..store import Store, StoreError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -54,13 +63,27 @@ def open_store(directory: str | None) -> Iterator[Store]:
         yield store
 
 
+@contextmanager
+def core_errors(**param_hints: str) -> Iterator[None]:
+    """What the core raises, as click reports it: Invalid as a usage error (exit 2) naming
+    the option its `field` is given as (`param_hints`: field → option); any other DshkitError,
+    a configuration, store or file that cannot be used as an error (exit 1)."""
+    try:
+        yield
+    except Invalid as exc:
+        hint = param_hints.get(exc.field) if exc.field else None
+        raise click.BadParameter(exc.message, param_hint=hint) from exc
+    except (DshkitError, ConfigError, StoreError, OSError) as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
 def find_session(
     catalog: Catalog, session_id: str, harness: str | None, param_hint: str = "SESSION_ID"
 ) -> SessionInfo:
     """The one session `session_id` (or a unique prefix) names, or a usage error saying why."""
     try:
         return catalog.find(session_id, harness)
-    except SessionNotFound as exc:
+    except (SessionNotFound, SessionAmbiguous) as exc:
         raise click.BadParameter(str(exc), param_hint=param_hint) from None
 
 

@@ -20,15 +20,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from .. import harnesses
-from ..hooks.install import BROKEN, UNKNOWN, WARN, Inspection, inspect
-from ..hooks.registry import extra_entries
+from ..hookspec import extra_entries
+from ..install import ABSENT, BROKEN, OK, UNKNOWN, WARN, Inspection
+from ..install import check as check_install
 from ..llm import LLMConfig, LLMConfigError
-from ..mcp import register as mcp_register
 from ..paths import state_dir as resolve_state_dir
 from ..store import DB_NAME, Store, StoreError
 from .common import json_option, print_json, state_dir_option, stdout
-
-OK, ABSENT = "ok", "absent"
 
 
 @click.command()
@@ -71,25 +69,15 @@ def doctor(
                 harness=harness.name,
             )
         )
-        scopes = ["user"] + (["project"] if harness.project_settings is not None else [])
-        found = [
-            inspect(harness.name, scope, project.resolve(), state, dsh_profile, extra)
-            for scope in scopes
-        ]
-        for inspection in found:
-            checks.append(_hooks_check(inspection))
-        registered = [
-            mcp_register.inspect(harness, s, project.resolve(), state, dsh_profile, i.installed)
-            for s, i in zip(scopes, found, strict=True)
-        ]
-        mcp = [inspection for inspection in registered if inspection is not None]
-        checks += [_hooks_check(inspection, "mcpServer") for inspection in mcp]
+        installed = check_install(harness.name, project.resolve(), state, dsh_profile, extra)
+        checks += [_hooks_check(inspection) for inspection in installed.hooks]
+        checks += [_hooks_check(inspection, "mcpServer") for inspection in installed.mcp_servers]
         report_harnesses[harness.name] = {
             "sessionsRoot": str(root),
             "sessionsRootFound": root.is_dir(),
-            "hooksInstalled": _installed(found),
-            "hooks": [inspection.to_json() for inspection in found],
-            "mcpServer": [inspection.to_json() for inspection in mcp],
+            "hooksInstalled": installed.hooks_installed,
+            "hooks": [inspection.to_json() for inspection in installed.hooks],
+            "mcpServer": [inspection.to_json() for inspection in installed.mcp_servers],
         }
     if extra_problem:
         checks.append(_check("hookHandlers", BROKEN, extra_problem))
@@ -130,14 +118,6 @@ def _hooks_check(found: Inspection, name: str = "hooks") -> dict[str, Any]:
     else:
         message = f"installed in {found.path}" if found.installed else "not installed"
     return _check(name, found.status, message, harness=found.harness, scope=found.scope)
-
-
-def _installed(found: list[Inspection]) -> bool | None:
-    """Installed and working in some scope: True; cannot tell: None (unknown); else False."""
-    statuses = {inspection.status for inspection in found}
-    if statuses & {OK, WARN}:
-        return True
-    return None if UNKNOWN in statuses else False
 
 
 def _database(state: Path) -> dict[str, Any]:

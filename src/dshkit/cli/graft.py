@@ -22,7 +22,7 @@ from ..graft.lifecycle import UNFINISHED, GraftError, State, Txn, recover, trans
 from ..graft.service import drive, ignition, refresh, slice_session, transcript_sources
 from ..graft.settings import GraftSettings
 from ..graft.status import audit_page, debug_status, session_decision
-from ..sessions import SessionNotFound
+from ..sessions import SessionAmbiguous, SessionNotFound
 from ..sessions.catalog import Catalog
 from ..sessions.scanner import single_harness
 from ..store import LeaseBusy
@@ -237,7 +237,7 @@ def debug_status_command(
     with open_store(state_dir) as store:
         try:
             panel = debug_status(store, session_id, harness)
-        except SessionNotFound as exc:
+        except (SessionNotFound, SessionAmbiguous) as exc:
             raise click.BadParameter(str(exc), param_hint="--session") from None
     if as_json:
         print_json(panel)

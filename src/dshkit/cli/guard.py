@@ -8,7 +8,7 @@ from typing import Any
 import click
 import orjson
 
-from ..graft.policy import MODES, Classification, classify_command, decisions, policy_decision
+from ..guard import MODES, Classification, classify_command, decisions, policy_decision
 from .common import json_option, stdout
 
 MAX_CASES = 100_000

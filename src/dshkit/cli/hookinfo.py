@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..hooks.registry import EVENTS
+from ..hookspec import EVENTS
 
 
 @click.command(context_settings={"ignore_unknown_options": True})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,15 +11,16 @@ from typing import Any, TypeVar
 import click
 
 from .. import harnesses
-from ..hooks.install import (
+from ..hookspec import extra_entries
+from ..install import (
     PROJECT_PROGRAM,
     Change,
     InstallError,
     apply,
+    mount_bridge,
     plan_install,
     plan_uninstall,
 )
-from ..hooks.registry import extra_entries
 from ..paths import state_dir as resolve_state_dir
 from .common import state_dir_option, stderr, stdout
 
@@ -84,9 +84,8 @@ def install_hooks(
         )
         if shutil.which(PROJECT_PROGRAM) is None:
             stderr.print(f"warning: `{PROJECT_PROGRAM}` is not on PATH here", markup=False)
-    found = harnesses.get(harness)
-    if found.bridge is not None and not dry_run:
-        _mount_bridge(found, dsh_profile, project)
+    if not dry_run:
+        _mount_bridge(harness, dsh_profile, project)
 
 
 @click.command("uninstall-hooks")
@@ -127,16 +126,16 @@ def _run(
         stdout.print(("updated " if change.after is not None else "removed ") + str(change.path))
 
 
-def _mount_bridge(found: harnesses.Harness, profile: str, project: Path) -> None:
-    command = [found.launcher.executable(), "plugin", "--profile", profile, "add"]
-    command += found.bridge.packages if found.bridge else ()
-    if shutil.which(command[0]) is None:
-        stdout.print(f"{found.label} was not found on PATH. To finish, install its hook bridge:")
-        stdout.print("  " + " ".join(command), markup=False)
+def _mount_bridge(harness: str, profile: str, project: Path) -> None:
+    """Add the harness's hook bridge (DSH's), or say the one command that does."""
+    mounted = mount_bridge(harness, profile, project)
+    if mounted is None:
         return
-    cwd = project if project.is_dir() else None
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
-    if done.returncode != 0:
-        stderr.print(f"[yellow]warning:[/] {' '.join(command)} failed:\n{done.stderr.strip()}")
+    label = harnesses.get(harness).label
+    if not mounted.ran:
+        stdout.print(f"{label} was not found on PATH. To finish, install its hook bridge:")
+        stdout.print("  " + " ".join(mounted.command), markup=False)
+    elif mounted.error is not None:
+        stderr.print(f"[yellow]warning:[/] {' '.join(mounted.command)} failed:\n{mounted.error}")
     else:
-        stdout.print(f"installed the hook bridge into {found.label} profile {profile!r}")
+        stdout.print(f"installed the hook bridge into {label} profile {profile!r}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -11,16 +13,10 @@ from rich.table import Table
 from rich.text import Text
 
 from ..config import ConfigError
-from ..llm import LLMConfig
-from ..optimizer.context import resolve_session
-from ..optimizer.evaluate import evaluate, load_cases
-from ..optimizer.pipeline import optimize
-from ..optimizer.request import llm_for, resolve_request
-from ..optimizer.runs import RunNotFound, get_run, list_runs, record_outcome, success_rates
-from ..optimizer.settings import set_session_settings, settings_for
-from ..optimizer.strategies import FORMS, TIERS
-from ..sessions import Catalog, Scanner
-from ..store import LeaseBusy
+from ..errors import DshkitError
+from ..optimizer import FORMS, TIERS, OptimizerService
+from ..sessions import Refresh, Source
+from ..store import StoreError
 from .common import (
     json_option,
     open_store,
@@ -31,6 +27,38 @@ from .common import (
     stderr,
     stdout,
 )
+
+# The service's names for the inputs, as this command line spells them.
+_OPTIONS = {
+    "raw": "RAW",
+    "session": "--session",
+    "harness": "--harness",
+    "cwd": "--cwd",
+    "cases": "--cases",
+    "run": "RUN_ID",
+}
+
+
+def _service(state_dir: str | None, sources: list[Source] | None = None) -> OptimizerService:
+    """The optimizer over the state directory, refused here (exit 1) when its database
+    cannot be used."""
+    with open_store(state_dir) as store:
+        directory = store.state_dir
+    return OptimizerService(directory, sources=sources)
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """The service's errors as the command line tells them: a wrong or unknown input is a
+    usage error (exit 2) naming its option; what cannot be done as configured, exit 1."""
+    try:
+        yield
+    except DshkitError as exc:
+        if exc.field in _OPTIONS:
+            raise click.BadParameter(exc.message, param_hint=_OPTIONS[exc.field]) from None
+        raise click.ClickException(exc.message) from exc
+    except (ConfigError, StoreError, OSError) as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 class _DefaultGroup(click.Group):
@@ -91,33 +119,15 @@ def run_command(
     as_json: bool,
 ) -> None:
     """Optimize RAW (the session, if named, gives history and the working directory)."""
-    if not raw.strip():
-        raise click.BadParameter("the raw words are empty", param_hint="RAW")
-    with open_store(state_dir) as store:
-        overrides = {"tier": tier, "form": form, "turns": turns, "full": full}
-        try:
-            if session_id:
-                Scanner(store).scan(sources_for(roots, harness))
-            request = resolve_request(
-                store, session_id, harness, overrides, str(cwd) if cwd else None
-            )
-        except LeaseBusy as exc:
-            raise click.ClickException(str(exc)) from exc
-        except ConfigError as exc:  # before ValueError: a ConfigError is one
-            raise click.ClickException(str(exc)) from exc
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--session") from None
-        try:
-            llm = llm_for(store, request.settings)
-        except ConfigError as exc:
-            raise click.ClickException(str(exc)) from exc
-        run = optimize(
-            store,
+    service = _service(state_dir, sources_for(roots, harness))
+    with _errors():
+        run = service.optimize(
             raw,
-            request.settings,
-            llm,
-            session=request.key,
-            cwd=request.cwd,
+            session=session_id,
+            harness=harness,
+            cwd=str(cwd) if cwd else None,
+            overrides={"tier": tier, "form": form, "turns": turns, "full": full},
+            refresh=Refresh.WAIT,  # a person asked: the session's newest turn counts
             progress=_progress(),
         )
     if as_json:
@@ -136,7 +146,7 @@ def run_command(
         )
 
 
-def _progress() -> Any:
+def _progress() -> Callable[[str, str], None]:
     def told(stage: str, message: str) -> None:
         if stderr.is_terminal:
             stderr.print(f"[dim]{stage}: {escape(message)}[/]")
@@ -167,23 +177,17 @@ def settings_command(
     The defaults live in <state dir>/config.toml, section [optimizer].
     """
     changes = {"tier": tier, "form": form, "turns": turns, "full": full, "permission": permission}
-    with open_store(state_dir) as store:
-        key = resolve_session(Catalog(store), session_id, harness) if session_id else None
-        if session_id and key is None:
-            raise click.BadParameter(
-                f"no single session matches {session_id!r}", param_hint="--session"
-            )
-        try:
-            if any(v is not None for v in changes.values()):
-                if key is None:
-                    raise click.UsageError(
-                        "give --session to change one session's settings; the defaults are "
-                        "set in <state dir>/config.toml, section [optimizer]"
-                    )
-                set_session_settings(store, key, changes)
-            settings = settings_for(store, key)
-        except ConfigError as exc:
-            raise click.ClickException(str(exc)) from exc
+    service = _service(state_dir)
+    with _errors():
+        if any(value is not None for value in changes.values()):
+            if not session_id:
+                raise click.UsageError(
+                    "give --session to change one session's settings; the defaults are "
+                    "set in <state dir>/config.toml, section [optimizer]"
+                )
+            settings = service.set_settings(session_id, harness, changes)
+        else:
+            settings = service.settings(session_id, harness)
     if as_json:
         print_json(settings.as_json())
         return
@@ -205,17 +209,9 @@ def eval_command(cases: Path, cwd: Path | None, state_dir: str | None, as_json: 
     """Run a case file against the configured live model, every tier: does each answer ask
     (within its budget), write 无 on a clear request, and stay within its length? Calls the
     real model: never part of the tests."""
-    try:
-        loaded = load_cases(cases)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--cases") from exc
-    with open_store(state_dir) as store:
-        try:
-            llm = LLMConfig.load(store.state_dir)
-            llm.check()
-        except ConfigError as exc:
-            raise click.ClickException(str(exc)) from exc
-        rows = evaluate(store, loaded, llm, cwd=str(cwd or Path.cwd()), progress=_progress())
+    service = _service(state_dir)
+    with _errors():
+        rows = service.evaluate(cases, cwd=str(cwd or Path.cwd()), progress=_progress()).rows
     if as_json:
         print_json(rows)
         return
@@ -247,16 +243,15 @@ def runs_command() -> None:
 @json_option
 def runs_list(limit: int, tier: str | None, state_dir: str | None, as_json: bool) -> None:
     """The newest runs, and each tier's one-pass success rate against the raw words."""
-    with open_store(state_dir) as store:
-        runs = list_runs(store, limit, tier)
-        rates = success_rates(store)
+    with _errors():
+        listed = _service(state_dir).runs(limit, tier)
     if as_json:
-        print_json({"runs": [r.as_json() | {"outcome": r.outcome} for r in runs], "rates": rates})
+        print_json(listed.as_json())
         return
     table = Table(box=None)
     for column in ("run", "tier", "fallback", "untraced", "outcome", "raw"):
         table.add_column(column, overflow="ellipsis", no_wrap=column != "raw")
-    for run in runs:
+    for run in listed.runs:
         table.add_row(
             str(run.id),
             run.tier,
@@ -265,8 +260,8 @@ def runs_list(limit: int, tier: str | None, state_dir: str | None, as_json: bool
             run.outcome or "-",
             Text(run.raw.replace("\n", " ")[:60]),
         )
-    stdout.print(table if runs else 'No runs yet: `dshkit optimize "…"`.')
-    for name, rate in rates.items():
+    stdout.print(table if listed.runs else 'No runs yet: `dshkit optimize "…"`.')
+    for name, rate in listed.rates.items():
         share = "-" if rate["successRate"] is None else f"{rate['successRate']:.0%}"
         stdout.print(f"{name}: {rate['judged']} judged of {rate['runs']}, one-pass {share}")
 
@@ -276,11 +271,9 @@ def runs_list(limit: int, tier: str | None, state_dir: str | None, as_json: bool
 @state_dir_option
 def runs_show(run_id: int, state_dir: str | None) -> None:
     """Everything kept of one run (JSON)."""
-    with open_store(state_dir) as store:
-        try:
-            print_json(get_run(store, run_id).detail())
-        except RunNotFound as exc:
-            raise click.BadParameter(str(exc), param_hint="RUN_ID") from None
+    with _errors():
+        run = _service(state_dir).run(run_id)
+    print_json(run.detail())
 
 
 @click.command("outcome")
@@ -289,11 +282,8 @@ def runs_show(run_id: int, state_dir: str | None) -> None:
 @state_dir_option
 def outcome_command(run_id: int, outcome: str, state_dir: str | None) -> None:
     """Record whether the agent got it right in one pass (ok) or it needed rework."""
-    with open_store(state_dir) as store:
-        try:
-            run = record_outcome(store, run_id, outcome)
-        except RunNotFound as exc:
-            raise click.BadParameter(str(exc), param_hint="RUN_ID") from None
+    with _errors():
+        run = _service(state_dir).record_outcome(run_id, outcome)
     stdout.print(f"run {run.id}: {run.outcome}", markup=False)
 
 

@@ -10,27 +10,20 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from ..llm import LLMConfig, LLMConfigError
-from ..profile.generate import (
+from ..harnesses import text_length
+from ..profile import (
     HISTORY_LIMIT,
-    Generation,
-    config_failure,
-    generate_waiting,
-    last_run,
-)
-from ..profile.size import size_table
-from ..profile.state import (
     MAX_CUSTOM_TEXT,
     MAX_EXTRA_TEXT,
+    GenerationProgress,
     Mode,
-    ProfileState,
+    ProfileService,
+    ScanProgress,
     TextRejected,
-    latest_version,
-    text_length,
 )
-from ..sessions import Scanner
-from ..store import Store
+from ..sessions import Refresh, ScanReport, Source
 from .common import (
+    core_errors,
     json_option,
     open_store,
     print_json,
@@ -40,7 +33,67 @@ from .common import (
     stderr,
     stdout,
 )
-from .scan import run_scan
+from .scan import ScanBar
+
+
+def service_for(state_dir: str | None, sources: list[Source] | None = None) -> ProfileService:
+    """The profile's service over the state directory, once it is known to be usable (a
+    broken or newer database is refused, a directory open to others tightened, saying so)."""
+    with open_store(state_dir) as store:
+        directory = store.state_dir
+    return ProfileService(directory, sources=sources)
+
+
+class ScanOnTerminal(ScanProgress):
+    """The refresh's progress bar on a terminal, then its warnings on stderr."""
+
+    def __init__(self) -> None:
+        self.bar: ScanBar | None = ScanBar()
+
+    def start(self, total_bytes: int, files: int) -> None:
+        if self.bar is not None:
+            self.bar.start(total_bytes, files)
+
+    def advance(self, nbytes: int) -> None:
+        if self.bar is not None:
+            self.bar.advance(nbytes)
+
+    def scanned(self, report: ScanReport) -> None:
+        self.stop()
+        for warning in report.warnings:
+            stderr.print(f"[yellow]warning:[/] {escape(warning)}")
+
+    def stop(self) -> None:
+        """End the bar (once: the refresh is over)."""
+        bar, self.bar = self.bar, None
+        if bar is not None:
+            bar.stop()
+
+
+class _Generating(ScanOnTerminal, GenerationProgress):
+    """A generation on a terminal: the refresh, the wait for another one, the model writing."""
+
+    def __init__(self, quiet: bool) -> None:
+        super().__init__()
+        self.live = not quiet and stderr.is_terminal
+        self.written = 0
+
+    def waiting(self, pid: int) -> None:
+        stderr.print(
+            f"waiting: another profile generation (dshkit process {pid}) is running; "
+            "this one checks again once it is done"
+        )
+
+    def answer(self, delta: str) -> None:
+        self.written += len(delta)
+        if self.live:
+            stderr.print(f"\r[dim]model writing… {self.written:,} characters[/]", end="")
+
+    def stop(self) -> None:
+        super().stop()
+        if self.written and self.live:
+            stderr.print()
+            self.written = 0
 
 
 @click.group()
@@ -82,13 +135,13 @@ def generate_command(
          stream-error, deadline, aborted, unusable-reply or superseded
       2  bad arguments
     """
-    with open_store(state_dir) as store:
-        try:
-            llm = LLMConfig.load(store.state_dir)
-        except LLMConfigError as exc:
-            result = config_failure(store, exc)
-        else:
-            result = _generate(store, llm, sources_for(roots, harness), force, history, as_json)
+    service = service_for(state_dir, sources_for(roots, harness))
+    progress = _Generating(quiet=as_json)
+    try:
+        with core_errors(history="--history"):
+            result = service.generate(force, history, Refresh.WAIT, progress)
+    finally:
+        progress.stop()
     if as_json:
         print_json(result.as_json())
     elif result.ok:
@@ -112,67 +165,28 @@ def generate_command(
         raise click.exceptions.Exit(1)
 
 
-def _generate(
-    store: Store, llm: LLMConfig, sources: Any, force: bool, history: int, as_json: bool
-) -> Generation:
-    scanner = Scanner(store)
-    keys = run_scan(scanner, sources).keys
-    written = [0]
-
-    def progress(delta: str) -> None:
-        written[0] += len(delta)
-        if not as_json and stderr.is_terminal:
-            stderr.print(f"\r[dim]model writing… {written[0]:,} characters[/]", end="")
-
-    def waiting(pid: int) -> None:
-        stderr.print(
-            f"waiting: another profile generation (dshkit process {pid}) is running; "
-            "this one checks again once it is done"
-        )
-
-    result = generate_waiting(
-        scanner,
-        keys,
-        llm,
-        on_wait=waiting,
-        force=force,
-        history_limit=history,
-        on_delta=progress,
-    )
-    if written[0] and not as_json and stderr.is_terminal:
-        stderr.print()
-    return result
-
-
 @profile.command("status")
 @state_dir_option
 @json_option
 def status(state_dir: str | None, as_json: bool) -> None:
     """The latest version and the last run (why it did or did not update)."""
-    with open_store(state_dir) as store:
-        latest = latest_version(store)
-        run = last_run(store)
-        versions = _versions(store)
-    value = {
-        "version": latest[0] if latest else None,
-        "entries": latest[1] if latest else [],
-        "versionsKept": versions,
-        "lastRun": run,
-    }
+    with core_errors():
+        found = service_for(state_dir).status()
     if as_json:
-        print_json(value)
+        print_json(found.as_json())
         return
-    if latest is None:
+    if found.version is None:
         stdout.print("No profile yet.")
     else:
-        table = Table(title=f"profile v{latest[0]}", title_justify="left", box=None)
+        table = Table(title=f"profile v{found.version}", title_justify="left", box=None)
         for column in ("id", "category", "claim", "confidence"):
             table.add_column(column, overflow="fold")
-        for entry in latest[1]:
+        for entry in found.entries:
             table.add_row(
                 *(escape(str(entry.get(k))) for k in ("id", "category", "claim", "confidence"))
             )
         stdout.print(table)
+    run = found.last_run
     if run:
         verdict = (
             "updated"
@@ -182,33 +196,18 @@ def status(state_dir: str | None, as_json: bool) -> None:
         stdout.print(f"last run: {escape(verdict)}")
 
 
-def _versions(store: Store) -> int:
-    return int(store.db.execute("SELECT count(*) FROM profile_versions").fetchone()[0])
-
-
 @profile.command("delta-size")
 @json_option
 def delta_size(as_json: bool) -> None:
     """How much the model must write: full contract against delta contract (static)."""
-    rows = size_table()
+    sizes = ProfileService.delta_size()
     if as_json:
-        print_json(
-            [
-                {
-                    "entries": r.entries,
-                    "changed": r.changed,
-                    "fullTokens": r.full_tokens,
-                    "deltaTokens": r.delta_tokens,
-                    "saved": round(r.saved, 3),
-                }
-                for r in rows
-            ]
-        )
+        print_json(sizes.as_json())
         return
     table = Table(box=None)
     for column in ("entries", "changed", "full contract", "delta contract", "saved"):
         table.add_column(column, justify="right")
-    for r in rows:
+    for r in sizes.rows:
         table.add_row(
             str(r.entries),
             str(r.changed),
@@ -225,22 +224,12 @@ def delta_size(as_json: bool) -> None:
 def show(state_dir: str | None, as_json: bool) -> None:
     """The text the agent is given now (exactly: the hooks inject these characters), where it
     comes from, the profile behind it and the entries left out of it to fit the budget."""
-    with open_store(state_dir) as store:
-        state = ProfileState(store)
-        effective = state.effective()
-        view = state.profile_view()
-        run = last_run(store)
-    value = {
-        "mode": effective.mode.value,
-        "effectiveText": effective.text,
-        "effectiveSource": effective.source,
-        "withheld": effective.withheld,
-        "profile": view,
-        "lastRun": run,
-    }
+    with core_errors():
+        shown = service_for(state_dir).show()
     if as_json:
-        print_json(value)
+        print_json(shown.as_json())
         return
+    effective, view = shown.effective, shown.profile
     stdout.print(f"mode: {effective.mode.value} (text from {effective.source})")
     if effective.text:
         click.echo(effective.text)  # as it is: no markup, no emoji codes, no wrapping
@@ -265,8 +254,8 @@ def show(state_dir: str | None, as_json: bool) -> None:
 @state_dir_option
 def mode_command(mode: str, state_dir: str | None) -> None:
     """Inject the generated profile (auto) or your own text (custom); the other is kept."""
-    with open_store(state_dir) as store:
-        ProfileState(store).set_mode(mode)
+    with core_errors(mode="MODE"):
+        service_for(state_dir).set_mode(mode)
     stdout.print(f"mode: {mode}")
 
 
@@ -286,7 +275,7 @@ _TEXT_FILE = click.option(
 @_TEXT_FILE
 @state_dir_option
 def custom(source: IO[bytes], state_dir: str | None) -> None:
-    _set_text(source, state_dir, ProfileState.set_custom_text, "custom text")
+    _set_text(source, state_dir, ProfileService.set_custom, "custom text")
 
 
 @profile.command(
@@ -298,13 +287,13 @@ def custom(source: IO[bytes], state_dir: str | None) -> None:
 @_TEXT_FILE
 @state_dir_option
 def extra(source: IO[bytes], state_dir: str | None) -> None:
-    _set_text(source, state_dir, ProfileState.set_auto_extra_text, "extra text")
+    _set_text(source, state_dir, ProfileService.set_extra, "extra text")
 
 
 def _set_text(
     source: IO[bytes],
     state_dir: str | None,
-    setter: Callable[[ProfileState, Any], str],
+    setter: Callable[[ProfileService, Any], str],
     what: str,
 ) -> None:
     data = source.read()
@@ -317,20 +306,19 @@ def _set_text(
             "cannot be decoded; save it as UTF-8",
             param_hint="--file",
         ) from exc
-    with open_store(state_dir) as store:
+    service = service_for(state_dir)
+    with core_errors():
         try:
-            setter(ProfileState(store), text)
+            stored = setter(service, text)
         except TextRejected as exc:
             raise click.BadParameter(str(exc), param_hint="--file") from exc
-    stdout.print(f"{what} set ({text_length(text.strip()):,} characters)")
+    stdout.print(f"{what} set ({text_length(stored.strip()):,} characters)")
 
 
 @profile.command("copy")
 @state_dir_option
 def copy(state_dir: str | None) -> None:
     """Print the effective text and remember that it was copied (to paste into custom mode)."""
-    with open_store(state_dir) as store:
-        state = ProfileState(store)
-        text = state.effective().text
-        state.mark_copied(text)
-    click.echo(text)
+    with core_errors():
+        copied = service_for(state_dir).copy()
+    click.echo(copied.text)

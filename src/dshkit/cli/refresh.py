@@ -6,9 +6,17 @@ from pathlib import Path
 
 import click
 
-from ..profile.generate import scan_and_generate
-from ..store import LeaseBusy
-from .common import json_option, open_store, print_json, roots_option, sources_for, state_dir_option
+from ..errors import Busy
+from ..sessions import Refresh
+from .common import (
+    core_errors,
+    json_option,
+    print_json,
+    roots_option,
+    sources_for,
+    state_dir_option,
+)
+from .profile import service_for
 
 
 @click.command()
@@ -21,10 +29,11 @@ def refresh(
     """Read what is new and update the profile when enough is new (what the hooks start on
     Stop and SessionEnd). Does nothing when another scan is running, and skips the
     generation (saying so in the profile's lastRun) when another one is running."""
-    with open_store(state_dir) as store:
+    service = service_for(state_dir, sources_for(roots, harness))
+    with core_errors():
         try:
-            result = scan_and_generate(store, sources_for(roots, harness), wait=0)
-        except LeaseBusy:
+            result = service.generate(refresh=Refresh.TRY, wait_turn=False)
+        except Busy:
             if as_json:
                 print_json({"ran": False, "reason": "another scan is running"})
             return

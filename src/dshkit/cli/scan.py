@@ -32,7 +32,7 @@ from .common import (
 )
 
 
-class _Bar(ScanProgress):
+class ScanBar(ScanProgress):
     """A rich progress bar on stderr, shown only on a terminal and only when there is work."""
 
     def __init__(self) -> None:
@@ -94,7 +94,7 @@ def scan(
 
 def run_scan(scanner: Scanner, sources: list[Source]) -> ScanReport:
     """Scan with a progress bar on a terminal; warnings on stderr; a busy store is an error."""
-    bar = _Bar()
+    bar = ScanBar()
     try:
         report = scanner.scan(sources, bar)
     except LeaseBusy as exc:

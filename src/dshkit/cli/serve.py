@@ -9,12 +9,11 @@ import click
 from ..capability import CapabilityService
 from ..gate.service import GateService
 from ..graft.status import GraftService
-from ..hooks.install import inspect as inspect_install
+from ..install import inspect as inspect_install
 from ..jobs import JobRunner
-from ..optimizer.service import OptimizerService
+from ..optimizer import OptimizerService
 from ..overview import StatusService
-from ..profile.service import ProfileService
-from ..profile.signal_views import SignalsService
+from ..profile import ProfileService
 from ..sessions.browse import SessionsService
 from ..web.app import create_app, ensure_token
 from ..web.security import TOKEN_HEADER, is_loopback_address
@@ -64,13 +63,14 @@ def serve(
     bound, real_port = sock.getsockname()[:2]
     shown = f"[{bound}]" if ":" in bound else bound
     jobs = JobRunner()
-    service = ProfileService(directory, sources_for(roots, harness), jobs)
-    services = {"jobs": jobs, "profile": service, "optimizer": OptimizerService(directory, jobs)}
+    service = ProfileService(directory, jobs=jobs, sources=sources_for(roots, harness))
+    optimizer = OptimizerService(directory, jobs=jobs, sources=sources_for(roots, harness))
+    services = {"jobs": jobs, "profile": service, "optimizer": optimizer}
     services["capability"] = CapabilityService(directory)
     services["gate"] = GateService(directory, jobs)
     services["graft"] = GraftService(directory)
     services["sessions"] = SessionsService(directory)
-    services["signals"] = SignalsService(directory)
+    services["signals"] = service  # the signals are the profile's: one service for both
     services["status"] = StatusService(directory, inspect=inspect_install)
     app = create_app(services, token, allow_remote=allow_remote)
     stderr.print(

@@ -9,18 +9,18 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from ..profile.signals import DETAILS, SIGNALS, SignalConfig, collect_signals
-from ..sessions import Scanner
+from ..profile import DETAILS, SIGNALS, SignalConfig
+from ..sessions import Refresh
 from .common import (
+    core_errors,
     json_option,
-    open_store,
     print_json,
     roots_option,
     sources_for,
     state_dir_option,
     stdout,
 )
-from .scan import run_scan
+from .profile import ScanOnTerminal, service_for
 
 _ABOUT = {
     "delegateRuns": "turns that ended asking the person to do it",
@@ -78,10 +78,13 @@ def signals(
         repeat_fail_min=repeat_fail_min,
         answer_window_ms=answer_window_ms,
     )
-    with open_store(state_dir) as store:
-        scanner = Scanner(store)
-        scanned = run_scan(scanner, sources_for(roots, harness))
-        report = collect_signals(scanner.catalog, scanned.keys, config, details)
+    service = service_for(state_dir, sources_for(roots, harness))
+    progress = ScanOnTerminal()
+    try:
+        with core_errors(details="--details"):
+            report = service.signals(config, Refresh.WAIT, details, progress)
+    finally:
+        progress.stop()
     if as_json:
         print_json(report.as_json())
         return

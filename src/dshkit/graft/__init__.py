@@ -1,1 +1,1 @@
-"""Context handoff (graft-slice): when to hand off, what the new session gets, command risk."""
+"""Context handoff (graft-slice): when to hand off, and what the new session gets."""

@@ -51,12 +51,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import Invalid, Refused
 from ..sessions.events import Event, human_messages, message_text
 from .identity import generation, is_handoff_message, session_identity
 
 HEADING = "## 硬约束（逐字继承，不得违反）"
 NONE_ITEM = "- 无"
-ABORT_PREFIX = "GRAFT_ABORTED: constraints truncated"
+GRAFT_ABORTED = "GRAFT_ABORTED"
+ABORT_PREFIX = f"{GRAFT_ABORTED}: constraints truncated"
 _ITEM = re.compile(r"^- 〔第(\d+)代 seq=(\d+)〕(.*)$")
 _FOOTER = re.compile(r"^（以上共 (\d+) 条硬约束，逐字完整）$")
 _INDENT = "  "
@@ -81,15 +83,16 @@ class Constraint:
         return {"text": self.text, "seq": self.seq, "generation": self.generation}
 
 
-class GraftAborted(RuntimeError):
-    """The handoff cannot carry every constraint whole; `report` says which and why."""
+class GraftAborted(Refused, RuntimeError):
+    """The handoff cannot carry every constraint whole (the rule GRAFT_ABORTED); `report`, its
+    `detail` too, says which and why. Still a RuntimeError for callers that catch it as one."""
 
-    def __init__(self, detail: str, report: dict[str, Any]) -> None:
-        super().__init__(f"{ABORT_PREFIX}: {detail}")
+    def __init__(self, reason: str, report: dict[str, Any]) -> None:
+        super().__init__(GRAFT_ABORTED, f"{ABORT_PREFIX}: {reason}", detail=report)
         self.report = report
 
 
-class ConstraintBlockError(ValueError):
+class ConstraintBlockError(Invalid, ValueError):
     """A constraints block that is present but damaged (cut, edited, miscounted)."""
 
 

@@ -2,7 +2,7 @@
 
 The lifecycle (`lifecycle.py`) writes these rows inside its own transactions; the hooks of a
 source session only read them (`retirement`, `owed_notices`), mark notices shown once
-delivered (`mark_shown`) and append audit records
+delivered (`mark_shown`, in the store's one ledger of deliveries) and append audit records
 (`audit`). Everything is in the store: there is no in-memory copy anywhere to fall out of
 step with it, so un-retiring a source is one transaction and nothing else.
 """
@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from .. import harnesses
-from ..store import Store
+from ..store import GRAFT_NOTICE_DELIVERY, Store
 
 TRANSFERRING = "transferring"  # a handoff of the source is under way
 RETIRED = "retired"  # the source handed off: its target carries the work
@@ -119,11 +119,15 @@ class Owed:
 
 def owed_notices(store: Store, harness: str, session_id: str) -> Owed | None:
     """The notices not yet shown to a session (e.g. a rolled-back handoff), oldest first."""
-    rows = store.db.execute(
-        "SELECT txn_id, text FROM graft_notices "
-        "WHERE harness = ? AND session_id = ? AND shown_at IS NULL ORDER BY txn_id",
-        (harness, session_id),
-    ).fetchall()
+    rows = [
+        row
+        for row in store.db.execute(
+            "SELECT txn_id, text FROM graft_notices "
+            "WHERE harness = ? AND session_id = ? ORDER BY txn_id",
+            (harness, session_id),
+        ).fetchall()
+        if not shown(store, harness, session_id, row[0])
+    ]
     if not rows:
         return None
     return Owed("\n".join(row[1] for row in rows), tuple(row[0] for row in rows))
@@ -131,11 +135,14 @@ def owed_notices(store: Store, harness: str, session_id: str) -> Owed | None:
 
 def mark_shown(store: Store, harness: str, session_id: str, txn_ids: tuple[int, ...]) -> None:
     """Record that these notices reached the session (they are not shown again)."""
-    store.db.executemany(
-        "UPDATE graft_notices SET shown_at = ? "
-        "WHERE harness = ? AND session_id = ? AND txn_id = ? AND shown_at IS NULL",
-        [(now_ms(), harness, session_id, txn_id) for txn_id in txn_ids],
-    )
+    for txn_id in txn_ids:
+        if not shown(store, harness, session_id, txn_id):
+            store.mark_delivered((harness, session_id), GRAFT_NOTICE_DELIVERY, str(txn_id))
+
+
+def shown(store: Store, harness: str, session_id: str, txn_id: int) -> bool:
+    """Whether the notice of handoff `txn_id` owed to the session was shown to it."""
+    return store.delivered((harness, session_id), GRAFT_NOTICE_DELIVERY, str(txn_id))
 
 
 def queue_notice(store: Store, harness: str, session_id: str, txn_id: int, text: str) -> bool:
@@ -205,20 +212,3 @@ def audit_records(store: Store, limit: int = 100, session: str | None = None) ->
         AuditRecord(row[0], row[1], row[2], row[3], row[4], row[5], orjson.loads(row[6]))
         for row in reversed(rows)
     ]
-
-
-def forget_sessions(db: Any, keys: list[tuple[str, str]]) -> None:
-    """Delete the graft rows that hold the words of the sessions `keys` (harness, session id),
-    inside the caller's transaction (`sessions.scanner` forgets a session with this).
-
-    A session's handoffs as source go (their plan holds its card and first message), children
-    first for the foreign keys: their pending pickups, ledger rows, notices and audit records;
-    then whatever else is about the session (its own audit records, notices, watch state).
-    Handoffs that merely name the session as their target stay: they hold another session's
-    words. This module imports only `harnesses` and `store`, so the session layer may import
-    it without a cycle."""
-    owned = "SELECT id FROM graft_txns WHERE harness = ? AND session_id = ?"
-    for table in ("graft_pending", "graft_ledger", "graft_notices", "graft_audit"):
-        db.executemany(f"DELETE FROM {table} WHERE txn_id IN ({owned})", keys)
-    for table in ("graft_ledger", "graft_notices", "graft_audit", "graft_watch", "graft_txns"):
-        db.executemany(f"DELETE FROM {table} WHERE harness = ? AND session_id = ?", keys)

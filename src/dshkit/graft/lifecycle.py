@@ -39,6 +39,8 @@ import orjson
 
 from .. import harnesses
 from ..chromium import kill_group
+from ..errors import Refused
+from ..sessions.catalog import dir_key
 from ..sessions.events import Event, human_messages
 from ..sessions.harness import Adapter, LogFile
 from ..sessions.reader import Cursor, read_increment
@@ -85,12 +87,12 @@ UNFINISHED = (State.PREPARING, State.TARGET_STARTED, State.VERIFIED)
 LIVE = (*UNFINISHED, State.PENDING)
 
 
-class GraftError(Exception):
-    """A handoff refused or not found; `code` is stable for callers (MCP tools, CLI)."""
+class GraftError(Refused):
+    """A handoff refused or not found; `code` (SOURCE_ALREADY_MIGRATED, BAD_PLAN,
+    TXN_NOT_FOUND) is stable for callers (MCP tools, CLI)."""
 
     def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+        super().__init__(code, message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,7 +298,7 @@ def begin(store: Store, plan: Plan, *, ignite: bool = True, allow_reslice: bool 
         if not ignite:
             db.execute(
                 "INSERT INTO graft_pending (txn_id, harness, cwd, at) VALUES (?, ?, ?, ?)",
-                (txn_id, plan.target, os.path.normpath(plan.cwd), at),
+                (txn_id, plan.target, dir_key(plan.cwd), at),
             )
         _audit(store, "handoff-begin", plan, txn_id, ignite=ignite, reslice=prior is not None)
     _killpoint(State.PREPARING if ignite else State.PENDING)
@@ -617,13 +619,17 @@ class Pending:
 
 
 def pending_for_cwd(store: Store, harness: str, cwd: str) -> Pending | None:
-    """The oldest handoff waiting for a `harness` session started in `cwd`, or None."""
-    row = store.db.execute(
-        "SELECT t.id, t.harness, t.session_id, t.plan FROM graft_pending p "
-        "JOIN graft_txns t ON t.id = p.txn_id WHERE p.harness = ? AND p.cwd = ? "
-        "ORDER BY p.txn_id LIMIT 1",
-        (harness, os.path.normpath(cwd)),
-    ).fetchone()
+    """The oldest handoff waiting for a `harness` session started in `cwd` (the same directory
+    by `dir_key`, however either side spells it), or None."""
+    here = dir_key(cwd)
+    rows = store.db.execute(
+        "SELECT t.id, t.harness, t.session_id, t.plan, p.cwd FROM graft_pending p "
+        "JOIN graft_txns t ON t.id = p.txn_id WHERE p.harness = ? ORDER BY p.txn_id",
+        (harness,),
+    ).fetchall()
+    # Both sides through dir_key: rows stored before it keep a normpath spelling (a symlink
+    # they were registered through), and waiting handoffs are few.
+    row = next((row for row in rows if dir_key(row[4]) == here), None)
     if row is None:
         return None
     return Pending(row[0], row[1], row[2], orjson.loads(row[3])["firstMessage"])
@@ -658,7 +664,7 @@ class _Finder:
         plan = txn.plan
         self.harness = harnesses.get(plan.target)
         self.identity = plan.identity
-        self.cwd = os.path.realpath(plan.cwd)
+        self.cwd = dir_key(plan.cwd)
         self.exclude = plan.session_id if plan.target == plan.harness else None
         self.since_ns = (txn.created_at - MTIME_SLACK_MS) * 1_000_000
         self.others: set[str] = set()  # transcripts whose first message is someone else's
@@ -686,7 +692,7 @@ class _Finder:
 
     def _here(self, cwd: Any) -> bool:
         # A log that records no cwd is judged by its identity alone.
-        return not cwd or os.path.realpath(str(cwd)) == self.cwd
+        return not cwd or dir_key(str(cwd)) == self.cwd
 
 
 def _head(log: LogFile, adapter: Adapter, st: os.stat_result) -> tuple[list[Event], dict[str, Any]]:

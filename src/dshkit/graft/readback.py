@@ -13,8 +13,9 @@ from typing import Any
 
 import orjson
 
-from ..sessions.catalog import Catalog, SessionInfo, SessionNotFound
-from ..sessions.events import Event, message_text, result_call_id
+from ..errors import NotFound
+from ..sessions.catalog import Catalog, SessionAmbiguous, SessionInfo, SessionNotFound
+from ..sessions.events import Event, message_text, pair_tool_calls
 
 MAX_READ_LIMIT = 100_000  # characters one read_result page may hold
 MAX_SEARCH_LIMIT = 100  # hits one search may return
@@ -25,7 +26,7 @@ SEARCH_CHAR_BUDGET = 8_000
 ELLIPSIS = "…"
 
 
-class ReadBackError(LookupError):
+class ReadBackError(NotFound, LookupError):
     """The session or the event asked for is not there (the message says what is)."""
 
 
@@ -49,11 +50,12 @@ def read_result(
     _require("offset", offset, 0)
     info = _session(catalog, source_session_id, harness)
     events = catalog.conversation(info.key)
-    event = next((e for e in events if e.get("seq") == seq), None)
-    if event is None:
+    index = next((i for i, e in enumerate(events) if e.get("seq") == seq), None)
+    if index is None:
         raise ReadBackError(f"seq {seq} is not in session {_name(info)}: {_seq_range(events)}")
-    tools = _tool_names(events)
-    text = event_text(event, tools)
+    event = events[index]
+    tools = _result_tools(events)
+    text = event_text(event)
     if offset > len(text):
         raise ValueError(
             f"offset {offset} is past the end of seq {seq}'s text ({len(text)} characters)"
@@ -66,7 +68,7 @@ def read_result(
         "seq": seq,
         "type": event.get("type"),
     }
-    tool = _tool(event, tools)
+    tool = _tool(event, index, tools)
     if tool is not None:
         result["tool"] = tool
     result.update(
@@ -99,16 +101,17 @@ def search_history(
     _require("context_chars", context_chars, 0, MAX_CONTEXT_CHARS)
     info = _session(catalog, source_session_id, harness)
     events = catalog.conversation(info.key)
-    tools = _tool_names(events)
+    tools = _result_tools(events)
     phrase = re.compile(re.escape(query.strip()), re.IGNORECASE)
     terms = [re.compile(re.escape(term), re.IGNORECASE) for term in query.split()]
     hits: list[dict[str, Any]] = []
     total = used = 0
     truncated = False
-    for event in reversed(events):
+    for index in range(len(events) - 1, -1, -1):
+        event = events[index]
         if not _searchable(event):
             continue
-        text = event_text(event, tools)
+        text = event_text(event)
         span = _match(text, phrase, terms)
         if span is None:
             continue
@@ -121,7 +124,7 @@ def search_history(
             continue
         used += len(snippet)
         hit: dict[str, Any] = {"seq": event.get("seq"), "type": event.get("type")}
-        tool = _tool(event, tools)
+        tool = _tool(event, index, tools)
         if tool is not None:
             hit["tool"] = tool
         hit["snippet"] = snippet
@@ -136,7 +139,7 @@ def search_history(
     }
 
 
-def event_text(event: Event, tools: dict[str, str] | None = None) -> str:
+def event_text(event: Event) -> str:
     """The text read-back gives for an event: a tool call's name and arguments, a message's or
     tool result's text, any other event's data as JSON."""
     kind = event.get("type")
@@ -161,7 +164,7 @@ def _session(catalog: Catalog, session_id: str, harness: str | None) -> SessionI
         raise ValueError("source_session_id must be a non-empty session id")
     try:
         return catalog.find(session_id, harness)
-    except SessionNotFound as error:
+    except (SessionNotFound, SessionAmbiguous) as error:
         raise ReadBackError(str(error)) from error
 
 
@@ -184,24 +187,23 @@ def _searchable(event: Event) -> bool:
     return _is_message(event) or event.get("type") in ("tool/call", "tool/result")
 
 
-def _tool_names(events: list[Event]) -> dict[str, str]:
-    """Call id → tool name, for naming the tool a result answers."""
-    names: dict[str, str] = {}
-    for event in events:
-        if event.get("type") == "tool/call":
-            data = event.get("data") or {}
-            if data.get("callId"):
-                names[str(data["callId"])] = str(data.get("name", ""))
-    return names
+def _result_tools(events: list[Event]) -> dict[int, str]:
+    """Position of each paired tool result → the name of the tool it answers, paired by the
+    session layer's one rule (`events.Pairer`)."""
+    return {
+        pair.result_index: pair.name
+        for pair in pair_tool_calls(events).calls
+        if pair.result_index is not None
+    }
 
 
-def _tool(event: Event, tools: dict[str, str]) -> str | None:
+def _tool(event: Event, index: int, tools: dict[int, str]) -> str | None:
+    """The tool a call calls, or the one the result at `index` answers (None: unpaired)."""
     kind = event.get("type")
     if kind == "tool/call":
         return str((event.get("data") or {}).get("name", ""))
     if kind == "tool/result":
-        call_id = result_call_id(event)
-        return tools.get(call_id) if call_id else None
+        return tools.get(index)
     return None
 
 

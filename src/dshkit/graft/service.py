@@ -15,13 +15,11 @@ from typing import Any
 
 from .. import harnesses
 from ..sessions import Scanner, Source
-from ..sessions.catalog import Catalog, SessionInfo, SessionNotFound
+from ..sessions.catalog import Catalog, SessionInfo
 from ..store import Store
 from . import lifecycle
 from .handoff import Handoff, prepare_handoff
 from .settings import GraftSettings
-
-CALLER_WINDOW_MS = 10 * 60_000  # sessions active this recently in a directory compete
 
 
 def ignition(settings: GraftSettings) -> lifecycle.Ignition:
@@ -46,31 +44,8 @@ def transcript_sources(path: str | os.PathLike[str]) -> list[Source]:
 
 
 def caller(catalog: Catalog, harness: str | None, cwd: str) -> SessionInfo:
-    """The session a tool call without a session id comes from: the one most recently active
-    in `cwd` (of `harness`, when known). SessionNotFound when there is none, or when another
-    session was active there within CALLER_WINDOW_MS (then the caller must name itself)."""
-    here = os.path.realpath(cwd)
-    found = [
-        info
-        for info in catalog.recent(harness, limit=None)
-        if info.cwd and os.path.realpath(info.cwd) == here
-    ]
-    if not found:
-        raise SessionNotFound(f"no session of {harness or 'any harness'} has worked in {cwd}")
-    newest = found[0]
-    rivals = [
-        info
-        for info in found[1:]
-        if newest.last_time is not None
-        and info.last_time is not None
-        and newest.last_time - info.last_time < CALLER_WINDOW_MS
-    ]
-    if rivals:
-        names = ", ".join(f"{i.harness}:{i.session_id}" for i in [newest, *rivals])
-        raise SessionNotFound(
-            f"several sessions are active in {cwd} ({names}): name one with sessionId"
-        )
-    return newest
+    """The session a tool call without a session id comes from (`Catalog.caller`)."""
+    return catalog.caller(cwd, harness)
 
 
 def slice_session(

@@ -114,12 +114,13 @@ def _notices(store: Store, key: tuple[str, str] | None = None) -> list[dict[str,
     where, args = ("AND harness = ? AND session_id = ?", key) if key else ("", ())
     rows = store.db.execute(
         "SELECT harness, session_id, txn_id, at, text FROM graft_notices "
-        f"WHERE shown_at IS NULL {where} ORDER BY at, txn_id",
+        f"WHERE 1 {where} ORDER BY at, txn_id",
         args,
     ).fetchall()
     return [
         {"harness": row[0], "sessionId": row[1], "txnId": row[2], "at": row[3], "text": row[4]}
         for row in rows
+        if not ledger.shown(store, row[0], row[1], row[2])
     ]
 
 

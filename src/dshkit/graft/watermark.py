@@ -30,6 +30,7 @@ from typing import Any
 
 from ..sessions.events import (
     Event,
+    TurnCounter,
     context_window,
     is_human_message,
     session_model,
@@ -88,14 +89,15 @@ class Digest:
     """What the decisions need of a session's events, small and extendable: a live session's
     hooks fold each tail read into the digest they keep, instead of rereading the whole log.
 
-    `count` is the number of events folded; `last_step` and `last_graft_call` are positions
-    (0-based, -1 for none) of the last model step and the last call of a handoff tool."""
+    `count` is the number of events folded; `turns` numbers turns as the session layer does
+    everywhere (`events.TurnCounter`); `last_step` and `last_graft_call` are positions (0-based,
+    -1 for none) of the last model step and the last call of a handoff tool."""
 
     count: int = 0
     window: int | None = None  # as the log last announced it
     model: str | None = None
     context: int | None = None  # the latest request's context tokens
-    ordinal: int = 0  # turns started
+    turns: TurnCounter = field(default_factory=TurnCounter)
     levels: list[list[int]] = field(default_factory=list)  # [ordinal, context], recent turns
     humans: int = 0
     identity: Identity | None = None  # from the first human message only
@@ -114,7 +116,7 @@ class Digest:
         for event in events:
             kind = event.get("type")
             if kind == "turn/start":
-                self.ordinal += 1
+                self.turns.add(event)
             elif kind == "request/context":
                 self.window = context_window((event,)) or self.window
             elif kind == "user/message" and is_human_message(event):
@@ -129,10 +131,11 @@ class Digest:
                 self.last_graft_call = self.count
             for _, usage in usages((event,)):
                 self.context = usage.context
-                if self.levels and self.levels[-1][0] == self.ordinal:
+                ordinal = self.turns.ordinal
+                if self.levels and self.levels[-1][0] == ordinal:
                     self.levels[-1][1] = usage.context
                 else:
-                    self.levels = [*self.levels, [self.ordinal, usage.context]][
+                    self.levels = [*self.levels, [ordinal, usage.context]][
                         -(GROWTH_SAMPLE_TURNS + 1) :
                     ]
             items = todo_items(event)
@@ -143,6 +146,11 @@ class Digest:
                     if item.get("status") != "completed"
                 ]
             self.count += 1
+
+    @property
+    def ordinal(self) -> int:
+        """Turns started so far."""
+        return self.turns.ordinal
 
     def pressure(self, settings: GraftSettings) -> Pressure:
         """The latest request's context against the window (see `context_pressure`)."""
@@ -168,8 +176,9 @@ class Digest:
         return GraftCost(settings.handoff_tokens, growth, source, settings.reserve_turns)
 
     def as_json(self) -> dict[str, Any]:
-        values = {name: getattr(self, name) for name in self.__slots__}
+        values = {name: getattr(self, name) for name in self.__slots__ if name != "turns"}
         values["identity"] = None if self.identity is None else self.identity.as_json()
+        values["ordinal"], values["turn"] = self.turns.ordinal, self.turns.number
         return values
 
     @classmethod
@@ -177,6 +186,9 @@ class Digest:
         fields = {name: value[name] for name in cls.__slots__ if name in value}
         identity = fields.get("identity")
         fields["identity"] = None if identity is None else Identity.from_json(identity)
+        # A digest kept before turns had their own number: its ordinal stands in for it.
+        ordinal = value.get("ordinal", 0)
+        fields["turns"] = TurnCounter(ordinal, value.get("turn", ordinal))
         return cls(**fields)
 
 

@@ -118,7 +118,7 @@ class Capability:
         config_modes: tuple[Callable[[], str], Mapping[str, str]] | None = None,
         mcp_register: Mapping[str, Callable[[str, str], tuple[str, str]]] | None = None,
     ) -> None:
-        self.mcp_configs = mcp_configs  # cwd → [(path, format)], formats of capability/mcp.py
+        self.mcp_configs = mcp_configs  # cwd → [(path, format)], formats of config_files.py
         self.full_access = full_access  # a sandbox or permission mode that restricts nothing
         self.log_modes = log_modes  # fact → (event type, data key) in the session log
         self.config_modes = config_modes  # (TOML path, fact → top-level key)

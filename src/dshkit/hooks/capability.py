@@ -15,6 +15,7 @@ import os
 from typing import Any
 
 from ..capability import lookup, read_facts
+from ..store import CAPABILITY_DELIVERY
 from .protocol import HookInput
 
 SWITCH = "DSHKIT_CAPABILITY"
@@ -42,22 +43,15 @@ def _deliver(hook: HookInput, again: bool) -> dict[str, Any] | None:
         errors: list[str] = []
         facts = read_facts(store, hook.harness, hook.payload, errors)
         now, _ = lookup(store, facts, cwd, errors)
-        row = store.db.execute(
-            "SELECT delivered FROM capability_sessions WHERE harness = ? AND session_id = ?", key
-        ).fetchone()
-    delivered = row[0] if row else None
-    marker = now.key + ("#pending" if now.pending else "")
-    if not again and delivered in (marker, now.key):
+        marker = now.key + ("#pending" if now.pending else "")
+        # The last delivery only (each supersedes the one before): a mode changed back is news.
+        unchanged = any(store.delivered(key, CAPABILITY_DELIVERY, m) for m in (marker, now.key))
+    if not again and unchanged:
         return None  # unchanged (an expired cache being re-probed is no news)
     text = now.text
 
     def record() -> None:
-        with hook.open_store() as store, store.transaction() as db:
-            db.execute(
-                "INSERT INTO capability_sessions (harness, session_id, delivered) "
-                "VALUES (?, ?, ?) ON CONFLICT (harness, session_id) "
-                "DO UPDATE SET delivered = excluded.delivered",
-                (*key, marker),
-            )
+        with hook.open_store() as store:
+            store.mark_delivered(key, CAPABILITY_DELIVERY, marker, superseding=True)
 
     return {"additionalContext": text, "commit": record}

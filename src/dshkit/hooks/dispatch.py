@@ -20,8 +20,8 @@ import sys
 import time
 
 from ..harnesses import detect as detect_harness
+from ..hookspec import COMMITS_TOTAL_S, HANDLERS_TOTAL_S, Entry
 from .protocol import HookInput, answer
-from .registry import COMMITS_TOTAL_S, HANDLERS_TOTAL_S, Entry
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from .. import harnesses
-from ..graft.policy import DEFAULT_MODE, classify_command, policy_decision
+from ..guard import DEFAULT_MODE, classify_command, policy_decision
 from .protocol import HookInput
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)

@@ -10,16 +10,11 @@ than the optimizer's timeout, and never given half an instruction.
 
 from __future__ import annotations
 
-from contextlib import suppress
-from dataclasses import replace
 from typing import Any
 
-from ..llm import LLMConfig
-from ..optimizer.pipeline import optimize
-from ..optimizer.settings import settings_for
-from ..sessions import Catalog, Scanner, default_sources
-from ..store import LeaseBusy
-from .protocol import HookInput
+from ..optimizer import OptimizerService
+from ..sessions import Refresh, default_sources
+from .protocol import STORE_BUSY_TIMEOUT_S, HookInput
 
 # The optimization's own deadline in a hook, whatever the settings say: inside the handler's
 # budget in the registry, with room to store the run and answer.
@@ -34,39 +29,32 @@ def on_prompt(hook: HookInput) -> dict[str, Any] | None:
     prompt = hook.payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip() or LABEL in prompt:
         return None
-    with hook.open_store() as store:
-        key = (hook.harness, hook.session_id) if hook.harness_info and hook.session_id else None
-        settings = settings_for(store, key)  # a bad config raises: the runtime logs it
-        if settings.tier == "off":
-            return None
-        if settings.skip_prefix and prompt.startswith(settings.skip_prefix):
-            return None
-        llm = LLMConfig.load(store.state_dir)
-        llm.check()
-        if key is not None:
-            _catch_up(store, key[0])
-        known = key if key is not None and Catalog(store).get(key) else None
-        cwd = hook.payload.get("cwd")
-        run = optimize(
-            store,
-            prompt,
-            replace(settings, timeout_s=min(settings.timeout_s, HOOK_DEADLINE_S)),
-            llm,
-            session=known,
-            cwd=cwd if isinstance(cwd, str) else None,
-        )
+    key = (hook.harness, hook.session_id) if hook.harness_info and hook.session_id else None
+    # The harness's own sessions root is read for what is new (the session's latest
+    # exchanges); a scan already running is not waited for: the agent is waiting.
+    service = OptimizerService(
+        hook.state_dir,
+        sources=default_sources(hook.harness) if key else None,
+        busy_timeout=STORE_BUSY_TIMEOUT_S,
+    )
+    settings = service.settings(typed_in=key)  # a bad config raises: the runtime logs it
+    if settings.tier == "off":
+        return None
+    if settings.skip_prefix and prompt.startswith(settings.skip_prefix):
+        return None
+    cwd = hook.payload.get("cwd")
+    run = service.optimize(
+        prompt,
+        typed_in=key,
+        cwd=cwd if isinstance(cwd, str) else None,
+        refresh=Refresh.TRY,
+        deadline_s=HOOK_DEADLINE_S,
+    )
     if run.fallback or run.output == prompt:
         return None  # the raw words pass untouched
     if settings.permission == "review":
         return {"decision": "block", "reason": _review(run.id, run.output, settings.skip_prefix)}
     return {"additionalContext": f"{LABEL}\n{run.output}"}
-
-
-def _catch_up(store: Any, harness: str) -> None:
-    """Read what is new in the harness's own sessions root, so the session's latest
-    exchanges are there; a scan already running is not waited for."""
-    with suppress(LeaseBusy):
-        Scanner(store).scan(default_sources(harness), wait=0)
 
 
 def _review(run_id: int | None, output: str, prefix: str) -> str:

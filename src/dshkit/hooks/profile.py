@@ -11,10 +11,10 @@ those SessionStarts inject again. Empty text: nothing.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from ..profile.state import ProfileState
+from ..store import PROFILE_DELIVERY
 from .protocol import HookInput
 
 _AGAIN = ("compact", "clear")
@@ -45,19 +45,16 @@ def _inject_once(hook: HookInput, again: bool) -> dict[str, Any] | None:
         # A write transaction, not a bare read: a store another process keeps locked makes
         # this fail now (no opinion, and the next firing tries again) rather than inject a
         # text whose delivery could then not be recorded.
-        with store.transaction() as db:
-            done = db.execute(
-                "SELECT 1 FROM hook_sessions WHERE harness = ? AND session_id = ?", key
-            ).fetchone()
+        with store.transaction():
+            done = store.delivered(key, PROFILE_DELIVERY)
     if done and not again:
         return None
 
     def record() -> None:
-        with hook.open_store() as store, store.transaction() as db:
-            db.execute(
-                "INSERT OR IGNORE INTO hook_sessions (harness, session_id, injected_at) "
-                "VALUES (?, ?, ?)",
-                (*key, int(time.time() * 1000)),
-            )
+        import hashlib  # after the answer: not on the way to it
+
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]  # which text it was
+        with hook.open_store() as store:
+            store.mark_delivered(key, PROFILE_DELIVERY, digest, superseding=True)
 
     return {"additionalContext": text, "commit": record}

@@ -6,7 +6,7 @@ payload, without a JSON parser), only drains stdin and exits, at about a bare in
 cost. The agent must never be broken by dshkit: a bad payload, a failing or slow handler,
 anything at all gives a well-formed "no opinion" (nothing printed, exit 0) and a line in
 `<state dir>/hooks.log`. Extra handlers may be named in `DSHKIT_HOOK_HANDLERS` (see
-`registry.extra_entries`), after the built-in ones.
+`hookspec.extra_entries`), after the built-in ones.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 import sys
 
 from ..harnesses import dsh_home
-from .registry import EVENTS, Entry, entries, extra_entries
+from ..hookspec import EVENTS, Entry, entries, extra_entries
 
 _KEY = b'"tool_name"'
 _BLANKS = (b" ", b"\t", b"\r", b"\n")  # JSON whitespace

@@ -2,7 +2,8 @@
 
 Failures are never an empty output (seed 001 §1.6): an HTTP error, a network error, a broken
 or unfinished stream, a reply cut at `max_tokens`, a call past its deadline and an abort each
-come back as their own outcome, and every call is recorded in the store (never the API key).
+come back as their own outcome, and every call is recorded in the store (never the API key),
+linked to the sessions whose words it carries.
 
 Messages may have every role (system, user, assistant with `tool_calls`, tool with
 `tool_call_id`); given `tools` (OpenAI function schemas) the model may answer with tool calls,
@@ -116,17 +117,23 @@ class Completion:
 
 
 class LLMClient:
-    """Streams chat completions from an OpenAI-compatible endpoint."""
+    """Streams chat completions from an OpenAI-compatible endpoint.
+
+    `sessions` are the sessions (harness, session id) whose words its calls carry: each
+    recorded call is linked to them, and forgetting one of them deletes the call."""
 
     def __init__(
         self,
         config: LLMConfig,
         store: Store | None = None,
         transport: httpx.BaseTransport | None = None,
+        *,
+        sessions: Iterable[tuple[str, str]] = (),
     ) -> None:
         config.check()
         self.config = config
         self.store = store
+        self.sessions = tuple(dict.fromkeys(sessions))
         self._http = httpx.Client(
             base_url=config.base_url.rstrip("/"),
             headers={"Authorization": f"Bearer {config.api_key}"},
@@ -182,7 +189,7 @@ class LLMClient:
             )
         result.elapsed_ms = round((time.monotonic() - started) * 1000)
         if self.store is not None:
-            _record(self.store, self.config, purpose, messages, result)
+            _record(self.store, self.config, purpose, messages, result, self.sessions)
         return result
 
     def _stream(
@@ -425,9 +432,10 @@ def _record(
     purpose: str,
     messages: Sequence[Message],
     result: Completion,
+    sessions: Sequence[tuple[str, str]],
 ) -> None:
     with store.transaction() as db:
-        db.execute(
+        call = db.execute(
             "INSERT INTO llm_calls (at, purpose, base_url, model, outcome, error, "
             "finish_reason, elapsed_ms, usage, prompt, response, tool_calls) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -447,4 +455,8 @@ def _record(
                 if result.tool_calls
                 else None,
             ),
+        )
+        db.executemany(
+            "INSERT INTO llm_call_sessions (call_id, harness, session_id) VALUES (?, ?, ?)",
+            [(call.lastrowid, harness, session_id) for harness, session_id in sessions],
         )

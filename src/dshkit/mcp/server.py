@@ -16,11 +16,10 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 
 from .. import __version__
-from ..profile.state import ProfileState
+from ..install import SERVER_NAME
+from ..profile import ProfileService
 from ..sessions import Source, default_sources
-from ..store import Store
 from ..web.server import make_server
-from .register import NAME
 from .tools import TOOLS, Tools
 
 HTTP_HOST = "127.0.0.1"  # the only address `--http` serves on
@@ -29,8 +28,7 @@ HTTP_PATH = "/mcp"
 
 def instructions(state_dir: Path) -> str | None:
     """The effective profile text as the hooks inject it, or None when there is none."""
-    with Store(state_dir) as store:
-        return ProfileState(store).effective().text or None
+    return ProfileService(state_dir).effective().text or None
 
 
 def build_server(
@@ -41,7 +39,7 @@ def build_server(
     profile out of its instructions (the hooks inject it: the model is told once)."""
     tools = Tools(state_dir, default_sources() if sources is None else sources)
     server: MCPServer = MCPServer(
-        NAME,
+        SERVER_NAME,
         instructions=instructions(state_dir) if profile else None,
         version=__version__,
         log_level="WARNING",  # on stderr: stdout carries the protocol only

@@ -23,6 +23,7 @@ from pydantic import Field
 from .. import harnesses
 from ..config import ConfigError
 from ..detached import start_detached
+from ..errors import DshkitError
 from ..gate.browser import BrowserError
 from ..gate.judge import MAX_BUDGET_S, MIN_BUDGET_S, GateInputError
 from ..gate.service import run_gate
@@ -33,11 +34,9 @@ from ..graft.readback import ReadBackError, read_result, search_history
 from ..graft.service import caller, refresh, slice_session
 from ..graft.settings import GraftSettings
 from ..graft.status import debug_status
-from ..optimizer.pipeline import optimize
-from ..optimizer.request import llm_for, resolve_request
-from ..optimizer.strategies import FORMS, TIERS
-from ..profile.state import ProfileState
-from ..sessions import Catalog, Scanner, SessionNotFound, Source
+from ..optimizer import FORMS, TIERS, OptimizerService
+from ..profile import ProfileService
+from ..sessions import Catalog, Refresh, SessionAmbiguous, SessionNotFound, Source
 from ..sessions.catalog import SessionInfo
 from ..sessions.scanner import single_harness
 from ..store import LeaseBusy, Store, StoreError
@@ -90,16 +89,11 @@ class Tools:
     def profile_show(self) -> CallToolResult:
         """dshkit 当前注入给模型的用户画像原文（与 hook 注入的文字逐字节相同；没有画像时为空），
         以及它的来源（自动画像或用户自定义）和被省略的条目。"""
-        with self.store() as store:
-            effective = ProfileState(store).effective()
-        facts = {
-            "text": effective.text,
-            "mode": effective.mode.value,
-            "source": effective.source,
-            "dropped": list(effective.dropped),
-            "withheld": effective.withheld,
-        }
-        return result(effective.text, facts)
+        try:
+            effective = ProfileService(self.state_dir).effective()
+        except (StoreError, OSError) as exc:
+            raise ToolError(str(exc)) from exc
+        return result(effective.text, effective.as_json())
 
     @tool(read_only=False)
     def optimize_prompt(
@@ -130,26 +124,20 @@ class Tools:
     ) -> CallToolResult:
         """把用户的原话优化成一条有依据的指令（dshkit 的提示词优化器，调用配置的模型）。
         返回优化后的指令原文；模型不可用或失败时报错并说明原因，原话保持不变。"""
-        if not raw.strip():
-            raise ToolError("raw: the raw words are empty")
-        if harness is not None and harness not in harnesses.NAMES:
-            raise ToolError(f"harness: {harnesses.UnknownHarness(harness)}")
-        with self.store() as store:
-            if session:
-                wanted = [s for s in self.sources if harness in (None, s.harness)]
-                try:
-                    Scanner(store).scan(wanted)
-                except LeaseBusy as exc:
-                    raise ToolError(str(exc)) from exc
-            overrides = {"tier": tier, "form": form, "turns": turns, "full": full}
-            try:
-                request = resolve_request(store, session, harness, overrides, cwd)
-                llm = llm_for(store, request.settings)
-            except ConfigError as exc:  # before ValueError: a ConfigError is one
-                raise ToolError(str(exc)) from exc
-            except ValueError as exc:
-                raise ToolError(f"session: {exc}") from exc
-            run = optimize(store, raw, request.settings, llm, session=request.key, cwd=request.cwd)
+        service = OptimizerService(self.state_dir, sources=self.sources)
+        try:
+            run = service.optimize(
+                raw,
+                session=session,
+                harness=harness,
+                cwd=cwd,
+                overrides={"tier": tier, "form": form, "turns": turns, "full": full},
+                refresh=Refresh.WAIT,  # the model asked: the session's newest turn counts
+            )
+        except DshkitError as exc:
+            raise ToolError(f"{exc.field}: {exc}" if exc.field else str(exc)) from exc
+        except (ConfigError, StoreError, OSError) as exc:
+            raise ToolError(str(exc)) from exc
         if run.fallback:
             raise ToolError(f"run {run.id}: the raw words were passed on: {run.fallback}")
         return result(run.output, run.as_json())
@@ -198,7 +186,7 @@ class Tools:
             if session_id:
                 return catalog.find(session_id, harness)
             return caller(catalog, harness, os.getcwd())
-        except SessionNotFound as exc:
+        except (SessionNotFound, SessionAmbiguous) as exc:
             raise ToolError(f"{name}: {exc}") from exc
 
     def _settings(self) -> GraftSettings:
@@ -320,6 +308,6 @@ class Tools:
         with self.store() as store:
             try:
                 found = debug_status(store, sessionId, single_harness(self.sources))
-            except SessionNotFound as exc:
+            except (SessionNotFound, SessionAmbiguous) as exc:
                 raise ToolError(f"sessionId: {exc}") from exc
         return result(as_text(found), found)

@@ -1,2 +1,56 @@
 """The evidence-driven prompt optimizer (seed 000): a person's raw words become one instruction
-for the working agent that stands on evidence, or asks first where facts cannot be known."""
+for the working agent that stands on evidence, or asks first where facts cannot be known.
+
+Surfaces use it through `OptimizerService` and its result types, named here. They are
+imported on first use: the prompt hook, with the optimizer off, loads only what reading the
+settings takes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the real names, for type checkers
+    from .evaluate import EvalRow, Evaluation
+    from .runs import OUTCOMES, Run, RunList, RunNotFound, TierRate
+    from .service import JOB_KIND, OptimizerService
+    from .settings import Settings
+    from .strategies import FORMS, TIERS
+
+_HOMES = {
+    "EvalRow": "evaluate",
+    "Evaluation": "evaluate",
+    "OUTCOMES": "runs",
+    "Run": "runs",
+    "RunList": "runs",
+    "RunNotFound": "runs",
+    "TierRate": "runs",
+    "JOB_KIND": "service",
+    "OptimizerService": "service",
+    "Settings": "settings",
+    "FORMS": "strategies",
+    "TIERS": "strategies",
+}
+__all__ = [
+    "FORMS",
+    "JOB_KIND",
+    "OUTCOMES",
+    "TIERS",
+    "EvalRow",
+    "Evaluation",
+    "OptimizerService",
+    "Run",
+    "RunList",
+    "RunNotFound",
+    "Settings",
+    "TierRate",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    globals()[name] = value
+    return value

@@ -3,17 +3,19 @@ the working session's history, as an onlooker.
 
 Scope is decided only by the two settings, never by relevance:
 
-- `turns` N (0–10): the last N exchanges of the session's transcript.
+- `turns` N (0–10): the last N exchanges of the session's transcript. The setting (`[optimizer]
+  turns`, `--turns`) keeps its name, but what it counts is exchanges, not a harness's turns.
 - `full`: every exchange the working agent currently sees (see below).
 
 Both on: the union of the two. Both off, no resolvable session, or nothing in scope: no block
 at all (`None`), never "the first session in the list".
 
-**One exchange (turn)** is one thing the person typed — a `user/message` whose `source.kind`
+**One exchange** is one thing the person typed — a `user/message` whose `source.kind`
 is `user`, nothing injected (hook context, runtime snapshots, compaction summaries, tool
 results, subagent prompts) — together with the assistant's reply to it: every
 `assistant/message` and `tool/call` after it, up to the person's next message. However many
-steps and tool calls a harness turn takes, it is one exchange. The reply is shown as:
+steps, tool calls and harness turns the answer takes, it is one exchange: a turn the harness
+starts without a new message from the person starts no exchange. The reply is shown as:
 
 - at the fullest detail, each assistant message's visible text (never reasoning) in log
   order, and each tool call as one short line (tool name and its first argument);
@@ -57,12 +59,12 @@ from typing import Any
 import orjson
 
 from .. import harnesses
-from ..sessions.catalog import Catalog, SessionKey, SessionNotFound, bulk_load
+from ..sessions.catalog import Catalog, SessionKey, bulk_load
 from ..sessions.events import Event, is_human_message, message_text
 from .strategies import HISTORY_MARK
 
-MAX_TURNS = 10
-# Below this, not even the declaration and a dropped-turns notice fit.
+MAX_EXCHANGES = 10  # the most the `turns` setting may ask for
+# Below this, not even the declaration and a dropped-exchanges notice fit.
 MIN_BUDGET_CHARS = 600
 
 # Opens every block (iron rule 8): the optimizer reads the history as an onlooker.
@@ -104,8 +106,8 @@ class ContextBlock:
     text: str
     harness: str
     session_id: str
-    turns_included: int
-    turns_dropped: int  # oldest exchanges in scope left out for the budget (stated in `text`)
+    exchanges_included: int
+    exchanges_dropped: int  # oldest exchanges in scope left out for the budget (said in `text`)
     detail: DetailLevel
     seqs: tuple[int, ...]  # every message labelled in `text` by HISTORY_MARK, in order
     truncated_to: int | None  # the common cap at a truncating level, when something was cut
@@ -116,35 +118,22 @@ class ContextBlock:
         return self.harness, self.session_id
 
     @property
-    def turns_in_scope(self) -> int:
-        return self.turns_included + self.turns_dropped
+    def exchanges_in_scope(self) -> int:
+        return self.exchanges_included + self.exchanges_dropped
 
     def as_json(self) -> dict[str, Any]:
+        # Kept in run records under the setting's word: these keys count exchanges too.
         return {
             "harness": self.harness,
             "sessionId": self.session_id,
-            "turnsIncluded": self.turns_included,
-            "turnsDropped": self.turns_dropped,
+            "turnsIncluded": self.exchanges_included,
+            "turnsDropped": self.exchanges_dropped,
             "detail": self.detail.value,
             "seqs": list(self.seqs),
             "truncatedTo": self.truncated_to,
             "compacted": self.compacted,
             "chars": len(self.text),
         }
-
-
-def resolve_session(
-    catalog: Catalog, session_id: str | None, harness: str | None = None
-) -> SessionKey | None:
-    """The stored session `session_id` names (its full id or a unique prefix, within `harness`
-    when given); None when nothing is given, or it matches no session or several. Never a
-    guess: no id, no session."""
-    if not session_id or not session_id.strip():
-        return None
-    try:
-        return catalog.find(session_id.strip(), harness).key
-    except SessionNotFound:
-        return None
 
 
 def context_block(
@@ -159,23 +148,27 @@ def context_block(
     """The session-context block of `key` within `budget_chars` characters, or None when the
     settings ask for nothing, there is no session, or nothing is in scope.
 
+    `turns` and `full` are the `[optimizer]` settings of those names: `turns` is how many of
+    the latest exchanges are in scope (named for the setting; it counts exchanges).
+
     `raw`, the words being optimized: when the session's last exchange is exactly this
     message with no reply yet (the harness logged it before the hook ran), it is the request
     itself, not history, and is left out.
     """
-    if isinstance(turns, bool) or not isinstance(turns, int) or not 0 <= turns <= MAX_TURNS:
-        raise ValueError(f"turns must be an integer from 0 to {MAX_TURNS}, got {turns!r}")
+    if isinstance(turns, bool) or not isinstance(turns, int) or not 0 <= turns <= MAX_EXCHANGES:
+        raise ValueError(f"turns must be an integer from 0 to {MAX_EXCHANGES}, got {turns!r}")
+    recent = turns  # the latest exchanges asked for
     if budget_chars < MIN_BUDGET_CHARS:
         raise ValueError(
             f"budget_chars must be at least {MIN_BUDGET_CHARS} characters, got {budget_chars}"
         )
-    if key is None or (turns == 0 and not full) or catalog.get(key) is None:
+    if key is None or (recent == 0 and not full) or catalog.get(key) is None:
         return None
     exchanges, compaction = _load(catalog, key)
     last = exchanges[-1] if exchanges else None
     if raw is not None and last and not last.replies and last.human.text == _clean(raw):
         exchanges.pop()
-    chosen = set(range(max(0, len(exchanges) - turns), len(exchanges)))
+    chosen = set(range(max(0, len(exchanges) - recent), len(exchanges)))
     if full:
         chosen |= {i for i, exchange in enumerate(exchanges) if exchange.in_view}
     scope = [exchanges[i] for i in sorted(chosen)]
@@ -183,15 +176,15 @@ def context_block(
         return None
     # `full` met a compaction that took older exchanges out of the agent's view.
     compacted = full and compaction and not all(exchange.in_view for exchange in exchanges)
-    header = _Header(turns, full, len(exchanges), len(scope), compacted)
+    header = _Header(recent, full, len(exchanges), len(scope), compacted)
     fitted = _fit(scope, header, budget_chars)
     text, seqs = fitted.render()
     return ContextBlock(
         text=text,
         harness=key[0],
         session_id=key[1],
-        turns_included=len(scope) - fitted.dropped,
-        turns_dropped=fitted.dropped,
+        exchanges_included=len(scope) - fitted.dropped,
+        exchanges_dropped=fitted.dropped,
         detail=fitted.level,
         seqs=seqs,
         truncated_to=fitted.cap,
@@ -339,7 +332,7 @@ def _neutral(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Header:
-    turns: int
+    recent: int  # the latest exchanges asked for (the `turns` setting)
     full: bool
     total: int  # exchanges in the session
     scope: int  # exchanges in scope
@@ -349,7 +342,7 @@ class _Header:
         lines = [DECLARATION, self._scope()]
         if self.compacted and unseen:
             lines.append(
-                f"该会话做过上下文压缩：下面最早的 {unseen} 个回合工作 AI 现在已看不到原文，"
+                f"该会话做过上下文压缩：下面最早的 {unseen} 次往来工作 AI 现在已看不到原文，"
                 "只看得到压缩摘要。"
             )
         elif self.compacted:
@@ -360,31 +353,33 @@ class _Header:
         lines.append(_DETAIL[level](cap))
         if dropped:
             lines.append(
-                f"篇幅所限，范围内最早的 {dropped} 个回合已整回合略去、没有列出；"
-                f"下面是其余最近的 {self.scope - dropped} 个回合。"
+                f"篇幅所限，范围内最早的 {dropped} 次往来已整次略去、没有列出；"
+                f"下面是其余最近的 {self.scope - dropped} 次往来。"
             )
         lines.append(_CITE)
         return lines
 
     def _scope(self) -> str:
-        if self.full and self.turns:
+        if self.full and self.recent:
             return (
-                f"范围：工作 AI 当前看得到的全部往来，并至少包括最近 {self.turns} 个回合，"
-                f"共 {self.scope} 个回合（一个回合 = 用户一条消息 + AI 对它的答复）。"
+                f"范围：工作 AI 当前看得到的全部往来，并至少包括最近 {self.recent} 次往来，"
+                f"共 {self.scope} 次（一次往来 = 用户一条消息 + AI 对它的答复）。"
             )
         if self.full:
             return (
-                f"范围：工作 AI 当前看得到的全部往来，共 {self.scope} 个回合"
-                "（一个回合 = 用户一条消息 + AI 对它的答复）。"
+                f"范围：工作 AI 当前看得到的全部往来，共 {self.scope} 次"
+                "（一次往来 = 用户一条消息 + AI 对它的答复）。"
             )
-        fewer = f"；本会话只有 {self.total} 个" if self.total < self.turns else ""
-        return f"范围：最近 {self.turns} 个回合（一个回合 = 用户一条消息 + AI 对它的答复）{fewer}。"
+        fewer = f"；本会话只有 {self.total} 次" if self.total < self.recent else ""
+        return (
+            f"范围：最近 {self.recent} 次往来（一次往来 = 用户一条消息 + AI 对它的答复）{fewer}。"
+        )
 
 
 _DETAIL: dict[DetailLevel, Callable[[int | None], str]] = {
     DetailLevel.FULL: lambda cap: "呈现：双方全文；AI 调用的工具每次一行（工具名和第一个参数）。",
     DetailLevel.ASSISTANT_TRUNCATED: lambda cap: (
-        "呈现：用户消息全文；AI 只保留每个回合最后的答复"
+        "呈现：用户消息全文；AI 只保留每次往来最后的答复"
         + (f"，超过 {cap} 字的截断（已标出）。" if cap else "，中间过程和工具调用从略。")
     ),
     DetailLevel.ASSISTANT_OMITTED: lambda cap: "呈现：用户消息全文；篇幅所限，AI 的答复全部省略。",

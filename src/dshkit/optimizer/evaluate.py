@@ -9,8 +9,9 @@ is run by hand (`dshkit optimize eval`), never by the tests.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -22,6 +23,29 @@ from .settings import settings_for
 from .strategies import NOTHING_TO_ASK, PASSTHROUGH_TIER, TIERS
 
 MAX_CASES = 200
+
+
+class EvalRow(TypedDict):
+    """One case under one tier: its run, the gates of the answer, and for a clear case
+    whether it said 无 (None for the others)."""
+
+    raw: str
+    tier: str
+    runId: int | None
+    fallback: str | None
+    askGate: dict[str, Any]
+    lengthGate: dict[str, Any]
+    nothingOnClear: bool | None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The live verification table: one row per case and tier, in case order."""
+
+    rows: list[EvalRow]
+
+    def as_json(self) -> list[EvalRow]:
+        return self.rows
 
 
 def load_cases(path: Path) -> list[dict[str, Any]]:
@@ -53,9 +77,9 @@ def evaluate(
     *,
     cwd: str,
     progress: Callable[[str, str], None] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[EvalRow]:
     """One row per case and tier: the gates of the answer and whether a clear case said 无."""
-    rows = []
+    rows: list[EvalRow] = []
     for case in cases:
         for tier in (t for t in TIERS if t != PASSTHROUGH_TIER):
             settings = settings_for(store, None, {"tier": tier, "turns": 0, "full": False})

@@ -30,6 +30,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from pathspec.patterns.gitignore import GitIgnorePatternError
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
 from ..llm.tools import ToolLimits
 
 # Basenames (matched lowercased) whose content is never read, searched or listed: keys,
@@ -330,9 +333,10 @@ class Workspace:
         alternatives = _braces("/".join(parts))
         if alternatives is None:
             return f"[拒绝：pattern 的 {{}} 展开超过 {_BRACE_EXPANSIONS} 种。]"
+        # Git's wildmatch, anchored at the root: `*` stays within a directory, `**` crosses.
         try:
-            matchers = [re.compile(_wildcard(alt) + r"\Z") for alt in alternatives]
-        except re.error as exc:
+            matchers = [GitIgnoreSpecPattern(f"/{alt}") for alt in alternatives if alt]
+        except (GitIgnorePatternError, re.error) as exc:
             return f"[拒绝：pattern 无法解析：{exc}]"
         # Walk only below the pattern's literal leading directories.
         prefix: list[str] = []
@@ -347,7 +351,7 @@ class Workspace:
         if stat.S_ISDIR(start.st.st_mode) and start.real_parts == tuple(prefix):
             for parts_found, _path, _st in self._files(start.real_parts, start.real, walk):
                 name = "/".join(parts_found)
-                if any(m.match(name) for m in matchers):
+                if any(_matches_itself(m, name) for m in matchers):
                     found.append(name)
         found.sort()
         notes = []
@@ -356,7 +360,7 @@ class Workspace:
                 f"[已停止：遍历了 {self.limits.walk_entries} 个目录项（上限），其余未遍历，"
                 "结果可能不全；请用更具体的目录前缀。]"
             )
-        secret = sum(1 for name in walk.secrets if any(m.match(name) for m in matchers))
+        secret = sum(1 for name in walk.secrets if any(_matches_itself(m, name) for m in matchers))
         if secret:
             notes.append(f"[另有 {secret} 个疑似密钥/凭据的文件或目录未列出，也不可读。]")
         tail = "".join(f"{note}\n" for note in notes)
@@ -752,97 +756,46 @@ def _braces(pattern: str) -> list[str] | None:
     return sorted(set(done))
 
 
-def _wildcard(pattern: str) -> str:
-    """A regex for a gitignore-style wildcard over a `/`-separated relative path.
+def _matches_itself(rule: GitIgnoreSpecPattern, path: str) -> bool:
+    """Whether a gitignore `rule` matches `path` (a directory's ending in `/`) itself.
 
-    `*` and `?` never cross `/`; `**/` at the start or after `/` matches any number of
-    directories, a trailing `/**` everything inside; other `**` are plain stars; `[…]` and
-    `[!…]` are character classes; a backslash makes the next character literal.
+    pathspec also reports a match through a directory above the path: its `ps_d` group holds
+    the `/` after that directory. Git decides such a directory on its own (`hidden` asks about
+    each one), and counting it again for the path would let a deeper file's `!dir/` speak
+    for the files inside, which git never does.
     """
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "*":
-            j = i
-            while j < len(pattern) and pattern[j] == "*":
-                j += 1
-            whole = j - i >= 2 and (i == 0 or pattern[i - 1] == "/")
-            if whole and pattern.startswith("/", j):
-                out.append("(?:.*/)?")
-                j += 1
-            elif whole and j == len(pattern):
-                out.append(".*")
-            else:
-                out.append("[^/]*")
-            i = j
-            continue
-        if char == "?":
-            out.append("[^/]")
-        elif char == "[":
-            end = re.match(r"\[([!^]?)(\]?[^\]]*)\]", pattern[i:])
-            if end is None:
-                out.append(re.escape(char))
-            else:
-                body = "".join(c if c == "-" else re.escape(c) for c in end.group(2))
-                out.append(f"[{'^' if end.group(1) else ''}{body}]")
-                i += end.end()
-                continue
-        elif char == "\\" and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
-            i += 1
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return "".join(out)
+    found = rule.match_file(path)
+    if found is None:
+        return False
+    match = found.match
+    return match.groupdict().get("ps_d") is None or match.end() == len(path)
 
 
-@dataclass(frozen=True)
-class _Rule:
-    regex: re.Pattern[str]
-    negate: bool
-    dir_only: bool
-    basename: bool  # no `/` in the pattern: it matches a name at any depth
-
-    def matches(self, path: str, is_dir: bool) -> bool:
-        if self.dir_only and not is_dir:
-            return False
-        return bool(self.regex.match(path.rsplit("/", 1)[-1] if self.basename else path))
-
-
-def _rules(text: str) -> list[_Rule]:
-    """A .gitignore's rules: patterns, `!` negation, `dir/` only, `/` anchoring, `**`."""
+def _rules(text: str) -> list[GitIgnoreSpecPattern]:
+    """A .gitignore's rules, compiled by pathspec as git reads them (`!` negation, `dir/`
+    only, `/` anchoring, `**`); blank lines and comments drop out."""
     rules = []
     for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        while line.endswith(" ") and not line.endswith("\\ "):
-            line = line[:-1]
-        negate = line.startswith("!")
-        line = line[1:] if negate else line
-        dir_only = line.endswith("/")
-        line = line.rstrip("/")
-        if not line:
-            continue
-        basename = "/" not in line
         try:
-            regex = re.compile(_wildcard(line.removeprefix("/")) + r"\Z")
-        except re.error:
+            rule = GitIgnoreSpecPattern(line)
+        except (GitIgnorePatternError, re.error):
             continue  # git ignores a pattern it cannot parse; so do we
-        rules.append(_Rule(regex, negate, dir_only, basename))
+        if rule.include is not None:
+            rules.append(rule)
     return rules
 
 
 class _GitIgnore:
     """Which paths the .gitignore files of a root (and of its repository above it) ignore.
 
-    As git decides: the last matching rule of a file wins, a deeper file overrides a
-    shallower one, and nothing inside an ignored directory comes back (`hidden`).
+    As git decides: each file's rules read paths relative to its own directory, the last
+    matching rule of a file wins, a deeper file overrides a shallower one, and nothing inside
+    an ignored directory comes back (`hidden`).
     """
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._cache: dict[Path, list[_Rule]] = {}
+        self._cache: dict[Path, list[GitIgnoreSpecPattern]] = {}
         # .gitignore files above the root count when the root is inside a repository.
         self._outer: list[tuple[Path, tuple[str, ...]]] = []
         above = root
@@ -858,10 +811,10 @@ class _GitIgnore:
         places.reverse()
         places += [(where, (*prefix, *parts)) for where, prefix in self._outer]
         for where, below in places:
-            path = "/".join(below)
+            path = "/".join(below) + ("/" if is_dir else "")
             for rule in reversed(self._load(where)):
-                if rule.matches(path, is_dir):
-                    return not rule.negate
+                if _matches_itself(rule, path):
+                    return bool(rule.include)
         return False
 
     def hidden(self, parts: tuple[str, ...], is_dir: bool) -> bool:
@@ -870,7 +823,7 @@ class _GitIgnore:
             bool(parts) and self.ignored(parts, is_dir)
         )
 
-    def _load(self, directory: Path) -> list[_Rule]:
+    def _load(self, directory: Path) -> list[GitIgnoreSpecPattern]:
         if directory not in self._cache:
             try:
                 data = _read_regular(directory / ".gitignore", _GITIGNORE_BYTES, follow=True)

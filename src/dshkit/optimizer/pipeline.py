@@ -100,7 +100,7 @@ def optimize(
         },
     ]
     told("model", "asking the model")
-    reply, steps = _converse(store, llm, settings, messages, workspace, told)
+    reply, steps = _converse(store, llm, settings, messages, workspace, told, session)
     run.steps += steps
     run.model = reply.model
     run.timings["modelMs"] = reply.elapsed_ms
@@ -149,12 +149,14 @@ def _converse(
     messages: list[dict[str, Any]],
     workspace: Workspace | None,
     told: Progress,
+    session: SessionKey | None,
 ) -> tuple[Completion, list[dict[str, Any]]]:
-    """The one model conversation, bounded by the settings' deadline and stall watchdog."""
+    """The one model conversation, bounded by the settings' deadline and stall watchdog; its
+    calls are recorded as made for `session` (forgetting it takes them)."""
     config = replace(llm, max_tokens=settings.max_tokens)
     stall = _Watchdog(settings.stall_s)
     try:
-        client = LLMClient(config, store)
+        client = LLMClient(config, store, sessions=[session] if session else [])
     except LLMConfigError as exc:
         return Completion("config-error", error=str(exc)), []
     with client, stall:

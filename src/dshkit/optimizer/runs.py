@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
+from ..errors import NotFound
 from ..store import Store
 
 OUTCOMES = ("ok", "rework")
 
 
-class RunNotFound(LookupError):
-    pass
+class RunNotFound(NotFound, LookupError):
+    """No optimizer run has the id asked for."""
+
+    def __init__(self, run_id: int) -> None:
+        super().__init__(f"no optimizer run {run_id}", field="run")
 
 
 @dataclass
@@ -151,7 +155,7 @@ def get_run(store: Store, run_id: int) -> Run:
         f"SELECT {_COLUMNS} FROM optimizer_runs WHERE id = ?", (run_id,)
     ).fetchone()
     if row is None:
-        raise RunNotFound(f"no optimizer run {run_id}")
+        raise RunNotFound(run_id)
     return _run(row)
 
 
@@ -176,18 +180,44 @@ def record_outcome(store: Store, run_id: int, outcome: str) -> Run:
             (outcome, int(time.time() * 1000), run_id),
         ).rowcount
     if not changed:
-        raise RunNotFound(f"no optimizer run {run_id}")
+        raise RunNotFound(run_id)
     return get_run(store, run_id)
 
 
-def success_rates(store: Store) -> dict[str, dict[str, Any]]:
+class TierRate(TypedDict):
+    """One tier's record: its runs, how many were judged and how, the one-pass success rate,
+    and its difference from the raw-words baseline (None while either has no judged run)."""
+
+    runs: int
+    judged: int
+    ok: int
+    rework: int
+    successRate: float | None
+    vsRawWords: float | None
+
+
+@dataclass(frozen=True)
+class RunList:
+    """The newest runs (newest first) and every tier's success rate."""
+
+    runs: list[Run]
+    rates: dict[str, TierRate]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "runs": [run.as_json() | {"at": run.at, "outcome": run.outcome} for run in self.runs],
+            "rates": self.rates,
+        }
+
+
+def success_rates(store: Store) -> dict[str, TierRate]:
     """Per tier: runs, how many were judged, ok and rework, the one-pass success rate, and its
     difference from the raw-words baseline (tier `off`) when both have judged runs."""
     rows = store.db.execute(
         "SELECT tier, count(*), sum(outcome = 'ok'), sum(outcome = 'rework') "
         "FROM optimizer_runs GROUP BY tier"
     ).fetchall()
-    rates: dict[str, dict[str, Any]] = {}
+    rates: dict[str, TierRate] = {}
     for tier, runs, ok, rework in rows:
         judged = (ok or 0) + (rework or 0)
         rates[tier] = {
@@ -196,8 +226,9 @@ def success_rates(store: Store) -> dict[str, dict[str, Any]]:
             "ok": ok or 0,
             "rework": rework or 0,
             "successRate": (ok or 0) / judged if judged else None,
+            "vsRawWords": None,
         }
-    baseline = rates.get("off", {}).get("successRate")
+    baseline = rates["off"]["successRate"] if "off" in rates else None
     for values in rates.values():
         rate = values["successRate"]
         values["vsRawWords"] = None if rate is None or baseline is None else rate - baseline

@@ -1,87 +1,286 @@
-"""The optimizer as a service: background optimizations with progress, runs, outcomes, settings.
+"""The optimizer's one face: each use case once, for the CLI, MCP, the web and the hook alike.
 
-Each call opens its own store connection, so it can be driven from any thread; an
-optimization runs as a job of the shared runner and reports its stages as it goes.
+A use case checks its input, brings the store as fresh as its caller asks (`Refresh`),
+resolves the session it names (never a guess: none or several matching is an error),
+applies the settings and runs the pipeline. Errors come from the tree (`dshkit.errors`) or
+are a `ConfigError` naming the setting; a run that passed the raw words on is a `Run` with
+`fallback` set, not an error: each surface decides what that means for it.
+
+Constructing the service does no I/O; each call opens its own store connection, so one
+service can be driven from any thread.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..jobs import JobFailed, JobRunner, Progress, Submitted
-from ..store import Store
-from .pipeline import optimize
-from .request import llm_for, resolve_request, session_key
-from .runs import get_run, list_runs, record_outcome, success_rates
-from .settings import set_session_settings, settings_for
+from .. import harnesses
+from ..errors import Busy, Invalid
+from ..sessions.catalog import Catalog, SessionInfo, SessionKey, SessionNotFound
+from ..sessions.refresh import Refresh, refresh
+from ..store import LeaseBusy, Store
+from .evaluate import Evaluation, load_cases
+from .runs import OUTCOMES, Run, RunList, get_run, list_runs, record_outcome, success_rates
+from .settings import Settings, set_session_settings, settings_for
+from .strategies import PASSTHROUGH_TIER
+
+if TYPE_CHECKING:
+    from ..jobs import JobRunner, Submitted
+    from ..llm import LLMConfig
+    from ..sessions.scanner import Source
 
 JOB_KIND = "optimizer"
 
+Progress = Callable[[str, str], None]  # (stage, message), as the pipeline reports
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What one optimization resolved to, before any model is asked."""
+
+    raw: str
+    session: SessionKey | None  # whose history is read (None: none)
+    settings: Settings
+    cwd: str | None  # the directory the read-only tools may read (None: no files)
+
 
 class OptimizerService:
-    def __init__(self, state_dir: Path, jobs: JobRunner) -> None:
+    """The optimizer's use cases over one state directory.
+
+    `jobs` runs background optimizations (`start`; a private runner when not given);
+    `sources` are the session roots a refresh scans (none: the store as the last scan left
+    it); `busy_timeout` bounds each store statement's wait for another process's lock.
+    """
+
+    def __init__(
+        self,
+        state_dir: Path,
+        *,
+        jobs: JobRunner | None = None,
+        sources: Sequence[Source] | None = None,
+        busy_timeout: float = 30.0,
+    ) -> None:
         self.state_dir = Path(state_dir)
-        self.jobs = jobs
+        self._jobs = jobs
+        self.sources = list(sources or ())
+        self.busy_timeout = busy_timeout
 
     def _open(self) -> Store:
-        return Store(self.state_dir)
+        return Store(self.state_dir, busy_timeout=self.busy_timeout)
 
-    def start(self, raw: str, request: dict[str, Any]) -> Submitted:
-        """Optimize `raw` in the background; `request` may name `session` (id or prefix),
-        `harness`, `cwd`, and settings (`tier`, `form`, `turns`, `full`). ValueError (a
-        ConfigError too) names what is wrong before anything starts."""
-        if not raw.strip():
-            raise ValueError("raw must not be empty")
-        session, harness, cwd = (request.get(k) for k in ("session", "harness", "cwd"))
-        for name, value in (("session", session), ("harness", harness), ("cwd", cwd)):
-            if value is not None and not isinstance(value, str):
-                raise ValueError(f"{name} must be a string")
-        overrides = {k: request.get(k) for k in ("tier", "form", "turns", "full")}
+    # -- optimizing -------------------------------------------------------------------------
+
+    def optimize(
+        self,
+        raw: str,
+        *,
+        session: str | None = None,
+        harness: str | None = None,
+        typed_in: SessionKey | None = None,
+        cwd: str | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        refresh: Refresh,
+        progress: Progress | None = None,
+        deadline_s: float | None = None,
+    ) -> Run:
+        """Optimize `raw` and store the run.
+
+        `session` (an id or a unique prefix, of `harness` when given) gives the history and,
+        without `cwd`, the directory the tools may read; or `typed_in`, the session the words
+        were typed in as its harness names it: its settings apply, and its history once the
+        store knows it (a session's first prompt can come before any scan stored it).
+        `refresh` says how fresh the store must be before a session is read; `overrides`
+        (`tier`, `form`, `turns`, `full`) go over the settings; `deadline_s` shortens the
+        settings' timeout.
+        """
         with self._open() as store:
-            resolved = resolve_request(store, session, harness, overrides, cwd)
+            request = self._request(
+                store, raw, session, harness, typed_in, cwd, overrides, refresh, deadline_s
+            )
+            return self._run(store, request, progress)
+
+    def start(
+        self,
+        raw: str,
+        *,
+        session: str | None = None,
+        harness: str | None = None,
+        cwd: str | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        refresh: Refresh,
+    ) -> Submitted:
+        """`optimize` in the background, as a job reporting its stages. What is wrong with
+        the request raises before anything starts; the job's result is the run's JSON, and a
+        run that passed the raw words on fails the job, keeping that JSON."""
+        from ..jobs import JobFailed, JobRunner
+
+        with self._open() as store:
+            request = self._request(
+                store, raw, session, harness, None, cwd, overrides, refresh, None
+            )
 
         def work(progress: Progress) -> dict[str, Any]:
             with self._open() as store:
-                llm = llm_for(store, resolved.settings)
-                run = optimize(
-                    store,
-                    raw,
-                    resolved.settings,
-                    llm,
-                    session=resolved.key,
-                    cwd=resolved.cwd,
-                    progress=progress,
-                )
+                run = self._run(store, request, progress)
             if run.fallback:
                 raise JobFailed(f"the raw words were passed on: {run.fallback}", run.as_json())
             return run.as_json()
 
-        return self.jobs.submit(JOB_KIND, self.state_dir, work, label=raw[:60])
+        if self._jobs is None:
+            self._jobs = JobRunner()
+        return self._jobs.submit(JOB_KIND, self.state_dir, work, label=raw[:60])
 
-    def runs(self, limit: int, tier: str | None) -> dict[str, Any]:
-        with self._open() as store:
-            runs = list_runs(store, limit, tier)
-            return {
-                "runs": [run.as_json() | {"at": run.at, "outcome": run.outcome} for run in runs],
-                "rates": success_rates(store),
-            }
+    def _request(
+        self,
+        store: Store,
+        raw: object,
+        session: str | None,
+        harness: str | None,
+        typed_in: SessionKey | None,
+        cwd: str | None,
+        overrides: Mapping[str, Any] | None,
+        mode: Refresh,
+        deadline_s: float | None,
+    ) -> _Request:
+        if not isinstance(raw, str) or not raw.strip():
+            raise Invalid("the raw words are empty", field="raw")
+        _check_harness(harness)
+        named = session if session and session.strip() else None
+        if named is not None or typed_in is not None:
+            self._refresh(store, typed_in[0] if typed_in else harness, mode)
+        catalog = Catalog(store)
+        key: SessionKey | None
+        if typed_in is not None:
+            info = catalog.get(typed_in)
+            key, reads = typed_in, typed_in if info else None
+        else:
+            info = _find(catalog, named, harness) if named is not None else None
+            key = reads = info.key if info else None
+        settings = settings_for(store, key, dict(overrides or {}))
+        if deadline_s is not None:
+            settings = replace(settings, timeout_s=min(settings.timeout_s, deadline_s))
+        return _Request(raw, reads, settings, cwd or (info.cwd if info and info.cwd else None))
 
-    def run(self, run_id: int) -> dict[str, Any]:
-        with self._open() as store:
-            return get_run(store, run_id).detail()
+    def _refresh(self, store: Store, harness: str | None, mode: Refresh) -> None:
+        """Scan the roots of `harness` (all, when None) as `mode` asks."""
+        wanted = [source for source in self.sources if harness in (None, source.harness)]
+        try:
+            refresh(store, wanted, mode)
+        except LeaseBusy as exc:
+            raise Busy(str(exc)) from exc
 
-    def outcome(self, run_id: int, outcome: str) -> dict[str, Any]:
-        with self._open() as store:
-            return record_outcome(store, run_id, outcome).detail()
+    def _run(self, store: Store, request: _Request, progress: Progress | None) -> Run:
+        from .pipeline import optimize  # the model client is loaded only to optimize
 
-    def settings(self, session: str | None, harness: str | None) -> dict[str, Any]:
-        with self._open() as store:
-            return settings_for(store, session_key(store, session, harness)).as_json()
+        llm = _llm(store, request.settings)
+        return optimize(
+            store,
+            request.raw,
+            request.settings,
+            llm,
+            session=request.session,
+            cwd=request.cwd,
+            progress=progress,
+        )
 
-    def set_settings(self, session: str, harness: str | None, values: dict[str, Any]) -> None:
+    # -- runs and outcomes ------------------------------------------------------------------
+
+    def runs(self, limit: int = 50, tier: str | None = None) -> RunList:
+        """The newest `limit` runs (of `tier` when given) and every tier's success rate."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise Invalid(f"limit must be a whole number from 1, got {limit!r}", field="limit")
         with self._open() as store:
-            key = session_key(store, session, harness)
-            if key is None:
-                raise ValueError("a session must be named to change its settings")
-            set_session_settings(store, key, values)
+            return RunList(list_runs(store, limit, tier), success_rates(store))
+
+    def run(self, run_id: int) -> Run:
+        """Everything kept of one run (RunNotFound)."""
+        with self._open() as store:
+            return get_run(store, run_id)
+
+    def record_outcome(self, run_id: int, outcome: str) -> Run:
+        """Mark a run `ok` (the agent got it right in one pass) or `rework`; marking again
+        replaces the mark."""
+        if outcome not in OUTCOMES:
+            raise Invalid(f"outcome must be one of {', '.join(OUTCOMES)}", field="outcome")
+        with self._open() as store:
+            return record_outcome(store, run_id, outcome)
+
+    # -- settings ---------------------------------------------------------------------------
+
+    def settings(
+        self,
+        session: str | None = None,
+        harness: str | None = None,
+        *,
+        typed_in: SessionKey | None = None,
+    ) -> Settings:
+        """The settings an optimization for this session would run with: the defaults, or a
+        named session's (`session`, an id or unique prefix) or `typed_in`'s own on top."""
+        _check_harness(harness)
+        with self._open() as store:
+            key = typed_in
+            if key is None and session and session.strip():
+                key = _find(Catalog(store), session, harness).key
+            return settings_for(store, key)
+
+    def set_settings(
+        self, session: str, harness: str | None, values: Mapping[str, Any]
+    ) -> Settings:
+        """Merge `values` into one session's own settings (a None value removes one) and
+        return what that session now runs with. ConfigError names a value not allowed."""
+        if not session or not session.strip():
+            raise Invalid("a session must be named to change its settings", field="session")
+        _check_harness(harness)
+        with self._open() as store:
+            key = _find(Catalog(store), session, harness).key
+            set_session_settings(store, key, dict(values))
+            return settings_for(store, key)
+
+    # -- the live verification table --------------------------------------------------------
+
+    def evaluate(self, cases: Path, *, cwd: str, progress: Progress | None = None) -> Evaluation:
+        """Run the case file `cases` against the configured model, every tier that calls it,
+        with `cwd` as the directory the tools may read. Calls the real model."""
+        from .evaluate import evaluate
+
+        try:
+            loaded = load_cases(cases)
+        except ValueError as exc:
+            raise Invalid(str(exc), field="cases") from exc
+        with self._open() as store:
+            llm = _load_llm(store)
+            return Evaluation(evaluate(store, loaded, llm, cwd=cwd, progress=progress))
+
+
+def _check_harness(harness: str | None) -> None:
+    if harness is not None and harness not in harnesses.NAMES:
+        raise Invalid(str(harnesses.UnknownHarness(harness)), field="harness")
+
+
+def _find(catalog: Catalog, session: str, harness: str | None) -> SessionInfo:
+    """The stored session `session` names: SessionNotFound saying so, SessionAmbiguous
+    naming the matches."""
+    try:
+        return catalog.find(session, harness)
+    except SessionNotFound:
+        of = f" of {harness}" if harness else ""
+        raise SessionNotFound(
+            f"no single session{of} matches {session!r} (dshkit sessions list)", field="session"
+        ) from None
+
+
+def _llm(store: Store, settings: Settings) -> LLMConfig | None:
+    """The LLM the settings call for, checked, or None when the tier is off."""
+    return None if settings.tier == PASSTHROUGH_TIER else _load_llm(store)
+
+
+def _load_llm(store: Store) -> LLMConfig:
+    """The configured LLM, checked: ConfigError says what is missing."""
+    from ..llm import LLMConfig
+
+    llm = LLMConfig.load(store.state_dir)
+    llm.check()
+    return llm

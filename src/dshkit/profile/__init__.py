@@ -1,1 +1,97 @@
-"""prompt-adapt: friction signals counted from sessions, and (to come) the user profile."""
+"""prompt-adapt: the friction signals counted from sessions, and the user profile built on them.
+
+`ProfileService` (`service`) is the one face every surface calls: the profile's generation,
+what the agent is told, the person's choices, and the signals. The names below are imported
+on first use: the hooks read `state` on the agent's path and do not pay for the rest.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the real names, for type checkers
+    from .generate import HISTORY_LIMIT, Generation
+    from .service import (
+        ConsoleState,
+        Copied,
+        DeltaSize,
+        EffectiveProfile,
+        GenerationProgress,
+        ProfileService,
+        ProfileShow,
+        ProfileStatus,
+        ProfileVersions,
+        ScanProgress,
+    )
+    from .signal_views import SignalHits, SignalTotals
+    from .signals import DETAILS, SIGNALS, SignalConfig, SignalsReport
+    from .state import (
+        INJECT_LIMIT,
+        MAX_CUSTOM_TEXT,
+        MAX_EXTRA_TEXT,
+        Mode,
+        TextRejected,
+        TextTooLong,
+    )
+
+_HOMES = {
+    "ConsoleState": "service",
+    "Copied": "service",
+    "DeltaSize": "service",
+    "EffectiveProfile": "service",
+    "GenerationProgress": "service",
+    "ProfileService": "service",
+    "ProfileShow": "service",
+    "ProfileStatus": "service",
+    "ProfileVersions": "service",
+    "ScanProgress": "service",
+    "Generation": "generate",
+    "HISTORY_LIMIT": "generate",
+    "SignalHits": "signal_views",
+    "SignalTotals": "signal_views",
+    "DETAILS": "signals",
+    "SIGNALS": "signals",
+    "SignalConfig": "signals",
+    "SignalsReport": "signals",
+    "INJECT_LIMIT": "state",
+    "MAX_CUSTOM_TEXT": "state",
+    "MAX_EXTRA_TEXT": "state",
+    "Mode": "state",
+    "TextRejected": "state",
+    "TextTooLong": "state",
+}
+__all__ = [
+    "DETAILS",
+    "HISTORY_LIMIT",
+    "INJECT_LIMIT",
+    "MAX_CUSTOM_TEXT",
+    "MAX_EXTRA_TEXT",
+    "SIGNALS",
+    "ConsoleState",
+    "Copied",
+    "DeltaSize",
+    "EffectiveProfile",
+    "Generation",
+    "GenerationProgress",
+    "Mode",
+    "ProfileService",
+    "ProfileShow",
+    "ProfileStatus",
+    "ProfileVersions",
+    "ScanProgress",
+    "SignalConfig",
+    "SignalHits",
+    "SignalTotals",
+    "SignalsReport",
+    "TextRejected",
+    "TextTooLong",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    globals()[name] = value
+    return value

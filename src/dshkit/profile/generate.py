@@ -201,14 +201,14 @@ def _generate(
     if not run.triggered:
         run.outcome = "not-triggered"
         return _finish(scanner, run)
+    previous = latest_version(scanner.store)
+    material, sources = _material(scanner, keys)
     try:
-        client = LLMClient(llm, scanner.store)
+        # The call carries these sessions' words: forgetting one of them takes it.
+        client = LLMClient(llm, scanner.store, sessions=sources)
     except LLMConfigError as exc:
         run.outcome, run.error = "config-error", str(exc)
         return _finish(scanner, run)
-
-    previous = latest_version(scanner.store)
-    material = _material(scanner, keys)
     messages = build_messages(
         previous[1] if previous else None,
         previous[0] if previous else None,
@@ -322,11 +322,12 @@ def config_failure(store: Store, exc: LLMConfigError) -> Generation:
     return run
 
 
-def _material(scanner: Scanner, keys: list[SessionKey]) -> list[Material]:
+def _material(scanner: Scanner, keys: list[SessionKey]) -> tuple[list[Material], list[SessionKey]]:
     """The newest human messages of the sessions, oldest first, as the scan kept them (no
-    session's cache is read again)."""
+    session's cache is read again), and the sessions they are of."""
     newest = scanner.catalog.human_messages(keys, newest=MAX_MATERIAL)
-    return [Material(m.time, m.text) for m in newest]
+    sources = list(dict.fromkeys((m.harness, m.session_id) for m in newest))
+    return [Material(m.time, m.text) for m in newest], sources
 
 
 def _finish(scanner: Scanner, run: Generation) -> Generation:

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from ..errors import Invalid
 from ..llm.rescue import largest_json_prefix
 
 CATEGORIES = ("A", "B", "C", "D")
@@ -38,7 +39,7 @@ class ParsedOutput:
     rescue: dict[str, Any] | None = None  # how a broken answer was salvaged, when it was
 
 
-class ProfileOutputError(ValueError):
+class ProfileOutputError(Invalid):
     """Nothing usable could be read from the model's answer."""
 
 

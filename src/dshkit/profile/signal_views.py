@@ -1,18 +1,20 @@
 """The friction signals as the console shows them: totals per harness and per day, and every
-hit of one signal, paged, with where it happened.
+hit of one signal, paged, with where it happened (served by `ProfileService`).
 
 Counts come from `signals.collect_signals`, the same results `dshkit signals` reports and the
 store keeps per session (computed again only for sessions that changed); nothing is scanned
-here, so the numbers are those of the last scan. A hit has no time of its own: it counts on
+here (the service refreshes first when its caller asks), so the numbers are those of the last
+scan. A hit has no time of its own: it counts on
 the day (UTC) of its session's last activity.
 """
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
+from ..errors import Invalid
 from ..sessions.catalog import Catalog, SessionInfo
 from ..store import Store
 from .signals import SIGNALS, SignalConfig, SignalsReport, collect_signals
@@ -48,7 +50,53 @@ def _day(info: SessionInfo) -> str | None:
     return time.strftime("%Y-%m-%d", time.gmtime(info.last_time / 1000))
 
 
-def signal_overview(store: Store, config: SignalConfig) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SignalTotals:
+    """Every signal's totals: over all, per harness, and per day and harness."""
+
+    sessions: int
+    human_messages: int
+    totals: dict[str, int]
+    harnesses: dict[str, dict[str, int]]
+    days: list[dict[str, Any]]  # {"day", "harness", "totals"}, oldest first
+    config: SignalConfig
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "signals": list(SIGNALS),
+            "sessions": self.sessions,
+            "humanMessages": self.human_messages,
+            "totals": self.totals,
+            "harnesses": self.harnesses,
+            "days": self.days,
+            "config": {
+                "longToolMs": self.config.long_tool_ms,
+                "repeatFailMin": self.config.repeat_fail_min,
+                "answerWindowMs": self.config.answer_window_ms,
+            },
+        }
+
+
+@dataclass(frozen=True)
+class SignalHits:
+    """One page of one signal's hits, each with its harness, session id and day; `total`
+    counts every match."""
+
+    signal: str
+    total: int
+    offset: int
+    hits: list[dict[str, Any]]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "signal": self.signal,
+            "total": self.total,
+            "offset": self.offset,
+            "hits": self.hits,
+        }
+
+
+def signal_totals(store: Store, config: SignalConfig) -> SignalTotals:
     """Totals of every signal: over all, per harness, and per day and harness (oldest first)."""
     report, sessions = _sessions(Catalog(store), config, None, None)
     by_harness: dict[str, dict[str, int]] = {}
@@ -64,19 +112,9 @@ def signal_overview(store: Store, config: SignalConfig) -> dict[str, Any]:
         {"day": day, "harness": harness, "totals": counts}
         for (day, harness), counts in sorted(by_day.items(), key=lambda item: item[0][0] or "")
     ]
-    return {
-        "signals": list(SIGNALS),
-        "sessions": report.sessions,
-        "humanMessages": report.human_messages,
-        "totals": report.totals,
-        "harnesses": by_harness,
-        "days": days,
-        "config": {
-            "longToolMs": config.long_tool_ms,
-            "repeatFailMin": config.repeat_fail_min,
-            "answerWindowMs": config.answer_window_ms,
-        },
-    }
+    return SignalTotals(
+        report.sessions, report.human_messages, report.totals, by_harness, days, config
+    )
 
 
 def signal_hits(
@@ -89,15 +127,15 @@ def signal_hits(
     day: str | None = None,
     offset: int = 0,
     limit: int = 50,
-) -> dict[str, Any]:
+) -> SignalHits:
     """The hits of `signal` (of a harness, a session id, a day), newest session first and in
-    log order within one, from `offset`; `total` counts every match (ValueError on bad input)."""
+    log order within one, from `offset` (Invalid on bad input, naming it)."""
     if signal not in SIGNALS:
-        raise ValueError(f"signal must be one of {', '.join(SIGNALS)}, got {signal!r}")
+        raise Invalid(f"signal must be one of {', '.join(SIGNALS)}, got {signal!r}", field="signal")
     if not 1 <= limit <= HITS_LIMIT:
-        raise ValueError(f"limit must be from 1 to {HITS_LIMIT}, got {limit}")
+        raise Invalid(f"limit must be from 1 to {HITS_LIMIT}, got {limit}", field="limit")
     if offset < 0:
-        raise ValueError(f"offset must not be negative, got {offset}")
+        raise Invalid(f"offset must not be negative, got {offset}", field="offset")
     total = 0
     shown: list[dict[str, Any]] = []
     for info, hits in _sessions(Catalog(store), config, harness, session)[1]:
@@ -110,20 +148,4 @@ def signal_hits(
                     {**hit, "harness": info.harness, "sessionId": info.session_id, "day": when}
                 )
             total += 1
-    return {"signal": signal, "total": total, "offset": offset, "hits": shown}
-
-
-class SignalsService:
-    """The read side above for the web API, with the signals' default thresholds."""
-
-    def __init__(self, state_dir: Path, config: SignalConfig | None = None) -> None:
-        self.state_dir = Path(state_dir)
-        self.config = config or SignalConfig()
-
-    def overview(self) -> dict[str, Any]:
-        with Store(self.state_dir) as store:
-            return signal_overview(store, self.config)
-
-    def hits(self, signal: str, **query: Any) -> dict[str, Any]:
-        with Store(self.state_dir) as store:
-            return signal_hits(store, self.config, signal, **query)
+    return SignalHits(signal, total, offset, shown)

@@ -33,6 +33,8 @@ from .. import harnesses
 from ..sessions.catalog import Catalog, SessionKey, bulk_load
 from ..sessions.events import (
     Event,
+    Pairer,
+    TurnCounter,
     is_failed_result,
     is_human_message,
     message_text,
@@ -144,7 +146,7 @@ class _Call:
     name: str
     seq: Any
     time: Any
-    turn: int  # ordinal, `_Counter.turn`
+    turn: int  # the turn's ordinal (`TurnCounter.ordinal`)
     number: int  # the harness's own turn number
     marks: int  # calls and turn starts so far, itself included
     options: list[str] = field(default_factory=list)  # the labels of an ask
@@ -153,20 +155,19 @@ class _Call:
 class _Counter:
     """The rules of the module's docstring, applied one event at a time.
 
-    Turns: `turn` counts turn starts so far (it groups events, 0 before any); `number` is the
-    harness's own number of the current turn (what a hit reports, as `events.turns` gives
-    it). A call is paired with the next result carrying its id while it waits for one, as
-    `events.pair_tool_calls` pairs them.
+    Turns are numbered by `events.TurnCounter` (`turns`): its `ordinal` groups events, its
+    `number`, the harness's own, is what a hit reports (as `events.turns` gives it). Calls and
+    results are paired by `events.Pairer`, the rule `pair_tool_calls` uses.
     """
 
     def __init__(self, config: SignalConfig, session: str, patterns: list[re.Pattern[str]]):
         self.config, self.session, self.patterns = config, session, patterns
         self.result = SessionSignals()
         self.hits = self.result.hits
-        self.turn = self.number = 0
+        self.turns = TurnCounter()
         self.marks = 0  # calls and turn starts so far: a change tells one came in between
         self.calls = 0
-        self.waiting: dict[str, _Call] = {}  # by call id: calls without their result yet
+        self.pairer: Pairer[_Call] = Pairer()  # calls without their result yet
         self.asks: list[_Call] = []  # asks with options since the last human message
         self.streaks: dict[str, int] = {}  # failures in a row, by tool name
         self.timed: list[tuple[int, str, dict[str, Any]]] = []  # (call order, signal, hit)
@@ -178,16 +179,14 @@ class _Counter:
         kind = event.get("type")
         if kind == "turn/start":
             self._end_turn()
-            self.turn += 1
-            number = (event.get("data") or {}).get("turn")
-            self.number = number if isinstance(number, int) else self.turn
+            self.turns.add(event)
             self.marks += 1
         elif kind == "tool/call":
             self._call(event)
         elif kind == "tool/result":
             self._result(event)
         elif kind == "assistant/message":
-            if self.turn and not self.turn_calls:  # else the turn cannot be a delegate run
+            if self.turns.ordinal and not self.turn_calls:  # else the turn cannot be a delegate run
                 self.speech = event.get("seq"), message_text(event)  # text only, not reasoning
         elif is_human_message(event):
             self.result.human_messages += 1
@@ -213,7 +212,7 @@ class _Counter:
                 self.hits["delegateRuns"].append(
                     {
                         "session": self.session,
-                        "turn": self.number,
+                        "turn": self.turns.number,
                         "seq": seq,
                         "match": match.group(0),
                         "text": text[:_DETAIL_TEXT],
@@ -233,26 +232,25 @@ class _Counter:
             name,
             event.get("seq"),
             event.get("time"),
-            self.turn,
-            self.number,
+            self.turns.ordinal,
+            self.turns.number,
             self.marks,
         )
         self.calls += 1
-        self.waiting[str(data.get("callId", ""))] = call
+        self.pairer.call(event, call)
         if name in self.config.ask_tools and (options := _option_labels(event)):
             call.options = options
             self.asks.append(call)
 
     def _result(self, event: Event) -> None:
-        call_id = result_call_id(event)
-        call = self.waiting.pop(call_id, None) if call_id else None
+        call = self.pairer.result(event)
         if call is None:
             self.hits["unpairedToolResults"].append(
                 {
                     "session": self.session,
-                    "turn": self.number,
+                    "turn": self.turns.number,
                     "seq": event.get("seq"),
-                    "callId": call_id,
+                    "callId": result_call_id(event),
                     "text": message_text(event)[:_DETAIL_TEXT],
                 }
             )
@@ -293,7 +291,7 @@ class _Counter:
             self.hits["repeatFailures"].append(
                 {
                     "session": self.session,
-                    "turn": self.number,
+                    "turn": self.turns.number,
                     "tool": call.name,
                     "failures": streaks[call.name],
                     "errorCode": _error_code((result.get("data") or {}).get("error")),
@@ -309,7 +307,7 @@ class _Counter:
         it comes in the ask's turn or the one right after, within the window."""
         text = message_text(human)
         for ask in self.asks:
-            if self.turn - ask.turn > 1:
+            if self.turns.ordinal - ask.turn > 1:
                 continue
             waited = int(human.get("time") or 0) - int(ask.time or 0)
             if waited > self.config.answer_window_ms:

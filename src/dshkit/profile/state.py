@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from .. import harnesses
+from ..errors import Invalid
 from ..harnesses import text_length
 from ..store import Store
 from .model import CONFIDENCES, Entry
@@ -89,7 +90,7 @@ class Mode(StrEnum):
     CUSTOM = "custom"
 
 
-class TextRejected(ValueError):
+class TextRejected(Invalid):
     """Text the user gave cannot be injected as it is (the message says why and the limit)."""
 
 

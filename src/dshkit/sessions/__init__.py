@@ -14,8 +14,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the real names, for type checkers
-    from .catalog import Catalog, HumanMessage, SessionInfo, SessionKey, SessionNotFound
+    from .catalog import (
+        Catalog,
+        HumanMessage,
+        SessionAmbiguous,
+        SessionInfo,
+        SessionKey,
+        SessionNotFound,
+        dir_key,
+    )
     from .events import Event
+    from .refresh import Refresh, refresh
     from .scanner import ADAPTERS, Scanner, ScanReport, Source, default_sources
     from .tail import Tail, read_tail
 
@@ -25,12 +34,16 @@ _HOMES = {
     "SessionInfo": "catalog",
     "SessionKey": "catalog",
     "SessionNotFound": "catalog",
+    "SessionAmbiguous": "catalog",
+    "dir_key": "catalog",
     "Event": "events",
     "ADAPTERS": "scanner",
     "Scanner": "scanner",
     "ScanReport": "scanner",
     "Source": "scanner",
     "default_sources": "scanner",
+    "Refresh": "refresh",
+    "refresh": "refresh",
     "Tail": "tail",
     "read_tail": "tail",
 }
@@ -39,15 +52,19 @@ __all__ = [
     "Catalog",
     "Event",
     "HumanMessage",
+    "Refresh",
     "ScanReport",
     "Scanner",
+    "SessionAmbiguous",
     "SessionInfo",
     "SessionKey",
     "SessionNotFound",
     "Source",
     "Tail",
     "default_sources",
+    "dir_key",
     "read_tail",
+    "refresh",
 ]
 
 

@@ -16,7 +16,14 @@ import orjson
 from .. import harnesses
 from ..store import Store
 from .catalog import Catalog, SessionKey, SessionNotFound
-from .events import Event, is_failed_result, is_human_message, message_text, pair_tool_calls
+from .events import (
+    Event,
+    TurnCounter,
+    is_failed_result,
+    is_human_message,
+    message_text,
+    pair_tool_calls,
+)
 
 TEXT_LIMIT = 2000  # characters of one text shown; the rest is counted in `cutChars`
 WINDOW_LIMIT = 500  # items of one list per answer at most
@@ -83,15 +90,13 @@ def session_view(store: Store, key: SessionKey, window: Window) -> dict[str, Any
 
 
 def _turn_numbers(events: list[Event]) -> list[int]:
-    """The harness's own turn number at each event (as signal hits report it; 0 before any)."""
+    """The harness's own turn number at each event (`TurnCounter.number`, as signal hits
+    report it; 0 before any)."""
+    counter = TurnCounter()
     numbers: list[int] = []
-    current = ordinal = 0
     for event in events:
-        if event.get("type") == "turn/start":
-            ordinal += 1
-            number = (event.get("data") or {}).get("turn")
-            current = number if isinstance(number, int) else ordinal
-        numbers.append(current)
+        counter.add(event)
+        numbers.append(counter.number)
     return numbers
 
 

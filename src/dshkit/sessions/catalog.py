@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from .. import harnesses
+from ..errors import Ambiguous, NotFound
 from ..store import Store
 from .events import Event
 from .harness import SideFiles
@@ -39,8 +40,22 @@ CURSOR_COLUMNS = (
 )
 
 
-class SessionNotFound(LookupError):
-    """No session, or more than one, matches what was asked for (the message says which)."""
+# Sessions last active this close to the newest one in a directory compete for "the caller".
+CALLER_WINDOW_MS = 10 * 60_000
+
+
+class SessionNotFound(NotFound):
+    """No session matches what was asked for (the message says what was asked)."""
+
+
+class SessionAmbiguous(Ambiguous):
+    """More than one session matches what was asked for (the message names some)."""
+
+
+def dir_key(path: str | os.PathLike[str]) -> str:
+    """The one spelling of a directory that every "same directory" comparison uses: its real
+    path (symlinks resolved), so a symlinked `$PWD` and its target are one directory."""
+    return os.path.realpath(os.fspath(path))
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +141,12 @@ class Catalog:
         return SessionInfo(*row) if row else None
 
     def find(self, session_id: str, harness: str | None = None) -> SessionInfo:
-        """The one session whose id is `session_id` or starts with it; SessionNotFound says
-        why when there is none or several."""
+        """The one session whose id is `session_id` or starts with it (of `harness` when
+        given): SessionNotFound when there is none, SessionAmbiguous when there are several
+        and none is an exact match."""
+        session_id = session_id.strip() if isinstance(session_id, str) else ""
+        if not session_id:
+            raise SessionNotFound("no session id given", field="session")
         pattern = session_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         query = (
             f"SELECT {_INFO_COLUMNS} FROM sessions "
@@ -142,12 +161,59 @@ class Catalog:
         if len(exact) == 1 or len(rows) == 1:
             return (exact or rows)[0]
         if not rows:
-            raise SessionNotFound(f"no session {session_id!r} in the store")
+            raise SessionNotFound(f"no session {session_id!r} in the store", field="session")
         names = ", ".join(f"{r.harness}:{r.session_id}" for r in rows[:5])
-        raise SessionNotFound(
+        raise SessionAmbiguous(
             f"{session_id!r} matches {len(rows)} sessions ({names}…); "
-            "give more of the id, or the harness"
+            "give more of the id, or the harness",
+            field="session",
         )
+
+    def caller(self, cwd: str | os.PathLike[str], harness: str | None = None) -> SessionInfo:
+        """The session a call that names no session comes from: the one most recently active
+        in `cwd` (of `harness` when known). SessionNotFound when none worked there;
+        SessionAmbiguous when another was active there within CALLER_WINDOW_MS of it (then
+        the caller must name itself)."""
+        here = dir_key(cwd)
+        found = [
+            info
+            for info in self.recent(harness, limit=None)
+            if info.cwd and dir_key(info.cwd) == here
+        ]
+        if not found:
+            raise SessionNotFound(
+                f"no session of {harness or 'any harness'} has worked in {cwd}", field="session"
+            )
+        newest = found[0]
+        rivals = [
+            info
+            for info in found[1:]
+            if newest.last_time is not None
+            and info.last_time is not None
+            and newest.last_time - info.last_time < CALLER_WINDOW_MS
+        ]
+        if rivals:
+            names = ", ".join(f"{i.harness}:{i.session_id}" for i in [newest, *rivals])
+            raise SessionAmbiguous(
+                f"several sessions are active in {cwd} ({names}): name one", field="session"
+            )
+        return newest
+
+    def resolve(
+        self,
+        session_id: str | None = None,
+        harness: str | None = None,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> SessionInfo | None:
+        """The session a request means: the one `session_id` names (an id or a unique
+        prefix), else, given `cwd`, the caller working there; None when neither is given.
+        Never a guess: a name that matches none or several raises, as `find` and `caller`."""
+        if session_id is not None and session_id.strip():
+            return self.find(session_id, harness)
+        if cwd is not None:
+            return self.caller(cwd, harness)
+        return None
 
     def revisions(self) -> dict[SessionKey, int]:
         """Each session's revision: it moves whenever the scan changes the session."""

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import orjson
 
 Event = dict[str, Any]
+T = TypeVar("T")
 
 
 def _message(event: Event) -> dict[str, Any]:
@@ -140,21 +141,59 @@ class ToolPairing:
     unpaired_results: list[tuple[int, Event]]  # (position, result) matching no open call
 
 
+class Pairer(Generic[T]):
+    """The one rule pairing tool calls with their results, applied one event at a time, so
+    that a streaming count (`profile.signals`) pairs exactly as `pair_tool_calls` does.
+
+    A call is *open* from its `tool/call` until a result answers it. A `tool/result` answers
+    the open call whose id it carries (`result_call_id`); with none open under that id it is
+    unpaired. When an id repeats, a result pairs with the most recent open call of that id:
+    a call opened under an id that is still open supersedes the older call, which is left
+    without a result. Why:
+
+    - ids do repeat in real logs where a harness or its model numbers calls per request or
+      per turn (`call_0` in every request), so an id names a call only among the open ones;
+    - an id is reused while its call is still open only when that call was abandoned (an
+      interrupted turn, a crash): nothing will answer it any more, and the result that
+      follows belongs to the call the harness ran last;
+    - the pairing of a result depends only on what came before it (a map over the whole log
+      would let a later call take an earlier result), and a stream keeps at most one open
+      call per id.
+
+    Each call is given a value (`T`: whatever its user needs of the call later), handed back
+    by the result that answers it.
+    """
+
+    __slots__ = ("_open",)
+
+    def __init__(self) -> None:
+        self._open: dict[str, T] = {}
+
+    def call(self, event: Event, value: T) -> None:
+        """Open the `tool/call` `event`, `value` standing for it."""
+        self._open[str((event.get("data") or {}).get("callId", ""))] = value
+
+    def result(self, event: Event) -> T | None:
+        """The value of the open call the `tool/result` `event` answers (closing it), or None
+        when it answers no open call (an unpaired result)."""
+        call_id = result_call_id(event)
+        return self._open.pop(call_id, None) if call_id else None
+
+
 def pair_tool_calls(events: Iterable[Event]) -> ToolPairing:
-    """Each `tool/call` with the next `tool/result` carrying its call id; a result whose id
-    matches no call still waiting for one is unpaired."""
+    """Every `tool/call` with the `tool/result` answering it (the rule of `Pairer`), and the
+    results that answer no open call."""
+    pairer: Pairer[ToolCall] = Pairer()
     calls: list[ToolCall] = []
-    waiting: dict[str, ToolCall] = {}
     unpaired: list[tuple[int, Event]] = []
     for index, event in enumerate(events):
         kind = event.get("type")
         if kind == "tool/call":
             pair = ToolCall(event, index)
             calls.append(pair)
-            waiting[pair.call_id] = pair
+            pairer.call(event, pair)
         elif kind == "tool/result":
-            call_id = result_call_id(event)
-            found = waiting.pop(call_id, None) if call_id else None
+            found = pairer.result(event)
             if found is None:
                 unpaired.append((index, event))
             else:
@@ -162,20 +201,43 @@ def pair_tool_calls(events: Iterable[Event]) -> ToolPairing:
     return ToolPairing(calls, unpaired)
 
 
+@dataclass(slots=True)
+class TurnCounter:
+    """The one turn numbering, one event at a time (so that a stream and a digest kept between
+    hook calls number turns as `turns` does).
+
+    `ordinal` counts the `turn/start` events seen: it groups events, 0 before any turn. `number`
+    is the current turn's own number as the harness gives it (`turn/start` data `turn`: what
+    a person sees, and a resumed session may start at 7), the ordinal where it gives none; 0
+    before any turn."""
+
+    ordinal: int = 0
+    number: int = 0
+
+    def add(self, event: Event) -> bool:
+        """Count `event` in; True when it starts a turn."""
+        if event.get("type") != "turn/start":
+            return False
+        self.ordinal += 1
+        number = (event.get("data") or {}).get("turn")
+        self.number = number if isinstance(number, int) else self.ordinal
+        return True
+
+
 def turn_ordinals(events: Iterable[Event]) -> list[int]:
     """For each event, which turn it belongs to: 0 before any `turn/start`, k in the k-th."""
-    ordinals, current = [], 0
+    counter = TurnCounter()
+    ordinals = []
     for event in events:
-        if event.get("type") == "turn/start":
-            current += 1
-        ordinals.append(current)
+        counter.add(event)
+        ordinals.append(counter.ordinal)
     return ordinals
 
 
 @dataclass(slots=True)
 class Turn:
     """One turn: `ordinal` counts turn starts in the log; `number` is the harness's own (what a
-    person sees), the ordinal where the harness gives none."""
+    person sees), the ordinal where the harness gives none (`TurnCounter`)."""
 
     ordinal: int
     number: int
@@ -191,12 +253,11 @@ class Turn:
 
 def turns(events: Iterable[Event]) -> list[Turn]:
     """Events grouped by turn, in order; events before any `turn/start` form turn 0."""
-    events = list(events)
+    counter = TurnCounter()
     result: list[Turn] = []
-    for event, ordinal in zip(events, turn_ordinals(events), strict=True):
-        if not result or result[-1].ordinal != ordinal:
-            number = (event.get("data") or {}).get("turn") if ordinal else 0
-            result.append(Turn(ordinal, number if isinstance(number, int) else ordinal))
+    for event in events:
+        if counter.add(event) or not result:
+            result.append(Turn(counter.ordinal, counter.number))
         result[-1].events.append(event)
     return result
 

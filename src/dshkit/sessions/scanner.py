@@ -22,7 +22,6 @@ from typing import Any, BinaryIO
 import orjson
 
 from .. import harnesses
-from ..graft.ledger import forget_sessions as forget_grafts
 from ..paths import default_roots, private_dir, private_opener
 from ..store import SCAN_LEASE, Lease, Store
 from .catalog import CURSOR_COLUMNS, Catalog, SessionKey, bulk_load, file_order, repeats
@@ -105,7 +104,6 @@ class _Batch:
     files: list[tuple[Any, ...]] = field(default_factory=list)
     sessions: list[tuple[Any, ...]] = field(default_factory=list)
     humans: list[tuple[SessionKey, _Humans]] = field(default_factory=list)
-    gone_sessions: list[SessionKey] = field(default_factory=list)  # sessions to forget whole
     started: float = field(default_factory=time.perf_counter)
 
 
@@ -157,13 +155,7 @@ class Scanner:
         with self.store.lease(SCAN_LEASE, wait=wait):
             caches = self._cache_names([key])
             known = self.catalog.get(key) is not None
-            with self.store.transaction() as db:
-                _delete_sessions(db, [key])
-                db.execute(
-                    "INSERT OR REPLACE INTO forgotten_sessions (harness, session_id, at) "
-                    "VALUES (?, ?, ?)",
-                    (*key, int(time.time() * 1000)),
-                )
+            self.store.forget_sessions([key], for_good=True)
             self._remove_caches(caches)
         return known
 
@@ -291,7 +283,7 @@ class Scanner:
         if not report.forgotten:
             return
         caches = self._cache_names(report.forgotten)
-        self._flush(_Batch(gone_sessions=list(report.forgotten)))  # one transaction
+        self.store.forget_sessions(report.forgotten)  # one transaction
         self._remove_caches(caches)
 
     def _cache_names(self, keys: list[SessionKey]) -> list[str]:
@@ -342,11 +334,10 @@ class Scanner:
 
     def _flush(self, batch: _Batch, meta: dict[str, str] | None = None) -> None:
         """Commit the staged rows in one transaction (their caches are already written)."""
-        staged = (batch.files, batch.sessions, batch.humans, batch.gone_sessions)
+        staged = (batch.files, batch.sessions, batch.humans)
         if not (any(staged) or meta):
             return
         with self.store.transaction() as db:
-            _delete_sessions(db, batch.gone_sessions)
             db.executemany(
                 f"INSERT OR REPLACE INTO log_files ({CURSOR_COLUMNS}) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -385,7 +376,6 @@ class Scanner:
         batch.files.clear()
         batch.sessions.clear()
         batch.humans.clear()
-        batch.gone_sessions.clear()
         batch.started = time.perf_counter()
 
     def _session_summary(
@@ -475,26 +465,6 @@ class _Cache:
     ) -> None:
         if self.file is not None:
             self.file.close()
-
-
-# Every table keyed by session, the optimizer's runs (people's words) included.
-_SESSION_TABLES = (
-    "log_files",
-    "sessions",
-    "session_signals",
-    "human_messages",
-    "hook_sessions",
-    "optimizer_runs",
-    "optimizer_sessions",
-)
-
-
-def _delete_sessions(db: Any, keys: list[SessionKey]) -> None:
-    """Every row about the sessions `keys` (inside the caller's transaction), graft's
-    handoffs and audit records of them included."""
-    for table in _SESSION_TABLES:
-        db.executemany(f"DELETE FROM {table} WHERE harness = ? AND session_id = ?", keys)
-    forget_grafts(db, keys)
 
 
 def _added(increments: list[tuple[LogFile, Increment]]) -> _Humans:

@@ -14,7 +14,7 @@ from starlette.responses import Response
 
 from ...graft.ledger import AUDIT_LIMIT
 from ...graft.status import GraftService
-from ...sessions import SessionNotFound
+from ...sessions import SessionAmbiguous, SessionNotFound
 from ..routing import ApiError, Router, json_response
 
 _NO_STORE = {"cache-control": "no-store"}
@@ -39,7 +39,7 @@ def router(service: GraftService) -> Router:
         session = request.query_params.get("session") or None
         try:
             panel = await asyncio.to_thread(service.status, session)
-        except SessionNotFound as exc:
+        except (SessionNotFound, SessionAmbiguous) as exc:
             raise ApiError(404, str(exc)) from None
         return json_response(panel, headers=_NO_STORE)
 

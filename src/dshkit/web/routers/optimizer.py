@@ -4,17 +4,22 @@ settings."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...optimizer.runs import OUTCOMES, RunNotFound
-from ...optimizer.service import OptimizerService
+from ...config import ConfigError
+from ...errors import Busy, DshkitError
+from ...optimizer import OUTCOMES, OptimizerService, RunNotFound
+from ...sessions import Refresh
 from ..routing import ApiError, Router, json_response, read_json
 from .jobs import accepted
 
-_SETTINGS = ("tier", "form", "turns", "full", "permission")
+_OVERRIDES = ("tier", "form", "turns", "full")
+_SETTINGS = (*_OVERRIDES, "permission")
+T = TypeVar("T")
 
 
 def router(service: OptimizerService) -> Router:
@@ -26,10 +31,17 @@ def router(service: OptimizerService) -> Router:
         raw = body.get("raw")
         if not isinstance(raw, str) or not raw.strip():
             raise ApiError(400, "raw must be a non-empty string")
-        try:
-            submitted = await asyncio.to_thread(service.start, raw, body)
-        except ValueError as exc:
-            raise ApiError(400, str(exc)) from None
+        session, harness, cwd = (_text(body, name) for name in ("session", "harness", "cwd"))
+        submitted = await _call(
+            lambda: service.start(
+                raw,
+                session=session,
+                harness=harness,
+                cwd=cwd,
+                overrides={name: body.get(name) for name in _OVERRIDES},
+                refresh=Refresh.TRY,  # the session's newest turn, unless a scan is under way
+            )
+        )
         return accepted(submitted)
 
     @api.get("/runs")
@@ -38,17 +50,16 @@ def router(service: OptimizerService) -> Router:
         if not limit.isdigit() or not 1 <= int(limit) <= 1000:
             raise ApiError(400, f"limit must be a whole number from 1 to 1000, got {limit!r}")
         tier = request.query_params.get("tier")
-        return json_response(await asyncio.to_thread(service.runs, int(limit), tier))
+        listed = await _call(lambda: service.runs(int(limit), tier))
+        return json_response(listed.as_json())
 
     @api.get("/runs/{run_id}")
     async def get_run(request: Request) -> Response:
         run_id = request.path_params["run_id"]
         if not run_id.isdigit():
             raise ApiError(404, f"no optimizer run {run_id!r}")
-        try:
-            return json_response(await asyncio.to_thread(service.run, int(run_id)))
-        except RunNotFound as exc:
-            raise ApiError(404, str(exc)) from None
+        run = await _call(lambda: service.run(int(run_id)))
+        return json_response(run.detail())
 
     @api.post("/outcome")
     async def post_outcome(request: Request) -> Response:
@@ -58,19 +69,15 @@ def router(service: OptimizerService) -> Router:
             raise ApiError(400, "runId must be an integer")
         if outcome not in OUTCOMES:
             raise ApiError(400, f"outcome must be one of {', '.join(OUTCOMES)}")
-        try:
-            return json_response(await asyncio.to_thread(service.outcome, run_id, outcome))
-        except RunNotFound as exc:
-            raise ApiError(404, str(exc)) from None
+        run = await _call(lambda: service.record_outcome(run_id, outcome))
+        return json_response(run.detail())
 
     @api.get("/settings")
     async def get_settings(request: Request) -> Response:
         session = request.query_params.get("session")
         harness = request.query_params.get("harness")
-        try:
-            return json_response(await asyncio.to_thread(service.settings, session, harness))
-        except ValueError as exc:
-            raise ApiError(400, str(exc)) from None
+        settings = await _call(lambda: service.settings(session, harness))
+        return json_response(settings.as_json())
 
     @api.put("/settings")
     async def put_settings(request: Request) -> Response:
@@ -78,18 +85,37 @@ def router(service: OptimizerService) -> Router:
         session = body.get("session")
         if not isinstance(session, str):
             raise ApiError(400, "session must name the session whose settings change")
+        harness = _text(body, "harness")
         values = {k: body[k] for k in _SETTINGS if k in body}
-        try:
-            await asyncio.to_thread(service.set_settings, session, body.get("harness"), values)
-            state = await asyncio.to_thread(service.settings, session, body.get("harness"))
-        except ValueError as exc:
-            raise ApiError(400, str(exc)) from None
-        return json_response({"ok": True, "settings": state})
+        settings = await _call(lambda: service.set_settings(session, harness, values))
+        return json_response({"ok": True, "settings": settings.as_json()})
 
     return api
+
+
+async def _call(work: Callable[[], T]) -> T:
+    """Run a use case off the event loop; what the request got wrong is a 400 (a session it
+    names included), a run that does not exist a 404."""
+    try:
+        return await asyncio.to_thread(work)
+    except RunNotFound as exc:
+        raise ApiError(404, exc.message) from None
+    except Busy as exc:
+        raise ApiError(503, exc.message) from None
+    except DshkitError as exc:
+        raise ApiError(400, exc.message) from None
+    except ConfigError as exc:
+        raise ApiError(400, str(exc)) from None
 
 
 def _object(body: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ApiError(400, "expected a JSON object")
     return body
+
+
+def _text(body: dict[str, Any], name: str) -> str | None:
+    value = body.get(name)
+    if value is not None and not isinstance(value, str):
+        raise ApiError(400, f"{name} must be a string")
+    return value

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...profile.service import CONTRACT, ProfileService
-from ...profile.state import Mode, TextRejected, TextTooLong
+from ...errors import Invalid
+from ...profile import Mode, ProfileService, TextTooLong
+from ...profile.service import CONTRACT
 from ..routing import ApiError, Router, json_response, read_json
 from .jobs import job_path
 
@@ -33,21 +34,20 @@ def router(service: ProfileService) -> Router:
             }
         )
 
+    def state() -> dict[str, Any]:
+        return service.state().as_json()
+
     @api.get("/state")
     async def get_state(request: Request) -> Response:
-        state = await asyncio.to_thread(service.state)
-        return json_response(state, headers={"cache-control": "no-store"})
+        return json_response(await asyncio.to_thread(state), headers={"cache-control": "no-store"})
 
     @api.get("/versions")
     async def get_versions(request: Request) -> Response:
         limit = request.query_params.get("limit", "50")
         if not limit.isdigit():
             raise ApiError(400, f"limit must be a whole number, got {limit!r}")
-        try:
-            versions = await asyncio.to_thread(service.versions, int(limit))
-        except ValueError as exc:
-            raise ApiError(400, str(exc)) from None
-        return json_response(versions, headers={"cache-control": "no-store"})
+        versions = await asyncio.to_thread(_checked, service.versions, int(limit))
+        return json_response(versions.as_json(), headers={"cache-control": "no-store"})
 
     @api.post("/mode")
     async def post_mode(request: Request) -> Response:
@@ -55,10 +55,8 @@ def router(service: ProfileService) -> Router:
         mode = body.get("mode") if isinstance(body, dict) else None
         if not isinstance(mode, str) or mode not in {m.value for m in Mode}:
             raise ApiError(400, f"mode must be 'auto' or 'custom', got {mode!r}")
-        await asyncio.to_thread(service.set_mode, mode)
-        return json_response(
-            {"ok": True, "mode": mode, "state": await asyncio.to_thread(service.state)}
-        )
+        await asyncio.to_thread(_checked, service.set_mode, mode)
+        return json_response({"ok": True, "mode": mode, "state": await asyncio.to_thread(state)})
 
     @api.put("/custom")
     async def put_custom(request: Request) -> Response:
@@ -66,23 +64,21 @@ def router(service: ProfileService) -> Router:
         text = body.get("text") if isinstance(body, dict) else None
         if not isinstance(text, str):
             raise ApiError(400, f"text must be a string, got {type(text).__name__}")
-        await asyncio.to_thread(_checked, service.set_custom_text, text)
-        state = await asyncio.to_thread(service.state)
-        return json_response({"ok": True, "length": len(text), "state": state})
+        await asyncio.to_thread(_checked, service.set_custom, text)
+        shown = await asyncio.to_thread(state)
+        return json_response({"ok": True, "length": len(text), "state": shown})
 
     @api.post("/copied")
     async def post_copied(request: Request) -> Response:
         body = await read_json(request)
         if not isinstance(body, dict) or not isinstance(body.get("text"), str):
             raise ApiError(400, "expected a JSON object with a string 'text'")
-        snapshot = await asyncio.to_thread(
-            _checked, service.mark_copied, body["text"], body.get("entries")
-        )
-        return json_response({"ok": True, "copiedSnapshot": snapshot})
+        copied = await asyncio.to_thread(_checked, service.copy, body["text"], body.get("entries"))
+        return json_response({"ok": True, "copiedSnapshot": copied.as_json()})
 
     def background(force: bool) -> None:
         async def start(request: Request) -> Response:
-            submitted = service.start(force=force)
+            submitted = service.start_generate(force=force)
             return json_response(
                 {"started": submitted.started, "running": True},
                 202,
@@ -96,9 +92,9 @@ def router(service: ProfileService) -> Router:
     return api
 
 
-def _checked(write: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """Run a state write; rejected text is 413 when too long, 400 for anything else wrong."""
+def _checked(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """Run a use case; rejected text is 413 when too long, 400 for anything else wrong."""
     try:
-        return write(*args, **kwargs)
-    except TextRejected as exc:
+        return call(*args, **kwargs)
+    except Invalid as exc:
         raise ApiError(413 if isinstance(exc, TextTooLong) else 400, str(exc)) from exc

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ... import harnesses
-from ...sessions import SessionNotFound
+from ...sessions import SessionAmbiguous, SessionNotFound
 from ...sessions.browse import WINDOW_LIMIT, SessionsService, Window
 from ..routing import ApiError, Router, json_response
 
@@ -71,7 +71,7 @@ def router(service: SessionsService) -> Router:
         key = (harness, request.path_params["id"])
         try:
             view = await asyncio.to_thread(service.view, key, window)
-        except SessionNotFound as exc:
+        except (SessionNotFound, SessionAmbiguous) as exc:
             raise ApiError(404, str(exc)) from None
         return json_response(view, headers=_NO_STORE)
 

@@ -3,7 +3,7 @@
 `GET /api/signals`: totals per signal, per harness and per day (the last scan's sessions, the
 default thresholds of `dshkit signals`). `GET /api/signals/hits?signal=&harness=&session=&day=
 &offset=&limit=`: each hit of one signal with its session, turn, tool, duration, error code and
-texts, paged with its `total`.
+texts, paged with its `total`. Both are the profile service's (the signals are prompt-adapt's).
 """
 
 from __future__ import annotations
@@ -13,19 +13,22 @@ import asyncio
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...profile.signal_views import HITS_LIMIT, SignalsService
+from ...errors import Invalid
+from ...profile import ProfileService
+from ...profile.signal_views import HITS_LIMIT
 from ..routing import ApiError, Router, json_response
 from .sessions import harness_param, number
 
 _NO_STORE = {"cache-control": "no-store"}
 
 
-def router(service: SignalsService) -> Router:
+def router(service: ProfileService) -> Router:
     api = Router("signals")
 
     @api.get("/")
     async def get_totals(request: Request) -> Response:
-        return json_response(await asyncio.to_thread(service.overview), headers=_NO_STORE)
+        totals = await asyncio.to_thread(service.signal_totals)
+        return json_response(totals.as_json(), headers=_NO_STORE)
 
     @api.get("/hits")
     async def get_hits(request: Request) -> Response:
@@ -35,16 +38,16 @@ def router(service: SignalsService) -> Router:
             raise ApiError(400, "signal must name one signal (GET /api/signals lists them)")
         try:
             hits = await asyncio.to_thread(
-                service.hits,
+                service.signal_hits,
                 signal,
                 harness=harness_param(query.get("harness")),
                 session=query.get("session") or None,
                 day=query.get("day") or None,
-                offset=number(request, "offset", 0, 0, 1 << 31),
-                limit=number(request, "limit", 50, 1, HITS_LIMIT),
+                offset=number(request, "offset", 0, 0, 1 << 31) or 0,
+                limit=number(request, "limit", 50, 1, HITS_LIMIT) or 50,
             )
-        except ValueError as exc:
+        except Invalid as exc:
             raise ApiError(400, str(exc)) from None
-        return json_response(hits, headers=_NO_STORE)
+        return json_response(hits.as_json(), headers=_NO_STORE)
 
     return api

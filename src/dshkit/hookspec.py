@@ -1,5 +1,8 @@
 """The one place hook handlers are registered, with what the runtime and installer need to know.
 
+Data only: the runtime that calls the handlers is `dshkit.hooks`, the installer that writes
+their events into a harness's settings is `dshkit.install`; both read this module.
+
 An entry names its event, its handler ("module:function", imported only when the event fires
 for it, and only while the file it may name in the state directory exists), its own time
 budget, the tools it looks at (vocabulary names from the harness registry, resolved per
@@ -10,7 +13,7 @@ runs first, and its context has the first claim on the output cap).
 entries' tool vocabularies, and `doctor` checks an install against the same list: a handler
 added here later is installed by running `install-hooks` again.
 
-A handler takes a `protocol.HookInput` and returns None (no opinion) or a dict with any of
+A handler takes a `hooks.protocol.HookInput` and returns None (no opinion) or a dict with any of
 `additionalContext`, `decision: "block"` with `reason`, `permissionDecision` ("deny", "ask",
 "allow") with `permissionDecisionReason`, and `commit`: a callable the runtime calls only
 after the answer carrying this result was written to the harness (a side effect that must
@@ -21,14 +24,14 @@ Kept free of heavy imports: the hook entry point reads it on every tool call.
 
 from __future__ import annotations
 
-from .. import harnesses
-from ..graft import marker as graft_marker
+from . import harnesses
+from .graft import marker as graft_marker
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from ..harnesses import Harness
+    from .harnesses import Harness
 
 EVENTS = (
     "SessionStart",

@@ -1,0 +1,194 @@
+"""The config files the harnesses keep, parsed in one place per format, and the MCP servers
+each one configures.
+
+Formats (the names the registry's `Capability.mcp_configs` and `mcp_register` give):
+`claude-user` (Claude Code's `~/.claude.json`: `mcpServers`, and `projects[cwd].mcpServers`),
+`mcp-json` (a project's `.mcp.json`), `codex-toml` (Codex's `config.toml`,
+`[mcp_servers.NAME]`), `dsh-patch` (a DSH patch layer `cordis.patch.yml`, whose
+`@deepseek-ai/dsh-mcp-client` entries each configure one server). The hook settings files
+(Claude Code's `settings.json`, Codex's `hooks.json`, DSH's bridge file) are JSON objects too.
+
+Here below the capabilities and the installer, so both read these files the same way: the
+capability probes the servers read here, the installer edits the files (`dshkit.install`).
+A file that is not valid in its format raises `Unreadable`, naming the file and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import Invalid
+
+DSH_MCP_CLIENT = "@deepseek-ai/dsh-mcp-client"  # the DSH plugin that runs one MCP server
+
+
+class Unreadable(Invalid):
+    """A config file that is not valid in its format (`problem` says how, without the path)."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path} {problem}", field="path")
+        self.path = path
+        self.problem = problem
+
+
+def load_json(path: str, text: str | None) -> dict[str, Any]:
+    """A JSON settings file's object; a missing or blank file is the empty object."""
+    if not text or not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise Unreadable(path, f"is not valid JSON ({exc})") from exc
+    if not isinstance(value, dict):
+        raise Unreadable(path, "is not a JSON object")
+    return value
+
+
+def dump_json(value: dict[str, Any]) -> str:
+    """A JSON settings file as the harnesses write theirs: 2-space indent, a final newline."""
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def load_toml(path: str, text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise Unreadable(path, f"is not valid TOML ({exc})") from exc
+
+
+def load_yaml(path: str, text: str) -> Any:
+    """A YAML file as ruamel.yaml's round-trip loader reads it (None: nothing but comments);
+    tags of the harness's own (DSH's `!!js`) are kept as tagged values, not refused."""
+    from ruamel.yaml import YAML, YAMLError  # here: only the DSH patch layers need it
+
+    try:
+        return YAML(typ="rt", pure=True).load(text)
+    except YAMLError as exc:
+        problem = " ".join(str(exc).split())  # ruamel's message spans several lines
+        raise Unreadable(path, f"is not valid YAML ({problem})") from exc
+
+
+def dsh_plugins(document: Any) -> Iterator[Mapping[str, Any]]:
+    """Every plugin entry of a DSH patch layer (a mapping with an `id`), wherever its
+    operations (`insert`, …) nest it, in the order of the file."""
+    if isinstance(document, Mapping):
+        if "id" in document:
+            yield document
+        for value in document.values():
+            if isinstance(value, list):
+                yield from dsh_plugins(value)
+    elif isinstance(document, list):
+        for item in document:
+            yield from dsh_plugins(item)
+
+
+# -- the MCP servers a config file configures -------------------------------------------------
+
+
+@dataclass
+class Server:
+    """One configured MCP server."""
+
+    name: str
+    source: str  # the file that configures it
+    transport: str  # "stdio", "http" or "sse"
+    command: str = ""
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def configured(sources: list[tuple[str, str]], cwd: str, errors: list[str]) -> list[Server]:
+    """The servers every readable source configures; an unreadable one adds to `errors`."""
+    servers: list[Server] = []
+    for path, kind in sources:
+        try:
+            with open(path, "rb") as file:
+                data = file.read()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            errors.append(f"{path}: {exc}")
+            continue
+        try:
+            servers += mcp_servers(kind, path, data.decode(), cwd)
+        except Unreadable as exc:
+            errors.append(f"{path}: not readable as {kind}: {exc.problem}")
+        except (ValueError, TypeError, AttributeError) as exc:  # a value of the wrong shape
+            errors.append(f"{path}: not readable as {kind}: {exc}")
+    return servers
+
+
+def mcp_servers(kind: str, path: str, text: str, cwd: str) -> list[Server]:
+    """The servers the file `path` (of format `kind`, its content `text`) configures for a
+    session working in `cwd`."""
+    if kind == "claude-user":
+        config = load_json(path, text)
+        project = (config.get("projects") or {}).get(cwd) or {}
+        return _from_mapping(path, config.get("mcpServers")) + _from_mapping(
+            path, project.get("mcpServers")
+        )
+    if kind == "mcp-json":
+        return _from_mapping(path, load_json(path, text).get("mcpServers"))
+    if kind == "codex-toml":
+        return _from_mapping(path, load_toml(path, text).get("mcp_servers"))
+    if kind == "dsh-patch":
+        return dsh_servers(path, load_yaml(path, text))
+    raise ValueError(f"unknown MCP config format {kind!r}")
+
+
+def _from_mapping(path: str, entries: Any) -> list[Server]:
+    """Servers from a `{name: {type|transport, command, args, env, cwd, url, headers}}` map."""
+    found = []
+    for name, spec in (entries or {}).items():
+        kind = str(spec.get("type") or spec.get("transport") or "")
+        url = str(spec.get("url") or "")
+        transport = (
+            "sse" if kind == "sse" else ("http" if url and not spec.get("command") else "stdio")
+        )
+        found.append(
+            Server(
+                str(name),
+                path,
+                transport,
+                command=str(spec.get("command") or ""),
+                args=[str(a) for a in spec.get("args") or ()],
+                env={str(k): str(v) for k, v in (spec.get("env") or {}).items()},
+                cwd=spec.get("cwd"),
+                url=url,
+                headers={str(k): str(v) for k, v in (spec.get("headers") or {}).items()},
+            )
+        )
+    return found
+
+
+def dsh_servers(path: str, document: Any) -> list[Server]:
+    """The `dsh-mcp-client` entries of a patch layer: `config` holds each one's server."""
+    found = []
+    for entry in dsh_plugins(document):
+        if entry.get("name") != DSH_MCP_CLIENT:
+            continue
+        config = entry.get("config") or {}
+        if not isinstance(config, Mapping):
+            raise Unreadable(path, f"entry {entry.get('id')!r}: config is not a mapping")
+        args = config.get("args") or []
+        if not isinstance(args, list):
+            raise Unreadable(path, f"entry {entry.get('id')!r}: args is not a list")
+        transport = str(config.get("transport") or "stdio")
+        found.append(
+            Server(
+                str(config.get("serverName") or entry.get("id")),
+                path,
+                "stdio" if transport == "stdio" else "http",
+                command=str(config.get("command") or ""),
+                args=[str(a) for a in args],
+                url=str(config.get("url") or ""),
+            )
+        )
+    return found

@@ -1,0 +1,46 @@
+"""dshkit inside a harness: its hooks, its MCP server's registration and DSH's hook bridge,
+installed, taken out and checked (`service`), carefully written (`files`), one module per
+config format: `hook_settings` (Claude Code's settings.json, Codex's hooks.json, DSH's
+bridge file), `mcp_json` (`~/.claude.json`, `.mcp.json`), `codex_config` (Codex's
+config.toml), `dsh_patch` (DSH's cordis.patch.yml). Parsing those formats is
+`harnesses.config_files`'s, which the capabilities read too.
+"""
+
+from __future__ import annotations
+
+from .commands import PROJECT_PROGRAM, SERVER_NAME
+from .files import Change, apply
+from .model import ABSENT, BROKEN, OK, UNKNOWN, WARN, Inspection, InstallError, Problem
+from .service import (
+    BridgeMount,
+    HarnessCheck,
+    check,
+    inspect,
+    inspect_mcp,
+    mount_bridge,
+    plan_install,
+    plan_uninstall,
+)
+
+__all__ = [
+    "ABSENT",
+    "BROKEN",
+    "OK",
+    "PROJECT_PROGRAM",
+    "SERVER_NAME",
+    "UNKNOWN",
+    "WARN",
+    "BridgeMount",
+    "Change",
+    "HarnessCheck",
+    "Inspection",
+    "InstallError",
+    "Problem",
+    "apply",
+    "check",
+    "inspect",
+    "inspect_mcp",
+    "mount_bridge",
+    "plan_install",
+    "plan_uninstall",
+]

@@ -1,0 +1,77 @@
+"""The command lines dshkit installs (a hook, its MCP server), recognising them in a file,
+and what keeps one found there from running this dshkit with this state directory.
+
+User scope names the installing `dshkit` by absolute path and its state directory, so the
+command works whatever the harness's PATH is; project scope runs `dshkit` found on PATH
+with its default state directory, because that file is meant to be committed and used on
+other machines.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+from ..paths import state_dir as default_state_dir
+from .model import BROKEN, WARN, Problem
+
+PROJECT_PROGRAM = "dshkit"  # what a project-scope command runs: whichever dshkit is on PATH
+SERVER_NAME = "dshkit"  # the MCP server's name in every harness: its tools are `mcp__dshkit__…`
+
+
+def dshkit_command() -> list[str]:
+    """How this very dshkit is run: its script beside the interpreter, else `python -m`."""
+    script = Path(sys.executable).parent / "dshkit"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "dshkit"]
+
+
+def hook_line(event: str, scope: str, state_dir: Path) -> str:
+    """The command a hook runs for `event`."""
+    if scope == "project":
+        return shlex.join([PROJECT_PROGRAM, "hook", event])
+    return shlex.join([*dshkit_command(), "hook", event, "--state-dir", str(state_dir)])
+
+
+def server_command(scope: str, state_dir: Path, harness: str) -> list[str]:
+    """What `harness` runs to start dshkit's MCP server: it reads that harness's sessions, so a
+    handoff tool finds the session calling it; its instructions leave the profile out, which
+    the hooks installed beside it inject once per session."""
+    if scope == "project":
+        return [PROJECT_PROGRAM, "mcp", "--harness", harness, "--no-profile"]
+    return [
+        *dshkit_command(),
+        *("mcp", "--harness", harness, "--no-profile", "--state-dir", str(state_dir)),
+    ]
+
+
+def runs_dshkit(words: list[str], verb: str) -> bool:
+    """Whether a command line is `… dshkit VERB …` (a script, or `python -m dshkit`)."""
+    if verb not in words:
+        return False
+    return any(os.path.basename(w) == "dshkit" for w in words[: words.index(verb)])
+
+
+def inspect_command(command: str, state_dir: Path, again: str, verb: str = "hook") -> list[Problem]:
+    """What keeps `… dshkit VERB …` from working here: a missing or other dshkit, another
+    state directory."""
+    words = shlex.split(command)
+    at = words.index(verb)
+    program = words[0]  # the dshkit script, or the interpreter of `python -m dshkit`
+    found = shutil.which(program) if os.sep not in program else program
+    this = dshkit_command()[0]
+    problems = []
+    if found is None or not os.access(found, os.X_OK):
+        where = "is not on PATH here" if os.sep not in program else "does not exist"
+        problems.append(Problem(f"runs {program}, which {where}: {again}", BROKEN))
+    elif os.path.realpath(found) != os.path.realpath(this):
+        problems.append(Problem(f"runs another dshkit ({found}; this one is {this})", WARN))
+    given = words[words.index("--state-dir") + 1] if "--state-dir" in words[at:-1] else None
+    used = Path(given) if given else default_state_dir()
+    if os.path.realpath(used) != os.path.realpath(state_dir):
+        problems.append(
+            Problem(f"feeds another state directory ({used}; this one is {state_dir})", BROKEN)
+        )
+    return problems

@@ -1,0 +1,177 @@
+"""dshkit's hooks in a harness: which settings file holds them, the entries the hook
+registry (`dshkit.hookspec`) asks for, and what keeps an install from working (`doctor`).
+
+- Claude Code: `~/.claude/settings.json` (user) or `<project>/.claude/settings.json`.
+- Codex: `~/.codex/hooks.json` (same shape; Codex runs them only when trusted, or with
+  `--dangerously-bypass-hook-trust`).
+- DSH: a Claude-Code-shaped settings file in dshkit's state directory, read by DSH's
+  Claude-Code hook bridge, which a marked block in the profile's `cordis.patch.yml` mounts
+  with that `configPath` (the bridge package itself is added by `dsh plugin add`).
+
+Installing makes dshkit's entries exactly what the hook registry asks for: an event added to
+it later is added by installing again, and running it twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Iterable
+from pathlib import Path
+
+from .. import harnesses, hookspec
+from . import dsh_patch, hook_settings
+from .commands import hook_line, inspect_command
+from .files import Change, edit, read, take_out
+from .model import BROKEN, UNKNOWN, WARN, Inspection, InstallError, Problem
+
+
+def settings_path(harness: harnesses.Harness, scope: str, project: Path, state_dir: Path) -> Path:
+    """The file that holds dshkit's hooks for `harness` in `scope`."""
+    if scope == "user":
+        return Path(harness.user_settings(str(state_dir)))
+    if harness.project_settings is None:
+        where = harness.user_settings(str(state_dir))
+        raise InstallError(f"{harness.label} reads hooks from {where} only: use --scope user")
+    if not project.is_dir():
+        raise InstallError(f"--project {project}: no such directory")
+    return Path(harness.project_settings(str(project)))
+
+
+def plan_install(
+    changes: list[Change],
+    harness: harnesses.Harness,
+    scope: str,
+    project: Path,
+    state_dir: Path,
+    profile: str,
+    extra: Iterable[hookspec.Entry],
+) -> None:
+    """Add to `changes` what makes dshkit's hooks what the hook registry asks (and, for a
+    bridge, the patch layer's block mounting them)."""
+    path = settings_path(harness, scope, project, state_dir)
+    wanted = hookspec.installed_events(harness, extra)
+    edit(
+        changes,
+        path,
+        lambda text: hook_settings.with_hooks(
+            path, text, wanted, lambda event: hook_line(event, scope, state_dir)
+        ),
+    )
+    if harness.bridge is not None:
+        bridge, patch = harness.bridge, Path(harness.bridge.patch_path(profile))
+        edit(changes, patch, lambda text: dsh_patch.with_bridge(patch, text, path, bridge))
+
+
+def plan_uninstall(
+    changes: list[Change],
+    harness: harnesses.Harness,
+    scope: str,
+    project: Path,
+    state_dir: Path,
+    profile: str,
+) -> None:
+    """Add to `changes` what takes dshkit's hooks out (nothing where it has no entries)."""
+    path = settings_path(harness, scope, project, state_dir)
+    take_out(changes, path, lambda text: hook_settings.without_hooks(path, text))
+    if harness.bridge is not None:
+        patch = Path(harness.bridge.patch_path(profile))
+        take_out(changes, patch, lambda text: dsh_patch.without_bridge(patch, text))
+
+
+def inspect(
+    harness: harnesses.Harness,
+    scope: str,
+    project: Path,
+    state_dir: Path,
+    profile: str,
+    extra: Iterable[hookspec.Entry],
+) -> Inspection:
+    """Whether dshkit's hooks are installed here, and everything that keeps them from working:
+    an event the hook registry has and the install lacks, a matcher that changed, a `dshkit`
+    that is missing or another one, another state directory, a bridge that is not mounted."""
+    try:
+        path = settings_path(harness, scope, project, state_dir)
+    except InstallError as exc:
+        return Inspection(harness.name, scope, None, False, problems=[Problem(str(exc), BROKEN)])
+    result = Inspection(harness.name, scope, path, False)
+    try:
+        settings = hook_settings.load(path, read(path))
+    except InstallError as exc:
+        result.problems.append(Problem(str(exc), BROKEN))
+        return result
+    ours = list(hook_settings.ours(settings))
+    result.installed = bool(ours)
+    if harness.bridge is not None:
+        _inspect_bridge(result, harness, harness.bridge, profile, path)
+    if not result.installed:
+        return result
+    again = f"run `dshkit install-hooks --harness {harness.name} --scope {scope}` again"
+    wanted = hookspec.installed_events(harness, extra)
+    result.events = {event: matcher for event, matcher, _ in ours}
+    missing = [event for event in wanted if event not in result.events]
+    if missing:
+        result.problems.append(Problem(f"lacks {', '.join(missing)}: {again}", BROKEN))
+    for event, matcher in result.events.items():
+        if event not in wanted:
+            result.problems.append(Problem(f"{event} is no longer used: {again}", WARN))
+        elif matcher != wanted[event]:
+            wants = f"{event} matches {matcher!r}, the registry wants {wanted[event]!r}"
+            result.problems.append(Problem(f"{wants}: {again}", BROKEN))
+    for command in sorted({command for _, _, command in ours}):
+        result.problems += inspect_command(command, state_dir, again)
+    return result
+
+
+def _inspect_bridge(
+    result: Inspection,
+    harness: harnesses.Harness,
+    bridge: harnesses.Bridge,
+    profile: str,
+    config: Path,
+) -> None:
+    """Whether the bridge really runs this settings file: the marked block mounts it and the
+    bridge package is in the profile (as `dsh plugin add` puts it there). What cannot be told
+    is said to be unknown, never that it works."""
+    patch = Path(bridge.patch_path(profile))
+    present, mounts = dsh_patch.mounted(read(patch) or "", bridge)
+    if not present:
+        if result.installed:
+            result.problems.append(
+                Problem(f"{patch} has no dshkit block mounting {config}", BROKEN)
+            )
+        return
+    result.installed = True
+    if mounts != str(config):
+        result.problems.append(
+            Problem(f"the dshkit block in {patch} mounts another file than {config}", BROKEN)
+        )
+    # The patch layer sits in the profile's directory, beside the package.json that
+    # `dsh plugin add` writes and the node_modules it installs into.
+    directory = patch.parent
+    add = shlex.join([harness.launcher.program, "plugin", "--profile", profile, "add"])
+    add += " " + " ".join(bridge.packages)
+    installed = (directory / "node_modules" / bridge.plugin_name / "package.json").is_file()
+    try:
+        manifest = json.loads((directory / "package.json").read_text())
+    except FileNotFoundError:
+        manifest = {}  # no plugin was ever added to this profile
+    except (OSError, ValueError):
+        manifest = None
+    dependencies = manifest.get("dependencies") if isinstance(manifest, dict) else None
+    listed = isinstance(dependencies, dict) and bridge.plugin_name in dependencies
+    if listed and installed:
+        return
+    if isinstance(manifest, dict) and not listed and not installed:
+        result.problems.append(
+            Problem(f"the hook bridge is not added to profile {profile!r}: run {add}", BROKEN)
+        )
+        return
+    result.problems.append(
+        Problem(
+            f"cannot tell whether the hook bridge is installed in {directory} "
+            f"(package.json {'lists' if listed else 'does not list'} it, "
+            f"node_modules {'has' if installed else 'lacks'} it)",
+            UNKNOWN,
+        )
+    )

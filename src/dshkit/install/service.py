@@ -1,0 +1,149 @@
+"""Installing dshkit into a harness, taking it out, and checking it: what the surfaces call.
+
+One install plans every file it changes (the hook settings, a bridge's patch layer, the MCP
+server's registration), each file once even where two of them are one file (DSH's patch
+layer mounts the bridge and runs the server), and writes nothing until `apply`: a dry run
+shows the plan as diffs. Nobody else's hooks, servers or settings change.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import harnesses, hookspec
+from . import hooks, mcp
+from .files import Change, edit, take_out
+from .model import OK, UNKNOWN, WARN, Inspection, InstallError
+
+
+def plan_install(
+    harness: str,
+    scope: str,
+    project: Path,
+    state_dir: Path,
+    profile: str = "headless",
+    extra: Iterable[hookspec.Entry] = (),
+) -> list[Change]:
+    """The file changes that make dshkit's hooks what the registry asks, and register its MCP
+    server (nothing written)."""
+    found = _harness(harness)
+    changes: list[Change] = []
+    hooks.plan_install(changes, found, scope, project, state_dir, profile, extra)
+    registration = mcp.target(found, scope, project, profile)
+    if registration is not None:  # in the patch layer: after the bridge
+        edit(changes, registration.path, registration.add(state_dir))
+    return [c for c in changes if c.after != c.before]
+
+
+def plan_uninstall(
+    harness: str, scope: str, project: Path, state_dir: Path, profile: str = "headless"
+) -> list[Change]:
+    """The file changes that take dshkit's hooks and MCP server out again (none where it has
+    no entries)."""
+    found = _harness(harness)
+    hooks.settings_path(found, scope, project, state_dir)  # refuses a scope it has not
+    changes: list[Change] = []
+    # The MCP server first: a bridge block taken out after it finds the patch layer's list as
+    # it was before dshkit (and gives back the empty list `[]` it stood for).
+    registration = mcp.target(found, scope, project, profile)
+    if registration is not None:
+        take_out(changes, registration.path, registration.remove)
+    hooks.plan_uninstall(changes, found, scope, project, state_dir, profile)
+    return [c for c in changes if c.after != c.before]
+
+
+def inspect(
+    harness: str,
+    scope: str,
+    project: Path,
+    state_dir: Path,
+    profile: str = "headless",
+    extra: Iterable[hookspec.Entry] = (),
+) -> Inspection:
+    """The hooks' install in one scope, against this dshkit, its registry and state dir."""
+    return hooks.inspect(_harness(harness), scope, project, state_dir, profile, extra)
+
+
+def inspect_mcp(
+    harness: str,
+    scope: str,
+    project: Path,
+    state_dir: Path,
+    profile: str = "headless",
+    hooks_installed: bool = False,
+) -> Inspection | None:
+    """The MCP server's registration in one scope (None: the harness has none there)."""
+    return mcp.inspect(_harness(harness), scope, project, state_dir, profile, hooks_installed)
+
+
+@dataclass
+class HarnessCheck:
+    """Everything installed into one harness, per scope, as `doctor` checks it."""
+
+    harness: str
+    hooks: list[Inspection]  # user scope, and project scope where the harness has one
+    mcp_servers: list[Inspection]  # the scopes where the harness registers MCP servers
+
+    @property
+    def hooks_installed(self) -> bool | None:
+        """Installed and working in some scope: True; cannot tell: None (unknown); else
+        False."""
+        statuses = {inspection.status for inspection in self.hooks}
+        if statuses & {OK, WARN}:
+            return True
+        return None if UNKNOWN in statuses else False
+
+
+def check(
+    harness: str,
+    project: Path,
+    state_dir: Path,
+    profile: str = "headless",
+    extra: Iterable[hookspec.Entry] = (),
+) -> HarnessCheck:
+    """The hooks and the MCP server's registration of `harness` in every scope it has (the
+    project scope for `project`)."""
+    found = _harness(harness)
+    scopes = ["user"] + (["project"] if found.project_settings is not None else [])
+    installs = [hooks.inspect(found, s, project, state_dir, profile, extra) for s in scopes]
+    registered = [
+        mcp.inspect(found, scope, project, state_dir, profile, install.installed)
+        for scope, install in zip(scopes, installs, strict=True)
+    ]
+    servers = [inspection for inspection in registered if inspection is not None]
+    return HarnessCheck(found.name, installs, servers)
+
+
+@dataclass
+class BridgeMount:
+    """What adding a harness's hook bridge to a profile did."""
+
+    command: list[str]  # `dsh plugin --profile P add …`
+    ran: bool  # False: the harness's CLI is not on PATH; a person runs the command
+    error: str | None = None  # what the command said when it failed
+
+
+def mount_bridge(harness: str, profile: str, project: Path) -> BridgeMount | None:
+    """Add the harness's hook bridge to `profile` with its own CLI, run in `project` (None:
+    the harness needs no bridge)."""
+    found = _harness(harness)
+    if found.bridge is None:
+        return None
+    command = [found.launcher.executable(), "plugin", "--profile", profile, "add"]
+    command += found.bridge.packages
+    if shutil.which(command[0]) is None:
+        return BridgeMount(command, ran=False)
+    cwd = project if project.is_dir() else None
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    return BridgeMount(command, True, done.stderr.strip() if done.returncode != 0 else None)
+
+
+def _harness(name: str) -> harnesses.Harness:
+    try:
+        return harnesses.get(name)
+    except harnesses.UnknownHarness as exc:
+        raise InstallError(str(exc)) from None
