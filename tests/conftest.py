@@ -11,11 +11,10 @@ import pytest
 from dshkit.sessions import Scanner
 from dshkit.store import Store
 
-from .support.fakes import RefusingProxy
 from .support.graft_driver import World, make_world
 
 # Hook tests compare whole answers; capability facts (which start detached browser probes)
-# are off unless a test turns them on (tests/test_capability_hooks.py).
+# are off unless a test turns them on (tests/hooks/test_capability.py).
 os.environ.setdefault("DSHKIT_CAPABILITY", "off")
 
 
@@ -38,12 +37,3 @@ def graft_world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
 @pytest.fixture
 def scanner(store: Store) -> Scanner:
     return Scanner(store)
-
-
-@pytest.fixture
-def proxy() -> Iterator[RefusingProxy]:
-    """A proxy the real harnesses are pointed at: it refuses every request, and the test fails
-    if any was made (nothing may leave 127.0.0.1)."""
-    with RefusingProxy() as refusing:
-        yield refusing
-    assert refusing.attempts == [], f"a harness tried to leave 127.0.0.1: {refusing.attempts}"

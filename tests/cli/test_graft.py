@@ -1,0 +1,210 @@
+"""`dshkit graft status` on a generated DSH session: the watermark, its source, the decision."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from ..support.cli import run_dshkit
+from ..support.logs import event, human, session_dir, write_log
+from ..support.readonly import snapshot
+
+
+@pytest.fixture(autouse=True)
+def wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # tables unwrapped, so lines can be asserted whole
+
+
+def assistant(seq: int, turn: int, tokens: int, cached: int) -> dict[str, Any]:
+    usage = {"inputTokens": tokens - cached, "outputTokens": 20, "cacheReadTokens": cached}
+    message = {"role": "assistant", "content": [{"type": "text", "text": "好的"}]}
+    return event("assistant/message", seq, {"turn": turn, "message": message, "usage": usage})
+
+
+def scanned(tmp_path: Path, tokens: int | None, window: int | None = 128_000) -> Path:
+    root = tmp_path / "sessions"
+    records = [event("turn/start", 1, {"turn": 1}), human(2, "把测试补齐")]
+    if window:
+        records.insert(0, event("request/context", 0, {"provider": "d", "contextWindow": window}))
+    if tokens is not None:
+        records.append(assistant(3, 1, tokens, cached=tokens // 2))
+    write_log(session_dir(root, "graft-status-1") / "session.jsonl.zstd", [records])
+    run_dshkit("scan", "--root", str(root), "--harness", "dsh", home=tmp_path)
+    return root
+
+
+def status(tmp_path: Path, *args: str) -> dict[str, Any]:
+    out = run_dshkit("graft", "status", "--session", "graft-st", "--json", *args, home=tmp_path)
+    value: dict[str, Any] = orjson.loads(out.stdout)
+    return value
+
+
+def test_status_reports_usage_against_the_logs_window_and_the_decision(tmp_path: Path) -> None:
+    root = scanned(tmp_path, tokens=92_160)  # 72% of 128,000
+    before = snapshot(root)
+    shown = status(tmp_path)
+    assert (shown["harness"], shown["session"]) == ("dsh", "graft-status-1")
+    assert shown["pressure"] == {
+        "tokens": 92_160,
+        "window": 128_000,
+        "windowSource": "log",
+        "ratio": 0.72,
+        "source": "usage",
+        "model": None,
+    }
+    mark = shown["watermark"]
+    assert mark["mode"] == "dynamic" and mark["feasible"] is True
+    assert mark["forced"] == 0.75 and mark["warning"] == 0.70
+    assert mark["cost"]["tokensPerTurnSource"] == "config" and mark["configError"] is None
+    assert shown["action"] == "nudge" and "72%" in shown["text"]
+    text = run_dshkit("graft", "status", "--session", "graft-st", home=tmp_path).stdout
+    assert "source: usage" in text and "nudge: at 72%" in text
+    assert snapshot(root) == before  # read-only
+    again = status(tmp_path)  # and records nothing: the same answer again
+    assert again["action"] == "nudge"
+
+
+def test_status_says_unavailable_without_usage(tmp_path: Path) -> None:
+    scanned(tmp_path, tokens=None)
+    shown = status(tmp_path)
+    assert shown["pressure"]["source"] == "unavailable" and shown["pressure"]["tokens"] is None
+    assert shown["action"] == "none"
+    text = run_dshkit("graft", "status", "--session", "graft-st", home=tmp_path).stdout
+    assert "unavailable (no usage reported yet)" in text
+
+
+def test_status_follows_the_graft_config_and_reports_its_error(tmp_path: Path) -> None:
+    scanned(tmp_path, tokens=40_000, window=None)
+    state = tmp_path / ".dsh" / "dshkit"
+    (state / "config.toml").write_text(
+        "[graft]\nmode = 'fixed'\nwarning_ratio = 0.8\nforced_ratio = 0.75\nwindow_tokens = 50000\n"
+    )
+    shown = status(tmp_path)
+    assert shown["pressure"]["source"] == "estimated"
+    assert shown["pressure"]["windowSource"] == "config"
+    assert shown["watermark"]["warning"] is None and shown["action"] == "force"
+    assert "warning_ratio" in shown["watermark"]["configError"]
+    text = run_dshkit("graft", "status", "--session", "graft-st", home=tmp_path).stdout
+    assert "configuration error" in text and "no warning window" in text
+    (state / "config.toml").write_text("[graft]\nmode = 'sliding'\n")
+    bad = run_dshkit("graft", "status", "--session", "graft-st", home=tmp_path, check=False)
+    assert bad.returncode == 1 and "[graft] mode" in bad.stderr and "'dynamic'" in bad.stderr
+
+
+def test_status_uses_and_names_the_window_configured_for_the_sessions_model(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "sessions"
+    message = {"role": "assistant", "content": [], "source": {"kind": "model", "model": "m-1"}}
+    usage = {"inputTokens": 30_000, "outputTokens": 20}
+    records = [
+        event("turn/start", 1, {"turn": 1}),
+        human(2, "继续"),
+        event("assistant/message", 3, {"turn": 1, "message": message, "usage": usage}),
+    ]
+    write_log(session_dir(root, "graft-status-1") / "session.jsonl.zstd", [records])
+    run_dshkit("scan", "--root", str(root), "--harness", "dsh", home=tmp_path)
+    state = tmp_path / ".dsh" / "dshkit"
+    (state / "config.toml").write_text("[graft.windows]\nm-1 = 60000\n")
+    pressure = status(tmp_path)["pressure"]
+    assert (pressure["window"], pressure["windowSource"], pressure["model"]) == (
+        60_000,
+        "model-config",
+        "m-1",
+    )
+    assert pressure["ratio"] == 0.5 and pressure["source"] == "estimated"
+    text = run_dshkit("graft", "status", "--session", "graft-st", home=tmp_path).stdout
+    assert "60,000 tokens ([graft.windows] for m-1)" in text
+    (state / "config.toml").write_text("[graft.windows]\nm-2 = 60000\n")
+    text = run_dshkit("graft", "status", "--session", "graft-st", home=tmp_path).stdout
+    assert "200,000 tokens ([graft] window_tokens, m-1 not in [graft.windows])" in text
+
+
+def test_status_names_an_unknown_session(tmp_path: Path) -> None:
+    scanned(tmp_path, tokens=1_000)
+    missing = run_dshkit("graft", "status", "--session", "nope", home=tmp_path, check=False)
+    assert missing.returncode == 2 and "--session" in missing.stderr
+
+
+def tool_pair(seq: int, command: str, output: str, error: bool = False) -> list[dict[str, Any]]:
+    call = {
+        "turn": 1,
+        "callId": f"c{seq}",
+        "name": "bash",
+        "arguments": orjson.dumps({"command": command}).decode(),
+    }
+    message: dict[str, Any] = {
+        "role": "tool",
+        "source": {"kind": "tool", "callId": f"c{seq}"},
+        "content": [{"type": "text", "text": output}],
+    }
+    if error:
+        message["isError"] = True
+    return [
+        event("tool/call", seq, call),
+        event("tool/result", seq + 1, {"turn": 1, "message": message}),
+    ]
+
+
+def test_prepare_prints_the_handoff_contract_and_leaves_the_session_untouched(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "sessions"
+    records = [
+        event("turn/start", 0, {"turn": 1}),
+        human(1, "给项目加上 CI，以后不要直接推 main"),
+        *tool_pair(2, "git commit -m ci", "[dev 89abcde] ci"),
+        event("turn/end", 4, {"turn": 1, "reason": {"kind": "completed"}}),
+        event("turn/start", 5, {"turn": 2}),
+        human(6, "再把徽章加进 README"),
+    ]
+    write_log(session_dir(root, "graft-prep-1") / "session.v4.jsonl.zstd", [records])
+    before = snapshot(root)
+    out = run_dshkit(
+        "graft", "prepare", "--root", str(root), "--harness", "dsh",
+        "--session", "graft-prep", "--json", home=tmp_path,
+    )  # fmt: skip
+    shown = orjson.loads(out.stdout)
+    assert snapshot(root) == before
+    assert shown["board"] == {
+        "request": "给项目加上 CI，以后不要直接推 main",
+        "done": [{"text": "git commit 89abcde 成功（dev）", "seq": 3}],
+        "inProgress": [{"text": "再把徽章加进 README（尚未回答）", "seq": 6}],
+        "todo": [],
+        "blocker": None,
+    }
+    assert shown["constraints"] == [
+        {"text": "给项目加上 CI，以后不要直接推 main", "seq": 1, "generation": 0}
+    ]
+    assert shown["boundarySeq"] == 4
+    assert shown["card"] in shown["firstMessage"]
+    assert shown["identity"] == {
+        "sourceSessionId": "graft-prep-1",
+        "boundarySeq": 4,
+        "generation": 1,
+    }
+    text = run_dshkit("graft", "prepare", "--session", "graft-prep", home=tmp_path).stdout
+    assert text.startswith("<!-- graft-identity: ")
+
+
+def test_prepare_aborts_when_the_constraints_do_not_fit(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    rules = [
+        human(n, f"以后第 {n} 条规则都不要违反，" + "务必逐字遵守，" * 40) for n in range(1, 9)
+    ]
+    write_log(session_dir(root, "graft-prep-2") / "session.v4.jsonl.zstd", [rules])
+    (tmp_path / ".dsh" / "dshkit").mkdir(parents=True)
+    (tmp_path / ".dsh" / "dshkit" / "config.toml").write_text(
+        "[graft]\nconstraint_budget_chars = 1000\n"
+    )
+    out = run_dshkit(
+        "graft", "prepare", "--root", str(root), "--harness", "dsh",
+        "--session", "graft-prep", "--json", home=tmp_path, check=False,
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert "GRAFT_ABORTED: constraints truncated" in out.stderr
+    report = orjson.loads(out.stdout)["report"]
+    assert report["count"] == 8 and report["budgetChars"] == 1000 and report["notFitting"]

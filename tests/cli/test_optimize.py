@@ -1,0 +1,112 @@
+"""`dshkit optimize`, `dshkit runs`, `dshkit outcome` as a person runs them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from ..support.fakes import FakeOpenAI, Reply
+from ..support.logs import human, session_dir, write_log
+
+REFINED = "开工前先问用户：无\n把登录按钮改成蓝色。\n收尾自检：打开登录页看按钮。"
+CONTRACT = ["runId", "tier", "form", "raw", "output", "fallback", "lengthGate", "askGate",
+            "evidence", "audit"]  # fmt: skip
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        yield server
+
+
+def dshkit(home: Path, fake: FakeOpenAI, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "DSH_HOME": str(home / ".dsh"),
+        "DSHKIT_LLM_BASE_URL": fake.base_url,
+        "DSHKIT_LLM_API_KEY": "sk-t",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "dshkit", *args], env=env, capture_output=True, text=True
+    )
+
+
+def test_optimize_json_runs_and_outcome(tmp_path: Path, fake: FakeOpenAI) -> None:
+    fake.replies.append(Reply(deltas=[REFINED]))
+    done = dshkit(tmp_path, fake, "optimize", "把按钮改蓝", "--tier", "basic", "--json")
+    assert done.returncode == 0, done.stderr
+    result = orjson.loads(done.stdout)
+    assert list(result) == CONTRACT
+    assert result["output"] == REFINED and result["fallback"] is None
+    assert set(result["audit"]) == {"sentences", "traced", "freedom", "untraced"}
+    plain = dshkit(tmp_path, fake, "optimize", "把按钮改蓝", "--tier", "off")
+    assert plain.stdout == "把按钮改蓝\n" and len(fake.requests) == 1  # off: no model call
+    assert dshkit(tmp_path, fake, "outcome", "1", "ok").stdout.strip() == "run 1: ok"
+    listed = orjson.loads(dshkit(tmp_path, fake, "runs", "list", "--json").stdout)
+    assert [r["runId"] for r in listed["runs"]] == [2, 1]
+    assert listed["rates"]["basic"]["successRate"] == 1.0
+    shown = orjson.loads(dshkit(tmp_path, fake, "runs", "show", "1").stdout)
+    assert shown["outcome"] == "ok" and shown["sentences"]
+    missing = dshkit(tmp_path, fake, "outcome", "99", "ok")
+    assert missing.returncode == 2 and "no optimizer run 99" in missing.stderr
+
+
+def test_a_fallback_prints_the_raw_words_and_says_why(tmp_path: Path, fake: FakeOpenAI) -> None:
+    fake.replies.append(Reply(status=500, error_body={"error": {"message": "down"}}))
+    done = dshkit(tmp_path, fake, "optimize", "把按钮改蓝", "--tier", "basic")
+    assert done.returncode == 0 and done.stdout == "把按钮改蓝\n"
+    assert "the raw words were passed on: http-error" in done.stderr
+
+
+def test_clear_errors(tmp_path: Path, fake: FakeOpenAI) -> None:
+    empty = dshkit(tmp_path, fake, "optimize", "  ")
+    assert empty.returncode == 2 and "the raw words are empty" in empty.stderr
+    nosession = dshkit(
+        tmp_path, fake, "optimize", "x", "--session", "nope", "--root", str(tmp_path)
+    )
+    assert nosession.returncode == 2 and "no single session matches 'nope'" in nosession.stderr
+    change = dshkit(tmp_path, fake, "optimize", "settings", "--tier", "basic")
+    assert change.returncode == 2 and "give --session" in change.stderr
+    (tmp_path / ".dsh" / "dshkit").mkdir(parents=True, exist_ok=True)
+    (tmp_path / ".dsh" / "dshkit" / "config.toml").write_text('[optimizer]\ntier = "max"\n')
+    bad = dshkit(tmp_path, fake, "optimize", "x")
+    assert (
+        bad.returncode == 1 and "[optimizer] tier" in bad.stderr and "Traceback" not in bad.stderr
+    )
+
+
+def test_an_ambiguous_session_prefix_is_a_usage_error_naming_the_matches(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    root = tmp_path / "dsh-sessions"
+    for session_id in ("dup-1", "dup-2"):
+        write_log(session_dir(root, session_id) / "session.v4.jsonl.zstd", [[human(0, "hi")]])
+    where = ("--session", "dup", "--root", str(root), "--harness", "dsh")
+    done = dshkit(tmp_path, fake, "optimize", "x", "--tier", "basic", *where)
+    assert done.returncode == 2, done.stderr
+    assert "'dup' matches 2 sessions" in done.stderr
+    assert "dsh:dup-1" in done.stderr and "dsh:dup-2" in done.stderr
+    assert fake.requests == []  # refused before any model was asked
+    settings = dshkit(tmp_path, fake, "optimize", "settings", "--session", "dup")
+    assert settings.returncode == 2 and "dsh:dup-2" in settings.stderr
+
+
+def test_eval_prints_the_live_verification_table(tmp_path: Path, fake: FakeOpenAI) -> None:
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text('{"raw": "把按钮改蓝", "clear": true}\n')
+    fake.replies.extend([Reply(deltas=[REFINED])] * 3)
+    done = dshkit(tmp_path, fake, "optimize", "eval", "--cases", str(cases), "--json")
+    assert done.returncode == 0, done.stderr
+    rows = orjson.loads(done.stdout)
+    assert [r["tier"] for r in rows] == ["basic", "advanced", "extreme"]
+    assert all(r["nothingOnClear"] is True and r["askGate"]["hasSection"] for r in rows)
+    cases.write_text("not json\n")
+    bad = dshkit(tmp_path, fake, "optimize", "eval", "--cases", str(cases))
+    assert bad.returncode == 2 and "cases.jsonl:1 is not JSON" in bad.stderr

@@ -1,0 +1,292 @@
+"""The handoff lifecycle with a real (fake) Claude Code CLI: start, verify, commit, roll back."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from dshkit.graft import ledger
+from dshkit.graft.identity import Identity
+from dshkit.graft.ledger import audit, audit_records, retirement
+from dshkit.graft.lifecycle import (
+    BAD_PLAN,
+    ROLLBACK_NOTICE,
+    SOURCE_ALREADY_MIGRATED,
+    GraftError,
+    Ignition,
+    Plan,
+    State,
+    begin,
+    cancel,
+    claim_pending,
+    handoff,
+    load,
+    outcome_counts,
+    pending_for_cwd,
+    recover,
+)
+from dshkit.store import SCHEMA_VERSION, Store, StoreError
+
+from ..support.graft_driver import FAST, World, gone, plan_for, take_notice
+
+HANGS = Ignition(timeout=1, poll=0.05)  # a hung CLI is given up on quickly
+
+
+def kinds(store: Store) -> list[str]:
+    return [record.kind for record in audit_records(store)]
+
+
+def test_happy_path_starts_verifies_and_retires(world: World, store: Store) -> None:
+    plan = plan_for("source-1", str(world.cwd))
+    txn = handoff(store, plan, ignition=FAST)
+
+    assert txn.state == State.COMMITTED
+    assert world.targets(plan.identity) == [txn.target_id]
+    assert txn.attempts == 1 and len(world.calls()) == 1
+    retired = retirement(store, "claude", "source-1")
+    assert retired is not None and retired.kind == ledger.RETIRED
+    assert retired.target_id == txn.target_id and not retired.pending
+    # What a person types to go on there: the harness's own interactive resume.
+    assert retired.command == f"cd {world.cwd} && claude --resume {txn.target_id}"
+    assert txn.target_id in retired.pointer()
+    assert retirement(store, "claude", txn.target_id or "") is None  # the target works
+    assert take_notice(store, "claude", "source-1") is None
+    assert kinds(store) == ["handoff-begin", "ignite", "handoff-committed"]
+    assert outcome_counts(store)["COMMITTED"] == 1
+
+
+def test_source_is_blocked_from_the_start(world: World, store: Store) -> None:
+    txn = begin(store, plan_for("source-1", str(world.cwd)))
+
+    blocked = retirement(store, "claude", "source-1")
+    assert blocked is not None and blocked.kind == ledger.TRANSFERRING
+    assert blocked.txn_id == txn.id and blocked.target_id is None and blocked.command is None
+    assert "交接" in blocked.pointer()
+
+
+def test_ignition_exhausted_rolls_back_once(world: World, store: Store) -> None:
+    world.script("hang", "hang", "hang")
+    plan = plan_for("source-1", str(world.cwd))
+    txn = handoff(store, plan, ignition=HANGS)
+
+    assert txn.state == State.ROLLED_BACK and txn.attempts == 3 and txn.target_id is None
+    assert retirement(store, "claude", "source-1") is None  # the source works again
+    assert take_notice(store, "claude", "source-1") == ROLLBACK_NOTICE
+    assert take_notice(store, "claude", "source-1") is None  # told once
+    calls = world.calls()
+    assert [step for _, step in calls] == ["hang"] * 3
+    assert all(gone(pid) for pid, _ in calls)  # each hung CLI's group was killed
+    assert world.targets(plan.identity) == []
+    assert kinds(store) == ["handoff-begin", *["ignite-failed"] * 3, "ignite-rollback"]
+    records = audit_records(store)
+    assert [r.detail["exhausted"] for r in records[1:4]] == [False, False, True]
+    assert records[-1].detail["sourceRestored"] is True
+    assert records[-1].detail["noticeQueued"] is True
+    assert records[-1].detail["targetFailed"] is True
+    # Nothing left for recovery to do, and it does not roll back twice.
+    assert recover(store, HANGS) == []
+    assert take_notice(store, "claude", "source-1") is None
+
+
+def test_fail_once_then_succeed_commits(world: World, store: Store) -> None:
+    world.script("fail", "ok")
+    txn = handoff(store, plan_for("source-1", str(world.cwd)), ignition=FAST)
+
+    assert txn.state == State.COMMITTED and txn.attempts == 2
+    assert kinds(store) == ["handoff-begin", "ignite-failed", "ignite", "handoff-committed"]
+    failed = audit_records(store)[1]
+    assert "exited with 1" in failed.detail["error"]
+    assert "the API is unreachable" in failed.detail["error"]  # the CLI's own words
+    assert take_notice(store, "claude", "source-1") is None
+
+
+def test_a_started_target_is_never_started_twice(world: World, store: Store) -> None:
+    plan = plan_for("source-1", str(world.cwd))
+    world.run_cli(plan.first_message, world.cwd)  # delivered once already
+    [existing] = world.targets(plan.identity)
+
+    txn = handoff(store, plan, ignition=FAST)
+
+    assert txn.state == State.COMMITTED and txn.target_id == existing
+    assert len(world.calls()) == 1 and txn.attempts == 0
+    assert kinds(store) == ["handoff-begin", "ignite-skipped", "handoff-committed"]
+
+
+def test_a_session_in_another_directory_is_not_the_target(world: World, store: Store) -> None:
+    plan = plan_for("source-1", str(world.cwd))
+    elsewhere = world.cwd.parent / "elsewhere"
+    elsewhere.mkdir()
+    world.run_cli(plan.first_message, elsewhere)
+
+    txn = handoff(store, plan, ignition=FAST)
+
+    assert txn.state == State.COMMITTED and len(world.calls()) == 2
+    assert world.targets(plan.identity) == [txn.target_id]
+
+
+def test_second_handoff_of_a_source_is_refused(world: World, store: Store) -> None:
+    first = handoff(store, plan_for("source-1", str(world.cwd)), ignition=FAST)
+    assert first.state == State.COMMITTED
+
+    with pytest.raises(GraftError) as refused:
+        begin(store, plan_for("source-1", str(world.cwd), boundary=50))
+    assert refused.value.code == SOURCE_ALREADY_MIGRATED
+
+    again = handoff(
+        store, plan_for("source-1", str(world.cwd), boundary=50), allow_reslice=True, ignition=FAST
+    )
+    assert again.state == State.COMMITTED and again.target_id != first.target_id
+    retired = retirement(store, "claude", "source-1")
+    assert retired is not None and retired.target_id == again.target_id
+
+
+def test_a_live_handoff_refuses_even_a_reslice(world: World, store: Store) -> None:
+    begin(store, plan_for("source-1", str(world.cwd)), ignite=False)
+    with pytest.raises(GraftError) as refused:
+        begin(store, plan_for("source-1", str(world.cwd), boundary=50), allow_reslice=True)
+    assert refused.value.code == SOURCE_ALREADY_MIGRATED
+
+
+def test_failed_reslice_restores_the_earlier_retirement(world: World, store: Store) -> None:
+    first = handoff(store, plan_for("source-1", str(world.cwd)), ignition=FAST)
+    world.script("ok", "hang", "hang", "hang")
+
+    again = handoff(
+        store, plan_for("source-1", str(world.cwd), boundary=50), allow_reslice=True, ignition=HANGS
+    )
+
+    assert again.state == State.ROLLED_BACK
+    retired = retirement(store, "claude", "source-1")
+    assert retired is not None and retired.kind == ledger.RETIRED
+    assert (retired.txn_id, retired.target_id) == (first.id, first.target_id)
+    assert audit_records(store)[-1].detail["sourceRestored"] is False
+
+
+def test_pending_handoff_is_handed_out_once(world: World, store: Store) -> None:
+    plan = plan_for("source-1", str(world.cwd))
+    txn = handoff(store, plan, ignite=False)
+
+    assert txn.state == State.PENDING and world.calls() == []
+    waiting = retirement(store, "claude", "source-1")
+    assert waiting is not None and waiting.pending and waiting.target_id is None
+    assert waiting.command == f"cd {world.cwd} && claude"
+    assert pending_for_cwd(store, "codex", str(world.cwd)) is None
+    assert pending_for_cwd(store, "claude", str(world.cwd.parent)) is None
+    pending = pending_for_cwd(store, "claude", f"{world.cwd}/")
+    assert pending is not None and pending.txn_id == txn.id
+    assert pending.source_session_id == "source-1"
+    assert recover(store, FAST) == []  # waiting for a session is not unfinished work
+
+    assert claim_pending(store, txn.id, "claude", "new-session") == plan.first_message
+    assert claim_pending(store, txn.id, "claude", "another") is None
+    assert pending_for_cwd(store, "claude", str(world.cwd)) is None
+    assert load(store, txn.id).state == State.COMMITTED
+    retired = retirement(store, "claude", "source-1")
+    assert retired is not None and retired.target_id == "new-session"
+    assert kinds(store) == ["handoff-begin", "handoff-claimed"]
+
+
+def test_cancelled_pending_handoff_frees_the_source(world: World, store: Store) -> None:
+    txn = handoff(store, plan_for("source-1", str(world.cwd)), ignite=False)
+
+    assert cancel(store, txn.id).state == State.ROLLED_BACK
+    assert retirement(store, "claude", "source-1") is None
+    assert pending_for_cwd(store, "claude", str(world.cwd)) is None
+    notice = take_notice(store, "claude", "source-1")
+    assert notice is not None and "撤销" in notice
+    with pytest.raises(GraftError):
+        cancel(store, txn.id)
+
+
+def test_vanished_directory_fails_the_handoff(world: World, store: Store) -> None:
+    txn = begin(store, plan_for("source-1", str(world.cwd)))
+    world.cwd.rmdir()
+
+    [ended] = recover(store, FAST)
+
+    assert ended.id == txn.id and ended.state == State.FAILED
+    assert retirement(store, "claude", "source-1") is None
+    assert take_notice(store, "claude", "source-1") == ROLLBACK_NOTICE
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"first_message": "no identity here"}, "does not carry the identity line"),
+        ({"cwd": "relative/dir"}, "not an existing absolute directory"),
+        ({"harness": "vim"}, "unknown harness 'vim'"),
+        ({"session_id": "someone-else"}, "the identity names source"),
+        ({"first_message": "x" * 100_001}, "a command line carries at most 100000"),
+    ],
+)
+def test_bad_plans_are_refused_before_anything_is_stored(
+    world: World, store: Store, change: dict[str, str], message: str
+) -> None:
+    good = plan_for("source-1", str(world.cwd))
+    values = {
+        "harness": good.harness,
+        "session_id": good.session_id,
+        "cwd": good.cwd,
+        "first_message": good.first_message,
+        "identity": good.identity,
+        "card": good.card,
+    }
+    if "first_message" in change and len(change["first_message"]) > 1000:
+        change = {"first_message": good.first_message + change["first_message"]}
+    plan = Plan(**{**values, **change})  # type: ignore[arg-type]
+
+    with pytest.raises(GraftError, match=message) as refused:
+        begin(store, plan)
+    assert refused.value.code == BAD_PLAN
+    assert store.db.execute("SELECT count(*) FROM graft_txns").fetchone()[0] == 0
+    assert retirement(store, "claude", "source-1") is None
+
+
+def test_audit_records_filter_and_limit(store: Store) -> None:
+    audit(store, "model-nudge", harness="claude", session_id="a", ratio=0.71)
+    audit(store, "command-blocked", harness="claude", session_id="b", command="rm -rf /")
+    audit(store, "force-graft", harness="claude", session_id="a")
+
+    assert [r.kind for r in audit_records(store, session="a")] == ["model-nudge", "force-graft"]
+    assert [r.kind for r in audit_records(store, limit=1)] == ["force-graft"]
+    assert audit_records(store, session="b")[0].detail == {"command": "rm -rf /"}
+    assert audit_records(store)[0].as_json()["sessionId"] == "a"
+    with pytest.raises(ValueError, match="limit must be between 1 and 10000"):
+        audit_records(store, limit=0)
+    with pytest.raises(ValueError, match="needs a kind"):
+        audit(store, "")
+
+
+def test_notices_are_owed_once_per_handoff(store: Store) -> None:
+    assert ledger.queue_notice(store, "claude", "s", 1, "一") is True
+    assert ledger.queue_notice(store, "claude", "s", 1, "一") is False
+    assert ledger.queue_notice(store, "claude", "s", 2, "二") is True
+    assert take_notice(store, "claude", "other") is None
+    assert take_notice(store, "claude", "s") == "一\n二"
+    assert take_notice(store, "claude", "s") is None
+
+
+def test_store_keeps_the_lifecycle_tables_private(world: World, store: Store) -> None:
+    tables = {
+        row[0] for row in store.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
+    assert {"graft_txns", "graft_ledger", "graft_pending", "graft_notices", "graft_audit"} <= tables
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert stat.S_IMODE(os.stat(store.path).st_mode) == 0o600
+
+
+def test_a_newer_store_is_refused_before_its_handoffs_are_read(world: World) -> None:
+    with Store(world.state) as store:
+        begin(store, plan_for("source-1", str(world.cwd)))
+        store.db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    with pytest.raises(StoreError, match="newer dshkit"):
+        Store(world.state)
+
+
+def test_identity_round_trips_through_the_stored_plan(world: World, store: Store) -> None:
+    plan = plan_for("source-1", str(world.cwd))
+    txn = begin(store, plan)
+    assert load(store, txn.id).plan == plan
+    assert load(store, txn.id).plan.identity == Identity("source-1", 42, 1)

@@ -1,0 +1,174 @@
+"""Capability facts through the surfaces: the hooks (delivered once, again when the mode
+changed), `dshkit capability` and `GET /api/capability/`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from dshkit.capability import CapabilityService
+from dshkit.capability.text import FULL_ACCESS, HEADING, PENDING
+from dshkit.store import Store
+
+from ..support import hooks
+from ..support.cli import run_dshkit
+from ..support.hooks import claude, context, dsh
+from ..support.mcp import MCP_SERVER
+from ..support.web import Running
+
+
+def hook(home: Path, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return hooks.hook(home, event, payload, DSHKIT_CAPABILITY="on")[0]
+
+
+def wait_for_probes(state: Path) -> None:
+    """Until no probe is running and at least one finished (the hooks start them detached)."""
+    deadline = time.monotonic() + 60
+    while True:
+        with Store(state) as store:
+            rows = store.db.execute("SELECT at, started FROM capability_probes").fetchall()
+        if rows and all(at is not None and started is None for at, started in rows):
+            return
+        assert time.monotonic() < deadline, f"the background probes never finished: {rows}"
+        time.sleep(0.2)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A working directory whose .mcp.json names one good stdio server and one that is gone."""
+    directory = tmp_path / "project"
+    directory.mkdir()
+    (directory / "tiny_mcp.py").write_text(MCP_SERVER)
+    servers = {
+        "tiny": {"command": sys.executable, "args": [str(directory / "tiny_mcp.py")]},
+        "godot": {"command": str(directory / "godot-mcp")},
+    }
+    (directory / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    return directory
+
+
+def test_claude_gets_the_facts_at_start_then_results_then_again_on_a_mode_change(
+    tmp_path: Path, project: Path
+) -> None:
+    state = tmp_path / ".dsh" / "dshkit"
+
+    def session(**extra: Any) -> dict[str, Any]:
+        return claude("c1", cwd=str(project), permission_mode="default", **extra)
+
+    first = context(hook(tmp_path, "SessionStart", session(source="startup")))
+    assert first is not None and first.startswith(HEADING)
+    assert "- 权限模式：default" in first and "- 权限档：unknown" in first
+    assert PENDING in first and FULL_ACCESS not in first
+    wait_for_probes(state)
+    # The results that were pending reach the agent with its next prompt, once.
+    results = context(hook(tmp_path, "UserPromptSubmit", session(prompt="hi")))
+    assert results is not None and PENDING not in results
+    assert "- 子进程：✓（sh -c echo: exit 0）" in results
+    assert "- 视觉截图（无头浏览器）：✓（chromium: PNG" in results
+    assert (
+        "- 外部工具服务器（MCP）：✗（tiny ✓ initialize answered (tiny); godot ✗ cannot start"
+        in (results)
+    )
+    assert hook(tmp_path, "UserPromptSubmit", session(prompt="more")) == {}
+    assert hook(tmp_path, "SessionStart", session(source="resume")) == {}
+    # The person switches to full access: the old conclusions are void, new facts delivered.
+    full = claude("c1", cwd=str(project), permission_mode="bypassPermissions", prompt="go")
+    switched = context(hook(tmp_path, "UserPromptSubmit", full))
+    assert switched is not None and "- 权限模式：bypassPermissions" in switched
+    assert PENDING in switched and FULL_ACCESS in switched
+    # A compaction drops what was injected: delivered again.
+    assert context(hook(tmp_path, "SessionStart", session(source="compact"))) is not None
+    wait_for_probes(state)
+
+
+def test_dsh_gets_them_with_the_first_prompt_and_unknown_modes_stay_unknown(
+    tmp_path: Path,
+) -> None:
+    assert hook(tmp_path, "SessionStart", dsh("d1", source="startup")) == {}
+    first = context(hook(tmp_path, "UserPromptSubmit", dsh("d1", prompt="fix it")))
+    # Its log does not exist (yet): nothing reported a mode, so nothing is guessed.
+    assert first is not None and "- 权限档：unknown\n- 审批策略：unknown" in first
+    assert hook(tmp_path, "UserPromptSubmit", dsh("d1", prompt=first)) == {}
+    wait_for_probes(tmp_path / ".dsh" / "dshkit")
+
+
+def test_switched_off_means_nothing(tmp_path: Path) -> None:
+    done = run_dshkit(
+        "hook",
+        "SessionStart",
+        home=tmp_path,
+        env={"DSHKIT_CAPABILITY": "off"},
+        input=orjson.dumps(claude("c1", source="startup")),
+        text=False,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout == b"" or orjson.loads(done.stdout) == {}
+
+
+def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_dshkit(
+        "capability", "--state-dir", str(home / "state"), *args, home=home, check=False
+    )
+
+
+def test_the_cli_answers_at_once_then_probes(tmp_path: Path, project: Path) -> None:
+    args = ("--harness", "claude", "--cwd", str(project), "--mode", "workspace-write")
+    first = cli(tmp_path, *args, "--json")
+    assert first.returncode == 0, first.stderr
+    found = json.loads(first.stdout)
+    assert found["pending"] and found["started"] and found["channels"] is None
+    assert found["facts"]["sandbox"] == "workspace-write"
+    assert found["facts"]["sources"] == {"sandbox": "given"}
+    probed = json.loads(cli(tmp_path, *args, "--probe", "--json").stdout)
+    assert not probed["pending"]
+    assert [c["ok"] for c in probed["channels"]] == [True, True, False]
+    shown = cli(tmp_path, *args).stdout
+    assert "sandbox mode:     workspace-write  (given)" in shown
+    assert "screenshot   ok     chromium: PNG" in shown
+    assert "toolServers  FAILED tiny ✓" in shown
+    bad = cli(tmp_path, "--harness", "nope")
+    assert bad.returncode == 2 and "nope" in bad.stderr
+    wait_for_probes(tmp_path / "state")
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[Running]:
+    server = Running(
+        tmp_path, capabilities=lambda state, jobs: {"capability": CapabilityService(state)}
+    )
+    yield server
+    server.close()
+
+
+def test_the_service_reports_and_probes_on_request(
+    running: Running, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(project / "no-codex-home"))
+    with httpx.Client(base_url=f"http://127.0.0.1:{running.port}/api/capability") as client:
+        query = {"harness": "codex", "mode": "danger-full-access", "cwd": str(project)}
+        answer = client.get("/", params={**query, "probe": "1"})
+        assert answer.status_code == 200 and answer.headers["cache-control"] == "no-store"
+        found = answer.json()
+        assert found["facts"]["fullAccess"] and FULL_ACCESS in found["text"]
+        # Codex configures no server here (its config file is absent): nothing to probe.
+        assert [c["ok"] for c in found["channels"]] == [True, True, None]
+        cached = client.get("/", params=query).json()
+        assert cached["channels"] == found["channels"] and not cached["started"]
+        for params, message in (
+            ({"harness": "nope"}, "harness must be one of"),
+            ({"cwd": "relative"}, "cwd must be an absolute path"),
+            ({"probe": "yes"}, "probe must be 0 or 1"),
+            ({"mode": "x" * 101}, "mode must be 1 to 100 characters"),
+        ):
+            refused = client.get("/", params=params)
+            assert refused.status_code == 400 and message in refused.json()["error"]

@@ -1,0 +1,309 @@
+"""Installing dshkit's hooks into each harness's settings, and leaving no trace on removal."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from ..support.cli import SCRIPT, run_at_home
+
+FOREIGN = {
+    "theme": "dark",
+    "hooks": {
+        "PreToolUse": [
+            {
+                "matcher": "Bash",
+                "hooks": [
+                    {"type": "command", "command": "/usr/local/bin/audit-bash", "timeout": 5}
+                ],
+            }
+        ],
+        "SessionStart": [{"matcher": "", "hooks": [{"type": "command", "command": "echo hi"}]}],
+    },
+}
+
+
+def commands(settings: dict[str, Any], event: str) -> list[str]:
+    return [h["command"] for g in settings["hooks"].get(event, []) for h in g["hooks"]]
+
+
+def test_claude_install_is_a_clean_merge_and_uninstall_restores_the_bytes(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    original = json.dumps(FOREIGN, indent=4) + "\n"  # someone else's formatting
+    path.write_text(original)
+    dry = run_at_home(tmp_path, "install-hooks", "--harness", "claude", "--dry-run")
+    assert "+" in dry.stdout and "hook SessionStart" in dry.stdout and path.read_text() == original
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude")
+    settings = json.loads(path.read_text())
+    assert settings["theme"] == "dark"
+    foreign, guard = commands(settings, "PreToolUse")  # theirs kept, ours (the guard) after it
+    assert foreign == "/usr/local/bin/audit-bash" and "hook PreToolUse" in guard
+    ours = commands(settings, "SessionStart")
+    assert ours[0] == "echo hi" and len(ours) == 2
+    words = shlex.split(ours[1])
+    assert words[0] == SCRIPT and Path(words[0]).is_absolute()
+    assert words[1:3] == ["hook", "SessionStart"]
+    assert words[-2:] == ["--state-dir", str(tmp_path / ".dsh" / "dshkit")]
+    assert {"UserPromptSubmit", "Stop", "SessionEnd"} <= set(settings["hooks"])
+    again = run_at_home(tmp_path, "install-hooks", "--harness", "claude")
+    assert "already installed" in again.stdout  # idempotent
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "claude")
+    assert path.read_text() == original  # byte for byte
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+
+
+def test_uninstall_after_someone_edited_the_file_removes_only_ours(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    run_at_home(
+        tmp_path, "install-hooks", "--harness", "claude"
+    )  # no file before: dshkit creates it
+    settings = json.loads(path.read_text())
+    settings["model"] = "sonnet"
+    notify = {"matcher": "", "hooks": [{"type": "command", "command": "notify"}]}
+    settings["hooks"]["Stop"].append(notify)
+    path.write_text(json.dumps(settings))
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "claude")
+    assert json.loads(path.read_text()) == {"model": "sonnet", "hooks": {"Stop": [notify]}}
+
+
+def test_an_edit_between_two_installs_survives_uninstalling(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude")
+    settings = json.loads(path.read_text())
+    settings["model"] = "sonnet"
+    path.write_text(json.dumps(settings))
+    elsewhere = str(tmp_path / "other-state")  # a change: the hooks are written again
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude", "--state-dir", elsewhere)
+    assert elsewhere in path.read_text() and json.loads(path.read_text())["model"] == "sonnet"
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude")  # and once more, unedited
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "claude")
+    assert json.loads(path.read_text()) == {"model": "sonnet"}
+
+
+def test_untouched_new_file_is_removed_again(tmp_path: Path) -> None:
+    run_at_home(tmp_path, "install-hooks", "--harness", "codex")
+    assert (tmp_path / ".codex" / "hooks.json").exists()
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "codex")
+    assert not (tmp_path / ".codex" / "hooks.json").exists()
+    project = run_at_home(
+        tmp_path, "install-hooks", "--harness", "codex", "--scope", "project", check=False
+    )
+    assert project.returncode == 1 and "/.codex/hooks.json only: use --scope user" in project.stderr
+
+
+def test_broken_settings_are_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text("{ not json")
+    done = run_at_home(tmp_path, "install-hooks", "--harness", "claude", check=False)
+    assert done.returncode == 1 and "not valid JSON" in done.stderr
+    assert path.read_text() == "{ not json" and len(list(path.parent.iterdir())) == 1
+
+
+def test_dsh_gets_a_bridge_settings_file_and_a_patch_block(tmp_path: Path) -> None:
+    patch = tmp_path / ".dsh" / "profiles" / "headless" / "cordis.patch.yml"
+    patch.parent.mkdir(parents=True)
+    original = "- id: hmr\n  disabled: false\n  config:\n    root: []"  # no final newline
+    patch.write_text(original)
+    done = run_at_home(tmp_path, "install-hooks", "--harness", "dsh")
+    assert "dsh plugin --profile headless add @deepseek-ai/dsh-hooks-claude-code" in done.stdout
+    config = tmp_path / ".dsh" / "dshkit" / "dsh-hooks.json"
+    prompt_hooks = commands(json.loads(config.read_text()), "UserPromptSubmit")
+    assert "hook UserPromptSubmit" in prompt_hooks[0]
+    text = patch.read_text()
+    assert text.startswith(original + "\n") and f"configPath: {json.dumps(str(config))}" in text
+    assert "id: hooks-claude-code" in text
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "dsh")
+    assert patch.read_text() == original and not config.exists()
+
+
+def test_doctor_reports_per_harness(tmp_path: Path) -> None:
+    (tmp_path / ".dsh" / "sessions").mkdir(parents=True)
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude")
+    report = orjson.loads(run_at_home(tmp_path, "doctor", "--json", "--port", "1").stdout)
+    assert report["harnesses"]["dsh"]["sessionsRootFound"] is True
+    assert report["harnesses"]["claude"]["hooksInstalled"] is True
+    assert report["harnesses"]["codex"]["hooksInstalled"] is False
+    assert report["llmConfigured"] is False and "DSHKIT_LLM_API_KEY" in report["llmProblem"]
+    assert report["service"]["reachable"] is False
+
+
+def test_the_installed_command_runs_whatever_the_path(tmp_path: Path) -> None:
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude")
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    (line,) = commands(settings, "SessionStart")
+    payload = orjson.dumps(
+        {
+            "session_id": "s",
+            "source": "startup",
+            "transcript_path": "/h/.claude/projects/-p/s.jsonl",
+        }
+    )
+    done = subprocess.run(
+        line,
+        shell=True,
+        input=payload,
+        capture_output=True,
+        # (capability facts off: they would answer this SessionStart, see tests/conftest.py)
+        env={"PATH": "/nonexistent", "HOME": str(tmp_path), "DSHKIT_CAPABILITY": "off"},
+    )
+    assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex", "dsh"])
+def test_dry_run_writes_nothing_outside_the_state_dir(tmp_path: Path, harness: str) -> None:
+    run_at_home(tmp_path, "install-hooks", "--harness", harness, "--dry-run")
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and "dshkit" not in p.parts]
+    assert written == []
+
+
+def test_dsh_patch_written_by_dsh_itself_stays_valid(tmp_path: Path) -> None:
+    # `dsh plugin add` initialises a profile's patch layer as an empty flow list.
+    patch = tmp_path / ".dsh" / "profiles" / "headless" / "cordis.patch.yml"
+    patch.parent.mkdir(parents=True)
+    original = "# Your patch layer for this dsh profile.\n[]\n"
+    patch.write_text(original)
+    run_at_home(tmp_path, "install-hooks", "--harness", "dsh")
+    text = patch.read_text()
+    assert "[]" not in text.replace("`[]`", "") and "- insert:" in text
+    edited = text + "- id: other\n  disabled: true\n"  # someone adds an entry afterwards
+    patch.write_text(edited)
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "dsh")
+    # Still a valid block list: `[]` comes back only when nothing else is left in it.
+    assert (
+        patch.read_text()
+        == "# Your patch layer for this dsh profile.\n- id: other\n  disabled: true\n"
+    )
+    patch.write_text(original)
+    run_at_home(tmp_path, "install-hooks", "--harness", "dsh")
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "dsh")
+    assert patch.read_text() == original
+    patch.write_text("key: value\n")
+    refused = run_at_home(tmp_path, "install-hooks", "--harness", "dsh", check=False)
+    assert refused.returncode == 1 and "add this entry by hand" in refused.stderr
+
+
+def test_uninstall_leaves_a_file_without_dshkit_entries_byte_identical(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    never = '{"hooks":{"Stop":[{"matcher":"","hooks":[]}],"Notification":"oops"}}'
+    path.write_text(never)
+    done = run_at_home(tmp_path, "uninstall-hooks", "--harness", "claude")
+    assert "not installed" in done.stdout and path.read_text() == never
+    # Installed, then someone edits the file: uninstalling takes out only dshkit's entries...
+    path.write_text('{"model": "opus"}')
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude")
+    edited = json.loads(path.read_text())
+    edited["hooks"]["Stop"].insert(
+        0, {"matcher": "", "hooks": [{"type": "command", "command": "x"}]}
+    )
+    path.write_text(json.dumps(edited))
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "claude")
+    mine = '{"model":"opus","hooks":{"Stop":[{"matcher":"","hooks":[{"type":"command",'
+    mine += '"command":"x"}]}]}}'
+    assert json.loads(path.read_text()) == json.loads(mine)
+    # ...and a second uninstall is a no-op on the person's own one-line file.
+    path.write_text(mine)
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "claude")
+    assert path.read_text() == mine
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+
+
+def test_install_writes_through_a_symlink_and_keeps_the_mode(tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "claude-settings.json"
+    original = json.dumps(FOREIGN) + "\n"
+    target.write_text(original)
+    target.chmod(0o600)
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.symlink_to(target)
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude")
+    assert path.is_symlink() and path.resolve() == target
+    assert "hook SessionStart" in target.read_text()
+    backup = path.with_name("settings.json.dshkit-backup")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o600 and backup.read_text() == original
+    assert sorted(p.name for p in dotfiles.iterdir()) == ["claude-settings.json"]
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "claude")
+    assert path.is_symlink() and target.read_text() == original
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_project_scope_names_nothing_of_this_machine(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    done = run_at_home(
+        tmp_path,
+        "install-hooks",
+        "--harness",
+        "claude",
+        "--scope",
+        "project",
+        "--project",
+        str(project),
+    )
+    assert "found on PATH" in done.stdout
+    text = (project / ".claude" / "settings.json").read_text()
+    assert commands(json.loads(text), "SessionStart") == ["dshkit hook SessionStart"]
+    assert str(tmp_path) not in text and sys.prefix not in text
+    missing = tmp_path / "nonexistent"
+    refused = run_at_home(
+        tmp_path,
+        *("install-hooks", "--harness", "claude", "--scope", "project", "--project", str(missing)),
+        check=False,
+    )
+    assert refused.returncode == 1 and "no such directory" in refused.stderr
+    assert not missing.exists()
+
+
+def test_install_again_brings_the_settings_to_what_the_registry_asks(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    original = json.dumps(FOREIGN, indent=4) + "\n"
+    path.write_text(original)
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude")
+    groups = json.loads(path.read_text())["hooks"]["PreToolUse"]
+    assert groups[1]["matcher"] == ""  # graft's retirement check looks at every tool
+    assert "PreCompact" not in json.loads(path.read_text())["hooks"]
+    policy = "PreCompact=tests.support.hook_handlers:deny"  # an event no built-in handler has
+    added = run_at_home(
+        tmp_path, "install-hooks", "--harness", "claude", DSHKIT_HOOK_HANDLERS=policy
+    )
+    assert f"updated {path}" in added.stdout
+    hooks = json.loads(path.read_text())["hooks"]
+    assert hooks["PreToolUse"][0] == FOREIGN["hooks"]["PreToolUse"][0]  # others' as they were
+    assert "hook PreCompact" in hooks["PreCompact"][0]["hooks"][0]["command"]
+    again = run_at_home(
+        tmp_path, "install-hooks", "--harness", "claude", DSHKIT_HOOK_HANDLERS=policy
+    )
+    assert "already installed" in again.stdout
+    # A stale install (another dshkit, since deleted) is brought to this one in place.
+    stale = path.read_text().replace(SCRIPT, "/gone/venv/bin/dshkit")
+    path.write_text(stale)
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude", DSHKIT_HOOK_HANDLERS=policy)
+    assert (
+        "/gone/" not in path.read_text()
+        and len(json.loads(path.read_text())["hooks"]["PreToolUse"]) == 2
+    )
+    # Without the extra handler its event goes again; the foreign PreToolUse stays.
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude")
+    hooks = json.loads(path.read_text())["hooks"]
+    assert hooks["PreToolUse"][0] == FOREIGN["hooks"]["PreToolUse"][0]
+    assert "PreCompact" not in hooks
+    bad = run_at_home(
+        tmp_path, "install-hooks", "--harness", "claude", DSHKIT_HOOK_HANDLERS="x", check=False
+    )
+    assert bad.returncode == 1 and "DSHKIT_HOOK_HANDLERS item 'x'" in bad.stderr
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "claude")
+    assert json.loads(path.read_text()) == FOREIGN

@@ -1,0 +1,100 @@
+"""The handoff tools of dshkit's MCP server, in process through the SDK's client, against a
+Claude Code transcript and the fake Claude Code CLI: preview, read back, search, hand off (the
+target really started), refuse a second handoff, and the debug panel."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.types import CallToolResult
+
+from dshkit.graft.identity import parse_identity
+from dshkit.graft.lifecycle import State, load
+from dshkit.mcp.server import build_server
+from dshkit.sessions import Source
+from dshkit.store import Store
+
+from ..support.graft_driver import Transcript, World, make_world
+from ..support.mcp import text, with_client
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    made = make_world(tmp_path)
+    for name, value in made.env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(made.cwd)  # a harness starts its MCP server in the session's directory
+    return made
+
+
+def call(world: World, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    sources = [Source("claude", world.claude / "projects")]
+    server = build_server(world.state, sources)
+    return with_client(server, lambda client: client.call_tool(name, arguments))
+
+
+def session(world: World) -> Transcript:
+    transcript = Transcript(world, "c-src").prompt(
+        "把 README 翻译成英文，以后不要改 docs/ 之外的文件"
+    )
+    transcript.step(20_000, "Bash", {"command": "pytest -q"})
+    return transcript
+
+
+def test_prepare_previews_the_handoff_of_the_calling_session_and_changes_nothing(
+    world: World,
+) -> None:
+    session(world)
+    shown = call(world, "graft_prepare", {})
+    assert not shown.is_error, text(shown)
+    first = text(shown)
+    assert parse_identity(first) is not None and "c-src" in first
+    assert "以后不要改 docs/ 之外的文件" in first
+    facts = shown.structured_content or {}
+    assert facts["source"]["sessionId"] == "c-src"
+    with Store(world.state) as store:
+        assert store.db.execute("SELECT COUNT(*) FROM graft_txns").fetchone()[0] == 0
+
+
+def test_read_back_and_search_by_the_cards_coordinates(world: World) -> None:
+    session(world)
+    found = call(world, "graft_search_history", {"sourceSessionId": "c-src", "query": "pytest"})
+    assert not found.is_error, text(found)
+    hits = (found.structured_content or {})["hits"]
+    assert hits and hits[0]["tool"] == "Bash"
+    read = call(world, "graft_read_result", {"sourceSessionId": "c-src", "seq": hits[0]["seq"]})
+    assert not read.is_error and "pytest -q" in text(read)
+    missing = call(world, "graft_read_result", {"sourceSessionId": "c-src", "seq": 999})
+    assert missing.is_error and "seq" in text(missing)
+
+
+def test_slice_and_inject_starts_the_target_and_a_second_one_is_refused(world: World) -> None:
+    session(world)
+    done = call(world, "graft_slice_and_inject", {"sessionId": "c-src"})
+    assert not done.is_error, text(done)
+    assert "不再接收" in text(done)
+    txn_id = (done.structured_content or {})["id"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with Store(world.state) as store:
+            txn = load(store, txn_id)
+        if txn.state == State.COMMITTED:
+            break
+        time.sleep(0.2)
+    assert txn.state == State.COMMITTED and txn.target_id
+    assert world.targets(txn.plan.identity) == [txn.target_id]
+    again = call(world, "graft_slice_and_inject", {"sessionId": "c-src"})
+    assert again.is_error and "SOURCE_ALREADY_MIGRATED" in text(again)
+    panel = call(world, "graft_debug_status", {"sessionId": "c-src"})
+    status = (panel.structured_content or {})["session"]
+    assert status["retirement"]["kind"] == "retired"
+    assert status["retirement"]["targetSessionId"] == txn.target_id
+
+
+def test_an_unknown_session_is_named_in_the_error(world: World) -> None:
+    session(world)
+    refused = call(world, "graft_prepare", {"sessionId": "nope"})
+    assert refused.is_error and "sessionId" in text(refused)

@@ -1,0 +1,324 @@
+"""The handoff lifecycle with the real Claude Code and Codex CLIs, offline against fake APIs on
+127.0.0.1, with dshkit's hooks and MCP server installed by `dshkit install-hooks`.
+
+A fake model reports a context in the warning band: the nudge reaches it in the very next
+request; it calls `graft_slice_and_inject`; dshkit's launcher starts a new real session (the
+harness's own CLI) whose first request carries the identity line and the card; the source
+then takes no new prompt. When the new session cannot be started, the handoff rolls back and
+the source works again, told so once. Runs as tests/real/test_harnesses.py runs the CLIs.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from dshkit.graft.lifecycle import ROLLBACK_NOTICE, State, Txn, transactions
+from dshkit.store import Store
+
+from ..support.cli import SCRIPT
+from ..support.fakes import RefusingProxy, fake_anthropic, fake_responses
+from ..support.real import World, binary, claude_env, codex_config, codex_env, texts
+
+GRAFT_CONFIG = '[graft]\nmode = "fixed"\nwindow_tokens = 100000\nignite_timeout_s = {timeout}\n'
+NUDGE = "当前上下文水位已达 72%"
+ESCALATION = "水位告急"
+BOARD = "交接任务看板"
+BLOCKED = "不再接收"
+# Generous bounds for what runs detached (the handoff's driver, the target's first turn) on a
+# machine shared with other test runs; nothing is timed, only waited for.
+DEADLINE_S = 240.0
+GRAFT_TOOL = "graft_slice_and_inject"
+
+
+@pytest.fixture
+def refusing() -> Iterator[RefusingProxy]:
+    # The same refusing proxy as the `proxy` fixture (tests/real/conftest.py).
+    with RefusingProxy() as proxy:
+        yield proxy
+    assert proxy.attempts == [], f"a harness tried to leave 127.0.0.1: {proxy.attempts}"
+
+
+def graft_world(root: Path, harness: str, cli: str, *, timeout: float = 60.0) -> World:
+    """A world whose PATH finds the harness's CLI (dshkit's launcher starts the target by its
+    name, as on a user's machine), in the fixed watermark mode over a 100,000-token window."""
+    world = World(root, harness)
+    world.env["PATH"] = f"{Path(cli).parent}:{world.env['PATH']}"
+    world.env["DSHKIT_CAPABILITY"] = "off"  # no detached browser probes from the hooks
+    world.state.joinpath("config.toml").write_text(GRAFT_CONFIG.format(timeout=timeout))
+    return world
+
+
+def wait_for(what: str, probe: Callable[[], Any]) -> Any:
+    """Poll `probe` until it returns something truthy (within DEADLINE_S)."""
+    deadline = time.monotonic() + DEADLINE_S
+    while True:
+        found = probe()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            pytest.fail(f"waited {DEADLINE_S:g} s for {what}")
+        time.sleep(0.3)
+
+
+def handoff_ended(world: World, source: str) -> Txn | None:
+    """The source's handoff once it reached an end (committed, rolled back or failed)."""
+    with Store(world.state) as store:
+        ended = transactions(store, (State.COMMITTED, State.ROLLED_BACK, State.FAILED))
+    return next((txn for txn in ended if txn.plan.session_id == source), None)
+
+
+def started_target(world: World, fake: Any, source: str, transcript: Callable[[str], str]) -> str:
+    """The target of the source's committed handoff: a new session whose first request to
+    the model carries the identity line and the card, and whose first turn ended (its
+    `transcript` text holds the model's reply)."""
+    txn = wait_for("the handoff to end", lambda: handoff_ended(world, source))
+    assert txn.state == State.COMMITTED, txn.last_error
+    target = txn.target_id
+    assert target and target != source
+    first = wait_for("the target's request", lambda: session_requests(fake, target))[0]
+    assert txn.plan.identity.render() in texts(first)
+    assert BOARD in texts(first)
+    reply = fake.text
+    wait_for("the target's first turn to end", lambda: reply in transcript(target))
+    return target
+
+
+def session_requests(fake: Any, session: str) -> list[dict[str, Any]]:
+    """The model requests one session sent (both CLIs name their session in a header; side
+    requests offer no tools)."""
+    return [r.body for r in fake.requests if r.body.get("tools") and session in r.headers.values()]
+
+
+def nudged(body: dict[str, Any]) -> bool:
+    """Whether a request carries the watermark's nudge: the level, and the tool to call."""
+    return re.search(f"{NUDGE}[^\n]*{GRAFT_TOOL}", texts(body)) is not None
+
+
+def claude(world: World, fake: Any, proxy: RefusingProxy, *args: str) -> str:
+    """The real `claude -p ARGS…` in the project, allowed to run Bash and dshkit's handoff
+    tool (loading a deferred MCP tool through ToolSearch needs no permission); stdout+stderr."""
+    done = subprocess.run(
+        [
+            binary("claude", "node_modules", ".bin", "claude"),
+            "-p",
+            *args,
+            "--output-format",
+            "json",
+            "--allowedTools",
+            "Bash",
+            f"mcp__dshkit__{GRAFT_TOOL}",
+        ],
+        env=claude_env(world, fake, proxy),
+        cwd=world.project,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    return done.stdout + done.stderr
+
+
+def claude_result(output: str) -> dict[str, Any]:
+    """What `claude -p --output-format json` reports (session id, result text, …)."""
+    line = next(line for line in output.splitlines() if line.startswith("{"))
+    reported: dict[str, Any] = orjson.loads(line)
+    return reported
+
+
+def claude_transcript(world: World, session: str) -> Path:
+    (path,) = (world.home / ".claude" / "projects").glob(f"*/{session}.jsonl")
+    return path
+
+
+def claude_source_reaches_the_band(world: World, fake: Any, proxy: RefusingProxy) -> str:
+    """Turn 1 of a source session: a Bash call at 72% of the window, then (nudged) the model
+    loads the handoff tool and calls it. Returns the source's session id."""
+    fake.script.extend(
+        [
+            {
+                "tool": "Bash",
+                "arguments": {"command": "cat hello.txt", "description": "read the file"},
+                "input_tokens": 72_000,
+            },
+            # Claude Code defers MCP tools: the model loads the tool before it can call it.
+            {"tool": "ToolSearch", "arguments": {"query": f"select:mcp__dshkit__{GRAFT_TOOL}"}},
+            {"tool": f"mcp__dshkit__{GRAFT_TOOL}", "arguments": {}},
+        ]
+    )
+    source = str(claude_result(claude(world, fake, proxy, "read hello.txt"))["session_id"])
+    assert not fake.script, "the fake model's script was not played to the end"
+    requests = session_requests(fake, source)
+    assert not nudged(requests[0])
+    # PostToolUse after the Bash call put the nudge into the very next request.
+    (after_bash,) = [b for b in requests if "hello from the project" in texts(b)][:1]
+    assert after_bash is requests[1] and nudged(after_bash)
+    # The model did as told (ToolSearch loads the tool): it is not accused of ignoring it.
+    assert all(ESCALATION not in texts(body) for body in requests)
+    return source
+
+
+# -- Claude Code ----------------------------------------------------------------------------
+
+
+def test_claude_code_hands_off_to_a_new_real_session(
+    tmp_path: Path, refusing: RefusingProxy
+) -> None:
+    cli = binary("claude", "node_modules", ".bin", "claude")
+    world = graft_world(tmp_path, "claude", cli)
+    world.install_hooks()
+    with fake_anthropic() as fake:
+        source = claude_source_reaches_the_band(world, fake, refusing)
+        # The new session is the real CLI's, started by dshkit's launcher with the same env.
+        target = started_target(
+            world, fake, source, lambda target: claude_transcript(world, target).read_text()
+        )
+
+        # The source takes no new prompt: nothing reaches the model, the pointer is shown.
+        before = len(fake.requests)
+        out = claude(world, fake, refusing, "--resume", source, "继续")
+        assert len(fake.requests) == before, "the retired source's prompt reached the model"
+        shown = str(claude_result(out)["result"])
+        assert "blocked by hook" in shown and BLOCKED in shown
+        assert f"claude --resume {target}" in shown
+
+
+def test_claude_code_rolls_back_when_the_target_cannot_start(
+    tmp_path: Path, refusing: RefusingProxy
+) -> None:
+    cli = binary("claude", "node_modules", ".bin", "claude")
+    world = graft_world(tmp_path, "claude", cli, timeout=10.0)
+    # Only dshkit's launcher reads CLAUDE_BIN: the source runs the real CLI by its path.
+    attempts = tmp_path / "attempts"
+    broken = tmp_path / "broken-claude"
+    broken.write_text(
+        f'#!/bin/sh\necho start >> "{attempts}"\necho "no claude today" >&2\nexit 1\n'
+    )
+    broken.chmod(0o755)
+    world.env["CLAUDE_BIN"] = str(broken)
+    world.install_hooks()
+    with fake_anthropic() as fake:
+        source = claude_source_reaches_the_band(world, fake, refusing)
+        txn = wait_for("the handoff to end", lambda: handoff_ended(world, source))
+        assert txn.state == State.ROLLED_BACK and txn.attempts == 3, txn
+        assert attempts.read_text().count("start") == 3
+        assert "no claude today" in str(txn.last_error)
+
+        # The source works again, and its next request carries the rollback notice once.
+        before = len(session_requests(fake, source))
+        out = claude(world, fake, refusing, "--resume", source, "继续")
+        assert claude_result(out)["result"] == fake.text
+        (again,) = session_requests(fake, source)[before:]
+        assert texts(again).count(ROLLBACK_NOTICE) == 1
+        assert ROLLBACK_NOTICE in texts({"messages": again["messages"][-1:]})  # with this prompt
+        # A further prompt is not told again (the notice it sees is the one in its history).
+        before = len(session_requests(fake, source))
+        claude(world, fake, refusing, "--resume", source, "再继续")
+        (further,) = session_requests(fake, source)[before:]
+        assert texts(further).count(ROLLBACK_NOTICE) == 1
+        assert ROLLBACK_NOTICE not in texts({"messages": further["messages"][-1:]})
+
+
+# -- Codex ----------------------------------------------------------------------------------
+
+
+def codex(world: World, proxy: RefusingProxy, *args: str) -> str:
+    """The real `codex exec ARGS…` in the project; its stdout and stderr."""
+    done = subprocess.run(
+        [
+            binary("codex", "node_modules", ".bin", "codex"),
+            "exec",
+            "--dangerously-bypass-hook-trust",
+            "--skip-git-repo-check",
+            *args,
+        ],
+        env=codex_env(world, proxy),
+        cwd=world.project,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    return done.stdout + done.stderr
+
+
+def codex_thread(output: str) -> str:
+    for line in output.splitlines():
+        if line.startswith("{") and '"thread.started"' in line:
+            return str(orjson.loads(line)["thread_id"])
+    raise AssertionError(f"codex announced no thread: {output[-2000:]}")
+
+
+def codex_rollout(world: World, session: str) -> str:
+    """The text of a Codex session's rollout ("" until it exists)."""
+    found = list((world.home / ".codex" / "sessions").rglob(f"rollout-*-{session}.jsonl"))
+    return found[0].read_text() if found else ""
+
+
+def test_codex_hands_off_to_a_new_real_session(tmp_path: Path, refusing: RefusingProxy) -> None:
+    cli = binary("codex", "node_modules", ".bin", "codex")
+    world = graft_world(tmp_path, "codex", cli)
+    # The project is no git checkout: the source runs with --skip-git-repo-check, and so must
+    # the target dshkit's launcher starts there.
+    with fake_responses() as fake:
+        codex_config(world, fake.base_url)
+        config = world.home / ".codex" / "config.toml"
+        # Codex announces 95% of the configured window in its log (here 95,000 tokens).
+        config.write_text("model_context_window = 100000\n" + config.read_text())
+        world.install_hooks()  # which approves dshkit's handoff tools (`codex exec` never asks)
+        fake.script.extend(
+            [
+                {
+                    "tool": "exec_command",
+                    "arguments": {"cmd": "cat hello.txt"},
+                    "input_tokens": 68_400,  # 72% of 95,000
+                },
+                # Codex offers MCP tools in a namespace, `mcp__dshkit`.
+                {"tool": GRAFT_TOOL, "namespace": "mcp__dshkit", "arguments": {}},
+            ]
+        )
+        source = codex_thread(codex(world, refusing, "--json", "read hello.txt"))
+        assert not fake.script, "the fake model's script was not played to the end"
+        requests = session_requests(fake, source)
+        assert not nudged(requests[0])
+        # PostToolUse after the command put the nudge into the very next request.
+        assert "hello from the project" in texts(requests[1]) and nudged(requests[1])
+        assert all(ESCALATION not in texts(body) for body in requests)
+
+        target = started_target(world, fake, source, lambda target: codex_rollout(world, target))
+
+        # The source takes no new prompt: `codex exec resume` sends the model nothing.
+        before = len(fake.requests)
+        out = codex(world, refusing, "resume", source, "继续")
+        assert len(fake.requests) == before, "the retired source's prompt reached the model"
+        assert "UserPromptSubmit Blocked" in out
+    # Codex 0.171's `exec` reports the block but not its reason (neither in its output nor in
+    # the rollout): the reason is shown by replaying that prompt's hook payload, with the real
+    # session id and rollout, through the hook command Codex ran.
+    rollout = next((world.home / ".codex" / "sessions").rglob(f"rollout-*-{source}.jsonl"))
+    payload = {
+        "session_id": source,
+        "transcript_path": str(rollout),
+        "cwd": str(world.project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "继续",
+        "turn_id": "replayed",
+        "model": "gpt-fake",
+    }
+    hook = subprocess.run(
+        [SCRIPT, "hook", "UserPromptSubmit", "--state-dir", str(world.state)],
+        input=orjson.dumps(payload),
+        env=codex_env(world, refusing),
+        cwd=world.project,
+        capture_output=True,
+        check=True,
+    )
+    answer = orjson.loads(hook.stdout)
+    assert answer["decision"] == "block"
+    assert BLOCKED in answer["reason"] and f"codex resume {target}" in answer["reason"]

@@ -1,0 +1,138 @@
+"""The optimizer over HTTP: an optimization followed live as server-sent events, runs,
+outcomes and per-session settings, behind the same guard as every route."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from dshkit.jobs import JobRunner
+from dshkit.optimizer import OptimizerService
+from dshkit.sessions import Scanner, Source
+from dshkit.store import Store
+
+from ..support.fakes import FakeOpenAI, Reply
+from ..support.logs import exchange_events, human, session_dir, write_log
+from ..support.web import Running, events
+
+REFINED = "开工前先问用户：无\n把登录按钮改成蓝色。\n收尾自检：打开登录页看按钮。"
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[Running]:
+    def capabilities(state: Path, jobs: JobRunner) -> dict[str, object]:
+        return {"optimizer": OptimizerService(state, jobs=jobs)}
+
+    server = Running(tmp_path, capabilities=capabilities)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def sessions(tmp_path: Path) -> Path:
+    """A DSH sessions root of its own, which the service is told to read."""
+    return tmp_path / "dsh-sessions"
+
+
+@pytest.fixture
+def reading(tmp_path: Path, sessions: Path) -> Iterator[Running]:
+    def capabilities(state: Path, jobs: JobRunner) -> dict[str, object]:
+        return {"optimizer": OptimizerService(state, jobs=jobs, sources=[Source("dsh", sessions)])}
+
+    server = Running(tmp_path, capabilities=capabilities)
+    yield server
+    server.close()
+
+
+def api(running: Running) -> httpx.Client:
+    return httpx.Client(
+        base_url=f"http://127.0.0.1:{running.port}/api/optimizer",
+        headers={"x-dshkit-token": running.token},
+    )
+
+
+def test_an_optimization_is_followed_live_then_judged(running: Running) -> None:
+    with FakeOpenAI() as fake, api(running) as client:
+        (running.state_dir / "config.toml").write_text(
+            f'[llm]\nbase_url = "{fake.base_url}"\napi_key = "sk-local"\n'
+        )
+        fake.replies.append(Reply(deltas=[REFINED]))
+        started = client.post("/optimize", json={"raw": "把按钮改蓝", "tier": "basic"})
+        assert started.status_code == 202 and started.json()["started"] is True
+        url = f"http://127.0.0.1:{running.port}{started.headers['location']}/events"
+        with running.http.stream("GET", url) as stream:
+            seen = list(events(stream))
+        stages = [e["data"].get("stage") for e in seen if e.get("event") == "progress"]
+        assert stages[0] == "queued" and "model" in stages and stages[-1] == "done"
+        end = seen[-1]["data"]
+        assert end["state"] == "done" and end["result"]["output"] == REFINED
+        run_id = end["result"]["runId"]
+        listed = client.get("/runs").json()
+        assert listed["runs"][0]["runId"] == run_id and listed["rates"]["basic"]["runs"] == 1
+        assert client.get(f"/runs/{run_id}").json()["raw"] == "把按钮改蓝"
+        judged = client.post("/outcome", json={"runId": run_id, "outcome": "ok"})
+        assert judged.status_code == 200 and judged.json()["outcome"] == "ok"
+        assert client.get("/runs").json()["rates"]["basic"]["successRate"] == 1.0
+
+
+def test_bad_requests_are_named_and_changes_need_the_token(running: Running) -> None:
+    with api(running) as client:
+        assert client.post("/optimize", json={"raw": " "}).status_code == 400
+        bad = client.post("/optimize", json={"raw": "x", "tier": "max"})
+        assert bad.status_code == 400 and "[optimizer] tier" in bad.json()["error"]
+        unknown = client.post("/optimize", json={"raw": "x", "session": "nope"})
+        assert unknown.status_code == 400 and "no single session" in unknown.json()["error"]
+        assert client.get("/runs/999").status_code == 404
+        assert client.get("/runs?limit=0").status_code == 400
+        assert client.post("/outcome", json={"runId": 1, "outcome": "meh"}).status_code == 400
+        assert client.post("/outcome", json={"runId": 999, "outcome": "ok"}).status_code == 404
+        assert client.get("/settings").json()["tier"] == "off"
+        refused = client.post(
+            "/outcome", json={"runId": 1, "outcome": "ok"}, headers={"x-dshkit-token": "no"}
+        )
+        assert refused.status_code == 403
+
+
+def test_a_named_session_is_read_as_it_is_now_not_as_last_scanned(
+    reading: Running, sessions: Path
+) -> None:
+    log = session_dir(sessions, "fresh-1") / "session.v4.jsonl.zstd"
+    write_log(log, [exchange_events(0, 1, "把登录按钮改成蓝色", "好的，改好了。")])
+    with Store(reading.state_dir) as store:
+        assert Scanner(store).scan([Source("dsh", sessions)]).errors == []
+    # The person goes on after that scan: the newest exchange is only in the log.
+    write_log(log, [exchange_events(10, 2, "标题也换成「欢迎回来」", "标题已换。")], mode="ab")
+    with FakeOpenAI() as fake, api(reading) as client:
+        (reading.state_dir / "config.toml").write_text(
+            f'[llm]\nbase_url = "{fake.base_url}"\napi_key = "sk-local"\n'
+        )
+        fake.replies.append(Reply(deltas=[REFINED]))
+        body = {"raw": "按刚才说的再检查一遍", "tier": "basic", "turns": 3, "session": "fresh"}
+        started = client.post("/optimize", json=body)
+        assert started.status_code == 202, started.text
+        url = f"http://127.0.0.1:{reading.port}{started.headers['location']}/events"
+        with reading.http.stream("GET", url) as stream:
+            end = list(events(stream))[-1]["data"]
+        assert end["state"] == "done", end
+        (request,) = fake.requests
+        material = request.body["messages"][1]["content"]
+        assert "把登录按钮改成蓝色" in material and "标题也换成「欢迎回来」" in material
+
+
+def test_an_ambiguous_session_prefix_is_refused_naming_the_matches(
+    reading: Running, sessions: Path
+) -> None:
+    for session_id in ("dup-1", "dup-2"):
+        log = session_dir(sessions, session_id) / "session.v4.jsonl.zstd"
+        write_log(log, [[human(0, "hi")]])
+    with api(reading) as client:
+        refused = client.post("/optimize", json={"raw": "x", "tier": "basic", "session": "dup"})
+        assert refused.status_code == 400
+        error = refused.json()["error"]
+        assert "'dup' matches 2 sessions" in error
+        assert "dsh:dup-1" in error and "dsh:dup-2" in error
+        unsettled = client.get("/settings", params={"session": "dup"})
+        assert unsettled.status_code == 400 and "dsh:dup-1" in unsettled.json()["error"]
