@@ -94,6 +94,7 @@ def test_a_real_subprocess_runs() -> None:
     }
 
 
+@pytest.mark.browser
 def test_headless_chromium_writes_a_real_png(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(BROWSER_ENV, raising=False)
     assert shutil.which("chromium"), "chromium must be installed (apt-get install chromium)"
@@ -374,6 +375,7 @@ def test_the_text_states_facts_and_rules_and_full_access_only_there() -> None:
 # --- the cache: per mode, 10 minutes, never waiting ------------------------------------------
 
 
+@pytest.mark.browser
 def test_results_are_cached_per_mode_for_ten_minutes(tmp_path: Path) -> None:
     with Store(tmp_path / "state") as store:
         restricted = given_facts(store, "claude", [], sandbox="workspace-write")
@@ -392,6 +394,7 @@ def test_results_are_cached_per_mode_for_ten_minutes(tmp_path: Path) -> None:
         assert report(store, switched, str(tmp_path)).pending
 
 
+@pytest.mark.browser
 def test_the_first_call_does_not_wait_and_a_later_one_has_the_results(tmp_path: Path) -> None:
     with Store(tmp_path / "state") as store:
         facts = given_facts(store, "claude", [], sandbox="read-only", approval="ask")

@@ -68,6 +68,7 @@ def good(shots: Path) -> dict[str, Verdict]:
     return {Path(v.path).name: v for v in judge_files(files, GOOD_BUDGET_S, shots)}
 
 
+@pytest.mark.browser
 def test_the_seed_shader_assembly_page_is_a_fatal_overlay_with_its_shader_log(
     failing: dict[str, Verdict],
 ) -> None:
@@ -79,6 +80,7 @@ def test_the_seed_shader_assembly_page_is_a_fatal_overlay_with_its_shader_log(
     assert verdict.timings["stoppedEarly"] is False  # a failure is final only at the end
 
 
+@pytest.mark.browser
 def test_the_seed_zero_canvas_page_is_blank_canvas_0(failing: dict[str, Verdict]) -> None:
     verdict = failing["tank.html"]
     assert verdict.verdict == "blank-canvas-0"
@@ -88,6 +90,7 @@ def test_the_seed_zero_canvas_page_is_blank_canvas_0(failing: dict[str, Verdict]
     assert (canvas["cssWidth"], canvas["cssHeight"]) == (1280, 720)
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("name", sorted(FAILING))
 def test_each_failing_page_gets_its_verdict_at_the_end_of_the_budget(
     failing: dict[str, Verdict], name: str
@@ -98,6 +101,7 @@ def test_each_failing_page_gets_its_verdict_at_the_end_of_the_budget(
     assert verdict.history[-1] == verdict.verdict  # judged by the last sample
 
 
+@pytest.mark.browser
 def test_page_errors_carry_what_the_page_threw(failing: dict[str, Verdict]) -> None:
     late = failing["page-error.html"]
     assert "ok" in late.history  # pitfall 4: it looked good right after load
@@ -108,6 +112,7 @@ def test_page_errors_carry_what_the_page_threw(failing: dict[str, Verdict]) -> N
     ]
 
 
+@pytest.mark.browser
 def test_a_stuck_main_thread_is_unresponsive_not_a_hung_gate(
     failing: dict[str, Verdict],
 ) -> None:
@@ -117,12 +122,14 @@ def test_a_stuck_main_thread_is_unresponsive_not_a_hung_gate(
     assert verdict.canvas == [] and verdict.errors == []
 
 
+@pytest.mark.browser
 def test_a_blank_canvas_is_dark_inside_the_frame_and_on_screen(failing: dict[str, Verdict]) -> None:
     (canvas,) = failing["blank-canvas.html"].canvas
     assert canvas["framePixel"] == {"mean": 0, "max": 0}
     assert canvas["screenshotPixel"] == {"mean": 0.0, "max": 0}
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("name", GOOD)
 def test_good_pages_are_ok_and_stop_early_by_their_own_rule(
     good: dict[str, Verdict], name: str
@@ -136,6 +143,7 @@ def test_good_pages_are_ok_and_stop_early_by_their_own_rule(
     assert verdict.screenshot is not None and Path(verdict.screenshot).is_file()
 
 
+@pytest.mark.browser
 def test_an_overlay_that_clears_is_ok_and_recovered(good: dict[str, Verdict]) -> None:
     verdict = good["overlay-clears.html"]
     assert verdict.recovered and verdict.history[0] == "fatal-overlay"
@@ -143,6 +151,7 @@ def test_an_overlay_that_clears_is_ok_and_recovered(good: dict[str, Verdict]) ->
     assert not any(v.recovered for n, v in good.items() if n != "overlay-clears.html")
 
 
+@pytest.mark.browser
 def test_what_is_not_dead(good: dict[str, Verdict]) -> None:
     (dark,) = good["dark-scene.html"].canvas
     assert 2 <= dark["framePixel"]["mean"] < 20  # a night scene, not black
@@ -152,22 +161,26 @@ def test_what_is_not_dead(good: dict[str, Verdict]) -> None:
     assert good["no-canvas.html"].canvas == []
 
 
+@pytest.mark.browser
 def test_a_page_that_drew_once_is_judged_by_its_screenshot(good: dict[str, Verdict]) -> None:
     (canvas,) = good["draw-once.html"].canvas
     assert canvas["framePixel"] == {"mean": 0, "max": 0}  # pitfall 2: zeros in a later frame
     assert canvas["screenshotPixel"]["mean"] > 50
 
 
+@pytest.mark.browser
 def test_the_judge_leaves_the_context_type_to_the_page(good: dict[str, Verdict]) -> None:
     (canvas,) = good["late-context.html"].canvas  # pitfall 3: asked for after 600 ms
     assert canvas["context"] == "webgl2" and good["late-context.html"].errors == []
 
 
+@pytest.mark.browser
 def test_warnings_are_not_errors(good: dict[str, Verdict]) -> None:
     assert "console.warn" in (PAGES / "dark-scene.html").read_text()  # pitfall 7
     assert good["dark-scene.html"].errors == []
 
 
+@pytest.mark.browser
 def test_screenshots_are_private_pngs(good: dict[str, Verdict]) -> None:
     shot = Path(good["tank.fixed.html"].screenshot or "")
     assert shot.stat().st_mode & 0o777 == 0o600
@@ -175,6 +188,7 @@ def test_screenshots_are_private_pngs(good: dict[str, Verdict]) -> None:
     assert mean > 50 and peak > 100  # the fixed tank's green clear colour
 
 
+@pytest.mark.browser
 def test_verdicts_are_stored_with_their_evidence(tmp_path: Path) -> None:
     state = tmp_path / "state"
     verdict = run_gate(state, PAGES / "console-error.html", 2.0)
@@ -187,6 +201,7 @@ def test_verdicts_are_stored_with_their_evidence(tmp_path: Path) -> None:
     assert stored["screenshot"].startswith(str(state / "gate-shots"))
 
 
+@pytest.mark.browser
 def test_the_command_prints_exactly_the_verdict(tmp_path: Path) -> None:
     done = _cli(tmp_path, str(PAGES / "tank.html"), "--budget", "2", "--json")
     assert done.returncode == 1
@@ -220,6 +235,7 @@ def test_the_command_refuses_what_it_cannot_judge(
     assert done.returncode != 0 and message in done.stderr.decode()
 
 
+@pytest.mark.browser
 def test_the_browser_group_and_profile_go_on_an_exception() -> None:
     with pytest.raises(RuntimeError, match="boom"), Browser() as browser:
         assert browser.process is not None
@@ -229,6 +245,7 @@ def test_the_browser_group_and_profile_go_on_an_exception() -> None:
     assert not profile.exists() and _alive_in_group(pid) == []
 
 
+@pytest.mark.browser
 def test_the_browser_group_and_profile_go_when_a_judge_is_interrupted(tmp_path: Path) -> None:
     # The hook's alarm interrupts a gate mid-sample: nothing of the browser may stay behind.
     script = (

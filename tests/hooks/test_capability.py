@@ -56,6 +56,7 @@ def project(tmp_path: Path) -> Path:
     return directory
 
 
+@pytest.mark.browser
 def test_claude_gets_the_facts_at_start_then_results_then_again_on_a_mode_change(
     tmp_path: Path, project: Path
 ) -> None:
@@ -90,6 +91,7 @@ def test_claude_gets_the_facts_at_start_then_results_then_again_on_a_mode_change
     wait_for_probes(state)
 
 
+@pytest.mark.browser
 def test_dsh_gets_them_with_the_first_prompt_and_unknown_modes_stay_unknown(
     tmp_path: Path,
 ) -> None:
@@ -121,6 +123,7 @@ def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.browser
 def test_the_cli_answers_at_once_then_probes(tmp_path: Path, project: Path) -> None:
     args = ("--harness", "claude", "--cwd", str(project), "--mode", "workspace-write")
     first = cli(tmp_path, *args, "--json")
@@ -150,6 +153,7 @@ def running(tmp_path: Path) -> Iterator[Running]:
     server.close()
 
 
+@pytest.mark.browser
 def test_the_service_reports_and_probes_on_request(
     running: Running, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

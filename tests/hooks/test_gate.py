@@ -71,6 +71,7 @@ def verdicts(home: Path) -> list[tuple[str, str]]:
     return [(Path(row[0]).name, row[1]) for row in rows]
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("harness", sorted(PAYLOADS))
 def test_a_broken_deliverable_comes_back_once_per_content_version(home: Path, harness: str) -> None:
     project = home / "proj"
@@ -93,6 +94,7 @@ def test_a_broken_deliverable_comes_back_once_per_content_version(home: Path, ha
     assert len(verdicts(home)) == 2
 
 
+@pytest.mark.browser
 def test_a_good_deliverable_is_judged_and_not_sent_back(home: Path) -> None:
     project = home / "proj"
     shutil.copy(PAGES / "tank.fixed.html", project / "site" / "tank.html")
@@ -100,6 +102,7 @@ def test_a_good_deliverable_is_judged_and_not_sent_back(home: Path) -> None:
     assert out == {} and verdicts(home) == [("tank.html", "ok")], log
 
 
+@pytest.mark.browser
 def test_the_overlay_and_errors_reach_the_agent(home: Path) -> None:
     project = home / "proj"
     shutil.copy(PAGES / "shader-assembly.html", project / "site" / "scene.html")

@@ -207,6 +207,7 @@ def test_optimize_prompt_refuses_an_ambiguous_session_naming_the_matches(
     assert fake.requests == []
 
 
+@pytest.mark.browser
 def test_gate_check_judges_a_page_in_chromium(home: Path, tmp_path: Path) -> None:
     page = tmp_path / "broken.html"
     page.write_text(

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ..support.fakes import RefusingProxy, fake_anthropic
 from ..support.paths import PAGES
 from ..support.real import World, run_claude_raw, texts
+
+pytestmark = [pytest.mark.real, pytest.mark.browser]  # the gate judges in Chromium
 
 MARK = "【dshkit 交付门：机器实测未通过，请返工】"
 

@@ -27,6 +27,8 @@ from ..support.cli import SCRIPT
 from ..support.fakes import RefusingProxy, fake_anthropic, fake_responses
 from ..support.real import World, binary, claude_env, codex_config, codex_env, texts
 
+pytestmark = pytest.mark.real
+
 GRAFT_CONFIG = '[graft]\nmode = "fixed"\nwindow_tokens = 100000\nignite_timeout_s = {timeout}\n'
 NUDGE = "当前上下文水位已达 72%"
 ESCALATION = "水位告急"

@@ -42,6 +42,8 @@ from ..support.real import (
     texts,
 )
 
+pytestmark = pytest.mark.real
+
 BRIDGE = [
     "@deepseek-ai/dsh-hooks-claude-code@0.0.1-rc.5",
     "@deepseek-ai/dsh-hook-protocol@0.0.1-rc.1",

@@ -19,17 +19,19 @@ BARE_PATH = "/usr/bin:/bin"
 # Claude Code's and Codex's homes are left to their defaults under HOME, not named: a named
 # CLAUDE_CONFIG_DIR also moves Claude Code's user file (~/.claude.json) into it.
 _HOMES = ("CLAUDE_CONFIG_DIR", "CODEX_HOME")
+# Where this machine's Chromium is: not one of dshkit's settings, so the caller's is kept.
+_MACHINE = ("DSHKIT_CHROMIUM",)
 
 
 def environment(home: Path, env: Mapping[str, str | None] | None = None) -> dict[str, str]:
     """The environment a dshkit process runs with under `home`: HOME and DSH_HOME there (so
-    ~/.claude and ~/.codex too), no DSHKIT_* setting of the caller's (capability facts off, as
-    in the test process), `tests.support` importable for DSHKIT_HOOK_HANDLERS; then `env`,
-    where None takes a variable out."""
+    ~/.claude and ~/.codex too), none of the caller's DSHKIT_* settings but the Chromium to
+    use (capability facts off, as in the test process), `tests.support` importable (for
+    DSHKIT_HOOK_HANDLERS); then `env`, where None takes a variable out."""
     made = {
         name: value
         for name, value in os.environ.items()
-        if not name.startswith("DSHKIT_") and name not in _HOMES
+        if (not name.startswith("DSHKIT_") or name in _MACHINE) and name not in _HOMES
     }
     made.update(
         HOME=str(home),

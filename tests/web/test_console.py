@@ -31,7 +31,10 @@ from ..support.corpus import Corpus
 from ..support.fakes import FakeOpenAI, Reply
 from ..support.paths import REPO
 
-pytestmark = pytest.mark.skipif(chromium.find() is None, reason="no Chromium installed")
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(chromium.find() is None, reason="no Chromium installed"),
+]
 
 ARTIFACTS = REPO / "test-artifacts" / "console"
 VIEWPORTS = {"desktop": (1280, 800), "phone": (390, 844)}

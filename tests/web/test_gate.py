@@ -34,6 +34,7 @@ def api(running: Running) -> httpx.Client:
     )
 
 
+@pytest.mark.browser
 def test_a_run_is_followed_live_then_listed(running: Running) -> None:
     with api(running) as client:
         assert client.get("/").json() == {"verdicts": []}
