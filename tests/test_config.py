@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from dshkit.config import SECTIONS, ConfigError, load_config
 from dshkit.llm import LLMConfig, LLMConfigError
+
+from .support.cli import run_dshkit
 
 
 def write(state: Path, text: str | bytes) -> Path:
@@ -127,16 +127,7 @@ def test_llm_config_errors_are_what_llm_callers_catch(tmp_path: Path) -> None:
 
 
 def dshkit(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HOME": str(home), "DSH_HOME": str(home / ".dsh")}
-    for name in ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "DSHKIT_LLM_API_KEY", "DSHKIT_LLM_MODEL"):
-        env.pop(name, None)
-    return subprocess.run(
-        [sys.executable, "-m", "dshkit", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    return run_dshkit(*args, home=home, check=False)
 
 
 def test_the_commands_report_a_bad_config_without_a_traceback(tmp_path: Path) -> None:

@@ -4,8 +4,6 @@ the plaintext cache, the LLM calls that carried them included."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import orjson
@@ -18,6 +16,7 @@ from dshkit.profile.generate import generate
 from dshkit.sessions import Scanner, Source
 from dshkit.store import SESSION_ROWS, SESSION_ROWS_KEPT, Store
 
+from .support.cli import run_dshkit
 from .support.fakes import FakeOpenAI, Reply
 from .support.logs import event, human, session_dir, write_log
 
@@ -131,11 +130,7 @@ def test_forget_leaves_no_trace_of_a_sessions_words(tmp_path: Path, how: str) ->
 
         # Forgotten while this connection stays open: the WAL is not removed by a last close.
         if how == "dshkit forget":
-            subprocess.run(
-                [sys.executable, "-m", "dshkit", "forget", GONE, "--state-dir", str(state)],
-                check=True,
-                capture_output=True,
-            )
+            run_dshkit("forget", GONE, "--state-dir", str(state), home=tmp_path)
         else:
             gone_log.unlink()
             assert scanner.scan([Source("dsh", root)]).forgotten == [gone]

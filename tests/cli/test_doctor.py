@@ -20,20 +20,16 @@ import pytest
 from dshkit import harnesses
 from dshkit.store import Store
 
-DSHKIT = str(Path(sys.executable).parent / "dshkit")
+from ..support.cli import BARE_PATH, SCRIPT, run_at_home
+
 BIN = str(Path(sys.executable).parent)
 
 
-def dshkit(home: Path, *args: str, path: str = "/usr/bin:/bin") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HOME": str(home), "DSH_HOME": str(home / ".dsh"), "PATH": path}
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "DSHKIT_HOOK_HANDLERS"):
-        env.pop(name, None)
-    return subprocess.run(
-        [DSHKIT, *args], capture_output=True, text=True, env=env, cwd=home, timeout=60
-    )
+def dshkit(home: Path, *args: str, path: str = BARE_PATH) -> subprocess.CompletedProcess[str]:
+    return run_at_home(home, *args, check=False, PATH=path)
 
 
-def doctor(home: Path, *args: str, path: str = "/usr/bin:/bin") -> tuple[int, dict[str, Any]]:
+def doctor(home: Path, *args: str, path: str = BARE_PATH) -> tuple[int, dict[str, Any]]:
     done = dshkit(home, "doctor", "--json", "--port", "1", *args, path=path)
     return done.returncode, orjson.loads(done.stdout)
 
@@ -70,7 +66,7 @@ def test_a_stale_install_is_reported_broken(tmp_path: Path) -> None:
     path = tmp_path / ".claude" / "settings.json"
     settings = json.loads(path.read_text())
     del settings["hooks"]["SessionEnd"]
-    path.write_text(json.dumps(settings).replace(DSHKIT, "/gone/venv/bin/dshkit"))
+    path.write_text(json.dumps(settings).replace(SCRIPT, "/gone/venv/bin/dshkit"))
     code, report = doctor(tmp_path)
     found = check(report, "hooks", harness="claude", scope="user")
     assert code == 1 and report["ok"] is False and found["status"] == "broken"

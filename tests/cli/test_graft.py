@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from ..support.cli import run_dshkit
+from ..support.cli import invoke
 from ..support.logs import event, human, session_dir, write_log
 from ..support.readonly import snapshot
 
@@ -32,12 +32,12 @@ def scanned(tmp_path: Path, tokens: int | None, window: int | None = 128_000) ->
     if tokens is not None:
         records.append(assistant(3, 1, tokens, cached=tokens // 2))
     write_log(session_dir(root, "graft-status-1") / "session.jsonl.zstd", [records])
-    run_dshkit("scan", "--root", str(root), "--harness", "dsh", home=tmp_path)
+    invoke("scan", "--root", str(root), "--harness", "dsh", home=tmp_path)
     return root
 
 
 def status(tmp_path: Path, *args: str) -> dict[str, Any]:
-    out = run_dshkit("graft", "status", "--session", "graft-st", "--json", *args, home=tmp_path)
+    out = invoke("graft", "status", "--session", "graft-st", "--json", *args, home=tmp_path)
     value: dict[str, Any] = orjson.loads(out.stdout)
     return value
 
@@ -60,7 +60,7 @@ def test_status_reports_usage_against_the_logs_window_and_the_decision(tmp_path:
     assert mark["forced"] == 0.75 and mark["warning"] == 0.70
     assert mark["cost"]["tokensPerTurnSource"] == "config" and mark["configError"] is None
     assert shown["action"] == "nudge" and "72%" in shown["text"]
-    text = run_dshkit("graft", "status", "--session", "graft-st", home=tmp_path).stdout
+    text = invoke("graft", "status", "--session", "graft-st", home=tmp_path).stdout
     assert "source: usage" in text and "nudge: at 72%" in text
     assert snapshot(root) == before  # read-only
     again = status(tmp_path)  # and records nothing: the same answer again
@@ -72,7 +72,7 @@ def test_status_says_unavailable_without_usage(tmp_path: Path) -> None:
     shown = status(tmp_path)
     assert shown["pressure"]["source"] == "unavailable" and shown["pressure"]["tokens"] is None
     assert shown["action"] == "none"
-    text = run_dshkit("graft", "status", "--session", "graft-st", home=tmp_path).stdout
+    text = invoke("graft", "status", "--session", "graft-st", home=tmp_path).stdout
     assert "unavailable (no usage reported yet)" in text
 
 
@@ -87,10 +87,10 @@ def test_status_follows_the_graft_config_and_reports_its_error(tmp_path: Path) -
     assert shown["pressure"]["windowSource"] == "config"
     assert shown["watermark"]["warning"] is None and shown["action"] == "force"
     assert "warning_ratio" in shown["watermark"]["configError"]
-    text = run_dshkit("graft", "status", "--session", "graft-st", home=tmp_path).stdout
+    text = invoke("graft", "status", "--session", "graft-st", home=tmp_path).stdout
     assert "configuration error" in text and "no warning window" in text
     (state / "config.toml").write_text("[graft]\nmode = 'sliding'\n")
-    bad = run_dshkit("graft", "status", "--session", "graft-st", home=tmp_path, check=False)
+    bad = invoke("graft", "status", "--session", "graft-st", home=tmp_path, check=False)
     assert bad.returncode == 1 and "[graft] mode" in bad.stderr and "'dynamic'" in bad.stderr
 
 
@@ -106,7 +106,7 @@ def test_status_uses_and_names_the_window_configured_for_the_sessions_model(
         event("assistant/message", 3, {"turn": 1, "message": message, "usage": usage}),
     ]
     write_log(session_dir(root, "graft-status-1") / "session.jsonl.zstd", [records])
-    run_dshkit("scan", "--root", str(root), "--harness", "dsh", home=tmp_path)
+    invoke("scan", "--root", str(root), "--harness", "dsh", home=tmp_path)
     state = tmp_path / ".dsh" / "dshkit"
     (state / "config.toml").write_text("[graft.windows]\nm-1 = 60000\n")
     pressure = status(tmp_path)["pressure"]
@@ -116,16 +116,16 @@ def test_status_uses_and_names_the_window_configured_for_the_sessions_model(
         "m-1",
     )
     assert pressure["ratio"] == 0.5 and pressure["source"] == "estimated"
-    text = run_dshkit("graft", "status", "--session", "graft-st", home=tmp_path).stdout
+    text = invoke("graft", "status", "--session", "graft-st", home=tmp_path).stdout
     assert "60,000 tokens ([graft.windows] for m-1)" in text
     (state / "config.toml").write_text("[graft.windows]\nm-2 = 60000\n")
-    text = run_dshkit("graft", "status", "--session", "graft-st", home=tmp_path).stdout
+    text = invoke("graft", "status", "--session", "graft-st", home=tmp_path).stdout
     assert "200,000 tokens ([graft] window_tokens, m-1 not in [graft.windows])" in text
 
 
 def test_status_names_an_unknown_session(tmp_path: Path) -> None:
     scanned(tmp_path, tokens=1_000)
-    missing = run_dshkit("graft", "status", "--session", "nope", home=tmp_path, check=False)
+    missing = invoke("graft", "status", "--session", "nope", home=tmp_path, check=False)
     assert missing.returncode == 2 and "--session" in missing.stderr
 
 
@@ -163,7 +163,7 @@ def test_prepare_prints_the_handoff_contract_and_leaves_the_session_untouched(
     ]
     write_log(session_dir(root, "graft-prep-1") / "session.v4.jsonl.zstd", [records])
     before = snapshot(root)
-    out = run_dshkit(
+    out = invoke(
         "graft", "prepare", "--root", str(root), "--harness", "dsh",
         "--session", "graft-prep", "--json", home=tmp_path,
     )  # fmt: skip
@@ -186,7 +186,7 @@ def test_prepare_prints_the_handoff_contract_and_leaves_the_session_untouched(
         "boundarySeq": 4,
         "generation": 1,
     }
-    text = run_dshkit("graft", "prepare", "--session", "graft-prep", home=tmp_path).stdout
+    text = invoke("graft", "prepare", "--session", "graft-prep", home=tmp_path).stdout
     assert text.startswith("<!-- graft-identity: ")
 
 
@@ -200,7 +200,7 @@ def test_prepare_aborts_when_the_constraints_do_not_fit(tmp_path: Path) -> None:
     (tmp_path / ".dsh" / "dshkit" / "config.toml").write_text(
         "[graft]\nconstraint_budget_chars = 1000\n"
     )
-    out = run_dshkit(
+    out = invoke(
         "graft", "prepare", "--root", str(root), "--harness", "dsh",
         "--session", "graft-prep", "--json", home=tmp_path, check=False,
     )  # fmt: skip

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import orjson
 
+from ..support.cli import invoke
+
 
 def guard(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HOME": str(home), "DSH_HOME": str(home / ".dsh")}
-    return subprocess.run(
-        [sys.executable, "-m", "dshkit", "guard", "classify", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    return invoke("guard", "classify", *args, home=home, check=False)
 
 
 def test_one_command_as_json(tmp_path: Path) -> None:

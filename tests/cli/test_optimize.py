@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
 
+from ..support.cli import invoke
 from ..support.fakes import FakeOpenAI, Reply
 from ..support.logs import human, session_dir, write_log
 
@@ -26,16 +25,8 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 def dshkit(home: Path, fake: FakeOpenAI, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "HOME": str(home),
-        "DSH_HOME": str(home / ".dsh"),
-        "DSHKIT_LLM_BASE_URL": fake.base_url,
-        "DSHKIT_LLM_API_KEY": "sk-t",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "dshkit", *args], env=env, capture_output=True, text=True
-    )
+    env = {"DSHKIT_LLM_BASE_URL": fake.base_url, "DSHKIT_LLM_API_KEY": "sk-t"}
+    return invoke(*args, home=home, env=env, check=False)
 
 
 def test_optimize_json_runs_and_outcome(tmp_path: Path, fake: FakeOpenAI) -> None:

@@ -3,10 +3,8 @@ time across processes, what is shown is what the hooks inject, input that cannot
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -17,6 +15,7 @@ import pytest
 from dshkit.profile.state import INJECT_LIMIT, MAX_EXTRA_TEXT, ProfileState
 from dshkit.store import Store
 
+from ..support.cli import COMMAND, environment, run_dshkit
 from ..support.corpus import Corpus
 from ..support.fakes import FakeOpenAI, Reply
 from ..support.profile import A1, B1, Gated, answer, many, store_version
@@ -25,21 +24,10 @@ from ..support.profile import A1, B1, Gated, answer, many, store_version
 def run(
     home: Path, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "dshkit", *args],
-        capture_output=True,
-        env=environ(home, env),
-        input=stdin,
-        timeout=120,
-    )
+    done = run_dshkit(*args, home=home, env=env, input=stdin, text=False, check=False)
     return subprocess.CompletedProcess(
         done.args, done.returncode, done.stdout.decode(), done.stderr.decode()
     )
-
-
-def environ(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {name: value for name, value in os.environ.items() if not name.startswith("DSHKIT_LLM_")}
-    return {**env, "HOME": str(home), "DSH_HOME": str(home / ".dsh"), **(extra or {})}
 
 
 def llm_env(fake: FakeOpenAI) -> dict[str, str]:
@@ -109,8 +97,8 @@ def test_one_generation_at_a_time_across_processes(tmp_path: Path, root: Path) -
     reply = orjson.dumps({"entries": [A1, B1]}).decode()
     with FakeOpenAI() as fake:
         fake.replies.append(Reply(deltas=Gated([reply[:20], reply[20:]], release)))
-        env = environ(tmp_path, llm_env(fake))
-        command = [sys.executable, "-m", "dshkit", "profile", "generate", "--root", str(root)]
+        env = environment(tmp_path, llm_env(fake))
+        command = [*COMMAND, "profile", "generate", "--root", str(root)]
         first = subprocess.Popen(
             [*command, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
         )

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import os
 import re
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 import orjson
 
+from ..support.cli import COMMAND, environment, run_dshkit
+
 
 def serve(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "HOME": str(tmp_path), "DSH_HOME": str(tmp_path / ".dsh")}
     return subprocess.Popen(
-        [sys.executable, "-m", "dshkit", "serve", "--root", str(tmp_path), *args],
-        env=env,
+        [*COMMAND, "serve", "--root", str(tmp_path), *args],
+        env=environment(tmp_path),
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -66,17 +65,12 @@ def test_doctor_sees_that_the_running_service_is_this_installs(tmp_path: Path) -
         assert child.stderr is not None
         found = re.search(r"serving http://127\.0\.0\.1:(\d+)/", child.stderr.readline())
         assert found
-        env = {**os.environ, "HOME": str(tmp_path), "DSH_HOME": str(tmp_path / ".dsh")}
         for state, ours in ((None, True), (tmp_path / "elsewhere", False)):
             extra = ["--state-dir", str(state)] if state else []
-            doctor = [sys.executable, "-m", "dshkit", "doctor", "--json"]
-            done = subprocess.run(
-                [*doctor, "--port", found.group(1), *extra],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
+            done = run_dshkit(
+                "doctor", "--json", "--port", found.group(1), *extra,
+                home=tmp_path, timeout=60, check=False,
+            )  # fmt: skip
             report = orjson.loads(done.stdout)
             assert report["service"]["servesThisStateDir"] is ours, report["service"]
     finally:

@@ -19,9 +19,9 @@ from dshkit.gate.service import run_gate
 from dshkit.gate.verdicts import recent_verdicts
 from dshkit.store import Store
 
+from ..support.cli import run_dshkit
 from ..support.paths import PAGES
 
-DSHKIT = str(Path(sys.executable).parent / "dshkit")
 # Failing pages use the whole budget, good ones stop early: a short budget for the first, a
 # long one for the second (a good page must stop by its own rule, well before it).
 FAILING_BUDGET_S = 4.0
@@ -310,9 +310,7 @@ def _alive_in_group(group: int) -> list[int]:
 
 
 def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [DSHKIT, "gate", *args, "--state-dir", str(tmp_path / "state")],
-        capture_output=True,
-        cwd=tmp_path,
-        timeout=60,
-    )
+    return run_dshkit(
+        "gate", *args, "--state-dir", str(tmp_path / "state"),
+        home=tmp_path, cwd=tmp_path, text=False, timeout=60, check=False,
+    )  # fmt: skip

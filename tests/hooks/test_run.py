@@ -242,7 +242,7 @@ def test_the_hot_path_imports_nothing_heavy(tmp_path: Path) -> None:
         [sys.executable, "-c", probe],
         input=b"{}",
         capture_output=True,
-        env={**os.environ, "DSH_HOME": str(tmp_path)},
+        env=environment(tmp_path),
         check=True,
     )
     assert done.stdout.strip() == b"[]", done.stdout
@@ -264,10 +264,10 @@ def test_a_tool_handler_costs_nothing_for_other_tools(tmp_path: Path) -> None:
             [sys.executable, "-c", probe],
             input=orjson.dumps({"tool_name": tool, "tool_input": {"tool_name": "Edit"}}),
             capture_output=True,
-            env={
-                **environment(tmp_path),
-                "DSHKIT_HOOK_HANDLERS": "PreToolUse[command]=tests.support.hook_handlers:deny",
-            },
+            env=environment(
+                tmp_path,
+                {"DSHKIT_HOOK_HANDLERS": "PreToolUse[command]=tests.support.hook_handlers:deny"},
+            ),
             check=True,
         )
         assert done.stdout.startswith(printed), done.stdout  # Bash: the handler did run

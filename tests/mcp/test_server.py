@@ -4,9 +4,7 @@ harnesses start it), and on streamable HTTP bound to 127.0.0.1."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from dshkit.sessions import Source
 from dshkit.store import Store
 from mcp import Client, StdioServerParameters
 
+from ..support.cli import COMMAND, environment, run_dshkit
 from ..support.fakes import FakeOpenAI, Reply
 from ..support.hooks import claude, context, hook
 from ..support.logs import human, session_dir, write_log
@@ -31,7 +30,6 @@ from ..support.mcp import text, with_client
 from ..support.paths import CLAUDE, PAGES
 from ..support.profile import PROFILE, store_version
 
-DSHKIT = str(Path(sys.executable).parent / "dshkit")
 REFINED = "开工前先问用户：无\n把登录按钮改成蓝色。\n收尾自检：打开登录页看按钮。"
 CLAUDE_SESSION = "94064e6a-24ce-4fa9-93cc-aeaa4cb613ce"  # the person said "say hi"
 
@@ -237,16 +235,9 @@ def test_gate_check_refuses_bad_arguments_before_starting_a_browser(home: Path) 
         assert failed.is_error and message in text(failed), text(failed)
 
 
-def environment(home: Path) -> dict[str, str]:
-    env = {**os.environ, "HOME": str(home), "DSH_HOME": str(home / ".dsh")}
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
-        env.pop(name, None)
-    return env
-
-
 def test_stdio_subprocess_speaks_only_the_protocol_on_stdout(home: Path) -> None:
     expected = context(hook(home, "SessionStart", claude("c3", source="startup"))[0])
-    command = [DSHKIT, "mcp", "--state-dir", str(state(home))]
+    command = [*COMMAND, "mcp", "--state-dir", str(state(home))]
     params = StdioServerParameters(command=command[0], args=command[1:], env=environment(home))
 
     async def work(client: Client) -> tuple[list[str], CallToolResult, str | None]:
@@ -288,21 +279,16 @@ def test_stdio_subprocess_speaks_only_the_protocol_on_stdout(home: Path) -> None
 
 
 def test_http_serves_on_loopback_and_refuses_another_host(home: Path) -> None:
-    refused = subprocess.run(
-        [DSHKIT, "mcp", "--http", "--host", "0.0.0.0", "--state-dir", str(state(home))],
-        capture_output=True,
-        text=True,
-        env=environment(home),
-        timeout=60,
-    )
+    refused = run_dshkit(
+        "mcp", "--http", "--host", "0.0.0.0", "--state-dir", str(state(home)),
+        home=home, timeout=60, check=False,
+    )  # fmt: skip
     assert refused.returncode == 2
     assert "--host" in refused.stderr and "127.0.0.1 only" in refused.stderr
-    stray = subprocess.run(
-        [DSHKIT, "mcp", "--port", "9"], capture_output=True, text=True, env=environment(home)
-    )
+    stray = run_dshkit("mcp", "--port", "9", home=home, check=False)
     assert stray.returncode == 2 and "--host and --port go with --http" in stray.stderr
     server = subprocess.Popen(
-        [DSHKIT, "mcp", "--http", "--port", "0", "--state-dir", str(state(home))],
+        [*COMMAND, "mcp", "--http", "--port", "0", "--state-dir", str(state(home))],
         stderr=subprocess.PIPE,
         text=True,
         env=environment(home),

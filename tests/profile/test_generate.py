@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -19,6 +16,7 @@ from dshkit.profile.state import latest_version
 from dshkit.sessions import Scanner, Source
 from dshkit.store import Store
 
+from ..support.cli import run_dshkit
 from ..support.corpus import Corpus
 from ..support.fakes import FakeOpenAI, Reply
 from ..support.profile import A1, B1, Gated, answer
@@ -123,19 +121,12 @@ def test_profile_cli_contract(tmp_path: Path) -> None:
     Corpus(root, seed=22).generate(sessions=2, frames=200)
     with FakeOpenAI() as fake:
         fake.replies.append(answer({"entries": [A1]}))
-        env = {**os.environ, "DSHKIT_LLM_BASE_URL": fake.base_url, "DSHKIT_LLM_API_KEY": "k"}
-        base = [sys.executable, "-m", "dshkit", "profile"]
+        env = {"DSHKIT_LLM_BASE_URL": fake.base_url, "DSHKIT_LLM_API_KEY": "k"}
         state = ["--state-dir", str(tmp_path / "state")]
-        made = subprocess.run(
-            [*base, "generate", "--root", str(root), *state, "--json"],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=True,
+        made = run_dshkit(
+            "profile", "generate", "--root", str(root), *state, "--json", home=tmp_path, env=env
         )
-        status = subprocess.run(
-            [*base, "status", *state, "--json"], capture_output=True, text=True, env=env, check=True
-        )
+        status = run_dshkit("profile", "status", *state, "--json", home=tmp_path, env=env)
     result = orjson.loads(made.stdout)
     assert list(result) == [
         "ok",

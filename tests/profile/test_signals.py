@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from dshkit.sessions import Catalog, Scanner, SessionKey, Source
 from dshkit.sessions.events import turns
 from dshkit.store import Store
 
+from ..support.cli import run_dshkit
 from ..support.corpus import Corpus
 from ..support.logs import MINUTE, Log, session_dir, write_log
 from ..support.paths import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD
@@ -419,41 +418,24 @@ def test_claude_code_tools_map_to_the_same_signals(tmp_path: Path) -> None:
 def test_signals_cli_json_contract(tmp_path: Path) -> None:
     root = tmp_path / "root"
     failing_session(root, "a", 3)
-    command = [
-        sys.executable,
-        "-m",
-        "dshkit",
-        "signals",
-        "--root",
-        str(root),
-        "--state-dir",
-        str(tmp_path / "state"),
-        "--json",
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, check=True)
+    command = ["signals", "--root", str(root), "--state-dir", str(tmp_path / "state"), "--json"]
+    result = run_dshkit(*command, home=tmp_path)
     report = orjson.loads(result.stdout)
     assert list(report) == ["sessions", "humanMessages", "totals", "details", "omitted"]
     assert list(report["totals"]) == list(SIGNALS) == list(report["details"])
     assert list(report["omitted"]) == list(SIGNALS)
     assert report["totals"]["repeatFailures"] == 1 and report["sessions"] == 1
     assert report["omitted"] == only()
-    lower = subprocess.run(
-        [*command, "--repeat-fail-min", "1"], capture_output=True, text=True, check=True
-    )
+    lower = run_dshkit(*command, "--repeat-fail-min", "1", home=tmp_path)
     assert orjson.loads(lower.stdout)["totals"]["repeatFailures"] == 3
     capped = orjson.loads(
-        subprocess.run(
-            [*command, "--repeat-fail-min", "1", "--details", "2"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
+        run_dshkit(*command, "--repeat-fail-min", "1", "--details", "2", home=tmp_path).stdout
     )
     assert capped["totals"]["repeatFailures"] == 3 and len(capped["details"]["repeatFailures"]) == 2
     assert capped["omitted"] == only(repeatFailures=1)
-    bad = subprocess.run([*command, "--repeat-fail-min", "0"], capture_output=True, text=True)
+    bad = run_dshkit(*command, "--repeat-fail-min", "0", home=tmp_path, check=False)
     assert bad.returncode == 2 and "--repeat-fail-min" in bad.stderr
-    negative = subprocess.run([*command, "--details", "-1"], capture_output=True, text=True)
+    negative = run_dshkit(*command, "--details", "-1", home=tmp_path, check=False)
     assert negative.returncode == 2 and "--details" in negative.stderr
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import orjson
@@ -27,6 +26,7 @@ from dshkit.profile.state import (
 )
 from dshkit.store import Store
 
+from ..support.cli import run_dshkit
 from ..support.profile import PROFILE, entry, many, store_version
 
 
@@ -102,11 +102,10 @@ def test_copied_snapshot_is_stamped_by_us(state: ProfileState) -> None:
 def test_profile_show_is_byte_identical_for_an_unchanged_state(tmp_path: Path) -> None:
     with Store(tmp_path) as store:
         store_version(store, PROFILE)
-    base = [sys.executable, "-m", "dshkit", "profile"]
     state = ["--state-dir", str(tmp_path)]
 
     def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*base, *args, *state], capture_output=True, text=True, input=stdin)
+        return run_dshkit("profile", *args, *state, home=tmp_path, input=stdin, check=False)
 
     one, two = run("show", "--json").stdout, run("show", "--json").stdout
     assert one == two

@@ -20,6 +20,7 @@ from dshkit.sessions.events import ToolCall
 from dshkit.sessions.tail import Tail, read_tail
 from dshkit.store import SCAN_LEASE, Store
 
+from ..support.cli import run_dshkit
 from ..support.logs import dsh, event, human, session_dir, write_lines, write_log
 from ..support.paths import CLAUDE, CODEX, DSH_ZSTD
 from ..support.readonly import is_write, recorded_opens
@@ -146,27 +147,14 @@ def test_forget_cli_and_sessions_list(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     shutil.copytree(CLAUDE, root)
     state = tmp_path / "state"
-    dshkit = [sys.executable, "-m", "dshkit"]
-    subprocess.run([*dshkit, "scan", "--root", str(root), "--state-dir", str(state)], check=True)
-    listed = subprocess.run(
-        [*dshkit, "sessions", "list", "--json", "--state-dir", str(state)],
-        check=True,
-        capture_output=True,
-    )
+    run_dshkit("scan", "--root", str(root), "--state-dir", str(state), home=tmp_path)
+    listed = run_dshkit("sessions", "list", "--json", "--state-dir", str(state), home=tmp_path)
     first = orjson.loads(listed.stdout)[0]["id"]
-    done = subprocess.run(
-        [*dshkit, "forget", first[:8], "--state-dir", str(state)], capture_output=True, text=True
-    )
+    done = run_dshkit("forget", first[:8], "--state-dir", str(state), home=tmp_path, check=False)
     assert done.returncode == 0 and "forgot claude:" in done.stdout
-    listed = subprocess.run(
-        [*dshkit, "sessions", "list", "--json", "--state-dir", str(state)],
-        check=True,
-        capture_output=True,
-    )
+    listed = run_dshkit("sessions", "list", "--json", "--state-dir", str(state), home=tmp_path)
     assert first not in [s["id"] for s in orjson.loads(listed.stdout)]
-    missing = subprocess.run(
-        [*dshkit, "forget", "nope", "--state-dir", str(state)], capture_output=True, text=True
-    )
+    missing = run_dshkit("forget", "nope", "--state-dir", str(state), home=tmp_path, check=False)
     assert missing.returncode == 2 and "no session 'nope'" in missing.stderr
 
 

@@ -9,10 +9,8 @@ Screenshots of every view at 1280×800 and 390×844 are saved under `test-artifa
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +24,7 @@ import pytest
 from dshkit import chromium
 from dshkit.gate.browser import Browser
 
+from ..support.cli import COMMAND, environment
 from ..support.console import SESSION, build_world
 from ..support.corpus import Corpus
 from ..support.fakes import FakeOpenAI, Reply
@@ -82,18 +81,13 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     port = _free_port()
     with FakeOpenAI() as fake:
         env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith("DSHKIT_LLM_")},
-            "HOME": str(home),
-            "DSH_HOME": str(home / ".dsh"),
             "DSHKIT_LLM_BASE_URL": fake.base_url,
             "DSHKIT_LLM_API_KEY": "sk-console-test",
         }
-        env.pop("CLAUDE_CONFIG_DIR", None)
-        env.pop("CODEX_HOME", None)
-        command = [sys.executable, "-m", "dshkit", "serve", "--port", str(port)]
+        command = [*COMMAND, "serve", "--port", str(port)]
         serve = subprocess.Popen(
             [*command, "--root", str(root), "--state-dir", str(state_dir)],
-            env=env,
+            env=environment(home, env),
             stderr=subprocess.PIPE,
             text=True,
         )

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import stat
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +15,7 @@ import pytest
 
 from dshkit.web.app import ensure_token
 
+from ..support.cli import COMMAND, environment
 from ..support.corpus import Corpus
 from ..support.fakes import FakeOpenAI, Reply
 from ..support.readonly import snapshot
@@ -168,10 +167,9 @@ def test_serve_command_and_session_roots_left_untouched(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    env = {**os.environ, "HOME": str(tmp_path), "DSH_HOME": str(tmp_path / ".dsh")}
     child = subprocess.Popen(
-        [sys.executable, "-m", "dshkit", "serve", "--port", str(port), "--root", str(root)],
-        env=env,
+        [*COMMAND, "serve", "--port", str(port), "--root", str(root)],
+        env=environment(tmp_path),
         stderr=subprocess.PIPE,
         text=True,
     )
