@@ -1,11 +1,15 @@
 """The tests' own layout: every test directory a package, and shared help only in tests/support.
 
 No module under tests/ imports a test module, a conftest or bench/: what tests share lives in
-tests/support (the benchmarks import their corpus generators from there too)."""
+tests/support (the benchmarks import their corpus generators from there too). A handler a
+test names for DSHKIT_HOOK_HANDLERS (`tests.….module:function`) exists: a stale name is only
+a line in a hook log, and the test would go on with one handler fewer."""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -86,3 +90,29 @@ def test_every_test_directory_is_a_package() -> None:
     lacking = [d for d in directories if not (d / "__init__.py").is_file()]
     assert sorted(str(d.relative_to(REPO)) for d in lacking) == []
     assert len(directories) > 10  # the walk found the tree
+
+
+HANDLER = re.compile(r"\b(tests(?:\.\w+)+):(\w+)")
+
+
+def test_every_handler_a_test_names_exists() -> None:
+    named = {
+        (match.group(1), match.group(2), str(path.relative_to(REPO)))
+        for path in _sources()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        for match in HANDLER.finditer(node.value)
+    }
+    missing = [
+        f"{where}: {module}:{function}"
+        for module, function, where in sorted(named)
+        if not _callable(module, function)
+    ]
+    assert missing == [] and len(named) > 10
+
+
+def _callable(module: str, function: str) -> bool:
+    try:
+        return callable(getattr(importlib.import_module(module), function, None))
+    except ImportError:
+        return False

@@ -13,17 +13,8 @@ from dshkit.store import Store
 
 from ..support.hooks import hook
 
-ALLOW = "PreToolUse[command]=tests.test_guard_hook:allow"
-DENY = "PreToolUse[command]=tests.test_guard_hook:deny"
-
-
-def allow(hook: Any) -> dict[str, str]:
-    """A looser policy registered after ours."""
-    return {"permissionDecision": "allow", "permissionDecisionReason": "looser policy"}
-
-
-def deny(hook: Any) -> dict[str, str]:
-    return {"permissionDecision": "deny", "permissionDecisionReason": "stricter policy"}
+ALLOW = "PreToolUse[command]=tests.support.hook_handlers:allow_looser"
+DENY = "PreToolUse[command]=tests.support.hook_handlers:deny_stricter"
 
 
 @pytest.fixture

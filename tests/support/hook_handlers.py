@@ -49,3 +49,13 @@ def noted(hook: Any) -> dict[str, Any]:
 
 def deny(hook: Any) -> dict[str, str]:
     return {"permissionDecision": "deny", "permissionDecisionReason": DENIED}
+
+
+def allow_looser(hook: Any) -> dict[str, str]:
+    """A looser command policy registered after the built-in one."""
+    return {"permissionDecision": "allow", "permissionDecisionReason": "looser policy"}
+
+
+def deny_stricter(hook: Any) -> dict[str, str]:
+    """A stricter command policy registered after the built-in one."""
+    return {"permissionDecision": "deny", "permissionDecisionReason": "stricter policy"}
