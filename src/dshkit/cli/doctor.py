@@ -21,8 +21,7 @@ from rich.table import Table
 
 from .. import harnesses
 from ..hookspec import extra_entries
-from ..install import ABSENT, BROKEN, OK, UNKNOWN, WARN, Inspection
-from ..install import check as check_install
+from ..install import ABSENT, BROKEN, OK, UNKNOWN, WARN, Inspection, check_harness
 from ..llm import LLMConfig, LLMConfigError
 from ..paths import state_dir as resolve_state_dir
 from ..store import DB_NAME, Store, StoreError
@@ -69,7 +68,7 @@ def doctor(
                 harness=harness.name,
             )
         )
-        installed = check_install(harness.name, project.resolve(), state, dsh_profile, extra)
+        installed = check_harness(harness.name, project.resolve(), state, dsh_profile, extra)
         checks += [_hooks_check(inspection) for inspection in installed.hooks]
         checks += [_hooks_check(inspection, "mcpServer") for inspection in installed.mcp_servers]
         report_harnesses[harness.name] = {
