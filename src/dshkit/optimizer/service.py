@@ -22,7 +22,6 @@ from ..errors import Busy, Invalid
 from ..sessions.catalog import Catalog, SessionInfo, SessionKey, SessionNotFound
 from ..sessions.refresh import Refresh, refresh
 from ..store import LeaseBusy, Store
-from .evaluate import Evaluation, load_cases
 from .runs import OUTCOMES, Run, RunList, get_run, list_runs, record_outcome, success_rates
 from .settings import Settings, set_session_settings, settings_for
 from .strategies import PASSTHROUGH_TIER
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from ..jobs import JobRunner, Submitted
     from ..llm import LLMConfig
     from ..sessions.scanner import Source
+    from .evaluate import Evaluation
 
 JOB_KIND = "optimizer"
 
@@ -173,7 +173,7 @@ class OptimizerService:
             raise Busy(str(exc)) from exc
 
     def _run(self, store: Store, request: _Request, progress: Progress | None) -> Run:
-        from .pipeline import optimize  # the model client is loaded only to optimize
+        from .pipeline import optimize  # the model client and the tools load only to optimize
 
         llm = _llm(store, request.settings)
         return optimize(
@@ -244,7 +244,7 @@ class OptimizerService:
     def evaluate(self, cases: Path, *, cwd: str, progress: Progress | None = None) -> Evaluation:
         """Run the case file `cases` against the configured model, every tier that calls it,
         with `cwd` as the directory the tools may read. Calls the real model."""
-        from .evaluate import evaluate
+        from .evaluate import Evaluation, evaluate, load_cases
 
         try:
             loaded = load_cases(cases)
