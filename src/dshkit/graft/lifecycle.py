@@ -41,10 +41,8 @@ from .. import harnesses
 from ..chromium import kill_group
 from ..errors import Refused
 from ..sessions.catalog import dir_key
-from ..sessions.events import Event, human_messages
-from ..sessions.harness import Adapter, LogFile
-from ..sessions.reader import Cursor, read_increment
-from ..sessions.zstdframes import FrameDecoder
+from ..sessions.events import human_messages
+from ..sessions.reader import read_head
 from ..store import Lease, LeaseBusy, Store
 from . import ledger, marker
 from .identity import Identity, session_identity
@@ -662,6 +660,7 @@ class _Finder:
 
     def __init__(self, txn: Txn) -> None:
         plan = txn.plan
+        self.target = plan.target
         self.harness = harnesses.get(plan.target)
         self.identity = plan.identity
         self.cwd = dir_key(plan.cwd)
@@ -675,43 +674,23 @@ class _Finder:
             if log.session_id == self.exclude or log.path in self.others:
                 continue
             try:
-                st = os.stat(log.path)
+                if os.stat(log.path).st_mtime_ns < self.since_ns:
+                    continue
+                head = read_head(self.target, log.path, HEAD_BYTES)
             except OSError:
                 continue
-            if st.st_mtime_ns < self.since_ns:
-                continue
-            events, state = _head(log, adapter, st)
-            identity = session_identity(events)
+            identity = session_identity(head.events)
             if identity is None:
-                if human_messages(events):
+                if human_messages(head.events):
                     self.others.add(log.path)
                 continue
-            if identity == self.identity and self._here(state.get("cwd")):
+            if identity == self.identity and self._here(head.cwd):
                 return log.session_id
         return None
 
-    def _here(self, cwd: Any) -> bool:
+    def _here(self, cwd: str | None) -> bool:
         # A log that records no cwd is judged by its identity alone.
-        return not cwd or dir_key(str(cwd)) == self.cwd
-
-
-def _head(log: LogFile, adapter: Adapter, st: os.stat_result) -> tuple[list[Event], dict[str, Any]]:
-    """The events of a transcript's first HEAD_BYTES (whole lines or frames), and the adapter's
-    state after them. The reader reads up to the size it is given, so a stat with the size
-    capped reads just the head."""
-    fields = list(st[:10])
-    fields[6] = min(st.st_size, HEAD_BYTES)
-    capped = os.stat_result(
-        fields,
-        {
-            "st_atime_ns": st.st_atime_ns,
-            "st_mtime_ns": st.st_mtime_ns,
-            "st_ctime_ns": st.st_ctime_ns,
-        },
-    )
-    cursor = Cursor(log.path, log.harness, log.session_id, log.root, "", generation=log.generation)
-    inc = read_increment(log, cursor, adapter, FrameDecoder(), capped, keep=True)
-    return inc.kept or [], inc.cursor.state
+        return not cwd or dir_key(cwd) == self.cwd
 
 
 # -- helpers ----------------------------------------------------------------------------------
