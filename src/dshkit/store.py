@@ -12,7 +12,6 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from .paths import PRIVATE_FILE, private_dir
@@ -337,13 +336,21 @@ MIGRATIONS: list[str] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-@dataclass(frozen=True, slots=True)
 class SessionRows:
     """Which rows of `table` are a session's: those matching `where`, a condition on the named
     parameters :harness and :session_id (by default the table's own two columns of them)."""
 
-    table: str
-    where: str = "harness = :harness AND session_id = :session_id"
+    # A plain class: the store is on the hooks' hot path, which does not import dataclasses.
+    __slots__ = ("table", "where")
+
+    def __init__(
+        self, table: str, where: str = "harness = :harness AND session_id = :session_id"
+    ) -> None:
+        self.table = table
+        self.where = where
+
+    def __repr__(self) -> str:
+        return f"SessionRows({self.table!r}, {self.where!r})"
 
 
 _BY_SOURCE = (
