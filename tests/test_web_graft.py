@@ -9,9 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from dshkit.graft import ledger
+from dshkit.graft import GraftService, ledger
 from dshkit.graft.lifecycle import begin
-from dshkit.graft.status import GraftService
 from dshkit.jobs import JobRunner
 from dshkit.sessions import Catalog, Scanner, Source
 from dshkit.store import Store

@@ -20,9 +20,8 @@ from dshkit.gate.judge import Verdict
 from dshkit.gate.rework import shots_dir
 from dshkit.gate.service import GateService
 from dshkit.gate.verdicts import save_verdict
-from dshkit.graft import ledger
+from dshkit.graft import GraftService, ledger
 from dshkit.graft.lifecycle import begin
-from dshkit.graft.status import GraftService
 from dshkit.install import inspect
 from dshkit.jobs import JobRunner
 from dshkit.optimizer.runs import Run, save_run

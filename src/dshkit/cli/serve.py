@@ -8,7 +8,7 @@ import click
 
 from ..capability import CapabilityService
 from ..gate.service import GateService
-from ..graft.status import GraftService
+from ..graft import GraftService
 from ..install import inspect as inspect_install
 from ..jobs import JobRunner
 from ..optimizer import OptimizerService
