@@ -16,9 +16,9 @@ import orjson
 import pytest
 
 from dshkit import harnesses
+from dshkit.gate import GateService
 from dshkit.gate.judge import Verdict
 from dshkit.gate.rework import shots_dir
-from dshkit.gate.service import GateService
 from dshkit.gate.verdicts import save_verdict
 from dshkit.graft import GraftService, ledger
 from dshkit.graft.lifecycle import begin
@@ -122,7 +122,7 @@ def console_services(state: Path, jobs: JobRunner) -> dict[str, object]:
         "sessions": SessionsService(state),
         "signals": ProfileService(state),
         "status": StatusService(state, inspect=inspect),
-        "gate": GateService(state, jobs),
+        "gate": GateService(state, jobs=jobs),
         "graft": GraftService(state),
     }
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..capability import CapabilityService
-from ..gate.service import GateService
+from ..gate import GateService
 from ..graft import GraftService
 from ..install import inspect as inspect_install
 from ..jobs import JobRunner
@@ -67,7 +67,7 @@ def serve(
     optimizer = OptimizerService(directory, jobs=jobs, sources=sources_for(roots, harness))
     services = {"jobs": jobs, "profile": service, "optimizer": optimizer}
     services["capability"] = CapabilityService(directory)
-    services["gate"] = GateService(directory, jobs)
+    services["gate"] = GateService(directory, jobs=jobs)
     services["graft"] = GraftService(directory)
     services["sessions"] = SessionsService(directory)
     services["signals"] = service  # the signals are the profile's: one service for both

@@ -23,9 +23,7 @@ from pydantic import Field
 from .. import harnesses
 from ..config import ConfigError
 from ..errors import Ambiguous, DshkitError, NotFound, Refused
-from ..gate.browser import BrowserError
-from ..gate.judge import MAX_BUDGET_S, MIN_BUDGET_S, GateInputError
-from ..gate.service import run_gate
+from ..gate import MAX_BUDGET_S, MIN_BUDGET_S, GateService
 from ..graft import GraftAborted, GraftService, State
 from ..optimizer import FORMS, TIERS, OptimizerService
 from ..profile import ProfileService
@@ -151,11 +149,10 @@ class Tools:
         if not file.is_absolute():
             raise ToolError(f"path: {path!r} is not an absolute path")
         try:
-            verdict = run_gate(self.state_dir, file, budget)
-        except GateInputError as exc:
-            name = "budget" if str(exc).startswith("budget") else "path"
-            raise ToolError(f"{name}: {exc}") from exc
-        except (ConfigError, BrowserError, StoreError, OSError) as exc:
+            verdict = GateService(self.state_dir).check(file, budget)
+        except DshkitError as exc:
+            raise ToolError(f"{exc.field}: {exc}" if exc.field else str(exc)) from exc
+        except (ConfigError, StoreError, OSError) as exc:
             raise ToolError(str(exc)) from exc
         summary = verdict.summary()
         return result(as_text(summary), summary)
