@@ -50,7 +50,7 @@ class _Request:
 class OptimizerService:
     """The optimizer's use cases over one state directory.
 
-    `jobs` runs background optimizations (`start`; a private runner when not given);
+    `jobs` runs background optimizations (`start` needs it; the web shares its runner);
     `sources` are the session roots a refresh scans (none: the store as the last scan left
     it); `busy_timeout` bounds each store statement's wait for another process's lock.
     """
@@ -115,8 +115,11 @@ class OptimizerService:
         """`optimize` in the background, as a job reporting its stages. What is wrong with
         the request raises before anything starts; the job's result is the run's JSON, and a
         run that passed the raw words on fails the job, keeping that JSON."""
-        from ..jobs import JobFailed, JobRunner
+        from ..jobs import JobFailed
 
+        if self._jobs is None:
+            raise RuntimeError("start() needs an OptimizerService made with jobs=")
+        jobs = self._jobs
         with self._open() as store:
             request = self._request(
                 store, raw, session, harness, None, cwd, overrides, refresh, None
@@ -129,9 +132,7 @@ class OptimizerService:
                 raise JobFailed(f"the raw words were passed on: {run.fallback}", run.as_json())
             return run.as_json()
 
-        if self._jobs is None:
-            self._jobs = JobRunner()
-        return self._jobs.submit(JOB_KIND, self.state_dir, work, label=raw[:60])
+        return jobs.submit(JOB_KIND, self.state_dir, work, label=raw[:60])
 
     def _request(
         self,
