@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .paths import PRIVATE_FILE, private_dir
+from .procs import alive
 
 DB_NAME = "dshkit.db"
 
@@ -629,13 +630,7 @@ class Store:
         pid, _, expiry = (self.get_meta(f"lease.{name}") or "").partition(":")
         if not pid.isdigit() or not expiry.isdigit() or int(expiry) < time.time():
             return None
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return None
-        except PermissionError:
-            pass  # alive, owned by someone else
-        return int(pid)
+        return int(pid) if alive(int(pid)) else None  # a zombie holds nothing
 
     def close(self) -> None:
         self.db.close()

@@ -24,7 +24,6 @@ process that died holding it loses it.
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import os
 import signal
@@ -38,8 +37,8 @@ from typing import IO, Any
 import orjson
 
 from .. import harnesses
-from ..chromium import kill_group
 from ..errors import Refused
+from ..procs import alive, kill_group
 from ..sessions.catalog import dir_key
 from ..sessions.events import human_messages
 from ..sessions.reader import read_head
@@ -452,13 +451,12 @@ def _await_orphan(txn: Txn, finder: _Finder, ignition: Ignition, lease: Lease) -
     assert txn.child is not None
     pid = int(txn.child["pid"])
     deadline = txn.child["at"] / 1000 + ignition.timeout
-    while _alive(pid):
+    while alive(pid):
         if finder.find() is not None:
             return None
         if time.time() >= deadline:
             if _carries(pid, f"{TXN_ENV}={txn.child['mark']}"):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signal.SIGKILL)
+                kill_group(pid)
             return f"no transcript after {ignition.timeout:g} s (started by a stopped process)"
         lease.renew()
         time.sleep(ignition.poll)
@@ -467,21 +465,6 @@ def _await_orphan(txn: Txn, finder: _Finder, ignition: Ignition, lease: Lease) -
 
 def _mark(store: Store, txn_id: int) -> str:
     return f"{store.path}#{txn_id}"
-
-
-def _alive(pid: int) -> bool:
-    """Whether the process `pid` runs (a zombie does not: an orphan's may never be reaped)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rpartition(b")")[2].split()[0] != b"Z"
-    except OSError:
-        return True  # no /proc here: alive as far as can be told
 
 
 def _carries(pid: int, entry: str) -> bool:

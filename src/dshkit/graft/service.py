@@ -21,8 +21,8 @@ from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from .. import harnesses
 from ..config import ConfigError
-from ..detached import start_detached
 from ..errors import Busy, DshkitError, Invalid, Unavailable
+from ..procs import spawn_detached
 from ..sessions.catalog import Catalog, SessionInfo, SessionNotFound
 from ..sessions.refresh import Refresh
 from ..sessions.refresh import refresh as refresh_store
@@ -211,7 +211,7 @@ class GraftService:
             if txn.state == lifecycle.State.PREPARING and drive == "now":
                 txn = lifecycle.drive(store, txn.id, _ignition(settings))
             elif txn.state == lifecycle.State.PREPARING and drive == "detached":
-                start_detached(
+                spawn_detached(
                     "graft", "drive", "--txn", str(txn.id), "--state-dir", str(store.state_dir)
                 )
                 detached = True
