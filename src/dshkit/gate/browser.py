@@ -20,11 +20,12 @@ from pathlib import Path
 from types import TracebackType
 
 from .. import chromium, procs
+from ..errors import Unavailable
 
 START_TIMEOUT_S = 15.0
 
 
-class BrowserError(RuntimeError):
+class BrowserError(Unavailable):
     """Chromium could not be started (missing, crashed, or silent past the start timeout)."""
 
 
