@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .errors import Busy, Unavailable
 from .paths import PRIVATE_FILE, private_dir
 from .procs import alive
 
@@ -416,15 +417,15 @@ CAPABILITY_DELIVERY = "capability"  # the capability facts, again when they chan
 GRAFT_NOTICE_DELIVERY = "graft-notice"  # a handoff's notice owed to a session, by txn id
 
 
-class StoreError(Exception):
+class StoreError(Unavailable):
     """The state database cannot be used as it is (newer schema, unreadable file)."""
 
 
-class StoreBusy(StoreError):
+class StoreBusy(StoreError, Busy):
     """Another process holds the database locked for longer than this caller may wait."""
 
 
-class LeaseBusy(RuntimeError):
+class LeaseBusy(Busy):
     """Another live process holds the named lease."""
 
     def __init__(self, name: str, pid: int, path: Path) -> None:

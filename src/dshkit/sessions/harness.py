@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from ..errors import Invalid
 from .events import Event
 
 
-class LogFormatError(ValueError):
+class LogFormatError(Invalid, ValueError):
     """A log's content cannot be read as this harness's format (e.g. an unsupported version)."""
 
 
