@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the real names, for type checkers
     from .browser import BrowserError
     from .judge import MAX_BUDGET_S, MIN_BUDGET_S, OK, GateInputError, Verdict
     from .rework import Rework
-    from .service import GateService, Verdicts
+    from .service import VERDICTS_LIMIT, GateService, Verdicts
 
 _HOMES = {
     "BrowserError": "browser",
@@ -25,12 +25,14 @@ _HOMES = {
     "Verdict": "judge",
     "Rework": "rework",
     "GateService": "service",
+    "VERDICTS_LIMIT": "service",
     "Verdicts": "service",
 }
 __all__ = [
     "MAX_BUDGET_S",
     "MIN_BUDGET_S",
     "OK",
+    "VERDICTS_LIMIT",
     "BrowserError",
     "GateInputError",
     "GateService",

@@ -9,7 +9,7 @@ from starlette.responses import FileResponse, Response
 
 from ...config import ConfigError
 from ...errors import Invalid, NotFound
-from ...gate import GateService
+from ...gate import VERDICTS_LIMIT, GateService
 from ..routing import ApiError, Router, json_response, read_json
 from .jobs import accepted
 
@@ -21,7 +21,9 @@ def router(service: GateService) -> Router:
     async def get_verdicts(request: Request) -> Response:
         limit = request.query_params.get("limit", "50")
         if not limit.isdigit():
-            raise ApiError(400, f"limit must be a whole number, got {limit!r}")
+            raise ApiError(
+                400, f"limit must be a whole number from 1 to {VERDICTS_LIMIT}, got {limit!r}"
+            )
         try:
             verdicts = await asyncio.to_thread(service.verdicts, int(limit))
         except Invalid as exc:
