@@ -24,8 +24,8 @@ from ..config import ConfigError
 from ..errors import Busy, DshkitError, Invalid, Unavailable
 from ..procs import spawn_detached
 from ..sessions.catalog import Catalog, SessionInfo, SessionNotFound
-from ..sessions.refresh import Refresh
-from ..sessions.refresh import refresh as refresh_store
+from ..sessions.freshness import Refresh
+from ..sessions.freshness import refresh as refresh_store
 from ..sessions.scanner import Source, default_sources, single_harness
 from ..store import LeaseBusy, Store, StoreError
 from . import ledger, lifecycle, readback, status

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .. import harnesses
 from ..errors import Busy, Invalid
 from ..sessions.catalog import Catalog, SessionInfo, SessionKey, SessionNotFound
-from ..sessions.refresh import Refresh, refresh
+from ..sessions.freshness import Refresh, refresh
 from ..store import LeaseBusy, Store
 from .runs import OUTCOMES, Run, RunList, get_run, list_runs, record_outcome, success_rates
 from .settings import Settings, set_session_settings, settings_for
