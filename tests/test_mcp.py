@@ -13,9 +13,11 @@ from typing import Any, TypeVar
 
 import anyio
 import httpx
+import httpx2
 import orjson
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from dshkit.capability.mcp import Server, probe
@@ -60,6 +62,11 @@ def with_client(server: Any, work: Callable[[Client], Awaitable[T]], mode: str =
             return await work(client)
 
     return anyio.run(main)
+
+
+def over_http(url: str, headers: dict[str, str]) -> Any:
+    """The SDK's streamable HTTP transport to `url`, sending `headers` (the bearer token)."""
+    return streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60))
 
 
 def call(home: Path, name: str, arguments: dict[str, Any], **build: Any) -> CallToolResult:
@@ -333,12 +340,18 @@ def test_http_serves_on_loopback_and_refuses_another_host(home: Path) -> None:
             listed = await client.list_tools()
             return [t.name for t in listed.tools], await client.call_tool("profile_show", {})
 
-        names, shown = with_client(url, work)
+        bearer = {"authorization": f"Bearer {(state(home) / 'token').read_text().strip()}"}
+        names, shown = with_client(over_http(url, bearer), work)
         assert names == list(TOOLS) and text(shown) == expected
-        # A page elsewhere that makes the browser post here (DNS rebinding) is refused.
+        # A page elsewhere that makes the browser post here (DNS rebinding) is refused, even
+        # with the token (tests/test_mcp_auth.py: without it, nothing is served).
         foreign = httpx.post(
             url,
-            headers={"host": "evil.example", "accept": "application/json, text/event-stream"},
+            headers={
+                "host": "evil.example",
+                "accept": "application/json, text/event-stream",
+                **bearer,
+            },
             json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
             trust_env=False,
         )
