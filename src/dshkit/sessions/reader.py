@@ -26,7 +26,7 @@ import orjson
 
 from .. import harnesses
 from .events import Event
-from .harness import Adapter, LogFile, LogFormatError
+from .harness import Adapter, LogFile, LogFormatError, open_log
 from .summary import HumanRow, accumulate, merge_stats, new_stats
 from .zstdframes import MAGIC, Frame, FrameDecoder, FrameError, FrameTooLarge, scan_frames
 
@@ -327,7 +327,7 @@ def _read(
     inc.from_start = start == 0
     anchor = cur.anchor if start else b""
     taken = _Taken(inc, sink)
-    with open(log.path, "rb") as handle:  # read-only, always: session logs are not ours
+    with open_log(log) as handle:  # read-only, always, and never through a link
         handle.seek(start - len(anchor))
         blocks = _Blocks(handle, stop - start + len(anchor), inc)
         moved = _first_block(blocks, anchor, start, log.compressed)
