@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test fast bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -16,13 +16,18 @@ run: $(STAMP)
 	$(BIN)/dshkit scan
 	$(BIN)/dshkit serve
 
+# The static checks first: they take seconds, the installs below a minute or more.
 test: $(STAMP)
-	scripts/install-harnesses.sh
-	scripts/install-browser.sh
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
-	$(BIN)/mypy src/dshkit
+	$(BIN)/mypy
+	scripts/install-harnesses.sh
+	scripts/install-browser.sh
 	$(BIN)/pytest
+
+# The quick loop while working: no real harness CLIs, no browser.
+fast: $(STAMP)
+	$(BIN)/pytest -m "not real and not browser"
 
 bench: $(STAMP)
 	$(BIN)/python bench/scan.py

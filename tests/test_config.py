@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from dshkit.config import SECTIONS, ConfigError, load_config
+from dshkit.errors import Invalid
 from dshkit.llm import LLMConfig, LLMConfigError
 
 from .support.cli import run_dshkit
@@ -123,7 +124,7 @@ def test_llm_config_errors_are_what_llm_callers_catch(tmp_path: Path) -> None:
     write(tmp_path, "[llm]\ntimeout_s = -5\n")
     with pytest.raises(LLMConfigError, match=r"\[llm\] timeout_s = -5"):
         LLMConfig.load(tmp_path, {})
-    assert issubclass(LLMConfigError, ValueError)
+    assert issubclass(LLMConfigError, Invalid) and not issubclass(LLMConfigError, ValueError)
 
 
 def dshkit(home: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -2,16 +2,14 @@
 
 One place for what running Chromium here taught (../shared/notes/headless-chromium.md): a
 fresh profile per run, software rendering, no sandbox as root, no background networking, no
-way out but loopback, and the whole process group killed on every exit path.
+way out but loopback, and the whole process group killed on every exit path (its users end it
+with `procs.kill_group`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
-import subprocess
 
 EXECUTABLE_ENV = "DSHKIT_CHROMIUM"  # another Chromium binary (tests, other distributions)
 NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -62,14 +60,3 @@ def find() -> str | None:
     return os.environ.get(EXECUTABLE_ENV) or next(
         (path for name in NAMES if (path := shutil.which(name))), None
     )
-
-
-def kill_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the process group `process` leads (started with `start_new_session`), then reap
-    it. SIGKILL at once: profiles are thrown away, and some Chromium children ignore SIGTERM."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-    for stream in (process.stdin, process.stdout, process.stderr):
-        if stream is not None:
-            stream.close()

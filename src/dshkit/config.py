@@ -21,13 +21,17 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from .errors import Invalid
+
 CONFIG_NAME = "config.toml"
 DEFAULT_BASE_URL = "https://api.deepseek.com"
 DEFAULT_MODEL = "deepseek-chat"
 
 
-class ConfigError(ValueError):
-    """The configuration cannot be used as it is (the message says where and what is allowed)."""
+class ConfigError(Invalid):
+    """The configuration cannot be used as it is (the message says where and what is allowed):
+    a file, a variable or a setting given on a surface. Not a ValueError: callers catch it by
+    name or as part of the error tree, never by accident."""
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The one place hook handlers are registered, with what the runtime and installer need to know.
 
-Data only: the runtime that calls the handlers is `dshkit.hooks`, the installer that writes
-their events into a harness's settings is `dshkit.install`; both read this module.
+What the hooks are, not how they run: the runtime that calls the handlers is `dshkit.hooks`,
+the installer that writes their events into a harness's settings is `dshkit.install`; both
+read this module, and neither imports the other.
 
 An entry names its event, its handler ("module:function", imported only when the event fires
 for it, and only while the file it may name in the state directory exists), its own time

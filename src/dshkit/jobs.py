@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+from .errors import Failed
+
 QUEUED = "queued"
 RUNNING = "running"
 DONE = "done"
@@ -41,7 +43,7 @@ class Progress(Protocol):
     def __call__(self, stage: str, message: str = "", fraction: float | None = None) -> None: ...
 
 
-class JobFailed(Exception):
+class JobFailed(Failed):
     """Raised by a job's work to end it as failed with `message`, keeping a `result` too."""
 
     def __init__(self, message: str, result: Any = None) -> None:

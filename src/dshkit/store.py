@@ -12,10 +12,11 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import Busy, Unavailable
 from .paths import PRIVATE_FILE, private_dir
+from .procs import alive
 
 DB_NAME = "dshkit.db"
 
@@ -337,13 +338,21 @@ MIGRATIONS: list[str] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-@dataclass(frozen=True, slots=True)
 class SessionRows:
     """Which rows of `table` are a session's: those matching `where`, a condition on the named
     parameters :harness and :session_id (by default the table's own two columns of them)."""
 
-    table: str
-    where: str = "harness = :harness AND session_id = :session_id"
+    # A plain class: the store is on the hooks' hot path, which does not import dataclasses.
+    __slots__ = ("table", "where")
+
+    def __init__(
+        self, table: str, where: str = "harness = :harness AND session_id = :session_id"
+    ) -> None:
+        self.table = table
+        self.where = where
+
+    def __repr__(self) -> str:
+        return f"SessionRows({self.table!r}, {self.where!r})"
 
 
 _BY_SOURCE = (
@@ -408,15 +417,15 @@ CAPABILITY_DELIVERY = "capability"  # the capability facts, again when they chan
 GRAFT_NOTICE_DELIVERY = "graft-notice"  # a handoff's notice owed to a session, by txn id
 
 
-class StoreError(Exception):
+class StoreError(Unavailable):
     """The state database cannot be used as it is (newer schema, unreadable file)."""
 
 
-class StoreBusy(StoreError):
+class StoreBusy(StoreError, Busy):
     """Another process holds the database locked for longer than this caller may wait."""
 
 
-class LeaseBusy(RuntimeError):
+class LeaseBusy(Busy):
     """Another live process holds the named lease."""
 
     def __init__(self, name: str, pid: int, path: Path) -> None:
@@ -622,13 +631,7 @@ class Store:
         pid, _, expiry = (self.get_meta(f"lease.{name}") or "").partition(":")
         if not pid.isdigit() or not expiry.isdigit() or int(expiry) < time.time():
             return None
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return None
-        except PermissionError:
-            pass  # alive, owned by someone else
-        return int(pid)
+        return int(pid) if alive(int(pid)) else None  # a zombie holds nothing
 
     def close(self) -> None:
         self.db.close()

@@ -19,6 +19,7 @@ from dshkit import harnesses
 from dshkit.capability import (
     TTL_S,
     UNKNOWN,
+    CapabilityService,
     Facts,
     given_facts,
     lookup,
@@ -411,3 +412,28 @@ def test_the_first_call_does_not_wait_and_a_later_one_has_the_results(tmp_path: 
         assert found.channels is not None
         assert [c["ok"] for c in found.channels] == [True, True, None]
         assert "- 视觉截图（无头浏览器）：✓（chromium: PNG" in found.text
+
+
+@pytest.mark.browser
+def test_the_service_answers_what_a_person_asks_from_the_same_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # no config of anyone's, no server of theirs
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    service = CapabilityService(tmp_path / "state")
+    modes = {"sandbox": "read-only", "approval": None, "permission": None}
+    facts = service.given_facts("codex", sandbox="read-only")
+    assert (facts.harness, facts.sandbox, facts.sources["sandbox"]) == (
+        "codex",
+        "read-only",
+        "given",
+    )
+    channels = service.probe(facts, str(tmp_path))
+    asked = service.lookup_given("codex", str(tmp_path), modes)
+    assert asked.report.key == service.lookup(facts, str(tmp_path)).report.key
+    assert asked.report.channels == channels and not asked.started
+    shown = asked.as_json()
+    assert shown["started"] is False and shown["channels"] == channels
+    assert shown["text"] == asked.report.text and shown["facts"]["sandbox"] == "read-only"
+    switched = service.given_facts("codex", sandbox="workspace-write")
+    assert switched.key != facts.key  # another mode: never answered from these results

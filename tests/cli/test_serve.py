@@ -52,7 +52,12 @@ def test_port_zero_prints_the_port_it_got(tmp_path: Path) -> None:
         port = int(found.group(1))
         assert port != 0
         assert "only this machine can connect" in child.stderr.readline()
-        response = httpx.get(f"http://127.0.0.1:{port}/api/profile/state", timeout=20)
+        token = (tmp_path / ".dsh" / "dshkit" / "token").read_text().strip()
+        response = httpx.get(
+            f"http://127.0.0.1:{port}/api/profile/state",
+            headers={"x-dshkit-token": token},
+            timeout=20,
+        )
         assert response.status_code == 200 and response.json()["mode"] == "auto"
     finally:
         child.terminate()

@@ -13,9 +13,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from dshkit.errors import NotFound
+from dshkit.gate import GateService
 from dshkit.gate.browser import Browser
 from dshkit.gate.judge import Verdict, judge_files, png_stats
-from dshkit.gate.service import run_gate
 from dshkit.gate.verdicts import recent_verdicts
 from dshkit.store import Store
 
@@ -191,10 +192,14 @@ def test_screenshots_are_private_pngs(good: dict[str, Verdict]) -> None:
 @pytest.mark.browser
 def test_verdicts_are_stored_with_their_evidence(tmp_path: Path) -> None:
     state = tmp_path / "state"
-    verdict = run_gate(state, PAGES / "console-error.html", 2.0)
+    gate = GateService(state)
+    verdict = gate.check(PAGES / "console-error.html", 2.0)
     assert verdict.id is not None
     with Store(state) as store:
         (stored,) = recent_verdicts(store)
+    assert gate.verdict(verdict.id) == stored == gate.verdicts(1).as_json()["verdicts"][0]
+    with pytest.raises(NotFound, match=f"no gate verdict {verdict.id + 1}"):
+        gate.verdict(verdict.id + 1)
     assert stored["id"] == verdict.id and stored["verdict"] == "page-error"
     assert stored["sha256"] == verdict.sha256 and stored["errorCount"] == 1
     assert stored["timings"]["budgetMs"] == 2000 and stored["history"]

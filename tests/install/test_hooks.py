@@ -13,6 +13,8 @@ from typing import Any
 import orjson
 import pytest
 
+from dshkit.harnesses.config_files import configured
+
 from ..support.cli import SCRIPT, run_at_home
 
 FOREIGN = {
@@ -307,3 +309,59 @@ def test_install_again_brings_the_settings_to_what_the_registry_asks(tmp_path: P
     assert bad.returncode == 1 and "DSHKIT_HOOK_HANDLERS item 'x'" in bad.stderr
     run_at_home(tmp_path, "uninstall-hooks", "--harness", "claude")
     assert json.loads(path.read_text()) == FOREIGN
+
+
+# A profile's patch layer as a person writes one after DSH's docs: comments, flow lists,
+# quoting of either kind and DSH's own `!!js` tags.
+PERSONS_PATCH = """# my dsh setup
+- id: hmr
+  disabled: false   # keep reloading
+- insert:
+    - id: mcp-github
+      name: "@deepseek-ai/dsh-mcp-client"
+      config:
+        serverName: github
+        transport: stdio
+        command: npx
+        args: ['-y', "@modelcontextprotocol/server-github"]
+        env:
+          GITHUB_TOKEN: !!js process.env.GITHUB_TOKEN
+"""
+
+
+def test_dsh_patch_in_the_persons_own_yaml_keeps_every_byte(tmp_path: Path) -> None:
+    patch = tmp_path / ".dsh" / "profiles" / "headless" / "cordis.patch.yml"
+    patch.parent.mkdir(parents=True)
+    patch.write_text(PERSONS_PATCH)
+    run_at_home(tmp_path, "install-hooks", "--harness", "dsh")
+    text = patch.read_text()
+    assert text.startswith(PERSONS_PATCH)  # theirs untouched, dshkit's blocks after it
+    errors: list[str] = []
+    servers = configured([(str(patch), "dsh-patch")], "/w", errors)
+    assert errors == [] and [s.name for s in servers] == ["github", "dshkit"]
+    assert servers[0].args == ["-y", "@modelcontextprotocol/server-github"]
+    edited = text.replace("disabled: false", "disabled: true")  # edited since: no byte restore
+    patch.write_text(edited)
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "dsh")
+    assert patch.read_text() == PERSONS_PATCH.replace("disabled: false", "disabled: true")
+
+
+def test_dsh_patch_dshkit_cannot_extend_is_refused_untouched(tmp_path: Path) -> None:
+    patch = tmp_path / ".dsh" / "profiles" / "headless" / "cordis.patch.yml"
+    patch.parent.mkdir(parents=True)
+    cases = {
+        # An indented list: an entry added at the margin would no longer be YAML.
+        "  - id: hmr\n    disabled: false\n": "add this entry by hand",
+        "- [hmr\n": "is not valid YAML",
+        # The bridge under another id: two bridges would run every hook twice.
+        "- id: my-bridge\n  name: '@deepseek-ai/dsh-hooks-claude-code'\n": "already mounts",
+        "- id: mine\n  name: '@deepseek-ai/dsh-mcp-client'\n  config:\n    serverName: dshkit\n": (
+            "already configures an MCP server named 'dshkit'"
+        ),
+    }
+    for text, message in cases.items():
+        patch.write_text(text)
+        done = run_at_home(tmp_path, "install-hooks", "--harness", "dsh", check=False)
+        assert done.returncode == 1 and message in done.stderr, done.stderr
+        assert patch.read_text() == text
+        assert sorted(p.name for p in patch.parent.iterdir()) == ["cordis.patch.yml"]

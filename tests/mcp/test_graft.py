@@ -1,6 +1,7 @@
 """The handoff tools of dshkit's MCP server, in process through the SDK's client, against a
 Claude Code transcript and the fake Claude Code CLI: preview, read back, search, hand off (the
-target really started), refuse a second handoff, and the debug panel."""
+target really started), refuse a second handoff, and the debug panel; and `dshkit graft slice`
+handing off through the same use case."""
 
 from __future__ import annotations
 
@@ -8,15 +9,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from mcp.types import CallToolResult
 
 from dshkit.graft.identity import parse_identity
-from dshkit.graft.lifecycle import State, load
+from dshkit.graft.lifecycle import State, cancel, load
 from dshkit.mcp.server import build_server
 from dshkit.sessions import Source
 from dshkit.store import Store
 
+from ..support.cli import run_dshkit
 from ..support.graft_driver import Transcript, World, make_world
 from ..support.mcp import text, with_client
 
@@ -98,3 +101,32 @@ def test_an_unknown_session_is_named_in_the_error(world: World) -> None:
     session(world)
     refused = call(world, "graft_prepare", {"sessionId": "nope"})
     assert refused.is_error and "sessionId" in text(refused)
+
+
+def test_the_cli_and_the_tool_hand_off_through_the_same_use_case(world: World) -> None:
+    # With no headless start the handoff waits for the next session, so nothing else runs:
+    # the two handoffs of one unchanged session can be compared whole.
+    session(world)
+    world.state.mkdir()
+    (world.state / "config.toml").write_text("[graft]\nignite_target = false\n")
+    out = run_dshkit(
+        "graft", "slice", "--session", "c-s", "--root", str(world.claude / "projects"),
+        "--harness", "claude", "--json", "--state-dir", str(world.state), home=world.cwd,
+    )  # fmt: skip
+    by_cli = orjson.loads(out.stdout)
+    assert by_cli["state"] == "PENDING" and by_cli["sessionId"] == "c-src"
+    with Store(world.state) as store:
+        cancel(store, by_cli["id"])  # the source works again, and may hand off once more
+    done = call(world, "graft_slice_and_inject", {})  # no id: the session working here
+    assert not done.is_error, text(done)
+    assert "已登记" in text(done)
+    by_tool = done.structured_content or {}
+    assert by_tool["id"] == by_cli["id"] + 1
+    same = {"id", "createdAt", "updatedAt"}
+    assert {k: v for k, v in by_tool.items() if k not in same} == {
+        k: v for k, v in by_cli.items() if k not in same
+    }
+    assert "c-src" in by_tool["card"]
+    with Store(world.state) as store:
+        assert load(store, by_tool["id"]).plan == load(store, by_cli["id"]).plan
+        assert load(store, by_tool["id"]).state == State.PENDING

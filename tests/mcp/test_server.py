@@ -26,7 +26,7 @@ from ..support.cli import COMMAND, environment, run_dshkit
 from ..support.fakes import FakeOpenAI, Reply
 from ..support.hooks import claude, context, hook
 from ..support.logs import human, session_dir, write_log
-from ..support.mcp import text, with_client
+from ..support.mcp import over_http, text, with_client
 from ..support.paths import CLAUDE, PAGES
 from ..support.profile import PROFILE, store_version
 
@@ -305,12 +305,18 @@ def test_http_serves_on_loopback_and_refuses_another_host(home: Path) -> None:
             listed = await client.list_tools()
             return [t.name for t in listed.tools], await client.call_tool("profile_show", {})
 
-        names, shown = with_client(url, work)
+        bearer = {"authorization": f"Bearer {(state(home) / 'token').read_text().strip()}"}
+        names, shown = with_client(over_http(url, bearer), work)
         assert names == list(TOOLS) and text(shown) == expected
-        # A page elsewhere that makes the browser post here (DNS rebinding) is refused.
+        # A page elsewhere that makes the browser post here (DNS rebinding) is refused, even
+        # with the token (tests/test_mcp_auth.py: without it, nothing is served).
         foreign = httpx.post(
             url,
-            headers={"host": "evil.example", "accept": "application/json, text/event-stream"},
+            headers={
+                "host": "evil.example",
+                "accept": "application/json, text/event-stream",
+                **bearer,
+            },
             json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
             trust_env=False,
         )

@@ -11,6 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from dshkit.config import ConfigError
 from dshkit.llm import LLMConfig
 from dshkit.optimizer.pipeline import optimize
 from dshkit.optimizer.runs import get_run, list_runs, record_outcome, success_rates
@@ -233,7 +234,7 @@ def test_per_session_settings_and_outcomes(tmp_path: Path, fake: FakeOpenAI, sto
     chosen = settings_for(store, key)
     assert (chosen.tier, chosen.permission, chosen.form) == ("extreme", "review", "ptc")
     assert settings_for(store, None).tier == "off"  # the config's default, untouched
-    with pytest.raises(ValueError, match=r"\[optimizer\] turns = 11 .*is not allowed"):
+    with pytest.raises(ConfigError, match=r"\[optimizer\] turns = 11 .*is not allowed"):
         set_session_settings(store, key, {"turns": 11})
     fake.replies.extend([Reply(deltas=[ANSWER]), Reply(deltas=[ANSWER])])
     raw = optimize(store, "修复 greet", settings(store, tier="off"), llm(fake))

@@ -8,8 +8,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio
-from mcp import Client
+import httpx2
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
+
+from mcp import Client
 
 T = TypeVar("T")
 
@@ -38,6 +41,11 @@ def with_client(server: Any, work: Callable[[Client], Awaitable[T]], mode: str =
             return await work(client)
 
     return anyio.run(main)
+
+
+def over_http(url: str, headers: dict[str, str]) -> Any:
+    """The SDK's streamable HTTP transport to `url`, sending `headers` (the bearer token)."""
+    return streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60))
 
 
 def text(result: CallToolResult) -> str:

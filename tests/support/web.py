@@ -56,9 +56,14 @@ class Running:
         self.thread.start()
         while not self.server.started:
             time.sleep(0.01)
+        # Signed in as the console is, through the login link: the client keeps the cookie.
         self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}/api/profile")
+        signed_in = self.http.get(f"http://127.0.0.1:{self.port}/", params={"token": self.token})
+        assert signed_in.status_code == 303 and self.http.cookies, signed_in
 
     def send(self, method: str, path: str, token: bool = True, **kw: Any) -> httpx.Response:
+        """A request with the token header (as scripts send it), or, `token` False, with the
+        console's cookie only (and without its request header)."""
         headers = {"x-dshkit-token": self.token} if token else {}
         return self.http.request(method, path, headers={**headers, **kw.pop("headers", {})}, **kw)
 

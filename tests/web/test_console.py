@@ -1,6 +1,7 @@
 """The console end to end: the real page in headless Debian Chromium (Playwright over CDP, the
 browser started by dshkit's own `gate.browser.Browser`) against a real `dshkit serve` on
-127.0.0.1, with a state directory built from fixtures and the fake LLM.
+127.0.0.1, with a state directory built from fixtures and the fake LLM, signed in through the
+login link `dshkit serve` printed.
 
 Screenshots of every view at 1280×800 and 390×844 are saved under `test-artifacts/console/`
 (ignored by git); at 390 px no view may be wider than the window.
@@ -9,6 +10,7 @@ Screenshots of every view at 1280×800 and 390×844 are saved under `test-artifa
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import subprocess
 import time
@@ -53,7 +55,7 @@ class Console:
     errors: list[str]
 
     def api(self, path: str) -> Any:
-        return httpx.get(f"{self.url}{path}").json()
+        return httpx.get(f"{self.url}{path}", headers={"x-dshkit-token": self.token}).json()
 
     def open(self, view: str) -> Any:
         """Go to a view and wait until it has rendered."""
@@ -101,16 +103,32 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
                 except httpx.TransportError:
                     assert serve.poll() is None and time.monotonic() < deadline, "no service"
                     time.sleep(0.1)
+            link = _login_link(serve)
             with Browser() as browser:
                 endpoint = asyncio.run(browser.ready())  # before Playwright runs its own loop
-                yield from _drive(url, endpoint, state_dir, fake, world)
+                yield from _drive(url, link, endpoint, state_dir, fake, world)
         finally:
             serve.terminate()
             serve.communicate(timeout=20)
 
 
+def _login_link(serve: subprocess.Popen[str]) -> str:
+    """The login link among the lines `dshkit serve` printed when it started."""
+    assert serve.stderr is not None
+    for _ in range(10):
+        found = re.search(r"open the console: (http://\S+\?token=\S+)", serve.stderr.readline())
+        if found:
+            return found.group(1)
+    pytest.fail("dshkit serve printed no login link")
+
+
 def _drive(
-    url: str, endpoint: str, state_dir: Path, fake: FakeOpenAI, world: dict[str, Any]
+    url: str,
+    link: str,
+    endpoint: str,
+    state_dir: Path,
+    fake: FakeOpenAI,
+    world: dict[str, Any],
 ) -> Iterator[Console]:
     from playwright.sync_api import sync_playwright
 
@@ -130,6 +148,11 @@ def _drive(
             ),
         )
         token = (state_dir / "token").read_text().strip()
+        # Signed in as the person is: the link, then the same page without the token.
+        page.goto(link)
+        assert page.url == f"{url}/" and token not in page.content()
+        (cookie,) = context.cookies(url)
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["value"] != token
         yield Console(url, token, state_dir, fake, world, page, errors)
         context.close()
         connected.close()

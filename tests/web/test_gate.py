@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from dshkit.gate.service import GateService
+from dshkit.gate import GateService
 from dshkit.jobs import JobRunner
 
 from ..support.paths import PAGES
@@ -19,7 +19,7 @@ from ..support.web import Running, events
 @pytest.fixture
 def running(tmp_path: Path) -> Iterator[Running]:
     def capabilities(state: Path, jobs: JobRunner) -> dict[str, object]:
-        return {"gate": GateService(state, jobs)}
+        return {"gate": GateService(state, jobs=jobs)}
 
     server = Running(tmp_path, capabilities=capabilities)
     yield server

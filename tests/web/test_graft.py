@@ -9,9 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from dshkit.graft import ledger
+from dshkit.graft import GraftService, ledger
 from dshkit.graft.lifecycle import begin
-from dshkit.graft.status import GraftService
 from dshkit.jobs import JobRunner
 from dshkit.sessions import Catalog, Scanner, Source
 from dshkit.store import Store
@@ -89,6 +88,7 @@ def test_the_guard_stands_in_front(running: Running) -> None:
     url = f"http://127.0.0.1:{running.port}/api/graft/status"
     foreign = running.http.get(url, headers={"host": "evil.example"})
     assert foreign.status_code == 403
-    assert running.http.post(url, json={}).status_code == 403  # a change needs the token
+    # A change needs the token (the console's cookie alone, without its header, is not enough).
+    assert running.http.post(url, json={}).status_code == 403
     tokened = running.http.post(url, json={}, headers={"x-dshkit-token": running.token})
     assert tokened.status_code == 404  # and there is no change to make here

@@ -1,5 +1,6 @@
 """The one security layer: it guards every router, including one that checks nothing itself;
-the peer address, remote access with the token, and request heads that never finish."""
+the peer address, remote access with the token, and request heads that never finish (who
+signs in and how: tests/test_web_auth.py)."""
 
 from __future__ import annotations
 
@@ -129,13 +130,14 @@ def call(
 
 def test_other_machines_are_refused_whatever_host_they_name() -> None:
     app = create_app({"dummy": []}, TOKEN, routers={"dummy": dummy_router})
+    token = {"x-dshkit-token": TOKEN}
     status, answer = call(app, ("192.168.7.9", 50123))  # Host: localhost, from elsewhere
     assert status == 403 and "other machines" in answer["error"]
-    assert call(app, ("192.168.7.9", 50123), headers={"x-dshkit-token": TOKEN})[0] == 403
-    assert call(app, None)[0] == 403  # a peer we cannot name is not trusted either
-    assert call(app, ("127.0.0.1", 50123)) == (200, {"calls": 0})
-    assert call(app, ("::1", 50123), host="[::1]:8765") == (200, {"calls": 0})
-    assert call(app, ("127.0.0.1", 50123), host="127.evil.example")[0] == 403
+    assert call(app, ("192.168.7.9", 50123), headers=token)[0] == 403
+    assert call(app, None, headers=token)[0] == 403  # a peer we cannot name is not trusted
+    assert call(app, ("127.0.0.1", 50123), headers=token) == (200, {"calls": 0})
+    assert call(app, ("::1", 50123), host="[::1]:8765", headers=token) == (200, {"calls": 0})
+    assert call(app, ("127.0.0.1", 50123), host="127.evil.example", headers=token)[0] == 403
 
 
 def test_allow_remote_lets_other_machines_in_with_the_token_only() -> None:
@@ -143,12 +145,12 @@ def test_allow_remote_lets_other_machines_in_with_the_token_only() -> None:
     app = create_app({"dummy": calls}, TOKEN, allow_remote=True, routers={"dummy": dummy_router})
     remote = ("192.168.7.9", 50123)
     status, answer = call(app, remote, host="192.168.7.2:8765")  # a read, no token
-    assert status == 403 and "x-dshkit-token" in answer["error"]
+    assert status == 401 and "x-dshkit-token" in answer["error"]
     token = {"x-dshkit-token": TOKEN}
     assert call(app, remote, host="192.168.7.2:8765", headers=token) == (200, {"calls": 0})
     # A rebinding page in a local browser names a foreign host: it needs the token too.
-    assert call(app, ("127.0.0.1", 50123), host="evil.example")[0] == 403
-    assert call(app, ("127.0.0.1", 50123)) == (200, {"calls": 0})  # local reads stay free
+    assert call(app, ("127.0.0.1", 50123), host="evil.example")[0] == 401
+    assert call(app, ("127.0.0.1", 50123), headers=token) == (200, {"calls": 0})
     same_origin = {**token, "origin": "http://192.168.7.2:8765"}
     post: dict[str, Any] = {"method": "POST", "path": "/api/dummy/poke", "body": b"[1]"}
     assert call(app, remote, host="192.168.7.2:8765", headers=same_origin, **post)[0] == 200
@@ -167,13 +169,14 @@ def read_until_closed(conn: socket.socket) -> bytes:
 
 
 def test_a_request_head_that_never_finishes_is_dropped(running: Running) -> None:
-    partial = b"GET /api/profile/state HTTP/1.1\r\nHost: 127.0.0.1\r\nx-slow: "
+    token = f"x-dshkit-token: {running.token}\r\n".encode()
+    partial = b"GET /api/profile/state HTTP/1.1\r\nHost: 127.0.0.1\r\n" + token + b"x-slow: "
     with socket.create_connection(("127.0.0.1", running.port)) as conn:
         conn.sendall(partial)
         assert read_until_closed(conn) == b""
     # Also after a first request answered on a kept-alive connection.
     with socket.create_connection(("127.0.0.1", running.port)) as conn:
-        conn.sendall(b"GET /api/profile/state HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        conn.sendall(b"GET /api/profile/state HTTP/1.1\r\nHost: 127.0.0.1\r\n" + token + b"\r\n")
         conn.settimeout(10)
         first = conn.recv(65536)
         assert first.startswith(b"HTTP/1.1 200")

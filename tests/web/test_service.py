@@ -110,7 +110,7 @@ def test_unknown_routes_are_json_404s_and_the_page_lists_the_state(running: Runn
         response = running.send(method, path)
         assert response.status_code == 404 and response.json()["ok"] is False
     assert "GET /api/profile/state" in running.send("GET", "/").json()["endpoints"]
-    page = httpx.get(f"http://127.0.0.1:{running.port}/")
+    page = running.http.get(f"http://127.0.0.1:{running.port}/")
     assert page.status_code == 200 and "/static/app.js" in page.text
 
 
@@ -177,18 +177,18 @@ def test_serve_command_and_session_roots_left_untouched(tmp_path: Path) -> None:
         deadline = time.monotonic() + 20
         while True:
             try:
-                state = httpx.get(f"http://127.0.0.1:{port}/api/profile/state").json()
+                httpx.get(f"http://127.0.0.1:{port}/api/profile/state")
                 break
             except httpx.TransportError:
                 assert time.monotonic() < deadline and child.poll() is None, "serve did not start"
                 time.sleep(0.1)
         token = (tmp_path / ".dsh" / "dshkit" / "token").read_text().strip()
-        rescan = httpx.post(
-            f"http://127.0.0.1:{port}/api/profile/rescan", headers={"x-dshkit-token": token}
-        )
+        auth = {"x-dshkit-token": token}
+        state = httpx.get(f"http://127.0.0.1:{port}/api/profile/state", headers=auth).json()
+        rescan = httpx.post(f"http://127.0.0.1:{port}/api/profile/rescan", headers=auth)
         assert state["mode"] == "auto" and rescan.status_code == 202
         for _ in range(100):
-            current = httpx.get(f"http://127.0.0.1:{port}/api/profile/state").json()
+            current = httpx.get(f"http://127.0.0.1:{port}/api/profile/state", headers=auth).json()
             if current["lastRun"] and not current["running"]:
                 break
             time.sleep(0.1)

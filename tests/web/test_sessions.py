@@ -1,5 +1,5 @@
 """The console's read API over real HTTP: sessions, signals, the overview, profile versions,
-gate screenshots, and the page itself with its token only for local requests."""
+gate screenshots, and the page itself, which never holds the token."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import orjson
 import pytest
 
 from dshkit import harnesses
-from dshkit.gate.service import GateService
-from dshkit.graft.status import GraftService
+from dshkit.gate import GateService
+from dshkit.graft import GraftService
 from dshkit.install import inspect
 from dshkit.jobs import JobRunner
 from dshkit.overview import StatusService
@@ -37,7 +37,7 @@ def console_services(state: Path, jobs: JobRunner) -> dict[str, object]:
         "sessions": SessionsService(state),
         "signals": ProfileService(state),
         "status": StatusService(state, inspect=inspect),
-        "gate": GateService(state, jobs),
+        "gate": GateService(state, jobs=jobs),
         "graft": GraftService(state),
     }
 
@@ -64,7 +64,7 @@ def running(tmp_path: Path, home: Path) -> Iterator[Running]:
 
 
 def get(running: Running, path: str, **params: str) -> httpx.Response:
-    """A read as the page makes it: local, no token."""
+    """A read as the page makes it: local, with the login link's cookie."""
     return running.http.get(f"http://127.0.0.1:{running.port}{path}", params=params)
 
 
@@ -244,15 +244,17 @@ def test_a_verdicts_screenshot_is_served_and_only_from_the_shots(running: Runnin
 # -- the page ---------------------------------------------------------------------------------
 
 
-def test_the_page_carries_the_token_only_for_local_requests(running: Running) -> None:
+def test_the_page_never_carries_the_token(running: Running) -> None:
     page = get(running, "/")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
-    assert f'name="dshkit-token" content="{running.token}"' in page.text
+    assert running.token not in page.text and "dshkit-token" not in page.text
     assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
     assert page.headers["x-frame-options"] == "DENY" and page.headers["cache-control"] == "no-store"
     assert "access-control-allow-origin" not in page.headers
-    named = running.http.get(f"http://localhost:{running.port}/")
-    assert running.token in named.text
+    named = running.http.get(
+        f"http://localhost:{running.port}/", headers={"x-dshkit-token": running.token}
+    )
+    assert named.status_code == 200 and running.token not in named.text
     # A page of another origin, rebinding its name to 127.0.0.1, is refused outright.
     refused = running.http.get(
         f"http://127.0.0.1:{running.port}/", headers={"host": "evil.example"}
@@ -274,11 +276,12 @@ def test_a_remote_request_never_gets_the_token_in_the_page(tmp_path: Path) -> No
             time.sleep(0.01)
         url = f"http://127.0.0.1:{port}/"
         # Allowed in by --allow-remote with the token, under a name that is not loopback: the
-        # page is served without the token inside.
+        # page is served without the token inside, as it is locally.
         remote = httpx.get(url, headers={"host": "console.example:8765", "x-dshkit-token": token})
-        assert remote.status_code == 200 and 'content=""' in remote.text
+        assert remote.status_code == 200 and "dshkit-token" not in remote.text
         assert token not in remote.text
-        assert token in httpx.get(url).text
+        local = httpx.get(url, headers={"x-dshkit-token": token})
+        assert local.status_code == 200 and token not in local.text
     finally:
         server.should_exit = True
         thread.join(10)
@@ -288,7 +291,7 @@ def test_the_static_assets_are_served_with_the_same_policy(running: Running) -> 
     script = get(running, "/static/app.js")
     assert script.status_code == 200
     assert script.headers["content-type"].startswith("text/javascript")
-    assert "x-dshkit-token" in script.text
+    assert "x-dshkit-request" in script.text
     style = get(running, "/static/app.css")
     assert style.headers["content-type"].startswith("text/css")
     assert "content-security-policy" in style.headers

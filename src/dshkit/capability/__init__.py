@@ -4,28 +4,53 @@
 `probes` tests the three channels for real (subprocess, headless-browser screenshot, the
 configured MCP servers, `mcp`); `service` caches results per mode and answers at once, the
 probes running in the background; `text` renders it all as the Chinese the agent reads.
+
+`CapabilityService` (`service`) is the one face the surfaces call. The names below are
+imported on first use: the hook that reads facts on a session's first prompt does not pay
+for the probes.
 """
 
 from __future__ import annotations
 
-from .facts import UNKNOWN, Facts, read_facts
-from .service import (
-    TTL_S,
-    CapabilityService,
-    Report,
-    claim_probe,
-    given_facts,
-    lookup,
-    probe,
-    report,
-    start_probe,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:  # the real names, for type checkers
+    from .facts import UNKNOWN, Facts, read_facts
+    from .service import (
+        TTL_S,
+        CapabilityService,
+        Lookup,
+        Report,
+        claim_probe,
+        given_facts,
+        lookup,
+        probe,
+        report,
+        start_probe,
+    )
+
+_HOMES = {
+    "UNKNOWN": "facts",
+    "Facts": "facts",
+    "read_facts": "facts",
+    "TTL_S": "service",
+    "CapabilityService": "service",
+    "Lookup": "service",
+    "Report": "service",
+    "claim_probe": "service",
+    "given_facts": "service",
+    "lookup": "service",
+    "probe": "service",
+    "report": "service",
+    "start_probe": "service",
+}
 __all__ = [
     "TTL_S",
     "UNKNOWN",
     "CapabilityService",
     "Facts",
+    "Lookup",
     "Report",
     "claim_probe",
     "given_facts",
@@ -35,3 +60,11 @@ __all__ = [
     "report",
     "start_probe",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    globals()[name] = value
+    return value

@@ -16,8 +16,8 @@ import subprocess
 import time
 from typing import Any
 
-from ..chromium import kill_group
 from ..harnesses.config_files import Server
+from ..procs import kill_group
 
 __all__ = ["PROTOCOL_VERSION", "Server", "probe"]
 

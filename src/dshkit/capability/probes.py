@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .. import chromium
-from ..chromium import kill_group
+from ..procs import kill_group
 from .mcp import Server, probe
 
 SUBPROCESS = "subprocess"

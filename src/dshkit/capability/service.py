@@ -6,11 +6,16 @@ background (`start_probe`: a detached `dshkit capability --probe`), whose result
 report uses. The key holds the modes, so a changed mode is never answered from the old
 mode's results (seed 000 §0⁗: the failure was "switched mode, never re-tested"). The key
 also holds the harness and working directory, which decide the configured MCP servers.
+
+`CapabilityService` is the capability's one face for the surfaces (each call opens its own
+store); the functions below it take the caller's store, for the hook that reads facts, looks
+them up and records what it delivered in one connection.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,8 +23,8 @@ from typing import Any
 import orjson
 
 from .. import harnesses
-from ..detached import start_detached
 from ..harnesses.config_files import configured
+from ..procs import spawn_detached
 from ..sessions.catalog import dir_key
 from ..store import Store
 from .facts import UNKNOWN, Facts, read_facts
@@ -115,7 +120,7 @@ def start_probe(state_dir: Path, facts: Facts, cwd: str) -> None:
         argv += ["--harness", facts.harness]
     argv += ["--mode", facts.sandbox, "--approval", facts.approval]
     argv += ["--permission-mode", facts.permission]
-    start_detached(*argv)
+    spawn_detached(*argv)
 
 
 def probe(store: Store, facts: Facts, cwd: str) -> list[dict[str, Any]]:
@@ -164,17 +169,63 @@ def given_facts(store: Store, harness: str | None, errors: list[str], **modes: s
     return read_facts(store, harness or UNKNOWN, {}, errors).with_modes(**modes)
 
 
+@dataclass(frozen=True)
+class Lookup:
+    """A report, and whether asking for it started a background probe."""
+
+    report: Report
+    started: bool
+
+    def as_json(self) -> dict[str, Any]:
+        """`dshkit capability --json` and `GET /api/capability/`."""
+        return {**self.report.as_json(), "started": self.started}
+
+
 class CapabilityService:
-    """The service's view (`GET /api/capability/`); each call opens its own store."""
+    """Every use case of capability facts over one state directory; each call opens its own
+    store (waiting at most `busy_timeout` seconds for another process's lock)."""
 
-    def __init__(self, state_dir: Path) -> None:
-        self.state_dir = state_dir
+    def __init__(self, state_dir: Path, *, busy_timeout: float = 30.0) -> None:
+        self.state_dir = Path(state_dir)
+        self.busy_timeout = busy_timeout
 
-    def state(
-        self, harness: str | None, cwd: str, modes: dict[str, str | None], probe_now: bool
-    ) -> dict[str, Any]:
-        with Store(self.state_dir) as store:
+    def _open(self) -> Store:
+        return Store(self.state_dir, busy_timeout=self.busy_timeout)
+
+    def read_facts(
+        self, harness: str, payload: Mapping[str, Any], errors: list[str] | None = None
+    ) -> Facts:
+        """The facts of the session a hook payload names (see `facts.read_facts`)."""
+        with self._open() as store:
+            return read_facts(store, harness, payload, errors)
+
+    def given_facts(
+        self, harness: str | None, errors: list[str] | None = None, **modes: str | None
+    ) -> Facts:
+        """The facts a person asks about: the harness's config, with the modes they give."""
+        with self._open() as store:
+            return given_facts(store, harness, [] if errors is None else errors, **modes)
+
+    def lookup(
+        self, facts: Facts, cwd: str, errors: list[str] | None = None, *, now: bool = False
+    ) -> Lookup:
+        """The report of `facts` in `cwd`: probed first when `now` (seconds), otherwise from
+        the cache at once, a background probe started when nothing is fresh."""
+        with self._open() as store:
+            return Lookup(*lookup(store, facts, cwd, errors, now=now))
+
+    def lookup_given(
+        self, harness: str | None, cwd: str, modes: dict[str, str | None], *, now: bool = False
+    ) -> Lookup:
+        """What a person asks (`dshkit capability`, the console): the report of the modes
+        given (`sandbox`, `approval`, `permission`; None: as the harness's config says) for
+        `harness` in `cwd`, the facts that could not be read among its errors."""
+        with self._open() as store:
             errors: list[str] = []
             facts = given_facts(store, harness, errors, **modes)
-            found, started = lookup(store, facts, cwd, errors, now=probe_now)
-        return {**found.as_json(), "started": started}
+            return Lookup(*lookup(store, facts, cwd, errors, now=now))
+
+    def probe(self, facts: Facts, cwd: str) -> list[dict[str, Any]]:
+        """Probe the three channels now (seconds) and cache the results."""
+        with self._open() as store:
+            return probe(store, facts, cwd)

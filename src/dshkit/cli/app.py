@@ -20,6 +20,7 @@ _COMMANDS = {
     "hook": "hookinfo:hook",
     "install-hooks": "hooks:install_hooks",
     "mcp": "mcp:mcp",
+    "open": "open:open_console",
     "optimize": "optimize:optimize_command",
     "outcome": "optimize:outcome_command",
     "profile": "profile:profile",

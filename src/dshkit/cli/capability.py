@@ -7,9 +7,8 @@ import time
 
 import click
 
-from ..capability import TTL_S, Report
-from ..capability.service import given_facts, lookup
-from ..hooks.dispatch import log
+from ..capability import TTL_S, CapabilityService, Lookup
+from ..hooks.log import log
 from .common import HARNESSES, json_option, open_store, print_json, state_dir_option, stdout
 
 _MARKS = {True: "ok", False: "FAILED", None: "-"}
@@ -51,25 +50,24 @@ def capability(
     --probe, answers at once from the cache and starts a background probe when it has
     nothing fresh."""
     where = os.path.abspath(cwd or os.getcwd())
-    with open_store(state_dir) as store:
-        errors: list[str] = []
-        facts = given_facts(
-            store, harness, errors, sandbox=mode, approval=approval, permission=permission_mode
-        )
-        try:
-            found, started = lookup(store, facts, where, errors, now=now)
-        except Exception as exc:  # a failing probe only logs
-            log(state_dir, "capability", f"probe failed: {type(exc).__name__}: {exc}")
-            raise click.ClickException(f"the probe failed: {exc}") from exc
+    with open_store(state_dir) as store:  # a broken database is refused before anything runs
+        service = CapabilityService(store.state_dir)
+    modes = {"sandbox": mode, "approval": approval, "permission": permission_mode}
+    try:
+        found = service.lookup_given(harness, where, modes, now=now)
+    except Exception as exc:  # the hooks' background probe has no stream: it logs
+        log(state_dir, "capability", f"probe failed: {type(exc).__name__}: {exc}")
+        raise click.ClickException(f"the probe failed: {exc}") from exc
     if quiet:
         return
     if as_json:
-        print_json({**found.as_json(), "started": started})
+        print_json(found.as_json())
         return
-    _show(found, started)
+    _show(found)
 
 
-def _show(found: Report, started: bool) -> None:
+def _show(lookup: Lookup) -> None:
+    found, started = lookup.report, lookup.started
     facts = found.facts
     stdout.print(f"{'harness:':17} {facts.harness}", markup=False)
     for label, fact, value in (

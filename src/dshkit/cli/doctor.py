@@ -9,6 +9,7 @@ configuration. What cannot be told is said to be unknown, never that it works.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from pathlib import Path
@@ -21,11 +22,12 @@ from rich.table import Table
 
 from .. import harnesses
 from ..hookspec import extra_entries
-from ..install import ABSENT, BROKEN, OK, UNKNOWN, WARN, Inspection
-from ..install import check as check_install
+from ..install import ABSENT, BROKEN, OK, UNKNOWN, WARN, Inspection, check_harness
 from ..llm import LLMConfig, LLMConfigError
 from ..paths import state_dir as resolve_state_dir
 from ..store import DB_NAME, Store, StoreError
+from ..web import link
+from ..web.security import TOKEN_HEADER
 from .common import json_option, print_json, state_dir_option, stdout
 
 
@@ -69,7 +71,7 @@ def doctor(
                 harness=harness.name,
             )
         )
-        installed = check_install(harness.name, project.resolve(), state, dsh_profile, extra)
+        installed = check_harness(harness.name, project.resolve(), state, dsh_profile, extra)
         checks += [_hooks_check(inspection) for inspection in installed.hooks]
         checks += [_hooks_check(inspection, "mcpServer") for inspection in installed.mcp_servers]
         report_harnesses[harness.name] = {
@@ -150,14 +152,24 @@ def _service(port: int, state: Path) -> dict[str, Any]:
     """Up only when the service on the port says it serves this state directory."""
     url = f"http://127.0.0.1:{port}/api/profile/"
     fields: dict[str, Any] = {"url": url, "reachable": False}
+    # The token goes only to the port this state directory's running serve recorded: whoever
+    # else listens there must not get it.
+    recorded = link.recorded(state)
+    headers = {}
+    if recorded is not None and recorded.port == port:
+        with contextlib.suppress(OSError):
+            headers[TOKEN_HEADER] = (state / "token").read_text().strip()
     try:
-        response = httpx.get(url, timeout=2.0)
+        response = httpx.get(url, headers=headers, timeout=2.0)
         fields["reachable"] = True
         identity = response.json() if response.status_code == 200 else None
     except httpx.HTTPError:
         return _check("service", ABSENT, f"nothing answers at {url} (`dshkit serve`)", **fields)
     except ValueError:
         identity = None
+    if response.status_code == 401:
+        message = f"a service at {url} wants a token: not this state directory's `dshkit serve`"
+        return _check("service", WARN, message, **fields)
     if not isinstance(identity, dict) or identity.get("name") != "dshkit":
         return _check("service", WARN, f"something else than dshkit answers at {url}", **fields)
     served = identity.get("stateDir")

@@ -7,12 +7,8 @@ from pathlib import Path
 import click
 
 from .. import paths
-from ..config import ConfigError
-from ..gate.browser import BrowserError
-from ..gate.judge import MAX_BUDGET_S, MIN_BUDGET_S, OK, GateInputError
-from ..gate.service import run_gate
-from ..store import StoreError
-from .common import json_option, print_json, state_dir_option, stdout
+from ..gate import MAX_BUDGET_S, MIN_BUDGET_S, OK, GateService
+from .common import core_errors, json_option, print_json, state_dir_option, stdout
 
 
 @click.command()
@@ -29,10 +25,8 @@ from .common import json_option, print_json, state_dir_option, stdout
 def gate(file: Path, budget: float | None, as_json: bool, state_dir: str | None) -> None:
     """Judge FILE (.html/.htm/.xhtml/.svg) in headless Chromium: ok, fatal-overlay,
     page-error, blank-canvas-0, blank-canvas or unresponsive. Exits 1 unless ok."""
-    try:
-        verdict = run_gate(paths.state_dir(state_dir), file, budget)
-    except (GateInputError, ConfigError, BrowserError, StoreError, OSError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    with core_errors(path="FILE", budget="--budget"):
+        verdict = GateService(paths.state_dir(state_dir)).check(file, budget)
     if as_json:
         print_json(verdict.summary())
     else:

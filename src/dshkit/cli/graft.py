@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,22 +15,20 @@ import orjson
 from rich.table import Table
 from rich.text import Text
 
-from ..config import ConfigError
-from ..detached import start_detached
-from ..graft.constraints import GraftAborted
-from ..graft.handoff import prepare_handoff
-from ..graft.ledger import AUDIT_LIMIT
-from ..graft.lifecycle import UNFINISHED, GraftError, State, Txn, recover, transactions
-from ..graft.service import drive, ignition, refresh, slice_session, transcript_sources
-from ..graft.settings import GraftSettings
-from ..graft.status import audit_page, debug_status, session_decision
-from ..sessions import SessionAmbiguous, SessionNotFound
-from ..sessions.catalog import Catalog
-from ..sessions.scanner import single_harness
-from ..store import LeaseBusy
+from ..errors import Ambiguous, DshkitError, Invalid, NotFound, Refused
+from ..graft import (
+    AUDIT_LIMIT,
+    GraftAborted,
+    GraftService,
+    Panel,
+    SessionPart,
+    State,
+    Txn,
+    transcript_sources,
+)
+from ..sessions import Refresh, Source
 from .common import (
     HARNESSES,
-    find_session,
     json_option,
     open_store,
     print_json,
@@ -39,6 +39,40 @@ from .common import (
     stdout,
     when,
 )
+
+# The options that name what the service calls `field`.
+_OPTIONS = {"session": "--session", "transcript": "--transcript"}
+
+
+def _service(state_dir: str | None, sources: Sequence[Source] | None = None) -> GraftService:
+    """The service over the state directory, once the store opened (what cannot be used is
+    refused here, exit 1, and a tightened directory is said)."""
+    with open_store(state_dir) as store:
+        directory = store.state_dir
+    return GraftService(directory, sources=sources)
+
+
+@contextmanager
+def _said(as_json: bool = False) -> Iterator[None]:
+    """The service's errors as a command says them: an option's value that names nothing, or
+    several things, or is malformed is a usage error naming the option (exit 2); a refusal
+    gives its code (with --json also on stdout); anything else exits 1 with its message."""
+    try:
+        yield
+    except GraftAborted as exc:  # its message begins with its code
+        if as_json:
+            print_json({"error": str(exc), "report": exc.report})
+        raise click.ClickException(str(exc)) from None
+    except Refused as exc:
+        if as_json:
+            print_json({"error": exc.code, "message": str(exc)})
+        raise click.ClickException(f"{exc.code}: {exc}") from None
+    except (Invalid, NotFound, Ambiguous) as exc:
+        if exc.field in _OPTIONS:
+            raise click.BadParameter(str(exc), param_hint=_OPTIONS[exc.field]) from None
+        raise click.ClickException(str(exc)) from None
+    except DshkitError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @click.group()
@@ -56,17 +90,13 @@ def status(session_id: str, harness: str | None, state_dir: str | None, as_json:
 
     Read-only: reads what the last scan stored, and records nothing.
     """
-    with open_store(state_dir) as store:
-        try:
-            settings = GraftSettings.load(store.state_dir)
-        except ConfigError as exc:
-            raise click.ClickException(str(exc)) from None
-        row = find_session(Catalog(store), session_id, harness, "--session")
-        decision = session_decision(store, row, settings).as_json()
+    service = _service(state_dir)
+    with _said():
+        shown = service.status(session_id, harness).as_json()
     if as_json:
-        print_json({"harness": row.harness, "session": row.session_id, **decision})
+        print_json(shown)
         return
-    _print_decision(decision, [("session", f"{row.harness} {row.session_id}")])
+    _print_decision(shown, [("session", f"{shown['harness']} {shown['session']}")])
 
 
 def _print_decision(decision: dict[str, Any], head: list[tuple[str, str]]) -> None:
@@ -142,21 +172,9 @@ def prepare(
     Scans the roots first, then builds the handoff from the session's own events. Nothing is
     started or retired. Exit 1 with GRAFT_ABORTED when the person's rules do not fit whole.
     """
-    with open_store(state_dir) as store:
-        try:
-            settings = GraftSettings.load(store.state_dir)
-            catalog = refresh(store, sources_for(roots, harness))
-        except (ConfigError, LeaseBusy) as exc:
-            raise click.ClickException(str(exc)) from None
-        row = find_session(catalog, session_id, harness, "--session")
-        try:
-            handoff = prepare_handoff(catalog, row, settings)
-        except GraftAborted as exc:
-            if as_json:
-                print_json({"error": str(exc), "report": exc.report})
-            raise click.ClickException(str(exc)) from None
-        except ValueError as exc:  # a card budget too small for the board's fixed lines
-            raise click.ClickException(str(exc)) from None
+    service = _service(state_dir, sources_for(roots, harness))
+    with _said(as_json):
+        handoff = service.prepare(session_id, harness, refresh=Refresh.WAIT)
     if as_json:
         print_json(handoff.as_json())
         return
@@ -179,8 +197,8 @@ def audit(session_id: str | None, limit: int, state_dir: str | None, as_json: bo
 
     How many older records the limit left out is said on stderr.
     """
-    with open_store(state_dir) as store:
-        page = audit_page(store, limit, session_id)
+    with _said():
+        page = _service(state_dir).audit(limit, session_id)
     if as_json:
         print_json([record.as_json() for record in page.records])
     elif not page.records:
@@ -234,11 +252,9 @@ def debug_status_command(
     """
     if harness is not None and session_id is None:
         raise click.UsageError("--harness narrows --session: give --session too")
-    with open_store(state_dir) as store:
-        try:
-            panel = debug_status(store, session_id, harness)
-        except (SessionNotFound, SessionAmbiguous) as exc:
-            raise click.BadParameter(str(exc), param_hint="--session") from None
+    service = _service(state_dir)
+    with _said():
+        panel = service.debug_status(session_id, harness)
     if as_json:
         print_json(panel)
         return
@@ -247,7 +263,7 @@ def debug_status_command(
     _print_panel(panel)
 
 
-def _print_session(part: dict[str, Any]) -> None:
+def _print_session(part: SessionPart) -> None:
     head = [("session", f"{part['harness']} {part['sessionId']}"), ("cwd", part["cwd"] or "-")]
     if part["decision"] is not None:
         _print_decision(part["decision"], head)
@@ -281,7 +297,7 @@ def _print_session(part: dict[str, Any]) -> None:
     stdout.print()
 
 
-def _print_panel(panel: dict[str, Any]) -> None:
+def _print_panel(panel: Panel) -> None:
     unfinished = panel["transactions"]
     if unfinished:
         stdout.print(f"[bold]Unfinished handoffs ({len(unfinished)})[/]")
@@ -367,24 +383,20 @@ def recover_command(state_dir: str | None, as_json: bool) -> None:
     a target through its harness's CLI and wait for it. Handoffs a live process drives are left
     to it.
     """
-    with open_store(state_dir) as store:
-        try:
-            settings = GraftSettings.load(store.state_dir)
-        except ConfigError as exc:
-            raise click.ClickException(str(exc)) from None
-        done = recover(store, ignition(settings))
-        busy = [txn.id for txn in transactions(store, UNFINISHED)]
+    service = _service(state_dir)
+    with _said():
+        ended = service.recover()
     if as_json:
-        print_json({"recovered": [txn.as_json() for txn in done], "driven": busy})
+        print_json(ended.as_json())
         return
-    if not done:
+    if not ended.recovered:
         stdout.print("nothing to recover")
-    for txn in done:
+    for txn in ended.recovered:
         stdout.print(
             Text(f"handoff #{txn.id} of {txn.plan.harness} {txn.plan.session_id}: {_ending(txn)}")
         )
-    if busy:
-        stdout.print(f"driven by live processes: {', '.join(f'#{txn}' for txn in busy)}")
+    if ended.driven:
+        stdout.print(f"driven by live processes: {', '.join(f'#{txn}' for txn in ended.driven)}")
 
 
 def _ending(txn: Txn) -> str:
@@ -400,8 +412,8 @@ def _ending(txn: Txn) -> str:
 @json_option
 def handoffs(state_dir: str | None, as_json: bool) -> None:
     """Every handoff, newest first: source, target, state, attempts, when."""
-    with open_store(state_dir) as store:
-        txns = [txn.as_json() for txn in reversed(transactions(store, tuple(State)))]
+    with _said():
+        txns = _service(state_dir).handoffs().as_json()
     if as_json:
         print_json(txns)
     elif txns:
@@ -450,38 +462,22 @@ def slice_command(
     handoff is rolled back and the session works again.
     """
     mark = _json_object(forced_mark, "--forced-mark") if forced_mark else None
-    try:
+    with _said():
         sources = transcript_sources(transcript) if transcript else sources_for(roots, harness)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--transcript") from None
-    with open_store(state_dir) as store:
-        try:
-            settings = GraftSettings.load(store.state_dir)
-            catalog = refresh(store, sources)
-        except (ConfigError, LeaseBusy) as exc:
-            raise click.ClickException(str(exc)) from None
-        row = find_session(catalog, session_id, harness or single_harness(sources), "--session")
-        try:
-            _, txn = slice_session(
-                store, catalog, row, settings, forced_mark=mark, allow_reslice=allow_reslice
-            )
-        except GraftAborted as exc:
-            if as_json:
-                print_json({"error": str(exc), "report": exc.report})
-            raise click.ClickException(str(exc)) from None
-        except GraftError as exc:
-            if as_json:
-                print_json({"error": exc.code, "message": str(exc)})
-            raise click.ClickException(f"{exc.code}: {exc}") from None
-        if txn.state == State.PREPARING and background:
-            start_detached(
-                "graft", "drive", "--txn", str(txn.id), "--state-dir", str(store.state_dir)
-            )
-        elif txn.state == State.PREPARING:
-            txn = drive(store, txn.id, settings)
+    service = _service(state_dir, sources)
+    with _said(as_json):
+        sliced = service.slice(
+            session_id,
+            harness,
+            forced_mark=mark,
+            allow_reslice=allow_reslice,
+            drive="detached" if background else "now",
+            refresh=Refresh.WAIT,
+        )
     if as_json:
-        print_json(txn.as_json())
+        print_json(sliced.as_json())
         return
+    txn = sliced.txn
     stdout.print(Text(f"handoff #{txn.id} of {txn.plan.harness} {txn.plan.session_id}: "))
     stdout.print(Text(_ending(txn) if not background else "begun; the target starts detached"))
 
@@ -492,14 +488,9 @@ def slice_command(
 @json_option
 def drive_command(txn_id: int, state_dir: str | None, as_json: bool) -> None:
     """Carry a begun handoff to its end: start and verify its target, or roll it back."""
-    with open_store(state_dir) as store:
-        try:
-            settings = GraftSettings.load(store.state_dir)
-            txn = drive(store, txn_id, settings)
-        except ConfigError as exc:
-            raise click.ClickException(str(exc)) from None
-        except GraftError as exc:
-            raise click.ClickException(f"{exc.code}: {exc}") from None
+    service = _service(state_dir)
+    with _said():
+        txn = service.drive(txn_id)
     if as_json:
         print_json(txn.as_json())
         return

@@ -1,5 +1,6 @@
-"""`dshkit mcp`: dshkit's MCP server, on stdio (as harnesses start it) or on streamable HTTP
-bound to 127.0.0.1."""
+"""`dshkit mcp`: dshkit's MCP server, on stdio (as harnesses start it: the pipe is theirs) or
+on streamable HTTP bound to 127.0.0.1, where every request needs the install's token as a
+bearer token."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ DEFAULT_PORT = 8766  # beside `dshkit serve`'s 8765
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="With --http: the address to bind; 127.0.0.1 only (the server has no authentication).",
+    help="With --http: the address to bind; 127.0.0.1 only (plain HTTP: the bearer token "
+    "would cross the network readable).",
 )
 @click.option(
     "--port",
@@ -48,31 +50,41 @@ def mcp(
     """Serve dshkit's tools over MCP (stdio: stdout carries the protocol only, messages go to
     stderr). Its instructions are the profile, for harnesses that put them in the system
     prompt. `dshkit install-hooks` registers it with each harness, with --no-profile: the
-    hooks installed beside it inject the profile once per session."""
+    hooks installed beside it inject the profile once per session. Over --http every request
+    needs `Authorization: Bearer <token>`, the token in <state dir>/token."""
     # Here, not at the top: `dshkit --help` imports every command module, and the SDK is big.
     from ..mcp.server import HTTP_HOST, HTTP_PATH, build_server, serve_http, serve_stdio
+    from ..web.app import ensure_token
     from ..web.server import listen
 
     if not http and (host != HTTP_HOST or port != DEFAULT_PORT):
         raise click.UsageError("--host and --port go with --http")
     if host != HTTP_HOST:
         raise click.BadParameter(
-            f"{host!r}: the MCP server has no authentication, so it serves on {HTTP_HOST} only",
+            f"{host!r}: the MCP server speaks plain HTTP (its bearer token would cross the "
+            f"network readable), so it serves on {HTTP_HOST} only",
             param_hint="--host",
         )
+    directory = resolve_state_dir(state_dir)
     try:
-        server = build_server(
-            resolve_state_dir(state_dir), sources_for(roots, harness), profile=not no_profile
-        )
+        server = build_server(directory, sources_for(roots, harness), profile=not no_profile)
     except (StoreError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
     if not http:
         serve_stdio(server)
         return
     try:
+        token = ensure_token(directory)
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    try:
         sock = listen(HTTP_HOST, port)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on {HTTP_HOST}:{port}: {exc.strerror}") from exc
     bound = sock.getsockname()[1]
     stderr.print(f"dshkit MCP server at http://{HTTP_HOST}:{bound}{HTTP_PATH}", markup=False)
-    serve_http(server, sock)
+    stderr.print(
+        f"every request needs `Authorization: Bearer <token>`, the token in {directory / 'token'}",
+        markup=False,
+    )
+    serve_http(server, sock, token)

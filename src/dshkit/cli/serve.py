@@ -7,14 +7,15 @@ from pathlib import Path
 import click
 
 from ..capability import CapabilityService
-from ..gate.service import GateService
-from ..graft.status import GraftService
+from ..gate import GateService
+from ..graft import GraftService
 from ..install import inspect as inspect_install
 from ..jobs import JobRunner
 from ..optimizer import OptimizerService
 from ..overview import StatusService
 from ..profile import ProfileService
 from ..sessions.browse import SessionsService
+from ..web import link
 from ..web.app import create_app, ensure_token
 from ..web.security import TOKEN_HEADER, is_loopback_address
 from ..web.server import listen, make_server, resolve
@@ -27,8 +28,8 @@ from .common import open_store, roots_option, sources_for, state_dir_option, std
 @click.option(
     "--allow-remote",
     is_flag=True,
-    help="Allow a non-loopback --host: other machines may connect, and every request (reads "
-    "too) must then carry the token.",
+    help="Allow a non-loopback --host: other machines may connect (with the token, as this "
+    "machine does; plain HTTP).",
 )
 @roots_option
 @state_dir_option
@@ -67,7 +68,7 @@ def serve(
     optimizer = OptimizerService(directory, jobs=jobs, sources=sources_for(roots, harness))
     services = {"jobs": jobs, "profile": service, "optimizer": optimizer}
     services["capability"] = CapabilityService(directory)
-    services["gate"] = GateService(directory, jobs)
+    services["gate"] = GateService(directory, jobs=jobs)
     services["graft"] = GraftService(directory)
     services["sessions"] = SessionsService(directory)
     services["signals"] = service  # the signals are the profile's: one service for both
@@ -78,16 +79,24 @@ def serve(
         markup=False,
     )
     if is_loopback_address(bound):
-        stderr.print("only this machine can connect", markup=False)
+        stderr.print("only this machine can connect, and only with the token", markup=False)
     else:
         stderr.print(
-            f"warning: --allow-remote: other machines can connect (bound to {shown}:{real_port}); "
-            f"every request from them, reads included, needs the {TOKEN_HEADER} header, and "
-            "the traffic is plain HTTP (not encrypted)",
+            f"warning: --allow-remote: other machines can connect (bound to {shown}:{real_port}) "
+            "with the token; the traffic is plain HTTP (not encrypted): the token and what "
+            "is served cross the network readable",
             markup=False,
         )
+    # An unspecified bind address is no address to browse to: this machine's loopback is.
+    here = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(bound, shown)
+    url = f"http://{here}:{real_port}/"
     stderr.print(
-        f"changes need the {TOKEN_HEADER} header: the token is in {directory / 'token'}",
+        f"open the console: {link.login_link(url, token)} (or run `dshkit open`); scripts "
+        f"send the {TOKEN_HEADER} header, the token is in {directory / 'token'}",
         markup=False,
     )
-    make_server(app).run(sockets=[sock])
+    served = link.record(directory, url, real_port)
+    try:
+        make_server(app).run(sockets=[sock])
+    finally:
+        link.forget(directory, served)

@@ -19,12 +19,13 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from .. import chromium
+from .. import chromium, procs
+from ..errors import Unavailable
 
 START_TIMEOUT_S = 15.0
 
 
-class BrowserError(RuntimeError):
+class BrowserError(Unavailable):
     """Chromium could not be started (missing, crashed, or silent past the start timeout)."""
 
 
@@ -87,7 +88,8 @@ class Browser:
         """Kill the browser's whole process group and remove the profile directory."""
         process, self.process = self.process, None
         if process is not None:
-            chromium.kill_group(process)
+            # SIGKILL at once: the profile is thrown away, and some children ignore SIGTERM.
+            procs.kill_group(process)
         shutil.rmtree(self.profile, ignore_errors=True)
 
     def __enter__(self) -> Browser:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import Invalid
 from ..paths import private_dir, private_opener
 from . import probe
 from .browser import Browser
@@ -65,8 +66,9 @@ MAX_ERROR_CHARS = 2000
 _FAILING = re.compile(FAILURE_WORDS, re.IGNORECASE)
 
 
-class GateInputError(ValueError):
-    """The file cannot be judged (missing, not a deliverable, budget out of range)."""
+class GateInputError(Invalid):
+    """The file cannot be judged (missing, not a deliverable, budget out of range); `field`
+    is "path" or "budget"."""
 
 
 @dataclass
@@ -118,17 +120,19 @@ def check_deliverable(path: Path) -> Path:
     """`path` resolved, if it is an existing deliverable file (GateInputError otherwise)."""
     if path.suffix.lower() not in DELIVERABLE_SUFFIXES:
         raise GateInputError(
-            f"{path}: not a web deliverable (the gate judges {', '.join(DELIVERABLE_SUFFIXES)})"
+            f"{path}: not a web deliverable (the gate judges {', '.join(DELIVERABLE_SUFFIXES)})",
+            field="path",
         )
     if not path.is_file():
-        raise GateInputError(f"{path}: no such file")
+        raise GateInputError(f"{path}: no such file", field="path")
     return path.resolve()
 
 
 def check_budget(budget: float) -> float:
     if not MIN_BUDGET_S <= budget <= MAX_BUDGET_S:
         raise GateInputError(
-            f"budget {budget:g} s is out of range ({MIN_BUDGET_S:g} to {MAX_BUDGET_S:g} s)"
+            f"budget {budget:g} s is out of range ({MIN_BUDGET_S:g} to {MAX_BUDGET_S:g} s)",
+            field="budget",
         )
     return float(budget)
 

@@ -1,1 +1,83 @@
-"""Context handoff (graft-slice): when to hand off, and what the new session gets."""
+"""Context handoff (graft-slice): when to hand off, what the new session gets, command risk.
+
+The capability's face for the surfaces is `GraftService` (`service.py`) with its result
+types and errors; the names below are imported on first use. This package is imported on
+every hook call (`hooks.registry` reads `graft.marker`, the hooks `graft.live`), so
+importing it costs nothing: no `typing`, no store, no service.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:  # the real names, for type checkers
+    from .constraints import ConstraintBlockError, GraftAborted
+    from .handoff import Handoff
+    from .ledger import AUDIT_LIMIT
+    from .lifecycle import GraftError, State, Txn
+    from .readback import ReadBackError
+    from .service import (
+        Drive,
+        GraftService,
+        Handoffs,
+        ReadResult,
+        Recovery,
+        SearchResult,
+        SliceResult,
+        WatermarkStatus,
+        transcript_sources,
+    )
+    from .status import AuditPage, Panel, SessionPart
+
+_HOMES = {
+    "AUDIT_LIMIT": "ledger",
+    "AuditPage": "status",
+    "ConstraintBlockError": "constraints",
+    "Drive": "service",
+    "GraftAborted": "constraints",
+    "GraftError": "lifecycle",
+    "GraftService": "service",
+    "Handoff": "handoff",
+    "Handoffs": "service",
+    "Panel": "status",
+    "ReadBackError": "readback",
+    "ReadResult": "service",
+    "Recovery": "service",
+    "SearchResult": "service",
+    "SessionPart": "status",
+    "SliceResult": "service",
+    "State": "lifecycle",
+    "Txn": "lifecycle",
+    "WatermarkStatus": "service",
+    "transcript_sources": "service",
+}
+__all__ = [
+    "AUDIT_LIMIT",
+    "AuditPage",
+    "ConstraintBlockError",
+    "Drive",
+    "GraftAborted",
+    "GraftError",
+    "GraftService",
+    "Handoff",
+    "Handoffs",
+    "Panel",
+    "ReadBackError",
+    "ReadResult",
+    "Recovery",
+    "SearchResult",
+    "SessionPart",
+    "SliceResult",
+    "State",
+    "Txn",
+    "WatermarkStatus",
+    "transcript_sources",
+]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:  # a submodule (`from dshkit.graft import live`) is imported as usual
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(__import__(f"{__name__}.{home}", fromlist=[name]), name)
+    globals()[name] = value
+    return value

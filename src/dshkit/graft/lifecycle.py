@@ -24,7 +24,6 @@ process that died holding it loses it.
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import os
 import signal
@@ -38,13 +37,11 @@ from typing import IO, Any
 import orjson
 
 from .. import harnesses
-from ..chromium import kill_group
 from ..errors import Refused
+from ..procs import alive, kill_group
 from ..sessions.catalog import dir_key
-from ..sessions.events import Event, human_messages
-from ..sessions.harness import Adapter, LogFile
-from ..sessions.reader import Cursor, read_increment
-from ..sessions.zstdframes import FrameDecoder
+from ..sessions.events import human_messages
+from ..sessions.reader import read_head
 from ..store import Lease, LeaseBusy, Store
 from . import ledger, marker
 from .identity import Identity, session_identity
@@ -454,13 +451,12 @@ def _await_orphan(txn: Txn, finder: _Finder, ignition: Ignition, lease: Lease) -
     assert txn.child is not None
     pid = int(txn.child["pid"])
     deadline = txn.child["at"] / 1000 + ignition.timeout
-    while _alive(pid):
+    while alive(pid):
         if finder.find() is not None:
             return None
         if time.time() >= deadline:
             if _carries(pid, f"{TXN_ENV}={txn.child['mark']}"):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signal.SIGKILL)
+                kill_group(pid)
             return f"no transcript after {ignition.timeout:g} s (started by a stopped process)"
         lease.renew()
         time.sleep(ignition.poll)
@@ -469,21 +465,6 @@ def _await_orphan(txn: Txn, finder: _Finder, ignition: Ignition, lease: Lease) -
 
 def _mark(store: Store, txn_id: int) -> str:
     return f"{store.path}#{txn_id}"
-
-
-def _alive(pid: int) -> bool:
-    """Whether the process `pid` runs (a zombie does not: an orphan's may never be reaped)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rpartition(b")")[2].split()[0] != b"Z"
-    except OSError:
-        return True  # no /proc here: alive as far as can be told
 
 
 def _carries(pid: int, entry: str) -> bool:
@@ -662,6 +643,7 @@ class _Finder:
 
     def __init__(self, txn: Txn) -> None:
         plan = txn.plan
+        self.target = plan.target
         self.harness = harnesses.get(plan.target)
         self.identity = plan.identity
         self.cwd = dir_key(plan.cwd)
@@ -675,43 +657,23 @@ class _Finder:
             if log.session_id == self.exclude or log.path in self.others:
                 continue
             try:
-                st = os.stat(log.path)
+                if os.stat(log.path).st_mtime_ns < self.since_ns:
+                    continue
+                head = read_head(self.target, log.path, HEAD_BYTES)
             except OSError:
                 continue
-            if st.st_mtime_ns < self.since_ns:
-                continue
-            events, state = _head(log, adapter, st)
-            identity = session_identity(events)
+            identity = session_identity(head.events)
             if identity is None:
-                if human_messages(events):
+                if human_messages(head.events):
                     self.others.add(log.path)
                 continue
-            if identity == self.identity and self._here(state.get("cwd")):
+            if identity == self.identity and self._here(head.cwd):
                 return log.session_id
         return None
 
-    def _here(self, cwd: Any) -> bool:
+    def _here(self, cwd: str | None) -> bool:
         # A log that records no cwd is judged by its identity alone.
-        return not cwd or dir_key(str(cwd)) == self.cwd
-
-
-def _head(log: LogFile, adapter: Adapter, st: os.stat_result) -> tuple[list[Event], dict[str, Any]]:
-    """The events of a transcript's first HEAD_BYTES (whole lines or frames), and the adapter's
-    state after them. The reader reads up to the size it is given, so a stat with the size
-    capped reads just the head."""
-    fields = list(st[:10])
-    fields[6] = min(st.st_size, HEAD_BYTES)
-    capped = os.stat_result(
-        fields,
-        {
-            "st_atime_ns": st.st_atime_ns,
-            "st_mtime_ns": st.st_mtime_ns,
-            "st_ctime_ns": st.st_ctime_ns,
-        },
-    )
-    cursor = Cursor(log.path, log.harness, log.session_id, log.root, "", generation=log.generation)
-    inc = read_increment(log, cursor, adapter, FrameDecoder(), capped, keep=True)
-    return inc.kept or [], inc.cursor.state
+        return not cwd or dir_key(cwd) == self.cwd
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -82,7 +82,7 @@ def watch(
             return Watch(decision, None, _nothing)
 
         def force(store: Store) -> None:
-            from ..detached import start_detached  # only when a cut is due: off the hot path
+            from ..procs import spawn_detached  # only when a cut is due: off the hot path
 
             with store.transaction() as db:
                 _save(db, harness, session_id, state=new_state, forced_at=now)
@@ -98,7 +98,7 @@ def watch(
             forced = (
                 ["--forced-mark", orjson.dumps(decision.mark).decode()] if decision.mark else []
             )
-            start_detached(
+            spawn_detached(
                 "graft",
                 "slice",
                 "--session",

@@ -1,78 +1,406 @@
-"""Handing a session off, as the CLI, the MCP tools and the forced cut all ask for it.
+"""Graft as one service: every use case of the context handoff, as each surface asks for it.
 
-`slice_session` re-reads the source (a scan of its roots), builds the handoff at that moment
-(never a stale preparation: seed 004 v0.9 §一) and begins it: from then on the source takes no
-new work. Starting the target is `drive`, which may take a minute, so interactive callers
-start it detached (`dshkit graft drive`). `caller` finds the session an MCP tool call comes
-from when the harness does not say.
+`GraftService` is what the CLI, the MCP tools and the web API call, and all they call: one
+method per use case, each opening its own store (so it can run on any thread) and saying how
+fresh it needs the sessions (`Refresh`) instead of each surface scanning on its own. A
+handoff is `slice`: the settings, a scan, the session named or the caller, its handoff built
+at that moment (never a stale preparation) and begun (from then on the source takes no new
+work), then its target started now, in a detached process (`dshkit graft drive`: it may take
+a minute), or not at all. Results are typed and give the JSON every surface shows
+(`as_json()`, or a TypedDict that is that JSON); errors are the tree's (`dshkit.errors`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from .. import harnesses
-from ..sessions import Scanner, Source
-from ..sessions.catalog import Catalog, SessionInfo
-from ..store import Store
-from . import lifecycle
+from ..config import ConfigError
+from ..errors import Busy, DshkitError, Invalid, Unavailable
+from ..procs import spawn_detached
+from ..sessions.catalog import Catalog, SessionInfo, SessionNotFound
+from ..sessions.freshness import Refresh
+from ..sessions.freshness import refresh as refresh_store
+from ..sessions.scanner import Source, default_sources, single_harness
+from ..store import LeaseBusy, Store, StoreError
+from . import ledger, lifecycle, readback, status
 from .handoff import Handoff, prepare_handoff
 from .settings import GraftSettings
+from .status import AuditPage, Panel, SessionPart
+from .watermark import Decision
+
+# How `slice` carries the begun handoff on: start its target and wait (`now`), start a
+# detached `dshkit graft drive` and return (`detached`), or leave it to `drive` (`none`).
+Drive = Literal["now", "detached", "none"]
+DRIVES: tuple[Drive, ...] = ("now", "detached", "none")
 
 
-def ignition(settings: GraftSettings) -> lifecycle.Ignition:
-    return lifecycle.Ignition(settings.ignite_timeout_s, settings.ignite_attempts)
+@dataclass(frozen=True, slots=True)
+class WatermarkStatus:
+    """A session's context pressure, watermark and the decision now (`dshkit graft status`)."""
+
+    source: SessionInfo
+    decision: Decision
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "harness": self.source.harness,
+            "session": self.source.session_id,
+            **self.decision.as_json(),
+        }
 
 
-def refresh(store: Store, sources: Sequence[Source]) -> Catalog:
-    """Scan `sources` (waiting for a scan another process runs) and return the catalog."""
-    Scanner(store).scan(list(sources))
-    return Catalog(store)
+@dataclass(frozen=True, slots=True)
+class SliceResult:
+    """A handoff begun: what it carries, and the transaction as it stood when `slice` returned
+    (ended when driven `now`; PREPARING when its target starts detached or later; PENDING when
+    it waits for the next session started in its directory)."""
+
+    handoff: Handoff
+    txn: lifecycle.Txn
+    detached: bool  # a detached process was started to drive it
+
+    def as_json(self) -> dict[str, Any]:
+        return {**self.txn.as_json(), "card": self.handoff.card.text}
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """What `recover` finished or rolled back, and the unfinished handoffs live processes
+    still drive (left to them)."""
+
+    recovered: tuple[lifecycle.Txn, ...]
+    driven: tuple[int, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"recovered": [txn.as_json() for txn in self.recovered], "driven": list(self.driven)}
+
+
+@dataclass(frozen=True, slots=True)
+class Handoffs:
+    """Every handoff, newest first."""
+
+    txns: tuple[lifecycle.Txn, ...]
+
+    def as_json(self) -> list[dict[str, Any]]:
+        return [txn.as_json() for txn in self.txns]
+
+
+class ReadResult(TypedDict):
+    """One page of an event's text in a handoff's source session (`readback.read_result`)."""
+
+    sourceSessionId: str
+    harness: str
+    seq: int
+    type: str | None
+    tool: NotRequired[str]  # the tool of a tool call, or of the call a result answers
+    text: str
+    offset: int
+    totalChars: int
+    nextOffset: int | None  # where the next page starts; None when this one ends the text
+
+
+class SearchHit(TypedDict):
+    seq: int
+    type: str | None
+    tool: NotRequired[str]
+    snippet: str
+
+
+class SearchResult(TypedDict):
+    """Where the source session holds a query, newest first (`readback.search_history`)."""
+
+    sourceSessionId: str
+    harness: str
+    query: str
+    hits: list[SearchHit]
+    totalHits: int  # every match, those the limits left out included
+    truncated: bool
+
+
+class GraftService:
+    """The context handoff's use cases over the state directory `state_dir`, reading sessions
+    from `sources` (each harness's own root when None); `busy_timeout` bounds each wait for
+    another process's database lock. Nothing is opened or read on construction."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        *,
+        sources: Sequence[Source] | None = None,
+        busy_timeout: float = 30.0,
+    ) -> None:
+        self.state_dir = Path(state_dir)
+        self._sources = None if sources is None else list(sources)
+        self.busy_timeout = busy_timeout
+
+    @property
+    def sources(self) -> list[Source]:
+        return default_sources() if self._sources is None else self._sources
+
+    # -- reading: what a session's watermark says, what it would hand off ---------------------
+
+    def status(self, session: str, harness: str | None = None) -> WatermarkStatus:
+        """The watermark and the decision now for a scanned session (an id or a unique prefix),
+        from what the last scan stored: read-only, and nothing recorded."""
+        settings = self._settings()
+        with self._store() as store:
+            info = Catalog(store).find(session, self._harness(harness))
+            return WatermarkStatus(info, status.session_decision(store, info, settings))
+
+    def prepare(
+        self,
+        session: str | None = None,
+        harness: str | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        refresh: Refresh,
+    ) -> Handoff:
+        """The handoff the session would get now (`session`, else the caller working in `cwd`):
+        nothing is started or retired. GraftAborted when its rules do not fit whole."""
+        settings = self._settings()
+        with self._store() as store:
+            catalog = self._refreshed(store, refresh)
+            source = self._resolve(catalog, session, harness, cwd)
+            return _build(catalog, source, settings, None)
+
+    # -- handing off ---------------------------------------------------------------------------
+
+    def slice(
+        self,
+        session: str | None = None,
+        harness: str | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        forced_mark: Mapping[str, Any] | None = None,
+        allow_reslice: bool = False,
+        drive: Drive,
+        refresh: Refresh,
+    ) -> SliceResult:
+        """Hand the session off now (`session`, else the caller working in `cwd`): build its
+        handoff at this moment and begin it; with `[graft] ignite_target` off it waits for the
+        next session started in its directory, else its target is started as `drive` says.
+
+        `forced_mark`: a forced cut after an ignored warning, which the card states. Raises
+        GraftAborted when its rules do not fit, GraftError (SOURCE_ALREADY_MIGRATED, BAD_PLAN)
+        when the handoff cannot begin."""
+        if drive not in DRIVES:
+            raise Invalid(f"drive must be one of {', '.join(DRIVES)}, got {drive!r}", field="drive")
+        settings = self._settings()
+        with self._store() as store:
+            catalog = self._refreshed(store, refresh)
+            source = self._resolve(catalog, session, harness, cwd)
+            handoff = _build(catalog, source, settings, forced_mark)
+            plan = lifecycle.Plan(
+                source.harness,
+                source.session_id,
+                source.cwd,
+                handoff.first_message,
+                handoff.identity,
+                handoff.card.text,
+            )
+            txn = lifecycle.begin(
+                store, plan, ignite=settings.ignite_target, allow_reslice=allow_reslice
+            )
+            detached = False
+            if txn.state == lifecycle.State.PREPARING and drive == "now":
+                txn = lifecycle.drive(store, txn.id, _ignition(settings))
+            elif txn.state == lifecycle.State.PREPARING and drive == "detached":
+                spawn_detached(
+                    "graft", "drive", "--txn", str(txn.id), "--state-dir", str(store.state_dir)
+                )
+                detached = True
+        return SliceResult(handoff, txn, detached)
+
+    def drive(self, txn_id: int) -> lifecycle.Txn:
+        """Carry a begun handoff to its end: start and verify its target, or roll it back
+        (blocks for the attempts; a handoff another live process drives is waited for)."""
+        settings = self._settings()
+        with self._store() as store:
+            return lifecycle.drive(store, txn_id, _ignition(settings))
+
+    def recover(self) -> Recovery:
+        """Finish or roll back every unfinished handoff no live process drives (this may start
+        a target through its harness's CLI and wait for it)."""
+        settings = self._settings()
+        with self._store() as store:
+            done = lifecycle.recover(store, _ignition(settings))
+            driven = lifecycle.transactions(store, lifecycle.UNFINISHED)
+        return Recovery(tuple(done), tuple(txn.id for txn in driven))
+
+    # -- what happened and what is under way (read-only) ---------------------------------------
+
+    def handoffs(self) -> Handoffs:
+        with self._store() as store:
+            txns = lifecycle.transactions(store, tuple(lifecycle.State))
+        return Handoffs(tuple(reversed(txns)))
+
+    def audit(self, limit: int = 100, session: str | None = None) -> AuditPage:
+        """The latest `limit` audit records, oldest first (of the session id `session`,
+        exactly, when given), and how many older ones the limit left out."""
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise Invalid(f"limit must be a whole number, got {limit!r}", field="limit")
+        if not 1 <= limit <= ledger.AUDIT_LIMIT:
+            raise Invalid(
+                f"limit must be a whole number from 1 to {ledger.AUDIT_LIMIT}, got {limit}",
+                field="limit",
+            )
+        with self._store() as store:
+            return status.audit_page(store, limit, session)
+
+    def debug_status(self, session: str | None = None, harness: str | None = None) -> Panel:
+        """The debug panel; with `session` (an id or a unique prefix) also its part."""
+        with self._store() as store:
+            return status.debug_status(store, session, self._harness(harness))
+
+    def session_status(self, session: str, harness: str | None = None) -> SessionPart:
+        """Just one session's part of the panel (the web API's `?session=`)."""
+        with self._store() as store:
+            info = Catalog(store).find(session, self._harness(harness))
+            return status.session_status(store, info)
+
+    # -- reading back a source session by the card's coordinates -------------------------------
+
+    def read_result(
+        self,
+        source_session_id: str,
+        seq: int,
+        *,
+        offset: int = 0,
+        limit: int = 20_000,
+        harness: str | None = None,
+        refresh: Refresh,
+    ) -> ReadResult:
+        """The exact text of the event `seq` of the source session, a page of `limit`
+        characters from `offset`. NotFound (ReadBackError) when the session or the seq is not
+        there; Invalid naming the argument out of its bounds."""
+        with self._store() as store:
+            catalog = self._refreshed(store, refresh)
+            with _invalid():
+                found = readback.read_result(
+                    catalog, source_session_id, seq, offset=offset, limit=limit, harness=harness
+                )
+        return cast(ReadResult, found)
+
+    def search_history(
+        self,
+        source_session_id: str,
+        query: str,
+        *,
+        limit: int = 20,
+        context_chars: int = 120,
+        harness: str | None = None,
+        refresh: Refresh,
+    ) -> SearchResult:
+        """The messages, tool calls and results of the source session holding `query`, newest
+        first. NotFound (ReadBackError) when the session is not there; Invalid naming the
+        argument out of its bounds."""
+        with self._store() as store:
+            catalog = self._refreshed(store, refresh)
+            with _invalid():
+                found = readback.search_history(
+                    catalog,
+                    source_session_id,
+                    query,
+                    limit=limit,
+                    context_chars=context_chars,
+                    harness=harness,
+                )
+        return cast(SearchResult, found)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    @contextmanager
+    def _store(self) -> Iterator[Store]:
+        with _in_the_tree():
+            try:
+                store = Store(self.state_dir, busy_timeout=self.busy_timeout)
+            except OSError as exc:  # the state directory cannot be made or opened
+                raise Unavailable(str(exc)) from exc
+            with store:
+                yield store
+
+    def _settings(self) -> GraftSettings:
+        with _in_the_tree():
+            return GraftSettings.load(self.state_dir)
+
+    def _harness(self, harness: str | None) -> str | None:
+        """The harness a session is looked up in: the one named, else the one every source is
+        read by (a server reading only Claude Code's root means a Claude Code session)."""
+        return harness or single_harness(self.sources)
+
+    def _refreshed(self, store: Store, mode: Refresh) -> Catalog:
+        refresh_store(store, self.sources, mode)
+        return Catalog(store)
+
+    def _resolve(
+        self,
+        catalog: Catalog,
+        session: str | None,
+        harness: str | None,
+        cwd: str | os.PathLike[str] | None,
+    ) -> SessionInfo:
+        found = catalog.resolve(session, self._harness(harness), cwd=cwd)
+        if found is None:
+            raise SessionNotFound("name a session, or the directory it works in", field="session")
+        return found
 
 
 def transcript_sources(path: str | os.PathLike[str]) -> list[Source]:
-    """The root to scan for the session whose log is `path` (ValueError when no harness
-    names its logs so)."""
+    """The root to scan for the session whose log is `path` (as a hook names it); Invalid
+    when no harness names its logs so."""
     name = harnesses.detect({"transcript_path": str(path)}, {})
     for harness in [harnesses.get(name)] if name != "unknown" else harnesses.all_harnesses():
         log = harness.adapter.log_file(os.path.abspath(path))
         if log is not None:
             return [Source(harness.name, log.root)]
-    raise ValueError(f"{path} is not named like the log of any harness")
+    raise Invalid(f"{path} is not named like the log of any harness", field="transcript")
 
 
-def caller(catalog: Catalog, harness: str | None, cwd: str) -> SessionInfo:
-    """The session a tool call without a session id comes from (`Catalog.caller`)."""
-    return catalog.caller(cwd, harness)
+def _ignition(settings: GraftSettings) -> lifecycle.Ignition:
+    return lifecycle.Ignition(settings.ignite_timeout_s, settings.ignite_attempts)
 
 
-def slice_session(
-    store: Store,
+def _build(
     catalog: Catalog,
     source: SessionInfo,
     settings: GraftSettings,
-    *,
-    forced_mark: Mapping[str, Any] | None = None,
-    allow_reslice: bool = False,
-) -> tuple[Handoff, lifecycle.Txn]:
-    """Build `source`'s handoff now and begin it (the source is transferring from here on);
-    with `[graft] ignite_target` off it waits for the next session started in its directory.
-    GraftAborted when its rules do not fit; GraftError (SOURCE_ALREADY_MIGRATED, BAD_PLAN)."""
-    handoff = prepare_handoff(catalog, source, settings, forced_mark)
-    plan = lifecycle.Plan(
-        source.harness,
-        source.session_id,
-        source.cwd,
-        handoff.first_message,
-        handoff.identity,
-        handoff.card.text,
-    )
-    txn = lifecycle.begin(store, plan, ignite=settings.ignite_target, allow_reslice=allow_reslice)
-    return handoff, txn
+    forced_mark: Mapping[str, Any] | None,
+) -> Handoff:
+    try:
+        return prepare_handoff(catalog, source, settings, forced_mark)
+    except DshkitError:  # GraftAborted, a damaged inherited block (ConstraintBlockError)
+        raise
+    except ValueError as exc:  # a [graft] budget too small for the board's fixed lines
+        raise Unavailable(str(exc)) from exc
 
 
-def drive(store: Store, txn_id: int, settings: GraftSettings) -> lifecycle.Txn:
-    """Start and verify the handoff's target, or roll it back (blocks for the attempts)."""
-    return lifecycle.drive(store, txn_id, ignition(settings))
+@contextmanager
+def _in_the_tree() -> Iterator[None]:
+    """The errors of the layers below that are not the tree's, as the tree's: a scan or a
+    handoff another process holds past the wait (Busy), a config or a database that cannot
+    be used (Unavailable). Errors of the tree pass as they are."""
+    try:
+        yield
+    except DshkitError:
+        raise
+    except LeaseBusy as exc:
+        raise Busy(str(exc)) from exc
+    except (ConfigError, StoreError) as exc:
+        raise Unavailable(str(exc)) from exc
+
+
+@contextmanager
+def _invalid() -> Iterator[None]:
+    """Read-back's arguments out of their bounds (its ValueError names each) as Invalid."""
+    try:
+        yield
+    except DshkitError:
+        raise
+    except ValueError as exc:
+        raise Invalid(str(exc)) from exc

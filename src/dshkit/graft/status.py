@@ -4,14 +4,13 @@
 drives each, the ledger's counts, pending handoffs, notices not yet shown — and, given a
 session, for it: its watermark (what `dshkit graft status` shows), its retirement and its
 handoffs. Nothing here writes: no recovery, no notice handed out, no lease taken. The
-surfaces (CLI, web API, MCP tool) call these and hold no logic of their own.
+surfaces reach these through `GraftService` (`service.py`), which opens the store for them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..config import ConfigError
 from ..sessions.catalog import Catalog, SessionInfo
@@ -22,6 +21,55 @@ from .settings import GraftSettings
 from .watermark import Decision, GraftState, decide
 
 
+class Counts(TypedDict):
+    transferring: int
+    retired: int
+    targets: int  # sessions born from a handoff: its target was started or picked one up
+    byState: dict[str, int]
+
+
+class PendingRow(TypedDict):
+    txnId: int
+    targetHarness: str
+    cwd: str
+    at: int
+    ageMs: int
+    harness: str
+    sessionId: str
+
+
+class NoticeRow(TypedDict):
+    harness: str
+    sessionId: str
+    txnId: int
+    at: int
+    text: str
+
+
+class SessionPart(TypedDict):
+    """One session's part of the panel."""
+
+    harness: str
+    sessionId: str
+    cwd: str
+    decision: dict[str, Any] | None  # `Decision.as_json()`, None when the settings are unusable
+    settingsError: str | None
+    retirement: dict[str, Any] | None  # `Retirement.as_json()` and its pointer
+    handoffs: list[dict[str, Any]]  # `Txn.as_json()` of each, as source
+    targetOf: list[int]  # the handoffs this session carries on
+    notices: list[NoticeRow]
+
+
+class Panel(TypedDict):
+    """The debug panel; `transactions` are `Txn.as_json()` with `ageMs` and `driver`."""
+
+    session: SessionPart | None
+    transactions: list[dict[str, Any]]
+    counts: Counts
+    pending: list[PendingRow]
+    notices: list[NoticeRow]
+
+
 def session_decision(store: Store, info: SessionInfo, settings: GraftSettings) -> Decision:
     """The watermark and the decision now for a scanned session, from what the last scan
     stored and with no state a session's hooks keep (nothing nudged yet)."""
@@ -29,9 +77,7 @@ def session_decision(store: Store, info: SessionInfo, settings: GraftSettings) -
     return decide(events, settings, GraftState())
 
 
-def debug_status(
-    store: Store, session: str | None = None, harness: str | None = None
-) -> dict[str, Any]:
+def debug_status(store: Store, session: str | None = None, harness: str | None = None) -> Panel:
     """The panel: `session` (an id or a unique prefix, of `harness` when given) gets its own
     part under "session" (SessionNotFound when it names no scanned session, or several)."""
     info = None if session is None else Catalog(store).find(session, harness)
@@ -46,7 +92,6 @@ def debug_status(
         "counts": {
             "transferring": counts.get(ledger.TRANSFERRING, 0),
             "retired": counts.get(ledger.RETIRED, 0),
-            # sessions born from a handoff: those whose target was started or picked one up
             "targets": counts[State.VERIFIED] + counts[State.COMMITTED],
             "byState": {str(state): counts[state] for state in State},
         },
@@ -55,7 +100,7 @@ def debug_status(
     }
 
 
-def session_status(store: Store, info: SessionInfo) -> dict[str, Any]:
+def session_status(store: Store, info: SessionInfo) -> SessionPart:
     """One session's part of the panel."""
     key = (info.harness, info.session_id)
     decision, settings_error = None, None
@@ -80,7 +125,7 @@ def session_status(store: Store, info: SessionInfo) -> dict[str, Any]:
         if retired is None
         else {**retired.as_json(), "pointer": retired.pointer()},
         "handoffs": [load(store, row[0]).as_json() for row in ids],
-        "targetOf": [row[0] for row in born],  # the handoffs this session carries on
+        "targetOf": [row[0] for row in born],
         "notices": _notices(store, key),
     }
 
@@ -90,7 +135,7 @@ def _driver(store: Store, txn: Txn) -> int | None:
     return store.lease_holder(lease_name(txn.id))
 
 
-def _pending(store: Store, now: int) -> list[dict[str, Any]]:
+def _pending(store: Store, now: int) -> list[PendingRow]:
     rows = store.db.execute(
         "SELECT p.txn_id, p.harness, p.cwd, p.at, t.harness, t.session_id FROM graft_pending p "
         "JOIN graft_txns t ON t.id = p.txn_id ORDER BY p.txn_id"
@@ -109,7 +154,7 @@ def _pending(store: Store, now: int) -> list[dict[str, Any]]:
     ]
 
 
-def _notices(store: Store, key: tuple[str, str] | None = None) -> list[dict[str, Any]]:
+def _notices(store: Store, key: tuple[str, str] | None = None) -> list[NoticeRow]:
     """Notices owed and not yet shown (of one session when `key` is given)."""
     where, args = ("AND harness = ? AND session_id = ?", key) if key else ("", ())
     rows = store.db.execute(
@@ -147,22 +192,3 @@ def audit_page(store: Store, limit: int = 100, session: str | None = None) -> Au
         f"SELECT count(*) FROM graft_audit WHERE id < ? {where}", (records[0].id, *args)
     ).fetchone()
     return AuditPage(records, older)
-
-
-class GraftService:
-    """The read side above for the web API: each call opens its own store connection, so it
-    can run in any thread."""
-
-    def __init__(self, state_dir: Path) -> None:
-        self.state_dir = Path(state_dir)
-
-    def audit(self, limit: int, session: str | None) -> dict[str, Any]:
-        with Store(self.state_dir) as store:
-            return audit_page(store, limit, session).as_json()
-
-    def status(self, session: str | None) -> dict[str, Any]:
-        """The whole panel, or with `session` just that session's part (SessionNotFound)."""
-        with Store(self.state_dir) as store:
-            if session is None:
-                return debug_status(store)
-            return session_status(store, Catalog(store).find(session))

@@ -170,7 +170,9 @@ class _Lexer:
         start = self.at
         while self.at < len(text):
             char = text[self.at]
-            if char in breaks and not (not self.pwsh and text.startswith("<(", self.at)):
+            # `<(…)` is a word in either shell: a break there would leave `at` where it is
+            # and the lexer would never get past it.
+            if char in breaks and not text.startswith("<(", self.at):
                 break
             if char == escape:
                 quoted = True

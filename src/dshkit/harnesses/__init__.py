@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 
+from ..errors import Invalid
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
     import re
@@ -406,7 +408,7 @@ HARNESSES: dict[str, Harness] = {h.name: h for h in (_DSH, _CLAUDE, _CODEX)}
 NAMES: tuple[str, ...] = tuple(HARNESSES)
 
 
-class UnknownHarness(KeyError):
+class UnknownHarness(Invalid, KeyError):
     def __str__(self) -> str:
         return f"unknown harness {self.args[0]!r} (known: {', '.join(NAMES)})"
 

@@ -21,6 +21,7 @@ import time
 
 from ..harnesses import detect as detect_harness
 from ..hookspec import COMMITS_TOTAL_S, HANDLERS_TOTAL_S, Entry
+from .log import log
 from .protocol import HookInput, answer
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 
 MAX_PAYLOAD_BYTES = 8 << 20
 COMMIT_BUDGET_S = 2.0
-_LOG_LIMIT = 1 << 20
 
 
 class _OutOfTime(BaseException):
@@ -164,20 +164,3 @@ def _within(seconds: float, call: Callable[..., T], *args: Any) -> T:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-
-
-def log(directory: str | None, event: str, message: str) -> None:
-    """One line in <state dir>/hooks.log; never raises (the log must not break a hook)."""
-    from ..paths import private_dir, private_opener, state_dir
-
-    try:
-        state = state_dir(directory)
-        private_dir(state)
-        path = state / "hooks.log"
-        if path.exists() and path.stat().st_size > _LOG_LIMIT:
-            path.replace(path.with_suffix(".log.1"))
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-        with open(path, "a", encoding="utf-8", opener=private_opener) as handle:
-            handle.write(f"{stamp}Z {event or '-'} {message}\n")
-    except OSError:
-        pass

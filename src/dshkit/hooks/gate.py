@@ -6,18 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..gate.rework import review_written, written_deliverables
-from .protocol import HookInput
+from ..gate import GateService
+from .protocol import STORE_BUSY_TIMEOUT_S, HookInput
 
 
 def on_write(hook: HookInput) -> dict[str, Any] | None:
     cwd = hook.payload.get("cwd")
-    files = written_deliverables(
-        hook.payload.get("tool_input"), cwd if isinstance(cwd, str) else None
-    )
-    if not files:
-        return None
-    rework = review_written(hook.state_dir, files, open_store=hook.open_store)
+    gate = GateService(hook.state_dir, busy_timeout=STORE_BUSY_TIMEOUT_S)
+    rework = gate.review(hook.payload.get("tool_input"), cwd if isinstance(cwd, str) else None)
     if rework is None:
         return None
     return {"decision": "block", "reason": rework.instruction, "commit": rework.commit}

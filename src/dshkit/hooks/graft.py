@@ -21,12 +21,12 @@ if TYPE_CHECKING:
 
 
 def on_session_start(hook: HookInput) -> dict[str, Any] | None:
-    from ..detached import start_detached
     from ..graft import live
+    from ..procs import spawn_detached
 
     with hook.open_store() as store:
         if live.recovery_due(store):
-            start_detached("graft", "recover", "--state-dir", str(hook.state_dir))
+            spawn_detached("graft", "recover", "--state-dir", str(hook.state_dir))
         picked = _pickup(hook, store)
     if picked is None:
         return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..detached import start_detached
+from ..procs import spawn_detached
 from ..store import SCAN_LEASE
 from .protocol import HookInput
 
@@ -17,5 +17,5 @@ def on_session_pause(hook: HookInput) -> dict[str, Any] | None:
     with hook.open_store() as store:
         if store.lease_holder(SCAN_LEASE) is not None:
             return None
-    start_detached("refresh", "--state-dir", str(hook.state_dir))
+    spawn_detached("refresh", "--state-dir", str(hook.state_dir))
     return None

@@ -49,6 +49,8 @@ def with_bridge(path: Path, text: str | None, config: Path, bridge: harnesses.Br
     """The layer with dshkit's block mounting the hook bridge on the settings file `config`."""
     from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
 
+    # Quoted as DSH's docs write them (a plain scalar cannot start with `@`); paths in double
+    # quotes, so any path reads back as the same string.
     entry = {
         "id": bridge.plugin_id,
         "name": SingleQuotedScalarString(bridge.plugin_name),
@@ -56,12 +58,12 @@ def with_bridge(path: Path, text: str | None, config: Path, bridge: harnesses.Br
     }
 
     def refuse(plugins: list[Mapping[str, Any]]) -> None:
-        ids = {(p.get("id"), p.get("name")) for p in plugins}
-        if any(bridge.plugin_id == key or bridge.plugin_name == name for key, name in ids):
-            raise InstallError(
-                f"{path} already mounts the Claude-Code hook bridge; add dshkit's hooks to its "
-                "configPath file by hand, or remove that entry first"
-            )
+        for plugin in plugins:
+            if plugin.get("id") == bridge.plugin_id or plugin.get("name") == bridge.plugin_name:
+                raise InstallError(
+                    f"{path} already mounts the Claude-Code hook bridge; add dshkit's hooks to "
+                    "its configPath file by hand, or remove that entry first"
+                )
 
     return _with_entry(path, text, HOOKS_BLOCK, entry, refuse)
 
@@ -91,6 +93,8 @@ def with_mcp_server(path: Path, text: str | None, command: list[str]) -> str:
     """The layer with dshkit's block running `command` as the MCP server `dshkit`."""
     from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
 
+    # Quoted as DSH's docs write them (a plain scalar cannot start with `@`); paths in double
+    # quotes, so any path reads back as the same string.
     entry = {
         "id": MCP_ID,
         "name": SingleQuotedScalarString(DSH_MCP_CLIENT),

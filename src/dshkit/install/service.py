@@ -98,7 +98,7 @@ class HarnessCheck:
         return None if UNKNOWN in statuses else False
 
 
-def check(
+def check_harness(
     harness: str,
     project: Path,
     state_dir: Path,

@@ -1,5 +1,6 @@
 """Building dshkit's MCP server (the SDK's `MCPServer`) and serving it on stdio or on
-streamable HTTP bound to loopback.
+streamable HTTP bound to loopback, where every request needs the install's token as a bearer
+token (any user of the machine can reach a loopback port; only the owner reads the token).
 
 The server's instructions are the effective profile text, the very bytes the hooks inject,
 so a harness that puts MCP instructions into the system prompt gives the model the profile
@@ -9,11 +10,15 @@ starts a stdio server with each session, as the hooks inject at each session's s
 
 from __future__ import annotations
 
+import hmac
 import inspect
 import socket
 from pathlib import Path
 
+import orjson
 from mcp.server.mcpserver import MCPServer
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__
 from ..install import SERVER_NAME
@@ -62,9 +67,53 @@ def serve_stdio(server: MCPServer) -> None:
     server.run("stdio")
 
 
-def serve_http(server: MCPServer, sock: socket.socket) -> None:
+def serve_http(server: MCPServer, sock: socket.socket, token: str) -> None:
     """Serve streamable HTTP at `HTTP_PATH` on `sock` (bound by `web.server.listen`) until
-    interrupted; requests whose Host or Origin is not loopback are refused (the SDK's DNS
-    rebinding protection)."""
+    interrupted; a request without `Authorization: Bearer <token>` gets 401, and one whose
+    Host or Origin is not loopback is refused (the SDK's DNS rebinding protection)."""
+    make_server(http_app(server, token)).run(sockets=[sock])
+
+
+def http_app(server: MCPServer, token: str) -> ASGIApp:
+    """The streamable HTTP app of `server`, behind the bearer check."""
     app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=HTTP_HOST)
-    make_server(app).run(sockets=[sock])
+    return BearerGuard(app, token)
+
+
+class BearerGuard:
+    """Pure ASGI middleware: every HTTP request carries `Authorization: Bearer <token>` or is
+    answered 401 (RFC 6750's shape) before the SDK sees it; the lifespan passes through."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self.authorized(Headers(scope=scope)):
+            await _unauthorized(send)
+            return
+        if scope["type"] == "websocket":  # never served: the SDK speaks HTTP only
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        await self.app(scope, receive, send)
+
+    def authorized(self, headers: Headers) -> bool:
+        scheme, _, credentials = headers.get("authorization", "").partition(" ")
+        sent = f"Bearer {credentials.strip()}".encode() if scheme.lower() == "bearer" else b""
+        return hmac.compare_digest(sent, self.expected)
+
+
+async def _unauthorized(send: Send) -> None:
+    body = orjson.dumps(
+        {
+            "error": "invalid_token",
+            "error_description": "send Authorization: Bearer <the token in <state dir>/token>",
+        }
+    )
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", b"%d" % len(body)),
+        (b"www-authenticate", b'Bearer realm="dshkit", error="invalid_token"'),
+    ]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

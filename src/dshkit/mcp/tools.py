@@ -22,24 +22,13 @@ from pydantic import Field
 
 from .. import harnesses
 from ..config import ConfigError
-from ..detached import start_detached
-from ..errors import DshkitError
-from ..gate.browser import BrowserError
-from ..gate.judge import MAX_BUDGET_S, MIN_BUDGET_S, GateInputError
-from ..gate.service import run_gate
-from ..graft.constraints import GraftAborted
-from ..graft.handoff import prepare_handoff
-from ..graft.lifecycle import GraftError, State
-from ..graft.readback import ReadBackError, read_result, search_history
-from ..graft.service import caller, refresh, slice_session
-from ..graft.settings import GraftSettings
-from ..graft.status import debug_status
+from ..errors import Ambiguous, DshkitError, NotFound, Refused
+from ..gate import MAX_BUDGET_S, MIN_BUDGET_S, GateService
+from ..graft import GraftAborted, GraftService, State
 from ..optimizer import FORMS, TIERS, OptimizerService
 from ..profile import ProfileService
-from ..sessions import Catalog, Refresh, SessionAmbiguous, SessionNotFound, Source
-from ..sessions.catalog import SessionInfo
-from ..sessions.scanner import single_harness
-from ..store import LeaseBusy, Store, StoreError
+from ..sessions import Refresh, Source
+from ..store import Store, StoreError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -160,40 +149,20 @@ class Tools:
         if not file.is_absolute():
             raise ToolError(f"path: {path!r} is not an absolute path")
         try:
-            verdict = run_gate(self.state_dir, file, budget)
-        except GateInputError as exc:
-            name = "budget" if str(exc).startswith("budget") else "path"
-            raise ToolError(f"{name}: {exc}") from exc
-        except (ConfigError, BrowserError, StoreError, OSError) as exc:
+            verdict = GateService(self.state_dir).check(file, budget)
+        except DshkitError as exc:
+            raise ToolError(f"{exc.field}: {exc}" if exc.field else str(exc)) from exc
+        except (ConfigError, StoreError, OSError) as exc:
             raise ToolError(str(exc)) from exc
         summary = verdict.summary()
         return result(as_text(summary), summary)
 
     # -- context handoff (dshkit.graft) ----------------------------------------------------
 
-    def _catalog(self, store: Store) -> Catalog:
-        """The catalog after a scan of the server's roots (the calling session's newest steps
-        included)."""
-        try:
-            return refresh(store, self.sources)
-        except LeaseBusy as exc:
-            raise ToolError(str(exc)) from exc
-
-    def _source(self, catalog: Catalog, session_id: str | None, name: str) -> SessionInfo:
-        """The named session, or the one calling (most recently active in this directory)."""
-        harness = single_harness(self.sources)
-        try:
-            if session_id:
-                return catalog.find(session_id, harness)
-            return caller(catalog, harness, os.getcwd())
-        except (SessionNotFound, SessionAmbiguous) as exc:
-            raise ToolError(f"{name}: {exc}") from exc
-
-    def _settings(self) -> GraftSettings:
-        try:
-            return GraftSettings.load(self.state_dir)
-        except ConfigError as exc:
-            raise ToolError(str(exc)) from exc
+    def _graft(self) -> GraftService:
+        """Graft over the server's roots: a session named by id, or the one calling (the
+        most recently active in the server's directory, where its harness started it)."""
+        return GraftService(self.state_dir, sources=self.sources)
 
     @tool(read_only=True)
     def graft_prepare(
@@ -205,14 +174,8 @@ class Tools:
     ) -> CallToolResult:
         """只读预览：如果现在交接，新会话会收到什么（身份行、点火提示、任务看板、逐字继承的硬约束）。
         不会切断、启动或退休任何会话；确认无误后调用 graft_slice_and_inject。"""
-        settings = self._settings()
-        with self.store() as store:
-            catalog = self._catalog(store)
-            source = self._source(catalog, sessionId, "sessionId")
-            try:
-                handoff = prepare_handoff(catalog, source, settings)
-            except GraftAborted as exc:
-                raise ToolError(f"{exc} {as_text(exc.report)}") from exc
+        with _graft_errors("sessionId"):
+            handoff = self._graft().prepare(sessionId, cwd=os.getcwd(), refresh=Refresh.WAIT)
         return result(handoff.first_message, handoff.as_json())
 
     @tool(read_only=False)
@@ -229,22 +192,15 @@ class Tools:
         """一步完成交接：此刻重新读取会话、生成交接内容，在同一目录用宿主自己的命令行启动新会话并把
         交接内容作为它的第一条消息；从这一刻起本会话不再接收新的请求或工具调用。新会话启动失败时
         自动回滚，本会话恢复可用。"""
-        settings = self._settings()
-        with self.store() as store:
-            catalog = self._catalog(store)
-            source = self._source(catalog, sessionId, "sessionId")
-            try:
-                handoff, txn = slice_session(
-                    store, catalog, source, settings, allow_reslice=allowReslice
-                )
-            except GraftAborted as exc:
-                raise ToolError(f"{exc} {as_text(exc.report)}") from exc
-            except GraftError as exc:
-                raise ToolError(f"{exc.code}: {exc}") from exc
-            if txn.state == State.PREPARING:
-                start_detached(
-                    "graft", "drive", "--txn", str(txn.id), "--state-dir", str(store.state_dir)
-                )
+        with _graft_errors("sessionId"):
+            sliced = self._graft().slice(
+                sessionId,
+                cwd=os.getcwd(),
+                allow_reslice=allowReslice,
+                drive="detached",  # starting the target takes a while: the model goes on
+                refresh=Refresh.WAIT,
+            )
+        txn, source = sliced.txn, sliced.handoff.source
         if txn.state == State.PENDING:
             text = (
                 f"交接 #{txn.id} 已登记：下一个在 {source.cwd} 启动的会话会收到交接内容。"
@@ -256,7 +212,7 @@ class Tools:
                 "本会话从现在起不再接收新的请求或工具调用，请不要再调用工具，"
                 "用一两句话说明停在哪里，然后结束本轮。"
             )
-        return result(text, {**txn.as_json(), "card": handoff.card.text})
+        return result(text, sliced.as_json())
 
     @tool(read_only=True)
     def graft_read_result(
@@ -267,15 +223,11 @@ class Tools:
     ) -> CallToolResult:
         """按 seq 读回旧会话里那条记录的原文（工具结果、工具调用或消息）；原文很长时分页返回，
         nextOffset 不为空就继续读。"""
-        with self.store() as store:
-            catalog = self._catalog(store)
-            try:
-                found = read_result(catalog, sourceSessionId, seq, offset=offset)
-            except ReadBackError as exc:
-                raise ToolError(f"sourceSessionId/seq: {exc}") from exc
-            except ValueError as exc:
-                raise ToolError(str(exc)) from exc
-        return result(found["text"], found)
+        with _graft_errors("sourceSessionId/seq"):
+            found = self._graft().read_result(
+                sourceSessionId, seq, offset=offset, refresh=Refresh.WAIT
+            )
+        return result(found["text"], dict(found))
 
     @tool(read_only=True)
     def graft_search_history(
@@ -286,15 +238,11 @@ class Tools:
     ) -> CallToolResult:
         """在旧会话里搜索（消息、工具调用和结果），从新到旧返回命中处的 seq 和上下文片段；
         再用 graft_read_result 读原文。totalHits 总是如实给出命中总数。"""
-        with self.store() as store:
-            catalog = self._catalog(store)
-            try:
-                found = search_history(catalog, sourceSessionId, query, limit=limit)
-            except ReadBackError as exc:
-                raise ToolError(f"sourceSessionId: {exc}") from exc
-            except ValueError as exc:
-                raise ToolError(str(exc)) from exc
-        return result(as_text(found), found)
+        with _graft_errors("sourceSessionId"):
+            found = self._graft().search_history(
+                sourceSessionId, query, limit=limit, refresh=Refresh.WAIT
+            )
+        return result(as_text(found), dict(found))
 
     @tool(read_only=True)
     def graft_debug_status(
@@ -305,9 +253,23 @@ class Tools:
     ) -> CallToolResult:
         """交接调试面板（只读）：会话的上下文水位及其来源、预警与强切水位、当前判定、是否已交接；
         未完成的交接事务、已退休与转移中的会话数、等待接手的交接和未送达的通知。"""
-        with self.store() as store:
-            try:
-                found = debug_status(store, sessionId, single_harness(self.sources))
-            except (SessionNotFound, SessionAmbiguous) as exc:
-                raise ToolError(f"sessionId: {exc}") from exc
-        return result(as_text(found), found)
+        with _graft_errors("sessionId"):
+            found = self._graft().debug_status(sessionId)
+        return result(as_text(found), dict(found))
+
+
+@contextmanager
+def _graft_errors(named: str) -> Iterator[None]:
+    """The graft service's errors as tool errors: what the argument `named` names wrongly
+    (no such session or seq, several sessions) begins with its name, a refusal with its code
+    (a handoff that cannot carry its rules whole also gives the report), the rest as said."""
+    try:
+        yield
+    except GraftAborted as exc:  # its message begins with its code
+        raise ToolError(f"{exc} {as_text(exc.report)}") from exc
+    except Refused as exc:
+        raise ToolError(f"{exc.code}: {exc}") from exc
+    except (NotFound, Ambiguous) as exc:
+        raise ToolError(f"{named}: {exc}") from exc
+    except DshkitError as exc:
+        raise ToolError(str(exc)) from exc

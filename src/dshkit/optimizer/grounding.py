@@ -33,6 +33,7 @@ from typing import Any
 from pathspec.patterns.gitignore import GitIgnorePatternError
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
+from ..errors import Invalid, Unavailable
 from ..llm.tools import ToolLimits
 
 # Basenames (matched lowercased) whose content is never read, searched or listed: keys,
@@ -187,11 +188,11 @@ class Evidence:
     text: str  # read: the first non-blank line shown; grep: the hit's line (stripped)
 
 
-class WorkspaceUnavailable(Exception):
+class WorkspaceUnavailable(Unavailable):
     """The session's working directory cannot be used: the optimizer runs without tools."""
 
 
-class _Refused(Exception):
+class _Refused(Invalid):
     """A tool call refused: its text is the result the model reads."""
 
 

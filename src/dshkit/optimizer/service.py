@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING, Any
 from .. import harnesses
 from ..errors import Busy, Invalid
 from ..sessions.catalog import Catalog, SessionInfo, SessionKey, SessionNotFound
-from ..sessions.refresh import Refresh, refresh
+from ..sessions.freshness import Refresh, refresh
 from ..store import LeaseBusy, Store
-from .evaluate import Evaluation, load_cases
 from .runs import OUTCOMES, Run, RunList, get_run, list_runs, record_outcome, success_rates
 from .settings import Settings, set_session_settings, settings_for
 from .strategies import PASSTHROUGH_TIER
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from ..jobs import JobRunner, Submitted
     from ..llm import LLMConfig
     from ..sessions.scanner import Source
+    from .evaluate import Evaluation
 
 JOB_KIND = "optimizer"
 
@@ -50,7 +50,7 @@ class _Request:
 class OptimizerService:
     """The optimizer's use cases over one state directory.
 
-    `jobs` runs background optimizations (`start`; a private runner when not given);
+    `jobs` runs background optimizations (`start` needs it; the web shares its runner);
     `sources` are the session roots a refresh scans (none: the store as the last scan left
     it); `busy_timeout` bounds each store statement's wait for another process's lock.
     """
@@ -115,8 +115,11 @@ class OptimizerService:
         """`optimize` in the background, as a job reporting its stages. What is wrong with
         the request raises before anything starts; the job's result is the run's JSON, and a
         run that passed the raw words on fails the job, keeping that JSON."""
-        from ..jobs import JobFailed, JobRunner
+        from ..jobs import JobFailed
 
+        if self._jobs is None:
+            raise RuntimeError("start() needs an OptimizerService made with jobs=")
+        jobs = self._jobs
         with self._open() as store:
             request = self._request(
                 store, raw, session, harness, None, cwd, overrides, refresh, None
@@ -129,9 +132,7 @@ class OptimizerService:
                 raise JobFailed(f"the raw words were passed on: {run.fallback}", run.as_json())
             return run.as_json()
 
-        if self._jobs is None:
-            self._jobs = JobRunner()
-        return self._jobs.submit(JOB_KIND, self.state_dir, work, label=raw[:60])
+        return jobs.submit(JOB_KIND, self.state_dir, work, label=raw[:60])
 
     def _request(
         self,
@@ -173,7 +174,7 @@ class OptimizerService:
             raise Busy(str(exc)) from exc
 
     def _run(self, store: Store, request: _Request, progress: Progress | None) -> Run:
-        from .pipeline import optimize  # the model client is loaded only to optimize
+        from .pipeline import optimize  # the model client and the tools load only to optimize
 
         llm = _llm(store, request.settings)
         return optimize(
@@ -244,7 +245,7 @@ class OptimizerService:
     def evaluate(self, cases: Path, *, cwd: str, progress: Progress | None = None) -> Evaluation:
         """Run the case file `cases` against the configured model, every tier that calls it,
         with `cwd` as the directory the tools may read. Calls the real model."""
-        from .evaluate import evaluate
+        from .evaluate import Evaluation, evaluate, load_cases
 
         try:
             loaded = load_cases(cases)

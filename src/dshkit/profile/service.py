@@ -29,8 +29,8 @@ from ..llm import LLMConfig, LLMConfigError
 from ..sessions import Catalog, Scanner, ScanReport, Source, default_sources
 from ..sessions import scanner as scanning
 from ..sessions.catalog import SessionKey
-from ..sessions.refresh import Refresh
-from ..sessions.refresh import refresh as refresh_sessions  # the package's name is the module's
+from ..sessions.freshness import Refresh
+from ..sessions.freshness import refresh as refresh_sessions
 from ..store import LeaseBusy, Store
 from .generate import (
     HISTORY_LIMIT,

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the real names, for type checkers
         dir_key,
     )
     from .events import Event
-    from .refresh import Refresh, refresh
+    from .freshness import Refresh, refresh
     from .scanner import ADAPTERS, Scanner, ScanReport, Source, default_sources
     from .tail import Tail, read_tail
 
@@ -42,8 +42,8 @@ _HOMES = {
     "ScanReport": "scanner",
     "Source": "scanner",
     "default_sources": "scanner",
-    "Refresh": "refresh",
-    "refresh": "refresh",
+    "Refresh": "freshness",
+    "refresh": "freshness",
     "Tail": "tail",
     "read_tail": "tail",
 }

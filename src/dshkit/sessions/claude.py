@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import orjson
 
 from .events import Event
-from .harness import LogFile, emit, list_dirs, list_files, remember, turn_step
+from .harness import LogFile, emit, list_dirs, list_files, real_dir, remember, turn_step
 
 # Entry types this adapter knows and deliberately leaves out of the event stream.
 _IGNORED = frozenset(
@@ -58,9 +58,11 @@ class ClaudeAdapter:
             for entry in list_files(project.path):
                 if entry.name.endswith(".jsonl"):
                     yield LogFile(entry.path, self.name, entry.name[:-6], project.name, root)
-            # Subagent transcripts live beside, under `<session>/subagents/`.
+            # Subagent transcripts live beside, under `<session>/subagents/` (a directory of
+            # its own: a link there is not followed).
             for session_dir in list_dirs(project.path):
-                for entry in list_files(os.path.join(session_dir.path, "subagents")):
+                subagents = os.path.join(session_dir.path, "subagents")
+                for entry in list_files(subagents) if real_dir(subagents) else ():
                     if entry.name.endswith(".jsonl"):
                         yield LogFile(entry.path, self.name, session_dir.name, project.name, root)
 

@@ -1,17 +1,28 @@
-"""What every harness adapter provides: discovery of its log files and line-to-event mapping."""
+"""What every harness adapter provides: discovery of its log files and line-to-event mapping.
+
+Discovery stays inside its root: no symbolic link below a root is followed, to a file or to
+a directory (the root itself may be one). A link to a file inside the root is not followed
+either: the file it names is found under its own name when it is a log, and reading it
+again through the link would count its bytes twice; telling "inside" from "outside" would
+mean resolving the link, whose answer can change before the open. `open_log` holds to the
+same rule when the file is opened, however the path changed since it was found.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, BinaryIO, ClassVar, Protocol, runtime_checkable
 
+from ..errors import Invalid
 from .events import Event
 
 
-class LogFormatError(ValueError):
+class LogFormatError(Invalid, ValueError):
     """A log's content cannot be read as this harness's format (e.g. an unsupported version)."""
 
 
@@ -59,7 +70,8 @@ class SideFiles(Protocol):
 
 
 def list_dirs(path: str) -> list[os.DirEntry[str]]:
-    """Subdirectories of `path`, sorted by name; none when it is missing or unreadable."""
+    """Subdirectories of `path` (not links to directories), sorted by name; none when it is
+    missing or unreadable."""
     try:
         with os.scandir(path) as entries:
             return sorted(
@@ -70,12 +82,77 @@ def list_dirs(path: str) -> list[os.DirEntry[str]]:
 
 
 def list_files(path: str) -> list[os.DirEntry[str]]:
-    """Regular files in `path`, sorted by name; none when it is missing or unreadable."""
+    """Regular files in `path` (not links to files), sorted by name; none when it is missing
+    or unreadable."""
     try:
         with os.scandir(path) as entries:
-            return sorted((e for e in entries if e.is_file()), key=lambda e: e.name)
+            return sorted(
+                (e for e in entries if e.is_file(follow_symlinks=False)), key=lambda e: e.name
+            )
     except (FileNotFoundError, NotADirectoryError, PermissionError):
         return []
+
+
+def real_dir(path: str) -> bool:
+    """Whether `path` is a directory itself, not a link to one (nor missing)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+# Read-only, the last component never followed, close-on-exec, and a FIFO put in a log's
+# place answers at once instead of blocking until something writes to it.
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+def open_log(log: LogFile) -> BinaryIO:
+    """The log file `log` opened `rb`, never through a symbolic link: a link in its place is
+    refused by the open itself (O_NOFOLLOW), and what was opened must be a regular file that
+    lies inside the log's root, as the root's real path has it (a directory on the way swapped
+    for a link after discovery is caught here). OSError saying why otherwise."""
+    try:
+        fd = os.open(log.path, _OPEN_FLAGS)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(log.path):
+            raise OSError(exc.errno, _IS_LINK, log.path) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "it is not a regular file", log.path)
+        if not _inside(log, st):
+            raise OSError(errno.EXDEV, _OUTSIDE, log.path)
+        return os.fdopen(fd, "rb")  # read-only, always: session logs are not ours
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+_IS_LINK = "it is a symbolic link, and dshkit follows no links in session directories"
+_OUTSIDE = "a symbolic link on its way leads out of its sessions root, and dshkit follows none"
+
+
+def _inside(log: LogFile, opened: os.stat_result) -> bool:
+    """Whether the open file is the one at `log.path` resolved, and that lies in the root.
+
+    A file found at a real path inside the root is inside it, however it was reached; the
+    identity check ties the open file to that path (a swap after the open changes neither)."""
+    root = os.path.realpath(log.root)
+    real = os.path.realpath(log.path)
+    if os.path.commonpath([root, real]) != root or real == root:
+        return False
+    try:
+        there = os.stat(real)
+    except OSError:
+        return False
+    return (there.st_dev, there.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 def iso_ms(value: Any) -> int | None:

@@ -8,6 +8,7 @@ The decision per file (seed 001 §3.3, plus file identity):
   warns and falls back to a full rescan; complete frames (or lines) are decoded, the cursor
   moves to the end of the last one, and a torn tail waits for the next round.
 A file that failed is remembered with its identity and not decoded again until it changes.
+`read_head` reads the first whole lines or frames of a log within a bound, without a cursor.
 
 The new part is read a block at a time: each block's complete lines (or frames) are parsed,
 normalized, counted and handed to the caller's sink before the next block is read, so a read
@@ -23,8 +24,9 @@ from typing import Any, BinaryIO, NamedTuple, Protocol
 
 import orjson
 
+from .. import harnesses
 from .events import Event
-from .harness import Adapter, LogFile, LogFormatError
+from .harness import Adapter, LogFile, LogFormatError, open_log
 from .summary import HumanRow, accumulate, merge_stats, new_stats
 from .zstdframes import MAGIC, Frame, FrameDecoder, FrameError, FrameTooLarge, scan_frames
 
@@ -316,15 +318,18 @@ def _read(
     st: os.stat_result,
     frame_budget: int | None,
     sink: PlainSink | None,
+    end: int | None = None,
 ) -> None:
+    """Read from the cursor to byte `end` of the file (its stat'ed size when None)."""
     cur = inc.cursor
     start = cur.offset
+    stop = st.st_size if end is None else max(start, min(end, st.st_size))
     inc.from_start = start == 0
     anchor = cur.anchor if start else b""
     taken = _Taken(inc, sink)
-    with open(log.path, "rb") as handle:  # read-only, always: session logs are not ours
+    with open_log(log) as handle:  # read-only, always, and never through a link
         handle.seek(start - len(anchor))
-        blocks = _Blocks(handle, st.st_size - start + len(anchor), inc)
+        blocks = _Blocks(handle, stop - start + len(anchor), inc)
         moved = _first_block(blocks, anchor, start, log.compressed)
         if moved is None and log.compressed:
             _read_frames(inc, blocks, start, adapter, decoder, st, frame_budget, taken)
@@ -333,13 +338,14 @@ def _read(
     if moved is not None:
         # After a restart the offset is 0, so neither fallback can fire twice.
         _restart(inc, log, moved)
-        return _read(inc, log, adapter, decoder, st, frame_budget, sink)
+        return _read(inc, log, adapter, decoder, st, frame_budget, sink, end)
     cur.anchor = taken.tail if taken.count else cur.anchor
     cur.offset = start + taken.count
     cur.plain_len += inc.plain_bytes
     cur.mtime_ns, cur.dev, cur.ino = st.st_mtime_ns, st.st_dev, st.st_ino
-    # Stopped by the frame budget: record only what was read, so the next round goes on.
-    cur.size = cur.offset if inc.pending else st.st_size
+    # Stopped by the frame budget or the end: record only what was read, so the next round
+    # goes on.
+    cur.size = cur.offset if inc.pending or stop < st.st_size else st.st_size
     merge_stats(cur.stats, inc.delta)
     if blocks.error is not None:  # what came before it is kept; the rest once the file changes
         _fail(inc, unreadable(blocks.error), st)
@@ -524,3 +530,34 @@ def _count(inc: Increment, events: list[Event]) -> None:
     accumulate(inc.delta, events, inc.humans)
     if inc.kept is not None:
         inc.kept += events
+
+
+@dataclass(slots=True)
+class Head:
+    """The first whole lines or frames of a log (`read_head`)."""
+
+    events: list[Event]
+    cwd: str | None  # the working directory the log names in what was read, if it does
+    errors: list[str] = field(default_factory=list)  # what could not be read, and why
+
+
+def read_head(harness: str, path: str, max_bytes: int) -> Head:
+    """The events in the first `max_bytes` of the `harness` log at `path`: its whole JSON lines,
+    or (DSH) its whole zstd frames, each decoded on its own within its bounds; a line or frame
+    cut by the bound is left out. The file is only opened `rb`, and no cursor is kept.
+
+    ValueError when the path is not named like a log of that harness; OSError when it cannot be
+    stat'ed. A read that fails part way keeps what came before, and says why in `errors`."""
+    found = harnesses.get(harness)
+    log = found.adapter.log_file(os.path.abspath(path))
+    if log is None:
+        raise ValueError(f"{path} is not named like a {found.label} session log")
+    st = os.stat(log.path)
+    cursor = Cursor(log.path, harness, log.session_id, log.root, "", generation=log.generation)
+    inc = Increment(cursor, kept=[])
+    try:
+        _read(inc, log, found.adapter, FrameDecoder(), st, None, None, max_bytes)
+    except OSError as exc:
+        _fail(inc, unreadable(exc), st)
+    cwd = inc.cursor.state.get("cwd")
+    return Head(inc.kept or [], cwd if isinstance(cwd, str) and cwd else None, inc.errors)

@@ -171,12 +171,13 @@ class Scanner:
         self._forget_vanished(sources, groups, report)
 
         # Stat everything first: the progress total, and which files need opening at all.
+        # The path's own stat: a log swapped for a link since discovery is not followed.
         work: dict[SessionKey, list[tuple[LogFile, os.stat_result]]] = {}
         pending_bytes = 0
         for key, logs in groups.items():
             for log in logs:
                 try:
-                    st = os.stat(log.path)
+                    st = os.lstat(log.path)
                 except OSError as exc:
                     report.errors.append({"file": log.path, "error": unreadable(exc)})
                     continue

@@ -16,6 +16,8 @@ from typing import NamedTuple
 
 import zstandard
 
+from ..errors import Invalid
+
 MAGIC = b"\x28\xb5\x2f\xfd"  # 0xFD2FB528, little-endian
 _SKIPPABLE_LOW, _SKIPPABLE_HIGH = 0x184D2A50, 0x184D2A5F
 _BLOCK_MAX = 128 * 1024  # no block regenerates more than this (zstd spec, Block_Maximum_Size)
@@ -25,7 +27,7 @@ DEFAULT_MAX_WINDOW = 64 * 1024 * 1024
 DEFAULT_MAX_FRAME_OUTPUT = 64 * 1024 * 1024
 
 
-class FrameError(ValueError):
+class FrameError(Invalid, ValueError):
     """The bytes are not a well-formed zstd frame sequence (not a torn tail: a real error)."""
 
     def __init__(self, offset: int, reason: str) -> None:
@@ -141,7 +143,7 @@ def _walk_frame(buf: bytes, start: int, size: int, base: int) -> Frame | None:
     return Frame(start + base, p + base, bound, declared)
 
 
-class FrameTooLarge(ValueError):
+class FrameTooLarge(Invalid, ValueError):
     """A frame would decode to more than the configured output limit (a decompression bomb)."""
 
 

@@ -2,8 +2,8 @@
 
 `create_app({"jobs": runner, "profile": service}, token)` mounts, for each name, the router
 listed under that name in `routers.ROUTERS`, built from the service given; every request
-first passes `security.Guard` (loopback, token, origin, body bounds), so routers hold no
-checks of their own.
+first passes `security.Guard` (loopback, the owner's token or login cookie, origin, body
+bounds), so routers hold no checks of their own.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def create_app(
             raise ValueError(f"the router listed as {name!r} is named {router.name!r}")
         routes += router.routes()
         endpoints += router.endpoints
-    app = Starlette(routes=[*console_routes(token, endpoints), *routes])
+    app = Starlette(routes=[*console_routes(endpoints), *routes])
     return Guard(
         app, token, allow_remote=allow_remote, max_body=max_body, read_timeout=read_timeout
     )

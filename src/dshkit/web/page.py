@@ -1,10 +1,9 @@
 """The console: one static page (`static/index.html`, `app.js`, `app.css`, `icon.svg`) at `/`.
 
-The page changes state only through the same API as every other client, so it needs the
-install's token. It gets it inside the HTML of `/`, and only when the request is local (a
-loopback peer asking by a loopback host name): a page of another origin cannot read that
-response (no CORS header is ever sent), a DNS-rebinding page is refused by the guard's
-`Host` check, and the page may not be framed. Nothing else serves the token.
+The page holds no secret: the guard lets it be fetched only by a browser signed in through
+the login link (its cookie), and the page's script asks the API with that cookie, like any
+other client, marking its changes with the guard's request header. The page and its assets
+may not be framed and load nothing from elsewhere.
 """
 
 from __future__ import annotations
@@ -16,9 +15,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from .security import is_loopback, is_loopback_address
-
-TOKEN_SLOT = "{{token}}"
 ENDPOINTS_SLOT = "{{endpoints}}"
 _ASSETS = {"app.js": "text/javascript", "app.css": "text/css", "icon.svg": "image/svg+xml"}
 # Everything from this origin only, no inline script or style, never inside a frame.
@@ -37,22 +33,14 @@ def _asset(name: str) -> str:
     return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
 
 
-def console_routes(token: str, endpoints: list[str]) -> list[BaseRoute]:
-    """`/` (the page, with the token for local requests, listing `endpoints`) and
-    `/static/<asset>`."""
+def console_routes(endpoints: list[str]) -> list[BaseRoute]:
+    """`/` (the page, listing `endpoints`) and `/static/<asset>`."""
     listed = "".join(f"<li><code>{html.escape(e)}</code></li>" for e in endpoints)
     index = _asset("index.html").replace(ENDPOINTS_SLOT, listed)
     assets = {name: (_asset(name), kind) for name, kind in _ASSETS.items()}
 
     async def show(request: Request) -> Response:
-        client = request.client
-        local = (
-            client is not None
-            and is_loopback_address(client.host)
-            and is_loopback(request.headers.get("host"))
-        )
-        page = index.replace(TOKEN_SLOT, html.escape(token) if local else "")
-        return Response(page, media_type="text/html; charset=utf-8", headers=_HEADERS)
+        return Response(index, media_type="text/html; charset=utf-8", headers=_HEADERS)
 
     async def asset(request: Request) -> Response:
         found = assets.get(request.path_params["name"])

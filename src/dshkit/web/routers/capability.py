@@ -42,7 +42,7 @@ def router(service: CapabilityService) -> Router:
         probe = query.get("probe", "0")
         if probe not in ("0", "1"):
             raise ApiError(400, f"probe must be 0 or 1, got {probe!r}")
-        state = await asyncio.to_thread(service.state, harness, cwd, modes, probe == "1")
-        return json_response(state, headers={"cache-control": "no-store"})
+        found = await asyncio.to_thread(service.lookup_given, harness, cwd, modes, now=probe == "1")
+        return json_response(found.as_json(), headers={"cache-control": "no-store"})
 
     return api

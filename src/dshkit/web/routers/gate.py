@@ -7,7 +7,9 @@ import asyncio
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
-from ...gate.service import GateService
+from ...config import ConfigError
+from ...errors import Invalid, NotFound
+from ...gate import VERDICTS_LIMIT, GateService
 from ..routing import ApiError, Router, json_response, read_json
 from .jobs import accepted
 
@@ -18,18 +20,26 @@ def router(service: GateService) -> Router:
     @api.get("/")
     async def get_verdicts(request: Request) -> Response:
         limit = request.query_params.get("limit", "50")
-        if not limit.isdigit() or not 1 <= int(limit) <= 1000:
-            raise ApiError(400, f"limit must be a whole number from 1 to 1000, got {limit!r}")
-        return json_response(await asyncio.to_thread(service.recent, int(limit)))
+        if not limit.isdigit():
+            raise ApiError(
+                400, f"limit must be a whole number from 1 to {VERDICTS_LIMIT}, got {limit!r}"
+            )
+        try:
+            verdicts = await asyncio.to_thread(service.verdicts, int(limit))
+        except Invalid as exc:
+            raise ApiError(400, exc.message) from None
+        return json_response(verdicts.as_json())
 
     @api.get("/{id}/screenshot")
     async def get_screenshot(request: Request) -> Response:
         wanted = request.path_params["id"]
-        shot = None
-        if wanted.isdigit():
+        missing = ApiError(404, f"no screenshot for gate verdict {wanted!r}")
+        if not wanted.isdigit():
+            raise missing
+        try:
             shot = await asyncio.to_thread(service.screenshot, int(wanted))
-        if shot is None:
-            raise ApiError(404, f"no screenshot for gate verdict {wanted!r}")
+        except NotFound:
+            raise missing from None
         return FileResponse(shot, media_type="image/png", headers={"cache-control": "no-store"})
 
     @api.post("/run")
@@ -43,8 +53,8 @@ def router(service: GateService) -> Router:
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int | float)):
             raise ApiError(400, "budget must be a number of seconds")
         try:
-            submitted = await asyncio.to_thread(service.start, path, budget)
-        except ValueError as exc:
+            submitted = await asyncio.to_thread(service.start_check, path, budget)
+        except (Invalid, ConfigError) as exc:
             raise ApiError(400, str(exc)) from None
         return accepted(submitted)
 

@@ -12,9 +12,8 @@ import asyncio
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...graft.ledger import AUDIT_LIMIT
-from ...graft.status import GraftService
-from ...sessions import SessionAmbiguous, SessionNotFound
+from ...errors import Ambiguous, NotFound
+from ...graft import AUDIT_LIMIT, GraftService
 from ..routing import ApiError, Router, json_response
 
 _NO_STORE = {"cache-control": "no-store"}
@@ -32,14 +31,17 @@ def router(service: GraftService) -> Router:
             )
         session = request.query_params.get("session") or None
         page = await asyncio.to_thread(service.audit, int(limit), session)
-        return json_response(page, headers=_NO_STORE)
+        return json_response(page.as_json(), headers=_NO_STORE)
 
     @api.get("/status")
     async def get_status(request: Request) -> Response:
         session = request.query_params.get("session") or None
         try:
-            panel = await asyncio.to_thread(service.status, session)
-        except (SessionNotFound, SessionAmbiguous) as exc:
+            if session is None:
+                panel: object = await asyncio.to_thread(service.debug_status)
+            else:
+                panel = await asyncio.to_thread(service.session_status, session)
+        except (NotFound, Ambiguous) as exc:
             raise ApiError(404, str(exc)) from None
         return json_response(panel, headers=_NO_STORE)
 

@@ -1,9 +1,11 @@
 // The dshkit console: views over the local service's API, no build step, no dependencies.
-// Every change goes through the API with the token the page was served with (see page.py);
-// every text from the store is put in the page as text, never as HTML.
+// The page holds no secret: the browser's login cookie (from the link `dshkit serve` printed)
+// goes with every same-origin request, and each change is marked with the header a page of
+// another origin cannot send (see web/security.py); every text from the store is put in the
+// page as text, never as HTML.
 "use strict";
 
-const TOKEN = document.querySelector('meta[name="dshkit-token"]').content;
+const SIGN_IN = "Not signed in (or the service restarted): open the link `dshkit serve` printed, or run `dshkit open`.";
 const CATEGORIES = {
   A: "A · how to talk to me",
   B: "B · how I work",
@@ -38,7 +40,7 @@ class ApiError extends Error {}
 async function api(method, path, body) {
   const headers = {};
   if (method !== "GET") {
-    headers["x-dshkit-token"] = TOKEN;
+    headers["x-dshkit-request"] = "1";
     headers["content-type"] = "application/json";
   }
   const response = await fetch(path, {
@@ -49,6 +51,7 @@ async function api(method, path, body) {
     credentials: "same-origin",
   });
   const value = await response.json().catch(() => null);
+  if (response.status === 401) throw new ApiError(SIGN_IN);
   if (!response.ok && response.status !== 202) {
     throw new ApiError((value && value.error) || `${method} ${path}: HTTP ${response.status}`);
   }
@@ -653,9 +656,6 @@ async function route() {
   const main = document.getElementById("view");
   const fresh = h("div", { "data-view": name, "aria-busy": "true" });
   main.replaceChildren(fresh);
-  if (!TOKEN) {
-    fresh.append(h("p", { class: "warn" }, "This page was not opened from this machine: changes are not possible here."));
-  }
   try {
     await view(fresh, new URLSearchParams(query || ""), rest);
   } catch (e) {

@@ -1,0 +1,182 @@
+"""The import structure ARCHITECTURE.md describes, checked: layers only import downwards,
+capabilities never import each other, and no module imports itself back through others.
+
+Every `import` statement of `src/dshkit` counts, those inside functions too (a lazy import
+is still a dependency); only imports under `if TYPE_CHECKING:` are left out of the cycle
+check, since they never run.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from .support.paths import REPO
+
+SRC = REPO / "src"
+PACKAGE = "dshkit"
+
+# Lowest first: a module may import its own layer or a lower one. A name is a module or a
+# package (then every module below it). ARCHITECTURE.md explains each layer.
+LAYERS: list[tuple[str, ...]] = [
+    ("errors", "paths", "config", "harnesses", "procs", "chromium", "jobs", "detached"),
+    ("store", "deliveries"),
+    ("sessions", "llm"),
+    ("profile", "optimizer", "capability", "gate", "graft", "guard", "memory"),
+    ("install", "hookspec", "overview", "app"),
+    ("hooks",),
+    ("web",),
+    ("mcp",),
+    ("cli",),
+    ("__main__",),
+]
+# Capabilities stand side by side: none imports another (what they share lives lower).
+CAPABILITIES = set(LAYERS[3])
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted((SRC / PACKAGE).rglob("*.py")):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports(name: str, path: Path, known: set[str]) -> list[tuple[str, int, bool]]:
+    """(imported module of dshkit, line, runs) for every import statement in the module;
+    `runs` is False for those under `if TYPE_CHECKING:`."""
+    tree = ast.parse(path.read_text(), str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: list[tuple[str, int, bool]] = []
+
+    def target(base: str, member: str | None) -> str | None:
+        for candidate in ([f"{base}.{member}"] if member else []) + [base]:
+            if candidate in known:
+                return candidate
+        return None
+
+    def visit(node: ast.AST, runs: bool) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.body:
+                visit(child, False)
+            for child in node.orelse:
+                visit(child, runs)
+            return
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                hit = target(alias.name, None)
+                if hit:
+                    found.append((hit, node.lineno, runs))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if module == PACKAGE or module.startswith(PACKAGE + "."):
+                for alias in node.names:
+                    hit = target(module, alias.name)
+                    if hit:
+                        found.append((hit, node.lineno, runs))
+        for child in ast.iter_child_nodes(node):
+            visit(child, runs)
+
+    visit(tree, True)
+    return found
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """(layer index, the layer entry the module falls under) of a dshkit module."""
+    rest = module.split(".")[1:]
+    if not rest:
+        return 0, ""  # the package itself: only its version
+    for index, names in enumerate(LAYERS):
+        if rest[0] in names:
+            return index, rest[0]
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS and to ARCHITECTURE.md")
+
+
+def graph() -> dict[str, list[tuple[str, int, bool]]]:
+    found = modules()
+    known = set(found)
+    return {name: imports(name, path, known) for name, path in found.items()}
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in modules():
+        layer_of(module)
+
+
+def test_no_module_imports_a_higher_layer() -> None:
+    wrong = []
+    for module, targets in graph().items():
+        mine, _ = layer_of(module)
+        for imported, line, _runs in targets:
+            theirs, _ = layer_of(imported)
+            if theirs > mine:
+                wrong.append(f"{module}:{line} imports {imported} (layer {theirs} > {mine})")
+    assert not wrong, "imports that go up a layer:\n" + "\n".join(wrong)
+
+
+def test_capabilities_do_not_import_each_other() -> None:
+    wrong = []
+    for module, targets in graph().items():
+        _, mine = layer_of(module)
+        for imported, line, _runs in targets:
+            _, theirs = layer_of(imported)
+            if mine in CAPABILITIES and theirs in CAPABILITIES and theirs != mine:
+                wrong.append(f"{module}:{line} imports {imported}")
+    assert not wrong, "a capability imports another:\n" + "\n".join(wrong)
+
+
+def test_no_import_cycles() -> None:
+    edges = {
+        module: sorted({imported for imported, _line, runs in targets if runs} - {module})
+        for module, targets in graph().items()
+    }
+    # A package's face importing its own modules, and those importing siblings through the
+    # face, is one package; cycles are looked for between modules all the same.
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def walk(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in edges.get(node, []):
+            if state.get(nxt) == 1:
+                cycles.append([*path[path.index(nxt) :], nxt])
+            elif nxt not in state:
+                walk(nxt)
+        path.pop()
+        state[node] = 2
+
+    for module in sorted(edges):
+        if module not in state:
+            walk(module)
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
+    """The walker itself: an upward import and a relative one are both seen."""
+    source = tmp_path / "mod.py"
+    source.write_text(
+        "from __future__ import annotations\n"
+        "from ..cli import app\n"
+        "def later():\n    from dshkit.web import server\n"
+        "if TYPE_CHECKING:\n    from ..mcp import tools\n"
+    )
+    known = {"dshkit.cli.app", "dshkit.web.server", "dshkit.mcp.tools", "dshkit.sessions.x"}
+    found = imports("dshkit.sessions.x", source, known)
+    assert ("dshkit.cli.app", 2, True) in found
+    assert ("dshkit.web.server", 4, True) in found
+    assert ("dshkit.mcp.tools", 6, False) in found
