@@ -145,6 +145,7 @@ class Harness:
         "launcher",
         "log_pattern",
         "name",
+        "places",
         "project_settings",
         "sessions_root",
         "tools",
@@ -157,6 +158,7 @@ class Harness:
         name: str,
         label: str,
         home: Callable[[], str],
+        places: Callable[[], tuple[str, ...]],
         sessions_root: Callable[[], str],
         adapter_name: str,
         log_name: str,
@@ -172,6 +174,8 @@ class Harness:
         self.name = name
         self.label = label
         self.home = home
+        # Where it keeps its configuration: any of them there means it is installed here.
+        self.places = places
         self.sessions_root = sessions_root
         self.adapter_name = adapter_name
         self.log_pattern = log_name
@@ -210,8 +214,27 @@ class Harness:
     def is_tool(self, kind: str, name: str) -> bool:
         return name in self.tools[kind]
 
+    def found(self) -> str | None:
+        """Where this harness shows it is installed on this machine: the first of its places
+        that is there, else its CLI on PATH (None: neither, it is not installed here)."""
+        for place in self.places():
+            if os.path.lexists(place) and not _only_dshkit_state(place):
+                return place
+        import shutil  # here: the hook path never asks
+
+        return shutil.which(self.launcher.executable())
+
     def __repr__(self) -> str:
         return f"<harness {self.name}>"
+
+
+def _only_dshkit_state(place: str) -> bool:
+    """Whether `place` is a directory holding nothing but `dshkit`: dshkit's own state
+    directory, which it keeps in DSH's home by default, is no sign of DSH."""
+    try:
+        return os.listdir(place) == ["dshkit"]
+    except OSError:
+        return False
 
 
 def dsh_home() -> str:
@@ -263,6 +286,7 @@ _DSH = Harness(
     name="dsh",
     label="DSH",
     home=dsh_home,
+    places=lambda: (dsh_home(),),
     sessions_root=lambda: os.path.join(dsh_home(), "sessions"),
     adapter_name="dshkit.sessions.dsh:DshAdapter",
     log_name=r"^session(\.v[1-9][0-9]*)?\.jsonl(\.zstd)?$",
@@ -315,6 +339,7 @@ _CLAUDE = Harness(
     name="claude",
     label="Claude Code",
     home=_claude_home,
+    places=lambda: (_claude_home(), _claude_user_file()),
     sessions_root=lambda: os.path.join(_claude_home(), "projects"),
     adapter_name="dshkit.sessions.claude:ClaudeAdapter",
     log_name=r"^[^/]+\.jsonl$",
@@ -352,6 +377,7 @@ _CODEX = Harness(
     name="codex",
     label="Codex",
     home=_codex_home,
+    places=lambda: (_codex_home(),),
     sessions_root=lambda: os.path.join(_codex_home(), "sessions"),
     adapter_name="dshkit.sessions.codex:CodexAdapter",
     log_name=r"^rollout-.+\.jsonl$",
