@@ -44,15 +44,23 @@ def state_dir_option(func: F) -> F:
     )(func)
 
 
-def _absolute_state_dir(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """The option as given, once the state directory it names (or DSH_HOME's) is known to be
-    absolute: a relative one is a usage error (exit 2) naming the option or the variable,
-    before anything is made in the directory the command runs in."""
+def _absolute_state_dir(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> str | None:
+    """The option as given, once the state directory it names and each harness's home (from
+    DSH_HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, HOME) are known to be absolute: a relative one is
+    a usage error (exit 2) naming the option or the variable, before the command makes or
+    reads anything relative to the directory it runs in."""
     try:
         state_dir(value)
     except Invalid as exc:
         if value:
             raise click.BadParameter(exc.message, ctx, param) from None
+        raise click.UsageError(exc.message, ctx) from None
+    try:
+        for harness in harnesses.all_harnesses():
+            harness.home()
+    except Invalid as exc:
         raise click.UsageError(exc.message, ctx) from None
     return value
 
@@ -108,13 +116,9 @@ def roots_option(func: F) -> F:
 
 
 def sources_for(roots: tuple[Path, ...], harness: str | None) -> list[Source]:
-    """The given roots read by the chosen harness's layout (or every layout), else defaults
-    (a harness home given relative, e.g. CODEX_HOME, is a usage error naming it)."""
+    """The given roots read by the chosen harness's layout (or every layout), else defaults."""
     if not roots:
-        try:
-            return default_sources(harness)
-        except Invalid as exc:
-            raise click.UsageError(exc.message) from None
+        return default_sources(harness)
     names = [harness] if harness else list(harnesses.NAMES)
     return [Source(name, root.resolve()) for root in roots for name in names]
 

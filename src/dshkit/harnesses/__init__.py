@@ -237,17 +237,43 @@ def _only_dshkit_state(place: str) -> bool:
         return False
 
 
+def absolute(path: str, given: str, name: str, field: str | None = None) -> str:
+    """`path` (`given` with `~` expanded), refused unless it is absolute: a relative one would
+    be taken from whatever directory dshkit runs in, the agent's own. Invalid says `name`
+    (the variable, or what the input is) and the value as given; its field is `field`
+    (default: `name`)."""
+    if os.path.isabs(path):
+        return path
+    from ..errors import Invalid  # here: only a refusal needs it
+
+    raise Invalid(
+        f"{name} must be an absolute path, got {given!r}: dshkit does not take a place "
+        "relative to the directory it happens to run in",
+        field=field or name,
+    )
+
+
+def location(variable: str, default: str) -> str:
+    """`$variable` (`default` when unset or empty) with `~` expanded, absolute or refused
+    (Invalid naming the variable, or HOME when the default is what is relative)."""
+    given = os.environ.get(variable)
+    if given:
+        return absolute(os.path.expanduser(given), given, variable)
+    home = os.environ.get("HOME", "")
+    return absolute(os.path.expanduser(default), home, "HOME")
+
+
 def dsh_home() -> str:
-    """`$DSH_HOME`, defaulting to `~/.dsh` (the DSH harness's own home)."""
-    return os.path.expanduser(os.environ.get("DSH_HOME") or "~/.dsh")
+    """`$DSH_HOME`, defaulting to `~/.dsh` (the DSH harness's own home); absolute or refused."""
+    return location("DSH_HOME", "~/.dsh")
 
 
 def _claude_home() -> str:
-    return os.path.expanduser(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
+    return location("CLAUDE_CONFIG_DIR", "~/.claude")
 
 
 def _codex_home() -> str:
-    return os.path.expanduser(os.environ.get("CODEX_HOME") or "~/.codex")
+    return location("CODEX_HOME", "~/.codex")
 
 
 def _dsh_profile_patch(profile: str) -> str:
@@ -272,8 +298,7 @@ def _dsh_mcp_configs(cwd: str) -> list[tuple[str, str]]:
 def _claude_user_file() -> str:
     """Claude Code's user file, `~/.claude.json` (in `$CLAUDE_CONFIG_DIR` when that is set),
     where `claude mcp add --scope user` keeps servers."""
-    base = os.environ.get("CLAUDE_CONFIG_DIR")
-    return os.path.expanduser(os.path.join(base, ".claude.json") if base else "~/.claude.json")
+    return os.path.join(location("CLAUDE_CONFIG_DIR", "~"), ".claude.json")
 
 
 def _claude_mcp_configs(cwd: str) -> list[tuple[str, str]]:
