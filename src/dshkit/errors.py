@@ -26,6 +26,10 @@ class Invalid(DshkitError):
     """The input is wrong: a value out of range, of the wrong type, too long, malformed."""
 
 
+class TooLarge(Invalid):
+    """The input is over a size limit (the message names the limit)."""
+
+
 class NotFound(DshkitError):
     """What the input names does not exist (a session, a run, a verdict, a record)."""
 

@@ -7,8 +7,9 @@ read this module, and neither imports the other.
 An entry names its event, its handler ("module:function", imported only when the event fires
 for it, and only while the file it may name in the state directory exists), its own time
 budget, the tools it looks at (vocabulary names from the harness registry, resolved per
-harness to concrete tool names), the harnesses it serves (None: all) and its order (lower
-runs first, and its context has the first claim on the output cap).
+harness to concrete tool names), the harnesses it serves (None: all), its order (lower
+runs first, and its context has the first claim on the output cap) and whether it fails
+closed (a policy that must not let a call it could not read go through).
 
 `install-hooks` installs every event some entry has, with a matcher computed from the
 entries' tool vocabularies, and `doctor` checks an install against the same list: a handler
@@ -46,10 +47,13 @@ EVENTS = (
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")  # the events whose matcher is a tool name
 
 HOOK_TIMEOUT_S = 30  # the timeout install-hooks writes for each hook: the harness kills us then
-# Within it: the handlers of one event together, then the commits of what was delivered,
-# with the rest left for starting the interpreter, reading the payload and answering.
+# Within it: reading the payload (harnesses write it at once; one that never closes stdin
+# must not hold the agent), the handlers of one event together, then the commits of what was
+# delivered, with the rest left for starting the interpreter and answering.
+PAYLOAD_READ_S = 2.0
 HANDLERS_TOTAL_S = 22.0
 COMMITS_TOTAL_S = 3.0
+MAX_PAYLOAD_BYTES = 8 << 20  # a longer payload is not read on: it is not a hook call
 DEFAULT_BUDGET_S = 5.0
 EXTRA_ORDER = 1000  # DSHKIT_HOOK_HANDLERS entries run after the built-in ones
 _VOCABULARIES = harnesses.VOCABULARIES  # (an Entry's `harnesses` argument shadows the module)
@@ -58,7 +62,16 @@ _VOCABULARIES = harnesses.VOCABULARIES  # (an Entry's `harnesses` argument shado
 class Entry:
     """One registered handler."""
 
-    __slots__ = ("budget", "event", "handler", "harnesses", "order", "tools", "when_exists")
+    __slots__ = (
+        "budget",
+        "event",
+        "fails_closed",
+        "handler",
+        "harnesses",
+        "order",
+        "tools",
+        "when_exists",
+    )
 
     def __init__(
         self,
@@ -70,6 +83,7 @@ class Entry:
         harnesses: tuple[str, ...] | None = None,
         order: int = 100,
         when_exists: str | None = None,
+        fails_closed: bool = False,
     ) -> None:
         if event not in EVENTS:
             raise ValueError(f"unknown hook event {event!r} (known: {', '.join(EVENTS)})")
@@ -91,6 +105,10 @@ class Entry:
         # A file in the state directory without which the handler has nothing to do: the
         # entry point does not even start the handler (its payload unparsed) while it is absent.
         self.when_exists = when_exists
+        # The command guard: a call of its tools whose payload cannot be read whole gets the
+        # guard's decision for a command it cannot understand, not "no opinion" (which lets
+        # the command through unjudged).
+        self.fails_closed = fails_closed
 
     def serves(self, harness: str) -> bool:
         """Whether it runs for this harness name ("unknown" counts as every harness)."""
@@ -130,6 +148,7 @@ HANDLERS: tuple[Entry, ...] = (
         budget=2.0,
         tools=(harnesses.COMMAND,),
         order=5,
+        fails_closed=True,
     ),
     # Context handoff (hooks/graft.py): a handed-off session takes no new prompt or tool call
     # (first, so its block wins); the watermark after every tool call and with each prompt; a

@@ -9,13 +9,20 @@ from . import harnesses
 
 
 def dsh_home() -> Path:
-    """`$DSH_HOME`, defaulting to `~/.dsh` (the DSH harness's own home)."""
+    """`$DSH_HOME`, defaulting to `~/.dsh` (the DSH harness's own home); Invalid when it is
+    relative."""
     return Path(harnesses.dsh_home())
 
 
 def state_dir(override: str | os.PathLike[str] | None = None) -> Path:
-    """dshkit's state directory: `override`, else `$DSH_HOME/dshkit`."""
-    return Path(override).expanduser() if override else dsh_home() / "dshkit"
+    """dshkit's state directory: `override`, else `$DSH_HOME/dshkit`. Either must be absolute
+    (once `~` is expanded): a relative one is refused (Invalid, its field `state_dir` or the
+    variable's name), never taken from the directory dshkit happens to run in."""
+    if not override:
+        return dsh_home() / "dshkit"
+    given = os.fspath(override)
+    path = os.path.expanduser(given)
+    return Path(harnesses.absolute(path, given, "the state directory", "state_dir"))
 
 
 PRIVATE_DIR = 0o700

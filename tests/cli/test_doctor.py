@@ -58,6 +58,7 @@ def test_a_clean_machine_is_not_broken(tmp_path: Path) -> None:
 
 
 def test_a_stale_install_is_reported_broken(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()  # Claude Code is here
     assert dshkit(tmp_path, "install-hooks", "--harness", "claude").returncode == 0
     code, report = doctor(tmp_path)
     assert code == 0 and check(report, "hooks", harness="claude", scope="user")["status"] == "ok"
@@ -79,6 +80,7 @@ def test_a_stale_install_is_reported_broken(tmp_path: Path) -> None:
 
 def test_another_state_directory_is_reported(tmp_path: Path) -> None:
     other = tmp_path / "other-state"
+    (tmp_path / ".codex").mkdir()
     assert (
         dshkit(
             tmp_path, "install-hooks", "--harness", "codex", "--state-dir", str(other)
@@ -115,6 +117,7 @@ def test_project_scope_installs_are_seen(tmp_path: Path) -> None:
 
 
 def test_dsh_hooks_count_only_with_the_bridge_in_the_profile(tmp_path: Path) -> None:
+    (tmp_path / ".dsh").mkdir()  # DSH is here
     assert dshkit(tmp_path, "install-hooks", "--harness", "dsh").returncode == 0
     code, report = doctor(tmp_path)
     found = check(report, "hooks", harness="dsh", scope="user")

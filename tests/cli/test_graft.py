@@ -206,5 +206,5 @@ def test_prepare_aborts_when_the_constraints_do_not_fit(tmp_path: Path) -> None:
     )  # fmt: skip
     assert out.returncode == 1
     assert "GRAFT_ABORTED: constraints truncated" in out.stderr
-    report = orjson.loads(out.stdout)["report"]
+    report = orjson.loads(out.stdout)["detail"]  # the JSON error shape: detail beside code
     assert report["count"] == 8 and report["budgetChars"] == 1000 and report["notFitting"]

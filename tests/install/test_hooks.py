@@ -16,21 +16,7 @@ import pytest
 from dshkit.harnesses.config_files import configured
 
 from ..support.cli import SCRIPT, run_at_home
-
-FOREIGN = {
-    "theme": "dark",
-    "hooks": {
-        "PreToolUse": [
-            {
-                "matcher": "Bash",
-                "hooks": [
-                    {"type": "command", "command": "/usr/local/bin/audit-bash", "timeout": 5}
-                ],
-            }
-        ],
-        "SessionStart": [{"matcher": "", "hooks": [{"type": "command", "command": "echo hi"}]}],
-    },
-}
+from ..support.install import FOREIGN
 
 
 def commands(settings: dict[str, Any], event: str) -> list[str]:
@@ -65,9 +51,9 @@ def test_claude_install_is_a_clean_merge_and_uninstall_restores_the_bytes(tmp_pa
 
 def test_uninstall_after_someone_edited_the_file_removes_only_ours(tmp_path: Path) -> None:
     path = tmp_path / ".claude" / "settings.json"
-    run_at_home(
-        tmp_path, "install-hooks", "--harness", "claude"
-    )  # no file before: dshkit creates it
+    path.parent.mkdir()  # Claude Code is here
+    # No file before: dshkit creates it.
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude")
     settings = json.loads(path.read_text())
     settings["model"] = "sonnet"
     notify = {"matcher": "", "hooks": [{"type": "command", "command": "notify"}]}
@@ -79,6 +65,7 @@ def test_uninstall_after_someone_edited_the_file_removes_only_ours(tmp_path: Pat
 
 def test_an_edit_between_two_installs_survives_uninstalling(tmp_path: Path) -> None:
     path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
     run_at_home(tmp_path, "install-hooks", "--harness", "claude")
     settings = json.loads(path.read_text())
     settings["model"] = "sonnet"
@@ -92,6 +79,7 @@ def test_an_edit_between_two_installs_survives_uninstalling(tmp_path: Path) -> N
 
 
 def test_untouched_new_file_is_removed_again(tmp_path: Path) -> None:
+    (tmp_path / ".codex").mkdir()  # Codex is here, with no hooks of anyone's
     run_at_home(tmp_path, "install-hooks", "--harness", "codex")
     assert (tmp_path / ".codex" / "hooks.json").exists()
     run_at_home(tmp_path, "uninstall-hooks", "--harness", "codex")
@@ -130,6 +118,7 @@ def test_dsh_gets_a_bridge_settings_file_and_a_patch_block(tmp_path: Path) -> No
 
 def test_doctor_reports_per_harness(tmp_path: Path) -> None:
     (tmp_path / ".dsh" / "sessions").mkdir(parents=True)
+    (tmp_path / ".claude").mkdir()
     run_at_home(tmp_path, "install-hooks", "--harness", "claude")
     report = orjson.loads(run_at_home(tmp_path, "doctor", "--json", "--port", "1").stdout)
     assert report["harnesses"]["dsh"]["sessionsRootFound"] is True
@@ -140,6 +129,7 @@ def test_doctor_reports_per_harness(tmp_path: Path) -> None:
 
 
 def test_the_installed_command_runs_whatever_the_path(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
     run_at_home(tmp_path, "install-hooks", "--harness", "claude")
     settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
     (line,) = commands(settings, "SessionStart")
@@ -163,7 +153,7 @@ def test_the_installed_command_runs_whatever_the_path(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("harness", ["claude", "codex", "dsh"])
 def test_dry_run_writes_nothing_outside_the_state_dir(tmp_path: Path, harness: str) -> None:
-    run_at_home(tmp_path, "install-hooks", "--harness", harness, "--dry-run")
+    run_at_home(tmp_path, "install-hooks", "--harness", harness, "--dry-run", "--create")
     written = [p for p in tmp_path.rglob("*") if p.is_file() and "dshkit" not in p.parts]
     assert written == []
 
@@ -233,9 +223,13 @@ def test_install_writes_through_a_symlink_and_keeps_the_mode(tmp_path: Path) -> 
     run_at_home(tmp_path, "install-hooks", "--harness", "claude")
     assert path.is_symlink() and path.resolve() == target
     assert "hook SessionStart" in target.read_text()
-    backup = path.with_name("settings.json.dshkit-backup")
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
-    assert stat.S_IMODE(backup.stat().st_mode) == 0o600 and backup.read_text() == original
+    # The old bytes are kept in the state directory, its owner's alone; none beside the file.
+    ledger = list((tmp_path / ".dsh" / "dshkit" / "install").iterdir())
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in ledger)
+    kept = [json.loads(p.read_text()) for p in ledger if p.name != "directories.json"]
+    assert [r["before"] for r in kept if r["path"] == str(target)] == [original]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
     assert sorted(p.name for p in dotfiles.iterdir()) == ["claude-settings.json"]
     run_at_home(tmp_path, "uninstall-hooks", "--harness", "claude")
     assert path.is_symlink() and target.read_text() == original

@@ -82,6 +82,7 @@ def test_claude_rewrote_its_file_since_so_only_our_entry_goes(tmp_path: Path) ->
 
 def test_claude_config_dir_and_project_scope(tmp_path: Path) -> None:
     config = tmp_path / "cc"
+    config.mkdir()  # Claude Code is here, configured there
     run_at_home(tmp_path, "install-hooks", "--harness", "claude", CLAUDE_CONFIG_DIR=str(config))
     user = json.loads((config / ".claude.json").read_text())
     assert user == {"mcpServers": {"dshkit": {"type": "stdio", "command": ours(tmp_path)[0],
@@ -211,6 +212,7 @@ def test_dsh_profile_layer_gets_an_mcp_client_entry_and_the_empty_list_back(
 
 
 def test_doctor_reports_a_missing_and_a_stale_registration(tmp_path: Path) -> None:
+    (tmp_path / ".codex").mkdir()
     assert all(c["status"] == "absent" for c in mcp_checks(doctor(tmp_path), "codex"))
     run_at_home(tmp_path, "install-hooks", "--harness", "codex")
     path = tmp_path / ".codex" / "config.toml"
@@ -238,6 +240,7 @@ def test_doctor_reports_a_missing_and_a_stale_registration(tmp_path: Path) -> No
 
 def test_registration_follows_codex_home(tmp_path: Path) -> None:
     home = tmp_path / "cx"
+    home.mkdir()
     run_at_home(tmp_path, "install-hooks", "--harness", "codex", CODEX_HOME=str(home))
     assert "dshkit" in tomllib.loads((home / "config.toml").read_text())["mcp_servers"]
     assert not (tmp_path / ".codex").exists()

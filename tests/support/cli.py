@@ -86,21 +86,32 @@ def invoke(
     input: str | None = None,
     check: bool = True,
 ) -> subprocess.CompletedProcess[str]:
-    """The click application run in this process as `run_dshkit` runs it in another: the same
-    environment (for the call only), its exit code, stdout and stderr; it must exit 0 unless
-    `check` is false. An exception the command does not handle is raised, so it fails the
-    test with its traceback."""
+    """`dshkit ARGS` run in this process as `run_dshkit` runs it in another: the same entry
+    point (`dshkit.cli.main`, which says every error of the core once) with stdin, stdout and
+    stderr of its own and the same environment, for the call only; its exit code, stdout and
+    stderr. It must exit 0 unless `check` is false. An exception the command line does not
+    handle is raised, so it fails the test with its traceback."""
     from click.testing import CliRunner
 
-    from dshkit.cli.app import cli
+    from dshkit.cli import main
 
     wanted = environment(home, env)
     overrides: dict[str, str | None] = {name: None for name in os.environ if name not in wanted}
     overrides.update(wanted)
-    result = CliRunner().invoke(
-        cli, list(args), input=input, env=overrides, catch_exceptions=False, prog_name="dshkit"
-    )
-    done = subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
+    argv = sys.argv
+    with CliRunner().isolation(input=input, env=overrides) as (stdout, stderr, _):
+        sys.argv = ["dshkit", *args]
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        finally:
+            sys.argv = argv
+            sys.stdout.flush()
+            sys.stderr.flush()
+        out, err = stdout.getvalue().decode(), stderr.getvalue().decode("utf-8", "replace")
+    done = subprocess.CompletedProcess(list(args), code, out, err)
     if check:
         assert done.returncode == 0, done.stderr
     return done

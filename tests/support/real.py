@@ -54,7 +54,9 @@ class World:
 
     def install_hooks(self) -> None:
         self.before = self.settings_files()
-        self.hooks_command("install-hooks")
+        # The CLI runs by its path, not from PATH, and its home may not be there yet: dshkit
+        # would not find the harness installed without being told to create its directories.
+        self.hooks_command("install-hooks", "--create")
 
     def uninstall_hooks_leaves_no_trace(self) -> None:
         self.hooks_command("uninstall-hooks")
@@ -72,9 +74,9 @@ class World:
         }
         return {str(p): p.read_bytes() if p.exists() else None for p in files[self.harness]}
 
-    def hooks_command(self, command: str, **extra: str) -> str:
+    def hooks_command(self, command: str, *options: str, **extra: str) -> str:
         done = subprocess.run(
-            [SCRIPT, command, "--harness", self.harness],
+            [SCRIPT, command, "--harness", self.harness, *options],
             env={**self.env, **extra},
             cwd=self.project,
             capture_output=True,

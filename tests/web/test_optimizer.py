@@ -84,7 +84,9 @@ def test_bad_requests_are_named_and_changes_need_the_token(running: Running) -> 
         bad = client.post("/optimize", json={"raw": "x", "tier": "max"})
         assert bad.status_code == 400 and "[optimizer] tier" in bad.json()["error"]
         unknown = client.post("/optimize", json={"raw": "x", "session": "nope"})
-        assert unknown.status_code == 400 and "no single session" in unknown.json()["error"]
+        # a name that matches nothing is the error tree's NotFound: 404 on every route
+        assert unknown.status_code == 404 and "no single session" in unknown.json()["error"]
+        assert unknown.json()["kind"] == "not-found" and unknown.json()["field"] == "session"
         assert client.get("/runs/999").status_code == 404
         assert client.get("/runs?limit=0").status_code == 400
         assert client.post("/outcome", json={"runId": 1, "outcome": "meh"}).status_code == 400

@@ -15,5 +15,6 @@ def main() -> None:
 
         sys.exit(run_hook(sys.argv[2:]))
     from .app import cli
+    from .errors import run
 
-    cli()
+    sys.exit(run(cli))

@@ -14,8 +14,7 @@ import orjson
 from rich.console import Console
 
 from .. import harnesses
-from ..config import ConfigError
-from ..errors import DshkitError, Invalid
+from ..errors import Invalid, Unavailable
 from ..paths import state_dir
 from ..sessions import (
     Catalog,
@@ -25,7 +24,7 @@ from ..sessions import (
     Source,
     default_sources,
 )
-from ..store import Store, StoreError
+from ..store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -40,8 +39,30 @@ def state_dir_option(func: F) -> F:
         "--state-dir",
         type=click.Path(file_okay=False, path_type=str),
         default=None,
+        callback=_absolute_state_dir,
         help="dshkit's state directory [default: $DSH_HOME/dshkit, DSH_HOME defaulting to ~/.dsh]",
     )(func)
+
+
+def _absolute_state_dir(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> str | None:
+    """The option as given, once the state directory it names and each harness's home (from
+    DSH_HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, HOME) are known to be absolute: a relative one is
+    a usage error (exit 2) naming the option or the variable, before the command makes or
+    reads anything relative to the directory it runs in."""
+    try:
+        state_dir(value)
+    except Invalid as exc:
+        if value:
+            raise click.BadParameter(exc.message, ctx, param) from None
+        raise click.UsageError(exc.message, ctx) from None
+    try:
+        for harness in harnesses.all_harnesses():
+            harness.home()
+    except Invalid as exc:
+        raise click.UsageError(exc.message, ctx) from None
+    return value
 
 
 def json_option(func: F) -> F:
@@ -50,31 +71,17 @@ def json_option(func: F) -> F:
 
 @contextmanager
 def open_store(directory: str | None) -> Iterator[Store]:
-    """The state store, or a clear error (exit 1) when it cannot be used."""
+    """The state store; StoreError (the tree's Unavailable) says why it cannot be used."""
     try:
         store = Store(state_dir(directory))
-    except (StoreError, OSError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    except OSError as exc:
+        raise Unavailable(f"cannot open the state directory: {exc}") from exc
     for note in store.tightened:
         stderr.print(
             f"note: the state directory held people's words open to others; {note}", markup=False
         )
     with store:
         yield store
-
-
-@contextmanager
-def core_errors(**param_hints: str) -> Iterator[None]:
-    """What the core raises, as click reports it: Invalid as a usage error (exit 2) naming
-    the option its `field` is given as (`param_hints`: field → option); any other DshkitError,
-    a configuration, store or file that cannot be used as an error (exit 1)."""
-    try:
-        yield
-    except Invalid as exc:
-        hint = param_hints.get(exc.field) if exc.field else None
-        raise click.BadParameter(exc.message, param_hint=hint) from exc
-    except (DshkitError, ConfigError, StoreError, OSError) as exc:
-        raise click.ClickException(str(exc)) from exc
 
 
 def find_session(

@@ -1,6 +1,8 @@
 """`dshkit doctor`: what works on this machine and what is broken, per harness and scope.
 
-Exits 1 when something is broken: an install that lacks an event the hook registry has, runs
+Per harness, first whether it is installed on this machine (its config directory is there or
+its CLI is on PATH; one that is not is left alone by `install-hooks`). Exits 1 when
+something is broken: an install that lacks an event the hook registry has, runs
 a `dshkit` that is missing or feeds another state directory, a DSH patch block without the
 bridge it mounts, an MCP server registration that runs such a `dshkit` (a missing one, where
 the hooks are installed, is a warning), an unusable or newer database, an unusable LLM
@@ -22,7 +24,7 @@ from rich.table import Table
 
 from .. import harnesses
 from ..hookspec import extra_entries
-from ..install import ABSENT, BROKEN, OK, UNKNOWN, WARN, Inspection, check_harness
+from ..install import ABSENT, BROKEN, OK, UNKNOWN, WARN, Inspection, absent, check_harness
 from ..llm import LLMConfig, LLMConfigError
 from ..paths import state_dir as resolve_state_dir
 from ..store import DB_NAME, Store, StoreError
@@ -51,8 +53,8 @@ from .common import json_option, print_json, state_dir_option, stdout
 def doctor(
     port: int, project: Path, dsh_profile: str, state_dir: str | None, as_json: bool
 ) -> None:
-    """Per harness: sessions root, hooks (user and project scope); then the database, the LLM
-    and the service. Exits 1 when something is broken."""
+    """Per harness: whether it is installed here, its sessions root, hooks (user and project
+    scope); then the database, the LLM and the service. Exits 1 when something is broken."""
     state = resolve_state_dir(state_dir)
     try:
         extra = extra_entries(os.environ.get("DSHKIT_HOOK_HANDLERS", ""))
@@ -62,6 +64,15 @@ def doctor(
     checks: list[dict[str, Any]] = []
     report_harnesses: dict[str, dict[str, Any]] = {}
     for harness in harnesses.all_harnesses():
+        found = harness.found()
+        checks.append(
+            _check(
+                "harness",
+                OK if found else ABSENT,
+                f"found: {found}" if found else f"{absent(harness.name)}: install-hooks skips it",
+                harness=harness.name,
+            )
+        )
         root = Path(harness.sessions_root())
         checks.append(
             _check(
@@ -75,6 +86,7 @@ def doctor(
         checks += [_hooks_check(inspection) for inspection in installed.hooks]
         checks += [_hooks_check(inspection, "mcpServer") for inspection in installed.mcp_servers]
         report_harnesses[harness.name] = {
+            "found": found,  # where it shows it is installed here (None: it is not)
             "sessionsRoot": str(root),
             "sessionsRootFound": root.is_dir(),
             "hooksInstalled": installed.hooks_installed,

@@ -8,7 +8,7 @@ import click
 
 from .. import paths
 from ..gate import MAX_BUDGET_S, MIN_BUDGET_S, OK, GateService
-from .common import core_errors, json_option, print_json, state_dir_option, stdout
+from .common import json_option, print_json, state_dir_option, stdout
 
 
 @click.command()
@@ -25,8 +25,7 @@ from .common import core_errors, json_option, print_json, state_dir_option, stdo
 def gate(file: Path, budget: float | None, as_json: bool, state_dir: str | None) -> None:
     """Judge FILE (.html/.htm/.xhtml/.svg) in headless Chromium: ok, fatal-overlay,
     page-error, blank-canvas-0, blank-canvas or unresponsive. Exits 1 unless ok."""
-    with core_errors(path="FILE", budget="--budget"):
-        verdict = GateService(paths.state_dir(state_dir)).check(file, budget)
+    verdict = GateService(paths.state_dir(state_dir)).check(file, budget)
     if as_json:
         print_json(verdict.summary())
     else:

@@ -5,8 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,8 @@ import orjson
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import Ambiguous, DshkitError, Invalid, NotFound, Refused
 from ..graft import (
     AUDIT_LIMIT,
-    GraftAborted,
     GraftService,
     Panel,
     SessionPart,
@@ -40,9 +37,6 @@ from .common import (
     when,
 )
 
-# The options that name what the service calls `field`.
-_OPTIONS = {"session": "--session", "transcript": "--transcript"}
-
 
 def _service(state_dir: str | None, sources: Sequence[Source] | None = None) -> GraftService:
     """The service over the state directory, once the store opened (what cannot be used is
@@ -50,29 +44,6 @@ def _service(state_dir: str | None, sources: Sequence[Source] | None = None) -> 
     with open_store(state_dir) as store:
         directory = store.state_dir
     return GraftService(directory, sources=sources)
-
-
-@contextmanager
-def _said(as_json: bool = False) -> Iterator[None]:
-    """The service's errors as a command says them: an option's value that names nothing, or
-    several things, or is malformed is a usage error naming the option (exit 2); a refusal
-    gives its code (with --json also on stdout); anything else exits 1 with its message."""
-    try:
-        yield
-    except GraftAborted as exc:  # its message begins with its code
-        if as_json:
-            print_json({"error": str(exc), "report": exc.report})
-        raise click.ClickException(str(exc)) from None
-    except Refused as exc:
-        if as_json:
-            print_json({"error": exc.code, "message": str(exc)})
-        raise click.ClickException(f"{exc.code}: {exc}") from None
-    except (Invalid, NotFound, Ambiguous) as exc:
-        if exc.field in _OPTIONS:
-            raise click.BadParameter(str(exc), param_hint=_OPTIONS[exc.field]) from None
-        raise click.ClickException(str(exc)) from None
-    except DshkitError as exc:
-        raise click.ClickException(str(exc)) from None
 
 
 @click.group()
@@ -91,8 +62,7 @@ def status(session_id: str, harness: str | None, state_dir: str | None, as_json:
     Read-only: reads what the last scan stored, and records nothing.
     """
     service = _service(state_dir)
-    with _said():
-        shown = service.status(session_id, harness).as_json()
+    shown = service.status(session_id, harness).as_json()
     if as_json:
         print_json(shown)
         return
@@ -173,8 +143,7 @@ def prepare(
     started or retired. Exit 1 with GRAFT_ABORTED when the person's rules do not fit whole.
     """
     service = _service(state_dir, sources_for(roots, harness))
-    with _said(as_json):
-        handoff = service.prepare(session_id, harness, refresh=Refresh.WAIT)
+    handoff = service.prepare(session_id, harness, refresh=Refresh.WAIT)
     if as_json:
         print_json(handoff.as_json())
         return
@@ -197,8 +166,7 @@ def audit(session_id: str | None, limit: int, state_dir: str | None, as_json: bo
 
     How many older records the limit left out is said on stderr.
     """
-    with _said():
-        page = _service(state_dir).audit(limit, session_id)
+    page = _service(state_dir).audit(limit, session_id)
     if as_json:
         print_json([record.as_json() for record in page.records])
     elif not page.records:
@@ -253,8 +221,7 @@ def debug_status_command(
     if harness is not None and session_id is None:
         raise click.UsageError("--harness narrows --session: give --session too")
     service = _service(state_dir)
-    with _said():
-        panel = service.debug_status(session_id, harness)
+    panel = service.debug_status(session_id, harness)
     if as_json:
         print_json(panel)
         return
@@ -384,8 +351,7 @@ def recover_command(state_dir: str | None, as_json: bool) -> None:
     to it.
     """
     service = _service(state_dir)
-    with _said():
-        ended = service.recover()
+    ended = service.recover()
     if as_json:
         print_json(ended.as_json())
         return
@@ -412,8 +378,7 @@ def _ending(txn: Txn) -> str:
 @json_option
 def handoffs(state_dir: str | None, as_json: bool) -> None:
     """Every handoff, newest first: source, target, state, attempts, when."""
-    with _said():
-        txns = _service(state_dir).handoffs().as_json()
+    txns = _service(state_dir).handoffs().as_json()
     if as_json:
         print_json(txns)
     elif txns:
@@ -462,18 +427,16 @@ def slice_command(
     handoff is rolled back and the session works again.
     """
     mark = _json_object(forced_mark, "--forced-mark") if forced_mark else None
-    with _said():
-        sources = transcript_sources(transcript) if transcript else sources_for(roots, harness)
+    sources = transcript_sources(transcript) if transcript else sources_for(roots, harness)
     service = _service(state_dir, sources)
-    with _said(as_json):
-        sliced = service.slice(
-            session_id,
-            harness,
-            forced_mark=mark,
-            allow_reslice=allow_reslice,
-            drive="detached" if background else "now",
-            refresh=Refresh.WAIT,
-        )
+    sliced = service.slice(
+        session_id,
+        harness,
+        forced_mark=mark,
+        allow_reslice=allow_reslice,
+        drive="detached" if background else "now",
+        refresh=Refresh.WAIT,
+    )
     if as_json:
         print_json(sliced.as_json())
         return
@@ -489,8 +452,7 @@ def slice_command(
 def drive_command(txn_id: int, state_dir: str | None, as_json: bool) -> None:
     """Carry a begun handoff to its end: start and verify its target, or roll it back."""
     service = _service(state_dir)
-    with _said():
-        txn = service.drive(txn_id)
+    txn = service.drive(txn_id)
     if as_json:
         print_json(txn.as_json())
         return

@@ -14,8 +14,7 @@ from .. import harnesses
 from ..hookspec import extra_entries
 from ..install import (
     PROJECT_PROGRAM,
-    Change,
-    InstallError,
+    Plan,
     apply,
     mount_bridge,
     plan_install,
@@ -30,7 +29,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _options(func: F) -> F:
     for option in reversed(
         [
-            click.option("--harness", type=click.Choice(harnesses.NAMES), required=True),
+            click.option(
+                "--harness",
+                type=click.Choice(harnesses.NAMES),
+                default=None,
+                help="The harness [default: every harness; installing, those found here].",
+            ),
             click.option(
                 "--scope", type=click.Choice(["user", "project"]), default="user", show_default=True
             ),
@@ -59,21 +63,39 @@ def _options(func: F) -> F:
 
 @click.command("install-hooks")
 @_options
+@click.option(
+    "--create",
+    is_flag=True,
+    help="Install into the --harness named even though it is not found on this machine "
+    "(none of its config directories, its CLI not on PATH), making its directories.",
+)
 def install_hooks(
-    harness: str, scope: str, project: Path, dsh_profile: str, dry_run: bool, state_dir: str | None
+    harness: str | None,
+    scope: str,
+    project: Path,
+    dsh_profile: str,
+    dry_run: bool,
+    state_dir: str | None,
+    create: bool,
 ) -> None:
     """Make dshkit's hooks in a harness's settings what its hook registry asks (others' hooks
-    are left as they are; run it again after an upgrade that adds hooks)."""
+    are left as they are; run it again after an upgrade that adds hooks).
+
+    Without --harness: every harness found on this machine (its config directory is there,
+    or its CLI is on PATH); the others are skipped, and named. A harness named that is not
+    found is refused (exit 2) unless --create is given. Nothing of dshkit's bookkeeping is
+    written beside your files: it is kept in the state directory."""
+    if create and harness is None:
+        raise click.UsageError("--create needs --harness: it installs into one harness named")
     state = resolve_state_dir(state_dir)
     try:  # extra handlers of one's own are installed with the built-in ones
         extra = extra_entries(os.environ.get("DSHKIT_HOOK_HANDLERS", ""))
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
-
-    def plan(harness: str, scope: str, project: Path, state: Path, profile: str) -> list[Change]:
-        return plan_install(harness, scope, project, state, profile, extra)
-
-    _run(plan, harness, scope, project, state, dsh_profile, dry_run, installing=True)
+    # A harness named that is not here is refused as bad input on the command line (exit 2),
+    # a file dshkit cannot change as asked as not done (exit 1): the error tree says which.
+    plan = plan_install(harness, scope, project.resolve(), state, dsh_profile, extra, create)
+    _run(plan, state, dry_run, installing=True)
     if scope == "project":
         stdout.print(
             f"Project scope: the hooks run `{PROJECT_PROGRAM}` found on PATH, with its default "
@@ -85,44 +107,48 @@ def install_hooks(
         if shutil.which(PROJECT_PROGRAM) is None:
             stderr.print(f"warning: `{PROJECT_PROGRAM}` is not on PATH here", markup=False)
     if not dry_run:
-        _mount_bridge(harness, dsh_profile, project)
+        for name in plan.harnesses:
+            _mount_bridge(name, dsh_profile, project)
 
 
 @click.command("uninstall-hooks")
 @_options
 def uninstall_hooks(
-    harness: str, scope: str, project: Path, dsh_profile: str, dry_run: bool, state_dir: str | None
-) -> None:
-    """Take dshkit's hooks out again (a file dshkit alone changed gets its old bytes back)."""
-    state = resolve_state_dir(state_dir)
-    _run(plan_uninstall, harness, scope, project, state, dsh_profile, dry_run, installing=False)
-
-
-def _run(
-    plan: Callable[[str, str, Path, Path, str], list[Change]],
-    harness: str,
+    harness: str | None,
     scope: str,
     project: Path,
-    state: Path,
-    profile: str,
+    dsh_profile: str,
     dry_run: bool,
-    installing: bool,
+    state_dir: str | None,
 ) -> None:
-    try:
-        changes = plan(harness, scope, project.resolve(), state, profile)
-    except InstallError as exc:
-        raise click.ClickException(str(exc)) from exc
-    if not changes:
+    """Take dshkit's hooks out again (a file dshkit alone changed gets its old bytes back, one
+    it created goes, and so do the directories it made once they are empty).
+
+    Without --harness: out of every harness."""
+    state = resolve_state_dir(state_dir)
+    plan = plan_uninstall(harness, scope, project.resolve(), state, dsh_profile)
+    _run(plan, state, dry_run, installing=False)
+
+
+def _run(plan: Plan, state: Path, dry_run: bool, installing: bool) -> None:
+    for name, why in plan.skipped:
+        stdout.print(f"skipped {harnesses.get(name).label}: {why}", markup=False)
+    writes = plan.writes
+    if not writes:
         stdout.print(
             "Nothing to change: " + ("already installed." if installing else "not installed.")
         )
-        return
     if dry_run:
-        for change in changes:
+        for change in writes:
             click.echo(change.diff(), nl=False)
         return
-    apply(changes, installing)
-    for change in changes:
+    if not plan.changes:
+        return
+    try:
+        apply(plan.changes, installing, state)
+    except OSError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for change in writes:
         stdout.print(("updated " if change.after is not None else "removed ") + str(change.path))
 
 

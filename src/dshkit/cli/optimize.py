@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..config import ConfigError
-from ..errors import DshkitError
 from ..optimizer import FORMS, TIERS, OptimizerService
 from ..sessions import Refresh, Source
-from ..store import StoreError
 from .common import (
     json_option,
     open_store,
@@ -28,16 +24,6 @@ from .common import (
     stdout,
 )
 
-# The service's names for the inputs, as this command line spells them.
-_OPTIONS = {
-    "raw": "RAW",
-    "session": "--session",
-    "harness": "--harness",
-    "cwd": "--cwd",
-    "cases": "--cases",
-    "run": "RUN_ID",
-}
-
 
 def _service(state_dir: str | None, sources: list[Source] | None = None) -> OptimizerService:
     """The optimizer over the state directory, refused here (exit 1) when its database
@@ -45,20 +31,6 @@ def _service(state_dir: str | None, sources: list[Source] | None = None) -> Opti
     with open_store(state_dir) as store:
         directory = store.state_dir
     return OptimizerService(directory, sources=sources)
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    """The service's errors as the command line tells them: a wrong or unknown input is a
-    usage error (exit 2) naming its option; what cannot be done as configured, exit 1."""
-    try:
-        yield
-    except DshkitError as exc:
-        if exc.field in _OPTIONS:
-            raise click.BadParameter(exc.message, param_hint=_OPTIONS[exc.field]) from None
-        raise click.ClickException(exc.message) from exc
-    except (ConfigError, StoreError, OSError) as exc:
-        raise click.ClickException(str(exc)) from exc
 
 
 class _DefaultGroup(click.Group):
@@ -120,16 +92,15 @@ def run_command(
 ) -> None:
     """Optimize RAW (the session, if named, gives history and the working directory)."""
     service = _service(state_dir, sources_for(roots, harness))
-    with _errors():
-        run = service.optimize(
-            raw,
-            session=session_id,
-            harness=harness,
-            cwd=str(cwd) if cwd else None,
-            overrides={"tier": tier, "form": form, "turns": turns, "full": full},
-            refresh=Refresh.WAIT,  # a person asked: the session's newest turn counts
-            progress=_progress(),
-        )
+    run = service.optimize(
+        raw,
+        session=session_id,
+        harness=harness,
+        cwd=str(cwd) if cwd else None,
+        overrides={"tier": tier, "form": form, "turns": turns, "full": full},
+        refresh=Refresh.WAIT,  # a person asked: the session's newest turn counts
+        progress=_progress(),
+    )
     if as_json:
         print_json(run.as_json())
         return
@@ -178,16 +149,15 @@ def settings_command(
     """
     changes = {"tier": tier, "form": form, "turns": turns, "full": full, "permission": permission}
     service = _service(state_dir)
-    with _errors():
-        if any(value is not None for value in changes.values()):
-            if not session_id:
-                raise click.UsageError(
-                    "give --session to change one session's settings; the defaults are "
-                    "set in <state dir>/config.toml, section [optimizer]"
-                )
-            settings = service.set_settings(session_id, harness, changes)
-        else:
-            settings = service.settings(session_id, harness)
+    if any(value is not None for value in changes.values()):
+        if not session_id:
+            raise click.UsageError(
+                "give --session to change one session's settings; the defaults are "
+                "set in <state dir>/config.toml, section [optimizer]"
+            )
+        settings = service.set_settings(session_id, harness, changes)
+    else:
+        settings = service.settings(session_id, harness)
     if as_json:
         print_json(settings.as_json())
         return
@@ -210,8 +180,7 @@ def eval_command(cases: Path, cwd: Path | None, state_dir: str | None, as_json: 
     (within its budget), write 无 on a clear request, and stay within its length? Calls the
     real model: never part of the tests."""
     service = _service(state_dir)
-    with _errors():
-        rows = service.evaluate(cases, cwd=str(cwd or Path.cwd()), progress=_progress()).rows
+    rows = service.evaluate(cases, cwd=str(cwd or Path.cwd()), progress=_progress()).rows
     if as_json:
         print_json(rows)
         return
@@ -243,8 +212,7 @@ def runs_command() -> None:
 @json_option
 def runs_list(limit: int, tier: str | None, state_dir: str | None, as_json: bool) -> None:
     """The newest runs, and each tier's one-pass success rate against the raw words."""
-    with _errors():
-        listed = _service(state_dir).runs(limit, tier)
+    listed = _service(state_dir).runs(limit, tier)
     if as_json:
         print_json(listed.as_json())
         return
@@ -271,8 +239,7 @@ def runs_list(limit: int, tier: str | None, state_dir: str | None, as_json: bool
 @state_dir_option
 def runs_show(run_id: int, state_dir: str | None) -> None:
     """Everything kept of one run (JSON)."""
-    with _errors():
-        run = _service(state_dir).run(run_id)
+    run = _service(state_dir).run(run_id)
     print_json(run.detail())
 
 
@@ -282,8 +249,7 @@ def runs_show(run_id: int, state_dir: str | None) -> None:
 @state_dir_option
 def outcome_command(run_id: int, outcome: str, state_dir: str | None) -> None:
     """Record whether the agent got it right in one pass (ok) or it needed rework."""
-    with _errors():
-        run = _service(state_dir).record_outcome(run_id, outcome)
+    run = _service(state_dir).record_outcome(run_id, outcome)
     stdout.print(f"run {run.id}: {run.outcome}", markup=False)
 
 

@@ -23,7 +23,6 @@ from ..profile import (
 )
 from ..sessions import Refresh, ScanReport, Source
 from .common import (
-    core_errors,
     json_option,
     open_store,
     print_json,
@@ -138,8 +137,7 @@ def generate_command(
     service = service_for(state_dir, sources_for(roots, harness))
     progress = _Generating(quiet=as_json)
     try:
-        with core_errors(history="--history"):
-            result = service.generate(force, history, Refresh.WAIT, progress)
+        result = service.generate(force, history, Refresh.WAIT, progress)
     finally:
         progress.stop()
     if as_json:
@@ -170,8 +168,7 @@ def generate_command(
 @json_option
 def status(state_dir: str | None, as_json: bool) -> None:
     """The latest version and the last run (why it did or did not update)."""
-    with core_errors():
-        found = service_for(state_dir).status()
+    found = service_for(state_dir).status()
     if as_json:
         print_json(found.as_json())
         return
@@ -224,8 +221,7 @@ def delta_size(as_json: bool) -> None:
 def show(state_dir: str | None, as_json: bool) -> None:
     """The text the agent is given now (exactly: the hooks inject these characters), where it
     comes from, the profile behind it and the entries left out of it to fit the budget."""
-    with core_errors():
-        shown = service_for(state_dir).show()
+    shown = service_for(state_dir).show()
     if as_json:
         print_json(shown.as_json())
         return
@@ -254,8 +250,7 @@ def show(state_dir: str | None, as_json: bool) -> None:
 @state_dir_option
 def mode_command(mode: str, state_dir: str | None) -> None:
     """Inject the generated profile (auto) or your own text (custom); the other is kept."""
-    with core_errors(mode="MODE"):
-        service_for(state_dir).set_mode(mode)
+    service_for(state_dir).set_mode(mode)
     stdout.print(f"mode: {mode}")
 
 
@@ -307,11 +302,10 @@ def _set_text(
             param_hint="--file",
         ) from exc
     service = service_for(state_dir)
-    with core_errors():
-        try:
-            stored = setter(service, text)
-        except TextRejected as exc:
-            raise click.BadParameter(str(exc), param_hint="--file") from exc
+    try:
+        stored = setter(service, text)
+    except TextRejected as exc:
+        raise click.BadParameter(str(exc), param_hint="--file") from exc
     stdout.print(f"{what} set ({text_length(stored.strip()):,} characters)")
 
 
@@ -319,6 +313,5 @@ def _set_text(
 @state_dir_option
 def copy(state_dir: str | None) -> None:
     """Print the effective text and remember that it was copied (to paste into custom mode)."""
-    with core_errors():
-        copied = service_for(state_dir).copy()
+    copied = service_for(state_dir).copy()
     click.echo(copied.text)

@@ -9,7 +9,6 @@ import click
 from ..errors import Busy
 from ..sessions import Refresh
 from .common import (
-    core_errors,
     json_option,
     print_json,
     roots_option,
@@ -30,12 +29,11 @@ def refresh(
     Stop and SessionEnd). Does nothing when another scan is running, and skips the
     generation (saying so in the profile's lastRun) when another one is running."""
     service = service_for(state_dir, sources_for(roots, harness))
-    with core_errors():
-        try:
-            result = service.generate(refresh=Refresh.TRY, wait_turn=False)
-        except Busy:
-            if as_json:
-                print_json({"ran": False, "reason": "another scan is running"})
-            return
+    try:
+        result = service.generate(refresh=Refresh.TRY, wait_turn=False)
+    except Busy:
+        if as_json:
+            print_json({"ran": False, "reason": "another scan is running"})
+        return
     if as_json:
         print_json({"ran": True, **result.as_json()})

@@ -12,7 +12,6 @@ from rich.table import Table
 from ..profile import DETAILS, SIGNALS, SignalConfig
 from ..sessions import Refresh
 from .common import (
-    core_errors,
     json_option,
     print_json,
     roots_option,
@@ -81,8 +80,7 @@ def signals(
     service = service_for(state_dir, sources_for(roots, harness))
     progress = ScanOnTerminal()
     try:
-        with core_errors(details="--details"):
-            report = service.signals(config, Refresh.WAIT, details, progress)
+        report = service.signals(config, Refresh.WAIT, details, progress)
     finally:
         progress.stop()
     if as_json:

@@ -668,7 +668,7 @@ class _Finder:
                     self.others.add(log.path)
                 continue
             if identity == self.identity and self._here(head.cwd):
-                return log.session_id
+                return str(log.session_id)
         return None
 
     def _here(self, cwd: str | None) -> bool:

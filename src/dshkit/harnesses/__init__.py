@@ -145,6 +145,7 @@ class Harness:
         "launcher",
         "log_pattern",
         "name",
+        "places",
         "project_settings",
         "sessions_root",
         "tools",
@@ -157,6 +158,7 @@ class Harness:
         name: str,
         label: str,
         home: Callable[[], str],
+        places: Callable[[], tuple[str, ...]],
         sessions_root: Callable[[], str],
         adapter_name: str,
         log_name: str,
@@ -172,6 +174,8 @@ class Harness:
         self.name = name
         self.label = label
         self.home = home
+        # Where it keeps its configuration: any of them there means it is installed here.
+        self.places = places
         self.sessions_root = sessions_root
         self.adapter_name = adapter_name
         self.log_pattern = log_name
@@ -210,21 +214,66 @@ class Harness:
     def is_tool(self, kind: str, name: str) -> bool:
         return name in self.tools[kind]
 
+    def found(self) -> str | None:
+        """Where this harness shows it is installed on this machine: the first of its places
+        that is there, else its CLI on PATH (None: neither, it is not installed here)."""
+        for place in self.places():
+            if os.path.lexists(place) and not _only_dshkit_state(place):
+                return place
+        import shutil  # here: the hook path never asks
+
+        return shutil.which(self.launcher.executable())
+
     def __repr__(self) -> str:
         return f"<harness {self.name}>"
 
 
+def _only_dshkit_state(place: str) -> bool:
+    """Whether `place` is a directory holding nothing but `dshkit`: dshkit's own state
+    directory, which it keeps in DSH's home by default, is no sign of DSH."""
+    try:
+        return os.listdir(place) == ["dshkit"]
+    except OSError:
+        return False
+
+
+def absolute(path: str, given: str, name: str, field: str | None = None) -> str:
+    """`path` (`given` with `~` expanded), refused unless it is absolute: a relative one would
+    be taken from whatever directory dshkit runs in, the agent's own. Invalid says `name`
+    (the variable, or what the input is) and the value as given; its field is `field`
+    (default: `name`)."""
+    if os.path.isabs(path):
+        return path
+    from ..errors import Invalid  # here: only a refusal needs it
+
+    raise Invalid(
+        f"{name} must be an absolute path, got {given!r}: dshkit does not take a place "
+        "relative to the directory it happens to run in",
+        field=field or name,
+    )
+
+
+def location(variable: str, default: str) -> str:
+    """`$variable` (`default` when unset or empty) with `~` expanded, absolute or refused
+    (Invalid naming the variable, or HOME when the default is what is relative)."""
+    given = os.environ.get(variable)
+    if given:
+        return absolute(os.path.expanduser(given), given, variable)
+    home = os.environ.get("HOME", "")
+    return absolute(os.path.expanduser(default), home, "HOME")
+
+
 def dsh_home() -> str:
-    """`$DSH_HOME`, defaulting to `~/.dsh` (the DSH harness's own home)."""
-    return os.path.expanduser(os.environ.get("DSH_HOME") or "~/.dsh")
+    """`$DSH_HOME`, defaulting to `~/.dsh` (the DSH harness's own home); absolute or refused."""
+    return location("DSH_HOME", "~/.dsh")
 
 
 def _claude_home() -> str:
-    return os.path.expanduser(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
+    return location("CLAUDE_CONFIG_DIR", "~/.claude")
 
 
 def _codex_home() -> str:
-    return os.path.expanduser(os.environ.get("CODEX_HOME") or "~/.codex")
+    return location("CODEX_HOME", "~/.codex")
 
 
 def _dsh_profile_patch(profile: str) -> str:
@@ -249,8 +298,7 @@ def _dsh_mcp_configs(cwd: str) -> list[tuple[str, str]]:
 def _claude_user_file() -> str:
     """Claude Code's user file, `~/.claude.json` (in `$CLAUDE_CONFIG_DIR` when that is set),
     where `claude mcp add --scope user` keeps servers."""
-    base = os.environ.get("CLAUDE_CONFIG_DIR")
-    return os.path.expanduser(os.path.join(base, ".claude.json") if base else "~/.claude.json")
+    return os.path.join(location("CLAUDE_CONFIG_DIR", "~"), ".claude.json")
 
 
 def _claude_mcp_configs(cwd: str) -> list[tuple[str, str]]:
@@ -263,6 +311,7 @@ _DSH = Harness(
     name="dsh",
     label="DSH",
     home=dsh_home,
+    places=lambda: (dsh_home(),),
     sessions_root=lambda: os.path.join(dsh_home(), "sessions"),
     adapter_name="dshkit.sessions.dsh:DshAdapter",
     log_name=r"^session(\.v[1-9][0-9]*)?\.jsonl(\.zstd)?$",
@@ -315,6 +364,7 @@ _CLAUDE = Harness(
     name="claude",
     label="Claude Code",
     home=_claude_home,
+    places=lambda: (_claude_home(), _claude_user_file()),
     sessions_root=lambda: os.path.join(_claude_home(), "projects"),
     adapter_name="dshkit.sessions.claude:ClaudeAdapter",
     log_name=r"^[^/]+\.jsonl$",
@@ -352,6 +402,7 @@ _CODEX = Harness(
     name="codex",
     label="Codex",
     home=_codex_home,
+    places=lambda: (_codex_home(),),
     sessions_root=lambda: os.path.join(_codex_home(), "sessions"),
     adapter_name="dshkit.sessions.codex:CodexAdapter",
     log_name=r"^rollout-.+\.jsonl$",

@@ -63,7 +63,8 @@ def load_toml(path: str, text: str) -> dict[str, Any]:
 def load_yaml(path: str, text: str) -> Any:
     """A YAML file as ruamel.yaml's round-trip loader reads it (None: nothing but comments);
     tags of the harness's own (DSH's `!!js`) are kept as tagged values, not refused."""
-    from ruamel.yaml import YAML, YAMLError  # here: only the DSH patch layers need it
+    from ruamel.yaml import YAML  # here: only the DSH patch layers need it
+    from ruamel.yaml.error import YAMLError
 
     try:
         return YAML(typ="rt", pure=True).load(text)

@@ -20,7 +20,13 @@ import sys
 import time
 
 from ..harnesses import detect as detect_harness
-from ..hookspec import COMMITS_TOTAL_S, HANDLERS_TOTAL_S, Entry
+from ..hookspec import (
+    COMMITS_TOTAL_S,
+    HANDLERS_TOTAL_S,
+    MAX_PAYLOAD_BYTES,
+    PAYLOAD_READ_S,
+    Entry,
+)
 from .log import log
 from .protocol import HookInput, answer
 
@@ -33,7 +39,6 @@ if TYPE_CHECKING:
     T = TypeVar("T")
     Result = dict[str, Any]
 
-MAX_PAYLOAD_BYTES = 8 << 20
 COMMIT_BUDGET_S = 2.0
 
 
@@ -62,18 +67,88 @@ def run(
         return 0
     for note in reply.notes:
         log(directory, event, note)
-    if not reply.output:
-        return 0
-    try:
-        sys.stdout.buffer.write(json.dumps(reply.output, ensure_ascii=False).encode())
-        sys.stdout.flush()
-    except BaseException as exc:
-        message = f"answer not delivered ({type(exc).__name__}: {exc}); nothing recorded"
-        log(directory, event, message)
+    if not reply.output or not _write(directory, event, reply.output):
         return 0
     emitted = [results[i] for i in reply.emitted]
     _commit(directory, event, emitted, time.monotonic() + COMMITS_TOTAL_S)
     return 0
+
+
+def unread(
+    event: str,
+    closed: list[Entry],
+    size: int,
+    short: str,
+    env: Mapping[str, str],
+    directory: str | None,
+    problem: str = "",
+) -> int:
+    """Answer a call whose payload did not come whole (`short`: "time", stdin still open at
+    the deadline; "size", over the cap) after `size` bytes: no opinion, a line in the log,
+    and from the handlers that fail closed (`closed`: the command guard, when the call may
+    be one of its tools) the guard's decision for a command it cannot understand."""
+    if problem:
+        log(directory, event, problem)
+    why = (
+        f"stdin still open after {PAYLOAD_READ_S:g} s"
+        if short == "time"
+        else f"over {MAX_PAYLOAD_BYTES} bytes"
+    )
+    said = f"payload not read whole ({why}, {size} bytes read)"
+    try:
+        found = [(entry.handler, _unjudged(event, short, env, directory)) for entry in closed]
+        reply = answer(event, [(name, result) for name, result in found if result])
+    except BaseException as exc:  # even SystemExit or Ctrl-C: nothing may reach the agent
+        log(directory, event, f"{said}; {type(exc).__name__}: {exc}")
+        return 0
+    specific = reply.output.get("hookSpecificOutput", {})
+    decision = specific.get("permissionDecision")
+    if decision is None:
+        log(directory, event, f"{said}; no opinion given")
+        return 0
+    if _write(directory, event, reply.output):
+        log(directory, event, f"{said}; the command guard answered {decision}")
+    return 0
+
+
+def _unjudged(
+    event: str, short: str, env: Mapping[str, str], directory: str | None
+) -> Result | None:
+    """The command guard's answer to a command it could not read: its mode's decision for
+    `unknown` (what it does with any command it cannot understand), None when that is allow."""
+    from ..guard import TABLE, UNKNOWN
+    from .guard import _mode  # the mode the guard hook is in, read the way it reads it
+
+    hook = HookInput(event, {}, detect_harness({}, env), directory, env)
+    mode, problem = _mode(hook)
+    decision = TABLE[UNKNOWN][mode]  # the decision table's row for what it cannot understand
+    if decision == "allow":
+        return None
+    why = (
+        f"钩子在 {PAYLOAD_READ_S:g} 秒内没有收到完整的调用内容（标准输入一直没有关闭）"
+        if short == "time"
+        else f"调用内容超过 {MAX_PAYLOAD_BYTES} 字节，没有读完"
+    )
+    verb = "拒绝" if decision == "deny" else "需要人工确认"
+    return {
+        "permissionDecision": decision,
+        "permissionDecisionReason": (
+            f"dshkit 命令风险策略（{mode}）{verb}这条命令：无法看懂的命令，{why}，"
+            f"无法判断它的风险。{problem}"
+        ),
+    }
+
+
+def _write(directory: str | None, event: str, output: dict[str, Any]) -> bool:
+    """Write the answer to the harness; False (and a line in the log) when that failed."""
+    try:
+        sys.stdout.buffer.write(json.dumps(output, ensure_ascii=False).encode())
+        sys.stdout.flush()
+    except BaseException as exc:
+        message = f"answer not delivered ({type(exc).__name__}: {exc}); nothing recorded"
+        log(directory, event, message)
+        return False
+    return True
 
 
 def _hook(event: str, raw: bytes, env: Mapping[str, str], directory: str | None) -> HookInput:

@@ -7,15 +7,28 @@ cost. The agent must never be broken by dshkit: a bad payload, a failing or slow
 anything at all gives a well-formed "no opinion" (nothing printed, exit 0) and a line in
 `<state dir>/hooks.log`. Extra handlers may be named in `DSHKIT_HOOK_HANDLERS` (see
 `hookspec.extra_entries`), after the built-in ones.
+
+The payload is read within `hookspec.PAYLOAD_READ_S`: a stdin that is never closed must not
+hang the hook until the harness kills it, which would let a command through unjudged. A call
+whose payload did not come whole gets no opinion, except from the command guard, which fails
+closed (see `dispatch.unread`).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 
-from ..harnesses import dsh_home
-from ..hookspec import EVENTS, Entry, entries, extra_entries
+from ..harnesses import absolute, dsh_home
+from ..hookspec import (
+    EVENTS,
+    MAX_PAYLOAD_BYTES,
+    PAYLOAD_READ_S,
+    Entry,
+    entries,
+    extra_entries,
+)
 
 _KEY = b'"tool_name"'
 _BLANKS = (b" ", b"\t", b"\r", b"\n")  # JSON whitespace
@@ -24,6 +37,14 @@ _BLANKS = (b" ", b"\t", b"\r", b"\n")  # JSON whitespace
 def main(argv: list[str]) -> int:
     event = argv[0] if argv else ""
     directory = argv[argv.index("--state-dir") + 1] if "--state-dir" in argv[:-1] else None
+    try:
+        state = _state_dir(directory)
+    except Exception as exc:  # Invalid, caught broadly: the hot path imports no error tree
+        # No state directory to log in, and none may be made here (the agent's directory):
+        # the line goes to stderr, which the harness keeps in its own log.
+        _read_payload(MAX_PAYLOAD_BYTES, PAYLOAD_READ_S)  # drained, never waited on for long
+        sys.stderr.write(f"dshkit hook {event or '-'}: {exc}; no opinion given\n")
+        return 0
     problem = ""
     try:
         extra = extra_entries(os.environ.get("DSHKIT_HOOK_HANDLERS", ""))
@@ -31,8 +52,13 @@ def main(argv: list[str]) -> int:
         extra, problem = (), str(exc)
     if event not in EVENTS:
         problem = f"unknown hook event {event!r} (known: {', '.join(EVENTS)})"
-    wanted = [entry for entry in entries(event, extra) if _present(entry, directory)]
-    raw = sys.stdin.buffer.read()  # the harness wrote a payload: take all of it
+    wanted = [entry for entry in entries(event, extra) if _present(entry, state)]
+    raw, short = _read_payload(MAX_PAYLOAD_BYTES, PAYLOAD_READ_S)
+    if short:
+        from .dispatch import unread
+
+        closed = [entry for entry in wanted if entry.fails_closed and _wanted([entry], raw)]
+        return unread(event, closed, len(raw), short, os.environ, directory, problem)
     if wanted and _wanted(wanted, raw):
         from .dispatch import run
 
@@ -44,12 +70,68 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _present(entry: Entry, directory: str | None) -> bool:
-    """Whether the file the entry waits for (if any) is in the state directory."""
+def _state_dir(directory: str | None) -> str:
+    """The state directory as `paths.state_dir` has it (without pathlib: the hot path);
+    Invalid when it is relative."""
+    if directory:
+        path = os.path.expanduser(directory)
+        return absolute(path, directory, "the state directory", "state_dir")
+    return os.path.join(dsh_home(), "dshkit")
+
+
+def _present(entry: Entry, state: str) -> bool:
+    """Whether the file the entry waits for (if any) is in the state directory `state`."""
     if entry.when_exists is None:
         return True
-    state = os.path.expanduser(directory) if directory else os.path.join(dsh_home(), "dshkit")
     return os.path.exists(os.path.join(state, entry.when_exists))
+
+
+def _read_payload(limit: int, seconds: float) -> tuple[bytes, str]:
+    """stdin up to its end, and what cut it short: "" (nothing), "time" (still open after
+    `seconds` without a whole JSON object) or "size" (over `limit` bytes).
+
+    Harnesses write the payload and close stdin at once: then this is two reads, each
+    `select`ed without waiting. Only when nothing more is there yet does it wait, first
+    checking whether what came is a whole payload already (then there is nothing to wait for).
+    """
+    deadline = time.monotonic() + seconds
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, ValueError, OSError):  # no stdin at all: an empty payload
+        return b"", ""
+    import select  # a C module: nothing else comes with it
+
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        try:
+            if not select.select((fd,), (), (), 0)[0]:
+                if chunks and _whole(b"".join(chunks)):
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select((fd,), (), (), left)[0]:
+                    return b"".join(chunks), "time"
+            chunk = os.read(fd, 1 << 16)
+        except OSError:  # stdin unreadable (closed under us): what came is all there is
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return b"".join(chunks), "size"
+    return b"".join(chunks), ""
+
+
+def _whole(raw: bytes) -> bool:
+    """Whether `raw` is one whole JSON object: a payload no more bytes can complete (its
+    closing brace came)."""
+    import json  # only on the way to waiting: the common path never gets here
+
+    try:
+        return isinstance(json.loads(raw), dict)
+    except ValueError:
+        return False
 
 
 def _wanted(wanted: list[Entry], raw: bytes) -> bool:

@@ -1,5 +1,6 @@
 """dshkit inside a harness: its hooks, its MCP server's registration and DSH's hook bridge,
-installed, taken out and checked (`service`), carefully written (`files`), one module per
+installed, taken out and checked (`service`), carefully written (`files`) with dshkit's
+bookkeeping in its state directory, never beside a person's files (`ledger`), one module per
 config format: `hook_settings` (Claude Code's settings.json, Codex's hooks.json, DSH's
 bridge file), `mcp_json` (`~/.claude.json`, `.mcp.json`), `codex_config` (Codex's
 config.toml), `dsh_patch` (DSH's cordis.patch.yml). Parsing those formats is
@@ -10,10 +11,22 @@ from __future__ import annotations
 
 from .commands import PROJECT_PROGRAM, SERVER_NAME
 from .files import Change, apply
-from .model import ABSENT, BROKEN, OK, UNKNOWN, WARN, Inspection, InstallError, Problem
+from .model import (
+    ABSENT,
+    BROKEN,
+    OK,
+    UNKNOWN,
+    WARN,
+    HarnessAbsent,
+    Inspection,
+    InstallError,
+    Problem,
+)
 from .service import (
     BridgeMount,
     HarnessCheck,
+    Plan,
+    absent,
     check_harness,
     inspect,
     inspect_mcp,
@@ -32,10 +45,13 @@ __all__ = [
     "WARN",
     "BridgeMount",
     "Change",
+    "HarnessAbsent",
     "HarnessCheck",
     "Inspection",
     "InstallError",
+    "Plan",
     "Problem",
+    "absent",
     "apply",
     "check_harness",
     "inspect",

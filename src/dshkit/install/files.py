@@ -1,26 +1,28 @@
 """Writing a person's config files carefully: planned as changes first (a dry run shows the
 diff), each file written only when its content changes, whole (never half-written), through
-a symlink (the link stays a link), keeping its mode, after a backup with the same mode.
+a symlink (the link stays a link; one that points nowhere is refused: where the file should
+be is the person's to say), keeping its mode. What dshkit creates is its owner's alone:
+files 0600, directories 0700.
 
-Taking dshkit out gives a file dshkit alone changed its old bytes back; a file someone
-edited since keeps their edits and loses only dshkit's part (the edit a format module gives).
+What dshkit wrote and the bytes to give back are kept in its state directory (`ledger`),
+never beside the file. Taking dshkit out gives a file dshkit alone changed its old bytes
+back (one it created goes, and the directories it made for it once they are empty); a file
+someone edited since keeps their edits and loses only dshkit's part (the edit a format
+module gives).
 """
 
 from __future__ import annotations
 
 import difflib
-import hashlib
 import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-BACKUP = ".dshkit-backup"
-WRITTEN = ".dshkit-written"  # the sha256 of what dshkit wrote, to know if it was edited since
-# ... or this, for good, once a person edited the file between two installs: the backup no
-# longer holds the file without dshkit, so uninstalling takes only dshkit's entries out.
-EDITED = "edited"
+from ..paths import PRIVATE_FILE
+from .ledger import EDITED, Ledger, Record, drop_legacy, make_dirs, remove_empty, sha256
+from .model import InstallError
 
 
 @dataclass
@@ -28,6 +30,12 @@ class Change:
     path: Path
     before: str | None  # None: the file does not exist
     after: str | None  # None: the file is removed
+    recorded: bool = False  # taking dshkit out: the ledger has a record of it to drop
+
+    @property
+    def writes(self) -> bool:
+        """Whether the file's content changes."""
+        return self.after != self.before
 
     def diff(self) -> str:
         lines = difflib.unified_diff(
@@ -40,11 +48,24 @@ class Change:
 
 
 def read(path: Path) -> str | None:
-    """The file's text; None when it does not exist."""
+    """The file's text, line ends as they are; None when it does not exist."""
     try:
-        return path.read_text()
+        with open(path, newline="") as file:
+            return file.read()
     except FileNotFoundError:
         return None
+
+
+def refuse_dangling(path: Path) -> None:
+    """Refuse a path through a symbolic link that points nowhere (the file's, or a
+    directory's on the way): writing there would guess where the person meant it to be."""
+    for part in (path, *path.parents):
+        if part.is_symlink() and not part.exists():
+            raise InstallError(
+                f"{part} is a symbolic link to {os.readlink(part)}, which does not exist: "
+                "dshkit will not guess where it should point; point it at a file (or remove "
+                "it) and install again"
+            )
 
 
 def edit(changes: list[Change], path: Path, change: Callable[[str | None], str | None]) -> None:
@@ -53,68 +74,72 @@ def edit(changes: list[Change], path: Path, change: Callable[[str | None], str |
         if planned.path == path:
             planned.after = change(planned.after)
             return
+    refuse_dangling(path)
     before = read(path)
     changes.append(Change(path, before, change(before)))
 
 
-def take_out(changes: list[Change], path: Path, without: Callable[[str], str]) -> None:
+def take_out(
+    changes: list[Change], path: Path, without: Callable[[str], str], ledger: Ledger
+) -> None:
     """Take dshkit's part out of `path`: its old bytes when the file is still what dshkit
     wrote, else `without` applied to what `changes` already make of it."""
+    record = ledger.get(path)
     change = next((c for c in changes if c.path == path), None)
     if change is None:
         before = read(path)
-        if before is None:
+        if before is None and record is None:
             return
         change = Change(path, before, before)
         changes.append(change)
+    change.recorded = change.recorded or record is not None
     if change.before is None:
-        return
-    untouched, original = _restore(path, change.before)
-    if untouched:
-        change.after = original
+        return  # gone already: only its record is left to drop
+    if record is not None and record.untouched(change.before):
+        change.after = record.before
     elif change.after is not None:
         change.after = without(change.after)
 
 
-def apply(changes: list[Change], installing: bool) -> None:
-    """Write the changes. Installing backs each file up the first time (with its mode);
-    uninstalling drops the backup and the record of what was written."""
+def apply(changes: list[Change], installing: bool, state_dir: Path) -> None:
+    """Write the changes, and keep the ledger in `state_dir`: installing records each file
+    (its bytes before the first install, the directories made for it); uninstalling drops
+    the records, and removes the directories made that are empty by then."""
+    ledger = Ledger(state_dir)
+    made: list[str] = []
     for change in changes:
-        backup = change.path.with_name(change.path.name + BACKUP)
-        written = change.path.with_name(change.path.name + WRITTEN)
-        mode = _mode(change.path)
-        if installing and not written.exists():
-            change.path.parent.mkdir(parents=True, exist_ok=True)
-            if change.before is not None:
-                _write(backup, change.before, mode)
-        if change.after is None:
-            change.path.unlink(missing_ok=True)
-        else:
-            _write(change.path, change.after, mode)
+        record = ledger.get(change.path)
         if installing:
-            _write(written, _record(written, change.before, change.after), mode)
-        else:
-            written.unlink(missing_ok=True)
-            backup.unlink(missing_ok=True)
+            mode = _mode(change.path)
+            created = make_dirs(change.path.parent)
+            # Recorded before the file is written: whatever happens next, its old bytes are kept.
+            ledger.put(_recorded(record, change, created))
+            _put(change, mode)
+            continue
+        if change.writes:
+            _put(change, _mode(change.path))
+        if record is not None:
+            made += record.made
+            drop_legacy(record)
+            ledger.drop(change.path)
+    remove_empty(made)
 
 
-def _record(written: Path, before: str | None, after: str | None) -> str:
-    """What to record of a file dshkit writes (see WRITTEN and EDITED)."""
-    if written.exists():
-        last = written.read_text().strip()
-        if last == EDITED or before is None or last != _sha(before):
-            return EDITED
-    return _sha(after or "")
+def _recorded(record: Record | None, change: Change, made: list[str]) -> Record:
+    """The record of a file dshkit is about to write (see EDITED)."""
+    wrote = sha256(change.after or "")
+    if record is None:
+        return Record(os.path.realpath(change.path), wrote, change.before, made)
+    if record.wrote == EDITED or change.before is None or not record.untouched(change.before):
+        wrote = EDITED
+    return Record(record.path, wrote, record.before, record.made + made, record.legacy)
 
 
-def _restore(path: Path, current: str) -> tuple[bool, str | None]:
-    """`(True, pre-install content)` when the file is still exactly what dshkit wrote (content
-    None: it did not exist before); `(False, None)` when it was edited since."""
-    written = path.with_name(path.name + WRITTEN)
-    if not written.exists() or written.read_text().strip() != _sha(current):
-        return False, None
-    backup = path.with_name(path.name + BACKUP)
-    return True, backup.read_text() if backup.exists() else None
+def _put(change: Change, mode: int | None) -> None:
+    if change.after is not None:
+        _write(change.path, change.after, mode)
+    elif change.before is not None:
+        change.path.unlink()
 
 
 def _mode(path: Path) -> int | None:
@@ -126,15 +151,14 @@ def _mode(path: Path) -> int | None:
 
 def _write(path: Path, text: str, mode: int | None) -> None:
     """Replace the file's content whole (never half-written), through a symlink so the link
-    stays a link, with `mode` (None: a new file's default)."""
+    stays a link, with `mode` (None: a new file, its owner's alone)."""
+    mode = PRIVATE_FILE if mode is None else mode
     target = Path(os.path.realpath(path))
     temporary = target.with_name(target.name + ".dshkit-tmp")
-    # Created with the old mode, never wider even for a moment (a 0600 file may hold secrets).
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-    descriptor = os.open(temporary, flags, 0o666 if mode is None else mode)
+    # Created with the mode it keeps, never wider even for a moment (it may hold secrets).
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
-        if mode is not None:
-            os.fchmod(descriptor, mode)  # exactly the old mode, whatever the umask
+        os.fchmod(descriptor, mode)  # exactly that mode, whatever the umask
         data = memoryview(text.encode())
         while data:
             data = data[os.write(descriptor, data) :]
@@ -144,7 +168,3 @@ def _write(path: Path, text: str, mode: int | None) -> None:
     finally:
         os.close(descriptor)
     os.replace(temporary, target)
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()

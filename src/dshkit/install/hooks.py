@@ -23,7 +23,13 @@ from .. import harnesses, hookspec
 from . import dsh_patch, hook_settings
 from .commands import hook_line, inspect_command
 from .files import Change, edit, read, take_out
+from .ledger import Ledger
 from .model import BROKEN, UNKNOWN, WARN, Inspection, InstallError, Problem
+
+
+def has_scope(harness: harnesses.Harness, scope: str) -> bool:
+    """Whether `harness` reads hooks in `scope` (every harness has the user scope)."""
+    return scope == "user" or harness.project_settings is not None
 
 
 def settings_path(harness: harnesses.Harness, scope: str, project: Path, state_dir: Path) -> Path:
@@ -73,10 +79,11 @@ def plan_uninstall(
 ) -> None:
     """Add to `changes` what takes dshkit's hooks out (nothing where it has no entries)."""
     path = settings_path(harness, scope, project, state_dir)
-    take_out(changes, path, lambda text: hook_settings.without_hooks(path, text))
+    ledger = Ledger(state_dir)
+    take_out(changes, path, lambda text: hook_settings.without_hooks(path, text), ledger)
     if harness.bridge is not None:
         patch = Path(harness.bridge.patch_path(profile))
-        take_out(changes, patch, lambda text: dsh_patch.without_bridge(patch, text))
+        take_out(changes, patch, lambda text: dsh_patch.without_bridge(patch, text), ledger)
 
 
 def inspect(

@@ -18,6 +18,14 @@ class InstallError(Invalid):
     """The install cannot be done as asked (the message says why, and what to do)."""
 
 
+class HarnessAbsent(InstallError):
+    """The harness named is not installed on this machine: installing into it would make
+    directories of a harness that is not there, so it is done only when asked to create them."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, field="harness")
+
+
 def unreadable(exc: Unreadable) -> InstallError:
     """The refusal for a file dshkit cannot read in its own format: a person fixes it first."""
     return InstallError(f"{exc}; fix it by hand first")

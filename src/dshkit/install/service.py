@@ -4,6 +4,11 @@ One install plans every file it changes (the hook settings, a bridge's patch lay
 server's registration), each file once even where two of them are one file (DSH's patch
 layer mounts the bridge and runs the server), and writes nothing until `apply`: a dry run
 shows the plan as diffs. Nobody else's hooks, servers or settings change.
+
+A harness that is not installed on this machine (the registry's `Harness.found`) is left
+alone in user scope: installing into every harness skips it and says why, and naming it is
+refused unless its directories are to be created. Project scope writes the project's files,
+meant for other machines too, whichever harnesses this one has.
 """
 
 from __future__ import annotations
@@ -11,49 +16,111 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import harnesses, hookspec
 from . import hooks, mcp
 from .files import Change, edit, take_out
-from .model import OK, UNKNOWN, WARN, Inspection, InstallError
+from .ledger import Ledger
+from .model import OK, UNKNOWN, WARN, HarnessAbsent, Inspection, InstallError
+
+
+@dataclass
+class Plan:
+    """What one install or uninstall does; nothing is written until `apply`."""
+
+    changes: list[Change]  # the files it changes (uninstalling: or only forgets)
+    harnesses: list[str] = field(default_factory=list)  # the harnesses it is for
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (harness, why left alone)
+
+    @property
+    def writes(self) -> list[Change]:
+        """The changes to files' content."""
+        return [change for change in self.changes if change.writes]
 
 
 def plan_install(
-    harness: str,
+    harness: str | None,
     scope: str,
     project: Path,
     state_dir: Path,
     profile: str = "headless",
     extra: Iterable[hookspec.Entry] = (),
-) -> list[Change]:
+    create: bool = False,
+) -> Plan:
     """The file changes that make dshkit's hooks what the registry asks, and register its MCP
-    server (nothing written)."""
-    found = _harness(harness)
+    server, in `harness` (None: every harness that has `scope`, in user scope those installed
+    here). A harness named that is not installed here is refused (HarnessAbsent) unless
+    `create`."""
+    plan = Plan([])
     changes: list[Change] = []
-    hooks.plan_install(changes, found, scope, project, state_dir, profile, extra)
-    registration = mcp.target(found, scope, project, profile)
-    if registration is not None:  # in the patch layer: after the bridge
-        edit(changes, registration.path, registration.add(state_dir))
-    return [c for c in changes if c.after != c.before]
+    for found in _chosen(harness, scope, plan):
+        if scope == "user" and not create and found.found() is None:
+            why = _absent(found)
+            if harness is not None:
+                raise HarnessAbsent(
+                    f"{found.label} is {why}; `--create` installs dshkit into it anyway, "
+                    "making its directories"
+                )
+            plan.skipped.append((found.name, why))
+            continue
+        hooks.plan_install(changes, found, scope, project, state_dir, profile, extra)
+        registration = mcp.target(found, scope, project, profile)
+        if registration is not None:  # in the patch layer: after the bridge
+            edit(changes, registration.path, registration.add(state_dir))
+        plan.harnesses.append(found.name)
+    plan.changes = [change for change in changes if change.writes]
+    return plan
 
 
 def plan_uninstall(
-    harness: str, scope: str, project: Path, state_dir: Path, profile: str = "headless"
-) -> list[Change]:
-    """The file changes that take dshkit's hooks and MCP server out again (none where it has
-    no entries)."""
-    found = _harness(harness)
-    hooks.settings_path(found, scope, project, state_dir)  # refuses a scope it has not
+    harness: str | None, scope: str, project: Path, state_dir: Path, profile: str = "headless"
+) -> Plan:
+    """The file changes that take dshkit's hooks and MCP server out of `harness` (None: every
+    harness that has `scope`) again: none where it has no entries, and where dshkit only has
+    a record left to drop (the file is gone, or holds nothing of dshkit's any more), that."""
+    plan = Plan([])
     changes: list[Change] = []
-    # The MCP server first: a bridge block taken out after it finds the patch layer's list as
-    # it was before dshkit (and gives back the empty list `[]` it stood for).
-    registration = mcp.target(found, scope, project, profile)
-    if registration is not None:
-        take_out(changes, registration.path, registration.remove)
-    hooks.plan_uninstall(changes, found, scope, project, state_dir, profile)
-    return [c for c in changes if c.after != c.before]
+    ledger = Ledger(state_dir)
+    for found in _chosen(harness, scope, plan):
+        hooks.settings_path(found, scope, project, state_dir)  # refuses a scope it has not
+        # The MCP server first: a bridge block taken out after it finds the patch layer's list
+        # as it was before dshkit (and gives back the empty list `[]` it stood for).
+        registration = mcp.target(found, scope, project, profile)
+        if registration is not None:
+            take_out(changes, registration.path, registration.remove, ledger)
+        hooks.plan_uninstall(changes, found, scope, project, state_dir, profile)
+        plan.harnesses.append(found.name)
+    plan.changes = [change for change in changes if change.writes or change.recorded]
+    return plan
+
+
+def absent(harness: str) -> str | None:
+    """Why `harness` counts as not installed on this machine (None: it is installed)."""
+    found = _harness(harness)
+    return None if found.found() is not None else _absent(found)
+
+
+def _chosen(harness: str | None, scope: str, plan: Plan) -> list[harnesses.Harness]:
+    """The harness named, or every harness that has `scope` (the others in `plan.skipped`)."""
+    if harness is not None:
+        return [_harness(harness)]
+    chosen = []
+    for found in harnesses.all_harnesses():
+        if hooks.has_scope(found, scope):
+            chosen.append(found)
+        else:
+            plan.skipped.append((found.name, f"it has no {scope} scope"))
+    return chosen
+
+
+def _absent(harness: harnesses.Harness) -> str:
+    places = " or ".join(harness.places())
+    return (
+        f"not installed here (nothing of it at {places}, "
+        f"no `{harness.launcher.executable()}` on PATH)"
+    )
 
 
 def inspect(

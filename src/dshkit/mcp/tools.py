@@ -3,15 +3,18 @@
 A tool is a method marked with `@tool`: its name is the method's name, its description the
 docstring (Chinese: the model reads it), its input schema the annotated parameters (each
 with a description). Adding a tool is writing one such method. Handlers run on worker
-threads and open their own store per call; what a caller got wrong comes back as a tool
-error naming the argument (`ToolError`), never as a crash.
+threads and call the capabilities' services, which open their own store per call.
+
+The error tree is mapped here once, by `@tool`: whatever a service raises comes back as a
+tool error (`ToolError`), never as a crash — naming the argument it is about in the tool's
+own spelling, a refusal beginning with its code (and its detail as JSON).
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -21,14 +24,12 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from .. import harnesses
-from ..config import ConfigError
 from ..errors import Ambiguous, DshkitError, NotFound, Refused
 from ..gate import MAX_BUDGET_S, MIN_BUDGET_S, GateService
-from ..graft import GraftAborted, GraftService, State
+from ..graft import GraftService, State
 from ..optimizer import FORMS, TIERS, OptimizerService
 from ..profile import ProfileService
 from ..sessions import Refresh, Source
-from ..store import Store, StoreError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -36,14 +37,43 @@ F = TypeVar("F", bound=Callable[..., Any])
 TOOLS: dict[str, ToolAnnotations] = {}
 
 
-def tool(*, read_only: bool) -> Callable[[F], F]:
-    """Mark a method of `Tools` as a tool (`read_only`: it changes nothing anywhere)."""
+def tool(
+    *, read_only: bool, fields: Mapping[str, str] | None = None, names: str | None = None
+) -> Callable[[F], F]:
+    """Mark a method of `Tools` as a tool (`read_only`: it changes nothing anywhere) and map
+    the errors it raises: `fields` spells the core's field names as the tool's arguments
+    (`{"session": "sessionId"}`); `names` is the argument that a "no such thing" or "several
+    of them" without a field is about."""
+    spelled = dict(fields or {})
 
     def mark(method: F) -> F:
         TOOLS[method.__name__] = ToolAnnotations(read_only_hint=read_only)
-        return method
+
+        @functools.wraps(method)
+        def mapped(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(*args, **kwargs)
+            except DshkitError as exc:
+                raise ToolError(_said(exc, spelled, names)) from exc
+            except OSError as exc:
+                raise ToolError(str(exc)) from exc
+
+        return mapped  # type: ignore[return-value]
 
     return mark
+
+
+def _said(error: DshkitError, fields: Mapping[str, str], names: str | None) -> str:
+    """The tool error's text for `error`."""
+    if isinstance(error, Refused):
+        text = error.message
+        if error.code and not text.startswith(error.code):
+            text = f"{error.code}: {text}"
+        return f"{text} {as_text(error.detail)}" if error.detail else text
+    argument = fields.get(error.field, error.field) if error.field else None
+    if argument is None and names and isinstance(error, (NotFound, Ambiguous)):
+        argument = names
+    return f"{argument}: {error.message}" if argument else error.message
 
 
 def result(text: str, structured: dict[str, Any] | None = None) -> CallToolResult:
@@ -65,23 +95,11 @@ class Tools:
         self.state_dir = Path(state_dir)
         self.sources = sources
 
-    @contextmanager
-    def store(self) -> Iterator[Store]:
-        try:
-            store = Store(self.state_dir)
-        except (StoreError, OSError) as exc:
-            raise ToolError(str(exc)) from exc
-        with store:
-            yield store
-
     @tool(read_only=True)
     def profile_show(self) -> CallToolResult:
         """dshkit 当前注入给模型的用户画像原文（与 hook 注入的文字逐字节相同；没有画像时为空），
         以及它的来源（自动画像或用户自定义）和被省略的条目。"""
-        try:
-            effective = ProfileService(self.state_dir).effective()
-        except (StoreError, OSError) as exc:
-            raise ToolError(str(exc)) from exc
+        effective = ProfileService(self.state_dir).effective()
         return result(effective.text, effective.as_json())
 
     @tool(read_only=False)
@@ -114,19 +132,14 @@ class Tools:
         """把用户的原话优化成一条有依据的指令（dshkit 的提示词优化器，调用配置的模型）。
         返回优化后的指令原文；模型不可用或失败时报错并说明原因，原话保持不变。"""
         service = OptimizerService(self.state_dir, sources=self.sources)
-        try:
-            run = service.optimize(
-                raw,
-                session=session,
-                harness=harness,
-                cwd=cwd,
-                overrides={"tier": tier, "form": form, "turns": turns, "full": full},
-                refresh=Refresh.WAIT,  # the model asked: the session's newest turn counts
-            )
-        except DshkitError as exc:
-            raise ToolError(f"{exc.field}: {exc}" if exc.field else str(exc)) from exc
-        except (ConfigError, StoreError, OSError) as exc:
-            raise ToolError(str(exc)) from exc
+        run = service.optimize(
+            raw,
+            session=session,
+            harness=harness,
+            cwd=cwd,
+            overrides={"tier": tier, "form": form, "turns": turns, "full": full},
+            refresh=Refresh.WAIT,  # the model asked: the session's newest turn counts
+        )
         if run.fallback:
             raise ToolError(f"run {run.id}: the raw words were passed on: {run.fallback}")
         return result(run.output, run.as_json())
@@ -148,12 +161,7 @@ class Tools:
         file = Path(path)
         if not file.is_absolute():
             raise ToolError(f"path: {path!r} is not an absolute path")
-        try:
-            verdict = GateService(self.state_dir).check(file, budget)
-        except DshkitError as exc:
-            raise ToolError(f"{exc.field}: {exc}" if exc.field else str(exc)) from exc
-        except (ConfigError, StoreError, OSError) as exc:
-            raise ToolError(str(exc)) from exc
+        verdict = GateService(self.state_dir).check(file, budget)
         summary = verdict.summary()
         return result(as_text(summary), summary)
 
@@ -164,7 +172,7 @@ class Tools:
         most recently active in the server's directory, where its harness started it)."""
         return GraftService(self.state_dir, sources=self.sources)
 
-    @tool(read_only=True)
+    @tool(read_only=True, fields={"session": "sessionId"}, names="sessionId")
     def graft_prepare(
         self,
         sessionId: Annotated[
@@ -174,11 +182,10 @@ class Tools:
     ) -> CallToolResult:
         """只读预览：如果现在交接，新会话会收到什么（身份行、点火提示、任务看板、逐字继承的硬约束）。
         不会切断、启动或退休任何会话；确认无误后调用 graft_slice_and_inject。"""
-        with _graft_errors("sessionId"):
-            handoff = self._graft().prepare(sessionId, cwd=os.getcwd(), refresh=Refresh.WAIT)
+        handoff = self._graft().prepare(sessionId, cwd=os.getcwd(), refresh=Refresh.WAIT)
         return result(handoff.first_message, handoff.as_json())
 
-    @tool(read_only=False)
+    @tool(read_only=False, fields={"session": "sessionId"}, names="sessionId")
     def graft_slice_and_inject(
         self,
         sessionId: Annotated[
@@ -192,14 +199,13 @@ class Tools:
         """一步完成交接：此刻重新读取会话、生成交接内容，在同一目录用宿主自己的命令行启动新会话并把
         交接内容作为它的第一条消息；从这一刻起本会话不再接收新的请求或工具调用。新会话启动失败时
         自动回滚，本会话恢复可用。"""
-        with _graft_errors("sessionId"):
-            sliced = self._graft().slice(
-                sessionId,
-                cwd=os.getcwd(),
-                allow_reslice=allowReslice,
-                drive="detached",  # starting the target takes a while: the model goes on
-                refresh=Refresh.WAIT,
-            )
+        sliced = self._graft().slice(
+            sessionId,
+            cwd=os.getcwd(),
+            allow_reslice=allowReslice,
+            drive="detached",  # starting the target takes a while: the model goes on
+            refresh=Refresh.WAIT,
+        )
         txn, source = sliced.txn, sliced.handoff.source
         if txn.state == State.PENDING:
             text = (
@@ -214,7 +220,7 @@ class Tools:
             )
         return result(text, sliced.as_json())
 
-    @tool(read_only=True)
+    @tool(read_only=True, fields={"session": "sourceSessionId/seq"}, names="sourceSessionId/seq")
     def graft_read_result(
         self,
         sourceSessionId: Annotated[str, Field(description="看板上的 sourceSessionId")],
@@ -223,13 +229,10 @@ class Tools:
     ) -> CallToolResult:
         """按 seq 读回旧会话里那条记录的原文（工具结果、工具调用或消息）；原文很长时分页返回，
         nextOffset 不为空就继续读。"""
-        with _graft_errors("sourceSessionId/seq"):
-            found = self._graft().read_result(
-                sourceSessionId, seq, offset=offset, refresh=Refresh.WAIT
-            )
+        found = self._graft().read_result(sourceSessionId, seq, offset=offset, refresh=Refresh.WAIT)
         return result(found["text"], dict(found))
 
-    @tool(read_only=True)
+    @tool(read_only=True, fields={"session": "sourceSessionId"}, names="sourceSessionId")
     def graft_search_history(
         self,
         sourceSessionId: Annotated[str, Field(description="看板上的 sourceSessionId")],
@@ -238,13 +241,12 @@ class Tools:
     ) -> CallToolResult:
         """在旧会话里搜索（消息、工具调用和结果），从新到旧返回命中处的 seq 和上下文片段；
         再用 graft_read_result 读原文。totalHits 总是如实给出命中总数。"""
-        with _graft_errors("sourceSessionId"):
-            found = self._graft().search_history(
-                sourceSessionId, query, limit=limit, refresh=Refresh.WAIT
-            )
+        found = self._graft().search_history(
+            sourceSessionId, query, limit=limit, refresh=Refresh.WAIT
+        )
         return result(as_text(found), dict(found))
 
-    @tool(read_only=True)
+    @tool(read_only=True, fields={"session": "sessionId"}, names="sessionId")
     def graft_debug_status(
         self,
         sessionId: Annotated[
@@ -253,23 +255,5 @@ class Tools:
     ) -> CallToolResult:
         """交接调试面板（只读）：会话的上下文水位及其来源、预警与强切水位、当前判定、是否已交接；
         未完成的交接事务、已退休与转移中的会话数、等待接手的交接和未送达的通知。"""
-        with _graft_errors("sessionId"):
-            found = self._graft().debug_status(sessionId)
+        found = self._graft().debug_status(sessionId)
         return result(as_text(found), dict(found))
-
-
-@contextmanager
-def _graft_errors(named: str) -> Iterator[None]:
-    """The graft service's errors as tool errors: what the argument `named` names wrongly
-    (no such session or seq, several sessions) begins with its name, a refusal with its code
-    (a handoff that cannot carry its rules whole also gives the report), the rest as said."""
-    try:
-        yield
-    except GraftAborted as exc:  # its message begins with its code
-        raise ToolError(f"{exc} {as_text(exc.report)}") from exc
-    except Refused as exc:
-        raise ToolError(f"{exc.code}: {exc}") from exc
-    except (NotFound, Ambiguous) as exc:
-        raise ToolError(f"{named}: {exc}") from exc
-    except DshkitError as exc:
-        raise ToolError(str(exc)) from exc

@@ -91,7 +91,9 @@ _FOOTER_RESERVE = 400  # bytes kept free for the closing notes of a result
 _CUT_NOTE = 200  # bytes kept free for the note that says rows were left out
 
 
-def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict:
+def _tool(
+    name: str, description: str, properties: dict[str, Any], required: list[str]
+) -> dict[str, Any]:
     return {
         "type": "function",
         "function": {

@@ -22,8 +22,7 @@ from typing import Any
 import orjson
 
 from ..llm import LLMClient, LLMConfig, LLMConfigError
-from ..sessions import Scanner, Source
-from ..sessions.scanner import SessionKey
+from ..sessions import Scanner, SessionKey, Source
 from ..store import PROFILE_LEASE, Lease, LeaseBusy, Store
 from .model import (
     ProfileOutputError,

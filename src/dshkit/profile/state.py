@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from .. import harnesses
-from ..errors import Invalid
+from ..errors import Invalid, TooLarge
 from ..harnesses import text_length
 from ..store import Store
 from .model import CONFIDENCES, Entry
@@ -94,7 +94,7 @@ class TextRejected(Invalid):
     """Text the user gave cannot be injected as it is (the message says why and the limit)."""
 
 
-class TextTooLong(TextRejected):
+class TextTooLong(TextRejected, TooLarge):
     """Longer than its limit: it could not reach the agent whole."""
 
 

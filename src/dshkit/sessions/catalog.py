@@ -315,7 +315,8 @@ class Catalog:
         if len(body) < cursor.plain_len:
             return None
         records, _, _ = parse_lines(body, strict=False)
-        return harnesses.get(cursor.harness).adapter.normalize(records, {})
+        events: list[Event] = harnesses.get(cursor.harness).adapter.normalize(records, {})
+        return events
 
     def iter_file_events(self, cursor: Cursor, chunk_bytes: int = STREAM_CHUNK) -> Iterator[Event]:
         """A file's events as `file_events` rebuilds them, parsed `chunk_bytes` of cache at a

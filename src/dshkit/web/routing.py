@@ -1,8 +1,10 @@
 """A capability's API as one `Router` under `/api/<name>/`, and what its handlers share.
 
 Handlers do no access checks of their own (the guard in `security` has done them for every
-route); they read bodies with `read_json` and refuse with `ApiError`, which becomes the same
-JSON error shape everywhere: `{"ok": false, "error": "…"}`.
+route); they read bodies with `read_json` and refuse with `ApiError`. What a service raises
+from the error tree is mapped here once, by class (`STATUS`), so handlers catch nothing:
+both become the same JSON error shape everywhere, `{"ok": false, "error": "…"}` with `kind`,
+and `field`, `code` and `detail` where the error has them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,18 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
+from ..errors import (
+    Ambiguous,
+    Busy,
+    DshkitError,
+    Failed,
+    Invalid,
+    NotFound,
+    Refused,
+    TooLarge,
+    Unavailable,
+)
+
 Handler = Callable[[Request], Awaitable[Response]]
 H = TypeVar("H", bound=Handler)
 
@@ -30,6 +44,33 @@ class ApiError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+# The error tree as HTTP, most specific first: (class, status, kind).
+STATUS: tuple[tuple[type[DshkitError], int, str], ...] = (
+    (TooLarge, 413, "too-large"),
+    (Invalid, 400, "invalid"),
+    (NotFound, 404, "not-found"),
+    (Ambiguous, 400, "ambiguous"),
+    (Refused, 409, "refused"),
+    (Busy, 503, "busy"),
+    (Unavailable, 503, "unavailable"),
+    (Failed, 422, "failed"),
+)
+
+
+def error_response(error: DshkitError) -> Response:
+    """The JSON error answer for an error of the tree."""
+    status, kind = next(((s, k) for cls, s, k in STATUS if isinstance(error, cls)), (500, "error"))
+    body: dict[str, Any] = {"ok": False, "error": error.message, "kind": kind}
+    if error.field:
+        body["field"] = error.field
+    for name in ("code", "detail"):
+        value = getattr(error, name, None)
+        if value:
+            body[name] = value
+    headers = {"Retry-After": "1"} if isinstance(error, Busy) else None
+    return json_response(body, status, headers)
 
 
 def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -103,6 +144,8 @@ class Router:
                     return await handler(request)
                 except ApiError as exc:
                     return error(exc.status, exc.message)
+                except DshkitError as exc:
+                    return error_response(exc)
         return error(404, f"no {request.method} {self.prefix}/{'/'.join(segments)}")
 
 

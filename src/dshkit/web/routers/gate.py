@@ -7,8 +7,7 @@ import asyncio
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
-from ...config import ConfigError
-from ...errors import Invalid, NotFound
+from ...errors import NotFound
 from ...gate import VERDICTS_LIMIT, GateService
 from ..routing import ApiError, Router, json_response, read_json
 from .jobs import accepted
@@ -24,10 +23,7 @@ def router(service: GateService) -> Router:
             raise ApiError(
                 400, f"limit must be a whole number from 1 to {VERDICTS_LIMIT}, got {limit!r}"
             )
-        try:
-            verdicts = await asyncio.to_thread(service.verdicts, int(limit))
-        except Invalid as exc:
-            raise ApiError(400, exc.message) from None
+        verdicts = await asyncio.to_thread(service.verdicts, int(limit))
         return json_response(verdicts.as_json())
 
     @api.get("/{id}/screenshot")
@@ -52,10 +48,7 @@ def router(service: GateService) -> Router:
             raise ApiError(400, "path must name the file to judge")
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int | float)):
             raise ApiError(400, "budget must be a number of seconds")
-        try:
-            submitted = await asyncio.to_thread(service.start_check, path, budget)
-        except (Invalid, ConfigError) as exc:
-            raise ApiError(400, str(exc)) from None
+        submitted = await asyncio.to_thread(service.start_check, path, budget)
         return accepted(submitted)
 
     return api

@@ -12,7 +12,6 @@ import asyncio
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...errors import Ambiguous, NotFound
 from ...graft import AUDIT_LIMIT, GraftService
 from ..routing import ApiError, Router, json_response
 
@@ -36,13 +35,10 @@ def router(service: GraftService) -> Router:
     @api.get("/status")
     async def get_status(request: Request) -> Response:
         session = request.query_params.get("session") or None
-        try:
-            if session is None:
-                panel: object = await asyncio.to_thread(service.debug_status)
-            else:
-                panel = await asyncio.to_thread(service.session_status, session)
-        except (NotFound, Ambiguous) as exc:
-            raise ApiError(404, str(exc)) from None
+        if session is None:
+            panel: object = await asyncio.to_thread(service.debug_status)
+        else:
+            panel = await asyncio.to_thread(service.session_status, session)
         return json_response(panel, headers=_NO_STORE)
 
     return api

@@ -10,9 +10,7 @@ from typing import Any, TypeVar
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...config import ConfigError
-from ...errors import Busy, DshkitError
-from ...optimizer import OUTCOMES, OptimizerService, RunNotFound
+from ...optimizer import OUTCOMES, OptimizerService
 from ...sessions import Refresh
 from ..routing import ApiError, Router, json_response, read_json
 from .jobs import accepted
@@ -94,18 +92,8 @@ def router(service: OptimizerService) -> Router:
 
 
 async def _call(work: Callable[[], T]) -> T:
-    """Run a use case off the event loop; what the request got wrong is a 400 (a session it
-    names included), a run that does not exist a 404."""
-    try:
-        return await asyncio.to_thread(work)
-    except RunNotFound as exc:
-        raise ApiError(404, exc.message) from None
-    except Busy as exc:
-        raise ApiError(503, exc.message) from None
-    except DshkitError as exc:
-        raise ApiError(400, exc.message) from None
-    except ConfigError as exc:
-        raise ApiError(400, str(exc)) from None
+    """Run a use case off the event loop (its errors are the router's to map)."""
+    return await asyncio.to_thread(work)
 
 
 def _object(body: Any) -> dict[str, Any]:

@@ -9,8 +9,7 @@ from typing import Any, ParamSpec, TypeVar
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...errors import Invalid
-from ...profile import Mode, ProfileService, TextTooLong
+from ...profile import Mode, ProfileService
 from ...profile.service import CONTRACT
 from ..routing import ApiError, Router, json_response, read_json
 from .jobs import job_path
@@ -93,8 +92,5 @@ def router(service: ProfileService) -> Router:
 
 
 def _checked(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """Run a use case; rejected text is 413 when too long, 400 for anything else wrong."""
-    try:
-        return call(*args, **kwargs)
-    except Invalid as exc:
-        raise ApiError(413 if isinstance(exc, TextTooLong) else 400, str(exc)) from exc
+    """Run a use case (rejected text is the tree's Invalid, or TooLarge: the router maps it)."""
+    return call(*args, **kwargs)

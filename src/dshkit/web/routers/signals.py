@@ -13,7 +13,6 @@ import asyncio
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...errors import Invalid
 from ...profile import ProfileService
 from ...profile.signal_views import HITS_LIMIT
 from ..routing import ApiError, Router, json_response
@@ -36,18 +35,15 @@ def router(service: ProfileService) -> Router:
         signal = query.get("signal")
         if not signal:
             raise ApiError(400, "signal must name one signal (GET /api/signals lists them)")
-        try:
-            hits = await asyncio.to_thread(
-                service.signal_hits,
-                signal,
-                harness=harness_param(query.get("harness")),
-                session=query.get("session") or None,
-                day=query.get("day") or None,
-                offset=number(request, "offset", 0, 0, 1 << 31) or 0,
-                limit=number(request, "limit", 50, 1, HITS_LIMIT) or 50,
-            )
-        except Invalid as exc:
-            raise ApiError(400, str(exc)) from None
+        hits = await asyncio.to_thread(
+            service.signal_hits,
+            signal,
+            harness=harness_param(query.get("harness")),
+            session=query.get("session") or None,
+            day=query.get("day") or None,
+            offset=number(request, "offset", 0, 0, 1 << 31) or 0,
+            limit=number(request, "limit", 50, 1, HITS_LIMIT) or 50,
+        )
         return json_response(hits.as_json(), headers=_NO_STORE)
 
     return api
