@@ -30,7 +30,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 HARNESSES = harnesses.NAMES
 
-stdout = Console(highlight=False, soft_wrap=True)  # never break a path or command
+# Never break a path or command; and off a terminal (a pipe, a file) no width at all, so that
+# tables are never cut at 80 columns with their ids (a script copies them whole).
+stdout = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 1 << 16)
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 

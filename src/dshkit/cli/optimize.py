@@ -35,14 +35,13 @@ def _service(state_dir: str | None, sources: list[Source] | None = None) -> Opti
 
 class _DefaultGroup(click.Group):
     """`dshkit optimize RAW …` runs one optimization; `dshkit optimize eval|settings …` are
-    its subcommands."""
+    its subcommands. Anything else is `run`'s, options before the words included
+    (`dshkit optimize --tier basic "…"`): the group itself takes no option but help."""
 
-    def resolve_command(
-        self, ctx: click.Context, args: list[str]
-    ) -> tuple[str | None, click.Command | None, list[str]]:
-        if args and args[0] in self.commands:
-            return super().resolve_command(ctx, args)
-        return "run", self.commands["run"], args
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
 
 
 def _choices(func: Any) -> Any:
