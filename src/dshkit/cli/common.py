@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,6 +14,7 @@ import orjson
 from rich.console import Console
 
 from .. import harnesses
+from ..app import App
 from ..errors import Invalid, Unavailable
 from ..paths import state_dir
 from ..sessions import (
@@ -84,6 +85,21 @@ def open_store(directory: str | None) -> Iterator[Store]:
         )
     with store:
         yield store
+
+
+def open_app(state_dir: str | None, sources: Sequence[Source] | None = None) -> App:
+    """The composition root over the state directory, once its store is known to be usable
+    (a broken or newer database is refused, a directory open to others tightened, saying so).
+    `sources`: the session roots a refresh reads (each harness's own when None)."""
+    try:
+        app, notes = App.open(state_dir, sources)
+    except OSError as exc:
+        raise Unavailable(f"cannot open the state directory: {exc}") from exc
+    for note in notes:
+        stderr.print(
+            f"note: the state directory held people's words open to others; {note}", markup=False
+        )
+    return app
 
 
 def find_session(

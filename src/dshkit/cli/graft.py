@@ -27,7 +27,7 @@ from ..sessions import Refresh, Source
 from .common import (
     HARNESSES,
     json_option,
-    open_store,
+    open_app,
     print_json,
     roots_option,
     sources_for,
@@ -40,11 +40,7 @@ from .errors import EXIT_FAILED
 
 
 def _service(state_dir: str | None, sources: Sequence[Source] | None = None) -> GraftService:
-    """The service over the state directory, once the store opened (what cannot be used is
-    refused here, exit 1, and a tightened directory is said)."""
-    with open_store(state_dir) as store:
-        directory = store.state_dir
-    return GraftService(directory, sources=sources)
+    return open_app(state_dir, sources).graft
 
 
 @click.group()

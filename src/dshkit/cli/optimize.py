@@ -15,7 +15,7 @@ from ..optimizer import FORMS, TIERS, OptimizerService
 from ..sessions import Refresh, Source
 from .common import (
     json_option,
-    open_store,
+    open_app,
     print_json,
     roots_option,
     sources_for,
@@ -26,11 +26,7 @@ from .common import (
 
 
 def _service(state_dir: str | None, sources: list[Source] | None = None) -> OptimizerService:
-    """The optimizer over the state directory, refused here (exit 1) when its database
-    cannot be used."""
-    with open_store(state_dir) as store:
-        directory = store.state_dir
-    return OptimizerService(directory, sources=sources)
+    return open_app(state_dir, sources).optimizer
 
 
 class _DefaultGroup(click.Group):
