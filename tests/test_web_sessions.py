@@ -29,7 +29,7 @@ from dshkit.overview import StatusService
 from dshkit.paths import private_dir
 from dshkit.profile import ProfileService
 from dshkit.sessions import Catalog, Scanner, Source
-from dshkit.sessions.browse import TEXT_LIMIT, SessionsService
+from dshkit.sessions.service import TEXT_LIMIT, SessionsService
 from dshkit.store import Store
 from dshkit.web.app import create_app
 from dshkit.web.server import make_server
@@ -37,6 +37,7 @@ from dshkit.web.server import make_server
 from .conftest import session_dir, write_log
 from .fakes import FakeOpenAI, Reply
 from .graft_driver import plan_for
+from .test_cli import dshkit
 from .test_service import Running
 from .test_signals import MINUTE, Log
 
@@ -382,3 +383,19 @@ def test_the_static_assets_are_served_with_the_same_policy(running: Running) -> 
     assert "content-security-policy" in style.headers
     assert get(running, "/static/index.html").status_code == 404
     assert get(running, "/static/../token").status_code == 404
+
+
+def test_the_command_line_and_the_web_say_a_session_in_the_same_json(
+    running: Running, tmp_path: Path
+) -> None:
+    state = ["--state-dir", str(running.state_dir)]
+    listed = dshkit("sessions", "list", "--json", *state, home=tmp_path).stdout
+    assert orjson.loads(listed) == get(running, "/api/sessions").json()["sessions"]
+    shown = dshkit("sessions", "show", SESSION[:12], "--json", *state, home=tmp_path).stdout
+    assert orjson.loads(shown) == SessionsService(running.state_dir).show(SESSION).as_json()
+    # The web resolves a session as the command line does: an id or a unique prefix.
+    whole = get(running, f"/api/sessions/dsh/{SESSION}").json()
+    assert get(running, f"/api/sessions/dsh/{SESSION[:12]}").json() == whole
+    assert {key: orjson.loads(shown)[key] for key in whole["session"]} == whole["session"]
+    ambiguous = get(running, "/api/sessions/dsh/session-")  # the corpus's three sessions
+    assert ambiguous.status_code == 400 and ambiguous.json()["kind"] == "ambiguous"

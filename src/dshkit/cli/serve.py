@@ -14,7 +14,7 @@ from ..jobs import JobRunner
 from ..optimizer import OptimizerService
 from ..overview import StatusService
 from ..profile import ProfileService
-from ..sessions.browse import SessionsService
+from ..sessions import SessionsService
 from ..web import link
 from ..web.app import create_app, ensure_token
 from ..web.security import TOKEN_HEADER, is_loopback_address
