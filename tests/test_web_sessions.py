@@ -22,7 +22,6 @@ from dshkit.gate.rework import shots_dir
 from dshkit.gate.verdicts import save_verdict
 from dshkit.graft import GraftService, ledger
 from dshkit.graft.lifecycle import begin
-from dshkit.install import inspect
 from dshkit.jobs import JobRunner
 from dshkit.optimizer.runs import Run, save_run
 from dshkit.overview import StatusService
@@ -122,7 +121,7 @@ def console_services(state: Path, jobs: JobRunner) -> dict[str, object]:
     return {
         "sessions": SessionsService(state),
         "signals": ProfileService(state),
-        "status": StatusService(state, inspect=inspect),
+        "status": StatusService(state),
         "gate": GateService(state, jobs=jobs),
         "graft": GraftService(state),
     }

@@ -9,7 +9,6 @@ import click
 from ..capability import CapabilityService
 from ..gate import GateService
 from ..graft import GraftService
-from ..install import inspect as inspect_install
 from ..jobs import JobRunner
 from ..optimizer import OptimizerService
 from ..overview import StatusService
@@ -72,7 +71,7 @@ def serve(
     services["graft"] = GraftService(directory)
     services["sessions"] = SessionsService(directory)
     services["signals"] = service  # the signals are the profile's: one service for both
-    services["status"] = StatusService(directory, inspect=inspect_install)
+    services["status"] = StatusService(directory)
     app = create_app(services, token, allow_remote=allow_remote)
     stderr.print(
         f"dshkit serving http://{shown}:{real_port}/ (API under /api/, state in {directory})",
