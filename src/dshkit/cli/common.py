@@ -17,14 +17,7 @@ from .. import harnesses
 from ..app import App
 from ..errors import Invalid, Unavailable
 from ..paths import state_dir
-from ..sessions import (
-    Catalog,
-    SessionAmbiguous,
-    SessionInfo,
-    SessionNotFound,
-    Source,
-    default_sources,
-)
+from ..sessions import Source, default_sources
 from ..store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -100,16 +93,6 @@ def open_app(state_dir: str | None, sources: Sequence[Source] | None = None) -> 
             f"note: the state directory held people's words open to others; {note}", markup=False
         )
     return app
-
-
-def find_session(
-    catalog: Catalog, session_id: str, harness: str | None, param_hint: str = "SESSION_ID"
-) -> SessionInfo:
-    """The one session `session_id` (or a unique prefix) names, or a usage error saying why."""
-    try:
-        return catalog.find(session_id, harness)
-    except (SessionNotFound, SessionAmbiguous) as exc:
-        raise click.BadParameter(str(exc), param_hint=param_hint) from None
 
 
 def print_json(value: Any) -> None:
