@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .capability import CapabilityService
     from .gate import GateService
     from .graft import GraftService
+    from .inject import InjectService
     from .jobs import JobRunner
     from .optimizer import OptimizerService
     from .overview import StatusService
@@ -127,3 +128,10 @@ class App:
         from .overview import StatusService
 
         return StatusService(self.state_dir)
+
+    @cached_property
+    def inject(self) -> InjectService:
+        """What each hook event would inject into a session (a preview: nothing delivered)."""
+        from .inject import InjectService
+
+        return InjectService(self.state_dir)

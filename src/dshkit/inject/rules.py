@@ -389,4 +389,8 @@ def refresh_on_pause(store: Store, call: Call) -> Part:
         from ..procs import spawn_detached
 
         spawn_detached("refresh", "--state-dir", str(call.state_dir))
-    return Part(REFRESH, effects=("starts a detached `dshkit refresh`",))
+    return Part(
+        REFRESH,
+        why="nothing for the model: it brings dshkit's store up to date",
+        effects=("starts a detached `dshkit refresh`",),
+    )
