@@ -9,6 +9,7 @@ import click
 from ..capability import CapabilityService
 from ..gate import GateService
 from ..graft import GraftService
+from ..inject import InjectService
 from ..jobs import JobRunner
 from ..optimizer import OptimizerService
 from ..overview import StatusService
@@ -72,6 +73,7 @@ def serve(
     services["sessions"] = SessionsService(directory)
     services["signals"] = service  # the signals are the profile's: one service for both
     services["status"] = StatusService(directory)
+    services["inject"] = InjectService(directory)  # what the hooks would inject (a preview)
     app = create_app(services, token, allow_remote=allow_remote)
     stderr.print(
         f"dshkit serving http://{shown}:{real_port}/ (API under /api/, state in {directory})",
