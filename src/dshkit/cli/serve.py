@@ -91,13 +91,10 @@ def serve(
     # An unspecified bind address is no address to browse to: this machine's loopback is.
     here = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(bound, shown)
     url = f"http://{here}:{real_port}/"
-    stderr.print(
-        f"open the console: {link.login_link(url, token)} (or run `dshkit open`); scripts "
-        f"send the {TOKEN_HEADER} header, the token is in {directory / 'token'}",
-        markup=False,
-    )
-    served = link.record(directory, url, real_port)
-    try:
+    with link.recording(directory, url, real_port):  # before the link: `dshkit open` works
+        stderr.print(
+            f"open the console: {link.login_link(url, token)} (or run `dshkit open`); scripts "
+            f"send the {TOKEN_HEADER} header, the token is in {directory / 'token'}",
+            markup=False,
+        )
         make_server(app).run(sockets=[sock])
-    finally:
-        link.forget(directory, served)
