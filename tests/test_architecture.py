@@ -19,11 +19,11 @@ PACKAGE = "dshkit"
 # Lowest first: a module may import its own layer or a lower one. A name is a module or a
 # package (then every module below it). ARCHITECTURE.md explains each layer.
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "paths", "config", "harnesses", "procs", "chromium", "jobs", "detached"),
+    ("errors", "paths", "config", "harnesses", "procs", "chromium", "jobs"),
     ("store", "deliveries"),
     ("sessions", "llm"),
     ("profile", "optimizer", "capability", "gate", "graft", "guard", "memory"),
-    ("install", "hookspec", "overview", "app"),
+    ("install", "hookspec", "inject", "overview", "app"),
     ("hooks",),
     ("web",),
     ("mcp",),

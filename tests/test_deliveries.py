@@ -26,7 +26,7 @@ from dshkit.store import (
     Store,
 )
 
-from .support.cli import COMMAND, environment
+from .support.cli import COMMAND, adopt_environment, environment
 from .support.hooks import claude, context, dsh, hook, hook_log
 from .support.profile import PROFILE, effective, store_version
 
@@ -102,11 +102,7 @@ def test_capability_facts_are_delivered_once_the_answer_was_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     payload = claude("c1", source="startup", permission_mode="default", cwd=str(tmp_path))
-    child = environment(tmp_path)  # what the hook processes see, so that the keys agree
-    for name in set(os.environ) - set(child):
-        monkeypatch.delenv(name)
-    for name, value in child.items():
-        monkeypatch.setenv(name, value)
+    adopt_environment(monkeypatch, tmp_path)  # what the hook processes see: the keys agree
     with state(tmp_path) as store:
         # Fresh results for the session's key: the hooks start no probe.
         key = cache_key(read_facts(store, "claude", payload, []), str(tmp_path))

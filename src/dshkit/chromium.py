@@ -1,9 +1,12 @@
 """Headless Chromium as dshkit runs it: which binary, with which flags, and how it is ended.
 
 One place for what running Chromium here taught (../shared/notes/headless-chromium.md): a
-fresh profile per run, software rendering, no sandbox as root, no background networking, no
-way out but loopback, and the whole process group killed on every exit path (its users end it
-with `procs.kill_group`).
+fresh profile per run, software rendering, Chromium's own sandbox (off only as root, where it
+refuses to start with it), no background networking, no way out but loopback, and the whole
+process group killed on every exit path (its users end it with `procs.kill_group`).
+
+A browser that opens pages nobody vetted (the delivery gate's) is confined further
+(`CONFINED_FLAGS`, `CONFINED_PREFERENCES`): no connection leaves it at all, loopback included.
 """
 
 from __future__ import annotations
@@ -13,9 +16,8 @@ import shutil
 
 EXECUTABLE_ENV = "DSHKIT_CHROMIUM"  # another Chromium binary (tests, other distributions)
 NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-FLAGS = (
+_FLAGS = (
     "--headless",
-    "--no-sandbox",  # the gate may run as root (CI); the page is the user's own file
     "--disable-gpu",
     "--enable-unsafe-swiftshader",  # WebGL through software rendering (no --use-gl: kills WebGL)
     "--disable-quic",
@@ -53,6 +55,27 @@ FLAGS = (
     "--no-proxy-server",
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
 )
+NO_SANDBOX = "--no-sandbox"
+# Every connection, loopback and WebSockets included, is sent to a proxy whose name resolves
+# to nothing: what gets past the gate's request interception (a worker's WebSocket, a
+# preconnect, WebTransport) fails in the network stack. No DIRECT fallback: a fixed proxy
+# that cannot be reached is an error, not a detour.
+_CONFINED_PROXY = (
+    "--proxy-server=socks5://dshkit-no-network.invalid:1",
+    "--proxy-bypass-list=<-loopback>",  # loopback too (it is bypassed implicitly otherwise)
+)
+# WebRTC would still send UDP (STUN) past any proxy; this profile policy allows it none.
+CONFINED_PREFERENCES = {"webrtc": {"ip_handling_policy": "disable_non_proxied_udp"}}
+
+
+def launch_flags(euid: int) -> tuple[str, ...]:
+    """The flags for a process of user `euid`: Chromium refuses to start sandboxed as root,
+    so only root runs it without its sandbox."""
+    return (*_FLAGS, NO_SANDBOX) if euid == 0 else _FLAGS
+
+
+FLAGS = launch_flags(os.geteuid())
+CONFINED_FLAGS = (*(f for f in FLAGS if f != "--no-proxy-server"), *_CONFINED_PROXY)
 
 
 def find() -> str | None:

@@ -2,29 +2,27 @@
 
 Cheap facts only (no probe, no network): the sessions read per harness, whether the LLM is
 configured (never the key: only whether there is one) with the next step when it is not,
-whether the hooks are installed per harness (user scope), and the profile's state.
+whether the hooks are installed per harness (user scope, as `doctor` inspects it: each
+harness's settings where its environment says, e.g. under $HOME or $CLAUDE_CONFIG_DIR), and
+the profile's state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from . import harnesses
+from .install import inspect
 from .llm import LLMConfig, LLMConfigError
 from .profile.state import ProfileState
 from .sessions.catalog import Catalog
 from .store import Store
 
-# (harness, scope, project, state dir) → the hooks' install as `doctor` inspects it: given by
-# the surface that serves the overview (`dshkit.install.inspect`).
-Inspector = Callable[[str, str, Path, Path], Any]
 
-
-def overview(state_dir: Path, project: Path, inspect: Inspector | None = None) -> dict[str, Any]:
-    """The facts above for the state directory `state_dir`; the hooks' install per harness
-    (user scope: what a console can speak for) when an `inspect` is given."""
+def overview(state_dir: Path, project: Path) -> dict[str, Any]:
+    """The facts above for the state directory `state_dir`, the hooks' install per harness in
+    user scope (what a console can speak for)."""
     with Store(state_dir) as store:
         catalog = Catalog(store)
         sessions = {name: 0 for name in harnesses.NAMES}
@@ -41,9 +39,7 @@ def overview(state_dir: Path, project: Path, inspect: Inspector | None = None) -
         "sessions": sessions,
         "humanMessages": humans,
         "llm": _llm(state_dir),
-        "hooks": []
-        if inspect is None
-        else [_hooks(inspect, h.name, project, state_dir) for h in harnesses.all_harnesses()],
+        "hooks": [_hooks(h.name, project, state_dir) for h in harnesses.all_harnesses()],
         "profile": {"mode": mode, "version": latest[0] if latest else None},
     }
 
@@ -62,7 +58,7 @@ def _llm(state_dir: Path) -> dict[str, Any]:
     return {"configured": True, "model": config.model, "baseUrl": config.base_url}
 
 
-def _hooks(inspect: Inspector, harness: str, project: Path, state_dir: Path) -> dict[str, Any]:
+def _hooks(harness: str, project: Path, state_dir: Path) -> dict[str, Any]:
     found = inspect(harness, "user", project, state_dir)
     return {
         "harness": harness,
@@ -78,12 +74,9 @@ def _hooks(inspect: Inspector, harness: str, project: Path, state_dir: Path) -> 
 class StatusService:
     """The overview for the web API; each call opens its own store connection."""
 
-    def __init__(
-        self, state_dir: Path, project: Path | None = None, inspect: Inspector | None = None
-    ) -> None:
+    def __init__(self, state_dir: Path, project: Path | None = None) -> None:
         self.state_dir = Path(state_dir)
         self.project = project or Path.cwd()
-        self.inspect = inspect
 
     def overview(self) -> dict[str, Any]:
-        return overview(self.state_dir, self.project, self.inspect)
+        return overview(self.state_dir, self.project)

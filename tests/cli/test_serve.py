@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 import socket
+import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -81,3 +83,39 @@ def test_doctor_sees_that_the_running_service_is_this_installs(tmp_path: Path) -
     finally:
         child.terminate()
         child.communicate(timeout=20)
+
+
+def test_serve_records_its_link_for_dshkit_open_and_forgets_it_on_exit(tmp_path: Path) -> None:
+    state = tmp_path / ".dsh" / "dshkit"
+    nothing = run_dshkit("open", "--print", home=tmp_path, check=False)
+    assert nothing.returncode == 1 and "no `dshkit serve` is running" in nothing.stderr
+    child = serve(tmp_path, "--port", "0")
+    try:
+        assert child.stderr is not None
+        port = re.search(r"serving http://127\.0\.0\.1:(\d+)/", child.stderr.readline())
+        assert port
+        child.stderr.readline()
+        printed = re.search(r"open the console: (\S+) ", child.stderr.readline())
+        assert printed, "serve printed no login link"
+        token = (state / "token").read_text().strip()
+        link = f"http://127.0.0.1:{port.group(1)}/?token={token}"
+        assert printed.group(1) == link
+        record = state / "serve.json"
+        assert stat.S_IMODE(record.stat().st_mode) == 0o600 and token not in record.read_text()
+        shown = run_dshkit("open", "--print", home=tmp_path, check=False)
+        assert shown.returncode == 0 and shown.stdout.strip() == link
+        as_json = run_dshkit("open", "--json", home=tmp_path, check=False)
+        assert orjson.loads(as_json.stdout) == {"url": link}
+        # Opened as the browser would be: $BROWSER is what `webbrowser` runs first.
+        opened = tmp_path / "opened"
+        browser = f"{sys.executable} -c \"import sys; open('{opened}', 'w').write(sys.argv[1])\" %s"
+        done = run_dshkit("open", home=tmp_path, env={"BROWSER": browser}, timeout=60, check=False)
+        assert done.returncode == 0 and opened.read_text() == link
+        login = httpx.get(link, timeout=20)
+        assert login.status_code == 303 and "httponly" in login.headers["set-cookie"].lower()
+    finally:
+        child.terminate()
+        child.communicate(timeout=20)
+    assert not (state / "serve.json").exists()
+    gone = run_dshkit("open", "--print", home=tmp_path, check=False)
+    assert gone.returncode == 1 and "no `dshkit serve` is running" in gone.stderr

@@ -142,6 +142,7 @@ def test_good_pages_are_ok_and_stop_early_by_their_own_rule(
     assert timings["loadMs"] is not None
     assert verdict.elapsed_ms < GOOD_BUDGET_S * 1000
     assert verdict.screenshot is not None and Path(verdict.screenshot).is_file()
+    assert verdict.blocked == []  # it loads nothing from outside its directory
 
 
 @pytest.mark.browser

@@ -18,6 +18,7 @@ import pytest
 from dshkit.capability import CapabilityService
 from dshkit.capability.text import FULL_ACCESS, HEADING, PENDING
 from dshkit.store import Store
+from dshkit.web.security import TOKEN_HEADER
 
 from ..support import hooks
 from ..support.cli import run_dshkit
@@ -158,7 +159,10 @@ def test_the_service_reports_and_probes_on_request(
     running: Running, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CODEX_HOME", str(project / "no-codex-home"))
-    with httpx.Client(base_url=f"http://127.0.0.1:{running.port}/api/capability") as client:
+    with httpx.Client(
+        base_url=f"http://127.0.0.1:{running.port}/api/capability",
+        headers={TOKEN_HEADER: running.token},  # every route needs the owner's token
+    ) as client:
         query = {"harness": "codex", "mode": "danger-full-access", "cwd": str(project)}
         answer = client.get("/", params={**query, "probe": "1"})
         assert answer.status_code == 200 and answer.headers["cache-control"] == "no-store"

@@ -20,7 +20,7 @@ from dshkit.store import Store
 
 from ..support.cli import COMMAND, environment, run_dshkit
 from ..support.hook_handlers import DENIED
-from ..support.hooks import claude, codex, context, dsh, hook, hook_log
+from ..support.hooks import LOCKER, claude, codex, context, dsh, hook, hook_log
 from ..support.profile import PROFILE, effective, store_version
 
 
@@ -151,20 +151,6 @@ def test_a_session_is_marked_only_once_the_answer_was_written(home: Path) -> Non
     assert context(out) == text + "\n\nnoted"
     assert (home / ".dsh" / "dshkit" / "noted-committed").read_text() == "session-8"
     assert hook(home, "UserPromptSubmit", dsh("session-8", prompt=text))[0] == {}
-
-
-LOCKER = """
-import sqlite3, sys, time
-db = sqlite3.connect(sys.argv[1], isolation_level=None)
-if sys.argv[2] == "exclusive":
-    db.execute("PRAGMA locking_mode=EXCLUSIVE")  # readers are shut out too
-    db.execute("BEGIN EXCLUSIVE")
-else:
-    db.execute("BEGIN IMMEDIATE")  # the write lock: readers still read (WAL)
-db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('test.lock', 'held')")
-print("locked", flush=True)
-sys.stdin.read()
-"""
 
 
 @pytest.mark.parametrize("mode", ["immediate", "exclusive"])

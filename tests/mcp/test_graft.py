@@ -130,3 +130,18 @@ def test_the_cli_and_the_tool_hand_off_through_the_same_use_case(world: World) -
     with Store(world.state) as store:
         assert load(store, by_tool["id"]).plan == load(store, by_cli["id"]).plan
         assert load(store, by_tool["id"]).state == State.PENDING
+
+
+def test_a_rolled_back_slice_exits_1_with_its_state(world: World) -> None:
+    session(world)
+    world.script("fail", "fail")
+    world.state.mkdir()
+    (world.state / "config.toml").write_text("[graft]\nignite_attempts = 2\n")
+    out = run_dshkit(
+        "graft", "slice", "--session", "c-src", "--root", str(world.claude / "projects"),
+        "--harness", "claude", "--json", "--state-dir", str(world.state), home=world.cwd,
+        check=False,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stderr  # not done: the source works again
+    ended = orjson.loads(out.stdout)
+    assert ended["state"] == "ROLLED_BACK" and ended["attempts"] == 2

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .paths import PYTHONPATH
 
 COMMAND = [sys.executable, "-m", "dshkit"]
@@ -45,6 +47,23 @@ def environment(home: Path, env: Mapping[str, str | None] | None = None) -> dict
         else:
             made[name] = value
     return made
+
+
+def state_of(home: Path) -> Path:
+    """The state directory a dshkit process uses under `home` when given none."""
+    return home / ".dsh" / "dshkit"
+
+
+def adopt_environment(
+    monkeypatch: pytest.MonkeyPatch, home: Path, env: Mapping[str, str | None] | None = None
+) -> None:
+    """This process's environment made the one a dshkit process gets under `home` (until the
+    test ends), so that what the test computes here agrees with what the hooks see."""
+    wanted = environment(home, env)
+    for name in set(os.environ) - set(wanted):
+        monkeypatch.delenv(name)
+    for name, value in wanted.items():
+        monkeypatch.setenv(name, value)
 
 
 def run_dshkit(

@@ -10,6 +10,21 @@ import orjson
 
 from .cli import run_dshkit
 
+# A process holding the store's lock until its stdin closes (`exclusive`: readers are shut
+# out too); it prints "locked" once it holds it. Argv: the database, the mode.
+LOCKER = """
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+if sys.argv[2] == "exclusive":
+    db.execute("PRAGMA locking_mode=EXCLUSIVE")  # readers are shut out too
+    db.execute("BEGIN EXCLUSIVE")
+else:
+    db.execute("BEGIN IMMEDIATE")  # the write lock: readers still read (WAL)
+db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('test.lock', 'held')")
+print("locked", flush=True)
+sys.stdin.read()
+"""
+
 
 def hook(home: Path, event: str, payload: dict[str, Any], **env: str) -> tuple[dict[str, Any], str]:
     """The answer to one hook call under `home` (it must exit 0 and say nothing on stderr),

@@ -1,8 +1,9 @@
-"""The local service as a test runs it: on 127.0.0.1 in a thread, driven over real HTTP, and
-the server-sent events of a job followed as they arrive."""
+"""The local service as a test runs it: on 127.0.0.1 in a thread, driven over real HTTP; the
+server-sent events of a job followed as they arrive; one request handed to the app directly."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -93,3 +94,42 @@ def events(response: httpx.Response) -> Iterator[dict[str, Any]]:
         else:
             field, _, value = line.partition(": ")
             current[field] = orjson.loads(value) if field == "data" else value
+
+
+def call(
+    app: Any,
+    peer: tuple[str, int] | None,
+    host: str = "localhost:8765",
+    method: str = "GET",
+    path: str = "/api/dummy/peek",
+    headers: dict[str, str] | None = None,
+    body: bytes = b"",
+) -> tuple[int, dict[str, Any]]:
+    """One request handed to the ASGI app as uvicorn would, from the peer `peer`."""
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(b"host", host.encode())]
+        + [(k.encode(), v.encode()) for k, v in (headers or {}).items()],
+        "client": peer,
+        "server": ("0.0.0.0", 8765),
+        "state": {},
+    }
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    payload = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return sent[0]["status"], orjson.loads(payload)

@@ -104,7 +104,7 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
                     assert serve.poll() is None and time.monotonic() < deadline, "no service"
                     time.sleep(0.1)
             link = _login_link(serve)
-            with Browser() as browser:
+            with Browser(loopback=True) as browser:  # it drives the local service
                 endpoint = asyncio.run(browser.ready())  # before Playwright runs its own loop
                 yield from _drive(url, link, endpoint, state_dir, fake, world)
         finally:

@@ -4,13 +4,11 @@ signs in and how: tests/test_web_auth.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from starlette.requests import Request
 from starlette.responses import Response
@@ -18,7 +16,7 @@ from starlette.responses import Response
 from dshkit.web.app import create_app
 from dshkit.web.routing import Router, json_response, read_json
 
-from ..support.web import Running
+from ..support.web import Running, call
 
 TOKEN = "t" * 43
 
@@ -87,45 +85,6 @@ def test_unknown_or_misnamed_capabilities_are_refused() -> None:
         create_app({"nope": object()}, TOKEN)
     with pytest.raises(ValueError, match="is named 'dummy'"):
         create_app({"other": []}, TOKEN, routers={"other": dummy_router})
-
-
-def call(
-    app: Any,
-    peer: tuple[str, int] | None,
-    host: str = "localhost:8765",
-    method: str = "GET",
-    path: str = "/api/dummy/peek",
-    headers: dict[str, str] | None = None,
-    body: bytes = b"",
-) -> tuple[int, dict[str, Any]]:
-    """One request handed to the ASGI app as uvicorn would, from the peer `peer`."""
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "root_path": "",
-        "query_string": b"",
-        "headers": [(b"host", host.encode())]
-        + [(k.encode(), v.encode()) for k, v in (headers or {}).items()],
-        "client": peer,
-        "server": ("0.0.0.0", 8765),
-        "state": {},
-    }
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    asyncio.run(app(scope, receive, send))
-    payload = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    return sent[0]["status"], orjson.loads(payload)
 
 
 def test_other_machines_are_refused_whatever_host_they_name() -> None:

@@ -17,15 +17,15 @@ import pytest
 from dshkit import harnesses
 from dshkit.gate import GateService
 from dshkit.graft import GraftService
-from dshkit.install import inspect
 from dshkit.jobs import JobRunner
 from dshkit.overview import StatusService
 from dshkit.profile import ProfileService
-from dshkit.sessions.browse import TEXT_LIMIT, SessionsService
+from dshkit.sessions.service import TEXT_LIMIT, SessionsService
 from dshkit.store import Store
 from dshkit.web.app import create_app
 from dshkit.web.server import make_server
 
+from ..support.cli import run_dshkit
 from ..support.console import LONG_OUTPUT, PNG, SESSION, build_world
 from ..support.fakes import FakeOpenAI, Reply
 from ..support.logs import MINUTE
@@ -36,7 +36,7 @@ def console_services(state: Path, jobs: JobRunner) -> dict[str, object]:
     return {
         "sessions": SessionsService(state),
         "signals": ProfileService(state),
-        "status": StatusService(state, inspect=inspect),
+        "status": StatusService(state),
         "gate": GateService(state, jobs=jobs),
         "graft": GraftService(state),
     }
@@ -297,3 +297,19 @@ def test_the_static_assets_are_served_with_the_same_policy(running: Running) -> 
     assert "content-security-policy" in style.headers
     assert get(running, "/static/index.html").status_code == 404
     assert get(running, "/static/../token").status_code == 404
+
+
+def test_the_command_line_and_the_web_say_a_session_in_the_same_json(
+    running: Running, tmp_path: Path
+) -> None:
+    state = ["--state-dir", str(running.state_dir)]
+    listed = run_dshkit("sessions", "list", "--json", *state, home=tmp_path).stdout
+    assert orjson.loads(listed) == get(running, "/api/sessions").json()["sessions"]
+    shown = run_dshkit("sessions", "show", SESSION[:12], "--json", *state, home=tmp_path).stdout
+    assert orjson.loads(shown) == SessionsService(running.state_dir).show(SESSION).as_json()
+    # The web resolves a session as the command line does: an id or a unique prefix.
+    whole = get(running, f"/api/sessions/dsh/{SESSION}").json()
+    assert get(running, f"/api/sessions/dsh/{SESSION[:12]}").json() == whole
+    assert {key: orjson.loads(shown)[key] for key in whole["session"]} == whole["session"]
+    ambiguous = get(running, "/api/sessions/dsh/session-")  # the corpus's three sessions
+    assert ambiguous.status_code == 400 and ambiguous.json()["kind"] == "ambiguous"

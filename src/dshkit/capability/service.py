@@ -56,6 +56,11 @@ class Report:
         return self.channels is None
 
     @property
+    def probe_due(self) -> bool:
+        """Nothing fresh and no probe running: asking for the report starts one."""
+        return self.pending and not self.probing
+
+    @property
     def text(self) -> str:
         return render(self.facts, self.channels)
 
@@ -157,7 +162,7 @@ def lookup(
     if now:
         probe(store, facts, cwd)
     found = report(store, facts, cwd, errors)
-    if found.pending and not found.probing and claim_probe(store, found.key):
+    if found.probe_due and claim_probe(store, found.key):
         start_probe(store.state_dir, facts, cwd)
         return found, True
     return found, False

@@ -18,6 +18,7 @@ _COMMANDS = {
     "graft": "graft:graft",
     "guard": "guard:guard",
     "hook": "hookinfo:hook",
+    "inject": "inject:inject",
     "install-hooks": "hooks:install_hooks",
     "mcp": "mcp:mcp",
     "open": "open:open_console",

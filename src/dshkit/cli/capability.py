@@ -7,9 +7,9 @@ import time
 
 import click
 
-from ..capability import TTL_S, CapabilityService, Lookup
+from ..capability import TTL_S, Lookup
 from ..hooks.log import log
-from .common import HARNESSES, json_option, open_store, print_json, state_dir_option, stdout
+from .common import HARNESSES, json_option, open_app, print_json, state_dir_option, stdout
 
 _MARKS = {True: "ok", False: "FAILED", None: "-"}
 
@@ -50,8 +50,7 @@ def capability(
     --probe, answers at once from the cache and starts a background probe when it has
     nothing fresh."""
     where = os.path.abspath(cwd or os.getcwd())
-    with open_store(state_dir) as store:  # a broken database is refused before anything runs
-        service = CapabilityService(store.state_dir)
+    service = open_app(state_dir).capability  # a broken database is refused before anything runs
     modes = {"sandbox": mode, "approval": approval, "permission": permission_mode}
     try:
         found = service.lookup_given(harness, where, modes, now=now)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,23 +14,19 @@ import orjson
 from rich.console import Console
 
 from .. import harnesses
+from ..app import App
 from ..errors import Invalid, Unavailable
 from ..paths import state_dir
-from ..sessions import (
-    Catalog,
-    SessionAmbiguous,
-    SessionInfo,
-    SessionNotFound,
-    Source,
-    default_sources,
-)
+from ..sessions import Source, default_sources
 from ..store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 HARNESSES = harnesses.NAMES
 
-stdout = Console(highlight=False, soft_wrap=True)  # never break a path or command
+# Never break a path or command; and off a terminal (a pipe, a file) no width at all, so that
+# tables are never cut at 80 columns with their ids (a script copies them whole).
+stdout = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 1 << 16)
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
@@ -84,14 +80,19 @@ def open_store(directory: str | None) -> Iterator[Store]:
         yield store
 
 
-def find_session(
-    catalog: Catalog, session_id: str, harness: str | None, param_hint: str = "SESSION_ID"
-) -> SessionInfo:
-    """The one session `session_id` (or a unique prefix) names, or a usage error saying why."""
+def open_app(state_dir: str | None, sources: Sequence[Source] | None = None) -> App:
+    """The composition root over the state directory, once its store is known to be usable
+    (a broken or newer database is refused, a directory open to others tightened, saying so).
+    `sources`: the session roots a refresh reads (each harness's own when None)."""
     try:
-        return catalog.find(session_id, harness)
-    except (SessionNotFound, SessionAmbiguous) as exc:
-        raise click.BadParameter(str(exc), param_hint=param_hint) from None
+        app, notes = App.open(state_dir, sources)
+    except OSError as exc:
+        raise Unavailable(f"cannot open the state directory: {exc}") from exc
+    for note in notes:
+        stderr.print(
+            f"note: the state directory held people's words open to others; {note}", markup=False
+        )
+    return app
 
 
 def print_json(value: Any) -> None:

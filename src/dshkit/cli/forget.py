@@ -4,17 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..sessions import Scanner
-from ..store import LeaseBusy
-from .common import (
-    HARNESSES,
-    find_session,
-    json_option,
-    open_store,
-    print_json,
-    state_dir_option,
-    stdout,
-)
+from .common import HARNESSES, json_option, print_json, state_dir_option, stdout
+from .sessions import session_argument, sessions_service
 
 
 @click.command()
@@ -28,14 +19,10 @@ def forget(session_id: str, harness: str | None, state_dir: str | None, as_json:
 
     SESSION_ID may be a unique prefix of the id.
     """
-    with open_store(state_dir) as store:
-        scanner = Scanner(store)
-        info = find_session(scanner.catalog, session_id, harness)
-        try:
-            scanner.forget(info.key)
-        except LeaseBusy as exc:
-            raise click.ClickException(str(exc)) from exc
+    service = sessions_service(state_dir)
+    with session_argument():
+        forgotten = service.forget(session_id, harness)
     if as_json:
-        print_json({"forgotten": {"harness": info.harness, "id": info.session_id}})
+        print_json(forgotten.as_json())
     else:
-        stdout.print(f"forgot {info.harness}:{info.session_id}", markup=False)
+        stdout.print(f"forgot {forgotten.harness}:{forgotten.session_id}", markup=False)

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import click
 
-from .. import paths
-from ..gate import MAX_BUDGET_S, MIN_BUDGET_S, OK, GateService
-from .common import json_option, print_json, state_dir_option, stdout
+from ..gate import MAX_BUDGET_S, MIN_BUDGET_S, OK
+from .common import json_option, open_app, print_json, state_dir_option, stdout
 
 
 @click.command()
@@ -25,7 +24,7 @@ from .common import json_option, print_json, state_dir_option, stdout
 def gate(file: Path, budget: float | None, as_json: bool, state_dir: str | None) -> None:
     """Judge FILE (.html/.htm/.xhtml/.svg) in headless Chromium: ok, fatal-overlay,
     page-error, blank-canvas-0, blank-canvas or unresponsive. Exits 1 unless ok."""
-    verdict = GateService(paths.state_dir(state_dir)).check(file, budget)
+    verdict = open_app(state_dir).gate.check(file, budget)
     if as_json:
         print_json(verdict.summary())
     else:

@@ -27,7 +27,7 @@ from ..sessions import Refresh, Source
 from .common import (
     HARNESSES,
     json_option,
-    open_store,
+    open_app,
     print_json,
     roots_option,
     sources_for,
@@ -36,14 +36,11 @@ from .common import (
     stdout,
     when,
 )
+from .errors import EXIT_FAILED
 
 
 def _service(state_dir: str | None, sources: Sequence[Source] | None = None) -> GraftService:
-    """The service over the state directory, once the store opened (what cannot be used is
-    refused here, exit 1, and a tightened directory is said)."""
-    with open_store(state_dir) as store:
-        directory = store.state_dir
-    return GraftService(directory, sources=sources)
+    return open_app(state_dir, sources).graft
 
 
 @click.group()
@@ -424,7 +421,7 @@ def slice_command(
     session takes no new prompt or tool call (its hooks refuse them with a pointer). The new
     session is started by the harness's own CLI in the same directory ([graft] ignite_target;
     off: the next session started there picks the handoff up). When it cannot be started the
-    handoff is rolled back and the session works again.
+    handoff is rolled back and the session works again, and the command exits 1.
     """
     mark = _json_object(forced_mark, "--forced-mark") if forced_mark else None
     sources = transcript_sources(transcript) if transcript else sources_for(roots, harness)
@@ -437,12 +434,13 @@ def slice_command(
         drive="detached" if background else "now",
         refresh=Refresh.WAIT,
     )
+    txn = sliced.txn
     if as_json:
         print_json(sliced.as_json())
-        return
-    txn = sliced.txn
-    stdout.print(Text(f"handoff #{txn.id} of {txn.plan.harness} {txn.plan.session_id}: "))
-    stdout.print(Text(_ending(txn) if not background else "begun; the target starts detached"))
+    else:
+        stdout.print(Text(f"handoff #{txn.id} of {txn.plan.harness} {txn.plan.session_id}: "))
+        stdout.print(Text(_ending(txn) if not background else "begun; the target starts detached"))
+    _exit_for(txn)
 
 
 @graft.command("drive")
@@ -450,13 +448,22 @@ def slice_command(
 @state_dir_option
 @json_option
 def drive_command(txn_id: int, state_dir: str | None, as_json: bool) -> None:
-    """Carry a begun handoff to its end: start and verify its target, or roll it back."""
+    """Carry a begun handoff to its end: start and verify its target, or roll it back (then
+    exit 1)."""
     service = _service(state_dir)
     txn = service.drive(txn_id)
     if as_json:
         print_json(txn.as_json())
-        return
-    stdout.print(Text(f"handoff #{txn.id}: {_ending(txn)}"))
+    else:
+        stdout.print(Text(f"handoff #{txn.id}: {_ending(txn)}"))
+    _exit_for(txn)
+
+
+def _exit_for(txn: Txn) -> None:
+    """A handoff that ended rolled back or failed is not done: exit 1 (its state and error
+    were printed, as JSON under --json)."""
+    if txn.state in (State.ROLLED_BACK, State.FAILED):
+        click.get_current_context().exit(EXIT_FAILED)
 
 
 def _json_object(text: str, option: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from ..optimizer import FORMS, TIERS, OptimizerService
 from ..sessions import Refresh, Source
 from .common import (
     json_option,
-    open_store,
+    open_app,
     print_json,
     roots_option,
     sources_for,
@@ -26,23 +26,18 @@ from .common import (
 
 
 def _service(state_dir: str | None, sources: list[Source] | None = None) -> OptimizerService:
-    """The optimizer over the state directory, refused here (exit 1) when its database
-    cannot be used."""
-    with open_store(state_dir) as store:
-        directory = store.state_dir
-    return OptimizerService(directory, sources=sources)
+    return open_app(state_dir, sources).optimizer
 
 
 class _DefaultGroup(click.Group):
     """`dshkit optimize RAW …` runs one optimization; `dshkit optimize eval|settings …` are
-    its subcommands."""
+    its subcommands. Anything else is `run`'s, options before the words included
+    (`dshkit optimize --tier basic "…"`): the group itself takes no option but help."""
 
-    def resolve_command(
-        self, ctx: click.Context, args: list[str]
-    ) -> tuple[str | None, click.Command | None, list[str]]:
-        if args and args[0] in self.commands:
-            return super().resolve_command(ctx, args)
-        return "run", self.commands["run"], args
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
 
 
 def _choices(func: Any) -> Any:

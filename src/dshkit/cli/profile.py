@@ -24,7 +24,7 @@ from ..profile import (
 from ..sessions import Refresh, ScanReport, Source
 from .common import (
     json_option,
-    open_store,
+    open_app,
     print_json,
     roots_option,
     sources_for,
@@ -36,11 +36,8 @@ from .scan import ScanBar
 
 
 def service_for(state_dir: str | None, sources: list[Source] | None = None) -> ProfileService:
-    """The profile's service over the state directory, once it is known to be usable (a
-    broken or newer database is refused, a directory open to others tightened, saying so)."""
-    with open_store(state_dir) as store:
-        directory = store.state_dir
-    return ProfileService(directory, sources=sources)
+    """The profile's service of the app over the state directory."""
+    return open_app(state_dir, sources).profile
 
 
 class ScanOnTerminal(ScanProgress):

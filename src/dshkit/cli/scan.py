@@ -17,12 +17,10 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from ..sessions import Scanner, ScanReport, Source
+from ..sessions import ScanReport, SessionsService, Source
 from ..sessions.scanner import Progress as ScanProgress
-from ..store import LeaseBusy
 from .common import (
     json_option,
-    open_store,
     print_json,
     roots_option,
     sources_for,
@@ -30,6 +28,7 @@ from .common import (
     stderr,
     stdout,
 )
+from .sessions import sessions_service
 
 
 class ScanBar(ScanProgress):
@@ -84,21 +83,18 @@ def scan(
     Only what was appended since the last scan is read; session files are never written.
     """
     sources = sources_for(roots, harness)
-    with open_store(state_dir) as store:
-        report = run_scan(Scanner(store, frame_budget=frame_budget), sources)
+    report = run_scan(sessions_service(state_dir, sources), frame_budget)
     if as_json:
         print_json(report.as_json())
         return
     _print_report(report, sources, bool(roots))
 
 
-def run_scan(scanner: Scanner, sources: list[Source]) -> ScanReport:
-    """Scan with a progress bar on a terminal; warnings on stderr; a busy store is an error."""
+def run_scan(service: SessionsService, frame_budget: int | None = None) -> ScanReport:
+    """Scan the service's sources with a progress bar on a terminal, warnings on stderr."""
     bar = ScanBar()
     try:
-        report = scanner.scan(sources, bar)
-    except LeaseBusy as exc:
-        raise click.ClickException(str(exc)) from exc
+        report = service.scan(frame_budget=frame_budget, progress=bar)
     finally:
         bar.stop()
     for warning in report.warnings:

@@ -9,12 +9,12 @@ import click
 from ..capability import CapabilityService
 from ..gate import GateService
 from ..graft import GraftService
-from ..install import inspect as inspect_install
+from ..inject import InjectService
 from ..jobs import JobRunner
 from ..optimizer import OptimizerService
 from ..overview import StatusService
 from ..profile import ProfileService
-from ..sessions.browse import SessionsService
+from ..sessions import SessionsService
 from ..web import link
 from ..web.app import create_app, ensure_token
 from ..web.security import TOKEN_HEADER, is_loopback_address
@@ -72,7 +72,8 @@ def serve(
     services["graft"] = GraftService(directory)
     services["sessions"] = SessionsService(directory)
     services["signals"] = service  # the signals are the profile's: one service for both
-    services["status"] = StatusService(directory, inspect=inspect_install)
+    services["status"] = StatusService(directory)
+    services["inject"] = InjectService(directory)  # what the hooks would inject (a preview)
     app = create_app(services, token, allow_remote=allow_remote)
     stderr.print(
         f"dshkit serving http://{shown}:{real_port}/ (API under /api/, state in {directory})",
@@ -90,13 +91,10 @@ def serve(
     # An unspecified bind address is no address to browse to: this machine's loopback is.
     here = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(bound, shown)
     url = f"http://{here}:{real_port}/"
-    stderr.print(
-        f"open the console: {link.login_link(url, token)} (or run `dshkit open`); scripts "
-        f"send the {TOKEN_HEADER} header, the token is in {directory / 'token'}",
-        markup=False,
-    )
-    served = link.record(directory, url, real_port)
-    try:
+    with link.recording(directory, url, real_port):  # before the link: `dshkit open` works
+        stderr.print(
+            f"open the console: {link.login_link(url, token)} (or run `dshkit open`); scripts "
+            f"send the {TOKEN_HEADER} header, the token is in {directory / 'token'}",
+            markup=False,
+        )
         make_server(app).run(sockets=[sock])
-    finally:
-        link.forget(directory, served)

@@ -2,33 +2,54 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import click
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..sessions.catalog import Catalog
-from ..sessions.events import (
-    context_pressure,
-    context_window,
-    human_messages,
-    message_text,
-    pair_tool_calls,
-    total_usage,
-    turns,
-)
+from .. import paths
+from ..errors import Unavailable
+from ..sessions import SessionAmbiguous, SessionNotFound, SessionsService, Source
 from .common import (
     HARNESSES,
-    find_session,
     json_option,
-    open_store,
     print_json,
     state_dir_option,
+    stderr,
     stdout,
     when,
 )
+
+
+def sessions_service(
+    state_dir: str | None, sources: Sequence[Source] | None = None
+) -> SessionsService:
+    """The service over the state directory, made private first (a directory that was open
+    to others is said as it is tightened). The database is not opened here: the service's
+    call is the one connection of the command (an extra one, opened and closed before a
+    forget, kept another process's open connection from seeing that forget)."""
+    directory = paths.state_dir(state_dir)
+    try:
+        tightened = paths.private_dir(directory)
+    except OSError as exc:
+        raise Unavailable(f"cannot open the state directory: {exc}") from exc
+    for note in tightened:
+        stderr.print(
+            f"note: the state directory held people's words open to others; {note}", markup=False
+        )
+    return SessionsService(directory, sources=sources)
+
+
+@contextmanager
+def session_argument(param_hint: str = "SESSION_ID") -> Iterator[None]:
+    """An id (or prefix) that names no session, or several: a usage error naming the argument."""
+    try:
+        yield
+    except (SessionNotFound, SessionAmbiguous) as exc:
+        raise click.BadParameter(exc.message, param_hint=param_hint) from None
 
 
 @click.group()
@@ -43,8 +64,7 @@ def sessions() -> None:
 @json_option
 def list_sessions(harness: str | None, limit: int, state_dir: str | None, as_json: bool) -> None:
     """Sessions with events, most recent first."""
-    with open_store(state_dir) as store:
-        rows = Catalog(store).recent(harness, limit)
+    rows = sessions_service(state_dir).recent(harness, limit)
     if as_json:
         print_json([row.as_json() for row in rows])
         return
@@ -76,87 +96,49 @@ def show_session(
 
     SESSION_ID may be a unique prefix of the id.
     """
-    with open_store(state_dir) as store:
-        catalog = Catalog(store)
-        row = find_session(catalog, session_id, harness)
-        files = catalog.files(row.key)
-        events = catalog.events(row.key)
-    humans = human_messages(events)
-    pairing = pair_tool_calls(events)
-    tools: Counter[str] = Counter(call.name for call in pairing.calls)
-    failures: Counter[str] = Counter(call.name for call in pairing.calls if call.failed)
-    usage = total_usage(events)
-    detail = {
-        **row.as_json(),
-        "turns": len([t for t in turns(events) if t.ordinal]),
-        "humanMessageTexts": [
-            {"seq": e.get("seq"), "time": e.get("time"), "text": message_text(e)} for e in humans
-        ],
-        "tools": {name: {"calls": n, "failed": failures[name]} for name, n in tools.items()},
-        "unpairedToolResults": len(pairing.unpaired_results),
-        "usage": {
-            "inputTokens": usage.input,
-            "outputTokens": usage.output,
-            "cacheReadTokens": usage.cache_read,
-            "cacheWriteTokens": usage.cache_write,
-            "reasoningTokens": usage.reasoning,
-        },
-        "contextWindow": context_window(events),
-        "contextPressure": context_pressure(events),
-        "logFiles": [
-            {
-                "path": f.path,
-                "bytesRead": f.offset,
-                "error": f.error,
-                "skippedLines": f.state.get("unknownLines", 0),
-                "badLines": f.state.get("badLines", 0),
-                "lastProblem": f.state.get("lastProblem"),
-            }
-            for f in files
-        ],
-    }
+    service = sessions_service(state_dir)
+    with session_argument():
+        detail = service.show(session_id, harness)
     if as_json:
-        print_json(detail)
+        print_json(detail.as_json())
         return
+    info = detail.info
     head = Table(box=None, show_header=False)
-    window = detail["contextWindow"]
+    window = detail.context_window
     for key, value in (
-        ("harness", row.harness),
-        ("session", row.session_id),
-        ("cwd", row.cwd),
-        ("files", row.files),
-        ("events", row.events),
-        ("turns", detail["turns"]),
+        ("harness", info.harness),
+        ("session", info.session_id),
+        ("cwd", info.cwd),
+        ("files", info.files),
+        ("events", info.events),
+        ("turns", detail.turns),
         ("context window", f"{window:,} tokens" if window else "not reported by the log"),
     ):
         head.add_row(key, Text(str(value)))
-    head.add_row("context in use", _share(detail["contextPressure"], detail["contextWindow"]))
-    head.add_row("tokens", ", ".join(f"{k} {v:,}" for k, v in detail["usage"].items()))
+    head.add_row("context in use", _share(detail.context_pressure, window))
+    usage = detail.as_json()["usage"]
+    head.add_row("tokens", ", ".join(f"{k} {v:,}" for k, v in usage.items()))
     stdout.print(head)
     logs = Table(title="Log files", title_justify="left", box=None)
     for column in ("path", "bytes read", "skipped lines", "problem"):
         logs.add_column(column, overflow="fold")
-    for item in detail["logFiles"]:
-        problem = item["error"] or ""
-        if item["badLines"]:
-            problem = f"{item['badLines']} unreadable lines skipped, last: {item['lastProblem']}"
-        logs.add_row(
-            Text(item["path"]),
-            f"{item['bytesRead']:,}",
-            str(item["skippedLines"]),
-            Text(problem),
-        )
+    for log in detail.log_files:
+        problem = log.error or ""
+        if log.bad_lines:
+            problem = f"{log.bad_lines} unreadable lines skipped, last: {log.last_problem}"
+        logs.add_row(Text(log.path), f"{log.bytes_read:,}", str(log.skipped_lines), Text(problem))
     stdout.print(logs)
-    if tools:
+    if detail.tools:
         table = Table(title="Tools", title_justify="left", box=None)
         for column in ("tool", "calls", "failed"):
             table.add_column(column)
-        for name, n in tools.most_common():
-            table.add_row(Text(name), str(n), str(failures[name]))
+        # Most called first; ties in order of first call.
+        for name, count in sorted(detail.tools.items(), key=lambda t: t[1].calls, reverse=True):
+            table.add_row(Text(name), str(count.calls), str(count.failed))
         stdout.print(table)
-    stdout.print(f"[bold]Human messages ({len(humans)})[/]")
-    for event in humans:
-        stdout.print(f"[dim]{when(event.get('time'))}[/] {escape(message_text(event))}")
+    stdout.print(f"[bold]Human messages ({len(detail.human_messages)})[/]")
+    for message in detail.human_messages:
+        stdout.print(f"[dim]{when(message.time)}[/] {escape(message.text)}")
 
 
 def _share(used: int | None, window: int | None) -> str:

@@ -6,11 +6,17 @@ id, so the gate starts `/usr/bin/chromium` itself (the flags of
 ../shared/notes/headless-chromium.md) and Playwright connects to it: whatever way the gate
 ends — an answer, an exception, the hook's alarm — `close` kills the group and removes the
 profile.
+
+The browser is confined by default (`chromium.CONFINED_FLAGS` and `CONFINED_PREFERENCES` in
+its profile): the pages it opens reach no network, loopback included. The judge's request
+interception decides which files a page may load; this is the layer below it, for what
+interception does not see.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -30,9 +36,13 @@ class BrowserError(Unavailable):
 
 
 class Browser:
-    """A Chromium started at construction; use as a context manager (`close` is idempotent)."""
+    """A Chromium started at construction; use as a context manager (`close` is idempotent).
 
-    def __init__(self) -> None:
+    `loopback=True` lifts the network confinement for a browser that drives dshkit's own
+    local service (the console's tests): never for a page dshkit did not write."""
+
+    def __init__(self, *, loopback: bool = False) -> None:
+        self.loopback = loopback
         self.profile = Path(tempfile.mkdtemp(prefix="dshkit-gate-"))
         self.process: subprocess.Popen[bytes] | None = None
         self.endpoint = ""
@@ -51,10 +61,14 @@ class Browser:
                 f"scripts/install-browser.sh (or point {chromium.EXECUTABLE_ENV} at one)"
             )
         self.binary = binary
+        if not self.loopback:
+            preferences = self.profile / "Default" / "Preferences"
+            preferences.parent.mkdir()
+            preferences.write_text(json.dumps(chromium.CONFINED_PREFERENCES))
         self.process = subprocess.Popen(
             [
                 binary,
-                *chromium.FLAGS,
+                *(chromium.FLAGS if self.loopback else chromium.CONFINED_FLAGS),
                 "--remote-debugging-port=0",
                 f"--user-data-dir={self.profile}",
                 "about:blank",

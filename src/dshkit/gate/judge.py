@@ -10,6 +10,9 @@ hung gate. Sampling stops early only when good (≥ 1 s after `load`, two good s
 row); otherwise it uses the whole budget and judges by the last sample, because a page may
 show a failure and then recover. Real time only: virtual time would fire the page's own
 watchdogs early.
+
+The page is untrusted (`confinement`): it loads only files under its own directory, reaches no
+network, runs no service worker, and each load refused is listed in the evidence.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from ..errors import Invalid
 from ..paths import private_dir, private_opener
 from . import probe
 from .browser import Browser
+from .confinement import Confinement
 
 DELIVERABLE_SUFFIXES = (".html", ".htm", ".xhtml", ".svg")
 DEFAULT_BUDGET_S = 20.0
@@ -87,6 +91,8 @@ class Verdict:
     timings: dict[str, Any] = field(default_factory=dict)
     history: list[str] = field(default_factory=list)  # each sample's state, in order
     error_count: int = 0
+    blocked: list[dict[str, Any]] = field(default_factory=list)  # loads the gate refused
+    blocked_more: int = 0  # refused loads not in `blocked`
     id: int | None = None  # once stored
 
     @property
@@ -113,16 +119,22 @@ class Verdict:
             "timings": self.timings,
             "history": self.history,
             "errorCount": self.error_count,
+            "blocked": self.blocked,
+            "blockedMore": self.blocked_more,
         }
 
 
 def check_deliverable(path: Path) -> Path:
-    """`path` resolved, if it is an existing deliverable file (GateInputError otherwise)."""
-    if path.suffix.lower() not in DELIVERABLE_SUFFIXES:
-        raise GateInputError(
-            f"{path}: not a web deliverable (the gate judges {', '.join(DELIVERABLE_SUFFIXES)})",
-            field="path",
-        )
+    """`path` resolved, if it is an existing deliverable file (GateInputError otherwise).
+    A symbolic link is judged as what it points to, which must be a deliverable too: a
+    `page.html` linked to a key file would otherwise open the key."""
+    for named in (path, path.resolve()):
+        if named.suffix.lower() not in DELIVERABLE_SUFFIXES:
+            raise GateInputError(
+                f"{named}: not a web deliverable "
+                f"(the gate judges {', '.join(DELIVERABLE_SUFFIXES)})",
+                field="path",
+            )
     if not path.is_file():
         raise GateInputError(f"{path}: no such file", field="path")
     return path.resolve()
@@ -158,7 +170,11 @@ async def _judge_all(
         browser_ms = _ms(time.monotonic() - started)
         verdicts = []
         for file in files:
-            context = await chromium.new_context(viewport=VIEWPORT)  # type: ignore[arg-type]
+            context = await chromium.new_context(
+                viewport=VIEWPORT,  # type: ignore[arg-type]
+                service_workers="block",
+                accept_downloads=False,
+            )
             try:
                 verdict = await _Judge(context, file, budget, shots).run()
             finally:
@@ -179,14 +195,19 @@ class _Judge:
         self.shots = shots
         self.errors: list[str] = []  # in arrival order
         self.loaded_at: float | None = None
+        self.confinement = Confinement(file.parent)
 
     async def run(self) -> Verdict:
         content = self.file.read_bytes()
         sha = hashlib.sha256(content).hexdigest()
+        await self.context.route("**/*", self.confinement.route)
+        await self.context.route_web_socket("**/*", self.confinement.web_socket)
         await self.context.add_init_script(script=probe.INIT)
         page = await self.context.new_page()
         page.on("pageerror", lambda error: self.errors.append(_error_text(error)))
         page.on("console", self._console)
+        # WebSockets the route did not mock (a worker's): the confined network refuses them.
+        page.on("websocket", lambda socket: self.confinement.refused_below(socket.url, "websocket"))
         page.on("load", lambda _page: self._loaded())
         start = time.monotonic()
         deadline = start + self.budget
@@ -231,6 +252,7 @@ class _Judge:
             s in (FATAL_OVERLAY, PAGE_ERROR, UNRESPONSIVE) and s != verdict for s in history[:-1]
         )
         counts = Counter(self.errors)
+        blocked, blocked_more = self.confinement.evidence()
         return Verdict(
             path=str(self.file),
             sha256=sha,
@@ -252,11 +274,17 @@ class _Judge:
             },
             history=history,
             error_count=len(self.errors),
+            blocked=blocked,
+            blocked_more=blocked_more,
         )
 
     def _console(self, message: Any) -> None:
         # Only errors: the gate's own readPixels makes the browser log warnings (pitfall 7).
-        if message.type == "error":
+        # A load the gate refused is listed as blocked, not held against the page.
+        if message.type != "error":
+            return
+        where = (message.location or {}).get("url", "")
+        if not self.confinement.refused_in_console(message.text, where):
             self.errors.append(_clip(f"console.error: {message.text}"))
 
     def _loaded(self) -> None:

@@ -15,14 +15,16 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from ..inject.rules import Call, Part
     from ..store import Store
+
+    Rule = Callable[[Store, Call], Part]
 
 # The cap on one output string (UTF-16 code units, see `harnesses.text_length`); nothing
 # longer is emitted.
 MAX_OUTPUT_CHARS = harnesses.HOOK_TEXT_LIMIT
 # How long a handler's store statement waits for another process's lock: the agent waits.
 STORE_BUSY_TIMEOUT_S = 1.0
-_JOIN = "\n\n"
 _STRICTNESS = {"allow": 1, "ask": 2, "deny": 3}  # an unknown decision ranks below allow
 
 
@@ -61,14 +63,6 @@ class HookInput:
         return harnesses.HARNESSES.get(self.harness)
 
     @property
-    def carries_first_context(self) -> bool:
-        """Whether this event's context reaches the harness's first request: SessionStart, or
-        the first prompt where SessionStart context comes too late (DSH's bridge). Unknown
-        harnesses are treated like Claude Code."""
-        info = self.harness_info
-        return (info.context_event if info else "SessionStart") == self.event
-
-    @property
     def session_id(self) -> str:
         return str(self.payload.get("session_id") or "")
 
@@ -82,6 +76,36 @@ class HookInput:
         from ..store import Store
 
         return Store(self.state_dir, busy_timeout=STORE_BUSY_TIMEOUT_S)
+
+    def deliver(self, rule: Rule) -> dict[str, Any] | None:
+        """A handler's result from one of `dshkit.inject.rules` (what the preview runs dry):
+        the rule's text and decision, and its commit, run in a store of its own once the
+        answer was written."""
+        from ..inject.rules import Call
+
+        call = Call(self.event, self.harness, self.payload, self.state_dir, self.env)
+        with self.open_store() as store:
+            part = rule(store, call)
+        result: dict[str, Any] = {}
+        if part.text:
+            result["additionalContext"] = part.text
+        if part.decision is not None:
+            kind, reason = part.decision
+            if kind == "block":
+                result.update(decision="block", reason=reason)
+            else:
+                result.update(permissionDecision=kind, permissionDecisionReason=reason)
+        if not result:
+            return None
+        commit = part.commit
+        if commit is not None:
+
+            def recorded() -> None:
+                with self.open_store() as store:
+                    commit(store)
+
+            result["commit"] = recorded
+        return result
 
 
 class Answer:
@@ -105,27 +129,19 @@ def answer(event: str, results: list[tuple[str, dict[str, Any]]]) -> Answer:
     """
     notes: list[str] = []
     emitted: set[int] = set()
-    contexts: list[str] = []
-    used = 0
-    for index, (name, result) in enumerate(results):
-        text = result.get("additionalContext")
-        if not text:
-            continue
-        text = str(text)
-        length = harnesses.text_length(text)
-        grown = used + (len(_JOIN) if contexts else 0) + length
-        if grown > MAX_OUTPUT_CHARS:
-            notes.append(
-                f"dropped the context of {name} ({length} characters): it would take the "
-                f"{event} context over the {MAX_OUTPUT_CHARS}-character cap ({used} used)"
-            )
-            continue
-        contexts.append(text)
-        used = grown
-        emitted.add(index)
     specific: dict[str, Any] = {}
-    if contexts:
-        specific["additionalContext"] = _JOIN.join(contexts)
+    contexts = [
+        (index, name, str(result["additionalContext"]))
+        for index, (name, result) in enumerate(results)
+        if result.get("additionalContext")
+    ]
+    if contexts:  # (a command's answer carries none: the guard's path imports nothing more)
+        from ..inject.rules import join_contexts  # the preview joins them the same way
+
+        text, kept, notes = join_contexts(event, [(name, text) for _, name, text in contexts])
+        emitted.update(contexts[k][0] for k in kept)
+        if kept:
+            specific["additionalContext"] = text
     permission = _strictest(results)
     if permission is not None:
         name, result = results[permission]

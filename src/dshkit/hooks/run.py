@@ -64,7 +64,7 @@ def main(argv: list[str]) -> int:
 
         return run(event, wanted, raw, os.environ, directory, problem)
     if problem:
-        from .dispatch import log
+        from .log import log
 
         log(directory, event, problem)
     return 0

@@ -21,9 +21,10 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__
+from ..app import App
 from ..install import SERVER_NAME
 from ..profile import ProfileService
-from ..sessions import Source, default_sources
+from ..sessions import Source
 from ..web.server import make_server
 from .tools import TOOLS, Tools
 
@@ -42,7 +43,7 @@ def build_server(
     """The server over the state directory `state_dir`, reading sessions from `sources`
     (None: each harness's default root, as `dshkit scan` does); `profile` False leaves the
     profile out of its instructions (the hooks inject it: the model is told once)."""
-    tools = Tools(state_dir, default_sources() if sources is None else sources)
+    tools = Tools(App(state_dir, sources))
     server: MCPServer = MCPServer(
         SERVER_NAME,
         instructions=instructions(state_dir) if profile else None,

@@ -24,12 +24,12 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from .. import harnesses
+from ..app import App
 from ..errors import Ambiguous, DshkitError, NotFound, Refused
-from ..gate import MAX_BUDGET_S, MIN_BUDGET_S, GateService
+from ..gate import MAX_BUDGET_S, MIN_BUDGET_S
 from ..graft import GraftService, State
-from ..optimizer import FORMS, TIERS, OptimizerService
-from ..profile import ProfileService
-from ..sessions import Refresh, Source
+from ..optimizer import FORMS, TIERS
+from ..sessions import Refresh
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -88,18 +88,17 @@ def as_text(value: Any) -> str:
 
 
 class Tools:
-    """What the tools share: the state directory and the session roots to read (as
+    """The tools over one `App`: its state directory and the session roots it reads (as
     `dshkit scan` reads them)."""
 
-    def __init__(self, state_dir: Path, sources: list[Source]) -> None:
-        self.state_dir = Path(state_dir)
-        self.sources = sources
+    def __init__(self, app: App) -> None:
+        self.app = app
 
     @tool(read_only=True)
     def profile_show(self) -> CallToolResult:
         """dshkit 当前注入给模型的用户画像原文（与 hook 注入的文字逐字节相同；没有画像时为空），
         以及它的来源（自动画像或用户自定义）和被省略的条目。"""
-        effective = ProfileService(self.state_dir).effective()
+        effective = self.app.profile.effective()
         return result(effective.text, effective.as_json())
 
     @tool(read_only=False)
@@ -131,8 +130,7 @@ class Tools:
     ) -> CallToolResult:
         """把用户的原话优化成一条有依据的指令（dshkit 的提示词优化器，调用配置的模型）。
         返回优化后的指令原文；模型不可用或失败时报错并说明原因，原话保持不变。"""
-        service = OptimizerService(self.state_dir, sources=self.sources)
-        run = service.optimize(
+        run = self.app.optimizer.optimize(
             raw,
             session=session,
             harness=harness,
@@ -161,7 +159,7 @@ class Tools:
         file = Path(path)
         if not file.is_absolute():
             raise ToolError(f"path: {path!r} is not an absolute path")
-        verdict = GateService(self.state_dir).check(file, budget)
+        verdict = self.app.gate.check(file, budget)
         summary = verdict.summary()
         return result(as_text(summary), summary)
 
@@ -170,7 +168,7 @@ class Tools:
     def _graft(self) -> GraftService:
         """Graft over the server's roots: a session named by id, or the one calling (the
         most recently active in the server's directory, where its harness started it)."""
-        return GraftService(self.state_dir, sources=self.sources)
+        return self.app.graft
 
     @tool(read_only=True, fields={"session": "sessionId"}, names="sessionId")
     def graft_prepare(

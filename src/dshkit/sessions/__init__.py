@@ -2,7 +2,8 @@
 
 Every harness's logs become one normalized event stream (see `events`), so each later
 capability works for all three. `Scanner` writes what is new into the store; `Catalog` reads
-sessions back; `read_tail` follows one live transcript apart from the scan.
+sessions back; `read_tail` follows one live transcript apart from the scan. `SessionsService`
+is the surfaces' one face of it all (scan, list, show, browse, quote, forget).
 
 The names below are imported on first use: a hook that needs only `tail` (graft's watermark,
 on every tool call) does not pay for the scanner and the catalog.
@@ -14,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the real names, for type checkers
+    from .browse import QuoteSources, SessionDetail, SessionView
     from .catalog import (
         Catalog,
         HumanMessage,
@@ -26,6 +28,7 @@ if TYPE_CHECKING:  # the real names, for type checkers
     from .events import Event
     from .freshness import Refresh, refresh
     from .scanner import ADAPTERS, Scanner, ScanReport, Source, default_sources
+    from .service import Forgotten, SessionsService
     from .tail import Tail, read_tail
 
 _HOMES = {
@@ -37,6 +40,11 @@ _HOMES = {
     "SessionAmbiguous": "catalog",
     "dir_key": "catalog",
     "Event": "events",
+    "QuoteSources": "browse",
+    "SessionDetail": "browse",
+    "SessionView": "browse",
+    "Forgotten": "service",
+    "SessionsService": "service",
     "ADAPTERS": "scanner",
     "Scanner": "scanner",
     "ScanReport": "scanner",
@@ -51,14 +59,19 @@ __all__ = [
     "ADAPTERS",
     "Catalog",
     "Event",
+    "Forgotten",
     "HumanMessage",
+    "QuoteSources",
     "Refresh",
     "ScanReport",
     "Scanner",
     "SessionAmbiguous",
+    "SessionDetail",
     "SessionInfo",
     "SessionKey",
     "SessionNotFound",
+    "SessionView",
+    "SessionsService",
     "Source",
     "Tail",
     "default_sources",

@@ -10,8 +10,13 @@ token.
 from __future__ import annotations
 
 import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from urllib.parse import quote
 
 import orjson
@@ -46,6 +51,26 @@ def record(state_dir: Path, url: str, port: int) -> Served:
         handle.write(orjson.dumps({"url": url, "port": port, "pid": served.pid}))
     os.replace(partial, path)  # readers see the old record or the new one, never half
     return served
+
+
+@contextmanager
+def recording(state_dir: Path, url: str, port: int) -> Iterator[Served]:
+    """The record, kept while the block runs and removed however it ends, SIGTERM included:
+    uvicorn re-raises the signal it caught once it has shut down, and the default action
+    would end the process before any `finally`, so here SIGTERM exits like SIGINT does."""
+    served = record(state_dir, url, port)
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _exit) if main else None
+    try:
+        yield served
+    finally:
+        forget(state_dir, served)
+        if main:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _exit(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
 
 
 def forget(state_dir: Path, served: Served) -> None:

@@ -10,7 +10,18 @@ from collections.abc import Callable
 from typing import Any
 
 from ..routing import Router
-from . import capability, gate, graft, jobs, optimizer, profile, sessions, signals, status
+from . import (
+    capability,
+    gate,
+    graft,
+    inject,
+    jobs,
+    optimizer,
+    profile,
+    sessions,
+    signals,
+    status,
+)
 
 RouterFactory = Callable[[Any], Router]
 
@@ -24,4 +35,5 @@ ROUTERS: dict[str, RouterFactory] = {
     "sessions": sessions.router,  # the session layer: list and open sessions
     "signals": signals.router,  # friction signals: totals over time and their hits
     "status": status.router,  # the overview: what dshkit knows and what is missing
+    "inject": inject.router,  # what each hook event would inject into a session (a preview)
 }

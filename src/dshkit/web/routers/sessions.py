@@ -2,11 +2,14 @@
 
 `GET /api/sessions?harness=&limit=`: the newest sessions (with events), most recent first.
 `GET /api/sessions/{harness}/{id}?limit=&offset=&around=`: its summary, human messages and tool
-calls with their results; each list is a window (`limit` items from `offset`, or the part
-holding the event whose seq is `around`) with its `total`, and each text is cut at
-`textLimit` characters with the rest counted in `cutChars`.
+calls with their results (the id may be a unique prefix, as everywhere); each list is a window
+(`limit` items from `offset`, or the part holding the event whose seq is `around`) with its
+`total`, and each text is cut at `textLimit` characters with the rest counted in `cutChars`.
 `GET /api/sessions/quote?text=`: the human messages a quote (a profile entry's evidence) comes
 from, newest first, with their total.
+
+Each route is one `SessionsService` call; its errors are answered by the router (a session
+that is not there: 404).
 """
 
 from __future__ import annotations
@@ -17,8 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ... import harnesses
-from ...sessions import SessionAmbiguous, SessionNotFound
-from ...sessions.browse import WINDOW_LIMIT, SessionsService, Window
+from ...sessions.service import WINDOW_LIMIT, SessionsService
 from ..routing import ApiError, Router, json_response
 
 _NO_STORE = {"cache-control": "no-store"}
@@ -47,32 +49,25 @@ def router(service: SessionsService) -> Router:
     async def list_sessions(request: Request) -> Response:
         harness = harness_param(request.query_params.get("harness"))
         limit = number(request, "limit", 50, 1, 1000)
-        assert limit is not None
         found = await asyncio.to_thread(service.recent, harness, limit)
-        return json_response({"sessions": found}, headers=_NO_STORE)
+        return json_response({"sessions": [s.as_json() for s in found]}, headers=_NO_STORE)
 
     @api.get("/quote")
     async def find_quote(request: Request) -> Response:
-        try:
-            found = await asyncio.to_thread(service.quote, request.query_params.get("text", ""))
-        except ValueError as exc:
-            raise ApiError(400, str(exc)) from None
-        return json_response(found, headers=_NO_STORE)
+        found = await asyncio.to_thread(service.quote, request.query_params.get("text", ""))
+        return json_response(found.as_json(), headers=_NO_STORE)
 
     @api.get("/{harness}/{id}")
     async def show_session(request: Request) -> Response:
         harness = harness_param(request.path_params["harness"])
-        assert harness is not None
         limit = number(request, "limit", 100, 1, WINDOW_LIMIT)
         offset = number(request, "offset", 0, 0, 1 << 31)
         around = number(request, "around", None, 0, 1 << 62)
         assert limit is not None and offset is not None
-        window = Window(offset, limit, around)
-        key = (harness, request.path_params["id"])
-        try:
-            view = await asyncio.to_thread(service.view, key, window)
-        except (SessionNotFound, SessionAmbiguous) as exc:
-            raise ApiError(404, str(exc)) from None
-        return json_response(view, headers=_NO_STORE)
+        session = request.path_params["id"]
+        shown = await asyncio.to_thread(
+            service.window, session, harness, offset=offset, limit=limit, around=around
+        )
+        return json_response(shown.as_json(), headers=_NO_STORE)
 
     return api

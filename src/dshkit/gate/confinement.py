@@ -1,0 +1,149 @@
+"""What a judged page may load: the files under its own directory, and nothing else.
+
+A deliverable is whatever an agent wrote, so it is opened as untrusted: its screenshot and
+evidence are stored and served, and must never show a file it had no business reading. The
+judge routes every request of the page's browser context through `Confinement.route`
+(Playwright's interception sees file: navigations and subresources alike, a dedicated
+worker's requests too) and every WebSocket through `Confinement.web_socket`:
+
+- a `file:` URL is loaded only if its real path (`..` and symbolic links resolved: a link in
+  the tree pointing out is outside) lies under the page's directory, and no name below that
+  directory starts with a dot (`.env`, `.git/`, `.ssh/` of a page written in a home
+  directory: where secrets live);
+- `data:`, `blob:` and `about:` URLs are the page's own making and pass;
+- every other URL — http(s), ws(s), loopback, any other scheme — is refused.
+
+The browser underneath is confined too (`chromium.CONFINED_FLAGS`): what interception does not
+see fails in its network stack. A refused request is the gate's doing, not the page's error:
+it is listed in the evidence, and the browser's console line about it is not counted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+OWN_SCHEMES = frozenset({"data", "blob", "about"})
+NETWORK_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
+MAX_LISTED = 20  # distinct refused requests listed in the evidence; the rest are counted
+MAX_URL_CHARS = 300
+
+OUTSIDE = "a file outside the page's directory"
+HIDDEN = "a hidden file or directory (a name starting with a dot)"
+NETWORK = "a network request (the judged page is offline, loopback included)"
+SCHEME = "a URL scheme a judged page may not load"
+
+# What the browser logs for a load the gate refused: at the interception (`abort`) or, for
+# what it did not see, at the dead proxy of the confined browser.
+_REFUSED_LOAD = re.compile(
+    r"net::ERR_(?:BLOCKED_BY_CLIENT|PROXY_CONNECTION_FAILED|TUNNEL_CONNECTION_FAILED)\b"
+)
+_QUOTED_URL = re.compile(r"'([a-zA-Z][a-zA-Z0-9+.-]*:[^']+)'|\b((?:wss?|https?)://\S+?):? ")
+
+
+class Confinement:
+    """The load policy of one judged page, and the requests it refused."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(os.path.realpath(root))
+        self._refused: dict[tuple[str, str], list[Any]] = {}  # (url, type) → [reason, count]
+
+    def why_refused(self, url: str) -> str | None:
+        """None when the page may load `url`, else why it may not."""
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme in OWN_SCHEMES:
+            return None
+        if scheme != "file":
+            return NETWORK if scheme in NETWORK_SCHEMES else SCHEME
+        if parts.netloc not in ("", "localhost"):
+            return OUTSIDE  # a file of another host
+        try:
+            path = Path(os.path.realpath(unquote(parts.path)))
+            below = path.relative_to(self.root)
+        except (ValueError, OSError):  # elsewhere, or not a path (a NUL byte)
+            return OUTSIDE
+        if any(name.startswith(".") for name in below.parts):
+            return HIDDEN
+        return None
+
+    async def route(self, route: Any, request: Any) -> None:
+        """Playwright's route handler: continue an allowed request, abort any other."""
+        reason = self.why_refused(request.url)
+        with contextlib.suppress(Exception):  # the page or context is closing: nothing to do
+            if reason is None:
+                await route.continue_()
+                return
+            self.refuse(request.url, request.resource_type, reason)
+            # A refused navigation of the page itself leaves it where it is (aborted: no
+            # error page replaces the deliverable); anything else fails as blocked.
+            await route.abort("aborted" if _is_top_navigation(request) else "blockedbyclient")
+
+    async def web_socket(self, socket: Any) -> None:
+        """Playwright's WebSocket route: never connected to a server, closed at once."""
+        self.refuse(socket.url, "websocket", NETWORK)
+        with contextlib.suppress(Exception):
+            await socket.close(code=1008, reason="blocked by the dshkit gate")
+
+    def refuse(self, url: str, resource_type: str, reason: str) -> None:
+        entry = self._refused.setdefault((url, resource_type), [reason, 0])
+        entry[1] += 1
+
+    def refused_below(self, url: str, resource_type: str) -> None:
+        """Record a load the interception did not see (a worker's WebSocket, what the
+        browser's console reports), which the confined browser's network refuses; once."""
+        if not any(seen == url for seen, _ in self._refused):
+            self.refuse(url, resource_type, self.why_refused(url) or NETWORK)
+
+    def refused_in_console(self, text: str, location_url: str = "") -> bool:
+        """Whether a console error only reports a load the gate refused (not the page's
+        error); such a load not seen before (refused at the network) is recorded."""
+        if not _REFUSED_LOAD.search(text):
+            return False
+        found = _QUOTED_URL.search(text)
+        url = (found.group(1) or found.group(2)) if found else location_url
+        if url:
+            if "WebSocket" in text:
+                kind = "websocket"
+            elif "establish a connection" in text:
+                kind = "webtransport"
+            else:
+                kind = "other"
+            self.refused_below(url, kind)
+        return True
+
+    def evidence(self) -> tuple[list[dict[str, Any]], int]:
+        """The refused requests (the first MAX_LISTED distinct ones, in order), and how many
+        refused requests that list leaves out."""
+        listed: list[dict[str, Any]] = []
+        more = 0
+        for (url, resource_type), (reason, count) in self._refused.items():
+            if len(listed) == MAX_LISTED:
+                more += count
+                continue
+            listed.append(
+                {
+                    "url": _clip_url(url),
+                    "resourceType": resource_type,
+                    "count": count,
+                    "reason": f"blocked by the gate: {reason}; the verdict could not see it",
+                }
+            )
+        return listed, more
+
+
+def _is_top_navigation(request: Any) -> bool:
+    try:
+        return bool(request.is_navigation_request() and request.frame.parent_frame is None)
+    except Exception:  # a worker's request has no frame
+        return False
+
+
+def _clip_url(url: str) -> str:
+    if len(url) <= MAX_URL_CHARS:
+        return url
+    return url[:MAX_URL_CHARS] + f"… ({len(url)} characters in all)"

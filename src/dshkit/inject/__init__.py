@@ -1,0 +1,48 @@
+"""What the hooks inject into a session: the rules each context handler follows (`rules`),
+run by the hooks to deliver and by the preview (`service`) to show, byte for byte, what each
+event would bring without delivering anything.
+
+`InjectService` is the face the surfaces call (`dshkit inject show`, `GET /api/inject/`); the
+hooks call `rules` directly. The names below are imported on first use: a hook that runs one
+rule does not load the preview.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
+if TYPE_CHECKING:  # the real names, for type checkers
+    from typing import Any
+
+    from .rules import Call, Part, Piece, join_contexts
+    from .service import EventPreview, InjectPreview, InjectService, PartPreview
+
+_HOMES = {
+    "Call": "rules",
+    "Part": "rules",
+    "Piece": "rules",
+    "join_contexts": "rules",
+    "EventPreview": "service",
+    "InjectPreview": "service",
+    "InjectService": "service",
+    "PartPreview": "service",
+}
+__all__ = [
+    "Call",
+    "EventPreview",
+    "InjectPreview",
+    "InjectService",
+    "Part",
+    "PartPreview",
+    "Piece",
+    "join_contexts",
+]
+
+
+def __getattr__(name: str) -> Any:
+    import importlib  # only for the preview's names: the hooks import `rules` by name
+
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,396 @@
+"""The rules of what each hook puts into a session: one function per context handler, run by
+the hook that delivers it and, dry, by the preview that shows it.
+
+A rule takes an open store and a `Call` (one event of one session, as its payload names it)
+and returns a `Part`: the text for the model (empty when there is none, with why), where each
+piece of it comes from, a decision (a block or a deny) when the rule makes one, what the hook
+starts besides answering (a background probe, a recovery, a refresh), and the `commit` that
+records the delivery, which the hook runtime calls only once the answer carrying the text
+was written. A dry call starts nothing (its `effects` say what would start) and is run on a
+store whose transactions never commit (`service.Uncommitted`), so the very same code shows
+what the next event would bring without changing anything.
+
+On the hooks' path: nothing beyond `os` is imported until a rule runs.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .. import harnesses
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
+    from typing import Any
+
+    from ..graft import live
+    from ..profile.state import Effective, ProfileState
+    from ..store import Store
+
+    Commit = Callable[[Store], None]
+
+JOIN = "\n\n"  # between two contexts of one answer, and between the parts of one context
+LIMIT = harnesses.HOOK_TEXT_LIMIT  # one answer's text, in UTF-16 code units
+AGAIN = ("compact", "clear")  # SessionStart sources after which what was injected is gone
+LATE = "its start's context comes too late here: the first prompt carries it"
+CAPABILITY_SWITCH = "DSHKIT_CAPABILITY"  # "off" turns the capability facts off
+
+PROFILE = "profile"
+CAPABILITY = "capability"
+GRAFT = "graft"
+REFRESH = "refresh"
+
+
+class Call:
+    """One hook event of one session: its name, the calling harness (a registry name, or
+    "unknown"), the payload, dshkit's state directory and the environment; `dry` for the
+    preview (nothing started, nothing committed)."""
+
+    __slots__ = ("dry", "env", "event", "harness", "payload", "state_dir")
+
+    def __init__(
+        self,
+        event: str,
+        harness: str,
+        payload: Mapping[str, Any],
+        state_dir: Path,
+        env: Mapping[str, str],
+        *,
+        dry: bool = False,
+    ) -> None:
+        self.event = event
+        self.harness = harness
+        self.payload = payload
+        self.state_dir = state_dir
+        self.env = env
+        self.dry = dry
+
+    @property
+    def session_id(self) -> str:
+        return str(self.payload.get("session_id") or "")
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.harness, self.session_id
+
+    @property
+    def cwd(self) -> str:
+        return str(self.payload.get("cwd") or "")
+
+    @property
+    def first_context(self) -> bool:
+        """Whether this event's context reaches the harness's first request: SessionStart, or
+        the first prompt where SessionStart context comes too late (DSH's bridge). Unknown
+        harnesses are treated like Claude Code."""
+        return context_event(self.harness) == self.event
+
+    @property
+    def again(self) -> bool:
+        """A start after a compaction or /clear: what was injected before is gone."""
+        return self.event == "SessionStart" and self.payload.get("source") in AGAIN
+
+
+def context_event(harness: str) -> str:
+    """The event whose context reaches `harness`'s first request."""
+    info = harnesses.HARNESSES.get(harness)
+    return info.context_event if info else "SessionStart"
+
+
+class Piece:
+    """One source of a part's text: what it is (e.g. "profile:extra") and its text."""
+
+    __slots__ = ("source", "text")
+
+    def __init__(self, source: str, text: str) -> None:
+        self.source = source
+        self.text = text
+
+
+class Part:
+    """What one rule gives one event (see the module docstring)."""
+
+    __slots__ = ("commit", "decision", "effects", "pieces", "source", "text", "why")
+
+    def __init__(
+        self,
+        source: str,
+        text: str = "",
+        *,
+        pieces: tuple[Piece, ...] = (),
+        why: str = "",
+        decision: tuple[str, str] | None = None,  # ("block" or "deny", the reason)
+        effects: tuple[str, ...] = (),
+        commit: Commit | None = None,
+    ) -> None:
+        self.source = source
+        self.text = text
+        self.pieces = pieces or ((Piece(source, text),) if text else ())
+        self.why = why
+        self.decision = decision
+        self.effects = effects
+        self.commit = commit
+
+
+def join_contexts(event: str, contexts: list[tuple[str, str]]) -> tuple[str, list[int], list[str]]:
+    """The contexts (handler, text), in priority order, as the one text an answer carries:
+    joined in order, each that would take the text over the cap dropped whole (later, smaller
+    ones may still fit). Returns the text, the indexes of the contexts it holds, and a note
+    for the log naming each one dropped."""
+    kept: list[int] = []
+    texts: list[str] = []
+    notes: list[str] = []
+    used = 0
+    for index, (name, text) in enumerate(contexts):
+        length = harnesses.text_length(text)
+        grown = used + (len(JOIN) if texts else 0) + length
+        if grown > LIMIT:
+            notes.append(
+                f"dropped the context of {name} ({length} characters): it would take the "
+                f"{event} context over the {LIMIT}-character cap ({used} used)"
+            )
+            continue
+        texts.append(text)
+        kept.append(index)
+        used = grown
+    return JOIN.join(texts), kept, notes
+
+
+# -- the profile -----------------------------------------------------------------------------
+
+
+def profile(store: Store, call: Call) -> Part:
+    """The effective profile text, once per session: on the harness's context event, again
+    after a compaction or /clear, and, while the session has not had it (its start could not
+    deliver it: a locked store, an answer never written), with its next prompt. Delivered
+    means recorded by the commit, once the text was written to the harness."""
+    from ..profile.state import ProfileState
+    from ..store import PROFILE_DELIVERY
+
+    if not call.session_id:
+        return Part(PROFILE, why="the call names no session")
+    if call.event == "SessionStart" and not call.first_context:
+        return Part(
+            PROFILE, why="its start's context comes too late here: the first prompt carries it"
+        )
+    state = ProfileState(store)
+    effective = state.effective()
+    if not effective.text:
+        withheld = f" ({effective.withheld})" if effective.withheld else ""
+        return Part(PROFILE, why=f"there is no profile text to inject{withheld}")
+    # A write transaction, not a bare read: a store another process keeps locked makes this
+    # fail now (no opinion, and the next event delivers it) rather than inject a text whose
+    # delivery could then not be recorded.
+    with store.transaction():
+        done = store.delivered(call.key, PROFILE_DELIVERY)
+    if done and not call.again:
+        return Part(PROFILE, why="this session had it already")
+    text = effective.text
+    key = call.key
+
+    def record(store: Store) -> None:
+        import hashlib  # after the answer: not on the way to it
+
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]  # which text it was
+        store.mark_delivered(key, PROFILE_DELIVERY, digest, superseding=True)
+
+    return Part(PROFILE, text, pieces=_profile_pieces(state, effective), commit=record)
+
+
+def _profile_pieces(state: ProfileState, effective: Effective) -> tuple[Piece, ...]:
+    """Where the profile text comes from: the person's own text (custom), or the generated
+    profile and the extra text after it (auto), as `ProfileState.effective` joins them."""
+    from ..profile.state import Mode
+
+    if effective.mode is Mode.CUSTOM:
+        return (Piece("profile:custom", effective.text),)
+    extra = "" if effective.withheld else state.auto_extra_text.strip()
+    generated = effective.text[: len(effective.text) - len(extra)].removesuffix(JOIN)
+    found = (Piece("profile:auto", generated), Piece("profile:extra", extra))
+    return tuple(piece for piece in found if piece.text)
+
+
+# -- capability facts ------------------------------------------------------------------------
+
+
+def capability_facts(store: Store, call: Call) -> Part:
+    """The session's capability facts: on the harness's context event, again after a
+    compaction or /clear, and with a later prompt whenever they differ from the last ones
+    delivered (a changed mode; results that were pending; none delivered yet). A report with
+    nothing fresh starts a background probe (a dry call only says it would)."""
+    from ..capability import lookup, read_facts, report
+    from ..store import CAPABILITY_DELIVERY
+
+    if call.env.get(CAPABILITY_SWITCH, "").lower() in ("off", "0", "false"):
+        return Part(CAPABILITY, why=f"switched off ({CAPABILITY_SWITCH})")
+    if not call.session_id:
+        return Part(CAPABILITY, why="the call names no session")
+    if call.event == "SessionStart" and not call.first_context:
+        return Part(
+            CAPABILITY, why="its start's context comes too late here: the first prompt carries it"
+        )
+    # The probe's process gets this cwd: the same absolute path makes the same cache key.
+    cwd = os.path.abspath(call.cwd or os.getcwd())
+    errors: list[str] = []
+    facts = read_facts(store, call.harness, call.payload, errors)
+    if call.dry:
+        now = report(store, facts, cwd, errors)
+        started = now.probe_due
+    else:
+        now, started = lookup(store, facts, cwd, errors)
+    effects = (f"starts a background probe of {now.key}",) if started else ()
+    marker = now.key + ("#pending" if now.pending else "")
+    # The last delivery only (each supersedes the one before): a mode changed back is news.
+    key = call.key
+    unchanged = any(store.delivered(key, CAPABILITY_DELIVERY, m) for m in (marker, now.key))
+    if unchanged and not call.again:
+        # (an expired cache being probed again is no news)
+        return Part(CAPABILITY, why="unchanged since they were last delivered", effects=effects)
+
+    def record(store: Store) -> None:
+        store.mark_delivered(key, CAPABILITY_DELIVERY, marker, superseding=True)
+
+    return Part(CAPABILITY, now.text, effects=effects, commit=record)
+
+
+# -- context handoff (graft) -----------------------------------------------------------------
+
+
+def handoff_at_start(store: Store, call: Call) -> Part:
+    """A handoff waiting in the session's directory, handed to this new session; and an
+    unfinished handoff nobody drives any more, recovered in the background."""
+    from ..graft import live
+
+    effects: tuple[str, ...] = ()
+    if live.recovery_due(store):
+        effects = ("starts `dshkit graft recover`: an unfinished handoff has no process",)
+        if not call.dry:
+            from ..procs import spawn_detached
+
+            spawn_detached("graft", "recover", "--state-dir", str(call.state_dir))
+    picked = _pickup(store, call)
+    if picked is None:
+        return Part(GRAFT, why="no handoff waits for a session started here", effects=effects)
+    return Part(
+        GRAFT,
+        picked.text,
+        pieces=(Piece("graft:pickup", picked.text),),
+        effects=effects,
+        commit=picked.commit,
+    )
+
+
+def handoff_at_prompt(store: Store, call: Call) -> Part:
+    """A prompt to a handed-off session is blocked (with where the work went); otherwise what
+    the session is owed: a waiting handoff (its first prompt, where that carries context), a
+    notice (a rolled-back handoff), the watermark's word for this step."""
+    from ..graft import live
+
+    if not call.session_id:
+        return Part(GRAFT, why="the call names no session")
+    pointer = live.retired(store, call.harness, call.session_id)
+    if pointer is not None:
+        return Part(GRAFT, decision=("block", pointer))
+    owed: list[tuple[str, live.Notice | live.Watch | None]] = [
+        ("graft:pickup", _pickup(store, call)),
+        ("graft:notice", live.notices(store, call.harness, call.session_id)),
+        ("graft:watermark", _watch(store, call)),
+    ]
+    said = [(source, each) for source, each in owed if each is not None]
+    if not said:
+        return Part(GRAFT, why="no handoff, notice or watermark word is owed")
+    pieces = tuple(Piece(source, str(each.text)) for source, each in said)
+    commits = [each.commit for _, each in said]
+
+    def commit(store: Store) -> None:
+        for each in commits:
+            each(store)
+
+    return Part(
+        GRAFT,
+        JOIN.join(piece.text for piece in pieces),
+        pieces=pieces,
+        effects=_forced(said),
+        commit=commit,
+    )
+
+
+def watermark_after_tool(store: Store, call: Call) -> Part:
+    """The watermark's word after a tool call, when it has one (a nudge, an escalation, the
+    forced cut)."""
+    watched = _watch(store, call)
+    if watched is None:
+        return Part(GRAFT, why="the watermark has nothing to say at this step")
+    return Part(
+        GRAFT,
+        str(watched.text),
+        pieces=(Piece("graft:watermark", str(watched.text)),),
+        effects=_forced([("graft:watermark", watched)]),
+        commit=watched.commit,
+    )
+
+
+def retirement_at_tool(store: Store, call: Call) -> Part:
+    """Every tool call of a handed-off session is denied, with where the work went."""
+    from ..graft import live
+
+    if not call.session_id:
+        return Part(GRAFT, why="the call names no session")
+    pointer = live.retired(store, call.harness, call.session_id)
+    if pointer is None:
+        return Part(GRAFT, why="the session was not handed off")
+    return Part(GRAFT, decision=("deny", pointer))
+
+
+def _watch(store: Store, call: Call) -> live.Watch | None:
+    """The watermark's word for this step, when it has one to say."""
+    from ..graft import live
+    from ..graft.settings import GraftSettings
+
+    transcript = str(call.payload.get("transcript_path") or "")
+    if not call.session_id or not os.path.isfile(transcript):
+        return None  # nothing written yet (or a harness that names no transcript)
+    settings = GraftSettings.load(call.state_dir)
+    watched = live.watch(
+        store, call.harness, call.session_id, transcript, settings, str(call.state_dir)
+    )
+    return watched if watched.text else None
+
+
+def _pickup(store: Store, call: Call) -> live.Notice | None:
+    """A handoff waiting in this session's directory, when this event reaches the model."""
+    from ..graft import live
+
+    if not call.first_context or not call.session_id or not call.cwd:
+        return None
+    return live.pickup(store, call.harness, call.session_id, call.cwd)
+
+
+def _forced(said: list[tuple[str, live.Notice | live.Watch]]) -> tuple[str, ...]:
+    """What a delivered forced cut starts (its commit starts it)."""
+    from ..graft.live import Watch
+
+    forced = any(isinstance(each, Watch) and each.decision.action == "force" for _, each in said)
+    return ("once delivered, starts the handoff (`dshkit graft slice`, forced)",) if forced else ()
+
+
+# -- when the agent pauses -------------------------------------------------------------------
+
+
+def refresh_on_pause(store: Store, call: Call) -> Part:
+    """An incremental scan and the profile trigger check in a detached `dshkit refresh`, unless
+    a scan holds the store's lease (one at a time)."""
+    from ..store import SCAN_LEASE
+
+    if store.lease_holder(SCAN_LEASE) is not None:
+        return Part(REFRESH, why="a scan is running: no refresh is started")
+    if not call.dry:
+        from ..procs import spawn_detached
+
+        spawn_detached("refresh", "--state-dir", str(call.state_dir))
+    return Part(
+        REFRESH,
+        why="nothing for the model: it brings dshkit's store up to date",
+        effects=("starts a detached `dshkit refresh`",),
+    )

@@ -1,0 +1,45 @@
+"""What the hooks would inject, under /api/inject/: each event's exact text and its parts.
+
+`GET /api/inject/?session=&harness=&event=&cwd=&source=&permission=`: the preview of
+`dshkit inject show --json` (`dshkit.inject.InjectService.preview`): for the session an id
+or unique prefix names (one not read yet needs its `harness`), or, without `session`, for a
+new session of `harness` in `cwd`; `event` may be given more than once (default: every event
+a handler serves there). Nothing is delivered, recorded or started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ...inject import InjectService
+from ..routing import ApiError, Router, json_response
+
+_LIMIT = 4096  # characters of one query value
+
+
+def router(service: InjectService) -> Router:
+    api = Router("inject")
+
+    @api.get("/")
+    async def get_inject(request: Request) -> Response:
+        query = request.query_params
+        for name, value in query.multi_items():
+            if len(value) > _LIMIT:
+                raise ApiError(400, f"{name} must be at most {_LIMIT} characters")
+        preview = partial(
+            service.preview,
+            query.get("session") or None,
+            query.get("harness") or None,
+            cwd=query.get("cwd") or None,
+            events=query.getlist("event") or None,
+            source=query.get("source") or "startup",
+            permission_mode=query.get("permission") or None,
+        )
+        found = await asyncio.to_thread(preview)
+        return json_response(found.as_json(), headers={"cache-control": "no-store"})
+
+    return api

@@ -1,0 +1,3 @@
+document.title = "@TOKEN@";
+document.documentElement.style.background = "#ff00ff";
+console.error("@TOKEN@");
