@@ -14,12 +14,12 @@ import posixpath
 
 from .code import DELETE, code_calls
 from .lexer import LexError, Token, Word, lex
+from .policy import DESTRUCTIVE, SAFE, UNKNOWN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import ModuleType
 
-SAFE, UNKNOWN, DESTRUCTIVE = "safe", "unknown", "destructive"
 _RANK = {SAFE: 0, UNKNOWN: 1, DESTRUCTIVE: 2}
 MAX_DEPTH = 8  # nested shells (`bash -c "bash -c …"`) deeper than this are not read
 MAX_COMMAND_CHARS = 100_000
