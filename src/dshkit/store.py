@@ -429,7 +429,7 @@ class StoreError(Unavailable):
 
 class StoreDamaged(StoreError):
     """The state database's file is damaged: empty, truncated, not SQLite, or malformed inside.
-    Nothing is written to it; the message says how to recover."""
+    dshkit neither repairs nor replaces it; the message says how to recover."""
 
 
 class StoreBusy(StoreError, Busy):
@@ -470,7 +470,7 @@ def recovery(path: Path, *, salvage: bool = True) -> str:
 
 def write_problem(path: Path) -> str | None:
     """What keeps this process from writing the database at `path` and the files beside it
-    (a read-only file system, directory or file), or None when nothing that can be seen."""
+    (a read-only file system, directory or file), or None when none can be seen."""
     directory = path.parent
     try:
         if os.statvfs(directory).f_flag & os.ST_RDONLY:
