@@ -8,23 +8,16 @@ not understood: at least `unknown`, and destructive when a call in it plainly is
 
 from __future__ import annotations
 
-import ntpath
 import os
-import posixpath
 
 from .code import DELETE, code_calls
 from .lexer import LexError, Token, Word, lex
+from .paths import NOWHERE, OUTSIDE, WORKSPACE, Places, device, remote
 from .policy import DESTRUCTIVE, SAFE, UNKNOWN
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from types import ModuleType
 
 _RANK = {SAFE: 0, UNKNOWN: 1, DESTRUCTIVE: 2}
 MAX_DEPTH = 8  # nested shells (`bash -c "bash -c …"`) deeper than this are not read
 MAX_COMMAND_CHARS = 100_000
-
-INSIDE, WORKSPACE, OUTSIDE, NOWHERE = "inside", "workspace", "outside", "unknown"
 
 _WRAPPERS = {"sudo", "doas", "nohup", "nice", "time", "command", "builtin", "exec", "env",
              "timeout", "stdbuf", "ionice", "unbuffer", "caffeinate", "busybox",
@@ -88,8 +81,6 @@ _SOURCE = {"source", ".", "invoke-command", "icm"}
 _CD = {"cd", "pushd", "chdir", "set-location", "sl", "push-location"}
 _KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}",
              "case", "esac", "in", "function", "&"}  # fmt: skip
-_DEVICES = ("/dev/sd", "/dev/nvme", "/dev/hd", "/dev/vd", "/dev/xvd", "/dev/disk", "/dev/mmcblk",
-            "/dev/mapper/", "\\\\.\\physicaldrive")  # fmt: skip
 
 
 class Classification:
@@ -122,7 +113,7 @@ def classify_command(
         return Classification(UNKNOWN, False, f"over {MAX_COMMAND_CHARS} characters: not read")
     workspace = cwd if cwd is not None else os.getcwd()
     judge = _Judge(workspace, home, shell)
-    judge.line(command, shell, judge.resolve(workdir) if workdir else judge.workspace, 0)
+    judge.line(command, shell, judge.places.resolve(workdir) if workdir else judge.workspace, 0)
     risk, reason = max(judge.findings, key=lambda f: _RANK[f[0]], default=(SAFE, ""))
     if risk == SAFE:
         reason = judge.searches[0] if judge.searches else "no destructive or opaque command"
@@ -131,88 +122,14 @@ def classify_command(
     return Classification(risk, bool(judge.searches), reason)
 
 
-def _windows(path: str) -> bool:
-    return len(path) >= 2 and path[1] == ":" and path[0].isalpha()
-
-
 class _Judge:
     def __init__(self, workspace: str, home: str | None, shell: str) -> None:
-        self.path: ModuleType = ntpath if _windows(workspace) else posixpath
-        self.workspace = self.path.normpath(workspace)
-        if home is None:
-            home = self._default_home()
-        self.home = self.path.normpath(home)
+        self.places = Places(workspace, home)
+        self.workspace = self.places.workspace
+        self.home = self.places.home
         self.findings: list[tuple[str, str]] = []
         self.searches: list[str] = []
         self.variables: dict[str, str] = {}
-
-    def _default_home(self) -> str:
-        if self.path is posixpath:
-            return os.path.expanduser("~")
-        parts = self.workspace.split("\\")
-        if len(parts) > 2 and parts[1].lower() == "users":
-            return "\\".join(parts[:3])
-        return "C:\\Users\\user"
-
-    # -- paths --------------------------------------------------------------------------
-
-    def resolve(self, text: str, cwd: str | None = None) -> str:
-        path = self.path
-        if path is ntpath and text.startswith("/") and not text.startswith("//"):
-            text = text.replace("/", "\\")
-        if path.isabs(text) or _windows(text):  # C:\… is no place in a POSIX workspace
-            return path.normpath(text)
-        return path.normpath(path.join(cwd or self.workspace, text))
-
-    def _key(self, path: str) -> str:
-        return path.lower().replace("/", "\\") if self.path is ntpath else path
-
-    def _within(self, path: str, root: str) -> bool:
-        """Whether `path` is `root` or below it."""
-        path, root = self._key(path), self._key(root)
-        sep = "\\" if self.path is ntpath else "/"
-        return path == root or path.startswith(root.rstrip(sep) + sep)
-
-    def _base(self, word: Word, cwd: str | None) -> tuple[str | None, bool]:
-        """The path a word names, or for a wildcard or an unknown part the directory whose
-        entries it may name (True); None when nothing about it is known."""
-        text = word.text
-        if not (word.glob or word.dynamic):
-            known = cwd or self.path.isabs(text) or _windows(text)
-            return (self.resolve(text, cwd) if known else None), False
-        cut = min((i for i, c in enumerate(text) if c in "*?[\0"), default=len(text))
-        slash = max(text.rfind("/", 0, cut), text.rfind("\\", 0, cut) if self._nt else -1)
-        if slash < 0:
-            return (cwd if cwd and "\0" not in text[: cut + 1] else None), True
-        head = text[: slash + 1]
-        if cwd is None and not (self.path.isabs(head) or _windows(head)):
-            return None, True
-        return self.resolve(head, cwd), True
-
-    @property
-    def _nt(self) -> bool:
-        return self.path is ntpath
-
-    def where(self, word: Word, cwd: str | None) -> str:
-        base, entries = self._base(word, cwd)
-        if base is None:
-            return NOWHERE
-        if entries:
-            return INSIDE if self._within(base, self.workspace) else OUTSIDE
-        if self._key(base) == self._key(self.workspace):
-            return WORKSPACE
-        return INSIDE if self._within(base, self.workspace) else OUTSIDE
-
-    def is_global(self, word: Word, cwd: str | None) -> bool:
-        base, _ = self._base(word, cwd)
-        if base is None:
-            return False
-        key = self._key(base)
-        if key in ("/", "\\") or (self._nt and len(key) <= 3 and _windows(key)):
-            return True
-        if self._within(self.home, base):  # the home directory or one of its ancestors
-            return True
-        return "\\appdata\\" in key + "\\" if self._nt else "/appdata/" in key.lower() + "/"
 
     # -- lines and commands -------------------------------------------------------------
 
@@ -223,11 +140,13 @@ class _Judge:
         if depth > MAX_DEPTH:
             self.flag(UNKNOWN, f"shells nested over {MAX_DEPTH} deep: not read")
             return
-        variables = self._variables(shell, cwd)
+        variables = self.places.expansions(shell, cwd, self.variables)
         try:
             lexed = lex(text, shell, variables, self.home)
             if shell == "bash" and self._assigned(lexed.tokens):  # `X=/; rm -rf $X`
-                lexed = lex(text, shell, self._variables(shell, cwd), self.home)
+                lexed = lex(
+                    text, shell, self.places.expansions(shell, cwd, self.variables), self.home
+                )
         except LexError as exc:
             self.flag(UNKNOWN, f"cannot be read: {exc}")
             return
@@ -266,28 +185,6 @@ class _Judge:
             start = False
         return new
 
-    def _variables(self, shell: str, cwd: str | None) -> dict[str, str]:
-        home, join = self.home, self.path.join
-        if shell == "pwsh":
-            known = {
-                "home": home,
-                "env:userprofile": home,
-                "env:home": home,
-                "env:appdata": join(home, "AppData", "Roaming"),
-                "env:localappdata": join(home, "AppData", "Local"),
-                "env:temp": join(home, "AppData", "Local", "Temp"),
-                "env:tmp": join(home, "AppData", "Local", "Temp"),
-                "env:systemroot": "C:\\Windows",
-                "env:windir": "C:\\Windows",
-                "env:systemdrive": "C:",
-                "env:programfiles": "C:\\Program Files",
-            }
-        else:
-            known = {"HOME": home, "TMPDIR": "/tmp", **self.variables}
-        if cwd:
-            known["pwd" if shell == "pwsh" else "PWD"] = cwd
-        return known
-
     def pipeline(
         self, stages: list[list[Token]], shell: str, cwd: str | None, depth: int
     ) -> str | None:
@@ -301,7 +198,7 @@ class _Judge:
                     redirect = token
                     continue
                 if redirect:
-                    if redirect in (">", ">>", ">|", "&>", "&>>") and self._device(token.text):
+                    if redirect in (">", ">>", ">|", "&>", "&>>") and device(token.text):
                         self.flag(DESTRUCTIVE, f"writes over the disk device {token.text}")
                     elif redirect in ("<<", "<<<"):  # a here-document or here-string feeds it
                         fed = [token]
@@ -310,9 +207,6 @@ class _Judge:
                 words.append(token)
             cwd, fed = self.command(words, shell, cwd, depth, fed)
         return cwd
-
-    def _device(self, text: str) -> bool:
-        return text.lower().startswith(_DEVICES)
 
     def command(
         self, words: list[Word], shell: str, cwd: str | None, depth: int, fed: list[Word] | None
@@ -390,7 +284,7 @@ class _Judge:
             self.flag(DESTRUCTIVE, f"diskutil {args[0].text} wipes or repartitions a disk")
         elif name == "dd":
             for arg in args:
-                if arg.text.startswith("of=") and self._device(arg.text[3:]):
+                if arg.text.startswith("of=") and device(arg.text[3:]):
                     self.flag(DESTRUCTIVE, f"dd writes over the disk device {arg.text[3:]}")
         elif name in _PERMISSIONS:
             self._permissions(name, args, cwd)
@@ -419,7 +313,7 @@ class _Judge:
         target = targets[0]
         if target.dynamic or target.text == "-" or cwd is None:
             return None
-        return self.resolve(target.text, cwd)
+        return self.places.resolve(target.text, cwd)
 
     @staticmethod
     def _unwrap(name: str, args: list[Word]) -> list[Word]:
@@ -554,7 +448,7 @@ class _Judge:
         """Flags the deletes of `targets` that leave the workspace (or take all of it)."""
         kind = "recursive delete" if recursive else "delete"
         for target in targets:
-            place = self.where(target, cwd)
+            place = self.places.where(target, cwd)
             shown = target.text.replace("\0", "…")
             if place == OUTSIDE:
                 self.flag(DESTRUCTIVE, f"{name}: {kind} of {shown} outside the workspace")
@@ -577,7 +471,7 @@ class _Judge:
             roots.append(rest.pop(0))
         roots = roots or [Word(".", False, False, False)]
         for root in roots:
-            if self.is_global(root, cwd):
+            if self.places.is_global(root, cwd):
                 self.searches.append(f"find: a recursive search rooted at {root.text}")
         texts = [w.text for w in rest]
         deletes = "-delete" in texts
@@ -587,7 +481,7 @@ class _Judge:
         if deletes:
             for root in roots:
                 entries = Word(root.text.rstrip("/") + "/\0", False, True, False)
-                if self.where(entries, cwd) == OUTSIDE:
+                if self.places.where(entries, cwd) == OUTSIDE:
                     self.flag(DESTRUCTIVE, f"find deletes below {root.text}, outside the workspace")
         return roots
 
@@ -638,7 +532,7 @@ class _Judge:
         if not pattern_given and positional and name not in ("ls", "dir", "tree", "du"):
             positional = positional[1:]  # the pattern: data, never a place
         for root in positional if recursive else ():
-            if self.is_global(root, cwd):
+            if self.places.is_global(root, cwd):
                 self.searches.append(f"{name}: a recursive search rooted at {root.text}")
         return positional
 
@@ -657,7 +551,7 @@ class _Judge:
         if not recursive:
             return
         for target in places:
-            if self.where(target, cwd) == OUTSIDE:
+            if self.places.where(target, cwd) == OUTSIDE:
                 self.flag(
                     DESTRUCTIVE,
                     f"{name}: a recursive permission change of {target.text} outside the workspace",
@@ -719,9 +613,9 @@ class _Judge:
         )
         if not force:  # git refuses to clean without -f (clean.requireForce)
             return
-        place = self.where(repository, cwd)
+        place = self.places.where(repository, cwd)
         if place == OUTSIDE:
-            where = self.resolve(repository.text, cwd)
+            where = self.places.resolve(repository.text, cwd)
             self.flag(
                 DESTRUCTIVE, f"git clean deletes untracked files in {where}, outside the workspace"
             )
@@ -775,7 +669,7 @@ class _Judge:
         """Inline code is at least unknown; the calls in it that plainly delete a path or run a
         shell line (code.py) are judged like the commands they amount to."""
         self.flag(UNKNOWN, f"{name} runs inline code")
-        shell = "pwsh" if self._nt else "bash"  # what os.system & co. hand a line to
+        shell = "pwsh" if self.places.nt else "bash"  # what os.system & co. hand a line to
         for call in code_calls("\n".join(code), interpreter[0]):
             if call.kind == DELETE:
                 self._deleted(f"{name} {call.name}", [_literal(call.args[0])], call.recursive, cwd)
@@ -815,7 +709,7 @@ class _Judge:
         if destination is None:
             return
         for source in sources:
-            place = self.where(source, cwd)
+            place = self.places.where(source, cwd)
             shown = source.text.replace("\0", "…")
             if place == OUTSIDE:
                 self.flag(DESTRUCTIVE, f"{name}: moves {shown} away, outside the workspace")
@@ -823,7 +717,7 @@ class _Judge:
                 self.flag(DESTRUCTIVE, f"{name}: moves the whole workspace away")
             elif place == NOWHERE:
                 self.flag(UNKNOWN, f"{name}: moves {shown}, only known when it runs")
-        place = self.where(destination, cwd)
+        place = self.places.where(destination, cwd)
         shown = destination.text.replace("\0", "…")
         if place == OUTSIDE:
             self.flag(
@@ -910,7 +804,7 @@ class _Judge:
     def _synced(self, what: str, places: list[Word], cwd: str | None) -> None:
         for place in places:
             shown = place.text.replace("\0", "…")
-            where = OUTSIDE if _remote(place.text) else self.where(place, cwd)
+            where = OUTSIDE if remote(place.text) else self.places.where(place, cwd)
             if where == OUTSIDE:
                 self.flag(DESTRUCTIVE, f"{what} {shown}, outside the workspace")
             elif where == WORKSPACE:
@@ -929,15 +823,6 @@ def _interpreter(name: str) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]
 def _literal(text: str) -> Word:
     """A word taken from code's string literal (a NUL, `\\0`, marks a part known when it runs)."""
     return Word(text, False, "\0" in text, False)
-
-
-def _remote(text: str) -> bool:
-    """An rsync place on another machine: `rsync://…`, `host:path` (not `C:\\…`)."""
-    colon = text.find(":")
-    slash = text.find("/")
-    return text.startswith("rsync://") or (
-        colon > 1 and (slash < 0 or colon < slash) and not _windows(text)
-    )
 
 
 def _shared(branch: str) -> bool:
