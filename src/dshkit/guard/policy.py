@@ -25,7 +25,7 @@ TABLE: dict[str, dict[str, str]] = {
 }
 
 
-def policy_decision(risk: str, global_search: bool, mode: str) -> str:
+def decide(risk: str, global_search: bool, mode: str) -> str:
     """ "allow", "ask" or "deny": the strictest of the risk's row and, for a global search,
     the global-search row. ValueError names an unknown risk or mode."""
     if risk not in RISKS:

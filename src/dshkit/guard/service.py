@@ -1,12 +1,17 @@
-"""What a command line risks: every command in it judged, the worst winning."""
+"""The command guard's face: what a command line risks (`classify`), what a mode does about
+it (`decide`, `decisions`), and the record that explains both (`explain`)."""
 
 from __future__ import annotations
 
 import os
 
 from .paths import Places
-from .policy import RISKS, SAFE, UNKNOWN
+from .policy import MODES, RISKS, SAFE, UNKNOWN, decide
 from .walk import Judge
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
+if TYPE_CHECKING:
+    from typing import Any
 
 SHELLS = ("bash", "pwsh")
 MAX_COMMAND_CHARS = 100_000
@@ -27,7 +32,7 @@ class Classification:
         return f"Classification({self.risk!r}, global_search={self.global_search}, {self.reason!r})"
 
 
-def classify_command(
+def classify(
     command: str,
     shell: str = "bash",
     cwd: str | None = None,
@@ -53,3 +58,22 @@ def classify_command(
     elif searches:
         reason = f"{reason}; {searches[0]}"
     return Classification(risk, bool(searches), reason)
+
+
+def decisions(found: Classification) -> dict[str, str]:
+    """The decision of every mode for one classification."""
+    return {mode: decide(found.risk, found.global_search, mode) for mode in MODES}
+
+
+def explain(found: Classification, mode: str | None = None) -> dict[str, Any]:
+    """The record of a classification: its risk, whether it is a global search, each mode's
+    decision and the reason; with `mode`, that mode's decision too."""
+    record: dict[str, Any] = {
+        "risk": found.risk,
+        "globalSearch": found.global_search,
+        "decisions": decisions(found),
+        "reason": found.reason,
+    }
+    if mode is not None:
+        record["decision"] = decide(found.risk, found.global_search, mode)
+    return record

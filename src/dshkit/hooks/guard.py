@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from .. import harnesses
-from ..guard import DEFAULT_MODE, classify_command, policy_decision
+from ..guard import DEFAULT_MODE, classify, decide
 from .protocol import HookInput
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
@@ -28,14 +28,14 @@ def on_command(hook: HookInput) -> dict[str, Any] | None:
     shell = "pwsh" if _powershell(hook.tool_name) else "bash"
     cwd = hook.payload.get("cwd")
     workdir = tool_input.get("workdir")
-    found = classify_command(
+    found = classify(
         command,
         shell,
         cwd if isinstance(cwd, str) and cwd else None,
         workdir=workdir if isinstance(workdir, str) and workdir else None,
     )
     mode, problem = _mode(hook)
-    decision = policy_decision(found.risk, found.global_search, mode)
+    decision = decide(found.risk, found.global_search, mode)
     if decision == "allow":
         return None
     what = _RISKS[found.risk] + ("、全局搜索" if found.global_search else "")
