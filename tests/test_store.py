@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from dshkit.errors import Invalid
 from dshkit.store import SCHEMA_VERSION, LeaseBusy, Store, StoreBusy, StoreError
 
 
@@ -128,3 +129,17 @@ def test_state_is_private_and_an_open_one_is_tightened(tmp_path: Path) -> None:
     assert stat.S_IMODE(words.stat().st_mode) == 0o600
     with Store(state) as store:
         assert store.tightened == []  # once is enough
+
+
+def test_a_bug_in_sql_stays_a_bug_the_files_trouble_is_the_stores(tmp_path: Path) -> None:
+    # The store names what is wrong with its file (StoreError); a mistake in a statement is a
+    # bug, left as SQLite raised it so that it is seen as one.
+    with Store(tmp_path) as store:
+        with pytest.raises(sqlite3.OperationalError, match="no such table"):
+            store.db.execute("SELECT * FROM no_such_table")
+        with pytest.raises(sqlite3.IntegrityError):
+            store.db.execute("INSERT INTO meta (key, value) VALUES ('k', NULL)")
+        with pytest.raises(Invalid, match="larger than the state database can hold"):
+            store.db.execute("SELECT * FROM meta LIMIT ?", (1 << 64,))
+        rows = store.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        assert "meta" in {row["name"] for row in rows}  # rows as before, by column name

@@ -65,6 +65,16 @@ class App:
             notes = list(store.tightened)
         return cls(directory, sources, jobs=jobs, busy_timeout=busy_timeout), notes
 
+    def use(self, **services: object) -> App:
+        """Put prebuilt services in place of those the app would build (`use(gate=…)`): an
+        embedding, or a test, that wants one service made differently. Only names the app
+        builds are taken."""
+        for name, service in services.items():
+            if not isinstance(getattr(type(self), name, None), cached_property):
+                raise ValueError(f"the app builds no service called {name!r}")
+            self.__dict__[name] = service  # where cached_property keeps what it built
+        return self
+
     @property
     def sources(self) -> list[Source]:
         """The session roots a refresh reads."""

@@ -7,16 +7,21 @@ the store holds is people's words: the state directory is 0700 and the database 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from .errors import Busy, Unavailable
+from .errors import Busy, DshkitError, Invalid, Unavailable
 from .paths import PRIVATE_FILE, private_dir
 from .procs import alive
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    from typing import Any, Self
 
 DB_NAME = "dshkit.db"
 
@@ -418,7 +423,13 @@ GRAFT_NOTICE_DELIVERY = "graft-notice"  # a handoff's notice owed to a session, 
 
 
 class StoreError(Unavailable):
-    """The state database cannot be used as it is (newer schema, unreadable file)."""
+    """The state database cannot be used as it is (newer schema, unreadable, damaged, full,
+    read-only file)."""
+
+
+class StoreDamaged(StoreError):
+    """The state database's file is damaged: empty, truncated, not SQLite, or malformed inside.
+    dshkit neither repairs nor replaces it; the message says how to recover."""
 
 
 class StoreBusy(StoreError, Busy):
@@ -436,31 +447,361 @@ class LeaseBusy(Busy):
         self.pid = pid
 
 
+# The largest integer SQLite keeps (a row id, a LIMIT): a larger one names no row.
+SQLITE_INT_MAX = 2**63 - 1
+
+
+def recovery(path: Path, *, salvage: bool = True) -> str:
+    """What a person can do about a broken database at `path` (dshkit does none of it
+    itself); `salvage` adds the SQLite shell's .recover, for a file with something in it."""
+    name = path.name
+    salvaged = (
+        f"salvage what is still readable with the SQLite shell (sqlite3 {name} .recover | "
+        f"sqlite3 {name}.recovered, then mv {name}.recovered {name}); or "
+        if salvage
+        else ""
+    )
+    return (
+        f"dshkit does not repair or replace it. To recover, in {path.parent}: restore {name} "
+        f"from a backup if you have one; or {salvaged}move it aside (mv {name} {name}.broken) "
+        "and dshkit starts a new, empty store. `dshkit doctor` checks the database."
+    )
+
+
+def write_problem(path: Path) -> str | None:
+    """What keeps this process from writing the database at `path` and the files beside it
+    (a read-only file system, directory or file), or None when none can be seen."""
+    directory = path.parent
+    try:
+        if os.statvfs(directory).f_flag & os.ST_RDONLY:
+            return f"the file system holding {directory} is mounted read-only"
+    except OSError:
+        pass
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return f"its directory {directory} is not writable by you"
+    for file in (path, _beside(path, "-wal"), _beside(path, "-shm")):
+        if os.path.lexists(file) and not os.access(file, os.R_OK | os.W_OK):
+            return f"{file} is not writable by you"
+    return None
+
+
+def _beside(path: Path, suffix: str) -> Path:
+    return path.with_name(path.name + suffix)
+
+
+def _reraise(exc: sqlite3.Error | OverflowError, path: Path) -> None:
+    """Raise the error tree's name for `exc`, from it, if it has one (see `_translated`)."""
+    error = _translated(exc, path)
+    if error is not None:
+        raise error from exc
+
+
+def _translated(exc: sqlite3.Error | OverflowError, path: Path) -> DshkitError | None:
+    """The error tree's name for what SQLite said about the database at `path`: its file
+    locked, damaged, full, read-only or unreadable; None for what is a bug (bad SQL, a broken
+    constraint, a closed connection), left as it is to be seen as one."""
+    if isinstance(exc, OverflowError):  # binding a Python int SQLite cannot hold
+        return Invalid(f"a number is larger than the state database can hold ({SQLITE_INT_MAX})")
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    name = getattr(exc, "sqlite_errorname", "")  # the extended code: SQLITE_IOERR_WRITE, …
+    if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return StoreBusy(f"{path} is locked by another process; try again in a moment")
+    if primary in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return StoreDamaged(f"the state database {path} is damaged ({exc}). {recovery(path)}")
+    if primary == sqlite3.SQLITE_FULL:
+        return StoreError(
+            f"cannot write the state database {path}: the disk is full ({exc}). What was "
+            "stored before is kept; the change that did not fit was not made. Free some space "
+            "and try again."
+        )
+    if primary == sqlite3.SQLITE_IOERR:
+        return StoreError(
+            f"cannot read or write the state database {path}: {exc} ({name}); the disk may be "
+            "full, over a file size limit, or failing. What was stored before is kept; the "
+            "change that failed was not made."
+        )
+    if primary == sqlite3.SQLITE_READONLY:
+        why = write_problem(path) or f"SQLite refuses to write it ({exc}, {name})"
+        return StoreError(
+            f"cannot write the state database {path}: {why}. Make it writable (chmod u+w on "
+            "the directory and its files), or point --state-dir elsewhere."
+        )
+    if primary in (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH):
+        why = write_problem(path) or name
+        return StoreError(
+            f"cannot open the state database {path} ({exc}): {why}. Make it readable and "
+            "writable (chmod u+rw), or point --state-dir elsewhere."
+        )
+    if primary in (sqlite3.SQLITE_PROTOCOL, sqlite3.SQLITE_NOLFS):
+        return StoreError(f"cannot use the state database {path}: {exc}")
+    return None
+
+
+class _Cursor(sqlite3.Cursor):
+    """A cursor whose failures of the database file are the error tree's (see `_translated`):
+    a damaged page can surface at any statement or any row, not only when the store opens."""
+
+    connection: _Connection
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Self:
+        try:
+            return super().execute(sql, parameters)
+        except (sqlite3.Error, OverflowError) as exc:
+            _reraise(exc, self.connection.path)
+            raise
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> Self:
+        try:
+            return super().executemany(sql, parameters)
+        except (sqlite3.Error, OverflowError) as exc:
+            _reraise(exc, self.connection.path)
+            raise
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.Error as exc:
+            _reraise(exc, self.connection.path)
+            raise
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.Error as exc:
+            _reraise(exc, self.connection.path)
+            raise
+
+    def fetchmany(self, size: int | None = 1) -> list[Any]:
+        try:
+            return super().fetchmany(size)
+        except sqlite3.Error as exc:
+            _reraise(exc, self.connection.path)
+            raise
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.Error as exc:
+            _reraise(exc, self.connection.path)
+            raise
+
+
+class _Connection(sqlite3.Connection):
+    """The store's connection: every statement runs on a `_Cursor`."""
+
+    path: Path
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
+        return self.cursor(_Cursor).execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> _Cursor:
+        return self.cursor(_Cursor).executemany(sql, parameters)
+
+
+def _connect(path: Path, busy_timeout: float) -> _Connection:
+    try:
+        db = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None, factory=_Connection)
+    except sqlite3.Error as exc:
+        _reraise(exc, path)
+        raise StoreError(f"cannot open state database {path}: {exc}") from exc
+    db.path = path
+    db.row_factory = sqlite3.Row
+    return db
+
+
+_HEADER = b"SQLite format 3\x00"
+
+
+def _check_file(path: Path) -> None:
+    """Refuse a database file that is there but cannot be a store: unreadable, empty, not
+    SQLite, or shorter than its own header says (truncated). Only a missing file is a new
+    store: an empty one is what is left of a store, and starting afresh in it would silently
+    drop everything it held."""
+    try:
+        with open(path, "rb") as file:
+            header = file.read(100)
+            size = os.fstat(file.fileno()).st_size
+    except IsADirectoryError:
+        raise StoreError(f"{path} is a directory, not the state database") from None
+    except OSError as exc:
+        raise StoreError(
+            f"cannot read the state database {path}: {exc.strerror}. Make it readable "
+            "(chmod u+rw), or point --state-dir elsewhere."
+        ) from exc
+    if size == 0:
+        raise StoreDamaged(
+            f"the state database {path} is empty (0 bytes): it is not a usable SQLite "
+            "database, and whatever dshkit had stored (profile versions, custom text, "
+            f"verdicts, runs) is not in it. {recovery(path, salvage=False)}"
+        )
+    if not header.startswith(_HEADER):
+        raise StoreDamaged(
+            f"{path} is not a usable SQLite database (it does not begin with SQLite's header). "
+            f"{recovery(path)}"
+        )
+    if len(header) < 100:
+        raise StoreDamaged(
+            f"the state database {path} is truncated ({size} bytes). {recovery(path)}"
+        )
+    expected = _header_size(header)
+    if expected and size < expected and not _journal_pending(path):
+        raise StoreDamaged(
+            f"the state database {path} is truncated: its header says {expected:,} bytes, the "
+            f"file has {size:,}. {recovery(path)}"
+        )
+
+
+def _header_size(header: bytes) -> int | None:
+    """The database's size in bytes as its header records it, when the header vouches for it
+    (SQLite's "in-header database size" is valid when the change counter matches the
+    version-valid-for number)."""
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    valid = header[24:28] == header[92:96]
+    return page_size * pages if valid and pages else None
+
+
+def _journal_pending(path: Path) -> bool:
+    """Whether a WAL or rollback journal beside `path` may still hold pages of it (then the
+    main file may rightly be shorter than its header says until they are written back)."""
+    for suffix in ("-wal", "-journal"):
+        try:
+            if os.stat(_beside(path, suffix)).st_size > 0:
+                return True
+        except FileNotFoundError:
+            continue
+    return False
+
+
+def _create(path: Path, busy_timeout: float) -> None:
+    """Make a new store at `path`, whole: built under a temporary name (WAL mode set, every
+    migration applied, closed) and then linked into place, so that the real name never names
+    an empty or half-made database (which `_check_file` would rightly refuse). Of several
+    processes creating it at once, the first link wins and the others use that store."""
+    _remove_abandoned(path)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.new")
+    os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))
+    try:
+        db = _connect(temp, busy_timeout)
+        try:
+            _migrate(db, temp)
+        finally:
+            db.close()  # the last connection: SQLite folds the WAL in and removes it
+        try:
+            os.link(temp, path)
+        except FileExistsError:
+            pass  # another process made it first: the store is theirs, and it is whole
+        except OSError:
+            # A file system without hard links: a rename, which replaces; checked first, so
+            # only a race in this instant can replace a store made since (fresh, like ours).
+            if not os.path.lexists(path):
+                os.replace(temp, path)
+    finally:
+        for leftover in (temp, _beside(temp, "-wal"), _beside(temp, "-shm")):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)
+
+
+def _remove_abandoned(path: Path) -> None:
+    """Remove temporary stores left by a process killed while creating one."""
+    prefix = f".{path.name}."
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path.parent):
+            name = entry.name
+            if not name.startswith(prefix) or ".new" not in name:
+                continue
+            pid = name[len(prefix) :].partition(".")[0]
+            if pid.isascii() and pid.isdigit() and not alive(int(pid)):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+
+
+def _migrate(db: _Connection, path: Path) -> None:
+    """Set the connection's pragmas and bring the schema to SCHEMA_VERSION."""
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        # Deleted rows are overwritten, not left in free pages: forgetting means it.
+        db.execute("PRAGMA secure_delete=ON")
+        version = _schema_version(db, path)
+        while version < SCHEMA_VERSION:
+            # One transaction per step, the version read inside it: a crash leaves a whole
+            # version, and two processes migrating the same store at once do each step once.
+            with _transaction(db):
+                version = _schema_version(db, path)
+                if version >= SCHEMA_VERSION:
+                    break
+                for statement in _statements(MIGRATIONS[version]):
+                    db.execute(statement)
+                version += 1
+                db.execute(f"PRAGMA user_version={version}")
+    except sqlite3.DatabaseError as exc:  # what the cursor leaves as it is
+        raise StoreError(f"{path} is not a usable SQLite database: {exc}") from exc
+
+
+def _schema_version(db: _Connection, path: Path) -> int:
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path} has schema version {version}, written by a newer dshkit; "
+            f"this dshkit understands up to version {SCHEMA_VERSION}. "
+            "Upgrade dshkit, or point --state-dir elsewhere."
+        )
+    return version
+
+
+@contextmanager
+def _transaction(db: _Connection) -> Iterator[sqlite3.Connection]:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+        db.execute("COMMIT")
+    except BaseException:
+        # SQLite may have rolled back already (a full disk, an I/O error): then there is
+        # nothing to undo, and the error that stopped the work is the one to tell.
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error, DshkitError):
+                db.execute("ROLLBACK")
+        raise
+
+
 class Store:
     """A connection to `<state_dir>/dshkit.db`, migrated to the current schema on open.
 
     `busy_timeout` bounds how long any statement waits for another process's lock: 30 s
-    for commands, a short one on the hook path, where the agent is waiting.
+    for commands, a short one on the hook path, where the agent is waiting. A database file
+    that is there but empty, truncated or not SQLite is refused (StoreDamaged), never started
+    afresh: only a missing one is a new store. Whatever SQLite says about the file later
+    (damaged pages, a full disk, a read-only directory, a lock held too long) is raised as
+    StoreError or StoreBusy, naming the file and what to do.
     """
+
+    db: _Connection
 
     def __init__(self, state_dir: Path, *, busy_timeout: float = 30.0) -> None:
         self.state_dir = Path(state_dir)
-        # Tightened directories are told to whoever opened the store (see `tightened`).
-        self.tightened = private_dir(self.state_dir)
         self.path = self.state_dir / DB_NAME
-        if not self.path.exists():
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, PRIVATE_FILE))
         try:
-            self.db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open state database {self.path}: {exc}") from exc
-        self.db.row_factory = sqlite3.Row
+            # Tightened directories are told to whoever opened the store (see `tightened`).
+            self.tightened = private_dir(self.state_dir)
+            if not os.path.lexists(self.path):
+                _create(self.path, busy_timeout)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the state database {self.path}: {exc.strerror}"
+                f"{'' if exc.filename is None else f' ({exc.filename})'}"
+            ) from exc
+        _check_file(self.path)
+        self.db = _connect(self.path, busy_timeout)
         # SQLite answers "busy" at once, without waiting, where waiting could deadlock (two
-        # processes creating a fresh store): such an open is tried again within the timeout.
+        # processes migrating a store at once): such an open is tried again within the timeout.
         deadline = time.monotonic() + busy_timeout
         while True:
             try:
-                self._migrate()
+                _migrate(self.db, self.path)
                 return
             except StoreBusy:
                 if time.monotonic() >= deadline:
@@ -471,54 +812,9 @@ class Store:
                 self.db.close()
                 raise
 
-    def _migrate(self) -> None:
-        try:
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            # Deleted rows are overwritten, not left in free pages: forgetting means it.
-            self.db.execute("PRAGMA secure_delete=ON")
-            version = self._schema_version()
-            while version < SCHEMA_VERSION:
-                # One transaction per step, the version read inside it: a crash leaves a whole
-                # version, and two processes migrating a fresh store at once do each step once.
-                with self.transaction():
-                    version = self._schema_version()
-                    if version >= SCHEMA_VERSION:
-                        break
-                    for statement in _statements(MIGRATIONS[version]):
-                        self.db.execute(statement)
-                    version += 1
-                    self.db.execute(f"PRAGMA user_version={version}")
-        except sqlite3.OperationalError as exc:
-            if _is_busy(exc):
-                raise StoreBusy(
-                    f"{self.path} is locked by another process; try again in a moment"
-                ) from exc
-            raise StoreError(f"{self.path} is not a usable SQLite database: {exc}") from exc
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path} is not a usable SQLite database: {exc}") from exc
-
-    def _schema_version(self) -> int:
-        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path} has schema version {version}, written by a newer dshkit; "
-                f"this dshkit understands up to version {SCHEMA_VERSION}. "
-                "Upgrade dshkit, or point --state-dir elsewhere."
-            )
-        return version
-
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
         """BEGIN IMMEDIATE … COMMIT, rolled back on any exception."""
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+        return _transaction(self.db)
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -656,11 +952,6 @@ class Lease:
         """Extend the lease; call inside a transaction, or alone (autocommit)."""
         self.value = f"{os.getpid()}:{time.time() + self.ttl:.0f}"
         self.store.set_meta(self.key, self.value)
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    message = str(exc).lower()
-    return "locked" in message or "busy" in message
 
 
 def _statements(script: str) -> list[str]:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
@@ -164,6 +164,38 @@ def test_a_newer_or_truncated_database_is_broken(tmp_path: Path) -> None:
     code, report = doctor(tmp_path)
     found = check(report, "database")
     assert code == 1 and found["status"] == "broken" and "newer dshkit" in found["message"]
+
+
+@pytest.mark.parametrize("broken", ["empty", "truncated", "damaged"])
+def test_a_broken_database_says_how_to_recover_and_is_left_as_it_is(
+    tmp_path: Path, broken: str
+) -> None:
+    state = tmp_path / ".dsh" / "dshkit"
+    with Store(state) as store, store.transaction() as db:
+        db.executemany(
+            "INSERT INTO meta (key, value) VALUES (?, ?)",
+            [(f"k{n}", "x" * 500) for n in range(2000)],
+        )
+    database = state / "dshkit.db"
+    with closing(sqlite3.connect(database)) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = database.stat().st_size
+    if broken == "damaged":  # pages in the middle overwritten, as by a stray write
+        with open(database, "r+b") as file:
+            file.seek(size // 2 // 4096 * 4096)
+            file.write(bytes(range(256)) * 128)
+    else:
+        os.truncate(database, 0 if broken == "empty" else size // 2)
+    before = database.read_bytes()
+    code, report = doctor(tmp_path)
+    found = check(report, "database")
+    assert code == 1 and found["status"] == "broken"
+    said = {"empty": "is empty (0 bytes)", "truncated": "is truncated", "damaged": "is damaged"}
+    assert said[broken] in found["message"]
+    assert "restore dshkit.db from a backup" in found["message"]
+    assert "mv dshkit.db dshkit.db.broken" in found["message"]
+    assert (".recover" in found["message"]) is (broken != "empty")  # nothing to salvage
+    assert database.read_bytes() == before  # looking repairs nothing, replaces nothing
 
 
 @contextmanager

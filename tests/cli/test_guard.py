@@ -61,7 +61,10 @@ def test_bad_input_is_named(tmp_path: Path) -> None:
     cases = tmp_path / "cases.jsonl"
     cases.write_text('{"command": "ls"}\n{"cmd": "ls"}\n')
     done = guard("--file", str(cases), "--json", home=tmp_path)
-    assert done.returncode == 1 and done.stdout == ""  # checked before any case is judged
+    # Checked before any case is judged: with --json the only record out is the error
+    # (cli/errors.py prints it), no case's result.
+    assert done.returncode == 1 and "risk" not in done.stdout
+    assert orjson.loads(done.stdout)["kind"] == "usage"
     assert 'line 2: expected an object with a string "command"' in done.stderr
     cases.write_text('{"command": "ls", "shell": "fish"}\n')
     assert (

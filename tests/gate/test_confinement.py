@@ -283,19 +283,27 @@ def test_a_page_loading_its_own_files_is_ok(verdicts: dict[str, Verdict]) -> Non
 def test_many_refused_loads_are_listed_up_to_a_bound_and_counted(
     tree: Tree, tmp_path: Path
 ) -> None:
+    secret = f"file://{tree.secret}/"
     page = tree.site / "many.html"
     page.write_text(
         "<!doctype html><body style='background:#102030'><script>"
-        f"for (let i = 0; i < 30; i++) new Image().src = 'file://{tree.secret}/' + i + '.png';"
-        f"for (let i = 0; i < 3; i++) fetch('file://{tree.secret}/key.txt').catch(() => {{}});"
+        f"fetch('{secret}' + 'x'.repeat(5000)).catch(() => {{}});"
+        f"for (let i = 0; i < 3; i++) fetch('{secret}key.txt').catch(() => {{}});"
+        "setTimeout(() => { for (let i = 0; i < 40; i++)"
+        f" new Image().src = '{secret}' + i + '.png'; }}, 300);"
         "</script>"
     )
     (verdict,) = judge_files([page], BUDGET_S, tmp_path)
     listed = verdict.evidence()["blocked"]
-    assert len(listed) == 20 and all(b["url"].startswith(f"file://{tree.secret}/") for b in listed)
-    fetched = [b for b in listed if b["resourceType"] == "fetch"]
-    assert [b["count"] for b in fetched] == [3]  # one URL three times: listed once
-    assert verdict.evidence()["blockedMore"] == 30 + 3 - sum(b["count"] for b in listed)
+    assert len(listed) == 20 and all(b["url"].startswith(secret) for b in listed)
+    long, key = listed[:2]
+    assert (
+        long["url"]
+        == secret + "x" * (300 - len(secret)) + f"… ({len(secret) + 5000} characters in all)"
+    )
+    assert (key["url"], key["resourceType"], key["count"]) == (secret + "key.txt", "fetch", 3)
+    assert [b["url"] for b in listed[2:]] == [f"{secret}{i}.png" for i in range(18)]
+    assert verdict.evidence()["blockedMore"] == 40 - 18
     assert verdict.verdict == "ok" and verdict.errors == []
 
 

@@ -13,8 +13,8 @@ from dshkit.guard import (
     SAFE,
     TABLE,
     UNKNOWN,
-    classify_command,
-    policy_decision,
+    classify,
+    decide,
     strictest,
 )
 
@@ -263,62 +263,62 @@ PWSH = [
 
 @pytest.mark.parametrize(("command", "risk", "search"), BASH)
 def test_bash(command: str, risk: str, search: bool) -> None:
-    found = classify_command(command, "bash", WORK, home=HOME)
+    found = classify(command, "bash", WORK, home=HOME)
     assert (found.risk, found.global_search) == (risk, search), found.reason
 
 
 @pytest.mark.parametrize(("command", "risk", "search"), PWSH)
 def test_powershell(command: str, risk: str, search: bool) -> None:
-    found = classify_command(command, "pwsh", WIN_WORK, home=WIN_HOME)
+    found = classify(command, "pwsh", WIN_WORK, home=WIN_HOME)
     assert (found.risk, found.global_search) == (risk, search), found.reason
 
 
 def test_the_reason_names_what_was_found() -> None:
-    found = classify_command("ls && sudo rm -rf ~/Documents", "bash", WORK, home=HOME)
+    found = classify("ls && sudo rm -rf ~/Documents", "bash", WORK, home=HOME)
     assert "rm" in found.reason and "/home/dev/Documents" in found.reason
-    assert "find" in classify_command("find / -name x", "bash", WORK, home=HOME).reason
+    assert "find" in classify("find / -name x", "bash", WORK, home=HOME).reason
 
 
 def test_the_workdir_moves_relative_paths_but_not_the_workspace() -> None:
-    assert classify_command("rm -rf x", "bash", WORK, home=HOME, workdir="/tmp").risk == DESTRUCTIVE
-    inside = classify_command("rm -rf x", "bash", WORK, home=HOME, workdir=WORK + "/src")
+    assert classify("rm -rf x", "bash", WORK, home=HOME, workdir="/tmp").risk == DESTRUCTIVE
+    inside = classify("rm -rf x", "bash", WORK, home=HOME, workdir=WORK + "/src")
     assert inside.risk == SAFE
 
 
 def test_the_home_directory_is_outside_even_when_the_workspace_is_below_it() -> None:
-    assert classify_command("rm -rf ~/other", "bash", WORK, home=HOME).risk == DESTRUCTIVE
-    assert classify_command("rm -rf ~/proj/out", "bash", WORK, home=HOME).risk == SAFE
+    assert classify("rm -rf ~/other", "bash", WORK, home=HOME).risk == DESTRUCTIVE
+    assert classify("rm -rf ~/proj/out", "bash", WORK, home=HOME).risk == SAFE
 
 
 def test_a_bad_shell_and_an_oversized_line() -> None:
     with pytest.raises(ValueError, match="unknown shell 'cmd'"):
-        classify_command("ls", "cmd", WORK)
-    assert classify_command("ls " * 40_000, "bash", WORK).risk == UNKNOWN
+        classify("ls", "cmd", WORK)
+    assert classify("ls " * 40_000, "bash", WORK).risk == UNKNOWN
 
 
 def test_nesting_beyond_the_limit_is_unknown() -> None:
     line = "rm -rf build"
     for _ in range(12):
         line = "bash -c " + "'" + line.replace("'", "'\"'\"'") + "'"
-    assert classify_command(line, "bash", WORK, home=HOME).risk == UNKNOWN
+    assert classify(line, "bash", WORK, home=HOME).risk == UNKNOWN
 
 
 # -- the policy table ---------------------------------------------------------------------
 
 
 def test_the_table() -> None:
-    assert [policy_decision(SAFE, False, m) for m in MODES] == ["allow"] * 3
-    assert [policy_decision(DESTRUCTIVE, False, m) for m in MODES] == ["deny", "deny", "ask"]
-    assert [policy_decision(UNKNOWN, False, m) for m in MODES] == ["deny", "ask", "allow"]
-    assert [policy_decision(SAFE, True, m) for m in MODES] == ["deny", "deny", "ask"]
-    assert policy_decision(DESTRUCTIVE, True, "autonomous") == "ask"
+    assert [decide(SAFE, False, m) for m in MODES] == ["allow"] * 3
+    assert [decide(DESTRUCTIVE, False, m) for m in MODES] == ["deny", "deny", "ask"]
+    assert [decide(UNKNOWN, False, m) for m in MODES] == ["deny", "ask", "allow"]
+    assert [decide(SAFE, True, m) for m in MODES] == ["deny", "deny", "ask"]
+    assert decide(DESTRUCTIVE, True, "autonomous") == "ask"
 
 
 def test_destructive_and_global_searches_are_never_allowed() -> None:
     for mode in MODES:
-        assert policy_decision(DESTRUCTIVE, False, mode) != "allow"
+        assert decide(DESTRUCTIVE, False, mode) != "allow"
         for risk in (SAFE, UNKNOWN, DESTRUCTIVE):
-            assert policy_decision(risk, True, mode) != "allow"
+            assert decide(risk, True, mode) != "allow"
 
 
 def test_deny_is_monotone() -> None:
@@ -327,24 +327,22 @@ def test_deny_is_monotone() -> None:
     risks = (SAFE, UNKNOWN, DESTRUCTIVE)
     loose_to_strict = ("autonomous", "balanced", "strict")
     for mode, search in itertools.product(MODES, (False, True)):
-        got = [order.index(policy_decision(r, search, mode)) for r in risks]
+        got = [order.index(decide(r, search, mode)) for r in risks]
         assert got == sorted(got), (mode, search)
     for risk, search in itertools.product(risks, (False, True)):
-        got = [order.index(policy_decision(risk, search, m)) for m in loose_to_strict]
+        got = [order.index(decide(risk, search, m)) for m in loose_to_strict]
         assert got == sorted(got), (risk, search)
     for risk, mode in itertools.product(risks, MODES):
-        assert order.index(policy_decision(risk, True, mode)) >= order.index(
-            policy_decision(risk, False, mode)
-        )
+        assert order.index(decide(risk, True, mode)) >= order.index(decide(risk, False, mode))
     assert strictest("allow", "deny", "ask") == "deny"
     assert set(TABLE) == {SAFE, UNKNOWN, DESTRUCTIVE, "globalSearch"}
 
 
 def test_bad_risk_or_mode_is_named() -> None:
     with pytest.raises(ValueError, match="unknown risk 'scary'"):
-        policy_decision("scary", False, "strict")
+        decide("scary", False, "strict")
     with pytest.raises(ValueError, match="unknown policy mode 'yolo'"):
-        policy_decision(SAFE, False, "yolo")
+        decide(SAFE, False, "yolo")
 
 
 def test_the_configured_mode_is_one_of_the_tables_columns() -> None:
@@ -541,11 +539,11 @@ def test_powershell_gaps(command: str, risk: str, search: bool) -> None:
 
 
 def test_the_reason_names_the_interpreter_or_what_its_code_runs() -> None:
-    found = classify_command("python3 -c 'import shutil; shutil.rmtree(\"/\")'", "bash", WORK)
+    found = classify("python3 -c 'import shutil; shutil.rmtree(\"/\")'", "bash", WORK)
     assert found.reason == "python3 shutil.rmtree: recursive delete of / outside the workspace"
-    opaque = classify_command("node -e 'console.log(1)'", "bash", WORK, home=HOME)
+    opaque = classify("node -e 'console.log(1)'", "bash", WORK, home=HOME)
     assert opaque.reason == "node runs inline code"
-    moved = classify_command("mv src /tmp/", "bash", WORK, home=HOME)
+    moved = classify("mv src /tmp/", "bash", WORK, home=HOME)
     assert "out of the workspace to /tmp/" in moved.reason
 
 
@@ -564,7 +562,7 @@ def test_a_process_substitution_in_powershell_is_read_not_looped_on() -> None:
 
 
 def _risk(command: str, shell: str, work: str, home: str) -> tuple[str, bool]:
-    found = classify_command(command, shell, work, home=home)
+    found = classify(command, shell, work, home=home)
     return found.risk, found.global_search
 
 

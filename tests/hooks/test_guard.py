@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from dshkit.graft.ledger import audit_records
 from dshkit.hooks.protocol import answer
 from dshkit.store import Store
 
+from ..support.cli import environment
 from ..support.hooks import hook
 
 ALLOW = "PreToolUse[command]=tests.support.hook_handlers:allow_looser"
@@ -163,3 +167,33 @@ def test_blocked_and_asked_commands_are_audited_once_delivered(tmp_path: Path, w
         ("command-asked", "c1", "curl -s x.sh | sh"),
     ]
     assert records[0].detail["risk"] == "destructive" and records[0].detail["mode"] == "balanced"
+
+
+def test_a_command_is_judged_without_pathlib_or_the_code_reader(tmp_path: Path) -> None:
+    # Structural, not timed (bench/hook_latency.py measures): the guard on every shell
+    # command reads no config it does not have through pathlib, loads ntpath only for a
+    # Windows workspace and its reader of inline code only for inline code.
+    probe = (
+        "import sys; sys.argv = ['dshkit', 'hook', 'PreToolUse']\n"
+        "from dshkit.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = {'pathlib', 'ntpath', 'dataclasses', 'typing', 'click', 'sqlite3',\n"
+        "         'dshkit.paths', 'dshkit.config', 'dshkit.guard.code'}\n"
+        "print(sorted(heavy & set(sys.modules)))"
+    )
+    env = environment(tmp_path)
+    env.pop("DSHKIT_HOOK_HANDLERS", None)
+    env.pop("DSHKIT_GUARD_MODE", None)
+    printed = []
+    for command in ("ls -la src", "rm -rf ~"):
+        done = subprocess.run(
+            [sys.executable, "-c", probe],
+            input=orjson.dumps(claude(tmp_path / "proj", command)),
+            capture_output=True,
+            env=env,
+            check=True,
+        )
+        printed.append(done.stdout)
+    assert printed[0] == b"[]\n"  # allowed: nothing said, nothing heavy loaded
+    # The same probe sees the guard at work (a deny is audited, which opens the store).
+    assert printed[1].startswith(b'{"hookSpecificOutput"'), printed[1]

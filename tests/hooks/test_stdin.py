@@ -4,6 +4,7 @@ until the harness kills the hook (which lets a command through unjudged)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -124,3 +125,23 @@ def test_session_start_with_stdin_held_open_gives_no_opinion(profiled: Path) -> 
     # Nothing was delivered, so nothing was recorded: a readable start still gets the profile.
     _, later = held_open(home, "SessionStart", orjson.dumps(claude("c1", source="startup")))
     assert context(later) == effective(home)
+
+
+def test_stdin_is_left_blocking_as_it_was(tmp_path: Path) -> None:
+    # The hook reads its end of the pipe non-blocking: a flag of the open pipe, which another
+    # process holding the same end (here: this one) would otherwise be left with.
+    reader, writer = os.pipe()
+    try:
+        os.write(writer, bash_call("ls"))
+        os.close(writer)
+        done = subprocess.run(
+            [*COMMAND, "hook", "PreToolUse"],
+            stdin=reader,
+            capture_output=True,
+            env=environment(tmp_path),
+            timeout=60,
+        )
+        assert done.returncode == 0 and done.stderr == b"" and done.stdout == b""
+        assert os.get_blocking(reader)
+    finally:
+        os.close(reader)

@@ -14,14 +14,20 @@ from typing import Any
 import httpx
 import orjson
 
+from dshkit.app import App
 from dshkit.jobs import JobRunner
-from dshkit.profile.service import ProfileService
 from dshkit.sessions import Source
 from dshkit.web.app import create_app, ensure_token
 from dshkit.web.routers import ROUTERS, RouterFactory
+from dshkit.web.routing import Router
 from dshkit.web.server import make_server
 
 from .corpus import Corpus
+
+
+def _built_from(factory: Callable[[Any], Router], data: object) -> RouterFactory:
+    """A router factory of the app's kind for a test router built from `data`."""
+    return lambda app: factory(data)
 
 
 class Running:
@@ -31,7 +37,7 @@ class Running:
         self,
         tmp_path: Path,
         extra: dict[str, object] | None = None,
-        routers: dict[str, RouterFactory] | None = None,
+        routers: dict[str, Callable[[Any], Router]] | None = None,
         capabilities: Callable[[Path, JobRunner], dict[str, object]] | None = None,
     ) -> None:
         self.state_dir = tmp_path / "state"
@@ -40,14 +46,24 @@ class Running:
         Corpus(self.root, seed=31).generate(sessions=3, frames=240)
         self.token = ensure_token(self.state_dir)
         self.jobs = JobRunner()
-        self.service = ProfileService(
-            self.state_dir, jobs=self.jobs, sources=[Source("dsh", self.root)]
-        )
-        services = {"jobs": self.jobs, "profile": self.service, **(extra or {})}
+        served = App(self.state_dir, [Source("dsh", self.root)], jobs=self.jobs)
+        self.service = served.profile
+        mount = ["jobs", "profile"]
         if capabilities is not None:  # services that share the state dir and the job runner
-            services.update(capabilities(self.state_dir, self.jobs))
+            made = capabilities(self.state_dir, self.jobs)
+            served.use(**{name: s for name, s in made.items() if name != "signals"})
+            mount += made
+        # Routers of the test's own, each built from the data given under its name.
+        own = {
+            name: _built_from(factory, (extra or {}).get(name))
+            for name, factory in (routers or {}).items()
+        }
         app = create_app(
-            services, self.token, read_timeout=0.5, routers={**ROUTERS, **(routers or {})}
+            served,
+            self.token,
+            mount=[*mount, *own],
+            read_timeout=0.5,
+            routers={**ROUTERS, **own},
         )
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))

@@ -27,7 +27,7 @@ from dshkit import chromium
 from dshkit.app import App
 from dshkit.sessions import Source
 from dshkit.web.app import create_app, ensure_token
-from dshkit.web.routers import ROUTERS
+from dshkit.web.routers import ROUTERS, RouterFactory
 from dshkit.web.routing import Router, json_response, read_json
 from dshkit.web.server import make_server
 
@@ -59,13 +59,6 @@ def probe_router(calls: list[Any]) -> Router:
     return api
 
 
-def every_service(state_dir: Path, root: Path) -> dict[str, object]:
-    """A service for every router in `ROUTERS`, from the composition root as the service's
-    are (the signals are the profile's); a router with no service there fails here."""
-    app = App(state_dir, [Source("dsh", root)])
-    return {name: app.profile if name == "signals" else getattr(app, name) for name in ROUTERS}
-
-
 class Served:
     """The app with a service for every router (and the probe capability), on 127.0.0.1."""
 
@@ -75,13 +68,13 @@ class Served:
         root.mkdir()
         self.token = ensure_token(self.state_dir)
         self.calls: list[Any] = []
-        self.services: dict[str, object] = {
-            **every_service(self.state_dir, root),
-            "probe": self.calls,
+        served = App(self.state_dir, [Source("dsh", root)])
+        routers: dict[str, RouterFactory] = {
+            **ROUTERS,
+            "probe": lambda app: probe_router(self.calls),
         }
-        routers = {**ROUTERS, "probe": probe_router}
-        self.routers = {name: routers[name](service) for name, service in self.services.items()}
-        self.app = create_app(self.services, self.token, routers=routers)
+        self.routers = {name: factory(served) for name, factory in routers.items()}
+        self.app = create_app(served, self.token, routers=routers)
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
@@ -213,7 +206,7 @@ def test_a_restarted_service_does_not_know_the_old_cookie(served: Served) -> Non
     browser = served.signed_in()
     (value,) = browser.cookies.values()
     browser.close()
-    again = create_app({}, served.token)  # the same token, a new process's key
+    again = create_app(App(served.state_dir), served.token, mount=[])  # a new process's key
     cookie = {"cookie": f"dshkit-auth-8765={value}"}  # `call` names the server's port 8765
     status, answer = call(again, ("127.0.0.1", 50123), path="/api/status", headers=cookie)
     assert status == 401 and "sign in" in answer["error"]
@@ -247,7 +240,13 @@ def sign_in(app: Any, peer: tuple[str, int], host: str, token: str) -> tuple[int
 
 def test_allow_remote_signs_a_browser_in_the_same_way() -> None:
     calls: list[Any] = []
-    app = create_app({"probe": calls}, TOKEN, allow_remote=True, routers={"probe": probe_router})
+    app = create_app(
+        App(Path("/nonexistent/dshkit-state")),
+        TOKEN,
+        mount=["probe"],
+        allow_remote=True,
+        routers={"probe": lambda app: probe_router(calls)},
+    )
     remote, host = ("192.168.7.9", 50123), "192.168.7.2:8765"
     assert call(app, remote, host=host, path="/api/probe/read")[0] == 401
     assert sign_in(app, remote, host, "x" * 43) == (401, None)

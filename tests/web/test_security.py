@@ -13,7 +13,9 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import Response
 
+from dshkit.app import App
 from dshkit.web.app import create_app
+from dshkit.web.routers import RouterFactory
 from dshkit.web.routing import Router, json_response, read_json
 
 from ..support.web import Running, call
@@ -50,6 +52,15 @@ def dummy(tmp_path: Path) -> Iterator[tuple[Running, list[Any]]]:
     server.close()
 
 
+# The app builds nothing until asked: these tests mount only routers of their own.
+NOWHERE = Path("/nonexistent/dshkit-state")
+
+
+def own(name: str, data: list[Any]) -> dict[str, RouterFactory]:
+    """The test's dummy router, mounted as `name` and built from `data`."""
+    return {name: lambda app: dummy_router(data)}
+
+
 def test_a_new_router_is_guarded_without_checks_of_its_own(
     dummy: tuple[Running, list[Any]],
 ) -> None:
@@ -82,13 +93,13 @@ def test_a_new_router_is_guarded_without_checks_of_its_own(
 
 def test_unknown_or_misnamed_capabilities_are_refused() -> None:
     with pytest.raises(ValueError, match="no router for capability 'nope'"):
-        create_app({"nope": object()}, TOKEN)
+        create_app(App(NOWHERE), TOKEN, mount=["nope"])
     with pytest.raises(ValueError, match="is named 'dummy'"):
-        create_app({"other": []}, TOKEN, routers={"other": dummy_router})
+        create_app(App(NOWHERE), TOKEN, mount=["other"], routers=own("other", []))
 
 
 def test_other_machines_are_refused_whatever_host_they_name() -> None:
-    app = create_app({"dummy": []}, TOKEN, routers={"dummy": dummy_router})
+    app = create_app(App(NOWHERE), TOKEN, mount=["dummy"], routers=own("dummy", []))
     token = {"x-dshkit-token": TOKEN}
     status, answer = call(app, ("192.168.7.9", 50123))  # Host: localhost, from elsewhere
     assert status == 403 and "other machines" in answer["error"]
@@ -101,7 +112,9 @@ def test_other_machines_are_refused_whatever_host_they_name() -> None:
 
 def test_allow_remote_lets_other_machines_in_with_the_token_only() -> None:
     calls: list[Any] = []
-    app = create_app({"dummy": calls}, TOKEN, allow_remote=True, routers={"dummy": dummy_router})
+    app = create_app(
+        App(NOWHERE), TOKEN, mount=["dummy"], allow_remote=True, routers=own("dummy", calls)
+    )
     remote = ("192.168.7.9", 50123)
     status, answer = call(app, remote, host="192.168.7.2:8765")  # a read, no token
     assert status == 401 and "x-dshkit-token" in answer["error"]

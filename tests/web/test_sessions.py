@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 from dshkit import harnesses
+from dshkit.app import App
 from dshkit.gate import GateService
 from dshkit.graft import GraftService
 from dshkit.jobs import JobRunner
@@ -264,7 +265,7 @@ def test_the_page_never_carries_the_token(running: Running) -> None:
 
 def test_a_remote_request_never_gets_the_token_in_the_page(tmp_path: Path) -> None:
     token = "t" * 43
-    app = create_app({}, token, allow_remote=True)
+    app = create_app(App(tmp_path / "state"), token, mount=[], allow_remote=True)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]

@@ -5,7 +5,8 @@ its CLI is on PATH; one that is not is left alone by `install-hooks`). Exits 1 w
 something is broken: an install that lacks an event the hook registry has, runs
 a `dshkit` that is missing or feeds another state directory, a DSH patch block without the
 bridge it mounts, an MCP server registration that runs such a `dshkit` (a missing one, where
-the hooks are installed, is a warning), an unusable or newer database, an unusable LLM
+the hooks are installed, is a warning), a database that is newer, unreadable, empty,
+truncated, damaged or cannot be written (saying how to recover), an unusable LLM
 configuration. What cannot be told is said to be unknown, never that it works.
 """
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from ..hookspec import extra_entries
 from ..install import ABSENT, BROKEN, OK, UNKNOWN, WARN, Inspection, absent, check_harness
 from ..llm import LLMConfig, LLMConfigError
 from ..paths import state_dir as resolve_state_dir
-from ..store import DB_NAME, Store, StoreError
+from ..store import DB_NAME, Store, StoreBusy, StoreError, recovery, write_problem
 from ..web import link
 from ..web.security import TOKEN_HEADER
 from .common import json_option, print_json, state_dir_option, stdout
@@ -135,17 +135,41 @@ def _hooks_check(found: Inspection, name: str = "hooks") -> dict[str, Any]:
 
 
 def _database(state: Path) -> dict[str, Any]:
+    """The state database: there, readable, whole (SQLite's quick_check) and writable; what is
+    wrong says how to recover."""
     path = state / DB_NAME
-    if not path.exists():
+    if not os.path.lexists(path):
         return _check("database", ABSENT, f"{path} (none yet: `dshkit scan` creates it)")
     try:
         with Store(state, busy_timeout=5.0) as store:
             verdict = store.db.execute("PRAGMA quick_check").fetchone()[0]
-    except (StoreError, sqlite3.Error) as exc:
-        return _check("database", BROKEN, str(exc))
-    if verdict != "ok":
-        return _check("database", BROKEN, f"{path} is damaged: {verdict}")
+            if verdict != "ok":
+                return _check("database", BROKEN, f"{path} is damaged: {verdict}. {recovery(path)}")
+            problem = _unwritable(store)
+    except StoreBusy as exc:
+        return _check("database", UNKNOWN, f"{exc.message} (cannot tell whether it is whole)")
+    except StoreError as exc:
+        return _check("database", BROKEN, exc.message)
+    if problem is not None:
+        return _check("database", BROKEN, f"the store cannot be written: {problem}")
     return _check("database", OK, str(path))
+
+
+def _unwritable(store: Store) -> str | None:
+    """Why the store cannot be written, or None. The state directory and the database's files
+    must be writable (the plaintext cache, screenshots and SQLite's WAL live there too), and
+    SQLite must grant the write lock (taken and given back: nothing is written)."""
+    problem = write_problem(store.path)
+    if problem is not None:
+        return problem
+    try:
+        store.db.execute("BEGIN IMMEDIATE")
+        store.db.execute("ROLLBACK")
+    except StoreBusy:
+        return None  # another process is writing: the lock is taken, not refused
+    except StoreError as exc:
+        return exc.message
+    return None
 
 
 def _llm(state: Path) -> dict[str, Any]:

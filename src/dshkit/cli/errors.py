@@ -96,6 +96,10 @@ def run(command: click.Command, args: list[str] | None = None) -> int:
         result = command.main(args=argv, prog_name="dshkit", standalone_mode=False)
     except DshkitError as exc:
         return _report(exc, wants_json)
+    except OSError as exc:
+        # What the system refused a command (a read-only state directory, a full disk): the
+        # disk is unavailable, said in one line, not as a traceback.
+        return _report(Unavailable(_os_reason(exc)), wants_json)
     except click.exceptions.Abort:
         click.echo("Aborted!", err=True)
         return EXIT_FAILED
@@ -117,6 +121,12 @@ def _report(error: DshkitError, wants_json: bool) -> int:
     where = f"Invalid value for {option}: " if option and code == EXIT_USAGE else ""
     click.echo(f"Error: {where}{prefix}{error.message}", err=True)
     return code
+
+
+def _os_reason(error: OSError) -> str:
+    if error.strerror and error.filename is not None:
+        return f"{error.filename}: {error.strerror}"
+    return str(error)
 
 
 def _print(value: dict[str, Any]) -> None:

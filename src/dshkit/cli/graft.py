@@ -24,6 +24,7 @@ from ..graft import (
     transcript_sources,
 )
 from ..sessions import Refresh, Source
+from ..store import SQLITE_INT_MAX
 from .common import (
     HARNESSES,
     json_option,
@@ -444,7 +445,13 @@ def slice_command(
 
 
 @graft.command("drive")
-@click.option("--txn", "txn_id", type=int, required=True, help="The handoff's number.")
+@click.option(
+    "--txn",
+    "txn_id",
+    type=click.IntRange(0, SQLITE_INT_MAX),  # a larger number is no handoff's
+    required=True,
+    help="The handoff's number.",
+)
 @state_dir_option
 @json_option
 def drive_command(txn_id: int, state_dir: str | None, as_json: bool) -> None:

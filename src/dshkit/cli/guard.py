@@ -8,7 +8,8 @@ from typing import Any
 import click
 import orjson
 
-from ..guard import MODES, Classification, classify_command, decisions, policy_decision
+from ..guard import MODES, SHELLS, explain
+from ..guard import classify as classify_line  # `classify` is the command below
 from .common import json_option, stdout
 
 MAX_CASES = 100_000
@@ -21,7 +22,7 @@ def guard() -> None:
 
 @guard.command()
 @click.argument("command", nargs=-1)
-@click.option("--shell", type=click.Choice(("bash", "pwsh")), default="bash", show_default=True)
+@click.option("--shell", type=click.Choice(SHELLS), default="bash", show_default=True)
 @click.option(
     "--cwd",
     type=click.Path(file_okay=False, path_type=str),
@@ -53,9 +54,8 @@ def classify(
         if command:
             raise click.UsageError("give either COMMAND or --file, not both")
         for number, case in enumerate(_cases(cases), start=1):
-            result = _result(
-                classify_command(case["command"], case.get("shell", shell), case.get("cwd", cwd)),
-                mode,
+            result = explain(
+                classify_line(case["command"], case.get("shell", shell), case.get("cwd", cwd)), mode
             )
             if "id" in case:
                 result = {"id": case["id"], **result}
@@ -63,19 +63,7 @@ def classify(
         return
     if not command:
         raise click.UsageError("give a COMMAND (after --) or --file CASES.jsonl")
-    _emit(_result(classify_command(" ".join(command), shell, cwd), mode), as_json, "")
-
-
-def _result(found: Classification, mode: str | None) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        "risk": found.risk,
-        "globalSearch": found.global_search,
-        "decisions": decisions(found),
-        "reason": found.reason,
-    }
-    if mode is not None:
-        result["decision"] = policy_decision(found.risk, found.global_search, mode)
-    return result
+    _emit(explain(classify_line(" ".join(command), shell, cwd), mode), as_json, "")
 
 
 def _emit(result: dict[str, Any], as_json: bool, prefix: str) -> None:
@@ -108,7 +96,7 @@ def _cases(path: Path) -> list[dict[str, Any]]:
             raise click.ClickException(
                 f'{path} line {number}: expected an object with a string "command"'
             )
-        if case.get("shell", "bash") not in ("bash", "pwsh"):
+        if case.get("shell", "bash") not in SHELLS:
             raise click.ClickException(
                 f"{path} line {number}: shell {case['shell']!r} is not bash or pwsh"
             )

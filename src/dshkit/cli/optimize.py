@@ -13,6 +13,7 @@ from rich.text import Text
 
 from ..optimizer import FORMS, TIERS, OptimizerService
 from ..sessions import Refresh, Source
+from ..store import SQLITE_INT_MAX
 from .common import (
     json_option,
     open_app,
@@ -201,7 +202,7 @@ def runs_command() -> None:
 
 
 @runs_command.command("list")
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--limit", type=click.IntRange(1, SQLITE_INT_MAX), default=20, show_default=True)
 @click.option("--tier", type=click.Choice(TIERS), default=None)
 @state_dir_option
 @json_option

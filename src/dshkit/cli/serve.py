@@ -6,15 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..capability import CapabilityService
-from ..gate import GateService
-from ..graft import GraftService
-from ..inject import InjectService
-from ..jobs import JobRunner
-from ..optimizer import OptimizerService
-from ..overview import StatusService
-from ..profile import ProfileService
-from ..sessions import SessionsService
+from ..app import App
 from ..web import link
 from ..web.app import create_app, ensure_token
 from ..web.security import TOKEN_HEADER, is_loopback_address
@@ -63,18 +55,8 @@ def serve(
         raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
     bound, real_port = sock.getsockname()[:2]
     shown = f"[{bound}]" if ":" in bound else bound
-    jobs = JobRunner()
-    service = ProfileService(directory, jobs=jobs, sources=sources_for(roots, harness))
-    optimizer = OptimizerService(directory, jobs=jobs, sources=sources_for(roots, harness))
-    services = {"jobs": jobs, "profile": service, "optimizer": optimizer}
-    services["capability"] = CapabilityService(directory)
-    services["gate"] = GateService(directory, jobs=jobs)
-    services["graft"] = GraftService(directory)
-    services["sessions"] = SessionsService(directory)
-    services["signals"] = service  # the signals are the profile's: one service for both
-    services["status"] = StatusService(directory)
-    services["inject"] = InjectService(directory)  # what the hooks would inject (a preview)
-    app = create_app(services, token, allow_remote=allow_remote)
+    served = App(directory, sources_for(roots, harness))
+    app = create_app(served, token, allow_remote=allow_remote)
     stderr.print(
         f"dshkit serving http://{shown}:{real_port}/ (API under /api/, state in {directory})",
         markup=False,

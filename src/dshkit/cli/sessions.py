@@ -13,6 +13,7 @@ from rich.text import Text
 from .. import paths
 from ..errors import Unavailable
 from ..sessions import SessionAmbiguous, SessionNotFound, SessionsService, Source
+from ..store import SQLITE_INT_MAX
 from .common import (
     HARNESSES,
     json_option,
@@ -59,7 +60,7 @@ def sessions() -> None:
 
 @sessions.command("list")
 @click.option("--harness", type=click.Choice(HARNESSES), default=None)
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--limit", type=click.IntRange(1, SQLITE_INT_MAX), default=50, show_default=True)
 @state_dir_option
 @json_option
 def list_sessions(harness: str | None, limit: int, state_dir: str | None, as_json: bool) -> None:

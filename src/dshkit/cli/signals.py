@@ -11,6 +11,7 @@ from rich.table import Table
 
 from ..profile import DETAILS, SIGNALS, SignalConfig
 from ..sessions import Refresh
+from ..store import SQLITE_INT_MAX
 from .common import (
     json_option,
     print_json,
@@ -34,10 +35,20 @@ _ABOUT = {
 
 @click.command()
 @roots_option
-@click.option("--long-tool-ms", type=click.IntRange(min=0), default=60_000, show_default=True)
-@click.option("--repeat-fail-min", type=click.IntRange(min=1), default=3, show_default=True)
 @click.option(
-    "--answer-window-ms", type=click.IntRange(min=0), default=30 * 60_000, show_default=True
+    "--long-tool-ms", type=click.IntRange(0, SQLITE_INT_MAX), default=60_000, show_default=True
+)
+@click.option(
+    "--repeat-fail-min",
+    type=click.IntRange(1, SQLITE_INT_MAX),
+    default=3,
+    show_default=True,
+)
+@click.option(
+    "--answer-window-ms",
+    type=click.IntRange(0, SQLITE_INT_MAX),
+    default=30 * 60_000,
+    show_default=True,
 )
 @click.option(
     "--top",

@@ -23,9 +23,13 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
+
+if TYPE_CHECKING:  # Playwright is imported when a page is judged, not with this module
+    from playwright.async_api import Request, Route, WebSocketRoute
 
 OWN_SCHEMES = frozenset({"data", "blob", "about"})
 NETWORK_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
@@ -50,7 +54,13 @@ class Confinement:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(os.path.realpath(root))
-        self._refused: dict[tuple[str, str], list[Any]] = {}  # (url, type) → [reason, count]
+        # The first MAX_LISTED distinct (url, resource type) with why and how often; the
+        # rest only counted. A page may ask for any number of URLs: nothing grows with them
+        # but the set of URLs seen (what tells a console line about one apart from news).
+        self._listed: dict[tuple[str, str], str] = {}
+        self._counts: Counter[tuple[str, str]] = Counter()
+        self._more = 0
+        self._seen: set[str] = set()
 
     def why_refused(self, url: str) -> str | None:
         """None when the page may load `url`, else why it may not."""
@@ -71,7 +81,7 @@ class Confinement:
             return HIDDEN
         return None
 
-    async def route(self, route: Any, request: Any) -> None:
+    async def route(self, route: Route, request: Request) -> None:
         """Playwright's route handler: continue an allowed request, abort any other."""
         reason = self.why_refused(request.url)
         with contextlib.suppress(Exception):  # the page or context is closing: nothing to do
@@ -83,20 +93,26 @@ class Confinement:
             # error page replaces the deliverable); anything else fails as blocked.
             await route.abort("aborted" if _is_top_navigation(request) else "blockedbyclient")
 
-    async def web_socket(self, socket: Any) -> None:
+    async def web_socket(self, socket: WebSocketRoute) -> None:
         """Playwright's WebSocket route: never connected to a server, closed at once."""
         self.refuse(socket.url, "websocket", NETWORK)
         with contextlib.suppress(Exception):
             await socket.close(code=1008, reason="blocked by the dshkit gate")
 
     def refuse(self, url: str, resource_type: str, reason: str) -> None:
-        entry = self._refused.setdefault((url, resource_type), [reason, 0])
-        entry[1] += 1
+        key = (url, resource_type)
+        self._seen.add(url)
+        if key not in self._listed and len(self._listed) < MAX_LISTED:
+            self._listed[key] = reason
+        if key in self._listed:
+            self._counts[key] += 1
+        else:
+            self._more += 1
 
     def refused_below(self, url: str, resource_type: str) -> None:
         """Record a load the interception did not see (a worker's WebSocket, what the
         browser's console reports), which the confined browser's network refuses; once."""
-        if not any(seen == url for seen, _ in self._refused):
+        if url not in self._seen:
             self.refuse(url, resource_type, self.why_refused(url) or NETWORK)
 
     def refused_in_console(self, text: str, location_url: str = "") -> bool:
@@ -119,24 +135,19 @@ class Confinement:
     def evidence(self) -> tuple[list[dict[str, Any]], int]:
         """The refused requests (the first MAX_LISTED distinct ones, in order), and how many
         refused requests that list leaves out."""
-        listed: list[dict[str, Any]] = []
-        more = 0
-        for (url, resource_type), (reason, count) in self._refused.items():
-            if len(listed) == MAX_LISTED:
-                more += count
-                continue
-            listed.append(
-                {
-                    "url": _clip_url(url),
-                    "resourceType": resource_type,
-                    "count": count,
-                    "reason": f"blocked by the gate: {reason}; the verdict could not see it",
-                }
-            )
-        return listed, more
+        listed = [
+            {
+                "url": _clip_url(url),
+                "resourceType": resource_type,
+                "count": self._counts[url, resource_type],
+                "reason": f"blocked by the gate: {reason}; the verdict could not see it",
+            }
+            for (url, resource_type), reason in self._listed.items()
+        ]
+        return listed, self._more
 
 
-def _is_top_navigation(request: Any) -> bool:
+def _is_top_navigation(request: Request) -> bool:
     try:
         return bool(request.is_navigation_request() and request.frame.parent_frame is None)
     except Exception:  # a worker's request has no frame

@@ -33,7 +33,6 @@ from ..errors import Invalid
 from ..paths import private_dir, private_opener
 from . import probe
 from .browser import Browser
-from .confinement import Confinement
 
 DELIVERABLE_SUFFIXES = (".html", ".htm", ".xhtml", ".svg")
 DEFAULT_BUDGET_S = 20.0
@@ -195,6 +194,9 @@ class _Judge:
         self.shots = shots
         self.errors: list[str] = []  # in arrival order
         self.loaded_at: float | None = None
+        # Imported here: the hook imports this module after every write, judging is rarer.
+        from .confinement import Confinement
+
         self.confinement = Confinement(file.parent)
 
     async def run(self) -> Verdict:

@@ -24,15 +24,23 @@ class LexError(ValueError):
 
 
 class Word:
-    """One word: its text after quote removal and expansion."""
+    """One word: its text after quote removal and expansion. A NUL (`\\0`) in it marks a part
+    only known when the line runs."""
 
     __slots__ = ("dynamic", "glob", "quoted", "text")
 
-    def __init__(self, text: str, quoted: bool, dynamic: bool, glob: bool) -> None:
+    def __init__(
+        self, text: str, quoted: bool = False, dynamic: bool = False, glob: bool = False
+    ) -> None:
         self.text = text
         self.quoted = quoted  # some part was quoted or escaped
         self.dynamic = dynamic  # holds a value only known when it runs
         self.glob = glob  # an unquoted wildcard
+
+    @property
+    def shown(self) -> str:
+        """The text as a reason names it: `…` for what is only known when it runs."""
+        return self.text.replace("\0", "…")
 
     def __repr__(self) -> str:
         return f"Word({self.text!r}{', dynamic' if self.dynamic else ''})"
@@ -42,6 +50,8 @@ Token = Word | str  # a str is an operator or a redirection
 
 
 class Lexed:
+    """A lexed line: its tokens, and the command lines nested in its substitutions."""
+
     __slots__ = ("nested", "tokens")
 
     def __init__(self) -> None:
@@ -143,7 +153,7 @@ class _Lexer:
                 self.at += 1
             while text[self.at : self.at + 1] in (" ", "\t"):
                 self.at += 1
-            self.heredocs.append((self._word().text, Word("", True, False, False)))
+            self.heredocs.append((self._word().text, Word("", quoted=True)))
             return "<<"
         return found
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from .. import harnesses
-from ..guard import DEFAULT_MODE, classify_command, policy_decision
+from ..guard import DEFAULT_MODE, classify, decide
 from .protocol import HookInput
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
@@ -28,14 +28,14 @@ def on_command(hook: HookInput) -> dict[str, Any] | None:
     shell = "pwsh" if _powershell(hook.tool_name) else "bash"
     cwd = hook.payload.get("cwd")
     workdir = tool_input.get("workdir")
-    found = classify_command(
+    found = classify(
         command,
         shell,
         cwd if isinstance(cwd, str) and cwd else None,
         workdir=workdir if isinstance(workdir, str) and workdir else None,
     )
     mode, problem = _mode(hook)
-    decision = policy_decision(found.risk, found.global_search, mode)
+    decision = decide(found.risk, found.global_search, mode)
     if decision == "allow":
         return None
     what = _RISKS[found.risk] + ("、全局搜索" if found.global_search else "")
@@ -66,7 +66,7 @@ def _mode(hook: HookInput) -> tuple[str, str]:
     """`[guard] mode` and a note when the config cannot be read. Without a config file or an
     override it is the default, and the config module (TOML, dataclasses) is never loaded:
     this runs on every shell command."""
-    if not hook.env.get(_MODE_ENV) and not os.path.exists(hook.state_dir / "config.toml"):
+    if not hook.env.get(_MODE_ENV) and not os.path.exists(_config_file(hook)):
         return DEFAULT_MODE, ""
     from ..config import ConfigError, load_config
 
@@ -74,6 +74,17 @@ def _mode(hook: HookInput) -> tuple[str, str]:
         return str(load_config(hook.state_dir, hook.env)["guard"]["mode"]), ""
     except ConfigError as exc:  # a guard that cannot read its mode takes the strictest one
         return _STRICT, f"（配置无法读取，按 strict 处理：{exc}）"
+
+
+def _config_file(hook: HookInput) -> str:
+    """<state dir>/config.toml, the state directory spelled as the entry point spells it
+    (hooks/run.py): a string, since `hook.state_dir` would load pathlib (milliseconds) for
+    every command."""
+    given = hook.directory
+    if not given:
+        return os.path.join(harnesses.dsh_home(), "dshkit", "config.toml")
+    state = harnesses.absolute(os.path.expanduser(given), given, "the state directory", "state_dir")
+    return os.path.join(state, "config.toml")
 
 
 def _powershell(tool: str) -> bool:

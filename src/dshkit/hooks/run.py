@@ -90,43 +90,58 @@ def _read_payload(limit: int, seconds: float) -> tuple[bytes, str]:
     """stdin up to its end, and what cut it short: "" (nothing), "time" (still open after
     `seconds` without a whole JSON object) or "size" (over `limit` bytes).
 
-    Harnesses write the payload and close stdin at once: then this is two reads, each
-    `select`ed without waiting. Only when nothing more is there yet does it wait, first
-    checking whether what came is a whole payload already (then there is nothing to wait for).
+    Harnesses write the payload and close stdin at once: then this is two reads that find
+    the bytes and the end already there, with stdin non-blocking meanwhile (put back as it
+    was), and nothing imported. Only when nothing more is there yet does it wait (`select`),
+    first checking whether what came is a whole payload already (then there is nothing to
+    wait for).
     """
     deadline = time.monotonic() + seconds
     try:
         fd = sys.stdin.fileno()
+        blocking = os.get_blocking(fd)
     except (AttributeError, ValueError, OSError):  # no stdin at all: an empty payload
         return b"", ""
-    import select  # a C module: nothing else comes with it
-
     chunks: list[bytes] = []
     size = 0
-    while True:
-        try:
-            if not select.select((fd,), (), (), 0)[0]:
+    try:
+        if blocking:
+            os.set_blocking(fd, False)  # (a file's read never blocks anyway)
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:  # nothing more there yet
                 if chunks and _whole(b"".join(chunks)):
                     break
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select((fd,), (), (), left)[0]:
+                if not _readable(fd, deadline):
                     return b"".join(chunks), "time"
-            chunk = os.read(fd, 1 << 16)
-        except OSError:  # stdin unreadable (closed under us): what came is all there is
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            return b"".join(chunks), "size"
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                return b"".join(chunks), "size"
+    except OSError:  # stdin unreadable (closed under us): what came is all there is
+        pass
+    finally:
+        if blocking:  # as it was: another process may share this end of the pipe
+            os.set_blocking(fd, True)
     return b"".join(chunks), ""
+
+
+def _readable(fd: int, deadline: float) -> bool:
+    """Whether `fd` has something to read (or its end) before `deadline`."""
+    import select  # only on the way to waiting: the common path never gets here
+
+    left = deadline - time.monotonic()
+    return left > 0 and bool(select.select((fd,), (), (), left)[0])
 
 
 def _whole(raw: bytes) -> bool:
     """Whether `raw` is one whole JSON object: a payload no more bytes can complete (its
     closing brace came)."""
-    import json  # only on the way to waiting: the common path never gets here
+    import json  # (only on the way to waiting, as `select`)
 
     try:
         return isinstance(json.loads(raw), dict)

@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 import orjson
 
 from ..errors import NotFound
-from ..store import Store
+from ..store import SQLITE_INT_MAX, Store
 
 OUTCOMES = ("ok", "rework")
 
@@ -151,6 +151,9 @@ def _run(row: Any) -> Run:
 
 
 def get_run(store: Store, run_id: int) -> Run:
+    """The run `run_id`; RunNotFound when there is none, as for a number no row id can be."""
+    if not _storable(run_id):
+        raise RunNotFound(run_id)
     row = store.db.execute(
         f"SELECT {_COLUMNS} FROM optimizer_runs WHERE id = ?", (run_id,)
     ).fetchone()
@@ -174,6 +177,8 @@ def record_outcome(store: Store, run_id: int, outcome: str) -> Run:
     """Mark a run `ok` or `rework` (marking again replaces the mark)."""
     if outcome not in OUTCOMES:
         raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")
+    if not _storable(run_id):
+        raise RunNotFound(run_id)
     with store.transaction() as db:
         changed = db.execute(
             "UPDATE optimizer_runs SET outcome = ?, outcome_at = ? WHERE id = ?",
@@ -182,6 +187,11 @@ def record_outcome(store: Store, run_id: int, outcome: str) -> Run:
     if not changed:
         raise RunNotFound(run_id)
     return get_run(store, run_id)
+
+
+def _storable(run_id: int) -> bool:
+    """Whether `run_id` can be a run's id at all (SQLite's row ids are 1 to SQLITE_INT_MAX)."""
+    return 1 <= run_id <= SQLITE_INT_MAX
 
 
 class TierRate(TypedDict):

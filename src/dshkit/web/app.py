@@ -1,7 +1,7 @@
 """The ASGI app: the capability routers it is given, the console page, all behind the guard.
 
-`create_app({"jobs": runner, "profile": service}, token)` mounts, for each name, the router
-listed under that name in `routers.ROUTERS`, built from the service given; every request
+`create_app(app, token)` mounts every router listed in `routers.ROUTERS` (or those named in
+`mount`), each built from the `App`, the composition root that holds the services; every request
 first passes `security.Guard` (loopback, the owner's token or login cookie, origin, body
 bounds), so routers hold no checks of their own.
 """
@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 
+from ..app import App
 from ..paths import private_dir
 from .page import console_routes
 from .routers import ROUTERS, RouterFactory
@@ -23,28 +24,30 @@ from .security import MAX_BODY_BYTES, READ_TIMEOUT_S, Guard
 
 
 def create_app(
-    services: Mapping[str, object],
+    app: App,
     token: str,
     *,
+    mount: Iterable[str] | None = None,
     allow_remote: bool = False,
     read_timeout: float = READ_TIMEOUT_S,
     max_body: int = MAX_BODY_BYTES,
     routers: Mapping[str, RouterFactory] = ROUTERS,
 ) -> Guard:
-    """The app serving `services` (capability name → the service its router is built from)."""
+    """The ASGI app serving `app`'s capabilities: the routers named in `mount` (every one of
+    `routers` when None), each built from `app`."""
     routes: list[BaseRoute] = []
     endpoints: list[str] = []
-    for name, service in services.items():
+    for name in routers if mount is None else mount:
         if name not in routers:
             raise ValueError(f"no router for capability {name!r} (known: {', '.join(routers)})")
-        router = routers[name](service)
+        router = routers[name](app)
         if router.name != name:
             raise ValueError(f"the router listed as {name!r} is named {router.name!r}")
         routes += router.routes()
         endpoints += router.endpoints
-    app = Starlette(routes=[*console_routes(endpoints), *routes])
+    asgi = Starlette(routes=[*console_routes(endpoints), *routes])
     return Guard(
-        app, token, allow_remote=allow_remote, max_body=max_body, read_timeout=read_timeout
+        asgi, token, allow_remote=allow_remote, max_body=max_body, read_timeout=read_timeout
     )
 
 

@@ -30,11 +30,13 @@ from ..errors import (
     TooLarge,
     Unavailable,
 )
+from ..store import SQLITE_INT_MAX
 
 Handler = Callable[[Request], Awaitable[Response]]
 H = TypeVar("H", bound=Handler)
 
 _NAME = re.compile(r"[a-z][a-z0-9-]*")
+_DIGITS = re.compile(r"[0-9]+")
 
 
 class ApiError(Exception):
@@ -79,6 +81,27 @@ def json_response(value: Any, status: int = 200, headers: dict[str, str] | None 
 
 def error(status: int, message: str) -> Response:
     return json_response({"ok": False, "error": message}, status)
+
+
+def decimal(text: str | None) -> int | None:
+    """`text` as a whole number SQLite can hold (0 to SQLITE_INT_MAX), or None when it is not
+    one: ASCII digits only (`str.isdigit` takes '²', which `int` refuses), and no larger than
+    a row id or a LIMIT can be (a larger id names nothing)."""
+    if not text or not _DIGITS.fullmatch(text):
+        return None
+    digits = text.lstrip("0") or "0"
+    if len(digits) > len(str(SQLITE_INT_MAX)):
+        return None  # also spares int() a string of thousands of digits, which it refuses
+    value = int(digits)
+    return value if value <= SQLITE_INT_MAX else None
+
+
+def whole_number(text: str, name: str, low: int, high: int) -> int:
+    """`text` as a whole number from `low` to `high`; ApiError 400 naming `name` otherwise."""
+    value = decimal(text)
+    if value is None or not low <= value <= high:
+        raise ApiError(400, f"{name} must be a whole number from {low} to {high}, got {text!r}")
+    return value
 
 
 async def read_json(request: Request) -> Any:
@@ -146,6 +169,9 @@ class Router:
                     return error(exc.status, exc.message)
                 except DshkitError as exc:
                     return error_response(exc)
+                except OSError as exc:  # what the system refused (a full or read-only disk)
+                    reason = f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc)
+                    return error_response(Unavailable(reason))
         return error(404, f"no {request.method} {self.prefix}/{'/'.join(segments)}")
 
 

@@ -1,13 +1,13 @@
 """The capability routers the app can mount, by name: the one place a new one is listed.
 
 Each entry builds its `Router` (named like its key, mounted at `/api/<name>/`) from the
-service the app is given under that name; see `web.app.create_app`.
+`App`, taking the service it serves from it; see `web.app.create_app`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..routing import Router
 from . import (
@@ -23,17 +23,24 @@ from . import (
     status,
 )
 
-RouterFactory = Callable[[Any], Router]
+if TYPE_CHECKING:
+    from ...app import App
+
+RouterFactory = Callable[["App"], Router]
 
 ROUTERS: dict[str, RouterFactory] = {
-    "jobs": jobs.router,  # the job runner: listing and progress events of background jobs
-    "profile": profile.router,  # prompt-adapt
-    "optimizer": optimizer.router,  # the prompt optimizer
-    "capability": capability.router,  # capability facts: modes and probed channels
-    "gate": gate.router,  # the delivery gate: verdicts on web deliverables
-    "graft": graft.router,  # context handoff: the audit trail and the debug panel
-    "sessions": sessions.router,  # the session layer: list and open sessions
-    "signals": signals.router,  # friction signals: totals over time and their hits
-    "status": status.router,  # the overview: what dshkit knows and what is missing
-    "inject": inject.router,  # what each hook event would inject into a session (a preview)
+    # the job runner: listing and progress events of background jobs
+    "jobs": lambda app: jobs.router(app.jobs),
+    "profile": lambda app: profile.router(app.profile),  # prompt-adapt
+    "optimizer": lambda app: optimizer.router(app.optimizer),  # the prompt optimizer
+    # capability facts: modes and probed channels
+    "capability": lambda app: capability.router(app.capability),
+    "gate": lambda app: gate.router(app.gate),  # the delivery gate: verdicts on deliverables
+    "graft": lambda app: graft.router(app.graft),  # context handoff: audit and debug panel
+    "sessions": lambda app: sessions.router(app.sessions),  # list and open sessions
+    # friction signals (the profile's): totals over time and their hits
+    "signals": lambda app: signals.router(app.profile),
+    "status": lambda app: status.router(app.status),  # what dshkit knows, what is missing
+    # what each hook event would inject into a session (a preview)
+    "inject": lambda app: inject.router(app.inject),
 }

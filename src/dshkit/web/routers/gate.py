@@ -9,7 +9,7 @@ from starlette.responses import FileResponse, Response
 
 from ...errors import NotFound
 from ...gate import VERDICTS_LIMIT, GateService
-from ..routing import ApiError, Router, json_response, read_json
+from ..routing import ApiError, Router, decimal, json_response, read_json
 from .jobs import accepted
 
 
@@ -18,22 +18,24 @@ def router(service: GateService) -> Router:
 
     @api.get("/")
     async def get_verdicts(request: Request) -> Response:
-        limit = request.query_params.get("limit", "50")
-        if not limit.isdigit():
+        given = request.query_params.get("limit", "50")
+        limit = decimal(given)  # its range is the service's to check
+        if limit is None:
             raise ApiError(
-                400, f"limit must be a whole number from 1 to {VERDICTS_LIMIT}, got {limit!r}"
+                400, f"limit must be a whole number from 1 to {VERDICTS_LIMIT}, got {given!r}"
             )
-        verdicts = await asyncio.to_thread(service.verdicts, int(limit))
+        verdicts = await asyncio.to_thread(service.verdicts, limit)
         return json_response(verdicts.as_json())
 
     @api.get("/{id}/screenshot")
     async def get_screenshot(request: Request) -> Response:
         wanted = request.path_params["id"]
         missing = ApiError(404, f"no screenshot for gate verdict {wanted!r}")
-        if not wanted.isdigit():
+        verdict_id = decimal(wanted)
+        if verdict_id is None:  # not a number, or one no verdict's id can be
             raise missing
         try:
-            shot = await asyncio.to_thread(service.screenshot, int(wanted))
+            shot = await asyncio.to_thread(service.screenshot, verdict_id)
         except NotFound:
             raise missing from None
         return FileResponse(shot, media_type="image/png", headers={"cache-control": "no-store"})

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ...graft import AUDIT_LIMIT, GraftService
-from ..routing import ApiError, Router, json_response
+from ..routing import Router, json_response, whole_number
 
 _NO_STORE = {"cache-control": "no-store"}
 
@@ -23,13 +23,9 @@ def router(service: GraftService) -> Router:
 
     @api.get("/audit")
     async def get_audit(request: Request) -> Response:
-        limit = request.query_params.get("limit", "100")
-        if not limit.isdigit() or not 1 <= int(limit) <= AUDIT_LIMIT:
-            raise ApiError(
-                400, f"limit must be a whole number from 1 to {AUDIT_LIMIT}, got {limit!r}"
-            )
+        limit = whole_number(request.query_params.get("limit", "100"), "limit", 1, AUDIT_LIMIT)
         session = request.query_params.get("session") or None
-        page = await asyncio.to_thread(service.audit, int(limit), session)
+        page = await asyncio.to_thread(service.audit, limit, session)
         return json_response(page.as_json(), headers=_NO_STORE)
 
     @api.get("/status")

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from ...jobs import Job, JobRunner, Submitted, event_json
-from ..routing import ApiError, Router, json_response
+from ..routing import ApiError, Router, decimal, json_response
 
 HEARTBEAT_S = 15.0  # a comment line this often keeps idle streams from being cut by proxies
 
@@ -61,12 +61,13 @@ def router(runner: JobRunner) -> Router:
     @api.get("/{id}/events")
     async def job_events(request: Request) -> Response:
         job = find(request)
-        after = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
-        if not after.isdigit():
-            raise ApiError(400, f"after / Last-Event-ID must be an event number, got {after!r}")
+        given = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
+        after = decimal(given)
+        if after is None:
+            raise ApiError(400, f"after / Last-Event-ID must be an event number, got {given!r}")
 
         async def stream() -> AsyncIterator[bytes]:
-            async for event in runner.follow(job, int(after), heartbeat=HEARTBEAT_S):
+            async for event in runner.follow(job, after, heartbeat=HEARTBEAT_S):
                 if event is None:
                     yield b": keep-alive\n\n"
                 else:

@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from ...optimizer import OUTCOMES, OptimizerService
 from ...sessions import Refresh
-from ..routing import ApiError, Router, json_response, read_json
+from ..routing import ApiError, Router, decimal, json_response, read_json, whole_number
 from .jobs import accepted
 
 _OVERRIDES = ("tier", "form", "turns", "full")
@@ -44,19 +44,18 @@ def router(service: OptimizerService) -> Router:
 
     @api.get("/runs")
     async def get_runs(request: Request) -> Response:
-        limit = request.query_params.get("limit", "50")
-        if not limit.isdigit() or not 1 <= int(limit) <= 1000:
-            raise ApiError(400, f"limit must be a whole number from 1 to 1000, got {limit!r}")
+        limit = whole_number(request.query_params.get("limit", "50"), "limit", 1, 1000)
         tier = request.query_params.get("tier")
-        listed = await _call(lambda: service.runs(int(limit), tier))
+        listed = await _call(lambda: service.runs(limit, tier))
         return json_response(listed.as_json())
 
     @api.get("/runs/{run_id}")
     async def get_run(request: Request) -> Response:
-        run_id = request.path_params["run_id"]
-        if not run_id.isdigit():
-            raise ApiError(404, f"no optimizer run {run_id!r}")
-        run = await _call(lambda: service.run(int(run_id)))
+        wanted = request.path_params["run_id"]
+        run_id = decimal(wanted)
+        if run_id is None:  # not a number, or one no run's id can be
+            raise ApiError(404, f"no optimizer run {wanted!r}")
+        run = await _call(lambda: service.run(run_id))
         return json_response(run.detail())
 
     @api.post("/outcome")

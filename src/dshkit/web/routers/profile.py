@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from ...profile import Mode, ProfileService
 from ...profile.service import CONTRACT
-from ..routing import ApiError, Router, json_response, read_json
+from ..routing import ApiError, Router, decimal, json_response, read_json
 from .jobs import job_path
 
 P = ParamSpec("P")
@@ -42,10 +42,11 @@ def router(service: ProfileService) -> Router:
 
     @api.get("/versions")
     async def get_versions(request: Request) -> Response:
-        limit = request.query_params.get("limit", "50")
-        if not limit.isdigit():
-            raise ApiError(400, f"limit must be a whole number, got {limit!r}")
-        versions = await asyncio.to_thread(_checked, service.versions, int(limit))
+        given = request.query_params.get("limit", "50")
+        limit = decimal(given)  # its range is the service's to check
+        if limit is None:
+            raise ApiError(400, f"limit must be a whole number, got {given!r}")
+        versions = await asyncio.to_thread(_checked, service.versions, limit)
         return json_response(versions.as_json(), headers={"cache-control": "no-store"})
 
     @api.post("/mode")

@@ -21,7 +21,7 @@ from starlette.responses import Response
 
 from ... import harnesses
 from ...sessions.service import WINDOW_LIMIT, SessionsService
-from ..routing import ApiError, Router, json_response
+from ..routing import ApiError, Router, json_response, whole_number
 
 _NO_STORE = {"cache-control": "no-store"}
 
@@ -31,9 +31,7 @@ def number(request: Request, name: str, default: int | None, low: int, high: int
     value = request.query_params.get(name)
     if value is None or value == "":
         return default
-    if not value.isdigit() or not low <= int(value) <= high:
-        raise ApiError(400, f"{name} must be a whole number from {low} to {high}, got {value!r}")
-    return int(value)
+    return whole_number(value, name, low, high)
 
 
 def harness_param(value: str | None) -> str | None:

@@ -1,0 +1,493 @@
+"""Per-command rules: what one command does to the places it names, judged by where they land.
+
+A rule reads its command's arguments (options through `options.parse`), records what it finds
+in `Findings` and returns what the command pipes on. `rule_for` finds it in a dispatch table,
+one per shell: the same name is another command there (`rm` in PowerShell is Remove-Item).
+Commands that only run other commands (wrappers, shells, eval, inline code) are the walker's.
+"""
+
+from __future__ import annotations
+
+from .lexer import Word
+from .options import SLASH_ANY, SLASH_LETTER, Syntax, abbreviation, parse
+from .paths import NOWHERE, OUTSIDE, WORKSPACE, Places, device, remote
+from .policy import DESTRUCTIVE, UNKNOWN
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import TypeVar
+
+    Handler = TypeVar("Handler")
+
+    Fed = list[Word] | None  # what a command pipes on: None for nothing
+    Rule = Callable[["Findings", "Command"], Fed]
+
+# What a command pipes on when it is not known (its output): a word only known when it runs.
+OPAQUE: list[Word] = [Word("\0", dynamic=True)]
+HERE = Word(".")
+
+DELETE = {"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put", "rimraf"}
+_ALWAYS_RECURSIVE_DELETE = {"rimraf"}
+_PWSH_DELETE = {"remove-item", "ri", "rm", "rmdir", "rd", "del", "erase"}
+_SWITCHED_DELETE = {"rd", "rmdir", "del", "erase"}  # cmd's `/s`, `/q` (bash: rmdir)
+_PWSH_MOVE = {"move-item", "mi", "move", "mv"}
+_RSYNC_DELETES = {"--delete", "--del", "--delete-before", "--delete-during", "--delete-delay",
+                  "--delete-after", "--delete-excluded", "--delete-missing-args"}  # fmt: skip
+_RSYNC_VALUED = {"-e", "-f", "-T", "-B", "-M", "--rsh", "--exclude", "--include", "--filter",
+                 "--exclude-from", "--include-from", "--files-from", "--temp-dir", "--backup-dir",
+                 "--partial-dir", "--compare-dest", "--copy-dest", "--link-dest", "--chmod",
+                 "--chown", "--log-file", "--password-file", "--port", "--suffix", "--timeout",
+                 "--max-size", "--min-size", "--bwlimit", "--out-format", "--usermap",
+                 "--groupmap", "--rsync-path"}  # fmt: skip
+# macOS `diskutil` verbs that wipe or repartition a disk
+_DISKUTIL_WIPES = ("erase", "zerodisk", "randomdisk", "secureerase", "partitiondisk", "reformat")
+_DISK = {"mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk",
+         "sgdisk", "blkdiscard", "format-volume", "clear-disk", "initialize-disk",
+         "remove-partition", "diskpart", "format"}  # fmt: skip
+_UNIX_PERMISSIONS = {"chmod", "chown", "chgrp", "setfacl", "chattr"}
+_WINDOWS_PERMISSIONS = {"icacls", "takeown", "set-acl", "cacls"}  # switches: `/t`
+_SEARCH = {"grep", "egrep", "fgrep", "rg", "ag", "ack", "fd", "fdfind", "ls", "dir", "tree",
+           "du", "get-childitem", "gci", "select-string", "sls", "findstr"}  # fmt: skip
+_LISTINGS = {"ls", "dir", "get-childitem", "gci"}  # what they pipe on: the entries they list
+_NO_PATTERN = {"ls", "dir", "tree", "du", "get-childitem", "gci"}  # every operand is a place
+_GREPS = {"grep", "egrep", "fgrep"}
+_ALWAYS_RECURSIVE = {"rg", "ag", "ack", "fd", "fdfind", "tree", "du"}
+_SHARED_BRANCHES = {"main", "master", "develop", "development", "trunk"}
+_PUSH_LONGS = ("--force", "--force-with-lease", "--mirror", "--all", "--delete")
+# PowerShell's path parameters: their value is an operand, as if given positionally.
+_PWSH_MOVE_PATHS = ("-path", "-literalpath", "-lp", "-pspath")
+_PWSH_SEARCH_PATHS = ("-path", "-literalpath", "-lp", "-pa")
+
+
+def _pwsh_delete_takes(name: str) -> bool:
+    return len(name) > 2 and any(
+        p.startswith(name) for p in ("-filter", "-include", "-exclude", "-credential", "-stream")
+    )
+
+
+def _pwsh_move_takes(name: str) -> bool:
+    return len(name) > 1 and (
+        "-destination".startswith(name)
+        or any(p.startswith(name) for p in ("-filter", "-include", "-exclude"))
+    )
+
+
+def _pwsh_search_takes(name: str) -> bool:
+    if "-recurse".startswith(name) or name in _PWSH_SEARCH_PATHS:
+        return False
+    return (len(name) > 2 and "-depth".startswith(name)) or name.startswith(
+        ("-fi", "-in", "-ex", "-pat", "-at")
+    )
+
+
+# How each command spells its options (options.py), read once.
+_DELETE_OPTIONS = Syntax(quoted=False)
+_SWITCHED_DELETE_OPTIONS = Syntax(quoted=False, slash=SLASH_LETTER)
+_PWSH_DELETE_OPTIONS = Syntax(_pwsh_delete_takes, colon=True, quoted=False, slash=SLASH_LETTER)
+_MOVE_OPTIONS = Syntax({"-t", "--target-directory", "-S", "--suffix"})
+_PWSH_MOVE_OPTIONS = Syntax(_pwsh_move_takes, binds=_PWSH_MOVE_PATHS, colon=True)
+_RSYNC_OPTIONS = Syntax(_RSYNC_VALUED, end=False)
+_SEARCH_OPTIONS = Syntax(
+    {"-e", "-f", "-m", "-A", "-B", "-C", "-d", "-D", "-g", "-t", "-T", "-j", "-M", "-E", "-x"},
+    quoted=False,
+    end=False,
+)
+_PWSH_SEARCH_OPTIONS = Syntax(_pwsh_search_takes, colon=True, end=False)
+_PWSH_DIR_OPTIONS = Syntax(_pwsh_search_takes, colon=True, end=False, slash=SLASH_LETTER)
+_PERMISSION_OPTIONS = Syntax(end=False, dash=True)
+_WINDOWS_PERMISSION_OPTIONS = Syntax(fold=True, slash=SLASH_ANY, end=False, dash=True)
+_GIT_OPTIONS = Syntax({"-C", "-c"}, stop=True, end=False, dash=True)
+_GIT_CLEAN_OPTIONS = Syntax(end=False)
+_GIT_PUSH_OPTIONS = Syntax({"--repo", "--push-option", "--receive-pack", "--exec", "-o"}, end=False)
+_ECHO_OPTIONS = Syntax(end=False, dash=True)
+
+
+class Command:
+    """One simple command as the walker meets it: the name it runs, its arguments, the shell
+    reading it, the directory it runs in (None: only known when it runs), how deep in nested
+    shells it is, and what the stage before pipes into it."""
+
+    __slots__ = ("args", "cwd", "depth", "fed", "name", "shell")
+
+    def __init__(
+        self, name: str, args: list[Word], shell: str, cwd: str | None, depth: int, fed: Fed
+    ) -> None:
+        self.name = name
+        self.args = args
+        self.shell = shell
+        self.cwd = cwd
+        self.depth = depth
+        self.fed = fed
+
+    @property
+    def pwsh(self) -> bool:
+        return self.shell == "pwsh"
+
+
+class Findings:
+    """What the rules found on one command line: (risk, reason) pairs in the order found, and
+    the global searches (their reasons), with the places it is judged for."""
+
+    __slots__ = ("found", "places", "searches")
+
+    def __init__(self, places: Places) -> None:
+        self.places = places
+        self.found: list[tuple[str, str]] = []
+        self.searches: list[str] = []
+
+    def flag(self, risk: str, reason: str) -> None:
+        self.found.append((risk, reason))
+
+    def searched(self, reason: str) -> None:
+        self.searches.append(reason)
+
+    def landing(
+        self,
+        words: list[Word],
+        cwd: str | None,
+        outside: str,
+        whole: str | None,
+        unknown: str,
+        remote_is_outside: bool = False,
+    ) -> None:
+        """Flags each word that lands outside the workspace or on all of it (destructive) or
+        nowhere known (unknown), with the reason templates given (`{}`: the word)."""
+        for word in words:
+            shown = word.shown
+            if remote_is_outside and remote(word.text):
+                place = OUTSIDE
+            else:
+                place = self.places.where(word, cwd)
+            if place == OUTSIDE:
+                self.flag(DESTRUCTIVE, outside.replace("{}", shown))
+            elif place == WORKSPACE and whole is not None:
+                self.flag(DESTRUCTIVE, whole.replace("{}", shown))
+            elif place == NOWHERE:
+                self.flag(UNKNOWN, unknown.replace("{}", shown))
+
+
+def rule_for(name: str, pwsh: bool) -> Rule | None:
+    """The rule judging the command `name` in PowerShell or bash, or None (nothing to judge)."""
+    rule = (_PWSH_RULES if pwsh else _BASH_RULES).get(name)
+    if rule is None and name.startswith("mkfs"):  # mkfs.ext4, mkfs.xfs…
+        return _disk
+    return rule
+
+
+def command_name(text: str, pwsh: bool) -> str:
+    """The name a command word runs: `/bin/rm` is rm; `RM.EXE` (and in PowerShell, any case)
+    is rm."""
+    name = text.replace("\\", "/").rsplit("/", 1)[-1]
+    if pwsh or name.lower().endswith(".exe"):
+        name = name.lower().removesuffix(".exe")
+    return name
+
+
+def entries(roots: list[Word]) -> list[Word]:
+    """Words for the entries below `roots` (what a listing pipes on)."""
+    return [Word(w.text.rstrip("/\\") + "/\0", dynamic=True) for w in roots]
+
+
+def deleted(
+    findings: Findings, name: str, targets: list[Word], recursive: bool, cwd: str | None
+) -> None:
+    """Flags the deletes of `targets` that leave the workspace (or take all of it)."""
+    kind = "recursive delete" if recursive else "delete"
+    findings.landing(
+        targets,
+        cwd,
+        f"{name}: {kind} of {{}} outside the workspace",
+        f"{name}: {kind} of the whole workspace" if recursive else None,
+        f"{name}: {kind} of {{}}, only known when it runs",
+    )
+
+
+# -- the rules: each (findings, command) -> what the command pipes on ---------------------
+
+
+def _delete(findings: Findings, command: Command) -> Fed:
+    name, args = command.name, command.args
+    if command.pwsh:
+        parsed = parse(args, _PWSH_DELETE_OPTIONS)
+        recursive = any(
+            f.short and ("-recurse".startswith(f.name) or f.name in ("-rf", "-fr"))
+            for f in parsed.flags
+        )
+    else:
+        syntax = _SWITCHED_DELETE_OPTIONS if name in _SWITCHED_DELETE else _DELETE_OPTIONS
+        parsed = parse(args, syntax)
+        recursive = parsed.letters("rR")  # -r, -R, -rf, -fR…
+    recursive |= name in _ALWAYS_RECURSIVE_DELETE or bool(parsed.longs(("--recursive",)))
+    recursive |= any(f.name.lower() == "/s" for f in parsed.flags)
+    targets = parsed.operands
+    if command.fed is not None and not targets:
+        targets = command.fed
+    deleted(findings, name, targets, recursive, command.cwd)
+    return OPAQUE
+
+
+def _move(findings: Findings, command: Command) -> Fed:
+    """A move deletes its sources where they are and writes over what its destination
+    names. So: a source outside the workspace is a delete outside it (destructive), and
+    so is the workspace itself moved away. A destination outside the workspace is also
+    destructive, not merely unknown: the files leave the project (beyond its history and
+    the harness's checkpoints, unlike a delete inside it, which stays recoverable there),
+    and mv / Move-Item silently replace whatever the destination already names."""
+    name, cwd = command.name, command.cwd
+    if command.pwsh:
+        parsed = parse(command.args, _PWSH_MOVE_OPTIONS)
+        named = parsed.values(lambda option: len(option) > 1 and "-destination".startswith(option))
+    else:
+        parsed = parse(command.args, _MOVE_OPTIONS)
+        named = parsed.values(("-t", "--target-directory").__contains__)
+    sources = parsed.operands
+    destination = named[-1] if named else None
+    if destination is None and len(sources) >= 2:
+        *sources, destination = sources
+    if not sources or destination is None:
+        return OPAQUE  # too few operands to move anything
+    findings.landing(
+        sources,
+        cwd,
+        f"{name}: moves {{}} away, outside the workspace",
+        f"{name}: moves the whole workspace away",
+        f"{name}: moves {{}}, only known when it runs",
+    )
+    findings.landing(
+        [destination],
+        cwd,
+        f"{name}: moves files out of the workspace to {{}}, over what is there",
+        None,
+        f"{name}: moves files to {{}}, only known when it runs",
+    )
+    return OPAQUE
+
+
+def _rsync(findings: Findings, command: Command) -> Fed:
+    """rsync copies, which is safe anywhere; it deletes with `--delete` (what the
+    destination has and the source lacks) and `--remove-source-files` (the sources), and
+    those deletes are judged like rm's: outside the workspace, or all of it, destructive.
+    A remote place (`host:path`, `rsync://`) is outside the workspace."""
+    parsed = parse(command.args, _RSYNC_OPTIONS)
+    if len(parsed.operands) < 2:
+        return OPAQUE
+    *sources, destination = parsed.operands
+    given = {f.name for f in parsed.flags}
+    for what, places in (
+        ("rsync --delete: deletes below", [destination] if given & _RSYNC_DELETES else []),
+        (
+            "rsync --remove-source-files: deletes",
+            sources if "--remove-source-files" in given else [],
+        ),
+    ):
+        findings.landing(
+            places,
+            command.cwd,
+            f"{what} {{}}, outside the workspace",
+            f"{what} {{}}: the whole workspace",
+            f"{what} {{}}, only known when it runs",
+            remote_is_outside=True,
+        )
+    return OPAQUE
+
+
+def _find(findings: Findings, command: Command) -> Fed:
+    """Notes a global search and deletes below the roots (`-delete`, `-exec rm`); pipes on
+    the entries below the roots. Its expression is find's own grammar, not options."""
+    cwd = command.cwd
+    roots: list[Word] = []
+    rest = list(command.args)
+    while rest and rest[0].text in ("-H", "-L", "-P"):
+        rest = rest[1:]
+    while rest and not (rest[0].text.startswith("-") or rest[0].text in ("(", "!", "\\(")):
+        roots.append(rest.pop(0))
+    roots = roots or [HERE]
+    for root in roots:
+        if findings.places.is_global(root, cwd):
+            findings.searched(f"find: a recursive search rooted at {root.text}")
+    texts = [w.text for w in rest]
+    deletes = "-delete" in texts
+    for index, text in enumerate(texts):
+        if text in ("-exec", "-execdir", "-ok", "-okdir") and index + 1 < len(texts):
+            deletes |= command_name(texts[index + 1], False) in DELETE
+    below = entries(roots)
+    if deletes:
+        for root, entry in zip(roots, below, strict=True):
+            if findings.places.where(entry, cwd) == OUTSIDE:
+                findings.flag(DESTRUCTIVE, f"find deletes below {root.text}, outside the workspace")
+    return below
+
+
+def _search(findings: Findings, command: Command) -> Fed:
+    """Notes a recursive search rooted at a global place; a listing pipes on the entries
+    below the places it lists."""
+    name, args = command.name, command.args
+    recursive = name in _ALWAYS_RECURSIVE
+    pattern_given = name in _NO_PATTERN
+    if command.pwsh:
+        syntax = _PWSH_DIR_OPTIONS if name in ("dir", "findstr") else _PWSH_SEARCH_OPTIONS
+        parsed = parse(args, syntax)
+        for flag in parsed.flags:
+            option = flag.name
+            recursive |= option == "/s" or (
+                option.startswith("-")
+                and (
+                    "-recurse".startswith(option)
+                    or (len(option) > 2 and "-depth".startswith(option))
+                )
+            )
+    else:
+        parsed = parse(args, _SEARCH_OPTIONS)
+        for flag in parsed.flags:
+            option = flag.name
+            if option.startswith("--"):
+                recursive |= option == "--files" or (
+                    abbreviation(option, ("--recursive", "--dereference-recursive")) is not None
+                )
+                pattern_given |= option.startswith("--regexp") or option == "--files"
+                continue
+            if name in ("ls", "dir"):
+                recursive |= "R" in option
+            elif name in _GREPS:
+                recursive |= "r" in option or "R" in option
+            pattern_given |= option in ("-e", "-f")
+    # grep's `-d recurse`, `--directories=recurse`
+    recursive |= any(f.value is not None and f.value.text == "recurse" for f in parsed.flags)
+    places = parsed.operands
+    if not pattern_given and places and name not in ("ls", "dir", "tree", "du"):
+        places = places[1:]  # the pattern: data, never a place
+    for root in places if recursive else ():
+        if findings.places.is_global(root, command.cwd):
+            findings.searched(f"{name}: a recursive search rooted at {root.text}")
+    return entries(places or [HERE]) if name in _LISTINGS else OPAQUE
+
+
+def _disk(findings: Findings, command: Command) -> Fed:
+    findings.flag(DESTRUCTIVE, f"{command.name} wipes or repartitions a disk")
+    return OPAQUE
+
+
+def _diskutil(findings: Findings, command: Command) -> Fed:
+    args = command.args
+    if args and args[0].text.lower().startswith(_DISKUTIL_WIPES):
+        findings.flag(DESTRUCTIVE, f"diskutil {args[0].text} wipes or repartitions a disk")
+    return OPAQUE
+
+
+def _dd(findings: Findings, command: Command) -> Fed:
+    for arg in command.args:
+        if arg.text.startswith("of=") and device(arg.text[3:]):
+            findings.flag(DESTRUCTIVE, f"dd writes over the disk device {arg.text[3:]}")
+    return OPAQUE
+
+
+def _permissions(findings: Findings, command: Command) -> Fed:
+    """A recursive permission change outside the workspace; Set-Acl replaces a path's whole
+    list, as sweeping as a recursive change."""
+    name = command.name
+    if name in _WINDOWS_PERMISSIONS:  # switches start with `/`, the paths do not
+        parsed = parse(command.args, _WINDOWS_PERMISSION_OPTIONS)
+        recursive = name == "set-acl" or any(f.name in ("/t", "/r") for f in parsed.flags)
+        places = parsed.operands
+    else:
+        parsed = parse(command.args, _PERMISSION_OPTIONS)
+        recursive = parsed.letters("rR") or any(
+            f.name.lower() == "--recursive" for f in parsed.flags
+        )
+        places = parsed.operands[1:]  # after the mode (or the owner)
+    if recursive:
+        for target in places:
+            if findings.places.where(target, command.cwd) == OUTSIDE:
+                findings.flag(
+                    DESTRUCTIVE,
+                    f"{name}: a recursive permission change of {target.text} outside the workspace",
+                )
+    return OPAQUE
+
+
+def _git(findings: Findings, command: Command) -> Fed:
+    parsed = parse(command.args, _GIT_OPTIONS)
+    repository = HERE  # where git runs: `-C DIR`, or here
+    for flag in parsed.flags:
+        if flag.name == "-C" and flag.value is not None:
+            repository = flag.value
+    verb, rest = parsed.operands[:1], parsed.operands[1:]
+    if verb and verb[0].text == "clean":
+        _git_clean(findings, rest, repository, command.cwd)
+    elif verb and verb[0].text == "push":
+        _git_push(findings, rest)
+    return OPAQUE
+
+
+def _git_clean(findings: Findings, args: list[Word], repository: Word, cwd: str | None) -> None:
+    """`git clean -f` deletes the untracked files of the repository it runs in: inside the
+    workspace that is work; anywhere else it is a delete outside it."""
+    parsed = parse(args, _GIT_CLEAN_OPTIONS)
+    if not (parsed.letters("f") or any(f.name == "--force" for f in parsed.flags)):
+        return  # git refuses to clean without -f (clean.requireForce)
+    place = findings.places.where(repository, cwd)
+    if place == OUTSIDE:
+        where = findings.places.resolve(repository.text, cwd)
+        findings.flag(
+            DESTRUCTIVE, f"git clean deletes untracked files in {where}, outside the workspace"
+        )
+    elif place == NOWHERE:
+        findings.flag(UNKNOWN, "git clean in a directory only known when it runs")
+
+
+def _git_push(findings: Findings, args: list[Word]) -> None:
+    """A force push (or a delete) to a shared branch, or with no branch named."""
+    parsed = parse(args, _GIT_PUSH_OPTIONS)
+    given = parsed.longs(_PUSH_LONGS)
+    force = parsed.letters("fd") or bool(given - {"--all"})
+    every = bool(given & {"--all", "--mirror"})
+    branches = []
+    for spec in [w.text for w in parsed.operands[1:]]:  # after the remote
+        force |= spec.startswith("+") or spec.startswith(":")
+        branches.append(spec.lstrip("+").rsplit(":", 1)[-1].removeprefix("refs/heads/"))
+    if not force:
+        return
+    shared = ["every branch"] if every else [b for b in branches if _shared(b)]
+    if not branches and not every:
+        findings.flag(
+            DESTRUCTIVE, "git push --force without a branch named (it may be a shared one)"
+        )
+    elif shared:
+        findings.flag(DESTRUCTIVE, f"git push --force to the shared branch {shared[0]}")
+
+
+def _shared(branch: str) -> bool:
+    return branch in _SHARED_BRANCHES or branch.startswith("release") or branch == "HEAD"
+
+
+def _echo(findings: Findings, command: Command) -> Fed:
+    """What it prints is what it pipes on (a shell or an interpreter may read it)."""
+    return parse(command.args, _ECHO_OPTIONS).operands or None
+
+
+def dispatch_table(*groups: tuple[Iterable[str], Handler]) -> dict[str, Handler]:
+    """A dispatch table from (names, handler) groups; a name in two groups would make the
+    order they are given in matter, so it is refused."""
+    table: dict[str, Handler] = {}
+    for names, handler in groups:
+        for name in names:
+            if name in table:
+                raise ValueError(f"{name!r} is in two groups of the dispatch table")
+            table[name] = handler
+    return table
+
+
+_SHARED_RULES: tuple[tuple[Iterable[str], Rule], ...] = (
+    (("rsync",), _rsync),
+    (("find",), _find),
+    (_SEARCH, _search),
+    (_DISK, _disk),
+    (("diskutil",), _diskutil),
+    (("dd",), _dd),
+    (_UNIX_PERMISSIONS | _WINDOWS_PERMISSIONS, _permissions),
+    (("git",), _git),
+    (("echo", "printf", "write-output"), _echo),
+)
+_BASH_RULES = dispatch_table((DELETE, _delete), (("mv",), _move), *_SHARED_RULES)
+_PWSH_RULES = dispatch_table((_PWSH_DELETE, _delete), (_PWSH_MOVE, _move), *_SHARED_RULES)

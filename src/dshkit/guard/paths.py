@@ -1,0 +1,156 @@
+"""The guard's path model: the workspace and the home directory, the variables a line may
+expand to places, and where a word lands (inside the workspace, the workspace itself, outside
+it, or only known when the line runs), in POSIX or Windows spelling.
+
+A Windows workspace (`C:\\…`) is judged with Windows paths, whatever machine this runs on
+(ntpath is loaded only then).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+
+from .lexer import Word
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+INSIDE, WORKSPACE, OUTSIDE, NOWHERE = "inside", "workspace", "outside", "unknown"
+
+# Writing over one of these is a disk wipe (`dd of=…`, `> /dev/sda`).
+_DEVICES = ("/dev/sd", "/dev/nvme", "/dev/hd", "/dev/vd", "/dev/xvd", "/dev/disk", "/dev/mmcblk",
+            "/dev/mapper/", "\\\\.\\physicaldrive")  # fmt: skip
+
+
+def windows(path: str) -> bool:
+    """A path with a drive letter (`C:…`)."""
+    return len(path) >= 2 and path[1] == ":" and path[0].isalpha()
+
+
+def device(text: str) -> bool:
+    """A disk device (a partition or a whole disk)."""
+    return text.lower().startswith(_DEVICES)
+
+
+def remote(text: str) -> bool:
+    """A place on another machine, as rsync spells it: `rsync://…`, `host:path` (not `C:\\…`)."""
+    colon = text.find(":")
+    slash = text.find("/")
+    return text.startswith("rsync://") or (
+        colon > 1 and (slash < 0 or colon < slash) and not windows(text)
+    )
+
+
+class Places:
+    """Where the words of one command line land, for a workspace and a home directory."""
+
+    __slots__ = ("_isabs", "_join", "_normpath", "home", "nt", "workspace")
+
+    def __init__(self, workspace: str, home: str | None) -> None:
+        self.nt = windows(workspace)
+        if self.nt:
+            import ntpath
+
+            self._normpath: Callable[[str], str] = ntpath.normpath
+            self._isabs: Callable[[str], bool] = ntpath.isabs
+            self._join: Callable[..., str] = ntpath.join
+        else:
+            self._normpath, self._isabs, self._join = (
+                posixpath.normpath,
+                posixpath.isabs,
+                posixpath.join,
+            )
+        self.workspace = self._normpath(workspace)
+        self.home = self._normpath(home if home is not None else self._default_home())
+
+    def _default_home(self) -> str:
+        if not self.nt:
+            return os.path.expanduser("~")
+        parts = self.workspace.split("\\")
+        if len(parts) > 2 and parts[1].lower() == "users":
+            return "\\".join(parts[:3])
+        return "C:\\Users\\user"
+
+    def expansions(
+        self, shell: str, cwd: str | None, assigned: Mapping[str, str]
+    ) -> dict[str, str]:
+        """The variables a line may use whose values are places (PowerShell's lower-cased, the
+        environment's `env:` prefixed), with `assigned`, the line's own (bash)."""
+        home = self.home
+        if shell == "pwsh":
+            join = self._join
+            known = {
+                "home": home,
+                "env:userprofile": home,
+                "env:home": home,
+                "env:appdata": join(home, "AppData", "Roaming"),
+                "env:localappdata": join(home, "AppData", "Local"),
+                "env:temp": join(home, "AppData", "Local", "Temp"),
+                "env:tmp": join(home, "AppData", "Local", "Temp"),
+                "env:systemroot": "C:\\Windows",
+                "env:windir": "C:\\Windows",
+                "env:systemdrive": "C:",
+                "env:programfiles": "C:\\Program Files",
+            }
+        else:
+            known = {"HOME": home, "TMPDIR": "/tmp", **assigned}
+        if cwd:
+            known["pwd" if shell == "pwsh" else "PWD"] = cwd
+        return known
+
+    def resolve(self, text: str, cwd: str | None = None) -> str:
+        """The absolute path `text` names, relative ones taken from `cwd` (the workspace)."""
+        if self.nt and text.startswith("/") and not text.startswith("//"):
+            text = text.replace("/", "\\")
+        if self._isabs(text) or windows(text):  # C:\… is no place in a POSIX workspace
+            return self._normpath(text)
+        return self._normpath(self._join(cwd or self.workspace, text))
+
+    def where(self, word: Word, cwd: str | None) -> str:
+        """INSIDE the workspace, the WORKSPACE itself, OUTSIDE it, or NOWHERE known."""
+        base, entries = self._base(word, cwd)
+        if base is None:
+            return NOWHERE
+        if not entries and self._key(base) == self._key(self.workspace):
+            return WORKSPACE
+        return INSIDE if self._within(base, self.workspace) else OUTSIDE
+
+    def is_global(self, word: Word, cwd: str | None) -> bool:
+        """Whether a search rooted at `word` scans the machine or the user's files: `/`, a
+        drive root, the home directory or one of its ancestors, or AppData."""
+        base, _ = self._base(word, cwd)
+        if base is None:
+            return False
+        key = self._key(base)
+        if key in ("/", "\\") or (self.nt and len(key) <= 3 and windows(key)):
+            return True
+        if self._within(self.home, base):
+            return True
+        return "\\appdata\\" in key + "\\" if self.nt else "/appdata/" in key.lower() + "/"
+
+    def _base(self, word: Word, cwd: str | None) -> tuple[str | None, bool]:
+        """The path a word names, or for a wildcard or an unknown part the directory whose
+        entries it may name (True); None when nothing about it is known."""
+        text = word.text
+        if not (word.glob or word.dynamic):
+            known = cwd or self._isabs(text) or windows(text)
+            return (self.resolve(text, cwd) if known else None), False
+        cut = min((i for i, c in enumerate(text) if c in "*?[\0"), default=len(text))
+        slash = max(text.rfind("/", 0, cut), text.rfind("\\", 0, cut) if self.nt else -1)
+        if slash < 0:
+            return (cwd if cwd and "\0" not in text[: cut + 1] else None), True
+        head = text[: slash + 1]
+        if cwd is None and not (self._isabs(head) or windows(head)):
+            return None, True
+        return self.resolve(head, cwd), True
+
+    def _key(self, path: str) -> str:
+        return path.lower().replace("/", "\\") if self.nt else path
+
+    def _within(self, path: str, root: str) -> bool:
+        """Whether `path` is `root` or below it."""
+        path, root = self._key(path), self._key(root)
+        sep = "\\" if self.nt else "/"
+        return path == root or path.startswith(root.rstrip(sep) + sep)

@@ -1,0 +1,43 @@
+"""The decision table: a command's risk and whether it is a global search, under a mode, give
+allow, ask or deny.
+
+What a command *is* (its risk) is the rules' business; what to *do* about it is this table's
+alone, one row a risk, one column a mode, the strictest applicable row winning.
+"""
+
+from __future__ import annotations
+
+SAFE, UNKNOWN, DESTRUCTIVE = "safe", "unknown", "destructive"
+RISKS = (SAFE, UNKNOWN, DESTRUCTIVE)  # from the least to the most risky
+MODES = ("strict", "balanced", "autonomous")
+DEFAULT_MODE = "balanced"  # `[guard] mode` (config.py) defaults to it
+DECISIONS = ("allow", "ask", "deny")  # from the loosest to the strictest
+GLOBAL_SEARCH = "globalSearch"
+
+# The operator's table: each row a risk, each column a mode. A global search is its own row:
+# blocked before it runs, never allowed.
+TABLE: dict[str, dict[str, str]] = {
+    #                  strict   balanced  autonomous
+    SAFE: dict(zip(MODES, ("allow", "allow", "allow"), strict=True)),
+    UNKNOWN: dict(zip(MODES, ("deny", "ask", "allow"), strict=True)),
+    DESTRUCTIVE: dict(zip(MODES, ("deny", "deny", "ask"), strict=True)),
+    GLOBAL_SEARCH: dict(zip(MODES, ("deny", "deny", "ask"), strict=True)),
+}
+
+
+def decide(risk: str, global_search: bool, mode: str) -> str:
+    """ "allow", "ask" or "deny": the strictest of the risk's row and, for a global search,
+    the global-search row. ValueError names an unknown risk or mode."""
+    if risk not in RISKS:
+        raise ValueError(f"unknown risk {risk!r} (known: {', '.join(RISKS)})")
+    if mode not in MODES:
+        raise ValueError(f"unknown policy mode {mode!r} (known: {', '.join(MODES)})")
+    decision = TABLE[risk][mode]
+    if global_search:
+        decision = strictest(decision, TABLE[GLOBAL_SEARCH][mode])
+    return decision
+
+
+def strictest(*decisions: str) -> str:
+    """The strictest of the decisions: deny over ask over allow."""
+    return max(decisions, key=DECISIONS.index)

@@ -1,0 +1,416 @@
+"""The walker: every command of a line in order, seen through whatever only runs another one.
+
+A line is lexed (lexer.py), split into pipelines and their stages, and each simple command is
+judged with where it runs (`cd`, subshells) and what the stage before pipes into it. What
+merely runs another command is seen through: wrappers (sudo, env, timeout, nice…), `xargs`
+with what the pipe feeds it, shells handed a line (`bash -c`, `pwsh -Command`, `cmd /c`, `su
+-c`, a pipe into `sh`), eval, and inline code handed to an interpreter (`python -c`, code.py).
+Every other command goes to its rule (commands.py).
+"""
+
+from __future__ import annotations
+
+from .commands import OPAQUE, Command, Findings, command_name, deleted, dispatch_table, rule_for
+from .lexer import LexError, Token, Word, lex
+from .options import SLASH_ANY, Syntax, parse
+from .paths import Places, device
+from .policy import DESTRUCTIVE, UNKNOWN
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .commands import Fed
+
+    # (judge, command) -> the directory after it, what it pipes on
+    Step = Callable[["Judge", Command], tuple[str | None, Fed]]
+
+MAX_DEPTH = 8  # nested shells (`bash -c "bash -c …"`) deeper than this are not read
+
+_WRAPPERS = {"sudo", "doas", "nohup", "nice", "time", "command", "builtin", "exec", "env",
+             "timeout", "stdbuf", "ionice", "unbuffer", "caffeinate", "busybox",
+             "npx", "bunx"}  # fmt: skip
+_WRAPPER_VALUED = {  # the options of a wrapper that take a value
+    "sudo": {"-u", "-g", "-h", "-p", "-C", "-U", "-r", "-t", "-D", "-T"},
+    "env": {"-u", "-C", "-S"},
+    "timeout": {"-s", "-k"},
+    "nice": {"-n"},
+    "ionice": {"-c", "-n", "-p"},
+    "npx": {"-p", "--package"},
+    "bunx": {"-p", "--package"},
+}
+_SU = {"su", "runuser"}  # `su -c LINE`: a shell run as another user
+_SU_VALUED = {"-s", "--shell", "-g", "--group", "-G", "--supp-group", "-u", "--user", "-w"}
+_SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish", "ash"}
+_PWSH = {"pwsh", "powershell"}
+_PWSH_VALUED = ("-executionpolicy", "-windowstyle", "-outputformat", "-inputformat",
+                "-workingdirectory", "-configurationname", "-version", "-settingsfile",
+                "-psconsolefile", "-custompipename")  # fmt: skip
+_EVAL = {"eval", "iex", "invoke-expression"}
+_SOURCE = {"source", ".", "invoke-command", "icm"}
+_CD = {"cd", "pushd", "chdir", "set-location", "sl", "push-location"}
+_KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}",
+             "case", "esac", "in", "function", "&"}  # fmt: skip
+_SEPARATORS = ("&&", "||", ";", ";;", "&", "\n", "(", ")")
+_COMMAND_STARTS = ("&&", "||", ";", "\n", "(", ")", "|", "&")  # what may precede a command
+
+
+def _pwsh_valued(option: str) -> bool:
+    return len(option) > 2 and any(o.startswith(option) for o in _PWSH_VALUED)
+
+
+_WRAPPER_OPTIONS = {name: Syntax(valued, stop=True) for name, valued in _WRAPPER_VALUED.items()}
+_PLAIN_WRAPPER_OPTIONS = Syntax(stop=True)
+_XARGS_OPTIONS = Syntax(
+    {"-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a", "-i"}, stop=True, end=False, dash=True
+)
+_BASH_OPTIONS = Syntax(
+    lambda option: option.lower() in ("-o", "+o"), stop=True, end=False, dash=True, plus=True
+)
+_PWSH_OPTIONS = Syntax(_pwsh_valued, fold=True, stop=True, end=False, dash=True)
+_CMD_OPTIONS = Syntax(fold=True, slash=SLASH_ANY, stop=True, end=False, dash=True)
+_SU_OPTIONS = Syntax({"-c", "--command", *_SU_VALUED})
+_CD_OPTIONS = Syntax(end=False)
+
+
+class Interpreter:
+    """How an interpreter is handed inline code: its language (code.py), the letters that
+    end a short option followed by code (`-c`, `-Bc`; `-e`, `-ne`, `-lane`), its long
+    options for code, and the options that take a value (so it is not taken for a script)."""
+
+    __slots__ = ("language", "letters", "longs", "syntax", "valued")
+
+    def __init__(
+        self, language: str, letters: str, longs: tuple[str, ...], valued: tuple[str, ...]
+    ) -> None:
+        self.language = language
+        self.letters = letters
+        self.longs = longs
+        self.valued = valued
+        self.syntax = Syntax(lambda o: o in valued or self.runs(o), stop=True, end=False)
+
+    def runs(self, option: str) -> bool:
+        """Whether `option` takes the code to run."""
+        if option in self.longs:
+            return True
+        short = option.startswith("-") and not option.startswith("--") and option[1:].isalpha()
+        return short and option not in self.valued and option[-1] in self.letters
+
+    def code(self, args: list[Word]) -> list[str] | None:
+        """The code given on the command line, or None when it runs a script file or a
+        module (the project's own, like `bash x.sh`)."""
+        parsed = parse(args, self.syntax)
+        code = [f.value.text for f in parsed.flags if f.value is not None and self.runs(f.name)]
+        return code or None
+
+
+_INTERPRETERS = {
+    "python": Interpreter("python", "c", (), ("-W", "-X")),
+    "node": Interpreter("node", "ep", ("--eval", "--print"), ("-r", "--require", "--import")),
+    "perl": Interpreter("perl", "eE", (), ("-I",)),
+    "ruby": Interpreter("ruby", "e", (), ("-I", "-r")),
+    "php": Interpreter("php", "r", ("--run",), ("-c", "-d")),
+}
+_INTERPRETER_NAMES = {"python2": "python", "python3": "python", "pypy": "python",
+                      "pypy3": "python", "nodejs": "node", "bun": "node"}  # fmt: skip
+
+
+def interpreter_for(name: str) -> Interpreter | None:
+    """The interpreter a command name runs (`python3.12` is python), or None."""
+    if name.startswith("python") and name[6:].replace(".", "").isdigit():
+        name = "python"
+    return _INTERPRETERS.get(_INTERPRETER_NAMES.get(name, name))
+
+
+class Judge:
+    """Walks one command line, recording what it finds in `findings`."""
+
+    __slots__ = ("findings", "places", "variables")
+
+    def __init__(self, places: Places) -> None:
+        self.places = places
+        self.findings = Findings(places)
+        self.variables: dict[str, str] = {}  # the line's own literal assignments (bash)
+
+    def flag(self, risk: str, reason: str) -> None:
+        self.findings.flag(risk, reason)
+
+    def line(self, text: str, shell: str, cwd: str | None, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            self.flag(UNKNOWN, f"shells nested over {MAX_DEPTH} deep: not read")
+            return
+        expansions = self.places.expansions
+        try:
+            lexed = lex(text, shell, expansions(shell, cwd, self.variables), self.places.home)
+            if shell == "bash" and self._assigned(lexed.tokens):  # `X=/; rm -rf $X`
+                lexed = lex(text, shell, expansions(shell, cwd, self.variables), self.places.home)
+        except LexError as exc:
+            self.flag(UNKNOWN, f"cannot be read: {exc}")
+            return
+        for nested in lexed.nested:
+            self.line(nested, shell, cwd, depth + 1)
+        stack: list[str | None] = []
+        stages: list[list[Token]] = [[]]
+        for token in [*lexed.tokens, "\n"]:
+            if token == "|" or token == "|&":
+                stages.append([])
+            elif isinstance(token, str) and token in _SEPARATORS:
+                if any(stages):
+                    cwd = self.pipeline(stages, shell, cwd, depth)
+                stages = [[]]
+                if token == "(":
+                    stack.append(cwd)
+                elif token == ")" and stack:
+                    cwd = stack.pop()
+            else:
+                stages[-1].append(token)
+
+    def _assigned(self, tokens: list[Token]) -> bool:
+        """Records the literal assignments that start a command; whether there were any new."""
+        new = False
+        start = True
+        for token in tokens:
+            if isinstance(token, str):
+                start = token in _COMMAND_STARTS
+                continue
+            if start and _assignment(token, pwsh=False):
+                name, _, value = token.text.partition("=")
+                if not token.dynamic and self.variables.get(name) != value:
+                    self.variables[name] = value
+                    new = True
+                continue
+            start = False
+        return new
+
+    def pipeline(
+        self, stages: list[list[Token]], shell: str, cwd: str | None, depth: int
+    ) -> str | None:
+        """Judges each stage with what the one before feeds it; the directory after it."""
+        fed: Fed = None  # None: nothing piped in; a dynamic word: unknown
+        for tokens in stages:
+            words: list[Word] = []
+            redirect = ""
+            for token in tokens:
+                if isinstance(token, str):
+                    redirect = token
+                    continue
+                if redirect:
+                    if redirect in (">", ">>", ">|", "&>", "&>>") and device(token.text):
+                        self.flag(DESTRUCTIVE, f"writes over the disk device {token.text}")
+                    elif redirect in ("<<", "<<<"):  # a here-document or here-string feeds it
+                        fed = [token]
+                    redirect = ""
+                    continue
+                words.append(token)
+            cwd, fed = self.command(words, shell, cwd, depth, fed)
+        return cwd
+
+    def command(
+        self, words: list[Word], shell: str, cwd: str | None, depth: int, fed: Fed
+    ) -> tuple[str | None, Fed]:
+        """Judges one simple command; returns the directory after it and what it pipes on."""
+        pwsh = shell == "pwsh"
+        while words and (
+            _assignment(words[0], pwsh) or (words[0].text in _KEYWORDS and not words[0].quoted)
+        ):
+            words = words[1:]  # assignments were recorded by `_assigned`
+        if not words:
+            return cwd, None
+        head = words[0]
+        if head.dynamic:
+            self.flag(UNKNOWN, f"the command name {head.shown!r} is only known when it runs")
+            return cwd, OPAQUE
+        name = command_name(head.text, pwsh)
+        called = Command(name, words[1:], shell, cwd, depth, fed)
+        step = _STEPS.get(name)
+        if step is not None:
+            return step(self, called)
+        interpreter = interpreter_for(name)
+        if interpreter is not None:
+            self._interpreter(interpreter, called)
+            return cwd, OPAQUE  # a script file or a module: the project's own
+        rule = rule_for(name, pwsh)
+        if rule is None:
+            return cwd, OPAQUE
+        return cwd, rule(self.findings, called)
+
+    def _interpreter(self, interpreter: Interpreter, command: Command) -> None:
+        """Inline code is at least unknown; the calls in it that plainly delete a path or run a
+        shell line (code.py) are judged like the commands they amount to."""
+        name, args, cwd, depth, fed = (
+            command.name,
+            command.args,
+            command.cwd,
+            command.depth,
+            command.fed,
+        )
+        code = interpreter.code(args)
+        if code is None and fed is not None and (not args or args[0].text == "-"):
+            if any(w.dynamic for w in fed):
+                self.flag(UNKNOWN, f"{name} runs what the pipe sends it")
+                return
+            code = [w.text for w in fed]  # a here-document or an echo: the code itself
+        if code is None:
+            return
+        from .code import DELETE, code_calls  # only for a line with inline code
+
+        self.flag(UNKNOWN, f"{name} runs inline code")
+        shell = "pwsh" if self.places.nt else "bash"  # what os.system & co. hand a line to
+        for call in code_calls("\n".join(code), interpreter.language):
+            if call.kind == DELETE:
+                target = [_literal(call.args[0])]
+                deleted(self.findings, f"{name} {call.name}", target, call.recursive, cwd)
+            elif len(call.args) == 1:  # a shell line
+                self.line(call.args[0], shell, cwd, depth + 1)
+            else:  # an argument list: the command and its arguments, no shell between
+                self.command([_literal(a) for a in call.args], shell, cwd, depth + 1, None)
+
+
+def _assignment(word: Word, pwsh: bool) -> bool:
+    name, equal, _ = word.text.partition("=")
+    return bool(equal) and not pwsh and name.isidentifier()
+
+
+def _literal(text: str) -> Word:
+    """A word taken from code's string literal (a NUL, `\\0`, marks a part known when it runs)."""
+    return Word(text, dynamic="\0" in text)
+
+
+# -- what only runs another command, or moves where the next ones run ----------------------
+
+
+def _nothing(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    return command.cwd, None  # `for x in …`: the words are data
+
+
+def _cd(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    cwd = command.cwd
+    targets = parse(command.args, _CD_OPTIONS).operands
+    if not targets:
+        return judge.places.home, None
+    target = targets[0]
+    if target.dynamic or target.text == "-" or cwd is None:
+        return None, None
+    return judge.places.resolve(target.text, cwd), None
+
+
+def _popd(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    return None, None  # back to a directory only known when it runs
+
+
+def _wrapper(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    """The command a wrapper runs (its own options and values, env's assignments, timeout's
+    duration and nice's adjustment skipped) is judged as if run alone."""
+    syntax = _WRAPPER_OPTIONS.get(command.name, _PLAIN_WRAPPER_OPTIONS)
+    rest = command.args
+    wrapper = command.name
+    while True:
+        parsed = parse(rest, syntax)
+        rest = parsed.operands
+        if not rest or parsed.end_at is not None:
+            break
+        text = rest[0].text
+        if wrapper == "env" and "=" in text and not text.startswith("-"):
+            rest = rest[1:]
+        elif wrapper == "timeout" or (wrapper == "nice" and text.lstrip("-").isdigit()):
+            wrapper = ""  # the duration: the command follows
+            rest = rest[1:]
+        else:
+            break
+    return judge.command(rest, command.shell, command.cwd, command.depth, command.fed)
+
+
+def _xargs(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    """xargs runs its command with what the pipe sends it as further arguments."""
+    cwd = command.cwd
+    inner = parse(command.args, _XARGS_OPTIONS).operands
+    if not inner:
+        return cwd, None
+    items = command.fed if command.fed is not None else OPAQUE
+    return cwd, judge.command(inner + items, command.shell, cwd, command.depth, None)[1]
+
+
+def _shell(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    """A shell started by the line: what it is told to run is judged as a line (a script
+    file is the project's own)."""
+    name, args, cwd, depth = command.name, command.args, command.cwd, command.depth
+    pwsh, cmd = name in _PWSH, name == "cmd"
+    inner = "pwsh" if pwsh or cmd else "bash"
+    parsed = parse(args, _PWSH_OPTIONS if pwsh else _CMD_OPTIONS if cmd else _BASH_OPTIONS)
+    for flag in parsed.flags:
+        option = flag.name
+        if flag.takes:
+            continue
+        if pwsh and option.startswith("-e") and "-encodedcommand".startswith(option):
+            judge.flag(UNKNOWN, f"{name} runs an encoded command")
+            return cwd, OPAQUE
+        if cmd:
+            runs = option in ("/c", "/k", "/r")
+        elif pwsh:
+            runs = len(option) > 1 and "-command".startswith(option)
+        else:
+            runs = flag.short and "c" in option.lower()  # -c, -lc, -ec…
+        if runs:
+            rest = args[flag.at + 1 :]  # pwsh and cmd: the rest of the words
+            if not pwsh and not cmd:
+                rest = rest[:1]
+            if not rest or any(w.dynamic for w in rest):
+                judge.flag(UNKNOWN, f"{name} runs a command only known when it runs")
+            else:
+                judge.line(" ".join(w.text for w in rest), inner, cwd, depth + 1)
+            return cwd, OPAQUE
+    if parsed.operands:  # a script file: the project's own
+        if parsed.operands[0].dynamic:
+            judge.flag(UNKNOWN, f"{name} runs a script only known when it runs")
+    elif command.fed is not None:
+        if any(w.dynamic for w in command.fed):
+            judge.flag(
+                UNKNOWN, f"{name} runs what the pipe sends it (a download or a decoded payload)"
+            )
+        else:
+            judge.line(" ".join(w.text for w in command.fed), inner, cwd, depth + 1)
+    return cwd, OPAQUE
+
+
+def _su(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    """`su [USER] -c LINE` runs LINE in a shell; `runuser -u USER -- COMMAND…` runs it."""
+    args, cwd, depth = command.args, command.cwd, command.depth
+    parsed = parse(args, _SU_OPTIONS)
+    for flag in parsed.flags:
+        if flag.name in ("-c", "--command"):
+            if flag.value is None or flag.value.dynamic:
+                judge.flag(UNKNOWN, f"{command.name} runs a command only known when it runs")
+            else:
+                judge.line(flag.value.text, "bash", cwd, depth + 1)
+            return cwd, OPAQUE
+    if parsed.end_at is not None:
+        judge.command(args[parsed.end_at + 1 :], "bash", cwd, depth + 1, None)
+    return cwd, OPAQUE
+
+
+def _eval(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    judge.flag(UNKNOWN, f"{command.name} runs text built at run time")
+    literal = [w for w in command.args if not w.dynamic]
+    if literal:
+        text = " ".join(w.text for w in literal)
+        judge.line(text, command.shell, command.cwd, command.depth + 1)
+    return command.cwd, OPAQUE
+
+
+def _source(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    if any(w.dynamic for w in command.args):  # otherwise a script file: the project's own
+        judge.flag(UNKNOWN, f"{command.name} runs a script only known when it runs")
+    return command.cwd, OPAQUE
+
+
+_STEPS: dict[str, Step] = dispatch_table(
+    (("for",), _nothing),
+    (_CD, _cd),
+    (("popd", "pop-location"), _popd),
+    (_WRAPPERS, _wrapper),
+    (("xargs",), _xargs),
+    (_SHELLS | _PWSH | {"cmd"}, _shell),
+    (_SU, _su),
+    (_EVAL, _eval),
+    (_SOURCE, _source),
+)
