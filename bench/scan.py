@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import shutil
 import sys
 import tempfile
@@ -215,10 +214,10 @@ def main() -> None:
             f"ratios to their floors {', '.join(f'{run[0]:.2f}' for run in inc_runs)}"
         )
         print(f"{'phase':<24}{'time':>11}{'frames':>9}{'bytes read':>13}  ratio")
-        for name, seconds, frames, nbytes, ratio in rows:
-            print(f"{name:<24}{seconds * 1000:>9.1f}ms{frames:>9,}{nbytes:>13,}  {ratio}")
+        for name, seconds, frames, nbytes, against in rows:
+            print(f"{name:<24}{seconds * 1000:>9.1f}ms{frames:>9,}{nbytes:>13,}  {against}")
         print(
-            f"(best of {args.repeat}; python {os.sys.version.split()[0]}, "
+            f"(best of {args.repeat}; python {sys.version.split()[0]}, "
             f"zstandard {zstandard.__version__})"
         )
 

@@ -65,10 +65,10 @@ def imports(name: str, path: Path, known: set[str]) -> list[tuple[str, int, bool
 
     def visit(node: ast.AST, runs: bool) -> None:
         if isinstance(node, ast.If) and _is_type_checking(node.test):
-            for child in node.body:
-                visit(child, False)
-            for child in node.orelse:
-                visit(child, runs)
+            for statement in node.body:
+                visit(statement, False)
+            for statement in node.orelse:
+                visit(statement, runs)
             return
         if isinstance(node, ast.Import):
             for alias in node.names:

@@ -73,7 +73,7 @@ def traces(state: Path) -> list[str]:
     found = []
     for path in files:
         data = path.read_bytes() if path.exists() else b""
-        found += [f"{path.name} ({form})" for form in forms if form in data]
+        found += [f"{path.name} ({form!r})" for form in forms if form in data]
     return found
 
 

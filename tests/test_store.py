@@ -75,7 +75,8 @@ def test_a_lease_is_one_process_at_a_time_and_a_dead_holders_is_taken_over(
             pass
         holder.kill()  # dies holding it: no release, the row still names it
         holder.wait()
-        assert store.get_meta("lease.work", "").startswith(f"{holder.pid}:")
+        held_by = store.get_meta("lease.work", "")
+        assert held_by is not None and held_by.startswith(f"{holder.pid}:")
         with store.lease("work", wait=0) as lease:
             assert store.lease_holder("work") == os.getpid()
             lease.renew()

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -355,7 +356,7 @@ def test_facts_come_from_the_payload_the_config_and_the_log(
 
 def test_the_text_states_facts_and_rules_and_full_access_only_there() -> None:
     restricted = Facts("dsh", sandbox="workspace-write", approval="never")
-    channels = [
+    channels: list[dict[str, Any]] = [
         {"channel": "subprocess", "ok": True, "reason": "sh -c echo: exit 0"},
         {"channel": "screenshot", "ok": False, "reason": "Access is denied {{x}}"},
         {"channel": "toolServers", "ok": None, "reason": "no MCP server configured"},

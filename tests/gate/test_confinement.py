@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from PIL import Image
@@ -207,7 +207,11 @@ def _pixels(verdict: Verdict) -> dict[tuple[int, int, int], int]:
     """How many pixels of each colour the verdict's screenshot has."""
     assert verdict.screenshot is not None, verdict.evidence()
     with Image.open(verdict.screenshot) as image:
-        counted = image.convert("RGB").getcolors(1280 * 720) or []
+        # An RGB image's colours are 3-tuples; the stub's type covers every mode.
+        counted = cast(
+            "list[tuple[int, tuple[int, int, int]]]",
+            image.convert("RGB").getcolors(1280 * 720) or [],
+        )
     return {colour: count for count, colour in counted}
 
 

@@ -289,7 +289,7 @@ def test_constraints_that_do_not_fit_abort_with_a_report_never_a_cut() -> None:
         str(error).startswith(ABORT_PREFIX)
         and ABORT_PREFIX == "GRAFT_ABORTED: constraints truncated"
     )
-    assert isinstance(error, RuntimeError)
+    assert isinstance(raised.value, RuntimeError)
     assert error.report["count"] == 8
     assert (error.report["charsNeeded"], error.report["budgetChars"]) == (needed, needed - 1)
     assert [c["seq"] for c in error.report["notFitting"]] == [70]  # only the last overflows

@@ -10,7 +10,8 @@ from typing import Any
 import orjson
 import pytest
 
-from dshkit.graft.board import CLOSING_RULE, DONE, IN_PROGRESS, NONE, TODO, render_card
+from dshkit.graft.board import CLOSING_RULE, DONE, IN_PROGRESS, TODO, render_card
+from dshkit.graft.constraints import NONE_ITEM as NONE
 from dshkit.graft.constraints import GraftAborted
 from dshkit.graft.handoff import build_handoff, prepare_handoff
 from dshkit.graft.identity import IGNITION_MARK, Identity, parse_identity, session_identity

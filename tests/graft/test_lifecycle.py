@@ -42,7 +42,7 @@ def test_happy_path_starts_verifies_and_retires(world: World, store: Store) -> N
     plan = plan_for("source-1", str(world.cwd))
     txn = handoff(store, plan, ignition=FAST)
 
-    assert txn.state == State.COMMITTED
+    assert txn.state == State.COMMITTED and txn.target_id is not None
     assert world.targets(plan.identity) == [txn.target_id]
     assert txn.attempts == 1 and len(world.calls()) == 1
     retired = retirement(store, "claude", "source-1")

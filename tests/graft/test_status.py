@@ -71,11 +71,15 @@ def test_the_panel_shows_every_kind_of_handoff_and_changes_nothing(
         assert (notice["sessionId"], notice["txnId"]) == ("source-old", 99)
 
         part = panel["session"]
+        assert part is not None
         assert (part["harness"], part["sessionId"]) == ("claude", source)
-        assert part["decision"]["pressure"]["source"] == "estimated"  # no window in the log
-        assert part["decision"]["pressure"]["tokens"] is not None
-        assert part["decision"]["watermark"]["mode"] == "dynamic"
+        decision = part["decision"]
+        assert decision is not None
+        assert decision["pressure"]["source"] == "estimated"  # no window in the log
+        assert decision["pressure"]["tokens"] is not None
+        assert decision["watermark"]["mode"] == "dynamic"
         retired = part["retirement"]
+        assert retired is not None
         assert (
             retired["kind"] == ledger.RETIRED and retired["targetSessionId"] == committed.target_id
         )
@@ -114,6 +118,7 @@ def test_the_target_knows_where_it_came_from_and_unknown_sessions_are_refused(
         txn = handoff(store, plan_for(source, str(world.cwd)), ignition=FAST)
         Scanner(store).scan([Source("claude", world.claude / "projects")])
         target = debug_status(store, txn.target_id)["session"]
+        assert target is not None
         assert target["targetOf"] == [txn.id] and target["retirement"] is None
         assert target["handoffs"] == []
         with pytest.raises(SessionNotFound):
@@ -129,6 +134,7 @@ def test_a_bad_config_leaves_the_rest_of_the_panel(world: World) -> None:
         source = scanned_source(world, store, "修复构建")
         (world.state / "config.toml").write_text("[graft]\nreserve_turns = 'many'\n")
         part = debug_status(store, source)["session"]
+    assert part is not None and part["settingsError"] is not None
     assert part["decision"] is None and "reserve_turns" in part["settingsError"]
     assert part["retirement"] is None
 

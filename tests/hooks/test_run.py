@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -260,7 +261,7 @@ def test_a_tool_handler_costs_nothing_for_other_tools(tmp_path: Path) -> None:
 
 
 def test_answers_keep_whole_contexts_in_order_and_mark_a_shortened_reason() -> None:
-    results = [
+    results: list[tuple[str, dict[str, Any]]] = [
         ("first", {"additionalContext": "a" * 6_000}),
         ("second", {"additionalContext": "b" * 5_000}),
         ("third", {"additionalContext": "c" * 3_000, "commit": print}),

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -18,14 +20,14 @@ MESSAGES = [{"role": "system", "content": "你是助手"}, {"role": "user", "con
 
 
 @pytest.fixture
-def fake() -> FakeOpenAI:
+def fake() -> Iterator[FakeOpenAI]:
     with FakeOpenAI() as server:
         yield server
 
 
-def client(fake: FakeOpenAI, store: Store | None = None, **config: object) -> LLMClient:
+def client(fake: FakeOpenAI, store: Store | None = None, **config: Any) -> LLMClient:
     settings = {"base_url": fake.base_url, "api_key": "sk-test-secret", "model": "m1", **config}
-    return LLMClient(LLMConfig(**settings), store)  # type: ignore[arg-type]
+    return LLMClient(LLMConfig(**settings), store)
 
 
 def test_streamed_reply_and_the_request_it_made(fake: FakeOpenAI) -> None:
@@ -220,7 +222,7 @@ def test_streamed_tool_calls_are_put_together_and_recorded(
 
 
 def test_messages_of_every_role_are_sent_as_given(fake: FakeOpenAI) -> None:
-    conversation = [
+    conversation: list[dict[str, Any]] = [
         *MESSAGES,
         {
             "role": "assistant",

@@ -44,12 +44,16 @@ def mcp_url(tmp_path: Path) -> Iterator[str]:
     )
     try:
         assert server.stderr is not None
+        stderr = server.stderr
         said: queue.Queue[str] = (
             queue.Queue()
         )  # its stderr, read aside: a silence fails, never hangs
-        threading.Thread(
-            target=lambda: [said.put(line) for line in server.stderr], daemon=True
-        ).start()
+
+        def read_aside() -> None:
+            for line in stderr:
+                said.put(line)
+
+        threading.Thread(target=read_aside, daemon=True).start()
         announced = said.get(timeout=60)
         assert announced.startswith("dshkit MCP server at http://127.0.0.1:"), announced
         told = said.get(timeout=10)

@@ -221,7 +221,7 @@ def test_gate_check_judges_a_page_in_chromium(home: Path, tmp_path: Path) -> Non
 
 
 def test_gate_check_refuses_bad_arguments_before_starting_a_browser(home: Path) -> None:
-    cases = {
+    cases: dict[str, dict[str, Any]] = {
         "path: 'page.html' is not an absolute path": {"path": "page.html"},
         "path: /nowhere/page.html: no such file": {"path": "/nowhere/page.html"},
         "path: /etc/hostname: not a web deliverable": {"path": "/etc/hostname"},

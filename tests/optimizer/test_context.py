@@ -15,7 +15,6 @@ import pytest
 
 from dshkit.optimizer.context import (
     DECLARATION,
-    HISTORY_MARK,
     LEVELS,
     MAX_EXCHANGES,
     MIN_BUDGET_CHARS,
@@ -23,6 +22,7 @@ from dshkit.optimizer.context import (
     DetailLevel,
     context_block,
 )
+from dshkit.optimizer.strategies import HISTORY_MARK
 from dshkit.sessions import Scanner, SessionAmbiguous, SessionNotFound, Source
 from dshkit.sessions.catalog import Catalog
 

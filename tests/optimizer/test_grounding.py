@@ -246,8 +246,8 @@ def test_secrets_are_not_searched_nor_listed_and_links_to_them_are_refused(
 
 
 def test_the_secret_list_covers_the_usual_suspects() -> None:
-    names = (".env", ".env.production", "prod.env", "key.pem", "tls.key", "store.p12", "id_rsa")
-    names += ("id_ed25519.pub", "credentials", ".netrc", ".npmrc", "secrets.yaml", "auth.json")
+    names = [".env", ".env.production", "prod.env", "key.pem", "tls.key", "store.p12", "id_rsa"]
+    names += ["id_ed25519.pub", "credentials", ".netrc", ".npmrc", "secrets.yaml", "auth.json"]
     assert all(_secret_name(name) for name in names)
     assert not any(_secret_name(n) for n in ("app.py", "README.md", "keys.py", "environment.ts"))
     assert all(p == p.lower() for p in SECRET_NAMES)  # matched against the lowercased name

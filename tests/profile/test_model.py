@@ -7,13 +7,13 @@ from typing import Any
 import orjson
 import pytest
 
+from dshkit.llm.rescue import largest_json_prefix
 from dshkit.profile.model import (
     ParsedOutput,
     ProfileOutputError,
     Trigger,
     assemble,
     diff_profiles,
-    largest_json_prefix,
     parse_output,
     should_regenerate,
     spurious_rate,

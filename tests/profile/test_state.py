@@ -167,12 +167,8 @@ def test_a_profile_over_its_budget_drops_whole_entries_and_lists_them(
     lines = [line for line in effective.text.splitlines() if line.startswith("- ")]
     assert lines == [f"- {e['claim']}" for c in "ABCD" for e in kept if e["category"] == c]
     # The kept ones have the most evidence: every dropped entry has no more than any kept.
-    fewest_kept = min(len(e["evidence"]) for e in kept)  # type: ignore[arg-type]
-    assert all(
-        len(e["evidence"]) <= fewest_kept  # type: ignore[arg-type]
-        for e in entries
-        if e["id"] in effective.dropped
-    )
+    fewest_kept = min(len(e["evidence"]) for e in kept)
+    assert all(len(e["evidence"]) <= fewest_kept for e in entries if e["id"] in effective.dropped)
     # Long claims: the character budget binds before the count does, and nothing is cut.
     long = many(20, 400)
     fitted = fit_profile(long)

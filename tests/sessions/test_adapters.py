@@ -86,7 +86,8 @@ def test_real_dsh_v0_tool_call_pairs_with_its_result(scanner: Scanner) -> None:
     ]
     assert pairing.calls[0].duration_ms == 16
     assert pairing.unpaired_results == []
-    assert "hello from dsh-study" in message_text(pairing.calls[0].result)
+    result = pairing.calls[0].result
+    assert result is not None and "hello from dsh-study" in message_text(result)
     assert [t.number for t in turns(events)] == [0, 1]
     assert turns(events)[1].end_reason == "completed"
     usage = total_usage(events)

@@ -153,8 +153,7 @@ class FakeOpenAI:
 
     @property
     def base_url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://127.0.0.1:{self.server.server_port}/v1"
 
     def __enter__(self) -> FakeOpenAI:
         self.thread.start()
@@ -225,8 +224,7 @@ class _Recorder:
 
     @property
     def base_url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self.server.server_port}"
 
     def __enter__(self) -> Any:
         self.thread.start()
@@ -414,7 +412,9 @@ def _responses(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: Any)
 def _offered(body: dict[str, Any]) -> set[str]:
     """The tool names a request offers (OpenAI chat nests them under `function`; a Responses
     namespace's tools are named `<namespace>__<tool>`)."""
-    tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+    tools = body.get("tools")
+    if not isinstance(tools, list):
+        tools = []
     names = set()
     for tool in tools:
         if not isinstance(tool, dict):
@@ -498,8 +498,7 @@ class RefusingProxy:
 
     @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self.server.server_port}"
 
     def env(self) -> dict[str, str]:
         """Send every outside request here; loopback (the fakes) goes direct."""

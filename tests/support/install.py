@@ -3,7 +3,9 @@ hooks, that installing dshkit must keep as they are."""
 
 from __future__ import annotations
 
-FOREIGN = {
+from typing import Any
+
+FOREIGN: dict[str, Any] = {
     "theme": "dark",
     "hooks": {
         "PreToolUse": [

@@ -46,7 +46,7 @@ PROFILE = [
 ]
 
 
-def many(count: int, claim_chars: int = 20, chinese: bool = True) -> list[dict[str, object]]:
+def many(count: int, claim_chars: int = 20, chinese: bool = True) -> list[dict[str, Any]]:
     """`count` entries over the four categories with evidence and confidence that vary."""
     word = "按他的习惯来做事" if chinese else "works in small steps "
     return [

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from dshkit.store import SCAN_LEASE, Store
+from dshkit.store import SCAN_LEASE, Lease, Store
 
 from ..support.fakes import FakeOpenAI, Reply
 from ..support.web import Running, events
@@ -44,8 +45,9 @@ def test_a_regeneration_is_followed_live_until_done(running: Running) -> None:
             f'[llm]\nbase_url = "{fake.base_url}"\napi_key = "sk-local"\n'
         )
         seen: list[dict[str, Any]] = []
-        lease = store.lease(SCAN_LEASE)
-        lease.__enter__()  # the job will wait at its scan until this test lets it go
+        held = store.lease(SCAN_LEASE)
+        held.__enter__()  # the job will wait at its scan until this test lets it go
+        lease: AbstractContextManager[Lease] | None = held  # None once let go
         try:
             started = running.send("POST", "/regenerate")
             assert started.status_code == 202
