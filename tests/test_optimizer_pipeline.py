@@ -126,6 +126,17 @@ def test_a_stalled_stream_falls_back_before_the_deadline(fake: FakeOpenAI, store
     assert run.output == "修复 greet" and (run.fallback or "").startswith("stall")
 
 
+def test_a_model_that_sends_headers_then_nothing_ends_at_the_stall_bound(
+    fake: FakeOpenAI, store: Store
+) -> None:
+    fake.replies.append(Reply(deltas=[], silent=True, hold_s=12.0))
+    chosen = dataclasses.replace(settings(store, tier="basic"), stall_s=1.0, timeout_s=10.0)
+    run = optimize(store, "修复 greet", chosen, llm(fake))
+    assert run.output == "修复 greet" and (run.fallback or "").startswith("stall")
+    assert run.timings["modelMs"] < 2500  # the stall bound (1 s), not the deadline (10 s)
+    assert get_run(store, run.id or 0).timings["modelMs"] == run.timings["modelMs"]
+
+
 def test_the_deadline_falls_back_to_the_raw_words(fake: FakeOpenAI, store: Store) -> None:
     fake.replies.append(Reply(deltas=["开工前"], delay_s=0.3, keepalive_s=None))
     fake.replies[-1].deltas = ["a"] * 50  # keeps sending, slower than the deadline allows
