@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from dshkit.hooks.optimizer import LABEL
+from dshkit.optimizer import OptimizerService
 
 from .fakes import FakeOpenAI, Reply
 from .test_hooks import claude, dsh, hook
@@ -94,3 +95,19 @@ def test_a_bad_config_is_logged_and_the_prompt_passes(tmp_path: Path, fake: Fake
     env = configure(tmp_path, fake, tier="sometimes")
     answer, log = hook(tmp_path, "UserPromptSubmit", prompt("把按钮改蓝"), **env)
     assert answer == {} and "[optimizer] tier" in log and fake.requests == []
+
+
+def test_a_new_session_starts_from_its_projects_settings(tmp_path: Path, fake: FakeOpenAI) -> None:
+    env = configure(tmp_path, fake)  # tier off by default
+    project = tmp_path / "work"
+    project.mkdir()
+    OptimizerService(tmp_path / ".dsh" / "dshkit").set_settings(
+        None, None, {"tier": "basic"}, project=str(project)
+    )
+    fake.replies.append(Reply(deltas=[REFINED]))
+    payload = claude("new-1", hook_event_name="UserPromptSubmit", prompt="把按钮改蓝")
+    answer, _ = hook(tmp_path, "UserPromptSubmit", {**payload, "cwd": str(project)}, **env)
+    assert answer["hookSpecificOutput"]["additionalContext"] == f"{LABEL}\n{REFINED}"
+    elsewhere = claude("new-2", hook_event_name="UserPromptSubmit", prompt="把按钮改蓝")
+    assert hook(tmp_path, "UserPromptSubmit", elsewhere, **env)[0] == {}
+    assert len(fake.requests) == 1
