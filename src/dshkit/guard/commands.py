@@ -466,6 +466,24 @@ def _echo(findings: Findings, command: Command) -> Fed:
     return parse(command.args, _ECHO_OPTIONS).operands or None
 
 
+# The tools of resources.py's tables (cloud, clusters, containers, databases): the module is
+# imported when one is met, not by every shell command (its tables cost the hook a millisecond).
+RESOURCE_TOOLS = frozenset({
+    "kubectl", "oc", "helm", "helmfile", "terraform", "tofu", "terragrunt", "pulumi", "aws",
+    "gcloud", "gsutil", "az", "azcopy", "doctl", "flyctl", "fly", "heroku", "vercel", "netlify",
+    "firebase", "gh", "glab", "docker", "podman", "nerdctl", "docker-compose", "podman-compose",
+    "rclone", "s3cmd", "mc", "restic", "borg", "bq", "dropdb", "dropuser", "pg_dropcluster",
+    "mysqladmin", "pg_restore", "mongorestore", "psql", "pgcli", "mysql", "mariadb", "sqlite3",
+    "duckdb", "redis-cli", "valkey-cli", "mongosh", "mongo", "cqlsh", "clickhouse-client",
+    "sqlcmd", "snowsql"})  # fmt: skip
+
+
+def _resources(findings: Findings, command: Command) -> Fed:
+    from .resources import judge
+
+    return judge(findings, command)
+
+
 def dispatch_table(*groups: tuple[Iterable[str], Handler]) -> dict[str, Handler]:
     """A dispatch table from (names, handler) groups; a name in two groups would make the
     order they are given in matter, so it is refused."""
@@ -488,6 +506,7 @@ _SHARED_RULES: tuple[tuple[Iterable[str], Rule], ...] = (
     (_UNIX_PERMISSIONS | _WINDOWS_PERMISSIONS, _permissions),
     (("git",), _git),
     (("echo", "printf", "write-output"), _echo),
+    (RESOURCE_TOOLS, _resources),
 )
 _BASH_RULES = dispatch_table((DELETE, _delete), (("mv",), _move), *_SHARED_RULES)
 _PWSH_RULES = dispatch_table((_PWSH_DELETE, _delete), (_PWSH_MOVE, _move), *_SHARED_RULES)
