@@ -111,3 +111,18 @@ def test_a_new_session_starts_from_its_projects_settings(tmp_path: Path, fake: F
     elsewhere = claude("new-2", hook_event_name="UserPromptSubmit", prompt="把按钮改蓝")
     assert hook(tmp_path, "UserPromptSubmit", elsewhere, **env)[0] == {}
     assert len(fake.requests) == 1
+
+
+def test_an_unknown_session_gets_no_tools_and_no_facts(tmp_path: Path, fake: FakeOpenAI) -> None:
+    env = configure(tmp_path, fake, tier="advanced")
+    project = tmp_path / "work"
+    project.mkdir()
+    (project / "app.py").write_text("print('hi')\n")
+    fake.replies.append(Reply(deltas=[REFINED]))
+    payload = claude("unknown-1", hook_event_name="UserPromptSubmit", prompt="把按钮改蓝")
+    answer, _ = hook(tmp_path, "UserPromptSubmit", {**payload, "cwd": str(project)}, **env)
+    assert answer["hookSpecificOutput"]["additionalContext"] == f"{LABEL}\n{REFINED}"
+    (request,) = fake.requests
+    assert "tools" not in request.body  # nothing to read: no session, no directory of its own
+    material = request.body["messages"][1]["content"]
+    assert "read / glob / grep" not in material and "不写任何事实" in material

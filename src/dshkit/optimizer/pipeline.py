@@ -96,7 +96,9 @@ def optimize(
         {"role": "system", "content": system_prompt(settings.tier, settings.form)},
         {
             "role": "user",
-            "content": _material(raw, settings.tier, block.text if block else None, workspace),
+            "content": _material(
+                raw, settings.tier, block.text if block else None, workspace, session is None
+            ),
         },
     ]
     told("model", "asking the model")
@@ -129,11 +131,17 @@ def optimize(
     return _finish(store, run, started, told)
 
 
-def _material(raw: str, tier: str, history: str | None, workspace: Workspace | None) -> str:
+def _material(
+    raw: str, tier: str, history: str | None, workspace: Workspace | None, no_session: bool
+) -> str:
     """What the model is given: the history (already framed as an onlooker's), whether files
     can be read, the length budget, and the raw words marked as data."""
     parts = [history] if history else ["（没有可用的会话历史：指代只按原话字面理解，不臆测上文。）"]
-    if workspace is None:
+    if workspace is None and no_session:
+        parts.append(
+            "（本次没有会话可依：只按原话与历史补齐，不写任何事实段；要靠文件才能定的，写「待确认」。）"
+        )
+    elif workspace is None:
         parts.append("（本次没有可读的项目文件：凡需要文件核实的事实，一律写「待确认」。）")
     else:
         parts.append("（可以用 read / glob / grep 只读核实工作目录里的文件，路径相对工作目录。）")

@@ -164,7 +164,10 @@ class OptimizerService:
         settings = settings_for(store, key, dict(overrides or {}), project=where)
         if deadline_s is not None:
             settings = replace(settings, timeout_s=min(settings.timeout_s, deadline_s))
-        return _Request(raw, reads, settings, where)
+        # A session the store does not know has no directory of its own to ground in: the
+        # directory the harness reports is only where its settings are chosen.
+        tools_cwd = None if typed_in is not None and info is None else where
+        return _Request(raw, reads, settings, tools_cwd)
 
     def _refresh(self, store: Store, harness: str | None, mode: Refresh) -> None:
         """Scan the roots of `harness` (all, when None) as `mode` asks."""
