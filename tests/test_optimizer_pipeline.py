@@ -258,3 +258,31 @@ def test_per_session_settings_and_outcomes(tmp_path: Path, fake: FakeOpenAI, sto
     with pytest.raises(ValueError, match="outcome must be one of ok, rework"):
         record_outcome(store, done.id or 0, "meh")
     assert orjson.loads(orjson.dumps(get_run(store, done.id or 0).detail()))["outcome"] == "ok"
+
+
+def test_an_endpoint_that_refuses_tools_gets_the_same_tier_without_them(
+    tmp_path: Path, fake: FakeOpenAI, store: Store
+) -> None:
+    root = project(tmp_path)
+    key = scanned(tmp_path, store)
+    refusal = {"error": {"message": "tools is not supported for this model", "param": "tools"}}
+    fake.replies.extend([Reply(status=400, error_body=refusal), Reply(deltas=[ANSWER])])
+    where = {"session": key, "cwd": str(root)}
+    run = optimize(store, "修一下 greet 的错字", settings(store), llm(fake), **where)
+    assert run.fallback is None and run.output == ANSWER
+    first, second = (r.body for r in fake.requests)
+    assert "tools" in first and "tools" not in second
+    assert "read / glob / grep" not in second["messages"][1]["content"]
+    # The endpoint's answer is kept for the session: no second try with tools.
+    fake.replies.append(Reply(deltas=[ANSWER]))
+    again = optimize(store, "再修一次", settings(store), llm(fake), session=key, cwd=str(root))
+    assert again.fallback is None and len(fake.requests) == 3
+    assert "tools" not in fake.requests[2].body
+
+
+def test_another_http_400_still_passes_the_raw_words(
+    tmp_path: Path, fake: FakeOpenAI, store: Store
+) -> None:
+    fake.replies.append(Reply(status=400, error_body={"error": {"message": "bad max_tokens"}}))
+    run = optimize(store, "修 greet", settings(store), llm(fake), cwd=str(project(tmp_path)))
+    assert (run.fallback or "").startswith("http-error") and len(fake.requests) == 1

@@ -23,7 +23,7 @@ from .context import context_block
 from .gates import ask_gate, length_gate, strip_recipient
 from .grounding import TOOLS, Workspace, WorkspaceUnavailable
 from .runs import Run, save_run
-from .settings import Settings
+from .settings import Settings, remember_tools_refused, tools_refused
 from .strategies import (
     PASSTHROUGH_TIER,
     budget_note,
@@ -92,17 +92,33 @@ def optimize(
             workspace = Workspace(cwd)
         except WorkspaceUnavailable as exc:
             run.steps.append({"workspace": str(exc)})
-    messages = [
-        {"role": "system", "content": system_prompt(settings.tier, settings.form)},
-        {
-            "role": "user",
-            "content": _material(
-                raw, settings.tier, block.text if block else None, workspace, session is None
-            ),
-        },
-    ]
+    if workspace is not None and session is not None and tools_refused(store, session):
+        workspace = None
+        run.steps.append({"tools": "this session's endpoint refused tools: asked without them"})
+
+    def conversation(workspace: Workspace | None) -> list[dict[str, Any]]:
+        history = block.text if block else None
+        return [
+            {"role": "system", "content": system_prompt(settings.tier, settings.form)},
+            {
+                "role": "user",
+                "content": _material(raw, settings.tier, history, workspace, session is None),
+            },
+        ]
+
     told("model", "asking the model")
+    messages = conversation(workspace)
     reply, steps = _converse(store, llm, settings, messages, workspace, told, session)
+    if workspace is not None and not steps and _refuses_tools(reply):
+        # The same tier without tools, in the time left; the session keeps the answer.
+        run.steps.append({"tools": f"refused: {reply.error}; asked again without them"})
+        if session is not None:
+            remember_tools_refused(store, session, int(time.time() * 1000))
+        workspace = None
+        left = max(0.1, settings.timeout_s - (time.monotonic() - started))
+        reply, steps = _converse(
+            store, llm, replace(settings, timeout_s=left), conversation(None), None, told, session
+        )
     run.steps += steps
     run.model = reply.model
     run.timings["modelMs"] = reply.elapsed_ms
@@ -198,6 +214,13 @@ def _converse(
             reply, outcome="stall", error=f"the model sent nothing for {settings.stall_s:g} s"
         )
     return reply, steps
+
+
+def _refuses_tools(reply: Completion) -> bool:
+    """Whether the endpoint turned the call down for its tools parameter (an HTTP 400 that
+    names tools), not for anything else about it."""
+    error = (reply.error or "").lower()
+    return reply.outcome == "http-error" and error.startswith("http 400") and "tool" in error
 
 
 def _told_dispatch(
