@@ -286,3 +286,11 @@ def test_another_http_400_still_passes_the_raw_words(
     fake.replies.append(Reply(status=400, error_body={"error": {"message": "bad max_tokens"}}))
     run = optimize(store, "修 greet", settings(store), llm(fake), cwd=str(project(tmp_path)))
     assert (run.fallback or "").startswith("http-error") and len(fake.requests) == 1
+
+
+def test_an_answer_of_chatter_and_a_self_check_passes_the_raw_words(
+    fake: FakeOpenAI, store: Store
+) -> None:
+    fake.replies.append(Reply(deltas=["好的，我来帮你优化这条指令。\n收尾自检：运行一次看输出。"]))
+    run = optimize(store, "修复 greet", settings(store, tier="basic"), llm(fake))
+    assert run.output == "修复 greet" and (run.fallback or "").startswith("empty")

@@ -20,7 +20,7 @@ from ..sessions.catalog import Catalog, SessionKey
 from ..store import Store
 from .audit import audit
 from .context import context_block
-from .gates import ask_gate, length_gate, strip_recipient
+from .gates import ask_gate, holds_body, length_gate, strip_recipient
 from .grounding import TOOLS, Workspace, WorkspaceUnavailable
 from .runs import Run, save_run
 from .settings import Settings, remember_tools_refused, tools_refused
@@ -129,7 +129,7 @@ def optimize(
         return _finish(store, run, started, told)
     output, stripped = strip_recipient(reply.text)
     run.stripped = stripped
-    if not output.strip():
+    if not holds_body(output):  # an ask line and a self-check alone instruct nothing
         run.fallback = "empty: the model's answer held nothing for the agent"
         return _finish(store, run, started, told)
     run.output = output
