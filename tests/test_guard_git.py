@@ -212,3 +212,18 @@ def test_the_reason_names_the_subcommand_and_what_it_loses() -> None:
     found = classify("git status && git checkout -- src/app.py", "bash", WORK, home=HOME)
     assert found.reason == "git checkout of src/app.py: overwrites its uncommitted changes"
     assert "stash drop" in classify("git stash drop", "bash", WORK, home=HOME).reason
+
+
+def test_a_command_other_than_git_or_a_remote_one_loads_neither_rule() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from dshkit.guard import classify; classify('ls -la src', 'bash', '/w')\n"
+        "print(sorted(m for m in sys.modules if m in ('dshkit.guard.git', 'dshkit.guard.remote')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True, text=True)
+    assert done.stdout.strip() == "[]"
+    probe = probe.replace("ls -la src", "git status && ssh host ls")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True, text=True)
+    assert done.stdout.strip() == "['dshkit.guard.git', 'dshkit.guard.remote']"

@@ -8,7 +8,6 @@ Commands that only run other commands (wrappers, shells, eval, inline code) are 
 
 from __future__ import annotations
 
-from .git import git
 from .lexer import Word
 from .options import SLASH_ANY, SLASH_LETTER, Syntax, abbreviation, parse
 from .paths import NOWHERE, OUTSIDE, WORKSPACE, Places, device, remote
@@ -425,6 +424,12 @@ def _resources(findings: Findings, command: Command) -> Fed:
     return judge(findings, command)
 
 
+def _git(findings: Findings, command: Command) -> Fed:
+    from .git import git  # its tables, only for a git command
+
+    return git(findings, command)
+
+
 def dispatch_table(*groups: tuple[Iterable[str], Handler]) -> dict[str, Handler]:
     """A dispatch table from (names, handler) groups; a name in two groups would make the
     order they are given in matter, so it is refused."""
@@ -445,7 +450,7 @@ _SHARED_RULES: tuple[tuple[Iterable[str], Rule], ...] = (
     (("diskutil",), _diskutil),
     (("dd",), _dd),
     (_UNIX_PERMISSIONS | _WINDOWS_PERMISSIONS, _permissions),
-    (("git",), git),  # git.py
+    (("git",), _git),
     (("echo", "printf", "write-output"), _echo),
     (RESOURCE_TOOLS, _resources),
 )
