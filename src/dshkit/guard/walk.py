@@ -437,6 +437,17 @@ def _expanded(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     return STEPS[command.name](judge, command)
 
 
+# The commands run on another machine or in a container (remote.py, imported when met).
+REMOTE = frozenset({"ssh", "pdsh", "pssh", "parallel-ssh", "clush", "sshpass", "ansible",
+                    "kubectl", "oc"})  # fmt: skip
+
+
+def _remote(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    from .remote import STEPS
+
+    return STEPS[command.name](judge, command)
+
+
 _STEPS: dict[str, Step] = dispatch_table(
     (("for",), _nothing),
     (_CD, _cd),
@@ -448,4 +459,5 @@ _STEPS: dict[str, Step] = dispatch_table(
     (_EVAL, _eval),
     (_SOURCE, _source),
     (EXPANDED, _expanded),
+    (REMOTE, _remote),
 )
