@@ -77,7 +77,7 @@ CASES = [
     ("git switch -C feature origin/feature", "bash", S),
     ("git switch -", "bash", S),
     ("git switch --detach v2", "bash", S),
-    # clean: judged by where it deletes (the workspace's own untracked files are its work)
+    # clean -f: untracked files are uncommitted work, inside the workspace too
     ("git -C ~ clean -fdx", "bash", D),
     ("git --work-tree=/srv/app clean -fd", "bash", D),
     ("git -C /srv/app clean -i", "bash", U),
@@ -157,7 +157,7 @@ CASES = [
     ("bash <<EOF\ngit reset --hard origin/main\nEOF", "bash", D),
     ("/usr/bin/git reset --hard", "bash", D),
     ("env git reset --hard", "bash", D),
-    ("sudo git clean -fdx -C ~", "bash", S),  # `-C` after the subcommand is no repository
+    ("sudo git clean -fdx -C ~", "bash", D),  # the workspace's own untracked files: work too
     ("env GIT_DIR=.git git reset --hard", "bash", D),
     ("git -C ../other reset --hard", "bash", D),
     ("git -C /tmp/repo checkout -- .", "bash", D),
@@ -227,3 +227,9 @@ def test_a_command_other_than_git_or_a_remote_one_loads_neither_rule() -> None:
     probe = probe.replace("ls -la src", "git status && ssh host ls")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True, text=True)
     assert done.stdout.strip() == "['dshkit.guard.git', 'dshkit.guard.remote']"
+
+
+def test_clean_loses_the_workspaces_untracked_work() -> None:
+    for command in ("git clean -f", "git clean -fd", "git clean -fdx", "git -C src clean -fd"):
+        assert classify(command, "bash", "/home/dev/work").risk == "destructive", command
+    assert classify("git clean -i", "bash", "/home/dev/work").risk == "unknown"

@@ -169,9 +169,9 @@ def _switch(findings: Findings, args: list[Word], repository: Word, command: Com
 
 
 def _clean(findings: Findings, args: list[Word], repository: Word, command: Command) -> None:
-    """`git clean -f` deletes the untracked files of the repository it runs in: inside the
-    workspace that is work; anywhere else it is a delete outside it. `-n` only lists them;
-    `-i` asks about each."""
+    """`git clean -f` deletes the untracked files of the repository it runs in: new files the
+    person has not committed yet are among them, so it loses work inside the workspace too
+    (what it removes is not build output only). `-n` only lists them; `-i` asks about each."""
     parsed = parse(args, _CLEAN_OPTIONS)
     if parsed.letters("n") or parsed.longs(("--dry-run",)):
         return
@@ -179,16 +179,18 @@ def _clean(findings: Findings, args: list[Word], repository: Word, command: Comm
     if not (interactive or parsed.letters("f") or parsed.longs(("--force",))):
         return  # git refuses to clean without -f (clean.requireForce)
     place = findings.places.where(repository, command.cwd)
-    if place == OUTSIDE:
-        where = findings.places.resolve(repository.text, command.cwd)
-        if interactive:
-            findings.flag(UNKNOWN, f"git clean -i: deletes what it is told to in {where}")
-        else:
-            findings.flag(
-                DESTRUCTIVE, f"git clean deletes untracked files in {where}, outside the workspace"
-            )
-    elif place == NOWHERE:
+    if place == NOWHERE:
         findings.flag(UNKNOWN, "git clean in a directory only known when it runs")
+        return
+    where = findings.places.resolve(repository.text, command.cwd)
+    if interactive:
+        findings.flag(UNKNOWN, f"git clean -i: deletes what it is told to in {where}")
+    elif place == OUTSIDE:
+        findings.flag(
+            DESTRUCTIVE, f"git clean deletes untracked files in {where}, outside the workspace"
+        )
+    else:
+        _loses(findings, "clean -f: deletes untracked files, uncommitted new work among them")
 
 
 def _stash(findings: Findings, args: list[Word], repository: Word, command: Command) -> None:
