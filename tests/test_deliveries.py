@@ -144,7 +144,7 @@ def test_a_graft_notice_is_shown_once_the_answer_was_written(tmp_path: Path) -> 
 
 def test_the_migration_carries_the_old_records_over(tmp_path: Path) -> None:
     # A store of schema 14 holding a delivery of each kind in its old place.
-    assert SCHEMA_VERSION == 15
+    assert SCHEMA_VERSION >= 15  # the migrations after 15 run on top of it
     db = sqlite3.connect(tmp_path / "dshkit.db", isolation_level=None)
     for script in MIGRATIONS[:14]:
         db.executescript(script)

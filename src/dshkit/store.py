@@ -338,6 +338,18 @@ MIGRATIONS: list[str] = [
     ALTER TABLE capability_sessions DROP COLUMN delivered;
     ALTER TABLE graft_notices DROP COLUMN shown_at;
     """,
+    # 16: the optimizer's settings chosen for a project (a working directory, spelled by
+    # `sessions.dir_key`), which every session working there starts from; and per session
+    # when its endpoint refused the read-only tools (so they are not offered again).
+    # optimizer_projects is keyed by directory, not by session: forgetting a session keeps
+    # it (it holds no one's words, only choices like a tier).
+    """
+    CREATE TABLE optimizer_projects (
+        dir         TEXT PRIMARY KEY,
+        settings    TEXT NOT NULL
+    );
+    ALTER TABLE optimizer_sessions ADD COLUMN tools_refused_at INTEGER;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

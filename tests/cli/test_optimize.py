@@ -101,3 +101,54 @@ def test_eval_prints_the_live_verification_table(tmp_path: Path, fake: FakeOpenA
     cases.write_text("not json\n")
     bad = dshkit(tmp_path, fake, "optimize", "eval", "--cases", str(cases))
     assert bad.returncode == 2 and "cases.jsonl:1 is not JSON" in bad.stderr
+
+
+def test_a_setting_changes_only_the_key_given(tmp_path: Path, fake: FakeOpenAI) -> None:
+    root = tmp_path / "dsh-sessions"
+    write_log(session_dir(root, "keep-1") / "session.v4.jsonl.zstd", [[human(0, "hi")]])
+    where = ("--session", "keep-1", "--root", str(root), "--harness", "dsh")
+    assert dshkit(tmp_path, fake, "optimize", "x", "--tier", "off", *where).returncode == 0
+    for change in (("--tier", "advanced"), ("--turns", "7"), ("--permission", "review")):
+        done = dshkit(tmp_path, fake, "optimize", "settings", "--session", "keep-1", *change)
+        assert done.returncode == 0, done.stderr
+    shown = dshkit(tmp_path, fake, "optimize", "settings", "--session", "keep-1", "--json")
+    settings = orjson.loads(shown.stdout)
+    assert (settings["tier"], settings["turns"], settings["permission"]) == (
+        "advanced",
+        7,
+        "review",
+    )
+
+
+def test_a_project_setting_is_where_its_sessions_start(tmp_path: Path, fake: FakeOpenAI) -> None:
+    project = tmp_path / "work"
+    project.mkdir()
+    root = tmp_path / "dsh-sessions"
+    for session_id in ("proj-1", "proj-2"):
+        log = session_dir(root, session_id, cwd=str(project)) / "session.v4.jsonl.zstd"
+        write_log(log, [[human(0, "hi")]], session_id=session_id, cwd=str(project))
+    scan = ("--root", str(root), "--harness", "dsh", "--tier", "off")
+    assert dshkit(tmp_path, fake, "optimize", "x", "--session", "proj-1", *scan).returncode == 0
+    # A symlink to the project is the same project.
+    (tmp_path / "link").symlink_to(project)
+    done = dshkit(
+        tmp_path, fake, "optimize", "settings", "--project", str(tmp_path / "link"),
+        "--tier", "basic", "--turns", "5",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    own = dshkit(tmp_path, fake, "optimize", "settings", "--session", "proj-2", "--tier", "extreme")
+    assert own.returncode == 0, own.stderr
+
+    def shown(*which: str) -> dict[str, object]:
+        done = dshkit(tmp_path, fake, "optimize", "settings", *which, "--json")
+        assert done.returncode == 0, done.stderr
+        return dict(orjson.loads(done.stdout))
+
+    assert (shown("--project", str(project))["tier"], shown()["tier"]) == ("basic", "off")
+    first = shown("--session", "proj-1")
+    assert (first["tier"], first["turns"]) == ("basic", 5)  # the project's choice
+    second = shown("--session", "proj-2")
+    assert (second["tier"], second["turns"]) == ("extreme", 5)  # its own over the project's
+    both = dshkit(tmp_path, fake, "optimize", "settings", "--session", "proj-1",
+                  "--project", str(project), "--tier", "basic")  # fmt: skip
+    assert both.returncode == 2 and "not both" in both.stderr

@@ -476,14 +476,14 @@ MOVE_SYNC_BASH = [
 ]
 
 MORE_GAPS_BASH = [
-    ("git clean -fdx", SAFE, False),
+    ("git clean -fdx", DESTRUCTIVE, False),  # untracked files are uncommitted work too
     ("git clean -n", SAFE, False),
-    ("git clean -fdx ~", SAFE, False),  # git refuses a path outside the repository
+    ("git clean -fdx ~", DESTRUCTIVE, False),  # judged as the clean it is, whatever git then says
     ("git -C ~ clean -fdx", DESTRUCTIVE, False),
     ("git -C /srv/app clean -ffdx", DESTRUCTIVE, False),
     ("cd / && git clean -fdx", DESTRUCTIVE, False),
     ("cd .. && git clean --force -d", DESTRUCTIVE, False),
-    ("git -C src clean -fd", SAFE, False),
+    ("git -C src clean -fd", DESTRUCTIVE, False),
     ("cd $REPO && git clean -fd", UNKNOWN, False),
     ("su -c 'rm -rf /'", DESTRUCTIVE, False),
     ("sudo su root -c 'rm -rf ~'", DESTRUCTIVE, False),

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from dshkit.hooks.optimizer import LABEL
+from dshkit.optimizer import OptimizerService
 
 from ..support.fakes import FakeOpenAI, Reply
 from ..support.hooks import claude, dsh, hook
@@ -94,3 +95,34 @@ def test_a_bad_config_is_logged_and_the_prompt_passes(tmp_path: Path, fake: Fake
     env = configure(tmp_path, fake, tier="sometimes")
     answer, log = hook(tmp_path, "UserPromptSubmit", prompt("把按钮改蓝"), **env)
     assert answer == {} and "[optimizer] tier" in log and fake.requests == []
+
+
+def test_a_new_session_starts_from_its_projects_settings(tmp_path: Path, fake: FakeOpenAI) -> None:
+    env = configure(tmp_path, fake)  # tier off by default
+    project = tmp_path / "work"
+    project.mkdir()
+    OptimizerService(tmp_path / ".dsh" / "dshkit").set_settings(
+        None, None, {"tier": "basic"}, project=str(project)
+    )
+    fake.replies.append(Reply(deltas=[REFINED]))
+    payload = claude("new-1", hook_event_name="UserPromptSubmit", prompt="把按钮改蓝")
+    answer, _ = hook(tmp_path, "UserPromptSubmit", {**payload, "cwd": str(project)}, **env)
+    assert answer["hookSpecificOutput"]["additionalContext"] == f"{LABEL}\n{REFINED}"
+    elsewhere = claude("new-2", hook_event_name="UserPromptSubmit", prompt="把按钮改蓝")
+    assert hook(tmp_path, "UserPromptSubmit", elsewhere, **env)[0] == {}
+    assert len(fake.requests) == 1
+
+
+def test_an_unknown_session_gets_no_tools_and_no_facts(tmp_path: Path, fake: FakeOpenAI) -> None:
+    env = configure(tmp_path, fake, tier="advanced")
+    project = tmp_path / "work"
+    project.mkdir()
+    (project / "app.py").write_text("print('hi')\n")
+    fake.replies.append(Reply(deltas=[REFINED]))
+    payload = claude("unknown-1", hook_event_name="UserPromptSubmit", prompt="把按钮改蓝")
+    answer, _ = hook(tmp_path, "UserPromptSubmit", {**payload, "cwd": str(project)}, **env)
+    assert answer["hookSpecificOutput"]["additionalContext"] == f"{LABEL}\n{REFINED}"
+    (request,) = fake.requests
+    assert "tools" not in request.body  # nothing to read: no session, no directory of its own
+    material = request.body["messages"][1]["content"]
+    assert "read / glob / grep" not in material and "不写任何事实" in material

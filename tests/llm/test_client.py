@@ -260,3 +260,22 @@ def test_tool_calls_finish_without_calls_is_a_stream_error(fake: FakeOpenAI) -> 
     with client(fake) as llm:
         result = llm.complete(MESSAGES, tools=TOOLS)
     assert result.outcome == "stream-error" and "sent none" in (result.error or "")
+
+
+def test_an_abort_ends_a_silent_stream_at_once(fake: FakeOpenAI) -> None:
+    # Headers, then nothing: no byte arrives to carry the abort, so the read loop must see it.
+    fake.replies.append(Reply(deltas=[], silent=True, hold_s=10.0))
+    abort = threading.Event()
+    threading.Timer(0.3, abort.set).start()
+    with client(fake, timeout_s=60) as llm:
+        result = llm.complete(MESSAGES, abort=abort, deadline_s=10.0)
+    assert result.outcome == "aborted" and result.elapsed_ms < 1500
+
+
+def test_an_abort_ends_a_keepalive_only_stream(fake: FakeOpenAI) -> None:
+    fake.replies.append(Reply(deltas=["par"], keepalive_s=0.05))
+    abort = threading.Event()
+    threading.Timer(0.3, abort.set).start()
+    with client(fake, timeout_s=60) as llm:
+        result = llm.complete(MESSAGES, abort=abort, deadline_s=10.0)
+    assert result.outcome == "aborted" and result.text == "par" and result.elapsed_ms < 1500

@@ -173,3 +173,19 @@ def test_split_sentences() -> None:
         "改 src/app.py 的 v1.2 版本；再跑测试"
     ]
     assert split_sentences("Fix it. Then test.") == ["Fix it.", "Then test."]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["按我的理解，登录按钮应该是蓝色的。", "我读到登录页用的是旧样式。", "我未读到任何测试文件。"],
+)
+def test_self_narration_is_a_defect_not_freedom(sentence: str) -> None:
+    (unit,) = audit(sentence, raw="把登录按钮改蓝", evidence=(), history_seqs=()).units
+    assert (unit.kind, unit.why) == ("untraced", "self-narration")
+
+
+def test_handing_an_unknown_to_the_agent_is_still_freedom() -> None:
+    (unit,) = audit(
+        "按登录页现有配色理解蓝色。", raw="把登录按钮改蓝", evidence=(), history_seqs=()
+    ).units
+    assert unit.kind == "freedom"

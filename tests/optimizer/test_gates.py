@@ -7,6 +7,7 @@ import pytest
 from dshkit.optimizer.gates import (
     ask_gate,
     body_chars,
+    holds_body,
     is_ask_heading,
     is_ask_item,
     length_gate,
@@ -218,3 +219,17 @@ def test_strip_recipient_unwraps_a_longer_fence_around_an_inner_block() -> None:
     inner = "把测试跑一遍：\n```sh\nnpm test\n```\n收尾自检：贴出实际输出。"
     text, stripped = strip_recipient(f"````\n{inner}\n````")
     assert text == inner and stripped == ["````", "````"]
+
+
+def test_an_acknowledged_instruction_is_not_chatter() -> None:
+    answer = "好的，按指令修改 src/app.py 第 2 行，把 helo 改成 hello。\n收尾自检：运行一次看输出。"
+    assert strip_recipient(answer) == (answer, [])
+    assert strip_recipient("好的，我这就按你的意思整理提示词：\n把 helo 改成 hello。") == (
+        "把 helo 改成 hello。",
+        ["好的，我这就按你的意思整理提示词："],
+    )
+
+
+def test_contract_lines_alone_hold_nothing_for_the_agent() -> None:
+    assert not holds_body("开工前先问用户：无\n收尾自检：运行一次看输出。")
+    assert holds_body("开工前先问用户：无\n把 helo 改成 hello。\n收尾自检：运行一次。")

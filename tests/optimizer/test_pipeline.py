@@ -126,6 +126,17 @@ def test_a_stalled_stream_falls_back_before_the_deadline(fake: FakeOpenAI, store
     assert run.output == "修复 greet" and (run.fallback or "").startswith("stall")
 
 
+def test_a_model_that_sends_headers_then_nothing_ends_at_the_stall_bound(
+    fake: FakeOpenAI, store: Store
+) -> None:
+    fake.replies.append(Reply(deltas=[], silent=True, hold_s=12.0))
+    chosen = dataclasses.replace(settings(store, tier="basic"), stall_s=1.0, timeout_s=10.0)
+    run = optimize(store, "修复 greet", chosen, llm(fake))
+    assert run.output == "修复 greet" and (run.fallback or "").startswith("stall")
+    assert run.timings["modelMs"] < 2500  # the stall bound (1 s), not the deadline (10 s)
+    assert get_run(store, run.id or 0).timings["modelMs"] == run.timings["modelMs"]
+
+
 def test_the_deadline_falls_back_to_the_raw_words(fake: FakeOpenAI, store: Store) -> None:
     fake.replies.append(Reply(deltas=["开工前"], delay_s=0.3, keepalive_s=None))
     fake.replies[-1].deltas = ["a"] * 50  # keeps sending, slower than the deadline allows
@@ -247,3 +258,39 @@ def test_per_session_settings_and_outcomes(tmp_path: Path, fake: FakeOpenAI, sto
     with pytest.raises(ValueError, match="outcome must be one of ok, rework"):
         record_outcome(store, done.id or 0, "meh")
     assert orjson.loads(orjson.dumps(get_run(store, done.id or 0).detail()))["outcome"] == "ok"
+
+
+def test_an_endpoint_that_refuses_tools_gets_the_same_tier_without_them(
+    tmp_path: Path, fake: FakeOpenAI, store: Store
+) -> None:
+    root = project(tmp_path)
+    key = scanned(tmp_path, store)
+    refusal = {"error": {"message": "tools is not supported for this model", "param": "tools"}}
+    fake.replies.extend([Reply(status=400, error_body=refusal), Reply(deltas=[ANSWER])])
+    where = {"session": key, "cwd": str(root)}
+    run = optimize(store, "修一下 greet 的错字", settings(store), llm(fake), **where)
+    assert run.fallback is None and run.output == ANSWER
+    first, second = (r.body for r in fake.requests)
+    assert "tools" in first and "tools" not in second
+    assert "read / glob / grep" not in second["messages"][1]["content"]
+    # The endpoint's answer is kept for the session: no second try with tools.
+    fake.replies.append(Reply(deltas=[ANSWER]))
+    again = optimize(store, "再修一次", settings(store), llm(fake), session=key, cwd=str(root))
+    assert again.fallback is None and len(fake.requests) == 3
+    assert "tools" not in fake.requests[2].body
+
+
+def test_another_http_400_still_passes_the_raw_words(
+    tmp_path: Path, fake: FakeOpenAI, store: Store
+) -> None:
+    fake.replies.append(Reply(status=400, error_body={"error": {"message": "bad max_tokens"}}))
+    run = optimize(store, "修 greet", settings(store), llm(fake), cwd=str(project(tmp_path)))
+    assert (run.fallback or "").startswith("http-error") and len(fake.requests) == 1
+
+
+def test_an_answer_of_chatter_and_a_self_check_passes_the_raw_words(
+    fake: FakeOpenAI, store: Store
+) -> None:
+    fake.replies.append(Reply(deltas=["好的，我来帮你优化这条指令。\n收尾自检：运行一次看输出。"]))
+    run = optimize(store, "修复 greet", settings(store, tier="basic"), llm(fake))
+    assert run.output == "修复 greet" and (run.fallback or "").startswith("empty")

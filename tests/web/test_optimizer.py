@@ -138,3 +138,24 @@ def test_an_ambiguous_session_prefix_is_refused_naming_the_matches(
         assert "dsh:dup-1" in error and "dsh:dup-2" in error
         unsettled = client.get("/settings", params={"session": "dup"})
         assert unsettled.status_code == 400 and "dsh:dup-1" in unsettled.json()["error"]
+
+
+def test_settings_change_per_project_and_per_key(running: Running, tmp_path: Path) -> None:
+    project = tmp_path / "work"
+    project.mkdir()
+    with api(running) as client:
+        changed = client.put("/settings", json={"project": str(project), "tier": "advanced"})
+        assert changed.status_code == 200, changed.text
+        assert changed.json()["settings"]["tier"] == "advanced"
+        again = client.put("/settings", json={"project": str(project), "permission": "review"})
+        assert (again.json()["settings"]["tier"], again.json()["settings"]["permission"]) == (
+            "advanced",
+            "review",
+        )  # the key not given is kept
+        shown = client.get("/settings", params={"project": str(project)}).json()
+        assert shown["tier"] == "advanced" and client.get("/settings").json()["tier"] == "off"
+        removed = client.put("/settings", json={"project": str(project), "tier": None})
+        assert removed.json()["settings"]["tier"] == "off"  # a null removes that one key
+        assert client.put("/settings", json={"tier": "basic"}).status_code == 400
+        missing = client.put("/settings", json={"project": str(tmp_path / "nope"), "tier": "basic"})
+        assert missing.status_code == 400 and "no directory" in missing.json()["error"]

@@ -124,6 +124,13 @@ def _progress() -> Callable[[str, str], None]:
 @optimize_command.command("settings")
 @click.option("--session", "session_id", default=None, help="Change one session's settings.")
 @click.option("--harness", default=None, help="The harness of --session, when ids collide.")
+@click.option(
+    "--project",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Change one project's settings (a working directory): every session working there "
+    "starts from them.",
+)
 @_choices
 @click.option("--permission", type=click.Choice(["auto", "review"]), default=None)
 @state_dir_option
@@ -131,6 +138,7 @@ def _progress() -> Callable[[str, str], None]:
 def settings_command(
     session_id: str | None,
     harness: str | None,
+    project: Path | None,
     tier: str | None,
     form: str | None,
     turns: int | None,
@@ -139,21 +147,28 @@ def settings_command(
     state_dir: str | None,
     as_json: bool,
 ) -> None:
-    """Show the optimizer's settings; with --session and options, change that session's.
+    """Show the optimizer's settings; with --session or --project and options, change only
+    those options of that session's or that project's.
 
-    The defaults live in <state dir>/config.toml, section [optimizer].
+    The defaults live in <state dir>/config.toml, section [optimizer]; a project's settings
+    go over them, and a session's own over its project's.
     """
-    changes = {"tier": tier, "form": form, "turns": turns, "full": full, "permission": permission}
+    given = {"tier": tier, "form": form, "turns": turns, "full": full, "permission": permission}
+    # Only the options given change: one left out keeps what the session or project chose.
+    changes = {name: value for name, value in given.items() if value is not None}
+    if session_id and project:
+        raise click.UsageError("give --session or --project, not both")
+    where = str(project) if project else None
     service = _service(state_dir)
-    if any(value is not None for value in changes.values()):
-        if not session_id:
+    if changes:
+        if not session_id and not where:
             raise click.UsageError(
-                "give --session to change one session's settings; the defaults are "
-                "set in <state dir>/config.toml, section [optimizer]"
+                "give --session (or --project) to change one session's (or project's) "
+                "settings; the defaults are set in <state dir>/config.toml, section [optimizer]"
             )
-        settings = service.set_settings(session_id, harness, changes)
+        settings = service.set_settings(session_id, harness, changes, project=where)
     else:
-        settings = service.settings(session_id, harness)
+        settings = service.settings(session_id, harness, project=where)
     if as_json:
         print_json(settings.as_json())
         return

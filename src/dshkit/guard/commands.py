@@ -53,8 +53,6 @@ _LISTINGS = {"ls", "dir", "get-childitem", "gci"}  # what they pipe on: the entr
 _NO_PATTERN = {"ls", "dir", "tree", "du", "get-childitem", "gci"}  # every operand is a place
 _GREPS = {"grep", "egrep", "fgrep"}
 _ALWAYS_RECURSIVE = {"rg", "ag", "ack", "fd", "fdfind", "tree", "du"}
-_SHARED_BRANCHES = {"main", "master", "develop", "development", "trunk"}
-_PUSH_LONGS = ("--force", "--force-with-lease", "--mirror", "--all", "--delete")
 # PowerShell's path parameters: their value is an operand, as if given positionally.
 _PWSH_MOVE_PATHS = ("-path", "-literalpath", "-lp", "-pspath")
 _PWSH_SEARCH_PATHS = ("-path", "-literalpath", "-lp", "-pa")
@@ -97,9 +95,6 @@ _PWSH_SEARCH_OPTIONS = Syntax(_pwsh_search_takes, colon=True, end=False)
 _PWSH_DIR_OPTIONS = Syntax(_pwsh_search_takes, colon=True, end=False, slash=SLASH_LETTER)
 _PERMISSION_OPTIONS = Syntax(end=False, dash=True)
 _WINDOWS_PERMISSION_OPTIONS = Syntax(fold=True, slash=SLASH_ANY, end=False, dash=True)
-_GIT_OPTIONS = Syntax({"-C", "-c"}, stop=True, end=False, dash=True)
-_GIT_CLEAN_OPTIONS = Syntax(end=False)
-_GIT_PUSH_OPTIONS = Syntax({"--repo", "--push-option", "--receive-pack", "--exec", "-o"}, end=False)
 _ECHO_OPTIONS = Syntax(end=False, dash=True)
 
 
@@ -406,64 +401,33 @@ def _permissions(findings: Findings, command: Command) -> Fed:
     return OPAQUE
 
 
-def _git(findings: Findings, command: Command) -> Fed:
-    parsed = parse(command.args, _GIT_OPTIONS)
-    repository = HERE  # where git runs: `-C DIR`, or here
-    for flag in parsed.flags:
-        if flag.name == "-C" and flag.value is not None:
-            repository = flag.value
-    verb, rest = parsed.operands[:1], parsed.operands[1:]
-    if verb and verb[0].text == "clean":
-        _git_clean(findings, rest, repository, command.cwd)
-    elif verb and verb[0].text == "push":
-        _git_push(findings, rest)
-    return OPAQUE
-
-
-def _git_clean(findings: Findings, args: list[Word], repository: Word, cwd: str | None) -> None:
-    """`git clean -f` deletes the untracked files of the repository it runs in: inside the
-    workspace that is work; anywhere else it is a delete outside it."""
-    parsed = parse(args, _GIT_CLEAN_OPTIONS)
-    if not (parsed.letters("f") or any(f.name == "--force" for f in parsed.flags)):
-        return  # git refuses to clean without -f (clean.requireForce)
-    place = findings.places.where(repository, cwd)
-    if place == OUTSIDE:
-        where = findings.places.resolve(repository.text, cwd)
-        findings.flag(
-            DESTRUCTIVE, f"git clean deletes untracked files in {where}, outside the workspace"
-        )
-    elif place == NOWHERE:
-        findings.flag(UNKNOWN, "git clean in a directory only known when it runs")
-
-
-def _git_push(findings: Findings, args: list[Word]) -> None:
-    """A force push (or a delete) to a shared branch, or with no branch named."""
-    parsed = parse(args, _GIT_PUSH_OPTIONS)
-    given = parsed.longs(_PUSH_LONGS)
-    force = parsed.letters("fd") or bool(given - {"--all"})
-    every = bool(given & {"--all", "--mirror"})
-    branches = []
-    for spec in [w.text for w in parsed.operands[1:]]:  # after the remote
-        force |= spec.startswith("+") or spec.startswith(":")
-        branches.append(spec.lstrip("+").rsplit(":", 1)[-1].removeprefix("refs/heads/"))
-    if not force:
-        return
-    shared = ["every branch"] if every else [b for b in branches if _shared(b)]
-    if not branches and not every:
-        findings.flag(
-            DESTRUCTIVE, "git push --force without a branch named (it may be a shared one)"
-        )
-    elif shared:
-        findings.flag(DESTRUCTIVE, f"git push --force to the shared branch {shared[0]}")
-
-
-def _shared(branch: str) -> bool:
-    return branch in _SHARED_BRANCHES or branch.startswith("release") or branch == "HEAD"
-
-
 def _echo(findings: Findings, command: Command) -> Fed:
     """What it prints is what it pipes on (a shell or an interpreter may read it)."""
     return parse(command.args, _ECHO_OPTIONS).operands or None
+
+
+# The tools of resources.py's tables (cloud, clusters, containers, databases): the module is
+# imported when one is met, not by every shell command (its tables cost the hook a millisecond).
+RESOURCE_TOOLS = frozenset({
+    "kubectl", "oc", "helm", "helmfile", "terraform", "tofu", "terragrunt", "pulumi", "aws",
+    "gcloud", "gsutil", "az", "azcopy", "doctl", "flyctl", "fly", "heroku", "vercel", "netlify",
+    "firebase", "gh", "glab", "docker", "podman", "nerdctl", "docker-compose", "podman-compose",
+    "rclone", "s3cmd", "mc", "restic", "borg", "bq", "dropdb", "dropuser", "pg_dropcluster",
+    "mysqladmin", "pg_restore", "mongorestore", "psql", "pgcli", "mysql", "mariadb", "sqlite3",
+    "duckdb", "redis-cli", "valkey-cli", "mongosh", "mongo", "cqlsh", "clickhouse-client",
+    "sqlcmd", "snowsql"})  # fmt: skip
+
+
+def _resources(findings: Findings, command: Command) -> Fed:
+    from .resources import judge
+
+    return judge(findings, command)
+
+
+def _git(findings: Findings, command: Command) -> Fed:
+    from .git import git  # its tables, only for a git command
+
+    return git(findings, command)
 
 
 def dispatch_table(*groups: tuple[Iterable[str], Handler]) -> dict[str, Handler]:
@@ -488,6 +452,7 @@ _SHARED_RULES: tuple[tuple[Iterable[str], Rule], ...] = (
     (_UNIX_PERMISSIONS | _WINDOWS_PERMISSIONS, _permissions),
     (("git",), _git),
     (("echo", "printf", "write-output"), _echo),
+    (RESOURCE_TOOLS, _resources),
 )
 _BASH_RULES = dispatch_table((DELETE, _delete), (("mv",), _move), *_SHARED_RULES)
 _PWSH_RULES = dispatch_table((_PWSH_DELETE, _delete), (_PWSH_MOVE, _move), *_SHARED_RULES)

@@ -16,7 +16,7 @@ BASH_OPERATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "(", ")", "\n")
 PWSH_OPERATORS = ("&&", "||", ";", "|", "\n")
 REDIRECTS = ("&>>", "&>", ">>", ">|", ">&", "<&", "<<<", "<<", ">", "<")
 _BREAK = " \t\r\n;&|()<>"
-_PWSH_BREAK = " \t\r\n;|<>"
+_PWSH_BREAK = " \t\r\n;|<>,"
 
 
 class LexError(ValueError):
@@ -100,6 +100,7 @@ class _Lexer:
         self.at = 0
         self.out = Lexed()
         self.heredocs: list[tuple[str, Word]] = []  # delimiter, the word its body goes in
+        self.braces = not self.pwsh and "{" in line  # a brace expansion may make more words
 
     def run(self) -> Lexed:
         text = self.text
@@ -128,8 +129,30 @@ class _Lexer:
                 if redirect == "<<":  # the body, read when its line ends, is what it feeds
                     self.out.tokens.append(self.heredocs[-1][1])
                 continue
+            if self.braces and self._braced():
+                continue
+            if self.pwsh and char == ",":  # `a,b`: an array's elements, each a word
+                self.at += 1
+                continue
             self.out.tokens.append(self._word())
         return self.out
+
+    def _braced(self) -> bool:
+        """The words a brace expansion (`{a,b}`, `{1..3}`) at `self.at` stands for, each
+        lexed as a word; False when there is none."""
+        from .expand import braces, raw_end  # only for a bash line with a `{`
+
+        end = raw_end(self.text, self.at)
+        alternatives = braces(self.text[self.at : end])
+        if alternatives is None:
+            return False
+        for alternative in alternatives:
+            lexer = _Lexer(alternative, "bash", self.variables, self.home)
+            lexer.braces = False
+            self.out.tokens.append(lexer._word())
+            self.out.nested.extend(lexer.out.nested)
+        self.at = end
+        return True
 
     def _redirect(self) -> str | None:
         text, at = self.text, self.at
@@ -274,6 +297,11 @@ class _Lexer:
             return True
         if text.startswith("$((", at):
             self.at = _closing(text, at + 3, "(", ")") + 2
+            body = text[at + 3 : self.at - 2]
+            if "$(" in body or "`" in body:  # `$(( $(rm -rf /) + 1 ))` runs it
+                from .expand import substitutions
+
+                self.out.nested.extend(substitutions(body))
             parts.append("\0")
             return True
         if text.startswith("$(", at):
@@ -284,6 +312,13 @@ class _Lexer:
             end = _closing(text, at + 2, "{", "}")
             name = text[at + 2 : end]
             self.at = end + 1
+            if not self.pwsh and not name.isidentifier():  # `${HOME:-/}`, `${X%/}`…
+                from .expand import parameter, substitutions
+
+                self.out.nested.extend(substitutions(name))
+                value = parameter(name, self.variables)
+                parts.append("\0" if value is None else value)
+                return value is None
         else:
             end = at + 1
             allowed = "_:" if self.pwsh else "_"

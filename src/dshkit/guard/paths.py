@@ -24,6 +24,10 @@ _DEVICES = ("/dev/sd", "/dev/nvme", "/dev/hd", "/dev/vd", "/dev/xvd", "/dev/disk
             "/dev/mapper/", "\\\\.\\physicaldrive")  # fmt: skip
 
 
+# Where the users' homes are: a workspace there is none, whoever's home it holds.
+_HOMES = frozenset({"/", "/home", "/Users", "/root", "/var/root"})
+
+
 def windows(path: str) -> bool:
     """A path with a drive letter (`C:…`)."""
     return len(path) >= 2 and path[1] == ":" and path[0].isalpha()
@@ -46,7 +50,7 @@ def remote(text: str) -> bool:
 class Places:
     """Where the words of one command line land, for a workspace and a home directory."""
 
-    __slots__ = ("_isabs", "_join", "_normpath", "home", "nt", "workspace")
+    __slots__ = ("_isabs", "_join", "_normpath", "confined", "home", "nt", "workspace")
 
     def __init__(self, workspace: str, home: str | None) -> None:
         self.nt = windows(workspace)
@@ -64,6 +68,13 @@ class Places:
             )
         self.workspace = self._normpath(workspace)
         self.home = self._normpath(home if home is not None else self._default_home())
+        # An agent opened in the home directory, a disk's root or above the home has no
+        # workspace: nothing it names is its own project's.
+        key = self._key(self.workspace)
+        top = (  # a disk's root, or where the homes are
+            windows(key) and key[2:].rstrip("\\") in ("", "\\users") if self.nt else key in _HOMES
+        )
+        self.confined = not (top or self._within(self.home, self.workspace))
 
     def _default_home(self) -> str:
         if not self.nt:
@@ -113,6 +124,8 @@ class Places:
         base, entries = self._base(word, cwd)
         if base is None:
             return NOWHERE
+        if not self.confined:
+            return OUTSIDE
         if not entries and self._key(base) == self._key(self.workspace):
             return WORKSPACE
         return INSIDE if self._within(base, self.workspace) else OUTSIDE

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from .paths import Places
-from .policy import MODES, RISKS, SAFE, UNKNOWN, decide
+from .dialect import dialects, places_for
+from .policy import DESTRUCTIVE, MODES, RISKS, SAFE, UNKNOWN, decide
 from .walk import Judge
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
@@ -47,7 +47,7 @@ def classify(
         raise ValueError(f"unknown shell {shell!r} (known: {', '.join(SHELLS)})")
     if len(command) > MAX_COMMAND_CHARS:
         return Classification(UNKNOWN, False, f"over {MAX_COMMAND_CHARS} characters: not read")
-    places = Places(cwd if cwd is not None else os.getcwd(), home)
+    places = places_for(shell, cwd if cwd is not None else os.getcwd(), home)
     judge = Judge(places)
     judge.line(command, shell, places.resolve(workdir) if workdir else places.workspace, 0)
     found, searches = judge.findings.found, judge.findings.searches
@@ -58,6 +58,36 @@ def classify(
     elif searches:
         reason = f"{reason}; {searches[0]}"
     return Classification(risk, bool(searches), reason)
+
+
+def classify_sent(
+    command: str,
+    tool: str = "",
+    cwd: str | None = None,
+    *,
+    home: str | None = None,
+    workdir: str | None = None,
+    platform: str | None = None,
+) -> Classification:
+    """Judge `command` as a harness's tool `tool` sent it, on `platform` (the harness's, when
+    it says): in the shell the tool names and, where the platform or the line's shape says the
+    other may run it (dialect.py), in that one too, the worse reading winning. The other
+    reading counts only when it finds a destruction or a global search: its unknowns are
+    mostly its lexer meeting the first shell's syntax."""
+    first, *others = dialects(command, tool, cwd, platform)
+    found = classify(command, first, cwd, home=home, workdir=workdir)
+    for shell in others:
+        other = classify(command, shell, cwd, home=home, workdir=workdir)
+        worse = other.risk == DESTRUCTIVE and found.risk != DESTRUCTIVE
+        if worse or (other.global_search and not found.global_search):
+            name = "PowerShell" if shell == "pwsh" else shell
+            risk = other.risk if worse else found.risk
+            reason = other.reason if worse or found.risk == SAFE else found.reason
+            if reason != other.reason:
+                reason = f"{reason}; {other.reason}"
+            searched = found.global_search or other.global_search
+            found = Classification(risk, searched, f"{reason} (read as {name})")
+    return found
 
 
 def decisions(found: Classification) -> dict[str, str]:

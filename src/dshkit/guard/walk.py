@@ -38,6 +38,9 @@ _WRAPPER_VALUED = {  # the options of a wrapper that take a value
     "ionice": {"-c", "-n", "-p"},
     "npx": {"-p", "--package"},
     "bunx": {"-p", "--package"},
+    "stdbuf": {"-i", "-o", "-e"},
+    "time": {"-f", "-o"},
+    "exec": {"-a"},
 }
 _SU = {"su", "runuser"}  # `su -c LINE`: a shell run as another user
 _SU_VALUED = {"-s", "--shell", "-g", "--group", "-G", "--supp-group", "-u", "--user", "-w"}
@@ -61,9 +64,13 @@ def _pwsh_valued(option: str) -> bool:
 
 _WRAPPER_OPTIONS = {name: Syntax(valued, stop=True) for name, valued in _WRAPPER_VALUED.items()}
 _PLAIN_WRAPPER_OPTIONS = Syntax(stop=True)
-_XARGS_OPTIONS = Syntax(
-    {"-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a", "-i"}, stop=True, end=False, dash=True
-)
+_XARGS_OPTIONS = Syntax(  # `-i`, `-e`, `-l`, `--replace` take only an attached value
+    {"-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a", "--arg-file", "--delimiter", "--max-args",
+     "--max-procs", "--max-lines", "--max-chars", "--process-slot-var"},
+    stop=True,
+    end=False,
+    dash=True,
+)  # fmt: skip
 _BASH_OPTIONS = Syntax(
     lambda option: option.lower() in ("-o", "+o"), stop=True, end=False, dash=True, plus=True
 )
@@ -213,7 +220,8 @@ class Judge:
         while words and (
             _assignment(words[0], pwsh) or (words[0].text in _KEYWORDS and not words[0].quoted)
         ):
-            words = words[1:]  # assignments were recorded by `_assigned`
+            # assignments were recorded by `_assigned`; `function f { …`: the body follows
+            words = words[2:] if words[0].text == "function" and not pwsh else words[1:]
         if not words:
             return cwd, None
         head = words[0]
@@ -221,6 +229,17 @@ class Judge:
             self.flag(UNKNOWN, f"the command name {head.shown!r} is only known when it runs")
             return cwd, OPAQUE
         name = command_name(head.text, pwsh)
+        if not name.isascii():  # a look-alike: at least unknown, and judged as what it mimics
+            from .expand import look_alike
+
+            self.flag(UNKNOWN, f"the command name {head.shown!r} is not plain ASCII")
+            folded = look_alike(name)
+            if folded is None:
+                return cwd, OPAQUE
+            name = command_name(folded, pwsh)
+        lower = name.lower()
+        if lower != name and not pwsh and (lower in _STEPS or rule_for(lower, False)):
+            name = lower  # `RM` is rm on a case-insensitive file system (macOS)
         called = Command(name, words[1:], shell, cwd, depth, fed)
         step = _STEPS.get(name)
         if step is not None:
@@ -323,10 +342,13 @@ def _wrapper(judge: Judge, command: Command) -> tuple[str | None, Fed]:
 def _xargs(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     """xargs runs its command with what the pipe sends it as further arguments."""
     cwd = command.cwd
-    inner = parse(command.args, _XARGS_OPTIONS).operands
+    parsed = parse(command.args, _XARGS_OPTIONS)
+    inner = parsed.operands
     if not inner:
         return cwd, None
     items = command.fed if command.fed is not None else OPAQUE
+    if any(f.name.startswith(("-a", "--arg-file")) for f in parsed.flags):
+        items = OPAQUE  # read from a file
     return cwd, judge.command(inner + items, command.shell, cwd, command.depth, None)[1]
 
 
@@ -403,6 +425,29 @@ def _source(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     return command.cwd, OPAQUE
 
 
+# The commands whose steps live in expand.py, imported only when one of them is met.
+EXPANDED = frozenset({"watch", "parallel", "find", "alias", "tar", "bsdtar", "gtar", "truncate",
+                      "cp", "tee", "install", "copy-item", "cpi", "copy", "tee-object",
+                      "start-process", "saps", "start", "cipher"})  # fmt: skip
+
+
+def _expanded(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    from .expand import STEPS
+
+    return STEPS[command.name](judge, command)
+
+
+# The commands run on another machine or in a container (remote.py, imported when met).
+REMOTE = frozenset({"ssh", "pdsh", "pssh", "parallel-ssh", "clush", "sshpass", "ansible",
+                    "kubectl", "oc"})  # fmt: skip
+
+
+def _remote(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    from .remote import STEPS
+
+    return STEPS[command.name](judge, command)
+
+
 _STEPS: dict[str, Step] = dispatch_table(
     (("for",), _nothing),
     (_CD, _cd),
@@ -413,4 +458,6 @@ _STEPS: dict[str, Step] = dispatch_table(
     (_SU, _su),
     (_EVAL, _eval),
     (_SOURCE, _source),
+    (EXPANDED, _expanded),
+    (REMOTE, _remote),
 )

@@ -4,9 +4,11 @@ or a global search is denied or sent for approval before it runs, per `[guard] m
 from __future__ import annotations
 
 import os
+import sys
 
 from .. import harnesses
-from ..guard import DEFAULT_MODE, classify, decide
+from ..guard import DEFAULT_MODE, decide
+from ..guard.service import classify_sent
 from .protocol import HookInput
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
@@ -25,14 +27,15 @@ def on_command(hook: HookInput) -> dict[str, Any] | None:
     command = harnesses.command_line(tool_input)
     if command is None:
         return None
-    shell = "pwsh" if _powershell(hook.tool_name) else "bash"
     cwd = hook.payload.get("cwd")
     workdir = tool_input.get("workdir")
-    found = classify(
+    platform = hook.payload.get("platform")  # the harness's, when it says; it runs here
+    found = classify_sent(  # the shell: from the tool's name, the platform and the line
         command,
-        shell,
+        hook.tool_name,
         cwd if isinstance(cwd, str) and cwd else None,
         workdir=workdir if isinstance(workdir, str) and workdir else None,
+        platform=platform if isinstance(platform, str) else sys.platform,
     )
     mode, problem = _mode(hook)
     decision = decide(found.risk, found.global_search, mode)
@@ -85,8 +88,3 @@ def _config_file(hook: HookInput) -> str:
         return os.path.join(harnesses.dsh_home(), "dshkit", "config.toml")
     state = harnesses.absolute(os.path.expanduser(given), given, "the state directory", "state_dir")
     return os.path.join(state, "config.toml")
-
-
-def _powershell(tool: str) -> bool:
-    name = tool.lower()
-    return "pwsh" in name or "powershell" in name

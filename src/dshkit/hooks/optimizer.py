@@ -37,16 +37,18 @@ def on_prompt(hook: HookInput) -> dict[str, Any] | None:
         sources=default_sources(hook.harness) if key else None,
         busy_timeout=STORE_BUSY_TIMEOUT_S,
     )
-    settings = service.settings(typed_in=key)  # a bad config raises: the runtime logs it
+    given_cwd = hook.payload.get("cwd")
+    cwd = given_cwd if isinstance(given_cwd, str) and given_cwd else None
+    # A bad config raises: the runtime logs it.
+    settings = service.settings(typed_in=key, project=cwd)
     if settings.tier == "off":
         return None
     if settings.skip_prefix and prompt.startswith(settings.skip_prefix):
         return None
-    cwd = hook.payload.get("cwd")
     run = service.optimize(
         prompt,
         typed_in=key,
-        cwd=cwd if isinstance(cwd, str) else None,
+        cwd=cwd,
         refresh=Refresh.TRY,
         deadline_s=HOOK_DEADLINE_S,
     )

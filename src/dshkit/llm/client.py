@@ -11,7 +11,8 @@ which arrive in streamed fragments and are put together here.
 
 One deadline bounds the whole call, however the server streams: the HTTP exchange runs on a
 worker thread and the caller waits for its bytes no longer than the time left, so neither
-a silent server nor one sending `: ping` keep-alives forever can hold a caller past it.
+a silent server nor one sending `: ping` keep-alives forever can hold a caller past it. An
+abort is honoured the same way, within `_ABORT_POLL_S`, whether or not bytes are arriving.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ OUTCOMES = (
 )
 ROLES = ("system", "user", "assistant", "tool")
 _ERROR_BODY = 2000  # characters of an error response kept in the message
+_ABORT_POLL_S = 0.05  # how soon a set abort ends a call that receives nothing
 
 Message = dict[str, Any]
 
@@ -215,11 +217,19 @@ class LLMClient:
         worker.start()
         try:
             while True:
-                try:
-                    kind, value = inbox.get(timeout=max(0.0, deadline_at - time.monotonic()))
-                except queue.Empty:
+                left = deadline_at - time.monotonic()
+                if abort is not None and abort.is_set():
+                    result.outcome, result.error = "aborted", "aborted by the caller"
+                    break
+                if left <= 0:
                     result.outcome = "deadline"
                     break
+                try:
+                    # With an abort to honour, wake often: a silent or keep-alive-only stream
+                    # brings no event that would carry it.
+                    kind, value = inbox.get(timeout=min(left, _ABORT_POLL_S) if abort else left)
+                except queue.Empty:
+                    continue
                 if kind == "refused":
                     _http_error(value, result)
                     break

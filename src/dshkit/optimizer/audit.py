@@ -9,6 +9,9 @@ splits after 。！？!? (and after "." followed by a space or the line's end), 
 brackets staying with their sentence; `；` does not split.
 
 A sentence is, in this order:
+- untraced, if the optimizer narrates itself (按我的理解, 我读到, 我未读到, …): the output is
+  the person's command to the agent, and an unknown is handed over as an instruction
+  ("先确认 X 再动手"), never as the optimizer's own reading;
 - traced or untraced by its citations, if it has any: every `path:line` / `path:a-b` must lie
   inside what the grounding tools read (`evidence`, ranges (path, first_line, last_line)) and
   every history mark (`HISTORY_MARK`) must name a seq in `history_seqs`; one citation that
@@ -36,6 +39,11 @@ RAW_OVERLAP = 0.5  # share of a sentence's bigrams found in the raw words for it
 FREEDOM_RE = re.compile(
     r"按(?![钮键下住压])[^，,。；;！？!?\n]{1,30}?理解|待(?:用户)?确认|自由度|先确认"
 )
+# The optimizer speaking of its own reading, in the first person.
+SELF_NARRATION_RE = re.compile(
+    r"[按依据照]我(?:们)?的?(?:理解|判断|看法|推测)"
+    r"|我(?:们)?(?:没有?|未|已经?)?(?:读到|读过|看到|看过|查到|找到|理解为?|认为|推测|猜测?)"
+)
 # `path:line` or `path:first-last`; a path is ASCII (CJK around it is the sentence). A candidate
 # is a citation when the path has a "/" or a "." and a letter, or is a path the tools read.
 CITE_RE = re.compile(
@@ -62,7 +70,8 @@ class Unit:
     text: str
     kind: str  # "traced" | "freedom" | "untraced" | "structure"
     why: str  # traced: file / history / file+history / raw; freedom: ask / marker;
-    # untraced: bad-file-cite / bad-history-seq / no-source; structure: what the line is
+    # untraced: self-narration / bad-file-cite / bad-history-seq / no-source; structure: what
+    # the line is
     cites: tuple[str, ...] = ()
     overlap: float | None = None  # bigram share found in the raw words, when it was measured
 
@@ -211,6 +220,8 @@ class _Sources:
         self.ranges = {path: _merged(found) for path, found in spans.items()}
 
     def classify(self, number: int, sentence: str) -> Unit:
+        if SELF_NARRATION_RE.search(sentence):
+            return Unit(number, sentence, "untraced", "self-narration")
         files, bad_file = self._file_cites(sentence)
         marks = [int(m) for m in HISTORY_MARK_RE.findall(sentence)]
         cites = tuple(files + [f"#{seq}" for seq in marks])

@@ -61,6 +61,11 @@ def is_contract_line(line: str) -> bool:
     return is_ask_heading(line) or is_ask_item(line) or is_nothing_line(line) or is_self_check(line)
 
 
+def holds_body(output: str) -> bool:
+    """Whether the output says anything to the agent beyond the lines every output carries."""
+    return any(line.strip() and not is_contract_line(line) for line in output.splitlines())
+
+
 def body_chars(output: str) -> int:
     """Characters of the body: the output without its contract lines and history marks.
 
@@ -115,7 +120,13 @@ _REWRITE = r"(?:优化|改写|润色|整理|重写|完善|精简)"
 # Lines before the body that speak to the person; the whole line goes.
 _LEAD_LINES = [
     re.compile(rf"{_ACK_ZH}[，,。.！!～~\s]*", re.I),
-    re.compile(rf"{_ACK_ZH}[，,。！!\s].*(?:{_REWRITE}|提示词|指令).*", re.I),
+    # An acknowledgement, then the speaker on the rewrite ("好的，我来帮你优化这条指令");
+    # not one followed by an instruction ("好的，按指令修改 src/app.py…" is the body).
+    re.compile(
+        rf"{_ACK_ZH}[，,。！!\s]*(?:我|这就|马上|下面|以下|如下|这是|这里|为你|为您|帮你|帮您)"
+        rf".*(?:{_REWRITE}|提示词|指令).*",
+        re.I,
+    ),
     re.compile(rf"(?:以下|下面|如下|这是|这里是).*(?:{_REWRITE}|提示词|prompt).*[:：]\s*", re.I),
     re.compile(rf"{_ACK_EN}\b[,.!]*\s*", re.I),
     re.compile(rf"{_ACK_EN}\b.*(?:here|prompt|instruction|optimi|rewr|refin|improv).*", re.I),

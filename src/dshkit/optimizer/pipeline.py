@@ -20,10 +20,10 @@ from ..sessions.catalog import Catalog, SessionKey
 from ..store import Store
 from .audit import audit
 from .context import context_block
-from .gates import ask_gate, length_gate, strip_recipient
+from .gates import ask_gate, holds_body, length_gate, strip_recipient
 from .grounding import TOOLS, Workspace, WorkspaceUnavailable
 from .runs import Run, save_run
-from .settings import Settings
+from .settings import Settings, remember_tools_refused, tools_refused
 from .strategies import (
     PASSTHROUGH_TIER,
     budget_note,
@@ -92,15 +92,33 @@ def optimize(
             workspace = Workspace(cwd)
         except WorkspaceUnavailable as exc:
             run.steps.append({"workspace": str(exc)})
-    messages = [
-        {"role": "system", "content": system_prompt(settings.tier, settings.form)},
-        {
-            "role": "user",
-            "content": _material(raw, settings.tier, block.text if block else None, workspace),
-        },
-    ]
+    if workspace is not None and session is not None and tools_refused(store, session):
+        workspace = None
+        run.steps.append({"tools": "this session's endpoint refused tools: asked without them"})
+
+    def conversation(workspace: Workspace | None) -> list[dict[str, Any]]:
+        history = block.text if block else None
+        return [
+            {"role": "system", "content": system_prompt(settings.tier, settings.form)},
+            {
+                "role": "user",
+                "content": _material(raw, settings.tier, history, workspace, session is None),
+            },
+        ]
+
     told("model", "asking the model")
+    messages = conversation(workspace)
     reply, steps = _converse(store, llm, settings, messages, workspace, told, session)
+    if workspace is not None and not steps and _refuses_tools(reply):
+        # The same tier without tools, in the time left; the session keeps the answer.
+        run.steps.append({"tools": f"refused: {reply.error}; asked again without them"})
+        if session is not None:
+            remember_tools_refused(store, session, int(time.time() * 1000))
+        workspace = None
+        left = max(0.1, settings.timeout_s - (time.monotonic() - started))
+        reply, steps = _converse(
+            store, llm, replace(settings, timeout_s=left), conversation(None), None, told, session
+        )
     run.steps += steps
     run.model = reply.model
     run.timings["modelMs"] = reply.elapsed_ms
@@ -111,7 +129,7 @@ def optimize(
         return _finish(store, run, started, told)
     output, stripped = strip_recipient(reply.text)
     run.stripped = stripped
-    if not output.strip():
+    if not holds_body(output):  # an ask line and a self-check alone instruct nothing
         run.fallback = "empty: the model's answer held nothing for the agent"
         return _finish(store, run, started, told)
     run.output = output
@@ -129,11 +147,17 @@ def optimize(
     return _finish(store, run, started, told)
 
 
-def _material(raw: str, tier: str, history: str | None, workspace: Workspace | None) -> str:
+def _material(
+    raw: str, tier: str, history: str | None, workspace: Workspace | None, no_session: bool
+) -> str:
     """What the model is given: the history (already framed as an onlooker's), whether files
     can be read, the length budget, and the raw words marked as data."""
     parts = [history] if history else ["（没有可用的会话历史：指代只按原话字面理解，不臆测上文。）"]
-    if workspace is None:
+    if workspace is None and no_session:
+        parts.append(
+            "（本次没有会话可依：只按原话与历史补齐，不写任何事实段；要靠文件才能定的，写「待确认」。）"
+        )
+    elif workspace is None:
         parts.append("（本次没有可读的项目文件：凡需要文件核实的事实，一律写「待确认」。）")
     else:
         parts.append("（可以用 read / glob / grep 只读核实工作目录里的文件，路径相对工作目录。）")
@@ -190,6 +214,13 @@ def _converse(
             reply, outcome="stall", error=f"the model sent nothing for {settings.stall_s:g} s"
         )
     return reply, steps
+
+
+def _refuses_tools(reply: Completion) -> bool:
+    """Whether the endpoint turned the call down for its tools parameter (an HTTP 400 that
+    names tools), not for anything else about it."""
+    error = (reply.error or "").lower()
+    return reply.outcome == "http-error" and error.startswith("http 400") and "tool" in error
 
 
 def _told_dispatch(

@@ -23,7 +23,7 @@ from ..sessions.catalog import Catalog, SessionInfo, SessionKey, SessionNotFound
 from ..sessions.freshness import Refresh, refresh
 from ..store import LeaseBusy, Store
 from .runs import OUTCOMES, Run, RunList, get_run, list_runs, record_outcome, success_rates
-from .settings import Settings, set_session_settings, settings_for
+from .settings import Settings, set_project_settings, set_session_settings, settings_for
 from .strategies import PASSTHROUGH_TIER
 
 if TYPE_CHECKING:
@@ -160,10 +160,14 @@ class OptimizerService:
         else:
             info = _find(catalog, named, harness) if named is not None else None
             key = reads = info.key if info else None
-        settings = settings_for(store, key, dict(overrides or {}))
+        where = cwd or (info.cwd if info and info.cwd else None)
+        settings = settings_for(store, key, dict(overrides or {}), project=where)
         if deadline_s is not None:
             settings = replace(settings, timeout_s=min(settings.timeout_s, deadline_s))
-        return _Request(raw, reads, settings, cwd or (info.cwd if info and info.cwd else None))
+        # A session the store does not know has no directory of its own to ground in: the
+        # directory the harness reports is only where its settings are chosen.
+        tools_cwd = None if typed_in is not None and info is None else where
+        return _Request(raw, reads, settings, tools_cwd)
 
     def _refresh(self, store: Store, harness: str | None, mode: Refresh) -> None:
         """Scan the roots of `harness` (all, when None) as `mode` asks."""
@@ -217,28 +221,48 @@ class OptimizerService:
         harness: str | None = None,
         *,
         typed_in: SessionKey | None = None,
+        project: str | None = None,
     ) -> Settings:
-        """The settings an optimization for this session would run with: the defaults, or a
-        named session's (`session`, an id or unique prefix) or `typed_in`'s own on top."""
+        """The settings an optimization would run with: the defaults, then the project's
+        (`project`, a working directory; without it, a named session's own directory), then
+        a named session's (`session`, an id or unique prefix) or `typed_in`'s own."""
         _check_harness(harness)
         with self._open() as store:
             key = typed_in
             if key is None and session and session.strip():
-                key = _find(Catalog(store), session, harness).key
-            return settings_for(store, key)
+                info = _find(Catalog(store), session, harness)
+                key, project = info.key, project or info.cwd or None
+            elif project is None and key is not None and (known := Catalog(store).get(key)):
+                project = known.cwd or None
+            return settings_for(store, key, project=project)
 
     def set_settings(
-        self, session: str, harness: str | None, values: Mapping[str, Any]
+        self,
+        session: str | None,
+        harness: str | None,
+        values: Mapping[str, Any],
+        *,
+        project: str | None = None,
     ) -> Settings:
-        """Merge `values` into one session's own settings (a None value removes one) and
-        return what that session now runs with. ConfigError names a value not allowed."""
-        if not session or not session.strip():
-            raise Invalid("a session must be named to change its settings", field="session")
+        """Merge `values` into one session's own settings, or (`project`, a working
+        directory) into that project's, which every session working there starts from; only
+        the keys given change (a None value removes one). Returns what that session or a new
+        session of that project now runs with. ConfigError names a value not allowed."""
+        named = session if session and session.strip() else None
+        if (named is None) == (project is None):
+            raise Invalid(
+                "name either a session or a project whose settings change", field="session"
+            )
         _check_harness(harness)
         with self._open() as store:
-            key = _find(Catalog(store), session, harness).key
-            set_session_settings(store, key, dict(values))
-            return settings_for(store, key)
+            if project is not None:
+                if not Path(project).is_dir():
+                    raise Invalid(f"no directory {project!r}", field="project")
+                set_project_settings(store, project, dict(values))
+                return settings_for(store, None, project=project)
+            info = _find(Catalog(store), named or "", harness)
+            set_session_settings(store, info.key, dict(values))
+            return settings_for(store, info.key, project=info.cwd or None)
 
     # -- the live verification table --------------------------------------------------------
 

@@ -1,8 +1,10 @@
-"""The optimizer's settings: the config's `[optimizer]` defaults, overridden per session.
+"""The optimizer's settings: the config's `[optimizer]` defaults, then a project's, then a
+session's own.
 
-A session's own choices (tier, form, context, permission, …) are kept in the store and checked
-by the same schema as the config file, so a bad value is refused with the key and what is
-allowed, wherever it comes from.
+A project (a working directory, as `dir_key` spells it) and a session each keep only the
+choices made for them (tier, form, context, permission, …), in the store, checked by the same
+schema as the config file, so a bad value is refused with the key and what is allowed,
+wherever it comes from. Changing one key never touches the others.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 import orjson
 
 from ..config import check_section, load_config
-from ..sessions.catalog import SessionKey
+from ..sessions.catalog import SessionKey, dir_key
 from ..store import Store
 
 SECTION = "optimizer"
@@ -46,11 +48,18 @@ class Settings:
 
 
 def settings_for(
-    store: Store, key: SessionKey | None, overrides: dict[str, Any] | None = None
+    store: Store,
+    key: SessionKey | None,
+    overrides: dict[str, Any] | None = None,
+    *,
+    project: str | None = None,
 ) -> Settings:
-    """The defaults of `<state dir>/config.toml`, then the session's own, then `overrides`
-    (e.g. a command line's options). ConfigError names a value that does not fit."""
+    """The defaults of `<state dir>/config.toml`, then the project's (the directory
+    `project`), then the session's own, then `overrides` (e.g. a command line's options).
+    ConfigError names a value that does not fit."""
     values = load_config(store.state_dir)[SECTION]
+    if project is not None:
+        values.update(project_settings(store, project))
     if key is not None:
         values.update(session_settings(store, key))
     if overrides:
@@ -66,18 +75,68 @@ def session_settings(store: Store, key: SessionKey) -> dict[str, Any]:
     return orjson.loads(row[0]) if row else {}
 
 
+def project_settings(store: Store, project: str) -> dict[str, Any]:
+    """What one project (a working directory) chose apart from the defaults."""
+    row = store.db.execute(
+        "SELECT settings FROM optimizer_projects WHERE dir = ?", (dir_key(project),)
+    ).fetchone()
+    return orjson.loads(row[0]) if row else {}
+
+
 def set_session_settings(store: Store, key: SessionKey, values: dict[str, Any]) -> dict[str, Any]:
-    """Merge `values` into the session's own settings (None removes a key); returns them."""
+    """Merge `values` into the session's own settings; returns them. Only the keys given
+    change: a key absent from `values` is kept, and a key given as None is removed (the
+    session then follows its project or the defaults for it)."""
     checked = _checked(values, f"the settings of session {key[0]}:{key[1]}")
     with store.transaction() as db:
-        merged = {**session_settings(store, key), **checked}
-        for name in (k for k, v in values.items() if v is None):
-            merged.pop(name, None)
+        merged = _merged(session_settings(store, key), checked, values)
+        # An upsert, not a replace: the row also holds what the endpoint answered about tools.
         db.execute(
-            "INSERT OR REPLACE INTO optimizer_sessions (harness, session_id, settings) "
-            "VALUES (?, ?, ?)",
+            "INSERT INTO optimizer_sessions (harness, session_id, settings) VALUES (?, ?, ?) "
+            "ON CONFLICT (harness, session_id) DO UPDATE SET settings = excluded.settings",
             (*key, orjson.dumps(merged).decode()),
         )
+    return merged
+
+
+def set_project_settings(store: Store, project: str, values: dict[str, Any]) -> dict[str, Any]:
+    """Merge `values` into the settings of the project in directory `project`, as
+    `set_session_settings` does for a session; returns them."""
+    where = dir_key(project)
+    checked = _checked(values, f"the settings of project {where}")
+    with store.transaction() as db:
+        merged = _merged(project_settings(store, where), checked, values)
+        db.execute(
+            "INSERT OR REPLACE INTO optimizer_projects (dir, settings) VALUES (?, ?)",
+            (where, orjson.dumps(merged).decode()),
+        )
+    return merged
+
+
+def tools_refused(store: Store, key: SessionKey) -> bool:
+    """Whether the session's endpoint has refused the read-only tools."""
+    row = store.db.execute(
+        "SELECT tools_refused_at FROM optimizer_sessions WHERE harness = ? AND session_id = ?",
+        key,
+    ).fetchone()
+    return bool(row and row[0] is not None)
+
+
+def remember_tools_refused(store: Store, key: SessionKey, at_ms: int) -> None:
+    """Record that the session's endpoint refused the tools: later runs go without them."""
+    with store.transaction() as db:
+        db.execute(
+            "INSERT INTO optimizer_sessions (harness, session_id, settings, tools_refused_at) "
+            "VALUES (?, ?, '{}', ?) ON CONFLICT (harness, session_id) "
+            "DO UPDATE SET tools_refused_at = excluded.tools_refused_at",
+            (*key, at_ms),
+        )
+
+
+def _merged(kept: dict[str, Any], checked: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    merged = {**kept, **checked}
+    for name in (k for k, v in given.items() if v is None):
+        merged.pop(name, None)
     return merged
 
 

@@ -73,18 +73,23 @@ def router(service: OptimizerService) -> Router:
     async def get_settings(request: Request) -> Response:
         session = request.query_params.get("session")
         harness = request.query_params.get("harness")
-        settings = await _call(lambda: service.settings(session, harness))
+        project = request.query_params.get("project")
+        settings = await _call(lambda: service.settings(session, harness, project=project))
         return json_response(settings.as_json())
 
     @api.put("/settings")
     async def put_settings(request: Request) -> Response:
         body = _object(await read_json(request))
-        session = body.get("session")
-        if not isinstance(session, str):
-            raise ApiError(400, "session must name the session whose settings change")
+        session, project = _text(body, "session"), _text(body, "project")
+        if (session is None) == (project is None):
+            raise ApiError(
+                400, "name either the session or the project (a directory) whose settings change"
+            )
         harness = _text(body, "harness")
-        values = {k: body[k] for k in _SETTINGS if k in body}
-        settings = await _call(lambda: service.set_settings(session, harness, values))
+        values = {k: body[k] for k in _SETTINGS if k in body}  # a null removes that one key
+        settings = await _call(
+            lambda: service.set_settings(session, harness, values, project=project)
+        )
         return json_response({"ok": True, "settings": settings.as_json()})
 
     return api
