@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
@@ -15,6 +14,7 @@ from dshkit.hooks.protocol import answer
 from dshkit.store import Store
 
 from ..support.cli import environment
+from ..support.guard import claude, codex, decision, dsh
 from ..support.hooks import hook
 
 ALLOW = "PreToolUse[command]=tests.support.hook_handlers:allow_looser"
@@ -25,48 +25,6 @@ DENY = "PreToolUse[command]=tests.support.hook_handlers:deny_stricter"
 def work(tmp_path: Path) -> Path:
     (tmp_path / "proj").mkdir()
     return tmp_path / "proj"
-
-
-def claude(work: Path, command: Any) -> dict[str, Any]:
-    return {
-        "session_id": "c1",
-        "transcript_path": "/h/.claude/projects/-p/c1.jsonl",
-        "cwd": str(work),
-        "hook_event_name": "PreToolUse",
-        "tool_name": "Bash",
-        "tool_input": {"command": command, "description": "run it"},
-    }
-
-
-def codex(work: Path, tool: str, **tool_input: Any) -> dict[str, Any]:
-    return {
-        "session_id": "x1",
-        "turn_id": "t1",
-        "model": "gpt-fake",
-        "transcript_path": "/h/.codex/sessions/2026/11/30/rollout-x-x1.jsonl",
-        "cwd": str(work),
-        "hook_event_name": "PreToolUse",
-        "tool_name": tool,
-        "tool_input": tool_input,
-    }
-
-
-def dsh(work: Path, tool: str, command: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "session_id": "s1",
-        "cwd": str(work),
-        "transcript_path": "/h/.dsh/sessions/--p--/s1/session.jsonl.zstd",
-        "hook_event_name": "PreToolUse",
-        "tool_name": tool,
-        "tool_input": {"command": command, **extra},
-    }
-
-
-def decision(out: dict[str, Any]) -> tuple[str, str] | None:
-    specific = out.get("hookSpecificOutput")
-    if not specific:
-        return None
-    return specific["permissionDecision"], specific["permissionDecisionReason"]
 
 
 def test_claude_code_bash(tmp_path: Path, work: Path) -> None:

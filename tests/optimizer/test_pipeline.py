@@ -267,8 +267,9 @@ def test_an_endpoint_that_refuses_tools_gets_the_same_tier_without_them(
     key = scanned(tmp_path, store)
     refusal = {"error": {"message": "tools is not supported for this model", "param": "tools"}}
     fake.replies.extend([Reply(status=400, error_body=refusal), Reply(deltas=[ANSWER])])
-    where = {"session": key, "cwd": str(root)}
-    run = optimize(store, "修一下 greet 的错字", settings(store), llm(fake), **where)
+    run = optimize(
+        store, "修一下 greet 的错字", settings(store), llm(fake), session=key, cwd=str(root)
+    )
     assert run.fallback is None and run.output == ANSWER
     first, second = (r.body for r in fake.requests)
     assert "tools" in first and "tools" not in second

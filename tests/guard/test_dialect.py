@@ -12,8 +12,8 @@ from dshkit.guard import DESTRUCTIVE, SAFE, UNKNOWN
 from dshkit.guard.dialect import dialects, looks_like_powershell
 from dshkit.guard.service import classify_sent
 
-from .test_guard_hook import claude, codex, decision
-from .test_hooks import hook
+from ..support.guard import claude, codex, decision
+from ..support.hooks import hook
 
 WORK, HOME = "/home/dev/proj", "/home/dev"
 WIN_WORK, WIN_HOME = "C:\\Users\\dev\\proj", "C:\\Users\\dev"
