@@ -6,6 +6,7 @@ and even then only the servers their harness would start are started."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -244,3 +245,42 @@ def test_a_get_says_what_is_cached_and_a_post_probes_the_approved_servers_only(
     assert shown["cached"]["fresh"] and shown["cached"]["ageS"] < 60
     assert orjson.dumps(shown["cached"]["channels"]) == orjson.dumps(probed["channels"])
     assert not world.markers["good"].exists()  # the GET read; it probed nothing
+
+
+def test_the_console_shows_the_cache_by_a_get_and_probes_by_a_post(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The capability view in real Chromium: "Show cached" reads, "Probe now" probes."""
+    from playwright.sync_api import sync_playwright
+
+    from dshkit.gate.browser import Browser
+
+    monkeypatch.chdir(world.project)  # the console names no directory: the service's own
+    url = f"http://127.0.0.1:{world.port}"
+    asked: list[str] = []
+    with Browser(loopback=True) as browser:
+        endpoint = asyncio.run(browser.ready())
+        with sync_playwright() as playwright:
+            connected = playwright.chromium.connect_over_cdp(endpoint)
+            context = connected.new_context()
+            page = context.new_page()
+            page.on(
+                "request",
+                lambda r: asked.append(r.method) if "/api/capability" in r.url else None,
+            )
+            page.goto(f"{url}/?token={world.token}")
+            page.goto(f"{url}/#gate")
+            page.wait_for_selector('[data-view="gate"][data-ready="1"]', timeout=30_000)
+            page.select_option('select[aria-label="Harness"]', "claude")
+            page.click("text=Show cached")
+            page.wait_for_selector("#capability >> text=nothing cached for this mode")
+            assert asked == ["GET"]
+            assert processes_naming(str(world.state)) == set()
+            page.click("text=Probe now")
+            page.wait_for_selector("#capability td.ok", timeout=60_000)
+            assert asked == ["GET", "POST"]
+            assert world.markers["good"].exists() and not world.markers["evil"].exists()
+            shown = page.text_content("#capability") or ""
+            assert "evil — not started: not approved in Claude Code" in shown
+            context.close()
+            connected.close()
