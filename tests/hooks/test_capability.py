@@ -1,5 +1,5 @@
 """Capability facts through the surfaces: the hooks (delivered once, again when the mode
-changed), `dshkit capability` and `GET /api/capability/`."""
+changed), `dshkit capability`, `GET /api/capability/` (the cache) and `POST …/probe`."""
 
 from __future__ import annotations
 
@@ -45,7 +45,10 @@ def wait_for_probes(state: Path) -> None:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A working directory whose .mcp.json names one good stdio server and one that is gone."""
+    """A working directory whose .mcp.json names one good stdio server and one that is gone,
+    both approved by the person the way Claude Code records it (the folder trusted in
+    `~/.claude.json`, HOME being `tmp_path`, the servers in its local settings): a server
+    nobody approved is never started (tests/test_mcp_trust.py)."""
     directory = tmp_path / "project"
     directory.mkdir()
     (directory / "tiny_mcp.py").write_text(MCP_SERVER)
@@ -54,6 +57,11 @@ def project(tmp_path: Path) -> Path:
         "godot": {"command": str(directory / "godot-mcp")},
     }
     (directory / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    trusted = {"projects": {str(directory): {"hasTrustDialogAccepted": True}}}
+    (tmp_path / ".claude.json").write_text(json.dumps(trusted))
+    (directory / ".claude").mkdir()
+    approved = {"enabledMcpjsonServers": ["tiny", "godot"]}
+    (directory / ".claude" / "settings.local.json").write_text(json.dumps(approved))
     return directory
 
 
@@ -164,7 +172,12 @@ def test_the_service_reports_and_probes_on_request(
         headers={TOKEN_HEADER: running.token},  # every route needs the owner's token
     ) as client:
         query = {"harness": "codex", "mode": "danger-full-access", "cwd": str(project)}
-        answer = client.get("/", params={**query, "probe": "1"})
+        # Nothing cached: a GET says so and starts nothing (probing is a POST).
+        before = client.get("/", params=query)
+        assert before.status_code == 200 and before.headers["cache-control"] == "no-store"
+        assert before.json()["pending"] and before.json()["cached"] is None
+        assert not before.json()["started"] and not before.json()["probing"]
+        answer = client.post("/probe", json=query)
         assert answer.status_code == 200 and answer.headers["cache-control"] == "no-store"
         found = answer.json()
         assert found["facts"]["fullAccess"] and FULL_ACCESS in found["text"]
@@ -172,11 +185,21 @@ def test_the_service_reports_and_probes_on_request(
         assert [c["ok"] for c in found["channels"]] == [True, True, None]
         cached = client.get("/", params=query).json()
         assert cached["channels"] == found["channels"] and not cached["started"]
+        assert cached["cached"]["fresh"] and cached["cached"]["channels"] == found["channels"]
+        assert 0 <= cached["cached"]["ageS"] < 60
         for params, message in (
             ({"harness": "nope"}, "harness must be one of"),
             ({"cwd": "relative"}, "cwd must be an absolute path"),
-            ({"probe": "yes"}, "probe must be 0 or 1"),
+            ({"probe": "1"}, "probe with POST /api/capability/probe"),
             ({"mode": "x" * 101}, "mode must be 1 to 100 characters"),
         ):
             refused = client.get("/", params=params)
+            assert refused.status_code == 400 and message in refused.json()["error"]
+        for body, message in (
+            ({"harness": "nope"}, "harness must be one of"),
+            ({"cwd": "relative"}, "cwd must be an absolute path"),
+            ({"probe": True}, "unknown field 'probe'"),
+            ([], "the body must be a JSON object"),
+        ):
+            refused = client.post("/probe", json=body)
             assert refused.status_code == 400 and message in refused.json()["error"]

@@ -1,10 +1,13 @@
 """The three channels, probed for real: subprocess, visual screenshot, external tool servers.
 
 Each result is `{"channel", "ok", "reason"}` with the raw reason (`ok` is None for "nothing
-to probe", e.g. no MCP server configured). The screenshot probe carries the seed's three
-pitfalls' fixes (§0⁗): a fresh private profile directory (a running browser would otherwise
-take the command over and answer with a message instead of a file), software rendering (no
-GPU here), and polling for the file (the launcher may return before the PNG is written).
+to probe", e.g. no MCP server configured, or none its harness would start). Only the MCP
+servers their harness would start are started; the others are listed as not started.
+
+The screenshot probe carries the seed's three pitfalls' fixes (§0⁗): a fresh private profile
+directory (a running browser would otherwise take the command over and answer with a message
+instead of a file), software rendering (no GPU here), and polling for the file (the launcher
+may return before the PNG is written).
 """
 
 from __future__ import annotations
@@ -132,23 +135,49 @@ def _last_line(path: str) -> str:
     return f": {errors[-1]}" if errors else ""
 
 
-def probe_servers(servers: list[Server], errors: list[str]) -> dict[str, Any]:
-    """Every configured server, in parallel; ✓ only when each answers."""
+def probe_servers(
+    servers: list[Server], errors: list[str], harness: str = "its harness"
+) -> dict[str, Any]:
+    """Every configured server its harness would start, in parallel, ✓ only when each
+    answers; the others (`withheld`) are listed, never started: starting one runs a command
+    nobody approved (`harness` names who did not)."""
     if not servers and not errors:
-        return channel(TOOL_SERVERS, None, "no MCP server configured", servers=[])
-    with ThreadPoolExecutor(max_workers=max(1, min(8, len(servers)))) as pool:
-        results = list(pool.map(lambda s: probe(s, SERVER_TIMEOUT_S), servers))
-    ok = not errors and all(r["ok"] for r in results)
+        return channel(TOOL_SERVERS, None, "no MCP server configured", servers=[], errors=[])
+    started = [s for s in servers if not s.withheld]
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(started)))) as pool:
+        results = [
+            {**r, "started": True} for r in pool.map(lambda s: probe(s, SERVER_TIMEOUT_S), started)
+        ]
+    kept = [_withheld(s, harness) for s in servers if s.withheld]
+    ok = None if not started and not errors else not errors and all(r["ok"] for r in results)
     reasons = [f"{r['name']} {'✓' if r['ok'] else '✗'} {r['reason']}" for r in results]
-    return channel(TOOL_SERVERS, ok, "; ".join(reasons + errors), servers=results)
+    reasons += [f"{r['name']} — {r['reason']}" for r in kept]
+    return channel(
+        TOOL_SERVERS, ok, "; ".join(reasons + errors), servers=results + kept, errors=errors
+    )
 
 
-def probe_all(servers: list[Server], config_errors: list[str]) -> list[dict[str, Any]]:
-    """The three channels, probed at the same time."""
+def _withheld(server: Server, harness: str) -> dict[str, Any]:
+    return {
+        "name": server.name,
+        "source": server.source,
+        "transport": server.transport,
+        "ok": None,
+        "started": False,
+        "withheld": server.withheld,
+        "harness": harness,
+        "reason": f"not started: {server.withheld} in {harness}",
+    }
+
+
+def probe_all(
+    servers: list[Server], config_errors: list[str], harness: str = "its harness"
+) -> list[dict[str, Any]]:
+    """The three channels, probed at the same time (only the servers `harness` would start)."""
     jobs: list[Callable[[], dict[str, Any]]] = [
         probe_subprocess,
         probe_screenshot,
-        lambda: probe_servers(servers, config_errors),
+        lambda: probe_servers(servers, config_errors, harness),
     ]
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         return list(pool.map(lambda job: job(), jobs))

@@ -5,7 +5,13 @@ otherwise the report says the probes are pending and the caller may start them i
 background (`start_probe`: a detached `dshkit capability --probe`), whose results the next
 report uses. The key holds the modes, so a changed mode is never answered from the old
 mode's results (seed 000 §0⁗: the failure was "switched mode, never re-tested"). The key
-also holds the harness and working directory, which decide the configured MCP servers.
+also holds the harness and working directory, which decide the configured MCP servers, and
+a digest of those servers as their harness would start them or not: a server approved (or
+edited) since is probed afresh. Only the servers their harness would start are ever started
+(`harnesses.mcp_trust`); the rest are listed as not started.
+
+Reading changes nothing: `report` (and `CapabilityService.cached`, what a GET answers) only
+reads the cache; a probe starts from `lookup` (the hooks, the CLI) or `probe` (a POST).
 
 `CapabilityService` is the capability's one face for the surfaces (each call opens its own
 store); the functions below it take the caller's store, for the hook that reads facts, looks
@@ -14,6 +20,7 @@ them up and records what it delivered in one connection.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,7 +30,7 @@ from typing import Any
 import orjson
 
 from .. import harnesses
-from ..harnesses.config_files import configured
+from ..harnesses.config_files import Server
 from ..procs import spawn_detached
 from ..sessions.catalog import dir_key
 from ..store import Store
@@ -35,8 +42,34 @@ TTL_S = 600.0  # results older than this are probed again
 PROBE_DEAD_S = 120.0  # a probe started longer ago than this without a result has died
 
 
-def cache_key(facts: Facts, cwd: str) -> str:
-    return f"{facts.key};harness={facts.harness};cwd={dir_key(cwd)}"
+def configured_servers(harness: str, cwd: str, errors: list[str]) -> list[Server] | None:
+    """The MCP servers configured for `harness` in `cwd`, each its harness would not start
+    marked `withheld` (None: the harness is not known, so neither are its servers)."""
+    info = harnesses.HARNESSES.get(harness)
+    if info is None or info.capability is None:
+        return None
+    return info.capability.mcp_servers(cwd, errors)
+
+
+def servers_digest(servers: list[Server] | None) -> str:
+    """What the probe of these servers depends on, hashed: each one's spec and whether it
+    would be started (not the file it is in: another spelling of the directory is the same)."""
+    if servers is None:
+        return "unknown"
+    fields = ("kind", "name", "transport", "command", "args", "env", "cwd", "url", "headers")
+    specs = sorted(
+        orjson.dumps([getattr(s, f) for f in (*fields, "withheld")], option=orjson.OPT_SORT_KEYS)
+        for s in servers
+    )
+    return hashlib.sha256(b"\n".join(specs)).hexdigest()[:16]
+
+
+def cache_key(facts: Facts, cwd: str, servers: str | None = None) -> str:
+    """The key of the results for `facts` in `cwd`; `servers` is the digest of the servers
+    (read from the harness's config when None)."""
+    if servers is None:
+        servers = servers_digest(configured_servers(facts.harness, cwd, []))
+    return f"{facts.key};harness={facts.harness};cwd={dir_key(cwd)};servers={servers}"
 
 
 @dataclass
@@ -50,6 +83,10 @@ class Report:
     probed_at: int | None  # ms since the epoch
     probing: bool  # a probe for this key is running
     errors: list[str] = field(default_factory=list)  # facts that could not be read, and why
+    # The last results kept for the key, fresh or expired (None: never probed), and when.
+    cached_channels: list[dict[str, Any]] | None = None
+    cached_at: int | None = None
+    now_ms: int = 0
 
     @property
     def pending(self) -> bool:
@@ -74,15 +111,27 @@ class Report:
             "probedAt": self.probed_at,
             "ttlS": TTL_S,
             "channels": self.channels,
+            "cached": self.cached(),
             "errors": self.errors,
             "text": self.text,
+        }
+
+    def cached(self) -> dict[str, Any] | None:
+        """What the cache holds for the key, fresh or not, and how old it is."""
+        if self.cached_at is None:
+            return None
+        return {
+            "at": self.cached_at,
+            "ageS": max(0, self.now_ms - self.cached_at) / 1000,
+            "fresh": self.channels is not None,
+            "channels": self.cached_channels,
         }
 
 
 def report(
     store: Store, facts: Facts, cwd: str, errors: list[str] | None = None, now: float | None = None
 ) -> Report:
-    """The report from the cache alone (never probes)."""
+    """The report from the cache alone: reads, never probes, never writes."""
     key = cache_key(facts, cwd)
     now_ms = int((time.time() if now is None else now) * 1000)
     row = store.db.execute(
@@ -91,14 +140,18 @@ def report(
     at, channels, started = row if row else (None, None, None)
     fresh = at is not None and now_ms - at < TTL_S * 1000
     probing = started is not None and now_ms - started < PROBE_DEAD_S * 1000
+    kept = orjson.loads(channels) if at is not None and channels else None
     return Report(
         facts,
         cwd,
         key,
-        orjson.loads(channels) if fresh and channels else None,
+        kept if fresh else None,
         at if fresh else None,
         probing,
         list(errors or ()),
+        kept,
+        at,
+        now_ms,
     )
 
 
@@ -129,15 +182,14 @@ def start_probe(state_dir: Path, facts: Facts, cwd: str) -> None:
 
 
 def probe(store: Store, facts: Facts, cwd: str) -> list[dict[str, Any]]:
-    """Probe the three channels now (seconds) and cache the results under the facts' key."""
-    key = cache_key(facts, cwd)
+    """Probe the three channels now (seconds) and cache the results under the facts' key:
+    of the MCP servers, only those the harness would start itself."""
+    errors: list[str] = []
+    servers = configured_servers(facts.harness, cwd, errors)
+    key = cache_key(facts, cwd, servers_digest(servers))
     claim_probe(store, key)
     info = harnesses.HARNESSES.get(facts.harness)
-    errors: list[str] = []
-    servers = None
-    if info is not None and info.capability is not None:
-        servers = configured(info.capability.mcp_configs(cwd), cwd, errors)
-    channels = probe_all(servers or [], errors)
+    channels = probe_all(servers or [], errors, info.label if info else facts.harness)
     if servers is None:
         unknown = "unknown: the harness is not known, so its configured servers cannot be read"
         channels = [
@@ -182,7 +234,7 @@ class Lookup:
     started: bool
 
     def as_json(self) -> dict[str, Any]:
-        """`dshkit capability --json` and `GET /api/capability/`."""
+        """`dshkit capability --json` and `/api/capability/`."""
         return {**self.report.as_json(), "started": self.started}
 
 
@@ -229,6 +281,22 @@ class CapabilityService:
             errors: list[str] = []
             facts = given_facts(store, harness, errors, **modes)
             return Lookup(*lookup(store, facts, cwd, errors, now=now))
+
+    def cached(self, harness: str | None, cwd: str, modes: dict[str, str | None]) -> Lookup:
+        """What the cache holds for the modes given (as `lookup_given` takes them) in `cwd`:
+        read only, nothing probed or started, nothing written (a GET's answer)."""
+        with self._open() as store:
+            errors: list[str] = []
+            facts = given_facts(store, harness, errors, **modes)
+            return Lookup(report(store, facts, cwd, errors), False)
+
+    def probe_given(self, harness: str | None, cwd: str, modes: dict[str, str | None]) -> Lookup:
+        """Probe the modes given in `cwd` now (seconds), then their report (a POST's)."""
+        with self._open() as store:
+            errors: list[str] = []
+            facts = given_facts(store, harness, errors, **modes)
+            probe(store, facts, cwd)
+            return Lookup(report(store, facts, cwd, errors), False)
 
     def probe(self, facts: Facts, cwd: str) -> list[dict[str, Any]]:
         """Probe the three channels now (seconds) and cache the results."""

@@ -1,8 +1,9 @@
 """The capability facts as the agent reads them (Chinese, seed 000 §0⁗).
 
 Only facts and general rules, no recipe for any task: the modes as the harness reports them
-(`unknown` where nothing said), each channel ✓/✗ with its raw reason, the rules that make a
-failure a conclusion only after a fresh re-test, and — in full access only — the line that
+(`unknown` where nothing said), each channel ✓/✗ with its raw reason, the MCP servers not
+started because their harness would not start them, the rules that make a failure a
+conclusion only after a fresh re-test, and — in full access only — the line that
 restricted-mode warnings do not apply. Nothing here holds `{{` (DSH would read a variable).
 """
 
@@ -37,6 +38,14 @@ OUTSIDE = (
     "以当场复测的原始报错为准。"
 )
 PENDING = "通道实测正在后台进行，结果下一轮补上；在此之前通道状态未知，不能当作做不到。"
+# Why a configured MCP server was not started (`harnesses.mcp_trust`), by who did not start it.
+_WITHHELD = {"not approved": "未在 {harness} 中批准", "switched off": "已在 {harness} 中关闭"}
+WITHHELD = (
+    "未启动、未实测的 MCP 服务器：{servers}。dshkit 只启动 harness 自己会启动的服务器；"
+    "它们能不能用未知，要用须由用户先在 harness 里批准，不要自己去改配置批准。"
+)
+NONE_STARTED = "没有启动任何服务器"
+_NAME_LIMIT = 80
 
 
 def render(facts: Facts, channels: list[dict[str, Any]] | None) -> str:
@@ -65,6 +74,40 @@ def _approval(policy: str) -> str:
 
 def _channel(result: dict[str, Any]) -> str:
     name = result["channel"]
-    # A raw reason is outside text: `{{` in it would be read by DSH as a template variable.
-    reason = str(result["reason"]).replace("{{", "{ {").replace("}}", "} }")
+    servers = result.get("servers")
+    if name == TOOL_SERVERS and servers and "errors" in result:
+        return _tool_servers(result, servers)
+    reason = _outside(str(result["reason"]))
     return f"- {_LABELS.get(name, name)}：{_MARKS[result['ok']]}（{reason}）"
+
+
+def _tool_servers(result: dict[str, Any], servers: list[dict[str, Any]]) -> str:
+    """The servers probed with their raw reasons, then those not started and why."""
+    started = [s for s in servers if s.get("started", True)]
+    withheld = [s for s in servers if not s.get("started", True)]
+    reasons = [f"{s['name']} {_MARKS[bool(s['ok'])]} {s['reason']}" for s in started]
+    reasons += [str(error) for error in result["errors"]]
+    shown = _outside("; ".join(reasons)) if reasons else NONE_STARTED
+    lines = [f"- {_LABELS[TOOL_SERVERS]}：{_MARKS[result['ok']]}（{shown}）"]
+    if withheld:
+        listed = "；".join(
+            f"{_name(s['name'])}（未启动："
+            + _WITHHELD.get(str(s.get("withheld")), "{harness} 不会启动它").format(
+                harness=_outside(str(s.get("harness") or "harness"))
+            )
+            + "）"
+            for s in withheld
+        )
+        lines.append(f"- {WITHHELD.format(servers=listed)}")
+    return "\n".join(lines)
+
+
+def _name(name: object) -> str:
+    """A server's name as the config spells it (anyone's words: one line, bounded)."""
+    flat = " ".join(str(name).split())
+    return _outside(flat if len(flat) <= _NAME_LIMIT else flat[: _NAME_LIMIT - 1] + "…")
+
+
+def _outside(text: str) -> str:
+    # Outside text: `{{` in it would be read by DSH as a template variable.
+    return text.replace("{{", "{ {").replace("}}", "} }")

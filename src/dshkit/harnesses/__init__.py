@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
     from typing import Any
 
+    from .config_files import Server
+
 # Tool vocabularies: what each kind of tool is called in a harness.
 COMMAND = "command"  # runs a shell command
 ASK = "ask"  # asks the person a question and waits for the answer
@@ -106,27 +108,47 @@ class Bridge:
 class Capability:
     """Where a harness says what a session may do and which MCP servers it has (read by
     `dshkit.capability`): facts in its session log, facts in its config file, the values that
-    mean full access, and the files that configure MCP servers for a working directory; and
-    where `dshkit install-hooks` registers dshkit's own MCP server, per scope."""
+    mean full access, the files that configure MCP servers for a working directory and which
+    of those servers it would start itself; and where `dshkit install-hooks` registers
+    dshkit's own MCP server, per scope."""
 
-    __slots__ = ("config_modes", "full_access", "log_modes", "mcp_configs", "mcp_register")
+    __slots__ = (
+        "config_modes",
+        "full_access",
+        "log_modes",
+        "mcp_configs",
+        "mcp_register",
+        "mcp_trust",
+    )
 
     def __init__(
         self,
         *,
         mcp_configs: Callable[[str], list[tuple[str, str]]],
+        mcp_trust: Callable[[str, list[Server], list[str]], None],
         full_access: frozenset[str],
         log_modes: Mapping[str, tuple[str, str]] | None = None,
         config_modes: tuple[Callable[[], str], Mapping[str, str]] | None = None,
         mcp_register: Mapping[str, Callable[[str, str], tuple[str, str]]] | None = None,
     ) -> None:
         self.mcp_configs = mcp_configs  # cwd → [(path, format)], formats of config_files.py
+        # (cwd, servers, errors) → marks each server the harness would not start (`mcp_trust`)
+        self.mcp_trust = mcp_trust
         self.full_access = full_access  # a sandbox or permission mode that restricts nothing
         self.log_modes = log_modes  # fact → (event type, data key) in the session log
         self.config_modes = config_modes  # (TOML path, fact → top-level key)
         # scope ("user", "project") → (project dir, DSH profile) → (path, format): the file
         # that registers dshkit's MCP server; a scope not listed has none.
         self.mcp_register = dict(mcp_register or {})
+
+    def mcp_servers(self, cwd: str, errors: list[str]) -> list[Server]:
+        """Every MCP server configured for a session in `cwd`, each one the harness would not
+        start itself marked `withheld` (with why); what cannot be read adds to `errors`."""
+        from .config_files import configured
+
+        servers = configured(self.mcp_configs(cwd), cwd, errors)
+        self.mcp_trust(cwd, servers, errors)
+        return servers
 
 
 class Harness:
@@ -307,6 +329,40 @@ def _claude_mcp_configs(cwd: str) -> list[tuple[str, str]]:
     return [(_claude_user_file(), "claude-user"), (os.path.join(cwd, ".mcp.json"), "mcp-json")]
 
 
+def _claude_mcp_trust(cwd: str, servers: list[Server], errors: list[str]) -> None:
+    """Claude Code starts project servers the person approved (`mcp_trust.judge_claude`)."""
+    from .mcp_trust import judge_claude
+
+    user_settings = os.path.join(_claude_home(), "settings.json")
+    judge_claude(cwd, servers, errors, user_file=_claude_user_file(), user_settings=user_settings)
+
+
+def _codex_config() -> str:
+    return os.path.join(_codex_home(), "config.toml")
+
+
+def _codex_mcp_configs(cwd: str) -> list[tuple[str, str]]:
+    """Codex's own config.toml, then the project's layers (root first), which it reads only
+    in a project the person trusted."""
+    from .mcp_trust import codex_layers
+
+    own = _codex_config()
+    return [(own, "codex-toml")] + [(p, "codex-toml") for p in codex_layers(cwd) if p != own]
+
+
+def _codex_mcp_trust(cwd: str, servers: list[Server], errors: list[str]) -> None:
+    from .mcp_trust import judge_codex
+
+    judge_codex(cwd, servers, errors, user_config=_codex_config())
+
+
+def _own_mcp_trust(cwd: str, servers: list[Server], errors: list[str]) -> None:
+    """A harness whose servers are all in its own home: it starts each one not switched off."""
+    from .mcp_trust import judge_own
+
+    judge_own(cwd, servers, errors)
+
+
 _DSH = Harness(
     name="dsh",
     label="DSH",
@@ -353,6 +409,7 @@ _DSH = Harness(
     launcher=Launcher("dsh", lambda message: ["--profile", "headless", message], None, "DSH_BIN"),
     capability=Capability(
         mcp_configs=_dsh_mcp_configs,
+        mcp_trust=_own_mcp_trust,
         full_access=frozenset({"danger-full-access"}),
         log_modes={"sandbox": ("sandbox/mode", "mode"), "approval": ("approval/policy", "policy")},
         # The profile's patch layer, beside the hook bridge's block.
@@ -390,6 +447,7 @@ _CLAUDE = Harness(
     ),
     capability=Capability(
         mcp_configs=_claude_mcp_configs,
+        mcp_trust=_claude_mcp_trust,
         full_access=frozenset({"bypassPermissions"}),
         mcp_register={
             "user": lambda project, profile: (_claude_user_file(), "claude-user"),
@@ -440,7 +498,8 @@ _CODEX = Harness(
         lambda session: ["resume", session],
     ),
     capability=Capability(
-        mcp_configs=lambda cwd: [(os.path.join(_codex_home(), "config.toml"), "codex-toml")],
+        mcp_configs=_codex_mcp_configs,
+        mcp_trust=_codex_mcp_trust,
         full_access=frozenset({"danger-full-access"}),
         mcp_register={
             "user": lambda project, profile: (

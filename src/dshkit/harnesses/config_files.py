@@ -2,20 +2,22 @@
 each one configures.
 
 Formats (the names the registry's `Capability.mcp_configs` and `mcp_register` give):
-`claude-user` (Claude Code's `~/.claude.json`: `mcpServers`, and `projects[cwd].mcpServers`),
-`mcp-json` (a project's `.mcp.json`), `codex-toml` (Codex's `config.toml`,
-`[mcp_servers.NAME]`), `dsh-patch` (a DSH patch layer `cordis.patch.yml`, whose
+`claude-user` (Claude Code's `~/.claude.json`: `mcpServers`, and per project
+`projects[<project>].mcpServers`), `mcp-json` (a project's `.mcp.json`), `codex-toml` (Codex's
+`config.toml`, `[mcp_servers.NAME]`), `dsh-patch` (a DSH patch layer `cordis.patch.yml`, whose
 `@deepseek-ai/dsh-mcp-client` entries each configure one server). The hook settings files
 (Claude Code's `settings.json`, Codex's `hooks.json`, DSH's bridge file) are JSON objects too.
 
 Here below the capabilities and the installer, so both read these files the same way: the
-capability probes the servers read here, the installer edits the files (`dshkit.install`).
+capability probes the servers read here that their harness would start (`mcp_trust` says
+which), the installer edits the files (`dshkit.install`).
 A file that is not valid in its format raises `Unreadable`, naming the file and the problem.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -92,7 +94,7 @@ def dsh_plugins(document: Any) -> Iterator[Mapping[str, Any]]:
 
 @dataclass
 class Server:
-    """One configured MCP server."""
+    """One configured MCP server, and whether its harness would start it."""
 
     name: str
     source: str  # the file that configures it
@@ -103,6 +105,11 @@ class Server:
     cwd: str | None = None
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    kind: str = ""  # the format of its file (`configured` sets it)
+    enabled: bool = True  # False: its own entry switches it off (`enabled = false`, `disabled`)
+    # Why its harness would not start it ("" when it would), set by `mcp_trust.judge`: a
+    # server nobody approved is never started by dshkit either.
+    withheld: str = ""
 
 
 def configured(sources: list[tuple[str, str]], cwd: str, errors: list[str]) -> list[Server]:
@@ -118,11 +125,16 @@ def configured(sources: list[tuple[str, str]], cwd: str, errors: list[str]) -> l
             errors.append(f"{path}: {exc}")
             continue
         try:
-            servers += mcp_servers(kind, path, data.decode(), cwd)
+            found = mcp_servers(kind, path, data.decode(), cwd)
         except Unreadable as exc:
             errors.append(f"{path}: not readable as {kind}: {exc.problem}")
+            continue
         except (ValueError, TypeError, AttributeError) as exc:  # a value of the wrong shape
             errors.append(f"{path}: not readable as {kind}: {exc}")
+            continue
+        for server in found:
+            server.kind = kind
+        servers += found
     return servers
 
 
@@ -131,10 +143,10 @@ def mcp_servers(kind: str, path: str, text: str, cwd: str) -> list[Server]:
     session working in `cwd`."""
     if kind == "claude-user":
         config = load_json(path, text)
-        project = (config.get("projects") or {}).get(cwd) or {}
-        return _from_mapping(path, config.get("mcpServers")) + _from_mapping(
-            path, project.get("mcpServers")
-        )
+        servers = _from_mapping(path, config.get("mcpServers"))
+        for project in claude_projects(config, cwd):
+            servers += _from_mapping(path, project.get("mcpServers"))
+        return servers
     if kind == "mcp-json":
         return _from_mapping(path, load_json(path, text).get("mcpServers"))
     if kind == "codex-toml":
@@ -142,6 +154,37 @@ def mcp_servers(kind: str, path: str, text: str, cwd: str) -> list[Server]:
     if kind == "dsh-patch":
         return dsh_servers(path, load_yaml(path, text))
     raise ValueError(f"unknown MCP config format {kind!r}")
+
+
+def project_root(cwd: str) -> str | None:
+    """The repository `cwd` is in: the nearest directory up from it holding `.git` (a
+    directory, or a worktree's file), None outside any."""
+    here = os.path.abspath(cwd)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def project_dirs(cwd: str) -> list[str]:
+    """The project a session working in `cwd` is in, as Claude Code and Codex file it in
+    their own config (`projects[<path>]`): its repository's root, or outside any repository
+    the directory itself, as given and resolved."""
+    project = project_root(cwd) or os.path.abspath(cwd)
+    return list(dict.fromkeys([project, os.path.realpath(project)]))
+
+
+def claude_projects(config: Mapping[str, Any], cwd: str) -> list[Mapping[str, Any]]:
+    """The entries of `~/.claude.json`'s `projects` for a session working in `cwd`."""
+    projects = config.get("projects") or {}
+    if not isinstance(projects, Mapping):
+        raise ValueError("projects is not an object")
+    found = [projects.get(name) for name in project_dirs(cwd)]
+    unique = {id(entry): entry for entry in found if isinstance(entry, Mapping)}
+    return list(unique.values())
 
 
 def _from_mapping(path: str, entries: Any) -> list[Server]:
@@ -164,6 +207,7 @@ def _from_mapping(path: str, entries: Any) -> list[Server]:
                 cwd=spec.get("cwd"),
                 url=url,
                 headers={str(k): str(v) for k, v in (spec.get("headers") or {}).items()},
+                enabled=spec.get("enabled") is not False and spec.get("disabled") is not True,
             )
         )
     return found
@@ -190,6 +234,7 @@ def dsh_servers(path: str, document: Any) -> list[Server]:
                 command=str(config.get("command") or ""),
                 args=[str(a) for a in args],
                 url=str(config.get("url") or ""),
+                enabled=entry.get("disabled") is not True,
             )
         )
     return found

@@ -511,18 +511,25 @@ VIEWS.gate = async (main) => {
   const capBox = h("div", { id: "capability" });
   const harness = h("select", { "aria-label": "Harness" }, ["", ...names].map((x) => h("option", { value: x }, x || "(any harness)")));
   const mode = h("input", { "aria-label": "Sandbox mode", placeholder: "mode (e.g. workspace-write)" });
+  // "Show cached" reads (a GET changes nothing, starts nothing); "Probe now" is a POST.
   const loadCapability = async (probe) => {
-    const q = new URLSearchParams();
-    if (harness.value) q.set("harness", harness.value);
-    if (mode.value) q.set("mode", mode.value);
-    if (probe) q.set("probe", "1");
+    const asked = {};
+    if (harness.value) asked.harness = harness.value;
+    if (mode.value) asked.mode = mode.value;
     capBox.replaceChildren(h("p", { class: "muted" }, probe ? "Probing (seconds)…" : "Loading…"));
     try {
-      const r = await get(`/api/capability/?${q}`);
+      const r = probe
+        ? (await api("POST", "/api/capability/probe", asked)).value
+        : await get(`/api/capability/?${new URLSearchParams(asked)}`);
+      const kept = r.cached;
+      const probed = !r.pending ? when(r.probedAt)
+        : kept ? `nothing fresh: last results from ${when(kept.at)} (${Math.round(kept.ageS)} s old, expired)`
+        : "nothing cached for this mode: probe now";
+      const shown = r.channels || (kept && kept.channels);
       capBox.replaceChildren();
       fill(capBox,
-        facts([["facts", JSON.stringify(r.facts)], ["probed", r.pending ? "not within the TTL (pending)" : when(r.probedAt)]]),
-        r.channels ? table(["channel", "works", "raw reason"], r.channels.map((c) => h("tr", {},
+        facts([["facts", JSON.stringify(r.facts)], ["probed", probed]]),
+        shown ? table(["channel", "works", "raw reason"], shown.map((c) => h("tr", {},
           h("td", {}, c.channel ?? c.name ?? "?"),
           h("td", { class: c.ok ? "ok" : c.ok === false ? "bad" : "muted" }, c.ok ? "✓" : c.ok === false ? "✗" : "—"),
           h("td", {}, c.reason ?? c.detail ?? "")))) : null,
