@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,30 +16,13 @@ import pytest
 
 from dshkit.capability import CapabilityService
 from dshkit.capability.text import FULL_ACCESS, HEADING, PENDING
-from dshkit.store import Store
 from dshkit.web.security import TOKEN_HEADER
 
-from ..support import hooks
+from ..support.capability import hook, wait_for_probes
 from ..support.cli import run_dshkit
 from ..support.hooks import claude, context, dsh
 from ..support.mcp import MCP_SERVER
 from ..support.web import Running
-
-
-def hook(home: Path, event: str, payload: dict[str, Any]) -> dict[str, Any]:
-    return hooks.hook(home, event, payload, DSHKIT_CAPABILITY="on")[0]
-
-
-def wait_for_probes(state: Path) -> None:
-    """Until no probe is running and at least one finished (the hooks start them detached)."""
-    deadline = time.monotonic() + 60
-    while True:
-        with Store(state) as store:
-            rows = store.db.execute("SELECT at, started FROM capability_probes").fetchall()
-        if rows and all(at is not None and started is None for at, started in rows):
-            return
-        assert time.monotonic() < deadline, f"the background probes never finished: {rows}"
-        time.sleep(0.2)
 
 
 @pytest.fixture

@@ -22,7 +22,6 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from bench.corpus import Corpus
 
 from dshkit.app import App
 from dshkit.jobs import JobRunner
@@ -33,8 +32,9 @@ from dshkit.web.routers import ROUTERS
 from dshkit.web.security import REQUEST_HEADER, TOKEN_HEADER
 from dshkit.web.server import make_server
 
-from .test_mcp_trust import MARKER_SERVER, TRUSTED
-from .test_profile_state import PROFILE, store_version
+from ..support.capability import MARKER_SERVER, TRUSTED
+from ..support.corpus import Corpus
+from ..support.profile import PROFILE, store_version
 
 # The store's own files: SQLite may create and drop the WAL and its index as connections
 # come and go; what they hold is compared as rows.

@@ -22,26 +22,12 @@ from dshkit import harnesses
 from dshkit.harnesses.mcp_trust import NOT_APPROVED, SWITCHED_OFF
 from dshkit.store import Store
 
-from .test_capability_hooks import hook, wait_for_probes
-from .test_hooks import claude, context
-from .test_real_harnesses import binary
+from ..support.capability import MARKER_SERVER, TRUSTED, hook, wait_for_probes
+from ..support.hooks import claude, context
+from ..support.real import binary
+
 
 # A stdio MCP server that leaves a marker file the moment it is started, then answers.
-MARKER_SERVER = textwrap.dedent(
-    """
-    import json, pathlib, sys
-    pathlib.Path(sys.argv[1]).write_text("started")
-    for line in sys.stdin:
-        message = json.loads(line)
-        if message.get("method") == "initialize":
-            print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
-                "protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {}, "serverInfo": {"name": "marker", "version": "1"}}}), flush=True)
-    """
-)
-TRUSTED = {"hasTrustDialogAccepted": True}  # what Claude Code's folder-trust dialog records
-
-
 @dataclass
 class Case:
     """Where a person (or a repository) wrote what, and what Claude Code then does with the
