@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,10 +74,21 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     base = tmp_path_factory.mktemp("console")
-    state_dir, root, home = base / "state", base / "sessions", base / "home"
-    home.mkdir()
+    state_dir, root = base / "state", base / "sessions"
     Corpus(root, seed=31).generate(sessions=3, frames=240)
     world = build_world(state_dir, root)
+    with serving(base, state_dir, [root], world) as running:
+        yield running
+
+
+@contextmanager
+def serving(
+    base: Path, state_dir: Path, roots: list[Path], world: dict[str, Any]
+) -> Iterator[Console]:
+    """A real `dshkit serve` over `state_dir` (reading `roots`, asking the fake LLM) and a
+    headless Chromium signed in through its login link, until the block ends."""
+    home = base / "home"
+    home.mkdir()
     port = _free_port()
     with FakeOpenAI() as fake:
         env = {
@@ -89,8 +101,9 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
         env.pop("CLAUDE_CONFIG_DIR", None)
         env.pop("CODEX_HOME", None)
         command = [sys.executable, "-m", "dshkit", "serve", "--port", str(port)]
+        command += [f"--root={root}" for root in roots]
         serve = subprocess.Popen(
-            [*command, "--root", str(root), "--state-dir", str(state_dir)],
+            [*command, "--state-dir", str(state_dir)],
             env=env,
             stderr=subprocess.PIPE,
             text=True,
@@ -162,9 +175,15 @@ def _drive(
 
 @pytest.fixture
 def page(console: Console) -> Iterator[Any]:
+    yield from watched(console)
+
+
+def watched(console: Console) -> Iterator[Any]:
+    """The console's page at the desktop size, and after the test: no script error and no
+    failed request."""
     console.page.set_viewport_size({"width": 1280, "height": 800})
     yield console.page
-    assert console.errors == [], console.errors  # no script error and no failed request
+    assert console.errors == [], console.errors
     console.errors.clear()
 
 
