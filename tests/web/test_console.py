@@ -15,6 +15,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,10 +77,21 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     base = tmp_path_factory.mktemp("console")
-    state_dir, root, home = base / "state", base / "sessions", base / "home"
-    home.mkdir()
+    state_dir, root = base / "state", base / "sessions"
     Corpus(root, seed=31).generate(sessions=3, frames=240)
     world = build_world(state_dir, root)
+    with serving(base, state_dir, [root], world) as running:
+        yield running
+
+
+@contextmanager
+def serving(
+    base: Path, state_dir: Path, roots: list[Path], world: dict[str, Any]
+) -> Iterator[Console]:
+    """A real `dshkit serve` over `state_dir` (reading `roots`, asking the fake LLM) and a
+    headless Chromium signed in through its login link, until the block ends."""
+    home = base / "home"
+    home.mkdir()
     port = _free_port()
     with FakeOpenAI() as fake:
         env = {
@@ -87,8 +99,9 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
             "DSHKIT_LLM_API_KEY": "sk-console-test",
         }
         command = [*COMMAND, "serve", "--port", str(port)]
+        command += [f"--root={root}" for root in roots]
         serve = subprocess.Popen(
-            [*command, "--root", str(root), "--state-dir", str(state_dir)],
+            [*command, "--state-dir", str(state_dir)],
             env=environment(home, env),
             stderr=subprocess.PIPE,
             text=True,
@@ -160,9 +173,15 @@ def _drive(
 
 @pytest.fixture
 def page(console: Console) -> Iterator[Any]:
+    yield from watched(console)
+
+
+def watched(console: Console) -> Iterator[Any]:
+    """The console's page at the desktop size, and after the test: no script error and no
+    failed request."""
     console.page.set_viewport_size({"width": 1280, "height": 800})
     yield console.page
-    assert console.errors == [], console.errors  # no script error and no failed request
+    assert console.errors == [], console.errors
     console.errors.clear()
 
 

@@ -29,6 +29,7 @@ from typing import Any
 from .. import harnesses, hookspec
 from ..errors import Invalid
 from ..sessions.catalog import Catalog, SessionNotFound
+from ..sessions.harness import SideFiles
 from ..store import Store
 from . import rules
 from .rules import Call, Part
@@ -286,7 +287,8 @@ def _session(
         # The hooks see a session before any scan does: previewed by the id as given.
         return harness, session.strip(), cwd or os.getcwd(), None, False
     adapter = harnesses.get(info.harness).adapter
-    logs = [c.path for c in catalog.files(info.key) if not adapter.side_file(c.path)]
+    sides = adapter.side_file if isinstance(adapter, SideFiles) else None
+    logs = [c.path for c in catalog.files(info.key) if not (sides and sides(c.path))]
     where = cwd or info.cwd or os.getcwd()
     return info.harness, info.session_id, where, next(iter(logs), None), True
 
