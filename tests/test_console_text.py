@@ -1,10 +1,12 @@
-"""Text others control is shown as it is.
+"""Text others control is shown as it is, and what the agent is told is shown whole.
 
 A session title, a message, a command, a profile entry, a path or an audit record holding a
 direction control (U+202E makes "evil" read "live"), a zero-width or another invisible
 character shows it as a marked token (`⟨U+202E⟩`) in the console (real headless Chromium
 against a real `dshkit serve`) and in `dshkit sessions list/show`; Chinese, emoji and
-combining marks show as they are; `--json` and the API stay exact.
+combining marks show as they are; `--json` and the API stay exact. The console's panel
+"What the agent is told" shows each hook event's parts and its text byte for byte as
+`GET /api/inject/` gives it.
 """
 
 from __future__ import annotations
@@ -289,6 +291,58 @@ def test_the_custom_text_editor_keeps_the_text_exact_and_says_what_it_holds(
     assert page.locator("#effective-text").evaluate(UNMARKED) == CUSTOM
     said = page.text_content("#custom-unseen")
     assert marker("\u202e") in said and marker("\u200b") in said
+
+
+# -- what the agent is told ------------------------------------------------------------------
+
+
+def test_the_panel_shows_what_each_event_tells_the_agent_whole(console: Console, page: Any) -> None:
+    preview = console.api(f"/api/inject/?session={CLAUDE_SESSION}&harness=claude")
+    start = next(e for e in preview["events"] if e["event"] == "SessionStart")
+    assert "请用中文回答" in start["text"]  # the custom text starts the session
+    console.open(f"session/claude/{CLAUDE_SESSION}")
+    panel = page.locator("#told")
+    for event in preview["events"]:
+        block = panel.locator(f'details[data-event="{event["event"]}"]')
+        if block.get_attribute("open") is None:
+            block.locator(":scope > summary").click()
+        summary = block.locator(":scope > summary").text_content()
+        assert event["event"] in summary and f"{event['chars']:,} characters" in summary
+        parts = block.locator("li[data-handler]")
+        assert parts.evaluate_all("ps => ps.map(p => p.dataset.handler)") == [
+            p["handler"] for p in event["parts"]
+        ]
+        for part, item in zip(event["parts"], parts.all(), strict=True):
+            text = item.text_content()
+            state = (
+                "not previewed"
+                if not part["previewed"]
+                else "dropped by the cap"
+                if part["dropped"]
+                else "delivered"
+                if part["delivered"]
+                else "nothing to add"
+            )
+            assert state in text and part["why"] in text
+            for piece in part["pieces"]:
+                assert f"{piece['source']} ({piece['chars']:,})" in text
+        exact = block.locator("pre.told-text")
+        if event["text"]:
+            assert exact.evaluate(UNMARKED) == event["text"]  # byte for byte
+        else:
+            assert exact.count() == 0 and "carries no text" in block.text_content()
+    assert (
+        marker("\u202e") in panel.locator('pre.told-text[data-event="SessionStart"]').text_content()
+    )
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for viewport, (width, height) in VIEWPORTS.items():
+        page.set_viewport_size({"width": width, "height": height})
+        console.open(f"session/claude/{CLAUDE_SESSION}")
+        page.locator("#told").screenshot(path=str(ARTIFACTS / f"told-{viewport}.png"))
+        overflow = page.evaluate("() => [document.scrollingElement.scrollWidth, innerWidth]")
+        assert overflow[0] <= overflow[1], (viewport, overflow)
+        box = page.locator("#told").bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
 
 
 # -- the terminal ----------------------------------------------------------------------------

@@ -721,7 +721,12 @@ VIEWS.session = async (main, params, rest) => {
   const around = params.get("around");
   const q = new URLSearchParams({ limit: "100" });
   if (around !== null) q.set("around", around);
-  const v = await get(`/api/sessions/${encodeURIComponent(harness)}/${encodeURIComponent(id)}?${q}`);
+  const told = new URLSearchParams({ session: id, harness });
+  const [v, preview] = await Promise.all([
+    get(`/api/sessions/${encodeURIComponent(harness)}/${encodeURIComponent(id)}?${q}`),
+    // A preview that cannot be made leaves the rest of the session to see.
+    get(`/api/inject/?${told}`).catch((e) => ({ error: e.message })),
+  ]);
   const mark = around === null ? null : Number(around);
   const near = (item) => mark !== null && (item.seq === mark || (item.result && item.result.seq === mark));
   fill(main,
@@ -731,6 +736,7 @@ VIEWS.session = async (main, params, rest) => {
       ["first / last", `${when(v.session.firstTime)} – ${when(v.session.lastTime)}`],
       ["events", v.session.events], ["unpaired tool results", v.unpairedToolResults],
     ])),
+    toldCard(preview),
     card(shown(v.humanMessages, "human messages"),
       h("ol", { class: "messages", start: v.humanMessages.offset + 1 }, v.humanMessages.items.map((m) =>
         h("li", { lang: "zh", "data-seq": m.seq, class: near(m) ? "hit" : null },
@@ -745,6 +751,51 @@ VIEWS.session = async (main, params, rest) => {
   const hit = main.querySelector(".hit");
   if (hit) hit.scrollIntoView({ block: "center" });
 };
+
+// What each hook event would put into the session if it fired next (the hooks' own rules,
+// run dry by GET /api/inject/): its parts in order, and the text exactly as the answer
+// would carry it.
+function toldCard(preview) {
+  const title = "What the agent is told";
+  if (preview.error) return card(title, h("p", { class: "bad" }, `No preview: ${preview.error}`));
+  const limit = preview.events.length ? preview.events[0].limit : 0;
+  return h("section", { class: "card", id: "told" }, h("h3", {}, title),
+    h("p", { class: "muted" },
+      `Each event as if it fired next, nothing delivered in between; one answer carries at most ${count(limit)} characters, and a part past that is dropped whole.`),
+    preview.events.map(toldEvent));
+}
+
+function count(n) {
+  return Number(n).toLocaleString("en");
+}
+
+function toldEvent(e) {
+  const delivered = e.parts.filter((p) => p.delivered).length;
+  return h("details", { class: "told-event", "data-event": e.event, open: e.text ? true : null },
+    h("summary", {}, h("b", {}, e.event),
+      ` · ${count(e.chars)} characters · ${delivered} of ${e.parts.length} part${e.parts.length === 1 ? "" : "s"} delivered`),
+    e.decision ? h("p", { class: "warn" }, `${e.decision.kind}: ${e.decision.reason}`) : null,
+    h("ol", { class: "told-parts" }, e.parts.map(toldPart)),
+    e.notes.length ? h("ul", { class: "warn" }, e.notes.map((n) => h("li", {}, n))) : null,
+    e.text ? [h("b", {}, "Exact text"), h("pre", { class: "told-text", "data-event": e.event, lang: "zh" }, e.text)]
+      : h("p", { class: "muted" }, "The answer carries no text."));
+}
+
+function toldPart(p) {
+  const [state, tone] = !p.previewed ? ["not previewed", "muted"]
+    : p.dropped ? ["dropped by the cap", "bad"]
+    : p.delivered ? ["delivered", "ok"] : ["nothing to add", "muted"];
+  return h("li", { "data-handler": p.handler },
+    h("code", { class: "handler" }, p.handler), h("span", { class: "muted" }, ` · order ${p.order}`),
+    h("div", {}, h("span", { class: `tag ${tone}` }, state),
+      p.source ? ` from ${p.source}` : "", p.text ? ` · ${count(p.chars)} characters` : ""),
+    p.pieces.length ? h("div", {}, "sources: ",
+      p.pieces.map((x) => `${x.source} (${count(x.chars)})`).join(", ")) : null,
+    p.why ? h("div", { class: "muted" }, p.why) : null,
+    p.decision ? h("div", { class: "warn" }, `${p.decision.kind}: ${p.decision.reason}`) : null,
+    p.effects.length ? h("div", { class: "muted" }, `besides answering, the hook ${p.effects.join("; ")}`) : null,
+    p.text ? h("details", {}, h("summary", {}, "this part's text"), h("pre", { lang: "zh" }, p.text)) : null);
+}
 
 // -- routing ----------------------------------------------------------------------------
 
