@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import sys
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -12,6 +14,7 @@ from typing import Any, TypeVar
 import click
 import orjson
 from rich.console import Console
+from rich.text import Text
 
 from .. import harnesses
 from ..app import App
@@ -129,3 +132,64 @@ def when(ms: int | None) -> str:
     if not isinstance(ms, int):
         return "-"
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+# Characters that would hide or turn what a person reads in a terminal: direction controls
+# (after U+202E "evil" reads "live"), zero-width and other format characters, C0 and C1
+# controls but tab and newline (an escape sequence drives the terminal; a CR ending a line is
+# a line end), and spaces passing for a plain one. Chinese, emoji, combining marks and the
+# ideographic space stay as they are. The console marks the same (web/static/app.js).
+_UNSEEN_CATEGORIES = frozenset({"Cf", "Cs", "Zl", "Zp"})
+_UNSEEN_ALSO = frozenset(
+    "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u202f\u205f\u115f\u1160\u3164\uffa0\u2800"
+)
+_KEPT_CONTROLS = frozenset("\t\n")
+# A flag's tags and an emoji's joiners belong to the picture a person sees.
+_FLAG = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f")
+_EMOJI_MODIFIERS = frozenset(["\ufe0f", *map(chr, range(0x1F3FB, 0x1F400))])
+UNSEEN_STYLE = "reverse"
+
+
+def _pictograph(char: str) -> bool:
+    return unicodedata.category(char) == "So"
+
+
+def _joins_emoji(text: str, at: int) -> bool:
+    """Whether the ZERO WIDTH JOINER at `at` joins two pictographs (modifiers between)."""
+    before = at - 1
+    while before >= 0 and text[before] in _EMOJI_MODIFIERS:
+        before -= 1
+    after = at + 1
+    return (
+        before >= 0 and _pictograph(text[before]) and after < len(text) and _pictograph(text[after])
+    )
+
+
+def _unseen(text: str, at: int) -> bool:
+    char = text[at]
+    category = unicodedata.category(char)
+    if category == "Cc":
+        if char == "\r":
+            return not text.startswith("\n", at + 1)
+        return char not in _KEPT_CONTROLS
+    if char == "\u200d":
+        return not _joins_emoji(text, at)
+    return category in _UNSEEN_CATEGORIES or char in _UNSEEN_ALSO
+
+
+def visible(text: str) -> Text:
+    """`text` for a terminal, each character that would hide or turn it shown as a token
+    (`⟨U+202E⟩`, styled apart), the rest as it is: what any text from sessions, files or the
+    model goes through before it is printed (`--json` stays exact)."""
+    kept = {at for flag in _FLAG.finditer(text) for at in range(flag.start() + 1, flag.end())}
+    shown = Text()
+    start = 0
+    for at in range(len(text)):
+        if at in kept or not _unseen(text, at):
+            continue
+        shown.append(text[start:at])
+        shown.append(f"⟨U+{ord(text[at]):04X}⟩", style=UNSEEN_STYLE)
+        start = at + 1
+    shown.append(text[start:])
+    return shown

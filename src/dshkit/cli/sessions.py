@@ -6,7 +6,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import click
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -21,6 +20,7 @@ from .common import (
     state_dir_option,
     stderr,
     stdout,
+    visible,
     when,
 )
 
@@ -75,12 +75,12 @@ def list_sessions(harness: str | None, limit: int, state_dir: str | None, as_jso
     for row in rows:
         table.add_row(
             row.harness,
-            row.session_id,
+            visible(row.session_id),
             when(row.last_time),
             f"{row.events:,}",
             str(row.human_messages),
             str(row.tool_calls),
-            Text(row.title.replace("\n", " ")[:80]),
+            visible(row.title.replace("\n", " ")[:80]),
         )
     stdout.print(table if rows else "No sessions yet: run `dshkit scan` first.")
 
@@ -115,7 +115,7 @@ def show_session(
         ("turns", detail.turns),
         ("context window", f"{window:,} tokens" if window else "not reported by the log"),
     ):
-        head.add_row(key, Text(str(value)))
+        head.add_row(key, visible(str(value)))
     head.add_row("context in use", _share(detail.context_pressure, window))
     usage = detail.as_json()["usage"]
     head.add_row("tokens", ", ".join(f"{k} {v:,}" for k, v in usage.items()))
@@ -127,7 +127,9 @@ def show_session(
         problem = log.error or ""
         if log.bad_lines:
             problem = f"{log.bad_lines} unreadable lines skipped, last: {log.last_problem}"
-        logs.add_row(Text(log.path), f"{log.bytes_read:,}", str(log.skipped_lines), Text(problem))
+        logs.add_row(
+            visible(log.path), f"{log.bytes_read:,}", str(log.skipped_lines), visible(problem)
+        )
     stdout.print(logs)
     if detail.tools:
         table = Table(title="Tools", title_justify="left", box=None)
@@ -135,11 +137,11 @@ def show_session(
             table.add_column(column)
         # Most called first; ties in order of first call.
         for name, count in sorted(detail.tools.items(), key=lambda t: t[1].calls, reverse=True):
-            table.add_row(Text(name), str(count.calls), str(count.failed))
+            table.add_row(visible(name), str(count.calls), str(count.failed))
         stdout.print(table)
     stdout.print(f"[bold]Human messages ({len(detail.human_messages)})[/]")
     for message in detail.human_messages:
-        stdout.print(f"[dim]{when(message.time)}[/] {escape(message.text)}")
+        stdout.print(Text.assemble((when(message.time), "dim"), " ", visible(message.text)))
 
 
 def _share(used: int | None, window: int | None) -> str:

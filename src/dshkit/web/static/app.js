@@ -2,7 +2,7 @@
 // The page holds no secret: the browser's login cookie (from the link `dshkit serve` printed)
 // goes with every same-origin request, and each change is marked with the header a page of
 // another origin cannot send (see web/security.py); every text from the store is put in the
-// page as text, never as HTML.
+// page as text, never as HTML, and through `visible`: what would hide or turn it shows.
 "use strict";
 
 const SIGN_IN = "Not signed in (or the service restarted): open the link `dshkit serve` printed, or run `dshkit open`.";
@@ -13,7 +13,89 @@ const CATEGORIES = {
   D: "D · what to avoid",
 };
 
+// -- text from others -------------------------------------------------------------------
+
+// Characters that would hide or turn what a person reads: direction controls (after U+202E
+// "evil" reads "live"), zero-width and other format characters, C0 and C1 controls but tab
+// and newline (and a CR ending a line), and spaces passing for a plain one. Chinese, emoji,
+// combining marks and the ideographic space are text as it is. `dshkit sessions` marks the
+// same characters (cli/common.py `visible`).
+const UNSEEN_NAMES = {
+  0x00: "NULL", 0x07: "BELL", 0x08: "BACKSPACE", 0x0B: "LINE TABULATION", 0x0C: "FORM FEED",
+  0x0D: "CARRIAGE RETURN", 0x1B: "ESCAPE", 0x7F: "DELETE", 0x85: "NEXT LINE",
+  0x00A0: "NO-BREAK SPACE", 0x00AD: "SOFT HYPHEN", 0x061C: "ARABIC LETTER MARK",
+  0x115F: "HANGUL CHOSEONG FILLER", 0x1160: "HANGUL JUNGSEONG FILLER", 0x1680: "OGHAM SPACE MARK",
+  0x180E: "MONGOLIAN VOWEL SEPARATOR",
+  0x2000: "EN QUAD", 0x2001: "EM QUAD", 0x2002: "EN SPACE", 0x2003: "EM SPACE",
+  0x2004: "THREE-PER-EM SPACE", 0x2005: "FOUR-PER-EM SPACE", 0x2006: "SIX-PER-EM SPACE",
+  0x2007: "FIGURE SPACE", 0x2008: "PUNCTUATION SPACE", 0x2009: "THIN SPACE", 0x200A: "HAIR SPACE",
+  0x200B: "ZERO WIDTH SPACE", 0x200C: "ZERO WIDTH NON-JOINER", 0x200D: "ZERO WIDTH JOINER",
+  0x200E: "LEFT-TO-RIGHT MARK", 0x200F: "RIGHT-TO-LEFT MARK",
+  0x2028: "LINE SEPARATOR", 0x2029: "PARAGRAPH SEPARATOR",
+  0x202A: "LEFT-TO-RIGHT EMBEDDING", 0x202B: "RIGHT-TO-LEFT EMBEDDING",
+  0x202C: "POP DIRECTIONAL FORMATTING", 0x202D: "LEFT-TO-RIGHT OVERRIDE",
+  0x202E: "RIGHT-TO-LEFT OVERRIDE", 0x202F: "NARROW NO-BREAK SPACE",
+  0x205F: "MEDIUM MATHEMATICAL SPACE", 0x2060: "WORD JOINER",
+  0x2066: "LEFT-TO-RIGHT ISOLATE", 0x2067: "RIGHT-TO-LEFT ISOLATE",
+  0x2068: "FIRST STRONG ISOLATE", 0x2069: "POP DIRECTIONAL ISOLATE",
+  0x2800: "BRAILLE PATTERN BLANK", 0x3164: "HANGUL FILLER",
+  0xFEFF: "ZERO WIDTH NO-BREAK SPACE", 0xFFA0: "HALFWIDTH HANGUL FILLER",
+};
+// An emoji's joiners and a flag's tags belong to the picture a person sees: kept whole.
+const EMOJI_SEQUENCE = String.raw`\p{Extended_Pictographic}[\uFE0F\u{1F3FB}-\u{1F3FF}]*(?:\u200D\p{Extended_Pictographic}[\uFE0F\u{1F3FB}-\u{1F3FF}]*)+|\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}`;
+const UNSEEN_CHARACTER = String.raw`\r(?!\n)|[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u00A0\u1680\u2000-\u200A\u202F\u205F\u115F\u1160\u3164\uFFA0\u2800]`;
+const UNSEEN = new RegExp(`(${EMOJI_SEQUENCE})|${UNSEEN_CHARACTER}`, "gu");
+
+// `text` cut into runs shown as they are (strings) and the code points to mark (numbers).
+function unseenParts(text) {
+  const parts = [];
+  let from = 0;
+  for (const found of text.matchAll(UNSEEN)) {
+    if (found[1] !== undefined) continue;
+    if (found.index > from) parts.push(text.slice(from, found.index));
+    parts.push(found[0].codePointAt(0));
+    from = found.index + found[0].length;
+  }
+  if (from < text.length) parts.push(text.slice(from));
+  return parts;
+}
+
+function unseenCode(code) {
+  return `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
+}
+
+function unseenName(code) {
+  const char = String.fromCodePoint(code);
+  const kind = /\p{Cc}/u.test(char) ? "control character" : /\p{Cs}/u.test(char) ? "lone surrogate"
+    : /\p{Zs}/u.test(char) ? "space" : "format character";
+  return `${unseenCode(code)} ${UNSEEN_NAMES[code] ?? kind}`;
+}
+
+// THE way text from the store, the files or the model enters the page: text nodes, each
+// hidden character a marked token (`⟨U+202E⟩`) naming it to the eye and to a screen reader.
+function visible(value) {
+  return unseenParts(String(value)).map((part) => {
+    if (typeof part === "string") return document.createTextNode(part);
+    const token = document.createElement("span");
+    token.className = "unseen";
+    token.dataset.code = unseenCode(part).slice(2);
+    token.title = unseenName(part);
+    token.setAttribute("role", "img");
+    token.setAttribute("aria-label", token.title);
+    token.append(`⟨${unseenCode(part)}⟩`);  // a string: appended as text, never parsed
+    return token;
+  });
+}
+
+// The same for an attribute a person reads (title, label, alt text): the token as text.
+function visibleLabel(value) {
+  return unseenParts(String(value)).map((part) =>
+    typeof part === "string" ? part : `⟨${unseenCode(part)}⟩`).join("");
+}
+
 // -- small helpers ----------------------------------------------------------------------
+
+const LABELS = new Set(["title", "aria-label", "alt", "placeholder"]);
 
 function h(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -21,11 +103,13 @@ function h(tag, attrs, ...children) {
     if (value === null || value === undefined || value === false) continue;
     if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else if (key === "class") node.className = value;
+    else if (LABELS.has(key)) node.setAttribute(key, visibleLabel(value));
     else node.setAttribute(key, value === true ? "" : String(value));
   }
   for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    if (child instanceof Node) node.append(child);
+    else node.append(...visible(child));
   }
   return node;
 }
@@ -88,7 +172,7 @@ function seconds(ms) {
 let noticeTimer = 0;
 function notify(message, bad = false) {
   const box = document.getElementById("notice");
-  box.textContent = message;
+  box.replaceChildren(...visible(message));
   box.className = bad ? "bad" : "";
   clearTimeout(noticeTimer);
   noticeTimer = setTimeout(() => { box.textContent = ""; }, 6000);
@@ -186,7 +270,21 @@ VIEWS.profile = async (main) => {
   const profile = state.profile;
   const run = state.lastRun;
   const progress = PROGRESS;
-  const custom = h("textarea", { id: "custom-text", "aria-label": "Custom text", lang: "zh" }, state.customText);
+  // The editor holds the text exactly (what is saved back is what was there); what it holds
+  // that cannot be seen in it is said beside it.
+  const custom = h("textarea", { id: "custom-text", "aria-label": "Custom text", lang: "zh" });
+  custom.value = state.customText;
+  const unseen = h("p", { id: "custom-unseen", class: "warn", "aria-live": "polite" });
+  const sayUnseen = () => {
+    const codes = unseenParts(custom.value).filter((part) => typeof part === "number");
+    unseen.replaceChildren();
+    if (codes.length) {
+      fill(unseen, `Holds ${codes.length} character${codes.length > 1 ? "s" : ""} not seen in the editor: `,
+        visible(String.fromCodePoint(...new Set(codes))));
+    }
+  };
+  custom.addEventListener("input", sayUnseen);
+  sayUnseen();
 
   const setMode = async (mode) => {
     try {
@@ -250,7 +348,7 @@ VIEWS.profile = async (main) => {
       h("div", { class: "row" }, h("button", { type: "button", id: "copy", onclick: copy }, "Copy"))),
     card("Custom text",
       h("p", { class: "muted" }, "Used in custom mode instead of the generated profile (at most 10,000 characters)."),
-      custom,
+      custom, unseen,
       h("div", { class: "row" }, h("button", { type: "button", id: "save-custom", onclick: save }, "Save custom text"))),
     card("Last run",
       run ? facts([
@@ -433,7 +531,7 @@ function settingsCard(defaults) {
       h("label", {}, "turns ", h("input", { type: "number", min: 0, max: 10, value: values.turns, "data-setting": "turns" })),
       h("label", {}, h("input", { type: "checkbox", checked: values.full, "data-setting": "full" }), " full history"),
       choice("permission", ["auto", "review"], values.permission));
-    shownBox.textContent = JSON.stringify(values, null, 2);
+    shownBox.replaceChildren(...visible(JSON.stringify(values, null, 2)));
   };
   const load = async () => {
     try {
@@ -623,7 +721,12 @@ VIEWS.session = async (main, params, rest) => {
   const around = params.get("around");
   const q = new URLSearchParams({ limit: "100" });
   if (around !== null) q.set("around", around);
-  const v = await get(`/api/sessions/${encodeURIComponent(harness)}/${encodeURIComponent(id)}?${q}`);
+  const told = new URLSearchParams({ session: id, harness });
+  const [v, preview] = await Promise.all([
+    get(`/api/sessions/${encodeURIComponent(harness)}/${encodeURIComponent(id)}?${q}`),
+    // A preview that cannot be made leaves the rest of the session to see.
+    get(`/api/inject/?${told}`).catch((e) => ({ error: e.message })),
+  ]);
   const mark = around === null ? null : Number(around);
   const near = (item) => mark !== null && (item.seq === mark || (item.result && item.result.seq === mark));
   fill(main,
@@ -633,6 +736,7 @@ VIEWS.session = async (main, params, rest) => {
       ["first / last", `${when(v.session.firstTime)} – ${when(v.session.lastTime)}`],
       ["events", v.session.events], ["unpaired tool results", v.unpairedToolResults],
     ])),
+    toldCard(preview),
     card(shown(v.humanMessages, "human messages"),
       h("ol", { class: "messages", start: v.humanMessages.offset + 1 }, v.humanMessages.items.map((m) =>
         h("li", { lang: "zh", "data-seq": m.seq, class: near(m) ? "hit" : null },
@@ -647,6 +751,51 @@ VIEWS.session = async (main, params, rest) => {
   const hit = main.querySelector(".hit");
   if (hit) hit.scrollIntoView({ block: "center" });
 };
+
+// What each hook event would put into the session if it fired next (the hooks' own rules,
+// run dry by GET /api/inject/): its parts in order, and the text exactly as the answer
+// would carry it.
+function toldCard(preview) {
+  const title = "What the agent is told";
+  if (preview.error) return card(title, h("p", { class: "bad" }, `No preview: ${preview.error}`));
+  const limit = preview.events.length ? preview.events[0].limit : 0;
+  return h("section", { class: "card", id: "told" }, h("h3", {}, title),
+    h("p", { class: "muted" },
+      `Each event as if it fired next, nothing delivered in between; one answer carries at most ${count(limit)} characters, and a part past that is dropped whole.`),
+    preview.events.map(toldEvent));
+}
+
+function count(n) {
+  return Number(n).toLocaleString("en");
+}
+
+function toldEvent(e) {
+  const delivered = e.parts.filter((p) => p.delivered).length;
+  return h("details", { class: "told-event", "data-event": e.event, open: e.text ? true : null },
+    h("summary", {}, h("b", {}, e.event),
+      ` · ${count(e.chars)} characters · ${delivered} of ${e.parts.length} part${e.parts.length === 1 ? "" : "s"} delivered`),
+    e.decision ? h("p", { class: "warn" }, `${e.decision.kind}: ${e.decision.reason}`) : null,
+    h("ol", { class: "told-parts" }, e.parts.map(toldPart)),
+    e.notes.length ? h("ul", { class: "warn" }, e.notes.map((n) => h("li", {}, n))) : null,
+    e.text ? [h("b", {}, "Exact text"), h("pre", { class: "told-text", "data-event": e.event, lang: "zh" }, e.text)]
+      : h("p", { class: "muted" }, "The answer carries no text."));
+}
+
+function toldPart(p) {
+  const [state, tone] = !p.previewed ? ["not previewed", "muted"]
+    : p.dropped ? ["dropped by the cap", "bad"]
+    : p.delivered ? ["delivered", "ok"] : ["nothing to add", "muted"];
+  return h("li", { "data-handler": p.handler },
+    h("code", { class: "handler" }, p.handler), h("span", { class: "muted" }, ` · order ${p.order}`),
+    h("div", {}, h("span", { class: `tag ${tone}` }, state),
+      p.source ? ` from ${p.source}` : "", p.text ? ` · ${count(p.chars)} characters` : ""),
+    p.pieces.length ? h("div", {}, "sources: ",
+      p.pieces.map((x) => `${x.source} (${count(x.chars)})`).join(", ")) : null,
+    p.why ? h("div", { class: "muted" }, p.why) : null,
+    p.decision ? h("div", { class: "warn" }, `${p.decision.kind}: ${p.decision.reason}`) : null,
+    p.effects.length ? h("div", { class: "muted" }, `besides answering, the hook ${p.effects.join("; ")}`) : null,
+    p.text ? h("details", {}, h("summary", {}, "this part's text"), h("pre", { lang: "zh" }, p.text)) : null);
+}
 
 // -- routing ----------------------------------------------------------------------------
 
