@@ -31,11 +31,11 @@ from dshkit.profile.state import ProfileState
 from dshkit.sessions import Scanner, Source
 from dshkit.store import Store
 
-from .conftest import CLAUDE, session_dir, write_log
-from .test_cli import dshkit
-from .test_profile_state import store_version
-from .test_signals import MINUTE, Log
-from .test_web_console import ARTIFACTS, VIEWPORTS, Console, serving, watched
+from ..support.browser_console import ARTIFACTS, VIEWPORTS, Console, serving, watched
+from ..support.cli import run_dshkit
+from ..support.logs import MINUTE, Log, session_dir, write_log
+from ..support.paths import CLAUDE, REPO
+from ..support.profile import store_version
 
 SESSION = "text-bidi-1"
 CLAUDE_SESSION = "cc34c54b-1db8-4032-8579-28682745ff2f"
@@ -233,7 +233,7 @@ def test_the_terminal_helper_marks_the_same(console: Console, page: Any) -> None
 
 
 def test_the_page_puts_text_in_through_one_helper() -> None:
-    script = (Path(__file__).parent.parent / "src/dshkit/web/static/app.js").read_text()
+    script = (REPO / "src/dshkit/web/static/app.js").read_text()
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "innerText", "document.write"):
         assert sink not in script, sink
     assert script.count("createTextNode(") == 1  # in the helper
@@ -354,16 +354,16 @@ def test_sessions_list_and_show_mark_them_and_json_stays_exact(tmp_path: Path) -
     with Store(state_dir) as store:
         Scanner(store).scan([Source("dsh", root)])
     where = f"--state-dir={state_dir}"
-    listed = dshkit("sessions", "list", where, home=tmp_path).stdout
-    shown = dshkit("sessions", "show", SESSION, where, home=tmp_path).stdout
+    listed = run_dshkit("sessions", "list", where, home=tmp_path).stdout
+    shown = run_dshkit("sessions", "show", SESSION, where, home=tmp_path).stdout
     for out in (listed, shown):
         assert not HIDDEN.search(out) and "\x1b" not in out
         for char in "\u202e\u2066\u200b":
             assert marker(char) in out
     assert "修复登录" in listed and "修复登录" in shown
-    exact = orjson.loads(dshkit("sessions", "list", where, "--json", home=tmp_path).stdout)
+    exact = orjson.loads(run_dshkit("sessions", "list", where, "--json", home=tmp_path).stdout)
     assert exact[0]["title"] == TITLE
     detail = orjson.loads(
-        dshkit("sessions", "show", SESSION, where, "--json", home=tmp_path).stdout
+        run_dshkit("sessions", "show", SESSION, where, "--json", home=tmp_path).stdout
     )
     assert detail["title"] == TITLE and detail["humanMessageTexts"][0]["text"] == TITLE
