@@ -10,7 +10,7 @@ beyond a plain name, a non-ASCII command name), so a plain line never pays for i
 from __future__ import annotations
 
 from .commands import OPAQUE, Command, dispatch_table, rule_for
-from .lexer import Word
+from .lexer import Word, find_closing
 from .options import Syntax, parse
 from .paths import NOWHERE, OUTSIDE, device
 from .policy import DESTRUCTIVE, UNKNOWN
@@ -71,27 +71,7 @@ def _close(text: str, at: int, opening: str) -> int:
     """The index of the bracket closing `opening` (just before `at`), or -1."""
     closing = ")" if opening in "(<" else "}"
     opening = "(" if opening == "<" else opening
-    depth = 1
-    quote = ""
-    while at < len(text):
-        char = text[at]
-        if quote:
-            if char == quote:
-                quote = ""
-            elif char == "\\" and quote == '"':
-                at += 1
-        elif char in "'\"":
-            quote = char
-        elif char == "\\":
-            at += 1
-        elif char == opening:
-            depth += 1
-        elif char == closing:
-            depth -= 1
-            if depth == 0:
-                return at
-        at += 1
-    return -1
+    return find_closing(text, at, opening, closing, escapes="\\")
 
 
 def _active(raw: str) -> list[bool]:

@@ -68,6 +68,16 @@ def lex(line: str, shell: str, variables: Mapping[str, str], home: str) -> Lexed
 
 def _closing(text: str, at: int, opening: str, closing: str) -> int:
     """The index of the bracket closing the one before `at`, skipping quoted text."""
+    end = find_closing(text, at, opening, closing, escapes="\\`")
+    if end < 0:
+        raise LexError(f"unclosed {opening!r}")
+    return end
+
+
+def find_closing(text: str, at: int, opening: str, closing: str, *, escapes: str) -> int:
+    """The index of the bracket `closing` that closes the `opening` just before `at`, quoted
+    text and characters after one of `escapes` skipped (PowerShell's backtick is one, bash's
+    is not); -1 when it is never closed."""
     depth = 1
     quote = ""
     while at < len(text):
@@ -79,7 +89,7 @@ def _closing(text: str, at: int, opening: str, closing: str) -> int:
                 at += 1
         elif char in "'\"":
             quote = char
-        elif char == "\\" or char == "`":
+        elif char in escapes:
             at += 1
         elif char == opening:
             depth += 1
@@ -88,7 +98,7 @@ def _closing(text: str, at: int, opening: str, closing: str) -> int:
             if depth == 0:
                 return at
         at += 1
-    raise LexError(f"unclosed {opening!r}")
+    return -1
 
 
 class _Lexer:
