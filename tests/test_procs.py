@@ -52,10 +52,13 @@ def test_alive_for_running_processes_and_non_pids() -> None:
     assert not alive(0) and not alive(-1)  # process groups, not processes
 
 
-# A group leader with a child of its own; the child reports its pid and, when told, traps
-# SIGTERM (writing `termed` and leaving) or ignores it.
+# A group leader that ignores SIGTERM from its first line (set later, a fast SIGTERM could win the
+# race) with a child of its own; the child reports its pid and, when told, traps SIGTERM (writing
+# `termed` and leaving) or ignores it. The child sets its own disposition, so inheriting the
+# leader's SIG_IGN changes nothing.
 GROUP = """
 import os, signal, subprocess, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the leader holds on, before anyone can signal it
 child = subprocess.Popen([sys.executable, "-c", '''
 import os, signal, sys, time
 how = sys.argv[1]
@@ -70,7 +73,6 @@ print(os.getpid(), flush=True)
 time.sleep(120)
 ''', sys.argv[1], sys.argv[2]], stdout=subprocess.PIPE)
 print(child.stdout.readline().decode().strip(), flush=True)
-signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the leader itself holds on
 time.sleep(120)
 """
 
