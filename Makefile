@@ -2,19 +2,47 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
+STAMP := $(VENV)/.installed-test
+TOOL_HOME ?= $(HOME)/.local/share/dshkit
+TOOL_BIN ?= $(HOME)/.local/bin
 
-.PHONY: run test fast bench clean
+.PHONY: run test fast bench docs install-user uninstall-user clean
 
-$(STAMP): pyproject.toml
+# Running needs the package alone; the tests add pytest, ruff, mypy and pillow on top.
+$(RUN_STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP)
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
+	@command -v dshkit >/dev/null 2>&1 || echo "note: dshkit is not on your PATH; 'make install-user' puts it there (see README)"
 	$(BIN)/dshkit scan
 	$(BIN)/dshkit serve
+
+# dshkit on the PATH for daily use, from this checkout: pipx or uv when present, else a venv of
+# its own under $(TOOL_HOME) linked into $(TOOL_BIN).
+install-user:
+	@if command -v pipx >/dev/null 2>&1; then pipx install --force --editable .; \
+	elif command -v uv >/dev/null 2>&1; then uv tool install --force --editable .; \
+	else $(PY) -m venv $(TOOL_HOME)/venv && $(TOOL_HOME)/venv/bin/pip install --quiet -e . \
+	  && mkdir -p $(TOOL_BIN) && ln -sf $(TOOL_HOME)/venv/bin/dshkit $(TOOL_BIN)/dshkit \
+	  && echo "linked $(TOOL_BIN)/dshkit"; fi
+	@command -v dshkit >/dev/null 2>&1 || echo "note: add $(TOOL_BIN) to your PATH"
+
+uninstall-user:
+	@if command -v pipx >/dev/null 2>&1 && pipx list 2>/dev/null | grep -q dshkit; then pipx uninstall dshkit; \
+	elif command -v uv >/dev/null 2>&1 && uv tool list 2>/dev/null | grep -q dshkit; then uv tool uninstall dshkit; \
+	else rm -f $(TOOL_BIN)/dshkit && rm -rf $(TOOL_HOME)/venv; fi
+
+# The generated references (docs/cli.md, docs/config.md); a test fails when they are stale.
+docs: $(RUN_STAMP)
+	$(BIN)/python scripts/gen-docs.py
 
 # The static checks first: they take seconds, the installs below a minute or more.
 test: $(STAMP)
