@@ -8,6 +8,10 @@ An HTML comment renders as nothing and reads to the model as no instruction, whi
 log read gives back the exact source, boundary and generation. The ignition mark names the
 message as dshkit's own words: it is a `user` message in every harness (it arrives as the
 first prompt), but nobody typed it, so no human rule or request is read from it.
+
+DSH's own handoff plugin (dsh-graft-slice) starts its targets the same way: a seeded card,
+a message of source kind `plugin:dsh-graft-slice`, and an ignition prompt that is a real
+`user` message beginning with `[dsh-graft-slice 点火]`. Both are its words, not the person's.
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ from ..sessions.events import Event, human_messages, message_text
 IDENTITY_PREFIX = "<!-- graft-identity: "
 IDENTITY_SUFFIX = " -->"
 IGNITION_MARK = "[dshkit 交接点火]"
+# DSH's handoff plugin: the source kind of the card it seeds a target with, and the marks
+# that open its own messages (the ignition prompt; the rollback notice it writes to a source).
+PLUGIN_SOURCE_KIND = "plugin:dsh-graft-slice"
+PLUGIN_MARKS = ("[dsh-graft-slice 点火]", "[dsh-graft-slice 回滚]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,5 +101,21 @@ def generation(events: Sequence[Event]) -> int:
 
 
 def is_handoff_message(text: str) -> bool:
-    """dshkit's own handoff words (the ignition prompt and card), not a person's."""
-    return IGNITION_MARK in text or parse_identity(text) is not None
+    """Handoff words, not a person's: dshkit's ignition prompt and card, or a message of DSH's
+    handoff plugin (a line opening with one of its marks)."""
+    if IGNITION_MARK in text or parse_identity(text) is not None:
+        return True
+    return any(line.lstrip().startswith(PLUGIN_MARKS) for line in text.splitlines())
+
+
+def is_plugin_card(event: Event) -> bool:
+    """A message DSH's handoff plugin wrote into a session (the card it seeds a target with):
+    source kind `plugin:dsh-graft-slice`, or the older `plugin` kind naming it."""
+    if event.get("type") != "user/message":
+        return False
+    source = (event.get("data") or {}).get("source") or {}
+    kind = source.get("kind")
+    if kind == PLUGIN_SOURCE_KIND:
+        return True
+    plugin = str(source.get("plugin") or "")
+    return kind == "plugin" and plugin.rsplit("/", 1)[-1] == PLUGIN_SOURCE_KIND.split(":")[1]

@@ -39,12 +39,13 @@ from ..sessions.events import (
     todo_items,
 )
 from .constraints import split_sentences
-from .identity import is_handoff_message, parse_identity
+from .identity import is_handoff_message, is_plugin_card, parse_identity
 from .noise import strip_host_noise
 
 BLOCKER_CHARS = 160  # the blocker is one line of at most this many characters (v0.19)
 ITEM_CHARS = 200  # any other board item; longer ones point to their seq for the rest
 REQUEST_LABEL = "**原始用户要求**："  # also how a target's card hands the request on
+WROTE = "写入 "  # a done line proving a file was written
 
 _COMMIT = re.compile(r"^\[(?P<branch>[^\]\s]+)(?: \([^)]*\))? (?P<sha>[0-9a-f]{7,40})\]", re.M)
 _PUSH = re.compile(r"^\s*(?:\+\s*)?[0-9a-f]{7,40}\.\.+[0-9a-f]{7,40}\s+\S+\s+->\s+(\S+)", re.M)
@@ -130,15 +131,18 @@ def boundary(events: Sequence[Event]) -> int:
 
     A turn is finished by its `turn/end`, by the start of the next turn, or — in logs that
     record no turn ends — by the model's final answer: an assistant message that is the last
-    event and calls no tool."""
+    event and calls no tool. DSH writes what opens a turn (the inbox splice carrying its
+    input) before that turn's `turn/start`: such events belong to the open turn, so the cut
+    is the last `turn/end`, never the splice after it."""
     last_start = None
     for index in range(len(events) - 1, -1, -1):
         kind = events[index].get("type")
         if kind == "turn/end":
             return index
         if kind == "turn/start":
+            if last_start is not None:  # an earlier turn, closed by no end: the next start
+                break
             last_start = index
-            break
     tail = events[-1] if events else None
     if (
         tail is not None
@@ -150,7 +154,18 @@ def boundary(events: Sequence[Event]) -> int:
         and last_start is not None
     ):
         return len(events) - 1
-    return -1 if last_start is None else last_start - 1
+    return -1 if last_start is None else _before_opening(events, last_start)
+
+
+_OPENS_TURN = frozenset({"agent/inbox/spliced"})  # written before the turn/start they open
+
+
+def _before_opening(events: Sequence[Event], start: int) -> int:
+    """The index of the last event before the turn starting at `start` and what opened it."""
+    index = start - 1
+    while index >= 0 and events[index].get("type") in _OPENS_TURN:
+        index -= 1
+    return index
 
 
 class Extraction:
@@ -194,17 +209,25 @@ class Extraction:
     # -- the request ------------------------------------------------------------------------
 
     def _request(self) -> Item | None:
-        """The person's first request; a target session's is the one its card handed on."""
+        """The person's first request; a target session's is the one its card handed on
+        (dshkit's card, or the card DSH's handoff plugin seeded it with). An ignition prompt
+        is handoff words, never the request."""
         for event in self.events:
-            if not is_human_message(event):
+            plugin_card = is_plugin_card(event)
+            if not (plugin_card or is_human_message(event)):
                 continue
             text = message_text(event)
             seq = event.get("seq")
-            if parse_identity(text) is not None:  # handed on: the source's words, as given
+            if plugin_card or parse_identity(text) is not None:  # the source's words, as given
                 for line in text.splitlines():
+                    line = line.strip()
                     if line.startswith(REQUEST_LABEL):
                         return Item(line[len(REQUEST_LABEL) :].strip(), None)
+                if plugin_card:
+                    continue
                 return None
+            if is_handoff_message(text):
+                continue
             if text.strip():
                 return Item(self.text(text, seq=seq), seq)
         return None
@@ -214,6 +237,8 @@ class Extraction:
     def _results(self, calls: list[ToolCall], state: SemanticState) -> None:
         succeeded: set[str] = set()  # calls (name + arguments) that succeeded later on
         proven_later = False
+        paths: set[str] = set()  # files already listed (by a newer write)
+        written: set[str] = set()  # their "written" lines, listed once too
         for call in reversed(calls):
             if call.result is None:
                 continue
@@ -230,9 +255,12 @@ class Extraction:
             found = self._proofs(call, seq)
             if found:
                 proven_later = True
-                state.done.extend(found)
+                state.done.extend(item for item in found if item.text not in written)
             for path in self._written(call):
-                state.artifacts.append(Item(path, seq))
+                if path not in paths:  # written again later: the newest write is listed
+                    paths.add(path)
+                    state.artifacts.append(Item(path, seq))
+            written.update(item.text for item in found if item.text.startswith(WROTE))
 
     def _failed(self, call: ToolCall) -> bool:
         if call.failed:
@@ -244,8 +272,7 @@ class Extraction:
     def _failure_line(self, call: ToolCall, seq: int) -> str:
         body = message_text(call.result) if call.result is not None else ""
         what = self._command(call) or call.name
-        first = next((line.strip() for line in body.splitlines() if line.strip()), "（无输出）")
-        return self.text(f"{what} 失败：{first}", BLOCKER_CHARS, seq)
+        return self.text(f"{what} 失败：{failure_line(body)}", BLOCKER_CHARS, seq)
 
     def _arguments(self, call: ToolCall) -> dict[str, Any] | str:
         raw = call.call["data"].get("arguments") or "{}"
@@ -265,7 +292,7 @@ class Extraction:
         """The results a successful call proves, each as one board line."""
         command = self._command(call)
         if command is None or call.result is None:
-            return [Item(f"写入 {path}", seq) for path in self._written(call)]
+            return [Item(f"{WROTE}{path}", seq) for path in self._written(call)]
         output = message_text(call.result)
         found = []
         if re.search(r"\bgit\b.*\bcommit\b", command) and (match := _COMMIT.search(output)):
@@ -329,14 +356,57 @@ class Extraction:
             known.add(text)
         if todos:
             return
-        for event in reversed(events):
-            if event.get("type") == "assistant/message" and message_text(event).strip():
-                seq = event.get("seq")
-                for sentence in split_sentences(message_text(event)):
-                    if _NEXT_STEP.search(sentence):
-                        self.carried_prose += len(sentence)
-                        state.todo.append(Item(self.text(sentence, seq=seq), seq))
-                return
+        cut = boundary(events)
+        said = [e for e in events[cut + 1 :] if e.get("type") == "assistant/message"]
+        if not any(_NEXT_STEP.search(message_text(e)) for e in said):
+            # the open turn announced nothing: the model's last words before it
+            last = next(
+                (
+                    e
+                    for e in reversed(events[: cut + 1])
+                    if e.get("type") == "assistant/message" and message_text(e).strip()
+                ),
+                None,
+            )
+            said = [] if last is None else [last]
+        seen: set[str] = set()
+        for event in said:
+            seq = event.get("seq")
+            for sentence in split_sentences(message_text(event)):
+                if not _NEXT_STEP.search(sentence):
+                    continue
+                self.carried_prose += len(sentence)
+                line = self.text(sentence, seq=seq)
+                if line not in seen:
+                    seen.add(line)
+                    state.todo.append(Item(line, seq))
+
+
+def failure_line(output: str) -> str:
+    """The line of a failed command's output that says what failed: the first naming an
+    error (`vitepress: not found`, `ModuleNotFoundError: …`), else the first one that merely
+    says it failed, else the first line that is not a runner's banner (npm's `> app@1.4.0
+    build`, a shell's echo of the command)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for pattern in _FAILURE_LINES:
+        found = next((line for line in lines if pattern.search(line)), None)
+        if found is not None:
+            return found
+    plain = next((line for line in lines if not _BANNER.match(line)), None)
+    return plain or (lines[0] if lines else "（无输出）")
+
+
+# What says what failed, strongest first.
+_FAILURE_LINES = (
+    re.compile(
+        r"not found|No such file|cannot find|can't find|Cannot find module|not recognized|"
+        r"Permission denied|\b\w*(?:Error|Exception)\b|\bERR!|\berror\b|\bfatal\b|"
+        r"错误|找不到|无法|不存在",
+        re.IGNORECASE,
+    ),
+    re.compile(r"\bfail(?:ed|ing|ure)?\b|失败|exit (?:code|status) [1-9]", re.IGNORECASE),
+)
+_BANNER = re.compile(r"^(?:> \S+@\S+ \S+|> |\$ |\+ )")
 
 
 def _prose_chars(events: Sequence[Event]) -> int:
