@@ -39,6 +39,7 @@ class Console:
     world: dict[str, Any]
     page: Any
     errors: list[str]
+    serve: subprocess.Popen[str] | None = None  # the service's process, for a test to stop
 
     def api(self, path: str) -> Any:
         return httpx.get(f"{self.url}{path}", headers={"x-dshkit-token": self.token}).json()
@@ -89,12 +90,16 @@ def serving(
                     httpx.get(f"{url}/api/status")
                     break
                 except httpx.TransportError:
-                    assert serve.poll() is None and time.monotonic() < deadline, "no service"
+                    if serve.poll() is not None:
+                        pytest.fail(f"dshkit serve exited: {serve.communicate()[1][-2000:]}")
+                    assert time.monotonic() < deadline, "no service"
                     time.sleep(0.1)
             link = _login_link(serve)
             with Browser(loopback=True) as browser:  # it drives the local service
                 endpoint = asyncio.run(browser.ready())  # before Playwright runs its own loop
-                yield from _drive(url, link, endpoint, state_dir, fake, world)
+                for console in _drive(url, link, endpoint, state_dir, fake, world):
+                    console.serve = serve
+                    yield console
         finally:
             serve.terminate()
             serve.communicate(timeout=20)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the real names, for type checkers
     from .generate import HISTORY_LIMIT, Generation
+    from .model import CATEGORY_LABELS
     from .service import (
         ConsoleState,
         Copied,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # the real names, for type checkers
     )
 
 _HOMES = {
+    "CATEGORY_LABELS": "model",
     "ConsoleState": "service",
     "Copied": "service",
     "DeltaSize": "service",
@@ -62,6 +64,7 @@ _HOMES = {
     "TextTooLong": "state",
 }
 __all__ = [
+    "CATEGORY_LABELS",
     "DETAILS",
     "HISTORY_LIMIT",
     "INJECT_LIMIT",

@@ -20,6 +20,14 @@ from ..errors import Invalid
 from ..llm.rescue import largest_json_prefix
 
 CATEGORIES = ("A", "B", "C", "D")
+# What each category means, in the words the model is asked for it, the injected text heads it
+# with and the console shows: (Chinese, English). The one place these names are written.
+CATEGORY_LABELS: dict[str, tuple[str, str]] = {
+    "A": ("他稳定的特点", "Stable traits"),
+    "B": ("在他这里行不通的做法", "Approaches that do not work with them"),
+    "C": ("在他这里行得通的做法", "Approaches that work with them"),
+    "D": ("还没有定论", "Not settled yet"),
+}
 CONFIDENCES = ("high", "medium", "low")
 # The entry fields the model writes; the rest are kept by dshkit.
 MODEL_FIELDS = ("id", "category", "claim", "evidence", "confidence")

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 import orjson
 
-from .model import MODEL_FIELDS, Entry
+from .model import CATEGORY_LABELS, MODEL_FIELDS, Entry
 from .state import MAX_CLAIM_CHARS, MAX_ENTRIES
 
 MAX_MATERIAL = 400  # human messages in one prompt, the newest ones
@@ -28,11 +28,11 @@ SYSTEM = (
     "你的回答只能是一个 JSON 对象，前后不加任何文字。"
 )
 
-_CATEGORIES = """## 四个类别（每条只能属于其一）
-A）这个人本身：不随任务改变的习惯与偏好，比如用什么语言交流、喜欢多大的步子推进、怎样做决定、偏爱哪些技术、怎么沟通。不要写他眼下在做的项目、正在用的工具版本或当前任务的目标。
-B）在他这里行不通的做法：只从材料里真实发生过的摩擦归纳——他纠正过、抱怨过、推翻过的东西。写成可以照做的规矩，例如「不要……」「避免……」「动手前必须先……」。
-C）在他这里行得通的做法：他明确认可过的，或者被纠正之后双方落定的做法。
-D）还看不清的方面：证据不够、判断不了的，放在这里，不要硬猜。"""
+_CATEGORIES = f"""## 四个类别（每条只能属于其一）
+A）{CATEGORY_LABELS["A"][0]}：这个人本身不随任务改变的习惯与偏好，比如用什么语言交流、喜欢多大的步子推进、怎样做决定、偏爱哪些技术、怎么沟通。不要写他眼下在做的项目、正在用的工具版本或当前任务的目标。
+B）{CATEGORY_LABELS["B"][0]}：只从材料里真实发生过的摩擦归纳——他纠正过、抱怨过、推翻过的东西。写成可以照做的规矩，例如「不要……」「避免……」「动手前必须先……」。
+C）{CATEGORY_LABELS["C"][0]}：他明确认可过的，或者被纠正之后双方落定的做法。
+D）{CATEGORY_LABELS["D"][0]}：证据不够、判断不了的，放在这里，不要硬猜。"""
 
 _RULES = f"""## 必须遵守
 1. 只在材料里有明确依据时，才新增、改写或删除条目；没有新依据的旧条目一个字都不要动（id、category、claim 全部照旧）。

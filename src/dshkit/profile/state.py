@@ -33,7 +33,7 @@ from .. import harnesses
 from ..errors import Invalid, TooLarge
 from ..harnesses import text_length
 from ..store import Store
-from .model import CONFIDENCES, Entry
+from .model import CATEGORY_LABELS, CONFIDENCES, Entry
 
 # The whole injected text fits in one hook answer.
 INJECT_LIMIT = harnesses.HOOK_TEXT_LIMIT
@@ -65,22 +65,18 @@ class _Wrapper:
 _CHINESE = _Wrapper(
     "## 关于这位用户（dshkit 根据他以往的会话整理）",
     "以下是从他过去的发言里归纳出的协作习惯，本次会话请照此配合：",
-    (
-        ("A", "【他稳定的特点】"),
-        ("B", "【在他这里行不通的做法】"),
-        ("C", "【在他这里行得通的做法】"),
-        ("D", "【还没有定论（仅供参考，不要当成事实）】"),
+    tuple(
+        (key, f"【{zh}{'（仅供参考，不要当成事实）' if key == 'D' else ''}】")
+        for key, (zh, _) in CATEGORY_LABELS.items()
     ),
 )
 _ENGLISH = _Wrapper(
     "## About this user (compiled by dshkit from their past sessions)",
     "These working habits were drawn from what they said before; work with them accordingly "
     "in this session:",
-    (
-        ("A", "[Stable traits]"),
-        ("B", "[Approaches that do not work with them]"),
-        ("C", "[Approaches that work with them]"),
-        ("D", "[Not settled yet (for reference only, not facts)]"),
+    tuple(
+        (key, f"[{en}{' (for reference only, not facts)' if key == 'D' else ''}]")
+        for key, (_, en) in CATEGORY_LABELS.items()
     ),
 )
 

@@ -9,12 +9,16 @@ from typing import Any, ParamSpec, TypeVar
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...profile import Mode, ProfileService
+from ...profile import CATEGORY_LABELS, Mode, ProfileService
 from ...profile.service import CONTRACT
 from ..routing import ApiError, Router, decimal, json_response, read_json
 from .jobs import job_path
 
 P = ParamSpec("P")
+CATEGORIES = [
+    {"key": key, "label": english, "labelZh": chinese}
+    for key, (chinese, english) in CATEGORY_LABELS.items()
+]
 T = TypeVar("T")
 
 
@@ -34,7 +38,8 @@ def router(service: ProfileService) -> Router:
         )
 
     def state() -> dict[str, Any]:
-        return service.state().as_json()
+        # The categories' names as the agent is told them (the page shows no names of its own).
+        return service.state().as_json() | {"categories": CATEGORIES}
 
     @api.get("/state")
     async def get_state(request: Request) -> Response:

@@ -6,12 +6,6 @@
 "use strict";
 
 const SIGN_IN = "Not signed in (or the service restarted): open the link `dshkit serve` printed, or run `dshkit open`.";
-const CATEGORIES = {
-  A: "A · how to talk to me",
-  B: "B · how I work",
-  C: "C · what I know and use",
-  D: "D · what to avoid",
-};
 
 // -- text from others -------------------------------------------------------------------
 
@@ -170,12 +164,20 @@ function seconds(ms) {
 }
 
 let noticeTimer = 0;
+// A notice for what a click did: a success fades, an error stays until it is dismissed.
 function notify(message, bad = false) {
   const box = document.getElementById("notice");
   box.replaceChildren(...visible(message));
   box.className = bad ? "bad" : "";
   clearTimeout(noticeTimer);
-  noticeTimer = setTimeout(() => { box.textContent = ""; }, 6000);
+  if (bad) {
+    box.setAttribute("role", "alert");
+    box.append(" ", h("button", { type: "button", class: "dismiss", "aria-label": "Dismiss",
+      onclick: () => { box.textContent = ""; } }, "×"));
+  } else {
+    box.setAttribute("role", "status");
+    noticeTimer = setTimeout(() => { box.textContent = ""; }, 6000);
+  }
 }
 
 function card(title, ...children) {
@@ -210,8 +212,10 @@ function cut(item) {
 }
 
 // Follow a job's progress over the service's event stream; resolves with the finished job.
+// When the stream breaks, the job is asked for: a service that no longer answers rejects
+// (the page says so instead of waiting forever), one that restarted without the job too.
 function follow(location, list) {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const source = new EventSource(`${location}/events`);
     source.addEventListener("progress", (e) => {
       const event = JSON.parse(e.data);
@@ -223,8 +227,87 @@ function follow(location, list) {
       source.close();
       resolve(JSON.parse(e.data));
     });
+    source.addEventListener("error", async () => {
+      try {
+        const job = await get(location);
+        if (job.state !== "running" && job.state !== "queued") { source.close(); resolve(job); }
+      } catch (err) {
+        source.close();
+        reject(new ApiError(err instanceof ApiError && !/HTTP|not signed/i.test(err.message)
+          ? err.message : LOST));
+      }
+    });
   });
 }
+
+const LOST = "Lost contact with the service: it stopped or restarted, so this run's outcome is unknown. Start `dshkit serve` again and reload.";
+
+// -- re-rendering in place ----------------------------------------------------------------
+
+// A key naming an element across two renderings of a view: its id, else its data attributes
+// and text, with its place among elements of the same key.
+function keyOf(el) {
+  if (el.id) return `#${el.id}`;
+  const data = [...el.attributes].filter((a) => a.name.startsWith("data-") && a.name !== "data-dirty")
+    .map((a) => `${a.name}=${a.value}`).join(",");
+  const label = el.tagName === "DETAILS" ? (el.querySelector("summary")?.textContent || "").replace(/[0-9]+/g, "#") : el.textContent.slice(0, 40);
+  return `${el.tagName}|${data}|${label}`;
+}
+
+function keyed(root, selector) {
+  const seen = new Map();
+  const found = new Map();
+  for (const el of root.querySelectorAll(selector)) {
+    const key = keyOf(el);
+    const n = seen.get(key) || 0;
+    seen.set(key, n + 1);
+    found.set(`${key}@${n}`, el);
+  }
+  return found;
+}
+
+// Build the current view again off-screen and swap it in keeping what the person had: the
+// scroll position, the focused control, the open sections and unsaved edits.
+let refreshing = Promise.resolve();
+function refresh() {
+  refreshing = refreshing.then(rerender);
+  return refreshing;
+}
+
+async function rerender() {
+  const main = document.getElementById("view");
+  const old = main.firstElementChild;
+  if (!old || !old.dataset.ready) return;
+  try {
+    const { name, params, rest } = current();
+    const fresh = h("div", { "data-view": name, "aria-busy": "true" });
+    await (VIEWS[name] || VIEWS.overview)(fresh, params, rest);
+    if (main.firstElementChild !== old) return;  // the person moved on meanwhile
+    const open = [...keyed(old, "details")].filter(([, el]) => el.open).map(([k]) => k);
+    const focused = document.activeElement && old.contains(document.activeElement)
+      ? [...keyed(old, "button, a, input, select, textarea, summary, [tabindex]")].find(([, el]) => el === document.activeElement)?.[0]
+      : null;
+    const edits = [...keyed(old, "input, textarea, select")].filter(([, el]) => el.dataset.dirty);
+    const scroll = [window.scrollX, window.scrollY];
+    fresh.setAttribute("aria-busy", "false");
+    fresh.dataset.ready = "1";
+    const freshDetails = keyed(fresh, "details");
+    const freshInputs = keyed(fresh, "input, textarea, select");
+    for (const [key, el] of edits) {
+      const twin = freshInputs.get(key);
+      if (!twin) continue;
+      if (el.type === "checkbox") twin.checked = el.checked; else twin.value = el.value;
+      twin.dataset.dirty = "1";
+    }
+    main.replaceChildren(fresh);
+    for (const key of open) { const twin = freshDetails.get(key); if (twin) twin.open = true; }
+    window.scrollTo(...scroll);
+    if (focused) keyed(fresh, "button, a, input, select, textarea, summary, [tabindex]").get(focused)?.focus({ preventScroll: true });
+  } catch (e) {
+    notify(`Could not refresh this view: ${e.message}`, true);
+  }
+}
+document.addEventListener("input", (e) => { if (e.target.dataset) e.target.dataset.dirty = "1"; });
 
 // -- views ------------------------------------------------------------------------------
 
@@ -270,6 +353,18 @@ VIEWS.profile = async (main) => {
   const profile = state.profile;
   const run = state.lastRun;
   const progress = PROGRESS;
+  const labels = categoryLabels(state.categories);
+  // What a green "ok" would hide: a reply cut off, an entry losing confidence.
+  const caveats = [];
+  if (run && run.partial) {
+    caveats.push(`The model's reply was cut off (${run.truncationReason || "reason unknown"}, ${count(run.droppedTailChars || 0)} characters lost): entries it did not reach were kept as they were, none deleted.`);
+  }
+  const newest = history.versions[0];
+  if (run && newest && run.version === newest.version) {
+    for (const change of confidenceChanges(history.versions[1], newest)) {
+      if (change.down) caveats.push(`${change.id} dropped from ${change.from} to ${change.to} confidence: ${change.claim}`);
+    }
+  }
   // The editor holds the text exactly (what is saved back is what was there); what it holds
   // that cannot be seen in it is said beside it.
   const custom = h("textarea", { id: "custom-text", "aria-label": "Custom text", lang: "zh" });
@@ -289,15 +384,15 @@ VIEWS.profile = async (main) => {
   const setMode = async (mode) => {
     try {
       await api("POST", "/api/profile/mode", { mode });
+      await refresh();
       notify(`Mode set to ${mode}`);
-      route();
     } catch (e) { notify(e.message, true); }
   };
   const save = async () => {
     try {
       const { value } = await api("PUT", "/api/profile/custom", { text: custom.value });
+      await refresh();
       notify(`Custom text saved (${value.length} characters)`);
-      route();
     } catch (e) { notify(e.message, true); }
   };
   const copy = async () => {
@@ -307,8 +402,8 @@ VIEWS.profile = async (main) => {
     try {
       const { value } = await api("POST", "/api/profile/copied", { text });
       const at = when(value.copiedSnapshot.at);
+      await refresh();
       notify(copied ? `Copied; snapshot recorded at ${at}` : `Snapshot recorded at ${at}; the browser refused the clipboard, select the text to copy it`);
-      route();
     } catch (e) { notify(e.message, true); }
   };
   const regenerate = async (button) => {
@@ -320,8 +415,9 @@ VIEWS.profile = async (main) => {
       const job = await follow(response.headers.get("location"), progress);
       progress.append(h("li", { "data-stage": "end", class: job.state === "done" ? "ok" : "bad" },
         job.state === "done" ? "Finished." : `Failed: ${job.error}`));
-      route();
+      refresh();
     } catch (e) {
+      progress.append(h("li", { "data-stage": "lost", class: "bad" }, e.message));
       notify(e.message, true);
       button.disabled = false;
     }
@@ -342,6 +438,10 @@ VIEWS.profile = async (main) => {
         "Mode:", modeButton("auto", "Auto (generated profile)"), modeButton("custom", "Custom (your text)")),
       h("p", { class: "muted" }, `Text from ${state.effectiveSource}`,
         state.copiedSnapshot ? ` · last copied ${when(state.copiedSnapshot.at)}` : ""),
+      state.mode === "custom" && !state.customText.trim()
+        ? h("p", { class: "bad", id: "custom-empty", role: "alert" },
+          "Custom mode with no custom text: nothing reaches the agent. Write the text below and save it, or switch back to Auto.")
+        : null,
       h("pre", { id: "effective-text", lang: "zh" }, state.effectiveText || "(nothing is injected)"),
       profile && profile.dropped.length
         ? h("p", { class: "warn" }, `Left out to fit the budget: ${profile.dropped.join(", ")}`) : null,
@@ -353,18 +453,18 @@ VIEWS.profile = async (main) => {
     card("Last run",
       run ? facts([
         ["when", when(run.at)],
-        ["outcome", h("span", { id: "last-outcome", class: run.ok ? "ok" : run.error ? "bad" : "" }, run.outcome)],
+        ["outcome", h("span", { id: "last-outcome", class: run.error ? "bad" : run.ok && !caveats.length ? "ok" : caveats.length ? "warn" : "" }, run.outcome)],
+        caveats.length ? ["but", h("ul", { id: "last-run-caveats", class: "warn", lang: "zh" }, caveats.map((c) => h("li", {}, c)))] : null,
         ["why", run.error || run.reason || "—"],
         run.diff ? ["changes", `added ${run.diff.added.length}, removed ${run.diff.removed.length}, modified ${run.diff.modified.length}, unchanged ${run.diff.unchanged.length}`] : null,
         ["spurious rate", pct(run.spuriousRate)],
-        run.partial ? ["partial", `answer was truncated (${run.truncationReason || "?"}, ${run.droppedTailChars} characters dropped)`] : null,
         run.warnings && run.warnings.length ? ["warnings", run.warnings.join("; ")] : null,
       ]) : h("p", {}, "Never run."),
       h("div", { class: "row" }, regenButton,
         state.running ? h("span", { class: "muted" }, "a run is going") : null),
       progress),
     card(profile ? `Entries (version ${profile.version}, ${when(profile.generatedAt)})` : "Entries",
-      profile ? entriesByCategory(profile.entries) : h("p", {}, "No profile yet.")),
+      profile ? entriesByCategory(profile.entries, labels) : h("p", {}, "No profile yet.")),
     card(`Versions (${history.kept} kept)`, versions(history.versions)),
   );
 };
@@ -382,12 +482,33 @@ async function linkQuotes(details) {
   }
 }
 
-function entriesByCategory(entries) {
+// The categories' names from the service: the words the agent is told, English and Chinese.
+function categoryLabels(categories) {
+  return new Map((categories || []).map((c) => [c.key, c]));
+}
+
+function categoryTitle(labels, key) {
+  const c = labels.get(key);
+  return c ? [`${key} · ${c.label} `, h("span", { class: "muted", lang: "zh" }, `（${c.labelZh}）`)] : key;
+}
+
+const CONFIDENCE_RANK = { high: 3, medium: 2, low: 1 };
+
+// Same-id entries whose confidence moved between two versions (the diff counts only claims).
+function confidenceChanges(before, after) {
+  if (!before || !after) return [];
+  const old = new Map(before.entries.map((e) => [e.id, e]));
+  return after.entries.filter((e) => old.has(e.id) && old.get(e.id).confidence !== e.confidence)
+    .map((e) => ({ id: e.id, claim: e.claim, from: old.get(e.id).confidence, to: e.confidence,
+      down: (CONFIDENCE_RANK[e.confidence] || 0) < (CONFIDENCE_RANK[old.get(e.id).confidence] || 0) }));
+}
+
+function entriesByCategory(entries, labels) {
   const groups = [];
-  for (const [category, title] of Object.entries(CATEGORIES)) {
+  for (const category of new Set([...labels.keys(), ...entries.map((e) => e.category)])) {
     const mine = entries.filter((e) => e.category === category);
     if (!mine.length) continue;
-    groups.push(h("h4", {}, title), h("ul", {}, mine.map((e) => h("li", { lang: "zh" },
+    groups.push(h("h4", { "data-category": category }, categoryTitle(labels, category)), h("ul", {}, mine.map((e) => h("li", { lang: "zh" },
       h("b", {}, e.id), " ", e.claim, " ", h("span", { class: "tag" }, e.confidence),
       h("div", { class: "muted" },
         `first seen ${when(e.firstSeenAt)}, last seen ${when(e.lastSeenAt)}, seen ${e.timesSeen ?? 1}×`),
@@ -408,8 +529,12 @@ function versions(list) {
     for (const id of v.diff.modified || []) {
       lines.push(h("li", { class: "warn" }, `~ ${id} ${before.get(id)?.claim ?? "?"} → ${now.get(id)?.claim ?? ""}`));
     }
+    for (const c of confidenceChanges(list[i + 1], v)) {
+      lines.push(h("li", { class: c.down ? "bad" : "ok", "data-confidence": c.id },
+        `${c.down ? "↓" : "↑"} ${c.id} confidence ${c.from} → ${c.to}: ${c.claim}`));
+    }
     return h("details", { class: "version" },
-      h("summary", {}, `v${v.version} · ${when(v.at)} · ${v.entries.length} entries · spurious ${pct(v.spuriousRate)}${v.partial ? " · partial" : ""}`),
+      h("summary", {}, `v${v.version} · ${when(v.at)} · ${v.entries.length} entries · spurious ${pct(v.spuriousRate)}${v.partial ? " · from a cut-off reply" : ""}`),
       h("p", { class: "muted" }, v.reason),
       lines.length ? h("ul", { lang: "zh" }, lines) : h("p", {}, "No changes against the version before."));
   });
@@ -483,8 +608,8 @@ VIEWS.optimizer = async (main) => {
   const record = async (runId, outcome) => {
     try {
       await api("POST", "/api/optimizer/outcome", { runId, outcome });
+      await refresh();
       notify(`Run ${runId} recorded as ${outcome}`);
-      route();
     } catch (e) { notify(e.message, true); }
   };
   fill(main,
@@ -579,11 +704,30 @@ function runDetails(runId) {
             ["tool-loop steps", d.steps.length], ["evidence items", d.evidence.length],
           ]),
           d.evidence.length ? [h("b", {}, "Evidence index"), h("pre", {}, JSON.stringify(d.evidence, null, 2))] : null,
-          d.steps.length ? [h("b", {}, "Tool-loop steps"), h("pre", {}, JSON.stringify(d.steps, null, 2))] : null,
+          d.steps.length ? [h("b", {}, "Tool-loop steps"), h("ol", { class: "steps" }, d.steps.map(stepWords)), rawJson(d.steps)] : null,
           d.sentences.length ? [h("b", {}, "Sentences and their sources"), h("pre", { lang: "zh" }, JSON.stringify(d.sentences, null, 2))] : null);
       } catch (err) { fill(box, h("p", { class: "bad" }, err.message)); }
     },
   }, h("summary", {}, "Details: evidence, steps, provenance"), box);
+}
+
+// One tool-loop step as a person reads it: what was asked, and what came of it. A refusal
+// is the tool's answer to the model (a result, not an error), so its words are shown.
+function stepWords(step) {
+  if (step.tool === undefined) {  // a note of the loop itself (workspace, tools refused)
+    return h("li", { class: "warn" }, Object.entries(step).map(([k, v]) => `${k}: ${v}`).join("; "));
+  }
+  const args = step.arguments && typeof step.arguments === "object"
+    ? Object.entries(step.arguments).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(", ")
+    : String(step.arguments ?? "");
+  const refusal = typeof step.result === "string" && /^\[(拒绝|错误|未执行)/.test(step.result) ? step.result
+    : step.refused || null;
+  const outcome = step.error ? h("span", { class: "bad" }, `failed: ${step.error}`)
+    : refusal ? h("span", { class: "bad", lang: "zh" }, `refused: ${refusal}`)
+    : h("span", {}, `returned ${count(step.resultBytes)} bytes${step.truncated ? `, ${count(step.shownBytes)} shown (cut)` : ""}`);
+  return h("li", { "data-step": step.step, class: step.error || refusal ? "failed" : null },
+    h("code", {}, `${step.tool}(${args})`), " → ", outcome,
+    typeof step.result === "string" && !refusal ? h("details", {}, h("summary", {}, "result"), h("pre", { lang: "zh" }, step.result)) : null);
 }
 
 function gateText(gate) {
@@ -595,6 +739,37 @@ function auditText(audit) {
   if (!audit || !Object.keys(audit).length) return "—";
   const counts = audit.counts || audit;
   return Object.entries(counts).filter(([, v]) => typeof v === "number").map(([k, v]) => `${k} ${v}`).join(", ") || JSON.stringify(audit);
+}
+
+// What a verdict means, in words: what the gate saw, the errors it listed (their count is
+// the listed ones, or the total kept when more were seen than listed), the raw record on demand.
+const VERDICT_WORDS = {
+  ok: "The page loaded, drew and kept responding.",
+  "fatal-overlay": "The page covered itself with an error message.",
+  "page-error": "The page's script failed.",
+  "blank-canvas-0": "A canvas has no size (0 × 0), so nothing can be drawn on it.",
+  "blank-canvas": "The canvas stayed blank.",
+  unresponsive: "The page stopped responding.",
+};
+
+function verdictEvidence(v) {
+  const listed = v.errors || [];
+  const total = Math.max(v.errorCount || 0, listed.length);
+  const noun = `${total} error${total === 1 ? "" : "s"}`;
+  return h("div", { class: "evidence", "data-verdict-evidence": v.id },
+    h("p", {}, VERDICT_WORDS[v.verdict] || v.verdict),
+    v.overlayText ? [h("b", {}, "What the page showed"), h("pre", { lang: "zh" }, v.overlayText)] : null,
+    total ? h("details", { open: listed.length <= 3 || null },
+      h("summary", { class: "error-count" }, total > listed.length ? `${noun} (the first ${listed.length} listed)` : noun),
+      h("ol", { class: "errors" }, listed.map((e) => h("li", {}, h("code", {}, e)))))
+      : h("p", { class: "muted error-count" }, "no script errors"),
+    (v.canvas || []).length ? h("p", { class: "muted" }, `canvas: ${v.canvas.map((c) => `${c.width ?? "?"} × ${c.height ?? "?"}`).join(", ")}`) : null,
+    rawJson(v));
+}
+
+// The record behind a plain-language summary, for whoever wants it.
+function rawJson(value) {
+  return h("details", { class: "raw" }, h("summary", {}, "JSON"), h("pre", {}, JSON.stringify(value, null, 2)));
 }
 
 VIEWS.gate = async (main) => {
@@ -642,9 +817,7 @@ VIEWS.gate = async (main) => {
         data.verdicts.map((v) => h("tr", {},
           h("td", {}, when(v.at)), h("td", {}, v.path),
           h("td", { class: v.verdict === "ok" ? "ok" : "bad" }, v.verdict, v.recovered ? " (recovered)" : ""),
-          h("td", {}, h("details", {}, h("summary", {}, `${v.errorCount ?? (v.errors || []).length} errors`),
-            v.overlayText ? h("pre", { lang: "zh" }, v.overlayText) : null,
-            h("pre", {}, JSON.stringify({ errors: v.errors, canvas: v.canvas }, null, 2)))),
+          h("td", {}, verdictEvidence(v)),
           h("td", {}, v.screenshot ? h("button", { type: "button", class: "show-shot", "data-verdict": v.id, onclick: () => showShot(v) }, "Show") : "—"))))
         : h("p", {}, "No verdicts yet.")),
     shotBox,
@@ -799,11 +972,15 @@ function toldPart(p) {
 
 // -- routing ----------------------------------------------------------------------------
 
-async function route() {
+function current() {
   const hash = location.hash.slice(1) || "overview";
   const [path, query] = hash.split("?");
   const [name, ...rest] = path.split("/");
-  const view = VIEWS[name] || VIEWS.overview;
+  return { name: VIEWS[name] ? name : "overview", params: new URLSearchParams(query || ""), rest };
+}
+
+async function route() {
+  const { name, params, rest } = current();
   const nav = name === "session" ? "sessions" : name;
   for (const link of document.querySelectorAll("nav a")) {
     if (link.dataset.view === nav) link.setAttribute("aria-current", "page");
@@ -813,9 +990,9 @@ async function route() {
   const fresh = h("div", { "data-view": name, "aria-busy": "true" });
   main.replaceChildren(fresh);
   try {
-    await view(fresh, new URLSearchParams(query || ""), rest);
+    await VIEWS[name](fresh, params, rest);
   } catch (e) {
-    fresh.append(h("p", { class: "bad" }, `Could not load this view: ${e.message}`));
+    fresh.append(h("p", { class: "bad", role: "alert" }, `Could not load this view: ${e.message}`));
   }
   fresh.setAttribute("aria-busy", "false");
   fresh.dataset.ready = "1";
