@@ -93,12 +93,55 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:g}"
 
 
+def _prompt_input() -> Any:
+    from .harnesses import prompt_input  # where each harness's own prefixes are known
+
+    return prompt_input
+
+
 def _http_url(value: str) -> bool:
     return value.startswith(("http://", "https://")) and len(value) > len("https://")
 
 
 def _token(value: str) -> bool:
     return bool(value) and all("!" <= c <= "~" for c in value)
+
+
+_PATTERNS = (
+    'an array of command patterns such as "git push:*", "Bash(npm run *)" or "make test" '
+    "(non-empty, at most 1000 characters each, starting with a command name, at most 500)"
+)
+
+
+def _patterns(value: Any) -> bool:
+    """A `[guard]` allow or deny array: patterns as guard/rules.py reads them."""
+    if not isinstance(value, list) or len(value) > 500:
+        return False
+    for pattern in value:
+        if not isinstance(pattern, str) or not pattern.strip() or len(pattern) > 1000:
+            return False
+        body = pattern.strip()
+        for opening in ("Bash(", "PowerShell(", "Shell("):
+            if body.startswith(opening):
+                if not body.endswith(")"):
+                    return False
+                body = body[len(opening) : -1].strip()
+        first = body.removesuffix(":*").split()[:1]
+        if not first or any(c in first[0] for c in "*?["):
+            return False
+    return True
+
+
+def _projects(value: Any) -> bool:
+    """`[guard.projects]`: absolute directories, each a table of allow and deny arrays."""
+    return all(
+        isinstance(directory, str)
+        and os.path.isabs(os.path.expanduser(directory))
+        and isinstance(table, dict)
+        and set(table) <= {"allow", "deny"}
+        and all(_patterns(rules) for rules in table.values())
+        for directory, table in value.items()
+    )
 
 
 # Every section dshkit knows, in one place. A capability adds its own table here.
@@ -169,7 +212,26 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             choices=("auto", "review"),
         ),
         "skip_prefix": Setting(
-            str, "!", "a prompt starting with this goes to the agent unoptimized", rule="a string"
+            str,
+            "",
+            "a prompt starting with this goes to the agent unoptimized, and it followed by ok "
+            "or rework alone marks the last run ('': the harnesses' safe default, 》)",
+            check=lambda value: _prompt_input().safe_prefix(value),
+            rule="a string that neither starts nor is started by a harness's own prefix ("
+            + " ".join(["!", "/", "@", "#", "?", "$"])
+            + ")",
+        ),
+        "skip_trivial": Setting(
+            bool,
+            True,
+            "pass without a model call what needs none: a bare continuation (继续, ok, yes) or "
+            "a command to the harness itself (a slash command)",
+        ),
+        "trivial_words": Setting(
+            str,
+            "",
+            "more bare continuations that pass without a model call, separated by commas",
+            rule="a string",
         ),
         "timeout_s": Setting(
             float,
@@ -284,6 +346,35 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         "ignite_attempts": Setting(
             int, 3, "starts tried before the handoff is rolled back", minimum=1, maximum=10
         ),
+        "ignite_spacing_s": Setting(
+            float,
+            20.0,
+            "seconds from the start of one attempt to the start of the next (an instant "
+            "failure is not retried at once)",
+            minimum=0,
+            maximum=600,
+        ),
+        "force_retry_s": Setting(
+            float,
+            120.0,
+            "seconds before a failed forced cut is tried again (doubled after each failure)",
+            minimum=0,
+            maximum=86_400,
+        ),
+        "force_retry_cap_s": Setting(
+            float,
+            1_800.0,
+            "the longest wait between two tries of a failing forced cut",
+            minimum=0,
+            maximum=86_400,
+        ),
+        "report_wait_s": Setting(
+            float,
+            30.0,
+            "seconds graft_slice_and_inject waits for the new session before it answers",
+            minimum=0,
+            maximum=600,
+        ),
         "constraint_budget_chars": Setting(
             int,
             8_000,
@@ -312,6 +403,60 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             "autonomous allows opaque ones and asks about the others",
             choices=("strict", "balanced", "autonomous"),
             env="DSHKIT_GUARD_MODE",
+        ),
+        # The person's own rules (guard/rules.py), before the built-in judgement.
+        "allow": Setting(
+            list,
+            (),
+            "commands let through whatever the built-in judgement says, each simple command "
+            "of a line matched on its own (dshkit guard explain shows the words matched)",
+            check=_patterns,
+            rule=_PATTERNS,
+        ),
+        "deny": Setting(
+            list,
+            (),
+            "commands denied in every mode, wherever they appear in a line; deny wins over allow",
+            check=_patterns,
+            rule=_PATTERNS,
+        ),
+        "projects": Setting(
+            dict,
+            MappingProxyType({}),
+            'more allow and deny rules for sessions working in a directory or below it: '
+            '[guard.projects."/abs/dir"] with allow = […] and deny = […]',
+            check=_projects,
+            rule="a table of absolute directories = tables with allow and deny arrays of "
+            + _PATTERNS.removeprefix("an array of "),
+        ),
+    },
+    # What sessions learned, kept per workspace and handed to the next one (dshkit/memory).
+    "memory": {
+        "inject": Setting(
+            bool, True, "give a new session its workspace's memory (facts, negative paths, …)"
+        ),
+        "inject_chars": Setting(
+            int,
+            2_500,
+            "the most characters of memory a session start is given (beside the profile)",
+            minimum=200,
+            maximum=9_000,
+        ),
+        "workspaces": Setting(
+            list,
+            (),
+            "directories that are workspaces of their own inside a repository (a monorepo's "
+            "subprojects); by default a repository is one workspace",
+            check=lambda value: all(isinstance(v, str) and os.path.isabs(v) for v in value),
+            rule="an array of absolute directories",
+        ),
+        "harvest_interval_s": Setting(
+            float,
+            600.0,
+            "at the agent's Stop, a session harvested less than this long ago is not harvested "
+            "again (SessionEnd always harvests)",
+            minimum=0,
+            maximum=86_400,
         ),
     },
 }

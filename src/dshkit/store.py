@@ -350,6 +350,80 @@ MIGRATIONS: list[str] = [
     );
     ALTER TABLE optimizer_sessions ADD COLUMN tools_refused_at INTEGER;
     """,
+    # 17: a forced handoff that failed: how many times in a row, why the last one failed and
+    # when, and whether the session's model was told (the retry waits longer each time).
+    """
+    ALTER TABLE graft_watch ADD COLUMN force_failures INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE graft_watch ADD COLUMN force_error TEXT;
+    ALTER TABLE graft_watch ADD COLUMN force_error_at INTEGER;
+    ALTER TABLE graft_watch ADD COLUMN force_told INTEGER NOT NULL DEFAULT 1;
+    """,
+    # 18: the delivery gate per session: its own rework switch (NULL: the config's), the open
+    # turn (when it began), the deliverables it wrote (judged in the background, a failure
+    # delivered at Stop or with the next prompt); and the background runs, one per file
+    # content (a run whose `started` is old has died).
+    """
+    CREATE TABLE gate_sessions (
+        harness     TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        rework      INTEGER,
+        turn_at     INTEGER,
+        turn_open   INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (harness, session_id)
+    );
+    CREATE TABLE gate_writes (
+        harness     TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        path        TEXT NOT NULL,
+        at          INTEGER NOT NULL,
+        PRIMARY KEY (harness, session_id, path)
+    );
+    CREATE TABLE gate_runs (
+        path        TEXT NOT NULL,
+        sha256      TEXT NOT NULL,
+        started     INTEGER NOT NULL,
+        PRIMARY KEY (path, sha256)
+    );
+    """,
+    # 19: memory — append-only records per workspace, bitemporal (valid from/to, recorded and
+    # expired), each with its source session, seq and grade, and its quarantine; their text
+    # indexed by trigrams (Chinese has no spaces) under the record's id; and per session the
+    # revision last harvested.
+    """
+    CREATE TABLE memory_records (
+        id                INTEGER PRIMARY KEY,
+        kind              TEXT NOT NULL,
+        subject           TEXT NOT NULL DEFAULT '',
+        text              TEXT NOT NULL,
+        detail            TEXT NOT NULL DEFAULT '{}',
+        workspace         TEXT NOT NULL,
+        remote            TEXT,
+        valid_from        INTEGER NOT NULL,
+        valid_to          INTEGER,
+        recorded_at       INTEGER NOT NULL,
+        expired_at        INTEGER,
+        superseded_by     INTEGER,
+        harness           TEXT,
+        session_id        TEXT,
+        seq               INTEGER,
+        grade             TEXT NOT NULL,
+        digest            TEXT NOT NULL,
+        quarantined       INTEGER NOT NULL DEFAULT 0,
+        quarantine_reason TEXT,
+        state             TEXT NOT NULL DEFAULT ''
+    );
+    CREATE UNIQUE INDEX memory_records_source ON memory_records (harness, session_id, kind, digest);
+    CREATE INDEX memory_records_workspace ON memory_records (workspace, kind, subject);
+    CREATE VIRTUAL TABLE memory_fts USING fts5 (text, tokenize = 'trigram');
+    CREATE TABLE memory_harvests (
+        harness     TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        revision    INTEGER NOT NULL,
+        at          INTEGER NOT NULL,
+        report      TEXT NOT NULL DEFAULT '{}',
+        PRIMARY KEY (harness, session_id)
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -397,6 +471,8 @@ SESSION_ROWS: tuple[SessionRows, ...] = (
     SessionRows("optimizer_runs"),
     SessionRows("optimizer_sessions"),
     SessionRows("capability_sessions"),
+    SessionRows("gate_sessions"),
+    SessionRows("gate_writes"),
     # Whole calls, prompt and reply, of every session they were made for; their links to the
     # other sessions go with them (ON DELETE CASCADE).
     SessionRows(
@@ -415,7 +491,19 @@ SESSION_ROWS: tuple[SessionRows, ...] = (
     SessionRows("graft_audit", _OWN_OR_SOURCE),
     SessionRows("graft_watch"),
     SessionRows("graft_txns"),
+    # memory: what was harvested from the session, its index entries first (they are found
+    # through the records).
+    SessionRows(
+        "memory_fts",
+        "rowid IN (SELECT id FROM memory_records "
+        "WHERE harness = :harness AND session_id = :session_id)",
+    ),
+    SessionRows("memory_records"),
+    SessionRows("memory_harvests"),
 )
+
+# Full-text indexes merged after forgetting, so that no old segment keeps a deleted row's terms.
+FTS_TABLES = ("memory_fts",)
 
 # Session-keyed tables that forgetting keeps, and why.
 SESSION_ROWS_KEPT: dict[str, str] = {
@@ -432,6 +520,7 @@ PROFILE_LEASE = "profile"
 PROFILE_DELIVERY = "profile"  # the effective profile text, once per session
 CAPABILITY_DELIVERY = "capability"  # the capability facts, again when they change
 GRAFT_NOTICE_DELIVERY = "graft-notice"  # a handoff's notice owed to a session, by txn id
+GATE_REWORK_DELIVERY = "gate-rework"  # a failed deliverable's evidence, once per content
 
 
 class StoreError(Unavailable):
@@ -855,6 +944,8 @@ class Store:
         with self.transaction() as db:
             for rows in SESSION_ROWS:
                 db.executemany(f"DELETE FROM {rows.table} WHERE {rows.where}", params)
+            for table in FTS_TABLES:
+                db.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
             if for_good:
                 at = int(time.time() * 1000)
                 db.executemany(

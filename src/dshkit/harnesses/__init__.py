@@ -54,7 +54,16 @@ class Launcher:
     `program` is the CLI's name on PATH; `$<env_override>` names another executable.
     """
 
-    __slots__ = ("env_override", "open_args", "program", "resume_args", "start_args")
+    __slots__ = (
+        "env_override",
+        "mode_args",
+        "model_args",
+        "open_args",
+        "program",
+        "read_mode",
+        "resume_args",
+        "start_args",
+    )
 
     def __init__(
         self,
@@ -63,18 +72,41 @@ class Launcher:
         resume_args: Callable[[str, str], list[str]] | None,
         env_override: str,
         open_args: Callable[[str], list[str]] | None = None,
+        *,
+        model_args: Callable[[str], list[str]] | None = None,
+        mode_args: Callable[[str], list[str]] | None = None,
+        read_mode: Callable[[str], str | None] | None = None,
     ) -> None:
         self.program = program
         self.start_args = start_args
         self.resume_args = resume_args
         self.env_override = env_override
         self.open_args = open_args  # session id → how a person reopens it interactively
+        # How a new session is started on a given model and in a given permission mode, and
+        # where a session's own log says its mode (its transcript's path → the mode, or None).
+        self.model_args = model_args
+        self.mode_args = mode_args
+        self.read_mode = read_mode
 
     def executable(self, env: Mapping[str, str] | None = None) -> str:
         return (env if env is not None else os.environ).get(self.env_override) or self.program
 
-    def start(self, cwd: str, message: str, env: Mapping[str, str] | None = None) -> Launch:
-        return Launch([self.executable(env), *self.start_args(message)], cwd)
+    def start(
+        self,
+        cwd: str,
+        message: str,
+        env: Mapping[str, str] | None = None,
+        *,
+        model: str | None = None,
+        mode: str | None = None,
+    ) -> Launch:
+        """A headless start with `message`; on `model` and in `mode` where the CLI takes them
+        (their options go just before the message: after a subcommand such as `exec`)."""
+        args = self.start_args(message)
+        extra = [*(self.model_args(model) if model and self.model_args else ())]
+        extra += [*(self.mode_args(mode) if mode and self.mode_args else ())]
+        at = args.index(message)
+        return Launch([self.executable(env), *args[:at], *extra, *args[at:]], cwd)
 
     def resume(
         self, cwd: str, session_id: str, message: str, env: Mapping[str, str] | None = None
@@ -163,6 +195,7 @@ class Harness:
         "context_event",
         "generations_repeat",
         "home",
+        "honours_ask",
         "label",
         "launcher",
         "log_pattern",
@@ -170,6 +203,7 @@ class Harness:
         "places",
         "project_settings",
         "sessions_root",
+        "skills",
         "tools",
         "user_settings",
     )
@@ -192,6 +226,8 @@ class Harness:
         generations_repeat: bool,
         launcher: Launcher,
         capability: Capability | None = None,
+        honours_ask: bool = False,
+        skills: Mapping[str, Callable[[str], str]] | None = None,
     ) -> None:
         self.name = name
         self.label = label
@@ -212,6 +248,13 @@ class Harness:
         self.generations_repeat = generations_repeat
         self.launcher = launcher
         self.capability = capability
+        # Whether a PreToolUse hook's `permissionDecision: "ask"` puts the call before the
+        # person (or, with nobody to ask, refuses it). Where it does not, a policy's ask is
+        # delivered as a deny saying how to run the command anyway (hooks/guard.py).
+        self.honours_ask = honours_ask
+        # Where it reads Agent Skills (SKILL.md folders): scope ("user", "project") → the
+        # folder, given the project's root; empty: no skills folder is known.
+        self.skills = dict(skills or {})
         self._adapter: Any = None
 
     @property
@@ -363,6 +406,28 @@ def _own_mcp_trust(cwd: str, servers: list[Server], errors: list[str]) -> None:
     judge_own(cwd, servers, errors)
 
 
+# Where a session's log says its permission mode: Claude Code on each typed prompt
+# (`permissionMode`), Codex in each turn's context (`sandbox_policy.type`).
+_CLAUDE_MODE = rb'"permissionMode"\s*:\s*"([A-Za-z]+)"'
+_CODEX_SANDBOX = rb'"sandbox_policy"\s*:\s*\{\s*"type"\s*:\s*"([a-z-]+)"'
+_MODE_TAIL = 1 << 20  # the mode is read from the end of the log (the latest one wins)
+
+
+def _last_log_value(path: str, pattern: bytes) -> str | None:
+    """The last value `pattern` captures in the log's last MiB (opened read-only), or None."""
+    import re
+
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - _MODE_TAIL))
+            tail = handle.read()
+    except OSError:
+        return None
+    found = re.findall(pattern, tail)
+    return found[-1].decode() if found else None
+
+
 _DSH = Harness(
     name="dsh",
     label="DSH",
@@ -415,6 +480,9 @@ _DSH = Harness(
         # The profile's patch layer, beside the hook bridge's block.
         mcp_register={"user": lambda project, profile: (_dsh_profile_patch(profile), "dsh-patch")},
     ),
+    # Run for real (rc.8, hook bridge rc.5, headless): an ask hook's call went to DSH's
+    # approval; with no approval channel the tool was refused, nothing ran.
+    honours_ask=True,
 )
 
 _CLAUDE = Harness(
@@ -444,6 +512,9 @@ _CLAUDE = Harness(
         lambda session, message: ["-p", "--resume", session, message, "--output-format", "json"],
         "CLAUDE_BIN",
         lambda session: ["--resume", session],
+        model_args=lambda model: ["--model", model],
+        mode_args=lambda mode: ["--permission-mode", mode],
+        read_mode=lambda path: _last_log_value(path, _CLAUDE_MODE),
     ),
     capability=Capability(
         mcp_configs=_claude_mcp_configs,
@@ -454,6 +525,13 @@ _CLAUDE = Harness(
             "project": lambda project, profile: (os.path.join(project, ".mcp.json"), "mcp-json"),
         },
     ),
+    skills={
+        "user": lambda project: os.path.join(_claude_home(), "skills"),
+        "project": lambda project: os.path.join(project, ".claude", "skills"),
+    },
+    # Run for real (2.1.332, `-p`): an ask hook's Bash call was refused (listed in
+    # permission_denials, the model got the reason), nothing ran; interactively it prompts.
+    honours_ask=True,
 )
 
 _CODEX = Harness(
@@ -496,6 +574,9 @@ _CODEX = Harness(
         ],
         "CODEX_BIN",
         lambda session: ["resume", session],
+        model_args=lambda model: ["--model", model],
+        mode_args=lambda mode: ["--sandbox", mode],
+        read_mode=lambda path: _last_log_value(path, _CODEX_SANDBOX),
     ),
     capability=Capability(
         mcp_configs=_codex_mcp_configs,
@@ -512,6 +593,14 @@ _CODEX = Harness(
             {"sandbox": "sandbox_mode", "approval": "approval_policy"},
         ),
     ),
+    # The open standard's folders, which Codex reads (not under CODEX_HOME).
+    skills={
+        "user": lambda project: os.path.join(os.path.expanduser("~"), ".agents", "skills"),
+        "project": lambda project: os.path.join(project, ".agents", "skills"),
+    },
+    # Run for real (0.171.0, `exec`): an ask hook is reported as "PreToolUse Failed" and the
+    # command runs (ask is as good as allow); its docs list ask as parsed, not supported.
+    honours_ask=False,
 )
 
 HARNESSES: dict[str, Harness] = {h.name: h for h in (_DSH, _CLAUDE, _CODEX)}

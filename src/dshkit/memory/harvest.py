@@ -1,0 +1,408 @@
+"""What a session leaves for the next one, read from its events alone (no model): negative
+paths, facts, experiences and skill drafts.
+
+The events are fed one at a time (a session of 64 MiB is never held): what is kept between
+them is bounded — the open tool calls (the pairing rule of `sessions.events.Pairer`), the
+failures not yet covered, the current turn's requests, proofs and commands, and the drafts,
+each list capped and each text clipped once it was scanned whole.
+
+- A **negative path** is a failed tool call and the success that covered it later in the same
+  session: the same call again, or a call of the same command (its program and first word)
+  or the same file; with the error, what was edited in between, and what finally worked.
+- A **fact** has evidence: the person's words asking to remember something (grade person), or
+  a command the tools proved (the test command that passed; grade tool). A fact of the same
+  subject later supersedes it.
+- An **experience** is a turn that reached a proven result (a commit, a push, passing tests):
+  the request it answered (the situation) and what worked.
+- A **skill** is a procedure the person asked to keep, or a sequence of commands that
+  recurred in two turns or more, drafted as a SKILL.md (`skills.draft`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Iterable
+
+import orjson
+
+from .. import harnesses
+from ..harnesses import COMMAND, WRITE
+from ..sessions.events import (
+    Event,
+    Pairer,
+    is_failed_result,
+    is_human_message,
+    message_text,
+)
+from .records import EXPERIENCE, FACT, NEGATIVE, PERSON, SKILL, TOOL, Draft
+from .skills import draft_skill
+
+ERROR_CHARS = 600  # the error as a negative path's text quotes it
+DETAIL_CHARS = 2_000  # the error and commands as the record's detail keeps them
+COMMAND_CHARS = 300
+REQUEST_CHARS = 120
+MAX_PENDING = 256  # failures waiting for a covering success
+MAX_DRAFTS = {NEGATIVE: 60, FACT: 40, EXPERIENCE: 30, SKILL: 10}
+MAX_TURN_COMMANDS = 40
+MAX_EDITS = 6
+ARGUMENT_BYTES = 64 << 10  # a call's arguments read for its command or path (beyond: ignored)
+
+_TESTS_PASSED = (
+    re.compile(r"\b(\d+) passed\b"),
+    re.compile(r"^# pass (\d+)\s*$", re.M),
+    re.compile(r"test result: ok\. (\d+) passed"),
+    re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*\n+OK\b", re.M),
+)
+_TESTS_FAILED = re.compile(
+    r"\b[1-9]\d* (?:failed|failing|errors?)\b|^# fail [1-9]|test result: FAILED", re.M
+)
+_TEST_COMMAND = re.compile(
+    r"(?:^|[\s;&|/])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest)\b|"
+    r"\b(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test\b|\b(?:cargo|go|mix|dotnet|deno)\s+test\b|"
+    r"\bmake\s+(?:test|check)\b|\bpython3?\s+-m\s+(?:pytest|unittest)\b"
+)
+_COMMIT = re.compile(r"^\[(?P<branch>[^\]\s]+)(?: \([^)]*\))? (?P<sha>[0-9a-f]{7,40})\]", re.M)
+_PUSH = re.compile(r"^\s*(?:\+\s*)?[0-9a-f]{7,40}\.\.+[0-9a-f]{7,40}\s+\S+\s+->\s+(\S+)", re.M)
+_REMEMBER = re.compile(
+    r"^\s*(?:请)?(?:记住|记下|记一下|牢记|以后都|以后请|今后)[:：,，\s]*(?P<zh>.+)|"
+    r"^\s*(?:please\s+)?(?:remember|note|keep\s+in\s+mind)(?:\s+that)?[:,\s]+(?P<en>.+)",
+    re.IGNORECASE | re.DOTALL,
+)
+_SUBJECT = re.compile(
+    r"^(?P<subject>.{2,40}?)\s*(?:是|为|用|使用|叫|在|:|：|=|\bis\b|\buses?\b|\bare\b)"
+)
+_KEEP_SKILL = re.compile(
+    r"(?:保存|记|存|做|写|整理)(?:成|为|下来作为|作)?(?:一个)?\s*(?:技能|skill)|"
+    r"\b(?:save|keep|make|turn)\s+(?:this|that|it|these\s+steps)\s+(?:as\s+|into\s+)?(?:a\s+)?skill\b",
+    re.IGNORECASE,
+)
+_PATH_KEYS = ("file_path", "path", "filePath", "filename", "notebook_path")
+_PATCHED_FILE = re.compile(r"^\*\*\* (?:Add|Update) File: (.+)$", re.M)
+
+
+def clip(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+class _Call:
+    """What is kept of an open tool call."""
+
+    __slots__ = ("command", "name", "paths", "seq")
+
+    def __init__(self, name: str, command: str | None, paths: tuple[str, ...], seq: int) -> None:
+        self.name = name
+        self.command = command
+        self.paths = paths
+        self.seq = seq
+
+    @property
+    def signature(self) -> str:
+        return (
+            self.name + "\0" + (self.command if self.command is not None else "|".join(self.paths))
+        )
+
+    @property
+    def head(self) -> str:
+        """What a covering success must share with the failure: the command's program and
+        first word (`pytest tests/a.py` covers `pytest tests/a.py -x`), or the file."""
+        if self.command is not None:
+            words = self.command.split()
+            return self.name + "\0" + " ".join(words[:2])
+        return self.name + "\0" + "|".join(self.paths)
+
+
+class _Failure:
+    __slots__ = ("call", "edits", "error", "full_error", "time")
+
+    def __init__(self, call: _Call, error: str, full_error: str, time: int) -> None:
+        self.call = call
+        self.error = error
+        self.full_error = full_error  # scanned whole when the record is made, then dropped
+        self.edits: list[str] = []
+        self.time = time
+
+
+class Harvester:
+    """Feed it a session's events in order (`feed`), then take the drafts (`finish`)."""
+
+    def __init__(self, harness: str) -> None:
+        self.harness = harnesses.HARNESSES.get(harness)
+        self.pairer: Pairer[_Call] = Pairer()
+        self.pending: OrderedDict[str, _Failure] = OrderedDict()
+        self.drafts: dict[str, list[Draft]] = {kind: [] for kind in MAX_DRAFTS}
+        self.dropped = dict.fromkeys(MAX_DRAFTS, 0)
+        self.facts: dict[str, Draft] = {}  # the last of each subject in this session
+        self.events = 0
+        self.last_time = 0
+        # the current turn: the person's request, what it proved, the commands that worked
+        self.request: tuple[str, int] | None = None
+        self.proofs: list[str] = []
+        self.commands: list[str] = []
+        self.proof_seq: int | None = None
+        self.turns: dict[tuple[str, ...], int] = {}  # command heads of a turn → turns seen
+        self.recurring: dict[tuple[str, ...], tuple[list[str], int]] = {}
+        self.previous_commands: list[str] = []
+        self.keep_skill: tuple[str, int] | None = None
+
+    # -- feeding ---------------------------------------------------------------------------
+
+    def feed(self, event: Event) -> None:
+        self.events += 1
+        kind = event.get("type")
+        seq = event.get("seq")
+        seq = seq if isinstance(seq, int) else self.events
+        when = event.get("time")
+        if isinstance(when, int):
+            self.last_time = max(self.last_time, when)
+        if kind == "tool/call":
+            self.pairer.call(event, self._open(event, seq))
+        elif kind == "tool/result":
+            call = self.pairer.result(event)
+            if call is not None:
+                self._result(call, event, seq)
+        elif is_human_message(event):
+            self._human(message_text(event), seq)
+
+    def feed_all(self, events: Iterable[Event]) -> Harvester:
+        for event in events:
+            self.feed(event)
+        return self
+
+    def _open(self, event: Event, seq: int) -> _Call:
+        data = event.get("data") or {}
+        name = str(data.get("name", ""))
+        raw = data.get("arguments") or "{}"
+        raw = raw if isinstance(raw, str) else orjson.dumps(raw).decode()
+        arguments: dict[str, object] | str = raw
+        if len(raw) <= ARGUMENT_BYTES:
+            try:
+                value = orjson.loads(raw)
+                arguments = value if isinstance(value, dict) else raw
+            except orjson.JSONDecodeError:
+                pass
+        command = None
+        if (
+            self.harness is not None
+            and self.harness.is_tool(COMMAND, name)
+            and isinstance(arguments, dict)
+        ):
+            line = harnesses.command_line(arguments)
+            command = None if line is None else clip(" ".join(line.split()), COMMAND_CHARS)
+        return _Call(name, command, _paths(arguments), seq)
+
+    def _is_write(self, call: _Call) -> bool:
+        return self.harness is not None and self.harness.is_tool(WRITE, call.name)
+
+    def _result(self, call: _Call, event: Event, seq: int) -> None:
+        output = message_text(event)
+        failed = is_failed_result(event) or (
+            call.command is not None and bool(_TESTS_FAILED.search(output))
+        )
+        when = int(event.get("time") or self.last_time or 0)
+        if failed:
+            error = output or str((event.get("data") or {}).get("error") or "")
+            self.pending[call.signature] = _Failure(call, clip(error, DETAIL_CHARS), error, when)
+            self.pending.move_to_end(call.signature)
+            while len(self.pending) > MAX_PENDING:
+                self.pending.popitem(last=False)
+            return
+        self._covered(call, seq, when)
+        if self._is_write(call):
+            for failure in self.pending.values():
+                for path in call.paths:
+                    if path not in failure.edits and len(failure.edits) < MAX_EDITS:
+                        failure.edits.append(path)
+        if call.command is None:
+            return
+        if len(self.commands) < MAX_TURN_COMMANDS:
+            self.commands.append(call.command)
+        self._proofs(call, output, seq, when)
+
+    def _covered(self, call: _Call, seq: int, when: int) -> None:
+        found = self.pending.pop(call.signature, None)
+        if found is None:
+            head = call.head
+            key = next((k for k, f in reversed(self.pending.items()) if f.call.head == head), None)
+            found = None if key is None else self.pending.pop(key)
+        if found is None:
+            return
+        failed = found.call
+        what = failed.command or f"{failed.name} {', '.join(failed.paths)}".strip()
+        fix = call.command or f"{call.name} {', '.join(call.paths)}".strip()
+        edits = f"修改了 {', '.join(found.edits)} 之后，" if found.edits else "之后"
+        line = first_line(found.error) or "（无输出）"
+        text = (
+            f"`{clip(what, 160)}` 曾失败：{clip(line, ERROR_CHARS)}。"
+            f"{edits}`{clip(fix, 160)}` 成功（seq {seq}）。"
+        )
+        self._add(
+            Draft(
+                NEGATIVE,
+                text,
+                grade=TOOL,
+                seq=failed.seq,
+                valid_from=found.time or when,
+                detail={
+                    "failed": clip(what, DETAIL_CHARS),
+                    "error": found.error,
+                    "edits": found.edits,
+                    "fix": clip(fix, DETAIL_CHARS),
+                    "failedSeq": failed.seq,
+                    "fixedSeq": seq,
+                },
+                scanned=(found.full_error,),
+            )
+        )
+
+    def _proofs(self, call: _Call, output: str, seq: int, when: int) -> None:
+        command = call.command or ""
+        proofs = []
+        if re.search(r"\bgit\b.*\bcommit\b", command) and (match := _COMMIT.search(output)):
+            proofs.append(f"git commit {match['sha'][:7]}（{match['branch']}）")
+        if re.search(r"\bgit\b.*\bpush\b", command) and (match := _PUSH.search(output)):
+            proofs.append(f"git push → {match[1]}")
+        passed = next((m for p in _TESTS_PASSED if (m := p.search(output))), None)
+        if passed is not None:
+            proofs.append(f"测试 {passed[1]} 个通过（`{clip(command, 80)}`）")
+            if _TEST_COMMAND.search(command):
+                self.facts["command:test"] = Draft(
+                    FACT,
+                    f"本工作区的测试命令：`{command}`（seq {seq} 时 {passed[1]} 个通过）",
+                    grade=TOOL,
+                    seq=seq,
+                    valid_from=when,
+                    subject="command:test",
+                    detail={"command": command, "passed": int(passed[1])},
+                    scanned=(command,),
+                )
+        if proofs:
+            self.proofs.extend(p for p in proofs if p not in self.proofs)
+            self.proof_seq = seq
+
+    def _human(self, text: str, seq: int) -> None:
+        self._end_turn()
+        when = self.last_time
+        if match := _REMEMBER.match(text):
+            said = (match["zh"] or match["en"] or "").strip()
+            if said:
+                subject_match = _SUBJECT.match(said)
+                subject = (
+                    "said:" + " ".join(subject_match["subject"].casefold().split())
+                    if subject_match
+                    else ""
+                )
+                self._add(
+                    Draft(
+                        FACT,
+                        clip(said, 400),
+                        grade=PERSON,
+                        seq=seq,
+                        valid_from=when,
+                        subject=subject,
+                        scanned=(text,),
+                    )
+                )
+        if _KEEP_SKILL.search(text):
+            self.keep_skill = (text, seq)
+        self.request = (text, seq)
+
+    def _end_turn(self) -> None:
+        """Close the current turn: its experience, its commands' recurrence, a skill asked for."""
+        if self.request is not None and self.proofs:
+            request, seq = self.request
+            situation = clip(" ".join(first_line(request).split()), REQUEST_CHARS)
+            used = "；".join(f"`{clip(c, 80)}`" for c in _distinct(self.commands)[-3:])
+            text = f"在「{situation}」这类任务中：{'，'.join(self.proofs[:4])}" + (
+                f"；用到的命令：{used}" if used else ""
+            )
+            self._add(
+                Draft(
+                    EXPERIENCE,
+                    text,
+                    grade=TOOL,
+                    seq=self.proof_seq if self.proof_seq is not None else seq,
+                    valid_from=self.last_time,
+                    detail={"requestSeq": seq, "proofs": self.proofs[:8]},
+                    scanned=(request,),
+                )
+            )
+        heads = tuple(_distinct(" ".join(c.split()[:2]) for c in self.commands))
+        if len(heads) >= 2:
+            seen = self.turns.get(heads, 0) + 1
+            if seen <= 1 and len(self.turns) >= 500:
+                pass  # bounded: new sequences past this many are not tracked
+            else:
+                self.turns[heads] = seen
+                if seen == 2 and len(self.recurring) < MAX_DRAFTS[SKILL]:
+                    self.recurring[heads] = (
+                        list(self.commands),
+                        self.request[1] if self.request else 0,
+                    )
+        if self.keep_skill is not None:
+            commands = self.commands or self.previous_commands
+            if commands:
+                text, seq = self.keep_skill
+                self._skill(commands, seq, requested=text)
+                self.keep_skill = None
+        if self.commands:
+            self.previous_commands = self.commands
+        self.request, self.proofs, self.commands, self.proof_seq = None, [], [], None
+
+    def _skill(self, commands: list[str], seq: int, requested: str | None = None) -> None:
+        made = draft_skill(_distinct(commands), requested=requested)
+        self._add(
+            Draft(
+                SKILL,
+                made.summary,
+                grade=PERSON if requested else TOOL,
+                seq=seq,
+                valid_from=self.last_time,
+                subject="skill:" + made.name,
+                detail={"name": made.name, "draft": made.text, "commands": made.commands},
+                scanned=(requested or "", made.text),
+            )
+        )
+
+    def _add(self, draft: Draft) -> None:
+        kept = self.drafts[draft.kind]
+        if any(d.text == draft.text for d in kept):
+            return
+        if len(kept) >= MAX_DRAFTS[draft.kind]:
+            kept.pop(0)  # the newest are kept
+            self.dropped[draft.kind] += 1
+        kept.append(draft)
+
+    # -- the end -------------------------------------------------------------------------
+
+    def finish(self) -> list[Draft]:
+        self._end_turn()
+        for heads, (commands, seq) in self.recurring.items():
+            if self.turns.get(heads, 0) >= 2:
+                self._skill(commands, seq)
+        for fact in self.facts.values():
+            self._add(fact)
+        return [draft for kind in MAX_DRAFTS for draft in self.drafts[kind]]
+
+
+def _distinct(items: Iterable[str]) -> list[str]:
+    seen: list[str] = []
+    for item in items:
+        if item not in seen:
+            seen.append(item)
+    return seen
+
+
+def _paths(arguments: dict[str, object] | str) -> tuple[str, ...]:
+    if isinstance(arguments, str):
+        return tuple(p.strip() for p in _PATCHED_FILE.findall(arguments))[:MAX_EDITS]
+    found = [str(arguments[key]) for key in _PATH_KEYS if arguments.get(key)]
+    patch = arguments.get("input") or arguments.get("patch")
+    if not found and isinstance(patch, str):
+        found = [p.strip() for p in _PATCHED_FILE.findall(patch)]
+    return tuple(found[:MAX_EDITS])

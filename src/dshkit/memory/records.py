@@ -1,0 +1,394 @@
+"""Memory records in the store: append-only, bitemporal, with their source and its grade.
+
+A record is never rewritten. What changes is only how it stands: a later fact about the same
+subject closes an earlier one (its valid time ends where the new one's begins, its record
+time is marked expired, and it names the record that superseded it); a quarantine is set or
+lifted; a skill draft is accepted or rejected. Both records of a supersession stay queryable
+with their times. A record whose superseding record is gone (forgotten) is current again.
+
+Supersession verdicts: a quarantined record supersedes nothing; a record of a lower grade
+(the person's words > tool evidence > the model's own claim) does not close one of a higher
+grade, it is recorded as superseded by it; a record older in valid time than the current one
+is recorded as closed where the current one begins.
+
+The text is indexed in `memory_fts` (FTS5, trigram: Chinese has no spaces) under the record's
+id, written in the same transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+import orjson
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from ..store import Store
+    from .workspace import Workspace
+
+FACT, EXPERIENCE, NEGATIVE, SKILL = "fact", "experience", "negative", "skill"
+KINDS = (FACT, EXPERIENCE, NEGATIVE, SKILL)
+PERSON, TOOL, MODEL = "person", "tool", "model"
+GRADES = {PERSON: 3, TOOL: 2, MODEL: 1}
+PROPOSED, ACCEPTED, REJECTED = "proposed", "accepted", "rejected"  # a skill's state
+
+COLUMNS = (
+    "id, kind, subject, text, detail, workspace, remote, valid_from, valid_to, recorded_at, "
+    "expired_at, superseded_by, harness, session_id, seq, grade, quarantined, "
+    "quarantine_reason, state"
+)
+# Current: not closed by a record that still exists.
+CURRENT = "NOT EXISTS (SELECT 1 FROM memory_records n WHERE n.id = memory_records.superseded_by)"
+SAME_WORKSPACE = "workspace = ? AND remote IS ?"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Record:
+    """One memory record as stored."""
+
+    __slots__ = (
+        "detail",
+        "expired_at",
+        "grade",
+        "harness",
+        "id",
+        "kind",
+        "quarantine_reason",
+        "quarantined",
+        "recorded_at",
+        "remote",
+        "seq",
+        "session_id",
+        "state",
+        "subject",
+        "superseded_by",
+        "text",
+        "valid_from",
+        "valid_to",
+        "workspace",
+    )
+
+    def __init__(self, row: Sequence[Any]) -> None:
+        (
+            self.id,
+            self.kind,
+            self.subject,
+            self.text,
+            detail,
+            self.workspace,
+            self.remote,
+            self.valid_from,
+            self.valid_to,
+            self.recorded_at,
+            self.expired_at,
+            self.superseded_by,
+            self.harness,
+            self.session_id,
+            self.seq,
+            self.grade,
+            quarantined,
+            self.quarantine_reason,
+            self.state,
+        ) = row
+        self.detail: dict[str, Any] = orjson.loads(detail) if detail else {}
+        self.quarantined = bool(quarantined)
+
+    @property
+    def source(self) -> str:
+        """Where it came from, as a person or the agent names it: harness:session#seq."""
+        seq = "" if self.seq is None else f"#{self.seq}"
+        return f"{self.harness}:{self.session_id}{seq}"
+
+    def as_json(self, current: bool | None = None) -> dict[str, Any]:
+        found: dict[str, Any] = {
+            "id": self.id,
+            "kind": self.kind,
+            "subject": self.subject,
+            "text": self.text,
+            "detail": self.detail,
+            "workspace": {"root": self.workspace, "remote": self.remote},
+            "validFrom": self.valid_from,
+            "validTo": self.valid_to,
+            "recordedAt": self.recorded_at,
+            "expiredAt": self.expired_at,
+            "supersededBy": self.superseded_by,
+            "source": {"harness": self.harness, "sessionId": self.session_id, "seq": self.seq},
+            "grade": self.grade,
+            "quarantined": self.quarantined,
+            "quarantineReason": self.quarantine_reason,
+            "state": self.state or None,
+        }
+        if current is not None:
+            found["current"] = current
+        return found
+
+
+class Draft:
+    """A record to be written: what the harvest found, before it has an id."""
+
+    __slots__ = (
+        "detail",
+        "grade",
+        "kind",
+        "quarantine",
+        "scanned",
+        "seq",
+        "subject",
+        "text",
+        "valid_from",
+    )
+
+    def __init__(
+        self,
+        kind: str,
+        text: str,
+        *,
+        grade: str,
+        seq: int | None,
+        valid_from: int,
+        subject: str = "",
+        detail: dict[str, Any] | None = None,
+        scanned: tuple[str, ...] = (),
+    ) -> None:
+        self.kind = kind
+        self.text = text
+        self.grade = grade
+        self.seq = seq
+        self.valid_from = valid_from
+        self.subject = subject
+        self.detail = detail or {}
+        # The full source texts the record was made from (scanned whole before any clipping).
+        self.scanned = scanned
+        self.quarantine: str | None = None
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(f"{self.kind}\0{self.subject}\0{self.text}".encode()).hexdigest()[:32]
+
+
+def add(
+    store: Store,
+    workspace: Workspace,
+    source: tuple[str, str],
+    draft: Draft,
+    *,
+    state: str = "",
+) -> int | None:
+    """Write `draft` as a record of `workspace` from the session `source` (harness, id), with
+    its supersession verdict, inside the caller's transaction; None when the very record was
+    harvested from that session before."""
+    from .threat import scan
+
+    verdict = scan(draft.text, *draft.scanned, orjson.dumps(draft.detail).decode())
+    reason = draft.quarantine or (None if verdict.clean else verdict.reason)
+    recorded = now_ms()
+    cursor = store.db.execute(
+        "INSERT OR IGNORE INTO memory_records (kind, subject, text, detail, workspace, remote, "
+        "valid_from, recorded_at, harness, session_id, seq, grade, digest, quarantined, "
+        "quarantine_reason, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            draft.kind,
+            draft.subject,
+            draft.text,
+            orjson.dumps(draft.detail).decode(),
+            workspace.root,
+            workspace.remote,
+            draft.valid_from,
+            recorded,
+            *source,
+            draft.seq,
+            draft.grade,
+            draft.digest,
+            int(reason is not None),
+            reason,
+            state,
+        ),
+    )
+    if not cursor.rowcount:
+        return None
+    new = int(cursor.lastrowid or 0)
+    store.db.execute("INSERT INTO memory_fts (rowid, text) VALUES (?, ?)", (new, draft.text))
+    if draft.kind == FACT and draft.subject and reason is None:
+        _supersede(store, workspace, new, draft, recorded)
+    return new
+
+
+def _supersede(store: Store, workspace: Workspace, new: int, draft: Draft, at: int) -> None:
+    rows = store.db.execute(
+        f"SELECT id, valid_from, grade, text FROM memory_records WHERE {SAME_WORKSPACE} "
+        f"AND kind = ? AND subject = ? AND id != ? AND quarantined = 0 AND {CURRENT}",
+        (workspace.root, workspace.remote, FACT, draft.subject, new),
+    ).fetchall()
+    rank = GRADES.get(draft.grade, 0)
+    for old, valid_from, grade, text in rows:
+        if text == draft.text:
+            continue  # the same fact said again: both stand
+        older_in_time = valid_from > draft.valid_from
+        if older_in_time or GRADES.get(grade, 0) > rank:
+            # The new record loses: it is closed where (or as) the standing one holds.
+            end = valid_from if older_in_time else draft.valid_from
+            _close(store, new, old, end, at, "older" if older_in_time else "lower-grade")
+            return
+    for old, _valid_from, _grade, text in rows:
+        if text != draft.text:
+            _close(store, old, new, draft.valid_from, at, "superseded")
+
+
+def _close(store: Store, record: int, by: int, valid_to: int, at: int, verdict: str) -> None:
+    store.db.execute(
+        "UPDATE memory_records SET valid_to = ?, expired_at = ?, superseded_by = ?, "
+        "detail = json_set(detail, '$.verdict', ?) WHERE id = ?",
+        (valid_to, at, by, verdict, record),
+    )
+
+
+def get(store: Store, record: int) -> Record | None:
+    row = store.db.execute(
+        f"SELECT {COLUMNS} FROM memory_records WHERE id = ?", (record,)
+    ).fetchone()
+    return None if row is None else Record(row)
+
+
+def is_current(store: Store, record: Record) -> bool:
+    if record.superseded_by is None:
+        return True
+    return get(store, int(record.superseded_by)) is None
+
+
+def select(
+    store: Store,
+    workspace: Workspace | None,
+    *,
+    kinds: Sequence[str] = KINDS,
+    current_only: bool = True,
+    quarantined: bool | None = None,
+    limit: int = 200,
+    ids: Sequence[int] | None = None,
+) -> list[Record]:
+    """Records, newest first: of `workspace` (every workspace when None), of `kinds`, current
+    only unless asked, quarantined or not when given."""
+    where = [f"kind IN ({', '.join('?' * len(kinds))})"]
+    params: list[Any] = list(kinds)
+    if workspace is not None:
+        where.append(SAME_WORKSPACE)
+        params += [workspace.root, workspace.remote]
+    if current_only:
+        where.append(CURRENT)
+    if quarantined is not None:
+        where.append("quarantined = ?")
+        params.append(int(quarantined))
+    if ids is not None:
+        where.append(f"id IN ({', '.join('?' * len(ids))})")
+        params += list(ids)
+    query = (
+        f"SELECT {COLUMNS} FROM memory_records WHERE {' AND '.join(where)} "
+        "ORDER BY valid_from DESC, id DESC LIMIT ?"
+    )
+    return [Record(row) for row in store.db.execute(query, [*params, limit])]
+
+
+def search_ids(store: Store, query: str, limit: int) -> list[int]:
+    """Record ids whose text holds every word of `query` (three characters or more: the
+    trigram index; shorter words are matched by LIKE), best match first."""
+    words = [w for w in query.split() if w]
+    long_words = [w for w in words if len(w) >= 3]
+    short = [w for w in words if len(w) < 3]
+    if long_words:
+        match = " AND ".join('"' + w.replace('"', '""') + '"' for w in long_words)
+        sql = "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?"
+        params: list[Any] = [match]
+        for word in short:
+            sql += " AND text LIKE ? ESCAPE '\\'"
+            params.append("%" + _like(word) + "%")
+        sql += " ORDER BY rank LIMIT ?"
+        return [int(r[0]) for r in store.db.execute(sql, [*params, limit])]
+    if not short:
+        return []
+    sql = "SELECT rowid FROM memory_fts WHERE " + " AND ".join(
+        "text LIKE ? ESCAPE '\\'" for _ in short
+    )
+    rows = store.db.execute(
+        sql + " ORDER BY rowid DESC LIMIT ?", [*("%" + _like(w) + "%" for w in short), limit]
+    )
+    return [int(r[0]) for r in rows]
+
+
+def _like(word: str) -> str:
+    return word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def forget(store: Store, record: int) -> bool:
+    """Delete one record, its index entry with it, leaving no byte of it (secure_delete, the
+    index merged so no segment keeps its terms, the WAL checkpointed). Records it closed are
+    current again (their closer is gone)."""
+    with store.transaction() as db:
+        db.execute("DELETE FROM memory_fts WHERE rowid = ?", (record,))
+        gone = db.execute("DELETE FROM memory_records WHERE id = ?", (record,)).rowcount
+        db.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    return bool(gone)
+
+
+def set_quarantine(store: Store, record: int, reason: str | None) -> None:
+    store.db.execute(
+        "UPDATE memory_records SET quarantined = ?, quarantine_reason = ? WHERE id = ?",
+        (int(reason is not None), reason, record),
+    )
+
+
+def set_state(store: Store, record: int, state: str, detail: dict[str, Any]) -> None:
+    store.db.execute(
+        "UPDATE memory_records SET state = ?, detail = ? WHERE id = ?",
+        (state, orjson.dumps(detail).decode(), record),
+    )
+
+
+def counts(store: Store, workspace: Workspace | None = None) -> dict[str, Any]:
+    """The debug panel's counts: current records per kind, the proposals waiting (the queue),
+    the quarantined; with a workspace, how the current records stand to it (same workspace,
+    another one, no provenance)."""
+    by_kind = {kind: 0 for kind in KINDS}
+    for kind, count in store.db.execute(
+        f"SELECT kind, count(*) FROM memory_records WHERE {CURRENT} AND quarantined = 0 "
+        "GROUP BY kind"
+    ):
+        by_kind[kind] = count
+    queue = store.db.execute(
+        "SELECT count(*) FROM memory_records WHERE kind = ? AND state = ?", (SKILL, PROPOSED)
+    ).fetchone()[0]
+    quarantined = store.db.execute(
+        "SELECT count(*) FROM memory_records WHERE quarantined = 1"
+    ).fetchone()[0]
+    found: dict[str, Any] = {
+        "skills": by_kind[SKILL],
+        "negative": by_kind[NEGATIVE],
+        "facts": by_kind[FACT],
+        "experiences": by_kind[EXPERIENCE],
+        "queue": queue,
+        "quarantined": quarantined,
+    }
+    if workspace is not None:
+        same = cross = none = 0
+        for root, remote, session in store.db.execute(
+            f"SELECT workspace, remote, session_id FROM memory_records WHERE {CURRENT}"
+        ):
+            if not session:
+                none += 1
+            elif (root, remote) == (workspace.root, workspace.remote):
+                same += 1
+            else:
+                cross += 1
+        found["workspace"] = {
+            **workspace.as_json(),
+            "same": same,
+            "cross": cross,
+            "noProvenance": none,
+        }
+    return found

@@ -1,0 +1,485 @@
+"""Memory's one face for the surfaces: harvest, read, search, inject, forget, quarantine and
+skills.
+
+`MemoryService` is what the CLI (`dshkit memory …`), the MCP tools (`memory_search`,
+`memory_get`) and the web's `/api/memory/` call. Each use case opens its own store; results
+have `as_json()`; errors are the tree's (a record that is not there is NotFound naming
+`record`, a bad argument Invalid naming its field).
+
+Harvest reads sessions from the store (`Catalog.iter_events`, one chunk at a time), after a
+scan as `refresh` asks. What it harvests: the sessions named; and, always, the sources a
+handoff retired (read from the handoff ledger in the store) that were not harvested at their
+current revision. A source whose handoff is still under way is deferred (`ledger.deferred`)
+and taken by a later harvest; it is never guessed from "the latest session".
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .. import harnesses
+from ..config import load_config
+from ..errors import Invalid, NotFound, Refused
+from ..sessions import Refresh, Source
+from ..sessions.catalog import Catalog, SessionInfo
+from ..sessions.freshness import refresh as scan_as
+from ..store import LeaseBusy, Store
+from . import records as rec
+from .harvest import Harvester
+from .inject import Chosen, choose
+from .records import Record
+from .skills import validate, write_skill
+from .workspace import Workspace, identify
+
+HARVEST_LEASE = "memory-harvest"
+SEARCH_LIMIT = 100
+LIST_LIMIT = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class RecordList:
+    workspace: Workspace | None
+    records: list[Record]
+    current: dict[int, bool]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "workspace": None if self.workspace is None else self.workspace.as_json(),
+            "records": [r.as_json(self.current.get(r.id)) for r in self.records],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RecordView:
+    """One record, whether it stands, and its supersession chain (what it closed, what
+    closed it), each with its times."""
+
+    record: Record
+    current: bool
+    supersedes: list[Record]
+    superseded_by: Record | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            **self.record.as_json(self.current),
+            "supersedes": [r.as_json() for r in self.supersedes],
+            "supersededByRecord": None
+            if self.superseded_by is None
+            else self.superseded_by.as_json(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Injection:
+    workspace: Workspace
+    request: str
+    chosen: Chosen
+    enabled: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "workspace": self.workspace.as_json(),
+            "request": self.request,
+            "enabled": self.enabled,
+            **self.chosen.as_json(),
+        }
+
+
+@dataclass(slots=True)
+class HarvestReport:
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+    added: dict[str, int] = field(default_factory=lambda: dict.fromkeys(rec.KINDS, 0))
+    quarantined: int = 0
+    superseded: int = 0
+    skipped: int = 0  # sessions unchanged since they were harvested
+    retired: int = 0  # retired sources harvested
+    deferred: list[dict[str, Any]] = field(default_factory=list)  # handoffs under way
+    busy: bool = False  # another harvest held the lease
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "sessions": self.sessions,
+            "added": self.added,
+            "quarantined": self.quarantined,
+            "superseded": self.superseded,
+            "skipped": self.skipped,
+            "ledger": {"retired": self.retired, "deferred": self.deferred},
+            "busy": self.busy,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    record: int
+    path: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"accepted": self.record, "path": self.path}
+
+
+class MemoryService:
+    """The memory use cases over the state directory `state_dir`, scanning `sources` (each
+    harness's own roots when None) when a harvest asks for a refresh."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        *,
+        sources: Sequence[Source] | None = None,
+        busy_timeout: float = 30.0,
+    ) -> None:
+        self.state_dir = Path(state_dir)
+        self._sources = None if sources is None else list(sources)
+        self.busy_timeout = busy_timeout
+
+    def _store(self) -> Store:
+        return Store(self.state_dir, busy_timeout=self.busy_timeout)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return load_config(self.state_dir)["memory"]
+
+    # -- workspaces ------------------------------------------------------------------------
+
+    def workspace(self, cwd: str | None = None, root: str | None = None) -> Workspace:
+        """The workspace a directory `cwd` is in, or the one whose root is `root` (as given,
+        its real path; its remote read from the repository it is in)."""
+        if root is not None:
+            if not os.path.isabs(root):
+                raise Invalid(
+                    f"a workspace is an absolute directory, got {root!r}", field="workspace"
+                )
+            found = identify(root, ())
+            return Workspace(os.path.realpath(root), found.remote)
+        if cwd is None:
+            cwd = os.getcwd()
+        if not os.path.isabs(cwd):
+            raise Invalid(f"the directory must be absolute, got {cwd!r}", field="cwd")
+        return identify(cwd, self.settings["workspaces"])
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def records(
+        self,
+        workspace: Workspace | None,
+        *,
+        kinds: Sequence[str] = rec.KINDS,
+        history: bool = False,
+        quarantined: bool | None = None,
+        limit: int = 200,
+    ) -> RecordList:
+        """Records of `workspace` (every workspace when None), newest first; `history` also
+        the superseded ones."""
+        _kinds(kinds)
+        if not 1 <= limit <= LIST_LIMIT:
+            raise Invalid(f"limit must be from 1 to {LIST_LIMIT}, got {limit}", field="limit")
+        with self._store() as store:
+            found = rec.select(
+                store,
+                workspace,
+                kinds=kinds,
+                current_only=not history,
+                quarantined=quarantined,
+                limit=limit,
+            )
+            current = {r.id: rec.is_current(store, r) for r in found}
+        return RecordList(workspace, found, current)
+
+    def get(self, record: int) -> RecordView:
+        with self._store() as store:
+            found = _record(store, record)
+            supersedes = [
+                rec.Record(row)
+                for row in store.db.execute(
+                    f"SELECT {rec.COLUMNS} FROM memory_records WHERE superseded_by = ? "
+                    "ORDER BY valid_from",
+                    (record,),
+                )
+            ]
+            by = None if found.superseded_by is None else rec.get(store, found.superseded_by)
+            return RecordView(found, by is None, supersedes, by)
+
+    def search(
+        self, query: str, workspace: Workspace | None = None, *, limit: int = 20
+    ) -> RecordList:
+        """Records whose text holds every word of `query`, best first; of `workspace` when
+        given. History included (each says whether it is current)."""
+        if not query.strip():
+            raise Invalid("the query is empty", field="query")
+        if len(query) > 1_000:
+            raise Invalid("the query is longer than 1000 characters", field="query")
+        if not 1 <= limit <= SEARCH_LIMIT:
+            raise Invalid(f"limit must be from 1 to {SEARCH_LIMIT}, got {limit}", field="limit")
+        with self._store() as store:
+            ids = rec.search_ids(store, query, limit * 4 if workspace else limit)
+            if not ids:
+                return RecordList(workspace, [], {})
+            by_id = {
+                r.id: r
+                for r in rec.select(store, workspace, current_only=False, limit=len(ids), ids=ids)
+            }
+            found = [by_id[i] for i in ids if i in by_id][:limit]
+            current = {r.id: rec.is_current(store, r) for r in found}
+        return RecordList(workspace, found, current)
+
+    def inject(self, workspace: Workspace, request: str = "") -> Injection:
+        """Exactly what a new session of `workspace` is given (the hook's own choice; nothing
+        is delivered or changed)."""
+        settings = self.settings
+        with self._store() as store:
+            chosen = (
+                choose(store, workspace, request, settings["inject_chars"])
+                if settings["inject"]
+                else Chosen("", [], {})
+            )
+        return Injection(workspace, request, chosen, bool(settings["inject"]))
+
+    def counts(self, workspace: Workspace | None = None) -> dict[str, Any]:
+        """The debug panel's memory counts."""
+        with self._store() as store:
+            return rec.counts(store, workspace)
+
+    # -- harvesting ------------------------------------------------------------------------
+
+    def harvest(
+        self,
+        sessions: Sequence[str] = (),
+        *,
+        harness: str | None = None,
+        every: bool = False,
+        refresh: Refresh = Refresh.NONE,
+        min_interval_s: float = 0.0,
+        wait: float | None = None,
+    ) -> HarvestReport:
+        """Harvest the sessions named (ids or unique prefixes), every changed one (`every`),
+        and the retired sources not yet harvested. `min_interval_s`: a session harvested less
+        than this long ago is skipped."""
+        report = HarvestReport()
+        of = None if harness is None else _harness(harness)
+        with self._store() as store:
+            if refresh is not Refresh.NONE:
+                scan_as(store, self._sources_list(), refresh, wait=self.busy_timeout)
+            catalog = Catalog(store)
+            wanted: list[SessionInfo] = [catalog.find(s, of) for s in sessions]
+            if every:
+                wanted += catalog.recent(of, None)
+            wanted += self._retired(store, catalog, report)
+            try:
+                with store.lease(HARVEST_LEASE, wait=self.busy_timeout if wait is None else wait):
+                    done: set[tuple[str, str]] = set()
+                    for info in wanted:
+                        if info.key in done:
+                            continue
+                        done.add(info.key)
+                        self._harvest_one(store, catalog, info, report, min_interval_s)
+            except LeaseBusy:
+                report.busy = True
+        return report
+
+    def _sources_list(self) -> list[Source]:
+        if self._sources is None:
+            from ..sessions import default_sources
+
+            self._sources = default_sources()
+        return self._sources
+
+    def _retired(self, store: Store, catalog: Catalog, report: HarvestReport) -> list[SessionInfo]:
+        """Retired sources of handoffs, from the handoff ledger as the store keeps it; those
+        still transferring are deferred."""
+        found: list[SessionInfo] = []
+        rows = store.db.execute(
+            "SELECT l.harness, l.session_id, l.kind, l.txn_id FROM graft_ledger l "
+            "LEFT JOIN memory_harvests h ON h.harness = l.harness AND h.session_id = l.session_id "
+            "LEFT JOIN sessions s ON s.harness = l.harness AND s.session_id = l.session_id "
+            "WHERE h.revision IS NULL OR h.revision != s.revision"
+        ).fetchall()
+        for harness, session_id, kind, txn in rows:
+            if kind != "retired":
+                report.deferred.append({"harness": harness, "sessionId": session_id, "txn": txn})
+                continue
+            info = catalog.get((harness, session_id))
+            if info is None:
+                report.deferred.append(
+                    {"harness": harness, "sessionId": session_id, "txn": txn, "why": "not scanned"}
+                )
+                continue
+            report.retired += 1
+            found.append(info)
+        return found
+
+    def _harvest_one(
+        self,
+        store: Store,
+        catalog: Catalog,
+        info: SessionInfo,
+        report: HarvestReport,
+        min_interval_s: float,
+    ) -> None:
+        row = store.db.execute(
+            "SELECT revision, at FROM memory_harvests WHERE harness = ? AND session_id = ?",
+            info.key,
+        ).fetchone()
+        if row is not None and (
+            row[0] == info.revision or rec.now_ms() - row[1] < min_interval_s * 1000
+        ):
+            report.skipped += 1
+            return
+        workspace = identify(info.cwd or info.project or "/", self.settings["workspaces"])
+        harvester = Harvester(info.harness)
+        for event in catalog.iter_events(info.key):
+            harvester.feed(event)
+        drafts = harvester.finish()
+        added = dict.fromkeys(rec.KINDS, 0)
+        with store.transaction():
+            before = _closed(store)
+            for draft in drafts:
+                state = rec.PROPOSED if draft.kind == rec.SKILL else ""
+                new = rec.add(store, workspace, info.key, draft, state=state)
+                if new is None:
+                    continue
+                added[draft.kind] += 1
+                report.added[draft.kind] += 1
+                if store.db.execute(
+                    "SELECT quarantined FROM memory_records WHERE id = ?", (new,)
+                ).fetchone()[0]:
+                    report.quarantined += 1
+            report.superseded += _closed(store) - before
+            summary = {"added": added, "dropped": harvester.dropped, "events": harvester.events}
+            store.db.execute(
+                "INSERT INTO memory_harvests (harness, session_id, revision, at, report) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (harness, session_id) DO UPDATE SET "
+                "revision = excluded.revision, at = excluded.at, report = excluded.report",
+                (*info.key, info.revision, rec.now_ms(), orjson.dumps(summary).decode()),
+            )
+        report.sessions.append(
+            {
+                "harness": info.harness,
+                "id": info.session_id,
+                "workspace": workspace.as_json(),
+                **summary,
+            }
+        )
+
+    # -- changing --------------------------------------------------------------------------
+
+    def forget(self, record: int) -> int:
+        """Delete the record `record`, leaving no byte of it."""
+        with self._store() as store:
+            if not rec.forget(store, record):
+                raise NotFound(f"there is no memory record {record}", field="record")
+        return record
+
+    def quarantine(self, record: int, reason: str = "set aside by the person") -> RecordView:
+        """Keep the record from every injection (it stays, and is shown)."""
+        with self._store() as store, store.transaction():
+            _record(store, record)
+            rec.set_quarantine(store, record, reason.strip() or "set aside by the person")
+        return self.get(record)
+
+    def release(self, record: int) -> RecordView:
+        """Lift a quarantine; refused while the scanner still finds injection-shaped text
+        (it would not be injected anyway)."""
+        from .threat import scan
+
+        with self._store() as store, store.transaction():
+            found = _record(store, record)
+            verdict = scan(found.text, orjson.dumps(found.detail).decode())
+            if not verdict.clean:
+                raise Refused(
+                    "MEMORY_POISONED",
+                    f"record {record} holds injection-shaped text ({verdict.reason}): it stays "
+                    "quarantined; forget it instead",
+                    field="record",
+                )
+            rec.set_quarantine(store, record, None)
+        return self.get(record)
+
+    def accept(self, record: int, harness: str, scope: str = "project") -> Accepted:
+        """Write the skill draft `record` into `harness`'s skills folder (`scope`: user or
+        project, the project being the record's workspace root)."""
+        info = _harness_info(harness)
+        where = info.skills.get(scope)
+        if where is None:
+            known = ", ".join(sorted(info.skills)) or "none"
+            raise Refused(
+                "NO_SKILLS_FOLDER",
+                f"{info.label} has no {scope} skills folder dshkit knows (known scopes: {known})",
+                field="harness",
+            )
+        with self._store() as store:
+            found = _record(store, record)
+            if found.kind != rec.SKILL:
+                raise Invalid(f"record {record} is a {found.kind}, not a skill", field="record")
+            if found.quarantined:
+                raise Refused(
+                    "MEMORY_QUARANTINED", f"record {record} is quarantined", field="record"
+                )
+            if found.state == rec.ACCEPTED:
+                raise Refused(
+                    "SKILL_ACCEPTED",
+                    f"record {record} was accepted already ({found.detail.get('path')})",
+                    field="record",
+                )
+            name = str(found.detail.get("name", ""))
+            path = write_skill(where(found.workspace), name, str(found.detail.get("draft", "")))
+            with store.transaction():
+                rec.set_state(
+                    store,
+                    record,
+                    rec.ACCEPTED,
+                    {**found.detail, "path": path, "harness": info.name},
+                )
+        return Accepted(record, path)
+
+    def reject(self, record: int) -> RecordView:
+        with self._store() as store, store.transaction():
+            found = _record(store, record)
+            if found.kind != rec.SKILL:
+                raise Invalid(f"record {record} is a {found.kind}, not a skill", field="record")
+            rec.set_state(store, record, rec.REJECTED, found.detail)
+        return self.get(record)
+
+    def check_skill(self, text: str, folder: str | None = None) -> list[str]:
+        """What is wrong with a SKILL.md text (empty: valid)."""
+        return validate(text, folder)
+
+
+def _closed(store: Store) -> int:
+    return int(
+        store.db.execute(
+            "SELECT count(*) FROM memory_records WHERE superseded_by IS NOT NULL"
+        ).fetchone()[0]
+    )
+
+
+def _record(store: Store, record: int) -> Record:
+    found = rec.get(store, record)
+    if found is None:
+        raise NotFound(f"there is no memory record {record}", field="record")
+    return found
+
+
+def _kinds(kinds: Sequence[str]) -> None:
+    unknown = [k for k in kinds if k not in rec.KINDS]
+    if unknown or not kinds:
+        raise Invalid(
+            f"unknown kind {unknown[0] if unknown else ''!r} (known: {', '.join(rec.KINDS)})",
+            field="kind",
+        )
+
+
+def _harness(name: str) -> str:
+    return _harness_info(name).name
+
+
+def _harness_info(name: str) -> harnesses.Harness:
+    try:
+        return harnesses.get(name)
+    except harnesses.UnknownHarness as exc:
+        raise Invalid(str(exc), field="harness") from None

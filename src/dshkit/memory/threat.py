@@ -1,0 +1,154 @@
+"""The poisoning scanner: whether a text is shaped to steer the agent that would read it.
+
+Memory is harvested from what sessions saw (tool output, files read, web pages), so anything
+an attacker could get into a log can reach the next session. Every text a record is made from
+is scanned whole, before any clipping (a title cut to thirty characters once hid "Ignore all
+previous instructions"), at write and again before injection. What is found is quarantined:
+kept and shown to the person, never injected.
+
+The text is normalized first: compatibility forms folded (full-width letters are letters),
+invisible characters dropped (a zero-width space between "ignore" and "all" hides nothing),
+case and runs of whitespace folded. Invisible characters themselves are a finding when they
+are of the kinds used to smuggle text (Unicode tag characters, direction overrides).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Characters that render as nothing: dropped before matching.
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# Tag characters (text no one sees that models read) and direction overrides: smuggling.
+_SMUGGLING = re.compile("[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069]")
+
+_EN_PRIOR = (
+    r"(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
+    r"(?:previous|prior|above|earlier|preceding|former|original|system|existing)"
+)
+_EN_ORDERS = (
+    r"(?:instructions?|prompts?|rules|directions|directives|guidelines|commands|messages|"
+    r"context|constraints)"
+)
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, re.IGNORECASE | re.MULTILINE))
+    for name, pattern in (
+        (
+            "override",
+            rf"\b(?:ignore|disregard|forget|override|bypass|skip|drop)\s+(?:all\s+|any\s+|everything\s+)?"
+            rf"{_EN_PRIOR}\s+(?:\w+\s+)?{_EN_ORDERS}",
+        ),
+        (
+            "override",
+            r"\b(?:ignore|disregard|forget)\s+(?:all|everything)\s+(?:you\s+were\s+told|above|before)",
+        ),
+        ("override", rf"\bdo\s+not\s+follow\s+{_EN_PRIOR}\s+{_EN_ORDERS}"),
+        ("role", r"\byou\s+are\s+(?:now|no\s+longer)\s+(?:a|an|the|in|my|dan\b)"),
+        ("role", r"\b(?:new|updated|real|actual)\s+(?:system\s+)?instructions?\s*[:：]"),
+        ("role", r"\b(?:enter|enable|activate)\s+(?:developer|god|jailbreak|dan)\s+mode\b"),
+        ("role", r"\bjailbreak(?:ed|ing)?\b"),
+        (
+            "tag",
+            r"<\s*/?\s*(?:system|assistant|developer|instructions?|im_start|im_end|"
+            r"system[-_]prompt|system[-_]reminder|tool_call|function_calls?)\b[^>]{0,40}>",
+        ),
+        ("tag", r"<\|\s*(?:im_start|im_end|system|endoftext|start_header_id|eot_id)\s*\|?>"),
+        ("tag", r"\[/?(?:inst|system|sys)\]|<<\s*/?sys\s*>>"),
+        (
+            "tag",
+            r"^\s*#{1,4}\s*(?:system\s+(?:prompt|message|instructions?)|"
+            r"instructions?\s+for\s+(?:the\s+)?(?:ai|assistant|model|agent))\s*:?\s*$",
+        ),
+        (
+            "exfiltration",
+            r"\b(?:send|upload|post|exfiltrate|leak|transmit|forward|email|paste|curl|wget)\b"
+            r"[^.\n]{0,60}\b(?:api[\s_-]?keys?|tokens?|secrets?|passwords?|credentials?|"
+            r"private\s+keys?|ssh\s+keys?|id_rsa|\.env\b|env(?:ironment)?\s+variables|cookies?)",
+        ),
+        (
+            "exfiltration",
+            r"\b(?:reveal|print|show|output|repeat|dump|leak)\s+(?:me\s+)?(?:your|the)\s+"
+            r"(?:full\s+|entire\s+|hidden\s+|original\s+)?(?:system\s+prompt|instructions|initial\s+prompt)",
+        ),
+        (
+            "secrecy",
+            r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|alert)\s+the\s+user\b",
+        ),
+        ("secrecy", r"\bwithout\s+(?:telling|informing|asking)\s+the\s+user\b"),
+        # Chinese
+        (
+            "override",
+            r"(?:忽略|无视|忽视|不要理会|别管|抛开|丢弃|跳过|忘掉|忘记|覆盖)\s*(?:掉)?\s*"
+            r"(?:你|掉)?\s*(?:之前|以前|此前|先前|上面|以上|前面|上述|原有|原来|原先|系统|所有|全部|一切)"
+            r"[^。\n]{0,12}(?:指令|指示|提示词|提示|规则|要求|设定|约束|命令|说明)",
+        ),
+        (
+            "override",
+            r"(?:不要|不再|别)\s*(?:遵守|遵循|服从|执行)\s*(?:之前|以前|上面|以上|原有|系统)[^。\n]{0,8}(?:指令|规则|设定|要求)",
+        ),
+        (
+            "role",
+            r"(?:从现在起|从现在开始|现在起)?\s*你(?:现在)?(?:是|扮演|变成|成为)(?:一个|一名)?\s*(?:没有|不受|无)(?:任何)?(?:限制|约束)",
+        ),
+        ("role", r"(?:从现在起|从现在开始)[,，]?\s*你(?:是|将|要|必须)"),
+        ("role", r"(?:新的|真正的|最新的|更新后的)\s*(?:系统)?\s*指令\s*[:：]"),
+        ("role", r"(?:进入|开启|启用|切换到)\s*(?:开发者|越狱|上帝|无限制)\s*模式"),
+        ("role", r"越狱"),
+        (
+            "exfiltration",
+            r"(?:发送|上传|泄露|外传|发到|传到|转发|提交到|贴到|回传)[^。\n]{0,30}"
+            r"(?:密钥|秘钥|令牌|token|密码|凭据|凭证|私钥|\.env|环境变量|cookie)",
+        ),
+        (
+            "exfiltration",
+            r"(?:把|将)[^。\n]{0,30}(?:密钥|秘钥|令牌|密码|凭据|凭证|私钥|\.env|环境变量)[^。\n]{0,20}"
+            r"(?:发送|上传|发到|传到|贴到|告诉|给)",
+        ),
+        (
+            "exfiltration",
+            r"(?:泄露|输出|显示|打印|告诉我|复述|重复)\s*(?:你的|完整的|全部)?\s*(?:系统提示词|系统提示|初始提示|系统指令)",
+        ),
+        ("secrecy", r"(?:不要|别|切勿|不得)\s*(?:告诉|通知|提醒|让)\s*(?:用户|使用者|主人)"),
+        ("secrecy", r"(?:瞒着|背着)\s*用户"),
+    )
+)
+
+
+class Verdict:
+    """What the scan found: nothing (`clean`), or the kinds of injection and a sample of each."""
+
+    __slots__ = ("findings",)
+
+    def __init__(self, findings: tuple[tuple[str, str], ...]) -> None:
+        self.findings = findings  # (kind, the matched text as normalized), at most one per kind
+
+    @property
+    def clean(self) -> bool:
+        return not self.findings
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(f"{kind}: {sample!r}" for kind, sample in self.findings)
+
+
+def normalize(text: str) -> str:
+    """The text as the patterns read it (see the module docstring)."""
+    folded = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
+    return re.sub(r"[ \t\u3000]+", " ", folded).casefold()
+
+
+def scan(*texts: str) -> Verdict:
+    """Scan every text whole; a finding in any of them is the verdict's."""
+    found: dict[str, str] = {}
+    for text in texts:
+        if not text:
+            continue
+        if "smuggling" not in found and (hidden := _SMUGGLING.search(text)):
+            found["smuggling"] = f"U+{ord(hidden.group()):04X}"
+        plain = normalize(text)
+        for kind, pattern in _PATTERNS:
+            if kind in found:
+                continue
+            if match := pattern.search(plain):
+                found[kind] = match.group()[:80]
+    return Verdict(tuple(found.items()))
