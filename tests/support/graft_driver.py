@@ -85,6 +85,14 @@ class World:
             found.append((int(pid), step))
         return found
 
+    def call_args(self) -> list[dict[str, Any]]:
+        """Each fake CLI call's options (`--model`, `--permission-mode`) and when it began."""
+        found = []
+        for number in range(1, len(self.calls()) + 1):
+            path = self.fake / f"args-{number}"
+            found.append(json.loads(path.read_text()) if path.exists() else {})
+        return found
+
     def run_cli(self, message: str, cwd: Path) -> None:
         """One call of the fake CLI, as a person (or an earlier handoff) would have made it."""
         subprocess.run(

@@ -3,7 +3,8 @@
 Run through a small executable wrapper named by `$CLAUDE_BIN` (see `fake_cli` in the graft
 tests). `$FAKE_CLI_DIR` holds its script: `plan` lists what successive calls do, comma
 separated (`ok`, `slow`, `fail`, `hang`; calls past the list do `ok`), and each call leaves
-`call-<n>` (its pid and what it did) there. The transcript goes where Claude Code keeps it:
+`call-<n>` (its pid and what it did) there, and `args-<n>` (its options and when it began,
+as JSON). The transcript goes where Claude Code keeps it:
 `$CLAUDE_CONFIG_DIR/projects/<cwd with every non-alphanumeric as '-'>/<session>.jsonl`.
 """
 
@@ -77,11 +78,20 @@ def _write_transcript(message: str) -> str:
 
 
 def main(argv: list[str]) -> int:
+    began = time.time()
     if len(argv) < 2 or argv[0] != "-p":
-        print(f"fake cli: expected -p MESSAGE, got {argv!r}", file=sys.stderr)
+        print(f"fake cli: expected -p [OPTIONS] MESSAGE, got {argv!r}", file=sys.stderr)
         return 2
+    options: dict[str, str] = {}
+    rest = argv[1:]
+    while len(rest) > 1 and rest[0] in ("--model", "--permission-mode"):
+        options[rest[0]] = rest[1]
+        rest = rest[2:]
+    argv = ["-p", *rest]
     directory = os.environ["FAKE_CLI_DIR"]
     number = _call_number(directory)
+    with open(os.path.join(directory, f"args-{number}"), "w") as handle:
+        json.dump({"options": options, "began": began}, handle)
     try:
         with open(os.path.join(directory, "plan")) as handle:
             plan = [step.strip() for step in handle.read().split(",") if step.strip()]

@@ -1,7 +1,8 @@
 """`dshkit graft …`: context handoff; `status` shows a session's watermark and the decision now,
 `prepare` the handoff it would get (task board, constraints, first message), read-only;
 `audit`, `debug-status` and `handoffs` show what happened and what is under way (read-only),
-`recover` finishes or rolls back what a stopped process left unfinished."""
+`recover` finishes or rolls back what a stopped process left unfinished, `cancel` withdraws a
+pending or stuck handoff and `release` un-retires a handed-off source on purpose (audited)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,34 @@ def status(session_id: str, harness: str | None, state_dir: str | None, as_json:
         print_json(shown)
         return
     _print_decision(shown, [("session", f"{shown['harness']} {shown['session']}")])
+    _print_outcome(shown["handoff"], shown["forcedCutFailure"])
+
+
+def _print_outcome(outcome: dict[str, Any] | None, failed: dict[str, Any] | None) -> None:
+    """What became of the session's latest handoff, and failing forced cuts (status)."""
+    if outcome is None:
+        stdout.print("handoff: none from this session")
+    else:
+        launch = ", ".join(f"{name} {outcome[name]}" for name in ("model", "mode") if outcome[name])
+        started = f" (started with {launch})" if launch and outcome["targetSessionId"] else ""
+        stalled = "; no live process drives it: `dshkit graft recover` or `graft cancel`"
+        stdout.print(
+            Text(
+                f"handoff #{outcome['txnId']} {outcome['state']}: {outcome['summary']}{started}"
+                + (stalled if outcome["stalled"] else "")
+                + ("; the source was released on purpose" if outcome["released"] else "")
+            )
+        )
+    if failed is not None:
+        stdout.print(
+            Text(
+                f"forced cut failed {failed['failures']} time(s) in a row, last at "
+                f"{when(failed['at'])}: {failed['error']}; next try not before "
+                f"{when(failed['retryAt'])}; the model "
+                + ("was told to carry on" if failed["told"] else "has not been told yet"),
+                style="red",
+            )
+        )
 
 
 def _print_decision(decision: dict[str, Any], head: list[tuple[str, str]]) -> None:
@@ -249,6 +278,7 @@ def _print_session(part: SessionPart) -> None:
                 f"{retired['command'] or 'no command (the target cannot be resumed)'}"
             )
         )
+    _print_outcome(part["handoff"], part["forcedCutFailure"])
     if part["targetOf"]:
         born = ", ".join(f"#{txn}" for txn in part["targetOf"])
         stdout.print(f"carries on the work of handoff {born}")
@@ -365,7 +395,9 @@ def recover_command(state_dir: str | None, as_json: bool) -> None:
 
 def _ending(txn: Txn) -> str:
     if txn.state == State.COMMITTED:
-        return f"committed, target {txn.plan.target} {txn.target_id}"
+        command = txn.continue_command()
+        go_on = f"; continue it with: {command}" if command else ""
+        return f"committed, target {txn.plan.target} {txn.target_id}{go_on}"
     if txn.state == State.PENDING:
         return "pending: waits for the next session started in its directory"
     return f"{txn.state.lower().replace('_', ' ')}: {txn.last_error}"
@@ -401,6 +433,11 @@ def handoffs(state_dir: str | None, as_json: bool) -> None:
 )
 @click.option("--allow-reslice", is_flag=True, help="Hand off a session that handed off before.")
 @click.option(
+    "--forced",
+    is_flag=True,
+    hidden=True,  # the watermark's forced cut: its failure is recorded for the model and status
+)
+@click.option(
     "--background", is_flag=True, help="Begin the handoff, then start the target detached."
 )
 @state_dir_option
@@ -412,6 +449,7 @@ def slice_command(
     harness: str | None,
     forced_mark: str | None,
     allow_reslice: bool,
+    forced: bool,
     background: bool,
     state_dir: str | None,
     as_json: bool,
@@ -432,6 +470,7 @@ def slice_command(
         harness,
         forced_mark=mark,
         allow_reslice=allow_reslice,
+        forced=forced,
         drive="detached" if background else "now",
         refresh=Refresh.WAIT,
     )
@@ -464,6 +503,59 @@ def drive_command(txn_id: int, state_dir: str | None, as_json: bool) -> None:
     else:
         stdout.print(Text(f"handoff #{txn.id}: {_ending(txn)}"))
     _exit_for(txn)
+
+
+@graft.command("cancel")
+@click.option(
+    "--txn",
+    "txn_id",
+    type=click.IntRange(0, SQLITE_INT_MAX),
+    required=True,
+    help="The handoff's number (`dshkit graft handoffs`).",
+)
+@click.option("--reason", default=None, help="Why, for the audit trail.")
+@state_dir_option
+@json_option
+def cancel_command(txn_id: int, reason: str | None, state_dir: str | None, as_json: bool) -> None:
+    """Withdraw a pending or stuck handoff whose new session has not started: the source works
+    again and is told so once. Audited (`handoff-cancelled`).
+
+    A handoff a live process is driving is left to it (exit 4: busy); one whose new session
+    started cannot be cancelled (release its source instead).
+    """
+    txn = _service(state_dir).cancel(txn_id, by="cli", reason=reason)
+    if as_json:
+        print_json(txn.as_json())
+    else:
+        stdout.print(
+            Text(
+                f"handoff #{txn.id} cancelled: {txn.plan.harness} {txn.plan.session_id} works again"
+            )
+        )
+
+
+@graft.command("release")
+@click.option("--session", "session_id", required=True, help="The retired source's id.")
+@click.option("--harness", type=click.Choice(HARNESSES), default=None)
+@click.option("--reason", default=None, help="Why, for the audit trail.")
+@state_dir_option
+@json_option
+def release_command(
+    session_id: str, harness: str | None, reason: str | None, state_dir: str | None, as_json: bool
+) -> None:
+    """Un-retire a source whose handoff committed, on purpose: it takes prompts and tool calls
+    again and is told so once; the new session stays as it is. Audited (`source-released`).
+    """
+    txn = _service(state_dir).release(session_id, harness, by="cli", reason=reason)
+    if as_json:
+        print_json(txn.as_json())
+    else:
+        stdout.print(
+            Text(
+                f"{txn.plan.harness} {txn.plan.session_id} released: it takes work again "
+                f"(handoff #{txn.id}'s target {txn.target_id} is left as it is)"
+            )
+        )
 
 
 def _exit_for(txn: Txn) -> None:

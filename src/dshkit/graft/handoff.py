@@ -17,8 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .. import harnesses
 from ..sessions.catalog import Catalog, SessionInfo
-from ..sessions.events import Event
+from ..sessions.events import Event, session_model
+from . import ledger
 from .board import CLOSING_RULE, Card, render_card
 from .constraints import (
     ConstraintPack,
@@ -26,7 +28,7 @@ from .constraints import (
     extract_constraints,
     pack_constraints,
 )
-from .identity import IGNITION_MARK, Identity, generation
+from .identity import IGNITION_MARK, Identity, generation, session_identity
 from .semantic import SemanticState, extract_semantic_state
 from .settings import GraftSettings
 from .watermark import forced_cut_note
@@ -42,6 +44,8 @@ class Handoff:
     card: Card
     constraints: ConstraintPack
     first_message: str
+    model: str | None = None  # the source's, as its log names it: the target runs on it
+    mode: str | None = None  # the source's permission mode, as its log names it
 
     def as_json(self) -> dict[str, Any]:
         state = self.state
@@ -70,6 +74,7 @@ class Handoff:
                 "cwd": self.source.cwd,
             },
             "firstMessage": self.first_message,
+            "launch": {"model": self.model, "mode": self.mode},
         }
 
 
@@ -87,11 +92,21 @@ def build_handoff(
     events: Sequence[Event],
     settings: GraftSettings,
     forced_mark: Mapping[str, Any] | None = None,
+    *,
+    received: str | None = None,
+    mode: str | None = None,
 ) -> Handoff:
     """The handoff of `source` given its conversation `events` (pure: no store, no files).
 
     `forced_mark`: the mark of a forced cut after an ignored warning (`watermark.Decision`),
-    which the card states so the target knows the cut was not planned (v0.12)."""
+    which the card states so the target knows the cut was not planned (v0.12). `received`:
+    the first message of the handoff this session was born from, when its log does not keep
+    it as its first message (it arrived as hook context): read as that message, so its
+    identity and inherited constraints pass on to the next generation. `mode`: the source's
+    permission mode, which the target is started in."""
+    if received is not None and session_identity(events) is None:
+        events = [_received_event(received), *events]
+    model = session_model(events)
     state = extract_semantic_state(events, source.harness, source.cwd)
     notes = (f"**强制切断**：{forced_cut_note(forced_mark)}",) if forced_mark else ()
     card = render_card(state, source.session_id, settings.card_chars, notes)
@@ -102,7 +117,18 @@ def build_handoff(
         parts += ["", pack.text]
     first_message = "\n".join(parts)
     assert_constraints_preserved(pack, first_message)
-    return Handoff(source, identity, state, card, pack, first_message)
+    return Handoff(source, identity, state, card, pack, first_message, model, mode)
+
+
+def _received_event(text: str) -> Event:
+    """The first message of a session's handoff as the message it stands for (before every
+    event of the log: seq -1)."""
+    content = [{"type": "text", "text": text}]
+    return {
+        "type": "user/message",
+        "seq": -1,
+        "data": {"role": "user", "content": content, "source": {"kind": "user"}},
+    }
 
 
 def prepare_handoff(
@@ -111,5 +137,17 @@ def prepare_handoff(
     settings: GraftSettings,
     forced_mark: Mapping[str, Any] | None = None,
 ) -> Handoff:
-    """The handoff of a scanned session, read from the store (read-only)."""
-    return build_handoff(source, catalog.conversation(source.key), settings, forced_mark)
+    """The handoff of a scanned session, read from the store (read-only): with what it was
+    given by the handoff it was born from, and the permission mode its log names last."""
+    got = ledger.received(catalog.store, source.harness, source.session_id)
+    files = catalog.files(source.key)
+    read_mode = harnesses.get(source.harness).launcher.read_mode
+    mode = read_mode(files[-1].path) if files and read_mode is not None else None
+    return build_handoff(
+        source,
+        catalog.conversation(source.key),
+        settings,
+        forced_mark,
+        received=None if got is None else got[1],
+        mode=mode,
+    )

@@ -212,3 +212,116 @@ def audit_records(store: Store, limit: int = 100, session: str | None = None) ->
         AuditRecord(row[0], row[1], row[2], row[3], row[4], row[5], orjson.loads(row[6]))
         for row in reversed(rows)
     ]
+
+
+# -- forced cuts that failed -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ForceFailure:
+    """The forced handoffs of a session that failed in a row: how many, the last one's error
+    and when, whether its model was told, and when the next one may start."""
+
+    failures: int
+    error: str
+    at: int
+    told: bool
+    retry_at: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "failures": self.failures,
+            "error": self.error,
+            "at": self.at,
+            "told": self.told,
+            "retryAt": self.retry_at,
+        }
+
+
+def force_backoff_ms(failures: int, base_s: float, cap_s: float) -> int:
+    """How long after the last forced handoff the next may start: `base_s`, doubled after each
+    failure in a row, never more than `cap_s`."""
+    return int(min(cap_s, base_s * 2 ** max(0, failures)) * 1000)
+
+
+def force_failure(
+    store: Store, harness: str, session_id: str, base_s: float, cap_s: float
+) -> ForceFailure | None:
+    """The session's failing forced handoffs, or None when the last one did not fail."""
+    row = store.db.execute(
+        "SELECT force_failures, force_error, force_error_at, force_told, forced_at "
+        "FROM graft_watch WHERE harness = ? AND session_id = ?",
+        (harness, session_id),
+    ).fetchone()
+    if row is None or not row[0]:
+        return None
+    failures, error, at, told, forced_at = row
+    since = max(at or 0, forced_at or 0)
+    # The wait after the last try counts the failures before it: the first retry comes after
+    # base_s, the next after twice that, and so on up to the cap.
+    retry = since + force_backoff_ms(failures - 1, base_s, cap_s)
+    return ForceFailure(failures, error or "", at or 0, bool(told), retry)
+
+
+def record_force_failure(
+    store: Store, harness: str, session_id: str, error: str, *, told: bool = False
+) -> None:
+    """A forced handoff of the session failed with `error` (`told`: its model already hears
+    of it, e.g. by a rollback notice); audited `force-graft-failed`."""
+    at = now_ms()
+    with store.transaction() as db:
+        db.execute(
+            "INSERT INTO graft_watch (harness, session_id, digest, state, updated_at, "
+            "force_failures, force_error, force_error_at, force_told) "
+            "VALUES (?, ?, '{}', '{}', ?, 1, ?, ?, ?) ON CONFLICT (harness, session_id) DO UPDATE "
+            "SET force_failures = force_failures + 1, force_error = excluded.force_error, "
+            "force_error_at = excluded.force_error_at, force_told = excluded.force_told, "
+            "updated_at = excluded.updated_at",
+            (harness, session_id, at, error, at, int(told)),
+        )
+        (failures,) = db.execute(
+            "SELECT force_failures FROM graft_watch WHERE harness = ? AND session_id = ?",
+            (harness, session_id),
+        ).fetchone()
+        audit(
+            store,
+            "force-graft-failed",
+            harness=harness,
+            session_id=session_id,
+            error=error,
+            failures=failures,
+        )
+
+
+def clear_force_failures(store: Store, harness: str, session_id: str) -> None:
+    """A forced handoff of the session began well: the failures before it no longer count."""
+    store.db.execute(
+        "UPDATE graft_watch SET force_failures = 0, force_error = NULL, force_error_at = NULL, "
+        "force_told = 1 WHERE harness = ? AND session_id = ? AND force_failures > 0",
+        (harness, session_id),
+    )
+
+
+def mark_force_told(store: Store, harness: str, session_id: str) -> None:
+    store.db.execute(
+        "UPDATE graft_watch SET force_told = 1 WHERE harness = ? AND session_id = ?",
+        (harness, session_id),
+    )
+
+
+# -- what a session born from a handoff received -------------------------------------------------
+
+
+def received(store: Store, harness: str, session_id: str) -> tuple[dict[str, Any], str] | None:
+    """The identity (as JSON) and first message of the committed handoff whose target is this
+    session, or None: what it was given, wherever that went (a message of its own, or hook
+    context, which its log may not keep as a message)."""
+    row = store.db.execute(
+        "SELECT plan FROM graft_txns WHERE target_harness = ? AND target_id = ? "
+        "AND state = 'COMMITTED' ORDER BY id DESC LIMIT 1",
+        (harness, session_id),
+    ).fetchone()
+    if row is None:
+        return None
+    plan = orjson.loads(row[0])
+    return plan["identity"], plan["firstMessage"]

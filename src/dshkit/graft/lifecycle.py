@@ -37,7 +37,7 @@ from typing import IO, Any
 import orjson
 
 from .. import harnesses
-from ..errors import Refused
+from ..errors import Busy, Refused
 from ..procs import alive, kill_group
 from ..sessions.catalog import dir_key
 from ..sessions.events import human_messages
@@ -66,7 +66,16 @@ ROLLBACK_NOTICE = (
     "[dshkit 交接回滚] 新会话没能启动，交接已撤销：本会话恢复可用，工作就在这里继续。"
     "需要交接时请重新发起一次。"
 )
-CANCEL_NOTICE = "[dshkit 交接撤销] 等待新会话接手的交接已撤销：本会话恢复可用，工作就在这里继续。"
+CANCEL_NOTICE = "[dshkit 交接撤销] 这次交接已被撤销：本会话恢复可用，工作就在这里继续。"
+RELEASE_NOTICE = (
+    "[dshkit 交接释放] 本会话已被手动恢复可用：此前交接出去的新会话仍然存在，"
+    "如果两边都在工作，请注意不要做重复或冲突的修改。"
+)
+NOT_CANCELLABLE = "NOT_CANCELLABLE"
+NOT_RETIRED = "NOT_RETIRED"
+# An unfinished handoff whose lease was never taken (or was let go by a driver that failed)
+# is stalled once it has not moved for this long: the detached driver starts well within it.
+STALL_MS = 15_000
 
 
 class State(enum.StrEnum):
@@ -104,6 +113,9 @@ class Plan:
     identity: Identity
     card: str
     target_harness: str | None = None  # the source's harness when None
+    # The source's model and permission mode, as its log names them: the target runs on them.
+    model: str | None = None
+    mode: str | None = None
 
     @property
     def target(self) -> str:
@@ -118,6 +130,8 @@ class Plan:
             "identity": self.identity.as_json(),
             "card": self.card,
             "targetHarness": self.target_harness,
+            "model": self.model,
+            "mode": self.mode,
         }
 
     @classmethod
@@ -130,6 +144,8 @@ class Plan:
             Identity.from_json(value["identity"]),
             value["card"],
             value.get("targetHarness"),
+            value.get("model"),
+            value.get("mode"),
         )
 
     def check(self) -> None:
@@ -163,16 +179,19 @@ class Plan:
 @dataclass(frozen=True, slots=True)
 class Ignition:
     """How the target is started: each attempt waits `timeout` seconds for the target's
-    transcript, at most `attempts` attempts (v0.19), the transcript looked for every `poll`."""
+    transcript, at most `attempts` attempts, the next one starting no sooner than `spacing`
+    seconds after the one before began (an instant failure does not spend every chance at
+    once), the transcript looked for every `poll`."""
 
     timeout: float = 20.0
     attempts: int = 3
     poll: float = 0.2
+    spacing: float = 0.0
 
     @property
     def budget(self) -> float:
         """The longest one handoff's ignition can take (a generous bound for waiting on it)."""
-        return self.attempts * (self.timeout + 5.0) + 30.0
+        return self.attempts * (max(self.timeout, self.spacing) + 5.0) + 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,11 +218,24 @@ class Txn:
             "targetHarness": self.plan.target,
             "targetSessionId": self.target_id,
             "identity": self.plan.identity.as_json(),
+            "model": self.plan.model,
+            "mode": self.plan.mode,
             "attempts": self.attempts,
             "lastError": self.last_error,
             "createdAt": self.created_at,
             "updatedAt": self.updated_at,
+            "continueCommand": self.continue_command(),
         }
+
+    def continue_command(self) -> str | None:
+        """How a person goes on with the work: the target reopened interactively once it is
+        known, the harness started in the directory while the handoff waits for a session."""
+        if self.state in (State.ROLLED_BACK, State.FAILED):
+            return None
+        pending = self.state == State.PENDING
+        if self.target_id is None and not pending:
+            return None
+        return ledger.continue_command(self.plan.target, self.plan.cwd, self.target_id, pending)
 
 
 _COLUMNS = "id, state, plan, target_id, attempts, last_error, created_at, updated_at, child"
@@ -382,6 +414,7 @@ def _ignite(store: Store, lease: Lease, txn: Txn, ignition: Ignition) -> None:
     if txn.attempts >= ignition.attempts:
         _rollback(store, txn, f"ignition failed {txn.attempts} times; last: {txn.last_error}")
         return
+    _space(txn, ignition, lease)
     attempt = txn.attempts + 1
     with store.transaction():
         _update(store, txn.id, state=State.TARGET_STARTED, attempts=attempt, child=None)
@@ -403,7 +436,14 @@ def _launch(
     this process when it succeeds (it is the target's own headless run), and its whole group
     is killed when it does not."""
     plan = txn.plan
-    launch = harnesses.get(plan.target).launcher.start(plan.cwd, plan.first_message)
+    # The source's model and mode carry over only within one harness: another's differ.
+    same = plan.target == plan.harness
+    launch = harnesses.get(plan.target).launcher.start(
+        plan.cwd,
+        plan.first_message,
+        model=plan.model if same else None,
+        mode=plan.mode if same else None,
+    )
     env = {**os.environ, **launch.env, TXN_ENV: _mark(store, txn.id)}
     with tempfile.TemporaryFile(dir=store.state_dir) as errors:
         try:
@@ -445,6 +485,18 @@ def _launch(
             return None, f"{launch.argv[0]} exited with {code}{_tail(errors)}"
 
 
+def _space(txn: Txn, ignition: Ignition, lease: Lease) -> None:
+    """Wait until `spacing` seconds have passed since the last attempt began (kept on the
+    handoff when it failed, so a recovery in another process spaces its attempt too)."""
+    began = (txn.child or {}).get("lastStart")
+    if not isinstance(began, int | float) or ignition.spacing <= 0:
+        return
+    until = began / 1000 + ignition.spacing
+    while (left := until - time.time()) > 0:
+        time.sleep(min(left, 5.0))
+        lease.renew()
+
+
 def _await_orphan(txn: Txn, finder: _Finder, ignition: Ignition, lease: Lease) -> str | None:
     """Wait out the attempt a dead driver started: None once its target's transcript shows,
     else why it failed (its group killed when its time ran out)."""
@@ -479,8 +531,17 @@ def _carries(pid: int, entry: str) -> bool:
 
 
 def _fail_attempt(store: Store, lease: Lease, txn: Txn, error: str, ignition: Ignition) -> None:
+    # When the attempt began (its CLI's start, else the failure): the next one is spaced
+    # from it. Back in PREPARING the child column holds only this.
+    began = (txn.child or {}).get("at", ledger.now_ms())
     with store.transaction():
-        _update(store, txn.id, state=State.PREPARING, child=None, last_error=error)
+        _update(
+            store,
+            txn.id,
+            state=State.PREPARING,
+            child=orjson.dumps({"lastStart": began}).decode(),
+            last_error=error,
+        )
         _audit(
             store,
             "ignite-failed",
@@ -526,6 +587,7 @@ def _rollback(
     *,
     kind: str = "ignite-rollback",
     notice: str = ROLLBACK_NOTICE,
+    **detail: Any,
 ) -> None:
     """Un-retire the source, owe it the notice, and end the handoff (its target failed).
 
@@ -546,26 +608,101 @@ def _rollback(
             txn.id,
             sourceRestored=restored,
             noticeQueued=queued,
-            targetFailed=True,
+            targetFailed=kind == "ignite-rollback",
             reason=reason,
+            **detail,
         )
     _killpoint(end)
 
 
-def cancel(store: Store, txn_id: int) -> Txn:
-    """Withdraw a handoff still PENDING (no session picked it up): the source works again and
-    is told so once. GraftError when it is not pending."""
+def cancel(store: Store, txn_id: int, *, by: str = "api", reason: str | None = None) -> Txn:
+    """Withdraw a handoff whose target has not started: one PENDING (no session picked it up)
+    or one stuck unfinished (no live process drives it; the CLI a dead driver left is ended).
+    The source works again and is told so once; audited `handoff-cancelled` with `by`.
+
+    GraftError NOT_CANCELLABLE when its target started or it ended; Busy while a live process
+    drives it (it ends by itself, started or rolled back, within its attempts)."""
     txn = load(store, txn_id)
-    if txn.state != State.PENDING:
-        raise GraftError(NOT_FOUND, f"handoff #{txn_id} is {txn.state}, not pending")
-    _rollback(
-        store,
-        txn,
-        "withdrawn before a session picked it up",
-        kind="handoff-cancelled",
-        notice=CANCEL_NOTICE,
-    )
+    why = reason or "cancelled by a person"
+    if txn.state == State.PENDING:
+        _rollback(store, txn, why, kind="handoff-cancelled", notice=CANCEL_NOTICE, by=by)
+        return load(store, txn_id)
+    if txn.state not in UNFINISHED or txn.state == State.VERIFIED:
+        committed = txn.state == State.COMMITTED
+        raise GraftError(
+            NOT_CANCELLABLE,
+            f"handoff #{txn_id} is {txn.state}: only a pending or stuck handoff whose target has "
+            "not started can be cancelled"
+            + (" (a committed source is released instead)" if committed else ""),
+        )
+    try:
+        with store.lease(lease_name(txn_id), wait=0, ttl=60.0):
+            txn = load(store, txn_id)
+            if txn.state == State.TARGET_STARTED and txn.child is not None:
+                pid = int(txn.child["pid"])
+                if alive(pid) and _carries(pid, f"{TXN_ENV}={txn.child['mark']}"):
+                    kill_group(pid)
+            if txn.state in (State.PREPARING, State.TARGET_STARTED) and _Finder(txn).find():
+                raise GraftError(
+                    NOT_CANCELLABLE,
+                    f"handoff #{txn_id}: its target started already (run `dshkit graft recover` "
+                    "to commit it, then release the source if it should work again)",
+                )
+            _rollback(store, txn, why, kind="handoff-cancelled", notice=CANCEL_NOTICE, by=by)
+    except LeaseBusy as exc:
+        raise Busy(
+            f"handoff #{txn_id} is being driven by the live process {exc.pid}; it ends by "
+            "itself (started, or rolled back once its attempts are spent)",
+            field="txn",
+        ) from None
     return load(store, txn_id)
+
+
+def release(
+    store: Store, harness: str, session_id: str, *, by: str = "api", reason: str | None = None
+) -> Txn:
+    """Un-retire a source whose handoff committed, on purpose: it takes work again (the target
+    stays as it is), is told so once, and the release is audited `source-released`.
+
+    GraftError NOT_RETIRED when the session is not retired (a live handoff is cancelled
+    instead)."""
+    with store.transaction() as db:
+        row = db.execute(
+            "SELECT l.txn_id, l.kind FROM graft_ledger l WHERE l.harness = ? AND l.session_id = ?",
+            (harness, session_id),
+        ).fetchone()
+        if row is None or row[1] != ledger.RETIRED:
+            state = "not handed off" if row is None else f"{row[1]} (handoff #{row[0]})"
+            raise GraftError(
+                NOT_RETIRED,
+                f"session {session_id} is {state}: only a retired source can be released"
+                + ("; cancel the handoff instead" if row is not None else ""),
+            )
+        txn = load(store, row[0])
+        db.execute(
+            "DELETE FROM graft_ledger WHERE harness = ? AND session_id = ?", (harness, session_id)
+        )
+        queued = ledger.queue_notice(store, harness, session_id, txn.id, RELEASE_NOTICE)
+        _audit(
+            store,
+            "source-released",
+            txn.plan,
+            txn.id,
+            by=by,
+            reason=reason or "released by a person",
+            target=txn.target_id,
+            noticeQueued=queued,
+        )
+    return load(store, txn.id)
+
+
+def stalled(store: Store, txn: Txn) -> bool:
+    """Whether an unfinished handoff has no live process driving it: its driver died holding
+    the lease (a zombie is dead), or nobody took the lease and it has not moved for STALL_MS."""
+    if txn.state not in UNFINISHED or store.lease_holder(lease_name(txn.id)) is not None:
+        return False
+    held = bool(store.get_meta(f"lease.{lease_name(txn.id)}"))
+    return held or ledger.now_ms() - txn.updated_at >= STALL_MS
 
 
 def _unretire(store: Store, txn: Txn) -> bool:

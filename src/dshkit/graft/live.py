@@ -29,16 +29,34 @@ from .. import harnesses
 from ..sessions.tail import read_tail
 from ..store import Store
 from . import ledger
+from .identity import Identity
 from .settings import GraftSettings
-from .watermark import Decision, Digest, GraftState, decide_digest
+from .watermark import PROTECTED_TURNS, Decision, Digest, GraftState, decide_digest
 
 CONSUMER = "graft"  # this capability's cursor over live transcripts (sessions.tail)
-FORCE_RETRY_MS = 120_000  # a forced handoff started this recently is not started again
 _AUDITED = {"nudge": "model-nudge", "escalate": "nudge-escalation", "plan": "plan-nudge"}
 FORCE_TEXT = (
     "[dshkit 交接] 上下文已到强制切断水位，系统正在把工作交接给一个新会话。"
     "请不要再调用工具，用一两句话说明你停在了哪里，然后结束本轮。"
 )
+
+
+def naming(text: str, session_id: str) -> str:
+    """A nudge or an escalation with the session's own id, which the handoff tools take: the
+    tools' server cannot tell which of the sessions working in one directory calls it."""
+    return (
+        f"{text}\n调用 graft_prepare 和 graft_slice_and_inject 时请传 "
+        f'sessionId="{session_id}"（这是本会话的 id），不要省略，以免交接到别的会话。'
+    )
+
+
+def force_failed_text(error: str, retry_in_s: float) -> str:
+    """What the model is told when the forced handoff it was asked to stop for failed."""
+    minutes = max(1, round(retry_in_s / 60))
+    return (
+        f"[dshkit 交接] 刚才的强制切断没有完成，原因：{error}。本会话没有被交接，"
+        f"请忽略“不要再调用工具”的要求，继续当前的工作；系统约 {minutes} 分钟后会再试一次。"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,15 +89,57 @@ def watch(
         forced_at = None if row is None else row[2]
         digest.extend(tail.events)
         _save(db, harness, session_id, digest=digest, state=state)
-    # Handed off already: decided by the ledger, so a rolled-back handoff frees it again.
-    migrated = ledger.retirement(store, harness, session_id) is not None
-    decision = decide_digest(digest, settings, replace(state, migrated=migrated))
+    watched = _decide(
+        store, harness, session_id, transcript_path, settings, state_dir, digest, state, forced_at
+    )
+    failed = None
+    if forced_at is not None:  # only a session a forced cut was started for can have failed
+        failed = ledger.force_failure(
+            store, harness, session_id, settings.force_retry_s, settings.force_retry_cap_s
+        )
+    if failed is None or failed.told:
+        return watched
+    # The model was told to stop for a cut that did not happen: tell it to carry on, once
+    # (unless a new cut is due right now: its own words say what to do).
+    retry_in = max(0.0, (failed.retry_at - ledger.now_ms()) / 1000)
+    note = force_failed_text(failed.error, retry_in)
+    if watched.decision.action == "force" and watched.text is not None:
+        text = watched.text
+    else:
+        text = note if watched.text is None else f"{note}\n\n{watched.text}"
+
+    def told(store: Store) -> None:
+        with store.transaction():
+            ledger.mark_force_told(store, harness, session_id)
+        watched.commit(store)
+
+    return Watch(watched.decision, text, told)
+
+
+def _decide(
+    store: Store,
+    harness: str,
+    session_id: str,
+    transcript_path: str,
+    settings: GraftSettings,
+    state_dir: str,
+    digest: Digest,
+    state: GraftState,
+    forced_at: int | None,
+) -> Watch:
+    """The watermark's decision on the session's digest and state, and what it says."""
+    decision = decide_stored(store, harness, session_id, digest, state, settings)
     new_state = replace(decision.state, migrated=False)
     action = decision.action
     if action == "force":
         now = ledger.now_ms()
-        if forced_at is not None and now - forced_at < FORCE_RETRY_MS:
+        if forced_at is not None and now - forced_at < settings.force_retry_s * 1000:
             return Watch(decision, None, _nothing)
+        failed = ledger.force_failure(
+            store, harness, session_id, settings.force_retry_s, settings.force_retry_cap_s
+        )
+        if failed is not None and now < failed.retry_at:
+            return Watch(decision, None, _nothing)  # backing off after failed cuts
 
         def force(store: Store) -> None:
             from ..procs import spawn_detached  # only when a cut is due: off the hot path
@@ -109,6 +169,7 @@ def watch(
                 transcript_path,
                 "--state-dir",
                 state_dir,
+                "--forced",
                 *forced,
             )
 
@@ -131,7 +192,29 @@ def watch(
                 ratio=decision.pressure.ratio,
             )
 
-    return Watch(decision, decision.text, delivered)
+    text = decision.text
+    if action in ("nudge", "escalate"):
+        text = naming(text, session_id)
+    return Watch(decision, text, delivered)
+
+
+def decide_stored(
+    store: Store,
+    harness: str,
+    session_id: str,
+    digest: Digest,
+    state: GraftState,
+    settings: GraftSettings,
+) -> Decision:
+    """The decision on a digest with the session's stored state, as its hooks make it: handed
+    off already by the ledger (a rolled-back or released handoff frees it again), and born
+    from a handoff by what it received, where its log keeps no identity (hook context)."""
+    migrated = ledger.retirement(store, harness, session_id) is not None
+    if digest.identity is None and digest.ordinal <= PROTECTED_TURNS:
+        got = ledger.received(store, harness, session_id)
+        if got is not None:
+            digest = replace(digest, identity=Identity.from_json(got[0]))
+    return decide_digest(digest, settings, replace(state, migrated=migrated))
 
 
 def _nothing(store: Store) -> None:
@@ -197,6 +280,24 @@ def retired(store: Store, harness: str, session_id: str) -> str | None:
     """The pointer a transferring or retired source answers new work with, or None."""
     found = ledger.retirement(store, harness, session_id)
     return None if found is None else found.pointer()
+
+
+def driver_gone(store: Store, harness: str, session_id: str) -> bool:
+    """Whether this transferring source's handoff has no live process driving it (its driver
+    was killed, or never started): its own hook then starts a recovery at once, instead of
+    the source waiting blocked for a session to start somewhere."""
+    from .lifecycle import load, stalled  # only for a source that is transferring
+
+    found = ledger.retirement(store, harness, session_id)
+    if found is None or found.kind != ledger.TRANSFERRING or found.pending:
+        return False
+    return stalled(store, load(store, found.txn_id))
+
+
+RECOVERING = (
+    "推动这次交接的进程已经停止，系统已立即开始恢复：新会话会被启动，"
+    "或者交接被撤销、本会话恢复可用。"
+)
 
 
 def pickup(store: Store, harness: str, session_id: str, cwd: str) -> Notice | None:

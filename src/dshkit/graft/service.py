@@ -13,6 +13,7 @@ a minute), or not at all. Results are typed and give the JSON every surface show
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -42,16 +43,22 @@ DRIVES: tuple[Drive, ...] = ("now", "detached", "none")
 
 @dataclass(frozen=True, slots=True)
 class WatermarkStatus:
-    """A session's context pressure, watermark and the decision now (`dshkit graft status`)."""
+    """A session's context pressure, watermark and the decision its hooks would make now
+    (`dshkit graft status`), and what became of its handoffs: the latest one's outcome (for a
+    person: the target and how to go on, or why it was rolled back) and failing forced cuts."""
 
     source: SessionInfo
     decision: Decision
+    outcome: dict[str, Any] | None = None  # `status.outcome`
+    forced_failure: dict[str, Any] | None = None  # `ledger.ForceFailure.as_json()`
 
     def as_json(self) -> dict[str, Any]:
         return {
             "harness": self.source.harness,
             "session": self.source.session_id,
             **self.decision.as_json(),
+            "handoff": self.outcome,
+            "forcedCutFailure": self.forced_failure,
         }
 
 
@@ -151,7 +158,15 @@ class GraftService:
         settings = self._settings()
         with self._store() as store:
             info = Catalog(store).find(session, self._harness(harness))
-            return WatermarkStatus(info, status.session_decision(store, info, settings))
+            failed = ledger.force_failure(
+                store, *info.key, settings.force_retry_s, settings.force_retry_cap_s
+            )
+            return WatermarkStatus(
+                info,
+                status.session_decision(store, info, settings),
+                status.outcome(store, info.key),
+                None if failed is None else failed.as_json(),
+            )
 
     def prepare(
         self,
@@ -179,6 +194,7 @@ class GraftService:
         *,
         forced_mark: Mapping[str, Any] | None = None,
         allow_reslice: bool = False,
+        forced: bool = False,
         drive: Drive,
         refresh: Refresh,
     ) -> SliceResult:
@@ -186,36 +202,100 @@ class GraftService:
         handoff at this moment and begin it; with `[graft] ignite_target` off it waits for the
         next session started in its directory, else its target is started as `drive` says.
 
-        `forced_mark`: a forced cut after an ignored warning, which the card states. Raises
-        GraftAborted when its rules do not fit, GraftError (SOURCE_ALREADY_MIGRATED, BAD_PLAN)
-        when the handoff cannot begin."""
+        `forced_mark`: a forced cut after an ignored warning, which the card states. `forced`:
+        the watermark's forced cut started this (its failure is recorded for the session's
+        hooks to tell the model, and the next try backs off). Raises GraftAborted when its
+        rules do not fit, GraftError (SOURCE_ALREADY_MIGRATED, BAD_PLAN) when the handoff
+        cannot begin."""
         if drive not in DRIVES:
             raise Invalid(f"drive must be one of {', '.join(DRIVES)}, got {drive!r}", field="drive")
         settings = self._settings()
         with self._store() as store:
             catalog = self._refreshed(store, refresh)
             source = self._resolve(catalog, session, harness, cwd)
-            handoff = _build(catalog, source, settings, forced_mark)
-            plan = lifecycle.Plan(
-                source.harness,
-                source.session_id,
-                source.cwd,
-                handoff.first_message,
-                handoff.identity,
-                handoff.card.text,
-            )
-            txn = lifecycle.begin(
-                store, plan, ignite=settings.ignite_target, allow_reslice=allow_reslice
-            )
-            detached = False
-            if txn.state == lifecycle.State.PREPARING and drive == "now":
-                txn = lifecycle.drive(store, txn.id, _ignition(settings))
-            elif txn.state == lifecycle.State.PREPARING and drive == "detached":
-                spawn_detached(
-                    "graft", "drive", "--txn", str(txn.id), "--state-dir", str(store.state_dir)
+            if not forced:
+                return self._slice(
+                    store, catalog, source, settings, forced_mark, allow_reslice, drive
                 )
-                detached = True
+            try:
+                sliced = self._slice(
+                    store, catalog, source, settings, forced_mark, allow_reslice, drive
+                )
+            except DshkitError as exc:
+                if getattr(exc, "code", None) != lifecycle.SOURCE_ALREADY_MIGRATED:
+                    ledger.record_force_failure(store, *source.key, str(exc))
+                raise
+            if sliced.txn.state in (lifecycle.State.ROLLED_BACK, lifecycle.State.FAILED):
+                # The rollback notice tells the model already; the retry still backs off.
+                why = sliced.txn.last_error or str(sliced.txn.state)
+                ledger.record_force_failure(store, *source.key, why, told=True)
+            else:
+                with store.transaction():
+                    ledger.clear_force_failures(store, *source.key)
+            return sliced
+
+    def _slice(
+        self,
+        store: Store,
+        catalog: Catalog,
+        source: SessionInfo,
+        settings: GraftSettings,
+        forced_mark: Mapping[str, Any] | None,
+        allow_reslice: bool,
+        drive: Drive,
+    ) -> SliceResult:
+        handoff = _build(catalog, source, settings, forced_mark)
+        plan = lifecycle.Plan(
+            source.harness,
+            source.session_id,
+            source.cwd,
+            handoff.first_message,
+            handoff.identity,
+            handoff.card.text,
+            model=handoff.model,
+            mode=handoff.mode,
+        )
+        txn = lifecycle.begin(
+            store, plan, ignite=settings.ignite_target, allow_reslice=allow_reslice
+        )
+        detached = False
+        if txn.state == lifecycle.State.PREPARING and drive == "now":
+            txn = lifecycle.drive(store, txn.id, _ignition(settings))
+        elif txn.state == lifecycle.State.PREPARING and drive == "detached":
+            spawn_detached(
+                "graft", "drive", "--txn", str(txn.id), "--state-dir", str(store.state_dir)
+            )
+            detached = True
         return SliceResult(handoff, txn, detached)
+
+    def settle(self, txn_id: int, wait_s: float | None = None) -> lifecycle.Txn:
+        """The handoff once it ended, started its target, or `wait_s` seconds passed
+        (`[graft] report_wait_s` by default): what the source's model is told to pass on."""
+        settings = self._settings()
+        wait = settings.report_wait_s if wait_s is None else wait_s
+        deadline = time.monotonic() + wait
+        while True:
+            with self._store() as store:
+                txn = lifecycle.load(store, txn_id)
+            settled = txn.target_id is not None or txn.state not in lifecycle.UNFINISHED
+            if settled or time.monotonic() >= deadline:
+                return txn
+            time.sleep(0.2)
+
+    def cancel(self, txn_id: int, *, by: str, reason: str | None = None) -> lifecycle.Txn:
+        """Withdraw a pending or stuck handoff (its target not started): its source works again
+        (`lifecycle.cancel`)."""
+        with self._store() as store:
+            return lifecycle.cancel(store, txn_id, by=by, reason=reason)
+
+    def release(
+        self, session: str, harness: str | None = None, *, by: str, reason: str | None = None
+    ) -> lifecycle.Txn:
+        """Un-retire a source whose handoff committed, on purpose (`lifecycle.release`):
+        `session` is an id or a unique prefix of a scanned session, or an exact id."""
+        with self._store() as store:
+            key = self._session_key(store, session, harness)
+            return lifecycle.release(store, *key, by=by, reason=reason)
 
     def drive(self, txn_id: int) -> lifecycle.Txn:
         """Carry a begun handoff to its end: start and verify its target, or roll it back
@@ -329,6 +409,21 @@ class GraftService:
         with _in_the_tree():
             return GraftSettings.load(self.state_dir)
 
+    def _session_key(self, store: Store, session: str, harness: str | None) -> tuple[str, str]:
+        """A session named by a person: a scanned one (id or unique prefix), else the exact id
+        of a handoff's source (it may not have been scanned)."""
+        try:
+            return Catalog(store).find(session, self._harness(harness)).key
+        except SessionNotFound:
+            rows = store.db.execute(
+                "SELECT DISTINCT harness, session_id FROM graft_txns WHERE session_id = ?"
+                + (" AND harness = ?" if harness else ""),
+                (session, harness) if harness else (session,),
+            ).fetchall()
+            if len(rows) != 1:
+                raise
+            return rows[0][0], rows[0][1]
+
     def _harness(self, harness: str | None) -> str | None:
         """The harness a session is looked up in: the one named, else the one every source is
         read by (a server reading only Claude Code's root means a Claude Code session)."""
@@ -363,7 +458,9 @@ def transcript_sources(path: str | os.PathLike[str]) -> list[Source]:
 
 
 def _ignition(settings: GraftSettings) -> lifecycle.Ignition:
-    return lifecycle.Ignition(settings.ignite_timeout_s, settings.ignite_attempts)
+    return lifecycle.Ignition(
+        settings.ignite_timeout_s, settings.ignite_attempts, spacing=settings.ignite_spacing_s
+    )
 
 
 def _build(

@@ -29,6 +29,10 @@ class GraftSettings:
     ignite_target: bool = True
     ignite_timeout_s: float = 20.0
     ignite_attempts: int = 3
+    ignite_spacing_s: float = 20.0
+    force_retry_s: float = 120.0
+    force_retry_cap_s: float = 1_800.0
+    report_wait_s: float = 30.0
     # model name → its window ([graft.windows]); read-only, and left out of the hash
     windows: Mapping[str, int] = field(default_factory=dict, hash=False)
 

@@ -9,16 +9,27 @@ surfaces reach these through `GraftService` (`service.py`), which opens the stor
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypedDict
+
+import orjson
 
 from ..config import ConfigError
 from ..sessions.catalog import Catalog, SessionInfo
 from ..store import Store
-from . import ledger
-from .lifecycle import UNFINISHED, State, Txn, lease_name, load, outcome_counts, transactions
+from . import ledger, live
+from .lifecycle import (
+    UNFINISHED,
+    State,
+    Txn,
+    lease_name,
+    load,
+    outcome_counts,
+    stalled,
+    transactions,
+)
 from .settings import GraftSettings
-from .watermark import Decision, GraftState, decide
+from .watermark import Decision, Digest, GraftState
 
 
 class Counts(TypedDict):
@@ -58,6 +69,8 @@ class SessionPart(TypedDict):
     handoffs: list[dict[str, Any]]  # `Txn.as_json()` of each, as source
     targetOf: list[int]  # the handoffs this session carries on
     notices: list[NoticeRow]
+    handoff: dict[str, Any] | None  # `outcome`: what became of its latest handoff
+    forcedCutFailure: dict[str, Any] | None  # `ledger.ForceFailure.as_json()`
 
 
 class Panel(TypedDict):
@@ -71,10 +84,63 @@ class Panel(TypedDict):
 
 
 def session_decision(store: Store, info: SessionInfo, settings: GraftSettings) -> Decision:
-    """The watermark and the decision now for a scanned session, from what the last scan
-    stored and with no state a session's hooks keep (nothing nudged yet)."""
+    """The decision the session's hooks would make now: on what the last scan stored, with
+    the state its hooks keep (what it was told already), its retirement and what it was born
+    from; the text as they would say it (naming the session). Nothing is recorded."""
     events = Catalog(store).conversation((info.harness, info.session_id))
-    return decide(events, settings, GraftState())
+    row = store.db.execute(
+        "SELECT state FROM graft_watch WHERE harness = ? AND session_id = ?", info.key
+    ).fetchone()
+    state = GraftState() if row is None else GraftState.from_json(orjson.loads(row[0]))
+    decision = live.decide_stored(store, *info.key, Digest.of(events), state, settings)
+    if decision.action in ("nudge", "escalate") and decision.text is not None:
+        decision = replace(decision, text=live.naming(decision.text, info.session_id))
+    return decision
+
+
+def outcome(store: Store, key: tuple[str, str]) -> dict[str, Any] | None:
+    """What became of the session's latest handoff, for a person: its state, the target and
+    the command to go on with it, or why it was rolled back; None when it never handed off."""
+    row = store.db.execute(
+        "SELECT id FROM graft_txns WHERE harness = ? AND session_id = ? ORDER BY id DESC LIMIT 1",
+        key,
+    ).fetchone()
+    if row is None:
+        return None
+    txn = load(store, row[0])
+    retired = ledger.retirement(store, *key)
+    return {
+        "txnId": txn.id,
+        "state": str(txn.state),
+        "targetHarness": txn.plan.target,
+        "targetSessionId": txn.target_id,
+        "continueCommand": txn.continue_command(),
+        "model": txn.plan.model,
+        "mode": txn.plan.mode,
+        "error": txn.last_error,
+        "attempts": txn.attempts,
+        "stalled": stalled(store, txn),
+        "released": txn.state == State.COMMITTED and retired is None,
+        "summary": summary(txn),
+    }
+
+
+def summary(txn: Txn) -> str:
+    """One English sentence on where the handoff stands and what a person does next."""
+    target = f"{txn.plan.target} session {txn.target_id}"
+    command = txn.continue_command()
+    go_on = f"; continue it with: {command}" if command else ""
+    if txn.state == State.COMMITTED and txn.target_id:
+        return f"handed off to {target}{go_on}"
+    if txn.state == State.VERIFIED:
+        return f"the new {target} started; committing{go_on}"
+    if txn.state == State.PENDING:
+        return f"waiting for the next {txn.plan.target} session started in {txn.plan.cwd}{go_on}"
+    if txn.state in UNFINISHED:
+        tried = f" (attempt {txn.attempts}, last error: {txn.last_error})" if txn.attempts else ""
+        return f"starting the new session{tried}"
+    why = txn.last_error or "unknown"
+    return f"rolled back: {why}; the source session works again"
 
 
 def debug_status(store: Store, session: str | None = None, harness: str | None = None) -> Panel:
@@ -127,7 +193,18 @@ def session_status(store: Store, info: SessionInfo) -> SessionPart:
         "handoffs": [load(store, row[0]).as_json() for row in ids],
         "targetOf": [row[0] for row in born],
         "notices": _notices(store, key),
+        "handoff": outcome(store, key),
+        "forcedCutFailure": _force_failure(store, key),
     }
+
+
+def _force_failure(store: Store, key: tuple[str, str]) -> dict[str, Any] | None:
+    try:
+        settings = GraftSettings.load(store.state_dir)
+    except ConfigError:
+        settings = GraftSettings()
+    failed = ledger.force_failure(store, *key, settings.force_retry_s, settings.force_retry_cap_s)
+    return None if failed is None else failed.as_json()
 
 
 def _driver(store: Store, txn: Txn) -> int | None:

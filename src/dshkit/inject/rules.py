@@ -291,7 +291,7 @@ def handoff_at_prompt(store: Store, call: Call) -> Part:
         return Part(GRAFT, why="the call names no session")
     pointer = live.retired(store, call.harness, call.session_id)
     if pointer is not None:
-        return Part(GRAFT, decision=("block", pointer))
+        return _blocked(store, call, "block", pointer)
     owed: list[tuple[str, live.Notice | live.Watch | None]] = [
         ("graft:pickup", _pickup(store, call)),
         ("graft:notice", live.notices(store, call.harness, call.session_id)),
@@ -340,7 +340,25 @@ def retirement_at_tool(store: Store, call: Call) -> Part:
     pointer = live.retired(store, call.harness, call.session_id)
     if pointer is None:
         return Part(GRAFT, why="the session was not handed off")
-    return Part(GRAFT, decision=("deny", pointer))
+    return _blocked(store, call, "deny", pointer)
+
+
+def _blocked(store: Store, call: Call, decision: str, pointer: str) -> Part:
+    """A handed-off session's prompt or tool call refused with the pointer; when no live
+    process drives its handoff any more (its driver was killed), a recovery is started now."""
+    from ..graft import live
+
+    if not live.driver_gone(store, call.harness, call.session_id):
+        return Part(GRAFT, decision=(decision, pointer))
+    if not call.dry:
+        from ..procs import spawn_detached
+
+        spawn_detached("graft", "recover", "--state-dir", str(call.state_dir))
+    return Part(
+        GRAFT,
+        decision=(decision, f"{pointer}\n{live.RECOVERING}"),
+        effects=("starts `dshkit graft recover`: no live process drives this handoff",),
+    )
 
 
 def _watch(store: Store, call: Call) -> live.Watch | None:

@@ -27,7 +27,7 @@ from .. import harnesses
 from ..app import App
 from ..errors import Ambiguous, DshkitError, NotFound, Refused
 from ..gate import MAX_BUDGET_S, MIN_BUDGET_S
-from ..graft import GraftService, State
+from ..graft import GraftService, State, Txn
 from ..optimizer import FORMS, TIERS
 from ..sessions import Refresh
 
@@ -74,6 +74,37 @@ def _said(error: DshkitError, fields: Mapping[str, str], names: str | None) -> s
     if argument is None and names and isinstance(error, (NotFound, Ambiguous)):
         argument = names
     return f"{argument}: {error.message}" if argument else error.message
+
+
+def _handoff_told(txn: Txn, cwd: str) -> str:
+    """What the source's model is told after handing off, to pass on to the person in its
+    last answer: the new session and how to continue it, or why the handoff was undone."""
+    stop = "本会话从现在起不再接收新的请求或工具调用，请不要再调用工具。"
+    command = txn.continue_command()
+    if txn.state in (State.ROLLED_BACK, State.FAILED):
+        return (
+            f"交接 #{txn.id} 没有成功，已经回滚：{txn.last_error}。本会话恢复可用，"
+            "请把失败原因告诉用户，然后继续当前的工作。"
+        )
+    if txn.state == State.PENDING:
+        return (
+            f"交接 #{txn.id} 已登记：下一个在 {cwd} 启动的会话会收到交接内容。{stop}"
+            f"请在最后的回答里告诉用户：在该目录启动新会话即可继续（命令：{command}），"
+            "再用一两句话说明停在哪里，然后结束本轮。"
+        )
+    if txn.target_id is not None:
+        how = f"继续工作的命令：{command}" if command else "该宿主不能从命令行恢复这个会话"
+        return (
+            f"交接 #{txn.id} 已完成：新会话 {txn.target_id} 已在 {cwd} 启动并收到交接内容。{stop}"
+            f"请在最后的回答里原样告诉用户新会话的 id（{txn.target_id}）和{how}，"
+            "再用一两句话说明停在哪里，然后结束本轮。"
+        )
+    return (
+        f"交接 #{txn.id} 已开始：新会话正在 {cwd} 启动（已尝试 {txn.attempts} 次）。{stop}"
+        "请在最后的回答里告诉用户：新会话的 id 和继续的命令可以用 "
+        f"`dshkit graft status --session {txn.plan.session_id}` 查看；"
+        "再用一两句话说明停在哪里，然后结束本轮。"
+    )
 
 
 def result(text: str, structured: dict[str, Any] | None = None) -> CallToolResult:
@@ -188,7 +219,10 @@ class Tools:
         self,
         sessionId: Annotated[
             str | None,
-            Field(description="要交接的会话 id 或唯一前缀；不给则为当前目录中正在工作的会话"),
+            Field(
+                description="要交接的会话 id（水位提示里给出的本会话 id）；"
+                "不给则为当前目录中正在工作的会话，同一目录有多个会话时会被拒绝"
+            ),
         ] = None,
         allowReslice: Annotated[
             bool, Field(description="允许再次交接一个已经交接过的会话")
@@ -205,18 +239,9 @@ class Tools:
             refresh=Refresh.WAIT,
         )
         txn, source = sliced.txn, sliced.handoff.source
-        if txn.state == State.PENDING:
-            text = (
-                f"交接 #{txn.id} 已登记：下一个在 {source.cwd} 启动的会话会收到交接内容。"
-                "本会话从现在起不再接收新的请求或工具调用，请用一两句话说明停在哪里，然后结束本轮。"
-            )
-        else:
-            text = (
-                f"交接 #{txn.id} 已开始：新会话正在 {source.cwd} 启动，交接内容是它的第一条消息。"
-                "本会话从现在起不再接收新的请求或工具调用，请不要再调用工具，"
-                "用一两句话说明停在哪里，然后结束本轮。"
-            )
-        return result(text, sliced.as_json())
+        if txn.state != State.PENDING:  # the person is told what happened: wait to know it
+            txn = self._graft().settle(txn.id)
+        return result(_handoff_told(txn, source.cwd), {**sliced.as_json(), **txn.as_json()})
 
     @tool(read_only=True, fields={"session": "sourceSessionId/seq"}, names="sourceSessionId/seq")
     def graft_read_result(

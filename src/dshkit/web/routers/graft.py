@@ -1,8 +1,11 @@
-"""Graft's read side under /api/graft/: the audit trail and the debug panel (seed 004 v0.15).
+"""Graft under /api/graft/: the audit trail, the debug panel, and a person's two overrides.
 
 `GET /api/graft/audit?session=&limit=`: the latest records, oldest first, and how many older
 ones the limit left out. `GET /api/graft/status?session=`: the panel (`dshkit graft
-debug-status --json`), or with a session id (or a unique prefix) that session's part.
+debug-status --json`), or with a session id (or a unique prefix) that session's part (with its
+latest handoff's outcome). `POST /api/graft/cancel` `{"txn": N, "reason"?: …}`: withdraw a
+pending or stuck handoff; `POST /api/graft/release` `{"session": …, "harness"?: …,
+"reason"?: …}`: un-retire a committed source on purpose. Both audited, `by` "console".
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ...graft import AUDIT_LIMIT, GraftService
-from ..routing import Router, json_response, whole_number
+from ...store import SQLITE_INT_MAX
+from ..routing import ApiError, Router, json_response, read_json, whole_number
 
 _NO_STORE = {"cache-control": "no-store"}
 
@@ -37,4 +41,45 @@ def router(service: GraftService) -> Router:
             panel = await asyncio.to_thread(service.session_status, session)
         return json_response(panel, headers=_NO_STORE)
 
+    @api.post("/cancel")
+    async def post_cancel(request: Request) -> Response:
+        body = await _body(request, {"txn", "reason"})
+        txn = body.get("txn")
+        if isinstance(txn, bool) or not isinstance(txn, int) or not 0 <= txn <= SQLITE_INT_MAX:
+            raise ApiError(400, f"txn must be a handoff's number, got {txn!r}")
+        reason = _text(body, "reason")
+        done = await asyncio.to_thread(service.cancel, txn, by="console", reason=reason)
+        return json_response(done.as_json(), headers=_NO_STORE)
+
+    @api.post("/release")
+    async def post_release(request: Request) -> Response:
+        body = await _body(request, {"session", "harness", "reason"})
+        session = _text(body, "session")
+        if session is None:
+            raise ApiError(400, "session is required: the id of the retired source")
+        harness, reason = _text(body, "harness"), _text(body, "reason")
+        done = await asyncio.to_thread(
+            service.release, session, harness, by="console", reason=reason
+        )
+        return json_response(done.as_json(), headers=_NO_STORE)
+
     return api
+
+
+async def _body(request: Request, fields: set[str]) -> dict[str, object]:
+    body = await read_json(request)
+    if not isinstance(body, dict):
+        raise ApiError(400, "the body must be a JSON object")
+    unknown = sorted(set(body) - fields)
+    if unknown:
+        raise ApiError(400, f"unknown fields {unknown}; known: {sorted(fields)}")
+    return body
+
+
+def _text(body: dict[str, object], name: str, limit: int = 1_000) -> str | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > limit:
+        raise ApiError(400, f"{name} must be a non-empty string of at most {limit} characters")
+    return value
