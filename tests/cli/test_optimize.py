@@ -152,3 +152,30 @@ def test_a_project_setting_is_where_its_sessions_start(tmp_path: Path, fake: Fak
     both = dshkit(tmp_path, fake, "optimize", "settings", "--session", "proj-1",
                   "--project", str(project), "--tier", "basic")  # fmt: skip
     assert both.returncode == 2 and "not both" in both.stderr
+
+
+def test_runs_stats_show_each_tiers_latency_and_rate_against_the_raw_words(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    fake.replies.append(Reply(deltas=[REFINED]))
+    dshkit(tmp_path, fake, "optimize", "把按钮改蓝", "--tier", "basic")
+    fake.replies.append(Reply(status=500, error_body={"error": {"message": "down"}}))
+    dshkit(tmp_path, fake, "optimize", "把按钮改红", "--tier", "basic")
+    dshkit(tmp_path, fake, "outcome", "1", "ok")
+    dshkit(tmp_path, fake, "outcome", "2", "rework")  # fell back: the raw words' rework
+    stats = orjson.loads(dshkit(tmp_path, fake, "runs", "stats", "--json").stdout)["rates"]
+    assert stats["basic"]["latency"]["prompts"] == 2 and stats["basic"]["latency"]["fallbacks"] == 1
+    assert stats["basic"]["vsRawWords"] == 1.0
+    assert (stats["basic"]["comparable"], stats["basic"]["rawComparable"]) == (1, 1)
+    table = dshkit(tmp_path, fake, "runs", "stats").stdout
+    assert "p95 ms" in table and "+100% (1 / 1)" in table and "off (raw words)" in table
+    listed = dshkit(tmp_path, fake, "runs", "list").stdout
+    assert "http-error" in listed and "ms" in listed
+
+
+def test_a_prefix_a_harness_uses_is_refused_in_the_config(tmp_path: Path, fake: FakeOpenAI) -> None:
+    state = tmp_path / ".dsh" / "dshkit"
+    state.mkdir(parents=True)
+    (state / "config.toml").write_text('[optimizer]\nskip_prefix = "!"\n')
+    done = dshkit(tmp_path, fake, "optimize", "settings")
+    assert done.returncode != 0 and "[optimizer] skip_prefix = '!'" in done.stderr

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dshkit.hooks.optimizer import LABEL
-from dshkit.optimizer import OptimizerService
+from dshkit.optimizer import OptimizerService, Run
 
 from ..support.fakes import FakeOpenAI, Reply
 from ..support.hooks import claude, dsh, hook
@@ -30,7 +30,9 @@ def configure(home: Path, fake: FakeOpenAI, **optimizer: object) -> dict[str, st
     state = home / ".dsh" / "dshkit"
     state.mkdir(parents=True, exist_ok=True)
     lines = ["[optimizer]"] + [
-        f"{k} = {v!r}".replace("'", '"') if isinstance(v, str) else f"{k} = {v}"
+        f"{k} = {v!r}".replace("'", '"')
+        if isinstance(v, str)
+        else f"{k} = {str(v).lower() if isinstance(v, bool) else v}"
         for k, v in optimizer.items()
     ]
     (state / "config.toml").write_text("\n".join(lines) + "\n")
@@ -61,16 +63,98 @@ def test_review_holds_the_prompt_and_shows_how_to_send(tmp_path: Path, fake: Fak
     fake.replies.append(Reply(deltas=[REFINED]))
     answer, _ = hook(tmp_path, "UserPromptSubmit", prompt("把按钮改蓝"), **env)
     assert answer["decision"] == "block"
-    assert REFINED in answer["reason"] and "prefixed with '!'" in answer["reason"]
-    assert "dshkit outcome 1 ok|rework" in answer["reason"]
+    assert REFINED in answer["reason"] and "prefixed with '》'" in answer["reason"]
+    # Claude Code's own `!` (shell mode) is never what the person is told to type.
+    assert "'!'" not in answer["reason"]
+    assert "》ok" in answer["reason"] and "dshkit outcome 1 ok|rework" in answer["reason"]
 
 
 def test_the_skip_prefix_and_dsh_refirings_pass_untouched(tmp_path: Path, fake: FakeOpenAI) -> None:
     env = configure(tmp_path, fake, tier="basic")
-    assert hook(tmp_path, "UserPromptSubmit", prompt("!就这样发"), **env)[0] == {}
+    assert hook(tmp_path, "UserPromptSubmit", prompt("》就这样发"), **env)[0] == {}
     refire = dsh("d-1", hook_event_name="UserPromptSubmit", prompt=f"{LABEL}\n之前的细化")
     assert hook(tmp_path, "UserPromptSubmit", refire, **env)[0] == {}
     assert fake.requests == []
+    (run,) = runs(tmp_path)
+    assert run.passed == "skip-prefix" and run.session_id == "c-1"
+
+
+def runs(home: Path) -> list[Run]:
+    return list(reversed(OptimizerService(home / ".dsh" / "dshkit").runs(50).runs))
+
+
+@pytest.mark.parametrize("prefix", ["!", "/x", "#", "@", "$", " 》"])
+def test_a_prefix_a_harness_gives_a_meaning_to_is_refused_naming_the_key(
+    tmp_path: Path, fake: FakeOpenAI, prefix: str
+) -> None:
+    env = configure(tmp_path, fake, tier="basic", skip_prefix=prefix)
+    answer, log = hook(tmp_path, "UserPromptSubmit", prompt(f"{prefix}ls"), **env)
+    assert answer == {} and "[optimizer] skip_prefix" in log and fake.requests == []
+
+
+def test_a_configured_safe_prefix_is_used_and_told(tmp_path: Path, fake: FakeOpenAI) -> None:
+    env = configure(tmp_path, fake, tier="basic", permission="review", skip_prefix="~~")
+    fake.replies.append(Reply(deltas=[REFINED]))
+    answer, _ = hook(tmp_path, "UserPromptSubmit", prompt("把按钮改蓝"), **env)
+    assert "prefixed with '~~'" in answer["reason"] and "~~rework" in answer["reason"]
+    assert hook(tmp_path, "UserPromptSubmit", prompt("~~原话照发"), **env)[0] == {}
+    assert len(fake.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("继续", "continuation"),
+        ("好的。", "continuation"),
+        ("OK", "continuation"),
+        ("yes!", "continuation"),
+        ("2", "continuation"),
+        ("/compact", "command"),
+        ("!ls -la", "command"),
+    ],
+)
+def test_what_needs_no_model_passes_without_a_call_and_is_recorded(
+    tmp_path: Path, fake: FakeOpenAI, text: str, why: str
+) -> None:
+    env = configure(tmp_path, fake, tier="basic")
+    assert hook(tmp_path, "UserPromptSubmit", prompt(text), **env)[0] == {}
+    assert fake.requests == []
+    (run,) = runs(tmp_path)
+    assert run.passed == why and run.tier == "basic" and "totalMs" in run.timings
+
+
+def test_skipping_what_needs_no_model_can_be_turned_off(tmp_path: Path, fake: FakeOpenAI) -> None:
+    env = configure(tmp_path, fake, tier="basic", skip_trivial=False, trivial_words="算了")
+    fake.replies.append(Reply(deltas=[REFINED]))
+    hook(tmp_path, "UserPromptSubmit", prompt("继续"), **env)
+    assert len(fake.requests) == 1
+    env = configure(tmp_path, fake, tier="basic", trivial_words="算了, 走你")
+    assert hook(tmp_path, "UserPromptSubmit", prompt("走你"), **env)[0] == {}
+    assert len(fake.requests) == 1 and runs(tmp_path)[-1].passed == "continuation"
+
+
+def test_every_prompt_is_recorded_tier_off_included(tmp_path: Path, fake: FakeOpenAI) -> None:
+    env = configure(tmp_path, fake)  # tier off
+    assert hook(tmp_path, "UserPromptSubmit", prompt("把按钮改蓝"), **env)[0] == {}
+    (run,) = runs(tmp_path)
+    assert (run.tier, run.passed, run.output, run.session_id) == ("off", "off", "把按钮改蓝", "c-1")
+    assert fake.requests == []
+
+
+def test_the_prefix_and_ok_or_rework_mark_the_last_run(tmp_path: Path, fake: FakeOpenAI) -> None:
+    env = configure(tmp_path, fake, tier="basic")
+    fake.replies.append(Reply(deltas=[REFINED]))
+    hook(tmp_path, "UserPromptSubmit", prompt("把按钮改蓝"), **env)
+    hook(tmp_path, "UserPromptSubmit", prompt("继续"), **env)  # carries on run 1's work
+    answer, _ = hook(tmp_path, "UserPromptSubmit", prompt("》rework"), **env)
+    assert answer["decision"] == "block" and "run 1" in answer["reason"]
+    assert "not sent to the agent" in answer["reason"]
+    first, second = runs(tmp_path)
+    assert first.outcome == "rework" and second.outcome is None
+    hook(tmp_path, "UserPromptSubmit", prompt("》 OK "), **env)
+    assert runs(tmp_path)[0].outcome == "ok" and len(runs(tmp_path)) == 2
+    other, _ = hook(tmp_path, "UserPromptSubmit", prompt("》ok", session="c-2"), **env)
+    assert "marked nothing" in other["reason"]
 
 
 def test_a_failing_model_lets_the_raw_words_pass(tmp_path: Path, fake: FakeOpenAI) -> None:

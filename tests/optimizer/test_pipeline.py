@@ -295,3 +295,17 @@ def test_an_answer_of_chatter_and_a_self_check_passes_the_raw_words(
     fake.replies.append(Reply(deltas=["好的，我来帮你优化这条指令。\n收尾自检：运行一次看输出。"]))
     run = optimize(store, "修复 greet", settings(store, tier="basic"), llm(fake))
     assert run.output == "修复 greet" and (run.fallback or "").startswith("empty")
+
+
+def test_the_timeout_counts_from_when_the_prompt_began_to_wait(
+    fake: FakeOpenAI, store: Store
+) -> None:
+    import time
+
+    chosen = dataclasses.replace(settings(store, tier="basic"), timeout_s=5.0)
+    spent = optimize(store, "修复 greet", chosen, llm(fake), started=time.monotonic() - 6)
+    assert spent.output == "修复 greet" and (spent.fallback or "").startswith("deadline")
+    assert fake.requests == []  # no time was left to ask
+    fake.replies.append(Reply(deltas=[ANSWER]))
+    some = optimize(store, "修复 greet", chosen, llm(fake), started=time.monotonic() - 3)
+    assert some.fallback is None and some.timings["modelBudgetMs"] <= 2000

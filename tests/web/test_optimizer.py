@@ -11,7 +11,7 @@ import pytest
 
 from dshkit.jobs import JobRunner
 from dshkit.optimizer import OptimizerService
-from dshkit.sessions import Scanner, Source
+from dshkit.sessions import Refresh, Scanner, Source
 from dshkit.store import Store
 
 from ..support.fakes import FakeOpenAI, Reply
@@ -159,3 +159,38 @@ def test_settings_change_per_project_and_per_key(running: Running, tmp_path: Pat
         assert client.put("/settings", json={"tier": "basic"}).status_code == 400
         missing = client.put("/settings", json={"project": str(tmp_path / "nope"), "tier": "basic"})
         assert missing.status_code == 400 and "no directory" in missing.json()["error"]
+
+
+def test_the_last_run_of_a_session_is_marked_and_the_stats_show_cost_and_rates(
+    reading: Running, sessions: Path
+) -> None:
+    log = session_dir(sessions, "mark-1") / "session.v4.jsonl.zstd"
+    write_log(log, [exchange_events(0, 1, "把登录按钮改成蓝色", "好的，改好了。")])
+    with Store(reading.state_dir) as store:
+        assert Scanner(store).scan([Source("dsh", sessions)]).errors == []
+    service = OptimizerService(reading.state_dir)
+    with FakeOpenAI() as fake, api(reading) as client:
+        (reading.state_dir / "config.toml").write_text(
+            f'[llm]\nbase_url = "{fake.base_url}"\napi_key = "sk-local"\n'
+        )
+        fake.replies.append(Reply(deltas=[REFINED]))
+        key = ("dsh", "mark-1")
+        run = service.optimize(
+            "把按钮改蓝", typed_in=key, overrides={"tier": "basic"}, refresh=Refresh.NONE
+        )
+        settings = service.settings(typed_in=key)
+        service.record_passed("继续", settings, "continuation", typed_in=key, cwd=None, started=0)
+        marked = client.post("/outcome/last", json={"session": "mark", "outcome": "ok"})
+        assert marked.status_code == 200, marked.text
+        assert marked.json()["runId"] == run.id and marked.json()["outcome"] == "ok"
+        assert (
+            client.post("/outcome/last", json={"session": "mark", "outcome": "x"}).status_code
+            == 400
+        )
+        assert (
+            client.post("/outcome/last", json={"session": "zz", "outcome": "ok"}).status_code == 404
+        )
+        stats = client.get("/stats").json()["rates"]
+        assert stats["basic"]["judged"] == 1 and stats["basic"]["latency"]["p50Ms"] is not None
+        assert stats["off"]["latency"]["skipped"] == 1  # the continuation, cost shown
+        assert stats["basic"]["vsRawWords"] is None  # no judged raw words to compare with

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -228,21 +228,71 @@ def runs_list(limit: int, tier: str | None, state_dir: str | None, as_json: bool
         print_json(listed.as_json())
         return
     table = Table(box=None)
-    for column in ("run", "tier", "fallback", "untraced", "outcome", "raw"):
+    for column in ("run", "tier", "ms", "fallback / skipped", "untraced", "outcome", "raw"):
         table.add_column(column, overflow="ellipsis", no_wrap=column != "raw")
     for run in listed.runs:
         table.add_row(
             str(run.id),
             run.tier,
-            Text((run.fallback or "")[:30]),
+            str(run.timings.get("totalMs", "-")),
+            Text((run.fallback or (f"skipped: {run.passed}" if run.passed else ""))[:30]),
             str(run.audit.get("untraced", "-")),
             run.outcome or "-",
             Text(run.raw.replace("\n", " ")[:60]),
         )
     stdout.print(table if listed.runs else 'No runs yet: `dshkit optimize "…"`.')
-    for name, rate in listed.rates.items():
+    _print_rates(listed.rates)
+
+
+@runs_command.command("stats")
+@state_dir_option
+@json_option
+def runs_stats(state_dir: str | None, as_json: bool) -> None:
+    """Per tier: the optimizer's added latency (p50/p95, skips and fallbacks counted) and the
+    one-pass rate against the raw words on comparable prompts, with the sample sizes."""
+    rates = _service(state_dir).runs(1).rates
+    if as_json:
+        print_json({"rates": rates})
+        return
+    _print_rates(rates)
+
+
+def _print_rates(rates: Mapping[str, Any]) -> None:
+    table = Table(box=None)
+    for column in (
+        "tier",
+        "prompts",
+        "skipped",
+        "fallbacks",
+        "p50 ms",
+        "p95 ms",
+        "delivered",
+        "judged",
+        "one-pass",
+        "vs raw words (n / raw n)",
+    ):
+        table.add_column(column, no_wrap=True)
+    for name, rate in rates.items():
+        latency = rate["latency"]
         share = "-" if rate["successRate"] is None else f"{rate['successRate']:.0%}"
-        stdout.print(f"{name}: {rate['judged']} judged of {rate['runs']}, one-pass {share}")
+        vs = rate["vsRawWords"]
+        against = (
+            "-" if vs is None else f"{vs:+.0%} ({rate['comparable']} / {rate['rawComparable']})"
+        )
+        table.add_row(
+            "off (raw words)" if name == "off" else name,
+            str(latency["prompts"]),
+            str(latency["skipped"]),
+            str(latency["fallbacks"]),
+            "-" if latency["p50Ms"] is None else str(latency["p50Ms"]),
+            "-" if latency["p95Ms"] is None else str(latency["p95Ms"]),
+            str(rate["runs"]),
+            str(rate["judged"]),
+            share,
+            against,
+        )
+    if rates:
+        stdout.print(table)
 
 
 @runs_command.command("show")

@@ -3,16 +3,21 @@
 `auto`: the refined instruction reaches the agent as context clearly labelled as the refined
 reading of the request (the harnesses cannot rewrite a prompt). `review`: the prompt is held
 (blocked) and the person is shown the refined text and how to send it, or their own words.
-A prompt starting with the skip prefix (`!` by default) goes on untouched, and so does any
-prompt whose optimization fails or runs out of time: the agent is never kept waiting longer
-than the optimizer's timeout, and never given half an instruction.
+dshkit's prefix (`》` unless configured, never one the harness gives a meaning to) sends a
+prompt untouched; the prefix and `ok` or `rework` alone marks the session's last run and
+reaches no agent. Every prompt is recorded as a run, those that asked no model too (tier
+off, the prefix, a bare continuation or a harness command, which need none). A prompt whose
+optimization fails or runs out of time goes on as typed: the agent is never kept waiting
+longer than the optimizer's timeout, and never given half an instruction.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from ..optimizer import OptimizerService
+from ..errors import NotFound
+from ..optimizer import PASSED_PREFIX, OptimizerService
 from ..sessions import Refresh, default_sources
 from .protocol import STORE_BUSY_TIMEOUT_S, HookInput
 
@@ -26,10 +31,12 @@ LABEL = "【dshkit：对用户这条请求的细化理解——依据原话、�
 
 
 def on_prompt(hook: HookInput) -> dict[str, Any] | None:
+    started = time.monotonic()
     prompt = hook.payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip() or LABEL in prompt:
         return None
     key = (hook.harness, hook.session_id) if hook.harness_info and hook.session_id else None
+    harness = hook.harness if hook.harness_info else None
     # The harness's own sessions root is read for what is new (the session's latest
     # exchanges); a scan already running is not waited for: the agent is waiting.
     service = OptimizerService(
@@ -39,11 +46,20 @@ def on_prompt(hook: HookInput) -> dict[str, Any] | None:
     )
     given_cwd = hook.payload.get("cwd")
     cwd = given_cwd if isinstance(given_cwd, str) and given_cwd else None
-    # A bad config raises: the runtime logs it.
+    # A bad config (a prefix this harness gives a meaning to, too) raises: the runtime logs it.
     settings = service.settings(typed_in=key, project=cwd)
-    if settings.tier == "off":
+    prefix = settings.skip_prefix_for(harness)
+    if prompt.startswith(prefix):
+        told = prompt[len(prefix) :].strip().lower()
+        if told in MARKS:
+            return _mark(service, key, MARKS[told], prefix)
+        service.record_passed(
+            prompt, settings, PASSED_PREFIX, typed_in=key, cwd=cwd, started=started
+        )
         return None
-    if settings.skip_prefix and prompt.startswith(settings.skip_prefix):
+    why = service.passes(prompt, settings, harness)
+    if why is not None:
+        service.record_passed(prompt, settings, why, typed_in=key, cwd=cwd, started=started)
         return None
     run = service.optimize(
         prompt,
@@ -51,20 +67,49 @@ def on_prompt(hook: HookInput) -> dict[str, Any] | None:
         cwd=cwd,
         refresh=Refresh.TRY,
         deadline_s=HOOK_DEADLINE_S,
+        started=started,
     )
     if run.fallback or run.output == prompt:
         return None  # the raw words pass untouched
     if settings.permission == "review":
-        return {"decision": "block", "reason": _review(run.id, run.output, settings.skip_prefix)}
+        return {"decision": "block", "reason": _review(run.id, run.output, prefix)}
     return {"additionalContext": f"{LABEL}\n{run.output}"}
 
 
+# What may follow the prefix to mark the last run (the whole prompt).
+MARKS = {"ok": "ok", "成": "ok", "好": "ok", "rework": "rework", "返工": "rework"}
+
+
+def _mark(
+    service: OptimizerService, key: tuple[str, str] | None, outcome: str, prefix: str
+) -> dict[str, Any]:
+    """Mark the session's last run; the prompt is held (it was meant for dshkit)."""
+    if key is None:
+        said = "dshkit cannot tell which session this is, so no run was marked."
+    else:
+        try:
+            run = service.mark_last(key, outcome)
+        except NotFound as exc:
+            said = f"dshkit marked nothing: {exc}."
+        else:
+            said = (
+                f"dshkit marked optimizer run {run.id} ({run.tier}: {_short(run.raw)}) "
+                f"{outcome}. Marking again replaces it: {prefix}ok or {prefix}rework."
+            )
+    return {"decision": "block", "reason": f"{said} This prompt was not sent to the agent."}
+
+
+def _short(text: str, most: int = 40) -> str:
+    line = " ".join(text.split())
+    return repr(line if len(line) <= most else line[: most - 1] + "…")
+
+
 def _review(run_id: int | None, output: str, prefix: str) -> str:
-    send = f"paste it back prefixed with {prefix!r}" if prefix else "paste it back"
     return (
         f"dshkit held this prompt for review (optimizer run {run_id}). The refined instruction:"
         f"\n\n{output}\n\n"
-        f"To send it, {send}. To send your own words instead, resend them"
-        f"{f' prefixed with {prefix!r}' if prefix else ''}. "
-        f"Afterwards: dshkit outcome {run_id} ok|rework."
+        f"To send it, paste it back prefixed with {prefix!r}. To send your own words instead, "
+        f"resend them prefixed with {prefix!r}. "
+        f"When the agent is done, mark how it went: {prefix}ok (right in one pass) or "
+        f"{prefix}rework, or dshkit outcome {run_id} ok|rework."
     )

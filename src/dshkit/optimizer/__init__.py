@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the real names, for type checkers
     from .evaluate import EvalRow, Evaluation
-    from .runs import OUTCOMES, Run, RunList, RunNotFound, TierRate
+    from .runs import OUTCOMES, PASSED_PREFIX, Run, RunList, RunNotFound, TierRate
     from .service import JOB_KIND, OptimizerService
     from .settings import Settings
     from .strategies import FORMS, TIERS
@@ -22,6 +22,7 @@ _HOMES = {
     "EvalRow": "evaluate",
     "Evaluation": "evaluate",
     "OUTCOMES": "runs",
+    "PASSED_PREFIX": "runs",
     "Run": "runs",
     "RunList": "runs",
     "RunNotFound": "runs",
@@ -36,6 +37,7 @@ __all__ = [
     "FORMS",
     "JOB_KIND",
     "OUTCOMES",
+    "PASSED_PREFIX",
     "TIERS",
     "EvalRow",
     "Evaluation",

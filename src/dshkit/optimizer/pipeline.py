@@ -48,23 +48,30 @@ def optimize(
     session: SessionKey | None = None,
     cwd: str | None = None,
     progress: Progress | None = None,
+    owner: SessionKey | None = None,
+    started: float | None = None,
 ) -> Run:
     """Optimize `raw` for the session `session` (None: no session, so no history and no
     guesses) working in `cwd`, store the run, and return it.
 
     `llm` None means no model is configured: the raw words pass, and the run says so.
+    `owner` is the session the words were typed in (default `session`), whose run it is
+    even while the store knows nothing of it; `started` (a `time.monotonic()`) is when the
+    prompt began to wait: the settings' timeout counts from there, reading the session
+    included, so the model gets only what is left.
     """
     if not isinstance(raw, str) or not raw.strip():
         raise ValueError("the raw words to optimize are empty")
     told = progress or (lambda stage, message: None)
-    started = time.monotonic()
+    started = time.monotonic() if started is None else started
+    mine = owner or session
     run = Run(
         tier=settings.tier,
         form=settings.form,
         raw=raw,
         output=raw,
-        harness=session[0] if session else None,
-        session_id=session[1] if session else None,
+        harness=mine[0] if mine else None,
+        session_id=mine[1] if mine else None,
         cwd=cwd,
     )
     if settings.tier == PASSTHROUGH_TIER:
@@ -108,7 +115,14 @@ def optimize(
 
     told("model", "asking the model")
     messages = conversation(workspace)
-    reply, steps = _converse(store, llm, settings, messages, workspace, told, session)
+    left = settings.timeout_s - (time.monotonic() - started)
+    run.timings["modelBudgetMs"] = max(0, round(left * 1000))
+    if left <= 0.05:
+        run.fallback = "deadline: the session was read for the whole timeout, no time was left"
+        return _finish(store, run, started, told)
+    reply, steps = _converse(
+        store, llm, replace(settings, timeout_s=left), messages, workspace, told, session
+    )
     if workspace is not None and not steps and _refuses_tools(reply):
         # The same tier without tools, in the time left; the session keeps the answer.
         run.steps.append({"tools": f"refused: {reply.error}; asked again without them"})
@@ -145,6 +159,31 @@ def optimize(
     run.audit = checked.counts()
     run.sentences = checked.detail()
     return _finish(store, run, started, told)
+
+
+def record_passed(
+    store: Store,
+    raw: str,
+    settings: Settings,
+    why: str,
+    *,
+    owner: SessionKey | None,
+    cwd: str | None,
+    started: float,
+) -> Run:
+    """Store a prompt that reached the agent as typed without a model call (`why`, one of
+    runs.PASSED_*), so every prompt is counted and its cost shown."""
+    run = Run(
+        tier=settings.tier,
+        form=settings.form,
+        raw=raw,
+        output=raw,
+        passed=why,
+        harness=owner[0] if owner else None,
+        session_id=owner[1] if owner else None,
+        cwd=cwd,
+    )
+    return _finish(store, run, started, lambda stage, message: None)
 
 
 def _material(

@@ -1,8 +1,13 @@
-"""Optimizer runs as stored: each with what it stood on, and the one-action outcome (seed 000 §7.3).
+"""Optimizer runs as stored: each with what it stood on, and the one-action outcome.
 
-The north star is whether the agent got it right in one pass: a person marks a run `ok` or
-`rework`. Runs of tier `off` are the baseline, the raw words themselves ("不优化" is a tier like
-any other), so each tier's success rate is read against it.
+Every prompt the hook sees is a run, the model asked or not (`passed` says why not: tier
+off, the skip prefix, a bare continuation, a command to the harness). The north star is
+whether the agent got it right in one pass: a person marks a run `ok` or `rework`. What
+reached the agent as the raw words — tier off, the skip prefix, and any run that fell back —
+is the baseline, and each tier's one-pass rate is read against it on comparable prompts
+(raw words of the same length class), with the sample size on both sides. Prompts that
+needed no model (a continuation, a harness command) ask nothing to refine: no rate counts
+them.
 """
 
 from __future__ import annotations
@@ -17,6 +22,15 @@ from ..errors import NotFound
 from ..store import SQLITE_INT_MAX, Store
 
 OUTCOMES = ("ok", "rework")
+# Why a prompt reached the agent without a model call.
+PASSED_OFF = "off"  # the tier is off
+PASSED_PREFIX = "skip-prefix"  # the person asked for their own words
+PASSED_CONTINUATION = "continuation"  # a bare continuation (继续, ok): nothing to refine
+PASSED_COMMAND = "command"  # a command to the harness itself (a slash command)
+# Not a request to refine: kept (the cost shown), never counted in a rate.
+NOT_COMPARABLE = (PASSED_CONTINUATION, PASSED_COMMAND)
+# The length classes prompts are compared within (characters of the raw words, at most).
+LENGTH_CLASSES = ((12, "short"), (40, "medium"), (None, "long"))
 
 
 class RunNotFound(NotFound, LookupError):
@@ -35,6 +49,7 @@ class Run:
     raw: str
     output: str
     fallback: str | None = None  # why the raw words were passed on instead, if they were
+    passed: str | None = None  # why no model was asked (PASSED), None when one was
     length_gate: dict[str, Any] = field(default_factory=dict)
     ask_gate: dict[str, Any] = field(default_factory=dict)
     evidence: list[dict[str, Any]] = field(default_factory=list)
@@ -73,6 +88,7 @@ class Run:
         """Everything kept of the run (`dshkit runs show`, `GET /api/optimizer/runs/{id}`)."""
         return {
             **self.as_json(),
+            "passed": self.passed,
             "at": self.at,
             "harness": self.harness,
             "sessionId": self.session_id,
@@ -97,6 +113,7 @@ def save_run(store: Store, run: Run) -> Run:
     record = {name: getattr(run, name) for name in _KEPT}
     record.update({key: getattr(run, attr) for key, attr in _GATES.items()})
     record["audit"] = run.audit
+    record["passed"] = run.passed
     with store.transaction() as db:
         run.id = db.execute(
             "INSERT INTO optimizer_runs (at, harness, session_id, cwd, tier, form, raw, output, "
@@ -131,6 +148,7 @@ def _run(row: Any) -> Run:
         raw=row["raw"],
         output=row["output"],
         fallback=row["fallback"],
+        passed=record.get("passed"),
         length_gate=record.get("lengthGate", {}),
         ask_gate=record.get("askGate", {}),
         evidence=record.get("evidence", []),
@@ -194,9 +212,30 @@ def _storable(run_id: int) -> bool:
     return 1 <= run_id <= SQLITE_INT_MAX
 
 
+def last_markable(store: Store, harness: str, session_id: str) -> Run:
+    """The session's newest run a person can judge: not a continuation or a harness command
+    (those carry on the work of the run before them). RunNotFound(0) when there is none."""
+    rows = store.db.execute(
+        f"SELECT {_COLUMNS} FROM optimizer_runs WHERE harness = ? AND session_id = ? "
+        "AND coalesce(json_extract(record, '$.passed'), '') NOT IN (?, ?) "
+        "ORDER BY id DESC LIMIT 1",
+        (harness, session_id, *NOT_COMPARABLE),
+    ).fetchall()
+    if not rows:
+        raise NotFound(
+            f"session {harness}:{session_id} has no optimizer run to mark yet", field="session"
+        )
+    return _run(rows[0])
+
+
 class TierRate(TypedDict):
-    """One tier's record: its runs, how many were judged and how, the one-pass success rate,
-    and its difference from the raw-words baseline (None while either has no judged run)."""
+    """One tier's record. `runs`: prompts it delivered (a fallback is the raw words', a
+    continuation nobody's); `judged`, `ok`, `rework` of those; `successRate` the one-pass
+    rate; `vsRawWords` its difference from the raw words' rate on comparable prompts (the
+    same length class, weighted as this tier's judged runs are), over `comparable` judged
+    runs of this tier and `rawComparable` of the raw words (None while no class has both).
+    `latency`: the optimizer's added time of every prompt this tier's settings ran (skips
+    and fallbacks included): count, how many asked no model, p50 and p95 in ms."""
 
     runs: int
     judged: int
@@ -204,6 +243,17 @@ class TierRate(TypedDict):
     rework: int
     successRate: float | None
     vsRawWords: float | None
+    comparable: int
+    rawComparable: int
+    latency: Latency
+
+
+class Latency(TypedDict):
+    prompts: int
+    skipped: int
+    fallbacks: int
+    p50Ms: int | None
+    p95Ms: int | None
 
 
 @dataclass(frozen=True)
@@ -215,31 +265,116 @@ class RunList:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "runs": [run.as_json() | {"at": run.at, "outcome": run.outcome} for run in self.runs],
+            "runs": [
+                run.as_json()
+                | {
+                    "at": run.at,
+                    "outcome": run.outcome,
+                    "passed": run.passed,
+                    "timings": run.timings,
+                }
+                for run in self.runs
+            ],
             "rates": self.rates,
         }
 
 
+RAW_WORDS = "off"  # the rates' key of what reached the agent as the raw words
+
+
+def delivered_by(tier: str, fallback: str | None, passed: str | None) -> str | None:
+    """Whose words reached the agent: the tier's, the raw words' (`RAW_WORDS`), or None for
+    a prompt that asked nothing to refine."""
+    if passed in NOT_COMPARABLE:
+        return None
+    if fallback or passed or tier == RAW_WORDS:
+        return RAW_WORDS
+    return tier
+
+
+def length_class(raw: str) -> str:
+    chars = sum(1 for c in raw if not c.isspace())
+    for most, name in LENGTH_CLASSES:
+        if most is None or chars <= most:
+            return name
+    return LENGTH_CLASSES[-1][1]
+
+
 def success_rates(store: Store) -> dict[str, TierRate]:
-    """Per tier: runs, how many were judged, ok and rework, the one-pass success rate, and its
-    difference from the raw-words baseline (tier `off`) when both have judged runs."""
+    """Per tier (and `off`, the raw words): what `TierRate` says."""
     rows = store.db.execute(
-        "SELECT tier, count(*), sum(outcome = 'ok'), sum(outcome = 'rework') "
-        "FROM optimizer_runs GROUP BY tier"
+        "SELECT tier, raw, fallback, outcome, json_extract(record, '$.passed'), "
+        "json_extract(record, '$.timings.totalMs') FROM optimizer_runs"
     ).fetchall()
+    # (group, length class) -> [ok, judged]
+    judged: dict[tuple[str, str], list[int]] = {}
+    totals: dict[str, list[int]] = {}  # group -> [runs, ok, rework]
+    times: dict[str, list[int]] = {}
+    counts: dict[str, list[int]] = {}  # tier -> [prompts, skipped, fallbacks]
+    for tier, raw, fallback, outcome, passed, total_ms in rows:
+        count = counts.setdefault(tier, [0, 0, 0])
+        count[0] += 1
+        count[1] += passed is not None
+        count[2] += fallback is not None
+        if total_ms is not None:
+            times.setdefault(tier, []).append(int(total_ms))
+        group = delivered_by(tier, fallback, passed)
+        if group is None:
+            continue
+        total = totals.setdefault(group, [0, 0, 0])
+        total[0] += 1
+        if outcome in OUTCOMES:
+            total[1 if outcome == "ok" else 2] += 1
+            cell = judged.setdefault((group, length_class(raw)), [0, 0])
+            cell[0] += outcome == "ok"
+            cell[1] += 1
     rates: dict[str, TierRate] = {}
-    for tier, runs, ok, rework in rows:
-        judged = (ok or 0) + (rework or 0)
-        rates[tier] = {
+    for group in sorted(set(totals) | set(counts)):
+        runs, ok, rework = totals.get(group, [0, 0, 0])
+        vs, mine, theirs = _against_raw_words(group, judged)
+        prompts, skipped, fallbacks = counts.get(group, [0, 0, 0])
+        spent = sorted(times.get(group, []))
+        rates[group] = {
             "runs": runs,
-            "judged": judged,
-            "ok": ok or 0,
-            "rework": rework or 0,
-            "successRate": (ok or 0) / judged if judged else None,
-            "vsRawWords": None,
+            "judged": ok + rework,
+            "ok": ok,
+            "rework": rework,
+            "successRate": ok / (ok + rework) if ok + rework else None,
+            "vsRawWords": vs,
+            "comparable": mine,
+            "rawComparable": theirs,
+            "latency": {
+                "prompts": prompts,
+                "skipped": skipped,
+                "fallbacks": fallbacks,
+                "p50Ms": _percentile(spent, 0.5),
+                "p95Ms": _percentile(spent, 0.95),
+            },
         }
-    baseline = rates["off"]["successRate"] if "off" in rates else None
-    for values in rates.values():
-        rate = values["successRate"]
-        values["vsRawWords"] = None if rate is None or baseline is None else rate - baseline
     return rates
+
+
+def _against_raw_words(
+    group: str, judged: dict[tuple[str, str], list[int]]
+) -> tuple[float | None, int, int]:
+    """The group's rate minus the raw words' in each length class both were judged in,
+    weighted by the group's judged runs there; and both sample sizes."""
+    if group == RAW_WORDS:
+        return None, 0, 0
+    difference, mine, theirs = 0.0, 0, 0
+    for (owner, klass), (ok, count) in judged.items():
+        base = judged.get((RAW_WORDS, klass))
+        if owner != group or not base:
+            continue
+        difference += (ok / count - base[0] / base[1]) * count
+        mine += count
+        theirs += base[1]
+    return (difference / mine if mine else None), mine, theirs
+
+
+def _percentile(values: list[int], share: float) -> int | None:
+    """The nearest-rank percentile of sorted `values` (None: none)."""
+    if not values:
+        return None
+    rank = max(1, -(-len(values) * share // 1))  # ceil
+    return values[int(rank) - 1]

@@ -12,6 +12,7 @@ service can be driven from any thread.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,7 +23,17 @@ from ..errors import Busy, Invalid
 from ..sessions.catalog import Catalog, SessionInfo, SessionKey, SessionNotFound
 from ..sessions.freshness import Refresh, refresh
 from ..store import LeaseBusy, Store
-from .runs import OUTCOMES, Run, RunList, get_run, list_runs, record_outcome, success_rates
+from .runs import (
+    OUTCOMES,
+    PASSED_OFF,
+    Run,
+    RunList,
+    get_run,
+    last_markable,
+    list_runs,
+    record_outcome,
+    success_rates,
+)
 from .settings import Settings, set_project_settings, set_session_settings, settings_for
 from .strategies import PASSTHROUGH_TIER
 
@@ -43,6 +54,7 @@ class _Request:
 
     raw: str
     session: SessionKey | None  # whose history is read (None: none)
+    owner: SessionKey | None  # the session the words were typed in, known or not
     settings: Settings
     cwd: str | None  # the directory the read-only tools may read (None: no files)
 
@@ -85,6 +97,7 @@ class OptimizerService:
         refresh: Refresh,
         progress: Progress | None = None,
         deadline_s: float | None = None,
+        started: float | None = None,
     ) -> Run:
         """Optimize `raw` and store the run.
 
@@ -94,13 +107,15 @@ class OptimizerService:
         store knows it (a session's first prompt can come before any scan stored it).
         `refresh` says how fresh the store must be before a session is read; `overrides`
         (`tier`, `form`, `turns`, `full`) go over the settings; `deadline_s` shortens the
-        settings' timeout.
+        settings' timeout, which counts from `started` (a `time.monotonic()`; default: now),
+        reading the session included.
         """
+        started = time.monotonic() if started is None else started
         with self._open() as store:
             request = self._request(
                 store, raw, session, harness, typed_in, cwd, overrides, refresh, deadline_s
             )
-            return self._run(store, request, progress)
+            return self._run(store, request, progress, started)
 
     def start(
         self,
@@ -127,7 +142,7 @@ class OptimizerService:
 
         def work(progress: Progress) -> dict[str, Any]:
             with self._open() as store:
-                run = self._run(store, request, progress)
+                run = self._run(store, request, progress, None)
             if run.fallback:
                 raise JobFailed(f"the raw words were passed on: {run.fallback}", run.as_json())
             return run.as_json()
@@ -167,7 +182,7 @@ class OptimizerService:
         # A session the store does not know has no directory of its own to ground in: the
         # directory the harness reports is only where its settings are chosen.
         tools_cwd = None if typed_in is not None and info is None else where
-        return _Request(raw, reads, settings, tools_cwd)
+        return _Request(raw, reads, key, settings, tools_cwd)
 
     def _refresh(self, store: Store, harness: str | None, mode: Refresh) -> None:
         """Scan the roots of `harness` (all, when None) as `mode` asks."""
@@ -177,7 +192,9 @@ class OptimizerService:
         except LeaseBusy as exc:
             raise Busy(str(exc)) from exc
 
-    def _run(self, store: Store, request: _Request, progress: Progress | None) -> Run:
+    def _run(
+        self, store: Store, request: _Request, progress: Progress | None, started: float | None
+    ) -> Run:
         from .pipeline import optimize  # the model client and the tools load only to optimize
 
         llm = _llm(store, request.settings)
@@ -189,7 +206,53 @@ class OptimizerService:
             session=request.session,
             cwd=request.cwd,
             progress=progress,
+            owner=request.owner,
+            started=started,
         )
+
+    def passes(self, raw: str, settings: Settings, harness: str | None) -> str | None:
+        """Why `raw` goes to the agent without a model call under `settings` (tier off, a
+        bare continuation, a command to the harness: runs.PASSED_*), or None."""
+        if settings.tier == PASSTHROUGH_TIER:
+            return PASSED_OFF
+        from .trivial import needs_no_model
+
+        return needs_no_model(raw, harness, settings)
+
+    def record_passed(
+        self,
+        raw: str,
+        settings: Settings,
+        why: str,
+        *,
+        typed_in: SessionKey | None,
+        cwd: str | None,
+        started: float,
+    ) -> Run:
+        """Store a prompt that went to the agent as typed, without a model call (`why`)."""
+        from .pipeline import record_passed
+
+        with self._open() as store:
+            return record_passed(
+                store, raw, settings, why, owner=typed_in, cwd=cwd, started=started
+            )
+
+    def mark_last(self, typed_in: SessionKey, outcome: str) -> Run:
+        """Mark the newest run of the session the person typed in (`typed_in`, as its
+        harness names it) `ok` or `rework`: the run a continuation carried on, never the
+        continuation itself. NotFound when the session has none."""
+        if outcome not in OUTCOMES:
+            raise Invalid(f"outcome must be one of {', '.join(OUTCOMES)}", field="outcome")
+        with self._open() as store:
+            run = last_markable(store, *typed_in)
+            return record_outcome(store, run.id or 0, outcome)
+
+    def mark_last_of(self, session: str, harness: str | None, outcome: str) -> Run:
+        """`mark_last` for a session named by id or unique prefix (the console's)."""
+        _check_harness(harness)
+        with self._open() as store:
+            key = _find(Catalog(store), session, harness).key
+        return self.mark_last(key, outcome)
 
     # -- runs and outcomes ------------------------------------------------------------------
 

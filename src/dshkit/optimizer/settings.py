@@ -14,7 +14,8 @@ from typing import Any
 
 import orjson
 
-from ..config import check_section, load_config
+from ..config import ConfigError, check_section, load_config
+from ..harnesses.prompt_input import DEFAULT_PREFIX, collision
 from ..sessions.catalog import SessionKey, dir_key
 from ..store import Store
 
@@ -28,10 +29,25 @@ class Settings:
     turns: int
     full: bool
     permission: str
-    skip_prefix: str
+    skip_prefix: str  # "": the harness's safe default (`skip_prefix_for`)
+    skip_trivial: bool
+    trivial_words: str
     timeout_s: float
     stall_s: float
     max_tokens: int
+
+    def skip_prefix_for(self, harness: str | None) -> str:
+        """dshkit's prompt prefix in `harness`: the configured one, refused (ConfigError
+        naming the key) where it collides with that harness's own, else the safe default."""
+        if not self.skip_prefix:
+            return DEFAULT_PREFIX
+        why = collision(self.skip_prefix, harness)
+        if why is not None:
+            raise ConfigError(
+                f"[{SECTION}] skip_prefix = {self.skip_prefix!r} is not allowed: {why}; "
+                f"choose another (default {DEFAULT_PREFIX!r})"
+            )
+        return self.skip_prefix
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -40,7 +56,9 @@ class Settings:
             "turns": self.turns,
             "full": self.full,
             "permission": self.permission,
-            "skipPrefix": self.skip_prefix,
+            "skipPrefix": self.skip_prefix or DEFAULT_PREFIX,
+            "skipTrivial": self.skip_trivial,
+            "trivialWords": self.trivial_words,
             "timeoutS": self.timeout_s,
             "stallS": self.stall_s,
             "maxTokens": self.max_tokens,

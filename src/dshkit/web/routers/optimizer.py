@@ -16,7 +16,7 @@ from ..routing import ApiError, Router, decimal, json_response, read_json, whole
 from .jobs import accepted
 
 _OVERRIDES = ("tier", "form", "turns", "full")
-_SETTINGS = (*_OVERRIDES, "permission")
+_SETTINGS = (*_OVERRIDES, "permission", "skip_trivial")
 T = TypeVar("T")
 
 
@@ -67,6 +67,25 @@ def router(service: OptimizerService) -> Router:
         if outcome not in OUTCOMES:
             raise ApiError(400, f"outcome must be one of {', '.join(OUTCOMES)}")
         run = await _call(lambda: service.record_outcome(run_id, outcome))
+        return json_response(run.detail())
+
+    @api.get("/stats")
+    async def get_stats(request: Request) -> Response:
+        """Per tier: added latency and the one-pass rate against the raw words (n both)."""
+        listed = await _call(lambda: service.runs(1))
+        return json_response({"rates": listed.rates})
+
+    @api.post("/outcome/last")
+    async def post_outcome_last(request: Request) -> Response:
+        """Mark a session's last run (the one a person can judge) ok or rework."""
+        body = _object(await read_json(request))
+        session, harness = _text(body, "session"), _text(body, "harness")
+        outcome = body.get("outcome")
+        if session is None or not session.strip():
+            raise ApiError(400, "session must name the session (id or unique prefix)")
+        if outcome not in OUTCOMES:
+            raise ApiError(400, f"outcome must be one of {', '.join(OUTCOMES)}")
+        run = await _call(lambda: service.mark_last_of(session, harness, outcome))
         return json_response(run.detail())
 
     @api.get("/settings")
