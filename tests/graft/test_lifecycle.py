@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import os
 import stat
 
 import pytest
 
+from dshkit.errors import Busy
 from dshkit.graft import ledger
 from dshkit.graft.identity import Identity
 from dshkit.graft.ledger import audit, audit_records, retirement
 from dshkit.graft.lifecycle import (
     BAD_PLAN,
+    NOT_CANCELLABLE,
+    NOT_RETIRED,
+    RELEASE_NOTICE,
     ROLLBACK_NOTICE,
     SOURCE_ALREADY_MIGRATED,
     GraftError,
@@ -22,10 +28,12 @@ from dshkit.graft.lifecycle import (
     cancel,
     claim_pending,
     handoff,
+    lease_name,
     load,
     outcome_counts,
     pending_for_cwd,
     recover,
+    release,
 )
 from dshkit.store import SCHEMA_VERSION, Store, StoreError
 
@@ -290,3 +298,77 @@ def test_identity_round_trips_through_the_stored_plan(world: World, store: Store
     txn = begin(store, plan)
     assert load(store, txn.id).plan == plan
     assert load(store, txn.id).plan.identity == Identity("source-1", 42, 1)
+
+
+def test_attempts_are_spaced_from_the_start_of_the_one_before(world: World, store: Store) -> None:
+    world.script("fail", "fail", "ok")  # instant failures: back to back without spacing
+    spaced = Ignition(timeout=30, poll=0.05, spacing=0.6)
+    txn = handoff(store, plan_for("source-1", str(world.cwd)), ignition=spaced)
+
+    assert txn.state == State.COMMITTED and txn.attempts == 3
+    began = [call["began"] for call in world.call_args()]
+    assert len(began) == 3
+    assert all(later - earlier >= 0.6 for earlier, later in itertools.pairwise(began))
+
+
+def test_the_target_starts_on_the_sources_model_and_mode(world: World, store: Store) -> None:
+    plan = dataclasses.replace(
+        plan_for("source-1", str(world.cwd)), model="claude-opus-test", mode="acceptEdits"
+    )
+    txn = handoff(store, plan, ignition=FAST)
+
+    assert txn.state == State.COMMITTED
+    [call] = world.call_args()
+    assert call["options"] == {"--model": "claude-opus-test", "--permission-mode": "acceptEdits"}
+    shown = txn.as_json()
+    assert (shown["model"], shown["mode"]) == ("claude-opus-test", "acceptEdits")
+    assert shown["continueCommand"] == f"cd {world.cwd} && claude --resume {txn.target_id}"
+
+
+def test_a_stuck_handoff_is_cancelled_and_a_driven_one_is_not(world: World, store: Store) -> None:
+    stuck = begin(store, plan_for("source-1", str(world.cwd)))  # its driver never came
+    driven = begin(store, plan_for("source-2", str(world.cwd)))
+
+    with store.lease(lease_name(driven.id)), pytest.raises(Busy):
+        cancel(store, driven.id, by="cli")
+    assert retirement(store, "claude", "source-2") is not None
+
+    ended = cancel(store, stuck.id, by="cli", reason="the person changed their mind")
+    assert ended.state == State.ROLLED_BACK
+    assert ended.last_error == "the person changed their mind"
+    assert retirement(store, "claude", "source-1") is None
+    notice = take_notice(store, "claude", "source-1")
+    assert notice is not None and "撤销" in notice
+    record = audit_records(store)[-1]
+    assert (record.kind, record.txn_id) == ("handoff-cancelled", stuck.id)
+    assert record.detail["by"] == "cli" and record.detail["sourceRestored"] is True
+    assert world.calls() == []  # nothing was started for it
+
+    done = handoff(store, plan_for("source-3", str(world.cwd)), ignition=FAST)
+    with pytest.raises(GraftError) as refused:
+        cancel(store, done.id)
+    assert refused.value.code == NOT_CANCELLABLE and "released" in str(refused.value)
+
+
+def test_a_committed_source_is_released_on_purpose(world: World, store: Store) -> None:
+    done = handoff(store, plan_for("source-1", str(world.cwd)), ignition=FAST)
+    assert retirement(store, "claude", "source-1") is not None
+
+    released = release(store, "claude", "source-1", by="console", reason="two forks wanted")
+    assert released.id == done.id and released.state == State.COMMITTED  # the target stays
+    assert retirement(store, "claude", "source-1") is None
+    assert take_notice(store, "claude", "source-1") == RELEASE_NOTICE
+    record = audit_records(store)[-1]
+    assert record.kind == "source-released" and record.detail["by"] == "console"
+    assert record.detail["reason"] == "two forks wanted"
+    assert record.detail["target"] == done.target_id
+
+    with pytest.raises(GraftError) as again:
+        release(store, "claude", "source-1")
+    assert again.value.code == NOT_RETIRED
+    begin(store, plan_for("source-2", str(world.cwd)), ignite=False)
+    with pytest.raises(GraftError) as live:
+        release(store, "claude", "source-2")
+    assert live.value.code == NOT_RETIRED and "cancel" in str(live.value)
+    # Released, it may hand off again without allowReslice.
+    assert begin(store, plan_for("source-1", str(world.cwd), boundary=60)).state == State.PREPARING
