@@ -51,7 +51,7 @@ HOOK_TIMEOUT_S = 30  # the timeout install-hooks writes for each hook: the harne
 # must not hold the agent), the handlers of one event together, then the commits of what was
 # delivered, with the rest left for starting the interpreter and answering.
 PAYLOAD_READ_S = 2.0
-HANDLERS_TOTAL_S = 22.0
+HANDLERS_TOTAL_S = 23.0
 COMMITS_TOTAL_S = 3.0
 MAX_PAYLOAD_BYTES = 8 << 20  # a longer payload is not read on: it is not a hook call
 DEFAULT_BUDGET_S = 5.0
@@ -136,11 +136,21 @@ HANDLERS: tuple[Entry, ...] = (
     # Capability facts (hooks/capability.py): read from the cache, probes started detached.
     Entry("SessionStart", "dshkit.hooks.capability:on_session_start", budget=2.0, order=15),
     Entry("UserPromptSubmit", "dshkit.hooks.capability:on_prompt", budget=1.0, order=15),
-    # The delivery gate (hooks/gate.py): a written web deliverable judged in Chromium; the
-    # page's sampling budget ([gate] hook_budget_s, at most 14 s) fits inside this one.
+    # The delivery gate (hooks/gate.py): a written web deliverable (or one a shell command
+    # changed) judged in the background; a failure handed back at Stop (which waits for a
+    # verdict still coming within its budget) or with the next prompt.
     Entry(
-        "PostToolUse", "dshkit.hooks.gate:on_write", budget=18.0, tools=(harnesses.WRITE,), order=50
+        "PostToolUse", "dshkit.hooks.gate:on_write", budget=2.0, tools=(harnesses.WRITE,), order=50
     ),
+    Entry(
+        "PostToolUse",
+        "dshkit.hooks.gate:on_command",
+        budget=2.0,
+        tools=(harnesses.COMMAND,),
+        order=51,
+    ),
+    Entry("UserPromptSubmit", "dshkit.hooks.gate:on_prompt", budget=1.0, order=30),
+    Entry("Stop", "dshkit.hooks.gate:on_stop", budget=18.0, order=50),
     # The command risk policy (hooks/guard.py): a pure function of the command line.
     Entry(
         "PreToolUse",

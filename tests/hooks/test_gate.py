@@ -1,10 +1,13 @@
-"""Rework on PostToolUse, as each harness calls the hook: a broken web deliverable written by
-the agent comes back to it with the measured evidence, once per content version, and not at
-all when `[gate] rework` is off."""
+"""The delivery gate through `dshkit hook`, as each harness calls it: a write of a web
+deliverable returns at once (judged in the background), the failure goes back when the agent
+tries to stop (once per content, never looping), or with the next prompt when Stop could not
+block; files written by shell commands are found too; rework switched per session."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +17,8 @@ import pytest
 from dshkit.gate.rework import written_deliverables
 from dshkit.store import Store
 
-from ..support.hooks import claude, codex, dsh, hook
+from ..support.cli import run_dshkit
+from ..support.hooks import claude, codex, context, dsh, hook
 from ..support.paths import PAGES
 
 
@@ -22,36 +26,36 @@ from ..support.paths import PAGES
 def home(tmp_path: Path) -> Path:
     state = tmp_path / ".dsh" / "dshkit"
     state.mkdir(parents=True)
-    (state / "config.toml").write_text("[gate]\nhook_budget_s = 2.0\n")
+    (state / "config.toml").write_text("[gate]\nbudget_s = 2.0\n")
     (tmp_path / "proj" / "site").mkdir(parents=True)
     return tmp_path
 
 
+def _base(harness: str, project: Path) -> dict[str, Any]:
+    made = {"claude": claude("c1"), "dsh": dsh("d1"), "codex": codex("x1")}[harness]
+    return made | {"cwd": str(project)}
+
+
 def claude_write(project: Path, name: str) -> dict[str, Any]:
-    return claude(
-        "c1",
-        cwd=str(project),
-        hook_event_name="PostToolUse",
-        tool_name="Write",
-        tool_input={"file_path": str(project / name), "content": "…"},
-        tool_response={"type": "create"},
-    )
+    return _base("claude", project) | {
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(project / name), "content": "…"},
+        "tool_response": {"type": "create"},
+    }
 
 
 def dsh_write(project: Path, name: str) -> dict[str, Any]:
-    return dsh(
-        "d1",
-        cwd=str(project),
-        hook_event_name="PostToolUse",
-        tool_name="write",
-        tool_input={"path": name, "content": "…"},
-    )
+    return _base("dsh", project) | {
+        "hook_event_name": "PostToolUse",
+        "tool_name": "write",
+        "tool_input": {"path": name, "content": "…"},
+    }
 
 
 def codex_patch(project: Path, name: str) -> dict[str, Any]:
     patch = f"*** Begin Patch\n*** Update File: {name}\n@@\n-a\n+b\n*** End Patch"
-    return codex("x1") | {
-        "cwd": str(project),
+    return _base("codex", project) | {
         "hook_event_name": "PostToolUse",
         "tool_name": "apply_patch",
         "tool_input": {"command": ["apply_patch", patch]},
@@ -63,6 +67,23 @@ PAYLOADS: dict[str, Callable[[Path, str], dict[str, Any]]] = {
     "dsh": dsh_write,
     "codex": codex_patch,
 }
+SHELL = {"claude": "Bash", "dsh": "bash", "codex": "exec_command"}
+
+
+def prompt(harness: str, project: Path) -> dict[str, Any]:
+    return _base(harness, project) | {"hook_event_name": "UserPromptSubmit", "prompt": "go"}
+
+
+def stop(harness: str, project: Path, active: bool = False) -> dict[str, Any]:
+    return _base(harness, project) | {"hook_event_name": "Stop", "stop_hook_active": active}
+
+
+def command(harness: str, project: Path, line: str) -> dict[str, Any]:
+    return _base(harness, project) | {
+        "hook_event_name": "PostToolUse",
+        "tool_name": SHELL[harness],
+        "tool_input": {"command": line},
+    }
 
 
 def verdicts(home: Path) -> list[tuple[str, str]]:
@@ -71,63 +92,135 @@ def verdicts(home: Path) -> list[tuple[str, str]]:
     return [(Path(row[0]).name, row[1]) for row in rows]
 
 
+def runs(home: Path) -> int:
+    with Store(home / ".dsh" / "dshkit") as store:
+        return int(store.db.execute("SELECT count(*) FROM gate_runs").fetchone()[0])
+
+
+def settled(home: Path, count: int, seconds: float = 90.0) -> list[tuple[str, str]]:
+    """The verdicts once `count` are stored and no run is left (the background runs)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = verdicts(home)
+        if len(found) >= count and runs(home) == 0:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"verdicts never came: {verdicts(home)}")
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("harness", sorted(PAYLOADS))
-def test_a_broken_deliverable_comes_back_once_per_content_version(home: Path, harness: str) -> None:
+def test_a_write_returns_at_once_and_the_failure_comes_back_at_stop_once(
+    home: Path, harness: str
+) -> None:
     project = home / "proj"
     page = project / "site" / "tank.html"
     shutil.copy(PAGES / "tank.html", page)
-    payload = PAYLOADS[harness](project, "site/tank.html")
-    out, log = hook(home, "PostToolUse", payload)
+    assert hook(home, "UserPromptSubmit", prompt(harness, project))[0] == {}
+    out, log = hook(home, "PostToolUse", PAYLOADS[harness](project, "site/tank.html"))
+    # Nothing said at the write: the judging is a background run, claimed for this content.
+    assert out == {}, log
+    assert runs(home) + len(verdicts(home)) == 1
+    out, log = hook(home, "Stop", stop(harness, project))
     assert out.get("decision") == "block", log
     reason = out["reason"]
     assert reason.startswith("【dshkit 交付门：机器实测未通过，请返工】")
     assert f"文件：{page}" in reason and "判定：blank-canvas-0" in reason
-    assert "后备缓冲 0×0，CSS 1280×720" in reason
-    # The same content again: already sent back, not judged again.
-    again, log = hook(home, "PostToolUse", payload)
+    # Stopping again (going on because of the block, or not): already delivered, no loop.
+    again, log = hook(home, "Stop", stop(harness, project, active=harness != "dsh"))
     assert again == {} and verdicts(home) == [("tank.html", "blank-canvas-0")], log
-    # A new version that is still broken is sent back again.
+    assert hook(home, "UserPromptSubmit", prompt(harness, project))[0] == {}
+    # A new version that is still broken comes back again.
     page.write_text(page.read_text() + "<!-- v2 -->\n")
-    third, _ = hook(home, "PostToolUse", payload)
+    hook(home, "PostToolUse", PAYLOADS[harness](project, "site/tank.html"))
+    third, _ = hook(home, "Stop", stop(harness, project))
     assert third.get("decision") == "block"
     assert len(verdicts(home)) == 2
 
 
 @pytest.mark.browser
-def test_a_good_deliverable_is_judged_and_not_sent_back(home: Path) -> None:
+def test_a_good_deliverable_is_judged_and_stop_says_nothing(home: Path) -> None:
     project = home / "proj"
     shutil.copy(PAGES / "tank.fixed.html", project / "site" / "tank.html")
-    out, log = hook(home, "PostToolUse", claude_write(project, "site/tank.html"))
+    hook(home, "UserPromptSubmit", prompt("claude", project))
+    assert hook(home, "PostToolUse", claude_write(project, "site/tank.html"))[0] == {}
+    out, log = hook(home, "Stop", stop("claude", project))
     assert out == {} and verdicts(home) == [("tank.html", "ok")], log
 
 
 @pytest.mark.browser
-def test_the_overlay_and_errors_reach_the_agent(home: Path) -> None:
+@pytest.mark.parametrize("harness", sorted(PAYLOADS))
+def test_files_written_by_shell_commands_are_found(home: Path, harness: str) -> None:
+    project = home / "proj"
+    before = project / "site" / "old.html"
+    shutil.copy(PAGES / "tank.html", before)  # broken, but not written in this turn
+    old = time.time() - 3600
+    os.utime(before, (old, old))
+    hook(home, "UserPromptSubmit", prompt(harness, project))
+    (project / "node_modules").mkdir()
+    shutil.copy(PAGES / "page-error.html", project / "node_modules" / "dep.html")
+    shutil.copy(PAGES / "page-error.html", project / "site" / "report.htm")  # `cat > …`
+    out, log = hook(home, "PostToolUse", command(harness, project, "python gen.py"))
+    assert out == {}, log
+    out, log = hook(home, "Stop", stop(harness, project))
+    assert out.get("decision") == "block", log
+    assert "report.htm" in out["reason"] and "判定：page-error" in out["reason"]
+    assert "old.html" not in out["reason"] and "dep.html" not in out["reason"]
+    assert verdicts(home) == [("report.htm", "page-error")]
+
+
+@pytest.mark.browser
+def test_a_failure_stop_could_not_deliver_comes_with_the_next_prompt(home: Path) -> None:
     project = home / "proj"
     shutil.copy(PAGES / "shader-assembly.html", project / "site" / "scene.html")
-    shutil.copy(PAGES / "page-error.html", project / "site" / "report.htm")
-    patch = (
-        "*** Begin Patch\n*** Add File: site/scene.html\n+…\n"
-        "*** Add File: site/report.htm\n+…\n*** Add File: site/notes.md\n+…\n*** End Patch"
+    hook(home, "UserPromptSubmit", prompt("codex", project))
+    hook(home, "PostToolUse", codex_patch(project, "site/scene.html"))
+    # Codex is already going on because of a Stop hook: no block, no wait.
+    out, log = hook(home, "Stop", stop("codex", project, active=True))
+    assert out == {}, log
+    assert settled(home, 1) == [("scene.html", "fatal-overlay")]
+    out, log = hook(home, "UserPromptSubmit", prompt("codex", project))
+    text = context(out)
+    assert text is not None and "判定：fatal-overlay" in text, log
+    assert "[scene.vs] ERROR: 0:3: 'layout'" in text
+    # Delivered: neither the next prompt nor Stop says it again.
+    assert hook(home, "UserPromptSubmit", prompt("codex", project))[0] == {}
+    assert hook(home, "Stop", stop("codex", project))[0] == {}
+
+
+@pytest.mark.browser
+def test_rework_switched_off_for_one_session_sends_nothing(home: Path) -> None:
+    project = home / "proj"
+    shutil.copy(PAGES / "tank.html", project / "site" / "tank.html")
+    done = run_dshkit(
+        "gate", "rework", "--session", "c1", "--harness", "claude", "off", "--json", home=home
     )
-    payload = codex_patch(project, "unused") | {"tool_input": {"command": ["apply_patch", patch]}}
-    out, log = hook(home, "PostToolUse", payload)
-    assert "reason" in out, log
-    reason = out["reason"]
-    assert "判定：fatal-overlay" in reason and "[scene.vs] ERROR: 0:3: 'layout'" in reason
-    assert "判定：page-error" in reason and "Cannot read properties of undefined" in reason
-    assert verdicts(home) == [("scene.html", "fatal-overlay"), ("report.htm", "page-error")]
+    assert '"rework":false' in done.stdout.replace(" ", "") and '"session"' in done.stdout
+    hook(home, "UserPromptSubmit", prompt("claude", project))
+    assert hook(home, "PostToolUse", claude_write(project, "site/tank.html"))[0] == {}
+    assert hook(home, "Stop", stop("claude", project))[0] == {}
+    assert verdicts(home) == [] and runs(home) == 0
+    # Another session is not switched off; switched back on, this one gets it too.
+    shutil.copy(PAGES / "tank.html", project / "site" / "other.html")
+    hook(home, "UserPromptSubmit", prompt("dsh", project))
+    hook(home, "PostToolUse", dsh_write(project, "site/other.html"))
+    assert hook(home, "Stop", stop("dsh", project))[0].get("decision") == "block"
+    run_dshkit("gate", "rework", "--session", "c1", "--harness", "claude", "on", home=home)
+    hook(home, "UserPromptSubmit", prompt("claude", project))
+    hook(home, "PostToolUse", claude_write(project, "site/tank.html"))
+    assert hook(home, "Stop", stop("claude", project))[0].get("decision") == "block"
 
 
-def test_rework_off_sends_nothing_and_runs_nothing(home: Path) -> None:
+def test_rework_off_in_the_config_sends_nothing_and_runs_nothing(home: Path) -> None:
     (home / ".dsh" / "dshkit" / "config.toml").write_text("[gate]\nrework = false\n")
     project = home / "proj"
     shutil.copy(PAGES / "tank.html", project / "site" / "tank.html")
     for harness, payload in PAYLOADS.items():
+        hook(home, "UserPromptSubmit", prompt(harness, project))
         out, log = hook(home, "PostToolUse", payload(project, "site/tank.html"))
         assert out == {} and "gate" not in log, harness
-    assert verdicts(home) == []
+        assert hook(home, "Stop", stop(harness, project))[0] == {}
+    assert verdicts(home) == [] and runs(home) == 0
 
 
 def test_other_files_and_tools_are_left_alone(home: Path) -> None:
@@ -138,7 +231,7 @@ def test_other_files_and_tools_are_left_alone(home: Path) -> None:
     shutil.copy(PAGES / "tank.html", project / "site" / "tank.html")
     read = claude_write(project, "site/tank.html") | {"tool_name": "Read"}
     out, _ = hook(home, "PostToolUse", read)
-    assert out == {} and verdicts(home) == []
+    assert out == {} and verdicts(home) == [] and runs(home) == 0
 
 
 def test_written_deliverables_are_read_from_any_harness_input(tmp_path: Path) -> None:

@@ -67,3 +67,21 @@ def test_bad_runs_are_refused(running: Running, body: dict[str, object], message
     with api(running) as client:
         refused = client.post("/run", json=body)
     assert refused.status_code == 400 and message in refused.json()["error"]
+
+
+def test_rework_is_switched_per_session_and_a_get_changes_nothing(running: Running) -> None:
+    with api(running) as client:
+        wanted = {"session": "s1", "harness": "claude"}
+        shown = client.get("/rework", params=wanted).json()
+        assert shown == {"harness": "claude", "session": "s1", "rework": True, "source": "config"}
+        assert client.get("/rework", params=wanted).json() == shown  # nothing was stored
+        off = client.post("/rework", json=wanted | {"rework": False}).json()
+        assert off["rework"] is False and off["source"] == "session"
+        assert client.get("/rework", params=wanted).json() == off
+        back = client.post("/rework", json=wanted | {"rework": None}).json()
+        assert back == shown
+        assert client.post("/rework", json=wanted | {"rework": "no"}).status_code == 400
+        assert client.post("/rework", json={"rework": False}).status_code == 400
+        unknown = client.post("/rework", json={"session": "s1", "harness": "vim", "rework": True})
+        assert unknown.status_code == 400
+        assert client.get("/rework", params={"session": "nobody"}).status_code == 404

@@ -1,6 +1,6 @@
-"""Rework: when the agent writes a web deliverable, judge it, and send a hard failure back to
-the agent with the measured evidence — once per file content version, and never when the
-`[gate] rework` setting is off.
+"""Rework: which web deliverables a write tool touched, and the instruction that sends a hard
+failure back to the agent with the measured evidence (`delivery` decides when, and records
+that it reached the session once per file content).
 
 Which files a write tool touched is read from its input, whatever the harness: a path under
 `file_path` or `path` (Claude Code's Write/Edit, DSH's write/edit), or the `*** Add File:` /
@@ -9,16 +9,12 @@ Which files a write tool touched is read from its input, whatever the harness: a
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..config import load_config
-from ..store import Store
-from .judge import DELIVERABLE_SUFFIXES, Verdict, judge_files
-from .verdicts import mark_reworked, reworked, save_verdict
+from .judge import DELIVERABLE_SUFFIXES
 
 SHOTS_DIR = "gate-shots"  # under the state dir
 _PATH_KEYS = ("file_path", "path")
@@ -78,82 +74,53 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
-def content_hash(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 class Rework:
     """A rework decision: the instruction for the agent, and `commit` to record that it was
-    delivered (call it only once it really was)."""
+    delivered to the session (call it only once it really was)."""
 
-    def __init__(self, state_dir: Path, verdicts: list[Verdict]) -> None:
-        self.state_dir = state_dir
-        self.verdicts = verdicts
-        self.instruction = instruction(verdicts)
-
-    def commit(self) -> None:
-        with Store(self.state_dir) as store:
-            for verdict in self.verdicts:
-                mark_reworked(store, verdict)
+    def __init__(self, instruction: str, commit: Callable[[], None]) -> None:
+        self.instruction = instruction
+        self.commit = commit
 
 
-def review_written(
-    state_dir: Path,
-    files: list[Path],
-    *,
-    open_store: Callable[[], Store] | None = None,
-) -> Rework | None:
-    """Judge the written deliverables whose current content was not sent back before; store
-    every verdict; a Rework for the hard failures, or None (rework off, nothing new, all
-    good). A bad `[gate]` config raises ConfigError."""
-    settings = load_config(state_dir)["gate"]
-    if not settings["rework"] or not files:
-        return None
-    opener = open_store or (lambda: Store(state_dir))
-    with opener() as store:
-        fresh = [f for f in files if not reworked(store, str(f), content_hash(f))]
-    if not fresh:
-        return None
-    verdicts = judge_files(fresh, settings["hook_budget_s"], shots_dir(state_dir))
-    with opener() as store:
-        for verdict in verdicts:
-            save_verdict(store, verdict)
-    failed = [v for v in verdicts if v.failed]
-    return Rework(state_dir, failed) if failed else None
-
-
-def instruction(verdicts: list[Verdict]) -> str:
-    """The rework instruction: what the gate measured, per failed file (Chinese)."""
+def instruction(verdicts: list[dict[str, Any]]) -> str:
+    """The rework instruction: what the gate measured, per failed file (Chinese), from the
+    verdicts' stored evidence."""
     parts = [
         "【dshkit 交付门：机器实测未通过，请返工】以下网页交付物在真实无头 Chromium 中打开后判定为"
         "失败（宿主侧实测，不是推测）。请按证据修复根因，修好后再交付；不要只做静态检查就宣称已验证。"
     ]
     for verdict in verdicts:
+        name = str(verdict.get("verdict"))
         lines = [
-            f"\n文件：{verdict.path}",
-            f"判定：{verdict.verdict}（{MEANING.get(verdict.verdict, verdict.verdict)}）；"
-            f"采样 {verdict.elapsed_ms / 1000:.1f} 秒，按最后一次采样判定",
+            f"\n文件：{verdict.get('path')}",
+            f"判定：{name}（{MEANING.get(name, name)}）；"
+            f"采样 {int(verdict.get('elapsedMs') or 0) / 1000:.1f} 秒，按最后一次采样判定",
         ]
-        if verdict.overlay_text:
-            text = verdict.overlay_text
+        overlay = verdict.get("overlayText")
+        if overlay:
+            text = str(overlay)
             if len(text) > _SHOWN_CHARS:
                 text = text[:_SHOWN_CHARS] + f"…（覆盖层文字共 {len(text)} 字，其余未显示）"
             lines.append(f"覆盖层文字：\n{text}")
-        if verdict.errors:
-            shown = verdict.errors[:_SHOWN_ERRORS]
+        errors = [str(e) for e in verdict.get("errors") or []]
+        if errors:
+            shown = errors[:_SHOWN_ERRORS]
             lines.append("页面错误：\n" + "\n".join(f"- {e}" for e in shown))
-            hidden = verdict.error_count - sum(_count(e) for e in shown)
+            total = int(verdict.get("errorCount") or len(errors))
+            hidden = total - sum(_count(e) for e in shown)
             if hidden > 0:
                 lines.append(f"（另有 {hidden} 条错误未列出，见证据记录）")
-        for index, canvas in enumerate(verdict.canvas[:4], 1):
+        for index, canvas in enumerate((verdict.get("canvas") or [])[:4], 1):
             lines.append(
-                f"画布 {index}：后备缓冲 {canvas['width']}×{canvas['height']}，"
-                f"CSS {canvas['cssWidth']}×{canvas['cssHeight']}，上下文 {canvas['context']}，"
-                f"帧内中心像素 {_pixel(canvas['framePixel'])}，"
-                f"截图像素 {_pixel(canvas['screenshotPixel'])}"
+                f"画布 {index}：后备缓冲 {canvas.get('width')}×{canvas.get('height')}，"
+                f"CSS {canvas.get('cssWidth')}×{canvas.get('cssHeight')}，"
+                f"上下文 {canvas.get('context')}，"
+                f"帧内中心像素 {_pixel(canvas.get('framePixel'))}，"
+                f"截图像素 {_pixel(canvas.get('screenshotPixel'))}"
             )
-        if verdict.screenshot:
-            lines.append(f"截图：{verdict.screenshot}")
+        if verdict.get("screenshot"):
+            lines.append(f"截图：{verdict['screenshot']}")
         parts.append("\n".join(lines))
     return "\n".join(parts)
 

@@ -1,5 +1,6 @@
 """The delivery gate's one face: judge a file, follow a run as a job, read the verdicts back,
-and review what the agent just wrote (the hook's rework).
+and deliver: what the agent writes is judged in the background, a failure is handed back at
+its Stop or next prompt (`delivery`), rework switched per session.
 
 The CLI, the local service, the MCP server and the hook call these methods and nothing below
 them. Each call opens its own store connection (waiting at most `busy_timeout` seconds for
@@ -23,13 +24,15 @@ import orjson
 from ..config import load_config
 from ..errors import Invalid, NotFound
 from ..store import Store
+from . import delivery
 from .judge import Verdict, check_budget, check_deliverable, judge_files
-from .rework import Rework, review_written, shots_dir, written_deliverables
+from .rework import Rework, instruction, shots_dir, written_deliverables
 from .verdicts import recent_verdicts, save_verdict
 
 if TYPE_CHECKING:  # the job runner is imported when a job starts: the hook never needs it
     from ..jobs import JobRunner, Progress, Submitted
 
+Key = tuple[str, str]  # (harness, session id)
 JOB_KIND = "gate"
 VERDICTS_LIMIT = 1000  # verdicts of one answer at most
 
@@ -73,9 +76,14 @@ class GateService:
         seconds = check_budget(
             load_config(self.state_dir)["gate"]["budget_s"] if budget is None else budget
         )
-        (verdict,) = judge_files([file], seconds, shots_dir(self.state_dir))
-        with self._open() as store:
-            return save_verdict(store, verdict)
+        claimed = delivery.content_hash(file)  # a background run claimed this content
+        try:
+            (verdict,) = judge_files([file], seconds, shots_dir(self.state_dir))
+            with self._open() as store:
+                return save_verdict(store, verdict)
+        finally:
+            with self._open() as store:
+                delivery.finish_run(store, str(file), claimed)
 
     def start_check(self, path: Path | str, budget: float | None = None) -> Submitted:
         """`check` in the background; what is wrong with the file, the budget or the config
@@ -126,12 +134,123 @@ class GateService:
             raise NotFound(f"no screenshot for gate verdict {verdict_id!r}", field="id")
         return path
 
-    def review(self, tool_input: Any, cwd: str | None) -> Rework | None:
-        """What the hook asks after a write tool: the web deliverables its input names
-        (relative paths against `cwd`) are judged unless their content was sent back before;
-        a Rework for the hard failures (its `commit` records the delivery), or None (rework
-        off, nothing written, nothing new, all good)."""
+    # -- delivery: the hooks' use cases ------------------------------------------------------
+
+    def written(self, key: Key, tool_input: Any, cwd: str | None) -> list[Path]:
+        """After a write tool: the web deliverables its input names (relative paths against
+        `cwd`) are recorded for the session and judged in the background (one detached run
+        per content); returns the files whose run started now. Nothing when rework is off."""
         files = written_deliverables(tool_input, cwd)
         if not files:
+            return []
+        with self._open() as store:
+            if not delivery.rework_on(store, key):
+                return []
+            delivery.note_writes(store, key, files)
+            return delivery.start_runs(store, files)
+
+    def commanded(self, key: Key, cwd: str | None) -> list[Path]:
+        """After a shell command: deliverables under `cwd` changed since the session's turn
+        began (a bounded scan, see `delivery.changed_deliverables`) are recorded and judged
+        in the background like written ones; returns the files whose run started now."""
+        if not cwd:
+            return []
+        with self._open() as store:
+            since = delivery.turn_began(store, key)
+            if since is None or not delivery.rework_on(store, key):
+                return []
+            files = delivery.changed_deliverables(cwd, since)
+            if not files:
+                return []
+            delivery.note_writes(store, key, files)
+            return delivery.start_runs(store, files)
+
+    def at_prompt(self, key: Key) -> Rework | None:
+        """A new prompt (or, where the harness asks before every model step, the next step):
+        the failures judged since and not yet delivered to the session; the session's turn
+        begins (unless one is open)."""
+        with self._open() as store:
+            delivery.begin_turn(store, key)
+            if not delivery.rework_on(store, key):
+                return None
+            return self._rework(delivery.owed(store, key), key)
+
+    def at_stop(
+        self, key: Key, cwd: str | None, deadline: float, *, may_block: bool = True
+    ) -> Rework | None:
+        """The agent is about to end its turn: deliverables it wrote (or its commands changed,
+        under `cwd`, since the turn began) whose content is still unjudged are waited for
+        until the monotonic `deadline`; the failures not yet delivered to the session are
+        the Rework. None when there are none, rework is off, or `may_block` is false (the
+        harness is already going on because of a Stop hook: what is owed waits for the
+        next prompt). The turn ends unless a Rework goes back."""
+        with self._open() as store:
+            if not delivery.rework_on(store, key):
+                delivery.end_turn(store, key)
+                return None
+            since = delivery.turn_began(store, key)
+            if since is not None and cwd:
+                files = delivery.changed_deliverables(cwd, since)
+                if files:
+                    delivery.note_writes(store, key, files)
+            found = delivery.wait_for_verdicts(store, key, deadline if may_block else 0.0)
+            if not may_block or not found.failed:
+                delivery.end_turn(store, key)
+                return None
+            return self._rework(found, key)
+
+    def _rework(self, found: delivery.Owed, key: Key) -> Rework | None:
+        if not found.failed:
             return None
-        return review_written(self.state_dir, files, open_store=self._open)
+        marks = found.marks()
+
+        def commit() -> None:
+            with self._open() as store:
+                delivery.mark_delivered(store, key, marks)
+
+        return Rework(instruction(found.failed), commit)
+
+    def session_key(self, session: str, harness: str | None = None) -> Key:
+        """The session `session` names (an id or a unique prefix, of `harness` when given):
+        one the store's catalog knows, else one the gate's hooks have seen by its exact id
+        (NotFound, Ambiguous otherwise)."""
+        from .. import harnesses
+        from ..errors import NotFound as Missing
+        from ..sessions.catalog import Catalog
+
+        if harness is not None:
+            harnesses.get(harness)  # an unknown name is refused (Invalid), never stored
+        with self._open() as store:
+            try:
+                info = Catalog(store).find(session, harness)
+                return (info.harness, info.session_id)
+            except Missing:
+                rows = store.db.execute(
+                    "SELECT DISTINCT harness FROM gate_sessions WHERE session_id = ?"
+                    + (" AND harness = ?" if harness else ""),
+                    (session.strip(), harness) if harness else (session.strip(),),
+                ).fetchall()
+                if len(rows) == 1:
+                    return (rows[0][0], session.strip())
+                if harness and not rows:
+                    return (harness, session.strip())  # named whole: switched ahead of time
+                raise
+
+    def set_rework(self, key: Key, on: bool | None) -> dict[str, Any]:
+        """Switch rework on or off for one session (None: back to `[gate] rework`); its
+        state after."""
+        with self._open() as store:
+            delivery.set_session_rework(store, key, on)
+        return self.rework_state(key)
+
+    def rework_state(self, key: Key) -> dict[str, Any]:
+        """Whether failures go back to the session, and where that comes from."""
+        with self._open() as store:
+            own = delivery.session_rework(store, key)
+            effective = delivery.rework_on(store, key)
+        return {
+            "harness": key[0],
+            "session": key[1],
+            "rework": effective,
+            "source": "config" if own is None else "session",
+        }

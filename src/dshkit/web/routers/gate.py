@@ -1,8 +1,10 @@
-"""The delivery gate's API under /api/gate/: recent verdicts, and a run (a job with progress)."""
+"""The delivery gate's API under /api/gate/: recent verdicts, a run (a job with progress), and
+one session's rework switch."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
@@ -53,4 +55,32 @@ def router(service: GateService) -> Router:
         submitted = await asyncio.to_thread(service.start_check, path, budget)
         return accepted(submitted)
 
+    @api.get("/rework")
+    async def get_rework(request: Request) -> Response:
+        session, harness = _session(request.query_params.get("session"), request.query_params)
+        key = await asyncio.to_thread(service.session_key, session, harness)
+        return json_response(await asyncio.to_thread(service.rework_state, key))
+
+    @api.post("/rework")
+    async def post_rework(request: Request) -> Response:
+        body = await read_json(request)
+        if not isinstance(body, dict):
+            raise ApiError(400, "expected a JSON object")
+        session, harness = _session(body.get("session"), body)
+        wanted = body.get("rework", "missing")
+        if wanted is not None and not isinstance(wanted, bool):
+            raise ApiError(400, "rework must be true, false or null (follow [gate] rework)")
+        key = await asyncio.to_thread(service.session_key, session, harness)
+        return json_response(await asyncio.to_thread(service.set_rework, key, wanted))
+
     return api
+
+
+def _session(session: object, given: Any) -> tuple[str, str | None]:
+    """The session id and harness a request names (400 without a session)."""
+    harness = given.get("harness")
+    if not isinstance(session, str) or not session.strip():
+        raise ApiError(400, "session must name a session (an id or a unique prefix)")
+    if harness is not None and not isinstance(harness, str):
+        raise ApiError(400, "harness must be a harness name")
+    return session.strip(), harness or None

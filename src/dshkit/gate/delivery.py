@@ -1,0 +1,290 @@
+"""Delivery: deliverables judged in the background as they are written, a hard failure handed
+to the agent when it tries to end its turn (or with its next prompt), once per content.
+
+A write of a web deliverable only records it for the session and starts a detached
+`dshkit gate check` for its content (one run per path and content hash; a run whose start is
+older than `RUN_DEAD_S` has died and may be started again). Files a shell command wrote are
+found by a bounded scan of the session's working directory for deliverables changed since
+its turn began. At Stop the session's deliverables whose current content has no verdict yet
+are waited for (within the caller's deadline); a failure not yet delivered to this session
+(the "delivered once" ledger, kind `GATE_REWORK_DELIVERY`, keyed by path and hash) becomes
+the reason to go on. What is still unjudged then is owed to the next prompt.
+
+Every function takes the caller's store; `GateService` opens it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..config import load_config
+from ..store import GATE_REWORK_DELIVERY, Store
+from .judge import DELIVERABLE_SUFFIXES
+
+Key = tuple[str, str]  # (harness, session id)
+
+RUN_DEAD_S = 360.0  # a run started longer ago without a verdict has died (budget ≤ 300 s)
+MAX_RUNNING = 3  # background runs at once: each is a Chromium (a 2-core machine stays usable)
+# The scan for files written by shell commands: at most this many directory entries looked
+# at, this deep, and this many deliverables found (the newest kept).
+SCAN_ENTRIES = 5000
+SCAN_DEPTH = 6
+SCAN_FOUND = 20
+SESSION_FILES = 50  # deliverables of one session looked at when delivering (latest first)
+SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "site-packages", "venv"})
+POLL_S = 0.2
+
+
+def content_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+# -- per-session settings and turns ------------------------------------------------------------
+
+
+def session_rework(store: Store, key: Key) -> bool | None:
+    """The session's own rework switch (None: it follows `[gate] rework`)."""
+    row = store.db.execute(
+        "SELECT rework FROM gate_sessions WHERE harness = ? AND session_id = ?", key
+    ).fetchone()
+    return None if row is None or row[0] is None else bool(row[0])
+
+
+def set_session_rework(store: Store, key: Key, on: bool | None) -> None:
+    """Switch rework on or off for one session (None: back to the config's)."""
+    value = None if on is None else int(on)
+    with store.transaction() as db:
+        db.execute(
+            "INSERT INTO gate_sessions (harness, session_id, rework) VALUES (?, ?, ?) "
+            "ON CONFLICT (harness, session_id) DO UPDATE SET rework = excluded.rework",
+            (*key, value),
+        )
+
+
+def rework_on(store: Store, key: Key) -> bool:
+    """Whether failures go back to this session: its own switch, else the config's."""
+    own = session_rework(store, key)
+    return bool(load_config(store.state_dir)["gate"]["rework"]) if own is None else own
+
+
+def begin_turn(store: Store, key: Key, now_ms: int | None = None) -> None:
+    """Mark the session's turn as begun now, unless one is open (a harness that asks before
+    every model step begins its turn once, at the first)."""
+    with store.transaction() as db:
+        db.execute(
+            "INSERT INTO gate_sessions (harness, session_id, turn_at, turn_open) "
+            "VALUES (?, ?, ?, 1) ON CONFLICT (harness, session_id) DO UPDATE SET "
+            "turn_at = CASE WHEN turn_open THEN turn_at ELSE excluded.turn_at END, turn_open = 1",
+            (*key, _now_ms() if now_ms is None else now_ms),
+        )
+
+
+def end_turn(store: Store, key: Key) -> None:
+    with store.transaction() as db:
+        db.execute(
+            "UPDATE gate_sessions SET turn_open = 0 WHERE harness = ? AND session_id = ?", key
+        )
+
+
+def turn_began(store: Store, key: Key) -> int | None:
+    """When the session's open turn began (ms since the epoch; None: no turn seen)."""
+    row = store.db.execute(
+        "SELECT turn_at FROM gate_sessions WHERE harness = ? AND session_id = ?", key
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+# -- writes and background runs ----------------------------------------------------------------
+
+
+def note_writes(store: Store, key: Key, files: list[Path]) -> None:
+    """Record the deliverables the session wrote (their path; the content is read when it
+    is judged or delivered)."""
+    at = _now_ms()
+    with store.transaction() as db:
+        db.executemany(
+            "INSERT INTO gate_writes (harness, session_id, path, at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (harness, session_id, path) DO UPDATE SET at = excluded.at",
+            [(*key, str(f), at) for f in files],
+        )
+
+
+def latest_verdict(store: Store, path: str, sha256: str) -> dict[str, Any] | None:
+    """The newest stored verdict of this content of `path`, with its id (None: not judged)."""
+    row = store.db.execute(
+        "SELECT id, at, evidence FROM gate_verdicts WHERE path = ? AND sha256 = ? "
+        "ORDER BY id DESC LIMIT 1",
+        (path, sha256),
+    ).fetchone()
+    if row is None:
+        return None
+    return {**orjson.loads(row["evidence"]), "id": row["id"], "at": row["at"]}
+
+
+def claim_runs(store: Store, wanted: list[tuple[Path, str]]) -> list[Path]:
+    """Of `wanted` (file, content hash), those a run must be started for now: not judged,
+    no live run of theirs, and no more than MAX_RUNNING live runs in all (decided in one
+    transaction, so concurrent hooks start each once)."""
+    now = _now_ms()
+    dead = now - int(RUN_DEAD_S * 1000)
+    claimed: list[Path] = []
+    with store.transaction() as db:
+        db.execute("DELETE FROM gate_runs WHERE started < ?", (dead,))
+        running = db.execute("SELECT count(*) FROM gate_runs").fetchone()[0]
+        for path, sha in wanted:
+            if running >= MAX_RUNNING:
+                break
+            if latest_verdict(store, str(path), sha) is not None:
+                continue
+            if db.execute(
+                "SELECT 1 FROM gate_runs WHERE path = ? AND sha256 = ?", (str(path), sha)
+            ).fetchone():
+                continue
+            db.execute(
+                "INSERT INTO gate_runs (path, sha256, started) VALUES (?, ?, ?)",
+                (str(path), sha, now),
+            )
+            running += 1
+            claimed.append(path)
+    return claimed
+
+
+def start_runs(store: Store, files: list[Path]) -> list[Path]:
+    """Start a detached `dshkit gate check` for each file whose current content needs one;
+    the files started."""
+    from ..procs import spawn_detached
+
+    wanted = [(f, content_hash(f)) for f in files if f.is_file()]
+    started = claim_runs(store, wanted)
+    for path in started:
+        spawn_detached("gate", "check", str(path), "--state-dir", str(store.state_dir), "--quiet")
+    return started
+
+
+def finish_run(store: Store, path: str, sha256: str) -> None:
+    """A run ended (its verdict stored, or it failed): another may start."""
+    with store.transaction() as db:
+        db.execute("DELETE FROM gate_runs WHERE path = ? AND sha256 = ?", (path, sha256))
+
+
+# -- files written by shell commands -----------------------------------------------------------
+
+
+def changed_deliverables(root: str, since_ms: int) -> list[Path]:
+    """Deliverables under `root` modified at or after `since_ms`, the newest SCAN_FOUND of
+    them, from a walk bounded by SCAN_ENTRIES entries and SCAN_DEPTH levels that skips hidden
+    directories (.git, .venv, …) and dependency trees (node_modules, …)."""
+    since_ns = since_ms * 1_000_000
+    found: list[tuple[int, Path]] = []
+    for entry in _walk(root):
+        if entry.name.lower().endswith(DELIVERABLE_SUFFIXES):
+            try:
+                stat = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.st_mtime_ns >= since_ns and entry.is_file(follow_symlinks=False):
+                found.append((stat.st_mtime_ns, Path(entry.path)))
+    found.sort(key=lambda item: item[0], reverse=True)
+    return [path for _, path in found[:SCAN_FOUND]]
+
+
+def _walk(root: str) -> Iterator[os.DirEntry[str]]:
+    """The entries under `root`, breadth first, within the bounds (symbolic links to
+    directories are not followed)."""
+    seen = 0
+    level = [root]
+    for _depth in range(SCAN_DEPTH):
+        below: list[str] = []
+        for directory in level:
+            try:
+                with os.scandir(directory) as entries:
+                    for entry in entries:
+                        seen += 1
+                        if seen > SCAN_ENTRIES:
+                            return
+                        if entry.is_dir(follow_symlinks=False):
+                            if not entry.name.startswith(".") and entry.name not in SKIPPED_DIRS:
+                                below.append(entry.path)
+                        else:
+                            yield entry
+            except OSError:
+                continue
+        level = below
+        if not level:
+            return
+
+
+# -- what is owed to a session -------------------------------------------------------------------
+
+
+@dataclass
+class Owed:
+    """What one session is owed now: the failed verdicts not yet delivered to it (each with
+    the content hash it judged), and the deliverables whose current content is unjudged."""
+
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    unjudged: list[Path] = field(default_factory=list)
+
+    def marks(self) -> list[str]:
+        return [delivery_mark(v["path"], v["sha256"]) for v in self.failed]
+
+
+def delivery_mark(path: str, sha256: str) -> str:
+    return f"{path}\n{sha256}"
+
+
+def session_files(store: Store, key: Key) -> list[Path]:
+    rows = store.db.execute(
+        "SELECT path FROM gate_writes WHERE harness = ? AND session_id = ? "
+        "ORDER BY at DESC LIMIT ?",
+        (*key, SESSION_FILES),
+    ).fetchall()
+    return [Path(row[0]) for row in rows]
+
+
+def owed(store: Store, key: Key) -> Owed:
+    """The session's deliverables as they are now: failures not delivered to it, and what
+    has no verdict yet (a file removed since is nobody's concern)."""
+    found = Owed()
+    for path in session_files(store, key):
+        try:
+            sha = content_hash(path)
+        except OSError:
+            continue
+        verdict = latest_verdict(store, str(path), sha)
+        if verdict is None:
+            found.unjudged.append(path)
+        elif verdict.get("verdict") != "ok" and not store.delivered(
+            key, GATE_REWORK_DELIVERY, delivery_mark(str(path), sha)
+        ):
+            found.failed.append({**verdict, "path": str(path), "sha256": sha})
+    return found
+
+
+def wait_for_verdicts(store: Store, key: Key, deadline: float) -> Owed:
+    """`owed`, again and again until nothing is unjudged or the monotonic `deadline` passed;
+    what did not die is started again on the way."""
+    while True:
+        found = owed(store, key)
+        if not found.unjudged or time.monotonic() >= deadline:
+            return found
+        start_runs(store, found.unjudged)
+        time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
+
+
+def mark_delivered(store: Store, key: Key, marks: list[str]) -> None:
+    with store.transaction():
+        for mark in marks:
+            store.mark_delivered(key, GATE_REWORK_DELIVERY, mark)
