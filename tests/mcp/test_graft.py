@@ -145,3 +145,52 @@ def test_a_rolled_back_slice_exits_1_with_its_state(world: World) -> None:
     assert out.returncode == 1, out.stderr  # not done: the source works again
     ended = orjson.loads(out.stdout)
     assert ended["state"] == "ROLLED_BACK" and ended["attempts"] == 2
+
+
+def test_two_sessions_in_one_directory_hand_off_by_the_id_the_nudge_names(world: World) -> None:
+    session(world)
+    other = Transcript(world, "c-other").prompt("另一个会话的工作")
+    other.step(10_000)
+    guessed = call(world, "graft_slice_and_inject", {})
+    assert guessed.is_error  # which one calls cannot be told from the directory
+
+    done = call(world, "graft_slice_and_inject", {"sessionId": "c-src"})
+    assert not done.is_error, text(done)
+    facts = done.structured_content or {}
+    # The tool waited for the outcome: the model is told what to pass on to the person.
+    assert facts["state"] in ("VERIFIED", "COMMITTED") and facts["targetSessionId"]
+    target = facts["targetSessionId"]
+    assert target in text(done) and f"claude --resume {target}" in text(done)
+    assert facts["continueCommand"] == f"cd {world.cwd} && claude --resume {target}"
+    with Store(world.state) as store:
+        assert store.db.execute("SELECT COUNT(*) FROM graft_txns").fetchone()[0] == 1
+
+
+def test_the_target_runs_on_the_model_and_mode_the_source_log_names(world: World) -> None:
+    transcript = Transcript(world, "c-mode")
+    transcript.write(
+        {
+            "type": "user",
+            "message": {"role": "user", "content": "把 README 翻译成英文"},
+            "permissionMode": "acceptEdits",
+        }
+    )
+    transcript.step(20_000)  # its model: claude-test
+    done = call(world, "graft_slice_and_inject", {"sessionId": "c-mode"})
+    assert not done.is_error, text(done)
+    [args] = world.call_args()
+    assert args["options"] == {"--model": "claude-test", "--permission-mode": "acceptEdits"}
+    facts = done.structured_content or {}
+    assert (facts["model"], facts["mode"]) == ("claude-test", "acceptEdits")
+
+
+def test_a_rolled_back_handoff_is_told_to_the_model_with_why(world: World) -> None:
+    session(world)
+    world.script("fail", "fail")
+    world.state.mkdir()
+    (world.state / "config.toml").write_text("[graft]\nignite_attempts = 2\nignite_spacing_s = 0\n")
+    done = call(world, "graft_slice_and_inject", {"sessionId": "c-src"})
+    assert not done.is_error, text(done)
+    assert (done.structured_content or {})["state"] == "ROLLED_BACK"
+    assert "回滚" in text(done) and "the API is unreachable" in text(done)
+    assert "不再接收" not in text(done)  # the source works on

@@ -1,0 +1,118 @@
+"""Graft's use cases end to end over a real (fake) Claude Code CLI and its sessions root: the
+person's rules and the identity survive three generations over every path that starts a
+target — started headless (the handoff is its first prompt) and picked up by the next session
+(the handoff arrives as hook context, which its log keeps as no message of its own)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+
+import orjson
+import pytest
+
+from dshkit.graft import GraftService, live
+from dshkit.graft.identity import Identity
+from dshkit.graft.lifecycle import State
+from dshkit.sessions import Refresh, Source
+from dshkit.store import Store
+
+from ..support.graft_driver import World
+
+RULES = (  # one standing rule stated by the person of each generation
+    "以后不要修改 docs/ 目录。",
+    "每次提交前都要先跑 pytest。",
+    "从现在起回答一律用中文。",
+)
+
+
+def log_path(world: World, session: str) -> Path:
+    """Where Claude Code keeps the transcript of `session` working in the world's cwd."""
+    project = re.sub(r"[^A-Za-z0-9]", "-", str(world.cwd))
+    return world.claude / "projects" / project / f"{session}.jsonl"
+
+
+def say(world: World, session: str, text: str, tokens: int = 20_000) -> None:
+    """The person types `text` in `session` and the model answers (a Claude Code log)."""
+    path = log_path(world, session)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    base = {"sessionId": session, "cwd": str(world.cwd), "version": "2.1.197"}
+    stamp = "2026-12-01T10:00:00.000Z"
+    prompt = str(uuid.uuid4())
+    answer = {
+        "id": f"m-{prompt}",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": [{"type": "text", "text": "好的。"}],
+        "usage": {"input_tokens": tokens, "output_tokens": 10},
+    }
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": text}, "uuid": prompt},
+        {"type": "assistant", "message": answer, "requestId": f"r-{prompt}", "uuid": f"a{prompt}"},
+    ]
+    with open(path, "ab") as handle:
+        for line in lines:
+            handle.write(orjson.dumps({**base, "timestamp": stamp, **line}) + b"\n")
+
+
+def service(world: World, *, ignite: bool) -> GraftService:
+    world.state.mkdir(exist_ok=True)
+    (world.state / "config.toml").write_text(
+        f"[graft]\nignite_target = {'true' if ignite else 'false'}\nignite_spacing_s = 0\n"
+    )
+    return GraftService(world.state, sources=[Source("claude", world.claude / "projects")])
+
+
+def hand_off(
+    world: World, session: str, path: str, number: int
+) -> tuple[str, Identity, list[tuple[str, int, int]]]:
+    """Hand `session` off over `path` ("ignite": the target started headless; "pickup": the
+    next session started in the directory takes it at its start): the target's id, the
+    identity it carries and the handoff's constraints (text, seq, generation)."""
+    sliced = service(world, ignite=path == "ignite").slice(
+        session, "claude", drive="now", refresh=Refresh.WAIT
+    )
+    constraints = [(c.text, c.seq, c.generation) for c in sliced.handoff.constraints.constraints]
+    if path == "ignite":
+        assert sliced.txn.state == State.COMMITTED, sliced.txn.last_error
+        target = str(sliced.txn.target_id)
+    else:
+        assert sliced.txn.state == State.PENDING
+        target = f"picked-{number}"
+        with Store(world.state) as store:  # what its SessionStart hook does
+            given = live.pickup(store, "claude", target, str(world.cwd))
+            assert given is not None and given.text == sliced.handoff.first_message
+            given.commit(store)
+        say(world, target, "继续")  # the person's first prompt: the handoff is not in it
+    return target, sliced.handoff.identity, constraints
+
+
+@pytest.mark.parametrize(
+    "paths",
+    [
+        ("ignite",) * 3,
+        ("pickup",) * 3,
+        ("ignite", "pickup", "ignite"),
+        ("pickup", "ignite", "pickup"),
+    ],
+    ids=["ignite", "pickup", "ignite-pickup-ignite", "pickup-ignite-pickup"],
+)
+def test_three_generations_keep_every_rule_with_its_first_anchor(
+    world: World, paths: tuple[str, ...]
+) -> None:
+    session = "gen-0"
+    first_anchor: dict[str, tuple[int, int]] = {}
+    for number, path in enumerate(paths):
+        say(world, session, f"第 {number} 代的工作。{RULES[number]}")
+        target, identity, constraints = hand_off(world, session, path, number + 1)
+
+        assert identity.generation == number + 1 and identity.source_session_id == session
+        # Every rule so far, in the order stated, each anchored where it was first stated.
+        assert [text for text, _, _ in constraints] == list(RULES[: number + 1])
+        for text, seq, generation in constraints:
+            first_anchor.setdefault(text, (seq, generation))
+            assert (seq, generation) == first_anchor[text], text
+        assert [generation for _, _, generation in constraints] == list(range(number + 1))
+        session = target
+    assert len(first_anchor) == 3
