@@ -1,15 +1,29 @@
 """Judging a web deliverable in headless Chromium: sample it until it is clearly good or the
 budget is spent, and give a verdict with the measured evidence.
 
-What one sample sees (seed 000 §0⁵): the page's fatal overlay (elements with an id starting
-`fatal`, visible, with failure wording), errors (uncaught exceptions, unhandled rejections,
-`console.error`), each canvas's backing-store size, and the centre of each canvas read inside
-a frame through the page's own context, with the screenshot as the fallback for a page that
-drew once. A sample is bounded by a timeout: a stuck main thread is `unresponsive`, never a
-hung gate. Sampling stops early only when good (≥ 1 s after `load`, two good samples in a
-row); otherwise it uses the whole budget and judges by the last sample, because a page may
-show a failure and then recover. Real time only: virtual time would fire the page's own
-watchdogs early.
+What one sample sees (seed 000 §0⁵): the page's fatal overlay (the page convention: visible
+elements with ids like `fatal`, `fatalTitle`, `fatalMsg`, `fatalDetail`, holding failure
+wording), the parser's error box of an XML page, each canvas's backing-store size, what the
+page drew into it (draw calls counted by the init script, WebGL draws with no valid program
+apart, programs that failed to link with their logs), and the centre of each canvas read
+inside a frame through the page's own context, with the screenshot as the fallback for a
+canvas that did draw (a page that drew once). A canvas with no context, or none drawn into
+yet, is not judged yet: whatever shows through it is the page behind, not the canvas.
+
+Errors are never forgiven: an uncaught exception, an unhandled rejection or a
+`console.error` anywhere in the observation makes the page `page-error`, however well it
+draws afterwards. A load the gate refused is not the page's error (nor the rejection of a
+refused fetch the page left unhandled): it is listed as what the verdict could not see.
+
+A sample is bounded by a timeout: a stuck main thread is `unresponsive`, never a hung gate.
+Sampling stops early only when the page has stayed good for a sustained window (it is
+loaded for `SETTLE_S` and good for `GOOD_RUN_S` without a break); otherwise it uses the whole
+budget and judges by the last sample, because a page may show a failure and then recover.
+`recovered` says a failure that really cleared (an overlay gone, a thread unstuck) before an
+`ok`. Real time only: virtual time would fire the page's own watchdogs early.
+
+The evidence is a list of findings (what was seen, where, when, how often) that `report`
+turns into short lines for people, beside the measured JSON.
 
 The page is untrusted (`confinement`): it loads only files under its own directory, reaches no
 network, runs no service worker, and each load refused is listed in the evidence.
@@ -28,6 +42,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from ..errors import Invalid
 from ..paths import private_dir, private_opener
@@ -41,32 +56,72 @@ MAX_BUDGET_S = 300.0
 
 OK = "ok"
 FATAL_OVERLAY = "fatal-overlay"
+PARSE_ERROR = "parse-error"
 PAGE_ERROR = "page-error"
 BLANK_CANVAS_0 = "blank-canvas-0"
+WEBGL_ERROR = "webgl-error"
 BLANK_CANVAS = "blank-canvas"
 UNRESPONSIVE = "unresponsive"
-VERDICTS = (OK, FATAL_OVERLAY, PAGE_ERROR, BLANK_CANVAS_0, BLANK_CANVAS, UNRESPONSIVE)
+VERDICTS = (
+    OK,
+    FATAL_OVERLAY,
+    PARSE_ERROR,
+    PAGE_ERROR,
+    BLANK_CANVAS_0,
+    WEBGL_ERROR,
+    BLANK_CANVAS,
+    UNRESPONSIVE,
+)
 HARD_FAILURES = frozenset(VERDICTS) - {OK}
+WAITING = "waiting"  # a sample's state only: a canvas not judged yet (no context, no draw)
+# What each verdict means, for people (the CLI, the console, the evidence's first line).
+MEANING = {
+    OK: "the page loaded and showed what it drew, with no error",
+    FATAL_OVERLAY: "the page shows its own fatal-error overlay",
+    PARSE_ERROR: "the browser could not parse the document (its parser-error box is shown)",
+    PAGE_ERROR: "the page threw an uncaught exception, left a rejection unhandled or "
+    "logged console.error",
+    BLANK_CANVAS_0: "a canvas's backing store is 8 pixels or less: it shows nothing",
+    WEBGL_ERROR: "WebGL draw calls draw nothing: no valid shader program in use",
+    BLANK_CANVAS: "a canvas shows nothing: it never drew, or it is black in the frame and "
+    "on screen",
+    UNRESPONSIVE: "the page's main thread did not answer a sample in time",
+}
+RECOVERABLE = frozenset({FATAL_OVERLAY, UNRESPONSIVE, WEBGL_ERROR})  # states that can clear
 
+# The overlay convention: `fatal` alone or followed by a part of a name (fatalTitle,
+# fatal-msg, fatal_detail), never a word that merely starts so (`fatalities`).
+OVERLAY_IDS = r"^(?:fatal|Fatal|FATAL)(?![a-z])"
 # The overlay's failure wording (Chinese per the seed, and its English equivalents).
 FAILURE_WORDS = (
     "失败|错误|无法|异常|超时|不支持|丢失"
-    "|fail|error|unable|cannot|can't|exception|timed? ?out|not supported|unsupported|lost"
+    r"|\b(?:fail(?:s|ed|ure)?|errors?|unable|cannot|can't|exception|timed? ?out"
+    r"|not supported|unsupported|lost)\b"
 )
 TINY_CANVAS = 8  # a backing store this small in either dimension shows nothing
 BLANK_MEAN, BLANK_MAX = 2.0, 8  # mean < 2 and max < 8 (RGB) is a blank picture
-SETTLE_S = 1.0  # after `load`, before an early stop: an exception can come 300 ms later
+# The early stop: loaded this long (a page may fail seconds after its load: a lost context,
+# its own watchdog), and good without a break this long.
+SETTLE_S = 3.0
+GOOD_RUN_S = 1.0
 GOOD_IN_A_ROW = 2
 INTERVAL_S = 0.25
 SAMPLE_TIMEOUT_S = 2.0
 MIN_SAMPLE_S = 0.5  # the least a sample is given, the last one too (a healthy page needs less)
 SHOT_REGION = 64  # CSS pixels of a canvas's centre checked in the screenshot
 SHOT_TIMEOUT_S = 1.0
+FINAL_SHOT_TIMEOUT_S = 2.0  # the verdict's screenshot: a busy machine can take over a second
 STUCK_SHOT_TIMEOUT_S = 0.3  # the screenshot of a stuck page rarely comes: do not overshoot
 VIEWPORT = {"width": 1280, "height": 720}
 MAX_ERRORS = 50  # distinct messages kept; the total count is kept too
 MAX_ERROR_CHARS = 2000
+MAX_FINDINGS = 60
+MAX_LINE_CHARS = 300  # of one finding in the report for people
 _FAILING = re.compile(FAILURE_WORDS, re.IGNORECASE)
+_GL_MESSAGE = re.compile(r"\bINVALID_[A-Z_]+\b|CONTEXT_LOST|too many errors")
+_STACK_PLACE = re.compile(r"\(?([a-zA-Z][\w+.-]*:[^\s()]+?):(\d+):(\d+)\)?\s*$")
+_REFUSED_FETCH = "uncaught TypeError: Failed to fetch"
+ERROR_KINDS = ("exception", "console.error", "crash")
 
 
 class GateInputError(Invalid):
@@ -92,6 +147,8 @@ class Verdict:
     error_count: int = 0
     blocked: list[dict[str, Any]] = field(default_factory=list)  # loads the gate refused
     blocked_more: int = 0  # refused loads not in `blocked`
+    # What was seen, where and when: {kind, what, where, atMs, count}, in time order.
+    findings: list[dict[str, Any]] = field(default_factory=list)
     id: int | None = None  # once stored
 
     @property
@@ -110,6 +167,11 @@ class Verdict:
             "overlayText": self.overlay_text,
         }
 
+    def report(self) -> list[str]:
+        """The evidence for people: the verdict and what it means, then one short line per
+        finding (when, what kind, where, what, how often)."""
+        return report_lines(self.verdict, self.recovered, self.elapsed_ms, self.findings)
+
     def evidence(self) -> dict[str, Any]:
         """Everything measured, as stored."""
         return self.summary() | {
@@ -120,7 +182,29 @@ class Verdict:
             "errorCount": self.error_count,
             "blocked": self.blocked,
             "blockedMore": self.blocked_more,
+            "findings": self.findings,
+            "report": self.report(),
         }
+
+
+def report_lines(
+    verdict: str, recovered: bool, elapsed_ms: int, findings: list[dict[str, Any]]
+) -> list[str]:
+    """`Verdict.report` from stored fields (a stored verdict without findings gets its
+    first line only)."""
+    head = f"{verdict}{' (recovered)' if recovered else ''} after {elapsed_ms / 1000:.1f} s"
+    lines = [f"{head}: {MEANING.get(verdict, verdict)}"]
+    for finding in findings:
+        at = finding.get("atMs")
+        when = "     " if at is None else f"{at / 1000:4.1f}s"
+        where = f" {finding['where']}:" if finding.get("where") else ""
+        what = " / ".join(line.strip() for line in str(finding["what"]).splitlines() if line)
+        if len(what) > MAX_LINE_CHARS:
+            what = what[:MAX_LINE_CHARS] + "…"
+        count = finding.get("count", 1)
+        times = f" (×{count})" if count > 1 else ""
+        lines.append(f"{when} {finding['kind']}{where} {what}{times}")
+    return lines
 
 
 def check_deliverable(path: Path) -> Path:
@@ -184,6 +268,16 @@ async def _judge_all(
         return verdicts
 
 
+@dataclass
+class _Seen:
+    """One error of the page as it arrived."""
+
+    kind: str  # one of ERROR_KINDS
+    text: str
+    where: str | None
+    at: float  # monotonic
+
+
 class _Judge:
     """The sampling of one page."""
 
@@ -192,8 +286,11 @@ class _Judge:
         self.file = file
         self.budget = budget
         self.shots = shots
-        self.errors: list[str] = []  # in arrival order
+        self.errors: list[_Seen] = []  # in arrival order
+        self.gl_messages: Counter[str] = Counter()  # the browser's WebGL warnings
+        self.gl_first: dict[str, float] = {}
         self.loaded_at: float | None = None
+        self.start = time.monotonic()
         # Imported here: the hook imports this module after every write, judging is rarer.
         from .confinement import Confinement
 
@@ -206,55 +303,53 @@ class _Judge:
         await self.context.route_web_socket("**/*", self.confinement.web_socket)
         await self.context.add_init_script(script=probe.INIT)
         page = await self.context.new_page()
-        page.on("pageerror", lambda error: self.errors.append(_error_text(error)))
+        page.on("pageerror", self._page_error)
         page.on("console", self._console)
         # WebSockets the route did not mock (a worker's): the confined network refuses them.
         page.on("websocket", lambda socket: self.confinement.refused_below(socket.url, "websocket"))
         page.on("load", lambda _page: self._loaded())
-        start = time.monotonic()
+        self.start = start = time.monotonic()
         deadline = start + self.budget
         with contextlib.suppress(Exception):  # a page that never commits is judged by samples
             await asyncio.wait_for(page.goto(self.file.as_uri(), wait_until="commit"), self.budget)
-        history: list[str] = []
-        last: dict[str, Any] | None = None
-        seen_errors = 0
-        good_in_a_row = 0
+        track = _Track(start)
         stopped_early = False
-        first_good: float | None = None
+        timeout = SAMPLE_TIMEOUT_S
         while True:
-            left = deadline - time.monotonic()
-            sample = await self._sample(page, min(SAMPLE_TIMEOUT_S, max(left, MIN_SAMPLE_S)))
-            fresh = len(self.errors) > seen_errors
-            seen_errors = len(self.errors)
-            state = _state(sample, fresh, bool(self.errors))
-            history.append(state)
-            last = sample
+            asked = time.monotonic()
+            sample = await self._sample(page, timeout)
             now = time.monotonic()
-            if state == OK:
-                good_in_a_row += 1
-                first_good = first_good or now
-            else:
-                good_in_a_row = 0
-            settled = self.loaded_at is not None and now - self.loaded_at >= SETTLE_S
-            if settled and good_in_a_row >= GOOD_IN_A_ROW:
+            state = track.add(sample, now, self._page_errors(track.fetch_failures), asked)
+            if state == OK and self._may_stop(track, now):
                 stopped_early = True
                 break
             now = time.monotonic()
-            if deadline - now <= 0:
-                break  # the budget's last sample
+            left = deadline - now
+            if left <= 0:
+                # The budget's last sample; but a page is stuck only once it has failed to
+                # answer for a whole sample's timeout (a busy machine can delay one frame).
+                spell = track.stuck_for(now)
+                if spell is None or spell >= SAMPLE_TIMEOUT_S - 0.05:
+                    break
+                timeout = SAMPLE_TIMEOUT_S - spell
+                continue
+            timeout = min(SAMPLE_TIMEOUT_S, max(left, MIN_SAMPLE_S))
             pause = min(INTERVAL_S, deadline - now)
-            if self.loaded_at is not None and not settled and good_in_a_row:
+            if state == OK and self.loaded_at is not None:
                 # Good so far: sample again right when an early stop becomes allowed.
-                pause = min(pause, max(0.0, self.loaded_at + SETTLE_S - now))
+                pause = min(pause, max(0.0, self._stop_allowed_at(track) - now))
             await asyncio.sleep(pause)
-        verdict = history[-1]
+        history = track.history
+        verdict = WAITING if not history else history[-1]
+        if verdict == WAITING:
+            verdict = BLANK_CANVAS  # the budget ended with a canvas that never drew
         shot = await self._screenshot(page, sha, verdict)
         elapsed = time.monotonic() - start
-        recovered = any(
-            s in (FATAL_OVERLAY, PAGE_ERROR, UNRESPONSIVE) and s != verdict for s in history[:-1]
-        )
-        counts = Counter(self.errors)
+        recovered = verdict == OK and any(s in RECOVERABLE for s in history)
+        errors = self._page_errors(track.fetch_failures)
+        counts = Counter(e.text for e in errors)
         blocked, blocked_more = self.confinement.evidence()
+        last = track.last or {}
         return Verdict(
             path=str(self.file),
             sha256=sha,
@@ -262,32 +357,79 @@ class _Judge:
             recovered=recovered,
             elapsed_ms=_ms(elapsed),
             screenshot=shot,
-            canvas=[_canvas_json(c) for c in (last or {}).get("canvases", [])],
+            canvas=[_canvas_json(c, track) for c in last.get("canvases", [])],
             errors=[
                 text if n == 1 else f"{text} (×{n})" for text, n in counts.most_common(MAX_ERRORS)
             ],
-            overlay_text=(last or {}).get("overlay") or None,
+            overlay_text=last.get("overlay") or None,
             timings={
                 "budgetMs": _ms(self.budget),
                 "loadMs": None if self.loaded_at is None else _ms(self.loaded_at - start),
-                "firstGoodMs": None if first_good is None else _ms(first_good - start),
+                "firstGoodMs": None if track.first_good is None else _ms(track.first_good - start),
                 "samples": len(history),
                 "stoppedEarly": stopped_early,
             },
             history=history,
-            error_count=len(self.errors),
+            error_count=len(errors),
             blocked=blocked,
             blocked_more=blocked_more,
+            findings=self._findings(track, verdict, errors, blocked, blocked_more),
         )
 
+    def _may_stop(self, track: _Track, now: float) -> bool:
+        return (
+            self.loaded_at is not None
+            and track.good_in_a_row >= GOOD_IN_A_ROW
+            and now >= self._stop_allowed_at(track)
+        )
+
+    def _stop_allowed_at(self, track: _Track) -> float:
+        loaded = self.loaded_at if self.loaded_at is not None else float("inf")
+        run = track.good_since if track.good_since is not None else float("inf")
+        return max(loaded + SETTLE_S, run + GOOD_RUN_S)
+
+    def _page_error(self, error: Any) -> None:
+        text, where = _error_text(error, self.file.parent)
+        self.errors.append(_Seen("exception", text, where, time.monotonic()))
+
     def _console(self, message: Any) -> None:
-        # Only errors: the gate's own readPixels makes the browser log warnings (pitfall 7).
-        # A load the gate refused is listed as blocked, not held against the page.
+        # Only errors count against the page: the gate's own readPixels makes the browser log
+        # warnings (pitfall 7). The browser's WebGL warnings are kept as evidence. A load the
+        # gate refused is listed as blocked, not held against the page.
+        location = message.location or {}
+        where = location.get("url", "")
+        if message.type == "warning" and _GL_MESSAGE.search(message.text):
+            text = _clip(message.text)
+            self.gl_messages[text] += 1
+            self.gl_first.setdefault(text, time.monotonic())
+            return
         if message.type != "error":
             return
-        where = (message.location or {}).get("url", "")
         if not self.confinement.refused_in_console(message.text, where):
-            self.errors.append(_clip(f"console.error: {message.text}"))
+            place = _place(where, location.get("lineNumber"), location.get("columnNumber"))
+            self.errors.append(
+                _Seen(
+                    "console.error",
+                    _clip(f"console.error: {message.text}"),
+                    _short_place(place, self.file.parent),
+                    time.monotonic(),
+                )
+            )
+
+    def _page_errors(self, fetch_failures: list[dict[str, Any]]) -> list[_Seen]:
+        """The page's errors, less the unhandled rejections of fetches the gate refused."""
+        excused = sum(
+            f.get("count", 1)
+            for f in fetch_failures
+            if self.confinement.why_refused(str(f.get("url", ""))) is not None
+        )
+        kept = []
+        for error in self.errors:
+            if excused and error.text.startswith(_REFUSED_FETCH):
+                excused -= 1
+                continue
+            kept.append(error)
+        return kept
 
     def _loaded(self) -> None:
         self.loaded_at = self.loaded_at or time.monotonic()
@@ -297,17 +439,18 @@ class _Judge:
         started = time.monotonic()
         try:
             sample: dict[str, Any] = await asyncio.wait_for(
-                page.evaluate(probe.SAMPLE, FAILURE_WORDS), timeout
+                page.evaluate(probe.SAMPLE, [FAILURE_WORDS, OVERLAY_IDS]), timeout
             )
         except TimeoutError:
             return None
         except Exception as exc:  # navigating, or the page crashed: nothing seen this time
             if "crash" in str(exc).lower():
-                self.errors.append(_clip(f"page crashed: {exc}"))
-            return {"overlay": "", "fatal": False, "canvases": [], "viewport": [0, 0]}
+                self.errors.append(_Seen("crash", _clip(f"page crashed: {exc}"), None, started))
+            return _EMPTY_SAMPLE | {"canvases": []}
+        sample["at"] = time.monotonic()
         for canvas in sample["canvases"]:
-            if _tiny(canvas):
-                continue
+            if _tiny(canvas) or not (_screen_judged(canvas) or canvas.get("draws")):
+                continue  # only a canvas that drew is judged by the screenshot
             frame = canvas["frame"]
             if frame is None or _dark(frame):
                 left = timeout - (time.monotonic() - started)
@@ -336,7 +479,7 @@ class _Judge:
     async def _screenshot(self, page: Any, sha: str, verdict: str) -> str | None:
         """The whole viewport as the verdict's screenshot (0600 under `shots`); None when the
         page cannot paint one in time."""
-        timeout = STUCK_SHOT_TIMEOUT_S if verdict == UNRESPONSIVE else SHOT_TIMEOUT_S
+        timeout = STUCK_SHOT_TIMEOUT_S if verdict == UNRESPONSIVE else FINAL_SHOT_TIMEOUT_S
         try:
             png = await asyncio.wait_for(page.screenshot(animations="allow"), timeout)
         except Exception:
@@ -348,25 +491,274 @@ class _Judge:
             handle.write(png)
         return str(path)
 
+    def _findings(
+        self,
+        track: _Track,
+        verdict: str,
+        errors: list[_Seen],
+        blocked: list[dict[str, Any]],
+        blocked_more: int,
+    ) -> list[dict[str, Any]]:
+        """What was seen, where and when, in time order (the causes of the verdict and what
+        the verdict could not see)."""
+        found: list[dict[str, Any]] = []
 
-def _state(sample: dict[str, Any] | None, fresh_errors: bool, any_errors: bool) -> str:
-    """What one sample shows, worst first (the seed's order)."""
-    if sample is None:
-        return UNRESPONSIVE
-    if sample["fatal"]:
-        return FATAL_OVERLAY
-    if fresh_errors:
-        return PAGE_ERROR
-    canvases = sample["canvases"]
-    if any(_tiny(c) for c in canvases):
-        return BLANK_CANVAS_0
-    if any(_blank(c) for c in canvases):
-        return BLANK_CANVAS
-    # Errors earlier and nothing drawn since: the page died. A page whose canvas now draws
-    # got past its error (a retry that worked).
-    if any_errors and not any(_drawn(c) for c in canvases):
-        return PAGE_ERROR
-    return OK
+        def add(kind: str, what: str, where: str | None, at: float | None, count: int = 1) -> None:
+            found.append(
+                {
+                    "kind": kind,
+                    "what": what,
+                    "where": where,
+                    "atMs": None if at is None else max(0, _ms(at - self.start)),
+                    "count": count,
+                }
+            )
+
+        grouped: dict[tuple[str, str], list[_Seen]] = {}
+        for error in errors:
+            grouped.setdefault((error.kind, error.text), []).append(error)
+        for (kind, text), seen in grouped.items():
+            add(kind, text, seen[0].where, seen[0].at, len(seen))
+        for shown in track.overlays:
+            cleared = shown["until"]
+            what = _clip(shown["text"], 600)
+            if cleared is not None:
+                what += f" — gone at {(cleared - self.start):.1f} s"
+            add("overlay", what, ", ".join(f"#{i}" for i in shown["ids"]), shown["at"])
+        for text, at in track.parse_errors.items():
+            add("parse-error", text, self.file.name, at)
+        for failure in track.failures:
+            canvas = track.canvas_names.get(failure.get("context"))
+            add("webgl", failure["what"], canvas, track.page_time(failure["at"]), failure["count"])
+        for text, n in self.gl_messages.items():
+            add("webgl", text, "browser console", self.gl_first[text], n)
+        for canvas_id, (count, first) in track.bad_draws.items():
+            add(
+                "webgl",
+                f"{count} draw call{'s' if count != 1 else ''} with no valid shader program in "
+                "use (they draw nothing)",
+                track.canvas_names.get(canvas_id),
+                first,
+                1,
+            )
+        for canvas_id, at in track.lost.items():
+            add("webgl", "WebGL context lost", track.canvas_names.get(canvas_id), at)
+        for canvas in (track.last or {}).get("canvases", []):
+            problem = _canvas_problem(canvas, track)
+            if problem:
+                add("canvas", problem, canvas.get("name"), track.last_at)
+        if verdict == UNRESPONSIVE and track.stuck_since is not None:
+            add(
+                "unresponsive",
+                f"the main thread answered no sample within {SAMPLE_TIMEOUT_S:g} s",
+                None,
+                track.stuck_since,
+            )
+        for entry in blocked:
+            add(
+                "not-seen",
+                f"{entry['url']} ({entry['resourceType']}): {entry['reason']}",
+                None,
+                None,
+                entry["count"],
+            )
+        if blocked_more:
+            add("not-seen", f"{blocked_more} more loads blocked by the gate", None, None)
+        for failure in track.fetch_failures:
+            url = str(failure.get("url", ""))
+            if self.confinement.why_refused(url) is not None:
+                add(
+                    "not-seen",
+                    f"the page left the rejection of a fetch the gate refused unhandled "
+                    f"({failure['what']}, {_short_url(url)}): not counted as its error",
+                    None,
+                    track.page_time(failure["at"]),
+                    failure.get("count", 1),
+                )
+        found.sort(key=lambda f: (f["atMs"] is None, f["atMs"] or 0))
+        if len(found) > MAX_FINDINGS:
+            more = len(found) - MAX_FINDINGS + 1
+            found = found[: MAX_FINDINGS - 1]
+            found.append(
+                {"kind": "more", "what": f"{more} more findings", "where": None, "atMs": None}
+                | {"count": 1}
+            )
+        return found
+
+
+_EMPTY_SAMPLE: dict[str, Any] = {
+    "overlay": "",
+    "fatal": False,
+    "overlayIds": [],
+    "canvases": [],
+    "parseErrors": [],
+    "failures": [],
+    "fetchFailures": [],
+    "viewport": [0, 0],
+    "now": None,
+}
+
+
+class _Track:
+    """Each sample's state, and what the samples saw over the whole observation."""
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+        self.history: list[str] = []
+        self.last: dict[str, Any] | None = None
+        self.last_at: float | None = None
+        self.good_in_a_row = 0
+        self.good_since: float | None = None
+        self.first_good: float | None = None
+        self.stuck_since: float | None = None
+        self.overlays: list[dict[str, Any]] = []  # each fatal overlay shown: text, ids, at, until
+        self.parse_errors: dict[str, float] = {}
+        self.failures: list[dict[str, Any]] = []
+        self.fetch_failures: list[dict[str, Any]] = []
+        self.bad_seen: dict[int, int] = {}  # bad draws per context at the previous sample
+        self.bad_draws: dict[int, tuple[int, float]] = {}  # count, first seen
+        self.lost: dict[int, float] = {}
+        self.canvas_names: dict[int | None, str] = {}
+        self._offset: float | None = None  # monotonic − page time (s)
+
+    def stuck_for(self, now: float) -> float | None:
+        """How long the page has not answered (None: it answered the last sample)."""
+        return None if self.stuck_since is None else now - self.stuck_since
+
+    def page_time(self, page_ms: float | None) -> float | None:
+        """A page's `performance.now()` as a monotonic time."""
+        if page_ms is None or self._offset is None:
+            return None
+        return self._offset + page_ms / 1000
+
+    def add(
+        self, sample: dict[str, Any] | None, now: float, errors: list[_Seen], asked: float
+    ) -> str:
+        if sample is None and self.stuck_since is None:
+            self.stuck_since = asked
+        state = self._state(sample, bool(errors), now)
+        self.history.append(state)
+        if sample is not None:
+            self.last, self.last_at = sample, now
+        if state == OK:
+            self.good_in_a_row += 1
+            if self.good_since is None:
+                self.good_since = now
+            self.first_good = self.first_good or now
+        else:
+            self.good_in_a_row, self.good_since = 0, None
+        return state
+
+    def _state(self, sample: dict[str, Any] | None, errors: bool, now: float) -> str:
+        """What one sample shows, worst first (the seed's order)."""
+        if sample is None:
+            return UNRESPONSIVE
+        self.stuck_since = None
+        if sample.get("now") is not None:
+            self._offset = sample.get("at", now) - sample["now"] / 1000
+        self._overlay(sample, now)
+        for text in sample.get("parseErrors", []):
+            self.parse_errors.setdefault(_clip(text, 1000), now)
+        if sample.get("failures"):
+            self.failures = sample["failures"]
+        if sample.get("fetchFailures"):
+            self.fetch_failures = sample["fetchFailures"]
+        kinds = [self._canvas(c, now) for c in sample["canvases"]]
+        if sample["fatal"]:
+            return FATAL_OVERLAY
+        if sample.get("parseErrors"):
+            return PARSE_ERROR
+        if errors:
+            return PAGE_ERROR  # never forgiven, however well the page draws later
+        if "tiny" in kinds:
+            return BLANK_CANVAS_0
+        if "webgl" in kinds:
+            return WEBGL_ERROR
+        if "blank" in kinds:
+            return BLANK_CANVAS
+        if "waiting" in kinds and "drawn" not in kinds:
+            return WAITING
+        return OK
+
+    def _overlay(self, sample: dict[str, Any], now: float) -> None:
+        current = self.overlays[-1] if self.overlays else None
+        showing = current is not None and current["until"] is None
+        if sample["fatal"]:
+            if not showing or current is None or current["text"] != sample["overlay"]:
+                if showing and current is not None:
+                    current["until"] = now
+                ids = sample.get("overlayIds", [])
+                self.overlays.append(
+                    {"text": sample["overlay"], "ids": ids, "at": now, "until": None}
+                )
+        elif showing and current is not None:
+            current["until"] = now
+
+    def _canvas(self, canvas: dict[str, Any], now: float) -> str:
+        """One canvas's state in one sample: tiny, webgl, blank, waiting or drawn."""
+        key = canvas.get("id")
+        self.canvas_names[key] = canvas.get("name") or "canvas"
+        if key is not None:
+            bad = int(canvas.get("badDraws") or 0)
+            fresh = bad > self.bad_seen.get(key, 0)
+            self.bad_seen[key] = bad
+            if bad:
+                first = self.bad_draws.get(key, (0, now))[1]
+                self.bad_draws[key] = (bad, first)
+            lost_at = self.page_time(canvas.get("lostAt"))
+            if lost_at is not None:
+                self.lost.setdefault(key, lost_at)
+        else:
+            bad, fresh = 0, False
+        if _tiny(canvas):
+            return "tiny"
+        if canvas.get("context") is None:
+            return "waiting"  # no context yet: what shows is the page behind it
+        if bad and (fresh or not canvas.get("programDraws")):
+            return "webgl"
+        if not _screen_judged(canvas) and not canvas.get("draws"):
+            if canvas["frame"] is not None and canvas["frame"].get("lost"):
+                return "blank"
+            return "waiting"  # a context, and nothing drawn into it yet
+        frame = canvas["frame"]
+        if frame is not None and not _dark(frame):
+            return "drawn"
+        shot = canvas.get("shot")
+        if frame is not None and frame.get("lost"):
+            return "blank"
+        if shot is not None and _dark(shot):
+            return "blank"
+        # Drew, but a later frame reads dark: the screenshot shows the drawing (drew once),
+        # or the canvas is off screen (nothing to read).
+        return "drawn"
+
+
+def _screen_judged(canvas: dict[str, Any]) -> bool:
+    """A canvas whose drawing the init script cannot count (drawn by a worker, or a context
+    type it does not wrap): judged by what the screenshot shows at its place."""
+    return canvas.get("context") not in (None, "2d", "webgl", "webgl2", "experimental-webgl",
+                                         "bitmaprenderer")  # fmt: skip
+
+
+def _canvas_problem(canvas: dict[str, Any], track: _Track) -> str | None:
+    """What is wrong with a canvas in the last sample, for people (None: nothing)."""
+    size = f"{canvas['width']}×{canvas['height']} (CSS {canvas['cssWidth']}×{canvas['cssHeight']})"
+    if _tiny(canvas):
+        return f"backing store {size}: shows nothing"
+    if canvas.get("context") is None:
+        return f"{size}: never got a drawing context"
+    frame, shot = canvas["frame"], canvas.get("shot")
+    if frame is not None and frame.get("lost"):
+        return f"{size}, {canvas['context']}: context lost, nothing shown"
+    if not _screen_judged(canvas) and not canvas.get("draws"):
+        return f"{size}, {canvas['context']}: not one draw call"
+    if (frame is None or _dark(frame)) and shot is not None and _dark(shot):
+        pixel = frame or shot
+        return (
+            f"{size}, {canvas['context']}: black in the frame and on screen "
+            f"(mean {pixel['mean']:g}, max {pixel['max']})"
+        )
+    return None
 
 
 def _tiny(canvas: dict[str, Any]) -> bool:
@@ -377,20 +769,9 @@ def _dark(pixels: dict[str, Any]) -> bool:
     return bool(pixels.get("lost")) or (pixels["mean"] < BLANK_MEAN and pixels["max"] < BLANK_MAX)
 
 
-def _blank(canvas: dict[str, Any]) -> bool:
-    """Dark inside the frame (or unreadable) and dark in the screenshot too (a page that
-    drew once reads zeros inside a frame, while its screenshot shows the drawing)."""
-    frame, shot = canvas["frame"], canvas.get("shot")
-    return (frame is None or _dark(frame)) and shot is not None and _dark(shot)
-
-
-def _drawn(canvas: dict[str, Any]) -> bool:
-    frame, shot = canvas["frame"], canvas.get("shot")
-    return (frame is not None and not _dark(frame)) or (shot is not None and not _dark(shot))
-
-
-def _canvas_json(canvas: dict[str, Any]) -> dict[str, Any]:
+def _canvas_json(canvas: dict[str, Any], track: _Track) -> dict[str, Any]:
     frame = canvas["frame"]
+    lost = track.lost.get(canvas.get("id"))  # type: ignore[arg-type]
     return {
         "width": canvas["width"],
         "height": canvas["height"],
@@ -399,21 +780,54 @@ def _canvas_json(canvas: dict[str, Any]) -> dict[str, Any]:
         "context": canvas["context"],
         "framePixel": None if frame is None else {k: round(v, 2) for k, v in frame.items()},
         "screenshotPixel": canvas.get("shot"),
+        "name": canvas.get("name"),
+        "drawCalls": canvas.get("draws", 0),
+        "invalidDrawCalls": canvas.get("badDraws", 0),
+        "contextLostMs": None if lost is None else max(0, _ms(lost - track.start)),
     }
 
 
-def _error_text(error: Any) -> str:
+def _error_text(error: Any, root: Path) -> tuple[str, str | None]:
+    """An uncaught error's text (its stack's first frames kept for the agent to find) and
+    where it was thrown."""
     stack = getattr(error, "stack", "") or ""
     message = getattr(error, "message", "") or str(error)
-    # The stack starts with "Name: message"; keep its first frames for the agent to find.
-    text = "\n".join(stack.splitlines()[:4]) if message in stack else message
-    return _clip(f"uncaught {text}")
+    lines = stack.splitlines()
+    text = "\n".join(lines[:4]) if message in stack else message
+    where = None
+    for line in lines[1:]:
+        found = _STACK_PLACE.search(line.strip())
+        if found:
+            where = _short_place(_place(found[1], found[2], found[3]), root)
+            break
+    return _clip(f"uncaught {text}"), where
 
 
-def _clip(text: str) -> str:
-    if len(text) <= MAX_ERROR_CHARS:
+def _place(url: str, line: Any, column: Any) -> str:
+    if not url:
+        return ""
+    return f"{url}:{line}:{column}" if line is not None and column is not None else url
+
+
+def _short_place(place: str, root: Path) -> str | None:
+    """A place as people read it: a file of the page's directory by its name there."""
+    if not place:
+        return None
+    parts = urlsplit(place)
+    if parts.scheme == "file":
+        with contextlib.suppress(ValueError):
+            return str(Path(unquote(parts.path)).relative_to(root))
+    return _short_url(place)
+
+
+def _short_url(url: str) -> str:
+    return url if len(url) <= 120 else url[:120] + "…"
+
+
+def _clip(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    if len(text) <= limit:
         return text
-    return text[:MAX_ERROR_CHARS] + f"… ({len(text)} characters in all)"
+    return text[:limit] + f"… ({len(text)} characters in all)"
 
 
 def _ms(seconds: float) -> int:
