@@ -129,9 +129,9 @@ def test_the_two_form_lines_are_organisation_and_length() -> None:
 def test_the_strategies_differ_and_state_their_budgets() -> None:
     prompts = {tier: system_prompt(tier) for tier in STRATEGY_TIERS}
     assert len(set(prompts.values())) == 3
-    for tier, prompt in prompts.items():
-        assert f"{LENGTH_RATIO[tier]:g} 倍" in prompt
-        assert str(ABSOLUTE_CAP) in prompt
+    for tier in ("basic", "advanced"):
+        assert f"{LENGTH_RATIO[tier]:g} 倍" in prompts[tier]
+        assert str(ABSOLUTE_CAP) in prompts[tier]
     assert "只修语言" in prompts["basic"] and "不新增任何要求" in prompts["basic"]
     assert "只补三样" in prompts["advanced"]
     for word in ("对象", "结果", "边界"):
@@ -163,9 +163,43 @@ def test_recipient_contract_iron_rules_and_provenance_in_every_tier(tier: str) -
     assert "只对它说话" in prompt and "开场白" in prompt  # speaks only to the agent
     for n in range(1, 6):
         assert sum(line.startswith(f"{n}. ") for line in lines) == 1, n
-    assert "待确认" in prompt  # iron rule 1's word for what was not read
-    assert "路径:行号" in prompt and "src/app.py:40-58" in prompt
+    assert "待确认" in prompt and "动手前先确认" in prompt  # the two ways of an unknown
+    if tier == "basic":
+        assert "不写文件出处" in prompt and "src/app.py:40-58" not in prompt  # reads no file
+    else:
+        assert "路径:行号" in prompt and "src/app.py:40-58" in prompt
     assert history_mark_placeholder() in prompt
+
+
+def test_extreme_is_not_asked_to_fit_an_inflation_budget() -> None:
+    """F1–F7 guard basic and advanced only: extreme's length is recorded, never asked for
+    (a five-class fill of "修复这个 bug" cannot fit 28 characters)."""
+    prompt = system_prompt("extreme")
+    assert "倍" not in prompt and str(ABSOLUTE_CAP) not in prompt and "膨胀上限" not in prompt
+    assert budget_note("修复这个 bug", "extreme") == "原话 7 字。"
+    for form in FORMS:
+        assert "膨胀上限" not in FORM_LINES[form][1]
+
+
+def test_each_tier_is_consistent_with_itself_and_the_tier_table() -> None:
+    prompts = {tier: system_prompt(tier) for tier in STRATEGY_TIERS}
+    for prompt in prompts.values():
+        # No invitation to stuff citations; one rule decides how an unknown is written.
+        assert "逐句核对" not in prompt
+        assert sum(line.startswith("5. 拿不准的只有两种写法") for line in prompt.split("\n")) == 1
+        assert "替各种答案预写" in prompt
+    basic, advanced = prompts["basic"], prompts["advanced"]
+    # Basic adds nothing: no anchors, no criterion, no per-class completion, no file facts.
+    assert "不新增任何要求" in basic and "不写判据" in basic and "不加锚点" in basic
+    assert "每类最多一句" not in basic and "每样最多一句" not in basic
+    assert "锚点不多于改动点" not in basic and "完成的判据" not in basic
+    # Advanced: the three, one sentence each at most; its one criterion is the result line.
+    assert "每样最多一句" in advanced and "锚点不多于改动点" not in advanced
+    assert "完成的判据" not in advanced and "替它定下的决定" not in advanced
+    # Extreme keeps its five classes, decisions, criteria and anchors.
+    assert "锚点不多于改动点" in prompts["extreme"] and "完成的判据" in prompts["extreme"]
+    # F3 forbids "按 X 理解" in basic and advanced; extreme may use it where nothing rides on it.
+    assert "按某种理解" in basic and "「按 X 理解」" in prompts["extreme"]
 
 
 def history_mark_placeholder() -> str:

@@ -92,11 +92,11 @@ _ROLE = (
 def _ask_clause(items: int) -> tuple[str, ...]:
     """The ask clause (§0‴): one sentence saying to ask, then its form, "无", body, precedence."""
     return (
-        f"【先问】会左右结果又定不下来的点别让工作 AI 猜：第一行写「{ASK_HEADING}：」，"
+        f"【先问】左右结果、只有用户定得了的点别让工作 AI 猜：第一行写「{ASK_HEADING}：」，"
         f"其下逐条列出，让它开工前一次问完（最多 {items} 条）。",
         "每条编号、只问一件事、以问号结尾；不写怎么问，不替各种答案预写做法。",
-        f"没有要问的就写「{ASK_HEADING}：{NOTHING_TO_ASK}」；决定做出来是什么样的点没定时不许写{NOTHING_TO_ASK}。",
-        "正文仍然完整写出，要问的点在正文里写「X 待确认」，其余要求一条不省。",
+        f"没有要问的就写「{ASK_HEADING}：{NOTHING_TO_ASK}」；决定成品样子的点没定时不许写{NOTHING_TO_ASK}。",
+        "正文仍然完整写出，问到的点在正文里只写「X 待确认」，其余一条不省。",
         "本段优先于下文一切要求：会左右结果的只能问，不写成按某种理解。",
     )
 
@@ -118,7 +118,10 @@ _BASIC = (
     "【本档：普通——只修语言】",
     "原话的意思、范围和篇幅都不变：改错字、病句和标点，把「这个、那里」落到具体对象，"
     "把语序理顺，使工作 AI 读得出用户本来要什么。",
-    "不新增任何要求，不把原话扩成一份要求说明，不读文件。",
+    "不新增任何要求：不补判据、锚点、约束或文件出处，不把原话扩成一份要求说明，不读文件；"
+    "开头的提问段和末尾的收尾自检是固定格式，不算新增。",
+    "代码、路径、命令、报错原文和专有名词一字不动，照原样保留在改好的句子里。",
+    "落指代只用材料里出现过的对象（会话近况里明说过的文件、按钮、报错）；材料里没有的，按铁律第 5 条写。",
     _budget_line(TIER_SPECS["basic"]),
 )
 
@@ -127,30 +130,47 @@ _ADVANCED = (
     "仍写成一段需求说明，只补三样：对象（到底改哪个文件、组件或功能）、"
     "结果（做完后用户亲眼会看到的现象，一句话）、边界（用户明说的或实际读到的、必须保住的东西）。",
     "需要核实或定位时用只读工具读文件，读到该读的几处就停，不逛项目。",
-    "用法的细节、范围的罗列、验收的段落和操作的步骤都不写。",
+    "用法的细节、范围的罗列、验收的段落、锚点和操作的步骤都不写。",
     _budget_line(TIER_SPECS["advanced"]),
     "本档只补这三样，三样之外一律不补。",
 )
 
-# F1–F7 (§0′): the guard rails of basic and advanced.
-_GATES = (
+_F3 = (
+    "F3 这是用户下给工作 AI 的命令：不加小标题、不分节（用户自己用了除外），"
+    "不写自述（我读到、我没读到、按某种理解）；拿不准的按铁律第 5 条的两种写法交给工作 AI 或用户。"
+)
+_F6 = "F6 篇幅守住本档的膨胀上限，宁短勿长。"
+_F7 = "F7 原话就是基准：改写必须比原话更好用，做不到就基本照原话交出。"
+
+# F1–F7 (§0′): the guard rails of basic and advanced, each in the terms of its tier.
+_BASIC_GATES = (
     "【闸门】",
-    "F1 先判断原话够不够用：对象和动作都清楚，就只修语言，产物约等于原话；不够用才在本档范围内补缺的那几类，每类最多一句。",
+    "F1 先判断原话够不够用：够用就只修语言，产物约等于原话；不够用也只把指代落到具体对象、把句子理顺，别的不补。",
+    "F2 不加约束：原话没说的限制一条都不写；用户说「注意」就写注意，不许升级成禁令。",
+    _F3,
+    "F4 不写判据：不加验收说明、核对点或锚点。",
+    "F5 不写出处段：本档不读文件，也不写 路径:行号。",
+    _F6,
+    _F7,
+)
+_ADVANCED_GATES = (
+    "【闸门】",
+    "F1 先判断原话够不够用：对象和动作都清楚，就只修语言，产物约等于原话；不够用才补三样里缺的那几样，每样最多一句。",
     "F2 默认不加约束：只写用户明说的或实际读到的，全文硬约束不超过 3 条；用户说「注意」就写注意，不许升级成禁令。",
-    "F3 这是用户下给工作 AI 的命令：不加小标题、不分节（用户自己用了除外），不写自述（我读到、我没读到、按某种理解）；"
-    "拿不准的写成指令：动手前先确认 X，别假设。",
-    "F4 默认不写判据：最多在句子里带一句用户自己会去看的那个表现，不单列验收或核对章节。",
+    _F3,
+    "F4 判据默认不写：只有原话缺「结果」时，才在句子里带一句用户自己会去看的那个表现；不单列验收或核对章节。",
     "F5 只有改既有代码时才写 路径:行号；从零新建的任务不写依据或出处段。",
-    "F6 篇幅守住本档的膨胀上限，宁短勿长。",
-    "F7 原话就是基准：改写必须比原话更好用，做不到就基本照原话交出。",
+    _F6,
+    _F7,
 )
 
-# The extreme strategy: one fixed text (§4 extreme, W2's five gap classes).
+# The extreme strategy: one fixed text (§4 extreme, W2's five gap classes). No inflation
+# budget is asked of it (F1–F7 guard basic and advanced only): its length is recorded.
 _EXTREME = (
     "【本档：极端——五类补齐，逐条带出处】",
     "先判断原话缺哪几类再补；工作 AI 要一次做对、自己又无从得知的只有这五类：",
-    "① 指代与定位：把原话里的这个、那个、它落到能核对的对象上（文件、函数、界面元素、上一轮那次报错）；找不到就明说未找到，不编。",
-    "② 完成判据：什么结果算做完，要能判定；没有依据就写「按 X 理解」。",
+    "① 指代与定位：把原话里的这个、那个、它落到能核对的对象上（文件、函数、界面元素、上一轮那次报错）；找不到就按铁律第 5 条写，不编。",
+    "② 完成判据：什么结果算做完，要能判定；没有依据又不左右结果的，写「按 X 理解」。",
     "③ 约束与边界：哪些地方不许碰、哪些行为要保持原样、项目里确有的惯例；没有依据就只写原话推得出的。",
     "④ 隐含决定：用户没说出口的选择；项目里有先例就照先例并带出处，没有就标为自由度，不替用户拍板。",
     "⑤ 入口与锚点：从哪里下手、做完看哪里；没有依据就省略。",
@@ -159,28 +179,68 @@ _EXTREME = (
     + HISTORY_MARK.format(seq="序号")
     + "；不影响结果、不值得问的写「按 X 理解」或标为自由度。",
     "允许顺着用户的方向补上有益的内容，但每一条都要有依据，方向与原话一致。",
-    "写成可核对的条目，附出处、入口和锚点；不写工序，不教写法。",
-    _budget_line(TIER_SPECS["extreme"]),
+    "写成可核对的条目，附出处、入口和锚点；五类该补的都写全，不写工序，不教写法。",
 )
 
-_IRON_RULES = (
-    "【铁律】",
+_FACTS_RULE = (
     "1. 事实只搬不造：只有材料里真实出现过的（原话、会话近况、工具实际读到的行）才能当事实写；"
-    "没读到的写「X 待确认」；只看过目录不等于知道文件内容。",
-    "2. 稳妥不等于禁令：用户没提的事不等于不许做，不许自行加上禁止新依赖、禁止联网、只许改一个文件之类的限制。",
-    "3. 只写工作 AI 自己不知道的：有据的事实、替它定下的决定、完成的判据、该看的位置；它本行的常识、通用写法和做事流程不写。",
-    "4. 锚点不多于改动点，每个锚点写明看什么位置、怎样算通过。",
-    "5. 原话里的指代（这个、那个、它、上次那个）在材料里找不到对象时，直接写「未找到 X 所指的对象，待确认」，不许猜一个填上。",
+    "只看过目录不等于知道文件内容。"
 )
+_CAUTION_RULE = "2. 稳妥不等于禁令：用户没提的事不等于不许做，不许自行加上禁止新依赖、禁止联网、只许改一个文件之类的限制。"
+# One rule for every unknown, so the three ways of writing one never compete.
+_UNKNOWN_RULE = (
+    "5. 拿不准的只有两种写法：只有用户定得了的，列进开头的提问，正文该处写「X 待确认」；"
+    "工作 AI 自己查得清的（文件里有而本次没读到，或原话的这个、那个在材料里找不到对象），"
+    "写「动手前先确认 X」，不许猜一个填上。"
+)
+_IRON_RULES = {
+    "basic": (
+        "【铁律】",
+        _FACTS_RULE,
+        _CAUTION_RULE,
+        "3. 只写原话里有的：工作 AI 本行的常识、通用写法和做事流程不写。",
+        "4. 不加锚点和核对点：它们不属于语言修复。",
+        _UNKNOWN_RULE,
+    ),
+    "advanced": (
+        "【铁律】",
+        _FACTS_RULE,
+        _CAUTION_RULE,
+        "3. 只写工作 AI 自己不知道的：有据的事实和本档的三样；它本行的常识、通用写法和做事流程不写。",
+        "4. 不加锚点：要看的那个表现，已在「结果」那一句里。",
+        _UNKNOWN_RULE,
+    ),
+    "extreme": (
+        "【铁律】",
+        _FACTS_RULE,
+        _CAUTION_RULE,
+        "3. 只写工作 AI 自己不知道的：有据的事实、替它定下的决定、完成的判据、该看的位置；它本行的常识、通用写法和做事流程不写。",
+        "4. 锚点不多于改动点，每个锚点写明看什么位置、怎样算通过。",
+        _UNKNOWN_RULE,
+    ),
+}
 
-_PROVENANCE = (
-    "【出处】系统会逐句核对这条指令：每一句要么指得回出处，要么写明待确认。",
-    "文件里读到的事实，在同一句里写 路径:行号（路径相对工作目录，如 src/app.py:42，一段写 src/app.py:40-58），"
-    "只许引用工具实际读过的行；出自会话近况的，在同一句里带上那条消息的"
+_CITE_HISTORY = (
+    "在同一句里带上那条消息的"
     + HISTORY_MARK.format(seq="序号")
-    + "；原话本身说过的不用标。",
-    "没有会话近况就不提上文；没有工具或读不到文件，就不写任何文件事实，相关处写待确认。",
+    + "，或直接引用那句原话；原话本身说过的不用标。"
 )
+_HISTORY_CITE = "出自会话近况的，" + _CITE_HISTORY
+_PROVENANCE = {
+    "basic": (
+        "【出处】本档不读文件，不写文件出处。",
+        "把指代落到会话近况里的对象时，" + _CITE_HISTORY,
+        "没有会话近况就不提上文，指代只按原话字面理解。",
+    ),
+    "advanced": (
+        "【出处】改既有代码时，文件里读到的事实在同一句里写 路径:行号（路径相对工作目录，"
+        "如 src/app.py:42，一段写 src/app.py:40-58），只引工具实际读过、确实写着这件事的行；"
+        "引用是为了让工作 AI 找得到，不是越多越好。",
+        _HISTORY_CITE,
+        "没有会话近况就不提上文；没有工具或读不到文件，就不写任何文件事实，按铁律第 5 条写。",
+    ),
+}
+_PROVENANCE["extreme"] = _PROVENANCE["advanced"]
 
 # The two lines the delivery form projects (iron rule 6): organisation, then length.
 FORM_LINES: dict[str, tuple[str, str]] = {
@@ -190,11 +250,15 @@ FORM_LINES: dict[str, tuple[str, str]] = {
     ),
     "chat": (
         "组织方式：条目按动手的先后排列。",
-        "篇幅：不另设限，在本档膨胀上限内写清为止。",
+        "篇幅：不另设限，把该写的都写清楚为止。",
     ),
 }
 
-_STRATEGY = {"basic": _BASIC + _GATES, "advanced": _ADVANCED + _GATES, "extreme": _EXTREME}
+_STRATEGY = {
+    "basic": _BASIC + _BASIC_GATES,
+    "advanced": _ADVANCED + _ADVANCED_GATES,
+    "extreme": _EXTREME,
+}
 
 
 def ask_text(tier: str) -> tuple[str, ...]:
@@ -221,8 +285,8 @@ def system_prompt(tier: str, form: str = DEFAULT_FORM) -> str:
         *_ROLE,
         *_ask_clause(spec.ask_items),
         *_STRATEGY[tier],
-        *_IRON_RULES,
-        *_PROVENANCE,
+        *_IRON_RULES[tier],
+        *_PROVENANCE[tier],
         *FORM_LINES[form],
         _SELF_CHECK_CLAUSE,
     )
@@ -241,7 +305,11 @@ def length_limit(raw: str, tier: str) -> int:
 
 
 def budget_note(raw: str, tier: str) -> str:
-    """One line for the model's user message: the raw words' length and the body's limit."""
+    """One line for the model's user message: the raw words' length and, for a tier with an
+    inflation budget the model is asked to keep (not extreme: its length is only recorded),
+    the body's limit."""
+    if tier == "extreme":
+        return f"原话 {count_chars(raw)} 字。"
     return (
         f"原话 {count_chars(raw)} 字；本档正文上限 {length_limit(raw, tier)} 字"
         "（开头的提问和收尾自检不计）。"
