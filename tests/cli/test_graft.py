@@ -8,7 +8,13 @@ from typing import Any
 import orjson
 import pytest
 
-from ..support.cli import invoke
+from dshkit.graft import ledger
+from dshkit.graft.lifecycle import begin, handoff
+from dshkit.sessions import Scanner, Source
+from dshkit.store import Store
+
+from ..support.cli import invoke, run_dshkit
+from ..support.graft_driver import FAST, Transcript, World, plan_for
 from ..support.logs import event, human, session_dir, write_log
 from ..support.readonly import snapshot
 
@@ -208,3 +214,71 @@ def test_prepare_aborts_when_the_constraints_do_not_fit(tmp_path: Path) -> None:
     assert "GRAFT_ABORTED: constraints truncated" in out.stderr
     report = orjson.loads(out.stdout)["detail"]  # the JSON error shape: detail beside code
     assert report["count"] == 8 and report["budgetChars"] == 1000 and report["notFitting"]
+
+
+# -- what a person sees and does after a handoff (a graft world: the fake Claude Code CLI) ----
+
+
+def graft(world: World, *args: str, check: bool = True) -> Any:
+    return run_dshkit("graft", *args, "--state-dir", str(world.state), home=world.cwd, check=check)
+
+
+def scanned_source(world: World, store: Store) -> str:
+    transcript = Transcript(world, "c-src").prompt("把 README 翻译成英文")
+    transcript.step(20_000)
+    Scanner(store).scan([Source("claude", world.claude / "projects")])
+    return transcript.session
+
+
+def test_status_says_where_the_work_went_and_how_to_go_on(world: World) -> None:
+    with Store(world.state) as store:
+        source = scanned_source(world, store)
+        txn = handoff(store, plan_for(source, str(world.cwd)), ignition=FAST)
+    command = f"cd {world.cwd} && claude --resume {txn.target_id}"
+
+    shown = orjson.loads(graft(world, "status", "--session", source, "--json").stdout)
+    outcome = shown["handoff"]
+    assert (outcome["txnId"], outcome["state"]) == (txn.id, "COMMITTED")
+    assert outcome["targetSessionId"] == txn.target_id and outcome["continueCommand"] == command
+    # The hooks' decision: this session handed off, so no nudge is due (not a fresh state).
+    assert shown["action"] == "none" and "already handed off" in shown["reason"]
+    text = graft(world, "status", "--session", source).stdout
+    assert f"handoff #{txn.id} COMMITTED: handed off to claude session {txn.target_id}" in text
+    assert f"continue it with: {command}" in text
+
+
+def test_status_shows_a_failing_forced_cut(world: World) -> None:
+    with Store(world.state) as store:
+        source = scanned_source(world, store)
+        ledger.record_force_failure(store, "claude", source, "GRAFT_ABORTED: constraints truncated")
+    shown = orjson.loads(graft(world, "status", "--session", source, "--json").stdout)
+    failed = shown["forcedCutFailure"]
+    assert failed["failures"] == 1 and "constraints truncated" in failed["error"]
+    assert failed["told"] is False and failed["retryAt"] - failed["at"] == 120_000
+    text = graft(world, "status", "--session", source).stdout
+    assert "forced cut failed 1 time(s) in a row" in text and "has not been told yet" in text
+
+
+def test_cancel_and_release_are_audited_with_json(world: World) -> None:
+    with Store(world.state) as store:
+        waiting = begin(store, plan_for("c-waiting", str(world.cwd)), ignite=False)
+        done = handoff(store, plan_for("c-done", str(world.cwd)), ignition=FAST)
+
+    cancelled = orjson.loads(
+        graft(world, "cancel", "--txn", str(waiting.id), "--reason", "not now", "--json").stdout
+    )
+    assert cancelled["state"] == "ROLLED_BACK" and cancelled["lastError"] == "not now"
+    again = graft(world, "cancel", "--txn", str(waiting.id), "--json", check=False)
+    assert again.returncode != 0 and orjson.loads(again.stdout)["code"] == "NOT_CANCELLABLE"
+
+    released = orjson.loads(graft(world, "release", "--session", "c-done", "--json").stdout)
+    assert released["id"] == done.id and released["state"] == "COMMITTED"
+    text = graft(world, "release", "--session", "c-done", check=False)
+    assert text.returncode != 0 and "only a retired source can be released" in text.stderr
+
+    with Store(world.state) as store:
+        assert ledger.retirement(store, "claude", "c-waiting") is None
+        assert ledger.retirement(store, "claude", "c-done") is None
+        records = {r.kind: r.detail for r in ledger.audit_records(store)}
+    assert records["handoff-cancelled"]["by"] == "cli"
+    assert records["source-released"]["by"] == "cli"

@@ -10,15 +10,16 @@ from typing import Any
 import orjson
 import pytest
 
-from dshkit.graft import ledger
+from dshkit.graft import GraftService, ledger, live
 from dshkit.graft.ledger import queue_notice
 from dshkit.graft.lifecycle import ROLLBACK_NOTICE, State, begin, handoff, lease_name, load
+from dshkit.graft.settings import GraftSettings
 from dshkit.graft.status import audit_page, debug_status
 from dshkit.sessions import Scanner, SessionNotFound, Source
 from dshkit.store import Store
 
 from ..support.cli import run_dshkit
-from ..support.graft_driver import FAST, World, make_world, plan_for, take_notice
+from ..support.graft_driver import FAST, Transcript, World, make_world, plan_for, take_notice
 
 
 @pytest.fixture(autouse=True)
@@ -238,3 +239,26 @@ def test_recover_finishes_what_a_stopped_process_left(tmp_path: Path) -> None:
         with store.lease(lease_name(driven.id)):
             text = run_dshkit("graft", "recover", "--state-dir", str(world.state), home=home).stdout
     assert "nothing to recover" in text and f"driven by live processes: #{driven.id}" in text
+
+
+def test_the_panel_decides_as_the_hooks_would_from_the_stored_watch_state(world: World) -> None:
+    (world.state).mkdir(exist_ok=True)
+    (world.state / "config.toml").write_text('[graft]\nmode = "fixed"\nwindow_tokens = 100000\n')
+    transcript = Transcript(world, "c-warned").prompt("把登录页的测试补齐")
+    transcript.step(72_000)
+    service = GraftService(world.state, sources=[Source("claude", world.claude / "projects")])
+    with Store(world.state) as store:
+        Scanner(store).scan([Source("claude", world.claude / "projects")])
+        fresh = service.status("c-warned").decision
+        assert fresh.action == "nudge" and fresh.text and 'sessionId="c-warned"' in fresh.text
+        settings = GraftSettings.load(world.state)
+        watched = live.watch(
+            store, "claude", "c-warned", str(transcript.path), settings, str(world.state)
+        )
+        watched.commit(store)  # the hook told the model
+
+    after = service.status("c-warned").decision
+    assert (after.action, after.reason) == ("none", "warned in this turn already")
+    part = service.session_status("c-warned")
+    assert part["decision"] is not None and part["decision"]["action"] == "none"
+    assert part["handoff"] is None and part["forcedCutFailure"] is None

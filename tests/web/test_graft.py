@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from dshkit.graft import GraftService, ledger
-from dshkit.graft.lifecycle import begin
+from dshkit.graft.lifecycle import begin, claim_pending
 from dshkit.jobs import JobRunner
 from dshkit.sessions import Catalog, Scanner, Source
 from dshkit.store import Store
@@ -92,3 +92,57 @@ def test_the_guard_stands_in_front(running: Running) -> None:
     assert running.http.post(url, json={}).status_code == 403
     tokened = running.http.post(url, json={}, headers={"x-dshkit-token": running.token})
     assert tokened.status_code == 404  # and there is no change to make here
+
+
+def post(running: Running, path: str, body: object) -> httpx.Response:
+    return running.send("POST", f"http://127.0.0.1:{running.port}/api/graft{path}", json=body)
+
+
+def test_cancel_and_release_from_the_console(running: Running) -> None:
+    with Store(running.state_dir) as store:
+        waiting = begin(store, plan_for("c-waiting", str(running.root)), ignite=False)
+        stuck = begin(store, plan_for("c-stuck", str(running.root)))
+        # A committed handoff (its target picked it up): its source is retired.
+        committed = begin(store, plan_for("c-done", str(running.root)), ignite=False)
+        claim_pending(store, committed.id, "claude", "c-target")
+
+    for bad, why in (
+        ({}, "txn must be"),
+        ({"txn": "1"}, "txn must be"),
+        ({"txn": 1, "by": "me"}, "unknown fields"),
+        ([1], "JSON object"),
+    ):
+        refused = post(running, "/cancel", bad)
+        assert refused.status_code == 400 and why in refused.json()["error"], refused.text
+    for txn in (waiting, stuck):
+        done = post(running, "/cancel", {"txn": txn.id, "reason": "not now"})
+        assert done.status_code == 200, done.text
+        assert done.json()["state"] == "ROLLED_BACK"
+    again = post(running, "/cancel", {"txn": waiting.id})
+    assert again.status_code == 409 and again.json()["code"] == "NOT_CANCELLABLE"
+    assert (
+        running.http.post(
+            f"http://127.0.0.1:{running.port}/api/graft/cancel", json={"txn": committed.id}
+        ).status_code
+        == 403
+    )  # a change needs the token
+
+    part = get(running, "/status", session="c-done")
+    assert part.status_code == 404  # not scanned: the panel knows scanned sessions only
+    released = post(running, "/release", {"session": "c-done", "reason": "two forks"})
+    assert released.status_code == 200, released.text
+    assert released.json()["id"] == committed.id
+    missing = post(running, "/release", {})
+    assert missing.status_code == 400 and "session is required" in missing.json()["error"]
+    twice = post(running, "/release", {"session": "c-done"})
+    assert twice.status_code == 409 and twice.json()["code"] == "NOT_RETIRED"
+
+    with Store(running.state_dir) as store:
+        assert ledger.retirement(store, "claude", "c-done") is None
+        records = [r for r in ledger.audit_records(store) if r.kind != "handoff-begin"]
+    by = {(r.kind, r.session_id): r.detail["by"] for r in records if "by" in r.detail}
+    assert by == {
+        ("handoff-cancelled", "c-waiting"): "console",
+        ("handoff-cancelled", "c-stuck"): "console",
+        ("source-released", "c-done"): "console",
+    }
