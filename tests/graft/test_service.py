@@ -12,8 +12,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from dshkit.graft import GraftService, live
+from dshkit.graft import GraftAborted, GraftService, ledger, live
 from dshkit.graft.identity import Identity
+from dshkit.graft.ledger import force_failure
 from dshkit.graft.lifecycle import State
 from dshkit.sessions import Refresh, Source
 from dshkit.store import Store
@@ -116,3 +117,35 @@ def test_three_generations_keep_every_rule_with_its_first_anchor(
         assert [generation for _, _, generation in constraints] == list(range(number + 1))
         session = target
     assert len(first_anchor) == 3
+
+
+def test_a_forced_cut_that_fails_is_recorded_for_the_model_and_the_person(world: World) -> None:
+    say(world, "c-forced", "以后" + "不要改动任何配置文件，" * 60 + "谢谢。")  # one long rule
+    world.state.mkdir()
+    (world.state / "config.toml").write_text("[graft]\nconstraint_budget_chars = 500\n")
+    graft = GraftService(world.state, sources=[Source("claude", world.claude / "projects")])
+    with pytest.raises(GraftAborted):
+        graft.slice("c-forced", "claude", forced=True, drive="now", refresh=Refresh.WAIT)
+
+    with Store(world.state) as store:
+        failed = force_failure(store, "claude", "c-forced", 120, 1_800)
+        assert failed is not None and failed.failures == 1 and not failed.told
+        assert "GRAFT_ABORTED: constraints truncated" in failed.error
+        assert ledger.retirement(store, "claude", "c-forced") is None  # it works on
+    shown = graft.status("c-forced", "claude").as_json()
+    assert shown["forcedCutFailure"]["error"] == failed.error
+
+    # A cut that fails by its ignition is told by the rollback notice: recorded, told already.
+    (world.state / "config.toml").write_text("[graft]\nignite_attempts = 1\nignite_spacing_s = 0\n")
+    world.script("fail")
+    sliced = graft.slice("c-forced", "claude", forced=True, drive="now", refresh=Refresh.WAIT)
+    assert sliced.txn.state == State.ROLLED_BACK
+    with Store(world.state) as store:
+        again = force_failure(store, "claude", "c-forced", 120, 1_800)
+        assert again is not None and again.failures == 2 and again.told
+        assert again.retry_at - again.at == 240_000
+    # One that begins well clears the count.
+    sliced = graft.slice("c-forced", "claude", forced=True, drive="now", refresh=Refresh.WAIT)
+    assert sliced.txn.state == State.COMMITTED
+    with Store(world.state) as store:
+        assert force_failure(store, "claude", "c-forced", 120, 1_800) is None
