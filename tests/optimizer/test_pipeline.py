@@ -309,3 +309,28 @@ def test_the_timeout_counts_from_when_the_prompt_began_to_wait(
     fake.replies.append(Reply(deltas=[ANSWER]))
     some = optimize(store, "修复 greet", chosen, llm(fake), started=time.monotonic() - 3)
     assert some.fallback is None and some.timings["modelBudgetMs"] <= 2000
+
+
+def test_a_cited_history_mark_is_one_the_agent_can_read_back(
+    tmp_path: Path, fake: FakeOpenAI, store: Store
+) -> None:
+    key = scanned(tmp_path, store)
+    fake.replies.append(
+        Reply(
+            deltas=[
+                "开工前先问用户：无\n按钮错位的根因见〔历史#3〕，改 header.css 的浮动。\n"
+                "收尾自检：打开页面看按钮是否对齐。"
+            ]
+        )
+    )
+    run = optimize(store, "这个 bug 又出现了", settings(store, turns=2), llm(fake), session=key)
+    lines = run.output.split("\n")
+    assert lines[-1].startswith("收尾自检：")  # still the closing line
+    note = lines[-2]
+    assert "graft_read_result" in note and f"sourceSessionId={key[1]}" in note
+    assert "seq=3" in note and "〔历史#3〕" in note
+    # What the mark names is what the read-back tool returns for that seq.
+    from dshkit.graft.readback import read_result
+    from dshkit.sessions.catalog import Catalog
+
+    assert read_result(Catalog(store), key[1], 3)["text"]

@@ -61,7 +61,8 @@ import orjson
 from .. import harnesses
 from ..sessions.catalog import Catalog, SessionKey, bulk_load
 from ..sessions.events import Event, is_human_message, message_text
-from .strategies import HISTORY_MARK
+from .gates import is_self_check
+from .strategies import HISTORY_MARK, HISTORY_MARK_RE
 
 MAX_EXCHANGES = 10  # the most the `turns` setting may ask for
 # Below this, not even the declaration and a dropped-exchanges notice fit.
@@ -190,6 +191,32 @@ def context_block(
         truncated_to=fitted.cap,
         compacted=compacted,
     )
+
+
+# The MCP tool of dshkit's server that reads one event of a session back by its seq: what
+# lets the working agent resolve a history mark (it cannot see dshkit's numbering).
+READ_BACK_TOOL = "graft_read_result"
+
+
+def resolve_marks(output: str, block: ContextBlock | None) -> str:
+    """`output` with one line, before its closing self-check line, saying where each history
+    mark it cites can be read back (the session, the seq, the MCP tool that reads it); the
+    output itself when it cites none of the block's messages."""
+    if block is None:
+        return output
+    cited = sorted({int(m) for m in HISTORY_MARK_RE.findall(output)} & set(block.seqs))
+    if not cited:
+        return output
+    marks = "、".join(HISTORY_MARK.format(seq=seq) for seq in cited)
+    seqs = "、".join(str(seq) for seq in cited)
+    note = (
+        f"{marks}是本会话（{block.harness} 会话 {block.session_id}）日志里的记录编号；"
+        f"要看原文，用 dshkit 的 MCP 工具 {READ_BACK_TOOL}"
+        f"（sourceSessionId={block.session_id}，seq={seqs}）读回。"
+    )
+    lines = output.rstrip("\n").split("\n")
+    at = len(lines) - 1 if lines and is_self_check(lines[-1]) else len(lines)
+    return "\n".join([*lines[:at], note, *lines[at:]])
 
 
 # -- reading the exchanges ------------------------------------------------------------------

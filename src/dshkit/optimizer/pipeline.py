@@ -19,7 +19,7 @@ from ..llm import Completion, LLMClient, LLMConfig, LLMConfigError, run_tool_loo
 from ..sessions.catalog import Catalog, SessionKey
 from ..store import Store
 from .audit import audit
-from .context import context_block
+from .context import context_block, resolve_marks
 from .gates import ask_gate, holds_body, length_gate, strip_recipient
 from .grounding import TOOLS, Workspace, WorkspaceUnavailable
 from .runs import Run, save_run
@@ -158,6 +158,8 @@ def optimize(
     )
     run.audit = checked.counts()
     run.sentences = checked.detail()
+    # The agent cannot see dshkit's numbering: it is told where each cited mark reads back.
+    run.output = resolve_marks(output, block)
     return _finish(store, run, started, told)
 
 
