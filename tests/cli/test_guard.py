@@ -21,6 +21,7 @@ def test_one_command_as_json(tmp_path: Path) -> None:
     assert orjson.loads(done.stdout) == {
         "risk": "destructive",
         "globalSearch": False,
+        "opaque": False,
         "decisions": {"strict": "deny", "balanced": "deny", "autonomous": "ask"},
         "reason": f"rm: recursive delete of {tmp_path} outside the workspace",
     }
@@ -54,7 +55,9 @@ def test_a_file_of_cases_gives_one_line_each(tmp_path: Path) -> None:
     results = [orjson.loads(line) for line in done.stdout.splitlines()]
     assert [r.get("id") for r in results] == ["push", None, None]
     assert [r["risk"] for r in results] == ["destructive", "safe", "unknown"]
-    assert results[2]["decisions"] == {"strict": "deny", "balanced": "ask", "autonomous": "allow"}
+    # code only known when it runs asks even in autonomous mode
+    assert results[2]["decisions"] == {"strict": "deny", "balanced": "ask", "autonomous": "ask"}
+    assert results[2]["opaque"] is True
 
 
 def test_bad_input_is_named(tmp_path: Path) -> None:

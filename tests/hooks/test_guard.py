@@ -5,17 +5,20 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
+from dshkit import harnesses
 from dshkit.graft.ledger import audit_records
 from dshkit.hooks.protocol import answer
+from dshkit.hookspec import MAX_PAYLOAD_BYTES
 from dshkit.store import Store
 
-from ..support.cli import environment
+from ..support.cli import environment, run_dshkit
 from ..support.guard import claude, codex, decision, dsh
-from ..support.hooks import hook
+from ..support.hooks import hook, hook_log
 
 ALLOW = "PreToolUse[command]=tests.support.hook_handlers:allow_looser"
 DENY = "PreToolUse[command]=tests.support.hook_handlers:deny_stricter"
@@ -45,8 +48,11 @@ def test_codex_exec_command_and_shell(tmp_path: Path, work: Path) -> None:
     assert decision(hook(tmp_path, "PreToolUse", pushed)[0])[0] == "deny"  # type: ignore[index]
     as_list = codex(work, "exec_command", cmd=["bash", "-lc", "rm -rf /etc"])
     assert decision(hook(tmp_path, "PreToolUse", as_list)[0])[0] == "deny"  # type: ignore[index]
+    # Codex runs a command its hook asks about: the ask goes out as a deny saying what to do.
     shell = codex(work, "shell", command=["bash", "-lc", "echo aGk= | base64 -d | sh"])
-    assert decision(hook(tmp_path, "PreToolUse", shell)[0])[0] == "ask"  # type: ignore[index]
+    asked = decision(hook(tmp_path, "PreToolUse", shell)[0])
+    assert asked is not None and asked[0] == "deny", asked
+    assert "Codex 不支持钩子的“需要确认”（ask）" in asked[1] and "[guard] allow" in asked[1]
     quiet = codex(work, "shell", command=["bash", "-lc", "echo 'rm -rf /'"])
     assert hook(tmp_path, "PreToolUse", quiet)[0] == {}
     # A workdir outside the workspace moves where a relative delete lands.
@@ -155,3 +161,110 @@ def test_a_command_is_judged_without_pathlib_or_the_code_reader(tmp_path: Path) 
     assert printed[0] == b"[]\n"  # allowed: nothing said, nothing heavy loaded
     # The same probe sees the guard at work (a deny is audited, which opens the store).
     assert printed[1].startswith(b'{"hookSpecificOutput"'), printed[1]
+
+
+# -- it answers in every case ---------------------------------------------------------------
+
+
+def raw_hook(home: Path, raw: bytes, **env: str) -> tuple[dict[str, Any], str]:
+    """`dshkit hook PreToolUse` given `raw` bytes on stdin, as a harness runs it."""
+    done = run_dshkit("hook", "PreToolUse", home=home, env=env, input=raw, text=False)
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+    return (orjson.loads(done.stdout) if done.stdout else {}), hook_log(home)
+
+
+def test_a_payload_over_the_cap_is_not_let_through(tmp_path: Path, work: Path) -> None:
+    padded = claude(work, "rm -rf ~ #" + "x" * (MAX_PAYLOAD_BYTES + 10))
+    raw = orjson.dumps(padded)
+    assert len(raw) > MAX_PAYLOAD_BYTES
+    for mode, wanted in (("balanced", "ask"), ("autonomous", "ask"), ("strict", "deny")):
+        out, log = raw_hook(tmp_path, raw, DSHKIT_GUARD_MODE=mode)
+        found = decision(out)
+        assert found is not None and found[0] == wanted, (mode, out)
+        assert f"调用内容超过 {MAX_PAYLOAD_BYTES} 字节" in found[1]
+    assert "payload not read whole" in log
+    # Codex: its payload shows it (turn_id) and it would run an ask, so it is a deny.
+    raw = orjson.dumps(codex(work, "exec_command", cmd="rm -rf ~ #" + "x" * MAX_PAYLOAD_BYTES))
+    found = decision(raw_hook(tmp_path, raw)[0])
+    assert found is not None and found[0] == "deny" and "Codex 不支持" in found[1], found
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"tool_name": "Bash", "tool_input": {"command": "rm -rf ~"',  # cut short, closed
+        b'{"tool_name": "Bash", "tool_input": {"command": "rm -rf ~"}} trailing',
+        b'\xff\xfe{"tool_name": "Bash"}',
+        b'["tool_name", "Bash"]',
+    ],
+)
+def test_an_unparsable_payload_of_a_command_is_not_let_through(
+    tmp_path: Path, raw: bytes
+) -> None:
+    out, log = raw_hook(tmp_path, raw, CLAUDECODE="1", DSHKIT_GUARD_MODE="autonomous")
+    found = decision(out)
+    assert found is not None and found[0] == "ask", out  # opaque: asks even in autonomous
+    assert "调用内容不是可以解析的 JSON 对象" in found[1]
+    assert "the command guard answered ask" in log
+    # Another tool's unparsable payload is no business of the guard's.
+    assert raw_hook(tmp_path, b'{"tool_name": "Read", "x": ')[0] == {}
+
+
+def test_a_payload_of_the_wrong_shape_is_not_let_through(tmp_path: Path, work: Path) -> None:
+    as_number = {**claude(work, "x"), "tool_input": {"command": 42}}
+    found = decision(hook(tmp_path, "PreToolUse", as_number)[0])
+    assert found is not None and found[0] == "ask" and "命令不是字符串" in found[1]
+    as_text = {**claude(work, "x"), "tool_input": "rm -rf ~"}
+    found = decision(hook(tmp_path, "PreToolUse", as_text)[0])
+    assert found is not None and found[0] == "ask" and "tool_input 不是对象" in found[1]
+    # A cwd of the wrong type: where it runs is unknown, so nothing looser than opaque code,
+    # and what is plainly destructive stays denied.
+    for command, balanced in (("ls", "ask"), ("rm -rf /", "deny")):
+        odd = {**claude(work, command), "cwd": ["/", "p"]}
+        found = decision(hook(tmp_path, "PreToolUse", odd, DSHKIT_GUARD_MODE="autonomous")[0])
+        assert found is not None and found[0] == "ask" and "cwd 不是字符串" in found[1]
+        found = decision(hook(tmp_path, "PreToolUse", odd)[0])
+        assert found is not None and found[0] == balanced
+    # No tool_input or no command at all: nothing runs, nothing to say.
+    bare = {k: v for k, v in claude(work, "x").items() if k != "tool_input"}
+    assert hook(tmp_path, "PreToolUse", bare)[0] == {}
+
+
+@pytest.mark.parametrize("budget", ["soon", "-1", "0", "nan"])
+def test_a_bad_budget_does_not_turn_the_guard_off(
+    tmp_path: Path, work: Path, budget: str
+) -> None:
+    out, log = hook(tmp_path, "PreToolUse", claude(work, "rm -rf ~"), DSHKIT_HOOK_BUDGET_S=budget)
+    assert decision(out)[0] == "deny"  # type: ignore[index]
+    assert f"DSHKIT_HOOK_BUDGET_S={budget!r} is not seconds above 0" in log
+
+
+def test_a_guard_out_of_time_still_answers(tmp_path: Path, work: Path) -> None:
+    # A budget too short for any judging: the guard's answer is its answer for what it
+    # could not judge, not silence.
+    out, log = hook(tmp_path, "PreToolUse", claude(work, "rm -rf ~"), DSHKIT_HOOK_BUDGET_S="1e-9")
+    found = decision(out)
+    assert found is not None and found[0] == "ask" and "时限" in found[1], out
+    assert "took more than" in log
+
+
+# -- ask where ask exists -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", harnesses.NAMES)
+def test_an_ask_goes_out_as_the_harness_can_take_it(
+    tmp_path: Path, work: Path, name: str
+) -> None:
+    info = harnesses.get(name)
+    tool = sorted(info.tools[harnesses.COMMAND])[0]
+    payloads = {"claude": claude(work, 'eval "$X"')}
+    payloads["codex"] = codex(work, tool, cmd='eval "$X"')
+    payloads["dsh"] = dsh(work, tool, 'eval "$X"')
+    found = decision(hook(tmp_path, "PreToolUse", payloads[name])[0])
+    assert found is not None
+    if info.honours_ask:
+        assert found[0] == "ask" and "不支持" not in found[1]
+    else:
+        assert found[0] == "deny" and f"{info.label} 不支持钩子的“需要确认”（ask）" in found[1]
+        assert "请让用户本人在终端里执行" in found[1] and 'allow = ["eval …:*"]' not in found[1]
+        assert '"eval' in found[1]

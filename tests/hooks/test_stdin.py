@@ -93,10 +93,12 @@ def test_a_command_whose_payload_never_ends_gets_the_guards_unknown_decision(
     # The mode in force decides, as for a command it could read.
     _, strict = held_open(tmp_path, "PreToolUse", partial, DSHKIT_GUARD_MODE="strict")
     assert decision(strict) is not None and decision(strict)[0] == "deny"  # type: ignore[index]
-    # Nothing written at all: which tool it is cannot be told either, so it is not let through.
+    # Nothing written at all: which tool it is cannot be told either, so it is not let through;
+    # nor which harness, so whether it would honour an ask: it is a deny.
     elapsed, nothing = held_open(tmp_path, "PreToolUse", b"")
     assert elapsed < BOUND_S and decision(nothing) is not None
-    assert decision(nothing)[0] == "ask"  # type: ignore[index]
+    assert decision(nothing)[0] == "deny"  # type: ignore[index]
+    assert "无法确认调用它的工具支持" in decision(nothing)[1]  # type: ignore[index]
 
 
 def test_another_tools_unread_payload_gets_no_opinion(tmp_path: Path) -> None:

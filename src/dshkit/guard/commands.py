@@ -121,21 +121,36 @@ class Command:
 
 
 class Findings:
-    """What the rules found on one command line: (risk, reason) pairs in the order found, and
-    the global searches (their reasons), with the places it is judged for."""
+    """What the rules found on one command line: (risk, reason) pairs in the order found, the
+    global searches and the opaque code run (their reasons), with the places it is judged for."""
 
-    __slots__ = ("found", "places", "searches")
+    __slots__ = ("found", "opaque", "places", "searches")
 
     def __init__(self, places: Places) -> None:
         self.places = places
         self.found: list[tuple[str, str]] = []
         self.searches: list[str] = []
+        self.opaque: list[str] = []
 
     def flag(self, risk: str, reason: str) -> None:
         self.found.append((risk, reason))
 
     def searched(self, reason: str) -> None:
         self.searches.append(reason)
+
+    def hidden(self, reason: str) -> None:
+        """Code is run that the guard cannot see (a download piped to a shell, eval of a
+        variable): unknown, and opaque, which no mode lets through unasked."""
+        self.found.append((UNKNOWN, reason))
+        self.opaque.append(reason)
+
+    def mark(self) -> tuple[int, int, int]:
+        """How much was found so far (for `cut`)."""
+        return len(self.found), len(self.searches), len(self.opaque)
+
+    def cut(self, mark: tuple[int, int, int]) -> None:
+        """Forgets what was found since `mark` (a command the person's rules allow)."""
+        del self.found[mark[0] :], self.searches[mark[1] :], self.opaque[mark[2] :]
 
     def landing(
         self,

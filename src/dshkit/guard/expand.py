@@ -297,7 +297,7 @@ def _watch(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     if any(f.name in ("-x", "--exec") for f in parsed.flags) or len(rest) > 1:
         judge.command(rest, command.shell, command.cwd, command.depth + 1, None)
     elif rest[0].dynamic:
-        judge.flag(UNKNOWN, f"{command.name} runs a command only known when it runs")
+        judge.hidden(f"{command.name} runs a command only known when it runs")
     else:
         judge.line(rest[0].text, command.shell, command.cwd, command.depth + 1)
     return command.cwd, OPAQUE
@@ -480,7 +480,7 @@ def _start_process(judge: Judge, command: Command) -> tuple[str | None, Fed]:
         return command.cwd, OPAQUE
     words = [*program, *arguments, *positional]
     if any(w.dynamic for w in words):
-        judge.flag(UNKNOWN, f"{command.name} runs a command only known when it runs")
+        judge.hidden(f"{command.name} runs a command only known when it runs")
     first, *rest = (w.text for w in words)
     line = " ".join([f"'{first}'" if " " in first else first, *rest])
     judge.line(line, "pwsh", command.cwd, command.depth + 1)

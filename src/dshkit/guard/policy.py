@@ -1,5 +1,5 @@
-"""The decision table: a command's risk and whether it is a global search, under a mode, give
-allow, ask or deny.
+"""The decision table: a command's risk, whether it is a global search and whether it runs
+code the guard cannot see, under a mode, give allow, ask or deny.
 
 What a command *is* (its risk) is the rules' business; what to *do* about it is this table's
 alone, one row a risk, one column a mode, the strictest applicable row winning.
@@ -13,21 +13,26 @@ MODES = ("strict", "balanced", "autonomous")
 DEFAULT_MODE = "balanced"  # `[guard] mode` (config.py) defaults to it
 DECISIONS = ("allow", "ask", "deny")  # from the loosest to the strictest
 GLOBAL_SEARCH = "globalSearch"
+OPAQUE = "opaque"
 
 # The operator's table: each row a risk, each column a mode. A global search is its own row:
-# blocked before it runs, never allowed.
+# blocked before it runs, never allowed. So is opaque code (a download or a decoded payload
+# run by a shell, eval of a variable, a command name only known when it runs): unlike an
+# unknown program with plain arguments, nothing of what it runs was seen, so even autonomous
+# asks.
 TABLE: dict[str, dict[str, str]] = {
     #                  strict   balanced  autonomous
     SAFE: dict(zip(MODES, ("allow", "allow", "allow"), strict=True)),
     UNKNOWN: dict(zip(MODES, ("deny", "ask", "allow"), strict=True)),
     DESTRUCTIVE: dict(zip(MODES, ("deny", "deny", "ask"), strict=True)),
     GLOBAL_SEARCH: dict(zip(MODES, ("deny", "deny", "ask"), strict=True)),
+    OPAQUE: dict(zip(MODES, ("deny", "ask", "ask"), strict=True)),
 }
 
 
-def decide(risk: str, global_search: bool, mode: str) -> str:
-    """ "allow", "ask" or "deny": the strictest of the risk's row and, for a global search,
-    the global-search row. ValueError names an unknown risk or mode."""
+def decide(risk: str, global_search: bool, mode: str, opaque: bool = False) -> str:
+    """ "allow", "ask" or "deny": the strictest of the risk's row and, for a global search
+    and for opaque code, their rows. ValueError names an unknown risk or mode."""
     if risk not in RISKS:
         raise ValueError(f"unknown risk {risk!r} (known: {', '.join(RISKS)})")
     if mode not in MODES:
@@ -35,6 +40,8 @@ def decide(risk: str, global_search: bool, mode: str) -> str:
     decision = TABLE[risk][mode]
     if global_search:
         decision = strictest(decision, TABLE[GLOBAL_SEARCH][mode])
+    if opaque:
+        decision = strictest(decision, TABLE[OPAQUE][mode])
     return decision
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from .lexer import Word
 from .options import Syntax, parse
 from .paths import OUTSIDE, Places
-from .policy import DESTRUCTIVE, UNKNOWN
+from .policy import DESTRUCTIVE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def judged_there(
     depth = command.depth + 1
     if line is not None:
         if any(w.dynamic for w in line):
-            judge.flag(UNKNOWN, f"{where}: runs a command only known when it runs")
+            judge.hidden(f"{where}: runs a command only known when it runs")
         texts = [w.text.replace("\0", _UNKNOWN_PART) for w in line]
         there.line(" ".join(texts), "bash", _THERE, depth)
         if len(texts) > 1 and any(_needs_quotes(t) for t in texts):
@@ -115,6 +115,7 @@ def judged_there(
         there.command(argv, "bash", _THERE, depth, fed)
     for risk, reason in there.findings.found:
         judge.flag(risk, f"{where}: {reason}")
+    judge.findings.opaque.extend(f"{where}: {reason}" for reason in there.findings.opaque)
 
 
 def _needs_quotes(text: str) -> bool:
@@ -146,7 +147,7 @@ def _runs(judge: Judge, command: Command, where: str, words: list[Word]) -> None
         judged_there(judge, where, command, line=words, fed=fed)
     elif fed is not None:
         if any(w.dynamic for w in fed):
-            judge.flag(UNKNOWN, f"{where}: runs what the pipe sends it")
+            judge.hidden(f"{where}: runs what the pipe sends it")
         else:
             judged_there(judge, where, command, line=[Word("\n".join(w.text for w in fed))])
 

@@ -1,5 +1,6 @@
 """The command guard's face: what a command line risks (`classify`), what a mode does about
-it (`decide`, `decisions`), and the record that explains both (`explain`)."""
+it (`decide`, `decisions`), and the record that explains both (`explain`), the person's own
+rules (rules.py) applied before the built-in judgement."""
 
 from __future__ import annotations
 
@@ -13,23 +14,51 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every sh
 if TYPE_CHECKING:
     from typing import Any
 
+    from .commands import Command
+    from .rules import Pattern, Rules
+
 SHELLS = ("bash", "pwsh")
 MAX_COMMAND_CHARS = 100_000
 
 
 class Classification:
-    """A command line's risk, whether it is a global search, and why (names the command).
+    """A command line's risk, whether it is a global search, whether it runs code the guard
+    cannot see (`opaque`), and why (names the command); the person's rule that denies it (a
+    deny decides in every mode) and those that allowed parts of it; the walk it came from.
     (A plain class: dataclasses cost this hot path more than the classification itself.)"""
 
-    __slots__ = ("global_search", "reason", "risk")
+    __slots__ = ("allowed", "denied", "global_search", "judge", "opaque", "reason", "risk")
 
-    def __init__(self, risk: str, global_search: bool, reason: str) -> None:
+    def __init__(
+        self,
+        risk: str,
+        global_search: bool,
+        reason: str,
+        opaque: bool = False,
+        *,
+        denied: Pattern | None = None,
+        allowed: tuple[Pattern, ...] = (),
+        judge: Judge | None = None,
+    ) -> None:
         self.risk = risk
         self.global_search = global_search
         self.reason = reason
+        self.opaque = opaque
+        self.denied = denied
+        self.allowed = allowed
+        self.judge = judge
+
+    def decision(self, mode: str) -> str:
+        """allow, ask or deny under `mode`: the person's deny, else the decision table."""
+        if self.denied is not None:
+            return "deny"
+        return decide(self.risk, self.global_search, mode, self.opaque)
 
     def __repr__(self) -> str:
-        return f"Classification({self.risk!r}, global_search={self.global_search}, {self.reason!r})"
+        return (
+            f"Classification({self.risk!r}, global_search={self.global_search}, "
+            f"opaque={self.opaque}, {self.reason!r})"
+        )
 
 
 def classify(
@@ -39,25 +68,41 @@ def classify(
     *,
     home: str | None = None,
     workdir: str | None = None,
+    rules: Rules | None = None,
+    traced: bool = False,
 ) -> Classification:
     """Judge `command` (a bash or pwsh line) run in `workdir` (default: `cwd`) for the
     workspace `cwd` (default: the current directory): every command in it, the worst
-    winning. `home` defaults to the user's. ValueError names an unknown shell."""
+    winning, the person's `rules` first. `home` defaults to the user's; `traced` keeps which
+    command made each finding (for `explain`). ValueError names an unknown shell."""
     if shell not in SHELLS:
         raise ValueError(f"unknown shell {shell!r} (known: {', '.join(SHELLS)})")
-    if len(command) > MAX_COMMAND_CHARS:
-        return Classification(UNKNOWN, False, f"over {MAX_COMMAND_CHARS} characters: not read")
+    if len(command) > MAX_COMMAND_CHARS:  # what it runs was not seen
+        return Classification(
+            UNKNOWN, False, f"over {MAX_COMMAND_CHARS} characters: not read", True
+        )
     places = places_for(shell, cwd if cwd is not None else os.getcwd(), home)
-    judge = Judge(places)
+    judge = Judge(places, rules or None, traced)
     judge.line(command, shell, places.resolve(workdir) if workdir else places.workspace, 0)
-    found, searches = judge.findings.found, judge.findings.searches
-    # The first of the riskiest findings names the command.
+    findings = judge.findings
+    found, searches, opaque = findings.found, findings.searches, findings.opaque
+    # The first of the riskiest findings names the command (opaque code, among unknowns).
     risk, reason = max(found, key=lambda f: RISKS.index(f[0]), default=(SAFE, ""))
+    if risk == UNKNOWN and opaque:
+        reason = opaque[0]
     if risk == SAFE:
         reason = searches[0] if searches else "no destructive or opaque command"
     elif searches:
         reason = f"{reason}; {searches[0]}"
-    return Classification(risk, bool(searches), reason)
+    denied = judge.denied[0][0] if judge.denied else None
+    allowed = tuple(dict.fromkeys(pattern for pattern, _ in judge.allowed))
+    if denied is not None:
+        reason = f"denied by the rule {denied.text!r} ({denied.origin})"
+    elif allowed and risk == SAFE and not searches:
+        reason = f"allowed by the rule {allowed[0].text!r} ({allowed[0].origin})"
+    return Classification(
+        risk, bool(searches), reason, bool(opaque), denied=denied, allowed=allowed, judge=judge
+    )
 
 
 def classify_sent(
@@ -68,6 +113,8 @@ def classify_sent(
     home: str | None = None,
     workdir: str | None = None,
     platform: str | None = None,
+    rules: Rules | None = None,
+    traced: bool = False,
 ) -> Classification:
     """Judge `command` as a harness's tool `tool` sent it, on `platform` (the harness's, when
     it says): in the shell the tool names and, where the platform or the line's shape says the
@@ -75,35 +122,97 @@ def classify_sent(
     reading counts only when it finds a destruction or a global search: its unknowns are
     mostly its lexer meeting the first shell's syntax."""
     first, *others = dialects(command, tool, cwd, platform)
-    found = classify(command, first, cwd, home=home, workdir=workdir)
+    given = {"home": home, "workdir": workdir, "rules": rules, "traced": traced}
+    found = classify(command, first, cwd, **given)  # type: ignore[arg-type]
     for shell in others:
-        other = classify(command, shell, cwd, home=home, workdir=workdir)
+        other = classify(command, shell, cwd, **given)  # type: ignore[arg-type]
+        name = "PowerShell" if shell == "pwsh" else shell
+        if other.denied is not None and found.denied is None:  # the person's deny wins
+            other.reason = f"{other.reason} (read as {name})"
+            return other
         worse = other.risk == DESTRUCTIVE and found.risk != DESTRUCTIVE
         if worse or (other.global_search and not found.global_search):
-            name = "PowerShell" if shell == "pwsh" else shell
             risk = other.risk if worse else found.risk
             reason = other.reason if worse or found.risk == SAFE else found.reason
             if reason != other.reason:
                 reason = f"{reason}; {other.reason}"
             searched = found.global_search or other.global_search
-            found = Classification(risk, searched, f"{reason} (read as {name})")
+            found = Classification(
+                risk,
+                searched,
+                f"{reason} (read as {name})",
+                found.opaque,
+                denied=found.denied,
+                allowed=found.allowed,
+                judge=other.judge if worse else found.judge,
+            )
     return found
+
+
+def rules_for(section: dict[str, Any], workspace: str | None, where: str) -> Rules:
+    """The person's rules (rules.py) of a checked `[guard]` section for a workspace; `where`
+    names the file they came from."""
+    from .rules import rules_for as read  # only when the config has rules
+
+    return read(section, workspace, where)
 
 
 def decisions(found: Classification) -> dict[str, str]:
     """The decision of every mode for one classification."""
-    return {mode: decide(found.risk, found.global_search, mode) for mode in MODES}
+    return {mode: found.decision(mode) for mode in MODES}
 
 
 def explain(found: Classification, mode: str | None = None) -> dict[str, Any]:
-    """The record of a classification: its risk, whether it is a global search, each mode's
-    decision and the reason; with `mode`, that mode's decision too."""
+    """The record of a classification: its risk, whether it is a global search and runs
+    opaque code, each mode's decision and the reason; with `mode`, that mode's decision too.
+    A traced one (`classify(traced=True)`) also has the words of each simple command the
+    walker saw (wrappers peeled) and the rule that decided: the person's pattern and where it
+    came from, or the built-in rule and the command it judged."""
     record: dict[str, Any] = {
         "risk": found.risk,
         "globalSearch": found.global_search,
+        "opaque": found.opaque,
         "decisions": decisions(found),
         "reason": found.reason,
     }
     if mode is not None:
-        record["decision"] = decide(found.risk, found.global_search, mode)
+        record["decision"] = found.decision(mode)
+    judge = found.judge
+    if judge is not None and judge.owners is not None:
+        record["commands"] = [_words(c) for c in judge.seen]
+        record["rule"] = _deciding(found, judge)
+        record["allowedBy"] = [
+            {**pattern.as_json(), "command": _words(command)["words"]}
+            for pattern, command in judge.allowed
+        ]
     return record
+
+
+def _words(command: Command) -> dict[str, Any]:
+    words = [command.name, *(w.shown for w in command.args)]
+    return {"words": words, "depth": command.depth, "shell": command.shell}
+
+
+def _deciding(found: Classification, judge: Judge) -> dict[str, Any]:
+    """The rule that decided: the person's deny, the built-in rule of the riskiest finding,
+    or, with nothing found, the person's allow that took a command out of the judgement."""
+    if found.denied is not None:
+        command = next(c for p, c in judge.denied if p is found.denied)
+        return {**found.denied.as_json(), "command": _words(command)["words"]}
+    findings = judge.findings.found
+    if found.risk != SAFE and findings:
+        worst = max(range(len(findings)), key=lambda i: RISKS.index(findings[i][0]))
+        if found.opaque and found.risk == UNKNOWN:
+            worst = next(i for i, f in enumerate(findings) if f[1] == judge.findings.opaque[0])
+        owner = judge.owners.get(worst) if judge.owners is not None else None
+        rule: dict[str, Any] = {"kind": "builtin", "finding": findings[worst][1]}
+        if owner is not None:
+            rule.update(name=owner[1], command=_words(owner[0])["words"])
+        else:
+            rule["name"] = "line"  # the line itself: a redirection onto a disk, unreadable
+        return rule
+    if judge.findings.searches:
+        return {"kind": "builtin", "name": "search", "finding": judge.findings.searches[0]}
+    if found.allowed:
+        return {**found.allowed[0].as_json()}
+    return {"kind": "builtin", "name": "none", "finding": found.reason}

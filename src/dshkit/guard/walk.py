@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from .commands import Fed
+    from .rules import Pattern, Rules
 
     # (judge, command) -> the directory after it, what it pipes on
     Step = Callable[["Judge", Command], tuple[str | None, Fed]]
@@ -130,29 +131,41 @@ def interpreter_for(name: str) -> Interpreter | None:
 
 
 class Judge:
-    """Walks one command line, recording what it finds in `findings`."""
+    """Walks one command line, recording what it finds in `findings`, every simple command it
+    met in `seen` and, with the person's `rules`, the commands they denied and allowed.
+    `traced`: also which command (and which of its rules) made each finding, for `explain`."""
 
-    __slots__ = ("findings", "places", "variables")
+    __slots__ = ("allowed", "denied", "findings", "owners", "places", "rules", "seen",
+                 "variables")  # fmt: skip
 
-    def __init__(self, places: Places) -> None:
+    def __init__(self, places: Places, rules: Rules | None = None, traced: bool = False) -> None:
         self.places = places
         self.findings = Findings(places)
         self.variables: dict[str, str] = {}  # the line's own literal assignments (bash)
+        self.rules = rules
+        self.seen: list[Command] = []
+        self.denied: list[tuple[Pattern, Command]] = []
+        self.allowed: list[tuple[Pattern, Command]] = []
+        # finding index -> (the command, the name of the rule or step that judged it)
+        self.owners: dict[int, tuple[Command, str]] | None = {} if traced else None
 
     def flag(self, risk: str, reason: str) -> None:
         self.findings.flag(risk, reason)
 
+    def hidden(self, reason: str) -> None:
+        self.findings.hidden(reason)
+
     def line(self, text: str, shell: str, cwd: str | None, depth: int) -> None:
         if depth > MAX_DEPTH:
-            self.flag(UNKNOWN, f"shells nested over {MAX_DEPTH} deep: not read")
+            self.hidden(f"shells nested over {MAX_DEPTH} deep: not read")
             return
         expansions = self.places.expansions
         try:
             lexed = lex(text, shell, expansions(shell, cwd, self.variables), self.places.home)
             if shell == "bash" and self._assigned(lexed.tokens):  # `X=/; rm -rf $X`
                 lexed = lex(text, shell, expansions(shell, cwd, self.variables), self.places.home)
-        except LexError as exc:
-            self.flag(UNKNOWN, f"cannot be read: {exc}")
+        except LexError as exc:  # what it would run was not seen
+            self.hidden(f"cannot be read: {exc}")
             return
         for nested in lexed.nested:
             self.line(nested, shell, cwd, depth + 1)
@@ -222,11 +235,17 @@ class Judge:
         ):
             # assignments were recorded by `_assigned`; `function f { …`: the body follows
             words = words[2:] if words[0].text == "function" and not pwsh else words[1:]
+        if pwsh and words and words[0].text == "&" and not words[0].quoted:
+            words = words[1:]  # PowerShell's call operator: `& $cmd`, `& 'C:\x.exe'`
         if not words:
             return cwd, None
         head = words[0]
         if head.dynamic:
-            self.flag(UNKNOWN, f"the command name {head.shown!r} is only known when it runs")
+            unseen = Command(head.shown, words[1:], shell, cwd, depth, fed)
+            self.seen.append(unseen)
+            self.hidden(f"the command name {head.shown!r} is only known when it runs")
+            if self.owners is not None:
+                self.owners[len(self.findings.found) - 1] = (unseen, "command name")
             return cwd, OPAQUE
         name = command_name(head.text, pwsh)
         if not name.isascii():  # a look-alike: at least unknown, and judged as what it mimics
@@ -241,6 +260,27 @@ class Judge:
         if lower != name and not pwsh and (lower in _STEPS or rule_for(lower, False)):
             name = lower  # `RM` is rm on a case-insensitive file system (macOS)
         called = Command(name, words[1:], shell, cwd, depth, fed)
+        self.seen.append(called)
+        rules, owners = self.rules, self.owners
+        if rules is None and owners is None:
+            return self._judged(called)
+        hit = rules.match(called) if rules is not None else None
+        if hit is not None and hit.deny:
+            self.denied.append((hit, called))  # still walked: the record shows all it runs
+        mark = self.findings.mark()
+        after = self._judged(called)
+        if hit is not None and not hit.deny:
+            self.findings.cut(mark)  # what it does is the person's call; the rest still counts
+            self.allowed.append((hit, called))
+        elif owners is not None:
+            judged = _judged_by(called)
+            for index in range(mark[0], len(self.findings.found)):
+                owners.setdefault(index, (called, judged))  # the innermost command owns it
+        return after
+
+    def _judged(self, called: Command) -> tuple[str | None, Fed]:
+        """The command's step (what runs another command) or rule; what it pipes on."""
+        name, cwd = called.name, called.cwd
         step = _STEPS.get(name)
         if step is not None:
             return step(self, called)
@@ -248,7 +288,7 @@ class Judge:
         if interpreter is not None:
             self._interpreter(interpreter, called)
             return cwd, OPAQUE  # a script file or a module: the project's own
-        rule = rule_for(name, pwsh)
+        rule = rule_for(name, called.pwsh)
         if rule is None:
             return cwd, OPAQUE
         return cwd, rule(self.findings, called)
@@ -266,14 +306,17 @@ class Judge:
         code = interpreter.code(args)
         if code is None and fed is not None and (not args or args[0].text == "-"):
             if any(w.dynamic for w in fed):
-                self.flag(UNKNOWN, f"{name} runs what the pipe sends it")
+                self.hidden(f"{name} runs what the pipe sends it")
                 return
             code = [w.text for w in fed]  # a here-document or an echo: the code itself
         if code is None:
             return
         from .code import DELETE, code_calls  # only for a line with inline code
 
-        self.flag(UNKNOWN, f"{name} runs inline code")
+        if any("\0" in part for part in code):  # `python -c "$(curl …)"`
+            self.hidden(f"{name} runs inline code only known when it runs")
+        else:
+            self.flag(UNKNOWN, f"{name} runs inline code")
         shell = "pwsh" if self.places.nt else "bash"  # what os.system & co. hand a line to
         for call in code_calls("\n".join(code), interpreter.language):
             if call.kind == DELETE:
@@ -283,6 +326,23 @@ class Judge:
                 self.line(call.args[0], shell, cwd, depth + 1)
             else:  # an argument list: the command and its arguments, no shell between
                 self.command([_literal(a) for a in call.args], shell, cwd, depth + 1, None)
+
+
+def _judged_by(command: Command) -> str:
+    """The name of the step or rule that judges `command` (for `explain`)."""
+    name = command.name
+    step = _STEPS.get(name)
+    if step is _expanded or step is _remote:
+        from .expand import STEPS as EXPANDED_STEPS
+        from .remote import STEPS as REMOTE_STEPS
+
+        step = (EXPANDED_STEPS if step is _expanded else REMOTE_STEPS)[name]
+    if step is not None:
+        return step.__name__.strip("_")
+    if interpreter_for(name) is not None:
+        return "inline code"
+    rule = rule_for(name, command.pwsh)
+    return rule.__name__.strip("_") if rule is not None else "no rule"
 
 
 def _assignment(word: Word, pwsh: bool) -> bool:
@@ -364,7 +424,7 @@ def _shell(judge: Judge, command: Command) -> tuple[str | None, Fed]:
         if flag.takes:
             continue
         if pwsh and option.startswith("-e") and "-encodedcommand".startswith(option):
-            judge.flag(UNKNOWN, f"{name} runs an encoded command")
+            judge.hidden(f"{name} runs an encoded command")
             return cwd, OPAQUE
         if cmd:
             runs = option in ("/c", "/k", "/r")
@@ -377,18 +437,16 @@ def _shell(judge: Judge, command: Command) -> tuple[str | None, Fed]:
             if not pwsh and not cmd:
                 rest = rest[:1]
             if not rest or any(w.dynamic for w in rest):
-                judge.flag(UNKNOWN, f"{name} runs a command only known when it runs")
+                judge.hidden(f"{name} runs a command only known when it runs")
             else:
                 judge.line(" ".join(w.text for w in rest), inner, cwd, depth + 1)
             return cwd, OPAQUE
     if parsed.operands:  # a script file: the project's own
         if parsed.operands[0].dynamic:
-            judge.flag(UNKNOWN, f"{name} runs a script only known when it runs")
+            judge.hidden(f"{name} runs a script only known when it runs")
     elif command.fed is not None:
         if any(w.dynamic for w in command.fed):
-            judge.flag(
-                UNKNOWN, f"{name} runs what the pipe sends it (a download or a decoded payload)"
-            )
+            judge.hidden(f"{name} runs what the pipe sends it (a download or a decoded payload)")
         else:
             judge.line(" ".join(w.text for w in command.fed), inner, cwd, depth + 1)
     return cwd, OPAQUE
@@ -401,7 +459,7 @@ def _su(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     for flag in parsed.flags:
         if flag.name in ("-c", "--command"):
             if flag.value is None or flag.value.dynamic:
-                judge.flag(UNKNOWN, f"{command.name} runs a command only known when it runs")
+                judge.hidden(f"{command.name} runs a command only known when it runs")
             else:
                 judge.line(flag.value.text, "bash", cwd, depth + 1)
             return cwd, OPAQUE
@@ -411,8 +469,16 @@ def _su(judge: Judge, command: Command) -> tuple[str | None, Fed]:
 
 
 def _eval(judge: Judge, command: Command) -> tuple[str | None, Fed]:
-    judge.flag(UNKNOWN, f"{command.name} runs text built at run time")
-    literal = [w for w in command.args if not w.dynamic]
+    """eval (Invoke-Expression) runs its words, or what the pipe sends it, as a line: what
+    is literal in them is judged, and a part only known when it runs is opaque code."""
+    args = command.args
+    if not args and command.fed is not None:  # `iwr … | iex`
+        args = command.fed
+    if any(w.dynamic for w in args):
+        judge.hidden(f"{command.name} runs text only known when it runs")
+    else:
+        judge.flag(UNKNOWN, f"{command.name} runs text built at run time")
+    literal = [w for w in args if not w.dynamic]
     if literal:
         text = " ".join(w.text for w in literal)
         judge.line(text, command.shell, command.cwd, command.depth + 1)
@@ -421,7 +487,7 @@ def _eval(judge: Judge, command: Command) -> tuple[str | None, Fed]:
 
 def _source(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     if any(w.dynamic for w in command.args):  # otherwise a script file: the project's own
-        judge.flag(UNKNOWN, f"{command.name} runs a script only known when it runs")
+        judge.hidden(f"{command.name} runs a script only known when it runs")
     return command.cwd, OPAQUE
 
 

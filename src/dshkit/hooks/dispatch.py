@@ -60,6 +60,13 @@ def run(
         log(directory, event, problem)
     try:
         hook = _hook(event, raw, env, directory)
+    except BaseException as exc:  # unparsable: the policies that fail closed still answer
+        log(directory, event, f"{type(exc).__name__}: {exc}")
+        from .run import _wanted  # (only for a payload that cannot be read)
+
+        closed = [entry for entry in wanted if entry.fails_closed and _wanted([entry], raw)]
+        return _closed(event, closed, env, directory, "调用内容不是可以解析的 JSON 对象", raw)
+    try:
         results = _handle(hook, wanted, env, started + HANDLERS_TOTAL_S)
         reply = answer(event, results)
     except BaseException as exc:  # even SystemExit or Ctrl-C: nothing may reach the agent
@@ -82,11 +89,13 @@ def unread(
     env: Mapping[str, str],
     directory: str | None,
     problem: str = "",
+    raw: bytes = b"",
 ) -> int:
     """Answer a call whose payload did not come whole (`short`: "time", stdin still open at
-    the deadline; "size", over the cap) after `size` bytes: no opinion, a line in the log,
-    and from the handlers that fail closed (`closed`: the command guard, when the call may
-    be one of its tools) the guard's decision for a command it cannot understand."""
+    the deadline; "size", over the cap) after `size` bytes (`raw`, what came): no opinion, a
+    line in the log, and from the handlers that fail closed (`closed`: the command guard,
+    when the call may be one of its tools) the guard's decision for a command it cannot
+    understand."""
     if problem:
         log(directory, event, problem)
     why = (
@@ -94,9 +103,32 @@ def unread(
         if short == "time"
         else f"over {MAX_PAYLOAD_BYTES} bytes"
     )
-    said = f"payload not read whole ({why}, {size} bytes read)"
+    said = (
+        f"钩子在 {PAYLOAD_READ_S:g} 秒内没有收到完整的调用内容（标准输入一直没有关闭）"
+        if short == "time"
+        else f"调用内容超过 {MAX_PAYLOAD_BYTES} 字节，没有读完"
+    )
+    whole = f"payload not read whole ({why}, {size} bytes read)"
+    return _closed(event, closed, env, directory, said, raw, whole)
+
+
+def _closed(
+    event: str,
+    closed: list[Entry],
+    env: Mapping[str, str],
+    directory: str | None,
+    why: str,
+    raw: bytes,
+    said: str = "payload not read",
+) -> int:
+    """Answer for the handlers that fail closed (`closed`: the command guard, when the call
+    may be one of its tools) with their decision for a command they could not read (`why`,
+    in Chinese); no opinion when there are none (or they would allow). The harness is told
+    by what of the payload came (`raw`: its transcript's name, Codex's turn id); `said`
+    begins the line in the log."""
     try:
-        found = [(entry.handler, _unjudged(event, short, env, directory)) for entry in closed]
+        hook = HookInput(event, {}, detect_harness(_sniffed(raw), env), directory, env)
+        found = [(entry.handler, _unjudged(entry, hook, why)) for entry in closed]
         reply = answer(event, [(name, result) for name, result in found if result])
     except BaseException as exc:  # even SystemExit or Ctrl-C: nothing may reach the agent
         log(directory, event, f"{said}; {type(exc).__name__}: {exc}")
@@ -111,32 +143,26 @@ def unread(
     return 0
 
 
-def _unjudged(
-    event: str, short: str, env: Mapping[str, str], directory: str | None
-) -> Result | None:
-    """The command guard's answer to a command it could not read: its mode's decision for
-    `unknown` (what it does with any command it cannot understand), None when that is allow."""
-    from ..guard import TABLE, UNKNOWN
-    from .guard import _mode  # the mode the guard hook is in, read the way it reads it
+def _sniffed(raw: bytes) -> dict[str, Any]:
+    """What `harnesses.detect` reads, from a payload that cannot be parsed: the first plain
+    string value of "transcript_path", and whether a "turn_id" key is there."""
+    found: dict[str, Any] = {}
+    key = b'"transcript_path"'
+    at = raw.find(key)
+    if at >= 0:
+        rest = raw[at + len(key) : at + len(key) + 4096].lstrip(b" \t\r\n:").lstrip()
+        if rest.startswith(b'"'):
+            found["transcript_path"] = rest[1:].split(b'"', 1)[0].decode("utf-8", "replace")
+    if b'"turn_id"' in raw:
+        found["turn_id"] = ""
+    return found
 
-    hook = HookInput(event, {}, detect_harness({}, env), directory, env)
-    mode, problem = _mode(hook)
-    decision = TABLE[UNKNOWN][mode]  # the decision table's row for what it cannot understand
-    if decision == "allow":
-        return None
-    why = (
-        f"钩子在 {PAYLOAD_READ_S:g} 秒内没有收到完整的调用内容（标准输入一直没有关闭）"
-        if short == "time"
-        else f"调用内容超过 {MAX_PAYLOAD_BYTES} 字节，没有读完"
-    )
-    verb = "拒绝" if decision == "deny" else "需要人工确认"
-    return {
-        "permissionDecision": decision,
-        "permissionDecisionReason": (
-            f"dshkit 命令风险策略（{mode}）{verb}这条命令：无法看懂的命令，{why}，"
-            f"无法判断它的风险。{problem}"
-        ),
-    }
+
+def _unjudged(entry: Entry, hook: HookInput, why: str) -> Result | None:
+    """A handler's answer to a call it could not read (the command guard's own)."""
+    module, _, _ = entry.handler.partition(":")
+    unjudged: Callable[[HookInput, str], Result | None] = importlib.import_module(module).unjudged
+    return unjudged(hook, why)
 
 
 def _write(directory: str | None, event: str, output: dict[str, Any]) -> bool:
@@ -164,8 +190,8 @@ def _handle(
     hook: HookInput, wanted: list[Entry], env: Mapping[str, str], deadline: float
 ) -> list[tuple[str, Result]]:
     """Each handler that serves this call, within min(its budget, what is left)."""
-    cap = float(env.get("DSHKIT_HOOK_BUDGET_S") or "inf")  # a lower budget for every handler
-    results = []
+    cap = _cap(hook, env.get("DSHKIT_HOOK_BUDGET_S") or "inf")  # lower for every handler
+    results: list[tuple[str, Result]] = []
     for entry in wanted:
         tools = entry.tool_names(hook.harness_info)
         if not entry.serves(hook.harness) or (tools is not None and hook.tool_name not in tools):
@@ -180,10 +206,12 @@ def _handle(
         except _OutOfTime:
             message = f"handler {entry.handler} took more than {seconds:g} s"
             log(hook.directory, hook.event, message)
+            _failed_closed(results, entry, hook, f"判断超过了 {seconds:g} 秒的时限")
             continue
         except (Exception, SystemExit) as exc:
             message = f"handler {entry.handler} failed: {type(exc).__name__}: {exc}"
             log(hook.directory, hook.event, message)
+            _failed_closed(results, entry, hook, f"判断时出错（{type(exc).__name__}）")
             continue
         if result is None:
             continue
@@ -192,6 +220,35 @@ def _handle(
             continue
         results.append((entry.handler, result))
     return results
+
+
+def _cap(hook: HookInput, given: str) -> float:
+    """`DSHKIT_HOOK_BUDGET_S`: seconds above 0, else no cap at all (and a line in the log): a
+    bad value must not turn the handlers, the command guard among them, off."""
+    try:
+        cap = float(given)
+    except ValueError:
+        cap = -1.0
+    if cap > 0:  # (not NaN either)
+        return cap
+    log(hook.directory, hook.event, f"DSHKIT_HOOK_BUDGET_S={given!r} is not seconds above 0")
+    return float("inf")
+
+
+def _failed_closed(
+    results: list[tuple[str, Result]], entry: Entry, hook: HookInput, why: str
+) -> None:
+    """A handler that fails closed and could not finish still answers, as for a call it could
+    not read (within the budget that is left: its answer needs no judging)."""
+    if not entry.fails_closed:
+        return
+    try:
+        result = _within(1.0, _unjudged, entry, hook, why)
+    except BaseException as exc:
+        log(hook.directory, hook.event, f"handler {entry.handler}: {type(exc).__name__}: {exc}")
+        return
+    if result is not None:
+        results.append((entry.handler, result))
 
 
 def _commit(

@@ -58,7 +58,7 @@ def main(argv: list[str]) -> int:
         from .dispatch import unread
 
         closed = [entry for entry in wanted if entry.fails_closed and _wanted([entry], raw)]
-        return unread(event, closed, len(raw), short, os.environ, directory, problem)
+        return unread(event, closed, len(raw), short, os.environ, directory, problem, raw)
     if wanted and _wanted(wanted, raw):
         from .dispatch import run
 
