@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .graft import GraftService
     from .inject import InjectService
     from .jobs import JobRunner
+    from .memory import MemoryService
     from .optimizer import OptimizerService
     from .overview import StatusService
     from .profile import ProfileService
@@ -132,6 +133,13 @@ class App:
         from .graft import GraftService
 
         return GraftService(self.state_dir, sources=self.sources, busy_timeout=self.busy_timeout)
+
+    @cached_property
+    def memory(self) -> MemoryService:
+        """What sessions learned, per workspace (harvest, read, inject, quarantine, skills)."""
+        from .memory import MemoryService
+
+        return MemoryService(self.state_dir, sources=self.sources, busy_timeout=self.busy_timeout)
 
     @cached_property
     def status(self) -> StatusService:

@@ -173,6 +173,12 @@ HANDLERS: tuple[Entry, ...] = (
         when_exists=graft_marker.NAME,  # written before the first handoff ever begins
     ),
     Entry("PostToolUse", "dshkit.hooks.graft:after_tool", budget=3.0, order=40),
+    # Memory (hooks/memory.py): the workspace's memory at session start, after the profile,
+    # handoff and capability facts (it takes the room they leave); a detached harvest when
+    # the agent pauses or the session ends (only a process start here).
+    Entry("SessionStart", "dshkit.hooks.memory:on_session_start", budget=3.0, order=18),
+    Entry("Stop", "dshkit.hooks.memory:on_stop", budget=1.0, order=91),
+    Entry("SessionEnd", "dshkit.hooks.memory:on_session_end", budget=1.0, order=91),
     # A detached refresh when the agent pauses (hooks/refresh.py): only a process start here.
     Entry("Stop", "dshkit.hooks.refresh:on_session_pause", budget=3.0, order=90),
     Entry("SessionEnd", "dshkit.hooks.refresh:on_session_pause", budget=3.0, order=90),

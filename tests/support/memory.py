@@ -19,7 +19,9 @@ def make_repo(path: Path, remote: str | None = None) -> Path:
     (path / ".git").mkdir(parents=True)
     config = "[core]\n\trepositoryformatversion = 0\n"
     if remote is not None:
-        config += f'[remote "origin"]\n\turl = {remote}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
+        config += (
+            f'[remote "origin"]\n\turl = {remote}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
+        )
     (path / ".git" / "config").write_text(config)
     return path
 
@@ -93,7 +95,7 @@ BENIGN = [
     "The token bucket refills every second.",
     "Use the API key from the vault; never hard-code it.",
     "Tests: 12 passed, 0 failed",
-    "<div class=\"system\">status</div>",
+    '<div class="system">status</div>',
     "assistant.py handles the replies",
     "系统提示：文件不存在",
     "忽略这个警告，它不影响构建",

@@ -21,6 +21,7 @@ _COMMANDS = {
     "inject": "inject:inject",
     "install-hooks": "hooks:install_hooks",
     "mcp": "mcp:mcp",
+    "memory": "memory:memory",
     "open": "open:open_console",
     "optimize": "optimize:optimize_command",
     "outcome": "optimize:outcome_command",

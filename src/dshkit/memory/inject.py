@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..store import Store
     from .workspace import Workspace
 
+ROOM_KEPT = 1_500  # of one hook answer's cap, left for a handoff's pickup and capability facts
 DEFAULT_BUDGET = 2_500  # characters of the injected text (config: [memory] inject_chars)
 CANDIDATES = 300  # newest current records considered
 HALF_LIFE_DAYS = 30.0
@@ -112,6 +113,15 @@ def choose(
         return Chosen("", [], left_out)
     text = "\n".join([OPEN, HEADER, *lines, CLOSE])
     return Chosen(text, chosen, left_out)
+
+
+def room_beside(profile: str) -> int:
+    """The characters memory may take in the answer that carries `profile` (the profile's
+    text comes first), the room for other notes kept."""
+    from .. import harnesses
+
+    used = harnesses.text_length(profile) + 2 if profile else 0  # and the join between them
+    return max(0, harnesses.HOOK_TEXT_LIMIT - used - ROOM_KEPT)
 
 
 def _detail_text(record: Record) -> str:

@@ -34,6 +34,7 @@ FACT, EXPERIENCE, NEGATIVE, SKILL = "fact", "experience", "negative", "skill"
 KINDS = (FACT, EXPERIENCE, NEGATIVE, SKILL)
 PERSON, TOOL, MODEL = "person", "tool", "model"
 GRADES = {PERSON: 3, TOOL: 2, MODEL: 1}
+HARVEST_LEASE = "memory-harvest"  # one harvest at a time per store
 PROPOSED, ACCEPTED, REJECTED = "proposed", "accepted", "rejected"  # a skill's state
 
 COLUMNS = (

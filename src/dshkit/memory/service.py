@@ -32,12 +32,12 @@ from ..sessions.freshness import refresh as scan_as
 from ..store import LeaseBusy, Store
 from . import records as rec
 from .harvest import Harvester
-from .inject import Chosen, choose
+from .inject import Chosen, choose, room_beside
 from .records import Record
 from .skills import validate, write_skill
 from .workspace import Workspace, identify
 
-HARVEST_LEASE = "memory-harvest"
+HARVEST_LEASE = rec.HARVEST_LEASE
 SEARCH_LIMIT = 100
 LIST_LIMIT = 1_000
 
@@ -228,13 +228,14 @@ class MemoryService:
             current = {r.id: rec.is_current(store, r) for r in found}
         return RecordList(workspace, found, current)
 
-    def inject(self, workspace: Workspace, request: str = "") -> Injection:
-        """Exactly what a new session of `workspace` is given (the hook's own choice; nothing
-        is delivered or changed)."""
+    def inject(self, workspace: Workspace, request: str = "", beside: str = "") -> Injection:
+        """Exactly what a new session of `workspace` is given beside the profile text
+        `beside` (the hook's own choice; nothing is delivered or changed)."""
         settings = self.settings
+        budget = min(settings["inject_chars"], room_beside(beside))
         with self._store() as store:
             chosen = (
-                choose(store, workspace, request, settings["inject_chars"])
+                choose(store, workspace, request, budget)
                 if settings["inject"]
                 else Chosen("", [], {})
             )

@@ -62,8 +62,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "exfiltration",
             r"\b(?:send|upload|post|exfiltrate|leak|transmit|forward|email|paste|curl|wget)\b"
-            r"[^.\n]{0,60}\b(?:api[\s_-]?keys?|tokens?|secrets?|passwords?|credentials?|"
-            r"private\s+keys?|ssh\s+keys?|id_rsa|\.env\b|env(?:ironment)?\s+variables|cookies?)",
+            r"(?:[^.\n]|\.(?=\S)){0,60}?(?:\b(?:api[\s_-]?keys?|tokens?|secrets?|passwords?|"
+            r"credentials?|private\s+keys?|ssh\s+keys?|id_rsa|env(?:ironment)?\s+variables|"
+            r"cookies?)|\.env\b)",
         ),
         (
             "exfiltration",

@@ -1,0 +1,352 @@
+"""`dshkit memory …`: what sessions learned, per workspace. `list`, `show` and `search` read
+records (with their times and sources), `inject` prints exactly what a new session in a
+directory would be given, `harvest` reads sessions into memory, `forget` deletes a record,
+`quarantine` lists, sets or lifts quarantines, and `skills` / `accept` / `reject` review the
+skill drafts (a draft is written into a harness's skills folder only when accepted)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.markup import escape
+
+from ..memory import KINDS, MemoryService, RecordList, RecordView, Workspace
+from ..sessions import Refresh
+from .common import (
+    HARNESSES,
+    json_option,
+    open_app,
+    print_json,
+    state_dir_option,
+    stdout,
+    visible,
+    when,
+)
+
+
+def _service(state_dir: str | None) -> MemoryService:
+    return open_app(state_dir).memory
+
+
+def _where(service: MemoryService, cwd: str | None, workspace: str | None) -> Workspace:
+    if cwd is not None and workspace is not None:
+        raise click.UsageError("give --cwd or --workspace, not both")
+    return service.workspace(cwd=cwd, root=workspace)
+
+
+def _workspace_options(func: Any) -> Any:
+    func = click.option(
+        "--workspace",
+        type=click.Path(file_okay=False, path_type=str),
+        default=None,
+        help="A workspace's root directory (as `list` shows it).",
+    )(func)
+    return click.option(
+        "--cwd",
+        type=click.Path(file_okay=False, path_type=str, resolve_path=True),
+        default=None,
+        help="A directory: its workspace [default: the current directory].",
+    )(func)
+
+
+@click.group()
+def memory() -> None:
+    """What sessions learned, kept per workspace and given to the next session there."""
+
+
+@memory.command("list")
+@_workspace_options
+@click.option("--all-workspaces", is_flag=True, help="Records of every workspace.")
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="Only these kinds.")
+@click.option("--history", is_flag=True, help="Superseded records too.")
+@click.option("--limit", type=int, default=200, show_default=True)
+@state_dir_option
+@json_option
+def list_records(
+    cwd: str | None,
+    workspace: str | None,
+    all_workspaces: bool,
+    kinds: tuple[str, ...],
+    history: bool,
+    limit: int,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """The workspace's records, newest first (current ones unless --history)."""
+    service = _service(state_dir)
+    where = None if all_workspaces else _where(service, cwd, workspace)
+    found = service.records(where, kinds=kinds or KINDS, history=history, limit=limit)
+    if as_json:
+        print_json(found.as_json())
+        return
+    _print_list(found)
+
+
+def _print_list(found: RecordList) -> None:
+    if found.workspace is not None:
+        remote = f" ({found.workspace.remote})" if found.workspace.remote else ""
+        stdout.print(f"workspace: {escape(found.workspace.root)}{escape(remote)}")
+    if not found.records:
+        stdout.print("no records")
+        return
+    for record in found.records:
+        marks = []
+        if not found.current.get(record.id, True):
+            marks.append(f"superseded by {record.superseded_by}")
+        if record.quarantined:
+            marks.append("QUARANTINED")
+        if record.state:
+            marks.append(record.state)
+        mark = f" [{', '.join(marks)}]" if marks else ""
+        line = visible(
+            f"{record.id:>5}  {record.kind:<10} {record.grade:<6} {when(record.valid_from)}  "
+            f"{record.source}{mark}\n       {record.text}"
+        )
+        stdout.print(line)
+
+
+@memory.command("show")
+@click.argument("record", type=int)
+@state_dir_option
+@json_option
+def show(record: int, state_dir: str | None, as_json: bool) -> None:
+    """One record whole: its text, detail, times, source and supersessions."""
+    view = _service(state_dir).get(record)
+    if as_json:
+        print_json(view.as_json())
+        return
+    _print_view(view)
+
+
+def _print_view(view: RecordView) -> None:
+    r = view.record
+    rows = [
+        ("id", str(r.id)),
+        ("kind", r.kind),
+        ("workspace", r.workspace + (f" ({r.remote})" if r.remote else "")),
+        ("source", f"{r.source} (grade {r.grade})"),
+        ("valid", f"{when(r.valid_from)} → {when(r.valid_to) if r.valid_to else 'now'}"),
+        (
+            "recorded",
+            f"{when(r.recorded_at)}" + (f", expired {when(r.expired_at)}" if r.expired_at else ""),
+        ),
+        ("current", "yes" if view.current else f"no (superseded by {r.superseded_by})"),
+    ]
+    if r.quarantined:
+        rows.append(("quarantined", r.quarantine_reason or "yes"))
+    if r.state:
+        rows.append(("state", r.state))
+    for name, value in rows:
+        stdout.print(visible(f"{name:>11}: {value}"))
+    stdout.print(visible(f"\n{r.text}\n"))
+    for key, value in r.detail.items():
+        if key != "draft":
+            stdout.print(visible(f"  {key}: {value}"))
+    if "draft" in r.detail:
+        stdout.print(visible(f"\n{r.detail['draft']}"))
+    for old in view.supersedes:
+        stdout.print(
+            visible(
+                f"supersedes {old.id} ({when(old.valid_from)} → {when(old.valid_to)}): {old.text}"
+            )
+        )
+
+
+@memory.command("search")
+@click.argument("query")
+@_workspace_options
+@click.option("--all-workspaces", is_flag=True, help="Search every workspace.")
+@click.option("--limit", type=int, default=20, show_default=True)
+@state_dir_option
+@json_option
+def search(
+    query: str,
+    cwd: str | None,
+    workspace: str | None,
+    all_workspaces: bool,
+    limit: int,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """Records whose text holds every word of QUERY (history included), best first."""
+    service = _service(state_dir)
+    where = None if all_workspaces else _where(service, cwd, workspace)
+    found = service.search(query, where, limit=limit)
+    if as_json:
+        print_json(found.as_json())
+        return
+    _print_list(found)
+
+
+@memory.command("inject")
+@_workspace_options
+@click.option("--request", default="", help="The session's first request, when known.")
+@state_dir_option
+@json_option
+def inject(
+    cwd: str | None, workspace: str | None, request: str, state_dir: str | None, as_json: bool
+) -> None:
+    """Exactly what a new session in the directory would be given (nothing is delivered)."""
+    app = open_app(state_dir)
+    service = app.memory
+    # The profile comes first in the same answer: memory takes the room it leaves.
+    shown = service.inject(_where(service, cwd, workspace), request, app.profile.effective().text)
+    if as_json:
+        print_json(shown.as_json())
+        return
+    stdout.print(visible(shown.chosen.text) if shown.chosen.text else "nothing would be given")
+
+
+@memory.command("harvest")
+@click.option(
+    "--session", "sessions", multiple=True, help="A session id or unique prefix (repeatable)."
+)
+@click.option("--harness", type=click.Choice(HARNESSES), default=None)
+@click.option("--all", "every", is_flag=True, help="Every session changed since its harvest.")
+@click.option(
+    "--refresh",
+    type=click.Choice([r.value for r in Refresh]),
+    default="try",
+    show_default=True,
+    help="Scan first: none, try (unless a scan is running), wait.",
+)
+@click.option(
+    "--at",
+    type=click.Choice(["stop", "end"]),
+    default=None,
+    hidden=True,
+    help="Started by a hook (stop: skip a session harvested a short while ago).",
+)
+@state_dir_option
+@json_option
+def harvest(
+    sessions: tuple[str, ...],
+    harness: str | None,
+    every: bool,
+    refresh: str,
+    at: str | None,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """Read sessions into memory (and every source a handoff retired)."""
+    service = _service(state_dir)
+    interval = service.settings["harvest_interval_s"] if at == "stop" else 0.0
+    mode = Refresh.WAIT if at == "end" else Refresh(refresh)
+    report = service.harvest(
+        sessions,
+        harness=harness,
+        every=every,
+        refresh=mode,
+        min_interval_s=interval,
+        wait=0 if at else None,
+    )
+    if as_json:
+        print_json(report.as_json())
+        return
+    shown = report.as_json()
+    if report.busy:
+        stdout.print("another harvest is running; nothing was harvested")
+        return
+    added = ", ".join(f"{n} {k}" for k, n in shown["added"].items())
+    stdout.print(
+        f"harvested {len(report.sessions)} session(s): {added}; {report.quarantined} quarantined, "
+        f"{report.superseded} superseded, {report.skipped} unchanged"
+    )
+    if report.deferred:
+        stdout.print(f"deferred (handoff under way): {len(report.deferred)}")
+
+
+@memory.command("forget")
+@click.argument("record", type=int)
+@state_dir_option
+@json_option
+def forget(record: int, state_dir: str | None, as_json: bool) -> None:
+    """Delete one record, leaving no byte of it."""
+    _service(state_dir).forget(record)
+    if as_json:
+        print_json({"forgotten": record})
+    else:
+        stdout.print(f"forgot record {record}")
+
+
+@memory.command("quarantine")
+@click.argument("record", type=int, required=False)
+@click.option("--reason", default="set aside by the person", help="Why (with RECORD).")
+@click.option(
+    "--release",
+    is_flag=True,
+    help="Lift RECORD's quarantine (refused while it holds injection-shaped text).",
+)
+@_workspace_options
+@state_dir_option
+@json_option
+def quarantine(
+    record: int | None,
+    reason: str,
+    release: bool,
+    cwd: str | None,
+    workspace: str | None,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """List quarantined records (kept, shown, never injected), or quarantine / release RECORD."""
+    service = _service(state_dir)
+    if record is None:
+        where = None if cwd is None and workspace is None else _where(service, cwd, workspace)
+        found = service.records(where, history=True, quarantined=True)
+        if as_json:
+            print_json(found.as_json())
+        else:
+            _print_list(found)
+        return
+    view = service.release(record) if release else service.quarantine(record, reason)
+    if as_json:
+        print_json(view.as_json())
+    else:
+        state = "quarantined" if view.record.quarantined else "released"
+        stdout.print(f"record {record} {state}")
+
+
+@memory.command("skills")
+@_workspace_options
+@state_dir_option
+@json_option
+def skills(cwd: str | None, workspace: str | None, state_dir: str | None, as_json: bool) -> None:
+    """The workspace's skill drafts and their state (proposed, accepted, rejected)."""
+    service = _service(state_dir)
+    found = service.records(_where(service, cwd, workspace), kinds=("skill",), history=True)
+    if as_json:
+        print_json(found.as_json())
+    else:
+        _print_list(found)
+
+
+@memory.command("accept")
+@click.argument("record", type=int)
+@click.option("--harness", type=click.Choice(HARNESSES), required=True)
+@click.option(
+    "--scope", type=click.Choice(["project", "user"]), default="project", show_default=True
+)
+@state_dir_option
+@json_option
+def accept(record: int, harness: str, scope: str, state_dir: str | None, as_json: bool) -> None:
+    """Write the skill draft RECORD into the harness's skills folder (never over a skill)."""
+    done = _service(state_dir).accept(record, harness, scope)
+    if as_json:
+        print_json(done.as_json())
+    else:
+        stdout.print(f"wrote {escape(done.path)}")
+
+
+@memory.command("reject")
+@click.argument("record", type=int)
+@state_dir_option
+@json_option
+def reject(record: int, state_dir: str | None, as_json: bool) -> None:
+    """Mark the skill draft RECORD rejected (it stays, as history)."""
+    view = _service(state_dir).reject(record)
+    if as_json:
+        print_json(view.as_json())
+    else:
+        stdout.print(f"record {record} rejected")
