@@ -108,3 +108,70 @@ def test_inline_code_moves_and_syncs_through_the_cli(tmp_path: Path) -> None:
         "balanced": "ask",
         "autonomous": "allow",
     }
+
+
+def explain(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    return invoke("guard", "explain", *args, home=home, check=False)
+
+
+def test_explain_shows_the_words_seen_and_the_rule_that_decided(tmp_path: Path) -> None:
+    work = str(tmp_path / "proj")
+    line = "sudo env X=1 bash -c 'git status && rm -rf /etc'"
+    done = explain("--cwd", work, "--json", "--", line, home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    record = orjson.loads(done.stdout)
+    assert [c["words"] for c in record["commands"]] == [
+        ["sudo", "env", "X=1", "bash", "-c", "git status && rm -rf /etc"],
+        ["env", "X=1", "bash", "-c", "git status && rm -rf /etc"],
+        ["bash", "-c", "git status && rm -rf /etc"],
+        ["git", "status"],
+        ["rm", "-rf", "/etc"],
+    ]
+    assert [c["depth"] for c in record["commands"]] == [0, 0, 0, 1, 1]
+    assert record["rule"] == {
+        "kind": "builtin",
+        "name": "delete",
+        "command": ["rm", "-rf", "/etc"],
+        "finding": "rm: recursive delete of /etc outside the workspace",
+    }
+    assert record["mode"] == "balanced" and record["decision"] == "deny"
+    assert record["decisions"] == {"strict": "deny", "balanced": "deny", "autonomous": "ask"}
+    text = explain("--cwd", work, "--mode", "autonomous", "--", line, home=tmp_path).stdout
+    assert text.startswith("destructive: autonomous ask (strict deny, balanced deny")
+    assert "decided by: the built-in rule delete on `rm -rf /etc`" in text
+    assert "\n    rm -rf /etc\n" in text  # one level in: what bash -c runs
+
+
+def test_explain_names_the_persons_rule_and_where_it_is(tmp_path: Path) -> None:
+    state = tmp_path / ".dsh" / "dshkit"
+    state.mkdir(parents=True)
+    (state / "config.toml").write_text(
+        '[guard]\nmode = "strict"\nallow = ["git push:*"]\ndeny = ["npm publish"]\n'
+    )
+    where = str(state / "config.toml")
+    pushed = orjson.loads(explain("--json", "--", "git push -f origin main", home=tmp_path).stdout)
+    assert pushed["decision"] == "allow" and pushed["mode"] == "strict"
+    assert pushed["rule"] == {
+        "kind": "allow",
+        "pattern": "git push:*",
+        "origin": f"{where} [guard] allow",
+    }
+    assert pushed["allowedBy"][0]["command"] == ["git", "push", "-f", "origin", "main"]
+    both = orjson.loads(explain("--json", "--", "git push -f x && rm -rf ~", home=tmp_path).stdout)
+    assert both["decision"] == "deny" and both["rule"]["name"] == "delete"
+    denied = explain("--", "echo hi | sudo npm publish", home=tmp_path).stdout
+    assert denied.startswith("safe: strict deny (strict deny, balanced deny, autonomous deny)")
+    assert f"decided by: your deny rule 'npm publish' ({where} [guard] deny)" in denied
+    assert "on `npm publish`" in denied
+
+
+def test_explain_errors(tmp_path: Path) -> None:
+    empty = explain("--json", home=tmp_path)
+    assert empty.returncode == 2 and orjson.loads(empty.stdout)["kind"] == "usage"
+    state = tmp_path / ".dsh" / "dshkit"
+    state.mkdir(parents=True)
+    (state / "config.toml").write_text('[guard]\ndeny = ["*"]\n')
+    broken = explain("--json", "--", "ls", home=tmp_path)
+    error = orjson.loads(broken.stdout)
+    assert broken.returncode == 1 and "[guard] deny" in error["error"], error
+    assert explain("--shell", "fish", "--", "ls", home=tmp_path).returncode == 2

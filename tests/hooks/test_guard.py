@@ -198,9 +198,7 @@ def test_a_payload_over_the_cap_is_not_let_through(tmp_path: Path, work: Path) -
         b'["tool_name", "Bash"]',
     ],
 )
-def test_an_unparsable_payload_of_a_command_is_not_let_through(
-    tmp_path: Path, raw: bytes
-) -> None:
+def test_an_unparsable_payload_of_a_command_is_not_let_through(tmp_path: Path, raw: bytes) -> None:
     out, log = raw_hook(tmp_path, raw, CLAUDECODE="1", DSHKIT_GUARD_MODE="autonomous")
     found = decision(out)
     assert found is not None and found[0] == "ask", out  # opaque: asks even in autonomous
@@ -231,9 +229,7 @@ def test_a_payload_of_the_wrong_shape_is_not_let_through(tmp_path: Path, work: P
 
 
 @pytest.mark.parametrize("budget", ["soon", "-1", "0", "nan"])
-def test_a_bad_budget_does_not_turn_the_guard_off(
-    tmp_path: Path, work: Path, budget: str
-) -> None:
+def test_a_bad_budget_does_not_turn_the_guard_off(tmp_path: Path, work: Path, budget: str) -> None:
     out, log = hook(tmp_path, "PreToolUse", claude(work, "rm -rf ~"), DSHKIT_HOOK_BUDGET_S=budget)
     assert decision(out)[0] == "deny"  # type: ignore[index]
     assert f"DSHKIT_HOOK_BUDGET_S={budget!r} is not seconds above 0" in log
@@ -252,9 +248,7 @@ def test_a_guard_out_of_time_still_answers(tmp_path: Path, work: Path) -> None:
 
 
 @pytest.mark.parametrize("name", harnesses.NAMES)
-def test_an_ask_goes_out_as_the_harness_can_take_it(
-    tmp_path: Path, work: Path, name: str
-) -> None:
+def test_an_ask_goes_out_as_the_harness_can_take_it(tmp_path: Path, work: Path, name: str) -> None:
     info = harnesses.get(name)
     tool = sorted(info.tools[harnesses.COMMAND])[0]
     payloads = {"claude": claude(work, 'eval "$X"')}
@@ -268,3 +262,34 @@ def test_an_ask_goes_out_as_the_harness_can_take_it(
         assert found[0] == "deny" and f"{info.label} 不支持钩子的“需要确认”（ask）" in found[1]
         assert "请让用户本人在终端里执行" in found[1] and 'allow = ["eval …:*"]' not in found[1]
         assert '"eval' in found[1]
+
+
+# -- the person's rules ---------------------------------------------------------------------
+
+
+def test_the_persons_rules_come_from_the_config(tmp_path: Path, work: Path) -> None:
+    state = tmp_path / ".dsh" / "dshkit"
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "config.toml").write_text(
+        '[guard]\nallow = ["Bash(git push:*)"]\ndeny = ["npm publish:*"]\n'
+        f'[guard.projects."{work}"]\nallow = ["rm -rf /srv/cache"]\n'
+    )
+    push = claude(work, "git push --force origin main")
+    assert hook(tmp_path, "PreToolUse", push)[0] == {}
+    both = decision(hook(tmp_path, "PreToolUse", claude(work, "git push -f x && rm -rf ~"))[0])
+    assert both is not None and both[0] == "deny" and "rm: recursive delete" in both[1]
+    denied = decision(hook(tmp_path, "PreToolUse", claude(work, "ls && sudo npm publish"))[0])
+    assert denied is not None and denied[0] == "deny"
+    assert "按用户自己的规则拒绝" in denied[1] and "'npm publish:*'" in denied[1]
+    assert "`npm publish`" in denied[1] and "[guard] deny" in denied[1]
+    # the project's rule, only in that project
+    assert hook(tmp_path, "PreToolUse", claude(work, "rm -rf /srv/cache"))[0] == {}
+    elsewhere = claude(tmp_path / "other", "rm -rf /srv/cache")
+    assert decision(hook(tmp_path, "PreToolUse", elsewhere)[0])[0] == "deny"  # type: ignore[index]
+    with Store(state) as store:
+        blocked = [r for r in audit_records(store) if r.detail.get("rule")]
+    assert [r.detail["rule"] for r in blocked] == ["npm publish:*"]
+    # A bad rule: the config cannot be read, so the strictest mode and no rules.
+    (state / "config.toml").write_text('[guard]\nallow = ["*"]\n')
+    broken = decision(hook(tmp_path, "PreToolUse", push)[0])
+    assert broken is not None and broken[0] == "deny" and "[guard] allow" in broken[1]

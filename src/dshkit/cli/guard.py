@@ -1,4 +1,5 @@
-"""`dshkit guard classify`: the command risk policy's verdict on command lines."""
+"""`dshkit guard classify` and `explain`: the command risk policy's verdict on command lines,
+and how it came to it."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from typing import Any
 import click
 import orjson
 
-from ..guard import MODES, SHELLS, explain
+from ..guard import MODES, SHELLS, explain, explain_line
 from ..guard import classify as classify_line  # `classify` is the command below
-from .common import json_option, stdout
+from .common import json_option, state_dir_option, stdout
 
 MAX_CASES = 100_000
 
@@ -64,6 +65,87 @@ def classify(
     if not command:
         raise click.UsageError("give a COMMAND (after --) or --file CASES.jsonl")
     _emit(explain(classify_line(" ".join(command), shell, cwd), mode), as_json, "")
+
+
+@guard.command("explain")
+@click.argument("command", nargs=-1)
+@click.option("--shell", type=click.Choice(SHELLS), default="bash", show_default=True)
+@click.option(
+    "--cwd",
+    type=click.Path(file_okay=False, path_type=str),
+    default=None,
+    help="The workspace the command runs in [default: the current directory].",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default=None,
+    help="The mode whose decision to name [default: [guard] mode in config.toml].",
+)
+@state_dir_option
+@json_option
+def explain_command(
+    command: tuple[str, ...],
+    shell: str,
+    cwd: str | None,
+    mode: str | None,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """Show how COMMAND (words after `--` are joined by spaces) is judged: each simple command
+    the guard saw (wrappers such as sudo, env or bash -c peeled), the rule that decided (a
+    built-in rule, or your allow/deny pattern in config.toml and where it is) and why, and
+    each mode's decision. Your [guard] allow and deny rules in config.toml apply."""
+    if not command:
+        raise click.UsageError("give a COMMAND (after --)")
+    from ..config import load_config
+    from ..paths import state_dir as resolve
+
+    config = load_config(resolve(state_dir))
+    record = explain_line(
+        " ".join(command), shell, cwd, mode, settings=config["guard"], where=str(config.path)
+    )
+    if as_json:
+        click.echo(orjson.dumps(record).decode())
+        return
+    search = " (global search)" if record["globalSearch"] else ""
+    opaque = " (runs code it cannot see)" if record["opaque"] else ""
+    table = ", ".join(f"{m} {d}" for m, d in record["decisions"].items())
+    stdout.print(
+        f"{record['risk']}{search}{opaque}: {record['mode']} {record['decision']} ({table})",
+        markup=False,
+    )
+    stdout.print(f"why: {record['reason']}", markup=False)
+    rule = record["rule"]
+    if rule["kind"] == "builtin":
+        where = f" on `{_line(rule['command'])}`" if "command" in rule else ""
+        stdout.print(f"decided by: the built-in rule {rule['name']}{where}", markup=False)
+    else:
+        on = f" on `{_line(rule['command'])}`" if "command" in rule else ""
+        said = f"your {rule['kind']} rule {rule['pattern']!r} ({rule['origin']}){on}"
+        stdout.print(f"decided by: {said}", markup=False)
+    for allowed in record["allowedBy"]:
+        stdout.print(
+            f"allowed by {allowed['pattern']!r} ({allowed['origin']}): "
+            f"`{_line(allowed['command'])}`",
+            markup=False,
+        )
+    stdout.print("commands seen:", markup=False)
+    for seen in record["commands"]:
+        shell_note = " (PowerShell)" if seen["shell"] == "pwsh" and shell != "pwsh" else ""
+        indent = "  " * (seen["depth"] + 1)
+        stdout.print(f"{indent}{_line(seen['words'])}{shell_note}", markup=False)
+
+
+def _line(words: list[str]) -> str:
+    """Words as one would type them: one holding a space or a shell character quoted."""
+    plain = set("-_./=:@%+,~…")
+    return " ".join(
+        w
+        if w and all(c.isalnum() or c in plain for c in w)
+        else "'" + w.replace("'", "'\\''") + "'"
+        for w in words
+    )
 
 
 def _emit(result: dict[str, Any], as_json: bool, prefix: str) -> None:

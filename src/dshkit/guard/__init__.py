@@ -7,7 +7,8 @@ rule (`commands.py`, options read by `options.py`, places by `paths.py`): `safe`
 `destructive` (a delete leaving the workspace, a disk or permission wipe, a force push to a
 shared branch), and separately whether it is a global search (a recursive scan rooted at `/`,
 a drive root, the home directory or AppData). `decide` turns that into allow / ask / deny
-through one table per mode (`policy.py`).
+through one table per mode (`policy.py`), after the person's own allow and deny rules
+(`rules.py`); `explain_line` shows the words the walker saw and the rule that decided.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from .policy import (
     decide,
     strictest,
 )
-from .service import SHELLS, Classification, classify, decisions, explain
+from .service import SHELLS, Classification, classify, decisions, explain, explain_line
 
 __all__ = [
     "DECISIONS",
@@ -41,5 +42,6 @@ __all__ = [
     "decide",
     "decisions",
     "explain",
+    "explain_line",
     "strictest",
 ]

@@ -98,7 +98,7 @@ def judged_there(
     arguments with no shell between; `fed`, what the local pipe sends it."""
     from .walk import Judge  # the walker imports this module only when it meets one
 
-    there = Judge(Elsewhere())
+    there = Judge(Elsewhere(), judge.rules)  # the person's rules hold there too
     depth = command.depth + 1
     if line is not None:
         if any(w.dynamic for w in line):
@@ -116,6 +116,9 @@ def judged_there(
     for risk, reason in there.findings.found:
         judge.flag(risk, f"{where}: {reason}")
     judge.findings.opaque.extend(f"{where}: {reason}" for reason in there.findings.opaque)
+    judge.seen += there.seen
+    judge.denied += there.denied
+    judge.allowed += there.allowed
 
 
 def _needs_quotes(text: str) -> bool:

@@ -12,6 +12,7 @@ from .walk import Judge
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from .commands import Command
@@ -149,7 +150,34 @@ def classify_sent(
     return found
 
 
-def rules_for(section: dict[str, Any], workspace: str | None, where: str) -> Rules:
+def explain_line(
+    command: str,
+    shell: str = "bash",
+    cwd: str | None = None,
+    mode: str | None = None,
+    *,
+    settings: Mapping[str, Any] | None = None,
+    where: str = "config.toml",
+    home: str | None = None,
+) -> dict[str, Any]:
+    """`explain`'s record for one line judged traced, with the person's rules of `settings`
+    (a checked `[guard]` section, from the file `where`) for the workspace `cwd`; `mode`
+    defaults to the section's. ValueError names an unknown shell or mode."""
+    workspace = cwd if cwd is not None else os.getcwd()
+    rules = None
+    if settings is not None:
+        rules = rules_for(settings, workspace, where) or None
+        mode = mode or str(settings["mode"])
+    if mode is not None and mode not in MODES:
+        raise ValueError(f"unknown policy mode {mode!r} (known: {', '.join(MODES)})")
+    found = classify(command, shell, workspace, home=home, rules=rules, traced=True)
+    record = explain(found, mode)
+    if mode is not None:
+        record["mode"] = mode
+    return record
+
+
+def rules_for(section: Mapping[str, Any], workspace: str | None, where: str) -> Rules:
     """The person's rules (rules.py) of a checked `[guard]` section for a workspace; `where`
     names the file they came from."""
     from .rules import rules_for as read  # only when the config has rules
