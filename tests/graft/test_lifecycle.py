@@ -302,13 +302,15 @@ def test_identity_round_trips_through_the_stored_plan(world: World, store: Store
 
 def test_attempts_are_spaced_from_the_start_of_the_one_before(world: World, store: Store) -> None:
     world.script("fail", "fail", "ok")  # instant failures: back to back without spacing
-    spaced = Ignition(timeout=30, poll=0.05, spacing=0.6)
+    spaced = Ignition(timeout=30, poll=0.05, spacing=1.5)
     txn = handoff(store, plan_for("source-1", str(world.cwd)), ignition=spaced)
 
     assert txn.state == State.COMMITTED and txn.attempts == 3
     began = [call["began"] for call in world.call_args()]
     assert len(began) == 3
-    assert all(later - earlier >= 0.6 for earlier, later in itertools.pairwise(began))
+    # Each CLI's own start lags its launch by its interpreter's start-up, which varies a
+    # little: a margin well under the spacing, and far above back to back (about 0.2 s).
+    assert all(later - earlier >= 1.0 for earlier, later in itertools.pairwise(began))
 
 
 def test_the_target_starts_on_the_sources_model_and_mode(world: World, store: Store) -> None:
