@@ -287,12 +287,14 @@ def test_full_follows_dsh_surface_replacements_even_nested(
     catalog, key = scanner.catalog, ("dsh", "s-c")
 
     full = block(catalog, key, full=True)
-    assert full.seqs == (9, 10, 15, 16) and full.compacted
-    assert "COMPACTION SUMMARY" not in full.text and "SUMMARY" not in full.text
+    # What the agent sees: its compaction summary in place of the folded exchanges, then the
+    # exchanges still on the surface.
+    assert full.seqs == (13, 9, 10, 15, 16) and full.compacted
+    assert f"{mark(13)}压缩摘要：COMPACTION SUMMARY" in full.text
     assert "更早的往来不在范围内" in full.text
     # Both settings: the union — the last 3 exchanges, one of them out of the agent's view.
     both = block(catalog, key, full=True, turns=3)
-    assert both.seqs == (5, 6, 9, 10, 15, 16)
+    assert both.seqs == (13, 5, 6, 9, 10, 15, 16)
     assert "下面最早的 1 次往来工作 AI 现在已看不到原文" in both.text
     # Turns alone read the transcript, compaction or not.
     assert block(catalog, key, turns=4).seqs[0] == 1 and not block(catalog, key, turns=4).compacted
@@ -301,7 +303,7 @@ def test_full_follows_dsh_surface_replacements_even_nested(
     # surface) through request 3: its range runs by surface position, not by seq.
     write_log(directory / "session.v4.jsonl.zstd", [[checkpoint(18, 13, 10)]], mode="ab")
     scanner.scan(dsh(root))
-    assert block(catalog, key, full=True).seqs == (15, 16)
+    assert block(catalog, key, full=True).seqs == (18, 15, 16)
 
 
 def test_dsh_v4_replacement_of_a_human_message(tmp_path: Path, scanner: Scanner) -> None:
@@ -391,6 +393,9 @@ def test_claude_compaction_checkpoint_and_subagent_transcripts(
     full = block(catalog, key, full=True)
     assert full.compacted and full.exchanges_included == 1 and "第三件事" in full.text
     assert "第二件事" not in full.text
+    # Claude Code's own compact summary is what the agent reads of the folded exchanges.
+    assert f"{mark(full.seqs[0])}压缩摘要：This session is being continued…" in full.text
+    assert "压缩摘要" not in every.text  # turns alone read the transcript, not the summary
     # Lower detail keeps the final reply of the exchange, not the subagent's.
     short = block(catalog, key, turns=1, budget_chars=len(block(catalog, key, turns=1).text) - 1)
     assert short.detail is DetailLevel.ASSISTANT_TRUNCATED and short.truncated_to is None
@@ -446,13 +451,18 @@ def test_degradation_runs_the_seed_order_and_drops_oldest_exchanges_last(
         assert found.exchanges_in_scope == count
     whole = [(b, f) for b, f in results if f.exchanges_dropped == 0]
     dropping = [(b, f) for b, f in results if f.exchanges_dropped]
-    # Every level is reached with the whole scope, in the seed's order as the budget shrinks,
-    # and turns are dropped only below every budget that kept the whole scope.
+    # Every level with words is reached with the whole scope, in the seed's order as the
+    # budget shrinks, and turns are dropped only below every budget that kept the whole scope.
     ranks = [LEVELS.index(f.detail) for _, f in whole]
-    assert ranks == sorted(ranks) and set(ranks) == set(range(len(LEVELS)))
+    assert ranks == sorted(ranks) and set(ranks) == set(range(len(LEVELS) - 1))
     assert dropping and min(b for b, _ in whole) > max(b for b, _ in dropping)
-    drops = [f.exchanges_dropped for _, f in dropping]
-    assert drops == sorted(drops)
+    wordy = [f.exchanges_dropped for _, f in dropping if LEVELS.index(f.detail) <= 1]
+    assert wordy == sorted(wordy)
+    # Rather than every exchange listed without words, fewer recent ones shown whole: the
+    # person's words and the answer they read.
+    roomy = [f for b, f in dropping if b >= 2000]
+    assert roomy and all(LEVELS.index(f.detail) <= 1 for f in roomy)
+    assert all("〔省略" not in f.text for _, f in results)
 
     first = {f.detail: f for _, f in reversed(whole)}  # the largest budget of each level
     all_human = [mark(seq) for seq in humans]
@@ -478,10 +488,6 @@ def test_degradation_runs_the_seed_order_and_drops_oldest_exchanges_last(
     assert short.truncated_to is not None and short.truncated_to >= 40
     assert "AI：" not in short.text and short.seqs == tuple(humans)
 
-    declared = first[DetailLevel.OMISSION_DECLARED]
-    assert declared.text.count(f"〔省略，原文 {HUMAN_CHARS} 字〕") == count
-    assert declared.seqs == tuple(humans)
-
     for _, found in dropping:  # the newest exchanges stay, and the count is stated exactly
         kept = count - found.exchanges_dropped
         assert found.exchanges_included == kept
@@ -502,3 +508,20 @@ def test_no_truncation_when_it_fits_and_turns_mode_degrades_too(
     assert tight.detail is DetailLevel.ASSISTANT_TRUNCATED and tight.exchanges_dropped == 0
     assert tight.truncated_to is None  # the final replies alone fit uncut
     assert [s for s in tight.seqs if s in humans] == humans[1:]
+
+
+def test_a_long_session_shows_recent_exchanges_with_words_not_hundreds_of_shells(
+    tmp_path: Path, scanner: Scanner
+) -> None:
+    count = 435  # as in a real long session: even one cut line each would not fit
+    catalog, humans = ladder_session(tmp_path, scanner, count)
+    found = block(catalog, ("dsh", "s-l"), full=True, budget_chars=12_000)
+    assert len(found.text) <= 12_000 and "〔省略" not in found.text
+    assert found.detail in (DetailLevel.FULL, DetailLevel.ASSISTANT_TRUNCATED)
+    kept = found.exchanges_included
+    assert 5 <= kept < count and found.exchanges_dropped == count - kept
+    assert f"范围内最早的 {count - kept} 次往来已整次略去" in found.text
+    # The newest, each whole: the person's words and the answer they read.
+    assert found.text.count("问" * (HUMAN_CHARS - 4)) == kept
+    assert found.text.count(f"结论{count:02d}") == 1 and f"请求{count - kept + 1:02d}" in found.text
+    assert [s for s in found.seqs if s in humans] == humans[-kept:]

@@ -41,12 +41,18 @@ that a subagent's narration never lands in the person's last exchange.
 Any stream without `surfaceOp` uses the `compact-checkpoint` rule; with neither, the whole
 session.
 
+Where `full` met a compaction and the harness wrote its own summary (Claude Code's compact
+summary, DSH's checkpoint), the block shows that summary first, labelled with its seq: it is
+what the agent reads in place of the folded exchanges (at most a third of the budget).
+
 **Over budget** the detail drops, in the seed's order, with the scope unchanged: both sides in
 full → assistant truncated (final text only, cut to a common cap) → assistant omitted →
-each message truncated (the person's messages, cut to a common cap) → omission declared (each
-message listed by its seq and length only). Only when even that does not fit are the oldest
-exchanges dropped — the fewest that make it fit, their number stated — and the exchanges kept
-are then shown at the highest detail that fits.
+each message truncated (the person's messages, cut to a common cap). When even that does not
+fit, the oldest exchanges are dropped — the fewest that let the newest be shown whole (the
+person's words and the answer they read), their number stated — rather than every exchange
+listed by seq and length with no word of it (hundreds of such shells tell the optimizer
+nothing). Only when not one exchange fits that way does the detail go lower still (messages
+cut, then omission declared), again dropping the fewest oldest that make it fit.
 """
 
 from __future__ import annotations
@@ -165,7 +171,7 @@ def context_block(
         )
     if key is None or (recent == 0 and not full) or catalog.get(key) is None:
         return None
-    exchanges, compaction = _load(catalog, key)
+    exchanges, compaction, summary = _load(catalog, key)
     last = exchanges[-1] if exchanges else None
     if raw is not None and last and not last.replies and last.human.text == _clean(raw):
         exchanges.pop()
@@ -177,7 +183,12 @@ def context_block(
         return None
     # `full` met a compaction that took older exchanges out of the agent's view.
     compacted = full and compaction and not all(exchange.in_view for exchange in exchanges)
-    header = _Header(recent, full, len(exchanges), len(scope), compacted)
+    # What the agent sees in place of the folded exchanges: its own summary, when the
+    # harness wrote one, at most a third of the budget.
+    shown = None
+    if compacted and summary is not None:
+        shown = _Said(summary.seq, _cut(summary.text, budget_chars // 3))
+    header = _Header(recent, full, len(exchanges), len(scope), compacted, shown)
     fitted = _fit(scope, header, budget_chars)
     text, seqs = fitted.render()
     return ContextBlock(
@@ -243,8 +254,9 @@ class _Exchange:
         return None
 
 
-def _load(catalog: Catalog, key: SessionKey) -> tuple[list[_Exchange], bool]:
-    """The session's exchanges in order, and whether a compaction was seen."""
+def _load(catalog: Catalog, key: SessionKey) -> tuple[list[_Exchange], bool, _Said | None]:
+    """The session's exchanges in order, whether a compaction was seen, and the latest
+    compaction summary of the main stream (the one the person types in)."""
     if harnesses.get(key[0]).generations_repeat:
         streams = [catalog.events(key)]  # generations: one stream, their union
     else:
@@ -252,19 +264,24 @@ def _load(catalog: Catalog, key: SessionKey) -> tuple[list[_Exchange], bool]:
             streams = [catalog.union([cursor]) for cursor in catalog.files(key)]
     exchanges: list[_Exchange] = []
     compaction = False
+    summary: _Said | None = None
     for events in streams:
-        found, compacted = _exchanges(events)
+        found, compacted, said = _exchanges(events)
         exchanges.extend(found)
         compaction = compaction or compacted
+        summary = summary or said
     if len(streams) > 1:
         exchanges.sort(key=lambda exchange: exchange.time)  # stable: streams keep their order
-    return exchanges, compaction
+    return exchanges, compaction, summary
 
 
-def _exchanges(events: list[Event]) -> tuple[list[_Exchange], bool]:
+def _exchanges(events: list[Event]) -> tuple[list[_Exchange], bool, _Said | None]:
+    """The exchanges of one stream, whether a compaction was seen, and the text of the
+    latest compaction checkpoint (the summary the agent sees in place of what it folded)."""
     exchanges: list[_Exchange] = []
     after_checkpoint = 0  # exchanges before this index were compacted away (checkpoint rule)
     compaction = False
+    summary: _Said | None = None
     for event in events:
         kind = event.get("type")
         if is_human_message(event):
@@ -274,6 +291,8 @@ def _exchanges(events: list[Event]) -> tuple[list[_Exchange], bool]:
         elif kind == "user/message" and _is_checkpoint(event):
             compaction = True
             after_checkpoint = len(exchanges)
+            said = _clean(message_text(event))
+            summary = _Said(int(event.get("seq") or 0), said) if said else summary
         elif not exchanges:
             continue  # before the person's first message: a reply to no one
         elif kind == "assistant/message":
@@ -288,7 +307,7 @@ def _exchanges(events: list[Event]) -> tuple[list[_Exchange], bool]:
             exchange.in_view = exchange.human.seq in surface
         else:
             exchange.in_view = index >= after_checkpoint
-    return exchanges, compaction
+    return exchanges, compaction, summary
 
 
 def _is_checkpoint(event: Event) -> bool:
@@ -364,9 +383,15 @@ class _Header:
     total: int  # exchanges in the session
     scope: int  # exchanges in scope
     compacted: bool
+    summary: _Said | None = None  # the compaction summary the agent sees, as shown
 
     def lines(self, level: DetailLevel, cap: int | None, dropped: int, unseen: int) -> list[str]:
         lines = [DECLARATION, self._scope()]
+        if self.summary is not None:
+            lines.append(
+                "工作 AI 现在看到的压缩摘要（由它的工具在压缩时写下，代替了更早的往来）："
+                f"\n{HISTORY_MARK.format(seq=self.summary.seq)}压缩摘要：{self.summary.text}"
+            )
         if self.compacted and unseen:
             lines.append(
                 f"该会话做过上下文压缩：下面最早的 {unseen} 次往来工作 AI 现在已看不到原文，"
@@ -449,7 +474,7 @@ def _render(
 ) -> tuple[str, tuple[int, ...]]:
     unseen = sum(not exchange.in_view for exchange in exchanges)
     parts = ["\n".join(header.lines(level, cap, dropped, unseen))]
-    seqs: list[int] = []
+    seqs: list[int] = [header.summary.seq] if header.summary is not None else []
 
     def said(who: str, message: _Said, body: str) -> str:
         seqs.append(message.seq)
@@ -474,29 +499,70 @@ def _render(
     return "\n\n".join(parts), tuple(seqs)
 
 
+# The levels that still show words; listing messages by seq and length alone shows none.
+_WORDY = LEVELS[:-1]
+
+
 def _fit(scope: list[_Exchange], header: _Header, budget: int) -> _Fitted:
-    """The highest detail at which all of `scope` fits; failing every level, the fewest oldest
-    exchanges dropped so that the rest fits, shown at the highest detail that fits then."""
+    """The highest detail at which all of `scope` fits with words; failing every such level,
+    the fewest oldest exchanges dropped so that the newest are shown whole (the person's
+    words and the answer they read), at the highest detail that fits then: a few recent
+    exchanges with words tell the optimizer more than hundreds listed by length alone. Only
+    when not one exchange fits that way does the detail go lower (messages cut, then listed
+    without words), dropping the fewest oldest that make it fit."""
+    fitted = _best_level(scope, header, budget, 0, _WORDY)
+    if fitted is not None:
+        return fitted
+    for level, floor in (
+        (DetailLevel.ASSISTANT_TRUNCATED, _MIN_REPLY_CHARS),
+        (DetailLevel.MESSAGES_TRUNCATED, _MIN_HUMAN_CHARS),
+    ):
+        if not _fits(scope, header, budget, level, floor, len(scope) - 1):
+            continue  # not even the newest exchange fits this way
+        dropped = _fewest_dropped(scope, header, budget, level, floor, len(scope) - 1)
+        fitted = _best_level(scope, header, budget, dropped, LEVELS[: LEVELS.index(level) + 1])
+        assert fitted is not None  # `level` fits with `dropped` dropped
+        return fitted
     fitted = _best_level(scope, header, budget, 0)
     if fitted is not None:
         return fitted
-    low, high = 1, len(scope)  # dropping everything always fits (MIN_BUDGET_CHARS)
-    while low < high:
-        middle = (low + high) // 2
-        if _fits(scope, header, budget, DetailLevel.OMISSION_DECLARED, None, middle):
-            high = middle
-        else:
-            low = middle + 1
-    fitted = _best_level(scope, header, budget, low)
-    assert fitted is not None  # the lowest level fits with `low` dropped
+    dropped = _fewest_dropped(
+        scope, header, budget, DetailLevel.OMISSION_DECLARED, None, len(scope)
+    )
+    fitted = _best_level(scope, header, budget, dropped)
+    assert fitted is not None  # the lowest level fits with `dropped` dropped
     return fitted
 
 
+def _fewest_dropped(
+    scope: list[_Exchange],
+    header: _Header,
+    budget: int,
+    level: DetailLevel,
+    cap: int | None,
+    most: int,
+) -> int:
+    """The fewest oldest exchanges to drop for the rest to fit at `level` with `cap`, given
+    that dropping `most` fits (dropping all always does: MIN_BUDGET_CHARS)."""
+    low, high = 1, most
+    while low < high:
+        middle = (low + high) // 2
+        if _fits(scope, header, budget, level, cap, middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
 def _best_level(
-    scope: list[_Exchange], header: _Header, budget: int, dropped: int
+    scope: list[_Exchange],
+    header: _Header,
+    budget: int,
+    dropped: int,
+    levels: tuple[DetailLevel, ...] = LEVELS,
 ) -> _Fitted | None:
     kept = scope[dropped:]
-    for level in LEVELS:
+    for level in levels:
         if level is DetailLevel.ASSISTANT_TRUNCATED:
             longest = max((len(e.final.text) for e in kept if e.final), default=0)
             floor = _MIN_REPLY_CHARS
