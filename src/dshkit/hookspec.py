@@ -31,7 +31,7 @@ from .graft import marker as graft_marker
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from .harnesses import Harness
 
@@ -69,6 +69,7 @@ class Entry:
         "handler",
         "harnesses",
         "order",
+        "quiet",
         "tools",
         "when_exists",
     )
@@ -84,6 +85,7 @@ class Entry:
         order: int = 100,
         when_exists: str | None = None,
         fails_closed: bool = False,
+        quiet: Callable[[str, bytes], bool] | None = None,
     ) -> None:
         if event not in EVENTS:
             raise ValueError(f"unknown hook event {event!r} (known: {', '.join(EVENTS)})")
@@ -109,6 +111,9 @@ class Entry:
         # guard's decision for a command it cannot understand, not "no opinion" (which lets
         # the command through unjudged).
         self.fails_closed = fails_closed
+        # Given the state directory and the raw payload, True when the handler surely has
+        # nothing to say to this call: the entry point does not start it (nothing parsed).
+        self.quiet = quiet
 
     def serves(self, harness: str) -> bool:
         """Whether it runs for this harness name ("unknown" counts as every harness)."""
@@ -172,7 +177,13 @@ HANDLERS: tuple[Entry, ...] = (
         order=1,
         when_exists=graft_marker.NAME,  # written before the first handoff ever begins
     ),
-    Entry("PostToolUse", "dshkit.hooks.graft:after_tool", budget=3.0, order=40),
+    Entry(
+        "PostToolUse",
+        "dshkit.hooks.graft:after_tool",
+        budget=3.0,
+        order=40,
+        quiet=graft_marker.quiet_payload,  # a session far below the watermark's band
+    ),
     # Memory (hooks/memory.py): the workspace's memory at session start, after the profile,
     # handoff and capability facts (it takes the room they leave); a detached harvest when
     # the agent pauses or the session ends (only a process start here).

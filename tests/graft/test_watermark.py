@@ -16,14 +16,18 @@ from dshkit.graft.settings import GraftSettings
 from dshkit.graft.watermark import (
     CEILING,
     FLOOR,
+    UNLOGGED_SHARE,
+    Digest,
     GraftCost,
     GraftState,
+    band_tokens,
     calculate_safe_watermark,
     context_pressure,
     decide,
     estimate_graft_cost,
     forced_cut_note,
     open_todos,
+    room_bytes,
     watermark,
 )
 from dshkit.sessions import Scanner, Source
@@ -475,3 +479,53 @@ def test_configured_windows_reach_the_settings_read_only(tmp_path: Path) -> None
     given["m"] = 1
     assert held.windows["m"] == 5_000 and hash(held) == hash(GraftSettings(windows={"m": 1}))
     assert GraftSettings.load(tmp_path / "absent").windows == {}
+
+
+# -- the hot path's bound: below band_tokens no decision but the plan-first nudge ------------
+
+BAND_SETTINGS = [
+    FIXED,
+    GraftSettings(),  # dynamic
+    GraftSettings(handoff_tokens=60_000, growth_tokens_per_turn=20_000),  # forced at FLOOR
+    GraftSettings(forced=False),
+    GraftSettings(mode="fixed", warning_ratio=0.80, forced_ratio=0.75),  # no warning window
+    GraftSettings(windows={"m": 50_000}),
+]
+
+
+@pytest.mark.parametrize("settings", BAND_SETTINGS)
+@pytest.mark.parametrize("window", [None, 100_000, 1_000_000])
+def test_below_the_band_tokens_the_watermark_says_nothing(
+    settings: GraftSettings, window: int | None
+) -> None:
+    session = Session(window).start()
+    digest = Digest.of(session.events)
+    # The bound without its unlogged allowance, less one token: still no word.
+    smallest = min(
+        (settings.window_tokens, *settings.windows.values(), *([window] if window else []))
+    )
+    below = band_tokens(digest, settings) + int(UNLOGGED_SHARE * smallest) - 1
+    for turns in range(1, 4):
+        session.start().step(below)
+        for state in (GraftState(), GraftState(nudge_turn=turns, nudge_at=1)):
+            assert decide(session.events, settings, state).action == "none"
+
+
+def test_at_the_band_the_watermark_speaks() -> None:
+    session = Session(100_000).start()
+    digest = Digest.of(session.events)
+    at = band_tokens(digest, FIXED) + int(UNLOGGED_SHARE * 100_000)
+    session.step(at)
+    assert decide(session.events, FIXED, GraftState()).action == "nudge"
+
+
+def test_the_room_is_counted_from_the_smallest_window_and_needs_usage() -> None:
+    settings = GraftSettings(windows={"small": 32_000})
+    empty = Digest.of(Session(1_000_000).start().events)
+    assert room_bytes(empty, settings) is None  # no usage yet: nothing to measure from
+    used = Digest.of(Session(1_000_000).start().step(1_000).events)
+    # dynamic: 0.45 of the 32,000 window, less the unlogged tenth, less what is used
+    assert band_tokens(used, settings) == int(0.45 * 32_000 - 3_200)
+    assert room_bytes(used, settings) == int(0.45 * 32_000 - 3_200) - 1_000
+    full = Digest.of(Session(100_000).start().step(70_000).events)
+    assert room_bytes(full, FIXED) is None

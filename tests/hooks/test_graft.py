@@ -12,13 +12,14 @@ from typing import Any
 import orjson
 import pytest
 
-from dshkit.graft import ledger, live
+from dshkit.graft import ledger, live, marker
 from dshkit.graft.ledger import audit_records
 from dshkit.graft.lifecycle import ROLLBACK_NOTICE, Ignition, State, begin, handoff, transactions
 from dshkit.graft.live import FORCE_TEXT
 from dshkit.graft.watermark import Digest
 from dshkit.store import Store
 
+from ..support.cli import run_dshkit
 from ..support.graft_driver import Transcript, World, make_world, plan_for
 from ..support.graft_hooks import FIXED, context, hook
 
@@ -161,3 +162,126 @@ def test_a_waiting_handoff_is_claimed_only_once_delivered(world: World) -> None:
         again.commit(store)
         assert live.pickup(store, "claude", "s-third", str(world.cwd)) is None
         assert ledger.retirement(store, "claude", "s-src").target_id == "s-next"  # type: ignore[union-attr]
+
+
+# -- the hot path: sessions far below the band are answered from their room hint --------------
+
+
+def watched(world: World, session: str) -> tuple[Any, ...]:
+    """What the watermark keeps of a session: its watch row and its tail cursor."""
+    with Store(world.state) as store:
+        row = store.db.execute(
+            "SELECT digest, state, updated_at FROM graft_watch WHERE session_id = ?", (session,)
+        ).fetchone()
+        cursor = store.db.execute(
+            "SELECT cursor FROM transcript_tails WHERE consumer = 'graft' AND path LIKE ?",
+            (f"%{session}.jsonl",),
+        ).fetchone()
+    return tuple(row or ()) + tuple(cursor or ())
+
+
+def pad(transcript: Transcript, size: int) -> None:
+    """A tool result of about `size` bytes: logged content the next request carries."""
+    result = {"type": "tool_result", "tool_use_id": "pad", "content": "x" * size}
+    transcript.write({"type": "user", "message": {"role": "user", "content": [result]}})
+
+
+def test_a_session_far_below_the_band_is_answered_without_reading_its_log(world: World) -> None:
+    transcript = Transcript(world, "s-small").prompt("整理一下目录").step(10_000)
+    assert context(hook(world, "PostToolUse", transcript.payload())) == ""  # checked in full
+    kept = watched(world, "s-small")
+    assert kept
+    for tokens in (10_200, 10_400, 10_600):
+        transcript.step(tokens)
+        assert context(hook(world, "PostToolUse", transcript.payload())) == ""
+    assert watched(world, "s-small") == kept  # no tail read, no fold, nothing written
+    # Grown by logged content past its room: checked again, and the band's word arrives.
+    pad(transcript, 52_000)
+    transcript.step(72_000)
+    nudge = context(hook(world, "PostToolUse", transcript.payload()))
+    assert "72%" in nudge and "graft_slice_and_inject" in nudge
+    with Store(world.state) as store:
+        (raw,) = store.db.execute(
+            "SELECT digest FROM graft_watch WHERE session_id = 's-small'"
+        ).fetchone()
+    folded = Digest.from_json(orjson.loads(raw))
+    assert folded.context == 72_000
+    assert folded.count > Digest.from_json(orjson.loads(kept[0])).count + 3 * 3  # skipped ones too
+
+
+def test_skipping_changes_no_decision(world: World) -> None:
+    """The same session twice, one answered from its room hint where it can be, the other
+    checked in full at every call (its hint dropped before each): the same answers, the same
+    state kept."""
+    hinted, every = Transcript(world, "s-hinted"), Transcript(world, "s-every")
+    script: list[tuple[str, int]] = [
+        ("prompt", 0),
+        ("step", 20_000),
+        ("step", 21_000),
+        ("pad", 20_000),
+        ("step", 40_000),
+        ("step", 41_000),
+        ("pad", 30_000),
+        ("step", 71_000),
+        ("step", 71_500),
+        ("step", 72_000),
+    ]
+    answers: dict[str, list[str]] = {"s-hinted": [], "s-every": []}
+    for action, value in script:
+        for transcript in (hinted, every):
+            if action == "prompt":
+                transcript.prompt("把测试补齐")
+                continue
+            if action == "pad":
+                pad(transcript, value)
+                continue
+            transcript.step(value)
+            if transcript is every:
+                marker.forget(str(world.state), str(every.path))
+            said = context(hook(world, "PostToolUse", transcript.payload()))
+            answers[transcript.session].append(said.replace(transcript.session, "…"))
+    assert answers["s-hinted"] == answers["s-every"]
+    assert sum(bool(said) for said in answers["s-every"]) == 2  # the nudge, the escalation
+    assert watched(world, "s-hinted")[:2] == watched(world, "s-every")[:2]
+
+
+def test_a_call_writing_a_todo_list_is_never_skipped(world: World) -> None:
+    transcript = Transcript(world, "s-todo").prompt("重构").step(10_000)
+    hook(world, "PostToolUse", transcript.payload())
+    todos = {"todos": [{"content": f"第 {n} 步", "status": "pending"} for n in range(5)]}
+    transcript.step(10_200, tool="TodoWrite", tool_input=todos)
+    answer = hook(world, "PostToolUse", transcript.payload(tool_name="TodoWrite", tool_input=todos))
+    assert "阶段节点" in context(answer)
+
+
+def test_a_changed_configuration_voids_the_room_hint(world: World) -> None:
+    transcript = Transcript(world, "s-config").prompt("继续").step(10_000)
+    hook(world, "PostToolUse", transcript.payload())
+    transcript.step(10_500)
+    assert context(hook(world, "PostToolUse", transcript.payload())) == ""
+    # A much smaller window: the same usage is now in the band.
+    (world.state / "config.toml").write_text(FIXED.replace("100000", "14500"))
+    transcript.step(10_500)
+    assert "72%" in context(hook(world, "PostToolUse", transcript.payload()))
+
+
+def test_a_skipped_call_imports_no_json_parser_and_no_store(world: World) -> None:
+    transcript = Transcript(world, "s-lean").prompt("看看").step(10_000)
+    hook(world, "PostToolUse", transcript.payload())
+    transcript.step(10_100)
+    done = run_dshkit(
+        "hook",
+        "PostToolUse",
+        "--state-dir",
+        str(world.state),
+        home=world.cwd.parent,
+        env={**world.env(), "CLAUDECODE": "1", "PYTHONPROFILEIMPORTTIME": "1"},
+        input=orjson.dumps(
+            {"hook_event_name": "PostToolUse", **transcript.payload(tool_name="Read")}
+        ),
+        text=False,
+        timeout=60,
+    )
+    imported = {line.rsplit(b"|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    assert done.stdout == b"" and b"dshkit.hooks.run" in imported
+    assert imported & {b"json", b"orjson", b"sqlite3", b"dshkit.hooks.dispatch"} == set()

@@ -1,16 +1,42 @@
-"""Whether a state directory ever began a handoff: a plain-file hint for the hot hook path.
+"""Plain-file hints for the hot hook path: whether a handoff ever began, and which sessions the
+watermark can skip.
 
 A tool call in a session that was handed off is refused, which takes a look at the store's
 ledger; that look (SQLite and the store's imports) would otherwise land on every tool call of
-every session. The hint is written before the first handoff begins and never removed, so its
-absence always means no session here was ever handed off, and the store need not be opened.
+every session. The hint `graft.used` is written before the first handoff begins and never
+removed, so its absence always means no session here was ever handed off, and the store need
+not be opened.
+
+The watermark runs after every tool call, and most sessions are far below its band. After a
+check that had nothing to say, a *room* hint records how large the transcript may grow before
+the session could come near the band (`watermark.room_bytes`); while it is smaller, the next
+call is answered from one `stat` without opening the store or reading the log. The hint is
+only ever an upper bound, moved by each full check:
+
+- the bytes are counted from a point no later than the line holding the latest usage: the
+  size at the check before the one that first saw that usage (0 when unknown), since
+  everything that can enlarge the next request is logged after that line;
+- it holds only for the transcript it was written for (by two checksums of its path: no path
+  or session id is kept), for that size or larger, and for the configuration file as it was;
+- a call writing a todo list (what the plan-first nudge reads) is never skipped;
+- a compressed log (DSH's zstd frames) gets no hint: its bytes do not bound its text.
 """
 
 from __future__ import annotations
 
 import os
+import zlib
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..store import Store
 
 NAME = "graft.used"
+ROOM_DIR = "graft-room"  # one small file per transcript: `<room dir>/<crc32 of its path>`
+_CONFIG = "config.toml"  # (config.CONFIG_NAME, not imported on the hot path)
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # (zstdframes.MAGIC, not imported on the hot path)
 
 
 def used(state_dir: str) -> bool:
@@ -21,3 +47,173 @@ def mark(state_dir: str) -> None:
     """Write the hint (owner-only, empty), once."""
     if not used(state_dir):
         os.close(os.open(os.path.join(state_dir, NAME), os.O_CREAT | os.O_WRONLY, 0o600))
+
+
+# -- room below the watermark's band ------------------------------------------------------------
+
+
+class Room:
+    """A room hint: skip while the transcript is at least `size` and below `limit` bytes.
+    `context` is the latest usage the check saw and `low` where the bytes are counted from."""
+
+    __slots__ = ("context", "limit", "low", "size")
+
+    def __init__(self, limit: int, size: int, context: int, low: int) -> None:
+        self.limit, self.size, self.context, self.low = limit, size, context, low
+
+
+def transcript_size(transcript: str) -> int | None:
+    """The transcript's size in bytes, or None when it is not a file."""
+    try:
+        return os.stat(transcript).st_size if transcript else None
+    except OSError:
+        return None
+
+
+def quiet(state_dir: str, transcript: str, size: int | None, tool_input: Any) -> bool:
+    """Whether the watermark surely has nothing to say after this tool call (see the module
+    docstring): a room hint for this transcript and configuration that its size is within,
+    and a call that writes no todo list."""
+    if size is None:
+        return False
+    if isinstance(tool_input, dict) and isinstance(
+        tool_input.get("todos", tool_input.get("plan")), list
+    ):
+        return False
+    room = _read(state_dir, transcript)
+    return room is not None and room.size <= size < room.limit
+
+
+def quiet_payload(state_dir: str, raw: bytes) -> bool:
+    """`quiet` read from a hook's raw payload, before any JSON parser is imported: its
+    `transcript_path` as a plain string, and no `todos` or `plan` anywhere in it (a todo list
+    may be written: the parsed check decides). Never raises: False decides nothing."""
+    try:
+        if b'"todos"' in raw or b'"plan"' in raw:
+            return False
+        transcript = _plain_string(raw, b'"transcript_path"')
+        if transcript is None:
+            return False
+        return quiet(state_dir, transcript, transcript_size(transcript), None)
+    except Exception:
+        return False
+
+
+def _plain_string(raw: bytes, key: bytes) -> str | None:
+    """The value of the one `key` in raw JSON when it is a string without escapes, else None
+    (as `hooks.run` reads tool names: unescaped, a quoted key cannot occur inside a string)."""
+    at = raw.find(key)
+    if at < 0 or raw.find(key, at + 1) >= 0:
+        return None
+    colon = _skip(raw, at + len(key))
+    if raw[colon : colon + 1] != b":":
+        return None
+    quote = _skip(raw, colon + 1)
+    end = raw.find(b'"', quote + 1)
+    value = raw[quote + 1 : end]
+    if raw[quote : quote + 1] != b'"' or end < 0 or b"\\" in value:
+        return None
+    return value.decode("utf-8")
+
+
+def _skip(raw: bytes, at: int) -> int:
+    while raw[at : at + 1] in (b" ", b"\t", b"\r", b"\n"):
+        at += 1
+    return at
+
+
+def remember(
+    store: Store, state_dir: str, harness: str, session_id: str, transcript: str, size: int
+) -> Room | None:
+    """After a check that had nothing to say (the transcript was `size` bytes before it), the
+    room it leaves, written as the transcript's hint; None (and no hint) when there is none."""
+    from pathlib import Path
+
+    import orjson
+
+    from .settings import GraftSettings
+    from .watermark import TOKENS_PER_BYTE, Digest, room_bytes
+
+    row = store.db.execute(
+        "SELECT digest FROM graft_watch WHERE harness = ? AND session_id = ?",
+        (harness, session_id),
+    ).fetchone()
+    room = None
+    if row is not None and not _compressed(transcript):
+        digest = Digest.from_json(orjson.loads(row[0]))
+        free = room_bytes(digest, GraftSettings.load(Path(state_dir)))
+        if free is not None and digest.context is not None:
+            before = _read(state_dir, transcript)
+            if before is None or before.size > size:
+                low = 0  # where the latest usage's line is: unknown, the whole log counts
+            elif before.context == digest.context:
+                low = before.low  # the same latest usage: the same line
+            else:
+                low = before.size  # a usage the previous check had not seen: after its size
+            room = Room(low + free * TOKENS_PER_BYTE, size, digest.context, low)
+    if room is None:
+        forget(state_dir, transcript)
+    else:
+        _write(state_dir, transcript, room)
+    return room
+
+
+def forget(state_dir: str, transcript: str) -> None:
+    """Drop the transcript's room hint (the next call is checked in full)."""
+    try:
+        os.unlink(_path(state_dir, transcript))
+    except OSError:  # none there (or unremovable: then its stamp no longer matches either)
+        return
+
+
+def _path(state_dir: str, transcript: str) -> str:
+    return os.path.join(state_dir, ROOM_DIR, f"{zlib.crc32(os.fsencode(transcript)):08x}")
+
+
+def _stamp(state_dir: str, transcript: str) -> str:
+    """What the hint is valid for: the transcript (a second checksum of its path) and the
+    configuration file as it is now (its change time and size)."""
+    try:
+        st = os.stat(os.path.join(state_dir, _CONFIG))
+        config = f"{st.st_mtime_ns}:{st.st_size}"
+    except OSError:
+        config = "-"
+    return f"{zlib.adler32(os.fsencode(transcript)):08x}/{config}"
+
+
+def _read(state_dir: str, transcript: str) -> Room | None:
+    try:
+        with open(_path(state_dir, transcript), "rb") as handle:
+            fields = handle.read(256).split()
+    except OSError:
+        return None
+    if len(fields) != 5 or fields[4].decode("ascii", "replace") != _stamp(state_dir, transcript):
+        return None
+    try:
+        limit, size, context, low = (int(field) for field in fields[:4])
+    except ValueError:
+        return None
+    return Room(limit, size, context, low)
+
+
+def _write(state_dir: str, transcript: str, room: Room) -> None:
+    """Write the hint whole (a temporary file renamed over it), owner-only."""
+    path = _path(state_dir, transcript)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    text = f"{room.limit} {room.size} {room.context} {room.low} {_stamp(state_dir, transcript)}\n"
+    temporary = f"{path}.{os.getpid()}"
+    fd = os.open(temporary, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+    os.replace(temporary, path)
+
+
+def _compressed(transcript: str) -> bool:
+    """Whether the log is zstd frames (its first bytes), or cannot be read (no hint either)."""
+    try:
+        with open(transcript, "rb") as handle:
+            return handle.read(4) == _ZSTD_MAGIC
+    except OSError:
+        return True

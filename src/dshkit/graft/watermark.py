@@ -51,6 +51,13 @@ GRAFT_TOOLS = ("graft_prepare", "graft_slice_and_inject", "graft_commit")
 _LOADS_GRAFT_TOOL = re.compile(rf"mcp__[\w.-]+?__({'|'.join(GRAFT_TOOLS)})\b")
 PHASE_PREFIX = re.compile(r"^\s*(阶段|phase)\s*\d+\s*[:：]", re.IGNORECASE)
 OPEN_TODO_LIMIT = 3  # more open todos than this without phases: plan first (v0.11 item 1)
+# How far a transcript may grow before its session could reach the band, for the hot path's
+# skip (`room_bytes`): a token stands for at least one byte of the text it encodes, and a
+# transcript logs that text (escaped and framed: more bytes, never fewer), so a byte of log is
+# at most a token of context; a harness may still add context it does not log (the tools of a
+# server that connected late, reminders), allowed for as a share of the window.
+TOKENS_PER_BYTE = 1
+UNLOGGED_SHARE = 0.10
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +197,35 @@ class Digest:
         ordinal = value.get("ordinal", 0)
         fields["turns"] = TurnCounter(ordinal, value.get("turn", ordinal))
         return cls(**fields)
+
+
+def band_tokens(digest: Digest, settings: GraftSettings) -> int:
+    """The fewest context tokens at which any decision but the plan-first nudge can be taken
+    for the session, whatever its later log says: the lowest warning (or forced line) the
+    settings allow, over the smallest window the session could be measured against (its
+    log's, any configured one), less the unlogged allowance."""
+    window = min(
+        (
+            settings.window_tokens,
+            *settings.windows.values(),
+            *([digest.window] if digest.window else []),
+        )
+    )
+    if settings.mode == "fixed":
+        ratios = [settings.warning_ratio] + ([settings.forced_ratio] if settings.forced else [])
+    else:  # the forced line never falls below FLOOR; the warning sits its margin below it
+        ratios = [FLOOR, FLOOR - settings.warning_margin]
+    return int(min(ratios) * window - UNLOGGED_SHARE * window)
+
+
+def room_bytes(digest: Digest, settings: GraftSettings) -> int | None:
+    """How many bytes of log past the latest usage the session can take and still be below
+    `band_tokens` (each byte at most TOKENS_PER_BYTE tokens of context), or None when there
+    is no room or no usage to measure from."""
+    if digest.context is None:
+        return None
+    room = band_tokens(digest, settings) - digest.context
+    return room // TOKENS_PER_BYTE if room > 0 else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,11 +6,15 @@ A prompt to a transferring or retired session is blocked and every tool call den
 pointer to where the work went. The warning, the escalation and the forced cut reach the model
 as additional context after a tool call or with a prompt; what they leave behind is recorded
 only once the text was delivered (the runtime's `commit`).
+
+After a tool call (every tool call: the hot path) a session the watermark cannot have
+anything to say to yet is answered from its room hint (`graft.marker`), without opening the
+store or reading the transcript; a check that had nothing to say moves the hint.
 """
 
 from __future__ import annotations
 
-from ..inject import rules
+from ..graft import marker
 from .protocol import HookInput
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
@@ -19,10 +23,14 @@ if TYPE_CHECKING:
 
 
 def on_session_start(hook: HookInput) -> dict[str, Any] | None:
+    from ..inject import rules
+
     return hook.deliver(rules.handoff_at_start)
 
 
 def on_prompt(hook: HookInput) -> dict[str, Any] | None:
+    from ..inject import rules
+
     return hook.deliver(rules.handoff_at_prompt)
 
 
@@ -31,8 +39,33 @@ def on_tool(hook: HookInput) -> dict[str, Any] | None:
     # marker before it starts any handler): every tool call would pass here otherwise.
     if not hook.session_id:
         return None
+    from ..inject import rules
+
     return hook.deliver(rules.retirement_at_tool)
 
 
 def after_tool(hook: HookInput) -> dict[str, Any] | None:
-    return hook.deliver(rules.watermark_after_tool)
+    from .run import _state_dir  # the state directory without pathlib (the hot path)
+
+    state = _state_dir(hook.directory)
+    transcript = str(hook.payload.get("transcript_path") or "")
+    size = marker.transcript_size(transcript)
+    if marker.quiet(state, transcript, size, hook.payload.get("tool_input")):
+        return None
+    from ..inject import rules
+
+    result = hook.deliver(rules.watermark_after_tool)
+    if size is None or not hook.session_id:
+        return result
+    try:
+        if result is None:
+            with hook.open_store() as store:
+                marker.remember(store, state, hook.harness, hook.session_id, transcript, size)
+        else:
+            marker.forget(state, transcript)
+    except Exception as exc:  # a hint not written only costs the next call a full check
+        from .log import log
+
+        marker.forget(state, transcript)
+        log(hook.directory, hook.event, f"graft room hint not kept: {type(exc).__name__}: {exc}")
+    return result

@@ -2,9 +2,10 @@
 
 It imports nothing heavy until it knows a handler wants this call: an event without handlers,
 or a tool event whose handlers all look at other tools (the tool's name is found in the raw
-payload, without a JSON parser), only drains stdin and exits, at about a bare interpreter's
-cost. The agent must never be broken by dshkit: a bad payload, a failing or slow handler,
-anything at all gives a well-formed "no opinion" (nothing printed, exit 0) and a line in
+payload, without a JSON parser), or one whose handlers all say from the raw payload that
+they have nothing to say (`Entry.quiet`), only drains stdin and exits, at about a bare
+interpreter's cost. The agent must never be broken by dshkit: a bad payload, a failing or
+slow handler, anything at all gives a well-formed "no opinion" (nothing printed, exit 0) and a line in
 `<state dir>/hooks.log`. Extra handlers may be named in `DSHKIT_HOOK_HANDLERS` (see
 `hookspec.extra_entries`), after the built-in ones.
 
@@ -59,6 +60,7 @@ def main(argv: list[str]) -> int:
 
         closed = [entry for entry in wanted if entry.fails_closed and _wanted([entry], raw)]
         return unread(event, closed, len(raw), short, os.environ, directory, problem, raw)
+    wanted = [entry for entry in wanted if entry.quiet is None or not entry.quiet(state, raw)]
     if wanted and _wanted(wanted, raw):
         from .dispatch import run
 

@@ -1,0 +1,119 @@
+"""The hot path's plain-file hints (graft.marker): the room hint a check leaves, where its
+bytes are counted from, what voids it, and the raw-payload reading that skips a call
+before any JSON parser is imported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from dshkit.graft import marker
+from dshkit.graft.settings import GraftSettings
+from dshkit.graft.watermark import Digest, band_tokens
+from dshkit.store import Store
+
+from ..support.corpus import encode_frame
+
+SETTINGS = GraftSettings()  # dynamic, a 200,000-token window
+
+
+def stored(store: Store, session: str, context: int | None) -> None:
+    """The watch row a check leaves: a digest at `context` tokens."""
+    digest = Digest(count=3, context=context)
+    store.db.execute(
+        "INSERT INTO graft_watch (harness, session_id, digest, state, updated_at) "
+        "VALUES ('claude', ?, ?, '{}', 0) ON CONFLICT (harness, session_id) "
+        "DO UPDATE SET digest = excluded.digest",
+        (session, orjson.dumps(digest.as_json()).decode()),
+    )
+
+
+def room(tmp_path: Path, store: Store, transcript: Path, context: int) -> marker.Room | None:
+    stored(store, "s", context)
+    size = transcript.stat().st_size
+    return marker.remember(store, str(tmp_path), "claude", "s", str(transcript), size)
+
+
+def test_the_room_is_counted_from_the_line_of_the_latest_usage(tmp_path: Path) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_bytes(b"x" * 1_000)
+    free = band_tokens(Digest(context=0), SETTINGS)
+    with Store(tmp_path / "db") as store:
+        first = room(tmp_path, store, transcript, 20_000)
+        assert first is not None and (first.low, first.limit) == (0, free - 20_000)
+        with open(transcript, "ab") as handle:
+            handle.write(b"y" * 500)
+        same = room(tmp_path, store, transcript, 20_000)  # no new usage: the same line
+        assert same is not None and (same.low, same.size) == (0, 1_500)
+        with open(transcript, "ab") as handle:
+            handle.write(b"z" * 500)
+        newer = room(tmp_path, store, transcript, 21_000)  # a usage logged after 1,500 bytes
+        assert newer is not None and newer.low == 1_500
+        assert newer.limit == 1_500 + free - 21_000
+    state = str(tmp_path)
+    assert marker.quiet(state, str(transcript), 2_000, {})
+    assert not marker.quiet(state, str(transcript), newer.limit, {})
+    assert not marker.quiet(state, str(transcript), 1_000, {})  # smaller than checked: rewritten
+    assert not marker.quiet(state, str(transcript), 2_000, {"todos": []})
+    assert not marker.quiet(state, str(transcript), 2_000, {"plan": []})
+    assert not marker.quiet(state, str(tmp_path / "other.jsonl"), 2_000, {})
+
+
+def test_no_room_no_usage_or_a_compressed_log_leaves_no_hint(tmp_path: Path) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_bytes(b"x" * 100)
+    state = str(tmp_path)
+    with Store(tmp_path / "db") as store:
+        assert room(tmp_path, store, transcript, 20_000) is not None
+        assert room(tmp_path, store, transcript, 200_000) is None  # in the band: no room
+        assert not marker.quiet(state, str(transcript), 100, {})  # the old hint is gone
+        stored(store, "s", None)
+        assert marker.remember(store, state, "claude", "s", str(transcript), 100) is None
+        zstd = tmp_path / "session.v4.jsonl.zstd"
+        zstd.write_bytes(encode_frame([{"type": "turn/start", "seq": 0, "data": {"turn": 1}}]))
+        stored(store, "s", 20_000)
+        assert marker.remember(store, state, "claude", "s", str(zstd), 10) is None
+    assert not marker.quiet(state, str(zstd), 10, {})
+
+
+def test_a_changed_configuration_voids_the_hint(tmp_path: Path) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_bytes(b"x" * 100)
+    with Store(tmp_path / "db") as store:
+        assert room(tmp_path, store, transcript, 20_000) is not None
+    assert marker.quiet(str(tmp_path), str(transcript), 100, {})
+    (tmp_path / "config.toml").write_text("[graft]\nwindow_tokens = 30000\n")
+    assert not marker.quiet(str(tmp_path), str(transcript), 100, {})
+
+
+def test_the_raw_payload_is_read_plainly_or_not_at_all(tmp_path: Path) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_bytes(b"x" * 100)
+    with Store(tmp_path / "db") as store:
+        assert room(tmp_path, store, transcript, 20_000) is not None
+    state, path = str(tmp_path), str(transcript).encode()
+    plain = b'{"session_id":"s", "transcript_path" : "' + path + b'","tool_name":"Read"}'
+    assert marker.quiet_payload(state, plain)
+    todo = plain[:-1] + b',"tool_input":{"todos":[]}}'
+    assert not marker.quiet_payload(state, todo)
+    escaped = b'{"transcript_path":"' + path.replace(b"/", b"\\/") + b'"}'
+    assert not marker.quiet_payload(state, escaped)  # the parsed check decides
+    twice = plain[:-1] + b',"x":{"transcript_path":"/elsewhere"}}'
+    assert not marker.quiet_payload(state, twice)
+    assert not marker.quiet_payload(state, b"not json")
+    assert not marker.quiet_payload(state, b'{"transcript_path":"' + path + b"")  # unclosed
+
+
+def test_the_hint_is_private_and_names_no_session(tmp_path: Path) -> None:
+    transcript = tmp_path / "projects" / "-home-dev-secret" / "session-1234.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_bytes(b"x" * 100)
+    with Store(tmp_path / "db") as store:
+        assert room(tmp_path, store, transcript, 20_000) is not None
+    [hint] = (tmp_path / marker.ROOM_DIR).iterdir()
+    assert hint.stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / marker.ROOM_DIR).stat().st_mode & 0o777 == 0o700
+    assert b"secret" not in hint.read_bytes() and b"1234" not in hint.read_bytes()
+    marker.forget(str(tmp_path), str(transcript))
+    assert not hint.exists()
