@@ -1,8 +1,9 @@
 """Time to verdict of the delivery gate, each run with its own browser as the hook runs it.
 
-Good pages: the median time from the call to its verdict, the browser's start included
-(target: ≤ 2.5 s). Failing pages: how far past the budget the verdict comes (target: ≤ 1 s),
-measured on the page (`elapsedMs` − budget) and on the whole call (less the browser's start).
+Good pages (they stop early, after a sustained good window): the wall time of the whole call,
+the browser's start included, and the time on the page (`elapsedMs`); target ≤ 4.0 s (the
+seed's good pages). Failing pages (they use the whole budget): the wall time of the whole call
+and on the page, against the budget; target ≤ budget + 1 s.
 
     python bench/gate.py [--runs 3] [--budget 5]
 """
@@ -24,6 +25,9 @@ GOOD = (
     "dark-scene.html",
     "draw-once.html",
     "no-canvas.html",
+    "loading-text.html",
+    "fatalities-report.html",
+    "offscreen.html",
 )
 FAILING = (
     "shader-assembly.html",
@@ -31,6 +35,11 @@ FAILING = (
     "page-error.html",
     "blank-canvas.html",
     "infinite-loop.html",
+    "throws-after-render.html",
+    "never-draws.html",
+    "context-lost.html",
+    "never-links.html",
+    "broken.svg",
 )
 
 
@@ -40,37 +49,45 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=5.0, help="budget of failing pages (s)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as shots:
-        good: list[float] = []
+        good_call: list[float] = []
+        good_page: list[float] = []
         for _ in range(args.runs):
             for name in GOOD:
                 started = time.monotonic()
                 (verdict,) = judge_files([PAGES / name], 20.0, Path(shots))
                 seconds = time.monotonic() - started
-                assert verdict.verdict == "ok", (name, verdict.evidence())
-                good.append(seconds)
+                assert verdict.verdict == "ok", (name, verdict.report())
+                good_call.append(seconds)
+                good_page.append(verdict.elapsed_ms / 1000)
                 browser = verdict.timings["browserStartMs"]
-                print(f"  ok  {name:28} {seconds:5.2f} s (browser start {browser} ms)")
-        page_over: list[float] = []
-        call_over: list[float] = []
+                print(
+                    f"  ok             {name:28} call {seconds:5.2f} s, page "
+                    f"{verdict.elapsed_ms / 1000:5.2f} s (browser start {browser} ms)"
+                )
+        bad_call: list[float] = []
+        bad_page: list[float] = []
         for _ in range(args.runs):
             for name in FAILING:
                 started = time.monotonic()
                 (verdict,) = judge_files([PAGES / name], args.budget, Path(shots))
                 seconds = time.monotonic() - started
-                assert verdict.failed, (name, verdict.evidence())
-                page_over.append(verdict.elapsed_ms / 1000 - args.budget)
-                browser = verdict.timings["browserStartMs"] / 1000
-                call_over.append(seconds - browser - args.budget)
-                print(f"  {verdict.verdict:14} {name:24} {verdict.elapsed_ms / 1000:5.2f} s")
+                assert verdict.failed, (name, verdict.report())
+                bad_call.append(seconds)
+                bad_page.append(verdict.elapsed_ms / 1000)
+                print(
+                    f"  {verdict.verdict:14} {name:28} call {seconds:5.2f} s, page "
+                    f"{verdict.elapsed_ms / 1000:5.2f} s"
+                )
     print(
-        f"good pages: median time to verdict {statistics.median(good):.2f} s, "
-        f"max {max(good):.2f} s over {len(good)} runs (target <= 2.5 s, browser start included)"
+        f"good pages ({len(good_call)} runs): whole call median {statistics.median(good_call):.2f}"
+        f" s, max {max(good_call):.2f} s; on the page median {statistics.median(good_page):.2f}"
+        f" s, max {max(good_page):.2f} s (target <= 4.0 s)"
     )
     print(
-        f"failing pages (budget {args.budget:g} s): overshoot past the budget median "
-        f"{statistics.median(page_over):.2f} s, max {max(page_over):.2f} s on the page; "
-        f"whole call less the browser's start: median {statistics.median(call_over):.2f} s, "
-        f"max {max(call_over):.2f} s (target <= 1 s)"
+        f"failing pages ({len(bad_call)} runs, budget {args.budget:g} s): whole call median "
+        f"{statistics.median(bad_call):.2f} s, max {max(bad_call):.2f} s; on the page median "
+        f"{statistics.median(bad_page):.2f} s, max {max(bad_page):.2f} s "
+        f"(target <= {args.budget + 1:g} s)"
     )
 
 

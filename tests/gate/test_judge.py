@@ -177,6 +177,13 @@ def test_the_judge_leaves_the_context_type_to_the_page(good: dict[str, Verdict])
 
 
 @pytest.mark.browser
+def test_draw_calls_through_a_linked_program_are_counted(good: dict[str, Verdict]) -> None:
+    (canvas,) = good["shader-assembly.fixed.html"].canvas
+    assert canvas["drawCalls"] > 0 and canvas["invalidDrawCalls"] == 0
+    assert not [f for f in good["shader-assembly.fixed.html"].findings if f["kind"] == "webgl"]
+
+
+@pytest.mark.browser
 def test_warnings_are_not_errors(good: dict[str, Verdict]) -> None:
     assert "console.warn" in (PAGES / "dark-scene.html").read_text()  # pitfall 7
     assert good["dark-scene.html"].errors == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import orjson
 import pytest
 
 from dshkit.gate.judge import (
@@ -251,3 +252,29 @@ def test_findings_are_stored_with_the_verdict(tmp_path: Path) -> None:
         (stored,) = recent_verdicts(store)
     assert stored["findings"] == verdict.findings
     assert stored["report"] == verdict.report() and len(stored["report"]) == 2
+
+
+def test_a_verdict_stored_before_findings_reads_back_with_a_report(tmp_path: Path) -> None:
+    old = {
+        "verdict": "fatal-overlay",
+        "recovered": False,
+        "elapsedMs": 21000,
+        "errors": [],
+        "overlayText": "初始化失败",
+        "canvas": [],
+        "screenshot": None,
+        "errorCount": 0,
+    }
+    with Store(tmp_path / "state") as store:
+        with store.transaction() as db:
+            db.execute(
+                "INSERT INTO gate_verdicts (at, path, sha256, verdict, recovered, elapsed_ms, "
+                "screenshot, evidence) VALUES (1, 'a.html', 'x', 'fatal-overlay', 0, 21000, "
+                "NULL, ?)",
+                (orjson.dumps(old).decode(),),
+            )
+        (stored,) = recent_verdicts(store)
+    assert stored["overlayText"] == "初始化失败" and stored["findings"] == []
+    assert stored["report"] == [
+        "fatal-overlay after 21.0 s: the page shows its own fatal-error overlay"
+    ]

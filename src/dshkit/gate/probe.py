@@ -36,13 +36,15 @@ INIT = f"""(() => {{
     let entry = byContext.get(context);
     if (entry) return entry;
     entry = {{ id: contexts.length, canvas, type: String(type), context, draws: 0,
-      programDraws: 0, badDraws: 0, lostAt: null }};
+      programDraws: 0, badDraws: 0, lostAt: null, program: null }};
     contexts.push(entry);
     byContext.set(context, entry);
-    if (/webgl/i.test(entry.type) && canvas.addEventListener)
+    if (/webgl/i.test(entry.type) && canvas.addEventListener) {{
       canvas.addEventListener('webglcontextlost', () => {{
         if (entry.lostAt === null) entry.lostAt = performance.now();
       }});
+      canvas.addEventListener('webglcontextrestored', () => {{ entry.program = null; }});
+    }}
     return entry;
   }};
   const wrap = (proto, name, make) => {{
@@ -63,14 +65,19 @@ INIT = f"""(() => {{
     if (entry) entry.draws += 1;
     return original.apply(this, args);
   }};
-  // A WebGL draw call through a program: drawn only with a valid program in use.
+  // A WebGL draw call through a program: drawn only with a valid program in use (the one
+  // the context holds after useProgram, which keeps the old one when given an invalid one).
   const programmed = (original, gl) => function (...args) {{
-    const context = gl || this, entry = byContext.get(context);
-    if (entry && !context.isContextLost()) {{
-      if (context.getParameter(context.CURRENT_PROGRAM) === null) entry.badDraws += 1;
+    const entry = byContext.get(gl || this);
+    if (entry && entry.lostAt === null) {{
+      if (entry.program === null) entry.badDraws += 1;
       else {{ entry.programDraws += 1; entry.draws += 1; }}
     }}
     return original.apply(this, args);
+  }};
+  const current = (gl) => {{
+    const entry = byContext.get(gl);
+    if (entry) entry.program = gl.isContextLost() ? null : gl.getParameter(gl.CURRENT_PROGRAM);
   }};
   const names2d = ['fillRect', 'strokeRect', 'fillText', 'strokeText', 'fill', 'stroke',
     'drawImage', 'putImageData'];
@@ -91,8 +98,15 @@ INIT = f"""(() => {{
       'clearBufferfi', 'blitFramebuffer']) wrap(proto, name, plain);
     for (const name of ['drawArrays', 'drawElements', 'drawArraysInstanced',
       'drawElementsInstanced', 'drawRangeElements']) wrap(proto, name, (o) => programmed(o));
+    for (const name of ['useProgram', 'deleteProgram'])
+      wrap(proto, name, (original) => function (...args) {{
+        const result = original.apply(this, args);
+        current(this);
+        return result;
+      }});
     wrap(proto, 'linkProgram', (original) => function (program, ...rest) {{
       const result = original.call(this, program, ...rest);
+      current(this);
       try {{
         if (program && !this.isContextLost() &&
             !this.getProgramParameter(program, this.LINK_STATUS)) {{

@@ -1,4 +1,9 @@
-"""The gate's verdicts in the store, and which file versions were already sent back for rework."""
+"""The gate's verdicts in the store, and which file versions were already sent back for rework.
+
+A verdict's evidence is stored as JSON (`Verdict.evidence`); keys only ever get added, so a
+verdict stored by an older version reads as it was, with its `findings` empty and its
+`report` made from what it has.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from typing import Any
 import orjson
 
 from ..store import Store
-from .judge import Verdict
+from .judge import Verdict, report_lines
 
 
 def save_verdict(store: Store, verdict: Verdict) -> Verdict:
@@ -37,7 +42,22 @@ def recent_verdicts(store: Store, limit: int = 50) -> list[dict[str, Any]]:
     rows = store.db.execute(
         "SELECT id, at, evidence FROM gate_verdicts ORDER BY at DESC, id DESC LIMIT ?", (limit,)
     ).fetchall()
-    return [{"id": row["id"], "at": row["at"], **orjson.loads(row["evidence"])} for row in rows]
+    return [stored_evidence(row["id"], row["at"], row["evidence"]) for row in rows]
+
+
+def stored_evidence(verdict_id: int, at: int, evidence: str | bytes) -> dict[str, Any]:
+    """One stored verdict as read back: its id, time and evidence, `findings` and `report`
+    filled in for a verdict stored before they existed."""
+    read: dict[str, Any] = {"id": verdict_id, "at": at, **orjson.loads(evidence)}
+    read.setdefault("findings", [])
+    if "report" not in read:
+        read["report"] = report_lines(
+            str(read.get("verdict")),
+            bool(read.get("recovered")),
+            int(read.get("elapsedMs") or 0),
+            read["findings"],
+        )
+    return read
 
 
 def reworked(store: Store, path: str, sha256: str) -> bool:
