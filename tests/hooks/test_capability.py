@@ -4,8 +4,11 @@ changed), `dshkit capability`, `GET /api/capability/` (the cache) and `POST …/
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,11 +19,13 @@ import pytest
 
 from dshkit.capability import CapabilityService
 from dshkit.capability.text import FULL_ACCESS, HEADING, PENDING
+from dshkit.store import Store
 from dshkit.web.security import TOKEN_HEADER
 
 from ..support.capability import hook, wait_for_probes
 from ..support.cli import run_dshkit
 from ..support.hooks import claude, context, dsh
+from ..support.hooks import hook as hooks_hook
 from ..support.mcp import MCP_SERVER
 from ..support.web import Running
 
@@ -91,6 +96,40 @@ def test_dsh_gets_them_with_the_first_prompt_and_unknown_modes_stay_unknown(
     # Its log does not exist (yet): nothing reported a mode, so nothing is guessed.
     assert first is not None and "- 权限档：unknown\n- 审批策略：unknown" in first
     assert hook(tmp_path, "UserPromptSubmit", dsh("d1", prompt=first)) == {}
+    wait_for_probes(tmp_path / ".dsh" / "dshkit")
+
+
+# A browser that never writes its screenshot: it says it started, then waits to be ended.
+STUCK_BROWSER = """#!/bin/sh
+echo $$ > "$(dirname "$0")/started"
+exec sleep 120
+"""
+
+
+def test_the_first_answer_comes_from_the_cache_while_the_probe_still_runs(
+    tmp_path: Path,
+) -> None:
+    stuck = tmp_path / "bin" / "chromium"
+    stuck.parent.mkdir()
+    stuck.write_text(STUCK_BROWSER)
+    stuck.chmod(0o755)
+    payload = claude("c1", cwd=str(tmp_path), source="startup")
+    out, log = hooks_hook(
+        tmp_path, "SessionStart", payload, DSHKIT_CAPABILITY="on", DSHKIT_CHROMIUM=str(stuck)
+    )
+    text = context(out)
+    assert text is not None and PENDING in text and "✓" not in text, log
+    # The probe started in the background reaches the browser after the answer was given
+    # and is still stuck in it: the answer was never waiting on it.
+    started = stuck.parent / "started"
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert time.monotonic() < deadline, "the background probe never started the browser"
+        time.sleep(0.1)
+    with Store(tmp_path / ".dsh" / "dshkit") as store:
+        rows = store.db.execute("SELECT at, started FROM capability_probes").fetchall()
+    assert [(at, started_at is not None) for at, started_at in rows] == [(None, True)]
+    os.killpg(int(started.read_text()), signal.SIGKILL)  # the probe's browser, its own group
     wait_for_probes(tmp_path / ".dsh" / "dshkit")
 
 

@@ -1,9 +1,11 @@
 """What the harness reports about a session's permissions: sandbox, approval, permission mode.
 
-Each fact comes from where the harness really says it (the registry's `Capability`): the hook
-payload's `permission_mode`, the session log's mode events (DSH `sandbox/mode`,
-`approval/policy`, read through the session layer), the harness's config file (Codex
-`sandbox_mode`, `approval_policy`). A fact nobody reported is `unknown`, never a guess.
+Each fact comes from where the harness really says it (the registry's `Capability` and
+`harnesses.sandbox`): the hook payload's `permission_mode`, the harness's config file (Codex
+`sandbox_mode`, `approval_policy`), then what the session itself runs in, which wins: Codex's
+latest rollout turn context (a mode switched mid-session), Claude Code's `sandbox.enabled`
+setting, DSH's log mode events (`sandbox/mode`, `approval/policy`, read through the session
+layer). A fact nobody reported is `unknown`, never a guess.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import orjson
 
 from .. import harnesses
+from ..harnesses.sandbox import sandbox as sandbox_of
 from ..sessions.events import Event
 from ..sessions.tail import read_tail
 from ..store import Store
@@ -48,6 +51,16 @@ class Facts:
             return False
         return bool({self.sandbox, self.permission} & info.capability.full_access)
 
+    @property
+    def restricted(self) -> bool | None:
+        """Whether the session's tools run in a sandbox that restricts them (None: its mode
+        is not known)."""
+        if self.full_access:
+            return False
+        if self.sandbox == UNKNOWN:
+            return None
+        return self.sandbox != "off"
+
     def with_modes(self, **modes: str | None) -> Facts:
         """These facts with the modes given (by a person, or by the process that started a
         probe) in place of what was read; None leaves a fact as read."""
@@ -64,6 +77,7 @@ class Facts:
             "permissionMode": self.permission,
             "sources": self.sources,
             "fullAccess": self.full_access,
+            "restricted": self.restricted,
         }
 
 
@@ -86,6 +100,14 @@ def read_facts(
         path, keys = known.config_modes
         for fact, value in config_modes(path(), keys, errors).items():
             found[fact], sources[fact] = value, path()
+    # The harness's own files for this session (Codex's rollout turn context, the latest
+    # one; Claude Code's sandbox setting): what the session really runs in.
+    own = sandbox_of(harness).modes
+    if own is not None:
+        read = own(payload, errors)
+        for fact in FACTS:
+            if fact in read:
+                found[fact], sources[fact] = read[fact], read.get(f"source:{fact}", "harness")
     if known is not None and known.log_modes is not None:
         session = str(payload.get("session_id") or "")
         transcript = str(payload.get("transcript_path") or "")

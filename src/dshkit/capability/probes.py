@@ -41,16 +41,22 @@ def channel(name: str, ok: bool | None, reason: str, **extra: Any) -> dict[str, 
     return {"channel": name, "ok": ok, "reason": reason, **extra}
 
 
-def probe_subprocess(timeout: float = SUBPROCESS_TIMEOUT_S) -> dict[str, Any]:
-    """Run a trivial command and check what it printed."""
+def probe_subprocess(
+    timeout: float = SUBPROCESS_TIMEOUT_S, inside: list[str] | None = None
+) -> dict[str, Any]:
+    """Run a trivial command (after the `inside` prefix, which runs it in a harness's
+    sandbox) and check what it printed."""
     try:
         done = subprocess.run(
-            ["sh", "-c", "echo dshkit-probe"], capture_output=True, timeout=timeout
+            [*(inside or ()), "sh", "-c", "echo dshkit-probe"],
+            capture_output=True,
+            timeout=timeout,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return channel(SUBPROCESS, False, f"{type(exc).__name__}: {exc}")
     if done.returncode != 0 or done.stdout.strip() != b"dshkit-probe":
-        err = done.stderr.decode(errors="replace").strip()
+        lines = done.stderr.decode(errors="replace").strip().splitlines()
+        err = lines[-1].strip() if lines else ""
         return channel(SUBPROCESS, False, f"exit {done.returncode}" + (f": {err}" if err else ""))
     return channel(SUBPROCESS, True, "sh -c echo: exit 0")
 
@@ -59,8 +65,11 @@ def find_browser() -> str | None:
     return chromium.find()
 
 
-def probe_screenshot(timeout: float = SCREENSHOT_TIMEOUT_S) -> dict[str, Any]:
-    """Have headless Chromium write a PNG of a tiny page, and wait for the file."""
+def probe_screenshot(
+    timeout: float = SCREENSHOT_TIMEOUT_S, inside: list[str] | None = None
+) -> dict[str, Any]:
+    """Have headless Chromium write a PNG of a tiny page (started after the `inside` prefix,
+    which runs it in a harness's sandbox), and wait for the file."""
     browser = find_browser()
     if browser is None:
         return channel(SCREENSHOT, False, f"no browser found ({', '.join(BROWSERS)} on PATH)")
@@ -71,6 +80,7 @@ def probe_screenshot(timeout: float = SCREENSHOT_TIMEOUT_S) -> dict[str, Any]:
         with open(page, "w", encoding="utf-8") as file:
             file.write(_PAGE)
         argv = [
+            *(inside or ()),
             browser,
             *chromium.FLAGS,
             f"--user-data-dir={os.path.join(scratch, 'profile')}",
@@ -171,12 +181,20 @@ def _withheld(server: Server, harness: str) -> dict[str, Any]:
 
 
 def probe_all(
-    servers: list[Server], config_errors: list[str], harness: str = "its harness"
+    servers: list[Server],
+    config_errors: list[str],
+    harness: str = "its harness",
+    inside: list[str] | None = None,
+    inside_name: str = "",
 ) -> list[dict[str, Any]]:
-    """The three channels, probed at the same time (only the servers `harness` would start)."""
+    """The three channels, probed at the same time (only the servers `harness` would start).
+    With `inside` (the argv prefix of a harness's sandbox runner, called `inside_name`), the
+    subprocess and the screenshot run in the session's sandbox, and their results say so
+    (`inside`); the MCP servers are started as the harness starts them, outside it."""
+    where = {"inside": inside_name or " ".join(inside)} if inside else {"inside": None}
     jobs: list[Callable[[], dict[str, Any]]] = [
-        probe_subprocess,
-        probe_screenshot,
+        lambda: probe_subprocess(inside=inside) | where,
+        lambda: probe_screenshot(inside=inside) | where,
         lambda: probe_servers(servers, config_errors, harness),
     ]
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:

@@ -31,6 +31,7 @@ import orjson
 
 from .. import harnesses
 from ..harnesses.config_files import Server
+from ..harnesses.sandbox import sandbox as sandbox_of
 from ..procs import spawn_detached
 from ..sessions.catalog import dir_key
 from ..store import Store
@@ -40,6 +41,19 @@ from .text import render
 
 TTL_S = 600.0  # results older than this are probed again
 PROBE_DEAD_S = 120.0  # a probe started longer ago than this without a result has died
+
+
+def sandbox_runner(facts: Facts, cwd: str) -> tuple[list[str] | None, str]:
+    """How the subprocess and screenshot probes run inside the session's own sandbox: the
+    harness's runner for its mode (an argv prefix, and how it is spelled for people), or
+    (None, "") where the harness offers none or the mode is unknown."""
+    found = sandbox_of(facts.harness)
+    if found.runner is None or facts.sandbox == UNKNOWN:
+        return None, ""
+    prefix = found.runner(facts.sandbox, cwd)
+    if prefix is None:
+        return None, ""
+    return prefix, f"{found.runner_name} ({facts.sandbox})"
 
 
 def configured_servers(harness: str, cwd: str, errors: list[str]) -> list[Server] | None:
@@ -189,7 +203,9 @@ def probe(store: Store, facts: Facts, cwd: str) -> list[dict[str, Any]]:
     key = cache_key(facts, cwd, servers_digest(servers))
     claim_probe(store, key)
     info = harnesses.HARNESSES.get(facts.harness)
-    channels = probe_all(servers or [], errors, info.label if info else facts.harness)
+    inside, name = sandbox_runner(facts, cwd)
+    label = info.label if info else facts.harness
+    channels = probe_all(servers or [], errors, label, inside, name)
     if servers is None:
         unknown = "unknown: the harness is not known, so its configured servers cannot be read"
         channels = [

@@ -2,7 +2,9 @@
 
 Only facts and general rules, no recipe for any task: the modes as the harness reports them
 (`unknown` where nothing said), each channel ✓/✗ with its raw reason, the MCP servers not
-started because their harness would not start them, the rules that make a failure a
+started because their harness would not start them, where the channels were measured (in
+the session's own sandbox, or plainly outside it), for a session that is or may be
+restricted that the delivery gate runs outside its sandbox, the rules that make a failure a
 conclusion only after a fresh re-test, and — in full access only — the line that
 restricted-mode warnings do not apply. Nothing here holds `{{` (DSH would read a variable).
 """
@@ -31,11 +33,19 @@ FULL_ACCESS = (
     "本会话是全权档：工具说明里针对受限档的警告（命名管道 EPERM、受限语言模式、"
     ".NET/Add-Type、申请提权审批等）在本会话不适用，不要申请提权。"
 )
-# The probes run from dshkit's hook process, not inside the harness's tool sandbox: said
-# plainly, so a restricted session does not read ✓ as a promise about its own tools.
+# Where the harness offers no way to run a program inside the session's sandbox, the probes
+# ran in dshkit's own process: said plainly, so a ✓ is not read as a promise about the
+# session's own tools.
 OUTSIDE = (
-    "以上通道由 dshkit 在会话工具的沙箱之外实测；受限档下你自己的工具若仍失败，"
-    "以当场复测的原始报错为准。"
+    "注意：以上 ✓ 是 dshkit 在会话沙箱之外测得的，不一定适用于你自己的工具；"
+    "你的工具若失败，以当场复测的原始报错为准。"
+)
+INSIDE = "以上子进程与视觉截图两项经 {runner} 在本会话自己的沙箱里实测，与你的工具受同样的限制。"
+# The one fact a restricted session most needs: the gate does what its tools may not.
+GATE_OUTSIDE = (
+    "交付门和 dshkit 的 gate_check 工具都在你的沙箱之外运行（宿主侧用真实无头 Chromium 打开网页）："
+    "自己截不了图、开不了浏览器时，写好网页交付物后调用 gate_check 或直接交付，"
+    "实测结论会回给你；不必为此申请提权，也不要把验证交给用户。"
 )
 PENDING = "通道实测正在后台进行，结果下一轮补上；在此之前通道状态未知，不能当作做不到。"
 # Why a configured MCP server was not started (`harnesses.mcp_trust`), by who did not start it.
@@ -57,8 +67,13 @@ def render(facts: Facts, channels: list[dict[str, Any]] | None) -> str:
         lines.append(f"- {PENDING}")
     else:
         lines += [_channel(result) for result in channels]
-        if not facts.full_access:
+        inside = next((str(c["inside"]) for c in channels if c.get("inside")), None)
+        if inside is not None:
+            lines.append(f"- {INSIDE.format(runner=_outside(inside))}")
+        elif not facts.full_access:
             lines.append(f"- {OUTSIDE}")
+    if facts.restricted is not False:
+        lines.append(f"- {GATE_OUTSIDE}")
     lines.append("通用规则：")
     lines += [f"- {rule}" for rule in RULES]
     if facts.full_access:

@@ -27,7 +27,7 @@ import orjson
 
 from ..config import load_config
 from ..store import GATE_REWORK_DELIVERY, Store
-from .judge import DELIVERABLE_SUFFIXES
+from .rework import DELIVERABLE_SUFFIXES
 
 Key = tuple[str, str]  # (harness, session id)
 

@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .judge import DELIVERABLE_SUFFIXES
-
+# What the gate judges (the judge's own list, spelled here too so that the hooks, which only
+# need to know a deliverable when they see one, never import the judge and its browser).
+DELIVERABLE_SUFFIXES = (".html", ".htm", ".xhtml", ".svg")
 SHOTS_DIR = "gate-shots"  # under the state dir
 _PATH_KEYS = ("file_path", "path")
 _PATCH_LINE = re.compile(r"^\*\*\* (?:Add File|Update File|Move to): (.+?)\s*$", re.MULTILINE)

@@ -25,12 +25,11 @@ from ..config import load_config
 from ..errors import Invalid, NotFound
 from ..store import Store
 from . import delivery
-from .judge import Verdict, check_budget, check_deliverable, judge_files
 from .rework import Rework, instruction, shots_dir, written_deliverables
-from .verdicts import recent_verdicts, save_verdict
 
-if TYPE_CHECKING:  # the job runner is imported when a job starts: the hook never needs it
+if TYPE_CHECKING:  # imported when used: the hooks never judge, nor start a job here
     from ..jobs import JobRunner, Progress, Submitted
+    from .judge import Verdict
 
 Key = tuple[str, str]  # (harness, session id)
 JOB_KIND = "gate"
@@ -72,6 +71,9 @@ class GateService:
     def check(self, path: Path | str, budget: float | None = None) -> Verdict:
         """Judge `path` (sampling for `budget` seconds at most; `[gate] budget_s` when None)
         and store the verdict with its evidence and screenshot (`summary()` is its JSON)."""
+        from .judge import check_budget, check_deliverable, judge_files
+        from .verdicts import save_verdict
+
         file = check_deliverable(Path(path))
         seconds = check_budget(
             load_config(self.state_dir)["gate"]["budget_s"] if budget is None else budget
@@ -89,6 +91,8 @@ class GateService:
         """`check` in the background; what is wrong with the file, the budget or the config
         is refused now, before anything starts. The job's result is the verdict's evidence
         and id."""
+        from .judge import check_budget, check_deliverable
+
         file = check_deliverable(Path(path))
         if budget is not None:
             check_budget(budget)
@@ -108,6 +112,8 @@ class GateService:
                 f"limit must be a whole number from 1 to {VERDICTS_LIMIT}, got {limit!r}",
                 field="limit",
             )
+        from .verdicts import recent_verdicts
+
         with self._open() as store:
             return Verdicts(recent_verdicts(store, limit))
 

@@ -12,9 +12,10 @@ Stop (the event when the agent is about to end its turn):
   must be the hook's own.
 
 Running a program inside the session's sandbox:
-- Codex ships `codex sandbox [-c sandbox_mode="…"] [-C DIR] -- COMMAND…` (0.171; run here:
+- Codex ships `codex sandbox [-c sandbox_mode="…"] -- COMMAND…` (0.171; run here:
   read-only refuses writes, and headless Chromium fails in read-only and workspace-write with
-  `setsockopt: Operation not permitted`, as in a session's own shell).
+  `setsockopt: Operation not permitted`, as in a session's own shell; `-C DIR` is refused
+  without a named `--permission-profile`).
 - Claude Code's bash sandbox (`sandbox.enabled` in its settings) is sandbox-runtime over
   bubblewrap inside the CLI; the CLI offers no command that runs a given program under it.
 - DSH rc.8's sandbox policy (`sandbox/mode` in its log) has no such command either.
@@ -111,7 +112,8 @@ def _codex_runner(mode: str, cwd: str) -> list[str] | None:
     program = os.environ.get("CODEX_BIN") or shutil.which("codex")
     if not program or not mode or mode == "unknown":
         return None
-    return [program, "sandbox", "-c", f'sandbox_mode="{mode}"', "-C", cwd, "--"]
+    # (`-C DIR` would need a named permission profile too: the program runs where it is run)
+    return [program, "sandbox", "-c", f'sandbox_mode="{mode}"', "--"]
 
 
 def _claude_settings(cwd: str) -> list[str]:
