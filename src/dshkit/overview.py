@@ -17,7 +17,7 @@ from .install import inspect
 from .llm import LLMConfig, LLMConfigError
 from .profile.state import ProfileState
 from .sessions.catalog import Catalog
-from .store import Store
+from .store import SCAN_LEASE, Store
 
 
 def overview(state_dir: Path, project: Path) -> dict[str, Any]:
@@ -71,6 +71,48 @@ def _hooks(harness: str, project: Path, state_dir: Path) -> dict[str, Any]:
     }
 
 
+# What the console follows, each read as one cheap figure that moves when it changes.
+_COUNTERS = {
+    "sessions": "SELECT COUNT(*) || ':' || COALESCE(SUM(revision), 0) FROM sessions",
+    "optimizer": "SELECT COALESCE(MAX(id), 0) || ':' || COUNT(outcome) || ':' "
+    "|| COALESCE(MAX(outcome_at), 0) FROM optimizer_runs",
+    "gate": "SELECT COALESCE(MAX(id), 0) FROM gate_verdicts",
+    "graft": "SELECT (SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), 0) FROM graft_txns) "
+    "|| ':' || (SELECT COALESCE(MAX(id), 0) FROM graft_audit)",
+    "profile": "SELECT (SELECT COALESCE(MAX(version), 0) FROM profile_versions) || ':' || "
+    "(SELECT COALESCE(GROUP_CONCAT(length(value)), '') FROM meta WHERE key LIKE 'profile.%')",
+}
+TOPICS = tuple(_COUNTERS)
+
+
+class Changes:
+    """The store's change counters for one follower: `poll` is one `PRAGMA data_version` (it
+    moves only when another connection committed) while nothing changed, and the counters
+    of `TOPICS` plus whether a scan is running when something did. Reads only. Each instance
+    holds its own connection: use it from one thread."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.store = Store(state_dir)
+        self._version: int | None = None
+        self._scanning = False
+
+    def poll(self) -> tuple[dict[str, str], bool] | None:
+        """The counters and whether a scan holds the store, or None when no other connection
+        has committed since the last call."""
+        version = int(self.store.db.execute("PRAGMA data_version").fetchone()[0])
+        if version == self._version:
+            return None
+        self._version = version
+        counters = {
+            topic: str(self.store.db.execute(sql).fetchone()[0]) for topic, sql in _COUNTERS.items()
+        }
+        self._scanning = bool(self.store.get_meta(f"lease.{SCAN_LEASE}"))
+        return counters, self._scanning
+
+    def close(self) -> None:
+        self.store.close()
+
+
 class StatusService:
     """The overview for the web API; each call opens its own store connection."""
 
@@ -80,3 +122,7 @@ class StatusService:
 
     def overview(self) -> dict[str, Any]:
         return overview(self.state_dir, self.project)
+
+    def changes(self) -> Changes:
+        """A follower of the store's changes (see `Changes`)."""
+        return Changes(self.state_dir)

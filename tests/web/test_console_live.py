@@ -8,6 +8,9 @@ stops the service runs last.
 
 from __future__ import annotations
 
+import re
+import subprocess
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,7 +19,8 @@ import pytest
 from dshkit import chromium
 
 from ..support.browser_console import Console, serving, watched
-from ..support.console import build_world
+from ..support.cli import COMMAND, environment
+from ..support.console import build_world, friction_session
 from ..support.corpus import Corpus
 from ..support.fakes import Reply
 
@@ -41,6 +45,68 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
 @pytest.fixture
 def page(console: Console) -> Iterator[Any]:
     yield from watched(console)
+
+
+def test_the_event_stream_needs_the_owner_and_a_get_answers_the_figures_once(
+    console: Console,
+) -> None:
+    import httpx
+
+    assert httpx.get(f"{console.url}/api/events").status_code == 401
+    once = console.api("/api/events")
+    assert set(once["counters"]) == {"sessions", "optimizer", "gate", "graft", "profile"}
+    assert once["scanning"] is False
+
+
+def test_a_scan_in_another_process_appears_without_a_reload(console: Console, page: Any) -> None:
+    console.open("sessions")
+    page.wait_for_selector("#live.on")
+    page.evaluate("window.notReloaded = true")
+    assert page.locator('tr[data-session="console-live-2"]').count() == 0
+    friction_session(console.world["root"], "console-live-2")
+    home = console.world["base"] / "scan-home"
+    home.mkdir()
+    scan = [*COMMAND, "scan", f"--root={console.world['root']}", "--state-dir"]
+    subprocess.run([*scan, str(console.state_dir)], env=environment(home), check=True)
+    page.wait_for_selector('tr[data-session="console-live-2"]', timeout=30_000)
+    assert page.evaluate("window.notReloaded") is True
+    row = page.text_content('tr[data-session="console-live-2"]')
+    assert "帮我把构建修好" in row  # named by the first request, not by its id
+    page.wait_for_function(
+        "() => /last scan \\d+ s ago/.test(document.querySelector('#live').textContent)"
+    )
+    assert re.search(r"last scan \d+ s ago", page.text_content("#live"))
+
+
+def test_the_first_screen_says_what_is_off_and_what_to_do(console: Console, page: Any) -> None:
+    console.open("overview")
+    steps = page.text_content("#next-steps")
+    assert "not installed" in steps and "dshkit install-hooks --harness claude" in steps
+    copy = page.locator('#next-steps button[data-copy="dshkit install-hooks --harness claude"]')
+    copy.click()
+    assert (
+        page.evaluate("navigator.clipboard.readText()") == "dshkit install-hooks --harness claude"
+    )
+    checklist = page.locator("#checklist li")
+    assert checklist.count() == 5
+    assert page.locator('#checklist li[data-done="1"]', has_text="Sessions have been read").count()
+    assert page.locator('#checklist li[data-done="0"]', has_text="hooks are installed").count()
+    assert page.text_content("#gate-failures") == "1"  # the blank canvas of build_world
+    assert page.text_content("#optimizer-week") == "2"
+    week = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 7 * 86400))
+    days = console.api("/api/signals")["days"]
+    expected = sum(sum(d["totals"].values()) for d in days if not d["day"] or d["day"] >= week)
+    assert page.text_content("#friction-week") == str(expected)
+
+
+def test_scan_now_reads_new_logs(console: Console, page: Any) -> None:
+    console.open("overview")
+    friction_session(console.world["root"], "console-live-3")
+    page.click("#scan-now")
+    page.wait_for_function(
+        "() => document.querySelector('#notice').textContent.includes('Scanned')"
+    )
+    assert any(s["id"] == "console-live-3" for s in console.api("/api/sessions")["sessions"])
 
 
 def test_a_regeneration_whose_service_stopped_says_so(console: Console, page: Any) -> None:

@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING
 from ..routing import Router
 from . import (
     capability,
+    events,
     gate,
     graft,
     inject,
     jobs,
+    memory,
     optimizer,
     profile,
     sessions,
@@ -41,6 +43,11 @@ ROUTERS: dict[str, RouterFactory] = {
     # friction signals (the profile's): totals over time and their hits
     "signals": lambda app: signals.router(app.profile),
     "status": lambda app: status.router(app.status),  # what dshkit knows, what is missing
+    # what changed in the store, as one event stream the console follows
+    "events": lambda app: events.router(app.status),
     # what each hook event would inject into a session (a preview)
     "inject": lambda app: inject.router(app.inject),
+    # what sessions learned, per workspace: records, supersessions, quarantine, skills; the
+    # injection preview takes the room the profile leaves
+    "memory": lambda app: memory.router(app.memory, lambda: app.profile.effective().text),
 }

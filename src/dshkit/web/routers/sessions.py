@@ -5,6 +5,7 @@
 calls with their results (the id may be a unique prefix, as everywhere); each list is a window
 (`limit` items from `offset`, or the part holding the event whose seq is `around`) with its
 `total`, and each text is cut at `textLimit` characters with the rest counted in `cutChars`.
+`POST /api/sessions/scan`: read what is new in the harnesses' logs now; the scan's report.
 `GET /api/sessions/quote?text=`: the human messages a quote (a profile entry's evidence) comes
 from, newest first, with their total.
 
@@ -49,6 +50,12 @@ def router(service: SessionsService) -> Router:
         limit = number(request, "limit", 50, 1, 1000)
         found = await asyncio.to_thread(service.recent, harness, limit)
         return json_response({"sessions": [s.as_json() for s in found]}, headers=_NO_STORE)
+
+    @api.post("/scan")
+    async def post_scan(request: Request) -> Response:
+        # Waits a little for a scan already under way (a hook's): then it is Busy (503).
+        report = await asyncio.to_thread(service.scan, wait=5.0)
+        return json_response(report.as_json(), headers=_NO_STORE)
 
     @api.get("/quote")
     async def find_quote(request: Request) -> Response:

@@ -246,9 +246,11 @@ const LOST = "Lost contact with the service: it stopped or restarted, so this ru
 
 // A key naming an element across two renderings of a view: its id, else its data attributes
 // and text, with its place among elements of the same key.
+const RUNTIME_DATA = new Set(["data-dirty", "data-linked", "data-ready"]);  // set after rendering
+
 function keyOf(el) {
   if (el.id) return `#${el.id}`;
-  const data = [...el.attributes].filter((a) => a.name.startsWith("data-") && a.name !== "data-dirty")
+  const data = [...el.attributes].filter((a) => a.name.startsWith("data-") && !RUNTIME_DATA.has(a.name))
     .map((a) => `${a.name}=${a.value}`).join(",");
   const label = el.tagName === "DETAILS" ? (el.querySelector("summary")?.textContent || "").replace(/[0-9]+/g, "#") : el.textContent.slice(0, 40);
   return `${el.tagName}|${data}|${label}`;
@@ -299,6 +301,11 @@ async function rerender() {
       if (el.type === "checkbox") twin.checked = el.checked; else twin.value = el.value;
       twin.dataset.dirty = "1";
     }
+    // What the person opened or loaded by hand in a part of the view stays as it is.
+    for (const kept of old.querySelectorAll("[data-keep]")) {
+      const twin = fresh.querySelector(`[data-keep="${CSS.escape(kept.dataset.keep)}"]`);
+      if (twin) twin.replaceWith(kept);
+    }
     main.replaceChildren(fresh);
     for (const key of open) { const twin = freshDetails.get(key); if (twin) twin.open = true; }
     window.scrollTo(...scroll);
@@ -315,38 +322,182 @@ const VIEWS = {};
 // The last regeneration's progress, kept across re-renders of the profile view.
 const PROGRESS = h("ol", { class: "progress", id: "regen-progress", "aria-live": "polite" });
 
+// -- names people recognise ----------------------------------------------------------------
+
+// A session as a person knows it: its project, what they first asked, and when.
+function sessionName(s) {
+  if (!s) return null;
+  const place = (s.project || s.cwd || "").replace(/[\\/]+$/, "").split(/[\\/]/).pop() || s.harness;
+  const asked = (s.title || "").replace(/\s+/g, " ").trim();
+  const first = asked ? (asked.length > 60 ? `${asked.slice(0, 59)}…` : asked) : "(no request yet)";
+  return `${place} · ${first} · ${when(s.lastTime ?? s.firstTime).slice(0, 16)}`;
+}
+
+let sessionIndex = null;  // harness:id → the session's summary, for naming sessions
+
+async function sessionsByKey(fresh = false) {
+  if (!sessionIndex || fresh) {
+    const found = await get("/api/sessions?limit=1000");
+    sessionIndex = new Map(found.sessions.map((s) => [`${s.harness}:${s.id}`, s]));
+  }
+  return sessionIndex;
+}
+
+// A link to a session named as a person knows it, its full id beside it for whoever needs it.
+function sessionLink(index, harness, id, around) {
+  const info = index.get(`${harness}:${id}`);
+  return h("span", { class: "session-name" },
+    h("a", { href: sessionHref(harness, id, around), class: "open-session", lang: "zh" }, sessionName(info) || `${harness} session`),
+    " ", h("code", { class: "session-id muted" }, `${harness}:${id}`));
+}
+
+// A command a person runs, with a button that copies it.
+function command(text) {
+  const copy = async (e) => {
+    try { await navigator.clipboard.writeText(text); notify(`Copied: ${text}`); } catch { notify("The browser refused the clipboard: select the command to copy it", true); }
+    e.target.focus();
+  };
+  return h("span", { class: "command" }, h("code", {}, text),
+    h("button", { type: "button", class: "copy", "data-copy": text, "aria-label": `Copy ${text}`, onclick: copy }, "Copy"));
+}
+
+const DAY_MS = 24 * 3600 * 1000;
+
 VIEWS.overview = async (main) => {
-  const s = await get("/api/status");
+  const [s, signals, gate, runs, recent, state] = await Promise.all([
+    get("/api/status"), get("/api/signals").catch(() => null), get("/api/gate?limit=200").catch(() => null),
+    get("/api/optimizer/runs?limit=200").catch(() => null), get("/api/sessions?limit=10"),
+    get("/api/profile/state").catch(() => null),
+  ]);
+  const watermarks = (await Promise.all(recent.sessions.map((x) =>
+    get(`/api/graft/status?session=${encodeURIComponent(x.id)}`).catch(() => null)))).filter(Boolean);
+  const index = new Map(recent.sessions.map((x) => [`${x.harness}:${x.id}`, x]));
   const total = Object.values(s.sessions).reduce((a, b) => a + b, 0);
-  const llm = s.llm.configured
-    ? h("p", { class: "ok", id: "llm-state" }, `LLM configured: ${s.llm.model} at ${s.llm.baseUrl}`)
-    : h("div", { id: "llm-state" },
-      h("p", { class: "bad" }, "LLM not configured: the profile and the optimizer cannot ask a model."),
-      h("p", {}, s.llm.problem), h("p", {}, "Next step: ", h("code", {}, s.llm.nextStep)));
+  const weekAgo = Date.now() - 7 * DAY_MS;
+  const weekDay = new Date(weekAgo).toISOString().slice(0, 10);
+
+  const hooksIn = s.hooks.filter((x) => x.installed && !x.problems.length);
+  const friction = {};
+  for (const d of (signals ? signals.days : [])) {
+    if (d.day && d.day < weekDay) continue;
+    for (const [name, n] of Object.entries(d.totals)) friction[name] = (friction[name] || 0) + n;
+  }
+  const frictionTotal = Object.values(friction).reduce((a, b) => a + b, 0);
+  const near = watermarks.filter((p) => p.decision && p.decision.pressure.ratio !== null
+    && p.decision.pressure.ratio >= p.decision.watermark.warning * 0.8)
+    .sort((a, b) => b.decision.pressure.ratio - a.decision.pressure.ratio);
+  const failures = gate ? gate.verdicts.filter((v) => v.at >= weekAgo && v.verdict !== "ok") : [];
+  const judged = gate ? gate.verdicts.filter((v) => v.at >= weekAgo).length : 0;
+  const weekRuns = runs ? runs.runs.filter((r) => r.at >= weekAgo) : [];
+  const customEmpty = state && state.mode === "custom" && !state.customText.trim();
+
+  // What is off, and the one next step for each.
+  const steps = [];
+  if (!s.llm.configured) steps.push(["The profile and the optimizer cannot ask a model.", s.llm.nextStep]);
+  for (const x of s.hooks) {
+    if (!x.installed || x.problems.length) {
+      steps.push([`${x.harness}: dshkit's hooks are ${x.installed ? "installed with problems" : "not installed"}, so nothing reaches its agent.`, x.nextStep]);
+    }
+  }
+  if (!total) steps.push(["No sessions read yet.", "dshkit scan"]);
+  if (total && s.llm.configured && s.profile.version === null) steps.push(["No profile yet: regenerate it on the Profile view.", null]);
+  if (customEmpty) steps.push(["Custom mode with no text: nothing is injected. Write it on the Profile view or switch to Auto.", null]);
+  for (const p of near) {
+    steps.push([`A session is at ${pct(p.decision.pressure.ratio)} of its context window (warning at ${pct(p.decision.watermark.warning)}): hand it off before it is forced.`, null]);
+  }
+
+  const checklist = [
+    ["An LLM is configured", s.llm.configured],
+    ["dshkit's hooks are installed in at least one harness", hooksIn.length > 0],
+    ["Sessions have been read", total > 0],
+    ["A profile has been generated", s.profile.version !== null],
+    ["The agent is told something", state ? Boolean(state.effectiveText) : s.profile.version !== null],
+  ];
+  const setupDone = checklist.every(([, ok]) => ok);
+  const scanButton = h("button", { type: "button", class: "primary", id: "scan-now", onclick: async (e) => {
+    e.target.disabled = true;
+    try {
+      const { value } = await api("POST", "/api/sessions/scan");
+      await refresh();
+      notify(`Scanned ${value.files} log files in ${seconds(value.elapsedMs)}: ${value.sessions} sessions changed, ${value.humanMessages} new human messages`);
+    } catch (err) { notify(err.message, true); e.target.disabled = false; }
+  } }, "Scan now");
+
   fill(main,
-    h("h2", {}, "Overview"),
+    h("h2", {}, "What dshkit is doing for you"),
+    h("div", { class: "row" }, scanButton, h("span", { class: "muted" }, `${total} sessions read, ${s.humanMessages} human messages kept`)),
+    steps.length ? h("section", { class: "card attention", id: "next-steps" }, h("h3", {}, "Needs your attention"),
+      h("ol", {}, steps.map(([what, cmd]) => h("li", {}, what, cmd ? [" Next step: ", command(cmd)] : null))))
+      : h("p", { class: "ok", id: "next-steps" }, "All is well: nothing needs your attention."),
+    setupDone ? null : card("Setup checklist", h("ul", { class: "checklist", id: "checklist" }, checklist.map(([what, ok]) =>
+      h("li", { class: ok ? "ok" : "warn", "data-done": ok ? "1" : "0" }, h("span", { "aria-hidden": "true" }, ok ? "✓ " : "○ "), what, h("span", { class: "sr-only" }, ok ? " (done)" : " (to do)"))))),
     h("div", { class: "grid" },
+      card("Reaching your agents",
+        h("ul", { class: "plain", id: "hooks" }, s.hooks.map((x) => h("li", { "data-harness": x.harness },
+          h("b", {}, x.harness), ": ",
+          x.installed && !x.problems.length ? h("span", { class: "ok" }, "hooks installed, the profile reaches it")
+            : h("span", { class: "warn" }, x.installed ? `installed with problems: ${x.problems.join("; ")}` : "not installed (see above)")))),
+        h("p", {}, `Profile: ${s.profile.mode} mode, `, s.profile.version === null ? "no version yet" : `version ${s.profile.version}`,
+          " · ", h("a", { href: "#profile" }, "what the agent is told"))),
+      card("Friction this week",
+        h("p", { class: "big", id: "friction-week" }, frictionTotal),
+        frictionTotal ? h("ul", { class: "plain" }, Object.entries(friction).filter(([, n]) => n).map(([name, n]) =>
+          h("li", {}, h("a", { href: `#signals?signal=${name}` }, name), ` ${n}`))) : h("p", { class: "muted" }, "No friction counted in the last 7 days."),
+        h("a", { href: "#signals" }, "All signals")),
+      card("Near the handoff line",
+        near.length ? h("ul", { class: "plain", id: "near-handoff" }, near.map((p) => h("li", {},
+          sessionLink(index, p.harness, p.sessionId), h("div", {}, meter(p.decision.pressure.ratio, p.decision.watermark.warning, p.decision.watermark.forced),
+            ` ${pct(p.decision.pressure.ratio)} of the window`))))
+          : h("p", { class: "muted", id: "near-handoff" }, `None of the ${watermarks.length} newest sessions is near its warning line.`),
+        h("a", { href: "#handoffs" }, "Handoffs")),
+      card("Delivery gate this week",
+        h("p", { class: failures.length ? "big bad" : "big", id: "gate-failures" }, failures.length),
+        h("p", {}, `${failures.length ? "failed" : "failures"} of ${judged} judged`),
+        failures.slice(0, 3).map((v) => h("div", { class: "muted" }, `${v.verdict}: ${v.path}`)),
+        h("a", { href: "#gate" }, "Verdicts")),
+      card("Optimizer this week",
+        h("p", { class: "big", id: "optimizer-week" }, weekRuns.length),
+        h("p", {}, weekRuns.length ? Object.entries(weekRuns.reduce((a, r) => ({ ...a, [r.tier]: (a[r.tier] || 0) + 1 }), {}))
+          .map(([tier, n]) => `${tier} ${n}`).join(", ") : "no prompts optimized in the last 7 days"),
+        h("a", { href: "#optimizer" }, "Runs")),
       card("Sessions read",
         h("p", { class: "big", id: "sessions-total" }, total),
         facts(Object.entries(s.sessions).map(([k, v]) => [k, v])),
-        h("p", { class: "muted" }, `${s.humanMessages} human messages kept`),
-        total ? h("a", { href: "#sessions" }, "Open the sessions")
-          : h("p", {}, "None yet: run ", h("code", {}, "dshkit scan"),
-            " or regenerate the profile (it scans first).")),
-      card("LLM", llm),
-      card("Profile",
-        facts([["mode", s.profile.mode], ["version", s.profile.version ?? "none yet"]]),
-        h("a", { href: "#profile" }, "Open the profile")),
+        total ? h("a", { href: "#sessions" }, "Open the sessions") : null),
+      card("LLM", s.llm.configured
+        ? h("p", { class: "ok", id: "llm-state" }, `LLM configured: ${s.llm.model} at ${s.llm.baseUrl}`)
+        : h("div", { id: "llm-state" },
+          h("p", { class: "bad" }, "LLM not configured: the profile and the optimizer cannot ask a model."),
+          h("p", {}, s.llm.problem), h("p", {}, "Next step: ", command(s.llm.nextStep)))),
     ),
-    card("Hooks (user scope)", table(["harness", "installed", "status", "next step"],
-      s.hooks.map((x) => h("tr", {},
-        h("td", {}, x.harness),
-        h("td", { class: x.installed ? "ok" : "warn" }, x.installed ? "yes" : "no"),
-        h("td", {}, x.status, x.problems.length ? h("div", { class: "muted" }, x.problems.join("; ")) : null),
-        h("td", {}, x.nextStep ? h("code", {}, x.nextStep) : "—"))))),
     h("p", { class: "muted" }, `State directory: ${s.stateDir}`),
   );
 };
+
+// How full a context window is, against its warning and forced lines.
+function meter(ratio, warning, forced) {
+  const width = 160, height = 12;
+  const x = (r) => Math.max(0, Math.min(1, r)) * width;
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  svg.setAttribute("width", width);
+  svg.setAttribute("height", height);
+  svg.setAttribute("class", "meter");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", `${pct(ratio)} in use; warning at ${pct(warning)}${forced === null ? "" : `, forced at ${pct(forced)}`}`);
+  const rect = (cls, w) => { const r = document.createElementNS(ns, "rect"); r.setAttribute("class", cls); r.setAttribute("width", w); r.setAttribute("height", height); svg.append(r); };
+  rect("track", width);
+  rect(ratio >= warning ? "fill over" : "fill", x(ratio));
+  for (const [cls, at] of [["warning", warning], ["forced", forced]]) {
+    if (at === null || at === undefined) continue;
+    const line = document.createElementNS(ns, "line");
+    line.setAttribute("class", cls);
+    line.setAttribute("x1", x(at)); line.setAttribute("x2", x(at)); line.setAttribute("y1", 0); line.setAttribute("y2", height);
+    svg.append(line);
+  }
+  return svg;
+}
 
 VIEWS.profile = async (main) => {
   const [state, history] = await Promise.all([get("/api/profile/state"), get("/api/profile/versions")]);
@@ -475,8 +626,9 @@ async function linkQuotes(details) {
   details.dataset.linked = "1";
   for (const item of details.querySelectorAll("li[data-quote]")) {
     const found = await get(`/api/sessions/quote?text=${encodeURIComponent(item.dataset.quote)}`);
-    const links = found.matches.map((m) => h("a", { href: `#session/${m.harness}/${encodeURIComponent(m.sessionId)}?around=${m.seq}` },
-      `${m.harness}:${m.sessionId.slice(0, 12)} (seq ${m.seq})`));
+    const index = await sessionsByKey();
+    const links = found.matches.map((m) => h("a", { href: `#session/${m.harness}/${encodeURIComponent(m.sessionId)}?around=${m.seq}`, lang: "zh" },
+      sessionName(index.get(`${m.harness}:${m.sessionId}`)) || `${m.harness} session`));
     const more = found.total > found.matches.length ? ` and ${found.total - found.matches.length} more` : "";
     item.append(" ", h("span", { class: "muted" }, links.length ? "— said in " : "— no kept message contains it", ...links.flatMap((a, i) => i ? [", ", a] : [a]), more));
   }
@@ -542,20 +694,19 @@ function versions(list) {
 
 VIEWS.signals = async (main, params) => {
   const s = await get("/api/signals");
-  const hitsBox = h("div", { id: "hits" });
+  const hitsBox = h("div", { id: "hits", "data-keep": "signal-hits" });
   const open = async (signal, query) => {
     const q = new URLSearchParams({ signal, limit: "100", ...query });
-    const found = await get(`/api/signals/hits?${q}`);
+    const [found, index] = await Promise.all([get(`/api/signals/hits?${q}`), sessionsByKey()]);
     hitsBox.replaceChildren(card(`${signal}: ${found.total} hits${found.total > found.hits.length ? ` (first ${found.hits.length} shown)` : ""}`,
-      table(["session", "turn", "tool", "duration", "error code", "texts", ""],
+      table(["session", "turn", "tool", "duration", "error code", "texts"],
         found.hits.map((hit) => h("tr", {},
-          h("td", {}, `${hit.harness}:${hit.sessionId.slice(0, 12)}`),
+          h("td", {}, sessionLink(index, hit.harness, hit.sessionId, hitSeq(hit))),
           h("td", {}, hit.turn),
           h("td", {}, hit.tool ?? "—"),
           h("td", {}, hit.durationMs !== undefined ? seconds(hit.durationMs) : hit.failures !== undefined ? `${hit.failures} failures` : "—"),
           h("td", {}, hit.errorCode ?? "—"),
-          h("td", { lang: "zh" }, hitTexts(hit)),
-          h("td", {}, h("a", { href: sessionHref(hit.harness, hit.sessionId, hitSeq(hit)), class: "open-session" }, "open session")))),
+          h("td", { lang: "zh" }, hitTexts(hit)))),
         { class: "hits" })));
     const heading = hitsBox.querySelector("h3");
     heading.tabIndex = -1;
@@ -678,7 +829,7 @@ function settingsCard(defaults) {
     } catch (e) { notify(e.message, true); }
   };
   show(defaults);
-  return card("Settings",
+  return h("section", { class: "card", "data-keep": "optimizer-settings" }, h("h3", {}, "Settings"),
     h("p", { class: "muted" }, "Without a session: the defaults (config.toml [optimizer]). A session's own settings override them."),
     h("div", { class: "row" }, session,
       h("button", { type: "button", onclick: load }, "Load"),
@@ -775,7 +926,7 @@ function rawJson(value) {
 VIEWS.gate = async (main) => {
   const data = await get("/api/gate?limit=50");
   const names = await harnessNames();
-  const shotBox = h("div", { id: "shot" });
+  const shotBox = h("div", { id: "shot", "data-keep": "gate-shot" });
   const showShot = (v) => {
     shotBox.replaceChildren(card(`Screenshot of verdict ${v.id}: ${v.path}`,
       h("img", { class: "shot", src: `/api/gate/${v.id}/screenshot`, alt: `Screenshot of ${v.path} (${v.verdict})` })));
@@ -821,7 +972,7 @@ VIEWS.gate = async (main) => {
           h("td", {}, v.screenshot ? h("button", { type: "button", class: "show-shot", "data-verdict": v.id, onclick: () => showShot(v) }, "Show") : "—"))))
         : h("p", {}, "No verdicts yet.")),
     shotBox,
-    card("Capability (probed channels per mode)",
+    h("section", { class: "card", "data-keep": "capability" }, h("h3", {}, "Capability (probed channels per mode)"),
       h("div", { class: "row" }, harness, mode,
         h("button", { type: "button", onclick: () => loadCapability(false) }, "Show cached"),
         h("button", { type: "button", onclick: () => loadCapability(true) }, "Probe now")),
@@ -835,8 +986,9 @@ VIEWS.handoffs = async (main) => {
   ]);
   const parts = await Promise.all(recent.sessions.map((s) =>
     get(`/api/graft/status?session=${encodeURIComponent(s.id)}`).catch(() => null)));
+  const index = await sessionsByKey(true);
   const txnRow = (t) => h("tr", { "data-txn": t.id },
-    h("td", {}, t.id), h("td", {}, t.state), h("td", {}, `${t.harness}:${t.sessionId.slice(0, 12)}`),
+    h("td", {}, t.id), h("td", {}, t.state), h("td", {}, sessionLink(index, t.harness, t.sessionId)),
     h("td", {}, t.targetSessionId ? `${t.targetHarness}:${t.targetSessionId}` : t.targetHarness),
     h("td", {}, t.attempts), h("td", { class: t.lastError ? "bad" : "" }, t.lastError ?? "—"), h("td", {}, when(t.updatedAt)));
   const byId = new Map(parts.filter(Boolean).flatMap((p) => p.handoffs).map((t) => [t.id, t]));
@@ -849,8 +1001,8 @@ VIEWS.handoffs = async (main) => {
       parts.filter(Boolean).map((p) => {
         const d = p.decision;
         return h("tr", {},
-          h("td", {}, h("a", { href: sessionHref(p.harness, p.sessionId) }, `${p.harness}:${p.sessionId.slice(0, 12)}`)),
-          h("td", {}, d ? `${pct(d.pressure.ratio)} (${d.pressure.tokens ?? "—"} of ${d.pressure.window ?? "—"})` : p.settingsError),
+          h("td", {}, sessionLink(index, p.harness, p.sessionId)),
+          h("td", {}, d ? [meter(d.pressure.ratio ?? 0, d.watermark.warning, d.watermark.forced), h("div", {}, `${pct(d.pressure.ratio)} (${d.pressure.tokens ?? "—"} of ${d.pressure.window ?? "—"})`)] : p.settingsError),
           h("td", {}, d ? d.pressure.source : "—"),
           h("td", {}, d ? `${pct(d.watermark.warning)} / ${d.watermark.forced === null ? "off" : pct(d.watermark.forced)}` : "—"),
           h("td", {}, d ? d.action : "—"),
@@ -866,7 +1018,7 @@ VIEWS.handoffs = async (main) => {
         handoffs.map(txnRow), { id: "handoffs" }) : h("p", {}, "None.")),
     card(`Audit trail (latest ${audit.records.length}${audit.more ? `, ${audit.more} older` : ""})`,
       audit.records.length ? table(["when", "kind", "session", "handoff", "detail"], audit.records.slice().reverse().map((r) => h("tr", {},
-        h("td", {}, when(r.at)), h("td", {}, r.kind), h("td", {}, r.sessionId ? `${r.harness}:${r.sessionId.slice(0, 12)}` : "—"),
+        h("td", {}, when(r.at)), h("td", {}, r.kind), h("td", {}, r.sessionId ? sessionLink(index, r.harness, r.sessionId) : "—"),
         h("td", {}, r.txnId ?? "—"), h("td", { lang: "zh" }, JSON.stringify(r.detail))))) : h("p", {}, "Empty.")),
   );
 };
@@ -880,11 +1032,11 @@ VIEWS.sessions = async (main, params) => {
   fill(main,
     h("h2", {}, "Sessions"),
     h("div", { class: "row" }, pick, h("span", { class: "muted" }, `${data.sessions.length} shown, most recent first`)),
-    data.sessions.length ? table(["last activity", "harness", "session", "human", "tools", "title"],
-      data.sessions.map((s) => h("tr", {},
-        h("td", {}, when(s.lastTime)), h("td", {}, s.harness),
-        h("td", {}, h("a", { href: sessionHref(s.harness, s.id) }, s.id.slice(0, 18))),
-        h("td", {}, s.humanMessages), h("td", {}, s.toolCalls), h("td", { lang: "zh" }, s.title))))
+    data.sessions.length ? table(["session", "harness", "human", "tools", "last activity"],
+      data.sessions.map((s) => h("tr", { "data-session": s.id },
+        h("td", { class: "name" }, h("a", { href: sessionHref(s.harness, s.id), lang: "zh" }, sessionName(s))),
+        h("td", {}, s.harness), h("td", {}, s.humanMessages), h("td", {}, s.toolCalls),
+        h("td", {}, when(s.lastTime)))), { id: "sessions" })
       : h("p", {}, "No sessions yet."),
   );
 };
@@ -903,7 +1055,7 @@ VIEWS.session = async (main, params, rest) => {
   const mark = around === null ? null : Number(around);
   const near = (item) => mark !== null && (item.seq === mark || (item.result && item.result.seq === mark));
   fill(main,
-    h("h2", {}, `Session ${harness}:${id}`),
+    h("h2", { lang: "zh" }, sessionName(v.session), h("span", { class: "muted session-id" }, ` · Session ${harness}:${id}`)),
     card("Summary", facts([
       ["title", v.session.title], ["cwd", v.session.cwd], ["turns", v.turns],
       ["first / last", `${when(v.session.firstTime)} – ${when(v.session.lastTime)}`],
@@ -998,8 +1150,87 @@ async function route() {
   fresh.dataset.ready = "1";
 }
 
+// -- live: the page follows the store over one event stream ------------------------------
+
+// The topics each view shows; a change in one of them refreshes the view in place.
+const VIEW_TOPICS = {
+  overview: ["sessions", "optimizer", "gate", "graft", "profile"], profile: ["profile"],
+  signals: ["sessions"], optimizer: ["optimizer"], gate: ["gate"], handoffs: ["graft", "sessions"],
+  sessions: ["sessions"], session: ["sessions", "graft"],
+};
+const LIVE = { connected: false, scanning: false, lastScanAt: null, refreshes: 0 };
+let liveTimer = 0;
+
+function showLive() {
+  const box = document.getElementById("live");
+  if (!box) return;
+  const ago = LIVE.lastScanAt === null ? null : Math.max(0, Math.round((Date.now() - LIVE.lastScanAt) / 1000));
+  const words = !LIVE.connected ? "offline: reconnecting…"
+    : LIVE.scanning ? "live · scanning now"
+    : ago === null ? "live · no scan since the service started"
+    : `live · last scan ${ago < 90 ? `${ago} s` : ago < 5400 ? `${Math.round(ago / 60)} min` : `${Math.round(ago / 3600)} h`} ago`;
+  if (box.textContent !== words) box.replaceChildren(...visible(words));
+  box.className = `live ${LIVE.connected ? "on" : "off"}`;
+}
+
+function followStore() {
+  const source = new EventSource("/api/events");
+  const take = (e) => {
+    const d = JSON.parse(e.data);
+    LIVE.connected = true;
+    LIVE.scanning = d.scanning;
+    LIVE.lastScanAt = d.lastScanAt;
+    showLive();
+    return d;
+  };
+  source.addEventListener("ready", take);
+  source.addEventListener("change", (e) => {
+    const d = take(e);
+    if (d.topics.includes("sessions")) sessionIndex = null;
+    const wanted = VIEW_TOPICS[current().name] || [];
+    if (!d.topics.some((t) => wanted.includes(t))) return;
+    clearTimeout(liveTimer);
+    liveTimer = setTimeout(async () => {
+      await refresh();
+      LIVE.refreshes += 1;
+      document.body.dataset.liveRefreshes = String(LIVE.refreshes);
+    }, 300);
+  });
+  source.addEventListener("error", () => { LIVE.connected = false; showLive(); });  // it reconnects itself
+}
+
+// Keys for the main views: g then the view's letter (o, p, s, z, g, h, e), ? lists them.
+const SHORTCUTS = { o: "overview", p: "profile", i: "signals", z: "optimizer", g: "gate", h: "handoffs", s: "sessions" };
+let leader = 0;
+document.addEventListener("keydown", (e) => {
+  if (e.ctrlKey || e.metaKey || e.altKey || /^(INPUT|TEXTAREA|SELECT)$/.test(e.target.tagName) || e.target.isContentEditable) return;
+  if (e.key === "g" && !leader) { leader = setTimeout(() => { leader = 0; }, 1500); return; }
+  if (leader && SHORTCUTS[e.key]) {
+    clearTimeout(leader); leader = 0;
+    location.hash = `#${SHORTCUTS[e.key]}`;
+    e.preventDefault();
+  } else if (e.key === "?") {
+    notify(`Keys: ${Object.entries(SHORTCUTS).map(([k, v]) => `g ${k} ${v}`).join(" · ")}`);
+  }
+});
+
+// A link followed inside the page moves focus to the view it opened; an address typed or
+// history walked starts the keyboard from the top of the page, as a new page would.
+let followedAt = 0;
+document.addEventListener("click", (e) => { if (e.target.closest && e.target.closest('a[href^="#"]')) followedAt = Date.now(); });
+
 window.addEventListener("hashchange", () => {
-  document.getElementById("notice").textContent = "";
-  route().then(() => document.getElementById("view").focus({ preventScroll: true }));
+  const notice = document.getElementById("notice");
+  if (!notice.classList.contains("bad")) notice.textContent = "";
+  const followed = Date.now() - followedAt < 500;
+  followedAt = 0;
+  route().then(() => {
+    if (followed) { document.getElementById("view").focus({ preventScroll: true }); return; }
+    const top = document.querySelector(".skip");
+    top.focus({ preventScroll: true });
+    top.blur();
+  });
 });
 route();
+followStore();
+setInterval(showLive, 1000);

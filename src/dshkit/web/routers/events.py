@@ -1,0 +1,98 @@
+"""What changed in the store, under /api/events/: one stream the console follows.
+
+`GET /api/events` asked for `text/event-stream` (as EventSource asks) streams: `event: ready`
+with the current figures, then an `event: change` naming the topics (sessions, optimizer,
+gate, graft, profile) whose figures moved, each with whether a scan holds the store and when
+a scan was last seen (`lastScanAt`, ms, or null when none was seen since the service
+started), and a comment line as a heartbeat. Asked for anything else it answers the same
+figures once, as JSON. Either way it only reads: one `PRAGMA data_version` per poll while
+nothing changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from ...overview import StatusService
+from ..routing import Router, json_response
+
+POLL_S = 0.5
+HEARTBEAT_S = 15.0
+
+
+def router(service: StatusService) -> Router:
+    api = Router("events")
+    # Shared by every follower of this service: when a scan was last seen, by any of them.
+    seen: dict[str, int | None] = {"lastScanAt": None}
+
+    def note(topics: list[str], scanning: bool, was_scanning: bool) -> dict[str, Any]:
+        if "sessions" in topics or scanning or was_scanning:
+            seen["lastScanAt"] = int(time.time() * 1000)
+        return {"topics": topics, "scanning": scanning, "lastScanAt": seen["lastScanAt"]}
+
+    @api.get("/")
+    async def get_events(request: Request) -> Response:
+        if "text/event-stream" not in request.headers.get("accept", ""):
+            counters, scanning = await asyncio.to_thread(_once, service)
+            body = {"counters": counters, "scanning": scanning, "lastScanAt": seen["lastScanAt"]}
+            return json_response(body, headers={"cache-control": "no-store"})
+
+        async def stream() -> AsyncIterator[bytes]:
+            # One thread per follower: its store connection is used from that thread only.
+            worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dshkit-events")
+            loop = asyncio.get_running_loop()
+            changes = await loop.run_in_executor(worker, service.changes)
+            try:
+                first = await loop.run_in_executor(worker, changes.poll)
+                assert first is not None
+                counters, scanning = first
+                yield _sse("ready", note([], scanning, False) | {"counters": counters})
+                quiet = 0.0
+                while True:
+                    await asyncio.sleep(POLL_S)
+                    polled = await loop.run_in_executor(worker, changes.poll)
+                    if polled is not None:
+                        now, now_scanning = polled
+                        topics = [t for t in now if now[t] != counters.get(t)]
+                        if topics or now_scanning != scanning:
+                            yield _sse("change", note(topics, now_scanning, scanning))
+                            quiet = 0.0
+                        counters, scanning = now, now_scanning
+                    quiet += POLL_S
+                    if quiet >= HEARTBEAT_S:
+                        quiet = 0.0
+                        yield b": keep-alive\n\n"
+            finally:
+                await loop.run_in_executor(worker, changes.close)
+                worker.shutdown(wait=False)
+
+        return StreamingResponse(
+            stream(),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+        )
+
+    return api
+
+
+def _once(service: StatusService) -> tuple[dict[str, str], bool]:
+    """The figures now, read on one connection in the calling thread."""
+    changes = service.changes()
+    try:
+        polled = changes.poll()
+    finally:
+        changes.close()
+    assert polled is not None  # the first poll always reads
+    return polled
+
+
+def _sse(kind: str, data: Any) -> bytes:
+    return f"event: {kind}\n".encode() + b"data: " + orjson.dumps(data) + b"\n\n"
