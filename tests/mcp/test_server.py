@@ -83,6 +83,8 @@ def test_every_tool_is_listed_with_its_arguments_described(home: Path) -> None:
             "graft_read_result",
             "graft_search_history",
             "graft_debug_status",
+            "memory_search",
+            "memory_get",
         ]
     )
     for tool in tools.values():

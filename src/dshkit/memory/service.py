@@ -206,10 +206,16 @@ class MemoryService:
             return RecordView(found, by is None, supersedes, by)
 
     def search(
-        self, query: str, workspace: Workspace | None = None, *, limit: int = 20
+        self,
+        query: str,
+        workspace: Workspace | None = None,
+        *,
+        limit: int = 20,
+        clean_only: bool = False,
     ) -> RecordList:
         """Records whose text holds every word of `query`, best first; of `workspace` when
-        given. History included (each says whether it is current)."""
+        given. History included (each says whether it is current); `clean_only` leaves the
+        quarantined out (what the agent may read)."""
         if not query.strip():
             raise Invalid("the query is empty", field="query")
         if len(query) > 1_000:
@@ -222,11 +228,38 @@ class MemoryService:
                 return RecordList(workspace, [], {})
             by_id = {
                 r.id: r
-                for r in rec.select(store, workspace, current_only=False, limit=len(ids), ids=ids)
+                for r in rec.select(
+                    store,
+                    workspace,
+                    current_only=False,
+                    quarantined=False if clean_only else None,
+                    limit=len(ids),
+                    ids=ids,
+                )
             }
             found = [by_id[i] for i in ids if i in by_id][:limit]
             current = {r.id: rec.is_current(store, r) for r in found}
         return RecordList(workspace, found, current)
+
+    def read(self, workspace: Workspace, record: int) -> RecordView:
+        """The record `record` as the agent of a session in `workspace` may read it: only a
+        record of that workspace, never a quarantined one (its text is kept for the person)."""
+        view = self.get(record)
+        found = view.record
+        if (found.workspace, found.remote) != (workspace.root, workspace.remote):
+            raise Refused(
+                "MEMORY_OTHER_WORKSPACE",
+                f"memory record {record} belongs to another workspace than {workspace.root}",
+                field="record",
+            )
+        if found.quarantined:
+            raise Refused(
+                "MEMORY_QUARANTINED",
+                f"memory record {record} is quarantined (kept for the person to review)",
+                field="record",
+            )
+        clean = [r for r in view.supersedes if not r.quarantined]
+        return RecordView(found, view.current, clean, view.superseded_by)
 
     def inject(self, workspace: Workspace, request: str = "", beside: str = "") -> Injection:
         """Exactly what a new session of `workspace` is given beside the profile text

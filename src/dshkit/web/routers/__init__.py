@@ -17,6 +17,7 @@ from . import (
     graft,
     inject,
     jobs,
+    memory,
     optimizer,
     profile,
     sessions,
@@ -46,4 +47,7 @@ ROUTERS: dict[str, RouterFactory] = {
     "events": lambda app: events.router(app.status),
     # what each hook event would inject into a session (a preview)
     "inject": lambda app: inject.router(app.inject),
+    # what sessions learned, per workspace: records, supersessions, quarantine, skills; the
+    # injection preview takes the room the profile leaves
+    "memory": lambda app: memory.router(app.memory, lambda: app.profile.effective().text),
 }

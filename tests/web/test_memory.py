@@ -1,0 +1,106 @@
+"""Memory over HTTP, through the one guard: records per workspace, a record's supersessions,
+the injection preview, the quarantine and the skill proposals; a GET changes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from dshkit.jobs import JobRunner
+from dshkit.memory.service import MemoryService
+from dshkit.store import Store
+from dshkit.web.security import TOKEN_HEADER
+
+from ..support.logs import Log
+from ..support.memory import make_repo, scan, write_session
+from ..support.web import Running
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[Running]:
+    def capabilities(state: Path, jobs: JobRunner) -> dict[str, object]:
+        return {"memory": MemoryService(state)}
+
+    server = Running(tmp_path, capabilities=capabilities)
+    yield server
+    server.close()
+
+
+def url(running: Running, path: str) -> str:
+    return f"http://127.0.0.1:{running.port}/api/memory{path}"
+
+
+def get(running: Running, path: str, **params: str) -> httpx.Response:
+    return running.http.get(url(running, path), params=params)
+
+
+def post(running: Running, path: str, body: object = None) -> httpx.Response:
+    return running.http.post(url(running, path), json=body, headers={TOKEN_HEADER: running.token})
+
+
+def harvested(running: Running, tmp_path: Path) -> tuple[Path, Path]:
+    one, two = make_repo(tmp_path / "a" / "app"), make_repo(tmp_path / "b" / "app")
+    root = tmp_path / "mine"
+    early, late, there = Log(), Log(), Log()
+    early.human("记住：部署命令是 make deploy")
+    late.time += 60_000
+    late.human("记住：部署命令是 make ship")
+    for n in (1, 2):
+        late.human(f"发布第 {n} 版")
+        for i, command in enumerate(("make lint", "make test")):
+            late.call("bash", f"c{n}{i}", {"command": command})
+            late.result(f"c{n}{i}", 100, text="ok")
+    there.human("记住：two 用 cargo test")
+    write_session(root, "s-early", one, early)
+    write_session(root, "s-late", one, late)
+    write_session(root, "s-two", two, there)
+    with Store(running.state_dir) as store:
+        scan(store, root)
+    MemoryService(running.state_dir).harvest(every=True)
+    return one, two
+
+
+def test_records_timeline_and_preview(running: Running, tmp_path: Path) -> None:
+    one, two = harvested(running, tmp_path)
+    current = get(running, "/records", cwd=str(one)).json()["records"]
+    texts = [r["text"] for r in current if r["kind"] == "fact"]
+    assert texts == ["部署命令是 make ship"]
+    history = get(running, "/records", cwd=str(one), history="1", kind="fact").json()
+    old = next(r for r in history["records"] if r["text"] == "部署命令是 make deploy")
+    assert old["current"] is False
+    newer = get(running, f"/records/{old['supersededBy']}").json()
+    assert [r["id"] for r in newer["supersedes"]] == [old["id"]]
+    shown = get(running, "/inject", cwd=str(one)).json()
+    assert "make ship" in shown["text"] and "cargo" not in shown["text"]
+    assert get(running, "/inject").status_code == 400
+    found = get(running, "/search", q="cargo", cwd=str(two)).json()["records"]
+    assert [r["source"]["sessionId"] for r in found] == ["s-two"]
+    counts = get(running, "/counts", cwd=str(one)).json()
+    assert counts["workspace"]["same"] >= 2 and counts["workspace"]["cross"] == 1
+
+
+def test_quarantine_and_skill_review(running: Running, tmp_path: Path) -> None:
+    one, _ = harvested(running, tmp_path)
+    fact = get(running, "/records", cwd=str(one), kind="fact").json()["records"][0]
+    assert post(running, f"/records/{fact['id']}/quarantine", {"reason": "wrong"}).json()[
+        "quarantined"
+    ]
+    assert [r["id"] for r in get(running, "/quarantine").json()["records"]] == [fact["id"]]
+    assert "make ship" not in get(running, "/inject", cwd=str(one)).json()["text"]
+    assert not post(running, f"/records/{fact['id']}/release").json()["quarantined"]
+    (skill,) = get(running, "/skills", cwd=str(one)).json()["records"]
+    assert skill["state"] == "proposed"
+    refused = post(running, f"/records/{skill['id']}/accept", {"harness": "dsh"})
+    assert refused.status_code == 409 and "NO_SKILLS_FOLDER" in refused.text
+    accepted = post(running, f"/records/{skill['id']}/accept", {"harness": "claude"}).json()
+    written = Path(accepted["path"])
+    assert written == one.resolve() / ".claude" / "skills" / skill["detail"]["name"] / "SKILL.md"
+    assert written.read_text() == skill["detail"]["draft"]
+    assert get(running, f"/records/{skill['id']}").json()["state"] == "accepted"
+
+
+def test_a_record_that_is_not_there_is_404(running: Running) -> None:
+    assert get(running, "/records/4242").status_code == 404
