@@ -655,3 +655,97 @@ def test_opaque_code_is_named_and_decides_through_the_table() -> None:
     assert [decide(UNKNOWN, False, m) for m in MODES] == ["deny", "ask", "allow"]  # unchanged
     # A line too long to read is not seen either.
     assert classify("ls " * 40_000, "bash", WORK, home=HOME).opaque
+
+
+# -- what people run all day stays allowed in every mode ------------------------------------
+
+EVERYDAY_BASH = [
+    "git status",
+    "git log --oneline -20",
+    "git diff HEAD~1 -- src",
+    "git add -A && git commit -m 'fix: rm -rf edge case in cleanup'",
+    "git checkout -b feature/x",
+    "git stash",
+    "git fetch origin && git rebase origin/main",
+    "ls -la",
+    "cat README.md",
+    "head -n 50 src/app.py",
+    "grep -rn TODO src tests",
+    "rg -n 'def main' .",
+    "find . -name '*.py' -newer setup.cfg",
+    "npm test",
+    "npm run build",
+    "npx tsc --noEmit",
+    "pytest -q tests/",
+    "python -m pytest -x",
+    "uv run pytest",
+    "pip install -e .",
+    "make",
+    "make -j4 test",
+    "cargo build --release",
+    "go test ./...",
+    "docker ps -a",
+    "docker logs -f web",
+    "docker build -t app .",
+    "docker exec web ls /app",
+    "docker compose up -d",
+    "kubectl get pods -A",
+    "kubectl describe pod web-1",
+    "kubectl logs deploy/web --tail=100",
+    "kubectl exec web-1 -- cat /etc/hosts",
+    "helm list -A",
+    "terraform plan",
+    "terraform fmt -check",
+    "aws s3 ls s3://bucket/prefix/",
+    "psql -c 'SELECT * FROM users LIMIT 5'",
+    "psql \"$DATABASE_URL\" -c 'SELECT count(*) FROM users'",
+    "mysql -e 'show tables'",
+    "redis-cli GET session:1",
+    "sqlite3 app.db '.tables'",
+    "ssh host uptime",
+    "curl -s https://api.example.com/health | jq .",
+    "wget -q https://example.com/file.tgz",
+    "tar czf out.tgz dist",
+    "sed -i 's/old/new/' src/app.py",
+    "awk '{print $1}' access.log | sort | uniq -c",
+    'for f in src/*.py; do echo "$f"; done',
+    "if [[ -f .env ]]; then echo found; fi",
+    'case "$1" in start) echo go;; *) echo usage;; esac',
+    'while read -r line; do echo "$line"; done < files.txt',
+    "x=$(git rev-parse HEAD); echo $x",
+    "echo $((1 + 2))",
+    'export PATH="$HOME/.local/bin:$PATH"',
+    "source .venv/bin/activate && pytest",
+    ". ./env.sh",
+    "cat <<'EOF' > notes.md\nhello $world\nEOF",
+    "rm -rf build dist *.egg-info",
+    "find . -name '*.pyc' -delete",
+    "time make test",
+    "nohup npm start > server.log 2>&1 &",
+    "./scripts/test.sh",
+    "bash scripts/ci.sh",
+    "sh -c 'echo hi'",
+    "xargs -n1 echo < list.txt",
+]
+EVERYDAY_PWSH = [
+    "Get-ChildItem src",
+    "Get-Content README.md | Select-String TODO",
+    "Remove-Item -Recurse -Force build",
+    "git status",
+    "npm test",
+    "dotnet build",
+    "& .\\build.ps1 -Configuration Release",
+]
+
+
+@pytest.mark.parametrize("command", EVERYDAY_BASH)
+def test_everyday_bash_is_allowed_in_every_mode(command: str) -> None:
+    found = classify(command, "bash", WORK, home=HOME)
+    assert found.risk == SAFE and not found.global_search and not found.opaque, found
+    assert [found.decision(m) for m in MODES] == ["allow"] * 3
+
+
+@pytest.mark.parametrize("command", EVERYDAY_PWSH)
+def test_everyday_powershell_is_allowed_in_every_mode(command: str) -> None:
+    found = classify(command, "pwsh", WIN_WORK, home=WIN_HOME)
+    assert found.risk == SAFE and not found.global_search and not found.opaque, found

@@ -277,7 +277,9 @@ CONTAINERS = [
     ("docker network rm frontend", S),
     ("podman ps", S),
     ("docker exec web ls /app", S),
-    ("docker exec -it web rm -rf /tmp/cache", S),  # only database shells are looked into
+    # a running container keeps its state: its places are not the workspace (as kubectl exec)
+    ("docker exec -it web rm -rf /tmp/cache", D),
+    ("docker run --rm -v /srv:/srv alpine rm -rf /srv/data", D),  # a mount is the host's
 ]
 
 DATABASES = [
@@ -496,3 +498,50 @@ def test_the_table_is_imported_only_when_one_of_its_tools_is_met() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True)
     assert done.stdout.split() == [b"False", b"True"]
+
+
+# Statements read from a file, a here-document through cat, and commands run in a container.
+FED_AND_CONTAINERS = [
+    ("psql < dump.sql", U),
+    ("mysql db < drop.sql", U),
+    ("psql -h db mydb < /tmp/x.sql", U),
+    ("< drop.sql mysql app", U),
+    ("sudo -u postgres psql app < migrate.sql", U),
+    ("sqlite3 app.db < schema.sql", U),
+    ("docker exec -i db psql < drop.sql", U),
+    ("cat dump.sql | psql app", U),  # cat's file is not read here
+    ("psql app <<EOF\nDROP TABLE users;\nEOF", D),
+    ("cat <<EOF | psql -d app\nDROP TABLE users;\nEOF", D),
+    ("cat - <<'SQL' | mysql app\nTRUNCATE orders;\nSQL", D),
+    ("cat <<EOF | psql -d app\nSELECT count(*) FROM users;\nEOF", S),
+    ("docker exec db sh -c 'rm -rf /var/lib/postgresql'", D),
+    ("podman exec -u root db rm -rf /var/lib/mysql", D),
+    ("docker compose exec web sh -c 'rm -rf /app/uploads'", D),
+    ("docker-compose exec -T db psql -c 'DROP TABLE x'", D),
+    ("docker container exec db redis-cli FLUSHALL", D),
+    ("kubectl exec web-1 -- rm -rf /", D),
+    ("kubectl exec -it web-1 -n prod -- sh -c 'rm -rf /data'", D),
+    ("docker exec web cat /etc/hosts", S),
+    ("docker exec -it web bash", S),  # a shell to type in: nothing said yet
+    ("docker run --rm -v $PWD:/app -w /app node:22 npm test", S),
+    ("docker run --rm alpine echo hi", S),
+    # a file fed to a shell or an interpreter is a script of one's own, as `bash x.sh`
+    ("bash < scripts/setup.sh", S),
+    ("python3 < tools/gen.py", S),
+    ("ssh host < deploy.sh", S),
+    ("rm < list.txt", S),  # rm reads no names from its input
+]
+
+
+@pytest.mark.parametrize(("command", "risk"), FED_AND_CONTAINERS)
+def test_fed_statements_and_container_commands(command: str, risk: str) -> None:
+    found = classify(command, "bash", WORK, home=HOME)
+    assert found.risk == risk, (command, found.reason)
+
+
+def test_a_file_fed_to_a_database_client_is_named() -> None:
+    found = classify("mysql app < drop.sql", "bash", WORK, home=HOME)
+    assert found.reason == "mysql runs the statements in drop.sql, not read here"
+    assert found.decision("autonomous") == "allow"  # seen, the project's own file
+    inside = classify("docker exec db sh -c 'rm -rf /var/lib/postgresql'", "bash", WORK, home=HOME)
+    assert inside.reason.startswith("docker exec db: rm: recursive delete of /var/lib/postgresql")

@@ -25,6 +25,26 @@ if TYPE_CHECKING:
 
 # What a command pipes on when it is not known (its output): a word only known when it runs.
 OPAQUE: list[Word] = [Word("\0", dynamic=True)]
+
+
+class FromFile(Word):
+    """What a `< FILE` redirection feeds a command: the file's content, not read here (a
+    shell or an interpreter reading it runs a script file, the project's own; a database
+    client runs the statements in it)."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: Word) -> None:
+        super().__init__("\0", dynamic=True)
+        self.path = path
+
+
+def from_file(fed: Fed) -> FromFile | None:
+    """The file a command's input is redirected from, or None (a pipe, nothing)."""
+    first = fed[0] if fed else None
+    return first if isinstance(first, FromFile) else None
+
+
 HERE = Word(".")
 
 DELETE = {"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put", "rimraf"}
@@ -231,8 +251,8 @@ def _delete(findings: Findings, command: Command) -> Fed:
     recursive |= name in _ALWAYS_RECURSIVE_DELETE or bool(parsed.longs(("--recursive",)))
     recursive |= any(f.name.lower() == "/s" for f in parsed.flags)
     targets = parsed.operands
-    if command.fed is not None and not targets:
-        targets = command.fed
+    if command.fed is not None and not targets and from_file(command.fed) is None:
+        targets = command.fed  # (rm reads no file, but a pipe's names through xargs do)
     deleted(findings, name, targets, recursive, command.cwd)
     return OPAQUE
 
@@ -421,6 +441,13 @@ def _echo(findings: Findings, command: Command) -> Fed:
     return parse(command.args, _ECHO_OPTIONS).operands or None
 
 
+def _cat(findings: Findings, command: Command) -> Fed:
+    """`cat <<EOF | psql`: with no file, cat pipes on what it is fed; a file's content is not
+    read here."""
+    files = [w for w in command.args if w.text != "-" and not w.text.startswith("-")]
+    return command.fed if not files and command.fed is not None else OPAQUE
+
+
 # The tools of resources.py's tables (cloud, clusters, containers, databases): the module is
 # imported when one is met, not by every shell command (its tables cost the hook a millisecond).
 RESOURCE_TOOLS = frozenset({
@@ -467,6 +494,7 @@ _SHARED_RULES: tuple[tuple[Iterable[str], Rule], ...] = (
     (_UNIX_PERMISSIONS | _WINDOWS_PERMISSIONS, _permissions),
     (("git",), _git),
     (("echo", "printf", "write-output"), _echo),
+    (("cat",), _cat),
     (RESOURCE_TOOLS, _resources),
 )
 _BASH_RULES = dispatch_table((DELETE, _delete), (("mv",), _move), *_SHARED_RULES)

@@ -10,6 +10,7 @@ means the line, whatever the remote shell makes of it), the worst winning.
 
 from __future__ import annotations
 
+from .commands import from_file
 from .lexer import Word
 from .options import Syntax, parse
 from .paths import OUTSIDE, Places
@@ -108,7 +109,11 @@ def judged_there(
         if len(texts) > 1 and any(_needs_quotes(t) for t in texts):
             there.line(" ".join(_quoted(t) for t in texts), "bash", _THERE, depth)
         joined = " ".join(texts)
-        if fed is not None and not _needs_quotes(joined.replace(" ", "")):
+        if (
+            fed is not None
+            and from_file(fed) is None
+            and not _needs_quotes(joined.replace(" ", ""))
+        ):
             # `curl … | ssh host 'sudo bash'`: a plain remote command reads the pipe
             there.command([Word(w) for w in joined.split()], "bash", _THERE, depth, fed)
     elif argv is not None:
@@ -145,7 +150,7 @@ def _ssh(judge: Judge, command: Command) -> tuple[str | None, Fed]:
 
 def _runs(judge: Judge, command: Command, where: str, words: list[Word]) -> None:
     """A remote shell given `words` as its line, or reading the pipe when there are none."""
-    fed = command.fed
+    fed = command.fed if from_file(command.fed) is None else None  # a file: a script of one's own
     if words:
         judged_there(judge, where, command, line=words, fed=fed)
     elif fed is not None:
@@ -214,6 +219,63 @@ def _kubectl(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     return command.cwd, fed
 
 
+_CONTAINER_EXEC = Syntax({"-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir",
+                          "--detach-keys", "--index"}, stop=True)  # fmt: skip
+_CONTAINER_RUN = Syntax({"-v", "--volume", "-e", "--env", "--env-file", "-p", "--publish",
+                         "--name", "-w", "--workdir", "-u", "--user", "--network", "--net",
+                         "--entrypoint", "--mount", "-l", "--label", "--add-host", "--cpus",
+                         "-m", "--memory", "--platform", "--pull", "--restart", "-h",
+                         "--hostname", "--gpus", "--ipc", "--pid", "--shm-size", "--ulimit",
+                         "--device", "--dns", "--cap-add", "--cap-drop", "--security-opt",
+                         "--tmpfs", "--log-driver", "--log-opt", "--stop-signal", "--runtime",
+                         "--cidfile", "--expose", "--link", "--volumes-from", "--group-add",
+                         "--userns", "--uts", "--cgroupns", "-a", "--attach", "--memory-swap",
+                         "-c", "--cpu-shares", "--cpuset-cpus", "--label-file", "--init-path",
+                         "--service-ports"}, stop=True)  # fmt: skip
+_CONTAINER_VERBS = {"exec": _CONTAINER_EXEC, "run": _CONTAINER_RUN}
+_MOUNTS = {"-v", "--volume", "--mount", "--volumes-from"}
+_CONTAINER_GLOBAL_VALUED = {"-H", "--host", "-c", "--context", "--config", "-f", "--file", "-p",
+                            "--project-name", "--log-level"}  # fmt: skip
+
+
+def _container(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    """`docker exec CONTAINER COMMAND…`, `docker run [OPTIONS] IMAGE COMMAND…` (podman,
+    nerdctl; `container exec`, `compose exec|run SERVICE`): COMMAND runs in the container,
+    whose places are not the workspace (a mount may be the host's own). Every verb also goes
+    to its own rule (the resources it deletes, a database shell in the container)."""
+    from .commands import rule_for
+
+    rule = rule_for(command.name, command.pwsh)
+    fed = rule(judge.findings, command) if rule is not None else _OPAQUE
+    words = command.args
+    at = 0
+    while at < len(words) and words[at].text.startswith("-"):  # global options: `--context x`
+        at += 2 if words[at].text in _CONTAINER_GLOBAL_VALUED else 1
+    if at < len(words) and words[at].text in ("container", "compose"):
+        at += 1
+        while at < len(words) and words[at].text.startswith("-"):
+            at += 2 if words[at].text in _CONTAINER_GLOBAL_VALUED else 1
+    if at >= len(words) or words[at].text not in _CONTAINER_VERBS:
+        return command.cwd, fed
+    verb = words[at].text
+    parsed = parse(words[at + 1 :], _CONTAINER_VERBS[verb])
+    if verb == "run" and not any(f.name in _MOUNTS for f in parsed.flags):
+        return command.cwd, fed  # a fresh container with nothing mounted: nothing kept is lost
+    operands = parsed.operands
+    argv = operands[1:]  # after the container (or the image, or compose's service)
+    if argv and not argv[0].dynamic:
+        from .commands import command_name
+        from .resources import CLIENTS
+
+        if command_name(argv[0].text, False) in CLIENTS:
+            return command.cwd, fed  # a database shell there: its rule has judged it
+        where = f"{command.name} {verb} {operands[0].shown}"
+        judged_there(judge, where, command, argv=argv, fed=command.fed)
+    elif argv:
+        judge.hidden(f"{command.name} {verb}: runs a command only known when it runs")
+    return command.cwd, fed
+
+
 STEPS: dict[str, Step] = {
     "ssh": _ssh,
     "pdsh": _pdsh,
@@ -224,4 +286,9 @@ STEPS: dict[str, Step] = {
     "ansible": _ansible,
     "kubectl": _kubectl,
     "oc": _kubectl,
+    "docker": _container,
+    "podman": _container,
+    "nerdctl": _container,
+    "docker-compose": _container,
+    "podman-compose": _container,
 }

@@ -19,6 +19,7 @@ too; a test holds both equal) and imports this module only when one of them is m
 
 from __future__ import annotations
 
+from .commands import from_file
 from .lexer import Word
 from .options import Syntax, parse
 from .paths import remote
@@ -599,6 +600,12 @@ def _client(findings: Findings, command: Command, client: Client) -> None:
         findings.flag(UNKNOWN, f"{name} runs a script file, not read here")
         return
     if not code and command.fed is not None:
+        given = from_file(command.fed)
+        if given is not None:  # `psql < dump.sql`
+            findings.flag(
+                UNKNOWN, f"{name} runs the statements in {given.path.shown}, not read here"
+            )
+            return
         code = command.fed  # a here-document, an echo, or what another command prints
     if not code:
         return

@@ -10,7 +10,17 @@ Every other command goes to its rule (commands.py).
 
 from __future__ import annotations
 
-from .commands import OPAQUE, Command, Findings, command_name, deleted, dispatch_table, rule_for
+from .commands import (
+    OPAQUE,
+    Command,
+    Findings,
+    FromFile,
+    command_name,
+    deleted,
+    dispatch_table,
+    from_file,
+    rule_for,
+)
 from .lexer import LexError, Token, Word, lex
 from .options import SLASH_ANY, Syntax, parse
 from .paths import Places, device
@@ -219,6 +229,8 @@ class Judge:
                         self.flag(DESTRUCTIVE, f"writes over the disk device {token.text}")
                     elif redirect in ("<<", "<<<"):  # a here-document or here-string feeds it
                         fed = [token]
+                    elif redirect == "<":  # a file feeds it
+                        fed = [FromFile(token)]
                     redirect = ""
                     continue
                 words.append(token)
@@ -230,6 +242,8 @@ class Judge:
     ) -> tuple[str | None, Fed]:
         """Judges one simple command; returns the directory after it and what it pipes on."""
         pwsh = shell == "pwsh"
+        if words and words[0].text == "case" and not words[0].quoted and not pwsh:
+            return cwd, None  # `case WORD in PATTERN)`: data (a substitution in it is nested)
         while words and (
             _assignment(words[0], pwsh) or (words[0].text in _KEYWORDS and not words[0].quoted)
         ):
@@ -305,6 +319,8 @@ class Judge:
         )
         code = interpreter.code(args)
         if code is None and fed is not None and (not args or args[0].text == "-"):
+            if from_file(fed) is not None:
+                return  # `python < x.py`: a script file, the project's own
             if any(w.dynamic for w in fed):
                 self.hidden(f"{name} runs what the pipe sends it")
                 return
@@ -444,7 +460,7 @@ def _shell(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     if parsed.operands:  # a script file: the project's own
         if parsed.operands[0].dynamic:
             judge.hidden(f"{name} runs a script only known when it runs")
-    elif command.fed is not None:
+    elif command.fed is not None and from_file(command.fed) is None:  # (a file: a script)
         if any(w.dynamic for w in command.fed):
             judge.hidden(f"{name} runs what the pipe sends it (a download or a decoded payload)")
         else:
@@ -472,7 +488,7 @@ def _eval(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     """eval (Invoke-Expression) runs its words, or what the pipe sends it, as a line: what
     is literal in them is judged, and a part only known when it runs is opaque code."""
     args = command.args
-    if not args and command.fed is not None:  # `iwr … | iex`
+    if not args and command.fed is not None and from_file(command.fed) is None:  # `iwr … | iex`
         args = command.fed
     if any(w.dynamic for w in args):
         judge.hidden(f"{command.name} runs text only known when it runs")
@@ -505,7 +521,8 @@ def _expanded(judge: Judge, command: Command) -> tuple[str | None, Fed]:
 
 # The commands run on another machine or in a container (remote.py, imported when met).
 REMOTE = frozenset({"ssh", "pdsh", "pssh", "parallel-ssh", "clush", "sshpass", "ansible",
-                    "kubectl", "oc"})  # fmt: skip
+                    "kubectl", "oc", "docker", "podman", "nerdctl", "docker-compose",
+                    "podman-compose"})  # fmt: skip
 
 
 def _remote(judge: Judge, command: Command) -> tuple[str | None, Fed]:
