@@ -189,3 +189,55 @@ def test_handing_an_unknown_to_the_agent_is_still_freedom() -> None:
         "按登录页现有配色理解蓝色。", raw="把登录按钮改蓝", evidence=(), history_seqs=()
     ).units
     assert unit.kind == "freedom"
+
+
+def test_a_constraint_riding_on_a_restated_sentence_is_judged_by_itself() -> None:
+    # As a whole the sentence restates the raw words (0.76 of its bigrams); its last clause
+    # is a demand nobody made.
+    assert run("登录页的按钮太丑了，改成蓝色，上次那个报错也修一下，不要动别的页面。") == [
+        ("untraced", "no-source")
+    ]
+    assert run("把登录页的按钮改成蓝色并且重写整个主题系统。") == [("untraced", "no-source")]
+    assert run("把登录页的按钮改成蓝色，上次那个报错也修一下。") == [("traced", "raw")]
+
+
+def test_a_freedom_marker_covers_only_its_own_clause() -> None:
+    assert run("删掉全部测试文件，具体色值待确认。") == [("untraced", "no-source")]
+    assert run("顺便重构整个路由层，其余按常规理解。") == [("untraced", "no-source")]
+    assert run("把登录页的按钮改成蓝色，具体色值待确认。") == [("traced", "raw")]
+
+
+LINES = {"src/login.tsx": {42: "  <Button color='gray' onClick={submit}>提交</Button>"}}
+
+
+def checked(sentence: str) -> tuple[str, str]:
+    (unit,) = audit(sentence, raw=RAW, evidence=EVIDENCE, history_seqs=SEQS, lines=LINES).units
+    return unit.kind, unit.why
+
+
+def test_a_cited_line_must_carry_the_claims_words() -> None:
+    assert checked("src/login.tsx:42 定义了数据库连接池。") == ("untraced", "unsupported-cite")
+    assert checked("src/login.tsx:42 里的 Button 目前是 gray。") == ("traced", "file")
+    assert checked("提交按钮在 src/login.tsx:42，它的 onClick 调 submit。") == ("traced", "file")
+    # Read, but not shown: a range the tools read whose text is unknown supports nothing.
+    assert checked("src/login.tsx:50 的 Header 组件也要改。") == ("untraced", "unsupported-cite")
+    # Pointing only, no claim about the line's content.
+    assert checked("入口在 src/login.tsx:42。") == ("traced", "file")
+
+
+def test_a_language_repair_is_judged_against_the_words_it_repairs() -> None:
+    raw = "按扭眼色不对，改成兰色"
+    assert run("按钮颜色不对，改成蓝色。", raw=raw) == [("traced", "raw-repair")]
+    (unit,) = audit("修复登录页按钮的颜色。", raw="修复登陆页按扭的眼色", evidence=(),
+                    history_seqs=()).units  # fmt: skip
+    assert (unit.kind, unit.why) == ("traced", "raw-repair")
+    assert run("把所有按钮做成圆角。", raw=raw) == [("untraced", "no-source")]
+
+
+def test_in_basic_and_advanced_a_reading_is_self_narration() -> None:
+    sentence = "按登录页现有配色理解蓝色。"
+    for tier, kind in (("basic", "untraced"), ("advanced", "untraced"), ("extreme", "freedom")):
+        (unit,) = audit(
+            sentence, raw="把登录按钮改蓝", evidence=(), history_seqs=(), tier=tier
+        ).units
+        assert unit.kind == kind, tier

@@ -658,3 +658,12 @@ def test_the_ledger_stays_exact_when_the_loop_budget_runs_out(
     shown = {int(n) for text in texts for n in re.findall(r"^ +(\d+)\t", text, re.M)}
     recorded = {n for _, first, last in ws.ranges() for n in range(first, last + 1)}
     assert recorded == shown and len(ws.ledger) == 4
+
+
+def test_the_text_of_every_line_shown_is_kept_for_the_audit(ws: Workspace) -> None:
+    ws.dispatch("read", {"path": "src/app.py", "offset": 4, "limit": 2})
+    ws.dispatch("grep", {"pattern": "helper", "path": "src/util"})
+    shown = ws.shown_lines()
+    assert shown["src/app.py"] == {4: "def f2():", 5: "    return 2"}
+    assert shown["src/util/helpers.py"][3] == "def helper():"
+    assert 1 not in shown["src/app.py"]  # only what the model was shown

@@ -9,32 +9,49 @@ splits after 。！？!? (and after "." followed by a space or the line's end), 
 brackets staying with their sentence; `；` does not split.
 
 A sentence is, in this order:
-- untraced, if the optimizer narrates itself (按我的理解, 我读到, 我未读到, …): the output is
-  the person's command to the agent, and an unknown is handed over as an instruction
-  ("先确认 X 再动手"), never as the optimizer's own reading;
-- traced or untraced by its citations, if it has any: every `path:line` / `path:a-b` must lie
-  inside what the grounding tools read (`evidence`, ranges (path, first_line, last_line)) and
-  every history mark (`HISTORY_MARK`) must name a seq in `history_seqs`; one citation that
-  does not check out makes the sentence untraced (a made-up source is the defect, whatever
-  else the sentence says);
-- freedom, if it says 按…理解, 待确认, 自由度 or 先确认 (F3's way to hand over an unknown);
-- traced to the raw words if at least `RAW_OVERLAP` of its character bigrams (letters, digits
-  and CJK only, lower-cased) occur in the raw words;
-- otherwise untraced: the defect count.
+- untraced, if the optimizer narrates itself (按我的理解, 我读到, 我未读到, …; and in basic and
+  advanced, where F3 forbids it, any 按 X 理解): the output is the person's command to the
+  agent, and an unknown is handed over as an instruction ("先确认 X 再动手");
+- untraced, if one of its citations does not check out: every `path:line` / `path:a-b` must
+  lie inside what the grounding tools read (`evidence`, ranges (path, first_line, last_line))
+  and every history mark (`HISTORY_MARK`) must name a seq in `history_seqs` (a made-up source
+  is the defect, whatever else the sentence says);
+- otherwise judged clause by clause (its commas, semicolons and joining words such as 并且
+  part them; a clause under 4 characters claims nothing alone), so that a demand riding on a
+  restated clause, or a claim beside a freedom marker, stands on its own. A clause is freedom
+  if it says 按…理解, 待确认, 自由度 or 先确认; traced to the raw words if at least
+  `RAW_OVERLAP` of its character bigrams (letters, digits and CJK only, lower-cased) occur in
+  them, or if it repairs them (at least `REPAIR_SHARE` of its characters are theirs, in
+  order: a typo fixed); traced to a file it cites when the cited lines carry its words (an
+  identifier or a CJK bigram of it; checked when `lines`, the text the tools showed, is
+  given), else untraced; traced to history when it cites a mark the model was shown;
+  otherwise untraced. One untraced clause makes the sentence untraced (the defect count);
+  else a traced clause makes it traced, and freedom alone makes it freedom.
 """
 
 from __future__ import annotations
 
+import difflib
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .gates import is_ask_heading, is_ask_item, is_nothing_line, is_self_check
 from .strategies import HISTORY_MARK_RE
 
-RAW_OVERLAP = 0.5  # share of a sentence's bigrams found in the raw words for it to restate them
+RAW_OVERLAP = 0.5  # share of a clause's bigrams found in the raw words for it to restate them
+# Share of a clause's characters that are the raw words' own, in order, for it to repair them.
+REPAIR_SHARE = 0.6
+_CLAUSE_CHARS = 4  # a clause shorter than this (letters, digits, CJK) claims nothing alone
+_F3_TIERS = ("basic", "advanced")  # where F3 forbids "按 X 理解"
+READING_RE = re.compile(r"按(?![钮键下住压])[^，,。；;！？!?\n]{1,30}?理解")
+# Where a sentence's clauses part: its commas and semicolons, and the words that join a
+# further demand onto a first one.
+_CLAUSE_SPLIT = re.compile(r"[，；;]|(?:并且|而且|同时|另外|此外|以及)")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_CJK = re.compile(r"[\u4e00-\u9fff]+")
 
 FREEDOM_RE = re.compile(
     r"按(?![钮键下住压])[^，,。；;！？!?\n]{1,30}?理解|待(?:用户)?确认|自由度|先确认"
@@ -112,19 +129,23 @@ def audit(
     raw: str,
     evidence: Iterable[tuple[str, int, int]],
     history_seqs: Iterable[int],
+    lines: Mapping[str, Mapping[int, str]] | None = None,
+    tier: str | None = None,
 ) -> Audit:
     """Audit every sentence of `output` against the raw words, what the tools read, and the
-    seqs of the history messages the model was shown."""
-    checker = _Sources(raw, evidence, history_seqs)
+    seqs of the history messages the model was shown. `lines` (path → line → text, of what
+    the tools showed) lets a citation be checked against the words of the cited lines;
+    `tier` basic or advanced makes "按 X 理解" the optimizer's own reading (F3)."""
+    checker = _Sources(raw, evidence, history_seqs, lines, tier)
     units: list[Unit] = []
-    lines = output.splitlines()
+    rows = output.splitlines()
     i = 0
-    while i < len(lines):
-        line = lines[i]
+    while i < len(rows):
+        line = rows[i]
         fence = _FENCE.match(line)
         if fence:
-            end = _fence_end(lines, i, fence.group(1))
-            block = "\n".join(lines[i + 1 : end]).strip("\n")
+            end = _fence_end(rows, i, fence.group(1))
+            block = "\n".join(rows[i + 1 : end]).strip("\n")
             if block.strip():
                 units.append(checker.classify(i + 2, block))
             i = end + 1
@@ -187,6 +208,29 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in sentences if s]
 
 
+def split_clauses(sentence: str) -> list[str]:
+    """The clauses of one sentence (its commas, semicolons and joining words part them)."""
+    return [part.strip() for part in _CLAUSE_SPLIT.split(sentence) if part.strip()]
+
+
+def _supported(clause: str, cited: list[str], paths: list[str]) -> bool:
+    """Whether the cited lines carry the clause's words: one of its identifiers (not a
+    piece of a cited path) or one of its CJK bigrams occurs in them. A clause with neither
+    makes no checkable claim about the lines, and passes."""
+    text = "\n".join(cited).lower()
+    pieces = {piece.lower() for path in paths for piece in re.split(r"[/.:\-]", path)}
+    words = {w.lower() for w in _WORD.findall(clause)} - pieces
+    grams = {g for run in _CJK.findall(clause) for g in _bigrams(run)}
+    grams -= {"修复", "改成", "改为", "修改", "这里", "这个", "那个", "里的", "中的"}
+    if not words and not grams:
+        return True
+    if not cited:
+        return False
+    if any(word in text for word in words):
+        return True
+    return any(gram in text for gram in grams)
+
+
 def _normal(text: str) -> str:
     """Letters, digits and CJK only, lower-cased: what the bigram overlap compares."""
     return "".join(c for c in text.lower() if c.isalnum())
@@ -204,8 +248,17 @@ class _Sources:
     """What a sentence can be traced to: raw words, read line ranges, history seqs."""
 
     def __init__(
-        self, raw: str, evidence: Iterable[tuple[str, int, int]], history_seqs: Iterable[int]
+        self,
+        raw: str,
+        evidence: Iterable[tuple[str, int, int]],
+        history_seqs: Iterable[int],
+        lines: Mapping[str, Mapping[int, str]] | None = None,
+        tier: str | None = None,
     ) -> None:
+        self.lines = (
+            None if lines is None else {_norm_path(p): dict(found) for p, found in lines.items()}
+        )
+        self.strict_reading = tier in _F3_TIERS
         self.raw = _normal(raw)
         self.raw_bigrams = _bigrams(self.raw)
         self.seqs = set(history_seqs)
@@ -222,25 +275,81 @@ class _Sources:
     def classify(self, number: int, sentence: str) -> Unit:
         if SELF_NARRATION_RE.search(sentence):
             return Unit(number, sentence, "untraced", "self-narration")
-        files, bad_file = self._file_cites(sentence)
+        if self.strict_reading and READING_RE.search(sentence):
+            # F3: in basic and advanced "按 X 理解" is the optimizer's own reading.
+            return Unit(number, sentence, "untraced", "self-narration")
+        files, bad_file, cited_lines = self._file_cites(sentence)
         marks = [int(m) for m in HISTORY_MARK_RE.findall(sentence)]
         cites = tuple(files + [f"#{seq}" for seq in marks])
-        if cites:
-            if bad_file:
-                return Unit(number, sentence, "untraced", "bad-file-cite", cites)
-            if any(seq not in self.seqs for seq in marks):
-                return Unit(number, sentence, "untraced", "bad-history-seq", cites)
+        if bad_file:
+            return Unit(number, sentence, "untraced", "bad-file-cite", cites)
+        if any(seq not in self.seqs for seq in marks):
+            return Unit(number, sentence, "untraced", "bad-history-seq", cites)
+        # Each clause stands on its own: a constraint riding on a restated clause, or a
+        # claim beside a freedom marker, is judged by itself.
+        kinds: list[tuple[str, str]] = []
+        overlaps: list[float] = []
+        for clause in split_clauses(sentence):
+            kind, why, overlap = self._clause(clause, files, marks, cited_lines)
+            if overlap is not None:
+                overlaps.append(overlap)
+            if kind:
+                kinds.append((kind, why))
+        overlap = min(overlaps) if overlaps else None
+        untraced = [why for kind, why in kinds if kind == "untraced"]
+        if untraced:
+            return Unit(number, sentence, "untraced", untraced[0], cites, overlap)
+        traced = [why for kind, why in kinds if kind == "traced"]
+        if traced or (cites and not kinds):
             why = "+".join(w for w, used in (("file", files), ("history", marks)) if used)
-            return Unit(number, sentence, "traced", why, cites)
-        if FREEDOM_RE.search(sentence):
-            return Unit(number, sentence, "freedom", "marker")
-        overlap = self._overlap(sentence)
-        kind, why = ("traced", "raw") if overlap >= RAW_OVERLAP else ("untraced", "no-source")
-        return Unit(number, sentence, kind, why, overlap=overlap)
+            return Unit(number, sentence, "traced", why or traced[0], cites, overlap)
+        if kinds:
+            return Unit(number, sentence, "freedom", "marker", cites, overlap)
+        return Unit(number, sentence, "untraced", "no-source", cites, overlap)
 
-    def _file_cites(self, sentence: str) -> tuple[list[str], bool]:
+    def _clause(
+        self,
+        clause: str,
+        files: list[str],
+        marks: list[int],
+        cited_lines: list[str] | None,
+    ) -> tuple[str, str, float | None]:
+        """(kind, why, raw overlap) of one clause; kind "" for a connective too short to
+        claim anything on its own."""
+        bare = CITE_RE.sub("", HISTORY_MARK_RE.sub("", clause))
+        if FREEDOM_RE.search(clause):
+            return "freedom", "marker", None
+        if len(_normal(bare)) < _CLAUSE_CHARS:
+            return "", "", None
+        overlap = self._overlap(bare)
+        if overlap >= RAW_OVERLAP:
+            return "traced", "raw", overlap
+        if self._repairs(bare):
+            return "traced", "raw-repair", overlap
+        if files and (cited_lines is None or _supported(bare, cited_lines, files)):
+            return "traced", "file", overlap
+        if files:
+            return "untraced", "unsupported-cite", overlap
+        if marks:
+            return "traced", "history", overlap
+        return "untraced", "no-source", overlap
+
+    def _repairs(self, text: str) -> bool:
+        """Whether `text` is a language repair of the raw words: most of its characters are
+        the raw words' own, in their order (a typo or two fixed, words reordered little)."""
+        clause = _normal(text)
+        if len(clause) < _CLAUSE_CHARS or not self.raw:
+            return False
+        matcher = difflib.SequenceMatcher(None, clause, self.raw, autojunk=False)
+        kept = sum(block.size for block in matcher.get_matching_blocks())
+        return kept >= 3 and kept / len(clause) >= REPAIR_SHARE
+
+    def _file_cites(self, sentence: str) -> tuple[list[str], bool, list[str] | None]:
+        """The sentence's file citations, whether one is outside what was read, and the text
+        of the cited lines (None when the lines' text was not given)."""
         cites: list[str] = []
         bad = False
+        texts: list[str] | None = None if self.lines is None else []
         for match in CITE_RE.finditer(sentence):
             path = _norm_path(match.group(1))
             known = path in self.ranges
@@ -251,7 +360,10 @@ class _Sources:
             cites.append(f"{path}:{first}" + (f"-{last}" if last != first else ""))
             if not known or not any(a <= first <= last <= b for a, b in self.ranges[path]):
                 bad = True
-        return cites, bad
+            elif texts is not None and self.lines is not None:
+                shown = self.lines.get(path, {})
+                texts.extend(shown[n] for n in range(first, last + 1) if n in shown)
+        return cites, bad, texts
 
     def _overlap(self, sentence: str) -> float:
         text = _normal(sentence)

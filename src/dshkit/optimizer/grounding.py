@@ -206,6 +206,7 @@ class Workspace:
         self.root = _usable_root(root)
         self._ignore = _GitIgnore(self.root)
         self._ledger: dict[tuple[str, str, int, int], Evidence] = {}
+        self._shown: dict[str, dict[int, str]] = {}  # path → line → the text the model saw
         self._spent = 0  # result bytes counted against the budget, as the loop counts them
 
     # -- the dispatcher ---------------------------------------------------------------------
@@ -271,6 +272,11 @@ class Workspace:
                 merged.append((path, first, last))
         return merged
 
+    def shown_lines(self) -> dict[str, dict[int, str]]:
+        """The text of every line the model was shown, per file: what a citation of it can
+        be checked against."""
+        return {path: dict(found) for path, found in self._shown.items()}
+
     def _record(self, entry: Evidence) -> None:
         self._ledger.setdefault((entry.kind, entry.path, entry.first_line, entry.last_line), entry)
 
@@ -305,6 +311,7 @@ class Workspace:
                 break
             shown.append(row)
             used += len(row.encode())
+            self._shown.setdefault(target.name, {})[number] = text
         if not shown:
             return (
                 f"[拒绝：{target.name} 第 {offset} 行超过本次结果还能容纳的字节数；"
@@ -452,6 +459,7 @@ class Workspace:
             tail = f"[只列出前 {len(shown)} 处匹配（{why}）；请缩小 path 或 pattern。]\n{tail}"
         for name, number, text in hits[: len(shown)]:
             self._record(Evidence("grep", name, number, number, text))
+            self._shown.setdefault(name, {}).setdefault(number, text)
         return "".join(shown) + tail
 
     # -- shared -----------------------------------------------------------------------------

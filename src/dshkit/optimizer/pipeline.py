@@ -155,6 +155,8 @@ def optimize(
         raw=raw,
         evidence=workspace.ranges() if workspace else (),
         history_seqs=block.seqs if block else (),
+        lines=workspace.shown_lines() if workspace else None,
+        tier=settings.tier,
     )
     run.audit = checked.counts()
     run.sentences = checked.detail()
