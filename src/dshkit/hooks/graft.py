@@ -21,6 +21,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot 
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..inject.rules import Call, Part
+    from ..store import Store
+
 
 def on_session_start(hook: HookInput) -> dict[str, Any] | None:
     from ..inject import rules
@@ -54,18 +57,24 @@ def after_tool(hook: HookInput) -> dict[str, Any] | None:
         return None
     from ..inject import rules
 
-    result = hook.deliver(rules.watermark_after_tool)
     if size is None or not hook.session_id:
-        return result
-    try:
-        if result is None:
-            with hook.open_store() as store:
-                marker.remember(store, state, hook.harness, hook.session_id, transcript, size)
-        else:
-            marker.forget(state, transcript)
-    except Exception as exc:  # a hint not written only costs the next call a full check
-        from .log import log
+        return hook.deliver(rules.watermark_after_tool)
 
-        marker.forget(state, transcript)
-        log(hook.directory, hook.event, f"graft room hint not kept: {type(exc).__name__}: {exc}")
-    return result
+    def watched(store: Store, call: Call) -> Part:
+        """The watermark's word, and the room hint moved in the same store."""
+        part = rules.watermark_after_tool(store, call)
+        try:
+            if part.text:
+                marker.forget(state, transcript)
+            else:
+                marker.remember(store, state, hook.harness, hook.session_id, transcript, size)
+        except Exception as exc:  # a hint not kept only costs the next call a full check
+            from .log import log
+
+            marker.forget(state, transcript)
+            log(
+                hook.directory, hook.event, f"graft room hint not kept: {type(exc).__name__}: {exc}"
+            )
+        return part
+
+    return hook.deliver(watched)
