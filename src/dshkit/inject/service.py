@@ -53,7 +53,14 @@ NOT_PREVIEWED: dict[str, str] = {
     "dshkit.hooks.optimizer:on_prompt": "the prompt optimizer refines each prompt as it is sent",
     "dshkit.hooks.guard:on_command": "the command guard judges each command line "
     "(see `dshkit guard classify`)",
-    "dshkit.hooks.gate:on_write": "the delivery gate judges a web deliverable once written",
+    "dshkit.hooks.gate:on_write": "the delivery gate judges a web deliverable once written "
+    "(in the background)",
+    "dshkit.hooks.gate:on_command": "the delivery gate looks for deliverables a shell command "
+    "changed",
+    "dshkit.hooks.gate:on_prompt": "the delivery gate hands back a failure judged since the "
+    "last stop (see `dshkit gate rework`)",
+    "dshkit.hooks.gate:on_stop": "the delivery gate hands back a failure of a deliverable the "
+    "turn wrote, once per content",
 }
 SOURCES = ("startup", "resume", "compact", "clear")  # what a SessionStart says it follows
 BUSY_TIMEOUT_S = 5.0
