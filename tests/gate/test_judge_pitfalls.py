@@ -40,6 +40,7 @@ FAILING = {
     "broken.xhtml": "parse-error",
     "broken.svg": "parse-error",
     "never-links.html": "webgl-error",  # drawArrays with no valid program, a flat clear colour
+    "overlay-clears-then-black.html": "blank-canvas",  # the overlay goes, the failure stays
 }
 GOOD = (
     "fatalities-report.html",  # id="fatalities", "Error bars show…", "failed to report"
@@ -137,6 +138,16 @@ def test_a_page_good_for_seconds_then_lost_for_good_fails(failing: dict[str, Ver
     (lost,) = [f for f in _kinds(verdict, "webgl") if f["what"] == "WebGL context lost"]
     (shown,) = _kinds(verdict, "overlay")
     assert shown["where"] == "#fatal" and int(str(shown["atMs"])) >= int(str(lost["atMs"]))
+
+
+@pytest.mark.browser
+def test_an_overlay_that_went_away_from_a_page_still_broken_is_not_recovered(
+    failing: dict[str, Verdict],
+) -> None:
+    verdict = failing["overlay-clears-then-black.html"]
+    assert verdict.history[0] == "fatal-overlay" and not verdict.recovered
+    (shown,) = _kinds(verdict, "overlay")
+    assert shown["where"] == "#fatal" and " — gone at " in str(shown["what"])
 
 
 @pytest.mark.browser
