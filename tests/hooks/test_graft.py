@@ -285,3 +285,14 @@ def test_a_skipped_call_imports_no_json_parser_and_no_store(world: World) -> Non
     imported = {line.rsplit(b"|", 1)[-1].strip() for line in done.stderr.splitlines()}
     assert done.stdout == b"" and b"dshkit.hooks.run" in imported
     assert imported & {b"json", b"orjson", b"sqlite3", b"dshkit.hooks.dispatch"} == set()
+
+
+def test_a_prompt_voids_the_room_hint(world: World) -> None:
+    transcript = Transcript(world, "s-prompt").prompt("开始").step(10_000)
+    hook(world, "PostToolUse", transcript.payload())
+    transcript.prompt("再看看这个大文件")
+    hook(world, "UserPromptSubmit", transcript.payload(prompt="再看看这个大文件"))
+    kept = watched(world, "s-prompt")
+    transcript.step(10_100)
+    hook(world, "PostToolUse", transcript.payload())
+    assert watched(world, "s-prompt") != kept  # checked in full after the prompt

@@ -33,7 +33,11 @@ def on_session_start(hook: HookInput) -> dict[str, Any] | None:
 
 def on_prompt(hook: HookInput) -> dict[str, Any] | None:
     from ..inject import rules
+    from .run import _state_dir
 
+    # A prompt may bring context its transcript does not show in bytes yet (an attached
+    # file, a new turn): the first tool call after it is checked in full.
+    marker.forget(_state_dir(hook.directory), str(hook.payload.get("transcript_path") or ""))
     return hook.deliver(rules.handoff_at_prompt)
 
 
