@@ -89,9 +89,6 @@ def choose(
         if not record.harness or not record.session_id:
             left_out["noProvenance"] += 1
             continue
-        if not scan(record.text, record.subject, _detail_text(record)).clean:
-            left_out["rescanned"] += 1
-            continue
         if record.text in seen:
             left_out["repeated"] += 1
             continue
@@ -105,6 +102,10 @@ def choose(
         line = _line(record)
         if used + len(line) + 1 > budget:
             left_out["budget"] += 1
+            continue
+        # Scanned again (the scanner may know more now), only what would be given.
+        if not scan(record.text, record.subject, _detail_text(record)).clean:
+            left_out["rescanned"] += 1
             continue
         used += len(line) + 1
         lines.append(line)

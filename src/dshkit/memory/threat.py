@@ -30,89 +30,134 @@ _EN_ORDERS = (
     r"(?:instructions?|prompts?|rules|directions|directives|guidelines|commands|messages|"
     r"context|constraints)"
 )
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern, re.IGNORECASE | re.MULTILINE))
-    for name, pattern in (
+# Each rule: its kind, words one of which any match holds (looked for first in the normalized
+# text: a pattern is compiled only once a text holds one of its words, which keeps the start
+# of a hook that scans a few records cheap), and the pattern.
+_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    (
+        "override",
+        ("ignore", "disregard", "forget", "override", "bypass", "skip", "drop"),
+        rf"\b(?:ignore|disregard|forget|override|bypass|skip|drop)\s+(?:all\s+|any\s+|everything\s+)?"
+        rf"{_EN_PRIOR}\s+(?:\w+\s+)?{_EN_ORDERS}",
+    ),
+    (
+        "override",
+        ("ignore", "disregard", "forget"),
+        r"\b(?:ignore|disregard|forget)\s+(?:all|everything)\s+(?:you\s+were\s+told|above|before)",
+    ),
+    ("override", ("follow",), rf"\bdo\s+not\s+follow\s+{_EN_PRIOR}\s+{_EN_ORDERS}"),
+    ("role", ("you",), r"\byou\s+are\s+(?:now|no\s+longer)\s+(?:a|an|the|in|my|dan\b)"),
+    (
+        "role",
+        ("instruction",),
+        r"\b(?:new|updated|real|actual)\s+(?:system\s+)?instructions?\s*[:：]",
+    ),
+    ("role", ("mode",), r"\b(?:enter|enable|activate)\s+(?:developer|god|jailbreak|dan)\s+mode\b"),
+    ("role", ("jailbreak",), r"\bjailbreak(?:ed|ing)?\b"),
+    (
+        "tag",
+        ("<",),
+        r"<\s*/?\s*(?:system|assistant|developer|instructions?|im_start|im_end|"
+        r"system[-_]prompt|system[-_]reminder|tool_call|function_calls?)\b[^>]{0,40}>",
+    ),
+    ("tag", ("<|",), r"<\|\s*(?:im_start|im_end|system|endoftext|start_header_id|eot_id)\s*\|?>"),
+    ("tag", ("[", "<<"), r"\[/?(?:inst|system|sys)\]|<<\s*/?sys\s*>>"),
+    (
+        "tag",
+        ("#",),
+        r"^\s*#{1,4}\s*(?:system\s+(?:prompt|message|instructions?)|"
+        r"instructions?\s+for\s+(?:the\s+)?(?:ai|assistant|model|agent))\s*:?\s*$",
+    ),
+    (
+        "exfiltration",
         (
-            "override",
-            rf"\b(?:ignore|disregard|forget|override|bypass|skip|drop)\s+(?:all\s+|any\s+|everything\s+)?"
-            rf"{_EN_PRIOR}\s+(?:\w+\s+)?{_EN_ORDERS}",
+            "send",
+            "upload",
+            "post",
+            "exfiltrate",
+            "leak",
+            "transmit",
+            "forward",
+            "email",
+            "paste",
+            "curl",
+            "wget",
         ),
+        r"\b(?:send|upload|post|exfiltrate|leak|transmit|forward|email|paste|curl|wget)\b"
+        r"(?:[^.\n]|\.(?=\S)){0,60}?(?:\b(?:api[\s_-]?keys?|tokens?|secrets?|passwords?|"
+        r"credentials?|private\s+keys?|ssh\s+keys?|id_rsa|env(?:ironment)?\s+variables|"
+        r"cookies?)|\.env\b)",
+    ),
+    (
+        "exfiltration",
+        ("reveal", "print", "show", "output", "repeat", "dump", "leak"),
+        r"\b(?:reveal|print|show|output|repeat|dump|leak)\s+(?:me\s+)?(?:your|the)\s+"
+        r"(?:full\s+|entire\s+|hidden\s+|original\s+)?(?:system\s+prompt|instructions|initial\s+prompt)",
+    ),
+    (
+        "secrecy",
+        ("tell", "inform", "mention", "alert"),
+        r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|alert)\s+the\s+user\b",
+    ),
+    ("secrecy", ("without",), r"\bwithout\s+(?:telling|informing|asking)\s+the\s+user\b"),
+    (
+        "override",
         (
-            "override",
-            r"\b(?:ignore|disregard|forget)\s+(?:all|everything)\s+(?:you\s+were\s+told|above|before)",
+            "忽略",
+            "无视",
+            "忽视",
+            "不要理会",
+            "别管",
+            "抛开",
+            "丢弃",
+            "跳过",
+            "忘掉",
+            "忘记",
+            "覆盖",
         ),
-        ("override", rf"\bdo\s+not\s+follow\s+{_EN_PRIOR}\s+{_EN_ORDERS}"),
-        ("role", r"\byou\s+are\s+(?:now|no\s+longer)\s+(?:a|an|the|in|my|dan\b)"),
-        ("role", r"\b(?:new|updated|real|actual)\s+(?:system\s+)?instructions?\s*[:：]"),
-        ("role", r"\b(?:enter|enable|activate)\s+(?:developer|god|jailbreak|dan)\s+mode\b"),
-        ("role", r"\bjailbreak(?:ed|ing)?\b"),
-        (
-            "tag",
-            r"<\s*/?\s*(?:system|assistant|developer|instructions?|im_start|im_end|"
-            r"system[-_]prompt|system[-_]reminder|tool_call|function_calls?)\b[^>]{0,40}>",
-        ),
-        ("tag", r"<\|\s*(?:im_start|im_end|system|endoftext|start_header_id|eot_id)\s*\|?>"),
-        ("tag", r"\[/?(?:inst|system|sys)\]|<<\s*/?sys\s*>>"),
-        (
-            "tag",
-            r"^\s*#{1,4}\s*(?:system\s+(?:prompt|message|instructions?)|"
-            r"instructions?\s+for\s+(?:the\s+)?(?:ai|assistant|model|agent))\s*:?\s*$",
-        ),
-        (
-            "exfiltration",
-            r"\b(?:send|upload|post|exfiltrate|leak|transmit|forward|email|paste|curl|wget)\b"
-            r"(?:[^.\n]|\.(?=\S)){0,60}?(?:\b(?:api[\s_-]?keys?|tokens?|secrets?|passwords?|"
-            r"credentials?|private\s+keys?|ssh\s+keys?|id_rsa|env(?:ironment)?\s+variables|"
-            r"cookies?)|\.env\b)",
-        ),
-        (
-            "exfiltration",
-            r"\b(?:reveal|print|show|output|repeat|dump|leak)\s+(?:me\s+)?(?:your|the)\s+"
-            r"(?:full\s+|entire\s+|hidden\s+|original\s+)?(?:system\s+prompt|instructions|initial\s+prompt)",
-        ),
-        (
-            "secrecy",
-            r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|alert)\s+the\s+user\b",
-        ),
-        ("secrecy", r"\bwithout\s+(?:telling|informing|asking)\s+the\s+user\b"),
-        # Chinese
-        (
-            "override",
-            r"(?:忽略|无视|忽视|不要理会|别管|抛开|丢弃|跳过|忘掉|忘记|覆盖)\s*(?:掉)?\s*"
-            r"(?:你|掉)?\s*(?:之前|以前|此前|先前|上面|以上|前面|上述|原有|原来|原先|系统|所有|全部|一切)"
-            r"[^。\n]{0,12}(?:指令|指示|提示词|提示|规则|要求|设定|约束|命令|说明)",
-        ),
-        (
-            "override",
-            r"(?:不要|不再|别)\s*(?:遵守|遵循|服从|执行)\s*(?:之前|以前|上面|以上|原有|系统)[^。\n]{0,8}(?:指令|规则|设定|要求)",
-        ),
-        (
-            "role",
-            r"(?:从现在起|从现在开始|现在起)?\s*你(?:现在)?(?:是|扮演|变成|成为)(?:一个|一名)?\s*(?:没有|不受|无)(?:任何)?(?:限制|约束)",
-        ),
-        ("role", r"(?:从现在起|从现在开始)[,，]?\s*你(?:是|将|要|必须)"),
-        ("role", r"(?:新的|真正的|最新的|更新后的)\s*(?:系统)?\s*指令\s*[:：]"),
-        ("role", r"(?:进入|开启|启用|切换到)\s*(?:开发者|越狱|上帝|无限制)\s*模式"),
-        ("role", r"越狱"),
-        (
-            "exfiltration",
-            r"(?:发送|上传|泄露|外传|发到|传到|转发|提交到|贴到|回传)[^。\n]{0,30}"
-            r"(?:密钥|秘钥|令牌|token|密码|凭据|凭证|私钥|\.env|环境变量|cookie)",
-        ),
-        (
-            "exfiltration",
-            r"(?:把|将)[^。\n]{0,30}(?:密钥|秘钥|令牌|密码|凭据|凭证|私钥|\.env|环境变量)[^。\n]{0,20}"
-            r"(?:发送|上传|发到|传到|贴到|告诉|给)",
-        ),
-        (
-            "exfiltration",
-            r"(?:泄露|输出|显示|打印|告诉我|复述|重复)\s*(?:你的|完整的|全部)?\s*(?:系统提示词|系统提示|初始提示|系统指令)",
-        ),
-        ("secrecy", r"(?:不要|别|切勿|不得)\s*(?:告诉|通知|提醒|让)\s*(?:用户|使用者|主人)"),
-        ("secrecy", r"(?:瞒着|背着)\s*用户"),
-    )
+        r"(?:忽略|无视|忽视|不要理会|别管|抛开|丢弃|跳过|忘掉|忘记|覆盖)\s*(?:掉)?\s*"
+        r"(?:你|掉)?\s*(?:之前|以前|此前|先前|上面|以上|前面|上述|原有|原来|原先|系统|所有|全部|一切)"
+        r"[^。\n]{0,12}(?:指令|指示|提示词|提示|规则|要求|设定|约束|命令|说明)",
+    ),
+    (
+        "override",
+        ("遵守", "遵循", "服从", "执行"),
+        r"(?:不要|不再|别)\s*(?:遵守|遵循|服从|执行)\s*(?:之前|以前|上面|以上|原有|系统)[^。\n]{0,8}(?:指令|规则|设定|要求)",
+    ),
+    (
+        "role",
+        ("限制", "约束"),
+        r"(?:从现在起|从现在开始|现在起)?\s*你(?:现在)?(?:是|扮演|变成|成为)(?:一个|一名)?\s*(?:没有|不受|无)(?:任何)?(?:限制|约束)",
+    ),
+    ("role", ("现在",), r"(?:从现在起|从现在开始)[,，]?\s*你(?:是|将|要|必须)"),
+    ("role", ("指令",), r"(?:新的|真正的|最新的|更新后的)\s*(?:系统)?\s*指令\s*[:：]"),
+    ("role", ("模式",), r"(?:进入|开启|启用|切换到)\s*(?:开发者|越狱|上帝|无限制)\s*模式"),
+    ("role", ("越狱",), r"越狱"),
+    (
+        "exfiltration",
+        ("发送", "上传", "泄露", "外传", "发到", "传到", "转发", "提交到", "贴到", "回传"),
+        r"(?:发送|上传|泄露|外传|发到|传到|转发|提交到|贴到|回传)[^。\n]{0,30}"
+        r"(?:密钥|秘钥|令牌|token|密码|凭据|凭证|私钥|\.env|环境变量|cookie)",
+    ),
+    (
+        "exfiltration",
+        ("密钥", "秘钥", "令牌", "密码", "凭据", "凭证", "私钥", ".env", "环境变量"),
+        r"(?:把|将)[^。\n]{0,30}(?:密钥|秘钥|令牌|密码|凭据|凭证|私钥|\.env|环境变量)[^。\n]{0,20}"
+        r"(?:发送|上传|发到|传到|贴到|告诉|给)",
+    ),
+    (
+        "exfiltration",
+        ("系统提示", "初始提示", "系统指令"),
+        r"(?:泄露|输出|显示|打印|告诉我|复述|重复)\s*(?:你的|完整的|全部)?\s*(?:系统提示词|系统提示|初始提示|系统指令)",
+    ),
+    (
+        "secrecy",
+        ("用户", "使用者", "主人"),
+        r"(?:不要|别|切勿|不得)\s*(?:告诉|通知|提醒|让)\s*(?:用户|使用者|主人)",
+    ),
+    ("secrecy", ("瞒着", "背着"), r"(?:瞒着|背着)\s*用户"),
 )
+_COMPILED: dict[int, re.Pattern[str]] = {}
 
 
 class Verdict:
@@ -147,9 +192,12 @@ def scan(*texts: str) -> Verdict:
         if "smuggling" not in found and (hidden := _SMUGGLING.search(text)):
             found["smuggling"] = f"U+{ord(hidden.group()):04X}"
         plain = normalize(text)
-        for kind, pattern in _PATTERNS:
-            if kind in found:
+        for number, (kind, words, source) in enumerate(_RULES):
+            if kind in found or not any(word in plain for word in words):
                 continue
+            pattern = _COMPILED.get(number)
+            if pattern is None:
+                pattern = _COMPILED[number] = re.compile(source, re.IGNORECASE | re.MULTILINE)
             if match := pattern.search(plain):
                 found[kind] = match.group()[:80]
     return Verdict(tuple(found.items()))
