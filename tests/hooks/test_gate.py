@@ -49,7 +49,7 @@ def dsh_write(project: Path, name: str) -> dict[str, Any]:
     return _base("dsh", project) | {
         "hook_event_name": "PostToolUse",
         "tool_name": "write",
-        "tool_input": {"path": name, "content": "…"},
+        "tool_input": {"file_path": name, "content": "…"},  # as DSH rc.8 names it
     }
 
 
