@@ -93,3 +93,23 @@ def test_bad_input_is_named(home: Path) -> None:
     assert done.returncode == 2 and "--cwd or --workspace" in done.stderr
     wrong = dshkit(home, "accept", "1", "--harness", "claude", check=False)
     assert "no memory record 1" in wrong["error"]
+
+
+def test_graft_debug_status_counts_memory_by_workspace(home: Path) -> None:
+    repo = world(home)
+    elsewhere = make_repo(home / "other" / "app")
+    dshkit(home, "harvest", "--all")
+    panel = orjson.loads(
+        run_dshkit("graft", "debug-status", "--workspace", str(repo), "--json", home=home).stdout
+    )
+    memory = panel["memory"]
+    assert (memory["negative"], memory["facts"], memory["experiences"]) == (1, 2, 1)
+    assert memory["workspace"]["same"] == 4 and memory["workspace"]["cross"] == 0
+    other = orjson.loads(
+        run_dshkit(
+            "graft", "debug-status", "--workspace", str(elsewhere), "--json", home=home
+        ).stdout
+    )["memory"]["workspace"]
+    assert (other["same"], other["cross"], other["noProvenance"]) == (0, 4, 0)
+    text = run_dshkit("graft", "debug-status", home=home).stdout
+    assert "memory: 0 skills, 1 negative paths, 2 facts, 1 experiences" in text

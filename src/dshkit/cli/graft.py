@@ -234,10 +234,20 @@ def _txn(txn_id: int | None) -> str:
     "--session", "session_id", default=None, help="Also this session: an id or a unique prefix."
 )
 @click.option("--harness", type=click.Choice(HARNESSES), default=None)
+@click.option(
+    "--workspace",
+    type=click.Path(file_okay=False, path_type=str, resolve_path=True),
+    default=None,
+    help="Count memory records as of this workspace (a directory in it): same, other, none.",
+)
 @state_dir_option
 @json_option
 def debug_status_command(
-    session_id: str | None, harness: str | None, state_dir: str | None, as_json: bool
+    session_id: str | None,
+    harness: str | None,
+    workspace: str | None,
+    state_dir: str | None,
+    as_json: bool,
 ) -> None:
     """What graft is doing: unfinished handoffs and whether a live process drives each, the
     counts of transferring and retired sources and of targets, pending handoffs and notices not
@@ -247,14 +257,34 @@ def debug_status_command(
     """
     if harness is not None and session_id is None:
         raise click.UsageError("--harness narrows --session: give --session too")
-    service = _service(state_dir)
-    panel = service.debug_status(session_id, harness)
+    app = open_app(state_dir)
+    panel = app.graft.debug_status(session_id, harness)
+    # Memory's counts beside the handoffs' (the panel of both, as one read).
+    memory = app.memory
+    counts = memory.counts(None if workspace is None else memory.workspace(cwd=workspace))
     if as_json:
-        print_json(panel)
+        print_json({**panel, "memory": counts})
         return
     if panel["session"] is not None:
         _print_session(panel["session"])
     _print_panel(panel)
+    _print_memory(counts)
+
+
+def _print_memory(counts: dict[str, Any]) -> None:
+    stdout.print(
+        f"memory: {counts['skills']} skills, {counts['negative']} negative paths, "
+        f"{counts['facts']} facts, {counts['experiences']} experiences; {counts['queue']} "
+        f"skill proposals waiting, {counts['quarantined']} quarantined"
+    )
+    place = counts.get("workspace")
+    if place is not None:
+        stdout.print(
+            Text(
+                f"memory of {place['root']}: {place['same']} here, {place['cross']} of other "
+                f"workspaces, {place['noProvenance']} without provenance"
+            )
+        )
 
 
 def _print_session(part: SessionPart) -> None:

@@ -275,11 +275,20 @@ class Tools:
         sessionId: Annotated[
             str | None, Field(description="只看这个会话（id 或唯一前缀）；不给则看全局")
         ] = None,
+        cwd: Annotated[
+            str | None,
+            Field(
+                description="工作目录（绝对路径）：按它所在的工作区给出记忆的同区/跨区/无来源计数"
+            ),
+        ] = None,
     ) -> CallToolResult:
         """交接调试面板（只读）：会话的上下文水位及其来源、预警与强切水位、当前判定、是否已交接；
-        未完成的交接事务、已退休与转移中的会话数、等待接手的交接和未送达的通知。"""
-        found = self._graft().debug_status(sessionId)
-        return result(as_text(found), dict(found))
+        未完成的交接事务、已退休与转移中的会话数、等待接手的交接和未送达的通知；以及记忆库的计数
+        （技能、负面经验、事实、经验、待审技能、隔离），给出 cwd 时还有同区、跨区、无来源的条数。"""
+        found = dict(self._graft().debug_status(sessionId))
+        memory = self.app.memory
+        found["memory"] = memory.counts(None if cwd is None else memory.workspace(cwd=cwd))
+        return result(as_text(found), found)
 
     # -- memory ------------------------------------------------------------------------------
 
@@ -289,7 +298,9 @@ class Tools:
         query: Annotated[str, Field(description="要找的文字（多个词须同时出现；中文可直接搜）")],
         cwd: Annotated[
             str | None,
-            Field(description="你的工作目录（绝对路径），只搜它所在工作区的记忆；默认为本服务的目录"),
+            Field(
+                description="你的工作目录（绝对路径），只搜它所在工作区的记忆；默认为本服务的目录"
+            ),
         ] = None,
         limit: Annotated[int, Field(description="最多返回几条，1 到 100")] = 20,
     ) -> CallToolResult:
@@ -306,7 +317,9 @@ class Tools:
         id: Annotated[int, Field(description="记忆编号（注入文字里 M 后面的数字）")],
         cwd: Annotated[
             str | None,
-            Field(description="你的工作目录（绝对路径）：只能读它所在工作区的记忆；默认为本服务的目录"),
+            Field(
+                description="你的工作目录（绝对路径）：只能读它所在工作区的记忆；默认为本服务的目录"
+            ),
         ] = None,
     ) -> CallToolResult:
         """按编号读取一条记忆的全文：原文、细节（如报错全文与修复命令）、有效时间与记录时间、来源会话与
