@@ -41,6 +41,7 @@ FAILING = {
     "broken.svg": "parse-error",
     "never-links.html": "webgl-error",  # drawArrays with no valid program, a flat clear colour
     "overlay-clears-then-black.html": "blank-canvas",  # the overlay goes, the failure stays
+    "error-cancelled.html": "page-error",  # its own handlers cancel the error and rejection
 }
 GOOD = (
     "fatalities-report.html",  # id="fatalities", "Error bars show…", "failed to report"
@@ -87,16 +88,19 @@ def test_each_pitfall_page_fails_at_the_end_of_the_budget(
 def test_an_error_is_never_forgiven(failing: dict[str, Verdict]) -> None:
     late = failing["throws-after-render.html"]
     first_error = late.history.index("page-error")
-    assert "ok" in late.history[:first_error]  # it looked good before it threw
     assert set(late.history[first_error:]) == {"page-error"}  # and drew fine after
     (canvas,) = late.canvas
     assert canvas["drawCalls"] > 0 and canvas["framePixel"]["mean"] > 50
     (thrown,) = _kinds(late, "exception")
     assert thrown["where"] == "throws-after-render.html:15:7"
     assert "Cannot read properties of null (reading 'update')" in str(thrown["what"])
+    assert int(str(thrown["atMs"])) >= late.timings["loadMs"]  # it threw after its load
     parse = failing["parse-time-throw.html"]
-    assert set(parse.history) == {"page-error"}
+    assert "ok" not in parse.history and parse.history[-1] == "page-error"
     assert [f["where"] for f in _kinds(parse, "exception")] == ["parse-time-throw.html:6:1"]
+    cancelled = [str(f["what"]) for f in _kinds(failing["error-cancelled.html"], "exception")]
+    assert len(cancelled) == 2 and all("cancelled by the page's own" in c for c in cancelled)
+    assert "reading 'render'" in cancelled[0] and "图例数据缺失" in cancelled[1]
     once = failing["console-error-once.html"]
     assert once.errors == ["console.error: 纹理配置缺失：使用默认材质"]
     assert [f["count"] for f in _kinds(once, "console.error")] == [1]

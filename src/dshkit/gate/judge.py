@@ -39,6 +39,7 @@ import struct
 import time
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -319,7 +320,7 @@ class _Judge:
             asked = time.monotonic()
             sample = await self._sample(page, timeout)
             now = time.monotonic()
-            state = track.add(sample, now, self._page_errors(track.fetch_failures), asked)
+            state = track.add(sample, now, lambda: bool(self._page_errors(track)), asked)
             if state == OK and self._may_stop(track, now):
                 stopped_early = True
                 break
@@ -346,7 +347,7 @@ class _Judge:
         shot = await self._screenshot(page, sha, verdict)
         elapsed = time.monotonic() - start
         recovered = verdict == OK and any(s in RECOVERABLE for s in history)
-        errors = self._page_errors(track.fetch_failures)
+        errors = self._page_errors(track)
         counts = Counter(e.text for e in errors)
         blocked, blocked_more = self.confinement.evidence()
         last = track.last or {}
@@ -416,11 +417,12 @@ class _Judge:
                 )
             )
 
-    def _page_errors(self, fetch_failures: list[dict[str, Any]]) -> list[_Seen]:
-        """The page's errors, less the unhandled rejections of fetches the gate refused."""
+    def _page_errors(self, track: _Track) -> list[_Seen]:
+        """The page's errors (those its own handler cancelled too), less the unhandled
+        rejections of fetches the gate refused."""
         excused = sum(
             f.get("count", 1)
-            for f in fetch_failures
+            for f in track.fetch_failures
             if self.confinement.why_refused(str(f.get("url", ""))) is not None
         )
         kept = []
@@ -429,6 +431,16 @@ class _Judge:
                 excused -= 1
                 continue
             kept.append(error)
+        for cancelled in track.cancelled:
+            where = cancelled.get("where")
+            kept.append(
+                _Seen(
+                    "exception",
+                    _clip(f"{cancelled['what']} (cancelled by the page's own error handler)"),
+                    _short_place(where, self.file.parent) if where else None,
+                    track.page_time(cancelled.get("at")) or time.monotonic(),
+                )
+            )
         return kept
 
     def _loaded(self) -> None:
@@ -594,6 +606,7 @@ _EMPTY_SAMPLE: dict[str, Any] = {
     "parseErrors": [],
     "failures": [],
     "fetchFailures": [],
+    "cancelled": [],
     "viewport": [0, 0],
     "now": None,
 }
@@ -615,6 +628,7 @@ class _Track:
         self.parse_errors: dict[str, float] = {}
         self.failures: list[dict[str, Any]] = []
         self.fetch_failures: list[dict[str, Any]] = []
+        self.cancelled: list[dict[str, Any]] = []  # errors the page's own handler cancelled
         self.bad_seen: dict[int, int] = {}  # bad draws per context at the previous sample
         self.bad_draws: dict[int, tuple[int, float]] = {}  # count, first seen
         self.lost: dict[int, float] = {}
@@ -632,11 +646,17 @@ class _Track:
         return self._offset + page_ms / 1000
 
     def add(
-        self, sample: dict[str, Any] | None, now: float, errors: list[_Seen], asked: float
+        self,
+        sample: dict[str, Any] | None,
+        now: float,
+        errors: Callable[[], bool],
+        asked: float,
     ) -> str:
+        """Take one sample (None: unanswered, asked at `asked`); `errors` says whether the
+        page has erred so far, asked once the sample is taken in."""
         if sample is None and self.stuck_since is None:
             self.stuck_since = asked
-        state = self._state(sample, bool(errors), now)
+        state = self._state(sample, errors, now)
         self.history.append(state)
         if sample is not None:
             self.last, self.last_at = sample, now
@@ -649,7 +669,7 @@ class _Track:
             self.good_in_a_row, self.good_since = 0, None
         return state
 
-    def _state(self, sample: dict[str, Any] | None, errors: bool, now: float) -> str:
+    def _state(self, sample: dict[str, Any] | None, errors: Callable[[], bool], now: float) -> str:
         """What one sample shows, worst first (the seed's order)."""
         if sample is None:
             return UNRESPONSIVE
@@ -663,12 +683,14 @@ class _Track:
             self.failures = sample["failures"]
         if sample.get("fetchFailures"):
             self.fetch_failures = sample["fetchFailures"]
+        if sample.get("cancelled"):
+            self.cancelled = sample["cancelled"]
         kinds = [self._canvas(c, now) for c in sample["canvases"]]
         if sample["fatal"]:
             return FATAL_OVERLAY
         if sample.get("parseErrors"):
             return PARSE_ERROR
-        if errors:
+        if errors():
             return PAGE_ERROR  # never forgiven, however well the page draws later
         if "tiny" in kinds:
             return BLANK_CANVAS_0

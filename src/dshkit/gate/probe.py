@@ -143,18 +143,32 @@ INIT = f"""(() => {{
       }});
     }};
   }}
+  // Registered before any of the page's: an error or rejection whose event the page's own
+  // handler cancels (`onerror` returning true, preventDefault) is never reported to the
+  // judge, so the sample reads back which ones were cancelled.
+  const raised = [];
+  addEventListener('error', (event) => {{
+    if (event instanceof ErrorEvent && raised.length < {MAX_FAILURES}) raised.push({{
+      event, at: performance.now(), what: `${{event.message}}`,
+      where: event.filename ? `${{event.filename}}:${{event.lineno}}:${{event.colno}}` : null,
+    }});
+  }});
   addEventListener('unhandledrejection', (event) => {{
     const url = event.reason && typeof event.reason === 'object' && refusedBy.get(event.reason);
     if (url) note(fetchFailures, String(event.reason), {{ url }});
+    else if (raised.length < {MAX_FAILURES}) raised.push({{
+      event, at: performance.now(), where: null,
+      what: `Uncaught (in promise) ${{event.reason && event.reason.stack || String(event.reason)}}`,
+    }});
   }});
   Object.defineProperty(window, '{KEY}', {{
-    value: {{ contexts, offscreen, failures, fetchFailures }}, enumerable: false,
+    value: {{ contexts, offscreen, failures, fetchFailures, raised }}, enumerable: false,
   }});
 }})();"""
 
 SAMPLE = f"""([words, overlayIds]) => new Promise((resolve) => requestAnimationFrame(() => {{
   const gate = window.{KEY} ||
-    {{ contexts: [], offscreen: new WeakSet(), failures: [], fetchFailures: [] }};
+    {{ contexts: [], offscreen: new WeakSet(), failures: [], fetchFailures: [], raised: [] }};
   const seen = (el) => el.checkVisibility({{ opacityProperty: true, visibilityProperty: true }});
   const failing = new RegExp(words, 'i'), convention = new RegExp(overlayIds);
   const shown = [...document.querySelectorAll('[id]')].filter((el) => {{
@@ -215,6 +229,8 @@ SAMPLE = f"""([words, overlayIds]) => new Promise((resolve) => requestAnimationF
     overlay, fatal: failing.test(overlay), overlayIds: outer.map((el) => el.id), canvases,
     parseErrors, failures: gate.failures.map((f) => Object.assign({{}}, f)),
     fetchFailures: gate.fetchFailures.map((f) => Object.assign({{}}, f)),
+    cancelled: gate.raised.filter((r) => r.event.defaultPrevented)
+      .map((r) => ({{ what: r.what, where: r.where, at: r.at }})),
     viewport: [innerWidth, innerHeight], now: performance.now(),
   }});
 }}))"""
