@@ -165,31 +165,6 @@ def optimize(
     return _finish(store, run, started, told)
 
 
-def record_passed(
-    store: Store,
-    raw: str,
-    settings: Settings,
-    why: str,
-    *,
-    owner: SessionKey | None,
-    cwd: str | None,
-    started: float,
-) -> Run:
-    """Store a prompt that reached the agent as typed without a model call (`why`, one of
-    runs.PASSED_*), so every prompt is counted and its cost shown."""
-    run = Run(
-        tier=settings.tier,
-        form=settings.form,
-        raw=raw,
-        output=raw,
-        passed=why,
-        harness=owner[0] if owner else None,
-        session_id=owner[1] if owner else None,
-        cwd=cwd,
-    )
-    return _finish(store, run, started, lambda stage, message: None)
-
-
 def _material(
     raw: str, tier: str, history: str | None, workspace: Workspace | None, no_session: bool
 ) -> str:

@@ -135,6 +135,34 @@ def save_run(store: Store, run: Run) -> Run:
     return run
 
 
+def record_passed(
+    store: Store,
+    raw: str,
+    tier: str,
+    form: str,
+    why: str,
+    *,
+    owner: tuple[str, str] | None,
+    cwd: str | None,
+    started: float,
+) -> Run:
+    """Store a prompt that reached the agent as typed without a model call (`why`, one of
+    PASSED_*), so every prompt is counted and its cost shown (`started`: when the prompt
+    began to wait, a `time.monotonic()`). Loads no model client: the hook's cheap path."""
+    run = Run(
+        tier=tier,
+        form=form,
+        raw=raw,
+        output=raw,
+        passed=why,
+        harness=owner[0] if owner else None,
+        session_id=owner[1] if owner else None,
+        cwd=cwd,
+    )
+    run.timings["totalMs"] = round((time.monotonic() - started) * 1000)
+    return save_run(store, run)
+
+
 _COLUMNS = (
     "id, at, harness, session_id, cwd, tier, form, raw, output, fallback, model, record, outcome"
 )

@@ -32,6 +32,7 @@ from .runs import (
     last_markable,
     list_runs,
     record_outcome,
+    record_passed,
     success_rates,
 )
 from .settings import Settings, set_project_settings, set_session_settings, settings_for
@@ -230,11 +231,16 @@ class OptimizerService:
         started: float,
     ) -> Run:
         """Store a prompt that went to the agent as typed, without a model call (`why`)."""
-        from .pipeline import record_passed
-
         with self._open() as store:
             return record_passed(
-                store, raw, settings, why, owner=typed_in, cwd=cwd, started=started
+                store,
+                raw,
+                settings.tier,
+                settings.form,
+                why,
+                owner=typed_in,
+                cwd=cwd,
+                started=started,
             )
 
     def mark_last(self, typed_in: SessionKey, outcome: str) -> Run:
