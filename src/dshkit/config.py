@@ -452,7 +452,7 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         ),
         "harvest_interval_s": Setting(
             float,
-            600.0,
+            120.0,
             "at the agent's Stop, a session harvested less than this long ago is not harvested "
             "again (SessionEnd always harvests)",
             minimum=0,

@@ -166,3 +166,21 @@ def test_the_end_of_a_session_starts_its_harvest(home: Path) -> None:
         time.sleep(0.2)
     (negative,) = service.records(None, kinds=("negative",)).records
     assert UNIQUE in negative.text and negative.session_id == "s-ending"
+
+
+def test_a_pause_harvests_the_turn_that_just_ended_for_the_next_session(home: Path) -> None:
+    one = make_repo(home / "w" / "app")
+    write_session(sessions_root(home), "s-paused", one, fix_session(error=UNIQUE))  # unscanned
+    payload = {
+        "session_id": "s-paused",
+        "cwd": str(one),
+        "hook_event_name": "Stop",
+        "transcript_path": "/h/.dsh/sessions/--p--/s-paused/session.jsonl.zstd",
+    }
+    hook(home, "Stop", payload)
+    service = MemoryService(state_of(home))
+    deadline = time.monotonic() + 60  # waits for the detached process; not a speed check
+    while time.monotonic() < deadline and not service.records(None, kinds=("negative",)).records:
+        time.sleep(0.2)
+    out, _ = hook(home, "SessionStart", start("s-after", one))
+    assert UNIQUE in (context(out) or "")

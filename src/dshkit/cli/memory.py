@@ -232,14 +232,16 @@ def harvest(
     """Read sessions into memory (and every source a handoff retired)."""
     service = _service(state_dir)
     interval = service.settings["harvest_interval_s"] if at == "stop" else 0.0
-    mode = Refresh.WAIT if at == "end" else Refresh(refresh)
+    # Started by a hook: wait for the scan the pause started too (the refresh), so the turn
+    # that just ended is read.
+    mode = Refresh.WAIT if at is not None else Refresh(refresh)
     report = service.harvest(
         sessions,
         harness=harness,
         every=every,
         refresh=mode,
         min_interval_s=interval,
-        wait=0 if at else None,
+        wait=60 if at else None,  # a hook's harvest waits in the background for another
     )
     if as_json:
         print_json(report.as_json())

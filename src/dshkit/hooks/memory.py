@@ -102,15 +102,17 @@ def _request(store: Store, call: Call) -> str:
 
 
 def _harvest(hook: HookInput, at: str) -> None:
-    """Start the session's harvest detached, unless one is running (one at a time)."""
+    """Start the session's harvest detached (at a pause, unless one is running: one at a
+    time; at the end always, waiting for the one running)."""
     if not hook.session_id or hook.harness_info is None:
         return
     from ..memory.records import HARVEST_LEASE
     from ..procs import spawn_detached
 
-    with hook.open_store() as store:
-        if store.lease_holder(HARVEST_LEASE) is not None:
-            return
+    if at == "stop":  # a pause while a harvest runs: the next pause or the end harvests
+        with hook.open_store() as store:
+            if store.lease_holder(HARVEST_LEASE) is not None:
+                return
     spawn_detached(
         "memory",
         "harvest",
