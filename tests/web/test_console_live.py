@@ -109,6 +109,65 @@ def test_scan_now_reads_new_logs(console: Console, page: Any) -> None:
     assert any(s["id"] == "console-live-3" for s in console.api("/api/sessions")["sessions"])
 
 
+def test_optimize_a_prompt_shows_raw_beside_refined(console: Console, page: Any) -> None:
+    refined = "修复 src/login.py 中的登录失败，完成后运行测试。"
+    console.fake.replies.append(Reply(deltas=[refined]))
+    console.open("optimizer")
+    page.fill("#optimize-raw", "修一下登录")
+    page.select_option("#optimize-tier", "basic")
+    page.click("#optimize-go")
+    page.wait_for_selector("#optimize-result pre.diff.optimized", timeout=60_000)
+    assert page.text_content("#optimize-result pre.diff.raw") == "修一下登录"
+    shown = page.text_content("#optimize-result pre.diff.optimized")
+    assert shown  # the refined words, or the raw words passed on (then said why)
+    if shown != "修一下登录":
+        assert page.locator("#optimize-result pre.diff.optimized ins").count() >= 1
+    page.wait_for_selector("#optimize-go:not([disabled])")
+
+
+def test_judge_a_file_from_the_gate_view(console: Console, page: Any) -> None:
+    target = console.world["base"] / "deliverable" / "page.html"
+    target.parent.mkdir()
+    target.write_text("<!doctype html><title>ok</title><h1>它能打开</h1>", encoding="utf-8")
+    console.open("gate")
+    page.fill("#judge-path", str(target))
+    page.click("#judge-go")
+    page.wait_for_selector("#judge-result .evidence, #judge-result .bad", timeout=90_000)
+    assert "The page loaded" in page.text_content("#judge-result"), page.text_content("main")
+    page.wait_for_function(
+        "path => document.querySelector('main').textContent.includes(path)",
+        arg=str(target),
+        timeout=30_000,
+    )  # the new verdict arrives in the list without a reload
+
+
+def test_switch_a_sessions_rework(console: Console, page: Any) -> None:
+    session = console.world["corpus"]
+    console.open("gate")
+    page.fill("#rework-session", session)
+    page.click('button[data-rework="off"]')
+    page.wait_for_function(
+        "() => document.querySelector('#rework-state').textContent.includes('rework off')"
+    )
+    assert "this session's own choice" in page.text_content("#rework-state")
+    assert console.api(f"/api/gate/rework?session={session}")["rework"] is False
+    page.click('button[data-rework="config"]')
+    page.wait_for_function(
+        "() => document.querySelector('#rework-state').textContent.includes('as config.toml')"
+    )
+
+
+def test_cancel_a_pending_handoff(console: Console, page: Any) -> None:
+    txn = console.world["txn"]
+    console.open("handoffs")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator(f'button.cancel-handoff[data-txn="{txn}"]').first.click()
+    page.wait_for_function(
+        "() => document.querySelector('#notice').textContent.includes('cancelled')"
+    )
+    assert "PENDING" not in page.locator(f'tr[data-txn="{txn}"]').first.text_content()
+
+
 def test_a_regeneration_whose_service_stopped_says_so(console: Console, page: Any) -> None:
     console.fake.replies.append(Reply(deltas=['{"entries": ['], keepalive_s=0.5))
     console.open("profile")

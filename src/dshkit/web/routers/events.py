@@ -21,6 +21,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from ...errors import DshkitError
 from ...overview import StatusService
 from ..routing import Router, json_response
 
@@ -58,7 +59,11 @@ def router(service: StatusService) -> Router:
                 quiet = 0.0
                 while True:
                     await asyncio.sleep(POLL_S)
-                    polled = await loop.run_in_executor(worker, changes.poll)
+                    try:
+                        polled = await loop.run_in_executor(worker, changes.poll)
+                    except DshkitError as exc:  # a busy or damaged store: said, then tried again
+                        yield _sse("problem", {"error": exc.message})
+                        continue
                     if polled is not None:
                         now, now_scanning = polled
                         topics = [t for t in now if now[t] != counters.get(t)]

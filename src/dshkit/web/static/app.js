@@ -325,9 +325,16 @@ const PROGRESS = h("ol", { class: "progress", id: "regen-progress", "aria-live":
 // -- names people recognise ----------------------------------------------------------------
 
 // A session as a person knows it: its project, what they first asked, and when.
+// Where a session ran: its working directory's last part; a project key (DSH spells /a/b
+// as -a-b-) only without one.
+function sessionPlace(s) {
+  const base = (path) => (path || "").replace(/[\\/]+$/, "").split(/[\\/]/).pop();
+  return base(s.cwd) || (s.project || "").replace(/^-+|-+$/g, "") || s.harness;
+}
+
 function sessionName(s) {
   if (!s) return null;
-  const place = (s.project || s.cwd || "").replace(/[\\/]+$/, "").split(/[\\/]/).pop() || s.harness;
+  const place = sessionPlace(s);
   const asked = (s.title || "").replace(/\s+/g, " ").trim();
   const first = asked ? (asked.length > 60 ? `${asked.slice(0, 59)}…` : asked) : "(no request yet)";
   return `${place} · ${first} · ${when(s.lastTime ?? s.firstTime).slice(0, 16)}`;
@@ -771,11 +778,10 @@ VIEWS.optimizer = async (main) => {
           h("td", {}, tier), h("td", {}, r.runs), h("td", {}, r.judged), h("td", {}, r.ok),
           h("td", {}, r.rework), h("td", { class: "rate" }, pct(r.successRate)),
           h("td", {}, r.vsRawWords === null ? "—" : `${r.vsRawWords >= 0 ? "+" : ""}${(r.vsRawWords * 100).toFixed(1)} pt`))))),
+    optimizeCard(),
     settings ? settingsCard(settings) : null,
     data.runs.length ? data.runs.map((run) => card(`Run ${run.runId} · ${run.tier} · ${run.form} · ${when(run.at)}`,
-      h("div", { class: "pair" },
-        h("div", {}, h("b", {}, "Raw"), h("pre", { lang: "zh" }, run.raw)),
-        h("div", {}, h("b", {}, "Optimized"), h("pre", { lang: "zh" }, run.output))),
+      rawBeside(run),
       run.fallback ? h("p", { class: "warn" }, `Raw words passed on: ${run.fallback}`) : null,
       facts([
         ["length gate", gateText(run.lengthGate)],
@@ -791,6 +797,75 @@ VIEWS.optimizer = async (main) => {
     )) : card("", h("p", {}, "No optimizer runs yet.")),
   );
 };
+
+// The raw words beside what was sent on, with the words the optimizer added marked.
+function rawBeside(run) {
+  const [raw, output] = wordDiff(run.raw || "", run.output || "");
+  return h("div", { class: "pair" },
+    h("div", {}, h("b", {}, "Raw"), h("pre", { lang: "zh", class: "diff raw" }, raw)),
+    h("div", {}, h("b", {}, "Optimized"), h("pre", { lang: "zh", class: "diff optimized" }, output)));
+}
+
+// Words (a Chinese character counts as one) of `a` and `b` marked where they differ: the
+// longest common subsequence, what only `a` has struck out, what only `b` has marked new.
+function wordDiff(a, b) {
+  const split = (t) => t.match(/[\p{Script=Han}]|[\p{L}\p{N}_]+|\s+|[^\s\p{L}\p{N}_]/gu) || [];
+  const x = split(a), y = split(b);
+  if (x.length * y.length > 4e6) return [[a], [b]];  // too long to compare: shown as they are
+  const n = x.length, m = y.length;
+  const table = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) {
+    table[i][j] = x[i] === y[j] ? table[i + 1][j + 1] + 1 : Math.max(table[i + 1][j], table[i][j + 1]);
+  }
+  const left = [], right = [];
+  const run = (list, cls, text) => {
+    const last = list[list.length - 1];
+    if (last && typeof last !== "string" && last.className === cls) last.append(...visible(text));
+    else list.push(cls ? h(cls === "del" ? "del" : "ins", { class: cls }, text) : text);
+  };
+  let i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && x[i] === y[j]) { run(left, "", x[i]); run(right, "", y[j]); i++; j++; }
+    else if (j < m && (i === n || table[i][j + 1] >= table[i + 1][j])) { run(right, "ins", y[j]); j++; }
+    else { run(left, "del", x[i]); i++; }
+  }
+  return [left, right];
+}
+
+// Optimize one prompt now: the job's stages as they come, then the raw words beside the result.
+function optimizeCard() {
+  const raw = h("textarea", { id: "optimize-raw", "aria-label": "Prompt to optimize", lang: "zh", placeholder: "the prompt, as you would send it" });
+  const session = h("input", { id: "optimize-session", "aria-label": "Session (optional)", placeholder: "session id or prefix (optional)" });
+  const tier = h("select", { id: "optimize-tier", "aria-label": "Tier" }, ["basic", "advanced", "extreme"].map((t) => h("option", { value: t }, t)));
+  const progress = h("ol", { class: "progress", id: "optimize-progress", "aria-live": "polite" });
+  const result = h("div", { id: "optimize-result" });
+  const go = async (e) => {
+    const button = e.target;
+    if (!raw.value.trim()) { notify("Write the prompt to optimize first", true); return; }
+    button.disabled = true;
+    progress.replaceChildren();
+    result.replaceChildren();
+    try {
+      const body = { raw: raw.value, tier: tier.value };
+      if (session.value.trim()) body.session = session.value.trim();
+      const { response } = await api("POST", "/api/optimizer/optimize", body);
+      const job = await follow(response.headers.get("location"), progress);
+      const run = job.result;
+      if (run && run.raw !== undefined) {
+        fill(result, rawBeside(run),
+          run.fallback ? h("p", { class: "warn" }, `Raw words passed on: ${run.fallback}`) : null);
+      }
+      if (job.state !== "done") result.append(h("p", { class: "bad", role: "alert" }, `Failed: ${job.error}`));
+    } catch (err) {
+      result.append(h("p", { class: "bad", role: "alert" }, err.message));
+    }
+    button.disabled = false;
+  };
+  return h("section", { class: "card", "data-keep": "optimize" }, h("h3", {}, "Optimize a prompt"),
+    raw, h("div", { class: "row" }, session, tier,
+      h("button", { type: "button", class: "primary", id: "optimize-go", onclick: go }, "Optimize")),
+    progress, result);
+}
 
 // Tier, form, context and permission: the defaults, or one session's own (changed here).
 function settingsCard(defaults) {
@@ -918,6 +993,51 @@ function verdictEvidence(v) {
     rawJson(v));
 }
 
+// Judge one file now (a background job): its stages, then its verdict in words.
+function judgeCard() {
+  const path = h("input", { id: "judge-path", "aria-label": "File to judge", placeholder: "/absolute/path/to/page.html" });
+  const progress = h("ol", { class: "progress", id: "judge-progress", "aria-live": "polite" });
+  const result = h("div", { id: "judge-result" });
+  const go = async (e) => {
+    e.target.disabled = true;
+    progress.replaceChildren();
+    result.replaceChildren();
+    try {
+      const { response } = await api("POST", "/api/gate/run", { path: path.value });
+      const job = await follow(response.headers.get("location"), progress);
+      if (job.state === "done" && job.result) result.append(verdictEvidence(job.result));
+      else result.append(h("p", { class: "bad", role: "alert" }, `Failed: ${job.error}`));
+    } catch (err) { result.append(h("p", { class: "bad", role: "alert" }, err.message)); }
+    e.target.disabled = false;
+  };
+  return h("section", { class: "card", "data-keep": "judge" }, h("h3", {}, "Judge a file"),
+    h("div", { class: "row" }, path, h("button", { type: "button", class: "primary", id: "judge-go", onclick: go }, "Judge")),
+    progress, result);
+}
+
+// Whether a session's failed deliverables go back to its agent: on, off, or as config says.
+function reworkCard() {
+  const session = h("input", { id: "rework-session", "aria-label": "Session id or prefix", placeholder: "session id (or a unique prefix)" });
+  const shown = h("p", { id: "rework-state", "aria-live": "polite" });
+  const say = (r) => shown.replaceChildren(...visible(`${r.harness}:${r.session}: rework ${r.rework ? "on" : "off"} (${r.source === "config" ? "as config.toml [gate] says" : "this session's own choice"})`));
+  const ask = async (rework) => {
+    if (!session.value.trim()) { notify("Name a session first", true); return; }
+    try {
+      say(rework === undefined
+        ? await get(`/api/gate/rework?session=${encodeURIComponent(session.value.trim())}`)
+        : (await api("POST", "/api/gate/rework", { session: session.value.trim(), rework })).value);
+    } catch (err) { notify(err.message, true); }
+  };
+  return h("section", { class: "card", "data-keep": "rework" }, h("h3", {}, "Rework per session"),
+    h("p", { class: "muted" }, "When a deliverable fails the gate, the agent is told to fix it, unless rework is off for its session."),
+    h("div", { class: "row" }, session,
+      h("button", { type: "button", onclick: () => ask(undefined) }, "Show"),
+      h("button", { type: "button", "data-rework": "on", onclick: () => ask(true) }, "On"),
+      h("button", { type: "button", "data-rework": "off", onclick: () => ask(false) }, "Off"),
+      h("button", { type: "button", "data-rework": "config", onclick: () => ask(null) }, "As config says")),
+    shown);
+}
+
 // The record behind a plain-language summary, for whoever wants it.
 function rawJson(value) {
   return h("details", { class: "raw" }, h("summary", {}, "JSON"), h("pre", {}, JSON.stringify(value, null, 2)));
@@ -972,6 +1092,8 @@ VIEWS.gate = async (main) => {
           h("td", {}, v.screenshot ? h("button", { type: "button", class: "show-shot", "data-verdict": v.id, onclick: () => showShot(v) }, "Show") : "—"))))
         : h("p", {}, "No verdicts yet.")),
     shotBox,
+    judgeCard(),
+    reworkCard(),
     h("section", { class: "card", "data-keep": "capability" }, h("h3", {}, "Capability (probed channels per mode)"),
       h("div", { class: "row" }, harness, mode,
         h("button", { type: "button", onclick: () => loadCapability(false) }, "Show cached"),
@@ -979,6 +1101,17 @@ VIEWS.gate = async (main) => {
       capBox),
   );
 };
+
+const OPEN_STATES = new Set(["PREPARING", "PENDING", "TARGET_STARTED", "VERIFIED"]);
+
+async function cancelHandoff(txn) {
+  if (!window.confirm(`Cancel handoff #${txn}? The source session stays as it is.`)) return;
+  try {
+    await api("POST", "/api/graft/cancel", { txn, reason: "cancelled from the console" });
+    await refresh();
+    notify(`Handoff #${txn} cancelled`);
+  } catch (e) { notify(e.message, true); }
+}
 
 VIEWS.handoffs = async (main) => {
   const [panel, audit, recent] = await Promise.all([
@@ -990,7 +1123,8 @@ VIEWS.handoffs = async (main) => {
   const txnRow = (t) => h("tr", { "data-txn": t.id },
     h("td", {}, t.id), h("td", {}, t.state), h("td", {}, sessionLink(index, t.harness, t.sessionId)),
     h("td", {}, t.targetSessionId ? `${t.targetHarness}:${t.targetSessionId}` : t.targetHarness),
-    h("td", {}, t.attempts), h("td", { class: t.lastError ? "bad" : "" }, t.lastError ?? "—"), h("td", {}, when(t.updatedAt)));
+    h("td", {}, t.attempts), h("td", { class: t.lastError ? "bad" : "" }, t.lastError ?? "—"), h("td", {}, when(t.updatedAt)),
+    h("td", {}, OPEN_STATES.has(t.state) ? h("button", { type: "button", class: "cancel-handoff", "data-txn": t.id, onclick: () => cancelHandoff(t.id) }, "Cancel") : "—"));
   const byId = new Map(parts.filter(Boolean).flatMap((p) => p.handoffs).map((t) => [t.id, t]));
   const handoffs = [...byId.values()].sort((a, b) => b.id - a.id);
   fill(main,
@@ -1009,12 +1143,12 @@ VIEWS.handoffs = async (main) => {
           h("td", { class: "retired" }, p.retirement ? p.retirement.pointer : "—"));
       }))),
     card("Handoffs being carried out (preparing, target started, verified)",
-      panel.transactions.length ? table(["id", "state", "from", "to", "attempts", "last error", "updated"], panel.transactions.map(txnRow))
+      panel.transactions.length ? table(["id", "state", "from", "to", "attempts", "last error", "updated", ""], panel.transactions.map(txnRow))
         : h("p", {}, "None."),
       panel.pending.length ? h("p", {}, `${panel.pending.length} pending ignitions: `,
         panel.pending.map((p) => `#${p.txnId} ${p.targetHarness} in ${p.cwd}`).join("; ")) : null),
     card("Handoffs of recent sessions",
-      handoffs.length ? table(["id", "state", "from", "to", "attempts", "last error", "updated"],
+      handoffs.length ? table(["id", "state", "from", "to", "attempts", "last error", "updated", ""],
         handoffs.map(txnRow), { id: "handoffs" }) : h("p", {}, "None.")),
     card(`Audit trail (latest ${audit.records.length}${audit.more ? `, ${audit.more} older` : ""})`,
       audit.records.length ? table(["when", "kind", "session", "handoff", "detail"], audit.records.slice().reverse().map((r) => h("tr", {},
@@ -1032,11 +1166,12 @@ VIEWS.sessions = async (main, params) => {
   fill(main,
     h("h2", {}, "Sessions"),
     h("div", { class: "row" }, pick, h("span", { class: "muted" }, `${data.sessions.length} shown, most recent first`)),
-    data.sessions.length ? table(["session", "harness", "human", "tools", "last activity"],
+    data.sessions.length ? table(["first request", "project · last activity", "harness", "human", "tools"],
       data.sessions.map((s) => h("tr", { "data-session": s.id },
-        h("td", { class: "name" }, h("a", { href: sessionHref(s.harness, s.id), lang: "zh" }, sessionName(s))),
-        h("td", {}, s.harness), h("td", {}, s.humanMessages), h("td", {}, s.toolCalls),
-        h("td", {}, when(s.lastTime)))), { id: "sessions" })
+        h("td", { lang: "zh", class: "name" }, s.title || "(no request yet)"),
+        h("td", {}, h("a", { href: sessionHref(s.harness, s.id), class: "open-session" }, sessionPlace(s), " · ", when(s.lastTime).slice(0, 16)),
+          " ", h("code", { class: "session-id muted" }, `${s.harness}:${s.id}`)),
+        h("td", {}, s.harness), h("td", {}, s.humanMessages), h("td", {}, s.toolCalls))), { id: "sessions" })
       : h("p", {}, "No sessions yet."),
   );
 };
