@@ -12,11 +12,12 @@ anything larger is decoded in chunks and stopped at the limit.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
-
-import zstandard
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import Invalid
+
+if TYPE_CHECKING:
+    import zstandard
 
 MAGIC = b"\x28\xb5\x2f\xfd"  # 0xFD2FB528, little-endian
 _SKIPPABLE_LOW, _SKIPPABLE_HIGH = 0x184D2A50, 0x184D2A5F
@@ -156,10 +157,23 @@ class FrameDecoder:
         max_output: int = DEFAULT_MAX_FRAME_OUTPUT,
     ) -> None:
         self.max_output = max_output
-        self._dctx = zstandard.ZstdDecompressor(max_window_size=max_window)
+        self.max_window = max_window
+        self._made: zstandard.ZstdDecompressor | None = None
+
+    @property
+    def _dctx(self) -> zstandard.ZstdDecompressor:
+        """The decompressor, made (and zstandard imported) at the first frame: reading a plain
+        log, as the hooks do on every tool call, never needs it."""
+        if self._made is None:
+            import zstandard
+
+            self._made = zstandard.ZstdDecompressor(max_window_size=self.max_window)
+        return self._made
 
     def decode(self, data: bytes, frame: Frame) -> bytes:
         """The plaintext of one complete frame, `data` being exactly its bytes."""
+        import zstandard  # at the first frame only (see `_dctx`)
+
         if frame.content_size is not None and frame.content_size > self.max_output:
             raise FrameTooLarge(
                 f"zstd frame at byte {frame.start} declares {frame.content_size} bytes of "
@@ -178,6 +192,8 @@ class FrameDecoder:
         return self._decode_chunked(data, frame)
 
     def _decode_chunked(self, data: bytes, frame: Frame) -> bytes:
+        import zstandard
+
         chunks: list[bytes] = []
         total = 0
         try:
