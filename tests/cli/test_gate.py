@@ -1,0 +1,50 @@
+"""`dshkit gate`: FILE judged as before (`gate check FILE` spelled out too), and a session's
+rework switch shown, set and refused for a session nobody knows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from ..support.cli import run_dshkit
+from ..support.paths import PAGES
+
+
+@pytest.mark.browser
+def test_gate_file_is_still_the_judging_command(tmp_path: Path) -> None:
+    page = str(PAGES / "tank.html")
+    for args in (
+        ("gate", page),
+        ("gate", "--budget", "2", "--json", page),
+        ("gate", "check", page),
+    ):
+        done = run_dshkit(*args, "--budget", "2", home=tmp_path, check=False)
+        assert done.returncode == 1, done.stderr  # not ok
+        assert "blank-canvas-0" in done.stdout
+    quiet = run_dshkit(
+        "gate", "check", "--quiet", page, "--budget", "2", home=tmp_path, check=False
+    )
+    assert quiet.returncode == 1 and quiet.stdout == ""
+
+
+def test_rework_is_shown_and_switched_per_session(tmp_path: Path) -> None:
+    def rework(*args: str) -> dict[str, object]:
+        done = run_dshkit("gate", "rework", "--json", *args, home=tmp_path)
+        return dict(orjson.loads(done.stdout))
+
+    named = ("--session", "s1", "--harness", "codex")
+    assert rework(*named) == {
+        "harness": "codex",
+        "session": "s1",
+        "rework": True,
+        "source": "config",
+    }
+    assert rework(*named, "off")["rework"] is False
+    assert rework("--session", "s1")["source"] == "session"  # known now: the id alone is enough
+    assert rework(*named, "config")["source"] == "config"
+    missing = run_dshkit("gate", "rework", "--session", "nobody", "off", home=tmp_path, check=False)
+    assert missing.returncode == 2 and "nobody" in missing.stderr
+    bad = run_dshkit("gate", "rework", *named, "maybe", home=tmp_path, check=False)
+    assert bad.returncode == 2
