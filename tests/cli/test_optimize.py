@@ -179,3 +179,17 @@ def test_a_prefix_a_harness_uses_is_refused_in_the_config(tmp_path: Path, fake: 
     (state / "config.toml").write_text('[optimizer]\nskip_prefix = "!"\n')
     done = dshkit(tmp_path, fake, "optimize", "settings")
     assert done.returncode != 0 and "[optimizer] skip_prefix = '!'" in done.stderr
+
+
+def test_skipping_what_needs_no_model_is_a_setting_of_a_project(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    project = tmp_path / "work"
+    project.mkdir()
+    done = dshkit(
+        tmp_path, fake, "optimize", "settings", "--project", str(project), "--no-skip-trivial",
+        "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    shown = orjson.loads(done.stdout)
+    assert shown["skipTrivial"] is False and shown["skipPrefix"] == "》"

@@ -133,6 +133,11 @@ def _progress() -> Callable[[str, str], None]:
 )
 @_choices
 @click.option("--permission", type=click.Choice(["auto", "review"]), default=None)
+@click.option(
+    "--skip-trivial/--no-skip-trivial",
+    default=None,
+    help="Pass a bare continuation (继续, ok) or a harness command without a model call.",
+)
 @state_dir_option
 @json_option
 def settings_command(
@@ -144,6 +149,7 @@ def settings_command(
     turns: int | None,
     full: bool | None,
     permission: str | None,
+    skip_trivial: bool | None,
     state_dir: str | None,
     as_json: bool,
 ) -> None:
@@ -153,7 +159,14 @@ def settings_command(
     The defaults live in <state dir>/config.toml, section [optimizer]; a project's settings
     go over them, and a session's own over its project's.
     """
-    given = {"tier": tier, "form": form, "turns": turns, "full": full, "permission": permission}
+    given = {
+        "tier": tier,
+        "form": form,
+        "turns": turns,
+        "full": full,
+        "permission": permission,
+        "skip_trivial": skip_trivial,
+    }
     # Only the options given change: one left out keeps what the session or project chose.
     changes = {name: value for name, value in given.items() if value is not None}
     if session_id and project:
