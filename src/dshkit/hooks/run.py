@@ -5,8 +5,8 @@ or a tool event whose handlers all look at other tools (the tool's name is found
 payload, without a JSON parser), or one whose handlers all say from the raw payload that
 they have nothing to say (`Entry.quiet`), only drains stdin and exits, at about a bare
 interpreter's cost. The agent must never be broken by dshkit: a bad payload, a failing or
-slow handler, anything at all gives a well-formed "no opinion" (nothing printed, exit 0) and a line in
-`<state dir>/hooks.log`. Extra handlers may be named in `DSHKIT_HOOK_HANDLERS` (see
+slow handler, anything at all gives a well-formed "no opinion" (nothing printed, exit 0) and
+a line in `<state dir>/hooks.log`. Extra handlers may be named in `DSHKIT_HOOK_HANDLERS` (see
 `hookspec.extra_entries`), after the built-in ones.
 
 The payload is read within `hookspec.PAYLOAD_READ_S`: a stdin that is never closed must not
