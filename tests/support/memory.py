@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
+
 from dshkit.sessions import Scanner, Source
 from dshkit.store import Store
 
@@ -117,3 +119,77 @@ BENIGN = [
     "错误：无法连接到数据库，请检查密码配置",
     "按照上面的规则格式化代码",
 ]
+
+
+def claude_fix_session(projects: Path, session_id: str, cwd: Path, error: str) -> None:
+    """A Claude Code transcript: a Bash test run fails (is_error), an Edit, the run passes."""
+    lines: list[dict[str, object]] = []
+    base = {"sessionId": session_id, "cwd": str(cwd), "version": "2.1.197"}
+
+    def put(kind: str, message: dict[str, object], n: int) -> None:
+        stamp = f"2026-11-30T04:{n:02d}:00.000Z"
+        lines.append(
+            {**base, "type": kind, "message": message, "uuid": f"u{n}", "timestamp": stamp}
+        )
+
+    def use(n: int, name: str, tool_input: dict[str, object]) -> None:
+        block = {"type": "tool_use", "id": f"t{n}", "name": name, "input": tool_input}
+        put("assistant", {"id": f"m{n}", "role": "assistant", "content": [block]}, n)
+
+    def done(n: int, text: str, failed: bool = False) -> None:
+        block: dict[str, object] = {"type": "tool_result", "tool_use_id": f"t{n}", "content": text}
+        if failed:
+            block["is_error"] = True
+        put("user", {"role": "user", "content": [block]}, n + 1)
+
+    put("user", {"role": "user", "content": "修复解析的测试"}, 0)
+    use(1, "Bash", {"command": "pytest -q tests/test_app.py"})
+    done(1, error, failed=True)
+    use(3, "Edit", {"file_path": str(cwd / "src/app.py"), "old_string": "a", "new_string": "b"})
+    done(3, "The file was updated.")
+    use(5, "Bash", {"command": "pytest -q tests/test_app.py"})
+    done(5, PASSED_TEST)
+    project = projects / str(cwd).replace("/", "-")
+    project.mkdir(parents=True, exist_ok=True)
+    with open(project / f"{session_id}.jsonl", "wb") as out:
+        out.write(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+
+
+def codex_fix_session(sessions: Path, session_id: str, cwd: Path, error: str) -> None:
+    """A Codex rollout: exec_command fails (its exit code in the output), a patch, it passes."""
+    records: list[dict[str, object]] = []
+
+    def put(kind: str, payload: dict[str, object]) -> None:
+        n = len(records)
+        stamp = f"2026-11-30T05:{n:02d}:00.000Z"
+        records.append({"timestamp": stamp, "ordinal": n, "type": kind, "payload": payload})
+
+    put("session_meta", {"id": session_id, "session_id": session_id, "cwd": str(cwd),
+                         "timestamp": "2026-11-30T05:00:00.000Z", "originator": "codex_cli_rs",
+                         "cli_version": "0.64.0", "source": "cli"})  # fmt: skip
+    said = [{"type": "input_text", "text": "修复解析的测试"}]
+    put("response_item", {"type": "message", "role": "user", "content": said})
+    for n, (output, command) in enumerate(
+        (
+            (f"Process exited with code 1\nOutput:\n{error}", "pytest -q tests/test_app.py"),
+            ("Success.", None),
+            (f"Process exited with code 0\nOutput:\n{PASSED_TEST}", "pytest -q tests/test_app.py"),
+        )
+    ):
+        call_id = f"call_{n}"
+        if command is None:
+            patch = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-a\n+b\n*** End Patch"
+            put("response_item", {"type": "custom_tool_call", "call_id": call_id,
+                                  "name": "apply_patch", "input": patch})  # fmt: skip
+            put("response_item", {"type": "custom_tool_call_output", "call_id": call_id,
+                                  "output": output})  # fmt: skip
+            continue
+        arguments = orjson.dumps({"cmd": command, "workdir": str(cwd)}).decode()
+        put("response_item", {"type": "function_call", "name": "exec_command",
+                              "arguments": arguments, "call_id": call_id})  # fmt: skip
+        put("response_item", {"type": "function_call_output", "call_id": call_id,
+                              "output": output})  # fmt: skip
+    day = sessions / "2026" / "11" / "30"
+    day.mkdir(parents=True, exist_ok=True)
+    with open(day / f"rollout-2026-11-30T05-00-00-{session_id}.jsonl", "wb") as out:
+        out.write(b"".join(orjson.dumps(r) + b"\n" for r in records))

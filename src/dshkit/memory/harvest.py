@@ -57,6 +57,10 @@ _TESTS_PASSED = (
 _TESTS_FAILED = re.compile(
     r"\b[1-9]\d* (?:failed|failing|errors?)\b|^# fail [1-9]|test result: FAILED", re.M
 )
+# A command's exit status as Codex reports it in the output (the result is not marked failed).
+_EXIT_STATUS = re.compile(
+    r"^Process exited with code [1-9]\d*\s*$|\"exit_code\":\s*[1-9]|^Exit code: [1-9]", re.M
+)
 _TEST_COMMAND = re.compile(
     r"(?:^|[\s;&|/])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest)\b|"
     r"\b(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test\b|\b(?:cargo|go|mix|dotnet|deno)\s+test\b|"
@@ -88,6 +92,26 @@ def clip(text: str, limit: int) -> str:
 
 def first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+# Lines a harness wraps a command's output in (Codex): never the error worth quoting.
+_WRAPPER = re.compile(
+    r"^(?:Process exited with code -?\d+|Exit code: -?\d+|Wall time: .*|Output:|Chunk ID: .*|"
+    r"Original token count: .*)$"
+)
+_ERRORISH = re.compile(
+    r"error|exception|failed|failure|traceback|not found|no such|denied|invalid|cannot|"
+    r"错误|失败|异常|找不到|不存在",
+    re.IGNORECASE,
+)
+
+
+def error_line(text: str, limit: int = 20_000) -> str:
+    """The line of a failed call's output that says what went wrong: the first that reads like
+    an error, else the first that is not the harness's wrapper."""
+    lines = [line.strip() for line in text[:limit].splitlines()]
+    lines = [line for line in lines if line and not _WRAPPER.match(line)]
+    return next((line for line in lines if _ERRORISH.search(line)), lines[0] if lines else "")
 
 
 class _Call:
@@ -202,7 +226,8 @@ class Harvester:
     def _result(self, call: _Call, event: Event, seq: int) -> None:
         output = message_text(event)
         failed = is_failed_result(event) or (
-            call.command is not None and bool(_TESTS_FAILED.search(output))
+            call.command is not None
+            and bool(_TESTS_FAILED.search(output) or _EXIT_STATUS.search(output[:2_000]))
         )
         when = int(event.get("time") or self.last_time or 0)
         if failed:
@@ -236,7 +261,7 @@ class Harvester:
         what = failed.command or f"{failed.name} {', '.join(failed.paths)}".strip()
         fix = call.command or f"{call.name} {', '.join(call.paths)}".strip()
         edits = f"修改了 {', '.join(found.edits)} 之后，" if found.edits else "之后"
-        line = first_line(found.error) or "（无输出）"
+        line = error_line(found.error) or "（无输出）"
         text = (
             f"`{clip(what, 160)}` 曾失败：{clip(line, ERROR_CHARS)}。"
             f"{edits}`{clip(fix, 160)}` 成功（seq {seq}）。"
