@@ -310,3 +310,13 @@ def test_without_an_announcement_in_the_open_turn_the_last_answer_before_it_coun
     log.prompt("好的")
     found = state(log.events)
     assert [item.seq for item in found.todo] == [said]
+
+
+def test_host_noise_in_a_path_written_twice_is_counted_once() -> None:
+    log = Turns(records(V4_LOG))
+    log.prompt("写文档")
+    log.write("/tmp/build-cache/out.md")
+    log.write("/tmp/build-cache/out.md")
+    found = state(log.events)
+    assert len(found.artifacts) == 1
+    assert found.slimming.noise_paragraphs + found.slimming.noise_tokens == 1

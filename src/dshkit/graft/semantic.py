@@ -177,6 +177,7 @@ class Extraction:
         self.cwd = cwd
         self.slimming = Slimming()
         self.carried_prose = 0  # characters of the model's prose moved to the to-do column
+        self._paths: dict[str, str] = {}  # a written path as the board shows it, stripped once
 
     def text(self, raw: str, limit: int = ITEM_CHARS, seq: int | None = None) -> str:
         """Text from the log, fit for the board: host noise stripped, whitespace folded to
@@ -321,7 +322,14 @@ class Extraction:
             patch = arguments.get("input") or arguments.get("patch")
             if not paths and isinstance(patch, str):
                 paths = _PATCHED_FILE.findall(patch)
-        return [self.text(path.strip()) for path in paths]
+        return [self._path(path.strip()) for path in paths]
+
+    def _path(self, raw: str) -> str:
+        """A written path fit for the board; its host noise is counted once however often
+        the path was written (the board lists it once)."""
+        if raw not in self._paths:
+            self._paths[raw] = self.text(raw)
+        return self._paths[raw]
 
     # -- the open turn and the plan ---------------------------------------------------------
 
