@@ -155,3 +155,33 @@ def test_the_real_codex_sandbox_refuses_the_screenshot_in_workspace_write(
     assert restricted[SCREENSHOT]["ok"] is False, restricted[SCREENSHOT]
     assert "Operation not permitted" in restricted[SCREENSHOT]["reason"]
     assert full[SCREENSHOT]["ok"] is True, full[SCREENSHOT]
+
+
+def test_the_codex_running_the_hook_is_found_without_codex_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An npm install of Codex: the native binary in vendor/<target>/bin, its hooks' PATH
+    # starting with vendor/<target>/codex-path (which holds only rg), the package named.
+    vendor = tmp_path / "node_modules" / "@openai" / "codex-linux-x64" / "vendor" / "x86_64"
+    (vendor / "codex-path").mkdir(parents=True)
+    (vendor / "bin").mkdir()
+    native = vendor / "bin" / "codex"
+    native.write_text(FAKE_CODEX)
+    native.chmod(0o755)
+    monkeypatch.delenv("CODEX_BIN", raising=False)
+    monkeypatch.setenv("PATH", f"{vendor / 'codex-path'}:/usr/bin:/bin")
+    facts = Facts("codex", sandbox="read-only")
+    assert sandbox_runner(facts, "/p")[0] == [
+        str(native),
+        "sandbox",
+        "-c",
+        'sandbox_mode="read-only"',
+        "--",
+    ]
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert sandbox_runner(facts, "/p") == (None, "")  # no Codex to be found: not entered
+    package = tmp_path / "node_modules" / "@openai" / "codex"
+    package.mkdir()
+    monkeypatch.setenv("CODEX_MANAGED_PACKAGE_ROOT", str(package))
+    prefix = sandbox_runner(facts, "/p")[0]
+    assert prefix is not None and Path(prefix[0]).resolve() == native.resolve()

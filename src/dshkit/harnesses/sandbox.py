@@ -108,8 +108,30 @@ def _codex_modes(payload: Mapping[str, Any], errors: list[str]) -> dict[str, str
     return {}
 
 
+def _codex_program() -> str | None:
+    """The Codex CLI: `$CODEX_BIN`, `codex` on PATH, else the binary of the Codex that runs
+    this hook (an npm install puts its `codex-path` directory, beside the native binary's
+    `bin`, first on its hooks' PATH and names its package in CODEX_MANAGED_PACKAGE_ROOT)."""
+    found = os.environ.get("CODEX_BIN") or shutil.which("codex")
+    if found:
+        return found
+    places = [
+        os.path.join(os.path.dirname(entry.rstrip("/")), "bin", "codex")
+        for entry in os.environ.get("PATH", "").split(os.pathsep)
+        if os.path.basename(entry.rstrip("/")) == "codex-path"
+    ]
+    root = os.environ.get("CODEX_MANAGED_PACKAGE_ROOT")
+    if root:
+        import glob
+
+        places += sorted(
+            glob.glob(os.path.join(root, "..", "codex-*", "vendor", "*", "bin", "codex"))
+        )
+    return next((p for p in places if os.path.isfile(p) and os.access(p, os.X_OK)), None)
+
+
 def _codex_runner(mode: str, cwd: str) -> list[str] | None:
-    program = os.environ.get("CODEX_BIN") or shutil.which("codex")
+    program = _codex_program()
     if not program or not mode or mode == "unknown":
         return None
     # (`-C DIR` would need a named permission profile too: the program runs where it is run)
