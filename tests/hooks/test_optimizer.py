@@ -210,3 +210,25 @@ def test_an_unknown_session_gets_no_tools_and_no_facts(tmp_path: Path, fake: Fak
     assert "tools" not in request.body  # nothing to read: no session, no directory of its own
     material = request.body["messages"][1]["content"]
     assert "read / glob / grep" not in material and "不写任何事实" in material
+
+
+def test_a_refined_instruction_pasted_back_is_that_runs_to_mark(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    env = configure(tmp_path, fake, tier="basic", permission="review")
+    fake.replies.append(Reply(deltas=[REFINED]))
+    held, _ = hook(tmp_path, "UserPromptSubmit", prompt("把按钮改蓝"), **env)
+    assert held["decision"] == "block"
+    pasted = "》" + REFINED.replace("\n", "\n  ")  # a paste may change the whitespace
+    assert hook(tmp_path, "UserPromptSubmit", prompt(pasted), **env)[0] == {}
+    first, second = runs(tmp_path)
+    # Not the raw words: the tier's text reached the agent.
+    assert first.passed is None and second.passed == "refined-sent"
+    hook(tmp_path, "UserPromptSubmit", prompt("》ok"), **env)
+    assert [r.outcome for r in runs(tmp_path)] == ["ok", None]
+    stats = OptimizerService(tmp_path / ".dsh" / "dshkit").runs(1).rates
+    assert stats["basic"]["ok"] == 1 and "off" not in stats
+    # Their own words instead, with the prefix: the raw words, and what a mark judges.
+    hook(tmp_path, "UserPromptSubmit", prompt("》按钮改蓝就行"), **env)
+    hook(tmp_path, "UserPromptSubmit", prompt("》rework"), **env)
+    assert runs(tmp_path)[-1].outcome == "rework" and runs(tmp_path)[-1].passed == "skip-prefix"

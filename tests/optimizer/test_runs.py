@@ -108,3 +108,10 @@ def test_the_last_markable_run_skips_continuations_and_other_sessions(store: Sto
     assert last_markable(store, "claude", "s").id == first.id
     prefixed = run(store, "basic", "》原话", passed="skip-prefix")
     assert last_markable(store, "claude", "s").id == prefixed.id
+
+
+def test_a_pasted_back_refined_instruction_is_neither_rated_nor_marked(store: Store) -> None:
+    first = run(store, "basic", SHORT)
+    run(store, "basic", "》" + SHORT, passed="refined-sent")
+    assert last_markable(store, "claude", "s").id == first.id
+    assert success_rates(store)["basic"]["runs"] == 1

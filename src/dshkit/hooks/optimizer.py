@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from ..errors import NotFound
-from ..optimizer import PASSED_PREFIX, OptimizerService
+from ..optimizer import OptimizerService
 from ..sessions import Refresh, default_sources
 from .protocol import STORE_BUSY_TIMEOUT_S, HookInput
 
@@ -53,9 +53,8 @@ def on_prompt(hook: HookInput) -> dict[str, Any] | None:
         told = prompt[len(prefix) :].strip().lower()
         if told in MARKS:
             return _mark(service, key, MARKS[told], prefix)
-        service.record_passed(
-            prompt, settings, PASSED_PREFIX, typed_in=key, cwd=cwd, started=started
-        )
+        sent = service.prefixed(prompt[len(prefix) :], key)
+        service.record_passed(prompt, settings, sent, typed_in=key, cwd=cwd, started=started)
         return None
     why = service.passes(prompt, settings, harness)
     if why is not None:

@@ -27,8 +27,11 @@ PASSED_OFF = "off"  # the tier is off
 PASSED_PREFIX = "skip-prefix"  # the person asked for their own words
 PASSED_CONTINUATION = "continuation"  # a bare continuation (继续, ok): nothing to refine
 PASSED_COMMAND = "command"  # a command to the harness itself (a slash command)
+# The refined instruction of the session's last run, pasted back with the prefix (review):
+# that run's words reach the agent now, and that run is what a mark judges.
+PASSED_REFINED = "refined-sent"
 # Not a request to refine: kept (the cost shown), never counted in a rate.
-NOT_COMPARABLE = (PASSED_CONTINUATION, PASSED_COMMAND)
+NOT_COMPARABLE = (PASSED_CONTINUATION, PASSED_COMMAND, PASSED_REFINED)
 # The length classes prompts are compared within (characters of the raw words, at most).
 LENGTH_CLASSES = ((12, "short"), (40, "medium"), (None, "long"))
 
@@ -240,12 +243,24 @@ def _storable(run_id: int) -> bool:
     return 1 <= run_id <= SQLITE_INT_MAX
 
 
+def is_last_refined(store: Store, harness: str, session_id: str, text: str) -> bool:
+    """Whether `text` is the refined instruction of the session's newest run that refined
+    one (whitespace aside: a paste may change it)."""
+    row = store.db.execute(
+        "SELECT output FROM optimizer_runs WHERE harness = ? AND session_id = ? "
+        "AND fallback IS NULL AND json_extract(record, '$.passed') IS NULL AND tier != 'off' "
+        "ORDER BY id DESC LIMIT 1",
+        (harness, session_id),
+    ).fetchone()
+    return row is not None and row[0].split() == text.split()
+
+
 def last_markable(store: Store, harness: str, session_id: str) -> Run:
     """The session's newest run a person can judge: not a continuation or a harness command
     (those carry on the work of the run before them). RunNotFound(0) when there is none."""
     rows = store.db.execute(
         f"SELECT {_COLUMNS} FROM optimizer_runs WHERE harness = ? AND session_id = ? "
-        "AND coalesce(json_extract(record, '$.passed'), '') NOT IN (?, ?) "
+        "AND coalesce(json_extract(record, '$.passed'), '') NOT IN (?, ?, ?) "
         "ORDER BY id DESC LIMIT 1",
         (harness, session_id, *NOT_COMPARABLE),
     ).fetchall()

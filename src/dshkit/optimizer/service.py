@@ -26,9 +26,12 @@ from ..store import LeaseBusy, Store
 from .runs import (
     OUTCOMES,
     PASSED_OFF,
+    PASSED_PREFIX,
+    PASSED_REFINED,
     Run,
     RunList,
     get_run,
+    is_last_refined,
     last_markable,
     list_runs,
     record_outcome,
@@ -242,6 +245,16 @@ class OptimizerService:
                 cwd=cwd,
                 started=started,
             )
+
+    def prefixed(self, body: str, typed_in: SessionKey | None) -> str:
+        """Why a prompt sent with dshkit's prefix passes (runs.PASSED_*): the refined
+        instruction of the session's last run pasted back (review), or the person's own
+        words (`body`: the prompt without the prefix)."""
+        if typed_in is not None:
+            with self._open() as store:
+                if is_last_refined(store, *typed_in, body):
+                    return PASSED_REFINED
+        return PASSED_PREFIX
 
     def mark_last(self, typed_in: SessionKey, outcome: str) -> Run:
         """Mark the newest run of the session the person typed in (`typed_in`, as its
