@@ -664,9 +664,10 @@ def detect(payload: Mapping[str, Any], env: Mapping[str, str]) -> str:
     """
     transcript = str(payload.get("transcript_path") or "")
     name = os.path.basename(transcript)
-    if _DSH.log_name.match(name):
+    # The patterns' fixed starts first: compiling one loads `re` (milliseconds a tool call).
+    if name.startswith("session") and _DSH.log_name.match(name):
         return _DSH.name
-    if _CODEX.log_name.match(name) or "turn_id" in payload:
+    if "turn_id" in payload or (name.startswith("rollout-") and _CODEX.log_name.match(name)):
         return _CODEX.name
     if env.get("CLAUDECODE") == "1" or "/.claude/projects/" in transcript:
         return _CLAUDE.name

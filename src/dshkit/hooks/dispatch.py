@@ -1,21 +1,22 @@
 """Running an event's handlers: each within its own budget, then the answer, then commits.
 
 Reached only when some handler may want the call (see `hooks.run`). A handler that fails or
-overruns its budget is logged and gives no opinion; the results other handlers produced
-before or after it are kept. All of them together stay within the hook timeout written into
+overruns its budget is logged and gives no opinion (one that fails closed, the command guard,
+answers as for a call it could not read); the results other handlers produced before or after
+it are kept. All of them together stay within the hook timeout written into
 the harness's settings. A result's `commit` runs only once the answer carrying it was
 written to the harness, so a side effect (a session marked as injected) never claims what
 the agent did not get.
 
-A command policy runs here on every shell command: beyond `json` and `signal`, nothing is
-imported (no pathlib, typing or contextlib) until a handler or the log needs it.
+A command policy runs here on every shell command: nothing is imported (no `json`: protocol.py
+reads the payload and writes the answer; no `signal`, whose enums cost more than the guard, but
+its core `_signal`; no pathlib, typing or contextlib) until a handler or the log needs it.
 """
 
 from __future__ import annotations
 
+import _signal as signal  # the `signal` module's own core, without its enums (`enum`)
 import importlib
-import json
-import signal
 import sys
 import time
 
@@ -28,7 +29,7 @@ from ..hookspec import (
     Entry,
 )
 from .log import log
-from .protocol import HookInput, answer
+from .protocol import HookInput, answer, dumps, loads
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -168,7 +169,7 @@ def _unjudged(entry: Entry, hook: HookInput, why: str) -> Result | None:
 def _write(directory: str | None, event: str, output: dict[str, Any]) -> bool:
     """Write the answer to the harness; False (and a line in the log) when that failed."""
     try:
-        sys.stdout.buffer.write(json.dumps(output, ensure_ascii=False).encode())
+        sys.stdout.buffer.write(dumps(output))
         sys.stdout.flush()
     except BaseException as exc:
         message = f"answer not delivered ({type(exc).__name__}: {exc}); nothing recorded"
@@ -180,7 +181,7 @@ def _write(directory: str | None, event: str, output: dict[str, Any]) -> bool:
 def _hook(event: str, raw: bytes, env: Mapping[str, str], directory: str | None) -> HookInput:
     if len(raw) > MAX_PAYLOAD_BYTES:
         raise ValueError(f"payload over {MAX_PAYLOAD_BYTES} bytes")
-    payload = json.loads(raw or b"{}")
+    payload = loads(raw or b"{}")
     if not isinstance(payload, dict):
         raise ValueError("payload is not a JSON object")
     return HookInput(event, payload, detect_harness(payload, env), directory, env)

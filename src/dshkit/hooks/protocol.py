@@ -28,6 +28,78 @@ STORE_BUSY_TIMEOUT_S = 1.0
 _STRICTNESS = {"allow": 1, "ask": 2, "deny": 3}  # an unknown decision ranks below allow
 
 
+def loads(raw: bytes) -> Any:
+    """A payload's JSON, read with the interpreter's own C scanner (`_json`): the `json`
+    package would import `re` and `enum` first, a good part of a shell command's cost.
+    ValueError (json's JSONDecodeError among them) when it is not one JSON value."""
+    import _json  # a built-in module: no import cost
+
+    text = raw.decode("utf-8")
+    scan = _json.make_scanner(_Context)  # type: ignore[arg-type]  # (it reads attributes)
+    start = _skip_blanks(text, 0)
+    try:
+        value, end = scan(text, start)
+    except StopIteration as exc:
+        raise ValueError(f"not JSON at character {exc.value}") from None
+    if _skip_blanks(text, end) != len(text):
+        raise ValueError(f"extra data after the JSON value at character {end}")
+    return value
+
+
+def dumps(value: Any) -> bytes:
+    """`value` (dicts, lists, strings, numbers, booleans, None) as `json.dumps` writes it with
+    `ensure_ascii=False`, without importing `json`."""
+    from _json import encode_basestring
+
+    parts: list[str] = []
+
+    def write(item: Any) -> None:
+        if isinstance(item, str):
+            parts.append(encode_basestring(item))
+        elif item is None or isinstance(item, bool):
+            parts.append({None: "null", True: "true", False: "false"}[item])
+        elif isinstance(item, int | float):
+            parts.append(int.__repr__(item) if isinstance(item, int) else float.__repr__(item))
+        elif isinstance(item, dict):
+            parts.append("{")
+            for index, (key, inner) in enumerate(item.items()):
+                parts.append(", " if index else "")
+                parts.append(encode_basestring(str(key)) + ": ")
+                write(inner)
+            parts.append("}")
+        elif isinstance(item, list | tuple):
+            parts.append("[")
+            for index, inner in enumerate(item):
+                parts.append(", " if index else "")
+                write(inner)
+            parts.append("]")
+        else:
+            raise TypeError(f"{type(item).__name__} is not JSON")
+
+    write(value)
+    return "".join(parts).encode()
+
+
+class _Context:
+    """What `_json.make_scanner` reads: json.JSONDecoder's defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name: str) -> float:
+        return float(name.replace("Infinity", "inf"))  # NaN, Infinity, -Infinity
+
+
+def _skip_blanks(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\n\r":
+        at += 1
+    return at
+
+
 class HookInput:
     """One hook call: the event, its payload, the calling harness, dshkit's state dir."""
 
