@@ -7,9 +7,9 @@ Stop (the event when the agent is about to end its turn):
   (`<hook_prompt …>reason`), and the next Stop says `stop_hook_active: true` (run here
   against a fake Responses server).
 - DSH's Claude-Code bridge (dsh-hooks-claude-code 0.0.1-rc.5): a block steers the agent with
-  the reason for another step (`agent.steer`), but `stop_hook_active` is always false and
-  the bridge has no cap on consecutive blocks (its README and lib/index.js): the loop guard
-  must be the hook's own.
+  the reason for another step (`agent.steer`; run here on rc.8: the next request carried
+  it), but `stop_hook_active` is always false and the bridge has no cap on consecutive
+  blocks (its README and lib/index.js): the loop guard must be the hook's own.
 
 Running a program inside the session's sandbox:
 - Codex ships `codex sandbox [-c sandbox_mode="…"] -- COMMAND…` (0.171; run here:
