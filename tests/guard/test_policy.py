@@ -749,3 +749,37 @@ def test_everyday_bash_is_allowed_in_every_mode(command: str) -> None:
 def test_everyday_powershell_is_allowed_in_every_mode(command: str) -> None:
     found = classify(command, "pwsh", WIN_WORK, home=WIN_HOME)
     assert found.risk == SAFE and not found.global_search and not found.opaque, found
+
+
+# System commands that end the work in progress, and their harmless spellings.
+SYSTEM = [
+    ("shutdown -h now", DESTRUCTIVE),
+    ("sudo shutdown -r +1", DESTRUCTIVE),
+    ("shutdown -c", SAFE),  # cancels one
+    ("reboot", DESTRUCTIVE),
+    ("sudo poweroff", DESTRUCTIVE),
+    ("crontab -r", DESTRUCTIVE),
+    ("crontab -l", SAFE),
+    ("sudo iptables -F", DESTRUCTIVE),
+    ("iptables -L -n", SAFE),
+    ("nft flush ruleset", DESTRUCTIVE),
+    ("npm unpublish my-pkg --force", DESTRUCTIVE),
+    ("npm publish", SAFE),
+    ("kill -9 -1", DESTRUCTIVE),
+    ("kill -- -1", DESTRUCTIVE),
+    ("kill -1 4242", SAFE),  # SIGHUP to one process
+    ("kill 4242", SAFE),
+    ("cat scripts/setup.sh | bash", SAFE),  # a script of one's own, as `bash scripts/setup.sh`
+    ("cat deploy.sh | ssh host bash", UNKNOWN),  # run elsewhere, not read here
+]
+
+
+@pytest.mark.parametrize(("command", "risk"), SYSTEM)
+def test_system_commands(command: str, risk: str) -> None:
+    assert classify(command, "bash", WORK, home=HOME).risk == risk, command
+
+
+def test_powershell_shutdown() -> None:
+    for line in ("Stop-Computer -Force", "Restart-Computer", "shutdown /s /t 0"):
+        assert classify(line, "pwsh", WIN_WORK, home=WIN_HOME).risk == DESTRUCTIVE, line
+    assert classify("shutdown /a", "pwsh", WIN_WORK, home=WIN_HOME).risk == SAFE

@@ -136,13 +136,15 @@ def test_blocked_and_asked_commands_are_audited_once_delivered(tmp_path: Path, w
 def test_a_command_is_judged_without_pathlib_or_the_code_reader(tmp_path: Path) -> None:
     # Structural, not timed (bench/hook_latency.py measures): the guard on every shell
     # command reads no config it does not have through pathlib, loads ntpath only for a
-    # Windows workspace and its reader of inline code only for inline code.
+    # Windows workspace and its reader of inline code only for inline code; the payload is
+    # read without json (which loads re and enum) and budgets timed without signal's enums.
     probe = (
         "import sys; sys.argv = ['dshkit', 'hook', 'PreToolUse']\n"
         "from dshkit.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = {'pathlib', 'ntpath', 'dataclasses', 'typing', 'click', 'sqlite3',\n"
-        "         'dshkit.paths', 'dshkit.config', 'dshkit.guard.code'}\n"
+        "         'dshkit.paths', 'dshkit.config', 'dshkit.guard.code', 'dshkit.guard.rules',\n"
+        "         'json', 're', 'enum', 'signal'}\n"
         "print(sorted(heavy & set(sys.modules)))"
     )
     env = environment(tmp_path)

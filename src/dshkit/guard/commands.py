@@ -442,10 +442,50 @@ def _echo(findings: Findings, command: Command) -> Fed:
 
 
 def _cat(findings: Findings, command: Command) -> Fed:
-    """`cat <<EOF | psql`: with no file, cat pipes on what it is fed; a file's content is not
-    read here."""
+    """`cat <<EOF | psql`: with no file, cat pipes on what it is fed; with one, the file's
+    content, not read here (`cat x.sh | bash` runs a script of one's own, as `bash x.sh`)."""
     files = [w for w in command.args if w.text != "-" and not w.text.startswith("-")]
-    return command.fed if not files and command.fed is not None else OPAQUE
+    if not files:
+        return command.fed if command.fed is not None else OPAQUE
+    return [FromFile(files[0])] if len(files) == 1 and not files[0].dynamic else OPAQUE
+
+
+# System commands that end the work in progress or wipe what no undo brings back: the
+# arguments that make them so (None: any but those that only look or cancel), and what.
+_SYSTEM: dict[str, tuple[tuple[str, ...] | None, str]] = {
+    "shutdown": (None, "shuts the machine down or restarts it"),
+    "reboot": (None, "restarts the machine"),
+    "halt": (None, "stops the machine"),
+    "poweroff": (None, "powers the machine off"),
+    "stop-computer": (None, "shuts the machine down"),
+    "restart-computer": (None, "restarts the machine"),
+    "crontab": (("-r",), "deletes the user's crontab, keeping no copy"),
+    "iptables": (("-F", "--flush", "-X"), "flushes the firewall's rules"),
+    "ip6tables": (("-F", "--flush", "-X"), "flushes the firewall's rules"),
+    "nft": (("flush",), "flushes the firewall's rules"),
+    "npm": (("unpublish",), "unpublishes a package from the registry"),
+}
+_SYSTEM_HARMLESS = {"-c", "/a", "--help", "--version", "-k"}  # cancel, help, warn only
+
+
+def _system(findings: Findings, command: Command) -> Fed:
+    name, texts = command.name, [w.text for w in command.args]
+    wanted, what = _SYSTEM[name]
+    if wanted is None:
+        hit = not (_SYSTEM_HARMLESS & set(texts))
+    else:
+        hit = any(t in wanted for t in texts) or (name == "crontab" and "-ri" in texts)
+    if hit:
+        findings.flag(DESTRUCTIVE, f"{name} {what}")
+    return OPAQUE
+
+
+def _kill(findings: Findings, command: Command) -> Fed:
+    """`kill -9 -1`: every process the user may signal (the pid -1), their unsaved work too."""
+    texts = [w.text for w in command.args]
+    if len(texts) >= 2 and texts[-1] == "-1":
+        findings.flag(DESTRUCTIVE, "kill -1: signals every process the user may")
+    return OPAQUE
 
 
 # The tools of resources.py's tables (cloud, clusters, containers, databases): the module is
@@ -495,6 +535,8 @@ _SHARED_RULES: tuple[tuple[Iterable[str], Rule], ...] = (
     (("git",), _git),
     (("echo", "printf", "write-output"), _echo),
     (("cat",), _cat),
+    (_SYSTEM, _system),
+    (("kill",), _kill),
     (RESOURCE_TOOLS, _resources),
 )
 _BASH_RULES = dispatch_table((DELETE, _delete), (("mv",), _move), *_SHARED_RULES)

@@ -14,7 +14,7 @@ from .commands import from_file
 from .lexer import Word
 from .options import Syntax, parse
 from .paths import OUTSIDE, Places
-from .policy import DESTRUCTIVE
+from .policy import DESTRUCTIVE, UNKNOWN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -150,7 +150,11 @@ def _ssh(judge: Judge, command: Command) -> tuple[str | None, Fed]:
 
 def _runs(judge: Judge, command: Command, where: str, words: list[Word]) -> None:
     """A remote shell given `words` as its line, or reading the pipe when there are none."""
-    fed = command.fed if from_file(command.fed) is None else None  # a file: a script of one's own
+    fed = command.fed
+    script = from_file(fed)
+    if script is not None:  # `ssh host < deploy.sh`: a script of one's own, run where it is not
+        judge.flag(UNKNOWN, f"{where}: runs the script {script.path.shown} there, not read here")
+        fed = None
     if words:
         judged_there(judge, where, command, line=words, fed=fed)
     elif fed is not None:
