@@ -144,3 +144,16 @@ def test_the_harvest_of_a_long_session_is_bounded() -> None:
         tracemalloc.stop()
     assert drafts and len(drafts) <= 140
     assert peak < 8 << 20, f"peak {peak / 2**20:.1f} MiB"
+
+
+def test_the_lint_and_build_commands_that_worked_are_facts() -> None:
+    log = Log()
+    log.human("检查并构建")
+    for n, (command, failed) in enumerate(
+        (("ruff check src", True), ("ruff check src --fix", False), ("npm run build", False))
+    ):
+        log.call("bash", f"c{n}", {"command": command})
+        log.result(f"c{n}", 100, failed=failed, text="boom" if failed else "ok")
+    facts = {f.subject: f for f in harvest(log)[FACT]}
+    assert facts["command:lint"].text.startswith("本工作区的检查命令：`ruff check src --fix`")
+    assert facts["command:build"].detail == {"command": "npm run build"}

@@ -66,6 +66,25 @@ _TEST_COMMAND = re.compile(
     r"\b(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test\b|\b(?:cargo|go|mix|dotnet|deno)\s+test\b|"
     r"\bmake\s+(?:test|check)\b|\bpython3?\s+-m\s+(?:pytest|unittest)\b"
 )
+# Commands whose success is a fact about the workspace: how it is checked and built.
+_FACT_COMMANDS = (
+    (
+        "command:lint",
+        "检查命令",
+        re.compile(
+            r"(?:^|[\s;&|/])(?:ruff\s+check|ruff|flake8|pylint|mypy|pyright|eslint|tsc\s+--noEmit|"
+            r"golangci-lint|cargo\s+clippy|prettier\s+--check|black\s+--check)\b"
+        ),
+    ),
+    (
+        "command:build",
+        "构建命令",
+        re.compile(
+            r"\b(?:(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?build|cargo\s+build|go\s+build|"
+            r"make(?:\s+(?:build|all))?$|mvn\s+\S*package|gradle\w*\s+build|python3?\s+-m\s+build)\b"
+        ),
+    ),
+)
 _COMMIT = re.compile(r"^\[(?P<branch>[^\]\s]+)(?: \([^)]*\))? (?P<sha>[0-9a-f]{7,40})\]", re.M)
 _PUSH = re.compile(r"^\s*(?:\+\s*)?[0-9a-f]{7,40}\.\.+[0-9a-f]{7,40}\s+\S+\s+->\s+(\S+)", re.M)
 _REMEMBER = re.compile(
@@ -304,6 +323,18 @@ class Harvester:
                     valid_from=when,
                     subject="command:test",
                     detail={"command": command, "passed": int(passed[1])},
+                    scanned=(command,),
+                )
+        for subject, label, pattern in _FACT_COMMANDS:
+            if pattern.search(command) and not _TEST_COMMAND.search(command):
+                self.facts[subject] = Draft(
+                    FACT,
+                    f"本工作区的{label}：`{command}`（seq {seq} 时成功）",
+                    grade=TOOL,
+                    seq=seq,
+                    valid_from=when,
+                    subject=subject,
+                    detail={"command": command},
                     scanned=(command,),
                 )
         if proofs:
