@@ -46,8 +46,8 @@ docs: $(RUN_STAMP)
 
 # The static checks first: they take seconds, the installs below a minute or more.
 test: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/ruff format --check src tests bench scripts
 	$(BIN)/mypy
 	scripts/install-harnesses.sh
 	scripts/install-browser.sh

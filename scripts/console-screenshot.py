@@ -15,7 +15,6 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from PIL import Image  # noqa: E402
-
 from tests.support.browser_console import serving  # noqa: E402
 from tests.support.console import build_world  # noqa: E402
 from tests.support.corpus import Corpus  # noqa: E402

@@ -33,12 +33,30 @@ def cli_reference() -> str:
         "5 unavailable.",
         "",
     ]
-    for path, command in _walk(cli, ["dshkit"]):
+    commands = _walk(cli, ["dshkit"])
+    lines += [*_contents([path for path, _ in commands]), ""]
+    for path, command in commands:
         lines += [f"{'#' * min(len(path) + 1, 4)} `{' '.join(path)}`", ""]
         context = click.Context(command, info_name=" ".join(path), terminal_width=WIDTH)
         context.max_content_width = WIDTH
         lines += ["```text", command.get_help(context).rstrip(), "```", ""]
     return "\n".join(lines)
+
+
+def _contents(paths: list[list[str]]) -> list[str]:
+    """One line per top-level command, its subcommands after it, each a link to its section."""
+
+    def link(path: list[str], text: str) -> str:
+        return f"[`{text}`](#{'-'.join(path)})"
+
+    lines = []
+    for path in paths:
+        if len(path) == 2:
+            subs = [
+                link(sub, " ".join(sub[2:])) for sub in paths if sub[:2] == path and len(sub) > 2
+            ]
+            lines.append(f"- {link(path, path[1])}" + (f": {', '.join(subs)}" if subs else ""))
+    return lines
 
 
 def _walk(command: click.Command, path: list[str]) -> list[tuple[list[str], click.Command]]:
