@@ -183,3 +183,36 @@ def test_a_click_keeps_scroll_focus_and_open_sections(console: Console, page: An
     page.wait_for_selector('button[data-mode="auto"][aria-pressed="true"]')
     page.wait_for_function("() => document.querySelector('#notice').textContent.includes('auto')")
     assert page.input_value("#custom-text") == "还没保存的字"
+
+
+def test_every_signal_has_its_chart_and_a_bar_opens_its_hits(console: Console, page: Any) -> None:
+    console.open("signals")
+    signals = console.api("/api/signals")["signals"]
+    assert page.locator("[data-signal-chart]").count() == len(signals) == 7
+    chart = page.locator('[data-signal-chart="repeatFailures"]')
+    assert "repeatFailures 1" in chart.locator("figcaption").text_content()
+    chart.locator("rect[data-day]").first.dispatch_event("click")
+    page.wait_for_selector("table.hits tbody tr")
+    assert "E_WRITE" in page.text_content("table.hits")
+    page.click('a.chip[href="#signals?harness=dsh"]')
+    page.wait_for_selector('a.chip[aria-current="true"][href="#signals?harness=dsh"]')
+
+
+def test_gate_thumbnails_by_verdict_and_tier_rates_with_their_n(
+    console: Console, page: Any
+) -> None:
+    console.open("gate")
+    thumb = page.locator(f'button.thumb[data-thumb="{console.world["verdict"]}"]')
+    assert "tank.html" in thumb.text_content()
+    thumb.click()
+    page.wait_for_function(
+        "() => { const i = document.querySelector('#shot img'); "
+        "return i && i.complete && i.naturalWidth === 1; }"
+    )
+    console.open("optimizer")
+    bar = page.locator('tr[data-tier="advanced"] .rate-bar')
+    assert "n=" in bar.text_content()
+    assert bar.locator("svg").get_attribute("aria-label") in {
+        "no judged runs",
+        "100.0% of 1 judged",
+    }

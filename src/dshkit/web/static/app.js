@@ -734,15 +734,53 @@ VIEWS.signals = async (main, params) => {
         h("td", {}, countButton(name, s.totals[name], {}, "")),
         Object.entries(s.harnesses).map(([harness, totals]) =>
           h("td", {}, countButton(name, totals[name], { harness }, `in ${harness}`))))))),
-    card("Over time (day of the session's last activity, UTC)",
-      table(["day", "harness", ...s.signals.slice(0, 4)],
-        s.days.map((d) => h("tr", {}, h("td", {}, d.day ?? "—"), h("td", {}, d.harness),
-          s.signals.slice(0, 4).map((name) => h("td", {},
-            countButton(name, d.totals[name], { harness: d.harness, ...(d.day ? { day: d.day } : {}) }, `on ${d.day}`))))))),
+    overTime(s, params.get("harness") || "", (signal, query) => open(signal, query).catch((e) => notify(e.message, true))),
     hitsBox,
   );
   if (params.get("signal")) await open(params.get("signal"), {});
 };
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(tag, attrs, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) if (v !== null && v !== undefined) node.setAttribute(k, String(v));
+  for (const child of children) if (child) node.append(child);
+  return node;
+}
+
+// Every signal over time, one small chart each (the day of a session's last activity, UTC),
+// for all harnesses or one; a bar opens that day's hits.
+function overTime(s, harness, open) {
+  const days = [...new Set(s.days.map((d) => d.day).filter(Boolean))].sort();
+  const pick = h("div", { class: "row", role: "group", "aria-label": "Harness" }, "Harness:",
+    ["", ...Object.keys(s.harnesses)].map((name) => h("a", {
+      href: name ? `#signals?harness=${name}` : "#signals", class: "chip", "aria-current": name === harness ? "true" : null,
+    }, name || "all")));
+  if (!days.length) return card("Over time", pick, h("p", { class: "muted" }, "No dated sessions yet."));
+  const total = (signal, day) => s.days.filter((d) => d.day === day && (!harness || d.harness === harness))
+    .reduce((a, d) => a + (d.totals[signal] || 0), 0);
+  const charts = s.signals.map((signal) => {
+    const values = days.map((day) => total(signal, day));
+    const top = Math.max(1, ...values);
+    const width = 200, height = 40, bar = Math.min(width / days.length, 14);
+    const chart = svg("svg", { viewBox: `0 0 ${width} ${height + 2}`, class: "bars", role: "img",
+      "aria-label": `${signal}: ${values.reduce((a, b) => a + b, 0)} hits over ${days.length} days, at most ${top} a day` },
+      svg("line", { x1: 0, x2: width, y1: height + 1, y2: height + 1, class: "axis" }));
+    values.forEach((n, i) => {
+      if (!n) return;
+      const tall = Math.max(2, (n / top) * height);
+      const rect = svg("rect", { x: i * bar + 1, y: height + 1 - tall, width: Math.max(1, bar - 2), height: tall, "data-day": days[i] },
+        svg("title", {}, ...visible(`${days[i]}: ${n} ${signal}`)));
+      rect.addEventListener("click", () => open(signal, { ...(harness ? { harness } : {}), day: days[i] }));
+      chart.append(rect);
+    });
+    const sum = values.reduce((a, b) => a + b, 0);
+    return h("figure", { class: "spark", "data-signal-chart": signal },
+      h("figcaption", {}, h("b", {}, signal), ` ${sum}`), chart);
+  });
+  return card(`Over time, ${days[0]} to ${days[days.length - 1]}`, pick, h("div", { class: "sparks" }, charts));
+}
 
 function hitSeq(hit) {
   for (const key of ["seq", "callSeq", "resultSeq", "askSeq"]) {
@@ -773,10 +811,11 @@ VIEWS.optimizer = async (main) => {
   fill(main,
     h("h2", {}, "Optimizer"),
     card("One-pass success per tier (against the raw words, tier off)",
-      table(["tier", "runs", "judged", "ok", "rework", "success", "vs raw words"],
+      table(["tier", "runs", "judged", "ok", "rework", "success", "", "vs raw words"],
         Object.entries(data.rates).map(([tier, r]) => h("tr", { "data-tier": tier },
           h("td", {}, tier), h("td", {}, r.runs), h("td", {}, r.judged), h("td", {}, r.ok),
           h("td", {}, r.rework), h("td", { class: "rate" }, pct(r.successRate)),
+          h("td", {}, rateBar(r.successRate, r.judged)),
           h("td", {}, r.vsRawWords === null ? "—" : `${r.vsRawWords >= 0 ? "+" : ""}${(r.vsRawWords * 100).toFixed(1)} pt`))))),
     optimizeCard(),
     settings ? settingsCard(settings) : null,
@@ -797,6 +836,17 @@ VIEWS.optimizer = async (main) => {
     )) : card("", h("p", {}, "No optimizer runs yet.")),
   );
 };
+
+// A success rate as a bar, with the number of judged runs it stands on.
+function rateBar(rate, n) {
+  const width = 100, height = 10;
+  const label = rate === null || rate === undefined ? `no judged runs` : `${pct(rate)} of ${n} judged`;
+  return h("span", { class: "rate-bar" },
+    svg("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": label },
+      svg("rect", { width, height, class: "track" }),
+      rate ? svg("rect", { width: rate * width, height, class: "fill" }) : null),
+    h("span", { class: "muted" }, ` n=${n}`));
+}
 
 // The raw words beside what was sent on, with the words the optimizer added marked.
 function rawBeside(run) {
@@ -993,6 +1043,20 @@ function verdictEvidence(v) {
     rawJson(v));
 }
 
+// The verdicts' screenshots side by side, grouped by verdict; one opens the full picture.
+function gallery(verdicts, show) {
+  const shot = verdicts.filter((v) => v.screenshot);
+  if (!shot.length) return null;
+  const groups = [...new Set(shot.map((v) => v.verdict))].sort((a, b) => (a === "ok") - (b === "ok"));
+  return card("Screenshots by verdict", groups.map((verdict) => [
+    h("h4", { class: verdict === "ok" ? "ok" : "bad" }, `${verdict} (${shot.filter((v) => v.verdict === verdict).length})`),
+    h("div", { class: "thumbs" }, shot.filter((v) => v.verdict === verdict).slice(0, 24).map((v) =>
+      h("button", { type: "button", class: "thumb", "data-thumb": v.id, onclick: () => show(v), "aria-label": `Open the screenshot of ${v.path}` },
+        h("img", { src: `/api/gate/${v.id}/screenshot`, alt: "", loading: "lazy", width: 160, height: 90 }),
+        h("span", {}, v.path.split("/").pop())))),
+  ]));
+}
+
 // Judge one file now (a background job): its stages, then its verdict in words.
 function judgeCard() {
   const path = h("input", { id: "judge-path", "aria-label": "File to judge", placeholder: "/absolute/path/to/page.html" });
@@ -1083,6 +1147,7 @@ VIEWS.gate = async (main) => {
   };
   fill(main,
     h("h2", {}, "Gate and capability"),
+    gallery(data.verdicts, showShot),
     card("Delivery gate verdicts",
       data.verdicts.length ? table(["when", "file", "verdict", "evidence", "screenshot"],
         data.verdicts.map((v) => h("tr", {},

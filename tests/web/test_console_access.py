@@ -1,0 +1,171 @@
+"""The console for every eye and hand: text contrast at least 4.5:1 (3:1 when large) and control
+borders at least 3:1, computed from the rendered colours in light and dark mode; a dark mode
+that follows the system; touch targets of at least 24 × 24 px at 390 px; nothing wider than
+the phone; `aria-live` only on what changes; keys for the main views. Screenshots of every view
+in dark mode too (test-artifacts/console/, ignored by git).
+
+Real Chromium against a real `dshkit serve` (tests/support/browser_console.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from dshkit import chromium
+
+from ..support.browser_console import ARTIFACTS, VIEWPORTS, VIEWS, Console, serving, watched
+from ..support.console import SESSION, build_world
+from ..support.corpus import Corpus
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(chromium.find() is None, reason="no Chromium installed"),
+]
+
+ALL_VIEWS = [*VIEWS, "signals?signal=repeatFailures", f"session/dsh/{SESSION}"]
+
+# WCAG's relative luminance and contrast ratio, over what the page rendered: every visible
+# element holding text against the first opaque background behind it, every control's border
+# against the background it sits on. Disabled controls are exempt, as WCAG has it.
+CONTRAST = """() => {
+  const parse = (c) => {
+    const m = c && c.match(/rgba?\\(([^)]+)\\)/);
+    if (!m) return null;
+    const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
+    return { r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1 };
+  };
+  const lum = ({ r, g, b }) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const ratio = (a, b) => {
+    const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
+    return (x + 0.05) / (y + 0.05);
+  };
+  const behind = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c.a > 0.5) return c;
+    }
+    return { r: 255, g: 255, b: 255, a: 1 };
+  };
+  const shown = (el) => el.getClientRects().length > 0
+    && getComputedStyle(el).visibility !== "hidden"
+    && !el.closest("svg, .sr-only, .skip, [disabled], noscript");
+  const name = (el) => `<${el.tagName.toLowerCase()} id="${el.id}" class="${el.className}">`;
+  const bad = [];
+  for (const el of document.querySelectorAll("body *")) {
+    if (!shown(el)) continue;
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    const style = getComputedStyle(el);
+    if (own) {
+      const size = parseFloat(style.fontSize), heavy = Number(style.fontWeight) >= 700;
+      const need = size >= 24 || (heavy && size >= 18.66) ? 3 : 4.5;
+      const got = ratio(parse(style.color), behind(el));
+      const text = el.textContent.trim().slice(0, 30);
+      if (got < need) bad.push(`text ${got.toFixed(2)} < ${need}: ${name(el)} ${text}`);
+    }
+    if (el.matches("input, select, textarea, button") && parseFloat(style.borderTopWidth) > 0) {
+      const got = ratio(parse(style.borderTopColor), behind(el.parentElement));
+      if (got < 3) bad.push(`border ${got.toFixed(2)} < 3: ${name(el)}`);
+    }
+  }
+  return bad;
+}"""
+
+# Controls a finger must hit: buttons, fields, the views' links and chips (links inside a
+# sentence are exempt, as WCAG has it).
+SMALL_TARGETS = """() => [...document.querySelectorAll(
+    "button, select, input, textarea, nav a, a.chip, summary")]
+  .filter((el) => el.getClientRects().length && !el.closest(".sr-only, .skip"))
+  .map((el) => [el, el.getBoundingClientRect()])
+  .filter(([, r]) => r.width < 24 || r.height < 24)
+  .map(([el, r]) => `${el.tagName.toLowerCase()}#${el.id}.${el.className} `
+    + `${r.width.toFixed(0)}x${r.height.toFixed(0)}`)"""
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+    base = tmp_path_factory.mktemp("access")
+    state_dir, root = base / "state", base / "sessions"
+    Corpus(root, seed=5).generate(sessions=2, frames=120)
+    world = build_world(state_dir, root)
+    with serving(base, state_dir, [root], world) as running:
+        yield running
+
+
+@pytest.fixture
+def page(console: Console) -> Iterator[Any]:
+    yield from watched(console)
+    console.page.emulate_media(color_scheme="light")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_text_and_borders_have_enough_contrast(console: Console, page: Any, scheme: str) -> None:
+    page.emulate_media(color_scheme=scheme)
+    found = {}
+    for view in ALL_VIEWS:
+        console.open(view)
+        # What a section hides is read too.
+        page.evaluate(
+            "() => document.querySelectorAll('main details').forEach((d) => d.open = true)"
+        )
+        bad = page.evaluate(CONTRAST)
+        if bad:
+            found[view] = bad[:5]
+    assert found == {}
+
+
+def test_dark_mode_follows_the_system(console: Console, page: Any) -> None:
+    background = "getComputedStyle(document.documentElement).backgroundColor"
+    console.open("overview")
+    light = page.evaluate(background)
+    page.emulate_media(color_scheme="dark")
+    dark = page.evaluate(background)
+    assert light != dark
+    channels = [int(x) for x in dark[dark.index("(") + 1 : dark.index(")")].split(",")[:3]]
+    assert max(channels) < 60  # a dark page, not a light one tinted
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for viewport, (width, height) in VIEWPORTS.items():
+        page.set_viewport_size({"width": width, "height": height})
+        for view in [*VIEWS, f"session/dsh/{SESSION}"]:
+            console.open(view)
+            name = view.split("/")[0]
+            page.screenshot(path=str(ARTIFACTS / f"{name}-{viewport}-dark.png"), full_page=True)
+
+
+def test_touch_targets_and_width_on_a_phone(console: Console, page: Any) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    small, wide = {}, {}
+    for view in ALL_VIEWS:
+        console.open(view)
+        found = page.evaluate(SMALL_TARGETS)
+        if found:
+            small[view] = found[:5]
+        width = page.evaluate("() => [document.scrollingElement.scrollWidth, innerWidth]")
+        if width[0] > width[1]:
+            wide[view] = width
+    assert small == {} and wide == {}
+
+
+def test_only_what_changes_is_announced(console: Console, page: Any) -> None:
+    console.open("overview")
+    assert page.get_attribute("main", "aria-live") is None  # a view's render is not read out
+    live = page.evaluate(
+        "() => [...document.querySelectorAll('[aria-live]')].map((e) => e.id || e.className)"
+    )
+    assert live == ["notice"]  # the first screen announces only what a click did
+
+
+def test_keys_open_the_main_views(console: Console, page: Any) -> None:
+    console.open("overview")
+    for key, view in [("s", "sessions"), ("p", "profile"), ("g", "gate"), ("o", "overview")]:
+        page.keyboard.press("g")
+        page.keyboard.press(key)
+        page.wait_for_selector(f'[data-view="{view}"][data-ready="1"]')
+        assert page.get_attribute(f'nav a[data-view="{view}"]', "aria-current") == "page"
+    page.keyboard.press("?")
+    assert "g s sessions" in page.text_content("#notice")
