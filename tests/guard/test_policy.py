@@ -726,6 +726,13 @@ EVERYDAY_BASH = [
     "bash scripts/ci.sh",
     "sh -c 'echo hi'",
     "xargs -n1 echo < list.txt",
+    "awk 'BEGIN{FS=\":\"} {print $1}' /etc/passwd",
+    "jq -r '.[] | \"\\(.a)\"' x.json",
+    "[[ $a =~ ^[0-9]+$ ]] && echo num",
+    "arr=(a b c); echo ${arr[0]}",
+    "cat <<-EOF\n\tindented\n\tEOF",
+    'git commit -m "$(cat msg.txt)"',
+    'docker run --rm -it -v "$PWD":/w -w /w python:3.12 python -m pytest',
 ]
 EVERYDAY_PWSH = [
     "Get-ChildItem src",
@@ -735,6 +742,15 @@ EVERYDAY_PWSH = [
     "npm test",
     "dotnet build",
     "& .\\build.ps1 -Configuration Release",
+    # a variable at the head of a PowerShell line is an expression, not a command call
+    "Get-Process | Where-Object { $_.CPU -gt 100 }",
+    "$x = @{a=1}; $x.a",
+    'Write-Host "$($env:PATH)"',
+    "foreach ($f in Get-ChildItem) { $f.Name }",
+    'if ($true) { "yes" }',
+    '$env:FOO = "bar"; npm test',
+    "Get-ChildItem -Path src -Filter *.cs -Recurse",
+    "Test-Path .\\build",
 ]
 
 

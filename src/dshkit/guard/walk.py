@@ -244,16 +244,19 @@ class Judge:
         pwsh = shell == "pwsh"
         if words and words[0].text == "case" and not words[0].quoted and not pwsh:
             return cwd, None  # `case WORD in PATTERN)`: data (a substitution in it is nested)
+        # PowerShell's call operator (`& $cmd`, `& 'C:\x.exe'`): what follows is a command
+        called_by_operator = False
         while words and (
             _assignment(words[0], pwsh) or (words[0].text in _KEYWORDS and not words[0].quoted)
         ):
+            called_by_operator |= pwsh and words[0].text == "&"
             # assignments were recorded by `_assigned`; `function f { …`: the body follows
             words = words[2:] if words[0].text == "function" and not pwsh else words[1:]
-        if pwsh and words and words[0].text == "&" and not words[0].quoted:
-            words = words[1:]  # PowerShell's call operator: `& $cmd`, `& 'C:\x.exe'`
         if not words:
             return cwd, None
         head = words[0]
+        if head.dynamic and pwsh and not called_by_operator:
+            return cwd, OPAQUE  # `$x = 1`, `$_.CPU -gt 9`, `"$a"`: an expression, not a call
         if head.dynamic:
             unseen = Command(head.shown, words[1:], shell, cwd, depth, fed)
             self.seen.append(unseen)
