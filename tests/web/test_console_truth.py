@@ -211,8 +211,5 @@ def test_gate_thumbnails_by_verdict_and_tier_rates_with_their_n(
     )
     console.open("optimizer")
     bar = page.locator('tr[data-tier="advanced"] .rate-bar')
-    assert "n=" in bar.text_content()
-    assert bar.locator("svg").get_attribute("aria-label") in {
-        "no judged runs",
-        "100.0% of 1 judged",
-    }
+    assert "n=0" in bar.text_content()  # no outcome recorded in this world
+    assert bar.locator("svg").get_attribute("aria-label") == "no judged runs"
