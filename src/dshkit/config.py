@@ -398,9 +398,10 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         "mode": Setting(
             str,
             "balanced",
-            "what an agent's shell command needs (dshkit guard classify): strict denies "
-            "destructive, opaque and global-search commands; balanced asks about opaque ones; "
-            "autonomous allows opaque ones and asks about the others",
+            "what an agent's shell command needs (dshkit guard explain): strict denies "
+            "destructive, unknown and global-search commands and opaque code; balanced asks "
+            "about unknown ones and opaque code; autonomous allows unknown ones and asks about "
+            "the rest (opaque code, e.g. curl … | sh, is asked about in every mode)",
             choices=("strict", "balanced", "autonomous"),
             env="DSHKIT_GUARD_MODE",
         ),
