@@ -520,6 +520,7 @@ PROFILE_LEASE = "profile"
 PROFILE_DELIVERY = "profile"  # the effective profile text, once per session
 CAPABILITY_DELIVERY = "capability"  # the capability facts, again when they change
 GRAFT_NOTICE_DELIVERY = "graft-notice"  # a handoff's notice owed to a session, by txn id
+MEMORY_DELIVERY = "memory"  # the workspace's memory at a session's start, the text's digest
 GATE_REWORK_DELIVERY = "gate-rework"  # a failed deliverable's evidence, once per content
 
 

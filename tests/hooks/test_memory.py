@@ -184,3 +184,22 @@ def test_a_pause_harvests_the_turn_that_just_ended_for_the_next_session(home: Pa
         time.sleep(0.2)
     out, _ = hook(home, "SessionStart", start("s-after", one))
     assert UNIQUE in (context(out) or "")
+
+
+def test_the_inject_preview_shows_the_memory_part_the_hook_gives(home: Path) -> None:
+    one, _ = harvested(home)
+    shown = orjson.loads(
+        run_dshkit(
+            "inject", "show", "--harness", "claude", "--cwd", str(one), "--event",
+            "SessionStart", "--json", home=home,
+        ).stdout
+    )  # fmt: skip
+    out, _ = hook(home, "SessionStart", start("s-next", one))
+    assert UNIQUE in shown_text(shown) and shown_text(shown) == context(out)
+
+
+def shown_text(preview: dict[str, Any]) -> str:
+    (event,) = [e for e in preview["events"] if e["event"] == "SessionStart"]
+    (part,) = [p for p in event["parts"] if p["handler"] == "dshkit.hooks.memory:on_session_start"]
+    assert part["previewed"] is True
+    return str(event["text"])

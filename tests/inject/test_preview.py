@@ -132,6 +132,7 @@ def test_a_starts_preview_is_byte_for_byte_what_the_hook_then_injects(home: Path
         (10, "dshkit.hooks.profile:on_session_start"),
         (12, "dshkit.hooks.graft:on_session_start"),
         (15, "dshkit.hooks.capability:on_session_start"),
+        (18, "dshkit.hooks.memory:on_session_start"),
     ]
     profile = part(start_event, "profile:on_session_start")
     assert profile["text"] == effective(home) and profile["delivered"]

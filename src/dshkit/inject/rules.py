@@ -38,6 +38,7 @@ LATE = "its start's context comes too late here: the first prompt carries it"
 CAPABILITY_SWITCH = "DSHKIT_CAPABILITY"  # "off" turns the capability facts off
 
 PROFILE = "profile"
+MEMORY = "memory"
 CAPABILITY = "capability"
 GRAFT = "graft"
 REFRESH = "refresh"
@@ -209,6 +210,63 @@ def _profile_pieces(state: ProfileState, effective: Effective) -> tuple[Piece, .
     generated = effective.text[: len(effective.text) - len(extra)].removesuffix(JOIN)
     found = (Piece("profile:auto", generated), Piece("profile:extra", extra))
     return tuple(piece for piece in found if piece.text)
+
+
+# -- memory --------------------------------------------------------------------------------
+
+
+def memory_at_start(store: Store, call: Call) -> Part:
+    """The workspace's memory (`dshkit.memory.inject`), once per session at its start and
+    again after a compaction or /clear (then ranked by the session's first request), in the
+    room the profile leaves in the answer. Only the session's own workspace: no directory in
+    the call, no memory. Delivered means recorded by the commit."""
+    from ..config import load_config
+    from ..memory.inject import choose, room_beside
+    from ..memory.workspace import identify
+    from ..profile.state import ProfileState
+    from ..store import MEMORY_DELIVERY
+
+    if not call.session_id:
+        return Part(MEMORY, why="the call names no session")
+    if call.event != "SessionStart":
+        return Part(MEMORY, why="memory comes with the session's start")
+    settings = load_config(call.state_dir)["memory"]
+    if not settings["inject"]:
+        return Part(MEMORY, why="switched off ([memory] inject)")
+    with store.transaction():
+        done = store.delivered(call.key, MEMORY_DELIVERY)
+    if done and not call.again:
+        return Part(MEMORY, why="this session had it already")
+    if not call.cwd:
+        return Part(MEMORY, why="the call names no directory: no workspace to read")
+    workspace = identify(call.cwd, settings["workspaces"])
+    beside = ProfileState(store).effective().text  # the profile comes first in the answer
+    budget = min(settings["inject_chars"], room_beside(beside))
+    chosen = choose(store, workspace, _first_request(store, call), budget)
+    if not chosen.text:
+        return Part(MEMORY, why=f"nothing to give a session of {workspace.root}")
+    text = chosen.text
+    key = call.key
+
+    def record(store: Store) -> None:
+        import hashlib  # after the answer: not on the way to it
+
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        store.mark_delivered(key, MEMORY_DELIVERY, digest, superseding=True)
+
+    pieces = tuple(Piece(f"memory:{r.id}", r.text) for r in chosen.records)
+    return Part(MEMORY, text, pieces=pieces, commit=record)
+
+
+def _first_request(store: Store, call: Call) -> str:
+    """The session's first request when it is known (a start after a compaction): the first
+    human message the scan kept."""
+    row = store.db.execute(
+        "SELECT text FROM human_messages WHERE harness = ? AND session_id = ? "
+        "ORDER BY seq, rowid LIMIT 1",
+        call.key,
+    ).fetchone()
+    return str(row[0]) if row else ""
 
 
 # -- capability facts ------------------------------------------------------------------------

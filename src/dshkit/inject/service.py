@@ -47,6 +47,7 @@ RULES: dict[str, Rule] = {
     "dshkit.hooks.graft:on_tool": rules.retirement_at_tool,
     "dshkit.hooks.graft:after_tool": rules.watermark_after_tool,
     "dshkit.hooks.refresh:on_session_pause": rules.refresh_on_pause,
+    "dshkit.hooks.memory:on_session_start": rules.memory_at_start,
 }
 # The built-in handlers whose answer depends on what the event carries.
 NOT_PREVIEWED: dict[str, str] = {
@@ -61,6 +62,9 @@ NOT_PREVIEWED: dict[str, str] = {
     "last stop (see `dshkit gate rework`)",
     "dshkit.hooks.gate:on_stop": "the delivery gate hands back a failure of a deliverable the "
     "turn wrote, once per content",
+    "dshkit.hooks.memory:on_stop": "starts a detached harvest of the session's memory (not "
+    "within a short while of the last one)",
+    "dshkit.hooks.memory:on_session_end": "starts a detached harvest of the session's memory",
 }
 SOURCES = ("startup", "resume", "compact", "clear")  # what a SessionStart says it follows
 BUSY_TIMEOUT_S = 5.0
