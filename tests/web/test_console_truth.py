@@ -213,3 +213,25 @@ def test_gate_thumbnails_by_verdict_and_tier_rates_with_their_n(
     bar = page.locator('tr[data-tier="advanced"] .rate-bar')
     assert "n=0" in bar.text_content()  # no outcome recorded in this world
     assert bar.locator("svg").get_attribute("aria-label") == "no judged runs"
+
+
+def test_search_sessions_messages_and_profile_entries(console: Console, page: Any) -> None:
+    console.open("sessions")
+    everything = page.locator("table#sessions tbody tr").count()
+    page.fill("#search", "构建修好")
+    page.press("#search", "Enter")
+    page.wait_for_selector("#search-results")
+    page.wait_for_selector('[data-view="sessions"][data-ready="1"]')
+    found = page.locator("#found-messages li")
+    assert found.count() == 1 and "帮我把构建修好" in found.text_content()
+    assert page.locator("table#sessions tbody tr").count() == 1 < everything
+    assert "console-friction-1" in page.text_content("table#sessions")
+    page.fill("#search", "未经确认")
+    page.press("#search", "Enter")
+    page.wait_for_selector("#found-entries li")  # B1, from the regenerations above
+    assert "不要未经确认就改代码" in page.text_content("#found-entries")
+    page.fill("#since", "2099-01-01")
+    page.press("#search", "Enter")
+    page.wait_for_function("() => location.hash.includes('since=2099-01-01')")
+    page.wait_for_selector('[data-view="sessions"][data-ready="1"]')
+    assert page.locator("table#sessions tbody tr").count() == 0

@@ -6,7 +6,8 @@ calls with their results (the id may be a unique prefix, as everywhere); each li
 (`limit` items from `offset`, or the part holding the event whose seq is `around`) with its
 `total`, and each text is cut at `textLimit` characters with the rest counted in `cutChars`.
 `POST /api/sessions/scan`: read what is new in the harnesses' logs now; the scan's report.
-`GET /api/sessions/quote?text=`: the human messages a quote (a profile entry's evidence) comes
+`GET /api/sessions/quote?text=&limit=`: the human messages (at most `limit`, 5 unless
+given, up to 50) a quote (a profile entry's evidence) comes
 from, newest first, with their total.
 
 Each route is one `SessionsService` call; its errors are answered by the router (a session
@@ -59,7 +60,10 @@ def router(service: SessionsService) -> Router:
 
     @api.get("/quote")
     async def find_quote(request: Request) -> Response:
-        found = await asyncio.to_thread(service.quote, request.query_params.get("text", ""))
+        limit = number(request, "limit", 5, 1, 50)
+        assert limit is not None
+        text = request.query_params.get("text", "")
+        found = await asyncio.to_thread(service.quote, text, limit)
         return json_response(found.as_json(), headers=_NO_STORE)
 
     @api.get("/{harness}/{id}")

@@ -1224,20 +1224,54 @@ VIEWS.handoffs = async (main) => {
 
 VIEWS.sessions = async (main, params) => {
   const harness = params.get("harness") || "";
-  const data = await get(`/api/sessions?limit=200${harness ? `&harness=${harness}` : ""}`);
-  const names = await harnessNames();
-  const pick = h("select", { "aria-label": "Harness", onchange: (e) => { location.hash = e.target.value ? `#sessions?harness=${e.target.value}` : "#sessions"; } },
+  const q = (params.get("q") || "").trim();
+  const since = params.get("since") || "";
+  const [data, names, said, state] = await Promise.all([
+    get(`/api/sessions?limit=1000${harness ? `&harness=${harness}` : ""}`), harnessNames(),
+    q ? get(`/api/sessions/quote?${new URLSearchParams({ text: q, limit: "50" })}`).catch((e) => ({ error: e.message })) : null,
+    q ? get("/api/profile/state").catch(() => null) : null,
+  ]);
+  const go = (changes) => {
+    const next = new URLSearchParams({ ...(harness ? { harness } : {}), ...(q ? { q } : {}), ...(since ? { since } : {}), ...changes });
+    for (const [k, v] of [...next]) if (!v) next.delete(k);
+    location.hash = `#sessions${[...next].length ? `?${next}` : ""}`;
+  };
+  const pick = h("select", { "aria-label": "Harness", onchange: (e) => go({ harness: e.target.value }) },
     ["", ...names].map((x) => h("option", { value: x, selected: x === harness }, x || "all harnesses")));
+  const box = h("input", { type: "search", id: "search", "aria-label": "Search sessions, messages and profile entries", placeholder: "search sessions, messages, profile", value: q });
+  const from = h("input", { type: "date", id: "since", "aria-label": "Active since", value: since });
+  const form = h("form", { class: "row", role: "search", onsubmit: (e) => { e.preventDefault(); go({ q: box.value.trim(), since: from.value }); } },
+    box, pick, h("label", {}, "since ", from), h("button", { type: "submit", class: "primary" }, "Search"));
+  const low = q.toLowerCase();
+  const sinceMs = since ? Date.parse(`${since}T00:00:00`) : null;
+  const sessions = data.sessions.filter((s) => (!sinceMs || (s.lastTime ?? 0) >= sinceMs)
+    && (!q || [s.title, s.project, s.cwd, s.id].some((t) => (t || "").toLowerCase().includes(low))));
+  const index = new Map(data.sessions.map((s) => [`${s.harness}:${s.id}`, s]));
+  const messages = said && !said.error ? said.matches.filter((m) => (!harness || m.harness === harness) && (!sinceMs || (m.time ?? 0) >= sinceMs)) : [];
+  const entries = state && state.profile ? state.profile.entries.filter((e) => `${e.claim} ${(e.evidence || []).join(" ")}`.toLowerCase().includes(low)) : [];
+  const labels = categoryLabels(state && state.categories);
   fill(main,
     h("h2", {}, "Sessions"),
-    h("div", { class: "row" }, pick, h("span", { class: "muted" }, `${data.sessions.length} shown, most recent first`)),
-    data.sessions.length ? table(["first request", "project · last activity", "harness", "human", "tools"],
-      data.sessions.map((s) => h("tr", { "data-session": s.id },
+    form,
+    q ? h("section", { class: "card", id: "search-results" }, h("h3", {}, `“${q}”`),
+      h("h4", {}, `In what was said (${said && !said.error ? said.total : 0}${said && said.total > messages.length ? `, ${messages.length} shown` : ""})`),
+      said && said.error ? h("p", { class: "bad" }, said.error)
+        : messages.length ? h("ul", { class: "plain", id: "found-messages" }, messages.map((m) => h("li", {},
+          sessionLink(index, m.harness, m.sessionId, m.seq), h("span", { class: "muted" }, ` · ${when(m.time)}`))))
+        : h("p", { class: "muted" }, "No human message holds it."),
+      h("h4", {}, `In the profile (${entries.length})`),
+      entries.length ? h("ul", { class: "plain", id: "found-entries" }, entries.map((e) => h("li", { lang: "zh" },
+        h("a", { href: "#profile" }, e.id), " ", e.claim, " ", h("span", { class: "muted" }, categoryTitle(labels, e.category)))))
+        : h("p", { class: "muted" }, "No profile entry holds it."),
+      h("h4", {}, `Sessions (${sessions.length})`)) : null,
+    h("div", { class: "row" }, h("span", { class: "muted" }, `${sessions.length} of ${data.sessions.length} shown, most recent first`)),
+    sessions.length ? table(["first request", "project · last activity", "harness", "human", "tools"],
+      sessions.map((s) => h("tr", { "data-session": s.id },
         h("td", { lang: "zh", class: "name" }, s.title || "(no request yet)"),
         h("td", {}, h("a", { href: sessionHref(s.harness, s.id), class: "open-session" }, sessionPlace(s), " · ", when(s.lastTime).slice(0, 16)),
           " ", h("code", { class: "session-id muted" }, `${s.harness}:${s.id}`)),
         h("td", {}, s.harness), h("td", {}, s.humanMessages), h("td", {}, s.toolCalls))), { id: "sessions" })
-      : h("p", {}, "No sessions yet."),
+      : h("p", {}, q || since ? "No session matches." : "No sessions yet."),
   );
 };
 
