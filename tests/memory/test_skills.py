@@ -60,3 +60,26 @@ def test_writing_creates_the_skill_and_never_replaces_one(tmp_path: Path) -> Non
     with pytest.raises(Invalid):
         write_skill(str(tmp_path / "skills"), "other-name", GOOD)
     assert sorted(p.name for p in (tmp_path / "skills").iterdir()) == ["release-steps"]
+
+
+@pytest.mark.parametrize(
+    ("command", "kept"),
+    [
+        ("export OPENAI_API_KEY=sk-abcdefghijklmnopqrstuv", "export OPENAI_API_KEY=<redacted>"),
+        ("curl -H 'token: abcdef123456' https://x", "curl -H 'token: <redacted>' https://x"),
+        (
+            "git push https://me:hunter22@github.com/me/app",
+            "git push https://me:<redacted>@github.com/me/app",
+        ),
+        (
+            "gh auth login --with-token ghp_abcdefghijklmnopqrstuvwx",
+            "gh auth login --with-token <redacted>",
+        ),
+        ("deploy --password $DEPLOY_PASSWORD", "deploy --password $DEPLOY_PASSWORD"),
+        ("pytest -q tests/test_tokens.py", "pytest -q tests/test_tokens.py"),
+    ],
+)
+def test_a_draft_never_carries_a_credential(command: str, kept: str) -> None:
+    draft = draft_skill([command, "make test"])
+    assert draft.commands[0] == kept
+    assert validate(draft.text, draft.name) == []

@@ -364,7 +364,11 @@ class MemoryService:
         ):
             report.skipped += 1
             return
-        workspace = identify(info.cwd or info.project or "/", self.settings["workspaces"])
+        if not info.cwd or not os.path.isabs(info.cwd):
+            # No directory, no workspace: what it learned could not be given to anyone.
+            report.skipped += 1
+            return
+        workspace = identify(info.cwd, self.settings["workspaces"])
         harvester = Harvester(info.harness)
         for event in catalog.iter_events(info.key):
             harvester.feed(event)

@@ -25,6 +25,27 @@ COMPATIBILITY_LIMIT = 500
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
 _WORD = re.compile(r"[^a-z0-9]+")
+# What looks like a credential in a command: a skill is a file others may read (a project's
+# skills folder is often committed), so it never carries one.
+_SECRETS = (
+    re.compile(
+        r"(?i)\b([\w-]*(?:api[_-]?key|token|secret|passw(?:or)?d|credential)s?[\w-]*)(\s*[=:]\s*|\s+)"
+        r"(?!\$)(['\"]?)[^\s'\"]{6,}\3"
+    ),
+    re.compile(
+        r"\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|"
+        r"xox[abposr]-[A-Za-z0-9-]{10,}|glpat-[A-Za-z0-9_-]{20,})"
+    ),
+    re.compile(r"(?i)(://[^/\s:@]+:)[^/\s@]+@"),  # a password in a URL
+)
+REDACTED = "<redacted>"
+
+
+def redact(command: str) -> str:
+    """`command` with what looks like a credential replaced by REDACTED."""
+    command = _SECRETS[0].sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", command)
+    command = _SECRETS[1].sub(REDACTED, command)
+    return _SECRETS[2].sub(lambda m: f"{m[1]}{REDACTED}@", command)
 
 
 class SkillDraft:
@@ -56,7 +77,9 @@ def skill_name(commands: list[str]) -> str:
 
 
 def draft_skill(commands: list[str], *, requested: str | None = None) -> SkillDraft:
-    """The SKILL.md draft of a procedure: its commands in order, as steps."""
+    """The SKILL.md draft of a procedure: its commands in order, as steps (credentials in
+    them redacted)."""
+    commands = [redact(c) for c in commands]
     name = skill_name(commands)
     programs = "、".join(dict.fromkeys(c.split()[0] for c in commands if c.split()))
     description = (
