@@ -59,8 +59,11 @@ def timed(command: list[str], env: dict[str, str], data: bytes) -> tuple[float, 
     started = time.perf_counter()
     child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env)
     assert child.stdin is not None
-    child.stdin.write(data)
-    child.stdin.close()
+    try:
+        child.stdin.write(data)
+        child.stdin.close()
+    except BrokenPipeError:  # `python -c pass` reads nothing: it may be gone already
+        pass
     _, status, usage = os.wait4(child.pid, 0)
     took = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(status)
