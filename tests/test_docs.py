@@ -48,7 +48,11 @@ NOT_RUN = {
     ),
 }
 # Lines that need Chromium: run by the browser-marked test.
-BROWSER = ("dshkit gate", "dshkit capability --harness claude --probe")
+BROWSER = (
+    "dshkit gate tests/data/gate/chart-2d.html",
+    "dshkit gate tests/data/gate/page-error.html",
+    "dshkit capability --harness claude --probe",
+)
 # Lines that exit with something other than 0, as the page says: (page, prefix) → code, why.
 BRIDGE = (
     "after install-hooks: the home holds DSH's sessions but no `dsh` CLI, so DSH's hook bridge "
