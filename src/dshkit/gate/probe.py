@@ -43,7 +43,10 @@ INIT = f"""(() => {{
       canvas.addEventListener('webglcontextlost', () => {{
         if (entry.lostAt === null) entry.lostAt = performance.now();
       }});
-      canvas.addEventListener('webglcontextrestored', () => {{ entry.program = null; }});
+      canvas.addEventListener('webglcontextrestored', () => {{
+        entry.lostAt = null;
+        entry.program = null;
+      }});
     }}
     return entry;
   }};
@@ -51,13 +54,13 @@ INIT = f"""(() => {{
     if (!proto || typeof proto[name] !== 'function') return;
     proto[name] = make(proto[name]);
   }};
-  for (const proto of [window.HTMLCanvasElement && HTMLCanvasElement.prototype])
-    wrap(proto, 'getContext', (original) => function (type, ...rest) {{
-      const context = original.call(this, type, ...rest);
-      if (context) record(this, type, context);
-      return context;
-    }});
-  wrap(window.HTMLCanvasElement && HTMLCanvasElement.prototype, 'transferControlToOffscreen',
+  const canvasProto = window.HTMLCanvasElement && HTMLCanvasElement.prototype;
+  wrap(canvasProto, 'getContext', (original) => function (type, ...rest) {{
+    const context = original.call(this, type, ...rest);
+    if (context) record(this, type, context);
+    return context;
+  }});
+  wrap(canvasProto, 'transferControlToOffscreen',
     (original) => function (...args) {{ offscreen.add(this); return original.apply(this, args); }});
   // A draw call of a 2D or bitmap context, or a WebGL clear or blit: counted as drawn.
   const plain = (original) => function (...args) {{
