@@ -235,3 +235,16 @@ def test_search_sessions_messages_and_profile_entries(console: Console, page: An
     page.wait_for_function("() => location.hash.includes('since=2099-01-01')")
     page.wait_for_selector('[data-view="sessions"][data-ready="1"]')
     assert page.locator("table#sessions tbody tr").count() == 0
+
+
+def test_a_sessions_timeline_shows_its_calls_as_spans(console: Console, page: Any) -> None:
+    console.open("session/dsh/console-friction-1")
+    trace = page.locator("svg.trace")
+    assert trace.locator("rect.span").count() == 4  # three writes and make test
+    assert trace.locator("rect.span.failed").count() == 3
+    assert trace.locator("path.said").count() == 2
+    assert "3 failed" in (trace.get_attribute("aria-label") or "")
+    seq = trace.locator("rect.span:not(.failed)").get_attribute("data-seq")
+    trace.locator("rect.span:not(.failed)").dispatch_event("click")
+    page.wait_for_selector(f'details[data-seq="{seq}"][open]')
+    assert "make test" in page.text_content(f'details[data-seq="{seq}"]')

@@ -1295,6 +1295,7 @@ VIEWS.session = async (main, params, rest) => {
       ["first / last", `${when(v.session.firstTime)} – ${when(v.session.lastTime)}`],
       ["events", v.session.events], ["unpaired tool results", v.unpairedToolResults],
     ])),
+    timeline(v, mark, main),
     toldCard(preview),
     card(shown(v.humanMessages, "human messages"),
       h("ol", { class: "messages", start: v.humanMessages.offset + 1 }, v.humanMessages.items.map((m) =>
@@ -1310,6 +1311,54 @@ VIEWS.session = async (main, params, rest) => {
   const hit = main.querySelector(".hit");
   if (hit) hit.scrollIntoView({ block: "center" });
 };
+
+// The session as a trace: what the person said as marks on the top line, each tool call a
+// span as long as it ran (failures in red) in as many lanes as overlap needs; a span opens its
+// call below. The place a link pointed at is marked.
+function timeline(v, mark, main) {
+  const said = v.humanMessages.items.filter((m) => typeof m.time === "number");
+  const calls = v.toolCalls.items.filter((c) => typeof c.time === "number");
+  if (!said.length && !calls.length) return null;
+  const ends = calls.map((c) => c.time + (c.durationMs || 0));
+  const start = Math.min(...said.map((m) => m.time), ...calls.map((c) => c.time));
+  const end = Math.max(start + 1000, ...said.map((m) => m.time), ...ends);
+  const width = 1000, lane = 14, top = 22;
+  const x = (t) => 6 + ((t - start) / (end - start)) * (width - 12);
+  const lanes = [];
+  const placed = calls.map((c) => {
+    const from = x(c.time), to = Math.max(from + 3, x(c.time + (c.durationMs || 0)));
+    let n = lanes.findIndex((free) => free <= from);
+    if (n < 0) { n = lanes.length < 8 ? lanes.length : lanes.indexOf(Math.min(...lanes)); }
+    lanes[n] = to + 1;
+    return { c, from, to, n };
+  });
+  const height = top + Math.max(1, lanes.length) * lane + 16;
+  const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "trace", role: "img",
+    "aria-label": `${said.length} messages and ${calls.length} tool calls over ${seconds(end - start)}${calls.some((c) => c.failed) ? `, ${calls.filter((c) => c.failed).length} failed` : ""}` },
+    svg("line", { x1: 0, x2: width, y1: 10, y2: 10, class: "axis" }));
+  const openSeq = (seq) => {
+    const target = main.querySelector(`details[data-seq="${seq}"]`);
+    if (target) { target.open = true; target.scrollIntoView({ block: "center" }); target.querySelector("summary").focus(); }
+  };
+  for (const m of said) {
+    const at = x(m.time);
+    chart.append(svg("path", { d: `M${at} 3 L${at + 5} 10 L${at} 17 L${at - 5} 10 Z`, class: m.seq === mark ? "said hit" : "said" },
+      svg("title", {}, ...visible(`${when(m.time)} · turn ${m.turn}: ${m.text.slice(0, 80)}`))));
+  }
+  for (const { c, from, to, n } of placed) {
+    const near = mark !== null && (c.seq === mark || (c.result && c.result.seq === mark));
+    const rect = svg("rect", { x: from, y: top + n * lane, width: to - from, height: lane - 4, "data-seq": c.seq,
+      class: `span${c.failed ? " failed" : ""}${near ? " hit" : ""}` },
+      svg("title", {}, ...visible(`${c.name} · ${seconds(c.durationMs)}${c.failed ? " · failed" : ""} · turn ${c.turn}`)));
+    rect.addEventListener("click", () => openSeq(c.seq));
+    chart.append(rect);
+  }
+  chart.append(svg("text", { x: 0, y: height - 3, class: "tick" }, ...visible(when(start).slice(11))),
+    svg("text", { x: width, y: height - 3, class: "tick end" }, ...visible(when(end).slice(11))));
+  return card(`Timeline (${seconds(end - start)}${v.toolCalls.total > calls.length ? `, the ${calls.length} calls shown below` : ""})`,
+    h("div", { class: "scroll" }, chart),
+    h("p", { class: "muted legend" }, "◆ what the person said · ▬ a tool call as long as it ran (red: failed) · a span opens its call"));
+}
 
 // What each hook event would put into the session if it fired next (the hooks' own rules,
 // run dry by GET /api/inject/): its parts in order, and the text exactly as the answer
