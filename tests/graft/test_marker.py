@@ -53,6 +53,8 @@ def test_the_room_is_counted_from_the_line_of_the_latest_usage(tmp_path: Path) -
         assert newer.limit == 1_500 + free - 21_000
     state = str(tmp_path)
     assert marker.quiet(state, str(transcript), 2_000, {})
+    with open(transcript, "ab") as handle:  # grown to the limit, by a line no harness logs
+        handle.write(b"z" * (newer.limit - 2_001) + b"\n")
     assert not marker.quiet(state, str(transcript), newer.limit, {})
     assert not marker.quiet(state, str(transcript), 1_000, {})  # smaller than checked: rewritten
     assert not marker.quiet(state, str(transcript), 2_000, {"todos": []})

@@ -20,6 +20,16 @@ only ever an upper bound, moved by each full check:
   or session id is kept), for that size or larger, and for the configuration file as it was;
 - a call writing a todo list (what the plan-first nudge reads) is never skipped;
 - a compressed log (DSH's zstd frames) gets no hint: its bytes do not bound its text.
+
+A session near the band has no room in bytes, but usually still some in tokens: the hint then
+also keeps the *ceiling*, the fewest context tokens a later request of the same turn needs to
+reach the warning or forced line (`watermark.usage_ceiling`), and the model it was measured
+with. A call is then skipped when everything logged since the check is a request below the
+ceiling on that model and its tools' results, as Claude Code logs them: each new line is read
+with the interpreter's C scanner (`_json`), and any other line (a person's message, a hook's
+context, a summary, a todo list, another harness's record, a line cut short) means a full
+check, which moves the hint. A check with a forced cut started gets no ceiling (a failed cut
+must be told). What is skipped is folded by the next full check, as with the room in bytes.
 """
 
 from __future__ import annotations
@@ -37,6 +47,9 @@ NAME = "graft.used"
 ROOM_DIR = "graft-room"  # one small file per transcript: `<room dir>/<crc32 of its path>`
 _CONFIG = "config.toml"  # (config.CONFIG_NAME, not imported on the hot path)
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # (zstdframes.MAGIC, not imported on the hot path)
+# The most log a call reads to be skipped by the ceiling; past it a full check moves the hint.
+SCAN_LIMIT = 256 * 1024
+_USAGE_KEYS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
 def used(state_dir: str) -> bool:
@@ -54,12 +67,17 @@ def mark(state_dir: str) -> None:
 
 class Room:
     """A room hint: skip while the transcript is at least `size` and below `limit` bytes.
-    `context` is the latest usage the check saw and `low` where the bytes are counted from."""
+    `context` is the latest usage the check saw and `low` where the bytes are counted from;
+    `ceiling` (0: none) the context a request past `size` must stay below on the model whose
+    checksum is `model` (see the module docstring)."""
 
-    __slots__ = ("context", "limit", "low", "size")
+    __slots__ = ("ceiling", "context", "limit", "low", "model", "size")
 
-    def __init__(self, limit: int, size: int, context: int, low: int) -> None:
+    def __init__(
+        self, limit: int, size: int, context: int, low: int, ceiling: int = 0, model: str = "-"
+    ) -> None:
         self.limit, self.size, self.context, self.low = limit, size, context, low
+        self.ceiling, self.model = ceiling, model
 
 
 def transcript_size(transcript: str) -> int | None:
@@ -81,7 +99,88 @@ def quiet(state_dir: str, transcript: str, size: int | None, tool_input: Any) ->
     ):
         return False
     room = _read(state_dir, transcript)
-    return room is not None and room.size <= size < room.limit
+    if room is None or size < room.size:
+        return False
+    return size < room.limit or (room.ceiling > 0 and _below_ceiling(transcript, room, size))
+
+
+def _below_ceiling(transcript: str, room: Room, size: int) -> bool:
+    """Whether every whole line logged from the hint's size up to `size` is a request below
+    the ceiling on the hint's model, or its tools' results (see the module docstring)."""
+    if size - room.size > SCAN_LIMIT:
+        return False
+    try:
+        with open(transcript, "rb") as handle:
+            handle.seek(room.size)
+            raw = handle.read(size - room.size)
+    except OSError:
+        return False
+    if b'"todos"' in raw or b'"plan"' in raw:
+        return False  # a todo list may be written: what the plan-first nudge reads
+    import _json  # a built-in module: no import cost
+
+    scan = _json.make_scanner(_Scanning)  # type: ignore[arg-type]  # (it reads attributes)
+    for line in raw[: raw.rfind(b"\n") + 1].splitlines():
+        if not line.strip():
+            continue
+        try:
+            text = line.decode("utf-8")
+            record, end = scan(text, 0)
+        except (UnicodeDecodeError, StopIteration, ValueError):
+            return False
+        if text[end:].strip() or not _quiet_record(record, room):
+            return False
+    return True
+
+
+def _quiet_record(record: Any, room: Room) -> bool:
+    """A model request below the ceiling on the hint's model, or a user line holding only
+    tool results (Claude Code's log; anything else is not known to be quiet)."""
+    if not isinstance(record, dict) or not isinstance(record.get("message"), dict):
+        return False
+    message, kind = record["message"], record.get("type")
+    if kind == "user":
+        content = message.get("content")
+        return isinstance(content, list) and all(
+            isinstance(block, dict) and block.get("type") == "tool_result" for block in content
+        )
+    if kind != "assistant":
+        return False
+    model = message.get("model")
+    named = isinstance(model, str) and model and not model.startswith("<")
+    if named and _model_mark(model) != room.model:
+        return False  # another model: another window may apply
+    usage = message.get("usage")
+    if usage is None:
+        return True
+    if not isinstance(usage, dict):
+        return False
+    context = 0
+    for key in _USAGE_KEYS:
+        value = usage.get(key) or 0
+        if type(value) is not int:
+            return False
+        context += value
+    return context < room.ceiling
+
+
+def _model_mark(model: str | None) -> str:
+    """The hint's checksum of a model name ("-" for none)."""
+    return "-" if model is None else f"{zlib.crc32(model.encode()):08x}"
+
+
+class _Scanning:
+    """What `_json.make_scanner` reads: json.JSONDecoder's defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name: str) -> float:
+        return float(name.replace("Infinity", "inf"))
 
 
 def quiet_payload(state_dir: str, raw: bytes) -> bool:
@@ -132,17 +231,19 @@ def remember(
     import orjson
 
     from .settings import GraftSettings
-    from .watermark import TOKENS_PER_BYTE, Digest, room_bytes
+    from .watermark import TOKENS_PER_BYTE, Digest, room_bytes, usage_ceiling
 
     row = store.db.execute(
-        "SELECT digest FROM graft_watch WHERE harness = ? AND session_id = ?",
+        "SELECT digest, forced_at FROM graft_watch WHERE harness = ? AND session_id = ?",
         (harness, session_id),
     ).fetchone()
     room = None
     if row is not None and not _compressed(transcript):
         digest = Digest.from_json(orjson.loads(row[0]))
-        free = room_bytes(digest, GraftSettings.load(Path(state_dir)))
-        if free is not None and digest.context is not None:
+        settings = GraftSettings.load(Path(state_dir))
+        free = room_bytes(digest, settings)
+        ceiling = usage_ceiling(digest, settings) if row[1] is None else None
+        if digest.context is not None and (free is not None or ceiling is not None):
             before = _read(state_dir, transcript)
             if before is None or before.size > size:
                 low = 0  # where the latest usage's line is: unknown, the whole log counts
@@ -150,7 +251,9 @@ def remember(
                 low = before.low  # the same latest usage: the same line
             else:
                 low = before.size  # a usage the previous check had not seen: after its size
-            room = Room(low + free * TOKENS_PER_BYTE, size, digest.context, low)
+            limit = 0 if free is None else low + free * TOKENS_PER_BYTE
+            mark = _model_mark(digest.model)
+            room = Room(limit, size, digest.context, low, ceiling or 0, mark)
     if room is None:
         forget(state_dir, transcript)
     else:
@@ -187,20 +290,23 @@ def _read(state_dir: str, transcript: str) -> Room | None:
             fields = handle.read(256).split()
     except OSError:
         return None
-    if len(fields) != 5 or fields[4].decode("ascii", "replace") != _stamp(state_dir, transcript):
+    if len(fields) != 7 or fields[6].decode("ascii", "replace") != _stamp(state_dir, transcript):
         return None
     try:
-        limit, size, context, low = (int(field) for field in fields[:4])
+        limit, size, context, low, ceiling = (int(field) for field in fields[:5])
     except ValueError:
         return None
-    return Room(limit, size, context, low)
+    return Room(limit, size, context, low, ceiling, fields[5].decode("ascii", "replace"))
 
 
 def _write(state_dir: str, transcript: str, room: Room) -> None:
     """Write the hint whole (a temporary file renamed over it), owner-only."""
     path = _path(state_dir, transcript)
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    text = f"{room.limit} {room.size} {room.context} {room.low} {_stamp(state_dir, transcript)}\n"
+    text = (
+        f"{room.limit} {room.size} {room.context} {room.low} {room.ceiling} {room.model} "
+        f"{_stamp(state_dir, transcript)}\n"
+    )
     temporary = f"{path}.{os.getpid()}"
     fd = os.open(temporary, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
     try:

@@ -228,6 +228,41 @@ def room_bytes(digest: Digest, settings: GraftSettings) -> int | None:
     return room // TOKENS_PER_BYTE if room > 0 else None
 
 
+def usage_ceiling(digest: Digest, settings: GraftSettings) -> int | None:
+    """The fewest context tokens a later request of the same turn (same window, same model,
+    no new human message) needs before the warning or the forced line can be reached, or None
+    when the session is there already or has no usage to measure from.
+
+    Below it the decision stays what it was (none: the plan-first nudge reads only todos), so
+    the hot path may skip a call whose log adds only such requests below it. The lines move
+    with the request itself (its rise over the turn before feeds the growth a dynamic cut
+    allows for), never up as it grows: the first context that reaches them is found by halving."""
+    if digest.context is None or _reached(digest, digest.context, settings):
+        return None
+    below, above = digest.context, max(2 * digest.pressure(settings).window, digest.context + 1)
+    if not _reached(digest, above, settings):
+        return above  # no line at all within twice the window: the cap is a line of its own
+    while above - below > 1:
+        middle = (below + above) // 2
+        below, above = (below, middle) if _reached(digest, middle, settings) else (middle, above)
+    return above
+
+
+def _reached(digest: Digest, context: int, settings: GraftSettings) -> bool:
+    """Whether a request at `context` tokens in the digest's open turn is at its warning or
+    forced line (as `Digest.extend` would fold that request)."""
+    ordinal = digest.turns.ordinal
+    if digest.levels and digest.levels[-1][0] == ordinal:
+        levels = [*digest.levels[:-1], [ordinal, context]]
+    else:
+        levels = [*digest.levels, [ordinal, context]][-(GROWTH_SAMPLE_TURNS + 1) :]
+    after = replace(digest, context=context, levels=levels)
+    pressure = after.pressure(settings)
+    line = _watermark(after, settings, pressure.window)
+    lines = [ratio for ratio in (line.warning, line.forced) if ratio is not None]
+    return bool(lines) and context / pressure.window >= min(lines)
+
+
 @dataclass(frozen=True, slots=True)
 class GraftCost:
     """Tokens a handoff needs free: the handoff itself and the growth until it is done."""
