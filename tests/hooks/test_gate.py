@@ -26,7 +26,8 @@ from ..support.paths import PAGES
 def home(tmp_path: Path) -> Path:
     state = tmp_path / ".dsh" / "dshkit"
     state.mkdir(parents=True)
-    (state / "config.toml").write_text("[gate]\nbudget_s = 2.0\n")
+    # A failing page samples the whole budget: the background runs must take the short one.
+    (state / "config.toml").write_text("[gate]\nbudget_s = 60.0\nhook_budget_s = 2.0\n")
     (tmp_path / "proj" / "site").mkdir(parents=True)
     return tmp_path
 

@@ -24,7 +24,7 @@ def test_claude_code_gets_the_rework_once_per_content(tmp_path: Path, proxy: Ref
     settings.parent.mkdir(parents=True)
     settings.write_text('{"permissions": {"defaultMode": "acceptEdits"}}\n')  # Write allowed
     world.install_hooks()
-    (world.state / "config.toml").write_text("[gate]\nbudget_s = 2.0\n")
+    (world.state / "config.toml").write_text("[gate]\nhook_budget_s = 2.0\n")
     page = world.project / "tank.html"
     write = {
         "tool": "Write",

@@ -33,7 +33,7 @@ def test_codex_gets_a_shell_written_failure_back_at_stop(
     with fake_responses() as fake:
         codex_config(world, fake.base_url)
         world.install_hooks()
-        (world.state / "config.toml").write_text("[gate]\nbudget_s = 2.0\n")
+        (world.state / "config.toml").write_text("[gate]\nhook_budget_s = 2.0\n")
         fake.script.append(command)
         done = subprocess.run(
             [

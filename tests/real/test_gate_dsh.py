@@ -27,7 +27,7 @@ def test_dsh_gets_the_failure_back_in_the_same_run(tmp_path: Path, proxy: Refusi
     world = World(tmp_path, "dsh")
     shutil.copytree(TEMPLATE, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
     world.install_hooks()
-    (world.state / "config.toml").write_text("[gate]\nbudget_s = 2.0\n")
+    (world.state / "config.toml").write_text("[gate]\nhook_budget_s = 2.0\n")
     page = world.project / "tank.html"
     write = {
         "tool": "write",

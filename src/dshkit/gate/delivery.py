@@ -162,14 +162,20 @@ def claim_runs(store: Store, wanted: list[tuple[Path, str]]) -> list[Path]:
 
 
 def start_runs(store: Store, files: list[Path]) -> list[Path]:
-    """Start a detached `dshkit gate check` for each file whose current content needs one;
-    the files started."""
+    """Start a detached `dshkit gate check` for each file whose current content needs one,
+    sampling for `[gate] hook_budget_s` (short enough for a failure to be judged within the
+    time Stop waits); the files started."""
     from ..procs import spawn_detached
 
     wanted = [(f, content_hash(f)) for f in files if f.is_file()]
     started = claim_runs(store, wanted)
-    for path in started:
-        spawn_detached("gate", "check", str(path), "--state-dir", str(store.state_dir), "--quiet")
+    if started:
+        budget = str(load_config(store.state_dir)["gate"]["hook_budget_s"])
+        state = str(store.state_dir)
+        for path in started:
+            spawn_detached(
+                "gate", "check", str(path), "--budget", budget, "--state-dir", state, "--quiet"
+            )
     return started
 
 
