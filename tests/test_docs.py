@@ -5,6 +5,7 @@ heading that exist."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -17,7 +18,7 @@ import pytest
 
 from dshkit import chromium
 
-from .support.cli import environment, run_dshkit
+from .support.cli import BARE_PATH, environment, run_dshkit
 from .support.paths import CLAUDE, CODEX, DSH_ZSTD, REPO
 
 DOCS = REPO / "docs"
@@ -30,6 +31,9 @@ PAGES = sorted(
 )
 # A Claude Code fixture session: what `<session>` in a page stands for.
 SESSION = "cc34c54b"
+# This venv's programs and the system's only: a harness CLI on the developer's PATH (`dsh`
+# would have install-hooks add its bridge from the network) is not part of the page's world.
+ENV = {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{BARE_PATH}"}
 PLACEHOLDERS = {"<session>": SESSION}
 
 # Commands a test cannot run, each with why (a prefix of the line as the page writes it).
@@ -133,7 +137,7 @@ def _home(base: Path, page: Path) -> Path:
     shutil.copytree(CLAUDE, home / ".claude" / "projects")
     shutil.copytree(CODEX, home / ".codex" / "sessions")
     if page.is_relative_to(DOCS):
-        run_dshkit("scan", home=home, cwd=home)
+        run_dshkit("scan", home=home, cwd=home, env=ENV)
     return home
 
 
@@ -154,10 +158,12 @@ def _run_page(page: Path, base: Path, kinds: tuple[str, ...]) -> list[str]:
             continue
         if kind == "shell":
             done = subprocess.run(
-                ["bash", "-c", command], env=environment(home), cwd=home, capture_output=True
+                ["bash", "-c", command], env=environment(home, ENV), cwd=home, capture_output=True
             )
         else:
-            done = run_dshkit(*_argv(command), home=home, cwd=home, check=False, timeout=180)
+            done = run_dshkit(
+                *_argv(command), home=home, env=ENV, cwd=home, check=False, timeout=180
+            )
         want = _expected(page, command)
         if done.returncode != want:
             failures.append(f"{command}: exit {done.returncode}, not {want}: {done.stderr!r}")
