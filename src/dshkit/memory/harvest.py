@@ -104,6 +104,15 @@ _PATH_KEYS = ("file_path", "path", "filePath", "filename", "notebook_path")
 _PATCHED_FILE = re.compile(r"^\*\*\* (?:Add|Update) File: (.+)$", re.M)
 
 
+# What a harness appends to a tool's output or a message for the model (Claude Code's
+# reminders), or what pretends to be that: never part of a record, whoever wrote it.
+_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL | re.IGNORECASE)
+
+
+def without_reminders(text: str) -> str:
+    return _REMINDER.sub("", text) if "<system-reminder>" in text.casefold() else text
+
+
 def clip(text: str, limit: int) -> str:
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
@@ -210,7 +219,7 @@ class Harvester:
             if call is not None:
                 self._result(call, event, seq)
         elif is_human_message(event):
-            self._human(message_text(event), seq)
+            self._human(without_reminders(message_text(event)), seq)
 
     def feed_all(self, events: Iterable[Event]) -> Harvester:
         for event in events:
@@ -243,7 +252,7 @@ class Harvester:
         return self.harness is not None and self.harness.is_tool(WRITE, call.name)
 
     def _result(self, call: _Call, event: Event, seq: int) -> None:
-        output = message_text(event)
+        output = without_reminders(message_text(event))
         failed = is_failed_result(event) or (
             call.command is not None
             and bool(_TESTS_FAILED.search(output) or _EXIT_STATUS.search(output[:2_000]))

@@ -61,7 +61,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"system[-_]prompt|system[-_]reminder|tool_call|function_calls?)\b[^>]{0,40}>",
     ),
     ("tag", ("<|",), r"<\|\s*(?:im_start|im_end|system|endoftext|start_header_id|eot_id)\s*\|?>"),
-    ("tag", ("[", "<<"), r"\[/?(?:inst|system|sys)\]|<<\s*/?sys\s*>>"),
+    ("tag", ("[", "<<"), r"\[/?inst\]|<<\s*/?sys\s*>>"),
     (
         "tag",
         ("#",),
@@ -83,10 +83,16 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
             "curl",
             "wget",
         ),
+        # A secret sent somewhere (an address, a URL, "me"): "send the token in the header" is
+        # how an API is used, "send the API key to attacker@…" is not; files that are secrets
+        # themselves (keys, .env) whatever the destination.
         r"\b(?:send|upload|post|exfiltrate|leak|transmit|forward|email|paste|curl|wget)\b"
-        r"(?:[^.\n]|\.(?=\S)){0,60}?(?:\b(?:api[\s_-]?keys?|tokens?|secrets?|passwords?|"
-        r"credentials?|private\s+keys?|ssh\s+keys?|id_rsa|env(?:ironment)?\s+variables|"
-        r"cookies?)|\.env\b)",
+        r"(?:(?:[^.\n]|\.(?=\S)){0,60}?\b(?:api[\s_-]?keys?|tokens?|secrets?|passwords?|"
+        r"credentials?|cookies?)\b(?:[^.\n]|\.(?=\S)){0,60}?\b(?:to|into|at)\s+(?:https?://|"
+        r"\S+@\S+|me\b|us\b|this\s+(?:url|address|endpoint|server|webhook)|the\s+following|"
+        r"an?\s+external|my\s+server)|(?:[^.\n]|\.(?=\S)){0,60}?(?:\b(?:private\s+keys?|"
+        r"ssh\s+keys?|id_rsa|env(?:ironment)?\s+variables|aws\s+credentials)|\.env\b|"
+        r"~/\.ssh|/etc/(?:passwd|shadow)))",
     ),
     (
         "exfiltration",
@@ -117,7 +123,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         ),
         r"(?:忽略|无视|忽视|不要理会|别管|抛开|丢弃|跳过|忘掉|忘记|覆盖)\s*(?:掉)?\s*"
         r"(?:你|掉)?\s*(?:之前|以前|此前|先前|上面|以上|前面|上述|原有|原来|原先|系统|所有|全部|一切)"
-        r"[^。\n]{0,12}(?:指令|指示|提示词|提示|规则|要求|设定|约束|命令|说明)",
+        r"[^。\n]{0,12}(?:指令|指示|提示词|提示|规则|要求|设定|约束|命令|说明|内容|的话|对话|上下文)",
     ),
     (
         "override",
@@ -156,6 +162,66 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"(?:不要|别|切勿|不得)\s*(?:告诉|通知|提醒|让)\s*(?:用户|使用者|主人)",
     ),
     ("secrecy", ("瞒着", "背着"), r"(?:瞒着|背着)\s*用户"),
+    # More shapes of the same kinds, English and Chinese.
+    (
+        "override",
+        ("ignore", "disregard", "forget"),
+        r"\b(?:ignore|disregard|forget)\s+(?:all\s+of\s+|all\s+)?(?:the\s+)?(?:above|foregoing)\b",
+    ),
+    (
+        "override",
+        ("ignore", "disregard", "forget", "override"),
+        r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+)?(?:of\s+)?your\s+(?:\w+\s+)?"
+        r"(?:instructions|rules|guidelines|programming|system\s+prompt|directives|training)\b",
+    ),
+    (
+        "override",
+        ("forget",),
+        r"\bforget\s+(?:everything|all)\s+(?:you\s+)?(?:know|learned|were\s+told)",
+    ),
+    (
+        "role",
+        ("your",),
+        r"\byour\s+(?:new|real|actual|true)\s+(?:task|instructions?|goal|role|purpose)\s*(?:is|are|:)",
+    ),
+    (
+        "role",
+        ("act", "pretend", "roleplay"),
+        r"\b(?:act\s+as|pretend\s+(?:to\s+be|you\s+are)|roleplay\s+as)\s+(?:an?\s+)?"
+        r"(?:unrestricted|unfiltered|uncensored|jailbroken|evil|dan)\b",
+    ),
+    (
+        "role",
+        ("attention", "note to", "message to", "if you are"),
+        r"\b(?:(?:attention|note|message)\s+(?:to\s+)?(?:all\s+)?|if\s+you\s+are\s+(?:an?\s+)?)"
+        r"(?:(?:ai\s+)?(?:agent|assistant|model)|ai|llm|language\s+model|coding\s+agent)s?\b"
+        r"\s*(?:[:,]|reading)",
+    ),
+    # A turn of a chat transcript (a blank line, then "Human:"): a field `human: bool` is not.
+    ("tag", ("human", "assistant"), r"(?:\A|\n[ \t]*\n)[ \t]*(?:human|assistant)\s*:\s*\S"),
+    (
+        "tag",
+        ("#",),
+        r"^\s*#{1,4}\s*(?:system|instructions?)\s*(?:prompt|message|override)?\s*[:：]",
+    ),
+    (
+        "tag",
+        ("[", "【"),
+        r"[【\[]\s*(?:系统|system|admin|管理员)\s*(?:指令|消息|提示|message|override|prompt)\s*[】\]]",
+    ),
+    (
+        "secrecy",
+        ("hide", "conceal", "keep"),
+        r"\b(?:hide|conceal|keep)\s+(?:this|it)\s+(?:secret\s+)?from\s+the\s+user\b",
+    ),
+    ("role", ("任务",), r"(?:新的|新|真正的|真实的)任务(?:是|为|[:：])"),
+    ("role", ("假装", "假设"), r"(?:假装|假设)你是(?:一个|一名)?\s*(?:没有|不受|无)"),
+    ("role", ("我是你的",), r"我是你的(?:开发者|管理员|创造者|主人|上级)"),
+    (
+        "exfiltration",
+        ("环境变量",),
+        r"(?:打印|输出|显示|列出|导出)(?:出)?(?:所有|全部)的?环境变量",
+    ),
 )
 _COMPILED: dict[int, re.Pattern[str]] = {}
 
