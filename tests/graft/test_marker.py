@@ -5,6 +5,7 @@ before any JSON parser is imported."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -119,3 +120,71 @@ def test_the_hint_is_private_and_names_no_session(tmp_path: Path) -> None:
     assert b"secret" not in hint.read_bytes() and b"1234" not in hint.read_bytes()
     marker.forget(str(tmp_path), str(transcript))
     assert not hint.exists()
+
+
+# -- near the band: the usage ceiling -----------------------------------------------------------
+
+
+def request(tokens: int, model: str = "claude-x", tool: str = "Read", **given: Any) -> bytes:
+    """One model request as Claude Code logs it."""
+    use = {"type": "tool_use", "id": "t", "name": tool, "input": given or {"file_path": "a"}}
+    message = {"model": model, "content": [use], "usage": {"input_tokens": tokens}}
+    return orjson.dumps({"type": "assistant", "message": message, "requestId": "r"}) + b"\n"
+
+
+RESULT = orjson.dumps(
+    {"type": "user", "message": {"content": [{"type": "tool_result", "content": "ok"}]}}
+)
+
+
+def near(tmp_path: Path, *logged: bytes, forced_at: int | None = None) -> bool:
+    """Whether a call is skipped after a check that saw 80,000 tokens on `claude-x` (in a
+    200,000 window: no room in bytes, a ceiling at the warning's 140,000) and then `logged`."""
+    transcript = tmp_path / "near.jsonl"
+    transcript.write_bytes(request(80_000) + RESULT + b"\n")
+    digest = Digest(count=2, context=80_000, model="claude-x", levels=[[0, 80_000]])
+    with Store(tmp_path / "db") as store:
+        store.db.execute(
+            "INSERT OR REPLACE INTO graft_watch "
+            "(harness, session_id, digest, state, forced_at, updated_at) "
+            "VALUES ('claude', 's', ?, '{}', ?, 0)",
+            (orjson.dumps(digest.as_json()).decode(), forced_at),
+        )
+        size = transcript.stat().st_size
+        marker.remember(store, str(tmp_path), "claude", "s", str(transcript), size)
+    with open(transcript, "ab") as handle:
+        handle.write(b"".join(logged))
+    return marker.quiet(str(tmp_path), str(transcript), transcript.stat().st_size, {})
+
+
+def test_requests_below_the_ceiling_and_their_results_are_skipped(tmp_path: Path) -> None:
+    assert near(tmp_path)
+    assert near(tmp_path, request(90_000), RESULT + b"\n", request(139_999), RESULT + b"\n")
+    assert near(tmp_path, request(100_000, model="<synthetic>"))  # names no model
+    assert near(tmp_path, request(100_000), b'{"type": "assistant", "mess')  # cut short: later
+    assert not near(tmp_path, request(140_000))  # at the warning line
+    assert not near(tmp_path, request(90_000), request(150_000), request(90_000))
+
+
+def test_anything_else_logged_means_a_full_check(tmp_path: Path) -> None:
+    prompt = {"type": "user", "message": {"content": "再看看"}}
+    reminder = {"type": "user", "message": {"content": [{"type": "text", "text": "x"}]}}
+    hook = {"type": "attachment", "attachment": {"type": "hook_additional_context"}}
+    for line in (prompt, reminder, hook, {"type": "summary", "summary": "s"}, [], "x"):
+        assert not near(tmp_path, orjson.dumps(line) + b"\n"), line
+    assert not near(tmp_path, request(90_000, model="claude-y"))  # another model's window
+    todos = {"todos": [{"content": "a", "status": "pending"}]}
+    assert not near(tmp_path, request(90_000, tool="TodoWrite", **todos))
+    assert not near(tmp_path, b"not json\n")
+    odd = request(90_000).replace(b'"input_tokens":90000', b'"input_tokens":9e4')
+    assert not near(tmp_path, odd)  # a count that is not a plain integer
+    assert not near(tmp_path, RESULT + b"\n" * (marker.SCAN_LIMIT + 1))  # too much to read
+    assert not near(tmp_path, forced_at=1)  # a cut was started: its failure must be told
+
+
+def test_in_the_band_no_ceiling_is_kept(tmp_path: Path) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_bytes(request(150_000))
+    with Store(tmp_path / "db") as store:
+        assert room(tmp_path, store, transcript, 150_000) is None
+    assert not marker.quiet(str(tmp_path), str(transcript), transcript.stat().st_size, {})

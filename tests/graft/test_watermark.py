@@ -28,6 +28,7 @@ from dshkit.graft.watermark import (
     forced_cut_note,
     open_todos,
     room_bytes,
+    usage_ceiling,
     watermark,
 )
 from dshkit.sessions import Scanner, Source
@@ -529,3 +530,29 @@ def test_the_room_is_counted_from_the_smallest_window_and_needs_usage() -> None:
     assert room_bytes(used, settings) == int(0.45 * 32_000 - 3_200) - 1_000
     full = Digest.of(Session(100_000).start().step(70_000).events)
     assert room_bytes(full, FIXED) is None
+
+
+def near_band(window: int | None, last: int) -> Session:
+    """Two turns with usage, the open one's last request at `last` tokens."""
+    return Session(window).start().step(20_000).start().step(24_000).step(last)
+
+
+@pytest.mark.parametrize("settings", BAND_SETTINGS)
+@pytest.mark.parametrize("window", [None, 100_000])
+def test_the_usage_ceiling_is_the_first_context_the_watermark_speaks_at(
+    settings: GraftSettings, window: int | None
+) -> None:
+    digest = Digest.of(near_band(window, 24_000).events)
+    ceiling = usage_ceiling(digest, settings)
+    assert ceiling is not None and ceiling > 24_000
+    for state in (GraftState(), GraftState(nudge_turn=1, nudge_at=1)):
+        below = decide(near_band(window, ceiling - 1).events, settings, state)
+        assert below.action == "none" and below.state == state
+        at = decide(near_band(window, ceiling).events, settings, state)
+        assert at.action in ("nudge", "force")
+
+
+def test_the_usage_ceiling_of_a_fixed_mark_and_in_the_band() -> None:
+    assert usage_ceiling(Digest.of(near_band(None, 24_000).events), FIXED) == 140_000
+    assert usage_ceiling(Digest.of(near_band(100_000, 70_000).events), FIXED) is None
+    assert usage_ceiling(Digest(), FIXED) is None  # no usage yet

@@ -303,3 +303,96 @@ def test_a_prompt_voids_the_room_hint(world: World) -> None:
     transcript.step(10_100)
     hook(world, "PostToolUse", transcript.payload())
     assert watched(world, "s-prompt") != kept  # checked in full after the prompt
+
+
+# -- near the band: calls below the usage ceiling are skipped ----------------------------------
+
+# Dynamic over a 100,000 window: the lines fall as the open turn's rise grows (the growth a cut
+# allows for), so the ceiling is found where they meet the rising context.
+DYNAMIC = "[graft]\nwindow_tokens = 100000\n"
+NEAR_SCRIPTS = {
+    "fixed": (
+        FIXED,
+        [
+            ("prompt", 0),
+            ("step", 55_000),
+            ("step", 60_000),
+            ("pad", 5_000),
+            ("step", 62_000),
+            ("step", 64_000),
+            ("prompt", 0),
+            ("step", 66_000),
+            ("step", 68_000),
+            ("step", 69_999),
+            ("step", 70_000),
+            ("step", 71_000),
+            ("step", 72_000),
+        ],
+    ),
+    "dynamic": (
+        DYNAMIC,
+        [
+            ("prompt", 0),
+            ("step", 30_000),
+            ("step", 35_000),
+            ("prompt", 0),
+            ("step", 38_000),
+            ("step", 42_000),
+            ("step", 44_000),
+            ("step", 45_000),
+            ("pad", 2_000),
+            ("step", 46_000),
+            ("step", 46_500),
+            ("step", 47_000),
+            ("step", 47_500),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEAR_SCRIPTS))
+def test_skipping_below_the_ceiling_changes_no_decision(world: World, name: str) -> None:
+    """A session near the band twice, one skipped below its usage ceiling where it can be, the
+    other checked in full at every call: the same answers and the same decision state after
+    every call, the same digest once both were checked, and the first one really skipped."""
+    config, script = NEAR_SCRIPTS[name]
+    (world.state / "config.toml").write_text(config)
+    hinted, every = Transcript(world, "s-hinted"), Transcript(world, "s-every")
+    answers: dict[str, list[str]] = {"s-hinted": [], "s-every": []}
+    skipped = 0
+    for action, value in script:
+        for transcript in (hinted, every):
+            if action == "prompt":
+                transcript.prompt("把测试补齐")
+                hook(world, "UserPromptSubmit", transcript.payload(prompt="把测试补齐"))
+                continue
+            if action == "pad":
+                pad(transcript, value)
+                continue
+            transcript.step(value)
+            if transcript is every:
+                marker.forget(str(world.state), str(every.path))
+            before = watched(world, transcript.session)
+            said = context(hook(world, "PostToolUse", transcript.payload()))
+            answers[transcript.session].append(said.replace(transcript.session, "…"))
+            if transcript is hinted and before and watched(world, hinted.session) == before:
+                skipped += 1
+        if action == "step":
+            assert watched(world, "s-hinted")[1] == watched(world, "s-every")[1]  # the state
+    assert answers["s-hinted"] == answers["s-every"]
+    told = [said for said in answers["s-every"] if said]
+    assert len(told) == 2 and "水位" in told[0] and "水位告急" in told[1]  # nudge, escalation
+    assert watched(world, "s-hinted")[:2] == watched(world, "s-every")[:2]
+    assert skipped >= 3
+
+
+def test_a_session_near_the_band_is_skipped_without_a_store_or_json(world: World) -> None:
+    transcript = Transcript(world, "s-near").prompt("看看").step(60_000)
+    assert b"sqlite3" in imported_by(world, transcript)  # no room in bytes: checked in full
+    kept = watched(world, "s-near")
+    transcript.step(65_000)
+    imported = imported_by(world, transcript)
+    assert imported & {b"json", b"orjson", b"sqlite3", b"dshkit.hooks.dispatch"} == set()
+    assert watched(world, "s-near") == kept
+    transcript.step(70_000)  # at the warning line: checked, and told
+    assert "70%" in context(hook(world, "PostToolUse", transcript.payload()))
