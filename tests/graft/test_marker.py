@@ -125,7 +125,7 @@ def test_the_hint_is_private_and_names_no_session(tmp_path: Path) -> None:
 # -- near the band: the usage ceiling -----------------------------------------------------------
 
 
-def request(tokens: int, model: str = "claude-x", tool: str = "Read", **given: Any) -> bytes:
+def request(tokens: int, model: str = "claude-x", tool: str = "Read", **given: object) -> bytes:
     """One model request as Claude Code logs it."""
     use = {"type": "tool_use", "id": "t", "name": tool, "input": given or {"file_path": "a"}}
     message = {"model": model, "content": [use], "usage": {"input_tokens": tokens}}
@@ -170,11 +170,12 @@ def test_anything_else_logged_means_a_full_check(tmp_path: Path) -> None:
     prompt = {"type": "user", "message": {"content": "再看看"}}
     reminder = {"type": "user", "message": {"content": [{"type": "text", "text": "x"}]}}
     hook = {"type": "attachment", "attachment": {"type": "hook_additional_context"}}
-    for line in (prompt, reminder, hook, {"type": "summary", "summary": "s"}, [], "x"):
+    lines: list[Any] = [prompt, reminder, hook, {"type": "summary", "summary": "s"}, [], "x"]
+    for line in lines:
         assert not near(tmp_path, orjson.dumps(line) + b"\n"), line
     assert not near(tmp_path, request(90_000, model="claude-y"))  # another model's window
     todos = {"todos": [{"content": "a", "status": "pending"}]}
-    assert not near(tmp_path, request(90_000, tool="TodoWrite", **todos))
+    assert not near(tmp_path, request(90_000, "claude-x", "TodoWrite", **todos))
     assert not near(tmp_path, b"not json\n")
     odd = request(90_000).replace(b'"input_tokens":90000', b'"input_tokens":9e4')
     assert not near(tmp_path, odd)  # a count that is not a plain integer
