@@ -7,10 +7,14 @@ holds graft's retirement check for every tool (not even started where no handoff
 and the command risk policy for commands; PostToolUse holds graft's watermark for every tool,
 which reads the step just appended to a real Claude Code transcript (the bench appends one
 before each run): in a session far below the watermark's band (20,000 tokens of a 200,000
-window: its room hint answers most calls from one stat) and in one near it (80,000 tokens:
-no room, every call folds the tail and decides). Target: p50 within 2x for a tool call no
-policy looks at (Read). CPU time (user + system of the hook process) is printed beside the
-wall-clock figures: it is what the hook costs, and moves less when the machine is busy.
+window: its room hint answers most calls from one stat), in one near it (80,000 tokens: no
+room in bytes, but below its usage ceiling, the first context at which the warning can come:
+the steps appended since the last full check are read with the C scanner) and the same
+session checked in full at every call (its hint dropped before each: the tail folded and the
+decision taken, what a call costs at a turn's first step or past the ceiling). Target: p50
+within 2x for a tool call no policy looks at (Read). CPU time (user + system of the hook
+process) is printed beside the wall-clock figures: it is what the hook costs, and moves less
+when the machine is busy.
 
     python bench/hook_latency.py [--runs 60]
 """
@@ -26,6 +30,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from dshkit.graft.marker import forget
 
 
 def payload(tool: str, transcript: str = "/h/.claude/projects/-p/s.jsonl") -> bytes:
@@ -86,11 +92,13 @@ def main() -> None:
         env = {**os.environ, "HOME": home, "DSH_HOME": home, "CLAUDECODE": "1"}
         transcript = Path(home) / ".claude" / "projects" / "-p" / "s.jsonl"
         near = transcript.with_name("near.jsonl")
+        full = transcript.with_name("full.jsonl")
         transcript.parent.mkdir(parents=True)
         prompt = {"type": "user", "sessionId": "s", "cwd": "/p", "message": {"content": "go"}}
-        transcript.write_text(json.dumps(prompt) + "\n")
-        near.write_text(json.dumps(prompt) + "\n")
+        for log in (transcript, near, full):
+            log.write_text(json.dumps(prompt) + "\n")
         near_payload = payload("Read", str(near)).replace(b'"session_id":"s"', b'"session_id":"n"')
+        full_payload = payload("Read", str(full)).replace(b'"session_id":"s"', b'"session_id":"f"')
         # As installed: bytecode cached (the first round writes it), no handlers of one's own.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env.pop("DSHKIT_HOOK_HANDLERS", None)
@@ -100,15 +108,19 @@ def main() -> None:
             "a command (Bash): policy": (hook, payload("Bash")),
             "PostToolUse: far below band": (after, payload("Read", str(transcript))),
             "PostToolUse: near the band": (after, near_payload),
+            "PostToolUse: full check": (after, full_payload),
         }
         figures: dict[str, list[float]] = {name: [] for name in cases}
         cpu: dict[str, list[float]] = {name: [] for name in cases}
         for round in range(args.runs + 1):
             with open(transcript, "ab") as log:
                 log.write(step(round))
-            with open(near, "ab") as log:
-                log.write(step(round, 80_000))
+            for log_path in (near, full):
+                with open(log_path, "ab") as log:
+                    log.write(step(round, 80_000))
             for name, (command, data) in cases.items():
+                if data is full_payload:
+                    forget(os.path.join(home, "dshkit"), str(full))
                 took, spent = timed(command, env, data)
                 if round:  # round 0 warms up
                     figures[name].append(took)
