@@ -262,8 +262,7 @@ def test_an_ask_goes_out_as_the_harness_can_take_it(tmp_path: Path, work: Path, 
         assert found[0] == "ask" and "不支持" not in found[1]
     else:
         assert found[0] == "deny" and f"{info.label} 不支持钩子的“需要确认”（ask）" in found[1]
-        assert "请让用户本人在终端里执行" in found[1] and 'allow = ["eval …:*"]' not in found[1]
-        assert '"eval' in found[1]
+        assert "请让用户本人在终端里执行" in found[1] and "dshkit guard explain" in found[1]
 
 
 # -- the person's rules ---------------------------------------------------------------------
@@ -295,3 +294,14 @@ def test_the_persons_rules_come_from_the_config(tmp_path: Path, work: Path) -> N
     (state / "config.toml").write_text('[guard]\nallow = ["*"]\n')
     broken = decision(hook(tmp_path, "PreToolUse", push)[0])
     assert broken is not None and broken[0] == "deny" and "[guard] allow" in broken[1]
+
+
+def test_codex_names_its_command_tool_bash_in_hook_payloads(tmp_path: Path, work: Path) -> None:
+    # As the real Codex 0.171.0 sends an exec_command call to its PreToolUse hook.
+    sent = {**codex(work, "Bash", command="rm -rf ~"), "permission_mode": "bypassPermissions"}
+    found = decision(hook(tmp_path, "PreToolUse", sent)[0])
+    assert found is not None and found[0] == "deny" and "rm: recursive delete" in found[1]
+    asked = decision(
+        hook(tmp_path, "PreToolUse", {**sent, "tool_input": {"command": "eval $X"}})[0]
+    )
+    assert asked is not None and asked[0] == "deny" and "Codex 不支持" in asked[1]

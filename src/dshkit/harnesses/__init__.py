@@ -543,7 +543,9 @@ _CODEX = Harness(
     adapter_name="dshkit.sessions.codex:CodexAdapter",
     log_name=r"^rollout-.+\.jsonl$",
     tools={
-        COMMAND: frozenset({"exec_command", "local_shell", "shell", "shell_command"}),
+        # Its hooks name exec_command `Bash`, with `tool_input.command` (0.171.0, run for
+        # real: the PreToolUse payload of a model's exec_command call).
+        COMMAND: frozenset({"Bash", "exec_command", "local_shell", "shell", "shell_command"}),
         ASK: frozenset({"request_user_input"}),
         HUMAN_WAIT: frozenset({"request_user_input"}),
         READ: frozenset(),

@@ -29,7 +29,8 @@ _MODE_ENV = "DSHKIT_GUARD_MODE"  # `[guard] mode`'s override (config.py)
 _RISKS = {"safe": "无破坏性", "unknown": "无法看懂的命令", "destructive": "破坏性命令"}
 _HOW_TO_RUN = (
     "如确需运行，请让用户本人在终端里执行这条命令；或由用户在 dshkit 的 config.toml 的 [guard] "
-    "allow 中加入允许它的规则{example}，判断依据可用 `dshkit guard explain` 查看。"
+    'allow 中加入允许规则（写法如 allow = ["git push:*"]，逐条匹配 `dshkit guard explain` '
+    "列出的单条命令），判断依据也可用它查看。"
 )
 
 
@@ -78,7 +79,7 @@ def on_command(hook: HookInput) -> dict[str, Any] | None:
         reason = f"dshkit 命令风险策略（{mode}）{verb}这条命令：{what}，{found.reason}。{problem}"
         if decision == "deny":
             reason += "请改在工作区内操作，或缩小搜索范围。"
-    decision, reason = _delivered(hook, decision, reason, command)
+    decision, reason = _delivered(hook, decision, reason)
 
     def audited() -> None:  # once the decision reached the harness
         from ..graft import ledger
@@ -112,11 +113,11 @@ def unjudged(hook: HookInput, why: str) -> dict[str, Any] | None:
         f"dshkit 命令风险策略（{mode}）{verb}这条命令：无法看懂的命令，{why}，"
         f"无法判断它的风险。{problem}"
     )
-    decision, reason = _delivered(hook, decision, reason, "")
+    decision, reason = _delivered(hook, decision, reason)
     return {"permissionDecision": decision, "permissionDecisionReason": reason}
 
 
-def _delivered(hook: HookInput, decision: str, reason: str, command: str) -> tuple[str, str]:
+def _delivered(hook: HookInput, decision: str, reason: str) -> tuple[str, str]:
     """The decision as this harness can take it: an ask where ask is not honoured (or the
     harness is not known) is a deny, whose reason says how to run the command anyway."""
     info = hook.harness_info
@@ -126,9 +127,7 @@ def _delivered(hook: HookInput, decision: str, reason: str, command: str) -> tup
         said = f"{info.label} 不支持钩子的“需要确认”（ask），所以这次直接拒绝。"
     else:
         said = "无法确认调用它的工具支持钩子的“需要确认”（ask），所以这次直接拒绝。"
-    first = " ".join(command.split()[:2])
-    example = f'（例如 allow = ["{first}:*"]）' if first else ""
-    return "deny", reason + said + _HOW_TO_RUN.replace("{example}", example)
+    return "deny", reason + said + _HOW_TO_RUN
 
 
 def _strictness(decision: str) -> int:
