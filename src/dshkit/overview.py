@@ -12,7 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from . import harnesses
+from .errors import NotFound
 from .install import inspect
 from .llm import LLMConfig, LLMConfigError
 from .profile.state import ProfileState
@@ -113,6 +116,50 @@ class Changes:
         self.store.close()
 
 
+_CALL_FIELDS = (
+    "id, at, purpose, model, outcome, error, finish_reason, elapsed_ms, usage, "
+    "length(prompt), length(response)"
+)
+
+
+def _call(row: Any) -> dict[str, Any]:
+    return {
+        "id": row[0],
+        "at": row[1],
+        "purpose": row[2],
+        "model": row[3],
+        "outcome": row[4],
+        "error": row[5],
+        "finishReason": row[6],
+        "elapsedMs": row[7],
+        "usage": orjson.loads(row[8]) if row[8] else None,
+        "promptChars": row[9],
+        "responseChars": row[10],
+    }
+
+
+def llm_calls(state_dir: Path, limit: int = 100) -> dict[str, Any]:
+    """The newest `limit` calls to the model (the profile's and the optimizer's), newest
+    first, without their texts, and how many are kept."""
+    with Store(state_dir) as store:
+        rows = store.db.execute(
+            f"SELECT {_CALL_FIELDS} FROM llm_calls ORDER BY id DESC LIMIT ?", (limit,)
+        ).fetchall()
+        total = store.db.execute("SELECT COUNT(*) FROM llm_calls").fetchone()[0]
+    return {"calls": [_call(row) for row in rows], "total": total}
+
+
+def llm_call(state_dir: Path, call_id: int) -> dict[str, Any]:
+    """One call to the model with the prompt it was sent and the reply it gave, whole."""
+    with Store(state_dir) as store:
+        row = store.db.execute(
+            f"SELECT {_CALL_FIELDS}, prompt, response FROM llm_calls WHERE id = ?", (call_id,)
+        ).fetchone()
+    if row is None:
+        raise NotFound(f"no LLM call {call_id}", field="id")
+    return _call(row) | {"prompt": row[11], "response": row[12]}
+
+
 class StatusService:
     """The overview for the web API; each call opens its own store connection."""
 
@@ -122,6 +169,12 @@ class StatusService:
 
     def overview(self) -> dict[str, Any]:
         return overview(self.state_dir, self.project)
+
+    def llm_calls(self, limit: int = 100) -> dict[str, Any]:
+        return llm_calls(self.state_dir, limit)
+
+    def llm_call(self, call_id: int) -> dict[str, Any]:
+        return llm_call(self.state_dir, call_id)
 
     def changes(self) -> Changes:
         """A follower of the store's changes (see `Changes`)."""

@@ -248,3 +248,22 @@ def test_a_sessions_timeline_shows_its_calls_as_spans(console: Console, page: An
     trace.locator("rect.span:not(.failed)").dispatch_event("click")
     page.wait_for_selector(f'details[data-seq="{seq}"][open]')
     assert "make test" in page.text_content(f'details[data-seq="{seq}"]')
+
+
+def test_llm_calls_show_prompt_reply_tokens_and_latency(console: Console, page: Any) -> None:
+    answer = orjson.dumps({"entries": [{**B1, "confidence": "high"}]}).decode()
+    _regenerate(console, page, Reply(deltas=[answer]))
+    calls = console.api("/api/status/llm-calls")
+    assert calls["total"] >= 1
+    newest = calls["calls"][0]
+    console.open("llm")
+    call = page.locator(f'details.llm-call[data-call="{newest["id"]}"]')
+    summary = call.locator("summary").text_content()
+    assert newest["purpose"] in summary and "10 in / 2 out" in summary  # the fake's usage
+    call.locator("summary").click()
+    page.wait_for_selector(f'details.llm-call[data-call="{newest["id"]}"] pre')
+    shown = call.text_content()
+    assert "── system ──" in shown and "── user ──" in shown
+    assert CATEGORY_LABELS["B"][0] in shown  # the prompt, whole
+    assert "不要未经确认就改代码" in shown  # the reply
+    assert console.api("/api/status/llm-calls/999999")["kind"] == "not-found"

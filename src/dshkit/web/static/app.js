@@ -1435,11 +1435,51 @@ async function route() {
 
 // -- live: the page follows the store over one event stream ------------------------------
 
+// Every call made to the model (the profile's, the optimizer's), newest first; one opens to
+// the prompt it was sent and the reply it gave.
+VIEWS.llm = async (main) => {
+  const data = await get("/api/status/llm-calls?limit=200");
+  const tokens = (u) => u ? `${count(u.prompt_tokens ?? 0)} in / ${count(u.completion_tokens ?? 0)} out` : "—";
+  const slow = Math.max(1, ...data.calls.map((c) => c.elapsedMs || 0));
+  const detail = (c) => {
+    const box = h("div", {});
+    return h("details", { class: "llm-call", "data-call": c.id, ontoggle: async (e) => {
+      if (!e.target.open || e.target.dataset.linked) return;
+      e.target.dataset.linked = "1";
+      try {
+        const full = await get(`/api/status/llm-calls/${c.id}`);
+        fill(box,
+          c.error ? h("p", { class: "bad" }, c.error) : null,
+          h("b", {}, "Prompt"), h("pre", { lang: "zh" }, promptText(full.prompt)),
+          h("b", {}, "Reply"), h("pre", { lang: "zh" }, full.response || "(empty)"), rawJson(full.usage));
+      } catch (err) { fill(box, h("p", { class: "bad" }, err.message)); }
+    } },
+    h("summary", { class: c.outcome === "ok" ? "" : "bad" },
+      `${when(c.at)} · ${c.purpose} · ${c.model ?? "?"} · ${c.outcome}${c.finishReason && c.finishReason !== "stop" ? ` (${c.finishReason})` : ""} · ${tokens(c.usage)} · ${seconds(c.elapsedMs)}`,
+      " ", svg("svg", { viewBox: "0 0 100 8", width: 100, height: 8, class: "latency", "aria-hidden": "true" },
+        svg("rect", { width: Math.max(1, (100 * (c.elapsedMs || 0)) / slow), height: 8 }))),
+    box);
+  };
+  fill(main,
+    h("h2", {}, "LLM calls"),
+    h("p", { class: "muted" }, `${data.total} calls kept${data.total > data.calls.length ? `, the newest ${data.calls.length} shown` : ""}; each bar is its latency against the slowest shown.`),
+    data.calls.length ? card("", data.calls.map(detail)) : h("p", {}, "No calls to the model yet."));
+};
+
+// A prompt as stored (JSON messages) shown as its messages, each under its role.
+function promptText(prompt) {
+  try {
+    const messages = JSON.parse(prompt);
+    if (Array.isArray(messages)) return messages.map((m) => `── ${m.role} ──\n${typeof m.content === "string" ? m.content : JSON.stringify(m.content, null, 2)}`).join("\n\n");
+  } catch { /* not JSON: shown as it is */ }
+  return prompt;
+}
+
 // The topics each view shows; a change in one of them refreshes the view in place.
 const VIEW_TOPICS = {
   overview: ["sessions", "optimizer", "gate", "graft", "profile"], profile: ["profile"],
   signals: ["sessions"], optimizer: ["optimizer"], gate: ["gate"], handoffs: ["graft", "sessions"],
-  sessions: ["sessions"], session: ["sessions", "graft"],
+  sessions: ["sessions"], session: ["sessions", "graft"], llm: ["profile", "optimizer"],
 };
 const LIVE = { connected: false, scanning: false, lastScanAt: null, refreshes: 0 };
 let liveTimer = 0;
@@ -1483,7 +1523,7 @@ function followStore() {
 }
 
 // Keys for the main views: g then the view's letter (o, p, s, z, g, h, e), ? lists them.
-const SHORTCUTS = { o: "overview", p: "profile", i: "signals", z: "optimizer", g: "gate", h: "handoffs", s: "sessions" };
+const SHORTCUTS = { o: "overview", p: "profile", i: "signals", z: "optimizer", g: "gate", h: "handoffs", s: "sessions", l: "llm" };
 let leader = 0;
 document.addEventListener("keydown", (e) => {
   if (e.ctrlKey || e.metaKey || e.altKey || /^(INPUT|TEXTAREA|SELECT)$/.test(e.target.tagName) || e.target.isContentEditable) return;
