@@ -451,6 +451,12 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             check=lambda value: all(isinstance(v, str) and os.path.isabs(v) for v in value),
             rule="an array of absolute directories",
         ),
+        "llm": Setting(
+            bool,
+            False,
+            "harvests started by the hooks also ask the model ([llm]) what the evidence alone "
+            "does not settle (`dshkit memory harvest --llm` asks it once)",
+        ),
         "harvest_interval_s": Setting(
             float,
             120.0,

@@ -218,6 +218,7 @@ def inject(
     hidden=True,
     help="Started by a hook (stop: skip a session harvested a short while ago).",
 )
+@click.option("--llm", "use_llm", is_flag=True, help="Also ask the model ([llm]) per session.")
 @state_dir_option
 @json_option
 def harvest(
@@ -226,11 +227,17 @@ def harvest(
     every: bool,
     refresh: str,
     at: str | None,
+    use_llm: bool,
     state_dir: str | None,
     as_json: bool,
 ) -> None:
     """Read sessions into memory (and every source a handoff retired)."""
     service = _service(state_dir)
+    llm = None
+    if use_llm or (at is not None and service.settings["llm"]):
+        from ..llm import LLMConfig
+
+        llm = LLMConfig.load(service.state_dir)
     interval = service.settings["harvest_interval_s"] if at == "stop" else 0.0
     # Started by a hook: wait for the scan the pause started too (the refresh), so the turn
     # that just ended is read.
@@ -242,6 +249,7 @@ def harvest(
         refresh=mode,
         min_interval_s=interval,
         wait=60 if at else None,  # a hook's harvest waits in the background for another
+        llm=llm,
     )
     if as_json:
         print_json(report.as_json())

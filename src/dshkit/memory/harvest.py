@@ -21,7 +21,7 @@ each list capped and each text clipped once it was scanned whole.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterable
 
 import orjson
@@ -46,6 +46,7 @@ MAX_PENDING = 256  # failures waiting for a covering success
 MAX_DRAFTS = {NEGATIVE: 60, FACT: 40, EXPERIENCE: 30, SKILL: 10}
 MAX_TURN_COMMANDS = 40
 MAX_EDITS = 6
+MAX_REQUESTS = 60  # the newest requests kept for the model pass
 ARGUMENT_BYTES = 64 << 10  # a call's arguments read for its command or path (beyond: ignored)
 
 _TESTS_PASSED = (
@@ -201,6 +202,8 @@ class Harvester:
         self.recurring: dict[tuple[str, ...], tuple[list[str], int]] = {}
         self.previous_commands: list[str] = []
         self.keep_skill: tuple[str, int] | None = None
+        # the newest requests (seq, text clipped), for the optional model pass
+        self.requests: deque[tuple[int, str]] = deque(maxlen=MAX_REQUESTS)
 
     # -- feeding ---------------------------------------------------------------------------
 
@@ -376,6 +379,7 @@ class Harvester:
         if _KEEP_SKILL.search(text):
             self.keep_skill = (text, seq)
         self.request = (text, seq)
+        self.requests.append((seq, clip(text, 400)))
 
     def _end_turn(self) -> None:
         """Close the current turn: its experience, its commands' recurrence, a skill asked for."""

@@ -216,16 +216,26 @@ def add(
         return None
     new = int(cursor.lastrowid or 0)
     store.db.execute("INSERT INTO memory_fts (rowid, text) VALUES (?, ?)", (new, draft.text))
-    if draft.kind == FACT and draft.subject and reason is None:
+    if draft.kind == FACT and reason is None and (draft.subject or draft.detail.get("supersedes")):
         _supersede(store, workspace, new, draft, recorded)
     return new
 
 
 def _supersede(store: Store, workspace: Workspace, new: int, draft: Draft, at: int) -> None:
+    # The current facts of its subject, and the one it names (the model's delta names it by id).
+    named = draft.detail.get("supersedes")
     rows = store.db.execute(
         f"SELECT id, valid_from, grade, text FROM memory_records WHERE {SAME_WORKSPACE} "
-        f"AND kind = ? AND subject = ? AND id != ? AND quarantined = 0 AND {CURRENT}",
-        (workspace.root, workspace.remote, FACT, draft.subject, new),
+        f"AND kind = ? AND (subject = ? AND subject != '' OR id = ?) AND id != ? "
+        f"AND quarantined = 0 AND {CURRENT}",
+        (
+            workspace.root,
+            workspace.remote,
+            FACT,
+            draft.subject,
+            named if isinstance(named, int) else -1,
+            new,
+        ),
     ).fetchall()
     rank = GRADES.get(draft.grade, 0)
     for old, valid_from, grade, text in rows:

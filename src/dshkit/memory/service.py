@@ -26,6 +26,7 @@ import orjson
 from .. import harnesses
 from ..config import load_config
 from ..errors import Invalid, NotFound, Refused
+from ..llm import LLMClient, LLMConfig
 from ..sessions import Refresh, Source
 from ..sessions.catalog import Catalog, SessionInfo
 from ..sessions.freshness import refresh as scan_as
@@ -33,6 +34,7 @@ from ..store import LeaseBusy, Store
 from . import records as rec
 from .harvest import Harvester
 from .inject import Chosen, choose, room_beside
+from .judge import judge
 from .records import Record
 from .skills import validate, write_skill
 from .workspace import Workspace, identify
@@ -290,10 +292,14 @@ class MemoryService:
         refresh: Refresh = Refresh.NONE,
         min_interval_s: float = 0.0,
         wait: float | None = None,
+        llm: LLMConfig | None = None,
     ) -> HarvestReport:
         """Harvest the sessions named (ids or unique prefixes), every changed one (`every`),
         and the retired sources not yet harvested. `min_interval_s`: a session harvested less
-        than this long ago is skipped."""
+        than this long ago is skipped. With `llm`, each session also gets the model pass
+        (`judge`), its call linked to the session (forgetting it forgets the call)."""
+        if llm is not None:
+            llm.check()  # no key: said now, before anything is read
         report = HarvestReport()
         of = None if harness is None else _harness(harness)
         with self._store() as store:
@@ -311,7 +317,7 @@ class MemoryService:
                         if info.key in done:
                             continue
                         done.add(info.key)
-                        self._harvest_one(store, catalog, info, report, min_interval_s)
+                        self._harvest_one(store, catalog, info, report, min_interval_s, llm)
             except LeaseBusy:
                 report.busy = True
         return report
@@ -354,6 +360,7 @@ class MemoryService:
         info: SessionInfo,
         report: HarvestReport,
         min_interval_s: float,
+        llm: LLMConfig | None = None,
     ) -> None:
         row = store.db.execute(
             "SELECT revision, at FROM memory_harvests WHERE harness = ? AND session_id = ?",
@@ -373,6 +380,14 @@ class MemoryService:
         for event in catalog.iter_events(info.key):
             harvester.feed(event)
         drafts = harvester.finish()
+        judged = None
+        if llm is not None:
+            current = rec.select(store, workspace, kinds=(rec.FACT,), quarantined=False, limit=50)
+            with LLMClient(llm, store, sessions=[info.key]) as client:
+                judged = judge(
+                    client, list(harvester.requests), drafts, current, harvester.last_time
+                )
+            drafts += judged.drafts
         added = dict.fromkeys(rec.KINDS, 0)
         with store.transaction():
             before = _closed(store)
@@ -388,7 +403,13 @@ class MemoryService:
                 ).fetchone()[0]:
                     report.quarantined += 1
             report.superseded += _closed(store) - before
-            summary = {"added": added, "dropped": harvester.dropped, "events": harvester.events}
+            summary: dict[str, Any] = {
+                "added": added,
+                "dropped": harvester.dropped,
+                "events": harvester.events,
+            }
+            if judged is not None:
+                summary["llm"] = judged.as_json()
             store.db.execute(
                 "INSERT INTO memory_harvests (harness, session_id, revision, at, report) "
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (harness, session_id) DO UPDATE SET "
