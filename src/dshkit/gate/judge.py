@@ -378,10 +378,13 @@ class _Judge:
         )
 
     def _may_stop(self, track: _Track, now: float) -> bool:
+        # Loaded long enough on the judge's clock and on the page's own (a busy machine can
+        # run the page's timers late).
         return (
             self.loaded_at is not None
             and track.good_in_a_row >= GOOD_IN_A_ROW
             and now >= self._stop_allowed_at(track)
+            and track.page_since_load() >= SETTLE_S
         )
 
     def _stop_allowed_at(self, track: _Track) -> float:
@@ -634,6 +637,13 @@ class _Track:
         self.lost: dict[int, float] = {}
         self.canvas_names: dict[int | None, str] = {}
         self._offset: float | None = None  # monotonic − page time (s)
+
+    def page_since_load(self) -> float:
+        """Seconds from the page's load to its last sample, on the page's clock (0 before
+        its load)."""
+        last = self.last or {}
+        loaded, now = last.get("loadedAt"), last.get("now")
+        return 0.0 if loaded is None or now is None else (now - loaded) / 1000
 
     def stuck_for(self, now: float) -> float | None:
         """How long the page has not answered (None: it answered the last sample)."""

@@ -210,6 +210,12 @@ SAMPLE = f"""([words, overlayIds]) => new Promise((resolve) => requestAnimationF
       for (let k = 0; k < 3; k++) {{ sum += data[i + k]; max = Math.max(max, data[i + k]); }}
     return {{ mean: sum / (data.length / 4 * 3), max }};
   }};
+  // When the page's own load ended, on its clock (null before): a timer the page set from
+  // its load is measured from there.
+  const loadedAt = () => {{
+    const [navigation] = performance.getEntriesByType('navigation');
+    return navigation && navigation.loadEventEnd > 0 ? navigation.loadEventEnd : null;
+  }};
   const all = [...document.querySelectorAll('canvas')];
   const canvases = all.filter((c) => c.checkVisibility()).map((canvas) => {{
     const entry = gate.contexts.find((e) => e.canvas === canvas);
@@ -234,6 +240,6 @@ SAMPLE = f"""([words, overlayIds]) => new Promise((resolve) => requestAnimationF
     fetchFailures: gate.fetchFailures.map((f) => Object.assign({{}}, f)),
     cancelled: gate.raised.filter((r) => r.event.defaultPrevented)
       .map((r) => ({{ what: r.what, where: r.where, at: r.at }})),
-    viewport: [innerWidth, innerHeight], now: performance.now(),
+    viewport: [innerWidth, innerHeight], now: performance.now(), loadedAt: loadedAt(),
   }});
 }}))"""
