@@ -14,7 +14,7 @@ from dshkit.hooks.protocol import dumps, loads
 VALUES: list[Any] = [
     {},
     {"a": 1, "b": [1, 2.5, -3e-7, True, False, None], "c": {"d": "e"}},
-    {"text": "中文 \u2028 tab\t quote\" back\\ nul\x00 emoji 😀", "n": 10**20},
+    {"text": '中文 \u2028 tab\t quote" back\\ nul\x00 emoji 😀', "n": 10**20},
     {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny"}},
     [],
     "just a string",
