@@ -82,6 +82,8 @@ _COUNTERS = {
     "gate": "SELECT COALESCE(MAX(id), 0) FROM gate_verdicts",
     "graft": "SELECT (SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), 0) FROM graft_txns) "
     "|| ':' || (SELECT COALESCE(MAX(id), 0) FROM graft_audit)",
+    "memory": "SELECT COUNT(*) || ':' || COALESCE(MAX(id), 0) || ':' || "
+    "COALESCE(SUM(quarantined), 0) FROM memory_records",
     "profile": "SELECT (SELECT COALESCE(MAX(version), 0) FROM profile_versions) || ':' || "
     "(SELECT COALESCE(GROUP_CONCAT(length(value)), '') FROM meta WHERE key LIKE 'profile.%')",
 }

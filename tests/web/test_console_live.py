@@ -54,7 +54,7 @@ def test_the_event_stream_needs_the_owner_and_a_get_answers_the_figures_once(
 
     assert httpx.get(f"{console.url}/api/events").status_code == 401
     once = console.api("/api/events")
-    assert set(once["counters"]) == {"sessions", "optimizer", "gate", "graft", "profile"}
+    assert set(once["counters"]) == {"sessions", "optimizer", "gate", "graft", "memory", "profile"}
     assert once["scanning"] is False
 
 

@@ -19,6 +19,8 @@ import pytest
 from dshkit import chromium
 from dshkit.gate.judge import Verdict
 from dshkit.gate.verdicts import save_verdict
+from dshkit.memory import Workspace
+from dshkit.memory.records import Draft, add
 from dshkit.profile import CATEGORY_LABELS
 from dshkit.profile.prompt import build_messages
 from dshkit.profile.state import render_profile
@@ -58,7 +60,17 @@ def _world(base: Path) -> tuple[Path, Path, dict[str, Any]]:
                 error_count=0,
             ),
         )
+        with store.transaction():
+            kept = add(
+                store,
+                Workspace("/home/dev/work", None),
+                ("dsh", "console-friction-1"),
+                Draft(
+                    "fact", "构建用 make test 验证", grade="A", seq=1, valid_from=1, subject="构建"
+                ),
+            )
     world["overlay"] = overlay.id
+    world["memory"] = kept
     return state_dir, root, world
 
 
@@ -267,3 +279,22 @@ def test_llm_calls_show_prompt_reply_tokens_and_latency(console: Console, page: 
     assert CATEGORY_LABELS["B"][0] in shown  # the prompt, whole
     assert "不要未经确认就改代码" in shown  # the reply
     assert console.api("/api/status/llm-calls/999999")["kind"] == "not-found"
+
+
+def test_memory_records_are_shown_and_can_be_set_aside(console: Console, page: Any) -> None:
+    record = console.world["memory"]
+    console.open("memory")
+    item = page.locator(f'li.memory-record[data-record="{record}"]')
+    assert "构建用 make test 验证" in item.text_content()
+    assert "帮我把构建修好" in item.locator(".session-name").text_content()  # named, not an id
+    item.locator('button[data-act="quarantine"]').click()
+    page.wait_for_selector(f'li.memory-record[data-record="{record}"] button[data-act="release"]')
+    assert "set aside" in page.locator(f'li.memory-record[data-record="{record}"]').text_content()
+    page.locator(f'li.memory-record[data-record="{record}"] button[data-act="release"]').click()
+    page.wait_for_selector(
+        f'li.memory-record[data-record="{record}"] button[data-act="quarantine"]'
+    )
+    page.fill("#memory-search", "make")
+    page.press("#memory-search", "Enter")
+    page.wait_for_function("() => location.hash === '#memory?q=make'")
+    page.wait_for_selector(f'li.memory-record[data-record="{record}"]')

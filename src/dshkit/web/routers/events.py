@@ -2,8 +2,8 @@
 
 `GET /api/events` asked for `text/event-stream` (as EventSource asks) streams: `event: ready`
 with the current figures, then an `event: change` naming the topics (sessions, optimizer,
-gate, graft, profile) whose figures moved, each with whether a scan holds the store and when
-a scan was last seen (`lastScanAt`, ms, or null when none was seen since the service
+gate, graft, memory, profile) whose figures moved, each with whether a scan holds the store
+and when a scan was last seen (`lastScanAt`, ms, or null when none was seen since the service
 started), and a comment line as a heartbeat. Asked for anything else it answers the same
 figures once, as JSON. Either way it only reads: one `PRAGMA data_version` per poll while
 nothing changed.

@@ -1435,6 +1435,45 @@ async function route() {
 
 // -- live: the page follows the store over one event stream ------------------------------
 
+// What sessions learned, per workspace: each record with where it came from, whether it
+// stands, and what a person can do with it (set it aside, let it back, forget it).
+VIEWS.memory = async (main, params) => {
+  const q = (params.get("q") || "").trim();
+  const [data, index] = await Promise.all([
+    get(q ? `/api/memory/search?${new URLSearchParams({ q, limit: "100" })}` : "/api/memory/records?limit=200"),
+    sessionsByKey(),
+  ]);
+  const act = async (record, how) => {
+    if (how === "forget" && !window.confirm(`Forget memory record #${record.id} for good?`)) return;
+    try {
+      if (how === "forget") await api("DELETE", `/api/memory/records/${record.id}`);
+      else await api("POST", `/api/memory/records/${record.id}/${how}`, how === "quarantine" ? { reason: "set aside from the console" } : {});
+      await refresh();
+      notify(`Record #${record.id}: ${how === "quarantine" ? "set aside" : how === "release" ? "let back" : "forgotten"}`);
+    } catch (e) { notify(e.message, true); }
+  };
+  const records = data.records || [];
+  const box = h("input", { type: "search", id: "memory-search", "aria-label": "Search memory", placeholder: "words a record holds", value: q });
+  fill(main,
+    h("h2", {}, "Memory"),
+    h("form", { class: "row", role: "search", onsubmit: (e) => { e.preventDefault(); location.hash = box.value.trim() ? `#memory?q=${encodeURIComponent(box.value.trim())}` : "#memory"; } },
+      box, h("button", { type: "submit", class: "primary" }, "Search")),
+    records.length ? h("ul", { class: "plain", id: "memory-records" }, records.map((r) => h("li", { class: "card memory-record", "data-record": r.id },
+      h("div", {}, h("span", { class: "tag" }, r.kind), " ", r.subject ? h("b", { lang: "zh" }, r.subject) : null,
+        r.quarantined ? h("span", { class: "tag bad" }, " set aside") : r.current === false ? h("span", { class: "tag muted" }, " superseded") : null),
+      h("p", { lang: "zh" }, r.text),
+      r.quarantined && r.quarantineReason ? h("p", { class: "warn" }, `Why it is set aside: ${r.quarantineReason}`) : null,
+      h("div", { class: "muted" }, `${r.workspace.root} · recorded ${when(r.recordedAt)} · from `,
+        r.source.sessionId ? sessionLink(index, r.source.harness, r.source.sessionId, r.source.seq) : "—"),
+      h("div", { class: "row" },
+        r.quarantined
+          ? h("button", { type: "button", "data-act": "release", onclick: () => act(r, "release") }, "Let it back")
+          : h("button", { type: "button", "data-act": "quarantine", onclick: () => act(r, "quarantine") }, "Set aside"),
+        h("button", { type: "button", "data-act": "forget", onclick: () => act(r, "forget") }, "Forget"),
+        rawJson(r)))))
+      : h("p", {}, q ? "No record holds those words." : "No memory records yet."));
+};
+
 // Every call made to the model (the profile's, the optimizer's), newest first; one opens to
 // the prompt it was sent and the reply it gave.
 VIEWS.llm = async (main) => {
@@ -1479,7 +1518,7 @@ function promptText(prompt) {
 const VIEW_TOPICS = {
   overview: ["sessions", "optimizer", "gate", "graft", "profile"], profile: ["profile"],
   signals: ["sessions"], optimizer: ["optimizer"], gate: ["gate"], handoffs: ["graft", "sessions"],
-  sessions: ["sessions"], session: ["sessions", "graft"], llm: ["profile", "optimizer"],
+  sessions: ["sessions"], session: ["sessions", "graft"], llm: ["profile", "optimizer"], memory: ["memory"],
 };
 const LIVE = { connected: false, scanning: false, lastScanAt: null, refreshes: 0 };
 let liveTimer = 0;
@@ -1523,7 +1562,7 @@ function followStore() {
 }
 
 // Keys for the main views: g then the view's letter (o, p, s, z, g, h, e), ? lists them.
-const SHORTCUTS = { o: "overview", p: "profile", i: "signals", z: "optimizer", g: "gate", h: "handoffs", s: "sessions", l: "llm" };
+const SHORTCUTS = { o: "overview", p: "profile", i: "signals", z: "optimizer", g: "gate", h: "handoffs", s: "sessions", m: "memory", l: "llm" };
 let leader = 0;
 document.addEventListener("keydown", (e) => {
   if (e.ctrlKey || e.metaKey || e.altKey || /^(INPUT|TEXTAREA|SELECT)$/.test(e.target.tagName) || e.target.isContentEditable) return;
