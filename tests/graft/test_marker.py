@@ -9,9 +9,11 @@ from typing import Any
 
 import orjson
 
+from dshkit import harnesses
 from dshkit.graft import marker
 from dshkit.graft.settings import GraftSettings
 from dshkit.graft.watermark import Digest, band_tokens
+from dshkit.sessions import claude
 from dshkit.store import Store
 
 from ..support.corpus import encode_frame
@@ -189,3 +191,12 @@ def test_in_the_band_no_ceiling_is_kept(tmp_path: Path) -> None:
     with Store(tmp_path / "db") as store:
         assert room(tmp_path, store, transcript, 150_000) is None
     assert not marker.quiet(str(tmp_path), str(transcript), transcript.stat().st_size, {})
+
+
+def test_lines_the_reader_leaves_out_are_skipped_as_it_leaves_them(tmp_path: Path) -> None:
+    assert marker.SILENT <= claude._IGNORED  # a type the reader maps must not be skipped
+    noted = {"type": "attachment", "attachment": {"type": "todo_reminder", "content": []}}
+    silent = [{"type": kind, "subtype": "x"} for kind in sorted(marker.SILENT)] + [noted]
+    adapter = harnesses.get("claude").adapter
+    assert adapter.normalize(silent, {}) == []  # no event: nothing the watermark reads
+    assert near(tmp_path, *(orjson.dumps(line) + b"\n" for line in silent), request(90_000))

@@ -25,10 +25,12 @@ A session near the band has no room in bytes, but usually still some in tokens: 
 also keeps the *ceiling*, the fewest context tokens a later request of the same turn needs to
 reach the warning or forced line (`watermark.usage_ceiling`), and the model it was measured
 with. A call is then skipped when everything logged since the check is a request below the
-ceiling on that model and its tools' results, as Claude Code logs them: each new line is read
-with the interpreter's C scanner (`_json`), and any other line (a person's message, a hook's
-context, a summary, a todo list, another harness's record, a line cut short) means a full
-check, which moves the hint. A check with a forced cut started gets no ceiling (a failed cut
+ceiling on that model, its tools' results, or a line the session reader leaves out (`SILENT`,
+an attachment but a hook's context), as Claude Code logs them: each new line is read with the
+interpreter's C scanner (`_json`), and any other line (a person's message, a hook's context, a
+summary, a todo list, another harness's record, a line that does not parse) means a full
+check, which moves the hint; a last line still being written is left for later, as the reader
+leaves it. A check with a forced cut started gets no ceiling (a failed cut
 must be told). What is skipped is folded by the next full check, as with the room in bytes.
 """
 
@@ -50,6 +52,28 @@ _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # (zstdframes.MAGIC, not imported on the hot 
 # The most log a call reads to be skipped by the ceiling; past it a full check moves the hint.
 SCAN_LIMIT = 256 * 1024
 _USAGE_KEYS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+# Claude Code's lines its session reader leaves out of the events (`sessions.claude`, pinned by
+# a test): they change nothing the watermark reads.
+SILENT = frozenset(
+    {
+        "queue-operation",
+        "last-prompt",
+        "file-history-snapshot",
+        "system",
+        "progress",
+        "custom-title",
+        "ai-title",
+        "agent-name",
+        "tag",
+        "pr-link",
+        "cost-state",
+        "tools-used",
+        "api-request",
+        "api-request-start",
+        "api-request-end",
+    }
+)
+_HOOK_CONTEXT = "hook_additional_context"  # the one attachment the reader makes a message of
 
 
 def used(state_dir: str) -> bool:
@@ -134,11 +158,20 @@ def _below_ceiling(transcript: str, room: Room, size: int) -> bool:
 
 
 def _quiet_record(record: Any, room: Room) -> bool:
-    """A model request below the ceiling on the hint's model, or a user line holding only
-    tool results (Claude Code's log; anything else is not known to be quiet)."""
-    if not isinstance(record, dict) or not isinstance(record.get("message"), dict):
+    """A model request below the ceiling on the hint's model, a user line holding only tool
+    results, or a line the reader leaves out (Claude Code's log; anything else is not known to
+    be quiet)."""
+    if not isinstance(record, dict):
         return False
-    message, kind = record["message"], record.get("type")
+    kind = record.get("type")
+    if kind in SILENT:
+        return True
+    if kind == "attachment":
+        attachment = record.get("attachment")
+        return isinstance(attachment, dict) and attachment.get("type") != _HOOK_CONTEXT
+    message = record.get("message")
+    if not isinstance(message, dict):
+        return False
     if kind == "user":
         content = message.get("content")
         return isinstance(content, list) and all(
