@@ -47,6 +47,7 @@ GOOD = (
     "fatalities-report.html",  # id="fatalities", "Error bars show…", "failed to report"
     "offscreen.html",  # the canvas drawn by a worker
     "blocked-resource.html",  # a CDN image and an API fetch, both refused by the gate
+    "text-measure.html",  # canvases that never draw, off screen or with no CSS size
 )
 
 

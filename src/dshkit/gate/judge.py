@@ -742,6 +742,8 @@ class _Track:
                 self.lost.setdefault(key, lost_at)
         else:
             bad, fresh = 0, False
+        if _out_of_sight(canvas):
+            return "unseen"  # no part of it can show: not judged (a canvas to measure text)
         if _tiny(canvas):
             return "tiny"
         if canvas.get("context") is None:
@@ -765,6 +767,13 @@ class _Track:
         return "drawn"
 
 
+def _out_of_sight(canvas: dict[str, Any]) -> bool:
+    """A canvas no part of which can ever show: no CSS size, or wholly left of or above the
+    document (where no scrolling reaches)."""
+    x, y, w, h = canvas["box"]
+    return bool(w < 1 or h < 1 or x + w <= 0 or y + h <= 0)
+
+
 def _screen_judged(canvas: dict[str, Any]) -> bool:
     """A canvas whose drawing the init script cannot count (drawn by a worker, or a context
     type it does not wrap): judged by what the screenshot shows at its place."""
@@ -775,6 +784,8 @@ def _screen_judged(canvas: dict[str, Any]) -> bool:
 def _canvas_problem(canvas: dict[str, Any], track: _Track) -> str | None:
     """What is wrong with a canvas in the last sample, for people (None: nothing)."""
     size = f"{canvas['width']}×{canvas['height']} (CSS {canvas['cssWidth']}×{canvas['cssHeight']})"
+    if _out_of_sight(canvas):
+        return None
     if _tiny(canvas):
         return f"backing store {size}: shows nothing"
     if canvas.get("context") is None:
