@@ -556,3 +556,16 @@ def test_the_usage_ceiling_of_a_fixed_mark_and_in_the_band() -> None:
     assert usage_ceiling(Digest.of(near_band(None, 24_000).events), FIXED) == 140_000
     assert usage_ceiling(Digest.of(near_band(100_000, 70_000).events), FIXED) is None
     assert usage_ceiling(Digest(), FIXED) is None  # no usage yet
+
+
+def test_after_the_escalation_only_the_forced_line_counts() -> None:
+    digest = Digest.of(near_band(None, 145_000).events)
+    escalated = GraftState(nudge_turn=2, nudge_at=1, escalated=True)
+    assert usage_ceiling(digest, FIXED) is None  # in the band
+    assert usage_ceiling(digest, FIXED, escalated) == 150_000
+    assert usage_ceiling(digest, FIXED, replace(escalated, nudge_turn=1)) is None  # not this turn
+    assert usage_ceiling(digest, FIXED, replace(escalated, escalated=False)) is None
+    for last in (145_000, 149_999):
+        below = decide(near_band(None, last).events, FIXED, escalated)
+        assert (below.action, below.state) == ("none", escalated)
+    assert decide(near_band(None, 150_000).events, FIXED, escalated).action == "force"

@@ -327,6 +327,9 @@ NEAR_SCRIPTS = {
             ("step", 70_000),
             ("step", 71_000),
             ("step", 72_000),
+            ("step", 73_000),  # warned and escalated in this turn: only the forced line counts
+            ("step", 74_000),
+            ("step", 74_999),
         ],
     ),
     "dynamic": (
@@ -382,8 +385,13 @@ def test_skipping_below_the_ceiling_changes_no_decision(world: World, name: str)
     assert answers["s-hinted"] == answers["s-every"]
     told = [said for said in answers["s-every"] if said]
     assert len(told) == 2 and "水位" in told[0] and "水位告急" in told[1]  # nudge, escalation
+    for transcript in (hinted, every):  # a last check in full folds what the hinted one skipped
+        marker.forget(str(world.state), str(transcript.path))
+        assert context(hook(world, "PostToolUse", transcript.payload())) == ""
     assert watched(world, "s-hinted")[:2] == watched(world, "s-every")[:2]
-    assert skipped >= 3
+    # Every call below its ceiling: fixed, the two turns' steps below 70% and the three after
+    # the escalation (only the forced line counts then); dynamic, its second turn's below 47%.
+    assert skipped == {"fixed": 8, "dynamic": 6}[name]
 
 
 def test_a_session_near_the_band_is_skipped_without_a_store_or_json(world: World) -> None:

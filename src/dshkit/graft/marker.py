@@ -23,8 +23,8 @@ only ever an upper bound, moved by each full check:
 
 A session near the band has no room in bytes, but usually still some in tokens: the hint then
 also keeps the *ceiling*, the fewest context tokens a later request of the same turn needs to
-reach the warning or forced line (`watermark.usage_ceiling`), and the model it was measured
-with. A call is then skipped when everything logged since the check is a request below the
+reach the warning or forced line (only the forced one once the session was warned and
+escalated in this turn: `watermark.usage_ceiling`), and the model it was measured with. A call is then skipped when everything logged since the check is a request below the
 ceiling on that model, its tools' results, or a line the session reader leaves out (`SILENT`,
 an attachment but a hook's context), as Claude Code logs them: each new line is read with the
 interpreter's C scanner (`_json`), and any other line (a person's message, a hook's context, a
@@ -264,10 +264,10 @@ def remember(
     import orjson
 
     from .settings import GraftSettings
-    from .watermark import TOKENS_PER_BYTE, Digest, room_bytes, usage_ceiling
+    from .watermark import TOKENS_PER_BYTE, Digest, GraftState, room_bytes, usage_ceiling
 
     row = store.db.execute(
-        "SELECT digest, forced_at FROM graft_watch WHERE harness = ? AND session_id = ?",
+        "SELECT digest, forced_at, state FROM graft_watch WHERE harness = ? AND session_id = ?",
         (harness, session_id),
     ).fetchone()
     room = None
@@ -275,7 +275,8 @@ def remember(
         digest = Digest.from_json(orjson.loads(row[0]))
         settings = GraftSettings.load(Path(state_dir))
         free = room_bytes(digest, settings)
-        ceiling = usage_ceiling(digest, settings) if row[1] is None else None
+        state = GraftState.from_json(orjson.loads(row[2]))
+        ceiling = usage_ceiling(digest, settings, state) if row[1] is None else None
         if digest.context is not None and (free is not None or ceiling is not None):
             before = _read(state_dir, transcript)
             if before is None or before.size > size:

@@ -228,29 +228,37 @@ def room_bytes(digest: Digest, settings: GraftSettings) -> int | None:
     return room // TOKENS_PER_BYTE if room > 0 else None
 
 
-def usage_ceiling(digest: Digest, settings: GraftSettings) -> int | None:
+def usage_ceiling(
+    digest: Digest, settings: GraftSettings, state: GraftState | None = None
+) -> int | None:
     """The fewest context tokens a later request of the same turn (same window, same model,
     no new human message) needs before the warning or the forced line can be reached, or None
-    when the session is there already or has no usage to measure from.
+    when the session is there already or has no usage to measure from. A session warned and
+    escalated in this turn (`state`) is told nothing more before the forced line: only that
+    line counts then.
 
     Below it the decision stays what it was (none: the plan-first nudge reads only todos), so
     the hot path may skip a call whose log adds only such requests below it. The lines move
     with the request itself (its rise over the turn before feeds the growth a dynamic cut
     allows for), never up as it grows: the first context that reaches them is found by halving."""
-    if digest.context is None or _reached(digest, digest.context, settings):
+    forced_only = state is not None and state.escalated and state.nudge_turn == digest.ordinal
+    if digest.context is None or _reached(digest, digest.context, settings, forced_only):
         return None
     below, above = digest.context, max(2 * digest.pressure(settings).window, digest.context + 1)
-    if not _reached(digest, above, settings):
+    if not _reached(digest, above, settings, forced_only):
         return above  # no line at all within twice the window: the cap is a line of its own
     while above - below > 1:
         middle = (below + above) // 2
-        below, above = (below, middle) if _reached(digest, middle, settings) else (middle, above)
+        if _reached(digest, middle, settings, forced_only):
+            above = middle
+        else:
+            below = middle
     return above
 
 
-def _reached(digest: Digest, context: int, settings: GraftSettings) -> bool:
+def _reached(digest: Digest, context: int, settings: GraftSettings, forced_only: bool) -> bool:
     """Whether a request at `context` tokens in the digest's open turn is at its warning or
-    forced line (as `Digest.extend` would fold that request)."""
+    forced line (only the forced one: `forced_only`), as `Digest.extend` would fold it."""
     ordinal = digest.turns.ordinal
     if digest.levels and digest.levels[-1][0] == ordinal:
         levels = [*digest.levels[:-1], [ordinal, context]]
@@ -259,7 +267,8 @@ def _reached(digest: Digest, context: int, settings: GraftSettings) -> bool:
     after = replace(digest, context=context, levels=levels)
     pressure = after.pressure(settings)
     line = _watermark(after, settings, pressure.window)
-    lines = [ratio for ratio in (line.warning, line.forced) if ratio is not None]
+    marks = (line.forced,) if forced_only else (line.warning, line.forced)
+    lines = [ratio for ratio in marks if ratio is not None]
     return bool(lines) and context / pressure.window >= min(lines)
 
 
