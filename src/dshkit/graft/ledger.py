@@ -9,7 +9,6 @@ step with it, so un-retiring a source is one transaction and nothing else.
 
 from __future__ import annotations
 
-import shlex
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -76,6 +75,8 @@ def continue_command(
     """The shell command a person continues the work with: for a pending handoff, the harness
     started in `cwd` (its next session there picks the handoff up); for a known target,
     reopening it where the harness can; else none."""
+    import shlex  # only for a pointer's resume command: off the hot path
+
     launcher = harnesses.get(target_harness).launcher
     if pending:
         return f"cd {shlex.quote(cwd)} && {shlex.quote(launcher.program)}"

@@ -20,7 +20,7 @@ Every decision that reaches the model is audited (`model-nudge`, `nudge-escalati
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -59,14 +59,18 @@ def force_failed_text(error: str, retry_in_s: float) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
 class Watch:
     """The watermark's answer for one step: the decision, the text for the model (None when
-    there is nothing to say), and what to record once that text was delivered."""
+    there is nothing to say), and what to record once that text was delivered (a plain class:
+    building a dataclass costs the hot path more than the class is worth)."""
 
-    decision: Decision
-    text: str | None
-    commit: Callable[[Store], None]  # given a store open at the time of the call
+    __slots__ = ("commit", "decision", "text")
+
+    def __init__(
+        self, decision: Decision, text: str | None, commit: Callable[[Store], None]
+    ) -> None:
+        self.decision, self.text = decision, text
+        self.commit = commit  # given a store open at the time of the call
 
 
 def watch(
@@ -255,13 +259,14 @@ def _dump(value: Digest | GraftState) -> str:
     return orjson.dumps(value.as_json()).decode()
 
 
-@dataclass(frozen=True, slots=True)
 class Notice:
     """Text a session is owed (a notice, a waiting handoff), and how to record that it was
     delivered."""
 
-    text: str
-    commit: Callable[[Store], None]
+    __slots__ = ("commit", "text")
+
+    def __init__(self, text: str, commit: Callable[[Store], None]) -> None:
+        self.text, self.commit = text, commit
 
 
 def notices(store: Store, harness: str, session_id: str) -> Notice | None:

@@ -60,15 +60,43 @@ TOKENS_PER_BYTE = 1
 UNLOGGED_SHARE = 0.10
 
 
-@dataclass(frozen=True, slots=True)
-class Pressure:
+class Value:
+    """A plain value class: equal, hashed and shown by its slots (what a frozen dataclass gives,
+    without the cost of building one at import: the watermark is imported on the hot path)."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({shown})"
+
+
+class Pressure(Value):
     """How full the context is, and where each figure came from."""
 
-    tokens: int | None
-    window: int
-    window_source: str  # "log" | "model-config" | "config"
-    source: str  # "usage" | "estimated" | "unavailable"
-    model: str | None = None  # the session's model, as its log last named it
+    __slots__ = ("model", "source", "tokens", "window", "window_source")
+
+    def __init__(
+        self,
+        tokens: int | None,
+        window: int,
+        window_source: str,  # "log" | "model-config" | "config"
+        source: str,  # "usage" | "estimated" | "unavailable"
+        model: str | None = None,  # the session's model, as its log last named it
+    ) -> None:
+        self.tokens, self.window, self.window_source = tokens, window, window_source
+        self.source, self.model = source, model
 
     @property
     def ratio(self) -> float | None:
@@ -272,14 +300,20 @@ def _reached(digest: Digest, context: int, settings: GraftSettings, forced_only:
     return bool(lines) and context / pressure.window >= min(lines)
 
 
-@dataclass(frozen=True, slots=True)
-class GraftCost:
+class GraftCost(Value):
     """Tokens a handoff needs free: the handoff itself and the growth until it is done."""
 
-    handoff: int
-    tokens_per_turn: int
-    tokens_per_turn_source: str  # "history" | "config"
-    reserve_turns: int
+    __slots__ = ("handoff", "reserve_turns", "tokens_per_turn", "tokens_per_turn_source")
+
+    def __init__(
+        self,
+        handoff: int,
+        tokens_per_turn: int,
+        tokens_per_turn_source: str,  # "history" | "config"
+        reserve_turns: int,
+    ) -> None:
+        self.handoff, self.tokens_per_turn = handoff, tokens_per_turn
+        self.tokens_per_turn_source, self.reserve_turns = tokens_per_turn_source, reserve_turns
 
     @property
     def growth(self) -> int:
@@ -297,19 +331,25 @@ def estimate_graft_cost(events: Sequence[Event], settings: GraftSettings) -> Gra
     return Digest.of(events).cost(settings)
 
 
-@dataclass(frozen=True, slots=True)
-class Watermark:
+class Watermark(Value):
     """Where the warning band starts and where the forced cut falls (ratios of the window).
 
     `warning` is None when there is no warning window; `forced` is None when the session has
     no forced cut, and the warning band then runs to 100% (v0.9 §三 rule 2)."""
 
-    mode: str
-    warning: float | None
-    forced: float | None
-    feasible: bool
-    config_error: str | None = None
-    cost: GraftCost | None = None
+    __slots__ = ("config_error", "cost", "feasible", "forced", "mode", "warning")
+
+    def __init__(
+        self,
+        mode: str,
+        warning: float | None,
+        forced: float | None,
+        feasible: bool,
+        config_error: str | None = None,
+        cost: GraftCost | None = None,
+    ) -> None:
+        self.mode, self.warning, self.forced, self.feasible = mode, warning, forced, feasible
+        self.config_error, self.cost = config_error, cost
 
     def as_json(self) -> dict[str, Any]:
         cost = self.cost
