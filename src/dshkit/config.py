@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -565,6 +564,8 @@ def _read(path: Path) -> dict[str, Any]:
         raise ConfigError(
             f"{path} is not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start}"
         ) from exc
+    import tomllib  # only for a file that is there: the hooks' path mostly reads none
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
