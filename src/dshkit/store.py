@@ -424,6 +424,18 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (harness, session_id)
     );
     """,
+    # The turn of a session whose harness asks before every model step (`dshkit.turns`):
+    # whether one is open since a person's prompt, and the heads of what dshkit injected.
+    """
+    CREATE TABLE prompt_turns (
+        harness    TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        open       INTEGER NOT NULL DEFAULT 0,
+        opened_at  INTEGER NOT NULL DEFAULT 0,
+        heads      TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (harness, session_id)
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -500,6 +512,7 @@ SESSION_ROWS: tuple[SessionRows, ...] = (
     ),
     SessionRows("memory_records"),
     SessionRows("memory_harvests"),
+    SessionRows("prompt_turns"),
 )
 
 # Full-text indexes merged after forgetting, so that no old segment keeps a deleted row's terms.

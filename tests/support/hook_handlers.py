@@ -59,3 +59,8 @@ def allow_looser(hook: Any) -> dict[str, str]:
 def deny_stricter(hook: Any) -> dict[str, str]:
     """A stricter command policy registered after the built-in one."""
     return {"permissionDecision": "deny", "permissionDecisionReason": "stricter policy"}
+
+
+def block(hook: Any) -> dict[str, str]:
+    """Holds the prompt or the stop (a Stop hook that sends the agent on)."""
+    return {"decision": "block", "reason": "dshkit test hook: not yet"}

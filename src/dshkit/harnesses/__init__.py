@@ -190,6 +190,7 @@ class Harness:
         "_adapter",
         "_log_name",
         "adapter_name",
+        "asks_every_step",
         "bridge",
         "capability",
         "context_event",
@@ -228,6 +229,7 @@ class Harness:
         capability: Capability | None = None,
         honours_ask: bool = False,
         skills: Mapping[str, Callable[[str], str]] | None = None,
+        asks_every_step: bool = False,
     ) -> None:
         self.name = name
         self.label = label
@@ -255,6 +257,9 @@ class Harness:
         # Where it reads Agent Skills (SKILL.md folders): scope ("user", "project") → the
         # folder, given the project's root; empty: no skills folder is known.
         self.skills = dict(skills or {})
+        # Whether UserPromptSubmit fires before every model step, not only for a person's
+        # prompt (then a later one in the same turn is a step: `dshkit.turns` tells them apart).
+        self.asks_every_step = asks_every_step
         self._adapter: Any = None
 
     @property
@@ -483,6 +488,9 @@ _DSH = Harness(
     # Run for real (rc.8, hook bridge rc.5, headless): an ask hook's call went to DSH's
     # approval; with no approval channel the tool was refused, nothing ran.
     honours_ask=True,
+    # Run for real (rc.8, hook bridge rc.5, headless; notes/real-dsh-offline.md): the bridge
+    # fired UserPromptSubmit before each model step, its prompt the contexts injected so far.
+    asks_every_step=True,
 )
 
 _CLAUDE = Harness(

@@ -75,11 +75,42 @@ def run(
         return 0
     for note in reply.notes:
         log(directory, event, note)
-    if not reply.output or not _write(directory, event, reply.output):
-        return 0
-    emitted = [results[i] for i in reply.emitted]
-    _commit(directory, event, emitted, time.monotonic() + COMMITS_TOTAL_S)
+    written = bool(reply.output) and _write(directory, event, reply.output)
+    if written:
+        emitted = [results[i] for i in reply.emitted]
+        _commit(directory, event, emitted, time.monotonic() + COMMITS_TOTAL_S)
+    info = hook.harness_info
+    if info is not None and info.asks_every_step and hook.session_id:
+        _turn(hook, reply.output if written else {})
     return 0
+
+
+def _turn(hook: HookInput, output: dict[str, Any]) -> None:
+    """Where the harness asks before every model step: the session's turn as this answer
+    (`output`, as written; {} when none was) leaves it (`dshkit.turns`), within a budget."""
+    from .. import turns
+
+    def record() -> None:
+        step = hook.is_step
+        blocked = output.get("decision") == "block"
+        context = str(output.get("hookSpecificOutput", {}).get("additionalContext") or "")
+        if not turns.changes(hook.event, step=step, blocked=blocked, context=context):
+            return
+        with hook.open_store() as store:
+            turns.record(
+                store,
+                (hook.harness, hook.session_id),
+                hook.event,
+                step=step,
+                blocked=blocked,
+                context=context,
+                source=str(hook.payload.get("source") or ""),
+            )
+
+    try:
+        _within(COMMIT_BUDGET_S, record)
+    except BaseException as exc:
+        log(hook.directory, hook.event, f"turn not recorded: {type(exc).__name__}: {exc}")
 
 
 def unread(

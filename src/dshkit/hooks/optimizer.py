@@ -9,6 +9,10 @@ reaches no agent. Every prompt is recorded as a run, those that asked no model t
 off, the prefix, a bare continuation or a harness command, which need none). A prompt whose
 optimization fails or runs out of time goes on as typed: the agent is never kept waiting
 longer than the optimizer's timeout, and never given half an instruction.
+
+Where the harness asks before every model step (DSH's bridge), only a person's new prompt
+is one: a step of the turn under way (`HookInput.is_step`) is left alone, no run recorded,
+no model asked, no mark read.
 """
 
 from __future__ import annotations
@@ -24,9 +28,8 @@ from .protocol import STORE_BUSY_TIMEOUT_S, HookInput
 # The optimization's own deadline in a hook, whatever the settings say: inside the handler's
 # budget in the registry, with room to store the run and answer.
 HOOK_DEADLINE_S = 13.0
-# Opens the context the agent gets (the model reads it, hence Chinese). DSH's bridge fires
-# UserPromptSubmit again before each model step with the contexts so far as its prompt: a
-# prompt carrying this label is such a firing, not the person speaking.
+# Opens the context the agent gets (the model reads it, hence Chinese). A prompt carrying it
+# is a step's contexts so far, never the person speaking, whatever the turn's record says.
 LABEL = "【dshkit：对用户这条请求的细化理解——依据原话、会话与项目文件整理；与原话冲突时以原话为准】"
 
 
@@ -34,6 +37,8 @@ def on_prompt(hook: HookInput) -> dict[str, Any] | None:
     started = time.monotonic()
     prompt = hook.payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip() or LABEL in prompt:
+        return None
+    if hook.is_step:
         return None
     key = (hook.harness, hook.session_id) if hook.harness_info and hook.session_id else None
     harness = hook.harness if hook.harness_info else None

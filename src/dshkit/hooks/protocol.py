@@ -103,7 +103,7 @@ def _skip_blanks(text: str, at: int) -> int:
 class HookInput:
     """One hook call: the event, its payload, the calling harness, dshkit's state dir."""
 
-    __slots__ = ("_state_dir", "directory", "env", "event", "harness", "payload")
+    __slots__ = ("_state_dir", "_step", "directory", "env", "event", "harness", "payload")
 
     def __init__(
         self,
@@ -119,6 +119,7 @@ class HookInput:
         self.directory = directory
         self.env = env if env is not None else {}
         self._state_dir: Path | None = None
+        self._step: bool | None = None
 
     @property
     def state_dir(self) -> Path:
@@ -141,6 +142,35 @@ class HookInput:
     @property
     def tool_name(self) -> str:
         return str(self.payload.get("tool_name") or "")
+
+    @property
+    def steps(self) -> bool:
+        """Whether this is a UserPromptSubmit of a harness that fires one before every model
+        step (then it may be a step, see `is_step`; never for the others)."""
+        info = self.harness_info
+        return self.event == "UserPromptSubmit" and info is not None and info.asks_every_step
+
+    @property
+    def is_step(self) -> bool:
+        """Whether this UserPromptSubmit is a model step of a turn under way, not a person's
+        new prompt (`dshkit.turns`; one store read, made once per call and only where the
+        harness asks before every step). A store that cannot be read says "a step": the
+        safe failure is a prompt left as typed."""
+        if self._step is None:
+            self._step = False
+            prompt = self.payload.get("prompt")
+            if self.steps and self.session_id and isinstance(prompt, str):
+                from .. import turns
+
+                try:
+                    with self.open_store() as store:
+                        self._step = turns.is_step(store, (self.harness, self.session_id), prompt)
+                except Exception as exc:
+                    from .log import log
+
+                    log(self.directory, self.event, f"turn not read ({exc}): taken as a step")
+                    self._step = True
+        return self._step
 
     def open_store(self) -> Store:
         """The store, waiting at most STORE_BUSY_TIMEOUT_S on another process's lock (a

@@ -1,0 +1,126 @@
+"""A person's new prompt told from a model step, for harnesses that ask before every step.
+
+Where the registry says a harness fires UserPromptSubmit before every model step (DSH's
+hook bridge), only the first of a turn is the person speaking; the later ones carry the
+contexts injected so far as their "prompt". A session's turn opens at a prompt that was let
+through (one a hook blocked never reached the agent) and closes at a Stop that was let
+through (a blocked Stop sends the agent on) or at a new start; a UserPromptSubmit while it
+is open is a step. Besides, a prompt holding the head of a context dshkit injected in the
+session is a step whatever the turn says (a Stop another hook blocked, a lost record).
+
+A turn open for longer than `STALE_MS` is taken as lost (a crash, or an interrupt after which
+no Stop came): then a prompt without dshkit's text is the person's again. A real turn that
+long is rare, and even then its steps carry the heads of what dshkit injected (the profile,
+the capability facts, memory) and are still told; the cost of a wrong "step" is only that
+the person's words pass unoptimized, while a wrong "prompt" sends the agent's own context
+through the optimizer.
+
+One indexed read tells a step (`is_step`); the writes come after the answer (`record`), for
+such harnesses only. Nothing beyond the store is imported.
+"""
+
+from __future__ import annotations
+
+import time
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
+if TYPE_CHECKING:
+    from .store import Store
+
+    Key = tuple[str, str]
+
+STALE_MS = 2 * 3600 * 1000  # an open turn older than this is taken as lost
+HEAD_CHARS = 64  # how much of each injected context is kept to recognise it
+MIN_HEAD_CHARS = 12  # shorter texts are too common to say anything
+KEPT_HEADS = 8  # the latest heads of a session, the oldest dropped first
+_SEP = "\x1f"  # between heads (a unit separator: never part of a context's head)
+AGAIN = "compact"  # a SessionStart source that may come in the middle of a turn
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def head(text: str) -> str:
+    """What of an injected context is kept to recognise it ("" when it is too short)."""
+    kept = text.strip().replace(_SEP, " ")[:HEAD_CHARS]
+    return kept if len(kept) >= MIN_HEAD_CHARS else ""
+
+
+def is_step(store: Store, key: Key, prompt: str, now_ms: int | None = None) -> bool:
+    """Whether this UserPromptSubmit of the session `key` is a model step, not a new prompt."""
+    row = store.db.execute(
+        "SELECT open, opened_at, heads FROM prompt_turns WHERE harness = ? AND session_id = ?",
+        key,
+    ).fetchone()
+    if row is None:
+        return False
+    is_open, opened_at, heads = row
+    if any(each and each in prompt for each in str(heads).split(_SEP)):
+        return True  # dshkit's own text: no person typed it
+    now = _now_ms() if now_ms is None else now_ms
+    return bool(is_open) and now - int(opened_at) < STALE_MS
+
+
+def _heads(old: str, context: str, *, reset: bool = False) -> str:
+    found = [] if reset else [each for each in old.split(_SEP) if each]
+    new = head(context)
+    if new and new not in found:
+        found.append(new)
+    return _SEP.join(found[-KEPT_HEADS:])
+
+
+def changes(event: str, *, step: bool, blocked: bool, context: str) -> bool:
+    """Whether the answer to `event` changes the session's turn (see `record`): nothing is
+    opened for what changes nothing (every tool call of such a harness passes here)."""
+    if event == "UserPromptSubmit":
+        # A held prompt opens nothing; a step changes nothing unless it brought context.
+        return not blocked and (not step or bool(head(context)))
+    if event == "Stop":
+        return not blocked  # a blocked stop sends the agent on: its turn stays open
+    return event == "SessionStart" or bool(head(context))
+
+
+def record(
+    store: Store,
+    key: Key,
+    event: str,
+    *,
+    step: bool,
+    blocked: bool,
+    context: str,
+    source: str = "",
+    now_ms: int | None = None,
+) -> None:
+    """After the answer to `event` of the session `key` was given: `blocked` when it held
+    the prompt or the stop, `context` the text it carried (""), `step` what `is_step` said,
+    `source` a SessionStart's. Writes only what `changes` says changes."""
+    if not changes(event, step=step, blocked=blocked, context=context):
+        return
+    if event == "Stop":
+        with store.transaction() as db:
+            db.execute(
+                "UPDATE prompt_turns SET open = 0 WHERE harness = ? AND session_id = ? AND open",
+                key,
+            )
+        return
+    now = _now_ms() if now_ms is None else now_ms
+    opening = event == "UserPromptSubmit" and not step
+    starting = event == "SessionStart" and source != AGAIN
+    with store.transaction() as db:
+        row = db.execute(
+            "SELECT open, opened_at, heads FROM prompt_turns WHERE harness = ? AND session_id = ?",
+            key,
+        ).fetchone()
+        is_open, opened_at, heads = row if row is not None else (0, 0, "")
+        if opening:
+            is_open, opened_at = 1, now
+        elif starting:
+            is_open = 0  # a new start (or a resume, a /clear): no turn goes on
+        heads = _heads(str(heads), context, reset=starting)
+        db.execute(
+            "INSERT INTO prompt_turns (harness, session_id, open, opened_at, heads) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (harness, session_id) DO UPDATE SET "
+            "open = excluded.open, opened_at = excluded.opened_at, heads = excluded.heads",
+            (*key, is_open, opened_at, heads),
+        )
