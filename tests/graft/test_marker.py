@@ -172,7 +172,8 @@ def test_anything_else_logged_means_a_full_check(tmp_path: Path) -> None:
     prompt = {"type": "user", "message": {"content": "再看看"}}
     reminder = {"type": "user", "message": {"content": [{"type": "text", "text": "x"}]}}
     hook = {"type": "attachment", "attachment": {"type": "hook_additional_context"}}
-    lines: list[Any] = [prompt, reminder, hook, {"type": "summary", "summary": "s"}, [], "x"]
+    summary, odd_type = {"type": "summary", "summary": "s"}, {"type": ["assistant"]}
+    lines: list[Any] = [prompt, reminder, hook, summary, odd_type, [], "x"]
     for line in lines:
         assert not near(tmp_path, orjson.dumps(line) + b"\n"), line
     assert not near(tmp_path, request(90_000, model="claude-y"))  # another model's window

@@ -24,14 +24,15 @@ only ever an upper bound, moved by each full check:
 A session near the band has no room in bytes, but usually still some in tokens: the hint then
 also keeps the *ceiling*, the fewest context tokens a later request of the same turn needs to
 reach the warning or forced line (only the forced one once the session was warned and
-escalated in this turn: `watermark.usage_ceiling`), and the model it was measured with. A call is then skipped when everything logged since the check is a request below the
-ceiling on that model, its tools' results, or a line the session reader leaves out (`SILENT`,
-an attachment but a hook's context), as Claude Code logs them: each new line is read with the
+escalated in this turn: `watermark.usage_ceiling`), and the model it was measured with. A
+call is then skipped when everything logged since the check is a request below the ceiling on
+that model, its tools' results, or a line the session reader leaves out (`SILENT`, an
+attachment but a hook's context), as Claude Code logs them: each new line is read with the
 interpreter's C scanner (`_json`), and any other line (a person's message, a hook's context, a
 summary, a todo list, another harness's record, a line that does not parse) means a full
 check, which moves the hint; a last line still being written is left for later, as the reader
-leaves it. A check with a forced cut started gets no ceiling (a failed cut
-must be told). What is skipped is folded by the next full check, as with the room in bytes.
+leaves it. A check with a forced cut started gets no ceiling (a failed cut must be told).
+What is skipped is folded by the next full check, as with the room in bytes.
 """
 
 from __future__ import annotations
@@ -164,6 +165,8 @@ def _quiet_record(record: Any, room: Room) -> bool:
     if not isinstance(record, dict):
         return False
     kind = record.get("type")
+    if not isinstance(kind, str):
+        return False
     if kind in SILENT:
         return True
     if kind == "attachment":
