@@ -4,9 +4,12 @@ Where the registry says a harness fires UserPromptSubmit before every model step
 hook bridge), only the first of a turn is the person speaking; the later ones carry the
 contexts injected so far as their "prompt". A session's turn opens at a prompt that was let
 through (one a hook blocked never reached the agent) and closes at a Stop that was let
-through (a blocked Stop sends the agent on) or at a new start; a UserPromptSubmit while it
-is open is a step. Besides, a prompt holding the head of a context dshkit injected in the
-session is a step whatever the turn says (a Stop another hook blocked, a lost record).
+through (a blocked Stop sends the agent on) or at a resume or /clear; a UserPromptSubmit
+while it is open is a step. Run for real (DSH rc.8, bridge rc.5): a step's prompt hook fires
+where contexts came in since the last request (seen: a SessionStart's, which the bridge
+delivers late), and its prompt is those contexts. Besides, a prompt holding the head
+of a context dshkit injected in the session is a step whatever the turn says (a Stop another
+hook blocked, a lost record).
 
 A turn open for longer than `STALE_MS` is taken as lost (a crash, or an interrupt after which
 no Stop came): then a prompt without dshkit's text is the person's again. A real turn that
@@ -34,7 +37,10 @@ HEAD_CHARS = 64  # how much of each injected context is kept to recognise it
 MIN_HEAD_CHARS = 12  # shorter texts are too common to say anything
 KEPT_HEADS = 8  # the latest heads of a session, the oldest dropped first
 _SEP = "\x1f"  # between heads (a unit separator: never part of a context's head)
-AGAIN = "compact"  # a SessionStart source that may come in the middle of a turn
+# The SessionStart sources after which no turn goes on. Not "startup": DSH's bridge runs it
+# detached, and it may end after the first prompt opened the turn (its context then comes
+# with the next step); not "compact", which may come in the middle of a turn.
+CLOSING = ("resume", "clear")
 
 
 def _now_ms() -> int:
@@ -62,8 +68,8 @@ def is_step(store: Store, key: Key, prompt: str, now_ms: int | None = None) -> b
     return bool(is_open) and now - int(opened_at) < STALE_MS
 
 
-def _heads(old: str, context: str, *, reset: bool = False) -> str:
-    found = [] if reset else [each for each in old.split(_SEP) if each]
+def _heads(old: str, context: str) -> str:
+    found = [each for each in old.split(_SEP) if each]
     new = head(context)
     if new and new not in found:
         found.append(new)
@@ -106,7 +112,7 @@ def record(
         return
     now = _now_ms() if now_ms is None else now_ms
     opening = event == "UserPromptSubmit" and not step
-    starting = event == "SessionStart" and source != AGAIN
+    closing = event == "SessionStart" and source in CLOSING
     with store.transaction() as db:
         row = db.execute(
             "SELECT open, opened_at, heads FROM prompt_turns WHERE harness = ? AND session_id = ?",
@@ -115,9 +121,9 @@ def record(
         is_open, opened_at, heads = row if row is not None else (0, 0, "")
         if opening:
             is_open, opened_at = 1, now
-        elif starting:
-            is_open = 0  # a new start (or a resume, a /clear): no turn goes on
-        heads = _heads(str(heads), context, reset=starting)
+        elif closing:
+            is_open = 0  # a resume or a /clear: no turn goes on
+        heads = _heads(str(heads), context)
         db.execute(
             "INSERT INTO prompt_turns (harness, session_id, open, opened_at, heads) "
             "VALUES (?, ?, ?, ?, ?) ON CONFLICT (harness, session_id) DO UPDATE SET "

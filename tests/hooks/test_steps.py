@@ -153,14 +153,15 @@ def test_dshkits_own_text_is_a_step_even_after_a_stop(tmp_path: Path, fake: Fake
     assert raws(tmp_path) == ["fix the bug"]
 
 
-def test_a_new_start_closes_the_turn_a_compaction_does_not(
+def test_a_resume_closes_the_turn_a_late_start_or_a_compaction_does_not(
     tmp_path: Path, fake: FakeOpenAI
 ) -> None:
     env = configure(tmp_path, fake, tier="off")
     ask(tmp_path, "d-1", "fix the bug", env)
-    compact = dsh("d-1", hook_event_name="SessionStart", source="compact")
-    hook(tmp_path, "SessionStart", compact, **env)  # in the middle of the turn
-    ask(tmp_path, "d-1", "另一个钩子给的上下文", env)
+    for source in ("startup", "compact"):  # the bridge's detached start ending late; a compaction
+        start = dsh("d-1", hook_event_name="SessionStart", source=source)
+        hook(tmp_path, "SessionStart", start, **env)
+        ask(tmp_path, "d-1", "另一个钩子给的上下文", env)  # still a step
     resumed = dsh("d-1", hook_event_name="SessionStart", source="resume")
     hook(tmp_path, "SessionStart", resumed, **env)  # no Stop came (the process died)
     ask(tmp_path, "d-1", "next request", env)

@@ -64,3 +64,9 @@ def deny_stricter(hook: Any) -> dict[str, str]:
 def block(hook: Any) -> dict[str, str]:
     """Holds the prompt or the stop (a Stop hook that sends the agent on)."""
     return {"decision": "block", "reason": "dshkit test hook: not yet"}
+
+
+def counted(hook: Any) -> None:
+    """Says nothing; appends one line per call to `<state dir>/calls-seen` (the hook's event)."""
+    with (hook.state_dir / "calls-seen").open("a") as seen:
+        seen.write(hook.event + "\n")

@@ -489,7 +489,8 @@ _DSH = Harness(
     # approval; with no approval channel the tool was refused, nothing ran.
     honours_ask=True,
     # Run for real (rc.8, hook bridge rc.5, headless; notes/real-dsh-offline.md): the bridge
-    # fired UserPromptSubmit before each model step, its prompt the contexts injected so far.
+    # fired UserPromptSubmit again before a later model step of the same turn (one where
+    # contexts came in), its prompt those contexts; tests/real/test_optimizer_dsh.py.
     asks_every_step=True,
 )
 
