@@ -201,3 +201,8 @@ def test_lines_the_reader_leaves_out_are_skipped_as_it_leaves_them(tmp_path: Pat
     adapter = harnesses.get("claude").adapter
     assert adapter.normalize(silent, {}) == []  # no event: nothing the watermark reads
     assert near(tmp_path, *(orjson.dumps(line) + b"\n" for line in silent), request(90_000))
+
+
+def test_a_line_too_deep_to_scan_means_a_full_check(tmp_path: Path) -> None:
+    deep = b'{"type": "user", "message": {"content": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}\n"
+    assert not near(tmp_path, deep)

@@ -151,7 +151,7 @@ def _below_ceiling(transcript: str, room: Room, size: int) -> bool:
         try:
             text = line.decode("utf-8")
             record, end = scan(text, 0)
-        except (UnicodeDecodeError, StopIteration, ValueError):
+        except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
             return False
         if text[end:].strip() or not _quiet_record(record, room):
             return False
