@@ -123,6 +123,18 @@ def test_optimize_a_prompt_shows_raw_beside_refined(console: Console, page: Any)
     if shown != "修一下登录":
         assert page.locator("#optimize-result pre.diff.optimized ins").count() >= 1
     page.wait_for_selector("#optimize-go:not([disabled])")
+    # Its sentences, coloured by the audit's verdict, in the run's details.
+    newest = console.api("/api/optimizer/runs?limit=1")["runs"][0]
+    detail = console.api(f"/api/optimizer/runs/{newest['runId']}")
+    page.wait_for_selector(f'[data-run-detail="{newest["runId"]}"]')  # listed live
+    page.click(f'[data-run-detail="{newest["runId"]}"] summary')
+    page.wait_for_selector(f'[data-run-detail="{newest["runId"]}"] dl.facts')
+    sentences = page.locator(f'[data-run-detail="{newest["runId"]}"] .audited .sentence')
+    assert sentences.count() == len(detail["sentences"])
+    kinds = [s["kind"] for s in detail["sentences"]]
+    assert [sentences.nth(i).get_attribute("data-kind") for i in range(len(kinds))] == kinds
+    if kinds:
+        assert sentences.first.get_attribute("title")  # its reason, on hover
 
 
 def test_judge_a_file_from_the_gate_view(console: Console, page: Any) -> None:

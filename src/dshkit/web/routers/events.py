@@ -4,14 +4,16 @@
 with the current figures, then an `event: change` naming the topics (sessions, optimizer,
 gate, graft, memory, profile) whose figures moved, each with whether a scan holds the store
 and when a scan was last seen (`lastScanAt`, ms, or null when none was seen since the service
-started), and a comment line as a heartbeat. Asked for anything else it answers the same
-figures once, as JSON. Either way it only reads: one `PRAGMA data_version` per poll while
+started), and an `event: beat` with the figures when nothing changed for HEARTBEAT_S
+seconds (a page can tell a dead stream from a quiet one). Asked for anything else it answers
+the same figures once, as JSON. Either way it only reads: one `PRAGMA data_version` per poll while
 nothing changed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +28,7 @@ from ...overview import StatusService
 from ..routing import Router, json_response
 
 POLL_S = 0.5
-HEARTBEAT_S = 15.0
+HEARTBEAT_S = 5.0
 
 
 def router(service: StatusService) -> Router:
@@ -61,8 +63,8 @@ def router(service: StatusService) -> Router:
                     await asyncio.sleep(POLL_S)
                     try:
                         polled = await loop.run_in_executor(worker, changes.poll)
-                    except DshkitError as exc:  # a busy or damaged store: said, then tried again
-                        yield _sse("problem", {"error": exc.message})
+                    except (DshkitError, sqlite3.Error) as exc:  # busy or damaged: said, retried
+                        yield _sse("problem", {"error": str(exc)})
                         continue
                     if polled is not None:
                         now, now_scanning = polled
@@ -72,9 +74,9 @@ def router(service: StatusService) -> Router:
                             quiet = 0.0
                         counters, scanning = now, now_scanning
                     quiet += POLL_S
-                    if quiet >= HEARTBEAT_S:
+                    if quiet >= HEARTBEAT_S:  # an event, so that a page can tell a dead stream
                         quiet = 0.0
-                        yield b": keep-alive\n\n"
+                        yield _sse("beat", note([], scanning, False) | {"counters": counters})
             finally:
                 await loop.run_in_executor(worker, changes.close)
                 worker.shutdown(wait=False)

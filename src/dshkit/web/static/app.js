@@ -811,11 +811,13 @@ VIEWS.optimizer = async (main) => {
   fill(main,
     h("h2", {}, "Optimizer"),
     card("One-pass success per tier (against the raw words, tier off)",
-      table(["tier", "runs", "judged", "ok", "rework", "success", "", "vs raw words"],
+      table(["tier", "runs", "judged", "ok", "rework", "success", "", "added time p50 / p95", "vs raw words"],
         Object.entries(data.rates).map(([tier, r]) => h("tr", { "data-tier": tier },
           h("td", {}, tier), h("td", {}, r.runs), h("td", {}, r.judged), h("td", {}, r.ok),
           h("td", {}, r.rework), h("td", { class: "rate" }, pct(r.successRate)),
           h("td", {}, rateBar(r.successRate, r.judged)),
+          h("td", { class: "latency" }, r.latency && r.latency.p50Ms !== null
+            ? `${seconds(r.latency.p50Ms)} / ${seconds(r.latency.p95Ms)} (n=${r.latency.prompts})` : "—"),
           h("td", {}, r.vsRawWords === null ? "—" : `${r.vsRawWords >= 0 ? "+" : ""}${(r.vsRawWords * 100).toFixed(1)} pt`))))),
     optimizeCard(),
     settings ? settingsCard(settings) : null,
@@ -981,10 +983,28 @@ function runDetails(runId) {
           ]),
           d.evidence.length ? [h("b", {}, "Evidence index"), h("pre", {}, JSON.stringify(d.evidence, null, 2))] : null,
           d.steps.length ? [h("b", {}, "Tool-loop steps"), h("ol", { class: "steps" }, d.steps.map(stepWords)), rawJson(d.steps)] : null,
-          d.sentences.length ? [h("b", {}, "Sentences and their sources"), h("pre", { lang: "zh" }, JSON.stringify(d.sentences, null, 2))] : null);
+          d.sentences.length ? [h("b", {}, "Sentences by the audit's verdict"), audited(d.sentences), rawJson(d.sentences)] : null);
       } catch (err) { fill(box, h("p", { class: "bad" }, err.message)); }
     },
   }, h("summary", {}, "Details: evidence, steps, provenance"), box);
+}
+
+const AUDIT_WORDS = {
+  traced: "traced to the raw words, the history or what the tools read",
+  freedom: "the optimizer's own wording of what was asked (allowed)",
+  untraced: "traced to nothing the optimizer was given",
+};
+
+// The optimized text sentence by sentence, each coloured by the audit's verdict; its reason
+// and sources show on hover and focus (and to a screen reader).
+function audited(units) {
+  const kinds = units.reduce((a, u) => ({ ...a, [u.kind]: (a[u.kind] || 0) + 1 }), {});
+  return h("div", { class: "audited" },
+    h("p", { class: "legend" }, Object.entries(kinds).map(([k, n]) => h("span", { class: `verdict ${k}` }, `${k} ${n}`)).flatMap((x, i) => i ? [" · ", x] : [x])),
+    h("p", { lang: "zh", class: "sentences" }, units.map((u) => {
+      const why = [AUDIT_WORDS[u.kind] || u.kind, u.why, u.cites && u.cites.length ? `sources: ${u.cites.join(", ")}` : ""].filter(Boolean).join(" · ");
+      return [h("span", { class: `sentence ${u.kind}`, tabindex: "0", title: why, "aria-label": `${u.text} (${why})`, "data-kind": u.kind }, u.text), " "];
+    })));
 }
 
 // One tool-loop step as a person reads it: what was asked, and what came of it. A refusal
@@ -1535,28 +1555,42 @@ function showLive() {
   box.className = `live ${LIVE.connected ? "on" : "off"}`;
 }
 
-function followStore() {
+// The stream beats every few seconds; one silent for longer is dropped and opened again
+// (a connection can die without the browser noticing), and the view read anew.
+const SILENT_MS = 12000;
+let liveSource = null;
+let heardAt = 0;
+
+function followStore(again = false) {
   const source = new EventSource("/api/events");
+  liveSource = source;
+  heardAt = Date.now();
   const take = (e) => {
     const d = JSON.parse(e.data);
+    heardAt = Date.now();
     LIVE.connected = true;
     LIVE.scanning = d.scanning;
     LIVE.lastScanAt = d.lastScanAt;
     showLive();
     return d;
   };
-  source.addEventListener("ready", take);
-  source.addEventListener("change", (e) => {
-    const d = take(e);
-    if (d.topics.includes("sessions")) sessionIndex = null;
-    const wanted = VIEW_TOPICS[current().name] || [];
-    if (!d.topics.some((t) => wanted.includes(t))) return;
+  let readies = 0;
+  const later = () => {
     clearTimeout(liveTimer);
     liveTimer = setTimeout(async () => {
       await refresh();
       LIVE.refreshes += 1;
       document.body.dataset.liveRefreshes = String(LIVE.refreshes);
     }, 300);
+  };
+  // Connected again after a break: what changed meanwhile is unknown, so the view is read anew.
+  source.addEventListener("ready", (e) => { take(e); readies += 1; if (again || readies > 1) { sessionIndex = null; later(); } });
+  source.addEventListener("beat", take);
+  source.addEventListener("change", (e) => {
+    const d = take(e);
+    if (d.topics.includes("sessions")) sessionIndex = null;
+    const wanted = VIEW_TOPICS[current().name] || [];
+    if (d.topics.some((t) => wanted.includes(t))) later();
   });
   source.addEventListener("error", () => { LIVE.connected = false; showLive(); });  // it reconnects itself
 }
@@ -1595,4 +1629,11 @@ window.addEventListener("hashchange", () => {
 });
 route();
 followStore();
-setInterval(showLive, 1000);
+setInterval(() => {
+  showLive();
+  if (Date.now() - heardAt > SILENT_MS) {
+    liveSource.close();
+    LIVE.connected = false;
+    followStore(true);
+  }
+}, 1000);
