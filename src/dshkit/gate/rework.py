@@ -23,12 +23,15 @@ _PATCH_LINE = re.compile(r"^\*\*\* (?:Add File|Update File|Move to): (.+?)\s*$",
 _SHOWN_ERRORS = 8  # errors quoted to the agent (all of them are in the stored evidence)
 _SHOWN_CHARS = 1500  # of the overlay text quoted to the agent
 
-# What each hard failure means, for the agent (the model reads it: Chinese).
+# What each hard failure means, for the agent (the model reads it: Chinese). The judge's
+# verdicts, spelled here for the same reason as the suffixes (a test keeps the two lists equal).
 MEANING = {
     "fatal-overlay": "页面显示了自己的致命错误覆盖层",
+    "parse-error": "浏览器无法解析该文档（显示的是解析器的错误框，不是页面内容）",
     "page-error": "页面抛出了未捕获的异常 / 未处理的 Promise 拒绝 / console.error",
     "blank-canvas-0": "画布的后备缓冲尺寸 ≤ 8 像素（CSS 尺寸再正常也显示不出任何东西）",
-    "blank-canvas": "画布在帧内与截图中都是全黑（什么都没画出来）",
+    "webgl-error": "WebGL 绘制调用什么都没画出来：调用时没有可用的着色器程序（编译或链接失败）",
+    "blank-canvas": "画布什么都没显示：从未绘制，或在帧内与截图中都是全黑",
     "unresponsive": "页面主线程卡死，采样在超时内没有回应",
 }
 
@@ -86,7 +89,9 @@ class Rework:
 
 def instruction(verdicts: list[dict[str, Any]]) -> str:
     """The rework instruction: what the gate measured, per failed file (Chinese), from the
-    verdicts' stored evidence."""
+    verdicts' stored evidence: the judge's report of its findings (when, what kind, where,
+    what, how often), or for a verdict stored before findings existed its errors and
+    canvases."""
     parts = [
         "【dshkit 交付门：机器实测未通过，请返工】以下网页交付物在真实无头 Chromium 中打开后判定为"
         "失败（宿主侧实测，不是推测）。请按证据修复根因，修好后再交付；不要只做静态检查就宣称已验证。"
@@ -98,32 +103,51 @@ def instruction(verdicts: list[dict[str, Any]]) -> str:
             f"判定：{name}（{MEANING.get(name, name)}）；"
             f"采样 {int(verdict.get('elapsedMs') or 0) / 1000:.1f} 秒，按最后一次采样判定",
         ]
-        overlay = verdict.get("overlayText")
-        if overlay:
-            text = str(overlay)
-            if len(text) > _SHOWN_CHARS:
-                text = text[:_SHOWN_CHARS] + f"…（覆盖层文字共 {len(text)} 字，其余未显示）"
-            lines.append(f"覆盖层文字：\n{text}")
-        errors = [str(e) for e in verdict.get("errors") or []]
-        if errors:
-            shown = errors[:_SHOWN_ERRORS]
-            lines.append("页面错误：\n" + "\n".join(f"- {e}" for e in shown))
-            total = int(verdict.get("errorCount") or len(errors))
-            hidden = total - sum(_count(e) for e in shown)
-            if hidden > 0:
-                lines.append(f"（另有 {hidden} 条错误未列出，见证据记录）")
-        for index, canvas in enumerate((verdict.get("canvas") or [])[:4], 1):
+        findings = [str(line) for line in (verdict.get("report") or [])[1:]]
+        if findings:
+            # The judge's findings as it reports them to people: when, what kind, where, what.
             lines.append(
-                f"画布 {index}：后备缓冲 {canvas.get('width')}×{canvas.get('height')}，"
-                f"CSS {canvas.get('cssWidth')}×{canvas.get('cssHeight')}，"
-                f"上下文 {canvas.get('context')}，"
-                f"帧内中心像素 {_pixel(canvas.get('framePixel'))}，"
-                f"截图像素 {_pixel(canvas.get('screenshotPixel'))}"
+                "实测证据（时间为打开后的秒数）：\n" + "\n".join(f"- {f}" for f in findings)
             )
+            lines.extend(_overlay(verdict))  # a report line cuts it: the page's own words whole
+        else:
+            lines.extend(_raw_evidence(verdict))  # stored before findings existed
         if verdict.get("screenshot"):
             lines.append(f"截图：{verdict['screenshot']}")
         parts.append("\n".join(lines))
     return "\n".join(parts)
+
+
+def _raw_evidence(verdict: dict[str, Any]) -> list[str]:
+    """The evidence of a verdict stored without findings: overlay, errors and canvases."""
+    lines = _overlay(verdict)
+    errors = [str(e) for e in verdict.get("errors") or []]
+    if errors:
+        shown = errors[:_SHOWN_ERRORS]
+        lines.append("页面错误：\n" + "\n".join(f"- {e}" for e in shown))
+        total = int(verdict.get("errorCount") or len(errors))
+        hidden = total - sum(_count(e) for e in shown)
+        if hidden > 0:
+            lines.append(f"（另有 {hidden} 条错误未列出，见证据记录）")
+    for index, canvas in enumerate((verdict.get("canvas") or [])[:4], 1):
+        lines.append(
+            f"画布 {index}：后备缓冲 {canvas.get('width')}×{canvas.get('height')}，"
+            f"CSS {canvas.get('cssWidth')}×{canvas.get('cssHeight')}，"
+            f"上下文 {canvas.get('context')}，"
+            f"帧内中心像素 {_pixel(canvas.get('framePixel'))}，"
+            f"截图像素 {_pixel(canvas.get('screenshotPixel'))}"
+        )
+    return lines
+
+
+def _overlay(verdict: dict[str, Any]) -> list[str]:
+    overlay = verdict.get("overlayText")
+    if not overlay:
+        return []
+    text = str(overlay)
+    if len(text) > _SHOWN_CHARS:
+        text = text[:_SHOWN_CHARS] + f"…（覆盖层文字共 {len(text)} 字，其余未显示）"
+    return [f"覆盖层文字：\n{text}"]
 
 
 def _count(error: str) -> int:
