@@ -232,3 +232,38 @@ def test_a_refined_instruction_pasted_back_is_that_runs_to_mark(
     hook(tmp_path, "UserPromptSubmit", prompt("》按钮改蓝就行"), **env)
     hook(tmp_path, "UserPromptSubmit", prompt("》rework"), **env)
     assert runs(tmp_path)[-1].outcome == "rework" and runs(tmp_path)[-1].passed == "skip-prefix"
+
+
+def test_a_dsh_step_without_the_label_is_no_prompt(tmp_path: Path, fake: FakeOpenAI) -> None:
+    # DSH's bridge asks again before the next model step; its prompt, the contexts so far,
+    # need not hold the optimizer's label (the profile alone, another hook's text).
+    env = configure(tmp_path, fake, tier="basic")
+    fake.replies.append(Reply(deltas=[REFINED]))
+    first = dsh("d-1", hook_event_name="UserPromptSubmit", prompt="把按钮改蓝")
+    assert (
+        LABEL
+        in hook(tmp_path, "UserPromptSubmit", first, **env)[0]["hookSpecificOutput"][
+            "additionalContext"
+        ]
+    )
+    step = dsh("d-1", hook_event_name="UserPromptSubmit", prompt="另一个钩子：仓库里有 Makefile")
+    assert hook(tmp_path, "UserPromptSubmit", step, **env)[0] == {}
+    assert len(fake.requests) == 1 and [r.raw for r in runs(tmp_path)] == ["把按钮改蓝"]
+    hook(tmp_path, "Stop", dsh("d-1", hook_event_name="Stop"), **env)
+    fake.replies.append(Reply(deltas=[REFINED]))
+    again = dsh("d-1", hook_event_name="UserPromptSubmit", prompt="把按钮改红")
+    assert LABEL in str(hook(tmp_path, "UserPromptSubmit", again, **env)[0])
+    assert len(fake.requests) == 2 and len(runs(tmp_path)) == 2
+
+
+def test_claude_codes_prompts_without_a_stop_are_all_prompts(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    env = configure(tmp_path, fake, tier="basic")
+    fake.replies.extend([Reply(deltas=[REFINED]), Reply(deltas=[REFINED])])
+    for text in ("把按钮改蓝", "把按钮改红"):  # no Stop between them (an interrupt)
+        assert LABEL in str(hook(tmp_path, "UserPromptSubmit", prompt(text), **env)[0])
+    assert len(fake.requests) == 2 and [r.raw for r in runs(tmp_path)] == [
+        "把按钮改蓝",
+        "把按钮改红",
+    ]

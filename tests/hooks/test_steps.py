@@ -4,6 +4,7 @@ Code and Codex only for what the person typed."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,11 +12,13 @@ from typing import Any
 import pytest
 
 from dshkit import harnesses, turns
+from dshkit.graft.lifecycle import begin
 from dshkit.optimizer import OptimizerService
 from dshkit.store import Store
 
 from ..support.cli import state_of
 from ..support.fakes import FakeOpenAI, Reply
+from ..support.graft_driver import plan_for
 from ..support.hooks import claude, codex, context, dsh, hook, hook_log
 from ..support.profile import PROFILE, effective, store_version
 
@@ -43,8 +46,8 @@ def raws(home: Path) -> list[str]:
     return [run.raw for run in reversed(OptimizerService(state_of(home)).runs(50).runs)]
 
 
-def ask(home: Path, session: str, text: str, env: dict[str, str]) -> dict[str, Any]:
-    payload = dsh(session, hook_event_name="UserPromptSubmit", prompt=text)
+def ask(home: Path, session: str, text: str, env: dict[str, str], **extra: str) -> dict[str, Any]:
+    payload = dsh(session, hook_event_name="UserPromptSubmit", prompt=text, **extra)
     return hook(home, "UserPromptSubmit", payload, **env)[0]
 
 
@@ -194,3 +197,15 @@ def test_an_unreadable_turn_leaves_the_prompt_as_typed(tmp_path: Path, fake: Fak
     assert ask(tmp_path, "d-1", "fix the bug", env) == {}
     assert fake.requests == [] and raws(tmp_path) == []
     assert "taken as a step" in hook_log(tmp_path)
+
+
+def test_a_step_takes_no_waiting_handoff(tmp_path: Path, fake: FakeOpenAI) -> None:
+    env = configure(tmp_path, fake, tier="off")
+    here = str(tmp_path)
+    ask(tmp_path, "d-1", "fix the bug", env, cwd=here)  # d-1's turn goes on
+    plan = dataclasses.replace(plan_for("d-src", here), harness="dsh")
+    with Store(state_of(tmp_path)) as store:
+        begin(store, plan, ignite=False)  # a handoff now waits in d-1's directory
+    assert ask(tmp_path, "d-1", "另一个钩子给的上下文", env, cwd=here) == {}  # mid-turn
+    taken = context(ask(tmp_path, "d-2", "start here", env, cwd=here))  # a new session's
+    assert taken is not None and "d-src" in taken

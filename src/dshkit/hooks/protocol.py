@@ -185,7 +185,9 @@ class HookInput:
         answer was written."""
         from ..inject.rules import Call
 
-        call = Call(self.event, self.harness, self.payload, self.state_dir, self.env)
+        call = Call(
+            self.event, self.harness, self.payload, self.state_dir, self.env, step=self.is_step
+        )
         with self.open_store() as store:
             part = rule(store, call)
         result: dict[str, Any] = {}

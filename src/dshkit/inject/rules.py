@@ -47,9 +47,10 @@ REFRESH = "refresh"
 class Call:
     """One hook event of one session: its name, the calling harness (a registry name, or
     "unknown"), the payload, dshkit's state directory and the environment; `dry` for the
-    preview (nothing started, nothing committed)."""
+    preview (nothing started, nothing committed); `step` for a UserPromptSubmit that is a
+    model step of a turn under way, not a person's prompt (`dshkit.turns`)."""
 
-    __slots__ = ("dry", "env", "event", "harness", "payload", "state_dir")
+    __slots__ = ("dry", "env", "event", "harness", "payload", "state_dir", "step")
 
     def __init__(
         self,
@@ -60,6 +61,7 @@ class Call:
         env: Mapping[str, str],
         *,
         dry: bool = False,
+        step: bool = False,
     ) -> None:
         self.event = event
         self.harness = harness
@@ -67,6 +69,7 @@ class Call:
         self.state_dir = state_dir
         self.env = env
         self.dry = dry
+        self.step = step
 
     @property
     def session_id(self) -> str:
@@ -435,10 +438,11 @@ def _watch(store: Store, call: Call) -> live.Watch | None:
 
 
 def _pickup(store: Store, call: Call) -> live.Notice | None:
-    """A handoff waiting in this session's directory, when this event reaches the model."""
+    """A handoff waiting in this session's directory, when this event reaches the model
+    (never in the middle of a turn: a step takes none)."""
     from ..graft import live
 
-    if not call.first_context or not call.session_id or not call.cwd:
+    if not call.first_context or call.step or not call.session_id or not call.cwd:
         return None
     return live.pickup(store, call.harness, call.session_id, call.cwd)
 

@@ -1,0 +1,60 @@
+"""A session's turn in the store: what opens and closes it, what dshkit's own text says, and
+when an open turn is taken as lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dshkit import turns
+from dshkit.store import Store
+
+KEY = ("dsh", "d-1")
+PROFILE = "## 关于这位用户（dshkit 根据他以往的会话整理）\n\n以下是协作习惯"
+
+
+def test_a_prompt_opens_a_turn_and_a_stop_let_through_closes_it(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        assert not turns.is_step(store, KEY, "fix the bug")  # nothing known: a prompt
+        turns.record(store, KEY, "UserPromptSubmit", step=False, blocked=False, context="")
+        assert turns.is_step(store, KEY, "另一个钩子给的上下文")
+        turns.record(store, KEY, "Stop", step=False, blocked=True, context="")
+        assert turns.is_step(store, KEY, "另一个钩子给的上下文")  # sent on: still open
+        turns.record(store, KEY, "Stop", step=False, blocked=False, context="")
+        assert not turns.is_step(store, KEY, "next request")
+        assert not turns.is_step(store, ("dsh", "d-2"), "next request")
+
+
+def test_dshkits_own_text_is_a_step_and_a_held_prompt_opens_nothing(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        turns.record(store, KEY, "UserPromptSubmit", step=False, blocked=True, context="")
+        assert not turns.is_step(store, KEY, "the person's next words")
+        turns.record(store, KEY, "UserPromptSubmit", step=False, blocked=False, context=PROFILE)
+        turns.record(store, KEY, "Stop", step=False, blocked=False, context="")
+        assert turns.is_step(store, KEY, f"{PROFILE}……\n\n其他上下文")
+        assert not turns.is_step(store, KEY, "next request")
+
+
+def test_an_open_turn_is_lost_after_a_long_time(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        turns.record(
+            store, KEY, "UserPromptSubmit", step=False, blocked=False, context="", now_ms=1_000
+        )
+        assert turns.is_step(store, KEY, "x", now_ms=1_000 + turns.STALE_MS - 1)
+        assert not turns.is_step(store, KEY, "x", now_ms=1_000 + turns.STALE_MS)
+
+
+def test_heads_are_few_short_and_distinct() -> None:
+    assert turns.head("  短  ") == ""  # too short to say anything
+    assert turns.head("长" * 100) == "长" * turns.HEAD_CHARS
+    assert not turns.changes("PostToolUse", step=False, blocked=False, context="")
+    assert turns.changes("PostToolUse", step=False, blocked=False, context=PROFILE)
+    assert not turns.changes("UserPromptSubmit", step=True, blocked=False, context="")
+
+
+def test_only_the_latest_heads_are_kept(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        for n in range(turns.KEPT_HEADS + 2):
+            context = f"第 {n:02d} 段注入的上下文，足够长"
+            turns.record(store, KEY, "PostToolUse", step=False, blocked=False, context=context)
+        assert not turns.is_step(store, KEY, "第 00 段注入的上下文，足够长")
+        assert turns.is_step(store, KEY, f"第 {turns.KEPT_HEADS + 1:02d} 段注入的上下文，足够长")
