@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from ..config import load_config
 from ..errors import Invalid, NotFound
 from ..store import Store
@@ -119,13 +117,15 @@ class GateService:
 
     def verdict(self, verdict_id: int) -> dict[str, Any]:
         """One stored verdict, as `verdicts` lists it (NotFound when there is none)."""
+        from .verdicts import stored_evidence
+
         with self._open() as store:
             row = store.db.execute(
                 "SELECT id, at, evidence FROM gate_verdicts WHERE id = ?", (verdict_id,)
             ).fetchone()
         if row is None:
             raise NotFound(f"no gate verdict {verdict_id}", field="id")
-        return {"id": row["id"], "at": row["at"], **orjson.loads(row["evidence"])}
+        return stored_evidence(row["id"], row["at"], row["evidence"])
 
     def screenshot(self, verdict_id: int) -> Path:
         """The screenshot of verdict `verdict_id`, when it has one still on disk in this state
