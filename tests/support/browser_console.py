@@ -25,7 +25,17 @@ from .paths import REPO
 
 ARTIFACTS = REPO / "test-artifacts" / "console"
 VIEWPORTS = {"desktop": (1440, 900), "phone": (390, 844)}
-VIEWS = ("overview", "profile", "signals", "optimizer", "gate", "handoffs", "sessions", "llm")
+VIEWS = (
+    "overview",
+    "profile",
+    "signals",
+    "optimizer",
+    "gate",
+    "handoffs",
+    "sessions",
+    "memory",
+    "llm",
+)
 CUSTOM = "请始终用中文回答。\nAlways run the tests before saying a change is done."
 CLAIM = "偏好先写测试再改代码"
 
