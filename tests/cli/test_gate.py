@@ -1,12 +1,16 @@
-"""`dshkit gate`: FILE judged as before (`gate check FILE` spelled out too), and a session's
-rework switch shown, set and refused for a session nobody knows."""
+"""`dshkit gate`: FILE judged as before (`gate check FILE` spelled out too), its report of
+what was seen printed for people, every verdict named in its help, and a session's rework
+switch shown, set and refused for a session nobody knows."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import orjson
 import pytest
+
+from dshkit.gate.judge import MEANING, VERDICTS
 
 from ..support.cli import run_dshkit
 from ..support.paths import PAGES
@@ -27,6 +31,28 @@ def test_gate_file_is_still_the_judging_command(tmp_path: Path) -> None:
         "gate", "check", "--quiet", page, "--budget", "2", home=tmp_path, check=False
     )
     assert quiet.returncode == 1 and quiet.stdout == ""
+
+
+@pytest.mark.browser
+def test_the_human_output_is_the_judges_report(tmp_path: Path) -> None:
+    page = PAGES / "console-error.html"
+    done = run_dshkit("gate", str(page), "--budget", "2", home=tmp_path, check=False)
+    assert done.returncode == 1, done.stderr
+    head, file, *findings, shot = done.stdout.splitlines()
+    assert re.fullmatch(rf"page-error after \d+\.\d s: {re.escape(MEANING['page-error'])}", head)
+    assert file == f"file: {page.resolve()}" and shot.startswith("screenshot: ")
+    # One line per finding: when, what kind, where, what.
+    assert any(
+        re.fullmatch(r" *\d+\.\ds console\.error console-error\.html:\d+:\d+: "
+                     r"console\.error: 配置加载失败: settings\.json 缺少字段 theme", line)
+        for line in findings
+    ), findings  # fmt: skip
+
+
+def test_the_help_names_every_verdict(tmp_path: Path) -> None:
+    shown = " ".join(run_dshkit("gate", "check", "--help", home=tmp_path).stdout.split())
+    missing = [name for name in VERDICTS if not re.search(rf"\b{re.escape(name)}\b", shown)]
+    assert missing == []
 
 
 def test_rework_is_shown_and_switched_per_session(tmp_path: Path) -> None:

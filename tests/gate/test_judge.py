@@ -230,7 +230,7 @@ def test_the_command_prints_exactly_the_verdict(tmp_path: Path) -> None:
     ]
     assert printed["verdict"] == "blank-canvas-0"
     fine = _cli(tmp_path, str(PAGES / "no-canvas.html"))
-    assert fine.returncode == 0 and fine.stdout.startswith(b"ok in ")
+    assert fine.returncode == 0 and fine.stdout.startswith(b"ok after ")
 
 
 @pytest.mark.parametrize(

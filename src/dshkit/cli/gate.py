@@ -43,29 +43,19 @@ def check(
     file: Path, budget: float | None, quiet: bool, as_json: bool, state_dir: str | None
 ) -> None:
     """Judge FILE (.html/.htm/.xhtml/.svg) in headless Chromium: ok, fatal-overlay,
-    page-error, blank-canvas-0, blank-canvas or unresponsive. Exits 1 unless ok."""
+    parse-error, page-error, blank-canvas-0, webgl-error, blank-canvas or unresponsive,
+    with what was seen, when and where (--json: the measured verdict). Exits 1 unless ok."""
     verdict = open_app(state_dir).gate.check(file, budget)
     if quiet:
         pass
     elif as_json:
         print_json(verdict.summary())
     else:
-        recovered = " (recovered)" if verdict.recovered else ""
-        stdout.print(
-            f"{verdict.verdict}{recovered} in {verdict.elapsed_ms / 1000:.1f} s: {verdict.path}",
-            markup=False,
-        )
-        if verdict.overlay_text:
-            stdout.print(f"overlay: {verdict.overlay_text}", markup=False)
-        for error in verdict.errors:
-            stdout.print(f"error: {error}", markup=False)
-        for canvas in verdict.canvas:
-            stdout.print(
-                f"canvas {canvas.get('width')}x{canvas.get('height')} "
-                f"({canvas.get('context')}): frame {canvas.get('framePixel')}, "
-                f"screenshot {canvas.get('screenshotPixel')}",
-                markup=False,
-            )
+        head, *findings = verdict.report()
+        stdout.print(head, markup=False)
+        stdout.print(f"file: {verdict.path}", markup=False)
+        for line in findings:
+            stdout.print(line, markup=False)
         stdout.print(f"screenshot: {verdict.screenshot}", markup=False)
     if verdict.verdict != OK:
         raise SystemExit(1)

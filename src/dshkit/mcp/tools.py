@@ -185,8 +185,9 @@ class Tools:
             Field(description=f"采样秒数上限，{MIN_BUDGET_S:g} 到 {MAX_BUDGET_S:g}（默认用配置）"),
         ] = None,
     ) -> CallToolResult:
-        """在无头 Chromium 中打开网页交付物并判定：ok、fatal-overlay、page-error、
-        blank-canvas-0、blank-canvas 或 unresponsive，附证据（错误、画布像素、截图路径）。"""
+        """在无头 Chromium 中打开网页交付物并判定：ok、fatal-overlay、parse-error、
+        page-error、blank-canvas-0、webgl-error、blank-canvas 或 unresponsive，
+        附证据（错误、画布像素、截图路径）。"""
         file = Path(path)
         if not file.is_absolute():
             raise ToolError(f"path: {path!r} is not an absolute path")
