@@ -169,3 +169,6 @@ def test_keys_open_the_main_views(console: Console, page: Any) -> None:
         assert page.get_attribute(f'nav a[data-view="{view}"]', "aria-current") == "page"
     page.keyboard.press("?")
     assert "g s sessions" in page.text_content("#notice")
+    page.keyboard.press("/")
+    page.wait_for_selector('[data-view="sessions"][data-ready="1"]')
+    page.wait_for_function("() => document.activeElement && document.activeElement.id === 'search'")

@@ -1605,14 +1605,21 @@ document.addEventListener("keydown", (e) => {
     clearTimeout(leader); leader = 0;
     location.hash = `#${SHORTCUTS[e.key]}`;
     e.preventDefault();
+  } else if (e.key === "/") {  // search
+    e.preventDefault();
+    const box = document.getElementById("search");
+    if (box) { box.focus(); return; }
+    wantSearch = true;
+    location.hash = "#sessions";
   } else if (e.key === "?") {
-    notify(`Keys: ${Object.entries(SHORTCUTS).map(([k, v]) => `g ${k} ${v}`).join(" · ")}`);
+    notify(`Keys: ${Object.entries(SHORTCUTS).map(([k, v]) => `g ${k} ${v}`).join(" · ")} · / search`);
   }
 });
 
 // A link followed inside the page moves focus to the view it opened; an address typed or
 // history walked starts the keyboard from the top of the page, as a new page would.
 let followedAt = 0;
+let wantSearch = false;  // "/" pressed away from the sessions view: its box gets the focus
 document.addEventListener("click", (e) => { if (e.target.closest && e.target.closest('a[href^="#"]')) followedAt = Date.now(); });
 
 window.addEventListener("hashchange", () => {
@@ -1621,6 +1628,7 @@ window.addEventListener("hashchange", () => {
   const followed = Date.now() - followedAt < 500;
   followedAt = 0;
   route().then(() => {
+    if (wantSearch) { wantSearch = false; document.getElementById("search")?.focus(); return; }
     if (followed) { document.getElementById("view").focus({ preventScroll: true }); return; }
     const top = document.querySelector(".skip");
     top.focus({ preventScroll: true });
