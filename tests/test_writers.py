@@ -27,7 +27,7 @@ WRITERS = {
     "hooks/log.py": "appends to <state dir>/hooks.log",
     "install/files.py": "the person's harness settings files (dshkit's entries only, atomic)",
     "install/ledger.py": "the installer's bookkeeping, in <state dir>/install",
-    "memory/skills.py": "an accepted skill's SKILL.md, in the harness's skills folder (never over one)",
+    "memory/skills.py": "an accepted skill's SKILL.md in a harness skills folder, never over one",
     "paths.py": "the private state directory and the files created in it",
     "sessions/scanner.py": "the plaintext cache in <state dir>/plain",
     "store.py": "<state dir>/dshkit.db",

@@ -423,7 +423,7 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         "projects": Setting(
             dict,
             MappingProxyType({}),
-            'more allow and deny rules for sessions working in a directory or below it: '
+            "more allow and deny rules for sessions working in a directory or below it: "
             '[guard.projects."/abs/dir"] with allow = […] and deny = […]',
             check=_projects,
             rule="a table of absolute directories = tables with allow and deny arrays of "
