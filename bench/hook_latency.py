@@ -113,11 +113,11 @@ def main() -> None:
         figures: dict[str, list[float]] = {name: [] for name in cases}
         cpu: dict[str, list[float]] = {name: [] for name in cases}
         for round in range(args.runs + 1):
-            with open(transcript, "ab") as log:
-                log.write(step(round))
+            with open(transcript, "ab") as growing:
+                growing.write(step(round))
             for log_path in (near, full):
-                with open(log_path, "ab") as log:
-                    log.write(step(round, 80_000))
+                with open(log_path, "ab") as growing:
+                    growing.write(step(round, 80_000))
             for name, (command, data) in cases.items():
                 if data is full_payload:
                     forget(os.path.join(home, "dshkit"), str(full))
