@@ -31,7 +31,7 @@ GOOD_BUDGET_S = 15.0
 FAILING = {
     "shader-assembly.html": "fatal-overlay",  # seed: the three-layer assembly bug
     "tank.html": "blank-canvas-0",  # seed: a 0×0 backing store under a full-page CSS size
-    "page-error.html": "page-error",  # an exception 300 ms after load
+    "page-error.html": "page-error",  # an exception once it was sampled good after load
     "rejection.html": "page-error",  # an unhandled rejection
     "console-error.html": "page-error",
     "blank-canvas.html": "blank-canvas",
