@@ -134,6 +134,7 @@ def test_a_write_returns_at_once_and_the_failure_comes_back_at_stop_once(
     # A new version that is still broken comes back again.
     page.write_text(page.read_text() + "<!-- v2 -->\n")
     hook(home, "PostToolUse", PAYLOADS[harness](project, "site/tank.html"))
+    settled(home, 2)  # Stop's own wait was shown above: a loaded machine may outlast it
     third, _ = hook(home, "Stop", stop(harness, project))
     assert third.get("decision") == "block"
     assert len(verdicts(home)) == 2
@@ -145,6 +146,7 @@ def test_a_good_deliverable_is_judged_and_stop_says_nothing(home: Path) -> None:
     shutil.copy(PAGES / "tank.fixed.html", project / "site" / "tank.html")
     hook(home, "UserPromptSubmit", prompt("claude", project))
     assert hook(home, "PostToolUse", claude_write(project, "site/tank.html"))[0] == {}
+    assert settled(home, 1) == [("tank.html", "ok")]  # judged, not merely waited out
     out, log = hook(home, "Stop", stop("claude", project))
     assert out == {} and verdicts(home) == [("tank.html", "ok")], log
 
@@ -159,10 +161,12 @@ def test_files_written_by_shell_commands_are_found(home: Path, harness: str) -> 
     os.utime(before, (old, old))
     hook(home, "UserPromptSubmit", prompt(harness, project))
     (project / "node_modules").mkdir()
-    shutil.copy(PAGES / "page-error.html", project / "node_modules" / "dep.html")
-    shutil.copy(PAGES / "page-error.html", project / "site" / "report.htm")  # `cat > …`
+    for where, name in (("node_modules", "dep.html"), ("site", "report.htm")):  # `cat > …`
+        shutil.copy(PAGES / "page-error.html", project / where / name)
+        shutil.copy(PAGES / "sampled.js", project / where)  # the page's trigger script
     out, log = hook(home, "PostToolUse", command(harness, project, "python gen.py"))
     assert out == {}, log
+    assert settled(home, 1) == [("report.htm", "page-error")]  # started by the command
     out, log = hook(home, "Stop", stop(harness, project))
     assert out.get("decision") == "block", log
     assert "report.htm" in out["reason"] and "判定：page-error" in out["reason"]
@@ -205,10 +209,12 @@ def test_rework_switched_off_for_one_session_sends_nothing(home: Path) -> None:
     shutil.copy(PAGES / "tank.html", project / "site" / "other.html")
     hook(home, "UserPromptSubmit", prompt("dsh", project))
     hook(home, "PostToolUse", dsh_write(project, "site/other.html"))
+    settled(home, 1)
     assert hook(home, "Stop", stop("dsh", project))[0].get("decision") == "block"
     run_dshkit("gate", "rework", "--session", "c1", "--harness", "claude", "on", home=home)
     hook(home, "UserPromptSubmit", prompt("claude", project))
     hook(home, "PostToolUse", claude_write(project, "site/tank.html"))
+    settled(home, 2)
     assert hook(home, "Stop", stop("claude", project))[0].get("decision") == "block"
 
 
