@@ -43,14 +43,22 @@ def test_the_evidence_is_the_judges_report_of_its_findings() -> None:
             _finding("webgl", "program failed to link: ERROR: 0:3: 'layout'", "#scene", 310),
             _finding("webgl", "37 draw calls with no valid shader program in use", "#scene", 320),
             _finding("console.error", "console.error: shader failed", "main.js:12:5", 330, 3),
+            {
+                "kind": "not-seen",
+                "what": "https://cdn.example.com/three.js (script): blocked",
+                "where": None,
+                "atMs": None,
+                "count": 1,
+            },
         ],
         errors=["console.error: shader failed (×3)"],
     )
     text = instruction([verdict.evidence()])
     report = verdict.report()
     for line in report[1:]:  # each finding, as the judge reports it to people
-        assert f"- {line}" in text
-    assert "main.js:12:5" in text and "(×3)" in text and " 0.3s webgl #scene:" in text
+        assert f"- {line.strip()}" in text
+    assert "main.js:12:5" in text and "(×3)" in text and "- 0.3s webgl #scene:" in text
+    assert "\n- not-seen https://cdn.example.com/three.js" in text
     assert "页面错误：" not in text  # the raw error list is not repeated beside the report
     assert "截图：/state/gate-shots/shot.png" in text
 

@@ -107,7 +107,7 @@ def instruction(verdicts: list[dict[str, Any]]) -> str:
         if findings:
             # The judge's findings as it reports them to people: when, what kind, where, what.
             lines.append(
-                "实测证据（时间为打开后的秒数）：\n" + "\n".join(f"- {f}" for f in findings)
+                "实测证据（时间为打开后的秒数）：\n" + "\n".join(f"- {f.strip()}" for f in findings)
             )
             lines.extend(_overlay(verdict))  # a report line cuts it: the page's own words whole
         else:
