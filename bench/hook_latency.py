@@ -1,5 +1,5 @@
-"""Latency of the hot hook path: `dshkit hook PreToolUse|PostToolUse` against a bare
-interpreter start.
+"""Latency of the hot hook path: `dshkit hook PreToolUse|PostToolUse|UserPromptSubmit|
+SessionStart` against a bare interpreter start.
 
 Runs each case --runs times, interleaved, as the harnesses do (a fresh process, a payload on
 stdin), and prints p50 and p95 of each and their ratio to the bare interpreter. PreToolUse
@@ -11,8 +11,11 @@ window: its room hint answers most calls from one stat), in one near it (80,000 
 room in bytes, but below its usage ceiling, the first context at which the warning can come:
 the steps appended since the last full check are read with the C scanner) and the same
 session checked in full at every call (its hint dropped before each: the tail folded and the
-decision taken, what a call costs at a turn's first step or past the ceiling). Target: p50
-within 2x for a tool call no policy looks at (Read). CPU time (user + system of the hook
+decision taken, what a call costs at a turn's first step or past the ceiling).
+UserPromptSubmit runs with the optimizer's tier off and nothing to deliver, once as Claude Code
+sends it (once a turn) and once as DSH's bridge does (before every model step); SessionStart
+once a session, as Claude Code starts one. Target: p50 within 2x for a tool call no policy
+looks at (Read). CPU time (user + system of the hook
 process) is printed beside the wall-clock figures: it is what the hook costs, and moves less
 when the machine is busy.
 
@@ -39,6 +42,26 @@ def payload(tool: str, transcript: str = "/h/.claude/projects/-p/s.jsonl") -> by
         b'{"session_id":"s","transcript_path":"' + transcript.encode() + b'",'
         b'"hook_event_name":"PreToolUse","tool_name":"' + tool.encode() + b'",'
         b'"tool_input":{"command":"ls -la src"}}'
+    )
+
+
+def prompt_payload(transcript: str, session: str = "s") -> bytes:
+    """A UserPromptSubmit payload: a person's words to a session (no tool name)."""
+    return (
+        b'{"session_id":"'
+        + session.encode()
+        + b'","transcript_path":"'
+        + transcript.encode()
+        + b'","cwd":"/p","permission_mode":"default","hook_event_name":"UserPromptSubmit",'
+        b'"prompt":"fix the failing test in src/app.py and run the suite"}'
+    )
+
+
+def start_payload(transcript: str) -> bytes:
+    """A SessionStart payload of a new Claude Code session."""
+    return (
+        b'{"session_id":"s","transcript_path":"' + transcript.encode() + b'","cwd":"/p",'
+        b'"hook_event_name":"SessionStart","source":"startup"}'
     )
 
 
@@ -88,6 +111,8 @@ def main() -> None:
     args = parser.parse_args()
     hook = [str(Path(sys.executable).parent / "dshkit"), "hook", "PreToolUse"]
     after = [*hook[:-1], "PostToolUse"]
+    prompted = [*hook[:-1], "UserPromptSubmit"]
+    started = [*hook[:-1], "SessionStart"]
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "HOME": home, "DSH_HOME": home, "CLAUDECODE": "1"}
         transcript = Path(home) / ".claude" / "projects" / "-p" / "s.jsonl"
@@ -99,6 +124,9 @@ def main() -> None:
             log.write_text(json.dumps(prompt) + "\n")
         near_payload = payload("Read", str(near)).replace(b'"session_id":"s"', b'"session_id":"n"')
         full_payload = payload("Read", str(full)).replace(b'"session_id":"s"', b'"session_id":"f"')
+        # DSH's bridge sends UserPromptSubmit before every model step, naming its zstd log
+        # (not there: the hooks that read it find nothing to say).
+        dsh_log = os.path.join(home, ".dsh", "sessions", "--p--", "d1", "session.jsonl.zstd")
         # As installed: bytecode cached (the first round writes it), no handlers of one's own.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env.pop("DSHKIT_HOOK_HANDLERS", None)
@@ -109,6 +137,9 @@ def main() -> None:
             "PostToolUse: far below band": (after, payload("Read", str(transcript))),
             "PostToolUse: near the band": (after, near_payload),
             "PostToolUse: full check": (after, full_payload),
+            "UserPromptSubmit (Claude)": (prompted, prompt_payload(str(transcript))),
+            "UserPromptSubmit (DSH)": (prompted, prompt_payload(dsh_log, "d1")),
+            "SessionStart (Claude)": (started, start_payload(str(transcript))),
         }
         figures: dict[str, list[float]] = {name: [] for name in cases}
         cpu: dict[str, list[float]] = {name: [] for name in cases}
@@ -131,7 +162,7 @@ def main() -> None:
         p50, p95 = percentile(values, 0.5), percentile(values, 0.95)
         spent = percentile(cpu[name], 0.5)
         print(
-            f"{name:<28} p50 {p50 * 1000:6.1f} ms   p95 {p95 * 1000:6.1f} ms   "
+            f"{name:<30} p50 {p50 * 1000:6.1f} ms   p95 {p95 * 1000:6.1f} ms   "
             f"p50 ratio {p50 / bare:4.2f}x   cpu p50 {spent * 1000:6.1f} ms "
             f"({spent / bare_cpu:4.2f}x)"
         )
