@@ -60,7 +60,7 @@ def prompt_payload(transcript: str, session: str = "s") -> bytes:
 def start_payload(transcript: str) -> bytes:
     """A SessionStart payload of a new Claude Code session."""
     return (
-        b'{"session_id":"s","transcript_path":"' + transcript.encode() + b'","cwd":"/p",'
+        b'{"session_id":"p","transcript_path":"' + transcript.encode() + b'","cwd":"/p",'
         b'"hook_event_name":"SessionStart","source":"startup"}'
     )
 
@@ -127,6 +127,10 @@ def main() -> None:
         # DSH's bridge sends UserPromptSubmit before every model step, naming its zstd log
         # (not there: the hooks that read it find nothing to say).
         dsh_log = os.path.join(home, ".dsh", "sessions", "--p--", "d1", "session.jsonl.zstd")
+        # A transcript of its own: a prompt drops its session's room hint (the first tool
+        # call after it is checked in full), which would make the far-below case a full one.
+        asked = transcript.with_name("prompted.jsonl")
+        asked.write_text(json.dumps(prompt) + "\n")
         # As installed: bytecode cached (the first round writes it), no handlers of one's own.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env.pop("DSHKIT_HOOK_HANDLERS", None)
@@ -137,9 +141,9 @@ def main() -> None:
             "PostToolUse: far below band": (after, payload("Read", str(transcript))),
             "PostToolUse: near the band": (after, near_payload),
             "PostToolUse: full check": (after, full_payload),
-            "UserPromptSubmit (Claude)": (prompted, prompt_payload(str(transcript))),
+            "UserPromptSubmit (Claude)": (prompted, prompt_payload(str(asked), "p")),
             "UserPromptSubmit (DSH)": (prompted, prompt_payload(dsh_log, "d1")),
-            "SessionStart (Claude)": (started, start_payload(str(transcript))),
+            "SessionStart (Claude)": (started, start_payload(str(asked))),
         }
         figures: dict[str, list[float]] = {name: [] for name in cases}
         cpu: dict[str, list[float]] = {name: [] for name in cases}
