@@ -195,9 +195,11 @@ def test_in_the_band_no_ceiling_is_kept(tmp_path: Path) -> None:
 
 
 def test_lines_the_reader_leaves_out_are_skipped_as_it_leaves_them(tmp_path: Path) -> None:
-    assert marker.SILENT <= claude._IGNORED  # a type the reader maps must not be skipped
+    lines = harnesses.get("claude").quiet_lines
+    assert lines is not None
+    assert lines.silent <= claude._IGNORED  # a type the reader maps must not be skipped
     noted = {"type": "attachment", "attachment": {"type": "todo_reminder", "content": []}}
-    silent = [{"type": kind, "subtype": "x"} for kind in sorted(marker.SILENT)] + [noted]
+    silent = [{"type": kind, "subtype": "x"} for kind in sorted(lines.silent)] + [noted]
     adapter = harnesses.get("claude").adapter
     assert adapter.normalize(silent, {}) == []  # no event: nothing the watermark reads
     assert near(tmp_path, *(orjson.dumps(line) + b"\n" for line in silent), request(90_000))
@@ -206,3 +208,8 @@ def test_lines_the_reader_leaves_out_are_skipped_as_it_leaves_them(tmp_path: Pat
 def test_a_line_too_deep_to_scan_means_a_full_check(tmp_path: Path) -> None:
     deep = b'{"type": "user", "message": {"content": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}\n"
     assert not near(tmp_path, deep)
+
+
+def test_the_lines_skipped_are_the_registrys_and_only_claude_code_describes_its_own() -> None:
+    assert harnesses.quiet_lines() == (harnesses.get("claude").quiet_lines,)
+    assert harnesses.get("codex").quiet_lines is None and harnesses.get("dsh").quiet_lines is None

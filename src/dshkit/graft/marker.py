@@ -26,8 +26,9 @@ also keeps the *ceiling*, the fewest context tokens a later request of the same 
 reach the warning or forced line (only the forced one once the session was warned and
 escalated in this turn: `watermark.usage_ceiling`), and the model it was measured with. A
 call is then skipped when everything logged since the check is a request below the ceiling on
-that model, its tools' results, or a line the session reader leaves out (`SILENT`, an
-attachment but a hook's context), as Claude Code logs them: each new line is read with the
+that model, its tools' results, or a line the session reader leaves out (an attachment but a
+hook's context), as the harness registry describes its logs (`harnesses.quiet_lines`, only
+Claude Code's so far): each new line is read with the
 interpreter's C scanner (`_json`), and any other line (a person's message, a hook's context, a
 summary, a todo list, another harness's record, a line that does not parse) means a full
 check, which moves the hint; a last line still being written is left for later, as the reader
@@ -39,6 +40,8 @@ from __future__ import annotations
 
 import os
 import zlib
+
+from .. import harnesses
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
@@ -52,29 +55,6 @@ _CONFIG = "config.toml"  # (config.CONFIG_NAME, not imported on the hot path)
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # (zstdframes.MAGIC, not imported on the hot path)
 # The most log a call reads to be skipped by the ceiling; past it a full check moves the hint.
 SCAN_LIMIT = 256 * 1024
-_USAGE_KEYS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-# Claude Code's lines its session reader leaves out of the events (`sessions.claude`, pinned by
-# a test): they change nothing the watermark reads.
-SILENT = frozenset(
-    {
-        "queue-operation",
-        "last-prompt",
-        "file-history-snapshot",
-        "system",
-        "progress",
-        "custom-title",
-        "ai-title",
-        "agent-name",
-        "tag",
-        "pr-link",
-        "cost-state",
-        "tools-used",
-        "api-request",
-        "api-request-start",
-        "api-request-end",
-    }
-)
-_HOOK_CONTEXT = "hook_additional_context"  # the one attachment the reader makes a message of
 
 
 def used(state_dir: str) -> bool:
@@ -145,6 +125,7 @@ def _below_ceiling(transcript: str, room: Room, size: int) -> bool:
     import _json  # a built-in module: no import cost
 
     scan = _json.make_scanner(_Scanning)  # type: ignore[arg-type]  # (it reads attributes)
+    shapes = harnesses.quiet_lines()
     for line in raw[: raw.rfind(b"\n") + 1].splitlines():
         if not line.strip():
             continue
@@ -153,37 +134,37 @@ def _below_ceiling(transcript: str, room: Room, size: int) -> bool:
             record, end = scan(text, 0)
         except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
             return False
-        if text[end:].strip() or not _quiet_record(record, room):
+        if text[end:].strip() or not any(_quiet_record(record, room, s) for s in shapes):
             return False
     return True
 
 
-def _quiet_record(record: Any, room: Room) -> bool:
-    """A model request below the ceiling on the hint's model, a user line holding only tool
-    results, or a line the reader leaves out (Claude Code's log; anything else is not known to
-    be quiet)."""
+def _quiet_record(record: Any, room: Room, lines: harnesses.QuietLines) -> bool:
+    """A model request below the ceiling on the hint's model, a line holding only tool
+    results, or a line the reader leaves out, as `lines` describes a harness's log (anything
+    else is not known to be quiet)."""
     if not isinstance(record, dict):
         return False
     kind = record.get("type")
     if not isinstance(kind, str):
         return False
-    if kind in SILENT:
+    if kind in lines.silent:
         return True
-    if kind == "attachment":
-        attachment = record.get("attachment")
-        return isinstance(attachment, dict) and attachment.get("type") != _HOOK_CONTEXT
+    if kind == lines.attachment:
+        attachment = record.get(kind)  # (the attachment under its line's type)
+        return isinstance(attachment, dict) and attachment.get("type") != lines.spoken
     message = record.get("message")
     if not isinstance(message, dict):
         return False
-    if kind == "user":
+    if kind == lines.results:
         content = message.get("content")
         return isinstance(content, list) and all(
-            isinstance(block, dict) and block.get("type") == "tool_result" for block in content
+            isinstance(block, dict) and block.get("type") == lines.result for block in content
         )
-    if kind != "assistant":
+    if kind != lines.request:
         return False
     model = message.get("model")
-    named = isinstance(model, str) and model and not model.startswith("<")
+    named = isinstance(model, str) and model and not model.startswith(lines.synthetic)
     if named and _model_mark(model) != room.model:
         return False  # another model: another window may apply
     usage = message.get("usage")
@@ -192,7 +173,7 @@ def _quiet_record(record: Any, room: Room) -> bool:
     if not isinstance(usage, dict):
         return False
     context = 0
-    for key in _USAGE_KEYS:
+    for key in lines.usage_keys:
         value = usage.get(key) or 0
         if type(value) is not int:
             return False

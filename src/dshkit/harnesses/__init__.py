@@ -183,6 +183,44 @@ class Capability:
         return servers
 
 
+class QuietLines:
+    """The lines of a harness's session log that change nothing the graft watermark reads,
+    as the log writes them: what `graft.marker` may skip on the hot path without a full check.
+
+    `silent` are the line types the session reader leaves out; an `attachment` line is quiet
+    unless its attachment is `spoken` (the one the reader makes a message of); a `results`
+    line holding only `result` blocks carries a tool's output; a `request` line is a model
+    request, whose context is the sum of its usage's `usage_keys` (a model named with a
+    leading `synthetic` mark names no model)."""
+
+    __slots__ = (
+        "attachment",
+        "request",
+        "result",
+        "results",
+        "silent",
+        "spoken",
+        "synthetic",
+        "usage_keys",
+    )
+
+    def __init__(
+        self,
+        *,
+        silent: frozenset[str],
+        attachment: str,
+        spoken: str,
+        results: str,
+        result: str,
+        request: str,
+        usage_keys: tuple[str, ...],
+        synthetic: str,
+    ) -> None:
+        self.silent, self.attachment, self.spoken = silent, attachment, spoken
+        self.results, self.result, self.request = results, result, request
+        self.usage_keys, self.synthetic = usage_keys, synthetic
+
+
 class Harness:
     """What dshkit knows about one harness."""
 
@@ -203,6 +241,7 @@ class Harness:
         "name",
         "places",
         "project_settings",
+        "quiet_lines",
         "sessions_root",
         "skills",
         "tools",
@@ -230,6 +269,7 @@ class Harness:
         honours_ask: bool = False,
         skills: Mapping[str, Callable[[str], str]] | None = None,
         asks_every_step: bool = False,
+        quiet_lines: QuietLines | None = None,
     ) -> None:
         self.name = name
         self.label = label
@@ -260,6 +300,8 @@ class Harness:
         # Whether UserPromptSubmit fires before every model step, not only for a person's
         # prompt (then a later one in the same turn is a step: `dshkit.turns` tells them apart).
         self.asks_every_step = asks_every_step
+        # The log lines the watermark may skip without a full check (None: it skips none).
+        self.quiet_lines = quiet_lines
         self._adapter: Any = None
 
     @property
@@ -541,6 +583,35 @@ _CLAUDE = Harness(
     # Run for real (2.1.332, `-p`): an ask hook's Bash call was refused (listed in
     # permission_denials, the model got the reason), nothing ran; interactively it prompts.
     honours_ask=True,
+    quiet_lines=QuietLines(
+        # The types its session reader leaves out (`sessions.claude`, pinned by a test).
+        silent=frozenset(
+            {
+                "queue-operation",
+                "last-prompt",
+                "file-history-snapshot",
+                "system",
+                "progress",
+                "custom-title",
+                "ai-title",
+                "agent-name",
+                "tag",
+                "pr-link",
+                "cost-state",
+                "tools-used",
+                "api-request",
+                "api-request-start",
+                "api-request-end",
+            }
+        ),
+        attachment="attachment",
+        spoken="hook_additional_context",
+        results="user",
+        result="tool_result",
+        request="assistant",
+        usage_keys=("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"),
+        synthetic="<",
+    ),
 )
 
 _CODEX = Harness(
@@ -633,6 +704,11 @@ def get(name: str) -> Harness:
 
 def all_harnesses() -> Iterator[Harness]:
     return iter(HARNESSES.values())
+
+
+def quiet_lines() -> tuple[QuietLines, ...]:
+    """Every harness's log lines the watermark may skip (a line quiet in one of them is)."""
+    return tuple(h.quiet_lines for h in HARNESSES.values() if h.quiet_lines is not None)
 
 
 def tools(kind: str) -> frozenset[str]:
