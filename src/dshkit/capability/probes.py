@@ -13,16 +13,18 @@ may return before the PNG is written).
 from __future__ import annotations
 
 import os
-import subprocess
-import tempfile
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from .. import chromium
 from ..procs import kill_group
-from .mcp import Server, probe
+
+TYPE_CHECKING = False  # (the channel names are read on a prompt: the probes' imports wait)
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Callable
+    from typing import Any
+
+    from .mcp import Server
 
 SUBPROCESS = "subprocess"
 SCREENSHOT = "screenshot"
@@ -46,6 +48,8 @@ def probe_subprocess(
 ) -> dict[str, Any]:
     """Run a trivial command (after the `inside` prefix, which runs it in a harness's
     sandbox) and check what it printed."""
+    import subprocess  # (here and below: a prompt that only reads facts imports none of them)
+
     try:
         done = subprocess.run(
             [*(inside or ()), "sh", "-c", "echo dshkit-probe"],
@@ -70,6 +74,9 @@ def probe_screenshot(
 ) -> dict[str, Any]:
     """Have headless Chromium write a PNG of a tiny page (started after the `inside` prefix,
     which runs it in a harness's sandbox), and wait for the file."""
+    import subprocess
+    import tempfile
+
     browser = find_browser()
     if browser is None:
         return channel(SCREENSHOT, False, f"no browser found ({', '.join(BROWSERS)} on PATH)")
@@ -151,6 +158,10 @@ def probe_servers(
     """Every configured server its harness would start, in parallel, ✓ only when each
     answers; the others (`withheld`) are listed, never started: starting one runs a command
     nobody approved (`harness` names who did not)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .mcp import probe
+
     if not servers and not errors:
         return channel(TOOL_SERVERS, None, "no MCP server configured", servers=[], errors=[])
     started = [s for s in servers if not s.withheld]
@@ -191,6 +202,8 @@ def probe_all(
     With `inside` (the argv prefix of a harness's sandbox runner, called `inside_name`), the
     subprocess and the screenshot run in the session's sandbox, and their results say so
     (`inside`); the MCP servers are started as the harness starts them, outside it."""
+    from concurrent.futures import ThreadPoolExecutor
+
     where = {"inside": inside_name or " ".join(inside)} if inside else {"inside": None}
     jobs: list[Callable[[], dict[str, Any]]] = [
         lambda: probe_subprocess(inside=inside) | where,
