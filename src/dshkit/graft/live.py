@@ -309,10 +309,10 @@ def pickup(store: Store, harness: str, session_id: str, cwd: str) -> Notice | No
     """The first message of a handoff waiting for a session started in `cwd`, and the commit
     that hands it to this session once the message was delivered (a failed delivery leaves it
     waiting for the next session, rather than lost), or None."""
+    if not harnesses.HARNESSES.get(harness) or not cwd or not _ever_begun(store):
+        return None
     from .lifecycle import claim_pending, pending_for_cwd  # not on the per-tool-call path
 
-    if not harnesses.HARNESSES.get(harness) or not cwd:
-        return None
     pending = pending_for_cwd(store, harness, cwd)
     if pending is None or pending.source_session_id == session_id:
         return None
@@ -326,8 +326,19 @@ def pickup(store: Store, harness: str, session_id: str, cwd: str) -> Notice | No
 def recovery_due(store: Store) -> bool:
     """Whether an unfinished handoff waits with no live process driving it (a start should
     run `dshkit graft recover`, detached)."""
+    if not _ever_begun(store):
+        return False
     from .lifecycle import UNFINISHED, lease_name, transactions  # not on the per-tool-call path
 
     return any(
         store.lease_holder(lease_name(txn.id)) is None for txn in transactions(store, UNFINISHED)
     )
+
+
+def _ever_begun(store: Store) -> bool:
+    """Whether a handoff ever began in this store's state directory (`marker.used`: written
+    before the first one's ledger row): without one nothing waits, and the lifecycle (with
+    its imports) is not loaded on a prompt or a session's start."""
+    from .marker import used
+
+    return used(str(store.state_dir))

@@ -1,0 +1,116 @@
+"""Import budgets of the hook paths that run on every prompt and after every tool call.
+
+Structural, not timed (bench/hook_latency.py measures): each case runs `dshkit hook EVENT` in
+a fresh interpreter, as the harnesses do, and lists the modules it loaded that its path has
+no use for. A module that comes back here is a cost every call pays again.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from dshkit.graft import marker
+
+from ..support.capability import wait_for_probes
+from ..support.cli import environment
+from ..support.hooks import claude, dsh
+
+# What a prompt with the optimizer off never needs: the probes' machinery (they run in a
+# detached process), the optimizer's pipeline and the model client (no model is asked), the
+# CLI framework.
+PROMPT_HEAVY = (
+    "click",
+    "concurrent.futures",
+    "dshkit.capability.mcp",
+    "dshkit.llm.client",
+    "dshkit.optimizer.pipeline",
+    "logging",
+    "tempfile",
+)
+# What the watermark's full check never needs: no process is started, no TOML or zstd read
+# (a Claude Code log), no hash taken, and none of the prompt hooks' capabilities.
+FULL_CHECK_HEAVY = (
+    "click",
+    "concurrent.futures",
+    "dshkit.capability",
+    "dshkit.optimizer",
+    "dshkit.profile",
+    "hashlib",
+    "subprocess",
+    "threading",
+    "tomllib",
+    "zstandard",
+)
+
+
+def loaded(
+    home: Path, event: str, payload: dict[str, Any], heavy: tuple[str, ...], **env: str
+) -> list[str]:
+    """The modules of `heavy` that one `dshkit hook EVENT` call loaded."""
+    probe = (
+        f"import sys; sys.argv = ['dshkit', 'hook', {event!r}]\n"
+        "from dshkit.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"heavy = set({list(heavy)!r})\n"
+        "print()\nprint(sorted(heavy & set(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        input=orjson.dumps(payload),
+        capture_output=True,
+        env=environment(home, env),
+        check=True,
+    )
+    assert done.stderr == b"", done.stderr
+    return list(orjson.loads(done.stdout.splitlines()[-1].replace(b"'", b'"')))
+
+
+def transcript(home: Path, name: str) -> Path:
+    path = home / ".claude" / "projects" / "-p" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = {"type": "user", "sessionId": "c1", "cwd": "/p", "message": {"content": "go"}}
+    path.write_bytes(orjson.dumps(line) + b"\n")
+    return path
+
+
+def test_a_prompt_with_the_optimizer_off_loads_no_probe_model_or_cli(tmp_path: Path) -> None:
+    # The capability facts are on: the first prompt starts the probes (detached) and says
+    # they are pending; the second reads what is cached. Neither loads the probes' machinery.
+    log = transcript(tmp_path, "c1.jsonl")
+    words = {"hook_event_name": "UserPromptSubmit", "prompt": "fix the failing test"}
+    payload = claude("c1", transcript_path=str(log), **words)
+    try:
+        assert (
+            loaded(tmp_path, "UserPromptSubmit", payload, PROMPT_HEAVY, DSHKIT_CAPABILITY="on")
+            == []
+        )
+        assert (
+            loaded(tmp_path, "UserPromptSubmit", payload, PROMPT_HEAVY, DSHKIT_CAPABILITY="on")
+            == []
+        )
+    finally:
+        wait_for_probes(tmp_path / ".dsh" / "dshkit")
+
+
+def test_a_step_of_dshs_bridge_loads_no_probe_model_or_cli(tmp_path: Path) -> None:
+    payload = dsh("d1", hook_event_name="UserPromptSubmit", prompt="fix it")
+    assert loaded(tmp_path, "UserPromptSubmit", payload, PROMPT_HEAVY) == []
+    assert loaded(tmp_path, "UserPromptSubmit", payload, PROMPT_HEAVY) == []  # a step now
+
+
+def test_the_watermarks_full_check_loads_only_what_folding_the_log_needs(tmp_path: Path) -> None:
+    log = transcript(tmp_path, "c1.jsonl")
+    payload = claude(
+        "c1", transcript_path=str(log), hook_event_name="PostToolUse", tool_name="Read"
+    )
+    payload["tool_input"] = {"file_path": "a"}
+    state = tmp_path / ".dsh" / "dshkit"
+    for _ in range(2):  # the first check, and one with the hint it left dropped
+        assert loaded(tmp_path, "PostToolUse", payload, FULL_CHECK_HEAVY) == []
+        marker.forget(str(state), str(log))
+    assert (state / "dshkit.db").exists()  # it did open the store and fold the log
