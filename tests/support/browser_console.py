@@ -7,6 +7,7 @@ import asyncio
 import re
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,6 +51,7 @@ class Console:
     page: Any
     errors: list[str]
     serve: subprocess.Popen[str] | None = None  # the service's process, for a test to stop
+    log: ServiceLog | None = None  # what the service has written to stderr so far
 
     def api(self, path: str) -> Any:
         return httpx.get(f"{self.url}{path}", headers={"x-dshkit-token": self.token}).json()
@@ -57,11 +59,71 @@ class Console:
     def open(self, view: str) -> Any:
         """Go to a view and wait until it has rendered."""
         name = view.split("/")[0].split("?")[0]
-        self.page.goto(f"{self.url}/#{view}")
-        self.page.wait_for_selector(f'[data-view="{name}"][data-ready="1"]', timeout=30_000)
+        # The view shown now is marked, so that the wait is for the one this opens, not the
+        # one still shown (the address already shown stays as it is: nothing to wait for).
+        target = f"{self.url}/#{view}"
+        if self.page.url != target:
+            self.page.evaluate(
+                "() => document.getElementById('view')?.firstElementChild"
+                "?.setAttribute('data-left', '1')"
+            )
+            self.page.goto(target)
+        self.page.wait_for_selector(
+            f'[data-view="{name}"][data-ready="1"]:not([data-left])', timeout=30_000
+        )
         shown = self.page.text_content("main")
         assert "Could not load" not in shown, shown
         return self.page
+
+
+class ServiceLog:
+    """`dshkit serve`'s stderr, read as it comes by a thread of its own: a service that talks
+    would otherwise fill the pipe and block on its next write. Kept to be shown on failure."""
+
+    def __init__(self, serve: subprocess.Popen[str]) -> None:
+        assert serve.stderr is not None
+        self._stream = serve.stderr
+        self._lines: list[str] = []
+        self._lock = threading.Condition()
+        self._done = False
+        self._thread = threading.Thread(target=self._read, name="serve-stderr", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        for line in self._stream:
+            with self._lock:
+                self._lines.append(line)
+                self._lock.notify_all()
+        with self._lock:
+            self._done = True
+            self._lock.notify_all()
+
+    def lines(self) -> list[str]:
+        with self._lock:
+            return list(self._lines)
+
+    def tail(self, start: int = 0, limit: int = 60) -> str:
+        return "".join(self.lines()[start:][-limit:])
+
+    def wait_for(self, pattern: str, timeout: float = 30.0) -> re.Match[str] | None:
+        """The first line matching `pattern`, waiting for it; None once the stream ended or
+        `timeout` seconds passed without it."""
+        deadline = time.monotonic() + timeout
+        seen = 0
+        with self._lock:
+            while True:
+                for line in self._lines[seen:]:
+                    found = re.search(pattern, line)
+                    if found:
+                        return found
+                seen = len(self._lines)
+                left = deadline - time.monotonic()
+                if self._done or left <= 0:
+                    return None
+                self._lock.wait(left)
+
+    def close(self) -> None:
+        self._thread.join(timeout=20)
 
 
 def _free_port() -> int:
@@ -92,6 +154,7 @@ def serving(
             stderr=subprocess.PIPE,
             text=True,
         )
+        log = ServiceLog(serve)
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 30
@@ -101,28 +164,29 @@ def serving(
                     break
                 except httpx.TransportError:
                     if serve.poll() is not None:
-                        pytest.fail(f"dshkit serve exited: {serve.communicate()[1][-2000:]}")
-                    assert time.monotonic() < deadline, "no service"
+                        log.close()
+                        pytest.fail(f"dshkit serve exited: {log.tail()}")
+                    assert time.monotonic() < deadline, f"no service: {log.tail()}"
                     time.sleep(0.1)
-            link = _login_link(serve)
+            link = _login_link(log)
             with Browser(loopback=True) as browser:  # it drives the local service
                 endpoint = asyncio.run(browser.ready())  # before Playwright runs its own loop
                 for console in _drive(url, link, endpoint, state_dir, fake, world):
                     console.serve = serve
+                    console.log = log
                     yield console
         finally:
             serve.terminate()
-            serve.communicate(timeout=20)
+            serve.wait(timeout=20)
+            log.close()
 
 
-def _login_link(serve: subprocess.Popen[str]) -> str:
+def _login_link(log: ServiceLog) -> str:
     """The login link among the lines `dshkit serve` printed when it started."""
-    assert serve.stderr is not None
-    for _ in range(10):
-        found = re.search(r"open the console: (http://\S+\?token=\S+)", serve.stderr.readline())
-        if found:
-            return found.group(1)
-    pytest.fail("dshkit serve printed no login link")
+    found = log.wait_for(r"open the console: (http://\S+\?token=\S+)")
+    if found is None:
+        pytest.fail(f"dshkit serve printed no login link: {log.tail()}")
+    return found.group(1)
 
 
 def _drive(
@@ -163,8 +227,11 @@ def _drive(
 
 def watched(console: Console) -> Iterator[Any]:
     """The console's page at the desktop size, and after the test: no script error and no
-    failed request."""
+    failed request. What the service wrote meanwhile is printed (pytest shows it on failure)."""
     console.page.set_viewport_size({"width": 1280, "height": 800})
+    start = len(console.log.lines()) if console.log else 0
     yield console.page
+    if console.log is not None:
+        print(f"dshkit serve's stderr during the test:\n{console.log.tail(start)}")
     assert console.errors == [], console.errors
     console.errors.clear()

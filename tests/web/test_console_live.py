@@ -78,6 +78,29 @@ def test_a_scan_in_another_process_appears_without_a_reload(console: Console, pa
     assert re.search(r"last scan \d+ s ago", page.text_content("#live"))
 
 
+def test_the_stream_stays_open_across_a_change(console: Console, page: Any) -> None:
+    """One stream carries a change and the beats after it: never cut by the service, never
+    opened again by the page (a stream cut shows as a second `ready` or a second opening)."""
+    console.open("sessions")
+    page.wait_for_selector("#live.on")
+    page.wait_for_function("() => Number(document.body.dataset.liveReadies) >= 1")
+    opened = page.evaluate("document.body.dataset.liveOpened")
+    readies = page.evaluate("document.body.dataset.liveReadies")
+    friction_session(console.world["root"], "console-live-kept")
+    home = console.world["base"] / "kept-home"
+    home.mkdir()
+    scan = [*COMMAND, "scan", f"--root={console.world['root']}", "--state-dir"]
+    subprocess.run([*scan, str(console.state_dir)], env=environment(home), check=True)
+    page.wait_for_selector('tr[data-session="console-live-kept"]', timeout=60_000)
+    heard = int(page.evaluate("document.body.dataset.liveHeard"))
+    # Three more events (beats, every few seconds) on the same stream after the change.
+    page.wait_for_function(
+        "n => Number(document.body.dataset.liveHeard) >= n", arg=heard + 3, timeout=90_000
+    )
+    assert page.evaluate("document.body.dataset.liveOpened") == opened
+    assert page.evaluate("document.body.dataset.liveReadies") == readies
+
+
 def test_the_first_screen_says_what_is_off_and_what_to_do(console: Console, page: Any) -> None:
     console.open("overview")
     steps = page.text_content("#next-steps")

@@ -76,6 +76,23 @@ def router(service: StatusService) -> Router:
                     quiet += POLL_S
                     if quiet >= HEARTBEAT_S:  # an event, so that a page can tell a dead stream
                         quiet = 0.0
+                        # The figures read anew on a fresh connection: a long-lived one was
+                        # seen to stop noticing another process's commits (data_version
+                        # unmoved while a new connection read them), so a change is at most
+                        # one beat late instead of lost.
+                        await loop.run_in_executor(worker, changes.close)
+                        changes = await loop.run_in_executor(worker, service.changes)
+                        try:
+                            fresh = await loop.run_in_executor(worker, changes.poll)
+                        except (DshkitError, sqlite3.Error) as exc:
+                            yield _sse("problem", {"error": str(exc)})
+                            continue
+                        assert fresh is not None  # a new follower's first poll always reads
+                        now, now_scanning = fresh
+                        topics = [t for t in now if now[t] != counters.get(t)]
+                        if topics or now_scanning != scanning:
+                            yield _sse("change", note(topics, now_scanning, scanning))
+                        counters, scanning = now, now_scanning
                         yield _sse("beat", note([], scanning, False) | {"counters": counters})
             finally:
                 await loop.run_in_executor(worker, changes.close)

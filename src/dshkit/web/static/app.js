@@ -276,13 +276,17 @@ function refresh() {
   return refreshing;
 }
 
+// A change heard while a view was still being read: that view may hold the figures from
+// before it, so it is read again once it is shown.
+let missed = false;
+
 async function rerender() {
   const main = document.getElementById("view");
   const old = main.firstElementChild;
-  if (!old || !old.dataset.ready) return;
+  if (!old || !old.dataset.ready) { missed = true; return; }
   try {
     const { name, params, rest } = current();
-    const fresh = h("div", { "data-view": name, "aria-busy": "true" });
+    const fresh = h("div", { "data-view": name, "aria-busy": "true", "data-read-from": String(Date.now()) });
     await (VIEWS[name] || VIEWS.overview)(fresh, params, rest);
     if (main.firstElementChild !== old) return;  // the person moved on meanwhile
     const open = [...keyed(old, "details")].filter(([, el]) => el.open).map(([k]) => k);
@@ -1444,6 +1448,8 @@ async function route() {
   const main = document.getElementById("view");
   const fresh = h("div", { "data-view": name, "aria-busy": "true" });
   main.replaceChildren(fresh);
+  fresh.dataset.readFrom = String(Date.now());
+  missed = false;  // what is read from here on is newer than any change heard before
   try {
     await VIEWS[name](fresh, params, rest);
   } catch (e) {
@@ -1451,6 +1457,7 @@ async function route() {
   }
   fresh.setAttribute("aria-busy", "false");
   fresh.dataset.ready = "1";
+  if (missed && main.firstElementChild === fresh) { missed = false; refresh(); }
 }
 
 // -- live: the page follows the store over one event stream ------------------------------
@@ -1561,13 +1568,27 @@ const SILENT_MS = 12000;
 let liveSource = null;
 let heardAt = 0;
 
+// Whether the view shown was read from `t` on: one read before the stream opened may miss a
+// change the stream's first figures already hold.
+function viewReadAfter(t) {
+  const shown = document.getElementById("view").firstElementChild;
+  return !!shown && Number(shown.dataset.readFrom || 0) >= t;
+}
+
 function followStore(again = false) {
   const source = new EventSource("/api/events");
+  const openedAt = Date.now();
   liveSource = source;
   heardAt = Date.now();
+  // How often the stream was opened and what it said, for a test to tell a kept stream.
+  LIVE.opened = (LIVE.opened || 0) + 1;
+  document.body.dataset.liveOpened = String(LIVE.opened);
   const take = (e) => {
     const d = JSON.parse(e.data);
     heardAt = Date.now();
+    LIVE.heard = (LIVE.heard || 0) + 1;
+    document.body.dataset.liveHeard = String(LIVE.heard);
+    if (d.counters) document.body.dataset.liveSessions = d.counters.sessions;
     LIVE.connected = true;
     LIVE.scanning = d.scanning;
     LIVE.lastScanAt = d.lastScanAt;
@@ -1584,7 +1605,7 @@ function followStore(again = false) {
     }, 300);
   };
   // Connected again after a break: what changed meanwhile is unknown, so the view is read anew.
-  source.addEventListener("ready", (e) => { take(e); readies += 1; if (again || readies > 1) { sessionIndex = null; later(); } });
+  source.addEventListener("ready", (e) => { take(e); readies += 1; document.body.dataset.liveReadies = String((Number(document.body.dataset.liveReadies) || 0) + 1); if (again || readies > 1) { sessionIndex = null; later(); } else if (!viewReadAfter(openedAt)) later(); });
   source.addEventListener("beat", take);
   source.addEventListener("change", (e) => {
     const d = take(e);
