@@ -22,22 +22,26 @@ from ..support.hooks import claude, dsh
 
 # What a prompt with the optimizer off never needs: the probes' machinery (they run in a
 # detached process), the optimizer's pipeline and the model client (no model is asked), the
-# CLI framework.
+# CLI framework, and graft's lifecycle where no handoff ever began (nothing can wait).
 PROMPT_HEAVY = (
     "click",
     "concurrent.futures",
     "dshkit.capability.mcp",
+    "dshkit.graft.lifecycle",
     "dshkit.llm.client",
     "dshkit.optimizer.pipeline",
     "logging",
     "tempfile",
 )
 # What the watermark's full check never needs: no process is started, no TOML or zstd read
-# (a Claude Code log), no hash taken, and none of the prompt hooks' capabilities.
+# (a Claude Code log), no hash taken, none of the prompt hooks' capabilities, and graft's
+# ledger and lifecycle where no handoff ever began (a check with nothing to say records none).
 FULL_CHECK_HEAVY = (
     "click",
     "concurrent.futures",
     "dshkit.capability",
+    "dshkit.graft.ledger",
+    "dshkit.graft.lifecycle",
     "dshkit.optimizer",
     "dshkit.profile",
     "hashlib",

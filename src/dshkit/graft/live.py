@@ -19,6 +19,7 @@ Every decision that reaches the model is audited (`model-nudge`, `nudge-escalati
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -28,7 +29,6 @@ import orjson
 from .. import harnesses
 from ..sessions.tail import read_tail
 from ..store import Store
-from . import ledger
 from .identity import Identity
 from .settings import GraftSettings
 from .watermark import PROTECTED_TURNS, Decision, Digest, GraftState, decide_digest
@@ -98,6 +98,8 @@ def watch(
     )
     failed = None
     if forced_at is not None:  # only a session a forced cut was started for can have failed
+        from . import ledger
+
         failed = ledger.force_failure(
             store, harness, session_id, settings.force_retry_s, settings.force_retry_cap_s
         )
@@ -136,6 +138,8 @@ def _decide(
     new_state = replace(decision.state, migrated=False)
     action = decision.action
     if action == "force":
+        from . import ledger  # (here and below: a check with nothing to say needs none)
+
         now = ledger.now_ms()
         if forced_at is not None and now - forced_at < settings.force_retry_s * 1000:
             return Watch(decision, None, _nothing)
@@ -185,6 +189,8 @@ def _decide(
         return Watch(decision, None, _nothing)
 
     def delivered(store: Store) -> None:
+        from . import ledger
+
         with store.transaction() as db:
             _save(db, harness, session_id, state=new_state)
             ledger.audit(
@@ -213,6 +219,10 @@ def decide_stored(
     """The decision on a digest with the session's stored state, as its hooks make it: handed
     off already by the ledger (a rolled-back or released handoff frees it again), and born
     from a handoff by what it received, where its log keeps no identity (hook context)."""
+    if not _ever_begun(store):  # no handoff ever began here: none handed this one off or in
+        return decide_digest(digest, settings, replace(state, migrated=False))
+    from . import ledger
+
     migrated = ledger.retirement(store, harness, session_id) is not None
     if digest.identity is None and digest.ordinal <= PROTECTED_TURNS:
         got = ledger.received(store, harness, session_id)
@@ -235,7 +245,7 @@ def _save(
     forced_at: int | None = None,
 ) -> None:
     """Upsert what is given of the session's watch row (inside the caller's transaction)."""
-    now = ledger.now_ms()
+    now = int(time.time() * 1000)  # (ledger.now_ms, without importing the ledger)
     db.execute(
         "INSERT INTO graft_watch (harness, session_id, digest, state, forced_at, updated_at) "
         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (harness, session_id) DO UPDATE SET "
@@ -271,6 +281,8 @@ class Notice:
 
 def notices(store: Store, harness: str, session_id: str) -> Notice | None:
     """What the session is owed once (a rolled-back handoff's notice), or None."""
+    from . import ledger
+
     owed = ledger.owed_notices(store, harness, session_id)
     if owed is None:
         return None
@@ -283,6 +295,8 @@ def notices(store: Store, harness: str, session_id: str) -> Notice | None:
 
 def retired(store: Store, harness: str, session_id: str) -> str | None:
     """The pointer a transferring or retired source answers new work with, or None."""
+    from . import ledger
+
     found = ledger.retirement(store, harness, session_id)
     return None if found is None else found.pointer()
 
@@ -291,6 +305,7 @@ def driver_gone(store: Store, harness: str, session_id: str) -> bool:
     """Whether this transferring source's handoff has no live process driving it (its driver
     was killed, or never started): its own hook then starts a recovery at once, instead of
     the source waiting blocked for a session to start somewhere."""
+    from . import ledger
     from .lifecycle import load, stalled  # only for a source that is transferring
 
     found = ledger.retirement(store, harness, session_id)
