@@ -2,7 +2,8 @@
 
 The model answers with a delta (seed 001 §5.3.1): `entries` holds new and rewritten entries,
 `unchangedIds` names entries kept word for word (their bodies are copied from the previous
-version), `deletedIds` names deletions. Anything of the previous version found in neither
+version), `deletedIds` names deletions. An entry the person pinned (or edited) is kept as they
+left it whatever the delta says of it. Anything of the previous version found in neither
 list is deleted, but only when the output is proven complete: a truncated answer may simply
 not have reached its `unchangedIds` yet, so deletions then fail open (§5.3.2).
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import Invalid
+from ..errors import Invalid, NotFound
 from ..llm.rescue import largest_json_prefix
 
 CATEGORIES = ("A", "B", "C", "D")
@@ -31,6 +32,9 @@ CATEGORY_LABELS: dict[str, tuple[str, str]] = {
 CONFIDENCES = ("high", "medium", "low")
 # The entry fields the model writes; the rest are kept by dshkit.
 MODEL_FIELDS = ("id", "category", "claim", "evidence", "confidence")
+# Set on an entry the person wrote or pinned: the model is told so, and whatever its delta says
+# of it, the entry stays as the person left it.
+PINNED = "pinned"
 
 Entry = dict[str, Any]
 
@@ -155,10 +159,18 @@ def assemble(
     entries: list[Entry] = []
     placed: set[str] = set()
     warnings: list[str] = []
+    # The person's pinned entries first, as they are: the delta cannot change or drop them.
+    for kept in previous:
+        if kept.get(PINNED):
+            placed.add(kept["id"])
+            entries.append({**kept, "lastSeenAt": now_ms})
     for raw in parsed.entries:
         entry, problem = _valid(raw)
         if entry is None:
             warnings.append(f"entry dropped: {problem}")
+            continue
+        if entry["id"] in placed and before.get(entry["id"], {}).get(PINNED):
+            warnings.append(f"entry {entry['id']!r} is pinned: the person's words are kept")
             continue
         if entry["id"] in placed:
             warnings.append(f"entry {entry['id']!r} given twice: the first one is kept")
@@ -193,6 +205,56 @@ def assemble(
         # Unproven deletions fail open: the entry lives one more round, unchanged.
         entries.extend(before[entry_id] for entry_id in deleted)
     return Assembly(entries, deleted, parsed.complete or not deleted, warnings)
+
+
+def edit_entry(
+    entries: list[Entry],
+    entry_id: str,
+    now_ms: int,
+    *,
+    claim: str | None = None,
+    category: str | None = None,
+    pinned: bool | None = None,
+) -> list[Entry]:
+    """The entries with one changed by the person: a new claim or category (which pins it,
+    so the next regeneration keeps their words), or pinned / unpinned. NotFound when no entry
+    has `entry_id`; Invalid for a category or claim that is not one."""
+    if category is not None and category not in CATEGORIES:
+        raise Invalid(f"category must be one of {', '.join(CATEGORIES)}", field="category")
+    if claim is not None:
+        claim = " ".join(claim.split())
+        if not claim:
+            raise Invalid("the claim is empty", field="claim")
+    found = False
+    out: list[Entry] = []
+    for entry in entries:
+        if entry["id"] != entry_id:
+            out.append(entry)
+            continue
+        found = True
+        changed = dict(entry)
+        if claim is not None and claim != entry["claim"]:
+            changed["claim"], changed["editedAt"] = claim, now_ms
+        if category is not None and category != entry["category"]:
+            changed["category"], changed["editedAt"] = category, now_ms
+        if pinned is not None:
+            changed[PINNED] = pinned
+        elif "editedAt" in changed and changed != entry:
+            changed[PINNED] = True  # an edit is kept through regeneration
+        if not changed.get(PINNED):
+            changed.pop(PINNED, None)
+        out.append(changed)
+    if not found:
+        raise NotFound(f"the profile has no entry {entry_id!r}", field="id")
+    return out
+
+
+def remove_entry(entries: list[Entry], entry_id: str) -> list[Entry]:
+    """The entries without `entry_id` (NotFound when none has it)."""
+    out = [e for e in entries if e["id"] != entry_id]
+    if len(out) == len(entries):
+        raise NotFound(f"the profile has no entry {entry_id!r}", field="id")
+    return out
 
 
 def _valid(raw: dict[str, Any]) -> tuple[Entry | None, str]:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 import orjson
 
-from .model import CATEGORY_LABELS, MODEL_FIELDS, Entry
+from .model import CATEGORY_LABELS, MODEL_FIELDS, PINNED, Entry
 from .state import MAX_CLAIM_CHARS, MAX_ENTRIES
 
 MAX_MATERIAL = 400  # human messages in one prompt, the newest ones
@@ -50,6 +50,7 @@ _DELTA_FORMAT = """## 回答格式（只输出下面这个 JSON，不要代码�
 - unchangedIds：一字未改的旧条目，只写它们的 id；正文由系统从上一版拿。
 - deletedIds：要删掉的旧条目的 id。
 同一个 id 不要既在 entries 又在 unchangedIds 里；真出现了，以 entries 为准。上一版中既不在 entries、也不在 unchangedIds 里的条目，都会当作删除。
+标着 "pinned": true 的条目是他本人写定或确认过的：不要改写、不要删除，把它的 id 放进 unchangedIds；你写的任何改动都不会生效。
 {"entries": [{"id": "…", "category": "A|B|C|D", "claim": "一句话结论", "evidence": ["支撑它的原话片段或发言编号，至少一条"], "confidence": "high|medium|low"}], "unchangedIds": ["…"], "deletedIds": ["…"], "notes": "可选：为什么删了哪条、哪些方面证据还不够"}"""
 
 _FULL_FORMAT = """## 回答格式（只输出下面这个 JSON，不要代码块，不要解释）
@@ -87,7 +88,11 @@ def build_messages(
         _FULL_FORMAT if first else _DELTA_FORMAT,
     ]
     if not first:
-        kept = [{name: entry[name] for name in MODEL_FIELDS} for entry in previous or ()]
+        kept = [
+            {name: entry[name] for name in MODEL_FIELDS}
+            | ({PINNED: True} if entry.get(PINNED) else {})
+            for entry in previous or ()
+        ]
         over = (
             f"它有 {len(kept)} 条，超过了上限 {MAX_ENTRIES} 条：这次请合并意思相近的条目、"
             f"删掉证据最弱的，使总数不超过 {MAX_ENTRIES} 条。\n"

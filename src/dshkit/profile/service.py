@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import Busy, DshkitError, Invalid
+from ..errors import Busy, DshkitError, Invalid, NotFound, TooLarge
 from ..jobs import JobFailed, JobRunner, Progress, Submitted
 from ..llm import LLMConfig, LLMConfigError
 from ..sessions import Catalog, Scanner, ScanReport, Source, default_sources
@@ -42,11 +42,18 @@ from .generate import (
     record_run,
 )
 from .history import VERSIONS_LIMIT, profile_versions
-from .model import Entry
+from .model import Entry, edit_entry, remove_entry
 from .signal_views import SignalHits, SignalTotals, signal_hits, signal_totals
 from .signals import DETAILS, SignalConfig, SignalsReport, collect_signals
 from .size import SizeRow, size_table
-from .state import Effective, Mode, ProfileState
+from .state import (
+    MAX_CLAIM_CHARS,
+    Effective,
+    Mode,
+    ProfileState,
+    latest_version,
+    save_person_version,
+)
 
 CONTRACT = 1
 HALL_URL = ""  # the prompt hall (seed §7.4): '' means not configured, shown as null
@@ -153,6 +160,25 @@ class ConsoleState:
 
 
 @dataclass(frozen=True)
+class EntryChange:
+    """What a person's change to one entry made: the version it stored, the entry as it now
+    stands (None once removed) and what was done."""
+
+    version: int
+    action: str
+    entry_id: str
+    entry: Entry | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "action": self.action,
+            "id": self.entry_id,
+            "entry": self.entry,
+        }
+
+
+@dataclass(frozen=True)
 class ProfileVersions:
     """The newest kept versions, newest first, each with its diff; `kept` counts them all."""
 
@@ -194,6 +220,25 @@ class DeltaSize:
 
 
 # -- progress ------------------------------------------------------------------------------
+
+
+ENTRY_ACTIONS = ("edit", "pin", "unpin", "remove")
+
+
+def check_claim(claim: Any) -> str:
+    """A claim a person typed, as the profile keeps it (one line), within MAX_CLAIM_CHARS."""
+    if not isinstance(claim, str):
+        raise Invalid("claim must be a string", field="claim")
+    text = " ".join(claim.split())
+    if not text:
+        raise Invalid("the claim is empty", field="claim")
+    if len(text) > MAX_CLAIM_CHARS:
+        raise TooLarge(
+            f"the claim is {len(text)} characters; at most {MAX_CLAIM_CHARS}", field="claim"
+        )
+    if "{{" in text or "}}" in text:
+        raise Invalid("the claim contains '{{' or '}}' (DSH reads a template)", field="claim")
+    return text
 
 
 class ScanProgress(scanning.Progress):
@@ -328,6 +373,42 @@ class ProfileService:
             copied = state.effective().text if text is None else text
             snapshot = state.mark_copied(copied, entries if isinstance(entries, list) else None)
         return Copied(copied, snapshot)
+
+    # -- one entry, by the person --------------------------------------------------------
+
+    def change_entry(
+        self,
+        entry_id: str,
+        action: str,
+        *,
+        claim: str | None = None,
+        category: str | None = None,
+    ) -> EntryChange:
+        """Edit (`claim` and/or `category`; the entry is then pinned), pin, unpin or remove one
+        entry of the newest version, stored as a new version. A pinned entry is kept as the
+        person left it by every later regeneration."""
+        if action not in ENTRY_ACTIONS:
+            raise Invalid(f"action must be one of {', '.join(ENTRY_ACTIONS)}", field="action")
+        if action == "edit" and claim is None and category is None:
+            raise Invalid("an edit needs a claim or a category", field="claim")
+        if claim is not None:
+            claim = check_claim(claim)
+        with self._open() as store:
+            newest = latest_version(store)
+            if newest is None:
+                raise NotFound("there is no profile yet: generate one first", field="id")
+            _, entries = newest
+            now = int(time.time() * 1000)
+            if action == "remove":
+                changed = remove_entry(entries, entry_id)
+            else:
+                pinned = {"pin": True, "unpin": False}.get(action)
+                changed = edit_entry(
+                    entries, entry_id, now, claim=claim, category=category, pinned=pinned
+                )
+            version = save_person_version(store, changed, f"{action} {entry_id} by the person")
+        entry = next((e for e in changed if e["id"] == entry_id), None)
+        return EntryChange(version, action, entry_id, entry)
 
     # -- generation ------------------------------------------------------------------------
 

@@ -33,7 +33,7 @@ from .. import harnesses
 from ..errors import Invalid, TooLarge
 from ..harnesses import text_length
 from ..store import Store
-from .model import CATEGORY_LABELS, CONFIDENCES, Entry
+from .model import CATEGORY_LABELS, CONFIDENCES, Entry, diff_profiles
 
 # The whole injected text fits in one hook answer.
 INJECT_LIMIT = harnesses.HOOK_TEXT_LIMIT
@@ -131,6 +131,32 @@ def latest_version(store: Store) -> tuple[int, list[Entry]] | None:
         "SELECT version, entries FROM profile_versions ORDER BY version DESC LIMIT 1"
     ).fetchone()
     return (row[0], orjson.loads(row[1])) if row else None
+
+
+def save_person_version(store: Store, entries: list[Entry], reason: str) -> int:
+    """Store `entries` as the next version, made by the person (no model call): its diff from
+    the newest, the newest's material count; its number. One transaction, so a generation that
+    read the version before finds itself superseded rather than overwriting the change."""
+    with store.transaction() as db:
+        row = db.execute(
+            "SELECT version, entries, material_messages FROM profile_versions "
+            "ORDER BY version DESC LIMIT 1"
+        ).fetchone()
+        before = orjson.loads(row[1]) if row else []
+        version = (row[0] if row else 0) + 1
+        db.execute(
+            "INSERT INTO profile_versions (version, at, entries, diff, spurious_rate, partial, "
+            "rescue, material_messages, reason, notes) VALUES (?, ?, ?, ?, 0, 0, NULL, ?, ?, '')",
+            (
+                version,
+                int(time.time() * 1000),
+                orjson.dumps(entries).decode(),
+                orjson.dumps(diff_profiles(before, entries)).decode(),
+                row[2] if row else 0,
+                reason,
+            ),
+        )
+    return version
 
 
 def is_chinese(entries: list[Entry]) -> bool:
