@@ -182,3 +182,29 @@ def test_text_input_that_cannot_be_used_is_a_clear_error(tmp_path: Path) -> None
         assert ProfileState(store).custom_text == ""  # nothing was stored
     ok = run(tmp_path, "profile", "custom", "--file", "-", stdin="只用中文回答\n".encode())
     assert ok.returncode == 0 and "custom text set (6 characters)" in ok.stdout
+
+
+def test_entry_edit_pin_unpin_remove(tmp_path: Path) -> None:
+    state = state_of(tmp_path)
+    with Store(state) as store:
+        store_version(store, [A1, B1])
+    edited = run(tmp_path, "profile", "entry", "edit", "A1", "--claim", "只用中文", "--json")
+    assert edited.returncode == 0, edited.stderr
+    body = orjson.loads(edited.stdout)
+    assert body["version"] == 2 and body["entry"]["claim"] == "只用中文"
+    assert body["entry"]["pinned"] is True
+    human = run(tmp_path, "profile", "entry", "unpin", "A1")
+    assert human.returncode == 0 and "entry A1 unpinned: profile v3" in human.stdout
+    pinned = orjson.loads(run(tmp_path, "profile", "entry", "pin", "B1", "--json").stdout)
+    assert pinned["entry"]["pinned"] is True and pinned["entry"]["claim"] == B1["claim"]
+    removed = orjson.loads(run(tmp_path, "profile", "entry", "remove", "B1", "--json").stdout)
+    assert removed["entry"] is None and removed["version"] == 5
+    with Store(state) as store:
+        ids = [e["id"] for e in ProfileState(store).latest()[1]]  # type: ignore[index]
+    assert ids == ["A1"]
+    missing = run(tmp_path, "profile", "entry", "pin", "Z9", "--json")
+    assert missing.returncode != 0
+    refused = orjson.loads(missing.stdout)
+    assert refused["kind"] == "not-found" and "Z9" in refused["error"]
+    empty = run(tmp_path, "profile", "entry", "edit", "A1")
+    assert empty.returncode != 0 and "claim or a category" in empty.stderr + empty.stdout

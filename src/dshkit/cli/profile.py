@@ -12,6 +12,7 @@ from rich.table import Table
 
 from ..harnesses import text_length
 from ..profile import (
+    CATEGORY_LABELS,
     HISTORY_LIMIT,
     MAX_CUSTOM_TEXT,
     MAX_EXTRA_TEXT,
@@ -312,3 +313,56 @@ def copy(state_dir: str | None) -> None:
     """Print the effective text and remember that it was copied (to paste into custom mode)."""
     copied = service_for(state_dir).copy()
     click.echo(copied.text)
+
+
+@profile.group("entry")
+def entry() -> None:
+    """Change one entry of the profile yourself; a pinned (or edited) entry is kept as you
+    left it by every later regeneration."""
+
+
+def _entry_command(action: str, doc: str) -> None:
+    options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
+        click.argument("entry_id", metavar="ID"),
+        state_dir_option,
+        json_option,
+    ]
+    if action == "edit":
+        options += [
+            click.option("--claim", help="The entry's new words (one line)."),
+            click.option(
+                "--category",
+                type=click.Choice(sorted(CATEGORY_LABELS)),
+                help="The entry's new category.",
+            ),
+        ]
+
+    def command(
+        entry_id: str,
+        state_dir: str | None,
+        as_json: bool,
+        claim: str | None = None,
+        category: str | None = None,
+    ) -> None:
+        changed = service_for(state_dir).change_entry(
+            entry_id, action, claim=claim, category=category
+        )
+        if as_json:
+            print_json(changed.as_json())
+            return
+        done = {"edit": "edited and pinned", "pin": "pinned", "unpin": "unpinned"}
+        words = done.get(action, "removed")
+        stdout.print(f"entry {escape(entry_id)} {words}: profile v{changed.version}")
+        if changed.entry is not None:
+            click.echo(f"  [{changed.entry['category']}] {changed.entry['claim']}")
+
+    command.__doc__ = doc
+    for option in reversed(options):
+        command = option(command)
+    entry.command(action)(command)
+
+
+_entry_command("edit", "Rewrite an entry's claim or category; the entry is pinned.")
+_entry_command("pin", "Keep an entry as it is through regeneration.")
+_entry_command("unpin", "Let regeneration change or drop an entry again.")
+_entry_command("remove", "Remove an entry from the profile (a new version without it).")

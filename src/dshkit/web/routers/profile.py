@@ -81,6 +81,26 @@ def router(service: ProfileService) -> Router:
         copied = await asyncio.to_thread(_checked, service.copy, body["text"], body.get("entries"))
         return json_response({"ok": True, "copiedSnapshot": copied.as_json()})
 
+    @api.post("/entries/{id}/{action}")
+    async def post_entry(request: Request) -> Response:
+        # edit (body: claim and/or category; the entry is then pinned), pin, unpin, remove
+        body = await read_json(request) if request.path_params["action"] == "edit" else {}
+        if not isinstance(body, dict):
+            raise ApiError(400, "expected a JSON object with 'claim' and/or 'category'")
+        claim, category = body.get("claim"), body.get("category")
+        if category is not None and not isinstance(category, str):
+            raise ApiError(400, f"category must be a string, got {type(category).__name__}")
+        changed = await asyncio.to_thread(
+            _checked,
+            service.change_entry,
+            request.path_params["id"],
+            request.path_params["action"],
+            claim=claim,
+            category=category,
+        )
+        shown = await asyncio.to_thread(state)
+        return json_response({"ok": True, **changed.as_json(), "state": shown})
+
     def background(force: bool) -> None:
         async def start(request: Request) -> Response:
             submitted = service.start_generate(force=force)

@@ -671,14 +671,41 @@ function entriesByCategory(entries, labels) {
   for (const category of new Set([...labels.keys(), ...entries.map((e) => e.category)])) {
     const mine = entries.filter((e) => e.category === category);
     if (!mine.length) continue;
-    groups.push(h("h4", { "data-category": category }, categoryTitle(labels, category)), h("ul", {}, mine.map((e) => h("li", { lang: "zh" },
-      h("b", {}, e.id), " ", e.claim, " ", h("span", { class: "tag" }, e.confidence),
+    groups.push(h("h4", { "data-category": category }, categoryTitle(labels, category)), h("ul", {}, mine.map((e) => h("li", { lang: "zh", "data-entry": e.id, "data-pinned": e.pinned ? "1" : "0" },
+      h("b", {}, e.id), " ", h("span", { class: "claim" }, e.claim), " ", h("span", { class: "tag" }, e.confidence),
+      e.pinned ? h("span", { class: "tag pinned", title: "Kept as you left it by every regeneration" }, " pinned") : null,
       h("div", { class: "muted" },
-        `first seen ${when(e.firstSeenAt)}, last seen ${when(e.lastSeenAt)}, seen ${e.timesSeen ?? 1}×`),
+        `first seen ${when(e.firstSeenAt)}, last seen ${when(e.lastSeenAt)}, seen ${e.timesSeen ?? 1}×${e.editedAt ? `, edited by you ${when(e.editedAt)}` : ""}`),
+      entryControls(e, labels),
       h("details", { ontoggle: (ev) => linkQuotes(ev.target) }, h("summary", {}, `evidence (${e.evidence.length})`),
         h("ul", {}, e.evidence.map((q) => h("li", { "data-quote": q }, q))))))));
   }
   return groups.length ? groups : h("p", {}, "No entries.");
+}
+
+// Edit, pin or remove one entry: each change is a new version; an edited or pinned entry is
+// kept as the person left it by every later regeneration.
+function entryControls(e, labels) {
+  const change = async (action, body) => {
+    if (action === "remove" && !window.confirm(`Remove entry ${e.id} from the profile?`)) return;
+    try {
+      const done = await api("POST", `/api/profile/entries/${encodeURIComponent(e.id)}/${action}`, body);
+      await refresh();
+      notify(`Entry ${e.id}: ${{ edit: "saved and pinned", pin: "pinned", unpin: "unpinned", remove: "removed" }[action]} (profile v${done.version})`);
+    } catch (err) { notify(err.message, true); }
+  };
+  const claim = h("input", { type: "text", id: `entry-claim-${e.id}`, "aria-label": `Claim of entry ${e.id}`, value: e.claim, maxlength: 100, lang: "zh" });
+  const category = h("select", { id: `entry-category-${e.id}`, "aria-label": `Category of entry ${e.id}` },
+    [...labels.keys()].map((k) => h("option", { value: k, selected: k === e.category }, `${k} · ${labels.get(k).label}`)));
+  return h("details", { class: "entry-edit", "data-edit": e.id },
+    h("summary", {}, "Change"),
+    h("form", { class: "row", onsubmit: (ev) => { ev.preventDefault(); change("edit", { claim: claim.value, category: category.value }); } },
+      claim, category, h("button", { type: "submit", class: "primary", "data-entry-act": "edit" }, "Save and pin")),
+    h("div", { class: "row" },
+      e.pinned
+        ? h("button", { type: "button", "data-entry-act": "unpin", onclick: () => change("unpin") }, "Unpin")
+        : h("button", { type: "button", "data-entry-act": "pin", onclick: () => change("pin") }, "Pin"),
+      h("button", { type: "button", "data-entry-act": "remove", onclick: () => change("remove") }, "Remove")));
 }
 
 function versions(list) {

@@ -1,0 +1,118 @@
+"""The console's actions on one profile entry (edit, pin, unpin, remove) and what a
+regeneration does with them; the endpoints behind them, which need the owner.
+
+Real Chromium against a real `dshkit serve` and the fake model (tests/support/browser_console.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from dshkit import chromium
+from dshkit.store import Store
+
+from ..support.browser_console import Console, serving, watched
+from ..support.console import build_world
+from ..support.corpus import Corpus
+from ..support.profile import A1, B1, answer, store_version
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(chromium.find() is None, reason="no Chromium installed"),
+]
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+    base = tmp_path_factory.mktemp("actions")
+    state_dir, root = base / "state", base / "sessions"
+    Corpus(root, seed=13).generate(sessions=2, frames=120)
+    world = build_world(state_dir, root)
+    with Store(state_dir) as store:
+        store_version(store, [A1, B1])
+    with serving(base, state_dir, [root], world) as running:
+        yield running
+
+
+@pytest.fixture
+def page(console: Console) -> Iterator[Any]:
+    yield from watched(console)
+
+
+def change(page: Any, entry_id: str) -> Any:
+    """The entry's controls, opened (a view read anew keeps them open)."""
+    box = page.locator(f'li[data-entry="{entry_id}"] details.entry-edit')
+    if not box.evaluate("d => d.open"):
+        box.locator("summary").click()
+    return box
+
+
+def entries(console: Console) -> dict[str, dict[str, Any]]:
+    state = console.api("/api/profile/state")
+    return {e["id"]: e for e in state["profile"]["entries"]}
+
+
+def test_entry_changes_need_the_owner_and_the_consoles_mark(console: Console) -> None:
+    url = f"{console.url}/api/profile/entries/A1/pin"
+    assert httpx.post(url).status_code == 401
+    missing = httpx.post(
+        f"{console.url}/api/profile/entries/Z9/pin", headers={"x-dshkit-token": console.token}
+    )
+    assert missing.status_code == 404 and "Z9" in missing.text
+    bad = httpx.post(
+        f"{console.url}/api/profile/entries/A1/rewrite", headers={"x-dshkit-token": console.token}
+    )
+    assert bad.status_code == 400
+    long = httpx.post(
+        f"{console.url}/api/profile/entries/A1/edit",
+        headers={"x-dshkit-token": console.token},
+        json={"claim": "长" * 101},
+    )
+    assert long.status_code == 413 and "100" in long.text
+    assert "pinned" not in entries(console)["A1"]  # nothing refused changed anything
+
+
+def test_edit_an_entry_from_the_page_and_a_regeneration_keeps_it(
+    console: Console, page: Any
+) -> None:
+    console.open("profile")
+    change(page, "A1")
+    page.fill("#entry-claim-A1", "只用中文回答，代码注释也用中文")
+    change(page, "A1").locator('button[data-entry-act="edit"]').click()
+    page.wait_for_selector('li[data-entry="A1"][data-pinned="1"]', timeout=30_000)
+    assert "saved and pinned" in page.text_content("#notice")
+    assert "只用中文回答，代码注释也用中文" in page.text_content('li[data-entry="A1"] .claim')
+    assert entries(console)["A1"]["pinned"] is True
+    # The model rewrites the pinned entry: the person's words stay, on the page too.
+    console.fake.replies.append(
+        answer({"entries": [{**A1, "claim": "用英文交流"}], "unchangedIds": ["B1"]})
+    )
+    page.click("#regenerate")
+    page.wait_for_selector('#regen-progress li[data-stage="end"]', timeout=60_000)
+    page.wait_for_selector("#regenerate:not([disabled])", timeout=30_000)
+    assert entries(console)["A1"]["claim"] == "只用中文回答，代码注释也用中文"
+    page.wait_for_function(
+        "() => document.querySelector('li[data-entry=\"A1\"] .claim')?.textContent"
+        " === '只用中文回答，代码注释也用中文'",
+        timeout=30_000,
+    )
+    assert "用英文交流" not in page.text_content("main")
+
+
+def test_pin_unpin_and_remove_from_the_page(console: Console, page: Any) -> None:
+    console.open("profile")
+    change(page, "B1").locator('button[data-entry-act="pin"]').click()
+    page.wait_for_selector('li[data-entry="B1"][data-pinned="1"]', timeout=30_000)
+    assert entries(console)["B1"]["pinned"] is True
+    change(page, "B1").locator('button[data-entry-act="unpin"]').click()
+    page.wait_for_selector('li[data-entry="B1"][data-pinned="0"]', timeout=30_000)
+    assert "pinned" not in entries(console)["B1"]
+    page.once("dialog", lambda dialog: dialog.accept())
+    change(page, "B1").locator('button[data-entry-act="remove"]').click()
+    page.wait_for_selector('li[data-entry="B1"]', state="detached", timeout=30_000)
+    assert "B1" not in entries(console)
+    assert "removed" in page.text_content("#notice")
