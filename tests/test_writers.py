@@ -24,6 +24,7 @@ WRITERS = {
     "gate/judge.py": "a verdict's screenshot, 0600 in <state dir>/gate-shots",
     "graft/lifecycle.py": "a temporary file in the state directory for a target CLI's errors",
     "graft/marker.py": "<state dir>/graft.used and graft-room/: the hot path's hints",
+    "guard/service.py": "<state dir>/guard-mode: the mode a person chose, 0600, replaced whole",
     "hooks/log.py": "appends to <state dir>/hooks.log",
     "install/files.py": "the person's harness settings files (dshkit's entries only, atomic)",
     "install/ledger.py": "the installer's bookkeeping, in <state dir>/install",

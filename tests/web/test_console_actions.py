@@ -116,3 +116,35 @@ def test_pin_unpin_and_remove_from_the_page(console: Console, page: Any) -> None
     page.wait_for_selector('li[data-entry="B1"]', state="detached", timeout=30_000)
     assert "B1" not in entries(console)
     assert "removed" in page.text_content("#notice")
+
+
+def test_switch_the_guard_mode_from_the_first_screen(console: Console, page: Any) -> None:
+    assert httpx.get(f"{console.url}/api/guard/mode").status_code == 401
+    console.open("overview")
+    assert "balanced" in page.text_content("#guard-state")
+    page.select_option("#guard-mode", "strict")
+    page.click("#guard-set")  # stricter: no question asked
+    page.wait_for_function(
+        "() => document.querySelector('#guard-state').textContent.includes('chosen here')"
+    )
+    assert console.api("/api/guard/mode")["mode"] == "strict"
+    assert (console.state_dir / "guard-mode").read_text() == "strict\n"
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
+    page.select_option("#guard-mode", "autonomous")
+    page.click("#guard-set")  # looser: confirmed first
+    page.wait_for_function(
+        "() => document.querySelector('#guard-state b').textContent === 'autonomous'"
+    )
+    assert asked and "autonomous" in asked[0]
+    page.click("#guard-config")
+    page.wait_for_function(
+        "() => document.querySelector('#guard-state').textContent.includes('the default')"
+    )
+    assert not (console.state_dir / "guard-mode").exists()
+    refused = httpx.post(
+        f"{console.url}/api/guard/mode",
+        headers={"x-dshkit-token": console.token},
+        json={"mode": "lenient"},
+    )
+    assert refused.status_code == 400 and "lenient" in refused.text

@@ -11,7 +11,7 @@ import orjson
 
 from ..guard import MODES, SHELLS, explain, explain_line
 from ..guard import classify as classify_line  # `classify` is the command below
-from .common import json_option, state_dir_option, stdout
+from .common import json_option, print_json, state_dir_option, stdout
 
 MAX_CASES = 100_000
 
@@ -186,3 +186,27 @@ def _cases(path: Path) -> list[dict[str, Any]]:
             raise click.ClickException(f'{path} line {number}: "cwd" must be a string')
         found.append(case)
     return found
+
+
+@guard.command("mode")
+@click.argument("mode", required=False, type=click.Choice([*MODES, "config"]))
+@state_dir_option
+@json_option
+def mode_command(mode: str | None, state_dir: str | None, as_json: bool) -> None:
+    """The mode agents' shell commands are judged under and where it comes from; with MODE,
+    choose it (it wins over config.toml's [guard] mode; `config` leaves it to config.toml)."""
+    from ..guard.service import mode_state, set_mode
+    from ..paths import state_dir as resolve
+
+    directory = resolve(state_dir)
+    shown = mode_state(directory) if mode is None else set_mode(directory, mode)
+    if as_json:
+        print_json(shown.as_json())
+        return
+    where = {
+        "env": "DSHKIT_GUARD_MODE",
+        "chosen": "chosen with dshkit guard mode or the console",
+        "config": "config.toml [guard] mode",
+        "default": "the default",
+    }[shown.source]
+    stdout.print(f"guard mode: {shown.mode} ({where}; config.toml says {shown.config_mode})")

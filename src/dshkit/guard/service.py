@@ -244,3 +244,99 @@ def _deciding(found: Classification, judge: Judge) -> dict[str, Any]:
     if found.allowed:
         return {**found.allowed[0].as_json()}
     return {"kind": "builtin", "name": "none", "finding": found.reason}
+
+
+# -- the mode chosen from the console or the CLI ----------------------------------------------
+
+# In the state directory, the mode a person chose (one word): it wins over config.toml's
+# `[guard] mode` and yields to DSHKIT_GUARD_MODE. Absent, config.toml decides. A file rather than
+# a store row: the hook reads it on every shell command, and a missing file costs one failed
+# open where SQLite would cost its import.
+MODE_FILE = "guard-mode"
+STRICT = "strict"
+
+
+def chosen_mode(state_dir: str) -> str | None:
+    """The mode chosen for `state_dir` (a string: pathlib is not loaded on the hook's path),
+    None when none was; an unreadable or unknown word is strict (a guard fails closed)."""
+    try:
+        with open(os.path.join(state_dir, MODE_FILE), "rb") as chosen:
+            word = chosen.read(64).decode("ascii", "replace").strip()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return STRICT
+    return word if word in MODES else STRICT
+
+
+class ModeState:
+    """The mode commands are judged under now and where it comes from: `env`
+    (DSHKIT_GUARD_MODE), `chosen` (the console or `dshkit guard mode`), `config` (config.toml)
+    or `default`; with config.toml's own mode beside it."""
+
+    __slots__ = ("config_mode", "mode", "source")
+
+    def __init__(self, mode: str, source: str, config_mode: str) -> None:
+        self.mode, self.source, self.config_mode = mode, source, config_mode
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "source": self.source,
+            "configMode": self.config_mode,
+            "modes": list(MODES),
+        }
+
+
+def mode_state(
+    state_dir: str | os.PathLike[str], environ: Mapping[str, str] | None = None
+) -> ModeState:
+    """The guard's mode for `state_dir` as the hook takes it (config errors: strict)."""
+    from pathlib import Path
+
+    from ..config import ConfigError, load_config
+
+    env = os.environ if environ is None else environ
+    directory = Path(state_dir)
+    base = {k: v for k, v in env.items() if k != "DSHKIT_GUARD_MODE"}
+    try:
+        config_mode = str(load_config(directory, base)["guard"]["mode"])
+    except ConfigError:
+        config_mode = STRICT
+    if env.get("DSHKIT_GUARD_MODE"):
+        try:
+            return ModeState(str(load_config(directory, env)["guard"]["mode"]), "env", config_mode)
+        except ConfigError:
+            return ModeState(STRICT, "env", config_mode)
+    chosen = chosen_mode(str(directory))
+    if chosen is not None:
+        return ModeState(chosen, "chosen", config_mode)
+    source = "config" if (directory / "config.toml").exists() else "default"
+    return ModeState(config_mode, source, config_mode)
+
+
+def set_mode(
+    state_dir: str | os.PathLike[str], mode: str, environ: Mapping[str, str] | None = None
+) -> ModeState:
+    """Choose `mode` for every agent's shell commands, or `config` to leave it to config.toml
+    again. The file is replaced whole (never half-written) and readable by its owner only."""
+    from pathlib import Path
+
+    from ..errors import Invalid
+    from ..paths import private_dir, private_opener
+
+    directory = Path(state_dir)
+    target = directory / MODE_FILE
+    if mode == "config":
+        target.unlink(missing_ok=True)
+    elif mode in MODES:
+        private_dir(directory)
+        temporary = directory / f".{MODE_FILE}.{os.getpid()}"
+        with open(temporary, "w", encoding="ascii", opener=private_opener) as out:
+            out.write(mode + "\n")
+        os.replace(temporary, target)
+    else:
+        raise Invalid(
+            f"mode must be one of {', '.join(MODES)} or config, got {mode!r}", field="mode"
+        )
+    return mode_state(directory, environ)

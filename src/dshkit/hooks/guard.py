@@ -15,7 +15,7 @@ import sys
 
 from .. import harnesses
 from ..guard import DEFAULT_MODE, UNKNOWN, decide
-from ..guard.service import classify_sent
+from ..guard.service import chosen_mode, classify_sent
 from .protocol import HookInput
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
@@ -145,8 +145,10 @@ def _settings(hook: HookInput, workspace: str | None) -> tuple[str, Rules | None
     be read. Without a config file or an override it is the default mode and no rules, and
     the config module (TOML, dataclasses) is never loaded: this runs on every shell command."""
     path = _config_file(hook)
+    # The mode a person chose (console, CLI) wins over config.toml's; the override over both.
+    chosen = None if hook.env.get(_MODE_ENV) else chosen_mode(os.path.dirname(path))
     if not hook.env.get(_MODE_ENV) and not os.path.exists(path):
-        return DEFAULT_MODE, None, ""
+        return chosen or DEFAULT_MODE, None, ""
     from ..config import ConfigError, load_config
 
     try:
@@ -158,7 +160,7 @@ def _settings(hook: HookInput, workspace: str | None) -> tuple[str, Rules | None
         from ..guard.service import rules_for
 
         rules = rules_for(section, workspace, path) or None
-    return str(section["mode"]), rules, ""
+    return chosen or str(section["mode"]), rules, ""
 
 
 def _config_file(hook: HookInput) -> str:

@@ -15,6 +15,7 @@ from . import (
     events,
     gate,
     graft,
+    guard,
     inject,
     jobs,
     memory,
@@ -50,4 +51,6 @@ ROUTERS: dict[str, RouterFactory] = {
     # what sessions learned, per workspace: records, supersessions, quarantine, skills; the
     # injection preview takes the room the profile leaves
     "memory": lambda app: memory.router(app.memory, lambda: app.profile.effective().text),
+    # the command guard's mode: what agents' shell commands are judged under, and the choice
+    "guard": lambda app: guard.router(app.state_dir),
 }

@@ -180,6 +180,29 @@ function notify(message, bad = false) {
   }
 }
 
+// The mode agents' shell commands are judged under, where it comes from, and the switch.
+const GUARD_SOURCES = { env: "set by DSHKIT_GUARD_MODE (the switch cannot change it)", chosen: "chosen here", config: "from config.toml [guard] mode", default: "the default" };
+function guardCard(g) {
+  const pick = h("select", { id: "guard-mode", "aria-label": "Guard mode" },
+    g.modes.map((m) => h("option", { value: m, selected: m === g.mode }, m)));
+  const looser = (mode) => g.modes.indexOf(mode) > g.modes.indexOf(g.mode);  // strict first
+  const set = async (mode) => {
+    if (mode !== "config" && looser(mode) && !window.confirm(`Let agents' shell commands through in ${mode} mode? It asks about fewer of them than ${g.mode}.`)) return;
+    try {
+      const done = await api("POST", "/api/guard/mode", { mode });
+      await refresh();
+      notify(`Guard mode: ${done.mode} (${GUARD_SOURCES[done.source]})`);
+    } catch (e) { notify(e.message, true); }
+  };
+  return card("Shell command guard",
+    h("p", { id: "guard-state" }, h("b", {}, g.mode), ` · ${GUARD_SOURCES[g.source] || g.source}`,
+      g.source === "chosen" && g.configMode !== g.mode ? ` (config.toml says ${g.configMode})` : ""),
+    h("p", { class: "muted" }, "strict denies destructive, unknown and opaque commands; balanced asks about unknown ones; autonomous asks only about the risky rest."),
+    h("div", { class: "row" }, pick,
+      h("button", { type: "button", id: "guard-set", onclick: () => set(pick.value) }, "Use this mode"),
+      g.source === "chosen" ? h("button", { type: "button", id: "guard-config", onclick: () => set("config") }, "Back to config.toml") : null));
+}
+
 function card(title, ...children) {
   return h("section", { class: "card" }, title ? h("h3", {}, title) : null, ...children);
 }
@@ -375,10 +398,10 @@ function command(text) {
 const DAY_MS = 24 * 3600 * 1000;
 
 VIEWS.overview = async (main) => {
-  const [s, signals, gate, runs, recent, state] = await Promise.all([
+  const [s, signals, gate, runs, recent, state, guard] = await Promise.all([
     get("/api/status"), get("/api/signals").catch(() => null), get("/api/gate?limit=200").catch(() => null),
     get("/api/optimizer/runs?limit=200").catch(() => null), get("/api/sessions?limit=10"),
-    get("/api/profile/state").catch(() => null),
+    get("/api/profile/state").catch(() => null), get("/api/guard/mode").catch(() => null),
   ]);
   const watermarks = (await Promise.all(recent.sessions.map((x) =>
     get(`/api/graft/status?session=${encodeURIComponent(x.id)}`).catch(() => null)))).filter(Boolean);
@@ -471,6 +494,7 @@ VIEWS.overview = async (main) => {
         h("p", {}, weekRuns.length ? Object.entries(weekRuns.reduce((a, r) => ({ ...a, [r.tier]: (a[r.tier] || 0) + 1 }), {}))
           .map(([tier, n]) => `${tier} ${n}`).join(", ") : "no prompts optimized in the last 7 days"),
         h("a", { href: "#optimizer" }, "Runs")),
+      guard ? guardCard(guard) : null,
       card("Sessions read",
         h("p", { class: "big", id: "sessions-total" }, total),
         facts(Object.entries(s.sessions).map(([k, v]) => [k, v])),
