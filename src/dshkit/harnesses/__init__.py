@@ -536,6 +536,28 @@ _DSH = Harness(
     asks_every_step=True,
 )
 
+# Claude Code transcript entry types that carry nothing the event model holds: its session
+# reader (`sessions.claude`) leaves them out, and the watermark's hot path may skip them.
+CLAUDE_SKIPPED_TYPES = frozenset(
+    {
+        "queue-operation",
+        "last-prompt",
+        "file-history-snapshot",
+        "system",
+        "progress",
+        "custom-title",
+        "ai-title",
+        "agent-name",
+        "tag",
+        "pr-link",
+        "cost-state",
+        "tools-used",
+        "api-request",
+        "api-request-start",
+        "api-request-end",
+    }
+)
+
 _CLAUDE = Harness(
     name="claude",
     label="Claude Code",
@@ -584,26 +606,7 @@ _CLAUDE = Harness(
     # permission_denials, the model got the reason), nothing ran; interactively it prompts.
     honours_ask=True,
     quiet_lines=QuietLines(
-        # The types its session reader leaves out (`sessions.claude`, pinned by a test).
-        silent=frozenset(
-            {
-                "queue-operation",
-                "last-prompt",
-                "file-history-snapshot",
-                "system",
-                "progress",
-                "custom-title",
-                "ai-title",
-                "agent-name",
-                "tag",
-                "pr-link",
-                "cost-state",
-                "tools-used",
-                "api-request",
-                "api-request-start",
-                "api-request-end",
-            }
-        ),
+        silent=CLAUDE_SKIPPED_TYPES,  # what its session reader leaves out, by definition
         attachment="attachment",
         spoken="hook_additional_context",
         results="user",

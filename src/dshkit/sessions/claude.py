@@ -13,29 +13,12 @@ from typing import Any, ClassVar
 
 import orjson
 
+from ..harnesses import CLAUDE_SKIPPED_TYPES
 from .events import Event
 from .harness import LogFile, emit, list_dirs, list_files, real_dir, remember, turn_step
 
 # Entry types this adapter knows and deliberately leaves out of the event stream.
-_IGNORED = frozenset(
-    {
-        "queue-operation",
-        "last-prompt",
-        "file-history-snapshot",
-        "system",
-        "progress",
-        "custom-title",
-        "ai-title",
-        "agent-name",
-        "tag",
-        "pr-link",
-        "cost-state",
-        "tools-used",
-        "api-request",
-        "api-request-start",
-        "api-request-end",
-    }
-)
+_IGNORED = CLAUDE_SKIPPED_TYPES
 _COMMAND_MARKERS = (
     "<command-name>",
     "<command-message>",
