@@ -28,9 +28,9 @@ PNG = bytes.fromhex(
 )
 
 
-def friction_session(root: Path, session_id: str = SESSION) -> None:
-    """A DSH session with one hit of three signals: three failed writes in a row, a command
-    running two minutes, and a turn that ends asking the person to act."""
+def friction_session(root: Path, session_id: str = SESSION, cwd: str = "/home/dev/work") -> None:
+    """A DSH session (working in `cwd`) with one hit of three signals: three failed writes in
+    a row, a command running two minutes, and a turn that ends asking the person to act."""
     log = Log()
     log.turn_start()
     log.human("帮我把构建修好，用中文回答")
@@ -42,8 +42,8 @@ def friction_session(root: Path, session_id: str = SESSION) -> None:
     log.turn_start()
     log.human("继续")
     log.say("请你重试一下构建命令，然后告诉我结果。")
-    path = session_dir(root, session_id) / "session.v4.jsonl.zstd"
-    write_log(path, [[e] for e in log.events], session_id=session_id)
+    path = session_dir(root, session_id, cwd) / "session.v4.jsonl.zstd"
+    write_log(path, [[e] for e in log.events], session_id=session_id, cwd=cwd)
 
 
 def build_world(state_dir: Path, root: Path) -> dict[str, object]:

@@ -6,6 +6,7 @@ Real Chromium against a real `dshkit serve` and the fake model (tests/support/br
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,9 +17,11 @@ from dshkit import chromium
 from dshkit.store import Store
 
 from ..support.browser_console import Console, serving, watched
-from ..support.console import build_world
+from ..support.console import build_world, friction_session
 from ..support.corpus import Corpus
 from ..support.profile import A1, B1, answer, store_version
+
+HANDOFF = "console-handoff-1"
 
 pytestmark = [
     pytest.mark.browser,
@@ -31,6 +34,9 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     base = tmp_path_factory.mktemp("actions")
     state_dir, root = base / "state", base / "sessions"
     Corpus(root, seed=13).generate(sessions=2, frames=120)
+    work = base / "work"  # a session that can be handed off works in a directory that exists
+    work.mkdir()
+    friction_session(root, HANDOFF, str(work))
     world = build_world(state_dir, root)
     with Store(state_dir) as store:
         store_version(store, [A1, B1])
@@ -84,7 +90,7 @@ def test_edit_an_entry_from_the_page_and_a_regeneration_keeps_it(
     page.fill("#entry-claim-A1", "只用中文回答，代码注释也用中文")
     change(page, "A1").locator('button[data-entry-act="edit"]').click()
     page.wait_for_selector('li[data-entry="A1"][data-pinned="1"]', timeout=30_000)
-    assert "saved and pinned" in page.text_content("#notice")
+    assert re.search(r"Entry A1: saved and pinned \(profile v\d+\)", page.text_content("#notice"))
     assert "只用中文回答，代码注释也用中文" in page.text_content('li[data-entry="A1"] .claim')
     assert entries(console)["A1"]["pinned"] is True
     # The model rewrites the pinned entry: the person's words stay, on the page too.
@@ -128,6 +134,7 @@ def test_switch_the_guard_mode_from_the_first_screen(console: Console, page: Any
         "() => document.querySelector('#guard-state').textContent.includes('chosen here')"
     )
     assert console.api("/api/guard/mode")["mode"] == "strict"
+    assert "Guard mode: strict (chosen here)" in page.text_content("#notice")
     assert (console.state_dir / "guard-mode").read_text() == "strict\n"
     asked: list[str] = []
     page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
@@ -148,3 +155,34 @@ def test_switch_the_guard_mode_from_the_first_screen(console: Console, page: Any
         json={"mode": "lenient"},
     )
     assert refused.status_code == 400 and "lenient" in refused.text
+
+
+def test_preview_a_sessions_handoff_card_and_hand_it_off_now(console: Console, page: Any) -> None:
+    session = HANDOFF
+    preview = f"{console.url}/api/graft/preview?session={session}"
+    assert httpx.get(preview).status_code == 401
+    card = httpx.get(preview, headers={"x-dshkit-token": console.token}).json()["card"]
+    assert "帮我把构建修好" in card
+    console.open(f"session/dsh/{session}")
+    page.click("#handoff-preview-go")
+    page.wait_for_selector("#handoff-preview pre.handoff-card", timeout=30_000)
+    assert page.text_content("#handoff-preview pre.handoff-card") == card
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    page.click("#handoff-now")
+    assert asked and "Hand this session off now" in asked[0]
+    assert "Handoff #" not in page.text_content("#notice")  # dismissed: nothing begun
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#handoff-now")
+    page.wait_for_function(
+        "() => document.querySelector('#notice').textContent.trim() !== ''", timeout=60_000
+    )
+    assert re.search(r"Handoff #\d+ begun", page.text_content("#notice")), page.text_content(
+        "#notice"
+    )
+    bad = httpx.post(
+        f"{console.url}/api/graft/slice",
+        headers={"x-dshkit-token": console.token},
+        json={"session": session, "drive": "now"},
+    )
+    assert bad.status_code == 400 and "drive" in bad.text

@@ -6,6 +6,8 @@ debug-status --json`), or with a session id (or a unique prefix) that session's 
 latest handoff's outcome). `POST /api/graft/cancel` `{"txn": N, "reason"?: …}`: withdraw a
 pending or stuck handoff; `POST /api/graft/release` `{"session": …, "harness"?: …,
 "reason"?: …}`: un-retire a committed source on purpose. Both audited, `by` "console".
+`GET /api/graft/preview?session=`: the handoff card the session would get now (nothing
+started); `POST /api/graft/slice` `{"session": …, "harness"?: …}`: hand it off now.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ...graft import AUDIT_LIMIT, GraftService
+from ...sessions import Refresh
 from ...store import SQLITE_INT_MAX
 from ..routing import ApiError, Router, json_response, read_json, whole_number
 
@@ -40,6 +43,32 @@ def router(service: GraftService) -> Router:
         else:
             panel = await asyncio.to_thread(service.session_status, session)
         return json_response(panel, headers=_NO_STORE)
+
+    @api.get("/preview")
+    async def get_preview(request: Request) -> Response:
+        # The card a handoff would carry now, from what is already read (a GET scans nothing).
+        session = request.query_params.get("session") or None
+        if session is None:
+            raise ApiError(400, "session is required: a session id or a unique prefix")
+        harness = request.query_params.get("harness") or None
+        handoff = await asyncio.to_thread(service.prepare, session, harness, refresh=Refresh.NONE)
+        return json_response(handoff.as_json(), headers=_NO_STORE)
+
+    @api.post("/slice")
+    async def post_slice(request: Request) -> Response:
+        # Hand off now: begun here, the target started by a detached `dshkit graft drive`.
+        body = await _body(request, {"session", "harness"})
+        session = _text(body, "session")
+        if session is None:
+            raise ApiError(400, "session is required: a session id or a unique prefix")
+        sliced = await asyncio.to_thread(
+            service.slice,
+            session,
+            _text(body, "harness"),
+            drive="detached",
+            refresh=Refresh.TRY,
+        )
+        return json_response(sliced.as_json() | {"detached": sliced.detached}, headers=_NO_STORE)
 
     @api.post("/cancel")
     async def post_cancel(request: Request) -> Response:

@@ -189,7 +189,7 @@ function guardCard(g) {
   const set = async (mode) => {
     if (mode !== "config" && looser(mode) && !window.confirm(`Let agents' shell commands through in ${mode} mode? It asks about fewer of them than ${g.mode}.`)) return;
     try {
-      const done = await api("POST", "/api/guard/mode", { mode });
+      const { value: done } = await api("POST", "/api/guard/mode", { mode });
       await refresh();
       notify(`Guard mode: ${done.mode} (${GUARD_SOURCES[done.source]})`);
     } catch (e) { notify(e.message, true); }
@@ -713,7 +713,7 @@ function entryControls(e, labels) {
   const change = async (action, body) => {
     if (action === "remove" && !window.confirm(`Remove entry ${e.id} from the profile?`)) return;
     try {
-      const done = await api("POST", `/api/profile/entries/${encodeURIComponent(e.id)}/${action}`, body);
+      const { value: done } = await api("POST", `/api/profile/entries/${encodeURIComponent(e.id)}/${action}`, body);
       await refresh();
       notify(`Entry ${e.id}: ${{ edit: "saved and pinned", pin: "pinned", unpin: "unpinned", remove: "removed" }[action]} (profile v${done.version})`);
     } catch (err) { notify(err.message, true); }
@@ -1371,6 +1371,7 @@ VIEWS.session = async (main, params, rest) => {
       ["events", v.session.events], ["unpaired tool results", v.unpairedToolResults],
     ])),
     timeline(v, mark, main),
+    handoffCard(harness, id),
     toldCard(preview),
     card(shown(v.humanMessages, "human messages"),
       h("ol", { class: "messages", start: v.humanMessages.offset + 1 }, v.humanMessages.items.map((m) =>
@@ -1386,6 +1387,33 @@ VIEWS.session = async (main, params, rest) => {
   const hit = main.querySelector(".hit");
   if (hit) hit.scrollIntoView({ block: "center" });
 };
+
+// A session's handoff: the card it would carry now (nothing started), and handing it off now
+// (confirmed first: from then on the session takes no new prompt or tool call).
+function handoffCard(harness, id) {
+  const shown = h("div", { id: "handoff-preview", "aria-live": "polite" });
+  const who = { session: id, harness };
+  const preview = async () => {
+    try {
+      const p = await get(`/api/graft/preview?${new URLSearchParams(who)}`);
+      fill(shown, h("p", { class: "muted" }, `The card a new session would start from now (${p.card.length} characters${p.cardCut ? ", cut to fit" : ""}):`),
+        h("pre", { class: "handoff-card", lang: "zh" }, p.card));
+    } catch (e) { fill(shown, h("p", { class: "bad" }, `No handoff can be made: ${e.message}`)); }
+  };
+  const now = async () => {
+    if (!window.confirm("Hand this session off now? It takes no new prompt or tool call from then on; a new session continues from the card.")) return;
+    try {
+      const { value: done } = await api("POST", "/api/graft/slice", who);
+      notify(`Handoff #${done.id} begun (${done.state})${done.detached ? "; the new session is being started" : ""}`);
+      await refresh();
+    } catch (e) { notify(e.message, true); }
+  };
+  return card("Handoff",
+    h("div", { class: "row" },
+      h("button", { type: "button", id: "handoff-preview-go", onclick: preview }, "Preview the handoff card"),
+      h("button", { type: "button", id: "handoff-now", onclick: now }, "Hand off now")),
+    shown);
+}
 
 // The session as a trace: what the person said as marks on the top line, each tool call a
 // span as long as it ran (failures in red) in as many lanes as overlap needs; a span opens its
