@@ -334,3 +334,22 @@ def test_a_cited_history_mark_is_one_the_agent_can_read_back(
     from dshkit.sessions.catalog import Catalog
 
     assert read_result(Catalog(store), key[1], 3)["text"]
+
+
+def test_a_refused_read_is_kept_as_refused_with_its_reason(
+    tmp_path: Path, fake: FakeOpenAI, store: Store
+) -> None:
+    root = project(tmp_path)
+    fake.replies.extend(
+        [
+            calls(("read", '{"path": "../../etc/passwd"}'), ("read", '{"path": "src/app.py"}')),
+            Reply(deltas=[ANSWER]),
+        ]
+    )
+    run = optimize(store, "修一下 greet 的错字", settings(store), llm(fake), cwd=str(root))
+    refused, read = run.steps
+    assert refused["refused"] is True and refused["error"] is None
+    assert ".." in refused["refusal"] and not refused["refusal"].startswith("[")
+    assert read["refused"] is False and read["refusal"] is None
+    stored = get_run(store, run.id or 0).steps
+    assert stored[0]["refused"] is True and stored[0]["refusal"] == refused["refusal"]

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from dshkit import chromium
+from dshkit.optimizer.runs import Run, save_run
 from dshkit.store import Store
 
 from ..support.browser_console import Console, serving, watched
@@ -22,6 +23,18 @@ from ..support.corpus import Corpus
 from ..support.profile import A1, B1, answer, store_version
 
 HANDOFF = "console-handoff-1"
+# A read the workspace refused, as the optimizer's run keeps it.
+REFUSED_STEP = {
+    "step": 1,
+    "tool": "read",
+    "arguments": {"path": "../../etc/passwd"},
+    "resultBytes": 60,
+    "shownBytes": 60,
+    "truncated": False,
+    "error": None,
+    "refused": True,
+    "refusal": "路径不得含 ..（不能离开工作目录）",
+}
 
 pytestmark = [
     pytest.mark.browser,
@@ -40,6 +53,16 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     world = build_world(state_dir, root)
     with Store(state_dir) as store:
         store_version(store, [A1, B1])
+        world["refused_run"] = save_run(
+            store,
+            Run(
+                tier="advanced",
+                form="ptc",
+                raw="读一下密码文件",
+                output="读一下密码文件",
+                steps=[REFUSED_STEP],
+            ),
+        ).id
     with serving(base, state_dir, [root], world) as running:
         yield running
 
@@ -186,3 +209,14 @@ def test_preview_a_sessions_handoff_card_and_hand_it_off_now(console: Console, p
         json={"session": session, "drive": "now"},
     )
     assert bad.status_code == 400 and "drive" in bad.text
+
+
+def test_a_refused_read_in_a_runs_steps_says_refused_and_why(console: Console, page: Any) -> None:
+    run = console.world["refused_run"]
+    console.open("optimizer")
+    page.click(f'[data-run-detail="{run}"] summary')
+    step = page.locator(f'[data-run-detail="{run}"] li[data-step="1"]')
+    step.wait_for(timeout=30_000)
+    shown = step.text_content()
+    assert "refused: 路径不得含 ..（不能离开工作目录）" in shown and "error: null" not in shown
+    assert step.get_attribute("class") == "failed"

@@ -212,11 +212,12 @@ def _converse(
             )
             steps: list[dict[str, Any]] = []
         else:
+            refusals: dict[int, str] = {}
             loop = run_tool_loop(
                 client,
                 messages,
                 TOOLS,
-                _told_dispatch(workspace, told, stall),
+                _told_dispatch(workspace, told, stall, refusals),
                 limits=workspace.limits.tool_limits(),
                 purpose="optimizer",
                 deadline_s=settings.timeout_s,
@@ -226,7 +227,7 @@ def _converse(
             reply = loop.completion
             if not loop.ok and reply.ok:  # the loop ended on its own bound, not the model's
                 reply = replace(reply, outcome=loop.outcome, error=loop.error)
-            steps = [_step(s) for s in loop.steps]
+            steps = [_step(s, refusals) for s in loop.steps]
     if stall.fired and not reply.ok:
         reply = replace(
             reply, outcome="stall", error=f"the model sent nothing for {settings.stall_s:g} s"
@@ -241,20 +242,32 @@ def _refuses_tools(reply: Completion) -> bool:
     return reply.outcome == "http-error" and error.startswith("http 400") and "tool" in error
 
 
+_REFUSED = "[拒绝："  # how the workspace's tools begin a refusal (the model reads it)
+
+
 def _told_dispatch(
-    workspace: Workspace, told: Progress, stall: _Watchdog
+    workspace: Workspace, told: Progress, stall: _Watchdog, refusals: dict[int, str]
 ) -> Callable[[str, dict[str, Any]], str]:
+    """The workspace's dispatcher, saying each call and noting each refusal's reason under
+    its arguments object (the step the loop records holds that same object)."""
+
     def dispatch(name: str, arguments: dict[str, Any]) -> str:
         told("tool", f"{name} {arguments}")
         try:
-            return workspace.dispatch(name, arguments)
+            output = workspace.dispatch(name, arguments)
         finally:
             stall.fed("")  # a tool's own time is not the model stalling
+        if output.startswith(_REFUSED):
+            refusals[id(arguments)] = output[len(_REFUSED) :].rstrip("]").rstrip("。")
+        return output
 
     return dispatch
 
 
-def _step(step: Any) -> dict[str, Any]:
+def _step(step: Any, refusals: dict[int, str]) -> dict[str, Any]:
+    """One tool call as the run keeps it: what it returned and, for a call the workspace
+    refused (a path outside it, a missing file), that it was refused and why."""
+    refused = refusals.get(id(step.arguments))
     return {
         "step": step.step,
         "tool": step.name,
@@ -263,6 +276,8 @@ def _step(step: Any) -> dict[str, Any]:
         "shownBytes": step.shown_bytes,
         "truncated": step.truncated,
         "error": step.error,
+        "refused": refused is not None,
+        "refusal": refused,
     }
 
 

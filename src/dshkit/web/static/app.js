@@ -1071,8 +1071,8 @@ function stepWords(step) {
   const args = step.arguments && typeof step.arguments === "object"
     ? Object.entries(step.arguments).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(", ")
     : String(step.arguments ?? "");
-  const refusal = typeof step.result === "string" && /^\[(拒绝|错误|未执行)/.test(step.result) ? step.result
-    : step.refused || null;
+  const refusal = step.refused ? (step.refusal || "the workspace refused it")
+    : typeof step.result === "string" && /^\[(拒绝|错误|未执行)/.test(step.result) ? step.result : null;
   const outcome = step.error ? h("span", { class: "bad" }, `failed: ${step.error}`)
     : refusal ? h("span", { class: "bad", lang: "zh" }, `refused: ${refusal}`)
     : h("span", {}, `returned ${count(step.resultBytes)} bytes${step.truncated ? `, ${count(step.shownBytes)} shown (cut)` : ""}`);
