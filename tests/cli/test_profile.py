@@ -187,7 +187,7 @@ def test_text_input_that_cannot_be_used_is_a_clear_error(tmp_path: Path) -> None
 def test_entry_edit_pin_unpin_remove(tmp_path: Path) -> None:
     state = state_of(tmp_path)
     with Store(state) as store:
-        store_version(store, [A1, B1])
+        store_version(store, [dict[str, object](A1), dict[str, object](B1)])
     edited = run(tmp_path, "profile", "entry", "edit", "A1", "--claim", "只用中文", "--json")
     assert edited.returncode == 0, edited.stderr
     body = orjson.loads(edited.stdout)

@@ -52,7 +52,7 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     friction_session(root, HANDOFF, str(work))
     world = build_world(state_dir, root)
     with Store(state_dir) as store:
-        store_version(store, [A1, B1])
+        store_version(store, [dict[str, object](A1), dict[str, object](B1)])
         world["refused_run"] = save_run(
             store,
             Run(
@@ -160,7 +160,12 @@ def test_switch_the_guard_mode_from_the_first_screen(console: Console, page: Any
     assert "Guard mode: strict (chosen here)" in page.text_content("#notice")
     assert (console.state_dir / "guard-mode").read_text() == "strict\n"
     asked: list[str] = []
-    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
+
+    def accept(dialog: Any) -> None:
+        asked.append(dialog.message)
+        dialog.accept()
+
+    page.once("dialog", accept)
     page.select_option("#guard-mode", "autonomous")
     page.click("#guard-set")  # looser: confirmed first
     page.wait_for_function(
@@ -191,7 +196,12 @@ def test_preview_a_sessions_handoff_card_and_hand_it_off_now(console: Console, p
     page.wait_for_selector("#handoff-preview pre.handoff-card", timeout=30_000)
     assert page.text_content("#handoff-preview pre.handoff-card") == card
     asked: list[str] = []
-    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+
+    def dismiss(dialog: Any) -> None:
+        asked.append(dialog.message)
+        dialog.dismiss()
+
+    page.once("dialog", dismiss)
     page.click("#handoff-now")
     assert asked and "Hand this session off now" in asked[0]
     assert "Handoff #" not in page.text_content("#notice")  # dismissed: nothing begun
