@@ -214,5 +214,5 @@ def test_a_regeneration_whose_service_stopped_says_so(console: Console, page: An
     page.wait_for_selector('#regen-progress li[data-stage="lost"]', timeout=30_000)
     assert "Lost contact with the service" in page.text_content("#regen-progress")
     assert "Lost contact" in page.text_content("#notice")
-    assert not page.is_disabled("#regenerate")
+    page.wait_for_selector("#regenerate:not([disabled])", timeout=30_000)
     console.errors.clear()  # the requests to a stopped service fail, as they should

@@ -309,7 +309,7 @@ async function rerender() {
   if (!old || !old.dataset.ready) { missed = true; return; }
   try {
     const { name, params, rest } = current();
-    const fresh = h("div", { "data-view": name, "aria-busy": "true", "data-read-from": String(Date.now()) });
+    const fresh = h("div", { "data-view": name, "aria-busy": "true" });
     await (VIEWS[name] || VIEWS.overview)(fresh, params, rest);
     if (main.firstElementChild !== old) return;  // the person moved on meanwhile
     const open = [...keyed(old, "details")].filter(([, el]) => el.open).map(([k]) => k);
@@ -1527,7 +1527,6 @@ async function route() {
   const main = document.getElementById("view");
   const fresh = h("div", { "data-view": name, "aria-busy": "true" });
   main.replaceChildren(fresh);
-  fresh.dataset.readFrom = String(Date.now());
   missed = false;  // what is read from here on is newer than any change heard before
   try {
     await VIEWS[name](fresh, params, rest);
@@ -1647,16 +1646,8 @@ const SILENT_MS = 12000;
 let liveSource = null;
 let heardAt = 0;
 
-// Whether the view shown was read from `t` on: one read before the stream opened may miss a
-// change the stream's first figures already hold.
-function viewReadAfter(t) {
-  const shown = document.getElementById("view").firstElementChild;
-  return !!shown && Number(shown.dataset.readFrom || 0) >= t;
-}
-
 function followStore(again = false) {
   const source = new EventSource("/api/events");
-  const openedAt = Date.now();
   liveSource = source;
   heardAt = Date.now();
   // How often the stream was opened and what it said, for a test to tell a kept stream.
@@ -1684,7 +1675,7 @@ function followStore(again = false) {
     }, 300);
   };
   // Connected again after a break: what changed meanwhile is unknown, so the view is read anew.
-  source.addEventListener("ready", (e) => { take(e); readies += 1; document.body.dataset.liveReadies = String((Number(document.body.dataset.liveReadies) || 0) + 1); if (again || readies > 1) { sessionIndex = null; later(); } else if (!viewReadAfter(openedAt)) later(); });
+  source.addEventListener("ready", (e) => { take(e); readies += 1; document.body.dataset.liveReadies = String((Number(document.body.dataset.liveReadies) || 0) + 1); if (again || readies > 1) { sessionIndex = null; later(); } });
   source.addEventListener("beat", take);
   source.addEventListener("change", (e) => {
     const d = take(e);
