@@ -1,7 +1,8 @@
 """The docs cannot drift from behaviour: the generated references are current, every command in
 the README's and the docs pages' shell blocks runs as documented on a temporary home holding the
 real fixtures of the three harnesses, and every link between the pages lands on a file and a
-heading that exist."""
+heading that exist; and the code cites the rules it follows by their anchors in docs/design/,
+never by a spec section or an issue number a reader cannot open."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tokenize
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -318,3 +320,56 @@ def test_the_slug_is_githubs() -> None:
     assert slug("The session is shown as an onlookers history") == (
         "the-session-is-shown-as-an-onlookers-history"
     )
+
+
+# -- what the code cites -----------------------------------------------------------------------
+
+SOURCES = sorted((REPO / "src" / "dshkit").rglob("*.py"))
+# A spec section, a spec version or an issue number: what a reader of the repository cannot open.
+CITATION = re.compile(
+    r"§|\bseed\s+(?:\d{3}|§|W\d)|\bseed 000\b|\bthe seed\b|\bseed's\b|\bv0\.\d+\b"
+    r"|\bissues?\s+#?\d+|\(D\d\)|\bW[123]b?\b",
+    re.IGNORECASE,
+)
+ANCHOR = re.compile(r"docs/design/([\w-]+\.md)#([\w-]+)")
+
+
+def _commentary(path: Path) -> Iterator[tuple[int, str]]:
+    """Every comment and string of a module, with its line (docstrings are strings)."""
+    with path.open("rb") as source:
+        for token in tokenize.tokenize(source.readline):
+            if token.type in (tokenize.COMMENT, tokenize.STRING):
+                yield token.start[0], token.string
+
+
+def test_no_comment_cites_a_spec_section_or_an_issue() -> None:
+    found = [
+        f"{_name(path)}:{line}: {match.group(0)!r}"
+        for path in SOURCES
+        for line, text in _commentary(path)
+        for match in CITATION.finditer(text)
+    ]
+    assert found == [], "cite docs/design/<page>.md#<rule> instead"
+
+
+def test_every_design_anchor_cited_in_the_code_exists() -> None:
+    cited = {
+        (page, anchor, f"{_name(path)}:{line}")
+        for path in SOURCES
+        for line, text in _commentary(path)
+        for page, anchor in ANCHOR.findall(text)
+    }
+    assert cited, "the code cites its design rules"
+    missing = [
+        f"{where}: docs/design/{page}#{anchor}"
+        for page, anchor, where in sorted(cited)
+        if not (DOCS / "design" / page).exists() or anchor not in anchors(DOCS / "design" / page)
+    ]
+    assert missing == []
+
+
+def test_the_citation_pattern_knows_a_citation() -> None:
+    for text in ("(seed 004 v0.18 item 3)", "(§5.3.2)", "the seed's order", "issue 12 §2", "(D2)"):
+        assert CITATION.search(text), text
+    for text in ("DSH's handoff plugin seeds a target", "random seed", "v1.2", "W4"):
+        assert not CITATION.search(text), text

@@ -1,4 +1,5 @@
-"""Capability facts (seed 000 §0⁗): what a session can really do, probed, never guessed.
+"""Capability facts: what a session can really do, probed, never guessed
+(docs/design/capability.md#measure-never-guess).
 
 `facts` reads the session's modes from where its harness reports them (`unknown` otherwise);
 `probes` tests the three channels for real (subprocess, headless-browser screenshot, the

@@ -4,7 +4,8 @@ Each result is `{"channel", "ok", "reason"}` with the raw reason (`ok` is None f
 to probe", e.g. no MCP server configured, or none its harness would start). Only the MCP
 servers their harness would start are started; the others are listed as not started.
 
-The screenshot probe carries the seed's three pitfalls' fixes (§0⁗): a fresh private profile
+The screenshot probe carries the fixes of three pitfalls
+(docs/design/capability.md#the-screenshot-probe-avoids-three-pitfalls): a fresh private profile
 directory (a running browser would otherwise take the command over and answer with a message
 instead of a file), software rendering (no GPU here), and polling for the file (the launcher
 may return before the PNG is written).
@@ -123,7 +124,8 @@ def _wait_for_png(path: str, proc: subprocess.Popen[bytes], deadline: float) -> 
     """The PNG's size once it is complete (a PNG header and the same size twice), else 0.
 
     The browser exiting is not the end: its screenshot may still be landing, so polling goes
-    on a little after the exit (the seed's async write)."""
+    on a little after the exit
+    (docs/design/capability.md#the-screenshot-probe-avoids-three-pitfalls)."""
     last = -1
     exited_at: float | None = None
     while time.monotonic() < deadline:

@@ -4,7 +4,8 @@ A report reads the cache only (a few milliseconds): results younger than the TTL
 otherwise the report says the probes are pending and the caller may start them in the
 background (`start_probe`: a detached `dshkit capability --probe`), whose results the next
 report uses. The key holds the modes, so a changed mode is never answered from the old
-mode's results (seed 000 §0⁗: the failure was "switched mode, never re-tested"). The key
+mode's results (the failure was "switched mode, never re-tested":
+docs/design/capability.md#a-changed-mode-voids-old-conclusions). The key
 also holds the harness and working directory, which decide the configured MCP servers, and
 a digest of those servers as their harness would start them or not: a server approved (or
 edited) since is probed afresh. Only the servers their harness would start are ever started

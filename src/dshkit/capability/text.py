@@ -1,4 +1,5 @@
-"""The capability facts as the agent reads them (Chinese, seed 000 §0⁗).
+"""The capability facts as the agent reads them, in Chinese
+(docs/design/capability.md#measure-never-guess).
 
 Only facts and general rules, no recipe for any task: the modes as the harness reports them
 (`unknown` where nothing said), each channel ✓/✗ with its raw reason, the MCP servers not

@@ -1,7 +1,8 @@
 """Judging a web deliverable in headless Chromium: sample it until it is clearly good or the
 budget is spent, and give a verdict with the measured evidence.
 
-What one sample sees (seed 000 §0⁵): the page's fatal overlay (the page convention: visible
+What one sample sees (docs/design/gate.md#what-one-sample-sees): the page's fatal overlay (the
+page convention, docs/design/gate.md#the-overlay-convention: visible
 elements with ids like `fatal`, `fatalTitle`, `fatalMsg`, `fatalDetail`, holding failure
 wording), the parser's error box of an XML page, each canvas's backing-store size, what the
 page drew into it (draw calls counted by the init script, WebGL draws with no valid program
@@ -93,7 +94,8 @@ RECOVERABLE = frozenset({FATAL_OVERLAY, UNRESPONSIVE, WEBGL_ERROR})  # states th
 # The overlay convention: `fatal` alone or followed by a part of a name (fatalTitle,
 # fatal-msg, fatal_detail), never a word that merely starts so (`fatalities`).
 OVERLAY_IDS = r"^(?:fatal|Fatal|FATAL)(?![a-z])"
-# The overlay's failure wording (Chinese per the seed, and its English equivalents).
+# The overlay's failure wording, Chinese and its English equivalents
+# (docs/design/gate.md#the-overlay-convention).
 FAILURE_WORDS = (
     "失败|错误|无法|异常|超时|不支持|丢失"
     r"|\b(?:fail(?:s|ed|ure)?|errors?|unable|cannot|can't|exception|timed? ?out"
@@ -680,7 +682,7 @@ class _Track:
         return state
 
     def _state(self, sample: dict[str, Any] | None, errors: Callable[[], bool], now: float) -> str:
-        """What one sample shows, worst first (the seed's order)."""
+        """What one sample shows, worst first (docs/design/gate.md#verdicts-worst-first)."""
         if sample is None:
             return UNRESPONSIVE
         self.stuck_since = None

@@ -1,6 +1,7 @@
 """The task board: a handoff's semantic state as the card the new session reads first.
 
-One renderer, one format (seed 004 v0.20): the original request; four columns in reading order
+One renderer, one format (docs/design/graft.md#one-task-board): the original request; four
+columns in reading order
 — ✅ done, 🔄 in progress, ⏭️ to do, ⚠️ the one blocker; the files to reuse; the anchor (turn,
 boundary seq, how many pointers can be read back, the source session); the read-back tools by
 name, since a seq is useless without them; the slimming disclosure with true counts; and the
@@ -19,7 +20,8 @@ from .semantic import REQUEST_LABEL, Item, SemanticState
 TITLE = "## 交接任务看板（第一轮只需读这一块）"
 DONE, IN_PROGRESS, TODO = "**✅ 已完成**", "**🔄 进行中**", "**⏭️ 待开始**"
 # The rule closing the card, repeated in the ignition prompt: a one-time message expires with
-# the first turn, the card is what the new session rereads (v0.20 design point 6).
+# the first turn, the card is what the new session rereads
+# (docs/design/graft.md#one-task-board).
 CLOSING_RULE = (
     "旧会话的执行记录和其中的临时报错不必理会，它们只作为回读证据保留；"
     "请先完成「🔄 进行中」，再按顺序执行「⏭️ 待开始」，不要复述交接过程，也不要重做已完成的部分。"

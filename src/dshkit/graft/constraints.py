@@ -1,5 +1,5 @@
 """The person's hard constraints: found in what they typed, carried across handoffs verbatim,
-packed by capacity and never cut (seed 004 v0.18 item 3, v0.15 D7, v0.19, v0.9 §六).
+packed by capacity and never cut (docs/design/graft.md#hard-constraints-are-never-cut).
 
 Where they come from. Only human messages (`source.kind == "user"`) are read, and of those not
 dshkit's own handoff words (the ignition prompt, a card with an identity line): a rule is what

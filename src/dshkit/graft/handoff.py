@@ -4,11 +4,12 @@
 returns the task board (`semantic.py`, `board.py`), the human's standing rules verbatim
 (`constraints.py`), the identity of the target-to-be (`identity.py`) and the first message
 that starts the target: identity line, ignition prompt, card, constraints. It writes nothing:
-the seed's `graft_prepare` and the single-step slice both call it, the slice at the moment it
-cuts, so what the target receives is never a stale preparation (seed 004 v0.9 §一).
+`graft_prepare` and the single-step slice both call it, the slice at the moment it cuts, so
+what the target receives is never a stale preparation
+(docs/design/graft.md#prepare-at-the-moment-of-the-cut).
 
 A handoff that cannot carry every constraint whole is not built: `GraftAborted` says which
-did not fit (v0.18 item 3).
+did not fit (docs/design/graft.md#hard-constraints-are-never-cut).
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ def build_handoff(
     """The handoff of `source` given its conversation `events` (pure: no store, no files).
 
     `forced_mark`: the mark of a forced cut after an ignored warning (`watermark.Decision`),
-    which the card states so the target knows the cut was not planned (v0.12). `received`:
+    which the card states so the target knows the cut was not planned
+    (docs/design/graft.md#an-ignored-warning-escalates-and-leaves-a-mark). `received`:
     the first message of the handoff this session was born from, when its log does not keep
     it as its first message (it arrived as hook context): read as that message, so its
     identity and inherited constraints pass on to the next generation. `mode`: the source's

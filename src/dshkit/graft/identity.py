@@ -1,6 +1,7 @@
 """Where a session came from: the identity line a handoff puts in its target's first message.
 
-A target's first message starts with one machine-readable line (seed 004 v0.21 P1)::
+A target's first message starts with one machine-readable line
+(docs/design/graft.md#every-target-carries-its-identity)::
 
     <!-- graft-identity: {"sourceSessionId":"…","boundarySeq":4043,"generation":1} -->
 

@@ -1,7 +1,7 @@
 """Carrying a handoff out: start the target through its harness's CLI, verify it, retire the source.
 
-A handoff is a durable transaction in the store (seed 004 v0.9 §六, v0.10, v0.11 item 3,
-v0.19, v0.21 P0)::
+A handoff is a durable transaction in the store
+(docs/design/graft.md#a-handoff-is-one-durable-transaction)::
 
     PREPARING → TARGET_STARTED → VERIFIED → COMMITTED      (ROLLED_BACK, FAILED: terminal)
     PREPARING → PENDING → COMMITTED                         (no headless start: the next

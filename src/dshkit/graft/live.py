@@ -1,7 +1,7 @@
 """Graft at a live session's hooks: the watermark every step, retirement, notices, pickups.
 
-What the hooks ask, answered from the store and the session's own transcript (seed 004 v0.9
-§一, v0.12, v0.19, v0.21; issue 12 §2):
+What the hooks ask, answered from the store and the session's own transcript
+(docs/design/graft.md#the-hooks-watch-every-step):
 
 - `watch`: after each tool call and at each prompt, the new part of the transcript is folded
   into the session's digest (`watermark.Digest`, kept in `graft_watch` with the decisions'

@@ -2,7 +2,8 @@
 
 A transcript is true history, but paths of the machine it ran on (a home directory, AppData,
 `/tmp`) are unreadable to the new session and hint that the profile directory is part of the
-workspace (seed 004 v0.17). `strip_host_noise(text, cwd)` works paragraph by paragraph
+workspace (docs/design/graft.md#host-noise-is-stripped-project-paths-stay).
+`strip_host_noise(text, cwd)` works paragraph by paragraph
 (blank-line separated):
 
 - A paragraph made only of host paths, punctuation and whitespace becomes `NOISE_MARKER`.

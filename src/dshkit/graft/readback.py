@@ -1,8 +1,9 @@
 """Read-back over a handoff's source session: the exact text of an event by seq, and search.
 
 A handoff card cites evidence by `seq`; the new session reads the original through
-`graft_read_result(sourceSessionId, seq)` or finds it with `graft_search_history` (seed 004
-v0.19/v0.20). Both read the session's conversation (`Catalog.conversation`, where each seq
+`graft_read_result(sourceSessionId, seq)` or finds it with `graft_search_history`
+(docs/design/graft.md#the-source-can-be-read-back). Both read the session's conversation
+(`Catalog.conversation`, where each seq
 names one event) from the store's cache: no session directory is opened.
 """
 

@@ -1,4 +1,5 @@
-"""What a session has achieved and what is left, read from its evidence (seed 004 v0.19–v0.20).
+"""What a session has achieved and what is left, read from its evidence
+(docs/design/graft.md#the-state-is-read-from-evidence).
 
 A handoff carries results, not history. This module reads a session's events and returns its
 *semantic state*: the results proven by the log, each with the `seq` that proves it (a `git
@@ -42,7 +43,9 @@ from .constraints import split_sentences
 from .identity import is_handoff_message, is_plugin_card, parse_identity
 from .noise import strip_host_noise
 
-BLOCKER_CHARS = 160  # the blocker is one line of at most this many characters (v0.19)
+# The blocker is one line of at most this many characters
+# (docs/design/graft.md#one-line-for-the-blocker).
+BLOCKER_CHARS = 160
 ITEM_CHARS = 200  # any other board item; longer ones point to their seq for the rest
 REQUEST_LABEL = "**原始用户要求**："  # also how a target's card hands the request on
 WROTE = "写入 "  # a done line proving a file was written

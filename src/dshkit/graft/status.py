@@ -1,4 +1,5 @@
-"""What graft is doing now, read-only: the debug panel (seed 004 v0.15) and the audit trail.
+"""What graft is doing now, read-only: the debug panel and the audit trail
+(docs/design/graft.md#a-debug-panel-reads-and-changes-nothing).
 
 `debug_status` answers for the whole store — unfinished handoffs and whether a live process
 drives each, the ledger's counts, pending handoffs, notices not yet shown — and, given a

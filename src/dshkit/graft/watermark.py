@@ -1,8 +1,9 @@
 """When to hand off: context pressure, the safe watermark, and the decision at each step.
 
 Everything here is a pure function of (events, settings, state), so the hooks, the CLI and
-the tests ask the same question the same way (seed 004 v0.9 §一/§三, v0.11 item 1, v0.12,
-v0.15 D2, v0.18 item 2).
+the tests ask the same question the same way
+(docs/design/graft.md#the-model-decides-when-within-a-band,
+docs/design/graft.md#the-cut-falls-where-the-handoff-still-fits).
 
 - Pressure is the latest request's input + cache read + cache write (`sessions.events`)
   against the window the log announces (`request/context.contextWindow`: DSH, Codex) or, where
@@ -10,14 +11,16 @@ v0.15 D2, v0.18 item 2).
   (`[graft.windows]`), else the configured `window_tokens`. Its `source` says how far to
   trust it: `usage` (provider usage against the log's window), `estimated` (provider usage
   against a configured window) or `unavailable` (no usage yet): never a number made up from
-  characters, which would disagree with the harness's own meter (v0.15).
+  characters, which would disagree with the harness's own meter
+  (docs/design/graft.md#pressure-is-what-the-harness-measured).
 - The watermark: in `dynamic` mode the forced cut sits where the handoff still fits, i.e.
   the window minus the handoff's cost and the growth of `reserve_turns` more turns, clamped
   to [0.50, 0.75] (0.75 was the latest cut that ever worked; below 0.50 the window cannot
   hold a handoff: `feasible` is False). The warning sits `warning_margin` below it. `fixed`
   mode keeps the old 0.70 / 0.75 constants (configurable) for differential tests.
 - A warning at or above the forced line is not clamped into something that looks usable:
-  there is simply no warning window, and `config_error` says so (v0.9 §三).
+  there is simply no warning window, and `config_error` says so
+  (docs/design/graft.md#a-warning-above-the-cut-is-a-configuration-error).
 """
 
 from __future__ import annotations
@@ -40,9 +43,13 @@ from ..sessions.events import (
 from .identity import Identity, session_identity
 from .settings import GraftSettings
 
-CEILING = 0.75  # the latest cut point that ever worked (v0.18: the old constant, now a ceiling)
+# The latest cut point that ever worked: the old constant, now a ceiling
+# (docs/design/graft.md#seventy-five-percent-is-a-ceiling).
+CEILING = 0.75
 FLOOR = 0.50  # below this the window cannot hold a handoff
-PROTECTED_TURNS = 2  # a session born from a handoff cannot be cut in its first turns (D2)
+# A session born from a handoff cannot be cut in its first turns
+# (docs/design/graft.md#a-new-target-is-protected).
+PROTECTED_TURNS = 2
 GROWTH_SAMPLE_TURNS = 5  # recent turns whose context growth predicts the next ones
 # dshkit's own handoff tools; harnesses prefix MCP tools (`mcp__dshkit__graft_prepare`).
 GRAFT_TOOLS = ("graft_prepare", "graft_slice_and_inject", "graft_commit")
@@ -50,7 +57,9 @@ GRAFT_TOOLS = ("graft_prepare", "graft_slice_and_inject", "graft_commit")
 # (a harness that defers MCP tools, e.g. Claude Code's ToolSearch) is obeying the nudge.
 _LOADS_GRAFT_TOOL = re.compile(rf"mcp__[\w.-]+?__({'|'.join(GRAFT_TOOLS)})\b")
 PHASE_PREFIX = re.compile(r"^\s*(阶段|phase)\s*\d+\s*[:：]", re.IGNORECASE)
-OPEN_TODO_LIMIT = 3  # more open todos than this without phases: plan first (v0.11 item 1)
+# More open todos than this without phases: plan first
+# (docs/design/graft.md#plan-phases-before-a-long-todo-list).
+OPEN_TODO_LIMIT = 3
 # How far a transcript may grow before its session could reach the band, for the hot path's
 # skip (`room_bytes`): a token stands for at least one byte of the text it encodes, and a
 # transcript logs that text (escaped and framed: more bytes, never fewer), so a byte of log is
@@ -335,7 +344,8 @@ class Watermark(Value):
     """Where the warning band starts and where the forced cut falls (ratios of the window).
 
     `warning` is None when there is no warning window; `forced` is None when the session has
-    no forced cut, and the warning band then runs to 100% (v0.9 §三 rule 2)."""
+    no forced cut, and the warning band then runs to 100%
+    (docs/design/graft.md#without-a-forced-cut-the-band-runs-to-the-end)."""
 
     __slots__ = ("config_error", "cost", "feasible", "forced", "mode", "warning")
 
@@ -515,7 +525,8 @@ PLAN_TEXT = (
 
 
 def forced_cut_note(mark: Mapping[str, Any]) -> str:
-    """The pending-state line a handoff carries when the model ignored the warning (v0.12)."""
+    """The pending-state line a handoff carries when the model ignored the warning
+    (docs/design/graft.md#an-ignored-warning-escalates-and-leaves-a-mark)."""
     return (
         f"模型拒绝提前切走（{mark['warning']:.0%} 预警后仍继续调用工具），"
         f"导致在 {mark['ratio']:.0%} 水位被强制中断。"

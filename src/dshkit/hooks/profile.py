@@ -1,4 +1,5 @@
-"""Profile injection (seed 001 §6): the effective text reaches the model once per session.
+"""Profile injection: the effective text reaches the model once per session
+(docs/design/profile.md#the-profile-reaches-a-session-once).
 
 Claude Code and Codex deliver SessionStart context before the first request, so it goes
 there. DSH's bridge delivers SessionStart context only from the second request, and fires

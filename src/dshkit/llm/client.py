@@ -1,6 +1,7 @@
 """The one LLM client: OpenAI-compatible chat completions, streamed, every failure named.
 
-Failures are never an empty output (seed 001 §1.6): an HTTP error, a network error, a broken
+Failures are never an empty output (docs/design/llm.md#a-failure-is-never-an-empty-reply): an
+HTTP error, a network error, a broken
 or unfinished stream, a reply cut at `max_tokens`, a call past its deadline and an abort each
 come back as their own outcome, and every call is recorded in the store (never the API key),
 linked to the sessions whose words it carries.

@@ -1,5 +1,6 @@
-"""The evidence-driven prompt optimizer (seed 000): a person's raw words become one instruction
-for the working agent that stands on evidence, or asks first where facts cannot be known.
+"""The evidence-driven prompt optimizer: a person's raw words become one instruction for the
+working agent that stands on evidence, or asks first where facts cannot be known
+(docs/design/optimizer.md#the-instruction-stands-on-evidence).
 
 Surfaces use it through `OptimizerService` and its result types, named here. They are
 imported on first use: the prompt hook, with the optimizer off, loads only what reading the

@@ -1,4 +1,5 @@
-"""The provenance audit (seed 000 W3, §7.1): every sentence of an output is traced or freedom.
+"""The provenance audit: every sentence of an output is traced or freedom
+(docs/design/optimizer.md#every-sentence-is-traced-or-declared-freedom).
 
 The output is cut into units: each line is one unit or several sentences, a fenced code block
 is one unit. Lines the contract requires (the ask heading, a "无" line, the self-check line),

@@ -1,5 +1,6 @@
-"""The session-context block (seed 000 W1b, iron rules 7–8): what the optimizer model reads of
-the working session's history, as an onlooker.
+"""The session-context block: what the optimizer model reads of the working session's
+history, as an onlooker (docs/design/optimizer.md#the-session-is-shown-as-an-onlookers-history,
+iron rules 7–8: docs/design/optimizer.md#eight-iron-rules).
 
 Scope is decided only by the two settings, never by relevance:
 
@@ -45,7 +46,8 @@ Where `full` met a compaction and the harness wrote its own summary (Claude Code
 summary, DSH's checkpoint), the block shows that summary first, labelled with its seq: it is
 what the agent reads in place of the folded exchanges (at most a third of the budget).
 
-**Over budget** the detail drops, in the seed's order, with the scope unchanged: both sides in
+**Over budget** the detail drops, in this order, with the scope unchanged
+(docs/design/optimizer.md#the-history-is-lowered-before-it-is-dropped): both sides in
 full → assistant truncated (final text only, cut to a common cap) → assistant omitted →
 each message truncated (the person's messages, cut to a common cap). When even that does not
 fit, the oldest exchanges are dropped — the fewest that let the newest be shown whole (the
@@ -94,7 +96,8 @@ _LEGACY_CHECKPOINT = ("plugin", "compact")
 
 
 class DetailLevel(enum.StrEnum):
-    """How much of each message is shown, from the most to the least (seed W1b order)."""
+    """How much of each message is shown, from the most to the least
+    (docs/design/optimizer.md#the-history-is-lowered-before-it-is-dropped)."""
 
     FULL = "full"
     ASSISTANT_TRUNCATED = "assistant-truncated"

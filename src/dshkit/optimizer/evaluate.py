@@ -1,4 +1,5 @@
-"""The live verification table (seed 000 §0‴): a case file run against the configured model.
+"""The live verification table: a case file run against the configured model
+(docs/design/optimizer.md#a-live-verification-table).
 
 Every case goes through every tier that calls the model; each answer is measured by the same
 gates a run records: is there an ask section, are its items within the tier's budget, does a

@@ -1,11 +1,13 @@
-"""The output gates (seed 000 §0′ F6, §0‴, §5): recipient stripping, the length and ask gates.
+"""The output gates: recipient stripping, the length and ask gates
+(docs/design/optimizer.md#gates-are-recorded-never-enforced).
 
 `strip_recipient` removes what the model said to the person instead of the agent (preambles,
 a code fence around the whole answer, closing offers), never the body. The length and ask
 gates are records, never knives: they measure an output and say whether it is over, and the
 output is delivered whole either way (a cut would make a half instruction).
 
-Lines are told apart only by what can be recognised reliably (§0‴ 度量口径): the ask heading
+Lines are told apart only by what can be recognised reliably
+(docs/design/optimizer.md#ask-lines-are-counted-by-reliable-marks): the ask heading
 line (`ASK_HEADING` at its start), a "无" line, numbered lines containing a question mark (ask
 items), the self-check line (`SELF_CHECK_PREFIX`). No parser of "the ask section" as a block:
 blank lines and inline writing fooled two of those.
@@ -42,7 +44,8 @@ def is_ask_heading(line: str) -> bool:
 
 
 def is_ask_item(line: str) -> bool:
-    """A numbered line containing a question mark, full-width or ASCII (§0‴'s reliable rule)."""
+    """A numbered line containing a question mark, full-width or ASCII
+    (docs/design/optimizer.md#ask-lines-are-counted-by-reliable-marks)."""
     return bool(_NUMBERED.match(_undecorated(line))) and bool(_QUESTION.search(line))
 
 
@@ -77,7 +80,8 @@ def body_chars(output: str) -> int:
 
 
 def length_gate(raw: str, output: str, tier: str) -> dict[str, Any]:
-    """F6, recorded never enforced: {"rawChars", "limit", "chars", "ratio", "over"}.
+    """F6 (docs/design/optimizer.md#length-budgets-per-tier), recorded never enforced:
+    {"rawChars", "limit", "chars", "ratio", "over"}.
 
     Characters are code points that are not whitespace (`count_chars`). `limit` is
     min(floor(ratio × rawChars), ABSOLUTE_CAP); `chars` is `body_chars(output)`; `ratio` is
@@ -97,7 +101,8 @@ def length_gate(raw: str, output: str, tier: str) -> dict[str, Any]:
 
 
 def ask_gate(output: str, tier: str) -> dict[str, Any]:
-    """§0‴, recorded never enforced: {"hasSection", "items", "limit", "over"}.
+    """The ask gate (docs/design/optimizer.md#ask-when-the-deciding-fact-cannot-be-known),
+    recorded never enforced: {"hasSection", "items", "limit", "over"}.
 
     `hasSection`: some line is the ask heading. `items`: numbered lines containing a question
     mark, anywhere in the output (the reliable rule). `over`: items > the tier's budget.

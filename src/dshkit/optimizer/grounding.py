@@ -1,7 +1,8 @@
 """Read-only grounding for the optimizer model: `read`/`glob`/`grep` rooted at the session's cwd.
 
-Seed 000 W1 and §5: the optimizer verifies and locates facts in the session's working
-directory, and only what it actually read may be stated as fact (iron rule 1). A `Workspace`
+The optimizer verifies and locates facts in the session's working directory
+(docs/design/optimizer.md#grounding-reads-the-project-read-only), and only what it actually
+read may be stated as fact (iron rule 1). A `Workspace`
 is the dispatcher the tool loop (`dshkit.llm.run_tool_loop`) calls; it
 
 - never lets a path escape its root (`..`, absolute paths, symlinks resolving outside), never
@@ -248,7 +249,8 @@ class Workspace:
         return list(self._ledger.values())
 
     def evidence_index(self) -> list[dict[str, Any]]:
-        """The 依据索引 (seed §5): `{"path", "line", "note"}` per entry, note ≤ 80 chars."""
+        """The evidence index (依据索引, docs/design/optimizer.md#the-evidence-index):
+        `{"path", "line", "note"}` per entry, note ≤ 80 chars."""
         index = []
         for entry in self._ledger.values():
             if entry.kind == "read":

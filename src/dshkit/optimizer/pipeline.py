@@ -1,5 +1,6 @@
-"""One optimization (seed 000 §6): raw words → session → sources → one model conversation →
-gates → the instruction, or the raw words themselves with the reason they were passed on.
+"""One optimization: raw words → session → sources → one model conversation → gates → the
+instruction, or the raw words themselves with the reason they were passed on
+(docs/design/optimizer.md#one-conversation-and-the-raw-words-as-fallback).
 
 One optimization is one model conversation (its tool loop included) and nothing else; tier
 `off` makes none. No half instruction is ever delivered: a call that fails, stalls, runs out of
@@ -94,7 +95,7 @@ def optimize(
         )
         run.context = block.as_json() if block else None
     workspace = None
-    if check_tier(settings.tier).grounding != "none" and cwd:  # §4: basic reads no files
+    if check_tier(settings.tier).grounding != "none" and cwd:  # basic reads no files
         try:
             workspace = Workspace(cwd)
         except WorkspaceUnavailable as exc:

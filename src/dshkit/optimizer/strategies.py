@@ -1,11 +1,15 @@
-"""The optimizer's tiers as strategies (seed 000 §0″, §4): the Chinese system prompt of each.
+"""The optimizer's tiers as strategies: the Chinese system prompt of each
+(docs/design/optimizer.md#a-tier-is-an-evidence-budget-not-a-style).
 
-Written for dshkit from the seed's rules, not copied from it. `off` has no strategy: the raw
+Written for dshkit from the rules, not copied from anywhere. `off` has no strategy: the raw
 words pass through untouched (`passthrough`). `basic` repairs language only, `advanced`
-completes object / result / boundary only, both guarded by F1–F7 (§0′); `extreme` is one fixed
+completes object / result / boundary only, both guarded by F1–F7
+(docs/design/optimizer.md#seven-guard-rails-for-basic-and-advanced); `extreme` is one fixed
 strategy text (five gap classes, per-item provenance, entry and anchors, enrichment only with
-evidence). Every tier carries the same recipient contract, iron rules 1–5, the provenance
-notation the audit checks (`HISTORY_MARK`, `path:line`), the ask clause (§0‴, budgets
+evidence). Every tier carries the same recipient contract, iron rules 1–5
+(docs/design/optimizer.md#eight-iron-rules), the provenance
+notation the audit checks (`HISTORY_MARK`, `path:line`), the ask clause
+(docs/design/optimizer.md#ask-when-the-deciding-fact-cannot-be-known, budgets
 `ASK_ITEM_BUDGET`) placed before the strategy, and the self-check clause at the end.
 
 The delivery form (iron rule 6) projects exactly two lines, `FORM_LINES[form]` (organisation
@@ -90,7 +94,8 @@ _ROLE = (
 
 
 def _ask_clause(items: int) -> tuple[str, ...]:
-    """The ask clause (§0‴): one sentence saying to ask, then its form, "无", body, precedence."""
+    """The ask clause: one sentence saying to ask, then its form, "无", body, precedence
+    (docs/design/optimizer.md#ask-when-the-deciding-fact-cannot-be-known)."""
     return (
         f"【先问】左右结果、只有用户定得了的点别让工作 AI 猜：第一行写「{ASK_HEADING}：」，"
         f"其下逐条列出，让它开工前一次问完（最多 {items} 条）。",
@@ -142,7 +147,8 @@ _F3 = (
 _F6 = "F6 篇幅守住本档的膨胀上限，宁短勿长。"
 _F7 = "F7 原话就是基准：改写必须比原话更好用，做不到就基本照原话交出。"
 
-# F1–F7 (§0′): the guard rails of basic and advanced, each in the terms of its tier.
+# F1–F7, the guard rails of basic and advanced, each in the terms of its tier
+# (docs/design/optimizer.md#seven-guard-rails-for-basic-and-advanced).
 _BASIC_GATES = (
     "【闸门】",
     "F1 先判断原话够不够用：够用就只修语言，产物约等于原话；不够用也只把指代落到具体对象、把句子理顺，别的不补。",
@@ -164,7 +170,8 @@ _ADVANCED_GATES = (
     _F7,
 )
 
-# The extreme strategy: one fixed text (§4 extreme, W2's five gap classes). No inflation
+# The extreme strategy: one fixed text (docs/design/optimizer.md#extreme-fills-five-gap-classes).
+# No inflation
 # budget is asked of it (F1–F7 guard basic and advanced only): its length is recorded.
 _EXTREME = (
     "【本档：极端——五类补齐，逐条带出处】",
@@ -264,7 +271,8 @@ _STRATEGY = {
 def ask_text(tier: str) -> tuple[str, ...]:
     """The ask-related lines of a tier's prompt: the ask clause and the self-check clause.
 
-    What the ≤ 20% share (§0‴) is measured on; each is one whole line of `system_prompt`.
+    What the ≤ 20% share (docs/design/optimizer.md#the-ask-clause-is-at-most-a-fifth) is
+    measured on; each is one whole line of `system_prompt`.
     """
     spec = check_tier(tier)
     if tier == PASSTHROUGH_TIER:
@@ -299,7 +307,8 @@ def count_chars(text: str) -> int:
 
 
 def length_limit(raw: str, tier: str) -> int:
-    """The most body characters the tier allows for these raw words (§0′ F6)."""
+    """The most body characters the tier allows for these raw words
+    (docs/design/optimizer.md#length-budgets-per-tier)."""
     spec = check_tier(tier)
     return min(int(spec.ratio * count_chars(raw)), ABSOLUTE_CAP)
 

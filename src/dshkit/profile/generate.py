@@ -276,7 +276,8 @@ def _generate(
                 parsed.notes,
             ),
         )
-        # A bounded history (unlike seed §8.5), and never without the newest version.
+        # A bounded history, never without the newest version
+        # (docs/design/profile.md#version-history-is-bounded).
         db.execute(
             "DELETE FROM profile_versions WHERE version <= ?", (run.version - history_limit,)
         )

@@ -1,11 +1,13 @@
 """The user profile's entries, the delta contract that updates them, and truncation rescue.
 
-The model answers with a delta (seed 001 §5.3.1): `entries` holds new and rewritten entries,
+The model answers with a delta (docs/design/profile.md#the-model-answers-with-a-delta):
+`entries` holds new and rewritten entries,
 `unchangedIds` names entries kept word for word (their bodies are copied from the previous
 version), `deletedIds` names deletions. An entry the person pinned (or edited) is kept as they
 left it whatever the delta says of it. Anything of the previous version found in neither
 list is deleted, but only when the output is proven complete: a truncated answer may simply
-not have reached its `unchangedIds` yet, so deletions then fail open (§5.3.2).
+not have reached its `unchangedIds` yet, so deletions then fail open
+(docs/design/profile.md#a-cut-answer-is-rescued-not-thrown-away).
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ class ProfileOutputError(Invalid):
 
 
 def parse_output(text: str, truncation_reason: str | None = None) -> ParsedOutput:
-    """Read an answer strictly, else rescue what it completed (three layers, §5.3.2)."""
+    """Read an answer strictly, else rescue what it completed, in three layers
+    (docs/design/profile.md#a-cut-answer-is-rescued-not-thrown-away)."""
     body = _strip_fences(text)
     try:
         value = orjson.loads(body)
@@ -154,7 +157,8 @@ class Assembly:
 def assemble(
     previous: list[Entry], parsed: ParsedOutput, now_ms: int, material_messages: int
 ) -> Assembly:
-    """Apply the delta contract and the field table of seed 001 §5.3.1."""
+    """Apply the delta contract and its field table
+    (docs/design/profile.md#the-model-answers-with-a-delta)."""
     before = {e["id"]: e for e in previous}
     entries: list[Entry] = []
     placed: set[str] = set()
@@ -312,7 +316,8 @@ class Trigger:
 def should_regenerate(
     watermark: dict[str, int] | None, human_messages: int, sessions: int, trigger: Trigger
 ) -> tuple[bool, str]:
-    """Whether enough new material arrived, first criterion met wins (§5.5); and why, in words."""
+    """Whether enough new material arrived, first criterion met wins; and why, in words
+    (docs/design/profile.md#a-new-version-needs-enough-new-material)."""
     if watermark is None:
         if human_messages >= trigger.min_messages:
             return True, (

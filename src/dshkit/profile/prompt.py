@@ -1,6 +1,7 @@
-"""The profile prompt contract (seed 001 §5.2): what the model is told, in Chinese.
+"""The profile prompt contract: what the model is told, in Chinese.
 
-Written for dshkit from the seed's rules, not copied from it: the human material is data and
+Written for dshkit from the rules (docs/design/profile.md#the-prompt-treats-human-words-as-data),
+not copied from anywhere: the human material is data and
 never instructions; the previous version goes in whole so the update can be incremental;
 the counted signals are side evidence only; the answer is a delta (or, the first time, the
 full list); the profile's budget (entries, characters per claim) is stated, so that what the

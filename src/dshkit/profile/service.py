@@ -56,7 +56,9 @@ from .state import (
 )
 
 CONTRACT = 1
-HALL_URL = ""  # the prompt hall (seed §7.4): '' means not configured, shown as null
+# The prompt hall: '' means not configured, shown as null
+# (docs/design/profile.md#the-prompt-hall-is-optional).
+HALL_URL = ""
 JOB_KIND = "profile"
 
 
@@ -138,7 +140,8 @@ class ConsoleState:
     last_run: dict[str, Any] | None
     copied_snapshot: dict[str, Any] | None
     # For the console's own bookkeeping only: a rewording also makes it true, so it must
-    # never become a "copy again" prompt (seed §6-2.5(b)).
+    # never become a "copy again" prompt
+    # (docs/design/profile.md#a-copy-goes-stale-only-when-its-evidence-changes).
     stale_copy: bool
     running: bool
 

@@ -1,7 +1,7 @@
-"""Four zero-LLM friction signals counted from a session's events (seed 001 §4).
+"""Four zero-LLM friction signals counted from a session's events.
 
-Every rule uses structured fields only, and each carries the correction the seed made after
-checking real logs:
+Every rule uses structured fields only, and each carries the correction made after checking
+real logs (docs/design/profile.md#friction-signals-read-structured-fields-only):
 - delegateRuns: a turn with no tool call whose *last* assistant message asks the person to
   act, by a request-sentence pattern (not any "需要你", which is mostly "需要你注意").
 - longTools: a command tool whose call→result wall time is over the threshold. Waits on a

@@ -1,10 +1,12 @@
 """What the agent is told about the user: the mode, the texts, and their byte-stable rendering.
 
 The mode is one enum, `auto` (the generated profile, plus optional extra text) or `custom`
-(the user's own text), so "both on" cannot be represented (seed 001 §7.3); switching keeps
+(the user's own text), so "both on" cannot be represented
+(docs/design/profile.md#one-mode-at-a-time); switching keeps
 the other side's data. The rendered text carries no live value (no time, version or count):
 DSH appends a new system message whenever the text changes, so identical state must give
-identical bytes (§6.2). DSH's system prompt also treats `{{…}}` as a template variable and
+identical bytes (docs/design/profile.md#injected-text-is-byte-stable). DSH's system prompt
+also treats `{{…}}` as a template variable and
 then fails every turn: user text containing it is refused, model-written text is escaped.
 
 Nothing is cut on the way to the agent. A hook answer carries at most INJECT_LIMIT characters
@@ -349,7 +351,8 @@ class ProfileState:
     def stale_copy(self) -> bool:
         """Whether the effective text differs from the copied one.
 
-        Not for telling the user to copy again: a mere rewording makes it true (seed §6-2.5(b)).
+        Not for telling the user to copy again: a mere rewording makes it true
+        (docs/design/profile.md#a-copy-goes-stale-only-when-its-evidence-changes).
         """
         snapshot = self.copied_snapshot()
         return snapshot is not None and snapshot["text"] != self.effective().text

@@ -1,7 +1,8 @@
 """DSH session logs: directory layout, name encodings, header versions and record normalization.
 
 Layout: `<root>/<projectKey(cwd)>/<encodeSegment(sessionId)>/session[.vN].jsonl[.zstd]`; every
-generation in a session directory belongs to that session (seed 001 §3.1).
+generation in a session directory belongs to that session
+(docs/design/sessions.md#a-session-is-every-generation-of-its-directory).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ DSH's optional `ignorable`, `surfaceOp` and `sourceEventSeqs` — so DSH records
 they are and Claude Code / Codex lines are mapped onto the same vocabulary:
 
 - `user/message`: `data` *is* the message (`{role, content[], source}`); human speech only
-  when `source.kind == "user"` (seed 001 §1.9(b), §1.9(c)).
+  when `source.kind == "user"` (docs/design/sessions.md#only-typed-words-are-human-messages).
 - `assistant/message`: `{turn, step, message, usage?}`.
 - `tool/call`: `{turn, step, callId, name, arguments}` (`arguments` a JSON string).
 - `tool/result`: `{turn, step, message{source{callId}, content[], isError?}, error?}`.
@@ -63,7 +63,8 @@ def human_messages(events: Iterable[Event]) -> list[Event]:
 
 
 def result_call_id(event: Event) -> str | None:
-    """The call id a `tool/result` answers (seed 001 §1.9(a): not `data.toolCallId`)."""
+    """The call id a `tool/result` answers, not `data.toolCallId`
+    (docs/design/sessions.md#a-tool-result-names-its-call-in-sourcecallid)."""
     message = (event.get("data") or {}).get("message") or {}
     call_id = (message.get("source") or {}).get("callId") or message.get("toolCallId")
     if call_id:

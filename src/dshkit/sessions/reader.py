@@ -1,6 +1,6 @@
 """Reads what is new in one log file since its cursor: whole zstd frames or whole lines, never more.
 
-The decision per file (seed 001 §3.3, plus file identity):
+The decision per file (docs/design/sessions.md#one-decision-per-file-per-scan):
 - same size and identity as last time → nothing is opened;
 - another inode, shrunk below the cursor, rewritten in place, or the bytes just before the
   cursor changed → a warning, and the file is read again from 0 (its old events replaced);

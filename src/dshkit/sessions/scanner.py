@@ -2,7 +2,9 @@
 
 Every complete frame or line is decoded once in its lifetime: its plaintext is appended to a
 cache file under `<state>/plain/` as the log is read, and a session's events are rebuilt from
-that cache without touching session directories (seed 001 §3.3, §3.5). Each session's cursors
+that cache without touching session directories
+(docs/design/sessions.md#one-decision-per-file-per-scan,
+docs/design/sessions.md#the-plaintext-cache-survives-restarts). Each session's cursors
 and summary are committed in one SQLite transaction after its cache appends, and a cache is
 cut back to its committed length before it grows again: a scan killed at any point, then run
 again, gives the same result as one that was never interrupted.
@@ -574,7 +576,8 @@ def _key_text(key: SessionKey) -> str:
 
 
 def _rotate(keys: list[SessionKey], rotor: str | None) -> list[SessionKey]:
-    """Sessions in order, starting where the last budget-limited round had to stop (§8.6)."""
+    """Sessions in order, starting where the last budget-limited round had to stop
+    (docs/design/sessions.md#a-frame-budget-resumes-where-it-stopped)."""
     if not rotor:
         return keys
     texts = [_key_text(k) for k in keys]

@@ -18,7 +18,8 @@ from .events import Event, is_human_message, message_text
 
 
 def dedupe(events: Iterable[Event]) -> list[Event]:
-    """Union without doubling (seed 001 §3.7): key `seq`, else `type@time`; drop only exact twins.
+    """Union without doubling (docs/design/sessions.md#generations-are-unioned-without-doubling):
+    key `seq`, else `type@time`; drop only exact twins.
 
     Same key with different content keeps both: a stray duplicate is cheaper than a lost
     human message. Contents are compared only when keys collide.

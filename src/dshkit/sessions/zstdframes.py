@@ -1,8 +1,9 @@
 """Walks zstd frame structure in a multi-frame file and decompresses each frame on its own.
 
-One-shot zstd decoders stop after the first frame (seed 001 §1.9(e): 8 frames on disk, 1
-decoded), so frame boundaries are found here by walking headers and block headers — never by
-searching for the magic inside payloads — and each frame is then decoded by itself.
+One-shot zstd decoders stop after the first frame (8 frames on disk, 1 decoded:
+docs/design/sessions.md#every-frame-is-decoded), so frame boundaries are found here by walking
+headers and block headers — never by searching for the magic inside payloads — and each frame
+is then decoded by itself.
 
 Output is bounded without trusting the frame: a frame's structural bound (its declared
 content size, or the sum of its block bounds) decides whether a fast one-call decode is safe;
