@@ -144,3 +144,31 @@ def test_a_bug_in_sql_stays_a_bug_the_files_trouble_is_the_stores(tmp_path: Path
             store.db.execute("SELECT * FROM meta LIMIT ?", (1 << 64,))
         rows = store.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         assert "meta" in {row["name"] for row in rows}  # rows as before, by column name
+
+
+_COMMIT = """
+import sys
+from dshkit.store import Store
+with Store(sys.argv[1]) as store:
+    store.set_meta("seen", sys.argv[2])
+"""
+
+
+def test_a_store_opened_again_in_the_same_process_leaves_the_first_one_seeing_commits(
+    tmp_path: Path,
+) -> None:
+    # Closing any descriptor of the database file drops the process's POSIX locks on it, after
+    # which a connection already open went on reading an old snapshot: a second store opened
+    # (and closed) beside a long-lived one must not open the file by hand.
+    def commit(value: str) -> None:
+        subprocess.run([sys.executable, "-c", _COMMIT, str(tmp_path), value], check=True)
+
+    with Store(tmp_path) as watcher:
+        commit("1")
+        assert watcher.get_meta("seen") == "1"
+        for value in ("2", "3", "4"):
+            with Store(tmp_path) as other:  # a request handler's store, beside the stream's
+                other.get_meta("seen")
+            commit(value)
+            commit(value)  # the first commit after a lost lock could still be seen; not later
+            assert watcher.get_meta("seen") == value

@@ -728,6 +728,24 @@ def _connect(path: Path, busy_timeout: float) -> _Connection:
 _HEADER = b"SQLite format 3\x00"
 
 
+# The database files this process holds a store open on, by (device, inode), once per open
+# store. Closing any descriptor of a file drops every POSIX lock this process holds on it,
+# SQLite's included (its locks belong to the process, not to a connection), after which a
+# connection already open can go on reading an old snapshot, never seeing another process's
+# commits (a forget, a new verdict), and its writes are no longer fenced. So a file already
+# held here is not opened again to check its header: it was checked when it was first opened.
+# (A list: append, remove and `in` are each atomic under the GIL, so threads need no lock.)
+_HELD: list[tuple[int, int]] = []
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
 def _check_file(path: Path) -> None:
     """Refuse a database file that is there but cannot be a store: unreadable, empty, not
     SQLite, or shorter than its own header says (truncated). Only a missing file is a new
@@ -895,6 +913,7 @@ class Store:
     """
 
     db: _Connection
+    _held: tuple[int, int] | None = None
 
     def __init__(self, state_dir: Path, *, busy_timeout: float = 30.0) -> None:
         self.state_dir = Path(state_dir)
@@ -909,7 +928,9 @@ class Store:
                 f"cannot create the state database {self.path}: {exc.strerror}"
                 f"{'' if exc.filename is None else f' ({exc.filename})'}"
             ) from exc
-        _check_file(self.path)
+        held = _identity(self.path)
+        if held is None or held not in _HELD:
+            _check_file(self.path)
         self.db = _connect(self.path, busy_timeout)
         # SQLite answers "busy" at once, without waiting, where waiting could deadlock (two
         # processes migrating a store at once): such an open is tried again within the timeout.
@@ -917,6 +938,9 @@ class Store:
         while True:
             try:
                 _migrate(self.db, self.path)
+                self._held = _identity(self.path)
+                if self._held is not None:
+                    _HELD.append(self._held)
                 return
             except StoreBusy:
                 if time.monotonic() >= deadline:
@@ -1048,6 +1072,9 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+        held, self._held = self._held, None
+        if held is not None:
+            _HELD.remove(held)
 
     def __enter__(self) -> Store:
         return self
