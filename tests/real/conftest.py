@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from ..support.fakes import RefusingProxy
+from ..support.real import CACHE, NODE24, PNPM, binary
+
+# DSH's Claude-Code hook bridge, added to its headless profile from the npm registry.
+BRIDGE = [
+    "@deepseek-ai/dsh-hooks-claude-code@0.0.1-rc.5",
+    "@deepseek-ai/dsh-hook-protocol@0.0.1-rc.1",
+]
 
 
 @pytest.fixture
@@ -16,3 +27,40 @@ def proxy() -> Iterator[RefusingProxy]:
     with RefusingProxy() as refusing:
         yield refusing
     assert refusing.attempts == [], f"a harness tried to leave 127.0.0.1: {refusing.attempts}"
+
+
+@pytest.fixture(scope="session")
+def dsh_profile_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A DSH home whose headless profile has the hook bridge added (a registry install, done
+    once, before any harness runs behind the refusing proxy); every DSH test asks for it,
+    so none depends on another test having run first."""
+    template = CACHE / "dsh-home-template"
+    if not (template / ".dsh" / "profiles" / "headless" / "node_modules").is_dir():
+        shutil.rmtree(template, ignore_errors=True)
+        (template / ".dsh").mkdir(parents=True)
+        (template / ".dsh" / "cordis.patch.yml").write_text(
+            "- id: hmr\n  disabled: false\n  config:\n    root: []\n"
+        )
+        env = {
+            **os.environ,  # a registry install needs this machine's CA and registry settings
+            "HOME": str(template),
+            "DSH_HOME": str(template / ".dsh"),
+            "PATH": f"{NODE24}:{PNPM}:/usr/bin:/bin",
+        }
+        done = subprocess.run(
+            [
+                binary("dsh", "node_modules", ".bin", "dsh"),
+                "plugin",
+                "--profile",
+                "headless",
+                "add",
+                *BRIDGE,
+            ],
+            env=env,
+            cwd=tmp_path_factory.mktemp("p"),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+    return template / ".dsh"

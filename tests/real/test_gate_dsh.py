@@ -13,19 +13,18 @@ import pytest
 
 from ..support.fakes import RefusingProxy, fake_chat
 from ..support.paths import PAGES
-from ..support.real import CACHE, World, binary, texts
+from ..support.real import World, binary, texts
 
 pytestmark = [pytest.mark.real, pytest.mark.browser]  # the gate judges in Chromium
 
 MARK = "【dshkit 交付门：机器实测未通过，请返工】"
-TEMPLATE = CACHE / "dsh-home-template" / ".dsh"  # DSH's home with the bridge in its profile
 
 
-def test_dsh_gets_the_failure_back_in_the_same_run(tmp_path: Path, proxy: RefusingProxy) -> None:
-    if not (TEMPLATE / "profiles" / "headless" / "node_modules").is_dir():
-        pytest.fail(f"{TEMPLATE} is missing: tests/real/test_harnesses.py makes it")
+def test_dsh_gets_the_failure_back_in_the_same_run(
+    tmp_path: Path, proxy: RefusingProxy, dsh_profile_template: Path
+) -> None:
     world = World(tmp_path, "dsh")
-    shutil.copytree(TEMPLATE, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
+    shutil.copytree(dsh_profile_template, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
     world.install_hooks()
     (world.state / "config.toml").write_text("[gate]\nhook_budget_s = 2.0\n")
     page = world.project / "tank.html"

@@ -9,7 +9,6 @@ A refusing proxy catches any attempt to reach another host.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -31,9 +30,6 @@ from ..support.fakes import (
 )
 from ..support.hook_handlers import DENIED
 from ..support.real import (
-    CACHE,
-    NODE24,
-    PNPM,
     World,
     binary,
     codex_config,
@@ -44,10 +40,6 @@ from ..support.real import (
 
 pytestmark = pytest.mark.real
 
-BRIDGE = [
-    "@deepseek-ai/dsh-hooks-claude-code@0.0.1-rc.5",
-    "@deepseek-ai/dsh-hook-protocol@0.0.1-rc.1",
-]
 CRASH = (
     "SessionStart=tests.support.hook_handlers:crash;"
     "UserPromptSubmit=tests.support.hook_handlers:crash"
@@ -166,42 +158,6 @@ def test_codex(tmp_path: Path, proxy: RefusingProxy) -> None:
 
 
 # -- DSH ------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def dsh_profile_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A DSH home whose headless profile has the hook bridge added (a registry install, done
-    once, before any harness runs behind the refusing proxy)."""
-    template = CACHE / "dsh-home-template"
-    if not (template / ".dsh" / "profiles" / "headless" / "node_modules").is_dir():
-        shutil.rmtree(template, ignore_errors=True)
-        (template / ".dsh").mkdir(parents=True)
-        (template / ".dsh" / "cordis.patch.yml").write_text(
-            "- id: hmr\n  disabled: false\n  config:\n    root: []\n"
-        )
-        env = {
-            **os.environ,  # a registry install needs this machine's CA and registry settings
-            "HOME": str(template),
-            "DSH_HOME": str(template / ".dsh"),
-            "PATH": f"{NODE24}:{PNPM}:/usr/bin:/bin",
-        }
-        done = subprocess.run(
-            [
-                binary("dsh", "node_modules", ".bin", "dsh"),
-                "plugin",
-                "--profile",
-                "headless",
-                "add",
-                *BRIDGE,
-            ],
-            env=env,
-            cwd=tmp_path_factory.mktemp("p"),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-    return template / ".dsh"
 
 
 def run_dsh(world: World, fake: Any, proxy: RefusingProxy, prompt: str, **extra: str) -> None:

@@ -13,11 +13,10 @@ import pytest
 from dshkit.optimizer import OptimizerService
 
 from ..support.fakes import RefusingProxy, fake_chat
-from ..support.real import CACHE, World, binary
+from ..support.real import World, binary
 
 pytestmark = pytest.mark.real
 
-TEMPLATE = CACHE / "dsh-home-template" / ".dsh"  # DSH's home with the bridge in its profile
 PROMPT = "看看项目里有什么文件"
 # Each prompt hook counted; a SessionStart context, which the bridge runs detached: it comes
 # in before the second request, and with it a second prompt hook (the step's).
@@ -27,11 +26,11 @@ HANDLERS = (
 )
 
 
-def test_a_turn_of_two_model_steps_is_one_prompt(tmp_path: Path, proxy: RefusingProxy) -> None:
-    if not (TEMPLATE / "profiles" / "headless" / "node_modules").is_dir():
-        pytest.fail(f"{TEMPLATE} is missing: tests/real/test_harnesses.py makes it")
+def test_a_turn_of_two_model_steps_is_one_prompt(
+    tmp_path: Path, proxy: RefusingProxy, dsh_profile_template: Path
+) -> None:
     world = World(tmp_path, "dsh")
-    shutil.copytree(TEMPLATE, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
+    shutil.copytree(dsh_profile_template, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
     world.install_hooks()
     (world.state / "config.toml").write_text('[optimizer]\ntier = "off"\n')  # runs, no model
     with fake_chat() as fake:
