@@ -338,6 +338,10 @@ async function rerender() {
     window.scrollTo(...scroll);
     if (focused) keyed(fresh, "button, a, input, select, textarea, summary, [tabindex]").get(focused)?.focus({ preventScroll: true });
   } catch (e) {
+    // An error the person has not dismissed yet stays: it is usually the cause of this one
+    // (a stopped service fails every refresh after it).
+    const box = document.getElementById("notice");
+    if (box.className === "bad" && box.textContent) return;
     notify(`Could not refresh this view: ${e.message}`, true);
   }
 }
@@ -606,6 +610,9 @@ VIEWS.profile = async (main) => {
       progress.append(h("li", { "data-stage": "lost", class: "bad" }, e.message));
       notify(e.message, true);
       button.disabled = false;
+      // A re-render while the run went on drew a new button, disabled as the run was then.
+      const shown = document.getElementById("regenerate");
+      if (shown) shown.disabled = false;
     }
   };
 
