@@ -347,6 +347,13 @@ async function rerender() {
 }
 document.addEventListener("input", (e) => { if (e.target.dataset) e.target.dataset.dirty = "1"; });
 
+// The element on screen that stands for `box`: a re-render keeps the shown one of a
+// [data-keep] box and drops the fresh twin, so code holding the twin must write to the kept.
+function live(box) {
+  if (box.isConnected) return box;
+  return document.querySelector(`[data-keep="${CSS.escape(box.dataset.keep)}"]`) || box;
+}
+
 // -- views ------------------------------------------------------------------------------
 
 const VIEWS = {};
@@ -767,7 +774,8 @@ VIEWS.signals = async (main, params) => {
   const open = async (signal, query) => {
     const q = new URLSearchParams({ signal, limit: "100", ...query });
     const [found, index] = await Promise.all([get(`/api/signals/hits?${q}`), sessionsByKey()]);
-    hitsBox.replaceChildren(card(`${signal}: ${found.total} hits${found.total > found.hits.length ? ` (first ${found.hits.length} shown)` : ""}`,
+    const box = live(hitsBox);
+    box.replaceChildren(card(`${signal}: ${found.total} hits${found.total > found.hits.length ? ` (first ${found.hits.length} shown)` : ""}`,
       table(["session", "turn", "tool", "duration", "error code", "texts"],
         found.hits.map((hit) => h("tr", {},
           h("td", {}, sessionLink(index, hit.harness, hit.sessionId, hitSeq(hit))),
@@ -777,7 +785,7 @@ VIEWS.signals = async (main, params) => {
           h("td", {}, hit.errorCode ?? "—"),
           h("td", { lang: "zh" }, hitTexts(hit)))),
         { class: "hits" })));
-    const heading = hitsBox.querySelector("h3");
+    const heading = box.querySelector("h3");
     heading.tabIndex = -1;
     heading.focus();
   };
@@ -1194,9 +1202,10 @@ VIEWS.gate = async (main) => {
   const names = await harnessNames();
   const shotBox = h("div", { id: "shot", "data-keep": "gate-shot" });
   const showShot = (v) => {
-    shotBox.replaceChildren(card(`Screenshot of verdict ${v.id}: ${v.path}`,
+    const box = live(shotBox);
+    box.replaceChildren(card(`Screenshot of verdict ${v.id}: ${v.path}`,
       h("img", { class: "shot", src: `/api/gate/${v.id}/screenshot`, alt: `Screenshot of ${v.path} (${v.verdict})` })));
-    shotBox.scrollIntoView();
+    box.scrollIntoView();
   };
   const capBox = h("div", { id: "capability" });
   const harness = h("select", { "aria-label": "Harness" }, ["", ...names].map((x) => h("option", { value: x }, x || "(any harness)")));
