@@ -216,3 +216,23 @@ def test_a_regeneration_whose_service_stopped_says_so(console: Console, page: An
     assert "Lost contact" in page.text_content("#notice")
     page.wait_for_selector("#regenerate:not([disabled])", timeout=30_000)
     console.errors.clear()  # the requests to a stopped service fail, as they should
+
+
+def test_a_kept_box_still_answers_clicks_after_a_live_re_render(
+    console: Console, page: Any
+) -> None:
+    # A re-render keeps the shown [data-keep] box (the signal hits, the gate's screenshot) and
+    # drops its fresh twin: the fresh view's buttons must write into the one on screen.
+    console.open("signals")
+    page.wait_for_selector("#live.on")
+    before = int(page.evaluate("Number(document.body.dataset.liveRefreshes) || 0"))
+    friction_session(console.world["root"], "console-live-rerender")
+    home = console.world["base"] / "rerender-home"
+    home.mkdir()
+    scan = [*COMMAND, "scan", f"--root={console.world['root']}", "--state-dir"]
+    subprocess.run([*scan, str(console.state_dir)], env=environment(home), check=True)
+    page.wait_for_function(
+        f"() => (Number(document.body.dataset.liveRefreshes) || 0) > {before}", timeout=30_000
+    )
+    page.click('button[data-signal="repeatFailures"][aria-label$="in dsh"]')
+    page.wait_for_selector("#hits table.hits tbody tr", timeout=30_000)
