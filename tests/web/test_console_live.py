@@ -203,21 +203,6 @@ def test_cancel_a_pending_handoff(console: Console, page: Any) -> None:
     assert "PENDING" not in page.locator(f'tr[data-txn="{txn}"]').first.text_content()
 
 
-def test_a_regeneration_whose_service_stopped_says_so(console: Console, page: Any) -> None:
-    console.fake.replies.append(Reply(deltas=['{"entries": ['], keepalive_s=0.5))
-    console.open("profile")
-    page.click("#regenerate")
-    page.wait_for_selector('#regen-progress li[data-stage="generating"]', timeout=30_000)
-    assert console.serve is not None
-    console.serve.kill()
-    console.serve.wait(timeout=20)
-    page.wait_for_selector('#regen-progress li[data-stage="lost"]', timeout=30_000)
-    assert "Lost contact with the service" in page.text_content("#regen-progress")
-    assert "Lost contact" in page.text_content("#notice")
-    page.wait_for_selector("#regenerate:not([disabled])", timeout=30_000)
-    console.errors.clear()  # the requests to a stopped service fail, as they should
-
-
 def test_a_kept_box_still_answers_clicks_after_a_live_re_render(
     console: Console, page: Any
 ) -> None:
@@ -236,3 +221,18 @@ def test_a_kept_box_still_answers_clicks_after_a_live_re_render(
     )
     page.click('button[data-signal="repeatFailures"][aria-label$="in dsh"]')
     page.wait_for_selector("#hits table.hits tbody tr", timeout=30_000)
+
+
+def test_a_regeneration_whose_service_stopped_says_so(console: Console, page: Any) -> None:
+    console.fake.replies.append(Reply(deltas=['{"entries": ['], keepalive_s=0.5))
+    console.open("profile")
+    page.click("#regenerate")
+    page.wait_for_selector('#regen-progress li[data-stage="generating"]', timeout=30_000)
+    assert console.serve is not None
+    console.serve.kill()
+    console.serve.wait(timeout=20)
+    page.wait_for_selector('#regen-progress li[data-stage="lost"]', timeout=30_000)
+    assert "Lost contact with the service" in page.text_content("#regen-progress")
+    assert "Lost contact" in page.text_content("#notice")
+    page.wait_for_selector("#regenerate:not([disabled])", timeout=30_000)
+    console.errors.clear()  # the requests to a stopped service fail, as they should
