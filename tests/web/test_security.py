@@ -4,7 +4,9 @@ signs in and how: tests/test_web_auth.py)."""
 
 from __future__ import annotations
 
+import http.client
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -154,6 +156,27 @@ def test_a_request_head_that_never_finishes_is_dropped(running: Running) -> None
         assert first.startswith(b"HTTP/1.1 200")
         conn.sendall(partial)
         read_until_closed(conn)
+
+
+def test_an_idle_kept_alive_connection_outlives_the_head_deadline(running: Running) -> None:
+    # The head deadline runs from a head's first byte, not from the end of the last response:
+    # closing an idle connection then raced a client's next request (reset by peer).
+    conn = http.client.HTTPConnection("127.0.0.1", running.port, timeout=10)
+
+    def state() -> int:
+        conn.request("GET", "/api/profile/state", headers={"x-dshkit-token": running.token})
+        answer = conn.getresponse()
+        answer.read()
+        assert not answer.will_close
+        return answer.status
+
+    try:
+        assert state() == 200
+        kept = conn.sock
+        time.sleep(1.0)  # twice the test server's 0.5 s head deadline
+        assert state() == 200 and conn.sock is kept  # answered on the same connection
+    finally:
+        conn.close()
 
 
 @pytest.fixture

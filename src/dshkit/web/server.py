@@ -51,8 +51,10 @@ def make_server(app: ASGIApp, *, head_timeout: float = READ_TIMEOUT_S) -> uvicor
 
 
 class _HeadDeadline(H11Protocol):
-    """h11 with a timer from the start of each request cycle (a new connection, or the end
-    of the previous response) until its head has arrived; expired, the connection is closed."""
+    """h11 with a timer from the start of each request head (a new connection, or the first
+    byte of a later request on a kept-alive one) until the whole head has arrived; expired,
+    the connection is closed. An idle kept-alive connection is left to uvicorn's keep-alive
+    timeout: closing it at the head deadline raced a client's next request (reset by peer)."""
 
     head_timeout: float = READ_TIMEOUT_S
     _head_timer: asyncio.TimerHandle | None = None
@@ -65,11 +67,8 @@ class _HeadDeadline(H11Protocol):
         super().data_received(data)
         if self.conn.their_state is not h11.IDLE:  # a whole head has arrived
             self._disarm()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-            self._arm()
+        elif self._head_timer is None and not self.transport.is_closing():
+            self._arm()  # part of a later head: its deadline runs from its first byte
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
