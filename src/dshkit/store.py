@@ -436,6 +436,26 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (harness, session_id)
     );
     """,
+    # The profile entries a person removed, which no regeneration may bring back
+    # (docs/design/profile.md#the-model-answers-with-a-delta), and the sessions whose words
+    # each may quote: forgetting one of them takes the record.
+    """
+    CREATE TABLE profile_removals (
+        id          INTEGER PRIMARY KEY,
+        entry_id    TEXT NOT NULL,
+        category    TEXT NOT NULL,
+        claim       TEXT NOT NULL,
+        removed_at  INTEGER NOT NULL
+    );
+    CREATE TABLE profile_removal_sessions (
+        removal_id  INTEGER NOT NULL REFERENCES profile_removals (id) ON DELETE CASCADE,
+        harness     TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        PRIMARY KEY (removal_id, harness, session_id)
+    );
+    CREATE INDEX profile_removal_sessions_session
+        ON profile_removal_sessions (harness, session_id);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -513,6 +533,13 @@ SESSION_ROWS: tuple[SessionRows, ...] = (
     SessionRows("memory_records"),
     SessionRows("memory_harvests"),
     SessionRows("prompt_turns"),
+    # A person's removal of a profile entry quotes the words of the sessions it is linked to.
+    SessionRows(
+        "profile_removals",
+        "id IN (SELECT removal_id FROM profile_removal_sessions "
+        "WHERE harness = :harness AND session_id = :session_id)",
+    ),
+    SessionRows("profile_removal_sessions"),
 )
 
 # Full-text indexes merged after forgetting, so that no old segment keeps a deleted row's terms.

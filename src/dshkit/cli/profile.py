@@ -351,6 +351,7 @@ def _entry_command(action: str, doc: str) -> None:
             print_json(changed.as_json())
             return
         done = {"edit": "edited and pinned", "pin": "pinned", "unpin": "unpinned"}
+        done["restore"] = "may come back: its removal is undone for later regenerations"
         words = done.get(action, "removed")
         stdout.print(f"entry {escape(entry_id)} {words}: profile v{changed.version}")
         if changed.entry is not None:
@@ -365,4 +366,5 @@ def _entry_command(action: str, doc: str) -> None:
 _entry_command("edit", "Rewrite an entry's claim or category; the entry is pinned.")
 _entry_command("pin", "Keep an entry as it is through regeneration.")
 _entry_command("unpin", "Let regeneration change or drop an entry again.")
-_entry_command("remove", "Remove an entry from the profile (a new version without it).")
+_entry_command("remove", "Remove an entry from the profile; no regeneration writes it again.")
+_entry_command("restore", "Undo the removal of an entry: a later regeneration may write it again.")

@@ -25,6 +25,7 @@ from ..llm import LLMClient, LLMConfig, LLMConfigError
 from ..sessions import Scanner, SessionKey, Source
 from ..store import PROFILE_LEASE, Lease, LeaseBusy, Store
 from .model import (
+    Entry,
     ProfileOutputError,
     Trigger,
     assemble,
@@ -34,6 +35,7 @@ from .model import (
     spurious_rate,
 )
 from .prompt import MAX_MATERIAL, Material, build_messages
+from .removals import Removal, match_removal, removals
 from .signals import SignalConfig, collect_signals
 from .state import latest_version
 
@@ -76,6 +78,9 @@ class Generation:
     warnings: list[str] = field(default_factory=list)
     deleted_by_contract: list[str] = field(default_factory=list)
     deletions_honored: bool = True
+    # Entries of the answer dropped because the person had removed them, each with why
+    # (`model.Assembly.dropped_as_removed`).
+    dropped_as_removed: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -208,12 +213,14 @@ def _generate(
     except LLMConfigError as exc:
         run.outcome, run.error = "config-error", str(exc)
         return _finish(scanner, run)
+    removed = removals(scanner.store)
     messages = build_messages(
         previous[1] if previous else None,
         previous[0] if previous else None,
         material,
         {"humanMessages": signals.human_messages, "sessions": signals.sessions},
         signals.totals,
+        removed,
     )
     # The lease outlives the call by design: the client ends every call by its deadline.
     lease.ttl = llm.deadline_s + _LEASE_MARGIN_S
@@ -233,7 +240,7 @@ def _generate(
 
     before = previous[1] if previous else []
     used = min(len(material), MAX_MATERIAL)
-    built = assemble(before, parsed, run.at, used)
+    built = assemble(before, parsed, run.at, used, _removed_check(removed))
     if not built.entries:
         run.outcome = "unusable-reply"
         run.error = "the model's answer left the profile empty; the last version is kept"
@@ -247,6 +254,7 @@ def _generate(
     run.warnings = built.warnings
     run.deleted_by_contract = built.deleted_by_contract
     run.deletions_honored = built.deletions_honored
+    run.dropped_as_removed = built.dropped_as_removed
     run.version = (previous[0] if previous else 0) + 1
     with scanner.store.transaction() as db:
         newest = db.execute("SELECT max(version) FROM profile_versions").fetchone()[0]
@@ -285,6 +293,16 @@ def _generate(
         scanner.store.set_meta(_WATERMARK, orjson.dumps(mark).decode())
         _record_final(scanner.store, run)
     return run
+
+
+def _removed_check(removed: list[Removal]) -> Callable[[Entry], tuple[str, str] | None]:
+    """Whether an entry of the answer says again what the person removed (model.assemble)."""
+
+    def check(entry: Entry) -> tuple[str, str] | None:
+        found = match_removal(entry, removed)
+        return None if found is None else (found[0].entry_id, found[1])
+
+    return check
 
 
 def scan_and_generate(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,17 +153,30 @@ class Assembly:
     deleted_by_contract: list[str]
     deletions_honored: bool
     warnings: list[str]
+    # Entries of the answer dropped because they say again what the person removed: each
+    # {"id", "category", "claim", "removedId", "why"}.
+    dropped_as_removed: list[dict[str, str]] = field(default_factory=list)
+
+
+# Whether an entry says again what the person removed: (the removed entry's id, why) or None.
+RemovedCheck = Callable[[Entry], "tuple[str, str] | None"]
 
 
 def assemble(
-    previous: list[Entry], parsed: ParsedOutput, now_ms: int, material_messages: int
+    previous: list[Entry],
+    parsed: ParsedOutput,
+    now_ms: int,
+    material_messages: int,
+    removed: RemovedCheck | None = None,
 ) -> Assembly:
     """Apply the delta contract and its field table
-    (docs/design/profile.md#the-model-answers-with-a-delta)."""
+    (docs/design/profile.md#the-model-answers-with-a-delta). An entry the model writes (new
+    or rewritten) that `removed` matches is dropped: a rewrite leaves the entry as it was."""
     before = {e["id"]: e for e in previous}
     entries: list[Entry] = []
     placed: set[str] = set()
     warnings: list[str] = []
+    dropped: list[dict[str, str]] = []
     # The person's pinned entries first, as they are: the delta cannot change or drop them.
     for kept in previous:
         if kept.get(PINNED):
@@ -179,9 +193,24 @@ def assemble(
         if entry["id"] in placed:
             warnings.append(f"entry {entry['id']!r} given twice: the first one is kept")
             continue
-        placed.add(entry["id"])
         old = before.get(entry["id"])
-        if old is not None and all(old.get(f) == entry[f] for f in MODEL_FIELDS):
+        unchanged = old is not None and all(old.get(f) == entry[f] for f in MODEL_FIELDS)
+        match = None if unchanged or removed is None else removed(entry)
+        if match is not None:
+            # The person removed this: it does not come back, whatever the evidence.
+            removed_id, why = match
+            dropped.append(
+                {k: entry[k] for k in ("id", "category", "claim")}
+                | {"removedId": removed_id, "why": why}
+            )
+            warnings.append(f"entry {entry['id']!r} dropped: the person removed it ({why})")
+            if old is None:
+                continue
+            entry = {f: old[f] for f in MODEL_FIELDS}  # a rewrite into it: the entry as it was
+            unchanged = True
+        placed.add(entry["id"])
+        if unchanged:
+            assert old is not None
             # The model copied an unchanged entry out in full: it is still unchanged.
             entries.append({**old, "lastSeenAt": now_ms})
             continue
@@ -208,7 +237,7 @@ def assemble(
     if deleted and not parsed.complete:
         # Unproven deletions fail open: the entry lives one more round, unchanged.
         entries.extend(before[entry_id] for entry_id in deleted)
-    return Assembly(entries, deleted, parsed.complete or not deleted, warnings)
+    return Assembly(entries, deleted, parsed.complete or not deleted, warnings, dropped)
 
 
 def edit_entry(

@@ -43,6 +43,7 @@ from .generate import (
 )
 from .history import VERSIONS_LIMIT, profile_versions
 from .model import Entry, edit_entry, remove_entry
+from .removals import Removal, removals, undo_removal
 from .signal_views import SignalHits, SignalTotals, signal_hits, signal_totals
 from .signals import DETAILS, SignalConfig, SignalsReport, collect_signals
 from .size import SizeRow, size_table
@@ -144,6 +145,7 @@ class ConsoleState:
     # (docs/design/profile.md#a-copy-goes-stale-only-when-its-evidence-changes).
     stale_copy: bool
     running: bool
+    removed: list[Removal]  # the entries the person removed, newest first (undo restores)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -159,6 +161,7 @@ class ConsoleState:
             "staleCopy": self.stale_copy,
             "hallUrl": HALL_URL or None,
             "running": self.running,
+            "removed": [r.as_json() for r in self.removed],
         }
 
 
@@ -225,7 +228,8 @@ class DeltaSize:
 # -- progress ------------------------------------------------------------------------------
 
 
-ENTRY_ACTIONS = ("edit", "pin", "unpin", "remove")
+# "restore" undoes the person's removal of an entry: a later regeneration may write it again.
+ENTRY_ACTIONS = ("edit", "pin", "unpin", "remove", "restore")
 
 
 def check_claim(claim: Any) -> str:
@@ -334,6 +338,7 @@ class ProfileService:
                 copied_snapshot=profile.copied_snapshot(),
                 stale_copy=profile.stale_copy(),
                 running=self.running,
+                removed=removals(store),
             )
 
     def versions(self, limit: int = 50) -> ProfileVersions:
@@ -389,29 +394,50 @@ class ProfileService:
     ) -> EntryChange:
         """Edit (`claim` and/or `category`; the entry is then pinned), pin, unpin or remove one
         entry of the newest version, stored as a new version. A pinned entry is kept as the
-        person left it by every later regeneration."""
+        person left it by every later regeneration; a removed one is never written again by
+        one, until the person restores it (`restore`: the removal is undone, no version is
+        stored, and a later regeneration may bring the entry back)."""
         if action not in ENTRY_ACTIONS:
             raise Invalid(f"action must be one of {', '.join(ENTRY_ACTIONS)}", field="action")
         if action == "edit" and claim is None and category is None:
             raise Invalid("an edit needs a claim or a category", field="claim")
         if claim is not None:
             claim = check_claim(claim)
+        if action == "restore":
+            return self.restore_entry(entry_id)
         with self._open() as store:
             newest = latest_version(store)
             if newest is None:
                 raise NotFound("there is no profile yet: generate one first", field="id")
             _, entries = newest
             now = int(time.time() * 1000)
+            removed = None
             if action == "remove":
                 changed = remove_entry(entries, entry_id)
+                removed = next(e for e in entries if e["id"] == entry_id)
             else:
                 pinned = {"pin": True, "unpin": False}.get(action)
                 changed = edit_entry(
                     entries, entry_id, now, claim=claim, category=category, pinned=pinned
                 )
-            version = save_person_version(store, changed, f"{action} {entry_id} by the person")
+            version = save_person_version(
+                store, changed, f"{action} {entry_id} by the person", removed
+            )
         entry = next((e for e in changed if e["id"] == entry_id), None)
         return EntryChange(version, action, entry_id, entry)
+
+    def removals(self) -> list[Removal]:
+        """The entries the person removed, newest first: no regeneration writes them again."""
+        with self._open() as store:
+            return removals(store)
+
+    def restore_entry(self, entry_id: str) -> EntryChange:
+        """Undo the person's removal of the entry `entry_id` (NotFound when none is recorded):
+        the profile is not changed now, but a later regeneration may write the entry again."""
+        with self._open() as store:
+            undo_removal(store, entry_id)
+            newest = latest_version(store)
+        return EntryChange(newest[0] if newest else 0, "restore", entry_id, None)
 
     # -- generation ------------------------------------------------------------------------
 

@@ -135,11 +135,18 @@ def latest_version(store: Store) -> tuple[int, list[Entry]] | None:
     return (row[0], orjson.loads(row[1])) if row else None
 
 
-def save_person_version(store: Store, entries: list[Entry], reason: str) -> int:
+def save_person_version(
+    store: Store, entries: list[Entry], reason: str, removed: Entry | None = None
+) -> int:
     """Store `entries` as the next version, made by the person (no model call): its diff from
     the newest, the newest's material count; its number. One transaction, so a generation that
-    read the version before finds itself superseded rather than overwriting the change."""
+    read the version before finds itself superseded rather than overwriting the change; an
+    entry the person `removed` is recorded in it too, so no later regeneration brings it back."""
+    from .removals import record_removal  # not on the hooks' path, which only reads state
+
     with store.transaction() as db:
+        if removed is not None:
+            record_removal(db, removed, int(time.time() * 1000))
         row = db.execute(
             "SELECT version, entries, material_messages FROM profile_versions "
             "ORDER BY version DESC LIMIT 1"
