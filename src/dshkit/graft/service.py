@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
 from .. import harnesses
 from ..config import ConfigError
@@ -34,6 +34,9 @@ from .handoff import Handoff, prepare_handoff
 from .settings import GraftSettings
 from .status import AuditPage, Panel, SessionPart
 from .watermark import Decision
+
+if TYPE_CHECKING:
+    from .context_use import ContextUse
 
 # How `slice` carries the begun handoff on: start its target and wait (`now`), start a
 # detached `dshkit graft drive` and return (`detached`), or leave it to `drive` (`none`).
@@ -343,6 +346,17 @@ class GraftService:
         with self._store() as store:
             info = Catalog(store).find(session, self._harness(harness))
             return status.session_status(store, info)
+
+    def context_use(self, session: str, harness: str | None = None) -> ContextUse:
+        """The session's context use over its turns, the warning and forced lines of each and
+        where a handoff cut it (`context_use.context_use`), from what the last scan stored:
+        read-only."""
+        from .context_use import context_use  # the console's alone: off the hooks' imports
+
+        settings = self._settings()
+        with self._store() as store:
+            info = Catalog(store).find(session, self._harness(harness))
+            return context_use(store, info, settings)
 
     # -- reading back a source session by the card's coordinates -------------------------------
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import harnesses
 from ..errors import Invalid
@@ -36,6 +36,9 @@ from .browse import (
 )
 from .catalog import Catalog, SessionInfo
 from .scanner import Progress, Scanner, ScanReport, Source, default_sources
+
+if TYPE_CHECKING:
+    from .quoted import Quoted
 
 __all__ = [
     "QUOTE_LIMIT",
@@ -171,6 +174,17 @@ class SessionsService:
             raise Invalid(f"limit must be at least 1, got {limit}", field="limit")
         with self._store() as store:
             return quote_sources(store, quote, limit)
+
+    def quoted(
+        self, session: str, quotes: Sequence[tuple[str, str]], harness: str | None = None
+    ) -> list[Quoted]:
+        """Where in the session `session` names each (label, quote) was said: its human
+        messages holding the quote, in log order (a profile entry's evidence on the timeline)."""
+        from .quoted import quoted_in
+
+        of = _harness(harness)
+        with self._store() as store:
+            return quoted_in(store, Catalog(store).find(session, of), quotes)
 
 
 def _harness(name: str | None) -> str | None:

@@ -40,9 +40,10 @@ ROUTERS: dict[str, RouterFactory] = {
     "capability": lambda app: capability.router(app.capability),
     "gate": lambda app: gate.router(app.gate),  # the delivery gate: verdicts on deliverables
     "graft": lambda app: graft.router(app.graft),  # context handoff: audit and debug panel
-    "sessions": lambda app: sessions.router(app.sessions),  # list and open sessions
-    # friction signals (the profile's): totals over time and their hits
-    "signals": lambda app: signals.router(app.profile),
+    # list and open sessions; where a session said what the profile's entries quote
+    "sessions": lambda app: sessions.router(app.sessions, lambda: app.profile.status().entries),
+    # friction signals (the profile's): totals over time and their hits, counts per session
+    "signals": lambda app: signals.router(app.profile, app.status),
     "status": lambda app: status.router(app.status),  # what dshkit knows, what is missing
     # what changed in the store, as one event stream the console follows
     "events": lambda app: events.router(app.status),

@@ -8,6 +8,8 @@ pending or stuck handoff; `POST /api/graft/release` `{"session": …, "harness"?
 "reason"?: …}`: un-retire a committed source on purpose. Both audited, `by` "console".
 `GET /api/graft/preview?session=`: the handoff card the session would get now (nothing
 started); `POST /api/graft/slice` `{"session": …, "harness"?: …}`: hand it off now.
+`GET /api/graft/context/{harness}/{id}`: the session's context use over its turns, each with
+the warning and forced lines of that moment, and where a handoff cut it (its boundaries).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ...graft import AUDIT_LIMIT, GraftService
 from ...sessions import Refresh
 from ...store import SQLITE_INT_MAX
 from ..routing import ApiError, Router, json_response, read_json, whole_number
+from .sessions import harness_param
 
 _NO_STORE = {"cache-control": "no-store"}
 
@@ -43,6 +46,13 @@ def router(service: GraftService) -> Router:
         else:
             panel = await asyncio.to_thread(service.session_status, session)
         return json_response(panel, headers=_NO_STORE)
+
+    @api.get("/context/{harness}/{id}")
+    async def get_context(request: Request) -> Response:
+        # The session's context use per turn, its warning and forced lines, its handoff cuts.
+        harness = harness_param(request.path_params["harness"])
+        used = await asyncio.to_thread(service.context_use, request.path_params["id"], harness)
+        return json_response(used.as_json(), headers=_NO_STORE)
 
     @api.get("/preview")
     async def get_preview(request: Request) -> Response:

@@ -9,6 +9,8 @@ calls with their results (the id may be a unique prefix, as everywhere); each li
 `GET /api/sessions/quote?text=&limit=`: the human messages (at most `limit`, 5 unless
 given, up to 50) a quote (a profile entry's evidence) comes
 from, newest first, with their total.
+`GET /api/sessions/{harness}/{id}/quoted`: the human messages of the session that the current
+profile's entries quote as evidence, each with the entry's id (`label`) and claim, in log order.
 
 Each route is one `SessionsService` call; its errors are answered by the router (a session
 that is not there: 404).
@@ -17,6 +19,8 @@ that is not there: 404).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -42,7 +46,11 @@ def harness_param(value: str | None) -> str | None:
     return value or None
 
 
-def router(service: SessionsService) -> Router:
+def router(
+    service: SessionsService, entries: Callable[[], list[dict[str, Any]]] | None = None
+) -> Router:
+    """The session routes; `entries` gives the profile's entries whose evidence `quoted`
+    looks for (none when not given)."""
     api = Router("sessions")
 
     @api.get("/")
@@ -78,5 +86,20 @@ def router(service: SessionsService) -> Router:
             service.window, session, harness, offset=offset, limit=limit, around=around
         )
         return json_response(shown.as_json(), headers=_NO_STORE)
+
+    @api.get("/{harness}/{id}/quoted")
+    async def show_quoted(request: Request) -> Response:
+        # Where this session said what the profile's entries quote as their evidence.
+        harness = harness_param(request.path_params["harness"])
+        shown = [] if entries is None else await asyncio.to_thread(entries)
+        quotes = [
+            (str(entry.get("id", "")), str(quote))
+            for entry in shown
+            for quote in entry.get("evidence") or ()
+        ]
+        claims = {str(entry.get("id", "")): entry.get("claim") for entry in shown}
+        found = await asyncio.to_thread(service.quoted, request.path_params["id"], quotes, harness)
+        marks = [q.as_json() | {"claim": claims.get(q.label)} for q in found]
+        return json_response({"quotes": marks}, headers=_NO_STORE)
 
     return api

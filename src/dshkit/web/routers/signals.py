@@ -4,6 +4,9 @@
 default thresholds of `dshkit signals`). `GET /api/signals/hits?signal=&harness=&session=&day=
 &offset=&limit=`: each hit of one signal with its session, turn, tool, duration, error code and
 texts, paged with its `total`. Both are the profile service's (the signals are prompt-adapt's).
+`GET /api/signals/sessions`: each session with friction, its count of every signal with its
+harness, project and day: what the charts of one harness or project draw, and the sessions a
+bar stands for (the status service's: it joins the sessions to the signals).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import asyncio
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ...overview import StatusService
 from ...profile import ProfileService
 from ...profile.signal_views import HITS_LIMIT
 from ..routing import ApiError, Router, json_response
@@ -21,8 +25,16 @@ from .sessions import harness_param, number
 _NO_STORE = {"cache-control": "no-store"}
 
 
-def router(service: ProfileService) -> Router:
+def router(service: ProfileService, status: StatusService | None = None) -> Router:
     api = Router("signals")
+
+    @api.get("/sessions")
+    async def get_sessions(request: Request) -> Response:
+        # Each session with friction: the counts a chart of one harness or project draws.
+        if status is None:
+            raise ApiError(404, "no per-session counts here")
+        found = await asyncio.to_thread(status.signal_sessions)
+        return json_response(found, headers=_NO_STORE)
 
     @api.get("/")
     async def get_totals(request: Request) -> Response:
