@@ -47,14 +47,14 @@ def main() -> None:
             scanner = Scanner(store)
             started = time.perf_counter()
             keys = scanner.scan(sources).keys
-            full = collect_signals(scanner.catalog, keys, config)
+            full = collect_signals(scanner.catalog, keys, config, memo=True)
             full_s = time.perf_counter() - started
             live = [log for log in corpus.logs if log.live and log.path.suffix == ".zstd"]
             corpus.logs = live[: args.grow]  # only these sessions go on
             grown = corpus.append(frames=60, target_bytes=120_000)
             started = time.perf_counter()
             scanned = scanner.scan(sources)
-            update = collect_signals(scanner.catalog, scanned.keys, config)
+            update = collect_signals(scanner.catalog, scanned.keys, config, memo=True)
             update_s = time.perf_counter() - started
         print(
             f"corpus: {made.sessions} sessions, {made.human_messages:,} human messages, "
@@ -81,12 +81,12 @@ def big_session(tmp: Path, mib: int, seed: int) -> None:
         keys = scanner.scan([Source("dsh", root)]).keys
         cache = sum(c.plain_len for key in keys for c in scanner.catalog.files(key))
         started = time.perf_counter()
-        collect_signals(scanner.catalog, keys, SignalConfig())
+        collect_signals(scanner.catalog, keys, SignalConfig(), memo=True)
         count_s = time.perf_counter() - started
         store.db.execute("DELETE FROM session_signals")  # counted again, traced
         tracemalloc.start()
         try:
-            collect_signals(scanner.catalog, keys, SignalConfig())
+            collect_signals(scanner.catalog, keys, SignalConfig(), memo=True)
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()

@@ -312,10 +312,10 @@ def test_streaks_never_leak_across_sessions_and_results_are_incremental(tmp_path
     with Store(tmp_path / "state") as store:
         scanner = Scanner(store)
         keys = scanner.scan([Source("dsh", root)]).keys
-        first = collect_signals(scanner.catalog, keys, SignalConfig())
+        first = collect_signals(scanner.catalog, keys, SignalConfig(), memo=True)
         assert (first.sessions, first.human_messages) == (2, 2)
         assert first.totals == only() and first.recomputed == 2
-        again = collect_signals(scanner.catalog, keys, SignalConfig())
+        again = collect_signals(scanner.catalog, keys, SignalConfig(), memo=True)
         assert again.recomputed == 0 and again.as_json() == first.as_json()
         # One more failure in session a: only a is computed again, and now counts.
         log = Log()
@@ -344,7 +344,7 @@ def test_streaks_never_leak_across_sessions_and_results_are_incremental(tmp_path
             mode="ab",
         )
         scanner.scan([Source("dsh", root)])
-        grown = collect_signals(scanner.catalog, keys, SignalConfig())
+        grown = collect_signals(scanner.catalog, keys, SignalConfig(), memo=True)
         assert grown.recomputed == 1 and grown.totals == only(repeatFailures=1)
         assert grown.details["repeatFailures"][0]["session"] == "dsh:a"
         other = collect_signals(
@@ -574,7 +574,7 @@ def test_details_keep_the_first_hits_and_count_the_rest(tmp_path: Path) -> None:
     with Store(tmp_path / "state") as store:
         scanner = Scanner(store)
         keys = scanner.scan([Source("dsh", root)]).keys
-        every = collect_signals(scanner.catalog, keys, config, details=1000)
+        every = collect_signals(scanner.catalog, keys, config, details=1000, memo=True)
         hits = every.details["repeatFailures"]
         assert every.recomputed == 3 and len(hits) == 21 and every.omitted == only()
         order = [(h["session"], h["resultSeq"]) for h in hits]  # sessions as given, log order

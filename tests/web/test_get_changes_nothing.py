@@ -39,9 +39,6 @@ from ..support.profile import PROFILE, store_version
 # The store's own files: SQLite may create and drop the WAL and its index as connections
 # come and go; what they hold is compared as rows.
 DATABASE = re.compile(r"^dshkit\.db(-wal|-shm|-journal)?$")
-# The one table a read fills: `GET /api/signals/` keeps the signals it computed for a
-# session's revision (exact for it, dropped by forget) so the next read need not recompute.
-MEMOS = frozenset({"session_signals"})
 Snapshot = tuple[dict[str, Any], dict[str, Any]]
 
 
@@ -215,10 +212,10 @@ def test_no_get_changes_the_store_the_state_directory_or_starts_a_process(world:
 
 
 def changes(before: Snapshot, after: Snapshot) -> list[str]:
-    """The tables and files that differ (but the one memo a read may fill, see MEMOS)."""
+    """The tables and files that differ: none may (no memo is filled by a read either)."""
     found = []
     for was, now in zip(before, after, strict=True):
-        found += [n for n in {**was, **now} if was.get(n) != now.get(n) and n not in MEMOS]
+        found += [n for n in {**was, **now} if was.get(n) != now.get(n)]
     return found
 
 

@@ -194,7 +194,8 @@ def _generate(
 ) -> Generation:
     """One generation, under the lease."""
     keys = list(keys)
-    signals = collect_signals(scanner.catalog, keys, SignalConfig())
+    # A generation writes anyway: what it counts is kept for the next read.
+    signals = collect_signals(scanner.catalog, keys, SignalConfig(), memo=True)
     stored = scanner.store.get_meta(_WATERMARK)
     watermark = orjson.loads(stored) if stored else None
     run.triggered, run.reason = should_regenerate(

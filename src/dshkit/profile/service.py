@@ -45,7 +45,7 @@ from .history import VERSIONS_LIMIT, profile_versions
 from .model import Entry, edit_entry, remove_entry
 from .removals import Removal, removals, undo_removal
 from .signal_views import SignalHits, SignalTotals, signal_hits, signal_totals
-from .signals import DETAILS, SignalConfig, SignalsReport, collect_signals
+from .signals import DETAILS, SignalConfig, SignalsReport, Unstored, collect_signals
 from .size import SizeRow, size_table
 from .state import (
     MAX_CLAIM_CHARS,
@@ -290,6 +290,8 @@ class ProfileService:
         self._sources = list(sources) if sources is not None else None
         self.jobs = jobs if jobs is not None else JobRunner()
         self.busy_timeout = busy_timeout
+        # What reads counted of sessions no scan has stored signals for: a read writes nothing.
+        self._unstored = Unstored()
 
     @property
     def sources(self) -> list[Source]:
@@ -533,15 +535,28 @@ class ProfileService:
             raise Invalid(f"details must not be negative, got {details}", field="details")
         with self._open() as store:
             keys = self._refreshed(store, refresh, progress or ScanProgress())
-            return collect_signals(Catalog(store), keys, config or SignalConfig(), details)
+            return collect_signals(
+                Catalog(store),
+                keys,
+                config or SignalConfig(),
+                details,
+                memo=refresh is not Refresh.NONE,  # it scanned: the counts are kept with it
+                unstored=self._unstored,
+            )
 
     def signal_totals(
         self, config: SignalConfig | None = None, refresh: Refresh = Refresh.NONE
     ) -> SignalTotals:
-        """Totals of every signal over every stored session, per harness and per day."""
+        """Totals of every signal over every stored session, per harness and per day; it
+        writes nothing unless it was asked to refresh (then the counts are kept too)."""
         with self._open() as store:
             self._refreshed(store, refresh, ScanProgress())
-            return signal_totals(store, config or SignalConfig())
+            return signal_totals(
+                store,
+                config or SignalConfig(),
+                memo=refresh is not Refresh.NONE,
+                unstored=self._unstored,
+            )
 
     def signal_hits(
         self,
@@ -567,6 +582,8 @@ class ProfileService:
                 day=day,
                 offset=offset,
                 limit=limit,
+                memo=refresh is not Refresh.NONE,
+                unstored=self._unstored,
             )
 
     # -- shared ----------------------------------------------------------------------------

@@ -4,7 +4,9 @@ hit of one signal, paged, with where it happened (served by `ProfileService`).
 Counts come from `signals.collect_signals`, the same results `dshkit signals` reports and the
 store keeps per session (computed again only for sessions that changed); nothing is scanned
 here (the service refreshes first when its caller asks), so the numbers are those of the last
-scan. A hit has no time of its own: it counts on
+scan. A read writes nothing (a GET changes nothing): a session no scan or generation has
+counted yet is counted in memory, kept in the caller's `Unstored`, and stored only by a
+caller that writes anyway (`memo`). A hit has no time of its own: it counts on
 the day (UTC) of its session's last activity.
 """
 
@@ -17,14 +19,19 @@ from typing import Any
 from ..errors import Invalid
 from ..sessions.catalog import Catalog, SessionInfo
 from ..store import Store
-from .signals import SIGNALS, SignalConfig, SignalsReport, collect_signals
+from .signals import SIGNALS, SignalConfig, SignalsReport, Unstored, collect_signals
 
 HITS_LIMIT = 500  # hits of one answer at most
 _ALL = 1 << 62  # hits kept in the report's details: all of them
 
 
 def _sessions(
-    catalog: Catalog, config: SignalConfig, harness: str | None, session: str | None
+    catalog: Catalog,
+    config: SignalConfig,
+    harness: str | None,
+    session: str | None,
+    memo: bool,
+    unstored: Unstored | None,
 ) -> tuple[SignalsReport, list[tuple[SessionInfo, dict[str, list[dict[str, Any]]]]]]:
     """The report over the chosen sessions (one pass through the stored per-session results)
     and each session's hits by signal, newest session first."""
@@ -33,7 +40,8 @@ def _sessions(
         for info in catalog.recent(harness, None)
         if session is None or info.session_id == session
     ]
-    report = collect_signals(catalog, [info.key for info in infos], config, _ALL)
+    keys = [info.key for info in infos]
+    report = collect_signals(catalog, keys, config, _ALL, memo=memo, unstored=unstored)
     by_session: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for name, hits in report.details.items():
         for hit in hits:
@@ -96,9 +104,11 @@ class SignalHits:
         }
 
 
-def signal_totals(store: Store, config: SignalConfig) -> SignalTotals:
+def signal_totals(
+    store: Store, config: SignalConfig, *, memo: bool = False, unstored: Unstored | None = None
+) -> SignalTotals:
     """Totals of every signal: over all, per harness, and per day and harness (oldest first)."""
-    report, sessions = _sessions(Catalog(store), config, None, None)
+    report, sessions = _sessions(Catalog(store), config, None, None, memo, unstored)
     by_harness: dict[str, dict[str, int]] = {}
     by_day: dict[tuple[str | None, str], dict[str, int]] = {}
     for info, hits in sessions:
@@ -127,6 +137,8 @@ def signal_hits(
     day: str | None = None,
     offset: int = 0,
     limit: int = 50,
+    memo: bool = False,
+    unstored: Unstored | None = None,
 ) -> SignalHits:
     """The hits of `signal` (of a harness, a session id, a day), newest session first and in
     log order within one, from `offset` (Invalid on bad input, naming it)."""
@@ -138,7 +150,7 @@ def signal_hits(
         raise Invalid(f"offset must not be negative, got {offset}", field="offset")
     total = 0
     shown: list[dict[str, Any]] = []
-    for info, hits in _sessions(Catalog(store), config, harness, session)[1]:
+    for info, hits in _sessions(Catalog(store), config, harness, session, memo, unstored)[1]:
         when = _day(info)
         if day is not None and when != day:
             continue

@@ -23,6 +23,8 @@ given, each session's in log order) and counts the rest as omitted, with full to
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -391,16 +393,60 @@ class SignalsReport:
         }
 
 
+class Unstored:
+    """Signals computed for a read, which writes nothing: kept in memory (at most `limit`
+    sessions, the least recently used dropped first), by session, knobs and revision, so the
+    console's next read of a session no scan has counted yet is not counted again. Shared by
+    a service's threads."""
+
+    def __init__(self, limit: int = 2048) -> None:
+        self.limit = limit
+        self._results: OrderedDict[tuple[str, str, str, int], SessionSignals] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, str, int]) -> SessionSignals | None:
+        with self._lock:
+            found = self._results.get(key)
+            if found is not None:
+                self._results.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, str, str, int], result: SessionSignals) -> None:
+        with self._lock:
+            self._results[key] = result
+            self._results.move_to_end(key)
+            while len(self._results) > self.limit:
+                self._results.popitem(last=False)
+
+    def prune(self, revisions: dict[SessionKey, int]) -> None:
+        """Drop what is not of a session's current revision (changed or forgotten since)."""
+        with self._lock:
+            for key in [k for k in self._results if revisions.get((k[0], k[1])) != k[3]]:
+                del self._results[key]
+
+
 def collect_signals(
-    catalog: Catalog, keys: Iterable[SessionKey], config: SignalConfig, details: int = DETAILS
+    catalog: Catalog,
+    keys: Iterable[SessionKey],
+    config: SignalConfig,
+    details: int = DETAILS,
+    *,
+    memo: bool = False,
+    unstored: Unstored | None = None,
 ) -> SignalsReport:
     """The signals of the given sessions, recomputed only where the session changed since (its
     revision moved) or the knobs differ; the rest come from the store, one row at a time.
-    `details` is how many hits of each signal the report keeps."""
+    `details` is how many hits of each signal the report keeps.
+
+    Only a caller that writes anyway (a scan, a generation: `memo`) stores what it computed
+    in `session_signals`; a read writes nothing (a GET changes nothing), computing in memory
+    what has no stored result yet, and keeping it in `unstored` when given."""
     if details < 0:
         raise ValueError(f"details must not be negative, got {details}")
     db = catalog.store.db
     revisions = catalog.revisions()
+    if unstored is not None:
+        unstored.prune(revisions)
     knobs = config.key()
     report = SignalsReport(detail_limit=details)
     fresh: list[tuple[str, str, str, int, str]] = []
@@ -414,18 +460,25 @@ def collect_signals(
             "WHERE harness = ? AND session_id = ? AND config = ? AND revision = ?",
             (*key, knobs, revision),
         ).fetchone()
+        kept = None if unstored is None else unstored.get((*key, knobs, revision))
         if saved is not None:
             result = SessionSignals.from_json(orjson.loads(saved[0]))
         else:
-            with bulk_load():
-                result = session_signals(catalog.iter_events(key), config, f"{key[0]}:{key[1]}")
-            stored = orjson.dumps(result.as_json()).decode()
-            fresh.append((*key, knobs, revision, stored))
-            fresh_bytes += len(stored)
-            report.recomputed += 1
-            if fresh_bytes >= _FLUSH_BYTES:
-                _store(catalog, fresh)
-                fresh_bytes = 0
+            if kept is not None:
+                result = kept
+            else:
+                with bulk_load():
+                    result = session_signals(catalog.iter_events(key), config, f"{key[0]}:{key[1]}")
+                report.recomputed += 1
+            if memo:
+                stored = orjson.dumps(result.as_json()).decode()
+                fresh.append((*key, knobs, revision, stored))
+                fresh_bytes += len(stored)
+                if fresh_bytes >= _FLUSH_BYTES:
+                    _store(catalog, fresh)
+                    fresh_bytes = 0
+            elif unstored is not None:
+                unstored.put((*key, knobs, revision), result)
         report.add(result)
     _store(catalog, fresh)
     return report
