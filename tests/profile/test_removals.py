@@ -21,6 +21,7 @@ from dshkit.profile.state import latest_version
 from dshkit.sessions import Scanner, SessionsService, Source
 from dshkit.store import Store
 
+from ..support.cli import run_dshkit
 from ..support.corpus import Corpus
 from ..support.fakes import FakeOpenAI
 from ..support.logs import human, session_dir, write_log
@@ -157,3 +158,14 @@ def test_forgetting_the_session_a_removal_quotes_forgets_the_removal(tmp_path: P
         # No row of the removal tables quotes the phrase (the versions are another matter).
         dumped = orjson.dumps([list(r) for r in store.db.execute("SELECT * FROM profile_removals")])
         assert PHRASE.encode() not in dumped
+
+
+def test_the_command_line_removes_and_restores(world: Any, tmp_path: Path) -> None:
+    service = world[4]
+    state = ["--state-dir", str(service.state_dir)]
+    run_dshkit("profile", "entry", "remove", "B1", *state, home=tmp_path)
+    assert [r.entry_id for r in service.removals()] == ["B1"]
+    done = run_dshkit("profile", "entry", "restore", "B1", *state, "--json", home=tmp_path)
+    assert orjson.loads(done.stdout)["action"] == "restore" and service.removals() == []
+    again = run_dshkit("profile", "entry", "restore", "B1", *state, home=tmp_path, check=False)
+    assert again.returncode != 0 and "no removal" in again.stderr
