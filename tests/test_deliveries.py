@@ -16,7 +16,7 @@ import pytest
 
 from dshkit.capability import read_facts
 from dshkit.capability.service import cache_key
-from dshkit.graft import ledger
+from dshkit.graft import ledger, marker
 from dshkit.store import (
     CAPABILITY_DELIVERY,
     GRAFT_NOTICE_DELIVERY,
@@ -127,6 +127,7 @@ def test_capability_facts_are_delivered_once_the_answer_was_written(
 
 def test_a_graft_notice_is_shown_once_the_answer_was_written(tmp_path: Path) -> None:
     with state(tmp_path) as store:
+        marker.mark(str(store.state_dir))  # as a handoff's begin does, before its ledger row
         assert ledger.queue_notice(store, "claude", "g1", 7, "交接 #7 已回滚，请继续工作。")
     prompt = claude("g1", hook_event_name="UserPromptSubmit", prompt="hi")
     assert fire(tmp_path, "UserPromptSubmit", prompt, written=False) is None

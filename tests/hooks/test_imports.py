@@ -51,6 +51,16 @@ FULL_CHECK_HEAVY = (
     "zstandard",
 )
 
+# What a session's start or a DSH step never needs where no handoff ever began: nothing can
+# wait to be picked up or recovered, no session was handed off, and a DSH step names no
+# transcript the watermark could read (its log is not there).
+NO_HANDOFF_HEAVY = (
+    "dshkit.graft.ledger",
+    "dshkit.graft.lifecycle",
+    "dshkit.graft.live",
+    "dshkit.graft.watermark",
+)
+
 
 def loaded(
     home: Path, event: str, payload: dict[str, Any], heavy: tuple[str, ...], **env: str
@@ -118,3 +128,14 @@ def test_the_watermarks_full_check_loads_only_what_folding_the_log_needs(tmp_pat
         assert loaded(tmp_path, "PostToolUse", payload, FULL_CHECK_HEAVY) == []
         marker.forget(str(state), str(log))
     assert (state / "dshkit.db").exists()  # it did open the store and fold the log
+
+
+def test_a_start_or_a_dsh_step_where_no_handoff_began_loads_no_graft_machinery(
+    tmp_path: Path,
+) -> None:
+    log = transcript(tmp_path, "c1.jsonl")
+    start = claude("c1", transcript_path=str(log), source="startup")
+    step = dsh("d1", hook_event_name="UserPromptSubmit", prompt="fix it")
+    assert loaded(tmp_path, "SessionStart", start, NO_HANDOFF_HEAVY) == []
+    assert loaded(tmp_path, "UserPromptSubmit", step, NO_HANDOFF_HEAVY) == []
+    assert loaded(tmp_path, "UserPromptSubmit", step, NO_HANDOFF_HEAVY) == []  # a step now

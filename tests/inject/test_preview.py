@@ -18,7 +18,7 @@ from dshkit import hookspec
 from dshkit.capability import read_facts
 from dshkit.capability.service import cache_key
 from dshkit.capability.text import HEADING
-from dshkit.graft import ledger
+from dshkit.graft import ledger, marker
 from dshkit.inject import InjectService
 from dshkit.inject.service import NOT_PREVIEWED, RULES
 from dshkit.profile.state import ProfileState
@@ -186,6 +186,7 @@ def test_a_part_the_cap_would_drop_is_marked_and_the_hook_drops_it(home: Path) -
 def test_a_prompts_preview_holds_what_the_session_is_owed(home: Path) -> None:
     # The start was never delivered (its answer lost, say) and a handoff's notice waits.
     with Store(state(home)) as store:
+        marker.mark(str(state(home)))  # as a handoff's begin does, before its ledger row
         assert ledger.queue_notice(store, "claude", "c1", 7, "交接 #7 已回滚，请继续工作。")
     shown = event(
         preview(home, *session_args(home), "--event", "UserPromptSubmit", **ON), "UserPromptSubmit"

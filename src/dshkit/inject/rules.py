@@ -321,10 +321,8 @@ def capability_facts(store: Store, call: Call) -> Part:
 def handoff_at_start(store: Store, call: Call) -> Part:
     """A handoff waiting in the session's directory, handed to this new session; and an
     unfinished handoff nobody drives any more, recovered in the background."""
-    from ..graft import live
-
     effects: tuple[str, ...] = ()
-    if live.recovery_due(store):
+    if _handoff_begun(store) and _recovery_due(store):
         effects = ("starts `dshkit graft recover`: an unfinished handoff has no process",)
         if not call.dry:
             from ..procs import spawn_detached
@@ -346,16 +344,21 @@ def handoff_at_prompt(store: Store, call: Call) -> Part:
     """A prompt to a handed-off session is blocked (with where the work went); otherwise what
     the session is owed: a waiting handoff (its first prompt, where that carries context), a
     notice (a rolled-back handoff), the watermark's word for this step."""
-    from ..graft import live
-
     if not call.session_id:
         return Part(GRAFT, why="the call names no session")
-    pointer = live.retired(store, call.harness, call.session_id)
-    if pointer is not None:
-        return _blocked(store, call, "block", pointer)
+    # No handoff ever began here: no session was handed off and none is owed a notice, so
+    # only the watermark can speak (and `graft.live` is loaded only when it does read).
+    notice = None
+    if _handoff_begun(store):
+        from ..graft import live
+
+        pointer = live.retired(store, call.harness, call.session_id)
+        if pointer is not None:
+            return _blocked(store, call, "block", pointer)
+        notice = live.notices(store, call.harness, call.session_id)
     owed: list[tuple[str, live.Notice | live.Watch | None]] = [
         ("graft:pickup", _pickup(store, call)),
-        ("graft:notice", live.notices(store, call.harness, call.session_id)),
+        ("graft:notice", notice),
         ("graft:watermark", _watch(store, call)),
     ]
     said = [(source, each) for source, each in owed if each is not None]
@@ -424,12 +427,12 @@ def _blocked(store: Store, call: Call, decision: str, pointer: str) -> Part:
 
 def _watch(store: Store, call: Call) -> live.Watch | None:
     """The watermark's word for this step, when it has one to say."""
-    from ..graft import live
-    from ..graft.settings import GraftSettings
-
     transcript = str(call.payload.get("transcript_path") or "")
     if not call.session_id or not os.path.isfile(transcript):
         return None  # nothing written yet (or a harness that names no transcript)
+    from ..graft import live
+    from ..graft.settings import GraftSettings
+
     settings = GraftSettings.load(call.state_dir)
     watched = live.watch(
         store, call.harness, call.session_id, transcript, settings, str(call.state_dir)
@@ -440,11 +443,28 @@ def _watch(store: Store, call: Call) -> live.Watch | None:
 def _pickup(store: Store, call: Call) -> live.Notice | None:
     """A handoff waiting in this session's directory, when this event reaches the model
     (never in the middle of a turn: a step takes none)."""
-    from ..graft import live
-
     if not call.first_context or call.step or not call.session_id or not call.cwd:
         return None
+    if not _handoff_begun(store):  # (as `live.pickup` says, without loading it)
+        return None
+    from ..graft import live
+
     return live.pickup(store, call.harness, call.session_id, call.cwd)
+
+
+def _recovery_due(store: Store) -> bool:
+    from ..graft import live
+
+    return live.recovery_due(store)
+
+
+def _handoff_begun(store: Store) -> bool:
+    """Whether a handoff ever began in the store's state directory (`graft.marker.used`, one
+    `stat`): without one no session here was handed off, is owed a notice or can pick one up,
+    and `graft.live` (the watermark's imports with it) need not be loaded to say so."""
+    from ..graft.marker import used
+
+    return used(str(store.state_dir))
 
 
 def _forced(said: list[tuple[str, live.Notice | live.Watch]]) -> tuple[str, ...]:
