@@ -769,46 +769,80 @@ function versions(list) {
 }
 
 VIEWS.signals = async (main, params) => {
-  const s = await get("/api/signals");
+  const [s, per] = await Promise.all([get("/api/signals"), get("/api/signals/sessions")]);
+  const harness = params.get("harness") || "";
+  const project = params.get("project") || "";
+  // The sessions the charts count: of the harness and the project picked (all when none).
+  const rows = per.sessions.filter((r) => (!harness || r.harness === harness) && (!project || r.project === project));
   const hitsBox = h("div", { id: "hits", "data-keep": "signal-hits" });
-  const open = async (signal, query) => {
-    const q = new URLSearchParams({ signal, limit: "100", ...query });
-    const [found, index] = await Promise.all([get(`/api/signals/hits?${q}`), sessionsByKey()]);
+  // A count or a bar clicked: the sessions it stands for, then its hits. `query` holds what
+  // the service filters by (harness, day); a project is kept to those sessions here.
+  const open = async (signal, query, where = "") => {
+    const within = per.sessions.filter((r) => r.totals[signal] > 0
+      && (!query.harness || r.harness === query.harness) && (!query.project || r.project === query.project)
+      && (!query.day || r.day === query.day));
+    const server = new URLSearchParams({ signal, limit: query.project ? "500" : "100",
+      ...(query.harness ? { harness: query.harness } : {}), ...(query.day ? { day: query.day } : {}) });
+    const [found, index] = await Promise.all([get(`/api/signals/hits?${server}`), sessionsByKey()]);
+    const keys = new Set(within.map((r) => `${r.harness}:${r.sessionId}`));
+    const hits = query.project ? found.hits.filter((hit) => keys.has(`${hit.harness}:${hit.sessionId}`)) : found.hits;
+    const total = query.project ? within.reduce((a, r) => a + r.totals[signal], 0) : found.total;
     const box = live(hitsBox);
-    box.replaceChildren(card(`${signal}: ${found.total} hits${found.total > found.hits.length ? ` (first ${found.hits.length} shown)` : ""}`,
-      table(["session", "turn", "tool", "duration", "error code", "texts"],
-        found.hits.map((hit) => h("tr", {},
-          h("td", {}, sessionLink(index, hit.harness, hit.sessionId, hitSeq(hit))),
-          h("td", {}, hit.turn),
-          h("td", {}, hit.tool ?? "—"),
-          h("td", {}, hit.durationMs !== undefined ? seconds(hit.durationMs) : hit.failures !== undefined ? `${hit.failures} failures` : "—"),
-          h("td", {}, hit.errorCode ?? "—"),
-          h("td", { lang: "zh" }, hitTexts(hit)))),
-        { class: "hits" })));
+    box.replaceChildren(
+      h("section", { class: "card", id: "signal-sessions", "data-signal": signal },
+        h("h3", {}, `Sessions with ${signal}${where}: ${within.length}`),
+        within.length ? table(["session", "project", "harness", "hits"], within.map((r) => h("tr", { "data-session": r.sessionId },
+          h("td", {}, sessionLink(index, r.harness, r.sessionId)),
+          h("td", {}, projectName(r.project)), h("td", {}, r.harness), h("td", {}, r.totals[signal]))), { class: "signal-sessions" })
+          : h("p", { class: "muted" }, "None.")),
+      card(`${signal}: ${total} hits${total > hits.length ? ` (first ${hits.length} shown)` : ""}`,
+        table(["session", "turn", "tool", "duration", "error code", "texts"],
+          hits.map((hit) => h("tr", {},
+            h("td", {}, sessionLink(index, hit.harness, hit.sessionId, hitSeq(hit))),
+            h("td", {}, hit.turn),
+            h("td", {}, hit.tool ?? "—"),
+            h("td", {}, hit.durationMs !== undefined ? seconds(hit.durationMs) : hit.failures !== undefined ? `${hit.failures} failures` : "—"),
+            h("td", {}, hit.errorCode ?? "—"),
+            h("td", { lang: "zh" }, hitTexts(hit)))),
+          { class: "hits" })));
     const heading = box.querySelector("h3");
     heading.tabIndex = -1;
     heading.focus();
   };
+  const shownOpen = (signal, query, where) => open(signal, query, where).catch((e) => notify(e.message, true));
   const countButton = (signal, count, query, label) => h("button", {
     type: "button", class: "link", "data-signal": signal,
     "aria-label": `${count} ${signal} hits${label ? ` ${label}` : ""}`,
-    onclick: () => open(signal, query).catch((e) => notify(e.message, true)),
+    onclick: () => shownOpen(signal, query, label ? ` ${label}` : ""),
   }, count);
+  const projects = [...new Set(per.sessions.map((r) => r.project))].sort();
+  const byProject = projects.map((p) => [p, per.sessions.filter((r) => r.project === p)
+    .reduce((a, r) => { for (const name of s.signals) a[name] = (a[name] || 0) + r.totals[name]; return a; }, {})]);
   fill(main,
     h("h2", {}, "Signals"),
     h("p", { class: "muted" },
-      `${s.sessions} sessions with ${s.humanMessages} human messages, as of the last scan. Long tools over ${seconds(s.config.longToolMs)}, failures in a row from ${s.config.repeatFailMin}. Click a count to see its hits.`),
+      `${s.sessions} sessions with ${s.humanMessages} human messages, as of the last scan. Long tools over ${seconds(s.config.longToolMs)}, failures in a row from ${s.config.repeatFailMin}. Click a count or a bar to see its sessions and hits.`),
     card("Totals", table(["signal", "all", ...Object.keys(s.harnesses)],
       s.signals.map((name) => h("tr", {},
         h("th", { scope: "row" }, name),
         h("td", {}, countButton(name, s.totals[name], {}, "")),
         Object.entries(s.harnesses).map(([harness, totals]) =>
           h("td", {}, countButton(name, totals[name], { harness }, `in ${harness}`))))))),
-    overTime(s, params.get("harness") || "", (signal, query) => open(signal, query).catch((e) => notify(e.message, true))),
+    projects.length ? card("Per project", table(["project", ...s.signals],
+      byProject.map(([p, totals]) => h("tr", { "data-project": p },
+        h("th", { scope: "row" }, projectName(p)),
+        s.signals.map((name) => h("td", {}, totals[name]
+          ? countButton(name, totals[name], { project: p }, `in ${projectName(p)}`) : "0")))), { id: "per-project" })) : null,
+    overTime(s.signals, rows, { harness, project }, Object.keys(s.harnesses), projects, shownOpen),
     hitsBox,
   );
-  if (params.get("signal")) await open(params.get("signal"), {});
+  if (params.get("signal")) await open(params.get("signal"), { ...(harness ? { harness } : {}), ...(project ? { project } : {}) });
 };
+
+// A project as the sessions name it (DSH spells the directory /a/b as -a-b-).
+function projectName(p) {
+  return (p || "").replace(/^-+|-+$/g, "") || "(no project)";
+}
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -820,36 +854,46 @@ function svg(tag, attrs, ...children) {
 }
 
 // Every signal over time, one small chart each (the day of a session's last activity, UTC),
-// for all harnesses or one; a bar opens that day's hits.
-function overTime(s, harness, open) {
-  const days = [...new Set(s.days.map((d) => d.day).filter(Boolean))].sort();
-  const pick = h("div", { class: "row", role: "group", "aria-label": "Harness" }, "Harness:",
-    ["", ...Object.keys(s.harnesses)].map((name) => h("a", {
-      href: name ? `#signals?harness=${name}` : "#signals", class: "chip", "aria-current": name === harness ? "true" : null,
-    }, name || "all")));
-  if (!days.length) return card("Over time", pick, h("p", { class: "muted" }, "No dated sessions yet."));
-  const total = (signal, day) => s.days.filter((d) => d.day === day && (!harness || d.harness === harness))
-    .reduce((a, d) => a + (d.totals[signal] || 0), 0);
-  const charts = s.signals.map((signal) => {
+// for all harnesses and projects or the one picked; a bar opens that day's sessions and hits.
+function overTime(signals, rows, picked, harnesses, projects, open) {
+  const { harness, project } = picked;
+  const hash = (changes) => {
+    const next = new URLSearchParams({ ...(harness ? { harness } : {}), ...(project ? { project } : {}), ...changes });
+    for (const [k, v] of [...next]) if (!v) next.delete(k);
+    return `#signals${[...next].length ? `?${next}` : ""}`;
+  };
+  const pick = h("div", { class: "row" },
+    h("div", { class: "row", role: "group", "aria-label": "Harness" }, "Harness:",
+      ["", ...harnesses].map((name) => h("a", {
+        href: hash({ harness: name }), class: "chip", "aria-current": name === harness ? "true" : null,
+      }, name || "all"))),
+    h("label", {}, "Project: ", h("select", { id: "signal-project", onchange: (e) => { location.hash = hash({ project: e.target.value }); } },
+      ["", ...projects].map((p) => h("option", { value: p, selected: p === project }, p ? projectName(p) : "all projects")))));
+  const where = [harness ? `in ${harness}` : "", project ? `in ${projectName(project)}` : ""].filter(Boolean).join(" ");
+  const days = [...new Set(rows.map((r) => r.day).filter(Boolean))].sort();
+  if (!days.length) return card("Over time", pick, h("p", { class: "muted" }, rows.length ? "No dated sessions here." : "No friction here yet."));
+  const total = (signal, day) => rows.filter((r) => r.day === day).reduce((a, r) => a + (r.totals[signal] || 0), 0);
+  const charts = signals.map((signal) => {
     const values = days.map((day) => total(signal, day));
     const top = Math.max(1, ...values);
     const width = 200, height = 40, bar = Math.min(width / days.length, 14);
     const chart = svg("svg", { viewBox: `0 0 ${width} ${height + 2}`, class: "bars", role: "img",
-      "aria-label": `${signal}: ${values.reduce((a, b) => a + b, 0)} hits over ${days.length} days, at most ${top} a day` },
+      "aria-label": `${signal}${where ? ` ${where}` : ""}: ${values.reduce((a, b) => a + b, 0)} hits over ${days.length} days, at most ${top} a day` },
       svg("line", { x1: 0, x2: width, y1: height + 1, y2: height + 1, class: "axis" }));
     values.forEach((n, i) => {
       if (!n) return;
       const tall = Math.max(2, (n / top) * height);
       const rect = svg("rect", { x: i * bar + 1, y: height + 1 - tall, width: Math.max(1, bar - 2), height: tall, "data-day": days[i] },
         svg("title", {}, ...visible(`${days[i]}: ${n} ${signal}`)));
-      rect.addEventListener("click", () => open(signal, { ...(harness ? { harness } : {}), day: days[i] }));
+      rect.addEventListener("click", () => open(signal, { ...(harness ? { harness } : {}), ...(project ? { project } : {}), day: days[i] },
+        ` on ${days[i]}${where ? ` ${where}` : ""}`));
       chart.append(rect);
     });
     const sum = values.reduce((a, b) => a + b, 0);
     return h("figure", { class: "spark", "data-signal-chart": signal },
       h("figcaption", {}, h("b", {}, signal), ` ${sum}`), chart);
   });
-  return card(`Over time, ${days[0]} to ${days[days.length - 1]}`, pick, h("div", { class: "sparks" }, charts));
+  return card(`Over time, ${days[0]} to ${days[days.length - 1]}${where ? `, ${where}` : ""}`, pick, h("div", { class: "sparks" }, charts));
 }
 
 function hitSeq(hit) {
@@ -1372,11 +1416,21 @@ VIEWS.session = async (main, params, rest) => {
   const q = new URLSearchParams({ limit: "100" });
   if (around !== null) q.set("around", around);
   const told = new URLSearchParams({ session: id, harness });
-  const [v, preview] = await Promise.all([
-    get(`/api/sessions/${encodeURIComponent(harness)}/${encodeURIComponent(id)}?${q}`),
-    // A preview that cannot be made leaves the rest of the session to see.
+  const key = `${encodeURIComponent(harness)}/${encodeURIComponent(id)}`;
+  // What the pictures need besides the session: each may fail alone, the rest still shows.
+  const [v, preview, used, quoted, friction] = await Promise.all([
+    get(`/api/sessions/${key}?${q}`),
     get(`/api/inject/?${told}`).catch((e) => ({ error: e.message })),
+    get(`/api/graft/context/${key}`).catch((e) => ({ error: e.message })),
+    get(`/api/sessions/${key}/quoted`).catch(() => ({ quotes: [] })),
+    get("/api/signals/sessions").catch(() => null),
   ]);
+  const mine = friction && friction.sessions.find((r) => r.harness === harness && r.sessionId === v.session.id);
+  const hits = mine ? (await Promise.all(Object.entries(mine.totals).filter(([, n]) => n).map(([signal]) =>
+    get(`/api/signals/hits?${new URLSearchParams({ signal, harness, session: v.session.id, limit: "500" })}`)
+      .then((found) => found.hits.map((hit) => ({ signal, hit }))).catch(() => []))))
+    .flat() : [];
+  const marks = { quotes: quoted.quotes, hits, used: used.error ? null : used };
   const mark = around === null ? null : Number(around);
   const near = (item) => mark !== null && (item.seq === mark || (item.result && item.result.seq === mark));
   fill(main,
@@ -1386,7 +1440,8 @@ VIEWS.session = async (main, params, rest) => {
       ["first / last", `${when(v.session.firstTime)} – ${when(v.session.lastTime)}`],
       ["events", v.session.events], ["unpaired tool results", v.unpairedToolResults],
     ])),
-    timeline(v, mark, main),
+    contextChart(used),
+    timeline(v, mark, main, marks),
     handoffCard(harness, id),
     toldCard(preview),
     card(shown(v.humanMessages, "human messages"),
@@ -1403,6 +1458,106 @@ VIEWS.session = async (main, params, rest) => {
   const hit = main.querySelector(".hit");
   if (hit) hit.scrollIntoView({ block: "center" });
 };
+
+function kTokens(n) {
+  return n >= 1000 ? `${Math.round(n / 100) / 10}k` : String(n);
+}
+
+// A session's context use over its turns: each turn's last request against its window, the
+// warning and forced lines the hooks drew at that turn's end (in dynamic mode they move with
+// the growth the session showed), and where a handoff cut it.
+function contextChart(used) {
+  const title = "Context use over turns";
+  if (used.error) return card(title, h("p", { class: "bad", id: "context-use" }, `No context figures: ${used.error}`));
+  const turns = used.turns;
+  const measured = turns.filter((t) => t.tokens !== null);
+  if (!measured.length) {
+    return card(title, h("p", { class: "muted", id: "context-use" },
+      `No request of this session reported its token usage (${turns.length} turns): nothing to draw.`));
+  }
+  const width = 1000, height = 250, left = 64, right = 16, top = 26, bottom = 34;
+  const most = Math.max(...turns.map((t) => t.window), ...measured.map((t) => t.tokens));
+  const n = turns.length;
+  const x = (i) => left + (n === 1 ? (width - left - right) / 2 : (i * (width - left - right)) / (n - 1));
+  const y = (tokens) => top + (1 - tokens / most) * (height - top - bottom);
+  const half = (i) => (n === 1 ? 40 : (x(1) - x(0)) / 2);
+  // A line of the watermark as steps: each turn's value across its own stretch of the axis.
+  const steps = (name) => {
+    let d = "", open = false;
+    turns.forEach((t, i) => {
+      const at = t[name];
+      if (at === null) { open = false; return; }
+      const from = Math.max(left, x(i) - half(i)), to = Math.min(width - right, x(i) + half(i));
+      d += `${open ? "V" : `M${from} `}${y(at)}H${to}`;
+      open = true;
+    });
+    return d;
+  };
+  const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "context", id: "context-chart", role: "img",
+    "aria-label": contextSummary(used) });
+  for (const share of [0, 0.25, 0.5, 0.75, 1]) {
+    const at = y(share * most);
+    chart.append(svg("line", { x1: left, x2: width - right, y1: at, y2: at, class: share ? "grid" : "axis" }),
+      svg("text", { x: left - 8, y: at + 4, class: "tick end" }, `${kTokens(Math.round(share * most))}`));
+  }
+  chart.append(svg("path", { d: steps("warningTokens"), class: "warning-line" }),
+    svg("path", { d: steps("forcedTokens"), class: "forced-line" }));
+  let use = "", going = false;
+  turns.forEach((t, i) => {
+    if (t.tokens === null) { going = false; return; }
+    use += `${going ? "L" : "M"}${x(i)} ${y(t.tokens)}`;
+    going = true;
+  });
+  chart.append(svg("path", { d: use, class: "use" }));
+  const every = Math.max(1, Math.ceil(n / 12));
+  turns.forEach((t, i) => {
+    if (i % every === 0 || i === n - 1) chart.append(svg("text", { x: x(i), y: height - 12, class: "tick mid" }, `${t.turn}`));
+    if (t.tokens === null) return;
+    const level = t.forced !== null && t.ratio >= t.forced ? " forced" : t.warning !== null && t.ratio >= t.warning ? " warned" : "";
+    chart.append(svg("circle", { cx: x(i), cy: y(t.tokens), r: 5, class: `point${level}`, "data-turn": t.turn },
+      svg("title", {}, `turn ${t.turn}: ${count(t.tokens)} of ${count(t.window)} tokens (${pct(t.ratio)}); warning ${pct(t.warning)}, forced ${t.forced === null ? "off" : pct(t.forced)}`)));
+  });
+  chart.append(svg("text", { x: left - 8, y: height - 12, class: "tick end" }, "turn"));
+  for (const b of used.boundaries) {
+    const i = b.role === "source" ? turns.findIndex((t) => t.turn === b.turn) : 0;
+    if (b.role === "source" && i < 0) continue;
+    const at = b.role === "source" ? (i < n - 1 ? (x(i) + x(i + 1)) / 2 : x(i) + Math.min(half(i), right)) : left;
+    chart.append(svg("line", { x1: at, x2: at, y1: top - 14, y2: height - bottom, class: "boundary", "data-txn": b.txnId },
+      svg("title", {}, boundaryText(b))),
+      svg("text", { x: at + 4, y: top - 16 + 10, class: "tick" }, `handoff #${b.txnId}`));
+  }
+  const rows = turns.map((t) => h("tr", { "data-turn": t.turn },
+    h("td", {}, t.turn), h("td", {}, t.tokens === null ? "—" : count(t.tokens)), h("td", {}, count(t.window)),
+    h("td", {}, t.ratio === null ? "—" : pct(t.ratio)), h("td", {}, pct(t.warning)), h("td", {}, t.forced === null ? "off" : pct(t.forced))));
+  return h("section", { class: "card", id: "context-use" }, h("h3", {}, title),
+    h("div", { class: "scroll", tabindex: "0" }, chart),
+    h("p", { class: "muted legend" },
+      h("span", { class: "key use" }, "context in use at a turn's last request"), " ",
+      h("span", { class: "key warning" }, "warning line"), " ",
+      h("span", { class: "key forced" }, "forced line"), " ",
+      h("span", { class: "key boundary" }, "where a handoff cut")),
+    h("p", { id: "context-said" }, contextSummary(used)),
+    h("details", {}, h("summary", {}, "The figures per turn"),
+      table(["turn", "tokens", "window", "in use", "warning", "forced"], rows, { id: "context-figures" })));
+}
+
+function boundaryText(b) {
+  return b.role === "source"
+    ? `Handoff #${b.txnId} (${b.state}) carried this session up to seq ${b.seq}${b.turn === null ? "" : `, the end of turn ${b.turn}`}`
+    : `Born from handoff #${b.txnId} (${b.state}) of ${b.otherSessionId}, cut there at seq ${b.seq}`;
+}
+
+function contextSummary(used) {
+  const parts = [`${used.turns.length} turns`];
+  if (used.peak) parts.push(`at most ${pct(used.peak.ratio)} of the window (turn ${used.peak.turn})`);
+  parts.push(used.firstWarningTurn === null ? "never in the warning band" : `in the warning band from turn ${used.firstWarningTurn}`);
+  parts.push(used.firstForcedTurn === null ? "never at the forced line" : `at the forced line from turn ${used.firstForcedTurn}`);
+  const cut = used.boundaries.filter((b) => b.role === "source");
+  if (cut.length) parts.push(cut.map((b) => `handoff #${b.txnId} cut it${b.turn === null ? "" : ` after turn ${b.turn}`}`).join(", "));
+  const born = used.boundaries.filter((b) => b.role === "target");
+  if (born.length) parts.push(`born from handoff #${born.map((b) => b.txnId).join(", #")}`);
+  return `Context use: ${parts.join("; ")} (${used.mode} watermark).`;
+}
 
 // A session's handoff: the card it would carry now (nothing started), and handing it off now
 // (confirmed first: from then on the session takes no new prompt or tool call).
@@ -1431,18 +1586,35 @@ function handoffCard(harness, id) {
     shown);
 }
 
-// The session as a trace: what the person said as marks on the top line, each tool call a
-// span as long as it ran (failures in red) in as many lanes as overlap needs; a span opens its
-// call below. The place a link pointed at is marked.
-function timeline(v, mark, main) {
+// The session as a trace: what the person said as marks on the top line; under it the marks
+// of what was found in it (the profile's quotes, the signals' hits) and its turns as spans;
+// each tool call a span as long as it ran (failures in red) in as many lanes as overlap
+// needs, opening its call below; a handoff's cut across all. The place a link pointed at is
+// marked.
+function timeline(v, mark, main, marks) {
   const said = v.humanMessages.items.filter((m) => typeof m.time === "number");
   const calls = v.toolCalls.items.filter((c) => typeof c.time === "number");
-  if (!said.length && !calls.length) return null;
+  const used = marks.used;
+  const turns = used ? used.turns.filter((t) => typeof t.start === "number" && typeof t.end === "number") : [];
+  if (!said.length && !calls.length && !turns.length) return null;
+  // Where a seq happened: the message, call or result shown that holds it, else its turn.
+  const times = new Map();
+  for (const m of v.humanMessages.items) times.set(m.seq, m.time);
+  for (const c of v.toolCalls.items) { times.set(c.seq, c.time); if (c.result) times.set(c.result.seq, c.result.time); }
+  const timeOf = (seq, turn) => {
+    if (typeof times.get(seq) === "number") return times.get(seq);
+    const t = turns.find((x) => x.turn === turn);
+    return t ? (t.start + t.end) / 2 : null;
+  };
+  const quotes = marks.quotes.map((q) => ({ ...q, at: typeof q.time === "number" ? q.time : timeOf(q.seq, null) }));
+  const hits = marks.hits.map(({ signal, hit }) => ({ signal, hit, seq: hitSeq(hit), at: timeOf(hitSeq(hit), hit.turn) }));
+  const cuts = used ? used.boundaries.filter((b) => b.role === "source" && typeof b.time === "number") : [];
   const ends = calls.map((c) => c.time + (c.durationMs || 0));
-  const start = Math.min(...said.map((m) => m.time), ...calls.map((c) => c.time));
-  const end = Math.max(start + 1000, ...said.map((m) => m.time), ...ends);
-  const width = 1000, lane = 14, top = 22;
-  const x = (t) => 6 + ((t - start) / (end - start)) * (width - 12);
+  const moments = [...said.map((m) => m.time), ...calls.map((c) => c.time), ...turns.map((t) => t.start)];
+  const start = Math.min(...moments);
+  const end = Math.max(start + 1000, ...said.map((m) => m.time), ...ends, ...turns.map((t) => t.end));
+  const width = 1000, lane = 14, quotesAt = 27, hitsAt = 41, turnsAt = 50, top = turns.length ? 68 : 54;
+  const x = (t) => 6 + ((Math.max(start, Math.min(end, t)) - start) / (end - start)) * (width - 12);
   const lanes = [];
   const placed = calls.map((c) => {
     const from = x(c.time), to = Math.max(from + 3, x(c.time + (c.durationMs || 0)));
@@ -1452,17 +1624,40 @@ function timeline(v, mark, main) {
     return { c, from, to, n };
   });
   const height = top + Math.max(1, lanes.length) * lane + 16;
+  const failed = calls.filter((c) => c.failed).length;
   const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "trace", role: "img",
-    "aria-label": `${said.length} messages and ${calls.length} tool calls over ${seconds(end - start)}${calls.some((c) => c.failed) ? `, ${calls.filter((c) => c.failed).length} failed` : ""}` },
+    "aria-label": `${said.length} messages, ${turns.length} turns and ${calls.length} tool calls over ${seconds(end - start)}${failed ? `, ${failed} failed` : ""}; ${quotes.length} profile quotes, ${hits.length} signal hits${cuts.length ? `, ${cuts.length} handoff cuts` : ""}` },
     svg("line", { x1: 0, x2: width, y1: 10, y2: 10, class: "axis" }));
   const openSeq = (seq) => {
     const target = main.querySelector(`details[data-seq="${seq}"]`);
-    if (target) { target.open = true; target.scrollIntoView({ block: "center" }); target.querySelector("summary").focus(); }
+    if (target) { target.open = true; target.scrollIntoView({ block: "center" }); target.querySelector("summary").focus(); return; }
+    const message = main.querySelector(`ol.messages li[data-seq="${seq}"]`);
+    if (message) message.scrollIntoView({ block: "center" });
   };
+  for (const t of turns) {
+    const from = x(t.start), to = Math.max(from + 3, x(t.end));
+    chart.append(svg("rect", { x: from, y: turnsAt, width: to - from, height: 10, class: "turn", "data-turn": t.turn },
+      svg("title", {}, `turn ${t.turn} · ${seconds(t.end - t.start)}${t.tokens === null ? "" : ` · ${count(t.tokens)} tokens in use (${pct(t.ratio)})`}`)));
+  }
   for (const m of said) {
     const at = x(m.time);
     chart.append(svg("path", { d: `M${at} 3 L${at + 5} 10 L${at} 17 L${at - 5} 10 Z`, class: m.seq === mark ? "said hit" : "said" },
       svg("title", {}, ...visible(`${when(m.time)} · turn ${m.turn}: ${m.text.slice(0, 80)}`))));
+  }
+  for (const q of quotes) {
+    if (q.at === null) continue;
+    const ring = svg("circle", { cx: x(q.at), cy: quotesAt, r: 5, class: "quote", "data-quote": q.label, "data-seq": q.seq },
+      svg("title", {}, ...visible(`profile entry ${q.label} quotes this message: “${q.quote}”${q.claim ? ` (${q.claim})` : ""}`)));
+    ring.addEventListener("click", () => openSeq(q.seq));
+    chart.append(ring);
+  }
+  for (const { signal, hit, seq, at: when_ } of hits) {
+    if (when_ === null) continue;
+    const at = x(when_);
+    const sign = svg("path", { d: `M${at} ${hitsAt - 6} L${at + 6} ${hitsAt + 5} L${at - 6} ${hitsAt + 5} Z`, class: "signal-hit", "data-signal": signal, "data-seq": seq },
+      svg("title", {}, ...visible(`${signal} at turn ${hit.turn}${hit.tool ? ` (${hit.tool})` : ""}`)));
+    sign.addEventListener("click", () => openSeq(seq));
+    chart.append(sign);
   }
   for (const { c, from, to, n } of placed) {
     const near = mark !== null && (c.seq === mark || (c.result && c.result.seq === mark));
@@ -1472,11 +1667,28 @@ function timeline(v, mark, main) {
     rect.addEventListener("click", () => openSeq(c.seq));
     chart.append(rect);
   }
+  for (const b of cuts) {
+    const at = x(b.time);
+    chart.append(svg("line", { x1: at, x2: at, y1: 0, y2: height - 14, class: "boundary", "data-txn": b.txnId },
+      svg("title", {}, boundaryText(b))));
+  }
   chart.append(svg("text", { x: 0, y: height - 3, class: "tick" }, ...visible(when(start).slice(11))),
     svg("text", { x: width, y: height - 3, class: "tick end" }, ...visible(when(end).slice(11))));
-  return card(`Timeline (${seconds(end - start)}${v.toolCalls.total > calls.length ? `, the ${calls.length} calls shown below` : ""})`,
+  // The marks again as words and links: what a keyboard or a screen reader reaches.
+  const href = (seq) => sessionHref(v.session.harness, v.session.id, seq);
+  const listed = [
+    ...quotes.map((q) => h("li", { "data-mark": "quote", lang: "zh" }, h("span", { class: "key quote", "aria-hidden": "true" }), " ",
+      `Profile entry ${q.label}${q.claim ? ` (${q.claim})` : ""} quotes “${q.quote}”: `, h("a", { href: href(q.seq) }, `seq ${q.seq}`))),
+    ...hits.map(({ signal, hit, seq }) => h("li", { "data-mark": "signal", "data-signal": signal }, h("span", { class: "key signal-hit", "aria-hidden": "true" }), " ",
+      `${signal} at turn ${hit.turn}${hit.tool ? ` (${hit.tool})` : ""}: `, seq === null ? "—" : h("a", { href: href(seq) }, `seq ${seq}`))),
+    ...(used ? used.boundaries : []).map((b) => h("li", { "data-mark": "boundary", "data-txn": b.txnId }, h("span", { class: "key boundary", "aria-hidden": "true" }), " ",
+      `${boundaryText(b)}${b.role === "source" && b.seq >= 0 ? ": " : ""}`, b.role === "source" && b.seq >= 0 ? h("a", { href: href(b.seq) }, `seq ${b.seq}`) : null)),
+  ];
+  return h("section", { class: "card", id: "timeline" },
+    h("h3", {}, `Timeline (${seconds(end - start)}${v.toolCalls.total > calls.length ? `, the ${calls.length} calls shown below` : ""})`),
     h("div", { class: "scroll" }, chart),
-    h("p", { class: "muted legend" }, "◆ what the person said · ▬ a tool call as long as it ran (red: failed) · a span opens its call"));
+    h("p", { class: "muted legend" }, "◆ what the person said · ○ a profile quote · ▲ a signal hit · ▭ a turn · ▬ a tool call as long as it ran (red: failed) · ┊ where a handoff cut · a span or a mark opens its place below"),
+    listed.length ? h("ul", { class: "plain marks", id: "timeline-marks" }, listed) : h("p", { class: "muted", id: "timeline-marks" }, "No profile quote, signal hit or handoff in this session."));
 }
 
 // What each hook event would put into the session if it fired next (the hooks' own rules,
@@ -1639,7 +1851,7 @@ function promptText(prompt) {
 const VIEW_TOPICS = {
   overview: ["sessions", "optimizer", "gate", "graft", "profile"], profile: ["profile"],
   signals: ["sessions"], optimizer: ["optimizer"], gate: ["gate"], handoffs: ["graft", "sessions"],
-  sessions: ["sessions"], session: ["sessions", "graft"], llm: ["profile", "optimizer"], memory: ["memory"],
+  sessions: ["sessions"], session: ["sessions", "graft", "profile"], llm: ["profile", "optimizer"], memory: ["memory"],
 };
 const LIVE = { connected: false, scanning: false, lastScanAt: null, refreshes: 0 };
 let liveTimer = 0;
