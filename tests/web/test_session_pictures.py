@@ -128,6 +128,11 @@ def test_each_sessions_friction_with_its_harness_project_and_day(
         mine = [r for r in body["sessions"] if r["day"] == day["day"] and r["harness"] == "dsh"]
         for name in body["signals"]:
             assert sum(r["totals"][name] for r in mine) == day["totals"][name], (day, name)
+    # One harness, one session.
+    one = get(server, "/signals/sessions", harness="dsh", session=CONTEXT_SESSION).json()
+    assert one["sessions"] == [context]
+    assert get(server, "/signals/sessions", harness="claude").json()["sessions"] == []
+    assert get(server, "/signals/sessions", harness="nope").status_code == 400
     # The hits of one session are where its counts come from.
     hits = get(server, "/signals/hits", signal="longTools", session=CONTEXT_SESSION).json()
     assert hits["total"] == 1 and hits["hits"][0]["callSeq"] == world.long_call_seq

@@ -4,9 +4,10 @@
 default thresholds of `dshkit signals`). `GET /api/signals/hits?signal=&harness=&session=&day=
 &offset=&limit=`: each hit of one signal with its session, turn, tool, duration, error code and
 texts, paged with its `total`. Both are the profile service's (the signals are prompt-adapt's).
-`GET /api/signals/sessions`: each session with friction, its count of every signal with its
-harness, project and day: what the charts of one harness or project draw, and the sessions a
-bar stands for (the status service's: it joins the sessions to the signals).
+`GET /api/signals/sessions?harness=&session=`: each session with friction (of a harness, a
+session id), its count of every signal with its harness, project and day: what the charts of
+one harness or project draw, and the sessions a bar stands for (the status service's: it joins
+the sessions to the signals).
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ def router(service: ProfileService, status: StatusService | None = None) -> Rout
         # Each session with friction: the counts a chart of one harness or project draws.
         if status is None:
             raise ApiError(404, "no per-session counts here")
-        found = await asyncio.to_thread(status.signal_sessions)
+        harness = harness_param(request.query_params.get("harness"))
+        session = request.query_params.get("session") or None
+        found = await asyncio.to_thread(status.signal_sessions, harness, session)
         return json_response(found, headers=_NO_STORE)
 
     @api.get("/")

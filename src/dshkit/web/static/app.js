@@ -1418,13 +1418,13 @@ VIEWS.session = async (main, params, rest) => {
   const told = new URLSearchParams({ session: id, harness });
   const key = `${encodeURIComponent(harness)}/${encodeURIComponent(id)}`;
   // What the pictures need besides the session: each may fail alone, the rest still shows.
-  const [v, preview, used, quoted, friction] = await Promise.all([
+  const [v, preview, used, quoted] = await Promise.all([
     get(`/api/sessions/${key}?${q}`),
     get(`/api/inject/?${told}`).catch((e) => ({ error: e.message })),
     get(`/api/graft/context/${key}`).catch((e) => ({ error: e.message })),
     get(`/api/sessions/${key}/quoted`).catch(() => ({ quotes: [] })),
-    get("/api/signals/sessions").catch(() => null),
   ]);
+  const friction = await get(`/api/signals/sessions?${new URLSearchParams({ harness, session: v.session.id })}`).catch(() => null);
   const mine = friction && friction.sessions.find((r) => r.harness === harness && r.sessionId === v.session.id);
   const hits = mine ? (await Promise.all(Object.entries(mine.totals).filter(([, n]) => n).map(([signal]) =>
     get(`/api/signals/hits?${new URLSearchParams({ signal, harness, session: v.session.id, limit: "500" })}`)
