@@ -25,6 +25,12 @@ def state_dir(override: str | os.PathLike[str] | None = None) -> Path:
     return Path(harnesses.absolute(path, given, "the state directory", "state_dir"))
 
 
+def dir_key(path: str | os.PathLike[str]) -> str:
+    """The one spelling of a directory that every "same directory" comparison uses: its real
+    path (symlinks resolved), so a symlinked `$PWD` and its target are one directory."""
+    return os.path.realpath(os.fspath(path))
+
+
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
 

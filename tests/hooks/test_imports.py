@@ -21,17 +21,26 @@ from ..support.cli import environment
 from ..support.hooks import claude, dsh
 
 # What a prompt with the optimizer off never needs: the probes' machinery (they run in a
-# detached process), the optimizer's pipeline and the model client (no model is asked), the
-# CLI framework, and graft's lifecycle where no handoff ever began (nothing can wait).
+# detached process, and find the browser there), the optimizer's pipeline, the session
+# scanner and catalog and the model client (no model is asked, no scan run, the session
+# and its directory are named), the CLI framework, graft's lifecycle where no handoff ever
+# began (nothing can wait), and no TOML read (no Codex config) or hash taken.
 PROMPT_HEAVY = (
     "click",
     "concurrent.futures",
     "dshkit.capability.mcp",
+    "dshkit.chromium",
     "dshkit.graft.lifecycle",
     "dshkit.llm.client",
     "dshkit.optimizer.pipeline",
+    "dshkit.sessions.catalog",
+    "dshkit.sessions.freshness",
+    "dshkit.sessions.scanner",
+    "hashlib",
     "logging",
+    "shutil",
     "tempfile",
+    "tomllib",
 )
 # What the watermark's full check never needs: no process is started, no TOML or zstd read
 # (a Claude Code log), no hash taken, none of the prompt hooks' capabilities, and graft's

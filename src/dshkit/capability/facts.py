@@ -10,18 +10,16 @@ layer). A fact nobody reported is `unknown`, never a guess.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-import orjson
+from typing import TYPE_CHECKING, Any
 
 from .. import harnesses
 from ..harnesses.sandbox import sandbox as sandbox_of
-from ..sessions.events import Event
-from ..sessions.tail import read_tail
-from ..store import Store
+
+if TYPE_CHECKING:
+    from ..sessions.events import Event
+    from ..store import Store
 
 UNKNOWN = "unknown"
 FACTS = ("sandbox", "approval", "permission")
@@ -119,6 +117,8 @@ def read_facts(
 
 def config_modes(path: str, keys: Mapping[str, str], errors: list[str]) -> dict[str, str]:
     """The modes a TOML config file sets at its top level (a missing file sets none)."""
+    import tomllib  # (here and below: only for a harness whose modes are in such a file)
+
     try:
         with open(path, "rb") as file:
             config = tomllib.load(file)
@@ -155,6 +155,10 @@ def _log_modes(
     (kept per session, since a tail read returns only what is new)."""
     if not session or not transcript:
         return {}
+    import orjson
+
+    from ..sessions.tail import read_tail
+
     key = (harness, session)
     with store.transaction() as db:
         row = db.execute(

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import time
 
-from .. import chromium
 from ..procs import kill_group
 
 TYPE_CHECKING = False  # (the channel names are read on a prompt: the probes' imports wait)
@@ -27,12 +26,13 @@ if TYPE_CHECKING:
 
     from .mcp import Server
 
+    BROWSERS: tuple[str, ...]  # chromium.NAMES
+    BROWSER_ENV: str  # chromium.EXECUTABLE_ENV
+
 SUBPROCESS = "subprocess"
 SCREENSHOT = "screenshot"
 TOOL_SERVERS = "toolServers"
 CHANNELS = (SUBPROCESS, SCREENSHOT, TOOL_SERVERS)
-BROWSERS = chromium.NAMES
-BROWSER_ENV = chromium.EXECUTABLE_ENV
 SCREENSHOT_TIMEOUT_S = 20.0
 SUBPROCESS_TIMEOUT_S = 5.0
 SERVER_TIMEOUT_S = 5.0
@@ -67,7 +67,19 @@ def probe_subprocess(
 
 
 def find_browser() -> str | None:
+    from .. import chromium
+
     return chromium.find()
+
+
+def __getattr__(name: str) -> Any:
+    """`BROWSERS` and `BROWSER_ENV` (chromium's), read when asked for: a prompt that only
+    reads facts does not load `chromium` (and `shutil`, which it imports)."""
+    if name not in ("BROWSERS", "BROWSER_ENV"):  # (the import system asks for `__path__`)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .. import chromium
+
+    return chromium.NAMES if name == "BROWSERS" else chromium.EXECUTABLE_ENV
 
 
 def probe_screenshot(
@@ -78,9 +90,11 @@ def probe_screenshot(
     import subprocess
     import tempfile
 
+    from .. import chromium
+
     browser = find_browser()
     if browser is None:
-        return channel(SCREENSHOT, False, f"no browser found ({', '.join(BROWSERS)} on PATH)")
+        return channel(SCREENSHOT, False, f"no browser found ({', '.join(chromium.NAMES)} on PATH)")
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="dshkit-shot-") as scratch:
         page = os.path.join(scratch, "page.html")

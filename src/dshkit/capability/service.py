@@ -21,24 +21,30 @@ them up and records what it delivered in one connection.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
+try:  # the interpreter's own SHA-256: hashlib would load OpenSSL first, on a prompt's path
+    from _sha256 import sha256
+except ImportError:  # (an interpreter without it)
+    from hashlib import sha256
+
 from .. import harnesses
-from ..harnesses.config_files import Server
 from ..harnesses.sandbox import sandbox as sandbox_of
+from ..paths import dir_key
 from ..procs import spawn_detached
-from ..sessions.catalog import dir_key
 from ..store import Store
 from .facts import UNKNOWN, Facts, read_facts
 from .probes import TOOL_SERVERS, channel, probe_all
 from .text import render
+
+if TYPE_CHECKING:
+    from ..harnesses.config_files import Server
 
 TTL_S = 600.0  # results older than this are probed again
 PROBE_DEAD_S = 120.0  # a probe started longer ago than this without a result has died
@@ -76,7 +82,8 @@ def servers_digest(servers: list[Server] | None) -> str:
         orjson.dumps([getattr(s, f) for f in (*fields, "withheld")], option=orjson.OPT_SORT_KEYS)
         for s in servers
     )
-    return hashlib.sha256(b"\n".join(specs)).hexdigest()[:16]
+    digest: str = sha256(b"\n".join(specs)).hexdigest()
+    return digest[:16]
 
 
 def cache_key(facts: Facts, cwd: str, servers: str | None = None) -> str:

@@ -15,7 +15,6 @@ Every function takes the caller's store; `GateService` opens it.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Iterator
@@ -44,6 +43,8 @@ POLL_S = 0.2
 
 
 def content_hash(path: Path) -> str:
+    import hashlib  # (here: a prompt with no failure to hand back hashes nothing)
+
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,6 +55,8 @@ def dump_json(value: dict[str, Any]) -> str:
 
 
 def load_toml(path: str, text: str) -> dict[str, Any]:
+    import tomllib  # (here: reading a JSON config, as a hook mostly does, needs none)
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

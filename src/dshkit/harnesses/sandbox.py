@@ -27,7 +27,6 @@ Kept free of heavy imports: the hook path reads it.
 from __future__ import annotations
 
 import os
-import shutil
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
@@ -112,6 +111,8 @@ def _codex_program() -> str | None:
     """The Codex CLI: `$CODEX_BIN`, `codex` on PATH, else the binary of the Codex that runs
     this hook (an npm install puts its `codex-path` directory, beside the native binary's
     `bin`, first on its hooks' PATH and names its package in CODEX_MANAGED_PACKAGE_ROOT)."""
+    import shutil  # (here: a hook that reads no Codex mode loads none of shutil's archivers)
+
     found = os.environ.get("CODEX_BIN") or shutil.which("codex")
     if found:
         return found

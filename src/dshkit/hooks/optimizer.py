@@ -22,7 +22,6 @@ from typing import Any
 
 from ..errors import NotFound
 from ..optimizer import OptimizerService
-from ..sessions import Refresh, default_sources
 from .protocol import STORE_BUSY_TIMEOUT_S, HookInput
 
 # The optimization's own deadline in a hook, whatever the settings say: inside the handler's
@@ -42,13 +41,7 @@ def on_prompt(hook: HookInput) -> dict[str, Any] | None:
         return None
     key = (hook.harness, hook.session_id) if hook.harness_info and hook.session_id else None
     harness = hook.harness if hook.harness_info else None
-    # The harness's own sessions root is read for what is new (the session's latest
-    # exchanges); a scan already running is not waited for: the agent is waiting.
-    service = OptimizerService(
-        hook.state_dir,
-        sources=default_sources(hook.harness) if key else None,
-        busy_timeout=STORE_BUSY_TIMEOUT_S,
-    )
+    service = OptimizerService(hook.state_dir, busy_timeout=STORE_BUSY_TIMEOUT_S)
     given_cwd = hook.payload.get("cwd")
     cwd = given_cwd if isinstance(given_cwd, str) and given_cwd else None
     # A bad config (a prefix this harness gives a meaning to, too) raises: the runtime logs it.
@@ -65,6 +58,12 @@ def on_prompt(hook: HookInput) -> dict[str, Any] | None:
     if why is not None:
         service.record_passed(prompt, settings, why, typed_in=key, cwd=cwd, started=started)
         return None
+    from ..sessions import Refresh, default_sources  # (the scanner: only for a model call)
+
+    # The harness's own sessions root is read for what is new (the session's latest
+    # exchanges); a scan already running is not waited for: the agent is waiting.
+    sources = default_sources(hook.harness) if key else None
+    service = OptimizerService(hook.state_dir, sources=sources, busy_timeout=STORE_BUSY_TIMEOUT_S)
     run = service.optimize(
         prompt,
         typed_in=key,

@@ -20,8 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from .. import harnesses
 from ..errors import Busy, Invalid
-from ..sessions.catalog import Catalog, SessionInfo, SessionKey, SessionNotFound
-from ..sessions.freshness import Refresh, refresh
 from ..store import LeaseBusy, Store
 from .runs import (
     OUTCOMES,
@@ -44,6 +42,8 @@ from .strategies import PASSTHROUGH_TIER
 if TYPE_CHECKING:
     from ..jobs import JobRunner, Submitted
     from ..llm import LLMConfig
+    from ..sessions.catalog import Catalog, SessionInfo, SessionKey
+    from ..sessions.freshness import Refresh
     from ..sessions.scanner import Source
     from .evaluate import Evaluation
 
@@ -171,7 +171,7 @@ class OptimizerService:
         named = session if session and session.strip() else None
         if named is not None or typed_in is not None:
             self._refresh(store, typed_in[0] if typed_in else harness, mode)
-        catalog = Catalog(store)
+        catalog = _catalog(store)
         key: SessionKey | None
         if typed_in is not None:
             info = catalog.get(typed_in)
@@ -190,6 +190,9 @@ class OptimizerService:
 
     def _refresh(self, store: Store, harness: str | None, mode: Refresh) -> None:
         """Scan the roots of `harness` (all, when None) as `mode` asks."""
+        # (here: the prompt hook with the optimizer off never scans, nor loads the scanner)
+        from ..sessions.freshness import refresh
+
         wanted = [source for source in self.sources if harness in (None, source.harness)]
         try:
             refresh(store, wanted, mode)
@@ -270,7 +273,7 @@ class OptimizerService:
         """`mark_last` for a session named by id or unique prefix (the console's)."""
         _check_harness(harness)
         with self._open() as store:
-            key = _find(Catalog(store), session, harness).key
+            key = _find(_catalog(store), session, harness).key
         return self.mark_last(key, outcome)
 
     # -- runs and outcomes ------------------------------------------------------------------
@@ -312,9 +315,9 @@ class OptimizerService:
         with self._open() as store:
             key = typed_in
             if key is None and session and session.strip():
-                info = _find(Catalog(store), session, harness)
+                info = _find(_catalog(store), session, harness)
                 key, project = info.key, project or info.cwd or None
-            elif project is None and key is not None and (known := Catalog(store).get(key)):
+            elif project is None and key is not None and (known := _catalog(store).get(key)):
                 project = known.cwd or None
             return settings_for(store, key, project=project)
 
@@ -342,7 +345,7 @@ class OptimizerService:
                     raise Invalid(f"no directory {project!r}", field="project")
                 set_project_settings(store, project, dict(values))
                 return settings_for(store, None, project=project)
-            info = _find(Catalog(store), named or "", harness)
+            info = _find(_catalog(store), named or "", harness)
             set_session_settings(store, info.key, dict(values))
             return settings_for(store, info.key, project=info.cwd or None)
 
@@ -367,9 +370,19 @@ def _check_harness(harness: str | None) -> None:
         raise Invalid(str(harnesses.UnknownHarness(harness)), field="harness")
 
 
+def _catalog(store: Store) -> Catalog:
+    """The store's session catalog (imported here: the prompt hook, given its session and
+    directory, reads no catalog)."""
+    from ..sessions.catalog import Catalog
+
+    return Catalog(store)
+
+
 def _find(catalog: Catalog, session: str, harness: str | None) -> SessionInfo:
     """The stored session `session` names: SessionNotFound saying so, SessionAmbiguous
     naming the matches."""
+    from ..sessions.catalog import SessionNotFound
+
     try:
         return catalog.find(session, harness)
     except SessionNotFound:

@@ -10,14 +10,17 @@ wherever it comes from. Changing one key never touches the others.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..config import ConfigError, check_section, load_config
 from ..harnesses.prompt_input import DEFAULT_PREFIX, collision
-from ..sessions.catalog import SessionKey, dir_key
+from ..paths import dir_key
 from ..store import Store
+
+if TYPE_CHECKING:
+    from ..sessions.catalog import SessionKey
 
 SECTION = "optimizer"
 

@@ -21,6 +21,7 @@ import orjson
 
 from .. import harnesses
 from ..errors import Ambiguous, NotFound
+from ..paths import dir_key as dir_key  # (kept in `paths`: the hooks spell cwds without this)
 from ..store import Store
 from .events import Event
 from .harness import SideFiles
@@ -50,12 +51,6 @@ class SessionNotFound(NotFound):
 
 class SessionAmbiguous(Ambiguous):
     """More than one session matches what was asked for (the message names some)."""
-
-
-def dir_key(path: str | os.PathLike[str]) -> str:
-    """The one spelling of a directory that every "same directory" comparison uses: its real
-    path (symlinks resolved), so a symlinked `$PWD` and its target are one directory."""
-    return os.path.realpath(os.fspath(path))
 
 
 @dataclass(frozen=True, slots=True)
