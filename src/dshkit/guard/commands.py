@@ -49,6 +49,8 @@ HERE = Word(".")
 
 DELETE = {"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put", "rimraf"}
 _ALWAYS_RECURSIVE_DELETE = {"rimraf"}
+_HTTP_DELETES = {"DELETE", "PURGE"}
+_HTTPIE = {"http", "https", "xh"}  # the method is their first operand
 _PWSH_DELETE = {"remove-item", "ri", "rm", "rmdir", "rd", "del", "erase"}
 _SWITCHED_DELETE = {"rd", "rmdir", "del", "erase"}  # cmd's `/s`, `/q` (bash: rmdir)
 _PWSH_MOVE = {"move-item", "mi", "move", "mv"}
@@ -65,6 +67,9 @@ _DISKUTIL_WIPES = ("erase", "zerodisk", "randomdisk", "secureerase", "partitiond
 _DISK = {"mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk",
          "sgdisk", "blkdiscard", "format-volume", "clear-disk", "initialize-disk",
          "remove-partition", "diskpart", "format"}  # fmt: skip
+_DISK_LOOKS = {"-l", "--list", "-p", "--print", "print", "-h", "--help", "-V", "--version"}
+_DISK_WRITES = {"mklabel", "mkpart", "rm", "resizepart", "-o", "--clear", "-Z", "--zap-all",
+                "-z", "--zap", "-d", "--delete", "-n", "--new", "-w", "--wipe"}  # fmt: skip
 _UNIX_PERMISSIONS = {"chmod", "chown", "chgrp", "setfacl", "chattr"}
 _WINDOWS_PERMISSIONS = {"icacls", "takeown", "set-acl", "cacls"}  # switches: `/t`
 _SEARCH = {"grep", "egrep", "fgrep", "rg", "ag", "ack", "fd", "fdfind", "ls", "dir", "tree",
@@ -114,6 +119,15 @@ _SEARCH_OPTIONS = Syntax(
 _PWSH_SEARCH_OPTIONS = Syntax(_pwsh_search_takes, colon=True, end=False)
 _PWSH_DIR_OPTIONS = Syntax(_pwsh_search_takes, colon=True, end=False, slash=SLASH_LETTER)
 _PERMISSION_OPTIONS = Syntax(end=False, dash=True)
+_ACL_OPTIONS = Syntax({"-m", "-M", "-x", "-X", "--modify", "--remove", "--set", "--set-file",
+                       "--modify-file", "--remove-file"}, end=False)  # fmt: skip
+_SED_OPTIONS = Syntax({"-e", "-f", "--expression", "--file", "-l", "--line-length"}, end=False)
+_PWSH_CONTENT_OPTIONS = Syntax(
+    lambda o: o in ("-value", "-encoding", "-inputobject", "-width", "-stream", "-filter",
+                    "-include", "-exclude", "-credential", "-delimiter"),
+    binds=("-path", "-literalpath", "-lp", "-filepath", "-pspath"),
+    colon=True,
+)  # fmt: skip
 _WINDOWS_PERMISSION_OPTIONS = Syntax(fold=True, slash=SLASH_ANY, end=False, dash=True)
 _ECHO_OPTIONS = Syntax(end=False, dash=True)
 
@@ -197,6 +211,71 @@ class Findings:
                 self.flag(UNKNOWN, unknown.replace("{}", shown))
 
 
+# The words a command's subcommand (or option) is named with when it deletes, drops or resets
+# what it manages: a tool this module has no rule for (a message queue's, a payment API's, a
+# project's own `./manage.py flush`) saying one of them is asked about, not let through.
+_DELETE_WORDS = frozenset({
+    "delete", "del", "rm", "rmdir", "remove", "purge", "destroy", "drop", "dropdb",
+    "truncate", "flush", "flushall", "flushdb", "wipe", "erase", "terminate", "uninstall",
+    "reset", "nuke", "prune", "deregister", "unregister", "revoke", "yank", "unpublish",
+    "obliterate", "deprovision", "decommission", "teardown", "evict", "discard", "expunge",
+    "shred", "zap", "clobber", "overwrite", "rollback", "rebuild-index"})  # fmt: skip
+# Tools whose removal verbs are everyday project work (a dependency removed from a manifest),
+# or that only show a word's page.
+_ROUTINE_REMOVERS = frozenset({
+    "pip", "pip3", "pipx", "npm", "yarn", "pnpm", "bun", "poetry", "uv", "pipenv", "go",
+    "bundle", "composer", "dotnet", "mvn", "gradle", "man", "help", "tldr", "info", "which",
+    "whatis", "apropos", "type", "hash", "complete", "compgen", "unalias", "unset", "set",
+    "export", "declare", "local", "readonly", "test", "[", "[[", "true", "false", ":"})  # fmt: skip
+_ROUTINE_WORDS = frozenset({"remove", "uninstall", "rm", "del", "prune", "clean", "reset"})
+_MAX_VERB_WORDS = 3  # how many leading operands may name the subcommand (`nats stream rm`)
+
+
+def said_delete(command: Command) -> str | None:
+    """The word of a command with no rule that names a delete (`rabbitmqctl delete_queue`,
+    `nats stream rm`, `kafka-topics --delete`), or None. Only the leading operands, before
+    any option, name a subcommand (`pytest -k delete` names a test); `--dry-run` and
+    `--help` only look."""
+    routine = command.name.lower() in _ROUTINE_REMOVERS
+    name = command.name.lower()
+    if (
+        not routine
+        and name != "reset"
+        and _names_delete(name)
+        and (command.pwsh or rule_for(name, True) is None)  # (Remove-Item: bash's reading of it)
+    ):
+        return command.name  # `kafka-delete-records`, `./drop_db.sh`
+    found: str | None = None
+    leading = True
+    count = 0
+    for word in command.args:
+        text = word.text
+        if text.startswith("-"):
+            leading = False
+            option = text.lstrip("-").split("=", 1)[0].lower()
+            if option in ("dry-run", "dryrun", "help", "h", "n", "what-if", "whatif"):
+                return None
+            plain = text.startswith("--") and not option.startswith("no-") and option != "rm"
+            if plain and found is None and _names_delete(option, routine):
+                found = text
+            continue
+        if not leading or word.dynamic or count >= _MAX_VERB_WORDS:
+            continue
+        count += 1
+        if found is None and "/" not in text and "." not in text and _names_delete(text, routine):
+            found = text
+    return found
+
+
+def _names_delete(text: str, routine: bool = False) -> bool:
+    words = _DELETE_WORDS - _ROUTINE_WORDS if routine else _DELETE_WORDS
+    lower = text.lower().rsplit("/", 1)[-1]
+    if lower in words:
+        return True
+    parts = lower.replace("_", "-").replace(":", "-").replace(".", "-").split("-")
+    return len(parts) > 1 and any(part in words for part in parts)
+
+
 def rule_for(name: str, pwsh: bool) -> Rule | None:
     """The rule judging the command `name` in PowerShell or bash, or None (nothing to judge)."""
     rule = (_PWSH_RULES if pwsh else _BASH_RULES).get(name)
@@ -224,6 +303,10 @@ def deleted(
 ) -> None:
     """Flags the deletes of `targets` that leave the workspace (or take all of it)."""
     kind = "recursive delete" if recursive else "delete"
+    for target in targets:  # a repository's history, stashes and unpushed branches
+        if ".git" in target.text.replace("\\", "/").split("/"):
+            findings.flag(UNKNOWN, f"{name}: deletes {target.shown}, a repository's history")
+            break
     findings.landing(
         targets,
         cwd,
@@ -231,6 +314,19 @@ def deleted(
         f"{name}: {kind} of the whole workspace" if recursive else None,
         f"{name}: {kind} of {{}}, only known when it runs",
     )
+
+
+def overwritten(findings: Findings, what: str, targets: list[Word], cwd: str | None) -> None:
+    """Flags as unknown each file written over outside the workspace (a dotfile, a system
+    file, another project's): what it held is lost, yet installing or configuring writes
+    there too. A scratch place (`/tmp`, `/dev/null`) loses nothing; a place only known when
+    it runs is left to the rest of the line."""
+    places = findings.places
+    for target in targets:
+        if not places.confined and not target.text.startswith(("/", "~", "..", "\\")):
+            continue  # no workspace (the home directory): a name here is what one works on
+        if places.where(target, cwd) == OUTSIDE and not places.scratch(target, cwd):
+            findings.flag(UNKNOWN, f"{what} {target.shown}, outside the workspace")
 
 
 # -- the rules: each (findings, command) -> what the command pipes on ---------------------
@@ -322,6 +418,56 @@ def _rsync(findings: Findings, command: Command) -> Fed:
     return OPAQUE
 
 
+def _http(findings: Findings, command: Command) -> Fed:
+    """An HTTP client sending DELETE (or PURGE) deletes whatever the API holds there (an
+    index, a repository, a project); an Elasticsearch `_delete_by_query` as much. Unknown:
+    the server decides what it means."""
+    method = ""
+    args = command.args
+    for at, word in enumerate(args):
+        text = word.text
+        lower = text.lower()
+        if lower in ("-x", "--request", "--method", "-method") and at + 1 < len(args):
+            method = args[at + 1].text
+        elif lower.startswith(("-x", "--request=", "--method=", "-method:")) and len(text) > 2:
+            method = (
+                text.split("=", 1)[-1].split(":", 1)[-1]
+                if "=" in text or ":" in text
+                else (text[2:])
+            )
+        elif at == 0 and text.upper() in _HTTP_DELETES and command.name in _HTTPIE:
+            method = text
+        if "_delete_by_query" in lower:
+            method = "DELETE"
+    if method.upper() in _HTTP_DELETES:
+        findings.flag(UNKNOWN, f"{command.name}: sends {method.upper()}, deleting what it names")
+    return OPAQUE
+
+
+def _robocopy(findings: Findings, command: Command) -> Fed:
+    """`robocopy SOURCE DEST /MIR` (or `/PURGE`) deletes what DEST has and SOURCE lacks, like
+    rsync's --delete; `/MOVE` deletes the sources. Judged like rm's deletes."""
+    switches = {w.text.lower() for w in command.args if w.text.startswith("/")}
+    places = [w for w in command.args if not w.text.startswith("/")]
+    if len(places) < 2:
+        return OPAQUE
+    source, destination = places[0], places[1]
+    for wanted, place, what in (
+        (("/mir", "/purge"), destination, "robocopy /MIR: deletes below"),
+        (("/move", "/mov"), source, "robocopy /MOVE: deletes"),
+    ):
+        if switches.intersection(wanted):
+            findings.landing(
+                [place],
+                command.cwd,
+                f"{what} {{}}, outside the workspace",
+                f"{what} {{}}: the whole workspace",
+                f"{what} {{}}, only known when it runs",
+                remote_is_outside=True,
+            )
+    return OPAQUE
+
+
 def _find(findings: Findings, command: Command) -> Fed:
     """Notes a global search and deletes below the roots (`-delete`, `-exec rm`); pipes on
     the entries below the roots. Its expression is find's own grammar, not options."""
@@ -394,6 +540,16 @@ def _search(findings: Findings, command: Command) -> Fed:
 
 
 def _disk(findings: Findings, command: Command) -> Fed:
+    """A partition table listed (`fdisk -l`, `parted -l`, `sgdisk -p`) only looks; wipefs
+    without `-a` (or an offset) only lists the signatures."""
+    texts = {w.text for w in command.args}
+    if texts & _DISK_LOOKS and not texts & _DISK_WRITES:
+        return OPAQUE
+    if command.name == "wipefs" and not any(
+        t.startswith(("-a", "--all", "-o", "--offset")) for t in texts
+    ):
+        findings.flag(UNKNOWN, "wipefs: lists (or, told to, wipes) a disk's signatures")
+        return OPAQUE
     findings.flag(DESTRUCTIVE, f"{command.name} wipes or repartitions a disk")
     return OPAQUE
 
@@ -409,6 +565,36 @@ def _dd(findings: Findings, command: Command) -> Fed:
     for arg in command.args:
         if arg.text.startswith("of=") and device(arg.text[3:]):
             findings.flag(DESTRUCTIVE, f"dd writes over the disk device {arg.text[3:]}")
+        elif arg.text.startswith("of="):
+            path = arg.text[3:]
+            if path == "~" or path.startswith("~/"):  # bash expands `~` after `=`
+                path = findings.places.home + path[1:]
+            target = Word(path, dynamic=arg.dynamic)
+            overwritten(findings, "dd writes over", [target], command.cwd)
+    return OPAQUE
+
+
+def _sed(findings: Findings, command: Command) -> Fed:
+    """`sed -i` edits its files in place: outside the workspace, a system file or a dotfile."""
+    parsed = parse(command.args, _SED_OPTIONS)
+    in_place = any(
+        (f.short and "i" in f.name.split(".", 1)[0]) or f.name.startswith("--in-place")
+        for f in parsed.flags
+    )
+    if in_place:
+        script_given = any(f.name in ("-e", "-f", "--expression", "--file") for f in parsed.flags)
+        files = parsed.operands if script_given else parsed.operands[1:]
+        overwritten(findings, f"{command.name} -i edits", files, command.cwd)
+    return OPAQUE
+
+
+def _content(findings: Findings, command: Command) -> Fed:
+    """Set-Content, Clear-Content and Out-File write over the file they name."""
+    parsed = parse(command.args, _PWSH_CONTENT_OPTIONS)
+    if any(f.name.startswith("-app") for f in parsed.flags):  # -Append
+        return OPAQUE
+    targets = parsed.operands if command.name in ("clear-content", "clc") else parsed.operands[:1]
+    overwritten(findings, f"{command.name} writes over", targets, command.cwd)
     return OPAQUE
 
 
@@ -421,12 +607,15 @@ def _permissions(findings: Findings, command: Command) -> Fed:
         recursive = name == "set-acl" or any(f.name in ("/t", "/r") for f in parsed.flags)
         places = parsed.operands
     else:
-        parsed = parse(command.args, _PERMISSION_OPTIONS)
+        acl = name == "setfacl"  # its entries are options' values: every operand is a path
+        parsed = parse(command.args, _ACL_OPTIONS if acl else _PERMISSION_OPTIONS)
         recursive = parsed.letters("rR") or any(
             f.name.lower() == "--recursive" for f in parsed.flags
         )
-        places = parsed.operands[1:]  # after the mode (or the owner)
-    if recursive:
+        places = parsed.operands if acl else parsed.operands[1:]  # after the mode (the owner)
+    if not recursive:  # one file's permissions outside: a key, a system file, maybe
+        overwritten(findings, f"{name}: changes the permissions of", places, command.cwd)
+    else:
         for target in places:
             if findings.places.where(target, command.cwd) == OUTSIDE:
                 findings.flag(
@@ -466,6 +655,10 @@ _SYSTEM: dict[str, tuple[tuple[str, ...] | None, str]] = {
     "npm": (("unpublish",), "unpublishes a package from the registry"),
 }
 _SYSTEM_HARMLESS = {"-c", "/a", "--help", "--version", "-k"}  # cancel, help, warn only
+_FIREWALL_CHANGES = ("-P", "--policy", "-D", "--delete", "-Z", "--zero", "-R", "--replace",
+                     "-I", "--insert", "-A", "--append", "-t")  # fmt: skip
+_SYSTEM_REPLACES = {"iptables": _FIREWALL_CHANGES, "ip6tables": _FIREWALL_CHANGES,
+                    "nft": ("delete", "replace", "-f"), "npm": ("deprecate",)}  # fmt: skip
 
 
 def _system(findings: Findings, command: Command) -> Fed:
@@ -477,14 +670,39 @@ def _system(findings: Findings, command: Command) -> Fed:
         hit = any(t in wanted for t in texts) or (name == "crontab" and "-ri" in texts)
     if hit:
         findings.flag(DESTRUCTIVE, f"{name} {what}")
+    elif any(t in _SYSTEM_REPLACES.get(name, ()) for t in texts) or (
+        name == "crontab" and any(not t.startswith("-") or t == "-" for t in texts)
+    ):  # a crontab replaced by a file or a pipe, a firewall's policy or rules changed
+        findings.flag(UNKNOWN, f"{name}: replaces or changes what is set up")
     return OPAQUE
 
 
 def _kill(findings: Findings, command: Command) -> Fed:
-    """`kill -9 -1`: every process the user may signal (the pid -1), their unsaved work too."""
-    texts = [w.text for w in command.args]
-    if len(texts) >= 2 and texts[-1] == "-1":
-        findings.flag(DESTRUCTIVE, "kill -1: signals every process the user may")
+    """`kill -9 -1`: every process the user may signal (the pid -1), their unsaved work too;
+    pid 1 is init. Processes only known when it runs (`kill $(pgrep node)`, a pipe through
+    xargs), a process group (`-PGID`) or, in PowerShell, Stop-Process by name, are unknown."""
+    args = command.args
+    if command.pwsh:
+        findings.flag(UNKNOWN, "kill (Stop-Process): stops processes")
+        return OPAQUE
+    at = 0
+    if at < len(args) and args[at].text in ("-s", "-n"):
+        at += 2  # the signal named
+    elif at < len(args) and args[at].text.startswith("-") and args[at].text not in ("--", "-1"):
+        at += 1  # -9, -KILL, -SIGTERM
+    elif len(args) >= 2 and args[at].text == "-1":
+        at += 1  # `kill -1 PID`: SIGHUP to that process
+    if at < len(args) and args[at].text == "--":
+        at += 1
+    pids = args[at:]
+    if command.fed is not None and not pids:
+        pids = command.fed
+    for pid in pids:
+        if pid.text in ("-1", "1"):
+            findings.flag(DESTRUCTIVE, f"kill {pid.text}: signals init or every process")
+            return OPAQUE
+    if any(p.dynamic or p.text.startswith("-") or p.text.startswith("%") for p in pids):
+        findings.flag(UNKNOWN, "kill: signals processes only known when it runs")
     return OPAQUE
 
 
@@ -497,7 +715,19 @@ RESOURCE_TOOLS = frozenset({
     "rclone", "s3cmd", "mc", "restic", "borg", "bq", "dropdb", "dropuser", "pg_dropcluster",
     "mysqladmin", "pg_restore", "mongorestore", "psql", "pgcli", "mysql", "mariadb", "sqlite3",
     "duckdb", "redis-cli", "valkey-cli", "mongosh", "mongo", "cqlsh", "clickhouse-client",
-    "sqlcmd", "snowsql"})  # fmt: skip
+    "sqlcmd", "snowsql",
+    # the machine's services, processes, accounts and packages (resources.py's HOST_TOOLS)
+    "systemctl", "service", "launchctl", "init", "telinit", "pkill", "killall", "skill",
+    "killall5", "fuser", "ufw", "ip", "ifconfig", "swapoff", "umount", "sysctl", "modprobe",
+    "rmmod", "userdel", "deluser", "groupdel", "delgroup", "passwd", "usermod", "chpasswd",
+    "history", "apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "apk", "brew", "snap",
+    "flatpak", "port", "choco", "winget", "scoop", "pacman", "conda", "mamba", "cargo", "gem",
+    "influx", "etcdctl", "consul", "vault", "stop-process", "spps", "taskkill", "stop-service",
+    "spsv", "set-service", "remove-itemproperty", "rp", "reg", "vssadmin", "wmic", "wbadmin",
+    "bcdedit", "wevtutil", "clear-eventlog", "netsh", "clear-recyclebin", "remove-localuser",
+    "remove-localgroup", "disable-localuser", "uninstall-module", "uninstall-package",
+    "sdelete", "dpkg", "rpm", "nvme", "cryptsetup", "lvremove", "vgremove", "pvremove", "mdadm",
+    "tmutil", "salt"})  # fmt: skip
 
 
 def _resources(findings: Findings, command: Command) -> Fed:
@@ -526,11 +756,29 @@ def dispatch_table(*groups: tuple[Iterable[str], Handler]) -> dict[str, Handler]
 
 _SHARED_RULES: tuple[tuple[Iterable[str], Rule], ...] = (
     (("rsync",), _rsync),
+    (("robocopy",), _robocopy),
+    (
+        (
+            "curl",
+            "wget",
+            "http",
+            "https",
+            "xh",
+            "curlie",
+            "invoke-webrequest",
+            "iwr",
+            "invoke-restmethod",
+            "irm",
+        ),
+        _http,
+    ),
     (("find",), _find),
     (_SEARCH, _search),
     (_DISK, _disk),
     (("diskutil",), _diskutil),
     (("dd",), _dd),
+    (("sed", "gsed"), _sed),
+    (("set-content", "clear-content", "clc", "out-file"), _content),
     (_UNIX_PERMISSIONS | _WINDOWS_PERMISSIONS, _permissions),
     (("git",), _git),
     (("echo", "printf", "write-output"), _echo),

@@ -9,7 +9,7 @@ beyond a plain name, a non-ASCII command name), so a plain line never pays for i
 
 from __future__ import annotations
 
-from .commands import OPAQUE, Command, dispatch_table, rule_for
+from .commands import OPAQUE, Command, dispatch_table, overwritten, rule_for
 from .lexer import Word, find_closing
 from .options import Syntax, parse
 from .paths import NOWHERE, OUTSIDE, device
@@ -462,10 +462,30 @@ def _device_write(judge: Judge, command: Command) -> tuple[str | None, Fed]:
             lambda o: o in ("-t", "--target-directory") or o.lower() == "-destination"
         )
         targets = named[-1:] if named else targets[-1:] if len(targets) > 1 else []
+    elif (
+        parsed.letters("a")
+        or parsed.longs(("--append",))
+        or "-append" in (f.name for f in parsed.flags)
+    ):
+        targets = []  # tee -a appends: nothing written over
     for target in targets:
         if device(target.text):
             judge.flag(DESTRUCTIVE, f"{name} writes over the disk device {target.text}")
+        elif not (parsed.letters("nd") or parsed.longs(("--no-clobber", "--directory"))):
+            overwritten(judge.findings, f"{name} writes over", [target], command.cwd)
     return _rule(judge, command)
+
+
+def _link(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    """`ln -f` (`-sf`) replaces what its link's name already names (without -f, ln refuses)."""
+    parsed = parse(command.args, _LINK_OPTIONS)
+    if not (parsed.letters("f") or parsed.longs(("--force",))):
+        return command.cwd, OPAQUE
+    named = parsed.values(lambda o: o in ("-t", "--target-directory"))
+    operands = parsed.operands
+    target = named[-1:] or (operands[-1:] if len(operands) > 1 else [])
+    overwritten(judge.findings, f"{command.name} -f replaces", target, command.cwd)
+    return command.cwd, OPAQUE
 
 
 def _start_process(judge: Judge, command: Command) -> tuple[str | None, Fed]:
@@ -520,6 +540,7 @@ _TRUNCATE_OPTIONS = Syntax({"-s", "--size", "-r", "--reference"})
 _COPY_VALUED = {"-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "-g"}
 _COPY_OPTIONS = Syntax(lambda o: o in _COPY_VALUED or o.lower() == "-destination")
 _START_OPTIONS = Syntax(_pwsh_start_takes, colon=True)
+_LINK_OPTIONS = Syntax({"-t", "--target-directory", "-S", "--suffix"})
 
 STEPS: dict[str, Step] = dispatch_table(  # the walker's `EXPANDED` names these
     (("watch",), _watch),
@@ -531,4 +552,5 @@ STEPS: dict[str, Step] = dispatch_table(  # the walker's `EXPANDED` names these
     (("cp", "tee", "install", "copy-item", "cpi", "copy", "tee-object"), _device_write),
     (("start-process", "saps", "start"), _start_process),
     (("cipher",), _cipher),
+    (("ln",), _link),
 )

@@ -275,6 +275,8 @@ def _push(findings: Findings, args: list[Word], repository: Word, command: Comma
     force = parsed.letters("fd") or bool(given - {"--all"})
     every = bool(given & {"--all", "--mirror"})
     branches = []
+    if "--prune" in {f.name for f in parsed.flags}:  # remote branches missing here: deleted
+        findings.flag(UNKNOWN, "git push --prune: deletes the remote branches not here")
     for spec in [w.text for w in parsed.operands[1:]]:  # after the remote
         force |= spec.startswith("+") or spec.startswith(":")
         branches.append(spec.lstrip("+").rsplit(":", 1)[-1].removeprefix("refs/heads/"))
@@ -287,10 +289,93 @@ def _push(findings: Findings, args: list[Word], repository: Word, command: Comma
         )
     elif shared:
         findings.flag(DESTRUCTIVE, f"git push --force to the shared branch {shared[0]}")
+    elif any(spec.startswith(":") for spec in (w.text for w in parsed.operands[1:])) or (
+        "--delete" in given or parsed.letters("d")
+    ):  # a remote branch or tag deleted: what only it held goes (a force push keeps them)
+        findings.flag(UNKNOWN, f"git push --delete of {branches[0] if branches else 'a ref'}")
+
+
+def _rm(findings: Findings, args: list[Word], repository: Word, command: Command) -> None:
+    """`git rm -f` deletes files with their uncommitted changes (without -f git refuses);
+    `--cached` leaves the work tree alone."""
+    parsed = parse(args, _PLAIN_OPTIONS)
+    if parsed.longs(("--cached", "--dry-run")) or parsed.letters("n"):
+        return
+    if parsed.letters("f") or parsed.longs(("--force",)):
+        _loses(findings, "rm --force: deletes files with their uncommitted changes")
+
+
+def _checkout_index(
+    findings: Findings, args: list[Word], repository: Word, command: Command
+) -> None:
+    if parse(args, _PLAIN_OPTIONS).letters("f") or "--force" in (w.text for w in args):
+        _loses(findings, "checkout-index --force: overwrites the uncommitted changes")
+
+
+def _read_tree(findings: Findings, args: list[Word], repository: Word, command: Command) -> None:
+    texts = {w.text for w in args}
+    if "-u" in texts and texts & {"--reset", "-m"}:
+        _loses(findings, "read-tree -u --reset: overwrites the uncommitted changes")
+
+
+def _submodule(findings: Findings, args: list[Word], repository: Word, command: Command) -> None:
+    """`deinit -f` deletes a submodule's work tree with its changes; `update --force` and
+    `foreach` (a shell line in each) are left unknown."""
+    if not args:
+        return
+    forced = any(w.text in ("-f", "--force") for w in args[1:])
+    if args[0].text == "deinit" and forced:
+        _loses(findings, "submodule deinit --force: deletes work trees with their changes")
+    elif args[0].text == "update" and forced:
+        findings.flag(UNKNOWN, "git submodule update --force: overwrites submodules' changes")
+    elif args[0].text == "foreach":
+        findings.flag(UNKNOWN, "git submodule foreach: runs a shell line in each")
+
+
+def _rebase(findings: Findings, args: list[Word], repository: Word, command: Command) -> None:
+    """`rebase --exec LINE` (`-x`) runs a shell line after each commit."""
+    if any(w.text in ("-x", "--exec") or w.text.startswith("--exec=") for w in args):
+        findings.flag(UNKNOWN, "git rebase --exec: runs a shell line after each commit")
+
+
+def _unsure(name: str, triggers: tuple[str, ...], what: str) -> Verb:
+    """A verb that, given one of `triggers`, deletes or rewrites what may be hard to get back."""
+
+    def verb(findings: Findings, args: list[Word], repository: Word, command: Command) -> None:
+        if any(w.text in triggers for w in args):
+            findings.flag(UNKNOWN, f"git {name}: {what}")
+
+    return verb
+
+
+def _config(findings: Findings, args: list[Word], repository: Word, command: Command) -> None:
+    """An alias defined to lose work (`git config alias.x 'reset --hard'`) is judged by what
+    it runs, as unknown: it loses nothing until it runs."""
+    operands = [w for w in args if not w.text.startswith("-")]
+    if len(operands) < 2 or not operands[0].text.lower().startswith("alias."):
+        return
+    body = operands[1].text
+    if body.startswith("!"):
+        findings.flag(UNKNOWN, f"git {operands[0].text} runs a shell command")
+        return
+    from .commands import Command as Ran  # (the type checker's import is not the runtime's)
+    from .commands import Findings as Scratch
+
+    scratch = Scratch(findings.places)
+    words = [Word(part) for part in body.split()]
+    git(scratch, Ran("git", words, command.shell, command.cwd, command.depth + 1, None))
+    if any(risk != "safe" for risk, _ in scratch.found):
+        findings.flag(UNKNOWN, f"git {operands[0].text}: an alias that runs {body!r}")
 
 
 def _shared(branch: str) -> bool:
-    return branch in _SHARED_BRANCHES or branch.startswith("release") or branch == "HEAD"
+    """A shared branch, or a pattern (`refs/heads/*`) that takes them all."""
+    return (
+        branch in _SHARED_BRANCHES
+        or branch.startswith("release")
+        or branch == "HEAD"
+        or "*" in branch
+    )
 
 
 _VERBS: dict[str, Verb] = {
@@ -309,4 +394,15 @@ _VERBS: dict[str, Verb] = {
     "gc": _gc,
     "prune": _prune,
     "push": _push,
+    "rm": _rm,
+    "checkout-index": _checkout_index,
+    "read-tree": _read_tree,
+    "submodule": _submodule,
+    "rebase": _rebase,
+    "config": _config,
+    "tag": _unsure("tag", ("-d", "--delete"), "deletes a tag"),
+    "symbolic-ref": _unsure("symbolic-ref", ("-d", "--delete"), "deletes a ref"),
+    "replace": _unsure("replace", ("-d", "--delete"), "deletes a replacement"),
+    "lfs": _unsure("lfs", ("prune", "migrate"), "deletes or rewrites large files"),
+    "remote": _unsure("remote", ("remove", "rm", "prune"), "removes a remote or its branches"),
 }

@@ -23,6 +23,9 @@ class LexError(ValueError):
     """The line cannot be read (an unclosed quote or bracket)."""
 
 
+_DQ_ESCAPED = ("$", "`", '"', "\\", "\n")  # what a backslash escapes inside bash's "…"
+
+
 class Word:
     """One word: its text after quote removal and expansion. A NUL (`\\0`) in it marks a part
     only known when the line runs."""
@@ -242,7 +245,10 @@ class _Lexer:
                         self.at += 1
                         break
                     if inner == escape:
-                        parts.append(text[self.at + 1 : self.at + 2])
+                        following = text[self.at + 1 : self.at + 2]
+                        if not self.pwsh and following not in _DQ_ESCAPED:
+                            parts.append("\\")  # `"\i"` is `\i`: only `$ ` " \` are escaped
+                        parts.append(following)
                         self.at += 2
                     elif inner == "$" or (inner == "`" and not self.pwsh):
                         dynamic |= self._dollar(parts)

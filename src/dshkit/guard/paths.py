@@ -24,6 +24,13 @@ _DEVICES = ("/dev/sd", "/dev/nvme", "/dev/hd", "/dev/vd", "/dev/xvd", "/dev/disk
             "/dev/mapper/", "\\\\.\\physicaldrive")  # fmt: skip
 
 
+# Where writing over a file loses nothing anyone keeps: scratch directories and the devices
+# that are no disk (`> /dev/null`, `2> /tmp/err.log`).
+_SCRATCH = ("/tmp", "/var/tmp", "/private/tmp", "/private/var/folders", "/var/folders",
+            "/dev/shm")  # fmt: skip
+_NOT_DISKS = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero")
+_NT_NOT_FILES = ("nul", "con", "$null", "nul:")
+
 # Where the users' homes are: a workspace there is none, whoever's home it holds.
 _HOMES = frozenset({"/", "/home", "/Users", "/root", "/var/root"})
 
@@ -120,7 +127,10 @@ class Places:
         return self._normpath(self._join(cwd or self.workspace, text))
 
     def where(self, word: Word, cwd: str | None) -> str:
-        """INSIDE the workspace, the WORKSPACE itself, OUTSIDE it, or NOWHERE known."""
+        """INSIDE the workspace, the WORKSPACE itself, OUTSIDE it, or NOWHERE known. A
+        PowerShell drive that is no disk (`HKLM:\\…`, `Env:\\…`, `Cert:`) is outside."""
+        if self.nt and _drive_of_provider(word.text):
+            return OUTSIDE
         base, entries = self._base(word, cwd)
         if base is None:
             return NOWHERE
@@ -129,6 +139,21 @@ class Places:
         if not entries and self._key(base) == self._key(self.workspace):
             return WORKSPACE
         return INSIDE if self._within(base, self.workspace) else OUTSIDE
+
+    def scratch(self, word: Word, cwd: str | None) -> bool:
+        """Whether `word` names a scratch place (a temporary directory, `/dev/null`, `$null`),
+        where writing over a file loses nothing anyone keeps."""
+        if self.nt and word.text.lower() in _NT_NOT_FILES:
+            return True
+        base, _ = self._base(word, cwd)
+        if base is None:
+            return False
+        if self.nt:
+            temps = (self._join(self.home, "AppData", "Local", "Temp"), "C:\\Windows\\Temp")
+            return any(self._within(base, temp) for temp in temps)
+        if base in _NOT_DISKS or base.startswith("/dev/fd/"):
+            return True
+        return any(self._within(base, temp) for temp in _SCRATCH)
 
     def is_global(self, word: Word, cwd: str | None) -> bool:
         """Whether a search rooted at `word` scans the machine or the user's files: `/`, a
@@ -167,3 +192,9 @@ class Places:
         path, root = self._key(path), self._key(root)
         sep = "\\" if self.nt else "/"
         return path == root or path.startswith(root.rstrip(sep) + sep)
+
+
+def _drive_of_provider(text: str) -> bool:
+    """A PowerShell provider's drive (`HKLM:`, `Env:\\PATH`), not a disk's (`C:`)."""
+    colon = text.find(":")
+    return colon > 1 and text[:colon].isalpha() and text[colon + 1 : colon + 2] in ("", "\\", "/")

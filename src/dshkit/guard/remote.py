@@ -172,6 +172,20 @@ def _pdsh(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     return command.cwd, _OPAQUE
 
 
+_MOSH_OPTIONS = Syntax({"--client", "--server", "--ssh", "--predict", "-p", "--port", "--family",
+                        "--bind-server", "--experimental-remote-ip"}, stop=True)  # fmt: skip
+
+
+def _mosh(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    """`mosh [OPTIONS] [--] HOST [COMMAND…]`: like ssh, a login alone, or the command there."""
+    words = parse(command.args, _MOSH_OPTIONS).operands
+    if len(words) > 1:
+        rest = words[2:] if words[1].text == "--" else words[1:]
+        if rest:
+            judged_there(judge, f"mosh {words[0].shown}", command, line=rest)
+    return command.cwd, _OPAQUE
+
+
 def _sshpass(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     """sshpass only hands the password to the command it runs (ssh, mostly)."""
     rest = parse(command.args, _SSHPASS_OPTIONS).operands
@@ -282,6 +296,7 @@ def _container(judge: Judge, command: Command) -> tuple[str | None, Fed]:
 
 STEPS: dict[str, Step] = {
     "ssh": _ssh,
+    "mosh": _mosh,
     "pdsh": _pdsh,
     "pssh": _pdsh,
     "parallel-ssh": _pdsh,

@@ -5,9 +5,11 @@ A row of `TOOLS` names a tool's option words that take a value (so a value is ne
 a subcommand) and its destructive verbs: a subcommand path (`s3 rm`, `* delete-*`, `... delete`)
 with, optionally, the options that make it destructive (`apply -destroy`), and what decides it
 (`sync`: the destination is deleted below, like rsync's `--delete`; `exec`: the command run in a
-container is judged in turn; `sql`: the operands are statements). Preview options (`--dry-run`)
-and `--help` make any verb safe. These deletes leave no copy behind: no workspace, no history,
-no checkpoint of the harness holds a bucket, a cluster's namespace or a dropped table.
+container is judged in turn; `sql`: the operands are statements; `unknown`: it may well stop,
+undo or delete what others rely on, yet is routine often enough not to be called a destruction).
+Preview options (`--dry-run`) and `--help` make any verb safe. These deletes leave no copy
+behind: no workspace, no history, no checkpoint of the harness holds a bucket, a cluster's
+namespace or a dropped table.
 
 `CLIENTS` are the database shells: the code given on the command line (`psql -c`, `mysql -e`,
 `mongosh --eval`, `sqlite3 DB SQL`, `redis-cli FLUSHALL`) or fed on stdin (a here-document, an
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
         preview: tuple[str, ...]  # the options that only preview (default: --dry-run)
         clusters: bool  # `-fv` is `-f -v`
         depth: int  # how many operands a `...` path spans (default 5)
+        unsure: str  # what its `unknown` verbs may do (the reason's words)
 
     class ClientRow(TypedDict, total=False):
         language: str  # required: SQL, REDIS or MONGO
@@ -76,10 +79,11 @@ class Tool:
     options that only preview (any verb is then safe), whether `-fv` is `-f -v`, how many
     leading operands a `...` path may span, and what its verbs delete (the reason's words)."""
 
-    __slots__ = ("clusters", "depth", "preview", "syntax", "verbs", "what")
+    __slots__ = ("clusters", "depth", "preview", "syntax", "unsure", "verbs", "what")
 
     def __init__(self, row: ToolRow) -> None:
         self.what = row["what"]
+        self.unsure = row.get("unsure", "may stop, undo or delete what others rely on")
         self.verbs = [
             Verb(path, *_verb_parts(spec)) for spec in row["verbs"] for path in _paths(spec)
         ]
@@ -115,6 +119,9 @@ _KUBE: ToolRow = {
         ("replace", ("--force",)),
         ("apply", ("--prune",)),  # deletes what the manifests no longer name
         ("exec", (), "exec"),
+        # a node emptied of new work, a live edit of an object (scaling to zero keeps every
+        # object and volume: scaling back restores it)
+        ("cordon|taint|patch|replace", (), "unknown"),
     ),
     "valued": _KUBE_VALUED,
 }
@@ -128,6 +135,9 @@ _DOCKER: ToolRow = {
         ("image prune", ("-a", "--all")),  # without -a: only dangling images, rebuilt at will
         ("compose ... down", ("-v", "--volumes")),  # without: the volumes, the data, stay
         ("compose ... exec|container exec|exec", (), "exec"),
+        ("secret rm|config rm|node rm|swarm leave|volume ... rm|compose ... rm", (), "unknown"),
+        ("context rm|plugin rm|secret remove|node remove", (), "unknown"),
+        ("kill|container kill|compose ... kill", (), "unknown"),
     ),
     "valued": ("-H", "--host", "--context", "--config", "-l", "--log-level", "-e", "--env",
                "--env-file", "-u", "--user", "-w", "--workdir", "-p", "--project-name",
@@ -136,14 +146,25 @@ _DOCKER: ToolRow = {
 }  # fmt: skip
 _COMPOSE: ToolRow = {
     "what": "deletes containers' data",
-    "verbs": (("... down", ("-v", "--volumes")), ("... exec", (), "exec")),
+    "verbs": (
+        ("... down", ("-v", "--volumes")),
+        ("... exec", (), "exec"),
+        ("... rm", (), "unknown"),
+        ("... kill", (), "unknown"),
+    ),
     "valued": _DOCKER["valued"],
     "clusters": True,
     "depth": 4,
 }
 _TERRAFORM: ToolRow = {
     "what": "destroys infrastructure",
-    "verbs": ("destroy|state rm|workspace delete", ("apply", ("-destroy", "--destroy"))),
+    "verbs": (
+        "destroy|state rm|workspace delete",
+        ("apply", ("-destroy", "--destroy")),
+        # the state written over or unlocked under a running apply (an apply, even approved,
+        # and a taint only plan what the configuration says)
+        ("state push|state replace-provider|force-unlock", (), "unknown"),
+    ),
     "valued": ("-var", "-var-file", "-target", "-replace", "-state", "-state-out", "-backup",
                "-lock-timeout", "-parallelism"),
     "preview": (),
@@ -172,7 +193,10 @@ TOOLS: dict[str, ToolRow] = {
     },
     "pulumi": {
         "what": "destroys infrastructure",
-        "verbs": ("destroy|down|stack rm|state delete",),
+        "verbs": (
+            "destroy|down|stack rm|state delete",
+            ("cancel|state unprotect", (), "unknown"),
+        ),
         "valued": ("-s", "--stack", "-C", "--cwd"),
         "preview": ("--preview-only",),
     },
@@ -183,6 +207,13 @@ TOOLS: dict[str, ToolRow] = {
             "* delete-*|* batch-delete-*|* remove-*|* terminate-*|* deregister-*|* purge-*",
             "* schedule-key-deletion|s3 rm|s3 rb",
             ("s3 sync", ("--delete",), "sync"),
+            ("* stop-*|* disable-*|* reboot-*|* revoke-*|* detach-*|s3 mv", (), "unknown"),
+            ("ssm send-command|ecs execute-command", (), "unknown"),  # commands run there
+            (
+                "* change-resource-record-sets|* put-bucket-lifecycle*|* update-service",
+                (),
+                "unknown",
+            ),
         ),
         "valued": (
             "--profile",
@@ -202,6 +233,8 @@ TOOLS: dict[str, ToolRow] = {
         "verbs": (
             "... delete|... storage rm|... purge",
             ("... rsync", ("--delete-unmatched-destination-objects",), "sync"),
+            ("... stop|... reset|... disable|... suspend|... mv|storage mv", (), "unknown"),
+            ("compute ssh", ("--command",), "unknown"),  # a command run on the instance
         ),
         "valued": (
             "--project",
@@ -228,6 +261,7 @@ TOOLS: dict[str, ToolRow] = {
             "... delete|... delete-batch|... purge",
             ("deployment ... create", ("--mode=complete",)),  # deletes what the template lacks
             ("... sync", ("--delete-destination=true",)),  # the destination: a container
+            ("... stop|... deallocate|... restart|... disable|vm run-command", (), "unknown"),
         ),
         "valued": (
             "-n",
@@ -265,12 +299,17 @@ TOOLS: dict[str, ToolRow] = {
     "netlify": {"what": "deletes sites", "verbs": ("*:delete",), "depth": 1},
     "firebase": {
         "what": "deletes project data",
-        "verbs": ("*:delete|*:remove",),
+        "verbs": ("*:delete|*:remove", ("*:disable", (), "unknown")),
         "valued": ("--project", "-P"),
     },
     "gh": {
         "what": "deletes a repository's resources",
-        "verbs": ("... delete", ("api", ("-X=delete", "--method=delete"))),
+        "verbs": (
+            "... delete",
+            ("api", ("-X=delete", "--method=delete")),
+            ("... remove|workflow disable|repo archive|... rm", (), "unknown"),
+            ("repo edit", ("--visibility",), "unknown"),  # private code made public
+        ),
         "valued": ("-R", "--repo", "-X", "--method"),
         "depth": 2,
     },
@@ -332,6 +371,191 @@ TOOLS: dict[str, ToolRow] = {
         "verbs": (("", ("--drop",)),),
     },
 }
+
+# The machine's own services, processes, users and packages, and the key-value stores beside
+# the databases: what stops or removes what other work relies on. Stopping a service or a
+# process by name is routine enough in development to be asked about (`unknown`), not refused;
+# a power-off, a deleted user or a yanked release is no one's routine.
+_PACKAGES = "removes system packages"
+_PROCESSES: ToolRow = {
+    "what": "signals processes by name",
+    "verbs": (("", (), "unknown"),),
+    "unsure": "signals every process of that name, other people's work too",
+}
+_PACKAGE_REMOVAL: ToolRow = {
+    "what": _PACKAGES,
+    "verbs": (("remove|purge|autoremove|autopurge|erase|uninstall|rm|del|untap", (), "unknown"),),
+    "valued": ("-o", "-c", "-t", "--setopt", "-n", "--name", "-p", "--prefix"),
+    "preview": ("-s", "--simulate", "--dry-run", "--just-print", "--no-act", "--assumeno"),
+    "unsure": _PACKAGES,
+}
+_USERS: ToolRow = {"what": "deletes users or groups", "verbs": ("",)}
+_ANY_UNKNOWN: tuple[VerbRow, ...] = (("", (), "unknown"),)
+HOST_TOOLS: dict[str, ToolRow] = {
+    "systemctl": {
+        "what": "stops the machine or takes it to a rescue state",
+        "verbs": (
+            "poweroff|reboot|halt|kexec|emergency|rescue|soft-reboot",
+            # (a restart brings the service back: routine)
+            ("stop|disable|mask|kill|isolate|suspend|hibernate|hybrid-sleep|revert|freeze", (),
+             "unknown"),
+        ),
+        "valued": ("-H", "--host", "-M", "--machine", "-t", "--type", "-p", "--property",
+                   "-s", "--signal", "--state", "-n", "--lines", "-o", "--output", "--root"),
+        "unsure": "stops or disables a service that other work may rely on",
+    },
+    "service": {
+        "what": "stops a service",
+        "verbs": (("* stop|* force-stop", (), "unknown"),),
+        "unsure": "stops a service that other work may rely on",
+    },
+    "launchctl": {
+        "what": "restarts the machine",
+        "verbs": ("reboot", ("unload|bootout|remove|disable|kill|stop", (), "unknown")),
+        "unsure": "stops or removes a service that other work may rely on",
+    },
+    "init": {"what": "changes the machine's run level", "verbs": ("0|1|6|s|single",)},
+    "telinit": {"what": "changes the machine's run level", "verbs": ("0|1|6|s|single",)},
+    "pkill": _PROCESSES,
+    "killall": _PROCESSES,
+    "skill": _PROCESSES,
+    "killall5": {"what": "signals every process", "verbs": ("",)},
+    "fuser": {"what": "kills processes", "verbs": (("", ("-k", "--kill"), "unknown"),),
+              "clusters": True, "unsure": "kills every process using the file or port"},
+    "ufw": {"what": "changes the firewall", "verbs": (("disable|reset|delete", (), "unknown"),),
+            "unsure": "drops or resets the firewall's rules"},
+    "ip": {
+        "what": "changes the network",
+        "verbs": (("link set ... down|... flush|route del|addr del|link del|link delete", (),
+                   "unknown"),),
+        "valued": ("-n", "-netns", "-f", "-family"),
+        "unsure": "takes a network link or its routes down",
+    },
+    "ifconfig": {"what": "changes the network", "verbs": (("* down", (), "unknown"),),
+                 "unsure": "takes a network link down"},
+    "swapoff": {"what": "turns swap off", "verbs": _ANY_UNKNOWN},
+    "umount": {"what": "unmounts file systems", "verbs": _ANY_UNKNOWN,
+               "unsure": "unmounts a file system others may be using"},
+    "sysctl": {"what": "changes the kernel", "verbs": (("", ("-w", "--write", "-p", "--load"),
+                                                          "unknown"),),
+               "unsure": "changes a kernel setting"},
+    "modprobe": {"what": "unloads a kernel module", "verbs": (("", ("-r", "--remove"),
+                                                                "unknown"),)},
+    "rmmod": {"what": "unloads a kernel module", "verbs": _ANY_UNKNOWN},
+    "userdel": _USERS,
+    "deluser": _USERS,
+    "groupdel": _USERS,
+    "delgroup": _USERS,
+    "passwd": {"what": "changes an account", "verbs": (("", ("-d", "--delete", "-l", "--lock",
+                                                             "-e", "--expire"), "unknown"),),
+               "clusters": True, "unsure": "locks, expires or empties an account's password"},
+    "usermod": {"what": "changes an account", "verbs": (("", ("-L", "--lock", "-e",
+                                                              "--expiredate"), "unknown"),),
+                "unsure": "locks or expires an account"},
+    "chpasswd": {"what": "changes passwords", "verbs": _ANY_UNKNOWN},
+    "history": {"what": "clears the shell's history", "verbs": (("", ("-c", "-d"), "unknown"),),
+                "clusters": True, "unsure": "clears the shell's history"},
+    "apt": _PACKAGE_REMOVAL,
+    "apt-get": _PACKAGE_REMOVAL,
+    "aptitude": _PACKAGE_REMOVAL,
+    "yum": _PACKAGE_REMOVAL,
+    "dnf": _PACKAGE_REMOVAL,
+    "zypper": _PACKAGE_REMOVAL,
+    "apk": _PACKAGE_REMOVAL,
+    "brew": _PACKAGE_REMOVAL,
+    "snap": _PACKAGE_REMOVAL,
+    "flatpak": _PACKAGE_REMOVAL,
+    "port": _PACKAGE_REMOVAL,
+    "choco": _PACKAGE_REMOVAL,
+    "winget": _PACKAGE_REMOVAL,
+    "scoop": _PACKAGE_REMOVAL,
+    "pacman": {"what": _PACKAGES, "verbs": (("", ("-R", "--remove"), "unknown"),),
+               "clusters": True, "unsure": _PACKAGES},
+    "conda": {**_PACKAGE_REMOVAL, "verbs": (("remove|uninstall|env remove", (), "unknown"),)},
+    "mamba": {**_PACKAGE_REMOVAL, "verbs": (("remove|uninstall|env remove", (), "unknown"),)},
+    # a release taken back from a registry: every project depending on it breaks
+    "cargo": {"what": "yanks a published release",
+              "verbs": ("yank", ("owner", ("--remove", "-r"), "unknown")),
+              "preview": ("--undo", "--dry-run"), "unsure": "removes an owner of a crate"},
+    "gem": {"what": "yanks a published release",
+            "verbs": ("yank", ("owner", ("-r", "--remove"), "unknown")),
+            "unsure": "removes an owner of a gem"},
+    "influx": {"what": "deletes time series data",
+               "verbs": ("delete|* delete", ("", ("-execute",), "unknown")),
+               "unsure": "runs InfluxQL statements (DROP among them)"},
+    "dpkg": {**_PACKAGE_REMOVAL, "verbs": (("", ("-r", "--remove", "-P", "--purge"),
+                                              "unknown"),)},
+    "rpm": {**_PACKAGE_REMOVAL, "verbs": (("", ("-e", "--erase"), "unknown"),)},
+    # disks and volumes beyond the `mkfs` family
+    "nvme": {"what": "wipes a disk", "verbs": ("format|sanitize",)},
+    "cryptsetup": {"what": "wipes a disk's encryption keys",
+                   "verbs": ("luksformat|erase|lukserase|luksremovekey|lukskillslot",)},
+    "lvremove": {"what": "deletes a logical volume", "verbs": ("",)},
+    "vgremove": {"what": "deletes a volume group", "verbs": ("",)},
+    "pvremove": {"what": "wipes a physical volume", "verbs": ("",)},
+    "mdadm": {"what": "wipes a RAID member", "verbs": (("", ("--zero-superblock", "--remove",
+                                                               "--fail")),)},
+    "tmutil": {"what": "deletes backups",
+               "verbs": ("delete|deletelocalsnapshots|thinlocalsnapshots",)},
+    "salt": {"what": "runs commands on minions", "verbs": (("* cmd.*|* state.*", (),
+                                                             "unknown"),),
+             "unsure": "runs a command on every minion named"},
+    "etcdctl": {
+        "what": "deletes keys",
+        "verbs": (("del", ("--prefix", "--from-key")), ("del|rm|rmdir", (), "unknown")),
+        "valued": ("--endpoints", "--cacert", "--cert", "--key", "--user"),
+        "unsure": "deletes a key",
+    },
+    "consul": {
+        "what": "deletes keys",
+        "verbs": (("kv delete", ("-recurse",)), "snapshot restore",
+                  ("kv delete|... deregister", (), "unknown")),
+        "unsure": "deletes a key or deregisters a service",
+    },
+    "vault": {
+        "what": "destroys secrets",
+        "verbs": ("kv destroy|kv metadata delete|secrets disable|auth disable|policy delete",
+                  ("kv delete|delete|lease revoke|token revoke", (), "unknown")),
+        "unsure": "deletes or revokes a secret",
+    },
+    # Windows
+    "stop-process": _PROCESSES,
+    "spps": _PROCESSES,
+    "taskkill": _PROCESSES,
+    "stop-service": {"what": "stops a service", "verbs": _ANY_UNKNOWN,
+                     "unsure": "stops a service that other work may rely on"},
+    "spsv": {"what": "stops a service", "verbs": _ANY_UNKNOWN,
+             "unsure": "stops a service that other work may rely on"},
+    "set-service": {"what": "changes a service", "verbs": _ANY_UNKNOWN,
+                    "unsure": "disables or stops a service"},
+    "remove-itemproperty": {"what": "deletes registry values", "verbs": _ANY_UNKNOWN,
+                            "unsure": "deletes registry values"},
+    "rp": {"what": "deletes registry values", "verbs": _ANY_UNKNOWN,
+           "unsure": "deletes registry values"},
+    "reg": {"what": "deletes registry keys", "verbs": ("delete",
+                                                       ("import|add|restore|load", (), "unknown")),
+            "unsure": "writes over registry keys"},
+    "vssadmin": {"what": "deletes shadow copies (the machine's backups)",
+                 "verbs": ("delete|resize",)},
+    "wmic": {"what": "deletes system objects", "verbs": ("... delete",
+                                                         ("... terminate", (), "unknown"))},
+    "wbadmin": {"what": "deletes backups", "verbs": ("delete",)},
+    "bcdedit": {"what": "changes how the machine boots", "verbs": ("/delete*",
+                                                                   ("/set*", (), "unknown"))},
+    "wevtutil": {"what": "clears event logs", "verbs": ("cl|clear-log",)},
+    "clear-eventlog": {"what": "clears event logs", "verbs": ("",)},
+    "netsh": {"what": "changes the network", "verbs": (("... reset|... delete|... set", (),
+                                                         "unknown"),),
+              "unsure": "resets or changes the network or the firewall"},
+    "clear-recyclebin": {"what": "empties the recycle bin", "verbs": ("",)},
+    "remove-localuser": _USERS,
+    "remove-localgroup": _USERS,
+    "disable-localuser": {"what": "disables an account", "verbs": _ANY_UNKNOWN},
+    "uninstall-module": {"what": "removes modules", "verbs": _ANY_UNKNOWN},
+    "uninstall-package": {"what": _PACKAGES, "verbs": _ANY_UNKNOWN, "unsure": _PACKAGES},
+    "sdelete": {"what": "wipes files past any recovery", "verbs": ("",)},
+}  # fmt: skip
+TOOLS.update(HOST_TOOLS)
 
 # -- database shells --------------------------------------------------------------------
 
@@ -464,6 +688,8 @@ def _tool(findings: Findings, command: Command, tool: Tool) -> None:
         elif row.kind == "sql":
             text = " ".join(w.text for w in parsed.operands[used:])
             _statements(findings, shown, SQL, text, any(w.dynamic for w in parsed.operands))
+        elif row.kind == "unknown":
+            findings.flag(UNKNOWN, f"{shown}: {tool.unsure}")
         else:
             findings.flag(DESTRUCTIVE, f"{shown}: {tool.what}, beyond any undo")
         return
@@ -629,6 +855,11 @@ def _statements(findings: Findings, name: str, language: str, text: str, dynamic
         found = mongo_destructive(text)
     if found is not None:
         findings.flag(DESTRUCTIVE, f"{name}: {found}, beyond any undo")
+        return
+    unsure = sql_unsure if language == SQL else redis_unsure if language == REDIS else None
+    doubt = unsure(text) if unsure is not None else None
+    if doubt is not None:
+        findings.flag(UNKNOWN, f"{name}: {doubt}")
     elif dynamic and _opaque(text, language):
         shown = text.replace("\0", "…").strip()[:60]
         findings.flag(UNKNOWN, f"{name} runs statements only known when it runs ({shown})")
@@ -691,6 +922,27 @@ def _sql_statement(tokens: list[tuple[str, int]]) -> str | None:
             break
     if _always(condition):
         return f"{main} … WHERE {' '.join(condition)} (every row)"
+    return None
+
+
+# A client's own commands that run the statements of a file (psql's `\i`, mysql's `source`,
+# sqlite3's `.read`) or put a saved database in place of this one (`.restore`).
+_SQL_FILE_COMMANDS = ("\\i ", "\\ir ", "\\include", "\\. ", "source ", ".read ", ".restore",
+                      ".open ")  # fmt: skip
+_SQL_UNSURE = {"REVOKE": "revokes access", "RENAME": "renames a table its users name",
+               "SOURCE": "runs the statements of a file, not read here",
+               "REASSIGN": "reassigns ownership"}  # fmt: skip
+
+
+def sql_unsure(text: str) -> str | None:
+    """What of `text` may lose data or access yet is not plainly a destruction, or None."""
+    for line in text.splitlines():
+        if line.strip().lower().startswith(_SQL_FILE_COMMANDS):
+            return f"runs {line.strip()[:40]!r}: a file's statements, not read here"
+    for statement in _sql_statements(text):
+        top = [token for token, depth in statement if depth == 0]
+        if top and top[0] in _SQL_UNSURE:
+            return f"{top[0]}: {_SQL_UNSURE[top[0]]}"
     return None
 
 
@@ -779,6 +1031,24 @@ def redis_destructive(text: str) -> str | None:
     return None
 
 
+# Redis commands that stop the server, change where it writes or drop its scripts; and those
+# deleting keys, when the keys are only known when it runs (`KEYS '*' | xargs redis-cli DEL`).
+_REDIS_UNSURE = {"CONFIG", "SHUTDOWN", "SCRIPT", "FUNCTION", "SWAPDB", "DEBUG", "MIGRATE",
+                 "REPLICAOF", "SLAVEOF", "ACL", "EVAL", "EVALSHA", "FCALL"}  # fmt: skip
+_REDIS_DELETES = {"DEL", "UNLINK", "GETDEL"}
+
+
+def redis_unsure(text: str) -> str | None:
+    """A Redis command that deletes keys or changes the server (DEL, CONFIG…), or None."""
+    for line in text.splitlines():
+        words = line.split()
+        if words and words[0].upper() in _REDIS_UNSURE:
+            return f"{words[0].upper()} changes or stops the server"
+        if words and words[0].upper() in _REDIS_DELETES and "\0" in line:
+            return f"{words[0].upper()} deletes keys only known when it runs"
+    return None
+
+
 def mongo_destructive(text: str) -> str | None:
     """A drop (`dropDatabase()`, `coll.drop()`, `dropIndexes()`…) or a delete or update of
     every document (`deleteMany({})`, `remove({})`, `updateMany({}, …)`), or None."""
@@ -790,4 +1060,7 @@ def mongo_destructive(text: str) -> str | None:
     found = re.search(r"\.\s*(deleteMany|remove|updateMany)\s*\(\s*(\{\s*\})?\s*[,)]", text)
     if found is not None:
         return f"{found.group(1)}({{}}) of every document"
+    found = re.search(r"\.\s*(shutdownServer|fsyncLock|renameCollection)\s*\(", text)
+    if found is not None:  # the server stopped or locked, a collection renamed away
+        return f"{found.group(1)}()"
     return None

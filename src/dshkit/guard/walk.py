@@ -19,7 +19,9 @@ from .commands import (
     deleted,
     dispatch_table,
     from_file,
+    overwritten,
     rule_for,
+    said_delete,
 )
 from .lexer import LexError, Token, Word, lex
 from .options import SLASH_ANY, Syntax, parse
@@ -40,10 +42,30 @@ MAX_DEPTH = 8  # nested shells (`bash -c "bash -c …"`) deeper than this are no
 
 _WRAPPERS = {"sudo", "doas", "nohup", "nice", "time", "command", "builtin", "exec", "env",
              "timeout", "stdbuf", "ionice", "unbuffer", "caffeinate", "busybox",
-             "npx", "bunx"}  # fmt: skip
+             "npx", "bunx", "flock", "chroot", "setsid", "nsenter", "unshare", "strace",
+             "ltrace", "systemd-run", "pkexec", "firejail", "taskset", "chrt", "numactl",
+             "xvfb-run", "proxychains", "proxychains4", "torsocks", "dbus-run-session",
+             "valgrind", "cgexec", "sg", "script", "gtimeout", "catchsegv", "faketime",
+             "prlimit", "systemd-inhibit", "schroot", "fakeroot", "with-lock-ex",
+             "sem"}  # fmt: skip
 _WRAPPER_VALUED = {  # the options of a wrapper that take a value
     "sudo": {"-u", "-g", "-h", "-p", "-C", "-U", "-r", "-t", "-D", "-T"},
-    "env": {"-u", "-C", "-S"},
+    "script": {
+        "-c",
+        "--command",
+        "-E",
+        "--echo",
+        "-O",
+        "--log-out",
+        "-I",
+        "--log-in",
+        "-T",
+        "--log-timing",
+        "-m",
+        "--logging-format",
+    },
+    "env": {"-u", "-C", "-S", "--split-string"},
+    "doas": {"-u", "-C"},
     "timeout": {"-s", "-k"},
     "nice": {"-n"},
     "ionice": {"-c", "-n", "-p"},
@@ -52,7 +74,73 @@ _WRAPPER_VALUED = {  # the options of a wrapper that take a value
     "stdbuf": {"-i", "-o", "-e"},
     "time": {"-f", "-o"},
     "exec": {"-a"},
+    "flock": {"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"},
+    "nsenter": {"-t", "--target", "-S", "--setuid", "-G", "--setgid", "-r", "-w"},
+    "strace": {"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-P", "-S", "-X"},
+    "ltrace": {"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-n", "-l", "-x"},
+    "systemd-run": {
+        "-u",
+        "--unit",
+        "-p",
+        "--property",
+        "-E",
+        "--setenv",
+        "-M",
+        "--machine",
+        "-H",
+        "--host",
+        "--description",
+        "--slice",
+        "--uid",
+        "--gid",
+        "-d",
+        "--working-directory",
+        "--on-active",
+        "--on-calendar",
+    },
+    "pkexec": {"--user", "-u"},
+    "taskset": {"-c", "--cpu-list"},
+    "numactl": {
+        "-C",
+        "--physcpubind",
+        "-N",
+        "--cpunodebind",
+        "-m",
+        "--membind",
+        "-i",
+        "--interleave",
+        "-p",
+        "--preferred",
+    },
+    "xvfb-run": {
+        "-n",
+        "--server-num",
+        "-s",
+        "--server-args",
+        "-e",
+        "--error-file",
+        "-f",
+        "--auth-file",
+        "-p",
+        "--xauth-protocol",
+    },
+    "proxychains": {"-f"},
+    "proxychains4": {"-f"},
+    "cgexec": {"-g"},
+    "faketime": {"-f"},
+    "prlimit": {"-p", "--pid"},
+    "schroot": {"-c", "--chroot", "-u", "--user", "-d", "--directory"},
+    "systemd-inhibit": {"--what", "--who", "--why", "--mode"},
+    "sem": {"-j", "--jobs", "--id"},
 }
+# The wrappers whose first operands come before the command they run (flock's lock file,
+# chroot's new root, taskset's mask, chrt's priority, sg's group, faketime's time).
+_WRAPPER_LEADING = {"flock": 1, "chroot": 1, "taskset": 1, "chrt": 1, "sg": 1, "faketime": 1,
+                    "with-lock-ex": 1}  # fmt: skip
+# The options of a wrapper whose value is a shell line (`flock F -c LINE`, `script -c LINE`,
+# `sudo -s LINE`, `env -S LINE` split into words).
+_WRAPPER_LINES = {"flock": ("-c", "--command"), "script": ("-c", "--command"),
+                  "sg": ("-c",), "env": ("-S", "--split-string")}  # fmt: skip
 _SU = {"su", "runuser"}  # `su -c LINE`: a shell run as another user
 _SU_VALUED = {"-s", "--shell", "-g", "--group", "-G", "--supp-group", "-u", "--user", "-w"}
 _SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish", "ash"}
@@ -61,7 +149,21 @@ _PWSH_VALUED = ("-executionpolicy", "-windowstyle", "-outputformat", "-inputform
                 "-workingdirectory", "-configurationname", "-version", "-settingsfile",
                 "-psconsolefile", "-custompipename")  # fmt: skip
 _EVAL = {"eval", "iex", "invoke-expression"}
+# .NET methods a PowerShell expression may call that delete, move over or stop something
+# (`$_.Delete()`, `[IO.Directory]::Delete($p, $true)`): an expression, not a command.
+_PWSH_METHODS = ("delete", "kill", "move", "moveto", "writealltext", "writeallbytes",
+                 "writealllines", "deletesubkey", "deletesubkeytree", "deletevalue",
+                 "format")  # fmt: skip
+_PWSH_METHOD_CALLS = tuple(f"{sep}{name}(" for name in _PWSH_METHODS for sep in (".", "::"))
 _SOURCE = {"source", ".", "invoke-command", "icm"}
+# Interpreters whose code is not read here: the words that hand them code on the command line.
+_INLINE_CODE = {"lua": ("-e",), "luajit": ("-e",), "rscript": ("-e",), "Rscript": ("-e",),
+                "r": ("-e",), "osascript": ("-e",), "tclsh": ("-c",), "wish": ("-c",),
+                "expect": ("-c",), "deno": ("eval", "-e"), "julia": ("-e", "--eval"),
+                "elixir": ("-e", "--eval"), "erl": ("-eval",), "groovy": ("-e",),
+                "scala": ("-e",), "jshell": (), "swift": ("-e",), "pwsh-preview": (),
+                "raku": ("-e",), "guile": ("-c",), "racket": ("-e",), "sbcl": ("--eval",),
+                "clojure": ("-e", "--eval"), "kotlin": ("-e",), "dart": ("eval",)}  # fmt: skip
 _CD = {"cd", "pushd", "chdir", "set-location", "sl", "push-location"}
 _KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}",
              "case", "esac", "in", "function", "&"}  # fmt: skip
@@ -82,8 +184,12 @@ _XARGS_OPTIONS = Syntax(  # `-i`, `-e`, `-l`, `--replace` take only an attached 
     end=False,
     dash=True,
 )  # fmt: skip
-_BASH_OPTIONS = Syntax(
-    lambda option: option.lower() in ("-o", "+o"), stop=True, end=False, dash=True, plus=True
+_BASH_OPTIONS = Syntax(  # `-o NAME`, also at the end of a cluster (`-euo pipefail`)
+    lambda option: option[:1] in "-+" and option[1:2] != "-" and option.lower().endswith("o"),
+    stop=True,
+    end=False,
+    dash=True,
+    plus=True,
 )
 _PWSH_OPTIONS = Syntax(_pwsh_valued, fold=True, stop=True, end=False, dash=True)
 _CMD_OPTIONS = Syntax(fold=True, slash=SLASH_ANY, stop=True, end=False, dash=True)
@@ -179,6 +285,13 @@ class Judge:
             return
         for nested in lexed.nested:
             self.line(nested, shell, cwd, depth + 1)
+        if shell == "bash" and "()" in text and _fork_bomb(text):
+            self.flag(DESTRUCTIVE, "a function that starts itself twice: a fork bomb")
+        if shell == "pwsh" and "(" in text:
+            calls = text.lower().replace(" ", "")
+            method = next((m for m in _PWSH_METHOD_CALLS if m in calls), None)
+            if method is not None:
+                self.flag(UNKNOWN, f"calls the .NET method {method.strip('.:(')}: deletes or stops")
         stack: list[str | None] = []
         stages: list[list[Token]] = [[]]
         for token in [*lexed.tokens, "\n"]:
@@ -205,6 +318,8 @@ class Judge:
                 continue
             if start and _assignment(token, pwsh=False):
                 name, _, value = token.text.partition("=")
+                if not token.quoted and (value == "~" or value.startswith("~/")):
+                    value = self.places.home + value[1:]  # `X=~`: bash expands it there
                 if not token.dynamic and self.variables.get(name) != value:
                     self.variables[name] = value
                     new = True
@@ -227,6 +342,8 @@ class Judge:
                 if redirect:
                     if redirect in (">", ">>", ">|", "&>", "&>>") and device(token.text):
                         self.flag(DESTRUCTIVE, f"writes over the disk device {token.text}")
+                    elif redirect in (">", ">|", "&>"):
+                        overwritten(self.findings, "> writes over", [token], cwd)
                     elif redirect in ("<<", "<<<"):  # a here-document or here-string feeds it
                         fed = [token]
                     elif redirect == "<":  # a file feeds it
@@ -307,6 +424,10 @@ class Judge:
             return cwd, OPAQUE  # a script file or a module: the project's own
         rule = rule_for(name, called.pwsh)
         if rule is None:
+            if called.args:
+                word = said_delete(called)
+                if word is not None:
+                    self.flag(UNKNOWN, f"{name} {word}: may delete what it manages")
             return cwd, OPAQUE
         return cwd, rule(self.findings, called)
 
@@ -402,8 +523,13 @@ def _wrapper(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     syntax = _WRAPPER_OPTIONS.get(command.name, _PLAIN_WRAPPER_OPTIONS)
     rest = command.args
     wrapper = command.name
+    leading = _WRAPPER_LEADING.get(wrapper, 0)
+    lines = _WRAPPER_LINES.get(wrapper, ())
     while True:
         parsed = parse(rest, syntax)
+        for flag in parsed.flags:
+            if flag.name in lines or (lines and flag.name[:2] in lines and flag.short):
+                return _wrapped_line(judge, command, flag.value or Word(flag.name[2:]))
         rest = parsed.operands
         if not rest or parsed.end_at is not None:
             break
@@ -413,9 +539,25 @@ def _wrapper(judge: Judge, command: Command) -> tuple[str | None, Fed]:
         elif wrapper == "timeout" or (wrapper == "nice" and text.lstrip("-").isdigit()):
             wrapper = ""  # the duration: the command follows
             rest = rest[1:]
+        elif leading:
+            leading -= 1
+            rest = rest[1:]
+            if not leading:
+                wrapper = ""
         else:
             break
+    if len(rest) == 1 and not rest[0].dynamic and any(c.isspace() for c in rest[0].text.strip()):
+        return _wrapped_line(judge, command, rest[0])  # `sudo -s 'rm -rf /'`: one word, a line
     return judge.command(rest, command.shell, command.cwd, command.depth, command.fed)
+
+
+def _wrapped_line(judge: Judge, command: Command, line: Word) -> tuple[str | None, Fed]:
+    """A wrapper told to run a shell line: the line judged, or opaque when it is not known."""
+    if line.dynamic:
+        judge.hidden(f"{command.name} runs a command only known when it runs")
+    else:
+        judge.line(line.text, command.shell, command.cwd, command.depth + 1)
+    return command.cwd, OPAQUE
 
 
 def _xargs(judge: Judge, command: Command) -> tuple[str | None, Fed]:
@@ -458,7 +600,8 @@ def _shell(judge: Judge, command: Command) -> tuple[str | None, Fed]:
             if not rest or any(w.dynamic for w in rest):
                 judge.hidden(f"{name} runs a command only known when it runs")
             else:
-                judge.line(" ".join(w.text for w in rest), inner, cwd, depth + 1)
+                text = " ".join(w.text for w in rest)
+                judge.line(_cmd_variables(text) if cmd else text, inner, cwd, depth + 1)
             return cwd, OPAQUE
     if parsed.operands:  # a script file: the project's own
         if parsed.operands[0].dynamic:
@@ -469,6 +612,113 @@ def _shell(judge: Judge, command: Command) -> tuple[str | None, Fed]:
         else:
             judge.line(" ".join(w.text for w in command.fed), inner, cwd, depth + 1)
     return cwd, OPAQUE
+
+
+def _trap(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    """`trap LINE SIGNAL…` runs LINE when the signal comes (EXIT: when the shell ends)."""
+    args = command.args
+    if len(args) >= 2 and not args[0].text.startswith("-"):
+        if args[0].dynamic:
+            judge.hidden("trap runs a command only known when it runs")
+        else:
+            judge.line(args[0].text, command.shell, command.cwd, command.depth + 1)
+    return command.cwd, None
+
+
+def _inline(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    """An interpreter whose code the guard does not read (Lua, R, AppleScript, Tcl, Deno),
+    given code on its command line or fed it: unknown (a script file is the project's own)."""
+    options = _INLINE_CODE[command.name]
+    given = any(w.text in options for w in command.args)
+    fed = command.fed is not None and from_file(command.fed) is None and not command.args
+    if given or fed:
+        judge.flag(UNKNOWN, f"{command.name} runs inline code")
+    return command.cwd, OPAQUE
+
+
+def _at(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    """at and batch run, later, the shell lines they are fed (`-f FILE`: a script of one's
+    own); what is fed is judged as if run now."""
+    fed = command.fed
+    if fed is None or from_file(fed) is not None or any(w.text == "-f" for w in command.args):
+        return command.cwd, OPAQUE
+    if any(w.dynamic for w in fed):
+        judge.hidden(f"{command.name} runs, later, what the pipe sends it")
+    else:
+        judge.line("\n".join(w.text for w in fed), "bash", command.cwd, command.depth + 1)
+    return command.cwd, OPAQUE
+
+
+def _fork_bomb(text: str) -> bool:
+    """`:(){ :|:& };:` and its renamings: a function whose body pipes itself into itself."""
+    import re  # only for a line defining a function
+
+    return re.search(r"(\S+)\s*\(\)\s*\{[^}]*?\1\s*\|\s*\1", text) is not None
+
+
+# Programs whose arguments may hold a shell line: awk's `system("…")` and pipes to a
+# command, vim's `-c '!…'` (`+!…`), gdb's `-ex 'shell …'`. Each: how to find the line in one
+# argument (None: there is none), whether the argument is the kind that runs one.
+def _awk_line(text: str) -> str | None:
+    at = text.find("system(")
+    if at < 0:
+        return "" if ('| "' in text or '|"' in text or "|&" in text) else None
+    rest = text[at + 7 :].lstrip()
+    if rest.startswith('"'):
+        end = rest.find('"', 1)
+        if end > 0 and rest[end + 1 :].lstrip().startswith(")"):
+            return rest[1:end]
+    return ""  # built at run time
+
+
+def _editor_line(text: str) -> str | None:
+    text = text.lstrip(":+ ")
+    return text[1:] if text.startswith("!") else None
+
+
+def _debugger_line(text: str) -> str | None:
+    text = text.strip()
+    if text.startswith("!"):
+        return text[1:]
+    return text[5:] if text.startswith("shell ") else None
+
+
+_ESCAPES = {"awk": _awk_line, "gawk": _awk_line, "mawk": _awk_line, "nawk": _awk_line,
+            "vim": _editor_line, "vi": _editor_line, "nvim": _editor_line, "ex": _editor_line,
+            "view": _editor_line, "gdb": _debugger_line, "lldb": _debugger_line}  # fmt: skip
+
+
+def _escape(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    """A shell line held in a program's arguments is at least unknown, and judged when it is
+    plain text."""
+    find = _ESCAPES[command.name]
+    for word in command.args:
+        line = find(word.text)
+        if line is None:
+            continue
+        judge.flag(UNKNOWN, f"{command.name} runs a shell command")
+        if line.strip() and "\0" not in line:
+            judge.line(line, "bash", command.cwd, command.depth + 1)
+    return command.cwd, OPAQUE
+
+
+def _cmd_variables(text: str) -> str:
+    """cmd's `%NAME%` spelled as PowerShell's `$env:NAME` (the line is read as PowerShell),
+    so `%USERPROFILE%` is the home directory and an unknown one is only known when it runs."""
+    parts = text.split("%")
+    if len(parts) < 3:
+        return text
+    out = [parts[0]]
+    at = 1
+    while at < len(parts):
+        name = parts[at]
+        if at + 1 < len(parts) and name and name.replace("_", "").isalnum():
+            out.append(f"$env:{name}{parts[at + 1]}")
+            at += 2
+        else:
+            out.append(f"%{name}")
+            at += 1
+    return "".join(out)
 
 
 def _su(judge: Judge, command: Command) -> tuple[str | None, Fed]:
@@ -513,7 +763,7 @@ def _source(judge: Judge, command: Command) -> tuple[str | None, Fed]:
 # The commands whose steps live in expand.py, imported only when one of them is met.
 EXPANDED = frozenset({"watch", "parallel", "find", "alias", "tar", "bsdtar", "gtar", "truncate",
                       "cp", "tee", "install", "copy-item", "cpi", "copy", "tee-object",
-                      "start-process", "saps", "start", "cipher"})  # fmt: skip
+                      "start-process", "saps", "start", "cipher", "ln"})  # fmt: skip
 
 
 def _expanded(judge: Judge, command: Command) -> tuple[str | None, Fed]:
@@ -523,7 +773,7 @@ def _expanded(judge: Judge, command: Command) -> tuple[str | None, Fed]:
 
 
 # The commands run on another machine or in a container (remote.py, imported when met).
-REMOTE = frozenset({"ssh", "pdsh", "pssh", "parallel-ssh", "clush", "sshpass", "ansible",
+REMOTE = frozenset({"ssh", "mosh", "pdsh", "pssh", "parallel-ssh", "clush", "sshpass", "ansible",
                     "kubectl", "oc", "docker", "podman", "nerdctl", "docker-compose",
                     "podman-compose"})  # fmt: skip
 
@@ -542,6 +792,10 @@ _STEPS: dict[str, Step] = dispatch_table(
     (("xargs",), _xargs),
     (_SHELLS | _PWSH | {"cmd"}, _shell),
     (_SU, _su),
+    (("at", "batch"), _at),
+    (("trap",), _trap),
+    (_INLINE_CODE, _inline),
+    (_ESCAPES, _escape),
     (_EVAL, _eval),
     (_SOURCE, _source),
     (EXPANDED, _expanded),
