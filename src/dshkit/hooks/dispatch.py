@@ -68,11 +68,21 @@ def run(
         closed = [entry for entry in wanted if entry.fails_closed and _wanted([entry], raw)]
         return _closed(event, closed, env, directory, "调用内容不是可以解析的 JSON 对象", raw)
     try:
+        _answer(hook, wanted, env, started)
+    finally:
+        _close(hook)
+    return 0
+
+
+def _answer(hook: HookInput, wanted: list[Entry], env: Mapping[str, str], started: float) -> None:
+    """Run the handlers, write their answer, then run its commits and record the turn."""
+    event, directory = hook.event, hook.directory
+    try:
         results = _handle(hook, wanted, env, started + HANDLERS_TOTAL_S)
         reply = answer(event, results)
     except BaseException as exc:  # even SystemExit or Ctrl-C: nothing may reach the agent
         log(directory, event, f"{type(exc).__name__}: {exc}")
-        return 0
+        return
     for note in reply.notes:
         log(directory, event, note)
     written = bool(reply.output) and _write(directory, event, reply.output)
@@ -82,7 +92,14 @@ def run(
     info = hook.harness_info
     if info is not None and info.asks_every_step and hook.session_id:
         _turn(hook, reply.output if written else {})
-    return 0
+
+
+def _close(hook: HookInput) -> None:
+    """Close the call's store (the answer was written: a failure here is only logged)."""
+    try:
+        hook.close()
+    except BaseException as exc:
+        log(hook.directory, hook.event, f"store not closed: {type(exc).__name__}: {exc}")
 
 
 def _turn(hook: HookInput, output: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ from .. import harnesses
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a policy's hot path)
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from contextlib import AbstractContextManager
     from pathlib import Path
     from typing import Any
 
@@ -103,7 +104,16 @@ def _skip_blanks(text: str, at: int) -> int:
 class HookInput:
     """One hook call: the event, its payload, the calling harness, dshkit's state dir."""
 
-    __slots__ = ("_state_dir", "_step", "directory", "env", "event", "harness", "payload")
+    __slots__ = (
+        "_state_dir",
+        "_step",
+        "_store",
+        "directory",
+        "env",
+        "event",
+        "harness",
+        "payload",
+    )
 
     def __init__(
         self,
@@ -120,6 +130,7 @@ class HookInput:
         self.env = env if env is not None else {}
         self._state_dir: Path | None = None
         self._step: bool | None = None
+        self._store: Store | None = None
 
     @property
     def state_dir(self) -> Path:
@@ -172,16 +183,32 @@ class HookInput:
                     self._step = True
         return self._step
 
-    def open_store(self) -> Store:
-        """The store, waiting at most STORE_BUSY_TIMEOUT_S on another process's lock (a
-        locked store makes the handler fail, which is "no opinion", never a hung agent)."""
-        from ..store import Store
+    def open_store(self) -> AbstractContextManager[Store]:
+        """The call's store for one `with` block, waiting at most STORE_BUSY_TIMEOUT_S on
+        another process's lock (a locked store makes the handler fail, which is "no
+        opinion", never a hung agent).
 
-        return Store(self.state_dir, busy_timeout=STORE_BUSY_TIMEOUT_S)
+        One connection serves the whole call, its handlers and commits in turn, and `close`
+        ends it: the last connection of a process to close a WAL database checkpoints it and
+        removes its WAL and index, which the next open makes again, a few milliseconds each
+        time (a prompt opens the store for each of its handlers). A connection open while the
+        services open their own makes theirs cheap too. An open that failed is tried again
+        by the next handler."""
+        if self._store is None:
+            from ..store import Store
+
+            self._store = Store(self.state_dir, busy_timeout=STORE_BUSY_TIMEOUT_S)
+        return _Lent(self)
+
+    def close(self) -> None:
+        """Close the call's store, if one was opened (the runtime does, once it answered)."""
+        store, self._store = self._store, None
+        if store is not None:
+            store.close()
 
     def deliver(self, rule: Rule) -> dict[str, Any] | None:
         """A handler's result from one of `dshkit.inject.rules` (what the preview runs dry):
-        the rule's text and decision, and its commit, run in a store of its own once the
+        the rule's text and decision, and its commit, run in the call's store once the
         answer was written."""
         from ..inject.rules import Call
 
@@ -210,6 +237,30 @@ class HookInput:
 
             result["commit"] = recorded
         return result
+
+
+class _Lent:
+    """The call's store lent to one `with` block: left open at its end, but a transaction
+    the block left open (interrupted) is rolled back, as closing the connection would have
+    done; where that cannot be done, the store is closed (the next block opens another)."""
+
+    __slots__ = ("hook", "store")
+
+    def __init__(self, hook: HookInput) -> None:
+        assert hook._store is not None
+        self.hook, self.store = hook, hook._store
+
+    def __enter__(self) -> Store:
+        return self.store
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.store.db.in_transaction:
+            return
+        try:
+            self.store.db.execute("ROLLBACK")
+        finally:
+            if self.store.db.in_transaction and self.hook._store is self.store:
+                self.hook.close()
 
 
 class Answer:
