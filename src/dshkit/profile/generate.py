@@ -14,6 +14,7 @@ with its diff in a bounded history that never drops the newest.
 from __future__ import annotations
 
 import re
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -259,6 +260,18 @@ def _generate(
     run.version = (previous[0] if previous else 0) + 1
     with scanner.store.transaction() as db:
         newest = db.execute("SELECT max(version) FROM profile_versions").fetchone()[0]
+        if newest == (previous[0] if previous else None) and _forgotten_meanwhile(
+            db, previous, sources
+        ):
+            # The answer and the entries it builds on hold words a forget has since taken out
+            # (docs/design/profile.md#forgetting-a-session-takes-its-words-out-of-the-profile).
+            run.outcome, run.version = "superseded", None
+            run.error = (
+                "a session this answer was made from was forgotten meanwhile; the answer is "
+                "discarded"
+            )
+            _record_final(scanner.store, run)
+            return run
         if newest != (previous[0] if previous else None):
             # Only if the lease was lost (it outlives the call by design): never a collision.
             run.outcome, run.version = "superseded", None
@@ -294,6 +307,24 @@ def _generate(
         scanner.store.set_meta(_WATERMARK, orjson.dumps(mark).decode())
         _record_final(scanner.store, run)
     return run
+
+
+def _forgotten_meanwhile(
+    db: sqlite3.Connection, previous: tuple[int, list[Entry]] | None, sources: list[SessionKey]
+) -> bool:
+    """Whether a forget since the run began took words this run's answer may carry: one of
+    the sessions its material came from is gone, or the version it built on was rewritten."""
+    for harness, session_id in sources:
+        known = db.execute(
+            "SELECT 1 FROM sessions WHERE harness = ? AND session_id = ?", (harness, session_id)
+        ).fetchone()
+        if known is None:
+            return True
+    if previous is None:
+        return False
+    row = db.execute("SELECT entries FROM profile_versions WHERE version = ?", (previous[0],))
+    stored = row.fetchone()
+    return stored is None or orjson.loads(stored[0]) != previous[1]
 
 
 def _removed_check(removed: list[Removal]) -> Callable[[Entry], tuple[str, str] | None]:
