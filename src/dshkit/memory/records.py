@@ -17,7 +17,6 @@ id, written in the same transaction.
 
 from __future__ import annotations
 
-import hashlib
 import time
 
 import orjson
@@ -171,6 +170,8 @@ class Draft:
 
     @property
     def digest(self) -> str:
+        import hashlib  # (here: a session's start reads memory, it takes no digest)
+
         return hashlib.sha256(f"{self.kind}\0{self.subject}\0{self.text}".encode()).hexdigest()[:32]
 
 
