@@ -279,3 +279,51 @@ def test_an_abort_ends_a_keepalive_only_stream(fake: FakeOpenAI) -> None:
     with client(fake, timeout_s=60) as llm:
         result = llm.complete(MESSAGES, abort=abort, deadline_s=10.0)
     assert result.outcome == "aborted" and result.text == "par" and result.elapsed_ms < 1500
+
+
+@pytest.mark.parametrize("for_good", [True, False])
+def test_a_session_forgotten_while_its_call_runs_leaves_no_words_in_the_record(
+    fake: FakeOpenAI, tmp_path: Path, for_good: bool
+) -> None:
+    # The call's prompt and reply carry the sessions' words: a forget that lands while the
+    # model answers (after the call's links were known, before it is recorded) must not leave
+    # them behind in llm_calls, which forgetting had nothing yet to delete from.
+    gone, kept = ("dsh", "s-gone"), ("dsh", "s-kept")
+    fake.replies.append(Reply(deltas=["记住口令", "黄鹤楼"], delay_s=0.05))
+    said = [{"role": "user", "content": "口令是黄鹤楼"}]
+    with Store(tmp_path) as store:
+        for harness, session_id in (gone, kept):
+            store.db.execute(
+                "INSERT INTO sessions (harness, session_id) VALUES (?, ?)", (harness, session_id)
+            )
+        store.db.commit()
+
+        def forget_once(delta: str) -> None:
+            if delta == "记住口令":  # the first delta: the call is under way
+                with Store(tmp_path) as other:
+                    other.forget_sessions([gone], for_good=for_good)
+
+        config = LLMConfig(base_url=fake.base_url, api_key="sk-t", model="m1")
+        with LLMClient(config, store, sessions=[gone, kept]) as llm:
+            result = llm.complete(said, purpose="optimizer", on_delta=forget_once)
+        assert result.text == "记住口令黄鹤楼"  # the caller still gets its answer
+        row = store.db.execute("SELECT prompt, response, error, id FROM llm_calls").fetchone()
+        assert (row[0], row[1]) == ("[]", "")
+        assert "forgotten" in row[2]
+        links = store.db.execute("SELECT harness, session_id FROM llm_call_sessions").fetchall()
+        assert [tuple(link) for link in links] == [kept]
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert "黄鹤楼".encode() not in path.read_bytes(), path
+
+
+def test_a_call_whose_sessions_all_stay_is_recorded_whole(fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.replies.append(Reply(deltas=["好"]))
+    with Store(tmp_path) as store:
+        store.db.execute("INSERT INTO sessions (harness, session_id) VALUES ('dsh', 's1')")
+        store.db.commit()
+        config = LLMConfig(base_url=fake.base_url, api_key="sk-t", model="m1")
+        with LLMClient(config, store, sessions=[("dsh", "s1"), ("dsh", "not-scanned")]) as llm:
+            llm.complete(MESSAGES, purpose="optimizer")
+        row = store.db.execute("SELECT prompt, response, error FROM llm_calls").fetchone()
+    assert orjson.loads(row[0]) == MESSAGES and row[1] == "好" and row[2] is None

@@ -22,7 +22,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +183,9 @@ class LLMClient:
             body["tools"] = list(tools)
         if tool_choice is not None:
             body["tool_choice"] = tool_choice
+        # The sessions stored when the call starts: one of them gone when it is recorded was
+        # forgotten meanwhile, and the call's words are its words (nothing of them is kept).
+        stored = _stored(self.store, self.sessions) if self.store is not None else set()
         started = time.monotonic()
         result = self._stream(body, started + deadline, on_delta, abort)
         if result.outcome == "deadline":
@@ -192,7 +195,7 @@ class LLMClient:
             )
         result.elapsed_ms = round((time.monotonic() - started) * 1000)
         if self.store is not None:
-            _record(self.store, self.config, purpose, messages, result, self.sessions)
+            _record(self.store, self.config, purpose, messages, result, self.sessions, stored)
         return result
 
     def _stream(
@@ -437,6 +440,17 @@ def _http_error(response: httpx.Response, result: Completion) -> None:
     result.error = f"HTTP {response.status_code} from {response.request.url}: {detail}"
 
 
+def _stored(store: Store, sessions: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
+    """Those of `sessions` the store holds now."""
+    return {
+        key
+        for key in sessions
+        if store.db.execute(
+            "SELECT 1 FROM sessions WHERE harness = ? AND session_id = ?", key
+        ).fetchone()
+    }
+
+
 def _record(
     store: Store,
     config: LLMConfig,
@@ -444,8 +458,25 @@ def _record(
     messages: Sequence[Message],
     result: Completion,
     sessions: Sequence[tuple[str, str]],
+    stored: set[tuple[str, str]],
 ) -> None:
+    """The call in llm_calls, linked to `sessions`; when one of those `stored` at its start,
+    or any of them, was forgotten while it ran, it is kept without its prompt, reply and tool
+    calls (they carried that session's words) and linked to the sessions still held only."""
     with store.transaction() as db:
+        now = _stored(store, sessions)
+        forgotten = any(
+            db.execute(
+                "SELECT 1 FROM forgotten_sessions WHERE harness = ? AND session_id = ?", key
+            ).fetchone()
+            for key in sessions
+        )
+        if forgotten or stored - now:
+            sessions = [key for key in sessions if key in now]
+            messages, result = [], replace(result, text="", tool_calls=[])
+            result.error = "; ".join(
+                filter(None, [result.error, "a session it carried was forgotten while it ran"])
+            )
         call = db.execute(
             "INSERT INTO llm_calls (at, purpose, base_url, model, outcome, error, "
             "finish_reason, elapsed_ms, usage, prompt, response, tool_calls) "
