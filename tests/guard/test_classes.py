@@ -374,6 +374,70 @@ POWERSHELL = [
     ("robocopy empty C:\\Windows /PURGE", D),
 ]
 
+# Decoded and fed spellings: `$'\\x2f'`, printf's escapes piped to a shell, a script read
+# from /dev/stdin, xargs -I's replacement inside a shell line; archivers deleting their sources.
+DECODED = [
+    ("rm -rf $'\\x2f'", D),
+    ("bash /dev/stdin <<< 'rm -rf ~'", D),
+    ("source /dev/stdin <<< 'rm -rf /'", D),
+    ("printf '\\x72\\x6d -rf /' | sh", D),
+    ("xargs -I % sh -c 'rm -rf %' <<< /", D),
+    ("echo / | xargs -I{} sh -c 'rm -rf {}'", D),
+    ("zip -rm /tmp/x.zip ~/docs", U),
+    ("7z a -sdel /tmp/x.7z ~/docs", U),
+    ("printf 'FLUSHALL\\r\\n' | redis-cli", D),
+]
+
+# More of PowerShell and cmd: provider drives, services, tasks, accounts, WSL, cmd's %VARS%.
+POWERSHELL_MORE = [
+    ('cmd.exe /C "rmdir /S /Q %SystemRoot%"', D),
+    ('cmd /c "rd /s /q %APPDATA%"', D),
+    ("sdelete -z C:", D),
+    ("Rename-Item C:\\Windows\\System32 x", D),
+    ("Copy-Item nul C:\\Windows\\win.ini", U),
+    ("Copy-Item x C:\\Windows\\System32\\drivers\\etc\\hosts -Force", U),
+    ("New-Item -ItemType File -Path $HOME\\.gitconfig -Force", U),
+    ("New-Item -Path C:\\Windows\\x -ItemType SymbolicLink -Value D:\\ -Force", U),
+    (
+        "Set-ItemProperty -Path HKLM:\\SYSTEM\\CurrentControlSet\\Services\\x -Name Start -Value 4",
+        U,
+    ),
+    ("Remove-Item HKCU:\\Software -Recurse", D),
+    ("Remove-Item -Path Cert:\\LocalMachine\\Root\\* ", D),
+    ("Clear-Item -Path Env:\\PATH", U),
+    ("[Environment]::SetEnvironmentVariable('PATH', '', 'Machine')", U),
+    ("Set-ExecutionPolicy Unrestricted -Force", U),
+    ("Disable-WindowsOptionalFeature -Online -FeatureName x", U),
+    ("Stop-Service -Name * -Force", U),
+    ("Get-Service | Stop-Service -Force", U),
+    ("Get-Process | Where-Object { $_.Name -ne 'pwsh' } | Stop-Process -Force", U),
+    ("taskkill /F /IM *", U),
+    ("kill -Name explorer -Force", U),
+    ("spps -Name chrome", U),
+    ("wsl --unregister Ubuntu", D),
+    ("wsl -e rm -rf /", D),
+    ("wsl rm -rf ~", D),
+    ("net user dev /delete", D),
+    ("net stop wuauserv", U),
+    ("sc delete MyService", D),
+    ("sc.exe stop sshd", U),
+    ("schtasks /delete /tn * /f", U),
+    ("Unregister-ScheduledTask -TaskName * -Confirm:$false", U),
+    ("Remove-AppxPackage -Package x", U),
+    ("Get-AppxPackage | Remove-AppxPackage", U),
+    ("winget uninstall --all", U),
+    ("choco uninstall all -y", U),
+    ("Remove-Module x; Uninstall-Module -Name * -Force", U),
+    ("Remove-VM -Name x -Force", U),
+    ("Remove-ADUser -Identity bob", U),
+    ("Remove-Mailbox -Identity bob", U),
+    ("Remove-SmbShare -Name x -Force", U),
+    ("Disable-NetAdapter -Name Ethernet -Confirm:$false", U),
+    ("Set-NetFirewallProfile -Enabled False", U),
+    ("Remove-NetFirewallRule -All", U),
+    ("logoff", D),
+]
+
 # Everyday commands that stay safe beside them (fdisk -l only lists: it was destructive).
 EVERYDAY_BASH = [
     "git status",
@@ -732,3 +796,13 @@ def test_everyday_bash_stays_safe(command: str) -> None:
 @pytest.mark.parametrize("command", EVERYDAY_PWSH)
 def test_everyday_powershell_stays_safe(command: str) -> None:
     assert _risk(command, "pwsh") == SAFE
+
+
+@pytest.mark.parametrize(("command", "risk"), DECODED)
+def test_decoded(command: str, risk: str) -> None:
+    assert _risk(command) == risk
+
+
+@pytest.mark.parametrize(("command", "risk"), POWERSHELL_MORE)
+def test_powershell_more(command: str, risk: str) -> None:
+    assert _risk(command, "pwsh") == risk

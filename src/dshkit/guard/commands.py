@@ -53,7 +53,7 @@ _HTTP_DELETES = {"DELETE", "PURGE"}
 _HTTPIE = {"http", "https", "xh"}  # the method is their first operand
 _PWSH_DELETE = {"remove-item", "ri", "rm", "rmdir", "rd", "del", "erase"}
 _SWITCHED_DELETE = {"rd", "rmdir", "del", "erase"}  # cmd's `/s`, `/q` (bash: rmdir)
-_PWSH_MOVE = {"move-item", "mi", "move", "mv"}
+_PWSH_MOVE = {"move-item", "mi", "move", "mv", "rename-item", "rni", "ren"}
 _RSYNC_DELETES = {"--delete", "--del", "--delete-before", "--delete-during", "--delete-delay",
                   "--delete-after", "--delete-excluded", "--delete-missing-args"}  # fmt: skip
 _RSYNC_VALUED = {"-e", "-f", "-T", "-B", "-M", "--rsh", "--exclude", "--include", "--filter",
@@ -124,7 +124,8 @@ _ACL_OPTIONS = Syntax({"-m", "-M", "-x", "-X", "--modify", "--remove", "--set", 
 _SED_OPTIONS = Syntax({"-e", "-f", "--expression", "--file", "-l", "--line-length"}, end=False)
 _PWSH_CONTENT_OPTIONS = Syntax(
     lambda o: o in ("-value", "-encoding", "-inputobject", "-width", "-stream", "-filter",
-                    "-include", "-exclude", "-credential", "-delimiter"),
+                    "-include", "-exclude", "-credential", "-delimiter", "-itemtype", "-type",
+                    "-name", "-target"),
     binds=("-path", "-literalpath", "-lp", "-filepath", "-pspath"),
     colon=True,
 )  # fmt: skip
@@ -593,7 +594,12 @@ def _content(findings: Findings, command: Command) -> Fed:
     parsed = parse(command.args, _PWSH_CONTENT_OPTIONS)
     if any(f.name.startswith("-app") for f in parsed.flags):  # -Append
         return OPAQUE
-    targets = parsed.operands if command.name in ("clear-content", "clc") else parsed.operands[:1]
+    if command.name in ("new-item", "ni") and not any(
+        f.name.startswith("-fo") for f in parsed.flags
+    ):
+        return OPAQUE  # New-Item refuses to replace what is there, unless -Force
+    whole = command.name in ("clear-content", "clc", "clear-item", "cli")
+    targets = parsed.operands if whole else parsed.operands[:1]
     overwritten(findings, f"{command.name} writes over", targets, command.cwd)
     return OPAQUE
 
@@ -626,8 +632,15 @@ def _permissions(findings: Findings, command: Command) -> Fed:
 
 
 def _echo(findings: Findings, command: Command) -> Fed:
-    """What it prints is what it pipes on (a shell or an interpreter may read it)."""
-    return parse(command.args, _ECHO_OPTIONS).operands or None
+    """What it prints is what it pipes on (a shell or an interpreter may read it): printf's
+    and `echo -e`'s escapes decoded (`printf '\\x72\\x6d -rf /' | sh`)."""
+    parsed = parse(command.args, _ECHO_OPTIONS)
+    operands = parsed.operands
+    if command.name == "printf" or any("e" in f.name for f in parsed.flags if f.short):
+        from .lexer import c_escapes
+
+        operands = [Word(c_escapes(w.text), w.quoted, w.dynamic, w.glob) for w in operands]
+    return operands or None
 
 
 def _cat(findings: Findings, command: Command) -> Fed:
@@ -701,7 +714,7 @@ def _kill(findings: Findings, command: Command) -> Fed:
         if pid.text in ("-1", "1"):
             findings.flag(DESTRUCTIVE, f"kill {pid.text}: signals init or every process")
             return OPAQUE
-    if any(p.dynamic or p.text.startswith("-") or p.text.startswith("%") for p in pids):
+    if any(p.dynamic or p.text.startswith("-") for p in pids):  # (`%1`: the shell's own job)
         findings.flag(UNKNOWN, "kill: signals processes only known when it runs")
     return OPAQUE
 
@@ -727,7 +740,9 @@ RESOURCE_TOOLS = frozenset({
     "bcdedit", "wevtutil", "clear-eventlog", "netsh", "clear-recyclebin", "remove-localuser",
     "remove-localgroup", "disable-localuser", "uninstall-module", "uninstall-package",
     "sdelete", "dpkg", "rpm", "nvme", "cryptsetup", "lvremove", "vgremove", "pvremove", "mdadm",
-    "tmutil", "salt"})  # fmt: skip
+    "tmutil", "salt", "logoff", "net", "sc", "schtasks", "set-executionpolicy",
+    "set-itemproperty", "disable-windowsoptionalfeature", "disable-netadapter",
+    "set-netfirewallprofile", "remove-appxpackage", "zip", "7z"})  # fmt: skip
 
 
 def _resources(findings: Findings, command: Command) -> Fed:
@@ -778,7 +793,10 @@ _SHARED_RULES: tuple[tuple[Iterable[str], Rule], ...] = (
     (("diskutil",), _diskutil),
     (("dd",), _dd),
     (("sed", "gsed"), _sed),
-    (("set-content", "clear-content", "clc", "out-file"), _content),
+    (
+        ("set-content", "clear-content", "clc", "out-file", "clear-item", "cli", "new-item", "ni"),
+        _content,
+    ),
     (_UNIX_PERMISSIONS | _WINDOWS_PERMISSIONS, _permissions),
     (("git",), _git),
     (("echo", "printf", "write-output"), _echo),

@@ -26,6 +26,18 @@ class LexError(ValueError):
 _DQ_ESCAPED = ("$", "`", '"', "\\", "\n")  # what a backslash escapes inside bash's "…"
 
 
+def c_escapes(text: str) -> str:
+    """C's escapes decoded, as bash's `$'…'`, printf and `echo -e` do (`\\x2f` is `/`)."""
+    if "\\" not in text:
+        return text
+    import codecs  # only for a text with escapes
+
+    try:
+        return codecs.decode(text.encode("latin-1", "backslashreplace"), "unicode_escape")
+    except (UnicodeDecodeError, ValueError):
+        return text
+
+
 class Word:
     """One word: its text after quote removal and expansion. A NUL (`\\0`) in it marks a part
     only known when the line runs."""
@@ -260,7 +272,7 @@ class _Lexer:
                     end = text.find("'", self.at + 2)
                     if end < 0:
                         raise LexError("unclosed $'…' quote")
-                    parts.append(text[self.at + 2 : end].replace("\\'", "'"))
+                    parts.append(c_escapes(text[self.at + 2 : end].replace("\\'", "'")))
                     quoted = True
                     self.at = end + 1
                 else:

@@ -554,6 +554,27 @@ HOST_TOOLS: dict[str, ToolRow] = {
     "uninstall-module": {"what": "removes modules", "verbs": _ANY_UNKNOWN},
     "uninstall-package": {"what": _PACKAGES, "verbs": _ANY_UNKNOWN, "unsure": _PACKAGES},
     "sdelete": {"what": "wipes files past any recovery", "verbs": ("",)},
+    "logoff": {"what": "logs the user off, unsaved work with it", "verbs": ("",)},
+    "net": {"what": "deletes accounts or shares",
+            "verbs": ("user ... /delete|localgroup ... /delete|share ... /delete",
+                      ("stop|user|localgroup", (), "unknown")),
+            "unsure": "stops a service or changes an account"},
+    "sc": {"what": "deletes a service", "verbs": ("delete", ("stop|config|failure", (), "unknown")),
+           "unsure": "stops or reconfigures a service"},
+    "schtasks": {"what": "deletes scheduled tasks", "verbs": (("/delete|/change", (), "unknown"),),
+                 "unsure": "deletes or changes scheduled tasks"},
+    "set-executionpolicy": {"what": "changes the script policy", "verbs": _ANY_UNKNOWN},
+    "set-itemproperty": {"what": "writes over a property", "verbs": _ANY_UNKNOWN,
+                         "unsure": "writes over a registry value or a file's property"},
+    "disable-windowsoptionalfeature": {"what": "removes a Windows feature", "verbs": _ANY_UNKNOWN},
+    "disable-netadapter": {"what": "takes a network link down", "verbs": _ANY_UNKNOWN},
+    "set-netfirewallprofile": {"what": "changes the firewall", "verbs": _ANY_UNKNOWN},
+    "remove-appxpackage": {"what": "removes apps", "verbs": _ANY_UNKNOWN},
+    # archivers told to delete what they archived: the sources go
+    "zip": {"what": "deletes what it archives", "verbs": (("", ("-m", "--move"), "unknown"),),
+            "clusters": True, "unsure": "deletes the files it archives (-m)"},
+    "7z": {"what": "deletes what it archives", "verbs": (("", ("-sdel",), "unknown"),),
+           "unsure": "deletes the files it archives (-sdel)"},
 }  # fmt: skip
 TOOLS.update(HOST_TOOLS)
 

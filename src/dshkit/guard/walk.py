@@ -47,7 +47,7 @@ _WRAPPERS = {"sudo", "doas", "nohup", "nice", "time", "command", "builtin", "exe
              "xvfb-run", "proxychains", "proxychains4", "torsocks", "dbus-run-session",
              "valgrind", "cgexec", "sg", "script", "gtimeout", "catchsegv", "faketime",
              "prlimit", "systemd-inhibit", "schroot", "fakeroot", "with-lock-ex",
-             "sem"}  # fmt: skip
+             "sem", "wsl"}  # fmt: skip
 _WRAPPER_VALUED = {  # the options of a wrapper that take a value
     "sudo": {"-u", "-g", "-h", "-p", "-C", "-U", "-r", "-t", "-D", "-T"},
     "script": {
@@ -132,11 +132,13 @@ _WRAPPER_VALUED = {  # the options of a wrapper that take a value
     "schroot": {"-c", "--chroot", "-u", "--user", "-d", "--directory"},
     "systemd-inhibit": {"--what", "--who", "--why", "--mode"},
     "sem": {"-j", "--jobs", "--id"},
+    "wsl": {"-d", "--distribution", "-u", "--user", "--cd", "--shell-type"},
 }
 # The wrappers whose first operands come before the command they run (flock's lock file,
 # chroot's new root, taskset's mask, chrt's priority, sg's group, faketime's time).
 _WRAPPER_LEADING = {"flock": 1, "chroot": 1, "taskset": 1, "chrt": 1, "sg": 1, "faketime": 1,
                     "with-lock-ex": 1}  # fmt: skip
+_WRAPPER_DESTROYS = {"wsl": ("--unregister", "--uninstall")}
 # The options of a wrapper whose value is a shell line (`flock F -c LINE`, `script -c LINE`,
 # `sudo -s LINE`, `env -S LINE` split into words).
 _WRAPPER_LINES = {"flock": ("-c", "--command"), "script": ("-c", "--command"),
@@ -153,9 +155,10 @@ _EVAL = {"eval", "iex", "invoke-expression"}
 # (`$_.Delete()`, `[IO.Directory]::Delete($p, $true)`): an expression, not a command.
 _PWSH_METHODS = ("delete", "kill", "move", "moveto", "writealltext", "writeallbytes",
                  "writealllines", "deletesubkey", "deletesubkeytree", "deletevalue",
-                 "format")  # fmt: skip
+                 "format", "setenvironmentvariable")  # fmt: skip
 _PWSH_METHOD_CALLS = tuple(f"{sep}{name}(" for name in _PWSH_METHODS for sep in (".", "::"))
 _SOURCE = {"source", ".", "invoke-command", "icm"}
+_STDIN = ("/dev/stdin", "-", "/dev/fd/0")  # a script read from what is fed
 # Interpreters whose code is not read here: the words that hand them code on the command line.
 _INLINE_CODE = {"lua": ("-e",), "luajit": ("-e",), "rscript": ("-e",), "Rscript": ("-e",),
                 "r": ("-e",), "osascript": ("-e",), "tclsh": ("-c",), "wish": ("-c",),
@@ -525,6 +528,9 @@ def _wrapper(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     wrapper = command.name
     leading = _WRAPPER_LEADING.get(wrapper, 0)
     lines = _WRAPPER_LINES.get(wrapper, ())
+    for word in command.args:  # `wsl --unregister NAME`: the distribution and its files go
+        if word.text in _WRAPPER_DESTROYS.get(wrapper, ()):
+            judge.flag(DESTRUCTIVE, f"{wrapper} {word.text}: deletes what it runs in, for good")
     while True:
         parsed = parse(rest, syntax)
         for flag in parsed.flags:
@@ -570,7 +576,32 @@ def _xargs(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     items = command.fed if command.fed is not None else OPAQUE
     if any(f.name.startswith(("-a", "--arg-file")) for f in parsed.flags):
         items = OPAQUE  # read from a file
+    replace = next((_replaced(f.name, f.value) for f in parsed.flags if _replaces(f.name)), None)
+    if replace:  # `-I {}`: each item in place of the string, in every word that holds it
+        after: tuple[str | None, Fed] = cwd, OPAQUE
+        for item in items[:8]:
+            words = [
+                Word(w.text.replace(replace, item.text), w.quoted, w.dynamic or item.dynamic)
+                if replace in w.text
+                else w
+                for w in inner
+            ]
+            after = judge.command(words, command.shell, cwd, command.depth, None)
+        return cwd, after[1]
     return cwd, judge.command(inner + items, command.shell, cwd, command.depth, None)[1]
+
+
+def _replaces(option: str) -> bool:
+    return option.startswith(("-I", "-i", "--replace"))
+
+
+def _replaced(option: str, value: Word | None) -> str:
+    """The string xargs replaces with each item: `-I S`, `-iS`, `--replace=S`; `{}` alone."""
+    if value is not None:
+        return value.text
+    if option.startswith("--replace="):
+        return option.partition("=")[2] or "{}"
+    return option[2:] if option.startswith(("-i", "-I")) and len(option) > 2 else "{}"
 
 
 def _shell(judge: Judge, command: Command) -> tuple[str | None, Fed]:
@@ -603,6 +634,8 @@ def _shell(judge: Judge, command: Command) -> tuple[str | None, Fed]:
                 text = " ".join(w.text for w in rest)
                 judge.line(_cmd_variables(text) if cmd else text, inner, cwd, depth + 1)
             return cwd, OPAQUE
+    if parsed.operands and parsed.operands[0].text in _STDIN and command.fed is not None:
+        parsed.operands = []  # `bash /dev/stdin <<< LINE`: the line fed is what it runs
     if parsed.operands:  # a script file: the project's own
         if parsed.operands[0].dynamic:
             judge.hidden(f"{name} runs a script only known when it runs")
@@ -755,6 +788,13 @@ def _eval(judge: Judge, command: Command) -> tuple[str | None, Fed]:
 
 
 def _source(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    fed = command.fed
+    if command.args and command.args[0].text in _STDIN and fed is not None:
+        if any(w.dynamic for w in fed) or from_file(fed) is not None:
+            judge.hidden(f"{command.name} runs what the pipe sends it")
+        else:
+            judge.line(" ".join(w.text for w in fed), command.shell, command.cwd, command.depth + 1)
+        return command.cwd, OPAQUE
     if any(w.dynamic for w in command.args):  # otherwise a script file: the project's own
         judge.hidden(f"{command.name} runs a script only known when it runs")
     return command.cwd, OPAQUE
