@@ -85,8 +85,10 @@ _COUNTERS = {
     "|| ':' || (SELECT COALESCE(MAX(id), 0) FROM graft_audit)",
     "memory": "SELECT COUNT(*) || ':' || COALESCE(MAX(id), 0) || ':' || "
     "COALESCE(SUM(quarantined), 0) FROM memory_records",
+    # The removals too: restoring one deletes its record and stores no version.
     "profile": "SELECT (SELECT COALESCE(MAX(version), 0) FROM profile_versions) || ':' || "
-    "(SELECT COALESCE(GROUP_CONCAT(length(value)), '') FROM meta WHERE key LIKE 'profile.%')",
+    "(SELECT COALESCE(GROUP_CONCAT(length(value)), '') FROM meta WHERE key LIKE 'profile.%') "
+    "|| ':' || (SELECT COUNT(*) || '.' || COALESCE(MAX(id), 0) FROM profile_removals)",
 }
 TOPICS = tuple(_COUNTERS)
 
