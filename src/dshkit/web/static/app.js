@@ -357,8 +357,12 @@ function live(box) {
 // -- views ------------------------------------------------------------------------------
 
 const VIEWS = {};
-// The last regeneration's progress, kept across re-renders of the profile view.
-const PROGRESS = h("ol", { class: "progress", id: "regen-progress", "aria-live": "polite" });
+// The last regeneration's progress, kept across re-renders of the profile view. A re-render
+// builds a stand-in while it is shown (moved into the view off-screen, the list would leave
+// the page shorter meanwhile, and the scroll kept would be the shorter page's); the swap puts
+// the list back in its place.
+const PROGRESS = h("ol", { class: "progress", id: "regen-progress", "aria-live": "polite", "data-keep": "regen-progress" });
+const progressSlot = () => (PROGRESS.isConnected ? h("ol", { class: "progress", "data-keep": "regen-progress" }) : PROGRESS);
 
 // -- names people recognise ----------------------------------------------------------------
 
@@ -551,6 +555,7 @@ VIEWS.profile = async (main) => {
   const run = state.lastRun;
   const progress = PROGRESS;
   const labels = categoryLabels(state.categories);
+  const kept = droppedAsRemoved(run, labels);
   // What a green "ok" would hide: a reply cut off, an entry losing confidence.
   const caveats = [];
   if (run && run.partial) {
@@ -658,13 +663,15 @@ VIEWS.profile = async (main) => {
         ["why", run.error || run.reason || "—"],
         run.diff ? ["changes", `added ${run.diff.added.length}, removed ${run.diff.removed.length}, modified ${run.diff.modified.length}, unchanged ${run.diff.unchanged.length}`] : null,
         ["spurious rate", pct(run.spuriousRate)],
-        run.warnings && run.warnings.length ? ["warnings", run.warnings.join("; ")] : null,
+        kept.row,
+        kept.warnings.length ? ["warnings", kept.warnings.join("; ")] : null,
       ]) : h("p", {}, "Never run."),
       h("div", { class: "row" }, regenButton,
         state.running ? h("span", { class: "muted" }, "a run is going") : null),
-      progress),
+      progressSlot()),
     card(profile ? `Entries (version ${profile.version}, ${when(profile.generatedAt)})` : "Entries",
       profile ? entriesByCategory(profile.entries, labels) : h("p", {}, "No profile yet.")),
+    removedEntries(state.removed || [], labels),
     card(`Versions (${history.kept} kept)`, versions(history.versions)),
   );
 };
@@ -721,16 +728,27 @@ function entriesByCategory(entries, labels) {
   return groups.length ? groups : h("p", {}, "No entries.");
 }
 
+const ENTRY_DONE = { edit: "saved and pinned", pin: "pinned", unpin: "unpinned", remove: "removed" };
+
+// One action on one entry (edit, pin, unpin, remove, restore): the view read again in place,
+// then what it did said (an error stays until dismissed); whether it was done.
+async function entryAction(id, action, body) {
+  try {
+    const { value: done } = await api("POST", `/api/profile/entries/${encodeURIComponent(id)}/${action}`, body);
+    await refresh();
+    notify(action === "restore"
+      ? `Entry ${id}: removal undone; the next regeneration may write it again`
+      : `Entry ${id}: ${ENTRY_DONE[action]} (profile v${done.version})`);
+    return true;
+  } catch (err) { notify(err.message, true); return false; }
+}
+
 // Edit, pin or remove one entry: each change is a new version; an edited or pinned entry is
 // kept as the person left it by every later regeneration.
 function entryControls(e, labels) {
   const change = async (action, body) => {
     if (action === "remove" && !window.confirm(`Remove entry ${e.id} from the profile?`)) return;
-    try {
-      const { value: done } = await api("POST", `/api/profile/entries/${encodeURIComponent(e.id)}/${action}`, body);
-      await refresh();
-      notify(`Entry ${e.id}: ${{ edit: "saved and pinned", pin: "pinned", unpin: "unpinned", remove: "removed" }[action]} (profile v${done.version})`);
-    } catch (err) { notify(err.message, true); }
+    await entryAction(e.id, action, body);
   };
   const claim = h("input", { type: "text", id: `entry-claim-${e.id}`, "aria-label": `Claim of entry ${e.id}`, value: e.claim, maxlength: 100, lang: "zh" });
   const category = h("select", { id: `entry-category-${e.id}`, "aria-label": `Category of entry ${e.id}` },
@@ -744,6 +762,52 @@ function entryControls(e, labels) {
         ? h("button", { type: "button", "data-entry-act": "unpin", onclick: () => change("unpin") }, "Unpin")
         : h("button", { type: "button", "data-entry-act": "pin", onclick: () => change("pin") }, "Pin"),
       h("button", { type: "button", "data-entry-act": "remove", onclick: () => change("remove") }, "Remove")));
+}
+
+// The entries the person removed, newest first: no regeneration writes them again until one is
+// restored (the record forgotten; the entry itself comes back only if a later run writes it).
+const REMOVED_SHOWN = 5;  // more than this: the older ones wait in a closed section
+
+function removedEntries(removed, labels) {
+  const restore = async (r, button) => {
+    const buttons = [...document.querySelectorAll("#removed button[data-restore]")];
+    const at = Math.max(0, buttons.indexOf(button));
+    if (!(await entryAction(r.id, "restore"))) return;
+    // The button is gone with its line: the keyboard goes on from the next one, else the heading.
+    const left = [...document.querySelectorAll("#removed button[data-restore]")]
+      .filter((b) => b.getClientRects().length);
+    (left[Math.min(at, left.length - 1)] || document.getElementById("removed-title"))?.focus({ preventScroll: true });
+  };
+  const item = (r) => h("li", { "data-removed": r.id },
+    h("b", {}, r.id), " ", h("span", { class: "claim", lang: "zh" }, r.claim),
+    h("div", { class: "muted" }, categoryTitle(labels, r.category), ` · removed ${when(r.removedAt)}`),
+    h("div", { class: "row" }, h("button", {
+      type: "button", "data-restore": r.id, "aria-label": `Restore entry ${r.id}`,
+      onclick: (ev) => restore(r, ev.currentTarget),
+    }, "Restore")));
+  const newest = removed.slice(0, REMOVED_SHOWN), older = removed.slice(REMOVED_SHOWN);
+  return h("section", { class: "card", id: "removed" },
+    h("h3", { id: "removed-title", tabindex: "-1" }, `Removed by you (${removed.length})`),
+    removed.length
+      ? h("p", { class: "muted" }, "No regeneration writes these again. Restore forgets the removal: the entry is not put back now, but the next regeneration may write it again.")
+      : h("p", { class: "muted", id: "removed-none" }, "None. An entry you remove is listed here, and no regeneration writes it again until you restore it."),
+    newest.length ? h("ul", { class: "plain removed", id: "removed-list" }, newest.map(item)) : null,
+    older.length ? h("details", { id: "removed-older" }, h("summary", {}, `${older.length} older removal${older.length > 1 ? "s" : ""}`),
+      h("ul", { class: "plain removed" }, older.map(item))) : null);
+}
+
+// What the last run left out because the person had removed it, in words; the run's warnings
+// say the same in the log's words, so those are not listed twice.
+function droppedAsRemoved(run, labels) {
+  const dropped = (run && run.droppedAsRemoved) || [];
+  const said = new Set(dropped.map((d) => `entry '${d.id}' dropped: the person removed it (${d.why})`));
+  const warnings = ((run && run.warnings) || []).filter((w) => !said.has(w));
+  const row = dropped.length ? ["kept out", h("ul", { class: "plain", id: "last-run-removed" },
+    dropped.map((d) => h("li", { "data-dropped": d.id },
+      "The model wrote ", h("b", {}, d.id), " “", h("span", { lang: "zh" }, d.claim), "” (",
+      categoryTitle(labels, d.category), ") again; it was not added back, as you removed ",
+      d.removedId === d.id ? "it" : d.removedId, ": ", d.why, ".")))] : null;
+  return { row, warnings };
 }
 
 function versions(list) {
