@@ -438,6 +438,41 @@ POWERSHELL_MORE = [
     ("logoff", D),
 ]
 
+# A project's own scripts and frameworks told to drop or reset what they manage (a database,
+# migrations), and tools run through npx.
+FRAMEWORKS = [
+    ("python manage.py flush --noinput", U),
+    ("python manage.py reset_db", U),
+    ("./manage.py flush", U),
+    ("rails db:drop", U),
+    ("bin/rails db:reset", U),
+    ("rake db:drop", U),
+    ("npx prisma migrate reset --force", U),
+    ("npx prisma db push --force-reset", U),
+    ("sequelize db:drop", U),
+    ("npx knex migrate:rollback --all", U),
+    ("alembic downgrade base", U),
+    ("flask db downgrade", U),
+    ("php artisan migrate:fresh", U),
+    ("php artisan db:wipe --force", U),
+    ("mix ecto.drop", U),
+    ("mix ecto.reset", U),
+    ("dotnet ef database drop -f", U),
+    ("drizzle-kit drop", U),
+    ("typeorm schema:drop", U),
+    ("diesel database reset", U),
+    ("sqlx database drop -y", U),
+    ("npm run db:drop", U),
+    ("npm run db:reset", U),
+    ("yarn db:drop", U),
+    ("pnpm run db:drop", U),
+    ("gpg --delete-secret-keys x", U),
+    ("security delete-keychain login.keychain", U),
+    ("defaults delete com.apple.dock", U),
+    ("tccutil reset All", U),
+    ("killall Finder", U),
+]
+
 # Everyday commands that stay safe beside them (fdisk -l only lists: it was destructive).
 EVERYDAY_BASH = [
     "git status",
@@ -724,6 +759,17 @@ EVERYDAY_BASH = [
     "truncate -s 0 logs/app.log",
     "shred -u tmp.key",
 ]
+EVERYDAY_SCRIPTS = [  # a project's scripts and a dialect's words that delete nothing
+    "npm run clean",
+    "npm run build",
+    "python manage.py migrate",
+    "python manage.py test",
+    "php artisan serve",
+    "pytest -k delete",
+    "pwsh ./build.ps1",
+    "powershell -File deploy.ps1",
+    "kill %1",
+]
 EVERYDAY_PWSH = [
     "Get-ChildItem",
     "Get-Content file.txt",
@@ -806,3 +852,18 @@ def test_decoded(command: str, risk: str) -> None:
 @pytest.mark.parametrize(("command", "risk"), POWERSHELL_MORE)
 def test_powershell_more(command: str, risk: str) -> None:
     assert _risk(command, "pwsh") == risk
+
+
+@pytest.mark.parametrize(("command", "risk"), FRAMEWORKS)
+def test_frameworks(command: str, risk: str) -> None:
+    assert _risk(command) == risk
+
+
+@pytest.mark.parametrize("command", EVERYDAY_SCRIPTS)
+def test_everyday_scripts_stay_safe(command: str) -> None:
+    assert _risk(command) == SAFE
+
+
+def test_windows_powershell_takes_bare_words_as_a_command() -> None:
+    assert _risk("powershell Remove-Item -Recurse C:\\Users") == DESTRUCTIVE
+    assert _risk("powershell rm -r -fo ~") == DESTRUCTIVE

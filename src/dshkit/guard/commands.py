@@ -220,7 +220,14 @@ _DELETE_WORDS = frozenset({
     "truncate", "flush", "flushall", "flushdb", "wipe", "erase", "terminate", "uninstall",
     "reset", "nuke", "prune", "deregister", "unregister", "revoke", "yank", "unpublish",
     "obliterate", "deprovision", "decommission", "teardown", "evict", "discard", "expunge",
-    "shred", "zap", "clobber", "overwrite", "rollback", "rebuild-index"})  # fmt: skip
+    "shred", "zap", "clobber", "overwrite", "rollback", "rebuild-index", "downgrade",
+    "fresh"})  # fmt: skip
+# A word with one of these endings names a file, not a subcommand (`drop.sql`, `ecto.drop` is
+# Mix's task).
+_FILE_ENDINGS = (".py", ".js", ".ts", ".sql", ".sh", ".json", ".yml", ".yaml", ".txt", ".md",
+                 ".rb", ".go", ".rs", ".toml", ".cfg", ".ini", ".lock", ".log", ".csv", ".xml",
+                 ".html", ".css", ".conf", ".env", ".ps1", ".bat", ".mjs", ".cjs", ".tsx",
+                 ".jsx", ".java", ".c", ".h", ".cpp", ".php", ".tf", ".db")  # fmt: skip
 # Tools whose removal verbs are everyday project work (a dependency removed from a manifest),
 # or that only show a word's page.
 _ROUTINE_REMOVERS = frozenset({
@@ -263,7 +270,8 @@ def said_delete(command: Command) -> str | None:
         if not leading or word.dynamic or count >= _MAX_VERB_WORDS:
             continue
         count += 1
-        if found is None and "/" not in text and "." not in text and _names_delete(text, routine):
+        named = "/" not in text and not text.lower().endswith(_FILE_ENDINGS)
+        if found is None and named and _names_delete(text, routine):
             found = text
     return found
 
@@ -676,6 +684,9 @@ _SYSTEM_REPLACES = {"iptables": _FIREWALL_CHANGES, "ip6tables": _FIREWALL_CHANGE
 
 def _system(findings: Findings, command: Command) -> Fed:
     name, texts = command.name, [w.text for w in command.args]
+    script = texts[1] if len(texts) > 1 and texts[0] in ("run", "run-script") else ""
+    if name == "npm" and script and _names_delete(script):  # `npm run db:drop`
+        findings.flag(UNKNOWN, f"npm run {texts[1]}: may delete what it manages")
     wanted, what = _SYSTEM[name]
     if wanted is None:
         hit = not (_SYSTEM_HARMLESS & set(texts))

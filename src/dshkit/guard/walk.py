@@ -453,6 +453,14 @@ class Judge:
                 return
             code = [w.text for w in fed]  # a here-document or an echo: the code itself
         if code is None:
+            # A script of the project's own, told to delete what it manages (`python
+            # manage.py flush`, `php artisan db:wipe`): asked about, like a tool saying so.
+            operands = parse(args, interpreter.syntax).operands
+            if operands and not operands[0].dynamic and len(operands) > 1:
+                script = Command(operands[0].text, operands[1:], command.shell, cwd, depth, None)
+                word = said_delete(script)
+                if word is not None and word != script.name:
+                    self.flag(UNKNOWN, f"{name} {script.name} {word}: may delete what it manages")
             return
         from .code import DELETE, code_calls  # only for a line with inline code
 
@@ -636,6 +644,14 @@ def _shell(judge: Judge, command: Command) -> tuple[str | None, Fed]:
             return cwd, OPAQUE
     if parsed.operands and parsed.operands[0].text in _STDIN and command.fed is not None:
         parsed.operands = []  # `bash /dev/stdin <<< LINE`: the line fed is what it runs
+    operands = parsed.operands
+    if pwsh and operands and not operands[0].text.lower().endswith(".ps1"):
+        # Windows PowerShell takes bare words as -Command (`powershell Remove-Item …`)
+        if any(w.dynamic for w in operands):
+            judge.hidden(f"{name} runs a command only known when it runs")
+        else:
+            judge.line(" ".join(w.text for w in operands), "pwsh", cwd, depth + 1)
+        return cwd, OPAQUE
     if parsed.operands:  # a script file: the project's own
         if parsed.operands[0].dynamic:
             judge.hidden(f"{name} runs a script only known when it runs")
