@@ -473,6 +473,38 @@ FRAMEWORKS = [
     ("killall Finder", U),
 ]
 
+# Public services' deletes and exposures (an API's DELETE, a bucket made public, an IAM binding
+# removed), world-writable modes, mounts and volume shrinks.
+SERVICES_AND_VOLUMES = [
+    ("gh api -XDELETE repos/o/r", D),
+    ("glab repo archive o/r", U),
+    ("jenkins-cli delete-job x", U),
+    ("flarectl dns delete --zone x --id y", U),
+    ("dog monitor delete 1", U),
+    ("b2 delete-bucket b", U),
+    ("cdktf destroy --auto-approve", U),
+    ("sst remove --stage prod", U),
+    ("duplicity remove-all-but-n-full 1 file:///backup", U),
+    ("ldcli flags delete --flag x", U),
+    ("opensearch-cli indices delete x", U),
+    ("aws iam detach-role-policy --role-name r --policy-arn p", U),
+    ("aws ec2 revoke-security-group-ingress --group-id g", U),
+    ("aws rds modify-db-instance --db-instance-identifier x --no-deletion-protection", U),
+    ("aws s3api put-bucket-acl --bucket b --acl public-read", U),
+    ("gcloud projects remove-iam-policy-binding p --member m --role r", U),
+    ("netlify env:unset KEY", U),
+    ("supabase functions delete f", U),
+    ("railway delete", U),
+    ("render services delete x", U),
+    ("chmod 777 build/x", U),
+    ("chmod o+w notes.txt", U),
+    ("chmod -R a+rwx .", U),
+    ("mount /dev/sdb1 /mnt", U),
+    ("dmsetup remove_all", D),
+    ("lvreduce -L 1G vg/lv", D),
+    ("vgreduce vg /dev/sdb", D),
+]
+
 # Everyday commands that stay safe beside them (fdisk -l only lists: it was destructive).
 EVERYDAY_BASH = [
     "git status",
@@ -769,6 +801,9 @@ EVERYDAY_SCRIPTS = [  # a project's scripts and a dialect's words that delete no
     "pwsh ./build.ps1",
     "powershell -File deploy.ps1",
     "kill %1",
+    "chmod 755 bin/tool",
+    "chmod 0644 notes.txt",
+    "mount",
 ]
 EVERYDAY_PWSH = [
     "Get-ChildItem",
@@ -867,3 +902,8 @@ def test_everyday_scripts_stay_safe(command: str) -> None:
 def test_windows_powershell_takes_bare_words_as_a_command() -> None:
     assert _risk("powershell Remove-Item -Recurse C:\\Users") == DESTRUCTIVE
     assert _risk("powershell rm -r -fo ~") == DESTRUCTIVE
+
+
+@pytest.mark.parametrize(("command", "risk"), SERVICES_AND_VOLUMES)
+def test_services_and_volumes(command: str, risk: str) -> None:
+    assert _risk(command) == risk

@@ -627,6 +627,8 @@ def _permissions(findings: Findings, command: Command) -> Fed:
             f.name.lower() == "--recursive" for f in parsed.flags
         )
         places = parsed.operands if acl else parsed.operands[1:]  # after the mode (the owner)
+    if name == "chmod" and parsed.operands and _world_writable(parsed.operands[0].text):
+        findings.flag(UNKNOWN, f"chmod {parsed.operands[0].text}: anyone may write there")
     if not recursive:  # one file's permissions outside: a key, a system file, maybe
         overwritten(findings, f"{name}: changes the permissions of", places, command.cwd)
     else:
@@ -637,6 +639,16 @@ def _permissions(findings: Findings, command: Command) -> Fed:
                     f"{name}: a recursive permission change of {target.text} outside the workspace",
                 )
     return OPAQUE
+
+
+def _world_writable(mode: str) -> bool:
+    """A chmod mode giving every user write access: `777`, `0666`, `o+w`, `a+rwx`."""
+    if mode.isdigit():
+        return len(mode) >= 3 and int(mode[-1]) & 2 == 2
+    return any(
+        "+" in part and part.split("+", 1)[0] in ("o", "a", "ugo", "go", "uo") and "w" in part
+        for part in mode.split(",")
+    )
 
 
 def _echo(findings: Findings, command: Command) -> Fed:
@@ -753,7 +765,8 @@ RESOURCE_TOOLS = frozenset({
     "sdelete", "dpkg", "rpm", "nvme", "cryptsetup", "lvremove", "vgremove", "pvremove", "mdadm",
     "tmutil", "salt", "logoff", "net", "sc", "schtasks", "set-executionpolicy",
     "set-itemproperty", "disable-windowsoptionalfeature", "disable-netadapter",
-    "set-netfirewallprofile", "remove-appxpackage", "zip", "7z"})  # fmt: skip
+    "set-netfirewallprofile", "remove-appxpackage", "zip", "7z", "dmsetup", "lvreduce",
+    "vgreduce", "lvresize", "pvmove", "nbd-client", "mount"})  # fmt: skip
 
 
 def _resources(findings: Findings, command: Command) -> Fed:

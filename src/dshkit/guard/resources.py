@@ -209,6 +209,8 @@ TOOLS: dict[str, ToolRow] = {
             ("s3 sync", ("--delete",), "sync"),
             ("* stop-*|* disable-*|* reboot-*|* revoke-*|* detach-*|s3 mv", (), "unknown"),
             ("ssm send-command|ecs execute-command", (), "unknown"),  # commands run there
+            ("* modify-*", ("--no-deletion-protection",), "unknown"),
+            ("* put-bucket-acl|* put-bucket-policy|* delete-public-access-block", (), "unknown"),
             (
                 "* change-resource-record-sets|* put-bucket-lifecycle*|* update-service",
                 (),
@@ -235,6 +237,7 @@ TOOLS: dict[str, ToolRow] = {
             ("... rsync", ("--delete-unmatched-destination-objects",), "sync"),
             ("... stop|... reset|... disable|... suspend|... mv|storage mv", (), "unknown"),
             ("compute ssh", ("--command",), "unknown"),  # a command run on the instance
+            ("... remove-*", (), "unknown"),  # an IAM binding, a member, a label removed
         ),
         "valued": (
             "--project",
@@ -296,7 +299,11 @@ TOOLS: dict[str, ToolRow] = {
         "valued": ("-a", "--app", "-r", "--remote", "--confirm"),
     },
     "vercel": {"what": "removes deployments", "verbs": ("... remove|... rm",), "depth": 2},
-    "netlify": {"what": "deletes sites", "verbs": ("*:delete",), "depth": 1},
+    "netlify": {
+        "what": "deletes sites",
+        "verbs": ("*:delete", ("*:unset", (), "unknown")),
+        "depth": 1,
+    },
     "firebase": {
         "what": "deletes project data",
         "verbs": ("*:delete|*:remove", ("*:disable", (), "unknown")),
@@ -306,7 +313,7 @@ TOOLS: dict[str, ToolRow] = {
         "what": "deletes a repository's resources",
         "verbs": (
             "... delete",
-            ("api", ("-X=delete", "--method=delete")),
+            ("api", ("-X=delete", "--method=delete", "-XDELETE", "-Xdelete")),
             ("... remove|workflow disable|repo archive|... rm", (), "unknown"),
             ("repo edit", ("--visibility",), "unknown"),  # private code made public
         ),
@@ -315,7 +322,11 @@ TOOLS: dict[str, ToolRow] = {
     },
     "glab": {
         "what": "deletes a repository's resources",
-        "verbs": ("... delete",),
+        "verbs": (
+            "... delete",
+            ("api", ("-X=delete", "--method=delete", "-XDELETE", "-Xdelete")),
+            ("repo archive|... remove|... rm", (), "unknown"),
+        ),
         "valued": ("-R", "--repo"),
         "depth": 2,
     },
@@ -495,6 +506,15 @@ HOST_TOOLS: dict[str, ToolRow] = {
     "pvremove": {"what": "wipes a physical volume", "verbs": ("",)},
     "mdadm": {"what": "wipes a RAID member", "verbs": (("", ("--zero-superblock", "--remove",
                                                                "--fail")),)},
+    "dmsetup": {"what": "removes device mappings",
+                "verbs": ("remove|remove_all|wipe_table|clear", ("reload|load", (), "unknown"))},
+    "lvreduce": {"what": "shrinks a volume, cutting what lay beyond", "verbs": ("",)},
+    "vgreduce": {"what": "removes a disk from a volume group", "verbs": ("",)},
+    "lvresize": {"what": "resizes a volume", "verbs": _ANY_UNKNOWN},
+    "pvmove": {"what": "moves a volume's data", "verbs": _ANY_UNKNOWN},
+    "nbd-client": {"what": "detaches a network disk", "verbs": (("", ("-d",), "unknown"),)},
+    "mount": {"what": "mounts over a directory", "verbs": (("*", (), "unknown"),),
+              "unsure": "mounts over (or remounts) what a directory held"},
     "tmutil": {"what": "deletes backups",
                "verbs": ("delete|deletelocalsnapshots|thinlocalsnapshots",)},
     "salt": {"what": "runs commands on minions", "verbs": (("* cmd.*|* state.*", (),
