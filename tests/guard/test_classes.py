@@ -907,3 +907,23 @@ def test_windows_powershell_takes_bare_words_as_a_command() -> None:
 @pytest.mark.parametrize(("command", "risk"), SERVICES_AND_VOLUMES)
 def test_services_and_volumes(command: str, risk: str) -> None:
     assert _risk(command) == risk
+
+
+# An argument with spacing that is no space or tab, or an invisible character: not what it
+# shows (rm would take `-rf\u00a0/` as one word, a reader as two). Accents stay plain text.
+UNUSUAL_SPACING = [
+    "rm -rf\u00a0/",
+    "git reset\u00a0--hard",
+    "kubectl delete ns\u2003prod",
+    "echo \u200b",
+]
+
+
+@pytest.mark.parametrize("command", UNUSUAL_SPACING)
+def test_unusual_spacing_in_an_argument_is_unknown(command: str) -> None:
+    assert _risk(command) == UNKNOWN
+
+
+def test_accented_text_stays_safe() -> None:
+    for command in ("echo héllo", 'git commit -m "café ☕"', "ls -la ~/Téléchargements"):
+        assert _risk(command) == SAFE, command

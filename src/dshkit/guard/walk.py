@@ -396,6 +396,10 @@ class Judge:
         lower = name.lower()
         if lower != name and not pwsh and (lower in _STEPS or rule_for(lower, False)):
             name = lower  # `RM` is rm on a case-insensitive file system (macOS)
+        if not all(w.text.isascii() for w in words[1:]):
+            odd = next((w for w in words[1:] if _unusual(w.text)), None)
+            if odd is not None:  # `rm -rf\u00a0/`, `git reset\u00a0--hard`: not what it shows
+                self.flag(UNKNOWN, f"an argument holds invisible or unusual spacing: {odd.shown!r}")
         called = Command(name, words[1:], shell, cwd, depth, fed)
         self.seen.append(called)
         rules, owners = self.rules, self.owners
@@ -696,6 +700,19 @@ def _at(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     else:
         judge.line("\n".join(w.text for w in fed), "bash", command.cwd, command.depth + 1)
     return command.cwd, OPAQUE
+
+
+def _unusual(text: str) -> bool:
+    """Whether `text` holds spacing other than a space or a tab, or an invisible character
+    (a zero-width space, a direction mark): what a reader takes for a separator."""
+    if text.isascii():
+        return False
+    import unicodedata  # only for a word that is not plain ASCII
+
+    return any(
+        not char.isascii() and unicodedata.category(char) in ("Zs", "Zl", "Zp", "Cf", "Cc")
+        for char in text
+    )
 
 
 def _fork_bomb(text: str) -> bool:
