@@ -914,7 +914,7 @@ def test_services_and_volumes(command: str, risk: str) -> None:
 UNUSUAL_SPACING = [
     "rm -rf\u00a0/",
     "git reset\u00a0--hard",
-    "kubectl delete ns\u2003prod",
+    "cat notes\u2009.txt",
     "echo \u200b",
 ]
 
