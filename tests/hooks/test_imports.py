@@ -15,10 +15,12 @@ from typing import Any
 import orjson
 
 from dshkit.graft import marker
+from dshkit.profile.state import ProfileState
+from dshkit.store import Store
 
 from ..support.capability import wait_for_probes
 from ..support.cli import environment
-from ..support.hooks import claude, dsh
+from ..support.hooks import claude, dsh, hook
 
 # What a prompt with the optimizer off never needs: the probes' machinery (they run in a
 # detached process, and find the browser there), the optimizer's pipeline, the session
@@ -149,3 +151,21 @@ def test_a_start_or_a_dsh_step_where_no_handoff_began_loads_no_graft_machinery(
     assert loaded(tmp_path, "SessionStart", start, NO_HANDOFF_HEAVY) == []
     assert loaded(tmp_path, "UserPromptSubmit", step, NO_HANDOFF_HEAVY) == []
     assert loaded(tmp_path, "UserPromptSubmit", step, NO_HANDOFF_HEAVY) == []  # a step now
+
+
+def test_a_prompt_of_a_session_that_had_its_profile_loads_no_profile(tmp_path: Path) -> None:
+    # Delivered at the start: every later prompt is answered from the delivery record alone.
+    state = tmp_path / ".dsh" / "dshkit"
+    with Store(state) as store:
+        profile = ProfileState(store)
+        profile.set_custom_text("用中文回答。")
+        profile.set_mode("custom")
+    log = transcript(tmp_path, "c1.jsonl")
+    start = claude("c1", transcript_path=str(log), source="startup")
+    out, _ = hook(tmp_path, "SessionStart", start)
+    assert "用中文回答。" in out["hookSpecificOutput"]["additionalContext"]
+    words = {"hook_event_name": "UserPromptSubmit", "prompt": "fix the failing test"}
+    payload = claude("c1", transcript_path=str(log), **words)
+    assert loaded(tmp_path, "UserPromptSubmit", payload, ("dshkit.profile.state",)) == []
+    out, _ = hook(tmp_path, "UserPromptSubmit", payload)
+    assert out == {}  # (and nothing said: it had it)

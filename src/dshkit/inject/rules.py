@@ -169,7 +169,6 @@ def profile(store: Store, call: Call) -> Part:
     after a compaction or /clear, and, while the session has not had it (its start could not
     deliver it: a locked store, an answer never written), with its next prompt. Delivered
     means recorded by the commit, once the text was written to the harness."""
-    from ..profile.state import ProfileState
     from ..store import PROFILE_DELIVERY
 
     if not call.session_id:
@@ -178,6 +177,12 @@ def profile(store: Store, call: Call) -> Part:
         return Part(
             PROFILE, why="its start's context comes too late here: the first prompt carries it"
         )
+    # A session that had it gets nothing, whatever the text is now: said from one read,
+    # without loading the profile (every later prompt of the session asks).
+    if not call.again and store.delivered(call.key, PROFILE_DELIVERY):
+        return Part(PROFILE, why="this session had it already")
+    from ..profile.state import ProfileState
+
     state = ProfileState(store)
     effective = state.effective()
     if not effective.text:
@@ -224,9 +229,6 @@ def memory_at_start(store: Store, call: Call) -> Part:
     room the profile leaves in the answer. Only the session's own workspace: no directory in
     the call, no memory. Delivered means recorded by the commit."""
     from ..config import load_config
-    from ..memory.inject import choose, room_beside
-    from ..memory.workspace import identify
-    from ..profile.state import ProfileState
     from ..store import MEMORY_DELIVERY
 
     if not call.session_id:
@@ -242,6 +244,10 @@ def memory_at_start(store: Store, call: Call) -> Part:
         return Part(MEMORY, why="this session had it already")
     if not call.cwd:
         return Part(MEMORY, why="the call names no directory: no workspace to read")
+    from ..memory.inject import choose, room_beside  # (a start that had it reads none)
+    from ..memory.workspace import identify
+    from ..profile.state import ProfileState
+
     workspace = identify(call.cwd, settings["workspaces"])
     beside = ProfileState(store).effective().text  # the profile comes first in the answer
     budget = min(settings["inject_chars"], room_beside(beside))
