@@ -245,6 +245,55 @@ def test_skipping_changes_no_decision(world: World) -> None:
     assert watched(world, "s-hinted")[:2] == watched(world, "s-every")[:2]
 
 
+def test_a_prompt_answered_from_the_room_hint_changes_no_decision(world: World) -> None:
+    """Prompts between tool calls, in one session answered from its room hint where it can
+    be, in the other checked in full (the hint dropped before every call): the same answers
+    to the prompts and the tool calls, the same state kept."""
+    hinted, every = Transcript(world, "s-hinted"), Transcript(world, "s-every")
+    script: list[tuple[str, Any]] = [
+        ("prompt", "把测试补齐"),
+        ("step", 20_000),
+        ("step", 21_000),
+        ("prompt", "再看看日志"),  # far below the band: the hinted one reads nothing
+        ("pad", 20_000),
+        ("step", 40_000),
+        ("prompt", "继续"),
+        ("step", 71_000),  # the nudge
+        ("prompt", "还要多久"),  # a new turn in the band: warned again through the prompt
+        ("step", 71_500),
+        ("step", 72_000),
+    ]
+    answers: dict[str, list[str]] = {"s-hinted": [], "s-every": []}
+    skipped = 0
+    for action, value in script:
+        for transcript in (hinted, every):
+            if action == "pad":
+                pad(transcript, value)
+                continue
+            if transcript is every:
+                marker.forget(str(world.state), str(every.path))
+            if action == "prompt":
+                transcript.prompt(value)
+                size = marker.transcript_size(str(transcript.path))
+                quiet = marker.quiet(str(world.state), str(transcript.path), size, None)
+                before = watched(world, transcript.session)
+                answer = hook(world, "UserPromptSubmit", transcript.payload(prompt=value))
+                if transcript is hinted and quiet:  # neither the log read nor the store written
+                    assert watched(world, transcript.session) == before
+                    skipped += 1
+            else:
+                transcript.step(value)
+                answer = hook(world, "PostToolUse", transcript.payload())
+            said = context(answer)
+            answers[transcript.session].append(said.replace(transcript.session, "…"))
+    assert answers["s-hinted"] == answers["s-every"]
+    # The prompt far below the band; the one near it is checked in full (its hint's ceiling
+    # holds only for requests and their results, and a person's words came since).
+    assert skipped == 1
+    assert sum("71%" in said for said in answers["s-every"]) == 2  # the nudge, told again
+    assert watched(world, "s-hinted")[:2] == watched(world, "s-every")[:2]
+
+
 def test_a_call_writing_a_todo_list_is_never_skipped(world: World) -> None:
     transcript = Transcript(world, "s-todo").prompt("重构").step(10_000)
     hook(world, "PostToolUse", transcript.payload())

@@ -9,7 +9,8 @@ only once the text was delivered (the runtime's `commit`).
 
 After a tool call (every tool call: the hot path) a session the watermark cannot have
 anything to say to yet is answered from its room hint (`graft.marker`), without opening the
-store or reading the transcript; a check that had nothing to say moves the hint.
+store or reading the transcript; a check that had nothing to say moves the hint. A prompt
+where no handoff ever began is answered from the same hint (and drops it).
 """
 
 from __future__ import annotations
@@ -32,12 +33,22 @@ def on_session_start(hook: HookInput) -> dict[str, Any] | None:
 
 
 def on_prompt(hook: HookInput) -> dict[str, Any] | None:
-    from ..inject import rules
     from .run import _state_dir
 
+    state = _state_dir(hook.directory)
+    transcript = str(hook.payload.get("transcript_path") or "")
+    # Where no handoff ever began, only the watermark can speak to a prompt, and its room
+    # hint says when it surely has nothing to say to the transcript as it is (as after a
+    # tool call): then the store is not opened nor the log read; the next check folds it.
+    size = marker.transcript_size(transcript)
+    quiet = not marker.used(state) and marker.quiet(state, transcript, size, None)
     # A prompt may bring context its transcript does not show in bytes yet (an attached
     # file, a new turn): the first tool call after it is checked in full.
-    marker.forget(_state_dir(hook.directory), str(hook.payload.get("transcript_path") or ""))
+    marker.forget(state, transcript)
+    if quiet:
+        return None
+    from ..inject import rules
+
     return hook.deliver(rules.handoff_at_prompt)
 
 
