@@ -7,6 +7,7 @@ from __future__ import annotations
 import struct
 import subprocess
 import sys
+import time
 import zlib
 from pathlib import Path
 
@@ -16,17 +17,21 @@ import pytest
 from dshkit.errors import NotFound
 from dshkit.gate import GateService
 from dshkit.gate.browser import Browser
-from dshkit.gate.judge import Verdict, judge_files, png_stats
+from dshkit.gate.judge import Verdict, png_stats
 from dshkit.gate.verdicts import recent_verdicts
 from dshkit.store import Store
 
 from ..support.cli import run_dshkit
+from ..support.gate import judged, shots
 from ..support.paths import PAGES
+
+__all__ = ["shots"]  # the fixture the `judged` fixtures ask for
 
 # Failing pages use the whole budget, good ones stop early: a short budget for the first, a
 # long one for the second (a good page must stop by its own rule, well before it).
 FAILING_BUDGET_S = 4.0
 GOOD_BUDGET_S = 15.0
+KILL_LANDS_S = 5.0  # the longest a SIGKILLed child of the browser may take to be gone
 
 FAILING = {
     "shader-assembly.html": "fatal-overlay",  # seed: the three-layer assembly bug
@@ -52,21 +57,8 @@ GOOD = (
 )
 
 
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("shots")
-
-
-@pytest.fixture(scope="module")
-def failing(shots: Path) -> dict[str, Verdict]:
-    files = [PAGES / name for name in FAILING]
-    return {Path(v.path).name: v for v in judge_files(files, FAILING_BUDGET_S, shots)}
-
-
-@pytest.fixture(scope="module")
-def good(shots: Path) -> dict[str, Verdict]:
-    files = [PAGES / name for name in GOOD]
-    return {Path(v.path).name: v for v in judge_files(files, GOOD_BUDGET_S, shots)}
+failing = judged("failing", FAILING, FAILING_BUDGET_S)
+good = judged("good", GOOD, GOOD_BUDGET_S)
 
 
 @pytest.mark.browser
@@ -307,8 +299,16 @@ def test_png_stats_reads_every_filter() -> None:
 
 
 def _alive_in_group(group: int) -> list[int]:
-    """The processes of `group` still running (a killed child re-parented to an init that
-    does not reap stays a zombie: dead, not running)."""
+    """The processes of `group` still running once SIGKILL has had time to land (it is sent
+    to the group at once, but a child on a busy machine can take a moment to die; a killed
+    child re-parented to an init that does not reap stays a zombie: dead, not running)."""
+    deadline = time.monotonic() + KILL_LANDS_S
+    while (alive := _running_in_group(group)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return alive
+
+
+def _running_in_group(group: int) -> list[int]:
     alive = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():

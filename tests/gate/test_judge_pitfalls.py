@@ -18,13 +18,14 @@ from dshkit.gate.judge import (
     OVERLAY_IDS,
     SETTLE_S,
     Verdict,
-    judge_files,
     report_lines,
 )
 from dshkit.gate.verdicts import recent_verdicts, save_verdict
 from dshkit.store import Store
 
-from ..support.paths import PAGES
+from ..support.gate import judged, kinds, shots
+
+__all__ = ["shots"]  # the fixture the `judged` fixtures ask for
 
 FAILING_BUDGET_S = 4.0  # past the late failure of context-lost.html (2.5 s after load)
 GOOD_BUDGET_S = 15.0
@@ -51,25 +52,8 @@ GOOD = (
 )
 
 
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("shots")
-
-
-@pytest.fixture(scope="module")
-def failing(shots: Path) -> dict[str, Verdict]:
-    files = [PAGES / name for name in FAILING]
-    return {Path(v.path).name: v for v in judge_files(files, FAILING_BUDGET_S, shots)}
-
-
-@pytest.fixture(scope="module")
-def good(shots: Path) -> dict[str, Verdict]:
-    files = [PAGES / name for name in GOOD]
-    return {Path(v.path).name: v for v in judge_files(files, GOOD_BUDGET_S, shots)}
-
-
-def _kinds(verdict: Verdict, kind: str) -> list[dict[str, object]]:
-    return [f for f in verdict.findings if f["kind"] == kind]
+failing = judged("failing", FAILING, FAILING_BUDGET_S)
+good = judged("good", GOOD, GOOD_BUDGET_S)
 
 
 @pytest.mark.browser
@@ -92,19 +76,19 @@ def test_an_error_is_never_forgiven(failing: dict[str, Verdict]) -> None:
     assert set(late.history[first_error:]) == {"page-error"}  # and drew fine after
     (canvas,) = late.canvas
     assert canvas["drawCalls"] > 0 and canvas["framePixel"]["mean"] > 50
-    (thrown,) = _kinds(late, "exception")
+    (thrown,) = kinds(late, "exception")
     assert thrown["where"] == "throws-after-render.html:16:7"
     assert "Cannot read properties of null (reading 'update')" in str(thrown["what"])
     assert int(str(thrown["atMs"])) >= late.timings["loadMs"]  # it threw after its load
     parse = failing["parse-time-throw.html"]
     assert "ok" not in parse.history and parse.history[-1] == "page-error"
-    assert [f["where"] for f in _kinds(parse, "exception")] == ["parse-time-throw.html:6:1"]
-    cancelled = [str(f["what"]) for f in _kinds(failing["error-cancelled.html"], "exception")]
+    assert [f["where"] for f in kinds(parse, "exception")] == ["parse-time-throw.html:6:1"]
+    cancelled = [str(f["what"]) for f in kinds(failing["error-cancelled.html"], "exception")]
     assert len(cancelled) == 2 and all("cancelled by the page's own" in c for c in cancelled)
     assert "reading 'render'" in cancelled[0] and "图例数据缺失" in cancelled[1]
     once = failing["console-error-once.html"]
     assert once.errors == ["console.error: 纹理配置缺失：使用默认材质"]
-    assert [f["count"] for f in _kinds(once, "console.error")] == [1]
+    assert [f["count"] for f in kinds(once, "console.error")] == [1]
 
 
 @pytest.mark.browser
@@ -122,7 +106,7 @@ def test_a_canvas_is_judged_by_what_the_page_drew(failing: dict[str, Verdict]) -
     (canvas,) = never.canvas
     assert canvas["context"] == "webgl" and canvas["drawCalls"] == 0
     assert canvas["screenshotPixel"] is None  # the screenshot is no fallback for it
-    assert [f["what"] for f in _kinds(never, "canvas")] == [
+    assert [f["what"] for f in kinds(never, "canvas")] == [
         "640×360 (CSS 1280×720), webgl: not one draw call"
     ]
 
@@ -145,8 +129,8 @@ def test_a_page_good_for_seconds_then_lost_for_good_fails(failing: dict[str, Ver
     ]
     (canvas,) = verdict.canvas
     assert canvas["contextLostMs"] is not None and canvas["framePixel"] == {"lost": True}
-    (lost,) = [f for f in _kinds(verdict, "webgl") if f["what"] == "WebGL context lost"]
-    (shown,) = _kinds(verdict, "overlay")
+    (lost,) = [f for f in kinds(verdict, "webgl") if f["what"] == "WebGL context lost"]
+    (shown,) = kinds(verdict, "overlay")
     assert shown["where"] == "#fatal" and int(str(shown["atMs"])) >= int(str(lost["atMs"]))
 
 
@@ -156,17 +140,17 @@ def test_an_overlay_that_went_away_from_a_page_still_broken_is_not_recovered(
 ) -> None:
     verdict = failing["overlay-clears-then-black.html"]
     assert verdict.history[0] == "fatal-overlay" and not verdict.recovered
-    (shown,) = _kinds(verdict, "overlay")
+    (shown,) = kinds(verdict, "overlay")
     assert shown["where"] == "#fatal" and " — gone at " in str(shown["what"])
 
 
 @pytest.mark.browser
 def test_a_document_the_parser_rejects_is_a_parse_error(failing: dict[str, Verdict]) -> None:
-    (xhtml,) = _kinds(failing["broken.xhtml"], "parse-error")
+    (xhtml,) = kinds(failing["broken.xhtml"], "parse-error")
     assert xhtml["what"] == (
         "error on line 5 at column 18: Opening and ending tag mismatch: br line 5 and p"
     )
-    (svg,) = _kinds(failing["broken.svg"], "parse-error")
+    (svg,) = kinds(failing["broken.svg"], "parse-error")
     assert str(svg["what"]).startswith("error on line 3 at column 53:")
 
 
@@ -176,10 +160,10 @@ def test_a_program_that_never_links_is_a_webgl_error(failing: dict[str, Verdict]
     (canvas,) = verdict.canvas
     assert canvas["framePixel"]["mean"] > 50  # the flat clear colour, not black
     assert canvas["invalidDrawCalls"] > 0 and canvas["drawCalls"] > 0  # the clears
-    link = [f for f in _kinds(verdict, "webgl") if "did not link" in str(f["what"])]
+    link = [f for f in kinds(verdict, "webgl") if "did not link" in str(f["what"])]
     assert len(link) == 1 and link[0]["where"] == "canvas 1"
     assert "'out' : storage qualifier supported in GLSL ES 3.00" in str(link[0]["what"])
-    said = [str(f["what"]) for f in _kinds(verdict, "webgl")]
+    said = [str(f["what"]) for f in kinds(verdict, "webgl")]
     assert any("drawArrays: no valid shader program in use" in s for s in said)
     assert verdict.errors == [] and verdict.error_count == 0
 
@@ -204,7 +188,7 @@ def test_the_early_stop_waits_for_a_sustained_good_window(good: dict[str, Verdic
 def test_what_the_gate_blocked_is_evidence_not_an_error(good: dict[str, Verdict]) -> None:
     verdict = good["blocked-resource.html"]
     assert verdict.error_count == 0 and verdict.errors == []
-    unseen = [str(f["what"]) for f in _kinds(verdict, "not-seen")]
+    unseen = [str(f["what"]) for f in kinds(verdict, "not-seen")]
     assert any(s.startswith("https://cdn.example.com/logo.png (image)") for s in unseen)
     assert all("could not see" in s or "not counted" in s for s in unseen)
     assert any("fetch the gate refused" in s and "Failed to fetch" in s for s in unseen)
