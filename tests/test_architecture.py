@@ -23,7 +23,7 @@ PACKAGE = "dshkit"
 # package (then every module below it). ARCHITECTURE.md explains each layer.
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "paths", "config", "harnesses", "procs", "chromium", "jobs"),
-    ("store", "deliveries", "turns"),
+    ("store", "words", "deliveries", "turns"),
     ("sessions", "llm"),
     ("profile", "optimizer", "capability", "gate", "graft", "guard", "memory"),
     ("install", "hookspec", "inject", "overview", "app"),
