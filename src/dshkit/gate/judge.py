@@ -4,12 +4,15 @@ budget is spent, and give a verdict with the measured evidence.
 What one sample sees (docs/design/gate.md#what-one-sample-sees): the page's fatal overlay (the
 page convention, docs/design/gate.md#the-overlay-convention: visible
 elements with ids like `fatal`, `fatalTitle`, `fatalMsg`, `fatalDetail`, holding failure
-wording), the parser's error box of an XML page, each canvas's backing-store size, what the
-page drew into it (draw calls counted by the init script, WebGL draws with no valid program
-apart, programs that failed to link with their logs), and the centre of each canvas read
-inside a frame through the page's own context, with the screenshot as the fallback for a
-canvas that did draw (a page that drew once). A canvas with no context, or none drawn into
-yet, is not judged yet: whatever shows through it is the page behind, not the canvas.
+wording, within the document's reach), the parser's error box of an XML page, each canvas's
+backing-store size, what the page drew into it (draw calls counted by the init script, WebGL
+draws with no valid program apart, shaders that did not compile and programs that failed to
+link with their logs), and the centre of each canvas read inside a frame through the page's
+own context, with the screenshot as the fallback for a canvas that did draw (a page that drew
+once), read where the canvas itself is on top (a panel over its centre is not the canvas). A
+canvas with no context, or none drawn into yet, is not judged yet: whatever shows through it
+is the page behind, not the canvas; one hidden by CSS is not judged at all. The page's
+frames are sampled with it: an embedded page is on screen too.
 
 Errors are never forgiven: an uncaught exception, an unhandled rejection or a
 `console.error` anywhere in the observation makes the page `page-error`, however well it
@@ -18,10 +21,13 @@ refused fetch the page left unhandled): it is listed as what the verdict could n
 
 A sample is bounded by a timeout: a stuck main thread is `unresponsive`, never a hung gate.
 Sampling stops early only when the page has stayed good for a sustained window (it is
-loaded for `SETTLE_S` and good for `GOOD_RUN_S` without a break); otherwise it uses the whole
+loaded for `SETTLE_S` and good for `GOOD_RUN_S` without a break, and no one-shot timer of
+its due within `TIMER_HORIZON_S` of its load is still to fire); otherwise it uses the whole
 budget and judges by the last sample, because a page may show a failure and then recover.
-`recovered` says a failure that really cleared (an overlay gone, a thread unstuck) before an
-`ok`. Real time only: virtual time would fire the page's own watchdogs early.
+`recovered` says a failure that really cleared (an overlay gone, a thread unstuck after the
+load) before an `ok`. Real time only: virtual time would fire the page's own watchdogs early.
+A rejection the page handled late (`rejectionhandled`) was not left unhandled; a navigation
+to a page that cannot load (never written) is the page's error.
 
 The evidence is a list of findings (what was seen, where, when, how often) that `report`
 turns into short lines for people, beside the measured JSON.
@@ -84,7 +90,8 @@ MEANING = {
     PAGE_ERROR: "the page threw an uncaught exception, left a rejection unhandled or "
     "logged console.error",
     BLANK_CANVAS_0: "a canvas's backing store is 8 pixels or less: it shows nothing",
-    WEBGL_ERROR: "WebGL draw calls draw nothing: no valid shader program in use",
+    WEBGL_ERROR: "WebGL draws nothing of the scene: a shader did not compile, or draw calls "
+    "have no valid shader program in use",
     BLANK_CANVAS: "a canvas shows nothing: it never drew, or it is black in the frame and "
     "on screen",
     UNRESPONSIVE: "the page's main thread did not answer a sample in time",
@@ -102,20 +109,27 @@ FAILURE_WORDS = (
     r"|not supported|unsupported|lost)\b"
 )
 TINY_CANVAS = 8  # a backing store this small in either dimension shows nothing
-BLANK_MEAN, BLANK_MAX = 2.0, 8  # mean < 2 and max < 8 (RGB) is a blank picture
+BLANK_MEAN, BLANK_MAX = probe.BLANK_MEAN, probe.BLANK_MAX  # mean < 2 and max < 8 (RGB)
 # The early stop: loaded this long (a page may fail seconds after its load: a lost context,
 # its own watchdog), and good without a break this long.
 SETTLE_S = 3.0
 GOOD_RUN_S = 1.0
 GOOD_IN_A_ROW = 2
+# Nor before the page's one-shot timers due this long after its load have fired (a watchdog
+# that shows its failure at 3.5 s), seen fired by this many samples in a row. A timer due
+# later does not hold a good page back.
+TIMER_HORIZON_S = 8.0
+QUIET_IN_A_ROW = 2
 INTERVAL_S = 0.25
 SAMPLE_TIMEOUT_S = 2.0
 MIN_SAMPLE_S = 0.5  # the least a sample is given, the last one too (a healthy page needs less)
-SHOT_REGION = 64  # CSS pixels of a canvas's centre checked in the screenshot
+SHOT_REGION = probe.SPOT  # CSS pixels of a canvas's block checked in the screenshot
 SHOT_TIMEOUT_S = 1.0
 FINAL_SHOT_TIMEOUT_S = 2.0  # the verdict's screenshot: a busy machine can take over a second
 STUCK_SHOT_TIMEOUT_S = 0.3  # the screenshot of a stuck page rarely comes: do not overshoot
 VIEWPORT = {"width": 1280, "height": 720}
+MAX_FRAMES = 8  # frames of a page sampled beside it (an embedded page is on screen too)
+FRAME_IDS = 1_000_000  # a frame's canvas ids are its own: frame n's start at n × this
 MAX_ERRORS = 50  # distinct messages kept; the total count is kept too
 MAX_ERROR_CHARS = 2000
 MAX_FINDINGS = 60
@@ -124,7 +138,7 @@ _FAILING = re.compile(FAILURE_WORDS, re.IGNORECASE)
 _GL_MESSAGE = re.compile(r"\bINVALID_[A-Z_]+\b|CONTEXT_LOST|too many errors")
 _STACK_PLACE = re.compile(r"\(?([a-zA-Z][\w+.-]*:[^\s()]+?):(\d+):(\d+)\)?\s*$")
 _REFUSED_FETCH = "uncaught TypeError: Failed to fetch"
-ERROR_KINDS = ("exception", "console.error", "crash")
+ERROR_KINDS = ("exception", "console.error", "crash", "navigation")
 
 
 class GateInputError(Invalid):
@@ -271,6 +285,10 @@ async def _judge_all(
         return verdicts
 
 
+class _ShotFailed(Exception):
+    """A canvas's screenshot did not come in time."""
+
+
 @dataclass
 class _Seen:
     """One error of the page as it arrived."""
@@ -279,6 +297,7 @@ class _Seen:
     text: str
     where: str | None
     at: float  # monotonic
+    message: str | None = None  # an exception's own message (a rejection's reason's)
 
 
 class _Judge:
@@ -311,18 +330,22 @@ class _Judge:
         # WebSockets the route did not mock (a worker's): the confined network refuses them.
         page.on("websocket", lambda socket: self.confinement.refused_below(socket.url, "websocket"))
         page.on("load", lambda _page: self._loaded())
+        page.on("requestfailed", self._request_failed)
         self.start = start = time.monotonic()
         deadline = start + self.budget
         with contextlib.suppress(Exception):  # a page that never commits is judged by samples
             await asyncio.wait_for(page.goto(self.file.as_uri(), wait_until="commit"), self.budget)
         track = _Track(start)
         stopped_early = False
+        stuck_after_load = False  # a page busy while it loads has not failed
         timeout = SAMPLE_TIMEOUT_S
         while True:
             asked = time.monotonic()
             sample = await self._sample(page, timeout)
             now = time.monotonic()
             state = track.add(sample, now, lambda: bool(self._page_errors(track)), asked)
+            if state == UNRESPONSIVE and self.loaded_at is not None and asked >= self.loaded_at:
+                stuck_after_load = True
             if state == OK and self._may_stop(track, now):
                 stopped_early = True
                 break
@@ -339,8 +362,13 @@ class _Judge:
             timeout = min(SAMPLE_TIMEOUT_S, max(left, MIN_SAMPLE_S))
             pause = min(INTERVAL_S, deadline - now)
             if state == OK and self.loaded_at is not None:
-                # Good so far: sample again right when an early stop becomes allowed.
-                pause = min(pause, max(0.0, self._stop_allowed_at(track) - now))
+                # Good so far: sample again right when an early stop becomes allowed; past
+                # that, what holds it (the page's clock, its timers) is sampled at the interval.
+                wait = self._stop_allowed_at(track) - now
+                if wait > 0:
+                    pause = min(pause, wait)
+                elif track.page_since_load() < SETTLE_S:
+                    pause = min(pause, max(0.02, SETTLE_S - track.page_since_load()))
             await asyncio.sleep(pause)
         history = track.history
         verdict = WAITING if not history else history[-1]
@@ -348,7 +376,9 @@ class _Judge:
             verdict = BLANK_CANVAS  # the budget ended with a canvas that never drew
         shot = await self._screenshot(page, sha, verdict)
         elapsed = time.monotonic() - start
-        recovered = verdict == OK and any(s in RECOVERABLE for s in history)
+        recovered = verdict == OK and (
+            stuck_after_load or any(s in RECOVERABLE - {UNRESPONSIVE} for s in history)
+        )
         errors = self._page_errors(track)
         counts = Counter(e.text for e in errors)
         blocked, blocked_more = self.confinement.evidence()
@@ -387,6 +417,7 @@ class _Judge:
             and track.good_in_a_row >= GOOD_IN_A_ROW
             and now >= self._stop_allowed_at(track)
             and track.page_since_load() >= SETTLE_S
+            and track.quiet_in_a_row >= QUIET_IN_A_ROW
         )
 
     def _stop_allowed_at(self, track: _Track) -> float:
@@ -396,12 +427,36 @@ class _Judge:
 
     def _page_error(self, error: Any) -> None:
         text, where = _error_text(error, self.file.parent)
-        self.errors.append(_Seen("exception", text, where, time.monotonic()))
+        message = getattr(error, "message", None)
+        self.errors.append(_Seen("exception", text, where, time.monotonic(), message))
+
+    def _request_failed(self, request: Any) -> None:
+        # A navigation that failed (to a page never written) leaves the browser's error page:
+        # the page's error. A navigation the gate refused is listed as blocked; one cut short
+        # by the next navigation is no failure.
+        try:
+            if not request.is_navigation_request():
+                return
+            failure = request.failure or ""
+            url = request.url
+        except Exception:
+            return
+        if "ERR_ABORTED" in failure or self.confinement.why_refused(url) is not None:
+            return
+        self.errors.append(
+            _Seen(
+                "navigation",
+                _clip(f"navigation to {_short_place(url, self.file.parent)} failed: {failure}"),
+                None,
+                time.monotonic(),
+            )
+        )
 
     def _console(self, message: Any) -> None:
-        # Only errors count against the page: the gate's own readPixels makes the browser log
-        # warnings (pitfall 7). The browser's WebGL warnings are kept as evidence. A load the
-        # gate refused is listed as blocked, not held against the page.
+        # Only errors (and failed assertions) count against the page: the gate's own
+        # readPixels makes the browser log warnings (pitfall 7). The browser's WebGL warnings
+        # are kept as evidence. A load the gate refused is listed as blocked, not held
+        # against the page.
         location = message.location or {}
         where = location.get("url", "")
         if message.type == "warning" and _GL_MESSAGE.search(message.text):
@@ -409,14 +464,14 @@ class _Judge:
             self.gl_messages[text] += 1
             self.gl_first.setdefault(text, time.monotonic())
             return
-        if message.type != "error":
+        if message.type not in ("error", "assert"):  # a failed console.assert logs as an error
             return
         if not self.confinement.refused_in_console(message.text, where):
             place = _place(where, location.get("lineNumber"), location.get("columnNumber"))
             self.errors.append(
                 _Seen(
                     "console.error",
-                    _clip(f"console.error: {message.text}"),
+                    _clip(f"console.{message.type}: {message.text}"),
                     _short_place(place, self.file.parent),
                     time.monotonic(),
                 )
@@ -430,10 +485,15 @@ class _Judge:
             for f in track.fetch_failures
             if self.confinement.why_refused(str(f.get("url", ""))) is not None
         )
+        # Rejections whose handler came later (the page handled them in the end).
+        handled = Counter(str(h.get("message")) for h in track.handled)
         kept = []
         for error in self.errors:
             if excused and error.text.startswith(_REFUSED_FETCH):
                 excused -= 1
+                continue
+            if error.kind == "exception" and handled[str(error.message)] > 0:
+                handled[str(error.message)] -= 1
                 continue
             kept.append(error)
         for cancelled in track.cancelled:
@@ -465,31 +525,58 @@ class _Judge:
                 self.errors.append(_Seen("crash", _clip(f"page crashed: {exc}"), None, started))
             return _EMPTY_SAMPLE | {"canvases": []}
         sample["at"] = time.monotonic()
+        await self._frames(page, sample, timeout - (sample["at"] - started))
         for canvas in sample["canvases"]:
             if _tiny(canvas) or not (_screen_judged(canvas) or canvas.get("draws")):
                 continue  # only a canvas that drew is judged by the screenshot
             frame = canvas["frame"]
-            if frame is None or _dark(frame):
+            if frame is None or (_dark(frame) and not frame.get("empty")):
                 left = timeout - (time.monotonic() - started)
-                canvas["shot"] = await self._region(page, canvas, sample["viewport"], left)
+                try:
+                    canvas["shot"] = await self._region(page, canvas, sample["viewport"], left)
+                except _ShotFailed:
+                    canvas["shot"], canvas["shotFailed"] = None, True
         return sample
+
+    async def _frames(self, page: Any, sample: dict[str, Any], timeout: float) -> None:
+        """What the page's frames show, in `sample` as the page's own: an embedded page's
+        overlay, parse error and canvases are on screen too. A frame that does not answer in
+        time, or is not shown, is left out of this sample."""
+        for index, frame in enumerate(page.frames[1 : MAX_FRAMES + 1], start=1):
+            left = timeout - (time.monotonic() - sample["at"])
+            if left <= 0:
+                return
+            try:
+                element = await asyncio.wait_for(frame.frame_element(), left)
+                box = await asyncio.wait_for(element.bounding_box(), left)
+                if box is None or box["width"] < 1 or box["height"] < 1:
+                    continue
+                inner: dict[str, Any] = await asyncio.wait_for(
+                    frame.evaluate(probe.SAMPLE, [FAILURE_WORDS, OVERLAY_IDS]), left
+                )
+            except Exception:
+                continue
+            _merge_frame(sample, inner, index, box["x"], box["y"])
 
     async def _region(
         self, page: Any, canvas: dict[str, Any], viewport: list[float], timeout: float
     ) -> dict[str, float] | None:
-        """Mean and max (RGB) of the canvas's centre in a screenshot; None if off screen."""
-        x, y, w, h = canvas["box"]
-        side_w, side_h = min(SHOT_REGION, w), min(SHOT_REGION, h)
-        left, top = max(0.0, x + (w - side_w) / 2), max(0.0, y + (h - side_h) / 2)
-        right = min(viewport[0], left + side_w)
-        bottom = min(viewport[1], top + side_h)
-        if right - left < 1 or bottom - top < 1 or timeout <= 0:
+        """Mean and max (RGB) of a block of the canvas in a screenshot, where the canvas itself
+        is on top (the sample's `spot`); None if off screen or covered wherever tried."""
+        spot = canvas.get("spot")
+        if not spot:
+            return None
+        if timeout <= 0:
+            raise _ShotFailed
+        left, top, width, height = spot
+        right, bottom = min(viewport[0], left + width), min(viewport[1], top + height)
+        if right - left < 1 or bottom - top < 1:
             return None
         clip = {"x": left, "y": top, "width": right - left, "height": bottom - top}
         try:
             png = await asyncio.wait_for(page.screenshot(clip=clip, animations="allow"), timeout)
-        except Exception:
-            return None
+        except Exception as exc:
+            raise _ShotFailed from exc
         mean, peak = png_stats(png)
         return {"mean": round(mean, 2), "max": peak}
 
@@ -545,6 +632,11 @@ class _Judge:
         for text, at in track.parse_errors.items():
             add("parse-error", text, self.file.name, at)
         for failure in track.failures:
+            if any(
+                other is not failure and failure["what"] in other["what"]
+                for other in track.failures
+            ):
+                continue  # a shader's log already in its program's link failure
             canvas = track.canvas_names.get(failure.get("context"))
             add("webgl", failure["what"], canvas, track.page_time(failure["at"]), failure["count"])
         for text, n in self.gl_messages.items():
@@ -634,10 +726,15 @@ class _Track:
         self.failures: list[dict[str, Any]] = []
         self.fetch_failures: list[dict[str, Any]] = []
         self.cancelled: list[dict[str, Any]] = []  # errors the page's own handler cancelled
+        self._cancelled: dict[tuple[Any, Any, Any], dict[str, Any]] = {}
+        self.handled: list[dict[str, Any]] = []  # rejections the page handled late
+        self.quiet_in_a_row = 0  # samples in a row with no watched timer still to fire
         self.bad_seen: dict[int, int] = {}  # bad draws per context at the previous sample
         self.bad_draws: dict[int, tuple[int, float]] = {}  # count, first seen
         self.lost: dict[int, float] = {}
         self.canvas_names: dict[int | None, str] = {}
+        self.canvas_states: dict[int | None, str] = {}  # each canvas's state at its last sample
+        self.canvas_shots: dict[int | None, dict[str, Any]] = {}  # and its last screenshot
         self._offset: float | None = None  # monotonic − page time (s)
 
     def page_since_load(self) -> float:
@@ -695,8 +792,15 @@ class _Track:
             self.failures = sample["failures"]
         if sample.get("fetchFailures"):
             self.fetch_failures = sample["fetchFailures"]
-        if sample.get("cancelled"):
-            self.cancelled = sample["cancelled"]
+        for cancelled in sample.get("cancelled") or []:
+            # Kept across the page's documents; a late handler takes a rejection back.
+            self._cancelled[(cancelled["what"], cancelled.get("where"), cancelled.get("at"))] = (
+                cancelled
+            )
+        self.cancelled = [c for c in self._cancelled.values() if not c.get("handled")]
+        if sample.get("handled"):
+            self.handled = sample["handled"]
+        self._timers(sample)
         kinds = [self._canvas(c, now) for c in sample["canvases"]]
         if sample["fatal"]:
             return FATAL_OVERLAY
@@ -714,6 +818,15 @@ class _Track:
             return WAITING
         return OK
 
+    def _timers(self, sample: dict[str, Any]) -> None:
+        loaded = sample.get("loadedAt")
+        horizon = None if loaded is None else loaded + TIMER_HORIZON_S * 1000
+        due = sample.get("timers") or []
+        if horizon is not None and not any(at <= horizon for at in due):
+            self.quiet_in_a_row += 1
+        else:
+            self.quiet_in_a_row = 0
+
     def _overlay(self, sample: dict[str, Any], now: float) -> None:
         current = self.overlays[-1] if self.overlays else None
         showing = current is not None and current["until"] is None
@@ -730,6 +843,11 @@ class _Track:
 
     def _canvas(self, canvas: dict[str, Any], now: float) -> str:
         """One canvas's state in one sample: tiny, webgl, blank, waiting or drawn."""
+        state = self._canvas_state(canvas, now)
+        self.canvas_states[canvas.get("id")] = state
+        return state
+
+    def _canvas_state(self, canvas: dict[str, Any], now: float) -> str:
         key = canvas.get("id")
         self.canvas_names[key] = canvas.get("name") or "canvas"
         if key is not None:
@@ -752,11 +870,15 @@ class _Track:
             return "waiting"  # no context yet: what shows is the page behind it
         if bad and (fresh or not canvas.get("programDraws")):
             return "webgl"
+        if canvas.get("failedShaders") and not canvas.get("programDraws"):
+            return "webgl"  # a shader did not compile and no program has drawn
         if not _screen_judged(canvas) and not canvas.get("draws"):
             if canvas["frame"] is not None and canvas["frame"].get("lost"):
                 return "blank"
             return "waiting"  # a context, and nothing drawn into it yet
         frame = canvas["frame"]
+        if frame is not None and frame.get("empty"):
+            return "blank"  # a 2D canvas transparent all over: nothing it drew shows
         if frame is not None and not _dark(frame):
             return "drawn"
         shot = canvas.get("shot")
@@ -764,9 +886,51 @@ class _Track:
             return "blank"
         if shot is not None and _dark(shot):
             return "blank"
+        if shot is None and canvas.get("shotFailed"):
+            # The screenshot did not come in time (a busy machine): this sample cannot tell,
+            # so the canvas stays as the last sample that could saw it, its shot the evidence.
+            canvas["shot"] = self.canvas_shots.get(key)
+            return self.canvas_states.get(key, "waiting")
+        if shot is not None:
+            self.canvas_shots[key] = shot
         # Drew, but a later frame reads dark: the screenshot shows the drawing (drew once),
-        # or the canvas is off screen (nothing to read).
+        # or no part of the canvas on top is in the viewport (nothing to read).
         return "drawn"
+
+
+def _merge_frame(
+    sample: dict[str, Any], inner: dict[str, Any], index: int, x: float, y: float
+) -> None:
+    """Add a frame's sample `inner` to the page's `sample`: its canvases placed where the
+    frame is (at `x`, `y`) with ids of their own, its times on the page's clock."""
+    shift = (sample.get("now") or 0) - (inner.get("now") or 0)
+    base = index * FRAME_IDS
+
+    def moved(at: Any) -> Any:
+        return None if at is None else at + shift
+
+    if inner.get("overlay"):
+        sample["overlay"] = "\n".join(filter(None, [sample.get("overlay"), inner["overlay"]]))
+        sample["overlayIds"] = [*sample.get("overlayIds", []), *inner.get("overlayIds", [])]
+    sample["fatal"] = bool(sample.get("fatal") or inner.get("fatal"))
+    sample["parseErrors"] = [*sample.get("parseErrors", []), *inner.get("parseErrors", [])]
+    for canvas in inner.get("canvases", []):
+        bx, by, bw, bh = canvas["box"]
+        canvas["box"] = [bx + x, by + y, bw, bh]
+        if canvas.get("spot"):
+            sx, sy, sw, sh = canvas["spot"]
+            canvas["spot"] = [sx + x, sy + y, sw, sh]
+        if canvas.get("id") is not None:
+            canvas["id"] += base
+        canvas["lostAt"] = moved(canvas.get("lostAt"))
+        sample["canvases"].append(canvas)
+    for key in ("failures", "fetchFailures", "cancelled", "handled"):
+        for entry in inner.get(key, []):
+            entry["at"] = moved(entry.get("at"))
+            if entry.get("context") is not None:
+                entry["context"] += base
+            sample.setdefault(key, []).append(entry)
+    sample["timers"] = sorted([*sample.get("timers", []), *map(moved, inner.get("timers", []))])
 
 
 def _out_of_sight(canvas: dict[str, Any]) -> bool:
@@ -797,6 +961,8 @@ def _canvas_problem(canvas: dict[str, Any], track: _Track) -> str | None:
         return f"{size}, {canvas['context']}: context lost, nothing shown"
     if not _screen_judged(canvas) and not canvas.get("draws"):
         return f"{size}, {canvas['context']}: not one draw call"
+    if frame is not None and frame.get("empty"):
+        return f"{size}, {canvas['context']}: drawn into, yet transparent all over"
     if (frame is None or _dark(frame)) and shot is not None and _dark(shot):
         pixel = frame or shot
         return (
@@ -823,7 +989,9 @@ def _canvas_json(canvas: dict[str, Any], track: _Track) -> dict[str, Any]:
         "cssWidth": canvas["cssWidth"],
         "cssHeight": canvas["cssHeight"],
         "context": canvas["context"],
-        "framePixel": None if frame is None else {k: round(v, 2) for k, v in frame.items()},
+        "framePixel": None
+        if frame is None
+        else {k: v if isinstance(v, bool) else round(v, 2) for k, v in frame.items()},
         "screenshotPixel": canvas.get("shot"),
         "name": canvas.get("name"),
         "drawCalls": canvas.get("draws", 0),

@@ -21,6 +21,10 @@ from __future__ import annotations
 KEY = "__dshkitGate"
 BLOCK = 16  # the side of the centre block read from each canvas (backing-store pixels)
 MAX_FAILURES = 50  # distinct shader and program failures kept per page
+MAX_SCAN_PIXELS = 4_000_000  # a 2D canvas this big at most is read whole when its centre is empty
+SPOT = 64  # CSS pixels of the block of a canvas checked in the screenshot
+BLANK_MEAN, BLANK_MAX = 2.0, 8  # mean < 2 and max < 8 (RGB) is a blank picture
+MIN_WATCHED_TIMER_MS = 300  # shorter one-shot timers are a page's own work, not a watchdog
 
 INIT = f"""(() => {{
   if (window.{KEY}) return;
@@ -36,7 +40,7 @@ INIT = f"""(() => {{
     let entry = byContext.get(context);
     if (entry) return entry;
     entry = {{ id: contexts.length, canvas, type: String(type), context, draws: 0,
-      programDraws: 0, badDraws: 0, lostAt: null, program: null }};
+      programDraws: 0, badDraws: 0, lostAt: null, program: null, failedShaders: 0 }};
     contexts.push(entry);
     byContext.set(context, entry);
     if (/webgl/i.test(entry.type) && canvas.addEventListener) {{
@@ -121,6 +125,24 @@ INIT = f"""(() => {{
       }} catch (e) {{}}
       return result;
     }});
+    // A shader that did not compile, checked at once (the page may delete it later, and
+    // asking about a deleted shader would set an error flag the page could read).
+    wrap(proto, 'compileShader', (original) => function (shader, ...rest) {{
+      const result = original.call(this, shader, ...rest);
+      try {{
+        if (shader && !this.isContextLost() &&
+            !this.getShaderParameter(shader, this.COMPILE_STATUS)) {{
+          const entry = byContext.get(this);
+          if (entry) entry.failedShaders += 1;
+          const kind = this.getShaderParameter(shader, this.SHADER_TYPE) === this.VERTEX_SHADER
+            ? 'vertex' : 'fragment';
+          const log = (this.getShaderInfoLog(shader) || '').trim();
+          note(failures, `${{kind}} shader did not compile: ${{log}}`,
+            {{ context: entry ? entry.id : null }});
+        }}
+      }} catch (e) {{}}
+      return result;
+    }});
     wrap(proto, 'getExtension', (original) => function (name, ...rest) {{
       const ext = original.call(this, name, ...rest);
       if (ext && !ext.{KEY}) {{
@@ -160,24 +182,64 @@ INIT = f"""(() => {{
     const url = event.reason && typeof event.reason === 'object' && refusedBy.get(event.reason);
     if (url) note(fetchFailures, String(event.reason), {{ url }});
     else if (raised.length < {MAX_FAILURES}) raised.push({{
-      event, at: performance.now(), where: null,
+      event, at: performance.now(), where: null, promise: event.promise,
       what: `Uncaught (in promise) ${{event.reason && event.reason.stack || String(event.reason)}}`,
     }});
   }});
+  // A rejection reported unhandled whose handler came later (the browser fires
+  // 'rejectionhandled'): in the end nothing was left unhandled, so the judge lets its
+  // report go (matched by the reason's message), a cancelled one too.
+  const handled = [];
+  addEventListener('rejectionhandled', (event) => {{
+    const reason = event.reason;
+    const message = reason instanceof Error ? reason.message : String(reason);
+    if (handled.length < {MAX_FAILURES}) handled.push({{ message, at: performance.now() }});
+    for (const r of raised) if (r.promise === event.promise) r.handled = true;
+  }});
+  // The page's one-shot timers still to fire (a watchdog that may show a failure seconds
+  // after a good start): the judge does not stop early before those due soon have fired.
+  const timers = new Map();
+  const setTimer = window.setTimeout, clearTimer = window.clearTimeout;
+  window.setTimeout = function (handler, delay, ...rest) {{
+    const wait = Number(delay) || 0;
+    let id = null;
+    const run = typeof handler === 'function'
+      ? function (...args) {{ timers.delete(id); return handler.apply(this, args); }}
+      : handler;
+    id = setTimer.call(this, run, delay, ...rest);
+    if (wait >= {MIN_WATCHED_TIMER_MS} && typeof handler === 'function')
+      timers.set(id, performance.now() + wait);
+    return id;
+  }};
+  window.clearTimeout = function (id) {{
+    timers.delete(id);
+    return clearTimer.call(this, id);
+  }};
   Object.defineProperty(window, '{KEY}', {{
-    value: {{ contexts, offscreen, failures, fetchFailures, raised }}, enumerable: false,
+    value: {{ contexts, offscreen, failures, fetchFailures, raised, handled, timers }},
+    enumerable: false,
   }});
 }})();"""
 
 SAMPLE = f"""([words, overlayIds]) => new Promise((resolve) => requestAnimationFrame(() => {{
   const gate = window.{KEY} ||
-    {{ contexts: [], offscreen: new WeakSet(), failures: [], fetchFailures: [], raised: [] }};
+    {{ contexts: [], offscreen: new WeakSet(), failures: [], fetchFailures: [], raised: [],
+      handled: [], timers: new Map() }};
   const seen = (el) => el.checkVisibility({{ opacityProperty: true, visibilityProperty: true }});
   const failing = new RegExp(words, 'i'), convention = new RegExp(overlayIds);
+  // What scrolling can reach: the document's area, on the viewport's coordinates.
+  const root = document.scrollingElement || document.documentElement;
+  const reach = {{
+    left: -scrollX, top: -scrollY,
+    right: Math.max(root ? root.scrollWidth : 0, innerWidth) - scrollX,
+    bottom: Math.max(root ? root.scrollHeight : 0, innerHeight) - scrollY,
+  }};
+  const reachable = (box) => box.width > 0 && box.height > 0 && box.right > reach.left &&
+    box.bottom > reach.top && box.left < reach.right && box.top < reach.bottom;
   const shown = [...document.querySelectorAll('[id]')].filter((el) => {{
     if (!convention.test(el.id)) return false;
-    const box = el.getBoundingClientRect();
-    return seen(el) && box.width > 0 && box.height > 0 && el.innerText.trim();
+    // Slid out of the document (a toast moved above the top edge) is not shown.
+    return seen(el) && reachable(el.getBoundingClientRect()) && el.innerText.trim();
   }});
   const outer = shown.filter((el) => !shown.some((o) => o !== el && o.contains(el)));
   const overlay = outer.map((el) => el.innerText.trim()).join('\\n');
@@ -205,10 +267,24 @@ SAMPLE = f"""([words, overlayIds]) => new Promise((resolve) => requestAnimationF
       return null;
     }}
     if (!data) return null;
-    let sum = 0, max = 0;
-    for (let i = 0; i < data.length; i += 4)
+    let sum = 0, max = 0, alpha = 0;
+    for (let i = 0; i < data.length; i += 4) {{
       for (let k = 0; k < 3; k++) {{ sum += data[i + k]; max = Math.max(max, data[i + k]); }}
-    return {{ mean: sum / (data.length / 4 * 3), max }};
+      alpha = Math.max(alpha, data[i + 3]);
+    }}
+    const pixel = {{ mean: sum / (data.length / 4 * 3), max }};
+    // A 2D canvas reads what it holds at any time: transparent at its centre and everywhere
+    // else too, it shows nothing of its own (an image drawn before it loaded), whatever shows
+    // through it on screen. (A WebGL canvas read in a later frame can be empty though drawn.)
+    if (entry.type === '2d' && alpha === 0 && w * h <= {MAX_SCAN_PIXELS}) {{
+      try {{
+        const all = entry.context.getImageData(0, 0, w, h).data;
+        let seen = false;
+        for (let i = 3; i < all.length && !seen; i += 4) seen = all[i] !== 0;
+        if (!seen) pixel.empty = true;
+      }} catch (e) {{}}
+    }}
+    return pixel;
   }};
   // When the page's own load ended, on its clock (null before): a timer the page set from
   // its load is measured from there.
@@ -216,10 +292,40 @@ SAMPLE = f"""([words, overlayIds]) => new Promise((resolve) => requestAnimationF
     const [navigation] = performance.getEntriesByType('navigation');
     return navigation && navigation.loadEventEnd > 0 ? navigation.loadEventEnd : null;
   }};
+  // Where in the viewport the canvas itself is on top (its centre first, then a grid over
+  // what of it is in the viewport): a screenshot of its centre could show a panel over it.
+  // [x, y, w, h] of a block of up to {SPOT}×{SPOT} CSS pixels, or null when covered at every
+  // point tried (pointer-events:none elements are not seen by hit testing: a known gap).
+  const spot = (canvas, box) => {{
+    const left = Math.max(0, box.left), top = Math.max(0, box.top);
+    const right = Math.min(innerWidth, box.right), bottom = Math.min(innerHeight, box.bottom);
+    if (right - left < 1 || bottom - top < 1) return null;
+    const w = Math.min({SPOT}, right - left), h = Math.min({SPOT}, bottom - top);
+    const mine = (x, y) => document.elementFromPoint(x, y) === canvas;
+    const fits = (cx, cy) => {{
+      const x = Math.min(Math.max(left, cx - w / 2), right - w);
+      const y = Math.min(Math.max(top, cy - h / 2), bottom - h);
+      const ex = x + w - 0.5, ey = y + h - 0.5, mx = x + w / 2, my = y + h / 2;
+      return mine(mx, my) && mine(x + 0.5, y + 0.5) && mine(ex, y + 0.5) &&
+        mine(x + 0.5, ey) && mine(ex, ey) ? [x, y, w, h] : null;
+    }};
+    const centre = fits((box.left + box.right) / 2, (box.top + box.bottom) / 2);
+    if (centre) return centre;
+    for (const fy of [0.5, 0.1, 0.9, 0.3, 0.7])
+      for (const fx of [0.5, 0.1, 0.9, 0.3, 0.7]) {{
+        const found = fits(left + (right - left) * fx, top + (bottom - top) * fy);
+        if (found) return found;
+      }}
+    return null;
+  }};
+  const dark = (frame) => frame === null || frame.lost ||
+    (!frame.empty && frame.mean < {BLANK_MEAN} && frame.max < {BLANK_MAX});
   const all = [...document.querySelectorAll('canvas')];
-  const canvases = all.filter((c) => c.checkVisibility()).map((canvas) => {{
+  // A canvas hidden by CSS (display, visibility, opacity) shows nothing of its own: not judged.
+  const canvases = all.filter(seen).map((canvas) => {{
     const entry = gate.contexts.find((e) => e.canvas === canvas);
     const box = canvas.getBoundingClientRect();
+    const frame = read(entry, canvas);
     return {{
       id: entry ? entry.id : null,
       name: canvas.id ? `canvas#${{canvas.id}}` : `canvas ${{all.indexOf(canvas) + 1}}`,
@@ -231,7 +337,9 @@ SAMPLE = f"""([words, overlayIds]) => new Promise((resolve) => requestAnimationF
       programDraws: entry ? entry.programDraws : 0,
       badDraws: entry ? entry.badDraws : 0,
       lostAt: entry ? entry.lostAt : null,
-      frame: read(entry, canvas),
+      failedShaders: entry ? entry.failedShaders : 0,
+      frame,
+      spot: dark(frame) ? spot(canvas, box) : null,
     }};
   }});
   resolve({{
@@ -239,7 +347,9 @@ SAMPLE = f"""([words, overlayIds]) => new Promise((resolve) => requestAnimationF
     parseErrors, failures: gate.failures.map((f) => Object.assign({{}}, f)),
     fetchFailures: gate.fetchFailures.map((f) => Object.assign({{}}, f)),
     cancelled: gate.raised.filter((r) => r.event.defaultPrevented)
-      .map((r) => ({{ what: r.what, where: r.where, at: r.at }})),
+      .map((r) => ({{ what: r.what, where: r.where, at: r.at, handled: !!r.handled }})),
+    handled: gate.handled.map((h) => Object.assign({{}}, h)),
+    timers: [...gate.timers.values()].sort((a, b) => a - b).slice(0, {MAX_FAILURES}),
     viewport: [innerWidth, innerHeight], now: performance.now(), loadedAt: loadedAt(),
   }});
 }}))"""
