@@ -21,6 +21,7 @@ GOOD_BUDGET_S = 15.0
 
 FAILING = {
     "covered-black.html": "blank-canvas",  # black scene, an opaque panel over its centre
+    "background-canvas-black.html": "blank-canvas",  # black, pointer-events:none, text on top
     "clear-only-2d.html": "blank-canvas",  # clearRect every frame, nothing drawn
     "compile-fails-clears.html": "webgl-error",  # a shader fails to compile, logged, clears
     "webgl-unavailable-overlay.html": "fatal-overlay",  # getContext('webgl') is null: says so

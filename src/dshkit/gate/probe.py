@@ -295,13 +295,19 @@ SAMPLE = f"""([words, overlayIds]) => new Promise((resolve) => requestAnimationF
   // Where in the viewport the canvas itself is on top (its centre first, then a grid over
   // what of it is in the viewport): a screenshot of its centre could show a panel over it.
   // [x, y, w, h] of a block of up to {SPOT}×{SPOT} CSS pixels, or null when covered at every
-  // point tried (pointer-events:none elements are not seen by hit testing: a known gap).
+  // point tried (a panel with pointer-events:none is not seen by hit testing: a known gap).
   const spot = (canvas, box) => {{
     const left = Math.max(0, box.left), top = Math.max(0, box.top);
     const right = Math.min(innerWidth, box.right), bottom = Math.min(innerHeight, box.bottom);
     if (right - left < 1 || bottom - top < 1) return null;
     const w = Math.min({SPOT}, right - left), h = Math.min({SPOT}, bottom - top);
-    const mine = (x, y) => document.elementFromPoint(x, y) === canvas;
+    // Hit testing passes through a canvas with pointer-events:none: there, a point where
+    // only its ancestors are hit (painted below it) is the canvas's too.
+    const through = getComputedStyle(canvas).pointerEvents === 'none';
+    const mine = (x, y) => {{
+      const hit = document.elementFromPoint(x, y);
+      return hit === canvas || (through && hit !== null && hit.contains(canvas));
+    }};
     const fits = (cx, cy) => {{
       const x = Math.min(Math.max(left, cx - w / 2), right - w);
       const y = Math.min(Math.max(top, cy - h / 2), bottom - h);
