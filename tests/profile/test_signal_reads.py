@@ -16,7 +16,7 @@ from dshkit.store import Store
 
 from ..support.fakes import FakeOpenAI
 from ..support.profile import A1, answer
-from .test_signals import failing_session, only
+from ..support.signals import failing_session, only
 
 
 def memo_rows(state: Path) -> int:

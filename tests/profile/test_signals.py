@@ -25,11 +25,7 @@ from ..support.cli import run_dshkit
 from ..support.corpus import Corpus
 from ..support.logs import MINUTE, Log, session_dir, write_log
 from ..support.paths import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD
-
-
-def only(**expected: int) -> dict[str, int]:
-    return {name: expected.get(name, 0) for name in SIGNALS}
-
+from ..support.signals import failing_session, only
 
 # -- delegateRuns ---------------------------------------------------------------------------
 
@@ -291,18 +287,6 @@ def test_answers_outside_the_window_or_without_options_do_not_count() -> None:
 
 
 # -- across sessions and harnesses, and incrementally ---------------------------------------
-
-
-def failing_session(root: Path, name: str, failures: int) -> Path:
-    log = Log()
-    log.turn_start()
-    log.human("go")
-    for n in range(failures):
-        log.call("write", f"{name}{n}")
-        log.result(f"{name}{n}", 100, failed=True, code="X")
-    path = session_dir(root, name) / "session.v4.jsonl.zstd"
-    write_log(path, [[e] for e in log.events], session_id=name)
-    return path
 
 
 def test_streaks_never_leak_across_sessions_and_results_are_incremental(tmp_path: Path) -> None:

@@ -235,3 +235,63 @@ def watched(console: Console) -> Iterator[Any]:
         print(f"dshkit serve's stderr during the test:\n{console.log.tail(start)}")
     assert console.errors == [], console.errors
     console.errors.clear()
+
+
+# WCAG's relative luminance and contrast ratio, over what the page rendered: every visible
+# element holding text against the first opaque background behind it, every control's border
+# against the background it sits on. Disabled controls are exempt, as WCAG has it.
+CONTRAST = """() => {
+  const parse = (c) => {
+    const m = c && c.match(/rgba?\\(([^)]+)\\)/);
+    if (!m) return null;
+    const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
+    return { r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1 };
+  };
+  const lum = ({ r, g, b }) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const ratio = (a, b) => {
+    const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
+    return (x + 0.05) / (y + 0.05);
+  };
+  const behind = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c.a > 0.5) return c;
+    }
+    return { r: 255, g: 255, b: 255, a: 1 };
+  };
+  const shown = (el) => el.getClientRects().length > 0
+    && getComputedStyle(el).visibility !== "hidden"
+    && !el.closest("svg, .sr-only, .skip, [disabled], noscript");
+  const name = (el) => `<${el.tagName.toLowerCase()} id="${el.id}" class="${el.className}">`;
+  const bad = [];
+  for (const el of document.querySelectorAll("body *")) {
+    if (!shown(el)) continue;
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    const style = getComputedStyle(el);
+    if (own) {
+      const size = parseFloat(style.fontSize), heavy = Number(style.fontWeight) >= 700;
+      const need = size >= 24 || (heavy && size >= 18.66) ? 3 : 4.5;
+      const got = ratio(parse(style.color), behind(el));
+      const text = el.textContent.trim().slice(0, 30);
+      if (got < need) bad.push(`text ${got.toFixed(2)} < ${need}: ${name(el)} ${text}`);
+    }
+    if (el.matches("input, select, textarea, button") && parseFloat(style.borderTopWidth) > 0) {
+      const got = ratio(parse(style.borderTopColor), behind(el.parentElement));
+      if (got < 3) bad.push(`border ${got.toFixed(2)} < 3: ${name(el)}`);
+    }
+  }
+  return bad;
+}"""
+
+# Controls a finger must hit: buttons, fields, the views' links and chips (links inside a
+# sentence are exempt, as WCAG has it).
+SMALL_TARGETS = """() => [...document.querySelectorAll(
+    "button, select, input, textarea, nav a, a.chip, summary")]
+  .filter((el) => el.getClientRects().length && !el.closest(".sr-only, .skip"))
+  .map((el) => [el, el.getBoundingClientRect()])
+  .filter(([, r]) => r.width < 24 || r.height < 24)
+  .map(([el, r]) => `${el.tagName.toLowerCase()}#${el.id}.${el.className} `
+    + `${r.width.toFixed(0)}x${r.height.toFixed(0)}`)"""

@@ -18,7 +18,14 @@ from dshkit import chromium
 from dshkit.sessions import Scanner, Source
 from dshkit.store import Store
 
-from ..support.browser_console import ARTIFACTS, Console, serving, watched
+from ..support.browser_console import (
+    ARTIFACTS,
+    CONTRAST,
+    SMALL_TARGETS,
+    Console,
+    serving,
+    watched,
+)
 from ..support.console import SESSION, friction_session
 from ..support.context_session import (
     CONTEXT_SESSION,
@@ -29,7 +36,6 @@ from ..support.context_session import (
 )
 from ..support.corpus import Corpus
 from ..support.profile import PROFILE
-from .test_console_access import CONTRAST, SMALL_TARGETS
 
 pytestmark = [
     pytest.mark.browser,

@@ -19,11 +19,18 @@ from dshkit import chromium
 from dshkit.profile.model import CATEGORY_LABELS
 from dshkit.store import Store
 
-from ..support.browser_console import ARTIFACTS, VIEWPORTS, Console, serving, watched
+from ..support.browser_console import (
+    ARTIFACTS,
+    CONTRAST,
+    SMALL_TARGETS,
+    VIEWPORTS,
+    Console,
+    serving,
+    watched,
+)
 from ..support.console import build_world
 from ..support.corpus import Corpus
 from ..support.profile import A1, B1, answer, entry, store_version
-from .test_console_access import CONTRAST, SMALL_TARGETS
 
 pytestmark = [
     pytest.mark.browser,
