@@ -23,8 +23,8 @@ CASES = [
     ("rm -rf /{a,b}", "bash", WORK, DESTRUCTIVE),
     ("rm -rf {build,../other}", "bash", WORK, DESTRUCTIVE),
     ("rm -rf {a,{b,/etc}}", "bash", WORK, DESTRUCTIVE),
-    ("rm -rf /tmp/x{1..3}", "bash", WORK, DESTRUCTIVE),
-    ("rm -rf '{/etc,/usr}'", "bash", WORK, SAFE),  # quoted: one odd name, here
+    ("rm -rf /srv/x{1..3}", "bash", WORK, DESTRUCTIVE),
+    ("rm -f '{/etc,/usr}'", "bash", WORK, SAFE),  # quoted: one odd name, here
     ("rm -rf {build,dist}", "bash", WORK, SAFE),
     ("rm -rf out/{a,b}/cache", "bash", WORK, SAFE),
     ("mv notes.txt{,.bak}", "bash", WORK, SAFE),
@@ -86,8 +86,9 @@ CASES = [
     ("find /srv -exec mv {} /tmp \\;", "bash", WORK, DESTRUCTIVE),
     ("find . -exec sh -c 'rm -rf /' \\;", "bash", WORK, DESTRUCTIVE),
     ("find /tmp -exec unlink {} +", "bash", WORK, DESTRUCTIVE),
-    ("find . -delete", "bash", WORK, SAFE),
-    ("find . -exec rm {} \\;", "bash", WORK, SAFE),
+    ("find . -delete", "bash", WORK, DESTRUCTIVE),  # every entry of the workspace
+    ("find . -exec rm {} \\;", "bash", WORK, DESTRUCTIVE),
+    ("find build -exec rm {} \\;", "bash", WORK, SAFE),
     ("find build -type f -exec shred -u {} +", "bash", WORK, SAFE),
     ("find . -name '*.py' -exec grep -l TODO {} +", "bash", WORK, SAFE),
     ("find /etc -name '*.conf' -exec cat {} \\;", "bash", WORK, SAFE),

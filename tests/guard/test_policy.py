@@ -25,10 +25,12 @@ WIN_HOME = "C:\\Users\\dev"
 
 # (command, risk, global search) in bash, run in WORK with the home HOME.
 BASH = [
-    # recursive deletes: inside the workspace they are work, outside they are destruction
+    # recursive deletes: of build output inside the workspace they are work, of all the
+    # workspace or outside it destruction, of the rest of the work tree (the person's own
+    # edits) unknown
     ("rm -rf build", SAFE, False),
     ("rm -rf node_modules dist .cache", SAFE, False),
-    ("rm -rf *", SAFE, False),
+    ("rm -rf *", DESTRUCTIVE, False),  # every entry of the workspace, as `rm -rf .`
     ("rm -rf ./src/../build", SAFE, False),
     ("rm -rf ~/proj/build", SAFE, False),  # the workspace itself lives under home
     ("rm -rf /", DESTRUCTIVE, False),
@@ -38,12 +40,13 @@ BASH = [
     ("rm -rf .", DESTRUCTIVE, False),  # the whole workspace
     ("rm -rf /home/dev/proj", DESTRUCTIVE, False),
     ("rm -rf /etc/nginx", DESTRUCTIVE, False),
-    # a delete leaving the workspace is destructive whether recursive or not
-    ("rm /tmp/x.txt", DESTRUCTIVE, False),
+    # a delete leaving the workspace is destructive whether recursive or not, but for a
+    # named entry of a temporary directory (scratch, as public guards treat it)
+    ("rm /tmp/x.txt", SAFE, False),
     ("rm ~/.bashrc", DESTRUCTIVE, False),
     ("rm -rf ~/.cache/pip", DESTRUCTIVE, False),
     ("unlink /etc/hosts", DESTRUCTIVE, False),
-    ("rmdir /tmp/empty", DESTRUCTIVE, False),
+    ("rmdir /tmp/empty", SAFE, False),
     ("shred -u /home/dev/.ssh/id_rsa", DESTRUCTIVE, False),
     ("rm notes.txt", SAFE, False),
     # variables and the home directory
@@ -53,8 +56,8 @@ BASH = [
     ('rm -rf "$HOME"', DESTRUCTIVE, False),
     ("rm -rf ${HOME}/Documents", DESTRUCTIVE, False),
     ("rm -rf ~root", DESTRUCTIVE, False),
-    ("rm -rf '$HOME'", SAFE, False),  # single quotes: a directory literally named $HOME
-    ("rm -rf $TMPDIR/build", DESTRUCTIVE, False),
+    ("rm -rf '$HOME'", UNKNOWN, False),  # single quotes: a directory named $HOME, not home
+    ("rm -rf $TMPDIR/build", SAFE, False),
     ("X=/; rm -rf $X", DESTRUCTIVE, False),
     ('D=build && rm -rf "$D"', SAFE, False),
     ("rm -rf $UNSET_DIR", UNKNOWN, False),
@@ -102,9 +105,10 @@ BASH = [
     ("make || rm -rf /", DESTRUCTIVE, False),
     ("pytest -q; rm -rf build", SAFE, False),
     ("(cd /tmp && ls) && rm -rf build", SAFE, False),
-    ("(cd /tmp && rm -rf build)", DESTRUCTIVE, False),
+    ("(cd /tmp && rm -rf build)", SAFE, False),  # /tmp/build
+    ("(cd /etc && rm -rf nginx)", DESTRUCTIVE, False),
     ("cd .. && rm -rf proj", DESTRUCTIVE, False),
-    ("cd src && rm -rf generated", SAFE, False),
+    ("cd src && rm -rf __pycache__", SAFE, False),
     ("cd && rm -rf tmp", DESTRUCTIVE, False),
     ("{ rm -rf /; }", DESTRUCTIVE, False),
     ("if true; then rm -rf ~; fi", DESTRUCTIVE, False),
@@ -117,7 +121,7 @@ BASH = [
     ("find ~ -delete", DESTRUCTIVE, True),
     ("find /var/log -name '*.gz' -delete", DESTRUCTIVE, False),
     ("find . -name '*.pyc' -delete", SAFE, False),
-    ("find . -exec rm -rf {} +", SAFE, False),
+    ("find . -exec rm -rf {} +", DESTRUCTIVE, False),  # every entry of the workspace
     ("find /tmp -type f -exec rm {} \\;", DESTRUCTIVE, False),
     # disk and permission wipes
     ("mkfs.ext4 /dev/sda1", DESTRUCTIVE, False),
@@ -223,7 +227,7 @@ PWSH = [
     ("Remove-Item -LiteralPath 'C:\\Program Files\\App' -Recurse", DESTRUCTIVE, False),
     ("rm -r -fo $env:USERPROFILE\\*", DESTRUCTIVE, False),
     ("ri -Recurse $HOME", DESTRUCTIVE, False),
-    ("del $env:TEMP\\x.txt", DESTRUCTIVE, False),
+    ("del $env:TEMP\\x.txt", SAFE, False),
     ("Remove-Item ~\\AppData\\Local\\pip -Recurse", DESTRUCTIVE, False),
     ("Remove-Item ..\\other -Recurse -Force", DESTRUCTIVE, False),
     ("Remove-Item -Rec -Force C:\\Users\\dev\\proj\\out", SAFE, False),
@@ -280,8 +284,8 @@ def test_the_reason_names_what_was_found() -> None:
 
 
 def test_the_workdir_moves_relative_paths_but_not_the_workspace() -> None:
-    assert classify("rm -rf x", "bash", WORK, home=HOME, workdir="/tmp").risk == DESTRUCTIVE
-    inside = classify("rm -rf x", "bash", WORK, home=HOME, workdir=WORK + "/src")
+    assert classify("rm -rf x", "bash", WORK, home=HOME, workdir="/srv").risk == DESTRUCTIVE
+    inside = classify("rm -rf build", "bash", WORK, home=HOME, workdir=WORK + "/src")
     assert inside.risk == SAFE
 
 

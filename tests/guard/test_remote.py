@@ -52,11 +52,11 @@ REMOTE = [
     ("ssh host 'bash -s' <<< 'rm -rf /opt'", D),
     ("ssh a 'ssh b \"rm -rf /\"'", D),
     ("pdsh -w node[1-4] 'rm -rf /scratch'", D),
-    ("pdsh -w n1,n2 rm -rf /tmp/job", D),
+    ("pdsh -w n1,n2 rm -rf /srv/job", D),
     ("pssh -h hosts.txt -i 'rm -rf /var/cache/app'", D),
     ("clush -w @web 'rm -rf /srv/www'", D),
     ("ansible all -m shell -a 'rm -rf /'", D),
-    ("ansible all -m ansible.builtin.shell -a 'rm -rf /tmp/x chdir=/'", D),
+    ("ansible all -m ansible.builtin.shell -a 'rm -rf /srv/x chdir=/'", D),
     ("ansible web -b -a 'rm -rf /var/www'", D),  # the default module: command
     ("ansible all -m raw -a 'rm -rf /opt'", D),
     ("ansible all -i hosts -m file -a 'path=/etc/app state=absent'", D),
@@ -174,8 +174,8 @@ NO_WORKSPACE = [
     ("rm -rf build", "bash", "/srv/app", HOME, S),
     ("rm -rf build", "bash", "/home/other/proj", HOME, S),
     ("rm -rf build", "bash", "/Users/dev/code/app", "/Users/dev", S),
-    ("Remove-Item -Recurse x", "pwsh", "D:\\src", WIN_HOME, S),
-    ("Remove-Item -Recurse x", "pwsh", WIN_HOME + "\\proj", WIN_HOME, S),
+    ("Remove-Item -Recurse build", "pwsh", "D:\\src", WIN_HOME, S),
+    ("Remove-Item -Recurse build", "pwsh", WIN_HOME + "\\proj", WIN_HOME, S),
     ("rm -rf ~/.ssh", "bash", WORK, HOME, D),
 ]
 

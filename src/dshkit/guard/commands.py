@@ -47,8 +47,9 @@ def from_file(fed: Fed) -> FromFile | None:
 
 HERE = Word(".")
 
-DELETE = {"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put", "rimraf"}
-_ALWAYS_RECURSIVE_DELETE = {"rimraf"}
+DELETE = {"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put", "trash-cli", "rimraf",
+          "del-cli"}  # fmt: skip
+_ALWAYS_RECURSIVE_DELETE = {"rimraf", "del-cli"}
 _HTTP_DELETES = {"DELETE", "PURGE"}
 _HTTPIE = {"http", "https", "xh"}  # the method is their first operand
 _PWSH_DELETE = {"remove-item", "ri", "rm", "rmdir", "rd", "del", "erase"}
@@ -159,10 +160,11 @@ class Findings:
     """What the rules found on one command line: (risk, reason) pairs in the order found, the
     global searches and the opaque code run (their reasons), with the places it is judged for."""
 
-    __slots__ = ("found", "opaque", "places", "searches")
+    __slots__ = ("every", "found", "opaque", "places", "searches")
 
     def __init__(self, places: Places) -> None:
         self.places = places
+        self.every = False  # a substitution lists every container (`$(docker ps -aq)`)
         self.found: list[tuple[str, str]] = []
         self.searches: list[str] = []
         self.opaque: list[str] = []
@@ -307,22 +309,72 @@ def entries(roots: list[Word]) -> list[Word]:
     return [Word(w.text.rstrip("/\\") + "/\0", dynamic=True) for w in roots]
 
 
+# What a build, a package manager or a test run makes again at will: a recursive delete of it
+# (or of anything below it) inside the workspace is routine. The rest of the work tree is the
+# person's own edits, which "inside the workspace" does not cover (docs/guard.md, What it does).
+BUILD_OUTPUT = frozenset({
+    "node_modules", "dist", "build", "out", "target", "obj", "_build", ".next", ".nuxt",
+    ".svelte-kit", ".turbo", ".angular", ".parcel-cache", ".vite", ".expo", ".docusaurus",
+    "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".pytype", ".hypothesis",
+    ".tox", ".nox", ".venv", "venv", ".eggs", "coverage", "htmlcov", ".coverage",
+    ".nyc_output", ".cache", ".gradle", ".dart_tool", ".sass-cache", ".eslintcache",
+    ".ipynb_checkpoints", "tmp", "temp", ".tmp", "cmake-build-debug", "cmake-build-release",
+    ".ds_store"})  # fmt: skip
+# The endings of files a build leaves (a wildcard before them still names only such files).
+BUILD_OUTPUT_ENDINGS = (".pyc", ".pyo", ".o", ".obj", ".class", ".egg-info", ".tsbuildinfo")
+_WHOLE, _OUTPUT, _OWN = "whole", "output", "own"
+
+
+def build_output(part: str) -> bool:
+    """Whether one part of a path (a name, or a wildcard like `*.pyc`) names build output."""
+    lower = part.lower()
+    return lower in BUILD_OUTPUT or lower.endswith(BUILD_OUTPUT_ENDINGS)
+
+
+def swept(places: Places, word: Word, cwd: str | None) -> str:
+    """What a recursive delete of `word`, inside the workspace, takes: _WHOLE (every entry of
+    the workspace: `*`, `./*`, `.*`), _OUTPUT (build output or below it), or _OWN (the
+    person's own files: `src`, `src/*`, a name only known when it runs)."""
+    parts = places.below(word, cwd)
+    if parts is None or ".." in parts:
+        return _OWN
+    if word.glob and len(parts) == 1 and not parts[0].strip("*?."):
+        return _WHOLE
+    return _OUTPUT if any(build_output(part) for part in parts) else _OWN
+
+
 def deleted(
     findings: Findings, name: str, targets: list[Word], recursive: bool, cwd: str | None
 ) -> None:
-    """Flags the deletes of `targets` that leave the workspace (or take all of it)."""
+    """Flags the deletes of `targets`: outside the workspace (but for a named entry of a
+    temporary directory) or all of it, destructive; a recursive delete of the person's own
+    files inside it (not build output), or of a place only known when it runs, unknown."""
     kind = "recursive delete" if recursive else "delete"
+    places = findings.places
     for target in targets:  # a repository's history, stashes and unpushed branches
         if ".git" in target.text.replace("\\", "/").split("/"):
             findings.flag(UNKNOWN, f"{name}: deletes {target.shown}, a repository's history")
             break
-    findings.landing(
-        targets,
-        cwd,
-        f"{name}: {kind} of {{}} outside the workspace",
-        f"{name}: {kind} of the whole workspace" if recursive else None,
-        f"{name}: {kind} of {{}}, only known when it runs",
-    )
+    for target in targets:
+        shown = target.shown
+        place = places.where(target, cwd)
+        if place == OUTSIDE:
+            if not places.temporary(target, cwd):
+                findings.flag(DESTRUCTIVE, f"{name}: {kind} of {shown} outside the workspace")
+        elif place == NOWHERE:
+            findings.flag(UNKNOWN, f"{name}: {kind} of {shown}, only known when it runs")
+        elif not recursive:
+            continue
+        elif place == WORKSPACE:
+            findings.flag(DESTRUCTIVE, f"{name}: {kind} of the whole workspace")
+        else:
+            what = swept(places, target, cwd)
+            if what == _WHOLE:
+                findings.flag(DESTRUCTIVE, f"{name}: {kind} of {shown}: all the workspace holds")
+            elif what == _OWN:
+                findings.flag(
+                    UNKNOWN, f"{name}: {kind} of {shown}, your own files (not build output)"
+                )
 
 
 def overwritten(findings: Findings, what: str, targets: list[Word], cwd: str | None) -> None:
@@ -477,10 +529,26 @@ def _robocopy(findings: Findings, command: Command) -> Fed:
     return OPAQUE
 
 
+# find's tests that select entries by name (their value: a pattern), and the others that leave
+# only some entries (by age, size, owner…); `-type f` leaves every file.
+_FIND_NAMES = {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex",
+               "-iregex"}  # fmt: skip
+_FIND_NARROWS = {"-newer", "-anewer", "-cnewer", "-mtime", "-mmin", "-atime", "-amin", "-ctime",
+                 "-cmin", "-size", "-empty", "-user", "-group", "-uid", "-gid", "-perm",
+                 "-links", "-inum", "-samefile", "-nouser", "-nogroup", "-newermt"}  # fmt: skip
+_FIND_NOT = {"!", "\\!", "-not"}
+_FIND_OR = {"-o", "-or", ","}
+
+
 def _find(findings: Findings, command: Command) -> Fed:
-    """Notes a global search and deletes below the roots (`-delete`, `-exec rm`); pipes on
-    the entries below the roots. Its expression is find's own grammar, not options."""
+    """Notes a global search and deletes below the roots (`-delete`, `-exec rm`), judged as
+    recursive deletes: outside the workspace (but below a temporary directory), destructive;
+    every entry of the workspace (`find . -delete`, `find . -type f -delete`), destructive;
+    only entries a name test picks as build output (`-name '*.pyc'`, `-name __pycache__`),
+    or below build output, routine; the person's own files, unknown. Pipes on the entries
+    below the roots (with the name a single name test picks, for what reads them)."""
     cwd = command.cwd
+    places = findings.places
     roots: list[Word] = []
     rest = list(command.args)
     while rest and rest[0].text in ("-H", "-L", "-P"):
@@ -489,18 +557,60 @@ def _find(findings: Findings, command: Command) -> Fed:
         roots.append(rest.pop(0))
     roots = roots or [HERE]
     for root in roots:
-        if findings.places.is_global(root, cwd):
+        if places.is_global(root, cwd):
             findings.searched(f"find: a recursive search rooted at {root.text}")
     texts = [w.text for w in rest]
     deletes = "-delete" in texts
+    names: list[str] = []  # the patterns of the name tests that pick what is deleted
+    only_names, narrows, alternatives, clause = True, False, False, False
     for index, text in enumerate(texts):
-        if text in ("-exec", "-execdir", "-ok", "-okdir") and index + 1 < len(texts):
-            deletes |= command_name(texts[index + 1], False) in DELETE
-    below = entries(roots)
+        if clause:  # the command -exec runs, up to `;` or `{} +`
+            clause = text != ";" and not (text == "+" and texts[index - 1] == "{}")
+            continue
+        if text in ("-exec", "-execdir", "-ok", "-okdir"):
+            if index + 1 < len(texts):
+                deletes |= command_name(texts[index + 1], False) in DELETE
+            clause = True
+            continue
+        negated = index > 0 and texts[index - 1] in _FIND_NOT
+        alternatives |= text in _FIND_OR
+        if text in _FIND_NAMES and index + 1 < len(texts):
+            if not negated:
+                names.append(texts[index + 1])
+                narrows = True
+        elif text in _FIND_NARROWS or text.startswith("-newer"):
+            only_names = False
+            narrows |= not negated
+        elif text == "-type":
+            only_names = False
+    output = bool(names) and (not alternatives or only_names)
+    output = output and all(
+        any(build_output(part) for part in name.replace("\\", "/").split("/")) for name in names
+    )
+    # `find . -name node_modules | xargs rm -rf`: what it pipes on keeps the name picked
+    picked = [n for n in names if "/" not in n] if output or len(names) == 1 else []
+    below = (
+        [Word(r.text.rstrip("/\\") + "/\0/" + n, dynamic=True) for r in roots for n in picked]
+        if picked and (output or not alternatives)
+        else entries(roots)
+    )
     if deletes:
-        for root, entry in zip(roots, below, strict=True):
-            if findings.places.where(entry, cwd) == OUTSIDE:
-                findings.flag(DESTRUCTIVE, f"find deletes below {root.text}, outside the workspace")
+        for root in roots:
+            entry = entries([root])[0]
+            place = places.where(entry, cwd)
+            if place == OUTSIDE:
+                if not places.temporary(entry, cwd):
+                    findings.flag(
+                        DESTRUCTIVE, f"find deletes below {root.text}, outside the workspace"
+                    )
+            elif place == NOWHERE:
+                findings.flag(UNKNOWN, f"find deletes below {root.shown}, only known when it runs")
+            elif output or swept(places, root, cwd) == _OUTPUT:
+                continue
+            elif places.where(root, cwd) == WORKSPACE and not narrows:
+                findings.flag(DESTRUCTIVE, "find deletes every entry of the whole workspace")
+            else:
+                findings.flag(UNKNOWN, f"find deletes below {root.shown}, your own files")
     return below
 
 
@@ -590,10 +700,104 @@ def _sed(findings: Findings, command: Command) -> Fed:
         (f.short and "i" in f.name.split(".", 1)[0]) or f.name.startswith("--in-place")
         for f in parsed.flags
     )
+    scripts = [f.value.text for f in parsed.flags if f.name in ("-e", "--expression") and f.value]
+    if not any(f.name in ("-e", "--expression", "-f", "--file") for f in parsed.flags):
+        scripts = [w.text for w in parsed.operands[:1]]
+    if any(_sed_runs(script) for script in scripts):
+        findings.flag(UNKNOWN, f"{command.name}: its e command runs a shell command")
     if in_place:
         script_given = any(f.name in ("-e", "-f", "--expression", "--file") for f in parsed.flags)
         files = parsed.operands if script_given else parsed.operands[1:]
         overwritten(findings, f"{command.name} -i edits", files, command.cwd)
+    return OPAQUE
+
+
+def _sed_runs(script: str) -> bool:
+    """Whether a sed script runs a shell command: GNU's `e` command (`1e rm -rf ~`) or the `e`
+    flag of `s` (the pattern space run). Text and file names (`a`, `w FILE`) are skipped."""
+    at, size = 0, len(script)
+    while at < size:
+        while at < size and script[at] in " \t\n;{}!":
+            at += 1
+        while at < size and (script[at].isdigit() or script[at] in "$,~+/\\"):
+            if script[at] in "/\\":  # an address's pattern, `/re/` or `\cREc`
+                if script[at] == "\\":
+                    at += 1
+                at = _sed_part(script, at) + 1
+                while at < size and script[at] in "IM":
+                    at += 1
+            else:
+                at += 1
+        while at < size and script[at] in " !":
+            at += 1
+        if at >= size:
+            return False
+        letter = script[at]
+        if letter == "e":
+            return True
+        if letter in "sy" and at + 1 < size:
+            at = _sed_part(script, _sed_part(script, at + 1)) + 1
+            flags = at
+            while at < size and script[at] not in ";\n}":
+                if script[at] == "w":  # a file name to the end of the line
+                    break
+                at += 1
+            if letter == "s" and "e" in script[flags:at]:
+                return True
+        if at < size and script[at] in "aicrRwWbtT:":
+            ends = ";\n" if script[at] in "btT:" else "\n"
+            while at < size and script[at] not in ends:
+                at += 1
+        at += 1
+    return False
+
+
+def _sed_part(script: str, at: int) -> int:
+    """Where the part of a sed script opened by the delimiter at `at` closes (its end)."""
+    delimiter, at = script[at], at + 1
+    while at < len(script) and script[at] != delimiter:
+        at += 2 if script[at] == "\\" else 1
+    return min(at, len(script))
+
+
+# Servers told to stop by a signal on their command line: the option and the words that stop.
+_STOPS = {"nginx": ("-s", ("stop", "quit")), "httpd": ("-k", ("stop", "graceful-stop")),
+          "apachectl": ("", ("stop", "graceful-stop")),
+          "apache2ctl": ("", ("stop", "graceful-stop"))}  # fmt: skip
+_STDIN_FILES = ("/dev/stdin", "-", "/dev/fd/0")
+
+
+def _server(findings: Findings, command: Command) -> Fed:
+    """`nginx -s stop`, `apachectl stop`: the site goes down for whoever relies on it."""
+    option, stops = _STOPS[command.name]
+    texts = [w.text for w in command.args]
+    for at, text in enumerate(texts):
+        signal = texts[at + 1] if option and text == option and at + 1 < len(texts) else text
+        if (not option or text == option) and signal in stops:
+            findings.flag(UNKNOWN, f"{command.name} {signal}: stops the server")
+            break
+    return OPAQUE
+
+
+def _make(findings: Findings, command: Command) -> Fed:
+    """A makefile read from what is fed, or only known when it runs (`make -f /dev/stdin`,
+    `make -f <(curl …)`), is code not seen; the project's own makefile is its own."""
+    args = command.args
+    for at, word in enumerate(args):
+        text = word.text
+        given: Word | None = None
+        if text in ("-f", "--file", "--makefile") and at + 1 < len(args):
+            given = args[at + 1]
+        elif text.startswith(("--file=", "--makefile=")):
+            given = Word(text.partition("=")[2], dynamic=word.dynamic)
+        elif text.startswith("-f") and len(text) > 2:
+            given = Word(text[2:], dynamic=word.dynamic)
+        if given is not None and (given.dynamic or given.text in _STDIN_FILES):
+            findings.hidden(f"{command.name} runs a makefile read from its input or a download")
+            break
+    said = said_delete(command)  # `make db-drop`: a target that deletes what it manages
+    if said is not None:
+        findings.flag(UNKNOWN, f"{command.name} {said}: may delete what it manages")
     return OPAQUE
 
 
@@ -827,6 +1031,8 @@ _SHARED_RULES: tuple[tuple[Iterable[str], Rule], ...] = (
     (("cat",), _cat),
     (_SYSTEM, _system),
     (("kill",), _kill),
+    (_STOPS, _server),
+    (("make", "gmake"), _make),
     (RESOURCE_TOOLS, _resources),
 )
 _BASH_RULES = dispatch_table((DELETE, _delete), (("mv",), _move), *_SHARED_RULES)

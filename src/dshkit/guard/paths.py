@@ -31,6 +31,10 @@ _SCRATCH = ("/tmp", "/var/tmp", "/private/tmp", "/private/var/folders", "/var/fo
 _NOT_DISKS = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero")
 _NT_NOT_FILES = ("nul", "con", "$null", "nul:")
 
+# The temporary directories: a named entry below one is scratch a delete may take (what
+# public guards let through); the directory itself, or every entry of it, is others' too.
+_TEMPS = ("/tmp", "/var/tmp", "/private/tmp", "/private/var/tmp")
+
 # Where the users' homes are: a workspace there is none, whoever's home it holds.
 _HOMES = frozenset({"/", "/home", "/Users", "/root", "/var/root"})
 
@@ -154,6 +158,65 @@ class Places:
         if base in _NOT_DISKS or base.startswith("/dev/fd/"):
             return True
         return any(self._within(base, temp) for temp in _SCRATCH)
+
+    def temporary(self, word: Word, cwd: str | None) -> bool:
+        """Whether `word` names one entry below a temporary directory (`/tmp/build`,
+        `$env:TEMP\\x`, `/tmp/build/*`), not the directory itself (`/tmp`, `/tmp/*`,
+        `/tmp/..`) nor a name only known when it runs there (`/tmp/$X`), nor one holding the
+        workspace (`/tmp/a` for a workspace in `/tmp/a/proj`), nor the home directory or
+        what it holds (a home below `/tmp` is still a home)."""
+        base, _ = self._base(word, cwd)
+        if base is None or self._within(self.workspace, base) or self._within(self.home, base):
+            return False
+        if self.nt:
+            temps: tuple[str, ...] = (
+                self._join(self.home, "AppData", "Local", "Temp"),
+                "C:\\Windows\\Temp",
+            )
+        else:
+            temps = _TEMPS
+        key = self._key(base)
+        for temp in temps:
+            if key == self._key(temp) or not self._within(base, temp):
+                continue
+            # a home below `/tmp` is still a home (Windows' Temp is below the home)
+            if not self._within(base, self.home) or self._within(temp, self.home):
+                return True
+        return False
+
+    def below(self, word: Word, cwd: str | None) -> list[str] | None:
+        """The parts of the path `word` names below the workspace, a wildcard's or an unknown
+        part's as written (lower-cased on Windows), or None when it is not below it."""
+        text = word.text
+        tail = ""
+        if not (word.glob or word.dynamic):
+            if cwd is None and not (self._isabs(text) or windows(text)):
+                return None
+            path = self.resolve(text, cwd)
+        else:
+            cut = min((i for i, c in enumerate(text) if c in "*?[\0"), default=len(text))
+            slash = max(text.rfind("/", 0, cut), text.rfind("\\", 0, cut) if self.nt else -1)
+            tail = text[slash + 1 :]
+            if slash < 0:
+                if cwd is None:
+                    return None
+                path = cwd
+            else:
+                head = text[: slash + 1]
+                if cwd is None and not (self._isabs(head) or windows(head)):
+                    return None
+                path = self.resolve(head, cwd)
+        sep = "\\" if self.nt else "/"
+        key, root = self._key(path), self._key(self.workspace).rstrip(sep)
+        if key == root:
+            parts = []
+        elif key.startswith(root + sep):
+            parts = key[len(root) + 1 :].split(sep)
+        else:
+            return None
+        if tail:
+            parts += self._key(tail).split(sep)
+        return [part for part in parts if part not in ("", ".")]
 
     def is_global(self, word: Word, cwd: str | None) -> bool:
         """Whether a search rooted at `word` scans the machine or the user's files: `/`, a

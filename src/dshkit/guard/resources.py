@@ -64,7 +64,8 @@ class Verb:
     """One destructive verb: its subcommand path (words: literal, `*` any, `x*` / `*x` a prefix
     or suffix, `...` any run), the options any of which it needs (none: always), and what
     decides it ("": the verb itself; "sync": the destination; "exec": the command it runs in a
-    container; "sql": its operands are statements)."""
+    container; "sql": its operands are statements; "every": an operand a substitution listing
+    every container or image gives)."""
 
     __slots__ = ("kind", "path", "when")
 
@@ -132,6 +133,7 @@ _DOCKER: ToolRow = {
         "network prune|stack rm|service rm",
         ("rm|container rm|rmi|image rm|pod rm", ("-f", "--force")),
         ("rm|container rm", ("-v", "--volumes")),  # a container's anonymous volumes
+        ("rm|container rm|rmi|image rm", (), "every"),  # `docker rm $(docker ps -aq)`
         ("image prune", ("-a", "--all")),  # without -a: only dangling images, rebuilt at will
         ("compose ... down", ("-v", "--volumes")),  # without: the volumes, the data, stay
         ("compose ... exec|container exec|exec", (), "exec"),
@@ -731,6 +733,9 @@ def _tool(findings: Findings, command: Command, tool: Tool) -> None:
             _statements(findings, shown, SQL, text, any(w.dynamic for w in parsed.operands))
         elif row.kind == "unknown":
             findings.flag(UNKNOWN, f"{shown}: {tool.unsure}")
+        elif row.kind == "every":  # the operands a substitution listing every one gives
+            if findings.every and any(w.dynamic for w in parsed.operands[used:]):
+                findings.flag(DESTRUCTIVE, f"{shown}: every container or image, {tool.what}")
         else:
             findings.flag(DESTRUCTIVE, f"{shown}: {tool.what}, beyond any undo")
         return

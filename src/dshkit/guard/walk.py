@@ -42,7 +42,7 @@ MAX_DEPTH = 8  # nested shells (`bash -c "bash -c …"`) deeper than this are no
 
 _WRAPPERS = {"sudo", "doas", "nohup", "nice", "time", "command", "builtin", "exec", "env",
              "timeout", "stdbuf", "ionice", "unbuffer", "caffeinate", "busybox",
-             "npx", "bunx", "flock", "chroot", "setsid", "nsenter", "unshare", "strace",
+             "npx", "bunx", "pnpx", "flock", "chroot", "setsid", "nsenter", "unshare", "strace",
              "ltrace", "systemd-run", "pkexec", "firejail", "taskset", "chrt", "numactl",
              "xvfb-run", "proxychains", "proxychains4", "torsocks", "dbus-run-session",
              "valgrind", "cgexec", "sg", "script", "gtimeout", "catchsegv", "faketime",
@@ -71,6 +71,7 @@ _WRAPPER_VALUED = {  # the options of a wrapper that take a value
     "ionice": {"-c", "-n", "-p"},
     "npx": {"-p", "--package"},
     "bunx": {"-p", "--package"},
+    "pnpx": {"-p", "--package"},
     "stdbuf": {"-i", "-o", "-e"},
     "time": {"-f", "-o"},
     "exec": {"-a"},
@@ -288,6 +289,8 @@ class Judge:
             return
         for nested in lexed.nested:
             self.line(nested, shell, cwd, depth + 1)
+            if "ps" in nested or "image" in nested:  # `docker rm $(docker ps -aq)`
+                self.findings.every |= _lists_every(nested)
         if shell == "bash" and "()" in text and _fork_bomb(text):
             self.flag(DESTRUCTIVE, "a function that starts itself twice: a fork bomb")
         if shell == "pwsh" and "(" in text:
@@ -429,14 +432,20 @@ class Judge:
         if interpreter is not None:
             self._interpreter(interpreter, called)
             return cwd, OPAQUE  # a script file or a module: the project's own
+        return cwd, self.ruled(called)
+
+    def ruled(self, called: Command) -> Fed:
+        """The command's own rule (or, with none, whether it says it deletes); what it pipes
+        on."""
+        name = called.name
         rule = rule_for(name, called.pwsh)
         if rule is None:
             if called.args:
                 word = said_delete(called)
                 if word is not None:
                     self.flag(UNKNOWN, f"{name} {word}: may delete what it manages")
-            return cwd, OPAQUE
-        return cwd, rule(self.findings, called)
+            return OPAQUE
+        return rule(self.findings, called)
 
     def _interpreter(self, interpreter: Interpreter, command: Command) -> None:
         """Inline code is at least unknown; the calls in it that plainly delete a path or run a
@@ -487,6 +496,8 @@ def _judged_by(command: Command) -> str:
     """The name of the step or rule that judges `command` (for `explain`)."""
     name = command.name
     step = _STEPS.get(name)
+    if step is _runner and _runner_verb(command) is None:
+        step = None  # no exec or dlx: the manager's own rule
     if step is _expanded or step is _remote:
         from .expand import STEPS as EXPANDED_STEPS
         from .remote import STEPS as REMOTE_STEPS
@@ -665,6 +676,53 @@ def _shell(judge: Judge, command: Command) -> tuple[str | None, Fed]:
         else:
             judge.line(" ".join(w.text for w in command.fed), inner, cwd, depth + 1)
     return cwd, OPAQUE
+
+
+# Package managers that fetch and run a package's command (`npm exec -- rimraf ~`, `pnpm dlx
+# rimraf /`), as npx does: the verbs that do, and their options taking a value.
+_RUNNERS = {"npm": ("exec", "x"), "pnpm": ("dlx", "exec"), "yarn": ("dlx", "exec")}
+_RUNNER_OPTIONS = Syntax({"-p", "--package", "-w", "--workspace", "-c", "--call", "--prefix",
+                          "-C", "--dir", "--filter", "-F"}, stop=True)  # fmt: skip
+_CONTAINER_LISTS = ("docker", "podman", "nerdctl")
+
+
+def _runner(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    """What a package manager's exec or dlx runs is judged as if run alone (`-c LINE`: a
+    line); anything else is the manager's own rule."""
+    args = command.args
+    verb = _runner_verb(command)
+    if verb is None:
+        return command.cwd, judge.ruled(command)
+    parsed = parse(args[verb + 1 :], _RUNNER_OPTIONS)
+    for flag in parsed.flags:
+        if flag.name in ("-c", "--call") and flag.value is not None:
+            return _wrapped_line(judge, command, flag.value)
+    if not parsed.operands:
+        return command.cwd, OPAQUE
+    return judge.command(parsed.operands, command.shell, command.cwd, command.depth, command.fed)
+
+
+def _runner_verb(command: Command) -> int | None:
+    """Where a package manager's exec or dlx is among its words, or None."""
+    args = command.args
+    verb = next((at for at, w in enumerate(args) if not w.text.startswith("-")), None)
+    return verb if verb is not None and args[verb].text in _RUNNERS[command.name] else None
+
+
+def _lists_every(line: str) -> bool:
+    """Whether a substitution lists every container or image (`docker ps -aq`, `docker images
+    -q`), with no filter: what a `docker rm` given its output removes."""
+    words = line.split()
+    if len(words) < 2 or words[0] not in _CONTAINER_LISTS:
+        return False
+    short = [w for w in words if w[:1] == "-" and w[1:2] != "-"]
+    if any(w.startswith("--filter") for w in words) or any("f" in w for w in short):
+        return False
+    verb = words[1:3]
+    if verb[:1] == ["images"] or verb == ["image", "ls"]:  # (a name given: only its images)
+        return all(w[:1] == "-" for w in words[3 if verb[0] == "image" else 2 :])
+    every = "--all" in words or any("a" in w for w in short)
+    return every and (verb[:1] == ["ps"] or verb in (["container", "ls"], ["container", "ps"]))
 
 
 def _trap(judge: Judge, command: Command) -> tuple[str | None, Fed]:
@@ -873,4 +931,5 @@ _STEPS: dict[str, Step] = dispatch_table(
     (_SOURCE, _source),
     (EXPANDED, _expanded),
     (REMOTE, _remote),
+    (_RUNNERS, _runner),
 )
