@@ -194,3 +194,17 @@ def test_the_reason_says_what_a_delete_takes() -> None:
     assert "all the workspace" in classify("rm -rf *", "bash", WORK, home=HOME).reason
     assert "your own files" in classify("rm -rf src", "bash", WORK, home=HOME).reason
     assert "every entry" in classify("find . -delete", "bash", WORK, home=HOME).reason
+
+
+@pytest.mark.parametrize(
+    ("scratch", "kept"),
+    [
+        ("Remove-Item $env:TEMP\\foo -Recurse", "Remove-Item -Recurse -Force $env:TEMP"),
+        ("Remove-Item -Recurse -Force $env:TMP/build", "Remove-Item -Recurse $env:TEMP\\*"),
+    ],
+)
+def test_powershell_on_linux_has_its_temporary_directory_in_tmp(scratch: str, kept: str) -> None:
+    found = classify(scratch, "pwsh", WORK, home=HOME)
+    assert found.risk == S, found.reason
+    found = classify(kept, "pwsh", WORK, home=HOME)
+    assert found.risk == D, found.reason

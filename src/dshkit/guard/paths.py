@@ -109,8 +109,10 @@ class Places:
                 "env:home": home,
                 "env:appdata": join(home, "AppData", "Roaming"),
                 "env:localappdata": join(home, "AppData", "Local"),
-                "env:temp": join(home, "AppData", "Local", "Temp"),
-                "env:tmp": join(home, "AppData", "Local", "Temp"),
+                # (PowerShell on Linux or macOS: the temporary directory is /tmp)
+                "env:temp": join(home, "AppData", "Local", "Temp") if self.nt else "/tmp",
+                "env:tmp": join(home, "AppData", "Local", "Temp") if self.nt else "/tmp",
+                "env:tmpdir": "/tmp",
                 "env:systemroot": "C:\\Windows",
                 "env:windir": "C:\\Windows",
                 "env:systemdrive": "C:",
@@ -165,6 +167,8 @@ class Places:
         `/tmp/..`) nor a name only known when it runs there (`/tmp/$X`), nor one holding the
         workspace (`/tmp/a` for a workspace in `/tmp/a/proj`), nor the home directory or
         what it holds (a home below `/tmp` is still a home)."""
+        if not self.nt and "\\" in word.text:  # PowerShell on Linux: `$env:TEMP\x` is /tmp/x
+            word = Word(word.text.replace("\\", "/"), word.quoted, word.dynamic, word.glob)
         base, _ = self._base(word, cwd)
         if base is None or self._within(self.workspace, base) or self._within(self.home, base):
             return False
