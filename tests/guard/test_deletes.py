@@ -208,3 +208,19 @@ def test_powershell_on_linux_has_its_temporary_directory_in_tmp(scratch: str, ke
     assert found.risk == S, found.reason
     found = classify(kept, "pwsh", WORK, home=HOME)
     assert found.risk == D, found.reason
+
+
+@pytest.mark.parametrize(
+    ("brought", "taken"),
+    [
+        ("mv /tmp/download.tar.gz .", "mv /tmp ."),
+        ("mv /tmp/build/out.js dist/", "mv /tmp/* dist/"),
+        ("mv -f /var/tmp/report.pdf docs/", "mv ~/.ssh /tmp/keys"),
+        ("mv $TMPDIR/patch.diff .", "mv ../other/file ."),
+    ],
+)
+def test_a_move_out_of_a_temporary_entry_is_scratch_brought_in(brought: str, taken: str) -> None:
+    found = classify(brought, "bash", WORK, home=HOME)
+    assert found.risk == S, found.reason
+    found = classify(taken, "bash", WORK, home=HOME)
+    assert found.risk == D, found.reason

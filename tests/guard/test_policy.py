@@ -453,7 +453,7 @@ MOVE_SYNC_BASH = [
     ("mv a.txt b.txt", SAFE, False),
     ("mv src/old.py src/new.py", SAFE, False),
     ("mv -f build/out.js dist/", SAFE, False),
-    ("mv /tmp/download.tar.gz .", DESTRUCTIVE, False),  # removed from /tmp: a delete there
+    ("mv /tmp/download.tar.gz .", SAFE, False),  # scratch brought in, as deleting it is safe
     ("mv ~/.bashrc ./bashrc", DESTRUCTIVE, False),
     ("mv /etc/hosts /etc/hosts.bak", DESTRUCTIVE, False),
     ("mv src /tmp/", DESTRUCTIVE, False),  # leaves the project, over whatever /tmp/src was

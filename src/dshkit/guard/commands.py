@@ -434,6 +434,9 @@ def _move(findings: Findings, command: Command) -> Fed:
         *sources, destination = sources
     if not sources or destination is None:
         return OPAQUE  # too few operands to move anything
+    # A named entry below a temporary directory is scratch: moving it away loses nothing
+    # (a download brought into the project), as deleting it does not.
+    sources = [s for s in sources if not findings.places.temporary(s, cwd)]
     findings.landing(
         sources,
         cwd,
