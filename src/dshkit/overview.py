@@ -9,7 +9,6 @@ the profile's state.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -165,48 +164,6 @@ def llm_call(state_dir: Path, call_id: int) -> dict[str, Any]:
     return _call(row) | {"prompt": row[11], "response": row[12]}
 
 
-def signal_sessions(
-    state_dir: Path, harness: str | None = None, session: str | None = None
-) -> dict[str, Any]:
-    """Each session with friction (of `harness`, the session id `session`, when given): its
-    count of every signal, with its harness, project and day (UTC of its last activity, the
-    day `profile.signal_views` counts its hits on), so the console can draw the signals over
-    time for one harness or one project and say which sessions a bar stands for. Counts are
-    those `GET /api/signals` totals (the default thresholds, the last scan)."""
-    from .profile.signals import SIGNALS, SignalConfig, collect_signals
-
-    with Store(state_dir) as store:
-        catalog = Catalog(store)
-        infos = [
-            info
-            for info in catalog.recent(harness, None)
-            if session is None or info.session_id == session
-        ]
-        report = collect_signals(catalog, [info.key for info in infos], SignalConfig(), 1 << 62)
-    counts: dict[str, dict[str, int]] = {}
-    for name, hits in report.details.items():
-        for hit in hits:
-            counts.setdefault(str(hit["session"]), dict.fromkeys(SIGNALS, 0))[name] += 1
-    rows = []
-    for info in infos:
-        totals = counts.get(f"{info.harness}:{info.session_id}")
-        if totals is None:
-            continue
-        day = None
-        if info.last_time is not None:
-            day = time.strftime("%Y-%m-%d", time.gmtime(info.last_time / 1000))
-        rows.append(
-            {
-                "harness": info.harness,
-                "sessionId": info.session_id,
-                "project": info.project,
-                "day": day,
-                "totals": totals,
-            }
-        )
-    return {"signals": list(SIGNALS), "sessions": rows}
-
-
 class StatusService:
     """The overview for the web API; each call opens its own store connection."""
 
@@ -222,13 +179,6 @@ class StatusService:
 
     def llm_call(self, call_id: int) -> dict[str, Any]:
         return llm_call(self.state_dir, call_id)
-
-    def signal_sessions(
-        self, harness: str | None = None, session: str | None = None
-    ) -> dict[str, Any]:
-        """Each session with friction (of a harness, a session id), its counts, harness,
-        project and day."""
-        return signal_sessions(self.state_dir, harness, session)
 
     def changes(self) -> Changes:
         """A follower of the store's changes (see `Changes`)."""

@@ -44,7 +44,7 @@ from .generate import (
 from .history import VERSIONS_LIMIT, profile_versions
 from .model import Entry, edit_entry, remove_entry
 from .removals import Removal, removals, undo_removal
-from .signal_views import SignalHits, SignalTotals, signal_hits, signal_totals
+from .signal_views import SignalHits, SignalTotals, signal_hits, signal_sessions, signal_totals
 from .signals import DETAILS, SignalConfig, SignalsReport, Unstored, collect_signals
 from .size import SizeRow, size_table
 from .state import (
@@ -557,6 +557,14 @@ class ProfileService:
                 memo=refresh is not Refresh.NONE,
                 unstored=self._unstored,
             )
+
+    def signal_sessions(
+        self, harness: str | None = None, session: str | None = None
+    ) -> dict[str, Any]:
+        """Each session with friction (of a harness, a session id): its count of every signal,
+        with its harness, project and day; from what the last scan stored, writing nothing."""
+        with self._open() as store:
+            return signal_sessions(store, SignalConfig(), harness, session, unstored=self._unstored)
 
     def signal_hits(
         self,

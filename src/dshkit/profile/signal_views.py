@@ -127,6 +127,35 @@ def signal_totals(
     )
 
 
+def signal_sessions(
+    store: Store,
+    config: SignalConfig,
+    harness: str | None = None,
+    session: str | None = None,
+    *,
+    unstored: Unstored | None = None,
+) -> dict[str, Any]:
+    """Each session with friction (of `harness`, the session id `session`, when given): its
+    count of every signal, with its harness, project and day (the day its hits count on), so
+    the console can draw the signals over time for one harness or one project and say which
+    sessions a bar stands for. A read: it writes nothing."""
+    rows = []
+    for info, hits in _sessions(Catalog(store), config, harness, session, False, unstored)[1]:
+        totals = {name: len(hits[name]) for name in SIGNALS}
+        if not any(totals.values()):
+            continue
+        rows.append(
+            {
+                "harness": info.harness,
+                "sessionId": info.session_id,
+                "project": info.project,
+                "day": _day(info),
+                "totals": totals,
+            }
+        )
+    return {"signals": list(SIGNALS), "sessions": rows}
+
+
 def signal_hits(
     store: Store,
     config: SignalConfig,

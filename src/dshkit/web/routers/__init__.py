@@ -43,7 +43,7 @@ ROUTERS: dict[str, RouterFactory] = {
     # list and open sessions; where a session said what the profile's entries quote
     "sessions": lambda app: sessions.router(app.sessions, lambda: app.profile.status().entries),
     # friction signals (the profile's): totals over time and their hits, counts per session
-    "signals": lambda app: signals.router(app.profile, app.status),
+    "signals": lambda app: signals.router(app.profile),
     "status": lambda app: status.router(app.status),  # what dshkit knows, what is missing
     # what changed in the store, as one event stream the console follows
     "events": lambda app: events.router(app.status),

@@ -6,8 +6,7 @@ default thresholds of `dshkit signals`). `GET /api/signals/hits?signal=&harness=
 texts, paged with its `total`. Both are the profile service's (the signals are prompt-adapt's).
 `GET /api/signals/sessions?harness=&session=`: each session with friction (of a harness, a
 session id), its count of every signal with its harness, project and day: what the charts of
-one harness or project draw, and the sessions a bar stands for (the status service's: it joins
-the sessions to the signals).
+one harness or project draw, and the sessions a bar stands for.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ import asyncio
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...overview import StatusService
 from ...profile import ProfileService
 from ...profile.signal_views import HITS_LIMIT
 from ..routing import ApiError, Router, json_response
@@ -26,17 +24,15 @@ from .sessions import harness_param, number
 _NO_STORE = {"cache-control": "no-store"}
 
 
-def router(service: ProfileService, status: StatusService | None = None) -> Router:
+def router(service: ProfileService) -> Router:
     api = Router("signals")
 
     @api.get("/sessions")
     async def get_sessions(request: Request) -> Response:
         # Each session with friction: the counts a chart of one harness or project draws.
-        if status is None:
-            raise ApiError(404, "no per-session counts here")
         harness = harness_param(request.query_params.get("harness"))
         session = request.query_params.get("session") or None
-        found = await asyncio.to_thread(status.signal_sessions, harness, session)
+        found = await asyncio.to_thread(service.signal_sessions, harness, session)
         return json_response(found, headers=_NO_STORE)
 
     @api.get("/")
