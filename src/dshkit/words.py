@@ -22,11 +22,27 @@ _QUOTE_RUN = 12
 _DROP = object()  # what `_without` answers for a value that goes whole
 
 
-def _fold(text: str) -> str:
-    """Text as compared for quoting: NFKC, case folded, letters and digits only, each wide
-    character written twice (so that a run's length weighs what it says)."""
+def normalise(text: str) -> str:
+    """Text as compared for quoting and claims: NFKC, case folded, letters and digits only."""
     folded = unicodedata.normalize("NFKC", text).casefold()
-    return "".join(ch * 2 if ord(ch) >= 0x2E80 else ch for ch in folded if ch.isalnum())
+    return "".join(ch for ch in folded if ch.isalnum())
+
+
+def sessions_saying(db: sqlite3.Connection, text: str) -> set[tuple[str, str]]:
+    """The sessions (harness, session id) a human message of which holds `text` word for word
+    (its runs of whitespace as single spaces)."""
+    quote = " ".join(text.split())
+    rows = db.execute(
+        "SELECT DISTINCT harness, session_id FROM human_messages WHERE instr(text, ?) > 0",
+        (quote,),
+    )
+    return {(harness, session_id) for harness, session_id in rows}
+
+
+def _fold(text: str) -> str:
+    """`normalise`d, each wide character written twice (so that a run's length weighs what it
+    says)."""
+    return "".join(ch * 2 if ord(ch) >= 0x2E80 else ch for ch in normalise(text))
 
 
 def _quoting(
@@ -45,16 +61,11 @@ def _quoting(
     joined = "\0".join(messages)
     found = set()
     for string, f in folded.items():
-        if (len(f) <= run and f in joined) or any(
+        said_here = (len(f) <= run and f in joined) or any(
             f[i : i + run] in shared for i in range(len(f) - run + 1)
-        ):
-            quote = " ".join(string.split())
-            holders = db.execute(
-                "SELECT DISTINCT harness, session_id FROM human_messages WHERE instr(text, ?) > 0",
-                (quote,),
-            )
-            if all((h, s) in keys for h, s in holders):
-                found.add(string)
+        )
+        if said_here and sessions_saying(db, string) <= keys:
+            found.add(string)
     return found
 
 

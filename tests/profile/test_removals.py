@@ -15,11 +15,12 @@ from dshkit.errors import NotFound
 from dshkit.llm import LLMConfig
 from dshkit.profile.generate import generate, last_run
 from dshkit.profile.model import ParsedOutput, assemble
-from dshkit.profile.removals import Removal, match_removal, normalise
+from dshkit.profile.removals import Removal, match_removal
 from dshkit.profile.service import ProfileService
 from dshkit.profile.state import latest_version
 from dshkit.sessions import Scanner, SessionsService, Source
 from dshkit.store import Store
+from dshkit.words import normalise
 
 from ..support.cli import run_dshkit
 from ..support.corpus import Corpus

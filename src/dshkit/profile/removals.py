@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -27,6 +26,7 @@ from typing import Any
 
 from ..errors import NotFound
 from ..store import Store
+from ..words import normalise, sessions_saying
 from .model import Entry
 
 # Normalised claims at least this similar (difflib's ratio) are the same claim said again.
@@ -55,12 +55,6 @@ class Removal:
             "claim": self.claim,
             "removedAt": self.removed_at,
         }
-
-
-def normalise(claim: str) -> str:
-    """A claim as compared: NFKC, case folded, letters and digits only."""
-    folded = unicodedata.normalize("NFKC", claim).casefold()
-    return "".join(ch for ch in folded if ch.isalnum())
 
 
 def removals(store: Store) -> list[Removal]:
@@ -134,16 +128,9 @@ def _quoting_sessions(db: sqlite3.Connection, entry: Entry) -> list[tuple[str, s
         quotes += [str(e) for e in evidence]
     found: list[tuple[str, str]] = []
     for quote in quotes:
-        quote = " ".join(quote.split())
         if len(normalise(quote)) < _QUOTE_MIN or _NUMBER.match(quote):
             continue
-        found += [
-            (h, s)
-            for h, s in db.execute(
-                "SELECT DISTINCT harness, session_id FROM human_messages WHERE instr(text, ?) > 0",
-                (quote,),
-            )
-        ]
+        found += sessions_saying(db, quote)
     return found
 
 
