@@ -38,8 +38,8 @@ import orjson
 
 from .. import harnesses
 from ..errors import Busy, Refused
+from ..paths import dir_key
 from ..procs import alive, kill_group
-from ..sessions.catalog import dir_key
 from ..sessions.events import human_messages
 from ..sessions.reader import read_head
 from ..store import Lease, LeaseBusy, Store
