@@ -1067,6 +1067,13 @@ class Store:
 
     # -- deliveries: what reached a session, recorded once the answer was written -----------
 
+    def holds_session(self, key: tuple[str, str]) -> bool:
+        """Whether the session `key` (harness, session id) is stored (a forget deletes it)."""
+        row = self.db.execute(
+            "SELECT 1 FROM sessions WHERE harness = ? AND session_id = ?", key
+        ).fetchone()
+        return row is not None
+
     def delivered(self, key: tuple[str, str], kind: str, what: str | None = None) -> bool:
         """Whether `what` of `kind` (any, when None) reached the session `key` (harness,
         session id)."""

@@ -442,13 +442,7 @@ def _http_error(response: httpx.Response, result: Completion) -> None:
 
 def _stored(store: Store, sessions: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
     """Those of `sessions` the store holds now."""
-    return {
-        key
-        for key in sessions
-        if store.db.execute(
-            "SELECT 1 FROM sessions WHERE harness = ? AND session_id = ?", key
-        ).fetchone()
-    }
+    return {key for key in sessions if store.holds_session(key)}
 
 
 def _record(

@@ -14,7 +14,6 @@ with its diff in a bounded history that never drops the newest.
 from __future__ import annotations
 
 import re
-import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -261,7 +260,7 @@ def _generate(
     with scanner.store.transaction() as db:
         newest = db.execute("SELECT max(version) FROM profile_versions").fetchone()[0]
         if newest == (previous[0] if previous else None) and _forgotten_meanwhile(
-            db, previous, sources
+            scanner.store, previous, sources
         ):
             # The answer and the entries it builds on hold words a forget has since taken out
             # (docs/design/profile.md#forgetting-a-session-takes-its-words-out-of-the-profile).
@@ -310,19 +309,15 @@ def _generate(
 
 
 def _forgotten_meanwhile(
-    db: sqlite3.Connection, previous: tuple[int, list[Entry]] | None, sources: list[SessionKey]
+    store: Store, previous: tuple[int, list[Entry]] | None, sources: list[SessionKey]
 ) -> bool:
     """Whether a forget since the run began took words this run's answer may carry: one of
     the sessions its material came from is gone, or the version it built on was rewritten."""
-    for harness, session_id in sources:
-        known = db.execute(
-            "SELECT 1 FROM sessions WHERE harness = ? AND session_id = ?", (harness, session_id)
-        ).fetchone()
-        if known is None:
-            return True
+    if not all(store.holds_session(key) for key in sources):
+        return True
     if previous is None:
         return False
-    row = db.execute("SELECT entries FROM profile_versions WHERE version = ?", (previous[0],))
+    row = store.db.execute("SELECT entries FROM profile_versions WHERE version = ?", (previous[0],))
     stored = row.fetchone()
     return stored is None or orjson.loads(stored[0]) != previous[1]
 
