@@ -471,15 +471,21 @@ def _rsync(findings: Findings, command: Command) -> Fed:
             sources if "--remove-source-files" in given else [],
         ),
     ):
-        findings.landing(
-            places,
-            command.cwd,
-            f"{what} {{}}, outside the workspace",
-            f"{what} {{}}: the whole workspace",
-            f"{what} {{}}, only known when it runs",
-            remote_is_outside=True,
-        )
+        _synced_deletes(findings, places, command.cwd, what)
     return OPAQUE
+
+
+def _synced_deletes(findings: Findings, places: list[Word], cwd: str | None, what: str) -> None:
+    """A copying tool's deletes at `places` (`what` it does, in words), judged like rm's:
+    outside the workspace (a remote place included) or all of it, destructive."""
+    findings.landing(
+        places,
+        cwd,
+        f"{what} {{}}, outside the workspace",
+        f"{what} {{}}: the whole workspace",
+        f"{what} {{}}, only known when it runs",
+        remote_is_outside=True,
+    )
 
 
 def _http(findings: Findings, command: Command) -> Fed:
@@ -521,14 +527,7 @@ def _robocopy(findings: Findings, command: Command) -> Fed:
         (("/move", "/mov"), source, "robocopy /MOVE: deletes"),
     ):
         if switches.intersection(wanted):
-            findings.landing(
-                [place],
-                command.cwd,
-                f"{what} {{}}, outside the workspace",
-                f"{what} {{}}: the whole workspace",
-                f"{what} {{}}, only known when it runs",
-                remote_is_outside=True,
-            )
+            _synced_deletes(findings, [place], command.cwd, what)
     return OPAQUE
 
 
