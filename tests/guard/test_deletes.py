@@ -16,6 +16,14 @@ D, S, U = DESTRUCTIVE, SAFE, UNKNOWN
 WORK, HOME = "/home/dev/proj", "/home/dev"
 WIN_WORK, WIN_HOME = "C:\\Users\\dev\\proj", "C:\\Users\\dev"
 
+
+def assert_risk(
+    command: str, risk: str, shell: str = "bash", work: str = WORK, home: str = HOME
+) -> None:
+    found = classify(command, shell, work, home=home)
+    assert found.risk == risk, f"{command}: {found.reason}"
+
+
 # Every entry of the workspace: as `rm -rf .`.
 WHOLE_WORKSPACE = [
     "rm -rf ./*",
@@ -139,46 +147,37 @@ MORE = [
 
 @pytest.mark.parametrize("command", WHOLE_WORKSPACE)
 def test_a_recursive_delete_of_every_entry_of_the_workspace_is_destructive(command: str) -> None:
-    found = classify(command, "bash", WORK, home=HOME)
-    assert found.risk == D, found.reason
+    assert_risk(command, D)
 
 
 @pytest.mark.parametrize("command", OWN_FILES)
 def test_a_recursive_delete_of_the_persons_own_files_is_unknown(command: str) -> None:
-    found = classify(command, "bash", WORK, home=HOME)
-    assert found.risk == U, found.reason
+    assert_risk(command, U)
 
 
 # Each routine delete beside one of the person's own files: the line between them.
 @pytest.mark.parametrize(("routine", "own"), list(zip(ROUTINE, itertools.cycle(OWN_FILES))))
 def test_build_output_and_single_files_stay_safe_beside_own_files(routine: str, own: str) -> None:
-    assert classify(own, "bash", WORK, home=HOME).risk == U
-    found = classify(routine, "bash", WORK, home=HOME)
-    assert found.risk == S, found.reason
+    assert_risk(own, U)
+    assert_risk(routine, S)
 
 
 @pytest.mark.parametrize(("scratch", "kept"), TEMPORARY)
 def test_a_named_entry_below_a_temporary_directory_is_scratch(scratch: str, kept: str) -> None:
-    found = classify(scratch, "bash", WORK, home=HOME)
-    assert found.risk == S, found.reason
-    found = classify(kept, "bash", WORK, home=HOME)
-    assert found.risk == D, found.reason
+    assert_risk(scratch, S)
+    assert_risk(kept, D)
 
 
 @pytest.mark.parametrize(("command", "risk", "beside"), MORE)
 def test_bash(command: str, risk: str, beside: tuple[str, str]) -> None:
-    found = classify(command, "bash", WORK, home=HOME)
-    assert found.risk == risk, found.reason
-    found = classify(beside[0], "bash", WORK, home=HOME)
-    assert found.risk == beside[1], found.reason
+    assert_risk(command, risk)
+    assert_risk(beside[0], beside[1])
 
 
 @pytest.mark.parametrize(("command", "risk", "beside"), PWSH)
 def test_powershell(command: str, risk: str, beside: tuple[str, str]) -> None:
-    found = classify(command, "pwsh", WIN_WORK, home=WIN_HOME)
-    assert found.risk == risk, found.reason
-    found = classify(beside[0], "pwsh", WIN_WORK, home=WIN_HOME)
-    assert found.risk == beside[1], found.reason
+    assert_risk(command, risk, "pwsh", WIN_WORK, WIN_HOME)
+    assert_risk(beside[0], beside[1], "pwsh", WIN_WORK, WIN_HOME)
 
 
 def test_a_temporary_directory_holding_the_workspace_or_the_home_is_no_scratch() -> None:
@@ -204,10 +203,8 @@ def test_the_reason_says_what_a_delete_takes() -> None:
     ],
 )
 def test_powershell_on_linux_has_its_temporary_directory_in_tmp(scratch: str, kept: str) -> None:
-    found = classify(scratch, "pwsh", WORK, home=HOME)
-    assert found.risk == S, found.reason
-    found = classify(kept, "pwsh", WORK, home=HOME)
-    assert found.risk == D, found.reason
+    assert_risk(scratch, S, "pwsh")
+    assert_risk(kept, D, "pwsh")
 
 
 @pytest.mark.parametrize(
@@ -220,7 +217,5 @@ def test_powershell_on_linux_has_its_temporary_directory_in_tmp(scratch: str, ke
     ],
 )
 def test_a_move_out_of_a_temporary_entry_is_scratch_brought_in(brought: str, taken: str) -> None:
-    found = classify(brought, "bash", WORK, home=HOME)
-    assert found.risk == S, found.reason
-    found = classify(taken, "bash", WORK, home=HOME)
-    assert found.risk == D, found.reason
+    assert_risk(brought, S)
+    assert_risk(taken, D)
