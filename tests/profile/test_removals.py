@@ -23,24 +23,14 @@ from dshkit.store import Store
 from dshkit.words import normalise
 
 from ..support.cli import run_dshkit
-from ..support.corpus import Corpus
 from ..support.fakes import FakeOpenAI
 from ..support.logs import human, session_dir, write_log
-from ..support.profile import A1, B1, answer
+from ..support.profile import A1, B1, answer, generated
 
 
 @pytest.fixture
 def world(tmp_path: Path) -> Any:
-    root = tmp_path / "sessions"
-    Corpus(root, seed=21).generate(sessions=3, frames=240)
-    state = tmp_path / "state"
-    with FakeOpenAI() as fake, Store(state) as store:
-        scanner = Scanner(store)
-        keys = scanner.scan([Source("dsh", root)]).keys
-        llm = LLMConfig(base_url=fake.base_url, api_key="sk-t", model="m")
-        fake.replies.append(answer({"entries": [A1, B1], "notes": ""}))
-        assert generate(scanner, keys, llm).ok
-        yield fake, scanner, keys, llm, ProfileService(state, sources=[])
+    yield from generated(tmp_path)
 
 
 def ids(store: Store) -> set[str]:

@@ -10,31 +10,18 @@ from typing import Any
 import pytest
 
 from dshkit.errors import Invalid, NotFound, TooLarge
-from dshkit.llm import LLMConfig
 from dshkit.profile.generate import generate
 from dshkit.profile.model import MODEL_FIELDS
 from dshkit.profile.service import ProfileService
 from dshkit.profile.state import latest_version
-from dshkit.sessions import Scanner, Source
 from dshkit.store import Store
 
-from ..support.corpus import Corpus
-from ..support.fakes import FakeOpenAI
-from ..support.profile import A1, B1, answer
+from ..support.profile import A1, B1, answer, generated
 
 
 @pytest.fixture
 def world(tmp_path: Path) -> Any:
-    root = tmp_path / "sessions"
-    Corpus(root, seed=21).generate(sessions=3, frames=240)
-    state = tmp_path / "state"
-    with FakeOpenAI() as fake, Store(state) as store:
-        scanner = Scanner(store)
-        keys = scanner.scan([Source("dsh", root)]).keys
-        llm = LLMConfig(base_url=fake.base_url, api_key="sk-t", model="m")
-        fake.replies.append(answer({"entries": [A1, B1], "notes": ""}))
-        assert generate(scanner, keys, llm).ok
-        yield fake, scanner, keys, llm, ProfileService(state, sources=[])
+    yield from generated(tmp_path)
 
 
 def entries_of(store: Store) -> dict[str, dict[str, Any]]:
