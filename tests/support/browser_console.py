@@ -237,11 +237,10 @@ def watched(console: Console) -> Iterator[Any]:
     console.errors.clear()
 
 
-# WCAG's relative luminance and contrast ratio, over what the page rendered: every visible
-# element holding text against the first opaque background behind it, every control's border
-# against the background it sits on. Disabled controls are exempt, as WCAG has it.
-CONTRAST = """() => {
-  const parse = (c) => {
+# WCAG's colour parsing (rgb/rgba as computed styles give it), relative luminance and
+# contrast ratio, as JavaScript: the start of a function body CONTRAST and the console's other
+# contrast checks share.
+WCAG_JS = """  const parse = (c) => {
     const m = c && c.match(/rgba?\\(([^)]+)\\)/);
     if (!m) return null;
     const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
@@ -255,7 +254,16 @@ CONTRAST = """() => {
     const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
     return (x + 0.05) / (y + 0.05);
   };
-  const behind = (el) => {
+"""
+
+# WCAG's relative luminance and contrast ratio, over what the page rendered: every visible
+# element holding text against the first opaque background behind it, every control's border
+# against the background it sits on. Disabled controls are exempt, as WCAG has it.
+CONTRAST = (
+    """() => {
+"""
+    + WCAG_JS
+    + """  const behind = (el) => {
     for (let e = el; e; e = e.parentElement) {
       const c = parse(getComputedStyle(e).backgroundColor);
       if (c && c.a > 0.5) return c;
@@ -285,6 +293,7 @@ CONTRAST = """() => {
   }
   return bad;
 }"""
+)
 
 # Controls a finger must hit: buttons, fields, the views' links and chips (links inside a
 # sentence are exempt, as WCAG has it).

@@ -22,6 +22,7 @@ from ..support.browser_console import (
     ARTIFACTS,
     CONTRAST,
     SMALL_TARGETS,
+    WCAG_JS,
     Console,
     serving,
     watched,
@@ -47,22 +48,11 @@ VIEW = f"session/dsh/{CONTEXT_SESSION}"
 
 # What the pictures draw, against the card they sit on: each mark needs 3:1 (WCAG's
 # non-text contrast), in the colour it is painted with (a line's stroke, a shape's fill).
-GRAPHICS = """() => {
-  const parse = (c) => {
-    const m = c && c.match(/rgba?\\(([^)]+)\\)/);
-    if (!m) return null;
-    const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
-    return { r: p[0], g: p[1], b: p[2] };
-  };
-  const lum = ({ r, g, b }) => {
-    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
-  };
-  const ratio = (a, b) => {
-    const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
-    return (x + 0.05) / (y + 0.05);
-  };
-  const marks = [
+GRAPHICS = (
+    """() => {
+"""
+    + WCAG_JS
+    + """  const marks = [
     ["#context-chart .use", "stroke"], ["#context-chart .warning-line", "stroke"],
     ["#context-chart .forced-line", "stroke"], ["#context-chart .boundary", "stroke"],
     ["#context-chart .point", "fill"], ["#context-chart .point.warned", "fill"],
@@ -76,6 +66,7 @@ GRAPHICS = """() => {
     return [selector, ratio(parse(getComputedStyle(el)[paint]), parse(card))];
   });
 }"""
+)
 
 
 @pytest.fixture(scope="module")
