@@ -9,6 +9,11 @@ evidence, not in the screenshot (no magenta, no white pixel); a recording HTTP s
 socket on 127.0.0.1 must see no connection and no datagram; each refused load is listed in the
 evidence; and the page is judged `ok` (a load the gate refused is not the page's error). A
 page loading its own files still works.
+
+A page written straight into the home directory or the temporary directory (whose siblings are
+everybody's files) loads only its own file, however it asks (a frame, a fetch, an image, the
+directory's listing, `..`, a link to the home), and its verdict says so first; a page in a
+folder of its own under the home still loads its files.
 """
 
 from __future__ import annotations
@@ -345,7 +350,7 @@ def test_the_policy_of_each_url(tree: Tree, url: str, refused: str | None) -> No
         "network": confinement.NETWORK,
         "scheme": confinement.SCHEME,
     }
-    policy = confinement.Confinement(tree.site)
+    policy = confinement.Confinement(tree.site / "good.html")
     assert policy.why_refused(tree.fill(url)) == (refused and reasons[refused])
 
 
@@ -355,6 +360,232 @@ def test_a_deliverable_linked_to_another_kind_of_file_is_not_judged(tree: Tree) 
     with pytest.raises(GateInputError, match="not a web deliverable") as refused:
         check_deliverable(link)
     assert refused.value.field == "path"
+
+
+# -- a page written straight into a directory that is everybody's files ----------------------
+
+WIDE = TEMPLATES / "wide" / "page.html"
+HOME_NOTE = "its directory, {dir}, is the home directory, too wide to confine a judged page to"
+
+
+class Wide:
+    """A fake home with a page written straight into it (next to notes and a Documents
+    folder holding more), a project folder in it with its own files, a link elsewhere to
+    the home; and a page written straight into the real temporary directory, with its own
+    siblings (names of this run only, removed after)."""
+
+    def __init__(self, base: Path, token: str) -> None:
+        self.token = token
+        self.home = base / "home"
+        self.temp = Path(tempfile.gettempdir())
+        self.stem = f"dshkit-gate-test-{uuid.uuid4().hex[:12]}"
+        self.home.mkdir()
+        self._plant(self.home, "notes", "Documents", "report.html")
+        self._plant(self.temp, self.stem, self.stem, f"{self.stem}.html")
+        self.project = self.home / "proj"
+        shutil.copytree(TEMPLATES / "site" / "own", self.project / "own")
+        shutil.copy(TEMPLATES / "site" / "good.html", self.project / "good.html")
+        (self.project / "own" / "alias.svg").symlink_to("pic.svg")
+        self.link = base / "via-link"
+        self.link.symlink_to(self.home, target_is_directory=True)
+
+    def _plant(self, where: Path, sibling: str, folder: str, page: str) -> None:
+        secret = {
+            name: (TEMPLATES / "secret" / name).read_text().replace("@TOKEN@", self.token)
+            for name in ("key.txt", "key.svg")
+        }
+        (where / folder).mkdir()
+        (where / f"{sibling}.txt").write_text(secret["key.txt"])
+        (where / f"{sibling}.svg").write_text(secret["key.svg"])
+        (where / folder / "notes.txt").write_text(secret["key.txt"])
+        (where / folder / "secret.svg").write_text(secret["key.svg"])
+        text = WIDE.read_text().replace("@SIBLING@", sibling).replace("@FOLDER@", folder)
+        (where / page).write_text(text)
+
+    def refused(self, where: Path, sibling: str, folder: str) -> list[tuple[str, str]]:
+        """The loads of a wide page in `where` that must be listed as blocked."""
+        url = f"file://{where}/"
+        return [
+            (f"{url}{sibling}.txt", "document"),
+            (f"{url}{folder}/notes.txt", "document"),
+            (url, "document"),  # its directory's listing
+            (f"{url}{sibling}.svg", "image"),
+            (f"{url}{folder}/secret.svg", "image"),
+            (f"{url}{sibling}.svg?again", "image"),  # `FOLDER/../` back to the sibling
+            (f"{url}{sibling}.txt", "fetch"),
+            (f"{url}{folder}/notes.txt", "fetch"),
+        ]
+
+    def remove(self) -> None:
+        (self.temp / f"{self.stem}.html").unlink(missing_ok=True)
+        for suffix in (".txt", ".svg"):
+            (self.temp / f"{self.stem}{suffix}").unlink(missing_ok=True)
+        shutil.rmtree(self.temp / self.stem, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory: pytest.TempPathFactory, token: str) -> Iterator[Wide]:
+    made = Wide(tmp_path_factory.mktemp("wide"), token)
+    yield made
+    made.remove()
+
+
+@pytest.fixture(scope="module")
+def wide_verdicts(wide: Wide, tmp_path_factory: pytest.TempPathFactory) -> list[Verdict]:
+    """The home page, the project's page, the home page through a link to the home, the
+    temporary directory's page: judged as a process whose HOME is the fake home."""
+    pages = [
+        wide.home / "report.html",
+        wide.project / "good.html",
+        wide.link / "report.html",
+        wide.temp / f"{wide.stem}.html",
+    ]
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setenv("HOME", str(wide.home))
+        return judge_files(pages, BUDGET_S, tmp_path_factory.mktemp("shots"))
+
+
+def _assert_only_its_own_file(verdict: Verdict, token: str, directory: str, what: str) -> None:
+    from dshkit.gate.confinement import ONLY_OWN
+
+    evidence = json.dumps(verdict.evidence(), ensure_ascii=False)
+    assert token not in evidence and "leaked:" not in evidence, evidence
+    pixels = _pixels(verdict)
+    assert pixels.get(MAGENTA, 0) == 0, f"a secret is in the screenshot {verdict.screenshot}"
+    assert pixels.get(WHITE, 0) < 100, f"a text file is in the screenshot {verdict.screenshot}"
+    reason = f"blocked by the gate: {ONLY_OWN.format(what=what)}; the verdict could not see it"
+    assert {b["reason"] for b in verdict.blocked} == {reason}, verdict.blocked
+    # The verdict says so first, whatever else it found.
+    first = verdict.findings[0]
+    assert first["kind"] == "not-seen", verdict.findings
+    assert str(first["what"]).startswith("only the page's own file could be loaded: "), first
+    assert f"its directory, {directory}, is {what}, too wide" in str(first["what"])
+    assert verdict.report()[1].strip().startswith("not-seen only the page's own file")
+    assert verdict.verdict == "ok" and verdict.errors == [], verdict.evidence()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("which", [0, 2], ids=["in-home", "through-a-link-to-home"])
+def test_a_page_in_the_home_directory_loads_only_its_own_file(
+    wide: Wide, wide_verdicts: list[Verdict], which: int
+) -> None:
+    verdict = wide_verdicts[which]
+    assert verdict.path == str(wide.home / "report.html")  # a link is judged as its target
+    _assert_only_its_own_file(verdict, wide.token, str(wide.home), "the home directory")
+    listed = {(b["url"], b["resourceType"]) for b in verdict.blocked}
+    assert set(wide.refused(wide.home, "notes", "Documents")) <= listed, sorted(listed)
+
+
+@pytest.mark.browser
+def test_a_page_in_a_project_folder_under_home_loads_its_own_files(
+    wide: Wide, wide_verdicts: list[Verdict]
+) -> None:
+    verdict = wide_verdicts[1]
+    assert verdict.path == str(wide.project / "good.html")
+    assert verdict.verdict == "ok" and verdict.errors == [], verdict.evidence()
+    assert verdict.blocked == [] and not any(
+        "own file could be loaded" in str(f["what"]) for f in verdict.findings
+    )
+    pixels = _pixels(verdict)
+    assert pixels[(0x22, 0xAA, 0x66)] > 100_000  # own/style.css's background
+    assert pixels[(0xFF, 0xCC, 0x00)] >= 3 * 40 * 40  # own/pic.svg, thrice
+    assert pixels[(0x33, 0x55, 0xAA)] > 0  # own/sub/frame.html
+
+
+@pytest.mark.browser
+def test_a_page_in_the_temporary_directory_loads_only_its_own_file(
+    wide: Wide, wide_verdicts: list[Verdict]
+) -> None:
+    verdict = wide_verdicts[3]
+    temp = str(wide.temp)
+    _assert_only_its_own_file(verdict, wide.token, temp, "the temporary directory")
+    listed = {(b["url"], b["resourceType"]) for b in verdict.blocked}
+    assert set(wide.refused(wide.temp, wide.stem, wide.stem)) <= listed, sorted(listed)
+
+
+def test_what_is_too_wide_to_confine_a_page_to(tmp_path: Path) -> None:
+    from dshkit.gate.confinement import too_wide
+
+    home = tmp_path / "home"
+    (home / "proj" / "docs").mkdir(parents=True)
+    (tmp_path / "to-home").symlink_to(home)
+    assert too_wide(home, home=home) == "the home directory"
+    assert too_wide(tmp_path / "to-home", home=home) == "the home directory"  # by real path
+    assert too_wide(home / "proj" / "..", home=home) == "the home directory"
+    assert too_wide(tmp_path, home=home) == f"a directory holding the home directory ({home})"
+    assert too_wide(Path("/"), home=home) == "the file system's root"
+    assert too_wide(Path(tempfile.gettempdir()), home=home) == "the temporary directory"
+    assert too_wide(Path("/tmp"), home=home) == "the temporary directory"
+    holding = "a directory holding the temporary directory (/var/tmp)"
+    assert too_wide(Path("/var"), home=home) == holding
+    assert too_wide(home / "proj", home=home) is None
+    assert too_wide(home / "proj" / "docs", home=home) is None
+    assert too_wide(tmp_path / "to-home" / "proj", home=home) is None
+
+
+def test_the_home_is_the_users_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pwd
+
+    from dshkit.gate.confinement import too_wide
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert too_wide(tmp_path) == "the home directory"
+    # The password database's home too: a HOME changed in the agent's environment does not
+    # make the real one a place to confine a page to.
+    assert too_wide(Path(pwd.getpwuid(os.getuid()).pw_dir)) in (
+        "the home directory",
+        "the file system's root",
+    )
+    monkeypatch.setenv("HOME", "relative")
+    assert too_wide(tmp_path) is None
+
+
+@pytest.mark.parametrize(
+    ("url", "refused"),
+    [
+        ("file://@HOME@/report.html", None),  # itself
+        ("file://@HOME@/report.html?x#y", None),
+        ("file://@HOME@/Documents/../report.html", None),
+        ("file://@HOME@/proj/link.html", None),  # a link to itself: its own content
+        ("file://@HOME@/notes.txt", "own"),
+        ("file://@HOME@/Documents/notes.txt", "own"),
+        ("file://@HOME@/Documents/../notes.txt", "own"),
+        ("file://@HOME@/", "own"),
+        ("file://@HOME@", "own"),
+        ("file://@HOME@/proj/up/notes.txt", "own"),  # a link out of a folder of it
+        ("file://@HOME@/report.html%00.txt", "outside"),  # not a path at all
+        ("file://elsewhere@HOME@/report.html", "outside"),
+    ],
+)
+def test_the_policy_of_a_page_in_the_home_directory(
+    tmp_path: Path, url: str, refused: str | None
+) -> None:
+    from dshkit.gate import confinement
+
+    home = tmp_path / "home"
+    (home / "Documents").mkdir(parents=True)
+    (home / "proj").mkdir()
+    (home / "report.html").write_text("<p>report</p>")
+    (home / "notes.txt").write_text("notes")
+    (home / "proj" / "link.html").symlink_to(home / "report.html")
+    (home / "proj" / "up").symlink_to(home)
+    policy = confinement.Confinement(home / "report.html", home=home)
+    assert policy.root is None and policy.wide == "the home directory"
+    reasons = {
+        "own": confinement.ONLY_OWN.format(what="the home directory"),
+        "outside": confinement.OUTSIDE,
+    }
+    assert policy.why_refused(url.replace("@HOME@", str(home))) == (refused and reasons[refused])
+    for own in ("data:text/plain,x", "about:blank"):
+        assert policy.why_refused(own) is None
+    assert policy.why_refused("http://127.0.0.1:9/") == confinement.NETWORK
+    note = policy.note()
+    assert note is not None and HOME_NOTE.format(dir=home) in note
+    # A page of a folder of its own keeps its folder, and says nothing.
+    linked = confinement.Confinement(home / "proj" / "link.html", home=home)
+    assert linked.root is None  # (a link: it is the page it points to, in the home)
+    folder = confinement.Confinement(home / "proj" / "page.html", home=home)
+    assert folder.root == home / "proj" and folder.note() is None
 
 
 def test_chromium_runs_without_its_sandbox_only_as_root() -> None:

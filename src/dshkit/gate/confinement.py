@@ -8,8 +8,11 @@ worker's requests too) and every WebSocket through `Confinement.web_socket`:
 
 - a `file:` URL is loaded only if its real path (`..` and symbolic links resolved: a link in
   the tree pointing out is outside) lies under the page's directory, and no name below that
-  directory starts with a dot (`.env`, `.git/`, `.ssh/` of a page written in a home
-  directory: where secrets live);
+  directory starts with a dot (`.env`, `.git/`, `.ssh/`: where secrets live);
+- but a directory that is everybody's files (`too_wide`: the home directory, the file
+  system's root, the temporary directory, or one holding any of them) is no confinement at
+  all: a page written straight into it may load only its own file, and the verdict says so
+  (docs/design/gate.md#a-judged-page-is-confined-to-its-directory);
 - `data:`, `blob:` and `about:` URLs are the page's own making and pass;
 - every other URL — http(s), ws(s), loopback, any other scheme — is refused.
 
@@ -23,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +44,12 @@ OUTSIDE = "a file outside the page's directory"
 HIDDEN = "a hidden file or directory (a name starting with a dot)"
 NETWORK = "a network request (the judged page is offline, loopback included)"
 SCHEME = "a URL scheme a judged page may not load"
+ONLY_OWN = (
+    "a file other than the page itself (its directory is {what}, too wide to confine a page "
+    "to: only its own file may load)"
+)
+# Shared scratch directories besides `tempfile.gettempdir()` (which follows TMPDIR).
+TEMP_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")
 
 # What the browser logs for a load the gate refused: at the interception (`abort`) or, for
 # what it did not see, at the dead proxy of the confined browser.
@@ -50,10 +60,16 @@ _QUOTED_URL = re.compile(r"'([a-zA-Z][a-zA-Z0-9+.-]*:[^']+)'|\b((?:wss?|https?):
 
 
 class Confinement:
-    """The load policy of one judged page, and the requests it refused."""
+    """The load policy of one judged page, and the requests it refused.
 
-    def __init__(self, root: Path) -> None:
-        self.root = Path(os.path.realpath(root))
+    `root` is the directory the page may load from, None when its directory is `too_wide`
+    (then `wide` says what that directory is, and only the page's own file loads). `home`
+    is for tests: by default the user's own (see `too_wide`)."""
+
+    def __init__(self, page: Path, *, home: str | os.PathLike[str] | None = None) -> None:
+        self.page = Path(os.path.realpath(page))
+        self.wide = too_wide(self.page.parent, home=home)
+        self.root: Path | None = None if self.wide else self.page.parent
         # The first MAX_LISTED distinct (url, resource type) with why and how often; the
         # rest only counted. A page may ask for any number of URLs: nothing grows with them
         # but the set of URLs seen (what tells a console line about one apart from news).
@@ -74,12 +90,24 @@ class Confinement:
             return OUTSIDE  # a file of another host
         try:
             path = Path(os.path.realpath(unquote(parts.path)))
+            if self.root is None:  # only the page itself, by real path: no link or `..` out
+                return None if path == self.page else ONLY_OWN.format(what=self.wide)
             below = path.relative_to(self.root)
         except (ValueError, OSError):  # elsewhere, or not a path (a NUL byte)
             return OUTSIDE
         if any(name.startswith(".") for name in below.parts):
             return HIDDEN
         return None
+
+    def note(self) -> str | None:
+        """What the verdict must say when the page could load only its own file."""
+        if self.wide is None:
+            return None
+        return (
+            f"only the page's own file could be loaded: its directory, {self.page.parent}, is "
+            f"{self.wide}, too wide to confine a judged page to, so every other file was "
+            "refused; to judge the page with its files, put them in a folder of their own"
+        )
 
     async def route(self, route: Route, request: Request) -> None:
         """Playwright's route handler: continue an allowed request, abort any other."""
@@ -145,6 +173,42 @@ class Confinement:
             for (url, resource_type), reason in self._listed.items()
         ]
         return listed, self._more
+
+
+def too_wide(directory: Path, *, home: str | os.PathLike[str] | None = None) -> str | None:
+    """What `directory` is when confining a page to it would confine nothing (None when it
+    is not): the file system's root, the home directory (`home`, by default both `$HOME` and
+    the password database's), the temporary directory (`tempfile.gettempdir()` and
+    TEMP_ROOTS), or a directory holding one of them. Compared by real path: a link to one
+    of them is it."""
+    real = os.path.realpath(directory)
+    homes = [os.fspath(home)] if home is not None else _user_homes()
+    places = [("/", "the file system's root")]
+    places += [(h, "the home directory") for h in homes]
+    places += [(t, "the temporary directory") for t in (tempfile.gettempdir(), *TEMP_ROOTS)]
+    known = [(os.path.realpath(place), what) for place, what in places]
+    for place, what in known:
+        if real == place:
+            return what
+    for place, what in known:
+        if os.path.commonpath((real, place)) == real:  # (an ancestor: it holds that one)
+            return f"a directory holding {what} ({place})"
+    return None
+
+
+def _user_homes() -> list[str]:
+    """The user's home directories: `$HOME` (when absolute) and the password database's."""
+    homes = []
+    given = os.environ.get("HOME", "")
+    if os.path.isabs(given):
+        homes.append(given)
+    try:
+        import pwd  # (POSIX only)
+
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except (ImportError, KeyError):
+        pass
+    return [h for h in homes if os.path.isabs(h)]
 
 
 def _is_top_navigation(request: Request) -> bool:

@@ -32,8 +32,10 @@ to a page that cannot load (never written) is the page's error.
 The evidence is a list of findings (what was seen, where, when, how often) that `report`
 turns into short lines for people, beside the measured JSON.
 
-The page is untrusted (`confinement`): it loads only files under its own directory, reaches no
-network, runs no service worker, and each load refused is listed in the evidence.
+The page is untrusted (`confinement`): it loads only files under its own directory (only its
+own file when that directory is the home directory, the temporary directory or the root,
+which a finding says), reaches no network, runs no service worker, and each load refused is
+listed in the evidence.
 """
 
 from __future__ import annotations
@@ -173,7 +175,8 @@ class Verdict:
         return self.verdict in HARD_FAILURES
 
     def summary(self) -> dict[str, Any]:
-        """Exactly what `dshkit gate --json` prints."""
+        """The measured verdict: what `dshkit gate --json` prints before the findings and the
+        report."""
         return {
             "verdict": self.verdict,
             "recovered": self.recovered,
@@ -316,7 +319,7 @@ class _Judge:
         # Imported here: the hook imports this module after every write, judging is rarer.
         from .confinement import Confinement
 
-        self.confinement = Confinement(file.parent)
+        self.confinement = Confinement(file)
 
     async def run(self) -> Verdict:
         content = self.file.read_bytes()
@@ -685,6 +688,11 @@ class _Judge:
                     failure.get("count", 1),
                 )
         found.sort(key=lambda f: (f["atMs"] is None, f["atMs"] or 0))
+        note = self.confinement.note()
+        if note is not None:  # first: it explains every refused file after it
+            found.insert(
+                0, {"kind": "not-seen", "what": note, "where": None, "atMs": None, "count": 1}
+            )
         if len(found) > MAX_FINDINGS:
             more = len(found) - MAX_FINDINGS + 1
             found = found[: MAX_FINDINGS - 1]
