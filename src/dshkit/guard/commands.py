@@ -11,7 +11,7 @@ from __future__ import annotations
 from .lexer import Word
 from .options import SLASH_ANY, SLASH_LETTER, Syntax, abbreviation, parse
 from .paths import NOWHERE, OUTSIDE, WORKSPACE, Places, device, remote
-from .policy import DESTRUCTIVE, UNKNOWN
+from .policy import DESTRUCTIVE, UNKNOWN, Kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -157,20 +157,21 @@ class Command:
 
 
 class Findings:
-    """What the rules found on one command line: (risk, reason) pairs in the order found, the
-    global searches and the opaque code run (their reasons), with the places it is judged for."""
+    """What the rules found on one command line: (risk, reason, kind) in the order found
+    (`policy.Kind`: what a person can do instead), the global searches and the opaque code
+    run (their reasons), with the places it is judged for."""
 
     __slots__ = ("every", "found", "opaque", "places", "searches")
 
     def __init__(self, places: Places) -> None:
         self.places = places
         self.every = False  # a substitution lists every container (`$(docker ps -aq)`)
-        self.found: list[tuple[str, str]] = []
+        self.found: list[tuple[str, str, str]] = []
         self.searches: list[str] = []
         self.opaque: list[str] = []
 
-    def flag(self, risk: str, reason: str) -> None:
-        self.found.append((risk, reason))
+    def flag(self, risk: str, reason: str, kind: str = "") -> None:
+        self.found.append((risk, reason, kind or risk))
 
     def searched(self, reason: str) -> None:
         self.searches.append(reason)
@@ -178,7 +179,7 @@ class Findings:
     def hidden(self, reason: str) -> None:
         """Code is run that the guard cannot see (a download piped to a shell, eval of a
         variable): unknown, and opaque, which no mode lets through unasked."""
-        self.found.append((UNKNOWN, reason))
+        self.found.append((UNKNOWN, reason, Kind.OPAQUE))
         self.opaque.append(reason)
 
     def mark(self) -> tuple[int, int, int]:
@@ -202,14 +203,15 @@ class Findings:
         nowhere known (unknown), with the reason templates given (`{}`: the word)."""
         for word in words:
             shown = word.shown
+            kind = Kind.OUTSIDE
             if remote_is_outside and remote(word.text):
-                place = OUTSIDE
+                place, kind = OUTSIDE, Kind.REMOTE
             else:
                 place = self.places.where(word, cwd)
             if place == OUTSIDE:
-                self.flag(DESTRUCTIVE, outside.replace("{}", shown))
+                self.flag(DESTRUCTIVE, outside.replace("{}", shown), kind)
             elif place == WORKSPACE and whole is not None:
-                self.flag(DESTRUCTIVE, whole.replace("{}", shown))
+                self.flag(DESTRUCTIVE, whole.replace("{}", shown), Kind.WORKSPACE)
             elif place == NOWHERE:
                 self.flag(UNKNOWN, unknown.replace("{}", shown))
 
@@ -360,17 +362,23 @@ def deleted(
         place = places.where(target, cwd)
         if place == OUTSIDE:
             if not places.temporary(target, cwd):
-                findings.flag(DESTRUCTIVE, f"{name}: {kind} of {shown} outside the workspace")
+                findings.flag(
+                    DESTRUCTIVE, f"{name}: {kind} of {shown} outside the workspace", Kind.OUTSIDE
+                )
         elif place == NOWHERE:
             findings.flag(UNKNOWN, f"{name}: {kind} of {shown}, only known when it runs")
         elif not recursive:
             continue
         elif place == WORKSPACE:
-            findings.flag(DESTRUCTIVE, f"{name}: {kind} of the whole workspace")
+            findings.flag(DESTRUCTIVE, f"{name}: {kind} of the whole workspace", Kind.WORKSPACE)
         else:
             what = swept(places, target, cwd)
             if what == _WHOLE:
-                findings.flag(DESTRUCTIVE, f"{name}: {kind} of {shown}: all the workspace holds")
+                findings.flag(
+                    DESTRUCTIVE,
+                    f"{name}: {kind} of {shown}: all the workspace holds",
+                    Kind.WORKSPACE,
+                )
             elif what == _OWN:
                 findings.flag(
                     UNKNOWN, f"{name}: {kind} of {shown}, your own files (not build output)"
@@ -603,14 +611,18 @@ def _find(findings: Findings, command: Command) -> Fed:
             if place == OUTSIDE:
                 if not places.temporary(entry, cwd):
                     findings.flag(
-                        DESTRUCTIVE, f"find deletes below {root.text}, outside the workspace"
+                        DESTRUCTIVE,
+                        f"find deletes below {root.text}, outside the workspace",
+                        Kind.OUTSIDE,
                     )
             elif place == NOWHERE:
                 findings.flag(UNKNOWN, f"find deletes below {root.shown}, only known when it runs")
             elif output or swept(places, root, cwd) == _OUTPUT:
                 continue
             elif places.where(root, cwd) == WORKSPACE and not narrows:
-                findings.flag(DESTRUCTIVE, "find deletes every entry of the whole workspace")
+                findings.flag(
+                    DESTRUCTIVE, "find deletes every entry of the whole workspace", Kind.WORKSPACE
+                )
             else:
                 findings.flag(UNKNOWN, f"find deletes below {root.shown}, your own files")
     return below
@@ -671,21 +683,23 @@ def _disk(findings: Findings, command: Command) -> Fed:
     ):
         findings.flag(UNKNOWN, "wipefs: lists (or, told to, wipes) a disk's signatures")
         return OPAQUE
-    findings.flag(DESTRUCTIVE, f"{command.name} wipes or repartitions a disk")
+    findings.flag(DESTRUCTIVE, f"{command.name} wipes or repartitions a disk", Kind.DISK)
     return OPAQUE
 
 
 def _diskutil(findings: Findings, command: Command) -> Fed:
     args = command.args
     if args and args[0].text.lower().startswith(_DISKUTIL_WIPES):
-        findings.flag(DESTRUCTIVE, f"diskutil {args[0].text} wipes or repartitions a disk")
+        findings.flag(
+            DESTRUCTIVE, f"diskutil {args[0].text} wipes or repartitions a disk", Kind.DISK
+        )
     return OPAQUE
 
 
 def _dd(findings: Findings, command: Command) -> Fed:
     for arg in command.args:
         if arg.text.startswith("of=") and device(arg.text[3:]):
-            findings.flag(DESTRUCTIVE, f"dd writes over the disk device {arg.text[3:]}")
+            findings.flag(DESTRUCTIVE, f"dd writes over the disk device {arg.text[3:]}", Kind.DISK)
         elif arg.text.startswith("of="):
             path = arg.text[3:]
             if path == "~" or path.startswith("~/"):  # bash expands `~` after `=`
@@ -843,6 +857,7 @@ def _permissions(findings: Findings, command: Command) -> Fed:
                 findings.flag(
                     DESTRUCTIVE,
                     f"{name}: a recursive permission change of {target.text} outside the workspace",
+                    Kind.OUTSIDE,
                 )
     return OPAQUE
 
@@ -911,7 +926,7 @@ def _system(findings: Findings, command: Command) -> Fed:
     else:
         hit = any(t in wanted for t in texts) or (name == "crontab" and "-ri" in texts)
     if hit:
-        findings.flag(DESTRUCTIVE, f"{name} {what}")
+        findings.flag(DESTRUCTIVE, f"{name} {what}", Kind.MACHINE)
     elif any(t in _SYSTEM_REPLACES.get(name, ()) for t in texts) or (
         name == "crontab" and any(not t.startswith("-") or t == "-" for t in texts)
     ):  # a crontab replaced by a file or a pipe, a firewall's policy or rules changed
@@ -941,7 +956,9 @@ def _kill(findings: Findings, command: Command) -> Fed:
         pids = command.fed
     for pid in pids:
         if pid.text in ("-1", "1"):
-            findings.flag(DESTRUCTIVE, f"kill {pid.text}: signals init or every process")
+            findings.flag(
+                DESTRUCTIVE, f"kill {pid.text}: signals init or every process", Kind.MACHINE
+            )
             return OPAQUE
     if any(p.dynamic or p.text.startswith("-") for p in pids):  # (`%1`: the shell's own job)
         findings.flag(UNKNOWN, "kill: signals processes only known when it runs")

@@ -13,7 +13,7 @@ from .commands import OPAQUE, Command, dispatch_table, overwritten, rule_for
 from .lexer import Word, find_closing
 from .options import Syntax, parse
 from .paths import NOWHERE, OUTSIDE, device
-from .policy import DESTRUCTIVE, UNKNOWN
+from .policy import DESTRUCTIVE, UNKNOWN, Kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -446,7 +446,8 @@ def _truncate(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     for target in parsed.operands:
         place = judge.places.where(target, command.cwd)
         if device(target.text) or place == OUTSIDE:
-            judge.flag(DESTRUCTIVE, f"truncate: cuts {target.shown} outside the workspace")
+            kind = Kind.DISK if device(target.text) else Kind.OUTSIDE
+            judge.flag(DESTRUCTIVE, f"truncate: cuts {target.shown} outside the workspace", kind)
         elif place == NOWHERE:
             judge.flag(UNKNOWN, f"truncate: cuts {target.shown}, only known when it runs")
     return _rule(judge, command)
@@ -470,7 +471,7 @@ def _device_write(judge: Judge, command: Command) -> tuple[str | None, Fed]:
         targets = []  # tee -a appends: nothing written over
     for target in targets:
         if device(target.text):
-            judge.flag(DESTRUCTIVE, f"{name} writes over the disk device {target.text}")
+            judge.flag(DESTRUCTIVE, f"{name} writes over the disk device {target.text}", Kind.DISK)
         elif not (parsed.letters("nd") or parsed.longs(("--no-clobber", "--directory"))):
             overwritten(judge.findings, f"{name} writes over", [target], command.cwd)
     return _rule(judge, command)
@@ -511,7 +512,9 @@ def _cipher(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     """cipher /w overwrites a volume's free space: what was deleted there is gone for good."""
     for word in command.args:
         if word.text.lower().startswith("/w"):
-            judge.flag(DESTRUCTIVE, f"cipher {word.text} wipes the free space of a volume")
+            judge.flag(
+                DESTRUCTIVE, f"cipher {word.text} wipes the free space of a volume", Kind.DISK
+            )
     return _rule(judge, command)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from .lexer import Word
 from .options import Syntax, abbreviation, parse
 from .paths import NOWHERE, OUTSIDE
-from .policy import DESTRUCTIVE, UNKNOWN
+from .policy import DESTRUCTIVE, UNKNOWN, Kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def git(findings: Findings, command: Command) -> Fed:
 
 
 def _loses(findings: Findings, what: str) -> None:
-    findings.flag(DESTRUCTIVE, f"git {what}")
+    findings.flag(DESTRUCTIVE, f"git {what}", Kind.WORK)
 
 
 def _reset(findings: Findings, args: list[Word], repository: Word, command: Command) -> None:
@@ -187,7 +187,9 @@ def _clean(findings: Findings, args: list[Word], repository: Word, command: Comm
         findings.flag(UNKNOWN, f"git clean -i: deletes what it is told to in {where}")
     elif place == OUTSIDE:
         findings.flag(
-            DESTRUCTIVE, f"git clean deletes untracked files in {where}, outside the workspace"
+            DESTRUCTIVE,
+            f"git clean deletes untracked files in {where}, outside the workspace",
+            Kind.OUTSIDE,
         )
     else:
         _loses(findings, "clean -f: deletes untracked files, uncommitted new work among them")
@@ -285,10 +287,14 @@ def _push(findings: Findings, args: list[Word], repository: Word, command: Comma
     shared = ["every branch"] if every else [b for b in branches if _shared(b)]
     if not branches and not every:
         findings.flag(
-            DESTRUCTIVE, "git push --force without a branch named (it may be a shared one)"
+            DESTRUCTIVE,
+            "git push --force without a branch named (it may be a shared one)",
+            Kind.SHARED,
         )
     elif shared:
-        findings.flag(DESTRUCTIVE, f"git push --force to the shared branch {shared[0]}")
+        findings.flag(
+            DESTRUCTIVE, f"git push --force to the shared branch {shared[0]}", Kind.SHARED
+        )
     elif any(spec.startswith(":") for spec in (w.text for w in parsed.operands[1:])) or (
         "--delete" in given or parsed.letters("d")
     ):  # a remote branch or tag deleted: what only it held goes (a force push keeps them)
@@ -364,7 +370,7 @@ def _config(findings: Findings, args: list[Word], repository: Word, command: Com
     scratch = Scratch(findings.places)
     words = [Word(part) for part in body.split()]
     git(scratch, Ran("git", words, command.shell, command.cwd, command.depth + 1, None))
-    if any(risk != "safe" for risk, _ in scratch.found):
+    if any(risk != "safe" for risk, _, _ in scratch.found):
         findings.flag(UNKNOWN, f"git {operands[0].text}: an alias that runs {body!r}")
 
 

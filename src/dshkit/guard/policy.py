@@ -15,6 +15,24 @@ DECISIONS = ("allow", "ask", "deny")  # from the loosest to the strictest
 GLOBAL_SEARCH = "globalSearch"
 OPAQUE = "opaque"
 
+
+class Kind:
+    """What kind of harm a finding is: not a row of the table (its risk is), but what a person
+    can do instead, which differs between a delete outside the workspace and a force push to
+    main. A finding's kind is its risk unless its rule names one; code the guard cannot see
+    is `OPAQUE`. (A namespace: `paths` names places OUTSIDE and WORKSPACE too.)"""
+
+    UNKNOWN, DESTRUCTIVE, OPAQUE = UNKNOWN, DESTRUCTIVE, OPAQUE
+    OUTSIDE = "outside"  # deletes, moves or changes files outside the workspace
+    WORKSPACE = "workspace"  # deletes (or moves away) the whole workspace
+    DISK = "disk"  # wipes or overwrites a disk, a partition or a volume's free space
+    WORK = "work"  # git throws away uncommitted changes, unmerged commits or the way back
+    SHARED = "shared"  # a force push rewriting a branch others share
+    MACHINE = "machine"  # the machine or what others use: shutdown, firewall, kill -1
+    REMOTE = "remote"  # deletes on another machine
+    ALL = (UNKNOWN, DESTRUCTIVE, OPAQUE, OUTSIDE, WORKSPACE, DISK, WORK, SHARED, MACHINE, REMOTE)
+
+
 # The operator's table: each row a risk, each column a mode. A global search is its own row:
 # blocked before it runs, never allowed. So is opaque code (a download or a decoded payload
 # run by a shell, eval of a variable, a command name only known when it runs): unlike an

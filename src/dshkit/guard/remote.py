@@ -14,7 +14,7 @@ from .commands import from_file
 from .lexer import Word
 from .options import Syntax, parse
 from .paths import OUTSIDE, Places
-from .policy import DESTRUCTIVE, UNKNOWN
+from .policy import DESTRUCTIVE, UNKNOWN, Kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -118,8 +118,10 @@ def judged_there(
             there.command([Word(w) for w in joined.split()], "bash", _THERE, depth, fed)
     elif argv is not None:
         there.command(argv, "bash", _THERE, depth, fed)
-    for risk, reason in there.findings.found:
-        judge.flag(risk, f"{where}: {reason}")
+    for risk, reason, kind in there.findings.found:
+        # A place there is no place of this workspace: whatever it deletes, it does there.
+        local = kind in (Kind.OUTSIDE, Kind.WORKSPACE)
+        judge.flag(risk, f"{where}: {reason}", Kind.REMOTE if local else kind)
     judge.findings.opaque.extend(f"{where}: {reason}" for reason in there.findings.opaque)
     judge.seen += there.seen
     judge.denied += there.denied
@@ -215,7 +217,7 @@ def _ansible(judge: Judge, command: Command) -> tuple[str | None, Fed]:
         settings = dict(part.partition("=")[::2] for part in given.text.split())
         if settings.get("state") == "absent":
             target = settings.get("path") or settings.get("dest") or settings.get("name") or "…"
-            judge.flag(DESTRUCTIVE, f"{where} -m {module}: deletes {target} there")
+            judge.flag(DESTRUCTIVE, f"{where} -m {module}: deletes {target} there", Kind.REMOTE)
     return command.cwd, _OPAQUE
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from .dialect import dialects, places_for
-from .policy import DESTRUCTIVE, MODES, RISKS, SAFE, UNKNOWN, decide
+from .policy import DESTRUCTIVE, MODES, RISKS, SAFE, UNKNOWN, Kind, decide
 from .walk import Judge
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
@@ -24,11 +24,12 @@ MAX_COMMAND_CHARS = 100_000
 
 class Classification:
     """A command line's risk, whether it is a global search, whether it runs code the guard
-    cannot see (`opaque`), and why (names the command); the person's rule that denies it (a
-    deny decides in every mode) and those that allowed parts of it; the walk it came from.
+    cannot see (`opaque`), and why (names the command), with the kind of harm that reason is
+    (`policy.Kind`: what a person can do instead); the person's rule that denies it (a deny
+    decides in every mode) and those that allowed parts of it; the walk it came from.
     (A plain class: dataclasses cost this hot path more than the classification itself.)"""
 
-    __slots__ = ("allowed", "denied", "global_search", "judge", "opaque", "reason", "risk")
+    __slots__ = ("allowed", "denied", "global_search", "judge", "kind", "opaque", "reason", "risk")
 
     def __init__(
         self,
@@ -40,11 +41,13 @@ class Classification:
         denied: Pattern | None = None,
         allowed: tuple[Pattern, ...] = (),
         judge: Judge | None = None,
+        kind: str = "",
     ) -> None:
         self.risk = risk
         self.global_search = global_search
         self.reason = reason
         self.opaque = opaque
+        self.kind = kind or (Kind.OPAQUE if opaque and risk == UNKNOWN else risk)
         self.denied = denied
         self.allowed = allowed
         self.judge = judge
@@ -88,9 +91,9 @@ def classify(
     findings = judge.findings
     found, searches, opaque = findings.found, findings.searches, findings.opaque
     # The first of the riskiest findings names the command (opaque code, among unknowns).
-    risk, reason = max(found, key=lambda f: RISKS.index(f[0]), default=(SAFE, ""))
+    risk, reason, kind = max(found, key=lambda f: RISKS.index(f[0]), default=(SAFE, "", SAFE))
     if risk == UNKNOWN and opaque:
-        reason = opaque[0]
+        reason, kind = opaque[0], Kind.OPAQUE
     if risk == SAFE:
         reason = searches[0] if searches else "no destructive or opaque command"
     elif searches:
@@ -102,7 +105,14 @@ def classify(
     elif allowed and risk == SAFE and not searches:
         reason = f"allowed by the rule {allowed[0].text!r} ({allowed[0].origin})"
     return Classification(
-        risk, bool(searches), reason, bool(opaque), denied=denied, allowed=allowed, judge=judge
+        risk,
+        bool(searches),
+        reason,
+        bool(opaque),
+        denied=denied,
+        allowed=allowed,
+        judge=judge,
+        kind=kind,
     )
 
 
@@ -146,6 +156,7 @@ def classify_sent(
                 denied=found.denied,
                 allowed=found.allowed,
                 judge=other.judge if worse else found.judge,
+                kind=other.kind if worse else found.kind,
             )
     return found
 

@@ -26,7 +26,7 @@ from .commands import (
 from .lexer import LexError, Token, Word, lex
 from .options import SLASH_ANY, Syntax, parse
 from .paths import Places, device
-from .policy import DESTRUCTIVE, UNKNOWN
+from .policy import DESTRUCTIVE, UNKNOWN, Kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -269,8 +269,8 @@ class Judge:
         # finding index -> (the command, the name of the rule or step that judged it)
         self.owners: dict[int, tuple[Command, str]] | None = {} if traced else None
 
-    def flag(self, risk: str, reason: str) -> None:
-        self.findings.flag(risk, reason)
+    def flag(self, risk: str, reason: str, kind: str = "") -> None:
+        self.findings.flag(risk, reason, kind)
 
     def hidden(self, reason: str) -> None:
         self.findings.hidden(reason)
@@ -292,7 +292,7 @@ class Judge:
             if "ps" in nested or "image" in nested:  # `docker rm $(docker ps -aq)`
                 self.findings.every |= _lists_every(nested)
         if shell == "bash" and "()" in text and _fork_bomb(text):
-            self.flag(DESTRUCTIVE, "a function that starts itself twice: a fork bomb")
+            self.flag(DESTRUCTIVE, "a function that starts itself twice: a fork bomb", Kind.MACHINE)
         if shell == "pwsh" and "(" in text:
             calls = text.lower().replace(" ", "")
             method = next((m for m in _PWSH_METHOD_CALLS if m in calls), None)
@@ -347,7 +347,9 @@ class Judge:
                     continue
                 if redirect:
                     if redirect in (">", ">>", ">|", "&>", "&>>") and device(token.text):
-                        self.flag(DESTRUCTIVE, f"writes over the disk device {token.text}")
+                        self.flag(
+                            DESTRUCTIVE, f"writes over the disk device {token.text}", Kind.DISK
+                        )
                     elif redirect in (">", ">|", "&>"):
                         overwritten(self.findings, "> writes over", [token], cwd)
                     elif redirect in ("<<", "<<<"):  # a here-document or here-string feeds it

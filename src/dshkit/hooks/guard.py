@@ -3,9 +3,11 @@ or a global search is denied or sent for approval before it runs, per `[guard] m
 person's own allow and deny rules.
 
 It answers in every case: a call it cannot judge (a payload of the wrong shape, cut short or
-unparsable: see `unjudged`) gets the decision for opaque code, never silence. Where the
+unparsable: see `unjudged`) gets the decision for opaque code, never silence; settings it
+cannot read (a broken config.toml, no state directory at all) are the strict mode. Where the
 harness does not honour `ask` (the registry says), an ask goes out as a deny saying how to
-run the command anyway.
+run the command anyway. A deny ends with what can be done instead, by the kind of harm that
+decided it (`ADVICE`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import os
 import sys
 
 from .. import harnesses
-from ..guard import DEFAULT_MODE, UNKNOWN, decide
+from ..guard import DEFAULT_MODE, SAFE, TABLE, UNKNOWN, decide
+from ..guard.policy import GLOBAL_SEARCH, OPAQUE, Kind
 from ..guard.service import chosen_mode, classify_sent
 from .protocol import HookInput
 
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..guard.rules import Rules
+    from ..guard.service import Classification
 
 _STRICT = "strict"
 _MODE_ENV = "DSHKIT_GUARD_MODE"  # `[guard] mode`'s override (config.py)
@@ -32,6 +36,34 @@ _HOW_TO_RUN = (
     'allow 中加入允许规则（写法如 allow = ["git push:*"]，逐条匹配 `dshkit guard explain` '
     "列出的单条命令），判断依据也可用它查看。"
 )
+BY_HAND = "如确需运行，请让用户本人在终端里执行。"
+# What can be done instead, per kind of harm (guard.policy.Kind): a denial says what was judged
+# and what the agent or the person can do, which differs between a delete outside the
+# workspace and a force push to main (docs/design/guard.md#a-denial-says-what-to-do-instead).
+ADVICE = {
+    Kind.DESTRUCTIVE: "这一步删掉或改掉的东西无法找回：请只处理本任务自己建的、写明名字的对象。"
+    + BY_HAND,
+    Kind.OUTSIDE: "工作区外的文件不归这次任务处理：请只在工作区内删除或改动；"
+    "如确需处理工作区外的文件，请让用户本人执行。",
+    Kind.WORKSPACE: "这会清空整个工作区：请只删除具体的文件或构建产物（如 build、dist）。",
+    Kind.DISK: "这会抹掉整块磁盘、分区或卷上的数据，无法撤销，不应由代理执行。" + BY_HAND,
+    Kind.WORK: "这会丢掉还没提交的改动、没合并的提交或找回它们的记录：请先提交、`git stash` "
+    "或另建分支保存，再做。" + BY_HAND,
+    Kind.SHARED: "强制推送会改写别人也在用的分支的历史：请推到自己的新分支（不加 --force），"
+    "再发起合并请求；如确需改写共享分支，请让用户本人执行。",
+    Kind.MACHINE: "这会影响整台机器或别人也在用的服务，不应由代理执行。" + BY_HAND,
+    Kind.REMOTE: "这会删掉或改动另一台机器上的东西，在这里无法核实，也无法撤销。" + BY_HAND,
+    Kind.UNKNOWN: "strict 模式不运行看不清会影响什么的命令：请把路径和参数写成明确的值、"
+    "把内联代码写进文件再运行；如确需运行，请让用户本人执行，或由用户改用 balanced 模式"
+    "（`dshkit guard mode balanced`，这类命令会先问用户）。",
+    Kind.OPAQUE: "看不到它实际会运行的代码：请先把要运行的内容（下载或解码的脚本）存成文件，"
+    "看过后再运行那个文件。" + BY_HAND,
+}
+SEARCH_ADVICE = (
+    "请把搜索限定在工作区或一个具体目录（如 `grep -r 关键词 src/`），不要从 /、盘符根目录、"
+    "家目录或 AppData 开始。"
+)
+RULE_ADVICE = "这条规则是用户本人定的：请换一种做法；如确需运行，请让用户本人执行或修改这条规则。"
 
 
 def on_command(hook: HookInput) -> dict[str, Any] | None:
@@ -70,7 +102,7 @@ def on_command(hook: HookInput) -> dict[str, Any] | None:
         shown = " ".join([words.name, *(w.shown for w in words.args)]) if words else command
         reason = (
             f"dshkit 命令风险策略按用户自己的规则拒绝这条命令：规则 {found.denied.text!r}"
-            f"（{found.denied.origin}）匹配了 `{shown}`。{problem}"
+            f"（{found.denied.origin}）匹配了 `{shown}`。{problem}{RULE_ADVICE}"
         )
     else:
         what = _RISKS[found.risk] + ("、全局搜索" if found.global_search else "")
@@ -78,7 +110,7 @@ def on_command(hook: HookInput) -> dict[str, Any] | None:
         verb = "拒绝" if decision == "deny" else "需要人工确认"
         reason = f"dshkit 命令风险策略（{mode}）{verb}这条命令：{what}，{found.reason}。{problem}"
         if decision == "deny":
-            reason += "请改在工作区内操作，或缩小搜索范围。"
+            reason += _advice(found, mode)
     decision, reason = _delivered(hook, decision, reason)
 
     def audited() -> None:  # once the decision reached the harness
@@ -113,8 +145,23 @@ def unjudged(hook: HookInput, why: str) -> dict[str, Any] | None:
         f"dshkit 命令风险策略（{mode}）{verb}这条命令：无法看懂的命令，{why}，"
         f"无法判断它的风险。{problem}"
     )
+    if decision == "deny":
+        reason += BY_HAND
     decision, reason = _delivered(hook, decision, reason)
     return {"permissionDecision": decision, "permissionDecisionReason": reason}
+
+
+def _advice(found: Classification, mode: str) -> str:
+    """What can be done instead, for each part of `found` whose row denies it under `mode`:
+    its kind of harm, a global search, code it cannot see."""
+    parts = []
+    if found.risk != SAFE and TABLE[found.risk][mode] == "deny":
+        parts.append(ADVICE[found.kind])
+    if found.global_search and TABLE[GLOBAL_SEARCH][mode] == "deny":
+        parts.append(SEARCH_ADVICE)
+    if found.opaque and TABLE[OPAQUE][mode] == "deny":
+        parts.append(ADVICE[Kind.OPAQUE])
+    return "".join(dict.fromkeys(parts)) or BY_HAND  # (a deny for a cwd it cannot read)
 
 
 def _delivered(hook: HookInput, decision: str, reason: str) -> tuple[str, str]:
@@ -143,8 +190,18 @@ def _mode(hook: HookInput) -> tuple[str, str]:
 def _settings(hook: HookInput, workspace: str | None) -> tuple[str, Rules | None, str]:
     """`[guard] mode`, the person's rules for `workspace` and a note when the config cannot
     be read. Without a config file or an override it is the default mode and no rules, and
-    the config module (TOML, dataclasses) is never loaded: this runs on every shell command."""
-    path = _config_file(hook)
+    the config module (TOML, dataclasses) is never loaded: this runs on every shell command.
+    No state directory (a relative DSH_HOME or --state-dir) is no settings: the strictest."""
+    try:
+        path = _config_file(hook)
+    except Exception as exc:  # Invalid, caught broadly: the hot path imports no error tree
+        field = getattr(exc, "field", None)
+        named = "--state-dir" if field == "state_dir" else field or "DSH_HOME"
+        return (
+            _STRICT,
+            None,
+            f"（{named} 必须是绝对路径，找不到 dshkit 的设置，按 strict 处理：{exc}）",
+        )
     # The mode a person chose (console, CLI) wins over config.toml's; the override over both.
     chosen = None if hook.env.get(_MODE_ENV) else chosen_mode(os.path.dirname(path))
     if not hook.env.get(_MODE_ENV) and not os.path.exists(path):

@@ -15,10 +15,14 @@ LOG_LIMIT = 1 << 20  # bytes; a longer log is moved to hooks.log.1 before the ne
 
 def log(directory: str | None, event: str, message: str) -> None:
     """One line in <state dir>/hooks.log; never raises (the log must not break a hook)."""
+    from ..errors import Invalid
     from ..paths import private_dir, private_opener, state_dir
 
     try:
         state = state_dir(directory)
+    except Invalid:  # no state directory (a relative one): nowhere to write, said on stderr
+        return
+    try:
         private_dir(state)
         path = state / "hooks.log"
         if path.exists() and path.stat().st_size > LOG_LIMIT:

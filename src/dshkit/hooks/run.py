@@ -12,7 +12,8 @@ a line in `<state dir>/hooks.log`. Extra handlers may be named in `DSHKIT_HOOK_H
 The payload is read within `hookspec.PAYLOAD_READ_S`: a stdin that is never closed must not
 hang the hook until the harness kills it, which would let a command through unjudged. A call
 whose payload did not come whole gets no opinion, except from the command guard, which fails
-closed (see `dispatch.unread`).
+closed (see `dispatch.unread`); so does a call with no state directory (a relative `DSH_HOME`
+or `--state-dir`), where the guard judges in its strictest mode.
 """
 
 from __future__ import annotations
@@ -42,10 +43,23 @@ def main(argv: list[str]) -> int:
         state = _state_dir(directory)
     except Exception as exc:  # Invalid, caught broadly: the hot path imports no error tree
         # No state directory to log in, and none may be made here (the agent's directory):
-        # the line goes to stderr, which the harness keeps in its own log.
-        _read_payload(MAX_PAYLOAD_BYTES, PAYLOAD_READ_S)  # drained, never waited on for long
-        sys.stderr.write(f"dshkit hook {event or '-'}: {exc}; no opinion given\n")
-        return 0
+        # the line goes to stderr, which the harness keeps in its own log. The handlers that
+        # fail closed (the command guard) still answer, with no settings: the strictest
+        # (docs/design/guard.md#the-guard-fails-closed).
+        raw, short = _read_payload(MAX_PAYLOAD_BYTES, PAYLOAD_READ_S)
+        closed = [entry for entry in entries(event) if entry.fails_closed]
+        closed = [entry for entry in closed if _wanted([entry], raw)]
+        said = "only the command guard answers" if closed else "no opinion given"
+        sys.stderr.write(f"dshkit hook {event or '-'}: {exc}; {said}\n")
+        if not closed:
+            return 0
+        if short:
+            from .dispatch import unread
+
+            return unread(event, closed, len(raw), short, os.environ, directory, "", raw)
+        from .dispatch import run
+
+        return run(event, closed, raw, os.environ, directory)
     problem = ""
     try:
         extra = extra_entries(os.environ.get("DSHKIT_HOOK_HANDLERS", ""))
