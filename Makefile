@@ -26,19 +26,35 @@ run: $(RUN_STAMP)
 	$(BIN)/dshkit serve
 
 # dshkit on the PATH for daily use, from this checkout: pipx or uv when present, else a venv of
-# its own under $(TOOL_HOME) linked into $(TOOL_BIN).
+# its own under $(TOOL_HOME) linked into $(TOOL_BIN). The directories that makes (those not
+# there before) are listed in $(MADE), for uninstall-user to remove once they are empty.
+MADE = $(TOOL_HOME)/made-directories
 install-user:
 	@if command -v pipx >/dev/null 2>&1; then pipx install --force --editable .; \
 	elif command -v uv >/dev/null 2>&1; then uv tool install --force --editable .; \
-	else $(PY) -m venv $(TOOL_HOME)/venv && $(TOOL_HOME)/venv/bin/pip install --quiet -e . \
+	else set --; for dir in "$(TOOL_HOME)" "$(TOOL_BIN)"; do \
+	    while [ ! -e "$$dir" ]; do set -- "$$@" "$$dir"; dir=$$(dirname "$$dir"); done; done; \
+	  $(PY) -m venv $(TOOL_HOME)/venv && $(TOOL_HOME)/venv/bin/pip install --quiet -e . \
 	  && mkdir -p $(TOOL_BIN) && ln -sf $(TOOL_HOME)/venv/bin/dshkit $(TOOL_BIN)/dshkit \
+	  && { [ $$# -eq 0 ] || printf '%s\n' "$$@" >> "$(MADE)"; } \
 	  && echo "linked $(TOOL_BIN)/dshkit"; fi
 	@command -v dshkit >/dev/null 2>&1 || echo "note: add $(TOOL_BIN) to your PATH"
 
+# What install-user put there, each said, and the directories it made once they are empty
+# (deepest first; a $(TOOL_BIN) holding other programs stays).
 uninstall-user:
 	@if command -v pipx >/dev/null 2>&1 && pipx list 2>/dev/null | grep -q dshkit; then pipx uninstall dshkit; \
 	elif command -v uv >/dev/null 2>&1 && uv tool list 2>/dev/null | grep -q dshkit; then uv tool uninstall dshkit; \
-	else rm -f $(TOOL_BIN)/dshkit && rm -rf $(TOOL_HOME)/venv; fi
+	else found=""; \
+	  if [ "$$(readlink "$(TOOL_BIN)/dshkit")" = "$(TOOL_HOME)/venv/bin/dshkit" ]; then \
+	    rm -f "$(TOOL_BIN)/dshkit" && echo "removed $(TOOL_BIN)/dshkit" && found=1; fi; \
+	  if [ -d "$(TOOL_HOME)/venv" ]; then \
+	    rm -rf "$(TOOL_HOME)/venv" && echo "removed $(TOOL_HOME)/venv" && found=1; fi; \
+	  made=$$(cat "$(MADE)" 2>/dev/null); rm -f "$(MADE)"; \
+	  emptied=$$(printf '%s\n' "$(TOOL_HOME)" "$$made" | sort -ru | while IFS= read -r dir; do \
+	    [ -d "$$dir" ] && rmdir "$$dir" 2>/dev/null && echo "removed $$dir (empty)"; done); \
+	  [ -z "$$emptied" ] || { echo "$$emptied"; found=1; }; \
+	  [ -n "$$found" ] || echo "nothing to remove: dshkit is not installed by make install-user"; fi
 
 # The generated references (docs/cli.md, docs/config.md); a test fails when they are stale.
 docs: $(RUN_STAMP)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -19,8 +20,10 @@ import pytest
 
 from dshkit import harnesses
 from dshkit.store import Store
+from dshkit.web import link
 
 from ..support.cli import BARE_PATH, SCRIPT, run_at_home
+from ..support.install import fake_dsh
 
 BIN = str(Path(sys.executable).parent)
 
@@ -117,9 +120,10 @@ def test_project_scope_installs_are_seen(tmp_path: Path) -> None:
 
 
 def test_dsh_hooks_count_only_with_the_bridge_in_the_profile(tmp_path: Path) -> None:
-    (tmp_path / ".dsh").mkdir()  # DSH is here
-    assert dshkit(tmp_path, "install-hooks", "--harness", "dsh").returncode == 0
-    code, report = doctor(tmp_path)
+    (tmp_path / ".dsh").mkdir()  # DSH is here, its `dsh plugin add` does not take
+    path = fake_dsh(tmp_path / "bin", adds=False)
+    assert dshkit(tmp_path, "install-hooks", "--harness", "dsh", path=path).returncode == 0
+    code, report = doctor(tmp_path, path=path)
     found = check(report, "hooks", harness="dsh", scope="user")
     assert code == 1 and found["status"] == "broken"
     assert "the hook bridge is not added to profile 'headless'" in found["message"]
@@ -129,17 +133,37 @@ def test_dsh_hooks_count_only_with_the_bridge_in_the_profile(tmp_path: Path) -> 
     profile = tmp_path / ".dsh" / "profiles" / "headless"
     manifest = {"dependencies": {bridge.plugin_name: "0.0.1-rc.5"}}
     (profile / "package.json").write_text(json.dumps(manifest))
-    code, report = doctor(tmp_path)  # listed but not there: cannot tell, so not "yes"
+    code, report = doctor(tmp_path, path=path)  # listed but not there: cannot tell, not "yes"
     assert code == 0 and check(report, "hooks", harness="dsh", scope="user")["status"] == "unknown"
     assert report["harnesses"]["dsh"]["hooksInstalled"] is None
     package = profile / "node_modules" / bridge.plugin_name / "package.json"
     package.parent.mkdir(parents=True)
     package.write_text("{}")
-    code, report = doctor(tmp_path)
+    code, report = doctor(tmp_path, path=path)
     assert code == 0 and report["harnesses"]["dsh"]["hooksInstalled"] is True
     (tmp_path / ".dsh" / "dshkit" / "dsh-hooks.json").unlink()  # the block mounts nothing now
-    code, report = doctor(tmp_path)
+    code, report = doctor(tmp_path, path=path)
     assert code == 1 and check(report, "hooks", harness="dsh", scope="user")["status"] == "broken"
+
+
+def test_a_harness_gone_from_this_machine_is_absent_not_broken(tmp_path: Path) -> None:
+    (tmp_path / ".dsh" / "sessions").mkdir(parents=True)
+    path = fake_dsh(tmp_path / "bin")
+    assert dshkit(tmp_path, "install-hooks", "--harness", "dsh", path=path).returncode == 0
+    assert doctor(tmp_path, path=path)[0] == 0
+    # DSH's CLI is gone since (its sessions are still there): its hooks can run no more.
+    code, report = doctor(tmp_path)
+    assert code == 0 and report["ok"] is True
+    harness = check(report, "harness", harness="dsh")
+    assert harness["status"] == "absent" and "no `dsh` on PATH" in harness["message"]
+    for name in ("hooks", "mcpServer"):
+        found = check(report, name, harness="dsh", scope="user")
+        assert found["status"] == "absent", found
+        assert "dshkit's entries left in" in found["message"]
+    assert report["harnesses"]["dsh"]["found"] is None
+    assert report["harnesses"]["dsh"]["hooksInstalled"] is False
+    text = dshkit(tmp_path, "doctor")
+    assert text.returncode == 0 and "broken" not in text.stdout
 
 
 def test_a_newer_or_truncated_database_is_broken(tmp_path: Path) -> None:
@@ -199,20 +223,18 @@ def test_a_broken_database_says_how_to_recover_and_is_left_as_it_is(
 
 
 @contextmanager
-def identity_server(body: dict[str, Any]) -> Iterator[int]:
-    """A real HTTP server on 127.0.0.1 answering GET /api/profile/ with `body`."""
+def http_server(status: int) -> Iterator[int]:
+    """A real HTTP server on 127.0.0.1 answering every GET with `status` (401: what the
+    service says to a request without its token); its port."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:
             pass
 
         def do_GET(self) -> None:
-            data = orjson.dumps(body)
-            self.send_response(200 if self.path == "/api/profile/" else 404)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
+            self.send_response(status)
+            self.send_header("content-length", "0")
             self.end_headers()
-            self.wfile.write(data)
 
     server = HTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -224,20 +246,75 @@ def identity_server(body: dict[str, Any]) -> Iterator[int]:
         server.server_close()
 
 
-@pytest.mark.parametrize(
-    ("served", "status", "ours"),
-    [("this", "ok", True), ("other", "warn", False), (None, "unknown", None)],
-)
-def test_the_service_is_up_only_for_this_state_dir(
-    tmp_path: Path, served: str | None, status: str, ours: bool | None
-) -> None:
-    state = tmp_path / ".dsh" / "dshkit"
-    body: dict[str, Any] = {"name": "dshkit", "contract": 1, "endpoints": []}
-    if served is not None:
-        body["stateDir"] = str(state if served == "this" else tmp_path / "elsewhere")
-    with identity_server(body) as port:
-        done = dshkit(tmp_path, "doctor", "--json", "--port", str(port))
+def service(home: Path, *args: str) -> tuple[int, dict[str, Any], dict[str, Any]]:
+    """doctor's exit code, its service check and its report's `service`."""
+    done = dshkit(home, "doctor", "--json", *args)
     report = orjson.loads(done.stdout)
-    assert check(report, "service")["status"] == status
-    assert report["service"]["reachable"] is True
-    assert report["service"]["servesThisStateDir"] is ours
+    return done.returncode, check(report, "service"), report["service"]
+
+
+def test_the_service_is_where_this_state_dirs_serve_recorded_it(tmp_path: Path) -> None:
+    state = tmp_path / ".dsh" / "dshkit"
+    state.mkdir(parents=True)
+    code, found, shown = service(tmp_path)  # no serve running: nothing is probed
+    assert code == 0 and found["status"] == "absent" and "`dshkit serve`" in found["message"]
+    assert shown == {"url": None, "reachable": False, "servesThisStateDir": False}
+    with http_server(401) as port:  # as the service answers a request without its token
+        url = f"http://127.0.0.1:{port}/"
+        served = link.record(state, url, port)  # as a running `dshkit serve` records itself
+        code, found, shown = service(tmp_path)
+        assert code == 0 and found["status"] == "ok" and found["message"].endswith(url)
+        assert shown == {"url": url, "reachable": True, "servesThisStateDir": True}
+        assert service(tmp_path, "--port", str(port))[1]["status"] == "ok"
+        # Another port named: whatever answers there is not this state directory's service.
+        with http_server(200) as other:
+            code, found, shown = service(tmp_path, "--port", str(other))
+            assert code == 0 and found["status"] == "warn" and url in found["message"]
+            assert shown["reachable"] is True and shown["servesThisStateDir"] is False
+    # Recorded by a process that is still there, answering no more: cannot tell.
+    code, found, shown = service(tmp_path)
+    assert code == 0 and found["status"] == "unknown"
+    assert f"(pid {served.pid}) recorded {url} but does not answer" in found["message"]
+    assert shown == {"url": url, "reachable": False, "servesThisStateDir": None}
+    link.forget(state, served)
+    code, found, _ = service(tmp_path, "--port", str(port))
+    assert found["status"] == "absent" and found["message"] == f"nothing answers at {url}"
+
+
+@contextmanager
+def tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A small file system of its own (a tmpfs), when this process may mount one."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", str(disk)],
+        capture_output=True,
+        text=True,
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_a_read_only_file_system_is_said_as_such_not_chmod(tmp_path: Path) -> None:
+    with tmpfs(tmp_path) as disk:
+        state, fresh = disk / "state", disk / "fresh"
+        with Store(state):
+            pass
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        remedy = "remount it read-write, or point --state-dir at a writable directory"
+        for where, said, holding in (
+            (state, f"cannot open the state database {state / 'dshkit.db'}", state),
+            (fresh, f"{fresh / 'dshkit.db'} cannot be created", disk),  # none there yet
+        ):
+            code, report = doctor(tmp_path, "--state-dir", str(where))
+            found = check(report, "database")
+            assert code == 1 and found["status"] == "broken"
+            assert found["message"] == (
+                f"{said}: the file system holding {holding} is mounted read-only; {remedy}"
+            )

@@ -16,7 +16,7 @@ import pytest
 from dshkit.harnesses.config_files import configured
 
 from ..support.cli import SCRIPT, run_at_home
-from ..support.install import FOREIGN
+from ..support.install import FOREIGN, fake_dsh
 
 
 def commands(settings: dict[str, Any], event: str) -> list[str]:
@@ -104,16 +104,58 @@ def test_dsh_gets_a_bridge_settings_file_and_a_patch_block(tmp_path: Path) -> No
     patch.parent.mkdir(parents=True)
     original = "- id: hmr\n  disabled: false\n  config:\n    root: []"  # no final newline
     patch.write_text(original)
-    done = run_at_home(tmp_path, "install-hooks", "--harness", "dsh")
-    assert "dsh plugin --profile headless add @deepseek-ai/dsh-hooks-claude-code" in done.stdout
+    path = fake_dsh(tmp_path / "bin")
+    done = run_at_home(tmp_path, "install-hooks", "--harness", "dsh", PATH=path)
+    assert "installed the hook bridge into DSH profile 'headless'" in done.stdout
+    (added,) = (tmp_path / "bin" / "dsh.log").read_text().splitlines()
+    assert added.startswith("plugin --profile headless add @deepseek-ai/dsh-hooks-claude-code@")
     config = tmp_path / ".dsh" / "dshkit" / "dsh-hooks.json"
     prompt_hooks = commands(json.loads(config.read_text()), "UserPromptSubmit")
     assert "hook UserPromptSubmit" in prompt_hooks[0]
     text = patch.read_text()
     assert text.startswith(original + "\n") and f"configPath: {json.dumps(str(config))}" in text
     assert "id: hooks-claude-code" in text
-    run_at_home(tmp_path, "uninstall-hooks", "--harness", "dsh")
+    report = orjson.loads(run_at_home(tmp_path, "doctor", "--json", PATH=path).stdout)
+    assert report["ok"] is True and report["harnesses"]["dsh"]["hooksInstalled"] is True
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "dsh", PATH=path)
     assert patch.read_text() == original and not config.exists()
+
+
+def test_dsh_sessions_without_its_cli_are_no_dsh_to_install_into(tmp_path: Path) -> None:
+    # DSH's home holds sessions (copied from elsewhere, or left), but no `dsh` runs here: its
+    # hooks could only run through the bridge `dsh plugin add` would add.
+    (tmp_path / ".dsh" / "sessions").mkdir(parents=True)
+    (tmp_path / ".claude").mkdir()
+    done = run_at_home(tmp_path, "install-hooks")
+    assert "skipped DSH: not installed here (no `dsh` on PATH" in done.stdout
+    assert "plugin" not in done.stdout and "dsh-hooks.json" not in done.stdout
+    assert sorted(p.name for p in (tmp_path / ".dsh").iterdir()) == ["dshkit", "sessions"]
+    assert not (tmp_path / ".dsh" / "dshkit" / "dsh-hooks.json").exists()
+    named = run_at_home(tmp_path, "install-hooks", "--harness", "dsh", check=False)
+    assert named.returncode == 2 and "DSH is not installed here" in named.stderr
+    code, report = doctor_report(tmp_path)
+    assert code == 0 and report["harnesses"]["dsh"]["hooksInstalled"] is False
+    dsh = [c for c in report["checks"] if c.get("harness") == "dsh"]
+    assert {c["check"]: c["status"] for c in dsh if c["check"] != "sessionsRoot"} == {
+        "harness": "absent",
+        "hooks": "absent",
+        "mcpServer": "absent",
+    }
+    # Asked to anyway: the block is written, and the one command that finishes it said.
+    forced = run_at_home(tmp_path, "install-hooks", "--harness", "dsh", "--create")
+    assert "dsh plugin --profile headless add @deepseek-ai/dsh-hooks-claude-code" in forced.stdout
+    # Still no DSH here: what dshkit left there is named, nothing is broken.
+    code, report = doctor_report(tmp_path)
+    (hooks,) = [c for c in report["checks"] if c["check"] == "hooks" and c["harness"] == "dsh"]
+    assert code == 0 and hooks["status"] == "absent"
+    assert hooks["message"].startswith("not checked: DSH is not installed here")
+    assert "`dshkit uninstall-hooks --harness dsh` removes them" in hooks["message"]
+    assert report["harnesses"]["dsh"]["hooks"][0]["status"] == "absent"
+
+
+def doctor_report(home: Path) -> tuple[int, dict[str, Any]]:
+    done = run_at_home(home, "doctor", "--json", check=False)
+    return done.returncode, orjson.loads(done.stdout)
 
 
 def test_doctor_reports_per_harness(tmp_path: Path) -> None:
@@ -164,7 +206,8 @@ def test_dsh_patch_written_by_dsh_itself_stays_valid(tmp_path: Path) -> None:
     patch.parent.mkdir(parents=True)
     original = "# Your patch layer for this dsh profile.\n[]\n"
     patch.write_text(original)
-    run_at_home(tmp_path, "install-hooks", "--harness", "dsh")
+    path = fake_dsh(tmp_path / "bin")
+    run_at_home(tmp_path, "install-hooks", "--harness", "dsh", PATH=path)
     text = patch.read_text()
     assert "[]" not in text.replace("`[]`", "") and "- insert:" in text
     edited = text + "- id: other\n  disabled: true\n"  # someone adds an entry afterwards
@@ -176,11 +219,11 @@ def test_dsh_patch_written_by_dsh_itself_stays_valid(tmp_path: Path) -> None:
         == "# Your patch layer for this dsh profile.\n- id: other\n  disabled: true\n"
     )
     patch.write_text(original)
-    run_at_home(tmp_path, "install-hooks", "--harness", "dsh")
+    run_at_home(tmp_path, "install-hooks", "--harness", "dsh", PATH=path)
     run_at_home(tmp_path, "uninstall-hooks", "--harness", "dsh")
     assert patch.read_text() == original
     patch.write_text("key: value\n")
-    refused = run_at_home(tmp_path, "install-hooks", "--harness", "dsh", check=False)
+    refused = run_at_home(tmp_path, "install-hooks", "--harness", "dsh", check=False, PATH=path)
     assert refused.returncode == 1 and "add this entry by hand" in refused.stderr
 
 
@@ -327,7 +370,7 @@ def test_dsh_patch_in_the_persons_own_yaml_keeps_every_byte(tmp_path: Path) -> N
     patch = tmp_path / ".dsh" / "profiles" / "headless" / "cordis.patch.yml"
     patch.parent.mkdir(parents=True)
     patch.write_text(PERSONS_PATCH)
-    run_at_home(tmp_path, "install-hooks", "--harness", "dsh")
+    run_at_home(tmp_path, "install-hooks", "--harness", "dsh", PATH=fake_dsh(tmp_path / "bin"))
     text = patch.read_text()
     assert text.startswith(PERSONS_PATCH)  # theirs untouched, dshkit's blocks after it
     errors: list[str] = []
@@ -343,6 +386,7 @@ def test_dsh_patch_in_the_persons_own_yaml_keeps_every_byte(tmp_path: Path) -> N
 def test_dsh_patch_dshkit_cannot_extend_is_refused_untouched(tmp_path: Path) -> None:
     patch = tmp_path / ".dsh" / "profiles" / "headless" / "cordis.patch.yml"
     patch.parent.mkdir(parents=True)
+    path = fake_dsh(tmp_path / "bin")
     cases = {
         # An indented list: an entry added at the margin would no longer be YAML.
         "  - id: hmr\n    disabled: false\n": "add this entry by hand",
@@ -355,7 +399,70 @@ def test_dsh_patch_dshkit_cannot_extend_is_refused_untouched(tmp_path: Path) -> 
     }
     for text, message in cases.items():
         patch.write_text(text)
-        done = run_at_home(tmp_path, "install-hooks", "--harness", "dsh", check=False)
+        done = run_at_home(tmp_path, "install-hooks", "--harness", "dsh", check=False, PATH=path)
         assert done.returncode == 1 and message in done.stderr, done.stderr
         assert patch.read_text() == text
         assert sorted(p.name for p in patch.parent.iterdir()) == ["cordis.patch.yml"]
+
+
+def test_each_file_is_said_created_updated_or_removed(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()  # Claude Code is here, with no settings of its own yet
+    settings, user_file = tmp_path / ".claude" / "settings.json", tmp_path / ".claude.json"
+    done = run_at_home(tmp_path, "install-hooks", "--harness", "claude")
+    assert done.stdout.splitlines() == [f"created {settings}", f"created {user_file}"]
+    policy = "PreCompact=tests.support.hook_handlers:deny"  # one more event: the hooks change
+    more = run_at_home(
+        tmp_path, "install-hooks", "--harness", "claude", DSHKIT_HOOK_HANDLERS=policy
+    )
+    assert more.stdout.splitlines() == [f"updated {settings}"]
+    gone = run_at_home(tmp_path, "uninstall-hooks", "--harness", "claude")
+    assert gone.stdout.splitlines() == [f"removed {user_file}", f"removed {settings}"]
+
+
+def test_install_hooks_json_names_every_file_of_every_harness(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".codex").mkdir()
+    codex_config = tmp_path / ".codex" / "config.toml"
+    codex_config.write_text('model = "gpt-fake"\n')
+    files = {
+        "claude": [str(tmp_path / ".claude" / "settings.json"), str(tmp_path / ".claude.json")],
+        "codex": [str(tmp_path / ".codex" / "hooks.json"), str(codex_config)],
+    }
+
+    def install(*args: str) -> dict[str, Any]:
+        done = run_at_home(tmp_path, "install-hooks", "--json", *args)
+        answer: dict[str, Any] = orjson.loads(done.stdout)  # and nothing else on stdout
+        assert sorted(answer["harnesses"]) == ["claude", "codex"]
+        for name, paths in files.items():
+            assert [f["path"] for f in answer["harnesses"][name]["files"]] == paths
+            assert answer["harnesses"][name]["bridge"] is None
+        (skipped,) = answer["skipped"]
+        assert skipped["harness"] == "dsh" and "not installed here" in skipped["why"]
+        return answer
+
+    def actions(answer: dict[str, Any], name: str) -> list[str]:
+        return [f["action"] for f in answer["harnesses"][name]["files"]]
+
+    dry = install("--dry-run")
+    assert dry["dryRun"] is True and dry["changed"] is False
+    assert actions(dry, "claude") == ["created", "created"]
+    assert actions(dry, "codex") == ["created", "updated"]
+    (codex_diff,) = [f["diff"] for f in dry["harnesses"]["codex"]["files"] if "toml" in f["path"]]
+    assert "+[mcp_servers.dshkit]" in codex_diff and not (tmp_path / ".claude.json").exists()
+    done = install()
+    assert done["changed"] is True and done["stateDir"] == str(tmp_path / ".dsh" / "dshkit")
+    assert [actions(done, name) for name in files] == [actions(dry, name) for name in files]
+    assert "diff" not in done["harnesses"]["claude"]["files"][0]
+    again = install()
+    assert again["changed"] is False
+    assert actions(again, "claude") == actions(again, "codex") == ["unchanged", "unchanged"]
+    gone = orjson.loads(run_at_home(tmp_path, "uninstall-hooks", "--json").stdout)
+    assert [f["action"] for f in gone["harnesses"]["claude"]["files"]] == ["removed", "removed"]
+    # An error is JSON too, on stdout, with the exit code the error tree gives it.
+    refused = run_at_home(tmp_path, "install-hooks", "--json", "--harness", "dsh", check=False)
+    error = orjson.loads(refused.stdout)
+    assert refused.returncode == error["exitCode"] == 2
+    assert error["kind"] == "invalid" and error["field"] == "harness"
+    assert "DSH is not installed here" in error["error"]
+    bad = run_at_home(tmp_path, "install-hooks", "--json", DSHKIT_HOOK_HANDLERS="x", check=False)
+    assert bad.returncode == 1 and orjson.loads(bad.stdout)["kind"] == "invalid"

@@ -15,6 +15,7 @@ import orjson
 from dshkit.harnesses.config_files import configured
 
 from ..support.cli import SCRIPT, run_at_home
+from ..support.install import fake_dsh
 
 
 def state(home: Path) -> str:
@@ -137,12 +138,8 @@ def test_codex_config_gets_a_marked_table_and_gets_its_bytes_back(tmp_path: Path
     assert config["features"] == {"plugins": False} and config["model"] == "gpt-fake"
     assert config["mcp_servers"]["docs"] == {"command": "docs-mcp", "args": ["--stdio"]}
     served = config["mcp_servers"]["dshkit"]
-    # Codex passes these on to the server, and so to the CLI a handoff starts.
-    assert {"OPENAI_API_KEY", "HTTPS_PROXY"} <= set(served.pop("env_vars"))
-    # `codex exec` never asks for approval: the handoff tools are approved in dshkit's block.
-    approved = served.pop("tools")
-    assert approved["graft_slice_and_inject"] == {"approval_mode": "approve"}
-    assert "optimize_prompt" not in approved
+    served.pop("env_vars")
+    served.pop("tools")
     assert served == {
         "command": SCRIPT,
         "args": ours(tmp_path, "codex")[1:],
@@ -176,6 +173,31 @@ def test_codex_config_gets_a_marked_table_and_gets_its_bytes_back(tmp_path: Path
     assert path.read_text().count("[mcp_servers.dshkit]") == 1
 
 
+def test_codex_passes_the_server_what_dshkit_reads_and_asks_before_a_handoff(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / ".codex" / "config.toml"
+    path.parent.mkdir()
+    provider = '[model_providers.fake]\nbase_url = "http://127.0.0.1:9/v1"\nenv_key = "FAKE_KEY"\n'
+    path.write_text(CODEX + provider)
+    run_at_home(tmp_path, "install-hooks", "--harness", "codex")
+    served = tomllib.loads(path.read_text())["mcp_servers"]["dshkit"]
+    # Codex's home and CLI, dshkit's own settings, the network's; the key of the provider the
+    # file configures, without which the CLI a handoff starts cannot reach its model.
+    forwarded = set(served["env_vars"])
+    assert {"CODEX_HOME", "CODEX_BIN", "DSHKIT_LLM_API_KEY", "DSHKIT_CHROMIUM"} <= forwarded
+    assert {"HTTPS_PROXY", "no_proxy", "FAKE_KEY"} <= forwarded
+    assert "OPENAI_API_KEY" not in forwarded  # the server never uses Codex's own key
+    others = {n for n in forwarded if not n.startswith(("CODEX_", "DSHKIT_", "http", "HTTP"))}
+    assert others == {"FAKE_KEY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"}
+    # `codex exec` never asks for approval: the read-only handoff tools are approved in
+    # dshkit's block; the one that starts a new agent is left for Codex to ask about.
+    assert served["tools"] == {
+        tool: {"approval_mode": "approve"}
+        for tool in ("graft_prepare", "graft_read_result", "graft_search_history")
+    }
+
+
 def test_codex_config_dshkit_cannot_extend_is_refused_untouched(tmp_path: Path) -> None:
     path = tmp_path / ".codex" / "config.toml"
     path.parent.mkdir()
@@ -199,7 +221,7 @@ def test_dsh_profile_layer_gets_an_mcp_client_entry_and_the_empty_list_back(
     patch = tmp_path / ".dsh" / "profiles" / "headless" / "cordis.patch.yml"
     patch.parent.mkdir(parents=True)
     patch.write_text("[]\n")  # as `dsh plugin add` leaves a profile
-    run_at_home(tmp_path, "install-hooks", "--harness", "dsh")
+    run_at_home(tmp_path, "install-hooks", "--harness", "dsh", PATH=fake_dsh(tmp_path / "bin"))
     text = patch.read_text()
     assert "id: hooks-claude-code" in text and "id: mcp-dshkit" in text
     assert "name: '@deepseek-ai/dsh-mcp-client'" in text and "serverName: dshkit" in text

@@ -191,7 +191,7 @@ def test_uninstall_removes_only_the_directories_install_created(tmp_path: Path) 
     (home / ".dsh" / "profiles").mkdir(parents=True)  # DSH is here, no profile set up yet
     (home / ".dsh" / "profiles").chmod(0o755)
     state = home / ".dsh" / "dshkit"
-    run_at_home(home, "install-hooks", "--harness", "dsh")
+    run_at_home(home, "install-hooks", "--harness", "dsh", PATH=fake_cli(tmp_path, "dsh"))
     layer = home / ".dsh" / "profiles" / "headless" / "cordis.patch.yml"
     assert layer.is_file() and mode(layer.parent) == 0o700 and mode(state) == 0o700
     run_at_home(home, "install-hooks", "--harness", "codex", "--create")

@@ -38,6 +38,9 @@ BLOCKED = "不再接收"
 # machine shared with other test runs; nothing is timed, only waited for.
 DEADLINE_S = 240.0
 GRAFT_TOOL = "graft_slice_and_inject"
+# The person's approval of the handoff for one `codex exec` (which cannot ask), as
+# `--allowedTools` gives it to `claude -p`: dshkit's registration leaves it to Codex to ask.
+CODEX_APPROVES_HANDOFF = ("-c", f'mcp_servers.dshkit.tools.{GRAFT_TOOL}.approval_mode="approve"')
 
 
 @pytest.fixture
@@ -273,7 +276,7 @@ def test_codex_hands_off_to_a_new_real_session(tmp_path: Path, refusing: Refusin
         config = world.home / ".codex" / "config.toml"
         # Codex announces 95% of the configured window in its log (here 95,000 tokens).
         config.write_text("model_context_window = 100000\n" + config.read_text())
-        world.install_hooks()  # which approves dshkit's handoff tools (`codex exec` never asks)
+        world.install_hooks()  # which approves dshkit's read-only handoff tools
         fake.script.extend(
             [
                 {
@@ -285,7 +288,8 @@ def test_codex_hands_off_to_a_new_real_session(tmp_path: Path, refusing: Refusin
                 {"tool": GRAFT_TOOL, "namespace": "mcp__dshkit", "arguments": {}},
             ]
         )
-        source = codex_thread(codex(world, refusing, "--json", "read hello.txt"))
+        asked = codex(world, refusing, *CODEX_APPROVES_HANDOFF, "--json", "read hello.txt")
+        source = codex_thread(asked)
         assert not fake.script, "the fake model's script was not played to the end"
         requests = session_requests(fake, source)
         assert not nudged(requests[0])

@@ -1,18 +1,20 @@
 """`dshkit doctor`: what works on this machine and what is broken, per harness and scope.
 
-Per harness, first whether it is installed on this machine (its config directory is there or
-its CLI is on PATH; one that is not is left alone by `install-hooks`). Exits 1 when
-something is broken: an install that lacks an event the hook registry has, runs
-a `dshkit` that is missing or feeds another state directory, a DSH patch block without the
-bridge it mounts, an MCP server registration that runs such a `dshkit` (a missing one, where
-the hooks are installed, is a warning), a database that is newer, unreadable, empty,
-truncated, damaged or cannot be written (saying how to recover), an unusable LLM
-configuration. What cannot be told is said to be unknown, never that it works.
+Per harness, first whether it is installed on this machine (`install.absent`: its config
+directory is there or its CLI is on PATH; one that is not is left alone by `install-hooks`,
+and its checks are absent, whatever dshkit left in its files). Exits 1 when something is
+broken: an install that lacks an event the hook registry has, runs a `dshkit` that is
+missing or feeds another state directory, a DSH patch block without the bridge it mounts,
+an MCP server registration that runs such a `dshkit` (a missing one, where the hooks are
+installed, is a warning), a database that is newer, unreadable, empty, truncated, damaged
+or cannot be written (saying how to recover; on a read-only file system, that), an unusable
+LLM configuration. What cannot be told is said to be unknown, never that it works. The
+service is the one this state directory's `dshkit serve` recorded (`web.link.recorded`),
+up when it answers there at all.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -29,12 +31,17 @@ from ..llm import LLMConfig, LLMConfigError
 from ..paths import state_dir as resolve_state_dir
 from ..store import DB_NAME, Store, StoreBusy, StoreError, recovery, write_problem
 from ..web import link
-from ..web.security import TOKEN_HEADER
 from .common import json_option, print_json, state_dir_option, stdout
 
 
 @click.command()
-@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    help="Probe this port on 127.0.0.1 for the service [default: the port this state "
+    "directory's running `dshkit serve` recorded].",
+)
 @click.option(
     "--project",
     type=click.Path(file_okay=False, path_type=Path),
@@ -51,7 +58,7 @@ from .common import json_option, print_json, state_dir_option, stdout
 @state_dir_option
 @json_option
 def doctor(
-    port: int, project: Path, dsh_profile: str, state_dir: str | None, as_json: bool
+    port: int | None, project: Path, dsh_profile: str, state_dir: str | None, as_json: bool
 ) -> None:
     """Per harness: whether it is installed here, its sessions root, hooks (user and project
     scope); then the database, the LLM and the service. Exits 1 when something is broken."""
@@ -64,12 +71,13 @@ def doctor(
     checks: list[dict[str, Any]] = []
     report_harnesses: dict[str, dict[str, Any]] = {}
     for harness in harnesses.all_harnesses():
-        found = harness.found()
+        why = absent(harness.name)
+        found = harness.found() if why is None else None
         checks.append(
             _check(
                 "harness",
-                OK if found else ABSENT,
-                f"found: {found}" if found else f"{absent(harness.name)}: install-hooks skips it",
+                ABSENT if why else OK,
+                f"{why}: install-hooks skips it" if why else f"found: {found}",
                 harness=harness.name,
             )
         )
@@ -127,18 +135,38 @@ def _check(name: str, status: str, message: str, **extra: Any) -> dict[str, Any]
 
 
 def _hooks_check(found: Inspection, name: str = "hooks") -> dict[str, Any]:
+    """One inspection as a check; of a harness not on this machine, absent (its `harness`
+    check says why) with what dshkit left there."""
+    where = {"harness": found.harness, "scope": found.scope}
+    if found.away is not None:
+        message = f"not checked: {harnesses.get(found.harness).label} is not installed here"
+        if found.installed:
+            message += (
+                f"; dshkit's entries left in {found.path} do nothing "
+                f"(`dshkit uninstall-hooks --harness {found.harness}` removes them)"
+            )
+        return _check(name, ABSENT, message, **where)
     if found.problems:
         message = "; ".join(p.message for p in found.problems)
     else:
         message = f"installed in {found.path}" if found.installed else "not installed"
-    return _check(name, found.status, message, harness=found.harness, scope=found.scope)
+    return _check(name, found.status, message, **where)
 
 
 def _database(state: Path) -> dict[str, Any]:
     """The state database: there, readable, whole (SQLite's quick_check) and writable; what is
-    wrong says how to recover."""
+    wrong says how to recover. On a read-only file system no chmod helps: that is said."""
     path = state / DB_NAME
+    mount = _read_only(state)
+    read_only = None
+    if mount is not None:
+        read_only = (
+            f"the file system holding {mount} is mounted read-only; remount it read-write, "
+            "or point --state-dir at a writable directory"
+        )
     if not os.path.lexists(path):
+        if read_only is not None:
+            return _check("database", BROKEN, f"{path} cannot be created: {read_only}")
         return _check("database", ABSENT, f"{path} (none yet: `dshkit scan` creates it)")
     try:
         with Store(state, busy_timeout=5.0) as store:
@@ -149,10 +177,26 @@ def _database(state: Path) -> dict[str, Any]:
     except StoreBusy as exc:
         return _check("database", UNKNOWN, f"{exc.message} (cannot tell whether it is whole)")
     except StoreError as exc:
+        if read_only is not None:  # its own advice (chmod) cannot help here
+            return _check("database", BROKEN, f"cannot open the state database {path}: {read_only}")
         return _check("database", BROKEN, exc.message)
     if problem is not None:
-        return _check("database", BROKEN, f"the store cannot be written: {problem}")
+        return _check("database", BROKEN, f"the store cannot be written: {read_only or problem}")
     return _check("database", OK, str(path))
+
+
+def _read_only(directory: Path) -> Path | None:
+    """The place (`directory`, else the nearest parent there) when the file system holding it
+    is mounted read-only (None: it is not, or that cannot be told)."""
+    for place in (directory, *directory.parents):
+        try:
+            flags = os.statvfs(place).f_flag
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+        return place if flags & os.ST_RDONLY else None
+    return None
 
 
 def _unwritable(store: Store) -> str | None:
@@ -184,38 +228,37 @@ def _llm(state: Path) -> dict[str, Any]:
     return _check("llm", OK, f"{config.model} at {config.base_url}")
 
 
-def _service(port: int, state: Path) -> dict[str, Any]:
-    """Up only when the service on the port says it serves this state directory."""
-    url = f"http://127.0.0.1:{port}/api/profile/"
-    fields: dict[str, Any] = {"url": url, "reachable": False}
-    # The token goes only to the port this state directory's running serve recorded: whoever
-    # else listens there must not get it.
-    recorded = link.recorded(state)
-    headers = {}
-    if recorded is not None and recorded.port == port:
-        with contextlib.suppress(OSError):
-            headers[TOKEN_HEADER] = (state / "token").read_text().strip()
-    try:
-        response = httpx.get(url, headers=headers, timeout=2.0)
-        fields["reachable"] = True
-        identity = response.json() if response.status_code == 200 else None
-    except httpx.HTTPError:
-        return _check("service", ABSENT, f"nothing answers at {url} (`dshkit serve`)", **fields)
-    except ValueError:
-        identity = None
-    if response.status_code == 401:
-        message = f"a service at {url} wants a token: not this state directory's `dshkit serve`"
-        return _check("service", WARN, message, **fields)
-    if not isinstance(identity, dict) or identity.get("name") != "dshkit":
-        return _check("service", WARN, f"something else than dshkit answers at {url}", **fields)
-    served = identity.get("stateDir")
-    if not isinstance(served, str):
-        message = f"a dshkit service answers at {url} but does not say which state directory"
+def _service(port: int | None, state: Path) -> dict[str, Any]:
+    """This state directory's service: where its running `dshkit serve` recorded it is
+    (`--port`: that port instead), up when anything answers there at all (a refusal for want
+    of the token, 401, is an answer too)."""
+    served = link.recorded(state)
+    if served is not None and port in (None, served.port):
+        answers = _answers(served.url)
+        fields = {"url": served.url, "reachable": answers}
+        if answers:
+            return _check("service", OK, f"serving {state} at {served.url}", **fields)
+        message = f"`dshkit serve` (pid {served.pid}) recorded {served.url} but does not answer"
         return _check("service", UNKNOWN, message, **fields)
-    if os.path.realpath(served) != os.path.realpath(state):
-        message = f"the dshkit service at {url} serves another state directory ({served})"
-        return _check("service", WARN, message, **fields)
-    return _check("service", OK, f"serving {state} at {url}", **fields)
+    if port is None:
+        message = "not running (`dshkit serve` starts it)"
+        return _check("service", ABSENT, message, url=None, reachable=False)
+    url = f"http://127.0.0.1:{port}/"
+    if not _answers(url):
+        return _check("service", ABSENT, f"nothing answers at {url}", url=url, reachable=False)
+    where = f"that answers at {served.url}" if served is not None else "that is not running"
+    message = f"something answers at {url}, not this state directory's `dshkit serve` ({where})"
+    return _check("service", WARN, message, url=url, reachable=True)
+
+
+def _answers(url: str) -> bool:
+    """Whether anything answers HTTP at `url`: a bare GET, no token sent, through no proxy
+    (a proxy's own answer would pass for the service's)."""
+    try:
+        httpx.get(url, timeout=2.0, trust_env=False)
+    except httpx.HTTPError:
+        return False
+    return True
 
 
 _STYLE = {OK: "green", ABSENT: "dim", WARN: "yellow", UNKNOWN: "yellow", BROKEN: "bold red"}

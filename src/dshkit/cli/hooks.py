@@ -1,4 +1,7 @@
-"""`dshkit install-hooks` / `uninstall-hooks`: dshkit's hooks in a harness's settings."""
+"""`dshkit install-hooks` / `uninstall-hooks`: dshkit's hooks in a harness's settings.
+
+What each did, per harness and file (created, updated, removed, unchanged), is said as a line
+per file written, or, under `--json`, as one object naming every file of every harness."""
 
 from __future__ import annotations
 
@@ -11,9 +14,11 @@ from typing import Any, TypeVar
 import click
 
 from .. import harnesses
+from ..errors import Failed, Invalid
 from ..hookspec import extra_entries
 from ..install import (
     PROJECT_PROGRAM,
+    BridgeMount,
     Plan,
     apply,
     mount_bridge,
@@ -21,7 +26,7 @@ from ..install import (
     plan_uninstall,
 )
 from ..paths import state_dir as resolve_state_dir
-from .common import state_dir_option, stderr, stdout
+from .common import json_option, print_json, state_dir_option, stderr, stdout
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,6 +60,7 @@ def _options(func: F) -> F:
                 "--dry-run", is_flag=True, help="Show the changes as a diff; write nothing."
             ),
             state_dir_option,
+            json_option,
         ]
     ):
         func = option(func)
@@ -76,26 +82,39 @@ def install_hooks(
     dsh_profile: str,
     dry_run: bool,
     state_dir: str | None,
+    as_json: bool,
     create: bool,
 ) -> None:
     """Make dshkit's hooks in a harness's settings what its hook registry asks (others' hooks
     are left as they are; run it again after an upgrade that adds hooks).
 
     Without --harness: every harness found on this machine (its config directory is there,
-    or its CLI is on PATH); the others are skipped, and named. A harness named that is not
-    found is refused (exit 2) unless --create is given. Nothing of dshkit's bookkeeping is
-    written beside your files: it is kept in the state directory."""
+    or its CLI is on PATH; DSH, whose hooks run through a bridge its CLI adds: `dsh` on
+    PATH); the others are skipped, and named. A harness named that is not found is refused
+    (exit 2) unless --create is given. Nothing of dshkit's bookkeeping is written beside your
+    files: it is kept in the state directory.
+
+    With --json: {"harnesses": {NAME: {"files": [{"path", "action"}], "bridge"}}, "skipped"},
+    each action created, updated, removed or unchanged (with --dry-run: what it would be, and
+    each file's "diff")."""
     if create and harness is None:
         raise click.UsageError("--create needs --harness: it installs into one harness named")
     state = resolve_state_dir(state_dir)
     try:  # extra handlers of one's own are installed with the built-in ones
         extra = extra_entries(os.environ.get("DSHKIT_HOOK_HANDLERS", ""))
     except ValueError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise Invalid(str(exc), field="DSHKIT_HOOK_HANDLERS") from exc
     # A harness named that is not here is refused as bad input on the command line (exit 2),
     # a file dshkit cannot change as asked as not done (exit 1): the error tree says which.
     plan = plan_install(harness, scope, project.resolve(), state, dsh_profile, extra, create)
-    _run(plan, state, dry_run, installing=True)
+    _apply(plan, state, dry_run, installing=True)
+    bridges: dict[str, BridgeMount | None] = {}
+    if not dry_run:  # a bridge (DSH's) is added by the harness's own CLI, the files written
+        bridges = {name: mount_bridge(name, dsh_profile, project) for name in plan.harnesses}
+    if as_json:
+        print_json(_report(plan, state, dry_run, bridges))
+        return
+    _say(plan, dry_run, installing=True)
     if scope == "project":
         stdout.print(
             f"Project scope: the hooks run `{PROJECT_PROGRAM}` found on PATH, with its default "
@@ -106,9 +125,8 @@ def install_hooks(
         )
         if shutil.which(PROJECT_PROGRAM) is None:
             stderr.print(f"warning: `{PROJECT_PROGRAM}` is not on PATH here", markup=False)
-    if not dry_run:
-        for name in plan.harnesses:
-            _mount_bridge(name, dsh_profile, project)
+    for name, mounted in bridges.items():
+        _say_bridge(name, dsh_profile, mounted)
 
 
 @click.command("uninstall-hooks")
@@ -120,17 +138,31 @@ def uninstall_hooks(
     dsh_profile: str,
     dry_run: bool,
     state_dir: str | None,
+    as_json: bool,
 ) -> None:
     """Take dshkit's hooks out again (a file dshkit alone changed gets its old bytes back, one
     it created goes, and so do the directories it made once they are empty).
 
-    Without --harness: out of every harness."""
+    Without --harness: out of every harness. --json: as install-hooks says it."""
     state = resolve_state_dir(state_dir)
     plan = plan_uninstall(harness, scope, project.resolve(), state, dsh_profile)
-    _run(plan, state, dry_run, installing=False)
+    _apply(plan, state, dry_run, installing=False)
+    if as_json:
+        print_json(_report(plan, state, dry_run, {}))
+    else:
+        _say(plan, dry_run, installing=False)
 
 
-def _run(plan: Plan, state: Path, dry_run: bool, installing: bool) -> None:
+def _apply(plan: Plan, state: Path, dry_run: bool, installing: bool) -> None:
+    if dry_run or not plan.changes:
+        return
+    try:
+        apply(plan.changes, installing, state)
+    except OSError as exc:  # a file the system would not let dshkit write: not done
+        raise Failed(f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc)) from exc
+
+
+def _say(plan: Plan, dry_run: bool, installing: bool) -> None:
     for name, why in plan.skipped:
         stdout.print(f"skipped {harnesses.get(name).label}: {why}", markup=False)
     writes = plan.writes
@@ -138,23 +170,45 @@ def _run(plan: Plan, state: Path, dry_run: bool, installing: bool) -> None:
         stdout.print(
             "Nothing to change: " + ("already installed." if installing else "not installed.")
         )
-    if dry_run:
-        for change in writes:
-            click.echo(change.diff(), nl=False)
-        return
-    if not plan.changes:
-        return
-    try:
-        apply(plan.changes, installing, state)
-    except OSError as exc:
-        raise click.ClickException(str(exc)) from exc
     for change in writes:
-        stdout.print(("updated " if change.after is not None else "removed ") + str(change.path))
+        if dry_run:
+            click.echo(change.diff(), nl=False)
+        else:
+            stdout.print(f"{change.action} {change.path}", markup=False)
 
 
-def _mount_bridge(harness: str, profile: str, project: Path) -> None:
-    """Add the harness's hook bridge (DSH's), or say the one command that does."""
-    mounted = mount_bridge(harness, profile, project)
+def _report(
+    plan: Plan, state: Path, dry_run: bool, bridges: dict[str, BridgeMount | None]
+) -> dict[str, Any]:
+    """The --json answer: every file of every harness with what was (or would be) done."""
+    chosen: dict[str, Any] = {}
+    for name in plan.harnesses:
+        files = []
+        for path in plan.files.get(name, []):
+            change = plan.change(path)
+            shown: dict[str, Any] = {
+                "path": str(path),
+                "action": change.action if change is not None else "unchanged",
+            }
+            if dry_run:
+                shown["diff"] = change.diff() if change is not None and change.writes else ""
+            files.append(shown)
+        mounted = bridges.get(name)
+        bridge = None
+        if mounted is not None:
+            bridge = {"command": mounted.command, "ran": mounted.ran, "error": mounted.error}
+        chosen[name] = {"files": files, "bridge": bridge}
+    return {
+        "stateDir": str(state),
+        "dryRun": dry_run,
+        "changed": bool(plan.writes) and not dry_run,
+        "harnesses": chosen,
+        "skipped": [{"harness": name, "why": why} for name, why in plan.skipped],
+    }
+
+
+def _say_bridge(harness: str, profile: str, mounted: BridgeMount | None) -> None:
+    """What adding the harness's hook bridge (DSH's) did, or the one command that does it."""
     if mounted is None:
         return
     label = harnesses.get(harness).label

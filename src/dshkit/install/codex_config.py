@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..chromium import EXECUTABLE_ENV
+from ..config import SECTIONS
 from ..harnesses.config_files import Unreadable, load_toml
 from .blocks import Block
 from .commands import SERVER_NAME
@@ -23,15 +25,22 @@ BLOCK = Block(
     "# >>> dshkit MCP server (managed by `dshkit install-hooks`; `uninstall-hooks` removes it)",
     "# <<< dshkit MCP server",
 )
-# The handoff tools the watermark asks the model to call: `codex exec` (approval policy never)
-# refuses an MCP tool that needs approval, so installing dshkit approves these in its block.
-APPROVED = ("graft_prepare", "graft_slice_and_inject", "graft_read_result", "graft_search_history")
+# The read-only handoff tools the watermark has the model call: `codex exec` (approval policy
+# never) refuses an MCP tool that needs approval, so dshkit's block approves these. Not
+# `graft_slice_and_inject`: it starts a new agent, so Codex asks the person each time (and
+# `codex exec`, with nobody to ask, refuses it).
+APPROVED = ("graft_prepare", "graft_read_result", "graft_search_history")
 # Codex starts an MCP server with a few variables of its environment only (PATH, HOME, …);
-# the CLI a handoff starts from the server needs the model provider's key (each provider's
-# `env_key`, besides these) and the network settings Codex itself runs with.
+# these are what the server reads besides: Codex's home (its sessions; the handoff's CLI
+# finds its config and login there) and CLI, dshkit's own settings (config.toml's overrides,
+# the gate's Chromium) and the network settings its model calls and the handoff's CLI go
+# through. No model key of Codex's: the server never uses one (a provider's `env_key`, which
+# the handoff's CLI cannot start without, is added from the file).
 _CODEX_ENV = (
     "CODEX_HOME",
-    "OPENAI_API_KEY",
+    "CODEX_BIN",
+    *(s.env for section in SECTIONS.values() for s in section.values() if s.env),
+    EXECUTABLE_ENV,
     *(f"{name}_proxy" for name in ("http", "https", "all", "no")),
     *(f"{name}_PROXY" for name in ("HTTP", "HTTPS", "ALL", "NO")),
 )

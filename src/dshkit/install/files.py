@@ -37,6 +37,16 @@ class Change:
         """Whether the file's content changes."""
         return self.after != self.before
 
+    @property
+    def action(self) -> str:
+        """What the change does to the file: "created", "updated", "removed" or
+        "unchanged"."""
+        if not self.writes:
+            return "unchanged"
+        if self.before is None:
+            return "created"
+        return "removed" if self.after is None else "updated"
+
     def diff(self) -> str:
         lines = difflib.unified_diff(
             (self.before or "").splitlines(keepends=True),

@@ -52,9 +52,9 @@ def plan_install(
     state_dir: Path,
     profile: str,
     extra: Iterable[hookspec.Entry],
-) -> None:
+) -> list[Path]:
     """Add to `changes` what makes dshkit's hooks what the hook registry asks (and, for a
-    bridge, the patch layer's block mounting them)."""
+    bridge, the patch layer's block mounting them); returns the files it plans."""
     path = settings_path(harness, scope, project, state_dir)
     wanted = hookspec.installed_events(harness, extra)
     edit(
@@ -64,9 +64,11 @@ def plan_install(
             path, text, wanted, lambda event: hook_line(event, scope, state_dir)
         ),
     )
-    if harness.bridge is not None:
-        bridge, patch = harness.bridge, Path(harness.bridge.patch_path(profile))
-        edit(changes, patch, lambda text: dsh_patch.with_bridge(patch, text, path, bridge))
+    if harness.bridge is None:
+        return [path]
+    bridge, patch = harness.bridge, Path(harness.bridge.patch_path(profile))
+    edit(changes, patch, lambda text: dsh_patch.with_bridge(patch, text, path, bridge))
+    return [path, patch]
 
 
 def plan_uninstall(
@@ -76,14 +78,17 @@ def plan_uninstall(
     project: Path,
     state_dir: Path,
     profile: str,
-) -> None:
-    """Add to `changes` what takes dshkit's hooks out (nothing where it has no entries)."""
+) -> list[Path]:
+    """Add to `changes` what takes dshkit's hooks out (nothing where it has no entries);
+    returns the files it looks at."""
     path = settings_path(harness, scope, project, state_dir)
     ledger = Ledger(state_dir)
     take_out(changes, path, lambda text: hook_settings.without_hooks(path, text), ledger)
-    if harness.bridge is not None:
-        patch = Path(harness.bridge.patch_path(profile))
-        take_out(changes, patch, lambda text: dsh_patch.without_bridge(patch, text), ledger)
+    if harness.bridge is None:
+        return [path]
+    patch = Path(harness.bridge.patch_path(profile))
+    take_out(changes, patch, lambda text: dsh_patch.without_bridge(patch, text), ledger)
+    return [path, patch]
 
 
 def inspect(

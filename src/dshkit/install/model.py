@@ -47,10 +47,16 @@ class Inspection:
     installed: bool  # some dshkit entry is there
     events: dict[str, str] = field(default_factory=dict)  # installed event → matcher
     problems: list[Problem] = field(default_factory=list)
+    # Why the harness counts as not installed on this machine (user scope), None: it is. Then
+    # nothing of this install can run, whatever it holds: it is absent, not broken.
+    away: str | None = None
 
     @property
     def status(self) -> str:
-        """The worst problem's level, else "ok", or "absent" (not installed, which is fine)."""
+        """The worst problem's level, else "ok", or "absent" (not installed, which is fine, or
+        its harness is not on this machine)."""
+        if self.away is not None:
+            return ABSENT
         for level in (BROKEN, UNKNOWN, WARN):
             if any(p.level == level for p in self.problems):
                 return level
@@ -65,4 +71,5 @@ class Inspection:
             "installed": self.installed,
             "events": self.events,
             "problems": [{"level": p.level, "message": p.message} for p in self.problems],
+            "harnessAbsent": self.away,
         }

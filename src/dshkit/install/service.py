@@ -5,10 +5,11 @@ server's registration), each file once even where two of them are one file (DSH'
 layer mounts the bridge and runs the server), and writes nothing until `apply`: a dry run
 shows the plan as diffs. Nobody else's hooks, servers or settings change.
 
-A harness that is not installed on this machine (the registry's `Harness.found`) is left
-alone in user scope: installing into every harness skips it and says why, and naming it is
-refused unless its directories are to be created. Project scope writes the project's files,
-meant for other machines too, whichever harnesses this one has.
+A harness that is not installed on this machine (`absent`: the registry's `Harness.found`;
+for one whose hooks run through a bridge, its CLI on PATH) is left alone in user scope:
+installing into every harness skips it and says why, and naming it is refused unless its
+directories are to be created. Project scope writes the project's files, meant for other
+machines too, whichever harnesses this one has.
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ class Plan:
     changes: list[Change]  # the files it changes (uninstalling: or only forgets)
     harnesses: list[str] = field(default_factory=list)  # the harnesses it is for
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (harness, why left alone)
+    files: dict[str, list[Path]] = field(default_factory=dict)  # harness → the files it has
+
+    def change(self, path: Path) -> Change | None:
+        """The change planned for `path` (None: it stays as it is)."""
+        return next((change for change in self.changes if change.path == path), None)
 
     @property
     def writes(self) -> list[Change]:
@@ -56,8 +62,8 @@ def plan_install(
     plan = Plan([])
     changes: list[Change] = []
     for found in _chosen(harness, scope, plan):
-        if scope == "user" and not create and found.found() is None:
-            why = _absent(found)
+        why = _absent(found) if scope == "user" and not create else None
+        if why is not None:
             if harness is not None:
                 raise HarnessAbsent(
                     f"{found.label} is {why}; `--create` installs dshkit into it anyway, "
@@ -65,11 +71,13 @@ def plan_install(
                 )
             plan.skipped.append((found.name, why))
             continue
-        hooks.plan_install(changes, found, scope, project, state_dir, profile, extra)
+        files = hooks.plan_install(changes, found, scope, project, state_dir, profile, extra)
         registration = mcp.target(found, scope, project, profile)
         if registration is not None:  # in the patch layer: after the bridge
             edit(changes, registration.path, registration.add(state_dir))
+            files.append(registration.path)
         plan.harnesses.append(found.name)
+        plan.files[found.name] = list(dict.fromkeys(files))
     plan.changes = [change for change in changes if change.writes]
     return plan
 
@@ -88,18 +96,19 @@ def plan_uninstall(
         # The MCP server first: a bridge block taken out after it finds the patch layer's list
         # as it was before dshkit (and gives back the empty list `[]` it stood for).
         registration = mcp.target(found, scope, project, profile)
+        files = [] if registration is None else [registration.path]
         if registration is not None:
             take_out(changes, registration.path, registration.remove, ledger)
-        hooks.plan_uninstall(changes, found, scope, project, state_dir, profile)
+        files += hooks.plan_uninstall(changes, found, scope, project, state_dir, profile)
         plan.harnesses.append(found.name)
+        plan.files[found.name] = list(dict.fromkeys(files))
     plan.changes = [change for change in changes if change.writes or change.recorded]
     return plan
 
 
 def absent(harness: str) -> str | None:
     """Why `harness` counts as not installed on this machine (None: it is installed)."""
-    found = _harness(harness)
-    return None if found.found() is not None else _absent(found)
+    return _absent(_harness(harness))
 
 
 def _chosen(harness: str | None, scope: str, plan: Plan) -> list[harnesses.Harness]:
@@ -115,12 +124,21 @@ def _chosen(harness: str | None, scope: str, plan: Plan) -> list[harnesses.Harne
     return chosen
 
 
-def _absent(harness: harnesses.Harness) -> str:
+def _absent(harness: harnesses.Harness) -> str | None:
+    cli = harness.launcher.executable()
+    if harness.bridge is not None:
+        # Its hooks run only through the bridge its own CLI adds (`plugin add`) to sessions
+        # its CLI starts: without the CLI, a home of sessions (copied, or left) runs nothing.
+        if shutil.which(cli) is not None:
+            return None
+        override = harness.launcher.env_override
+        return (
+            f"not installed here (no `{cli}` on PATH to add its hook bridge; ${override} names one)"
+        )
+    if harness.found() is not None:
+        return None
     places = " or ".join(harness.places())
-    return (
-        f"not installed here (nothing of it at {places}, "
-        f"no `{harness.launcher.executable()}` on PATH)"
-    )
+    return f"not installed here (nothing of it at {places}, no `{cli}` on PATH)"
 
 
 def inspect(
@@ -132,7 +150,8 @@ def inspect(
     extra: Iterable[hookspec.Entry] = (),
 ) -> Inspection:
     """The hooks' install in one scope, against this dshkit, its registry and state dir."""
-    return hooks.inspect(_harness(harness), scope, project, state_dir, profile, extra)
+    found = _harness(harness)
+    return _here(found, hooks.inspect(found, scope, project, state_dir, profile, extra))
 
 
 def inspect_mcp(
@@ -144,7 +163,9 @@ def inspect_mcp(
     hooks_installed: bool = False,
 ) -> Inspection | None:
     """The MCP server's registration in one scope (None: the harness has none there)."""
-    return mcp.inspect(_harness(harness), scope, project, state_dir, profile, hooks_installed)
+    found = _harness(harness)
+    inspection = mcp.inspect(found, scope, project, state_dir, profile, hooks_installed)
+    return None if inspection is None else _here(found, inspection)
 
 
 @dataclass
@@ -173,7 +194,7 @@ def check_harness(
     extra: Iterable[hookspec.Entry] = (),
 ) -> HarnessCheck:
     """The hooks and the MCP server's registration of `harness` in every scope it has (the
-    project scope for `project`)."""
+    project scope for `project`); of a harness not installed here, the user scope absent."""
     found = _harness(harness)
     scopes = ["user"] + (["project"] if found.project_settings is not None else [])
     installs = [hooks.inspect(found, s, project, state_dir, profile, extra) for s in scopes]
@@ -181,8 +202,16 @@ def check_harness(
         mcp.inspect(found, scope, project, state_dir, profile, install.installed)
         for scope, install in zip(scopes, installs, strict=True)
     ]
-    servers = [inspection for inspection in registered if inspection is not None]
-    return HarnessCheck(found.name, installs, servers)
+    servers = [_here(found, inspection) for inspection in registered if inspection is not None]
+    return HarnessCheck(found.name, [_here(found, i) for i in installs], servers)
+
+
+def _here(harness: harnesses.Harness, inspection: Inspection) -> Inspection:
+    """`inspection`, absent in user scope when the harness is not installed here (as
+    `plan_install` skips it there); the project's files are meant for other machines too."""
+    if inspection.scope == "user":
+        inspection.away = _absent(harness)
+    return inspection
 
 
 @dataclass
