@@ -13,7 +13,8 @@ from typing import Any
 
 import click
 
-from dshkit.cli.app import cli
+from dshkit.cli.app import NO_JSON, cli
+from dshkit.cli.errors import EXITS
 from dshkit.config import SECTIONS, Setting
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -28,19 +29,60 @@ def cli_reference() -> str:
         "",
         "# Command reference",
         "",
-        "Every `dshkit` command with its `--help`. Most commands take `--json` for scripts; "
-        "exit codes: 0 done, 1 not done (refused, bad configuration), 2 bad input, 4 busy, "
-        "5 unavailable.",
+        "Every `dshkit` command with its `--help`, after the rule they all follow: "
+        "[exit codes and JSON](#exit-codes-and-json).",
         "",
     ]
     commands = _walk(cli, ["dshkit"])
-    lines += [*_contents([path for path, _ in commands]), ""]
+    lines += [*_contents([path for path, _ in commands]), "", *_rule()]
     for path, command in commands:
         lines += [f"{'#' * min(len(path) + 1, 4)} `{' '.join(path)}`", ""]
         context = click.Context(command, info_name=" ".join(path), terminal_width=WIDTH)
         context.max_content_width = WIDTH
         lines += ["```text", command.get_help(context).rstrip(), "```", ""]
     return "\n".join(lines)
+
+
+def _rule() -> list[str]:
+    """The one rule of exit codes and JSON output (cli/errors.py maps the error tree to it)."""
+    lines = [
+        "## Exit codes and JSON",
+        "",
+        "Every command ends the same way; `kind` is what `--json` names the error:",
+        "",
+        "| exit | meaning |",
+        "|---|---|",
+        *(f"| {code} | {_cell(meaning)} |" for code, meaning in EXITS),
+        "",
+        "Bad input is 2 when the error concerns an input of the command that ran: one of its "
+        "options or arguments (an id that names nothing, a number out of range, a prefix that "
+        "matches several sessions, text or a path that is not UTF-8). The same kind of error "
+        "about something else, a key of `config.toml` or a harness's settings file, is 1, and "
+        "names the file and the key.",
+        "",
+        "Under `--json` the result is JSON on stdout, and so is an error: one object, "
+        '`{"error": message, "kind": …, "exitCode": …}`, with `field` (the input, in '
+        "dshkit's words), `code` (the rule that refused) and `detail` where the error has "
+        "them; the message is on stderr too. Progress, warnings and notices go to stderr "
+        "only, `--json` or not.",
+        "",
+        "A command that has to wait for another process's hold on the store (another "
+        "`dshkit scan` under way, a write in progress) says so on stderr once it has waited "
+        "about a second, naming the holder (`waiting for the store (held by another dshkit "
+        "process: scan, pid 1234); up to 29 s more, then this gives up`), and goes on when it "
+        "is released, or ends busy (4) after 30 seconds.",
+        "",
+        "Ids, words and paths on the command line are UTF-8: bytes that are not are a usage "
+        "error naming the option, before anything is read or stored. `--state-dir` and the "
+        "files a command only reads (`--file`, `--cases`) are taken as the bytes they are; "
+        "what such a file holds must be UTF-8, and a line that is not is named.",
+        "",
+        "Every command takes `--json` but these, where it has no meaning:",
+        "",
+        *(f"- `{name}`: {why}." for name, why in sorted(NO_JSON.items())),
+        "",
+    ]
+    return lines
 
 
 def _contents(paths: list[list[str]]) -> list[str]:

@@ -8,10 +8,12 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
+from dshkit import store as store_module
 from dshkit.errors import Invalid
 from dshkit.store import SCHEMA_VERSION, LeaseBusy, Store, StoreBusy, StoreError
 
@@ -109,6 +111,38 @@ def test_a_locked_database_is_reported_as_busy_not_as_unusable(tmp_path: Path) -
     finally:
         locker.execute("ROLLBACK")
         locker.close()
+
+
+def test_a_wait_for_another_holder_is_told_once_and_ends_busy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    told: list[tuple[str, float]] = []
+    monkeypatch.setattr(
+        store_module, "wait_notice", lambda holder, left: told.append((holder, left))
+    )
+    with Store(tmp_path, busy_timeout=1.5) as store:
+        # A lease held by a live process (this one, as another dshkit process would write it).
+        store.set_meta("lease.work", f"{os.getpid()}:{time.time() + 60:.0f}")
+        with pytest.raises(LeaseBusy), store.lease("work", wait=1.6):
+            pass
+        assert [holder for holder, _ in told] == [
+            f"another dshkit process: work, pid {os.getpid()}"
+        ]
+        assert 0 < told[0][1] <= 0.7  # what is left of the wait once it is told
+        told.clear()
+        locker = sqlite3.connect(tmp_path / "dshkit.db", isolation_level=None)
+        locker.execute("BEGIN IMMEDIATE")
+        try:
+            with pytest.raises(StoreBusy, match="locked by another process"), store.transaction():
+                pass
+        finally:
+            locker.execute("ROLLBACK")
+            locker.close()
+        assert [holder for holder, _ in told] == [f"another process writing {store.path}"]
+        assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] == 1500  # as it was
+        with store.transaction():  # free again: no wait, nothing told
+            pass
+        assert len(told) == 1
 
 
 def test_state_is_private_and_an_open_one_is_tightened(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from .procs import alive
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, Self
 
 DB_NAME = "dshkit.db"
@@ -615,6 +616,11 @@ class StoreDamaged(StoreError):
     dshkit neither repairs nor replaces it; the message says how to recover."""
 
 
+class StoreFull(StoreError):
+    """The disk holding the state database is full: the change that did not fit was not made
+    (a scan skips the file it was storing and goes on with the others)."""
+
+
 class StoreBusy(StoreError, Busy):
     """Another process holds the database locked for longer than this caller may wait."""
 
@@ -632,6 +638,19 @@ class LeaseBusy(Busy):
 
 # The largest integer SQLite keeps (a row id, a LIMIT): a larger one names no row.
 SQLITE_INT_MAX = 2**63 - 1
+
+# Told, once a wait for another process's hold on the store (a named lease, SQLite's write
+# lock) has lasted WAIT_NOTICE_S, who holds it and how many seconds more this one waits
+# before Busy. The command line sets it (a line on stderr); unset (the hooks, the service),
+# waits stay silent and cost nothing more.
+wait_notice: Callable[[str, float], None] | None = None
+WAIT_NOTICE_S = 1.0
+
+
+def _tell_wait(holder: str, left: float) -> None:
+    notice = wait_notice
+    if notice is not None:
+        notice(holder, max(left, 0.0))
 
 
 def recovery(path: Path, *, salvage: bool = True) -> str:
@@ -693,7 +712,7 @@ def _translated(exc: sqlite3.Error | OverflowError, path: Path) -> DshkitError |
     if primary in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
         return StoreDamaged(f"the state database {path} is damaged ({exc}). {recovery(path)}")
     if primary == sqlite3.SQLITE_FULL:
-        return StoreError(
+        return StoreFull(
             f"cannot write the state database {path}: the disk is full ({exc}). What was "
             "stored before is kept; the change that did not fit was not made. Free some space "
             "and try again."
@@ -954,9 +973,32 @@ def _schema_version(db: _Connection, path: Path) -> int:
     return version
 
 
+def _begin(db: _Connection) -> None:
+    """BEGIN IMMEDIATE, waiting up to the busy timeout for another process's write; with a
+    wait notice set, the wait is taken in two steps so that it is told after the first."""
+    if wait_notice is None:
+        db.execute("BEGIN IMMEDIATE")
+        return
+    timeout = int(db.execute("PRAGMA busy_timeout").fetchone()[0])  # milliseconds
+    first = int(WAIT_NOTICE_S * 1000)
+    if timeout <= first:
+        db.execute("BEGIN IMMEDIATE")
+        return
+    db.execute(f"PRAGMA busy_timeout={first}")
+    try:
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except StoreBusy:  # nothing began: beginning again is safe
+            _tell_wait(f"another process writing {db.path}", (timeout - first) / 1000)
+            db.execute(f"PRAGMA busy_timeout={timeout - first}")
+            db.execute("BEGIN IMMEDIATE")
+    finally:
+        db.execute(f"PRAGMA busy_timeout={timeout}")
+
+
 @contextmanager
 def _transaction(db: _Connection) -> Iterator[sqlite3.Connection]:
-    db.execute("BEGIN IMMEDIATE")
+    _begin(db)
     try:
         yield db
         db.execute("COMMIT")
@@ -1125,15 +1167,20 @@ class Store:
         dead process, or not renewed within `ttl` seconds, is taken over.
         """
         held = Lease(self, name, ttl)
-        deadline = time.monotonic() + wait
+        start = time.monotonic()
+        deadline, told = start + wait, False
         while True:
             with self.transaction():
                 holder = self.lease_holder(name)
                 if holder is None:
                     held.renew()
                     break
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if now >= deadline:
                 raise LeaseBusy(name, holder, self.path)
+            if not told and now - start >= WAIT_NOTICE_S:
+                told = True
+                _tell_wait(f"another dshkit process: {name}, pid {holder}", deadline - now)
             time.sleep(0.1)
         try:
             yield held

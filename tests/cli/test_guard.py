@@ -65,8 +65,8 @@ def test_bad_input_is_named(tmp_path: Path) -> None:
     cases.write_text('{"command": "ls"}\n{"cmd": "ls"}\n')
     done = guard("--file", str(cases), "--json", home=tmp_path)
     # Checked before any case is judged: with --json the only record out is the error
-    # (cli/errors.py prints it), no case's result.
-    assert done.returncode == 1 and "risk" not in done.stdout
+    # (cli/errors.py prints it), no case's result; a bad --file is bad input (2).
+    assert done.returncode == 2 and "risk" not in done.stdout
     assert orjson.loads(done.stdout)["kind"] == "usage"
     assert 'line 2: expected an object with a string "command"' in done.stderr
     cases.write_text('{"command": "ls", "shell": "fish"}\n')

@@ -45,8 +45,13 @@ def test_optimize_json_runs_and_outcome(tmp_path: Path, fake: FakeOpenAI) -> Non
     assert listed["rates"]["basic"]["successRate"] == 1.0
     shown = orjson.loads(dshkit(tmp_path, fake, "runs", "show", "1").stdout)
     assert shown["outcome"] == "ok" and shown["sentences"]
+    assert orjson.loads(dshkit(tmp_path, fake, "runs", "show", "1", "--json").stdout) == shown
+    marked = orjson.loads(dshkit(tmp_path, fake, "outcome", "2", "rework", "--json").stdout)
+    assert marked["runId"] == 2 and marked["outcome"] == "rework"
     missing = dshkit(tmp_path, fake, "outcome", "99", "ok")
     assert missing.returncode == 2 and "no optimizer run 99" in missing.stderr
+    said = orjson.loads(dshkit(tmp_path, fake, "runs", "show", "99", "--json").stdout)
+    assert said == {**said, "kind": "not-found", "exitCode": 2, "field": "run"}
 
 
 def test_a_fallback_prints_the_raw_words_and_says_why(tmp_path: Path, fake: FakeOpenAI) -> None:

@@ -182,6 +182,21 @@ def test_text_input_that_cannot_be_used_is_a_clear_error(tmp_path: Path) -> None
         assert ProfileState(store).custom_text == ""  # nothing was stored
     ok = run(tmp_path, "profile", "custom", "--file", "-", stdin="只用中文回答\n".encode())
     assert ok.returncode == 0 and "custom text set (6 characters)" in ok.stdout
+    bad_json = run(tmp_path, "profile", "extra", "--file", str(path), "--json")
+    assert bad_json.returncode == 2 and orjson.loads(bad_json.stdout)["kind"] == "usage"
+
+
+def test_the_text_commands_answer_json(tmp_path: Path) -> None:
+    text = "只用中文回答\n".encode()
+    custom = run(tmp_path, "profile", "custom", "--file", "-", "--json", stdin=text)
+    assert orjson.loads(custom.stdout) == {"text": "只用中文回答\n", "characters": 6}
+    extra = run(tmp_path, "profile", "extra", "--file", "-", "--json", stdin=b"")
+    assert orjson.loads(extra.stdout)["characters"] == 0
+    assert orjson.loads(run(tmp_path, "profile", "mode", "custom", "--json").stdout) == {
+        "mode": "custom"
+    }
+    copied = orjson.loads(run(tmp_path, "profile", "copy", "--json").stdout)
+    assert copied["text"] == "只用中文回答" and isinstance(copied["copiedSnapshot"], dict)
 
 
 def test_entry_edit_pin_unpin_remove(tmp_path: Path) -> None:

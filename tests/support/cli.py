@@ -92,6 +92,21 @@ def run_dshkit(
     return done
 
 
+def start_dshkit(
+    *args: str, home: Path, env: Mapping[str, str | None] | None = None
+) -> subprocess.Popen[str]:
+    """`python -m dshkit ARGS` under `home` (see `environment`), started and not waited for:
+    its stdout and stderr are pipes of text."""
+    return subprocess.Popen(
+        [*COMMAND, *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(home, env),
+    )
+
+
 def run_at_home(home: Path, *args: str, check: bool = True, **env: str) -> Any:
     """`dshkit ARGS` as a person runs it in their home directory, with only the system's
     programs on PATH (none of this venv's)."""

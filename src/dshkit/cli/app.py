@@ -9,6 +9,8 @@ import importlib
 
 import click
 
+from .errors import EXITS
+
 # command name → "module:attribute" under dshkit.cli
 _COMMANDS = {
     "capability": "capability:capability",
@@ -36,6 +38,25 @@ _COMMANDS = {
 }
 
 
+# The commands that take no --json, and why (docs/cli.md lists them; a test checks that every
+# other command takes it, and says its errors as JSON under it).
+NO_JSON = {
+    "hook": "stdout carries the harness's hook protocol, and it never fails: any problem is no "
+    "opinion, exit 0, and a line in hooks.log",
+    "mcp": "stdout carries the MCP protocol (stdio), or it serves HTTP until stopped; its "
+    "messages go to stderr",
+    "serve": "it serves until stopped and has no result to print; where it listens goes to stderr",
+}
+
+_BUT = sorted(NO_JSON)
+_EPILOG = (
+    "Exit codes: "
+    + ", ".join(f"{code} {meaning.partition(':')[0]}" for code, meaning in EXITS)
+    + f". Every command but {', '.join(_BUT[:-1])} and {_BUT[-1]} takes --json: its result, "
+    "or its error as one JSON object, on stdout (docs/cli.md)."
+)
+
+
 class _LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_COMMANDS)
@@ -49,7 +70,9 @@ class _LazyGroup(click.Group):
         return command
 
 
-@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=_EPILOG
+)
 @click.version_option(package_name="dshkit")
 def cli() -> None:
     """dshkit: makes coding-agent harnesses (DSH, Claude Code, Codex) smarter about their

@@ -8,10 +8,23 @@ import time
 import click
 
 from ..capability import TTL_S, Lookup
+from ..errors import DshkitError, Failed
 from ..hooks.log import log
 from .common import HARNESSES, json_option, open_app, print_json, state_dir_option, stdout
 
 _MARKS = {True: "ok", False: "FAILED", None: "-"}
+
+
+def _absolute(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A relative --cwd is refused, as the HTTP API refuses it: the facts are kept per
+    working directory, and one taken from wherever this command runs would be another's."""
+    if value is not None and not os.path.isabs(value):
+        raise click.BadParameter(
+            f"{value!r} is relative: give the session's working directory as an absolute path",
+            ctx,
+            param,
+        )
+    return value
 
 
 @click.command()
@@ -28,7 +41,8 @@ _MARKS = {True: "ok", False: "FAILED", None: "-"}
     "--cwd",
     type=click.Path(file_okay=False, path_type=str),
     default=None,
-    help="The session's working directory (project MCP servers) [default: this one].",
+    callback=_absolute,
+    help="The session's working directory, absolute (project MCP servers) [default: this one].",
 )
 @click.option("--probe", "now", is_flag=True, help="Probe the three channels now and wait.")
 @click.option("--quiet", is_flag=True, help="Print nothing (the hooks' background probe).")
@@ -49,14 +63,16 @@ def capability(
     the configured MCP servers, each probed (cached per mode for 10 minutes). Without
     --probe, answers at once from the cache and starts a background probe when it has
     nothing fresh."""
-    where = os.path.abspath(cwd or os.getcwd())
+    where = os.path.abspath(cwd or os.getcwd())  # normalised: one key per directory
     service = open_app(state_dir).capability  # a broken database is refused before anything runs
     modes = {"sandbox": mode, "approval": approval, "permission": permission_mode}
     try:
         found = service.lookup_given(harness, where, modes, now=now)
     except Exception as exc:  # the hooks' background probe has no stream: it logs
         log(state_dir, "capability", f"probe failed: {type(exc).__name__}: {exc}")
-        raise click.ClickException(f"the probe failed: {exc}") from exc
+        if isinstance(exc, DshkitError):
+            raise  # said by its class (a busy or broken store is not a failed probe)
+        raise Failed(f"the probe failed: {exc}") from exc
     if quiet:
         return
     if as_json:

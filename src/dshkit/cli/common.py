@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 import sys
 import unicodedata
@@ -9,19 +11,19 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
-import orjson
 from rich.console import Console
 from rich.text import Text
 
-from .. import harnesses
+from .. import harnesses, store
 from ..app import App
 from ..errors import Invalid, Unavailable
 from ..paths import state_dir
 from ..sessions import Source, default_sources
-from ..store import Store
+from ..store import SQLITE_INT_MAX, Store
+from .errors import Invocation, dumps, printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,10 +35,36 @@ stdout = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatt
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+class OpenedPath(click.Path):
+    """A path dshkit only opens (it never stores, compares or prints it as text): a name that
+    is not UTF-8 passes through as the bytes it is. Every other path and text parameter of a
+    command with --json must be UTF-8 (see `json_option`)."""
+
+
+# An id or prefix the command line takes (a session's, a profile entry's): longer than any id
+# is, it names nothing; refused as such, rather than looked up and echoed back whole.
+MAX_ID = 1000
+
+
+class _Id(click.ParamType[str]):
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if len(text) > MAX_ID:
+            self.fail(f"{len(text):,} characters: an id is at most {MAX_ID:,}", param, ctx)
+        return text
+
+
+ID = _Id()
+# A row's number (a record, a run): one larger than SQLite keeps names no row.
+ROW = click.IntRange(0, SQLITE_INT_MAX)
+
+
 def state_dir_option(func: F) -> F:
     return click.option(
         "--state-dir",
-        type=click.Path(file_okay=False, path_type=str),
+        type=OpenedPath(file_okay=False, path_type=str),
         default=None,
         callback=_absolute_state_dir,
         help="dshkit's state directory [default: $DSH_HOME/dshkit, DSH_HOME defaulting to ~/.dsh]",
@@ -50,6 +78,7 @@ def _absolute_state_dir(
     DSH_HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, HOME) are known to be absolute: a relative one is
     a usage error (exit 2) naming the option or the variable, before the command makes or
     reads anything relative to the directory it runs in."""
+    _ran(ctx)
     try:
         state_dir(value)
     except Invalid as exc:
@@ -65,7 +94,85 @@ def _absolute_state_dir(
 
 
 def json_option(func: F) -> F:
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")(func)
+    """--json, and what every command that takes it checks before it runs: each text and path
+    it was given is UTF-8 (see `undecodable`), and the command that ran is known to the error
+    mapping (cli/errors.py: an error naming one of its parameters is a usage error, under
+    --json a JSON one)."""
+
+    @functools.wraps(func)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        _ran(ctx, json=bool(kwargs.get("as_json")))
+        for param in ctx.command.params:
+            _check_text(ctx, param, ctx.params.get(param.name or ""))
+        return func(*args, **kwargs)
+
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")(
+        cast(F, command)
+    )
+
+
+def _ran(ctx: click.Context, json: bool | None = None) -> None:
+    if isinstance(ctx.obj, Invocation):
+        ctx.obj.command = ctx.command
+        if json is not None:
+            ctx.obj.json = json
+
+
+def undecodable(text: str) -> str | None:
+    """Where `text` holds bytes that are not UTF-8 (Python keeps such bytes of an argument, a
+    variable or a file name as lone surrogates, which no database, JSON or terminal takes), or
+    None when it holds none."""
+    try:
+        text.encode("utf-8")
+        return None
+    except UnicodeEncodeError as exc:
+        first = exc.start
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+        raw.decode("utf-8")
+    except UnicodeEncodeError:
+        return f"a lone surrogate U+{ord(text[first]):04X} at character {first:,}"
+    except UnicodeDecodeError as exc:
+        return f"byte 0x{raw[exc.start]:02x} at offset {exc.start:,}"
+    return None
+
+
+def _check_text(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    if isinstance(param.type, OpenedPath | click.File):
+        return
+    for item in value if isinstance(value, tuple | list) else (value,):
+        if not isinstance(item, str | os.PathLike):
+            continue
+        text = os.fspath(item)
+        where = undecodable(text) if isinstance(text, str) else None
+        if where is None:
+            continue
+        shown = f"'{printable(text)}'"
+        if isinstance(param.type, click.Path):
+            why = "the path is not UTF-8 ({}): dshkit keeps paths as text; rename it"
+        else:
+            why = "not UTF-8 text ({} cannot be decoded)"
+        raise click.BadParameter(f"{shown}: {why.format(where)}", ctx, param)
+
+
+def tell_waits() -> None:
+    """Say on stderr, once, that this command waits for another process's hold on the store
+    and whose it is (store.py calls it after about a second); --json or not: stdout stays the
+    result's."""
+    told = False
+
+    def notice(holder: str, left: float) -> None:
+        nonlocal told
+        if not told:
+            told = True
+            stderr.print(
+                f"waiting for the store (held by {holder}); up to {left:.0f} s more, then "
+                "this gives up",
+                markup=False,
+            )
+
+    store.wait_notice = notice
 
 
 @contextmanager
@@ -87,6 +194,7 @@ def open_app(state_dir: str | None, sources: Sequence[Source] | None = None) -> 
     """The composition root over the state directory, once its store is known to be usable
     (a broken or newer database is refused, a directory open to others tightened, saying so).
     `sources`: the session roots a refresh reads (each harness's own when None)."""
+    tell_waits()
     try:
         app, notes = App.open(state_dir, sources)
     except OSError as exc:
@@ -99,7 +207,7 @@ def open_app(state_dir: str | None, sources: Sequence[Source] | None = None) -> 
 
 
 def print_json(value: Any) -> None:
-    sys.stdout.buffer.write(orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.buffer.write(dumps(value) + b"\n")
     sys.stdout.flush()
 
 

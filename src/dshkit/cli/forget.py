@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from .common import HARNESSES, json_option, print_json, state_dir_option, stdout
-from .sessions import session_argument, sessions_service
+from .common import HARNESSES, ID, json_option, print_json, state_dir_option, stdout
+from .sessions import sessions_service
 
 
 @click.command()
-@click.argument("session_id")
+@click.argument("session_id", type=ID)
 @click.option("--harness", type=click.Choice(HARNESSES), default=None)
 @state_dir_option
 @json_option
@@ -19,9 +19,7 @@ def forget(session_id: str, harness: str | None, state_dir: str | None, as_json:
 
     SESSION_ID may be a unique prefix of the id.
     """
-    service = sessions_service(state_dir)
-    with session_argument():
-        forgotten = service.forget(session_id, harness)
+    forgotten = sessions_service(state_dir).forget(session_id, harness)
     if as_json:
         print_json(forgotten.as_json())
     else:

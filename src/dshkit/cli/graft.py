@@ -28,6 +28,7 @@ from ..sessions import Refresh, Source
 from ..store import SQLITE_INT_MAX
 from .common import (
     HARNESSES,
+    ID,
     json_option,
     open_app,
     print_json,
@@ -51,7 +52,9 @@ def graft() -> None:
 
 
 @graft.command("status")
-@click.option("--session", "session_id", required=True, help="A session id or a unique prefix.")
+@click.option(
+    "--session", "session_id", type=ID, required=True, help="A session id or a unique prefix."
+)
 @click.option("--harness", type=click.Choice(HARNESSES), default=None)
 @state_dir_option
 @json_option
@@ -153,7 +156,9 @@ def _ratio(value: float | None, missing: str) -> str:
 
 
 @graft.command("prepare")
-@click.option("--session", "session_id", required=True, help="A session id or a unique prefix.")
+@click.option(
+    "--session", "session_id", type=ID, required=True, help="A session id or a unique prefix."
+)
 @roots_option
 @state_dir_option
 @json_option
@@ -178,7 +183,13 @@ def prepare(
 
 
 @graft.command("audit")
-@click.option("--session", "session_id", default=None, help="Only this session's records (its id).")
+@click.option(
+    "--session",
+    "session_id",
+    type=ID,
+    default=None,
+    help="Only this session's records (its id).",
+)
 @click.option(
     "--limit",
     type=click.IntRange(1, AUDIT_LIMIT),
@@ -231,7 +242,11 @@ def _txn(txn_id: int | None) -> str:
 
 @graft.command("debug-status")
 @click.option(
-    "--session", "session_id", default=None, help="Also this session: an id or a unique prefix."
+    "--session",
+    "session_id",
+    type=ID,
+    default=None,
+    help="Also this session: an id or a unique prefix.",
 )
 @click.option("--harness", type=click.Choice(HARNESSES), default=None)
 @click.option(
@@ -448,7 +463,9 @@ def handoffs(state_dir: str | None, as_json: bool) -> None:
 
 
 @graft.command("slice")
-@click.option("--session", "session_id", required=True, help="A session id or a unique prefix.")
+@click.option(
+    "--session", "session_id", type=ID, required=True, help="A session id or a unique prefix."
+)
 @click.option(
     "--transcript",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -565,7 +582,7 @@ def cancel_command(txn_id: int, reason: str | None, state_dir: str | None, as_js
 
 
 @graft.command("release")
-@click.option("--session", "session_id", required=True, help="The retired source's id.")
+@click.option("--session", "session_id", type=ID, required=True, help="The retired source's id.")
 @click.option("--harness", type=click.Choice(HARNESSES), default=None)
 @click.option("--reason", default=None, help="Why, for the audit trail.")
 @state_dir_option

@@ -11,7 +11,8 @@ import orjson
 
 from ..guard import MODES, SHELLS, explain, explain_line
 from ..guard import classify as classify_line  # `classify` is the command below
-from .common import json_option, print_json, state_dir_option, stdout
+from .common import OpenedPath, json_option, print_json, state_dir_option, stdout
+from .errors import printable
 
 MAX_CASES = 100_000
 
@@ -36,7 +37,7 @@ def guard() -> None:
 @click.option(
     "--file",
     "cases",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=OpenedPath(exists=True, dir_okay=False, path_type=Path),
     default=None,
     help='A JSONL file of cases {"command", "shell"?, "cwd"?}: one result line per case.',
 )
@@ -159,31 +160,40 @@ def _emit(result: dict[str, Any], as_json: bool, prefix: str) -> None:
 
 
 def _cases(path: Path) -> list[dict[str, Any]]:
-    """Every case of a JSONL file, checked before any is judged (a bad line names itself)."""
+    """Every case of a JSONL file, checked before any is judged (a bad line names itself,
+    as a usage error of --file)."""
     found: list[dict[str, Any]] = []
+    name = printable(str(path))
+
+    def bad(problem: str) -> click.BadParameter:
+        return click.BadParameter(f"{name} {problem}", param_hint="--file")
+
     try:
         lines = path.read_bytes().splitlines()
     except OSError as exc:
-        raise click.ClickException(f"{path} cannot be read: {exc.strerror or exc}") from exc
+        raise bad(f"cannot be read: {exc.strerror or exc}") from exc
     if len(lines) > MAX_CASES:
-        raise click.ClickException(f"{path} has {len(lines)} lines: at most {MAX_CASES} cases")
+        raise bad(f"has {len(lines)} lines: at most {MAX_CASES} cases")
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            case = orjson.loads(line)
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise bad(
+                f"line {number} is not UTF-8: byte 0x{line[exc.start]:02x} at offset "
+                f"{exc.start:,} of the line cannot be decoded"
+            ) from None
+        try:
+            case = orjson.loads(text)
         except orjson.JSONDecodeError as exc:
-            raise click.ClickException(f"{path} line {number} is not JSON: {exc}") from exc
+            raise bad(f"line {number} is not JSON: {exc}") from exc
         if not isinstance(case, dict) or not isinstance(case.get("command"), str):
-            raise click.ClickException(
-                f'{path} line {number}: expected an object with a string "command"'
-            )
+            raise bad(f'line {number}: expected an object with a string "command"')
         if case.get("shell", "bash") not in SHELLS:
-            raise click.ClickException(
-                f"{path} line {number}: shell {case['shell']!r} is not bash or pwsh"
-            )
+            raise bad(f"line {number}: shell {case['shell']!r} is not bash or pwsh")
         if not isinstance(case.get("cwd", ""), str):
-            raise click.ClickException(f'{path} line {number}: "cwd" must be a string')
+            raise bad(f'line {number}: "cwd" must be a string')
         found.append(case)
     return found
 

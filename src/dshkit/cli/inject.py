@@ -9,7 +9,7 @@ import click
 from ..hookspec import EVENTS
 from ..inject import EventPreview, InjectPreview
 from ..inject.service import SOURCES
-from .common import HARNESSES, json_option, open_app, print_json, state_dir_option, stdout
+from .common import HARNESSES, ID, json_option, open_app, print_json, state_dir_option, stdout
 
 
 @click.group()
@@ -19,7 +19,10 @@ def inject() -> None:
 
 @inject.command()
 @click.option(
-    "--session", default=None, help="A session id or unique prefix [default: a new session]."
+    "--session",
+    type=ID,
+    default=None,
+    help="A session id or unique prefix [default: a new session].",
 )
 @click.option(
     "--harness",

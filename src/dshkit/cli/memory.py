@@ -15,6 +15,8 @@ from ..memory import KINDS, MemoryService, RecordList, RecordView, Workspace
 from ..sessions import Refresh
 from .common import (
     HARNESSES,
+    ID,
+    ROW,
     json_option,
     open_app,
     print_json,
@@ -107,7 +109,7 @@ def _print_list(found: RecordList) -> None:
 
 
 @memory.command("show")
-@click.argument("record", type=int)
+@click.argument("record", type=ROW)
 @state_dir_option
 @json_option
 def show(record: int, state_dir: str | None, as_json: bool) -> None:
@@ -200,7 +202,11 @@ def inject(
 
 @memory.command("harvest")
 @click.option(
-    "--session", "sessions", multiple=True, help="A session id or unique prefix (repeatable)."
+    "--session",
+    "sessions",
+    type=ID,
+    multiple=True,
+    help="A session id or unique prefix (repeatable).",
 )
 @click.option("--harness", type=click.Choice(HARNESSES), default=None)
 @click.option("--all", "every", is_flag=True, help="Every session changed since its harvest.")
@@ -268,7 +274,7 @@ def harvest(
 
 
 @memory.command("forget")
-@click.argument("record", type=int)
+@click.argument("record", type=ROW)
 @state_dir_option
 @json_option
 def forget(record: int, state_dir: str | None, as_json: bool) -> None:
@@ -281,7 +287,7 @@ def forget(record: int, state_dir: str | None, as_json: bool) -> None:
 
 
 @memory.command("quarantine")
-@click.argument("record", type=int, required=False)
+@click.argument("record", type=ROW, required=False)
 @click.option("--reason", default="set aside by the person", help="Why (with RECORD).")
 @click.option(
     "--release",
@@ -333,7 +339,7 @@ def skills(cwd: str | None, workspace: str | None, state_dir: str | None, as_jso
 
 
 @memory.command("accept")
-@click.argument("record", type=int)
+@click.argument("record", type=ROW)
 @click.option("--harness", type=click.Choice(HARNESSES), required=True)
 @click.option(
     "--scope", type=click.Choice(["project", "user"]), default="project", show_default=True
@@ -350,7 +356,7 @@ def accept(record: int, harness: str, scope: str, state_dir: str | None, as_json
 
 
 @memory.command("reject")
-@click.argument("record", type=int)
+@click.argument("record", type=ROW)
 @state_dir_option
 @json_option
 def reject(record: int, state_dir: str | None, as_json: bool) -> None:

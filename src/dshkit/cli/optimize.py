@@ -15,6 +15,9 @@ from ..optimizer import FORMS, TIERS, OptimizerService
 from ..sessions import Refresh, Source
 from ..store import SQLITE_INT_MAX
 from .common import (
+    ID,
+    ROW,
+    OpenedPath,
     json_option,
     open_app,
     print_json,
@@ -61,7 +64,9 @@ def optimize_command() -> None:
 
 @optimize_command.command("run")
 @click.argument("raw")
-@click.option("--session", "session_id", default=None, help="The session (id or unique prefix).")
+@click.option(
+    "--session", "session_id", type=ID, default=None, help="The session (id or unique prefix)."
+)
 @roots_option
 @click.option(
     "--cwd",
@@ -122,7 +127,9 @@ def _progress() -> Callable[[str, str], None]:
 
 
 @optimize_command.command("settings")
-@click.option("--session", "session_id", default=None, help="Change one session's settings.")
+@click.option(
+    "--session", "session_id", type=ID, default=None, help="Change one session's settings."
+)
 @click.option("--harness", default=None, help="The harness of --session, when ids collide.")
 @click.option(
     "--project",
@@ -192,7 +199,7 @@ def settings_command(
 @optimize_command.command("eval")
 @click.option(
     "--cases",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=OpenedPath(exists=True, dir_okay=False, path_type=Path),
     required=True,
     help='A JSON-lines file: {"raw": …, "clear": true|false} per line.',
 )
@@ -309,21 +316,28 @@ def _print_rates(rates: Mapping[str, Any]) -> None:
 
 
 @runs_command.command("show")
-@click.argument("run_id", type=int)
+@click.argument("run_id", type=ROW)
 @state_dir_option
-def runs_show(run_id: int, state_dir: str | None) -> None:
-    """Everything kept of one run (JSON)."""
+@json_option
+def runs_show(run_id: int, state_dir: str | None, as_json: bool) -> None:
+    """Everything kept of one run, as JSON with or without --json (which makes an error JSON
+    too)."""
     run = _service(state_dir).run(run_id)
     print_json(run.detail())
 
 
 @click.command("outcome")
-@click.argument("run_id", type=int)
+@click.argument("run_id", type=ROW)
 @click.argument("outcome", type=click.Choice(["ok", "rework"]))
 @state_dir_option
-def outcome_command(run_id: int, outcome: str, state_dir: str | None) -> None:
-    """Record whether the agent got it right in one pass (ok) or it needed rework."""
+@json_option
+def outcome_command(run_id: int, outcome: str, state_dir: str | None, as_json: bool) -> None:
+    """Record whether the agent got it right in one pass (ok) or it needed rework (--json:
+    the run, as `runs show` prints it)."""
     run = _service(state_dir).record_outcome(run_id, outcome)
+    if as_json:
+        print_json(run.detail())
+        return
     stdout.print(f"run {run.id}: {run.outcome}", markup=False)
 
 

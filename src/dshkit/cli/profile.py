@@ -24,6 +24,7 @@ from ..profile import (
 )
 from ..sessions import Refresh, ScanReport, Source
 from .common import (
+    ID,
     json_option,
     open_app,
     print_json,
@@ -33,6 +34,7 @@ from .common import (
     stderr,
     stdout,
 )
+from .errors import printable
 from .scan import ScanBar
 
 
@@ -246,9 +248,13 @@ def show(state_dir: str | None, as_json: bool) -> None:
 @profile.command("mode")
 @click.argument("mode", type=click.Choice([m.value for m in Mode]))
 @state_dir_option
-def mode_command(mode: str, state_dir: str | None) -> None:
+@json_option
+def mode_command(mode: str, state_dir: str | None, as_json: bool) -> None:
     """Inject the generated profile (auto) or your own text (custom); the other is kept."""
     service_for(state_dir).set_mode(mode)
+    if as_json:
+        print_json({"mode": mode})
+        return
     stdout.print(f"mode: {mode}")
 
 
@@ -267,8 +273,9 @@ _TEXT_FILE = click.option(
 )
 @_TEXT_FILE
 @state_dir_option
-def custom(source: IO[bytes], state_dir: str | None) -> None:
-    _set_text(source, state_dir, ProfileService.set_custom, "custom text")
+@json_option
+def custom(source: IO[bytes], state_dir: str | None, as_json: bool) -> None:
+    _set_text(source, state_dir, ProfileService.set_custom, "custom text", as_json)
 
 
 @profile.command(
@@ -279,8 +286,9 @@ def custom(source: IO[bytes], state_dir: str | None) -> None:
 )
 @_TEXT_FILE
 @state_dir_option
-def extra(source: IO[bytes], state_dir: str | None) -> None:
-    _set_text(source, state_dir, ProfileService.set_extra, "extra text")
+@json_option
+def extra(source: IO[bytes], state_dir: str | None, as_json: bool) -> None:
+    _set_text(source, state_dir, ProfileService.set_extra, "extra text", as_json)
 
 
 def _set_text(
@@ -288,9 +296,10 @@ def _set_text(
     state_dir: str | None,
     setter: Callable[[ProfileService, Any], str],
     what: str,
+    as_json: bool,
 ) -> None:
     data = source.read()
-    name = "standard input" if source.name in ("<stdin>", "-") else str(source.name)
+    name = "standard input" if source.name in ("<stdin>", "-") else printable(str(source.name))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -304,14 +313,22 @@ def _set_text(
         stored = setter(service, text)
     except TextRejected as exc:
         raise click.BadParameter(str(exc), param_hint="--file") from exc
-    stdout.print(f"{what} set ({text_length(stored.strip()):,} characters)")
+    length = text_length(stored.strip())
+    if as_json:
+        print_json({"text": stored, "characters": length})
+        return
+    stdout.print(f"{what} set ({length:,} characters)")
 
 
 @profile.command("copy")
 @state_dir_option
-def copy(state_dir: str | None) -> None:
+@json_option
+def copy(state_dir: str | None, as_json: bool) -> None:
     """Print the effective text and remember that it was copied (to paste into custom mode)."""
     copied = service_for(state_dir).copy()
+    if as_json:
+        print_json({"text": copied.text, "copiedSnapshot": copied.as_json()})
+        return
     click.echo(copied.text)
 
 
@@ -323,7 +340,7 @@ def entry() -> None:
 
 def _entry_command(action: str, doc: str) -> None:
     options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
-        click.argument("entry_id", metavar="ID"),
+        click.argument("entry_id", metavar="ID", type=ID),
         state_dir_option,
         json_option,
     ]

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 import click
 from rich.table import Table
@@ -11,15 +10,17 @@ from rich.text import Text
 
 from .. import paths
 from ..errors import Unavailable
-from ..sessions import SessionAmbiguous, SessionNotFound, SessionsService, Source
+from ..sessions import SessionsService, Source
 from ..store import SQLITE_INT_MAX
 from .common import (
     HARNESSES,
+    ID,
     json_option,
     print_json,
     state_dir_option,
     stderr,
     stdout,
+    tell_waits,
     visible,
     when,
 )
@@ -31,7 +32,9 @@ def sessions_service(
     """The service over the state directory, made private first (a directory that was open
     to others is said as it is tightened). The database is not opened here: the service's
     call is the one connection of the command (an extra one, opened and closed before a
-    forget, kept another process's open connection from seeing that forget)."""
+    forget, kept another process's open connection from seeing that forget). A wait for
+    another process's hold on the store is said on stderr (`tell_waits`)."""
+    tell_waits()
     directory = paths.state_dir(state_dir)
     try:
         tightened = paths.private_dir(directory)
@@ -42,15 +45,6 @@ def sessions_service(
             f"note: the state directory held people's words open to others; {note}", markup=False
         )
     return SessionsService(directory, sources=sources)
-
-
-@contextmanager
-def session_argument(param_hint: str = "SESSION_ID") -> Iterator[None]:
-    """An id (or prefix) that names no session, or several: a usage error naming the argument."""
-    try:
-        yield
-    except (SessionNotFound, SessionAmbiguous) as exc:
-        raise click.BadParameter(exc.message, param_hint=param_hint) from None
 
 
 @click.group()
@@ -86,7 +80,7 @@ def list_sessions(harness: str | None, limit: int, state_dir: str | None, as_jso
 
 
 @sessions.command("show")
-@click.argument("session_id")
+@click.argument("session_id", type=ID)
 @click.option("--harness", type=click.Choice(HARNESSES), default=None)
 @state_dir_option
 @json_option
@@ -97,9 +91,7 @@ def show_session(
 
     SESSION_ID may be a unique prefix of the id.
     """
-    service = sessions_service(state_dir)
-    with session_argument():
-        detail = service.show(session_id, harness)
+    detail = sessions_service(state_dir).show(session_id, harness)
     if as_json:
         print_json(detail.as_json())
         return
