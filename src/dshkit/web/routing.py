@@ -114,6 +114,28 @@ async def read_json(request: Request) -> Any:
         raise ApiError(400, f"request body is not valid JSON: {exc}") from exc
 
 
+_JSON_KINDS = {
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "true or false",
+    type(None): "null (or nothing)",
+}
+
+
+async def read_object(request: Request, *, empty: bool = False) -> dict[str, Any]:
+    """The request body as a JSON object (`empty`: no body at all reads as {}); anything else
+    is ApiError 400 saying what was sent instead."""
+    body = await read_json(request)
+    if body is None and empty:
+        return {}
+    if not isinstance(body, dict):
+        got = _JSON_KINDS.get(type(body), type(body).__name__)
+        raise ApiError(400, f"the request body must be a JSON object, got {got}")
+    return body
+
+
 class Router:
     """The endpoints of one capability, mounted at `/api/<name>`.
 

@@ -70,6 +70,12 @@ class _HeadDeadline(H11Protocol):
         elif self._head_timer is None and not self.transport.is_closing():
             self._arm()  # part of a later head: its deadline runs from its first byte
 
+    def _unsupported_upgrade_warning(self) -> None:
+        # uvicorn's own warning invites installing a WebSocket library; dshkit serves no
+        # WebSockets on purpose (the guard closes them), so an upgrade asked for is answered
+        # as plain HTTP and worth no warning.
+        self.logger.debug("a protocol upgrade was asked for and refused: none is served")
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         super().connection_lost(exc)

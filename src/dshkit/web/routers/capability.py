@@ -20,7 +20,7 @@ from starlette.responses import Response
 
 from ... import harnesses
 from ...capability import CapabilityService
-from ..routing import ApiError, Router, json_response, read_json
+from ..routing import ApiError, Router, json_response, read_object
 
 _MODES = {"mode": "sandbox", "approval": "approval", "permission": "permission"}
 _MODE_LIMIT = 100
@@ -60,11 +60,7 @@ def router(service: CapabilityService) -> Router:
 
     @api.post("/probe")
     async def probe_capability(request: Request) -> Response:
-        body = await read_json(request)
-        if body is None:
-            body = {}
-        if not isinstance(body, dict):
-            raise ApiError(400, "the body must be a JSON object")
+        body = await read_object(request, empty=True)
         unknown = sorted(set(body) - set(_FIELDS))
         if unknown:
             raise ApiError(400, f"unknown field {unknown[0]!r} (known: {', '.join(_FIELDS)})")

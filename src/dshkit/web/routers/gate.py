@@ -11,7 +11,7 @@ from starlette.responses import FileResponse, Response
 
 from ...errors import NotFound
 from ...gate import VERDICTS_LIMIT, GateService
-from ..routing import ApiError, Router, decimal, json_response, read_json
+from ..routing import ApiError, Router, decimal, json_response, read_object
 from .jobs import accepted
 
 
@@ -44,9 +44,7 @@ def router(service: GateService) -> Router:
 
     @api.post("/run")
     async def post_run(request: Request) -> Response:
-        body = await read_json(request)
-        if not isinstance(body, dict):
-            raise ApiError(400, "expected a JSON object")
+        body = await read_object(request)
         path, budget = body.get("path"), body.get("budget")
         if not isinstance(path, str) or not path.strip():
             raise ApiError(400, "path must name the file to judge")
@@ -63,9 +61,7 @@ def router(service: GateService) -> Router:
 
     @api.post("/rework")
     async def post_rework(request: Request) -> Response:
-        body = await read_json(request)
-        if not isinstance(body, dict):
-            raise ApiError(400, "expected a JSON object")
+        body = await read_object(request)
         session, harness = _session(body.get("session"), body)
         wanted = body.get("rework", "missing")
         if wanted is not None and not isinstance(wanted, bool):

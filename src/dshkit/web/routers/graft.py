@@ -22,7 +22,7 @@ from starlette.responses import Response
 from ...graft import AUDIT_LIMIT, GraftService
 from ...sessions import Refresh
 from ...store import SQLITE_INT_MAX
-from ..routing import ApiError, Router, json_response, read_json, whole_number
+from ..routing import ApiError, Router, json_response, read_object, whole_number
 from .sessions import harness_param
 
 _NO_STORE = {"cache-control": "no-store"}
@@ -106,9 +106,7 @@ def router(service: GraftService) -> Router:
 
 
 async def _body(request: Request, fields: set[str]) -> dict[str, object]:
-    body = await read_json(request)
-    if not isinstance(body, dict):
-        raise ApiError(400, "the body must be a JSON object")
+    body = await read_object(request)
     unknown = sorted(set(body) - fields)
     if unknown:
         raise ApiError(400, f"unknown fields {unknown}; known: {sorted(fields)}")

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ...guard.service import mode_state, set_mode
-from ..routing import ApiError, Router, json_response, read_json
+from ..routing import ApiError, Router, json_response, read_object
 
 
 def router(state_dir: Path) -> Router:
@@ -23,8 +23,7 @@ def router(state_dir: Path) -> Router:
 
     @api.post("/mode")
     async def post_mode(request: Request) -> Response:
-        body = await read_json(request)
-        mode = body.get("mode") if isinstance(body, dict) else None
+        mode = (await read_object(request)).get("mode")
         if not isinstance(mode, str):
             raise ApiError(400, "expected a JSON object with a string 'mode'")
         shown = await asyncio.to_thread(set_mode, state_dir, mode)

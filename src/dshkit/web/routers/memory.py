@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ...memory import KINDS, MemoryService, Workspace
-from ..routing import ApiError, Router, json_response, read_json, whole_number
+from ..routing import ApiError, Router, json_response, read_object, whole_number
 
 _NO_STORE = {"cache-control": "no-store"}
 
@@ -107,10 +107,8 @@ def router(service: MemoryService, profile_text: Any = None) -> Router:
 
     @api.post("/records/{id}/quarantine")
     async def quarantine(request: Request) -> Response:
-        body = await read_json(request)
-        reason = (
-            str(body.get("reason") or "set aside by the person") if isinstance(body, dict) else ""
-        )
+        body = await read_object(request, empty=True)
+        reason = str(body.get("reason") or "set aside by the person")
         view = await asyncio.to_thread(service.quarantine, record_id(request), reason)
         return json_response(view.as_json(), headers=_NO_STORE)
 
@@ -126,8 +124,8 @@ def router(service: MemoryService, profile_text: Any = None) -> Router:
 
     @api.post("/records/{id}/accept")
     async def accept(request: Request) -> Response:
-        body = await read_json(request)
-        if not isinstance(body, dict) or not isinstance(body.get("harness"), str):
+        body = await read_object(request)
+        if not isinstance(body.get("harness"), str):
             raise ApiError(400, 'the body must be {"harness": …, "scope": "project"|"user"}')
         scope = str(body.get("scope") or "project")
         done = await asyncio.to_thread(service.accept, record_id(request), body["harness"], scope)

@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from ...optimizer import OUTCOMES, OptimizerService
 from ...sessions import Refresh
-from ..routing import ApiError, Router, decimal, json_response, read_json, whole_number
+from ..routing import ApiError, Router, decimal, json_response, read_object, whole_number
 from .jobs import accepted
 
 _OVERRIDES = ("tier", "form", "turns", "full")
@@ -25,7 +25,7 @@ def router(service: OptimizerService) -> Router:
 
     @api.post("/optimize")
     async def post_optimize(request: Request) -> Response:
-        body = _object(await read_json(request))
+        body = await read_object(request)
         raw = body.get("raw")
         if not isinstance(raw, str) or not raw.strip():
             raise ApiError(400, "raw must be a non-empty string")
@@ -60,7 +60,7 @@ def router(service: OptimizerService) -> Router:
 
     @api.post("/outcome")
     async def post_outcome(request: Request) -> Response:
-        body = _object(await read_json(request))
+        body = await read_object(request)
         run_id, outcome = body.get("runId"), body.get("outcome")
         if not isinstance(run_id, int) or isinstance(run_id, bool):
             raise ApiError(400, "runId must be an integer")
@@ -78,7 +78,7 @@ def router(service: OptimizerService) -> Router:
     @api.post("/outcome/last")
     async def post_outcome_last(request: Request) -> Response:
         """Mark a session's last run (the one a person can judge) ok or rework."""
-        body = _object(await read_json(request))
+        body = await read_object(request)
         session, harness = _text(body, "session"), _text(body, "harness")
         outcome = body.get("outcome")
         if session is None or not session.strip():
@@ -98,7 +98,7 @@ def router(service: OptimizerService) -> Router:
 
     @api.put("/settings")
     async def put_settings(request: Request) -> Response:
-        body = _object(await read_json(request))
+        body = await read_object(request)
         session, project = _text(body, "session"), _text(body, "project")
         if (session is None) == (project is None):
             raise ApiError(
@@ -117,12 +117,6 @@ def router(service: OptimizerService) -> Router:
 async def _call(work: Callable[[], T]) -> T:
     """Run a use case off the event loop (its errors are the router's to map)."""
     return await asyncio.to_thread(work)
-
-
-def _object(body: Any) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise ApiError(400, "expected a JSON object")
-    return body
 
 
 def _text(body: dict[str, Any], name: str) -> str | None:

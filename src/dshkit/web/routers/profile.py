@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from ...profile import CATEGORY_LABELS, Mode, ProfileService
 from ...profile.service import CONTRACT
-from ..routing import ApiError, Router, decimal, json_response, read_json
+from ..routing import ApiError, Router, decimal, json_response, read_object
 from .jobs import job_path
 
 P = ParamSpec("P")
@@ -56,8 +56,7 @@ def router(service: ProfileService) -> Router:
 
     @api.post("/mode")
     async def post_mode(request: Request) -> Response:
-        body = await read_json(request)
-        mode = body.get("mode") if isinstance(body, dict) else None
+        mode = (await read_object(request)).get("mode")
         if not isinstance(mode, str) or mode not in {m.value for m in Mode}:
             raise ApiError(400, f"mode must be 'auto' or 'custom', got {mode!r}")
         await asyncio.to_thread(_checked, service.set_mode, mode)
@@ -65,8 +64,7 @@ def router(service: ProfileService) -> Router:
 
     @api.put("/custom")
     async def put_custom(request: Request) -> Response:
-        body = await read_json(request)
-        text = body.get("text") if isinstance(body, dict) else None
+        text = (await read_object(request)).get("text")
         if not isinstance(text, str):
             raise ApiError(400, f"text must be a string, got {type(text).__name__}")
         await asyncio.to_thread(_checked, service.set_custom, text)
@@ -75,8 +73,8 @@ def router(service: ProfileService) -> Router:
 
     @api.post("/copied")
     async def post_copied(request: Request) -> Response:
-        body = await read_json(request)
-        if not isinstance(body, dict) or not isinstance(body.get("text"), str):
+        body = await read_object(request)
+        if not isinstance(body.get("text"), str):
             raise ApiError(400, "expected a JSON object with a string 'text'")
         copied = await asyncio.to_thread(_checked, service.copy, body["text"], body.get("entries"))
         return json_response({"ok": True, "copiedSnapshot": copied.as_json()})
@@ -84,9 +82,7 @@ def router(service: ProfileService) -> Router:
     @api.post("/entries/{id}/{action}")
     async def post_entry(request: Request) -> Response:
         # edit (body: claim and/or category; the entry is then pinned), pin, unpin, remove
-        body = await read_json(request) if request.path_params["action"] == "edit" else {}
-        if not isinstance(body, dict):
-            raise ApiError(400, "expected a JSON object with 'claim' and/or 'category'")
+        body = await read_object(request) if request.path_params["action"] == "edit" else {}
         claim, category = body.get("claim"), body.get("category")
         if category is not None and not isinstance(category, str):
             raise ApiError(400, f"category must be a string, got {type(category).__name__}")
