@@ -1,5 +1,6 @@
 """`dshkit mcp --http` serves only the owner: every request needs `Authorization: Bearer` with
-the state directory's token (any user of the machine can reach a loopback port)."""
+the server's own token (`<state dir>/mcp-token`, new at each start; any user of the machine can
+reach a loopback port), not the console's."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from mcp.types import CallToolResult
 
 from dshkit.mcp.tools import TOOLS
-from dshkit.web.app import ensure_token
+from dshkit.web.app import MCP_TOKEN_FILE, ensure_token
 from mcp import Client
 
 from ..support.cli import COMMAND, environment, state_of
@@ -57,7 +58,7 @@ def mcp_url(tmp_path: Path) -> Iterator[str]:
         announced = said.get(timeout=60)
         assert announced.startswith("dshkit MCP server at http://127.0.0.1:"), announced
         told = said.get(timeout=10)
-        assert "Authorization: Bearer" in told and str(state_of(tmp_path) / "token") in told
+        assert "Authorization: Bearer" in told and str(state_of(tmp_path) / "mcp-token") in told
         yield announced.split(" at ")[1].strip()
     finally:
         server.terminate()
@@ -65,8 +66,10 @@ def mcp_url(tmp_path: Path) -> Iterator[str]:
 
 
 def test_without_the_bearer_token_nothing_is_served(mcp_url: str, tmp_path: Path) -> None:
-    token = ensure_token(state_of(tmp_path))  # the one the server made at its start
+    token = ensure_token(state_of(tmp_path), MCP_TOKEN_FILE)  # the one the server made
+    console = ensure_token(state_of(tmp_path))  # the service's token for scripts
     refusals = {
+        "the console's token": {"authorization": f"Bearer {console}"},
         "none": {},
         "wrong": {"authorization": "Bearer " + "x" * len(token)},
         "prefix": {"authorization": f"Bearer {token[:-1]}"},
@@ -89,7 +92,7 @@ def test_without_the_bearer_token_nothing_is_served(mcp_url: str, tmp_path: Path
 
 
 def test_with_the_bearer_token_the_tools_answer(mcp_url: str, tmp_path: Path) -> None:
-    token = (state_of(tmp_path) / "token").read_text().strip()
+    token = (state_of(tmp_path) / MCP_TOKEN_FILE).read_text().strip()
     answer = httpx.post(
         mcp_url,
         json=INITIALIZE,

@@ -307,7 +307,7 @@ def test_http_serves_on_loopback_and_refuses_another_host(home: Path) -> None:
             listed = await client.list_tools()
             return [t.name for t in listed.tools], await client.call_tool("profile_show", {})
 
-        bearer = {"authorization": f"Bearer {(state(home) / 'token').read_text().strip()}"}
+        bearer = {"authorization": f"Bearer {(state(home) / 'mcp-token').read_text().strip()}"}
         names, shown = with_client(over_http(url, bearer), work)
         assert names == list(TOOLS) and text(shown) == expected
         # A page elsewhere that makes the browser post here (DNS rebinding) is refused, even

@@ -183,7 +183,7 @@ def serving(
 
 def _login_link(log: ServiceLog) -> str:
     """The login link among the lines `dshkit serve` printed when it started."""
-    found = log.wait_for(r"open the console: (http://\S+\?token=\S+)")
+    found = log.wait_for(r"open the console: (http://\S+\?login=\S+)")
     if found is None:
         pytest.fail(f"dshkit serve printed no login link: {log.tail()}")
     return found.group(1)
@@ -215,9 +215,13 @@ def _drive(
             ),
         )
         token = (state_dir / "token").read_text().strip()
-        # Signed in as the person is: the link, then the same page without the token.
+        # Signed in as the person is: the one-time link, then the same page without its code
+        # and with the tab's credential kept where no other origin reaches it.
         page.goto(link)
+        page.wait_for_function("() => !location.search.includes('login=')")
         assert page.url == f"{url}/" and token not in page.content()
+        assert 'name="dshkit-console"' not in page.content()
+        assert page.evaluate("() => sessionStorage.getItem('dshkit-console')")
         (cookie,) = context.cookies(url)
         assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["value"] != token
         yield Console(url, token, state_dir, fake, world, page, errors)

@@ -4,6 +4,7 @@ server-sent events of a job followed as they arrive; one request handed to the a
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import threading
 import time
@@ -73,16 +74,23 @@ class Running:
         self.thread.start()
         while not self.server.started:
             time.sleep(0.01)
-        # Signed in as the console is, through the login link: the client keeps the cookie.
-        self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}/api/profile")
-        signed_in = self.http.get(f"http://127.0.0.1:{self.port}/", params={"token": self.token})
-        assert signed_in.status_code == 303 and self.http.cookies, signed_in
+        # Signed in as the console is, through a one-time login link: the page is handed the
+        # tab's credential, which the console sends as a header with every call.
+        self.console = sign_in(f"http://127.0.0.1:{self.port}", self.token)
+        self.http = httpx.Client(
+            base_url=f"http://127.0.0.1:{self.port}/api/profile",
+            headers={"x-dshkit-console": self.console},
+        )
 
     def send(self, method: str, path: str, token: bool = True, **kw: Any) -> httpx.Response:
         """A request with the token header (as scripts send it), or, `token` False, with the
-        console's cookie only (and without its request header)."""
+        console tab's credential (as the console's page sends it)."""
         headers = {"x-dshkit-token": self.token} if token else {}
         return self.http.request(method, path, headers={**headers, **kw.pop("headers", {})}, **kw)
+
+    def bare(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        """A request with no credential at all (what another user's client sends)."""
+        return httpx.request(method, self.http.base_url.join(path), **kw)
 
     def raw(self, request: bytes, wait: float = 0) -> bytes:
         with socket.create_connection(("127.0.0.1", self.port)) as conn:
@@ -95,6 +103,33 @@ class Running:
         self.http.close()
         self.server.should_exit = True
         self.thread.join(10)
+
+
+CONSOLE_META = re.compile(r'<meta name="dshkit-console" content="([^"]+)">')
+
+
+def login_code(url: str, token: str) -> str:
+    """A one-time login code from the service at `url`, asked with `token` (as `dshkit open`)."""
+    minted = httpx.post(f"{url}/api/login-codes", headers={"x-dshkit-token": token})
+    assert minted.status_code == 201, minted.text
+    return str(minted.json()["code"])
+
+
+def sign_in(url: str, token: str, client: httpx.Client | None = None) -> str:
+    """The console tab's credential, from signing in with a fresh login code (with `client`,
+    which then holds the shell cookie)."""
+    page = (client or httpx).get(f"{url}/", params={"login": login_code(url, token)})
+    assert page.status_code == 200, page.text
+    found = CONSOLE_META.search(page.text)
+    assert found is not None, page.text[:300]
+    return found.group(1)
+
+
+def sign_in_page(page: Any, url: str, token: str) -> None:
+    """A Playwright page signed in as the person signs in: a one-time login link opened, then
+    the console with the spent code out of its address."""
+    page.goto(f"{url}/?login={login_code(url, token)}")
+    page.wait_for_function("() => !location.search.includes('login=')")
 
 
 def events(response: httpx.Response) -> Iterator[dict[str, Any]]:

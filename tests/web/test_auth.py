@@ -1,22 +1,24 @@
-"""Who the service lets in: the owner only, by the token header or the login link's cookie.
+"""Who the service lets in: the owner only, by the token header or the console tab's header.
 
 Every route (each router's endpoints as the routers list them, the page and its assets)
-refuses a request without credentials; the page never holds the token; the login link sets
-an HttpOnly SameSite=Strict cookie and drops out of the URL; a change made with the cookie
-needs the console's header and Origin; a page of another origin, in a browser signed in,
-can neither read nor start anything (the real browser, at the end).
+refuses a request without credentials; the page never holds the token; a login code signs
+one tab in once, handing it its credential and a cookie that opens the page shell and no
+API route; a connection another user of the machine opened is refused whatever it carries;
+a page of another origin, in a browser signed in, can neither read nor start anything, and
+the cookie it makes the browser send it opens nothing (the real browser, at the end).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import pytest
@@ -29,9 +31,10 @@ from dshkit.sessions import Source
 from dshkit.web.app import create_app, ensure_token
 from dshkit.web.routers import ROUTERS, RouterFactory
 from dshkit.web.routing import Router, json_response, read_json
+from dshkit.web.security import Guard
 from dshkit.web.server import make_server
 
-from ..support.web import call
+from ..support.web import CONSOLE_META, call, login_code, sign_in, sign_in_page
 
 TOKEN = "t" * 43
 
@@ -62,7 +65,7 @@ def probe_router(calls: list[Any]) -> Router:
 class Served:
     """The app with a service for every router (and the probe capability), on 127.0.0.1."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, **guard: Any) -> None:
         self.state_dir = tmp_path / "state"
         root = tmp_path / "sessions"
         root.mkdir()
@@ -75,6 +78,8 @@ class Served:
         }
         self.routers = {name: factory(served) for name, factory in routers.items()}
         self.app = create_app(served, self.token, routers=routers)
+        for name, value in guard.items():  # the guard's own settings, as a test wants them
+            setattr(self.app, name, value)
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
@@ -91,11 +96,10 @@ class Served:
         mode: str = state.json()["mode"]
         return mode
 
-    def signed_in(self) -> httpx.Client:
-        """A client that opened the login link and kept the cookie."""
+    def signed_in(self) -> tuple[httpx.Client, str]:
+        """A client that opened a login link and kept the cookie, and the tab's credential."""
         client = httpx.Client(base_url=self.url)
-        assert client.get("/", params={"token": self.token}).status_code == 303
-        return client
+        return client, sign_in(self.url, self.token, client)
 
     def close(self) -> None:
         self.server.should_exit = True
@@ -138,90 +142,101 @@ def test_every_route_refuses_a_request_without_credentials(served: Served) -> No
 
 
 def test_the_page_never_holds_the_token(served: Served) -> None:
-    browser = served.signed_in()
+    browser, credential = served.signed_in()
     page, script = browser.get("/"), browser.get("/static/app.js")
     browser.close()
     assert page.status_code == 200 and "/static/app.js" in page.text
     assert served.token not in page.text and served.token not in script.text
+    assert credential not in page.text  # a reload is handed nothing: the tab keeps it
     scripted = httpx.get(f"{served.url}/", headers={"x-dshkit-token": served.token})
     assert scripted.status_code == 200 and served.token not in scripted.text
 
 
-def test_the_login_link_sets_a_cookie_and_leaves_the_url(served: Served) -> None:
+def test_a_login_code_signs_one_tab_in_once(served: Served) -> None:
     browser = httpx.Client(base_url=served.url)
-    signed = browser.get("/", params={"token": served.token})
-    assert signed.status_code == 303 and signed.headers["location"] == "/"
+    code = login_code(served.url, served.token)
+    signed = browser.get("/", params={"login": code})
+    assert signed.status_code == 200 and signed.headers["cache-control"] == "no-store"
+    found = CONSOLE_META.search(signed.text)
+    assert found is not None and served.token not in signed.text
+    credential = found.group(1)
     cookie = signed.headers["set-cookie"]
     attributes = {a.strip().split("=")[0].lower() for a in cookie.split(";")[1:]}
     assert attributes == {"path", "httponly", "samesite"}  # no Secure: plain HTTP here
-    assert "SameSite=Strict" in cookie and "Path=/" in cookie
-    assert served.token not in cookie and served.token not in signed.text
-    assert signed.headers["cache-control"] == "no-store"
-    # Other query parameters stay; only the token leaves the URL.
-    kept = httpx.get(f"{served.url}/", params={"token": served.token, "view": "profile"})
-    assert kept.status_code == 303 and kept.headers["location"] == "/?view=profile"
-    # With the cookie, reads work: the page, its assets, the API, a job's event stream too.
+    assert "SameSite=Strict" in cookie and served.token not in cookie and credential not in cookie
+    # Spent: the same link again, or a code never minted, signs nothing in.
+    for again in (code, "x" * 32, ""):
+        refused = httpx.get(f"{served.url}/", params={"login": again})
+        assert refused.status_code == 401 and "set-cookie" not in refused.headers
+        assert "dshkit open" in refused.text
+    # The cookie opens the page shell, and no API route: reads and changes alike.
     assert browser.get("/").status_code == 200
     assert browser.get("/static/app.js").status_code == 200
-    assert browser.get("/api/profile/state").json()["mode"] == "auto"
-    assert browser.get("/api/probe/read").status_code == 200
-    # A change with the cookie alone is refused: it needs the console's header and Origin.
-    own = {"origin": served.url}
-    bare = browser.post("/api/profile/mode", json={"mode": "custom"}, headers=own)
-    assert bare.status_code == 403 and "x-dshkit-request" in bare.json()["error"]
-    marked = {"x-dshkit-request": "1"}
-    unplaced = browser.post("/api/profile/mode", json={"mode": "custom"}, headers=marked)
-    assert unplaced.status_code == 403 and "Origin" in unplaced.json()["error"]
-    other_port = {**marked, "origin": "http://127.0.0.1:1"}  # a loopback origin, not ours
-    assert browser.post("/api/probe/poke", json=1, headers=other_port).status_code == 403
-    assert served.mode() == "auto" and served.calls == ["read"]
-    done = browser.post("/api/profile/mode", json={"mode": "custom"}, headers={**marked, **own})
+    for method, path in (("GET", "/api/probe/read"), ("GET", "/api/probe/start")):
+        assert browser.request(method, path).status_code == 401
+    own = {"origin": served.url, "x-dshkit-request": "1", "sec-fetch-site": "same-origin"}
+    assert browser.post("/api/probe/poke", json=1, headers=own).status_code == 401
+    # A request another origin's page made the browser send does not count even for the page.
+    assert browser.get("/", headers={"sec-fetch-site": "same-site"}).status_code == 401
+    assert served.calls == [] and served.mode() == "auto"
+    # The tab's credential, as the console sends it, reads and changes.
+    tab = {"x-dshkit-console": credential}
+    assert httpx.get(f"{served.url}/api/probe/read", headers=tab).status_code == 200
+    other_port = {**tab, "origin": "http://127.0.0.1:1"}  # a loopback origin, not ours
+    assert httpx.post(f"{served.url}/api/probe/poke", json=1, headers=other_port).status_code == 403
+    done = httpx.post(f"{served.url}/api/profile/mode", json={"mode": "custom"}, headers=tab)
     assert done.status_code == 200 and served.mode() == "custom"
-    # A request another origin's page made the browser send carries the cookie (another
-    # port of 127.0.0.1 is the same site) but is not the console's: it counts for nothing.
-    for site in ("same-site", "cross-site"):
-        foreign = browser.get("/api/probe/start", headers={"sec-fetch-site": site})
-        assert foreign.status_code == 401
-    assert browser.get("/api/probe/start", headers={"sec-fetch-site": "same-origin"}).is_success
-    assert served.calls == ["read", "started"]
+    assert served.calls == ["read"]
+    wrong = httpx.get(f"{served.url}/api/probe/read", headers={"x-dshkit-console": "x" * 43})
+    assert wrong.status_code == 401 and "dshkit open" in wrong.json()["error"]
 
 
-def test_a_wrong_token_in_the_link_gets_nothing(served: Served) -> None:
-    for wrong in ("x" * 43, served.token[:-1], ""):
-        answer = httpx.get(f"{served.url}/", params={"token": wrong})
-        assert answer.status_code == 401 and "set-cookie" not in answer.headers
-        assert "wrong" in answer.text and "dshkit open" in answer.text
-    # The token is a login link's, on a page: as a query of the API it is no credential.
+def test_login_codes_are_minted_with_the_token_only_and_expire(served: Served) -> None:
+    minted = f"{served.url}/api/login-codes"
+    _, credential = served.signed_in()
+    assert httpx.post(minted).status_code == 401
+    assert httpx.post(minted, headers={"x-dshkit-token": "no"}).status_code == 401
+    # A signed-in tab mints nothing (the route is the token's alone).
+    assert httpx.post(minted, headers={"x-dshkit-console": credential}).status_code == 404
+    answer = httpx.post(minted, headers={"x-dshkit-token": served.token})
+    assert answer.status_code == 201 and answer.json()["expiresInS"] > 0
+    code = answer.json()["code"]
+    assert httpx.get(f"{served.url}/static/app.js", params={"login": code}).status_code == 401
+    assert httpx.get(f"{served.url}/", params={"login": code}).status_code == 401  # spent above
+    expired = served.app.mint_login(ttl=-1.0)
+    assert httpx.get(f"{served.url}/", params={"login": expired}).status_code == 401
+    # The links of earlier versions carried the token: no longer a way in.
+    old = httpx.get(f"{served.url}/", params={"token": served.token})
+    assert old.status_code == 401 and "older dshkit" in old.text
     api = httpx.get(f"{served.url}/api/profile/state", params={"token": served.token})
-    assert api.status_code == 401 and "set-cookie" not in api.headers
-    forged = httpx.get(
-        f"{served.url}/api/profile/state", cookies={f"dshkit-auth-{served.port}": served.token}
-    )
-    assert forged.status_code == 401  # the cookie is not the token
-    wrong_header = httpx.get(f"{served.url}/api/profile/state", headers={"x-dshkit-token": "no"})
-    assert wrong_header.status_code == 401
+    assert api.status_code == 401
 
 
-def test_a_restarted_service_does_not_know_the_old_cookie(served: Served) -> None:
-    browser = served.signed_in()
+def test_a_restarted_service_knows_no_old_credential(served: Served) -> None:
+    browser, credential = served.signed_in()
     (value,) = browser.cookies.values()
     browser.close()
-    again = create_app(App(served.state_dir), served.token, mount=[])  # a new process's key
-    cookie = {"cookie": f"dshkit-auth-8765={value}"}  # `call` names the server's port 8765
-    status, answer = call(again, ("127.0.0.1", 50123), path="/api/status", headers=cookie)
-    assert status == 401 and "sign in" in answer["error"]
+    again = create_app(App(served.state_dir), served.token, mount=[])  # a new process's own
+    tab = {"x-dshkit-console": credential}
+    status, answer = call(again, ("127.0.0.1", 50123), path="/api/status", headers=tab)
+    assert status == 401 and "dshkit open" in answer["error"]
+    cookie = {"cookie": f"dshkit-shell-8765={value}"}  # `call` names the server's port 8765
+    assert call_page(again, ("127.0.0.1", 50123), "localhost:8765", "", cookie)[0] == 401
 
 
-def sign_in(app: Any, peer: tuple[str, int], host: str, token: str) -> tuple[int, str | None]:
-    """The login link's request handed to the ASGI app: its status and Set-Cookie."""
+def call_page(
+    app: Any, peer: tuple[str, int], host: str, query: str, headers: dict[str, str] | None = None
+) -> tuple[int, str | None, bytes]:
+    """A page GET of `/?query` handed to the ASGI app: its status, Set-Cookie and body."""
     scope = {
         "type": "http",
         "method": "GET",
         "scheme": "http",
         "path": "/",
         "raw_path": b"/",
-        "query_string": f"token={token}".encode(),
-        "headers": [(b"host", host.encode())],
+        "query_string": query.encode(),
+        "headers": [(b"host", host.encode())]
+        + [(k.encode(), v.encode()) for k, v in (headers or {}).items()],
         "client": peer,
         "server": ("0.0.0.0", 8765),
     }
@@ -235,7 +250,8 @@ def sign_in(app: Any, peer: tuple[str, int], host: str, token: str) -> tuple[int
 
     asyncio.run(app(scope, receive, send))
     cookies = [v.decode() for k, v in sent[0]["headers"] if k == b"set-cookie"]
-    return sent[0]["status"], cookies[0] if cookies else None
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return sent[0]["status"], cookies[0] if cookies else None, body
 
 
 def test_allow_remote_signs_a_browser_in_the_same_way() -> None:
@@ -249,17 +265,44 @@ def test_allow_remote_signs_a_browser_in_the_same_way() -> None:
     )
     remote, host = ("192.168.7.9", 50123), "192.168.7.2:8765"
     assert call(app, remote, host=host, path="/api/probe/read")[0] == 401
-    assert sign_in(app, remote, host, "x" * 43) == (401, None)
-    status, cookie = sign_in(app, remote, host, TOKEN)
-    assert status == 303 and cookie is not None and "HttpOnly" in cookie
+    assert call_page(app, remote, host, "login=" + "x" * 32)[:2] == (401, None)
+    status, cookie, body = call_page(app, remote, host, f"login={app.mint_login()}")
+    assert status == 200 and cookie is not None and "HttpOnly" in cookie
+    found = CONSOLE_META.search(body.decode())
+    assert found is not None
+    tab = {"x-dshkit-console": found.group(1)}
     jar = {"cookie": cookie.split(";")[0]}
-    assert call(app, remote, host=host, path="/api/probe/read", headers=jar)[0] == 200
-    change = {**jar, "x-dshkit-request": "1", "origin": f"http://{host}"}
+    assert call(app, remote, host=host, path="/api/probe/read", headers=jar)[0] == 401
+    assert call(app, remote, host=host, path="/api/probe/read", headers=tab)[0] == 200
     post: dict[str, Any] = {"method": "POST", "path": "/api/probe/poke", "body": b"[1]"}
-    assert call(app, remote, host=host, headers=change, **post)[0] == 200
-    foreign = {**change, "origin": "http://evil.example"}
+    assert (
+        call(app, remote, host=host, headers={**tab, "origin": f"http://{host}"}, **post)[0] == 200
+    )
+    foreign = {**tab, "origin": "http://evil.example"}
     assert call(app, remote, host=host, headers=foreign, **post)[0] == 403
     assert calls == ["read", [1]]
+
+
+def test_a_connection_another_user_opened_is_refused_whatever_it_carries(
+    tmp_path: Path,
+) -> None:
+    """The kernel's word on who opened the connection (here: the test's own uid, told to the
+    guard as somebody else's) overrides every credential."""
+    served = Served(tmp_path, owner_uid=os.geteuid() + 4242)
+    try:
+        for headers in ({"x-dshkit-token": served.token}, {}):
+            answer = httpx.get(f"{served.url}/api/probe/read", headers=headers)
+            assert answer.status_code == 403, headers
+            assert f"uid {os.geteuid()}" in answer.json()["error"]
+        assert httpx.get(f"{served.url}/").status_code == 403
+        assert served.calls == []
+        # Where the kernel cannot be asked, the credentials decide as before.
+        guard: Guard = served.app
+        guard.peer_tables = (str(tmp_path / "no-such-table"),)
+        read = httpx.get(f"{served.url}/api/probe/read", headers={"x-dshkit-token": served.token})
+        assert read.status_code == 200 and served.calls == ["read"]
+    finally:
+        served.close()
 
 
 # -- the real browser -----------------------------------------------------------------------
@@ -307,8 +350,10 @@ function image(url) {{
 
 class _Evil(BaseHTTPRequestHandler):
     page = b""
+    cookies: ClassVar[list[str]] = []  # what the owner's browser sent this other port
 
     def do_GET(self) -> None:
+        self.cookies.append(self.headers.get("cookie") or "")
         self.send_response(200)
         self.send_header("content-type", "text/html; charset=utf-8")
         self.send_header("content-length", str(len(self.page)))
@@ -327,7 +372,9 @@ def test_a_page_of_another_origin_can_neither_read_nor_start_anything(served: Se
 
     from dshkit.gate.browser import Browser
 
-    handler = type("Evil", (_Evil,), {"page": EVIL_PAGE.format(target=served.url).encode()})
+    stolen: list[str] = []
+    page_bytes = EVIL_PAGE.format(target=served.url).encode()
+    handler = type("Evil", (_Evil,), {"page": page_bytes, "cookies": stolen})
     evil = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=evil.serve_forever, daemon=True).start()
     evil_url = f"http://127.0.0.1:{evil.server_address[1]}/"
@@ -339,7 +386,7 @@ def test_a_page_of_another_origin_can_neither_read_nor_start_anything(served: Se
                 context = connected.new_context()
                 page = context.new_page()
                 # The owner is signed in: the cookie is there for the evil page to ride on.
-                page.goto(f"{served.url}/?token={served.token}")
+                sign_in_page(page, served.url, served.token)
                 signed_in = (page.url, [c["name"] for c in context.cookies(served.url)])
                 page.goto(evil_url)
                 page.wait_for_function(
@@ -357,4 +404,14 @@ def test_a_page_of_another_origin_can_neither_read_nor_start_anything(served: Se
     assert "words people said" not in str(results)
     assert served.calls == []  # nothing read, nothing started, nothing poked
     assert served.mode() == "auto"  # the form changed nothing
-    assert signed_in == (f"{served.url}/", [f"dshkit-auth-{served.port}"])
+    assert signed_in == (f"{served.url}/", [f"dshkit-shell-{served.port}"])
+    # Browsers send a host's cookies to each of its ports: the other port received it...
+    name = f"dshkit-shell-{served.port}"
+    (cookie,) = {c for sent in stolen for c in sent.split("; ") if c.startswith(f"{name}=")}
+    # ...and, replayed, it opens nothing of the API, reads or changes.
+    jar = {"cookie": cookie, "sec-fetch-site": "same-origin", "origin": served.url}
+    for method, path in (("GET", "/api/probe/read"), ("POST", "/api/profile/mode")):
+        body = {"mode": "custom"} if method == "POST" else None
+        replayed = httpx.request(method, f"{served.url}{path}", headers=jar, json=body)
+        assert replayed.status_code == 401, (method, path)
+    assert served.calls == [] and served.mode() == "auto"

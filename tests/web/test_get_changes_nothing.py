@@ -29,12 +29,13 @@ from dshkit.sessions import Source
 from dshkit.store import Store
 from dshkit.web.app import create_app, ensure_token
 from dshkit.web.routers import ROUTERS
-from dshkit.web.security import REQUEST_HEADER, TOKEN_HEADER
+from dshkit.web.security import TOKEN_HEADER
 from dshkit.web.server import make_server
 
 from ..support.capability import MARKER_SERVER, TRUSTED
 from ..support.corpus import Corpus
 from ..support.profile import PROFILE, store_version
+from ..support.web import sign_in_page
 
 # The store's own files: SQLite may create and drop the WAL and its index as connections
 # come and go; what they hold is compared as rows.
@@ -226,12 +227,10 @@ def test_a_get_says_what_is_cached_and_a_post_probes_the_approved_servers_only(
     nothing = world.http.get("/api/capability/", params=where).json()
     assert nothing["pending"] and nothing["cached"] is None and not nothing["started"]
     assert not nothing["probing"] and nothing["channels"] is None
-    # The console's POST: the login cookie is not enough without the console's own header.
+    # A POST without a credential is refused before anything is probed.
     refused = httpx.post(f"http://127.0.0.1:{world.port}/api/capability/probe", json=where)
-    assert refused.status_code in (401, 403)
-    probed = world.http.post(
-        "/api/capability/probe", json=where, headers={REQUEST_HEADER: "1"}
-    ).json()
+    assert refused.status_code == 401
+    probed = world.http.post("/api/capability/probe", json=where).json()
     assert world.markers["good"].exists() and not world.markers["evil"].exists()
     servers = {s["name"]: s for s in probed["channels"][2]["servers"]}
     assert servers["good"]["ok"] and servers["good"]["started"]
@@ -265,7 +264,7 @@ def test_the_console_shows_the_cache_by_a_get_and_probes_by_a_post(
                 "request",
                 lambda r: asked.append(r.method) if "/api/capability" in r.url else None,
             )
-            page.goto(f"{url}/?token={world.token}")
+            sign_in_page(page, url, world.token)
             page.goto(f"{url}/#gate")
             page.wait_for_selector('[data-view="gate"][data-ready="1"]', timeout=30_000)
             page.select_option('select[aria-label="Harness"]', "claude")

@@ -1,6 +1,6 @@
 """`dshkit mcp`: dshkit's MCP server, on stdio (as harnesses start it: the pipe is theirs) or
-on streamable HTTP bound to 127.0.0.1, where every request needs the install's token as a
-bearer token."""
+on streamable HTTP bound to 127.0.0.1, where every request comes from this user and carries
+the server's own bearer token (`<state dir>/mcp-token`, drawn anew at each start)."""
 
 from __future__ import annotations
 
@@ -51,10 +51,11 @@ def mcp(
     stderr). Its instructions are the profile, for harnesses that put them in the system
     prompt. `dshkit install-hooks` registers it with each harness, with --no-profile: the
     hooks installed beside it inject the profile once per session. Over --http every request
-    needs `Authorization: Bearer <token>`, the token in <state dir>/token."""
+    needs `Authorization: Bearer <token>`, the token in <state dir>/mcp-token (new at each
+    start), and comes from this user of the machine."""
     # Here, not at the top: `dshkit --help` imports every command module, and the SDK is big.
     from ..mcp.server import HTTP_HOST, HTTP_PATH, build_server, serve_http, serve_stdio
-    from ..web.app import ensure_token
+    from ..web.app import MCP_TOKEN_FILE, new_token
     from ..web.server import listen
 
     if not http and (host != HTTP_HOST or port != DEFAULT_PORT):
@@ -74,8 +75,8 @@ def mcp(
         serve_stdio(server)
         return
     try:
-        token = ensure_token(directory)
-    except (OSError, ValueError) as exc:
+        token = new_token(directory, MCP_TOKEN_FILE)  # its own, and new at each start
+    except OSError as exc:
         raise click.ClickException(str(exc)) from exc
     try:
         sock = listen(HTTP_HOST, port)
@@ -84,7 +85,8 @@ def mcp(
     bound = sock.getsockname()[1]
     stderr.print(f"dshkit MCP server at http://{HTTP_HOST}:{bound}{HTTP_PATH}", markup=False)
     stderr.print(
-        f"every request needs `Authorization: Bearer <token>`, the token in {directory / 'token'}",
+        f"every request needs `Authorization: Bearer <token>`, the token in "
+        f"{directory / MCP_TOKEN_FILE}; only this user of the machine is served",
         markup=False,
     )
     serve_http(server, sock, token)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
 
 from ..app import App
 from ..web import link
-from ..web.app import create_app, ensure_token
+from ..web.app import TOKEN_FILE, create_app, new_token
 from ..web.security import TOKEN_HEADER, is_loopback_address
 from ..web.server import listen, make_server, resolve
 from .common import open_store, roots_option, sources_for, state_dir_option, stderr
@@ -37,8 +38,8 @@ def serve(
     with open_store(state_dir) as store:  # refuse a newer or broken database before serving
         directory = store.state_dir
     try:
-        token = ensure_token(directory)
-    except (OSError, ValueError) as exc:
+        token = new_token(directory)  # each start its own: a token that leaked dies here
+    except OSError as exc:
         raise click.ClickException(str(exc)) from exc
     try:
         address = resolve(host)
@@ -62,7 +63,11 @@ def serve(
         markup=False,
     )
     if is_loopback_address(bound):
-        stderr.print("only this machine can connect, and only with the token", markup=False)
+        stderr.print(
+            "only this machine can connect, and only this user (uid "
+            f"{os.geteuid()}) with the token or a login link",
+            markup=False,
+        )
     else:
         stderr.print(
             f"warning: --allow-remote: other machines can connect (bound to {shown}:{real_port}) "
@@ -74,9 +79,11 @@ def serve(
     here = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(bound, shown)
     url = f"http://{here}:{real_port}/"
     with link.recording(directory, url, real_port):  # before the link: `dshkit open` works
+        # A one-time link: the terminal is the owner's, and once used it opens nothing.
         stderr.print(
-            f"open the console: {link.login_link(url, token)} (or run `dshkit open`); scripts "
-            f"send the {TOKEN_HEADER} header, the token is in {directory / 'token'}",
+            f"open the console: {link.login_link(url, app.mint_login(ttl=None))} (one use; "
+            f"`dshkit open` signs in again); scripts send the {TOKEN_HEADER} header, the "
+            f"token is in {directory / TOKEN_FILE} (new at every start)",
             markup=False,
         )
         make_server(app).run(sockets=[sock])

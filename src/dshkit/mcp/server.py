@@ -1,6 +1,7 @@
 """Building dshkit's MCP server (the SDK's `MCPServer`) and serving it on stdio or on
-streamable HTTP bound to loopback, where every request needs the install's token as a bearer
-token (any user of the machine can reach a loopback port; only the owner reads the token).
+streamable HTTP bound to loopback, where every request needs the server's own bearer token
+(`<state dir>/mcp-token`: any user of the machine can reach a loopback port; only the owner
+reads the token) and, on Linux, a connection this user opened (`web.peer`).
 
 The server's instructions are the effective profile text, the very bytes the hooks inject,
 so a harness that puts MCP instructions into the system prompt gives the model the profile
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import hmac
 import inspect
+import os
 import socket
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from ..app import App
 from ..install import SERVER_NAME
 from ..profile import ProfileService
 from ..sessions import Source
+from ..web import peer
 from ..web.server import make_server
 from .tools import TOOLS, Tools
 
@@ -82,21 +85,45 @@ def http_app(server: MCPServer, token: str) -> ASGIApp:
 
 
 class BearerGuard:
-    """Pure ASGI middleware: every HTTP request carries `Authorization: Bearer <token>` or is
-    answered 401 (RFC 6750's shape) before the SDK sees it; the lifespan passes through."""
+    """Pure ASGI middleware: every HTTP request comes from this user (where the kernel can
+    tell, else 403) and carries `Authorization: Bearer <token>` (else 401, RFC 6750's shape),
+    before the SDK sees it; the lifespan passes through."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str,
+        *,
+        owner_uid: int | None = None,
+        peer_tables: tuple[str, ...] = peer.TABLES,
+    ) -> None:
         self.app = app
         self.expected = f"Bearer {token}".encode()
+        self.owner_uid = os.geteuid() if owner_uid is None else owner_uid
+        self.peer_tables = peer_tables
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not self.authorized(Headers(scope=scope)):
-            await _unauthorized(send)
-            return
+        if scope["type"] == "http":
+            uid = self.peer_uid(scope)
+            if uid is not None and uid != self.owner_uid:
+                await _foreign(send, uid)
+                return
+            if not self.authorized(Headers(scope=scope)):
+                await _unauthorized(send)
+                return
         if scope["type"] == "websocket":  # never served: the SDK speaks HTTP only
             await send({"type": "websocket.close", "code": 1008})
             return
         await self.app(scope, receive, send)
+
+    def peer_uid(self, scope: Scope) -> int | None:
+        """Who opened the connection (`peer.owner`), None where that cannot be told."""
+        client, server = scope.get("client"), scope.get("server")
+        if not client or not server or server[1] is None:
+            return None
+        return peer.owner(
+            (str(client[0]), int(client[1])), (str(server[0]), int(server[1])), self.peer_tables
+        )
 
     def authorized(self, headers: Headers) -> bool:
         scheme, _, credentials = headers.get("authorization", "").partition(" ")
@@ -104,11 +131,23 @@ class BearerGuard:
         return hmac.compare_digest(sent, self.expected)
 
 
+async def _foreign(send: Send, uid: int) -> None:
+    body = orjson.dumps(
+        {
+            "error": "forbidden",
+            "error_description": f"this server answers only its owner, not {peer.who(uid)}",
+        }
+    )
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": 403, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 async def _unauthorized(send: Send) -> None:
     body = orjson.dumps(
         {
             "error": "invalid_token",
-            "error_description": "send Authorization: Bearer <the token in <state dir>/token>",
+            "error_description": "send Authorization: Bearer <the token in <state dir>/mcp-token>",
         }
     )
     headers = [

@@ -51,21 +51,34 @@ def create_app(
     )
 
 
-def ensure_token(state_dir: Path) -> str:
-    """The install's token from `<state-dir>/token`, created (mode 0600, in the private
-    state directory) the first time."""
+TOKEN_FILE = "token"  # the service's token for scripts (X-Dshkit-Token)
+MCP_TOKEN_FILE = "mcp-token"  # `dshkit mcp --http`'s bearer: its own, so one leak opens one door
+
+
+def ensure_token(state_dir: Path, name: str = TOKEN_FILE) -> str:
+    """The token in `<state-dir>/<name>`, created (mode 0600, in the private state directory)
+    the first time."""
     private_dir(Path(state_dir))
-    path = Path(state_dir) / "token"
+    path = Path(state_dir) / name
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
         token = path.read_text().strip()
-        if len(token) < 32:
-            raise ValueError(
-                f"{path} holds no usable token; delete it to have a new one made"
-            ) from None
-        return token
+    except FileNotFoundError:
+        return new_token(state_dir, name)
+    if len(token) < 32:
+        raise ValueError(f"{path} holds no usable token; delete it to have a new one made")
+    return token
+
+
+def new_token(state_dir: Path, name: str = TOKEN_FILE) -> str:
+    """A token drawn anew into `<state-dir>/<name>` (0600), replacing the old one whole: a
+    service starting draws its own, so a token that leaked once stops working at the next
+    start. Readers see the old token or the new one, never half."""
+    private_dir(Path(state_dir))
+    path = Path(state_dir) / name
     token = secrets.token_urlsafe(32)
+    partial = path.with_name(f".{name}.{os.getpid()}")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(token + "\n")
+    os.replace(partial, path)
     return token

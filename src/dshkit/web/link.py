@@ -1,19 +1,27 @@
-"""The console's login link, and where a running `dshkit serve` records its address for
-`dshkit open` (and `dshkit doctor`): `<state dir>/serve.json`, 0600, gone when it exits.
+"""The console's login link, where a running `dshkit serve` records its address for
+`dshkit open` (and `dshkit doctor`): `<state dir>/serve.json`, 0600, gone when it exits, and
+the redirect file a browser is opened on.
 
-The record holds the address and the serving process's id, never the token: the link is put
-together from the token file when it is needed. A record whose process is gone (a killed
-server) is not believed: another user may own that port by now, and the link carries the
-token.
+A login link carries a one-time code, never the token: the service mints one for each
+`dshkit open` (asked with the token). The record holds the address and the serving process's
+id, no secret. A record whose process is gone (a killed server) is not believed: another
+user may own that port by now.
+
+A browser is never started with a secret on its command line (every user of the machine
+reads `/proc/<pid>/cmdline`): it is opened on a redirect file, 0600 in the 0700 state
+directory, that sends it on to the link (docs/design/service.md#no-secret-in-a-command-line).
 """
 
 from __future__ import annotations
 
+import html
 import os
+import secrets
 import signal
 import threading
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -21,10 +29,12 @@ from urllib.parse import quote
 
 import orjson
 
-from ..paths import PRIVATE_FILE
+from ..paths import PRIVATE_FILE, private_dir
 
 RECORD_NAME = "serve.json"
-LOGIN_PARAM = "token"  # the query parameter of the login link (read by `security.Guard`)
+LOGIN_PARAM = "login"  # the query parameter of the login link (read by `security.Guard`)
+REDIRECTS = "open"  # under the state directory: the redirect files of `dshkit open`
+REDIRECT_KEPT_S = 600.0  # older redirect files are removed by the next `dshkit open`
 
 
 @dataclass(frozen=True)
@@ -36,9 +46,32 @@ class Served:
     pid: int
 
 
-def login_link(url: str, token: str) -> str:
-    """The link that signs a browser in: the service's URL with the token as a query."""
-    return f"{url}?{LOGIN_PARAM}={quote(token, safe='')}"
+def login_link(url: str, code: str) -> str:
+    """The link that signs a browser in once: the service's URL with a login code."""
+    return f"{url}?{LOGIN_PARAM}={quote(code, safe='')}"
+
+
+def redirect_file(state_dir: Path, link: str) -> Path:
+    """A page that sends a browser on to `link`, written 0600 in `<state dir>/open/` (0700),
+    to open instead of the link itself; redirect files older than REDIRECT_KEPT_S go."""
+    folder = Path(state_dir) / REDIRECTS
+    private_dir(folder)
+    for old in folder.glob("login-*.html"):
+        with suppress(OSError):
+            if time.time() - old.lstat().st_mtime > REDIRECT_KEPT_S:
+                old.unlink()
+    shown = html.escape(link, quote=True)
+    page = (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="refresh" content="0;url={shown}">'
+        "<title>dshkit: signing in</title></head>\n"
+        f'<body><p>Opening the dshkit console: <a href="{shown}">continue</a>.</p></body></html>\n'
+    )
+    path = folder / f"login-{secrets.token_hex(8)}.html"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, PRIVATE_FILE)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(page)
+    return path
 
 
 def record(state_dir: Path, url: str, port: int) -> Served:
@@ -57,7 +90,8 @@ def record(state_dir: Path, url: str, port: int) -> Served:
 def recording(state_dir: Path, url: str, port: int) -> Iterator[Served]:
     """The record, kept while the block runs and removed however it ends, SIGTERM included:
     uvicorn re-raises the signal it caught once it has shut down, and the default action
-    would end the process before any `finally`, so here SIGTERM exits like SIGINT does."""
+    would end the process before any `finally`, so here SIGTERM ends it as SIGINT does: a
+    service asked to stop that stopped cleanly exits 0 (`make run` reports no error)."""
     served = record(state_dir, url, port)
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _exit) if main else None
@@ -70,7 +104,7 @@ def recording(state_dir: Path, url: str, port: int) -> Iterator[Served]:
 
 
 def _exit(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)
+    raise SystemExit(0)
 
 
 def forget(state_dir: Path, served: Served) -> None:

@@ -1,9 +1,10 @@
 """The console: one static page (`static/index.html`, `app.js`, `app.css`, `icon.svg`) at `/`.
 
-The page holds no secret: the guard lets it be fetched only by a browser signed in through
-the login link (its cookie), and the page's script asks the API with that cookie, like any
-other client, marking its changes with the guard's request header. The page and its assets
-may not be framed and load nothing from elsewhere.
+The page holds no secret but once: answering a sign-in (the login link's one-time code), it
+carries the tab's credential in a `<meta>` element, which the script moves into the tab's
+`sessionStorage` and sends as the `X-Dshkit-Console` header with every API call (see
+`security`). The page and its assets may not be framed and load nothing from elsewhere;
+images the API serves are fetched with that header and shown as `blob:` URLs.
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from .security import CONSOLE_STATE
+
 ENDPOINTS_SLOT = "{{endpoints}}"
+CONSOLE_SLOT = "{{console}}"  # in the page's head: the credential, on a sign-in only
 _ASSETS = {"app.js": "text/javascript", "app.css": "text/css", "icon.svg": "image/svg+xml"}
 # Everything from this origin only, no inline script or style, never inside a frame.
 _HEADERS = {
     "cache-control": "no-store",
     "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
-    "img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; "
+    "img-src 'self' blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; "
     "frame-ancestors 'none'",
     "x-frame-options": "DENY",
     "x-content-type-options": "nosniff",
@@ -40,7 +44,14 @@ def console_routes(endpoints: list[str]) -> list[BaseRoute]:
     assets = {name: (_asset(name), kind) for name, kind in _ASSETS.items()}
 
     async def show(request: Request) -> Response:
-        return Response(index, media_type="text/html; charset=utf-8", headers=_HEADERS)
+        credential = request.scope.get("state", {}).get(CONSOLE_STATE)
+        meta = (
+            f'<meta name="dshkit-console" content="{html.escape(credential, quote=True)}">'
+            if isinstance(credential, str)
+            else ""
+        )
+        body = index.replace(CONSOLE_SLOT, meta)
+        return Response(body, media_type="text/html; charset=utf-8", headers=_HEADERS)
 
     async def asset(request: Request) -> Response:
         found = assets.get(request.path_params["name"])

@@ -1,29 +1,29 @@
 """The one door every request passes: who may ask, what may change, how much may be sent.
 
-Only the owner of the state directory is served: every route, reads included, needs the
-install's token (`<state dir>/token`, 0600 in a 0700 directory, so no other user of the
-machine can read it), presented one of two ways:
+Only the owner of the state directory is served. Three things make a request the owner's
+(docs/design/service.md#only-the-owner-reaches-their-data):
 
-- scripts send it in the `X-Dshkit-Token` header;
-- a browser opens the login link `dshkit serve` prints (or `dshkit open` opens),
-  `/?token=…`: the token is accepted there only, on a GET of a page, and exchanged for an
-  HttpOnly, SameSite=Strict cookie (its value an HMAC of the token under a key this process
-  drew, so a restart logs browsers out), then the browser is sent to the same URL without
-  the token, out of the address bar and the history.
+- a script sends the install's token in the `X-Dshkit-Token` header (`<state dir>/token`,
+  0600 in a 0700 directory, drawn anew each time `dshkit serve` starts);
+- the console sends its tab's credential in the `X-Dshkit-Console` header: drawn by this
+  process, handed to the page once when it signs in, kept by the page in origin-scoped
+  storage (`sessionStorage`: scheme, host *and* port), so no other origin ever receives it;
+- a browser signs in with a one-time login code (`/?login=…`: printed by `dshkit serve`, or
+  minted for `dshkit open` by `POST /api/login-codes` with the token). The answer is the
+  console page carrying the tab's credential, and a cookie that opens the page shell
+  (`/`, `/static/…`) again on a reload and nothing else: browsers send cookies to every port
+  of a host, so a cookie must be worth nothing to whoever receives it. No API route honours
+  it.
 
-Other pages the browser shows cannot act with that cookie. Another port of 127.0.0.1 is the
-same *site* (SameSite does not keep it out) but another *origin*: the cookie counts only on
-a request the browser marks as coming from the console's own origin or from the person
-(`Sec-Fetch-Site`), and a change made with it must also carry `X-Dshkit-Request` (no form
-can set a header; a cross-origin script that sets one needs a CORS preflight, which is never
-granted) and the console's own `Origin`. No CORS header is ever sent, so no other origin can
-read an answer.
+On Linux a loopback connection is also refused unless its client socket belongs to this
+process's user (`peer.owner`), whatever it presents: a leaked value is no use from another
+account.
 
 Where requests may come from is checked first: a request is *local* when both its peer
 address and its `Host` are loopback (the peer check keeps other machines out whatever `Host`
 they claim, the `Host` check keeps DNS-rebinding pages out); one that is not is refused
 unless the service was started with `--allow-remote`. A change never comes from a foreign
-`Origin`.
+`Origin`. No CORS header is ever sent, so no other origin can read an answer.
 
 Bodies are bounded for every route: a declared length over the limit is refused unread
 (413), reading stops once the limit is passed (413), and a body that arrives slower than the
@@ -33,25 +33,32 @@ read timeout gets 408. Handlers read bodies through `routing.read_json`, never u
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import hmac
 import html
 import ipaddress
+import os
 import secrets
-from urllib.parse import parse_qsl, urlencode, urlsplit
+import time
+from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from . import peer
 from .link import LOGIN_PARAM
 
 MAX_BODY_BYTES = 1_000_000
 READ_TIMEOUT_S = 10.0
 TOKEN_HEADER = "x-dshkit-token"
-REQUEST_HEADER = "x-dshkit-request"  # the console's mark on the changes it asks for
-COOKIE_PREFIX = "dshkit-auth-"  # + the port: two services on one host keep their own cookies
+CONSOLE_HEADER = "x-dshkit-console"  # the console tab's credential (see the module's text)
+CONSOLE_STATE = "dshkit.console"  # scope state: the credential the signed-in page is handed
+COOKIE_PREFIX = "dshkit-shell-"  # + the port: two services on one host keep their own cookies
+LOGIN_CODES_PATH = "/api/login-codes"
+LOGIN_CODE_TTL_S = 120.0  # a code minted for `dshkit open`: long enough to open a browser
+_MAX_CODES = 64  # unspent codes kept; the oldest goes first
+_OLD_LINK_PARAM = "token"  # the login links of earlier versions carried the token itself
 SAFE_METHODS = frozenset({"GET", "HEAD"})
 # What a browser says of who asked (Fetch Metadata): the console's own pages, or the person
 # (a typed or opened URL). Another site's page, or another port of 127.0.0.1, is neither.
@@ -67,9 +74,9 @@ _PAGE_HEADERS = [
 _SIGN_IN_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>dshkit: sign in</title></head>
 <body><h1>dshkit</h1><p>{reason}</p>
-<p>This console serves only the person who started it. Open the link
-<code>dshkit serve</code> printed (<code>http://&hellip;/?token=&hellip;</code>), or run
-<code>dshkit open</code>.</p></body></html>
+<p>This console serves only the person who started it. Run <code>dshkit open</code>: it
+opens the console signed in (or open the one-time link <code>dshkit serve</code> printed,
+<code>http://&hellip;/?login=&hellip;</code>, if it was not used yet).</p></body></html>
 """
 
 
@@ -105,8 +112,22 @@ class _Answer:
 
 
 def _json(status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None) -> _Answer:
-    body = orjson.dumps({"ok": False, "error": message})
-    return _Answer(status, body, [(b"content-type", b"application/json"), *(headers or [])])
+    return _body(status, {"ok": False, "error": message}, headers)
+
+
+def _body(
+    status: int, value: dict[str, object], headers: list[tuple[bytes, bytes]] | None = None
+) -> _Answer:
+    content = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
+    return _Answer(status, orjson.dumps(value), [*content, *(headers or [])])
+
+
+class _SignIn:
+    """Marks a request as the login's: the route is passed the tab's credential, and its
+    answer gets the shell cookie."""
+
+    def __init__(self, credential: str, cookie: str) -> None:
+        self.credential, self.cookie = credential, cookie
 
 
 class Guard:
@@ -120,16 +141,40 @@ class Guard:
         allow_remote: bool = False,
         max_body: int = MAX_BODY_BYTES,
         read_timeout: float = READ_TIMEOUT_S,
+        owner_uid: int | None = None,
+        peer_tables: tuple[str, ...] = peer.TABLES,
     ) -> None:
         self.app = app
         self.token = token.encode()
         self.allow_remote = allow_remote
         self.max_body = max_body
         self.read_timeout = read_timeout
-        # The cookie holds a MAC of the token, not the token: a cookie that leaks (a browser
-        # profile copied, a debugging dump) is worth nothing once this process has ended.
-        key = secrets.token_bytes(32)
-        self._session = hmac.new(key, self.token, hashlib.sha256).hexdigest().encode()
+        # Whose connections are served: this process's user (None: the default, geteuid).
+        self.owner_uid = os.geteuid() if owner_uid is None else owner_uid
+        self.peer_tables = peer_tables
+        # Both drawn by this process, never derived from the token: a restart makes every
+        # signed-in tab and every cookie worthless.
+        self.console = secrets.token_urlsafe(32)
+        self._shell = secrets.token_urlsafe(32).encode()
+        self._codes: dict[str, float] = {}  # unspent login code -> when it expires (monotonic)
+
+    def mint_login(self, ttl: float | None = LOGIN_CODE_TTL_S) -> str:
+        """A login code good for one sign-in, within `ttl` seconds (None: while this process
+        serves, as for the link `dshkit serve` prints)."""
+        now = time.monotonic()
+        self._codes = {c: t for c, t in self._codes.items() if t > now}
+        while len(self._codes) >= _MAX_CODES:
+            del self._codes[next(iter(self._codes))]
+        code = secrets.token_urlsafe(24)
+        self._codes[code] = float("inf") if ttl is None else now + ttl
+        return code
+
+    def _spend(self, code: str) -> bool:
+        """Whether `code` is an unspent, unexpired login code; it is spent either way."""
+        for known in list(self._codes):
+            if hmac.compare_digest(known.encode(), code.encode()):
+                return self._codes.pop(known) > time.monotonic()
+        return False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -139,96 +184,143 @@ class Guard:
             await send({"type": "websocket.close", "code": 1008})
             return
         refusal = self.refusal(scope)
-        if refusal is not None:
+        if isinstance(refusal, _Answer):
             await refusal(send)
             return
+        if isinstance(refusal, _SignIn):
+            scope = {
+                **scope,
+                "state": {**scope.get("state", {}), CONSOLE_STATE: refusal.credential},
+            }
+            send = _with_cookie(send, refusal.cookie)
         await _BoundedBody(self, scope, receive, send).run()
 
-    def refusal(self, scope: Scope) -> _Answer | None:
-        """What to answer in the route's place (a refusal, or the login link's redirect), or
-        None to let the request through."""
+    def refusal(self, scope: Scope) -> _Answer | _SignIn | None:
+        """What to answer in the route's place (a refusal, or a minted login code), a sign-in
+        to pass on, or None to let the request through."""
         headers = Headers(scope=scope)
         client = scope.get("client")
-        peer = str(client[0]) if client else None
-        local_peer = peer is not None and is_loopback_address(peer)
+        peer_address = str(client[0]) if client else None
+        local_peer = peer_address is not None and is_loopback_address(peer_address)
         host = headers.get("host")
         if not (local_peer and is_loopback(host)) and not self.allow_remote:
             if not local_peer:
                 return _json(
                     403,
-                    f"requests from other machines are refused (peer {peer}); "
+                    f"requests from other machines are refused (peer {peer_address}); "
                     "the service was not started with --allow-remote",
                 )
             return _json(403, "only loopback host names are served (Host header refused)")
+        if local_peer:
+            refused = self._foreign_user(scope)
+            if refused is not None:
+                return refused
         safe = scope["method"] in SAFE_METHODS
         origin = headers.get("origin")
         if not safe and origin is not None:
             netloc = urlsplit(origin).netloc
             if not (is_loopback(netloc) or (self.allow_remote and netloc == host)):
                 return _json(403, f"requests from origin {origin!r} are refused")
-        refused = self._authentication(scope, headers, safe)
-        if refused is not None:
-            return refused
+        verdict = self._authentication(scope, headers, safe)
+        if verdict is not None:
+            return verdict
         declared = headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_body):
             return _json(413, f"request body over the {self.max_body}-byte limit")
         return None
 
-    def _authentication(self, scope: Scope, headers: Headers, safe: bool) -> _Answer | None:
-        """None when the request comes from the owner (the token header, or the console's
-        cookie on a request of the console's own); else the answer to give."""
+    def _foreign_user(self, scope: Scope) -> _Answer | None:
+        """403 when the kernel says another user of this machine opened the connection."""
+        client, server = scope.get("client"), scope.get("server")
+        if not client or not server or server[1] is None:
+            return None
+        uid = peer.owner(
+            (str(client[0]), int(client[1])), (str(server[0]), int(server[1])), self.peer_tables
+        )
+        if uid is None or uid == self.owner_uid:
+            return None  # the owner's, or a platform where the kernel cannot be asked
+        return _json(
+            403,
+            f"this service answers only its owner (uid {self.owner_uid}); this connection "
+            f"comes from {peer.who(uid)}",
+        )
+
+    def _authentication(
+        self, scope: Scope, headers: Headers, safe: bool
+    ) -> _Answer | _SignIn | None:
+        """None when the request comes from the owner (the token header, the console tab's
+        header, or the shell cookie on a page of the console's own); else the answer to give."""
         sent = headers.get(TOKEN_HEADER)
         if sent is not None:
-            if self._is_token(sent):
-                return None
-            return _unauthenticated(scope, f"wrong {TOKEN_HEADER} header")
-        page = not _is_api(scope["path"])
-        link = _login_token(scope) if safe and page else None
-        if link is not None:
-            if self._is_token(link):
-                return self._sign_in(scope)
-            return _unauthenticated(
-                scope, "the token in this link is wrong (or from another install)"
-            )
-        if not self._has_session(scope, headers):
-            return _unauthenticated(
-                scope, f"sign in first: the {TOKEN_HEADER} header, or the login link's cookie"
-            )
-        if safe:
+            if not hmac.compare_digest(sent.encode(), self.token):
+                return _unauthenticated(
+                    scope, f"wrong {TOKEN_HEADER} header (the token is drawn anew at each start)"
+                )
+            if scope["path"] == LOGIN_CODES_PATH and scope["method"] == "POST":
+                code = self.mint_login()
+                return _body(201, {"ok": True, "code": code, "expiresInS": LOGIN_CODE_TTL_S})
             return None
-        if headers.get(REQUEST_HEADER) != "1":
-            return _json(403, f"a change made from the console needs the {REQUEST_HEADER} header")
-        own = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
-        if headers.get("origin") != own:
-            return _json(403, f"a change made from the console needs its own Origin ({own})")
+        console = headers.get(CONSOLE_HEADER)
+        if console is not None:
+            if hmac.compare_digest(console.encode(), self.console.encode()):
+                # Only the console's own page holds it: a change naming another origin (even
+                # another port of this host) did not come from that page.
+                own = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
+                origin = headers.get("origin")
+                if not safe and origin is not None and origin != own:
+                    return _json(
+                        403, f"a change made from the console needs its own Origin ({own})"
+                    )
+                return None
+            return _unauthenticated(
+                scope,
+                "this tab signed in to an earlier start of the service: run `dshkit open`",
+            )
+        if _is_api(scope["path"]):
+            return _unauthenticated(
+                scope, f"send the {TOKEN_HEADER} header (scripts), or sign the console in"
+            )
+        if not safe:
+            return _unauthenticated(scope, "pages take no changes")
+        query = _query(scope)
+        login = _last(query, LOGIN_PARAM)
+        if login is not None:
+            # Spent wherever it is shown: a code seen in any address opens nothing after.
+            if not self._spend(login) or scope["path"] != "/":
+                return _unauthenticated(
+                    scope, "this login link was used already, has expired or is not this service's"
+                )
+            cookie = (
+                f"{_cookie_name(scope)}={self._shell.decode()}; Path=/; HttpOnly; SameSite=Strict"
+            )
+            if scope.get("scheme") == "https":
+                cookie += "; Secure"
+            return _SignIn(self.console, cookie)
+        if _last(query, _OLD_LINK_PARAM) is not None:
+            return _unauthenticated(scope, "this login link is from an older dshkit")
+        if not self._has_shell(headers, scope):
+            return _unauthenticated(scope, "not signed in")
         return None
 
-    def _is_token(self, sent: str) -> bool:
-        return hmac.compare_digest(sent.encode(), self.token)
-
-    def _has_session(self, scope: Scope, headers: Headers) -> bool:
+    def _has_shell(self, headers: Headers, scope: Scope) -> bool:
+        """The shell cookie on a request the browser marks as the console's own or the
+        person's: it opens the page and its assets, which hold no data."""
         if headers.get("sec-fetch-site", "none") not in _OWN_FETCH_SITES:
             return False  # another origin made the browser send it: it does not count
         cookie = cookie_parser(headers.get("cookie", "")).get(_cookie_name(scope))
-        return cookie is not None and hmac.compare_digest(cookie.encode(), self._session)
+        return cookie is not None and hmac.compare_digest(cookie.encode(), self._shell)
 
-    def _sign_in(self, scope: Scope) -> _Answer:
-        """The login link's answer: the cookie, and the same URL without the token."""
-        rest = [(k, v) for k, v in _query(scope) if k != LOGIN_PARAM]
-        path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
-        # One leading slash: `//host/…` would send the browser to another host.
-        location = "/" + path.lstrip("/") + (f"?{urlencode(rest)}" if rest else "")
-        cookie = (
-            f"{_cookie_name(scope)}={self._session.decode()}; Path=/; HttpOnly; SameSite=Strict"
-        )
-        if scope.get("scheme") == "https":
-            cookie += "; Secure"
-        headers = [
-            (b"location", location.encode("latin-1")),
-            (b"set-cookie", cookie.encode()),
-            *_PAGE_HEADERS,
-        ]
-        return _Answer(303, b"", headers)
+
+def _with_cookie(send: Send, cookie: str) -> Send:
+    """`send` with the shell cookie added to the response's headers."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [*message.get("headers", []), (b"set-cookie", cookie.encode())]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
 
 
 def _is_api(path: str) -> bool:
@@ -239,14 +331,14 @@ def _query(scope: Scope) -> list[tuple[str, str]]:
     return parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
 
 
-def _login_token(scope: Scope) -> str | None:
-    found = [v for k, v in _query(scope) if k == LOGIN_PARAM]
+def _last(query: list[tuple[str, str]], name: str) -> str | None:
+    found = [v for k, v in query if k == name]
     return found[-1] if found else None
 
 
 def _cookie_name(scope: Scope) -> str:
     server = scope.get("server")
-    return f"{COOKIE_PREFIX}{server[1]}" if server and server[1] is not None else "dshkit-auth"
+    return f"{COOKIE_PREFIX}{server[1]}" if server and server[1] is not None else "dshkit-shell"
 
 
 def _unauthenticated(scope: Scope, reason: str) -> _Answer:

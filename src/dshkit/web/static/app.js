@@ -1,11 +1,31 @@
 // The dshkit console: views over the local service's API, no build step, no dependencies.
-// The page holds no secret: the browser's login cookie (from the link `dshkit serve` printed)
-// goes with every same-origin request, and each change is marked with the header a page of
-// another origin cannot send (see web/security.py); every text from the store is put in the
-// page as text, never as HTML, and through `visible`: what would hide or turn it shows.
+// Every API call carries this tab's credential in a header (see web/security.py): the page
+// is handed it once, at the one-time sign-in, and keeps it in sessionStorage, which no other
+// origin (another port of 127.0.0.1 included) can read or is ever sent; the browser's cookie
+// opens this page and nothing more. Every text from the store is put in the page as text,
+// never as HTML, and through `visible`: what would hide or turn it shows.
 "use strict";
 
-const SIGN_IN = "Not signed in (or the service restarted): open the link `dshkit serve` printed, or run `dshkit open`.";
+const SIGN_IN = "This tab is not signed in (or the service restarted): run `dshkit open` to open the console signed in.";
+const CREDENTIAL_KEY = "dshkit-console";
+
+// The sign-in's page holds the tab's credential: kept in the tab, taken out of the page, and
+// the spent login code out of the address bar.
+(() => {
+  const meta = document.querySelector('meta[name="dshkit-console"]');
+  if (!meta) return;
+  sessionStorage.setItem(CREDENTIAL_KEY, meta.content);
+  meta.remove();
+  const url = new URL(location.href);
+  url.searchParams.delete("login");
+  history.replaceState(history.state, "", url.pathname + url.search + url.hash);
+})();
+
+// The headers every API call carries: this tab's credential.
+function authHeaders() {
+  const credential = sessionStorage.getItem(CREDENTIAL_KEY);
+  return credential ? { "x-dshkit-console": credential } : {};
+}
 
 // -- text from others -------------------------------------------------------------------
 
@@ -116,7 +136,7 @@ function fill(node, ...children) {
 class ApiError extends Error {}
 
 async function api(method, path, body) {
-  const headers = {};
+  const headers = authHeaders();
   if (method !== "GET") {
     headers["x-dshkit-request"] = "1";
     headers["content-type"] = "application/json";
@@ -126,7 +146,7 @@ async function api(method, path, body) {
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
     cache: "no-store",
-    credentials: "same-origin",
+    credentials: "omit",  // the cookie opens the page only; the header is the credential
   });
   const value = await response.json().catch(() => null);
   if (response.status === 401) throw new ApiError(SIGN_IN);
@@ -234,33 +254,94 @@ function cut(item) {
   return item.cutChars ? h("span", { class: "muted" }, ` … ${item.cutChars} more characters`) : null;
 }
 
+// Server-sent events read with fetch (EventSource cannot send the tab's credential): calls
+// `on[event](data, id)` for each event, `ended(error)` once when the stream ends or breaks.
+// Returns a handle whose `close()` stops it without `ended` being called.
+function eventStream(path, on, ended, lastId = null) {
+  const control = new AbortController();
+  (async () => {
+    try {
+      const headers = { ...authHeaders(), accept: "text/event-stream" };
+      if (lastId !== null) headers["last-event-id"] = lastId;
+      const response = await fetch(path, { headers, cache: "no-store", credentials: "omit", signal: control.signal });
+      if (response.status === 401) throw new ApiError(SIGN_IN);
+      if (!response.ok || !response.body) throw new ApiError(`GET ${path}: HTTP ${response.status}`);
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = "";
+      let event = { type: "message", data: [], id: null };
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        const lines = buffer.split(/\r\n|\r|\n/);
+        buffer = lines.pop();
+        for (const line of lines) {
+          if (line === "") {
+            if (event.data.length && on[event.type]) on[event.type](event.data.join("\n"), event.id);
+            event = { type: "message", data: [], id: null };
+            continue;
+          }
+          if (line.startsWith(":")) continue;  // a keep-alive comment
+          const at = line.indexOf(":");
+          const field = at < 0 ? line : line.slice(0, at);
+          const text = at < 0 ? "" : line.slice(at + 1).replace(/^ /, "");
+          if (field === "event") event.type = text;
+          else if (field === "data") event.data.push(text);
+          else if (field === "id") event.id = text;
+        }
+      }
+      if (!control.signal.aborted) ended(null);
+    } catch (err) {
+      if (!control.signal.aborted) ended(err);
+    }
+  })();
+  return { close: () => control.abort() };
+}
+
 // Follow a job's progress over the service's event stream; resolves with the finished job.
 // When the stream breaks, the job is asked for: a service that no longer answers rejects
-// (the page says so instead of waiting forever), one that restarted without the job too.
+// (the page says so instead of waiting forever), one that restarted without the job too;
+// a job still running is followed again from the last event heard.
 function follow(location, list) {
   return new Promise((resolve, reject) => {
-    const source = new EventSource(`${location}/events`);
-    source.addEventListener("progress", (e) => {
-      const event = JSON.parse(e.data);
-      const share = event.fraction === null ? "" : ` (${Math.round(event.fraction * 100)}%)`;
-      list.append(h("li", { "data-stage": event.stage },
-        h("b", {}, event.stage), ` ${event.message}${share}`));
-    });
-    source.addEventListener("end", (e) => {
-      source.close();
-      resolve(JSON.parse(e.data));
-    });
-    source.addEventListener("error", async () => {
+    let lastId = null;
+    let finished = false;
+    const open = () => eventStream(`${location}/events`, {
+      progress: (data, id) => {
+        if (id !== null) lastId = id;
+        const event = JSON.parse(data);
+        const share = event.fraction === null ? "" : ` (${Math.round(event.fraction * 100)}%)`;
+        list.append(h("li", { "data-stage": event.stage },
+          h("b", {}, event.stage), ` ${event.message}${share}`));
+      },
+      end: (data) => { finished = true; source.close(); resolve(JSON.parse(data)); },
+    }, async () => {
+      if (finished) return;
       try {
         const job = await get(location);
-        if (job.state !== "running" && job.state !== "queued") { source.close(); resolve(job); }
+        if (job.state !== "running" && job.state !== "queued") { resolve(job); return; }
+        setTimeout(() => { source = open(); }, 1000);
       } catch (err) {
-        source.close();
         reject(new ApiError(err instanceof ApiError && !/HTTP|not signed/i.test(err.message)
           ? err.message : LOST));
       }
-    });
+    }, lastId);
+    let source = open();
   });
+}
+
+// An image the API serves: fetched with the tab's credential, shown from a blob URL.
+function apiImage(path, attrs) {
+  const img = h("img", { ...attrs, "data-src": path });
+  fetch(path, { headers: authHeaders(), cache: "no-store", credentials: "omit" })
+    .then((r) => (r.ok ? r.blob() : Promise.reject(new Error(`HTTP ${r.status}`))))
+    .then((blob) => {
+      const url = URL.createObjectURL(blob);
+      img.addEventListener("load", () => URL.revokeObjectURL(url), { once: true });
+      img.src = url;
+    })
+    .catch(() => { img.alt = `${img.alt || "screenshot"} (could not be loaded)`; });
+  return img;
 }
 
 const LOST = "Lost contact with the service: it stopped or restarted, so this run's outcome is unknown. Start `dshkit serve` again and reload.";
@@ -1250,7 +1331,7 @@ function gallery(verdicts, show) {
     h("h4", { class: verdict === "ok" ? "ok" : "bad" }, `${verdict} (${shot.filter((v) => v.verdict === verdict).length})`),
     h("div", { class: "thumbs" }, shot.filter((v) => v.verdict === verdict).slice(0, 24).map((v) =>
       h("button", { type: "button", class: "thumb", "data-thumb": v.id, onclick: () => show(v), "aria-label": `Open the screenshot of ${v.path}` },
-        h("img", { src: `/api/gate/${v.id}/screenshot`, alt: "", loading: "lazy", width: 160, height: 90 }),
+        apiImage(`/api/gate/${v.id}/screenshot`, { alt: "", width: 160, height: 90 }),
         h("span", {}, v.path.split("/").pop())))),
   ]));
 }
@@ -1312,7 +1393,7 @@ VIEWS.gate = async (main) => {
   const showShot = (v) => {
     const box = live(shotBox);
     box.replaceChildren(card(`Screenshot of verdict ${v.id}: ${v.path}`,
-      h("img", { class: "shot", src: `/api/gate/${v.id}/screenshot`, alt: `Screenshot of ${v.path} (${v.verdict})` })));
+      apiImage(`/api/gate/${v.id}/screenshot`, { class: "shot", alt: `Screenshot of ${v.path} (${v.verdict})` })));
     box.scrollIntoView();
   };
   const capBox = h("div", { id: "capability" });
@@ -1938,15 +2019,17 @@ const SILENT_MS = 12000;
 let liveSource = null;
 let heardAt = 0;
 
+const RECONNECT_MS = 2000;
+let liveGeneration = 0;  // the stream opened last; a reconnection planned for an older one is void
+
 function followStore(again = false) {
-  const source = new EventSource("/api/events");
-  liveSource = source;
+  const generation = ++liveGeneration;
   heardAt = Date.now();
   // How often the stream was opened and what it said, for a test to tell a kept stream.
   LIVE.opened = (LIVE.opened || 0) + 1;
   document.body.dataset.liveOpened = String(LIVE.opened);
-  const take = (e) => {
-    const d = JSON.parse(e.data);
+  const take = (data) => {
+    const d = JSON.parse(data);
     heardAt = Date.now();
     LIVE.heard = (LIVE.heard || 0) + 1;
     document.body.dataset.liveHeard = String(LIVE.heard);
@@ -1957,7 +2040,6 @@ function followStore(again = false) {
     showLive();
     return d;
   };
-  let readies = 0;
   const later = () => {
     clearTimeout(liveTimer);
     liveTimer = setTimeout(async () => {
@@ -1966,16 +2048,26 @@ function followStore(again = false) {
       document.body.dataset.liveRefreshes = String(LIVE.refreshes);
     }, 300);
   };
-  // Connected again after a break: what changed meanwhile is unknown, so the view is read anew.
-  source.addEventListener("ready", (e) => { take(e); readies += 1; document.body.dataset.liveReadies = String((Number(document.body.dataset.liveReadies) || 0) + 1); if (again || readies > 1) { sessionIndex = null; later(); } });
-  source.addEventListener("beat", take);
-  source.addEventListener("change", (e) => {
-    const d = take(e);
-    if (d.topics.includes("sessions")) sessionIndex = null;
-    const wanted = VIEW_TOPICS[current().name] || [];
-    if (d.topics.some((t) => wanted.includes(t))) later();
+  liveSource = eventStream("/api/events", {
+    // Connected again after a break: what changed meanwhile is unknown, so the view is read anew.
+    ready: (data) => {
+      take(data);
+      document.body.dataset.liveReadies = String((Number(document.body.dataset.liveReadies) || 0) + 1);
+      if (again) { sessionIndex = null; later(); }
+    },
+    beat: take,
+    change: (data) => {
+      const d = take(data);
+      if (d.topics.includes("sessions")) sessionIndex = null;
+      const wanted = VIEW_TOPICS[current().name] || [];
+      if (d.topics.some((t) => wanted.includes(t))) later();
+    },
+  }, () => {
+    // Broken or ended: shown as offline, and opened again after a pause (as EventSource would).
+    LIVE.connected = false;
+    showLive();
+    setTimeout(() => { if (generation === liveGeneration) followStore(true); }, RECONNECT_MS);
   });
-  source.addEventListener("error", () => { LIVE.connected = false; showLive(); });  // it reconnects itself
 }
 
 // Keys for the main views: g then the view's letter (o, p, s, z, g, h, e), ? lists them.
