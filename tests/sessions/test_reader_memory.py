@@ -10,6 +10,8 @@ import orjson
 import pytest
 
 from dshkit.sessions import Scanner, Source, reader
+from dshkit.sessions.cap import TEXT_CAP, cuts, full_length
+from dshkit.sessions.events import human_messages, message_text
 from dshkit.sessions.scanner import ScanReport
 from dshkit.store import Store
 
@@ -59,6 +61,8 @@ def test_scanning_a_large_dsh_log_holds_a_block_not_the_file(tmp_path: Path) -> 
 # -- reading in blocks changes no result -----------------------------------------------------
 
 SMALL_BLOCK = 4096  # far below the logs' sizes, and below their longest lines
+# A text over the cap, with what a cut must not split: escapes, pairs, multi-byte characters.
+LONG_TEXT = "".join(f'{n} "引号" \\ 😀\n' for n in range(3 * TEXT_CAP // 16))
 HEADER = {"type": "session", "version": 0, "id": "x", "createdAt": 1, "delegationDepth": 0}
 
 
@@ -85,8 +89,14 @@ def _write_corpus(root: Path) -> tuple[Corpus, Path, bytes, Path]:
     assert max(map(len, lines)) > 2 * SMALL_BLOCK  # lines longer than a block
     # Lenient: a bad line mid-file is skipped and reported; a torn last line waits.
     lines.insert(len(lines) // 2, b'{"type": "user", oops\n')
+    # Lines over the text cap, a good one and a bad one: cut whole in one block, or as they
+    # are read over many.
+    long = {"type": "user", "message": {"role": "user", "content": LONG_TEXT}, "cwd": "/w"}
+    lines.insert(len(lines) // 3, orjson.dumps(long) + b"\n")
+    lines.insert(len(lines) // 3, b'{"type": "user", "x": "' + b"y" * 3 * TEXT_CAP + b'" oops}\n')
     claude.write_bytes(b"".join(lines[:-1]) + lines[-1][:-40])
     events = [human(seq, f"message {seq} " + "x" * 300) for seq in range(800)]
+    events[100] = human(100, LONG_TEXT)
     # Strict (DSH): the first bad line ends the read; the lines before it are taken.
     strict = session_dir(root / "dsh", "strict") / "session.jsonl"
     strict.write_bytes(_lines([HEADER, *events[:500]]) + b"{oops\n" + _lines(events[500:]))
@@ -158,11 +168,15 @@ def test_reading_in_small_blocks_gives_what_one_huge_block_gives(
     assert bad_lines == dict.fromkeys((claude.parent.name, "strict", "refused"), "invalid JSON")
     (refused,) = root.glob("dsh/*/refused/session.jsonl")
     bad_line = refused.read_bytes().index(b"{oops")
-    assert [e[:26] for name, e in errors if name == "refused"] == [
-        f"line at byte {bad_line}: inval",  # the bad line is told, though after the refusal
-        "a log line is not a JSON o",
+    told = [e for name, e in errors if name == "refused"]
+    assert [e.split(" (")[0] for e in told] == [
+        f"line at byte {bad_line}: invalid JSON",  # told, though after the refusal
+        "a log line is not a JSON object",
     ]
     assert [len(c) for c in small["caches"].values()].count(0) == 1  # the refused log's
+    # The long texts (Claude Code's, and the strict log's) are cut, saying their length.
+    texts = [message_text(e) for es in small["events"].values() for e in human_messages(es)]
+    assert [full_length(t) for t in texts if cuts(t)] == [len(LONG_TEXT)] * 2
 
     # The logs grow (the torn line completed, a line shorter than the anchor, frames): the
     # increments agree too.

@@ -1,5 +1,6 @@
 """The scan stays inside its roots: no symbolic link in a session directory is followed, to a
 file or to a directory, and a log swapped for a link between discovery and its read is refused.
+A link to a folder is named among the scan's problems, never skipped silently.
 
 Each case is real files under a temporary root, with a secret log outside it written in the
 harness's own format (so that, if it were followed, it would be read and cached); after the
@@ -116,8 +117,35 @@ def test_a_scan_follows_no_link_out_of_its_roots(tmp_path: Path) -> None:
     assert leaked == []
     # One real log per root: the links (out of the root and in it) are not logs of the scan.
     assert report.files == again.files == 3
-    assert report.errors == [] and report.sessions == 3
+    assert report.sessions == 3
     assert titles == ["hello from claude", "hello from codex", "hello from dsh"]
+    # Each link to a folder is named among the problems, every time, never skipped silently.
+    dsh, claude, codex = (source.root for source in sources)
+    folders = [
+        dsh / "--elsewhere--",
+        session_dir(dsh, "s-real").parent / "s-dir",
+        claude / "-home-dev-elsewhere",
+        claude / "-home-dev-p" / UUID.format(1) / "subagents",
+        codex / "2026" / "11" / "29",
+        codex / "2027",
+    ]
+    for scanned in (report, again):
+        assert sorted(e["file"] for e in scanned.errors) == sorted(map(str, folders))
+        assert all("symbolic link to a folder, not followed" in e["error"] for e in scanned.errors)
+
+
+def test_a_link_to_a_folder_inside_the_root_is_named_too(tmp_path: Path) -> None:
+    # Even a link that stays inside the root is not followed (its sessions are read where
+    # they are), and it is said.
+    root = tmp_path / "claude"
+    write(root / "-home-dev-p" / f"{UUID.format(1)}.jsonl", claude_log("hello"))
+    os.symlink(root / "-home-dev-p", root / "-home-dev-alias")
+    with Store(tmp_path / "state") as store:
+        report = Scanner(store).scan([Source("claude", root)])
+    assert report.files == 1
+    (problem,) = report.errors
+    assert problem["file"] == str(root / "-home-dev-alias")
+    assert problem["error"].startswith("a symbolic link to a folder, not followed")
 
 
 class Sink:

@@ -16,6 +16,7 @@ import orjson
 
 from .. import harnesses
 from ..store import Store
+from .cap import cuts, full_length
 from .catalog import Catalog, SessionInfo, SessionKey, SessionNotFound
 from .events import (
     Event,
@@ -59,14 +60,16 @@ class Window:
 
 @dataclass(frozen=True, slots=True)
 class MessageText:
-    """One human message, whole."""
+    """One human message, whole as stored: a text over the store's cap holds a marker where
+    it was cut (docs/design/sessions.md#one-text-is-capped-never-cut-silently), and says its
+    length in the log and how many characters of it the store did not keep."""
 
     seq: int | None
     time: int | None
     text: str
 
     def as_json(self) -> dict[str, Any]:
-        return {"seq": self.seq, "time": self.time, "text": self.text}
+        return {"seq": self.seq, "time": self.time, "text": self.text, **_stored(self.text)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,7 +265,19 @@ def _turn_numbers(events: list[Event]) -> list[int]:
 
 
 def _text(text: str) -> dict[str, Any]:
-    return {"text": text[:TEXT_LIMIT], "cutChars": max(0, len(text) - TEXT_LIMIT)}
+    """The first TEXT_LIMIT characters of `text`; `cutChars` counts the rest of it as the log
+    has it (what the store did not keep included: `notStoredChars`)."""
+    shown = text[:TEXT_LIMIT]
+    return {
+        "text": shown,
+        "cutChars": full_length(text) - full_length(shown),
+        "notStoredChars": _stored(text)["notStoredChars"],
+    }
+
+
+def _stored(text: str) -> dict[str, int]:
+    """A stored text's length in the log, and the characters of it the store did not keep."""
+    return {"length": full_length(text), "notStoredChars": sum(c.cut for c in cuts(text))}
 
 
 def _arguments(call: Event) -> str:

@@ -36,16 +36,16 @@ class ClaudeAdapter:
     name: ClassVar[str] = "claude"
     strict_lines: ClassVar[bool] = False
 
-    def discover(self, root: str) -> Iterator[LogFile]:
-        for project in list_dirs(root):
+    def discover(self, root: str, links: list[str] | None = None) -> Iterator[LogFile]:
+        for project in list_dirs(root, links):
             for entry in list_files(project.path):
                 if entry.name.endswith(".jsonl"):
                     yield LogFile(entry.path, self.name, entry.name[:-6], project.name, root)
             # Subagent transcripts live beside, under `<session>/subagents/` (a directory of
             # its own: a link there is not followed).
-            for session_dir in list_dirs(project.path):
+            for session_dir in list_dirs(project.path, links):
                 subagents = os.path.join(session_dir.path, "subagents")
-                for entry in list_files(subagents) if real_dir(subagents) else ():
+                for entry in list_files(subagents) if real_dir(subagents, links) else ():
                     if entry.name.endswith(".jsonl"):
                         yield LogFile(entry.path, self.name, session_dir.name, project.name, root)
 

@@ -49,10 +49,10 @@ class CodexAdapter:
     name: ClassVar[str] = "codex"
     strict_lines: ClassVar[bool] = False
 
-    def discover(self, root: str) -> Iterator[LogFile]:
-        for year in list_dirs(root):
-            for month in list_dirs(year.path):
-                for day in list_dirs(month.path):
+    def discover(self, root: str, links: list[str] | None = None) -> Iterator[LogFile]:
+        for year in list_dirs(root, links):
+            for month in list_dirs(year.path, links):
+                for day in list_dirs(month.path, links):
                     for entry in list_files(day.path):
                         match = _ROLLOUT.match(entry.name)
                         if match:

@@ -98,9 +98,9 @@ class DshAdapter:
     name: ClassVar[str] = "dsh"
     strict_lines: ClassVar[bool] = True
 
-    def discover(self, root: str) -> Iterator[LogFile]:
-        for project in list_dirs(root):
-            for session_dir in list_dirs(project.path):
+    def discover(self, root: str, links: list[str] | None = None) -> Iterator[LogFile]:
+        for project in list_dirs(root, links):
+            for session_dir in list_dirs(project.path, links):
                 session_id = decode_segment(session_dir.name)
                 for entry in list_files(session_dir.path):
                     parsed = parse_log_name(entry.name)

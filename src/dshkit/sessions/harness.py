@@ -5,7 +5,9 @@ a directory (the root itself may be one). A link to a file inside the root is no
 either: the file it names is found under its own name when it is a log, and reading it
 again through the link would count its bytes twice; telling "inside" from "outside" would
 mean resolving the link, whose answer can change before the open. `open_log` holds to the
-same rule when the file is opened, however the path changed since it was found.
+same rule when the file is opened, however the path changed since it was found. A link to a
+folder where discovery looks for folders is not skipped silently: `discover` names it in
+`links` (the scan lists it among its problems).
 """
 
 from __future__ import annotations
@@ -48,7 +50,9 @@ class Adapter(Protocol):
     # or is skipped and reported (append-only transcripts of other harnesses).
     strict_lines: ClassVar[bool]
 
-    def discover(self, root: str) -> Iterator[LogFile]: ...
+    def discover(self, root: str, links: list[str] | None = None) -> Iterator[LogFile]:
+        """The log files under `root`; each link to a folder passed by is added to `links`."""
+        ...
 
     def log_file(self, path: str) -> LogFile | None:
         """The log file at `path` as `discover` would name it (from the path alone, as a hook's
@@ -69,16 +73,28 @@ class SideFiles(Protocol):
         ...
 
 
-def list_dirs(path: str) -> list[os.DirEntry[str]]:
-    """Subdirectories of `path` (not links to directories), sorted by name; none when it is
-    missing or unreadable."""
+def list_dirs(path: str, links: list[str] | None = None) -> list[os.DirEntry[str]]:
+    """Subdirectories of `path` (not links to directories: those are added to `links`),
+    sorted by name; none when it is missing or unreadable."""
+    found: list[os.DirEntry[str]] = []
     try:
         with os.scandir(path) as entries:
-            return sorted(
-                (e for e in entries if e.is_dir(follow_symlinks=False)), key=lambda e: e.name
-            )
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    found.append(entry)
+                elif links is not None and entry.is_symlink() and _leads_to_dir(entry.path):
+                    links.append(entry.path)
     except (FileNotFoundError, NotADirectoryError, PermissionError):
         return []
+    return sorted(found, key=lambda e: e.name)
+
+
+def _leads_to_dir(link: str) -> bool:
+    """Whether the link at `link` leads to a directory (its target only stat'ed, never read)."""
+    try:
+        return stat.S_ISDIR(os.stat(link).st_mode)
+    except OSError:  # dangling, or not ours to look at: no folder skipped that we know of
+        return False
 
 
 def list_files(path: str) -> list[os.DirEntry[str]]:
@@ -93,12 +109,17 @@ def list_files(path: str) -> list[os.DirEntry[str]]:
         return []
 
 
-def real_dir(path: str) -> bool:
-    """Whether `path` is a directory itself, not a link to one (nor missing)."""
+def real_dir(path: str, links: list[str] | None = None) -> bool:
+    """Whether `path` is a directory itself, not a link to one (added to `links`), nor
+    missing."""
     try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            return True
     except OSError:
         return False
+    if links is not None and os.path.islink(path) and _leads_to_dir(path):
+        links.append(path)
+    return False
 
 
 # Read-only, the last component never followed, close-on-exec, and a FIFO put in a log's

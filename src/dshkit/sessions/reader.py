@@ -13,7 +13,9 @@ A file that failed is remembered with its identity and not decoded again until i
 The new part is read a block at a time: each block's complete lines (or frames) are parsed,
 normalized, counted and handed to the caller's sink before the next block is read, so a read
 holds one block and its records, whatever the file's size, with the same result as reading it
-in one piece.
+in one piece. A line longer than TEXT_CAP has its long strings cut (`cap`) before it is
+parsed, and one longer than a block is cut as it is read, never held whole
+(docs/design/sessions.md#one-text-is-capped-never-cut-silently).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any, BinaryIO, NamedTuple, Protocol
 import orjson
 
 from .. import harnesses
+from .cap import TEXT_CAP, LineCutter, cap_line, cap_lines
 from .events import Event
 from .harness import Adapter, LogFile, LogFormatError, open_log
 from .summary import HumanRow, accumulate, merge_stats, new_stats
@@ -132,6 +135,16 @@ class PlainSink(Protocol):
     def write(self, chunk: bytes | memoryview) -> None: ...
 
 
+class SinkError(Exception):
+    """The sink could not take the plaintext (its OSError is the cause): a failure to store
+    what was read, not of the log, so it is raised to the caller, never remembered as the
+    log's error."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error.strerror or str(error))
+        self.error = error
+
+
 @dataclass(slots=True)
 class Increment:
     """The outcome of reading one file once."""
@@ -158,24 +171,55 @@ def parse_lines(body: bytes, strict: bool) -> tuple[list[Any], list[tuple[int, s
     are skipped.
     """
     *lines, rest = body.split(b"\n")
+    records, problems, taken = _parse(lines, None, strict)
+    if taken == len(lines):
+        return records, problems, len(body) - len(rest)
+    return records, problems, sum(len(line) + 1 for line in lines[:taken])
+
+
+def _parse(
+    lines: list[bytes], sizes: list[int] | None, strict: bool
+) -> tuple[list[Any], list[tuple[int, str]], int]:
+    """`parse_lines` of a body split in lines: `(records, problems, lines accepted)`; the
+    offsets in problems count `sizes` (each line's size in the log, when not its own)."""
     loads = orjson.loads
     try:
-        return [loads(line) for line in lines], [], len(body) - len(rest)
+        return [loads(line) for line in lines], [], len(lines)
     except orjson.JSONDecodeError:
         pass  # find and name the bad line
     records: list[Any] = []
     problems: list[tuple[int, str]] = []
     position = 0
-    for line in lines:
+    for index, line in enumerate(lines):
         if line.strip():
             try:
                 records.append(loads(line))
             except orjson.JSONDecodeError as exc:
                 problems.append((position, f"invalid JSON ({exc})"))
                 if strict:
-                    return records, problems, position
-        position += len(line) + 1
-    return records, problems, position
+                    return records, problems, index
+        position += (len(line) if sizes is None else sizes[index]) + 1
+    return records, problems, len(lines)
+
+
+def _parse_block(
+    buf: bytes, strict: bool
+) -> tuple[list[Any], list[tuple[int, str]], int, bytes | None]:
+    """`parse_lines` for a read: the records of `buf`'s complete lines, each longer than
+    TEXT_CAP capped first; the problems; the bytes of the log accepted; and the plaintext of
+    the lines accepted where one was capped (None: those bytes as they are)."""
+    *lines, rest = buf.split(b"\n")
+    if not lines or max(map(len, lines)) <= TEXT_CAP:  # the common case: nothing to cap
+        records, problems, taken = _parse(lines, None, strict)
+        if taken == len(lines):
+            return records, problems, len(buf) - len(rest), None
+        return records, problems, sum(len(line) + 1 for line in lines[:taken]), None
+    del rest
+    sizes = [len(line) for line in lines]
+    lines = [cap_line(line) if len(line) > TEXT_CAP else line for line in lines]
+    records, problems, taken = _parse(lines, sizes, strict)
+    plain = b"".join(line + b"\n" for line in lines[:taken])
+    return records, problems, sum(sizes[:taken]) + taken, plain
 
 
 def read_increment(
@@ -261,8 +305,9 @@ class _Blocks:
         """`carried` (the unfinished line or frame the caller holds) then the next block; b""
         at the end, or after a read error (kept in `error`; what was taken before it stays).
 
-        The block is at least as long as `carried`: a line or frame longer than a block is
-        completed in steps that double, not one block at a time.
+        The block is at least as long as `carried`: a frame longer than a block is completed
+        in steps that double, not one block at a time (a line that long is read on through
+        `_read_long_line` instead).
         """
         if self.ahead:
             data, self.ahead = self.ahead, b""
@@ -292,16 +337,26 @@ class _Taken:
     def take(self, data: bytes, begin: int, end: int, plain: bytes | None = None) -> None:
         """Accept `data[begin:end]`, the file's next bytes, whose plaintext is `plain` (when
         not given: those bytes themselves)."""
-        self.tail = (self.tail + data[max(begin, end - ANCHOR_LEN) : end])[-ANCHOR_LEN:]
-        self.count += end - begin
-        size = end - begin if plain is None else len(plain)
+        view = memoryview(data)[begin:end] if plain is None else plain  # a view: no copy
+        self.accept(end - begin, data[max(begin, end - ANCHOR_LEN) : end], view)
+
+    def accept(self, count: int, last: bytes, plain: bytes | memoryview) -> None:
+        """Accept the file's next `count` bytes, which end with `last` (their last ANCHOR_LEN
+        bytes, or all of them) and whose plaintext is `plain`. SinkError when the sink
+        cannot take it."""
+        self.tail = (self.tail + last)[-ANCHOR_LEN:]
+        self.count += count
+        size = len(plain)
         self.inc.plain_bytes += size
         if self.sink is None or not size:
             return
-        if not self.started:
-            self.sink.start(self.inc.cursor.plain_len)
-            self.started = True
-        self.sink.write(memoryview(data)[begin:end] if plain is None else plain)  # a view: no copy
+        try:
+            if not self.started:
+                self.sink.start(self.inc.cursor.plain_len)
+                self.started = True
+            self.sink.write(plain)
+        except OSError as exc:
+            raise SinkError(exc) from exc
 
     def drop(self) -> None:
         """Nothing of this read counts after all (what the sink got is past the cursor)."""
@@ -406,6 +461,7 @@ def _read_frames(
                 if text[-1:] != b"\n" and text:
                     failure = f"zstd frame at byte {frame.start} ends inside a line"
                     break
+                text = cap_lines(text)  # the decoder's output is what bounds a frame here
                 texts.append(text)
                 size += len(text)
                 if size >= _CHUNK_BYTES:
@@ -473,42 +529,110 @@ def _read_lines(
     """Take the complete lines from `start` on, a block's lines at a time.
 
     As if all were one batch: bad lines are reported wherever they are, and a log the adapter
-    refuses (LogFormatError) has nothing of this read taken.
+    refuses (LogFormatError) has nothing of this read taken. A line longer than a block is
+    read on through a `LineCutter` and taken as a batch of its own.
     """
-    strict = adapter.strict_lines
-    state = inc.cursor.state
-    refused: LogFormatError | None = None
+    lines = _Lines(inc, adapter, st, taken)
     buf, base = blocks.after(b""), start  # the bytes in hand, and the file offset of the first
     while buf:
         # The records of the complete lines; the unfinished last one is left in `buf`.
-        records, problems, accepted = parse_lines(buf, strict)
+        records, problems, accepted, plain = _parse_block(buf, lines.strict)
+        last = buf[max(0, accepted - ANCHOR_LEN) : accepted]
+        view = memoryview(buf)[:accepted] if plain is None else plain  # a view: no copy
+        if not lines.batch(records, problems, base, accepted, last, view):
+            break
+        del records, view
+        # Past the last complete line (no line was cut short but by the block's end).
+        carried = buf[accepted:]
+        del buf  # freed before the next block is read
+        base += accepted
+        if len(carried) <= BLOCK_BYTES:
+            buf = blocks.after(carried)
+            continue
+        # An unfinished line longer than a block is read on through a cutter, never held.
+        long = _read_long_line(blocks, carried)
+        del carried
+        if long is None:  # the end came first: a torn line waits for the next round
+            break
+        cut, size, last, rest = long
+        records, problems, accepted = parse_lines(cut, lines.strict)
+        whole = accepted == len(cut)  # else a bad line a strict log stops before
+        if not lines.batch(records, problems, base, size if whole else 0, last, cut):
+            break
+        del records, cut
+        base += size
+        buf = rest or blocks.after(b"")
+    lines.close()
+
+
+class _Lines:
+    """Batches of complete lines taken in file order, with what one read decided so far."""
+
+    def __init__(self, inc: Increment, adapter: Adapter, st: os.stat_result, taken: _Taken):
+        self.inc = inc
+        self.adapter = adapter
+        self.st = st
+        self.taken = taken
+        self.strict = adapter.strict_lines
+        self.refused: LogFormatError | None = None
+
+    def batch(
+        self,
+        records: list[Any],
+        problems: list[tuple[int, str]],
+        base: int,
+        count: int,
+        last: bytes,
+        plain: bytes | memoryview,
+    ) -> bool:
+        """Count and take the records of the next `count` bytes of the file (at `base`, ending
+        with `last`, whose plaintext is `plain`); False when the read ends here (strict)."""
+        inc, state = self.inc, self.inc.cursor.state
         if problems:
             messages = [f"line at byte {base + at}: {reason}" for at, reason in problems]
-            if strict:
-                _fail(inc, messages[0], st)
+            if self.strict:
+                _fail(inc, messages[0], self.st)
             else:
                 inc.errors.extend(messages)
                 # Kept with the cursor, so the problem stays visible after this scan's report.
                 state["badLines"] = state.get("badLines", 0) + len(messages)
                 state["lastProblem"] = messages[-1]
-        if refused is None:
+        if self.refused is None:
             try:
-                _count(inc, adapter.normalize(records, state))
+                _count(inc, self.adapter.normalize(records, state))
             except LogFormatError as exc:
-                refused = exc
-                _drop(inc, taken)
+                self.refused = exc
+                _drop(inc, self.taken)
             else:
-                if accepted:
-                    taken.take(buf, 0, accepted)
-        del records  # freed before the next block is read
-        if strict and problems:
-            break
-        # Past the last complete line (no line was cut short but by the block's end).
-        carried = buf[accepted:]
-        del buf  # freed before the next block is read
-        buf, base = blocks.after(carried), base + accepted
-    if refused is not None:
-        _fail(inc, str(refused), st)
+                if count:
+                    self.taken.accept(count, last, plain)
+        return not (self.strict and problems)
+
+    def close(self) -> None:
+        if self.refused is not None:
+            _fail(self.inc, str(self.refused), self.st)
+
+
+def _read_long_line(blocks: _Blocks, carried: bytes) -> tuple[bytes, int, bytes, bytes] | None:
+    """Read on to the end of the line `carried` begins, cutting it as it comes (`LineCutter`):
+    the line cut (with its newline), its size in the log (newline included), its last
+    ANCHOR_LEN bytes there, and what the block holds after it. None when the file ends (or a
+    read fails) first."""
+    cutter = LineCutter()
+    size = 0
+    last = b""
+    data = carried
+    while data:
+        end = data.find(b"\n")
+        piece = data if end < 0 else data[:end]
+        cutter.feed(piece)
+        size += len(piece)
+        last = (last + piece[-ANCHOR_LEN:])[-ANCHOR_LEN:]
+        if end >= 0:
+            return cutter.finish() + b"\n", size + 1, (last + b"\n")[-ANCHOR_LEN:], data[end + 1 :]
+        del piece
+        data = blocks.after(b"")
+    return None
 
 
 def _drop(inc: Increment, taken: _Taken) -> None:

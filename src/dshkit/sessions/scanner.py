@@ -4,14 +4,17 @@ Every complete frame or line is decoded once in its lifetime: its plaintext is a
 cache file under `<state>/plain/` as the log is read, and a session's events are rebuilt from
 that cache without touching session directories
 (docs/design/sessions.md#one-decision-per-file-per-scan,
-docs/design/sessions.md#the-plaintext-cache-survives-restarts). Each session's cursors
-and summary are committed in one SQLite transaction after its cache appends, and a cache is
-cut back to its committed length before it grows again: a scan killed at any point, then run
-again, gives the same result as one that was never interrupted.
+docs/design/sessions.md#the-plaintext-cache-survives-restarts). Cursors and summaries are
+committed in SQLite transactions after their cache appends, and a cache is cut back to its
+committed length before it grows again: a scan killed at any point, then run again, gives the
+same result as one that was never interrupted. A file that cannot be stored (the disk full,
+the cache not writable) is skipped and told, its cache cut back, and the others are stored
+(docs/design/sessions.md#a-file-that-cannot-be-stored-costs-only-itself).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
@@ -25,10 +28,11 @@ import orjson
 
 from .. import harnesses
 from ..paths import default_roots, private_dir, private_opener
-from ..store import SCAN_LEASE, Lease, Store
+from ..store import SCAN_LEASE, Lease, Store, StoreError, StoreFull
 from .catalog import CURSOR_COLUMNS, Catalog, SessionKey, bulk_load, file_order, repeats
+from .events import Event
 from .harness import Adapter, LogFile
-from .reader import Cursor, Increment, Seen, read_increment, unreadable
+from .reader import Cursor, Increment, Seen, SinkError, read_increment, unreadable
 from .summary import HumanRow, accumulate, dedupe, human_rows, merge_stats, new_stats
 from .zstdframes import DEFAULT_MAX_FRAME_OUTPUT, DEFAULT_MAX_WINDOW, FrameDecoder
 
@@ -37,6 +41,10 @@ ADAPTERS: dict[str, Adapter] = {h.name: h.adapter for h in harnesses.all_harness
 _ROTOR_KEY = "scan.rotor"
 # A long scan commits at least this often, so an interruption loses little work.
 _COMMIT_EVERY_S = 0.5
+_LINK = (
+    "a symbolic link to a folder, not followed: dshkit follows no link inside a sessions root "
+    "(to read the folder it leads to, scan that folder as a root of its own)"
+)
 # Set once every known session's human messages are in the human_messages table (stores
 # scanned before it existed fill it once, from the cache).
 _HUMANS_KEY = "scan.humansComplete"
@@ -100,13 +108,37 @@ class _Humans:
 
 
 @dataclass(slots=True)
+class _Staged:
+    """One session's reads in a batch (their caches written), with the cursors stored before
+    them: what committing them file by file needs."""
+
+    key: SessionKey
+    logs: list[LogFile]
+    cursors: dict[str, Cursor]
+    reads: list[tuple[Increment, _Cache]]
+
+
+@dataclass(slots=True)
 class _Batch:
     """Rows staged for the next transaction (their cache appends are already written)."""
 
     files: list[tuple[Any, ...]] = field(default_factory=list)
     sessions: list[tuple[Any, ...]] = field(default_factory=list)
     humans: list[tuple[SessionKey, _Humans]] = field(default_factory=list)
+    staged: list[_Staged] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
+
+
+@dataclass(slots=True)
+class _Tally:
+    """How many files' reads a scan stored, and why those it could not store were not."""
+
+    stored: int = 0
+    unstored: list[StoreError] = field(default_factory=list)
+
+    def skip(self, report: ScanReport, path: str, why: StoreError) -> None:
+        self.unstored.append(why)
+        report.errors.append({"file": path, "error": f"not stored: {why}"})
 
 
 class Scanner:
@@ -168,8 +200,11 @@ class Scanner:
         self._complete_humans()
         seen, known = self._load_seen()
         forgotten = self._forgotten()
-        groups = _group(self._discover(sources, report.found, forgotten))
+        links: list[str] = []
+        groups = _group(self._discover(sources, report.found, forgotten, links))
         report.files = sum(len(logs) for logs in groups.values())
+        # Not followed, and not skipped silently either (several layouts may pass one by).
+        report.errors.extend({"file": link, "error": _LINK} for link in dict.fromkeys(links))
         self._forget_vanished(sources, groups, report)
 
         # Stat everything first: the progress total, and which files need opening at all.
@@ -192,8 +227,9 @@ class Scanner:
                 pending_bytes += st.st_size - (last.offset if last else 0)
         progress.start(max(pending_bytes, 0), report.files)
 
-        batch = _Batch()
         budget = self.frame_budget
+        batch = _Batch()
+        tally = _Tally()
         next_rotor: str | None = None
         last_rotor = self.store.get_meta(_ROTOR_KEY) or ""
         for key in _rotate(sorted(work), last_rotor):
@@ -203,19 +239,31 @@ class Scanner:
                 continue
             where = "WHERE harness = ? AND session_id = ?"
             cursors = self.catalog.cursors(where, key) if key in known else {}
-            increments: list[tuple[LogFile, Increment]] = []
+            reads: list[tuple[Increment, _Cache]] = []
             # A session whose files may repeat each other needs its union: keep what is read.
             generations = repeats(key[0]) and len(groups[key]) > 1
             for log, st in work[key]:
                 cursor = cursors.get(log.path) or _new_cursor(log)
-                adapter = ADAPTERS[log.harness]
                 # Cache first; the transaction that makes it count comes after (module doc).
-                with _Cache(self.catalog.cache_path(cursor)) as cache:
-                    inc = read_increment(
-                        log, cursor, adapter, self.decoder, st, budget, keep=generations, sink=cache
-                    )
-                    if inc.cursor != cursor:
-                        cache.settle(inc.cursor.plain_len)
+                cache = _Cache(self.catalog.cache_path(cursor), cursor.plain_len)
+                try:
+                    with cache:
+                        inc = read_increment(
+                            log,
+                            cursor,
+                            ADAPTERS[log.harness],
+                            self.decoder,
+                            st,
+                            budget,
+                            keep=generations,
+                            sink=cache,
+                        )
+                        if inc.cursor != cursor:
+                            cache.settle(inc.cursor.plain_len)
+                except (SinkError, OSError) as exc:  # the cache's own failure, not the log's
+                    cache.abandon()
+                    tally.skip(report, log.path, _cache_error(exc, cache))
+                    continue
                 if budget is not None:
                     budget -= inc.frames
                 if inc.pending:
@@ -227,15 +275,15 @@ class Scanner:
                 report.warnings.extend(inc.warnings)
                 progress.advance(inc.bytes_read)
                 if inc.cursor != cursor:
-                    increments.append((log, inc))
-            if increments:
-                self._stage_session(key, groups[key], increments, cursors, batch)
-                if any(inc.delta["events"] or inc.reset for _, inc in increments):
-                    report.changed_sessions.append(key)
+                    reads.append((inc, cache))
+            if reads:
+                self._stage_session(key, groups[key], reads, cursors, batch)
                 if time.perf_counter() - batch.started > _COMMIT_EVERY_S:
-                    self._flush(batch)
+                    self._commit(batch, tally, report)
         rotor = next_rotor or ""
-        self._flush(batch, {_ROTOR_KEY: rotor} if rotor != last_rotor else None)
+        self._commit(batch, tally, report, {_ROTOR_KEY: rotor} if rotor != last_rotor else None)
+        if tally.unstored and not tally.stored:  # nothing fits: the store is what is unavailable
+            raise tally.unstored[0]
 
         report.keys = sorted(groups)
         self._totals(report, set(groups))
@@ -243,12 +291,17 @@ class Scanner:
         return report
 
     def _discover(
-        self, sources: Sequence[Source], found: dict[Source, int], forgotten: set[SessionKey]
+        self,
+        sources: Sequence[Source],
+        found: dict[Source, int],
+        forgotten: set[SessionKey],
+        links: list[str],
     ) -> Iterable[LogFile]:
+        """The log files under `sources`; the links to folders passed by go to `links`."""
         seen: set[str] = set()
         for source in sources:
             found.setdefault(source, 0)
-            for log in ADAPTERS[source.harness].discover(str(source.root)):
+            for log in ADAPTERS[source.harness].discover(str(source.root), links):
                 if log.path not in seen and (log.harness, log.session_id) not in forgotten:
                     seen.add(log.path)
                     found[source] += 1
@@ -319,7 +372,7 @@ class Scanner:
         self,
         key: SessionKey,
         logs: list[LogFile],
-        increments: list[tuple[LogFile, Increment]],
+        reads: list[tuple[Increment, _Cache]],
         files: dict[str, Cursor],
         batch: _Batch,
     ) -> None:
@@ -327,13 +380,77 @@ class Scanner:
 
         `files` holds every known cursor of the session; it is updated in place.
         """
-        for _, inc in increments:
+        batch.staged.append(_Staged(key, logs, dict(files), reads))
+        for inc, _ in reads:
             files[inc.cursor.path] = inc.cursor
             batch.files.append(_cursor_row(inc.cursor))
         ordered = sorted(files.values(), key=file_order)
-        summary, humans = self._session_summary(key, ordered, increments)
+        summary, humans = self._session_summary(key, ordered, [inc for inc, _ in reads])
         batch.sessions.append(_session_row(key, ordered, summary, logs[0].project))
         batch.humans.append((key, humans))
+        for inc, _ in reads:  # not held until the commit (committing file by file reads the cache)
+            inc.kept = None
+
+    def _commit(
+        self,
+        batch: _Batch,
+        tally: _Tally,
+        report: ScanReport,
+        meta: dict[str, str] | None = None,
+    ) -> None:
+        """Commit the staged rows in one transaction; when they do not fit, commit them file by
+        file, so that only a file that does not fit is skipped (told in `report`, its cache cut
+        back) (docs/design/sessions.md#a-file-that-cannot-be-stored-costs-only-itself)."""
+        staged, batch.staged = batch.staged, []
+        try:
+            self._flush(batch, meta)
+        except StoreFull:
+            batch.files.clear()
+            batch.sessions.clear()
+            batch.humans.clear()
+            for session in staged:
+                self._commit_files(session, tally, report)
+            if meta:
+                try:
+                    self._flush(batch, meta)
+                except StoreFull as exc:
+                    report.warnings.append(f"where the next round starts was not saved: {exc}")
+        else:
+            for session in staged:
+                tally.stored += len(session.reads)
+                if any(inc.delta["events"] or inc.reset for inc, _ in session.reads):
+                    report.changed_sessions.append(session.key)
+        batch.started = time.perf_counter()
+
+    def _commit_files(self, staged: _Staged, tally: _Tally, report: ScanReport) -> None:
+        """Commit one session's reads a file at a time, each with the session's summary as it
+        stands then; a file that does not fit is skipped and its cache cut back."""
+        files = dict(staged.cursors)
+        kept: dict[str, list[Event]] = {}  # the files read whole, and stored
+        changed = False
+        for inc, cache in staged.reads:
+            path = inc.cursor.path
+            if inc.from_start and inc.kept is not None:
+                kept[path] = inc.kept
+            ordered = sorted({**files, path: inc.cursor}.values(), key=file_order)
+            summary, humans = self._session_summary(staged.key, ordered, [inc], kept)
+            one = _Batch(
+                files=[_cursor_row(inc.cursor)],
+                sessions=[_session_row(staged.key, ordered, summary, staged.logs[0].project)],
+                humans=[(staged.key, humans)],
+            )
+            try:
+                self._flush(one)
+            except StoreFull as exc:
+                kept.pop(path, None)
+                cache.abandon()
+                tally.skip(report, path, exc)
+                continue
+            files[path] = inc.cursor
+            tally.stored += 1
+            changed = changed or bool(inc.delta["events"] or inc.reset)
+        if changed:
+            report.changed_sessions.append(staged.key)
 
     def _flush(self, batch: _Batch, meta: dict[str, str] | None = None) -> None:
         """Commit the staged rows in one transaction (their caches are already written)."""
@@ -379,34 +496,38 @@ class Scanner:
         batch.files.clear()
         batch.sessions.clear()
         batch.humans.clear()
-        batch.started = time.perf_counter()
 
     def _session_summary(
         self,
         key: SessionKey,
         files: list[Cursor],
-        increments: list[tuple[LogFile, Increment]],
+        increments: list[Increment],
+        kept: dict[str, list[Event]] | None = None,
     ) -> tuple[dict[str, Any], _Humans]:
-        """The session's summary after this read, from deltas wherever that is exact, and how
+        """The session's summary after these reads, from deltas wherever that is exact, and how
         its human messages change.
 
         Files of most harnesses are separate streams (main and subagent transcripts): their
         summaries add. Generations (DSH) may repeat each other, so the union is rebuilt from
-        the cache, unless every new event's seq is beyond all the others': then no new event
-        can have a twin, and the deltas add to the previous summary.
+        the cache (in memory when every file was just read whole: the events `kept` of them,
+        by default those of `increments`), unless every new event's seq is beyond all the
+        others': then no new event can have a twin, and the deltas add to the previous summary.
         """
         if not repeats(key[0]) or (len(files) == 1 and files[0].stats["monotonic"]):
             return _merged(c.stats for c in files), _added(increments)
         previous = self.store.db.execute(
             "SELECT stats FROM sessions WHERE harness = ? AND session_id = ?", key
         ).fetchone()
-        if previous is not None and all(_beyond_the_rest(inc, files) for _, inc in increments):
+        if previous is not None and all(_beyond_the_rest(inc, files) for inc in increments):
             summary = {**new_stats(), **orjson.loads(previous[0])}
-            return _merged([summary, *(inc.delta for _, inc in increments)]), _added(increments)
-        kept = {inc.cursor.path: inc.kept for _, inc in increments if inc.from_start}
-        if all(kept.get(c.path) is not None for c in files):
+            return _merged([summary, *(inc.delta for inc in increments)]), _added(increments)
+        if kept is None:
+            kept = {
+                i.cursor.path: i.kept for i in increments if i.from_start and i.kept is not None
+            }
+        if all(c.path in kept for c in files):
             # Every file was just read whole (a first scan): the union is in memory.
-            events = dedupe([e for c in files for e in kept[c.path] or ()])
+            events = dedupe([e for c in files for e in kept[c.path]])
         else:
             events = self.catalog.union(files)
         rows: list[HumanRow] = []
@@ -433,14 +554,18 @@ class Scanner:
 
 
 class _Cache:
-    """One log file's plaintext cache, appended to while the file is read (a `PlainSink`).
+    """One log file's plaintext cache, appended to while the file is read (a `PlainSink`);
+    `committed` bytes of it are counted by the cursor stored.
 
     Opened at the first write, or when the read settles: either way cut back first to where
-    the read's plaintext starts, so that bytes left by an interrupted scan never count.
+    the read's plaintext starts, so that bytes left by an interrupted scan never count. A read
+    that cannot be stored is abandoned: the cache is cut back to its committed length.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, committed: int) -> None:
         self.path = path
+        self.committed = committed
+        self.intact = committed  # bytes at the start this read has left as they were
         self.file: BinaryIO | None = None
         self.size = 0
 
@@ -451,6 +576,7 @@ class _Cache:
         if self.size != at:  # left over by an interrupted scan, or the file is read again
             self.file.truncate(at)
             self.size = at
+        self.intact = min(self.intact, at)
 
     def write(self, chunk: bytes | memoryview) -> None:
         assert self.file is not None, "start() comes first"
@@ -460,6 +586,22 @@ class _Cache:
         """The read is over: the cache holds exactly the `length` bytes its cursor counts."""
         self.start(length)
 
+    def abandon(self) -> None:
+        """This read is not stored: cut the cache back to its committed length (or below,
+        where the read started the file over: the committed bytes are gone, and the read side
+        drops a cursor whose cache is short, so the next scan reads the file from 0). The
+        next scan cuts it back anyway before it grows, should this fail too."""
+        if self.file is not None:
+            with contextlib.suppress(OSError):  # what it still buffered is being dropped
+                self.file.close()
+            self.file = None
+        keep = min(self.committed, self.intact)
+        with contextlib.suppress(OSError):
+            if not keep:
+                self.path.unlink(missing_ok=True)
+            elif self.path.stat().st_size > keep:
+                os.truncate(self.path, keep)
+
     def __enter__(self) -> _Cache:
         return self
 
@@ -467,13 +609,23 @@ class _Cache:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if self.file is not None:
-            self.file.close()
+            file, self.file = self.file, None
+            file.close()
 
 
-def _added(increments: list[tuple[LogFile, Increment]]) -> _Humans:
+def _cache_error(exc: SinkError | OSError, cache: _Cache) -> StoreError:
+    """Why a file's read was not stored, its cache being what failed."""
+    error = exc.error if isinstance(exc, SinkError) else exc
+    return StoreError(
+        f"cannot write the plaintext cache {cache.path.parent} ({error.strerror or error}); "
+        "the disk may be full. What was stored before is kept; the next scan tries again."
+    )
+
+
+def _added(increments: list[Increment]) -> _Humans:
     """Human messages appended by these reads; a file read again from 0 replaces its own."""
     humans = _Humans()
-    for _, inc in increments:
+    for inc in increments:
         if inc.reset:
             humans.drop_paths.append(inc.cursor.path)
         humans.rows.append((inc.cursor.path, inc.humans))
