@@ -1,5 +1,6 @@
 """The process helpers: liveness (a zombie is not alive), ending a whole process group (at
-once, or after a grace period for SIGTERM), and dshkit commands started detached."""
+once, or after a grace period for SIGTERM), dshkit commands started detached, a watched child
+that dies with its owner however the owner ends (unless released), and SIGTERM as an exit."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from dshkit.procs import alive, kill_group, spawn_detached
+from dshkit.procs import ExitOnSigterm, alive, kill_group, spawn_detached, start_watched
+
+from .support.procs import left, running_in_group, watchdog_of
 
 
 def state_of(pid: int) -> str:
@@ -123,3 +127,124 @@ def test_spawn_detached_runs_a_dshkit_command_nobody_waits_for(tmp_path: Path) -
     state = tmp_path / "state"
     spawn_detached("sessions", "list", "--state-dir", str(state))
     wait_until((state / "dshkit.db").exists, "the detached command never ran", 60)
+
+
+# An owner of a watched `sleep` group: it prints the group's id (once released, with `release`),
+# then waits to be killed, or, with `exit`, leaves at once as if done (ending nothing).
+OWNER = """
+import subprocess, sys, time
+from dshkit.procs import start_watched
+how, remove = sys.argv[1], sys.argv[2:]
+watched = start_watched(["sleep", "300"], remove=remove)
+if how == "release":
+    watched.release()
+if how == "others":  # a plain child inheriting what it can, then a second watched group
+    plain = subprocess.Popen(["sleep", "300"], close_fds=False)
+    second = start_watched(["sleep", "300"])
+    print(plain.pid, second.process.pid, flush=True)
+print(watched.process.pid, flush=True)
+if how != "exit":
+    time.sleep(300)
+"""
+
+
+def owner(how: str, *remove: Path, own_group: bool = False) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-c", OWNER, how, *map(str, remove)],
+        stdout=subprocess.PIPE,
+        start_new_session=own_group,
+    )
+
+
+def scratch(tmp_path: Path) -> Path:
+    """A directory with something in it, for a watchdog to remove."""
+    made = tmp_path / "profile"
+    (made / "Default").mkdir(parents=True)
+    (made / "Default" / "Preferences").write_text("{}")
+    return made
+
+
+@pytest.mark.parametrize("kill", ["owner", "owner's group"])
+def test_the_watchdog_kills_the_group_and_removes_its_paths_when_the_owner_is_killed(
+    tmp_path: Path, kill: str
+) -> None:
+    profile = scratch(tmp_path)
+    process = owner("wait", profile, own_group=True)
+    assert process.stdout is not None
+    group = int(process.stdout.readline())
+    assert running_in_group(group)
+    wait_until(lambda: watchdog_of(group), "no watchdog")  # (its command line set a moment late)
+    if kill == "owner":
+        process.kill()
+    else:  # as a harness ends a hook, or Ctrl-C a terminal's: the watchdog is not in it
+        os.killpg(process.pid, signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL
+    assert left(lambda: running_in_group(group)) == []
+    wait_until(lambda: not profile.exists(), "the watchdog left the owner's directory")
+    assert left(lambda: watchdog_of(group)) == []  # and it left too
+
+
+def test_a_released_child_outlives_its_owner(tmp_path: Path) -> None:
+    profile = scratch(tmp_path)
+    process = owner("release", profile)
+    assert process.stdout is not None
+    group = int(process.stdout.readline())
+    try:
+        assert watchdog_of(group) == []  # released: the watchdog has left already
+        process.kill()
+        process.wait()
+        assert running_in_group(group) and profile.is_dir()
+    finally:
+        kill_group(group)
+
+
+def test_the_watch_holds_only_in_the_owner(tmp_path: Path) -> None:
+    # Its pipe's write end is in no other process: not in a child that inherits every
+    # descriptor it can, nor in a second watched group or its watchdog.
+    process = owner("others", own_group=True)
+    assert process.stdout is not None
+    plain, second = map(int, process.stdout.readline().split())
+    group = int(process.stdout.readline())
+    try:
+        process.kill()
+        process.wait()
+        assert left(lambda: running_in_group(group) + running_in_group(second)) == []
+        assert alive(plain)  # an ordinary child of the owner: nobody watched it
+    finally:
+        os.kill(plain, signal.SIGKILL)
+
+
+def test_a_watched_group_still_running_at_exit_is_killed(tmp_path: Path) -> None:
+    profile = scratch(tmp_path)
+    process = owner("exit", profile)
+    out, _ = process.communicate(timeout=60)
+    assert process.returncode == 0
+    assert left(lambda: running_in_group(int(out))) == []
+    wait_until(lambda: not profile.exists(), "nobody removed the directory")
+
+
+def test_end_kills_the_group_and_stands_the_watchdog_down(tmp_path: Path) -> None:
+    profile = scratch(tmp_path)
+    watched = start_watched(["sleep", "300"], remove=[str(profile)])
+    group = watched.process.pid
+    wait_until(lambda: watchdog_of(group), "no watchdog")  # (its command line set a moment late)
+    watched.end()
+    assert watched.process.returncode == -signal.SIGKILL  # killed and reaped
+    assert left(lambda: running_in_group(group) + watchdog_of(group)) == []
+    assert profile.is_dir()  # the owner's to remove once it ended the group itself
+    watched.end()  # again, or released after: nothing more happens
+    watched.release()
+
+
+def test_sigterm_raises_system_exit_while_held() -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit) as exited, ExitOnSigterm():
+        signal.raise_signal(signal.SIGTERM)
+    assert exited.value.code == 128 + signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) == before
+    # Outside the main thread it cannot set a handler, and does nothing.
+    seen: list[object] = []
+    thread = threading.Thread(target=lambda: seen.append(ExitOnSigterm().__enter__()))
+    thread.start()
+    thread.join()
+    assert len(seen) == 1 and signal.getsignal(signal.SIGTERM) == before

@@ -20,6 +20,8 @@ SRC = REPO / "src" / "dshkit"
 # module → what it writes, and where. Every entry must still write (no stale entries).
 WRITERS = {
     "capability/probes.py": "a probe page and the browser's log, in a temporary directory",
+    "chromium.py": "Chromium profile directories in the temporary directory (and removes stale "
+    "ones: this user's, their dshkit process gone)",
     "gate/browser.py": "the browser's profile, in a temporary directory removed afterwards",
     "gate/judge.py": "a verdict's screenshot, 0600 in <state dir>/gate-shots",
     "graft/lifecycle.py": "a temporary file in the state directory for a target CLI's errors",

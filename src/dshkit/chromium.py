@@ -3,7 +3,9 @@
 One place for what running Chromium here taught (../shared/notes/headless-chromium.md): a
 fresh profile per run, software rendering, Chromium's own sandbox (off only as root, where it
 refuses to start with it), no background networking, no way out but loopback, and the whole
-process group killed on every exit path (its users end it with `procs.kill_group`).
+process group killed on every exit path (its users start it with `procs.start_watched`, so it
+dies with them even when they are killed), and a profile directory named after the process
+that made it, so that what a killed one left is removed at the next start (`sweep_profiles`).
 
 A browser that opens pages nobody vetted (the delivery gate's) is confined further
 (`CONFINED_FLAGS`, `CONFINED_PREFERENCES`): no connection leaves it at all, loopback included.
@@ -13,6 +15,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+from . import procs
 
 EXECUTABLE_ENV = "DSHKIT_CHROMIUM"  # another Chromium binary (tests, other distributions)
 NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -83,3 +90,41 @@ def find() -> str | None:
     return os.environ.get(EXECUTABLE_ENV) or next(
         (path for name in NAMES if (path := shutil.which(name))), None
     )
+
+
+# What a profile directory in the temporary directory is called: dshkit-<kind>-<pid>-<random>,
+# <pid> the process that made it (the delivery gate's browser, the screenshot probe's).
+PROFILE_KINDS = ("gate", "shot")
+
+
+def new_profile(kind: str) -> Path:
+    """A fresh private directory for one Chromium run of `kind` (one of PROFILE_KINDS), named
+    after this process."""
+    if kind not in PROFILE_KINDS:
+        raise ValueError(f"not a profile kind: {kind!r}")
+    return Path(tempfile.mkdtemp(prefix=f"dshkit-{kind}-{os.getpid()}-"))
+
+
+def sweep_profiles(where: str | None = None) -> list[str]:
+    """Remove the profile directories in `where` (the temporary directory) that this user's
+    dshkit processes made and left behind dead: a process killed before its watchdog began,
+    or with it. A directory whose process still runs is left alone (and so is one whose pid
+    was reused since: it goes at a later sweep). What was removed, by path."""
+    where = where or tempfile.gettempdir()
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(where))
+    except OSError:
+        return removed
+    for entry in entries:
+        dshkit, kind, pid, rest = [*entry.name.split("-", 3), "", "", ""][:4]
+        if dshkit != "dshkit" or kind not in PROFILE_KINDS or not pid.isdigit() or not rest:
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not procs.alive(int(pid)):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(entry.path)
+    return removed

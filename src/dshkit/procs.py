@@ -3,7 +3,10 @@
 One place for what every user of a process needs: a hook hands its slow part to a dshkit
 command nobody waits for (its own session, no standard streams, so a harness killing the
 hook's group does not kill it); whether a pid still runs (a zombie does not: an orphan's may
-never be reaped); and ending a whole process group, whatever its members do with SIGTERM.
+never be reaped); ending a whole process group, whatever its members do with SIGTERM; a
+child that dies with its owner however the owner ends, SIGKILL included (`start_watched`,
+docs/design/gate.md#every-child-dies-with-its-owner); and SIGTERM turned into an exception
+so that cleanup runs (`ExitOnSigterm`).
 """
 
 from __future__ import annotations
@@ -16,9 +19,37 @@ import time
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
     import subprocess
+    from collections.abc import Sequence
+    from types import FrameType, TracebackType
     from typing import Any
 
 _POLL_S = 0.02  # how often a group given a grace period is looked at
+_STAND_DOWN_S = 5.0  # the longest a released watchdog may take to leave (it leaves at once)
+_REMOVE_S = 10.0  # how long a watchdog keeps removing paths a killed group was writing into
+# The watchdog beside a watched child, run as `python -I -S -c _WATCHDOG PGID PATH…` (no site
+# packages, no PYTHON* variables: it starts in milliseconds and imports nothing of anyone's,
+# which also means it cannot import dshkit, hence code and not a module). It blocks reading
+# its stdin, a pipe only the owner holds the write end of. End of file with nothing said means
+# the owner is gone, however it ended: the child's whole group is killed and the paths removed
+# (again for a while: what the group was still writing can land just after the kill). A byte
+# said first is the owner standing it down: it leaves without touching anything.
+_WATCHDOG = f"""\
+import os, signal, sys, time
+if not sys.stdin.buffer.read():
+    try:
+        os.killpg(int(sys.argv[1]), signal.SIGKILL)
+    except OSError:
+        pass
+    if sys.argv[2:]:
+        import shutil
+        deadline = time.monotonic() + {_REMOVE_S}
+        for path in sys.argv[2:]:
+            while os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+"""
 
 
 def spawn_detached(*args: str) -> None:
@@ -86,3 +117,150 @@ def _signal_group(group: int, signum: int) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
     return True
+
+
+class Watched:
+    """A child in a process group of its own (`process`), watched so that it dies with this
+    process: made by `start_watched`.
+
+    The owner ends it (`end`) or lets it go (`release`: the child outlives the owner). Either
+    is final, and both are safe to call again and from any thread. What is still watched when
+    this process exits is killed then (atexit); what is left when it dies without running its
+    exit (SIGKILL, `os._exit`, a crash) is the watchdog's. Between the child's start and its
+    watchdog's (a few milliseconds) a death of the owner is not covered."""
+
+    def __init__(self, process: subprocess.Popen[Any], watchdog: subprocess.Popen[bytes]) -> None:
+        import threading
+
+        self.process = process
+        self._watchdog = watchdog
+        self._lock = threading.Lock()
+        self._settled = False
+
+    def end(self) -> None:
+        """Kill the child's whole group at once (SIGKILL: what is watched needs no cleanup of
+        its own), reap it, and stand the watchdog down; what it was to remove is the owner's
+        to remove now. Nothing once ended or released."""
+        if not self._settle():
+            return
+        _signal_group(self.process.pid, signal.SIGKILL)
+        # Stood down while the killed leader is not reaped yet: its group id cannot be reused
+        # meanwhile, so a watchdog that still fired would kill nothing but this group.
+        self._stand_down()
+        kill_group(self.process)
+
+    def release(self) -> None:
+        """Let the child outlive this process: the watchdog leaves and nothing is killed or
+        removed. Nothing once ended or released."""
+        if self._settle():
+            self._stand_down()
+
+    def _settle(self) -> bool:
+        """True for the one call that ends or releases the watch."""
+        with self._lock:
+            if self._settled:
+                return False
+            self._settled = True
+        _WATCHED.discard(self)
+        return True
+
+    def _stand_down(self) -> None:
+        import subprocess
+
+        stream = self._watchdog.stdin
+        assert stream is not None
+        try:
+            stream.write(b"r")
+        except OSError:
+            pass  # the watchdog is gone already (someone killed it): nothing to tell
+        finally:
+            stream.close()
+        try:
+            self._watchdog.wait(_STAND_DOWN_S)
+        except subprocess.TimeoutExpired:
+            self._watchdog.kill()
+            self._watchdog.wait()
+
+
+_WATCHED: set[Watched] = set()  # started and neither ended nor released
+_AT_EXIT: list[bool] = []  # whether `_kill_all` is registered with atexit
+
+
+def start_watched(argv: Sequence[str], *, remove: Sequence[str] = (), **popen: Any) -> Watched:
+    """Start `argv` (with Popen's other arguments in `popen`) in a session and process group
+    of its own, beside a watchdog that kills that group and removes the paths `remove` once
+    this process is gone without having ended or released it, SIGKILL included.
+
+    The watchdog's stdin is a pipe whose write end only this process holds: it is opened
+    close-on-exec, and every process started here closes the descriptors it does not name,
+    so neither the child nor any other child keeps it open. The watchdog has a session of its
+    own too, so a kill of this process's group (Ctrl-C, a harness's timeout) spares it. The
+    parent-death signal is not used: it fires when the thread that started the child ends
+    (the service starts browsers in job threads), and reaches the child only, not the rest of
+    its group. A child the watchdog cannot be started for is killed and the error raised."""
+    import subprocess
+
+    process = subprocess.Popen(list(argv), start_new_session=True, close_fds=True, **popen)
+    try:
+        watchdog = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(process.pid), *remove],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd="/",  # holds no directory of anyone's busy
+            start_new_session=True,
+            close_fds=True,
+            bufsize=0,
+        )
+    except BaseException:
+        kill_group(process)
+        raise
+    watched = Watched(process, watchdog)
+    _WATCHED.add(watched)
+    if not _AT_EXIT:
+        import atexit
+
+        atexit.register(_kill_all)
+        _AT_EXIT.append(True)
+    return watched
+
+
+def _kill_all() -> None:
+    """At exit, kill the groups still watched (the service's job threads do not get to end
+    theirs); their watchdogs, told nothing, remove their paths once this process is gone."""
+    for watched in list(_WATCHED):
+        _signal_group(watched.process.pid, signal.SIGKILL)
+
+
+class ExitOnSigterm:
+    """While held, SIGTERM ends this process as Ctrl-C does, by an exception
+    (`SystemExit(143)`), so that `finally` blocks and context managers run (a browser is
+    closed by its owner) instead of the default action ending it on the spot. It does
+    nothing outside the main thread, the only one a signal handler can be set from."""
+
+    def __init__(self) -> None:
+        self._installed = False
+        self._previous: Any = None
+
+    def __enter__(self) -> ExitOnSigterm:
+        try:
+            self._previous = signal.signal(signal.SIGTERM, _exit_on_signal)
+        except ValueError:
+            return self  # not the main thread
+        self._installed = True
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._installed:
+            self._installed = False
+            previous = signal.SIG_DFL if self._previous is None else self._previous
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_on_signal(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
