@@ -1,6 +1,6 @@
 """`dshkit gate`: FILE judged as before (`gate check FILE` spelled out too), its report of
-what was seen printed for people, every verdict named in its help, and a session's rework
-switch shown, set and refused for a session nobody knows."""
+what was seen printed for people and in the JSON, every verdict named in its help, and a
+session's rework switch shown, set and refused for a session nobody knows."""
 
 from __future__ import annotations
 
@@ -47,6 +47,25 @@ def test_the_human_output_is_the_judges_report(tmp_path: Path) -> None:
                      r"console\.error: 配置加载失败: settings\.json 缺少字段 theme", line)
         for line in findings
     ), findings  # fmt: skip
+
+
+@pytest.mark.browser
+def test_the_json_has_the_findings_and_the_report_the_text_lists(tmp_path: Path) -> None:
+    page = str(PAGES / "blocked-resource.html")  # loads the gate refuses: not the page's error
+
+    def blocked(lines: list[str]) -> set[str]:
+        """The loads the gate refused, as the lines name them (a URL first)."""
+        return {line.split(" not-seen ")[1].split()[0] for line in lines if "blocked by" in line}
+
+    text = run_dshkit("gate", page, "--budget", "5", home=tmp_path).stdout.splitlines()
+    done = run_dshkit("gate", page, "--budget", "5", "--json", home=tmp_path)
+    printed = orjson.loads(done.stdout)
+    assert list(printed)[-2:] == ["findings", "report"] and printed["verdict"] == "ok"
+    findings, report = printed["findings"], printed["report"]
+    assert report[0].startswith("ok after ") and len(report) == 1 + len(findings)
+    assert all(f["what"] in line for f, line in zip(findings, report[1:], strict=True))
+    refused = {"https://cdn.example.com/logo.png", "https://api.example.com/v1/stats"}
+    assert blocked(report) == blocked(text) == refused
 
 
 def test_the_help_names_every_verdict(tmp_path: Path) -> None:

@@ -219,6 +219,8 @@ def test_the_command_prints_exactly_the_verdict(tmp_path: Path) -> None:
         "canvas",
         "errors",
         "overlayText",
+        "findings",
+        "report",
     ]
     assert printed["verdict"] == "blank-canvas-0"
     fine = _cli(tmp_path, str(PAGES / "no-canvas.html"))

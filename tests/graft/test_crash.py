@@ -1,7 +1,8 @@
 """The handoff lifecycle across processes: SIGKILL at every state transition, then recovery,
 and many processes handing off at once on one store. After recovery the source or the
 target can always carry the work (`sourceUsable ∨ targetUsable`), and nothing is started
-twice."""
+twice. A target's CLI dies with a driver killed before its transcript showed, and outlives
+one killed after."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from dshkit.store import Store
 
 from ..support import graft_driver
 from ..support.graft_driver import World, gone, take_notice
+from ..support.procs import left, wait_until, watchdog_of
 
 DRIVER = Path(graft_driver.__file__)  # run by path, as its own process
 PATIENT = Ignition(timeout=60, poll=0.05)  # success comes long before the timeout
@@ -90,7 +92,9 @@ def assert_invariant(store: Store, world: World, source: str) -> State:
     [State.PREPARING, State.TARGET_STARTED, LAUNCHED, State.VERIFIED, State.COMMITTED],
 )
 def test_kill_at_each_transition_then_recover(world: World, store: Store, point: str) -> None:
-    world.script("slow")  # the CLI outlives its driver: recovery must wait for it, not relaunch
+    # Once its transcript showed the CLI outlives its driver (it is the target's own run):
+    # recovery must adopt it, not relaunch.
+    world.script("slow")
     killed(drive(world, "source-1", kill_after=point))
 
     before = transactions(store)
@@ -105,7 +109,9 @@ def test_kill_at_each_transition_then_recover(world: World, store: Store, point:
     recover(store, PATIENT)
 
     assert assert_invariant(store, world, "source-1") == State.COMMITTED
-    assert len(world.calls()) == 1  # started once, by the driver or, if it never ran it, here
+    # Started once, by the driver or, if it never ran it, here; killed right after starting
+    # it, the driver took the CLI along, perhaps before it even began: then it ran again here.
+    assert len(world.calls()) == 1 if point != LAUNCHED else len(world.calls()) <= 2
     kinds = [r.kind for r in audit_records(store)]
     assert kinds.count("handoff-committed") == 1
     assert kinds.count("ignite") + kinds.count("ignite-skipped") == 1
@@ -113,19 +119,42 @@ def test_kill_at_each_transition_then_recover(world: World, store: Store, point:
         assert "ignite-failed" in kinds  # the attempt that never ran is counted and said
 
 
-def test_kill_during_a_hung_attempt_then_recover_rolls_back(world: World, store: Store) -> None:
+def test_kill_during_a_hung_attempt_takes_the_cli_along(world: World, store: Store) -> None:
     world.script("hang")
     killed(drive(world, "source-1", kill_after=LAUNCHED))
     [txn] = transactions(store)
     assert txn.child is not None
+    assert ended(txn.child["pid"])  # its watchdog killed the half-started CLI with the driver
+
+    recover(store, Ignition(timeout=1, attempts=1, poll=0.05))
+
+    assert assert_invariant(store, world, "source-1") == State.ROLLED_BACK
+    assert len(world.calls()) <= 1  # and started none
+
+
+def test_a_cli_that_outlived_its_driver_is_killed_by_recovery(world: World, store: Store) -> None:
+    # Its watchdog gone first (as if the driver died before it began), the hung CLI outlives
+    # its driver: recovery waits for it, then kills it once its time is up.
+    world.script("hang")
+    process = drive(world, "source-1")
+    while not world.calls():  # the hung CLI has begun
+        time.sleep(0.01)
+    [txn] = transactions(store)
+    assert txn.child is not None
     pid = txn.child["pid"]
-    assert not gone(pid)  # the hung CLI outlived its driver
+    wait_until(lambda: watchdog_of(pid), "the CLI has no watchdog")
+    for watchdog in watchdog_of(pid):
+        os.kill(watchdog, signal.SIGKILL)
+    assert left(lambda: watchdog_of(pid)) == []
+    process.kill()
+    process.communicate()
+    assert not gone(pid)
 
     recover(store, Ignition(timeout=1, attempts=1, poll=0.05))
 
     assert assert_invariant(store, world, "source-1") == State.ROLLED_BACK
     assert ended(pid)  # recovery killed it once its time was up
-    assert len(world.calls()) <= 1  # and started none
+    assert len(world.calls()) == 1  # and started none
 
 
 def test_kill_after_rollback_leaves_it_rolled_back(world: World, store: Store) -> None:

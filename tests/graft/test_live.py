@@ -30,6 +30,7 @@ from dshkit.store import Store
 from ..support import graft_driver
 from ..support.graft_driver import Transcript, World, plan_for
 from ..support.graft_hooks import hook
+from ..support.procs import left, running_in_group
 
 FIXED = GraftSettings(mode="fixed", window_tokens=100_000)  # warn at 70%, cut at 75%
 
@@ -151,10 +152,8 @@ def test_a_killed_driver_is_recovered_by_the_sources_next_hook(world: World) -> 
     with Store(world.state) as store:
         child = load(store, 1).child
     assert child is not None
-    deadline = time.monotonic() + 30
-    while not world.calls() and time.monotonic() < deadline:
-        time.sleep(0.05)  # the hung CLI has begun (its first call is the hanging one)
-    os.killpg(int(child["pid"]), signal.SIGKILL)  # and it dies too: no target from it
+    # The half-started CLI dies with its driver (its watchdog kills it): no target from it.
+    assert left(lambda: running_in_group(int(child["pid"]))) == []
 
     answer = hook(world, "UserPromptSubmit", transcript.payload(prompt="还在吗？"))
     assert answer["decision"] == "block"
@@ -168,7 +167,9 @@ def test_a_killed_driver_is_recovered_by_the_sources_next_hook(world: World) -> 
                 break
             time.sleep(0.2)
         assert txn.state == State.COMMITTED, orjson.dumps(txn.as_json())
-        assert txn.attempts == 2 and world.targets(txn.plan.identity) == [txn.target_id]
+        # The killed attempt counts; its CLI may have died before it took the hanging call,
+        # leaving that call to the next attempt.
+        assert txn.attempts >= 2 and world.targets(txn.plan.identity) == [txn.target_id]
         retired = ledger.retirement(store, "claude", "c-killed")
         assert retired is not None and retired.target_id == txn.target_id
 

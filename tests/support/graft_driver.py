@@ -82,6 +82,8 @@ class World:
             if not path.exists():
                 break
             pid, _, step = path.read_text().partition(" ")
+            if not pid:
+                break  # a call being recorded: its number is taken, the rest not yet written
             found.append((int(pid), step))
         return found
 

@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from ..harnesses.config_files import Server
-from ..procs import kill_group
+from ..procs import start_watched
 
 __all__ = ["PROTOCOL_VERSION", "Server", "probe"]
 
@@ -56,17 +56,19 @@ def _probe_stdio(server: Server, timeout: float) -> tuple[bool, str]:
     if not server.command:
         return False, "no command configured"
     try:
-        proc = subprocess.Popen(
+        # Its own process group, killed whole below, or by its watchdog if this process
+        # dies first (a server left running would run a command nobody still wants).
+        watched = start_watched(
             [server.command, *server.args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=server.cwd,
             env={**os.environ, **server.env},
-            start_new_session=True,
         )
     except OSError as exc:
         return False, f"cannot start {server.command}: {exc.strerror or exc}"
+    proc = watched.process
     try:
         assert proc.stdin and proc.stdout and proc.stderr
         proc.stdin.write(json.dumps(_INITIALIZE).encode() + b"\n")
@@ -76,7 +78,7 @@ def _probe_stdio(server: Server, timeout: float) -> tuple[bool, str]:
         proc.wait(timeout)
         return False, _exited(proc)
     finally:
-        kill_group(proc)
+        watched.end()
 
 
 def _read_reply(proc: subprocess.Popen[bytes], deadline: float, timeout: float) -> tuple[bool, str]:

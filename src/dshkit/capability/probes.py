@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 
-from ..procs import kill_group
+from ..procs import start_watched
 
 TYPE_CHECKING = False  # (the channel names are read on a prompt: the probes' imports wait)
 if TYPE_CHECKING:
@@ -52,17 +52,25 @@ def probe_subprocess(
     import subprocess  # (here and below: a prompt that only reads facts imports none of them)
 
     try:
-        done = subprocess.run(
+        watched = start_watched(
             [*(inside or ()), "sh", "-c", "echo dshkit-probe"],
-            capture_output=True,
-            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except OSError as exc:
         return channel(SUBPROCESS, False, f"{type(exc).__name__}: {exc}")
-    if done.returncode != 0 or done.stdout.strip() != b"dshkit-probe":
-        lines = done.stderr.decode(errors="replace").strip().splitlines()
-        err = lines[-1].strip() if lines else ""
-        return channel(SUBPROCESS, False, f"exit {done.returncode}" + (f": {err}" if err else ""))
+    try:
+        out, err = watched.process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        return channel(SUBPROCESS, False, f"{type(exc).__name__}: {exc}")
+    finally:
+        watched.end()  # (what the command left running in its group too)
+    code = watched.process.returncode
+    if code != 0 or out.strip() != b"dshkit-probe":
+        lines = err.decode(errors="replace").strip().splitlines()
+        last = lines[-1].strip() if lines else ""
+        return channel(SUBPROCESS, False, f"exit {code}" + (f": {last}" if last else ""))
     return channel(SUBPROCESS, True, "sh -c echo: exit 0")
 
 
@@ -96,7 +104,8 @@ def probe_screenshot(
     if browser is None:
         return channel(SCREENSHOT, False, f"no browser found ({', '.join(chromium.NAMES)} on PATH)")
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="dshkit-shot-") as scratch:
+    chromium.sweep_profiles()  # what killed probes left
+    with tempfile.TemporaryDirectory(prefix=f"dshkit-shot-{os.getpid()}-") as scratch:
         page = os.path.join(scratch, "page.html")
         shot = os.path.join(scratch, "shot.png")
         with open(page, "w", encoding="utf-8") as file:
@@ -113,20 +122,23 @@ def probe_screenshot(
         log = os.path.join(scratch, "browser.log")
         try:
             with open(log, "wb") as stderr:
-                proc = subprocess.Popen(
+                # Its own group, killed whole below, or with the scratch directory by its
+                # watchdog if this process dies first.
+                watched = start_watched(
                     argv,
+                    remove=[scratch],
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=stderr,
-                    start_new_session=True,
                 )
         except OSError as exc:
             return channel(SCREENSHOT, False, f"cannot start {browser}: {exc.strerror or exc}")
+        proc = watched.process
         try:
             size = _wait_for_png(shot, proc, started + timeout)
             status = proc.poll()
         finally:
-            kill_group(proc)
+            watched.end()
         if size:
             return channel(SCREENSHOT, True, f"{os.path.basename(browser)}: PNG {size} B")
         seconds = time.monotonic() - started

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..gate import MAX_BUDGET_S, MIN_BUDGET_S, OK
+from ..procs import ExitOnSigterm
 from .common import HARNESSES, json_option, open_app, print_json, state_dir_option, stdout
 
 
@@ -44,12 +45,15 @@ def check(
 ) -> None:
     """Judge FILE (.html/.htm/.xhtml/.svg) in headless Chromium: ok, fatal-overlay,
     parse-error, page-error, blank-canvas-0, webgl-error, blank-canvas or unresponsive,
-    with what was seen, when and where (--json: the measured verdict). Exits 1 unless ok."""
-    verdict = open_app(state_dir).gate.check(file, budget)
+    with what was seen, when and where (--json: the measured verdict with its findings and
+    report). Exits 1 unless ok."""
+    # SIGTERM ends the run as Ctrl-C does: the browser is closed on the way out.
+    with ExitOnSigterm():
+        verdict = open_app(state_dir).gate.check(file, budget)
     if quiet:
         pass
     elif as_json:
-        print_json(verdict.summary())
+        print_json(verdict.summary() | {"findings": verdict.findings, "report": verdict.report()})
     else:
         head, *findings = verdict.report()
         stdout.print(head, markup=False)

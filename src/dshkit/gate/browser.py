@@ -4,8 +4,11 @@ profile directory, reached over CDP, and always killed (the whole group) with it
 Playwright cannot download a browser here, and its own launcher hides the browser's process
 id, so the gate starts `/usr/bin/chromium` itself (the flags of
 ../shared/notes/headless-chromium.md) and Playwright connects to it: whatever way the gate
-ends — an answer, an exception, the hook's alarm — `close` kills the group and removes the
-profile.
+ends — an answer, an exception, the hook's alarm, SIGTERM where the process turns it into an
+exception — `close` kills the group and removes the profile. Where the process ends without
+running any of that (SIGKILL, a crash), the browser's watchdog does the same
+(docs/design/gate.md#every-child-dies-with-its-owner); a profile left even so (the process
+killed before the watchdog began) is removed by the next start.
 
 The browser is confined by default (`chromium.CONFINED_FLAGS` and `CONFINED_PREFERENCES` in
 its profile): the pages it opens reach no network, loopback included. The judge's request
@@ -20,9 +23,7 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import time
-from pathlib import Path
 from types import TracebackType
 
 from .. import chromium, procs
@@ -43,8 +44,10 @@ class Browser:
 
     def __init__(self, *, loopback: bool = False) -> None:
         self.loopback = loopback
-        self.profile = Path(tempfile.mkdtemp(prefix="dshkit-gate-"))
+        chromium.sweep_profiles()  # what killed runs left
+        self.profile = chromium.new_profile("gate")
         self.process: subprocess.Popen[bytes] | None = None
+        self._watched: procs.Watched | None = None
         self.endpoint = ""
         self.binary = ""
         try:
@@ -65,7 +68,9 @@ class Browser:
             preferences = self.profile / "Default" / "Preferences"
             preferences.parent.mkdir()
             preferences.write_text(json.dumps(chromium.CONFINED_PREFERENCES))
-        self.process = subprocess.Popen(
+        # Its own process group, killed whole in `close`, or by its watchdog (which then
+        # removes the profile) if this process dies first.
+        self._watched = procs.start_watched(
             [
                 binary,
                 *(chromium.FLAGS if self.loopback else chromium.CONFINED_FLAGS),
@@ -73,11 +78,12 @@ class Browser:
                 f"--user-data-dir={self.profile}",
                 "about:blank",
             ],
+            remove=[str(self.profile)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            start_new_session=True,  # its own process group, killed whole in `close`
         )
+        self.process = self._watched.process
 
     async def ready(self) -> str:
         """The CDP endpoint once Chromium has opened its DevTools port (BrowserError if it
@@ -100,10 +106,10 @@ class Browser:
 
     def close(self) -> None:
         """Kill the browser's whole process group and remove the profile directory."""
-        process, self.process = self.process, None
-        if process is not None:
+        watched, self._watched, self.process = self._watched, None, None
+        if watched is not None:
             # SIGKILL at once: the profile is thrown away, and some children ignore SIGTERM.
-            procs.kill_group(process)
+            watched.end()
         shutil.rmtree(self.profile, ignore_errors=True)
 
     def __enter__(self) -> Browser:

@@ -12,11 +12,12 @@ read and the audit record of the step. The source is marked transferring in the 
 that creates the handoff, so from then on it takes no new work; the target is started with
 the handoff's first message (identity line and card) by the harness's own CLI in the same
 directory, and counts as started once its transcript, read back through the session layer,
-shows that message. A start that fails or hangs (each attempt bounded, its process group
-killed) is tried again; when the attempts are spent the source is un-retired, told once, and
-the handoff rolled back. A target that was started is never rolled back: that would revive a
-session the work has left. `recover` finishes or rolls back what a dead process left, so that
-at any time the source or the target can carry the work.
+shows that message: until then its CLI dies with the process driving it, from then on it is
+the target's own run and outlives it. A start that fails or hangs (each attempt bounded, its
+process group killed) is tried again; when the attempts are spent the source is un-retired,
+told once, and the handoff rolled back. A target that was started is never rolled back: that
+would revive a session the work has left. `recover` finishes or rolls back what a dead process
+left, so that at any time the source or the target can carry the work.
 
 One process drives a handoff at a time: it holds the store lease `graft-txn-<id>`, and a
 process that died holding it loses it.
@@ -39,7 +40,7 @@ import orjson
 from .. import harnesses
 from ..errors import Busy, Refused
 from ..paths import dir_key
-from ..procs import alive, kill_group
+from ..procs import alive, kill_group, start_watched
 from ..sessions.events import human_messages
 from ..sessions.reader import read_head
 from ..store import Lease, LeaseBusy, Store
@@ -432,9 +433,11 @@ def _launch(
 ) -> tuple[str | None, str | None]:
     """Start the target's CLI and wait for its transcript: (target id, None) or (None, error).
 
-    The CLI runs in its own session with its output in an unlinked 0600 file: it outlives
-    this process when it succeeds (it is the target's own headless run), and its whole group
-    is killed when it does not."""
+    The CLI runs in its own session with its output in an unlinked 0600 file, watched until
+    its transcript shows: a driver that dies before that (killed, crashed) takes the
+    half-started CLI with it, and one that gives up on it kills its whole group. Once the
+    transcript shows it is the target's own headless run: let go, it outlives this process
+    (docs/design/graft.md#a-handoff-is-one-durable-transaction)."""
     plan = txn.plan
     # The source's model and mode carry over only within one harness: another's differ.
     same = plan.target == plan.harness
@@ -447,42 +450,46 @@ def _launch(
     env = {**os.environ, **launch.env, TXN_ENV: _mark(store, txn.id)}
     with tempfile.TemporaryFile(dir=store.state_dir) as errors:
         try:
-            process = subprocess.Popen(
+            watched = start_watched(
                 launch.argv,
                 cwd=launch.cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=errors,
-                start_new_session=True,
-                close_fds=True,
             )
         except OSError as exc:
             return None, f"cannot run {launch.argv[0]}: {exc.strerror or exc}"
-        with store.transaction():
-            child = {"pid": process.pid, "at": ledger.now_ms(), "mark": env[TXN_ENV]}
-            _update(store, txn.id, child=orjson.dumps(child).decode())
-            lease.renew()
-        _killpoint(LAUNCHED)
-        deadline = time.monotonic() + ignition.timeout
-        while True:
-            target = finder.find()
-            if target is not None:
-                # The CLI goes on with the target's first turn; a thread reaps it when it ends.
-                threading.Thread(target=process.wait, daemon=True).start()
-                return target, None
-            code = process.poll()
-            if code is None and time.monotonic() < deadline:
-                time.sleep(ignition.poll)
-                continue
-            kill_group(process)  # what it left running, or all of it when its time is up
-            # The transcript may have been written just before it ended.
-            target = finder.find()
-            if target is not None:
-                return target, None
-            if code is None:
-                return None, f"no transcript after {ignition.timeout:g} s{_tail(errors)}"
-            return None, f"{launch.argv[0]} exited with {code}{_tail(errors)}"
+        process = watched.process
+        try:
+            with store.transaction():
+                child = {"pid": process.pid, "at": ledger.now_ms(), "mark": env[TXN_ENV]}
+                _update(store, txn.id, child=orjson.dumps(child).decode())
+                lease.renew()
+            _killpoint(LAUNCHED)
+            deadline = time.monotonic() + ignition.timeout
+            while True:
+                target = finder.find()
+                if target is not None:
+                    # The CLI goes on with the target's first turn; a thread reaps it when
+                    # it ends.
+                    watched.release()
+                    threading.Thread(target=process.wait, daemon=True).start()
+                    return target, None
+                code = process.poll()
+                if code is None and time.monotonic() < deadline:
+                    time.sleep(ignition.poll)
+                    continue
+                watched.end()  # what it left running, or all of it when its time is up
+                # The transcript may have been written just before it ended.
+                target = finder.find()
+                if target is not None:
+                    return target, None
+                if code is None:
+                    return None, f"no transcript after {ignition.timeout:g} s{_tail(errors)}"
+                return None, f"{launch.argv[0]} exited with {code}{_tail(errors)}"
+        finally:
+            watched.end()  # an error on the way (the store, the lease): nothing half-started
 
 
 def _space(txn: Txn, ignition: Ignition, lease: Lease) -> None:
@@ -499,7 +506,9 @@ def _space(txn: Txn, ignition: Ignition, lease: Lease) -> None:
 
 def _await_orphan(txn: Txn, finder: _Finder, ignition: Ignition, lease: Lease) -> str | None:
     """Wait out the attempt a dead driver started: None once its target's transcript shows,
-    else why it failed (its group killed when its time ran out)."""
+    else why it failed (its group killed when its time ran out). Its watchdog kills a CLI
+    that had not shown its transcript with the driver: one still running here outlived
+    that (the driver died in the moment between starting it and its watchdog)."""
     assert txn.child is not None
     pid = int(txn.child["pid"])
     deadline = txn.child["at"] / 1000 + ignition.timeout

@@ -1,0 +1,65 @@
+"""The capability probes' children die with the process probing: killed (SIGKILL) before the
+child finished, the screenshot probe's browser goes with its whole group and its scratch
+directory (profile included), and so does the subprocess probe's command."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from dshkit.capability.probes import BROWSER_ENV
+
+from ..support.procs import left, running_in_group, wait_until
+
+# Records what it was started with (the profile, its own pid: its group's id), then hangs as a
+# browser that never writes its screenshot, or a sandbox runner whose command never ends.
+HANGS = """#!/bin/sh
+for arg; do
+    case "$arg" in --user-data-dir=*) echo "${arg#--user-data-dir=}" > "$0.profile";; esac
+done
+echo $$ > "$0.pid"
+sleep 300 &
+exec sleep 300
+"""
+
+
+def hanging(tmp_path: Path) -> Path:
+    script = tmp_path / "hangs.sh"
+    script.write_text(HANGS)
+    script.chmod(0o755)
+    return script
+
+
+def probing(call: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """A process running one probe (`call`, after importing the probes' module)."""
+    code = f"from dshkit.capability.probes import *\n{call}"
+    return subprocess.Popen([sys.executable, "-c", code], env={**os.environ, **(env or {})})
+
+
+def killed_while_running(process: subprocess.Popen[bytes], script: Path) -> int:
+    """Once the probe's child runs, SIGKILL the probing process: the child's group id."""
+    pid = Path(f"{script}.pid")
+    wait_until(lambda: pid.exists() and pid.read_text().strip(), "the probe never started it")
+    process.send_signal(signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL
+    return int(pid.read_text())
+
+
+def test_the_screenshot_probes_browser_dies_with_the_probe(tmp_path: Path) -> None:
+    script = hanging(tmp_path)
+    process = probing("probe_screenshot(timeout=300)", {BROWSER_ENV: str(script)})
+    group = killed_while_running(process, script)
+    assert left(lambda: running_in_group(group)) == []
+    scratch = Path(Path(f"{script}.profile").read_text().strip()).parent
+    assert scratch.name.startswith(f"dshkit-shot-{process.pid}-")
+    wait_until(lambda: not scratch.exists(), f"{scratch} stayed", 10)
+
+
+def test_the_subprocess_probes_command_dies_with_the_probe(tmp_path: Path) -> None:
+    script = hanging(tmp_path)  # as the sandbox runner it is started through
+    process = probing(f"probe_subprocess(timeout=300, inside=[{str(script)!r}])")
+    group = killed_while_running(process, script)
+    assert left(lambda: running_in_group(group)) == []
