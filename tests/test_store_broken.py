@@ -31,6 +31,8 @@ from dshkit.optimizer.runs import save_run
 from dshkit.profile.state import ProfileState
 from dshkit.store import DB_NAME, SCHEMA_VERSION, Store, StoreDamaged
 
+from .support.disks import read_only, small_disk
+
 DSHKIT = str(Path(sys.executable).parent / "dshkit")
 BEFORE = "the words before"
 RUNS = 300
@@ -312,26 +314,6 @@ def file_size_limit(limit: int) -> Callable[[], None]:
     return limited
 
 
-@contextmanager
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """An 8 MB file system of its own (a tmpfs), when this process may mount one."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small tmpfs needs root")
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    made = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-    )
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=True)
-
-
 def fill(disk: Path) -> None:
     descriptor = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
     try:
@@ -505,3 +487,16 @@ def test_a_damaged_store_is_503_on_the_web_naming_the_file(served: Served) -> No
     body = answer.json()
     assert body["kind"] == "unavailable" and "is damaged" in body["error"]
     assert str(served.state_dir / DB_NAME) in body["error"]
+
+
+def test_a_read_only_mount_is_said_as_such_not_chmod(tmp_path: Path) -> None:
+    """A store on a file system mounted read-only: chmod cannot help, and the error says so."""
+    with small_disk(tmp_path) as disk:
+        state = disk / "state"
+        seed(state)
+        read_only(disk)
+        for words in (("profile", "mode", "custom"), ("scan",)):
+            refused = cli(state, *words)
+            assert refused.returncode != 0 and "Traceback" not in refused.stderr
+            assert "mounted read-only: remount it read-write" in refused.stderr, refused.stderr
+            assert "chmod" not in refused.stderr

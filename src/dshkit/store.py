@@ -726,14 +726,14 @@ def _translated(exc: sqlite3.Error | OverflowError, path: Path) -> DshkitError |
     if primary == sqlite3.SQLITE_READONLY:
         why = write_problem(path) or f"SQLite refuses to write it ({exc}, {name})"
         return StoreError(
-            f"cannot write the state database {path}: {why}. Make it writable (chmod u+w on "
-            "the directory and its files), or point --state-dir elsewhere."
+            f"cannot write the state database {path}: {why}. "
+            + _make_it(path, "writable (chmod u+w on the directory and its files)")
         )
     if primary in (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH):
         why = write_problem(path) or name
         return StoreError(
-            f"cannot open the state database {path} ({exc}): {why}. Make it readable and "
-            "writable (chmod u+rw), or point --state-dir elsewhere."
+            f"cannot open the state database {path} ({exc}): {why}. "
+            + _make_it(path, "readable and writable (chmod u+rw)")
         )
     if primary in (sqlite3.SQLITE_PROTOCOL, sqlite3.SQLITE_NOLFS):
         return StoreError(f"cannot use the state database {path}: {exc}")
@@ -833,6 +833,21 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return found.st_dev, found.st_ino
 
 
+def _make_it(path: Path, mode: str) -> str:
+    """What to do about a file that cannot be used as it is: a read-only mount is no matter of
+    permissions (chmod cannot help there), anything else is."""
+    try:
+        read_only = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    if read_only:
+        return (
+            f"The file system holding {path.parent} is mounted read-only: remount it "
+            "read-write, or point --state-dir at a writable directory."
+        )
+    return f"Make it {mode}, or point --state-dir elsewhere."
+
+
 def _check_file(path: Path) -> None:
     """Refuse a database file that is there but cannot be a store: unreadable, empty, not
     SQLite, or shorter than its own header says (truncated). Only a missing file is a new
@@ -846,8 +861,8 @@ def _check_file(path: Path) -> None:
         raise StoreError(f"{path} is a directory, not the state database") from None
     except OSError as exc:
         raise StoreError(
-            f"cannot read the state database {path}: {exc.strerror}. Make it readable "
-            "(chmod u+rw), or point --state-dir elsewhere."
+            f"cannot read the state database {path}: {exc.strerror}. "
+            + _make_it(path, "readable (chmod u+rw)")
         ) from exc
     if size == 0:
         raise StoreDamaged(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from dshkit.store import Store
 from dshkit.web import link
 
 from ..support.cli import BARE_PATH, SCRIPT, run_at_home
+from ..support.disks import read_only, small_disk
 from ..support.install import fake_dsh
 
 BIN = str(Path(sys.executable).parent)
@@ -281,32 +281,12 @@ def test_the_service_is_where_this_state_dirs_serve_recorded_it(tmp_path: Path) 
     assert found["status"] == "absent" and found["message"] == f"nothing answers at {url}"
 
 
-@contextmanager
-def tmpfs(tmp_path: Path) -> Iterator[Path]:
-    """A small file system of its own (a tmpfs), when this process may mount one."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a tmpfs needs root")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    made = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", str(disk)],
-        capture_output=True,
-        text=True,
-    )
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
-
-
 def test_a_read_only_file_system_is_said_as_such_not_chmod(tmp_path: Path) -> None:
-    with tmpfs(tmp_path) as disk:
+    with small_disk(tmp_path) as disk:
         state, fresh = disk / "state", disk / "fresh"
         with Store(state):
             pass
-        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        read_only(disk)
         remedy = "remount it read-write, or point --state-dir at a writable directory"
         for where, said, holding in (
             (state, f"cannot open the state database {state / 'dshkit.db'}", state),

@@ -8,11 +8,7 @@ ENOSPC; `PRAGMA max_page_count` makes SQLite's own SQLITE_FULL everywhere else.
 
 from __future__ import annotations
 
-import gc
-import os
 import random
-import shutil
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -23,6 +19,7 @@ from dshkit.sessions import Scanner, SessionsService, Source
 from dshkit.sessions.cap import MARKER, TEXT_CAP, Cut, cuts, full_length
 from dshkit.store import Store, StoreFull
 
+from ..support import disks
 from ..support.logs import dsh, human, session_dir, write_log
 
 HUGE = 100_000_000  # characters of the huge message
@@ -161,32 +158,18 @@ def check_stored_later(scanner: Scanner, root: Path) -> None:
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Callable[[Path, int], None]]:
+def small_disk() -> Iterator[Callable[[Path, int], None]]:
     """Mounts a tmpfs of a given size over a directory (again to resize it); skips where this
     process may not mount one. Unmounted at the end."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small file system needs root")
     mounted: list[Path] = []
 
-    def mount(where: Path, size: int) -> None:
-        where.mkdir(parents=True, exist_ok=True)
-        options = f"size={size},mode=0700" + (",remount" if where in mounted else "")
-        done = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode:
-            pytest.skip(f"cannot mount a small file system here: {done.stderr.strip()}")
+    def mounting(where: Path, size: int) -> None:
+        disks.mount(where, size)
         mounted.append(where)
 
-    yield mount
-    # A connection closed while a failed statement still lived keeps its files open until
-    # that statement is collected: collect it, so the file system can go.
-    gc.collect()
+    yield mounting
     for where in dict.fromkeys(mounted):
-        subprocess.run(["umount", str(where)], check=True)
+        disks.unmount(where)
 
 
 @pytest.mark.parametrize(
