@@ -155,8 +155,9 @@ def call(
     path: str = "/api/dummy/peek",
     headers: dict[str, str] | None = None,
     body: bytes = b"",
+    server: tuple[str, int] = ("0.0.0.0", 8765),
 ) -> tuple[int, dict[str, Any]]:
-    """One request handed to the ASGI app as uvicorn would, from the peer `peer`."""
+    """One request handed to the ASGI app as uvicorn would, from the peer `peer` to `server`."""
     scope = {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},
@@ -170,7 +171,7 @@ def call(
         "headers": [(b"host", host.encode())]
         + [(k.encode(), v.encode()) for k, v in (headers or {}).items()],
         "client": peer,
-        "server": ("0.0.0.0", 8765),
+        "server": server,
         "state": {},
     }
     sent: list[dict[str, Any]] = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -415,3 +416,49 @@ def test_a_page_of_another_origin_can_neither_read_nor_start_anything(served: Se
         replayed = httpx.request(method, f"{served.url}{path}", headers=jar, json=body)
         assert replayed.status_code == 401, (method, path)
     assert served.calls == [] and served.mode() == "auto"
+
+
+def _row(local: tuple[str, int], remote: tuple[str, int], uid: int) -> str:
+    """One line of /proc/net/tcp as the kernel writes it (IPv4, this machine's byte order)."""
+
+    def hexed(address: tuple[str, int]) -> str:
+        word = int.from_bytes(socket.inet_aton(address[0]), sys.byteorder)
+        return f"{word:08X}:{address[1]:04X}"
+
+    queues = "01 00000000:00000000 00:00000000 00000000"  # state, queues, timers: unread
+    return f"   0: {hexed(local)} {hexed(remote)} {queues} {uid:5d} 0 1"
+
+
+def test_allow_remote_still_refuses_another_local_user_on_another_address(
+    tmp_path: Path,
+) -> None:
+    """With --allow-remote a client may come over this machine's own non-loopback address: a
+    socket the kernel lists there is a local user's, refused unless it is the owner's; one it
+    does not list is another machine's, and its credential decides."""
+    calls: list[Any] = []
+    app = create_app(
+        App(Path("/nonexistent/dshkit-state")),
+        TOKEN,
+        mount=["probe"],
+        allow_remote=True,
+        routers={"probe": lambda app: probe_router(calls)},
+    )
+    table = tmp_path / "tcp"
+    app.peer_tables = (str(table),)
+    server, local, remote = ("192.0.2.2", 8765), ("192.0.2.2", 50123), ("192.0.2.9", 50124)
+    host = "192.0.2.2:8765"
+    rows = [_row(server, local, 1000), _row(local, server, 4242), _row(server, remote, 1000)]
+    table.write_text("  sl  local_address rem_address ...\n" + "\n".join(rows) + "\n")
+    app.owner_uid = 1000
+    read: dict[str, Any] = {
+        "host": host,
+        "path": "/api/probe/read",
+        "headers": {"x-dshkit-token": TOKEN},
+        "server": server,
+    }
+    status, answer = call(app, local, **read)
+    assert status == 403 and "uid 4242" in answer["error"]
+    assert call(app, remote, **read)[0] == 200
+    app.owner_uid = 4242  # the same local socket, now the owner's
+    assert call(app, local, **read)[0] == 200
+    assert calls == ["read", "read"]

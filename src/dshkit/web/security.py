@@ -211,10 +211,9 @@ class Guard:
                     "the service was not started with --allow-remote",
                 )
             return _json(403, "only loopback host names are served (Host header refused)")
-        if local_peer:
-            refused = self._foreign_user(scope)
-            if refused is not None:
-                return refused
+        refused = self._foreign_user(scope, local_peer)
+        if refused is not None:
+            return refused
         safe = scope["method"] in SAFE_METHODS
         origin = headers.get("origin")
         if not safe and origin is not None:
@@ -229,8 +228,10 @@ class Guard:
             return _json(413, f"request body over the {self.max_body}-byte limit")
         return None
 
-    def _foreign_user(self, scope: Scope) -> _Answer | None:
-        """403 when the kernel says another user of this machine opened the connection."""
+    def _foreign_user(self, scope: Scope, local_peer: bool) -> _Answer | None:
+        """403 when the kernel says another user of this machine opened the connection, over
+        loopback or (with --allow-remote) over one of this machine's other addresses; a
+        client socket no table of this machine holds is another machine's."""
         client, server = scope.get("client"), scope.get("server")
         if not client or not server or server[1] is None:
             return None
@@ -239,6 +240,8 @@ class Guard:
         )
         if uid is None or uid == self.owner_uid:
             return None  # the owner's, or a platform where the kernel cannot be asked
+        if uid == peer.NOBODY_FOUND and not local_peer:
+            return None  # another machine's (let in by --allow-remote): its credential decides
         return _json(
             403,
             f"this service answers only its owner (uid {self.owner_uid}); this connection "
