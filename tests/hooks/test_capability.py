@@ -220,7 +220,7 @@ def test_the_service_reports_and_probes_on_request(
             ({"harness": "nope"}, "harness must be one of"),
             ({"cwd": "relative"}, "cwd must be an absolute path"),
             ({"probe": True}, "unknown field 'probe'"),
-            ([], "the body must be a JSON object"),
+            ([], "must be a JSON object"),
         ):
             refused = client.post("/probe", json=body)
             assert refused.status_code == 400 and message in refused.json()["error"]

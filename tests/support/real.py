@@ -46,6 +46,8 @@ class World:
             "PYTHONPATH": PYTHONPATH,  # lets the crash test name a handler in tests/support
             "LANG": "C.UTF-8",
         }
+        if harness == "dsh":  # installed for this person: dshkit finds DSH's CLI as they would
+            self.env["DSH_BIN"] = binary("dsh", "node_modules", ".bin", "dsh")
         self.state = self.home / ".dsh" / "dshkit"
         with Store(self.state) as store:
             store_version(store, PROFILE)
