@@ -86,3 +86,15 @@ def _signal_group(group: int, signum: int) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
     return True
+
+
+def alive_and_ours(pid: int) -> bool:
+    """Whether `pid` is a live process (`alive`) this user may signal: an id recorded once
+    and taken since by another user's process does not name the process recorded."""
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return False
+    except OSError:
+        pass  # gone: `alive` says so
+    return alive(pid)

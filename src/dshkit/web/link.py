@@ -30,6 +30,7 @@ from urllib.parse import quote
 import orjson
 
 from ..paths import PRIVATE_FILE, private_dir
+from ..procs import alive_and_ours
 
 RECORD_NAME = "serve.json"
 LOGIN_PARAM = "login"  # the query parameter of the login link (read by `security.Guard`)
@@ -121,16 +122,6 @@ def recorded(state_dir: Path, *, alive_only: bool = True) -> Served | None:
         served = Served(str(value["url"]), int(value["port"]), int(value["pid"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if alive_only and not _alive(served.pid):
+    if alive_only and not alive_and_ours(served.pid):  # another user's took the id: not ours
         return None
     return served
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process took the id: not our server
-        return False
-    return True
