@@ -371,7 +371,7 @@ def set_mode(
     from pathlib import Path
 
     from ..errors import Invalid
-    from ..paths import private_dir, private_opener
+    from ..paths import private_dir, replace_whole
 
     directory = Path(state_dir)
     target = directory / MODE_FILE
@@ -379,10 +379,7 @@ def set_mode(
         target.unlink(missing_ok=True)
     elif mode in MODES:
         private_dir(directory)
-        temporary = directory / f".{MODE_FILE}.{os.getpid()}"
-        with open(temporary, "w", encoding="ascii", opener=private_opener) as out:
-            out.write(mode + "\n")
-        os.replace(temporary, target)
+        replace_whole(target, (mode + "\n").encode())
     else:
         raise Invalid(
             f"mode must be one of {', '.join(MODES)} or config, got {mode!r}", field="mode"
