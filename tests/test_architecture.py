@@ -22,7 +22,7 @@ PACKAGE = "dshkit"
 # Lowest first: a module may import its own layer or a lower one. A name is a module or a
 # package (then every module below it). ARCHITECTURE.md explains each layer.
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "paths", "config", "harnesses", "procs", "chromium", "jobs"),
+    ("errors", "lazy", "paths", "config", "harnesses", "procs", "chromium", "jobs"),
     ("store", "words", "deliveries", "turns"),
     ("sessions", "llm"),
     ("profile", "optimizer", "capability", "gate", "graft", "guard", "memory"),

@@ -4,9 +4,10 @@ can write a file at all is known, with why, so a new writer cannot slip in unsee
 A writer is any call that can create, change or remove a file or directory: `open` with a
 write mode (or a mode not written as a literal), `os.open` with a write flag (or flags it
 cannot see), the `os`, `shutil` and `tempfile` calls that create, move, change or remove, a
-path's `write_text`/`write_bytes`/`touch`/`mkdir`/`unlink`/`rename`/`chmod`…, and
-`sqlite3.connect`. The dynamic half (the audit hook that sees every open while scanning,
-and the before/after hashes of every session file) is in test_safety.py.
+path's `write_text`/`write_bytes`/`touch`/`mkdir`/`unlink`/`rename`/`chmod`…,
+`sqlite3.connect`, and `paths.replace_whole` (a file replaced whole for the module calling
+it). The dynamic half (the audit hook that sees every open while scanning, and the
+before/after hashes of every session file) is in test_safety.py.
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ WRITERS = {
     "install/files.py": "the person's harness settings files (dshkit's entries only, atomic)",
     "install/ledger.py": "the installer's bookkeeping, in <state dir>/install",
     "memory/skills.py": "an accepted skill's SKILL.md in a harness skills folder, never over one",
-    "paths.py": "the private state directory and the files created in it",
+    "paths.py": "the private state directory; a file replaced whole for its caller",
     "sessions/scanner.py": "the plaintext cache in <state dir>/plain",
     "store.py": "<state dir>/dshkit.db",
-    "web/app.py": "<state dir>/token",
+    "web/app.py": "<state dir>/token, replaced whole",
     "web/link.py": "the running service's address, in the state directory",
 }
 
@@ -87,7 +88,10 @@ def writes(source: str) -> list[tuple[int, str]]:
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        if isinstance(func, ast.Name) and func.id == "open":
+        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        if called == "replace_whole":  # paths.py's atomic write, for the module calling it
+            found.append((node.lineno, "replace_whole"))
+        elif isinstance(func, ast.Name) and func.id == "open":
             mode = node.args[1] if len(node.args) > 1 else None
             mode = next((k.value for k in node.keywords if k.arg == "mode"), mode)
             if mode is None or (
@@ -144,6 +148,7 @@ def test_the_checker_sees_every_kind_of_writer() -> None:
             "p.unlink()",
             "text.replace('a', 'b')",  # a string method: not a writer
             "sqlite3.connect(p)",
+            "paths.replace_whole(p, b'x')",
         ]
     )
-    assert [line for line, _ in writes(source)] == [3, 4, 6, 9, 10, 11, 12, 13, 14, 16]
+    assert [line for line, _ in writes(source)] == [3, 4, 6, 9, 10, 11, 12, 13, 14, 16, 17]

@@ -500,11 +500,20 @@ def load_config(state_dir: Path, environ: Mapping[str, str] | None = None) -> Co
                 f"not {_shown(table, secret=False)}"
             )
         values = check_section(name, table, str(path))
-        for key, setting in schema.items():
-            if setting.env and env.get(setting.env):
-                values[key] = _from_env(name, key, setting, env[setting.env])
+        for key in schema:
+            override = env_override(name, key, env)
+            if override is not None:
+                values[key] = override
         sections[name] = values
     return Config(path, sections)
+
+
+def env_override(section: str, key: str, environ: Mapping[str, str]) -> Any:
+    """The value the environment gives `[section] key` (its variable set and not empty),
+    checked (ConfigError when it does not fit); None when it gives none."""
+    setting = SECTIONS[section][key]
+    raw = environ.get(setting.env) if setting.env else None
+    return _from_env(section, key, setting, raw) if raw else None
 
 
 def check_section(name: str, values: Mapping[str, Any], where: str) -> dict[str, Any]:

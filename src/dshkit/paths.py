@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import suppress
 from pathlib import Path
 
 from . import harnesses
@@ -59,6 +60,33 @@ def private_dir(path: Path) -> list[str]:
 def private_opener(path: str, flags: int) -> int:
     """An `open(..., opener=private_opener)` that creates files readable by the owner only."""
     return os.open(path, flags, PRIVATE_FILE)
+
+
+def replace_whole(path: str | os.PathLike[str], data: bytes, mode: int = PRIVATE_FILE) -> None:
+    """Replace the file `path` with `data` whole: a reader sees the old content or the new,
+    never half. Written first to a new temporary file beside it, created with `mode` and set
+    to exactly that whatever the umask (never wider, even for a moment: it may hold secrets),
+    never through a symbolic link, then renamed over `path` (a link there is replaced, not
+    followed). An OSError leaves no temporary behind. (Strings, not pathlib: the hooks'
+    hints are written with it.)"""
+    target = os.fspath(path)
+    head, name = os.path.split(target)
+    temporary = os.path.join(head, f".{name}.{os.getpid()}.{os.urandom(4).hex()}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    descriptor = os.open(temporary, flags, mode)
+    try:
+        try:
+            os.fchmod(descriptor, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view) :]
+        finally:
+            os.close(descriptor)
+        os.replace(temporary, target)
+    except BaseException:
+        with suppress(OSError):  # (renamed already, or the directory is gone)
+            os.unlink(temporary)
+        raise
 
 
 def default_roots() -> dict[str, Path]:

@@ -264,3 +264,15 @@ class ExitOnSigterm:
 
 def _exit_on_signal(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
+
+
+def alive_and_ours(pid: int) -> bool:
+    """Whether `pid` is a live process (`alive`) this user may signal: an id recorded once
+    and taken since by another user's process does not name the process recorded."""
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return False
+    except OSError:
+        pass  # gone: `alive` says so
+    return alive(pid)

@@ -12,12 +12,14 @@ from pathlib import Path
 import orjson
 import pytest
 
+from dshkit.config import ConfigError
+from dshkit.errors import Busy, Invalid, Unavailable
 from dshkit.graft import GraftAborted, GraftService, ledger, live
 from dshkit.graft.identity import Identity
 from dshkit.graft.ledger import force_failure
 from dshkit.graft.lifecycle import State
 from dshkit.sessions import Refresh, Source
-from dshkit.store import Store
+from dshkit.store import SCHEMA_VERSION, LeaseBusy, Store, StoreError
 
 from ..support.graft_driver import World
 
@@ -149,3 +151,18 @@ def test_a_forced_cut_that_fails_is_recorded_for_the_model_and_the_person(world:
     assert sliced.txn.state == State.COMMITTED
     with Store(world.state) as store:
         assert force_failure(store, "claude", "c-forced", 120, 1_800) is None
+
+
+def test_what_the_layers_below_raise_reaches_the_surfaces_as_it_is(tmp_path: Path) -> None:
+    # The config's, the store's and a lease's errors are the tree's own (a surface maps them
+    # by class), so the service passes them on untranslated.
+    assert issubclass(ConfigError, Invalid) and issubclass(StoreError, Unavailable)
+    assert issubclass(LeaseBusy, Busy)
+    (tmp_path / "config.toml").write_text("[graft]\nbogus = 1\n")
+    with pytest.raises(ConfigError, match="bogus"):
+        GraftService(tmp_path).status("s1")
+    (tmp_path / "config.toml").unlink()
+    with Store(tmp_path) as store:
+        store.db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    with pytest.raises(StoreError, match="newer dshkit"):
+        GraftService(tmp_path).audit()

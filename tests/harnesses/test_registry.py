@@ -5,10 +5,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import click
+import orjson
 import pytest
 
 from dshkit import harnesses
+from dshkit.cli import errors as cli_errors
+from dshkit.errors import Invalid
+from dshkit.gate import GateService
 from dshkit.sessions import Scanner, Source
+from dshkit.web.routing import error_response
 
 from ..support.paths import CLAUDE, CODEX, DSH_ZSTD, REPO
 
@@ -26,6 +32,32 @@ def test_each_harness_has_every_seam() -> None:
 def test_unknown_harness_names_the_known_ones() -> None:
     with pytest.raises(harnesses.UnknownHarness, match="known: dsh, claude, codex"):
         harnesses.get("cursor")
+
+
+def test_an_unknown_harness_is_mapped_with_its_input_named(tmp_path: Path) -> None:
+    # Raised as it is by the core (here the gate's session lookup), every surface's one
+    # mapping of the tree names the input: a 400 naming the field, a usage error of --harness.
+    with pytest.raises(harnesses.UnknownHarness) as raised:
+        GateService(tmp_path).session_key("s1", "cursor")
+    error = raised.value
+    said = "unknown harness 'cursor' (known: dsh, claude, codex)"
+    assert isinstance(error, Invalid) and isinstance(error, KeyError)
+    assert (error.field, error.message, str(error)) == ("harness", said, said)
+    answer = error_response(error)
+    assert answer.status_code == 400
+    assert orjson.loads(answer.body) == {
+        "ok": False,
+        "error": said,
+        "kind": "invalid",
+        "field": "harness",
+    }
+    command = click.Command("rework", params=[click.Option(["--harness"])])
+    assert cli_errors.as_json(error, command) == {
+        "error": said,
+        "kind": "invalid",
+        "exitCode": 2,
+        "field": "harness",
+    }
 
 
 def test_default_roots_follow_each_harness_home(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import time
 
+from ..lazy import lazy_names
 from ..procs import start_watched
 
 TYPE_CHECKING = False  # (the channel names are read on a prompt: the probes' imports wait)
@@ -80,14 +81,11 @@ def find_browser() -> str | None:
     return chromium.find()
 
 
-def __getattr__(name: str) -> Any:
-    """`BROWSERS` and `BROWSER_ENV` (chromium's), read when asked for: a prompt that only
-    reads facts does not load `chromium` (and `shutil`, which it imports)."""
-    if name not in ("BROWSERS", "BROWSER_ENV"):  # (the import system asks for `__path__`)
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from .. import chromium
-
-    return chromium.NAMES if name == "BROWSERS" else chromium.EXECUTABLE_ENV
+# `BROWSERS` and `BROWSER_ENV` (chromium's), read when asked for: a prompt that only reads
+# facts does not load `chromium` (and `shutil`, which it imports).
+__getattr__, __dir__ = lazy_names(
+    globals(), {"BROWSERS": "..chromium:NAMES", "BROWSER_ENV": "..chromium:EXECUTABLE_ENV"}
+)
 
 
 def probe_screenshot(

@@ -11,6 +11,7 @@ import orjson
 
 from ..guard import MODES, SHELLS, explain, explain_line
 from ..guard import classify as classify_line  # `classify` is the command below
+from ..guard.service import ModeState, mode_state, set_mode
 from .common import OpenedPath, json_option, print_json, state_dir_option, stdout
 from .errors import printable
 
@@ -205,7 +206,6 @@ def _cases(path: Path) -> list[dict[str, Any]]:
 def mode_command(mode: str | None, state_dir: str | None, as_json: bool) -> None:
     """The mode agents' shell commands are judged under and where it comes from; with MODE,
     choose it (it wins over config.toml's [guard] mode; `config` leaves it to config.toml)."""
-    from ..guard.service import mode_state, set_mode
     from ..paths import state_dir as resolve
 
     directory = resolve(state_dir)
@@ -213,10 +213,23 @@ def mode_command(mode: str | None, state_dir: str | None, as_json: bool) -> None
     if as_json:
         print_json(shown.as_json())
         return
-    where = {
-        "env": "DSHKIT_GUARD_MODE",
-        "chosen": "chosen with dshkit guard mode or the console",
-        "config": "config.toml [guard] mode",
-        "default": "the default",
-    }[shown.source]
-    stdout.print(f"guard mode: {shown.mode} ({where}; config.toml says {shown.config_mode})")
+    stdout.print(f"guard mode: {shown.mode} ({_why(shown)})", markup=False)
+
+
+def _why(shown: ModeState) -> str:
+    """Where the mode comes from, config.toml's beside it, and a choice not in force."""
+    if shown.source == "unreadable":
+        said = f"the settings cannot be read, so the guard is strict: {shown.problem}"
+    else:
+        where = {
+            "env": "DSHKIT_GUARD_MODE",
+            "chosen": "chosen with dshkit guard mode or the console",
+            "config": "config.toml [guard] mode",
+            "default": "the default",
+        }[shown.source]
+        said = f"{where}; config.toml says {shown.config_mode}"
+        if shown.problem:
+            said += f"; strict because {shown.problem}"
+    if shown.chosen is not None and shown.source != "chosen":
+        said += f"; your choice, {shown.chosen}, is kept but not in force"
+    return said

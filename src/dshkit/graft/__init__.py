@@ -8,6 +8,8 @@ importing it costs nothing: no `typing`, no store, no service.
 
 from __future__ import annotations
 
+from ..lazy import lazy_names
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:  # the real names, for type checkers
     from .constraints import ConstraintBlockError, GraftAborted
@@ -74,10 +76,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:  # a submodule (`from dshkit.graft import live`) is imported as usual
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(__import__(f"{__name__}.{home}", fromlist=[name]), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(globals(), _HOMES)

@@ -319,19 +319,15 @@ def _read(state_dir: str, transcript: str) -> Room | None:
 
 def _write(state_dir: str, transcript: str, room: Room) -> None:
     """Write the hint whole (a temporary file renamed over it), owner-only."""
+    from ..paths import replace_whole  # (loaded already where a full check wrote the store)
+
     path = _path(state_dir, transcript)
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     text = (
         f"{room.limit} {room.size} {room.context} {room.low} {room.ceiling} {room.model} "
         f"{_stamp(state_dir, transcript)}\n"
     )
-    temporary = f"{path}.{os.getpid()}"
-    fd = os.open(temporary, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-    os.replace(temporary, path)
+    replace_whole(path, text.encode())
 
 
 def _compressed(transcript: str) -> bool:

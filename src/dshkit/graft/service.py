@@ -21,14 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
 from .. import harnesses
-from ..config import ConfigError
-from ..errors import Busy, DshkitError, Invalid, Unavailable
+from ..errors import DshkitError, Invalid, Unavailable
 from ..procs import spawn_detached
 from ..sessions.catalog import Catalog, SessionInfo, SessionNotFound
 from ..sessions.freshness import Refresh
 from ..sessions.freshness import refresh as refresh_store
 from ..sessions.scanner import Source, default_sources, single_harness
-from ..store import LeaseBusy, Store, StoreError
+from ..store import Store
 from . import ledger, lifecycle, readback, status
 from .handoff import Handoff, prepare_handoff
 from .settings import GraftSettings
@@ -411,17 +410,17 @@ class GraftService:
 
     @contextmanager
     def _store(self) -> Iterator[Store]:
-        with _in_the_tree():
-            try:
-                store = Store(self.state_dir, busy_timeout=self.busy_timeout)
-            except OSError as exc:  # the state directory cannot be made or opened
-                raise Unavailable(str(exc)) from exc
-            with store:
-                yield store
+        """The store, its own errors the tree's already (StoreError, LeaseBusy)."""
+        try:
+            store = Store(self.state_dir, busy_timeout=self.busy_timeout)
+        except OSError as exc:  # the state directory cannot be made or opened
+            raise Unavailable(str(exc)) from exc
+        with store:
+            yield store
 
     def _settings(self) -> GraftSettings:
-        with _in_the_tree():
-            return GraftSettings.load(self.state_dir)
+        """The `[graft]` settings (a ConfigError, an Invalid, names what does not fit)."""
+        return GraftSettings.load(self.state_dir)
 
     def _session_key(self, store: Store, session: str, harness: str | None) -> tuple[str, str]:
         """A session named by a person: a scanned one (id or unique prefix), else the exact id
@@ -488,21 +487,6 @@ def _build(
     except DshkitError:  # GraftAborted, a damaged inherited block (ConstraintBlockError)
         raise
     except ValueError as exc:  # a [graft] budget too small for the board's fixed lines
-        raise Unavailable(str(exc)) from exc
-
-
-@contextmanager
-def _in_the_tree() -> Iterator[None]:
-    """The errors of the layers below that are not the tree's, as the tree's: a scan or a
-    handoff another process holds past the wait (Busy), a config or a database that cannot
-    be used (Unavailable). Errors of the tree pass as they are."""
-    try:
-        yield
-    except DshkitError:
-        raise
-    except LeaseBusy as exc:
-        raise Busy(str(exc)) from exc
-    except (ConfigError, StoreError) as exc:
         raise Unavailable(str(exc)) from exc
 
 

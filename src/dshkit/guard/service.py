@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from .dialect import dialects, places_for
-from .policy import DESTRUCTIVE, MODES, RISKS, SAFE, UNKNOWN, Kind, decide
+from .policy import DEFAULT_MODE, DESTRUCTIVE, MODES, RISKS, SAFE, UNKNOWN, Kind, decide
 from .walk import Judge
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
@@ -257,44 +257,46 @@ def _deciding(found: Classification, judge: Judge) -> dict[str, Any]:
     return {"kind": "builtin", "name": "none", "finding": found.reason}
 
 
-# -- the mode chosen from the console or the CLI ----------------------------------------------
+# -- the mode commands are judged under ----------------------------------------------------
 
 # In the state directory, the mode a person chose (one word): it wins over config.toml's
 # `[guard] mode` and yields to DSHKIT_GUARD_MODE. Absent, config.toml decides. A file rather than
 # a store row: the hook reads it on every shell command, and a missing file costs one failed
 # open where SQLite would cost its import.
 MODE_FILE = "guard-mode"
+MODE_ENV = "DSHKIT_GUARD_MODE"  # `[guard] mode`'s override (config.py)
 STRICT = "strict"
 
 
-def chosen_mode(state_dir: str) -> str | None:
-    """The mode chosen for `state_dir` (a string: pathlib is not loaded on the hook's path),
-    None when none was; an unreadable or unknown word is strict (a guard fails closed)."""
-    try:
-        with open(os.path.join(state_dir, MODE_FILE), "rb") as chosen:
-            word = chosen.read(64).decode("ascii", "replace").strip()
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return STRICT
-    return word if word in MODES else STRICT
-
-
 class ModeState:
-    """The mode commands are judged under now and where it comes from: `env`
-    (DSHKIT_GUARD_MODE), `chosen` (the console or `dshkit guard mode`), `config` (config.toml)
-    or `default`; with config.toml's own mode beside it."""
+    """The mode commands are judged under and why (`source`): `unreadable` (the settings
+    cannot be read: strict, `problem` says what to fix), `env` (DSHKIT_GUARD_MODE), `chosen`
+    (the console or `dshkit guard mode`), `config` (config.toml) or `default`. Beside it,
+    config.toml's own mode (None when it cannot be read) and the person's choice (None when
+    none), kept and shown even while something over it decides; `section`, the checked
+    `[guard]` section the person's rules come from (None when none was read)."""
 
-    __slots__ = ("config_mode", "mode", "source")
+    __slots__ = ("chosen", "config_mode", "mode", "problem", "section", "source")
 
-    def __init__(self, mode: str, source: str, config_mode: str) -> None:
+    def __init__(
+        self,
+        mode: str,
+        source: str,
+        config_mode: str | None,
+        chosen: str | None = None,
+        problem: str = "",
+        section: Mapping[str, Any] | None = None,
+    ) -> None:
         self.mode, self.source, self.config_mode = mode, source, config_mode
+        self.chosen, self.problem, self.section = chosen, problem, section
 
     def as_json(self) -> dict[str, Any]:
         return {
             "mode": self.mode,
             "source": self.source,
+            "problem": self.problem or None,
             "configMode": self.config_mode,
+            "chosen": self.chosen,
             "modes": list(MODES),
         }
 
@@ -302,28 +304,63 @@ class ModeState:
 def mode_state(
     state_dir: str | os.PathLike[str], environ: Mapping[str, str] | None = None
 ) -> ModeState:
-    """The guard's mode for `state_dir` as the hook takes it (config errors: strict)."""
+    """The one rule of which mode commands are judged under, for the hook, the CLI and the
+    console alike. Settings that cannot be read (a broken config.toml, an environment override
+    that does not fit) are strict over everything, a choice included: a guard fails closed
+    (docs/design/guard.md#the-guard-fails-closed). Else DSHKIT_GUARD_MODE, else the person's
+    choice (an unreadable one is strict), else config.toml's `[guard] mode`, else the default.
+
+    Cheap on the hook's path (every shell command): one open for the choice, and without a
+    config.toml or an override no TOML read and no config module or pathlib loaded."""
+    env = os.environ if environ is None else environ
+    directory = os.fspath(state_dir)
+    chosen, unreadable = _chosen(directory)
+    override = env.get(MODE_ENV)
+    if not override and not os.path.exists(os.path.join(directory, "config.toml")):
+        if chosen is not None:
+            return ModeState(chosen, "chosen", DEFAULT_MODE, chosen, unreadable)
+        return ModeState(DEFAULT_MODE, "default", DEFAULT_MODE)
     from pathlib import Path
 
-    from ..config import ConfigError, load_config
+    from ..config import ConfigError, env_override, load_config
 
-    env = os.environ if environ is None else environ
-    directory = Path(state_dir)
-    base = {k: v for k, v in env.items() if k != "DSHKIT_GUARD_MODE"}
-    try:
-        config_mode = str(load_config(directory, base)["guard"]["mode"])
-    except ConfigError:
-        config_mode = STRICT
-    if env.get("DSHKIT_GUARD_MODE"):
+    try:  # the file, and every other override (as every reader of the config sees them)
+        section = load_config(Path(directory), {k: v for k, v in env.items() if k != MODE_ENV})
+    except ConfigError as exc:
+        return ModeState(STRICT, "unreadable", None, chosen, str(exc))
+    guard = section["guard"]
+    config_mode = str(guard["mode"])
+    if override:
         try:
-            return ModeState(str(load_config(directory, env)["guard"]["mode"]), "env", config_mode)
-        except ConfigError:
-            return ModeState(STRICT, "env", config_mode)
-    chosen = chosen_mode(str(directory))
+            forced = str(env_override("guard", "mode", env))
+        except ConfigError as exc:
+            return ModeState(STRICT, "unreadable", config_mode, chosen, str(exc))
+        return ModeState(forced, "env", config_mode, chosen, section=guard)
     if chosen is not None:
-        return ModeState(chosen, "chosen", config_mode)
-    source = "config" if (directory / "config.toml").exists() else "default"
-    return ModeState(config_mode, source, config_mode)
+        return ModeState(chosen, "chosen", config_mode, chosen, unreadable, guard)
+    return ModeState(config_mode, "config", config_mode, section=guard)
+
+
+def chosen_mode(state_dir: str) -> str | None:
+    """The mode chosen for `state_dir`, None when none was; an unreadable or unknown word is
+    strict (a guard fails closed)."""
+    return _chosen(state_dir)[0]
+
+
+def _chosen(state_dir: str) -> tuple[str | None, str]:
+    """The chosen mode (a string path: pathlib is not loaded on the hook's path) and, when
+    the file cannot be read or holds no mode, why it is strict."""
+    path = os.path.join(state_dir, MODE_FILE)
+    try:
+        with open(path, "rb") as chosen:
+            word = chosen.read(64).decode("ascii", "replace").strip()
+    except FileNotFoundError:
+        return None, ""
+    except OSError as exc:
+        return STRICT, f"{path} cannot be read: {exc.strerror or exc}"
+    if word not in MODES:
+        return STRICT, f"{path} holds {word!r}, not one of {', '.join(MODES)}"
+    return word, ""
 
 
 def set_mode(
@@ -334,7 +371,7 @@ def set_mode(
     from pathlib import Path
 
     from ..errors import Invalid
-    from ..paths import private_dir, private_opener
+    from ..paths import private_dir, replace_whole
 
     directory = Path(state_dir)
     target = directory / MODE_FILE
@@ -342,10 +379,7 @@ def set_mode(
         target.unlink(missing_ok=True)
     elif mode in MODES:
         private_dir(directory)
-        temporary = directory / f".{MODE_FILE}.{os.getpid()}"
-        with open(temporary, "w", encoding="ascii", opener=private_opener) as out:
-            out.write(mode + "\n")
-        os.replace(temporary, target)
+        replace_whole(target, (mode + "\n").encode())
     else:
         raise Invalid(
             f"mode must be one of {', '.join(MODES)} or config, got {mode!r}", field="mode"

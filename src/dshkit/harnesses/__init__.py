@@ -693,8 +693,11 @@ NAMES: tuple[str, ...] = tuple(HARNESSES)
 
 
 class UnknownHarness(Invalid, KeyError):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown harness {name!r} (known: {', '.join(NAMES)})", field="harness")
+
     def __str__(self) -> str:
-        return f"unknown harness {self.args[0]!r} (known: {', '.join(NAMES)})"
+        return self.message
 
 
 def get(name: str) -> Harness:

@@ -16,9 +16,9 @@ import os
 import sys
 
 from .. import harnesses
-from ..guard import DEFAULT_MODE, SAFE, TABLE, UNKNOWN, decide
+from ..guard import SAFE, TABLE, UNKNOWN, decide
 from ..guard.policy import GLOBAL_SEARCH, OPAQUE, Kind
-from ..guard.service import chosen_mode, classify_sent
+from ..guard.service import classify_sent, mode_state
 from .protocol import HookInput
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from ..guard.service import Classification
 
 _STRICT = "strict"
-_MODE_ENV = "DSHKIT_GUARD_MODE"  # `[guard] mode`'s override (config.py)
 _RISKS = {"safe": "无破坏性", "unknown": "无法看懂的命令", "destructive": "破坏性命令"}
 _HOW_TO_RUN = (
     "如确需运行，请让用户本人在终端里执行这条命令；或由用户在 dshkit 的 config.toml 的 [guard] "
@@ -188,10 +187,11 @@ def _mode(hook: HookInput) -> tuple[str, str]:
 
 
 def _settings(hook: HookInput, workspace: str | None) -> tuple[str, Rules | None, str]:
-    """`[guard] mode`, the person's rules for `workspace` and a note when the config cannot
-    be read. Without a config file or an override it is the default mode and no rules, and
-    the config module (TOML, dataclasses) is never loaded: this runs on every shell command.
-    No state directory (a relative DSH_HOME or --state-dir) is no settings: the strictest."""
+    """The mode (`guard.service.mode_state`, the one rule the CLI and the console show too),
+    the person's rules for `workspace` and a note when what decides cannot be read. Without a
+    config file or an override the config module (TOML, dataclasses) is never loaded: this
+    runs on every shell command. No state directory (a relative DSH_HOME or --state-dir) is no
+    settings: the strictest."""
     try:
         path = _config_file(hook)
     except Exception as exc:  # Invalid, caught broadly: the hot path imports no error tree
@@ -202,22 +202,16 @@ def _settings(hook: HookInput, workspace: str | None) -> tuple[str, Rules | None
             None,
             f"（{named} 必须是绝对路径，找不到 dshkit 的设置，按 strict 处理：{exc}）",
         )
-    # The mode a person chose (console, CLI) wins over config.toml's; the override over both.
-    chosen = None if hook.env.get(_MODE_ENV) else chosen_mode(os.path.dirname(path))
-    if not hook.env.get(_MODE_ENV) and not os.path.exists(path):
-        return chosen or DEFAULT_MODE, None, ""
-    from ..config import ConfigError, load_config
-
-    try:
-        section = load_config(hook.state_dir, hook.env)["guard"]
-    except ConfigError as exc:  # a guard that cannot read its settings takes the strictest
-        return _STRICT, None, f"（配置无法读取，按 strict 处理：{exc}）"
-    rules = None
-    if section["allow"] or section["deny"] or section["projects"]:
+    state = mode_state(os.path.dirname(path), hook.env)  # the one rule: what the CLI shows
+    section, rules, note = state.section, None, ""
+    if section is not None and (section["allow"] or section["deny"] or section["projects"]):
         from ..guard.service import rules_for
 
         rules = rules_for(section, workspace, path) or None
-    return chosen or str(section["mode"]), rules, ""
+    if state.problem:  # what was to decide the mode cannot be read: strict, and said why
+        what = "配置" if state.source == "unreadable" else "选定的模式"
+        note = f"（{what}无法读取，按 strict 处理：{state.problem}）"
+    return state.mode, rules, note
 
 
 def _config_file(hook: HookInput) -> str:

@@ -9,10 +9,10 @@ rule does not load the preview.
 
 from __future__ import annotations
 
+from ..lazy import lazy_names
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:  # the real names, for type checkers
-    from typing import Any
-
     from .rules import Call, Part, Piece, join_contexts
     from .service import EventPreview, InjectPreview, InjectService, PartPreview
 
@@ -38,11 +38,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    import importlib  # only for the preview's names: the hooks import `rules` by name
-
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(globals(), _HOMES)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..paths import PRIVATE_FILE
+from ..paths import PRIVATE_FILE, replace_whole
 from .ledger import EDITED, Ledger, Record, drop_legacy, make_dirs, remove_empty, sha256
 from .model import InstallError
 
@@ -162,19 +162,5 @@ def _mode(path: Path) -> int | None:
 def _write(path: Path, text: str, mode: int | None) -> None:
     """Replace the file's content whole (never half-written), through a symlink so the link
     stays a link, with `mode` (None: a new file, its owner's alone)."""
-    mode = PRIVATE_FILE if mode is None else mode
-    target = Path(os.path.realpath(path))
-    temporary = target.with_name(target.name + ".dshkit-tmp")
     # Created with the mode it keeps, never wider even for a moment (it may hold secrets).
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        os.fchmod(descriptor, mode)  # exactly that mode, whatever the umask
-        data = memoryview(text.encode())
-        while data:
-            data = data[os.write(descriptor, data) :]
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    finally:
-        os.close(descriptor)
-    os.replace(temporary, target)
+    replace_whole(os.path.realpath(path), text.encode(), PRIVATE_FILE if mode is None else mode)

@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..paths import PRIVATE_DIR, PRIVATE_FILE
+from ..paths import PRIVATE_DIR, replace_whole
 
 LEDGER = "install"  # the ledger's directory in the state directory
 DIRECTORIES = "directories.json"  # the directories made to hold the ledger
@@ -66,9 +66,10 @@ class Ledger:
         if not self.root.is_dir():
             made = make_dirs(self.root)
             if made:
-                write_private(self.root / DIRECTORIES, json.dumps(made) + "\n")
+                replace_whole(self.root / DIRECTORIES, (json.dumps(made) + "\n").encode())
         data = {k: getattr(record, k) for k in ("path", "wrote", "before", "made")}
-        write_private(self._file(Path(record.path)), json.dumps(data, ensure_ascii=False) + "\n")
+        text = json.dumps(data, ensure_ascii=False) + "\n"
+        replace_whole(self._file(Path(record.path)), text.encode())
         drop_legacy(record)
 
     def drop(self, path: Path) -> None:
@@ -120,23 +121,6 @@ def remove_empty(directories: list[str]) -> None:
         if os.path.isdir(directory) and not os.path.islink(directory):
             with contextlib.suppress(OSError):  # not empty: something of someone's is in it
                 os.rmdir(directory)
-
-
-def write_private(path: Path, text: str) -> None:
-    """Replace a file of dshkit's own whole, readable by its owner only."""
-    temporary = path.with_name(path.name + ".tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
-    try:
-        os.fchmod(descriptor, PRIVATE_FILE)
-        data = memoryview(text.encode())
-        while data:
-            data = data[os.write(descriptor, data) :]
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    finally:
-        os.close(descriptor)
-    os.replace(temporary, path)
 
 
 def drop_legacy(record: Record) -> None:

@@ -6,8 +6,9 @@ imports it), which must not pay for importing httpx.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
 
 if TYPE_CHECKING:
     from ..config import DEFAULT_BASE_URL, DEFAULT_MODEL
@@ -42,16 +43,13 @@ __all__ = [
     "largest_json_prefix",
     "run_tool_loop",
 ]
-# Where each name lives; the rest (DEFAULT_* included) are the client module's.
-_ELSEWHERE = {
-    "largest_json_prefix": ".rescue",
+# Where each name lives: the client module, but for these (DEFAULT_* are the client's too).
+_HOMES = {
+    **dict.fromkeys(__all__, "client"),
+    "largest_json_prefix": "rescue",
     **dict.fromkeys(
-        ("Dispatcher", "ToolLimits", "ToolLoopResult", "ToolStep", "run_tool_loop"), ".tools"
+        ("Dispatcher", "ToolLimits", "ToolLoopResult", "ToolStep", "run_tool_loop"), "tools"
     ),
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_ELSEWHERE.get(name, ".client"), __name__), name)
+__getattr__, __dir__ = lazy_names(globals(), _HOMES)

@@ -8,10 +8,10 @@ it runs).
 
 from __future__ import annotations
 
+from ..lazy import lazy_names
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:  # the real names, for type checkers
-    from typing import Any
-
     from .records import KINDS, Record
     from .service import Accepted, HarvestReport, Injection, MemoryService, RecordList, RecordView
     from .workspace import Workspace
@@ -40,11 +40,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(globals(), _HOMES)

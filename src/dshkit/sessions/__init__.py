@@ -11,8 +11,9 @@ on every tool call) does not pay for the scanner and the catalog.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
 
 if TYPE_CHECKING:  # the real names, for type checkers
     from .browse import QuoteSources, SessionDetail, SessionView
@@ -81,9 +82,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(globals(), _HOMES)

@@ -8,7 +8,6 @@ bounds), so routers hold no checks of their own.
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -17,7 +16,7 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 
 from ..app import App
-from ..paths import private_dir
+from ..paths import private_dir, replace_whole
 from .page import console_routes
 from .routers import ROUTERS, RouterFactory
 from .security import MAX_BODY_BYTES, READ_TIMEOUT_S, Guard
@@ -76,9 +75,5 @@ def new_token(state_dir: Path, name: str = TOKEN_FILE) -> str:
     private_dir(Path(state_dir))
     path = Path(state_dir) / name
     token = secrets.token_urlsafe(32)
-    partial = path.with_name(f".{name}.{os.getpid()}")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(token + "\n")
-    os.replace(partial, path)
+    replace_whole(path, (token + "\n").encode())
     return token

@@ -29,7 +29,8 @@ from urllib.parse import quote
 
 import orjson
 
-from ..paths import PRIVATE_FILE, private_dir
+from ..paths import PRIVATE_FILE, private_dir, replace_whole
+from ..procs import alive_and_ours
 
 RECORD_NAME = "serve.json"
 LOGIN_PARAM = "login"  # the query parameter of the login link (read by `security.Guard`)
@@ -77,12 +78,8 @@ def redirect_file(state_dir: Path, link: str) -> Path:
 def record(state_dir: Path, url: str, port: int) -> Served:
     """Record that this process serves `state_dir` at `url` (replacing any older record)."""
     served = Served(url, port, os.getpid())
-    path = Path(state_dir) / RECORD_NAME
-    partial = path.with_name(f".{RECORD_NAME}.{served.pid}")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(orjson.dumps({"url": url, "port": port, "pid": served.pid}))
-    os.replace(partial, path)  # readers see the old record or the new one, never half
+    record = orjson.dumps({"url": url, "port": port, "pid": served.pid})
+    replace_whole(Path(state_dir) / RECORD_NAME, record)  # the old or the new, never half
     return served
 
 
@@ -121,16 +118,6 @@ def recorded(state_dir: Path, *, alive_only: bool = True) -> Served | None:
         served = Served(str(value["url"]), int(value["port"]), int(value["pid"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if alive_only and not _alive(served.pid):
+    if alive_only and not alive_and_ours(served.pid):  # another user's took the id: not ours
         return None
     return served
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process took the id: not our server
-        return False
-    return True

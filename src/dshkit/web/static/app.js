@@ -201,7 +201,7 @@ function notify(message, bad = false) {
 }
 
 // The mode agents' shell commands are judged under, where it comes from, and the switch.
-const GUARD_SOURCES = { env: "set by DSHKIT_GUARD_MODE (the switch cannot change it)", chosen: "chosen here", config: "from config.toml [guard] mode", default: "the default" };
+const GUARD_SOURCES = { env: "set by DSHKIT_GUARD_MODE (the switch cannot change it)", chosen: "chosen here", config: "from config.toml [guard] mode", default: "the default", unreadable: "the settings cannot be read, so the guard is strict" };
 function guardCard(g) {
   const pick = h("select", { id: "guard-mode", "aria-label": "Guard mode" },
     g.modes.map((m) => h("option", { value: m, selected: m === g.mode }, m)));
@@ -216,11 +216,13 @@ function guardCard(g) {
   };
   return card("Shell command guard",
     h("p", { id: "guard-state" }, h("b", {}, g.mode), ` · ${GUARD_SOURCES[g.source] || g.source}`,
-      g.source === "chosen" && g.configMode !== g.mode ? ` (config.toml says ${g.configMode})` : ""),
+      g.source === "chosen" && g.configMode !== g.mode ? ` (config.toml says ${g.configMode})` : "",
+      g.chosen && g.source !== "chosen" ? ` · your choice, ${g.chosen}, is kept but not in force` : ""),
+    g.problem ? h("p", { id: "guard-problem", class: "bad" }, g.problem) : null,
     h("p", { class: "muted" }, "strict denies destructive, unknown and opaque commands; balanced asks about unknown ones; autonomous asks only about the risky rest."),
     h("div", { class: "row" }, pick,
       h("button", { type: "button", id: "guard-set", onclick: () => set(pick.value) }, "Use this mode"),
-      g.source === "chosen" ? h("button", { type: "button", id: "guard-config", onclick: () => set("config") }, "Back to config.toml") : null));
+      g.chosen ? h("button", { type: "button", id: "guard-config", onclick: () => set("config") }, "Back to config.toml") : null));
 }
 
 function card(title, ...children) {
