@@ -27,7 +27,7 @@ PACKAGE = "dshkit"
 # layer until it has one (tests/test_plugins.py checks each has exactly one).
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "paths", "config", "harnesses", "procs", "chromium", "jobs"),
-    ("store", "words", "deliveries", "turns"),
+    ("store", "words", "turns"),
     ("sessions", "llm"),
     plugins.CAPABILITIES,
     ("plugins", "install", "hookspec", "inject", "overview", "app"),
