@@ -13,7 +13,7 @@ from .. import plugins
 from .errors import EXITS
 
 # The CLI's own commands, those that run the other surfaces; every other command is named by
-# its capability's descriptor (`dshkit.plugins`). Command name → "module:attribute".
+# a descriptor (`dshkit.plugins`): a capability's or the core's. Name → "module:attribute".
 _SURFACES = {
     "hook": "dshkit.cli.hookinfo:hook",
     "mcp": "dshkit.cli.mcp:mcp",
