@@ -14,19 +14,23 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from dshkit import plugins
+
 from .support.paths import REPO
 
 SRC = REPO / "src"
 PACKAGE = "dshkit"
 
 # Lowest first: a module may import its own layer or a lower one. A name is a module or a
-# package (then every module below it). ARCHITECTURE.md explains each layer.
+# package (then every module below it). ARCHITECTURE.md explains each layer. The capability
+# packages are those with a capability's descriptor in `dshkit.plugins`: a new package is in no
+# layer until it has one (tests/test_plugins.py checks each has exactly one).
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "lazy", "paths", "config", "harnesses", "procs", "chromium", "jobs"),
-    ("store", "words", "deliveries", "turns"),
+    ("store", "words", "turns"),
     ("sessions", "llm"),
-    ("profile", "optimizer", "capability", "gate", "graft", "guard", "memory"),
-    ("install", "hookspec", "inject", "overview", "app"),
+    plugins.CAPABILITIES,
+    ("plugins", "install", "hookspec", "inject", "overview", "app"),
     ("hooks",),
     ("web",),
     ("mcp",),
@@ -108,7 +112,10 @@ def layer_of(module: str) -> tuple[int, str]:
     for index, names in enumerate(LAYERS):
         if rest[0] in names:
             return index, rest[0]
-    raise AssertionError(f"{module} is in no layer: add it to LAYERS and to ARCHITECTURE.md")
+    raise AssertionError(
+        f"{module} is in no layer: give a capability its descriptor in dshkit.plugins, "
+        "or add the module to LAYERS; and to ARCHITECTURE.md"
+    )
 
 
 def graph() -> dict[str, list[tuple[str, int, bool]]]:

@@ -1,8 +1,9 @@
-"""The one place hook handlers are registered, with what the runtime and installer need to know.
+"""The hook handlers registered, with what the runtime and installer need to know.
 
-What the hooks are, not how they run: the runtime that calls the handlers is `dshkit.hooks`,
-the installer that writes their events into a harness's settings is `dshkit.install`; both
-read this module, and neither imports the other.
+Each handler is declared by its capability's descriptor (`dshkit.plugins`, a `Hook`); this
+module builds the entries from them (`HANDLERS`). What the hooks are, not how they run: the
+runtime that calls the handlers is `dshkit.hooks`, the installer that writes their events into
+a harness's settings is `dshkit.install`; both read this module, and neither imports the other.
 
 An entry names its event, its handler ("module:function", imported only when the event fires
 for it, and only while the file it may name in the state directory exists), its own time
@@ -13,7 +14,7 @@ closed (a policy that must not let a call it could not read go through).
 
 `install-hooks` installs every event some entry has, with a matcher computed from the
 entries' tool vocabularies, and `doctor` checks an install against the same list: a handler
-added here later is installed by running `install-hooks` again.
+added to a descriptor later is installed by running `install-hooks` again.
 
 A handler takes a `hooks.protocol.HookInput` and returns None (no opinion) or a dict with any of
 `additionalContext`, `decision: "block"` with `reason`, `permissionDecision` ("deny", "ask",
@@ -26,14 +27,14 @@ Kept free of heavy imports: the hook entry point reads it on every tool call.
 
 from __future__ import annotations
 
-from . import harnesses
-from .graft import marker as graft_marker
+from . import harnesses, plugins
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from .harnesses import Harness
+    from .plugins import Hook
 
 EVENTS = (
     "SessionStart",
@@ -132,68 +133,34 @@ class Entry:
         return f"<hook {self.event} {self.handler}>"
 
 
-HANDLERS: tuple[Entry, ...] = (
-    # Profile injection: once per session, on the harness's context event (hooks/profile.py).
-    Entry("SessionStart", "dshkit.hooks.profile:on_session_start", budget=5.0, order=10),
-    Entry("UserPromptSubmit", "dshkit.hooks.profile:on_prompt", budget=3.0, order=10),
-    # The prompt optimizer (hooks/optimizer.py): its own deadline is inside this budget.
-    Entry("UserPromptSubmit", "dshkit.hooks.optimizer:on_prompt", budget=16.0, order=20),
-    # Capability facts (hooks/capability.py): read from the cache, probes started detached.
-    Entry("SessionStart", "dshkit.hooks.capability:on_session_start", budget=2.0, order=15),
-    Entry("UserPromptSubmit", "dshkit.hooks.capability:on_prompt", budget=1.0, order=15),
-    # The delivery gate (hooks/gate.py): a written web deliverable (or one a shell command
-    # changed) judged in the background; a failure handed back at Stop (which waits for a
-    # verdict still coming within its budget) or with the next prompt.
-    Entry(
-        "PostToolUse", "dshkit.hooks.gate:on_write", budget=2.0, tools=(harnesses.WRITE,), order=50
-    ),
-    Entry(
-        "PostToolUse",
-        "dshkit.hooks.gate:on_command",
-        budget=2.0,
-        tools=(harnesses.COMMAND,),
-        order=51,
-    ),
-    Entry("UserPromptSubmit", "dshkit.hooks.gate:on_prompt", budget=1.0, order=30),
-    Entry("Stop", "dshkit.hooks.gate:on_stop", budget=18.0, order=50),
-    # The command risk policy (hooks/guard.py): a pure function of the command line.
-    Entry(
-        "PreToolUse",
-        "dshkit.hooks.guard:on_command",
-        budget=2.0,
-        tools=(harnesses.COMMAND,),
-        order=5,
-        fails_closed=True,
-    ),
-    # Context handoff (hooks/graft.py): a handed-off session takes no new prompt or tool call
-    # (first, so its block wins); the watermark after every tool call and with each prompt; a
-    # waiting handoff handed to the next session started in its directory.
-    Entry("SessionStart", "dshkit.hooks.graft:on_session_start", budget=3.0, order=12),
-    Entry("UserPromptSubmit", "dshkit.hooks.graft:on_prompt", budget=2.0, order=1),
-    Entry(
-        "PreToolUse",
-        "dshkit.hooks.graft:on_tool",
-        budget=1.0,
-        order=1,
-        when_exists=graft_marker.NAME,  # written before the first handoff ever begins
-    ),
-    Entry(
-        "PostToolUse",
-        "dshkit.hooks.graft:after_tool",
-        budget=3.0,
-        order=40,
-        quiet=graft_marker.quiet_payload,  # a session far below the watermark's band
-    ),
-    # Memory (hooks/memory.py): the workspace's memory at session start, after the profile,
-    # handoff and capability facts (it takes the room they leave); a detached harvest when
-    # the agent pauses or the session ends (only a process start here).
-    Entry("SessionStart", "dshkit.hooks.memory:on_session_start", budget=3.0, order=18),
-    Entry("Stop", "dshkit.hooks.memory:on_stop", budget=1.0, order=91),
-    Entry("SessionEnd", "dshkit.hooks.memory:on_session_end", budget=1.0, order=91),
-    # A detached refresh when the agent pauses (hooks/refresh.py): only a process start here.
-    Entry("Stop", "dshkit.hooks.refresh:on_session_pause", budget=3.0, order=90),
-    Entry("SessionEnd", "dshkit.hooks.refresh:on_session_pause", budget=3.0, order=90),
-)
+def _lazy(reference: str) -> Callable[[str, bytes], bool]:
+    """The function `reference` names ("module:function"), imported at its first call: the
+    module of a `quiet` check is loaded only for the events it is about."""
+    module, _, name = reference.partition(":")
+
+    def call(state: str, raw: bytes) -> bool:
+        found: Callable[[str, bytes], bool] = getattr(__import__(module, fromlist=[name]), name)
+        return found(state, raw)
+
+    return call
+
+
+def _entry(hook: Hook) -> Entry:
+    return Entry(
+        hook.event,
+        hook.handler,
+        budget=hook.budget,
+        tools=hook.tools,
+        harnesses=hook.harnesses,
+        order=hook.order,
+        when_exists=hook.when_exists,
+        fails_closed=hook.fails_closed,
+        quiet=None if hook.quiet is None else _lazy(hook.quiet),
+    )
+
+
+# Every descriptor's handlers (what each does and why it runs where it does: `plugins`).
+HANDLERS: tuple[Entry, ...] = tuple(_entry(hook) for hook in plugins.hooks())
 
 
 def extra_entries(spec: str) -> tuple[Entry, ...]:

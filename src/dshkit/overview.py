@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from . import harnesses
+from . import harnesses, plugins
 from .errors import NotFound
 from .install import inspect
 from .llm import LLMConfig, LLMConfigError
@@ -74,21 +74,9 @@ def _hooks(harness: str, project: Path, state_dir: Path) -> dict[str, Any]:
     }
 
 
-# What the console follows, each read as one cheap figure that moves when it changes.
-_COUNTERS = {
-    "sessions": "SELECT COUNT(*) || ':' || COALESCE(SUM(revision), 0) FROM sessions",
-    "optimizer": "SELECT COALESCE(MAX(id), 0) || ':' || COUNT(outcome) || ':' "
-    "|| COALESCE(MAX(outcome_at), 0) FROM optimizer_runs",
-    "gate": "SELECT COALESCE(MAX(id), 0) FROM gate_verdicts",
-    "graft": "SELECT (SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), 0) FROM graft_txns) "
-    "|| ':' || (SELECT COALESCE(MAX(id), 0) FROM graft_audit)",
-    "memory": "SELECT COUNT(*) || ':' || COALESCE(MAX(id), 0) || ':' || "
-    "COALESCE(SUM(quarantined), 0) FROM memory_records",
-    # The removals too: restoring one deletes its record and stores no version.
-    "profile": "SELECT (SELECT COALESCE(MAX(version), 0) FROM profile_versions) || ':' || "
-    "(SELECT COALESCE(GROUP_CONCAT(length(value)), '') FROM meta WHERE key LIKE 'profile.%') "
-    "|| ':' || (SELECT COUNT(*) || '.' || COALESCE(MAX(id), 0) FROM profile_removals)",
-}
+# What the console follows, each read as one cheap figure that moves when it changes: one
+# topic per descriptor that has a counter (`dshkit.plugins`).
+_COUNTERS = plugins.counters()
 TOPICS = tuple(_COUNTERS)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from dshkit import plugins
 from dshkit.graft import marker
 from dshkit.profile.state import ProfileState
 from dshkit.store import Store
@@ -169,3 +170,12 @@ def test_a_prompt_of_a_session_that_had_its_profile_loads_no_profile(tmp_path: P
     assert loaded(tmp_path, "UserPromptSubmit", payload, ("dshkit.profile.state",)) == []
     out, _ = hook(tmp_path, "UserPromptSubmit", payload)
     assert out == {}  # (and nothing said: it had it)
+
+
+def test_a_tool_call_no_handler_wants_loads_no_capability(tmp_path: Path) -> None:
+    # The descriptors name every handler as a string: reading them loads none of their
+    # packages (graft's retirement check waits for a handoff ever begun, the guard for a
+    # command).
+    payload = claude("c1", hook_event_name="PreToolUse", tool_name="Read")
+    capabilities = tuple(f"dshkit.{name}" for name in plugins.CAPABILITIES)
+    assert loaded(tmp_path, "PreToolUse", payload, (*capabilities, "sqlite3")) == []

@@ -9,33 +9,18 @@ import importlib
 
 import click
 
+from .. import plugins
 from .errors import EXITS
 
-# command name → "module:attribute" under dshkit.cli
-_COMMANDS = {
-    "capability": "capability:capability",
-    "doctor": "doctor:doctor",
-    "forget": "forget:forget",
-    "gate": "gate:gate",
-    "graft": "graft:graft",
-    "guard": "guard:guard",
-    "hook": "hookinfo:hook",
-    "inject": "inject:inject",
-    "install-hooks": "hooks:install_hooks",
-    "mcp": "mcp:mcp",
-    "memory": "memory:memory",
-    "open": "open:open_console",
-    "optimize": "optimize:optimize_command",
-    "outcome": "optimize:outcome_command",
-    "profile": "profile:profile",
-    "refresh": "refresh:refresh",
-    "runs": "optimize:runs_command",
-    "scan": "scan:scan",
-    "serve": "serve:serve",
-    "sessions": "sessions:sessions",
-    "signals": "signals:signals",
-    "uninstall-hooks": "hooks:uninstall_hooks",
+# The CLI's own commands, those that run the other surfaces; every other command is named by
+# a descriptor (`dshkit.plugins`): a capability's or the core's. Name → "module:attribute".
+_SURFACES = {
+    "hook": "dshkit.cli.hookinfo:hook",
+    "mcp": "dshkit.cli.mcp:mcp",
+    "open": "dshkit.cli.open:open_console",
+    "serve": "dshkit.cli.serve:serve",
 }
+_COMMANDS = {**_SURFACES, **plugins.commands()}
 
 
 # The commands that take no --json, and why (docs/cli.md lists them; a test checks that every
@@ -66,7 +51,7 @@ class _LazyGroup(click.Group):
         if target is None:
             return None
         module, attribute = target.split(":")
-        command: click.Command = getattr(importlib.import_module(f"dshkit.cli.{module}"), attribute)
+        command: click.Command = getattr(importlib.import_module(module), attribute)
         return command
 
 

@@ -2,8 +2,8 @@
 
 The capability's face for the surfaces is `GraftService` (`service.py`) with its result
 types and errors; the names below are imported on first use. This package is imported on
-every hook call (`hooks.registry` reads `graft.marker`, the hooks `graft.live`), so
-importing it costs nothing: no `typing`, no store, no service.
+the hot hook path (the watermark's quiet check after every tool call reads `graft.marker`, the
+hooks `graft.live`), so importing it costs nothing: no `typing`, no store, no service.
 """
 
 from __future__ import annotations

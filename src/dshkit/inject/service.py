@@ -18,6 +18,7 @@ one's own (`DSHKIT_HOOK_HANDLERS`) are listed as not previewed, with why.
 
 from __future__ import annotations
 
+import importlib
 import os
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import harnesses, hookspec
+from .. import harnesses, hookspec, plugins
 from ..errors import Invalid
 from ..sessions.catalog import Catalog, SessionNotFound
 from ..sessions.harness import SideFiles
@@ -36,35 +37,19 @@ from .rules import Call, Part
 
 Rule = Callable[[Store, Call], Part]
 
-# Each built-in handler that puts something into the session, and the rule it runs.
-RULES: dict[str, Rule] = {
-    "dshkit.hooks.profile:on_session_start": rules.profile,
-    "dshkit.hooks.profile:on_prompt": rules.profile,
-    "dshkit.hooks.capability:on_session_start": rules.capability_facts,
-    "dshkit.hooks.capability:on_prompt": rules.capability_facts,
-    "dshkit.hooks.graft:on_session_start": rules.handoff_at_start,
-    "dshkit.hooks.graft:on_prompt": rules.handoff_at_prompt,
-    "dshkit.hooks.graft:on_tool": rules.retirement_at_tool,
-    "dshkit.hooks.graft:after_tool": rules.watermark_after_tool,
-    "dshkit.hooks.refresh:on_session_pause": rules.refresh_on_pause,
-    "dshkit.hooks.memory:on_session_start": rules.memory_at_start,
-}
-# The built-in handlers whose answer depends on what the event carries.
+
+def _rule(reference: str) -> Rule:
+    """The rule `reference` names ("module:function")."""
+    module, _, name = reference.partition(":")
+    found: Rule = getattr(importlib.import_module(module), name)
+    return found
+
+
+# From the descriptors (`dshkit.plugins`): each built-in handler that puts something into the
+# session and the rule it runs, and each whose answer depends on what the event carries, why.
+RULES: dict[str, Rule] = {hook.handler: _rule(hook.rule) for hook in plugins.hooks() if hook.rule}
 NOT_PREVIEWED: dict[str, str] = {
-    "dshkit.hooks.optimizer:on_prompt": "the prompt optimizer refines each prompt as it is sent",
-    "dshkit.hooks.guard:on_command": "the command guard judges each command line "
-    "(see `dshkit guard classify`)",
-    "dshkit.hooks.gate:on_write": "the delivery gate judges a web deliverable once written "
-    "(in the background)",
-    "dshkit.hooks.gate:on_command": "the delivery gate looks for deliverables a shell command "
-    "changed",
-    "dshkit.hooks.gate:on_prompt": "the delivery gate hands back a failure judged since the "
-    "last stop (see `dshkit gate rework`)",
-    "dshkit.hooks.gate:on_stop": "the delivery gate hands back a failure of a deliverable the "
-    "turn wrote, once per content",
-    "dshkit.hooks.memory:on_stop": "starts a detached harvest of the session's memory (not "
-    "within a short while of the last one)",
-    "dshkit.hooks.memory:on_session_end": "starts a detached harvest of the session's memory",
+    hook.handler: hook.unpreviewed for hook in plugins.hooks() if hook.unpreviewed
 }
 SOURCES = ("startup", "resume", "compact", "clear")  # what a SessionStart says it follows
 BUSY_TIMEOUT_S = 5.0

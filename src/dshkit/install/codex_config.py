@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .. import plugins
 from ..chromium import EXECUTABLE_ENV
 from ..config import SECTIONS
 from ..harnesses.config_files import Unreadable, load_toml
@@ -25,11 +26,10 @@ BLOCK = Block(
     "# >>> dshkit MCP server (managed by `dshkit install-hooks`; `uninstall-hooks` removes it)",
     "# <<< dshkit MCP server",
 )
-# The read-only handoff tools the watermark has the model call: `codex exec` (approval policy
-# never) refuses an MCP tool that needs approval, so dshkit's block approves these. Not
-# `graft_slice_and_inject`: it starts a new agent, so Codex asks the person each time (and
-# `codex exec`, with nobody to ask, refuses it).
-APPROVED = ("graft_prepare", "graft_read_result", "graft_search_history")
+# The tools the descriptors let a harness run without asking (`dshkit.plugins`, each says why):
+# `codex exec` (approval policy never) refuses an MCP tool that needs approval, so dshkit's
+# block approves these.
+APPROVED = plugins.approved()
 # Codex starts an MCP server with a few variables of its environment only (PATH, HOME, …);
 # these are what the server reads besides: Codex's home (its sessions; the handoff's CLI
 # finds its config and login there) and CLI, dshkit's own settings (config.toml's overrides,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -21,6 +21,9 @@ from starlette.responses import Response
 from ... import harnesses
 from ...capability import CapabilityService
 from ..routing import ApiError, Router, json_response, read_object
+
+if TYPE_CHECKING:
+    from ...app import App
 
 _MODES = {"mode": "sandbox", "approval": "approval", "permission": "permission"}
 _MODE_LIMIT = 100
@@ -67,3 +70,8 @@ def router(service: CapabilityService) -> Router:
         return await answer(service.probe_given, body)
 
     return api
+
+
+def from_app(app: App) -> Router:
+    """The router over the app's capability facts."""
+    return router(app.capability)

@@ -17,7 +17,7 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from starlette.requests import Request
@@ -26,6 +26,9 @@ from starlette.responses import Response, StreamingResponse
 from ...errors import DshkitError
 from ...overview import StatusService
 from ..routing import Router, json_response
+
+if TYPE_CHECKING:
+    from ...app import App
 
 POLL_S = 0.5
 HEARTBEAT_S = 5.0
@@ -120,3 +123,8 @@ def _once(service: StatusService) -> tuple[dict[str, str], bool]:
 
 def _sse(kind: str, data: Any) -> bytes:
     return f"event: {kind}\n".encode() + b"data: " + orjson.dumps(data) + b"\n\n"
+
+
+def from_app(app: App) -> Router:
+    """The router over the store's change counters (the app's status)."""
+    return router(app.status)

@@ -4,7 +4,7 @@ one session's rework switch."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
@@ -13,6 +13,9 @@ from ...errors import NotFound
 from ...gate import VERDICTS_LIMIT, GateService
 from ..routing import ApiError, Router, decimal, json_response, read_object
 from .jobs import accepted
+
+if TYPE_CHECKING:
+    from ...app import App
 
 
 def router(service: GateService) -> Router:
@@ -80,3 +83,8 @@ def _session(session: object, given: Any) -> tuple[str, str | None]:
     if harness is not None and not isinstance(harness, str):
         raise ApiError(400, "harness must be a harness name")
     return session.strip(), harness or None
+
+
+def from_app(app: App) -> Router:
+    """The router over the app's delivery gate."""
+    return router(app.gate)

@@ -15,6 +15,7 @@ the warning and forced lines of that moment, and where a handoff cut it (its bou
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -24,6 +25,9 @@ from ...sessions import Refresh
 from ...store import SQLITE_INT_MAX
 from ..routing import ApiError, Router, json_response, read_object, whole_number
 from .sessions import harness_param
+
+if TYPE_CHECKING:
+    from ...app import App
 
 _NO_STORE = {"cache-control": "no-store"}
 
@@ -120,3 +124,8 @@ def _text(body: dict[str, object], name: str, limit: int = 1_000) -> str | None:
     if not isinstance(value, str) or not value.strip() or len(value) > limit:
         raise ApiError(400, f"{name} must be a non-empty string of at most {limit} characters")
     return value
+
+
+def from_app(app: App) -> Router:
+    """The router over the app's context handoff."""
+    return router(app.graft)

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from ...guard.service import mode_state, set_mode
 from ..routing import ApiError, Router, json_response, read_object
+
+if TYPE_CHECKING:
+    from ...app import App
 
 
 def router(state_dir: Path) -> Router:
@@ -30,3 +34,8 @@ def router(state_dir: Path) -> Router:
         return json_response({"ok": True, **shown.as_json()})
 
     return api
+
+
+def from_app(app: App) -> Router:
+    """The router over the guard's mode in the app's state directory."""
+    return router(app.state_dir)

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import asyncio
 from functools import partial
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from ...inject import InjectService
 from ..routing import ApiError, Router, json_response
+
+if TYPE_CHECKING:
+    from ...app import App
 
 _LIMIT = 4096  # characters of one query value
 
@@ -43,3 +47,8 @@ def router(service: InjectService) -> Router:
         return json_response(found.as_json(), headers={"cache-control": "no-store"})
 
     return api
+
+
+def from_app(app: App) -> Router:
+    """The router over the app's injection preview."""
+    return router(app.inject)

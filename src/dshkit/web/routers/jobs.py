@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from starlette.requests import Request
@@ -16,6 +16,9 @@ from starlette.responses import Response, StreamingResponse
 
 from ...jobs import Job, JobRunner, Submitted, event_json
 from ..routing import ApiError, Router, decimal, json_response
+
+if TYPE_CHECKING:
+    from ...app import App
 
 HEARTBEAT_S = 15.0  # a comment line this often keeps idle streams from being cut by proxies
 
@@ -86,3 +89,8 @@ def router(runner: JobRunner) -> Router:
 def _sse(kind: str, data: Any, seq: int | None = None) -> bytes:
     head = f"id: {seq}\n" if seq is not None else ""
     return f"{head}event: {kind}\n".encode() + b"data: " + orjson.dumps(data) + b"\n\n"
+
+
+def from_app(app: App) -> Router:
+    """The router over the app's job runner."""
+    return router(app.jobs)

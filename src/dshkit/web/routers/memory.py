@@ -21,13 +21,16 @@ Each route is one `MemoryService` call; a GET changes nothing.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from ...memory import KINDS, MemoryService, Workspace
 from ..routing import ApiError, Router, json_response, read_object, whole_number
+
+if TYPE_CHECKING:
+    from ...app import App
 
 _NO_STORE = {"cache-control": "no-store"}
 
@@ -137,3 +140,9 @@ def router(service: MemoryService, profile_text: Any = None) -> Router:
         return json_response({"forgotten": gone}, headers=_NO_STORE)
 
     return api
+
+
+def from_app(app: App) -> Router:
+    """The router over the app's memory, with the profile's text (the injection preview
+    takes the room it leaves)."""
+    return router(app.memory, lambda: app.profile.effective().text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -14,6 +14,9 @@ from ...optimizer import OUTCOMES, OptimizerService
 from ...sessions import Refresh
 from ..routing import ApiError, Router, decimal, json_response, read_object, whole_number
 from .jobs import accepted
+
+if TYPE_CHECKING:
+    from ...app import App
 
 _OVERRIDES = ("tier", "form", "turns", "full")
 _SETTINGS = (*_OVERRIDES, "permission", "skip_trivial")
@@ -124,3 +127,8 @@ def _text(body: dict[str, Any], name: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise ApiError(400, f"{name} must be a string")
     return value
+
+
+def from_app(app: App) -> Router:
+    """The router over the app's prompt optimizer."""
+    return router(app.optimizer)

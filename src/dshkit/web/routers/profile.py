@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -13,6 +13,9 @@ from ...profile import CATEGORY_LABELS, Mode, ProfileService
 from ...profile.service import CONTRACT
 from ..routing import ApiError, Router, decimal, json_response, read_object
 from .jobs import job_path
+
+if TYPE_CHECKING:
+    from ...app import App
 
 P = ParamSpec("P")
 CATEGORIES = [
@@ -116,3 +119,8 @@ def router(service: ProfileService) -> Router:
 def _checked(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """Run a use case (rejected text is the tree's Invalid, or TooLarge: the router maps it)."""
     return call(*args, **kwargs)
+
+
+def from_app(app: App) -> Router:
+    """The router over the app's profile."""
+    return router(app.profile)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -28,6 +28,9 @@ from starlette.responses import Response
 from ... import harnesses
 from ...sessions.service import WINDOW_LIMIT, SessionsService
 from ..routing import ApiError, Router, json_response, whole_number
+
+if TYPE_CHECKING:
+    from ...app import App
 
 _NO_STORE = {"cache-control": "no-store"}
 
@@ -103,3 +106,9 @@ def router(
         return json_response({"quotes": marks}, headers=_NO_STORE)
 
     return api
+
+
+def from_app(app: App) -> Router:
+    """The router over the app's sessions, with the profile's entries (where a session said what
+    they quote)."""
+    return router(app.sessions, lambda: app.profile.status().entries)

@@ -12,6 +12,7 @@ one harness or project draw, and the sessions a bar stands for.
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -20,6 +21,9 @@ from ...profile import ProfileService
 from ...profile.signal_views import HITS_LIMIT
 from ..routing import ApiError, Router, json_response
 from .sessions import harness_param, number
+
+if TYPE_CHECKING:
+    from ...app import App
 
 _NO_STORE = {"cache-control": "no-store"}
 
@@ -58,3 +62,8 @@ def router(service: ProfileService) -> Router:
         return json_response(hits.as_json(), headers=_NO_STORE)
 
     return api
+
+
+def from_app(app: App) -> Router:
+    """The router over the profile's friction signals."""
+    return router(app.profile)

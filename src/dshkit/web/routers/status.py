@@ -6,12 +6,16 @@ calls made to the model: `GET /api/status/llm-calls?limit=` (newest first, witho
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from ...overview import StatusService
 from ..routing import ApiError, Router, decimal, json_response, whole_number
+
+if TYPE_CHECKING:
+    from ...app import App
 
 
 def router(service: StatusService) -> Router:
@@ -37,3 +41,8 @@ def router(service: StatusService) -> Router:
         return json_response(call, headers={"cache-control": "no-store"})
 
     return api
+
+
+def from_app(app: App) -> Router:
+    """The router over the app's status."""
+    return router(app.status)
