@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .. import harnesses
 from ..harnesses.sandbox import sandbox as sandbox_of
@@ -24,6 +24,19 @@ if TYPE_CHECKING:
 UNKNOWN = "unknown"
 FACTS = ("sandbox", "approval", "permission")
 PAYLOAD_MODE = "permission_mode"  # the hook protocol's field (Claude Code's, shared by all)
+
+
+class FactsJson(TypedDict):
+    """The modes a session runs in (`unknown`: nobody reported it), each with where it was
+    read, and whether they restrict nothing or restrict its tools (None: not known)."""
+
+    harness: str
+    sandbox: str
+    approval: str
+    permissionMode: str
+    sources: dict[str, str]
+    fullAccess: bool
+    restricted: bool | None
 
 
 @dataclass(frozen=True)
@@ -67,7 +80,7 @@ class Facts:
         sources.update((k, "given") for k, v in given.items() if v != UNKNOWN)
         return replace(self, **given, sources=sources)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> FactsJson:
         return {
             "harness": self.harness,
             "sandbox": self.sandbox,

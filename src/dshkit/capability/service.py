@@ -25,7 +25,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import orjson
 
@@ -39,7 +39,7 @@ from ..harnesses.sandbox import sandbox as sandbox_of
 from ..paths import dir_key
 from ..procs import spawn_detached
 from ..store import Store
-from .facts import UNKNOWN, Facts, read_facts
+from .facts import UNKNOWN, Facts, FactsJson, read_facts
 from .probes import TOOL_SERVERS, channel, probe_all
 from .text import render
 
@@ -94,6 +94,45 @@ def cache_key(facts: Facts, cwd: str, servers: str | None = None) -> str:
     return f"{facts.key};harness={facts.harness};cwd={dir_key(cwd)};servers={servers}"
 
 
+# One channel's result: {"channel", "ok", "reason"} and what that channel adds (the servers
+# and errors of toolServers, where subprocess and screenshot ran: `probes.channel`).
+Channel = dict[str, Any]
+
+
+class CachedJson(TypedDict):
+    """What the cache holds for a key, fresh or not, when it was probed and how old it is."""
+
+    at: int
+    ageS: float
+    fresh: bool
+    channels: list[Channel] | None
+
+
+class ReportJson(TypedDict):
+    """What is known of one session's capabilities now: its facts, the cache key, the
+    channels probed within the TTL (None: pending), the cache, the errors, and the text the
+    agent is told."""
+
+    facts: FactsJson
+    cwd: str
+    key: str
+    pending: bool
+    probing: bool
+    probedAt: int | None
+    ttlS: float
+    channels: list[Channel] | None
+    cached: CachedJson | None
+    errors: list[str]
+    text: str
+
+
+class LookupJson(ReportJson):
+    """A capability report (`dshkit capability --json`, `/api/capability/`), and whether
+    asking for it started a background probe."""
+
+    started: bool
+
+
 @dataclass
 class Report:
     """What is known of one session's capabilities right now."""
@@ -101,12 +140,12 @@ class Report:
     facts: Facts
     cwd: str
     key: str
-    channels: list[dict[str, Any]] | None  # None: not probed within the TTL (pending)
+    channels: list[Channel] | None  # None: not probed within the TTL (pending)
     probed_at: int | None  # ms since the epoch
     probing: bool  # a probe for this key is running
     errors: list[str] = field(default_factory=list)  # facts that could not be read, and why
     # The last results kept for the key, fresh or expired (None: never probed), and when.
-    cached_channels: list[dict[str, Any]] | None = None
+    cached_channels: list[Channel] | None = None
     cached_at: int | None = None
     now_ms: int = 0
 
@@ -123,7 +162,7 @@ class Report:
     def text(self) -> str:
         return render(self.facts, self.channels)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ReportJson:
         return {
             "facts": self.facts.as_json(),
             "cwd": self.cwd,
@@ -138,7 +177,7 @@ class Report:
             "text": self.text,
         }
 
-    def cached(self) -> dict[str, Any] | None:
+    def cached(self) -> CachedJson | None:
         """What the cache holds for the key, fresh or not, and how old it is."""
         if self.cached_at is None:
             return None
@@ -257,7 +296,7 @@ class Lookup:
     report: Report
     started: bool
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> LookupJson:
         """`dshkit capability --json` and `/api/capability/`."""
         return {**self.report.as_json(), "started": self.started}
 

@@ -51,7 +51,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import unquote, urlsplit
 
 from ..errors import Invalid
@@ -143,6 +143,36 @@ _REFUSED_FETCH = "uncaught TypeError: Failed to fetch"
 ERROR_KINDS = ("exception", "console.error", "crash", "navigation")
 
 
+class VerdictSummaryJson(TypedDict):
+    """The measured verdict (`dshkit gate --json`, the MCP tool `gate_check`): its name,
+    whether the page recovered, how long judging took, the screenshot's path, what each
+    canvas showed, the distinct errors and the text of a fatal overlay."""
+
+    verdict: str
+    recovered: bool
+    elapsedMs: int
+    screenshot: str | None
+    canvas: list[dict[str, Any]]
+    errors: list[str]
+    overlayText: str | None
+
+
+class VerdictEvidenceJson(VerdictSummaryJson):
+    """Everything measured, as stored: the summary, the file and its digest, the timings,
+    each sample's state, the error count, the loads refused, what was seen where and when
+    (`{kind, what, where, atMs, count}`), and the report for people."""
+
+    path: str
+    sha256: str
+    timings: dict[str, Any]
+    history: list[str]
+    errorCount: int
+    blocked: list[dict[str, Any]]
+    blockedMore: int
+    findings: list[dict[str, Any]]
+    report: list[str]
+
+
 class GateInputError(Invalid):
     """The file cannot be judged (missing, not a deliverable, budget out of range); `field`
     is "path" or "budget"."""
@@ -174,7 +204,7 @@ class Verdict:
     def failed(self) -> bool:
         return self.verdict in HARD_FAILURES
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> VerdictSummaryJson:
         """The measured verdict: what `dshkit gate --json` prints before the findings and the
         report."""
         return {
@@ -192,9 +222,10 @@ class Verdict:
         finding (when, what kind, where, what, how often)."""
         return report_lines(self.verdict, self.recovered, self.elapsed_ms, self.findings)
 
-    def evidence(self) -> dict[str, Any]:
+    def evidence(self) -> VerdictEvidenceJson:
         """Everything measured, as stored."""
-        return self.summary() | {
+        return {
+            **self.summary(),
             "path": self.path,
             "sha256": self.sha256,
             "timings": self.timings,

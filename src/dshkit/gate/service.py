@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from ..config import load_config
 from ..errors import Invalid, NotFound
@@ -34,13 +34,54 @@ JOB_KIND = "gate"
 VERDICTS_LIMIT = 1000  # verdicts of one answer at most
 
 
+class StoredVerdictJson(TypedDict):
+    """One stored verdict as read back: its id and time, then its evidence as the dshkit
+    that judged it stored it (keys only ever get added: an older verdict lacks the newer
+    ones), `findings` and `report` always there."""
+
+    id: int
+    at: int
+    verdict: NotRequired[str]
+    recovered: NotRequired[bool]
+    elapsedMs: NotRequired[int]
+    screenshot: NotRequired[str | None]
+    canvas: NotRequired[list[dict[str, Any]]]
+    errors: NotRequired[list[str]]
+    overlayText: NotRequired[str | None]
+    path: NotRequired[str]
+    sha256: NotRequired[str]
+    timings: NotRequired[dict[str, Any]]
+    history: NotRequired[list[str]]
+    errorCount: NotRequired[int]
+    blocked: NotRequired[list[dict[str, Any]]]
+    blockedMore: NotRequired[int]
+    findings: list[dict[str, Any]]
+    report: list[str]
+
+
+class VerdictsJson(TypedDict):
+    """The latest verdicts, newest first, each with its id, time and stored evidence."""
+
+    verdicts: list[StoredVerdictJson]
+
+
+class ReworkStateJson(TypedDict):
+    """Whether a session's gate failures go back to it, and where that comes from ("config":
+    `[gate] rework`; "session": switched for this session)."""
+
+    harness: str
+    session: str
+    rework: bool
+    source: str
+
+
 @dataclass(frozen=True)
 class Verdicts:
     """The latest verdicts, newest first, each with its id, time and stored evidence."""
 
-    verdicts: list[dict[str, Any]]
+    verdicts: list[StoredVerdictJson]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> VerdictsJson:
         return {"verdicts": self.verdicts}
 
 
@@ -115,7 +156,7 @@ class GateService:
         with self._open() as store:
             return Verdicts(recent_verdicts(store, limit))
 
-    def verdict(self, verdict_id: int) -> dict[str, Any]:
+    def verdict(self, verdict_id: int) -> StoredVerdictJson:
         """One stored verdict, as `verdicts` lists it (NotFound when there is none)."""
         from .verdicts import stored_evidence
 
@@ -242,14 +283,14 @@ class GateService:
                     return (harness, session.strip())  # named whole: switched ahead of time
                 raise
 
-    def set_rework(self, key: Key, on: bool | None) -> dict[str, Any]:
+    def set_rework(self, key: Key, on: bool | None) -> ReworkStateJson:
         """Switch rework on or off for one session (None: back to `[gate] rework`); its
         state after."""
         with self._open() as store:
             delivery.set_session_rework(store, key, on)
         return self.rework_state(key)
 
-    def rework_state(self, key: Key) -> dict[str, Any]:
+    def rework_state(self, key: Key) -> ReworkStateJson:
         """Whether failures go back to the session, and where that comes from."""
         with self._open() as store:
             own = delivery.session_rework(store, key)

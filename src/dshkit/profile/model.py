@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -40,6 +40,27 @@ MODEL_FIELDS = ("id", "category", "claim", "evidence", "confidence")
 PINNED = "pinned"
 
 Entry = dict[str, Any]
+
+
+class DiffJson(TypedDict):
+    """What a version changed of the one before it: entry ids added, removed, modified (claim
+    or category) and unchanged."""
+
+    added: list[str]
+    removed: list[str]
+    modified: list[str]
+    unchanged: list[str]
+
+
+class DroppedAsRemoved(TypedDict):
+    """An entry of the model's answer dropped because it says again what the person removed:
+    the removed entry's id, and why they are the same."""
+
+    id: str
+    category: str
+    claim: str
+    removedId: str
+    why: str
 
 
 @dataclass
@@ -153,9 +174,8 @@ class Assembly:
     deleted_by_contract: list[str]
     deletions_honored: bool
     warnings: list[str]
-    # Entries of the answer dropped because they say again what the person removed: each
-    # {"id", "category", "claim", "removedId", "why"}.
-    dropped_as_removed: list[dict[str, str]] = field(default_factory=list)
+    # Entries of the answer dropped because they say again what the person removed.
+    dropped_as_removed: list[DroppedAsRemoved] = field(default_factory=list)
 
 
 # Whether an entry says again what the person removed: (the removed entry's id, why) or None.
@@ -176,7 +196,7 @@ def assemble(
     entries: list[Entry] = []
     placed: set[str] = set()
     warnings: list[str] = []
-    dropped: list[dict[str, str]] = []
+    dropped: list[DroppedAsRemoved] = []
     # The person's pinned entries first, as they are: the delta cannot change or drop them.
     for kept in previous:
         if kept.get(PINNED):
@@ -200,8 +220,13 @@ def assemble(
             # The person removed this: it does not come back, whatever the evidence.
             removed_id, why = match
             dropped.append(
-                {k: entry[k] for k in ("id", "category", "claim")}
-                | {"removedId": removed_id, "why": why}
+                {
+                    "id": entry["id"],
+                    "category": entry["category"],
+                    "claim": entry["claim"],
+                    "removedId": removed_id,
+                    "why": why,
+                }
             )
             warnings.append(f"entry {entry['id']!r} dropped: the person removed it ({why})")
             if old is None:
@@ -313,7 +338,7 @@ def _valid(raw: dict[str, Any]) -> tuple[Entry | None, str]:
     }, ""
 
 
-def diff_profiles(old: list[Entry], new: list[Entry]) -> dict[str, list[str]]:
+def diff_profiles(old: list[Entry], new: list[Entry]) -> DiffJson:
     """Entry-level changes by id: `modified` is a same-id entry whose claim or category moved."""
     before = {e["id"]: e for e in old}
     after = {e["id"]: e for e in new}
@@ -331,7 +356,7 @@ def diff_profiles(old: list[Entry], new: list[Entry]) -> dict[str, list[str]]:
     }
 
 
-def spurious_rate(diff: dict[str, list[str]], previous_count: int) -> float:
+def spurious_rate(diff: DiffJson, previous_count: int) -> float:
     """Rewordings per entry of the previous version: changes no new material asked for."""
     return len(diff["modified"]) / previous_count if previous_count else 0.0
 

@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Any
+from typing import TypedDict
 
 from ..errors import NotFound
 from ..store import Store
@@ -37,6 +37,17 @@ _QUOTE_MIN = 4  # an evidence quote shorter than this (normalised) links no sess
 _NUMBER = re.compile(r"^\W*\d+\W*$")  # "[12]": a message number, not a quote
 
 
+class RemovalJson(TypedDict):
+    """One entry the person removed (`removal` numbers the removal): no regeneration writes
+    it again until they restore it."""
+
+    removal: int
+    id: str
+    category: str
+    claim: str
+    removedAt: int
+
+
 @dataclass(frozen=True)
 class Removal:
     """One entry the person removed."""
@@ -47,7 +58,7 @@ class Removal:
     claim: str
     removed_at: int
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> RemovalJson:
         return {
             "removal": self.removal_id,
             "id": self.entry_id,

@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..errors import Busy, DshkitError, Invalid, NotFound, TooLarge
 from ..jobs import JobFailed, JobRunner, Progress, Submitted
@@ -35,23 +35,34 @@ from ..store import LeaseBusy, Store
 from .generate import (
     HISTORY_LIMIT,
     Generation,
+    GenerationJson,
+    LastRunJson,
     config_failure,
     generate,
     generate_waiting,
     last_run,
     record_run,
 )
-from .history import VERSIONS_LIMIT, profile_versions
+from .history import VERSIONS_LIMIT, ProfileVersionsJson, VersionJson, profile_versions
 from .model import Entry, edit_entry, remove_entry
-from .removals import Removal, removals, undo_removal
-from .signal_views import SignalHits, SignalTotals, signal_hits, signal_sessions, signal_totals
+from .removals import Removal, RemovalJson, removals, undo_removal
+from .signal_views import (
+    SignalHits,
+    SignalSessionsJson,
+    SignalTotals,
+    signal_hits,
+    signal_sessions,
+    signal_totals,
+)
 from .signals import DETAILS, SignalConfig, SignalsReport, Unstored, collect_signals
 from .size import SizeRow, size_table
 from .state import (
     MAX_CLAIM_CHARS,
+    CopiedSnapshotJson,
     Effective,
     Mode,
     ProfileState,
+    ProfileViewJson,
     latest_version,
     save_person_version,
 )
@@ -64,6 +75,78 @@ JOB_KIND = "profile"
 
 
 # -- results -------------------------------------------------------------------------------
+
+
+class EffectiveProfileJson(TypedDict):
+    """The one text the agent is given now, byte for byte; its mode and source ("profile" or
+    "customText"), the entries left out to fit the budget, and why stored text is withheld."""
+
+    text: str
+    mode: str
+    source: str
+    dropped: list[str]
+    withheld: str | None
+
+
+class ProfileShowJson(TypedDict):
+    """What the agent is told and from where, the newest version behind it, the last run."""
+
+    mode: str
+    effectiveText: str
+    effectiveSource: str
+    withheld: str | None
+    profile: ProfileViewJson | None
+    lastRun: LastRunJson | None
+
+
+class ProfileStatusJson(TypedDict):
+    """The newest version's number and entries, how many versions are kept, the last run."""
+
+    version: int | None
+    entries: list[Entry]
+    versionsKept: int
+    lastRun: LastRunJson | None
+
+
+class ConsoleStateJson(TypedDict):
+    """Everything the console's profile view shows: the mode and the injected text, the
+    person's texts, the newest version, the last run, the last copy (and whether the text
+    changed since), whether a background run is going, and the entries the person removed."""
+
+    contract: int
+    mode: str
+    effectiveText: str
+    effectiveSource: str
+    customText: str
+    autoExtraText: str
+    profile: ProfileViewJson | None
+    lastRun: LastRunJson | None
+    copiedSnapshot: CopiedSnapshotJson | None
+    staleCopy: bool
+    hallUrl: str | None
+    running: bool
+    removed: list[RemovalJson]
+
+
+class EntryChangeJson(TypedDict):
+    """What a person's change to one entry made: the version it stored, what was done, and
+    the entry as it now stands (None once removed)."""
+
+    version: int
+    action: str
+    id: str
+    entry: Entry | None
+
+
+class DeltaSizeRowJson(TypedDict):
+    """How many tokens the model writes for a profile of `entries` entries, `changed` of them
+    new or rewritten, under the full contract and the delta one, and the share saved."""
+
+    entries: int
+    changed: int
+    fullTokens: int
+    deltaTokens: int
+    saved: float
 
 
 @dataclass(frozen=True)
@@ -83,7 +166,7 @@ class EffectiveProfile:
             effective.mode, effective.text, effective.source, effective.dropped, effective.withheld
         )
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> EffectiveProfileJson:
         return {
             "text": self.text,
             "mode": self.mode.value,
@@ -98,10 +181,10 @@ class ProfileShow:
     """What the agent is told and from where, the newest version behind it, the last run."""
 
     effective: EffectiveProfile
-    profile: dict[str, Any] | None  # the newest version as `ProfileState.profile_view` shows it
-    last_run: dict[str, Any] | None
+    profile: ProfileViewJson | None  # the newest version as `ProfileState.profile_view` shows it
+    last_run: LastRunJson | None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ProfileShowJson:
         return {
             "mode": self.effective.mode.value,
             "effectiveText": self.effective.text,
@@ -119,9 +202,9 @@ class ProfileStatus:
     version: int | None
     entries: list[Entry]
     versions_kept: int
-    last_run: dict[str, Any] | None
+    last_run: LastRunJson | None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ProfileStatusJson:
         return {
             "version": self.version,
             "entries": self.entries,
@@ -137,9 +220,9 @@ class ConsoleState:
     effective: EffectiveProfile
     custom_text: str
     auto_extra_text: str
-    profile: dict[str, Any] | None
-    last_run: dict[str, Any] | None
-    copied_snapshot: dict[str, Any] | None
+    profile: ProfileViewJson | None
+    last_run: LastRunJson | None
+    copied_snapshot: CopiedSnapshotJson | None
     # For the console's own bookkeeping only: a rewording also makes it true, so it must
     # never become a "copy again" prompt
     # (docs/design/profile.md#a-copy-goes-stale-only-when-its-evidence-changes).
@@ -147,7 +230,7 @@ class ConsoleState:
     running: bool
     removed: list[Removal]  # the entries the person removed, newest first (undo restores)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ConsoleStateJson:
         return {
             "contract": CONTRACT,
             "mode": self.effective.mode.value,
@@ -175,7 +258,7 @@ class EntryChange:
     entry_id: str
     entry: Entry | None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> EntryChangeJson:
         return {
             "version": self.version,
             "action": self.action,
@@ -189,9 +272,9 @@ class ProfileVersions:
     """The newest kept versions, newest first, each with its diff; `kept` counts them all."""
 
     kept: int
-    versions: list[dict[str, Any]]
+    versions: list[VersionJson]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ProfileVersionsJson:
         return {"kept": self.kept, "versions": self.versions}
 
 
@@ -200,9 +283,9 @@ class Copied:
     """The text a person copied, and the snapshot kept of it (its time and version are ours)."""
 
     text: str
-    snapshot: dict[str, Any]
+    snapshot: CopiedSnapshotJson
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> CopiedSnapshotJson:
         return self.snapshot
 
 
@@ -212,7 +295,7 @@ class DeltaSize:
 
     rows: list[SizeRow]
 
-    def as_json(self) -> list[dict[str, Any]]:
+    def as_json(self) -> list[DeltaSizeRowJson]:
         return [
             {
                 "entries": r.entries,
@@ -500,7 +583,7 @@ class ProfileService:
         if job is not None:
             job.wait(timeout)
 
-    def _job(self, force: bool, progress: Progress) -> dict[str, Any]:
+    def _job(self, force: bool, progress: Progress) -> GenerationJson:
         """One background run; whatever stops it is written to lastRun rather than lost in a
         thread. It gives way to a generation already running (background runs never queue)."""
         progress("scanning", "reading what is new in the session logs", 0.0)
@@ -560,7 +643,7 @@ class ProfileService:
 
     def signal_sessions(
         self, harness: str | None = None, session: str | None = None
-    ) -> dict[str, Any]:
+    ) -> SignalSessionsJson:
         """Each session with friction (of a harness, a session id): its count of every signal,
         with its harness, project and day; from what the last scan stored, writing nothing."""
         with self._open() as store:

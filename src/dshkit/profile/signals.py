@@ -27,7 +27,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -108,6 +108,29 @@ class SignalConfig:
         return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS).decode()
 
 
+# One hit of a signal: its session and turn, then fields of its own signal's (the tool, the
+# duration, the error code, the seqs, the texts).
+Hit = dict[str, Any]
+
+
+class SessionSignalsJson(TypedDict):
+    """One session's human messages and the hits of every signal in it (kept per session)."""
+
+    humanMessages: int
+    hits: dict[str, list[Hit]]
+
+
+class SignalsReportJson(TypedDict):
+    """Signals over many sessions (`dshkit signals --json`): the sessions and human messages
+    counted, every signal's total, its first hits, and how many hits were left out."""
+
+    sessions: int
+    humanMessages: int
+    totals: dict[str, int]
+    details: dict[str, list[Hit]]
+    omitted: dict[str, int]
+
+
 @dataclass
 class SessionSignals:
     """One session's signal counts, with the details of every hit."""
@@ -118,7 +141,7 @@ class SessionSignals:
     def totals(self) -> dict[str, int]:
         return {name: len(self.hits[name]) for name in SIGNALS}
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SessionSignalsJson:
         return {"humanMessages": self.human_messages, "hits": self.hits}
 
     @classmethod
@@ -383,7 +406,7 @@ class SignalsReport:
             self.details[name] += hits[:room]
             self.omitted[name] += max(0, len(hits) - room)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SignalsReportJson:
         return {
             "sessions": self.sessions,
             "humanMessages": self.human_messages,

@@ -27,7 +27,7 @@ import re
 import time
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -240,6 +240,45 @@ class Effective:
     withheld: str | None = None  # why stored text of the user's is not injected, if it is not
 
 
+class ProfileBudget(TypedDict):
+    """What a profile version may hold to be injected whole: entries and characters."""
+
+    entries: int
+    characters: int
+
+
+class ProfileViewJson(TypedDict):
+    """The newest version as shown to people and scripts: its number, time, notes and entries
+    (each as the model and the person left it), the ids of the entries left out of the
+    injected text, and the budget."""
+
+    version: int
+    generatedAt: int
+    notes: str
+    entries: list[Entry]
+    dropped: list[str]
+    budget: ProfileBudget
+
+
+class CopiedEntry(TypedDict):
+    """One entry of a copied text, its values as the copier gave them."""
+
+    id: Any
+    category: Any
+    claim: Any
+    evidenceQuoteCount: Any
+
+
+class CopiedSnapshotJson(TypedDict):
+    """The text a person copied, when, of which version, with its entries."""
+
+    text: str
+    at: int
+    profileVersion: int | None
+    entries: list[CopiedEntry]
+    algorithmVersion: str
+
+
 class ProfileState:
     """The user's choices, read from and written to the store; the render is cached by content.
 
@@ -267,14 +306,14 @@ class ProfileState:
     def auto_extra_text(self) -> str:
         return self.store.get_meta(_KEYS["autoExtraText"]) or ""
 
-    def copied_snapshot(self) -> dict[str, Any] | None:
+    def copied_snapshot(self) -> CopiedSnapshotJson | None:
         stored = self.store.get_meta(_KEYS["copiedSnapshot"])
         return orjson.loads(stored) if stored else None
 
     def latest(self) -> tuple[int, list[Entry]] | None:
         return latest_version(self.store)
 
-    def profile_view(self) -> dict[str, Any] | None:
+    def profile_view(self) -> ProfileViewJson | None:
         """The newest version as shown to people and scripts: number, time, notes, entries,
         the entries left out of the injected text (`dropped`, ids) and the budget."""
         row = self.store.db.execute(
@@ -335,18 +374,25 @@ class ProfileState:
         self._write({_KEYS["autoExtraText"]: checked})
         return checked
 
-    def mark_copied(self, text: Any, entries: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    def mark_copied(
+        self, text: Any, entries: list[dict[str, Any]] | None = None
+    ) -> CopiedSnapshotJson:
         """Record that the user copied the effective text; the time and version are ours."""
         check_text(text, "copied text", MAX_CUSTOM_TEXT)
         latest = self.latest()
         if entries is None:
             entries = latest[1] if latest else []
-        snapshot = {
+        snapshot: CopiedSnapshotJson = {
             "text": text,
             "at": int(time.time() * 1000),
             "profileVersion": latest[0] if latest else None,
             "entries": [
-                {k: e.get(k) for k in ("id", "category", "claim", "evidenceQuoteCount")}
+                {
+                    "id": e.get("id"),
+                    "category": e.get("category"),
+                    "claim": e.get("claim"),
+                    "evidenceQuoteCount": e.get("evidenceQuoteCount"),
+                }
                 for e in entries
                 if isinstance(e, dict)
             ],

@@ -10,14 +10,14 @@ messages a quote comes from. Each result is typed, with the one JSON every surfa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypedDict, TypeVar
 
 import orjson
 
 from .. import harnesses
 from ..store import Store
 from .cap import cuts, full_length
-from .catalog import Catalog, SessionInfo, SessionKey, SessionNotFound
+from .catalog import Catalog, SessionInfo, SessionInfoJson, SessionKey, SessionNotFound
 from .events import (
     Event,
     TurnCounter,
@@ -37,6 +37,7 @@ from .reader import Cursor
 TEXT_LIMIT = 2000  # characters of one text shown; the rest is counted in `cutChars`
 WINDOW_LIMIT = 500  # items of one list per answer at most
 QUOTE_LIMIT = 500  # characters of a quote looked up at most
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,63 @@ class Window:
 # -- a session's detail -------------------------------------------------------------------------
 
 
+class StoredLength(TypedDict):
+    """A stored text's length in the log, and the characters of it the store did not keep."""
+
+    length: int
+    notStoredChars: int
+
+
+class MessageTextJson(StoredLength):
+    """One human message, whole as stored."""
+
+    seq: int | None
+    time: int | None
+    text: str
+
+
+class ToolCountJson(TypedDict):
+    """How often one tool was called, and how many of its calls failed."""
+
+    calls: int
+    failed: int
+
+
+class LogFileStateJson(TypedDict):
+    """How far one log file of the session was read, and what went wrong in it."""
+
+    path: str
+    bytesRead: int
+    error: str | None
+    skippedLines: int
+    badLines: int
+    lastProblem: str | None
+
+
+class UsageJson(TypedDict):
+    """A session's tokens, summed over its model calls."""
+
+    inputTokens: int
+    outputTokens: int
+    cacheReadTokens: int
+    cacheWriteTokens: int
+    reasoningTokens: int
+
+
+class SessionDetailJson(SessionInfoJson):
+    """One session whole (`dshkit sessions show --json`): its summary, then its human
+    messages, tools, turns, token usage, context window and pressure, and log files."""
+
+    turns: int
+    humanMessageTexts: list[MessageTextJson]
+    tools: dict[str, ToolCountJson]
+    unpairedToolResults: int
+    usage: UsageJson
+    contextWindow: int | None
+    contextPressure: int | None
+    logFiles: list[LogFileStateJson]
+
+
 @dataclass(frozen=True, slots=True)
 class MessageText:
     """One human message, whole as stored: a text over the store's cap holds a marker where
@@ -68,7 +126,7 @@ class MessageText:
     time: int | None
     text: str
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> MessageTextJson:
         return {"seq": self.seq, "time": self.time, "text": self.text, **_stored(self.text)}
 
 
@@ -77,7 +135,7 @@ class ToolCount:
     calls: int
     failed: int
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ToolCountJson:
         return {"calls": self.calls, "failed": self.failed}
 
 
@@ -92,7 +150,7 @@ class LogFileState:
     bad_lines: int  # lines that could not be parsed
     last_problem: str | None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> LogFileStateJson:
         return {
             "path": self.path,
             "bytesRead": self.bytes_read,
@@ -118,7 +176,7 @@ class SessionDetail:
     context_pressure: int | None
     log_files: list[LogFileState]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SessionDetailJson:
         return {
             **self.info.as_json(),
             "turns": self.turns,
@@ -176,15 +234,74 @@ def _log_file(cursor: Cursor) -> LogFileState:
 # -- a session's view, in windows ---------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Listing:
+class ShownText(TypedDict):
+    """The first TEXT_LIMIT characters of a text; `cutChars` counts the rest as the log has
+    it, of which `notStoredChars` the store did not keep."""
+
+    text: str
+    cutChars: int
+    notStoredChars: int
+
+
+class HumanItemJson(ShownText):
+    """One human message in a session's view, with the harness's turn number."""
+
+    seq: int | None
+    time: int | None
+    turn: int
+
+
+class ToolResultJson(ShownText):
+    """The result of a tool call: whether it failed, with the error's code when it says one."""
+
+    seq: int | None
+    time: int | None
+    failed: bool
+    errorCode: Any
+
+
+class ToolCallItemJson(TypedDict):
+    """One tool call in a session's view, its arguments and its result (None: none came)."""
+
+    seq: int | None
+    time: int | None
+    turn: int
+    name: str
+    arguments: ShownText
+    durationMs: int | None
+    failed: bool
+    result: ToolResultJson | None
+
+
+class ListingJson(TypedDict, Generic[T]):
     """A window of one of a session's lists: `items` from `offset`, of `total` in all."""
 
     total: int
     offset: int
-    items: list[dict[str, Any]]
+    items: list[T]
 
-    def as_json(self) -> dict[str, Any]:
+
+class SessionViewJson(TypedDict):
+    """One session as the console opens it: its summary, turns, and its human messages and
+    tool calls, each a window with its total; texts are cut at `textLimit` characters."""
+
+    session: SessionInfoJson
+    turns: int
+    humanMessages: ListingJson[HumanItemJson]
+    toolCalls: ListingJson[ToolCallItemJson]
+    unpairedToolResults: int
+    textLimit: int
+
+
+@dataclass(frozen=True, slots=True)
+class Listing(Generic[T]):
+    """A window of one of a session's lists: `items` from `offset`, of `total` in all."""
+
+    total: int
+    offset: int
+    items: list[T]
+
+    def as_json(self) -> ListingJson[T]:
         return {"total": self.total, "offset": self.offset, "items": self.items}
 
 
@@ -196,11 +313,11 @@ class SessionView:
 
     info: SessionInfo
     turns: int
-    human_messages: Listing
-    tool_calls: Listing
+    human_messages: Listing[HumanItemJson]
+    tool_calls: Listing[ToolCallItemJson]
     unpaired_tool_results: int
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SessionViewJson:
         return {
             "session": self.info.as_json(),
             "turns": self.turns,
@@ -215,13 +332,13 @@ def view(catalog: Catalog, info: SessionInfo, window: Window) -> SessionView:
     """The view of the session `info` (found in `catalog`'s store) through `window`."""
     events = catalog.events(info.key)
     numbers = _turn_numbers(events)
-    humans = [
+    humans: list[HumanItemJson] = [
         {"seq": e.get("seq"), "time": e.get("time"), "turn": numbers[i], **_text(message_text(e))}
         for i, e in enumerate(events)
         if is_human_message(e)
     ]
     pairing = pair_tool_calls(events)
-    calls = [
+    calls: list[ToolCallItemJson] = [
         {
             "seq": pair.call.get("seq"),
             "time": pair.call.get("time"),
@@ -243,7 +360,7 @@ def view(catalog: Catalog, info: SessionInfo, window: Window) -> SessionView:
     )
 
 
-def session_view(store: Store, key: SessionKey, window: Window) -> dict[str, Any]:
+def session_view(store: Store, key: SessionKey, window: Window) -> SessionViewJson:
     """The JSON view of the session `key` exactly (SessionNotFound when the store has none)."""
     harnesses.get(key[0])  # an unknown harness is refused by name
     catalog = Catalog(store)
@@ -264,7 +381,7 @@ def _turn_numbers(events: list[Event]) -> list[int]:
     return numbers
 
 
-def _text(text: str) -> dict[str, Any]:
+def _text(text: str) -> ShownText:
     """The first TEXT_LIMIT characters of `text`; `cutChars` counts the rest of it as the log
     has it (what the store did not keep included: `notStoredChars`)."""
     shown = text[:TEXT_LIMIT]
@@ -275,7 +392,7 @@ def _text(text: str) -> dict[str, Any]:
     }
 
 
-def _stored(text: str) -> dict[str, int]:
+def _stored(text: str) -> StoredLength:
     """A stored text's length in the log, and the characters of it the store did not keep."""
     return {"length": full_length(text), "notStoredChars": sum(c.cut for c in cuts(text))}
 
@@ -287,7 +404,7 @@ def _arguments(call: Event) -> str:
     return orjson.dumps(raw).decode() if raw is not None else ""
 
 
-def _result(result: Event) -> dict[str, Any]:
+def _result(result: Event) -> ToolResultJson:
     error = (result.get("data") or {}).get("error")
     return {
         "seq": result.get("seq"),
@@ -298,7 +415,7 @@ def _result(result: Event) -> dict[str, Any]:
     }
 
 
-def _windowed(items: list[dict[str, Any]], window: Window) -> Listing:
+def _windowed(items: list[T], window: Window) -> Listing[T]:
     offset = window.offset
     if window.around is not None:
         at = next(
@@ -308,12 +425,28 @@ def _windowed(items: list[dict[str, Any]], window: Window) -> Listing:
     return Listing(len(items), offset, items[offset : offset + window.limit])
 
 
-def _seq(item: dict[str, Any]) -> int:
-    seq = item.get("seq")
+def _seq(item: object) -> int:
+    seq = item.get("seq") if isinstance(item, dict) else None
     return seq if isinstance(seq, int) else -1
 
 
 # -- where a quote comes from -------------------------------------------------------------------
+
+
+class QuoteMatchJson(TypedDict):
+    """A human message that holds the quote."""
+
+    harness: str
+    sessionId: str
+    seq: int | None
+    time: int | None
+
+
+class QuoteSourcesJson(TypedDict):
+    """The newest human messages holding a quote, and how many do in all."""
+
+    matches: list[QuoteMatchJson]
+    total: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,7 +458,7 @@ class QuoteMatch:
     seq: int | None
     time: int | None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> QuoteMatchJson:
         return {
             "harness": self.harness,
             "sessionId": self.session_id,
@@ -341,7 +474,7 @@ class QuoteSources:
     matches: list[QuoteMatch]
     total: int
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> QuoteSourcesJson:
         return {"matches": [m.as_json() for m in self.matches], "total": self.total}
 
 

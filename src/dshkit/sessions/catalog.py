@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from hashlib import blake2b
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -53,6 +53,22 @@ class SessionAmbiguous(Ambiguous):
     """More than one session matches what was asked for (the message names some)."""
 
 
+class SessionInfoJson(TypedDict):
+    """One session's summary: where it ran, its title, and how much of it was read."""
+
+    harness: str
+    id: str
+    project: str
+    cwd: str
+    title: str
+    files: int
+    events: int
+    humanMessages: int
+    toolCalls: int
+    firstTime: int | None
+    lastTime: int | None
+
+
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
     """One session's summary row."""
@@ -74,7 +90,7 @@ class SessionInfo:
     def key(self) -> SessionKey:
         return self.harness, self.session_id
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SessionInfoJson:
         return {
             "harness": self.harness,
             "id": self.session_id,

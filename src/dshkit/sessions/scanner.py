@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypedDict
 
 import orjson
 
@@ -68,6 +68,27 @@ class Source:
     root: Path
 
 
+class ScanProblem(TypedDict):
+    """A log file the scan could not read (whole or in part), and why."""
+
+    file: str
+    error: str
+
+
+class ScanReportJson(TypedDict):
+    """What one scan read: files, sessions, events, human messages, frames and bytes, the
+    files it could not read, and how long it took."""
+
+    files: int
+    sessions: int
+    events: int
+    humanMessages: int
+    framesDecoded: int
+    bytesRead: int
+    errors: list[ScanProblem]
+    elapsedMs: int
+
+
 @dataclass(slots=True)
 class ScanReport:
     files: int = 0
@@ -76,7 +97,7 @@ class ScanReport:
     human_messages: int = 0
     frames_decoded: int = 0
     bytes_read: int = 0
-    errors: list[dict[str, str]] = field(default_factory=list)
+    errors: list[ScanProblem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     elapsed_ms: int = 0
     changed_sessions: list[SessionKey] = field(default_factory=list)
@@ -85,7 +106,7 @@ class ScanReport:
     forgotten: list[SessionKey] = field(default_factory=list)  # sessions whose logs are gone
     pending: bool = False  # the frame budget left complete frames for the next round
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ScanReportJson:
         return {
             "files": self.files,
             "sessions": self.sessions,

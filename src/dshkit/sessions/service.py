@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from .. import harnesses
 from ..errors import Invalid
@@ -49,6 +49,19 @@ __all__ = [
 ]
 
 
+class SessionKeyJson(TypedDict):
+    """A session named by its harness and id."""
+
+    harness: str
+    id: str
+
+
+class ForgottenJson(TypedDict):
+    """The session forgotten for good."""
+
+    forgotten: SessionKeyJson
+
+
 @dataclass(frozen=True, slots=True)
 class Forgotten:
     """A session forgotten for good."""
@@ -56,7 +69,7 @@ class Forgotten:
     harness: str
     session_id: str
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ForgottenJson:
         return {"forgotten": {"harness": self.harness, "id": self.session_id}}
 
 
