@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 from .. import harnesses
 from ..harnesses.sandbox import sandbox as sandbox_of
+from .wire import FactsJson
 
 if TYPE_CHECKING:
     from ..sessions.events import Event
@@ -24,19 +25,6 @@ if TYPE_CHECKING:
 UNKNOWN = "unknown"
 FACTS = ("sandbox", "approval", "permission")
 PAYLOAD_MODE = "permission_mode"  # the hook protocol's field (Claude Code's, shared by all)
-
-
-class FactsJson(TypedDict):
-    """The modes a session runs in (`unknown`: nobody reported it), each with where it was
-    read, and whether they restrict nothing or restrict its tools (None: not known)."""
-
-    harness: str
-    sandbox: str
-    approval: str
-    permissionMode: str
-    sources: dict[str, str]
-    fullAccess: bool
-    restricted: bool | None
 
 
 @dataclass(frozen=True)

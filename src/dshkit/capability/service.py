@@ -25,7 +25,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -39,9 +39,10 @@ from ..harnesses.sandbox import sandbox as sandbox_of
 from ..paths import dir_key
 from ..procs import spawn_detached
 from ..store import Store
-from .facts import UNKNOWN, Facts, FactsJson, read_facts
+from .facts import UNKNOWN, Facts, read_facts
 from .probes import TOOL_SERVERS, channel, probe_all
 from .text import render
+from .wire import CachedJson, Channel, LookupJson, ReportJson
 
 if TYPE_CHECKING:
     from ..harnesses.config_files import Server
@@ -92,45 +93,6 @@ def cache_key(facts: Facts, cwd: str, servers: str | None = None) -> str:
     if servers is None:
         servers = servers_digest(configured_servers(facts.harness, cwd, []))
     return f"{facts.key};harness={facts.harness};cwd={dir_key(cwd)};servers={servers}"
-
-
-# One channel's result: {"channel", "ok", "reason"} and what that channel adds (the servers
-# and errors of toolServers, where subprocess and screenshot ran: `probes.channel`).
-Channel = dict[str, Any]
-
-
-class CachedJson(TypedDict):
-    """What the cache holds for a key, fresh or not, when it was probed and how old it is."""
-
-    at: int
-    ageS: float
-    fresh: bool
-    channels: list[Channel] | None
-
-
-class ReportJson(TypedDict):
-    """What is known of one session's capabilities now: its facts, the cache key, the
-    channels probed within the TTL (None: pending), the cache, the errors, and the text the
-    agent is told."""
-
-    facts: FactsJson
-    cwd: str
-    key: str
-    pending: bool
-    probing: bool
-    probedAt: int | None
-    ttlS: float
-    channels: list[Channel] | None
-    cached: CachedJson | None
-    errors: list[str]
-    text: str
-
-
-class LookupJson(ReportJson):
-    """A capability report (`dshkit capability --json`, `/api/capability/`), and whether
-    asking for it started a background probe."""
-
-    started: bool
 
 
 @dataclass

@@ -51,13 +51,14 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ..errors import Invalid
 from ..paths import private_dir, private_opener
 from . import probe
 from .browser import Browser
+from .wire import VerdictEvidenceJson, VerdictSummaryJson
 
 DELIVERABLE_SUFFIXES = (".html", ".htm", ".xhtml", ".svg")
 DEFAULT_BUDGET_S = 20.0
@@ -141,36 +142,6 @@ _GL_MESSAGE = re.compile(r"\bINVALID_[A-Z_]+\b|CONTEXT_LOST|too many errors")
 _STACK_PLACE = re.compile(r"\(?([a-zA-Z][\w+.-]*:[^\s()]+?):(\d+):(\d+)\)?\s*$")
 _REFUSED_FETCH = "uncaught TypeError: Failed to fetch"
 ERROR_KINDS = ("exception", "console.error", "crash", "navigation")
-
-
-class VerdictSummaryJson(TypedDict):
-    """The measured verdict (`dshkit gate --json`, the MCP tool `gate_check`): its name,
-    whether the page recovered, how long judging took, the screenshot's path, what each
-    canvas showed, the distinct errors and the text of a fatal overlay."""
-
-    verdict: str
-    recovered: bool
-    elapsedMs: int
-    screenshot: str | None
-    canvas: list[dict[str, Any]]
-    errors: list[str]
-    overlayText: str | None
-
-
-class VerdictEvidenceJson(VerdictSummaryJson):
-    """Everything measured, as stored: the summary, the file and its digest, the timings,
-    each sample's state, the error count, the loads refused, what was seen where and when
-    (`{kind, what, where, atMs, count}`), and the report for people."""
-
-    path: str
-    sha256: str
-    timings: dict[str, Any]
-    history: list[str]
-    errorCount: int
-    blocked: list[dict[str, Any]]
-    blockedMore: int
-    findings: list[dict[str, Any]]
-    report: list[str]
 
 
 class GateInputError(Invalid):

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any
 
 from ..config import load_config
 from ..errors import Invalid, NotFound
 from ..store import Store
 from . import delivery
 from .rework import Rework, instruction, shots_dir, written_deliverables
+from .wire import ReworkStateJson, StoredVerdictJson, VerdictsJson
 
 if TYPE_CHECKING:  # imported when used: the hooks never judge, nor start a job here
     from ..jobs import JobRunner, Progress, Submitted
@@ -32,47 +33,6 @@ if TYPE_CHECKING:  # imported when used: the hooks never judge, nor start a job 
 Key = tuple[str, str]  # (harness, session id)
 JOB_KIND = "gate"
 VERDICTS_LIMIT = 1000  # verdicts of one answer at most
-
-
-class StoredVerdictJson(TypedDict):
-    """One stored verdict as read back: its id and time, then its evidence as the dshkit
-    that judged it stored it (keys only ever get added: an older verdict lacks the newer
-    ones), `findings` and `report` always there."""
-
-    id: int
-    at: int
-    verdict: NotRequired[str]
-    recovered: NotRequired[bool]
-    elapsedMs: NotRequired[int]
-    screenshot: NotRequired[str | None]
-    canvas: NotRequired[list[dict[str, Any]]]
-    errors: NotRequired[list[str]]
-    overlayText: NotRequired[str | None]
-    path: NotRequired[str]
-    sha256: NotRequired[str]
-    timings: NotRequired[dict[str, Any]]
-    history: NotRequired[list[str]]
-    errorCount: NotRequired[int]
-    blocked: NotRequired[list[dict[str, Any]]]
-    blockedMore: NotRequired[int]
-    findings: list[dict[str, Any]]
-    report: list[str]
-
-
-class VerdictsJson(TypedDict):
-    """The latest verdicts, newest first, each with its id, time and stored evidence."""
-
-    verdicts: list[StoredVerdictJson]
-
-
-class ReworkStateJson(TypedDict):
-    """Whether a session's gate failures go back to it, and where that comes from ("config":
-    `[gate] rework`; "session": switched for this session)."""
-
-    harness: str
-    session: str
-    rework: bool
-    source: str
 
 
 @dataclass(frozen=True)

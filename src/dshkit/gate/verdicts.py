@@ -8,15 +8,13 @@ verdict stored by an older version reads as it was, with its `findings` empty an
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import orjson
 
 from ..store import Store
 from .judge import Verdict, report_lines
-
-if TYPE_CHECKING:
-    from .service import StoredVerdictJson
+from .wire import StoredVerdictJson
 
 
 def save_verdict(store: Store, verdict: Verdict) -> Verdict:
@@ -60,7 +58,7 @@ def stored_evidence(verdict_id: int, at: int, evidence: str | bytes) -> StoredVe
             int(read.get("elapsedMs") or 0),
             read["findings"],
         )
-    return cast("StoredVerdictJson", read)  # as stored: keys only ever get added
+    return cast(StoredVerdictJson, read)  # as stored: keys only ever get added
 
 
 def reworked(store: Store, path: str, sha256: str) -> bool:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TypedDict
 
 import orjson
 
@@ -24,9 +23,6 @@ from ..llm import LLMClient, LLMConfig, LLMConfigError
 from ..sessions import Scanner, SessionKey, Source
 from ..store import PROFILE_LEASE, Lease, LeaseBusy, Store
 from .model import (
-    DiffJson,
-    DroppedAsRemoved,
-    Entry,
     ProfileOutputError,
     Trigger,
     assemble,
@@ -39,6 +35,7 @@ from .prompt import MAX_MATERIAL, Material, build_messages
 from .removals import Removal, match_removal, removals
 from .signals import SignalConfig, collect_signals
 from .state import latest_version
+from .wire import DiffJson, DroppedAsRemoved, Entry, GenerationJson, LastRunJson
 
 HISTORY_LIMIT = 50
 _WATERMARK = "profile.watermark"
@@ -55,36 +52,6 @@ _LEASE_MARGIN_S = 60.0  # beyond the model call's deadline, for storing what it 
 # a profile left empty), "superseded" (another version was stored meanwhile), and "error" for a
 # failure recorded by a caller that named no outcome.
 NOT_FAILURES = ("ok", "not-triggered", "skipped")
-
-
-class GenerationJson(TypedDict):
-    """What one generation came to (`dshkit profile generate --json`): whether it stored a
-    version, its named outcome, the version, its entry count, its diff and spurious rate,
-    whether it was rescued from a cut answer, why in words, and the error when it failed."""
-
-    ok: bool
-    outcome: str
-    version: int | None
-    entries: int
-    diff: DiffJson
-    spuriousRate: float
-    partial: bool
-    reason: str
-    error: str | None
-
-
-class LastRunJson(GenerationJson):
-    """The last generation, every field kept (the profile's `lastRun`): also whether the
-    trigger fired, when it ran, how the model's answer was cut and what of it was dropped."""
-
-    triggered: bool
-    at: int
-    truncationReason: str | None
-    droppedTailChars: int
-    warnings: list[str]
-    deletedByContract: list[str]
-    deletionsHonored: bool
-    droppedAsRemoved: list[DroppedAsRemoved]
 
 
 @dataclass

@@ -3,38 +3,12 @@ before and how its answer was read (spurious rate, partial, rescue), for the con
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
-
 import orjson
 
 from ..store import Store
-from .model import DiffJson, Entry
+from .wire import ProfileVersionsJson
 
 VERSIONS_LIMIT = 200
-
-
-class VersionJson(TypedDict):
-    """One kept version: its entries, its diff from the one before, how much of it the model
-    changed without cause (`spuriousRate`), whether it was rescued from a cut answer (and
-    how), the human messages it was made from, why it was made, and the model's notes."""
-
-    version: int
-    at: int
-    entries: list[Entry]
-    diff: DiffJson
-    spuriousRate: float
-    partial: bool
-    rescue: dict[str, Any] | None
-    materialMessages: int
-    reason: str
-    notes: str
-
-
-class ProfileVersionsJson(TypedDict):
-    """The newest kept versions, newest first, each with its diff; `kept` counts them all."""
-
-    kept: int
-    versions: list[VersionJson]
 
 
 def profile_versions(store: Store, limit: int = 50) -> ProfileVersionsJson:

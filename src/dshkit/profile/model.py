@@ -16,12 +16,13 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any
 
 import orjson
 
 from ..errors import Invalid, NotFound
 from ..llm.rescue import largest_json_prefix
+from .wire import DiffJson, DroppedAsRemoved, Entry
 
 CATEGORIES = ("A", "B", "C", "D")
 # What each category means, in the words the model is asked for it, the injected text heads it
@@ -38,29 +39,6 @@ MODEL_FIELDS = ("id", "category", "claim", "evidence", "confidence")
 # Set on an entry the person wrote or pinned: the model is told so, and whatever its delta says
 # of it, the entry stays as the person left it.
 PINNED = "pinned"
-
-Entry = dict[str, Any]
-
-
-class DiffJson(TypedDict):
-    """What a version changed of the one before it: entry ids added, removed, modified (claim
-    or category) and unchanged."""
-
-    added: list[str]
-    removed: list[str]
-    modified: list[str]
-    unchanged: list[str]
-
-
-class DroppedAsRemoved(TypedDict):
-    """An entry of the model's answer dropped because it says again what the person removed:
-    the removed entry's id, and why they are the same."""
-
-    id: str
-    category: str
-    claim: str
-    removedId: str
-    why: str
 
 
 @dataclass

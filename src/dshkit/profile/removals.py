@@ -22,12 +22,11 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import TypedDict
 
 from ..errors import NotFound
 from ..store import Store
 from ..words import normalise, sessions_saying
-from .model import Entry
+from .wire import Entry, RemovalJson
 
 # Normalised claims at least this similar (difflib's ratio) are the same claim said again.
 SIMILAR = 0.8
@@ -35,17 +34,6 @@ SIMILAR = 0.8
 PROMPT_REMOVALS = 100
 _QUOTE_MIN = 4  # an evidence quote shorter than this (normalised) links no session
 _NUMBER = re.compile(r"^\W*\d+\W*$")  # "[12]": a message number, not a quote
-
-
-class RemovalJson(TypedDict):
-    """One entry the person removed (`removal` numbers the removal): no regeneration writes
-    it again until they restore it."""
-
-    removal: int
-    id: str
-    category: str
-    claim: str
-    removedAt: int
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 from ..errors import Busy, DshkitError, Invalid, NotFound, TooLarge
 from ..jobs import JobFailed, JobRunner, Progress, Submitted
@@ -35,36 +35,41 @@ from ..store import LeaseBusy, Store
 from .generate import (
     HISTORY_LIMIT,
     Generation,
-    GenerationJson,
-    LastRunJson,
     config_failure,
     generate,
     generate_waiting,
     last_run,
     record_run,
 )
-from .history import VERSIONS_LIMIT, ProfileVersionsJson, VersionJson, profile_versions
-from .model import Entry, edit_entry, remove_entry
-from .removals import Removal, RemovalJson, removals, undo_removal
-from .signal_views import (
-    SignalHits,
-    SignalSessionsJson,
-    SignalTotals,
-    signal_hits,
-    signal_sessions,
-    signal_totals,
-)
+from .history import VERSIONS_LIMIT, profile_versions
+from .model import edit_entry, remove_entry
+from .removals import Removal, removals, undo_removal
+from .signal_views import SignalHits, SignalTotals, signal_hits, signal_sessions, signal_totals
 from .signals import DETAILS, SignalConfig, SignalsReport, Unstored, collect_signals
 from .size import SizeRow, size_table
 from .state import (
     MAX_CLAIM_CHARS,
-    CopiedSnapshotJson,
     Effective,
     Mode,
     ProfileState,
-    ProfileViewJson,
     latest_version,
     save_person_version,
+)
+from .wire import (
+    ConsoleStateJson,
+    CopiedSnapshotJson,
+    DeltaSizeRowJson,
+    EffectiveProfileJson,
+    Entry,
+    EntryChangeJson,
+    GenerationJson,
+    LastRunJson,
+    ProfileShowJson,
+    ProfileStatusJson,
+    ProfileVersionsJson,
+    ProfileViewJson,
+    SignalSessionsJson,
+    VersionJson,
 )
 
 CONTRACT = 1
@@ -75,78 +80,6 @@ JOB_KIND = "profile"
 
 
 # -- results -------------------------------------------------------------------------------
-
-
-class EffectiveProfileJson(TypedDict):
-    """The one text the agent is given now, byte for byte; its mode and source ("profile" or
-    "customText"), the entries left out to fit the budget, and why stored text is withheld."""
-
-    text: str
-    mode: str
-    source: str
-    dropped: list[str]
-    withheld: str | None
-
-
-class ProfileShowJson(TypedDict):
-    """What the agent is told and from where, the newest version behind it, the last run."""
-
-    mode: str
-    effectiveText: str
-    effectiveSource: str
-    withheld: str | None
-    profile: ProfileViewJson | None
-    lastRun: LastRunJson | None
-
-
-class ProfileStatusJson(TypedDict):
-    """The newest version's number and entries, how many versions are kept, the last run."""
-
-    version: int | None
-    entries: list[Entry]
-    versionsKept: int
-    lastRun: LastRunJson | None
-
-
-class ConsoleStateJson(TypedDict):
-    """Everything the console's profile view shows: the mode and the injected text, the
-    person's texts, the newest version, the last run, the last copy (and whether the text
-    changed since), whether a background run is going, and the entries the person removed."""
-
-    contract: int
-    mode: str
-    effectiveText: str
-    effectiveSource: str
-    customText: str
-    autoExtraText: str
-    profile: ProfileViewJson | None
-    lastRun: LastRunJson | None
-    copiedSnapshot: CopiedSnapshotJson | None
-    staleCopy: bool
-    hallUrl: str | None
-    running: bool
-    removed: list[RemovalJson]
-
-
-class EntryChangeJson(TypedDict):
-    """What a person's change to one entry made: the version it stored, what was done, and
-    the entry as it now stands (None once removed)."""
-
-    version: int
-    action: str
-    id: str
-    entry: Entry | None
-
-
-class DeltaSizeRowJson(TypedDict):
-    """How many tokens the model writes for a profile of `entries` entries, `changed` of them
-    new or rewritten, under the full contract and the delta one, and the share saved."""
-
-    entries: int
-    changed: int
-    fullTokens: int
-    deltaTokens: int
-    saved: float
 
 
 @dataclass(frozen=True)

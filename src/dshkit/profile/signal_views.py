@@ -14,12 +14,20 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
 
 from ..errors import Invalid
 from ..sessions.catalog import Catalog, SessionInfo
 from ..store import Store
-from .signals import SIGNALS, Hit, SignalConfig, SignalsReport, Unstored, collect_signals
+from .signals import SIGNALS, SignalConfig, SignalsReport, Unstored, collect_signals
+from .wire import (
+    DayTotals,
+    Hit,
+    SessionFriction,
+    SignalHitsJson,
+    SignalSessionsJson,
+    SignalTotalsJson,
+)
 
 HITS_LIMIT = 500  # hits of one answer at most
 _ALL = 1 << 62  # hits kept in the report's details: all of them
@@ -56,62 +64,6 @@ def _day(info: SessionInfo) -> str | None:
     if info.last_time is None:
         return None
     return time.strftime("%Y-%m-%d", time.gmtime(info.last_time / 1000))
-
-
-class DayTotals(TypedDict):
-    """Every signal's total on one day (UTC; None: sessions with no time) in one harness."""
-
-    day: str | None
-    harness: str
-    totals: dict[str, int]
-
-
-class SignalThresholds(TypedDict):
-    """The thresholds the signals were counted with."""
-
-    longToolMs: int
-    repeatFailMin: int
-    answerWindowMs: int
-
-
-class SignalTotalsJson(TypedDict):
-    """Every signal's totals over all sessions, per harness, and per day and harness (oldest
-    first), with the signals' names and the thresholds they were counted with."""
-
-    signals: list[str]
-    sessions: int
-    humanMessages: int
-    totals: dict[str, int]
-    harnesses: dict[str, dict[str, int]]
-    days: list[DayTotals]
-    config: SignalThresholds
-
-
-class SignalHitsJson(TypedDict):
-    """One page of one signal's hits, from `offset`, each with its harness, session id and
-    day; `total` counts every match."""
-
-    signal: str
-    total: int
-    offset: int
-    hits: list[Hit]
-
-
-class SessionFriction(TypedDict):
-    """One session with friction: its count of every signal, its harness, project and day."""
-
-    harness: str
-    sessionId: str
-    project: str
-    day: str | None
-    totals: dict[str, int]
-
-
-class SignalSessionsJson(TypedDict):
-    """Each session with friction, newest first, with the signals' names."""
-
-    signals: list[str]
-    sessions: list[SessionFriction]
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any
 
 import orjson
 
@@ -42,6 +42,7 @@ from ..sessions.events import (
     message_text,
     result_call_id,
 )
+from .wire import SessionSignalsJson, SignalsReportJson
 
 SIGNALS = (
     "delegateRuns",
@@ -106,29 +107,6 @@ class SignalConfig:
             "ask": sorted(self.ask_tools),
         }
         return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS).decode()
-
-
-# One hit of a signal: its session and turn, then fields of its own signal's (the tool, the
-# duration, the error code, the seqs, the texts).
-Hit = dict[str, Any]
-
-
-class SessionSignalsJson(TypedDict):
-    """One session's human messages and the hits of every signal in it (kept per session)."""
-
-    humanMessages: int
-    hits: dict[str, list[Hit]]
-
-
-class SignalsReportJson(TypedDict):
-    """Signals over many sessions (`dshkit signals --json`): the sessions and human messages
-    counted, every signal's total, its first hits, and how many hits were left out."""
-
-    sessions: int
-    humanMessages: int
-    totals: dict[str, int]
-    details: dict[str, list[Hit]]
-    omitted: dict[str, int]
 
 
 @dataclass

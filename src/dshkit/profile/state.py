@@ -27,7 +27,7 @@ import re
 import time
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypedDict
+from typing import Any
 
 import orjson
 
@@ -35,7 +35,8 @@ from .. import harnesses
 from ..errors import Invalid, TooLarge
 from ..harnesses import text_length
 from ..store import Store
-from .model import CATEGORY_LABELS, CONFIDENCES, Entry, diff_profiles
+from .model import CATEGORY_LABELS, CONFIDENCES, diff_profiles
+from .wire import CopiedSnapshotJson, Entry, ProfileViewJson
 
 # The whole injected text fits in one hook answer.
 INJECT_LIMIT = harnesses.HOOK_TEXT_LIMIT
@@ -238,45 +239,6 @@ class Effective:
     source: str  # "profile" or "customText"
     dropped: tuple[str, ...] = ()  # profile entries left out to fit the budget (auto mode)
     withheld: str | None = None  # why stored text of the user's is not injected, if it is not
-
-
-class ProfileBudget(TypedDict):
-    """What a profile version may hold to be injected whole: entries and characters."""
-
-    entries: int
-    characters: int
-
-
-class ProfileViewJson(TypedDict):
-    """The newest version as shown to people and scripts: its number, time, notes and entries
-    (each as the model and the person left it), the ids of the entries left out of the
-    injected text, and the budget."""
-
-    version: int
-    generatedAt: int
-    notes: str
-    entries: list[Entry]
-    dropped: list[str]
-    budget: ProfileBudget
-
-
-class CopiedEntry(TypedDict):
-    """One entry of a copied text, its values as the copier gave them."""
-
-    id: Any
-    category: Any
-    claim: Any
-    evidenceQuoteCount: Any
-
-
-class CopiedSnapshotJson(TypedDict):
-    """The text a person copied, when, of which version, with its entries."""
-
-    text: str
-    at: int
-    profileVersion: int | None
-    entries: list[CopiedEntry]
-    algorithmVersion: str
 
 
 class ProfileState:

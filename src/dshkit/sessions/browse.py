@@ -10,14 +10,14 @@ messages a quote comes from. Each result is typed, with the one JSON every surfa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Generic, TypedDict, TypeVar
+from typing import Generic, TypeVar
 
 import orjson
 
 from .. import harnesses
 from ..store import Store
 from .cap import cuts, full_length
-from .catalog import Catalog, SessionInfo, SessionInfoJson, SessionKey, SessionNotFound
+from .catalog import Catalog, SessionInfo, SessionKey, SessionNotFound
 from .events import (
     Event,
     TurnCounter,
@@ -33,6 +33,21 @@ from .events import (
     turns,
 )
 from .reader import Cursor
+from .wire import (
+    HumanItemJson,
+    ListingJson,
+    LogFileStateJson,
+    MessageTextJson,
+    QuoteMatchJson,
+    QuoteSourcesJson,
+    SessionDetailJson,
+    SessionViewJson,
+    ShownText,
+    StoredLength,
+    ToolCallItemJson,
+    ToolCountJson,
+    ToolResultJson,
+)
 
 TEXT_LIMIT = 2000  # characters of one text shown; the rest is counted in `cutChars`
 WINDOW_LIMIT = 500  # items of one list per answer at most
@@ -57,63 +72,6 @@ class Window:
 
 
 # -- a session's detail -------------------------------------------------------------------------
-
-
-class StoredLength(TypedDict):
-    """A stored text's length in the log, and the characters of it the store did not keep."""
-
-    length: int
-    notStoredChars: int
-
-
-class MessageTextJson(StoredLength):
-    """One human message, whole as stored."""
-
-    seq: int | None
-    time: int | None
-    text: str
-
-
-class ToolCountJson(TypedDict):
-    """How often one tool was called, and how many of its calls failed."""
-
-    calls: int
-    failed: int
-
-
-class LogFileStateJson(TypedDict):
-    """How far one log file of the session was read, and what went wrong in it."""
-
-    path: str
-    bytesRead: int
-    error: str | None
-    skippedLines: int
-    badLines: int
-    lastProblem: str | None
-
-
-class UsageJson(TypedDict):
-    """A session's tokens, summed over its model calls."""
-
-    inputTokens: int
-    outputTokens: int
-    cacheReadTokens: int
-    cacheWriteTokens: int
-    reasoningTokens: int
-
-
-class SessionDetailJson(SessionInfoJson):
-    """One session whole (`dshkit sessions show --json`): its summary, then its human
-    messages, tools, turns, token usage, context window and pressure, and log files."""
-
-    turns: int
-    humanMessageTexts: list[MessageTextJson]
-    tools: dict[str, ToolCountJson]
-    unpairedToolResults: int
-    usage: UsageJson
-    contextWindow: int | None
-    contextPressure: int | None
-    logFiles: list[LogFileStateJson]
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,65 +190,6 @@ def _log_file(cursor: Cursor) -> LogFileState:
 
 
 # -- a session's view, in windows ---------------------------------------------------------------
-
-
-class ShownText(TypedDict):
-    """The first TEXT_LIMIT characters of a text; `cutChars` counts the rest as the log has
-    it, of which `notStoredChars` the store did not keep."""
-
-    text: str
-    cutChars: int
-    notStoredChars: int
-
-
-class HumanItemJson(ShownText):
-    """One human message in a session's view, with the harness's turn number."""
-
-    seq: int | None
-    time: int | None
-    turn: int
-
-
-class ToolResultJson(ShownText):
-    """The result of a tool call: whether it failed, with the error's code when it says one."""
-
-    seq: int | None
-    time: int | None
-    failed: bool
-    errorCode: Any
-
-
-class ToolCallItemJson(TypedDict):
-    """One tool call in a session's view, its arguments and its result (None: none came)."""
-
-    seq: int | None
-    time: int | None
-    turn: int
-    name: str
-    arguments: ShownText
-    durationMs: int | None
-    failed: bool
-    result: ToolResultJson | None
-
-
-class ListingJson(TypedDict, Generic[T]):
-    """A window of one of a session's lists: `items` from `offset`, of `total` in all."""
-
-    total: int
-    offset: int
-    items: list[T]
-
-
-class SessionViewJson(TypedDict):
-    """One session as the console opens it: its summary, turns, and its human messages and
-    tool calls, each a window with its total; texts are cut at `textLimit` characters."""
-
-    session: SessionInfoJson
-    turns: int
-    humanMessages: ListingJson[HumanItemJson]
-    toolCalls: ListingJson[ToolCallItemJson]
-    unpairedToolResults: int
-    textLimit: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -431,22 +330,6 @@ def _seq(item: object) -> int:
 
 
 # -- where a quote comes from -------------------------------------------------------------------
-
-
-class QuoteMatchJson(TypedDict):
-    """A human message that holds the quote."""
-
-    harness: str
-    sessionId: str
-    seq: int | None
-    time: int | None
-
-
-class QuoteSourcesJson(TypedDict):
-    """The newest human messages holding a quote, and how many do in all."""
-
-    matches: list[QuoteMatchJson]
-    total: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from hashlib import blake2b
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import orjson
 
@@ -27,6 +27,7 @@ from .events import Event
 from .harness import SideFiles
 from .reader import Cursor, parse_lines
 from .summary import dedupe, new_stats
+from .wire import SessionInfoJson
 
 SessionKey = tuple[str, str]  # (harness, session id)
 
@@ -51,22 +52,6 @@ class SessionNotFound(NotFound):
 
 class SessionAmbiguous(Ambiguous):
     """More than one session matches what was asked for (the message names some)."""
-
-
-class SessionInfoJson(TypedDict):
-    """One session's summary: where it ran, its title, and how much of it was read."""
-
-    harness: str
-    id: str
-    project: str
-    cwd: str
-    title: str
-    files: int
-    events: int
-    humanMessages: int
-    toolCalls: int
-    firstTime: int | None
-    lastTime: int | None
 
 
 @dataclass(frozen=True, slots=True)

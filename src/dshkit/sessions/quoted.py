@@ -10,22 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TypedDict
 
 from ..store import Store
 from .browse import QUOTE_LIMIT
 from .catalog import SessionInfo
+from .wire import QuotedJson
 
 QUOTES_LIMIT = 2_000  # quotes looked up in one call at most
-
-
-class QuotedJson(TypedDict):
-    """One human message of the session holding one quote, and what it is evidence for."""
-
-    label: str
-    quote: str
-    seq: int | None
-    time: int | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, BinaryIO, TypedDict
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -34,6 +34,7 @@ from .events import Event
 from .harness import Adapter, LogFile
 from .reader import Cursor, Increment, Seen, SinkError, read_increment, unreadable
 from .summary import HumanRow, accumulate, dedupe, human_rows, merge_stats, new_stats
+from .wire import ScanProblem, ScanReportJson
 from .zstdframes import DEFAULT_MAX_FRAME_OUTPUT, DEFAULT_MAX_WINDOW, FrameDecoder
 
 ADAPTERS: dict[str, Adapter] = {h.name: h.adapter for h in harnesses.all_harnesses()}
@@ -66,27 +67,6 @@ class Source:
 
     harness: str
     root: Path
-
-
-class ScanProblem(TypedDict):
-    """A log file the scan could not read (whole or in part), and why."""
-
-    file: str
-    error: str
-
-
-class ScanReportJson(TypedDict):
-    """What one scan read: files, sessions, events, human messages, frames and bytes, the
-    files it could not read, and how long it took."""
-
-    files: int
-    sessions: int
-    events: int
-    humanMessages: int
-    framesDecoded: int
-    bytesRead: int
-    errors: list[ScanProblem]
-    elapsedMs: int
 
 
 @dataclass(slots=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 from .. import harnesses
 from ..errors import Invalid
@@ -36,6 +36,7 @@ from .browse import (
 )
 from .catalog import Catalog, SessionInfo
 from .scanner import Progress, Scanner, ScanReport, Source, default_sources
+from .wire import ForgottenJson
 
 if TYPE_CHECKING:
     from .quoted import Quoted
@@ -47,19 +48,6 @@ __all__ = [
     "Forgotten",
     "SessionsService",
 ]
-
-
-class SessionKeyJson(TypedDict):
-    """A session named by its harness and id."""
-
-    harness: str
-    id: str
-
-
-class ForgottenJson(TypedDict):
-    """The session forgotten for good."""
-
-    forgotten: SessionKeyJson
 
 
 @dataclass(frozen=True, slots=True)
