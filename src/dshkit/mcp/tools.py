@@ -107,10 +107,12 @@ def _handoff_told(txn: Txn, cwd: str) -> str:
     )
 
 
-def result(text: str, structured: dict[str, Any] | None = None) -> CallToolResult:
-    """A tool's answer: `text` for the model as it is, and the same facts as JSON."""
+def result(text: str, structured: Mapping[str, Any] | None = None) -> CallToolResult:
+    """A tool's answer: `text` for the model as it is, and the same facts as JSON (the
+    result's TypedDict, as the CLI's `--json` and the HTTP API give it)."""
     return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=structured
+        content=[TextContent(type="text", text=text)],
+        structured_content=None if structured is None else dict(structured),
     )
 
 
