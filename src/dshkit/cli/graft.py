@@ -25,6 +25,7 @@ from ..graft import (
     transcript_sources,
 )
 from ..graft.wire import DecisionJson, ForceFailureJson, OutcomeJson, PressureJson, TxnJson
+from ..memory.wire import MemoryCountsJson
 from ..sessions import Refresh, Source
 from ..store import SQLITE_INT_MAX
 from .common import (
@@ -273,21 +274,18 @@ def debug_status_command(
     """
     if harness is not None and session_id is None:
         raise click.UsageError("--harness narrows --session: give --session too")
-    app = open_app(state_dir)
-    panel = app.graft.debug_status(session_id, harness)
     # Memory's counts beside the handoffs' (the panel of both, as one read).
-    memory = app.memory
-    counts = memory.counts(None if workspace is None else memory.workspace(cwd=workspace))
+    panel = open_app(state_dir).debug_status(session_id, harness, workspace)
     if as_json:
-        print_json({**panel, "memory": counts})
+        print_json(panel)
         return
     if panel["session"] is not None:
         _print_session(panel["session"])
     _print_panel(panel)
-    _print_memory(counts)
+    _print_memory(panel["memory"])
 
 
-def _print_memory(counts: dict[str, Any]) -> None:
+def _print_memory(counts: MemoryCountsJson) -> None:
     stdout.print(
         f"memory: {counts['skills']} skills, {counts['negative']} negative paths, "
         f"{counts['facts']} facts, {counts['experiences']} experiences; {counts['queue']} "
