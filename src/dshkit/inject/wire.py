@@ -14,7 +14,7 @@ class PieceJson(TypedDict):
     text: str
 
 
-class DecisionJson(TypedDict):
+class HookDecisionJson(TypedDict):
     """A block or a deny (`kind`), and the reason given."""
 
     kind: str
@@ -37,7 +37,7 @@ class PartPreviewJson(TypedDict):
     dropped: bool
     pieces: list[PieceJson]
     why: str
-    decision: DecisionJson | None
+    decision: HookDecisionJson | None
     effects: list[str]
 
 
@@ -49,7 +49,7 @@ class EventPreviewJson(TypedDict):
     text: str
     chars: int
     limit: int
-    decision: DecisionJson | None
+    decision: HookDecisionJson | None
     parts: list[PartPreviewJson]
     notes: list[str]
 

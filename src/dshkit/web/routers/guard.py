@@ -14,7 +14,7 @@ from ...guard.wire import ModeStateJson
 from ..routing import ApiError, Json, JsonObject, Router, json_response
 
 
-class ModeBody(TypedDict):
+class GuardModeBody(TypedDict):
     """The mode agents' shell commands are judged under from now on, or `config` to leave it
     to config.toml again."""
 
@@ -27,7 +27,7 @@ class ModeChosen(ModeStateJson):
     ok: bool
 
 
-def _mode(body: JsonObject) -> ModeBody:
+def _mode(body: JsonObject) -> GuardModeBody:
     mode = body.get("mode")
     if not isinstance(mode, str):
         raise ApiError(400, "expected a JSON object with a string 'mode'")
@@ -45,7 +45,7 @@ def router(state_dir: Path) -> Router:
         return json_response(shown.as_json(), headers={"cache-control": "no-store"})
 
     @api.post("/mode", body=_mode)
-    async def post_mode(request: Request, body: ModeBody) -> Json[ModeChosen]:
+    async def post_mode(request: Request, body: GuardModeBody) -> Json[ModeChosen]:
         """Choose the mode for every agent's shell commands, or leave it to config.toml again
         (`config`)."""
         shown = await asyncio.to_thread(set_mode, state_dir, body["mode"])

@@ -53,7 +53,7 @@ class ProfileView(ConsoleStateJson):
     categories: list[Category]
 
 
-class ModeBody(TypedDict):
+class ProfileModeBody(TypedDict):
     """The mode to inject in: the generated profile (`auto`) or the person's text (`custom`)."""
 
     mode: str
@@ -118,7 +118,7 @@ class RunStarted(TypedDict):
     running: bool
 
 
-def _mode(body: JsonObject) -> ModeBody:
+def _mode(body: JsonObject) -> ProfileModeBody:
     mode = body.get("mode")
     if not isinstance(mode, str) or mode not in {m.value for m in Mode}:
         raise ApiError(400, f"mode must be 'auto' or 'custom', got {mode!r}")
@@ -183,7 +183,7 @@ def router(service: ProfileService) -> Router:
         return json_response(versions.as_json(), headers={"cache-control": "no-store"})
 
     @api.post("/mode", body=_mode)
-    async def post_mode(request: Request, body: ModeBody) -> Json[ModeSet]:
+    async def post_mode(request: Request, body: ProfileModeBody) -> Json[ModeSet]:
         """Inject the generated profile (`auto`) or the person's own text (`custom`)."""
         mode = body["mode"]
         await asyncio.to_thread(_checked, service.set_mode, mode)
