@@ -123,7 +123,7 @@ class Generation:
     def _outcome(self) -> str:
         if self.outcome is not None:
             return self.outcome
-        return "error" if self.failed else "ok" if self.ok else "not-triggered"
+        return "error" if self.error else "ok" if self.ok else "not-triggered"
 
 
 def last_run(store: Store) -> LastRunJson | None:
