@@ -337,8 +337,12 @@ def _note(named: type, seen: dict[str, type]) -> None:
 def _type_section(named: Any, seen: dict[str, type]) -> list[str]:
     """A TypedDict's section: what it is, then every field (those it extends first)."""
     lines = [f"### `{named.__name__}`", "", _doc(named), "", "| field | type |", "|---|---|"]
-    for field, hint in typing.get_type_hints(named).items():
-        optional = "" if field in named.__required_keys__ else " (optional)"
+    for field, hint in typing.get_type_hints(named, include_extras=True).items():
+        optional = ""
+        if typing.get_origin(hint) is typing.NotRequired:
+            # (not `__required_keys__`: before Python 3.13 it counts a NotRequired field as
+            # required when annotations are strings, as they are in every module of dshkit)
+            hint, optional = typing.get_args(hint)[0], " (optional)"
         lines.append(f"| `{field}` | {_cell(_type(hint, seen))}{optional} |")
     lines.append("")
     return lines
