@@ -56,7 +56,8 @@ uninstall-user:
 	  [ -z "$$emptied" ] || { echo "$$emptied"; found=1; }; \
 	  [ -n "$$found" ] || echo "nothing to remove: dshkit is not installed by make install-user"; fi
 
-# The generated references (docs/cli.md, docs/config.md); a test fails when they are stale.
+# The generated references (docs/cli.md, docs/config.md, docs/api.md); a test fails when they
+# are stale.
 docs: $(RUN_STAMP)
 	$(BIN)/python scripts/gen-docs.py
 

@@ -1,21 +1,32 @@
 #!/usr/bin/env python3
-"""Writes the generated references, docs/cli.md (every command's help) and docs/config.md
-(every config.toml key), from the code that defines them; `--check` fails when either file
-differs from what the code would write, so the docs cannot go stale (tests/test_docs.py)."""
+"""Writes the generated references, docs/cli.md (every command's help), docs/config.md (every
+config.toml key) and docs/api.md (every HTTP endpoint with its body and answer), from the
+code that defines them; `--check` fails when a file differs from what the code would write,
+so the docs cannot go stale (tests/test_docs.py)."""
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import inspect
 import sys
+import tempfile
+import types
+import typing
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
+from starlette.responses import FileResponse, StreamingResponse
 
+from dshkit.app import App
 from dshkit.cli.app import NO_JSON, cli
 from dshkit.cli.errors import EXITS
 from dshkit.config import SECTIONS, Setting
+from dshkit.web import routing
+from dshkit.web.routers import ROUTERS
+from dshkit.web.security import CONSOLE_HEADER, LOGIN_CODES_PATH, TOKEN_HEADER, LoginCode
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 WIDTH = 100  # help text is wrapped at a fixed width, so the file does not depend on a terminal
@@ -154,7 +165,204 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-REFERENCES = {"cli.md": cli_reference, "config.md": config_reference}
+# -- the HTTP API ------------------------------------------------------------------------------
+
+_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
+
+
+def api_reference() -> str:
+    """Every endpoint of every router (as `web.routers.ROUTERS` lists them, in its order):
+    what it does (its handler's docstring), the body it takes and the answer it gives (the
+    TypedDicts its parse and its `Json[…]` name), then every type they reach, field by field."""
+    lines = [
+        GENERATED.format(source="the web routers and their types"),
+        "",
+        "# API reference",
+        "",
+        "Every endpoint `dshkit serve` answers under `/api/`, with the JSON it takes and gives "
+        "(see [the service](service.md) for what it is and who may call it). Every endpoint "
+        f"needs a credential: the token as `{TOKEN_HEADER}` (scripts) or the console tab's as "
+        f"`{CONSOLE_HEADER}` ([the security model](service.md#security-model)). A body is a "
+        "JSON object; a field marked optional may be left out, and `null` is a value only "
+        "where the type says so. The answers' types are those the CLI's `--json` and the MCP "
+        "tools give for the same use case.",
+        "",
+        *_errors(),
+    ]
+    types_seen: dict[str, type] = {}
+    _note(routing.ErrorBody, types_seen)  # every error's answer (the section above)
+    sections: list[str] = []
+    contents: list[str] = []
+    sections += ["## `login-codes`", ""]
+    contents.append("- [`login-codes`](#login-codes): 1 endpoint")
+    sections += _endpoint("POST", LOGIN_CODES_PATH, _doc(LoginCode), None, LoginCode, types_seen)
+    for name, router, module_doc in _routers():
+        count = len(router.routed)
+        contents.append(f"- [`{name}`](#{name}): {count} endpoint{'s' if count > 1 else ''}")
+        sections += [f"## `{name}`", "", module_doc, ""]
+        for endpoint in router.routed:
+            if not inspect.getdoc(endpoint.handler):
+                raise TypeError(f"{endpoint.method} {router.path(endpoint)}: say what it does")
+            hints = typing.get_type_hints(endpoint.handler)
+            body = None if endpoint.body is None else typing.get_type_hints(endpoint.body)["return"]
+            sections += _endpoint(
+                endpoint.method,
+                router.path(endpoint),
+                _doc(endpoint.handler),
+                body,
+                hints["return"],
+                types_seen,
+                empty=endpoint.empty,
+            )
+    lines += ["## Endpoints", "", *contents, "", *sections, "## Types", ""]
+    lines.append(
+        "Each type is a JSON object with exactly these fields; the types are in alphabetical "
+        "order. A type named after a result (`…Json`) is the `as_json()` of that result, "
+        "declared in its package's `wire.py`; `object of X` is an object whose every value is "
+        "an X."
+    )
+    lines.append("")
+    written: dict[str, list[str]] = {}
+    while pending := sorted(set(types_seen) - set(written)):  # a type's fields reach more
+        for name in pending:
+            written[name] = _type_section(types_seen[name], types_seen)
+    clash = {name.lower() for name in written} & set(ROUTERS)
+    if clash:  # a type's heading would take a router's anchor
+        raise TypeError(f"types named like a router: {sorted(clash)}")
+    for name in sorted(written):
+        lines += written[name]
+    return "\n".join(lines).rstrip("\n")
+
+
+def _routers() -> Iterator[tuple[str, routing.Router, str]]:
+    """Each router as the service mounts it, built on an App of an empty directory (building
+    one reads and writes nothing), with the first paragraph of its module's docstring."""
+    with tempfile.TemporaryDirectory() as home:
+        app = App(Path(home) / "state", sources=[])
+        for name, factory in ROUTERS.items():
+            router = factory(app)
+            module = sys.modules[router.routed[0].handler.__module__]
+            yield name, router, _paragraph(module.__doc__ or "")
+
+
+def _errors() -> list[str]:
+    lines = [
+        "## Errors",
+        "",
+        "Every error is answered as [`ErrorBody`](#errorbody), with the status of its kind:",
+        "",
+        "| status | kind | when |",
+        "|---|---|---|",
+    ]
+    for error_class, status, kind in routing.STATUS:
+        lines.append(f"| {status} | `{kind}` | {_cell(_paragraph(error_class.__doc__ or ''))} |")
+    lines += [
+        "",
+        "A request the router itself refuses (a malformed body, a number out of range, an "
+        "unknown path) is 400 or 404 with `ok` and `error` only; 401 without a credential, "
+        "403 from another user or origin, 408 and 413 for a slow or large body.",
+        "",
+    ]
+    return lines
+
+
+def _endpoint(
+    method: str,
+    path: str,
+    doc: str,
+    body: Any,
+    answer: Any,
+    seen: dict[str, type],
+    *,
+    empty: bool = False,
+) -> list[str]:
+    lines = [f"### `{method} {path}`", "", doc, ""]
+    if body is not None:
+        optional = " (optional: no body at all is `{}`)" if empty else ""
+        lines += [f"Body{optional}: {_type(body, seen)}", ""]
+    lines += [f"Answer: {_answer(answer, seen)}", ""]
+    return lines
+
+
+def _answer(answer: Any, seen: dict[str, type]) -> str:
+    """What an endpoint answers, from its handler's return annotation."""
+    if _is_union(answer):
+        return "; or ".join(_answer(one, seen) for one in typing.get_args(answer))
+    if typing.get_origin(answer) is routing.Json:
+        (body,) = typing.get_args(answer)
+        return f"{_type(body, seen)} (JSON)"
+    if answer is LoginCode:
+        return f"{_type(answer, seen)} (JSON)"
+    if answer is StreamingResponse:
+        return "`text/event-stream` (server-sent events, as above)"
+    if answer is FileResponse:
+        return "a file (its type as above)"
+    raise TypeError(f"an answer of {answer!r}: a JSON answer is Json[its TypedDict]")
+
+
+def _type(hint: Any, seen: dict[str, type]) -> str:
+    """A type as the reference writes it, each TypedDict a link to its section (and noted in
+    `seen`, to be written)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if typing.is_typeddict(origin or hint):
+        named = origin or hint
+        _note(named, seen)
+        link = f"[`{named.__name__}`](#{named.__name__.lower()})"
+        return link if not args else f"{link} of {', '.join(_type(a, seen) for a in args)}"
+    if _is_union(hint):
+        return " or ".join(_type(a, seen) for a in args)
+    if origin in (list, tuple):
+        return f"list of {_type(args[0], seen)}"
+    if origin is dict:
+        return f"object of {_type(args[1], seen)}"
+    if origin is typing.Literal:
+        return " or ".join(f"`{a!r}`" for a in args)
+    if hint is Any:
+        return "any"
+    if isinstance(hint, typing.TypeVar):
+        return f"`{hint.__name__}`"
+    if hint in _NAMES:
+        return _NAMES[hint]
+    raise TypeError(f"no way to write the type {hint!r} in docs/api.md")
+
+
+def _note(named: type, seen: dict[str, type]) -> None:
+    known = seen.setdefault(named.__name__, named)
+    if known is not named:  # one name, one anchor: two types may not share it
+        raise TypeError(
+            f"two types are named {named.__name__}: {known.__module__} and {named.__module__}"
+        )
+
+
+def _type_section(named: Any, seen: dict[str, type]) -> list[str]:
+    """A TypedDict's section: what it is, then every field (those it extends first)."""
+    lines = [f"### `{named.__name__}`", "", _doc(named), "", "| field | type |", "|---|---|"]
+    for field, hint in typing.get_type_hints(named, include_extras=True).items():
+        optional = ""
+        if typing.get_origin(hint) is typing.NotRequired:
+            # (not `__required_keys__`: before Python 3.13 it counts a NotRequired field as
+            # required when annotations are strings, as they are in every module of dshkit)
+            hint, optional = typing.get_args(hint)[0], " (optional)"
+        lines.append(f"| `{field}` | {_cell(_type(hint, seen))}{optional} |")
+    lines.append("")
+    return lines
+
+
+def _is_union(hint: Any) -> bool:
+    return typing.get_origin(hint) in (typing.Union, types.UnionType)
+
+
+def _doc(thing: Any) -> str:
+    """An object's docstring as one paragraph."""
+    return " ".join((inspect.getdoc(thing) or "").split())
+
+
+def _paragraph(text: str) -> str:
+    """The first paragraph of a docstring, as one line."""
+    return " ".join(inspect.cleandoc(text).split("\n\n")[0].split())
+
+
+REFERENCES = {"cli.md": cli_reference, "config.md": config_reference, "api.md": api_reference}
 
 
 def main() -> int:

@@ -24,7 +24,7 @@ from .support.cli import BARE_PATH, environment, run_dshkit
 from .support.paths import CLAUDE, CODEX, DSH_ZSTD, REPO
 
 DOCS = REPO / "docs"
-GENERATED = (DOCS / "cli.md", DOCS / "config.md")
+GENERATED = (DOCS / "cli.md", DOCS / "config.md", DOCS / "api.md")
 # The pages a person reads, in the order they are linked; the generated references hold no
 # shell block of their own.
 PAGES = sorted(
@@ -245,7 +245,7 @@ def test_the_staleness_check_fails_on_a_stale_reference(tmp_path: Path) -> None:
         run = [sys.executable, script, *args]
         return subprocess.run(run, capture_output=True, text=True, timeout=120)
 
-    assert generate().returncode == 0  # writes docs/cli.md and docs/config.md there
+    assert generate().returncode == 0  # writes docs/cli.md, config.md and api.md there
     assert generate("--check").returncode == 0
     with (docs / "config.md").open("a", encoding="utf-8") as stale:
         stale.write("| `gone` | a key the code no longer has |\n")

@@ -121,7 +121,8 @@ def test_forget_leaves_no_trace_of_a_sessions_words(tmp_path: Path, how: str) ->
         # session, in its notes and in an entry it got wrong (which lastRun's warnings quote).
         fake.replies.append(answer(orjson.dumps(PROFILE_REPLY).decode()))
         assert generate(scanner, keys, llm, force=True).ok
-        assert any(PHRASE in w for w in (last_run(store) or {})["warnings"])
+        generated = last_run(store)
+        assert generated is not None and any(PHRASE in w for w in generated["warnings"])
         # The person pins the entry that quotes it (a second version: history holds it twice)
         # and copies the profile (its text is remembered).
         _, entries = latest_version(store) or (0, [])
@@ -195,9 +196,10 @@ def assert_profile_kept_only_the_kept_session(store: Store) -> None:
         assert version["notes"] == ""
     text = ProfileState(store).effective().text
     assert "用中文沟通" in text and "部署脚本要常整理" in text and "暗号" not in text
-    run = last_run(store) or {}
-    assert run["outcome"] == "ok" and not any("Zebra" in w for w in run["warnings"])
-    assert (ProfileState(store).copied_snapshot() or {})["text"] == ""
+    run, copied = last_run(store), ProfileState(store).copied_snapshot()
+    assert run is not None and run["outcome"] == "ok"
+    assert not any("Zebra" in w for w in run["warnings"])
+    assert copied is not None and copied["text"] == ""
 
 
 def test_the_profile_s_words_are_declared() -> None:

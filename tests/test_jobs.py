@@ -64,7 +64,9 @@ def test_progress_events_result_and_listing(tmp_path: Path) -> None:
         {"version": 7},
         None,
     )
-    assert view["events"] == 4 and view["startedAt"] <= view["finishedAt"]
+    started, finished = view["startedAt"], view["finishedAt"]
+    assert view["events"] == 4 and started is not None and finished is not None
+    assert started <= finished
     assert [j.id for j in runner.jobs("profile")] == [job.id] and runner.jobs("gate") == []
 
 

@@ -14,6 +14,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .graft.wire import Panel
+from .memory.wire import MemoryCountsJson
+
 if TYPE_CHECKING:
     from .capability import CapabilityService
     from .gate import GateService
@@ -25,6 +28,13 @@ if TYPE_CHECKING:
     from .overview import StatusService
     from .profile import ProfileService
     from .sessions import SessionsService, Source
+
+
+class DebugStatusJson(Panel):
+    """Graft's debug panel with memory's counts beside it, as one read (`dshkit graft
+    debug-status --json`, the MCP tool `graft_debug_status`)."""
+
+    memory: MemoryCountsJson
 
 
 class App:
@@ -153,3 +163,13 @@ class App:
         from .inject import InjectService
 
         return InjectService(self.state_dir)
+
+    def debug_status(
+        self, session: str | None = None, harness: str | None = None, cwd: str | None = None
+    ) -> DebugStatusJson:
+        """Graft's debug panel (of `session` too, when given) and memory's counts, as of the
+        workspace of `cwd` when given."""
+        panel = self.graft.debug_status(session, harness)
+        memory = self.memory
+        counts = memory.counts(None if cwd is None else memory.workspace(cwd=cwd))
+        return {**panel, "memory": counts}

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypedDict
 
 from .errors import Failed
 
@@ -60,6 +60,38 @@ class JobEvent:
     fraction: float | None
 
 
+class JobJson(TypedDict):
+    """One background job: its kind, state and latest stage, its result or error (the result
+    is what its kind's work returns), and how many progress events it reported."""
+
+    id: str
+    kind: str
+    label: str
+    state: str
+    stage: str | None
+    message: str
+    fraction: float | None
+    createdAt: int
+    startedAt: int | None
+    finishedAt: int | None
+    result: Any
+    error: str | None
+    events: int
+    droppedEvents: int
+
+
+class JobEventJson(TypedDict):
+    """One progress event of a job (the `data` of a server-sent `progress` event)."""
+
+    job: str
+    kind: str
+    seq: int
+    at: int
+    stage: str
+    message: str
+    fraction: float | None
+
+
 @dataclass(eq=False)
 class Job:
     """One submitted run; its fields change only under the runner's lock."""
@@ -88,7 +120,7 @@ class Job:
         """Block until the job has ended (True) or `timeout` passed (False)."""
         return self.finished.wait(timeout)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JobJson:
         last = self.events[-1] if self.events else None
         return {
             "id": self.id,
@@ -108,7 +140,7 @@ class Job:
         }
 
 
-def event_json(job: Job, event: JobEvent) -> dict[str, Any]:
+def event_json(job: Job, event: JobEvent) -> JobEventJson:
     return {
         "job": job.id,
         "kind": job.kind,

@@ -10,7 +10,7 @@ the profile's state.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import orjson
 
@@ -23,7 +23,7 @@ from .sessions.catalog import Catalog
 from .store import SCAN_LEASE, Store
 
 
-def overview(state_dir: Path, project: Path) -> dict[str, Any]:
+def overview(state_dir: Path, project: Path) -> OverviewJson:
     """The facts above for the state directory `state_dir`, the hooks' install per harness in
     user scope (what a console can speak for)."""
     with Store(state_dir) as store:
@@ -47,7 +47,7 @@ def overview(state_dir: Path, project: Path) -> dict[str, Any]:
     }
 
 
-def _llm(state_dir: Path) -> dict[str, Any]:
+def _llm(state_dir: Path) -> LlmStatusJson:
     try:
         config = LLMConfig.load(state_dir)
         config.check()
@@ -61,7 +61,7 @@ def _llm(state_dir: Path) -> dict[str, Any]:
     return {"configured": True, "model": config.model, "baseUrl": config.base_url}
 
 
-def _hooks(harness: str, project: Path, state_dir: Path) -> dict[str, Any]:
+def _hooks(harness: str, project: Path, state_dir: Path) -> HooksStatusJson:
     found = inspect(harness, "user", project, state_dir)
     return {
         "harness": harness,
@@ -114,7 +114,7 @@ _CALL_FIELDS = (
 )
 
 
-def _call(row: Any) -> dict[str, Any]:
+def _call(row: Any) -> LlmCallJson:
     return {
         "id": row[0],
         "at": row[1],
@@ -130,7 +130,7 @@ def _call(row: Any) -> dict[str, Any]:
     }
 
 
-def llm_calls(state_dir: Path, limit: int = 100) -> dict[str, Any]:
+def llm_calls(state_dir: Path, limit: int = 100) -> LlmCallsJson:
     """The newest `limit` calls to the model (the profile's and the optimizer's), newest
     first, without their texts, and how many are kept."""
     with Store(state_dir) as store:
@@ -141,7 +141,7 @@ def llm_calls(state_dir: Path, limit: int = 100) -> dict[str, Any]:
     return {"calls": [_call(row) for row in rows], "total": total}
 
 
-def llm_call(state_dir: Path, call_id: int) -> dict[str, Any]:
+def llm_call(state_dir: Path, call_id: int) -> LlmCallTextJson:
     """One call to the model with the prompt it was sent and the reply it gave, whole."""
     with Store(state_dir) as store:
         row = store.db.execute(
@@ -149,7 +149,7 @@ def llm_call(state_dir: Path, call_id: int) -> dict[str, Any]:
         ).fetchone()
     if row is None:
         raise NotFound(f"no LLM call {call_id}", field="id")
-    return _call(row) | {"prompt": row[11], "response": row[12]}
+    return {**_call(row), "prompt": row[11], "response": row[12]}
 
 
 class StatusService:
@@ -159,15 +159,90 @@ class StatusService:
         self.state_dir = Path(state_dir)
         self.project = project or Path.cwd()
 
-    def overview(self) -> dict[str, Any]:
+    def overview(self) -> OverviewJson:
         return overview(self.state_dir, self.project)
 
-    def llm_calls(self, limit: int = 100) -> dict[str, Any]:
+    def llm_calls(self, limit: int = 100) -> LlmCallsJson:
         return llm_calls(self.state_dir, limit)
 
-    def llm_call(self, call_id: int) -> dict[str, Any]:
+    def llm_call(self, call_id: int) -> LlmCallTextJson:
         return llm_call(self.state_dir, call_id)
 
     def changes(self) -> Changes:
         """A follower of the store's changes (see `Changes`)."""
         return Changes(self.state_dir)
+
+
+# -- the JSON shapes of the answers above (`GET /api/status/…`) -------------------------------
+
+
+class LlmStatusJson(TypedDict):
+    """Whether the LLM is configured (never its key): its model and endpoint, or the problem
+    and the next step."""
+
+    configured: bool
+    problem: NotRequired[str]
+    nextStep: NotRequired[str]
+    model: NotRequired[str]
+    baseUrl: NotRequired[str]
+
+
+class HooksStatusJson(TypedDict):
+    """Whether one harness has the hooks installed (user scope), what is wrong, what to do."""
+
+    harness: str
+    installed: bool
+    status: str
+    problems: list[str]
+    nextStep: str | None
+
+
+class ProfileGlance(TypedDict):
+    """The profile's mode and newest version (None: none yet)."""
+
+    mode: str
+    version: int | None
+
+
+class OverviewJson(TypedDict):
+    """What dshkit knows and what is missing: the state directory, the sessions read per
+    harness, the human messages, the LLM, the hooks per harness, the profile."""
+
+    stateDir: str
+    harnesses: list[str]
+    sessions: dict[str, int]
+    humanMessages: int
+    llm: LlmStatusJson
+    hooks: list[HooksStatusJson]
+    profile: ProfileGlance
+
+
+class LlmCallJson(TypedDict):
+    """One call to the model, without its texts: when, what for, the model, its outcome and
+    error, why it finished, how long it took, its usage, and its texts' lengths."""
+
+    id: int
+    at: int
+    purpose: str
+    model: str | None
+    outcome: str
+    error: str | None
+    finishReason: str | None
+    elapsedMs: int
+    usage: dict[str, Any] | None
+    promptChars: int
+    responseChars: int
+
+
+class LlmCallsJson(TypedDict):
+    """The newest calls to the model, newest first, and how many are kept."""
+
+    calls: list[LlmCallJson]
+    total: int
+
+
+class LlmCallTextJson(LlmCallJson):
+    """One call to the model with the prompt it was sent and the reply it gave, whole."""
+
+    prompt: str
+    response: str

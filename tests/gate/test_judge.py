@@ -203,7 +203,7 @@ def test_verdicts_are_stored_with_their_evidence(tmp_path: Path) -> None:
     assert stored["id"] == verdict.id and stored["verdict"] == "page-error"
     assert stored["sha256"] == verdict.sha256 and stored["errorCount"] == 1
     assert stored["timings"]["budgetMs"] == 2000 and stored["history"]
-    assert stored["screenshot"].startswith(str(state / "gate-shots"))
+    assert str(stored["screenshot"]).startswith(str(state / "gate-shots"))
 
 
 @pytest.mark.browser

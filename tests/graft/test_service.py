@@ -135,7 +135,8 @@ def test_a_forced_cut_that_fails_is_recorded_for_the_model_and_the_person(world:
         assert "GRAFT_ABORTED: constraints truncated" in failed.error
         assert ledger.retirement(store, "claude", "c-forced") is None  # it works on
     shown = graft.status("c-forced", "claude").as_json()
-    assert shown["forcedCutFailure"]["error"] == failed.error
+    forced = shown["forcedCutFailure"]
+    assert forced is not None and forced["error"] == failed.error
 
     # A cut that fails by its ignition is told by the rollback notice: recorded, told already.
     (world.state / "config.toml").write_text("[graft]\nignite_attempts = 1\nignite_spacing_s = 0\n")

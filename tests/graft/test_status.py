@@ -84,6 +84,7 @@ def test_the_panel_shows_every_kind_of_handoff_and_changes_nothing(
         assert (
             retired["kind"] == ledger.RETIRED and retired["targetSessionId"] == committed.target_id
         )
+        assert retired["command"] is not None and committed.target_id is not None
         assert f"--resume {committed.target_id}" in retired["command"]
         assert committed.target_id in retired["pointer"]
         [own] = part["handoffs"]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ import orjson
 import pytest
 
 from dshkit.llm import LLMConfig
-from dshkit.profile.generate import generate, last_run
+from dshkit.profile.generate import Generation, generate, last_run
 from dshkit.profile.state import latest_version
 from dshkit.sessions import Scanner, Source
 from dshkit.store import Store
@@ -144,6 +146,22 @@ def test_profile_cli_contract(tmp_path: Path) -> None:
     shown = orjson.loads(status.stdout)
     assert shown["version"] == 1 and shown["entries"][0]["claim"] == "用中文沟通"
     assert shown["lastRun"]["ok"] and "sk-" not in status.stdout
+
+
+def test_last_run_keeps_every_field_of_the_run() -> None:
+    """lastRun lists the run's fields one by one (its type, LastRunJson, declares each): a
+    field added to Generation and not to lastRun is caught here."""
+    names = [re.sub(r"_([a-z])", lambda m: m.group(1).upper(), f.name) for f in fields(Generation)]
+    assert list(Generation().record()) == names  # each field, in the order it is declared
+
+
+def test_a_failure_recorded_without_an_outcome_is_an_error() -> None:
+    """A caller that records a failure names no outcome (ProfileService's failed job): it is
+    "error" (it once asked `failed`, which asked the outcome back, without end)."""
+    run = Generation(at=1, error="the model went away", triggered=True)
+    assert run.failed and run.record()["outcome"] == run.as_json()["outcome"] == "error"
+    assert Generation(ok=True).as_json()["outcome"] == "ok"
+    assert Generation().as_json()["outcome"] == "not-triggered"
 
 
 def test_last_run_keys_are_camel_case_like_the_rest(world: Any) -> None:

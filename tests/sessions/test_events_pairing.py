@@ -112,7 +112,7 @@ def test_every_user_of_the_pairing_agrees_where_call_ids_repeat(
     assert _from_pairing(events) == PAIRED
     assert _from_signals(events) == PAIRED  # streamed, one event at a time
     view = session_view(catalog.store, ("dsh", SESSION), Window())
-    browsed: dict[int, str | None] = {
+    browsed: dict[int | None, str | None] = {
         item["result"]["seq"]: item["name"] for item in view["toolCalls"]["items"] if item["result"]
     }
     assert view["unpairedToolResults"] == 2

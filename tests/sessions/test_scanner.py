@@ -17,6 +17,7 @@ import pytest
 
 from dshkit.sessions import Scanner, SessionsService, Source
 from dshkit.sessions.cap import MARKER, TEXT_CAP, Cut, cuts, full_length
+from dshkit.sessions.wire import ScanProblem
 from dshkit.store import Store, StoreFull
 
 from ..support import disks
@@ -135,7 +136,7 @@ def write_sessions(root: Path, small: tuple[str, ...] = SMALL) -> tuple[Path, by
 
 
 def check_skipped(
-    state: Path, scanner: Scanner, errors: list[dict[str, str]], big: Path, word: bytes, why: str
+    state: Path, scanner: Scanner, errors: list[ScanProblem], big: Path, word: bytes, why: str
 ) -> None:
     """The big session alone was not stored, said so, and left nothing in the cache."""
     assert [e["file"] for e in errors] == [str(big)]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import harnesses
 from ..harnesses.sandbox import sandbox as sandbox_of
+from .wire import FactsJson
 
 if TYPE_CHECKING:
     from ..sessions.events import Event
@@ -67,7 +68,7 @@ class Facts:
         sources.update((k, "given") for k, v in given.items() if v != UNKNOWN)
         return replace(self, **given, sources=sources)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> FactsJson:
         return {
             "harness": self.harness,
             "sandbox": self.sandbox,

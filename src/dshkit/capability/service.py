@@ -42,6 +42,7 @@ from ..store import Store
 from .facts import UNKNOWN, Facts, read_facts
 from .probes import TOOL_SERVERS, channel, probe_all
 from .text import render
+from .wire import CachedJson, Channel, LookupJson, ReportJson
 
 if TYPE_CHECKING:
     from ..harnesses.config_files import Server
@@ -101,12 +102,12 @@ class Report:
     facts: Facts
     cwd: str
     key: str
-    channels: list[dict[str, Any]] | None  # None: not probed within the TTL (pending)
+    channels: list[Channel] | None  # None: not probed within the TTL (pending)
     probed_at: int | None  # ms since the epoch
     probing: bool  # a probe for this key is running
     errors: list[str] = field(default_factory=list)  # facts that could not be read, and why
     # The last results kept for the key, fresh or expired (None: never probed), and when.
-    cached_channels: list[dict[str, Any]] | None = None
+    cached_channels: list[Channel] | None = None
     cached_at: int | None = None
     now_ms: int = 0
 
@@ -123,7 +124,7 @@ class Report:
     def text(self) -> str:
         return render(self.facts, self.channels)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ReportJson:
         return {
             "facts": self.facts.as_json(),
             "cwd": self.cwd,
@@ -138,7 +139,7 @@ class Report:
             "text": self.text,
         }
 
-    def cached(self) -> dict[str, Any] | None:
+    def cached(self) -> CachedJson | None:
         """What the cache holds for the key, fresh or not, and how old it is."""
         if self.cached_at is None:
             return None
@@ -257,7 +258,7 @@ class Lookup:
     report: Report
     started: bool
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> LookupJson:
         """`dshkit capability --json` and `/api/capability/`."""
         return {**self.report.as_json(), "started": self.started}
 

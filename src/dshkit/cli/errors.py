@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import click
 import orjson
@@ -114,15 +114,28 @@ def kind_of(error: DshkitError, command: click.Command | None = None) -> tuple[s
     return "error", EXIT_FAILED
 
 
-def as_json(error: DshkitError, command: click.Command | None = None) -> dict[str, Any]:
+class ErrorJson(TypedDict):
+    """An error under `--json`: the message, its kind and exit code, the input it concerns
+    (`field`, in dshkit's words), the rule that refused (`code`) and its detail."""
+
+    error: str
+    kind: str
+    exitCode: int
+    field: NotRequired[str]
+    code: NotRequired[str]
+    detail: NotRequired[Any]
+
+
+def as_json(error: DshkitError, command: click.Command | None = None) -> ErrorJson:
     kind, code = kind_of(error, command)
-    shown: dict[str, Any] = {"error": error.message, "kind": kind, "exitCode": code}
+    shown: ErrorJson = {"error": error.message, "kind": kind, "exitCode": code}
     if error.field:
         shown["field"] = error.field
-    for name in ("code", "detail"):
-        value = getattr(error, name, None)
-        if value:
-            shown[name] = value
+    rule, detail = getattr(error, "code", None), getattr(error, "detail", None)
+    if rule:
+        shown["code"] = rule
+    if detail:
+        shown["detail"] = detail
     return shown
 
 
@@ -214,6 +227,6 @@ def _printable(value: Any) -> Any:
     return value
 
 
-def _print(value: dict[str, Any]) -> None:
+def _print(value: ErrorJson) -> None:
     sys.stdout.buffer.write(dumps(value) + b"\n")
     sys.stdout.flush()

@@ -24,6 +24,8 @@ from ..graft import (
     Txn,
     transcript_sources,
 )
+from ..graft.wire import DecisionJson, ForceFailureJson, OutcomeJson, PressureJson, TxnJson
+from ..memory.wire import MemoryCountsJson
 from ..sessions import Refresh, Source
 from ..store import SQLITE_INT_MAX
 from .common import (
@@ -72,7 +74,7 @@ def status(session_id: str, harness: str | None, state_dir: str | None, as_json:
     _print_outcome(shown["handoff"], shown["forcedCutFailure"])
 
 
-def _print_outcome(outcome: dict[str, Any] | None, failed: dict[str, Any] | None) -> None:
+def _print_outcome(outcome: OutcomeJson | None, failed: ForceFailureJson | None) -> None:
     """What became of the session's latest handoff, and failing forced cuts (status)."""
     if outcome is None:
         stdout.print("handoff: none from this session")
@@ -99,7 +101,7 @@ def _print_outcome(outcome: dict[str, Any] | None, failed: dict[str, Any] | None
         )
 
 
-def _print_decision(decision: dict[str, Any], head: list[tuple[str, str]]) -> None:
+def _print_decision(decision: DecisionJson, head: list[tuple[str, str]]) -> None:
     """A decision's pressure, watermark and action as a table after the rows `head`, then what
     is wrong with the configuration and what the model would be told (status, debug-status)."""
     pressure, mark = decision["pressure"], decision["watermark"]
@@ -141,7 +143,7 @@ def _print_decision(decision: dict[str, Any], head: list[tuple[str, str]]) -> No
 _GROWTH_FROM = {"history": "seen in recent turns", "config": "assumed by the config"}
 
 
-def _window_from(pressure: dict[str, Any]) -> str:
+def _window_from(pressure: PressureJson) -> str:
     model = pressure["model"]
     if pressure["windowSource"] == "log":
         return "announced by the log"
@@ -272,21 +274,18 @@ def debug_status_command(
     """
     if harness is not None and session_id is None:
         raise click.UsageError("--harness narrows --session: give --session too")
-    app = open_app(state_dir)
-    panel = app.graft.debug_status(session_id, harness)
     # Memory's counts beside the handoffs' (the panel of both, as one read).
-    memory = app.memory
-    counts = memory.counts(None if workspace is None else memory.workspace(cwd=workspace))
+    panel = open_app(state_dir).debug_status(session_id, harness, workspace)
     if as_json:
-        print_json({**panel, "memory": counts})
+        print_json(panel)
         return
     if panel["session"] is not None:
         _print_session(panel["session"])
     _print_panel(panel)
-    _print_memory(counts)
+    _print_memory(panel["memory"])
 
 
-def _print_memory(counts: dict[str, Any]) -> None:
+def _print_memory(counts: MemoryCountsJson) -> None:
     stdout.print(
         f"memory: {counts['skills']} skills, {counts['negative']} negative paths, "
         f"{counts['facts']} facts, {counts['experiences']} experiences; {counts['queue']} "
@@ -392,7 +391,7 @@ def _age(ms: int) -> str:
     return f"{minutes}m {seconds:02d}s" if minutes else f"{seconds}s"
 
 
-def _print_txns(txns: list[dict[str, Any]]) -> None:
+def _print_txns(txns: Sequence[TxnJson]) -> None:
     table = Table(
         "#", "source", "target", "state", "attempts", "created (UTC)", "updated", box=None
     )

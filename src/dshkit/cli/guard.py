@@ -12,6 +12,7 @@ import orjson
 from ..guard import MODES, SHELLS, explain, explain_line
 from ..guard import classify as classify_line  # `classify` is the command below
 from ..guard.service import ModeState, mode_state, set_mode
+from ..guard.wire import CaseJson, ExplainJson
 from .common import OpenedPath, json_option, print_json, state_dir_option, stdout
 from .errors import printable
 
@@ -61,7 +62,7 @@ def classify(
                 classify_line(case["command"], case.get("shell", shell), case.get("cwd", cwd)), mode
             )
             if "id" in case:
-                result = {"id": case["id"], **result}
+                result = CaseJson(id=case["id"], **result)
             _emit(result, as_json, f"line {number}: ")
         return
     if not command:
@@ -150,7 +151,7 @@ def _line(words: list[str]) -> str:
     )
 
 
-def _emit(result: dict[str, Any], as_json: bool, prefix: str) -> None:
+def _emit(result: ExplainJson, as_json: bool, prefix: str) -> None:
     if as_json:
         click.echo(orjson.dumps(result).decode())
         return

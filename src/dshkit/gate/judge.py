@@ -58,6 +58,7 @@ from ..errors import Invalid
 from ..paths import private_dir, private_opener
 from . import probe
 from .browser import Browser
+from .wire import VerdictEvidenceJson, VerdictSummaryJson
 
 DELIVERABLE_SUFFIXES = (".html", ".htm", ".xhtml", ".svg")
 DEFAULT_BUDGET_S = 20.0
@@ -174,7 +175,7 @@ class Verdict:
     def failed(self) -> bool:
         return self.verdict in HARD_FAILURES
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> VerdictSummaryJson:
         """The measured verdict: what `dshkit gate --json` prints before the findings and the
         report."""
         return {
@@ -192,9 +193,10 @@ class Verdict:
         finding (when, what kind, where, what, how often)."""
         return report_lines(self.verdict, self.recovered, self.elapsed_ms, self.findings)
 
-    def evidence(self) -> dict[str, Any]:
+    def evidence(self) -> VerdictEvidenceJson:
         """Everything measured, as stored."""
-        return self.summary() | {
+        return {
+            **self.summary(),
             "path": self.path,
             "sha256": self.sha256,
             "timings": self.timings,

@@ -10,7 +10,7 @@ Which files a write tool touched is read from its input, whatever the harness: a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +87,7 @@ class Rework:
         self.commit = commit
 
 
-def instruction(verdicts: list[dict[str, Any]]) -> str:
+def instruction(verdicts: Sequence[Mapping[str, Any]]) -> str:
     """The rework instruction: what the gate measured, per failed file (Chinese), from the
     verdicts' stored evidence: the judge's report of its findings (when, what kind, where,
     what, how often), or for a verdict stored before findings existed its errors and
@@ -118,7 +118,7 @@ def instruction(verdicts: list[dict[str, Any]]) -> str:
     return "\n".join(parts)
 
 
-def _raw_evidence(verdict: dict[str, Any]) -> list[str]:
+def _raw_evidence(verdict: Mapping[str, Any]) -> list[str]:
     """The evidence of a verdict stored without findings: overlay, errors and canvases."""
     lines = _overlay(verdict)
     errors = [str(e) for e in verdict.get("errors") or []]
@@ -140,7 +140,7 @@ def _raw_evidence(verdict: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _overlay(verdict: dict[str, Any]) -> list[str]:
+def _overlay(verdict: Mapping[str, Any]) -> list[str]:
     overlay = verdict.get("overlayText")
     if not overlay:
         return []

@@ -24,6 +24,7 @@ from ..errors import Invalid, NotFound
 from ..store import Store
 from . import delivery
 from .rework import Rework, instruction, shots_dir, written_deliverables
+from .wire import ReworkStateJson, StoredVerdictJson, VerdictsJson
 
 if TYPE_CHECKING:  # imported when used: the hooks never judge, nor start a job here
     from ..jobs import JobRunner, Progress, Submitted
@@ -38,9 +39,9 @@ VERDICTS_LIMIT = 1000  # verdicts of one answer at most
 class Verdicts:
     """The latest verdicts, newest first, each with its id, time and stored evidence."""
 
-    verdicts: list[dict[str, Any]]
+    verdicts: list[StoredVerdictJson]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> VerdictsJson:
         return {"verdicts": self.verdicts}
 
 
@@ -115,7 +116,7 @@ class GateService:
         with self._open() as store:
             return Verdicts(recent_verdicts(store, limit))
 
-    def verdict(self, verdict_id: int) -> dict[str, Any]:
+    def verdict(self, verdict_id: int) -> StoredVerdictJson:
         """One stored verdict, as `verdicts` lists it (NotFound when there is none)."""
         from .verdicts import stored_evidence
 
@@ -242,14 +243,14 @@ class GateService:
                     return (harness, session.strip())  # named whole: switched ahead of time
                 raise
 
-    def set_rework(self, key: Key, on: bool | None) -> dict[str, Any]:
+    def set_rework(self, key: Key, on: bool | None) -> ReworkStateJson:
         """Switch rework on or off for one session (None: back to `[gate] rework`); its
         state after."""
         with self._open() as store:
             delivery.set_session_rework(store, key, on)
         return self.rework_state(key)
 
-    def rework_state(self, key: Key) -> dict[str, Any]:
+    def rework_state(self, key: Key) -> ReworkStateJson:
         """Whether failures go back to the session, and where that comes from."""
         with self._open() as store:
             own = delivery.session_rework(store, key)

@@ -8,12 +8,13 @@ verdict stored by an older version reads as it was, with its `findings` empty an
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from ..store import Store
 from .judge import Verdict, report_lines
+from .wire import StoredVerdictJson
 
 
 def save_verdict(store: Store, verdict: Verdict) -> Verdict:
@@ -37,7 +38,7 @@ def save_verdict(store: Store, verdict: Verdict) -> Verdict:
     return verdict
 
 
-def recent_verdicts(store: Store, limit: int = 50) -> list[dict[str, Any]]:
+def recent_verdicts(store: Store, limit: int = 50) -> list[StoredVerdictJson]:
     """The latest `limit` verdicts, newest first, each with its id, time and evidence."""
     rows = store.db.execute(
         "SELECT id, at, evidence FROM gate_verdicts ORDER BY at DESC, id DESC LIMIT ?", (limit,)
@@ -45,7 +46,7 @@ def recent_verdicts(store: Store, limit: int = 50) -> list[dict[str, Any]]:
     return [stored_evidence(row["id"], row["at"], row["evidence"]) for row in rows]
 
 
-def stored_evidence(verdict_id: int, at: int, evidence: str | bytes) -> dict[str, Any]:
+def stored_evidence(verdict_id: int, at: int, evidence: str | bytes) -> StoredVerdictJson:
     """One stored verdict as read back: its id, time and evidence, `findings` and `report`
     filled in for a verdict stored before they existed."""
     read: dict[str, Any] = {"id": verdict_id, "at": at, **orjson.loads(evidence)}
@@ -57,7 +58,7 @@ def stored_evidence(verdict_id: int, at: int, evidence: str | bytes) -> dict[str
             int(read.get("elapsedMs") or 0),
             read["findings"],
         )
-    return read
+    return cast(StoredVerdictJson, read)  # as stored: keys only ever get added
 
 
 def reworked(store: Store, path: str, sha256: str) -> bool:

@@ -21,14 +21,13 @@ if TYPE_CHECKING:  # the real names, for type checkers
         Drive,
         GraftService,
         Handoffs,
-        ReadResult,
         Recovery,
-        SearchResult,
         SliceResult,
         WatermarkStatus,
         transcript_sources,
     )
-    from .status import AuditPage, Panel, SessionPart
+    from .status import AuditPage
+    from .wire import Panel, ReadResult, SearchResult, SessionPart
 
 _HOMES = {
     "AUDIT_LIMIT": "ledger",
@@ -40,12 +39,12 @@ _HOMES = {
     "GraftService": "service",
     "Handoff": "handoff",
     "Handoffs": "service",
-    "Panel": "status",
+    "Panel": "wire",
     "ReadBackError": "readback",
-    "ReadResult": "service",
+    "ReadResult": "wire",
     "Recovery": "service",
-    "SearchResult": "service",
-    "SessionPart": "status",
+    "SearchResult": "wire",
+    "SessionPart": "wire",
     "SliceResult": "service",
     "State": "lifecycle",
     "Txn": "lifecycle",

@@ -54,6 +54,7 @@ from typing import Any
 from ..errors import Invalid, Refused
 from ..sessions.events import Event, human_messages, message_text
 from .identity import generation, is_handoff_message, session_identity
+from .wire import ConstraintJson, IntegrityJson
 
 HEADING = "## 硬约束（逐字继承，不得违反）"
 NONE_ITEM = "- 无"
@@ -79,7 +80,7 @@ class Constraint:
         if self.seq < 0 or self.generation < 0:
             raise ValueError(f"constraint anchor must be non-negative: {self!r}")
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ConstraintJson:
         return {"text": self.text, "seq": self.seq, "generation": self.generation}
 
 
@@ -265,7 +266,7 @@ class ConstraintPack:
 
     text: str
     constraints: tuple[Constraint, ...]
-    integrity: dict[str, Any]
+    integrity: IntegrityJson
 
 
 def texts_digest(constraints: Iterable[Constraint]) -> str:
@@ -299,7 +300,7 @@ def pack_constraints(constraints: Sequence[Constraint], budget_chars: int) -> Co
             f"(seq {', '.join(str(c['seq']) for c in left_out) or '-'})",
             report,
         )
-    integrity = {
+    integrity: IntegrityJson = {
         "count": len(constraints),
         "chars": len(block),
         "budgetChars": budget_chars,

@@ -27,6 +27,7 @@ from ..sessions.events import usages
 from ..store import Store
 from .settings import GraftSettings
 from .watermark import Digest, _watermark
+from .wire import BoundaryJson, ContextUseJson, TurnUseJson
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +50,7 @@ class TurnUse:
     def ratio(self) -> float | None:
         return None if self.tokens is None else self.tokens / self.window
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> TurnUseJson:
         return {
             "ordinal": self.ordinal,
             "turn": self.turn,
@@ -81,7 +82,7 @@ class Boundary:
     time: int | None  # ms: when that event was logged, in this session
     at: int  # ms: when the handoff began
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> BoundaryJson:
         return {
             "txnId": self.txn_id,
             "state": self.state,
@@ -112,7 +113,7 @@ class ContextUse:
                 return use.turn
         return None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ContextUseJson:
         measured = [use for use in self.turns if use.ratio is not None]
         peak = max(measured, key=lambda use: use.ratio or 0.0, default=None)
         return {

@@ -33,6 +33,7 @@ from .identity import IGNITION_MARK, Identity, generation, session_identity
 from .semantic import SemanticState, extract_semantic_state
 from .settings import GraftSettings
 from .watermark import forced_cut_note
+from .wire import HandoffJson
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +49,7 @@ class Handoff:
     model: str | None = None  # the source's, as its log names it: the target runs on it
     mode: str | None = None  # the source's permission mode, as its log names it
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> HandoffJson:
         state = self.state
         return {
             "board": {
@@ -58,10 +59,7 @@ class Handoff:
                 "todo": [item.as_json() for item in state.todo],
                 "blocker": state.blocker.as_json() if state.blocker else None,
             },
-            "constraints": [
-                {"text": c.text, "seq": c.seq, "generation": c.generation}
-                for c in self.constraints.constraints
-            ],
+            "constraints": [c.as_json() for c in self.constraints.constraints],
             "card": self.card.text,
             "boundarySeq": state.boundary_seq,
             "artifacts": [item.as_json() for item in state.artifacts],

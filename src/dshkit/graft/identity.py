@@ -24,6 +24,7 @@ from typing import Any, TypeGuard
 import orjson
 
 from ..sessions.events import Event, human_messages, message_text
+from .wire import IdentityJson
 
 IDENTITY_PREFIX = "<!-- graft-identity: "
 IDENTITY_SUFFIX = " -->"
@@ -43,7 +44,7 @@ class Identity:
     boundary_seq: int
     generation: int
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> IdentityJson:
         return {
             "sourceSessionId": self.source_session_id,
             "boundarySeq": self.boundary_seq,

@@ -17,6 +17,7 @@ import orjson
 
 from .. import harnesses
 from ..store import GRAFT_NOTICE_DELIVERY, Store
+from .wire import AuditRecordJson, ForceFailureJson, RetirementJson
 
 TRANSFERRING = "transferring"  # a handoff of the source is under way
 RETIRED = "retired"  # the source handed off: its target carries the work
@@ -57,7 +58,7 @@ class Retirement:
         tail = f"；继续工作请用：{self.command}" if self.command else ""
         return f"[dshkit 交接] 本会话{status}，不再接收新的请求或工具调用。{where}{tail}"
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> RetirementJson:
         return {
             "kind": self.kind,
             "txnId": self.txn_id,
@@ -166,7 +167,7 @@ class AuditRecord:
     txn_id: int | None
     detail: dict[str, Any]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> AuditRecordJson:
         return {
             "id": self.id,
             "at": self.at,
@@ -229,7 +230,7 @@ class ForceFailure:
     told: bool
     retry_at: int
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ForceFailureJson:
         return {
             "failures": self.failures,
             "error": self.error,

@@ -46,6 +46,7 @@ from ..sessions.reader import read_head
 from ..store import Lease, LeaseBusy, Store
 from . import ledger, marker
 from .identity import Identity, session_identity
+from .wire import PlanJson, TxnJson
 
 SOURCE_ALREADY_MIGRATED = "SOURCE_ALREADY_MIGRATED"
 BAD_PLAN = "BAD_PLAN"
@@ -122,7 +123,7 @@ class Plan:
     def target(self) -> str:
         return self.target_harness or self.harness
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> PlanJson:
         return {
             "harness": self.harness,
             "sessionId": self.session_id,
@@ -209,7 +210,7 @@ class Txn:
     updated_at: int
     child: dict[str, Any] | None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> TxnJson:
         return {
             "id": self.id,
             "state": str(self.state),

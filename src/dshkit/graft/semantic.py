@@ -42,6 +42,7 @@ from ..sessions.events import (
 from .constraints import split_sentences
 from .identity import is_handoff_message, is_plugin_card, parse_identity
 from .noise import strip_host_noise
+from .wire import ItemJson, SlimmingJson
 
 # The blocker is one line of at most this many characters
 # (docs/design/graft.md#one-line-for-the-blocker).
@@ -82,7 +83,7 @@ class Item:
     text: str
     seq: int | None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ItemJson:
         return {"text": self.text, "seq": self.seq}
 
 
@@ -97,7 +98,7 @@ class Slimming:
     noise_tokens: int = 0  # host paths redacted inside project paragraphs
     outputs_folded: int = 0  # whole-disk scan output folded
 
-    def as_json(self) -> dict[str, int]:
+    def as_json(self) -> SlimmingJson:
         return {
             "resolvedErrors": self.resolved_errors,
             "errorBodies": self.error_bodies,

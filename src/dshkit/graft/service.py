@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .. import harnesses
 from ..errors import DshkitError, Invalid, Unavailable
@@ -31,8 +31,20 @@ from ..store import Store
 from . import ledger, lifecycle, readback, status
 from .handoff import Handoff, prepare_handoff
 from .settings import GraftSettings
-from .status import AuditPage, Panel, SessionPart
+from .status import AuditPage
 from .watermark import Decision
+from .wire import (
+    ForceFailureJson,
+    OutcomeJson,
+    Panel,
+    ReadResult,
+    RecoveryJson,
+    SearchResult,
+    SessionPart,
+    SliceJson,
+    TxnJson,
+    WatermarkStatusJson,
+)
 
 if TYPE_CHECKING:
     from .context_use import ContextUse
@@ -51,10 +63,10 @@ class WatermarkStatus:
 
     source: SessionInfo
     decision: Decision
-    outcome: dict[str, Any] | None = None  # `status.outcome`
-    forced_failure: dict[str, Any] | None = None  # `ledger.ForceFailure.as_json()`
+    outcome: OutcomeJson | None = None  # `status.outcome`
+    forced_failure: ForceFailureJson | None = None  # `ledger.ForceFailure.as_json()`
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> WatermarkStatusJson:
         return {
             "harness": self.source.harness,
             "session": self.source.session_id,
@@ -74,7 +86,7 @@ class SliceResult:
     txn: lifecycle.Txn
     detached: bool  # a detached process was started to drive it
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SliceJson:
         return {**self.txn.as_json(), "card": self.handoff.card.text}
 
 
@@ -86,7 +98,7 @@ class Recovery:
     recovered: tuple[lifecycle.Txn, ...]
     driven: tuple[int, ...]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> RecoveryJson:
         return {"recovered": [txn.as_json() for txn in self.recovered], "driven": list(self.driven)}
 
 
@@ -96,40 +108,8 @@ class Handoffs:
 
     txns: tuple[lifecycle.Txn, ...]
 
-    def as_json(self) -> list[dict[str, Any]]:
+    def as_json(self) -> list[TxnJson]:
         return [txn.as_json() for txn in self.txns]
-
-
-class ReadResult(TypedDict):
-    """One page of an event's text in a handoff's source session (`readback.read_result`)."""
-
-    sourceSessionId: str
-    harness: str
-    seq: int
-    type: str | None
-    tool: NotRequired[str]  # the tool of a tool call, or of the call a result answers
-    text: str
-    offset: int
-    totalChars: int
-    nextOffset: int | None  # where the next page starts; None when this one ends the text
-
-
-class SearchHit(TypedDict):
-    seq: int
-    type: str | None
-    tool: NotRequired[str]
-    snippet: str
-
-
-class SearchResult(TypedDict):
-    """Where the source session holds a query, newest first (`readback.search_history`)."""
-
-    sourceSessionId: str
-    harness: str
-    query: str
-    hits: list[SearchHit]
-    totalHits: int  # every match, those the limits left out included
-    truncated: bool
 
 
 class GraftService:

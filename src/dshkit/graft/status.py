@@ -11,7 +11,6 @@ surfaces reach these through `GraftService` (`service.py`), which opens the stor
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, TypedDict
 
 import orjson
 
@@ -31,57 +30,15 @@ from .lifecycle import (
 )
 from .settings import GraftSettings
 from .watermark import Decision, Digest, GraftState
-
-
-class Counts(TypedDict):
-    transferring: int
-    retired: int
-    targets: int  # sessions born from a handoff: its target was started or picked one up
-    byState: dict[str, int]
-
-
-class PendingRow(TypedDict):
-    txnId: int
-    targetHarness: str
-    cwd: str
-    at: int
-    ageMs: int
-    harness: str
-    sessionId: str
-
-
-class NoticeRow(TypedDict):
-    harness: str
-    sessionId: str
-    txnId: int
-    at: int
-    text: str
-
-
-class SessionPart(TypedDict):
-    """One session's part of the panel."""
-
-    harness: str
-    sessionId: str
-    cwd: str
-    decision: dict[str, Any] | None  # `Decision.as_json()`, None when the settings are unusable
-    settingsError: str | None
-    retirement: dict[str, Any] | None  # `Retirement.as_json()` and its pointer
-    handoffs: list[dict[str, Any]]  # `Txn.as_json()` of each, as source
-    targetOf: list[int]  # the handoffs this session carries on
-    notices: list[NoticeRow]
-    handoff: dict[str, Any] | None  # `outcome`: what became of its latest handoff
-    forcedCutFailure: dict[str, Any] | None  # `ledger.ForceFailure.as_json()`
-
-
-class Panel(TypedDict):
-    """The debug panel; `transactions` are `Txn.as_json()` with `ageMs` and `driver`."""
-
-    session: SessionPart | None
-    transactions: list[dict[str, Any]]
-    counts: Counts
-    pending: list[PendingRow]
-    notices: list[NoticeRow]
+from .wire import (
+    AuditPageJson,
+    ForceFailureJson,
+    NoticeRow,
+    OutcomeJson,
+    Panel,
+    PendingRow,
+    SessionPart,
+)
 
 
 def session_decision(store: Store, info: SessionInfo, settings: GraftSettings) -> Decision:
@@ -99,7 +56,7 @@ def session_decision(store: Store, info: SessionInfo, settings: GraftSettings) -
     return decision
 
 
-def outcome(store: Store, key: tuple[str, str]) -> dict[str, Any] | None:
+def outcome(store: Store, key: tuple[str, str]) -> OutcomeJson | None:
     """What became of the session's latest handoff, for a person: its state, the target and
     the command to go on with it, or why it was rolled back; None when it never handed off."""
     row = store.db.execute(
@@ -199,7 +156,7 @@ def session_status(store: Store, info: SessionInfo) -> SessionPart:
     }
 
 
-def _force_failure(store: Store, key: tuple[str, str]) -> dict[str, Any] | None:
+def _force_failure(store: Store, key: tuple[str, str]) -> ForceFailureJson | None:
     try:
         settings = GraftSettings.load(store.state_dir)
     except ConfigError:
@@ -255,7 +212,7 @@ class AuditPage:
     records: list[ledger.AuditRecord]
     more: int
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> AuditPageJson:
         return {"records": [record.as_json() for record in self.records], "more": self.more}
 
 

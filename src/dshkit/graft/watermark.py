@@ -42,6 +42,14 @@ from ..sessions.events import (
 )
 from .identity import Identity, session_identity
 from .settings import GraftSettings
+from .wire import (
+    DecisionJson,
+    DigestJson,
+    ForcedCutMark,
+    GraftStateJson,
+    PressureJson,
+    WatermarkJson,
+)
 
 # The latest cut point that ever worked: the old constant, now a ceiling
 # (docs/design/graft.md#seventy-five-percent-is-a-ceiling).
@@ -111,7 +119,7 @@ class Pressure(Value):
     def ratio(self) -> float | None:
         return None if self.tokens is None else self.tokens / self.window
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> PressureJson:
         return {
             "tokens": self.tokens,
             "window": self.window,
@@ -219,11 +227,21 @@ class Digest:
             growth, source = settings.growth_tokens_per_turn, "config"
         return GraftCost(settings.handoff_tokens, growth, source, settings.reserve_turns)
 
-    def as_json(self) -> dict[str, Any]:
-        values = {name: getattr(self, name) for name in self.__slots__ if name != "turns"}
-        values["identity"] = None if self.identity is None else self.identity.as_json()
-        values["ordinal"], values["turn"] = self.turns.ordinal, self.turns.number
-        return values
+    def as_json(self) -> DigestJson:
+        return {
+            "count": self.count,
+            "window": self.window,
+            "model": self.model,
+            "context": self.context,
+            "levels": self.levels,
+            "humans": self.humans,
+            "identity": None if self.identity is None else self.identity.as_json(),
+            "last_step": self.last_step,
+            "last_graft_call": self.last_graft_call,
+            "todos": self.todos,
+            "ordinal": self.turns.ordinal,
+            "turn": self.turns.number,
+        }
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> Digest:
@@ -361,7 +379,7 @@ class Watermark(Value):
         self.mode, self.warning, self.forced, self.feasible = mode, warning, forced, feasible
         self.config_error, self.cost = config_error, cost
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> WatermarkJson:
         cost = self.cost
         return {
             "mode": self.mode,
@@ -440,12 +458,18 @@ class GraftState:
     plan_nudged: bool = False
     migrated: bool = False  # this session already handed off (retired or transferred)
     allow_reslice: bool = False
-    forced_cut_marks: tuple[dict[str, Any], ...] = field(default=())
+    forced_cut_marks: tuple[ForcedCutMark, ...] = field(default=())
 
-    def as_json(self) -> dict[str, Any]:
-        values = {json: getattr(self, name) for name, json in _STATE_KEYS.items()}
-        values["forcedCutMarks"] = list(self.forced_cut_marks)
-        return values
+    def as_json(self) -> GraftStateJson:
+        return {
+            "nudgeTurn": self.nudge_turn,
+            "nudgeAt": self.nudge_at,
+            "escalated": self.escalated,
+            "planNudged": self.plan_nudged,
+            "migrated": self.migrated,
+            "allowReslice": self.allow_reslice,
+            "forcedCutMarks": list(self.forced_cut_marks),
+        }
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> GraftState:
@@ -474,9 +498,9 @@ class Decision:
     watermark: Watermark
     state: GraftState
     text: str | None = None
-    mark: dict[str, Any] | None = None
+    mark: ForcedCutMark | None = None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> DecisionJson:
         return {
             "action": self.action,
             "reason": self.reason,
@@ -558,7 +582,7 @@ def decide_digest(digest: Digest, settings: GraftSettings, state: GraftState) ->
     nudged = state.nudge_at is not None
     obeyed = nudged and digest.last_graft_call >= (state.nudge_at or 0)
     if mark_line.forced is not None and ratio >= mark_line.forced:
-        mark = None
+        mark: ForcedCutMark | None = None
         if nudged and not obeyed and mark_line.warning is not None:
             mark = {"ratio": ratio, "warning": mark_line.warning, "nudgeTurn": state.nudge_turn}
         marks = state.forced_cut_marks + ((mark,) if mark else ())

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .commands import Command
+    from .wire import PatternJson
 
 ALLOW, DENY = "allow", "deny"
 MAX_PATTERN_CHARS = 1_000
@@ -67,7 +68,7 @@ class Pattern:
                 return False
         return True
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> PatternJson:
         return {"kind": self.kind, "pattern": self.text, "origin": self.origin}
 
     def __repr__(self) -> str:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from .commands import Command
     from .rules import Pattern, Rules
+    from .wire import CommandWords, ExplainJson, ModeStateJson, RuleJson
 
 SHELLS = ("bash", "pwsh")
 MAX_COMMAND_CHARS = 100_000
@@ -170,7 +171,7 @@ def explain_line(
     settings: Mapping[str, Any] | None = None,
     where: str = "config.toml",
     home: str | None = None,
-) -> dict[str, Any]:
+) -> ExplainJson:
     """`explain`'s record for one line judged traced, with the person's rules of `settings`
     (a checked `[guard]` section, from the file `where`) for the workspace `cwd`; `mode`
     defaults to the section's. ValueError names an unknown shell or mode."""
@@ -201,13 +202,13 @@ def decisions(found: Classification) -> dict[str, str]:
     return {mode: found.decision(mode) for mode in MODES}
 
 
-def explain(found: Classification, mode: str | None = None) -> dict[str, Any]:
+def explain(found: Classification, mode: str | None = None) -> ExplainJson:
     """The record of a classification: its risk, whether it is a global search and runs
     opaque code, each mode's decision and the reason; with `mode`, that mode's decision too.
     A traced one (`classify(traced=True)`) also has the words of each simple command the
     walker saw (wrappers peeled) and the rule that decided: the person's pattern and where it
     came from, or the built-in rule and the command it judged."""
-    record: dict[str, Any] = {
+    record: ExplainJson = {
         "risk": found.risk,
         "globalSearch": found.global_search,
         "opaque": found.opaque,
@@ -227,34 +228,42 @@ def explain(found: Classification, mode: str | None = None) -> dict[str, Any]:
     return record
 
 
-def _words(command: Command) -> dict[str, Any]:
+def _words(command: Command) -> CommandWords:
     words = [command.name, *(w.shown for w in command.args)]
     return {"words": words, "depth": command.depth, "shell": command.shell}
 
 
-def _deciding(found: Classification, judge: Judge) -> dict[str, Any]:
+def _deciding(found: Classification, judge: Judge) -> RuleJson:
     """The rule that decided: the person's deny, the built-in rule of the riskiest finding,
     or, with nothing found, the person's allow that took a command out of the judgement."""
     if found.denied is not None:
         command = next(c for p, c in judge.denied if p is found.denied)
-        return {**found.denied.as_json(), "command": _words(command)["words"]}
+        return _pattern_rule(found.denied, command)
     findings = judge.findings.found
     if found.risk != SAFE and findings:
         worst = max(range(len(findings)), key=lambda i: RISKS.index(findings[i][0]))
         if found.opaque and found.risk == UNKNOWN:
             worst = next(i for i, f in enumerate(findings) if f[1] == judge.findings.opaque[0])
         owner = judge.owners.get(worst) if judge.owners is not None else None
-        rule: dict[str, Any] = {"kind": "builtin", "finding": findings[worst][1]}
+        finding = findings[worst][1]
         if owner is not None:
-            rule.update(name=owner[1], command=_words(owner[0])["words"])
-        else:
-            rule["name"] = "line"  # the line itself: a redirection onto a disk, unreadable
-        return rule
+            words = _words(owner[0])["words"]
+            return {"kind": "builtin", "finding": finding, "name": owner[1], "command": words}
+        # the line itself: a redirection onto a disk, unreadable
+        return {"kind": "builtin", "finding": finding, "name": "line"}
     if judge.findings.searches:
         return {"kind": "builtin", "name": "search", "finding": judge.findings.searches[0]}
     if found.allowed:
-        return {**found.allowed[0].as_json()}
+        return _pattern_rule(found.allowed[0])
     return {"kind": "builtin", "name": "none", "finding": found.reason}
+
+
+def _pattern_rule(pattern: Pattern, command: Command | None = None) -> RuleJson:
+    """One of the person's rules as the rule that decided, with the command it matched."""
+    rule: RuleJson = {"kind": pattern.kind, "pattern": pattern.text, "origin": pattern.origin}
+    if command is not None:
+        rule["command"] = _words(command)["words"]
+    return rule
 
 
 # -- the mode commands are judged under ----------------------------------------------------
@@ -290,7 +299,7 @@ class ModeState:
         self.mode, self.source, self.config_mode = mode, source, config_mode
         self.chosen, self.problem, self.section = chosen, problem, section
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ModeStateJson:
         return {
             "mode": self.mode,
             "source": self.source,

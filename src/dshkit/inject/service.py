@@ -34,6 +34,7 @@ from ..sessions.harness import SideFiles
 from ..store import Store
 from . import rules
 from .rules import Call, Part
+from .wire import EventPreviewJson, InjectPreviewJson, PartPreviewJson
 
 Rule = Callable[[Store, Call], Part]
 
@@ -116,7 +117,7 @@ class PartPreview:
     def delivered(self) -> bool:
         return bool(self.text) and not self.dropped
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> PartPreviewJson:
         return {
             "handler": self.handler,
             "order": self.order,
@@ -152,7 +153,7 @@ class EventPreview:
     def chars(self) -> int:
         return harnesses.text_length(self.text)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> EventPreviewJson:
         return {
             "event": self.event,
             "text": self.text,
@@ -182,7 +183,7 @@ class InjectPreview:
     def event(self, name: str) -> EventPreview:
         return next(e for e in self.events if e.event == name)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> InjectPreviewJson:
         return {
             "harness": self.harness,
             "sessionId": self.session_id,

@@ -107,10 +107,12 @@ def _handoff_told(txn: Txn, cwd: str) -> str:
     )
 
 
-def result(text: str, structured: dict[str, Any] | None = None) -> CallToolResult:
-    """A tool's answer: `text` for the model as it is, and the same facts as JSON."""
+def result(text: str, structured: Mapping[str, Any] | None = None) -> CallToolResult:
+    """A tool's answer: `text` for the model as it is, and the same facts as JSON (the
+    result's TypedDict, as the CLI's `--json` and the HTTP API give it)."""
     return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=structured
+        content=[TextContent(type="text", text=text)],
+        structured_content=None if structured is None else dict(structured),
     )
 
 
@@ -286,9 +288,7 @@ class Tools:
         """交接调试面板（只读）：会话的上下文水位及其来源、预警与强切水位、当前判定、是否已交接；
         未完成的交接事务、已退休与转移中的会话数、等待接手的交接和未送达的通知；以及记忆库的计数
         （技能、负面经验、事实、经验、待审技能、隔离），给出 cwd 时还有同区、跨区、无来源的条数。"""
-        found = dict(self._graft().debug_status(sessionId))
-        memory = self.app.memory
-        found["memory"] = memory.counts(None if cwd is None else memory.workspace(cwd=cwd))
+        found = self.app.debug_status(sessionId, cwd=cwd)
         return result(as_text(found), found)
 
     # -- memory ------------------------------------------------------------------------------

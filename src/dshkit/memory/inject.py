@@ -24,9 +24,8 @@ from .threat import scan
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:
-    from typing import Any
-
     from ..store import Store
+    from .wire import ChosenJson
     from .workspace import Workspace
 
 ROOM_KEPT = 1_500  # of one hook answer's cap, left for a handoff's pickup and capability facts
@@ -56,7 +55,7 @@ class Chosen:
         self.records = records
         self.left_out = left_out
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ChosenJson:
         return {
             "text": self.text,
             "records": [

@@ -20,6 +20,7 @@ import orjson
 
 from ..llm import LLMClient
 from .records import EXPERIENCE, FACT, MODEL, Draft, Record
+from .wire import JudgementJson
 
 MAX_REQUESTS = 60  # the session's newest requests shown
 REQUEST_CHARS = 400
@@ -51,7 +52,7 @@ class Judgement:
     outcome: str = "ok"
     error: str | None = None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JudgementJson:
         return {
             "outcome": self.outcome,
             "added": len(self.drafts),

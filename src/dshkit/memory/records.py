@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..store import Store
+    from .wire import MemoryCountsJson, RecordJson
     from .workspace import Workspace
 
 FACT, EXPERIENCE, NEGATIVE, SKILL = "fact", "experience", "negative", "skill"
@@ -106,8 +107,8 @@ class Record:
         seq = "" if self.seq is None else f"#{self.seq}"
         return f"{self.harness}:{self.session_id}{seq}"
 
-    def as_json(self, current: bool | None = None) -> dict[str, Any]:
-        found: dict[str, Any] = {
+    def as_json(self, current: bool | None = None) -> RecordJson:
+        found: RecordJson = {
             "id": self.id,
             "kind": self.kind,
             "subject": self.subject,
@@ -362,7 +363,7 @@ def set_state(store: Store, record: int, state: str, detail: dict[str, Any]) -> 
     )
 
 
-def counts(store: Store, workspace: Workspace | None = None) -> dict[str, Any]:
+def counts(store: Store, workspace: Workspace | None = None) -> MemoryCountsJson:
     """The debug panel's counts: current records per kind, the proposals waiting (the queue),
     the quarantined; with a workspace, how the current records stand to it (same workspace,
     another one, no provenance)."""
@@ -378,7 +379,7 @@ def counts(store: Store, workspace: Workspace | None = None) -> dict[str, Any]:
     quarantined = store.db.execute(
         "SELECT count(*) FROM memory_records WHERE quarantined = 1"
     ).fetchone()[0]
-    found: dict[str, Any] = {
+    found: MemoryCountsJson = {
         "skills": by_kind[SKILL],
         "negative": by_kind[NEGATIVE],
         "facts": by_kind[FACT],

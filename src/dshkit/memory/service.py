@@ -37,6 +37,17 @@ from .inject import Chosen, choose, room_beside
 from .judge import judge
 from .records import Record
 from .skills import validate, write_skill
+from .wire import (
+    AcceptedJson,
+    DeferredJson,
+    HarvestedSession,
+    HarvestReportJson,
+    HarvestSummary,
+    InjectionJson,
+    MemoryCountsJson,
+    RecordListJson,
+    RecordViewJson,
+)
 from .workspace import Workspace, identify
 
 HARVEST_LEASE = rec.HARVEST_LEASE
@@ -50,7 +61,7 @@ class RecordList:
     records: list[Record]
     current: dict[int, bool]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> RecordListJson:
         return {
             "workspace": None if self.workspace is None else self.workspace.as_json(),
             "records": [r.as_json(self.current.get(r.id)) for r in self.records],
@@ -67,7 +78,7 @@ class RecordView:
     supersedes: list[Record]
     superseded_by: Record | None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> RecordViewJson:
         return {
             **self.record.as_json(self.current),
             "supersedes": [r.as_json() for r in self.supersedes],
@@ -84,7 +95,7 @@ class Injection:
     chosen: Chosen
     enabled: bool
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> InjectionJson:
         return {
             "workspace": self.workspace.as_json(),
             "request": self.request,
@@ -95,16 +106,16 @@ class Injection:
 
 @dataclass(slots=True)
 class HarvestReport:
-    sessions: list[dict[str, Any]] = field(default_factory=list)
+    sessions: list[HarvestedSession] = field(default_factory=list)
     added: dict[str, int] = field(default_factory=lambda: dict.fromkeys(rec.KINDS, 0))
     quarantined: int = 0
     superseded: int = 0
     skipped: int = 0  # sessions unchanged since they were harvested
     retired: int = 0  # retired sources harvested
-    deferred: list[dict[str, Any]] = field(default_factory=list)  # handoffs under way
+    deferred: list[DeferredJson] = field(default_factory=list)  # handoffs under way
     busy: bool = False  # another harvest held the lease
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> HarvestReportJson:
         return {
             "sessions": self.sessions,
             "added": self.added,
@@ -121,7 +132,7 @@ class Accepted:
     record: int
     path: str
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> AcceptedJson:
         return {"accepted": self.record, "path": self.path}
 
 
@@ -276,7 +287,7 @@ class MemoryService:
             )
         return Injection(workspace, request, chosen, bool(settings["inject"]))
 
-    def counts(self, workspace: Workspace | None = None) -> dict[str, Any]:
+    def counts(self, workspace: Workspace | None = None) -> MemoryCountsJson:
         """The debug panel's memory counts."""
         with self._store() as store:
             return rec.counts(store, workspace)
@@ -403,7 +414,7 @@ class MemoryService:
                 ).fetchone()[0]:
                     report.quarantined += 1
             report.superseded += _closed(store) - before
-            summary: dict[str, Any] = {
+            summary: HarvestSummary = {
                 "added": added,
                 "dropped": harvester.dropped,
                 "events": harvester.events,

@@ -18,6 +18,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from .wire import WorkspaceJson
+
 _SECTION = re.compile(r'^\s*\[\s*remote\s+"(?P<name>[^"]*)"\s*\]\s*$')
 _ANY_SECTION = re.compile(r"^\s*\[")
 _URL = re.compile(r"^\s*url\s*=\s*(?P<url>.+?)\s*$")
@@ -46,7 +48,7 @@ class Workspace:
     def __repr__(self) -> str:
         return f"Workspace({self.root!r}, {self.remote!r})"
 
-    def as_json(self) -> dict[str, str | None]:
+    def as_json(self) -> WorkspaceJson:
         return {"root": self.root, "remote": self.remote}
 
 

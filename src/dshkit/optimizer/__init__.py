@@ -14,21 +14,22 @@ from typing import TYPE_CHECKING
 from ..lazy import lazy_names
 
 if TYPE_CHECKING:  # the real names, for type checkers
-    from .evaluate import EvalRow, Evaluation
-    from .runs import OUTCOMES, PASSED_PREFIX, Run, RunList, RunNotFound, TierRate
+    from .evaluate import Evaluation
+    from .runs import OUTCOMES, PASSED_PREFIX, Run, RunList, RunNotFound
     from .service import JOB_KIND, OptimizerService
     from .settings import Settings
     from .strategies import FORMS, TIERS
+    from .wire import EvalRow, TierRate
 
 _HOMES = {
-    "EvalRow": "evaluate",
+    "EvalRow": "wire",
     "Evaluation": "evaluate",
     "OUTCOMES": "runs",
     "PASSED_PREFIX": "runs",
     "Run": "runs",
     "RunList": "runs",
     "RunNotFound": "runs",
-    "TierRate": "runs",
+    "TierRate": "wire",
     "JOB_KIND": "service",
     "OptimizerService": "service",
     "Settings": "settings",

@@ -37,10 +37,10 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from .gates import is_ask_heading, is_ask_item, is_nothing_line, is_self_check
 from .strategies import HISTORY_MARK_RE
+from .wire import UnitJson
 
 RAW_OVERLAP = 0.5  # share of a clause's bigrams found in the raw words for it to restate them
 # Share of a clause's characters that are the raw words' own, in order, for it to repair them.
@@ -93,7 +93,7 @@ class Unit:
     cites: tuple[str, ...] = ()
     overlap: float | None = None  # bigram share found in the raw words, when it was measured
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> UnitJson:
         return {
             "line": self.line,
             "text": self.text,
@@ -120,7 +120,7 @@ class Audit:
             "untraced": kinds.count("untraced"),
         }
 
-    def detail(self) -> list[dict[str, Any]]:
+    def detail(self) -> list[UnitJson]:
         return [u.as_json() for u in self.units]
 
 

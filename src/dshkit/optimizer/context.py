@@ -71,6 +71,7 @@ from ..sessions.catalog import Catalog, SessionKey, bulk_load
 from ..sessions.events import Event, is_human_message, message_text
 from .gates import is_self_check
 from .strategies import HISTORY_MARK, HISTORY_MARK_RE
+from .wire import ContextBlockJson
 
 MAX_EXCHANGES = 10  # the most the `turns` setting may ask for
 # Below this, not even the declaration and a dropped-exchanges notice fit.
@@ -131,7 +132,7 @@ class ContextBlock:
     def exchanges_in_scope(self) -> int:
         return self.exchanges_included + self.exchanges_dropped
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ContextBlockJson:
         # Kept in run records under the setting's word: these keys count exchanges too.
         return {
             "harness": self.harness,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import orjson
 
@@ -22,21 +22,9 @@ from .gates import is_ask_heading, is_nothing_line
 from .pipeline import optimize
 from .settings import settings_for
 from .strategies import NOTHING_TO_ASK, PASSTHROUGH_TIER, TIERS
+from .wire import EvalRow
 
 MAX_CASES = 200
-
-
-class EvalRow(TypedDict):
-    """One case under one tier: its run, the gates of the answer, and for a clear case
-    whether it said 无 (None for the others)."""
-
-    raw: str
-    tier: str
-    runId: int | None
-    fallback: str | None
-    askGate: dict[str, Any]
-    lengthGate: dict[str, Any]
-    nothingOnClear: bool | None
 
 
 @dataclass(frozen=True)

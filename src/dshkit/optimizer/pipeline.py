@@ -25,13 +25,7 @@ from .gates import ask_gate, holds_body, length_gate, strip_recipient
 from .grounding import TOOLS, Workspace, WorkspaceUnavailable
 from .runs import Run, save_run
 from .settings import Settings, remember_tools_refused, tools_refused
-from .strategies import (
-    PASSTHROUGH_TIER,
-    budget_note,
-    check_tier,
-    passthrough,
-    system_prompt,
-)
+from .strategies import PASSTHROUGH_TIER, budget_note, check_tier, passthrough, system_prompt
 
 # Characters of session history shown to the model at most (the context block degrades its
 # detail to fit, never its scope).

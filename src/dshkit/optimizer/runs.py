@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any
 
 import orjson
 
 from ..errors import NotFound
 from ..store import SQLITE_INT_MAX, Store
+from .wire import ContextBlockJson, RunDetailJson, RunJson, RunListJson, TierRate, UnitJson
 
 OUTCOMES = ("ok", "rework")
 # Why a prompt reached the agent without a model call.
@@ -63,16 +64,16 @@ class Run:
     session_id: str | None = None
     cwd: str | None = None
     model: str | None = None
-    context: dict[str, Any] | None = None
+    context: ContextBlockJson | None = None
     stripped: list[str] = field(default_factory=list)
     steps: list[dict[str, Any]] = field(default_factory=list)
-    sentences: list[dict[str, Any]] = field(default_factory=list)
+    sentences: list[UnitJson] = field(default_factory=list)
     timings: dict[str, int] = field(default_factory=dict)
     id: int | None = None
     at: int = 0
     outcome: str | None = None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> RunJson:
         """The `dshkit optimize --json` contract."""
         return {
             "runId": self.id,
@@ -87,7 +88,7 @@ class Run:
             "audit": self.audit,
         }
 
-    def detail(self) -> dict[str, Any]:
+    def detail(self) -> RunDetailJson:
         """Everything kept of the run (`dshkit runs show`, `GET /api/optimizer/runs/{id}`)."""
         return {
             **self.as_json(),
@@ -271,34 +272,6 @@ def last_markable(store: Store, harness: str, session_id: str) -> Run:
     return _run(rows[0])
 
 
-class TierRate(TypedDict):
-    """One tier's record. `runs`: prompts it delivered (a fallback is the raw words', a
-    continuation nobody's); `judged`, `ok`, `rework` of those; `successRate` the one-pass
-    rate; `vsRawWords` its difference from the raw words' rate on comparable prompts (the
-    same length class, weighted as this tier's judged runs are), over `comparable` judged
-    runs of this tier and `rawComparable` of the raw words (None while no class has both).
-    `latency`: the optimizer's added time of every prompt this tier's settings ran (skips
-    and fallbacks included): count, how many asked no model, p50 and p95 in ms."""
-
-    runs: int
-    judged: int
-    ok: int
-    rework: int
-    successRate: float | None
-    vsRawWords: float | None
-    comparable: int
-    rawComparable: int
-    latency: Latency
-
-
-class Latency(TypedDict):
-    prompts: int
-    skipped: int
-    fallbacks: int
-    p50Ms: int | None
-    p95Ms: int | None
-
-
 @dataclass(frozen=True)
 class RunList:
     """The newest runs (newest first) and every tier's success rate."""
@@ -306,11 +279,11 @@ class RunList:
     runs: list[Run]
     rates: dict[str, TierRate]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> RunListJson:
         return {
             "runs": [
-                run.as_json()
-                | {
+                {
+                    **run.as_json(),
                     "at": run.at,
                     "outcome": run.outcome,
                     "passed": run.passed,

@@ -38,6 +38,7 @@ from .runs import (
 )
 from .settings import Settings, set_project_settings, set_session_settings, settings_for
 from .strategies import PASSTHROUGH_TIER
+from .wire import RunJson
 
 if TYPE_CHECKING:
     from ..jobs import JobRunner, Submitted
@@ -144,7 +145,7 @@ class OptimizerService:
                 store, raw, session, harness, None, cwd, overrides, refresh, None
             )
 
-        def work(progress: Progress) -> dict[str, Any]:
+        def work(progress: Progress) -> RunJson:
             with self._open() as store:
                 run = self._run(store, request, progress, None)
             if run.fallback:

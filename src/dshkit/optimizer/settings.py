@@ -18,6 +18,7 @@ from ..config import ConfigError, check_section, load_config
 from ..harnesses.prompt_input import DEFAULT_PREFIX, collision
 from ..paths import dir_key
 from ..store import Store
+from .wire import SettingsJson
 
 if TYPE_CHECKING:
     from ..sessions.catalog import SessionKey
@@ -52,7 +53,7 @@ class Settings:
             )
         return self.skip_prefix
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SettingsJson:
         return {
             "tier": self.tier,
             "form": self.form,

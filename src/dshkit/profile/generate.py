@@ -13,11 +13,9 @@ with its diff in a bounded history that never drops the newest.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
 import orjson
 
@@ -25,7 +23,6 @@ from ..llm import LLMClient, LLMConfig, LLMConfigError
 from ..sessions import Scanner, SessionKey, Source
 from ..store import PROFILE_LEASE, Lease, LeaseBusy, Store
 from .model import (
-    Entry,
     ProfileOutputError,
     Trigger,
     assemble,
@@ -38,6 +35,7 @@ from .prompt import MAX_MATERIAL, Material, build_messages
 from .removals import Removal, match_removal, removals
 from .signals import SignalConfig, collect_signals
 from .state import latest_version
+from .wire import DiffJson, DroppedAsRemoved, Entry, GenerationJson, LastRunJson
 
 HISTORY_LIMIT = 50
 _WATERMARK = "profile.watermark"
@@ -63,8 +61,8 @@ class Generation:
     ok: bool = False  # a new version was stored
     version: int | None = None
     entries: int = 0
-    diff: dict[str, list[str]] = field(
-        default_factory=lambda: {"added": [], "removed": [], "modified": [], "unchanged": []}
+    diff: DiffJson = field(
+        default_factory=lambda: DiffJson(added=[], removed=[], modified=[], unchanged=[])
     )
     spurious_rate: float = 0.0
     partial: bool = False
@@ -80,13 +78,13 @@ class Generation:
     deletions_honored: bool = True
     # Entries of the answer dropped because the person had removed them, each with why
     # (`model.Assembly.dropped_as_removed`).
-    dropped_as_removed: list[dict[str, str]] = field(default_factory=list)
+    dropped_as_removed: list[DroppedAsRemoved] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
         return self._outcome() not in NOT_FAILURES
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> GenerationJson:
         """The `dshkit profile generate --json` contract."""
         return {
             "ok": self.ok,
@@ -100,23 +98,35 @@ class Generation:
             "error": self.error,
         }
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> LastRunJson:
         """Every field, with camelCase keys: the profile's `lastRun`."""
-        value = {_camel(name): item for name, item in asdict(self).items()}
-        value["outcome"] = self._outcome()
-        return value
+        return {
+            "ok": self.ok,
+            "version": self.version,
+            "entries": self.entries,
+            "diff": self.diff,
+            "spuriousRate": self.spurious_rate,
+            "partial": self.partial,
+            "reason": self.reason,
+            "error": self.error,
+            "triggered": self.triggered,
+            "at": self.at,
+            "outcome": self._outcome(),
+            "truncationReason": self.truncation_reason,
+            "droppedTailChars": self.dropped_tail_chars,
+            "warnings": self.warnings,
+            "deletedByContract": self.deleted_by_contract,
+            "deletionsHonored": self.deletions_honored,
+            "droppedAsRemoved": self.dropped_as_removed,
+        }
 
     def _outcome(self) -> str:
         if self.outcome is not None:
             return self.outcome
-        return "error" if self.failed else "ok" if self.ok else "not-triggered"
+        return "error" if self.error else "ok" if self.ok else "not-triggered"
 
 
-def _camel(name: str) -> str:
-    return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
-
-
-def last_run(store: Store) -> dict[str, Any] | None:
+def last_run(store: Store) -> LastRunJson | None:
     stored = store.get_meta(_LAST_RUN)
     return orjson.loads(stored) if stored else None
 

@@ -3,16 +3,15 @@ before and how its answer was read (spurious rate, partial, rescue), for the con
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 
 from ..store import Store
+from .wire import ProfileVersionsJson
 
 VERSIONS_LIMIT = 200
 
 
-def profile_versions(store: Store, limit: int = 50) -> dict[str, Any]:
+def profile_versions(store: Store, limit: int = 50) -> ProfileVersionsJson:
     """The newest `limit` versions and how many are kept in all (ValueError on a bad limit)."""
     if not 1 <= limit <= VERSIONS_LIMIT:
         raise ValueError(f"limit must be from 1 to {VERSIONS_LIMIT}, got {limit}")

@@ -22,6 +22,7 @@ import orjson
 
 from ..errors import Invalid, NotFound
 from ..llm.rescue import largest_json_prefix
+from .wire import DiffJson, DroppedAsRemoved, Entry
 
 CATEGORIES = ("A", "B", "C", "D")
 # What each category means, in the words the model is asked for it, the injected text heads it
@@ -38,8 +39,6 @@ MODEL_FIELDS = ("id", "category", "claim", "evidence", "confidence")
 # Set on an entry the person wrote or pinned: the model is told so, and whatever its delta says
 # of it, the entry stays as the person left it.
 PINNED = "pinned"
-
-Entry = dict[str, Any]
 
 
 @dataclass
@@ -153,9 +152,8 @@ class Assembly:
     deleted_by_contract: list[str]
     deletions_honored: bool
     warnings: list[str]
-    # Entries of the answer dropped because they say again what the person removed: each
-    # {"id", "category", "claim", "removedId", "why"}.
-    dropped_as_removed: list[dict[str, str]] = field(default_factory=list)
+    # Entries of the answer dropped because they say again what the person removed.
+    dropped_as_removed: list[DroppedAsRemoved] = field(default_factory=list)
 
 
 # Whether an entry says again what the person removed: (the removed entry's id, why) or None.
@@ -176,7 +174,7 @@ def assemble(
     entries: list[Entry] = []
     placed: set[str] = set()
     warnings: list[str] = []
-    dropped: list[dict[str, str]] = []
+    dropped: list[DroppedAsRemoved] = []
     # The person's pinned entries first, as they are: the delta cannot change or drop them.
     for kept in previous:
         if kept.get(PINNED):
@@ -200,8 +198,13 @@ def assemble(
             # The person removed this: it does not come back, whatever the evidence.
             removed_id, why = match
             dropped.append(
-                {k: entry[k] for k in ("id", "category", "claim")}
-                | {"removedId": removed_id, "why": why}
+                {
+                    "id": entry["id"],
+                    "category": entry["category"],
+                    "claim": entry["claim"],
+                    "removedId": removed_id,
+                    "why": why,
+                }
             )
             warnings.append(f"entry {entry['id']!r} dropped: the person removed it ({why})")
             if old is None:
@@ -313,7 +316,7 @@ def _valid(raw: dict[str, Any]) -> tuple[Entry | None, str]:
     }, ""
 
 
-def diff_profiles(old: list[Entry], new: list[Entry]) -> dict[str, list[str]]:
+def diff_profiles(old: list[Entry], new: list[Entry]) -> DiffJson:
     """Entry-level changes by id: `modified` is a same-id entry whose claim or category moved."""
     before = {e["id"]: e for e in old}
     after = {e["id"]: e for e in new}
@@ -331,7 +334,7 @@ def diff_profiles(old: list[Entry], new: list[Entry]) -> dict[str, list[str]]:
     }
 
 
-def spurious_rate(diff: dict[str, list[str]], previous_count: int) -> float:
+def spurious_rate(diff: DiffJson, previous_count: int) -> float:
     """Rewordings per entry of the previous version: changes no new material asked for."""
     return len(diff["modified"]) / previous_count if previous_count else 0.0
 

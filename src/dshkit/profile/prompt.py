@@ -16,9 +16,10 @@ from datetime import UTC, datetime
 
 import orjson
 
-from .model import CATEGORY_LABELS, MODEL_FIELDS, PINNED, Entry
+from .model import CATEGORY_LABELS, MODEL_FIELDS, PINNED
 from .removals import PROMPT_REMOVALS, Removal
 from .state import MAX_CLAIM_CHARS, MAX_ENTRIES
+from .wire import Entry
 
 MAX_MATERIAL = 400  # human messages in one prompt, the newest ones
 _MESSAGE_CHARS = 600  # a very long message is cut: the profile needs its gist, not its bulk

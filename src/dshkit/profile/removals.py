@@ -22,12 +22,11 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Any
 
 from ..errors import NotFound
 from ..store import Store
 from ..words import normalise, sessions_saying
-from .model import Entry
+from .wire import Entry, RemovalJson
 
 # Normalised claims at least this similar (difflib's ratio) are the same claim said again.
 SIMILAR = 0.8
@@ -47,7 +46,7 @@ class Removal:
     claim: str
     removed_at: int
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> RemovalJson:
         return {
             "removal": self.removal_id,
             "id": self.entry_id,

@@ -42,7 +42,7 @@ from .generate import (
     record_run,
 )
 from .history import VERSIONS_LIMIT, profile_versions
-from .model import Entry, edit_entry, remove_entry
+from .model import edit_entry, remove_entry
 from .removals import Removal, removals, undo_removal
 from .signal_views import SignalHits, SignalTotals, signal_hits, signal_sessions, signal_totals
 from .signals import DETAILS, SignalConfig, SignalsReport, Unstored, collect_signals
@@ -54,6 +54,22 @@ from .state import (
     ProfileState,
     latest_version,
     save_person_version,
+)
+from .wire import (
+    ConsoleStateJson,
+    CopiedSnapshotJson,
+    DeltaSizeRowJson,
+    EffectiveProfileJson,
+    Entry,
+    EntryChangeJson,
+    GenerationJson,
+    LastRunJson,
+    ProfileShowJson,
+    ProfileStatusJson,
+    ProfileVersionsJson,
+    ProfileViewJson,
+    SignalSessionsJson,
+    VersionJson,
 )
 
 CONTRACT = 1
@@ -83,7 +99,7 @@ class EffectiveProfile:
             effective.mode, effective.text, effective.source, effective.dropped, effective.withheld
         )
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> EffectiveProfileJson:
         return {
             "text": self.text,
             "mode": self.mode.value,
@@ -98,10 +114,10 @@ class ProfileShow:
     """What the agent is told and from where, the newest version behind it, the last run."""
 
     effective: EffectiveProfile
-    profile: dict[str, Any] | None  # the newest version as `ProfileState.profile_view` shows it
-    last_run: dict[str, Any] | None
+    profile: ProfileViewJson | None  # the newest version as `ProfileState.profile_view` shows it
+    last_run: LastRunJson | None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ProfileShowJson:
         return {
             "mode": self.effective.mode.value,
             "effectiveText": self.effective.text,
@@ -119,9 +135,9 @@ class ProfileStatus:
     version: int | None
     entries: list[Entry]
     versions_kept: int
-    last_run: dict[str, Any] | None
+    last_run: LastRunJson | None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ProfileStatusJson:
         return {
             "version": self.version,
             "entries": self.entries,
@@ -137,9 +153,9 @@ class ConsoleState:
     effective: EffectiveProfile
     custom_text: str
     auto_extra_text: str
-    profile: dict[str, Any] | None
-    last_run: dict[str, Any] | None
-    copied_snapshot: dict[str, Any] | None
+    profile: ProfileViewJson | None
+    last_run: LastRunJson | None
+    copied_snapshot: CopiedSnapshotJson | None
     # For the console's own bookkeeping only: a rewording also makes it true, so it must
     # never become a "copy again" prompt
     # (docs/design/profile.md#a-copy-goes-stale-only-when-its-evidence-changes).
@@ -147,7 +163,7 @@ class ConsoleState:
     running: bool
     removed: list[Removal]  # the entries the person removed, newest first (undo restores)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ConsoleStateJson:
         return {
             "contract": CONTRACT,
             "mode": self.effective.mode.value,
@@ -175,7 +191,7 @@ class EntryChange:
     entry_id: str
     entry: Entry | None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> EntryChangeJson:
         return {
             "version": self.version,
             "action": self.action,
@@ -189,9 +205,9 @@ class ProfileVersions:
     """The newest kept versions, newest first, each with its diff; `kept` counts them all."""
 
     kept: int
-    versions: list[dict[str, Any]]
+    versions: list[VersionJson]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ProfileVersionsJson:
         return {"kept": self.kept, "versions": self.versions}
 
 
@@ -200,9 +216,9 @@ class Copied:
     """The text a person copied, and the snapshot kept of it (its time and version are ours)."""
 
     text: str
-    snapshot: dict[str, Any]
+    snapshot: CopiedSnapshotJson
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> CopiedSnapshotJson:
         return self.snapshot
 
 
@@ -212,7 +228,7 @@ class DeltaSize:
 
     rows: list[SizeRow]
 
-    def as_json(self) -> list[dict[str, Any]]:
+    def as_json(self) -> list[DeltaSizeRowJson]:
         return [
             {
                 "entries": r.entries,
@@ -500,7 +516,7 @@ class ProfileService:
         if job is not None:
             job.wait(timeout)
 
-    def _job(self, force: bool, progress: Progress) -> dict[str, Any]:
+    def _job(self, force: bool, progress: Progress) -> GenerationJson:
         """One background run; whatever stops it is written to lastRun rather than lost in a
         thread. It gives way to a generation already running (background runs never queue)."""
         progress("scanning", "reading what is new in the session logs", 0.0)
@@ -560,7 +576,7 @@ class ProfileService:
 
     def signal_sessions(
         self, harness: str | None = None, session: str | None = None
-    ) -> dict[str, Any]:
+    ) -> SignalSessionsJson:
         """Each session with friction (of a harness, a session id): its count of every signal,
         with its harness, project and day; from what the last scan stored, writing nothing."""
         with self._open() as store:

@@ -20,6 +20,14 @@ from ..errors import Invalid
 from ..sessions.catalog import Catalog, SessionInfo
 from ..store import Store
 from .signals import SIGNALS, SignalConfig, SignalsReport, Unstored, collect_signals
+from .wire import (
+    DayTotals,
+    Hit,
+    SessionFriction,
+    SignalHitsJson,
+    SignalSessionsJson,
+    SignalTotalsJson,
+)
 
 HITS_LIMIT = 500  # hits of one answer at most
 _ALL = 1 << 62  # hits kept in the report's details: all of them
@@ -66,10 +74,10 @@ class SignalTotals:
     human_messages: int
     totals: dict[str, int]
     harnesses: dict[str, dict[str, int]]
-    days: list[dict[str, Any]]  # {"day", "harness", "totals"}, oldest first
+    days: list[DayTotals]  # oldest first
     config: SignalConfig
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SignalTotalsJson:
         return {
             "signals": list(SIGNALS),
             "sessions": self.sessions,
@@ -93,9 +101,9 @@ class SignalHits:
     signal: str
     total: int
     offset: int
-    hits: list[dict[str, Any]]
+    hits: list[Hit]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SignalHitsJson:
         return {
             "signal": self.signal,
             "total": self.total,
@@ -118,7 +126,7 @@ def signal_totals(
         ):
             for name in SIGNALS:
                 target[name] += len(hits[name])
-    days = [
+    days: list[DayTotals] = [
         {"day": day, "harness": harness, "totals": counts}
         for (day, harness), counts in sorted(by_day.items(), key=lambda item: item[0][0] or "")
     ]
@@ -134,12 +142,12 @@ def signal_sessions(
     session: str | None = None,
     *,
     unstored: Unstored | None = None,
-) -> dict[str, Any]:
+) -> SignalSessionsJson:
     """Each session with friction (of `harness`, the session id `session`, when given): its
     count of every signal, with its harness, project and day (the day its hits count on), so
     the console can draw the signals over time for one harness or one project and say which
     sessions a bar stands for. A read: it writes nothing."""
-    rows = []
+    rows: list[SessionFriction] = []
     for info, hits in _sessions(Catalog(store), config, harness, session, False, unstored)[1]:
         totals = {name: len(hits[name]) for name in SIGNALS}
         if not any(totals.values()):
@@ -178,7 +186,7 @@ def signal_hits(
     if offset < 0:
         raise Invalid(f"offset must not be negative, got {offset}", field="offset")
     total = 0
-    shown: list[dict[str, Any]] = []
+    shown: list[Hit] = []
     for info, hits in _sessions(Catalog(store), config, harness, session, memo, unstored)[1]:
         when = _day(info)
         if day is not None and when != day:

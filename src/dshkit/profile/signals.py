@@ -42,6 +42,7 @@ from ..sessions.events import (
     message_text,
     result_call_id,
 )
+from .wire import SessionSignalsJson, SignalsReportJson
 
 SIGNALS = (
     "delegateRuns",
@@ -118,7 +119,7 @@ class SessionSignals:
     def totals(self) -> dict[str, int]:
         return {name: len(self.hits[name]) for name in SIGNALS}
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SessionSignalsJson:
         return {"humanMessages": self.human_messages, "hits": self.hits}
 
     @classmethod
@@ -383,7 +384,7 @@ class SignalsReport:
             self.details[name] += hits[:room]
             self.omitted[name] += max(0, len(hits) - room)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SignalsReportJson:
         return {
             "sessions": self.sessions,
             "humanMessages": self.human_messages,

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import orjson
 
-from .model import Entry
 from .state import MAX_ENTRIES
+from .wire import Entry
 
 SIZES = (8, 12, 16, 20, 24, MAX_ENTRIES)
 

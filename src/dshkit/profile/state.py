@@ -35,7 +35,8 @@ from .. import harnesses
 from ..errors import Invalid, TooLarge
 from ..harnesses import text_length
 from ..store import Store
-from .model import CATEGORY_LABELS, CONFIDENCES, Entry, diff_profiles
+from .model import CATEGORY_LABELS, CONFIDENCES, diff_profiles
+from .wire import CopiedSnapshotJson, Entry, ProfileViewJson
 
 # The whole injected text fits in one hook answer.
 INJECT_LIMIT = harnesses.HOOK_TEXT_LIMIT
@@ -267,14 +268,14 @@ class ProfileState:
     def auto_extra_text(self) -> str:
         return self.store.get_meta(_KEYS["autoExtraText"]) or ""
 
-    def copied_snapshot(self) -> dict[str, Any] | None:
+    def copied_snapshot(self) -> CopiedSnapshotJson | None:
         stored = self.store.get_meta(_KEYS["copiedSnapshot"])
         return orjson.loads(stored) if stored else None
 
     def latest(self) -> tuple[int, list[Entry]] | None:
         return latest_version(self.store)
 
-    def profile_view(self) -> dict[str, Any] | None:
+    def profile_view(self) -> ProfileViewJson | None:
         """The newest version as shown to people and scripts: number, time, notes, entries,
         the entries left out of the injected text (`dropped`, ids) and the budget."""
         row = self.store.db.execute(
@@ -335,18 +336,25 @@ class ProfileState:
         self._write({_KEYS["autoExtraText"]: checked})
         return checked
 
-    def mark_copied(self, text: Any, entries: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    def mark_copied(
+        self, text: Any, entries: list[dict[str, Any]] | None = None
+    ) -> CopiedSnapshotJson:
         """Record that the user copied the effective text; the time and version are ours."""
         check_text(text, "copied text", MAX_CUSTOM_TEXT)
         latest = self.latest()
         if entries is None:
             entries = latest[1] if latest else []
-        snapshot = {
+        snapshot: CopiedSnapshotJson = {
             "text": text,
             "at": int(time.time() * 1000),
             "profileVersion": latest[0] if latest else None,
             "entries": [
-                {k: e.get(k) for k in ("id", "category", "claim", "evidenceQuoteCount")}
+                {
+                    "id": e.get("id"),
+                    "category": e.get("category"),
+                    "claim": e.get("claim"),
+                    "evidenceQuoteCount": e.get("evidenceQuoteCount"),
+                }
                 for e in entries
                 if isinstance(e, dict)
             ],

@@ -10,7 +10,7 @@ messages a quote comes from. Each result is typed, with the one JSON every surfa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Generic, TypeVar
 
 import orjson
 
@@ -33,10 +33,26 @@ from .events import (
     turns,
 )
 from .reader import Cursor
+from .wire import (
+    HumanItemJson,
+    ListingJson,
+    LogFileStateJson,
+    MessageTextJson,
+    QuoteMatchJson,
+    QuoteSourcesJson,
+    SessionDetailJson,
+    SessionViewJson,
+    ShownText,
+    StoredLength,
+    ToolCallItemJson,
+    ToolCountJson,
+    ToolResultJson,
+)
 
 TEXT_LIMIT = 2000  # characters of one text shown; the rest is counted in `cutChars`
 WINDOW_LIMIT = 500  # items of one list per answer at most
 QUOTE_LIMIT = 500  # characters of a quote looked up at most
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +84,7 @@ class MessageText:
     time: int | None
     text: str
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> MessageTextJson:
         return {"seq": self.seq, "time": self.time, "text": self.text, **_stored(self.text)}
 
 
@@ -77,7 +93,7 @@ class ToolCount:
     calls: int
     failed: int
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ToolCountJson:
         return {"calls": self.calls, "failed": self.failed}
 
 
@@ -92,7 +108,7 @@ class LogFileState:
     bad_lines: int  # lines that could not be parsed
     last_problem: str | None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> LogFileStateJson:
         return {
             "path": self.path,
             "bytesRead": self.bytes_read,
@@ -118,7 +134,7 @@ class SessionDetail:
     context_pressure: int | None
     log_files: list[LogFileState]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SessionDetailJson:
         return {
             **self.info.as_json(),
             "turns": self.turns,
@@ -177,14 +193,14 @@ def _log_file(cursor: Cursor) -> LogFileState:
 
 
 @dataclass(frozen=True, slots=True)
-class Listing:
+class Listing(Generic[T]):
     """A window of one of a session's lists: `items` from `offset`, of `total` in all."""
 
     total: int
     offset: int
-    items: list[dict[str, Any]]
+    items: list[T]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ListingJson[T]:
         return {"total": self.total, "offset": self.offset, "items": self.items}
 
 
@@ -196,11 +212,11 @@ class SessionView:
 
     info: SessionInfo
     turns: int
-    human_messages: Listing
-    tool_calls: Listing
+    human_messages: Listing[HumanItemJson]
+    tool_calls: Listing[ToolCallItemJson]
     unpaired_tool_results: int
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SessionViewJson:
         return {
             "session": self.info.as_json(),
             "turns": self.turns,
@@ -215,13 +231,13 @@ def view(catalog: Catalog, info: SessionInfo, window: Window) -> SessionView:
     """The view of the session `info` (found in `catalog`'s store) through `window`."""
     events = catalog.events(info.key)
     numbers = _turn_numbers(events)
-    humans = [
+    humans: list[HumanItemJson] = [
         {"seq": e.get("seq"), "time": e.get("time"), "turn": numbers[i], **_text(message_text(e))}
         for i, e in enumerate(events)
         if is_human_message(e)
     ]
     pairing = pair_tool_calls(events)
-    calls = [
+    calls: list[ToolCallItemJson] = [
         {
             "seq": pair.call.get("seq"),
             "time": pair.call.get("time"),
@@ -243,7 +259,7 @@ def view(catalog: Catalog, info: SessionInfo, window: Window) -> SessionView:
     )
 
 
-def session_view(store: Store, key: SessionKey, window: Window) -> dict[str, Any]:
+def session_view(store: Store, key: SessionKey, window: Window) -> SessionViewJson:
     """The JSON view of the session `key` exactly (SessionNotFound when the store has none)."""
     harnesses.get(key[0])  # an unknown harness is refused by name
     catalog = Catalog(store)
@@ -264,7 +280,7 @@ def _turn_numbers(events: list[Event]) -> list[int]:
     return numbers
 
 
-def _text(text: str) -> dict[str, Any]:
+def _text(text: str) -> ShownText:
     """The first TEXT_LIMIT characters of `text`; `cutChars` counts the rest of it as the log
     has it (what the store did not keep included: `notStoredChars`)."""
     shown = text[:TEXT_LIMIT]
@@ -275,7 +291,7 @@ def _text(text: str) -> dict[str, Any]:
     }
 
 
-def _stored(text: str) -> dict[str, int]:
+def _stored(text: str) -> StoredLength:
     """A stored text's length in the log, and the characters of it the store did not keep."""
     return {"length": full_length(text), "notStoredChars": sum(c.cut for c in cuts(text))}
 
@@ -287,7 +303,7 @@ def _arguments(call: Event) -> str:
     return orjson.dumps(raw).decode() if raw is not None else ""
 
 
-def _result(result: Event) -> dict[str, Any]:
+def _result(result: Event) -> ToolResultJson:
     error = (result.get("data") or {}).get("error")
     return {
         "seq": result.get("seq"),
@@ -298,7 +314,7 @@ def _result(result: Event) -> dict[str, Any]:
     }
 
 
-def _windowed(items: list[dict[str, Any]], window: Window) -> Listing:
+def _windowed(items: list[T], window: Window) -> Listing[T]:
     offset = window.offset
     if window.around is not None:
         at = next(
@@ -308,8 +324,8 @@ def _windowed(items: list[dict[str, Any]], window: Window) -> Listing:
     return Listing(len(items), offset, items[offset : offset + window.limit])
 
 
-def _seq(item: dict[str, Any]) -> int:
-    seq = item.get("seq")
+def _seq(item: object) -> int:
+    seq = item.get("seq") if isinstance(item, dict) else None
     return seq if isinstance(seq, int) else -1
 
 
@@ -325,7 +341,7 @@ class QuoteMatch:
     seq: int | None
     time: int | None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> QuoteMatchJson:
         return {
             "harness": self.harness,
             "sessionId": self.session_id,
@@ -341,7 +357,7 @@ class QuoteSources:
     matches: list[QuoteMatch]
     total: int
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> QuoteSourcesJson:
         return {"matches": [m.as_json() for m in self.matches], "total": self.total}
 
 

@@ -27,6 +27,7 @@ from .events import Event
 from .harness import SideFiles
 from .reader import Cursor, parse_lines
 from .summary import dedupe, new_stats
+from .wire import SessionInfoJson
 
 SessionKey = tuple[str, str]  # (harness, session id)
 
@@ -74,7 +75,7 @@ class SessionInfo:
     def key(self) -> SessionKey:
         return self.harness, self.session_id
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SessionInfoJson:
         return {
             "harness": self.harness,
             "id": self.session_id,

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from ..store import Store
 from .browse import QUOTE_LIMIT
 from .catalog import SessionInfo
+from .wire import QuotedJson
 
 QUOTES_LIMIT = 2_000  # quotes looked up in one call at most
 
@@ -28,7 +28,7 @@ class Quoted:
     seq: int | None
     time: int | None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> QuotedJson:
         return {"label": self.label, "quote": self.quote, "seq": self.seq, "time": self.time}
 
 

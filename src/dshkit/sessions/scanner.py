@@ -34,6 +34,7 @@ from .events import Event
 from .harness import Adapter, LogFile
 from .reader import Cursor, Increment, Seen, SinkError, read_increment, unreadable
 from .summary import HumanRow, accumulate, dedupe, human_rows, merge_stats, new_stats
+from .wire import ScanProblem, ScanReportJson
 from .zstdframes import DEFAULT_MAX_FRAME_OUTPUT, DEFAULT_MAX_WINDOW, FrameDecoder
 
 ADAPTERS: dict[str, Adapter] = {h.name: h.adapter for h in harnesses.all_harnesses()}
@@ -76,7 +77,7 @@ class ScanReport:
     human_messages: int = 0
     frames_decoded: int = 0
     bytes_read: int = 0
-    errors: list[dict[str, str]] = field(default_factory=list)
+    errors: list[ScanProblem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     elapsed_ms: int = 0
     changed_sessions: list[SessionKey] = field(default_factory=list)
@@ -85,7 +86,7 @@ class ScanReport:
     forgotten: list[SessionKey] = field(default_factory=list)  # sessions whose logs are gone
     pending: bool = False  # the frame budget left complete frames for the next round
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ScanReportJson:
         return {
             "files": self.files,
             "sessions": self.sessions,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import harnesses
 from ..errors import Invalid
@@ -36,6 +36,7 @@ from .browse import (
 )
 from .catalog import Catalog, SessionInfo
 from .scanner import Progress, Scanner, ScanReport, Source, default_sources
+from .wire import ForgottenJson
 
 if TYPE_CHECKING:
     from .quoted import Quoted
@@ -56,7 +57,7 @@ class Forgotten:
     harness: str
     session_id: str
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ForgottenJson:
         return {"forgotten": {"harness": self.harness, "id": self.session_id}}
 
 

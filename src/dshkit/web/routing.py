@@ -1,17 +1,24 @@
 """A capability's API as one `Router` under `/api/<name>/`, and what its handlers share.
 
 Handlers do no access checks of their own (the guard in `security` has done them for every
-route); they read bodies with `read_json` and refuse with `ApiError`. What a service raises
-from the error tree is mapped here once, by class (`STATUS`), so handlers catch nothing:
-both become the same JSON error shape everywhere, `{"ok": false, "error": "…"}` with `kind`,
-and `field`, `code` and `detail` where the error has them.
+route) and refuse with `ApiError`. What a service raises from the error tree is mapped here
+once, by class (`STATUS`), so handlers catch nothing: both become the same JSON error shape
+everywhere, `ErrorBody`.
+
+Each handler says what it answers and takes, and the types say it too, so docs/api.md is
+written from them (scripts/gen-docs.py): its docstring is what the endpoint does; a JSON
+answer is `Json[X]` (`json_response`), X the TypedDict of its body, checked by mypy; a route
+that takes a body names its parse (`body=`, a function from the JSON object to the body's
+TypedDict that refuses what it cannot take with ApiError 400), and its handler is given the
+parsed body after the request.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, NotRequired, TypedDict, TypeVar, overload
 
 import orjson
 from starlette.requests import Request
@@ -34,6 +41,12 @@ from ..store import SQLITE_INT_MAX
 
 Handler = Callable[[Request], Awaitable[Response]]
 H = TypeVar("H", bound=Handler)
+T = TypeVar("T")
+B = TypeVar("B")
+# A request body as read: a JSON object (see `read_object`).
+JsonObject = dict[str, Any]
+# What a route that takes a body is given: the request, and the body its parse made.
+BodyHandler = Callable[[Request, B], Awaitable[Response]]
 
 _NAME = re.compile(r"[a-z][a-z0-9-]*")
 _DIGITS = re.compile(r"[0-9]+")
@@ -61,25 +74,45 @@ STATUS: tuple[tuple[type[DshkitError], int, str], ...] = (
 )
 
 
-def error_response(error: DshkitError) -> Response:
+class ErrorBody(TypedDict):
+    """Every error's answer: the message; for an error of the tree its kind (`STATUS`), the
+    input it concerns (`field`), the rule that refused (`code`) and its detail."""
+
+    ok: bool
+    error: str
+    kind: NotRequired[str]
+    field: NotRequired[str]
+    code: NotRequired[str]
+    detail: NotRequired[Any]
+
+
+def error_response(error: DshkitError) -> Json[ErrorBody]:
     """The JSON error answer for an error of the tree."""
     status, kind = next(((s, k) for cls, s, k in STATUS if isinstance(error, cls)), (500, "error"))
-    body: dict[str, Any] = {"ok": False, "error": error.message, "kind": kind}
+    body: ErrorBody = {"ok": False, "error": error.message, "kind": kind}
     if error.field:
         body["field"] = error.field
-    for name in ("code", "detail"):
-        value = getattr(error, name, None)
-        if value:
-            body[name] = value
+    rule, detail = getattr(error, "code", None), getattr(error, "detail", None)
+    if rule:
+        body["code"] = rule
+    if detail:
+        body["detail"] = detail
     headers = {"Retry-After": "1"} if isinstance(error, Busy) else None
     return json_response(body, status, headers)
 
 
-def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(orjson.dumps(value), status, headers=headers, media_type="application/json")
+class Json(Response, Generic[T]):
+    """A JSON answer whose body is a `T` (a TypedDict): a handler annotated `-> Json[X]`
+    answers X, which mypy checks and docs/api.md names."""
+
+    media_type = "application/json"
 
 
-def error(status: int, message: str) -> Response:
+def json_response(value: T, status: int = 200, headers: dict[str, str] | None = None) -> Json[T]:
+    return Json(orjson.dumps(value), status, headers=headers, media_type="application/json")
+
+
+def error(status: int, message: str) -> Json[ErrorBody]:
     return json_response({"ok": False, "error": message}, status)
 
 
@@ -136,11 +169,24 @@ async def read_object(request: Request, *, empty: bool = False) -> dict[str, Any
     return body
 
 
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """One route: its method and path (segments), its handler, and the parse of its body
+    (None: it takes none); `empty`: no body at all reads as {}."""
+
+    method: str
+    segments: tuple[str, ...]
+    handler: Callable[..., Awaitable[Response]]
+    body: Callable[[JsonObject], Any] | None = None
+    empty: bool = False
+
+
 class Router:
     """The endpoints of one capability, mounted at `/api/<name>`.
 
     Paths are exact (a trailing slash is ignored); a `{param}` segment matches one segment
-    and lands in `request.path_params`. Anything else is a JSON 404, whatever the method.
+    and lands in `request.path_params`; the first route that matches answers. Anything else
+    is a JSON 404, whatever the method.
     """
 
     def __init__(self, name: str) -> None:
@@ -148,31 +194,61 @@ class Router:
             raise ValueError(f"router name must match {_NAME.pattern}, got {name!r}")
         self.name = name
         self.prefix = f"/api/{name}"
-        self._routes: list[tuple[str, tuple[str, ...], Handler]] = []
+        self.routed: list[Endpoint] = []
 
-    def route(self, method: str, path: str) -> Callable[[H], H]:
-        def add(handler: H) -> H:
-            self._routes.append((method.upper(), _segments(path), handler))
+    def route(
+        self,
+        method: str,
+        path: str,
+        body: Callable[[JsonObject], Any] | None = None,
+        empty: bool = False,
+    ) -> Callable[[Callable[..., Awaitable[Response]]], Any]:
+        def add(handler: Callable[..., Awaitable[Response]]) -> Any:
+            self.routed.append(Endpoint(method.upper(), _segments(path), handler, body, empty))
             return handler
 
         return add
 
     def get(self, path: str) -> Callable[[H], H]:
-        return self.route("GET", path)
+        added: Callable[[H], H] = self.route("GET", path)
+        return added
 
-    def post(self, path: str) -> Callable[[H], H]:
-        return self.route("POST", path)
+    @overload
+    def post(self, path: str) -> Callable[[H], H]: ...
+    @overload
+    def post(
+        self, path: str, *, body: Callable[[JsonObject], B], empty: bool = False
+    ) -> Callable[[BodyHandler[B]], BodyHandler[B]]: ...
+    def post(
+        self, path: str, *, body: Callable[[JsonObject], Any] | None = None, empty: bool = False
+    ) -> Any:
+        """A POST route; with `body`, its handler is given the body `body` parsed."""
+        return self.route("POST", path, body, empty)
 
-    def put(self, path: str) -> Callable[[H], H]:
-        return self.route("PUT", path)
+    @overload
+    def put(self, path: str) -> Callable[[H], H]: ...
+    @overload
+    def put(
+        self, path: str, *, body: Callable[[JsonObject], B], empty: bool = False
+    ) -> Callable[[BodyHandler[B]], BodyHandler[B]]: ...
+    def put(
+        self, path: str, *, body: Callable[[JsonObject], Any] | None = None, empty: bool = False
+    ) -> Any:
+        """A PUT route; with `body`, its handler is given the body `body` parsed."""
+        return self.route("PUT", path, body, empty)
 
     def delete(self, path: str) -> Callable[[H], H]:
-        return self.route("DELETE", path)
+        added: Callable[[H], H] = self.route("DELETE", path)
+        return added
+
+    def path(self, endpoint: Endpoint) -> str:
+        """The endpoint's full path, `/api/<name>/…`."""
+        return f"{self.prefix}/{'/'.join(endpoint.segments)}"
 
     @property
     def endpoints(self) -> list[str]:
         """ "METHOD /api/<name>/path" for every endpoint, sorted."""
-        return sorted(f"{m} {self.prefix}/{'/'.join(p)}" for m, p, _ in self._routes)
+        return sorted(f"{e.method} {self.path(e)}" for e in self.routed)
 
     def routes(self) -> list[BaseRoute]:
         """The Starlette routes that mount this router."""
@@ -181,12 +257,17 @@ class Router:
 
     async def _dispatch(self, request: Request) -> Response:
         segments = _segments(request.path_params.get("rest", ""))
-        for method, pattern, handler in self._routes:
-            params = _match(pattern, segments) if method == request.method else None
+        for endpoint in self.routed:
+            params = (
+                _match(endpoint.segments, segments) if endpoint.method == request.method else None
+            )
             if params is not None:
                 request.scope["path_params"] = params
                 try:
-                    return await handler(request)
+                    if endpoint.body is None:
+                        return await endpoint.handler(request)
+                    given = await read_object(request, empty=endpoint.empty)
+                    return await endpoint.handler(request, endpoint.body(given))
                 except ApiError as exc:
                     return error(exc.status, exc.message)
                 except DshkitError as exc:

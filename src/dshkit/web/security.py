@@ -39,6 +39,8 @@ import ipaddress
 import os
 import secrets
 import time
+from collections.abc import Mapping
+from typing import TypedDict
 from urllib.parse import parse_qsl, urlsplit
 
 import orjson
@@ -115,8 +117,17 @@ def _json(status: int, message: str, headers: list[tuple[bytes, bytes]] | None =
     return _body(status, {"ok": False, "error": message}, headers)
 
 
+class LoginCode(TypedDict):
+    """A one-time login code (201; asked with the token only, as `dshkit open` asks): good for
+    one sign-in, `/?login=<code>`, within `expiresInS` seconds."""
+
+    ok: bool
+    code: str
+    expiresInS: float
+
+
 def _body(
-    status: int, value: dict[str, object], headers: list[tuple[bytes, bytes]] | None = None
+    status: int, value: Mapping[str, object], headers: list[tuple[bytes, bytes]] | None = None
 ) -> _Answer:
     content = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
     return _Answer(status, orjson.dumps(value), [*content, *(headers or [])])
@@ -261,7 +272,8 @@ class Guard:
                 )
             if scope["path"] == LOGIN_CODES_PATH and scope["method"] == "POST":
                 code = self.mint_login()
-                return _body(201, {"ok": True, "code": code, "expiresInS": LOGIN_CODE_TTL_S})
+                minted: LoginCode = {"ok": True, "code": code, "expiresInS": LOGIN_CODE_TTL_S}
+                return _body(201, minted)
             return None
         console = headers.get(CONSOLE_HEADER)
         if console is not None:

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 from starlette.requests import Request
-from starlette.responses import Response
 
 from ... import harnesses
 from ...capability import CapabilityService
-from ..routing import ApiError, Router, json_response, read_object
+from ...capability.wire import LookupJson
+from ..routing import ApiError, Json, JsonObject, Router, json_response
 
 if TYPE_CHECKING:
     from ...app import App
@@ -29,6 +29,24 @@ _MODES = {"mode": "sandbox", "approval": "approval", "permission": "permission"}
 _MODE_LIMIT = 100
 _NO_STORE = {"cache-control": "no-store"}
 _FIELDS = ("harness", "cwd", *_MODES)
+
+
+class ProbeBody(TypedDict):
+    """What to probe (each optional; no body at all is {}): the harness, the working directory
+    (the service's when not given), and modes in place of what the harness's config says."""
+
+    harness: NotRequired[str | None]
+    cwd: NotRequired[str | None]
+    mode: NotRequired[str | None]
+    approval: NotRequired[str | None]
+    permission: NotRequired[str | None]
+
+
+def _probe(body: JsonObject) -> ProbeBody:
+    unknown = sorted(set(body) - set(_FIELDS))
+    if unknown:
+        raise ApiError(400, f"unknown field {unknown[0]!r} (known: {', '.join(_FIELDS)})")
+    return cast(ProbeBody, body)  # its known fields; their values are checked by `_asked`
 
 
 def _asked(given: Mapping[str, Any]) -> tuple[str | None, str, dict[str, str | None]]:
@@ -51,23 +69,22 @@ def _asked(given: Mapping[str, Any]) -> tuple[str | None, str, dict[str, str | N
 def router(service: CapabilityService) -> Router:
     api = Router("capability")
 
-    async def answer(call: Callable[..., Any], given: Mapping[str, Any]) -> Response:
-        found = await asyncio.to_thread(call, *_asked(given))
-        return json_response(found.as_json(), headers=_NO_STORE)
-
     @api.get("/")
-    async def get_capability(request: Request) -> Response:
+    async def get_capability(request: Request) -> Json[LookupJson]:
+        """What the cache holds for a mode (`?harness=&cwd=&mode=&approval=&permission=`,
+        each optional): the last results, fresh or not, and how old (`cached`). It only reads:
+        no probe is started (`pending` says nothing fresh is there)."""
         if "probe" in request.query_params:  # what a GET once did: probing is a POST now
             raise ApiError(400, "a GET only reads the cache: probe with POST /api/capability/probe")
-        return await answer(service.cached, request.query_params)
+        found = await asyncio.to_thread(service.cached, *_asked(request.query_params))
+        return json_response(found.as_json(), headers=_NO_STORE)
 
-    @api.post("/probe")
-    async def probe_capability(request: Request) -> Response:
-        body = await read_object(request, empty=True)
-        unknown = sorted(set(body) - set(_FIELDS))
-        if unknown:
-            raise ApiError(400, f"unknown field {unknown[0]!r} (known: {', '.join(_FIELDS)})")
-        return await answer(service.probe_given, body)
+    @api.post("/probe", body=_probe, empty=True)
+    async def probe_capability(request: Request, body: ProbeBody) -> Json[LookupJson]:
+        """Probe the channels now (seconds; only the MCP servers the harness would start
+        itself) and answer the report."""
+        found = await asyncio.to_thread(service.probe_given, *_asked(body))
+        return json_response(found.as_json(), headers=_NO_STORE)
 
     return api
 

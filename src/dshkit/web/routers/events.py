@@ -17,15 +17,15 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import orjson
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import StreamingResponse
 
 from ...errors import DshkitError
 from ...overview import StatusService
-from ..routing import Router, json_response
+from ..routing import Json, Router, json_response
 
 if TYPE_CHECKING:
     from ...app import App
@@ -34,21 +34,54 @@ POLL_S = 0.5
 HEARTBEAT_S = 5.0
 
 
+class Change(TypedDict):
+    """The topics whose figures moved (an `event: change`), whether a scan holds the store,
+    and when a scan was last seen (ms; None: none since the service started)."""
+
+    topics: list[str]
+    scanning: bool
+    lastScanAt: int | None
+
+
+class Figures(Change):
+    """The figures of every topic now (an `event: ready` or `event: beat`)."""
+
+    counters: dict[str, str]
+
+
+class FiguresOnce(TypedDict):
+    """The figures of every topic now, whether a scan holds the store, and when a scan was
+    last seen (ms; None: none since the service started)."""
+
+    counters: dict[str, str]
+    scanning: bool
+    lastScanAt: int | None
+
+
 def router(service: StatusService) -> Router:
     api = Router("events")
     # Shared by every follower of this service: when a scan was last seen, by any of them.
     seen: dict[str, int | None] = {"lastScanAt": None}
 
-    def note(topics: list[str], scanning: bool, was_scanning: bool) -> dict[str, Any]:
+    def note(topics: list[str], scanning: bool, was_scanning: bool) -> Change:
         if "sessions" in topics or scanning or was_scanning:
             seen["lastScanAt"] = int(time.time() * 1000)
         return {"topics": topics, "scanning": scanning, "lastScanAt": seen["lastScanAt"]}
 
     @api.get("/")
-    async def get_events(request: Request) -> Response:
+    async def get_events(request: Request) -> Json[FiguresOnce] | StreamingResponse:
+        """What changed in the store, as one stream the console follows. Asked for
+        `text/event-stream`: `event: ready` with the figures (`Figures`), an `event: change`
+        (`Change`) whenever some moved, an `event: beat` with the figures after a quiet while
+        (a dead stream is told from a quiet one), `event: problem` (`{"error"}`) when the
+        store could not be read. Asked for anything else: the figures once, as JSON."""
         if "text/event-stream" not in request.headers.get("accept", ""):
             counters, scanning = await asyncio.to_thread(_once, service)
-            body = {"counters": counters, "scanning": scanning, "lastScanAt": seen["lastScanAt"]}
+            body: FiguresOnce = {
+                "counters": counters,
+                "scanning": scanning,
+                "lastScanAt": seen["lastScanAt"],
+            }
             return json_response(body, headers={"cache-control": "no-store"})
 
         async def stream() -> AsyncIterator[bytes]:
@@ -60,7 +93,7 @@ def router(service: StatusService) -> Router:
                 first = await loop.run_in_executor(worker, changes.poll)
                 assert first is not None
                 counters, scanning = first
-                yield _sse("ready", note([], scanning, False) | {"counters": counters})
+                yield _sse("ready", _figures(note([], scanning, False), counters))
                 quiet = 0.0
                 while True:
                     await asyncio.sleep(POLL_S)
@@ -96,7 +129,7 @@ def router(service: StatusService) -> Router:
                         if topics or now_scanning != scanning:
                             yield _sse("change", note(topics, now_scanning, scanning))
                         counters, scanning = now, now_scanning
-                        yield _sse("beat", note([], scanning, False) | {"counters": counters})
+                        yield _sse("beat", _figures(note([], scanning, False), counters))
             finally:
                 await loop.run_in_executor(worker, changes.close)
                 worker.shutdown(wait=False)
@@ -119,6 +152,10 @@ def _once(service: StatusService) -> tuple[dict[str, str], bool]:
         changes.close()
     assert polled is not None  # the first poll always reads
     return polled
+
+
+def _figures(change: Change, counters: dict[str, str]) -> Figures:
+    return {**change, "counters": counters}
 
 
 def _sse(kind: str, data: Any) -> bytes:

@@ -5,13 +5,34 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from starlette.requests import Request
-from starlette.responses import Response
 
 from ...guard.service import mode_state, set_mode
-from ..routing import ApiError, Router, json_response, read_object
+from ...guard.wire import ModeStateJson
+from ..routing import ApiError, Json, JsonObject, Router, json_response
+
+
+class GuardModeBody(TypedDict):
+    """The mode agents' shell commands are judged under from now on, or `config` to leave it
+    to config.toml again."""
+
+    mode: str
+
+
+class ModeChosen(ModeStateJson):
+    """The mode now, and where it comes from."""
+
+    ok: bool
+
+
+def _mode(body: JsonObject) -> GuardModeBody:
+    mode = body.get("mode")
+    if not isinstance(mode, str):
+        raise ApiError(400, "expected a JSON object with a string 'mode'")
+    return {"mode": mode}
+
 
 if TYPE_CHECKING:
     from ...app import App
@@ -21,16 +42,17 @@ def router(state_dir: Path) -> Router:
     api = Router("guard")
 
     @api.get("/mode")
-    async def get_mode(request: Request) -> Response:
+    async def get_mode(request: Request) -> Json[ModeStateJson]:
+        """The mode commands are judged under now, where it comes from (the environment, the
+        person's choice, config.toml, the default), and config.toml's own."""
         shown = await asyncio.to_thread(mode_state, state_dir)
         return json_response(shown.as_json(), headers={"cache-control": "no-store"})
 
-    @api.post("/mode")
-    async def post_mode(request: Request) -> Response:
-        mode = (await read_object(request)).get("mode")
-        if not isinstance(mode, str):
-            raise ApiError(400, "expected a JSON object with a string 'mode'")
-        shown = await asyncio.to_thread(set_mode, state_dir, mode)
+    @api.post("/mode", body=_mode)
+    async def post_mode(request: Request, body: GuardModeBody) -> Json[ModeChosen]:
+        """Choose the mode for every agent's shell commands, or leave it to config.toml again
+        (`config`)."""
+        shown = await asyncio.to_thread(set_mode, state_dir, body["mode"])
         return json_response({"ok": True, **shown.as_json()})
 
     return api

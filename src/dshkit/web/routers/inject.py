@@ -14,10 +14,10 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
-from starlette.responses import Response
 
 from ...inject import InjectService
-from ..routing import ApiError, Router, json_response
+from ...inject.wire import InjectPreviewJson
+from ..routing import ApiError, Json, Router, json_response
 
 if TYPE_CHECKING:
     from ...app import App
@@ -29,7 +29,11 @@ def router(service: InjectService) -> Router:
     api = Router("inject")
 
     @api.get("/")
-    async def get_inject(request: Request) -> Response:
+    async def get_inject(request: Request) -> Json[InjectPreviewJson]:
+        """What each hook event would inject (`dshkit inject show --json`): for the session
+        `?session=` names (one not read yet needs `?harness=`), or, without it, for a new
+        session of `?harness=` in `?cwd=`; `?event=` (repeatable) narrows the events,
+        `?source=` and `?permission=` are the SessionStart's. Nothing is delivered."""
         query = request.query_params
         for name, value in query.multi_items():
             if len(value) > _LIMIT:

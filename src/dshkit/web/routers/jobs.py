@@ -8,14 +8,14 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import orjson
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import StreamingResponse
 
-from ...jobs import Job, JobRunner, Submitted, event_json
-from ..routing import ApiError, Router, decimal, json_response
+from ...jobs import Job, JobJson, JobRunner, Submitted, event_json
+from ..routing import ApiError, Json, Router, decimal, json_response
 
 if TYPE_CHECKING:
     from ...app import App
@@ -23,12 +23,26 @@ if TYPE_CHECKING:
 HEARTBEAT_S = 15.0  # a comment line this often keeps idle streams from being cut by proxies
 
 
+class AcceptedJob(TypedDict):
+    """A background run asked for (202, its `location` header the job's path): whether it
+    started (False: one of its kind was running, which is the job given), and the job."""
+
+    started: bool
+    job: JobJson
+
+
+class JobsJson(TypedDict):
+    """The jobs remembered, newest first."""
+
+    jobs: list[JobJson]
+
+
 def job_path(job: Job) -> str:
     """Where a job's state is served (what a 202 points at in its `location`)."""
     return f"/api/jobs/{job.id}"
 
 
-def accepted(submitted: Submitted) -> Response:
+def accepted(submitted: Submitted) -> Json[AcceptedJob]:
     """202 for a submitted job: whether it started (or one of its kind was running), the job,
     and where to follow it."""
     job = submitted.job
@@ -50,7 +64,9 @@ def router(runner: JobRunner) -> Router:
         return job
 
     @api.get("/")
-    async def list_jobs(request: Request) -> Response:
+    async def list_jobs(request: Request) -> Json[JobsJson]:
+        """The jobs remembered (the running ones and the latest finished), newest first;
+        `?kind=` one kind (profile, optimizer, gate)."""
         kind = request.query_params.get("kind")
         return json_response(
             {"jobs": [job.as_json() for job in runner.jobs(kind)]},
@@ -58,11 +74,15 @@ def router(runner: JobRunner) -> Router:
         )
 
     @api.get("/{id}")
-    async def get_job(request: Request) -> Response:
+    async def get_job(request: Request) -> Json[JobJson]:
+        """One job: its state, latest stage and progress, its result or error."""
         return json_response(find(request).as_json(), headers={"cache-control": "no-store"})
 
     @api.get("/{id}/events")
-    async def job_events(request: Request) -> Response:
+    async def job_events(request: Request) -> StreamingResponse:
+        """The job's progress as server-sent events: `event: progress` with a `JobEventJson`
+        per event (its `id:` the event's number: `Last-Event-ID` or `?after=` resumes after
+        it), then one `event: end` with the finished `JobJson`, and the stream closes."""
         job = find(request)
         given = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
         after = decimal(given)

@@ -21,18 +21,55 @@ Each route is one `MemoryService` call; a GET changes nothing.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from starlette.requests import Request
-from starlette.responses import Response
 
 from ...memory import KINDS, MemoryService, Workspace
-from ..routing import ApiError, Router, json_response, read_object, whole_number
+from ...memory.wire import (
+    AcceptedJson,
+    InjectionJson,
+    MemoryCountsJson,
+    RecordListJson,
+    RecordViewJson,
+)
+from ..routing import ApiError, Json, JsonObject, Router, json_response, whole_number
 
 if TYPE_CHECKING:
     from ...app import App
 
 _NO_STORE = {"cache-control": "no-store"}
+
+
+class QuarantineBody(TypedDict):
+    """Why the record is set aside (no body at all: "set aside by the person")."""
+
+    reason: NotRequired[Any]
+
+
+class AcceptBody(TypedDict):
+    """The harness whose skills directory the SKILL.md goes to, and whose: the project's
+    (`project`, the default) or the user's (`user`)."""
+
+    harness: str
+    scope: NotRequired[Any]
+
+
+class Forgotten(TypedDict):
+    """The record forgotten for good."""
+
+    forgotten: int
+
+
+def _quarantine(body: JsonObject) -> QuarantineBody:
+    return {"reason": body.get("reason")}
+
+
+def _accept(body: JsonObject) -> AcceptBody:
+    harness = body.get("harness")
+    if not isinstance(harness, str):
+        raise ApiError(400, 'the body must be {"harness": …, "scope": "project"|"user"}')
+    return {"harness": harness, "scope": body.get("scope")}
 
 
 def router(service: MemoryService, profile_text: Any = None) -> Router:
@@ -55,7 +92,10 @@ def router(service: MemoryService, profile_text: Any = None) -> Router:
         return whole_number(request.path_params["id"], "id", 1, 1 << 62)
 
     @api.get("/records")
-    async def list_records(request: Request) -> Response:
+    async def list_records(request: Request) -> Json[RecordListJson]:
+        """Records of a workspace (`?cwd=` a directory in it, or `?workspace=` its root;
+        neither: every workspace), newest first: `?kind=` (repeatable) of those kinds,
+        `?history=1` the superseded too, `?limit=` (200 unless given)."""
         kinds = tuple(request.query_params.getlist("kind")) or KINDS
         history = request.query_params.get("history") in ("1", "true")
         limit = whole_number(request.query_params.get("limit", "200"), "limit", 1, 1000)
@@ -65,19 +105,25 @@ def router(service: MemoryService, profile_text: Any = None) -> Router:
         return json_response(found.as_json(), headers=_NO_STORE)
 
     @api.get("/records/{id}")
-    async def show_record(request: Request) -> Response:
+    async def show_record(request: Request) -> Json[RecordViewJson]:
+        """One record whole, with what it superseded and what superseded it."""
         view = await asyncio.to_thread(service.get, record_id(request))
         return json_response(view.as_json(), headers=_NO_STORE)
 
     @api.get("/search")
-    async def search(request: Request) -> Response:
+    async def search(request: Request) -> Json[RecordListJson]:
+        """Records holding every word of `?q=` (`?cwd=` or `?workspace=` of one workspace;
+        `?limit=`, 20 unless given)."""
         limit = whole_number(request.query_params.get("limit", "20"), "limit", 1, 100)
         query = request.query_params.get("q", "")
         found = await asyncio.to_thread(lambda: service.search(query, where(request), limit=limit))
         return json_response(found.as_json(), headers=_NO_STORE)
 
     @api.get("/inject")
-    async def inject(request: Request) -> Response:
+    async def inject(request: Request) -> Json[InjectionJson]:
+        """Exactly what a new session of a workspace (`?cwd=` or `?workspace=`, one needed)
+        is given for its first request `?request=` (as `dshkit memory inject`; nothing is
+        delivered), in the room the profile leaves."""
         request_text = request.query_params.get("request", "")
 
         def preview() -> Any:
@@ -90,52 +136,58 @@ def router(service: MemoryService, profile_text: Any = None) -> Router:
         return json_response(shown.as_json(), headers=_NO_STORE)
 
     @api.get("/quarantine")
-    async def quarantined(request: Request) -> Response:
+    async def quarantined(request: Request) -> Json[RecordListJson]:
+        """The records set aside (of `?cwd=` or `?workspace=`), superseded ones too."""
         found = await asyncio.to_thread(
             lambda: service.records(where(request), history=True, quarantined=True)
         )
         return json_response(found.as_json(), headers=_NO_STORE)
 
     @api.get("/skills")
-    async def skills(request: Request) -> Response:
+    async def skills(request: Request) -> Json[RecordListJson]:
+        """The skill drafts and proposals (of `?cwd=` or `?workspace=`), superseded ones
+        too."""
         found = await asyncio.to_thread(
             lambda: service.records(where(request), kinds=("skill",), history=True)
         )
         return json_response(found.as_json(), headers=_NO_STORE)
 
     @api.get("/counts")
-    async def counts(request: Request) -> Response:
+    async def counts(request: Request) -> Json[MemoryCountsJson]:
+        """The debug panel's counts; with `?cwd=` or `?workspace=`, how the current records
+        stand to that workspace."""
         found = await asyncio.to_thread(lambda: service.counts(where(request)))
         return json_response(found, headers=_NO_STORE)
 
-    @api.post("/records/{id}/quarantine")
-    async def quarantine(request: Request) -> Response:
-        body = await read_object(request, empty=True)
+    @api.post("/records/{id}/quarantine", body=_quarantine, empty=True)
+    async def quarantine(request: Request, body: QuarantineBody) -> Json[RecordViewJson]:
+        """Set a record aside: it is given to no session until let back."""
         reason = str(body.get("reason") or "set aside by the person")
         view = await asyncio.to_thread(service.quarantine, record_id(request), reason)
         return json_response(view.as_json(), headers=_NO_STORE)
 
     @api.post("/records/{id}/release")
-    async def release(request: Request) -> Response:
+    async def release(request: Request) -> Json[RecordViewJson]:
+        """Let a record set aside back."""
         view = await asyncio.to_thread(service.release, record_id(request))
         return json_response(view.as_json(), headers=_NO_STORE)
 
     @api.post("/records/{id}/reject")
-    async def reject(request: Request) -> Response:
+    async def reject(request: Request) -> Json[RecordViewJson]:
+        """Reject a skill proposal."""
         view = await asyncio.to_thread(service.reject, record_id(request))
         return json_response(view.as_json(), headers=_NO_STORE)
 
-    @api.post("/records/{id}/accept")
-    async def accept(request: Request) -> Response:
-        body = await read_object(request)
-        if not isinstance(body.get("harness"), str):
-            raise ApiError(400, 'the body must be {"harness": …, "scope": "project"|"user"}')
+    @api.post("/records/{id}/accept", body=_accept)
+    async def accept(request: Request, body: AcceptBody) -> Json[AcceptedJson]:
+        """Accept a skill proposal: its SKILL.md is checked and written for the harness."""
         scope = str(body.get("scope") or "project")
         done = await asyncio.to_thread(service.accept, record_id(request), body["harness"], scope)
         return json_response(done.as_json(), headers=_NO_STORE)
 
     @api.delete("/records/{id}")
-    async def forget(request: Request) -> Response:
+    async def forget(request: Request) -> Json[Forgotten]:
+        """Forget a record for good."""
         gone = await asyncio.to_thread(service.forget, record_id(request))
         return json_response({"forgotten": gone}, headers=_NO_STORE)
 

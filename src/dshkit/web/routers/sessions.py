@@ -20,19 +20,43 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from starlette.requests import Request
-from starlette.responses import Response
 
 from ... import harnesses
 from ...sessions.service import WINDOW_LIMIT, SessionsService
-from ..routing import ApiError, Router, json_response, whole_number
+from ...sessions.wire import (
+    QuotedJson,
+    QuoteSourcesJson,
+    ScanReportJson,
+    SessionInfoJson,
+    SessionViewJson,
+)
+from ..routing import ApiError, Json, Router, json_response, whole_number
 
 if TYPE_CHECKING:
     from ...app import App
 
 _NO_STORE = {"cache-control": "no-store"}
+
+
+class SessionsJson(TypedDict):
+    """The newest sessions, most recent first."""
+
+    sessions: list[SessionInfoJson]
+
+
+class QuoteMark(QuotedJson):
+    """Where the session said what a profile entry quotes, with the entry's claim."""
+
+    claim: Any
+
+
+class QuotesJson(TypedDict):
+    """The human messages of the session that the profile's entries quote, in log order."""
+
+    quotes: list[QuoteMark]
 
 
 def number(request: Request, name: str, default: int | None, low: int, high: int) -> int | None:
@@ -57,20 +81,25 @@ def router(
     api = Router("sessions")
 
     @api.get("/")
-    async def list_sessions(request: Request) -> Response:
+    async def list_sessions(request: Request) -> Json[SessionsJson]:
+        """The newest sessions with events (`?harness=` of one harness; `?limit=`, 50 unless
+        given), most recent first."""
         harness = harness_param(request.query_params.get("harness"))
         limit = number(request, "limit", 50, 1, 1000)
         found = await asyncio.to_thread(service.recent, harness, limit)
         return json_response({"sessions": [s.as_json() for s in found]}, headers=_NO_STORE)
 
     @api.post("/scan")
-    async def post_scan(request: Request) -> Response:
-        # Waits a little for a scan already under way (a hook's): then it is Busy (503).
+    async def post_scan(request: Request) -> Json[ScanReportJson]:
+        """Read what is new in the harnesses' logs now (waiting a few seconds for a scan
+        already under way: then 503 busy); the scan's report."""
         report = await asyncio.to_thread(service.scan, wait=5.0)
         return json_response(report.as_json(), headers=_NO_STORE)
 
     @api.get("/quote")
-    async def find_quote(request: Request) -> Response:
+    async def find_quote(request: Request) -> Json[QuoteSourcesJson]:
+        """The human messages a quote (`?text=`, a profile entry's evidence) comes from, newest
+        first (`?limit=`, 5 unless given, up to 50), with their total."""
         limit = number(request, "limit", 5, 1, 50)
         assert limit is not None
         text = request.query_params.get("text", "")
@@ -78,7 +107,11 @@ def router(
         return json_response(found.as_json(), headers=_NO_STORE)
 
     @api.get("/{harness}/{id}")
-    async def show_session(request: Request) -> Response:
+    async def show_session(request: Request) -> Json[SessionViewJson]:
+        """One session (the id may be a unique prefix): its summary, human messages and tool
+        calls with their results, each list a window (`?limit=` items from `?offset=`, or the
+        part holding the event whose seq is `?around=`) with its total; each text is cut at
+        `textLimit` characters, the rest counted."""
         harness = harness_param(request.path_params["harness"])
         limit = number(request, "limit", 100, 1, WINDOW_LIMIT)
         offset = number(request, "offset", 0, 0, 1 << 31)
@@ -91,8 +124,9 @@ def router(
         return json_response(shown.as_json(), headers=_NO_STORE)
 
     @api.get("/{harness}/{id}/quoted")
-    async def show_quoted(request: Request) -> Response:
-        # Where this session said what the profile's entries quote as their evidence.
+    async def show_quoted(request: Request) -> Json[QuotesJson]:
+        """Where the session said what the current profile's entries quote as their evidence:
+        its human messages, each with the entry's id (`label`) and claim, in log order."""
         harness = harness_param(request.path_params["harness"])
         shown = [] if entries is None else await asyncio.to_thread(entries)
         quotes = [
@@ -102,7 +136,7 @@ def router(
         ]
         claims = {str(entry.get("id", "")): entry.get("claim") for entry in shown}
         found = await asyncio.to_thread(service.quoted, request.path_params["id"], quotes, harness)
-        marks = [q.as_json() | {"claim": claims.get(q.label)} for q in found]
+        marks: list[QuoteMark] = [{**q.as_json(), "claim": claims.get(q.label)} for q in found]
         return json_response({"quotes": marks}, headers=_NO_STORE)
 
     return api

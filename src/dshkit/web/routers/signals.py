@@ -15,11 +15,11 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
-from starlette.responses import Response
 
 from ...profile import ProfileService
 from ...profile.signal_views import HITS_LIMIT
-from ..routing import ApiError, Router, json_response
+from ...profile.wire import SignalHitsJson, SignalSessionsJson, SignalTotalsJson
+from ..routing import ApiError, Json, Router, json_response
 from .sessions import harness_param, number
 
 if TYPE_CHECKING:
@@ -32,20 +32,27 @@ def router(service: ProfileService) -> Router:
     api = Router("signals")
 
     @api.get("/sessions")
-    async def get_sessions(request: Request) -> Response:
-        # Each session with friction: the counts a chart of one harness or project draws.
+    async def get_sessions(request: Request) -> Json[SignalSessionsJson]:
+        """Each session with friction (`?harness=` of one harness, `?session=` one session
+        id): its count of every signal with its harness, project and day, what a chart of one
+        harness or project draws."""
         harness = harness_param(request.query_params.get("harness"))
         session = request.query_params.get("session") or None
         found = await asyncio.to_thread(service.signal_sessions, harness, session)
         return json_response(found, headers=_NO_STORE)
 
     @api.get("/")
-    async def get_totals(request: Request) -> Response:
+    async def get_totals(request: Request) -> Json[SignalTotalsJson]:
+        """Every signal's totals per harness and per day, over the sessions the last scan
+        stored (the default thresholds of `dshkit signals`)."""
         totals = await asyncio.to_thread(service.signal_totals)
         return json_response(totals.as_json(), headers=_NO_STORE)
 
     @api.get("/hits")
-    async def get_hits(request: Request) -> Response:
+    async def get_hits(request: Request) -> Json[SignalHitsJson]:
+        """Each hit of one signal (`?signal=`; `?harness=`, `?session=`, `?day=` narrow it)
+        with its session, turn, tool, duration, error code and texts, a page (`?offset=`,
+        `?limit=`) with its total."""
         query = request.query_params
         signal = query.get("signal")
         if not signal:
