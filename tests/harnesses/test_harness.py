@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dshkit import harnesses
+from dshkit import harnesses, hookspec
 from dshkit.harnesses.harness import EVENTS, HookDialect, Reply
 
 VERDICT = {
@@ -28,6 +28,10 @@ def test_the_reference_dialect_writes_claude_codes_shape() -> None:
     }
     assert (reply.output["decision"], reply.output["reason"]) == ("block", "继续")
     assert not HookDialect().reply("Stop", {}) and not Reply({})
+
+
+def test_the_hook_registry_has_the_dialects_events() -> None:
+    assert hookspec.EVENTS == EVENTS  # a dialect names each of these, handlers use no other
 
 
 def test_every_harness_here_speaks_the_reference_dialect() -> None:
