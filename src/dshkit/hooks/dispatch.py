@@ -11,13 +11,13 @@ the agent did not get.
 
 A command policy runs here on every shell command: nothing is imported (no `json`: protocol.py
 reads the payload and writes the answer; no `signal`, whose enums cost more than the guard, but
-its core `_signal`; no pathlib, typing or contextlib) until a handler or the log needs it.
+its core `_signal`; no pathlib, typing, contextlib or importlib) until a handler or the log
+needs it.
 """
 
 from __future__ import annotations
 
 import _signal as signal  # the `signal` module's own core, without its enums (`enum`)
-import importlib
 import sys
 import time
 
@@ -220,7 +220,7 @@ def _sniffed(raw: bytes) -> dict[str, Any]:
 def _unjudged(entry: Entry, hook: HookInput, why: str) -> Result | None:
     """A handler's answer to a call it could not read (the command guard's own)."""
     module, _, _ = entry.handler.partition(":")
-    unjudged: Callable[[HookInput, str], Result | None] = importlib.import_module(module).unjudged
+    unjudged: Callable[[HookInput, str], Result | None] = _module(module).unjudged
     return unjudged(hook, why)
 
 
@@ -340,9 +340,7 @@ def _commit(
 def _call(name: str, hook: HookInput) -> Result | None:
     """The handler `name` ("module:function", imported now) called with `hook`."""
     module, _, function = name.partition(":")
-    handler: Callable[[HookInput], Result | None] = getattr(
-        importlib.import_module(module), function
-    )
+    handler: Callable[[HookInput], Result | None] = getattr(_module(module), function)
     return handler(hook)
 
 
@@ -360,3 +358,10 @@ def _within(seconds: float, call: Callable[..., T], *args: Any) -> T:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def _module(name: str) -> Any:
+    """The module `name` (absolute), imported now: `importlib.import_module` without
+    importing `importlib`, whose package loads `warnings` on every call that runs a handler."""
+    __import__(name)
+    return sys.modules[name]
