@@ -8,17 +8,18 @@ from dshkit import harnesses
 from dshkit.config import SECTIONS
 from dshkit.harnesses.prompt_input import (
     DEFAULT_PREFIX,
-    RESERVED,
     collision,
     is_harness_command,
+    reserved,
     safe_prefix,
 )
 
 
 def test_every_harness_is_known_and_the_default_is_safe_in_all() -> None:
-    assert set(RESERVED) == set(harnesses.NAMES)
     for name in harnesses.NAMES:
+        assert reserved(name) == harnesses.get(name).prompt_prefixes
         assert collision(DEFAULT_PREFIX, name) is None
+    assert set(reserved(None)) == {p for h in harnesses.all_harnesses() for p in h.prompt_prefixes}
 
 
 @pytest.mark.parametrize(
@@ -37,9 +38,8 @@ def test_claude_codes_shell_mode_is_named_in_the_refusal() -> None:
 
 def test_the_configs_rule_names_every_reserved_prefix() -> None:
     rule = SECTIONS["optimizer"]["skip_prefix"].rule
-    for entries in RESERVED.values():
-        for own, _, _ in entries:
-            assert own in rule
+    for own, _, _ in reserved(None):
+        assert own in rule
 
 
 def test_commands_to_the_harness_are_not_words_for_the_agent() -> None:

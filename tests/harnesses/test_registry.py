@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
+import sys
 from pathlib import Path
 
 import click
 import orjson
 import pytest
 
-from dshkit import harnesses
+from dshkit import harnesses, hookspec
 from dshkit.cli import errors as cli_errors
 from dshkit.errors import Invalid
 from dshkit.gate import GateService
 from dshkit.sessions import Scanner, Source
 from dshkit.web.routing import error_response
 
+from ..support import fourth_harness as fourth
+from ..support.fourth_harness import dshkit_with_fourth, hook_with_fourth
 from ..support.paths import CLAUDE, CODEX, DSH_ZSTD, REPO
 
 
@@ -134,3 +139,68 @@ def test_no_module_outside_the_registry_decides_by_a_harness_name() -> None:
             if pattern.search(line):
                 offenders.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
     assert offenders == []
+
+
+def test_the_registry_is_made_of_one_module_per_harness() -> None:
+    made = harnesses.build(harnesses.MODULES)
+    assert tuple(made) == harnesses.NAMES and list(made.values()) == list(
+        harnesses.HARNESSES.values()
+    )
+    for name, module in zip(harnesses.NAMES, harnesses.MODULES, strict=True):
+        assert sys.modules[f"dshkit.harnesses.{module}"].HARNESS is harnesses.get(name)
+    with pytest.raises(ValueError, match="a harness named 'dsh' is registered"):
+        harnesses.build(["dsh", "dsh"])
+
+
+def test_a_fourth_harness_module_gets_hooks_under_its_own_names(tmp_path: Path) -> None:
+    # Nothing but tests/support/fourth_harness.py says where its settings are, what it calls
+    # each event (BeforeTool, AfterTool, …) and that it has no SessionEnd.
+    (tmp_path / ".fourth").mkdir()
+    installed = dshkit_with_fourth("install-hooks", "--harness", "fourth", home=tmp_path)
+    assert installed.returncode == 0, installed.stderr
+    settings = json.loads((tmp_path / ".fourth" / "settings.json").read_bytes())
+    wanted = hookspec.installed_events(fourth.HARNESS)
+    assert "SessionEnd" in wanted  # dshkit has handlers for it; this harness has no such hook
+    runs = {
+        name: (shlex.split(group["hooks"][0]["command"])[1:3], group["matcher"])
+        for name, (group,) in settings["hooks"].items()
+    }
+    assert runs == {
+        fourth.NAMES.get(event, event): (["hook", event], matcher)
+        for event, matcher in wanted.items()
+        if event != "SessionEnd"
+    }
+    assert runs["BeforeTool"] == (["hook", "PreToolUse"], "")
+    doctor = dshkit_with_fourth("doctor", "--json", home=tmp_path)
+    report = json.loads(doctor.stdout)["harnesses"]["fourth"]
+    assert report["hooksInstalled"] and report["hooks"][0]["problems"] == [], report
+
+
+def test_a_fourth_harness_is_told_by_its_payload_and_answered_in_its_dialect(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "proj"
+    work.mkdir()
+    session = {"session_id": "f1", "cwd": str(work), "transcript_path": str(tmp_path / "c.json")}
+    # The command guard judges its command tool; a deny is exit code 2 with the reason.
+    dangerous = {"command": "ls && rm -rf ~"}
+    tool = {**session, "hook_event_name": "BeforeTool", "tool_name": fourth.SHELL}
+    code, out, err = hook_with_fourth(tmp_path, "PreToolUse", {**tool, "tool_input": dangerous})
+    assert (code, out) == (2, b"") and "rm: recursive delete of" in err.decode(), err
+    # A context is JSON on stdout, under its name for the event.
+    prompt = {**session, "hook_event_name": "BeforeAgent", "prompt": "hi"}
+    speak = "UserPromptSubmit=tests.support.hook_handlers:speak"
+    code, out, err = hook_with_fourth(
+        tmp_path, "UserPromptSubmit", prompt, DSHKIT_HOOK_HANDLERS=speak
+    )
+    context = {"hookEventName": "BeforeAgent", "additionalContext": "from the extra handler"}
+    assert (code, json.loads(out)) == (0, {"hookSpecificOutput": context}), err
+    stop = {**session, "hook_event_name": "AfterAgent"}
+    block = "Stop=tests.support.hook_handlers:block"
+    answered = hook_with_fourth(tmp_path, "Stop", stop, DSHKIT_HOOK_HANDLERS=block)
+    assert answered == (2, b"", b"dshkit test hook: not yet")
+    # Claude Code's call to the same dshkit (no mark of this dialect's) is answered its way.
+    claude = {**session, "transcript_path": "/h/.claude/projects/-p/c1.jsonl"}
+    bash = {**claude, "hook_event_name": "PreToolUse", "tool_name": "Bash"}
+    code, out, err = hook_with_fourth(tmp_path, "PreToolUse", {**bash, "tool_input": dangerous})
+    assert code == 0 and json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"

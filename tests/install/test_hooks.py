@@ -170,6 +170,21 @@ def test_doctor_reports_per_harness(tmp_path: Path) -> None:
     assert report["service"]["reachable"] is False
 
 
+def test_doctor_finds_an_event_run_under_another_events_name(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude")
+    path = tmp_path / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    (hook,) = settings["hooks"]["Stop"][0]["hooks"]
+    hook["command"] = hook["command"].replace("hook Stop", "hook SessionEnd")
+    path.write_text(json.dumps(settings))
+    code, report = doctor_report(tmp_path)
+    (problem,) = report["harnesses"]["claude"]["hooks"][0]["problems"]
+    assert code == 1 and problem["message"].startswith(
+        "Stop runs `dshkit hook SessionEnd`, the registry wants Stop: run `dshkit install-hooks"
+    )
+
+
 def test_the_installed_command_runs_whatever_the_path(tmp_path: Path) -> None:
     (tmp_path / ".claude").mkdir()
     run_at_home(tmp_path, "install-hooks", "--harness", "claude")

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .. import harnesses
-from ..harnesses.sandbox import sandbox as sandbox_of
 from .wire import FactsJson
 
 if TYPE_CHECKING:
@@ -101,7 +100,7 @@ def read_facts(
             found[fact], sources[fact] = value, path()
     # The harness's own files for this session (Codex's rollout turn context, the latest
     # one; Claude Code's sandbox setting): what the session really runs in.
-    own = sandbox_of(harness).modes
+    own = harnesses.sandbox(harness).modes
     if own is not None:
         read = own(payload, errors)
         for fact in FACTS:

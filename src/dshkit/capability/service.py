@@ -35,7 +35,6 @@ except ImportError:  # (an interpreter without it)
     from hashlib import sha256
 
 from .. import harnesses
-from ..harnesses.sandbox import sandbox as sandbox_of
 from ..paths import dir_key
 from ..procs import spawn_detached
 from ..store import Store
@@ -55,7 +54,7 @@ def sandbox_runner(facts: Facts, cwd: str) -> tuple[list[str] | None, str]:
     """How the subprocess and screenshot probes run inside the session's own sandbox: the
     harness's runner for its mode (an argv prefix, and how it is spelled for people), or
     (None, "") where the harness offers none or the mode is unknown."""
-    found = sandbox_of(facts.harness)
+    found = harnesses.sandbox(facts.harness)
     if found.runner is None or facts.sandbox == UNKNOWN:
         return None, ""
     prefix = found.runner(facts.sandbox, cwd)

@@ -39,7 +39,6 @@ What is skipped is folded by the next full check, as with the room in bytes.
 from __future__ import annotations
 
 import os
-import zlib
 
 from .. import harnesses
 
@@ -183,7 +182,11 @@ def _quiet_record(record: Any, room: Room, lines: harnesses.QuietLines) -> bool:
 
 def _model_mark(model: str | None) -> str:
     """The hint's checksum of a model name ("-" for none)."""
-    return "-" if model is None else f"{zlib.crc32(model.encode()):08x}"
+    if model is None:
+        return "-"
+    import zlib  # (here: a hook that reads no room hint loads no zlib)
+
+    return f"{zlib.crc32(model.encode()):08x}"
 
 
 class _Scanning:
@@ -288,6 +291,8 @@ def forget(state_dir: str, transcript: str) -> None:
 
 
 def _path(state_dir: str, transcript: str) -> str:
+    import zlib  # (here: a hook that reads no room hint loads no zlib)
+
     return os.path.join(state_dir, ROOM_DIR, f"{zlib.crc32(os.fsencode(transcript)):08x}")
 
 
@@ -299,6 +304,8 @@ def _stamp(state_dir: str, transcript: str) -> str:
         config = f"{st.st_mtime_ns}:{st.st_size}"
     except OSError:
         config = "-"
+    import zlib
+
     return f"{zlib.adler32(os.fsencode(transcript)):08x}/{config}"
 
 

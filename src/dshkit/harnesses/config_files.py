@@ -1,16 +1,15 @@
-"""The config files the harnesses keep, parsed in one place per format, and the MCP servers
-each one configures.
+"""The config files the harnesses keep: one reader per file format, and the MCP servers a
+file configures, whichever harness's format it is.
 
-Formats (the names the registry's `Capability.mcp_configs` and `mcp_register` give):
-`claude-user` (Claude Code's `~/.claude.json`: `mcpServers`, and per project
-`projects[<project>].mcpServers`), `mcp-json` (a project's `.mcp.json`), `codex-toml` (Codex's
-`config.toml`, `[mcp_servers.NAME]`), `dsh-patch` (a DSH patch layer `cordis.patch.yml`, whose
-`@deepseek-ai/dsh-mcp-client` entries each configure one server). The hook settings files
-(Claude Code's `settings.json`, Codex's `hooks.json`, DSH's bridge file) are JSON objects too.
+What each format holds is its harness's knowledge: a harness module names the formats it
+defines (`Harness.config_formats`: format → what servers a file configures), here are the
+parsers they share (JSON, TOML, YAML), the common `{name: {command, args, …}}` server map and
+the repository a working directory is in. The hook settings files (Claude Code's
+`settings.json`, Codex's `hooks.json`, DSH's bridge file) are JSON objects too.
 
 Here below the capabilities and the installer, so both read these files the same way: the
-capability probes the servers read here that their harness would start (`mcp_trust` says
-which), the installer edits the files (`dshkit.install`).
+capability probes the servers read here that their harness would start (each harness's
+`Capability.mcp_trust` says which), the installer edits the files (`dshkit.install`).
 A file that is not valid in its format raises `Unreadable`, naming the file and the problem.
 """
 
@@ -18,13 +17,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import Invalid
-
-DSH_MCP_CLIENT = "@deepseek-ai/dsh-mcp-client"  # the DSH plugin that runs one MCP server
 
 
 class Unreadable(Invalid):
@@ -74,20 +70,6 @@ def load_yaml(path: str, text: str) -> Any:
     except YAMLError as exc:
         problem = " ".join(str(exc).split())  # ruamel's message spans several lines
         raise Unreadable(path, f"is not valid YAML ({problem})") from exc
-
-
-def dsh_plugins(document: Any) -> Iterator[Mapping[str, Any]]:
-    """Every plugin entry of a DSH patch layer (a mapping with an `id`), wherever its
-    operations (`insert`, …) nest it, in the order of the file."""
-    if isinstance(document, Mapping):
-        if "id" in document:
-            yield document
-        for value in document.values():
-            if isinstance(value, list):
-                yield from dsh_plugins(value)
-    elif isinstance(document, list):
-        for item in document:
-            yield from dsh_plugins(item)
 
 
 # -- the MCP servers a config file configures -------------------------------------------------
@@ -141,20 +123,13 @@ def configured(sources: list[tuple[str, str]], cwd: str, errors: list[str]) -> l
 
 def mcp_servers(kind: str, path: str, text: str, cwd: str) -> list[Server]:
     """The servers the file `path` (of format `kind`, its content `text`) configures for a
-    session working in `cwd`."""
-    if kind == "claude-user":
-        config = load_json(path, text)
-        servers = _from_mapping(path, config.get("mcpServers"))
-        for project in claude_projects(config, cwd):
-            servers += _from_mapping(path, project.get("mcpServers"))
-        return servers
-    if kind == "mcp-json":
-        return _from_mapping(path, load_json(path, text).get("mcpServers"))
-    if kind == "codex-toml":
-        return _from_mapping(path, load_toml(path, text).get("mcp_servers"))
-    if kind == "dsh-patch":
-        return dsh_servers(path, load_yaml(path, text))
-    raise ValueError(f"unknown MCP config format {kind!r}")
+    session working in `cwd`, read by the harness whose format it is."""
+    from . import format_reader
+
+    reader = format_reader(kind)
+    if reader is None:
+        raise ValueError(f"unknown MCP config format {kind!r}")
+    return reader(path, text, cwd)
 
 
 def project_root(cwd: str) -> str | None:
@@ -178,17 +153,7 @@ def project_dirs(cwd: str) -> list[str]:
     return list(dict.fromkeys([project, os.path.realpath(project)]))
 
 
-def claude_projects(config: Mapping[str, Any], cwd: str) -> list[Mapping[str, Any]]:
-    """The entries of `~/.claude.json`'s `projects` for a session working in `cwd`."""
-    projects = config.get("projects") or {}
-    if not isinstance(projects, Mapping):
-        raise ValueError("projects is not an object")
-    found = [projects.get(name) for name in project_dirs(cwd)]
-    unique = {id(entry): entry for entry in found if isinstance(entry, Mapping)}
-    return list(unique.values())
-
-
-def _from_mapping(path: str, entries: Any) -> list[Server]:
+def from_mapping(path: str, entries: Any) -> list[Server]:
     """Servers from a `{name: {type|transport, command, args, env, cwd, url, headers}}` map."""
     found = []
     for name, spec in (entries or {}).items():
@@ -209,33 +174,6 @@ def _from_mapping(path: str, entries: Any) -> list[Server]:
                 url=url,
                 headers={str(k): str(v) for k, v in (spec.get("headers") or {}).items()},
                 enabled=spec.get("enabled") is not False and spec.get("disabled") is not True,
-            )
-        )
-    return found
-
-
-def dsh_servers(path: str, document: Any) -> list[Server]:
-    """The `dsh-mcp-client` entries of a patch layer: `config` holds each one's server."""
-    found = []
-    for entry in dsh_plugins(document):
-        if entry.get("name") != DSH_MCP_CLIENT:
-            continue
-        config = entry.get("config") or {}
-        if not isinstance(config, Mapping):
-            raise Unreadable(path, f"entry {entry.get('id')!r}: config is not a mapping")
-        args = config.get("args") or []
-        if not isinstance(args, list):
-            raise Unreadable(path, f"entry {entry.get('id')!r}: args is not a list")
-        transport = str(config.get("transport") or "stdio")
-        found.append(
-            Server(
-                str(config.get("serverName") or entry.get("id")),
-                path,
-                "stdio" if transport == "stdio" else "http",
-                command=str(config.get("command") or ""),
-                args=[str(a) for a in args],
-                url=str(config.get("url") or ""),
-                enabled=entry.get("disabled") is not True,
             )
         )
     return found

@@ -1,49 +1,32 @@
-"""What each harness's own prompt input gives a meaning to, and dshkit's prefix that none does.
+"""dshkit's prompt prefix, kept clear of what each harness's own prompt input gives a meaning.
 
 A person types into the harness's input box; some first characters make the harness do
-something else with the line (Claude Code's `!` shell mode, `/` slash commands, `#` memory,
-`@` file paths; Codex's `!` local shell command and `$` apps; DSH's `/` commands and `@`
-references — read from the shipped CLIs). dshkit's own prefix (skip the optimizer, mark the
-last run) must start none of them and be started by none of them, or the harness would take
-the person's line for its own. `》` (what `>` gives in a Chinese input method) is safe in all.
-
-Plain data, no imports: the hook path reads it.
+something else with the line (Claude Code's `!` shell mode, `/` slash commands; Codex's `!`
+local shell command; DSH's `@` references: each harness's module lists its own,
+`Harness.prompt_prefixes`). dshkit's own prefix (skip the optimizer, mark the last run) must
+start none of them and be started by none of them, or the harness would take the person's
+line for its own. `》` (what `>` gives in a Chinese input method) is safe in all.
 """
 
 from __future__ import annotations
+
+from . import HARNESSES
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    from .harness import Prefix
 
 # dshkit's prefix when the config names none: a prompt starting with it is not optimized,
 # and `》ok` / `》rework` alone mark the session's last run.
 DEFAULT_PREFIX = "》"
 
-# Per harness: (prefix, what the harness does with it, whether the line is a command to the
-# harness itself rather than words for the agent).
-RESERVED: dict[str, tuple[tuple[str, str, bool], ...]] = {
-    "dsh": (
-        ("/", "slash command", True),
-        ("@", "file or session reference", False),
-    ),
-    "claude": (
-        ("!", "shell mode", True),
-        ("/", "slash command", True),
-        ("#", "memory", True),
-        ("@", "file path mention", False),
-        ("?", "shortcuts", True),
-    ),
-    "codex": (
-        ("!", "local shell command", True),
-        ("/", "slash command", True),
-        ("@", "file search", False),
-        ("$", "app or skill mention", False),
-    ),
-}
 
-
-def reserved(harness: str | None) -> tuple[tuple[str, str, bool], ...]:
-    """The prefixes `harness` gives a meaning to (every harness's, when None or unknown)."""
-    if harness in RESERVED:
-        return RESERVED[harness]
-    return tuple(entry for entries in RESERVED.values() for entry in entries)
+def reserved(harness: str | None) -> tuple[Prefix, ...]:
+    """The prefixes `harness` gives a meaning to (every harness's, when None or unknown):
+    (prefix, what the harness does with it, whether the line is a command to the harness)."""
+    if harness in HARNESSES:
+        return HARNESSES[harness].prompt_prefixes
+    return tuple(entry for h in HARNESSES.values() for entry in h.prompt_prefixes)
 
 
 def collision(prefix: str, harness: str | None = None) -> str | None:
@@ -66,9 +49,8 @@ def safe_prefix(prefix: str) -> bool:
 def reserved_words() -> str:
     """The reserved prefixes, for the config's rule text."""
     seen: dict[str, str] = {}
-    for entries in RESERVED.values():
-        for own, meaning, _ in entries:
-            seen.setdefault(own, meaning)
+    for own, meaning, _ in reserved(None):
+        seen.setdefault(own, meaning)
     return " ".join(seen)
 
 

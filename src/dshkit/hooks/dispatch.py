@@ -1,4 +1,5 @@
-"""Running an event's handlers: each within its own budget, then the answer, then commits.
+"""Running an event's handlers: each within its own budget, then the answer (in the calling
+harness's dialect), then commits.
 
 Reached only when some handler may want the call (see `hooks.run`). A handler that fails or
 overruns its budget is logged and gives no opinion (one that fails closed, the command guard,
@@ -10,17 +11,18 @@ the agent did not get.
 
 A command policy runs here on every shell command: nothing is imported (no `json`: protocol.py
 reads the payload and writes the answer; no `signal`, whose enums cost more than the guard, but
-its core `_signal`; no pathlib, typing or contextlib) until a handler or the log needs it.
+its core `_signal`; no pathlib, typing, contextlib or importlib) until a handler or the log
+needs it.
 """
 
 from __future__ import annotations
 
 import _signal as signal  # the `signal` module's own core, without its enums (`enum`)
-import importlib
 import sys
 import time
 
 from ..harnesses import detect as detect_harness
+from ..harnesses import marks
 from ..hookspec import (
     COMMITS_TOTAL_S,
     HANDLERS_TOTAL_S,
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from types import FrameType
     from typing import Any, TypeVar
+
+    from ..harnesses import Reply
 
     T = TypeVar("T")
     Result = dict[str, Any]
@@ -55,7 +59,8 @@ def run(
     directory: str | None,
     problem: str = "",
 ) -> int:
-    """Answer `event` with the `wanted` handlers; always exits 0."""
+    """Answer `event` with the `wanted` handlers; the exit code is the answer's (0 but where
+    the calling harness's dialect blocks by exit code)."""
     started = time.monotonic()
     if problem:
         log(directory, event, problem)
@@ -68,30 +73,31 @@ def run(
         closed = [entry for entry in wanted if entry.fails_closed and _wanted([entry], raw)]
         return _closed(event, closed, env, directory, "调用内容不是可以解析的 JSON 对象", raw)
     try:
-        _answer(hook, wanted, env, started)
+        return _answer(hook, wanted, env, started)
     finally:
         _close(hook)
-    return 0
 
 
-def _answer(hook: HookInput, wanted: list[Entry], env: Mapping[str, str], started: float) -> None:
-    """Run the handlers, write their answer, then run its commits and record the turn."""
+def _answer(hook: HookInput, wanted: list[Entry], env: Mapping[str, str], started: float) -> int:
+    """Run the handlers, write their answer, then run its commits and record the turn;
+    returns the exit code the answer asks for."""
     event, directory = hook.event, hook.directory
     try:
         results = _handle(hook, wanted, env, started + HANDLERS_TOTAL_S)
-        reply = answer(event, results)
+        reply = answer(event, results, hook.harness)
     except BaseException as exc:  # even SystemExit or Ctrl-C: nothing may reach the agent
         log(directory, event, f"{type(exc).__name__}: {exc}")
-        return
+        return 0
     for note in reply.notes:
         log(directory, event, note)
-    written = bool(reply.output) and _write(directory, event, reply.output)
+    written = bool(reply.reply) and _write(directory, event, reply.reply)
     if written:
         emitted = [results[i] for i in reply.emitted]
         _commit(directory, event, emitted, time.monotonic() + COMMITS_TOTAL_S)
     info = hook.harness_info
     if info is not None and info.asks_every_step and hook.session_id:
-        _turn(hook, reply.output if written else {})
+        _turn(hook, reply.verdict if written else {})
+    return reply.reply.code if written else 0
 
 
 def _close(hook: HookInput) -> None:
@@ -102,15 +108,15 @@ def _close(hook: HookInput) -> None:
         log(hook.directory, hook.event, f"store not closed: {type(exc).__name__}: {exc}")
 
 
-def _turn(hook: HookInput, output: dict[str, Any]) -> None:
+def _turn(hook: HookInput, verdict: dict[str, Any]) -> None:
     """Where the harness asks before every model step: the session's turn as this answer
-    (`output`, as written; {} when none was) leaves it (`dshkit.turns`), within a budget."""
+    (`verdict`, as written; {} when none was) leaves it (`dshkit.turns`), within a budget."""
     from .. import turns
 
     def record() -> None:
         step = hook.is_step
-        blocked = output.get("decision") == "block"
-        context = str(output.get("hookSpecificOutput", {}).get("additionalContext") or "")
+        blocked = verdict.get("decision") == "block"
+        context = str(verdict.get("additionalContext") or "")
         if not turns.changes(hook.event, step=step, blocked=blocked, context=context):
             return
         with hook.open_store() as store:
@@ -176,49 +182,58 @@ def _closed(
     by what of the payload came (`raw`: its transcript's name, Codex's turn id); `said`
     begins the line in the log."""
     try:
-        hook = HookInput(event, {}, detect_harness(_sniffed(raw), env), directory, env)
+        harness = detect_harness(_sniffed(raw), env)
+        hook = HookInput(event, {}, harness, directory, env)
         found = [(entry.handler, _unjudged(entry, hook, why)) for entry in closed]
-        reply = answer(event, [(name, result) for name, result in found if result])
+        reply = answer(event, [(name, result) for name, result in found if result], harness)
     except BaseException as exc:  # even SystemExit or Ctrl-C: nothing may reach the agent
         log(directory, event, f"{said}; {type(exc).__name__}: {exc}")
         return 0
-    specific = reply.output.get("hookSpecificOutput", {})
-    decision = specific.get("permissionDecision")
+    decision = reply.verdict.get("permissionDecision")
     if decision is None:
         log(directory, event, f"{said}; no opinion given")
         return 0
-    if _write(directory, event, reply.output):
-        log(directory, event, f"{said}; the command guard answered {decision}")
-    return 0
+    if not _write(directory, event, reply.reply):
+        return 0
+    log(directory, event, f"{said}; the command guard answered {decision}")
+    return reply.reply.code
 
 
 def _sniffed(raw: bytes) -> dict[str, Any]:
     """What `harnesses.detect` reads, from a payload that cannot be parsed: the first plain
-    string value of "transcript_path", and whether a "turn_id" key is there."""
+    string values of "transcript_path" and "hook_event_name", and which of the fields only
+    some harness's payloads carry (`harnesses.marks`) are there."""
     found: dict[str, Any] = {}
-    key = b'"transcript_path"'
-    at = raw.find(key)
-    if at >= 0:
-        rest = raw[at + len(key) : at + len(key) + 4096].lstrip(b" \t\r\n:").lstrip()
-        if rest.startswith(b'"'):
-            found["transcript_path"] = rest[1:].split(b'"', 1)[0].decode("utf-8", "replace")
-    if b'"turn_id"' in raw:
-        found["turn_id"] = ""
+    for name in ("transcript_path", "hook_event_name"):
+        key = b'"' + name.encode() + b'"'
+        at = raw.find(key)
+        if at >= 0:
+            rest = raw[at + len(key) : at + len(key) + 4096].lstrip(b" \t\r\n:").lstrip()
+            if rest.startswith(b'"'):
+                found[name] = rest[1:].split(b'"', 1)[0].decode("utf-8", "replace")
+    for name in marks():
+        if b'"' + name.encode() + b'"' in raw:
+            found[name] = ""
     return found
 
 
 def _unjudged(entry: Entry, hook: HookInput, why: str) -> Result | None:
     """A handler's answer to a call it could not read (the command guard's own)."""
     module, _, _ = entry.handler.partition(":")
-    unjudged: Callable[[HookInput, str], Result | None] = importlib.import_module(module).unjudged
+    unjudged: Callable[[HookInput, str], Result | None] = _module(module).unjudged
     return unjudged(hook, why)
 
 
-def _write(directory: str | None, event: str, output: dict[str, Any]) -> bool:
-    """Write the answer to the harness; False (and a line in the log) when that failed."""
+def _write(directory: str | None, event: str, reply: Reply) -> bool:
+    """Write the answer to the harness (its JSON to stdout, its text to stderr, as its
+    dialect has it); False (and a line in the log) when that failed."""
     try:
-        sys.stdout.buffer.write(dumps(output))
-        sys.stdout.flush()
+        if reply.output:
+            sys.stdout.buffer.write(dumps(reply.output))
+            sys.stdout.flush()
+        if reply.error:
+            sys.stderr.buffer.write(reply.error.encode())
+            sys.stderr.flush()
     except BaseException as exc:
         message = f"answer not delivered ({type(exc).__name__}: {exc}); nothing recorded"
         log(directory, event, message)
@@ -325,9 +340,7 @@ def _commit(
 def _call(name: str, hook: HookInput) -> Result | None:
     """The handler `name` ("module:function", imported now) called with `hook`."""
     module, _, function = name.partition(":")
-    handler: Callable[[HookInput], Result | None] = getattr(
-        importlib.import_module(module), function
-    )
+    handler: Callable[[HookInput], Result | None] = getattr(_module(module), function)
     return handler(hook)
 
 
@@ -345,3 +358,10 @@ def _within(seconds: float, call: Callable[..., T], *args: Any) -> T:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def _module(name: str) -> Any:
+    """The module `name` (absolute), imported now: `importlib.import_module` without
+    importing `importlib`, whose package loads `warnings` on every call that runs a handler."""
+    __import__(name)
+    return sys.modules[name]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from ..harnesses.sandbox import stop_support
+from ..harnesses import stop_support
 from .protocol import STORE_BUSY_TIMEOUT_S, HookInput
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing

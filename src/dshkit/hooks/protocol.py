@@ -1,4 +1,5 @@
-"""The command-hook protocol: who is calling, and well-formed answers within the output cap.
+"""The command-hook protocol: who is calling, and one answer within the output cap, written
+in the calling harness's dialect (`harnesses.HookDialect`).
 
 Nothing is cut silently: a context that does not fit is dropped whole and named in the log
 (the profile is made to fit by design); a decision's reason over the cap is shortened with a
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from ..harnesses import Reply
     from ..inject.rules import Call, Part
     from ..store import Store
 
@@ -264,18 +266,34 @@ class _Lent:
 
 
 class Answer:
-    """What to write to the harness, which results it carries, and what was left out."""
+    """What dshkit answers, which results it carries, and what was left out.
 
-    __slots__ = ("emitted", "notes", "output")
+    `verdict` is the merged answer in the handlers' own words (`additionalContext`,
+    `permissionDecision` and `permissionDecisionReason`, `decision: "block"` and `reason`;
+    {} is "no opinion"); `reply` is how the calling harness's dialect takes it
+    (docs/design/hooks.md#one-protocol-a-dialect-per-harness)."""
 
-    def __init__(self, output: dict[str, Any], emitted: list[int], notes: list[str]) -> None:
-        self.output = output  # the protocol's JSON; {} is "no opinion"
-        self.emitted = emitted  # indexes of the results the output carries
+    __slots__ = ("emitted", "notes", "reply", "verdict")
+
+    def __init__(
+        self, verdict: dict[str, Any], reply: Reply, emitted: list[int], notes: list[str]
+    ) -> None:
+        self.verdict = verdict
+        self.reply = reply
+        self.emitted = emitted  # indexes of the results the answer carries
         self.notes = notes  # for the log: what was dropped or shortened, and why
 
+    @property
+    def output(self) -> dict[str, Any]:
+        """The JSON written to stdout ({}: none)."""
+        return self.reply.output
 
-def answer(event: str, results: list[tuple[str, dict[str, Any]]]) -> Answer:
-    """Merge `(handler, result)` pairs, in priority order, into the protocol's JSON.
+
+def answer(
+    event: str, results: list[tuple[str, dict[str, Any]]], harness: str = "unknown"
+) -> Answer:
+    """Merge `(handler, result)` pairs, in priority order, into one verdict, written as
+    `harness` (a name from the registry) takes it.
 
     Contexts are joined in order; one that would take the joined text over the cap is
     dropped whole (later, smaller ones may still fit). The strictest permission decision wins
@@ -284,7 +302,7 @@ def answer(event: str, results: list[tuple[str, dict[str, Any]]]) -> Answer:
     """
     notes: list[str] = []
     emitted: set[int] = set()
-    specific: dict[str, Any] = {}
+    verdict: dict[str, Any] = {}
     contexts = [
         (index, name, str(result["additionalContext"]))
         for index, (name, result) in enumerate(results)
@@ -296,24 +314,25 @@ def answer(event: str, results: list[tuple[str, dict[str, Any]]]) -> Answer:
         text, kept, notes = join_contexts(event, [(name, text) for _, name, text in contexts])
         emitted.update(contexts[k][0] for k in kept)
         if kept:
-            specific["additionalContext"] = text
+            verdict["additionalContext"] = text
     permission = _strictest(results)
     if permission is not None:
         name, result = results[permission]
         emitted.add(permission)
-        specific["permissionDecision"] = result["permissionDecision"]
-        specific["permissionDecisionReason"] = _reason(
+        verdict["permissionDecision"] = result["permissionDecision"]
+        verdict["permissionDecisionReason"] = _reason(
             name, str(result.get("permissionDecisionReason", "")), notes
         )
-    out: dict[str, Any] = {}
-    if specific:
-        out["hookSpecificOutput"] = {"hookEventName": event, **specific}
     block = _first(results, lambda r: r.get("decision") == "block")
     if block is not None:
         name, result = results[block]
         emitted.add(block)
-        out.update(decision="block", reason=_reason(name, str(result.get("reason", "")), notes))
-    return Answer(out, sorted(emitted), notes)
+        verdict.update(decision="block", reason=_reason(name, str(result.get("reason", "")), notes))
+    reply = harnesses.dialect(harness).reply(event, verdict) if verdict else _SILENT
+    return Answer(verdict, reply, sorted(emitted), notes)
+
+
+_SILENT = harnesses.Reply({})  # no opinion: nothing written, exit 0
 
 
 def _first(

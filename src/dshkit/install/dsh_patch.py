@@ -22,13 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import harnesses
-from ..harnesses.config_files import (
-    DSH_MCP_CLIENT,
-    Unreadable,
-    dsh_plugins,
-    dsh_servers,
-    load_yaml,
-)
+from ..harnesses.config_files import Unreadable, load_yaml
+from ..harnesses.dsh import MCP_CLIENT as DSH_MCP_CLIENT
+from ..harnesses.dsh import plugins as dsh_plugins
+from ..harnesses.dsh import servers as dsh_servers
 from .blocks import Block
 from .commands import SERVER_NAME
 from .model import InstallError, unreadable

@@ -2,9 +2,10 @@
 Code's `settings.json`, Codex's `~/.codex/hooks.json` (the same shape) and the file DSH's
 Claude-Code hook bridge reads.
 
-`{"hooks": {EVENT: [{"matcher": …, "hooks": [{"type": "command", "command": …}]}]}}`.
-dshkit's entries are recognised by the command they run (`… dshkit hook EVENT`, modelled on
-pre-commit's installer); nobody else's entry changes, and anything else in the file stays.
+`{"hooks": {NAME: [{"matcher": …, "hooks": [{"type": "command", "command": …}]}]}}`, NAME
+the harness's name for an event (its dialect's, see `install.hooks`). dshkit's entries are
+recognised by the command they run (`… dshkit hook EVENT`, modelled on pre-commit's
+installer); nobody else's entry changes, and anything else in the file stays.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def load(path: Path, text: str | None) -> dict[str, Any]:
 
 
 def ours(settings: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
-    """(event, matcher, command) of each dshkit entry."""
+    """(the harness's event name, matcher, command) of each dshkit entry."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return
@@ -44,8 +45,8 @@ def ours(settings: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
 def with_hooks(
     path: Path, text: str | None, wanted: dict[str, str], line: Callable[[str], str]
 ) -> str | None:
-    """The file with dshkit's entries exactly `wanted` (event → matcher), each running
-    `line(event)`; `text` itself when that changes nothing."""
+    """The file with dshkit's entries exactly `wanted` (the harness's event name → matcher),
+    each running `line(name)`; `text` itself when that changes nothing."""
     settings = load(path, text)
     return dump_json(settings) if _converge(path, settings, wanted, line) else text
 

@@ -8,8 +8,10 @@ registry (`dshkit.hookspec`) asks for, and what keeps an install from working (`
   Claude-Code hook bridge, which a marked block in the profile's `cordis.patch.yml` mounts
   with that `configPath` (the bridge package itself is added by `dsh plugin add`).
 
-Installing makes dshkit's entries exactly what the hook registry asks for: an event added to
-it later is added by installing again, and running it twice changes nothing.
+Installing makes dshkit's entries exactly what the hook registry asks for, each under the
+name the harness's dialect gives its event (`HookDialect.installed`; an event it lacks gets
+none) and running `dshkit hook EVENT` with dshkit's own name for it: an event added to the
+registry later is added by installing again, and running it twice changes nothing.
 """
 
 from __future__ import annotations
@@ -56,12 +58,13 @@ def plan_install(
     """Add to `changes` what makes dshkit's hooks what the hook registry asks (and, for a
     bridge, the patch layer's block mounting them); returns the files it plans."""
     path = settings_path(harness, scope, project, state_dir)
-    wanted = hookspec.installed_events(harness, extra)
+    wanted = wanted_events(harness, extra)
+    matchers = {name: matcher for name, (_, matcher) in wanted.items()}
     edit(
         changes,
         path,
         lambda text: hook_settings.with_hooks(
-            path, text, wanted, lambda event: hook_line(event, scope, state_dir)
+            path, text, matchers, lambda name: hook_line(wanted[name][0], scope, state_dir)
         ),
     )
     if harness.bridge is None:
@@ -69,6 +72,14 @@ def plan_install(
     bridge, patch = harness.bridge, Path(harness.bridge.patch_path(profile))
     edit(changes, patch, lambda text: dsh_patch.with_bridge(patch, text, path, bridge))
     return [path, patch]
+
+
+def wanted_events(
+    harness: harnesses.Harness, extra: Iterable[hookspec.Entry]
+) -> dict[str, tuple[str, str]]:
+    """The hooks dshkit installs in `harness`: the harness's name for each event the hook
+    registry wants → (dshkit's event, matcher)."""
+    return harness.dialect.installed(hookspec.installed_events(harness, extra))
 
 
 def plan_uninstall(
@@ -119,7 +130,8 @@ def inspect(
     if not result.installed:
         return result
     again = f"run `dshkit install-hooks --harness {harness.name} --scope {scope}` again"
-    wanted = hookspec.installed_events(harness, extra)
+    events = wanted_events(harness, extra)
+    wanted = {name: matcher for name, (_, matcher) in events.items()}
     result.events = {event: matcher for event, matcher, _ in ours}
     missing = [event for event in wanted if event not in result.events]
     if missing:
@@ -130,9 +142,21 @@ def inspect(
         elif matcher != wanted[event]:
             wants = f"{event} matches {matcher!r}, the registry wants {wanted[event]!r}"
             result.problems.append(Problem(f"{wants}: {again}", BROKEN))
+    for name, _, command in ours:  # under the harness's name for one event, another's
+        runs = _event_of(command)
+        if name in events and runs != events[name][0]:
+            wants = f"{name} runs `dshkit hook {runs}`, the registry wants {events[name][0]}"
+            result.problems.append(Problem(f"{wants}: {again}", BROKEN))
     for command in sorted({command for _, _, command in ours}):
         result.problems += inspect_command(command, state_dir, again)
     return result
+
+
+def _event_of(command: str) -> str:
+    """The event a `… dshkit hook EVENT …` command line runs."""
+    words = shlex.split(command)
+    at = words.index("hook") + 1
+    return words[at] if at < len(words) else ""
 
 
 def _inspect_bridge(

@@ -13,12 +13,12 @@ from typing import Any, ClassVar
 
 import orjson
 
-from ..harnesses import CLAUDE_SKIPPED_TYPES
+from ..harnesses.claude import SKIPPED_TYPES
 from .events import Event
 from .harness import LogFile, emit, list_dirs, list_files, real_dir, remember, turn_step
 
 # Entry types this adapter knows and deliberately leaves out of the event stream.
-_IGNORED = CLAUDE_SKIPPED_TYPES
+_IGNORED = SKIPPED_TYPES
 _COMMAND_MARKERS = (
     "<command-name>",
     "<command-message>",
