@@ -193,3 +193,22 @@ def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
     assert ("dshkit.cli.app", 2, True) in found
     assert ("dshkit.web.server", 4, False) in found  # inside a function: later
     assert ("dshkit.mcp.tools", 6, False) in found
+
+
+# What a surface may reach of a capability (or of the sessions and LLM layer): the package's
+# face, its service and the JSON shapes of its results, nothing of how it works inside.
+SURFACES = ("web", "mcp", "cli")
+FACE_PARTS = ("service", "wire")
+
+
+def test_surfaces_import_only_services_faces_and_wire_types() -> None:
+    reached = CAPABILITIES | {"sessions", "llm"}
+    wrong = []
+    for module, targets in graph().items():
+        if module.split(".")[1:2] not in [[surface] for surface in SURFACES]:
+            continue
+        for imported, line, _runs in targets:
+            parts = imported.split(".")[1:]  # the package `dshkit` itself is [] (its version)
+            if len(parts) > 1 and parts[0] in reached and parts[1] not in FACE_PARTS:
+                wrong.append(f"{module}:{line} imports {imported}")
+    assert not wrong, "surfaces reaching inside a capability:\n" + "\n".join(wrong)

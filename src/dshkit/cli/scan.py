@@ -17,8 +17,8 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from ..sessions import Progress as ScanProgress
 from ..sessions import ScanReport, SessionsService, Source
-from ..sessions.scanner import Progress as ScanProgress
 from .common import (
     json_option,
     print_json,

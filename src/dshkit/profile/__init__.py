@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the real names, for type checkers
         ProfileVersions,
         ScanProgress,
     )
-    from .signal_views import SignalHits, SignalTotals
+    from .signal_views import HITS_LIMIT, SignalHits, SignalTotals
     from .signals import DETAILS, SIGNALS, SignalConfig, SignalsReport
     from .state import (
         INJECT_LIMIT,
@@ -51,6 +51,7 @@ _HOMES = {
     "ScanProgress": "service",
     "Generation": "generate",
     "HISTORY_LIMIT": "generate",
+    "HITS_LIMIT": "signal_views",
     "SignalHits": "signal_views",
     "SignalTotals": "signal_views",
     "DETAILS": "signals",
@@ -68,6 +69,7 @@ __all__ = [
     "CATEGORY_LABELS",
     "DETAILS",
     "HISTORY_LIMIT",
+    "HITS_LIMIT",
     "INJECT_LIMIT",
     "MAX_CUSTOM_TEXT",
     "MAX_EXTRA_TEXT",

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the real names, for type checkers
     )
     from .events import Event
     from .freshness import Refresh, refresh
-    from .scanner import ADAPTERS, Scanner, ScanReport, Source, default_sources
+    from .scanner import ADAPTERS, Progress, Scanner, ScanReport, Source, default_sources
     from .service import Forgotten, SessionsService
     from .tail import Tail, read_tail
 
@@ -47,6 +47,7 @@ _HOMES = {
     "Forgotten": "service",
     "SessionsService": "service",
     "ADAPTERS": "scanner",
+    "Progress": "scanner",
     "Scanner": "scanner",
     "ScanReport": "scanner",
     "Source": "scanner",
@@ -62,6 +63,7 @@ __all__ = [
     "Event",
     "Forgotten",
     "HumanMessage",
+    "Progress",
     "QuoteSources",
     "Refresh",
     "ScanReport",

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 
-from ...profile import ProfileService
-from ...profile.signal_views import HITS_LIMIT
+from ...profile import HITS_LIMIT, ProfileService
 from ...profile.wire import SignalHitsJson, SignalSessionsJson, SignalTotalsJson
 from ..routing import ApiError, Json, Router, json_response
 from .sessions import harness_param, number
