@@ -15,11 +15,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .. import harnesses
-from .wire import FactsJson
 
 if TYPE_CHECKING:
     from ..sessions.events import Event
     from ..store import Store
+    from .wire import FactsJson
 
 UNKNOWN = "unknown"
 FACTS = ("sandbox", "approval", "permission")

@@ -41,10 +41,10 @@ from ..store import Store
 from .facts import UNKNOWN, Facts, read_facts
 from .probes import TOOL_SERVERS, channel, probe_all
 from .text import render
-from .wire import CachedJson, Channel, LookupJson, ReportJson
 
 if TYPE_CHECKING:
     from ..harnesses.config_files import Server
+    from .wire import CachedJson, Channel, LookupJson, ReportJson
 
 TTL_S = 600.0  # results older than this are probed again
 PROBE_DEAD_S = 120.0  # a probe started longer ago than this without a result has died

@@ -24,11 +24,11 @@ from ..errors import Invalid, NotFound
 from ..store import Store
 from . import delivery
 from .rework import Rework, instruction, shots_dir, written_deliverables
-from .wire import ReworkStateJson, StoredVerdictJson, VerdictsJson
 
 if TYPE_CHECKING:  # imported when used: the hooks never judge, nor start a job here
     from ..jobs import JobRunner, Progress, Submitted
     from .judge import Verdict
+    from .wire import ReworkStateJson, StoredVerdictJson, VerdictsJson
 
 Key = tuple[str, str]  # (harness, session id)
 JOB_KIND = "gate"

@@ -24,7 +24,10 @@ from typing import Any, TypeGuard
 import orjson
 
 from ..sessions.events import Event, human_messages, message_text
-from .wire import IdentityJson
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    from .wire import IdentityJson
 
 IDENTITY_PREFIX = "<!-- graft-identity: "
 IDENTITY_SUFFIX = " -->"

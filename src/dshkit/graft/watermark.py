@@ -42,14 +42,17 @@ from ..sessions.events import (
 )
 from .identity import Identity, session_identity
 from .settings import GraftSettings
-from .wire import (
-    DecisionJson,
-    DigestJson,
-    ForcedCutMark,
-    GraftStateJson,
-    PressureJson,
-    WatermarkJson,
-)
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    from .wire import (
+        DecisionJson,
+        DigestJson,
+        ForcedCutMark,
+        GraftStateJson,
+        PressureJson,
+        WatermarkJson,
+    )
 
 # The latest cut point that ever worked: the old constant, now a ceiling
 # (docs/design/graft.md#seventy-five-percent-is-a-ceiling).

@@ -20,7 +20,10 @@ import orjson
 
 from ..errors import NotFound
 from ..store import SQLITE_INT_MAX, Store
-from .wire import ContextBlockJson, RunDetailJson, RunJson, RunListJson, TierRate, UnitJson
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    from .wire import ContextBlockJson, RunDetailJson, RunJson, RunListJson, TierRate, UnitJson
 
 OUTCOMES = ("ok", "rework")
 # Why a prompt reached the agent without a model call.

@@ -38,7 +38,6 @@ from .runs import (
 )
 from .settings import Settings, set_project_settings, set_session_settings, settings_for
 from .strategies import PASSTHROUGH_TIER
-from .wire import RunJson
 
 if TYPE_CHECKING:
     from ..jobs import JobRunner, Submitted
@@ -47,6 +46,7 @@ if TYPE_CHECKING:
     from ..sessions.freshness import Refresh
     from ..sessions.scanner import Source
     from .evaluate import Evaluation
+    from .wire import RunJson
 
 JOB_KIND = "optimizer"
 

@@ -18,10 +18,10 @@ from ..config import ConfigError, check_section, load_config
 from ..harnesses.prompt_input import DEFAULT_PREFIX, collision
 from ..paths import dir_key
 from ..store import Store
-from .wire import SettingsJson
 
 if TYPE_CHECKING:
     from ..sessions.catalog import SessionKey
+    from .wire import SettingsJson
 
 SECTION = "optimizer"
 

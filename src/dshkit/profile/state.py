@@ -36,7 +36,10 @@ from ..errors import Invalid, TooLarge
 from ..harnesses import text_length
 from ..store import Store
 from .model import CATEGORY_LABELS, CONFIDENCES, diff_profiles
-from .wire import CopiedSnapshotJson, Entry, ProfileViewJson
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    from .wire import CopiedSnapshotJson, Entry, ProfileViewJson
 
 # The whole injected text fits in one hook answer.
 INJECT_LIMIT = harnesses.HOOK_TEXT_LIMIT
