@@ -37,12 +37,13 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from types import FrameType
-    from typing import Any, TypeVar
+    from typing import IO, Any, TypeVar
 
     from ..harnesses import Reply
 
     T = TypeVar("T")
     Result = dict[str, Any]
+    Streams = tuple[IO[bytes] | None, IO[bytes] | None]  # the call's stdout and stderr
 
 COMMIT_BUDGET_S = 2.0
 
@@ -57,10 +58,11 @@ def run(
     raw: bytes,
     env: Mapping[str, str],
     directory: str | None,
+    out: Streams,
     problem: str = "",
 ) -> int:
-    """Answer `event` with the `wanted` handlers; the exit code is the answer's (0 but where
-    the calling harness's dialect blocks by exit code)."""
+    """Answer `event` with the `wanted` handlers on `out` (stdout, stderr); the exit code is
+    the answer's (0 but where the calling harness's dialect blocks by exit code)."""
     started = time.monotonic()
     if problem:
         log(directory, event, problem)
@@ -71,16 +73,19 @@ def run(
         from .run import _wanted  # (only for a payload that cannot be read)
 
         closed = [entry for entry in wanted if entry.fails_closed and _wanted([entry], raw)]
-        return _closed(event, closed, env, directory, "调用内容不是可以解析的 JSON 对象", raw)
+        why = "调用内容不是可以解析的 JSON 对象"
+        return _closed(event, closed, env, directory, out, why, raw)
     try:
-        return _answer(hook, wanted, env, started)
+        return _answer(hook, wanted, env, started, out)
     finally:
         _close(hook)
 
 
-def _answer(hook: HookInput, wanted: list[Entry], env: Mapping[str, str], started: float) -> int:
-    """Run the handlers, write their answer, then run its commits and record the turn;
-    returns the exit code the answer asks for."""
+def _answer(
+    hook: HookInput, wanted: list[Entry], env: Mapping[str, str], started: float, out: Streams
+) -> int:
+    """Run the handlers, write their answer to `out`, then run its commits and record the
+    turn; returns the exit code the answer asks for."""
     event, directory = hook.event, hook.directory
     try:
         results = _handle(hook, wanted, env, started + HANDLERS_TOTAL_S)
@@ -90,7 +95,7 @@ def _answer(hook: HookInput, wanted: list[Entry], env: Mapping[str, str], starte
         return 0
     for note in reply.notes:
         log(directory, event, note)
-    written = bool(reply.reply) and _write(directory, event, reply.reply)
+    written = bool(reply.reply) and _write(directory, event, reply.reply, out)
     if written:
         emitted = [results[i] for i in reply.emitted]
         _commit(directory, event, emitted, time.monotonic() + COMMITS_TOTAL_S)
@@ -143,6 +148,7 @@ def unread(
     short: str,
     env: Mapping[str, str],
     directory: str | None,
+    out: Streams,
     problem: str = "",
     raw: bytes = b"",
 ) -> int:
@@ -164,7 +170,7 @@ def unread(
         else f"调用内容超过 {MAX_PAYLOAD_BYTES} 字节，没有读完"
     )
     whole = f"payload not read whole ({why}, {size} bytes read)"
-    return _closed(event, closed, env, directory, said, raw, whole)
+    return _closed(event, closed, env, directory, out, said, raw, whole)
 
 
 def _closed(
@@ -172,6 +178,7 @@ def _closed(
     closed: list[Entry],
     env: Mapping[str, str],
     directory: str | None,
+    out: Streams,
     why: str,
     raw: bytes,
     said: str = "payload not read",
@@ -193,7 +200,7 @@ def _closed(
     if decision is None:
         log(directory, event, f"{said}; no opinion given")
         return 0
-    if not _write(directory, event, reply.reply):
+    if not _write(directory, event, reply.reply, out):
         return 0
     log(directory, event, f"{said}; the command guard answered {decision}")
     return reply.reply.code
@@ -224,16 +231,21 @@ def _unjudged(entry: Entry, hook: HookInput, why: str) -> Result | None:
     return unjudged(hook, why)
 
 
-def _write(directory: str | None, event: str, reply: Reply) -> bool:
+def _write(directory: str | None, event: str, reply: Reply, out: Streams) -> bool:
     """Write the answer to the harness (its JSON to stdout, its text to stderr, as its
-    dialect has it); False (and a line in the log) when that failed."""
+    dialect has it: `out`); False (and a line in the log) when that failed."""
+    stdout, stderr = out
     try:
         if reply.output:
-            sys.stdout.buffer.write(dumps(reply.output))
-            sys.stdout.flush()
+            if stdout is None:
+                raise OSError("no standard output")
+            stdout.write(dumps(reply.output))
+            stdout.flush()
         if reply.error:
-            sys.stderr.buffer.write(reply.error.encode())
-            sys.stderr.flush()
+            if stderr is None:
+                raise OSError("no standard error")
+            stderr.write(reply.error.encode())
+            stderr.flush()
     except BaseException as exc:
         message = f"answer not delivered ({type(exc).__name__}: {exc}); nothing recorded"
         log(directory, event, message)

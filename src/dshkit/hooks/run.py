@@ -14,6 +14,9 @@ hang the hook until the harness kills it, which would let a command through unju
 whose payload did not come whole gets no opinion, except from the command guard, which fails
 closed (see `dispatch.unread`); so does a call with no state directory (a relative `DSH_HOME`
 or `--state-dir`), where the guard judges in its strictest mode.
+
+`call` is one call with its stdin, stdout, stderr, environment and directory as parameters:
+the process's entry (`main`) hands it its own; the tests hand it theirs, in their own process.
 """
 
 from __future__ import annotations
@@ -32,11 +35,60 @@ from ..hookspec import (
     extra_entries,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import IO, Any
+
 _KEY = b'"tool_name"'
 _BLANKS = (b" ", b"\t", b"\r", b"\n")  # JSON whitespace
 
 
 def main(argv: list[str]) -> int:
+    """`dshkit hook ARGV` in a process of its own: `call` with the process's own stdin,
+    stdout, stderr, environment and directory."""
+    out, err = getattr(sys.stdout, "buffer", None), getattr(sys.stderr, "buffer", None)
+    return call(argv, sys.stdin, out, err, os.environ)
+
+
+def call(
+    argv: list[str],
+    stdin: IO[Any] | None,
+    stdout: IO[bytes] | None,
+    stderr: IO[bytes] | None,
+    env: Mapping[str, str],
+    cwd: str | None = None,
+) -> int:
+    """One hook call: `argv` (EVENT [--state-dir DIR]), the payload read from `stdin` (its file
+    descriptor, as a harness's pipe is read), the answer written to `stdout` and `stderr`
+    (bytes, as the harness's dialect has it; a line that has no log to go to on `stderr`), in
+    the environment `env` and the directory `cwd` (None: this process's). The handlers read
+    both as any code does (HOME, `~`, a command's directory), so an environment or directory
+    other than the process's own is made the process's for the call and put back after it (a
+    caller's other threads see it meanwhile). Its exit code, the answer's."""
+    if env is os.environ and cwd is None:  # the process's own (main): nothing to swap
+        return _call(argv, stdin, stdout, stderr)
+    saved, here = dict(os.environ), os.getcwd()
+    try:
+        _environ(dict(env))
+        if cwd is not None:
+            os.chdir(cwd)
+        return _call(argv, stdin, stdout, stderr)
+    finally:
+        os.chdir(here)
+        _environ(saved)
+
+
+def _environ(wanted: dict[str, str]) -> None:
+    """`os.environ` (and so the C environment a child process inherits) made `wanted`."""
+    for name in [name for name in os.environ if name not in wanted]:
+        del os.environ[name]
+    os.environ.update(wanted)
+
+
+def _call(
+    argv: list[str], stdin: IO[Any] | None, stdout: IO[bytes] | None, stderr: IO[bytes] | None
+) -> int:
     event = argv[0] if argv else ""
     directory = argv[argv.index("--state-dir") + 1] if "--state-dir" in argv[:-1] else None
     try:
@@ -46,20 +98,24 @@ def main(argv: list[str]) -> int:
         # the line goes to stderr, which the harness keeps in its own log. The handlers that
         # fail closed (the command guard) still answer, with no settings: the strictest
         # (docs/design/guard.md#the-guard-fails-closed).
-        raw, short = _read_payload(MAX_PAYLOAD_BYTES, PAYLOAD_READ_S)
+        raw, short = _read_payload(stdin, MAX_PAYLOAD_BYTES, PAYLOAD_READ_S)
         closed = [entry for entry in entries(event) if entry.fails_closed]
         closed = [entry for entry in closed if _wanted([entry], raw)]
         said = "only the command guard answers" if closed else "no opinion given"
-        sys.stderr.write(f"dshkit hook {event or '-'}: {exc}; {said}\n")
+        if stderr is not None:
+            line = f"dshkit hook {event or '-'}: {exc}; {said}\n"
+            stderr.write(line.encode("utf-8", "backslashreplace"))
+            stderr.flush()
         if not closed:
             return 0
         if short:
             from .dispatch import unread
 
-            return unread(event, closed, len(raw), short, os.environ, directory, "", raw)
+            out = (stdout, stderr)
+            return unread(event, closed, len(raw), short, os.environ, directory, out, "", raw)
         from .dispatch import run
 
-        return run(event, closed, raw, os.environ, directory)
+        return run(event, closed, raw, os.environ, directory, (stdout, stderr))
     problem = ""
     try:
         extra = extra_entries(os.environ.get("DSHKIT_HOOK_HANDLERS", ""))
@@ -68,17 +124,18 @@ def main(argv: list[str]) -> int:
     if event not in EVENTS:
         problem = f"unknown hook event {event!r} (known: {', '.join(EVENTS)})"
     wanted = [entry for entry in entries(event, extra) if _present(entry, state)]
-    raw, short = _read_payload(MAX_PAYLOAD_BYTES, PAYLOAD_READ_S)
+    raw, short = _read_payload(stdin, MAX_PAYLOAD_BYTES, PAYLOAD_READ_S)
     if short:
         from .dispatch import unread
 
         closed = [entry for entry in wanted if entry.fails_closed and _wanted([entry], raw)]
-        return unread(event, closed, len(raw), short, os.environ, directory, problem, raw)
+        out = (stdout, stderr)
+        return unread(event, closed, len(raw), short, os.environ, directory, out, problem, raw)
     wanted = [entry for entry in wanted if entry.quiet is None or not entry.quiet(state, raw)]
     if wanted and _wanted(wanted, raw):
         from .dispatch import run
 
-        return run(event, wanted, raw, os.environ, directory, problem)
+        return run(event, wanted, raw, os.environ, directory, (stdout, stderr), problem)
     if problem:
         from .log import log
 
@@ -102,8 +159,8 @@ def _present(entry: Entry, state: str) -> bool:
     return os.path.exists(os.path.join(state, entry.when_exists))
 
 
-def _read_payload(limit: int, seconds: float) -> tuple[bytes, str]:
-    """stdin up to its end, and what cut it short: "" (nothing), "time" (still open after
+def _read_payload(stdin: IO[Any] | None, limit: int, seconds: float) -> tuple[bytes, str]:
+    """`stdin` up to its end, and what cut it short: "" (nothing), "time" (still open after
     `seconds` without a whole JSON object) or "size" (over `limit` bytes).
 
     Harnesses write the payload and close stdin at once: then this is two reads that find
@@ -113,8 +170,10 @@ def _read_payload(limit: int, seconds: float) -> tuple[bytes, str]:
     wait for).
     """
     deadline = time.monotonic() + seconds
+    if stdin is None:  # no stdin at all: an empty payload
+        return b"", ""
     try:
-        fd = sys.stdin.fileno()
+        fd = stdin.fileno()
         blocking = os.get_blocking(fd)
     except (AttributeError, ValueError, OSError):  # no stdin at all: an empty payload
         return b"", ""
