@@ -4,14 +4,11 @@ was written is never made again. Hooks run as the harnesses run them (`dshkit ho
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from dshkit.capability import read_facts
@@ -26,8 +23,8 @@ from dshkit.store import (
     Store,
 )
 
-from .support.cli import COMMAND, adopt_environment, environment
-from .support.hooks import claude, context, dsh, hook, hook_log
+from .support.cli import adopt_environment
+from .support.hooks import claude, context, dsh, hook, unanswered
 from .support.profile import PROFILE, effective, store_version
 
 
@@ -36,20 +33,7 @@ def fire(home: Path, event: str, payload: dict[str, Any], *, written: bool, **en
     (its end of stdout closed), so nothing may be recorded as delivered."""
     if written:
         return hook(home, event, payload, **env)[0]
-    reader, writer = os.pipe()
-    os.close(reader)
-    try:
-        done = subprocess.run(
-            [*COMMAND, "hook", event],
-            input=orjson.dumps(payload),
-            stdout=writer,
-            stderr=subprocess.PIPE,
-            env=environment(home, env),
-        )
-    finally:
-        os.close(writer)
-    assert done.returncode == 0 and done.stderr == b""
-    assert "answer not delivered" in hook_log(home)
+    assert "answer not delivered" in unanswered(home, event, payload, **env)
     return None
 
 

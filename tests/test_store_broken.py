@@ -31,6 +31,7 @@ from dshkit.optimizer.runs import save_run
 from dshkit.profile.state import ProfileState
 from dshkit.store import DB_NAME, SCHEMA_VERSION, Store, StoreDamaged
 
+from .support.cli import run_dshkit
 from .support.disks import read_only, small_disk
 
 DSHKIT = str(Path(sys.executable).parent / "dshkit")
@@ -46,7 +47,13 @@ def cli(
     prefix: tuple[str, ...] = (),
     preexec: Callable[[], None] | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """`dshkit ARGS --state-dir STATE` in STATE's parent, in this process; in a process of its
+    own under `prefix` (a command it runs under) or `preexec` (run in the child first)."""
     home = state.parent / "home"
+    if not prefix and preexec is None:
+        return run_dshkit(
+            *args, "--state-dir", str(state), home=home, input=input, cwd=state.parent, check=False
+        )
     env = {**os.environ, "HOME": str(home), "DSH_HOME": str(home / ".dsh")}
     for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "DSHKIT_HOOK_HANDLERS"):
         env.pop(name, None)

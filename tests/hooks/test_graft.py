@@ -328,6 +328,7 @@ def imported_by(world: World, transcript: Transcript) -> set[bytes]:
         ),
         text=False,
         timeout=60,
+        process=True,  # what a fresh interpreter imports
     )
     assert done.stdout == b""
     return {line.rsplit(b"|", 1)[-1].strip() for line in done.stderr.splitlines()}

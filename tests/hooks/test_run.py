@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import os
 import re
 import subprocess
 import sys
@@ -19,9 +18,9 @@ from dshkit import hookspec as registry
 from dshkit.hooks.protocol import MAX_OUTPUT_CHARS, answer
 from dshkit.store import Store
 
-from ..support.cli import COMMAND, environment, run_dshkit
+from ..support.cli import environment, run_dshkit
 from ..support.hook_handlers import DENIED
-from ..support.hooks import LOCKER, claude, codex, context, dsh, hook, hook_log
+from ..support.hooks import LOCKER, claude, codex, context, dsh, hook, hook_log, unanswered
 from ..support.profile import PROFILE, effective, store_version
 
 
@@ -126,21 +125,11 @@ def test_a_slow_second_handler_no_longer_loses_the_profile(home: Path) -> None:
 
 def test_a_session_is_marked_only_once_the_answer_was_written(home: Path) -> None:
     text = effective(home)
-    reader, writer = os.pipe()
-    os.close(reader)  # the harness went away: writing the answer fails
-    done = subprocess.run(
-        [*COMMAND, "hook", "UserPromptSubmit"],
-        input=orjson.dumps(dsh("session-8", prompt="hi")),
-        stdout=writer,
-        stderr=subprocess.PIPE,
-        env=environment(
-            home, {"DSHKIT_HOOK_HANDLERS": "UserPromptSubmit=tests.support.hook_handlers:noted"}
-        ),
-        timeout=60,
+    noted = {"DSHKIT_HOOK_HANDLERS": "UserPromptSubmit=tests.support.hook_handlers:noted"}
+    # The harness went away: writing the answer fails.
+    assert "answer not delivered" in unanswered(
+        home, "UserPromptSubmit", dsh("session-8", prompt="hi"), **noted
     )
-    os.close(writer)
-    assert done.returncode == 0 and done.stderr == b""
-    assert "answer not delivered" in hook_log(home)
     assert not (home / ".dsh" / "dshkit" / "noted-committed").exists()
     # Not recorded, so the next firing delivers it, and then both commits run.
     out, _ = hook(

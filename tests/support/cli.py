@@ -1,14 +1,22 @@
-"""`dshkit` as a test runs it: a separate `python -m dshkit` process in one scrubbed
-environment, or the click application in this process with the same environment."""
+"""`dshkit` as a test runs it: in this process by default (the click application, or the hook
+runtime for `dshkit hook`), with the environment, directory and stdin a process would get; or,
+where the process is the point, a separate `python -m dshkit` process in the same scrubbed
+environment."""
 
 from __future__ import annotations
 
+import io
+import locale
+import logging
 import os
+import signal
 import subprocess
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -75,21 +83,38 @@ def run_dshkit(
     text: bool = True,
     timeout: float = 120,
     check: bool = True,
+    process: bool = False,
 ) -> subprocess.CompletedProcess[Any]:
-    """`python -m dshkit ARGS` under `home` (see `environment`), run to its end; it must exit 0
-    unless `check` is false."""
-    done = subprocess.run(
-        [*COMMAND, *args],
-        input=input,
-        capture_output=True,
-        text=text,
-        env=environment(home, env),
-        cwd=cwd,
-        timeout=timeout,
-    )
+    """`dshkit ARGS` under `home` (see `environment`) in directory `cwd`, run to its end: in
+    this process (see `invoke`), or with `process` as `python -m dshkit ARGS` in a process of
+    its own, cut at `timeout` seconds (a test that needs one is marked `process`). Its exit
+    code, stdout and stderr, as text or (`text` false) bytes; it must exit 0 unless `check` is
+    false."""
+    if not process:
+        code, out, err = _here(args, home, env, input, cwd)
+        done: subprocess.CompletedProcess[Any] = subprocess.CompletedProcess(
+            [*COMMAND, *args], code, _text(out) if text else out, _text(err) if text else err
+        )
+    else:
+        done = subprocess.run(
+            [*COMMAND, *args],
+            input=input,
+            capture_output=True,
+            text=text,
+            env=environment(home, env),
+            cwd=cwd,
+            timeout=timeout,
+        )
     if check:
         assert done.returncode == 0, done.stderr
     return done
+
+
+def _text(data: bytes) -> str:
+    """What a text-mode pipe reads from `data`: decoded as the locale says, newlines made
+    "\\n" (as `subprocess.run(text=True)` does)."""
+    decoded = data.decode(locale.getpreferredencoding(False))
+    return decoded.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def start_dshkit(
@@ -119,33 +144,162 @@ def invoke(
     env: Mapping[str, str | None] | None = None,
     input: str | None = None,
     check: bool = True,
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """`dshkit ARGS` run in this process as `run_dshkit` runs it in another: the same entry
-    point (`dshkit.cli.main`, which says every error of the core once) with stdin, stdout and
-    stderr of its own and the same environment, for the call only; its exit code, stdout and
-    stderr. It must exit 0 unless `check` is false. An exception the command line does not
-    handle is raised, so it fails the test with its traceback."""
+    points (`dshkit.cli.main`, which says every error of the core once; for `dshkit hook`, the
+    hook runtime `hooks.run.call`) with stdin, stdout and stderr of its own and the same
+    environment and directory, for the call only; its exit code, stdout and stderr (stderr's
+    bytes that are not UTF-8 replaced). It must exit 0 unless `check` is false. An exception
+    the command line does not handle is raised, so it fails the test with its traceback."""
+    code, out, err = _here(args, home, env, input, cwd)
+    done = subprocess.CompletedProcess(
+        list(args), code, out.decode(), err.decode("utf-8", "replace")
+    )
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def _here(
+    args: tuple[str, ...],
+    home: Path,
+    env: Mapping[str, str | None] | None,
+    input: str | bytes | None,
+    cwd: Path | None,
+) -> tuple[int, bytes, bytes]:
+    """`dshkit ARGS` in this process: its exit code, stdout and stderr. What a command may
+    change of the process (signal handlers, logging, the store's wait notice, the umask, the
+    directory, `sys.argv`) is put back after it, as a process of its own would leave this one."""
+    wanted = environment(home, env)
+    data = input.encode() if isinstance(input, str) else input or b""
+    with _kept():
+        if args[:1] == ("hook",) and args[1:2] not in (("-h",), ("--help",)):  # as cli.main
+            return hook_here(list(args[1:]), wanted, data, cwd)
+        return _command(list(args), wanted, data, cwd)
+
+
+def hook_here(
+    argv: list[str],
+    env: dict[str, str],
+    data: bytes,
+    cwd: Path | None = None,
+    gone: bool = False,
+) -> tuple[int, bytes, bytes]:
+    """`dshkit hook ARGV` through the hook runtime (`hooks.run.call`) in this process, in the
+    environment `env` (see `environment`): its payload `data` on a pipe as a harness sends it
+    (written and closed; by a thread when the pipe cannot hold it all at once); its exit
+    code, stdout and stderr. `gone`: the harness went away before the answer came (stdout a
+    pipe whose reader is closed: writing to it fails as it does for a process)."""
+    from dshkit.hooks.run import call
+
+    reader, writer = os.pipe()
+    feeder: threading.Thread | None = None
+    if len(data) < PIPE_HOLDS:
+        os.write(writer, data)
+        os.close(writer)
+    else:
+        feeder = threading.Thread(target=_feed, args=(writer, data), daemon=True)
+        feeder.start()
+    answer, said = io.BytesIO(), io.BytesIO()
+    with ExitStack() as opened:
+        stdout: IO[bytes] = answer
+        if gone:
+            closed, broken = os.pipe()
+            os.close(closed)
+            stdout = opened.enter_context(open(broken, "wb", buffering=0))
+        try:
+            with open(reader, "rb", buffering=0) as stdin:
+                code = call(argv, stdin, stdout, said, env, None if cwd is None else str(cwd))
+        finally:
+            if feeder is not None:
+                feeder.join(10)
+    return code, answer.getvalue(), said.getvalue()
+
+
+PIPE_HOLDS = 1 << 16  # what a Linux pipe holds before a writer waits for its reader
+
+
+def _feed(writer: int, data: bytes) -> None:
+    """`data` written to the pipe `writer`, then closed (what the reader did not take is
+    dropped: a reader that stopped early is a writer's broken pipe)."""
+    try:
+        with open(writer, "wb") as pipe:
+            pipe.write(data)
+    except BrokenPipeError:
+        pass
+
+
+def _command(
+    args: list[str], env: dict[str, str], data: bytes, cwd: Path | None
+) -> tuple[int, bytes, bytes]:
+    """`dshkit ARGS` through `dshkit.cli.main` with click's test isolation: its own stdin,
+    stdout and stderr, and `env` (every other variable of this process out) for the call."""
     from click.testing import CliRunner
 
     from dshkit.cli import main
 
-    wanted = environment(home, env)
-    overrides: dict[str, str | None] = {name: None for name in os.environ if name not in wanted}
-    overrides.update(wanted)
-    argv = sys.argv
-    with CliRunner().isolation(input=input, env=overrides) as (stdout, stderr, _):
+    overrides: dict[str, str | None] = {name: None for name in os.environ if name not in env}
+    overrides.update(env)
+    with CliRunner().isolation(input=data, env=overrides) as (stdout, stderr, _):
+        # A process's stdin as the command reads it: `sys.stdin.buffer` named "<stdin>".
+        sys.stdin = io.TextIOWrapper(_Stdin(data), encoding=sys.stdin.encoding)
         sys.argv = ["dshkit", *args]
+        if cwd is not None:
+            os.chdir(cwd)
         try:
             main()
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
         finally:
-            sys.argv = argv
             sys.stdout.flush()
             sys.stderr.flush()
-        out, err = stdout.getvalue().decode(), stderr.getvalue().decode("utf-8", "replace")
-    done = subprocess.CompletedProcess(list(args), code, out, err)
-    if check:
-        assert done.returncode == 0, done.stderr
-    return done
+        return code, stdout.getvalue(), stderr.getvalue()
+
+
+class _Stdin(io.BytesIO):
+    """Bytes on stdin, named as a process's stdin is."""
+
+    name = "<stdin>"
+
+
+_SIGNALS = (signal.SIGALRM, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE)
+
+
+@contextmanager
+def _kept() -> Iterator[None]:
+    """The process state a command may change, as it was before, once the command ends: the
+    handlers of the signals it may catch and the interval timer, the loggers' handlers and
+    levels, the store's wait notice (the command line sets it), the umask, the directory and
+    `sys.argv`."""
+    from dshkit import store
+
+    handlers = {number: signal.getsignal(number) for number in _SIGNALS}
+    known = set(logging.Logger.manager.loggerDict)
+    loggers = [logging.root, *logging.Logger.manager.loggerDict.values()]
+    logged = [
+        (logger, logger.handlers[:], logger.level, logger.disabled, logger.propagate)
+        for logger in loggers
+        if isinstance(logger, logging.Logger)
+    ]
+    notice, here, argv = store.wait_notice, os.getcwd(), sys.argv
+    mask = os.umask(0o077)
+    os.umask(mask)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+        for logger, kept, level, disabled, propagate in logged:
+            logger.handlers[:] = kept
+            logger.level, logger.disabled, logger.propagate = level, disabled, propagate
+        for name in set(logging.Logger.manager.loggerDict) - known:
+            made = logging.Logger.manager.loggerDict[name]
+            if isinstance(made, logging.Logger):  # a logger the command made: silent again
+                made.handlers.clear()
+        store.wait_notice = notice
+        os.umask(mask)
+        os.chdir(here)
+        sys.argv = argv

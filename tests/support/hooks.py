@@ -1,5 +1,5 @@
-"""`dshkit hook EVENT` as the harnesses run it (a process, a payload on stdin, JSON on stdout),
-and the payloads each harness sends."""
+"""`dshkit hook EVENT` as the harnesses run it (a payload on stdin, JSON on stdout), through the
+hook runtime in this process (tests/support/cli.py), and the payloads each harness sends."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from .cli import run_dshkit
+from .cli import environment, hook_here, run_dshkit
 
 # A process holding the store's lock until its stdin closes (`exclusive`: readers are shut
 # out too); it prints "locked" once it holds it. Argv: the database, the mode.
@@ -34,6 +34,14 @@ def hook(home: Path, event: str, payload: dict[str, Any], **env: str) -> tuple[d
     )
     assert done.returncode == 0 and done.stderr == b"", done.stderr
     return (orjson.loads(done.stdout) if done.stdout else {}), hook_log(home)
+
+
+def unanswered(home: Path, event: str, payload: dict[str, Any], **env: str) -> str:
+    """One hook call under `home` whose harness went away before the answer came (its end of
+    stdout closed): it must exit 0 and say nothing on stderr. The hook log so far."""
+    code, _, err = hook_here([event], environment(home, env), orjson.dumps(payload), gone=True)
+    assert code == 0 and err == b"", err
+    return hook_log(home)
 
 
 def hook_log(home: Path) -> str:
