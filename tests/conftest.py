@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -11,11 +11,50 @@ import pytest
 from dshkit.sessions import Scanner
 from dshkit.store import Store
 
+from .support import processes
 from .support.graft_driver import World, make_world
 
 # Hook tests compare whole answers; capability facts (which start detached browser probes)
 # are off unless a test turns them on (tests/hooks/test_capability.py).
 os.environ.setdefault("DSHKIT_CAPABILITY", "off")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    processes.install()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`process` on every test that starts a process by what it is (`real`, `browser`) or by
+    a fixture it asks for (see tests/support/processes.py)."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & processes.PROCESS_FIXTURES or any(
+            item.get_closest_marker(name) for name in processes.ALWAYS
+        ):
+            item.add_marker(pytest.mark.process)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    with processes.watched(real=item.get_closest_marker("real") is not None):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A test that started processes without the markers they need (`process`; `real` for
+    the real CLIs, `browser` for Chromium) fails at its teardown, naming them."""
+    report = yield
+    if call.when == "teardown" and report.passed:
+        said = processes.unmarked(lambda name: item.get_closest_marker(name) is not None)
+        if said is not None:
+            report.outcome = "failed"
+            report.longrepr = f"{item.nodeid}: {said}"
+    return report
 
 
 @pytest.fixture

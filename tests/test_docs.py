@@ -177,6 +177,7 @@ def _name(page: Path) -> str:
 
 
 @pytest.mark.parametrize("page", _with_commands(), ids=_name)
+@pytest.mark.process
 def test_every_command_of_the_page_runs_as_documented(page: Path, tmp_path: Path) -> None:
     assert _run_page(page, tmp_path, ("run", "shell")) == []
 
@@ -223,6 +224,7 @@ def test_the_readme_tour_is_complete() -> None:
     assert {"make run", "make test", "make install-user", "dshkit uninstall-hooks"} <= set(tour)
 
 
+@pytest.mark.process
 def test_the_generated_references_are_current() -> None:
     done = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "gen-docs.py"), "--check"],
@@ -234,6 +236,7 @@ def test_the_generated_references_are_current() -> None:
     assert all(path.exists() for path in GENERATED)
 
 
+@pytest.mark.process
 def test_the_staleness_check_fails_on_a_stale_reference(tmp_path: Path) -> None:
     """`--check` exits 1 when a reference differs from what the code writes (a copy of the
     script writing into a docs folder of its own)."""

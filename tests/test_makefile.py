@@ -15,6 +15,8 @@ import pytest
 
 from .support.paths import REPO
 
+pytestmark = pytest.mark.process
+
 # What the recipes run besides the shell's builtins.
 TOOLS = ("cat", "chmod", "dirname", "ln", "mkdir", "readlink", "rm", "rmdir", "sleep", "sort")
 # A Python whose `-m venv DIR` makes a venv of stand-ins: a pip that installs nothing and a

@@ -18,6 +18,8 @@ from dshkit.procs import ExitOnSigterm, alive, kill_group, spawn_detached, start
 
 from .support.procs import left, running_in_group, watchdog_of
 
+pytestmark = pytest.mark.process
+
 
 def state_of(pid: int) -> str:
     with open(f"/proc/{pid}/stat", "rb") as handle:

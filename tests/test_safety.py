@@ -89,6 +89,7 @@ def _state_of(state: Path) -> tuple[list[tuple], dict[str, bytes]]:
     return [tuple(r) for r in sessions], cache
 
 
+@pytest.mark.process
 def test_scan_killed_mid_way_then_rerun_equals_an_uninterrupted_scan(tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     Corpus(root, seed=5).generate(sessions=60, frames=24_000)
@@ -129,6 +130,7 @@ def _cache_bytes(plain: Path) -> int:
         return 0
 
 
+@pytest.mark.process
 def test_one_scan_at_a_time_per_store(tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     Corpus(root, seed=6).generate(sessions=60, frames=30_000)

@@ -83,6 +83,7 @@ print(json.dumps(out))
 """
 
 pytestmark = [
+    pytest.mark.process,
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a client as `nobody`"),
     pytest.mark.skipif(SYSTEM_PYTHON is None, reason="no system python3 for the client"),
 ]

@@ -53,6 +53,7 @@ def test_transaction_rolls_back_on_error(tmp_path: Path) -> None:
         assert other.execute("SELECT count(*) FROM meta").fetchone()[0] == 0
 
 
+@pytest.mark.process
 def test_a_lease_is_one_process_at_a_time_and_a_dead_holders_is_taken_over(
     tmp_path: Path,
 ) -> None:
@@ -85,6 +86,7 @@ def test_a_lease_is_one_process_at_a_time_and_a_dead_holders_is_taken_over(
         assert store.lease_holder("work") is None  # released on exit
 
 
+@pytest.mark.process
 def test_fresh_store_opened_by_many_processes_at_once_migrates_once(tmp_path: Path) -> None:
     # Two scans starting on a fresh --state-dir used to fail 5 times in 30 (issue 8 item 9).
     script = "import sys\nfrom dshkit.store import Store\nStore(sys.argv[1]).close()\n"
@@ -188,6 +190,7 @@ with Store(sys.argv[1]) as store:
 """
 
 
+@pytest.mark.process
 def test_a_store_opened_again_in_the_same_process_leaves_the_first_one_seeing_commits(
     tmp_path: Path,
 ) -> None:

@@ -132,6 +132,7 @@ def test_a_truncated_database_is_refused_before_anything_is_read(tmp_path: Path)
     assert digest(database) == before
 
 
+@pytest.mark.process
 def test_a_fresh_store_is_whole_whenever_its_name_is_there(tmp_path: Path) -> None:
     # Processes starting at once on a fresh state directory: none may ever see the database
     # empty or half made (it would be refused as broken), each one's write lands in the one
@@ -177,6 +178,7 @@ def test_a_fresh_store_is_whole_whenever_its_name_is_there(tmp_path: Path) -> No
         assert stat.S_IMODE((state / DB_NAME).stat().st_mode) == 0o600
 
 
+@pytest.mark.process
 def test_a_temporary_store_left_by_a_killed_process_is_removed(tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()
@@ -264,6 +266,7 @@ def database_check(state: Path, prefix: tuple[str, ...]) -> dict[str, Any]:
     return dict(found)
 
 
+@pytest.mark.process
 def test_a_read_only_state_directory_is_said_and_nothing_is_lost(tmp_path: Path) -> None:
     prefix = unprivileged(tmp_path)
     state = tmp_path / "state"
@@ -341,6 +344,7 @@ def fill(disk: Path) -> None:
 LARGE = "界" * 9900
 
 
+@pytest.mark.process
 def test_a_full_disk_is_said_and_what_was_stored_is_kept(tmp_path: Path) -> None:
     state = tmp_path / "state"
     seed(state)
@@ -355,6 +359,7 @@ def test_a_full_disk_is_said_and_what_was_stored_is_kept(tmp_path: Path) -> None
     kept(state)
 
 
+@pytest.mark.process
 def test_a_disk_that_fills_up_is_said_and_what_was_stored_is_kept(tmp_path: Path) -> None:
     with small_disk(tmp_path) as disk:
         state = disk / "state"
@@ -454,6 +459,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     server.close()
 
 
+@pytest.mark.process
 def test_ids_and_numbers_no_row_can_have_are_404_or_400_on_the_web(served: Served) -> None:
     started = served.http.post("/api/optimizer/optimize", json={"raw": "把按钮改蓝"})
     assert started.status_code == 202, started.text
@@ -487,6 +493,7 @@ def test_ids_and_numbers_no_row_can_have_are_404_or_400_on_the_web(served: Serve
     assert listed.status_code == 200 and len(listed.json()["runs"]) == 50
 
 
+@pytest.mark.process
 def test_a_damaged_store_is_503_on_the_web_naming_the_file(served: Served) -> None:
     damage(served.state_dir / DB_NAME)
     answer = served.get("/api/optimizer/runs")

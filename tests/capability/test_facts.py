@@ -88,6 +88,7 @@ def _closed_port() -> int:
 # --- the three channels, for real ----------------------------------------------------------
 
 
+@pytest.mark.process
 def test_a_real_subprocess_runs() -> None:
     assert probe_subprocess() == {
         "channel": "subprocess",
@@ -114,6 +115,7 @@ def _browser(tmp_path: Path, body: str) -> str:
     return str(path)
 
 
+@pytest.mark.process
 def test_a_screenshot_that_lands_after_the_launcher_returned_is_waited_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -128,6 +130,7 @@ exit 0
     assert result["ok"] is True and result["reason"] == "browser.sh: PNG 25 B"
 
 
+@pytest.mark.process
 def test_a_browser_that_fails_gives_its_raw_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -141,6 +144,7 @@ def test_a_browser_that_fails_gives_its_raw_reason(
     assert missing["ok"] is False and "No such file or directory" in missing["reason"]
 
 
+@pytest.mark.process
 def test_a_hung_browser_is_killed_with_its_whole_process_group(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -164,6 +168,7 @@ def _alive(stat: Path) -> bool:
         return False
 
 
+@pytest.mark.process
 def test_stdio_mcp_servers_answer_or_say_why_not(tmp_path: Path, mcp_script: Path) -> None:
     good = Server("tiny", "cfg", "stdio", command=sys.executable, args=[str(mcp_script)])
     assert probe_server(good) == {
@@ -197,6 +202,7 @@ def test_http_mcp_servers_on_loopback(http_mcp: str) -> None:
     assert down["ok"] is False and down["reason"].startswith("ConnectError: ")
 
 
+@pytest.mark.process
 def test_the_tool_server_channel_is_ok_only_when_every_server_answers(
     mcp_script: Path, http_mcp: str
 ) -> None:

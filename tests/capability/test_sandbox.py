@@ -18,7 +18,7 @@ from dshkit.capability.service import probe, sandbox_runner
 from dshkit.capability.text import GATE_OUTSIDE, OUTSIDE, render
 from dshkit.store import Store
 
-from ..support.real import CACHE
+from ..support.real import binary
 
 CHANNELS: list[dict[str, Any]] = [
     {"channel": "subprocess", "ok": True, "reason": "sh -c echo: exit 0"},
@@ -108,6 +108,7 @@ def test_the_text_says_where_the_probes_ran_and_that_the_gate_runs_outside() -> 
     assert GATE_OUTSIDE not in full and OUTSIDE not in full
 
 
+@pytest.mark.process
 def test_probes_run_through_codex_sandbox_for_the_sessions_mode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -138,10 +139,8 @@ def test_probes_run_through_codex_sandbox_for_the_sessions_mode(
 def test_the_real_codex_sandbox_refuses_the_screenshot_in_workspace_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    codex = CACHE / "codex" / "node_modules" / ".bin" / "codex"
-    if not codex.exists():
-        pytest.fail(f"{codex} is missing: `make test` installs it")
-    monkeypatch.setenv("CODEX_BIN", str(codex))
+    codex = binary("codex", "node_modules", ".bin", "codex")
+    monkeypatch.setenv("CODEX_BIN", codex)
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
     monkeypatch.setenv("DSHKIT_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
     (tmp_path / "codex").mkdir()

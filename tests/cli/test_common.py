@@ -80,6 +80,7 @@ def _wait_for(process: str, line: str, stream: IO[str] | None) -> str:
     raise AssertionError(f"{process} ended without saying {line!r}")
 
 
+@pytest.mark.process
 def test_a_scan_waiting_for_another_holds_write_says_so_then_goes_on(tmp_path: Path) -> None:
     Store(state_of(tmp_path)).close()
     locker = sqlite3.connect(state_of(tmp_path) / "dshkit.db", isolation_level=None)
@@ -100,6 +101,7 @@ def test_a_scan_waiting_for_another_holds_write_says_so_then_goes_on(tmp_path: P
     assert err.count("waiting for the store") == 0  # said once (read above)
 
 
+@pytest.mark.process
 def test_a_forget_waiting_for_a_scan_names_it_then_goes_on(tmp_path: Path) -> None:
     scanned = invoke("scan", f"--root={DSH_PLAIN}", "--harness=dsh", "--json", home=tmp_path)
     assert orjson.loads(scanned.stdout)["sessions"] == 1

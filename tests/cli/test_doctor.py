@@ -119,6 +119,7 @@ def test_project_scope_installs_are_seen(tmp_path: Path) -> None:
     assert report["harnesses"]["claude"]["hooksInstalled"] is True
 
 
+@pytest.mark.process
 def test_dsh_hooks_count_only_with_the_bridge_in_the_profile(tmp_path: Path) -> None:
     (tmp_path / ".dsh").mkdir()  # DSH is here, its `dsh plugin add` does not take
     path = fake_dsh(tmp_path / "bin", adds=False)
@@ -146,6 +147,7 @@ def test_dsh_hooks_count_only_with_the_bridge_in_the_profile(tmp_path: Path) -> 
     assert code == 1 and check(report, "hooks", harness="dsh", scope="user")["status"] == "broken"
 
 
+@pytest.mark.process
 def test_a_harness_gone_from_this_machine_is_absent_not_broken(tmp_path: Path) -> None:
     (tmp_path / ".dsh" / "sessions").mkdir(parents=True)
     path = fake_dsh(tmp_path / "bin")
@@ -281,6 +283,7 @@ def test_the_service_is_where_this_state_dirs_serve_recorded_it(tmp_path: Path) 
     assert found["status"] == "absent" and found["message"] == f"nothing answers at {url}"
 
 
+@pytest.mark.process
 def test_a_read_only_file_system_is_said_as_such_not_chmod(tmp_path: Path) -> None:
     with small_disk(tmp_path) as disk:
         state, fresh = disk / "state", disk / "fresh"

@@ -230,6 +230,7 @@ def scanned_source(world: World, store: Store) -> str:
     return transcript.session
 
 
+@pytest.mark.process
 def test_status_says_where_the_work_went_and_how_to_go_on(world: World) -> None:
     with Store(world.state) as store:
         source = scanned_source(world, store)
@@ -259,6 +260,7 @@ def test_status_shows_a_failing_forced_cut(world: World) -> None:
     assert "forced cut failed 1 time(s) in a row" in text and "has not been told yet" in text
 
 
+@pytest.mark.process
 def test_cancel_and_release_are_audited_with_json(world: World) -> None:
     with Store(world.state) as store:
         waiting = begin(store, plan_for("c-waiting", str(world.cwd)), ignite=False)

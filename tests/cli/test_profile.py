@@ -92,6 +92,7 @@ def test_generate_exits_non_zero_with_the_named_outcome(tmp_path: Path, root: Pa
     assert "Exit status" in run(tmp_path, *generate, "--help").stdout
 
 
+@pytest.mark.process
 def test_one_generation_at_a_time_across_processes(tmp_path: Path, root: Path) -> None:
     release = threading.Event()
     reply = orjson.dumps({"entries": [A1, B1]}).decode()

@@ -11,8 +11,11 @@ from pathlib import Path
 
 import httpx
 import orjson
+import pytest
 
 from ..support.cli import COMMAND, environment, run_dshkit
+
+pytestmark = pytest.mark.process
 
 
 def serve(tmp_path: Path, *args: str) -> subprocess.Popen[str]:

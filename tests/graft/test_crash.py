@@ -35,6 +35,8 @@ from ..support import graft_driver
 from ..support.graft_driver import World, gone, take_notice
 from ..support.procs import left, wait_until, watchdog_of
 
+pytestmark = pytest.mark.process
+
 DRIVER = Path(graft_driver.__file__)  # run by path, as its own process
 PATIENT = Ignition(timeout=60, poll=0.05)  # success comes long before the timeout
 

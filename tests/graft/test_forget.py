@@ -15,6 +15,8 @@ from dshkit.store import Store
 
 from ..support.graft_driver import FAST, World, plan_for
 
+pytestmark = pytest.mark.process
+
 _OWNED = "txn_id IN (SELECT id FROM graft_txns WHERE session_id = ?)"
 # Each graft table, and which of its rows are about a session: by its key, or through the
 # handoffs it is the source of.

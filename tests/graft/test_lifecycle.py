@@ -46,6 +46,7 @@ def kinds(store: Store) -> list[str]:
     return [record.kind for record in audit_records(store)]
 
 
+@pytest.mark.process
 def test_happy_path_starts_verifies_and_retires(world: World, store: Store) -> None:
     plan = plan_for("source-1", str(world.cwd))
     txn = handoff(store, plan, ignition=FAST)
@@ -74,6 +75,7 @@ def test_source_is_blocked_from_the_start(world: World, store: Store) -> None:
     assert "交接" in blocked.pointer()
 
 
+@pytest.mark.process
 def test_ignition_exhausted_rolls_back_once(world: World, store: Store) -> None:
     world.script("hang", "hang", "hang")
     plan = plan_for("source-1", str(world.cwd))
@@ -98,6 +100,7 @@ def test_ignition_exhausted_rolls_back_once(world: World, store: Store) -> None:
     assert take_notice(store, "claude", "source-1") is None
 
 
+@pytest.mark.process
 def test_fail_once_then_succeed_commits(world: World, store: Store) -> None:
     world.script("fail", "ok")
     txn = handoff(store, plan_for("source-1", str(world.cwd)), ignition=FAST)
@@ -110,6 +113,7 @@ def test_fail_once_then_succeed_commits(world: World, store: Store) -> None:
     assert take_notice(store, "claude", "source-1") is None
 
 
+@pytest.mark.process
 def test_a_started_target_is_never_started_twice(world: World, store: Store) -> None:
     plan = plan_for("source-1", str(world.cwd))
     world.run_cli(plan.first_message, world.cwd)  # delivered once already
@@ -122,6 +126,7 @@ def test_a_started_target_is_never_started_twice(world: World, store: Store) -> 
     assert kinds(store) == ["handoff-begin", "ignite-skipped", "handoff-committed"]
 
 
+@pytest.mark.process
 def test_a_session_in_another_directory_is_not_the_target(world: World, store: Store) -> None:
     plan = plan_for("source-1", str(world.cwd))
     elsewhere = world.cwd.parent / "elsewhere"
@@ -134,6 +139,7 @@ def test_a_session_in_another_directory_is_not_the_target(world: World, store: S
     assert world.targets(plan.identity) == [txn.target_id]
 
 
+@pytest.mark.process
 def test_second_handoff_of_a_source_is_refused(world: World, store: Store) -> None:
     first = handoff(store, plan_for("source-1", str(world.cwd)), ignition=FAST)
     assert first.state == State.COMMITTED
@@ -157,6 +163,7 @@ def test_a_live_handoff_refuses_even_a_reslice(world: World, store: Store) -> No
     assert refused.value.code == SOURCE_ALREADY_MIGRATED
 
 
+@pytest.mark.process
 def test_failed_reslice_restores_the_earlier_retirement(world: World, store: Store) -> None:
     first = handoff(store, plan_for("source-1", str(world.cwd)), ignition=FAST)
     world.script("ok", "hang", "hang", "hang")
@@ -300,6 +307,7 @@ def test_identity_round_trips_through_the_stored_plan(world: World, store: Store
     assert load(store, txn.id).plan.identity == Identity("source-1", 42, 1)
 
 
+@pytest.mark.process
 def test_attempts_are_spaced_from_the_start_of_the_one_before(world: World, store: Store) -> None:
     world.script("fail", "fail", "ok")  # instant failures: back to back without spacing
     spaced = Ignition(timeout=30, poll=0.05, spacing=1.5)
@@ -313,6 +321,7 @@ def test_attempts_are_spaced_from_the_start_of_the_one_before(world: World, stor
     assert all(later - earlier >= 1.0 for earlier, later in itertools.pairwise(began))
 
 
+@pytest.mark.process
 def test_the_target_starts_on_the_sources_model_and_mode(world: World, store: Store) -> None:
     plan = dataclasses.replace(
         plan_for("source-1", str(world.cwd)), model="claude-opus-test", mode="acceptEdits"
@@ -327,6 +336,7 @@ def test_the_target_starts_on_the_sources_model_and_mode(world: World, store: St
     assert shown["continueCommand"] == f"cd {world.cwd} && claude --resume {txn.target_id}"
 
 
+@pytest.mark.process
 def test_a_stuck_handoff_is_cancelled_and_a_driven_one_is_not(world: World, store: Store) -> None:
     stuck = begin(store, plan_for("source-1", str(world.cwd)))  # its driver never came
     driven = begin(store, plan_for("source-2", str(world.cwd)))
@@ -352,6 +362,7 @@ def test_a_stuck_handoff_is_cancelled_and_a_driven_one_is_not(world: World, stor
     assert refused.value.code == NOT_CANCELLABLE and "released" in str(refused.value)
 
 
+@pytest.mark.process
 def test_a_committed_source_is_released_on_purpose(world: World, store: Store) -> None:
     done = handoff(store, plan_for("source-1", str(world.cwd)), ignition=FAST)
     assert retirement(store, "claude", "source-1") is not None

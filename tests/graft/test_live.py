@@ -115,6 +115,7 @@ def dead_pid() -> int:
     return process.pid
 
 
+@pytest.mark.process
 def test_driver_gone_is_a_dead_holder_or_a_handoff_that_never_moved(
     world: World, store: Store
 ) -> None:
@@ -131,6 +132,7 @@ def test_driver_gone_is_a_dead_holder_or_a_handoff_that_never_moved(
     assert not live.driver_gone(store, "claude", "another")
 
 
+@pytest.mark.process
 def test_a_killed_driver_is_recovered_by_the_sources_next_hook(world: World) -> None:
     transcript = Transcript(world, "c-killed").prompt("把登录页的测试补齐")
     transcript.step(20_000)

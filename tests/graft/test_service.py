@@ -23,6 +23,8 @@ from dshkit.store import SCHEMA_VERSION, LeaseBusy, Store, StoreError
 
 from ..support.graft_driver import World
 
+pytestmark = pytest.mark.process
+
 RULES = (  # one standing rule stated by the person of each generation
     "以后不要修改 docs/ 目录。",
     "每次提交前都要先跑 pytest。",

@@ -40,6 +40,7 @@ def graft(world: World, *args: str, check: bool = True) -> Any:
     return run_dshkit("graft", *args, "--state-dir", str(world.state), home=world.cwd, check=check)
 
 
+@pytest.mark.process
 def test_the_panel_shows_every_kind_of_handoff_and_changes_nothing(
     world: World,
 ) -> None:
@@ -112,6 +113,7 @@ def test_the_panel_shows_every_kind_of_handoff_and_changes_nothing(
         assert store.lease_holder(lease_name(stuck.id)) is None
 
 
+@pytest.mark.process
 def test_the_target_knows_where_it_came_from_and_unknown_sessions_are_refused(
     world: World,
 ) -> None:
@@ -131,6 +133,7 @@ def test_the_target_knows_where_it_came_from_and_unknown_sessions_are_refused(
     assert lone.returncode == 2 and "give --session too" in lone.stderr
 
 
+@pytest.mark.process
 def test_a_bad_config_leaves_the_rest_of_the_panel(world: World) -> None:
     with Store(world.state) as store:
         source = scanned_source(world, store, "修复构建")
@@ -207,6 +210,7 @@ def test_handoffs_newest_first(world: World) -> None:
     )
 
 
+@pytest.mark.process
 def test_recover_finishes_what_a_stopped_process_left(tmp_path: Path) -> None:
     # Claude Code's default root under HOME, which the `dshkit` helper's environment keeps.
     home = tmp_path / "home"

@@ -270,6 +270,7 @@ def test_the_reason_names_what_the_expansion_reached() -> None:
     assert "not plain ASCII" in look.reason
 
 
+@pytest.mark.process
 def test_the_walker_names_every_step_of_expand_and_loads_it_only_for_them() -> None:
     from dshkit.guard import expand, walk
 

@@ -214,6 +214,7 @@ def test_the_reason_names_the_subcommand_and_what_it_loses() -> None:
     assert "stash drop" in classify("git stash drop", "bash", WORK, home=HOME).reason
 
 
+@pytest.mark.process
 def test_a_command_other_than_git_or_a_remote_one_loads_neither_rule() -> None:
     import subprocess
     import sys

@@ -487,6 +487,7 @@ def test_every_row_is_read_and_every_verb_path_is_well_formed() -> None:
         assert Client(client_row).language in ("sql", "redis", "mongo"), name
 
 
+@pytest.mark.process
 def test_the_table_is_imported_only_when_one_of_its_tools_is_met() -> None:
     probe = (
         "import sys\n"

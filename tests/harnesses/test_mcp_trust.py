@@ -167,6 +167,7 @@ def judged(harness: str, cwd: Path, home: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.mark.parametrize("case", CLAUDE_CASES, ids=[c.name for c in CLAUDE_CASES])
+@pytest.mark.process
 def test_claude_starts_a_project_server_only_once_the_person_approved_it(
     tmp_path: Path, case: Case, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -212,6 +213,7 @@ def claude_decides(cwd: Path, home: Path) -> dict[str, str]:
     return found
 
 
+@pytest.mark.real
 def test_the_real_claude_code_decides_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -276,6 +278,7 @@ CODEX_CASES = [
     [c[1:] for c in CODEX_CASES],
     ids=[c[0] for c in CODEX_CASES],
 )
+@pytest.mark.process
 def test_codex_reads_a_project_layer_only_in_a_trusted_project(
     tmp_path: Path,
     trust: str | None,
@@ -311,6 +314,7 @@ def codex_decides(cwd: Path, home: Path) -> dict[str, str]:
     return found
 
 
+@pytest.mark.real
 def test_the_real_codex_decides_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for number, (name, trust, repository, _) in enumerate(CODEX_CASES):
         root = tmp_path / str(number)
@@ -357,6 +361,7 @@ def tool_servers(state: Path) -> list[dict[str, Any]]:
     return found
 
 
+@pytest.mark.process
 def test_session_start_in_a_cloned_project_never_starts_its_servers_until_approved(
     tmp_path: Path,
 ) -> None:

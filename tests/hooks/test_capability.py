@@ -106,6 +106,7 @@ exec sleep 120
 """
 
 
+@pytest.mark.process
 def test_the_first_answer_comes_from_the_cache_while_the_probe_still_runs(
     tmp_path: Path,
 ) -> None:

@@ -74,6 +74,7 @@ def capability_text(home: Path, harness: str) -> str:
 
 
 @pytest.mark.parametrize("harness", ["claude", "codex"])
+@pytest.mark.process
 def test_a_start_that_found_the_store_locked_is_made_good_by_the_next_prompt(
     home: Path, harness: str
 ) -> None:
@@ -103,6 +104,7 @@ def test_a_delivered_start_is_not_repeated_by_the_next_prompt(home: Path) -> Non
     assert hook(home, "UserPromptSubmit", prompt("claude", home, "hi"))[0] == {}
 
 
+@pytest.mark.process
 def test_dsh_takes_it_with_the_next_prompt_after_a_locked_first_one(home: Path) -> None:
     # DSH's bridge carries context with UserPromptSubmit (before every model step).
     state = home / ".dsh" / "dshkit"

@@ -218,6 +218,7 @@ def test_rework_switched_off_for_one_session_sends_nothing(home: Path) -> None:
     assert hook(home, "Stop", stop("claude", project))[0].get("decision") == "block"
 
 
+@pytest.mark.process
 def test_rework_off_in_the_config_sends_nothing_and_runs_nothing(home: Path) -> None:
     (home / ".dsh" / "dshkit" / "config.toml").write_text("[gate]\nrework = false\n")
     project = home / "proj"

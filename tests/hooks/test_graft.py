@@ -66,6 +66,7 @@ def test_a_new_turn_in_the_band_is_warned_again_through_the_prompt(world: World)
     assert "71%" in context(hook(world, "UserPromptSubmit", transcript.payload(prompt="二")))
 
 
+@pytest.mark.process
 def test_a_handed_off_source_is_refused_and_a_rolled_back_one_told_once(world: World) -> None:
     with Store(world.state) as store:
         txn = begin(store, plan_for("s-gone", str(world.cwd)))
@@ -104,6 +105,7 @@ def test_a_waiting_handoff_goes_to_the_next_session_started_in_its_directory(
         assert ledger.retirement(store, "claude", "s-src").target_id == "s-next"  # type: ignore[union-attr]
 
 
+@pytest.mark.process
 def test_the_forced_cut_starts_a_real_handoff(world: World) -> None:
     transcript = Transcript(world, "s-full").prompt("把文档补全，以后不要改 API").step(72_000)
     hook(world, "PostToolUse", transcript.payload())  # warned
@@ -334,6 +336,7 @@ def imported_by(world: World, transcript: Transcript) -> set[bytes]:
     return {line.rsplit(b"|", 1)[-1].strip() for line in done.stderr.splitlines()}
 
 
+@pytest.mark.process
 def test_a_skipped_call_imports_no_json_parser_and_no_store(world: World) -> None:
     transcript = Transcript(world, "s-lean").prompt("看看").step(10_000)
     checked = imported_by(world, transcript)  # the first call: checked in full
@@ -444,6 +447,7 @@ def test_skipping_below_the_ceiling_changes_no_decision(world: World, name: str)
     assert skipped == {"fixed": 8, "dynamic": 6}[name]
 
 
+@pytest.mark.process
 def test_a_session_near_the_band_is_skipped_without_a_store_or_json(world: World) -> None:
     transcript = Transcript(world, "s-near").prompt("看看").step(60_000)
     assert b"sqlite3" in imported_by(world, transcript)  # no room in bytes: checked in full

@@ -249,6 +249,7 @@ def test_blocked_and_asked_commands_are_audited_once_delivered(tmp_path: Path, w
     assert records[0].detail["risk"] == "destructive" and records[0].detail["mode"] == "balanced"
 
 
+@pytest.mark.process
 def test_a_command_is_judged_without_pathlib_or_the_code_reader(tmp_path: Path) -> None:
     # Structural, not timed (bench/hook_latency.py measures): the guard on every shell
     # command reads no config it does not have through pathlib, loads ntpath only for a

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from dshkit import plugins
 from dshkit.graft import marker
@@ -22,6 +23,8 @@ from dshkit.store import Store
 from ..support.capability import wait_for_probes
 from ..support.cli import environment
 from ..support.hooks import claude, dsh, hook
+
+pytestmark = pytest.mark.process
 
 # What a prompt with the optimizer off never needs: the probes' machinery (they run in a
 # detached process, and find the browser there), the optimizer's pipeline, the session

@@ -118,6 +118,7 @@ def test_poisoned_text_never_reaches_a_session(home: Path) -> None:
     assert len(quarantined) == 1 and "id_rsa" in quarantined[0]["text"]
 
 
+@pytest.mark.process
 def test_two_sessions_starting_at_once_get_their_own_workspaces(home: Path) -> None:
     one, two = harvested(home)
     other = Log()
@@ -146,6 +147,7 @@ def test_two_sessions_starting_at_once_get_their_own_workspaces(home: Path) -> N
             assert "make ship" in text and UNIQUE not in text
 
 
+@pytest.mark.process
 def test_the_end_of_a_session_starts_its_harvest(home: Path) -> None:
     one = make_repo(home / "w" / "app")
     write_session(sessions_root(home), "s-ending", one, fix_session(error=UNIQUE))
@@ -168,6 +170,7 @@ def test_the_end_of_a_session_starts_its_harvest(home: Path) -> None:
     assert UNIQUE in negative.text and negative.session_id == "s-ending"
 
 
+@pytest.mark.process
 def test_a_pause_harvests_the_turn_that_just_ended_for_the_next_session(home: Path) -> None:
     one = make_repo(home / "w" / "app")
     write_session(sessions_root(home), "s-paused", one, fix_session(error=UNIQUE))  # unscanned

@@ -234,6 +234,7 @@ def test_a_refined_instruction_pasted_back_is_that_runs_to_mark(
     assert runs(tmp_path)[-1].outcome == "rework" and runs(tmp_path)[-1].passed == "skip-prefix"
 
 
+@pytest.mark.process
 def test_a_dsh_step_without_the_label_is_no_prompt(tmp_path: Path, fake: FakeOpenAI) -> None:
     # DSH's bridge asks again before the next model step; its prompt, the contexts so far,
     # need not hold the optimizer's label (the profile alone, another hook's text).

@@ -43,6 +43,7 @@ def test_what_is_not_json_is_refused(raw: bytes) -> None:
         loads(raw)
 
 
+@pytest.mark.process
 def test_reading_and_writing_import_neither_json_nor_re() -> None:
     probe = (
         "import sys\n"

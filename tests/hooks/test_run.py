@@ -144,6 +144,7 @@ def test_a_session_is_marked_only_once_the_answer_was_written(home: Path) -> Non
 
 
 @pytest.mark.parametrize("mode", ["immediate", "exclusive"])
+@pytest.mark.process
 def test_a_locked_store_gives_no_opinion_within_the_budget(home: Path, mode: str) -> None:
     database = home / ".dsh" / "dshkit" / "dshkit.db"
     locker = subprocess.Popen(
@@ -188,6 +189,7 @@ def test_tool_handlers_run_for_their_vocabulary_in_each_harness(home: Path) -> N
     assert bad == {} and "unknown tool vocabulary 'nope'" in log
 
 
+@pytest.mark.process
 def test_stop_starts_one_detached_refresh(tmp_path: Path) -> None:
     started = time.monotonic()
     out, _ = hook(tmp_path, "Stop", claude("c1", stop_hook_active=False))
@@ -204,6 +206,7 @@ def test_stop_starts_one_detached_refresh(tmp_path: Path) -> None:
     assert "not enough material yet" in orjson.loads(run)["reason"]
 
 
+@pytest.mark.process
 def test_the_hot_path_imports_nothing_heavy(tmp_path: Path) -> None:
     # Structural, not timed (bench/hook_latency.py measures): an event with no handler
     # must not pay for click, JSON, SQLite or dataclasses.
@@ -224,6 +227,7 @@ def test_the_hot_path_imports_nothing_heavy(tmp_path: Path) -> None:
     assert done.stdout.strip() == b"[]", done.stdout
 
 
+@pytest.mark.process
 def test_a_tool_handler_costs_nothing_for_other_tools(tmp_path: Path) -> None:
     # The policy looks at commands only, and graft's retirement check waits for its marker
     # (no handoff ever began here): another tool's call is answered from the raw payload,

@@ -20,6 +20,8 @@ from ..support.cli import COMMAND, environment
 from ..support.hooks import claude, context, hook_log
 from ..support.profile import PROFILE, effective, store_version
 
+pytestmark = pytest.mark.process
+
 BOUND_S = hookspec.PAYLOAD_READ_S + 1.0  # the deadline, and a second for starting and answering
 
 

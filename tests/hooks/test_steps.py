@@ -69,6 +69,7 @@ def test_the_registry_says_which_harness_asks_before_every_step() -> None:
 
 
 @pytest.mark.parametrize("tier", ["off", "basic"])
+@pytest.mark.process
 def test_a_dsh_turn_with_a_tool_call_records_two_prompts(
     tmp_path: Path, fake: FakeOpenAI, tier: str
 ) -> None:
@@ -94,6 +95,7 @@ def test_a_dsh_turn_with_a_tool_call_records_two_prompts(
     assert "turn not" not in hook_log(tmp_path)
 
 
+@pytest.mark.process
 def test_a_step_is_told_by_the_turn_alone(tmp_path: Path, fake: FakeOpenAI) -> None:
     # Nothing of dshkit's in the step's prompt (another hook's context): no Stop came yet.
     env = configure(tmp_path, fake, tier="off")
@@ -118,6 +120,7 @@ def test_claude_code_and_codex_have_no_steps(
         assert store.db.execute("SELECT count(*) FROM prompt_turns").fetchone()[0] == 0
 
 
+@pytest.mark.process
 def test_a_mark_in_a_step_is_not_read(tmp_path: Path, fake: FakeOpenAI) -> None:
     env = configure(tmp_path, fake, tier="off")
     ask(tmp_path, "d-1", "fix the bug", env)
@@ -136,6 +139,7 @@ def test_a_held_prompt_opens_no_turn(tmp_path: Path, fake: FakeOpenAI) -> None:
     assert raws(tmp_path) == ["fix the bug", f"》{REFINED}"]
 
 
+@pytest.mark.process
 def test_a_stop_sent_on_keeps_the_turn_open(tmp_path: Path, fake: FakeOpenAI) -> None:
     env = configure(tmp_path, fake, tier="off")
     ask(tmp_path, "d-1", "fix the bug", env)
@@ -146,6 +150,7 @@ def test_a_stop_sent_on_keeps_the_turn_open(tmp_path: Path, fake: FakeOpenAI) ->
     assert raws(tmp_path) == ["fix the bug", "next request"]
 
 
+@pytest.mark.process
 def test_dshkits_own_text_is_a_step_even_after_a_stop(tmp_path: Path, fake: FakeOpenAI) -> None:
     env = configure(tmp_path, fake, tier="off")
     spoken = ask(tmp_path, "d-1", "fix the bug", {**env, "DSHKIT_HOOK_HANDLERS": SPEAK})

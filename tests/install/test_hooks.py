@@ -99,6 +99,7 @@ def test_broken_settings_are_refused_untouched(tmp_path: Path) -> None:
     assert path.read_text() == "{ not json" and len(list(path.parent.iterdir())) == 1
 
 
+@pytest.mark.process
 def test_dsh_gets_a_bridge_settings_file_and_a_patch_block(tmp_path: Path) -> None:
     patch = tmp_path / ".dsh" / "profiles" / "headless" / "cordis.patch.yml"
     patch.parent.mkdir(parents=True)
@@ -185,6 +186,7 @@ def test_doctor_finds_an_event_run_under_another_events_name(tmp_path: Path) -> 
     )
 
 
+@pytest.mark.process
 def test_the_installed_command_runs_whatever_the_path(tmp_path: Path) -> None:
     (tmp_path / ".claude").mkdir()
     run_at_home(tmp_path, "install-hooks", "--harness", "claude")
@@ -215,6 +217,7 @@ def test_dry_run_writes_nothing_outside_the_state_dir(tmp_path: Path, harness: s
     assert written == []
 
 
+@pytest.mark.process
 def test_dsh_patch_written_by_dsh_itself_stays_valid(tmp_path: Path) -> None:
     # `dsh plugin add` initialises a profile's patch layer as an empty flow list.
     patch = tmp_path / ".dsh" / "profiles" / "headless" / "cordis.patch.yml"
@@ -381,6 +384,7 @@ PERSONS_PATCH = """# my dsh setup
 """
 
 
+@pytest.mark.process
 def test_dsh_patch_in_the_persons_own_yaml_keeps_every_byte(tmp_path: Path) -> None:
     patch = tmp_path / ".dsh" / "profiles" / "headless" / "cordis.patch.yml"
     patch.parent.mkdir(parents=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from dshkit.harnesses.config_files import configured
 
@@ -215,6 +216,7 @@ def test_codex_config_dshkit_cannot_extend_is_refused_untouched(tmp_path: Path) 
         assert not (tmp_path / ".codex" / "hooks.json").exists()
 
 
+@pytest.mark.process
 def test_dsh_profile_layer_gets_an_mcp_client_entry_and_the_empty_list_back(
     tmp_path: Path,
 ) -> None:

@@ -102,6 +102,7 @@ def test_an_absent_harness_named_is_refused_unless_created(tmp_path: Path, harne
     assert everywhere.returncode == 2 and "--harness" in everywhere.stderr
 
 
+@pytest.mark.process
 def test_project_scope_leaves_git_status_with_only_the_files_meant(tmp_path: Path) -> None:
     home, project = tmp_path / "home", tmp_path / "project"
     (home / ".claude").mkdir(parents=True)
@@ -133,6 +134,7 @@ def test_project_scope_leaves_git_status_with_only_the_files_meant(tmp_path: Pat
 
 
 @pytest.mark.parametrize("harness", ["claude", "codex", "dsh"])
+@pytest.mark.process
 def test_install_and_uninstall_give_a_fresh_home_back_as_it_was(
     tmp_path: Path, harness: str
 ) -> None:
@@ -186,6 +188,7 @@ def test_a_dangling_harness_home_link_is_refused(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr and tree(tmp_path) == before
 
 
+@pytest.mark.process
 def test_uninstall_removes_only_the_directories_install_created(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / ".dsh" / "profiles").mkdir(parents=True)  # DSH is here, no profile set up yet

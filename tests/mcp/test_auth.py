@@ -21,6 +21,8 @@ from mcp import Client
 from ..support.cli import COMMAND, environment, state_of
 from ..support.mcp import over_http, text, with_client
 
+pytestmark = pytest.mark.process
+
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,

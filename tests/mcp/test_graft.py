@@ -74,6 +74,7 @@ def test_read_back_and_search_by_the_cards_coordinates(world: World) -> None:
     assert missing.is_error and "seq" in text(missing)
 
 
+@pytest.mark.process
 def test_slice_and_inject_starts_the_target_and_a_second_one_is_refused(world: World) -> None:
     session(world)
     done = call(world, "graft_slice_and_inject", {"sessionId": "c-src"})
@@ -132,6 +133,7 @@ def test_the_cli_and_the_tool_hand_off_through_the_same_use_case(world: World) -
         assert load(store, by_tool["id"]).state == State.PENDING
 
 
+@pytest.mark.process
 def test_a_rolled_back_slice_exits_1_with_its_state(world: World) -> None:
     session(world)
     world.script("fail", "fail")
@@ -147,6 +149,7 @@ def test_a_rolled_back_slice_exits_1_with_its_state(world: World) -> None:
     assert ended["state"] == "ROLLED_BACK" and ended["attempts"] == 2
 
 
+@pytest.mark.process
 def test_two_sessions_in_one_directory_hand_off_by_the_id_the_nudge_names(world: World) -> None:
     session(world)
     other = Transcript(world, "c-other").prompt("另一个会话的工作")
@@ -166,6 +169,7 @@ def test_two_sessions_in_one_directory_hand_off_by_the_id_the_nudge_names(world:
         assert store.db.execute("SELECT COUNT(*) FROM graft_txns").fetchone()[0] == 1
 
 
+@pytest.mark.process
 def test_the_target_runs_on_the_model_and_mode_the_source_log_names(world: World) -> None:
     transcript = Transcript(world, "c-mode")
     transcript.write(
@@ -184,6 +188,7 @@ def test_the_target_runs_on_the_model_and_mode_the_source_log_names(world: World
     assert (facts["model"], facts["mode"]) == ("claude-test", "acceptEdits")
 
 
+@pytest.mark.process
 def test_a_rolled_back_handoff_is_told_to_the_model_with_why(world: World) -> None:
     session(world)
     world.script("fail", "fail")

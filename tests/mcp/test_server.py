@@ -237,6 +237,7 @@ def test_gate_check_refuses_bad_arguments_before_starting_a_browser(home: Path) 
         assert failed.is_error and message in text(failed), text(failed)
 
 
+@pytest.mark.process
 def test_stdio_subprocess_speaks_only_the_protocol_on_stdout(home: Path) -> None:
     expected = context(hook(home, "SessionStart", claude("c3", source="startup"))[0])
     command = [*COMMAND, "mcp", "--state-dir", str(state(home))]
@@ -280,6 +281,7 @@ def test_stdio_subprocess_speaks_only_the_protocol_on_stdout(home: Path) -> None
     assert checked["ok"] is True and "dshkit" in checked["reason"]
 
 
+@pytest.mark.process
 def test_http_serves_on_loopback_and_refuses_another_host(home: Path) -> None:
     refused = run_dshkit(
         "mcp", "--http", "--host", "0.0.0.0", "--state-dir", str(state(home)),

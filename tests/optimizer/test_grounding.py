@@ -543,6 +543,7 @@ GITIGNORE_TREE = {
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.process
 def test_gitignore_rules_match_git_itself(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     for name, text in GITIGNORE_TREE.items():

@@ -158,6 +158,7 @@ def test_forget_cli_and_sessions_list(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "no session 'nope'" in missing.stderr
 
 
+@pytest.mark.process
 def test_tail_reads_only_new_events_without_the_scan_lease(tmp_path: Path) -> None:
     root = tmp_path / "root"
     log = session_dir(root, "live") / "session.v4.jsonl.zstd"

@@ -180,6 +180,7 @@ def small_disk() -> Iterator[Callable[[Path, int], None]]:
         (5 << 20, "the disk is full"),  # its text fits, its rows do not fit in the database
     ],
 )
+@pytest.mark.process
 def test_a_session_the_disk_cannot_hold_is_skipped_and_stored_once_there_is_room(
     tmp_path: Path, small_disk: Callable[[Path, int], None], size: int, why: str
 ) -> None:

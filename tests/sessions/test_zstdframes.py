@@ -171,6 +171,7 @@ def test_decoder_refuses_a_declared_bomb_without_decoding() -> None:
         FrameDecoder(max_output=1 << 20).decode(bomb, frame)
 
 
+@pytest.mark.process
 def test_decoder_stops_an_undeclared_bomb_at_the_limit_with_little_memory() -> None:
     # In a child process, so its peak memory is its own: a 4 GiB zero frame, 64 MiB limit. The
     # peak is read from /proc (VmHWM, reset at exec) where there is one: ru_maxrss carries the

@@ -14,6 +14,7 @@ import pytest
 from dshkit.profile.state import ProfileState
 from dshkit.store import Store
 
+from . import processes
 from .cli import SCRIPT
 from .fakes import RefusingProxy
 from .paths import PYTHONPATH, REPO
@@ -25,6 +26,10 @@ PNPM = CACHE / "tools" / "node_modules" / ".bin"
 
 
 def binary(*parts: str) -> str:
+    """The path of a real CLI under .cache/harnesses, for a test marked `real` only (the
+    fast loop leaves those out: a clone has none of them until `make test` installs them)."""
+    if not processes.running_real:
+        pytest.fail("this test runs a real harness CLI: mark it `real` (@pytest.mark.real)")
     path = CACHE.joinpath(*parts)
     if not path.exists():
         pytest.fail(f"{path} is missing: `make test` installs it (scripts/install-harnesses.sh)")

@@ -183,6 +183,7 @@ def page(console: Console) -> Iterator[Any]:
 # -- the one helper --------------------------------------------------------------------------
 
 
+@pytest.mark.browser
 def test_the_page_helper_marks_what_cannot_be_seen_and_keeps_the_rest(
     console: Console, page: Any
 ) -> None:
@@ -206,6 +207,7 @@ def test_the_page_helper_marks_what_cannot_be_seen_and_keeps_the_rest(
     assert titles == [f"U+{ord(c):04X} {unicodedata.name(c)}" for c in NAMED]
 
 
+@pytest.mark.browser
 def test_the_terminal_helper_marks_the_same(console: Console, page: Any) -> None:
     for text, expected in TABLE:
         shown = visible(text)
@@ -244,6 +246,7 @@ def test_the_page_puts_text_in_through_one_helper() -> None:
 # -- what others wrote, in the console -------------------------------------------------------
 
 
+@pytest.mark.browser
 def test_a_title_with_direction_controls_is_shown_as_it_is(console: Console, page: Any) -> None:
     console.open("sessions")
     title = next(s for s in console.api("/api/sessions")["sessions"] if s["id"] == SESSION)
@@ -269,6 +272,7 @@ def test_a_title_with_direction_controls_is_shown_as_it_is(console: Console, pag
         assert overflow[0] <= overflow[1], (viewport, overflow)
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize(
     "view",
     ["profile", "signals?signal=delegateRuns", "optimizer", "gate", "handoffs", "sessions"],
@@ -283,6 +287,7 @@ def test_no_view_shows_a_hidden_character_raw(console: Console, page: Any, view:
     assert any(marker("\u202e") in t or marker("\u2066") in t for t in shown), view
 
 
+@pytest.mark.browser
 def test_the_custom_text_editor_keeps_the_text_exact_and_says_what_it_holds(
     console: Console, page: Any
 ) -> None:
@@ -296,6 +301,7 @@ def test_the_custom_text_editor_keeps_the_text_exact_and_says_what_it_holds(
 # -- what the agent is told ------------------------------------------------------------------
 
 
+@pytest.mark.browser
 def test_the_panel_shows_what_each_event_tells_the_agent_whole(console: Console, page: Any) -> None:
     preview = console.api(f"/api/inject/?session={CLAUDE_SESSION}&harness=claude")
     start = next(e for e in preview["events"] if e["event"] == "SessionStart")

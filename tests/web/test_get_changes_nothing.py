@@ -220,6 +220,7 @@ def changes(before: Snapshot, after: Snapshot) -> list[str]:
     return found
 
 
+@pytest.mark.browser
 def test_a_get_says_what_is_cached_and_a_post_probes_the_approved_servers_only(
     world: World,
 ) -> None:
@@ -243,6 +244,7 @@ def test_a_get_says_what_is_cached_and_a_post_probes_the_approved_servers_only(
     assert not world.markers["good"].exists()  # the GET read; it probed nothing
 
 
+@pytest.mark.browser
 def test_the_console_shows_the_cache_by_a_get_and_probes_by_a_post(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -160,6 +160,7 @@ def test_token_file_is_private_and_stable(tmp_path: Path) -> None:
     assert ensure_token(tmp_path) == token and len(token) >= 32
 
 
+@pytest.mark.process
 def test_serve_command_and_session_roots_left_untouched(tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     Corpus(root, seed=32).generate(sessions=2, frames=100)
