@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 import pytest
 
@@ -189,8 +188,8 @@ def test_the_service_reports_and_probes_on_request(
     running: Running, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CODEX_HOME", str(project / "no-codex-home"))
-    with httpx.Client(
-        base_url=f"http://127.0.0.1:{running.port}/api/capability",
+    with running.client(
+        base_url=f"{running.url}/api/capability",
         headers={TOKEN_HEADER: running.token},  # every route needs the owner's token
     ) as client:
         query = {"harness": "codex", "mode": "danger-full-access", "cwd": str(project)}

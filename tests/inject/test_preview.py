@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 import pytest
 
@@ -270,8 +269,8 @@ def test_the_api_serves_the_same_preview(running: Running, monkeypatch: pytest.M
     expected = InjectService(running.state_dir).preview(
         "c1", "claude", cwd=str(home), permission_mode="default"
     )
-    with httpx.Client(
-        base_url=f"http://127.0.0.1:{running.port}/api/inject",
+    with running.client(
+        base_url=f"{running.url}/api/inject",
         headers={TOKEN_HEADER: running.token},
     ) as client:
         query = {"session": "c1", "harness": "claude", "cwd": str(home), "permission": "default"}

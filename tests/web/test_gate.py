@@ -27,8 +27,8 @@ def running(tmp_path: Path) -> Iterator[Running]:
 
 
 def api(running: Running) -> httpx.Client:
-    return httpx.Client(
-        base_url=f"http://127.0.0.1:{running.port}/api/gate",
+    return running.client(
+        base_url=f"{running.url}/api/gate",
         headers={"x-dshkit-token": running.token},
         timeout=60,
     )

@@ -25,6 +25,14 @@ def running(tmp_path: Path) -> Iterator[Running]:
     server.close()
 
 
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Running]:
+    """On a socket: a stream read as it comes."""
+    server = Running(tmp_path, served=True)
+    yield server
+    server.close()
+
+
 PROFILE = {
     "entries": [
         {
@@ -38,7 +46,8 @@ PROFILE = {
 }
 
 
-def test_a_regeneration_is_followed_live_until_done(running: Running) -> None:
+def test_a_regeneration_is_followed_live_until_done(served: Running) -> None:
+    running = served
     with FakeOpenAI() as fake, Store(running.state_dir) as store:
         fake.replies.append(Reply(deltas=[orjson.dumps(PROFILE).decode()]))
         (running.state_dir / "config.toml").write_text(

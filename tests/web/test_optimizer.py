@@ -48,8 +48,8 @@ def reading(tmp_path: Path, sessions: Path) -> Iterator[Running]:
 
 
 def api(running: Running) -> httpx.Client:
-    return httpx.Client(
-        base_url=f"http://127.0.0.1:{running.port}/api/optimizer",
+    return running.client(
+        base_url=f"{running.url}/api/optimizer",
         headers={"x-dshkit-token": running.token},
     )
 

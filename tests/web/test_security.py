@@ -48,7 +48,9 @@ def dummy_router(calls: list[Any]) -> Router:
 @pytest.fixture
 def dummy(tmp_path: Path) -> Iterator[tuple[Running, list[Any]]]:
     calls: list[Any] = []
-    server = Running(tmp_path, extra={"dummy": calls}, routers={"dummy": dummy_router})
+    server = Running(  # served: raw bytes on a socket, a body's deadline
+        tmp_path, extra={"dummy": calls}, routers={"dummy": dummy_router}, served=True
+    )
     server.http.base_url = f"http://127.0.0.1:{server.port}/api/dummy"
     yield server, calls
     server.close()
@@ -182,6 +184,6 @@ def test_an_idle_kept_alive_connection_outlives_the_head_deadline(running: Runni
 
 @pytest.fixture
 def running(tmp_path: Path) -> Iterator[Running]:
-    server = Running(tmp_path)
+    server = Running(tmp_path, served=True)  # the head deadline of a connection: a socket
     yield server
     server.close()

@@ -29,6 +29,14 @@ def running(tmp_path: Path) -> Iterator[Running]:
     server.close()
 
 
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Running]:
+    """On a socket: what is sent as raw bytes, and the body's deadline."""
+    server = Running(tmp_path, served=True)
+    yield server
+    server.close()
+
+
 def test_state_is_json_uncached_and_holds_no_secret(running: Running) -> None:
     response = running.send("GET", "/state", token=False)
     assert response.status_code == 200
@@ -83,7 +91,8 @@ def test_custom_text_and_its_limits(running: Running) -> None:
     assert running.send("GET", "/state").json()["customText"].startswith("请始终")
 
 
-def test_bodies_are_bounded_three_ways(running: Running) -> None:
+def test_bodies_are_bounded_three_ways(served: Running) -> None:
+    running = served
     big = running.send("PUT", "/custom", content=b"x" * 1_000_001)
     assert big.status_code == 413
     chunked = running.send("PUT", "/custom", content=iter([b"x" * 600_000, b"x" * 600_000]))
