@@ -138,7 +138,7 @@ def test_a_rolled_back_slice_exits_1_with_its_state(world: World) -> None:
     session(world)
     world.script("fail", "fail")
     world.state.mkdir()
-    (world.state / "config.toml").write_text("[graft]\nignite_attempts = 2\n")
+    (world.state / "config.toml").write_text("[graft]\nignite_attempts = 2\nignite_spacing_s = 0\n")
     out = run_dshkit(
         "graft", "slice", "--session", "c-src", "--root", str(world.claude / "projects"),
         "--harness", "claude", "--json", "--state-dir", str(world.state), home=world.cwd,

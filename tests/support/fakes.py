@@ -149,7 +149,7 @@ class FakeOpenAI:
                 self.wfile.flush()
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = _serving(self.server)
 
     @property
     def base_url(self) -> str:
@@ -211,7 +211,7 @@ class _Recorder:
                 stream(self, body, recorder.answer(body))
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = _serving(self.server)
 
     def answer(self, body: dict[str, Any]) -> Any:
         """The next scripted answer; a scripted tool call goes only to a request that offers
@@ -494,7 +494,7 @@ class RefusingProxy:
             do_CONNECT = do_GET = do_POST = do_PUT = do_HEAD = refuse
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = _serving(self.server)
 
     @property
     def url(self) -> str:
@@ -525,3 +525,16 @@ class RefusingProxy:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+# How often a fake server's loop looks for its shutdown: http.server's default (0.5 s) was
+# half a second at the end of every test that used one.
+POLL_S = 0.02
+
+
+def _serving(server: ThreadingHTTPServer) -> threading.Thread:
+    """The thread that serves `server` until its shutdown (which then returns within
+    POLL_S)."""
+    return threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True
+    )
