@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -35,32 +36,40 @@ def dsh_profile_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     once, before any harness runs behind the refusing proxy); every DSH test asks for it,
     so none depends on another test having run first."""
     template = CACHE / "dsh-home-template"
-    if not (template / ".dsh" / "profiles" / "headless" / "node_modules").is_dir():
-        shutil.rmtree(template, ignore_errors=True)
-        (template / ".dsh").mkdir(parents=True)
-        (template / ".dsh" / "cordis.patch.yml").write_text(
-            "- id: hmr\n  disabled: false\n  config:\n    root: []\n"
-        )
-        env = {
-            **os.environ,  # a registry install needs this machine's CA and registry settings
-            "HOME": str(template),
-            "DSH_HOME": str(template / ".dsh"),
-            "PATH": f"{NODE24}:{PNPM}:/usr/bin:/bin",
-        }
-        done = subprocess.run(
-            [
-                binary("dsh", "node_modules", ".bin", "dsh"),
-                "plugin",
-                "--profile",
-                "headless",
-                "add",
-                *BRIDGE,
-            ],
-            env=env,
-            cwd=tmp_path_factory.mktemp("p"),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
+    # Built once for every worker of `pytest -n`: the first to take the lock builds it.
+    with open(CACHE / "dsh-home-template.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (template / ".dsh" / "profiles" / "headless" / "node_modules").is_dir():
+            _build_template(template, tmp_path_factory.mktemp("p"))
     return template / ".dsh"
+
+
+def _build_template(template: Path, cwd: Path) -> None:
+    """DSH's home with the hook bridge added to its headless profile, at `template`."""
+    shutil.rmtree(template, ignore_errors=True)
+    (template / ".dsh").mkdir(parents=True)
+    (template / ".dsh" / "cordis.patch.yml").write_text(
+        "- id: hmr\n  disabled: false\n  config:\n    root: []\n"
+    )
+    env = {
+        **os.environ,  # a registry install needs this machine's CA and registry settings
+        "HOME": str(template),
+        "DSH_HOME": str(template / ".dsh"),
+        "PATH": f"{NODE24}:{PNPM}:/usr/bin:/bin",
+    }
+    done = subprocess.run(
+        [
+            binary("dsh", "node_modules", ".bin", "dsh"),
+            "plugin",
+            "--profile",
+            "headless",
+            "add",
+            *BRIDGE,
+        ],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
