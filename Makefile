@@ -9,7 +9,8 @@ TOOL_BIN ?= $(HOME)/.local/bin
 
 .PHONY: run test fast bench docs install-user uninstall-user clean
 
-# Running needs the package alone; the tests add pytest, ruff, mypy and pillow on top.
+# Running needs the package alone; the tests add pytest (and pytest-xdist), ruff, mypy and
+# pillow on top.
 $(RUN_STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
@@ -68,11 +69,12 @@ test: $(STAMP)
 	$(BIN)/mypy
 	scripts/install-harnesses.sh
 	scripts/install-browser.sh
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadscope
 
-# The quick loop while working: no real harness CLIs, no browser.
+# The quick loop while working: no real harness CLIs, no browser, a worker per core (the
+# quickest also leaves out what starts a process: add -m "... and not process" by hand).
 fast: $(STAMP)
-	$(BIN)/pytest -m "not real and not browser"
+	$(BIN)/pytest -n auto -m "not real and not browser"
 
 bench: $(STAMP)
 	$(BIN)/python bench/scan.py
