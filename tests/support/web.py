@@ -144,13 +144,16 @@ class Running:
             self.transport = InProcess(app)
             self.port = self.transport.port
         self.url = f"http://127.0.0.1:{self.port}"
-        # Signed in as the console is, through a one-time login link: the page is handed the
-        # tab's credential, which the console sends as a header with every call.
-        with self.client() as signing:
-            self.console = sign_in(self.url, self.token, signing)
-        self.http = self.client(
-            base_url=f"{self.url}/api/profile", headers={"x-dshkit-console": self.console}
-        )
+        self.http = self.client(base_url=f"{self.url}/api/profile")
+        try:
+            # Signed in as the console is, through a one-time login link: the page is handed
+            # the tab's credential, which the console sends as a header with every call.
+            with self.client() as signing:
+                self.console = sign_in(self.url, self.token, signing)
+        except BaseException:
+            self.close()  # a server thread left running would keep pytest from exiting
+            raise
+        self.http.headers["x-dshkit-console"] = self.console
 
     def client(self, **options: Any) -> httpx.Client:
         """A client of this service (base URL the service's own unless given): through the
