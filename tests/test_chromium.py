@@ -31,6 +31,7 @@ def test_a_profile_is_named_after_its_process() -> None:
         new_profile("other")
 
 
+@pytest.mark.process
 def test_only_this_users_dead_processes_profiles_are_swept(tmp_path: Path) -> None:
     dead, live = dead_pid(), os.getpid()
     stale = [tmp_path / f"dshkit-gate-{dead}-abc", tmp_path / f"dshkit-shot-{dead}-x_1"]

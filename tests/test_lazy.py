@@ -60,6 +60,7 @@ def test_a_name_is_loaded_only_when_asked_for() -> None:
         getattr_("__path__")  # (the import system asks: a module, not a package)
 
 
+@pytest.mark.process
 def test_the_helper_loads_nothing_more() -> None:
     probe = (
         "import sys; import dshkit; before = set(sys.modules)\n"

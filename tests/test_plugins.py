@@ -157,6 +157,7 @@ def test_a_command_two_descriptors_name_is_refused() -> None:
         plugins._merged([("a", {"scan": "x:y"}), ("b", {"scan": "x:z"})])
 
 
+@pytest.mark.process
 def test_naming_a_capability_imports_nothing() -> None:
     # The hook entry point reads the descriptors on every tool call.
     probe = (

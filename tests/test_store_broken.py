@@ -503,6 +503,7 @@ def test_a_damaged_store_is_503_on_the_web_naming_the_file(served: Served) -> No
     assert str(served.state_dir / DB_NAME) in body["error"]
 
 
+@pytest.mark.process
 def test_a_read_only_mount_is_said_as_such_not_chmod(tmp_path: Path) -> None:
     """A store on a file system mounted read-only: chmod cannot help, and the error says so."""
     with small_disk(tmp_path) as disk:

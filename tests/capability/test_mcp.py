@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ..support.procs import left, running_in_group, wait_until
 
 # A stdio server that says who it is (its pid, its group's id), starts a child, never answers.
@@ -25,6 +27,7 @@ probe(server, timeout=300)
 """
 
 
+@pytest.mark.process
 def test_a_probed_server_dies_with_the_probe(tmp_path: Path) -> None:
     server, pid = tmp_path / "silent.py", tmp_path / "pid"
     server.write_text(SILENT)

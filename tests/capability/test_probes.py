@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from dshkit.capability.probes import BROWSER_ENV
 
 from ..support.procs import left, running_in_group, wait_until
@@ -48,6 +50,7 @@ def killed_while_running(process: subprocess.Popen[bytes], script: Path) -> int:
     return int(pid.read_text())
 
 
+@pytest.mark.process
 def test_the_screenshot_probes_browser_dies_with_the_probe(tmp_path: Path) -> None:
     script = hanging(tmp_path)
     process = probing("probe_screenshot(timeout=300)", {BROWSER_ENV: str(script)})
@@ -58,6 +61,7 @@ def test_the_screenshot_probes_browser_dies_with_the_probe(tmp_path: Path) -> No
     wait_until(lambda: not scratch.exists(), f"{scratch} stayed", 10)
 
 
+@pytest.mark.process
 def test_the_subprocess_probes_command_dies_with_the_probe(tmp_path: Path) -> None:
     script = hanging(tmp_path)  # as the sandbox runner it is started through
     process = probing(f"probe_subprocess(timeout=300, inside=[{str(script)!r}])")

@@ -152,6 +152,7 @@ def test_the_registry_is_made_of_one_module_per_harness() -> None:
         harnesses.build(["dsh", "dsh"])
 
 
+@pytest.mark.process
 def test_a_fourth_harness_module_gets_hooks_under_its_own_names(tmp_path: Path) -> None:
     # Nothing but tests/support/fourth_harness.py says where its settings are, what it calls
     # each event (BeforeTool, AfterTool, …) and that it has no SessionEnd.
@@ -176,6 +177,7 @@ def test_a_fourth_harness_module_gets_hooks_under_its_own_names(tmp_path: Path) 
     assert report["hooksInstalled"] and report["hooks"][0]["problems"] == [], report
 
 
+@pytest.mark.process
 def test_a_fourth_harness_is_told_by_its_payload_and_answered_in_its_dialect(
     tmp_path: Path,
 ) -> None:

@@ -28,6 +28,7 @@ def naming(state: Path, pid: int) -> Path:
     return record
 
 
+@pytest.mark.process
 def test_a_record_is_believed_only_while_its_process_runs(tmp_path: Path) -> None:
     served = link.record(tmp_path, URL, 8765)
     assert link.recorded(tmp_path) == served == link.Served(URL, 8765, os.getpid())
@@ -51,6 +52,7 @@ def test_a_record_is_believed_only_while_its_process_runs(tmp_path: Path) -> Non
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user")
+@pytest.mark.process
 def test_another_users_process_is_not_our_server() -> None:
     try:
         nobody = pwd.getpwnam("nobody")
