@@ -8,7 +8,7 @@ TOOL_HOME ?= $(HOME)/.local/share/dshkit
 TOOL_BIN ?= $(HOME)/.local/bin
 # pytest-xdist workers for make fast and make test: one per core. About half of the fast loop's
 # time is spent waiting (for a process, a deadline, a budget), so `make fast JOBS=4` on two
-# cores is faster still.
+# idle cores is faster still (on busy ones, a few tests bound by a process's timing fail).
 JOBS ?= auto
 
 .PHONY: run test fast bench docs install-user uninstall-user clean

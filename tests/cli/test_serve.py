@@ -70,15 +70,13 @@ def test_port_zero_prints_the_port_it_got(tmp_path: Path) -> None:
 
 
 def test_doctor_sees_that_the_running_service_is_this_installs(tmp_path: Path) -> None:
-    child = serve(tmp_path, "--port", "0")
+    # Once it printed its login link, its link is recorded: "serving" comes before that.
+    child, url, _ = _started(tmp_path)
     try:
-        assert child.stderr is not None
-        found = re.search(r"serving http://127\.0\.0\.1:(\d+)/", child.stderr.readline())
-        assert found
         for state, ours in ((None, True), (tmp_path / "elsewhere", False)):
             extra = ["--state-dir", str(state)] if state else []
             done = run_dshkit(
-                "doctor", "--json", "--port", found.group(1), *extra,
+                "doctor", "--json", "--port", url.rsplit(":", 1)[1], *extra,
                 home=tmp_path, timeout=60, check=False,
             )  # fmt: skip
             report = orjson.loads(done.stdout)
