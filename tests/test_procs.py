@@ -250,3 +250,18 @@ def test_sigterm_raises_system_exit_while_held() -> None:
     thread.start()
     thread.join()
     assert len(seen) == 1 and signal.getsignal(signal.SIGTERM) == before
+
+
+def test_kill_group_closes_a_pipe_still_holding_what_a_dead_child_never_read() -> None:
+    """A write that broke the pipe leaves its bytes buffered: ending the group must not raise
+    them again (a probe's answer was lost to a BrokenPipeError that way)."""
+    import subprocess
+
+    child = subprocess.Popen(["sh", "-c", "exit 1"], stdin=subprocess.PIPE, start_new_session=True)
+    child.wait()
+    assert child.stdin is not None
+    child.stdin.write(b"x" * 100)  # buffered: nobody will ever read it
+    with pytest.raises(BrokenPipeError):
+        child.stdin.flush()
+    kill_group(child)
+    assert child.stdin.closed

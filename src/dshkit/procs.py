@@ -107,7 +107,12 @@ def kill_group(target: subprocess.Popen[Any] | int, grace: float = 0.0) -> None:
         process.wait()
         for stream in (process.stdin, process.stdout, process.stderr):
             if stream is not None:
-                stream.close()
+                try:  # (no contextlib: this module is on the hooks' hot path)  # noqa: SIM105
+                    stream.close()
+                except OSError:
+                    # Bytes still buffered for a child that is gone (a write that broke the
+                    # pipe): closing tries them again, and there is nobody left to take them.
+                    pass
 
 
 def _signal_group(group: int, signum: int) -> bool:
