@@ -36,15 +36,7 @@ if TYPE_CHECKING:
     from .harnesses import Harness
     from .plugins import Hook
 
-EVENTS = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "Stop",
-    "SessionEnd",
-    "PreCompact",
-)
+EVENTS = harnesses.EVENTS  # dshkit's canonical event names; each dialect names its own
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")  # the events whose matcher is a tool name
 
 HOOK_TIMEOUT_S = 30  # the timeout install-hooks writes for each hook: the harness kills us then

@@ -31,7 +31,9 @@ def test_the_reference_dialect_writes_claude_codes_shape() -> None:
 
 
 def test_the_hook_registry_has_the_dialects_events() -> None:
-    assert hookspec.EVENTS == EVENTS  # a dialect names each of these, handlers use no other
+    # One tuple: a dialect names each of these, and every handler is registered under one.
+    assert hookspec.EVENTS is EVENTS
+    assert {entry.event for entry in hookspec.HANDLERS} <= set(EVENTS)
 
 
 def test_every_harness_here_speaks_the_reference_dialect() -> None:
