@@ -233,7 +233,7 @@ def events(response: httpx.Response) -> Iterator[dict[str, Any]]:
             current[field] = orjson.loads(value) if field == "data" else value
 
 
-def call(
+def exchange(
     app: Any,
     peer: tuple[str, int] | None,
     host: str = "localhost:8765",
@@ -242,8 +242,10 @@ def call(
     headers: dict[str, str] | None = None,
     body: bytes = b"",
     server: tuple[str, int] = ("0.0.0.0", 8765),
-) -> tuple[int, dict[str, Any]]:
-    """One request handed to the ASGI app as uvicorn would, from the peer `peer` to `server`."""
+    query: str = "",
+) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """One request handed to the ASGI app as uvicorn would, from the peer `peer` to `server`:
+    the answer's status, headers and body."""
     scope = {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},
@@ -253,7 +255,7 @@ def call(
         "path": path,
         "raw_path": path.encode(),
         "root_path": "",
-        "query_string": b"",
+        "query_string": query.encode(),
         "headers": [(b"host", host.encode())]
         + [(k.encode(), v.encode()) for k, v in (headers or {}).items()],
         "client": peer,
@@ -270,4 +272,10 @@ def call(
 
     asyncio.run(app(scope, receive, send))
     payload = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    return sent[0]["status"], orjson.loads(payload)
+    return sent[0]["status"], list(sent[0]["headers"]), payload
+
+
+def call(app: Any, peer: tuple[str, int] | None, **request: Any) -> tuple[int, dict[str, Any]]:
+    """`exchange` of an API request: its status and JSON body."""
+    status, _, payload = exchange(app, peer, **request)
+    return status, orjson.loads(payload)

@@ -35,7 +35,7 @@ from dshkit.web.routing import Router, json_response, read_json
 from dshkit.web.security import Guard
 from dshkit.web.server import make_server
 
-from ..support.web import CONSOLE_META, call, login_code, sign_in, sign_in_page
+from ..support.web import CONSOLE_META, call, exchange, login_code, sign_in, sign_in_page
 
 TOKEN = "t" * 43
 
@@ -229,41 +229,25 @@ def call_page(
     app: Any, peer: tuple[str, int], host: str, query: str, headers: dict[str, str] | None = None
 ) -> tuple[int, str | None, bytes]:
     """A page GET of `/?query` handed to the ASGI app: its status, Set-Cookie and body."""
-    scope = {
-        "type": "http",
-        "method": "GET",
-        "scheme": "http",
-        "path": "/",
-        "raw_path": b"/",
-        "query_string": query.encode(),
-        "headers": [(b"host", host.encode())]
-        + [(k.encode(), v.encode()) for k, v in (headers or {}).items()],
-        "client": peer,
-        "server": ("0.0.0.0", 8765),
-    }
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    asyncio.run(app(scope, receive, send))
-    cookies = [v.decode() for k, v in sent[0]["headers"] if k == b"set-cookie"]
-    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    return sent[0]["status"], cookies[0] if cookies else None, body
+    status, answered, body = exchange(app, peer, host, path="/", headers=headers, query=query)
+    cookies = [v.decode() for k, v in answered if k == b"set-cookie"]
+    return status, cookies[0] if cookies else None, body
 
 
-def test_allow_remote_signs_a_browser_in_the_same_way() -> None:
-    calls: list[Any] = []
-    app = create_app(
+def remote_app(calls: list[Any]) -> Guard:
+    """The probe capability alone, served with --allow-remote (no state directory needed)."""
+    return create_app(
         App(Path("/nonexistent/dshkit-state")),
         TOKEN,
         mount=["probe"],
         allow_remote=True,
         routers={"probe": lambda app: probe_router(calls)},
     )
+
+
+def test_allow_remote_signs_a_browser_in_the_same_way() -> None:
+    calls: list[Any] = []
+    app = remote_app(calls)
     remote, host = ("192.168.7.9", 50123), "192.168.7.2:8765"
     assert call(app, remote, host=host, path="/api/probe/read")[0] == 401
     assert call_page(app, remote, host, "login=" + "x" * 32)[:2] == (401, None)
@@ -436,13 +420,7 @@ def test_allow_remote_still_refuses_another_local_user_on_another_address(
     socket the kernel lists there is a local user's, refused unless it is the owner's; one it
     does not list is another machine's, and its credential decides."""
     calls: list[Any] = []
-    app = create_app(
-        App(Path("/nonexistent/dshkit-state")),
-        TOKEN,
-        mount=["probe"],
-        allow_remote=True,
-        routers={"probe": lambda app: probe_router(calls)},
-    )
+    app = remote_app(calls)
     table = tmp_path / "tcp"
     app.peer_tables = (str(table),)
     server, local, remote = ("192.0.2.2", 8765), ("192.0.2.2", 50123), ("192.0.2.9", 50124)
