@@ -104,7 +104,7 @@ class BearerGuard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            uid = self.peer_uid(scope)
+            uid = peer.owner_of(scope, self.peer_tables)
             if uid is not None and uid != self.owner_uid:
                 await _foreign(send, uid)
                 return
@@ -115,15 +115,6 @@ class BearerGuard:
             await send({"type": "websocket.close", "code": 1008})
             return
         await self.app(scope, receive, send)
-
-    def peer_uid(self, scope: Scope) -> int | None:
-        """Who opened the connection (`peer.owner`), None where that cannot be told."""
-        client, server = scope.get("client"), scope.get("server")
-        if not client or not server or server[1] is None:
-            return None
-        return peer.owner(
-            (str(client[0]), int(client[1])), (str(server[0]), int(server[1])), self.peer_tables
-        )
 
     def authorized(self, headers: Headers) -> bool:
         scheme, _, credentials = headers.get("authorization", "").partition(" ")

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import ipaddress
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 TABLES = ("/proc/net/tcp", "/proc/net/tcp6")
 NOBODY_FOUND = -1  # the table can be believed, and no socket of this machine is the client's
@@ -54,6 +56,15 @@ def owner(client: Address, server: Address, tables: tuple[str, ...] = TABLES) ->
             elif local == far and remote == near:
                 ours = True  # the server's side of this very connection: the table is whole
     return found if ours else None
+
+
+def owner_of(scope: Mapping[str, Any], tables: tuple[str, ...] = TABLES) -> int | None:
+    """`owner` of the connection an ASGI request came on (its scope's client and server);
+    None where the scope does not name both ends."""
+    client, server = scope.get("client"), scope.get("server")
+    if not client or not server or server[1] is None:
+        return None
+    return owner((str(client[0]), int(client[1])), (str(server[0]), int(server[1])), tables)
 
 
 def who(uid: int) -> str:

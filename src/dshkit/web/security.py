@@ -243,12 +243,7 @@ class Guard:
         """403 when the kernel says another user of this machine opened the connection, over
         loopback or (with --allow-remote) over one of this machine's other addresses; a
         client socket no table of this machine holds is another machine's."""
-        client, server = scope.get("client"), scope.get("server")
-        if not client or not server or server[1] is None:
-            return None
-        uid = peer.owner(
-            (str(client[0]), int(client[1])), (str(server[0]), int(server[1])), self.peer_tables
-        )
+        uid = peer.owner_of(scope, self.peer_tables)
         if uid is None or uid == self.owner_uid:
             return None  # the owner's, or a platform where the kernel cannot be asked
         if uid == peer.NOBODY_FOUND and not local_peer:
