@@ -14,7 +14,7 @@ import pytest
 from dshkit.app import App
 from dshkit.errors import Invalid
 from dshkit.guard.service import MODE_FILE, chosen_mode, mode_state, set_mode
-from dshkit.web.app import create_app, ensure_token
+from dshkit.web.app import create_app, new_token
 
 from ..support.cli import invoke
 from ..support.guard import claude, decision
@@ -110,7 +110,7 @@ def test_an_unreadable_config_is_strict_on_every_surface_with_the_choice_kept(
     again = orjson.loads(invoke("guard", "mode", "balanced", "--json", home=tmp_path).stdout)
     assert (again["mode"], again["source"], again["chosen"]) == ("strict", "unreadable", "balanced")
     # The console's state (GET /api/guard/mode) is the CLI's, word for word.
-    app = create_app(App(state), ensure_token(state), mount=["guard"])
+    app = create_app(App(state), new_token(state), mount=["guard"])
     token = {"x-dshkit-token": (state / "token").read_text().strip()}
     status, answer = call(app, ("127.0.0.1", 50123), path="/api/guard/mode", headers=token)
     assert status == 200 and answer == again

@@ -15,7 +15,7 @@ import pytest
 from mcp.types import CallToolResult
 
 from dshkit.mcp.tools import TOOLS
-from dshkit.web.app import MCP_TOKEN_FILE, ensure_token
+from dshkit.web.app import MCP_TOKEN_FILE, TOKEN_FILE, new_token
 from mcp import Client
 
 from ..support.cli import COMMAND, environment, state_of
@@ -68,8 +68,8 @@ def mcp_url(tmp_path: Path) -> Iterator[str]:
 
 
 def test_without_the_bearer_token_nothing_is_served(mcp_url: str, tmp_path: Path) -> None:
-    token = ensure_token(state_of(tmp_path), MCP_TOKEN_FILE)  # the one the server made
-    console = ensure_token(state_of(tmp_path))  # the service's token for scripts
+    token = (state_of(tmp_path) / MCP_TOKEN_FILE).read_text().strip()  # the server's own
+    console = new_token(state_of(tmp_path), TOKEN_FILE)  # a token for `serve`'s scripts
     refusals = {
         "the console's token": {"authorization": f"Bearer {console}"},
         "none": {},

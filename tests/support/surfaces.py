@@ -13,7 +13,7 @@ import orjson
 from dshkit.app import App
 from dshkit.mcp.server import build_server
 from dshkit.sessions import Source
-from dshkit.web.app import create_app, ensure_token
+from dshkit.web.app import create_app, new_token
 
 from .cli import invoke
 from .mcp import with_client
@@ -36,7 +36,7 @@ def mcp_json(state_dir: Path, sources: list[Source], tool: str, arguments: dict[
 def http_json(state_dir: Path, sources: list[Source], path: str, **params: str) -> Any:
     """The body of `GET path?params` from the service over `state_dir` (every router
     mounted), asked with the token as a script asks, from 127.0.0.1."""
-    token = ensure_token(state_dir)
+    token = new_token(state_dir)
     app = create_app(App(state_dir, sources), token)
 
     async def ask() -> httpx.Response:

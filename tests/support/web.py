@@ -22,7 +22,7 @@ from starlette.types import ASGIApp
 from dshkit.app import App
 from dshkit.jobs import JobRunner
 from dshkit.sessions import Source
-from dshkit.web.app import create_app, ensure_token
+from dshkit.web.app import create_app, new_token
 from dshkit.web.routers import ROUTERS, RouterFactory
 from dshkit.web.routing import Router
 from dshkit.web.server import make_server
@@ -107,7 +107,7 @@ class Running:
         self.state_dir.mkdir()
         self.root = tmp_path / "sessions"
         Corpus(self.root, seed=31).generate(sessions=3, frames=240)
-        self.token = ensure_token(self.state_dir)
+        self.token = new_token(self.state_dir)
         self.jobs = JobRunner()
         served_app = App(self.state_dir, [Source("dsh", self.root)], jobs=self.jobs)
         self.service = served_app.profile

@@ -29,7 +29,7 @@ from starlette.responses import Response
 from dshkit import chromium
 from dshkit.app import App
 from dshkit.sessions import Source
-from dshkit.web.app import create_app, ensure_token
+from dshkit.web.app import create_app, new_token
 from dshkit.web.routers import ROUTERS, RouterFactory
 from dshkit.web.routing import Router, json_response, read_json
 from dshkit.web.security import Guard
@@ -70,7 +70,7 @@ class Served:
         self.state_dir = tmp_path / "state"
         root = tmp_path / "sessions"
         root.mkdir()
-        self.token = ensure_token(self.state_dir)
+        self.token = new_token(self.state_dir)
         self.calls: list[Any] = []
         served = App(self.state_dir, [Source("dsh", root)])
         routers: dict[str, RouterFactory] = {

@@ -27,7 +27,7 @@ from dshkit.app import App
 from dshkit.jobs import JobRunner
 from dshkit.sessions import Source
 from dshkit.store import Store
-from dshkit.web.app import create_app, ensure_token
+from dshkit.web.app import create_app, new_token
 from dshkit.web.routers import ROUTERS
 from dshkit.web.security import TOKEN_HEADER
 from dshkit.web.server import make_server
@@ -70,7 +70,7 @@ class World:
         )
         approved = {"enabledMcpjsonServers": ["good"]}
         (self.project / ".claude" / "settings.local.json").write_text(json.dumps(approved))
-        self.token = ensure_token(self.state)
+        self.token = new_token(self.state)
         self.app = App(self.state, [Source("dsh", sessions)], jobs=JobRunner())
         self.app.sessions.scan()
         with Store(self.state) as store:

@@ -13,7 +13,7 @@ import httpx
 import orjson
 import pytest
 
-from dshkit.web.app import ensure_token
+from dshkit.web.app import new_token
 
 from ..support.cli import COMMAND, environment
 from ..support.corpus import Corpus
@@ -163,10 +163,11 @@ def test_background_runs_answer_at_once_and_report_in_last_run(running: Running)
     assert "sk-local" not in running.send("GET", "/state").text
 
 
-def test_token_file_is_private_and_stable(tmp_path: Path) -> None:
-    token = ensure_token(tmp_path)
-    assert stat.S_IMODE((tmp_path / "token").stat().st_mode) == 0o600
-    assert ensure_token(tmp_path) == token and len(token) >= 32
+def test_token_file_is_private_and_drawn_anew_at_each_start(tmp_path: Path) -> None:
+    token = new_token(tmp_path)
+    assert stat.S_IMODE((tmp_path / "token").stat().st_mode) == 0o600 and len(token) >= 32
+    again = new_token(tmp_path)
+    assert again != token and (tmp_path / "token").read_text().strip() == again
 
 
 @pytest.mark.process

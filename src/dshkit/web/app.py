@@ -54,20 +54,6 @@ TOKEN_FILE = "token"  # the service's token for scripts (X-Dshkit-Token)
 MCP_TOKEN_FILE = "mcp-token"  # `dshkit mcp --http`'s bearer: its own, so one leak opens one door
 
 
-def ensure_token(state_dir: Path, name: str = TOKEN_FILE) -> str:
-    """The token in `<state-dir>/<name>`, created (mode 0600, in the private state directory)
-    the first time."""
-    private_dir(Path(state_dir))
-    path = Path(state_dir) / name
-    try:
-        token = path.read_text().strip()
-    except FileNotFoundError:
-        return new_token(state_dir, name)
-    if len(token) < 32:
-        raise ValueError(f"{path} holds no usable token; delete it to have a new one made")
-    return token
-
-
 def new_token(state_dir: Path, name: str = TOKEN_FILE) -> str:
     """A token drawn anew into `<state-dir>/<name>` (0600), replacing the old one whole: a
     service starting draws its own, so a token that leaked once stops working at the next
