@@ -28,7 +28,7 @@ PACKAGE = "dshkit"
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "lazy", "paths", "config", "harnesses", "procs", "chromium", "jobs"),
     ("store", "words", "turns"),
-    ("sessions", "llm"),
+    ("sessions", "llm", "provenance"),
     plugins.CAPABILITIES,
     ("plugins", "install", "hookspec", "inject", "overview", "app"),
     ("hooks",),
