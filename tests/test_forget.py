@@ -242,10 +242,13 @@ def test_a_quote_both_sessions_said_goes_with_the_last_of_them(tmp_path: Path, h
             run_dshkit("forget", GONE, "--state-dir", str(state), home=tmp_path)
             version = latest_version(store)
             assert version is not None
+            # "[1]" and "[2]" were each session's message: the forgotten one's is gone,
+            # with its place; the kept one's stays.
             assert [(e["id"], e["evidence"]) for e in version[1]] == [
                 ("S1", [SHARED]),
-                ("S2", ["[1]", "[2]"]),
+                ("S2", [f"{SHARED}，别忘了"]),
             ]
+            assert [s["session"] for s in version[1][1]["sources"]] == [KEPT]
             assert traces(state, SHARED)  # the kept session's own message, and the profile
             run_dshkit("forget", KEPT, "--state-dir", str(state), home=tmp_path)
         else:

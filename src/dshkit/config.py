@@ -188,6 +188,25 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             above=0,
             maximum=86400,
         ),
+        "context_tokens": Setting(
+            int,
+            65_536,
+            "the model's context window in tokens: a prompt whose estimate and max_tokens "
+            "together exceed it is refused before any call",
+            minimum=1_024,
+            maximum=10_000_000,
+        ),
+    },
+    # The profile's generation (prompt-adapt).
+    "profile": {
+        "prompt_tokens": Setting(
+            int,
+            32_000,
+            "the most tokens a profile prompt may take (estimated); the newest of the person's "
+            "messages that fit are sent, the older ones left out and counted",
+            minimum=2_000,
+            maximum=1_000_000,
+        ),
     },
     # The prompt optimizer's defaults; a session may override them (dshkit optimize settings).
     "optimizer": {

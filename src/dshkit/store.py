@@ -572,16 +572,17 @@ class SessionWords:
 
 
 # Where sessions' words are kept apart from their rows: the profile's versions, history
-# included (an entry's claim and evidence quote people), the notes the model wrote with each,
+# included (an entry's claim and evidence quote people; a source whose quote goes goes whole,
+# its session id with it), the notes the model wrote with each,
 # the last run's record (its warnings and dropped entries hold claims) and what was copied.
 SESSION_WORDS: tuple[SessionWords, ...] = (
-    SessionWords("profile_versions", "entries", essential=("claim", "evidence")),
+    SessionWords("profile_versions", "entries", essential=("claim", "evidence", "quote")),
     SessionWords("profile_versions", "notes", json=False),
     SessionWords(
         "meta",
         "value",
         "key IN ('profile.lastRun', 'profile.copiedSnapshot')",
-        essential=("claim", "evidence"),
+        essential=("claim", "evidence", "quote"),
     ),
 )
 # Full-text indexes merged after forgetting, so that no old segment keeps a deleted row's terms.

@@ -40,6 +40,10 @@ def test_first_version_then_no_trigger_then_a_forced_delta(world: Any) -> None:
     fake.replies.append(answer({"entries": [A1, B1], "notes": ""}))
     first = generate(scanner, keys, llm)
     assert first.ok and first.version == 1 and first.entries == 2
+    _, v1 = latest_version(scanner.store)  # type: ignore[misc]
+    # "[7]" cites the material's 7th message: kept as the person's words, where said.
+    assert all(s["session"] and s["quote"] for e in v1 for s in e["sources"])
+    assert [len(e["sources"]) for e in v1] == [1, 2]
     assert first.diff["added"] == ["A1", "B1"] and first.spurious_rate == 0
     assert first.reason.startswith("first profile: enough material")
     prompt = fake.requests[0].body["messages"][1]["content"]
@@ -62,7 +66,7 @@ def test_first_version_then_no_trigger_then_a_forced_delta(world: Any) -> None:
     assert "版本 v1" in prompt and "不要未经确认就改代码" in prompt
     version, entries = latest_version(scanner.store)  # type: ignore[misc]
     b1 = next(e for e in entries if e["id"] == "B1")
-    assert version == 2 and b1["timesSeen"] == 1 and b1["evidence"] == B1["evidence"]
+    assert version == 2 and b1["timesSeen"] == 1 and b1 == {**v1[1], "lastSeenAt": b1["lastSeenAt"]}
 
 
 def test_a_cut_answer_keeps_what_it_can_and_deletes_nothing(world: Any) -> None:
@@ -110,12 +114,12 @@ def test_failures_store_nothing_but_say_why(world: Any, tmp_path: Path) -> None:
 
 def test_history_is_bounded_and_keeps_the_newest(world: Any) -> None:
     fake, scanner, keys, llm = world
-    for claim in ("一", "二", "三"):
+    for claim in ("用中文沟通一", "用中文沟通二", "用中文沟通三"):
         fake.replies.append(answer({"entries": [{**A1, "claim": claim}]}))
         assert generate(scanner, keys, llm, force=True, history_limit=2).ok
     kept = scanner.store.db.execute("SELECT version FROM profile_versions ORDER BY 1").fetchall()
     assert [k[0] for k in kept] == [2, 3]
-    assert latest_version(scanner.store)[1][0]["claim"] == "三"  # type: ignore[index]
+    assert latest_version(scanner.store)[1][0]["claim"] == "用中文沟通三"  # type: ignore[index]
 
 
 def test_profile_cli_contract(tmp_path: Path) -> None:

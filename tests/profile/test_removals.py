@@ -25,7 +25,7 @@ from dshkit.words import normalise
 from ..support.cli import run_dshkit
 from ..support.fakes import FakeOpenAI
 from ..support.logs import human, session_dir, write_log
-from ..support.profile import A1, B1, answer, generated
+from ..support.profile import A1, B1, TRUSTING, answer, generated
 
 
 @pytest.fixture
@@ -46,7 +46,7 @@ def test_a_removed_entry_the_model_writes_again_does_not_come_back(world: Any) -
     # The same evidence, the same entry: the model adds it back under its old id.
     fake.replies.append(answer({"entries": [B1], "unchangedIds": ["A1"]}))
     run = generate(scanner, keys, llm, force=True)
-    assert run.ok and ids(scanner.store) == {"A1"}
+    assert run.outcome == "unchanged" and ids(scanner.store) == {"A1"}
     prompt = fake.requests[-1].body["messages"][1]["content"]
     assert "他亲手删掉的条目" in prompt and B1["claim"] in prompt
     (dropped,) = run.dropped_as_removed
@@ -57,7 +57,7 @@ def test_a_removed_entry_the_model_writes_again_does_not_come_back(world: Any) -
     again = {**B1, "id": "n7", "claim": "不要未经确认就改代码！"}
     fake.replies.append(answer({"entries": [again], "unchangedIds": ["A1"]}))
     run = generate(scanner, keys, llm, force=True)
-    assert run.ok and ids(scanner.store) == {"A1"}
+    assert run.outcome == "unchanged" and ids(scanner.store) == {"A1"}
     assert run.dropped_as_removed[0]["id"] == "n7"
     assert "removed entry 'B1'" in run.dropped_as_removed[0]["why"]
     # The removal is kept by the store, shown to the console.
@@ -85,7 +85,7 @@ def test_a_rewrite_into_a_removed_claim_keeps_the_entry_as_it_was(world: Any) ->
     rewritten = {**A1, "category": "B", "claim": B1["claim"]}
     fake.replies.append(answer({"entries": [rewritten]}))
     run = generate(scanner, keys, llm, force=True)
-    assert run.ok and run.dropped_as_removed[0]["id"] == "A1"
+    assert run.outcome == "unchanged" and run.dropped_as_removed[0]["id"] == "A1"
     found = latest_version(scanner.store)
     assert found is not None and found[1][0]["claim"] == A1["claim"]
 
@@ -105,7 +105,7 @@ def test_what_counts_as_the_removed_claim() -> None:
     ]
     assert all(match_removal(e, removed) is None for e in other)
     # Without a check, assembly is as it was.
-    built = assemble([], ParsedOutput(entries=[B1]), 1, 1)
+    built = assemble([], ParsedOutput(entries=[B1]), 1, 1, TRUSTING)
     assert [e["id"] for e in built.entries] == ["B1"] and built.dropped_as_removed == []
 
 

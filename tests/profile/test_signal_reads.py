@@ -75,7 +75,7 @@ def test_a_generation_stores_the_counts_the_next_read_uses(tmp_path: Path) -> No
         scanner = Scanner(store)
         keys = scanner.scan([Source("dsh", root)]).keys
         assert memo_rows(state) == 0
-        fake.replies.append(answer({"entries": [A1]}))
+        fake.replies.append(answer({"entries": [{**A1, "evidence": ["[1]"]}]}))
         llm = LLMConfig(base_url=fake.base_url, api_key="sk-t", model="m")
         assert generate(scanner, keys, llm, force=True).ok
     assert memo_rows(state) == 1

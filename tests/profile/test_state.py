@@ -9,12 +9,11 @@ import orjson
 import pytest
 
 from dshkit.harnesses import text_length
+from dshkit.profile.model import MAX_CLAIM_CHARS, MAX_ENTRIES
 from dshkit.profile.prompt import Material, build_messages
 from dshkit.profile.state import (
     INJECT_LIMIT,
-    MAX_CLAIM_CHARS,
     MAX_CUSTOM_TEXT,
-    MAX_ENTRIES,
     MAX_EXTRA_TEXT,
     PROFILE_BUDGET,
     Mode,
@@ -27,7 +26,7 @@ from dshkit.profile.state import (
 from dshkit.store import Store
 
 from ..support.cli import run_dshkit
-from ..support.profile import PROFILE, entry, many, store_version
+from ..support.profile import PROFILE, SOURCE, entry, many, store_version
 
 
 @pytest.fixture
@@ -139,7 +138,7 @@ def test_the_budget_fits_the_hook_cap_and_the_prompt_states_it() -> None:
         assert text_length(render_profile(full)) <= PROFILE_BUDGET
         assert fit_profile(full).dropped == ()
     prompt = build_messages(
-        None, None, [Material(None, "hi")], {"humanMessages": 1, "sessions": 1}, None
+        None, None, [Material("dsh", "s", 1, None, "hi")], {"humanMessages": 1, "sessions": 1}, None
     )
     assert f"最多 {MAX_ENTRIES} 条" in prompt[1]["content"]
     assert f"不超过 {MAX_CLAIM_CHARS} 个字" in prompt[1]["content"]
@@ -187,6 +186,7 @@ def test_dropping_order_is_evidence_then_confidence_then_recency_then_position()
             "category": "A",
             "claim": f"条目 {n}",
             "evidence": ["q"] * evidence,
+            "sources": [SOURCE] * evidence,
             "confidence": confidence,
             "lastSeenAt": seen,
         }

@@ -11,8 +11,9 @@ from typing import Any
 import orjson
 
 from dshkit.llm import LLMConfig
+from dshkit.profile.evidence import MAX_EVIDENCE, Checked
 from dshkit.profile.generate import generate
-from dshkit.profile.model import ParsedOutput, assemble
+from dshkit.profile.model import Checks, ParsedOutput, assemble
 from dshkit.profile.service import ProfileService
 from dshkit.profile.state import ProfileState
 from dshkit.sessions import Scanner, Source
@@ -22,8 +23,28 @@ from .corpus import Corpus
 from .fakes import FakeOpenAI, Reply
 
 
+def _trusted(items: list[str]) -> Checked:
+    """Evidence taken as the person's words, said nowhere in particular (no time)."""
+    return Checked(
+        sources=[
+            {"quote": str(item), "harness": "test", "session": "s", "seq": None, "at": None}
+            for item in items[:MAX_EVIDENCE]
+        ]
+    )
+
+
+# A traced quote said nowhere in particular: what makes a hand-made entry injectable.
+SOURCE = {"quote": "q", "harness": "test", "session": "s", "seq": None, "at": None}
+
+# For tests of the delta contract itself: every evidence item is taken as traced.
+TRUSTING = Checks(evidence=_trusted, requote=_trusted)
+
+
 def store_version(store: Store, entries: list[dict[str, object]], version: int = 1) -> None:
-    built = assemble([], ParsedOutput(entries=entries), 1_000 * version, 10).entries
+    """Store `entries` as a version, as a generation would have built them from an answer
+    whose evidence was all traced (no cap applied: tests of the budget store more)."""
+    now = 1_000 * version
+    built = [assemble([], ParsedOutput(entries=[e]), now, 10, TRUSTING).entries[0] for e in entries]
     with store.transaction() as db:
         db.execute(
             "INSERT INTO profile_versions (version, at, entries, diff, spurious_rate, partial, "
@@ -60,6 +81,7 @@ def many(count: int, claim_chars: int = 20, chinese: bool = True) -> list[dict[s
             "category": "ABCD"[n % 4],
             "claim": f"e{n}:" + (word * claim_chars)[: claim_chars - len(f"e{n}:")],
             "evidence": [f"[{k}]" for k in range(1 + n % 5)],
+            "sources": [SOURCE] * (1 + n % 5),
             "confidence": ("high", "medium", "low")[n % 3],
         }
         for n in range(count)

@@ -31,6 +31,7 @@ import orjson
 
 from ..config import DEFAULT_BASE_URL, DEFAULT_MODEL, ConfigError, check_section, load_config
 from ..store import Store
+from .budget import estimate_messages, estimate_tokens
 
 OUTCOMES = (
     "ok",
@@ -38,6 +39,7 @@ OUTCOMES = (
     "network-error",
     "stream-error",
     "max-tokens",
+    "prompt-too-large",  # refused before any call: it could not fit the model's window
     "deadline",
     "aborted",
 )
@@ -61,6 +63,7 @@ class LLMConfig:
     max_tokens: int = 8192
     timeout_s: float = 120.0  # silence allowed: to connect, and between two reads
     deadline_s: float = 300.0  # the whole call, however the server streams
+    context_tokens: int = 65_536  # the model's window: a prompt that cannot fit is not sent
 
     @classmethod
     def load(cls, state_dir: Path, environ: dict[str, str] | None = None) -> LLMConfig:
@@ -152,6 +155,26 @@ class LLMClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _too_large(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None
+    ) -> Completion | None:
+        """A refusal, before any call, of a prompt whose estimate and room for the answer do
+        not fit the model's window (docs/design/provenance.md#every-prompt-has-a-budget)."""
+        estimate = estimate_messages(messages) + (
+            estimate_tokens(orjson.dumps(list(tools)).decode()) if tools else 0
+        )
+        needed = estimate + self.config.max_tokens
+        if needed <= self.config.context_tokens:
+            return None
+        return Completion(
+            "prompt-too-large",
+            error=(
+                f"the prompt is about {estimate:,} tokens; with max_tokens "
+                f"{self.config.max_tokens:,} it needs {needed:,}, over the model's window of "
+                f"{self.config.context_tokens:,} ([llm] context_tokens): it was not sent"
+            ),
+        )
+
     def complete(
         self,
         messages: Sequence[Message],
@@ -169,6 +192,9 @@ class LLMClient:
         model may answer with `tool_calls` (finish reason "tool_calls", an ok outcome).
         """
         _check_messages(messages)
+        too_large = self._too_large(messages, tools)
+        if too_large is not None:
+            return too_large
         deadline = self.config.deadline_s if deadline_s is None else deadline_s
         if not deadline > 0:
             raise ValueError(f"deadline_s must be above 0, got {deadline}")

@@ -13,16 +13,22 @@ with its diff in a bounded history that never drops the newest.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import orjson
 
+from ..config import load_config
+from ..errors import DshkitError
 from ..llm import LLMClient, LLMConfig, LLMConfigError
+from ..provenance.quotes import person_words
 from ..sessions import Scanner, SessionKey, Source
 from ..store import PROFILE_LEASE, Lease, LeaseBusy, Store
+from .evidence import EvidenceCheck, echoes
 from .model import (
+    Checks,
     ProfileOutputError,
     Trigger,
     assemble,
@@ -31,11 +37,19 @@ from .model import (
     should_regenerate,
     spurious_rate,
 )
-from .prompt import MAX_MATERIAL, Material, build_messages
+from .prompt import MAX_MATERIAL, PROMPT_TOKENS, Material, build_prompt
 from .removals import Removal, match_removal, removals
 from .signals import SignalConfig, collect_signals
 from .state import latest_version
-from .wire import DiffJson, DroppedAsRemoved, Entry, GenerationJson, LastRunJson
+from .wire import (
+    DiffJson,
+    DroppedAsRemoved,
+    Entry,
+    GenerationJson,
+    LastRunJson,
+    RefusedJson,
+    RetryJson,
+)
 
 HISTORY_LIMIT = 50
 _WATERMARK = "profile.watermark"
@@ -44,6 +58,14 @@ _LAST_RUN = "profile.lastRun"
 # itself only then, so it never hides the result of the run it gave way to.
 _RUNNING = "profile.running"
 _LEASE_MARGIN_S = 60.0  # beyond the model call's deadline, for storing what it answered
+_PROPOSABLE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,15}")
+_PLACEHOLDER = re.compile(r"(?i)[0-9]+|new[-_]?[0-9]*|id|entry|…")
+_RETRY = "profile.retry"  # the pacing after failed runs (RetryJson), cleared by a good one
+_LAST_ID = "profile.lastId"  # the highest number dshkit gave an entry ("p<n>")
+# After a failed run the hooks' refreshes wait this long, doubling with each failure in a row,
+# at most RETRY_CAP_S, unless new material arrives (docs/design/profile.md#a-failure-backs-off).
+RETRY_BASE_S = 60
+RETRY_CAP_S = 6 * 3600
 
 # What a run came to (`Generation.outcome`). Not failures: "ok" (a version was stored),
 # "not-triggered" (too little is new), "skipped" (another generation held the lease).
@@ -51,7 +73,9 @@ _LEASE_MARGIN_S = 60.0  # beyond the model call's deadline, for storing what it 
 # "network-error", "stream-error", "deadline", "aborted"), "unusable-reply" (no usable JSON, or
 # a profile left empty), "superseded" (another version was stored meanwhile), and "error" for a
 # failure recorded by a caller that named no outcome.
-NOT_FAILURES = ("ok", "not-triggered", "skipped")
+# "unchanged" (the answer changed nothing: no version is stored) and "backing-off" (a paced
+# run within the wait after a failure: no model call) are not failures either.
+NOT_FAILURES = ("ok", "not-triggered", "skipped", "unchanged", "backing-off")
 
 
 @dataclass
@@ -79,6 +103,12 @@ class Generation:
     # Entries of the answer dropped because the person had removed them, each with why
     # (`model.Assembly.dropped_as_removed`).
     dropped_as_removed: list[DroppedAsRemoved] = field(default_factory=list)
+    # Entries of the answer that did not go in as written (model.Assembly.refused).
+    refused: list[RefusedJson] = field(default_factory=list)
+    material_messages: int = 0  # the person's messages the prompt listed
+    material_left_out: int = 0  # older ones the prompt's budget left out
+    prompt_tokens: int = 0  # the prompt's estimate
+    retry: RetryJson | None = None  # the pacing this run left, when it failed
 
     @property
     def failed(self) -> bool:
@@ -118,6 +148,11 @@ class Generation:
             "deletedByContract": self.deleted_by_contract,
             "deletionsHonored": self.deletions_honored,
             "droppedAsRemoved": self.dropped_as_removed,
+            "refused": self.refused,
+            "materialMessages": self.material_messages,
+            "materialLeftOut": self.material_left_out,
+            "promptTokens": self.prompt_tokens,
+            "retry": self.retry,
         }
 
     def _outcome(self) -> str:
@@ -128,6 +163,16 @@ class Generation:
 
 def last_run(store: Store) -> LastRunJson | None:
     stored = store.get_meta(_LAST_RUN)
+    if not stored:
+        return None
+    # A record from before a field existed reads as that field's empty value.
+    record: LastRunJson = Generation().record() | orjson.loads(stored)
+    return record
+
+
+def retry_state(store: Store) -> RetryJson | None:
+    """The pacing failed runs left (None when the last run did not fail)."""
+    stored = store.get_meta(_RETRY)
     return orjson.loads(stored) if stored else None
 
 
@@ -140,9 +185,12 @@ def generate(
     trigger: Trigger | None = None,
     history_limit: int = HISTORY_LIMIT,
     on_delta: Callable[[str], None] | None = None,
+    paced: bool = False,
 ) -> Generation:
     """Generate a new profile version from the sessions `keys` when the trigger fires; skip
-    (outcome "skipped", no model call) when another generation holds the store's lease."""
+    (outcome "skipped", no model call) when another generation holds the store's lease. A
+    `paced` run (the hooks' refreshes) also makes no call while failed runs' wait lasts and
+    no new material came (outcome "backing-off")."""
     if history_limit < 1:
         raise ValueError(f"history_limit must be at least 1, got {history_limit}")
     run = Generation(at=int(time.time() * 1000))
@@ -151,7 +199,7 @@ def generate(
         with store.lease(PROFILE_LEASE, wait=0) as lease:
             store.set_meta(_RUNNING, str(run.at))
             return _generate(
-                scanner, keys, llm, run, lease, force, trigger, history_limit, on_delta
+                scanner, keys, llm, run, lease, force, trigger, history_limit, on_delta, paced
             )
     except LeaseBusy as busy:
         run.outcome = "skipped"
@@ -201,11 +249,17 @@ def _generate(
     trigger: Trigger | None,
     history_limit: int,
     on_delta: Callable[[str], None] | None,
+    paced: bool,
 ) -> Generation:
     """One generation, under the lease."""
     keys = list(keys)
     # A generation writes anyway: what it counts is kept for the next read.
     signals = collect_signals(scanner.catalog, keys, SignalConfig(), memo=True)
+    waiting = _waiting(scanner.store, signals.human_messages, run.at) if paced else None
+    if waiting is not None and not force:
+        run.outcome, run.reason = "backing-off", waiting
+        scanner.store.set_meta(_RUNNING, "")
+        return run  # lastRun keeps the failure it waits after
     stored = scanner.store.get_meta(_WATERMARK)
     watermark = orjson.loads(stored) if stored else None
     run.triggered, run.reason = should_regenerate(
@@ -217,22 +271,27 @@ def _generate(
         run.outcome = "not-triggered"
         return _finish(scanner, run)
     previous = latest_version(scanner.store)
-    material, sources = _material(scanner, keys)
-    try:
-        # The call carries these sessions' words: forgetting one of them takes it.
-        client = LLMClient(llm, scanner.store, sessions=sources)
-    except LLMConfigError as exc:
-        run.outcome, run.error = "config-error", str(exc)
-        return _finish(scanner, run)
     removed = removals(scanner.store)
-    messages = build_messages(
+    material = _material(scanner, keys)
+    prompt = build_prompt(
         previous[1] if previous else None,
         previous[0] if previous else None,
         material,
         {"humanMessages": signals.human_messages, "sessions": signals.sessions},
         signals.totals,
         removed,
+        tokens=_prompt_tokens(scanner.store),
     )
+    run.material_messages, run.material_left_out = len(prompt.listed), prompt.left_out
+    run.prompt_tokens = prompt.tokens
+    sources = list(dict.fromkeys((m.harness, m.session_id) for m in prompt.listed))
+    try:
+        # The call carries these sessions' words: forgetting one of them takes it.
+        client = LLMClient(llm, scanner.store, sessions=sources)
+    except LLMConfigError as exc:
+        run.outcome, run.error = "config-error", str(exc)
+        return _finish(scanner, run, signals.human_messages)
+    messages = prompt.messages
     # The lease outlives the call by design: the client ends every call by its deadline.
     lease.ttl = llm.deadline_s + _LEASE_MARGIN_S
     lease.renew()
@@ -241,31 +300,43 @@ def _generate(
     if reply.outcome not in ("ok", "max-tokens"):
         run.outcome = reply.outcome
         run.error = f"the model call failed ({reply.outcome}): {reply.error}"
-        return _finish(scanner, run)
+        return _finish(scanner, run, signals.human_messages)
     run.truncation_reason = "max-tokens" if reply.outcome == "max-tokens" else None
     try:
         parsed = parse_output(reply.text, run.truncation_reason)
     except ProfileOutputError as exc:
         run.outcome, run.error = "unusable-reply", str(exc)
-        return _finish(scanner, run)
+        return _finish(scanner, run, signals.human_messages)
 
     before = previous[1] if previous else []
-    used = min(len(material), MAX_MATERIAL)
-    built = assemble(before, parsed, run.at, used, _removed_check(removed))
+    words = person_words(scanner.catalog, keys)
+    ids = _Ids(scanner.store, before, removed)
+    checks = Checks(
+        evidence=EvidenceCheck(words, prompt.listed).check,
+        requote=EvidenceCheck(words).check,
+        echoes=lambda claim: echoes(claim, prompt.own_words),
+        removed=_removed_check(removed),
+        new_id=ids.next,
+    )
+    built = assemble(before, parsed, run.at, len(prompt.listed), checks)
+    run.refused = built.refused
+    run.warnings = built.warnings
     if not built.entries:
         run.outcome = "unusable-reply"
-        run.error = "the model's answer left the profile empty; the last version is kept"
-        run.warnings = built.warnings
-        return _finish(scanner, run)
+        run.error = (
+            "the model's answer left the profile empty (nothing it wrote was supported by the "
+            "person's own words); the last version is kept"
+        )
+        return _finish(scanner, run, signals.human_messages)
     run.diff = diff_profiles(before, built.entries)
-    run.spurious_rate = spurious_rate(run.diff, len(before))
+    run.spurious_rate = spurious_rate(run.diff, len(before), built.unsupported)
     run.entries = len(built.entries)
     run.partial = parsed.rescue is not None
     run.dropped_tail_chars = (parsed.rescue or {}).get("droppedTailChars", 0)
-    run.warnings = built.warnings
     run.deleted_by_contract = built.deleted_by_contract
     run.deletions_honored = built.deletions_honored
     run.dropped_as_removed = built.dropped_as_removed
+    mark = {"at": run.at, "humanMessages": signals.human_messages, "sessions": signals.sessions}
     run.version = (previous[0] if previous else 0) + 1
     with scanner.store.transaction() as db:
         newest = db.execute("SELECT max(version) FROM profile_versions").fetchone()[0]
@@ -290,6 +361,14 @@ def _generate(
             )
             _record_final(scanner.store, run)
             return run
+        if previous is not None and _same(built.entries, before):
+            # Nothing changed: no version is stored (docs/design/profile.md#no-change-no-version).
+            run.outcome, run.version, run.entries = "unchanged", None, len(before)
+            run.reason += "; the answer changed nothing, so no version is stored"
+            scanner.store.set_meta(_WATERMARK, orjson.dumps(mark).decode())
+            scanner.store.set_meta(_RETRY, "")
+            _record_final(scanner.store, run)
+            return run
         run.ok, run.outcome = True, "ok"
         db.execute(
             "INSERT INTO profile_versions (version, at, entries, diff, spurious_rate, partial, "
@@ -302,7 +381,7 @@ def _generate(
                 run.spurious_rate,
                 run.partial,
                 orjson.dumps(parsed.rescue).decode() if parsed.rescue else None,
-                used,
+                len(prompt.listed),
                 run.reason,
                 parsed.notes,
             ),
@@ -312,10 +391,84 @@ def _generate(
         db.execute(
             "DELETE FROM profile_versions WHERE version <= ?", (run.version - history_limit,)
         )
-        mark = {"at": run.at, "humanMessages": signals.human_messages, "sessions": signals.sessions}
         scanner.store.set_meta(_WATERMARK, orjson.dumps(mark).decode())
+        scanner.store.set_meta(_RETRY, "")
+        ids.keep()
         _record_final(scanner.store, run)
     return run
+
+
+def _same(entries: list[Entry], before: list[Entry]) -> bool:
+    """Whether a new version would say exactly what the last one says (times seen aside)."""
+
+    def stable(entry: Entry) -> Entry:
+        return {k: v for k, v in entry.items() if k not in ("lastSeenAt",)}
+
+    return [stable(e) for e in entries] == [stable(e) for e in before]
+
+
+class _Ids:
+    """The ids dshkit gives new entries (docs/design/profile.md#dshkit-gives-the-ids): the one
+    the model proposed when it is a short name no entry has, had or was removed under, and not
+    the prompt's placeholder ("new1"); otherwise "p<n>", n above any given before (kept in the
+    store) and clear of every id in use or removed."""
+
+    def __init__(self, store: Store, before: list[Entry], removed: list[Removal]) -> None:
+        self.store = store
+        self.taken = {str(e["id"]) for e in before} | {r.entry_id for r in removed}
+        stored = store.get_meta(_LAST_ID)
+        self.last = int(stored) if stored and stored.isdigit() else 0
+
+    def next(self, proposed: str) -> str:
+        usable = _PROPOSABLE.fullmatch(proposed) and not _PLACEHOLDER.fullmatch(proposed)
+        if usable and proposed not in self.taken:
+            self.taken.add(proposed)
+            return proposed
+        while True:
+            self.last += 1
+            given = f"p{self.last}"
+            if given not in self.taken:
+                self.taken.add(given)
+                return given
+
+    def keep(self) -> None:
+        """Record the highest number given (inside the version's transaction)."""
+        self.store.set_meta(_LAST_ID, str(self.last))
+
+
+def _waiting(store: Store, human_messages: int, now_ms: int) -> str | None:
+    """Why a paced run makes no call now, or None when it may: failed runs' wait lasts and
+    no human message came since the last failure."""
+    retry = retry_state(store)
+    if retry is None or human_messages > retry["humanMessages"] or now_ms >= retry["notBefore"]:
+        return None
+    wait_s = (retry["notBefore"] - now_ms + 999) // 1000
+    return (
+        f"backing off after {retry['failures']} failed generation(s) in a row: the next try "
+        f"is in {wait_s} s, or as soon as the person says something new or asks"
+    )
+
+
+def _failed_pacing(store: Store, run: Generation, human_messages: int) -> None:
+    """After a failed run, the wait before a paced run may call again (inside a transaction)."""
+    before = retry_state(store)
+    failures = (before["failures"] if before else 0) + 1
+    wait_s = min(RETRY_CAP_S, RETRY_BASE_S * 2 ** min(failures - 1, 20))
+    run.retry = {
+        "failures": failures,
+        "notBefore": run.at + wait_s * 1000,
+        "humanMessages": human_messages,
+    }
+    store.set_meta(_RETRY, orjson.dumps(run.retry).decode())
+
+
+def _prompt_tokens(store: Store) -> int:
+    """`[profile] prompt_tokens`, or its default when the settings cannot be read (a run's
+    configuration problem is the LLM client's to report)."""
+    try:
+        return int(load_config(store.state_dir)["profile"]["prompt_tokens"])
+    except (DshkitError, OSError, KeyError, ValueError):
+        return PROMPT_TOKENS
 
 
 def _forgotten_meanwhile(
@@ -350,7 +503,8 @@ def scan_and_generate(
     kept in lastRun like any other failure; a generation already running makes this one
     "skipped"; LeaseBusy is raised when another scan is running."""
     scanner = Scanner(store)
-    return generate_configured(scanner, scanner.scan(sources, wait=wait).keys, force=force)
+    keys = scanner.scan(sources, wait=wait).keys
+    return generate_configured(scanner, keys, force=force, paced=not force)
 
 
 def generate_configured(
@@ -359,6 +513,7 @@ def generate_configured(
     *,
     force: bool = False,
     on_delta: Callable[[str], None] | None = None,
+    paced: bool = False,
 ) -> Generation:
     """`generate` with the store's own LLM configuration (a problem with it is kept in
     lastRun like any other failure)."""
@@ -366,7 +521,7 @@ def generate_configured(
         llm = LLMConfig.load(scanner.store.state_dir)
     except LLMConfigError as exc:
         return config_failure(scanner.store, exc)
-    return generate(scanner, keys, llm, force=force, on_delta=on_delta)
+    return generate(scanner, keys, llm, force=force, on_delta=on_delta, paced=paced)
 
 
 def config_failure(store: Store, exc: LLMConfigError) -> Generation:
@@ -377,16 +532,18 @@ def config_failure(store: Store, exc: LLMConfigError) -> Generation:
     return run
 
 
-def _material(scanner: Scanner, keys: list[SessionKey]) -> tuple[list[Material], list[SessionKey]]:
+def _material(scanner: Scanner, keys: list[SessionKey]) -> list[Material]:
     """The newest human messages of the sessions, oldest first, as the scan kept them (no
-    session's cache is read again), and the sessions they are of."""
+    session's cache is read again), each with where it was said."""
     newest = scanner.catalog.human_messages(keys, newest=MAX_MATERIAL)
-    sources = list(dict.fromkeys((m.harness, m.session_id) for m in newest))
-    return [Material(m.time, m.text) for m in newest], sources
+    return [Material(m.harness, m.session_id, m.seq, m.time, m.text) for m in newest]
 
 
-def _finish(scanner: Scanner, run: Generation) -> Generation:
+def _finish(scanner: Scanner, run: Generation, human_messages: int | None = None) -> Generation:
+    """Record `run`; a failed one (given the human message count) sets the pacing."""
     with scanner.store.transaction():
+        if human_messages is not None and run.failed:
+            _failed_pacing(scanner.store, run, human_messages)
         _record_final(scanner.store, run)
     return run
 

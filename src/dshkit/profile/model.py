@@ -16,13 +16,19 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from difflib import SequenceMatcher
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..errors import Invalid, NotFound
 from ..llm.rescue import largest_json_prefix
+from ..words import normalise
 from .wire import DiffJson, DroppedAsRemoved, Entry
+
+if TYPE_CHECKING:
+    from .evidence import Checked
+    from .wire import RefusedJson
 
 CATEGORIES = ("A", "B", "C", "D")
 # What each category means, in the words the model is asked for it, the injected text heads it
@@ -34,6 +40,10 @@ CATEGORY_LABELS: dict[str, tuple[str, str]] = {
     "D": ("还没有定论", "Not settled yet"),
 }
 CONFIDENCES = ("high", "medium", "low")
+# The profile's size (docs/design/profile.md#injected-text-is-byte-stable): stated to the
+# model, enforced on its answer, and together well inside the injected text's budget.
+MAX_ENTRIES = 30
+MAX_CLAIM_CHARS = 100
 # The entry fields the model writes; the rest are kept by dshkit.
 MODEL_FIELDS = ("id", "category", "claim", "evidence", "confidence")
 # Set on an entry the person wrote or pinned: the model is told so, and whatever its delta says
@@ -154,10 +164,37 @@ class Assembly:
     warnings: list[str]
     # Entries of the answer dropped because they say again what the person removed.
     dropped_as_removed: list[DroppedAsRemoved] = field(default_factory=list)
+    # Entries of the answer that did not go in as written, each with why and what was kept.
+    refused: list[RefusedJson] = field(default_factory=list)
+
+    @property
+    def unsupported(self) -> int:
+        return sum(1 for r in self.refused if r["kind"] in ("unsupported", "echo"))
 
 
 # Whether an entry says again what the person removed: (the removed entry's id, why) or None.
 RemovedCheck = Callable[[Entry], "tuple[str, str] | None"]
+
+
+@dataclass
+class Checks:
+    """What `assemble` asks of the world: the check of an answer's evidence (numbers of this
+    prompt's material resolve), the check of a kept entry's old evidence (quotes only: the
+    numbers of an older prompt mean nothing now), whether a claim echoes the prompt, whether
+    an entry says again what the person removed, and a new id for a new entry."""
+
+    evidence: Callable[[list[str]], Checked]
+    requote: Callable[[list[str]], Checked]
+    echoes: Callable[[str], bool] = lambda claim: False
+    removed: RemovedCheck | None = None
+    new_id: Callable[[str], str] | None = None  # the id a new entry gets, given the proposed
+
+
+def supported(entry: Entry) -> bool:
+    """Whether an entry may reach the agent: the person pinned or wrote it, or at least one of
+    its evidence quotes was found in their own words
+    (docs/design/profile.md#evidence-is-verified)."""
+    return bool(entry.get(PINNED) or entry.get("sources"))
 
 
 def assemble(
@@ -165,82 +202,288 @@ def assemble(
     parsed: ParsedOutput,
     now_ms: int,
     material_messages: int,
-    removed: RemovedCheck | None = None,
+    checks: Checks,
 ) -> Assembly:
     """Apply the delta contract and its field table
-    (docs/design/profile.md#the-model-answers-with-a-delta). An entry the model writes (new
-    or rewritten) that `removed` matches is dropped: a rewrite leaves the entry as it was."""
-    before = {e["id"]: e for e in previous}
-    entries: list[Entry] = []
-    placed: set[str] = set()
-    warnings: list[str] = []
-    dropped: list[DroppedAsRemoved] = []
-    # The person's pinned entries first, as they are: the delta cannot change or drop them.
-    for kept in previous:
-        if kept.get(PINNED):
-            placed.add(kept["id"])
-            entries.append({**kept, "lastSeenAt": now_ms})
-    for raw in parsed.entries:
-        entry, problem = _valid(raw)
-        if entry is None:
-            warnings.append(f"entry dropped: {problem}")
-            continue
-        if entry["id"] in placed and before.get(entry["id"], {}).get(PINNED):
-            warnings.append(f"entry {entry['id']!r} is pinned: the person's words are kept")
-            continue
-        if entry["id"] in placed:
-            warnings.append(f"entry {entry['id']!r} given twice: the first one is kept")
-            continue
-        old = before.get(entry["id"])
-        unchanged = old is not None and all(old.get(f) == entry[f] for f in MODEL_FIELDS)
-        match = None if unchanged or removed is None else removed(entry)
-        if match is not None:
-            # The person removed this: it does not come back, whatever the evidence.
-            removed_id, why = match
-            dropped.append(
-                {
-                    "id": entry["id"],
-                    "category": entry["category"],
-                    "claim": entry["claim"],
-                    "removedId": removed_id,
-                    "why": why,
-                }
+    (docs/design/profile.md#the-model-answers-with-a-delta), safely
+    (docs/design/profile.md#a-delta-never-loses-a-good-entry): every entry the model writes
+    has its evidence verified; a rewrite that is invalid, unsupported, too long, an echo of
+    the prompt or a removed claim leaves the entry as it was; a new entry gets its id from
+    dshkit (`checks.new_id`), so no id the model writes can replace another entry; a claim
+    already in the profile (same words, or nearly in the same category) merges into it; kept
+    entries keep their order, new ones follow; new entries past MAX_ENTRIES are refused."""
+    build = _Build(previous, now_ms, material_messages, checks)
+    for index, raw in enumerate(parsed.entries):
+        if index >= MAX_ANSWER_ENTRIES:
+            rest = len(parsed.entries) - index
+            build.warnings.append(
+                f"the answer's entries past the first {MAX_ANSWER_ENTRIES} were not read "
+                f"({rest} more)"
             )
-            warnings.append(f"entry {entry['id']!r} dropped: the person removed it ({why})")
-            if old is None:
-                continue
-            entry = {f: old[f] for f in MODEL_FIELDS}  # a rewrite into it: the entry as it was
-            unchanged = True
-        placed.add(entry["id"])
-        if unchanged:
-            assert old is not None
-            # The model copied an unchanged entry out in full: it is still unchanged.
-            entries.append({**old, "lastSeenAt": now_ms})
-            continue
-        entries.append(
+            break
+        build.take(raw)
+    for entry_id in parsed.unchanged_ids:
+        build.keep_unchanged(entry_id)
+    for entry_id in parsed.deleted_ids:
+        if entry_id not in build.before:
+            build.warnings.append(f"deletedIds names {entry_id!r}, which the last version lacks")
+    entries, deleted = build.result(parsed)
+    return Assembly(
+        entries,
+        deleted,
+        parsed.complete or not deleted,
+        build.warnings,
+        build.dropped,
+        build.refused,
+    )
+
+
+MAX_ANSWER_ENTRIES = 2 * MAX_ENTRIES  # entries of one answer read at most
+COLLIDING = 0.3  # a "rewrite" less like the entry it names than this is a new entry
+
+
+class _Build:
+    """One assembly in progress: the previous entries by id, what is placed, what refused."""
+
+    def __init__(
+        self, previous: list[Entry], now_ms: int, material_messages: int, checks: Checks
+    ) -> None:
+        self.before = {e["id"]: e for e in previous}
+        self.order = [e["id"] for e in previous]
+        self.now, self.material, self.checks = now_ms, material_messages, checks
+        self.placed: dict[str, Entry] = {}  # previous ids kept (or rewritten), by id
+        self.kept_by_refusal: set[str] = set()  # kept because their rewrite was refused
+        self.new: list[Entry] = []
+        self.warnings: list[str] = []
+        self.dropped: list[DroppedAsRemoved] = []
+        self.refused: list[RefusedJson] = []
+        # The person's pinned entries first, as they are: the delta cannot change or drop them.
+        for kept in previous:
+            if kept.get(PINNED):
+                self.placed[kept["id"]] = {**kept, "lastSeenAt": now_ms}
+
+    # -- one entry of the answer ---------------------------------------------------------
+
+    def take(self, raw: dict[str, Any]) -> None:
+        entry, problem = _valid(raw)
+        proposed = str(raw.get("id", "")).strip()
+        if entry is None:
+            target = proposed if proposed in self.before else None
+            self._refuse(raw, "invalid", problem, target)
+            return
+        if entry["id"] in self.placed and entry["id"] in self.before:
+            if self.before[entry["id"]].get(PINNED):
+                self.warnings.append(
+                    f"entry {entry['id']!r} is pinned: the person's words are kept"
+                )
+                self._confirm(entry["id"], entry)
+            else:
+                self.warnings.append(f"entry {entry['id']!r} given twice: the first one is kept")
+            return
+        target = self._target(entry)
+        merged = None if target is not None else self._same_claim(entry)
+        if merged is not None:
+            self._merge(merged, entry)
+            return
+        old = self.before.get(target) if target is not None else None
+        if old is not None and all(old.get(f) == entry[f] for f in MODEL_FIELDS):
+            self.keep_unchanged(target or "")  # copied out in full: still unchanged
+            return
+        if len(entry["claim"]) > MAX_CLAIM_CHARS:
+            why = f"the claim is {len(entry['claim'])} characters; at most {MAX_CLAIM_CHARS}"
+            self._refuse(raw, "invalid", why, target)
+            return
+        if self.checks.echoes(entry["claim"]):
+            why = "the claim repeats the prompt's own words, not anything the person said"
+            self._refuse(raw, "echo", why, target)
+            return
+        if self._removed(entry, target, raw):
+            return
+        checked = self.checks.evidence(entry["evidence"])
+        self.warnings.extend(f"entry {proposed!r}: {note}" for note in checked.notes)
+        if not checked.sources:
+            why = "no evidence traced to the person's own words: " + "; ".join(checked.untraced[:3])
+            self._refuse(raw, "unsupported", why, target)
+            return
+        written = {
+            **entry,
+            "evidence": checked.quotes,
+            "sources": checked.sources,
+            "evidenceQuoteCount": len(checked.sources),
+            "lastEvidenceMessages": self.material,
+            "firstSeenAt": old["firstSeenAt"] if old else self.now,
+            "lastSeenAt": self.now,
+            "timesSeen": (old["timesSeen"] if old else 0) + 1,
+        }
+        if target is not None:
+            self.placed[target] = {**written, "id": target}
+        else:
+            # Its id is given at the end, once it is sure to stay; until then one of its own.
+            self.new.append({**written, "id": f"{_NEW}{len(self.new)}", "proposed": proposed})
+
+    def _target(self, entry: Entry) -> str | None:
+        """The previous entry this one rewrites: the one whose id it has, unless its claim is
+        nothing like that entry's (a new entry under an id already taken, which must not
+        replace it: docs/design/profile.md#dshkit-gives-the-ids)."""
+        old = self.before.get(entry["id"])
+        if old is None:
+            return None
+        if _likeness(old["claim"], entry["claim"]) < COLLIDING:
+            self.warnings.append(
+                f"entry {entry['id']!r} of the answer is not a rewrite of the entry with that "
+                "id (their claims differ): it is taken as a new entry, and the old one stays"
+            )
+            self.placed.setdefault(entry["id"], {**old, "lastSeenAt": self.now})
+            return None
+        return str(entry["id"])
+
+    def _same_claim(self, entry: Entry) -> str | None:
+        """The id of a kept, previous or new entry saying the same (a merge), or None."""
+        claim = normalise(entry["claim"])
+        for other in [*self.placed.values(), *self.before.values(), *self.new]:
+            said = normalise(str(other.get("claim", "")))
+            if said == claim or (
+                other.get("category") == entry["category"]
+                and SequenceMatcher(None, said, claim, autojunk=False).ratio() >= SAME_CLAIM
+            ):
+                return str(other["id"])
+        return None
+
+    def _merge(self, into: str, entry: Entry) -> None:
+        """The same claim said again under another id: the entry it repeats stays as it is,
+        and gains the new evidence if it had none traced."""
+        self.warnings.append(f"entry {entry['id']!r} says what entry {into!r} says: merged into it")
+        if into.startswith(_NEW):
+            return  # a new entry of this answer already says it
+        self._confirm(into, entry)
+
+    def _confirm(self, entry_id: str, entry: Entry) -> None:
+        """Keep `entry_id` as it was; it gains `entry`'s evidence when it had none traced."""
+        kept = self.placed.get(entry_id) or {**self.before[entry_id], "lastSeenAt": self.now}
+        if not kept.get("sources"):
+            checked = self.checks.evidence(entry["evidence"])
+            if checked.sources:
+                kept = {**kept, "evidence": checked.quotes, "sources": checked.sources}
+                kept["evidenceQuoteCount"] = len(checked.sources)
+        self.placed[entry_id] = kept
+
+    def _removed(self, entry: Entry, target: str | None, raw: dict[str, Any]) -> bool:
+        if self.checks.removed is None:
+            return False
+        # A proposed id counts too: the prompt lists the removed ids as not to be used again.
+        match = self.checks.removed(entry)
+        if match is None:
+            return False
+        removed_id, why = match
+        self.dropped.append(
             {
-                **entry,
-                "evidenceQuoteCount": len(entry["evidence"]),
-                "lastEvidenceMessages": material_messages,
-                "firstSeenAt": old["firstSeenAt"] if old else now_ms,
-                "lastSeenAt": now_ms,
-                "timesSeen": (old["timesSeen"] if old else 0) + 1,
+                "id": entry["id"],
+                "category": entry["category"],
+                "claim": entry["claim"],
+                "removedId": removed_id,
+                "why": why,
             }
         )
-    for entry_id in parsed.unchanged_ids:
-        if entry_id in placed:
-            continue  # entries win over unchangedIds
-        old = before.get(entry_id)
+        self.warnings.append(f"entry {entry['id']!r} dropped: the person removed it ({why})")
+        self._refuse(raw, "removed", f"the person removed it ({why})", target, quiet=True)
+        return True
+
+    def _refuse(
+        self,
+        raw: dict[str, Any],
+        kind: str,
+        why: str,
+        target: str | None,
+        *,
+        quiet: bool = False,
+    ) -> None:
+        """Record an entry of the answer refused; a rewrite of a previous entry keeps it."""
+        kept = None
+        if target is not None:
+            kept = target
+            self.kept_by_refusal.add(target)
+            if target not in self.placed:
+                self.placed[target] = {**self.before[target], "lastSeenAt": self.now}
+        evidence = raw.get("evidence")
+        self.refused.append(
+            {
+                "id": str(raw.get("id", "")),
+                "claim": str(raw.get("claim", ""))[: 2 * MAX_CLAIM_CHARS],
+                "evidence": [str(e)[:200] for e in evidence][:MAX_EVIDENCE_SHOWN]
+                if isinstance(evidence, list)
+                else [],
+                "kind": kind,
+                "why": why,
+                "kept": kept,
+            }
+        )
+        if not quiet:
+            self.warnings.append(
+                f"entry {raw.get('id')!r} refused ({kind}): {why}"
+                + (f"; entry {kept!r} is kept as it was" if kept else "")
+            )
+
+    # -- the rest of the delta -------------------------------------------------------------
+
+    def keep_unchanged(self, entry_id: str) -> None:
+        if entry_id in self.placed:
+            return  # entries win over unchangedIds
+        old = self.before.get(entry_id)
         if old is None:
-            warnings.append(f"unchangedIds names {entry_id!r}, which the last version lacks")
-            continue
-        placed.add(entry_id)
-        entries.append({**old, "lastSeenAt": now_ms})
-    deleted = [entry_id for entry_id in before if entry_id not in placed]
-    if deleted and not parsed.complete:
-        # Unproven deletions fail open: the entry lives one more round, unchanged.
-        entries.extend(before[entry_id] for entry_id in deleted)
-    return Assembly(entries, deleted, parsed.complete or not deleted, warnings, dropped)
+            self.warnings.append(f"unchangedIds names {entry_id!r}, which the last version lacks")
+            return
+        self.placed[entry_id] = {**old, "lastSeenAt": self.now}
+
+    def result(self, parsed: ParsedOutput) -> tuple[list[Entry], list[str]]:
+        """The entries in order (kept ones as before, then new ones), and the deleted ids."""
+        deleted = [i for i in self.order if i not in self.placed]
+        if deleted and not parsed.complete:
+            # Unproven deletions fail open: the entry lives one more round, unchanged.
+            for entry_id in deleted:
+                self.placed[entry_id] = self.before[entry_id]
+        kept = [self._requoted(self.placed[i]) for i in self.order if i in self.placed]
+        room = MAX_ENTRIES - len(kept)
+        new: list[Entry] = []
+        for entry in self.new:
+            if len(new) >= max(room, 0):
+                self.refused.append(
+                    {
+                        "id": entry["proposed"],
+                        "claim": entry["claim"],
+                        "evidence": entry["evidence"],
+                        "kind": "over-cap",
+                        "why": f"the profile holds at most {MAX_ENTRIES} entries",
+                        "kept": None,
+                    }
+                )
+                self.warnings.append(
+                    f"entry {entry['proposed']!r} refused: the profile holds at most {MAX_ENTRIES} "
+                    "entries"
+                )
+                continue
+            proposed = entry.pop("proposed")
+            given = self.checks.new_id(proposed) if self.checks.new_id else proposed
+            new.append({**entry, "id": given})
+        return kept + new, deleted
+
+    def _requoted(self, entry: Entry) -> Entry:
+        """A kept entry with no traced evidence (from before evidence was verified) gains it
+        when its quotes are still found in the person's words."""
+        if entry.get("sources") is not None or not isinstance(entry.get("evidence"), list):
+            return entry
+        checked = self.checks.requote([str(e) for e in entry["evidence"]])
+        if not checked.sources:
+            return entry
+        return {**entry, "evidence": checked.quotes, "sources": checked.sources}
+
+
+_NEW = "\0new"  # the id of a new entry until it is given one (no model writes a NUL)
+MAX_EVIDENCE_SHOWN = 5  # of a refused entry's evidence, in the run's report
+SAME_CLAIM = 0.8  # normalised claims this alike (difflib), in one category, are one claim
+
+
+def _likeness(a: str, b: str) -> float:
+    return SequenceMatcher(None, normalise(a), normalise(b), autojunk=False).ratio()
 
 
 def edit_entry(
@@ -334,9 +577,12 @@ def diff_profiles(old: list[Entry], new: list[Entry]) -> DiffJson:
     }
 
 
-def spurious_rate(diff: DiffJson, previous_count: int) -> float:
-    """Rewordings per entry of the previous version: changes no new material asked for."""
-    return len(diff["modified"]) / previous_count if previous_count else 0.0
+def spurious_rate(diff: DiffJson, previous_count: int, unsupported: int = 0) -> float:
+    """Changes no material asked for, per entry of the previous version (per entry written,
+    the first time): rewordings, and entries written with nothing the person said behind them."""
+    changes = len(diff["modified"]) + unsupported
+    base = previous_count or len(diff["added"]) + unsupported
+    return changes / base if base else 0.0
 
 
 @dataclass(frozen=True)

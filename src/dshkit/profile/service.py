@@ -40,15 +40,15 @@ from .generate import (
     generate_waiting,
     last_run,
     record_run,
+    retry_state,
 )
 from .history import VERSIONS_LIMIT, profile_versions
-from .model import edit_entry, remove_entry
+from .model import MAX_CLAIM_CHARS, edit_entry, remove_entry
 from .removals import Removal, removals, undo_removal
 from .signal_views import SignalHits, SignalTotals, signal_hits, signal_sessions, signal_totals
 from .signals import DETAILS, SignalConfig, SignalsReport, Unstored, collect_signals
 from .size import SizeRow, size_table
 from .state import (
-    MAX_CLAIM_CHARS,
     Effective,
     Mode,
     ProfileState,
@@ -68,6 +68,7 @@ from .wire import (
     ProfileStatusJson,
     ProfileVersionsJson,
     ProfileViewJson,
+    RetryJson,
     SignalSessionsJson,
     VersionJson,
 )
@@ -136,6 +137,7 @@ class ProfileStatus:
     entries: list[Entry]
     versions_kept: int
     last_run: LastRunJson | None
+    retry: RetryJson | None = None  # when the hooks' refreshes may next ask the model
 
     def as_json(self) -> ProfileStatusJson:
         return {
@@ -143,6 +145,7 @@ class ProfileStatus:
             "entries": self.entries,
             "versionsKept": self.versions_kept,
             "lastRun": self.last_run,
+            "retry": self.retry,
         }
 
 
@@ -341,6 +344,7 @@ class ProfileService:
                 latest[1] if latest else [],
                 int(kept),
                 last_run(store),
+                retry_state(store),
             )
 
     def state(self) -> ConsoleState:

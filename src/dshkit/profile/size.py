@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from .state import MAX_ENTRIES
+from .model import MAX_ENTRIES
 from .wire import Entry
 
 SIZES = (8, 12, 16, 20, 24, MAX_ENTRIES)

@@ -35,7 +35,7 @@ from .. import harnesses
 from ..errors import Invalid, TooLarge
 from ..harnesses import text_length
 from ..store import Store
-from .model import CATEGORY_LABELS, CONFIDENCES, diff_profiles
+from .model import CATEGORY_LABELS, CONFIDENCES, MAX_ENTRIES, diff_profiles, supported
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
@@ -47,8 +47,6 @@ PROFILE_BUDGET = 6_000  # the rendered profile, heading and intro included
 _JOIN = "\n\n"  # between the profile and the extra text
 MAX_CUSTOM_TEXT = INJECT_LIMIT
 MAX_EXTRA_TEXT = INJECT_LIMIT - PROFILE_BUDGET - len(_JOIN)
-MAX_ENTRIES = 30  # stated to the model, with MAX_CLAIM_CHARS: together well inside the budget
-MAX_CLAIM_CHARS = 100
 ALGORITHM_VERSION = "entries-v1"
 _TEMPLATE = re.compile(r"\{\{|\}\}")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -69,22 +67,29 @@ class _Wrapper:
 
 
 _CHINESE = _Wrapper(
-    "## 关于这位用户（dshkit 根据他以往的会话整理）",
-    "以下是从他过去的发言里归纳出的协作习惯，本次会话请照此配合：",
+    "## 关于这位用户（dshkit 从他以往的会话里观察到的）",
+    "以下是从他过去的原话里整理出的观察，括号里是他最近一次这样说的日期。"
+    "这些只是背景：他这次的要求与之不同时，以他现在说的为准。",
     tuple(
         (key, f"【{zh}{'（仅供参考，不要当成事实）' if key == 'D' else ''}】")
         for key, (zh, _) in CATEGORY_LABELS.items()
     ),
 )
 _ENGLISH = _Wrapper(
-    "## About this user (compiled by dshkit from their past sessions)",
-    "These working habits were drawn from what they said before; work with them accordingly "
-    "in this session:",
+    "## About this user (observed by dshkit in their past sessions)",
+    "These are observations drawn from what they said before, each dated by when they last "
+    "said so. They are background only: when what they ask now differs, what they say now "
+    "wins.",
     tuple(
         (key, f"[{en}{' (for reference only, not facts)' if key == 'D' else ''}]")
         for key, (_, en) in CATEGORY_LABELS.items()
     ),
 )
+# How an entry's date reads: when the person last said it, or set it themselves.
+_DATED = {
+    True: ("（{day}）", "（他本人写定）", "（他本人写定，{day}）"),
+    False: (" ({day})", " (set by them)", " (set by them, {day})"),
+}
 
 
 class Mode(StrEnum):
@@ -183,14 +188,36 @@ def render_profile(entries: list[Entry], *, chinese: bool | None = None) -> str:
     """The profile as the section the agent reads, its wrapper in the profile's language
     (`chinese`, decided from `entries` when not given); '' when there is nothing to say."""
     wrapper = _CHINESE if (is_chinese(entries) if chinese is None else chinese) else _ENGLISH
+    chinese = wrapper is _CHINESE
     blocks = []
     for category, title in wrapper.sections:
-        claims = [_escape(e["claim"]) for e in entries if e.get("category") == category]
-        if claims:
-            blocks.append(title + "\n" + "\n".join(f"- {claim}" for claim in claims))
+        lines = [
+            f"- {_escape(e['claim'])}{_dated(e, chinese)}"
+            for e in entries
+            if e.get("category") == category
+        ]
+        if lines:
+            blocks.append(title + "\n" + "\n".join(lines))
     if not blocks:
         return ""
     return _JOIN.join([wrapper.heading, wrapper.intro, *blocks])
+
+
+def _dated(entry: Entry, chinese: bool) -> str:
+    """When the person last said what the entry observes (its newest traced quote's day, UTC),
+    or that they set it themselves; from the entry alone, so the same entry, the same bytes."""
+    said, own, own_on = _DATED[chinese]
+    times = [s["at"] for s in entry.get("sources") or () if isinstance(s.get("at"), int)]
+    if times:
+        return said.format(day=_day(max(times)))
+    if entry.get("pinned"):
+        edited = entry.get("editedAt")
+        return own_on.format(day=_day(edited)) if isinstance(edited, int) else own
+    return ""
+
+
+def _day(ms: int) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(ms / 1000))
 
 
 def _escape(text: str) -> str:
@@ -199,27 +226,42 @@ def _escape(text: str) -> str:
 
 @dataclass(frozen=True)
 class FittedProfile:
-    """A version's rendered text within the budget, and the ids of the entries left out."""
+    """A version's rendered text within the budget, the ids of the entries left out to fit
+    it, and of those never injected: no evidence traced to the person's words, or a claim
+    another entry already says."""
 
     text: str
     dropped: tuple[str, ...]
+    unsupported: tuple[str, ...] = ()
 
 
 def fit_profile(entries: list[Entry]) -> FittedProfile:
     """The profile within MAX_ENTRIES and PROFILE_BUDGET: entries placed best evidence first
-    while they fit, rendered in the version's order; the others are dropped whole."""
+    while they fit, rendered in the version's order; the others are dropped whole. Only the
+    supported ones are candidates (docs/design/profile.md#evidence-is-verified), each claim
+    once."""
     chinese = is_chinese(entries)
     order = sorted(range(len(entries)), key=lambda i: _rank(entries[i], i))
-    kept: set[int] = set()
+    claims: set[str] = set()
+    unsupported: set[int] = set()
     for index in order:
+        claim = " ".join(str(entries[index].get("claim", "")).split()).casefold()
+        if not supported(entries[index]) or claim in claims:
+            unsupported.add(index)
+        claims.add(claim)
+    kept: set[int] = set()
+    for index in (i for i in order if i not in unsupported):
         if len(kept) == MAX_ENTRIES:
             break
         trial = [entries[i] for i in sorted(kept | {index})]
         if text_length(render_profile(trial, chinese=chinese)) <= PROFILE_BUDGET:
             kept.add(index)
     text = render_profile([entries[i] for i in sorted(kept)], chinese=chinese)
-    dropped = tuple(str(e.get("id")) for i, e in enumerate(entries) if i not in kept)
-    return FittedProfile(text, dropped)
+    dropped = tuple(
+        str(e.get("id")) for i, e in enumerate(entries) if i not in kept and i not in unsupported
+    )
+    withheld = tuple(str(e.get("id")) for i, e in enumerate(entries) if i in unsupported)
+    return FittedProfile(text, dropped, withheld)
 
 
 def _rank(entry: Entry, index: int) -> tuple[int, int, int, int]:
@@ -293,6 +335,7 @@ class ProfileState:
             "notes": row[2],
             "entries": entries,
             "dropped": list(self._fit(row[0], entries).dropped),
+            "unsupported": list(self._fit(row[0], entries).unsupported),
             "budget": {"entries": MAX_ENTRIES, "characters": PROFILE_BUDGET},
         }
 

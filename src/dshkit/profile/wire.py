@@ -15,6 +15,41 @@ Entry = dict[str, Any]
 Hit = dict[str, Any]
 
 
+class SourceJson(TypedDict):
+    """Where one evidence quote was said: the person's own words (`quote`), the harness, the
+    session, the message's seq and its time (ms; None when the harness recorded none)."""
+
+    quote: str
+    harness: str
+    session: str
+    seq: int | None
+    at: int | None
+
+
+class RefusedJson(TypedDict):
+    """An entry of the model's answer that did not go into the profile as written: its id (as
+    the model gave it), claim, the evidence it gave, what was done (`kind`: "unsupported" no
+    evidence traced to the person, "echo" the claim repeats the prompt, "invalid", "over-cap",
+    "removed" the person removed it), why in words, and the entry kept in its place (the
+    previous one, when the answer rewrote an entry) or None."""
+
+    id: str
+    claim: str
+    evidence: list[str]
+    kind: str
+    why: str
+    kept: str | None
+
+
+class RetryJson(TypedDict):
+    """When the hooks may next ask the model after failed generations: the failures in a row,
+    the earliest time (ms) and the human message count new material is measured from."""
+
+    failures: int
+    notBefore: int
+    humanMessages: int
+
+
 class GenerationJson(TypedDict):
     """What one generation came to (`dshkit profile generate --json`): whether it stored a
     version, its named outcome, the version, its entry count, its diff and spurious rate,
@@ -43,6 +78,11 @@ class LastRunJson(GenerationJson):
     deletedByContract: list[str]
     deletionsHonored: bool
     droppedAsRemoved: list[DroppedAsRemoved]
+    refused: list[RefusedJson]
+    materialMessages: int
+    materialLeftOut: int
+    promptTokens: int
+    retry: RetryJson | None
 
 
 class VersionJson(TypedDict):
@@ -130,6 +170,7 @@ class ProfileStatusJson(TypedDict):
     entries: list[Entry]
     versionsKept: int
     lastRun: LastRunJson | None
+    retry: RetryJson | None
 
 
 class ConsoleStateJson(TypedDict):
@@ -257,13 +298,15 @@ class ProfileBudget(TypedDict):
 class ProfileViewJson(TypedDict):
     """The newest version as shown to people and scripts: its number, time, notes and entries
     (each as the model and the person left it), the ids of the entries left out of the
-    injected text, and the budget."""
+    injected text to fit the budget, of those never injected (no evidence traced to the
+    person's words, or a claim another entry says), and the budget."""
 
     version: int
     generatedAt: int
     notes: str
     entries: list[Entry]
     dropped: list[str]
+    unsupported: list[str]
     budget: ProfileBudget
 
 

@@ -7,8 +7,9 @@ harness injects: docs/design/sessions.md#only-typed-words-are-human-messages), s
 looked up there and nowhere else.
 
 The lookup forgives what does not change the words — runs of blank space, full-width forms,
-letter case, punctuation of either language (a model rewrites 「」 as "" and drops a final 。) —
-and nothing that does: a changed, added or dropped word is not the person's quote
+letter case, punctuation and symbols of either language (a model rewrites 「」 as "" and drops a
+final 。): only letters and digits are compared, as `words.normalise` compares them — and nothing
+that does: a changed, added or dropped word is not the person's quote
 (docs/design/provenance.md#a-quote-is-the-persons-words-folded-not-paraphrased). Too short a
 quote proves nothing ("ok" is in half of anyone's messages), so a quote must carry at least
 MIN_QUOTE_WEIGHT (a Han character weighs two, any other letter or digit one).
@@ -26,24 +27,16 @@ from ..sessions.catalog import Catalog, SessionKey
 
 MIN_QUOTE_WEIGHT = 6
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
-# Dropped before comparing: blank space, punctuation, and characters that render as nothing.
-_DROPPED_CATEGORIES = ("Z", "P", "Cc", "Cf")
 
 
 @lru_cache(maxsize=8192)
 def _fold_char(char: str) -> str:
     """One character as the comparison sees it: '' when it is dropped."""
-    out = []
-    for folded in unicodedata.normalize("NFKC", char).casefold():
-        category = unicodedata.category(folded)
-        if folded.isspace() or category.startswith(_DROPPED_CATEGORIES):
-            continue
-        out.append(folded)
-    return "".join(out)
+    return "".join(c for c in unicodedata.normalize("NFKC", char).casefold() if c.isalnum())
 
 
 def fold(text: str) -> str:
-    """`text` as quotes are compared: width, case, blank space and punctuation folded."""
+    """`text` as quotes are compared: its letters and digits, width and case folded."""
     return "".join(_fold_char(char) for char in text)
 
 
@@ -85,15 +78,6 @@ class Said:
     seq: int | None
     time: int | None
     times: int = 1  # how many of the messages hold it
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "quote": self.words,
-            "harness": self.harness,
-            "session": self.session_id,
-            "seq": self.seq,
-            "at": self.time,
-        }
 
 
 def said_in(message: Message, quote: str) -> Said | None:
