@@ -360,7 +360,7 @@ class _Build:
     def _confirm(self, entry_id: str, entry: Entry) -> None:
         """Keep `entry_id` as it was; it gains `entry`'s evidence when it had none traced."""
         kept = self.placed.get(entry_id) or {**self.before[entry_id], "lastSeenAt": self.now}
-        if not kept.get("sources"):
+        if not kept.get("sources") and not kept.get(PINNED):  # the person's entry stays theirs
             checked = self.checks.evidence(entry["evidence"])
             if checked.sources:
                 kept = {**kept, "evidence": checked.quotes, "sources": checked.sources}
@@ -483,7 +483,11 @@ SAME_CLAIM = 0.8  # normalised claims this alike (difflib), in one category, are
 
 
 def _likeness(a: str, b: str) -> float:
-    return SequenceMatcher(None, normalise(a), normalise(b), autojunk=False).ratio()
+    """How alike two claims are: 1 when one holds the other, else difflib's ratio."""
+    a, b = normalise(a), normalise(b)
+    if a and b and (a in b or b in a):
+        return 1.0
+    return SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 
 def edit_entry(
