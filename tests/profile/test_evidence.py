@@ -21,8 +21,9 @@ from dshkit.provenance.quotes import Message, PersonWords
 from dshkit.sessions import Scanner, Source
 from dshkit.store import Store
 
+from ..support.corpus import encode_frame, header
 from ..support.fakes import FakeOpenAI, Reply
-from ..support.logs import Log, encode_frame, header, session_dir
+from ..support.logs import Log, session_dir
 from ..support.profile import answer
 
 SAID = [

@@ -25,8 +25,9 @@ from dshkit.provenance.quotes import fold
 from dshkit.sessions import Scanner, Source
 from dshkit.store import Store
 
+from ..support.corpus import encode_frame, header
 from ..support.fakes import FakeOpenAI, Reply
-from ..support.logs import encode_frame, header, human, session_dir
+from ..support.logs import human, session_dir
 from ..support.paths import FIXTURES
 
 ANSWERS = FIXTURES / "real-model-answers"
