@@ -16,7 +16,6 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -339,6 +338,8 @@ class _Build:
 
     def _same_claim(self, entry: Entry) -> str | None:
         """The id of a kept, previous or new entry saying the same (a merge), or None."""
+        from difflib import SequenceMatcher  # not on the hooks' path, which only renders
+
         claim = normalise(entry["claim"])
         for other in [*self.placed.values(), *self.before.values(), *self.new]:
             said = normalise(str(other.get("claim", "")))
@@ -484,6 +485,8 @@ SAME_CLAIM = 0.8  # normalised claims this alike (difflib), in one category, are
 
 def _likeness(a: str, b: str) -> float:
     """How alike two claims are: 1 when one holds the other, else difflib's ratio."""
+    from difflib import SequenceMatcher
+
     a, b = normalise(a), normalise(b)
     if a and b and (a in b or b in a):
         return 1.0
