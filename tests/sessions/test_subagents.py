@@ -5,7 +5,7 @@ A DSH sub-agent's session (its header says `origin: "subagent"`, or a `delegatio
 or more) and a Codex rollout another agent started (`session_meta.source` `{"subagent": …}`,
 `thread_source` `subagent`) hold the parent agent's prompts as typed `user` messages: they are
 mapped to `agent-message`, so the catalog, the signals and the profile's material never see
-them.
+them. A store scanned before the rule reads those sessions again, once.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ import pytest
 
 from dshkit.llm import LLMConfig
 from dshkit.profile.generate import generate
-from dshkit.profile.signals import SignalConfig, collect_signals
+from dshkit.profile.signals import SignalConfig, SignalsReport, collect_signals
 from dshkit.sessions import Scanner, Source
+from dshkit.sessions import codex as codex_adapter
 from dshkit.sessions import dsh as dsh_adapter
 from dshkit.sessions.events import AGENT_MESSAGE, SUBAGENT, is_human_message
 from dshkit.store import Store
@@ -162,3 +163,69 @@ def test_a_codex_rollout_another_agent_started(
         prompts = [e for e in scanner.catalog.events(key) if "say hi" in orjson.dumps(e).decode()]
         kind = prompts[0]["data"]["source"]["kind"]
         assert kind == ("user" if person else AGENT_MESSAGE)
+
+
+# -- a store scanned before the rule ---------------------------------------------------------
+
+
+def scan_as_before(
+    monkeypatch: pytest.MonkeyPatch, store: Store, sources: list[Source]
+) -> SignalsReport:
+    """Scan, and count and store the signals, as dshkit did before sub-agents were told
+    apart: every typed prompt a person's, and nothing in a cursor's state about whose session
+    it is."""
+    with monkeypatch.context() as patch:
+        patch.setattr(dsh_adapter, "as_agent_prompts", lambda events: None)
+        patch.setattr(codex_adapter, "_spawned", lambda meta: False)
+        keys = Scanner(store).scan(sources).keys
+        memo = collect_signals(Scanner(store).catalog, keys, SignalConfig(), memo=True)
+    with store.transaction() as db:
+        db.execute("UPDATE log_files SET state = json_remove(state, '$.subagent')")
+        db.execute("DELETE FROM meta WHERE key = 'scan.subagentsChecked'")
+    return memo
+
+
+def test_a_store_scanned_before_reads_subagent_sessions_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dsh_root, codex_root = tmp_path / "dsh", tmp_path / "codex"
+    write_world(dsh_root)
+    codex_rollout(codex_root, {"source": {"subagent": "review"}})
+    sources = [Source("dsh", dsh_root), Source("codex", codex_root)]
+    with Store(tmp_path / "state") as store:
+        memo = scan_as_before(monkeypatch, store, sources)
+        catalog = Scanner(store).catalog
+        keys = [info.key for info in catalog.recent()]
+        before = {m.text for m in catalog.human_messages()}
+        assert before == {PERSON, PARENT, FOLLOW_UP, "say hi"}
+        assert collect_signals(catalog, keys, SignalConfig()).human_messages == 4, "memo"
+        assert memo.human_messages == 4 and memo.totals["freeformAnswers"] == 1
+        person = catalog.get(("dsh", MAIN))
+        assert person is not None
+
+        report = Scanner(store).scan(sources)
+
+        assert report.errors == [] and report.human_messages == 1
+        assert [m.text for m in catalog.human_messages()] == [PERSON]
+        (codex_key,) = [k for k in keys if k[0] == "codex"]
+        codex = catalog.get(codex_key)
+        sub = catalog.get(("dsh", SUB))
+        assert codex is not None and codex.human_messages == 0 and codex.events > 0
+        assert sub is not None and sub.human_messages == 0 and sub.events > 0
+        assert PARENT not in sub.title
+        # Only the sub-agents' files were read again; the person's session is as it was.
+        assert catalog.get(("dsh", MAIN)) == person
+        marks = {c.session_id: c.state.get("subagent") for c in catalog.cursors().values()}
+        assert marks == {MAIN: None, SUB: True, codex_key[1]: True}
+        # Their stored signals are gone: counted again, from what the scan read now.
+        stored = store.db.execute(
+            "SELECT harness, session_id FROM session_signals ORDER BY 1, 2"
+        ).fetchall()
+        assert [tuple(row) for row in stored] == [("dsh", MAIN)]
+        again = collect_signals(catalog, keys, SignalConfig())
+        assert again.human_messages == 1 and again.totals["freeformAnswers"] == 0
+
+        # Once: a later scan has nothing to check and nothing to read.
+        assert store.get_meta("scan.subagentsChecked") == "1"
+        later = Scanner(store).scan(sources)
+        assert later.bytes_read == 0 and later.human_messages == 1
