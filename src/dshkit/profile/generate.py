@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from ..config import ConfigError
 from ..llm import LLMClient, LLMConfig, LLMConfigError
 from ..sessions import Scanner, SessionKey, Source
 from ..store import PROFILE_LEASE, Lease, LeaseBusy, Store
@@ -33,7 +34,7 @@ from .model import (
 )
 from .prompt import MAX_MATERIAL, Material, build_messages
 from .removals import Removal, match_removal, removals
-from .signals import SignalConfig, collect_signals
+from .signals import collect_signals, configured
 from .state import latest_version
 from .wire import DiffJson, DroppedAsRemoved, Entry, GenerationJson, LastRunJson
 
@@ -204,8 +205,14 @@ def _generate(
 ) -> Generation:
     """One generation, under the lease."""
     keys = list(keys)
+    try:
+        # The knobs every reader counts with: the stored counts serve the console too.
+        knobs = configured(scanner.store.state_dir)
+    except ConfigError as exc:
+        run.outcome, run.error = "config-error", str(exc)
+        return _finish(scanner, run)
     # A generation writes anyway: what it counts is kept for the next read.
-    signals = collect_signals(scanner.catalog, keys, SignalConfig(), memo=True)
+    signals = collect_signals(scanner.catalog, keys, knobs, memo=True)
     stored = scanner.store.get_meta(_WATERMARK)
     watermark = orjson.loads(stored) if stored else None
     run.triggered, run.reason = should_regenerate(

@@ -4,7 +4,8 @@ Every rule uses structured fields only, and each carries the correction made aft
 real logs (docs/design/profile.md#friction-signals-read-structured-fields-only):
 - delegateRuns: a turn with no tool call whose *last* assistant message asks the person to
   act, by a request-sentence pattern (not any "需要你", which is mostly "需要你注意"; not any
-  "you can", which is mostly "you can see"), Chinese or English.
+  "you can", which is mostly "you can see"), Chinese or English; config.toml's [signals] adds
+  patterns or replaces them (`configured`).
 - longTools: a command tool whose call→result wall time is over the threshold. Waits on a
   person or a background job are counted apart (humanWaitTools), and a call with another
   call or a new turn between it and its result is skipped (concurrentSkipped): its wall time
@@ -28,11 +29,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from .. import harnesses
+from ..config import load_config
 from ..sessions.catalog import Catalog, SessionKey, bulk_load
 from ..sessions.events import (
     Event,
@@ -91,7 +94,7 @@ _DELEGATE_EN = (
     # let me know once you've run it
     rf"(?i)\blet\s+me\s+know\s+(?:once|when|after)\s+you(?:'ve|\s+have)?\s+{_DOING}",
 )
-# What delegateRuns counts by default.
+# What delegateRuns counts by default ([signals] in config.toml adds to it or replaces it).
 DELEGATE_PATTERNS = _DELEGATE_ZH + _DELEGATE_EN
 # Tool names across every harness (the registry's vocabularies). Background-job tools are
 # commands too, but a wait on them is a wait: human-wait takes precedence.
@@ -140,6 +143,17 @@ class SignalConfig:
             "ask": sorted(self.ask_tools),
         }
         return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def configured(state_dir: Path) -> SignalConfig:
+    """The knobs every reader of the signals counts with (`dshkit signals`, a profile
+    generation, the console): the delegate patterns as the state directory's config.toml sets
+    them in [signals] (the built-in ones unless `delegate_builtin` is off, then its own
+    `delegate_patterns`), the thresholds' defaults. ConfigError when the file is unusable
+    (docs/design/profile.md#the-delegate-patterns-are-the-persons-to-change)."""
+    settings = load_config(state_dir)["signals"]
+    builtin = DELEGATE_PATTERNS if settings["delegate_builtin"] else ()
+    return SignalConfig(delegate_patterns=builtin + tuple(settings["delegate_patterns"]))
 
 
 @dataclass
