@@ -213,6 +213,22 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             above=0,
             maximum=86400,
         ),
+        # docs/design/llm.md#a-calls-prompt-and-reply-are-kept-for-a-while
+        "keep_calls": Setting(
+            int,
+            500,
+            "the newest model calls kept with their prompts and replies; older ones are "
+            "deleted as a call is recorded",
+            minimum=1,
+            maximum=1_000_000,
+        ),
+        "keep_days": Setting(
+            int,
+            30,
+            "days a model call is kept with its prompt and reply, however few calls there are",
+            minimum=1,
+            maximum=36_500,
+        ),
     },
     # The prompt optimizer's defaults; a session may override them (dshkit optimize settings).
     "optimizer": {
