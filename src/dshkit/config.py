@@ -47,6 +47,7 @@ class Setting:
     choices: tuple[Any, ...] = ()
     check: Callable[[Any], bool] | None = None  # a further rule, described by `rule`
     rule: str = ""
+    why: Callable[[Any], str] | None = None  # what in a value `check` refused is wrong
     env: str | None = None  # an environment variable that overrides the file
     secret: bool = False  # never shown in a message
     entry: Setting | None = None  # a table key: what each of its values must be
@@ -143,6 +144,30 @@ def _projects(value: Any) -> bool:
     )
 
 
+_REGEXES = (
+    "an array of regular expressions (Python's re syntax, searched in the text; at most 200, "
+    "each at most 1000 characters)"
+)
+
+
+def _regex_problem(value: Any) -> str:
+    """What is wrong with an array of regular expressions ("" when nothing is)."""
+    import re  # only for a file that sets patterns: the hooks' path mostly reads none
+
+    if not isinstance(value, list):
+        return "not an array"
+    if len(value) > 200:
+        return f"{len(value)} patterns"
+    for index, pattern in enumerate(value):
+        if not isinstance(pattern, str) or not pattern or len(pattern) > 1000:
+            return f"pattern {index + 1} is not a string of 1 to 1000 characters"
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            return f"pattern {index + 1}, {pattern!r}, is not a valid regular expression: {exc}"
+    return ""
+
+
 # Every section dshkit knows, in one place. A capability adds its own table here.
 SECTIONS: dict[str, dict[str, Setting]] = {
     "llm": {
@@ -195,6 +220,22 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             "together exceed it is refused before any call",
             minimum=1_024,
             maximum=10_000_000,
+        ),
+        # docs/design/llm.md#a-calls-prompt-and-reply-are-kept-for-a-while
+        "keep_calls": Setting(
+            int,
+            500,
+            "the newest model calls kept with their prompts and replies; older ones are "
+            "deleted as a call is recorded",
+            minimum=1,
+            maximum=1_000_000,
+        ),
+        "keep_days": Setting(
+            int,
+            30,
+            "days a model call is kept with its prompt and reply, however few calls there are",
+            minimum=1,
+            maximum=36_500,
         ),
     },
     # The profile's generation (prompt-adapt).
@@ -287,6 +328,25 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             "seconds the gate samples a page written by the agent (within the hook's time)",
             minimum=1,
             maximum=14,  # with the browser's start and the screenshot: the handler's 18 s
+        ),
+    },
+    # The friction signals counted from sessions (dshkit/profile/signals.py): what every reader
+    # of them (`dshkit signals`, the profile's generation, the console) counts with.
+    "signals": {
+        "delegate_builtin": Setting(
+            bool,
+            True,
+            "count delegateRuns with dshkit's own patterns, Chinese and English (请你执行…, "
+            "please run…, you'll need to…); off: only delegate_patterns",
+        ),
+        "delegate_patterns": Setting(
+            list,
+            (),
+            "more patterns of a turn's last assistant message asking the person to act "
+            "themselves (delegateRuns), added to the built-in ones",
+            check=lambda value: not _regex_problem(value),
+            rule=_REGEXES,
+            why=_regex_problem,
         ),
     },
     # Context handoff: when a session hands off (dshkit/graft/watermark.py).
@@ -554,9 +614,10 @@ def check_section(name: str, values: Mapping[str, Any], where: str) -> dict[str,
             continue
         fitted = setting.accepts(value)
         if fitted is None:
+            wrong = setting.why(value) if setting.why is not None else ""
             raise ConfigError(
-                f"{where}: [{name}] {key} = {_shown(value, setting.secret)} is not allowed: "
-                f"expected {setting.allowed()} ({setting.doc})"
+                f"{where}: [{name}] {key} = {_shown(value, setting.secret)} is not allowed"
+                f"{f' ({wrong})' if wrong else ''}: expected {setting.allowed()} ({setting.doc})"
             )
         checked[key] = fitted
     return checked

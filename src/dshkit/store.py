@@ -457,6 +457,18 @@ MIGRATIONS: list[str] = [
     CREATE INDEX profile_removal_sessions_session
         ON profile_removal_sessions (harness, session_id);
     """,
+    # Model calls are kept for a while ([llm] keep_calls, keep_days): which sessions' words the
+    # calls deleted as too old carried, by purpose (no words; a profile removal is linked to
+    # them, docs/design/llm.md#a-calls-prompt-and-reply-are-kept-for-a-while).
+    """
+    CREATE TABLE llm_pruned_sessions (
+        purpose     TEXT NOT NULL,
+        harness     TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        PRIMARY KEY (purpose, harness, session_id)
+    );
+    CREATE INDEX llm_pruned_sessions_session ON llm_pruned_sessions (harness, session_id);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -514,6 +526,7 @@ SESSION_ROWS: tuple[SessionRows, ...] = (
         "WHERE harness = :harness AND session_id = :session_id)",
     ),
     SessionRows("llm_call_sessions"),
+    SessionRows("llm_pruned_sessions"),
     # graft: a session's handoffs as source go (their plan holds its card and first message)
     # with everything of theirs, then whatever else is about the session. A handoff that names
     # the session only as its target stays: it holds the source's words, and deleting it would

@@ -95,6 +95,69 @@ def test_discursive_you_is_not_a_delegate_run(text: str) -> None:
     assert log.counts() == only()
 
 
+def delegate_match(text: str, config: SignalConfig | None = None) -> str | None:
+    """What delegateRuns matched in a turn without tools ending with `text` (None: no hit)."""
+    log = Log()
+    log.turn_start()
+    log.human("why does the build fail?")
+    log.say(text)
+    hits = session_signals(log.events, config or SignalConfig(), "dsh:s").hits["delegateRuns"]
+    return str(hits[0]["match"]) if hits else None
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("You can run `make test` to check it.", "You can run"),
+        ("you could try restarting the daemon first", "you could try restarting"),
+        ("You may want to re-run the build with -v.", "You may want to re-run"),
+        ("You should check the proxy settings on your side.", "You should check"),
+        ("Please run the migration and paste the output.", "Please run"),
+        ("Kindly reinstall the package from PyPI.", "Kindly reinstall"),
+        ("Could you paste the full error?", "Could you paste"),
+        ("Can you check whether the server is up?", "Can you check"),
+        ("Would you mind running it once more?", "Would you mind running"),
+        ("You'll need to restart your terminal.", "You'll need to restart"),
+        ("You will have to log in again.", "You will have to log in"),
+        ("You need to set OPENAI_API_KEY first.", "You need to set"),
+        ("Run the following command:\n\n    npm install", "Run the following"),
+        ("That is the cause. Next, run this in your shell:", "Next, run this"),
+        ("Try running `pytest -x` and tell me what fails.", "Try running"),
+        ("Let me know once you've restarted it.", "Let me know once you've restarted"),
+        ("请您执行一下这个命令", "请您执行"),
+        ("麻烦您帮忙看一下日志", "麻烦您帮忙看一下"),
+    ],
+)
+def test_english_and_polite_requests_are_delegate_runs(text: str, match: str) -> None:
+    assert delegate_match(text) == match
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I ran the tests and all 12 pass.",
+        "You can see the result in out.html.",  # telling, not asking
+        "You can find the file under src/.",
+        "You should see a new entry in the log.",
+        "Please note that the server restarted.",
+        "Please let me know if anything looks off.",
+        "Would you like me to run the tests?",  # an offer
+        "I can run the benchmarks if you want.",
+        "I'll try running the suite next.",  # not an imperative of its own
+        "If you need to run it again, the command is in the README.",  # a condition
+        "When you need to deploy, use make deploy.",
+        "You can't run this on Windows.",
+        "You cannot install it globally.",
+        "The script will run the following steps.",
+        "The runner will execute these in order.",
+        "Before you run the migration, I backed up the database.",
+        "Let me know if you run into issues.",
+    ],
+)
+def test_english_near_misses_are_not_delegate_runs(text: str) -> None:
+    assert delegate_match(text) is None
+
+
 def test_only_the_turns_last_message_counts_and_only_its_text() -> None:
     log = Log()
     log.turn_start()

@@ -50,9 +50,14 @@ def write_log(
     version: int = 4,
     mode: str = "wb",
     cwd: str = "/home/dev/work",
+    subagent_of: str | None = None,
 ) -> bytes:
-    """Write a DSH zstd log: a header frame (unless appending), then one frame per batch."""
-    blob = b"" if mode == "ab" else encode_frame([header(session_id, version, cwd, 1)])
+    """Write a DSH zstd log: a header frame (unless appending), then one frame per batch. With
+    `subagent_of`, the session is a sub-agent's of that session, its header as DSH writes one."""
+    first = header(session_id, version, cwd, 1)
+    if subagent_of is not None:
+        first.update(origin="subagent", parentSession=subagent_of, delegationDepth=1)
+    blob = b"" if mode == "ab" else encode_frame([first])
     blob += b"".join(encode_frame(batch) for batch in batches)
     with open(path, mode) as handle:
         handle.write(blob)

@@ -9,7 +9,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from ..profile import DETAILS, SIGNALS, SignalConfig
+from ..profile import DETAILS, SIGNALS
 from ..sessions import Refresh
 from ..store import SQLITE_INT_MAX
 from .common import (
@@ -83,12 +83,13 @@ def signals(
     sessions that changed, or when the thresholds change. Totals count every hit; the
     details keep the first --details hits of each signal and count the rest as omitted.
     """
-    config = SignalConfig(
+    service = service_for(state_dir, sources_for(roots, harness))
+    # The delegate patterns are config.toml's ([signals]), as every other reader's.
+    config = service.signal_config(
         long_tool_ms=long_tool_ms,
         repeat_fail_min=repeat_fail_min,
         answer_window_ms=answer_window_ms,
     )
-    service = service_for(state_dir, sources_for(roots, harness))
     progress = ScanOnTerminal()
     try:
         report = service.signals(config, Refresh.WAIT, details, progress)

@@ -4,7 +4,9 @@ Failures are never an empty output (docs/design/llm.md#a-failure-is-never-an-emp
 HTTP error, a network error, a broken
 or unfinished stream, a reply cut at `max_tokens`, a call past its deadline and an abort each
 come back as their own outcome, and every call is recorded in the store (never the API key),
-linked to the sessions whose words it carries.
+linked to the sessions whose words it carries, and kept for a while: the newest `keep_calls`
+of them, none older than `keep_days`
+(docs/design/llm.md#a-calls-prompt-and-reply-are-kept-for-a-while).
 
 Messages may have every role (system, user, assistant with `tool_calls`, tool with
 `tool_call_id`); given `tools` (OpenAI function schemas) the model may answer with tool calls,
@@ -19,6 +21,7 @@ abort is honoured the same way, within `_ABORT_POLL_S`, whether or not bytes are
 from __future__ import annotations
 
 import queue
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -46,6 +49,7 @@ OUTCOMES = (
 ROLES = ("system", "user", "assistant", "tool")
 _ERROR_BODY = 2000  # characters of an error response kept in the message
 _ABORT_POLL_S = 0.05  # how soon a set abort ends a call that receives nothing
+DAY_MS = 86_400_000
 
 Message = dict[str, Any]
 
@@ -64,6 +68,8 @@ class LLMConfig:
     timeout_s: float = 120.0  # silence allowed: to connect, and between two reads
     deadline_s: float = 300.0  # the whole call, however the server streams
     context_tokens: int = 65_536  # the model's window: a prompt that cannot fit is not sent
+    keep_calls: int = 500  # the newest calls kept, prompt and reply
+    keep_days: int = 30  # and none older than this
 
     @classmethod
     def load(cls, state_dir: Path, environ: dict[str, str] | None = None) -> LLMConfig:
@@ -522,3 +528,30 @@ def _record(
             "INSERT INTO llm_call_sessions (call_id, harness, session_id) VALUES (?, ?, ?)",
             [(call.lastrowid, harness, session_id) for harness, session_id in sessions],
         )
+        _prune(db, config)
+
+
+# The calls past what [llm] keeps: beyond the newest :keep, or recorded before :since.
+_PAST = (
+    "SELECT id FROM llm_calls WHERE at < :since OR id < "
+    "(SELECT min(id) FROM (SELECT id FROM llm_calls ORDER BY id DESC LIMIT :keep))"
+)
+
+
+def _prune(db: sqlite3.Connection, config: LLMConfig) -> None:
+    """Delete the calls past what `config` keeps, with their links to sessions (inside the
+    transaction recording the newest). Which sessions' words pruned calls of each purpose
+    carried stays in llm_pruned_sessions (no words), for what a person's removal of a profile
+    entry is linked to (profile/removals.py); forgetting a session deletes its rows there."""
+    bounds = {
+        "keep": config.keep_calls,
+        "since": int(time.time() * 1000) - config.keep_days * DAY_MS,
+    }
+    db.execute(
+        "INSERT OR IGNORE INTO llm_pruned_sessions (purpose, harness, session_id) "
+        "SELECT DISTINCT c.purpose, l.harness, l.session_id FROM llm_call_sessions l "
+        f"JOIN llm_calls c ON c.id = l.call_id WHERE l.call_id IN ({_PAST})",
+        bounds,
+    )
+    db.execute(f"DELETE FROM llm_call_sessions WHERE call_id IN ({_PAST})", bounds)
+    db.execute(f"DELETE FROM llm_calls WHERE id IN ({_PAST})", bounds)

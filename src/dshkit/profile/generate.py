@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from ..config import load_config
+from ..config import ConfigError, load_config
 from ..errors import DshkitError
 from ..llm import LLMClient, LLMConfig, LLMConfigError
 from ..provenance.quotes import person_words
@@ -39,7 +39,7 @@ from .model import (
 )
 from .prompt import MAX_MATERIAL, PROMPT_TOKENS, Material, build_prompt
 from .removals import Removal, match_removal, removals
-from .signals import SignalConfig, collect_signals
+from .signals import collect_signals, configured
 from .state import latest_version
 from .wire import (
     DiffJson,
@@ -253,8 +253,14 @@ def _generate(
 ) -> Generation:
     """One generation, under the lease."""
     keys = list(keys)
+    try:
+        # The knobs every reader counts with: the stored counts serve the console too.
+        knobs = configured(scanner.store.state_dir)
+    except ConfigError as exc:
+        run.outcome, run.error = "config-error", str(exc)
+        return _finish(scanner, run)
     # A generation writes anyway: what it counts is kept for the next read.
-    signals = collect_signals(scanner.catalog, keys, SignalConfig(), memo=True)
+    signals = collect_signals(scanner.catalog, keys, knobs, memo=True)
     waiting = _waiting(scanner.store, signals.human_messages, run.at) if paced else None
     if waiting is not None and not force:
         run.outcome, run.reason = "backing-off", waiting

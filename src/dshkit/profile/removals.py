@@ -10,7 +10,8 @@ again if the material still supports it.
 
 A removal's claim may quote a session's words, so each is linked to the sessions it may
 quote: those whose human messages hold its claim or one of its evidence quotes, and every
-session whose words a stored profile call carried (the model wrote the claim from them).
+session whose words a profile call carried (the model wrote the claim from them), stored or
+since deleted as too old.
 Forgetting any of them deletes the record (store.SESSION_ROWS), so it leaves no byte behind;
 the person may then have to remove the entry again.
 """
@@ -134,10 +135,13 @@ def _quoting_sessions(db: sqlite3.Connection, entry: Entry) -> list[tuple[str, s
 
 
 def _profile_call_sessions(db: sqlite3.Connection) -> list[tuple[str, str]]:
+    """The sessions whose words a profile call carried: those stored, and those deleted as
+    too old ([llm] keep_calls, keep_days), whose sessions were kept."""
     return [
         (h, s)
         for h, s in db.execute(
-            "SELECT DISTINCT l.harness, l.session_id FROM llm_call_sessions l "
-            "JOIN llm_calls c ON c.id = l.call_id WHERE c.purpose = 'profile'"
+            "SELECT l.harness, l.session_id FROM llm_call_sessions l "
+            "JOIN llm_calls c ON c.id = l.call_id WHERE c.purpose = 'profile' "
+            "UNION SELECT harness, session_id FROM llm_pruned_sessions WHERE purpose = 'profile'"
         )
     ]

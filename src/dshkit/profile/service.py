@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ from .history import VERSIONS_LIMIT, profile_versions
 from .model import MAX_CLAIM_CHARS, edit_entry, remove_entry
 from .removals import Removal, removals, undo_removal
 from .signal_views import SignalHits, SignalTotals, signal_hits, signal_sessions, signal_totals
-from .signals import DETAILS, SignalConfig, SignalsReport, Unstored, collect_signals
+from .signals import DETAILS, SignalConfig, SignalsReport, Unstored, collect_signals, configured
 from .size import SizeRow, size_table
 from .state import (
     Effective,
@@ -542,6 +542,25 @@ class ProfileService:
 
     # -- friction signals ------------------------------------------------------------------
 
+    def signal_config(
+        self,
+        *,
+        long_tool_ms: int | None = None,
+        repeat_fail_min: int | None = None,
+        answer_window_ms: int | None = None,
+    ) -> SignalConfig:
+        """The knobs the signals are counted with: config.toml's delegate patterns (every
+        reader counts with them), the thresholds given over the defaults."""
+        config = configured(self.state_dir)
+        return replace(
+            config,
+            long_tool_ms=config.long_tool_ms if long_tool_ms is None else long_tool_ms,
+            repeat_fail_min=config.repeat_fail_min if repeat_fail_min is None else repeat_fail_min,
+            answer_window_ms=(
+                config.answer_window_ms if answer_window_ms is None else answer_window_ms
+            ),
+        )
+
     def signals(
         self,
         config: SignalConfig | None = None,
@@ -558,7 +577,7 @@ class ProfileService:
             return collect_signals(
                 Catalog(store),
                 keys,
-                config or SignalConfig(),
+                config or self.signal_config(),
                 details,
                 memo=refresh is not Refresh.NONE,  # it scanned: the counts are kept with it
                 unstored=self._unstored,
@@ -573,7 +592,7 @@ class ProfileService:
             self._refreshed(store, refresh, ScanProgress())
             return signal_totals(
                 store,
-                config or SignalConfig(),
+                config or self.signal_config(),
                 memo=refresh is not Refresh.NONE,
                 unstored=self._unstored,
             )
@@ -584,7 +603,9 @@ class ProfileService:
         """Each session with friction (of a harness, a session id): its count of every signal,
         with its harness, project and day; from what the last scan stored, writing nothing."""
         with self._open() as store:
-            return signal_sessions(store, SignalConfig(), harness, session, unstored=self._unstored)
+            return signal_sessions(
+                store, self.signal_config(), harness, session, unstored=self._unstored
+            )
 
     def signal_hits(
         self,
@@ -603,7 +624,7 @@ class ProfileService:
             self._refreshed(store, refresh, ScanProgress())
             return signal_hits(
                 store,
-                config or SignalConfig(),
+                config or self.signal_config(),
                 signal,
                 harness=harness,
                 session=session,

@@ -3,7 +3,9 @@
 Every rule uses structured fields only, and each carries the correction made after checking
 real logs (docs/design/profile.md#friction-signals-read-structured-fields-only):
 - delegateRuns: a turn with no tool call whose *last* assistant message asks the person to
-  act, by a request-sentence pattern (not any "需要你", which is mostly "需要你注意").
+  act, by a request-sentence pattern (not any "需要你", which is mostly "需要你注意"; not any
+  "you can", which is mostly "you can see"), Chinese or English; config.toml's [signals] adds
+  patterns or replaces them (`configured`).
 - longTools: a command tool whose call→result wall time is over the threshold. Waits on a
   person or a background job are counted apart (humanWaitTools), and a call with another
   call or a new turn between it and its result is skipped (concurrentSkipped): its wall time
@@ -27,11 +29,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from .. import harnesses
+from ..config import load_config
 from ..sessions.catalog import Catalog, SessionKey, bulk_load
 from ..sessions.events import (
     Event,
@@ -56,10 +60,42 @@ SIGNALS = (
 
 # The verbs are words, not a class of characters: 处理 and 确认 must not let 理 and 认 alone
 # through ("需要你理解的是…" explains, it does not ask).
-DELEGATE_PATTERNS = (
-    r"(请你|需要你|你自己)\s*(重试|执行|处理|确认|[去来把帮做先再看查改加写跑补删增])",
-    r"(请|麻烦|劳驾)你[^，。；\n]{0,12}(一下|一趟|帮忙)",
+_DELEGATE_ZH = (
+    r"(请你|请您|需要你|需要您|你自己|您自己)\s*(重试|执行|处理|确认|[去来把帮做先再看查改加写跑补删增])",
+    r"(请|麻烦|劳驾)[你您][^，。；\n]{0,12}(一下|一趟|帮忙)",
 )
+# English asks are told by what is asked, not by "you": a verb of doing something, from this
+# list, after a request form. "You can see…", "please note…", "would you like me to run…" and
+# "if you need to run it again…" tell or offer; they do not hand the work over.
+_DOING = (
+    r"(?:re-?run|run|execute|try|restart|reinstall|install|reboot|reload|refresh|check|verify|"
+    r"confirm|test|open|paste|share|send|upload|provide|apply|set|export|add|update|create|"
+    r"delete|remove|copy|log\s?in|sign\s?in|click|start|stop|kill|grant|enable|disable|"
+    r"configure|edit|change|replace|rename|move|download|clone|pull|push|commit|merge|build|"
+    r"deploy|type|enter|press|approve|restore|clear)(?:n?ing|e?d)?\b"
+)
+_SENTENCE = r"(?:^|(?<=[.!?:;]\s))\s*"  # where an imperative starts (with re.M)
+_DELEGATE_EN = (
+    # please run …, kindly restart …
+    rf"(?i)\b(?:please|kindly)\s+(?:go\s+ahead\s+and\s+)?{_DOING}",
+    # could you run …, can you paste …, would you mind running …
+    rf"(?i)\b(?:could|can|would|will)\s+you\s+(?:please\s+)?(?:mind\s+)?{_DOING}",
+    # you can run …, you could try restarting …, you should check …
+    rf"(?i)\byou\s+(?:can|could|may|might|should)\s+(?:also\s+|now\s+|then\s+|just\s+)?"
+    rf"(?:want\s+to\s+)?(?:try\s+)?{_DOING}",
+    # you'll need to run …, you will have to restart …, you need to set … (not "if you need to")
+    rf"(?i)(?<!\bif )(?<!\bwhen )\byou(?:'ll|\s+will|'d|\s+would)?\s+(?:need|have)\s+to\s+"
+    rf"(?:manually\s+)?{_DOING}",
+    # Run the following command: …, Paste this into …
+    rf"(?im){_SENTENCE}(?:now,?\s+|then,?\s+|next,?\s+|first,?\s+|just\s+)?"
+    r"(?:re-?run|run|execute|paste|type|enter|copy)\s+(?:the\s+following|this|these|that)\b",
+    # Try running …, Try restarting … (a sentence of its own: "I'll try running" is not one)
+    rf"(?im){_SENTENCE}(?:now\s+|then\s+)?try\s+{_DOING}",
+    # let me know once you've run it
+    rf"(?i)\blet\s+me\s+know\s+(?:once|when|after)\s+you(?:'ve|\s+have)?\s+{_DOING}",
+)
+# What delegateRuns counts by default ([signals] in config.toml adds to it or replaces it).
+DELEGATE_PATTERNS = _DELEGATE_ZH + _DELEGATE_EN
 # Tool names across every harness (the registry's vocabularies). Background-job tools are
 # commands too, but a wait on them is a wait: human-wait takes precedence.
 COMMAND_TOOLS = harnesses.tools(harnesses.COMMAND)
@@ -107,6 +143,17 @@ class SignalConfig:
             "ask": sorted(self.ask_tools),
         }
         return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def configured(state_dir: Path) -> SignalConfig:
+    """The knobs every reader of the signals counts with (`dshkit signals`, a profile
+    generation, the console): the delegate patterns as the state directory's config.toml sets
+    them in [signals] (the built-in ones unless `delegate_builtin` is off, then its own
+    `delegate_patterns`), the thresholds' defaults. ConfigError when the file is unusable
+    (docs/design/profile.md#the-delegate-patterns-are-the-persons-to-change)."""
+    settings = load_config(state_dir)["signals"]
+    builtin = DELEGATE_PATTERNS if settings["delegate_builtin"] else ()
+    return SignalConfig(delegate_patterns=builtin + tuple(settings["delegate_patterns"]))
 
 
 @dataclass

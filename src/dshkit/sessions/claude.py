@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import orjson
 
 from ..harnesses.claude import SKIPPED_TYPES
-from .events import Event
+from .events import AGENT_MESSAGE, Event
 from .harness import LogFile, emit, list_dirs, list_files, real_dir, remember, turn_step
 
 # Entry types this adapter knows and deliberately leaves out of the event stream.
@@ -177,7 +177,7 @@ class ClaudeAdapter:
 
 def _user_source(record: dict[str, Any], texts: list[dict[str, Any]]) -> str:
     if record.get("isSidechain"):
-        return "agent-message"
+        return AGENT_MESSAGE
     if record.get("isCompactSummary"):
         return "compact-checkpoint"
     if record.get("isMeta"):

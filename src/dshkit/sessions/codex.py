@@ -2,8 +2,12 @@
 
 Lines are `{timestamp, type, payload}`. Human speech is a `response_item` user message whose
 content items have `user` provenance; Codex's own user-role blocks (`<environment_context>`,
-AGENTS.md, …) and `developer` messages are context, not speech. Usage is reported apart from
-messages (`token_usage_record`, or `event_msg/token_count` in versions without it).
+AGENTS.md, …) and `developer` messages are context, not speech. A rollout another agent
+started says so in its first `session_meta` (`source` `{"subagent": …}` for a review, a
+compaction or a spawned thread, `{"internal": …}`; `thread_source` `subagent`): its prompts
+are that agent's (docs/design/sessions.md#a-sub-agents-prompt-is-not-the-persons). Usage is
+reported apart from messages (`token_usage_record`, or `event_msg/token_count` in versions
+without it).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from .events import Event
+from .events import AGENT_MESSAGE, SUBAGENT, Event
 from .harness import LogFile, emit, list_dirs, list_files, remember, turn_step
 
 _ROLLOUT = re.compile(
@@ -43,6 +47,8 @@ _INJECTED_PREFIXES = (
     "<user_shell_command>",
     "<subagent_notification>",
 )
+# session_meta's `thread_source` of a rollout no person started (Codex's ThreadSource).
+_AGENT_THREADS = ("subagent", "memory_consolidation")
 
 
 class CodexAdapter:
@@ -75,6 +81,8 @@ class CodexAdapter:
                 state["unknownLines"] = state.get("unknownLines", 0) + 1
             elif kind == "session_meta":
                 state["cwd"] = payload.get("cwd") or state.get("cwd")
+                if SUBAGENT not in state:  # the rollout's own; a fork may copy its parent's
+                    state[SUBAGENT] = _spawned(payload)
             elif kind == "event_msg":
                 self._event_msg(record, payload, state, out)
             elif kind == "response_item":
@@ -229,12 +237,13 @@ class CodexAdapter:
         elif role == "user":
             human = _human_texts(payload, items)
             if human:
+                kind = AGENT_MESSAGE if state.get(SUBAGENT) else "user"
                 emit(
                     out,
                     state,
                     "user/message",
                     record,
-                    {"role": "user", "content": human, "source": {"kind": "user"}},
+                    {"role": "user", "content": human, "source": {"kind": kind}},
                 )
             if len(human) < len(texts):
                 injected = [t for t in texts if t not in human]
@@ -245,6 +254,15 @@ class CodexAdapter:
                     record,
                     {"role": "user", "content": injected, "source": {"kind": "runtime-context"}},
                 )
+
+
+def _spawned(meta: dict[str, Any]) -> bool:
+    """Whether a session_meta names a rollout another agent started (Codex's SessionSource
+    `SubAgent`/`Internal`, serialized `{"subagent": …}`/`{"internal": …}`)."""
+    source = meta.get("source")
+    if isinstance(source, dict) and ("subagent" in source or "internal" in source):
+        return True
+    return meta.get("thread_source") in _AGENT_THREADS
 
 
 def _human_texts(payload: dict[str, Any], items: list[dict[str, Any]]) -> list[dict[str, Any]]:

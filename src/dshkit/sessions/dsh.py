@@ -2,7 +2,10 @@
 
 Layout: `<root>/<projectKey(cwd)>/<encodeSegment(sessionId)>/session[.vN].jsonl[.zstd]`; every
 generation in a session directory belongs to that session
-(docs/design/sessions.md#a-session-is-every-generation-of-its-directory).
+(docs/design/sessions.md#a-session-is-every-generation-of-its-directory). A sub-agent's session
+says so in its header (`origin: "subagent"`, `delegationDepth` 1 or more): its typed prompts
+are the parent agent's, not the person's
+(docs/design/sessions.md#a-sub-agents-prompt-is-not-the-persons).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from .events import Event
+from .events import SUBAGENT, Event, as_agent_prompts
 from .harness import LogFile, LogFormatError, list_dirs, list_files
 
 # 0 and 4 are seen in real logs; 1–3 share v4's header shape (migration writes the next
@@ -139,7 +142,10 @@ class DshAdapter:
             if type(record) is not dict:
                 raise LogFormatError("a log line is not a JSON object")
             if "seq0" in record or "sourceEventSeqs" in record:
-                return records[:index] + _expand(records[index:])
+                records = records[:index] + _expand(records[index:])
+                break
+        if state.get(SUBAGENT):  # only a sub-agent's session pays for a second pass
+            as_agent_prompts(records)
         return records  # the common case: records are events as they are
 
 
@@ -170,6 +176,10 @@ def _read_header(record: Any, state: dict[str, Any]) -> None:
     for key in ("id", "cwd", "createdAt", "parentSession", "origin", "delegationDepth"):
         if key in record:
             state[key] = record[key]
+    depth = record.get("delegationDepth")
+    state[SUBAGENT] = record.get("origin") == "subagent" or (
+        isinstance(depth, int | float) and not isinstance(depth, bool) and depth >= 1
+    )
 
 
 def _expand_chunks(row: dict[str, Any]) -> list[Event]:

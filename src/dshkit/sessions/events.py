@@ -5,7 +5,9 @@ DSH's optional `ignorable`, `surfaceOp` and `sourceEventSeqs` — so DSH records
 they are and Claude Code / Codex lines are mapped onto the same vocabulary:
 
 - `user/message`: `data` *is* the message (`{role, content[], source}`); human speech only
-  when `source.kind == "user"` (docs/design/sessions.md#only-typed-words-are-human-messages).
+  when `source.kind == "user"` (docs/design/sessions.md#only-typed-words-are-human-messages);
+  in a sub-agent's session the typed prompts are another agent's, `agent-message`
+  (docs/design/sessions.md#a-sub-agents-prompt-is-not-the-persons).
 - `assistant/message`: `{turn, step, message, usage?}`.
 - `tool/call`: `{turn, step, callId, name, arguments}` (`arguments` a JSON string).
 - `tool/result`: `{turn, step, message{source{callId}, content[], isError?}, error?}`.
@@ -26,6 +28,12 @@ import orjson
 Event = dict[str, Any]
 T = TypeVar("T")
 
+# The source kind of a prompt another agent wrote (a sub-agent's task, a side transcript).
+AGENT_MESSAGE = "agent-message"
+# The key of an adapter's state that is true once the session is known to be a sub-agent's
+# (from its header): the scanner keeps it with the file's cursor.
+SUBAGENT = "subagent"
+
 
 def _message(event: Event) -> dict[str, Any]:
     data = event.get("data") or {}
@@ -38,6 +46,16 @@ def is_human_message(event: Event) -> bool:
         return False
     source = (event.get("data") or {}).get("source") or {}
     return source.get("kind") == "user"
+
+
+def as_agent_prompts(events: list[Event]) -> None:
+    """Mark, in place, every typed prompt of `events` as another agent's (`AGENT_MESSAGE`):
+    what an adapter does to the events of a sub-agent's session, whose prompts the parent
+    agent wrote (docs/design/sessions.md#a-sub-agents-prompt-is-not-the-persons)."""
+    for event in events:
+        if is_human_message(event):
+            data = event["data"]
+            event["data"] = {**data, "source": {**data["source"], "kind": AGENT_MESSAGE}}
 
 
 def message_text(event: Event, *, include_reasoning: bool = False) -> str:

@@ -30,9 +30,9 @@ from .. import harnesses
 from ..paths import default_roots, private_dir, private_opener
 from ..store import SCAN_LEASE, Lease, Store, StoreError, StoreFull
 from .catalog import CURSOR_COLUMNS, Catalog, SessionKey, bulk_load, file_order, repeats
-from .events import Event
+from .events import SUBAGENT, Event
 from .harness import Adapter, LogFile
-from .reader import Cursor, Increment, Seen, SinkError, read_increment, unreadable
+from .reader import Cursor, Increment, Seen, SinkError, parse_lines, read_increment, unreadable
 from .summary import HumanRow, accumulate, dedupe, human_rows, merge_stats, new_stats
 from .wire import ScanProblem, ScanReportJson
 from .zstdframes import DEFAULT_MAX_FRAME_OUTPUT, DEFAULT_MAX_WINDOW, FrameDecoder
@@ -49,6 +49,17 @@ _LINK = (
 # Set once every known session's human messages are in the human_messages table (stores
 # scanned before it existed fill it once, from the cache).
 _HUMANS_KEY = "scan.humansComplete"
+# Set once the files scanned before a sub-agent's session was told apart were checked: the
+# sessions whose head says they are a sub-agent's are read again
+# (docs/design/sessions.md#a-sub-agents-prompt-is-not-the-persons).
+_SUBAGENTS_KEY = "scan.subagentsChecked"
+_HEAD_BYTES = 1 << 20  # a log's first line, as its cache keeps it, is looked for this far
+# A file read again from 0, as if never read (its cache is cut back when the read starts).
+_REREAD_FILES = (
+    "UPDATE log_files SET offset = 0, size = 0, dev = 0, ino = 0, mtime_ns = 0, anchor = x'', "
+    "plain_len = 0, state = '{}', stats = '{}', error = NULL, error_identity = NULL "
+    "WHERE harness = ? AND session_id = ?"
+)
 
 
 class Progress:
@@ -199,6 +210,7 @@ class Scanner:
         progress = progress or Progress()
         report = ScanReport()
         self._complete_humans()
+        self._reread_subagents()
         seen, known = self._load_seen()
         forgotten = self._forgotten()
         links: list[str] = []
@@ -366,6 +378,46 @@ class Scanner:
             rows = human_rows(self.catalog.events(tuple(key)))
             batch.humans.append((tuple(key), _Humans(replace=True, rows=[("", rows)])))
         self._flush(batch, {_HUMANS_KEY: "1"})
+
+    def _reread_subagents(self) -> None:
+        """Once per store: the sessions an older dshkit read as a person's whose head says
+        they are a sub-agent's lose what was derived from their prompts (their human
+        messages, signals and counts, in one transaction) and their files are read again
+        from 0 by this scan, as the adapters now read them."""
+        if self.store.get_meta(_SUBAGENTS_KEY):
+            return
+        keys = sorted(
+            {
+                (cursor.harness, cursor.session_id)
+                for cursor in self.catalog.cursors().values()
+                if SUBAGENT not in cursor.state and self._subagent_head(cursor)
+            }
+        )
+        with self.store.transaction() as db:
+            db.executemany(_REREAD_FILES, keys)
+            db.executemany("DELETE FROM human_messages WHERE harness = ? AND session_id = ?", keys)
+            db.executemany("DELETE FROM session_signals WHERE harness = ? AND session_id = ?", keys)
+            db.executemany(
+                "UPDATE sessions SET human_messages = 0, stats = '{}', revision = revision + 1 "
+                "WHERE harness = ? AND session_id = ?",
+                keys,
+            )
+            self.store.set_meta(_SUBAGENTS_KEY, "1")
+
+    def _subagent_head(self, cursor: Cursor) -> bool:
+        """Whether the file's first line, as its cache keeps it, says the session is a
+        sub-agent's (its adapter's state after reading that line alone)."""
+        try:
+            with open(self.catalog.cache_path(cursor), "rb") as cache:
+                head = cache.readline(min(cursor.plain_len, _HEAD_BYTES))
+        except OSError:
+            return False
+        state: dict[str, Any] = {}
+        try:
+            ADAPTERS[cursor.harness].normalize(parse_lines(head, strict=False)[0], state)
+        except (ValueError, TypeError, KeyError, AttributeError):  # read as it was: not ours
+            return False
+        return bool(state.get(SUBAGENT))
 
     # -- staging and committing -------------------------------------------------------------
 
