@@ -101,7 +101,7 @@ def test_every_reader_counts_with_the_configured_patterns(tmp_path: Path) -> Non
         scanner = Scanner(store)
         keys = scanner.scan([Source("dsh", root)]).keys
         store.db.execute("DELETE FROM session_signals")
-        fake.replies.append(answer({"entries": [A1]}))
+        fake.replies.append(answer({"entries": [{**A1, "evidence": ["[1]"]}]}))
         llm = LLMConfig(base_url=fake.base_url, api_key="sk-t", model="m")
         assert generate(scanner, keys, llm, force=True).ok
         (knobs,) = store.db.execute("SELECT config FROM session_signals").fetchone()

@@ -115,7 +115,7 @@ def test_a_subagents_prompts_reach_no_catalog_signal_or_profile(tmp_path: Path) 
         assert signals.human_messages == 1 and signals.sessions == 1
         assert signals.totals["freeformAnswers"] == 0, "the parent's prompt answered no ask"
 
-        fake.replies.append(answer({"entries": [A1]}))
+        fake.replies.append(answer({"entries": [{**A1, "evidence": ["[1]"]}]}))
         llm = LLMConfig(base_url=fake.base_url, api_key="sk-t", model="m")
         assert generate(scanner, report.keys, llm, force=True).ok
         prompt = orjson.dumps(fake.requests[0].body).decode()
