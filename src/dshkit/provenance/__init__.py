@@ -8,12 +8,14 @@ text shaped to steer the agent that reads it (`injection`). The names load on fi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..lazy import lazy_names
 
+# typing.TYPE_CHECKING without importing typing: memory's injection scan runs on the hooks'
+# path, and importing it imports this package first.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .grades import Grade
+    from .injection import Verdict, scan
     from .quotes import MIN_QUOTE_WEIGHT, Message, PersonWords, Said, fold, person_words
 
 _HOMES = {
@@ -24,6 +26,8 @@ _HOMES = {
     "Said": "quotes",
     "fold": "quotes",
     "person_words": "quotes",
+    "Verdict": "injection",
+    "scan": "injection",
 }
 __all__ = [
     "MIN_QUOTE_WEIGHT",
@@ -31,8 +35,10 @@ __all__ = [
     "Message",
     "PersonWords",
     "Said",
+    "Verdict",
     "fold",
     "person_words",
+    "scan",
 ]
 
 __getattr__, __dir__ = lazy_names(globals(), _HOMES)
