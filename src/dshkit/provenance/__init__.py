@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .grades import Grade
     from .injection import Verdict, scan
     from .quotes import MIN_QUOTE_WEIGHT, Message, PersonWords, Said, fold, person_words
+    from .secrets import Redacted, has_secret, redact
 
 _HOMES = {
     "Grade": "grades",
@@ -28,16 +29,22 @@ _HOMES = {
     "person_words": "quotes",
     "Verdict": "injection",
     "scan": "injection",
+    "Redacted": "secrets",
+    "has_secret": "secrets",
+    "redact": "secrets",
 }
 __all__ = [
     "MIN_QUOTE_WEIGHT",
     "Grade",
     "Message",
     "PersonWords",
+    "Redacted",
     "Said",
     "Verdict",
     "fold",
+    "has_secret",
     "person_words",
+    "redact",
     "scan",
 ]
 
