@@ -7,11 +7,11 @@ harness injects: docs/design/sessions.md#only-typed-words-are-human-messages), s
 looked up there and nowhere else.
 
 The lookup forgives what does not change the words — runs of blank space, full-width forms,
-letter case, punctuation of either language (a model rewrites 「」 as "" and drops a final 。) —
-and nothing that does: a changed, added or dropped word is not the person's quote
-(docs/design/provenance.md#a-quote-is-the-persons-words-folded-not-paraphrased). Too short a
-quote proves nothing ("ok" is in half of anyone's messages), so a quote must carry at least
-MIN_QUOTE_WEIGHT (a Han character weighs two, any other letter or digit one).
+letter case, punctuation of either language (a model rewrites 「」 as "" and drops a final 。),
+the backticks around code — and nothing that does: a changed, added or dropped word is not the
+person's quote (docs/design/provenance.md#a-quote-is-the-persons-words-folded-not-paraphrased).
+Too short a quote proves nothing ("ok" is in half of anyone's messages), so a quote must carry
+at least MIN_QUOTE_WEIGHT (a Han character weighs two, any other letter or digit one).
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from ..sessions.catalog import Catalog, SessionKey
 
 MIN_QUOTE_WEIGHT = 6
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
-# Dropped before comparing: blank space, punctuation, and characters that render as nothing.
-_DROPPED_CATEGORIES = ("Z", "P", "Cc", "Cf")
+# Dropped before comparing: blank space, punctuation, characters that render as nothing, and
+# modifier symbols (the backticks of `code`, which a model adds or drops when it quotes).
+_DROPPED_CATEGORIES = ("Z", "P", "Cc", "Cf", "Sk")
 
 
 @lru_cache(maxsize=8192)
