@@ -1,7 +1,8 @@
 """The injection-shape scanner: whether a text is shaped to steer the agent that would read it.
 
 One scanner for everything dshkit puts into a session, owned by the provenance layer (memory
-uses it today; the handoff card and the profile are next). Memory is harvested from what
+uses it today; the handoff card and the profile are next:
+docs/design/provenance.md#one-scanner-for-injection-shaped-text). Memory is harvested from what
 sessions saw (tool output, files read, web pages), so anything an attacker could get into a
 log can reach the next session. Every text a record is made from is scanned whole, before any
 clipping (a title cut to thirty characters once hid "Ignore all previous instructions"), at
