@@ -239,7 +239,7 @@ def test_long_and_adversarial_texts_take_linear_time(text: str) -> None:
     redact("warm up")
     started = time.perf_counter()
     redact(text)
-    # About 1 µs a character here (bench/secret_redaction.py); a quadratic pattern takes
+    # 1 to 3 µs a character (bench/secret_redaction.py); a quadratic pattern takes
     # minutes on any of these.
     assert time.perf_counter() - started < 20
 
