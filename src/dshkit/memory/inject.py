@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import math
 
+from ..provenance.injection import scan
 from .records import EXPERIENCE, FACT, GRADES, NEGATIVE, Record, now_ms, select
-from .threat import scan
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:

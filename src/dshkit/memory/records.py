@@ -187,7 +187,7 @@ def add(
     """Write `draft` as a record of `workspace` from the session `source` (harness, id), with
     its supersession verdict, inside the caller's transaction; None when the very record was
     harvested from that session before."""
-    from .threat import scan
+    from ..provenance.injection import scan
 
     verdict = scan(draft.text, *draft.scanned, orjson.dumps(draft.detail).decode())
     reason = draft.quarantine or (None if verdict.clean else verdict.reason)

@@ -455,7 +455,7 @@ class MemoryService:
     def release(self, record: int) -> RecordView:
         """Lift a quarantine; refused while the scanner still finds injection-shaped text
         (it would not be injected anyway)."""
-        from .threat import scan
+        from ..provenance.injection import scan
 
         with self._store() as store, store.transaction():
             found = _record(store, record)

@@ -8,13 +8,16 @@ text shaped to steer the agent that reads it (`injection`). The names load on fi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..lazy import lazy_names
 
+# typing.TYPE_CHECKING without importing typing: memory's injection scan runs on the hooks'
+# path, and importing it imports this package first.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .grades import Grade
+    from .injection import Verdict, scan
     from .quotes import MIN_QUOTE_WEIGHT, Message, PersonWords, Said, fold, person_words
+    from .secrets import Redacted, has_secret, redact
 
 _HOMES = {
     "Grade": "grades",
@@ -24,15 +27,25 @@ _HOMES = {
     "Said": "quotes",
     "fold": "quotes",
     "person_words": "quotes",
+    "Verdict": "injection",
+    "scan": "injection",
+    "Redacted": "secrets",
+    "has_secret": "secrets",
+    "redact": "secrets",
 }
 __all__ = [
     "MIN_QUOTE_WEIGHT",
     "Grade",
     "Message",
     "PersonWords",
+    "Redacted",
     "Said",
+    "Verdict",
     "fold",
+    "has_secret",
     "person_words",
+    "redact",
+    "scan",
 ]
 
 __getattr__, __dir__ = lazy_names(globals(), _HOMES)

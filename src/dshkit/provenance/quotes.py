@@ -85,22 +85,49 @@ def said_in(message: Message, quote: str) -> Said | None:
     needle = fold(quote)
     if weight(needle) < MIN_QUOTE_WEIGHT:
         return None
-    return _span(message, needle)
+    return _span(message, needle, quote)
 
 
-def _span(message: Message, needle: str) -> Said | None:
+def _span(message: Message, needle: str, quote: str) -> Said | None:
+    """The first place `needle` (the folded `quote`) is in the message where it is the same
+    words: it does not start or end inside a word ("ways run" is not in "always run"), and it
+    splits Latin words where the message does ("the rapist" is not "therapist")."""
     folded, origin = _fold_with_map(message.text)
     start = folded.find(needle)
-    if start < 0:
-        return None
-    first, last = origin[start], origin[start + len(needle) - 1]
-    return Said(
-        message.text[first : last + 1],
-        message.harness,
-        message.session_id,
-        message.seq,
-        message.time,
-    )
+    words = _words(quote)
+    while start >= 0:
+        first, last = origin[start], origin[start + len(needle) - 1]
+        if (
+            _edge(message.text, first - 1, needle[0])
+            and _edge(message.text, last + 1, needle[-1])
+            and _words(message.text[first : last + 1]) == words
+        ):
+            return Said(
+                message.text[first : last + 1],
+                message.harness,
+                message.session_id,
+                message.seq,
+                message.time,
+            )
+        start = folded.find(needle, start + 1)
+    return None
+
+
+_LATIN_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(text: str) -> list[str]:
+    """The Latin words and numbers of `text`, width and case folded."""
+    return _LATIN_WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def _edge(text: str, index: int, char: str) -> bool:
+    """Whether a quote whose edge character is `char` may end beside `text[index]`: not when
+    both are ASCII letters or digits (the word would go on). Han text has no such edges."""
+    if not (char.isascii() and char.isalnum()) or not 0 <= index < len(text):
+        return True
+    beside = text[index]
+    return not (beside.isascii() and beside.isalnum())
 
 
 class PersonWords:
@@ -120,14 +147,18 @@ class PersonWords:
         needle = fold(quote)
         if weight(needle) < MIN_QUOTE_WEIGHT:
             return None
-        holding = [i for i, text in enumerate(self._folded) if needle in text]
-        if not holding:
+        candidates = [i for i, text in enumerate(self._folded) if needle in text]
+        found = [(i, said) for i in candidates if (said := _span(self.messages[i], needle, quote))]
+        if not found:
             return None
-        newest = max(holding, key=lambda i: (self.messages[i].time or 0, i))
-        found = _span(self.messages[newest], needle)
-        assert found is not None  # the folded text holds it
+        _, newest = max(found, key=lambda pair: (self.messages[pair[0]].time or 0, pair[0]))
         return Said(
-            found.words, found.harness, found.session_id, found.seq, found.time, len(holding)
+            newest.words,
+            newest.harness,
+            newest.session_id,
+            newest.seq,
+            newest.time,
+            len(found),
         )
 
 

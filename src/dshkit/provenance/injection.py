@@ -1,10 +1,13 @@
-"""The poisoning scanner: whether a text is shaped to steer the agent that would read it.
+"""The injection-shape scanner: whether a text is shaped to steer the agent that would read it.
 
-Memory is harvested from what sessions saw (tool output, files read, web pages), so anything
-an attacker could get into a log can reach the next session. Every text a record is made from
-is scanned whole, before any clipping (a title cut to thirty characters once hid "Ignore all
-previous instructions"), at write and again before injection. What is found is quarantined:
-kept and shown to the person, never injected.
+One scanner for everything dshkit puts into a session, owned by the provenance layer (memory
+uses it today; the handoff card and the profile are next:
+docs/design/provenance.md#one-scanner-for-injection-shaped-text). Memory is harvested from what
+sessions saw (tool output, files read, web pages), so anything an attacker could get into a
+log can reach the next session. Every text a record is made from is scanned whole, before any
+clipping (a title cut to thirty characters once hid "Ignore all previous instructions"), at
+write and again before injection. What is found is quarantined: kept and shown to the person,
+never injected.
 
 The text is normalized first: compatibility forms folded (full-width letters are letters),
 invisible characters dropped (a zero-width space between "ignore" and "all" hides nothing),

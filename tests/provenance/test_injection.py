@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dshkit.memory.threat import scan
+from dshkit.provenance.injection import scan
 
 from ..support.memory import BENIGN, POISON
 
