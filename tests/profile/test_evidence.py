@@ -379,3 +379,32 @@ def test_echo_is_told_by_the_prompts_own_words() -> None:
     assert echoes("他本身不随任务改变的习惯与偏好", prompt)
     assert not echoes("他习惯用中文交流，代码用英文", prompt)
     assert not echoes("Keeps commits small", prompt)
+
+
+TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def test_a_secret_the_person_typed_reaches_neither_the_model_nor_the_profile(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "sessions"
+    write_session(root, [*SAID, f"部署时用这个 token：{TOKEN}，别提交到仓库。"])
+    with FakeOpenAI() as fake, Store(tmp_path / "state") as store:
+        scanner = Scanner(store)
+        keys = scanner.scan([Source("dsh", root)]).keys
+        llm = LLMConfig(base_url=fake.base_url, api_key="sk-t", model="m")
+        leaky = entry("n5", f"部署用 {TOKEN}", "[14]", f"用这个 token：{TOKEN}", category="A")
+        fake.replies.append(answer({"entries": [GOOD, leaky], "notes": f"记得 {TOKEN}"}))
+        run = generate(scanner, keys, llm, force=True)
+        assert run.ok
+        assert TOKEN not in fake.requests[0].body["messages"][1]["content"]
+        assert "[secret: GitHub Token]" in fake.requests[0].body["messages"][1]["content"]
+        text = injected(scanner)
+        # What the profile keeps and shows: its versions, its notes, its last run; and the
+        # prompt kept with the call (the reply is the model's own answer, kept as it came).
+        kept = store.db.execute("SELECT entries || notes FROM profile_versions").fetchall()
+        kept += store.db.execute("SELECT value FROM meta WHERE key LIKE 'profile.%'").fetchall()
+        kept += store.db.execute("SELECT prompt FROM llm_calls").fetchall()
+    assert "[secret: GitHub Token]" in text and TOKEN not in text
+    assert kept and not [row for row in kept if TOKEN in row[0]]
+    assert any("[secret: GitHub Token]" in row[0] for row in kept)

@@ -27,7 +27,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..provenance.quotes import PersonWords, Said, fold
+from ..provenance.quotes import Message, PersonWords, Said, fold, said_in
+from ..provenance.secrets import redact
 from .wire import SourceJson
 
 MAX_EVIDENCE = 5  # verified items kept per entry
@@ -102,7 +103,9 @@ class EvidenceCheck:
         rest = item[numbered.end() :] if numbered else item
         rest = _DATE.sub("", rest, count=1).strip().strip(_QUOTES).strip()
         if fold(rest):
-            found = self.words.find(rest)
+            # The material as the model read it first (its secrets already markers), then all
+            # the person said.
+            found = self._in_material(rest) or self.words.find(rest)
             if found is not None:
                 return found, ""
             if not numbered:
@@ -117,9 +120,20 @@ class EvidenceCheck:
             return Said(cited.text, cited.harness, cited.session_id, cited.seq, cited.time), ""
         return None, "no words to look up (a date or a number alone is not a quote)"
 
+    def _in_material(self, quote: str) -> Said | None:
+        for cited in reversed(self.material):
+            said = said_in(
+                Message(cited.harness, cited.session_id, cited.seq, cited.time, cited.text), quote
+            )
+            if said is not None:
+                return said
+        return None
+
 
 def _source(said: Said) -> SourceJson:
-    words = " ".join(said.words.split())
+    # The person's words, with any secret in them a marker naming its kind
+    # (docs/design/provenance.md): a quote travels into every session.
+    words = " ".join(redact(said.words).text.split())
     if len(words) > MAX_QUOTE_CHARS:
         words = words[:MAX_QUOTE_CHARS] + "…"
     return {

@@ -24,10 +24,12 @@ from ..config import ConfigError, load_config
 from ..errors import DshkitError
 from ..llm import LLMClient, LLMConfig, LLMConfigError
 from ..provenance.quotes import person_words
+from ..provenance.secrets import redact
 from ..sessions import Scanner, SessionKey, Source
 from ..store import PROFILE_LEASE, Lease, LeaseBusy, Store
 from .evidence import EvidenceCheck, echoes
 from .model import (
+    Assembly,
     Checks,
     ProfileOutputError,
     Trigger,
@@ -325,6 +327,7 @@ def _generate(
         new_id=ids.next,
     )
     built = assemble(before, parsed, run.at, len(prompt.listed), checks)
+    parsed.notes = _without_secrets(built, parsed.notes)
     run.refused = built.refused
     run.warnings = built.warnings
     if not built.entries:
@@ -540,9 +543,24 @@ def config_failure(store: Store, exc: LLMConfigError) -> Generation:
 
 def _material(scanner: Scanner, keys: list[SessionKey]) -> list[Material]:
     """The newest human messages of the sessions, oldest first, as the scan kept them (no
-    session's cache is read again), each with where it was said."""
+    session's cache is read again), each with where it was said; a secret the person typed is
+    a marker naming its kind: it is not sent to the model, nor kept with its prompt."""
     newest = scanner.catalog.human_messages(keys, newest=MAX_MATERIAL)
-    return [Material(m.harness, m.session_id, m.seq, m.time, m.text) for m in newest]
+    return [Material(m.harness, m.session_id, m.seq, m.time, redact(m.text).text) for m in newest]
+
+
+def _without_secrets(built: Assembly, notes: str) -> str:
+    """What an answer put in the profile and its report, with every secret a marker naming
+    its kind (the model may have copied one from elsewhere); the notes, likewise."""
+    for entry in built.entries:
+        if "sources" in entry:  # written or checked by this run (kept ones were before)
+            entry["claim"] = redact(str(entry["claim"])).text
+    for refused in built.refused:
+        refused["claim"] = redact(refused["claim"]).text
+        refused["evidence"] = [redact(e).text for e in refused["evidence"]]
+        refused["why"] = redact(refused["why"]).text
+    built.warnings[:] = [redact(w).text for w in built.warnings]
+    return redact(notes).text
 
 
 def _finish(scanner: Scanner, run: Generation, human_messages: int | None = None) -> Generation:
