@@ -26,6 +26,7 @@ from ..support.browser_console import (
     VIEWPORTS,
     Console,
     serving,
+    settle,
     watched,
 )
 from ..support.console import build_world
@@ -169,6 +170,7 @@ def test_entries_not_injected_are_dimmed_with_why_and_quotes_say_where(
     page.wait_for_selector('li[data-entry="L1"] li[data-quote="[3]"] span.muted', timeout=30_000)
     assert "no kept message contains it" in old.locator('li[data-quote="[3]"]').text_content()
 
+    settle(page)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for scheme in ("light", "dark"):
         page.emulate_media(color_scheme=scheme)
@@ -223,6 +225,7 @@ def test_the_last_run_names_what_it_refused_and_left_out(console: Console, page:
     assert page.locator("#last-run-retry").count() == 0  # a good run: no wait
     assert page.locator('li[data-entry="A1"]').get_attribute("data-injected") == "1"
 
+    settle(page)  # the regeneration's re-renders swap the nodes
     section = page.locator("section.card", has=page.locator("#last-run-refused"))
     section.screenshot(path=str(ARTIFACTS / "profile-last-run-refused.png"))
 
