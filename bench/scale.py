@@ -65,7 +65,7 @@ def assemble_material(state_dir: Path, roots: list[Path]) -> dict[str, Any]:
         sources = [Source(harness, root) for root in roots for harness in ROOTS]
         keys = scanner.scan(sources).keys
         started = time.perf_counter()
-        material, _sources = _material(scanner, keys)
+        material = _material(scanner, keys)
         seconds = time.perf_counter() - started
     return {
         "sessions": len(keys),

@@ -7,11 +7,13 @@ import socket
 import subprocess
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
 import pytest
 
+from dshkit.cli.profile import retry_words
 from dshkit.profile.state import INJECT_LIMIT, MAX_EXTRA_TEXT, ProfileState
 from dshkit.store import Store
 
@@ -90,6 +92,51 @@ def test_generate_exits_non_zero_with_the_named_outcome(tmp_path: Path, root: Pa
         assert idle.returncode == 0 and orjson.loads(idle.stdout)["outcome"] == "not-triggered"
         assert len(fake.requests) == 3
     assert "Exit status" in run(tmp_path, *generate, "--help").stdout
+
+
+def test_status_says_what_the_last_run_refused_and_when_the_hooks_try_again(
+    tmp_path: Path, root: Path
+) -> None:
+    generate = ("profile", "generate", "--root", str(root))
+    made_up = {**B1, "evidence": ["a sentence the person never said anywhere"]}
+    echo = {**A1, "id": "new1", "claim": "真人发言共 3 条，会话共 2 个"}
+    with FakeOpenAI() as fake:
+        env = llm_env(fake)
+        fake.replies.append(answer({"entries": [A1, made_up, echo]}))
+        assert run(tmp_path, *generate, env=env).returncode == 0
+        status = run(tmp_path, "profile", "status", env=env)
+        shown = orjson.loads(run(tmp_path, "profile", "status", "--json", env=env).stdout)
+        kinds = sorted(r["kind"] for r in shown["lastRun"]["refused"])
+        assert kinds == ["echo", "unsupported"] and shown["retry"] is None
+        assert "refused 2 entries of its answer: unsupported 1, echo 1" in status.stdout
+        assert "next automatic try" not in status.stdout  # a good run: no wait
+
+        fake.replies.append(Reply(status=500, error_body={"error": {"message": "boom"}}))
+        assert run(tmp_path, *generate, "--force", env=env).returncode == 1
+        status = run(tmp_path, "profile", "status", env=env)
+        shown = orjson.loads(run(tmp_path, "profile", "status", "--json", env=env).stdout)
+    retry = shown["retry"]
+    assert retry is not None and retry["failures"] == 1 and shown["lastRun"]["refused"] == []
+    local = datetime.fromtimestamp(retry["notBefore"] / 1000)  # the wait is in local time
+    said = status.stdout.replace("\n", " ")
+    today = f"after 1 failed run in a row: next automatic try after {local:%H:%M}, or when"
+    dated = f"after 1 failed run in a row: next automatic try after {local:%Y-%m-%d %H:%M},"
+    assert today in said or dated in said, status.stdout  # dated past midnight
+    assert "or when you say something new" in said
+    assert "refused" not in status.stdout
+
+
+def test_the_wait_in_words() -> None:
+    now = datetime(2026, 12, 6, 10, 0, tzinfo=UTC).timestamp() * 1000
+    soon = retry_words(3, int(now + 4 * 60_000), int(now))
+    assert soon.startswith("after 3 failed runs in a row: next automatic try after ")
+    assert soon.endswith("or when you say something new (dshkit profile generate asks now)")
+    later = retry_words(9, int(now + 3 * 86_400_000), int(now))
+    when = datetime.fromtimestamp(now / 1000 + 3 * 86_400).astimezone()
+    assert f"next automatic try after {when:%Y-%m-%d %H:%M}," in later  # another day: dated
+    assert retry_words(1, int(now - 1), int(now)) == (
+        "after 1 failed run in a row, the wait is over: the next automatic refresh tries again"
+    )
 
 
 @pytest.mark.process

@@ -76,6 +76,17 @@ class Console:
         return self.page
 
 
+def settle(page: Any) -> None:
+    """Until the event stream's re-renders have stopped: one swaps the nodes a step holds."""
+    last = None
+    for _ in range(30):
+        now = page.evaluate("() => document.body.dataset.liveRefreshes || '0'")
+        if now == last:
+            return
+        last = now
+        page.wait_for_timeout(1_000)
+
+
 class ServiceLog:
     """`dshkit serve`'s stderr, read as it comes by a thread of its own: a service that talks
     would otherwise fill the pipe and block on its next write. Kept to be shown on failure."""

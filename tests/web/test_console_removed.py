@@ -26,6 +26,7 @@ from ..support.browser_console import (
     VIEWPORTS,
     Console,
     serving,
+    settle,
     watched,
 )
 from ..support.console import build_world
@@ -74,17 +75,6 @@ def act(console: Console, entry_id: str, action: str) -> httpx.Response:
         f"{console.url}/api/profile/entries/{entry_id}/{action}",
         headers={"x-dshkit-token": console.token},
     )
-
-
-def settle(page: Any) -> None:
-    """Until the event stream's re-renders have stopped: one swaps the nodes a step holds."""
-    last = None
-    for _ in range(30):
-        now = page.evaluate("() => document.body.dataset.liveRefreshes || '0'")
-        if now == last:
-            return
-        last = now
-        page.wait_for_timeout(1_000)
 
 
 def regenerate(console: Console, page: Any, written: list[dict[str, Any]]) -> None:

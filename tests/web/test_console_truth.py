@@ -26,7 +26,7 @@ from dshkit.profile.prompt import build_messages
 from dshkit.profile.state import render_profile
 from dshkit.store import Store
 
-from ..support.browser_console import Console, serving, watched
+from ..support.browser_console import Console, serving, settle, watched
 from ..support.console import build_world
 from ..support.corpus import Corpus
 from ..support.fakes import Reply
@@ -93,6 +93,15 @@ def _regenerate(console: Console, page: Any, reply: Reply) -> None:
     page.click("#regenerate")
     page.wait_for_selector('#regen-progress li[data-stage="end"]', timeout=60_000)
     page.wait_for_selector("#regenerate:not([disabled])", timeout=30_000)
+
+
+def with_b1(console: Console, page: Any) -> None:
+    """A version holding B1, generated here when no test before this one on its worker made
+    it (xdist spreads the module's tests over workers, each with its own service)."""
+    profile = console.api("/api/profile/state")["profile"]
+    if not any(e["id"] == "B1" for e in (profile or {}).get("entries", [])):
+        answer = orjson.dumps({"entries": [{**B1, "confidence": "high"}]}).decode()
+        _regenerate(console, page, Reply(deltas=[answer]))
 
 
 def test_the_category_names_are_those_the_agent_is_told() -> None:
@@ -176,6 +185,7 @@ def test_optimizer_steps_are_words_not_json(console: Console, page: Any) -> None
 
 
 def test_a_click_keeps_scroll_focus_and_open_sections(console: Console, page: Any) -> None:
+    with_b1(console, page)  # a version to open
     page.set_viewport_size({"width": 1280, "height": 500})
     console.open("profile")
     page.locator("details.version").first.locator("summary").click()
@@ -228,6 +238,7 @@ def test_gate_thumbnails_by_verdict_and_tier_rates_with_their_n(
 
 
 def test_search_sessions_messages_and_profile_entries(console: Console, page: Any) -> None:
+    with_b1(console, page)
     console.open("sessions")
     everything = page.locator("table#sessions tbody tr").count()
     page.fill("#search", "构建修好")
@@ -240,7 +251,7 @@ def test_search_sessions_messages_and_profile_entries(console: Console, page: An
     assert "console-friction-1" in page.text_content("table#sessions")
     page.fill("#search", "未经确认")
     page.press("#search", "Enter")
-    page.wait_for_selector("#found-entries li")  # B1, from the regenerations above
+    page.wait_for_selector("#found-entries li")  # B1
     assert "不要未经确认就改代码" in page.text_content("#found-entries")
     page.fill("#since", "2099-01-01")
     page.press("#search", "Enter")
@@ -265,6 +276,7 @@ def test_a_sessions_timeline_shows_its_calls_as_spans(console: Console, page: An
 def test_llm_calls_show_prompt_reply_tokens_and_latency(console: Console, page: Any) -> None:
     answer = orjson.dumps({"entries": [{**B1, "confidence": "high"}]}).decode()
     _regenerate(console, page, Reply(deltas=[answer]))
+    settle(page)  # a late re-render would close the call's loaded prompt again
     calls = console.api("/api/status/llm-calls")
     assert calls["total"] >= 1
     newest = calls["calls"][0]

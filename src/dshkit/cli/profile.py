@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -191,6 +193,31 @@ def status(state_dir: str | None, as_json: bool) -> None:
             else f"not updated ({run.get('outcome')}): {run['error'] or run['reason']}"
         )
         stdout.print(f"last run: {escape(verdict)}")
+        refused = run.get("refused") or []
+        if refused:
+            kinds = Counter(r["kind"] for r in refused)
+            stdout.print(
+                f"refused {len(refused)} entr{'y' if len(refused) == 1 else 'ies'} of its "
+                f"answer: {escape(', '.join(f'{kind} {n}' for kind, n in kinds.items()))}"
+            )
+    if found.retry:
+        stdout.print(retry_words(found.retry["failures"], found.retry["notBefore"]))
+
+
+def retry_words(failures: int, not_before_ms: int, now_ms: int | None = None) -> str:
+    """The hooks' wait after `failures` failed runs, in words, its time local (the day too
+    when it is not today)."""
+    now = time.time() if now_ms is None else now_ms / 1000
+    runs = f"{failures} failed run{'s' if failures != 1 else ''} in a row"
+    if not_before_ms / 1000 <= now:
+        return f"after {runs}, the wait is over: the next automatic refresh tries again"
+    at = time.localtime(not_before_ms / 1000)
+    same_day = time.strftime("%Y-%m-%d", at) == time.strftime("%Y-%m-%d", time.localtime(now))
+    when = time.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M", at)
+    return (
+        f"after {runs}: next automatic try after {when}, or when you say something new "
+        "(dshkit profile generate asks now)"
+    )
 
 
 @profile.command("delta-size")

@@ -165,6 +165,7 @@ class ConsoleState:
     stale_copy: bool
     running: bool
     removed: list[Removal]  # the entries the person removed, newest first (undo restores)
+    retry: RetryJson | None = None  # when the hooks' refreshes may next ask the model
 
     def as_json(self) -> ConsoleStateJson:
         return {
@@ -181,6 +182,7 @@ class ConsoleState:
             "hallUrl": HALL_URL or None,
             "running": self.running,
             "removed": [r.as_json() for r in self.removed],
+            "retry": self.retry,
         }
 
 
@@ -361,6 +363,7 @@ class ProfileService:
                 stale_copy=profile.stale_copy(),
                 running=self.running,
                 removed=removals(store),
+                retry=retry_state(store),
             )
 
     def versions(self, limit: int = 50) -> ProfileVersions:

@@ -176,7 +176,8 @@ class ProfileStatusJson(TypedDict):
 class ConsoleStateJson(TypedDict):
     """Everything the console's profile view shows: the mode and the injected text, the
     person's texts, the newest version, the last run, the last copy (and whether the text
-    changed since), whether a background run is going, and the entries the person removed."""
+    changed since), whether a background run is going, the entries the person removed, and
+    the wait of the hooks' refreshes after failed runs (None when the last run did not fail)."""
 
     contract: int
     mode: str
@@ -191,6 +192,7 @@ class ConsoleStateJson(TypedDict):
     hallUrl: str | None
     running: bool
     removed: list[RemovalJson]
+    retry: RetryJson | None
 
 
 class EntryChangeJson(TypedDict):

@@ -638,7 +638,8 @@ VIEWS.profile = async (main) => {
   const run = state.lastRun;
   const progress = PROGRESS;
   const labels = categoryLabels(state.categories);
-  const kept = droppedAsRemoved(run, labels);
+  const kept = refusals(run, labels);
+  const withheld = new Set((profile && profile.unsupported) || []);
   // What a green "ok" would hide: a reply cut off, an entry losing confidence.
   const caveats = [];
   if (run && run.partial) {
@@ -733,6 +734,8 @@ VIEWS.profile = async (main) => {
       h("pre", { id: "effective-text", lang: "zh" }, state.effectiveText || "(nothing is injected)"),
       profile && profile.dropped.length
         ? h("p", { class: "warn" }, `Left out to fit the budget: ${profile.dropped.join(", ")}`) : null,
+      withheld.size
+        ? h("p", { class: "muted", id: "not-injected" }, `Not injected (no evidence from the person's own words, or a claim another entry says): ${[...withheld].join(", ")}`) : null,
       h("div", { class: "row" }, h("button", { type: "button", id: "copy", onclick: copy }, "Copy"))),
     card("Custom text",
       h("p", { class: "muted" }, "Used in custom mode instead of the generated profile (at most 10,000 characters)."),
@@ -744,26 +747,42 @@ VIEWS.profile = async (main) => {
         ["outcome", h("span", { id: "last-outcome", class: run.error ? "bad" : run.ok && !caveats.length ? "ok" : caveats.length ? "warn" : "" }, run.outcome)],
         caveats.length ? ["but", h("ul", { id: "last-run-caveats", class: "warn", lang: "zh" }, caveats.map((c) => h("li", {}, c)))] : null,
         ["why", run.error || run.reason || "—"],
+        retryWait(state.retry),
+        run.materialLeftOut > 0 ? ["material", h("span", { id: "last-run-left-out" },
+          `your ${count(run.materialMessages)} newest messages were sent (about ${count(run.promptTokens)} tokens); ${count(run.materialLeftOut)} older ones were left out to fit [profile] prompt_tokens`)] : null,
         run.diff ? ["changes", `added ${run.diff.added.length}, removed ${run.diff.removed.length}, modified ${run.diff.modified.length}, unchanged ${run.diff.unchanged.length}`] : null,
         ["spurious rate", pct(run.spuriousRate)],
-        kept.row,
+        kept.removedRow,
+        kept.refusedRow,
         kept.warnings.length ? ["warnings", kept.warnings.join("; ")] : null,
       ]) : h("p", {}, "Never run."),
       h("div", { class: "row" }, regenButton,
         state.running ? h("span", { class: "muted" }, "a run is going") : null),
       progressSlot()),
     card(profile ? `Entries (version ${profile.version}, ${when(profile.generatedAt)})` : "Entries",
-      profile ? entriesByCategory(profile.entries, labels) : h("p", {}, "No profile yet.")),
+      profile ? entriesByCategory(profile.entries, labels, withheld) : h("p", {}, "No profile yet.")),
     removedEntries(state.removed || [], labels),
     card(`Versions (${history.kept} kept)`, versions(history.versions)),
   );
 };
 
-// When evidence is opened: each quote links to the human messages it was taken from.
+// When evidence is opened: each quote links to the human messages it was taken from. A quote
+// traced when the entry was written already names its place: its session gets its name here;
+// an older one is looked up.
 async function linkQuotes(details) {
   if (!details.open || details.dataset.linked) return;
   details.dataset.linked = "1";
-  for (const item of details.querySelectorAll("li[data-quote]")) {
+  const placed = details.querySelectorAll("a[data-session]");
+  if (placed.length) {
+    const index = await sessionsByKey();
+    for (const a of placed) {
+      const info = index.get(a.dataset.session);
+      if (!info) continue;
+      const asked = (info.title || "").replace(/\s+/g, " ").trim();
+      a.replaceChildren(...visible(`${sessionPlace(info)} · ${asked.length > 40 ? `${asked.slice(0, 39)}…` : asked || "(no request yet)"}`));
+    }
+  }
+  for (const item of details.querySelectorAll("li[data-quote]:not([data-source])")) {
     const found = await get(`/api/sessions/quote?text=${encodeURIComponent(item.dataset.quote)}`);
     const index = await sessionsByKey();
     const links = found.matches.map((m) => h("a", { href: `#session/${m.harness}/${encodeURIComponent(m.sessionId)}?around=${m.seq}`, lang: "zh" },
@@ -794,21 +813,66 @@ function confidenceChanges(before, after) {
       down: (CONFIDENCE_RANK[e.confidence] || 0) < (CONFIDENCE_RANK[old.get(e.id).confidence] || 0) }));
 }
 
-function entriesByCategory(entries, labels) {
+// `withheld`: the ids of the entries never injected (profile.unsupported), shown dimmed with why.
+function entriesByCategory(entries, labels, withheld = new Set()) {
   const groups = [];
   for (const category of new Set([...labels.keys(), ...entries.map((e) => e.category)])) {
     const mine = entries.filter((e) => e.category === category);
     if (!mine.length) continue;
-    groups.push(h("h4", { "data-category": category }, categoryTitle(labels, category)), h("ul", {}, mine.map((e) => h("li", { lang: "zh", "data-entry": e.id, "data-pinned": e.pinned ? "1" : "0" },
+    groups.push(h("h4", { "data-category": category }, categoryTitle(labels, category)), h("ul", {}, mine.map((e) => h("li", {
+      lang: "zh", "data-entry": e.id, "data-pinned": e.pinned ? "1" : "0",
+      "data-injected": withheld.has(e.id) ? "0" : "1", class: withheld.has(e.id) ? "not-injected" : null,
+    },
       h("b", {}, e.id), " ", h("span", { class: "claim" }, e.claim), " ", h("span", { class: "tag" }, e.confidence),
       e.pinned ? h("span", { class: "tag pinned", title: "Kept as you left it by every regeneration" }, " pinned") : null,
+      withheld.has(e.id) ? notInjected(e, entries, withheld) : null,
       h("div", { class: "muted" },
         `first seen ${when(e.firstSeenAt)}, last seen ${when(e.lastSeenAt)}, seen ${e.timesSeen ?? 1}×${e.editedAt ? `, edited by you ${when(e.editedAt)}` : ""}`),
       entryControls(e, labels),
-      h("details", { ontoggle: (ev) => linkQuotes(ev.target) }, h("summary", {}, `evidence (${e.evidence.length})`),
-        h("ul", {}, e.evidence.map((q) => h("li", { "data-quote": q }, q))))))));
+      evidenceList(e)))));
   }
   return groups.length ? groups : h("p", {}, "No entries.");
+}
+
+// Why an entry is never injected (docs/design/profile.md#evidence-is-verified): none of its
+// evidence was traced to the person's own words, or another entry says the same claim (the
+// claim is injected once).
+function notInjected(e, entries, withheld) {
+  const same = (claim) => String(claim || "").split(/\s+/).filter(Boolean).join(" ").toLowerCase();
+  const twin = (e.pinned || (e.sources || []).length)
+    ? entries.find((o) => o !== e && same(o.claim) === same(e.claim) && !withheld.has(o.id))
+      || entries.find((o) => o !== e && same(o.claim) === same(e.claim))
+    : null;
+  const [title, why] = twin
+    ? ["not injected: the same claim as another entry",
+      `${twin.id} says the same, and the agent is told each claim once.`]
+    : ["not injected: no evidence from the person's own words",
+      "None of its evidence is traced to your own messages (as with an entry kept from before dshkit checked evidence). A later run that quotes you for it puts it back in."];
+  return h("div", { class: "not-injected-why", "data-not-injected": e.id },
+    h("span", { class: "tag" }, title), " ", h("span", { class: "muted" }, why));
+}
+
+// An entry's evidence: each quote traced to the person's words with where it was said
+// (harness, session, message seq, date), linked to that message; an older entry's quotes,
+// with no place kept, are looked up when opened (linkQuotes).
+function evidenceList(e) {
+  const sources = e.sources || [];
+  const items = sources.length
+    ? sources.map((s) => h("li", { "data-quote": s.quote, "data-source": `${s.harness}:${s.session}:${s.seq ?? ""}` },
+      s.quote, " ", sourcePlace(s)))
+    : (e.evidence || []).map((q) => h("li", { "data-quote": q }, q));
+  return h("details", { ontoggle: (ev) => linkQuotes(ev.target) },
+    h("summary", {}, `evidence (${items.length}${sources.length ? ", with where you said it" : ""})`),
+    h("ul", { class: "evidence-list" }, items));
+}
+
+function sourcePlace(s) {
+  const seq = s.seq === null || s.seq === undefined ? "" : `, message ${s.seq}`;
+  const at = s.at === null || s.at === undefined ? "no time recorded" : when(s.at).slice(0, 16);
+  return h("span", { class: "muted source", lang: "en" }, "— said in ",
+    h("a", { href: sessionHref(s.harness, s.session, s.seq), "data-session": `${s.harness}:${s.session}`, lang: "zh" },
+      `session ${s.session.length > 12 ? `${s.session.slice(0, 12)}…` : s.session}`),
+    ` (${s.harness}${seq} · ${at})`);
 }
 
 const ENTRY_DONE = { edit: "saved and pinned", pin: "pinned", unpin: "unpinned", remove: "removed" };
@@ -879,18 +943,39 @@ function removedEntries(removed, labels) {
       h("ul", { class: "plain removed" }, older.map(item))) : null);
 }
 
-// What the last run left out because the person had removed it, in words; the run's warnings
-// say the same in the log's words, so those are not listed twice.
-function droppedAsRemoved(run, labels) {
+// What the last run's answer wrote that did not go in as written, in words: what it wrote again
+// although the person had removed it ("kept out"), and every other refusal (kind, claim, why,
+// and the entry kept in its place). The run's warnings say the same in the log's words, so
+// those are not listed twice; a removed entry is said once, under "kept out".
+function refusals(run, labels) {
   const dropped = (run && run.droppedAsRemoved) || [];
-  const said = new Set(dropped.map((d) => `entry '${d.id}' dropped: the person removed it (${d.why})`));
+  const keptOut = new Set(dropped.map((d) => d.id));
+  const refused = ((run && run.refused) || []).filter((r) => !(r.kind === "removed" && keptOut.has(r.id)));
+  const said = new Set([
+    ...dropped.map((d) => `entry '${d.id}' dropped: the person removed it (${d.why})`),
+    ...refused.map((r) => `entry '${r.id}' refused (${r.kind}): ${r.why}${r.kept ? `; entry '${r.kept}' is kept as it was` : ""}`),
+  ]);
   const warnings = ((run && run.warnings) || []).filter((w) => !said.has(w));
-  const row = dropped.length ? ["kept out", h("ul", { class: "plain", id: "last-run-removed" },
+  const refusedRow = refused.length ? [`refused (${refused.length})`, h("ul", { class: "plain", id: "last-run-refused" },
+    refused.map((r) => h("li", { "data-refused": r.id, "data-kind": r.kind },
+      h("span", { class: "tag" }, r.kind), " ", h("b", {}, r.id || "(no id)"), " “", h("span", { lang: "zh" }, r.claim), "”: ",
+      h("span", { lang: "zh" }, r.why),
+      r.kept ? h("span", { class: "kept", "data-kept": r.kept }, ` — kept ${r.kept} as it was`) : null)))] : null;
+  const removedRow = dropped.length ? ["kept out", h("ul", { class: "plain", id: "last-run-removed" },
     dropped.map((d) => h("li", { "data-dropped": d.id },
       "The model wrote ", h("b", {}, d.id), " “", h("span", { lang: "zh" }, d.claim), "” (",
       categoryTitle(labels, d.category), ") again; it was not added back, as you removed ",
       d.removedId === d.id ? "it" : d.removedId, ": ", d.why, ".")))] : null;
-  return { row, warnings };
+  return { removedRow, refusedRow, warnings };
+}
+
+// The hooks' wait after failed runs (the console state's retry), in words; null when none.
+function retryWait(retry) {
+  if (!retry) return null;
+  const failed = `${retry.failures} failed run${retry.failures > 1 ? "s" : ""} in a row`;
+  return ["next try", h("span", { id: "last-run-retry", class: "warn" }, retry.notBefore <= Date.now()
+    ? `After ${failed}, the wait is over: the next automatic refresh asks the model again.`
+    : `After ${failed}, automatic refreshes wait: next automatic try after ${when(retry.notBefore).slice(0, 16)}, or when you say something new. Regenerate now asks at once.`)];
 }
 
 function versions(list) {
