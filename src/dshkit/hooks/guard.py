@@ -113,10 +113,10 @@ def on_command(hook: HookInput) -> dict[str, Any] | None:
     decision, reason = _delivered(hook, decision, reason)
 
     def audited() -> None:  # once the decision reached the harness
-        from ..graft import ledger
+        from ..store import audit
 
         with hook.open_store() as store:
-            ledger.audit(
+            audit(
                 store,
                 "command-blocked" if decision == "deny" else "command-asked",
                 harness=hook.harness,
