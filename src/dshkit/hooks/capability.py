@@ -13,17 +13,13 @@ harness. `DSHKIT_CAPABILITY=off` turns it off. The rule is
 
 from __future__ import annotations
 
+from ..hookio import Answer, Call
 from ..inject import rules
-from .protocol import HookInput
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:
-    from typing import Any
 
 
-def on_session_start(hook: HookInput) -> dict[str, Any] | None:
-    return hook.deliver(rules.capability_facts)
+def on_session_start(call: Call) -> Answer | None:
+    return rules.capability_facts(call)
 
 
-def on_prompt(hook: HookInput) -> dict[str, Any] | None:
-    return hook.deliver(rules.capability_facts)
+def on_prompt(call: Call) -> Answer | None:
+    return rules.capability_facts(call)

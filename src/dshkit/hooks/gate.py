@@ -9,66 +9,75 @@ from __future__ import annotations
 import time
 
 from ..harnesses import stop_support
-from .protocol import STORE_BUSY_TIMEOUT_S, HookInput
+from ..hookio import STORE_BUSY_TIMEOUT_S, Answer, Call
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from typing import Any
-
-    from ..gate import GateService
+    from ..gate import GateService, Rework
+    from ..hookio import Commit
+    from ..store import Store
 
 # How long Stop waits for verdicts still being judged: within the handler's budget in
 # `hookspec`, with room to answer and to record the delivery.
 STOP_WAIT_S = 15.0
 
 
-def _gate(hook: HookInput) -> GateService:
+def _gate(call: Call) -> GateService:
     from ..gate import GateService
 
-    return GateService(hook.state_dir, busy_timeout=STORE_BUSY_TIMEOUT_S)
+    return GateService(call.state_dir, busy_timeout=STORE_BUSY_TIMEOUT_S)
 
 
-def _cwd(hook: HookInput) -> str | None:
-    cwd = hook.payload.get("cwd")
+def _cwd(call: Call) -> str | None:
+    cwd = call.payload.get("cwd")
     return cwd if isinstance(cwd, str) and cwd else None
 
 
-def on_write(hook: HookInput) -> dict[str, Any] | None:
-    if hook.session_id:
-        _gate(hook).written(
-            (hook.harness, hook.session_id), hook.payload.get("tool_input"), _cwd(hook)
+def on_write(call: Call) -> Answer | None:
+    if call.session_id:
+        _gate(call).written(
+            (call.harness, call.session_id), call.payload.get("tool_input"), _cwd(call)
         )
     return None  # the verdict comes later: nothing to say now
 
 
-def on_command(hook: HookInput) -> dict[str, Any] | None:
-    if hook.session_id:
-        _gate(hook).commanded((hook.harness, hook.session_id), _cwd(hook))
+def on_command(call: Call) -> Answer | None:
+    if call.session_id:
+        _gate(call).commanded((call.harness, call.session_id), _cwd(call))
     return None
 
 
-def on_prompt(hook: HookInput) -> dict[str, Any] | None:
-    if not hook.session_id:
+def on_prompt(call: Call) -> Answer | None:
+    if not call.session_id:
         return None
-    rework = _gate(hook).at_prompt((hook.harness, hook.session_id))
+    rework = _gate(call).at_prompt((call.harness, call.session_id))
     if rework is None:
         return None
-    return {"additionalContext": rework.instruction, "commit": rework.commit}
+    return Answer("gate", rework.instruction, commit=_recorded(rework))
 
 
-def on_stop(hook: HookInput) -> dict[str, Any] | None:
-    if not hook.session_id:
+def on_stop(call: Call) -> Answer | None:
+    if not call.session_id:
         return None
-    support = stop_support(hook.harness)
+    support = stop_support(call.harness)
     # Going on because of a Stop hook already: blocking again could loop (the harness's own
     # flag where it really sets it; the once-per-content ledger guards the others).
-    again = support.loop_flag and hook.payload.get("stop_hook_active") is True
-    rework = _gate(hook).at_stop(
-        (hook.harness, hook.session_id),
-        _cwd(hook),
+    again = support.loop_flag and call.payload.get("stop_hook_active") is True
+    rework = _gate(call).at_stop(
+        (call.harness, call.session_id),
+        _cwd(call),
         time.monotonic() + STOP_WAIT_S,
         may_block=support.blocks and not again,
     )
     if rework is None:
         return None
-    return {"decision": "block", "reason": rework.instruction, "commit": rework.commit}
+    return Answer("gate", decision=("block", rework.instruction), commit=_recorded(rework))
+
+
+def _recorded(rework: Rework) -> Commit:
+    """The rework's delivery recorded (in the gate's own store) once it was written."""
+
+    def commit(store: Store) -> None:
+        rework.commit()
+
+    return commit

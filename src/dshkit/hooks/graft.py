@@ -16,27 +16,18 @@ where no handoff ever began is answered from the same hint (and drops it).
 from __future__ import annotations
 
 from ..graft import marker
-from .protocol import HookInput
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
-if TYPE_CHECKING:
-    from typing import Any
-
-    from ..inject.rules import Call, Part
-    from ..store import Store
+from ..hookio import Answer, Call
 
 
-def on_session_start(hook: HookInput) -> dict[str, Any] | None:
+def on_session_start(call: Call) -> Answer | None:
     from ..inject import rules
 
-    return hook.deliver(rules.handoff_at_start)
+    return rules.handoff_at_start(call)
 
 
-def on_prompt(hook: HookInput) -> dict[str, Any] | None:
-    from .run import _state_dir
-
-    state = _state_dir(hook.directory)
-    transcript = str(hook.payload.get("transcript_path") or "")
+def on_prompt(call: Call) -> Answer | None:
+    state = call.state
+    transcript = str(call.payload.get("transcript_path") or "")
     # Where no handoff ever began, only the watermark can speak to a prompt, and its room
     # hint says when it surely has nothing to say to the transcript as it is (as after a
     # tool call): then the store is not opened nor the log read; the next check folds it.
@@ -49,47 +40,37 @@ def on_prompt(hook: HookInput) -> dict[str, Any] | None:
         return None
     from ..inject import rules
 
-    return hook.deliver(rules.handoff_at_prompt)
+    return rules.handoff_at_prompt(call)
 
 
-def on_tool(hook: HookInput) -> dict[str, Any] | None:
+def on_tool(call: Call) -> Answer | None:
     # Registered to run only once a handoff ever began here (the entry point checks the
     # marker before it starts any handler): every tool call would pass here otherwise.
-    if not hook.session_id:
+    if not call.session_id:
         return None
     from ..inject import rules
 
-    return hook.deliver(rules.retirement_at_tool)
+    return rules.retirement_at_tool(call)
 
 
-def after_tool(hook: HookInput) -> dict[str, Any] | None:
-    from .run import _state_dir  # the state directory without pathlib (the hot path)
-
-    state = _state_dir(hook.directory)
-    transcript = str(hook.payload.get("transcript_path") or "")
+def after_tool(call: Call) -> Answer | None:
+    state = call.state  # the state directory without pathlib (the hot path)
+    transcript = str(call.payload.get("transcript_path") or "")
     size = marker.transcript_size(transcript)
-    if marker.quiet(state, transcript, size, hook.payload.get("tool_input")):
+    if marker.quiet(state, transcript, size, call.payload.get("tool_input")):
         return None
     from ..inject import rules
 
-    if size is None or not hook.session_id:
-        return hook.deliver(rules.watermark_after_tool)
-
-    def watched(store: Store, call: Call) -> Part:
-        """The watermark's word, and the room hint moved in the same store."""
-        part = rules.watermark_after_tool(store, call)
-        try:
-            if part.text:
+    if size is None or not call.session_id:
+        return rules.watermark_after_tool(call)
+    with call.open_store() as store:
+        answer = rules._watermark_after_tool(store, call)
+        try:  # the room hint moved in the same store
+            if answer.text:
                 marker.forget(state, transcript)
             else:
-                marker.remember(store, state, hook.harness, hook.session_id, transcript, size)
+                marker.remember(store, state, call.harness, call.session_id, transcript, size)
         except Exception as exc:  # a hint not kept only costs the next call a full check
-            from .log import log
-
             marker.forget(state, transcript)
-            log(
-                hook.directory, hook.event, f"graft room hint not kept: {type(exc).__name__}: {exc}"
-            )
-        return part
-
-    return hook.deliver(watched)
+            call.log(f"graft room hint not kept: {type(exc).__name__}: {exc}")
+    return answer

@@ -13,49 +13,45 @@ pause it skips a session harvested a short while ago); the agent never waits for
 
 from __future__ import annotations
 
+from ..hookio import Answer, Call
 from ..inject import rules
-from .protocol import HookInput
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:
-    from typing import Any
 
 
-def on_session_start(hook: HookInput) -> dict[str, Any] | None:
-    return hook.deliver(rules.memory_at_start)
+def on_session_start(call: Call) -> Answer | None:
+    return rules.memory_at_start(call)
 
 
-def on_stop(hook: HookInput) -> dict[str, Any] | None:
-    _harvest(hook, "stop")
+def on_stop(call: Call) -> Answer | None:
+    _harvest(call, "stop")
     return None
 
 
-def on_session_end(hook: HookInput) -> dict[str, Any] | None:
-    _harvest(hook, "end")
+def on_session_end(call: Call) -> Answer | None:
+    _harvest(call, "end")
     return None
 
 
-def _harvest(hook: HookInput, at: str) -> None:
+def _harvest(call: Call, at: str) -> None:
     """Start the session's harvest detached (at a pause, unless one is running: one at a
     time; at the end always, waiting for the one running)."""
-    if not hook.session_id or hook.harness_info is None:
+    if not call.session_id or call.harness_info is None:
         return
     from ..memory.records import HARVEST_LEASE
     from ..procs import spawn_detached
 
     if at == "stop":  # a pause while a harvest runs: the next pause or the end harvests
-        with hook.open_store() as store:
+        with call.open_store() as store:
             if store.lease_holder(HARVEST_LEASE) is not None:
                 return
     spawn_detached(
         "memory",
         "harvest",
         "--session",
-        hook.session_id,
+        call.session_id,
         "--harness",
-        hook.harness,
+        call.harness,
         "--at",
         at,
         "--state-dir",
-        str(hook.state_dir),
+        str(call.state_dir),
     )

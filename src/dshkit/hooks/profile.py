@@ -14,17 +14,13 @@ text: nothing. The rule is `dshkit.inject.rules.profile`, which the preview runs
 
 from __future__ import annotations
 
+from ..hookio import Answer, Call
 from ..inject import rules
-from .protocol import HookInput
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:
-    from typing import Any
 
 
-def on_session_start(hook: HookInput) -> dict[str, Any] | None:
-    return hook.deliver(rules.profile)
+def on_session_start(call: Call) -> Answer | None:
+    return rules.profile(call)
 
 
-def on_prompt(hook: HookInput) -> dict[str, Any] | None:
-    return hook.deliver(rules.profile)
+def on_prompt(call: Call) -> Answer | None:
+    return rules.profile(call)

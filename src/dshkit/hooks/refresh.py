@@ -7,13 +7,9 @@ rule is `dshkit.inject.rules.refresh_on_pause`, which the preview runs too (star
 
 from __future__ import annotations
 
+from ..hookio import Answer, Call
 from ..inject import rules
-from .protocol import HookInput
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:
-    from typing import Any
 
 
-def on_session_pause(hook: HookInput) -> dict[str, Any] | None:
-    return hook.deliver(rules.refresh_on_pause)
+def on_session_pause(call: Call) -> Answer | None:
+    return rules.refresh_on_pause(call)

@@ -13,29 +13,15 @@ from ..lazy import lazy_names
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:  # the real names, for type checkers
-    from .rules import Call, Part, Piece, join_contexts
     from .service import EventPreview, InjectPreview, InjectService, PartPreview
 
 _HOMES = {
-    "Call": "rules",
-    "Part": "rules",
-    "Piece": "rules",
-    "join_contexts": "rules",
     "EventPreview": "service",
     "InjectPreview": "service",
     "InjectService": "service",
     "PartPreview": "service",
 }
-__all__ = [
-    "Call",
-    "EventPreview",
-    "InjectPreview",
-    "InjectService",
-    "Part",
-    "PartPreview",
-    "Piece",
-    "join_contexts",
-]
+__all__ = ["EventPreview", "InjectPreview", "InjectService", "PartPreview"]
 
 
 __getattr__, __dir__ = lazy_names(globals(), _HOMES)

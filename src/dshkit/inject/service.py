@@ -29,14 +29,13 @@ from typing import Any
 
 from .. import harnesses, hookspec, plugins
 from ..errors import Invalid
+from ..hookio import LIMIT, Answer, Call, Piece, join_contexts, room_after
 from ..sessions.catalog import Catalog, SessionNotFound
 from ..sessions.harness import SideFiles
 from ..store import Store
-from . import rules
-from .rules import Call, Part
 from .wire import EventPreviewJson, InjectPreviewJson, PartPreviewJson
 
-Rule = Callable[[Store, Call], Part]
+Rule = Callable[[Call], Answer]
 
 
 def _rule(reference: str) -> Rule:
@@ -103,7 +102,7 @@ class PartPreview:
     previewed: bool  # False: its output depends on the event (or it is not ours): `why`
     source: str
     text: str
-    pieces: tuple[rules.Piece, ...]
+    pieces: tuple[Piece, ...]
     why: str  # why there is no text (or no preview)
     decision: tuple[str, str] | None  # ("block" or "deny", the reason)
     effects: tuple[str, ...]  # what the hook would start besides answering
@@ -158,7 +157,7 @@ class EventPreview:
             "event": self.event,
             "text": self.text,
             "chars": self.chars,
-            "limit": rules.LIMIT,
+            "limit": LIMIT,
             "decision": None
             if self.decision is None
             else {"kind": self.decision[0], "reason": self.decision[1]},
@@ -251,9 +250,12 @@ class InjectService:
             previews = []
             for event in wanted:
                 payload = _payload(event, session_id, where, transcript, source, permission_mode)
-                call = Call(event, name, payload, store.state_dir, environ, dry=True)
+                directory = str(store.state_dir)
+                call = Call(
+                    event, payload, name, directory, environ, dry=True, store=store, step=False
+                )
                 with store.rolled_back():
-                    previews.append(_event(store, call))
+                    previews.append(_event(call))
         return InjectPreview(
             name,
             None if session is None else session_id,
@@ -326,9 +328,9 @@ def _payload(
     return payload
 
 
-def _event(store: Store, call: Call) -> EventPreview:
+def _event(call: Call) -> EventPreview:
     """The parts of one event's handlers, in order, and the text the answer would carry."""
-    found: list[tuple[hookspec.Entry, Part | None, str]] = []
+    found: list[tuple[hookspec.Entry, Answer | None, str]] = []
     for entry in hookspec.entries(call.event, _extra(call.env)):
         if not entry.serves(call.harness):
             continue
@@ -340,19 +342,22 @@ def _event(store: Store, call: Call) -> EventPreview:
         if entry.when_exists and not (call.state_dir / entry.when_exists).exists():
             # (the entry point does not start it while the file it waits for is absent)
             absent = f"not started while {entry.when_exists} is not in the state directory"
-            found.append((entry, Part("", why=absent), ""))
+            found.append((entry, Answer("", why=absent), ""))
             continue
+        # (told the room the parts before it leave, as the hook runtime tells it)
+        said = [(e.handler, p.text) for e, p, _ in found if p is not None and p.text]
+        call.room = room_after(call.event, said)
         try:
-            part = rule(store, call)
+            part = rule(call)
         except Exception as exc:  # the hook logs it and gives no opinion for this handler
-            part = Part("", why=f"fails, so no opinion: {type(exc).__name__}: {exc}")
+            part = Answer("", why=f"fails, so no opinion: {type(exc).__name__}: {exc}")
         found.append((entry, part, ""))
     contexts = [
         (index, entry.handler, part.text)
         for index, (entry, part, _) in enumerate(found)
         if part is not None and part.text
     ]
-    text, kept, notes = rules.join_contexts(call.event, [(name, t) for _, name, t in contexts])
+    text, kept, notes = join_contexts(call.event, [(name, t) for _, name, t in contexts])
     dropped = {index for index, _, _ in contexts} - {contexts[k][0] for k in kept}
     parts = tuple(
         PartPreview(
