@@ -130,20 +130,20 @@ PROFILE = Plugin(
     commands={"profile": "dshkit.cli.profile:profile"},
     router="dshkit.web.routers.profile:from_app",
     hooks=(
-        # Once per session, on the harness's context event (hooks/profile.py).
+        # Once per session, on the harness's context event (profile/hook.py).
         Hook(
             "SessionStart",
-            "dshkit.hooks.profile:on_session_start",
+            "dshkit.profile.hook:on_session_start",
             budget=5.0,
             order=10,
-            rule="dshkit.inject.rules:profile",
+            rule="dshkit.profile.hook:on_session_start",
         ),
         Hook(
             "UserPromptSubmit",
-            "dshkit.hooks.profile:on_prompt",
+            "dshkit.profile.hook:on_prompt",
             budget=3.0,
             order=10,
-            rule="dshkit.inject.rules:profile",
+            rule="dshkit.profile.hook:on_prompt",
         ),
     ),
     # The removals too: restoring one deletes its record and stores no version.

@@ -128,12 +128,12 @@ def test_a_starts_preview_is_byte_for_byte_what_the_hook_then_injects(home: Path
     assert start_event["text"].encode() == injected.encode()
     # Its parts: each handler in its order, with the sources of its text.
     assert [(p["order"], p["handler"]) for p in start_event["parts"]] == [
-        (10, "dshkit.hooks.profile:on_session_start"),
+        (10, "dshkit.profile.hook:on_session_start"),
         (12, "dshkit.hooks.graft:on_session_start"),
         (15, "dshkit.hooks.capability:on_session_start"),
         (18, "dshkit.hooks.memory:on_session_start"),
     ]
-    profile = part(start_event, "profile:on_session_start")
+    profile = part(start_event, "profile.hook:on_session_start")
     assert profile["text"] == effective(home) and profile["delivered"]
     assert [p["source"] for p in profile["pieces"]] == ["profile:auto", "profile:extra"]
     assert profile["pieces"][1]["text"] == EXTRA
@@ -150,7 +150,7 @@ def test_a_starts_preview_is_byte_for_byte_what_the_hook_then_injects(home: Path
     after = event(
         preview(home, *session_args(home), "--event", "SessionStart", **ON), "SessionStart"
     )
-    assert after["text"] == "" and "had it already" in part(after, "profile:")["why"]
+    assert after["text"] == "" and "had it already" in part(after, "profile.hook:")["why"]
     assert "unchanged" in part(after, "capability:")["why"]
     # A compaction drops what was injected: previewed, and injected, again.
     compact = preview(
@@ -168,7 +168,7 @@ def test_a_part_the_cap_would_drop_is_marked_and_the_hook_drops_it(home: Path) -
     shown = event(
         preview(home, *session_args(home), "--event", "SessionStart", **ON), "SessionStart"
     )
-    custom, facts = part(shown, "profile:"), part(shown, "capability:")
+    custom, facts = part(shown, "profile.hook:"), part(shown, "capability:")
     assert [p["source"] for p in custom["pieces"]] == ["profile:custom"]
     assert custom["delivered"] and not custom["dropped"] and custom["chars"] == 9_900
     assert facts["dropped"] and not facts["delivered"] and facts["text"].startswith(HEADING)
@@ -193,7 +193,7 @@ def test_a_prompts_preview_holds_what_the_session_is_owed(home: Path) -> None:
     graft = part(shown, "graft:on_prompt")
     assert [p["source"] for p in graft["pieces"]] == ["graft:notice"]
     assert graft["text"] == "交接 #7 已回滚，请继续工作。"
-    assert part(shown, "profile:on_prompt")["text"] == effective(home)
+    assert part(shown, "profile.hook:on_prompt")["text"] == effective(home)
     optimizer = part(shown, "optimizer:on_prompt")
     assert not optimizer["previewed"] and "prompt optimizer" in optimizer["why"]
     out, _ = hook(home, "UserPromptSubmit", prompt(home), **ON)
@@ -241,7 +241,7 @@ def test_a_new_sessions_preview_and_the_readable_text(home: Path) -> None:
         home=home, env=ON, timeout=60,
     )  # fmt: skip
     assert printed.returncode == 0, printed.stderr
-    assert "10 dshkit.hooks.profile:on_session_start  profile," in printed.stdout
+    assert "10 dshkit.profile.hook:on_session_start  profile," in printed.stdout
     assert "from profile:auto" in printed.stdout and "profile:extra" in printed.stdout
     assert effective(home) in printed.stdout
     unknown = run_dshkit(
