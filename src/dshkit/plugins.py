@@ -181,20 +181,20 @@ CAPABILITY = Plugin(
     commands={"capability": "dshkit.cli.capability:capability"},
     router="dshkit.web.routers.capability:from_app",
     hooks=(
-        # hooks/capability.py: read from the cache, probes started detached.
+        # capability/hook.py: read from the cache, probes started detached.
         Hook(
             "SessionStart",
-            "dshkit.hooks.capability:on_session_start",
+            "dshkit.capability.hook:on_session_start",
             budget=2.0,
             order=15,
-            rule="dshkit.inject.rules:capability_facts",
+            rule="dshkit.capability.hook:on_session_start",
         ),
         Hook(
             "UserPromptSubmit",
-            "dshkit.hooks.capability:on_prompt",
+            "dshkit.capability.hook:on_prompt",
             budget=1.0,
             order=15,
-            rule="dshkit.inject.rules:capability_facts",
+            rule="dshkit.capability.hook:on_prompt",
         ),
     ),
 )

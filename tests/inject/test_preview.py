@@ -130,7 +130,7 @@ def test_a_starts_preview_is_byte_for_byte_what_the_hook_then_injects(home: Path
     assert [(p["order"], p["handler"]) for p in start_event["parts"]] == [
         (10, "dshkit.profile.hook:on_session_start"),
         (12, "dshkit.hooks.graft:on_session_start"),
-        (15, "dshkit.hooks.capability:on_session_start"),
+        (15, "dshkit.capability.hook:on_session_start"),
         (18, "dshkit.hooks.memory:on_session_start"),
     ]
     profile = part(start_event, "profile.hook:on_session_start")
@@ -138,7 +138,7 @@ def test_a_starts_preview_is_byte_for_byte_what_the_hook_then_injects(home: Path
     assert [p["source"] for p in profile["pieces"]] == ["profile:auto", "profile:extra"]
     assert profile["pieces"][1]["text"] == EXTRA
     assert "\n\n".join(p["text"] for p in profile["pieces"]) == profile["text"]
-    facts = part(start_event, "capability:on_session_start")
+    facts = part(start_event, "capability.hook:on_session_start")
     assert facts["source"] == "capability" and facts["text"].startswith(HEADING)
     assert "- 权限模式：default" in facts["text"] and facts["effects"] == []
     assert "- 子进程：✓（sh -c echo: exit 0）" in facts["text"]
@@ -151,7 +151,7 @@ def test_a_starts_preview_is_byte_for_byte_what_the_hook_then_injects(home: Path
         preview(home, *session_args(home), "--event", "SessionStart", **ON), "SessionStart"
     )
     assert after["text"] == "" and "had it already" in part(after, "profile.hook:")["why"]
-    assert "unchanged" in part(after, "capability:")["why"]
+    assert "unchanged" in part(after, "capability.hook:")["why"]
     # A compaction drops what was injected: previewed, and injected, again.
     compact = preview(
         home, *session_args(home), "--event", "SessionStart", "--source", "compact", **ON
@@ -168,12 +168,12 @@ def test_a_part_the_cap_would_drop_is_marked_and_the_hook_drops_it(home: Path) -
     shown = event(
         preview(home, *session_args(home), "--event", "SessionStart", **ON), "SessionStart"
     )
-    custom, facts = part(shown, "profile.hook:"), part(shown, "capability:")
+    custom, facts = part(shown, "profile.hook:"), part(shown, "capability.hook:")
     assert [p["source"] for p in custom["pieces"]] == ["profile:custom"]
     assert custom["delivered"] and not custom["dropped"] and custom["chars"] == 9_900
     assert facts["dropped"] and not facts["delivered"] and facts["text"].startswith(HEADING)
     assert shown["text"] == custom["text"] and shown["limit"] == 10_000
-    assert "dropped the context of dshkit.hooks.capability:on_session_start" in shown["notes"][0]
+    assert "dropped the context of dshkit.capability.hook:on_session_start" in shown["notes"][0]
     out, log = hook(home, "SessionStart", start(home), **ON)
     assert context(out) == shown["text"]
     assert shown["notes"][0] in log  # the hook logs the very same note
@@ -211,7 +211,7 @@ def test_the_preview_starts_no_probe_and_says_the_hook_would(home: Path) -> None
     shown = event(
         preview(home, *session_args(home), "--event", "SessionStart", **ON), "SessionStart"
     )
-    facts = part(shown, "capability:")
+    facts = part(shown, "capability.hook:")
     assert facts["effects"] and facts["effects"][0].startswith("starts a background probe of ")
     assert "通道实测正在后台进行" in facts["text"]  # pending, as the hook would say
     assert ledger_rows(home) == []  # no probe claimed, none started

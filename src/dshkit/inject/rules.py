@@ -24,10 +24,8 @@ if TYPE_CHECKING:
     from ..graft import live
     from ..store import Store
 
-CAPABILITY_SWITCH = "DSHKIT_CAPABILITY"  # "off" turns the capability facts off
 
 MEMORY = "memory"
-CAPABILITY = "capability"
 GRAFT = "graft"
 REFRESH = "refresh"
 
@@ -93,54 +91,6 @@ def _first_request(store: Store, call: Call) -> str:
         call.key,
     ).fetchone()
     return str(row[0]) if row else ""
-
-
-# -- capability facts ------------------------------------------------------------------------
-
-
-def capability_facts(call: Call) -> Answer:
-    """The session's capability facts: on the harness's context event, again after a
-    compaction or /clear, and with a later prompt whenever they differ from the last ones
-    delivered (a changed mode; results that were pending; none delivered yet). A report with
-    nothing fresh starts a background probe (a dry call only says it would)."""
-    with call.open_store() as store:
-        return _capability_facts(store, call)
-
-
-def _capability_facts(store: Store, call: Call) -> Answer:
-    from ..capability import lookup, read_facts, report
-    from ..store import CAPABILITY_DELIVERY
-
-    if call.env.get(CAPABILITY_SWITCH, "").lower() in ("off", "0", "false"):
-        return Answer(CAPABILITY, why=f"switched off ({CAPABILITY_SWITCH})")
-    if not call.session_id:
-        return Answer(CAPABILITY, why="the call names no session")
-    if call.event == "SessionStart" and not call.first_context:
-        return Answer(
-            CAPABILITY, why="its start's context comes too late here: the first prompt carries it"
-        )
-    # The probe's process gets this cwd: the same absolute path makes the same cache key.
-    cwd = os.path.abspath(call.cwd or os.getcwd())
-    errors: list[str] = []
-    facts = read_facts(store, call.harness, call.payload, errors)
-    if call.dry:
-        now = report(store, facts, cwd, errors)
-        started = now.probe_due
-    else:
-        now, started = lookup(store, facts, cwd, errors)
-    effects = (f"starts a background probe of {now.key}",) if started else ()
-    marker = now.key + ("#pending" if now.pending else "")
-    # The last delivery only (each supersedes the one before): a mode changed back is news.
-    key = call.key
-    unchanged = any(store.delivered(key, CAPABILITY_DELIVERY, m) for m in (marker, now.key))
-    if unchanged and not call.again:
-        # (an expired cache being probed again is no news)
-        return Answer(CAPABILITY, why="unchanged since they were last delivered", effects=effects)
-
-    def record(store: Store) -> None:
-        store.mark_delivered(key, CAPABILITY_DELIVERY, marker, superseding=True)
-
-    return Answer(CAPABILITY, now.text, effects=effects, commit=record)
 
 
 # -- context handoff (graft) -----------------------------------------------------------------
