@@ -36,8 +36,9 @@ REFRESH = "refresh"
 def memory_at_start(call: Call) -> Answer:
     """The workspace's memory (`dshkit.memory.inject`), once per session at its start and
     again after a compaction or /clear (then ranked by the session's first request), in the
-    room the profile leaves in the answer. Only the session's own workspace: no directory in
-    the call, no memory. Delivered means recorded by the commit."""
+    room the answer has left once the handlers before it spoke (`Call.room`: the profile, a
+    handoff's pickup, the capability facts). Only the session's own workspace: no directory
+    in the call, no memory. Delivered means recorded by the commit."""
     with call.open_store() as store:
         return _memory_at_start(store, call)
 
@@ -59,13 +60,11 @@ def _memory_at_start(store: Store, call: Call) -> Answer:
         return Answer(MEMORY, why="this session had it already")
     if not call.cwd:
         return Answer(MEMORY, why="the call names no directory: no workspace to read")
-    from ..memory.inject import choose, room_beside  # (a start that had it reads none)
+    from ..memory.inject import choose  # (a start that had it reads none)
     from ..memory.workspace import identify
-    from ..profile.state import ProfileState
 
     workspace = identify(call.cwd, settings["workspaces"])
-    beside = ProfileState(store).effective().text  # the profile comes first in the answer
-    budget = min(settings["inject_chars"], room_beside(beside))
+    budget = min(settings["inject_chars"], call.room)  # what the answer has left
     chosen = choose(store, workspace, _first_request(store, call), budget)
     if not chosen.text:
         return Answer(MEMORY, why=f"nothing to give a session of {workspace.root}")
