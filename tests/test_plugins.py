@@ -3,7 +3,7 @@ no other module of `src/dshkit` listing capabilities.
 
 A capability was once added by editing a dozen central tables; those are now derived from the
 descriptors. What keeps a new table from growing back is a look at the source itself, three
-ways: a string naming a descriptor's entry point ("dshkit.hooks.memory:on_stop", or
+ways: a string naming a descriptor's entry point ("dshkit.memory.hook:on_stop", or
 "memory:memory" as the CLI's table had it), a module-level collection holding two or more
 descriptors' names or tools they approve (a table keyed by capability), a module importing the
 surface modules of two or more other descriptors (a table of their functions). Only the
@@ -325,7 +325,7 @@ from . import capability, gate, memory
 from .x import y
 
 _COMMANDS = {"memory": "memory:memory", "gate": "gate:gate"}
-HANDLERS = (Entry("Stop", "dshkit.hooks.memory:on_stop"),)
+HANDLERS = (Entry("Stop", "dshkit.memory.hook:on_stop"),)
 ROUTERS = {"memory": lambda app: memory.router(app.memory), "gate": None}
 _COUNTERS = {"sessions": "SELECT 1", "memory": "SELECT 2"}
 
@@ -336,7 +336,7 @@ class Tools:
 
 
 def fine():
-    """A docstring may say "dshkit.hooks.memory:on_stop"."""
+    """A docstring may say "dshkit.memory.hook:on_stop"."""
     return {"memory": 1, "gate": 2}  # (not a table: built when called)
 '''
 
@@ -356,7 +356,7 @@ def test_the_checker_sees_the_old_tables(tmp_path: Path) -> None:
     assert [line.partition(" ")[2] for line in said] == [
         "names the entry point 'memory:memory'",
         "names the entry point 'gate:gate'",
-        "names the entry point 'dshkit.hooks.memory:on_stop'",
+        "names the entry point 'dshkit.memory.hook:on_stop'",
         "_COMMANDS holds gate, memory",
         "ROUTERS holds gate, memory",
         "_COUNTERS holds memory, sessions",

@@ -353,19 +353,19 @@ MEMORY = Plugin(
     commands={"memory": "dshkit.cli.memory:memory"},
     router="dshkit.web.routers.memory:from_app",
     hooks=(
-        # hooks/memory.py: the workspace's memory at session start, after the profile, handoff
+        # memory/hook.py: the workspace's memory at session start, after the profile, handoff
         # and capability facts (it takes the room they leave); a detached harvest when the
         # agent pauses or the session ends (only a process start here).
         Hook(
             "SessionStart",
-            "dshkit.hooks.memory:on_session_start",
+            "dshkit.memory.hook:on_session_start",
             budget=3.0,
             order=18,
-            rule="dshkit.inject.rules:memory_at_start",
+            rule="dshkit.memory.hook:on_session_start",
         ),
         Hook(
             "Stop",
-            "dshkit.hooks.memory:on_stop",
+            "dshkit.memory.hook:on_stop",
             budget=1.0,
             order=91,
             unpreviewed="starts a detached harvest of the session's memory (not within a "
@@ -373,7 +373,7 @@ MEMORY = Plugin(
         ),
         Hook(
             "SessionEnd",
-            "dshkit.hooks.memory:on_session_end",
+            "dshkit.memory.hook:on_session_end",
             budget=1.0,
             order=91,
             unpreviewed="starts a detached harvest of the session's memory",

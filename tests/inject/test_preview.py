@@ -131,7 +131,7 @@ def test_a_starts_preview_is_byte_for_byte_what_the_hook_then_injects(home: Path
         (10, "dshkit.profile.hook:on_session_start"),
         (12, "dshkit.hooks.graft:on_session_start"),
         (15, "dshkit.capability.hook:on_session_start"),
-        (18, "dshkit.hooks.memory:on_session_start"),
+        (18, "dshkit.memory.hook:on_session_start"),
     ]
     profile = part(start_event, "profile.hook:on_session_start")
     assert profile["text"] == effective(home) and profile["delivered"]

@@ -206,7 +206,7 @@ def test_the_inject_preview_shows_the_memory_part_the_hook_gives(home: Path) -> 
 
 def shown_text(preview: dict[str, Any]) -> str:
     (event,) = [e for e in preview["events"] if e["event"] == "SessionStart"]
-    (part,) = [p for p in event["parts"] if p["handler"] == "dshkit.hooks.memory:on_session_start"]
+    (part,) = [p for p in event["parts"] if p["handler"] == "dshkit.memory.hook:on_session_start"]
     assert part["previewed"] is True
     return str(event["text"])
 
