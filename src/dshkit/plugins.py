@@ -252,41 +252,41 @@ GRAFT = Plugin(
     commands={"graft": "dshkit.cli.graft:graft"},
     router="dshkit.web.routers.graft:from_app",
     hooks=(
-        # hooks/graft.py: a handed-off session takes no new prompt or tool call (first, so its
+        # graft/hook.py: a handed-off session takes no new prompt or tool call (first, so its
         # block wins); the watermark after every tool call and with each prompt; a waiting
         # handoff handed to the next session started in its directory
         # (docs/design/graft.md#the-hooks-watch-every-step).
         Hook(
             "SessionStart",
-            "dshkit.hooks.graft:on_session_start",
+            "dshkit.graft.hook:on_session_start",
             budget=3.0,
             order=12,
-            rule="dshkit.inject.rules:handoff_at_start",
+            rule="dshkit.graft.hook:on_session_start",
         ),
         Hook(
             "UserPromptSubmit",
-            "dshkit.hooks.graft:on_prompt",
+            "dshkit.graft.hook:on_prompt",
             budget=2.0,
             order=1,
-            rule="dshkit.inject.rules:handoff_at_prompt",
+            rule="dshkit.graft.hook:on_prompt",
         ),
         Hook(
             "PreToolUse",
-            "dshkit.hooks.graft:on_tool",
+            "dshkit.graft.hook:on_tool",
             budget=1.0,
             order=1,
             # graft.marker.NAME (not imported: the hot path), written before the first
             # handoff ever begins; tests/test_plugins.py checks the spelling.
             when_exists="graft.used",
-            rule="dshkit.inject.rules:retirement_at_tool",
+            rule="dshkit.graft.hook:on_tool",
         ),
         Hook(
             "PostToolUse",
-            "dshkit.hooks.graft:after_tool",
+            "dshkit.graft.hook:after_tool",
             budget=3.0,
             order=40,
             quiet="dshkit.graft.marker:quiet_payload",  # a session far below the band
-            rule="dshkit.inject.rules:watermark_after_tool",
+            rule="dshkit.graft.hook:after_tool",
         ),
     ),
     counter="SELECT (SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), 0) FROM graft_txns) "

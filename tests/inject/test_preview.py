@@ -129,7 +129,7 @@ def test_a_starts_preview_is_byte_for_byte_what_the_hook_then_injects(home: Path
     # Its parts: each handler in its order, with the sources of its text.
     assert [(p["order"], p["handler"]) for p in start_event["parts"]] == [
         (10, "dshkit.profile.hook:on_session_start"),
-        (12, "dshkit.hooks.graft:on_session_start"),
+        (12, "dshkit.graft.hook:on_session_start"),
         (15, "dshkit.capability.hook:on_session_start"),
         (18, "dshkit.memory.hook:on_session_start"),
     ]
@@ -144,7 +144,7 @@ def test_a_starts_preview_is_byte_for_byte_what_the_hook_then_injects(home: Path
     assert "- 子进程：✓（sh -c echo: exit 0）" in facts["text"]
     assert start_event["text"] == profile["text"] + "\n\n" + facts["text"]
     assert start_event["chars"] == profile["chars"] + 2 + facts["chars"]
-    graft = part(start_event, "graft:on_session_start")
+    graft = part(start_event, "graft.hook:on_session_start")
     assert graft["text"] == "" and "no handoff waits" in graft["why"]
     # Delivered now, so the next start has nothing to bring.
     after = event(
@@ -190,7 +190,7 @@ def test_a_prompts_preview_holds_what_the_session_is_owed(home: Path) -> None:
     shown = event(
         preview(home, *session_args(home), "--event", "UserPromptSubmit", **ON), "UserPromptSubmit"
     )
-    graft = part(shown, "graft:on_prompt")
+    graft = part(shown, "graft.hook:on_prompt")
     assert [p["source"] for p in graft["pieces"]] == ["graft:notice"]
     assert graft["text"] == "交接 #7 已回滚，请继续工作。"
     assert part(shown, "profile.hook:on_prompt")["text"] == effective(home)
@@ -202,7 +202,8 @@ def test_a_prompts_preview_holds_what_the_session_is_owed(home: Path) -> None:
     later = event(
         preview(home, *session_args(home), "--event", "UserPromptSubmit", **ON), "UserPromptSubmit"
     )
-    assert later["text"] == "" and "no handoff, notice" in part(later, "graft:on_prompt")["why"]
+    assert later["text"] == ""
+    assert "no handoff, notice" in part(later, "graft.hook:on_prompt")["why"]
 
 
 def test_the_preview_starts_no_probe_and_says_the_hook_would(home: Path) -> None:
