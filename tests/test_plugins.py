@@ -61,7 +61,7 @@ def resolve(reference: str) -> Any:
 
 def owners() -> dict[str, str]:
     """Module → the descriptor whose entry points it holds, for every module exactly one
-    descriptor names (a module several name, such as `inject.rules`, is shared)."""
+    descriptor names (a module several would name is shared)."""
     named: dict[str, set[str]] = {}
     for plugin in plugins.PLUGINS:
         for reference in references(plugin):

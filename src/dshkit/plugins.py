@@ -309,20 +309,20 @@ SESSIONS = Plugin(
     },
     router="dshkit.web.routers.sessions:from_app",
     hooks=(
-        # A detached refresh when the agent pauses (hooks/refresh.py): only a process start.
+        # A detached refresh when the agent pauses (sessions/hook.py): only a process start.
         Hook(
             "Stop",
-            "dshkit.hooks.refresh:on_session_pause",
+            "dshkit.sessions.hook:on_session_pause",
             budget=3.0,
             order=90,
-            rule="dshkit.inject.rules:refresh_on_pause",
+            rule="dshkit.sessions.hook:on_session_pause",
         ),
         Hook(
             "SessionEnd",
-            "dshkit.hooks.refresh:on_session_pause",
+            "dshkit.sessions.hook:on_session_pause",
             budget=3.0,
             order=90,
-            rule="dshkit.inject.rules:refresh_on_pause",
+            rule="dshkit.sessions.hook:on_session_pause",
         ),
     ),
     counter="SELECT COUNT(*) || ':' || COALESCE(SUM(revision), 0) FROM sessions",

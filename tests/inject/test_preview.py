@@ -217,7 +217,7 @@ def test_the_preview_starts_no_probe_and_says_the_hook_would(home: Path) -> None
     assert "通道实测正在后台进行" in facts["text"]  # pending, as the hook would say
     assert ledger_rows(home) == []  # no probe claimed, none started
     stopped = event(preview(home, *session_args(home), "--event", "Stop"), "Stop")
-    assert part(stopped, "refresh:")["effects"] == ["starts a detached `dshkit refresh`"]
+    assert part(stopped, "sessions.hook:")["effects"] == ["starts a detached `dshkit refresh`"]
     time.sleep(0.5)
     with Store(state(home)) as store:
         assert store.get_meta("profile.lastRun") is None  # no refresh ran

@@ -1,10 +1,9 @@
-"""What the hooks inject into a session: the rules each context handler follows (`rules`),
-run by the hooks to deliver and by the preview (`service`) to show, byte for byte, what each
-event would bring without delivering anything.
+"""What the hooks inject into a session, previewed (`service`): each event's handlers, the
+capabilities' hook faces, run dry to show byte for byte what it would bring without
+delivering anything.
 
-`InjectService` is the face the surfaces call (`dshkit inject show`, `GET /api/inject/`); the
-hooks call `rules` directly. The names below are imported on first use: a hook that runs one
-rule does not load the preview.
+`InjectService` is the face the surfaces call (`dshkit inject show`, `GET /api/inject/`). The
+names below are imported on first use.
 """
 
 from __future__ import annotations

@@ -2,13 +2,15 @@
 preview behind `dshkit inject show` and `GET /api/inject/`.
 
 For each event (SessionStart, UserPromptSubmit, …) the handlers registered in `hookspec` for
-it run in their order as the hooks would run them next, through the same rules
-(`inject.rules`), but dry: on a store whose transactions are rolled back (`Uncommitted`), with
-no commit called and nothing started (where a hook would start a probe or a refresh, the part
-says so). Each part keeps its handler, its order, its text and its pieces with their sources
-(the generated profile, the extra or custom text, the capability facts, a handoff's pickup, a
-notice, the watermark), its length as the harnesses count it, and whether the 10,000-character
-cap would drop it; the event's text is exactly the additionalContext the hook would answer.
+it run in their order as the hooks would run them next: the capabilities' own hook faces
+(`<capability>/hook.py`, named by the descriptors), each told the room the parts before it
+leave, but dry (`hookio.Call.dry`): on a store whose transactions are rolled back
+(`Uncommitted`), with no commit called and nothing started (where a hook would start a probe
+or a refresh, the part says so). Each part keeps its handler, its order, its text and its
+pieces with their sources (the generated profile, the extra or custom text, the capability
+facts, a handoff's pickup, a notice, the watermark), its length as the harnesses count it, and
+whether the 10,000-character cap would drop it; the event's text is exactly the
+additionalContext the hook would answer.
 
 Every event is previewed as if it fired next, on its own: nothing is delivered between them.
 Handlers whose output depends on what the event carries (the prompt optimizer on the prompt,
