@@ -389,11 +389,11 @@ GUARD = Plugin(
     commands={"guard": "dshkit.cli.guard:guard"},
     router="dshkit.web.routers.guard:from_app",  # the mode commands are judged under
     hooks=(
-        # hooks/guard.py: a pure function of the command line
+        # guard/hook.py: a pure function of the command line
         # (docs/design/guard.md#the-guard-fails-closed).
         Hook(
             "PreToolUse",
-            "dshkit.hooks.guard:on_command",
+            "dshkit.guard.hook:on_command",
             budget=2.0,
             order=5,
             tools=("command",),

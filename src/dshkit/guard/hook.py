@@ -1,6 +1,6 @@
-"""The command risk policy on PreToolUse: an agent's shell command that is destructive, opaque
-or a global search is denied or sent for approval before it runs, per `[guard] mode` and the
-person's own allow and deny rules.
+"""The command risk policy on PreToolUse, the guard's hook face: an agent's shell command that
+is destructive, opaque or a global search is denied or sent for approval before it runs, per
+`[guard] mode` and the person's own allow and deny rules.
 
 It answers in every case: a call it cannot judge (a payload of the wrong shape, cut short or
 unparsable: see `unjudged`) gets the decision for opaque code, never silence; settings it
@@ -16,16 +16,16 @@ import os
 import sys
 
 from .. import harnesses
-from ..guard import SAFE, TABLE, UNKNOWN, decide
-from ..guard.policy import GLOBAL_SEARCH, OPAQUE, Kind
-from ..guard.service import classify_sent, mode_state
 from ..hookio import Answer, Call
+from . import SAFE, TABLE, UNKNOWN, decide
+from .policy import GLOBAL_SEARCH, OPAQUE, Kind
+from .service import classify_sent, mode_state
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
 if TYPE_CHECKING:
-    from ..guard.rules import Rules
-    from ..guard.service import Classification
     from ..store import Store
+    from .rules import Rules
+    from .service import Classification
 
 _STRICT = "strict"
 _RISKS = {"safe": "无破坏性", "unknown": "无法看懂的命令", "destructive": "破坏性命令"}
@@ -203,7 +203,7 @@ def _settings(call: Call, workspace: str | None) -> tuple[str, Rules | None, str
     state = mode_state(os.path.dirname(path), call.env)  # the one rule: what the CLI shows
     section, rules, note = state.section, None, ""
     if section is not None and (section["allow"] or section["deny"] or section["projects"]):
-        from ..guard.service import rules_for
+        from .service import rules_for
 
         rules = rules_for(section, workspace, path) or None
     if state.problem:  # what was to decide the mode cannot be read: strict, and said why
