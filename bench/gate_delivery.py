@@ -121,8 +121,8 @@ def handler_costs(
 ) -> list[float]:
     """The gate's PostToolUse handler called in this process, a new content each time (what
     it adds to the hook beyond the interpreter and the other handlers)."""
+    from dshkit.gate.hook import on_write
     from dshkit.hookio import Call
-    from dshkit.hooks.gate import on_write
 
     os.environ.update(env)  # the detached runs get the quick browser too
     found: list[float] = []

@@ -162,10 +162,10 @@ OPTIMIZER = Plugin(
     },
     router="dshkit.web.routers.optimizer:from_app",
     hooks=(
-        # hooks/optimizer.py: its own deadline is inside this budget.
+        # optimizer/hook.py: its own deadline is inside this budget.
         Hook(
             "UserPromptSubmit",
-            "dshkit.hooks.optimizer:on_prompt",
+            "dshkit.optimizer.hook:on_prompt",
             budget=16.0,
             order=20,
             unpreviewed="the prompt optimizer refines each prompt as it is sent",
@@ -205,13 +205,13 @@ GATE = Plugin(
     commands={"gate": "dshkit.cli.gate:gate"},
     router="dshkit.web.routers.gate:from_app",
     hooks=(
-        # hooks/gate.py: a written web deliverable (or one a shell command changed) judged in
+        # gate/hook.py: a written web deliverable (or one a shell command changed) judged in
         # the background; a failure handed back at Stop (which waits for a verdict still
         # coming within its budget) or with the next prompt
         # (docs/design/gate.md#a-failure-is-handed-back-once-per-content).
         Hook(
             "PostToolUse",
-            "dshkit.hooks.gate:on_write",
+            "dshkit.gate.hook:on_write",
             budget=2.0,
             order=50,
             tools=("write",),
@@ -220,7 +220,7 @@ GATE = Plugin(
         ),
         Hook(
             "PostToolUse",
-            "dshkit.hooks.gate:on_command",
+            "dshkit.gate.hook:on_command",
             budget=2.0,
             order=51,
             tools=("command",),
@@ -228,7 +228,7 @@ GATE = Plugin(
         ),
         Hook(
             "UserPromptSubmit",
-            "dshkit.hooks.gate:on_prompt",
+            "dshkit.gate.hook:on_prompt",
             budget=1.0,
             order=30,
             unpreviewed="the delivery gate hands back a failure judged since the last stop "
@@ -236,7 +236,7 @@ GATE = Plugin(
         ),
         Hook(
             "Stop",
-            "dshkit.hooks.gate:on_stop",
+            "dshkit.gate.hook:on_stop",
             budget=18.0,
             order=50,
             unpreviewed="the delivery gate hands back a failure of a deliverable the turn "

@@ -194,7 +194,7 @@ def test_a_prompts_preview_holds_what_the_session_is_owed(home: Path) -> None:
     assert [p["source"] for p in graft["pieces"]] == ["graft:notice"]
     assert graft["text"] == "交接 #7 已回滚，请继续工作。"
     assert part(shown, "profile.hook:on_prompt")["text"] == effective(home)
-    optimizer = part(shown, "optimizer:on_prompt")
+    optimizer = part(shown, "optimizer.hook:on_prompt")
     assert not optimizer["previewed"] and "prompt optimizer" in optimizer["why"]
     out, _ = hook(home, "UserPromptSubmit", prompt(home), **ON)
     assert context(out) == shown["text"]

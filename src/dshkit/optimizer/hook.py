@@ -1,4 +1,5 @@
-"""The prompt optimizer on UserPromptSubmit: the person's words, refined, before the agent starts.
+"""The prompt optimizer on UserPromptSubmit, the optimizer's hook face: the person's words,
+refined, before the agent starts.
 
 `auto`: the refined instruction reaches the agent as context clearly labelled as the refined
 reading of the request (the harnesses cannot rewrite a prompt). `review`: the prompt is held
@@ -21,7 +22,7 @@ import time
 
 from ..errors import NotFound
 from ..hookio import STORE_BUSY_TIMEOUT_S, Answer, Call
-from ..optimizer import OptimizerService
+from .service import OptimizerService
 
 # The optimization's own deadline in a hook, whatever the settings say: inside the handler's
 # budget in the registry, with room to store the run and answer.

@@ -1,8 +1,8 @@
-"""The delivery gate on the hooks: a written web deliverable is judged in the background
-(PostToolUse of a write tool, or of a shell command that changed one), and a hard failure goes
-back to the agent when it tries to end its turn (Stop: the protocol's block-with-reason, where
-the harness's Stop supports it) or with its next prompt (context), recorded as delivered only
-once the answer was written."""
+"""The delivery gate on the hooks, the gate's hook face: a written web deliverable is judged
+in the background (PostToolUse of a write tool, or of a shell command that changed one), and a
+hard failure goes back to the agent when it tries to end its turn (Stop: the protocol's
+block-with-reason, where the harness's Stop supports it) or with its next prompt (context),
+recorded as delivered only once the answer was written."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from ..hookio import STORE_BUSY_TIMEOUT_S, Answer, Call
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from ..gate import GateService, Rework
     from ..hookio import Commit
     from ..store import Store
+    from .rework import Rework
+    from .service import GateService
 
 # How long Stop waits for verdicts still being judged: within the handler's budget in
 # `hookspec`, with room to answer and to record the delivery.
@@ -23,7 +24,7 @@ STOP_WAIT_S = 15.0
 
 
 def _gate(call: Call) -> GateService:
-    from ..gate import GateService
+    from .service import GateService
 
     return GateService(call.state_dir, busy_timeout=STORE_BUSY_TIMEOUT_S)
 
