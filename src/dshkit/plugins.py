@@ -3,8 +3,9 @@ derived.
 
 A descriptor names, as strings, what the surfaces reach of a capability: its CLI commands
 (name → "module:attribute", imported when invoked), its web router ("module:function" building
-it from the `App`, mounted at `/api/<name>/`), its hook handlers (`Hook`: what `hookspec.Entry`
-is built from, and how `dshkit inject show` previews each), its change counter (the SQL whose
+it from the `App`, mounted at `/api/<name>/`), its hook handlers (`Hook`: functions of its hook
+face, `dshkit.<name>.hook`, what `hookspec.Entry` is built from, and whether `dshkit inject
+show` previews each), its change counter (the SQL whose
 figure moves when its data changes: the console's live topic `<name>`) and the MCP tools a
 harness may run without asking. The tables the surfaces read are derived here once:
 `hookspec.HANDLERS`, the CLI's commands, `web.routers.ROUTERS`, `inject.service.RULES` and
@@ -28,12 +29,12 @@ if TYPE_CHECKING:
 
 
 class Hook:
-    """One hook handler: its event, its handler ("module:function", imported only when the
-    event fires for it), its own time budget and its order (lower runs first, and its context
-    has the first claim on the output cap); what `hookspec.Entry` takes besides (tools,
-    harnesses, when_exists, fails_closed, quiet as "module:function"); and for the preview
-    either its `rule` ("module:function" in `inject.rules`, run dry) or why it is
-    `unpreviewed` (its answer depends on what the event carries)."""
+    """One hook handler: its event, its handler ("module:function" of the package's hook face,
+    `<package>/hook.py`, imported only when the event fires for it), its own time budget and
+    its order (lower runs first, and its context has the first claim on the output cap); what
+    `hookspec.Entry` takes besides (tools, harnesses, when_exists, fails_closed, quiet as
+    "module:function"); and why it is `unpreviewed` (its answer depends on what the event
+    carries), where it is: every other handler `dshkit inject show` runs itself, dry."""
 
     __slots__ = (
         "budget",
@@ -43,7 +44,6 @@ class Hook:
         "harnesses",
         "order",
         "quiet",
-        "rule",
         "tools",
         "unpreviewed",
         "when_exists",
@@ -61,7 +61,6 @@ class Hook:
         when_exists: str | None = None,
         fails_closed: bool = False,
         quiet: str | None = None,
-        rule: str | None = None,
         unpreviewed: str | None = None,
     ) -> None:
         self.event = event
@@ -73,7 +72,6 @@ class Hook:
         self.when_exists = when_exists
         self.fails_closed = fails_closed
         self.quiet = quiet
-        self.rule = rule
         self.unpreviewed = unpreviewed
 
     def __repr__(self) -> str:
@@ -136,14 +134,12 @@ PROFILE = Plugin(
             "dshkit.profile.hook:on_session_start",
             budget=5.0,
             order=10,
-            rule="dshkit.profile.hook:on_session_start",
         ),
         Hook(
             "UserPromptSubmit",
             "dshkit.profile.hook:on_prompt",
             budget=3.0,
             order=10,
-            rule="dshkit.profile.hook:on_prompt",
         ),
     ),
     # The removals too: restoring one deletes its record and stores no version.
@@ -187,14 +183,12 @@ CAPABILITY = Plugin(
             "dshkit.capability.hook:on_session_start",
             budget=2.0,
             order=15,
-            rule="dshkit.capability.hook:on_session_start",
         ),
         Hook(
             "UserPromptSubmit",
             "dshkit.capability.hook:on_prompt",
             budget=1.0,
             order=15,
-            rule="dshkit.capability.hook:on_prompt",
         ),
     ),
 )
@@ -261,14 +255,12 @@ GRAFT = Plugin(
             "dshkit.graft.hook:on_session_start",
             budget=3.0,
             order=12,
-            rule="dshkit.graft.hook:on_session_start",
         ),
         Hook(
             "UserPromptSubmit",
             "dshkit.graft.hook:on_prompt",
             budget=2.0,
             order=1,
-            rule="dshkit.graft.hook:on_prompt",
         ),
         Hook(
             "PreToolUse",
@@ -278,7 +270,6 @@ GRAFT = Plugin(
             # graft.marker.NAME (not imported: the hot path), written before the first
             # handoff ever begins; tests/test_plugins.py checks the spelling.
             when_exists="graft.used",
-            rule="dshkit.graft.hook:on_tool",
         ),
         Hook(
             "PostToolUse",
@@ -286,7 +277,6 @@ GRAFT = Plugin(
             budget=3.0,
             order=40,
             quiet="dshkit.graft.marker:quiet_payload",  # a session far below the band
-            rule="dshkit.graft.hook:after_tool",
         ),
     ),
     counter="SELECT (SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), 0) FROM graft_txns) "
@@ -315,14 +305,12 @@ SESSIONS = Plugin(
             "dshkit.sessions.hook:on_session_pause",
             budget=3.0,
             order=90,
-            rule="dshkit.sessions.hook:on_session_pause",
         ),
         Hook(
             "SessionEnd",
             "dshkit.sessions.hook:on_session_pause",
             budget=3.0,
             order=90,
-            rule="dshkit.sessions.hook:on_session_pause",
         ),
     ),
     counter="SELECT COUNT(*) || ':' || COALESCE(SUM(revision), 0) FROM sessions",
@@ -361,7 +349,6 @@ MEMORY = Plugin(
             "dshkit.memory.hook:on_session_start",
             budget=3.0,
             order=18,
-            rule="dshkit.memory.hook:on_session_start",
         ),
         Hook(
             "Stop",

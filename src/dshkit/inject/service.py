@@ -37,19 +37,21 @@ from ..sessions.harness import SideFiles
 from ..store import Store
 from .wire import EventPreviewJson, InjectPreviewJson, PartPreviewJson
 
-Rule = Callable[[Call], Answer]
+Rule = Callable[[Call], Answer | None]
 
 
 def _rule(reference: str) -> Rule:
-    """The rule `reference` names ("module:function")."""
+    """The handler `reference` names ("module:function" of a hook face)."""
     module, _, name = reference.partition(":")
     found: Rule = getattr(importlib.import_module(module), name)
     return found
 
 
-# From the descriptors (`dshkit.plugins`): each built-in handler that puts something into the
-# session and the rule it runs, and each whose answer depends on what the event carries, why.
-RULES: dict[str, Rule] = {hook.handler: _rule(hook.rule) for hook in plugins.hooks() if hook.rule}
+# From the descriptors (`dshkit.plugins`): each built-in handler the preview runs dry, and each
+# whose answer depends on what the event carries, why not.
+RULES: dict[str, Rule] = {
+    hook.handler: _rule(hook.handler) for hook in plugins.hooks() if hook.unpreviewed is None
+}
 NOT_PREVIEWED: dict[str, str] = {
     hook.handler: hook.unpreviewed for hook in plugins.hooks() if hook.unpreviewed
 }
@@ -350,7 +352,7 @@ def _event(call: Call) -> EventPreview:
         said = [(e.handler, p.text) for e, p, _ in found if p is not None and p.text]
         call.room = room_after(call.event, said)
         try:
-            part = rule(call)
+            part = rule(call) or Answer("", why="nothing to say to this event")
         except Exception as exc:  # the hook logs it and gives no opinion for this handler
             part = Answer("", why=f"fails, so no opinion: {type(exc).__name__}: {exc}")
         found.append((entry, part, ""))
