@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dshkit.hookio import Call
+from dshkit.errors import Invalid
+from dshkit.hookio import JOIN, LIMIT, Answer, Call, room_after, state_path
 from dshkit.store import Store
 
 
@@ -38,3 +39,56 @@ def test_a_call_opens_its_store_once_and_an_interrupted_block_leaves_nothing_ope
     with pytest.raises(sqlite3.ProgrammingError):
         first.db.execute("SELECT 1")
     hook.close()  # (twice: nothing left to close)
+
+
+def test_a_dry_call_lends_the_store_it_was_given_and_leaves_its_transaction_open(
+    tmp_path: Path,
+) -> None:
+    with Store(tmp_path) as store:
+        store.db.execute("BEGIN")  # the preview's, rolled back when it is done
+        call = Call("SessionStart", {}, "claude", str(tmp_path), dry=True, store=store, step=False)
+        with call.open_store() as lent:
+            assert lent is store
+            lent.set_meta("test.dry", "1")
+        assert store.db.in_transaction and call.state == str(store.state_dir)
+        assert call.state_dir == store.state_dir and call.is_step is False
+        call.close()  # (nothing of its own to close)
+        assert store.get_meta("test.dry") == "1"
+        store.db.execute("ROLLBACK")
+        assert store.get_meta("test.dry") is None
+
+
+def test_a_relative_state_directory_is_refused() -> None:
+    with pytest.raises(Invalid, match="absolute"):
+        Call("PreToolUse", {}, "claude", "state").state  # noqa: B018
+    with pytest.raises(Invalid):
+        state_path("relative/dir")
+
+
+def test_an_answer_in_dshkits_own_words() -> None:
+    assert Answer("x", why="nothing to say").words() == {}
+    assert Answer("x", "text").words() == {"additionalContext": "text"}
+    assert Answer("x", decision=("block", "held")).words() == {
+        "decision": "block",
+        "reason": "held",
+    }
+    assert Answer("x", "t", decision=("ask", "sure?")).words() == {
+        "additionalContext": "t",
+        "permissionDecision": "ask",
+        "permissionDecisionReason": "sure?",
+    }
+    assert [p.source for p in Answer("profile", "t").pieces] == ["profile"]
+    with pytest.raises(ValueError, match="a decision is one of"):
+        Answer("x", decision=("maybe", "?"))
+
+
+def test_the_room_a_face_is_told_is_what_the_answer_has_left() -> None:
+    assert room_after("SessionStart", []) == LIMIT
+    assert room_after("SessionStart", [("a", "x" * 100)]) == LIMIT - 100 - len(JOIN)
+    two = [("a", "x" * 100), ("b", "y" * 50)]
+    assert room_after("SessionStart", two) == LIMIT - 150 - 2 * len(JOIN)
+    # A context the cap drops takes no room; astral characters count twice, as harnesses do.
+    dropped = [("a", "x" * 100), ("b", "z" * LIMIT)]
+    assert room_after("SessionStart", dropped) == LIMIT - 100 - len(JOIN)
+    assert room_after("SessionStart", [("a", "😀")]) == LIMIT - 2 - len(JOIN)
+    assert room_after("SessionStart", [("a", "z" * (LIMIT - 1))]) == 0
