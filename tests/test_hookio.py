@@ -92,3 +92,16 @@ def test_the_room_a_face_is_told_is_what_the_answer_has_left() -> None:
     assert room_after("SessionStart", dropped) == LIMIT - 100 - len(JOIN)
     assert room_after("SessionStart", [("a", "😀")]) == LIMIT - 2 - len(JOIN)
     assert room_after("SessionStart", [("a", "z" * (LIMIT - 1))]) == 0
+
+
+def test_a_block_inside_another_leaves_the_outer_transaction_alone(tmp_path: Path) -> None:
+    # A face reading `Call.is_step` (its own block) while it holds the store in a transaction.
+    call = Call("UserPromptSubmit", {"session_id": "s"}, "claude", str(tmp_path))
+    with call.open_store() as store, store.transaction():
+        store.set_meta("test.outer", "1")
+        with call.open_store() as inner:
+            assert inner.get_meta("test.outer") == "1"
+        assert store.db.in_transaction  # still the outer block's, not rolled back
+    with call.open_store() as store:
+        assert store.get_meta("test.outer") == "1"
+    call.close()

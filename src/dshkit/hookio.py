@@ -227,19 +227,23 @@ class Call:
 class _Lent:
     """The call's store lent to one `with` block: left open at its end, but a transaction
     the block left open (interrupted) is rolled back, as closing the connection would have
-    done; where that cannot be done, the store is closed (the next block opens another)."""
+    done; where that cannot be done, the store is closed (the next block opens another). A
+    block inside another (a face asking `Call.is_step` with the store in hand) leaves the
+    outer block's transaction to it."""
 
-    __slots__ = ("call", "store")
+    __slots__ = ("call", "outer", "store")
 
     def __init__(self, call: Call) -> None:
         assert call._store is not None
         self.call, self.store = call, call._store
+        self.outer = False
 
     def __enter__(self) -> Store:
+        self.outer = self.store.db.in_transaction
         return self.store
 
     def __exit__(self, *exc: object) -> None:
-        if not self.store.db.in_transaction:
+        if self.outer or not self.store.db.in_transaction:
             return
         try:
             self.store.db.execute("ROLLBACK")

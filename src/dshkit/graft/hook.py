@@ -229,9 +229,7 @@ def _handoff_begun(store: Store) -> bool:
     """Whether a handoff ever began in the store's state directory (`graft.marker.used`, one
     `stat`): without one no session here was handed off, is owed a notice or can pick one up,
     and `graft.live` (the watermark's imports with it) need not be loaded to say so."""
-    from .marker import used
-
-    return used(str(store.state_dir))
+    return marker.used(str(store.state_dir))
 
 
 def _forced(said: list[tuple[str, live.Notice | live.Watch]]) -> tuple[str, ...]:
