@@ -10,6 +10,7 @@ import pytest
 
 from dshkit.errors import Invalid
 from dshkit.hookio import JOIN, LIMIT, Answer, Call, room_after, state_path
+from dshkit.hooks import run
 from dshkit.store import Store
 
 
@@ -105,3 +106,19 @@ def test_a_block_inside_another_leaves_the_outer_transaction_alone(tmp_path: Pat
     with call.open_store() as store:
         assert store.get_meta("test.outer") == "1"
     call.close()
+
+
+@pytest.mark.parametrize("given", [None, "", "/abs/state", "~/state", "relative/state"])
+def test_the_hook_entry_point_spells_the_state_directory_as_calls_do(
+    given: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # hooks.run keeps its own copy, so that a call no handler wants does not load hookio.
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("DSH_HOME", str(tmp_path / ".dsh"))
+    if given == "relative/state":
+        with pytest.raises(Invalid):
+            state_path(given)
+        with pytest.raises(Invalid):
+            run._state_dir(given)
+    else:
+        assert run._state_dir(given) == state_path(given)

@@ -25,7 +25,7 @@ import os
 import sys
 import time
 
-from ..hookio import state_path
+from ..harnesses import absolute, dsh_home
 from ..hookspec import (
     EVENTS,
     MAX_PAYLOAD_BYTES,
@@ -92,7 +92,7 @@ def _call(
     event = argv[0] if argv else ""
     directory = argv[argv.index("--state-dir") + 1] if "--state-dir" in argv[:-1] else None
     try:
-        state = state_path(directory)
+        state = _state_dir(directory)
     except Exception as exc:  # Invalid, caught broadly: the hot path imports no error tree
         # No state directory to log in, and none may be made here (the agent's directory):
         # the line goes to stderr, which the harness keeps in its own log. The handlers that
@@ -141,6 +141,15 @@ def _call(
 
         log(directory, event, problem)
     return 0
+
+
+def _state_dir(directory: str | None) -> str:
+    """The state directory as `hookio.state_path` has it (a call no handler wants does not
+    load `hookio`); Invalid when it is relative."""
+    if directory:
+        path = os.path.expanduser(directory)
+        return absolute(path, directory, "the state directory", "state_dir")
+    return os.path.join(dsh_home(), "dshkit")
 
 
 def _present(entry: Entry, state: str) -> bool:
