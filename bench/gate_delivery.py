@@ -121,14 +121,14 @@ def handler_costs(
 ) -> list[float]:
     """The gate's PostToolUse handler called in this process, a new content each time (what
     it adds to the hook beyond the interpreter and the other handlers)."""
-    from dshkit.hooks.gate import on_write
-    from dshkit.hooks.protocol import HookInput
+    from dshkit.gate.hook import on_write
+    from dshkit.hookio import Call
 
     os.environ.update(env)  # the detached runs get the quick browser too
     found: list[float] = []
     for number in range(runs + 1):
         page.write_text(f"<!doctype html><p>in process {number}</p>\n")
-        hook = HookInput("PostToolUse", dict(write), "claude", str(state), env)
+        hook = Call("PostToolUse", dict(write), "claude", str(state), env)
         started = time.perf_counter()
         on_write(hook)
         took = time.perf_counter() - started

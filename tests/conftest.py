@@ -15,7 +15,7 @@ from .support import processes
 from .support.graft_driver import World, make_world
 
 # Hook tests compare whole answers; capability facts (which start detached browser probes)
-# are off unless a test turns them on (tests/hooks/test_capability.py).
+# are off unless a test turns them on (tests/capability/test_hook.py).
 os.environ.setdefault("DSHKIT_CAPABILITY", "off")
 
 

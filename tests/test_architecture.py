@@ -1,5 +1,7 @@
 """The import structure ARCHITECTURE.md describes, checked: layers only import downwards,
-capabilities never import each other, and no module imports itself back through others.
+capabilities never import each other, and no module imports itself back through others; the
+hook path's faces (`<package>/hook.py`) import no other capability, and the hook runtime and
+the preview import none at all (they reach the faces by the names the descriptors give).
 
 Every `import` statement of `src/dshkit` counts for the layers, those inside functions too (a
 lazy import is still a dependency). The cycle check follows what runs when a module is
@@ -27,7 +29,7 @@ PACKAGE = "dshkit"
 # layer until it has one (tests/test_plugins.py checks each has exactly one).
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "lazy", "paths", "config", "harnesses", "procs", "chromium", "jobs"),
-    ("store", "words", "turns"),
+    ("store", "words", "turns", "hookio"),
     ("sessions", "llm", "provenance"),
     plugins.CAPABILITIES,
     ("plugins", "install", "hookspec", "inject", "overview", "app"),
@@ -212,3 +214,52 @@ def test_surfaces_import_only_services_faces_and_wire_types() -> None:
             if len(parts) > 1 and parts[0] in reached and parts[1] not in FACE_PARTS:
                 wrong.append(f"{module}:{line} imports {imported}")
     assert not wrong, "surfaces reaching inside a capability:\n" + "\n".join(wrong)
+
+
+# The hook path: each descriptor's handlers are functions of its package's face, and what runs
+# them (the runtime in `hooks/`, the preview in `inject/`) reaches them only by those names.
+FACE = "hook"
+
+
+def test_each_handler_is_a_function_of_its_packages_face() -> None:
+    known = modules()
+    wrong = []
+    for plugin in plugins.PLUGINS:
+        for hook in plugin.hooks:
+            module = hook.handler.partition(":")[0]
+            if module != f"{PACKAGE}.{plugin.package}.{FACE}" or module not in known:
+                wrong.append(f"{plugin.name}: {hook.handler}")
+    assert not wrong, "handlers outside their package's hook face:\n" + "\n".join(wrong)
+    assert len({hook.handler for hook in plugins.hooks()}) >= 15  # (the walk found them)
+
+
+def test_a_face_imports_no_other_capability() -> None:
+    faces = {
+        f"{PACKAGE}.{plugin.package}.{FACE}": plugin.package
+        for plugin in plugins.PLUGINS
+        if plugin.hooks
+    }
+    wrong = []
+    for module, targets in graph().items():
+        own = faces.get(module)
+        if own is None:
+            continue
+        for imported, line, _runs in targets:
+            _, theirs = layer_of(imported)
+            if theirs in CAPABILITIES and theirs != own:  # (the sessions layer is below)
+                wrong.append(f"{module}:{line} imports {imported}")
+    assert len(faces) >= 7
+    assert not wrong, "a face importing another capability:\n" + "\n".join(wrong)
+
+
+def test_the_hook_runtime_and_the_preview_import_no_capability() -> None:
+    wrong = []
+    for module, targets in graph().items():
+        _, mine = layer_of(module)
+        if mine not in ("hooks", "inject"):
+            continue
+        for imported, line, _runs in targets:
+            _, theirs = layer_of(imported)
+            if theirs in CAPABILITIES or (mine == "hooks" and theirs in ("sessions", "llm")):
+                wrong.append(f"{module}:{line} imports {imported}")
+    assert not wrong, "the hook runtime reaching a capability:\n" + "\n".join(wrong)

@@ -3,7 +3,7 @@ no other module of `src/dshkit` listing capabilities.
 
 A capability was once added by editing a dozen central tables; those are now derived from the
 descriptors. What keeps a new table from growing back is a look at the source itself, three
-ways: a string naming a descriptor's entry point ("dshkit.hooks.memory:on_stop", or
+ways: a string naming a descriptor's entry point ("dshkit.memory.hook:on_stop", or
 "memory:memory" as the CLI's table had it), a module-level collection holding two or more
 descriptors' names or tools they approve (a table keyed by capability), a module importing the
 surface modules of two or more other descriptors (a table of their functions). Only the
@@ -50,7 +50,7 @@ def references(plugin: plugins.Plugin) -> list[str]:
     """Every "module:attribute" the descriptor names."""
     found = [*plugin.commands.values(), *([plugin.router] if plugin.router else [])]
     for hook in plugin.hooks:
-        found += [hook.handler, *(r for r in (hook.rule, hook.quiet) if r)]
+        found += [hook.handler, *(r for r in (hook.quiet,) if r)]
     return found
 
 
@@ -61,7 +61,7 @@ def resolve(reference: str) -> Any:
 
 def owners() -> dict[str, str]:
     """Module → the descriptor whose entry points it holds, for every module exactly one
-    descriptor names (a module several name, such as `inject.rules`, is shared)."""
+    descriptor names (a module several would name is shared)."""
     named: dict[str, set[str]] = {}
     for plugin in plugins.PLUGINS:
         for reference in references(plugin):
@@ -108,8 +108,9 @@ def test_each_router_is_named_like_its_descriptor(tmp_path: Path) -> None:
 
 
 def test_each_hook_is_previewed_or_says_why_not() -> None:
+    # The preview runs a handler itself, dry, unless its descriptor says why it cannot.
     for hook in plugins.hooks():
-        assert (hook.rule is None) != (hook.unpreviewed is None), hook
+        assert hook.unpreviewed is None or hook.unpreviewed.strip(), hook
 
 
 def test_no_two_handlers_of_an_event_share_an_order() -> None:
@@ -123,7 +124,7 @@ def test_the_entries_are_the_descriptors_hooks() -> None:
         (h.event, h.handler, h.order, h.budget) for h in plugins.hooks()
     ]
     quiet = [e for e in hookspec.HANDLERS if e.quiet is not None]
-    assert [e.handler for e in quiet] == ["dshkit.hooks.graft:after_tool"]
+    assert [e.handler for e in quiet] == ["dshkit.graft.hook:after_tool"]
 
 
 def test_a_file_a_handler_waits_for_is_spelled_as_its_package_spells_it() -> None:
@@ -216,7 +217,7 @@ def entry_points(
     """(line, string) of every string, docstrings aside, that is a "module:attribute" naming
     something a descriptor's module defines, or one of the descriptors' entry points as the
     CLI's table once spelled them (relative to `dshkit.cli`, `dshkit.hooks` or
-    `dshkit.web.routers`)."""
+    `dshkit.web.routers`; a hook face's as "<package>:<handler>")."""
     skip = docstrings(tree)
     named = {reference for plugin in plugins.PLUGINS for reference in references(plugin)}
     found = []
@@ -229,7 +230,7 @@ def entry_points(
         if not (colon and attribute.isidentifier()):
             continue
         spelled = module in owned and attribute in defines(known[module])
-        relative = any(
+        relative = f"dshkit.{module}.hook:{attribute}" in named or any(
             f"dshkit.{surface}.{module}:{attribute}" in named
             for surface in ("cli", "hooks", "web.routers")
         )
@@ -325,7 +326,7 @@ from . import capability, gate, memory
 from .x import y
 
 _COMMANDS = {"memory": "memory:memory", "gate": "gate:gate"}
-HANDLERS = (Entry("Stop", "dshkit.hooks.memory:on_stop"),)
+HANDLERS = (Entry("Stop", "dshkit.memory.hook:on_stop"),)
 ROUTERS = {"memory": lambda app: memory.router(app.memory), "gate": None}
 _COUNTERS = {"sessions": "SELECT 1", "memory": "SELECT 2"}
 
@@ -336,7 +337,7 @@ class Tools:
 
 
 def fine():
-    """A docstring may say "dshkit.hooks.memory:on_stop"."""
+    """A docstring may say "dshkit.memory.hook:on_stop"."""
     return {"memory": 1, "gate": 2}  # (not a table: built when called)
 '''
 
@@ -356,7 +357,7 @@ def test_the_checker_sees_the_old_tables(tmp_path: Path) -> None:
     assert [line.partition(" ")[2] for line in said] == [
         "names the entry point 'memory:memory'",
         "names the entry point 'gate:gate'",
-        "names the entry point 'dshkit.hooks.memory:on_stop'",
+        "names the entry point 'dshkit.memory.hook:on_stop'",
         "_COMMANDS holds gate, memory",
         "ROUTERS holds gate, memory",
         "_COUNTERS holds memory, sessions",

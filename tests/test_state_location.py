@@ -1,7 +1,7 @@
 """A relative state location is refused, never taken relative to wherever dshkit runs: the
 command line exits 2 naming the variable (or option) and its value, the hook gives no opinion
 and says why on stderr (but the command guard, which judges at its strictest: its tests are
-tests/hooks/test_guard.py), and neither creates anything in its working directory."""
+tests/guard/test_hook.py), and neither creates anything in its working directory."""
 
 from __future__ import annotations
 

@@ -16,11 +16,14 @@ closed (a policy that must not let a call it could not read go through).
 entries' tool vocabularies, and `doctor` checks an install against the same list: a handler
 added to a descriptor later is installed by running `install-hooks` again.
 
-A handler takes a `hooks.protocol.HookInput` and returns None (no opinion) or a dict with any of
-`additionalContext`, `decision: "block"` with `reason`, `permissionDecision` ("deny", "ask",
-"allow") with `permissionDecisionReason`, and `commit`: a callable the runtime calls only
-after the answer carrying this result was written to the harness (a side effect that must
-not happen unless the agent really got the result, e.g. marking a session as injected).
+A handler takes a `hookio.Call` and returns None (no opinion) or a `hookio.Answer`: a context,
+a decision (allow, ask or deny a tool call; block a prompt or a stop) and a `commit` the
+runtime calls, in the call's store, only after the answer carrying it was written to the
+harness (a side effect that must not happen unless the agent really got the result, e.g.
+marking a session as injected). A handler of one's own (`DSHKIT_HOOK_HANDLERS`) may answer
+in dshkit's words instead: a dict with any of `additionalContext`, `decision: "block"` with
+`reason`, `permissionDecision` ("deny", "ask", "allow") with `permissionDecisionReason`, and
+`commit`, a callable taking no argument.
 
 Kept free of heavy imports: the hook entry point reads it on every tool call.
 """

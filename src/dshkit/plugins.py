@@ -3,8 +3,9 @@ derived.
 
 A descriptor names, as strings, what the surfaces reach of a capability: its CLI commands
 (name → "module:attribute", imported when invoked), its web router ("module:function" building
-it from the `App`, mounted at `/api/<name>/`), its hook handlers (`Hook`: what `hookspec.Entry`
-is built from, and how `dshkit inject show` previews each), its change counter (the SQL whose
+it from the `App`, mounted at `/api/<name>/`), its hook handlers (`Hook`: functions of its hook
+face, `dshkit.<name>.hook`, what `hookspec.Entry` is built from, and whether `dshkit inject
+show` previews each), its change counter (the SQL whose
 figure moves when its data changes: the console's live topic `<name>`) and the MCP tools a
 harness may run without asking. The tables the surfaces read are derived here once:
 `hookspec.HANDLERS`, the CLI's commands, `web.routers.ROUTERS`, `inject.service.RULES` and
@@ -28,12 +29,12 @@ if TYPE_CHECKING:
 
 
 class Hook:
-    """One hook handler: its event, its handler ("module:function", imported only when the
-    event fires for it), its own time budget and its order (lower runs first, and its context
-    has the first claim on the output cap); what `hookspec.Entry` takes besides (tools,
-    harnesses, when_exists, fails_closed, quiet as "module:function"); and for the preview
-    either its `rule` ("module:function" in `inject.rules`, run dry) or why it is
-    `unpreviewed` (its answer depends on what the event carries)."""
+    """One hook handler: its event, its handler ("module:function" of the package's hook face,
+    `<package>/hook.py`, imported only when the event fires for it), its own time budget and
+    its order (lower runs first, and its context has the first claim on the output cap); what
+    `hookspec.Entry` takes besides (tools, harnesses, when_exists, fails_closed, quiet as
+    "module:function"); and why it is `unpreviewed` (its answer depends on what the event
+    carries), where it is: every other handler `dshkit inject show` runs itself, dry."""
 
     __slots__ = (
         "budget",
@@ -43,7 +44,6 @@ class Hook:
         "harnesses",
         "order",
         "quiet",
-        "rule",
         "tools",
         "unpreviewed",
         "when_exists",
@@ -61,7 +61,6 @@ class Hook:
         when_exists: str | None = None,
         fails_closed: bool = False,
         quiet: str | None = None,
-        rule: str | None = None,
         unpreviewed: str | None = None,
     ) -> None:
         self.event = event
@@ -73,7 +72,6 @@ class Hook:
         self.when_exists = when_exists
         self.fails_closed = fails_closed
         self.quiet = quiet
-        self.rule = rule
         self.unpreviewed = unpreviewed
 
     def __repr__(self) -> str:
@@ -130,20 +128,18 @@ PROFILE = Plugin(
     commands={"profile": "dshkit.cli.profile:profile"},
     router="dshkit.web.routers.profile:from_app",
     hooks=(
-        # Once per session, on the harness's context event (hooks/profile.py).
+        # Once per session, on the harness's context event (profile/hook.py).
         Hook(
             "SessionStart",
-            "dshkit.hooks.profile:on_session_start",
+            "dshkit.profile.hook:on_session_start",
             budget=5.0,
             order=10,
-            rule="dshkit.inject.rules:profile",
         ),
         Hook(
             "UserPromptSubmit",
-            "dshkit.hooks.profile:on_prompt",
+            "dshkit.profile.hook:on_prompt",
             budget=3.0,
             order=10,
-            rule="dshkit.inject.rules:profile",
         ),
     ),
     # The removals too: restoring one deletes its record and stores no version.
@@ -162,10 +158,10 @@ OPTIMIZER = Plugin(
     },
     router="dshkit.web.routers.optimizer:from_app",
     hooks=(
-        # hooks/optimizer.py: its own deadline is inside this budget.
+        # optimizer/hook.py: its own deadline is inside this budget.
         Hook(
             "UserPromptSubmit",
-            "dshkit.hooks.optimizer:on_prompt",
+            "dshkit.optimizer.hook:on_prompt",
             budget=16.0,
             order=20,
             unpreviewed="the prompt optimizer refines each prompt as it is sent",
@@ -181,20 +177,18 @@ CAPABILITY = Plugin(
     commands={"capability": "dshkit.cli.capability:capability"},
     router="dshkit.web.routers.capability:from_app",
     hooks=(
-        # hooks/capability.py: read from the cache, probes started detached.
+        # capability/hook.py: read from the cache, probes started detached.
         Hook(
             "SessionStart",
-            "dshkit.hooks.capability:on_session_start",
+            "dshkit.capability.hook:on_session_start",
             budget=2.0,
             order=15,
-            rule="dshkit.inject.rules:capability_facts",
         ),
         Hook(
             "UserPromptSubmit",
-            "dshkit.hooks.capability:on_prompt",
+            "dshkit.capability.hook:on_prompt",
             budget=1.0,
             order=15,
-            rule="dshkit.inject.rules:capability_facts",
         ),
     ),
 )
@@ -205,13 +199,13 @@ GATE = Plugin(
     commands={"gate": "dshkit.cli.gate:gate"},
     router="dshkit.web.routers.gate:from_app",
     hooks=(
-        # hooks/gate.py: a written web deliverable (or one a shell command changed) judged in
+        # gate/hook.py: a written web deliverable (or one a shell command changed) judged in
         # the background; a failure handed back at Stop (which waits for a verdict still
         # coming within its budget) or with the next prompt
         # (docs/design/gate.md#a-failure-is-handed-back-once-per-content).
         Hook(
             "PostToolUse",
-            "dshkit.hooks.gate:on_write",
+            "dshkit.gate.hook:on_write",
             budget=2.0,
             order=50,
             tools=("write",),
@@ -220,7 +214,7 @@ GATE = Plugin(
         ),
         Hook(
             "PostToolUse",
-            "dshkit.hooks.gate:on_command",
+            "dshkit.gate.hook:on_command",
             budget=2.0,
             order=51,
             tools=("command",),
@@ -228,7 +222,7 @@ GATE = Plugin(
         ),
         Hook(
             "UserPromptSubmit",
-            "dshkit.hooks.gate:on_prompt",
+            "dshkit.gate.hook:on_prompt",
             budget=1.0,
             order=30,
             unpreviewed="the delivery gate hands back a failure judged since the last stop "
@@ -236,7 +230,7 @@ GATE = Plugin(
         ),
         Hook(
             "Stop",
-            "dshkit.hooks.gate:on_stop",
+            "dshkit.gate.hook:on_stop",
             budget=18.0,
             order=50,
             unpreviewed="the delivery gate hands back a failure of a deliverable the turn "
@@ -252,41 +246,37 @@ GRAFT = Plugin(
     commands={"graft": "dshkit.cli.graft:graft"},
     router="dshkit.web.routers.graft:from_app",
     hooks=(
-        # hooks/graft.py: a handed-off session takes no new prompt or tool call (first, so its
+        # graft/hook.py: a handed-off session takes no new prompt or tool call (first, so its
         # block wins); the watermark after every tool call and with each prompt; a waiting
         # handoff handed to the next session started in its directory
         # (docs/design/graft.md#the-hooks-watch-every-step).
         Hook(
             "SessionStart",
-            "dshkit.hooks.graft:on_session_start",
+            "dshkit.graft.hook:on_session_start",
             budget=3.0,
             order=12,
-            rule="dshkit.inject.rules:handoff_at_start",
         ),
         Hook(
             "UserPromptSubmit",
-            "dshkit.hooks.graft:on_prompt",
+            "dshkit.graft.hook:on_prompt",
             budget=2.0,
             order=1,
-            rule="dshkit.inject.rules:handoff_at_prompt",
         ),
         Hook(
             "PreToolUse",
-            "dshkit.hooks.graft:on_tool",
+            "dshkit.graft.hook:on_tool",
             budget=1.0,
             order=1,
             # graft.marker.NAME (not imported: the hot path), written before the first
             # handoff ever begins; tests/test_plugins.py checks the spelling.
             when_exists="graft.used",
-            rule="dshkit.inject.rules:retirement_at_tool",
         ),
         Hook(
             "PostToolUse",
-            "dshkit.hooks.graft:after_tool",
+            "dshkit.graft.hook:after_tool",
             budget=3.0,
             order=40,
             quiet="dshkit.graft.marker:quiet_payload",  # a session far below the band
-            rule="dshkit.inject.rules:watermark_after_tool",
         ),
     ),
     counter="SELECT (SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), 0) FROM graft_txns) "
@@ -309,20 +299,18 @@ SESSIONS = Plugin(
     },
     router="dshkit.web.routers.sessions:from_app",
     hooks=(
-        # A detached refresh when the agent pauses (hooks/refresh.py): only a process start.
+        # A detached refresh when the agent pauses (sessions/hook.py): only a process start.
         Hook(
             "Stop",
-            "dshkit.hooks.refresh:on_session_pause",
+            "dshkit.sessions.hook:on_session_pause",
             budget=3.0,
             order=90,
-            rule="dshkit.inject.rules:refresh_on_pause",
         ),
         Hook(
             "SessionEnd",
-            "dshkit.hooks.refresh:on_session_pause",
+            "dshkit.sessions.hook:on_session_pause",
             budget=3.0,
             order=90,
-            rule="dshkit.inject.rules:refresh_on_pause",
         ),
     ),
     counter="SELECT COUNT(*) || ':' || COALESCE(SUM(revision), 0) FROM sessions",
@@ -353,19 +341,18 @@ MEMORY = Plugin(
     commands={"memory": "dshkit.cli.memory:memory"},
     router="dshkit.web.routers.memory:from_app",
     hooks=(
-        # hooks/memory.py: the workspace's memory at session start, after the profile, handoff
+        # memory/hook.py: the workspace's memory at session start, after the profile, handoff
         # and capability facts (it takes the room they leave); a detached harvest when the
         # agent pauses or the session ends (only a process start here).
         Hook(
             "SessionStart",
-            "dshkit.hooks.memory:on_session_start",
+            "dshkit.memory.hook:on_session_start",
             budget=3.0,
             order=18,
-            rule="dshkit.inject.rules:memory_at_start",
         ),
         Hook(
             "Stop",
-            "dshkit.hooks.memory:on_stop",
+            "dshkit.memory.hook:on_stop",
             budget=1.0,
             order=91,
             unpreviewed="starts a detached harvest of the session's memory (not within a "
@@ -373,7 +360,7 @@ MEMORY = Plugin(
         ),
         Hook(
             "SessionEnd",
-            "dshkit.hooks.memory:on_session_end",
+            "dshkit.memory.hook:on_session_end",
             budget=1.0,
             order=91,
             unpreviewed="starts a detached harvest of the session's memory",
@@ -389,11 +376,11 @@ GUARD = Plugin(
     commands={"guard": "dshkit.cli.guard:guard"},
     router="dshkit.web.routers.guard:from_app",  # the mode commands are judged under
     hooks=(
-        # hooks/guard.py: a pure function of the command line
+        # guard/hook.py: a pure function of the command line
         # (docs/design/guard.md#the-guard-fails-closed).
         Hook(
             "PreToolUse",
-            "dshkit.hooks.guard:on_command",
+            "dshkit.guard.hook:on_command",
             budget=2.0,
             order=5,
             tools=("command",),

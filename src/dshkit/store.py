@@ -1253,6 +1253,30 @@ class Lease:
         self.store.set_meta(self.key, self.value)
 
 
+def audit(
+    store: Store,
+    kind: str,
+    *,
+    harness: str | None = None,
+    session_id: str | None = None,
+    txn_id: int | None = None,
+    **detail: object,
+) -> None:
+    """Append one record to the audit trail, `graft_audit` (`model-nudge`, `force-graft`,
+    `command-blocked`, …): what the hooks and the handoffs did, written by graft and by the
+    command guard alike (neither imports the other). Inside an open transaction the record
+    commits or rolls back with it."""
+    import orjson  # (a record is written after a hook's answer, never on the way to it)
+
+    if not kind:
+        raise ValueError("an audit record needs a kind")
+    store.db.execute(
+        "INSERT INTO graft_audit (at, kind, harness, session_id, txn_id, detail) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (int(time.time() * 1000), kind, harness, session_id, txn_id, orjson.dumps(detail).decode()),
+    )
+
+
 def _statements(script: str) -> list[str]:
     # executescript() would COMMIT our open transaction; split instead (no ';' in our DDL strings).
     return [part.strip() for part in script.split(";") if part.strip()]

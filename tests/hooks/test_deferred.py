@@ -83,7 +83,7 @@ def test_a_start_that_found_the_store_locked_is_made_good_by_the_next_prompt(
     with locked(state):
         out, log = hook(home, "SessionStart", start(harness, cwd=str(home / "p")), **on)
     assert out == {}  # nothing could be read: no profile, no facts
-    assert "handler dshkit.hooks.profile:on_session_start failed" in log and "locked" in log
+    assert "handler dshkit.profile.hook:on_session_start failed" in log and "locked" in log
     key = (harness, "c1" if harness == "claude" else "x1")
     with Store(state) as store:
         assert not store.delivered(key, PROFILE_DELIVERY)
@@ -110,7 +110,7 @@ def test_dsh_takes_it_with_the_next_prompt_after_a_locked_first_one(home: Path) 
     state = home / ".dsh" / "dshkit"
     with locked(state):
         out, log = hook(home, "UserPromptSubmit", dsh("d1", prompt="fix it"))
-    assert out == {} and "handler dshkit.hooks.profile:on_prompt failed" in log
+    assert out == {} and "handler dshkit.profile.hook:on_prompt failed" in log
     first, _ = hook(home, "UserPromptSubmit", dsh("d1", prompt="fix it"))
     assert context(first) == effective(home)
     assert hook(home, "UserPromptSubmit", dsh("d1", prompt=effective(home)))[0] == {}

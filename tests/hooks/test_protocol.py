@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dshkit.hooks.protocol import HookInput, dumps, loads
-from dshkit.store import Store
+from dshkit.hooks.protocol import dumps, loads
 
 VALUES: list[Any] = [
     {},
@@ -55,31 +52,3 @@ def test_reading_and_writing_import_neither_json_nor_re() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "[]\n"
-
-
-def test_a_call_opens_its_store_once_and_an_interrupted_block_leaves_nothing_open(
-    tmp_path: Path,
-) -> None:
-    # One connection for every handler of a call (the last one of a process to close a WAL
-    # database checkpoints it and removes its WAL, which the next open makes again).
-    hook = HookInput("UserPromptSubmit", {"session_id": "s"}, "claude", str(tmp_path))
-    with hook.open_store() as first:
-        first.set_meta("test.first", "1")
-    with hook.open_store() as second:
-        assert second is first and second.get_meta("test.first") == "1"
-    # A block interrupted inside a transaction (a handler out of time): rolled back, and
-    # the next block starts clean on the same connection.
-    with pytest.raises(KeyboardInterrupt), hook.open_store() as store:
-        store.db.execute("BEGIN IMMEDIATE")
-        store.db.execute("INSERT INTO meta (key, value) VALUES ('test.lost', '1')")
-        raise KeyboardInterrupt
-    with hook.open_store() as store:
-        assert not store.db.in_transaction and store.get_meta("test.lost") is None
-        with store.transaction():
-            store.set_meta("test.kept", "1")
-    hook.close()
-    with Store(tmp_path) as other:  # written, and the call's connection is gone
-        assert other.get_meta("test.kept") == "1"
-    with pytest.raises(sqlite3.ProgrammingError):
-        first.db.execute("SELECT 1")
-    hook.close()  # (twice: nothing left to close)

@@ -160,7 +160,7 @@ def test_a_locked_store_gives_no_opinion_within_the_budget(home: Path, mode: str
     finally:
         locker.communicate(b"", timeout=30)
     assert out == {}
-    assert "handler dshkit.hooks.profile:on_session_start failed" in log and "locked" in log
+    assert "handler dshkit.profile.hook:on_session_start failed" in log and "locked" in log
     assert elapsed < 5.0  # a bound (the handler's budget), not a speed target: it was 30 s
     # Nothing was recorded: once the lock is gone, the same session gets its profile.
     assert context(hook(home, "SessionStart", claude("c5", source="startup"))[0]) == effective(home)

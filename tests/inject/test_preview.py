@@ -128,30 +128,30 @@ def test_a_starts_preview_is_byte_for_byte_what_the_hook_then_injects(home: Path
     assert start_event["text"].encode() == injected.encode()
     # Its parts: each handler in its order, with the sources of its text.
     assert [(p["order"], p["handler"]) for p in start_event["parts"]] == [
-        (10, "dshkit.hooks.profile:on_session_start"),
-        (12, "dshkit.hooks.graft:on_session_start"),
-        (15, "dshkit.hooks.capability:on_session_start"),
-        (18, "dshkit.hooks.memory:on_session_start"),
+        (10, "dshkit.profile.hook:on_session_start"),
+        (12, "dshkit.graft.hook:on_session_start"),
+        (15, "dshkit.capability.hook:on_session_start"),
+        (18, "dshkit.memory.hook:on_session_start"),
     ]
-    profile = part(start_event, "profile:on_session_start")
+    profile = part(start_event, "profile.hook:on_session_start")
     assert profile["text"] == effective(home) and profile["delivered"]
     assert [p["source"] for p in profile["pieces"]] == ["profile:auto", "profile:extra"]
     assert profile["pieces"][1]["text"] == EXTRA
     assert "\n\n".join(p["text"] for p in profile["pieces"]) == profile["text"]
-    facts = part(start_event, "capability:on_session_start")
+    facts = part(start_event, "capability.hook:on_session_start")
     assert facts["source"] == "capability" and facts["text"].startswith(HEADING)
     assert "- 权限模式：default" in facts["text"] and facts["effects"] == []
     assert "- 子进程：✓（sh -c echo: exit 0）" in facts["text"]
     assert start_event["text"] == profile["text"] + "\n\n" + facts["text"]
     assert start_event["chars"] == profile["chars"] + 2 + facts["chars"]
-    graft = part(start_event, "graft:on_session_start")
+    graft = part(start_event, "graft.hook:on_session_start")
     assert graft["text"] == "" and "no handoff waits" in graft["why"]
     # Delivered now, so the next start has nothing to bring.
     after = event(
         preview(home, *session_args(home), "--event", "SessionStart", **ON), "SessionStart"
     )
-    assert after["text"] == "" and "had it already" in part(after, "profile:")["why"]
-    assert "unchanged" in part(after, "capability:")["why"]
+    assert after["text"] == "" and "had it already" in part(after, "profile.hook:")["why"]
+    assert "unchanged" in part(after, "capability.hook:")["why"]
     # A compaction drops what was injected: previewed, and injected, again.
     compact = preview(
         home, *session_args(home), "--event", "SessionStart", "--source", "compact", **ON
@@ -168,12 +168,12 @@ def test_a_part_the_cap_would_drop_is_marked_and_the_hook_drops_it(home: Path) -
     shown = event(
         preview(home, *session_args(home), "--event", "SessionStart", **ON), "SessionStart"
     )
-    custom, facts = part(shown, "profile:"), part(shown, "capability:")
+    custom, facts = part(shown, "profile.hook:"), part(shown, "capability.hook:")
     assert [p["source"] for p in custom["pieces"]] == ["profile:custom"]
     assert custom["delivered"] and not custom["dropped"] and custom["chars"] == 9_900
     assert facts["dropped"] and not facts["delivered"] and facts["text"].startswith(HEADING)
     assert shown["text"] == custom["text"] and shown["limit"] == 10_000
-    assert "dropped the context of dshkit.hooks.capability:on_session_start" in shown["notes"][0]
+    assert "dropped the context of dshkit.capability.hook:on_session_start" in shown["notes"][0]
     out, log = hook(home, "SessionStart", start(home), **ON)
     assert context(out) == shown["text"]
     assert shown["notes"][0] in log  # the hook logs the very same note
@@ -190,11 +190,11 @@ def test_a_prompts_preview_holds_what_the_session_is_owed(home: Path) -> None:
     shown = event(
         preview(home, *session_args(home), "--event", "UserPromptSubmit", **ON), "UserPromptSubmit"
     )
-    graft = part(shown, "graft:on_prompt")
+    graft = part(shown, "graft.hook:on_prompt")
     assert [p["source"] for p in graft["pieces"]] == ["graft:notice"]
     assert graft["text"] == "交接 #7 已回滚，请继续工作。"
-    assert part(shown, "profile:on_prompt")["text"] == effective(home)
-    optimizer = part(shown, "optimizer:on_prompt")
+    assert part(shown, "profile.hook:on_prompt")["text"] == effective(home)
+    optimizer = part(shown, "optimizer.hook:on_prompt")
     assert not optimizer["previewed"] and "prompt optimizer" in optimizer["why"]
     out, _ = hook(home, "UserPromptSubmit", prompt(home), **ON)
     assert context(out) == shown["text"]
@@ -202,7 +202,8 @@ def test_a_prompts_preview_holds_what_the_session_is_owed(home: Path) -> None:
     later = event(
         preview(home, *session_args(home), "--event", "UserPromptSubmit", **ON), "UserPromptSubmit"
     )
-    assert later["text"] == "" and "no handoff, notice" in part(later, "graft:on_prompt")["why"]
+    assert later["text"] == ""
+    assert "no handoff, notice" in part(later, "graft.hook:on_prompt")["why"]
 
 
 def test_the_preview_starts_no_probe_and_says_the_hook_would(home: Path) -> None:
@@ -211,12 +212,12 @@ def test_the_preview_starts_no_probe_and_says_the_hook_would(home: Path) -> None
     shown = event(
         preview(home, *session_args(home), "--event", "SessionStart", **ON), "SessionStart"
     )
-    facts = part(shown, "capability:")
+    facts = part(shown, "capability.hook:")
     assert facts["effects"] and facts["effects"][0].startswith("starts a background probe of ")
     assert "通道实测正在后台进行" in facts["text"]  # pending, as the hook would say
     assert ledger_rows(home) == []  # no probe claimed, none started
     stopped = event(preview(home, *session_args(home), "--event", "Stop"), "Stop")
-    assert part(stopped, "refresh:")["effects"] == ["starts a detached `dshkit refresh`"]
+    assert part(stopped, "sessions.hook:")["effects"] == ["starts a detached `dshkit refresh`"]
     time.sleep(0.5)
     with Store(state(home)) as store:
         assert store.get_meta("profile.lastRun") is None  # no refresh ran
@@ -241,7 +242,7 @@ def test_a_new_sessions_preview_and_the_readable_text(home: Path) -> None:
         home=home, env=ON, timeout=60,
     )  # fmt: skip
     assert printed.returncode == 0, printed.stderr
-    assert "10 dshkit.hooks.profile:on_session_start  profile," in printed.stdout
+    assert "10 dshkit.profile.hook:on_session_start  profile," in printed.stdout
     assert "from profile:auto" in printed.stdout and "profile:extra" in printed.stdout
     assert effective(home) in printed.stdout
     unknown = run_dshkit(

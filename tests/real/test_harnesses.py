@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 import pytest
 
-from dshkit.hooks.optimizer import LABEL
+from dshkit.optimizer.hook import LABEL
 
 from ..support.cli import SCRIPT
 from ..support.fakes import (

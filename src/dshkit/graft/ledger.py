@@ -17,6 +17,7 @@ import orjson
 
 from .. import harnesses
 from ..store import GRAFT_NOTICE_DELIVERY, Store
+from ..store import audit as audit  # the trail's one writer, shared with the guard
 from .wire import AuditRecordJson, ForceFailureJson, RetirementJson
 
 TRANSFERRING = "transferring"  # a handoff of the source is under way
@@ -177,27 +178,6 @@ class AuditRecord:
             "txnId": self.txn_id,
             "detail": self.detail,
         }
-
-
-def audit(
-    store: Store,
-    kind: str,
-    *,
-    harness: str | None = None,
-    session_id: str | None = None,
-    txn_id: int | None = None,
-    **detail: Any,
-) -> None:
-    """Append one audit record (`model-nudge`, `force-graft`, `command-blocked`, …).
-
-    Inside an open transaction the record commits or rolls back with it."""
-    if not kind:
-        raise ValueError("an audit record needs a kind")
-    store.db.execute(
-        "INSERT INTO graft_audit (at, kind, harness, session_id, txn_id, detail) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        (now_ms(), kind, harness, session_id, txn_id, orjson.dumps(detail).decode()),
-    )
 
 
 def audit_records(store: Store, limit: int = 100, session: str | None = None) -> list[AuditRecord]:

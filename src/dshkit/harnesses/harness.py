@@ -465,7 +465,7 @@ class Harness:
         self.config_formats = dict(config_formats or {})
         # Whether a PreToolUse hook's `permissionDecision: "ask"` puts the call before the
         # person (or, with nobody to ask, refuses it). Where it does not, a policy's ask is
-        # delivered as a deny saying how to run the command anyway (hooks/guard.py).
+        # delivered as a deny saying how to run the command anyway (guard/hook.py).
         self.honours_ask = honours_ask
         # Where it reads Agent Skills (SKILL.md folders): scope ("user", "project") → the
         # folder, given the project's root; empty: no skills folder is known.

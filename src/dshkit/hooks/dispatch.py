@@ -23,6 +23,7 @@ import time
 
 from ..harnesses import detect as detect_harness
 from ..harnesses import marks
+from ..hookio import Answer, Call, room_after
 from ..hookspec import (
     COMMITS_TOTAL_S,
     HANDLERS_TOTAL_S,
@@ -31,7 +32,7 @@ from ..hookspec import (
     Entry,
 )
 from .log import log
-from .protocol import HookInput, answer, dumps, loads
+from .protocol import answer, dumps, loads
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ def run(
 
 
 def _answer(
-    hook: HookInput, wanted: list[Entry], env: Mapping[str, str], started: float, out: Streams
+    hook: Call, wanted: list[Entry], env: Mapping[str, str], started: float, out: Streams
 ) -> int:
     """Run the handlers, write their answer to `out`, then run its commits and record the
     turn; returns the exit code the answer asks for."""
@@ -105,7 +106,7 @@ def _answer(
     return reply.reply.code if written else 0
 
 
-def _close(hook: HookInput) -> None:
+def _close(hook: Call) -> None:
     """Close the call's store (the answer was written: a failure here is only logged)."""
     try:
         hook.close()
@@ -113,7 +114,7 @@ def _close(hook: HookInput) -> None:
         log(hook.directory, hook.event, f"store not closed: {type(exc).__name__}: {exc}")
 
 
-def _turn(hook: HookInput, verdict: dict[str, Any]) -> None:
+def _turn(hook: Call, verdict: dict[str, Any]) -> None:
     """Where the harness asks before every model step: the session's turn as this answer
     (`verdict`, as written; {} when none was) leaves it (`dshkit.turns`), within a budget."""
     from .. import turns
@@ -127,7 +128,7 @@ def _turn(hook: HookInput, verdict: dict[str, Any]) -> None:
         with hook.open_store() as store:
             turns.record(
                 store,
-                (hook.harness, hook.session_id),
+                hook.key,
                 hook.event,
                 step=step,
                 blocked=blocked,
@@ -190,7 +191,7 @@ def _closed(
     begins the line in the log."""
     try:
         harness = detect_harness(_sniffed(raw), env)
-        hook = HookInput(event, {}, harness, directory, env)
+        hook = Call(event, {}, harness, directory, env, log=_logger(directory, event))
         found = [(entry.handler, _unjudged(entry, hook, why)) for entry in closed]
         reply = answer(event, [(name, result) for name, result in found if result], harness)
     except BaseException as exc:  # even SystemExit or Ctrl-C: nothing may reach the agent
@@ -224,11 +225,11 @@ def _sniffed(raw: bytes) -> dict[str, Any]:
     return found
 
 
-def _unjudged(entry: Entry, hook: HookInput, why: str) -> Result | None:
+def _unjudged(entry: Entry, hook: Call, why: str) -> Result | None:
     """A handler's answer to a call it could not read (the command guard's own)."""
     module, _, _ = entry.handler.partition(":")
-    unjudged: Callable[[HookInput, str], Result | None] = _module(module).unjudged
-    return unjudged(hook, why)
+    unjudged: Callable[[Call, str], Answer | None] = _module(module).unjudged
+    return _result(hook, unjudged(hook, why))
 
 
 def _write(directory: str | None, event: str, reply: Reply, out: Streams) -> bool:
@@ -253,19 +254,30 @@ def _write(directory: str | None, event: str, reply: Reply, out: Streams) -> boo
     return True
 
 
-def _hook(event: str, raw: bytes, env: Mapping[str, str], directory: str | None) -> HookInput:
+def _hook(event: str, raw: bytes, env: Mapping[str, str], directory: str | None) -> Call:
     if len(raw) > MAX_PAYLOAD_BYTES:
         raise ValueError(f"payload over {MAX_PAYLOAD_BYTES} bytes")
     payload = loads(raw or b"{}")
     if not isinstance(payload, dict):
         raise ValueError("payload is not a JSON object")
-    return HookInput(event, payload, detect_harness(payload, env), directory, env)
+    harness = detect_harness(payload, env)
+    return Call(event, payload, harness, directory, env, log=_logger(directory, event))
+
+
+def _logger(directory: str | None, event: str) -> Callable[[str], None]:
+    """A call's line in the hooks' log (`Call.log`)."""
+
+    def said(message: str) -> None:
+        log(directory, event, message)
+
+    return said
 
 
 def _handle(
-    hook: HookInput, wanted: list[Entry], env: Mapping[str, str], deadline: float
+    hook: Call, wanted: list[Entry], env: Mapping[str, str], deadline: float
 ) -> list[tuple[str, Result]]:
-    """Each handler that serves this call, within min(its budget, what is left)."""
+    """Each handler that serves this call, within min(its budget, what is left), told the
+    room the answer's context has left for it (`Call.room`)."""
     cap = _cap(hook, env.get("DSHKIT_HOOK_BUDGET_S") or "inf")  # lower for every handler
     results: list[tuple[str, Result]] = []
     for entry in wanted:
@@ -277,6 +289,7 @@ def _handle(
             log(hook.directory, hook.event, f"handler {entry.handler} skipped: no time left")
             continue
         seconds = min(entry.budget, cap, left)
+        hook.room = room_after(hook.event, _contexts(results))
         try:
             result = _within(seconds, _call, entry.handler, hook)
         except _OutOfTime:
@@ -298,7 +311,14 @@ def _handle(
     return results
 
 
-def _cap(hook: HookInput, given: str) -> float:
+def _contexts(results: list[tuple[str, Result]]) -> list[tuple[str, str]]:
+    """The contexts (handler, text) of the results so far, as the answer will join them."""
+    return [
+        (name, str(r["additionalContext"])) for name, r in results if r.get("additionalContext")
+    ]
+
+
+def _cap(hook: Call, given: str) -> float:
     """`DSHKIT_HOOK_BUDGET_S`: seconds above 0, else no cap at all (and a line in the log): a
     bad value must not turn the handlers, the command guard among them, off."""
     try:
@@ -311,9 +331,7 @@ def _cap(hook: HookInput, given: str) -> float:
     return float("inf")
 
 
-def _failed_closed(
-    results: list[tuple[str, Result]], entry: Entry, hook: HookInput, why: str
-) -> None:
+def _failed_closed(results: list[tuple[str, Result]], entry: Entry, hook: Call, why: str) -> None:
     """A handler that fails closed and could not finish still answers, as for a call it could
     not read (within the budget that is left: its answer needs no judging)."""
     if not entry.fails_closed:
@@ -349,11 +367,32 @@ def _commit(
             )
 
 
-def _call(name: str, hook: HookInput) -> Result | None:
-    """The handler `name` ("module:function", imported now) called with `hook`."""
+def _call(name: str, hook: Call) -> Result | None:
+    """The handler `name` ("module:function", imported now) called with `hook`: a face's
+    `Answer`, or a handler of one's own (`DSHKIT_HOOK_HANDLERS`), which may answer in
+    dshkit's words as a dict, its `commit` taking no argument."""
     module, _, function = name.partition(":")
-    handler: Callable[[HookInput], Result | None] = getattr(_module(module), function)
-    return handler(hook)
+    handler: Callable[[Call], Answer | Result | None] = getattr(_module(module), function)
+    return _result(hook, handler(hook))
+
+
+def _result(hook: Call, said: Answer | Result | None) -> Result | None:
+    """A face's answer in dshkit's words (None when it says nothing), its commit run in the
+    call's store once the answer carrying it was written; a dict as it is."""
+    if not isinstance(said, Answer):
+        return said
+    result = said.words()
+    if not result:
+        return None
+    commit = said.commit
+    if commit is not None:
+
+        def recorded() -> None:
+            with hook.open_store() as store:
+                commit(store)
+
+        result["commit"] = recorded
+    return result
 
 
 def _within(seconds: float, call: Callable[..., T], *args: Any) -> T:

@@ -1,5 +1,6 @@
-"""The command-hook protocol: who is calling, and one answer within the output cap, written
-in the calling harness's dialect (`harnesses.HookDialect`).
+"""The command-hook protocol: the payload's JSON read, and the faces' answers merged into one
+within the output cap, written in the calling harness's dialect (`harnesses.HookDialect`). The
+call a face receives and the answer it gives are `dshkit.hookio`'s.
 
 Nothing is cut silently: a context that does not fit is dropped whole and named in the log
 (the profile is made to fit by design); a decision's reason over the cap is shortened with a
@@ -12,22 +13,14 @@ from .. import harnesses
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a policy's hot path)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
-    from contextlib import AbstractContextManager
-    from pathlib import Path
+    from collections.abc import Callable
     from typing import Any
 
     from ..harnesses import Reply
-    from ..inject.rules import Call, Part
-    from ..store import Store
-
-    Rule = Callable[[Store, Call], Part]
 
 # The cap on one output string (UTF-16 code units, see `harnesses.text_length`); nothing
 # longer is emitted.
 MAX_OUTPUT_CHARS = harnesses.HOOK_TEXT_LIMIT
-# How long a handler's store statement waits for another process's lock: the agent waits.
-STORE_BUSY_TIMEOUT_S = 1.0
 _STRICTNESS = {"allow": 1, "ask": 2, "deny": 3}  # an unknown decision ranks below allow
 
 
@@ -103,169 +96,7 @@ def _skip_blanks(text: str, at: int) -> int:
     return at
 
 
-class HookInput:
-    """One hook call: the event, its payload, the calling harness, dshkit's state dir."""
-
-    __slots__ = (
-        "_state_dir",
-        "_step",
-        "_store",
-        "directory",
-        "env",
-        "event",
-        "harness",
-        "payload",
-    )
-
-    def __init__(
-        self,
-        event: str,
-        payload: dict[str, Any],
-        harness: str,  # a harness name from the registry, or "unknown"
-        directory: str | None,  # --state-dir as given (None: the default)
-        env: Mapping[str, str] | None = None,
-    ) -> None:
-        self.event = event
-        self.payload = payload
-        self.harness = harness
-        self.directory = directory
-        self.env = env if env is not None else {}
-        self._state_dir: Path | None = None
-        self._step: bool | None = None
-        self._store: Store | None = None
-
-    @property
-    def state_dir(self) -> Path:
-        """dshkit's state directory (pathlib is imported only for a handler that asks)."""
-        if self._state_dir is None:
-            from ..paths import state_dir
-
-            self._state_dir = state_dir(self.directory)
-        return self._state_dir
-
-    @property
-    def harness_info(self) -> harnesses.Harness | None:
-        """The registry's entry for the calling harness (None when it is not known)."""
-        return harnesses.HARNESSES.get(self.harness)
-
-    @property
-    def session_id(self) -> str:
-        return str(self.payload.get("session_id") or "")
-
-    @property
-    def tool_name(self) -> str:
-        return str(self.payload.get("tool_name") or "")
-
-    @property
-    def steps(self) -> bool:
-        """Whether this is a UserPromptSubmit of a harness that fires one before every model
-        step (then it may be a step, see `is_step`; never for the others)."""
-        info = self.harness_info
-        return self.event == "UserPromptSubmit" and info is not None and info.asks_every_step
-
-    @property
-    def is_step(self) -> bool:
-        """Whether this UserPromptSubmit is a model step of a turn under way, not a person's
-        new prompt (`dshkit.turns`; one store read, made once per call and only where the
-        harness asks before every step). A store that cannot be read says "a step": the
-        safe failure is a prompt left as typed."""
-        if self._step is None:
-            self._step = False
-            prompt = self.payload.get("prompt")
-            if self.steps and self.session_id and isinstance(prompt, str):
-                from .. import turns
-
-                try:
-                    with self.open_store() as store:
-                        self._step = turns.is_step(store, (self.harness, self.session_id), prompt)
-                except Exception as exc:
-                    from .log import log
-
-                    log(self.directory, self.event, f"turn not read ({exc}): taken as a step")
-                    self._step = True
-        return self._step
-
-    def open_store(self) -> AbstractContextManager[Store]:
-        """The call's store for one `with` block, waiting at most STORE_BUSY_TIMEOUT_S on
-        another process's lock (a locked store makes the handler fail, which is "no
-        opinion", never a hung agent).
-
-        One connection serves the whole call, its handlers and commits in turn, and `close`
-        ends it: the last connection of a process to close a WAL database checkpoints it and
-        removes its WAL and index, which the next open makes again, a few milliseconds each
-        time (a prompt opens the store for each of its handlers). A connection open while the
-        services open their own makes theirs cheap too. An open that failed is tried again
-        by the next handler."""
-        if self._store is None:
-            from ..store import Store
-
-            self._store = Store(self.state_dir, busy_timeout=STORE_BUSY_TIMEOUT_S)
-        return _Lent(self)
-
-    def close(self) -> None:
-        """Close the call's store, if one was opened (the runtime does, once it answered)."""
-        store, self._store = self._store, None
-        if store is not None:
-            store.close()
-
-    def deliver(self, rule: Rule) -> dict[str, Any] | None:
-        """A handler's result from one of `dshkit.inject.rules` (what the preview runs dry):
-        the rule's text and decision, and its commit, run in the call's store once the
-        answer was written."""
-        from ..inject.rules import Call
-
-        call = Call(
-            self.event, self.harness, self.payload, self.state_dir, self.env, step=self.is_step
-        )
-        with self.open_store() as store:
-            part = rule(store, call)
-        result: dict[str, Any] = {}
-        if part.text:
-            result["additionalContext"] = part.text
-        if part.decision is not None:
-            kind, reason = part.decision
-            if kind == "block":
-                result.update(decision="block", reason=reason)
-            else:
-                result.update(permissionDecision=kind, permissionDecisionReason=reason)
-        if not result:
-            return None
-        commit = part.commit
-        if commit is not None:
-
-            def recorded() -> None:
-                with self.open_store() as store:
-                    commit(store)
-
-            result["commit"] = recorded
-        return result
-
-
-class _Lent:
-    """The call's store lent to one `with` block: left open at its end, but a transaction
-    the block left open (interrupted) is rolled back, as closing the connection would have
-    done; where that cannot be done, the store is closed (the next block opens another)."""
-
-    __slots__ = ("hook", "store")
-
-    def __init__(self, hook: HookInput) -> None:
-        assert hook._store is not None
-        self.hook, self.store = hook, hook._store
-
-    def __enter__(self) -> Store:
-        return self.store
-
-    def __exit__(self, *exc: object) -> None:
-        if not self.store.db.in_transaction:
-            return
-        try:
-            self.store.db.execute("ROLLBACK")
-        finally:
-            if self.store.db.in_transaction and self.hook._store is self.store:
-                self.hook.close()
-
-
-class Answer:
+class Merged:
     """What dshkit answers, which results it carries, and what was left out.
 
     `verdict` is the merged answer in the handlers' own words (`additionalContext`,
@@ -291,7 +122,7 @@ class Answer:
 
 def answer(
     event: str, results: list[tuple[str, dict[str, Any]]], harness: str = "unknown"
-) -> Answer:
+) -> Merged:
     """Merge `(handler, result)` pairs, in priority order, into one verdict, written as
     `harness` (a name from the registry) takes it.
 
@@ -309,7 +140,7 @@ def answer(
         if result.get("additionalContext")
     ]
     if contexts:  # (a command's answer carries none: the guard's path imports nothing more)
-        from ..inject.rules import join_contexts  # the preview joins them the same way
+        from ..hookio import join_contexts  # the preview joins them the same way
 
         text, kept, notes = join_contexts(event, [(name, text) for _, name, text in contexts])
         emitted.update(contexts[k][0] for k in kept)
@@ -329,7 +160,7 @@ def answer(
         emitted.add(block)
         verdict.update(decision="block", reason=_reason(name, str(result.get("reason", "")), notes))
     reply = harnesses.dialect(harness).reply(event, verdict) if verdict else _SILENT
-    return Answer(verdict, reply, sorted(emitted), notes)
+    return Merged(verdict, reply, sorted(emitted), notes)
 
 
 _SILENT = harnesses.Reply({})  # no opinion: nothing written, exit 0

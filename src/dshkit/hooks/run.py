@@ -144,8 +144,8 @@ def _call(
 
 
 def _state_dir(directory: str | None) -> str:
-    """The state directory as `paths.state_dir` has it (without pathlib: the hot path);
-    Invalid when it is relative."""
+    """The state directory as `hookio.state_path` has it (a call no handler wants does not
+    load `hookio`); Invalid when it is relative."""
     if directory:
         path = os.path.expanduser(directory)
         return absolute(path, directory, "the state directory", "state_dir")

@@ -1,10 +1,9 @@
-"""What the hooks inject into a session: the rules each context handler follows (`rules`),
-run by the hooks to deliver and by the preview (`service`) to show, byte for byte, what each
-event would bring without delivering anything.
+"""What the hooks inject into a session, previewed (`service`): each event's handlers, the
+capabilities' hook faces, run dry to show byte for byte what it would bring without
+delivering anything.
 
-`InjectService` is the face the surfaces call (`dshkit inject show`, `GET /api/inject/`); the
-hooks call `rules` directly. The names below are imported on first use: a hook that runs one
-rule does not load the preview.
+`InjectService` is the face the surfaces call (`dshkit inject show`, `GET /api/inject/`). The
+names below are imported on first use.
 """
 
 from __future__ import annotations
@@ -13,29 +12,15 @@ from ..lazy import lazy_names
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:  # the real names, for type checkers
-    from .rules import Call, Part, Piece, join_contexts
     from .service import EventPreview, InjectPreview, InjectService, PartPreview
 
 _HOMES = {
-    "Call": "rules",
-    "Part": "rules",
-    "Piece": "rules",
-    "join_contexts": "rules",
     "EventPreview": "service",
     "InjectPreview": "service",
     "InjectService": "service",
     "PartPreview": "service",
 }
-__all__ = [
-    "Call",
-    "EventPreview",
-    "InjectPreview",
-    "InjectService",
-    "Part",
-    "PartPreview",
-    "Piece",
-    "join_contexts",
-]
+__all__ = ["EventPreview", "InjectPreview", "InjectService", "PartPreview"]
 
 
 __getattr__, __dir__ = lazy_names(globals(), _HOMES)

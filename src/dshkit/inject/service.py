@@ -2,13 +2,15 @@
 preview behind `dshkit inject show` and `GET /api/inject/`.
 
 For each event (SessionStart, UserPromptSubmit, …) the handlers registered in `hookspec` for
-it run in their order as the hooks would run them next, through the same rules
-(`inject.rules`), but dry: on a store whose transactions are rolled back (`Uncommitted`), with
-no commit called and nothing started (where a hook would start a probe or a refresh, the part
-says so). Each part keeps its handler, its order, its text and its pieces with their sources
-(the generated profile, the extra or custom text, the capability facts, a handoff's pickup, a
-notice, the watermark), its length as the harnesses count it, and whether the 10,000-character
-cap would drop it; the event's text is exactly the additionalContext the hook would answer.
+it run in their order as the hooks would run them next: the capabilities' own hook faces
+(`<capability>/hook.py`, named by the descriptors), each told the room the parts before it
+leave, but dry (`hookio.Call.dry`): on a store whose transactions are rolled back
+(`Uncommitted`), with no commit called and nothing started (where a hook would start a probe
+or a refresh, the part says so). Each part keeps its handler, its order, its text and its
+pieces with their sources (the generated profile, the extra or custom text, the capability
+facts, a handoff's pickup, a notice, the watermark), its length as the harnesses count it, and
+whether the 10,000-character cap would drop it; the event's text is exactly the
+additionalContext the hook would answer.
 
 Every event is previewed as if it fired next, on its own: nothing is delivered between them.
 Handlers whose output depends on what the event carries (the prompt optimizer on the prompt,
@@ -29,26 +31,27 @@ from typing import Any
 
 from .. import harnesses, hookspec, plugins
 from ..errors import Invalid
+from ..hookio import LIMIT, Answer, Call, Piece, join_contexts, room_after
 from ..sessions.catalog import Catalog, SessionNotFound
 from ..sessions.harness import SideFiles
 from ..store import Store
-from . import rules
-from .rules import Call, Part
 from .wire import EventPreviewJson, InjectPreviewJson, PartPreviewJson
 
-Rule = Callable[[Store, Call], Part]
+Rule = Callable[[Call], Answer | None]
 
 
 def _rule(reference: str) -> Rule:
-    """The rule `reference` names ("module:function")."""
+    """The handler `reference` names ("module:function" of a hook face)."""
     module, _, name = reference.partition(":")
     found: Rule = getattr(importlib.import_module(module), name)
     return found
 
 
-# From the descriptors (`dshkit.plugins`): each built-in handler that puts something into the
-# session and the rule it runs, and each whose answer depends on what the event carries, why.
-RULES: dict[str, Rule] = {hook.handler: _rule(hook.rule) for hook in plugins.hooks() if hook.rule}
+# From the descriptors (`dshkit.plugins`): each built-in handler the preview runs dry, and each
+# whose answer depends on what the event carries, why not.
+RULES: dict[str, Rule] = {
+    hook.handler: _rule(hook.handler) for hook in plugins.hooks() if hook.unpreviewed is None
+}
 NOT_PREVIEWED: dict[str, str] = {
     hook.handler: hook.unpreviewed for hook in plugins.hooks() if hook.unpreviewed
 }
@@ -103,7 +106,7 @@ class PartPreview:
     previewed: bool  # False: its output depends on the event (or it is not ours): `why`
     source: str
     text: str
-    pieces: tuple[rules.Piece, ...]
+    pieces: tuple[Piece, ...]
     why: str  # why there is no text (or no preview)
     decision: tuple[str, str] | None  # ("block" or "deny", the reason)
     effects: tuple[str, ...]  # what the hook would start besides answering
@@ -158,7 +161,7 @@ class EventPreview:
             "event": self.event,
             "text": self.text,
             "chars": self.chars,
-            "limit": rules.LIMIT,
+            "limit": LIMIT,
             "decision": None
             if self.decision is None
             else {"kind": self.decision[0], "reason": self.decision[1]},
@@ -251,9 +254,12 @@ class InjectService:
             previews = []
             for event in wanted:
                 payload = _payload(event, session_id, where, transcript, source, permission_mode)
-                call = Call(event, name, payload, store.state_dir, environ, dry=True)
+                directory = str(store.state_dir)
+                call = Call(
+                    event, payload, name, directory, environ, dry=True, store=store, step=False
+                )
                 with store.rolled_back():
-                    previews.append(_event(store, call))
+                    previews.append(_event(call))
         return InjectPreview(
             name,
             None if session is None else session_id,
@@ -326,9 +332,9 @@ def _payload(
     return payload
 
 
-def _event(store: Store, call: Call) -> EventPreview:
+def _event(call: Call) -> EventPreview:
     """The parts of one event's handlers, in order, and the text the answer would carry."""
-    found: list[tuple[hookspec.Entry, Part | None, str]] = []
+    found: list[tuple[hookspec.Entry, Answer | None, str]] = []
     for entry in hookspec.entries(call.event, _extra(call.env)):
         if not entry.serves(call.harness):
             continue
@@ -340,19 +346,22 @@ def _event(store: Store, call: Call) -> EventPreview:
         if entry.when_exists and not (call.state_dir / entry.when_exists).exists():
             # (the entry point does not start it while the file it waits for is absent)
             absent = f"not started while {entry.when_exists} is not in the state directory"
-            found.append((entry, Part("", why=absent), ""))
+            found.append((entry, Answer("", why=absent), ""))
             continue
+        # (told the room the parts before it leave, as the hook runtime tells it)
+        said = [(e.handler, p.text) for e, p, _ in found if p is not None and p.text]
+        call.room = room_after(call.event, said)
         try:
-            part = rule(store, call)
+            part = rule(call) or Answer("", why="nothing to say to this event")
         except Exception as exc:  # the hook logs it and gives no opinion for this handler
-            part = Part("", why=f"fails, so no opinion: {type(exc).__name__}: {exc}")
+            part = Answer("", why=f"fails, so no opinion: {type(exc).__name__}: {exc}")
         found.append((entry, part, ""))
     contexts = [
         (index, entry.handler, part.text)
         for index, (entry, part, _) in enumerate(found)
         if part is not None and part.text
     ]
-    text, kept, notes = rules.join_contexts(call.event, [(name, t) for _, name, t in contexts])
+    text, kept, notes = join_contexts(call.event, [(name, t) for _, name, t in contexts])
     dropped = {index for index, _, _ in contexts} - {contexts[k][0] for k in kept}
     parts = tuple(
         PartPreview(

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
     from .wire import ChosenJson
     from .workspace import Workspace
 
-ROOM_KEPT = 1_500  # of one hook answer's cap, left for a handoff's pickup and capability facts
+# Of one hook answer's cap, left for a handoff's pickup and capability facts where they are not
+# known (`room_beside`, the surfaces' preview); the hook is told its room exactly (`Call.room`).
+ROOM_KEPT = 1_500
 DEFAULT_BUDGET = 2_500  # characters of the injected text (config: [memory] inject_chars)
 CANDIDATES = 300  # newest current records considered
 HALF_LIFE_DAYS = 30.0

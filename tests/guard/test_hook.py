@@ -12,8 +12,8 @@ import pytest
 
 from dshkit import harnesses
 from dshkit.graft.ledger import audit_records
+from dshkit.guard.hook import ADVICE, BY_HAND, RULE_ADVICE, SEARCH_ADVICE
 from dshkit.guard.policy import Kind
-from dshkit.hooks.guard import ADVICE, BY_HAND, RULE_ADVICE, SEARCH_ADVICE
 from dshkit.hooks.protocol import answer
 from dshkit.hookspec import MAX_PAYLOAD_BYTES
 from dshkit.store import Store

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from dshkit.hooks.optimizer import LABEL
 from dshkit.optimizer import OptimizerService, Run
+from dshkit.optimizer.hook import LABEL
 
 from ..support.fakes import FakeOpenAI, Reply
 from ..support.hooks import claude, dsh, hook

@@ -1,4 +1,5 @@
-"""The prompt optimizer on UserPromptSubmit: the person's words, refined, before the agent starts.
+"""The prompt optimizer on UserPromptSubmit, the optimizer's hook face: the person's words,
+refined, before the agent starts.
 
 `auto`: the refined instruction reaches the agent as context clearly labelled as the refined
 reading of the request (the harnesses cannot rewrite a prompt). `review`: the prompt is held
@@ -11,18 +12,17 @@ optimization fails or runs out of time goes on as typed: the agent is never kept
 longer than the optimizer's timeout, and never given half an instruction.
 
 Where the harness asks before every model step (DSH's bridge), only a person's new prompt
-is one: a step of the turn under way (`HookInput.is_step`) is left alone, no run recorded,
+is one: a step of the turn under way (`Call.is_step`) is left alone, no run recorded,
 no model asked, no mark read.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from ..errors import NotFound
-from ..optimizer import OptimizerService
-from .protocol import STORE_BUSY_TIMEOUT_S, HookInput
+from ..hookio import STORE_BUSY_TIMEOUT_S, Answer, Call
+from .service import OptimizerService
 
 # The optimization's own deadline in a hook, whatever the settings say: inside the handler's
 # budget in the registry, with room to store the run and answer.
@@ -32,17 +32,17 @@ HOOK_DEADLINE_S = 13.0
 LABEL = "【dshkit：对用户这条请求的细化理解——依据原话、会话与项目文件整理；与原话冲突时以原话为准】"
 
 
-def on_prompt(hook: HookInput) -> dict[str, Any] | None:
+def on_prompt(call: Call) -> Answer | None:
     started = time.monotonic()
-    prompt = hook.payload.get("prompt")
+    prompt = call.payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip() or LABEL in prompt:
         return None
-    if hook.is_step:
+    if call.is_step:
         return None
-    key = (hook.harness, hook.session_id) if hook.harness_info and hook.session_id else None
-    harness = hook.harness if hook.harness_info else None
-    service = OptimizerService(hook.state_dir, busy_timeout=STORE_BUSY_TIMEOUT_S)
-    given_cwd = hook.payload.get("cwd")
+    key = (call.harness, call.session_id) if call.harness_info and call.session_id else None
+    harness = call.harness if call.harness_info else None
+    service = OptimizerService(call.state_dir, busy_timeout=STORE_BUSY_TIMEOUT_S)
+    given_cwd = call.payload.get("cwd")
     cwd = given_cwd if isinstance(given_cwd, str) and given_cwd else None
     # A bad config (a prefix this harness gives a meaning to, too) raises: the runtime logs it.
     settings = service.settings(typed_in=key, project=cwd)
@@ -62,8 +62,8 @@ def on_prompt(hook: HookInput) -> dict[str, Any] | None:
 
     # The harness's own sessions root is read for what is new (the session's latest
     # exchanges); a scan already running is not waited for: the agent is waiting.
-    sources = default_sources(hook.harness) if key else None
-    service = OptimizerService(hook.state_dir, sources=sources, busy_timeout=STORE_BUSY_TIMEOUT_S)
+    sources = default_sources(call.harness) if key else None
+    service = OptimizerService(call.state_dir, sources=sources, busy_timeout=STORE_BUSY_TIMEOUT_S)
     run = service.optimize(
         prompt,
         typed_in=key,
@@ -75,8 +75,8 @@ def on_prompt(hook: HookInput) -> dict[str, Any] | None:
     if run.fallback or run.output == prompt:
         return None  # the raw words pass untouched
     if settings.permission == "review":
-        return {"decision": "block", "reason": _review(run.id, run.output, prefix)}
-    return {"additionalContext": f"{LABEL}\n{run.output}"}
+        return Answer("optimizer", decision=("block", _review(run.id, run.output, prefix)))
+    return Answer("optimizer", f"{LABEL}\n{run.output}")
 
 
 # What may follow the prefix to mark the last run (the whole prompt).
@@ -85,7 +85,7 @@ MARKS = {"ok": "ok", "成": "ok", "好": "ok", "rework": "rework", "返工": "re
 
 def _mark(
     service: OptimizerService, key: tuple[str, str] | None, outcome: str, prefix: str
-) -> dict[str, Any]:
+) -> Answer:
     """Mark the session's last run; the prompt is held (it was meant for dshkit)."""
     if key is None:
         said = "dshkit cannot tell which session this is, so no run was marked."
@@ -99,7 +99,7 @@ def _mark(
                 f"dshkit marked optimizer run {run.id} ({run.tier}: {_short(run.raw)}) "
                 f"{outcome}. Marking again replaces it: {prefix}ok or {prefix}rework."
             )
-    return {"decision": "block", "reason": f"{said} This prompt was not sent to the agent."}
+    return Answer("optimizer", decision=("block", f"{said} This prompt was not sent to the agent."))
 
 
 def _short(text: str, most: int = 40) -> str:

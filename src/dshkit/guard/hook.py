@@ -1,6 +1,6 @@
-"""The command risk policy on PreToolUse: an agent's shell command that is destructive, opaque
-or a global search is denied or sent for approval before it runs, per `[guard] mode` and the
-person's own allow and deny rules.
+"""The command risk policy on PreToolUse, the guard's hook face: an agent's shell command that
+is destructive, opaque or a global search is denied or sent for approval before it runs, per
+`[guard] mode` and the person's own allow and deny rules.
 
 It answers in every case: a call it cannot judge (a payload of the wrong shape, cut short or
 unparsable: see `unjudged`) gets the decision for opaque code, never silence; settings it
@@ -16,17 +16,16 @@ import os
 import sys
 
 from .. import harnesses
-from ..guard import SAFE, TABLE, UNKNOWN, decide
-from ..guard.policy import GLOBAL_SEARCH, OPAQUE, Kind
-from ..guard.service import classify_sent, mode_state
-from .protocol import HookInput
+from ..hookio import Answer, Call
+from . import SAFE, TABLE, UNKNOWN, decide
+from .policy import GLOBAL_SEARCH, OPAQUE, Kind
+from .service import classify_sent, mode_state
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
 if TYPE_CHECKING:
-    from typing import Any
-
-    from ..guard.rules import Rules
-    from ..guard.service import Classification
+    from ..store import Store
+    from .rules import Rules
+    from .service import Classification
 
 _STRICT = "strict"
 _RISKS = {"safe": "无破坏性", "unknown": "无法看懂的命令", "destructive": "破坏性命令"}
@@ -65,26 +64,26 @@ SEARCH_ADVICE = (
 RULE_ADVICE = "这条规则是用户本人定的：请换一种做法；如确需运行，请让用户本人执行或修改这条规则。"
 
 
-def on_command(hook: HookInput) -> dict[str, Any] | None:
-    tool_input = hook.payload.get("tool_input")
+def on_command(call: Call) -> Answer | None:
+    tool_input = call.payload.get("tool_input")
     if tool_input is None:
         return None  # no command: nothing runs
     if not isinstance(tool_input, dict):
-        return unjudged(hook, "调用内容里的 tool_input 不是对象，看不到要运行的命令")
+        return unjudged(call, "调用内容里的 tool_input 不是对象，看不到要运行的命令")
     command = harnesses.command_line(tool_input)
     if command is None:
         if tool_input.get("command", tool_input.get("cmd")) is None:
             return None
-        return unjudged(hook, "调用内容里的命令不是字符串（或字符串列表），无法读出要运行什么")
-    cwd = hook.payload.get("cwd")
+        return unjudged(call, "调用内容里的命令不是字符串（或字符串列表），无法读出要运行什么")
+    cwd = call.payload.get("cwd")
     workdir = tool_input.get("workdir")
-    platform = hook.payload.get("platform")  # the harness's, when it says; it runs here
+    platform = call.payload.get("platform")  # the harness's, when it says; it runs here
     misshapen = cwd is not None and not isinstance(cwd, str)
     workspace = cwd if isinstance(cwd, str) and cwd else None
-    mode, rules, problem = _settings(hook, workspace)
+    mode, rules, problem = _settings(call, workspace)
     found = classify_sent(  # the shell: from the tool's name, the platform and the line
         command,
-        hook.tool_name,
+        call.tool_name,
         workspace,
         workdir=workdir if isinstance(workdir, str) and workdir else None,
         platform=platform if isinstance(platform, str) else sys.platform,
@@ -110,32 +109,31 @@ def on_command(hook: HookInput) -> dict[str, Any] | None:
         reason = f"dshkit 命令风险策略（{mode}）{verb}这条命令：{what}，{found.reason}。{problem}"
         if decision == "deny":
             reason += _advice(found, mode)
-    decision, reason = _delivered(hook, decision, reason)
+    decision, reason = _delivered(call, decision, reason)
 
-    def audited() -> None:  # once the decision reached the harness
-        from ..graft import ledger
+    def audited(store: Store) -> None:  # once the decision reached the harness
+        from ..store import audit
 
-        with hook.open_store() as store:
-            ledger.audit(
-                store,
-                "command-blocked" if decision == "deny" else "command-asked",
-                harness=hook.harness,
-                session_id=hook.session_id or None,
-                command=command,
-                risk=found.risk,
-                globalSearch=found.global_search,
-                opaque=found.opaque,
-                mode=mode,
-                rule=found.denied.text if found.denied is not None else None,
-            )
+        audit(
+            store,
+            "command-blocked" if decision == "deny" else "command-asked",
+            harness=call.harness,
+            session_id=call.session_id or None,
+            command=command,
+            risk=found.risk,
+            globalSearch=found.global_search,
+            opaque=found.opaque,
+            mode=mode,
+            rule=found.denied.text if found.denied is not None else None,
+        )
 
-    return {"permissionDecision": decision, "permissionDecisionReason": reason, "commit": audited}
+    return Answer("guard", decision=(decision, reason), commit=audited)
 
 
-def unjudged(hook: HookInput, why: str) -> dict[str, Any] | None:
+def unjudged(call: Call, why: str) -> Answer | None:
     """The answer to a shell command the guard could not read (`why`, in Chinese): the mode's
     decision for code it cannot see, None only if that were allow."""
-    mode, _, problem = _settings(hook, None)
+    mode, _, problem = _settings(call, None)
     decision = decide(UNKNOWN, False, mode, True)
     if decision == "allow":
         return None
@@ -146,8 +144,8 @@ def unjudged(hook: HookInput, why: str) -> dict[str, Any] | None:
     )
     if decision == "deny":
         reason += BY_HAND
-    decision, reason = _delivered(hook, decision, reason)
-    return {"permissionDecision": decision, "permissionDecisionReason": reason}
+    decision, reason = _delivered(call, decision, reason)
+    return Answer("guard", decision=(decision, reason))
 
 
 def _advice(found: Classification, mode: str) -> str:
@@ -163,10 +161,10 @@ def _advice(found: Classification, mode: str) -> str:
     return "".join(dict.fromkeys(parts)) or BY_HAND  # (a deny for a cwd it cannot read)
 
 
-def _delivered(hook: HookInput, decision: str, reason: str) -> tuple[str, str]:
+def _delivered(call: Call, decision: str, reason: str) -> tuple[str, str]:
     """The decision as this harness can take it: an ask where ask is not honoured (or the
     harness is not known) is a deny, whose reason says how to run the command anyway."""
-    info = hook.harness_info
+    info = call.harness_info
     if decision != "ask" or (info is not None and info.honours_ask):
         return decision, reason
     if info is not None:
@@ -180,20 +178,20 @@ def _strictness(decision: str) -> int:
     return ("allow", "ask", "deny").index(decision)
 
 
-def _mode(hook: HookInput) -> tuple[str, str]:
+def _mode(call: Call) -> tuple[str, str]:
     """`[guard] mode` and a note when the config cannot be read (see `_settings`)."""
-    mode, _, problem = _settings(hook, None)
+    mode, _, problem = _settings(call, None)
     return mode, problem
 
 
-def _settings(hook: HookInput, workspace: str | None) -> tuple[str, Rules | None, str]:
+def _settings(call: Call, workspace: str | None) -> tuple[str, Rules | None, str]:
     """The mode (`guard.service.mode_state`, the one rule the CLI and the console show too),
     the person's rules for `workspace` and a note when what decides cannot be read. Without a
     config file or an override the config module (TOML, dataclasses) is never loaded: this
     runs on every shell command. No state directory (a relative DSH_HOME or --state-dir) is no
     settings: the strictest."""
     try:
-        path = _config_file(hook)
+        path = _config_file(call)
     except Exception as exc:  # Invalid, caught broadly: the hot path imports no error tree
         field = getattr(exc, "field", None)
         named = "--state-dir" if field == "state_dir" else field or "DSH_HOME"
@@ -202,10 +200,10 @@ def _settings(hook: HookInput, workspace: str | None) -> tuple[str, Rules | None
             None,
             f"（{named} 必须是绝对路径，找不到 dshkit 的设置，按 strict 处理：{exc}）",
         )
-    state = mode_state(os.path.dirname(path), hook.env)  # the one rule: what the CLI shows
+    state = mode_state(os.path.dirname(path), call.env)  # the one rule: what the CLI shows
     section, rules, note = state.section, None, ""
     if section is not None and (section["allow"] or section["deny"] or section["projects"]):
-        from ..guard.service import rules_for
+        from .service import rules_for
 
         rules = rules_for(section, workspace, path) or None
     if state.problem:  # what was to decide the mode cannot be read: strict, and said why
@@ -214,12 +212,8 @@ def _settings(hook: HookInput, workspace: str | None) -> tuple[str, Rules | None
     return state.mode, rules, note
 
 
-def _config_file(hook: HookInput) -> str:
+def _config_file(call: Call) -> str:
     """<state dir>/config.toml, the state directory spelled as the entry point spells it
-    (hooks/run.py): a string, since `hook.state_dir` would load pathlib (milliseconds) for
+    (`Call.state`): a string, since `call.state_dir` would load pathlib (milliseconds) for
     every command."""
-    given = hook.directory
-    if not given:
-        return os.path.join(harnesses.dsh_home(), "dshkit", "config.toml")
-    state = harnesses.absolute(os.path.expanduser(given), given, "the state directory", "state_dir")
-    return os.path.join(state, "config.toml")
+    return os.path.join(call.state, "config.toml")

@@ -13,7 +13,10 @@ from typing import Any
 import orjson
 import pytest
 
+from dshkit import harnesses
 from dshkit.memory.service import MemoryService
+from dshkit.profile.state import ProfileState
+from dshkit.store import Store
 
 from ..support.cli import COMMAND, environment, run_dshkit, state_of
 from ..support.hooks import context, hook
@@ -203,6 +206,26 @@ def test_the_inject_preview_shows_the_memory_part_the_hook_gives(home: Path) -> 
 
 def shown_text(preview: dict[str, Any]) -> str:
     (event,) = [e for e in preview["events"] if e["event"] == "SessionStart"]
-    (part,) = [p for p in event["parts"] if p["handler"] == "dshkit.hooks.memory:on_session_start"]
+    (part,) = [p for p in event["parts"] if p["handler"] == "dshkit.memory.hook:on_session_start"]
     assert part["previewed"] is True
     return str(event["text"])
+
+
+def test_memory_takes_the_room_the_profile_leaves_in_the_answer(home: Path) -> None:
+    one, _ = harvested(home)
+    profile = "长" * 9_000  # a long profile of one's own: under 1,000 characters left beside it
+    with Store(state_of(home)) as store:
+        state = ProfileState(store)
+        state.set_custom_text(profile)
+        state.set_mode("custom")
+    out, log = hook(home, "SessionStart", start("s-next", one))
+    text = context(out) or ""
+    assert text.startswith(profile + "\n\n") and UNIQUE in text  # memory fits in what is left
+    assert harnesses.text_length(text) <= harnesses.HOOK_TEXT_LIMIT and "dropped" not in log
+    shown = orjson.loads(
+        run_dshkit(
+            "inject", "show", "--harness", "claude", "--cwd", str(one), "--event",
+            "SessionStart", "--json", home=home,
+        ).stdout
+    )  # fmt: skip
+    assert shown_text(shown) == text  # the preview tells it the same room

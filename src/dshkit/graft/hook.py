@@ -1,0 +1,240 @@
+"""Graft at the hooks, graft's hook face: a handed-off session takes no new work, the
+watermark speaks once per turn, a waiting handoff reaches the next session, notices once.
+
+A prompt to a transferring or retired session is blocked and every tool call denied, with a
+pointer to where the work went. The warning, the escalation and the forced cut reach the model
+as additional context after a tool call or with a prompt; what they leave behind is recorded
+only once the text was delivered (the answer's `commit`). When no live process drives a
+handoff any more, a recovery is started in the background.
+
+After a tool call (every tool call: the hot path) a session the watermark cannot have
+anything to say to yet is answered from its room hint (`graft.marker`), without opening the
+store or reading the transcript; a check that had nothing to say moves the hint. A prompt
+where no handoff ever began is answered from the same hint (and drops it). The preview
+(`dshkit inject show`) runs these functions dry: it starts nothing and leaves the room hint,
+a file of the state directory, alone (it always checks in full).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..hookio import JOIN, Answer, Call, Piece
+from . import marker
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    from ..store import Store
+    from . import live
+
+GRAFT = "graft"
+
+
+def on_session_start(call: Call) -> Answer:
+    """A handoff waiting in the session's directory, handed to this new session; and an
+    unfinished handoff nobody drives any more, recovered in the background."""
+    with call.open_store() as store:
+        return _handoff_at_start(store, call)
+
+
+def on_prompt(call: Call) -> Answer | None:
+    """A prompt to a handed-off session is blocked (with where the work went); otherwise what
+    the session is owed: a waiting handoff (its first prompt, where that carries context), a
+    notice (a rolled-back handoff), the watermark's word for this step."""
+    if not call.dry:
+        state = call.state
+        transcript = str(call.payload.get("transcript_path") or "")
+        # Where no handoff ever began, only the watermark can speak to a prompt, and its room
+        # hint says when it surely has nothing to say to the transcript as it is (as after a
+        # tool call): then the store is not opened nor the log read; the next check folds it.
+        size = marker.transcript_size(transcript)
+        quiet = not marker.used(state) and marker.quiet(state, transcript, size, None)
+        # A prompt may bring context its transcript does not show in bytes yet (an attached
+        # file, a new turn): the first tool call after it is checked in full.
+        marker.forget(state, transcript)
+        if quiet:
+            return None
+    with call.open_store() as store:
+        return _handoff_at_prompt(store, call)
+
+
+def on_tool(call: Call) -> Answer:
+    """Every tool call of a handed-off session is denied, with where the work went.
+
+    Registered to run only once a handoff ever began here (the entry point checks the marker
+    before it starts any handler): every tool call would pass here otherwise."""
+    if not call.session_id:
+        return Answer(GRAFT, why="the call names no session")
+    with call.open_store() as store:
+        return _retirement_at_tool(store, call)
+
+
+def after_tool(call: Call) -> Answer | None:
+    """The watermark's word after a tool call, when it has one (a nudge, an escalation, the
+    forced cut)."""
+    if call.dry:
+        with call.open_store() as store:
+            return _watermark_after_tool(store, call)
+    state = call.state  # the state directory without pathlib (the hot path)
+    transcript = str(call.payload.get("transcript_path") or "")
+    size = marker.transcript_size(transcript)
+    if marker.quiet(state, transcript, size, call.payload.get("tool_input")):
+        return None
+    with call.open_store() as store:
+        answer = _watermark_after_tool(store, call)
+        if size is None or not call.session_id:
+            return answer
+        try:  # the room hint moved in the same store
+            if answer.text:
+                marker.forget(state, transcript)
+            else:
+                marker.remember(store, state, call.harness, call.session_id, transcript, size)
+        except Exception as exc:  # a hint not kept only costs the next call a full check
+            marker.forget(state, transcript)
+            call.log(f"graft room hint not kept: {type(exc).__name__}: {exc}")
+    return answer
+
+
+def _handoff_at_start(store: Store, call: Call) -> Answer:
+    effects: tuple[str, ...] = ()
+    if _handoff_begun(store) and _recovery_due(store):
+        effects = ("starts `dshkit graft recover`: an unfinished handoff has no process",)
+        if not call.dry:
+            from ..procs import spawn_detached
+
+            spawn_detached("graft", "recover", "--state-dir", str(call.state_dir))
+    picked = _pickup(store, call)
+    if picked is None:
+        return Answer(GRAFT, why="no handoff waits for a session started here", effects=effects)
+    return Answer(
+        GRAFT,
+        picked.text,
+        pieces=(Piece("graft:pickup", picked.text),),
+        effects=effects,
+        commit=picked.commit,
+    )
+
+
+def _handoff_at_prompt(store: Store, call: Call) -> Answer:
+    if not call.session_id:
+        return Answer(GRAFT, why="the call names no session")
+    # No handoff ever began here: no session was handed off and none is owed a notice, so
+    # only the watermark can speak (and `graft.live` is loaded only when it does read).
+    notice = None
+    if _handoff_begun(store):
+        from . import live
+
+        pointer = live.retired(store, call.harness, call.session_id)
+        if pointer is not None:
+            return _blocked(store, call, "block", pointer)
+        notice = live.notices(store, call.harness, call.session_id)
+    owed: list[tuple[str, live.Notice | live.Watch | None]] = [
+        ("graft:pickup", _pickup(store, call)),
+        ("graft:notice", notice),
+        ("graft:watermark", _watch(store, call)),
+    ]
+    said = [(source, each) for source, each in owed if each is not None]
+    if not said:
+        return Answer(GRAFT, why="no handoff, notice or watermark word is owed")
+    pieces = tuple(Piece(source, str(each.text)) for source, each in said)
+    commits = [each.commit for _, each in said]
+
+    def commit(store: Store) -> None:
+        for each in commits:
+            each(store)
+
+    return Answer(
+        GRAFT,
+        JOIN.join(piece.text for piece in pieces),
+        pieces=pieces,
+        effects=_forced(said),
+        commit=commit,
+    )
+
+
+def _watermark_after_tool(store: Store, call: Call) -> Answer:
+    watched = _watch(store, call)
+    if watched is None:
+        return Answer(GRAFT, why="the watermark has nothing to say at this step")
+    return Answer(
+        GRAFT,
+        str(watched.text),
+        pieces=(Piece("graft:watermark", str(watched.text)),),
+        effects=_forced([("graft:watermark", watched)]),
+        commit=watched.commit,
+    )
+
+
+def _retirement_at_tool(store: Store, call: Call) -> Answer:
+    from . import live
+
+    pointer = live.retired(store, call.harness, call.session_id)
+    if pointer is None:
+        return Answer(GRAFT, why="the session was not handed off")
+    return _blocked(store, call, "deny", pointer)
+
+
+def _blocked(store: Store, call: Call, decision: str, pointer: str) -> Answer:
+    """A handed-off session's prompt or tool call refused with the pointer; when no live
+    process drives its handoff any more (its driver was killed), a recovery is started now."""
+    from . import live
+
+    if not live.driver_gone(store, call.harness, call.session_id):
+        return Answer(GRAFT, decision=(decision, pointer))
+    if not call.dry:
+        from ..procs import spawn_detached
+
+        spawn_detached("graft", "recover", "--state-dir", str(call.state_dir))
+    return Answer(
+        GRAFT,
+        decision=(decision, f"{pointer}\n{live.RECOVERING}"),
+        effects=("starts `dshkit graft recover`: no live process drives this handoff",),
+    )
+
+
+def _watch(store: Store, call: Call) -> live.Watch | None:
+    """The watermark's word for this step, when it has one to say."""
+    transcript = str(call.payload.get("transcript_path") or "")
+    if not call.session_id or not os.path.isfile(transcript):
+        return None  # nothing written yet (or a harness that names no transcript)
+    from . import live
+    from .settings import GraftSettings
+
+    settings = GraftSettings.load(call.state_dir)
+    watched = live.watch(
+        store, call.harness, call.session_id, transcript, settings, str(call.state_dir)
+    )
+    return watched if watched.text else None
+
+
+def _pickup(store: Store, call: Call) -> live.Notice | None:
+    """A handoff waiting in this session's directory, when this event reaches the model
+    (never in the middle of a turn: a step takes none)."""
+    if not call.first_context or call.is_step or not call.session_id or not call.cwd:
+        return None
+    if not _handoff_begun(store):  # (as `live.pickup` says, without loading it)
+        return None
+    from . import live
+
+    return live.pickup(store, call.harness, call.session_id, call.cwd)
+
+
+def _recovery_due(store: Store) -> bool:
+    from . import live
+
+    return live.recovery_due(store)
+
+
+def _handoff_begun(store: Store) -> bool:
+    """Whether a handoff ever began in the store's state directory (`graft.marker.used`, one
+    `stat`): without one no session here was handed off, is owed a notice or can pick one up,
+    and `graft.live` (the watermark's imports with it) need not be loaded to say so."""
+    return marker.used(str(store.state_dir))
+
+
+def _forced(said: list[tuple[str, live.Notice | live.Watch]]) -> tuple[str, ...]:
+    """What a delivered forced cut starts (its commit starts it)."""
+    from .live import Watch
+
+    forced = any(isinstance(each, Watch) and each.decision.action == "force" for _, each in said)
+    return ("once delivered, starts the handoff (`dshkit graft slice`, forced)",) if forced else ()
