@@ -290,7 +290,10 @@ def _generate(
         removed,
         tokens=_prompt_tokens(scanner.store),
     )
-    run.material_messages, run.material_left_out = len(prompt.listed), prompt.left_out
+    # Left out: every message of the person's not listed, older than the newest MAX_MATERIAL
+    # read or cut by the budget.
+    run.material_messages = len(prompt.listed)
+    run.material_left_out = max(prompt.left_out, signals.human_messages - len(prompt.listed))
     run.prompt_tokens = prompt.tokens
     sources = list(dict.fromkeys((m.harness, m.session_id) for m in prompt.listed))
     try:
