@@ -3,6 +3,7 @@ the injection preview, the quarantine and the skill proposals; a GET changes not
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,13 +94,32 @@ def test_quarantine_and_skill_review(running: Running, tmp_path: Path) -> None:
     assert not post(running, f"/records/{fact['id']}/release").json()["quarantined"]
     (skill,) = get(running, "/skills", cwd=str(one)).json()["records"]
     assert skill["state"] == "proposed"
-    refused = post(running, f"/records/{skill['id']}/accept", {"harness": "dsh"})
+    refused = post(running, f"/records/{skill['id']}/accept", {"harness": "dsh", "scope": "user"})
     assert refused.status_code == 409 and "NO_SKILLS_FOLDER" in refused.text
     accepted = post(running, f"/records/{skill['id']}/accept", {"harness": "claude"}).json()
     written = Path(accepted["path"])
     assert written == one.resolve() / ".claude" / "skills" / skill["detail"]["name"] / "SKILL.md"
     assert written.read_text() == skill["detail"]["draft"]
+    evals = json.loads((written.parent / "evals" / "evals.json").read_text())
+    assert evals["skill_name"] == skill["detail"]["name"]
+    assert evals["evals"][0]["prompt"] == "发布第 2 版"  # the request the steps served
     assert get(running, f"/records/{skill['id']}").json()["state"] == "accepted"
+
+
+@pytest.mark.parametrize(
+    ("harness", "folder"),
+    [("claude", ".claude/skills"), ("codex", ".agents/skills"), ("dsh", ".agents/skills")],
+)
+def test_a_skill_is_written_where_its_harness_reads_skills(
+    running: Running, tmp_path: Path, harness: str, folder: str
+) -> None:
+    one, _ = harvested(running, tmp_path)
+    (skill,) = get(running, "/skills", cwd=str(one)).json()["records"]
+    name = skill["detail"]["name"]
+    assert name.startswith("release-")  # from "发布第 n 版", never workspace-make
+    accepted = post(running, f"/records/{skill['id']}/accept", {"harness": harness}).json()
+    assert Path(accepted["path"]) == one.resolve() / folder / name / "SKILL.md"
+    assert (one.resolve() / folder / name / "evals" / "evals.json").is_file()
 
 
 def test_a_record_that_is_not_there_is_404(running: Running) -> None:

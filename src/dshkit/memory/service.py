@@ -36,7 +36,7 @@ from .harvest import Harvester
 from .inject import Chosen, choose, room_beside
 from .judge import judge
 from .records import Record
-from .skills import validate, write_skill
+from .skills import skill_evals, validate, write_skill
 from .wire import (
     AcceptedJson,
     DeferredJson,
@@ -497,7 +497,13 @@ class MemoryService:
                     field="record",
                 )
             name = str(found.detail.get("name", ""))
-            path = write_skill(where(found.workspace), name, str(found.detail.get("draft", "")))
+            evals = found.detail.get("evals")
+            if not isinstance(evals, dict):  # a draft from before evals were drafted
+                commands = found.detail.get("commands")
+                evals = skill_evals(name, "", [str(c) for c in commands or ()])
+            path = write_skill(
+                where(found.workspace), name, str(found.detail.get("draft", "")), evals
+            )
             with store.transaction():
                 rec.set_state(
                     store,
