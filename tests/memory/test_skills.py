@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from dshkit.errors import Invalid, Refused
+from dshkit.memory.harvest import Harvester
+from dshkit.memory.records import SKILL, Draft
 from dshkit.memory.skills import (
     draft_skill,
     parse_front_matter,
@@ -16,6 +18,8 @@ from dshkit.memory.skills import (
     validate,
     write_skill,
 )
+
+from ..support.logs import Log
 
 GOOD = "---\nname: release-steps\ndescription: 发布时使用。\n---\n\n# Release\n\n1. make test\n"
 
@@ -159,3 +163,35 @@ def test_a_draft_never_carries_a_credential(command: str, kept: str) -> None:
     draft = draft_skill([command, "make test"])
     assert draft.commands[0] == kept
     assert validate(draft.text, draft.name) == []
+
+
+def _turn(log: Log, request: str, commands: tuple[str, ...], n: int) -> None:
+    log.human(request)
+    for i, command in enumerate(commands):
+        log.call("bash", f"c{n}{i}", {"command": command})
+        log.result(f"c{n}{i}", 100, text="ok")
+
+
+def _skills(log: Log) -> list[Draft]:
+    return [d for d in Harvester("dsh").feed_all(log.events).finish() if d.kind == SKILL]
+
+
+def test_a_harvested_skill_serves_the_request_it_came_from() -> None:
+    log = Log()
+    _turn(log, "Deploy the docs site", ("npm run build", "make publish"), 1)
+    _turn(log, "Deploy the docs site again", ("npm run build", "make publish"), 2)
+    (skill,) = _skills(log)
+    assert skill.detail["name"] == "deploy-docs-site"
+    assert skill.detail["evals"]["evals"][0]["prompt"] == "Deploy the docs site again"
+    assert "Use when asked to Deploy the docs site again" in skill.detail["draft"]
+
+
+def test_a_skill_asked_for_later_is_named_from_the_work_it_keeps() -> None:
+    log = Log()
+    _turn(log, "把文档站部署到预发", ("npm run build", "make publish"), 1)
+    log.human("把刚才的步骤保存为技能")
+    (skill,) = _skills(log)
+    assert skill.detail["name"] == "docs-deploy-staging"
+    fields, _ = parse_front_matter(skill.detail["draft"])
+    assert "把文档站部署到预发" in str(fields["description"])
+    assert validate(skill.detail["draft"], skill.detail["name"]) == []
