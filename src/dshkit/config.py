@@ -543,6 +543,13 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             minimum=0,
             maximum=86_400,
         ),
+        "confirm": Setting(
+            bool,
+            False,
+            'what a harvest learned on its own (all but the person\'s "remember …" words) '
+            "waits, pending and given to no session, until the person accepts it (`dshkit "
+            "memory review` or the console)",
+        ),
     },
 }
 

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from ..support.cli import run_dshkit
+from ..support.cli import run_dshkit, state_of
 from ..support.logs import Log
 from ..support.memory import fix_session, make_repo, write_session
 
@@ -113,3 +113,47 @@ def test_graft_debug_status_counts_memory_by_workspace(home: Path) -> None:
     assert (other["same"], other["cross"], other["noProvenance"]) == (0, 4, 0)
     text = run_dshkit("graft", "debug-status", home=home).stdout
     assert "memory: 0 skills, 1 negative paths, 2 facts, 1 experiences" in text
+
+
+def test_review_lists_what_waits_and_accepts_or_rejects_it(home: Path) -> None:
+    state = state_of(home)
+    state.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (state / "config.toml").write_text("[memory]\nconfirm = true\n")
+    repo = world(home)
+    dshkit(home, "harvest", "--all")
+    queue = dshkit(home, "review", "--cwd", str(repo))
+    waiting = queue["pending"]["records"]
+    assert queue["reviewed"] == [] and waiting
+    assert {r["kind"] for r in waiting} == {"negative", "fact", "experience"}
+    assert all(r["state"] == "pending" for r in waiting)
+    given = dshkit(home, "inject", "--cwd", str(repo))
+    assert "make lint" in given["text"] and "KeyError" not in given["text"]
+    negative = next(r["id"] for r in waiting if r["kind"] == "negative")
+    experience = next(r["id"] for r in waiting if r["kind"] == "experience")
+    done = dshkit(
+        home,
+        "review",
+        "--cwd",
+        str(repo),
+        "--accept",
+        str(negative),
+        "--reject",
+        str(experience),
+    )
+    assert [(v["id"], v["state"]) for v in done["reviewed"]] == [
+        (negative, "accepted"),
+        (experience, "rejected"),
+    ]
+    assert {r["id"] for r in done["pending"]["records"]} == {r["id"] for r in waiting} - {
+        negative,
+        experience,
+    }
+    assert "KeyError" in dshkit(home, "inject", "--cwd", str(repo))["text"]
+    shown = dshkit(home, "review", "--all-workspaces", "--rejected")["pending"]["records"]
+    assert {r["id"]: r["state"] for r in shown}[experience] == "rejected"
+    again = run_dshkit(
+        "memory", "review", "--reject", str(negative), "--json", home=home, check=False
+    )
+    assert again.returncode != 0 and "MEMORY_NOT_PENDING" in again.stdout + again.stderr
+    plain = run_dshkit("memory", "review", "--cwd", str(repo), home=home)
+    assert "pending" in plain.stdout and "--accept ID" in plain.stdout

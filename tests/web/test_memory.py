@@ -3,6 +3,7 @@ the injection preview, the quarantine and the skill proposals; a GET changes not
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from dshkit.store import Store
 from dshkit.web.security import TOKEN_HEADER
 
 from ..support.logs import Log
-from ..support.memory import make_repo, scan, write_session
+from ..support.memory import fix_session, make_repo, scan, write_session
 from ..support.web import Running
 
 
@@ -93,14 +94,76 @@ def test_quarantine_and_skill_review(running: Running, tmp_path: Path) -> None:
     assert not post(running, f"/records/{fact['id']}/release").json()["quarantined"]
     (skill,) = get(running, "/skills", cwd=str(one)).json()["records"]
     assert skill["state"] == "proposed"
-    refused = post(running, f"/records/{skill['id']}/accept", {"harness": "dsh"})
+    refused = post(running, f"/records/{skill['id']}/accept", {"harness": "dsh", "scope": "user"})
     assert refused.status_code == 409 and "NO_SKILLS_FOLDER" in refused.text
     accepted = post(running, f"/records/{skill['id']}/accept", {"harness": "claude"}).json()
     written = Path(accepted["path"])
     assert written == one.resolve() / ".claude" / "skills" / skill["detail"]["name"] / "SKILL.md"
     assert written.read_text() == skill["detail"]["draft"]
+    evals = json.loads((written.parent / "evals" / "evals.json").read_text())
+    assert evals["skill_name"] == skill["detail"]["name"]
+    assert evals["evals"][0]["prompt"] == "发布第 2 版"  # the request the steps served
     assert get(running, f"/records/{skill['id']}").json()["state"] == "accepted"
+
+
+@pytest.mark.parametrize(
+    ("harness", "folder"),
+    [("claude", ".claude/skills"), ("codex", ".agents/skills"), ("dsh", ".agents/skills")],
+)
+def test_a_skill_is_written_where_its_harness_reads_skills(
+    running: Running, tmp_path: Path, harness: str, folder: str
+) -> None:
+    one, _ = harvested(running, tmp_path)
+    (skill,) = get(running, "/skills", cwd=str(one)).json()["records"]
+    name = skill["detail"]["name"]
+    assert name.startswith("release-")  # from "发布第 n 版", never workspace-make
+    accepted = post(running, f"/records/{skill['id']}/accept", {"harness": harness}).json()
+    assert Path(accepted["path"]) == one.resolve() / folder / name / "SKILL.md"
+    assert (one.resolve() / folder / name / "evals" / "evals.json").is_file()
 
 
 def test_a_record_that_is_not_there_is_404(running: Running) -> None:
     assert get(running, "/records/4242").status_code == 404
+
+
+def test_workspaces_and_the_supersession_timeline(running: Running, tmp_path: Path) -> None:
+    one, two = harvested(running, tmp_path)
+    listed = get(running, "/workspaces").json()["workspaces"]
+    by_root = {w["root"]: w for w in listed}
+    mine = by_root[str(one.resolve())]
+    assert mine["kinds"]["fact"] == 1 and mine["kinds"]["skill"] == 1
+    assert mine["superseded"] == 1 and mine["pending"] == 0
+    assert by_root[str(two.resolve())]["kinds"]["fact"] == 1
+    (chain,) = get(running, "/timeline", cwd=str(one)).json()["chains"]
+    old, new = chain["records"]
+    assert (old["text"], new["text"]) == ("部署命令是 make deploy", "部署命令是 make ship")
+    assert old["supersededBy"] == new["id"] and old["validTo"] == new["validFrom"]
+    assert old["current"] is False and new["current"] is True and old["expiredAt"]
+    assert get(running, "/timeline", cwd=str(two)).json()["chains"] == []
+
+
+def test_pending_records_are_reviewed_over_http(running: Running, tmp_path: Path) -> None:
+    (running.state_dir / "config.toml").write_text("[memory]\nconfirm = true\n")
+    one, _ = harvested(running, tmp_path)
+    write_session(tmp_path / "mine", "s-fix", one, fix_session())
+    with Store(running.state_dir) as store:
+        scan(store, tmp_path / "mine")
+    MemoryService(running.state_dir).harvest(["s-fix"])
+    waiting = get(running, "/pending", cwd=str(one)).json()["records"]
+    assert waiting and all(r["state"] == "pending" for r in waiting)
+    assert get(running, "/counts").json()["pending"] == len(waiting)
+    assert get(running, "/workspaces").json()["workspaces"][0]["pending"] >= 1
+    first, second = waiting[0], waiting[1]
+    assert post(running, f"/records/{first['id']}/review", {"verdict": "nope"}).status_code == 400
+    done = post(running, f"/records/{first['id']}/review", {"verdict": "accept"}).json()
+    assert done["state"] == "accepted"
+    assert (
+        post(running, f"/records/{second['id']}/review", {"verdict": "reject"}).json()["state"]
+        == "rejected"
+    )
+    left = {r["id"] for r in get(running, "/pending", cwd=str(one)).json()["records"]}
+    assert first["id"] not in left and second["id"] not in left
+    shown = get(running, "/pending", cwd=str(one), rejected="1").json()["records"]
+    assert second["id"] in {r["id"] for r in shown}
+    refused = post(running, f"/records/{first['id']}/review", {"verdict": "reject"})
+    assert refused.status_code == 409 and "MEMORY_NOT_PENDING" in refused.text

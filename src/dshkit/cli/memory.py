@@ -1,8 +1,9 @@
 """`dshkit memory …`: what sessions learned, per workspace. `list`, `show` and `search` read
 records (with their times and sources), `inject` prints exactly what a new session in a
 directory would be given, `harvest` reads sessions into memory, `forget` deletes a record,
-`quarantine` lists, sets or lifts quarantines, and `skills` / `accept` / `reject` review the
-skill drafts (a draft is written into a harness's skills folder only when accepted)."""
+`quarantine` lists, sets or lifts quarantines, `skills` / `accept` / `reject` review the
+skill drafts (a draft is written into a harness's skills folder only when accepted), and
+`review` the records waiting for the person (`[memory] confirm`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import click
 from rich.markup import escape
 
 from ..memory import KINDS, MemoryService, RecordList, RecordView, Workspace
+from ..memory.wire import ReviewJson
 from ..sessions import Refresh
 from .common import (
     HARNESSES,
@@ -366,3 +368,47 @@ def reject(record: int, state_dir: str | None, as_json: bool) -> None:
         print_json(view.as_json())
     else:
         stdout.print(f"record {record} rejected")
+
+
+@memory.command("review")
+@_workspace_options
+@click.option("--all-workspaces", is_flag=True, help="The queue of every workspace.")
+@click.option(
+    "--accept", "accepted", multiple=True, type=ROW, help="Accept this pending record (repeatable)."
+)
+@click.option(
+    "--reject", "rejected", multiple=True, type=ROW, help="Reject this pending record (repeatable)."
+)
+@click.option("--rejected", "with_rejected", is_flag=True, help="List the rejected records too.")
+@state_dir_option
+@json_option
+def review(
+    cwd: str | None,
+    workspace: str | None,
+    all_workspaces: bool,
+    accepted: tuple[int, ...],
+    rejected: tuple[int, ...],
+    with_rejected: bool,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """The records waiting for your review ([memory] confirm = true): what a harvest learned on
+    its own is given to no session until accepted. --accept/--reject ID review them; a
+    rejected record is kept (shown with --rejected), never given."""
+    both = set(accepted) & set(rejected)
+    if both:
+        raise click.UsageError(f"record {min(both)} is both accepted and rejected")
+    service = _service(state_dir)
+    where = None if all_workspaces else _where(service, cwd, workspace)
+    done = [service.review(r, accept=True) for r in accepted]
+    done += [service.review(r, accept=False) for r in rejected]
+    found = service.pending(where, rejected=with_rejected)
+    if as_json:
+        shown: ReviewJson = {"reviewed": [v.as_json() for v in done], "pending": found.as_json()}
+        print_json(shown)
+        return
+    for view in done:
+        stdout.print(f"record {view.record.id} {view.record.state}")
+    _print_list(found)
+    if found.records and not done:
+        stdout.print("accept or reject with: dshkit memory review --accept ID --reject ID")

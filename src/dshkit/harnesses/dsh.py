@@ -186,6 +186,8 @@ HARNESS = Harness(
         mcp_register={"user": lambda project, profile: (profile_patch(profile), PATCH)},
     ),
     config_formats={PATCH: _patch_servers},
+    # DSH reads Agent Skills where Codex does, in the project's `.agents/skills`.
+    skills={"project": lambda project: os.path.join(project, ".agents", "skills")},
     # Run for real (rc.8, hook bridge rc.5, headless): an ask hook's call went to DSH's
     # approval; with no approval channel the tool was refused, nothing ran.
     honours_ask=True,

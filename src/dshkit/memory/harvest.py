@@ -199,8 +199,9 @@ class Harvester:
         self.commands: list[str] = []
         self.proof_seq: int | None = None
         self.turns: dict[tuple[str, ...], int] = {}  # command heads of a turn → turns seen
-        self.recurring: dict[tuple[str, ...], tuple[list[str], int]] = {}
+        self.recurring: dict[tuple[str, ...], tuple[list[str], int, str]] = {}
         self.previous_commands: list[str] = []
+        self.previous_request = ""  # the request the previous commands served
         self.keep_skill: tuple[str, int] | None = None
         # the newest requests (seq, text clipped), for the optional model pass
         self.requests: deque[tuple[int, str]] = deque(maxlen=MAX_REQUESTS)
@@ -412,19 +413,24 @@ class Harvester:
                     self.recurring[heads] = (
                         list(self.commands),
                         self.request[1] if self.request else 0,
+                        self.request[0] if self.request else "",
                     )
         if self.keep_skill is not None:
             commands = self.commands or self.previous_commands
             if commands:
                 text, seq = self.keep_skill
-                self._skill(commands, seq, requested=text)
+                served = text if self.commands else self.previous_request
+                self._skill(commands, seq, requested=text, request=served)
                 self.keep_skill = None
         if self.commands:
             self.previous_commands = self.commands
+            self.previous_request = self.request[0] if self.request else ""
         self.request, self.proofs, self.commands, self.proof_seq = None, [], [], None
 
-    def _skill(self, commands: list[str], seq: int, requested: str | None = None) -> None:
-        made = draft_skill(_distinct(commands), requested=requested)
+    def _skill(
+        self, commands: list[str], seq: int, requested: str | None = None, request: str = ""
+    ) -> None:
+        made = draft_skill(_distinct(commands), requested=requested, request=request or requested)
         self._add(
             Draft(
                 SKILL,
@@ -433,8 +439,13 @@ class Harvester:
                 seq=seq,
                 valid_from=self.last_time,
                 subject="skill:" + made.name,
-                detail={"name": made.name, "draft": made.text, "commands": made.commands},
-                scanned=(requested or "", made.text),
+                detail={
+                    "name": made.name,
+                    "draft": made.text,
+                    "commands": made.commands,
+                    "evals": made.evals,
+                },
+                scanned=(requested or "", request, made.text),
             )
         )
 
@@ -451,9 +462,9 @@ class Harvester:
 
     def finish(self) -> list[Draft]:
         self._end_turn()
-        for heads, (commands, seq) in self.recurring.items():
+        for heads, (commands, seq, request) in self.recurring.items():
             if self.turns.get(heads, 0) >= 2:
-                self._skill(commands, seq)
+                self._skill(commands, seq, request=request)
         for fact in self.facts.values():
             self._add(fact)
         return [draft for kind in MAX_DRAFTS for draft in self.drafts[kind]]

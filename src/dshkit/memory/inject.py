@@ -1,7 +1,8 @@
 """What a new session of a workspace is given from memory: chosen, ranked, fenced as data.
 
 Only this workspace's records (root and remote both the same), current (not superseded),
-with provenance (a source session), not quarantined and clean when scanned again now (the
+with provenance (a source session), not waiting for the person's review nor rejected by
+them (`[memory] confirm`), not quarantined and clean when scanned again now (the
 scanner may know more than when they were written) reach the text; skills do not (an
 accepted skill is in the harness's skills folder, where the harness reads it). They are
 ranked by relevance to the session's first request when it is known (the trigrams they
@@ -20,7 +21,7 @@ from __future__ import annotations
 import math
 
 from ..provenance.injection import scan
-from .records import EXPERIENCE, FACT, GRADES, NEGATIVE, Record, now_ms, select
+from .records import EXPERIENCE, FACT, GRADES, NEGATIVE, NOT_STANDING, Record, now_ms, select
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:
@@ -86,6 +87,9 @@ def choose(
     for record in candidates:
         if record.quarantined:
             left_out["quarantined"] += 1
+            continue
+        if record.state in NOT_STANDING:  # waiting for the person's review, or rejected
+            left_out[record.state] = left_out.get(record.state, 0) + 1
             continue
         if not record.harness or not record.session_id:
             left_out["noProvenance"] += 1

@@ -36,6 +36,11 @@ PERSON, TOOL, MODEL = "person", "tool", "model"
 GRADES = {PERSON: 3, TOOL: 2, MODEL: 1}
 HARVEST_LEASE = "memory-harvest"  # one harvest at a time per store
 PROPOSED, ACCEPTED, REJECTED = "proposed", "accepted", "rejected"  # a skill's state
+# A record learned on its own while `[memory] confirm` is on: waits for the person (then
+# accepted or rejected); given to no session and closing nothing until accepted.
+PENDING = "pending"
+# What a person's review kept out: given to no session, never standing in a supersession.
+NOT_STANDING = (PENDING, REJECTED)
 
 COLUMNS = (
     "id, kind, subject, text, detail, workspace, remote, valid_from, valid_to, recorded_at, "
@@ -218,7 +223,12 @@ def add(
         return None
     new = int(cursor.lastrowid or 0)
     store.db.execute("INSERT INTO memory_fts (rowid, text) VALUES (?, ?)", (new, draft.text))
-    if draft.kind == FACT and reason is None and (draft.subject or draft.detail.get("supersedes")):
+    if (
+        draft.kind == FACT
+        and reason is None
+        and state != PENDING
+        and (draft.subject or draft.detail.get("supersedes"))
+    ):
         _supersede(store, workspace, new, draft, recorded)
     return new
 
@@ -229,7 +239,7 @@ def _supersede(store: Store, workspace: Workspace, new: int, draft: Draft, at: i
     rows = store.db.execute(
         f"SELECT id, valid_from, grade, text FROM memory_records WHERE {SAME_WORKSPACE} "
         f"AND kind = ? AND (subject = ? AND subject != '' OR id = ?) AND id != ? "
-        f"AND quarantined = 0 AND {CURRENT}",
+        f"AND quarantined = 0 AND state NOT IN ('{PENDING}', '{REJECTED}') AND {CURRENT}",
         (
             workspace.root,
             workspace.remote,
@@ -363,6 +373,125 @@ def set_state(store: Store, record: int, state: str, detail: dict[str, Any]) -> 
     )
 
 
+def in_states(
+    store: Store, workspace: Workspace | None, states: Sequence[str], limit: int = 200
+) -> list[Record]:
+    """Records (skills aside) in one of `states`, of `workspace` (every workspace when None),
+    oldest first: the review queue in the order it was learned."""
+    where = [f"state IN ({', '.join('?' * len(states))})", "kind != ?"]
+    params: list[Any] = [*states, SKILL]
+    if workspace is not None:
+        where.append(SAME_WORKSPACE)
+        params += [workspace.root, workspace.remote]
+    query = (
+        f"SELECT {COLUMNS} FROM memory_records WHERE {' AND '.join(where)} "
+        "ORDER BY recorded_at, id LIMIT ?"
+    )
+    return [Record(row) for row in store.db.execute(query, [*params, limit])]
+
+
+def by_workspace(store: Store) -> list[dict[str, Any]]:
+    """Per workspace (root, remote), the one learned in last first: its current records per
+    kind (neither set aside nor kept out by a review), the superseded, the set aside, the
+    pending and rejected, when it last learned something."""
+    found: dict[tuple[str, str | None], dict[str, Any]] = {}
+    rows = store.db.execute(
+        f"SELECT workspace, remote, kind, quarantined, state, {CURRENT}, count(*), "
+        "max(recorded_at) FROM memory_records GROUP BY 1, 2, 3, 4, 5, 6"
+    )
+    for root, remote, kind, quarantined, state, current, count, last in rows:
+        one = found.setdefault(
+            (root, remote),
+            {
+                "root": root,
+                "remote": remote,
+                "kinds": dict.fromkeys(KINDS, 0),
+                "superseded": 0,
+                "quarantined": 0,
+                "pending": 0,
+                "rejected": 0,
+                "lastRecordedAt": 0,
+            },
+        )
+        one["lastRecordedAt"] = max(one["lastRecordedAt"], int(last or 0))
+        if quarantined:
+            one["quarantined"] += count
+        elif not current:
+            one["superseded"] += count
+        elif state == PENDING:
+            one["pending"] += count
+        elif state == REJECTED and kind != SKILL:
+            one["rejected"] += count
+        else:
+            one["kinds"][kind] = one["kinds"].get(kind, 0) + count
+    return sorted(found.values(), key=lambda w: (-w["lastRecordedAt"], w["root"]))
+
+
+def chains(store: Store, workspace: Workspace | None, limit: int = 1_000) -> list[list[Record]]:
+    """The supersession chains of `workspace`'s facts (every workspace when None): each set of
+    facts linked by `superseded_by`, in the order they held, the chain changed last first."""
+    where = [
+        "kind = ?",
+        "(superseded_by IS NOT NULL OR id IN (SELECT superseded_by FROM memory_records "
+        "WHERE superseded_by IS NOT NULL))",
+    ]
+    params: list[Any] = [FACT]
+    if workspace is not None:
+        where.append(SAME_WORKSPACE)
+        params += [workspace.root, workspace.remote]
+    rows = store.db.execute(
+        f"SELECT {COLUMNS} FROM memory_records WHERE {' AND '.join(where)} "
+        "ORDER BY recorded_at DESC, id DESC LIMIT ?",
+        [*params, limit],
+    )
+    records = {r.id: r for r in (Record(row) for row in rows)}
+    parent = {i: i for i in records}
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for record in records.values():
+        if record.superseded_by in records:
+            parent[root(record.id)] = root(int(record.superseded_by))
+    groups: dict[int, list[Record]] = {}
+    for i, record in records.items():
+        groups.setdefault(root(i), []).append(record)
+    found = [
+        sorted(group, key=lambda r: (r.valid_from, r.id))
+        for group in groups.values()
+        if len(group) > 1
+    ]
+    return sorted(found, key=lambda g: -max(max(r.recorded_at, r.expired_at or 0) for r in g))
+
+
+def review(store: Store, record: Record, accepted: bool, at: int | None = None) -> None:
+    """The person's verdict on a pending record, inside the caller's transaction: accepted,
+    it stands as if just harvested (a fact closes what it supersedes now); rejected, it is
+    kept and shown, given to no session. When they were reviewed is kept in its detail."""
+    when = now_ms() if at is None else at
+    detail = {**record.detail, "reviewedAt": when}
+    set_state(store, record.id, ACCEPTED if accepted else REJECTED, detail)
+    if not accepted or record.kind != FACT or record.quarantined or not is_current(store, record):
+        return
+    if not (record.subject or detail.get("supersedes")):
+        return
+    from .workspace import Workspace
+
+    draft = Draft(
+        record.kind,
+        record.text,
+        grade=record.grade,
+        seq=record.seq,
+        valid_from=record.valid_from,
+        subject=record.subject,
+        detail=detail,
+    )
+    _supersede(store, Workspace(record.workspace, record.remote), record.id, draft, when)
+
+
 def counts(store: Store, workspace: Workspace | None = None) -> MemoryCountsJson:
     """The debug panel's counts: current records per kind, the proposals waiting (the queue),
     the quarantined; with a workspace, how the current records stand to it (same workspace,
@@ -379,6 +508,9 @@ def counts(store: Store, workspace: Workspace | None = None) -> MemoryCountsJson
     quarantined = store.db.execute(
         "SELECT count(*) FROM memory_records WHERE quarantined = 1"
     ).fetchone()[0]
+    pending = store.db.execute(
+        "SELECT count(*) FROM memory_records WHERE state = ?", (PENDING,)
+    ).fetchone()[0]
     found: MemoryCountsJson = {
         "skills": by_kind[SKILL],
         "negative": by_kind[NEGATIVE],
@@ -386,6 +518,7 @@ def counts(store: Store, workspace: Workspace | None = None) -> MemoryCountsJson
         "experiences": by_kind[EXPERIENCE],
         "queue": queue,
         "quarantined": quarantined,
+        "pending": pending,
     }
     if workspace is not None:
         same = cross = none = 0

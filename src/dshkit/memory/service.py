@@ -36,7 +36,7 @@ from .harvest import Harvester
 from .inject import Chosen, choose, room_beside
 from .judge import judge
 from .records import Record
-from .skills import validate, write_skill
+from .skills import skill_evals, validate, write_skill
 from .wire import (
     AcceptedJson,
     DeferredJson,
@@ -47,6 +47,9 @@ from .wire import (
     MemoryCountsJson,
     RecordListJson,
     RecordViewJson,
+    TimelineJson,
+    WorkspacesJson,
+    WorkspaceSummaryJson,
 )
 from .workspace import Workspace, identify
 
@@ -391,6 +394,7 @@ class MemoryService:
         for event in catalog.iter_events(info.key):
             harvester.feed(event)
         drafts = harvester.finish()
+        said = {id(d) for d in drafts if d.kind == rec.FACT and d.grade == rec.PERSON}
         judged = None
         if llm is not None:
             current = rec.select(store, workspace, kinds=(rec.FACT,), quarantined=False, limit=50)
@@ -400,10 +404,11 @@ class MemoryService:
                 )
             drafts += judged.drafts
         added = dict.fromkeys(rec.KINDS, 0)
+        confirm = bool(self.settings["confirm"])
         with store.transaction():
             before = _closed(store)
             for draft in drafts:
-                state = rec.PROPOSED if draft.kind == rec.SKILL else ""
+                state = _first_state(draft, confirm, said)
                 new = rec.add(store, workspace, info.key, draft, state=state)
                 if new is None:
                     continue
@@ -497,7 +502,13 @@ class MemoryService:
                     field="record",
                 )
             name = str(found.detail.get("name", ""))
-            path = write_skill(where(found.workspace), name, str(found.detail.get("draft", "")))
+            evals = found.detail.get("evals")
+            if not isinstance(evals, dict):  # a draft from before evals were drafted
+                commands = found.detail.get("commands")
+                evals = skill_evals(name, "", [str(c) for c in commands or ()])
+            path = write_skill(
+                where(found.workspace), name, str(found.detail.get("draft", "")), evals
+            )
             with store.transaction():
                 rec.set_state(
                     store,
@@ -518,6 +529,92 @@ class MemoryService:
     def check_skill(self, text: str, folder: str | None = None) -> list[str]:
         """What is wrong with a SKILL.md text (empty: valid)."""
         return validate(text, folder)
+
+    # -- the review queue ([memory] confirm) --------------------------------------------
+
+    def pending(
+        self, workspace: Workspace | None = None, *, rejected: bool = False, limit: int = 200
+    ) -> RecordList:
+        """The records waiting for the person's review (of `workspace`; every workspace when
+        None), oldest first; `rejected`: the rejected ones too (kept, shown, never given)."""
+        if not 1 <= limit <= LIST_LIMIT:
+            raise Invalid(f"limit must be from 1 to {LIST_LIMIT}, got {limit}", field="limit")
+        states = (rec.PENDING, rec.REJECTED) if rejected else (rec.PENDING,)
+        with self._store() as store:
+            found = rec.in_states(store, workspace, states, limit)
+            current = {r.id: rec.is_current(store, r) for r in found}
+        return RecordList(workspace, found, current)
+
+    def review(self, record: int, accept: bool) -> RecordView:
+        """The person's verdict on the record `record` waiting for review: accepted, it is
+        given to sessions from now on (a fact closes what it supersedes); rejected, it is kept
+        and shown, never given. A rejected record can still be accepted; an accepted one is
+        set aside with `quarantine` or forgotten instead."""
+        with self._store() as store, store.transaction():
+            found = _record(store, record)
+            if found.kind == rec.SKILL:
+                raise Invalid(
+                    f"record {record} is a skill draft: accept or reject it as a skill",
+                    field="record",
+                )
+            allowed = (rec.PENDING, rec.REJECTED) if accept else (rec.PENDING,)
+            if found.state not in allowed:
+                stands = found.state or "not waiting for review"
+                raise Refused(
+                    "MEMORY_NOT_PENDING",
+                    f"record {record} is {stands}: only a pending record is reviewed "
+                    "(set an accepted one aside with quarantine, or forget it)",
+                    field="record",
+                )
+            rec.review(store, found, accept)
+        return self.get(record)
+
+    # -- the console's views ----------------------------------------------------------------
+
+    def workspaces(self) -> WorkspacesJson:
+        """Every workspace memory holds records of, with its counts, the one learned in last
+        first."""
+        with self._store() as store:
+            found: list[WorkspaceSummaryJson] = [
+                {
+                    "root": w["root"],
+                    "remote": w["remote"],
+                    "kinds": w["kinds"],
+                    "superseded": w["superseded"],
+                    "quarantined": w["quarantined"],
+                    "pending": w["pending"],
+                    "rejected": w["rejected"],
+                    "lastRecordedAt": w["lastRecordedAt"],
+                }
+                for w in rec.by_workspace(store)
+            ]
+        return {"workspaces": found}
+
+    def timeline(self, workspace: Workspace | None = None) -> TimelineJson:
+        """The supersession timeline of `workspace` (every workspace when None): each chain
+        of facts that closed one another, in the order they held, with their times."""
+        with self._store() as store:
+            found = rec.chains(store, workspace)
+            current = {r.id: rec.is_current(store, r) for chain in found for r in chain}
+        return {
+            "workspace": None if workspace is None else workspace.as_json(),
+            "chains": [
+                {
+                    "subject": chain[-1].subject,
+                    "records": [r.as_json(current.get(r.id)) for r in chain],
+                }
+                for chain in found
+            ],
+        }
+
+
+def _first_state(draft: rec.Draft, confirm: bool, said: set[int]) -> str:
+    """A new record's state: a skill draft is proposed; with `[memory] confirm`, what was
+    learned on its own (all but the person's own "remember …" words, `said`: the model pass's
+    facts included, whatever grade they earn) is pending until the person accepts it."""
+    if draft.kind == rec.SKILL:
+        return rec.PROPOSED
+    return rec.PENDING if confirm and id(draft) not in said else ""
 
 
 def _closed(store: Store) -> int:

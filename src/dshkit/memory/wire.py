@@ -164,7 +164,8 @@ class WorkspaceCounts(WorkspaceJson):
 
 class MemoryCountsJson(TypedDict):
     """The debug panel's memory counts: current records per kind, skill proposals waiting,
-    records set aside; with a workspace, how the current records stand to it."""
+    records set aside, records waiting for the person's review (`[memory] confirm`); with a
+    workspace, how the current records stand to it."""
 
     skills: int
     negative: int
@@ -172,4 +173,47 @@ class MemoryCountsJson(TypedDict):
     experiences: int
     queue: int
     quarantined: int
+    pending: int
     workspace: NotRequired[WorkspaceCounts]
+
+
+class ReviewJson(TypedDict):
+    """What `dshkit memory review --json` did and what still waits: the records accepted and
+    rejected now (each whole), and the queue after them."""
+
+    reviewed: list[RecordViewJson]
+    pending: RecordListJson
+
+
+class WorkspaceSummaryJson(WorkspaceJson):
+    """One workspace's memory: its current records per kind, and how many are superseded,
+    set aside, waiting for review, rejected; when it last learned something."""
+
+    kinds: dict[str, int]
+    superseded: int
+    quarantined: int
+    pending: int
+    rejected: int
+    lastRecordedAt: int
+
+
+class WorkspacesJson(TypedDict):
+    """Every workspace memory holds records of, the one learned in last first."""
+
+    workspaces: list[WorkspaceSummaryJson]
+
+
+class ChainJson(TypedDict):
+    """One supersession chain: a subject's facts in the order they held, each with its
+    times (valid from/to, recorded, expired) and what superseded it."""
+
+    subject: str
+    records: list[RecordJson]
+
+
+class TimelineJson(TypedDict):
+    """The supersession timeline of a workspace (None: every workspace): each chain of facts
+    that closed one another, the one changed last first."""
+
+    workspace: WorkspaceJson | None
+    chains: list[ChainJson]

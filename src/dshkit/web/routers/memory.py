@@ -12,8 +12,13 @@ workspace (where that makes sense).
   given (as `dshkit memory inject`; nothing delivered).
 - `GET /api/memory/quarantine?cwd=|workspace=`, `GET /api/memory/skills?cwd=|workspace=`.
 - `GET /api/memory/counts?cwd=|workspace=`: the debug panel's counts.
+- `GET /api/memory/workspaces`: every workspace with its counts (the per-workspace view).
+- `GET /api/memory/timeline?cwd=|workspace=`: the supersession chains, with their times.
+- `GET /api/memory/pending?cwd=|workspace=&rejected=1`: the records waiting for review
+  (`[memory] confirm`), the rejected too when asked.
 - `POST /api/memory/records/{id}/quarantine` (`{"reason"}`), `…/release`, `…/reject`,
-  `…/accept` (`{"harness", "scope"}`), `DELETE /api/memory/records/{id}` (forget).
+  `…/accept` (`{"harness", "scope"}`), `…/review` (`{"verdict": "accept"|"reject"}`, a
+  pending record), `DELETE /api/memory/records/{id}` (forget).
 
 Each route is one `MemoryService` call; a GET changes nothing.
 """
@@ -32,6 +37,8 @@ from ...memory.wire import (
     MemoryCountsJson,
     RecordListJson,
     RecordViewJson,
+    TimelineJson,
+    WorkspacesJson,
 )
 from ..routing import ApiError, Json, JsonObject, Router, json_response, whole_number
 
@@ -55,6 +62,13 @@ class AcceptBody(TypedDict):
     scope: NotRequired[Any]
 
 
+class ReviewBody(TypedDict):
+    """The person's verdict on a pending record: `accept` (given to sessions from now on) or
+    `reject` (kept and shown, never given)."""
+
+    verdict: str
+
+
 class Forgotten(TypedDict):
     """The record forgotten for good."""
 
@@ -70,6 +84,13 @@ def _accept(body: JsonObject) -> AcceptBody:
     if not isinstance(harness, str):
         raise ApiError(400, 'the body must be {"harness": …, "scope": "project"|"user"}')
     return {"harness": harness, "scope": body.get("scope")}
+
+
+def _review(body: JsonObject) -> ReviewBody:
+    verdict = body.get("verdict")
+    if verdict not in ("accept", "reject"):
+        raise ApiError(400, 'the body must be {"verdict": "accept"|"reject"}')
+    return {"verdict": str(verdict)}
 
 
 def router(service: MemoryService, profile_text: Any = None) -> Router:
@@ -158,6 +179,36 @@ def router(service: MemoryService, profile_text: Any = None) -> Router:
         stand to that workspace."""
         found = await asyncio.to_thread(lambda: service.counts(where(request)))
         return json_response(found, headers=_NO_STORE)
+
+    @api.get("/workspaces")
+    async def workspaces(request: Request) -> Json[WorkspacesJson]:
+        """Every workspace memory holds records of, with its current records per kind and
+        its superseded, set aside, pending and rejected ones; the one learned in last first."""
+        found = await asyncio.to_thread(service.workspaces)
+        return json_response(found, headers=_NO_STORE)
+
+    @api.get("/timeline")
+    async def timeline(request: Request) -> Json[TimelineJson]:
+        """The supersession timeline (of `?cwd=` or `?workspace=`; neither: every
+        workspace): each chain of facts that closed one another, in the order they held."""
+        found = await asyncio.to_thread(lambda: service.timeline(where(request)))
+        return json_response(found, headers=_NO_STORE)
+
+    @api.get("/pending")
+    async def pending(request: Request) -> Json[RecordListJson]:
+        """The records waiting for the person's review (`[memory] confirm`; of `?cwd=` or
+        `?workspace=`), oldest first; `?rejected=1` the rejected ones too."""
+        rejected = request.query_params.get("rejected") in ("1", "true")
+        found = await asyncio.to_thread(lambda: service.pending(where(request), rejected=rejected))
+        return json_response(found.as_json(), headers=_NO_STORE)
+
+    @api.post("/records/{id}/review", body=_review)
+    async def review(request: Request, body: ReviewBody) -> Json[RecordViewJson]:
+        """Accept a pending record (it is given to sessions from now on) or reject it (kept
+        and shown, never given)."""
+        accept = body["verdict"] == "accept"
+        view = await asyncio.to_thread(service.review, record_id(request), accept)
+        return json_response(view.as_json(), headers=_NO_STORE)
 
     @api.post("/records/{id}/quarantine", body=_quarantine, empty=True)
     async def quarantine(request: Request, body: QuarantineBody) -> Json[RecordViewJson]:

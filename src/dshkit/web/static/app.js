@@ -2000,43 +2000,129 @@ async function route() {
 
 // -- live: the page follows the store over one event stream ------------------------------
 
-// What sessions learned, per workspace: each record with where it came from, whether it
-// stands, and what a person can do with it (set it aside, let it back, forget it).
+// What sessions learned, per workspace: the workspaces with their counts, the records waiting
+// for the person's review ([memory] confirm), the skill proposals to accept or reject, the
+// supersession timeline (a fact and what superseded it, with times), and each record grouped
+// by its workspace, with where it came from, whether it stands, and what a person can do with
+// it (set it aside, let it back, forget it). `?workspace=` narrows every part to one.
+const MEMORY_KINDS = ["fact", "negative", "experience", "skill"];
 VIEWS.memory = async (main, params) => {
   const q = (params.get("q") || "").trim();
-  const [data, index] = await Promise.all([
-    get(q ? `/api/memory/search?${new URLSearchParams({ q, limit: "100" })}` : "/api/memory/records?limit=200"),
+  const only = params.get("workspace") || "";
+  const scope = only ? `workspace=${encodeURIComponent(only)}&` : "";
+  const [data, index, spaces, pending, skills, timeline, names] = await Promise.all([
+    get(q ? `/api/memory/search?${new URLSearchParams({ q, limit: "100", ...(only ? { workspace: only } : {}) })}` : `/api/memory/records?${scope}limit=200`),
     sessionsByKey(),
+    get("/api/memory/workspaces"),
+    get(`/api/memory/pending?${scope}rejected=1`),
+    get(`/api/memory/skills?${scope}`),
+    get(`/api/memory/timeline?${scope}`),
+    harnessNames(),
   ]);
-  const act = async (record, how) => {
+  const done = { quarantine: "set aside", release: "let back", forget: "forgotten", accept: "accepted", reject: "rejected" };
+  const act = async (record, how, body) => {
     if (how === "forget" && !window.confirm(`Forget memory record #${record.id} for good?`)) return;
     try {
       if (how === "forget") await api("DELETE", `/api/memory/records/${record.id}`);
-      else await api("POST", `/api/memory/records/${record.id}/${how}`, how === "quarantine" ? { reason: "set aside from the console" } : {});
+      else await api("POST", `/api/memory/records/${record.id}/${how === "verdict" ? "review" : how}`, body || (how === "quarantine" ? { reason: "set aside from the console" } : {}));
       await refresh();
-      notify(`Record #${record.id}: ${how === "quarantine" ? "set aside" : how === "release" ? "let back" : "forgotten"}`);
+      notify(`Record #${record.id}: ${how === "verdict" ? done[body.verdict] : done[how]}`);
     } catch (e) { notify(e.message, true); }
   };
+  const from = (r) => r.source.sessionId ? sessionLink(index, r.source.harness, r.source.sessionId, r.source.seq) : "—";
   const records = data.records || [];
   const box = h("input", { type: "search", id: "memory-search", "aria-label": "Search memory", placeholder: "words a record holds", value: q });
-  fill(main,
-    h("h2", {}, "Memory"),
-    h("form", { class: "row", role: "search", onsubmit: (e) => { e.preventDefault(); location.hash = box.value.trim() ? `#memory?q=${encodeURIComponent(box.value.trim())}` : "#memory"; } },
-      box, h("button", { type: "submit", class: "primary" }, "Search")),
-    records.length ? h("ul", { class: "plain", id: "memory-records" }, records.map((r) => h("li", { class: "card memory-record", "data-record": r.id },
-      h("div", {}, h("span", { class: "tag" }, r.kind), " ", r.subject ? h("b", { lang: "zh" }, r.subject) : null,
-        r.quarantined ? h("span", { class: "tag bad" }, " set aside") : r.current === false ? h("span", { class: "tag muted" }, " superseded") : null),
+  const here = (root) => `#memory?workspace=${encodeURIComponent(root)}`;
+
+  const workspaceCard = card("Workspaces",
+    spaces.workspaces.length ? table(["workspace", ...MEMORY_KINDS, "superseded", "waiting", "rejected", "set aside", "last learned"],
+      spaces.workspaces.map((w) => h("tr", { "data-workspace": w.root, class: w.root === only ? "picked" : null },
+        h("td", {}, h("a", { href: here(w.root), "aria-current": w.root === only ? "true" : null }, w.root), w.remote ? h("div", { class: "muted" }, w.remote) : null),
+        MEMORY_KINDS.map((k) => h("td", { "data-count": k }, String(w.kinds[k] ?? 0))),
+        h("td", {}, String(w.superseded)), h("td", { "data-count": "pending" }, String(w.pending)),
+        h("td", {}, String(w.rejected)), h("td", {}, String(w.quarantined)), h("td", {}, when(w.lastRecordedAt)))),
+      { id: "memory-workspaces" }) : h("p", {}, "No workspace has memory yet."),
+    only ? h("p", {}, h("a", { href: "#memory", id: "memory-every" }, "Every workspace")) : null);
+
+  const waiting = pending.records.filter((r) => r.state === "pending");
+  const rejected = pending.records.filter((r) => r.state === "rejected");
+  const reviewItem = (r) => h("li", { class: "memory-pending", "data-record": r.id },
+    h("div", {}, h("span", { class: "tag" }, r.kind), " ", r.subject ? h("b", { lang: "zh" }, r.subject) : null,
+      r.state === "rejected" ? h("span", { class: "tag muted" }, " rejected") : null),
+    h("p", { lang: "zh" }, r.text),
+    h("div", { class: "muted" }, `${r.workspace.root} · learned ${when(r.recordedAt)} · ${r.grade} · from `, from(r)),
+    h("div", { class: "row" },
+      h("button", { type: "button", class: "primary", "data-act": "review-accept", onclick: () => act(r, "verdict", { verdict: "accept" }) }, "Accept"),
+      r.state === "pending" ? h("button", { type: "button", "data-act": "review-reject", onclick: () => act(r, "verdict", { verdict: "reject" }) }, "Reject") : null));
+  const reviewCard = waiting.length || rejected.length ? card("Waiting for your review",
+    h("p", { class: "muted" }, "What sessions learned on their own waits here ([memory] confirm = true): it is given to no session until you accept it. A rejected record is kept, never given."),
+    waiting.length ? h("ul", { class: "plain", id: "memory-pending" }, waiting.map(reviewItem)) : h("p", {}, "Nothing waits."),
+    rejected.length ? h("details", { id: "memory-rejected" }, h("summary", {}, `${rejected.length} rejected`), h("ul", { class: "plain" }, rejected.map(reviewItem))) : null) : null;
+
+  const proposals = skills.records.filter((r) => r.state === "proposed" && !r.quarantined && r.current !== false);
+  const decided = skills.records.filter((r) => r.state === "accepted" || r.state === "rejected");
+  const skillItem = (r) => {
+    const pick = h("select", { "aria-label": `Harness for skill ${r.detail.name}`, "data-harness": r.id },
+      names.map((n) => h("option", { value: n }, n)));
+    return h("li", { class: "card memory-skill", "data-record": r.id },
+      h("div", {}, h("b", {}, r.detail.name || r.subject), " ", h("span", { class: "tag" }, r.state)),
       h("p", { lang: "zh" }, r.text),
-      r.quarantined && r.quarantineReason ? h("p", { class: "warn" }, `Why it is set aside: ${r.quarantineReason}`) : null,
-      h("div", { class: "muted" }, `${r.workspace.root} · recorded ${when(r.recordedAt)} · from `,
-        r.source.sessionId ? sessionLink(index, r.source.harness, r.source.sessionId, r.source.seq) : "—"),
-      h("div", { class: "row" },
-        r.quarantined
-          ? h("button", { type: "button", "data-act": "release", onclick: () => act(r, "release") }, "Let it back")
-          : h("button", { type: "button", "data-act": "quarantine", onclick: () => act(r, "quarantine") }, "Set aside"),
-        h("button", { type: "button", "data-act": "forget", onclick: () => act(r, "forget") }, "Forget"),
-        rawJson(r)))))
-      : h("p", {}, q ? "No record holds those words." : "No memory records yet."));
+      r.detail.draft ? h("details", {}, h("summary", {}, "SKILL.md"), h("pre", { lang: "zh" }, r.detail.draft)) : null,
+      r.detail.evals ? h("details", {}, h("summary", {}, "evals/evals.json"), h("pre", {}, JSON.stringify(r.detail.evals, null, 2))) : null,
+      r.state === "accepted" && r.detail.path ? h("div", { class: "muted" }, `written to ${r.detail.path}`) : null,
+      h("div", { class: "muted" }, `${r.workspace.root} · from `, from(r)),
+      r.state === "proposed" ? h("div", { class: "row" }, pick,
+        h("button", { type: "button", class: "primary", "data-act": "skill-accept", onclick: () => act(r, "accept", { harness: pick.value, scope: "project" }) }, "Accept: write SKILL.md"),
+        h("button", { type: "button", "data-act": "skill-reject", onclick: () => act(r, "reject") }, "Reject")) : null);
+  };
+  const skillCard = proposals.length || decided.length ? card("Skill proposals",
+    h("p", { class: "muted" }, "A skill is written into the harness's skills folder of the workspace only when you accept it, with its evals beside it."),
+    proposals.length ? h("ul", { class: "plain", id: "memory-skills" }, proposals.map(skillItem)) : h("p", {}, "No proposal waits."),
+    decided.length ? h("details", {}, h("summary", {}, `${decided.length} decided`), h("ul", { class: "plain" }, decided.map(skillItem))) : null) : null;
+
+  const held = (r) => h("li", { "data-record": r.id, class: r.current ? null : "muted" },
+    h("span", { lang: "zh" }, r.text), " ",
+    h("span", { class: "muted" },
+      `#${r.id} · ${r.grade} · valid ${when(r.validFrom)} → ${r.validTo ? when(r.validTo) : "now"} · recorded ${when(r.recordedAt)}`,
+      r.expiredAt ? ` · closed ${when(r.expiredAt)}` : "",
+      r.supersededBy ? ` · superseded by #${r.supersededBy}` : " · stands",
+      r.supersededBy && r.detail.verdict && r.detail.verdict !== "superseded" ? ` (${r.detail.verdict})` : ""));
+  const chainItem = (chain) => h("li", { class: "memory-chain", "data-subject": chain.subject },
+    h("b", { lang: "zh" }, chain.subject || "(no subject)"),
+    h("ol", {}, chain.records.map(held)));
+  const timelineCard = timeline.chains.length ? card("Supersession timeline",
+    h("p", { class: "muted" }, "Each fact, in the order it held, and what superseded it: valid from → to, recorded, closed."),
+    h("ol", { class: "plain", id: "memory-timeline" }, timeline.chains.map(chainItem))) : null;
+
+  const recordItem = (r) => h("li", { class: "card memory-record", "data-record": r.id },
+    h("div", {}, h("span", { class: "tag" }, r.kind), " ", r.subject ? h("b", { lang: "zh" }, r.subject) : null,
+      r.quarantined ? h("span", { class: "tag bad" }, " set aside") : r.current === false ? h("span", { class: "tag muted" }, " superseded") : null,
+      r.state === "pending" ? h("span", { class: "tag warn" }, " waiting for review") : r.state === "rejected" && r.kind !== "skill" ? h("span", { class: "tag muted" }, " rejected") : null),
+    h("p", { lang: "zh" }, r.text),
+    r.quarantined && r.quarantineReason ? h("p", { class: "warn" }, `Why it is set aside: ${r.quarantineReason}`) : null,
+    h("div", { class: "muted" }, `${r.workspace.root} · recorded ${when(r.recordedAt)} · from `, from(r)),
+    h("div", { class: "row" },
+      r.quarantined
+        ? h("button", { type: "button", "data-act": "release", onclick: () => act(r, "release") }, "Let it back")
+        : h("button", { type: "button", "data-act": "quarantine", onclick: () => act(r, "quarantine") }, "Set aside"),
+      h("button", { type: "button", "data-act": "forget", onclick: () => act(r, "forget") }, "Forget"),
+      rawJson(r)));
+  const groups = new Map();
+  for (const r of records) {
+    const key = r.workspace.root;
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(r);
+  }
+  const recordList = records.length ? h("div", { id: "memory-records" }, [...groups].map(([root, list]) => h("section", { class: "memory-group", "data-workspace": root },
+    h("h3", {}, h("a", { href: here(root) }, root), h("span", { class: "muted" }, ` · ${list.length} record${list.length === 1 ? "" : "s"}`)),
+    h("ul", { class: "plain" }, list.map(recordItem)))))
+    : h("p", {}, q ? "No record holds those words." : "No memory records yet.");
+
+  fill(main,
+    h("h2", {}, only ? `Memory of ${only}` : "Memory"),
+    h("form", { class: "row", role: "search", onsubmit: (e) => { e.preventDefault(); const words = box.value.trim(); const query = new URLSearchParams({ ...(words ? { q: words } : {}), ...(only ? { workspace: only } : {}) }).toString(); location.hash = query ? `#memory?${query}` : "#memory"; } },
+      box, h("button", { type: "submit", class: "primary" }, "Search")),
+    workspaceCard, reviewCard, skillCard, timelineCard, recordList);
 };
 
 // Every call made to the model (the profile's, the optimizer's), newest first; one opens to
