@@ -143,10 +143,16 @@ def claude_transcript(world: World, session: str) -> Path:
 
 
 def claude_source_reaches_the_band(world: World, fake: Any, proxy: RefusingProxy) -> str:
-    """Turn 1 of a source session: a Bash call at 72% of the window, then (nudged) the model
-    loads the handoff tool and calls it. Returns the source's session id."""
+    """Turn 1 of a source session: a Bash call at 40% of the window, another at 72% (the
+    pressure builds over the turn's requests, each its own message and request id), then
+    (nudged) the model loads the handoff tool and calls it. Returns the source's session id."""
     fake.script.extend(
         [
+            {
+                "tool": "Bash",
+                "arguments": {"command": "ls", "description": "list the files"},
+                "input_tokens": 40_000,
+            },
             {
                 "tool": "Bash",
                 "arguments": {"command": "cat hello.txt", "description": "read the file"},
@@ -160,10 +166,12 @@ def claude_source_reaches_the_band(world: World, fake: Any, proxy: RefusingProxy
     source = str(claude_result(claude(world, fake, proxy, "read hello.txt"))["session_id"])
     assert not fake.script, "the fake model's script was not played to the end"
     requests = session_requests(fake, source)
-    assert not nudged(requests[0])
-    # PostToolUse after the Bash call put the nudge into the very next request.
+    # Below the band at the prompt and after the first call (40%): no nudge.
+    assert not nudged(requests[0]) and not nudged(requests[1])
+    # PostToolUse after the second call, the turn's second response at 72%, put the nudge
+    # into the very next request: the pressure is the latest request's, not the turn's first.
     (after_bash,) = [b for b in requests if "hello from the project" in texts(b)][:1]
-    assert after_bash is requests[1] and nudged(after_bash)
+    assert after_bash is requests[2] and nudged(after_bash)
     # The model did as told (ToolSearch loads the tool): it is not accused of ignoring it.
     assert all(ESCALATION not in texts(body) for body in requests)
     return source
