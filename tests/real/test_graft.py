@@ -34,6 +34,9 @@ NUDGE = "当前上下文水位已达 72%"
 ESCALATION = "水位告急"
 BOARD = "交接任务看板"
 BLOCKED = "不再接收"
+# What the handoff tool tells the source's model (mcp/tools.py): stop; or, it was undone.
+STOP = "请不要再调用工具"
+UNDONE = "已经回滚"
 # Generous bounds for what runs detached (the handoff's driver, the target's first turn) on a
 # machine shared with other test runs; nothing is timed, only waited for.
 DEADLINE_S = 240.0
@@ -192,6 +195,11 @@ def test_claude_code_hands_off_to_a_new_real_session(
         target = started_target(
             world, fake, source, lambda target: claude_transcript(world, target).read_text()
         )
+        # What the handoff tool said reached the source's model in its next request: stop,
+        # and tell the person the new session and how to go on there (Claude Code shows a
+        # result's structured content in place of its text, so the text must go alone).
+        told = texts(session_requests(fake, source)[-1])
+        assert STOP in told and target in told and f"claude --resume {target}" in told
 
         # The source takes no new prompt: nothing reaches the model, the pointer is shown.
         before = len(fake.requests)
@@ -215,6 +223,9 @@ def test_claude_code_rolls_back_when_the_target_cannot_start(
     )
     broken.chmod(0o755)
     world.env["CLAUDE_BIN"] = str(broken)
+    # Unspaced attempts: the rollback lands while the handoff tool waits to report.
+    config = world.state / "config.toml"
+    config.write_text(config.read_text() + "ignite_spacing_s = 0\n")
     world.install_hooks()
     with fake_anthropic() as fake:
         source = claude_source_reaches_the_band(world, fake, refusing)
@@ -222,6 +233,9 @@ def test_claude_code_rolls_back_when_the_target_cannot_start(
         assert txn.state == State.ROLLED_BACK and txn.attempts == 3, txn
         assert attempts.read_text().count("start") == 3
         assert "no claude today" in str(txn.last_error)
+        # The source's model was told in its next request that the handoff was undone.
+        told = texts(session_requests(fake, source)[-1])
+        assert UNDONE in told and STOP not in told
 
         # The source works again, and its next request carries the rollback notice once.
         before = len(session_requests(fake, source))
