@@ -1,16 +1,20 @@
-"""The handoff lifecycle with the real Claude Code and Codex CLIs, offline against fake APIs on
+"""The handoff lifecycle with the real Claude Code, Codex and DSH CLIs, offline against fake APIs on
 127.0.0.1, with dshkit's hooks and MCP server installed by `dshkit install-hooks`.
 
 A fake model reports a context in the warning band: the nudge reaches it in the very next
 request; it calls `graft_slice_and_inject`; dshkit's launcher starts a new real session (the
 harness's own CLI) whose first request carries the identity line and the card; the source
 then takes no new prompt. When the new session cannot be started, the handoff rolls back and
-the source works again, told so once. Runs as tests/real/test_harnesses.py runs the CLIs.
+the source works again, told so once. With the real DSH, a forced cut's target gets the key
+DSH withheld from its hooks and must answer its first turn before the source retires; a target
+whose turn fails (no key) rolls the handoff back, marked. Runs as tests/real/test_harnesses.py
+runs the CLIs.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -20,11 +24,12 @@ from typing import Any
 import orjson
 import pytest
 
-from dshkit.graft.lifecycle import ROLLBACK_NOTICE, State, Txn, transactions
+from dshkit.graft.ledger import audit_records, retirement
+from dshkit.graft.lifecycle import FAILED_MARK, ROLLBACK_NOTICE, State, Txn, transactions
 from dshkit.store import Store
 
 from ..support.cli import SCRIPT
-from ..support.fakes import RefusingProxy, fake_anthropic, fake_responses
+from ..support.fakes import RefusingProxy, fake_anthropic, fake_chat, fake_responses
 from ..support.real import World, binary, claude_env, codex_config, codex_env, texts
 
 pytestmark = pytest.mark.real
@@ -350,3 +355,100 @@ def test_codex_hands_off_to_a_new_real_session(tmp_path: Path, refusing: Refusin
     answer = orjson.loads(hook.stdout)
     assert answer["decision"] == "block"
     assert BLOCKED in answer["reason"] and f"codex resume {target}" in answer["reason"]
+
+
+# -- DSH ------------------------------------------------------------------------------------
+
+
+def dsh_world(root: Path, template: Path) -> World:
+    """A DSH world with dshkit's hooks installed and DSH on PATH (as a person's install), its
+    key in DSH's own environment only: DSH withholds it (and every DSH_* name) from the hook
+    bridge's commands, so the forced cut's target gets it from dshkit or not at all."""
+    cli = binary("dsh", "node_modules", ".bin", "dsh")
+    world = graft_world(root, "dsh", cli)
+    shutil.copytree(template, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
+    config = world.state / "config.toml"
+    config.write_text(config.read_text() + "ignite_spacing_s = 0\n")
+    world.install_hooks()
+    return world
+
+
+def dsh(
+    world: World, fake: Any, proxy: RefusingProxy, prompt: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [binary("dsh", "node_modules", ".bin", "dsh"), "--profile", "headless", prompt],
+        env={
+            **world.env,
+            **proxy.env(),
+            "DEEPSEEK_BASE_URL": fake.base_url,
+            "DEEPSEEK_API_KEY": "sk-fake",
+            "DSH_TELEMETRY_DISABLED": "1",
+        },
+        cwd=world.project,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def dsh_reaches_the_forced_line(world: World, fake: Any, proxy: RefusingProxy) -> Txn:
+    """A DSH session whose one command reports 80% of DSH's announced window (1,000,000
+    tokens): its PostToolUse hook cuts it. Returns the handoff once it ended."""
+    fake.script.append(
+        {"tool": "bash", "arguments": {"command": "cat hello.txt"}, "input_tokens": 800_000}
+    )
+    done = dsh(world, fake, proxy, "read hello.txt")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not fake.script, "the fake model's script was not played to the end"
+
+    def ended() -> Txn | None:
+        with Store(world.state) as store:
+            found = transactions(store, (State.COMMITTED, State.ROLLED_BACK, State.FAILED))
+        return found[0] if found else None
+
+    return wait_for("the forced handoff to end", ended)
+
+
+def test_dsh_target_gets_the_persons_key_and_answers_before_the_source_retires(
+    tmp_path: Path, refusing: RefusingProxy, dsh_profile_template: Path
+) -> None:
+    world = dsh_world(tmp_path, dsh_profile_template)
+    with fake_chat() as fake:
+        txn = dsh_reaches_the_forced_line(world, fake, refusing)
+        assert txn.state == State.COMMITTED, (txn.last_error, world.hook_log()[-2000:])
+        target = txn.target_id
+        assert target and target != txn.plan.session_id
+        # The target's first request carried the card; the model answered it (with the key
+        # DSH withheld from the hook, read back from DSH's own process).
+        identity = txn.plan.identity.render()
+        assert any(identity in texts(r.body) for r in fake.requests)
+        assert "MISSING_CREDENTIAL" not in str(txn.last_error)
+    with Store(world.state) as store:
+        kinds = [r.kind for r in audit_records(store)]
+    assert "ignite" in kinds and "ignite-failed" not in kinds
+
+
+def test_dsh_target_without_the_key_rolls_the_handoff_back(
+    tmp_path: Path, refusing: RefusingProxy, dsh_profile_template: Path
+) -> None:
+    world = dsh_world(tmp_path, dsh_profile_template)
+    # The person's DSH starts, as dshkit's launcher finds it, with no key at all: every
+    # target's first turn fails MISSING_CREDENTIAL (its transcript shows the card).
+    keyless = tmp_path / "keyless-dsh"
+    real = binary("dsh", "node_modules", ".bin", "dsh")
+    keyless.write_text(f'#!/bin/sh\nexec env -u DEEPSEEK_API_KEY "{real}" "$@"\n')
+    keyless.chmod(0o755)
+    world.env["DSH_BIN"] = str(keyless)
+    with fake_chat() as fake:
+        txn = dsh_reaches_the_forced_line(world, fake, refusing)
+    assert txn.state == State.ROLLED_BACK and txn.attempts == 3, txn
+    error = str(txn.last_error)
+    assert "MISSING_CREDENTIAL" in error
+    # Each target that never answered is kept and marked; none is taken for the target.
+    with Store(world.state) as store:
+        failed = [r.detail for r in audit_records(store) if r.kind == "ignite-failed"]
+        assert retirement(store, "dsh", txn.plan.session_id) is None  # the source works
+    assert len(failed) == 3
+    for detail in failed:
+        assert f"{FAILED_MARK} {detail['failedTarget']}" in error

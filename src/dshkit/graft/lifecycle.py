@@ -11,9 +11,11 @@ Each transition is one SQLite transaction, together with the ledger rows the sou
 read and the audit record of the step. The source is marked transferring in the transaction
 that creates the handoff, so from then on it takes no new work; the target is started with
 the handoff's first message (identity line and card) by the harness's own CLI in the same
-directory, and counts as started once its transcript, read back through the session layer,
-shows that message: until then its CLI dies with the process driving it, from then on it is
-the target's own run and outlives it. A start that fails or hangs (each attempt bounded, its
+directory (given what its harness withheld from this process: its credentials), and counts as
+started once its transcript, read back through the session layer, shows that message and the
+model answering it: until then its CLI dies with the process driving it, from then on it is
+the target's own run and outlives it. A target whose first turn did not run is kept, marked
+FAILED_MARK, and never taken for the target. A start that fails or hangs (each attempt bounded, its
 process group killed) is tried again; when the attempts are spent the source is un-retired,
 told once, and the handoff rolled back. A target that was started is never rolled back: that
 would revive a session the work has left. `recover` finishes or rolls back what a dead process
