@@ -4,6 +4,7 @@ that dies with its owner however the owner ends (unless released), and SIGTERM a
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -14,7 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from dshkit.procs import ExitOnSigterm, alive, kill_group, spawn_detached, start_watched
+from dshkit.procs import (
+    ExitOnSigterm,
+    alive,
+    ancestor_env,
+    kill_group,
+    spawn_detached,
+    start_watched,
+)
 
 from .support.procs import left, running_in_group, watchdog_of
 
@@ -265,3 +273,33 @@ def test_kill_group_closes_a_pipe_still_holding_what_a_dead_child_never_read() -
         child.stdin.flush()
     kill_group(child)
     assert child.stdin.closed
+
+
+# A harness (the outer shell, holding the person's key) starts a hook with the key removed
+# (as DSH's subprocess scrub does), through a shell in between that has no key either.
+_HARNESS_SCRIPT = """
+import json, sys
+from dshkit.procs import ancestor_env
+print(json.dumps(ancestor_env(lambda name: name.endswith("_API_KEY") or name == "XHOME")))
+"""
+
+
+@pytest.mark.process
+def test_ancestor_env_reads_back_what_a_harness_withheld() -> None:
+    # The harness (a shell with the key) starts a shell without it, which runs the hook (`;
+    # true` keeps each shell from replacing itself with its last command).
+    harness = 'env -u FAKE_API_KEY -u XHOME sh -c \'"$0" -c "$1"; true\' "$0" "$1"; true'
+    done = subprocess.run(
+        ["sh", "-c", harness, sys.executable, _HARNESS_SCRIPT],
+        env={**os.environ, "FAKE_API_KEY": "sk-person", "XHOME": "/h", "OTHER_API_KEY": ""},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = json.loads(done.stdout)
+    # What the hook lacks, from the nearest ancestor that has it; what it has is not taken.
+    assert found == {"FAKE_API_KEY": "sk-person", "XHOME": "/h"}
+
+
+def test_ancestor_env_of_a_process_without_ancestors_is_empty() -> None:
+    assert ancestor_env(lambda name: True, pid=1) == {}

@@ -19,7 +19,7 @@ import time
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
     import subprocess
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from types import FrameType, TracebackType
     from typing import Any
 
@@ -52,8 +52,9 @@ if not sys.stdin.buffer.read():
 """
 
 
-def spawn_detached(*args: str) -> None:
-    """`python -m dshkit ARGS…` in a session of its own, not waited for."""
+def spawn_detached(*args: str, env: dict[str, str] | None = None) -> None:
+    """`python -m dshkit ARGS…` in a session of its own, not waited for; `env` is added to
+    this process's environment for it (in its environment only: never on disk or argv)."""
     import subprocess  # only here: the store imports this module on the hooks' hot path
 
     subprocess.Popen(
@@ -63,8 +64,50 @@ def spawn_detached(*args: str) -> None:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
         close_fds=True,
-        env=dict(os.environ),
+        env={**(env or {}), **os.environ},
     )
+
+
+def ancestor_env(wanted: Callable[[str], bool], pid: int | None = None) -> dict[str, str]:
+    """The variables whose names are `wanted`, and which this process's environment lacks, in
+    the environment of the nearest ancestor of `pid` (this process by default) that has any:
+    what a harness withholds from the processes it starts (a hook, an MCP server, and a shell
+    between) read back from its own process, which started with the person's environment.
+    Processes of other users (unreadable) are passed over; {} where there is no /proc or no
+    ancestor has any."""
+    current = os.getpid() if pid is None else pid
+    for _ in range(64):  # a chain of ancestors is short; a cycle cannot be, but be sure
+        parent = _parent(current)
+        if parent is None or parent <= 1:
+            return {}
+        current = parent
+        try:
+            with open(f"/proc/{current}/environ", "rb") as handle:
+                raw = handle.read()
+        except OSError:
+            continue
+        found = {}
+        for entry in raw.split(b"\0"):
+            name, sep, value = entry.partition(b"=")
+            if not sep:
+                continue
+            key = name.decode(errors="replace")
+            if key not in os.environ and wanted(key):
+                found[key] = value.decode(errors="surrogateescape")
+        if found:
+            return found
+    return {}
+
+
+def _parent(pid: int) -> int | None:
+    """The parent of `pid` as /proc says (None: gone, or no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            # The fields after the command name (in parentheses, which may hold anything):
+            # state, then the parent's pid.
+            return int(handle.read().rpartition(b")")[2].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def alive(pid: int) -> bool:

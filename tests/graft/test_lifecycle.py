@@ -14,7 +14,9 @@ from dshkit.graft import ledger
 from dshkit.graft.identity import Identity
 from dshkit.graft.ledger import audit, audit_records, retirement
 from dshkit.graft.lifecycle import (
+    ANSWERED,
     BAD_PLAN,
+    FAILED_MARK,
     NOT_CANCELLABLE,
     NOT_RETIRED,
     RELEASE_NOTICE,
@@ -27,6 +29,7 @@ from dshkit.graft.lifecycle import (
     begin,
     cancel,
     claim_pending,
+    first_turn_outcome,
     handoff,
     lease_name,
     load,
@@ -111,6 +114,71 @@ def test_fail_once_then_succeed_commits(world: World, store: Store) -> None:
     assert "exited with 1" in failed.detail["error"]
     assert "the API is unreachable" in failed.detail["error"]  # the CLI's own words
     assert take_notice(store, "claude", "source-1") is None
+
+
+@pytest.mark.process
+def test_a_target_whose_first_turn_did_not_run_is_no_target(world: World, store: Store) -> None:
+    # Its transcript shows the handoff's first message, but the model never answered (the
+    # seed's P0: a target without credentials): the source must not retire for it.
+    world.script("mute", "ok")
+    plan = plan_for("source-1", str(world.cwd))
+    txn = handoff(store, plan, ignition=FAST)
+
+    assert txn.state == State.COMMITTED and txn.attempts == 2
+    failed = audit_records(store)[1]
+    assert failed.kind == "ignite-failed"
+    # Both sessions are kept; the one that never answered is marked, never the target.
+    assert sorted(world.targets(plan.identity)) == sorted(
+        [txn.target_id, failed.detail["failedTarget"]]
+    )
+    assert txn.target_id != failed.detail["failedTarget"]
+    assert failed.detail["mark"] == f"{FAILED_MARK} {failed.detail['failedTarget']}"
+    assert "no answer from the model" in failed.detail["error"]
+    assert "no credentials for the API" in failed.detail["error"]  # the CLI's own words
+    assert kinds(store) == ["handoff-begin", "ignite-failed", "ignite", "handoff-committed"]
+
+
+@pytest.mark.process
+def test_targets_that_never_answer_roll_the_handoff_back(world: World, store: Store) -> None:
+    world.script("mute", "mute", "mute")
+    plan = plan_for("source-1", str(world.cwd))
+    txn = handoff(store, plan, ignition=FAST)
+
+    assert txn.state == State.ROLLED_BACK and txn.attempts == 3 and txn.target_id is None
+    assert retirement(store, "claude", "source-1") is None  # the source works again
+    assert take_notice(store, "claude", "source-1") == ROLLBACK_NOTICE
+    failed = world.targets(plan.identity)
+    assert len(failed) == 3  # kept, each marked where dshkit names it
+    assert all(f"{FAILED_MARK} {target}" in str(txn.last_error) for target in failed)
+    rollback = audit_records(store)[-1]
+    assert rollback.kind == "ignite-rollback" and sorted(
+        rollback.detail["failedTargets"]
+    ) == sorted(failed)
+    assert all(gone(pid) for pid, _ in world.calls())
+    assert recover(store, FAST) == []  # nothing left, and the failed targets are not adopted
+
+
+def test_a_first_turn_is_read_from_its_events() -> None:
+    user = {"type": "user/message", "data": {"source": {"kind": "user"}}}
+    assert first_turn_outcome([user]) is None  # still running
+    assert first_turn_outcome([user, {"type": "assistant/message", "data": {}}]) == ANSWERED
+    assert first_turn_outcome([user, {"type": "tool/call", "data": {}}]) == ANSWERED
+    done = {"type": "turn/end", "data": {"reason": {"kind": "completed"}}}
+    assert first_turn_outcome([user, done]) == ANSWERED
+    # DSH rc.8 with no key (run for real): the turn ends in an error, nothing answered.
+    error = {
+        "type": "turn/end",
+        "data": {
+            "turn": 1,
+            "reason": {
+                "kind": "error",
+                "error": {"message": "llm-deepseek: no API key", "code": "MISSING_CREDENTIAL"},
+            },
+        },
+    }
+    said = first_turn_outcome([user, error])
+    assert said is not None and said != ANSWERED
+    assert "MISSING_CREDENTIAL: llm-deepseek: no API key" in said
 
 
 @pytest.mark.process

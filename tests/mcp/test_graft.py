@@ -13,6 +13,7 @@ import orjson
 import pytest
 from mcp.types import CallToolResult
 
+from dshkit import harnesses
 from dshkit.graft.identity import parse_identity
 from dshkit.graft.lifecycle import State, cancel, load
 from dshkit.mcp.server import build_server
@@ -33,9 +34,11 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
     return made
 
 
-def call(world: World, name: str, arguments: dict[str, Any]) -> CallToolResult:
+def call(
+    world: World, name: str, arguments: dict[str, Any], harness: str | None = None
+) -> CallToolResult:
     sources = [Source("claude", world.claude / "projects")]
-    server = build_server(world.state, sources)
+    server = build_server(world.state, sources, harness=harness)
     return with_client(server, lambda client: client.call_tool(name, arguments))
 
 
@@ -199,3 +202,21 @@ def test_a_rolled_back_handoff_is_told_to_the_model_with_why(world: World) -> No
     assert (done.structured_content or {})["state"] == "ROLLED_BACK"
     assert "回滚" in text(done) and "the API is unreachable" in text(done)
     assert "不再接收" not in text(done)  # the source works on
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("harness", ["claude", "dsh", "codex"])
+def test_what_the_handoff_says_reaches_the_model_of_every_harness(
+    world: World, harness: str
+) -> None:
+    # A harness whose client shows a result's structured content in place of its text
+    # (Claude Code 2.1.332) is answered with the text alone; the others get both.
+    session(world)
+    world.script("fail")
+    world.state.mkdir()
+    (world.state / "config.toml").write_text("[graft]\nignite_attempts = 1\nignite_spacing_s = 0\n")
+    done = call(world, "graft_slice_and_inject", {"sessionId": "c-src"}, harness=harness)
+    assert not done.is_error, text(done)
+    assert "回滚" in text(done) and "the API is unreachable" in text(done)
+    drops_text = harnesses.get(harness).mcp_shows_structured
+    assert (done.structured_content is None) is drops_text

@@ -1,16 +1,20 @@
-"""The handoff lifecycle with the real Claude Code and Codex CLIs, offline against fake APIs on
+"""The handoff lifecycle with the real Claude Code, Codex and DSH CLIs, offline against fake APIs on
 127.0.0.1, with dshkit's hooks and MCP server installed by `dshkit install-hooks`.
 
 A fake model reports a context in the warning band: the nudge reaches it in the very next
 request; it calls `graft_slice_and_inject`; dshkit's launcher starts a new real session (the
 harness's own CLI) whose first request carries the identity line and the card; the source
 then takes no new prompt. When the new session cannot be started, the handoff rolls back and
-the source works again, told so once. Runs as tests/real/test_harnesses.py runs the CLIs.
+the source works again, told so once. With the real DSH, a forced cut's target gets the key
+DSH withheld from its hooks and must answer its first turn before the source retires; a target
+whose turn fails (no key) rolls the handoff back, marked. Runs as tests/real/test_harnesses.py
+runs the CLIs.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -20,11 +24,12 @@ from typing import Any
 import orjson
 import pytest
 
-from dshkit.graft.lifecycle import ROLLBACK_NOTICE, State, Txn, transactions
+from dshkit.graft.ledger import audit_records, retirement
+from dshkit.graft.lifecycle import FAILED_MARK, ROLLBACK_NOTICE, State, Txn, transactions
 from dshkit.store import Store
 
 from ..support.cli import SCRIPT
-from ..support.fakes import RefusingProxy, fake_anthropic, fake_responses
+from ..support.fakes import RefusingProxy, fake_anthropic, fake_chat, fake_responses
 from ..support.real import World, binary, claude_env, codex_config, codex_env, texts
 
 pytestmark = pytest.mark.real
@@ -34,6 +39,9 @@ NUDGE = "当前上下文水位已达 72%"
 ESCALATION = "水位告急"
 BOARD = "交接任务看板"
 BLOCKED = "不再接收"
+# What the handoff tool tells the source's model (mcp/tools.py): stop; or, it was undone.
+STOP = "请不要再调用工具"
+UNDONE = "已经回滚"
 # Generous bounds for what runs detached (the handoff's driver, the target's first turn) on a
 # machine shared with other test runs; nothing is timed, only waited for.
 DEADLINE_S = 240.0
@@ -143,10 +151,16 @@ def claude_transcript(world: World, session: str) -> Path:
 
 
 def claude_source_reaches_the_band(world: World, fake: Any, proxy: RefusingProxy) -> str:
-    """Turn 1 of a source session: a Bash call at 72% of the window, then (nudged) the model
-    loads the handoff tool and calls it. Returns the source's session id."""
+    """Turn 1 of a source session: a Bash call at 40% of the window, another at 72% (the
+    pressure builds over the turn's requests, each its own message and request id), then
+    (nudged) the model loads the handoff tool and calls it. Returns the source's session id."""
     fake.script.extend(
         [
+            {
+                "tool": "Bash",
+                "arguments": {"command": "ls", "description": "list the files"},
+                "input_tokens": 40_000,
+            },
             {
                 "tool": "Bash",
                 "arguments": {"command": "cat hello.txt", "description": "read the file"},
@@ -160,10 +174,12 @@ def claude_source_reaches_the_band(world: World, fake: Any, proxy: RefusingProxy
     source = str(claude_result(claude(world, fake, proxy, "read hello.txt"))["session_id"])
     assert not fake.script, "the fake model's script was not played to the end"
     requests = session_requests(fake, source)
-    assert not nudged(requests[0])
-    # PostToolUse after the Bash call put the nudge into the very next request.
+    # Below the band at the prompt and after the first call (40%): no nudge.
+    assert not nudged(requests[0]) and not nudged(requests[1])
+    # PostToolUse after the second call, the turn's second response at 72%, put the nudge
+    # into the very next request: the pressure is the latest request's, not the turn's first.
     (after_bash,) = [b for b in requests if "hello from the project" in texts(b)][:1]
-    assert after_bash is requests[1] and nudged(after_bash)
+    assert after_bash is requests[2] and nudged(after_bash)
     # The model did as told (ToolSearch loads the tool): it is not accused of ignoring it.
     assert all(ESCALATION not in texts(body) for body in requests)
     return source
@@ -184,6 +200,11 @@ def test_claude_code_hands_off_to_a_new_real_session(
         target = started_target(
             world, fake, source, lambda target: claude_transcript(world, target).read_text()
         )
+        # What the handoff tool said reached the source's model in its next request: stop,
+        # and tell the person the new session and how to go on there (Claude Code shows a
+        # result's structured content in place of its text, so the text must go alone).
+        told = texts(session_requests(fake, source)[-1])
+        assert STOP in told and target in told and f"claude --resume {target}" in told
 
         # The source takes no new prompt: nothing reaches the model, the pointer is shown.
         before = len(fake.requests)
@@ -207,6 +228,9 @@ def test_claude_code_rolls_back_when_the_target_cannot_start(
     )
     broken.chmod(0o755)
     world.env["CLAUDE_BIN"] = str(broken)
+    # Unspaced attempts: the rollback lands while the handoff tool waits to report.
+    config = world.state / "config.toml"
+    config.write_text(config.read_text() + "ignite_spacing_s = 0\n")
     world.install_hooks()
     with fake_anthropic() as fake:
         source = claude_source_reaches_the_band(world, fake, refusing)
@@ -214,6 +238,9 @@ def test_claude_code_rolls_back_when_the_target_cannot_start(
         assert txn.state == State.ROLLED_BACK and txn.attempts == 3, txn
         assert attempts.read_text().count("start") == 3
         assert "no claude today" in str(txn.last_error)
+        # The source's model was told in its next request that the handoff was undone.
+        told = texts(session_requests(fake, source)[-1])
+        assert UNDONE in told and STOP not in told
 
         # The source works again, and its next request carries the rollback notice once.
         before = len(session_requests(fake, source))
@@ -328,3 +355,100 @@ def test_codex_hands_off_to_a_new_real_session(tmp_path: Path, refusing: Refusin
     answer = orjson.loads(hook.stdout)
     assert answer["decision"] == "block"
     assert BLOCKED in answer["reason"] and f"codex resume {target}" in answer["reason"]
+
+
+# -- DSH ------------------------------------------------------------------------------------
+
+
+def dsh_world(root: Path, template: Path) -> World:
+    """A DSH world with dshkit's hooks installed and DSH on PATH (as a person's install), its
+    key in DSH's own environment only: DSH withholds it (and every DSH_* name) from the hook
+    bridge's commands, so the forced cut's target gets it from dshkit or not at all."""
+    cli = binary("dsh", "node_modules", ".bin", "dsh")
+    world = graft_world(root, "dsh", cli)
+    shutil.copytree(template, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
+    config = world.state / "config.toml"
+    config.write_text(config.read_text() + "ignite_spacing_s = 0\n")
+    world.install_hooks()
+    return world
+
+
+def dsh(
+    world: World, fake: Any, proxy: RefusingProxy, prompt: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [binary("dsh", "node_modules", ".bin", "dsh"), "--profile", "headless", prompt],
+        env={
+            **world.env,
+            **proxy.env(),
+            "DEEPSEEK_BASE_URL": fake.base_url,
+            "DEEPSEEK_API_KEY": "sk-fake",
+            "DSH_TELEMETRY_DISABLED": "1",
+        },
+        cwd=world.project,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def dsh_reaches_the_forced_line(world: World, fake: Any, proxy: RefusingProxy) -> Txn:
+    """A DSH session whose one command reports 80% of DSH's announced window (1,000,000
+    tokens): its PostToolUse hook cuts it. Returns the handoff once it ended."""
+    fake.script.append(
+        {"tool": "bash", "arguments": {"command": "cat hello.txt"}, "input_tokens": 800_000}
+    )
+    done = dsh(world, fake, proxy, "read hello.txt")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not fake.script, "the fake model's script was not played to the end"
+
+    def ended() -> Txn | None:
+        with Store(world.state) as store:
+            found = transactions(store, (State.COMMITTED, State.ROLLED_BACK, State.FAILED))
+        return found[0] if found else None
+
+    return wait_for("the forced handoff to end", ended)
+
+
+def test_dsh_target_gets_the_persons_key_and_answers_before_the_source_retires(
+    tmp_path: Path, refusing: RefusingProxy, dsh_profile_template: Path
+) -> None:
+    world = dsh_world(tmp_path, dsh_profile_template)
+    with fake_chat() as fake:
+        txn = dsh_reaches_the_forced_line(world, fake, refusing)
+        assert txn.state == State.COMMITTED, (txn.last_error, world.hook_log()[-2000:])
+        target = txn.target_id
+        assert target and target != txn.plan.session_id
+        # The target's first request carried the card; the model answered it (with the key
+        # DSH withheld from the hook, read back from DSH's own process).
+        identity = txn.plan.identity.render()
+        assert any(identity in texts(r.body) for r in fake.requests)
+        assert "MISSING_CREDENTIAL" not in str(txn.last_error)
+    with Store(world.state) as store:
+        kinds = [r.kind for r in audit_records(store)]
+    assert "ignite" in kinds and "ignite-failed" not in kinds
+
+
+def test_dsh_target_without_the_key_rolls_the_handoff_back(
+    tmp_path: Path, refusing: RefusingProxy, dsh_profile_template: Path
+) -> None:
+    world = dsh_world(tmp_path, dsh_profile_template)
+    # The person's DSH starts, as dshkit's launcher finds it, with no key at all: every
+    # target's first turn fails MISSING_CREDENTIAL (its transcript shows the card).
+    keyless = tmp_path / "keyless-dsh"
+    real = binary("dsh", "node_modules", ".bin", "dsh")
+    keyless.write_text(f'#!/bin/sh\nexec env -u DEEPSEEK_API_KEY "{real}" "$@"\n')
+    keyless.chmod(0o755)
+    world.env["DSH_BIN"] = str(keyless)
+    with fake_chat() as fake:
+        txn = dsh_reaches_the_forced_line(world, fake, refusing)
+    assert txn.state == State.ROLLED_BACK and txn.attempts == 3, txn
+    error = str(txn.last_error)
+    assert "MISSING_CREDENTIAL" in error
+    # Each target that never answered is kept and marked; none is taken for the target.
+    with Store(world.state) as store:
+        failed = [r.detail for r in audit_records(store) if r.kind == "ignite-failed"]
+        assert retirement(store, "dsh", txn.plan.session_id) is None  # the source works
+    assert len(failed) == 3
+    for detail in failed:
+        assert f"{FAILED_MARK} {detail['failedTarget']}" in error

@@ -4,6 +4,7 @@ records every attempt to reach anything else."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections import deque
@@ -164,11 +165,16 @@ class FakeOpenAI:
         self.server.server_close()
 
 
-def _sse(handler: BaseHTTPRequestHandler, events: list[tuple[str | None, dict[str, Any]]]) -> None:
-    """Send server-sent events over a plain (close-delimited) HTTP/1.0-style response."""
+def _sse(
+    handler: BaseHTTPRequestHandler,
+    events: list[tuple[str | None, dict[str, Any]]],
+    request_id: str | None = None,
+) -> None:
+    """Send server-sent events over a plain (close-delimited) HTTP/1.0-style response, under
+    a `request-id` of its own (as the real API gives each response)."""
     handler.send_response(200)
     handler.send_header("content-type", "text/event-stream")
-    handler.send_header("request-id", "req_fake")
+    handler.send_header("request-id", request_id or _unique("req"))
     handler.send_header("connection", "close")
     handler.end_headers()
     for name, data in events:
@@ -185,7 +191,7 @@ class _Recorder:
         self.text = "ok from the fake model"
         # Answers to give, in order, before falling back to `text`: a string is text, a dict
         # {"tool": name, "arguments": {...}} is a tool call (every fake), reporting its
-        # optional "input_tokens" as the request's input usage (Anthropic, Responses); a
+        # optional "input_tokens" as the request's input usage (Anthropic, Responses, chat); a
         # Responses call may name the tool's "namespace" (Codex offers MCP tools in one).
         self.script: deque[Any] = deque()
         recorder = self
@@ -235,8 +241,19 @@ class _Recorder:
         self.server.server_close()
 
 
+_ids = itertools.count(1)
+
+
+def _unique(prefix: str) -> str:
+    """An id no other response of this process has: a harness that counts usage once per
+    message or request id (Claude Code's lines of one request repeat it) must see every
+    response's usage."""
+    return f"{prefix}_fake{next(_ids):06d}"
+
+
 def _anthropic(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: Any) -> None:
     model = body.get("model", "claude-fake")
+    message_id, request_id = _unique("msg"), _unique("req")
     if isinstance(text, dict):  # a scripted tool call: {"tool": name, "arguments": {...}}
         block = {"type": "tool_use", "id": f"toolu_{id(text):x}", "name": text["tool"]}
         delta = {
@@ -244,7 +261,7 @@ def _anthropic(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: Any)
             "partial_json": orjson.dumps(text["arguments"]).decode(),
         }
         start = {"type": "content_block_start", "index": 0, "content_block": block | {"input": {}}}
-        message = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model}
+        message = {"id": message_id, "type": "message", "role": "assistant", "model": model}
         usage = {"input_tokens": text.get("input_tokens", 100), "output_tokens": 1}
         _sse(
             handler,
@@ -278,6 +295,7 @@ def _anthropic(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: Any)
                 ),
                 ("message_stop", {"type": "message_stop"}),
             ],
+            request_id,
         )
         return
     _sse(
@@ -288,7 +306,7 @@ def _anthropic(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: Any)
                 {
                     "type": "message_start",
                     "message": {
-                        "id": "msg_fake",
+                        "id": message_id,
                         "type": "message",
                         "role": "assistant",
                         "model": model,
@@ -327,11 +345,13 @@ def _anthropic(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: Any)
             ),
             ("message_stop", {"type": "message_stop"}),
         ],
+        request_id,
     )
 
 
 def _responses(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: Any) -> None:
     """A text answer, or (`text` a dict {"tool", "arguments"}) one `function_call` item."""
+    message_id, response_id = _unique("msg"), _unique("resp")
     item: dict[str, Any]
     if isinstance(text, dict):
         call_id = f"call_{len(body.get('input') or [])}"
@@ -349,7 +369,7 @@ def _responses(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: Any)
     else:
         item = {
             "type": "message",
-            "id": "msg_fake",
+            "id": message_id,
             "status": "completed",
             "role": "assistant",
             "content": [{"type": "output_text", "text": text, "annotations": []}],
@@ -361,7 +381,7 @@ def _responses(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: Any)
                 {
                     "type": "response.output_text.delta",
                     "output_index": 0,
-                    "item_id": "msg_fake",
+                    "item_id": message_id,
                     "content_index": 0,
                     "delta": text,
                 },
@@ -381,7 +401,7 @@ def _responses(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: Any)
                 "response.created",
                 {
                     "type": "response.created",
-                    "response": {"id": "resp_fake", "status": "in_progress"},
+                    "response": {"id": response_id, "status": "in_progress"},
                 },
             ),
             (
@@ -398,7 +418,7 @@ def _responses(handler: BaseHTTPRequestHandler, body: dict[str, Any], text: Any)
                 {
                     "type": "response.completed",
                     "response": {
-                        "id": "resp_fake",
+                        "id": response_id,
                         "status": "completed",
                         "output": [item],
                         "usage": usage,
@@ -432,7 +452,11 @@ def _qualified(call: dict[str, Any]) -> str:
 
 def _chat(handler: BaseHTTPRequestHandler, body: dict[str, Any], answer: Any) -> None:
     """A text answer, or (`answer` a dict {"tool", "arguments"}) one streamed tool call."""
-    chunk = {"id": "c1", "object": "chat.completion.chunk", "model": body.get("model", "fake")}
+    chunk = {
+        "id": _unique("chatcmpl"),
+        "object": "chat.completion.chunk",
+        "model": body.get("model", "fake"),
+    }
     if isinstance(answer, dict):
         call = {
             "index": 0,
@@ -447,7 +471,8 @@ def _chat(handler: BaseHTTPRequestHandler, body: dict[str, Any], answer: Any) ->
         finish = "tool_calls"
     else:
         delta, finish = {"role": "assistant", "content": answer}, "stop"
-    usage = {"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107}
+    prompt = answer.get("input_tokens", 100) if isinstance(answer, dict) else 100
+    usage = {"prompt_tokens": prompt, "completion_tokens": 7, "total_tokens": prompt + 7}
     _sse(
         handler,
         [

@@ -2,7 +2,8 @@
 
 Run through a small executable wrapper named by `$CLAUDE_BIN` (see `fake_cli` in the graft
 tests). `$FAKE_CLI_DIR` holds its script: `plan` lists what successive calls do, comma
-separated (`ok`, `slow`, `fail`, `hang`; calls past the list do `ok`), and each call leaves
+separated (`ok`, `slow`, `fail`, `hang`, `mute`: the transcript shows the first message but
+the model never answers, and it fails; calls past the list do `ok`), and each call leaves
 `call-<n>` (its pid and what it did) there, and `args-<n>` (its options and when it began,
 as JSON). The transcript goes where Claude Code keeps it:
 `$CLAUDE_CONFIG_DIR/projects/<cwd with every non-alphanumeric as '-'>/<session>.jsonl`.
@@ -33,7 +34,7 @@ def _call_number(directory: str) -> int:
         return number
 
 
-def _write_transcript(message: str) -> str:
+def _write_transcript(message: str, *, answered: bool = True) -> str:
     cwd = os.getcwd()
     session = str(uuid.uuid4())
     project = os.path.join(
@@ -72,6 +73,8 @@ def _write_transcript(message: str) -> str:
             **common,
         },
     ]
+    if not answered:
+        lines = lines[:2]
     with open(os.path.join(project, f"{session}.jsonl"), "w") as handle:
         handle.write("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
     return session
@@ -105,6 +108,11 @@ def main(argv: list[str]) -> int:
         return 1
     if step == "hang":
         time.sleep(3600)
+        return 1
+    if step == "mute":  # its first turn never reaches the model
+        _write_transcript(argv[1], answered=False)
+        time.sleep(0.5)
+        print("fake cli: no credentials for the API", file=sys.stderr)
         return 1
     session = _write_transcript(argv[1])
     if step == "slow":  # a headless turn still running after its prompt was logged

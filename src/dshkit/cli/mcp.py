@@ -68,7 +68,9 @@ def mcp(
         )
     directory = resolve_state_dir(state_dir)
     try:
-        server = build_server(directory, sources_for(roots, harness), profile=not no_profile)
+        server = build_server(
+            directory, sources_for(roots, harness), profile=not no_profile, harness=harness
+        )
     except (StoreError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
     if not http:

@@ -11,9 +11,11 @@ Each transition is one SQLite transaction, together with the ledger rows the sou
 read and the audit record of the step. The source is marked transferring in the transaction
 that creates the handoff, so from then on it takes no new work; the target is started with
 the handoff's first message (identity line and card) by the harness's own CLI in the same
-directory, and counts as started once its transcript, read back through the session layer,
-shows that message: until then its CLI dies with the process driving it, from then on it is
-the target's own run and outlives it. A start that fails or hangs (each attempt bounded, its
+directory (given what its harness withheld from this process: its credentials), and counts as
+started once its transcript, read back through the session layer, shows that message and the
+model answering it: until then its CLI dies with the process driving it, from then on it is
+the target's own run and outlives it. A target whose first turn did not run is kept, marked
+FAILED_MARK, and never taken for the target. A start that fails or hangs (each attempt bounded, its
 process group killed) is tried again; when the attempts are spent the source is un-retired,
 told once, and the handoff rolled back. A target that was started is never rolled back: that
 would revive a session the work has left. `recover` finishes or rolls back what a dead process
@@ -40,7 +42,7 @@ import orjson
 from .. import harnesses
 from ..errors import Busy, Refused
 from ..paths import dir_key
-from ..procs import alive, kill_group, start_watched
+from ..procs import alive, ancestor_env, kill_group, start_watched
 from ..sessions.events import human_messages
 from ..sessions.reader import read_head
 from ..store import Lease, LeaseBusy, Store
@@ -73,6 +75,10 @@ RELEASE_NOTICE = (
     "[dshkit 交接释放] 本会话已被手动恢复可用：此前交接出去的新会话仍然存在，"
     "如果两边都在工作，请注意不要做重复或冲突的修改。"
 )
+# How a target whose first turn did not run is marked wherever dshkit names it (the handoff's
+# error, its audit, what the source's model is told): kept, never taken for the one to go on
+# in (its own log is the harness's, which dshkit only reads).
+FAILED_MARK = "[点火失败]"
 NOT_CANCELLABLE = "NOT_CANCELLABLE"
 NOT_RETIRED = "NOT_RETIRED"
 # An unfinished handoff whose lease was never taken (or was let go by a driver that failed)
@@ -193,7 +199,8 @@ class Ignition:
     @property
     def budget(self) -> float:
         """The longest one handoff's ignition can take (a generous bound for waiting on it)."""
-        return self.attempts * (max(self.timeout, self.spacing) + 5.0) + 30.0
+        # Each attempt waits for the transcript, then for the first turn's answer.
+        return self.attempts * (max(2 * self.timeout, self.spacing) + 5.0) + 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -404,8 +411,13 @@ def _ignite(store: Store, lease: Lease, txn: Txn, ignition: Ignition) -> None:
     target = finder.find()
     if target is not None:
         # Started by an attempt whose driver died: it is this handoff's ignition. Otherwise a
-        # target with this identity exists already and is never started twice.
-        if txn.state == State.TARGET_STARTED:
+        # target with this identity exists already and is never started twice. Either way
+        # it counts only once its first turn ran (whatever runs it now was given its time).
+        running = txn.child is not None and "pid" in txn.child and alive(int(txn.child["pid"]))
+        failed = _first_turn(finder, ignition, lease, running=running)
+        if failed is not None:
+            _fail_attempt(store, lease, txn, failed, ignition, target=target)
+        elif txn.state == State.TARGET_STARTED:
             _verified(store, lease, txn, target, "ignite", attempt=txn.attempts, recovered=True)
         else:
             _verified(store, lease, txn, target, "ignite-skipped", reason="the target exists")
@@ -414,19 +426,27 @@ def _ignite(store: Store, lease: Lease, txn: Txn, ignition: Ignition) -> None:
         _rollback(store, txn, f"cwd {txn.plan.cwd} is gone", State.FAILED)
         return
     if txn.attempts >= ignition.attempts:
-        _rollback(store, txn, f"ignition failed {txn.attempts} times; last: {txn.last_error}")
+        failed = "".join(f"{FAILED_MARK} {target}; " for target in _failed(txn))
+        _rollback(
+            store,
+            txn,
+            f"{failed}ignition failed {txn.attempts} times; last: {txn.last_error}",
+            failedTargets=_failed(txn),
+        )
         return
     _space(txn, ignition, lease)
     attempt = txn.attempts + 1
     with store.transaction():
-        _update(store, txn.id, state=State.TARGET_STARTED, attempts=attempt, child=None)
+        kept = orjson.dumps({"failed": _failed(txn)}).decode() if _failed(txn) else None
+        _update(store, txn.id, state=State.TARGET_STARTED, attempts=attempt, child=kept)
         lease.renew()
     _killpoint(State.TARGET_STARTED)
     target, error = _launch(store, txn, finder, ignition, lease)
-    if target is not None:
+    if target is not None and error is None:
         _verified(store, lease, txn, target, "ignite", attempt=attempt)
     else:
-        _fail_attempt(store, lease, load(store, txn.id), error or "unknown failure", ignition)
+        error = error or "unknown failure"
+        _fail_attempt(store, lease, load(store, txn.id), error, ignition, target=target)
 
 
 def _launch(
@@ -448,7 +468,7 @@ def _launch(
         model=plan.model if same else None,
         mode=plan.mode if same else None,
     )
-    env = {**os.environ, **launch.env, TXN_ENV: _mark(store, txn.id)}
+    env = {**person_env(plan.target), **os.environ, **launch.env, TXN_ENV: _mark(store, txn.id)}
     with tempfile.TemporaryFile(dir=store.state_dir) as errors:
         try:
             watched = start_watched(
@@ -465,6 +485,8 @@ def _launch(
         try:
             with store.transaction():
                 child = {"pid": process.pid, "at": ledger.now_ms(), "mark": env[TXN_ENV]}
+                if _failed(txn):
+                    child["failed"] = _failed(txn)
                 _update(store, txn.id, child=orjson.dumps(child).decode())
                 lease.renew()
             _killpoint(LAUNCHED)
@@ -472,8 +494,12 @@ def _launch(
             while True:
                 target = finder.find()
                 if target is not None:
-                    # The CLI goes on with the target's first turn; a thread reaps it when
-                    # it ends.
+                    # Its first turn must run (the model answered, no error) before the
+                    # source retires; until then the CLI dies with this process.
+                    failed = _first_turn(finder, ignition, lease, process=process)
+                    if failed is not None:
+                        return target, f"{failed}{_tail(errors)}"
+                    # The CLI goes on with the target's turn; a thread reaps it when it ends.
                     watched.release()
                     threading.Thread(target=process.wait, daemon=True).start()
                     return target, None
@@ -485,7 +511,7 @@ def _launch(
                 # The transcript may have been written just before it ended.
                 target = finder.find()
                 if target is not None:
-                    return target, None
+                    return target, _first_turn(finder, ignition, lease)
                 if code is None:
                     return None, f"no transcript after {ignition.timeout:g} s{_tail(errors)}"
                 return None, f"{launch.argv[0]} exited with {code}{_tail(errors)}"
@@ -540,16 +566,29 @@ def _carries(pid: int, entry: str) -> bool:
         return False
 
 
-def _fail_attempt(store: Store, lease: Lease, txn: Txn, error: str, ignition: Ignition) -> None:
+def _fail_attempt(
+    store: Store,
+    lease: Lease,
+    txn: Txn,
+    error: str,
+    ignition: Ignition,
+    *,
+    target: str | None = None,
+) -> None:
+    """End an attempt that failed; `target`: the session it started, whose first turn did not
+    run (kept, marked as failed, never taken for this handoff's target again)."""
     # When the attempt began (its CLI's start, else the failure): the next one is spaced
-    # from it. Back in PREPARING the child column holds only this.
+    # from it. Back in PREPARING the child column holds only this, and the failed targets.
     began = (txn.child or {}).get("at", ledger.now_ms())
+    failed = [*_failed(txn), *([target] if target and target not in _failed(txn) else [])]
+    if target is not None:
+        error = f"{FAILED_MARK} {target}: {error}"
     with store.transaction():
         _update(
             store,
             txn.id,
             state=State.PREPARING,
-            child=orjson.dumps({"lastStart": began}).decode(),
+            child=orjson.dumps({"lastStart": began, "failed": failed}).decode(),
             last_error=error,
         )
         _audit(
@@ -560,8 +599,69 @@ def _fail_attempt(store: Store, lease: Lease, txn: Txn, error: str, ignition: Ig
             attempt=txn.attempts,
             error=error,
             exhausted=txn.attempts >= ignition.attempts,
+            **({"failedTarget": target, "mark": f"{FAILED_MARK} {target}"} if target else {}),
         )
         lease.renew()
+
+
+def _failed(txn: Txn) -> list[str]:
+    """The targets this handoff started whose first turn did not run."""
+    return [str(target) for target in (txn.child or {}).get("failed", ())]
+
+
+def person_env(harness: str) -> dict[str, str]:
+    """What the harness `harness` withholds from the processes it starts (its credentials)
+    as the person's own run of it has them: read from the nearest ancestor process that has
+    them, for a target's CLI (or the detached driver that starts one) to be given in its
+    environment only. {} for a harness that withholds nothing."""
+    withheld = harnesses.get(harness).launcher.withheld
+    return ancestor_env(withheld) if withheld is not None else {}
+
+
+def _first_turn(
+    finder: _Finder,
+    ignition: Ignition,
+    lease: Lease,
+    *,
+    process: subprocess.Popen[bytes] | None = None,
+    running: bool = False,
+) -> str | None:
+    """Wait for the first turn of the target `finder` found: None once the model answered it,
+    else why it did not run (an error in its log; the CLI ended, or `ignition.timeout` passed,
+    with no answer). Waited for while `process` (or, `running`, whatever runs it) runs."""
+    deadline = time.monotonic() + ignition.timeout
+    while True:
+        ended = process.poll() is not None if process is not None else not running
+        outcome = first_turn_outcome(finder.events())
+        if outcome is not None:
+            return None if outcome is ANSWERED else outcome
+        if ended:
+            return "its first turn ended with no answer from the model"
+        if time.monotonic() >= deadline:
+            return f"no answer from the model in its first turn after {ignition.timeout:g} s"
+        lease.renew()
+        time.sleep(ignition.poll)
+
+
+ANSWERED = "answered"
+
+
+def first_turn_outcome(events: list[dict[str, Any]]) -> str | None:
+    """How a target's first turn went, from its log's events: ANSWERED once the model answered
+    (a message or a tool call of the assistant), the error's text when the turn ended in one,
+    None while neither shows."""
+    for event in events:
+        kind, data = event.get("type"), event.get("data") or {}
+        if kind in ("assistant/message", "tool/call"):
+            return ANSWERED
+        if kind == "turn/end":
+            reason = data.get("reason") or {}
+            if reason.get("kind") != "error":
+                return ANSWERED
+            error = reason.get("error") or {}
+            code, message = error.get("code"), error.get("message") or "an error"
+            return f"its first turn failed: {f'{code}: ' if code else ''}{message}"[:400]
+    return None
 
 
 def _verified(store: Store, lease: Lease, txn: Txn, target: str, kind: str, **detail: Any) -> None:
@@ -794,14 +894,25 @@ class _Finder:
         self.harness = harnesses.get(plan.target)
         self.identity = plan.identity
         self.cwd = dir_key(plan.cwd)
-        self.exclude = plan.session_id if plan.target == plan.harness else None
+        # The source, and the targets whose first turn did not run, are never the target.
+        self.exclude = {*_failed(txn), *([plan.session_id] if plan.target == plan.harness else [])}
         self.since_ns = (txn.created_at - MTIME_SLACK_MS) * 1_000_000
         self.others: set[str] = set()  # transcripts whose first message is someone else's
+        self.path: str | None = None  # the target's transcript, once found
+
+    def events(self) -> list[dict[str, Any]]:
+        """The events of the found target's transcript, from its start ([] until found)."""
+        if self.path is None:
+            return []
+        try:
+            return list(read_head(self.target, self.path, HEAD_BYTES).events)
+        except OSError:
+            return []
 
     def find(self) -> str | None:
         adapter = self.harness.adapter
         for log in adapter.discover(self.harness.sessions_root()):
-            if log.session_id == self.exclude or log.path in self.others:
+            if log.session_id in self.exclude or log.path in self.others:
                 continue
             try:
                 if os.stat(log.path).st_mtime_ns < self.since_ns:
@@ -815,6 +926,7 @@ class _Finder:
                     self.others.add(log.path)
                 continue
             if identity == self.identity and self._here(head.cwd):
+                self.path = log.path
                 return str(log.session_id)
         return None
 

@@ -151,6 +151,7 @@ def _decide(
 
         def force(store: Store) -> None:
             from ..procs import spawn_detached  # only when a cut is due: off the hot path
+            from .lifecycle import person_env
 
             with store.transaction() as db:
                 _save(db, harness, session_id, state=new_state, forced_at=now)
@@ -179,6 +180,9 @@ def _decide(
                 state_dir,
                 "--forced",
                 *forced,
+                # What the harness withheld from this hook (its credentials), for the target
+                # the cut starts: read now, while the harness is this process's ancestor.
+                env=person_env(harness),
             )
 
         return Watch(decision, FORCE_TEXT, force)

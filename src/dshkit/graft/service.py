@@ -245,7 +245,15 @@ class GraftService:
             txn = lifecycle.drive(store, txn.id, _ignition(settings))
         elif txn.state == lifecycle.State.PREPARING and drive == "detached":
             spawn_detached(
-                "graft", "drive", "--txn", str(txn.id), "--state-dir", str(store.state_dir)
+                "graft",
+                "drive",
+                "--txn",
+                str(txn.id),
+                "--state-dir",
+                str(store.state_dir),
+                # What the harness withheld from this process (its credentials), for the
+                # target: read now, while the harness is this process's ancestor.
+                env=lifecycle.person_env(plan.target),
             )
             detached = True
         return SliceResult(handoff, txn, detached)

@@ -234,6 +234,9 @@ HARNESS = Harness(
         mode_args=lambda mode: ["--permission-mode", mode],
         read_mode=lambda path: last_log_value(path, _MODE),
     ),
+    # Run for real (2.1.332, tests/real/test_graft.py): a tool result with structured
+    # content reached the model as that JSON, its text left out.
+    mcp_shows_structured=True,
     capability=Capability(
         mcp_configs=_mcp_configs,
         mcp_trust=_mcp_trust,

@@ -52,6 +52,14 @@ def dsh_home() -> str:
     return location("DSH_HOME", "~/.dsh")
 
 
+def _withheld(name: str) -> bool:
+    """Whether DSH withholds the variable `name` from the processes it starts."""
+    upper = name.upper()
+    return upper.startswith("DSH_") or any(
+        word in upper for word in ("KEY", "PASSWORD", "SECRET", "TOKEN")
+    )
+
+
 def profile_patch(profile: str) -> str:
     """The patch layer of one DSH profile (it mounts the hook bridge and dshkit's MCP server)."""
     return os.path.join(dsh_home(), "profiles", profile, "cordis.patch.yml")
@@ -176,7 +184,18 @@ HARNESS = Harness(
     context_event="UserPromptSubmit",
     generations_repeat=True,
     # rc.8 starts a new session per headless run and cannot resume one headlessly.
-    launcher=Launcher("dsh", lambda message: ["--profile", "headless", message], None, "DSH_BIN"),
+    # Its children (the hook bridge's commands, MCP servers) start from its environment less
+    # every credential-shaped name and every DSH_* name (rc.8's dsh-subprocess,
+    # `scrubbedParentEnv`), while a new `dsh` reads its key from the environment first
+    # (dsh-credentials-local; then $DSH_HOME/.credentials.yaml and .env files, under a
+    # DSH_HOME that is withheld too).
+    launcher=Launcher(
+        "dsh",
+        lambda message: ["--profile", "headless", message],
+        None,
+        "DSH_BIN",
+        withheld=_withheld,
+    ),
     capability=Capability(
         mcp_configs=_mcp_configs,
         mcp_trust=_mcp_trust,

@@ -180,6 +180,7 @@ class Launcher:
         "read_mode",
         "resume_args",
         "start_args",
+        "withheld",
     )
 
     def __init__(
@@ -193,6 +194,7 @@ class Launcher:
         model_args: Callable[[str], list[str]] | None = None,
         mode_args: Callable[[str], list[str]] | None = None,
         read_mode: Callable[[str], str | None] | None = None,
+        withheld: Callable[[str], bool] | None = None,
     ) -> None:
         self.program = program
         self.start_args = start_args
@@ -204,6 +206,11 @@ class Launcher:
         self.model_args = model_args
         self.mode_args = mode_args
         self.read_mode = read_mode
+        # The variables of the person's environment (by name) that the harness withholds
+        # from the processes it starts (hooks, MCP servers) while a new session of it needs
+        # them: its credentials. A target is started with them, read from the harness's own
+        # process, passed in the child's environment only (None: it withholds nothing).
+        self.withheld = withheld
 
     def executable(self, env: Mapping[str, str] | None = None) -> str:
         return (env if env is not None else os.environ).get(self.env_override) or self.program
@@ -394,6 +401,7 @@ class Harness:
         "label",
         "launcher",
         "log_pattern",
+        "mcp_shows_structured",
         "name",
         "places",
         "project_settings",
@@ -435,6 +443,7 @@ class Harness:
         stop: StopSupport = NO_STOP,
         sandbox: Sandbox | None = None,
         prompt_prefixes: tuple[Prefix, ...] = (),
+        mcp_shows_structured: bool = False,
     ) -> None:
         self.name = name
         self.label = label
@@ -480,6 +489,9 @@ class Harness:
         # The prefixes its own prompt input gives a meaning to (`prompt_input` keeps dshkit's
         # own prefix clear of them).
         self.prompt_prefixes = prompt_prefixes
+        # Whether its MCP client shows the model a tool result's structured content instead
+        # of its text (then a tool whose text is an instruction answers with text only).
+        self.mcp_shows_structured = mcp_shows_structured
         self._adapter: Any = None
 
     @property

@@ -124,8 +124,17 @@ class Tools:
     """The tools over one `App`: its state directory and the session roots it reads (as
     `dshkit scan` reads them)."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App, harness: str | None = None) -> None:
         self.app = app
+        # Whether the harness that started this server shows the model a result's structured
+        # content instead of its text (known only when the server is told its harness).
+        self.shows_structured = harness is not None and harnesses.get(harness).mcp_shows_structured
+
+    def _told(self, text: str, structured: Mapping[str, Any]) -> CallToolResult:
+        """A result whose text is what the model must do next: where the calling harness
+        shows the structured content in place of the text, the text goes alone, so that it
+        reaches the model; elsewhere both go, as `result` gives them."""
+        return result(text, None if self.shows_structured else structured)
 
     @tool(read_only=True)
     def profile_show(self) -> CallToolResult:
@@ -244,7 +253,7 @@ class Tools:
         txn, source = sliced.txn, sliced.handoff.source
         if txn.state != State.PENDING:  # the person is told what happened: wait to know it
             txn = self._graft().settle(txn.id)
-        return result(_handoff_told(txn, source.cwd), {**sliced.as_json(), **txn.as_json()})
+        return self._told(_handoff_told(txn, source.cwd), {**sliced.as_json(), **txn.as_json()})
 
     @tool(read_only=True, fields={"session": "sourceSessionId/seq"}, names="sourceSessionId/seq")
     def graft_read_result(
