@@ -175,7 +175,10 @@ HARNESS = Harness(
     # The bridge runs SessionStart detached: its context misses the first request.
     context_event="UserPromptSubmit",
     generations_repeat=True,
-    # rc.8 starts a new session per headless run and cannot resume one headlessly.
+    # rc.8 starts a new session per headless run and cannot resume one headlessly. Its
+    # headless app takes the task as positional words only (dsh-headless's startup.js:
+    # `argument("[task...]")`, no stdin, no file), so the message stays on its command line;
+    # graft redacts every secret out of it before it gets there.
     launcher=Launcher("dsh", lambda message: ["--profile", "headless", message], None, "DSH_BIN"),
     capability=Capability(
         mcp_configs=_mcp_configs,
