@@ -65,7 +65,7 @@ TABLE: tuple[SentenceClass, ...] = (
         ("测试总是失败。", "It always crashes on start.", "构建又报错了"),
         unless=(
             *_REQUESTED,
-            r"^(?:麻烦)?(?:帮我|修|排查|看看|查)",
+            r"^(?:麻烦)?(?:帮我|修|排查|看看|查)|^(?:[-*]\s*)?(?:keep|保持)",
             r"(?i:^(?:please\s+)?(?:fix|debug|investigate|check|look|find)\b)",
         ),
     ),
@@ -120,7 +120,7 @@ TABLE: tuple[SentenceClass, ...] = (
             r"(?<!要)不要|不许|不准|禁止|不得|严禁|切勿|请勿|不能|不可以|不可|不应该?|不该|避免|杜绝"
             r"|千万别|绝不|决不|绝对不|(?<![特区分级类识告差性个派辨离道鉴判组型])别(?![的人名处称])",
             r"(?<!\bI )\b(?:do\s+not|don['’]?t|must(?:\s+not|n['’]?t)|should(?:\s+not|n['’]?t)"
-            r"|shall\s+not|avoid|refrain\s+from|no\s+more)\b",
+            r"|shall\s+not|avoid\w*|refrain\s+from|no\s+more)\b",
             r"(?i:^(?:[-*]\s*)?no\s+(?!problem|worries|idea|thanks|way\b|one\b|\d)\w+)",
             r"\bno\s+new\b|\b(?:is|are)\s+(?:not\s+allowed|forbidden|prohibited)\b",
         ),
@@ -186,7 +186,7 @@ TABLE: tuple[SentenceClass, ...] = (
         (
             r"保持|维持|保留|不变|向后兼容|向下兼容|兼容性|不破坏|原样",
             r"^(?:[-*]\s*)?keep\s+(?!going|it\s+up|trying|on\b|at\s+it)",
-            r"\b(?:preserve|maintain|must\s+(?:remain|stay)|remains?\s+(?:unchanged|stable)"
+            r"\b(?:preserv\w*|maintain|must\s+(?:remain|stay)|remains?\s+(?:unchanged|stable)"
             r"|stays?\s+(?:unchanged|stable|green|the\s+same)|backwards?[- ]compatib\w*"
             r"|unchanged|intact|as[- ]is)\b",
         ),
