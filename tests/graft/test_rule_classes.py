@@ -55,6 +55,7 @@ RULES = {
         "不可以删除用户数据。",
         "避免使用全局变量",
         "千万别动生产配置",
+        "不允许使用 eval",
         "Avoid mocking the database in integration tests.",
         "No new top-level packages.",
         "Do not add runtime dependencies.",
@@ -70,6 +71,7 @@ RULES = {
         "请用 uv 管理虚拟环境",
         "前端统一用 Tailwind 写样式",
         "用英文写注释",
+        "代码注释用英文",
         "Use pytest for all new tests.",
         "Use pathlib instead of os.path.",
         "Reply in Chinese.",
@@ -85,6 +87,9 @@ RULES = {
     "obligation": [
         "新接口必须有测试",
         "合并前确保 CI 通过",
+        "所有接口都要鉴权",
+        "保证接口幂等",
+        "All new code needs tests.",
         "Make sure every migration is reversible.",
         "Each endpoint must validate its input.",
     ],
@@ -99,6 +104,7 @@ NOT_RULES = {
     "question": ["这个函数为什么这么慢？", "Is the cache still needed?", "要不要拆成两个模块？"],
     "thanks": ["谢谢，辛苦了", "好的，就这样", "Thanks!", "LGTM"],
     "status": ["我已经把依赖升级了", "测试通过了", "I pushed the branch.", "It works now."],
+    "none": ["我用中文写了文档", "这些文件都要删掉"],  # what was done, a one-off: no rule
     "task": ["帮我把 README 翻译成英文", "把这个函数拆开", "Add a test for the parser."],
     "one-shot": ["这次先不跑集成测试", "现在别提交", "Don't deploy yet."],
     "report": ["构建总是超时。", "The job keeps failing on CI."],
@@ -116,7 +122,10 @@ def test_each_class_of_rule_in_both_languages(expected: str, sentence: str) -> N
 )
 def test_what_is_plainly_not_a_rule_is_recognised_as_such(expected: str, sentence: str) -> None:
     found = classify(sentence)
-    assert found is not None and found.name == expected and found.kind != RULE, sentence
+    if expected == "none":  # unclassified: carried as a maybe-rule, not taken for a rule
+        assert found is None, sentence
+    else:
+        assert found is not None and found.name == expected and found.kind != RULE, sentence
 
 
 def test_the_four_classes_of_standing_rule_and_obligations_are_in_the_table() -> None:

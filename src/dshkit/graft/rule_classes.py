@@ -117,7 +117,7 @@ TABLE: tuple[SentenceClass, ...] = (
         "禁止",
         RULE,
         (
-            r"(?<!要)不要|不许|不准|禁止|不得|严禁|切勿|请勿|不能|不可以|不可|不应该?|不该|避免|杜绝"
+            r"(?<!要)不要|不许|不准|不允许|禁止|不得|严禁|切勿|请勿|不能|不可以|不可|不应该?|不该|避免|杜绝"
             r"|千万别|绝不|决不|绝对不|(?<![特区分级类识告差性个派辨离道鉴判组型])别(?![的人名处称])",
             r"(?<!\bI )\b(?:do\s+not|don['’]?t|must(?:\s+not|n['’]?t)|should(?:\s+not|n['’]?t)"
             r"|shall\s+not|avoid\w*|refrain\s+from|no\s+more)\b",
@@ -163,7 +163,7 @@ TABLE: tuple[SentenceClass, ...] = (
         RULE,
         (
             r"请(?:用|使用|采用|改用)|统一(?:用|使用|采用)|一律用|都用|全部用|全用|改用"
-            r"|用(?:中文|英文|英语|汉语)(?:回复|回答|写|交流|注释|提交)",
+            r"|用(?:中文|英文|英语|汉语)",
             r"^(?:[-*]\s*)?(?:please\s+)?use\s+\S",
             r"\buse\s+\S+(?:\s+\S+)?\s+(?:for|instead|when|as|rather)\b",
             r"\b(?:write|respond|reply|answer|comment)\w*\s+(?:\w+\s+){0,3}in\s+"
@@ -177,7 +177,9 @@ TABLE: tuple[SentenceClass, ...] = (
             "Use ripgrep for searching.",
             "Write commit messages in English.",
         ),
-        unless=(r"一个|这个|那个|这段|这里|这些",),
+        unless=(
+            r"一个|这个|那个|这段|这里|这些|了[。！!]?$|^我(?!们|希望|要你|想让你)",
+        ),  # a one-off, or what was done
     ),
     SentenceClass(
         "invariant",
@@ -204,16 +206,20 @@ TABLE: tuple[SentenceClass, ...] = (
         "必须做到",
         RULE,
         (
-            r"必须|务必|一定要|记得|记住|确保|需确保|要求|(?:提交|推送|合并|发布)(?:之)?前",
+            r"必须|务必|一定要|记得|记住|确保|需确保|保证|要求|应该|应当|都(?:要|得|需要)"
+            r"|(?:提交|推送|合并|发布)(?:之)?前",
             r"\b(?:must|make\s+sure|ensure|remember\s+to|is\s+required|are\s+required"
             r"|have\s+to|before\s+(?:every|each|any)?\s*(?:commit|push|merg|releas)\w*)\b",
+            r"\b(?:all|every|each|any)\b[^.]*\b(?:needs?|requires?|should|has\s+to)\b",
         ),
         (
             "所有提交都必须签名。",
             "提交前先跑 ruff",
             "Make sure every public function has a docstring.",
             "Tests must pass before merging.",
+            "所有 SQL 都要参数化",
         ),
+        unless=(r"^(?:这|那)(?:些|个|里)",),
     ),
     SentenceClass(
         "thanks",
