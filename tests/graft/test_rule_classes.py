@@ -201,3 +201,13 @@ def test_a_damaged_maybe_block_is_an_error() -> None:
     with pytest.raises(ConstraintBlockError, match="cut"):
         parse_maybe_rules(block.rsplit("\n", 1)[0])
     assert HEADING not in block
+
+
+def test_what_a_clipped_first_message_hides_is_kept_as_maybe_rules() -> None:
+    hidden = "发布流程走 Jenkins 的 release job。"
+    long_request = "帮我重构 parser 模块，" + "细节说明" * 60 + "。" + hidden
+    message = handoff_of(long_request, "好的，开始吧")
+    maybe = parse_maybe_rules(message)
+    assert maybe is not None and [(c.text, c.seq) for c in maybe] == [(hidden, 1)]
+    short = handoff_of(f"帮我重构 parser 模块。{hidden}", "好的，开始吧")
+    assert parse_maybe_rules(short) is None  # the card shows the whole request

@@ -20,10 +20,11 @@ make sure). "这次先别提交" is therefore a step, "不要修改 tests/ 目�
 tasks are recognised as what they are.
 
 A sentence no class takes is not dropped: every one the person typed after their first
-message (which the card carries as the request) goes, verbatim, into a second block, "maybe
-a rule" (`render_maybe_rules`), bounded to `MAYBE_CHARS`, newest first and whole, what did not
-fit named by seq for reading back. The heuristic leans to keeping: a false rule costs a line,
-a lost one is the failure this module exists to prevent.
+message, and every one of the first that the card's request does not show (it clips a long
+one), goes, verbatim, into a second block, "maybe a rule" (`render_maybe_rules`), bounded
+to `MAYBE_CHARS`, newest first and whole, what did not fit named by seq for reading back.
+The heuristic leans to keeping: a false rule costs a line, a lost one is the failure this
+module exists to prevent.
 
 Secrets. A rule or maybe-rule is stored with each secret replaced by its marker
 (`provenance.secrets.redact`): the person's words stay, the value does not travel.
@@ -153,9 +154,11 @@ class Said:
     maybe: list[Constraint]
 
 
-def extract(events: Sequence[Event]) -> Said:
-    """The session's rules and maybe-rules (module docstring). Only sentences after the
-    person's first message can be maybe-rules: the first is the request the card carries."""
+def extract(events: Sequence[Event], request: str | None = None) -> Said:
+    """The session's rules and maybe-rules (module docstring). The person's first message is
+    the request the card carries (`request`, as the card shows it): of its sentences, only
+    those the card does not show (it clips a long request) can be maybe-rules."""
+    shown = " ".join((request or "").split())
     found = list(inherited_constraints(events))
     maybe = list(inherited_maybe_rules(events))
     own_generation = generation(events)
@@ -168,7 +171,7 @@ def extract(events: Sequence[Event]) -> Said:
             kind = classify(sentence)
             if kind is not None and kind.kind == RULE:
                 found.append(Constraint(_clean(sentence), int(event["seq"]), own_generation))
-            elif kind is None and not first:
+            elif kind is None and not (first and " ".join(_clean(sentence).split()) in shown):
                 maybe.append(Constraint(_clean(sentence), int(event["seq"]), own_generation))
         first = False
     rules = _dedupe(found)

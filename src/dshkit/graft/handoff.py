@@ -115,7 +115,7 @@ def build_handoff(
     state = extract_semantic_state(events, source.harness, source.cwd)
     notes = (f"**强制切断**：{forced_cut_note(forced_mark)}",) if forced_mark else ()
     card = render_card(state, source.session_id, settings.card_chars, notes)
-    said = extract(events)
+    said = extract(events, state.request.text if state.request else None)
     pack = pack_constraints(said.constraints, settings.constraint_budget_chars)
     maybe = render_maybe_rules(said.maybe)
     identity = Identity(source.session_id, state.boundary_seq, generation(events) + 1)
