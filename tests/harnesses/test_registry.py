@@ -104,11 +104,13 @@ def test_detect_by_transcript_payload_and_env() -> None:
 def test_launchers_start_in_the_working_directory_and_resume_where_possible() -> None:
     claude = harnesses.get("claude").launcher
     start = claude.start("/work/p", "继续")
-    assert start.cwd == "/work/p" and "-p" in start.argv and "继续" in start.argv
+    assert start.cwd == "/work/p" and "-p" in start.argv
+    assert "继续" not in start.argv and start.stdin == "继续"  # never on the command line
     resumed = claude.resume("/work/p", "sid-1", "next")
     assert resumed is not None and "--resume" in resumed.argv and "sid-1" in resumed.argv
     codex = harnesses.get("codex").launcher
     assert codex.start("/w", "go").argv[:2] == ["codex", "exec"]
+    assert codex.start("/w", "go").argv[-1] == "-" and codex.start("/w", "go").stdin == "go"
     assert harnesses.get("dsh").launcher.resume("/w", "s", "m") is None  # no headless resume
     assert claude.start("/w", "m", env={"CLAUDE_BIN": "/opt/claude"}).argv[0] == "/opt/claude"
 

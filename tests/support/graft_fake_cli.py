@@ -1,11 +1,14 @@
-"""A stand-in for `claude -p MESSAGE …`: writes a Claude Code transcript, or fails, or hangs.
+"""A stand-in for `claude -p MESSAGE …` (or `claude -p …` with the message on stdin, as
+Claude Code reads it when no prompt argument is given): writes a Claude Code transcript, or
+fails, or hangs.
 
 Run through a small executable wrapper named by `$CLAUDE_BIN` (see `fake_cli` in the graft
 tests). `$FAKE_CLI_DIR` holds its script: `plan` lists what successive calls do, comma
 separated (`ok`, `slow`, `fail`, `hang`, `mute`: the transcript shows the first message but
 the model never answers, and it fails; calls past the list do `ok`), and each call leaves
 `call-<n>` (its pid and what it did) there, and `args-<n>` (its options and when it began,
-as JSON). The transcript goes where Claude Code keeps it:
+where its message came from and its own /proc/self/cmdline, as JSON). The transcript goes
+where Claude Code keeps it:
 `$CLAUDE_CONFIG_DIR/projects/<cwd with every non-alphanumeric as '-'>/<session>.jsonl`.
 """
 
@@ -82,7 +85,7 @@ def _write_transcript(message: str, *, answered: bool = True) -> str:
 
 def main(argv: list[str]) -> int:
     began = time.time()
-    if len(argv) < 2 or argv[0] != "-p":
+    if not argv or argv[0] != "-p":
         print(f"fake cli: expected -p [OPTIONS] MESSAGE, got {argv!r}", file=sys.stderr)
         return 2
     options: dict[str, str] = {}
@@ -90,11 +93,18 @@ def main(argv: list[str]) -> int:
     while len(rest) > 1 and rest[0] in ("--model", "--permission-mode"):
         options[rest[0]] = rest[1]
         rest = rest[2:]
-    argv = ["-p", *rest]
+    if rest and not rest[0].startswith("--"):
+        message, source = rest[0], "argv"
+    else:  # no prompt argument: Claude Code reads it from stdin
+        message, source = sys.stdin.read(), "stdin"
     directory = os.environ["FAKE_CLI_DIR"]
     number = _call_number(directory)
+    with open("/proc/self/cmdline", "rb") as handle:
+        cmdline = handle.read().decode(errors="replace").split("\0")
     with open(os.path.join(directory, f"args-{number}"), "w") as handle:
-        json.dump({"options": options, "began": began}, handle)
+        json.dump(
+            {"options": options, "began": began, "message": source, "cmdline": cmdline}, handle
+        )
     try:
         with open(os.path.join(directory, "plan")) as handle:
             plan = [step.strip() for step in handle.read().split(",") if step.strip()]
@@ -110,11 +120,11 @@ def main(argv: list[str]) -> int:
         time.sleep(3600)
         return 1
     if step == "mute":  # its first turn never reaches the model
-        _write_transcript(argv[1], answered=False)
+        _write_transcript(message, answered=False)
         time.sleep(0.5)
         print("fake cli: no credentials for the API", file=sys.stderr)
         return 1
-    session = _write_transcript(argv[1])
+    session = _write_transcript(message)
     if step == "slow":  # a headless turn still running after its prompt was logged
         time.sleep(3)
     print(json.dumps({"type": "result", "session_id": session}))

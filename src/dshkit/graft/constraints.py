@@ -8,36 +8,42 @@ are skipped; inline quotes are not special (a sentence that quotes a rule still 
 
 What a constraint is (deterministic, no LLM). A message is cut into sentences at line breaks,
 after `。！？` and after `. ! ?` followed by a space (a bare list number such as `1.` stays
-with its sentence). A sentence is a constraint when it states a standing rule for the rest of
-the work:
+with its sentence). Each sentence is classified by the table in `rule_classes.py` (data: each
+class with its cue patterns and the examples it must take, checked when the table loads): a
+lasting marker (以后, 始终, always, never, …) makes a rule; a one-shot marker (这次, 现在,
+for now, …) makes a step for the board; otherwise the four classes of standing rule —
+prohibitions (不要, 不能, 不可以, 避免, Don't, Avoid, No new …), restrictions to a set (只能,
+只用, Only use …), mandated tools or languages (请用, 都用, 用中文回复, Use X for …) and
+invariants to keep (保持, 向后兼容, Keep …, preserve) — and plain obligations (必须, must,
+make sure). "这次先别提交" is therefore a step, "不要修改 tests/ 目录" a rule, and
+"以后每次提交前先跑测试" a rule despite its 先. Questions, thanks, status reports and one-off
+tasks are recognised as what they are.
 
-- a lasting marker — 以后 (not 以后再), 今后, 往后, 从现在起/开始, 从今以后, 始终, 总是, 一律,
-  每次, 永远, 任何时候, 默认用…, 优先用…, always, every time, from now on, going forward, by
-  default, prefer, never — always makes it one, whatever else it says;
-- otherwise a prohibition or obligation — 不要, 不许, 不准, 禁止, 不得, 严禁, 切勿, 请勿, 别
-  (not 特别/区别/别人…), 必须, 务必, 一定要, do not, don't, must, must not, should not — makes it
-  one unless a one-shot marker confines it to now: 这次, 本次, 此次, 这回, 这一步, 暂时, 暂且,
-  先别/先不, 现在, 立刻, 立即, 马上, 今天, this time, for now, right now, yet, immediately,
-  today. "这次先别提交" is therefore a step for the board, "不要修改 tests/ 目录" a rule, and
-  "以后每次提交前先跑测试" a rule despite its 先.
-- An always-marker sentence that only reports a symptom ("测试总是失败", "it always crashes":
-  a failure word and no 要/请/必须/should/must/make sure) is a report, not a rule.
-- An imperative without such a marker ("立刻删除 foo.txt", "先把 X 改成 Y") is a task.
+A sentence no class takes is not dropped: every one the person typed after their first
+message, and every one of the first that the card's request does not show (it clips a long
+one), goes, verbatim, into a second block, "maybe a rule" (`render_maybe_rules`), bounded
+to `MAYBE_CHARS`, newest first and whole, what did not fit named by seq for reading back.
+The heuristic leans to keeping: a false rule costs a line, a lost one is the failure this
+module exists to prevent.
 
-The heuristic leans to keeping: a false rule costs a line in the block, a lost one is the
-failure this module exists to prevent.
+Secrets. A rule or maybe-rule is stored with each secret replaced by its marker
+(`provenance.secrets.redact`): the person's words stay, the value does not travel.
 
 Across generations. A target's first message carries the inherited rules in the block
 `render_constraints` writes; `inherited_constraints` reads it back with each rule's original
 generation and seq, and `extract_constraints` lists them before the session's own.
 
-The block::
+The blocks (the second only when it has something to carry)::
 
     ## 硬约束（逐字继承，不得违反）
     - 〔第0代 seq=12〕不要修改 tests/ 目录
     - 〔第1代 seq=40〕first line of a multi-line rule
       its next line, indented by two spaces (an empty line stays empty)
     （以上共 2 条硬约束，逐字完整）
+
+    ## 可能是规则（人的原话，未能归类，逐字保留；与要做的事冲突时先问人）
+    - 〔第1代 seq=44〕the API stays on v2 for the mobile client
+    （以上 1 句未能归类的原话，逐字保留）
 
 With no rules the single item is `- 无` and the closing line says 0, so a reader knows there are
 none rather than that the list is missing; the closing line's count makes a cut block visible.
@@ -52,8 +58,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import Invalid, Refused
+from ..provenance.secrets import redact
 from ..sessions.events import Event, human_messages, message_text
 from .identity import generation, is_handoff_message, session_identity
+from .rule_classes import RULE, classify
 from .wire import ConstraintJson, IntegrityJson
 
 HEADING = "## 硬约束（逐字继承，不得违反）"
@@ -103,35 +111,6 @@ _FENCED = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", re.MULTILINE | re.D
 _BREAK = re.compile(r"(?<=[。！？])|(?<=[.!?])[ \t]+|\r\n|\r|\n")
 _LIST_NUMBER = re.compile(r"^\s*(?:\d+|[A-Za-z])[.)]$")
 
-_LASTING = re.compile(
-    r"以后(?!再)|今后|往后|从现在(?:起|开始)|现在开始|从今(?:以后|往后|天起)|从此|始终|总是|一律"
-    r"|每次|每一次|永远|任何时候|无论何时|默认(?:用|使用|采用|走|都|一律|以)"
-    r"|优先(?:用|使用|采用|选|选择|考虑|走)"
-    r"|\b(?:always|every\s+time|each\s+time|from\s+now\s+on|going\s+forward|by\s+default"
-    r"|prefer|never|at\s+all\s+times|whenever)\b",
-    re.IGNORECASE,
-)
-_RULE = re.compile(
-    r"(?<!要)不要|不许|不准|禁止|不得|严禁|切勿|请勿|必须|务必|一定要"
-    r"|(?<![特区分级类识告差性个派辨离道鉴判组型])别(?![的人名处称])"
-    r"|(?<!\bI )\b(?:do\s+not|don['’]?t|must(?:\s+not|n['’]?t)?|should(?:\s+not|n['’]?t)"
-    r"|shall\s+not)\b",
-    re.IGNORECASE,
-)
-_ONE_SHOT = re.compile(
-    r"这次|这一次|本次|此次|这回|这一步|这一轮|暂时|暂且|先别|先不|现在|立刻|立即|马上|今天|今晚"
-    r"|\b(?:this\s+time|for\s+now|right\s+now|yet|immediately|today)\b",
-    re.IGNORECASE,
-)
-_SYMPTOM = re.compile(
-    r"失败|报错|出错|崩溃|挂了|卡住|超时|\b(?:fail\w*|error\w*|crash\w*|broke\w*|hang\w*)\b",
-    re.IGNORECASE,
-)
-_MODAL = re.compile(
-    r"要|请|必须|务必|应该|应当|记得|记住|确保|\b(?:should|must|please|make\s+sure|ensure)\b",
-    re.IGNORECASE,
-)
-
 
 def split_sentences(text: str) -> list[str]:
     """The sentences of a message, each stripped, fenced code blocks left out."""
@@ -151,13 +130,9 @@ def split_sentences(text: str) -> list[str]:
 
 
 def is_standing_rule(sentence: str) -> bool:
-    """Whether a sentence states a rule for the rest of the work (module docstring)."""
-    if _LASTING.search(sentence):
-        reported = _SYMPTOM.search(sentence) and not (
-            _MODAL.search(sentence) or _RULE.search(sentence)
-        )
-        return not reported
-    return _RULE.search(sentence) is not None and _ONE_SHOT.search(sentence) is None
+    """Whether a sentence states a rule for the rest of the work (`rule_classes.TABLE`)."""
+    found = classify(sentence)
+    return found is not None and found.kind == RULE
 
 
 # -- extraction -------------------------------------------------------------------------------
@@ -165,19 +140,48 @@ def is_standing_rule(sentence: str) -> bool:
 
 def extract_constraints(events: Sequence[Event]) -> list[Constraint]:
     """Every hard constraint the session holds: inherited ones first (original anchors), then
-    the ones its own person stated, identical texts once (the earliest anchor kept)."""
+    the ones its own person stated, identical texts once (the earliest anchor kept). A secret
+    in a rule becomes its marker; the rule's other words stay as typed."""
+    return extract(events).constraints
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """What the person's words hold for the card: the rules, and the later sentences no class
+    took (maybe rules), inherited ones first in both."""
+
+    constraints: list[Constraint]
+    maybe: list[Constraint]
+
+
+def extract(events: Sequence[Event], request: str | None = None) -> Said:
+    """The session's rules and maybe-rules (module docstring). The person's first message is
+    the request the card carries (`request`, as the card shows it): of its sentences, only
+    those the card does not show (it clips a long request) can be maybe-rules."""
+    shown = " ".join((request or "").split())
     found = list(inherited_constraints(events))
+    maybe = list(inherited_maybe_rules(events))
     own_generation = generation(events)
+    first = True
     for event in human_messages(events):
         text = message_text(event)
         if is_handoff_message(text):
             continue
-        found.extend(
-            Constraint(sentence, int(event["seq"]), own_generation)
-            for sentence in split_sentences(text)
-            if is_standing_rule(sentence)
-        )
-    return _dedupe(found)
+        for sentence in split_sentences(text):
+            kind = classify(sentence)
+            if kind is not None and kind.kind == RULE:
+                found.append(Constraint(_clean(sentence), int(event["seq"]), own_generation))
+            elif kind is None and not (first and " ".join(_clean(sentence).split()) in shown):
+                maybe.append(Constraint(_clean(sentence), int(event["seq"]), own_generation))
+        first = False
+    rules = _dedupe(found)
+    known = {c.text for c in rules}
+    return Said(rules, [c for c in _dedupe(maybe) if c.text not in known])
+
+
+def _clean(sentence: str) -> str:
+    """The sentence with each secret replaced by its marker (provenance.secrets)."""
+    return redact(sentence).text.strip()
 
 
 def _dedupe(constraints: Iterable[Constraint]) -> list[Constraint]:
@@ -226,19 +230,25 @@ def parse_constraints(text: str) -> list[Constraint] | None:
     """The constraints of the first block in `text`; None when there is no block. A block that
     is cut, has a line that belongs to no item, or whose count disagrees raises
     ConstraintBlockError."""
+    return _parse_block(text, HEADING, _FOOTER, NONE_ITEM)
+
+
+def _parse_block(
+    text: str, heading: str, footer_pattern: re.Pattern[str], none_item: str | None
+) -> list[Constraint] | None:
     lines = re.split(r"\r\n|\r|\n", text)
     try:
-        start = lines.index(HEADING)
+        start = lines.index(heading)
     except ValueError:
         return None
     items: list[tuple[int, int, list[str]]] = []
     none_seen = False
     for number, line in enumerate(lines[start + 1 :], start + 2):
-        footer = _FOOTER.match(line)
+        footer = footer_pattern.match(line)
         if footer:
             if int(footer.group(1)) != len(items) or (none_seen and items):
                 raise ConstraintBlockError(
-                    f"line {number}: the block says {footer.group(1)} constraints, "
+                    f"line {number}: the block says {footer.group(1)} items, "
                     f"{len(items)} are listed"
                 )
             try:
@@ -248,13 +258,75 @@ def parse_constraints(text: str) -> list[Constraint] | None:
         item = _ITEM.match(line)
         if item:
             items.append((int(item.group(1)), int(item.group(2)), [item.group(3)]))
-        elif line == NONE_ITEM and not items and not none_seen:
+        elif line == none_item and not items and not none_seen:
             none_seen = True
         elif items and (line.startswith(_INDENT) or line == ""):
             items[-1][2].append(line[len(_INDENT) :])
         else:
-            raise ConstraintBlockError(f"line {number} belongs to no constraint: {line[:80]!r}")
-    raise ConstraintBlockError("the constraints block has no closing line: it was cut")
+            raise ConstraintBlockError(f"line {number} belongs to no item: {line[:80]!r}")
+    raise ConstraintBlockError(f"the block {heading!r} has no closing line: it was cut")
+
+
+# -- maybe rules ------------------------------------------------------------------------------
+
+MAYBE_HEADING = "## 可能是规则（人的原话，未能归类，逐字保留；与要做的事冲突时先问人）"
+MAYBE_CHARS = 2_000  # the block's bound: newest sentences first, whole, the rest named
+_MAYBE_FOOTER = re.compile(r"^（以上 (\d+) 句未能归类的原话，逐字保留(?:；[^\n]*)?）$")
+
+
+@dataclass(frozen=True, slots=True)
+class MaybeBlock:
+    """The rendered maybe-a-rule block ("" when there is nothing to carry), the sentences in
+    it and the ones its bound left out (named on its closing line)."""
+
+    text: str
+    carried: tuple[Constraint, ...]
+    left_out: tuple[Constraint, ...]
+
+
+NO_MAYBE = MaybeBlock("", (), ())
+
+
+def render_maybe_rules(maybe: Sequence[Constraint], budget_chars: int = MAYBE_CHARS) -> MaybeBlock:
+    """The block of sentences no class took, newest first within `budget_chars` (each whole),
+    in the order they were said; what did not fit is named by seq on the closing line, to be
+    read back. Nothing to carry: no block."""
+    if not maybe:
+        return NO_MAYBE
+    used = len(MAYBE_HEADING) + 120  # the closing line, generously
+    kept: list[Constraint] = []
+    left_out: list[Constraint] = []
+    for sentence in reversed(maybe):
+        size = len(_item(sentence)) + 1
+        if left_out or used + size > budget_chars:
+            left_out.append(sentence)
+            continue
+        used += size
+        kept.append(sentence)
+    kept.reverse()
+    left_out.reverse()
+    footer = f"（以上 {len(kept)} 句未能归类的原话，逐字保留"
+    if left_out:  # always the oldest ones: seq from the first to the last of them
+        footer += (
+            f"；更早的 {len(left_out)} 句放不下（seq {left_out[0].seq} 至 {left_out[-1].seq}），"
+            "可用 graft_read_result 回读"
+        )
+    text = "\n".join([MAYBE_HEADING, *(_item(c) for c in kept), footer + "）"])
+    return MaybeBlock(text, tuple(kept), tuple(left_out))
+
+
+def parse_maybe_rules(text: str) -> list[Constraint] | None:
+    """The sentences of the first maybe-a-rule block in `text` (None: no block)."""
+    return _parse_block(text, MAYBE_HEADING, _MAYBE_FOOTER, None)
+
+
+def inherited_maybe_rules(events: Sequence[Event]) -> list[Constraint]:
+    """The maybe-rules a handoff gave this session (its first message's block), so that a
+    sentence no class took is not lost at the next generation either."""
+    if session_identity(events) is None:
+        return []
+    parsed = parse_maybe_rules(message_text(human_messages(events)[0]))
+    return [] if parsed is None else parsed
 
 
 # -- packing and the integrity proof ----------------------------------------------------------

@@ -19,15 +19,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import harnesses
+from ..provenance.secrets import redact
 from ..sessions.catalog import Catalog, SessionInfo
 from ..sessions.events import Event, session_model
 from . import ledger
 from .board import CLOSING_RULE, Card, render_card
 from .constraints import (
+    NO_MAYBE,
     ConstraintPack,
+    MaybeBlock,
     assert_constraints_preserved,
-    extract_constraints,
+    extract,
     pack_constraints,
+    render_maybe_rules,
 )
 from .identity import IGNITION_MARK, Identity, generation, session_identity
 from .semantic import SemanticState, extract_semantic_state
@@ -48,6 +52,7 @@ class Handoff:
     first_message: str
     model: str | None = None  # the source's, as its log names it: the target runs on it
     mode: str | None = None  # the source's permission mode, as its log names it
+    maybe: MaybeBlock = NO_MAYBE  # the person's sentences no class took
 
     def as_json(self) -> HandoffJson:
         state = self.state
@@ -110,14 +115,20 @@ def build_handoff(
     state = extract_semantic_state(events, source.harness, source.cwd)
     notes = (f"**强制切断**：{forced_cut_note(forced_mark)}",) if forced_mark else ()
     card = render_card(state, source.session_id, settings.card_chars, notes)
-    pack = pack_constraints(extract_constraints(events), settings.constraint_budget_chars)
+    said = extract(events, state.request.text if state.request else None)
+    pack = pack_constraints(said.constraints, settings.constraint_budget_chars)
+    maybe = render_maybe_rules(said.maybe)
     identity = Identity(source.session_id, state.boundary_seq, generation(events) + 1)
     parts = [identity.render(), ignition_prompt(source.session_id, state.turn), "", card.text]
     if pack.text:
         parts += ["", pack.text]
-    first_message = "\n".join(parts)
+    if maybe.text:
+        parts += ["", maybe.text]
+    # Every part was redacted where it was taken from the log; this is the last look, over
+    # the message as it leaves (a secret split across parts, a note): nothing secret goes.
+    first_message = redact("\n".join(parts)).text
     assert_constraints_preserved(pack, first_message)
-    return Handoff(source, identity, state, card, pack, first_message, model, mode)
+    return Handoff(source, identity, state, card, pack, first_message, model, mode, maybe)
 
 
 def _received_event(text: str) -> Event:

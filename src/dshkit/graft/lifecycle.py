@@ -27,6 +27,7 @@ process that died holding it loses it.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 import signal
@@ -34,6 +35,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -469,13 +471,16 @@ def _launch(
         mode=plan.mode if same else None,
     )
     env = {**person_env(plan.target), **os.environ, **launch.env, TXN_ENV: _mark(store, txn.id)}
-    with tempfile.TemporaryFile(dir=store.state_dir) as errors:
+    with (
+        tempfile.TemporaryFile(dir=store.state_dir) as errors,
+        _stdin(store, launch.stdin) as stdin,
+    ):
         try:
             watched = start_watched(
                 launch.argv,
                 cwd=launch.cwd,
                 env=env,
-                stdin=subprocess.DEVNULL,
+                stdin=stdin,
                 stdout=subprocess.DEVNULL,
                 stderr=errors,
             )
@@ -517,6 +522,20 @@ def _launch(
                 return None, f"{launch.argv[0]} exited with {code}{_tail(errors)}"
         finally:
             watched.end()  # an error on the way (the store, the lease): nothing half-started
+
+
+@contextlib.contextmanager
+def _stdin(store: Store, text: str | None) -> Iterator[int | IO[bytes]]:
+    """What the CLI reads on stdin: its first message in an unlinked 0600 file of the state
+    directory (never its command line, which every local user can read in /proc; a file,
+    not a pipe, so a CLI slow to read it cannot block the driver), or nothing."""
+    if text is None:
+        yield subprocess.DEVNULL
+        return
+    with tempfile.TemporaryFile(dir=store.state_dir) as handle:
+        handle.write(text.encode())
+        handle.seek(0)
+        yield handle
 
 
 def _space(txn: Txn, ignition: Ignition, lease: Lease) -> None:

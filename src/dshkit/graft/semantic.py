@@ -17,7 +17,8 @@ The rules that decide the hard cases:
   success of the same call, was dealt with (`resolved`, dropped, counted); only the newest
   failure after the last success stays, as one line (the blocker).
 - Everything taken from the log passes `Extraction.text`, the one choke point for host noise
-  (`noise.strip_host_noise`), so no column can forget it.
+  (`noise.strip_host_noise`) and secrets (`provenance.secrets.redact`: a token in a command
+  line becomes `[secret: <kind>]`), so no column can forget them.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import orjson
 
 from .. import harnesses
 from ..harnesses import COMMAND, WRITE
+from ..provenance.secrets import redact
 from ..sessions.events import (
     Event,
     ToolCall,
@@ -190,7 +192,8 @@ class Extraction:
         self.slimming.noise_paragraphs += stripped.paragraphs_dropped
         self.slimming.noise_tokens += stripped.tokens_redacted
         self.slimming.outputs_folded += stripped.outputs_folded
-        line = " ".join(stripped.text.split())
+        # Before the fold and the clip: a secret cut in half is no longer found.
+        line = " ".join(redact(stripped.text).text.split())
         if len(line) <= limit:
             return line
         more = f"…（全文见 seq={seq}）" if seq is not None else "…"
@@ -227,7 +230,7 @@ class Extraction:
                 for line in text.splitlines():
                     line = line.strip()
                     if line.startswith(REQUEST_LABEL):
-                        return Item(line[len(REQUEST_LABEL) :].strip(), None)
+                        return Item(redact(line[len(REQUEST_LABEL) :].strip()).text, None)
                 if plugin_card:
                     continue
                 return None

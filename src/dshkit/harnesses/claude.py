@@ -233,6 +233,9 @@ HARNESS = Harness(
         model_args=lambda model: ["--model", model],
         mode_args=lambda mode: ["--permission-mode", mode],
         read_mode=lambda path: last_log_value(path, _MODE),
+        # `-p` with no prompt argument reads it from stdin: the first message (the person's
+        # words, the card) never stands in /proc/<pid>/cmdline.
+        message_on_stdin="",
     ),
     # Run for real (2.1.332, tests/real/test_graft.py): a tool result with structured
     # content reached the model as that JSON, its text left out.

@@ -229,6 +229,9 @@ HARNESS = Harness(
         model_args=lambda model: ["--model", model],
         mode_args=lambda mode: ["--sandbox", mode],
         read_mode=lambda path: last_log_value(path, _SANDBOX),
+        # `codex exec -` reads the prompt from stdin (0.171.0's `exec --help`): the first
+        # message never stands in /proc/<pid>/cmdline.
+        message_on_stdin="-",
     ),
     capability=Capability(
         mcp_configs=_mcp_configs,

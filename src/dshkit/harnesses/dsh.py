@@ -183,7 +183,10 @@ HARNESS = Harness(
     # The bridge runs SessionStart detached: its context misses the first request.
     context_event="UserPromptSubmit",
     generations_repeat=True,
-    # rc.8 starts a new session per headless run and cannot resume one headlessly.
+    # rc.8 starts a new session per headless run and cannot resume one headlessly. Its
+    # headless app takes the task as positional words only (dsh-headless's startup.js:
+    # `argument("[task...]")`, no stdin, no file), so the message stays on its command line;
+    # graft redacts every secret out of it before it gets there.
     # Its children (the hook bridge's commands, MCP servers) start from its environment less
     # every credential-shaped name and every DSH_* name (rc.8's dsh-subprocess,
     # `scrubbedParentEnv`), while a new `dsh` reads its key from the environment first

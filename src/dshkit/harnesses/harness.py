@@ -151,14 +151,23 @@ _SPECIFIC = ("additionalContext", "permissionDecision", "permissionDecisionReaso
 
 
 class Launch:
-    """One headless run of a harness's CLI: the command line, where to run it, extra env."""
+    """One headless run of a harness's CLI: the command line, where to run it, extra env, and
+    the text to give it on stdin (its first message, where the CLI reads it there: a command
+    line is readable by every local user in /proc; None: nothing)."""
 
-    __slots__ = ("argv", "cwd", "env")
+    __slots__ = ("argv", "cwd", "env", "stdin")
 
-    def __init__(self, argv: list[str], cwd: str, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        cwd: str,
+        env: Mapping[str, str] | None = None,
+        stdin: str | None = None,
+    ) -> None:
         self.argv = argv
         self.cwd = cwd
         self.env = dict(env or {})
+        self.stdin = stdin
 
     def __repr__(self) -> str:
         return f"Launch({self.argv!r}, cwd={self.cwd!r})"
@@ -169,10 +178,14 @@ class Launcher:
     how to continue one (None where the harness's CLI cannot resume headlessly).
 
     `program` is the CLI's name on PATH; `$<env_override>` names another executable.
+    `message_on_stdin`: where the CLI reads its message from stdin, what stands on the command
+    line in its place (`""`: nothing, `"-"`: a dash); None for a CLI that takes it on the
+    command line only (the message then stays in its argv, readable in /proc).
     """
 
     __slots__ = (
         "env_override",
+        "message_on_stdin",
         "mode_args",
         "model_args",
         "open_args",
@@ -195,8 +208,10 @@ class Launcher:
         mode_args: Callable[[str], list[str]] | None = None,
         read_mode: Callable[[str], str | None] | None = None,
         withheld: Callable[[str], bool] | None = None,
+        message_on_stdin: str | None = None,
     ) -> None:
         self.program = program
+        self.message_on_stdin = message_on_stdin
         self.start_args = start_args
         self.resume_args = resume_args
         self.env_override = env_override
@@ -224,20 +239,34 @@ class Launcher:
         model: str | None = None,
         mode: str | None = None,
     ) -> Launch:
-        """A headless start with `message`; on `model` and in `mode` where the CLI takes them
-        (their options go just before the message: after a subcommand such as `exec`)."""
-        args = self.start_args(message)
+        """A headless start with `message` (on stdin where the CLI reads it there); on
+        `model` and in `mode` where the CLI takes them (their options go just before the
+        message: after a subcommand such as `exec`)."""
         extra = [*(self.model_args(model) if model and self.model_args else ())]
         extra += [*(self.mode_args(mode) if mode and self.mode_args else ())]
-        at = args.index(message)
-        return Launch([self.executable(env), *args[:at], *extra, *args[at:]], cwd)
+        return self._launch(self.start_args(message), message, extra, cwd, env)
 
     def resume(
         self, cwd: str, session_id: str, message: str, env: Mapping[str, str] | None = None
     ) -> Launch | None:
         if self.resume_args is None:
             return None
-        return Launch([self.executable(env), *self.resume_args(session_id, message)], cwd)
+        return self._launch(self.resume_args(session_id, message), message, [], cwd, env)
+
+    def _launch(
+        self,
+        args: list[str],
+        message: str,
+        extra: list[str],
+        cwd: str,
+        env: Mapping[str, str] | None,
+    ) -> Launch:
+        at = args.index(message)
+        before, after = [self.executable(env), *args[:at], *extra], args[at + 1 :]
+        if self.message_on_stdin is None:
+            return Launch([*before, message, *after], cwd)
+        stand = [self.message_on_stdin] if self.message_on_stdin else []
+        return Launch([*before, *stand, *after], cwd, stdin=message)
 
     def reopen(self, cwd: str, session_id: str) -> Launch | None:
         """How a person continues the session in the harness's own interface (None: no way)."""
