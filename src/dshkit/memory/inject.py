@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..provenance.injection import scan
+from ..provenance.injection import PERSON_MAY, scan
 from .records import (
     EXPERIENCE,
     FACT,
@@ -146,11 +146,14 @@ def choose(
     used = len(OPEN) + len(header) + len(CLOSE) + 3
     for _, record in kept:
         # Scanned again, whole (the scanner may know more now), before anything is rendered.
-        if not scan(record.text, record.subject, _detail_text(record)).clean:
+        verdict = scan(record.text, record.subject, _detail_text(record))
+        if record.grade == PERSON:
+            verdict = verdict.without(*PERSON_MAY)
+        if not verdict.clean:
             left_out["rescanned"] += 1
             continue
         line = render(record, language)
-        if line is None or not scan(line).clean:
+        if line is None or not _clean_line(line, record):
             left_out["rescanned"] += 1
             continue
         if used + len(line) + 1 > budget:
@@ -313,6 +316,11 @@ def _experience(record: Record, zh: bool) -> str | None:
     return f'in a task like "{situation}": {_quote(proofs, 300)}' + (
         f"; commands used: {_quote(used, 300)}" if used else ""
     )
+
+
+def _clean_line(line: str, record: Record) -> bool:
+    verdict = scan(line)
+    return (verdict.without(*PERSON_MAY) if record.grade == PERSON else verdict).clean
 
 
 def _command(value: object) -> str | None:

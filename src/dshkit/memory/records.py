@@ -187,9 +187,11 @@ def add(
     """Write `draft` as a record of `workspace` from the session `source` (harness, id), with
     its supersession verdict, inside the caller's transaction; None when the very record was
     harvested from that session before."""
-    from ..provenance.injection import scan
+    from ..provenance.injection import PERSON_MAY, scan
 
     verdict = scan(draft.text, *draft.scanned, orjson.dumps(draft.detail).decode())
+    if draft.grade == PERSON:
+        verdict = verdict.without(*PERSON_MAY)
     reason = draft.quarantine or (None if verdict.clean else verdict.reason)
     redact_draft(draft)  # scanned as it was seen; stored with no secret in it
     recorded = now_ms()

@@ -563,9 +563,10 @@ def fence(record: int, text: str) -> str:
 def _rescanned(record: Record) -> bool:
     """Whether the record is clean when scanned again now, whole (the scanner may know more
     than when it was written)."""
-    from ..provenance.injection import scan
+    from ..provenance.injection import PERSON_MAY, scan
 
-    return scan(record.text, record.subject, orjson.dumps(record.detail).decode()).clean
+    verdict = scan(record.text, record.subject, orjson.dumps(record.detail).decode())
+    return (verdict.without(*PERSON_MAY) if record.grade == rec.PERSON else verdict).clean
 
 
 def _closed(store: Store) -> int:
