@@ -347,7 +347,17 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ),
     (
         "addressed",
-        ("whoever", "anyone read", "whoever read", "reading this", "reads this"),
+        (
+            "whoever",
+            "anyone",
+            "anybody",
+            "reading",
+            "reads",
+            "processing",
+            "parsing",
+            "summari",
+            "ingesting",
+        ),
         r"\b(?:whoever|anyone|anybody|whatever|any\s+(?:ai|agent|assistant|model|system))\s+"
         r"(?:is\s+)?(?:reads?|reading|sees?|processes|parses)\s+this\b|\b(?:to|for)\s+(?:whoever|"
         r"the\s+one)\s+(?:is\s+)?reading\b|\b(?:ai|llm|agents?|assistants?|models?|bots?|"
@@ -361,7 +371,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"ai\s*助手|智能助手|编程助手|助手|智能体|代理|机器人|agent)(?:们)?\s*[:：,，的]|"
         r"如果你是(?:一个|一名)?\s*(?:ai|人工智能|大模型|语言模型|模型|助手|智能体|代理|机器人|agent)|"
         r"(?:读到|看到|阅读|处理)(?:了)?(?:这|本|此)(?:段|条|句|里|份|个)?(?:话|消息|文字|内容|文件|说明)?"
-        r"的(?:ai|人工智能|大模型|模型|助手|智能体|代理|你|人|同学)|"
+        r"的\s*(?:ai|人工智能|大模型|模型|助手|智能体|代理|你|人|同学)|"
         r"(?:无论|不管)(?:是)?谁(?:读到|看到)|正在(?:阅读|读|处理)(?:本|这|此)",
     ),
     (
@@ -373,9 +383,11 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # Persistence: asking the reader to keep doing something in later sessions.
     (
         "persistence",
-        ("from now on", "from this point", "going forward", "henceforth", "in future"),
+        ("from now on", "from this point", "going forward", "henceforth", "future"),
+        r"\b(?:in|for|during)\s+(?:all\s+|any\s+|every\s+)?(?:future|subsequent|later|upcoming)\s+"
+        r"(?:sessions|conversations|chats)\b|"
         r"\b(?:from\s+now\s+on|from\s+this\s+point\s+(?:on|forward)|going\s+forward|henceforth|"
-        r"in\s+(?:all\s+)?future\s+(?:sessions|conversations|responses|replies|tasks|chats))\s*,?\s*"
+        r"in\s+(?:all\s+)?future\s+(?:responses|replies|tasks))\s*,?\s*"
         r"(?:you\b|always\b|never\b|ignore|respond|reply|answer|act|only\b|please|treat|use\b|run\b|"
         r"include|add\b|remember|do\s+not|don't|must|should|will\s+(?:always|never|only))",
     ),
@@ -393,7 +405,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         "persistence",
         ("以后", "今后", "从今", "从现在", "永远", "每次", "下次", "往后", "之后都"),
         r"(?:以后|今后|从今以后|从今往后|从现在起|从现在开始|此后|往后|永远|下次|之后)(?:都|一律|一直|每次|总是|均)"
-        r"\s*(?:要|必须|得|请|不要|别|直接|先|只|用|把|忽略|执行|回答|回复|加上|带上|推送|提交)|"
+        r"\s*(?:要|必须|得|请|不要|不用|别|直接|先|只|用|把|忽略|执行|回答|回复|加上|带上|推送|提交|跳过|关闭|"
+        r"删除|禁用|使用|运行|打开|开启)|"
         r"(?:每次|每回|任何时候)(?:都|一律)?(?:要|必须|务必)(?:先)?|"
         r"(?:记住|写进|存进|保存到|加到)(?:你的)?(?:长期)?(?:记忆|系统提示|claude\.md|agents\.md)",
     ),
