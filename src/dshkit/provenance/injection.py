@@ -33,7 +33,7 @@ _EN_PRIOR = (
     r"(?:previous|prior|above|earlier|preceding|former|original|system|existing)"
 )
 _EN_ORDERS = (
-    r"(?:instructions?|prompts?|rules|directions|directives|guidelines|commands|messages|"
+    r"(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|commands|messages|"
     r"context|constraints)"
 )
 # Each rule: its kind, words one of which any match holds (looked for first in the normalized
@@ -312,6 +312,76 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         ("为准", "准则"),
         r"(?:一切|全部|所有)?(?:以|按)(?:下面|以下|本条|这条|此条|我|下方)(?:的)?(?:内容|指令|说明|要求|规则)?为准",
     ),
+    (
+        "override",
+        ("forget", "leave", "remove", "clear", "wipe", "erase", "put", "despite", "regardless"),
+        r"\bforget\s+(?:about\s+)?everything\b|\b(?:leave|put|remove|clear|wipe|erase|drop|set)\s+"
+        r"(?:all\s+)?(?:of\s+)?(?:the\s+|your\s+)?(?:previous|prior|earlier|preceding|above)\s+"
+        r"(?:\w+\s+){0,2}?(?:information|tasks?|instructions?|assignments?|context|rules|orders)\b|"
+        r"\bdespite\s+what\s+you(?:'ve|\s+have|\s+were|\s+had)?\s+(?:been\s+)?(?:told|instructed)|"
+        r"\bregardless\s+of\s+(?:your|any|the|all)\s+(?:previous\s+|prior\s+|earlier\s+)?"
+        r"(?:instructions|rules|guidelines|directives|programming)",
+    ),
+    (
+        "override",
+        ("follow", "new task", "new instruction"),
+        r"\b(?:now\s+)?(?:new|further|other|additional|different)\s+(?:tasks?|instructions?|"
+        r"assignments?|orders)\s+(?:follow|are\s+followed|come|are\s+coming)\b|"
+        r"\bnow\s+(?:comes?|follows?)\s+(?:a|your|the)\s+(?:new|real)\s+(?:task|instruction)",
+    ),
+    (
+        "role",
+        ("act as", "want you to"),
+        r"\bi\s+want\s+you\s+to\s+(?:act|behave|pretend|respond)\s+(?:as|like)\b|\bact\s+as\s+"
+        r"(?:an?\s+)?(?:\w+\s+)?(?:terminal|interpreter|console|shell)\b",
+    ),
+    (
+        "response",
+        (
+            "your response",
+            "your answer",
+            "your reply",
+            "your output",
+            "your code",
+            "your solution",
+            "your responses",
+            "your answers",
+            "your codebase",
+            "your implementation",
+        ),
+        r"\b(?:add|include|insert|integrate|embed|append|incorporate|blend|mention|encode|encrypt|"
+        r"translate|reverse|begin|start|end|format|represent|convert|feature|validate|employ|"
+        r"inject|place|weave|conclude|finish|prefix|replace)\b[^.\n]{0,100}?\byour\s+(?:\w+\s+)?"
+        r"(?:response|answer|reply|responses|answers|replies|output)(?:'s)?\b|"
+        r"\b(?:following|below|subsequent|given)\s+(?:\w+\s+)?(?:snippet|block|excerpt|lines?\s+of"
+        r"\s+code)\b[^\n]{0,100}?\b(?:in|into|within|to|of)\s+your\s+(?:\w+\s+)?(?:code|codebase|"
+        r"solution|response|implementation|answer|program|script)\b|"
+        r"\b(?:do\s+not|don't)\s+answer\s+(?:this|the)\s+question\b",
+    ),
+    (
+        "response",
+        ("你的回答", "你的回复", "你的输出", "回答中", "回复中", "回答里", "回复里"),
+        r"(?:在|于)?你的(?:回答|回复|输出|答案)(?:中|里|末尾|开头|结尾)(?:加入|加上|插入|附上|包含|写上|提到)|"
+        r"(?:把|将)你的(?:回答|回复|输出|答案)(?:翻译|编码|加密|倒过来|转换)",
+    ),
+    (
+        "override",
+        ("nvm", "apply", "别管", "不用管", "不要管", "理会", "忽略", "无视"),
+        r"\bnvm\b[^.\n]{0,20}\b(?:above|before|earlier|previous|everything)\b|"
+        r"\b(?:the\s+)?(?:rules|instructions|guidelines|directives|constraints)\s+(?:above|before|"
+        r"given\s+(?:earlier|before|above))\s+(?:don't|do\s+not|no\s+longer|doesn't|does\s+not)\s+"
+        r"apply|(?:之前|以前|此前|先前|上面|以上|前面|上述|刚才|刚刚|原来|原先|早先)(?:的|那些|这些|说的|讲的)?"
+        r"[^。\n]{0,6}?(?:都|全|全部|一律|统统)?\s*(?:别管|不用管|不要管|不用理会?|别理会?|不必理会|"
+        r"不要理会)(?:了|掉)?",
+    ),
+    (
+        "override",
+        ("作废", "无效", "失效", "不算", "撤销", "废除"),
+        r"(?:之前|以前|此前|先前|上面|以上|前面|上述|刚才|刚刚|原来|原先|早先)[^。\n]{0,6}?"
+        r"(?:说的|讲的|写的|提的|交代的|指令|指示|要求|规则|设定|提示词?)[^。\n]{0,6}?"
+        r"(?:都|全|全部|一律|统统|通通|均|全都|一概)?\s*(?:不算数?|不作数|作废|无效|失效|废除|撤销)"
+        r"(?=$|[\s，,。.！!；;：:、])",
+    ),
     # Text addressed to the assistant or to whoever reads it.
     (
         "addressed",
@@ -358,8 +428,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
             "summari",
             "ingesting",
         ),
-        r"\b(?:whoever|anyone|anybody|whatever|any\s+(?:ai|agent|assistant|model|system))\s+"
-        r"(?:is\s+)?(?:reads?|reading|sees?|processes|parses)\s+this\b|\b(?:to|for)\s+(?:whoever|"
+        r"\b(?:whoever|anyone|anybody|whatever|any\s+(?:ai|agent|assistant|model|system|llm|bot))\s+"
+        r"(?:that\s+|who\s+|which\s+)?(?:is\s+)?(?:reads?|reading|sees?|processes|parses)\s+this\b|\b(?:to|for)\s+(?:whoever|"
         r"the\s+one)\s+(?:is\s+)?reading\b|\b(?:ai|llm|agents?|assistants?|models?|bots?|"
         r"tools?|systems?)\s+(?:reading|processing|parsing|summari[sz]ing|ingesting)\s+"
         r"(?:this|these|the\s+following)\b",
@@ -371,7 +441,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"ai\s*助手|智能助手|编程助手|助手|智能体|代理|机器人|agent)(?:们)?\s*[:：,，的]|"
         r"如果你是(?:一个|一名)?\s*(?:ai|人工智能|大模型|语言模型|模型|助手|智能体|代理|机器人|agent)|"
         r"(?:读到|看到|阅读|处理)(?:了)?(?:这|本|此)(?:段|条|句|里|份|个)?(?:话|消息|文字|内容|文件|说明)?"
-        r"的\s*(?:ai|人工智能|大模型|模型|助手|智能体|代理|你|人|同学)|"
+        r"的\s*(?:ai|人工智能|大模型|模型|助手|智能体|代理|你)|"
         r"(?:无论|不管)(?:是)?谁(?:读到|看到)|正在(?:阅读|读|处理)(?:本|这|此)",
     ),
     (
@@ -379,6 +449,13 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         ("ai", "人工智能", "大模型", "助手", "智能体", "模型"),
         r"(?:^|[\n。！!？?])\s*(?:ai|人工智能|大模型|语言模型|ai\s*助手|编程助手|智能体)(?:们)?\s*[,，:：]\s*"
         r"(?:请|你|注意|必须|务必|记住|以后)",
+    ),
+    (
+        "addressed",
+        ("there", "claude", "copilot", "codex", "chatgpt", "gpt", "gemini", "cursor", "deepseek"),
+        r"\b(?:hi|hey|hello)\s+there\s*[,!—-]+\s*(?:\w+\s+)?(?:ai|assistant|agent|bot|model|llm)\b|"
+        r"(?:^|[\n.!?]\s*)(?:claude|copilot|codex|chatgpt|gpt|gemini|cursor|deepseek)\s*[,:]\s*"
+        r"(?:please|you|before|when|ignore|always|never|do|don't|make|add|append|run|send|delete)\b",
     ),
     # Persistence: asking the reader to keep doing something in later sessions.
     (
@@ -393,7 +470,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ),
     (
         "persistence",
-        ("memory", "remember", "future session", "every session", "every time"),
+        ("memory", "remember", "future session", "every session", "every time", "each time"),
         r"\b(?:save|store|write|add|put|keep|record|commit)\s+(?:this|these|the\s+following|it)\s+"
         r"(?:\w+\s+)?(?:to|in|into)\s+(?:your\s+)?(?:long[\s-]term\s+)?(?:memory|memories|notes|"
         r"instructions|system\s+prompt|claude\.md|agents\.md)|\bremember\s+(?:this|that)\s+for\s+"
@@ -403,7 +480,19 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ),
     (
         "persistence",
-        ("以后", "今后", "从今", "从现在", "永远", "每次", "下次", "往后", "之后都"),
+        (
+            "以后",
+            "今后",
+            "从今",
+            "从现在",
+            "永远",
+            "每次",
+            "下次",
+            "往后",
+            "之后都",
+            "记忆",
+            "系统提示",
+        ),
         r"(?:以后|今后|从今以后|从今往后|从现在起|从现在开始|此后|往后|永远|下次|之后)(?:都|一律|一直|每次|总是|均)"
         r"\s*(?:要|必须|得|请|不要|不用|别|直接|先|只|用|把|忽略|执行|回答|回复|加上|带上|推送|提交|跳过|关闭|"
         r"删除|禁用|使用|运行|打开|开启)|"
@@ -413,7 +502,21 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # Fake notices: a system, a vendor, an administrator speaking.
     (
         "notice",
-        ("system", "security", "admin", "official", "important", "urgent", "critical", "policy"),
+        (
+            "system",
+            "security",
+            "admin",
+            "official",
+            "important",
+            "urgent",
+            "critical",
+            "policy",
+            "compliance",
+            "mandatory",
+            "openai",
+            "anthropic",
+            "deepseek",
+        ),
         r"(?:^|[\n\[(*#>]|\s)(?:system|security|admin(?:istrator)?|official|important|urgent|critical|"
         r"mandatory|policy|compliance|openai|anthropic|deepseek)\s+(?:notice|alert|message|update|"
         r"override|announcement|notification|directive|instruction|warning)s?\s*[:!\]）)]"
@@ -422,7 +525,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ),
     (
         "notice",
-        ("this is", "message from", "automated"),
+        ("from",),
         r"\b(?:this\s+is\s+(?:an?\s+)?(?:automated\s+|official\s+|priority\s+)?(?:message|notice|"
         r"instruction|update|alert)\s+from|(?:message|instruction|directive|update|notice)\s+from)\s+"
         r"(?:the\s+|your\s+)?(?:system|administrator|admin|developers?|operators?|openai|anthropic|"
@@ -470,6 +573,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ),
 )
 _COMPILED: dict[int, re.Pattern[str]] = {}
+_WORDS = frozenset(word for _, words, _ in _RULES for word in words)
 
 
 class Verdict:
@@ -496,11 +600,18 @@ class Verdict:
 
 def normalize(text: str) -> str:
     """The text as the patterns read it (see the module docstring)."""
+    return _collapse(_fold(text))
+
+
+def _fold(text: str) -> str:
     folded = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
     if _FOREIGN.search(folded):
         folded = folded.translate(_confusables())
-    folded = _HAN_GAP.sub("", folded)  # 忽 略 之 前 → 忽略之前 (Chinese puts no spaces there)
-    return re.sub(r"[ \t\u3000]+", " ", folded).casefold()
+    return _HAN_GAP.sub("", folded)  # 忽 略 之 前 → 忽略之前 (Chinese puts no spaces there)
+
+
+def _collapse(text: str) -> str:
+    return re.sub(r"[ \t\u3000]+", " ", text).casefold()
 
 
 def readings(text: str, depth: int = 0) -> list[str]:
@@ -508,9 +619,11 @@ def readings(text: str, depth: int = 0) -> list[str]:
     ("i g n o r e"), digits standing for letters read as them ("1gn0re"); and each encoded
     run decoded (base64, hex, percent-encoding, HTML character references), read the same
     way (an encoding inside an encoding too, twice at most)."""
-    plain = normalize(text)
+    folded = _fold(text)
+    plain = _collapse(folded)
     found = [plain]
-    joined = _SPACED.sub(_join, plain)
+    # Joined before blank runs are collapsed: a wider gap is where a word ends.
+    joined = _collapse(_SPACED.sub(_join, folded)) if _SPACED.search(folded) else plain
     if joined != plain:
         found.append(joined)
     if _LEET_WORD.search(plain):
@@ -544,14 +657,36 @@ def scan(*texts: str) -> Verdict:
 
 
 def _match(plain: str, found: dict[str, str]) -> None:
+    # Each rule's words looked for once in the text, not once per rule.
+    present = {word for word in _WORDS if word in plain}
     for number, (kind, words, source) in enumerate(_RULES):
-        if kind in found or not any(word in plain for word in words):
+        if kind in found or present.isdisjoint(words):
             continue
         pattern = _COMPILED.get(number)
         if pattern is None:
             pattern = _COMPILED[number] = re.compile(source, re.IGNORECASE | re.MULTILINE)
-        if match := pattern.search(plain):
-            found[kind] = match.group()[:80]
+        for match in pattern.finditer(plain):
+            if not _mentioned(plain, match):
+                found[kind] = match.group()[:80]
+                break
+
+
+# A shape quoted as an example in text about prompt injection is a mention, not an attempt.
+_QUOTE_OPEN = "\"'`“‘「『(（"
+_QUOTE_CLOSE = "\"'`”’」』)）"
+_ABOUT = re.compile(
+    r"injection|injected|attacker|attacks?\b|malicious|poison|jailbreak|forged|steer|注入|攻击|恶意|投毒|"
+    r"\b(?:e\.g\.|for\s+example|such\s+as|like)\s*[:,]?\s*$|(?:例如|比如|譬如)\s*[:：,，]?\s*$"
+)
+
+
+def _mentioned(plain: str, match: re.Match[str]) -> bool:
+    start, end = match.span()
+    before, after = plain[max(0, start - 3) : start], plain[end : end + 40]
+    if not any(q in before for q in _QUOTE_OPEN) or not any(q in after for q in _QUOTE_CLOSE):
+        return False
+    lead = plain[max(0, start - 3 - 200) : max(0, start - 3)]
+    return bool(_ABOUT.search(plain[max(0, start - 400) : end + 400]) or _ABOUT.search(lead))
 
 
 # -- the readings ----------------------------------------------------------------------------
