@@ -1,4 +1,5 @@
-"""What a new session of a workspace is given from memory: chosen, ranked, fenced as data.
+"""What a new session of a workspace is given from memory: chosen, ranked, said in dshkit's
+own words.
 
 Only this workspace's records (root and remote both the same), current (not superseded),
 with provenance (a source session), not quarantined and clean when scanned again now (the
@@ -7,10 +8,15 @@ accepted skill is in the harness's skills folder, where the harness reads it). T
 ranked by relevance to the session's first request when it is known (the trigrams they
 share with it), then by grade and recency, and taken while they fit the budget, each whole.
 
-The text tells the model that it is reference data harvested from earlier sessions and not
-instructions, names each record's source (harness, session, seq) and its id for
-`memory_get`, and keeps record text from closing the fence (angle brackets are shown as
-their full-width forms).
+Nothing external is given word for word (docs/design/memory.md#memory-is-data-never-
+instructions): each record is rendered (`render`) from what dshkit knows of it, never from
+text a tool, a file or a page wrote. A negative path is the command as the agent ran it
+(scanned, clipped), the error's signature (`signature`: exception or error class, code, exit
+status), the remedy and the fix, and where its raw output is (`memory_get`, which fences it
+as untrusted); a proven command is its template; the person's words are theirs, dated, and
+only they are framed as requests to follow; a model's summary is said to be one. A record
+that cannot be said this way is left out. Header and templates are in the session's
+language (Chinese or English), read from the person's words.
 
 On the hooks' path: the standard library and the store only.
 """
