@@ -348,11 +348,16 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
             "your answers",
             "your codebase",
             "your implementation",
+            "reply",
+            "respond",
+            "answer",
         ),
         r"\b(?:add|include|insert|integrate|embed|append|incorporate|blend|mention|encode|encrypt|"
         r"translate|reverse|begin|start|end|format|represent|convert|feature|validate|employ|"
-        r"inject|place|weave|conclude|finish|prefix|replace)\b[^.\n]{0,100}?\byour\s+(?:\w+\s+)?"
-        r"(?:response|answer|reply|responses|answers|replies|output)(?:'s)?\b|"
+        r"inject|place|weave|conclude|finish|prefix|replace|apply|use|render|shift|provide|display|write|"
+        r"express|substitute|invert|give|present|compose|craft|deliver|wrap|structure|sign)\b"
+        r"[^.\n]{0,100}?\byour\s+(?:\w+\s+)?(?:response|answer|reply|responses|answers|replies|"
+        r"output)(?:'s)?\b|(?:^|[.!?]\s+)(?:reply|respond|answer)\s+(?:only\s+)?(?:using|in|with)\b|"
         r"\b(?:following|below|subsequent|given)\s+(?:\w+\s+)?(?:snippet|block|excerpt|lines?\s+of"
         r"\s+code)\b[^\n]{0,100}?\b(?:in|into|within|to|of)\s+your\s+(?:\w+\s+)?(?:code|codebase|"
         r"solution|response|implementation|answer|program|script)\b|"
