@@ -99,8 +99,8 @@ def scanner(attacks: list[dict[str, str]], benign: list[dict[str, str]]) -> None
     for key, (hit, total) in sorted(by_source.items()):
         print(f"  {key[:44]:<44} {rate(hit, total)}")
     own = [r for r in attacks if r["class"] not in ("bipia", "deepset")]
-    caught = sum(not scan(r["text"]).clean for r in own)
-    print(f"  {'own variants and tricks':<44} {rate(caught, len(own))}")
+    own_caught = sum(not scan(r["text"]).clean for r in own)
+    print(f"  {'own variants and tricks':<44} {rate(own_caught, len(own))}")
     every = sum(not scan(r["text"]).clean for r in attacks)
     print(f"  {'all':<44} {rate(every, len(attacks))}")
     flagged: dict[str, list[int]] = defaultdict(lambda: [0, 0])
