@@ -39,5 +39,7 @@ def test_each_harness_hands_a_failure_and_its_fix_on(tmp_path: Path, harness: st
     report = service.harvest([session])
     assert report.added["negative"] == 1, report.as_json()
     given = service.inject(service.workspace(str(repo)), "修复测试").chosen.text
-    assert "harness-specific" in given and "pytest -q tests/test_app.py" in given
+    # The error by its signature, never the output's line; the command as the agent ran it.
+    assert "KeyError" in given and "pytest -q tests/test_app.py" in given
+    assert "harness-specific" not in given
     assert f"{harness}:{session}#" in given

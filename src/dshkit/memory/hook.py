@@ -65,7 +65,10 @@ def _memory_at_start(store: Store, call: Call) -> Answer:
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]
         store.mark_delivered(key, MEMORY_DELIVERY, digest, superseding=True)
 
-    pieces = tuple(Piece(f"memory:{r.id}", r.text) for r in chosen.records)
+    # Each piece as it was given (dshkit's template, never a record's external text).
+    pieces = tuple(
+        Piece(f"memory:{r.id}", line) for r, line in zip(chosen.records, chosen.lines, strict=True)
+    )
     return Answer(MEMORY, text, pieces=pieces, commit=record)
 
 

@@ -192,10 +192,13 @@ def add(
     """Write `draft` as a record of `workspace` from the session `source` (harness, id), with
     its supersession verdict, inside the caller's transaction; None when the very record was
     harvested from that session before."""
-    from ..provenance.injection import scan
+    from ..provenance.injection import PERSON_MAY, scan
 
     verdict = scan(draft.text, *draft.scanned, orjson.dumps(draft.detail).decode())
+    if draft.grade == PERSON:
+        verdict = verdict.without(*PERSON_MAY)
     reason = draft.quarantine or (None if verdict.clean else verdict.reason)
+    redact_draft(draft)  # scanned as it was seen; stored with no secret in it
     recorded = now_ms()
     cursor = store.db.execute(
         "INSERT OR IGNORE INTO memory_records (kind, subject, text, detail, workspace, remote, "
@@ -231,6 +234,27 @@ def add(
     ):
         _supersede(store, workspace, new, draft, recorded)
     return new
+
+
+def redact_draft(draft: Draft) -> None:
+    """Replace every secret in what `draft` will store (its text, subject and detail, every
+    string in it) by the provenance layer's marker (`[secret: <kind>]`): a key in a tool's
+    output or in the person's "remember …" is never kept, nor handed to a later session."""
+    from ..provenance.secrets import redact
+
+    draft.text = redact(draft.text).text
+    draft.subject = redact(draft.subject).text
+    draft.detail = _redacted(draft.detail, redact)
+
+
+def _redacted(value: Any, redact: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value).text
+    if isinstance(value, dict):
+        return {key: _redacted(item, redact) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item, redact) for item in value]
+    return value
 
 
 def _supersede(store: Store, workspace: Workspace, new: int, draft: Draft, at: int) -> None:

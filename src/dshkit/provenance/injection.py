@@ -21,7 +21,10 @@ import re
 import unicodedata
 
 # Characters that render as nothing: dropped before matching.
-_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e01ef]"
+)
 # Tag characters (text no one sees that models read) and direction overrides: smuggling.
 _SMUGGLING = re.compile("[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069]")
 
@@ -30,7 +33,7 @@ _EN_PRIOR = (
     r"(?:previous|prior|above|earlier|preceding|former|original|system|existing)"
 )
 _EN_ORDERS = (
-    r"(?:instructions?|prompts?|rules|directions|directives|guidelines|commands|messages|"
+    r"(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|commands|messages|"
     r"context|constraints)"
 )
 # Each rule: its kind, words one of which any match holds (looked for first in the normalized
@@ -225,8 +228,357 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         ("环境变量",),
         r"(?:打印|输出|显示|列出|导出)(?:出)?(?:所有|全部)的?环境变量",
     ),
+    # Disregard what came before, in every register: plain, formal, colloquial.
+    (
+        "override",
+        ("ignore", "disregard", "forget", "never mind", "nevermind", "scratch", "pay no"),
+        r"\b(?:ignore|disregard|forget(?:\s+about)?|never\s*mind|scratch|pay\s+no\s+attention\s+to)"
+        r"\s+(?:all\s+|any\s+|everything\s+|of\s+)*(?:that|this|what\s+(?:i|you|we)\s+(?:said|wrote|"
+        r"told\s+you|were\s+told)|what\s+(?:was|came)\s+(?:said\s+)?before|the\s+(?:above|foregoing)\b|"
+        r"(?:the\s+)?(?:previous|prior|earlier|preceding|above)\s+"
+        r"(?:\w+\s+)?(?:tasks?|assignments?|information|input|text|conversation|content|orders|"
+        r"requests?|steps|notes)|everything\s+(?:above|before|so\s+far|prior))\b",
+    ),
+    (
+        "override",
+        ("instruction", "directive", "rule", "prompt", "guideline", "order"),
+        r"\b(?:all\s+)?(?:previous|prior|earlier|preceding|above|former|original|existing|old)\s+"
+        r"(?:\w+\s+)?(?:instructions|directives|rules|prompts?|guidelines|orders|commands|"
+        r"constraints)\s+(?:are|were|is|have\s+been|has\s+been|shall\s+be)\s+(?:now\s+|hereby\s+|"
+        r"henceforth\s+)?(?:void|null|cancel+ed|revoked|rescinded|superseded|obsolete|outdated|"
+        r"invalid|no\s+longer\s+(?:valid|apply|in\s+effect|relevant)|not\s+(?:valid|applicable|"
+        r"relevant)|suspended|lifted|overridden|replaced|fake|a\s+test|deprecated|withdrawn)",
+    ),
+    (
+        "override",
+        ("hereby", "henceforth", "supersede", "rescind", "null and void"),
+        r"\b(?:hereby|henceforth)\b[^.\n]{0,60}\b(?:rescind|revoke|supersede|cancel|void|override|"
+        r"nullif|disregard|replace)\w*|\b(?:supersedes?|overrides?|replaces?|rescinds?)\s+(?:all\s+|"
+        r"any\s+)?(?:previous|prior|earlier|preceding|above|existing|other)\s+(?:\w+\s+)?"
+        r"(?:instructions|directives|rules|prompts?|guidelines|orders)",
+    ),
+    (
+        "override",
+        ("stop following", "no longer follow", "start over", "start fresh", "new task"),
+        r"\b(?:stop\s+following|no\s+longer\s+follow|do\s+not\s+obey|don't\s+obey)\s+(?:your\s+|the\s+|"
+        r"any\s+|all\s+)?(?:\w+\s+)?(?:instructions|rules|guidelines|prompt|orders|directives)|"
+        r"\b(?:start\s+over|start\s+fresh|from\s+scratch)\b[^.\n]{0,30}\bnew\s+(?:task|instructions?)\b|"
+        r"\bnow\s+(?:focus\s+on\s+)?(?:your|a|the)\s+new\s+(?:task|instructions?|assignment)\b",
+    ),
+    (
+        "override",
+        (
+            "别管",
+            "不用管",
+            "不要管",
+            "无视",
+            "忽略",
+            "忽视",
+            "不用理",
+            "别理",
+            "忘了",
+            "忘掉",
+            "忘记",
+            "不理会",
+        ),
+        r"(?:别管|不用管|不要管|无视|忽略|忽视|不用理会?|别理会?|不要理会|不理会|忘了|忘掉|忘记)\s*(?:掉)?\s*"
+        r"(?:你)?(?:之前|以前|此前|先前|上面|以上|前面|上述|刚才|刚刚|原来|原先|原有|过去|早先)",
+    ),
+    (
+        "override",
+        (
+            "不算",
+            "作废",
+            "无效",
+            "失效",
+            "废除",
+            "撤销",
+            "取消",
+            "不适用",
+            "是假的",
+            "是测试",
+            "不作数",
+            "不用管",
+        ),
+        r"(?:之前|以前|此前|先前|上面|以上|前面|上述|刚才|刚刚|原来|原先|原有|过去|早先)(?:的|所)?"
+        r"(?:(?:[^。\n]{0,8}?(?:都|全|全部|一律|统统|通通|均|全都|一概))?\s*(?:不算数?|不作数|是假的|"
+        r"是测试|不用管|不必理会|不用理会)(?=$|[\s，,。.！!；;：:、])|(?:说的|讲的|写的|提的|交代的|"
+        r"指令|指示|要求|规则|设定|提示词?|内容|话|一切|所有)(?:[^。\n]{0,6}?)\s*(?:都|全|全部|一律|"
+        r"统统|通通|均|全都|一概)?\s*(?:不算数?|不作数|作废|无效|失效|废除|撤销|取消|不适用|不再适用|"
+        r"是假的|是测试|不用管|不必理会)(?=$|[\s，,。.！!；;：:、]))",
+    ),
+    (
+        "override",
+        ("为准", "准则"),
+        r"(?:一切|全部|所有)?(?:以|按)(?:下面|以下|本条|这条|此条|我|下方)(?:的)?(?:内容|指令|说明|要求|规则)?为准",
+    ),
+    (
+        "override",
+        ("forget", "leave", "remove", "clear", "wipe", "erase", "put", "despite", "regardless"),
+        r"\bforget\s+(?:about\s+)?everything\b|\b(?:leave|put|remove|clear|wipe|erase|drop|set)\s+"
+        r"(?:all\s+)?(?:of\s+)?(?:the\s+|your\s+)?(?:previous|prior|earlier|preceding|above)\s+"
+        r"(?:\w+\s+){0,2}?(?:information|tasks?|instructions?|assignments?|context|rules|orders)\b|"
+        r"\bdespite\s+what\s+you(?:'ve|\s+have|\s+were|\s+had)?\s+(?:been\s+)?(?:told|instructed)|"
+        r"\bregardless\s+of\s+(?:your|any|the|all)\s+(?:previous\s+|prior\s+|earlier\s+)?"
+        r"(?:instructions|rules|guidelines|directives|programming)",
+    ),
+    (
+        "override",
+        ("follow", "new task", "new instruction"),
+        r"\b(?:now\s+)?(?:new|further|other|additional|different)\s+(?:tasks?|instructions?|"
+        r"assignments?|orders)\s+(?:follow|are\s+followed|come|are\s+coming)\b|"
+        r"\bnow\s+(?:comes?|follows?)\s+(?:a|your|the)\s+(?:new|real)\s+(?:task|instruction)",
+    ),
+    (
+        "role",
+        ("act as", "want you to"),
+        r"\bi\s+want\s+you\s+to\s+(?:act|behave|pretend|respond)\s+(?:as|like)\b|\bact\s+as\s+"
+        r"(?:an?\s+)?(?:\w+\s+)?(?:terminal|interpreter|console|shell)\b",
+    ),
+    (
+        "response",
+        (
+            "your response",
+            "your answer",
+            "your reply",
+            "your output",
+            "your code",
+            "your solution",
+            "your responses",
+            "your answers",
+            "your codebase",
+            "your implementation",
+            "reply",
+            "respond",
+            "answer",
+        ),
+        r"\b(?:add|include|insert|integrate|embed|append|incorporate|blend|mention|encode|encrypt|"
+        r"translate|reverse|begin|start|end|format|represent|convert|feature|validate|employ|"
+        r"inject|place|weave|conclude|finish|prefix|replace|apply|use|render|shift|provide|display|write|"
+        r"express|substitute|invert|give|present|compose|craft|deliver|wrap|structure|sign)\b"
+        r"[^.\n]{0,100}?\byour\s+(?:\w+\s+)?(?:response|answer|reply|responses|answers|replies|"
+        r"output)(?:'s)?\b|(?:^|[.!?]\s+)(?:reply|respond|answer)\s+(?:only\s+)?(?:using|in|with)\b|"
+        r"\b(?:following|below|subsequent|given)\s+(?:\w+\s+)?(?:snippet|block|excerpt|lines?\s+of"
+        r"\s+code)\b[^\n]{0,100}?\b(?:in|into|within|to|of)\s+your\s+(?:\w+\s+)?(?:code|codebase|"
+        r"solution|response|implementation|answer|program|script)\b|"
+        r"\b(?:do\s+not|don't)\s+answer\s+(?:this|the)\s+question\b",
+    ),
+    (
+        "response",
+        ("你的回答", "你的回复", "你的输出", "回答中", "回复中", "回答里", "回复里"),
+        r"(?:在|于)?你的(?:回答|回复|输出|答案)(?:中|里|末尾|开头|结尾)(?:加入|加上|插入|附上|包含|写上|提到)|"
+        r"(?:把|将)你的(?:回答|回复|输出|答案)(?:翻译|编码|加密|倒过来|转换)",
+    ),
+    (
+        "override",
+        ("nvm", "apply", "别管", "不用管", "不要管", "理会", "忽略", "无视"),
+        r"\bnvm\b[^.\n]{0,20}\b(?:above|before|earlier|previous|everything)\b|"
+        r"\b(?:the\s+)?(?:rules|instructions|guidelines|directives|constraints)\s+(?:above|before|"
+        r"given\s+(?:earlier|before|above))\s+(?:don't|do\s+not|no\s+longer|doesn't|does\s+not)\s+"
+        r"apply|(?:之前|以前|此前|先前|上面|以上|前面|上述|刚才|刚刚|原来|原先|早先)(?:的|那些|这些|说的|讲的)?"
+        r"[^。\n]{0,6}?(?:都|全|全部|一律|统统)?\s*(?:别管|不用管|不要管|不用理会?|别理会?|不必理会|"
+        r"不要理会)(?:了|掉)?",
+    ),
+    (
+        "override",
+        ("作废", "无效", "失效", "不算", "撤销", "废除"),
+        r"(?:之前|以前|此前|先前|上面|以上|前面|上述|刚才|刚刚|原来|原先|早先)[^。\n]{0,6}?"
+        r"(?:说的|讲的|写的|提的|交代的|指令|指示|要求|规则|设定|提示词?)[^。\n]{0,6}?"
+        r"(?:都|全|全部|一律|统统|通通|均|全都|一概)?\s*(?:不算数?|不作数|作废|无效|失效|废除|撤销)"
+        r"(?=$|[\s，,。.！!；;：:、])",
+    ),
+    # Text addressed to the assistant or to whoever reads it.
+    (
+        "addressed",
+        (
+            "ai",
+            "llm",
+            "gpt",
+            "claude",
+            "copilot",
+            "codex",
+            "cursor",
+            "gemini",
+            "assistant",
+            "agent",
+            "bot",
+            "model",
+            "deepseek",
+        ),
+        r"\b(?:dear|hey|hi|hello|attention|note\s+(?:to|for)|message\s+(?:to|for)|"
+        r"instructions?\s+(?:to|for)|important\s+(?:for|to)|psa\s+(?:for|to)|reminder\s+(?:for|to)|"
+        r"calling\s+all|to\s+(?:all|any|every))\s+(?:the\s+|all\s+|any\s+|every\s+|you\s+)?"
+        r"(?:\w+\s+)?(?:ai|llms?|gpt|chatgpt|claude|copilot|codex|cursor|gemini|deepseek|"
+        r"(?:ai\s+|coding\s+|code\s+|automated\s+|llm\s+)?(?:assistants?|agents?|bots?|helpers?)|"
+        r"(?:large\s+)?language\s+models?|models?)\b\s*(?:[,:;!—-]|reading|working|processing|"
+        r"who|that|which|in\s+this)",
+    ),
+    (
+        "addressed",
+        ("if you are", "if you're", "as an ai"),
+        r"\bif\s+you(?:\s+are|'re)\s+(?:an?\s+|the\s+)?(?:ai|llm|gpt|chatgpt|claude|copilot|"
+        r"(?:large\s+)?language\s+model|(?:ai\s+|coding\s+|automated\s+)?(?:assistant|agent|bot)|"
+        r"automated|model|machine)\b|\bas\s+an\s+ai\s+(?:assistant|model|agent)\s+(?:you|reading)",
+    ),
+    (
+        "addressed",
+        (
+            "whoever",
+            "anyone",
+            "anybody",
+            "reading",
+            "reads",
+            "processing",
+            "parsing",
+            "summari",
+            "ingesting",
+        ),
+        r"\b(?:whoever|anyone|anybody|whatever|any\s+(?:ai|agent|assistant|model|system|llm|bot))\s+"
+        r"(?:that\s+|who\s+|which\s+)?(?:is\s+)?(?:reads?|reading|sees?|processes|parses)\s+this\b|\b(?:to|for)\s+(?:whoever|"
+        r"the\s+one)\s+(?:is\s+)?reading\b|\b(?:ai|llm|agents?|assistants?|models?|bots?|"
+        r"tools?|systems?)\s+(?:reading|processing|parsing|summari[sz]ing|ingesting)\s+"
+        r"(?:this|these|the\s+following)\b",
+    ),
+    (
+        "addressed",
+        ("给", "致", "写给", "如果你是", "读到", "看到", "正在阅读", "正在读"),
+        r"(?:致|给|写给|告诉|通知)(?:所有|各位|任何)?(?:的)?\s*(?:ai|人工智能|大模型|语言模型|模型|"
+        r"ai\s*助手|智能助手|编程助手|助手|智能体|代理|机器人|agent)(?:们)?\s*[:：,，的]|"
+        r"如果你是(?:一个|一名)?\s*(?:ai|人工智能|大模型|语言模型|模型|助手|智能体|代理|机器人|agent)|"
+        r"(?:读到|看到|阅读|处理)(?:了)?(?:这|本|此)(?:段|条|句|里|份|个)?(?:话|消息|文字|内容|文件|说明)?"
+        r"的\s*(?:ai|人工智能|大模型|模型|助手|智能体|代理|你)|"
+        r"(?:无论|不管)(?:是)?谁(?:读到|看到)|正在(?:阅读|读|处理)(?:本|这|此)",
+    ),
+    (
+        "addressed",
+        ("ai", "人工智能", "大模型", "助手", "智能体", "模型"),
+        r"(?:^|[\n。！!？?])\s*(?:ai|人工智能|大模型|语言模型|ai\s*助手|编程助手|智能体)(?:们)?\s*[,，:：]\s*"
+        r"(?:请|你|注意|必须|务必|记住|以后)",
+    ),
+    (
+        "addressed",
+        ("there", "claude", "copilot", "codex", "chatgpt", "gpt", "gemini", "cursor", "deepseek"),
+        r"\b(?:hi|hey|hello)\s+there\s*[,!—-]+\s*(?:\w+\s+)?(?:ai|assistant|agent|bot|model|llm)\b|"
+        r"(?:^|[\n.!?]\s*)(?:claude|copilot|codex|chatgpt|gpt|gemini|cursor|deepseek)\s*[,:]\s*"
+        r"(?:please|you|before|when|ignore|always|never|do|don't|make|add|append|run|send|delete)\b",
+    ),
+    # Persistence: asking the reader to keep doing something in later sessions.
+    (
+        "persistence",
+        ("from now on", "from this point", "going forward", "henceforth", "future"),
+        r"\b(?:in|for|during)\s+(?:all\s+|any\s+|every\s+)?(?:future|subsequent|later|upcoming)\s+"
+        r"(?:sessions|conversations|chats)\b|"
+        r"\b(?:from\s+now\s+on|from\s+this\s+point\s+(?:on|forward)|going\s+forward|henceforth|"
+        r"in\s+(?:all\s+)?future\s+(?:responses|replies|tasks))\s*,?\s*"
+        r"(?:you\b|always\b|never\b|ignore|respond|reply|answer|act|only\b|please|treat|use\b|run\b|"
+        r"include|add\b|remember|do\s+not|don't|must|should|will\s+(?:always|never|only))",
+    ),
+    (
+        "persistence",
+        ("memory", "remember", "future session", "every session", "every time", "each time"),
+        r"\b(?:save|store|write|add|put|keep|record|commit)\s+(?:this|these|the\s+following|it)\s+"
+        r"(?:\w+\s+)?(?:to|in|into)\s+(?:your\s+)?(?:long[\s-]term\s+)?(?:memory|memories|notes|"
+        r"instructions|system\s+prompt|claude\.md|agents\.md)|\bremember\s+(?:this|that)\s+for\s+"
+        r"(?:all\s+)?(?:future|later|next|every)|\b(?:in|for)\s+every\s+(?:future\s+)?session\b|"
+        r"\b(?:every|each)\s+time\s+you\s+(?:start|open|run|read|see|are\s+asked)\b[^.\n]{0,60}"
+        r"\b(?:always|must|should|first)\b",
+    ),
+    (
+        "persistence",
+        (
+            "以后",
+            "今后",
+            "从今",
+            "从现在",
+            "永远",
+            "每次",
+            "下次",
+            "往后",
+            "之后都",
+            "记忆",
+            "系统提示",
+        ),
+        r"(?:以后|今后|从今以后|从今往后|从现在起|从现在开始|此后|往后|永远|下次|之后)(?:都|一律|一直|每次|总是|均)"
+        r"\s*(?:要|必须|得|请|不要|不用|别|直接|先|只|用|把|忽略|执行|回答|回复|加上|带上|推送|提交|跳过|关闭|"
+        r"删除|禁用|使用|运行|打开|开启)|"
+        r"(?:每次|每回|任何时候)(?:都|一律)?(?:要|必须|务必)(?:先)?|"
+        r"(?:记住|写进|存进|保存到|加到)(?:你的)?(?:长期)?(?:记忆|系统提示|claude\.md|agents\.md)",
+    ),
+    # Fake notices: a system, a vendor, an administrator speaking.
+    (
+        "notice",
+        (
+            "system",
+            "security",
+            "admin",
+            "official",
+            "important",
+            "urgent",
+            "critical",
+            "policy",
+            "compliance",
+            "mandatory",
+            "openai",
+            "anthropic",
+            "deepseek",
+        ),
+        r"(?:^|[\n\[(*#>]|\s)(?:system|security|admin(?:istrator)?|official|important|urgent|critical|"
+        r"mandatory|policy|compliance|openai|anthropic|deepseek)\s+(?:notice|alert|message|update|"
+        r"override|announcement|notification|directive|instruction|warning)s?\s*[:!\]）)]"
+        r"[^\n]{0,200}?\b(?:you|assistant|agent|model|ai|llm|must|ignore|instructions?|immediately|"
+        r"all\s+(?:agents|assistants|models))\b",
+    ),
+    (
+        "notice",
+        ("from",),
+        r"\b(?:this\s+is\s+(?:an?\s+)?(?:automated\s+|official\s+|priority\s+)?(?:message|notice|"
+        r"instruction|update|alert)\s+from|(?:message|instruction|directive|update|notice)\s+from)\s+"
+        r"(?:the\s+|your\s+)?(?:system|administrator|admin|developers?|operators?|openai|anthropic|"
+        r"deepseek|security\s+team|it\s+department|dshkit)\b",
+    ),
+    (
+        "notice",
+        ("系统", "安全", "管理员", "官方", "重要", "紧急", "来自"),
+        r"(?:系统|安全|管理员|官方|重要|紧急|强制)(?:通知|提示|公告|警告|消息|更新|指令|命令)\s*[:：!！】\]]"
+        r"[^\n]{0,120}?(?:你|助手|模型|ai|智能体|必须|立即|忽略|所有)|"
+        r"来自(?:系统|管理员|开发者|官方|运维|安全团队|openai|anthropic|deepseek)的(?:通知|消息|指令|命令|要求)",
+    ),
+    # Delimiter fakes: a turn, a tool result, a fence or a document ending where it does not.
+    (
+        "tag",
+        ("</", "<|", "end of", "begin", "=== ", "---"),
+        r"<\s*/?\s*(?:user|human|tool_result|tool_output|tool_response|function_results?|"
+        r"untrusted|context|document|end_of_turn|start_of_turn|turn|dshkit[-\w]*|"
+        r"external[-_]?text)\s*>|"
+        r"(?:^|\n)\s*(?:={3,}|-{3,}|#{3,}|\*{3,}|\[)\s*(?:end|begin|start)\s+(?:of\s+)?(?:the\s+)?"
+        r"(?:system|user|tool|untrusted|external)?\s*(?:prompt|instructions?|input|output|document|"
+        r"context|data|message|conversation|text)\s*(?:={3,}|-{3,}|#{3,}|\*{3,}|\])|"
+        r"\bend\s+of\s+(?:the\s+)?(?:user\s+|tool\s+)?(?:input|output|document|context|data)\b\s*"
+        r"[.:\n-]*\s*(?:new|now|the\s+real|real|system|assistant|instructions?)\b|"
+        r"<<<\s*end\s+of\s+untrusted",
+    ),
+    (
+        "tag",
+        ("###", "```"),
+        r"(?:^|\n)\s*#{2,4}\s*(?:instruction|response|system|human|assistant|user)\s*:|"
+        r"```\s*(?:system|assistant|instructions?)\s*\n",
+    ),
+    (
+        "tag",
+        ("system", "user", "assistant"),
+        r"(?:\A|\n[ \t]*\n)[ \t]*(?:system|user)\s*:\s*"
+        r"(?:you|ignore|the\s+assistant|new|from\s+now)",
+    ),
+    (
+        "tag",
+        ("以下", "下面", "结束", "开始", "【", "==="),
+        r"(?:={3,}|-{3,}|【|\[)\s*(?:以下是|下面是)?(?:新的|真正的)?(?:系统|用户|工具)?\s*(?:指令|提示词|提示|输出|输入|"
+        r"文档|对话)?\s*(?:结束|开始|到此为止)\s*(?:={3,}|-{3,}|】|\])|(?:以下|下面)(?:是|为)(?:新的|真正的|真实的)"
+        r"(?:系统)?(?:指令|提示词|要求|任务)",
+    ),
 )
 _COMPILED: dict[int, re.Pattern[str]] = {}
+_WORDS = frozenset(word for _, words, _ in _RULES for word in words)
 
 
 class Verdict:
@@ -245,11 +597,51 @@ class Verdict:
     def reason(self) -> str:
         return "; ".join(f"{kind}: {sample!r}" for kind, sample in self.findings)
 
+    def without(self, *kinds: str) -> Verdict:
+        """The verdict with the findings of `kinds` left out: what a source may say as its
+        own (the person asking to remember something "from now on" is not an injection)."""
+        return Verdict(tuple((k, v) for k, v in self.findings if k not in kinds))
+
 
 def normalize(text: str) -> str:
     """The text as the patterns read it (see the module docstring)."""
+    return _collapse(_fold(text))
+
+
+def _fold(text: str) -> str:
     folded = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
-    return re.sub(r"[ \t\u3000]+", " ", folded).casefold()
+    if _FOREIGN.search(folded):
+        folded = folded.translate(_confusables())
+    return _HAN_GAP.sub("", folded)  # 忽 略 之 前 → 忽略之前 (Chinese puts no spaces there)
+
+
+def _collapse(text: str) -> str:
+    return re.sub(r"[ \t\u3000]+", " ", text).casefold()
+
+
+def readings(text: str, depth: int = 0) -> list[str]:
+    """Every way the scanner reads `text`: normalized; with letters spaced apart joined
+    ("i g n o r e"), digits standing for letters read as them ("1gn0re"); and each encoded
+    run decoded (base64, hex, percent-encoding, HTML character references), read the same
+    way (an encoding inside an encoding too, twice at most)."""
+    folded = _fold(text)
+    plain = _collapse(folded)
+    found = [plain]
+    # Joined before blank runs are collapsed: a wider gap is where a word ends.
+    joined = _collapse(_SPACED.sub(_join, folded)) if _SPACED.search(folded) else plain
+    if joined != plain:
+        found.append(joined)
+    if _LEET_WORD.search(plain):
+        found.append(_LEET_WORD.sub(lambda m: m.group().translate(_LEET), joined))
+    if depth < 2:
+        for decoded in _decoded(text):
+            found += readings(decoded, depth + 1)
+    return found
+
+
+# What the person's own words may hold: asking for something from now on is what "remember"
+# means, and they may address the agent. The other kinds stand whoever wrote them.
+PERSON_MAY = ("persistence", "addressed")
 
 
 def scan(*texts: str) -> Verdict:
@@ -260,13 +652,159 @@ def scan(*texts: str) -> Verdict:
             continue
         if "smuggling" not in found and (hidden := _SMUGGLING.search(text)):
             found["smuggling"] = f"U+{ord(hidden.group()):04X}"
-        plain = normalize(text)
-        for number, (kind, words, source) in enumerate(_RULES):
-            if kind in found or not any(word in plain for word in words):
-                continue
-            pattern = _COMPILED.get(number)
-            if pattern is None:
-                pattern = _COMPILED[number] = re.compile(source, re.IGNORECASE | re.MULTILINE)
-            if match := pattern.search(plain):
-                found[kind] = match.group()[:80]
+        for plain in readings(text):
+            _match(plain, found)
+            if _SQUEEZED_HINT.search(plain):
+                squeezed = _NOT_LETTER.sub("", plain)
+                if "override" not in found and (hit := _SQUEEZED.search(squeezed)):
+                    found["override"] = hit.group()[:80]
     return Verdict(tuple(found.items()))
+
+
+def _match(plain: str, found: dict[str, str]) -> None:
+    # Each rule's words looked for once in the text, not once per rule.
+    present = {word for word in _WORDS if word in plain}
+    for number, (kind, words, source) in enumerate(_RULES):
+        if kind in found or present.isdisjoint(words):
+            continue
+        pattern = _COMPILED.get(number)
+        if pattern is None:
+            pattern = _COMPILED[number] = re.compile(source, re.IGNORECASE | re.MULTILINE)
+        for match in pattern.finditer(plain):
+            if not _mentioned(plain, match):
+                found[kind] = match.group()[:80]
+                break
+
+
+# A shape quoted as an example in text about prompt injection is a mention, not an attempt.
+_QUOTE_OPEN = "\"'`“‘「『(（"
+_QUOTE_CLOSE = "\"'`”’」』)）"
+_ABOUT = re.compile(
+    r"injection|injected|attacker|attacks?\b|malicious|poison|jailbreak|forged|steer|注入|攻击|恶意|投毒|"
+    r"\b(?:e\.g\.|for\s+example|such\s+as|like)\s*[:,]?\s*$|(?:例如|比如|譬如)\s*[:：,，]?\s*$"
+)
+
+
+def _mentioned(plain: str, match: re.Match[str]) -> bool:
+    start, end = match.span()
+    before, after = plain[max(0, start - 3) : start], plain[end : end + 40]
+    if not any(q in before for q in _QUOTE_OPEN) or not any(q in after for q in _QUOTE_CLOSE):
+        return False
+    lead = plain[max(0, start - 3 - 200) : max(0, start - 3)]
+    return bool(_ABOUT.search(plain[max(0, start - 400) : end + 400]) or _ABOUT.search(lead))
+
+
+# -- the readings ----------------------------------------------------------------------------
+
+# Characters NFKC leaves alone that may imitate Latin letters (not CJK, not ASCII).
+_FOREIGN = re.compile("[\u0080-\u2e7f\ua000-\ufaff\U00010000-\U0010ffff]")
+_TABLE: dict[int, str] = {}
+
+
+def _confusables() -> dict[int, str]:
+    """Unicode's look-alikes of Latin letters and digits (UTS #39 confusables.txt, the subset
+    scripts/gen-confusables.py keeps), read on first need."""
+    if not _TABLE:
+        import os
+
+        path = os.path.join(os.path.dirname(__file__), "confusables.tsv")
+        with open(path, encoding="utf-8") as file:
+            for line in file:
+                if line and line[0] != "#":
+                    code, _, target = line.rstrip("\n").partition("\t")
+                    _TABLE[int(code, 16)] = target
+    return _TABLE
+
+
+_HAN_GAP = re.compile("(?<=[\u3400-\u9fff])[ \t\u3000._\\-*·]+(?=[\u3400-\u9fff])")
+# Letters spaced apart: four or more single letters, each followed by a separator.
+_SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ ._*·\-/|+]{1,4}){3,}[^\W\d_](?![^\W\d_])")
+_GAP = re.compile(r"[ ._*·\-/|+]+")
+
+
+def _join(match: re.Match[str]) -> str:
+    # One separator between letters of a word; a wider one (or a different one) between words.
+    run = match.group()
+    widths = [len(g) for g in _GAP.findall(run)]
+    narrow = min(widths)
+    return "".join(
+        part if not _GAP.fullmatch(part) else ("" if len(part) == narrow else " ")
+        for part in re.split(r"([ ._*·\-/|+]+)", run)
+    )
+
+
+_LEET_WORD = re.compile(r"\b(?=[a-z@$]*[013457])(?=[0-9@$]*[a-z])[a-z0-9@$]{3,}\b")
+_LEET = str.maketrans("0134570@$", "oieastoas")
+_NOT_LETTER = re.compile(r"[\W\d_]+")
+# With every blank and mark gone ("i-g-n-o-r-e a-l-l"), the core shapes still read.
+_SQUEEZED_HINT = re.compile(r"ignore|disregard|forget|override|bypass|youarenow|jailbreak")
+_SQUEEZED = re.compile(
+    r"(?:ignore|disregard|forget|override|bypass)(?:all|any|the|your|of|everything)*"
+    r"(?:previous|prior|above|earlier|preceding|former|system|original)"
+    r"(?:instructions?|prompts?|rules|directions|directives|guidelines|context|messages|orders)"
+    r"|youarenow(?:dan|unrestricted|free|jailbroken)|jailbreak"
+)
+
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
+_HEX = re.compile(r"(?:\\x[0-9a-fA-F]{2}){8,}|(?<![0-9A-Za-z])(?:[0-9a-fA-F]{2}[ :]?){12,}")
+_PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2}){4,}")
+MAX_DECODED = 32  # runs decoded per text
+MAX_RUN = 100_000  # characters of one run decoded
+
+
+def _decoded(text: str) -> list[str]:
+    """The readable texts hidden in encoded runs of `text` (binary is not text: left out)."""
+    found: list[str] = []
+    if "&#" in text:
+        import html
+
+        found.append(html.unescape(text))
+    if "%" in text and _PERCENT.search(text):
+        from urllib.parse import unquote
+
+        found.append(unquote(text))
+    runs = 0
+    for match in _BASE64.finditer(text):
+        run = match.group()
+        if runs >= MAX_DECODED:
+            break
+        if len(run) > MAX_RUN or not (any(c.isdigit() or c in "+/=" for c in run) or run.isalpha()):
+            continue
+        runs += 1
+        if (plain := _readable(_unbase64(run))) is not None:
+            found.append(plain)
+    for match in _HEX.finditer(text):
+        if runs >= MAX_DECODED:
+            break
+        runs += 1
+        digits = re.sub(r"\\x|[ :]", "", match.group())[:MAX_RUN]
+        try:
+            raw = bytes.fromhex(digits[: len(digits) // 2 * 2])
+        except ValueError:
+            continue
+        if (plain := _readable(raw)) is not None:
+            found.append(plain)
+    return found
+
+
+def _unbase64(run: str) -> bytes:
+    import binascii
+
+    body = run.rstrip("=").replace("-", "+").replace("_", "/")
+    try:
+        return binascii.a2b_base64(body + "=" * (-len(body) % 4))
+    except (binascii.Error, ValueError):
+        return b""
+
+
+def _readable(raw: bytes) -> str | None:
+    """`raw` as text when it is text: UTF-8, nearly all printable, holding letters."""
+    if len(raw) < 8:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    printable = sum(1 for c in text if c.isprintable() or c in "\n\t")
+    letters = sum(1 for c in text if c.isalpha())
+    return text if printable >= 0.95 * len(text) and letters >= 0.5 * len(text) else None

@@ -1,0 +1,195 @@
+"""Memory poisoning, measured: the injection scanner alone, and the structural pipeline.
+
+The corpora are `tests/data/poisoning/` (origins and licences in its README): public
+injection sets (BIPIA, deepset/prompt-injections), dshkit's own variants per class, and
+benign text that looks close (package READMEs, docs that mention prompt injection, captured
+tool output, ordinary questions, Chinese developer chatter). Each attack text is also read
+through the tricks of issue 31 (look-alike letters, letters spaced apart, zero-width
+characters, base64 and hex), derived here from the own variants.
+
+Printed:
+- the scanner: recall per class and per source, and the benign flag rate per kind;
+- the structural pipeline: every attack text planted in the output of a failed command of a
+  DSH session (the failure then fixed), harvested and injected into the next session exactly
+  as the SessionStart hook would (no budget limit, so every record is given): the fraction
+  of planted texts of which any 24-character run reaches the injected text (must be 0), and
+  the fraction of injected texts the scanner still finds anything in beyond dshkit's own
+  header (must be 0).
+
+    python bench/memory_poisoning.py [--no-pipeline]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.support.logs import Log
+from tests.support.memory import make_repo, write_session
+
+from dshkit.memory import inject
+from dshkit.memory.inject import CLOSE, HEADERS, OPEN, choose
+from dshkit.memory.service import MemoryService
+from dshkit.provenance.injection import scan
+from dshkit.sessions import Scanner, Source
+from dshkit.store import Store
+
+DATA = Path(__file__).resolve().parent.parent / "tests/data/poisoning"
+ATTACK_FILES = ("variants.jsonl", "bipia.jsonl", "deepset.jsonl")
+BENIGN_FILES = ("benign.jsonl", "benign_zh.jsonl")
+WINDOW = 24
+PER_SESSION = 50  # failures planted in one session (the harvest keeps 60 negative paths)
+
+# Look-alikes for the derived variants: Cyrillic and Greek letters that pass for Latin ones.
+LOOKALIKE = str.maketrans({"a": "а", "e": "е", "o": "ο", "i": "і", "c": "с", "p": "р"})
+
+
+def load(name: str) -> list[dict[str, str]]:
+    with (DATA / name).open(encoding="utf-8") as file:
+        return [json.loads(line) for line in file if line.strip()]
+
+
+def derived(base: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The own variants read through the tricks of the issue, one class per trick."""
+    found = []
+    for row in base:
+        text = row["text"]
+        source = "derived from " + row["class"]
+        found += [
+            {"text": text.translate(LOOKALIKE), "source": source, "class": "lookalike"},
+            {
+                "text": "  ".join(" ".join(w) for w in text.split()),
+                "source": source,
+                "class": "spaced",
+            },
+            {"text": "\u200b".join(text), "source": source, "class": "zero-width"},
+            {
+                "text": "ref: " + base64.b64encode(text.encode()).decode(),
+                "source": source,
+                "class": "base64",
+            },
+            {"text": "blob " + text.encode().hex(), "source": source, "class": "hex"},
+        ]
+    return found
+
+
+def rate(hit: int, total: int) -> str:
+    return f"{hit:4d}/{total:<4d} {100 * hit / total:5.1f} %" if total else "   -"
+
+
+def scanner(attacks: list[dict[str, str]], benign: list[dict[str, str]]) -> None:
+    by_class: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    by_source: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for row in attacks:
+        caught = not scan(row["text"]).clean
+        for table, key in ((by_class, row["class"]), (by_source, row["source"].split(":")[0])):
+            table[key][0] += caught
+            table[key][1] += 1
+    print("scanner: recall by class")
+    for key, (hit, total) in sorted(by_class.items()):
+        print(f"  {key:<14} {rate(hit, total)}")
+    print("scanner: recall by source")
+    for key, (hit, total) in sorted(by_source.items()):
+        print(f"  {key[:44]:<44} {rate(hit, total)}")
+    own = [r for r in attacks if r["class"] not in ("bipia", "deepset")]
+    own_caught = sum(not scan(r["text"]).clean for r in own)
+    print(f"  {'own variants and tricks':<44} {rate(own_caught, len(own))}")
+    every = sum(not scan(r["text"]).clean for r in attacks)
+    print(f"  {'all':<44} {rate(every, len(attacks))}")
+    flagged: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for row in benign:
+        flagged[row["class"]][0] += not scan(row["text"]).clean
+        flagged[row["class"]][1] += 1
+    print("scanner: benign flagged (quarantined)")
+    for key, (hit, total) in sorted(flagged.items()):
+        print(f"  {key:<20} {rate(hit, total)}")
+    hit = sum(h for h, _ in flagged.values())
+    print(f"  {'all':<20} {rate(hit, sum(t for _, t in flagged.values()))}")
+
+
+def session(texts: list[str], first: int) -> Log:
+    """A session whose every command fails once, its output carrying one planted text (and,
+    for the command's own line, a word of it), and then succeeds."""
+    log = Log()
+    log.turn_start()
+    log.human("fix the build")
+    for number, text in enumerate(texts, first):
+        command = f"make step{number}"
+        log.call("bash", f"f{number}", {"command": command})
+        log.result(f"f{number}", 200, failed=True, text=f"step {number}\n{text}\nexit status 2")
+        log.call("bash", f"r{number}", {"command": "pip install -e ."})
+        log.result(f"r{number}", 100, text="ok")
+        log.call("bash", f"s{number}", {"command": command})
+        log.result(f"s{number}", 100, text="done")
+    log.say("fixed")
+    return log
+
+
+def windows(text: str) -> set[str]:
+    plain = " ".join(text.split())
+    return {plain[i : i + WINDOW] for i in range(0, max(1, len(plain) - WINDOW + 1))}
+
+
+def pipeline(attacks: list[dict[str, str]]) -> None:
+    texts = [r["text"] for r in attacks]
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        repo = make_repo(base / "work" / "app")
+        root = base / "sessions"
+        chunks = [texts[i : i + PER_SESSION] for i in range(0, len(texts), PER_SESSION)]
+        for number, chunk in enumerate(chunks):
+            write_session(root, f"s-{number}", repo, session(chunk, number * PER_SESSION))
+        service = MemoryService(base / "state")
+        with Store(base / "state") as store:
+            assert Scanner(store).scan([Source("dsh", root)]).errors == []
+        report = service.harvest([f"s-{n}" for n in range(len(chunks))])
+        inject.CANDIDATES = 10**6  # every record considered, none left out for the budget
+        with Store(base / "state") as store:
+            given = choose(store, service.workspace(str(repo)), "fix the build", 10**8)
+    injected = " ".join(given.text.split())
+    verbatim = sum(
+        1
+        for text in texts
+        if len(" ".join(text.split())) >= WINDOW
+        and windows(text) & {injected[i : i + WINDOW] for i in range(len(injected) - WINDOW + 1)}
+    )
+    body = given.text
+    for part in (OPEN, CLOSE, *HEADERS.values()):
+        body = body.replace(part, "")
+    dirty = [line for line in body.splitlines() if line.strip() and not scan(line).clean]
+    negatives = report.added["negative"]
+    print("structural pipeline: attack texts planted in failed commands' output")
+    print(
+        f"  planted {len(texts)}, negative paths harvested {negatives}, quarantined "
+        f"{report.quarantined}, injected {len(given.records)}"
+    )
+    print(
+        f"  reaching the injected text verbatim ({WINDOW}-char run): {rate(verbatim, len(texts))}"
+    )
+    print(
+        "  injected lines the scanner still finds anything in: "
+        f"{rate(len(dirty), max(1, len(given.lines)))}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--no-pipeline", action="store_true")
+    args = parser.parse_args()
+    own = load("variants.jsonl")
+    attacks = own + derived(own) + [r for f in ATTACK_FILES[1:] for r in load(f)]
+    benign = [r for f in BENIGN_FILES for r in load(f)]
+    scanner(attacks, benign)
+    if not args.no_pipeline:
+        pipeline(attacks)
+
+
+if __name__ == "__main__":
+    main()
