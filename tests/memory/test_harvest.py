@@ -75,7 +75,7 @@ def test_what_the_person_asks_to_remember_is_a_fact_of_theirs() -> None:
     log.human("Remember that the staging host is staging.internal")
     facts = {f.text: f for f in harvest(log)[FACT]}
     assert facts["部署命令是 make deploy"].grade == PERSON
-    assert facts["部署命令是 make deploy"].subject == "said:部署命令"
+    assert facts["部署命令是 make deploy"].subject == "topic:部署命令"
     assert facts["the staging host is staging.internal"].seq == 1
 
 

@@ -38,6 +38,7 @@ from ..sessions.events import (
 from .records import EXPERIENCE, FACT, NEGATIVE, PERSON, SKILL, TOOL, Draft
 from .signatures import signature
 from .skills import draft_skill
+from .topics import is_project_change, topic, unscoped
 
 ERROR_CHARS = 600  # the error as a negative path's text quotes it
 DETAIL_CHARS = 2_000  # the error and commands as the record's detail keeps them
@@ -94,9 +95,6 @@ _REMEMBER = re.compile(
     r"^\s*(?:请)?(?:记住|记下|记一下|牢记|以后都|以后请|今后)[:：,，\s]*(?P<zh>.+)|"
     r"^\s*(?:please\s+)?(?:remember|note|keep\s+in\s+mind)(?:\s+that)?[:,\s]+(?P<en>.+)",
     re.IGNORECASE | re.DOTALL,
-)
-_SUBJECT = re.compile(
-    r"^(?P<subject>.{2,40}?)\s*(?:是|为|用|使用|叫|在|:|：|=|\bis\b|\buses?\b|\bare\b)"
 )
 _KEEP_SKILL = re.compile(
     r"(?:保存|记|存|做|写|整理)(?:成|为|下来作为|作)?(?:一个)?\s*(?:技能|skill)|"
@@ -420,23 +418,34 @@ class Harvester:
         if match := _REMEMBER.match(text):
             said = (match["zh"] or match["en"] or "").strip()
             if said:
-                subject_match = _SUBJECT.match(said)
-                subject = (
-                    "said:" + " ".join(subject_match["subject"].casefold().split())
-                    if subject_match
-                    else ""
-                )
+                about = topic(said)
                 self._add(
                     Draft(
                         FACT,
-                        clip(said, 400),
+                        clip(unscoped(said) or said, 400),
                         grade=PERSON,
                         seq=seq,
                         valid_from=when,
-                        subject=subject,
+                        subject=about.subject,
+                        detail=about.detail(),
                         scanned=(text,),
                     )
                 )
+        elif (changed := is_project_change(text)) is not None:
+            # Not asked to be remembered, but a value of the project changed: the stale one
+            # must not be given to the next session.
+            self._add(
+                Draft(
+                    FACT,
+                    clip(" ".join(text.split()), 400),
+                    grade=PERSON,
+                    seq=seq,
+                    valid_from=when,
+                    subject=changed.subject,
+                    detail=changed.detail(),
+                    scanned=(text,),
+                )
+            )
         if _KEEP_SKILL.search(text):
             self.keep_skill = (text, seq)
         self.request = (text, seq)
