@@ -27,6 +27,7 @@ from .. import harnesses
 from ..config import load_config
 from ..errors import Invalid, NotFound, Refused
 from ..llm import LLMClient, LLMConfig
+from ..provenance.quotes import person_words
 from ..sessions import Refresh, Source
 from ..sessions.catalog import Catalog, SessionInfo
 from ..sessions.freshness import refresh as scan_as
@@ -396,7 +397,12 @@ class MemoryService:
             current = rec.select(store, workspace, kinds=(rec.FACT,), quarantined=False, limit=50)
             with LLMClient(llm, store, sessions=[info.key]) as client:
                 judged = judge(
-                    client, list(harvester.requests), drafts, current, harvester.last_time
+                    client,
+                    list(harvester.requests),
+                    drafts,
+                    current,
+                    harvester.last_time,
+                    person_words(catalog, [info.key]),  # a quote is graded by these
                 )
             drafts += judged.drafts
         added = dict.fromkeys(rec.KINDS, 0)

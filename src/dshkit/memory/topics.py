@@ -89,7 +89,7 @@ STATES: tuple[tuple[str, str], ...] = (
     ),
     ("key", r"^(?P<subject>[^:：=\s][^:：=]{0,58}?)\s*(?:[:：]|=)\s*(?P<new>.+)$"),
     ("zh-use", r"^(?:我们)?(?:都|统一|一律)?(?:用|使用)(?P<new>.+)$"),
-    ("zh-is", r"^(?P<subject>.+?)(?:是|为|用|使用|叫|在)(?P<new>.+)$"),
+    ("zh-is", r"^(?P<subject>.+?)(?:是|为|放在|位于|用|使用|叫|在)(?P<new>.+)$"),
 )
 
 # Tools of one kind: a fact naming one is about that kind ("we use pnpm" and "no longer use
