@@ -187,9 +187,12 @@ class MemoryService:
         history: bool = False,
         quarantined: bool | None = None,
         limit: int = 200,
+        as_of: int | None = None,
+        known_at: int | None = None,
     ) -> RecordList:
         """Records of `workspace` (every workspace when None), newest first; `history` also
-        the superseded ones."""
+        the superseded ones; `as_of` (ms): those current at that time instead, as known at
+        `known_at` (ms; now when None)."""
         _kinds(kinds)
         if not 1 <= limit <= LIST_LIMIT:
             raise Invalid(f"limit must be from 1 to {LIST_LIMIT}, got {limit}", field="limit")
@@ -201,6 +204,8 @@ class MemoryService:
                 current_only=not history,
                 quarantined=quarantined,
                 limit=limit,
+                as_of=as_of,
+                known_at=known_at,
             )
             current = {r.id: rec.is_current(store, r) for r in found}
         return RecordList(workspace, found, current)
