@@ -297,3 +297,38 @@ def test_what_was_tried_before_a_second_failure_still_counts() -> None:
         "git pull --rebase origin main",
     ]
     assert negative.detail["signature"]["class"] == "rejected"  # the latest error
+
+
+def test_a_docker_refusal_fixed_by_a_login_and_an_edited_dockerfile() -> None:
+    negative = _fail_fix(
+        Log(),
+        "docker build -t app .",
+        "#7 [3/4] RUN pip install -r requirements.txt\n#7 0.5 ERROR: Could not open requirements "
+        'file\n------\nERROR: failed to solve: process "/bin/sh -c pip install -r '
+        'requirements.txt" did not complete successfully: exit code: 1\n',
+        [("command", "docker images"), ("edit", "Dockerfile"), ("command", "docker login")],
+    )
+    assert negative.detail["remedy"] == [
+        {"kind": "edit", "text": "Dockerfile"},
+        {"kind": "command", "text": "docker login"},
+    ]
+    assert negative.detail["signature"]["class"] == "docker build: failed to solve"
+
+
+def test_commands_that_only_look_are_no_remedy() -> None:
+    from dshkit.memory.harvest import is_inspection
+
+    for looking in ("ls -la", "cat go.mod", "git status", "git log --oneline -3", "rg foo src",
+                    "node --version", "ssh-add -l", "pip show requests", "docker ps"):  # fmt: skip
+        assert is_inspection(looking), looking
+    doing_things = (
+        "ssh-add ~/.ssh/id_ed25519",
+        "pip install requests",
+        "go mod download",
+        "npm i left-pad",
+        "git pull --rebase",
+        "chmod 600 key",
+        "docker login",
+    )
+    for doing in doing_things:
+        assert not is_inspection(doing), doing
