@@ -256,3 +256,13 @@ def test_output_with_no_error_shape_has_no_signature() -> None:
     assert signature("") is None
     assert signature("building...\ndone in 3s\n") is None
     assert signature("the error handling module was refactored\n") is None
+
+
+def test_a_long_output_is_read_in_bounded_time_and_its_end_counts() -> None:
+    import time
+
+    noisy = ("error " * 80 + "\n") * 4_000 + "E   KeyError: 'name'\n"
+    started = time.perf_counter()
+    found = signature(noisy)
+    assert time.perf_counter() - started < 1.0
+    assert found is not None and found.cls == "KeyError"  # the end of a long output is read

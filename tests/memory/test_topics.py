@@ -107,3 +107,14 @@ def test_facts_scoped_alike_but_about_different_things_have_different_subjects()
     one = topic("for this project: the deploy command is make deploy").subject
     two = topic("for this project: the staging host is staging.internal").subject
     assert one and two and one != two
+
+
+def test_a_long_message_is_read_in_bounded_time() -> None:
+    import time
+
+    long = "remember the " + "very " * 20_000 + "long setting is now x " * 2_000
+    started = time.perf_counter()
+    topic(long)
+    is_project_change(long)
+    change(long)
+    assert time.perf_counter() - started < 1.0

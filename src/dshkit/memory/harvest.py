@@ -334,7 +334,7 @@ class Harvester:
         failed = found.call
         what = failed.command or f"{failed.name} {', '.join(failed.paths)}".strip()
         fix = call.command or f"{call.name} {', '.join(call.paths)}".strip()
-        found_signature = signature(found.full_error[:20_000])
+        found_signature = signature(found.full_error)
         if found_signature is not None and found_signature.family != "exit":
             line = found_signature.line
         else:

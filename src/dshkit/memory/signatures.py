@@ -18,6 +18,7 @@ from dataclasses import dataclass
 MESSAGE_CHARS = 160  # a signature's short message
 LINE_CHARS = 300  # the line it was read from, as kept
 SCAN_LINES = 4_000  # lines of an output looked at
+HEAD_CHARS = 10_000  # of a long output, the start and the end read
 MATCH_CHARS = 500  # of a line, what the patterns read (an error's line says it early)
 
 
@@ -89,7 +90,7 @@ SIGNATURES: tuple[tuple[str, str, str], ...] = (
     ("tool", r"^[\w./-]+:\d+(?::\d+)?:\s*(?P<cls>error|fatal error):\s*(?P<msg>.+)$", ""),
     # errno-style refusals (EACCES, ENOENT, …) and their plain words
     ("errno", r"\b(?!ERR)(?P<cls>E[A-Z]{3,})\b:?\s*(?P<msg>[a-z][^,]*(?:,.*)?)$", ""),
-    ("errno", r"(?P<msg>.*\b(?:No such file or directory|Permission denied))\s*$", "OSError"),
+    ("errno", r"\b(?:No such file or directory|Permission denied)\s*$", "OSError"),
     # tools' fatal and error lines (git, gcc, apt, make's own)
     ("tool", r"^(?P<cls>fatal|FATAL|panic):\s*(?P<msg>.+)$", ""),
     ("tool", r"^(?P<cls>error|ERROR|Error|E):\s*(?P<msg>.+)$", ""),
@@ -147,6 +148,8 @@ def _npm_message(lines: list[str]) -> str:
 def signature(text: str) -> Signature | None:
     """The most telling error signature of `text` (a failed command's output), or None when
     no line reads like one."""
+    if len(text) > 2 * HEAD_CHARS:  # a long output: its start and its end say why
+        text = text[:HEAD_CHARS] + "\n" + text[-HEAD_CHARS:]
     lines = [line.strip() for line in text.splitlines()[:SCAN_LINES]]
     lines = [line for line in lines if line]
     best: tuple[int, int, re.Match[str]] | None = None
@@ -168,6 +171,8 @@ def signature(text: str) -> Signature | None:
     groups = found.groupdict()
     cls = (groups.get("cls") or fixed).strip()
     message = (groups.get("msg") or "").strip().rstrip(".。;；:")
+    if "msg" not in groups and fixed == "OSError":  # the whole line says what was refused
+        message = lines[number]
     if family == "npm":
         message = _npm_message(lines[number + 1 :])
     status = exit_status(text)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 SUBJECT_CHARS = 60
 CHANGE_CHARS = 240  # a statement of a change longer than this is not taken from plain talk
+READ_CHARS = 400  # of a fact, what the phrasings read (a fact's text is clipped there too)
 
 # "for this project:", "在这个项目里" … : how it is scoped, not what it is about.
 _SCOPE = re.compile(
@@ -280,7 +281,7 @@ def _from(name: str, match: re.Match[str]) -> Topic:
 
 def change(text: str) -> Topic | None:
     """The change `text` states ("X is now Y", "X 改成 Y 了" …), or None."""
-    said = unscoped(" ".join(text.split()))
+    said = unscoped(" ".join(text[: READ_CHARS * 4].split())[:READ_CHARS])
     for name, pattern in _COMPILED_CHANGES:
         if found := pattern.match(said):
             return _from(name, found)
@@ -289,7 +290,7 @@ def change(text: str) -> Topic | None:
 
 def topic(text: str) -> Topic:
     """What the fact `text` is about (a change or a stated value; see the module)."""
-    said = unscoped(" ".join(text.split()))
+    said = unscoped(" ".join(text[: READ_CHARS * 4].split())[:READ_CHARS])
     if found := change(said):
         return found
     for name, pattern in _COMPILED_STATES:
@@ -305,6 +306,8 @@ def topic(text: str) -> Topic:
 def is_project_change(text: str) -> Topic | None:
     """The change `text` states when it reads like one about the project (see the module):
     what plain talk, not asked to be remembered, may still make a fact of."""
+    if len(text) > CHANGE_CHARS * 4:
+        return None
     said = " ".join(text.split())
     if not said or len(said) > CHANGE_CHARS or "\n" in text.strip() or _QUESTION.search(said):
         return None
