@@ -67,7 +67,7 @@ def test_the_delta_adds_records_of_the_models_grade_with_their_evidence(tmp_path
         "配置文件放在 conf/",
         MODEL,
         0,
-        "model:配置目录",
+        "topic:配置文件",
     )
     with Store(state) as store:  # the call is kept, linked to the session it carries
         linked = store.db.execute(
@@ -130,3 +130,73 @@ def test_an_unusable_reply_adds_nothing(tmp_path: Path) -> None:
         report = MemoryService(state).harvest(["s-talk"], llm=llm)
     assert report.sessions[0]["llm"]["outcome"] == "http-error"
     assert sum(report.added.values()) == 0
+
+
+def test_a_correction_quoting_the_person_is_the_persons_grade_and_wins(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "work" / "app")
+    state = tmp_path / "state"
+    workspace = identify(str(repo))
+    with Store(state) as store, store.transaction():
+        old = rec.add(
+            store,
+            workspace,
+            ("dsh", "s-0"),
+            Draft(FACT, "API 的基础路径是 /v2", grade=PERSON, seq=1, valid_from=1000,
+                  subject="topic:api 的基础路径"),
+        )  # fmt: skip
+    log = Log()
+    log.human("不对，API 的基础路径已经换成 /v3，别再用 /v2 了")
+    log.human("另外端口随便")
+    root = tmp_path / "sessions"
+    write_session(root, "s-fix", repo, log)
+    with Store(state) as store:
+        scan(store, root)
+    with FakeOpenAI() as fake:
+        fake.replies.append(
+            reply(
+                {
+                    "supersede": [
+                        {
+                            "id": old,
+                            "text": "API 的基础路径是 /v3",
+                            "evidenceSeq": 0,
+                            "quote": "API 的基础路径已经换成 /v3",
+                        }
+                    ],
+                    "add": [
+                        {
+                            "kind": "fact",
+                            "text": "端口是 9090",
+                            "evidenceSeq": 1,
+                            "quote": "端口改成 9090",  # never said
+                        }
+                    ],
+                }
+            )
+        )
+        llm = LLMConfig(base_url=fake.base_url, api_key="sk-t", model="m")
+        MemoryService(state).harvest(["s-fix"], llm=llm)
+    service = MemoryService(state)
+    facts = {r.text: r for r in service.records(service.workspace(str(repo))).records}
+    assert "API 的基础路径是 /v2" not in facts  # the person's correction closed it
+    fixed = facts["API 的基础路径是 /v3"]
+    assert fixed.grade == PERSON and fixed.detail["quote"] == "API 的基础路径已经换成 /v3"
+    assert fixed.detail["quoteSeq"] == 0
+    port = facts["端口是 9090"]
+    assert port.grade == MODEL and port.detail["quoteUnverified"] == "端口改成 9090"
+
+
+def test_a_quote_is_looked_up_folded_never_paraphrased() -> None:
+    from dshkit.provenance.quotes import Message, PersonWords
+
+    words = PersonWords([Message("dsh", "s", 3, None, "Remember: deploys go through `make ship`!")])
+    delta = {
+        "add": [
+            {"kind": "fact", "text": "deploy via make ship", "evidenceSeq": 3,
+             "quote": "deploys go through make ship"},
+            {"kind": "fact", "text": "deploy via make ship fast", "evidenceSeq": 3,
+             "quote": "deploys always go through make ship"},
+        ]
+    }  # fmt: skip
+    drafts, notes = parse_delta(orjson.dumps(delta).decode(), {3}, [], 0, words)
+    assert notes == [] and [d.grade for d in drafts] == [PERSON, MODEL]

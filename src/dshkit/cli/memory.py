@@ -59,11 +59,46 @@ def memory() -> None:
     """What sessions learned, kept per workspace and given to the next session there."""
 
 
+class _Time(click.ParamType[int]):
+    """A time: an ISO 8601 date or date and time (UTC unless it names its zone), or
+    milliseconds since the epoch; given to the service as milliseconds."""
+
+    name = "time"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip()
+        if text.isdigit():
+            return int(text)
+        from datetime import UTC, datetime
+
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            self.fail(f"{text!r} is not an ISO 8601 time nor milliseconds", param, ctx)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return int(moment.timestamp() * 1000)
+
+
 @memory.command("list")
 @_workspace_options
 @click.option("--all-workspaces", is_flag=True, help="Records of every workspace.")
 @click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="Only these kinds.")
 @click.option("--history", is_flag=True, help="Superseded records too.")
+@click.option(
+    "--as-of",
+    type=_Time(),
+    default=None,
+    help="The records current at this time (ISO 8601, UTC unless zoned; or ms).",
+)
+@click.option(
+    "--known-at",
+    type=_Time(),
+    default=None,
+    help="With --as-of: as the store knew it at this time [default: now].",
+)
 @click.option("--limit", type=int, default=200, show_default=True)
 @state_dir_option
 @json_option
@@ -73,14 +108,25 @@ def list_records(
     all_workspaces: bool,
     kinds: tuple[str, ...],
     history: bool,
+    as_of: int | None,
+    known_at: int | None,
     limit: int,
     state_dir: str | None,
     as_json: bool,
 ) -> None:
-    """The workspace's records, newest first (current ones unless --history)."""
+    """The workspace's records, newest first (current ones unless --history or --as-of)."""
+    if known_at is not None and as_of is None:
+        raise click.UsageError("--known-at goes with --as-of")
     service = _service(state_dir)
     where = None if all_workspaces else _where(service, cwd, workspace)
-    found = service.records(where, kinds=kinds or KINDS, history=history, limit=limit)
+    found = service.records(
+        where,
+        kinds=kinds or KINDS,
+        history=history,
+        limit=limit,
+        as_of=as_of,
+        known_at=known_at,
+    )
     if as_json:
         print_json(found.as_json())
         return

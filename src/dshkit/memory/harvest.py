@@ -36,7 +36,9 @@ from ..sessions.events import (
     message_text,
 )
 from .records import EXPERIENCE, FACT, NEGATIVE, PERSON, SKILL, TOOL, Draft
+from .signatures import signature
 from .skills import draft_skill
+from .topics import is_project_change, topic, unscoped
 
 ERROR_CHARS = 600  # the error as a negative path's text quotes it
 DETAIL_CHARS = 2_000  # the error and commands as the record's detail keeps them
@@ -46,6 +48,7 @@ MAX_PENDING = 256  # failures waiting for a covering success
 MAX_DRAFTS = {NEGATIVE: 60, FACT: 40, EXPERIENCE: 30, SKILL: 10}
 MAX_TURN_COMMANDS = 40
 MAX_EDITS = 6
+MAX_REMEDY = 8  # the steps between a failure and its fix kept (the newest)
 MAX_REQUESTS = 60  # the newest requests kept for the model pass
 ARGUMENT_BYTES = 64 << 10  # a call's arguments read for its command or path (beyond: ignored)
 
@@ -93,9 +96,6 @@ _REMEMBER = re.compile(
     r"^\s*(?:please\s+)?(?:remember|note|keep\s+in\s+mind)(?:\s+that)?[:,\s]+(?P<en>.+)",
     re.IGNORECASE | re.DOTALL,
 )
-_SUBJECT = re.compile(
-    r"^(?P<subject>.{2,40}?)\s*(?:是|为|用|使用|叫|在|:|：|=|\bis\b|\buses?\b|\bare\b)"
-)
 _KEEP_SKILL = re.compile(
     r"(?:保存|记|存|做|写|整理)(?:成|为|下来作为|作)?(?:一个)?\s*(?:技能|skill)|"
     r"\b(?:save|keep|make|turn)\s+(?:this|that|it|these\s+steps)\s+(?:as\s+|into\s+)?(?:a\s+)?skill\b",
@@ -136,11 +136,34 @@ _ERRORISH = re.compile(
 
 
 def error_line(text: str, limit: int = 20_000) -> str:
-    """The line of a failed call's output that says what went wrong: the first that reads like
-    an error, else the first that is not the harness's wrapper."""
+    """The line of a failed call's output that says what went wrong: the line of its error
+    signature (`signatures.signature`), else the first that reads like an error, else the
+    first that is not the harness's wrapper."""
+    found = signature(text[:limit])
+    if found is not None and found.family != "exit":
+        return found.line
     lines = [line.strip() for line in text[:limit].splitlines()]
     lines = [line for line in lines if line and not _WRAPPER.match(line)]
-    return next((line for line in lines if _ERRORISH.search(line)), lines[0] if lines else "")
+    fallback = found.line if found is not None else (lines[0] if lines else "")
+    return next((line for line in lines if _ERRORISH.search(line)), fallback)
+
+
+# Commands that look and change nothing: between a failure and its fix they are the search
+# for the remedy, not the remedy.
+_INSPECTION = re.compile(
+    r"^(?:sudo\s+)?(?:ls|ll|cat|less|more|head|tail|grep|rg|ag|find|fd|pwd|echo|printf|which|"
+    r"type|whereis|env|printenv|stat|file|wc|tree|du|df|ps|id|whoami|uname|date|sed\s+-n|"
+    r"jq|diff|"
+    r"git\s+(?:status|log|diff|show|branch|remote(?:\s+-v)?|config\s+--get|rev-parse|blame)|"
+    r"(?:npm|pnpm|yarn)\s+(?:ls|list|view|why|outdated)|pip3?\s+(?:show|list|freeze)|"
+    r"go\s+(?:env|list|version)|cargo\s+tree|docker\s+(?:ps|images|inspect|logs)|"
+    r"ssh-add\s+-[lL]|\S+\s+--version|\S+\s+--help)(?:\s|$)"
+)
+
+
+def is_inspection(command: str) -> bool:
+    """Whether `command` only looks (lists, reads, searches, shows a status or a version)."""
+    return bool(_INSPECTION.match(command.strip()))
 
 
 class _Call:
@@ -171,14 +194,25 @@ class _Call:
 
 
 class _Failure:
-    __slots__ = ("call", "edits", "error", "full_error", "time")
+    __slots__ = ("call", "edits", "error", "full_error", "omitted", "remedy", "time")
 
     def __init__(self, call: _Call, error: str, full_error: str, time: int) -> None:
         self.call = call
         self.error = error
         self.full_error = full_error  # scanned whole when the record is made, then dropped
         self.edits: list[str] = []
+        # what worked in between, in order: ("command", line) or ("edit", path)
+        self.remedy: list[tuple[str, str]] = []
+        self.omitted = 0  # remedy steps dropped past MAX_REMEDY (the oldest)
         self.time = time
+
+    def step(self, kind: str, text: str) -> None:
+        if (kind, text) in self.remedy:
+            return
+        self.remedy.append((kind, text))
+        if len(self.remedy) > MAX_REMEDY:
+            self.remedy.pop(0)
+            self.omitted += 1
 
 
 class Harvester:
@@ -264,7 +298,12 @@ class Harvester:
         when = int(event.get("time") or self.last_time or 0)
         if failed:
             error = output or str((event.get("data") or {}).get("error") or "")
-            self.pending[call.signature] = _Failure(call, clip(error, DETAIL_CHARS), error, when)
+            failure = _Failure(call, clip(error, DETAIL_CHARS), error, when)
+            earlier = self.pending.get(call.signature)
+            if earlier is not None:  # failed again: what was tried since the first still counts
+                failure.edits, failure.remedy = earlier.edits, earlier.remedy
+                failure.omitted = earlier.omitted
+            self.pending[call.signature] = failure
             self.pending.move_to_end(call.signature)
             while len(self.pending) > MAX_PENDING:
                 self.pending.popitem(last=False)
@@ -275,6 +314,10 @@ class Harvester:
                 for path in call.paths:
                     if path not in failure.edits and len(failure.edits) < MAX_EDITS:
                         failure.edits.append(path)
+                    failure.step("edit", path)
+        elif call.command is not None and not is_inspection(call.command):
+            for failure in self.pending.values():
+                failure.step("command", call.command)
         if call.command is None:
             return
         if len(self.commands) < MAX_TURN_COMMANDS:
@@ -292,12 +335,35 @@ class Harvester:
         failed = found.call
         what = failed.command or f"{failed.name} {', '.join(failed.paths)}".strip()
         fix = call.command or f"{call.name} {', '.join(call.paths)}".strip()
-        edits = f"修改了 {', '.join(found.edits)} 之后，" if found.edits else "之后"
-        line = error_line(found.error) or "（无输出）"
-        text = (
-            f"`{clip(what, 160)}` 曾失败：{clip(line, ERROR_CHARS)}。"
-            f"{edits}`{clip(fix, 160)}` 成功（seq {seq}）。"
+        found_signature = signature(found.full_error)
+        if found_signature is not None and found_signature.family != "exit":
+            line = found_signature.line
+        else:
+            line = error_line(found.full_error) or "（无输出）"
+        shown = found_signature.short if found_signature is not None else line
+        remedy = [{"kind": kind, "text": text} for kind, text in found.remedy]
+        steps = "，".join(
+            f"`{clip(text, 120)}`" if kind == "command" else f"修改 {clip(text, 120)}"
+            for kind, text in found.remedy
         )
+        fixed_by = f"之后{steps}，" if steps else "之后"
+        text = (
+            f"`{clip(what, 160)}` 曾失败：{clip(shown, ERROR_CHARS).rstrip('。.')}。"
+            f"{fixed_by}`{clip(fix, 160)}` 成功（seq {seq}）。"
+        )
+        detail: dict[str, object] = {
+            "failed": clip(what, DETAIL_CHARS),
+            "error": found.error,
+            "errorLine": clip(line, ERROR_CHARS),
+            "signature": None if found_signature is None else found_signature.as_json(),
+            "remedy": remedy,
+            "edits": found.edits,
+            "fix": clip(fix, DETAIL_CHARS),
+            "failedSeq": failed.seq,
+            "fixedSeq": seq,
+        }
+        if found.omitted:
+            detail["remedyOmitted"] = found.omitted
         self._add(
             Draft(
                 NEGATIVE,
@@ -305,14 +371,7 @@ class Harvester:
                 grade=TOOL,
                 seq=failed.seq,
                 valid_from=found.time or when,
-                detail={
-                    "failed": clip(what, DETAIL_CHARS),
-                    "error": found.error,
-                    "edits": found.edits,
-                    "fix": clip(fix, DETAIL_CHARS),
-                    "failedSeq": failed.seq,
-                    "fixedSeq": seq,
-                },
+                detail=detail,
                 scanned=(found.full_error,),
             )
         )
@@ -360,23 +419,34 @@ class Harvester:
         if match := _REMEMBER.match(text):
             said = (match["zh"] or match["en"] or "").strip()
             if said:
-                subject_match = _SUBJECT.match(said)
-                subject = (
-                    "said:" + " ".join(subject_match["subject"].casefold().split())
-                    if subject_match
-                    else ""
-                )
+                about = topic(said)
                 self._add(
                     Draft(
                         FACT,
-                        clip(said, 400),
+                        clip(unscoped(said) or said, 400),
                         grade=PERSON,
                         seq=seq,
                         valid_from=when,
-                        subject=subject,
+                        subject=about.subject,
+                        detail=about.detail(),
                         scanned=(text,),
                     )
                 )
+        elif (changed := is_project_change(text)) is not None:
+            # Not asked to be remembered, but a value of the project changed: the stale one
+            # must not be given to the next session.
+            self._add(
+                Draft(
+                    FACT,
+                    clip(" ".join(text.split()), 400),
+                    grade=PERSON,
+                    seq=seq,
+                    valid_from=when,
+                    subject=changed.subject,
+                    detail=changed.detail(),
+                    scanned=(text,),
+                )
+            )
         if _KEEP_SKILL.search(text):
             self.keep_skill = (text, seq)
         self.request = (text, seq)

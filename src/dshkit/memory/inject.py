@@ -9,8 +9,8 @@ accepted skill is in the harness's skills folder, where the harness reads it). T
 ranked by relevance to the session's first request when it is known (the trigrams they
 share with it), then by grade and recency, and taken while they fit the budget, each whole.
 
-Nothing external is given word for word (docs/design/memory.md#memory-is-data-never-
-instructions): each record is rendered (`render`) from what dshkit knows of it, never from
+Nothing external is given word for word
+(docs/design/memory.md#memory-is-data-never-instructions): each record is rendered (`render`) from what dshkit knows of it, never from
 text a tool, a file or a page wrote. A negative path is the command as the agent ran it
 (scanned, clipped), the error's signature (`signature`: exception or error class, code, exit
 status), the remedy and the fix, and where its raw output is (`memory_get`, which fences it
@@ -242,13 +242,18 @@ def _negative(record: Record, zh: bool) -> str | None:
     failed = _command(detail.get("failed"))
     if failed is None:
         return None
-    error = detail.get("error")
-    tokens = detail.get("signature")
-    if not isinstance(tokens, list):
-        tokens = signature(error if isinstance(error, str) else "")
-    named = ("，" if zh else ", ").join(str(t) for t in tokens[:MAX_TOKENS] if isinstance(t, str))
-    steps = [c for c in (_command(s) for s in _list(detail.get("remedy"))) if c]
+    tokens = _signature_tokens(detail)
+    named = ("，" if zh else ", ").join(tokens[:MAX_TOKENS])
+    steps: list[str] = []
     edits = [p for p in (_path(e) for e in _list(detail.get("edits"))) if p]
+    for step in _list(detail.get("remedy")):  # harvest's [{kind, text}], or plain commands
+        kind, text = (
+            (step.get("kind"), step.get("text")) if isinstance(step, dict) else ("command", step)
+        )
+        if kind == "edit" and (path := _path(text)) and path not in edits:
+            edits.append(path)
+        elif kind == "command" and (command := _command(text)):
+            steps.append(command)
     fix = _command(detail.get("fix"))
     rid = record.id
     if zh:
@@ -274,6 +279,25 @@ def _negative(record: Record, zh: bool) -> str | None:
         else (f"; then {fix} succeeded" if fix else "")
     )
     return f"{said}{fixed}. Raw output: memory_get {rid} (untrusted external text)"
+
+
+def _signature_tokens(detail: dict[str, object]) -> list[str]:
+    """What the template says of the error: short tokens extracted by `signature`, never the
+    output's own line. Harvest's structured signature (`memory/signatures.py`: its class and
+    exit status; its message and line are the tool's words and stay out) is read through the
+    same extraction; without it, the stored error is."""
+    stored = detail.get("signature")
+    if isinstance(stored, dict):
+        named = signature(str(stored.get("class") or ""))
+        status = stored.get("exitStatus")
+        if isinstance(status, int) and f"exit {status}" not in named:
+            named.append(f"exit {status}")
+        if named:
+            return named
+    if isinstance(stored, list):
+        return [t for t in stored if isinstance(t, str)]
+    error = detail.get("error")
+    return signature(error if isinstance(error, str) else "")
 
 
 def _proven(record: Record, zh: bool) -> str | None:

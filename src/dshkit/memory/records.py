@@ -318,15 +318,23 @@ def select(
     quarantined: bool | None = None,
     limit: int = 200,
     ids: Sequence[int] | None = None,
+    as_of: int | None = None,
+    known_at: int | None = None,
 ) -> list[Record]:
     """Records, newest first: of `workspace` (every workspace when None), of `kinds`, current
-    only unless asked, quarantined or not when given."""
+    only unless asked, quarantined or not when given. `as_of` (ms): instead of the current
+    ones, those that were current at that time (`as_of_clause`), as the store knew it at
+    `known_at` (now when None)."""
     where = [f"kind IN ({', '.join('?' * len(kinds))})"]
     params: list[Any] = list(kinds)
     if workspace is not None:
         where.append(SAME_WORKSPACE)
         params += [workspace.root, workspace.remote]
-    if current_only:
+    if as_of is not None:
+        clause, values = as_of_clause(as_of, known_at)
+        where.append(clause)
+        params += values
+    elif current_only:
         where.append(CURRENT)
     if quarantined is not None:
         where.append("quarantined = ?")
@@ -339,6 +347,29 @@ def select(
         "ORDER BY valid_from DESC, id DESC LIMIT ?"
     )
     return [Record(row) for row in store.db.execute(query, [*params, limit])]
+
+
+def as_of_clause(as_of: int, known_at: int | None = None) -> tuple[str, list[Any]]:
+    """The records current at `as_of`, as the store knew it at `known_at` (now when None),
+    over the four times: recorded (`recorded_at`) by `known_at`; valid (`valid_from`) by
+    `as_of`; and not closed by then — a closing counts once it was recorded (`expired_at` by
+    `known_at`) and only while the record that closed it exists (a forgotten closer closes
+    nothing), and it ends the record's valid time at `valid_to`."""
+    closed = (
+        "(valid_to IS NOT NULL AND valid_to <= ? AND superseded_by IS NOT NULL "
+        "AND EXISTS (SELECT 1 FROM memory_records n WHERE n.id = memory_records.superseded_by)"
+    )
+    values: list[Any] = [as_of]
+    if known_at is not None:
+        closed += " AND expired_at IS NOT NULL AND expired_at <= ?"
+        values.append(known_at)
+    closed += ")"
+    clause = f"valid_from <= ? AND NOT {closed}"
+    values = [as_of, *values]
+    if known_at is not None:
+        clause += " AND recorded_at <= ?"
+        values.append(known_at)
+    return clause, values
 
 
 def search_ids(store: Store, query: str, limit: int) -> list[int]:

@@ -27,6 +27,7 @@ from .. import harnesses
 from ..config import load_config
 from ..errors import Invalid, NotFound, Refused
 from ..llm import LLMClient, LLMConfig
+from ..provenance.quotes import person_words
 from ..sessions import Refresh, Source
 from ..sessions.catalog import Catalog, SessionInfo
 from ..sessions.freshness import refresh as scan_as
@@ -189,9 +190,12 @@ class MemoryService:
         history: bool = False,
         quarantined: bool | None = None,
         limit: int = 200,
+        as_of: int | None = None,
+        known_at: int | None = None,
     ) -> RecordList:
         """Records of `workspace` (every workspace when None), newest first; `history` also
-        the superseded ones."""
+        the superseded ones; `as_of` (ms): those current at that time instead, as known at
+        `known_at` (ms; now when None)."""
         _kinds(kinds)
         if not 1 <= limit <= LIST_LIMIT:
             raise Invalid(f"limit must be from 1 to {LIST_LIMIT}, got {limit}", field="limit")
@@ -203,6 +207,8 @@ class MemoryService:
                 current_only=not history,
                 quarantined=quarantined,
                 limit=limit,
+                as_of=as_of,
+                known_at=known_at,
             )
             current = {r.id: rec.is_current(store, r) for r in found}
         return RecordList(workspace, found, current)
@@ -403,7 +409,12 @@ class MemoryService:
             current = rec.select(store, workspace, kinds=(rec.FACT,), quarantined=False, limit=50)
             with LLMClient(llm, store, sessions=[info.key]) as client:
                 judged = judge(
-                    client, list(harvester.requests), drafts, current, harvester.last_time
+                    client,
+                    list(harvester.requests),
+                    drafts,
+                    current,
+                    harvester.last_time,
+                    person_words(catalog, [info.key]),  # a quote is graded by these
                 )
             drafts += judged.drafts
         added = dict.fromkeys(rec.KINDS, 0)
