@@ -113,3 +113,17 @@ def test_graft_debug_status_counts_memory_by_workspace(home: Path) -> None:
     assert (other["same"], other["cross"], other["noProvenance"]) == (0, 4, 0)
     text = run_dshkit("graft", "debug-status", home=home).stdout
     assert "memory: 0 skills, 1 negative paths, 2 facts, 1 experiences" in text
+
+
+def test_rekey_moves_memory_to_where_the_folder_went(home: Path) -> None:
+    repo = world(home)
+    dshkit(home, "harvest", "--all")
+    moved = home / "work" / "renamed"
+    repo.rename(moved)
+    assert dshkit(home, "list", "--cwd", str(moved))["records"] == []
+    done = dshkit(home, "rekey", str(repo), str(moved))
+    assert done["from"]["root"] == str(repo) and done["to"]["root"] == str(moved.resolve())
+    assert done["records"] == 4
+    assert len(dshkit(home, "list", "--cwd", str(moved))["records"]) == 4
+    wrong = dshkit(home, "rekey", str(repo), str(moved), check=False)
+    assert wrong["kind"] == "not-found" and wrong["field"] == "old"

@@ -1,11 +1,14 @@
 """`dshkit memory …`: what sessions learned, per workspace. `list`, `show` and `search` read
 records (with their times and sources), `inject` prints exactly what a new session in a
 directory would be given, `harvest` reads sessions into memory, `forget` deletes a record,
-`quarantine` lists, sets or lifts quarantines, and `skills` / `accept` / `reject` review the
-skill drafts (a draft is written into a harness's skills folder only when accepted)."""
+`quarantine` lists, sets or lifts quarantines, `skills` / `accept` / `reject` review the
+skill drafts (a draft is written into a harness's skills folder only when accepted), and
+`rekey` moves a workspace's memory to where its folder went."""
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Any
 
 import click
@@ -366,3 +369,32 @@ def reject(record: int, state_dir: str | None, as_json: bool) -> None:
         print_json(view.as_json())
     else:
         stdout.print(f"record {record} rejected")
+
+
+@memory.command("rekey")
+@click.argument("old")
+@click.argument("new")
+@state_dir_option
+@json_option
+def rekey(old: str, new: str, state_dir: str | None, as_json: bool) -> None:
+    """Move the memory of workspace OLD to NEW (a folder moved or renamed).
+
+    Each is a workspace id (as `dshkit memory status` lists them) or a directory: OLD the
+    folder where the workspace was (it may be gone), NEW where it is now."""
+    moved = _service(state_dir).rekey(_spec(old), _spec(new))
+    if as_json:
+        print_json(moved.as_json())
+        return
+    stdout.print(
+        visible(
+            f"moved {moved.records} record(s) from {moved.old.root} ({moved.old.id}) "
+            f"to {moved.new.root} ({moved.new.id})"
+        )
+    )
+
+
+def _spec(given: str) -> str:
+    """A workspace id as given, a directory made absolute."""
+    if re.fullmatch(r"[0-9a-f]{12}", given) and not os.path.exists(given):
+        return given
+    return os.path.abspath(os.path.expanduser(given))

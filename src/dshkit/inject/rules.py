@@ -245,10 +245,11 @@ def memory_at_start(store: Store, call: Call) -> Part:
     if not call.cwd:
         return Part(MEMORY, why="the call names no directory: no workspace to read")
     from ..memory.inject import choose, room_beside  # (a start that had it reads none)
-    from ..memory.workspace import identify
+    from ..memory.workspace import identify, settle
     from ..profile.state import ProfileState
 
     workspace = identify(call.cwd, settings["workspaces"])
+    settle(store, workspace)  # a remote added since: its root's records join it
     beside = ProfileState(store).effective().text  # the profile comes first in the answer
     budget = min(settings["inject_chars"], room_beside(beside))
     chosen = choose(store, workspace, _first_request(store, call), budget)

@@ -16,7 +16,8 @@ and taken by a later harvest; it is never guessed from "the latest session".
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ import orjson
 
 from .. import harnesses
 from ..config import load_config
-from ..errors import Invalid, NotFound, Refused
+from ..errors import Ambiguous, Invalid, NotFound, Refused
 from ..llm import LLMClient, LLMConfig
 from ..sessions import Refresh, Source
 from ..sessions.catalog import Catalog, SessionInfo
@@ -47,10 +48,15 @@ from .wire import (
     MemoryCountsJson,
     RecordListJson,
     RecordViewJson,
+    RekeyJson,
+    WorkspaceEntryJson,
 )
-from .workspace import Workspace, identify
+from .workspace import Workspace, identify, settle
 
 HARVEST_LEASE = rec.HARVEST_LEASE
+_WORKSPACE_ID = re.compile(r"[0-9a-f]{12}")
+# Told before each session a harvest reads: how many it has read, of how many, which one.
+HarvestProgress = Callable[[int, int, SessionInfo], None]
 SEARCH_LIMIT = 100
 LIST_LIMIT = 1_000
 
@@ -128,6 +134,39 @@ class HarvestReport:
 
 
 @dataclass(frozen=True, slots=True)
+class Rekeyed:
+    """Records moved from one workspace to another (`dshkit memory rekey`)."""
+
+    old: Workspace
+    new: Workspace
+    records: int
+
+    def as_json(self) -> RekeyJson:
+        return {
+            "from": {**self.old.as_json(), "id": self.old.id},
+            "to": {**self.new.as_json(), "id": self.new.id},
+            "records": self.records,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceEntry:
+    """A workspace that has records: its identity and how many (all, current)."""
+
+    workspace: Workspace
+    records: int
+    current: int
+
+    def as_json(self) -> WorkspaceEntryJson:
+        return {
+            **self.workspace.as_json(),
+            "id": self.workspace.id,
+            "records": self.records,
+            "current": self.current,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Accepted:
     record: int
     path: str
@@ -193,6 +232,7 @@ class MemoryService:
         if not 1 <= limit <= LIST_LIMIT:
             raise Invalid(f"limit must be from 1 to {LIST_LIMIT}, got {limit}", field="limit")
         with self._store() as store:
+            _settle(store, workspace)
             found = rec.select(
                 store,
                 workspace,
@@ -236,6 +276,7 @@ class MemoryService:
         if not 1 <= limit <= SEARCH_LIMIT:
             raise Invalid(f"limit must be from 1 to {SEARCH_LIMIT}, got {limit}", field="limit")
         with self._store() as store:
+            _settle(store, workspace)
             ids = rec.search_ids(store, query, limit * 4 if workspace else limit)
             if not ids:
                 return RecordList(workspace, [], {})
@@ -257,6 +298,8 @@ class MemoryService:
     def read(self, workspace: Workspace, record: int) -> RecordView:
         """The record `record` as the agent of a session in `workspace` may read it: only a
         record of that workspace, never a quarantined one (its text is kept for the person)."""
+        with self._store() as store:
+            _settle(store, workspace)
         view = self.get(record)
         found = view.record
         if (found.workspace, found.remote) != (workspace.root, workspace.remote):
@@ -280,6 +323,7 @@ class MemoryService:
         settings = self.settings
         budget = min(settings["inject_chars"], room_beside(beside))
         with self._store() as store:
+            _settle(store, workspace)
             chosen = (
                 choose(store, workspace, request, budget)
                 if settings["inject"]
@@ -290,7 +334,60 @@ class MemoryService:
     def counts(self, workspace: Workspace | None = None) -> MemoryCountsJson:
         """The debug panel's memory counts."""
         with self._store() as store:
+            _settle(store, workspace)
             return rec.counts(store, workspace)
+
+    def workspaces(self) -> list[WorkspaceEntry]:
+        """Every workspace that has records, the one with most first."""
+        with self._store() as store:
+            rows = store.db.execute(
+                f"SELECT workspace, remote, count(*), sum({rec.CURRENT}) FROM memory_records "
+                "GROUP BY workspace, remote ORDER BY count(*) DESC, workspace"
+            ).fetchall()
+        return [
+            WorkspaceEntry(Workspace(root, remote), n, int(c or 0)) for root, remote, n, c in rows
+        ]
+
+    def rekey(self, old: str, new: str) -> Rekeyed:
+        """Move every record of the workspace `old` to the workspace `new` (a folder moved or
+        renamed, a checkout replaced): each is a workspace id (`dshkit memory status`) or a
+        directory; `old`'s directory may be gone (it is the workspace whose root it was), `new`
+        is where it is now (its workspace as a session there would find it). Only the records'
+        workspace changes, in one transaction; their words and times stay."""
+        with self._store() as store:
+            known = [
+                Workspace(root, remote)
+                for root, remote in store.db.execute(
+                    "SELECT DISTINCT workspace, remote FROM memory_records"
+                )
+            ]
+            source = _old_workspace(known, old)
+            target = self._new_workspace(known, new)
+            if target == source:
+                raise Invalid(
+                    f"{old!r} and {new!r} are the same workspace ({source.root})", field="new"
+                )
+            with store.transaction() as db:
+                moved = db.execute(
+                    "UPDATE memory_records SET workspace = ?, remote = ? "
+                    "WHERE workspace = ? AND remote IS ?",
+                    (target.root, target.remote, source.root, source.remote),
+                ).rowcount
+        return Rekeyed(source, target, moved)
+
+    def _new_workspace(self, known: list[Workspace], spec: str) -> Workspace:
+        spec = spec.strip()
+        if _WORKSPACE_ID.fullmatch(spec):
+            for workspace in known:
+                if workspace.id == spec:
+                    return workspace
+        if not os.path.isabs(spec):
+            raise Invalid(
+                f"give a workspace id or an absolute directory, got {spec!r}", field="new"
+            )
+        if not os.path.isdir(spec):
+            raise NotFound(f"{spec} is not a directory (nor a workspace id)", field="new")
+        return identify(spec, self.settings["workspaces"])
 
     # -- harvesting ------------------------------------------------------------------------
 
@@ -304,11 +401,13 @@ class MemoryService:
         min_interval_s: float = 0.0,
         wait: float | None = None,
         llm: LLMConfig | None = None,
+        progress: HarvestProgress | None = None,
     ) -> HarvestReport:
         """Harvest the sessions named (ids or unique prefixes), every changed one (`every`),
         and the retired sources not yet harvested. `min_interval_s`: a session harvested less
         than this long ago is skipped. With `llm`, each session also gets the model pass
-        (`judge`), its call linked to the session (forgetting it forgets the call)."""
+        (`judge`), its call linked to the session (forgetting it forgets the call).
+        `progress` is told before each session is read (done so far, of how many, which)."""
         if llm is not None:
             llm.check()  # no key: said now, before anything is read
         report = HarvestReport()
@@ -323,11 +422,12 @@ class MemoryService:
             wanted += self._retired(store, catalog, report)
             try:
                 with store.lease(HARVEST_LEASE, wait=self.busy_timeout if wait is None else wait):
-                    done: set[tuple[str, str]] = set()
+                    unique: dict[tuple[str, str], SessionInfo] = {}
                     for info in wanted:
-                        if info.key in done:
-                            continue
-                        done.add(info.key)
+                        unique.setdefault(info.key, info)
+                    for index, info in enumerate(unique.values()):
+                        if progress is not None:
+                            progress(index, len(unique), info)
                         self._harvest_one(store, catalog, info, report, min_interval_s, llm)
             except LeaseBusy:
                 report.busy = True
@@ -387,6 +487,7 @@ class MemoryService:
             report.skipped += 1
             return
         workspace = identify(info.cwd, self.settings["workspaces"])
+        settle(store, workspace)
         harvester = Harvester(info.harness)
         for event in catalog.iter_events(info.key):
             harvester.feed(event)
@@ -518,6 +619,34 @@ class MemoryService:
     def check_skill(self, text: str, folder: str | None = None) -> list[str]:
         """What is wrong with a SKILL.md text (empty: valid)."""
         return validate(text, folder)
+
+
+def _settle(store: Store, workspace: Workspace | None) -> None:
+    if workspace is not None:
+        settle(store, workspace)
+
+
+def _old_workspace(known: list[Workspace], spec: str) -> Workspace:
+    """The workspace `spec` names among those with records: its id, or its root directory
+    (which may be gone: moved, renamed)."""
+    spec = spec.strip()
+    if _WORKSPACE_ID.fullmatch(spec):
+        for workspace in known:
+            if workspace.id == spec:
+                return workspace
+    if not os.path.isabs(spec):
+        raise Invalid(f"give a workspace id or an absolute directory, got {spec!r}", field="old")
+    roots = {os.path.normpath(spec), os.path.realpath(spec)}
+    found = [w for w in known if w.root in roots]
+    if not found:
+        raise NotFound(f"no memory is kept for a workspace at {spec}", field="old")
+    if len(found) > 1:
+        names = ", ".join(f"{w.id} ({w.remote or 'no remote'})" for w in found)
+        raise Ambiguous(
+            f"{spec} holds the memory of {len(found)} workspaces: give one's id ({names})",
+            field="old",
+        )
+    return found[0]
 
 
 def _closed(store: Store) -> int:

@@ -147,6 +147,28 @@ class HarvestReportJson(TypedDict):
     busy: bool
 
 
+class WorkspaceEntryJson(WorkspaceJson):
+    """A workspace that has records: its id (what `dshkit memory rekey` takes), how many
+    records it has and how many of them stand now."""
+
+    id: str
+    records: int
+    current: int
+
+
+class WorkspaceIdJson(WorkspaceJson):
+    """A workspace and its id."""
+
+    id: str
+
+
+RekeyJson = TypedDict(
+    "RekeyJson",
+    {"from": WorkspaceIdJson, "to": WorkspaceIdJson, "records": int},
+)
+"""Records moved from one workspace (`from`) to another (`to`): how many."""
+
+
 class AcceptedJson(TypedDict):
     """A skill accepted: its record, and the SKILL.md written."""
 
