@@ -11,7 +11,13 @@ import pytest
 
 from ..support.cli import run_dshkit
 from ..support.logs import Log
-from ..support.memory import fix_session, make_repo, write_session
+from ..support.memory import (
+    claude_fix_session,
+    codex_fix_session,
+    fix_session,
+    make_repo,
+    write_session,
+)
 
 
 @pytest.fixture
@@ -127,3 +133,22 @@ def test_rekey_moves_memory_to_where_the_folder_went(home: Path) -> None:
     assert len(dshkit(home, "list", "--cwd", str(moved))["records"]) == 4
     wrong = dshkit(home, "rekey", str(repo), str(moved), check=False)
     assert wrong["kind"] == "not-found" and wrong["field"] == "old"
+
+
+def test_a_bare_harvest_takes_every_unharvested_session_of_every_harness(home: Path) -> None:
+    repo = world(home)  # two DSH sessions
+    claude_fix_session(home / ".claude" / "projects", "c-1", repo, "KeyError: 'from-claude'")
+    session = "0199aa00-1111-7222-8333-444455556666"
+    codex_fix_session(home / ".codex" / "sessions", session, repo, "KeyError: 'from-codex'")
+    done = run_dshkit("memory", "harvest", "--json", home=home)
+    report = orjson.loads(done.stdout)
+    harvested = sorted((s["harness"], s["id"]) for s in report["sessions"])
+    assert harvested == [("claude", "c-1"), ("codex", session), ("dsh", "s-fix"), ("dsh", "s-said")]
+    assert report["added"]["negative"] == 3
+    assert "harvesting 4 session(s)" in done.stderr and "harvested 4/4" in done.stderr
+    again = run_dshkit("memory", "harvest", "--json", home=home)
+    assert orjson.loads(again.stdout)["sessions"] == []
+    assert orjson.loads(again.stdout)["skipped"] == 4
+    assert "nothing on disk is waiting" in again.stderr
+    text = run_dshkit("memory", "harvest", "--harness", "dsh", home=home)
+    assert "harvested 0 session(s)" in text.stdout and "2 unchanged" in text.stdout

@@ -13,9 +13,11 @@ from typing import Any
 
 import click
 from rich.markup import escape
+from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from ..memory import KINDS, MemoryService, RecordList, RecordView, Workspace
+from ..memory import KINDS, HarvestReport, MemoryService, RecordList, RecordView, Workspace
 from ..sessions import Refresh
+from ..sessions.catalog import SessionInfo
 from .common import (
     HARNESSES,
     ID,
@@ -24,6 +26,7 @@ from .common import (
     open_app,
     print_json,
     state_dir_option,
+    stderr,
     stdout,
     visible,
     when,
@@ -240,8 +243,13 @@ def harvest(
     state_dir: str | None,
     as_json: bool,
 ) -> None:
-    """Read sessions into memory (and every source a handoff retired)."""
+    """Read sessions into memory (and every source a handoff retired).
+
+    With no --session, every session on disk not harvested yet (or changed since), of every
+    harness (of --harness when given), after a scan; progress on stderr."""
     service = _service(state_dir)
+    bare = not sessions and at is None
+    every = every or bare
     llm = None
     if use_llm or (at is not None and service.settings["llm"]):
         from ..llm import LLMConfig
@@ -251,15 +259,24 @@ def harvest(
     # Started by a hook: wait for the scan the pause started too (the refresh), so the turn
     # that just ended is read.
     mode = Refresh.WAIT if at is not None else Refresh(refresh)
-    report = service.harvest(
-        sessions,
-        harness=harness,
-        every=every,
-        refresh=mode,
-        min_interval_s=interval,
-        wait=60 if at else None,  # a hook's harvest waits in the background for another
-        llm=llm,
-    )
+    shown_progress = _HarvestProgress() if at is None else None
+    try:
+        report = service.harvest(
+            sessions,
+            harness=harness,
+            every=every,
+            refresh=mode,
+            min_interval_s=interval,
+            wait=60 if at else None,  # a hook's harvest waits in the background for another
+            llm=llm,
+            progress=shown_progress,
+            scan_progress=None if shown_progress is None else shown_progress.scan,
+        )
+    finally:
+        if shown_progress is not None:
+            shown_progress.stop()
+    if shown_progress is not None:
+        shown_progress.done(report)
     if as_json:
         print_json(report.as_json())
         return
@@ -274,6 +291,57 @@ def harvest(
     )
     if report.deferred:
         stdout.print(f"deferred (handoff under way): {len(report.deferred)}")
+
+
+class _HarvestProgress:
+    """A harvest's progress on stderr: the scan's bar and a bar of sessions on a terminal;
+    elsewhere a line when it starts, every 50 sessions, and at the end."""
+
+    EVERY = 50
+
+    def __init__(self) -> None:
+        from .scan import ScanBar
+
+        self.scan = ScanBar()
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+        self.total = 0
+
+    def __call__(self, done: int, total: int, info: SessionInfo) -> None:
+        self.total = total
+        if done == 0:
+            self.scan.stop()
+            if stderr.is_terminal:
+                self.bar = Progress(
+                    TextColumn("harvesting {task.completed}/{task.total} sessions"),
+                    BarColumn(),
+                    TextColumn("{task.fields[session]}"),
+                    console=stderr,
+                    transient=True,
+                )
+                self.bar.start()
+                self.task = self.bar.add_task("harvest", total=total, session="")
+            else:
+                stderr.print(f"harvesting {total} session(s)")
+        name = f"{info.harness}:{info.session_id[:12]}"
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, completed=done, session=escape(name))
+        elif done and done % self.EVERY == 0:
+            stderr.print(f"harvested {done}/{total} session(s)")
+
+    def stop(self) -> None:
+        self.scan.stop()
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+    def done(self, report: HarvestReport) -> None:
+        if report.busy:
+            return
+        if not self.total:
+            stderr.print("nothing on disk is waiting to be harvested")
+        else:
+            stderr.print(f"harvested {self.total}/{self.total} session(s)")
 
 
 @memory.command("forget")

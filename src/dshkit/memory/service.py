@@ -28,6 +28,7 @@ from .. import harnesses
 from ..config import load_config
 from ..errors import Ambiguous, Invalid, NotFound, Refused
 from ..llm import LLMClient, LLMConfig
+from ..sessions import Progress as ScanProgress
 from ..sessions import Refresh, Source
 from ..sessions.catalog import Catalog, SessionInfo
 from ..sessions.freshness import refresh as scan_as
@@ -402,23 +403,33 @@ class MemoryService:
         wait: float | None = None,
         llm: LLMConfig | None = None,
         progress: HarvestProgress | None = None,
+        scan_progress: ScanProgress | None = None,
     ) -> HarvestReport:
         """Harvest the sessions named (ids or unique prefixes), every changed one (`every`),
         and the retired sources not yet harvested. `min_interval_s`: a session harvested less
         than this long ago is skipped. With `llm`, each session also gets the model pass
         (`judge`), its call linked to the session (forgetting it forgets the call).
-        `progress` is told before each session is read (done so far, of how many, which)."""
+        `progress` is told before each session is read (done so far, of how many, which),
+        `scan_progress` how the scan before goes."""
         if llm is not None:
             llm.check()  # no key: said now, before anything is read
         report = HarvestReport()
         of = None if harness is None else _harness(harness)
         with self._store() as store:
             if refresh is not Refresh.NONE:
-                scan_as(store, self._sources_list(), refresh, wait=self.busy_timeout)
+                scan_as(
+                    store,
+                    self._sources_list(),
+                    refresh,
+                    progress=scan_progress,
+                    wait=self.busy_timeout,
+                )
             catalog = Catalog(store)
             wanted: list[SessionInfo] = [catalog.find(s, of) for s in sessions]
             if every:
-                wanted += catalog.recent(of, None)
+                changed, unchanged = _unharvested(store, catalog, of)
+                wanted += changed
+                report.skipped += unchanged
             wanted += self._retired(store, catalog, report)
             try:
                 with store.lease(HARVEST_LEASE, wait=self.busy_timeout if wait is None else wait):
@@ -619,6 +630,22 @@ class MemoryService:
     def check_skill(self, text: str, folder: str | None = None) -> list[str]:
         """What is wrong with a SKILL.md text (empty: valid)."""
         return validate(text, folder)
+
+
+def _unharvested(
+    store: Store, catalog: Catalog, harness: str | None
+) -> tuple[list[SessionInfo], int]:
+    """Sessions with events (of `harness` when given) never harvested or changed since their
+    harvest, the most recent first; and how many others are as they were harvested."""
+    done = {
+        (h, s): revision
+        for h, s, revision in store.db.execute(
+            "SELECT harness, session_id, revision FROM memory_harvests"
+        )
+    }
+    every = catalog.recent(harness, None)
+    changed = [info for info in every if done.get(info.key) != info.revision]
+    return changed, len(every) - len(changed)
 
 
 def _settle(store: Store, workspace: Workspace | None) -> None:
