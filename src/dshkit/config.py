@@ -539,7 +539,8 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             float,
             120.0,
             "at the agent's Stop, a session harvested less than this long ago is not harvested "
-            "again (SessionEnd always harvests)",
+            "again (SessionEnd always harvests; where a harness has no SessionEnd, as DSH, every "
+            "Stop does)",
             minimum=0,
             maximum=86_400,
         ),

@@ -8,7 +8,10 @@ on: its first prompt does not carry memory, because a prompt's hook budget is al
 (the optimizer's).
 
 On Stop and SessionEnd a detached `dshkit memory harvest` is started for the session (at a
-pause it skips a session harvested a short while ago); the agent never waits for it.
+pause it skips a session harvested a short while ago); the agent never waits for it. A
+harness whose hooks have no SessionEnd (DSH's bridge: the registry's dialect says so) has no
+end to catch what a pause skipped, so there every Stop harvests as an end would: whatever the
+interval, waiting for a harvest that is running rather than skipping the turn.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ def on_session_start(hook: HookInput) -> dict[str, Any] | None:
 
 
 def on_stop(hook: HookInput) -> dict[str, Any] | None:
-    _harvest(hook, "stop")
+    info = hook.harness_info
+    ends = info is None or info.dialect.name("SessionEnd") is not None
+    _harvest(hook, "stop" if ends else "end")
     return None
 
 
