@@ -152,3 +152,34 @@ def test_a_bare_harvest_takes_every_unharvested_session_of_every_harness(home: P
     assert "nothing on disk is waiting" in again.stderr
     text = run_dshkit("memory", "harvest", "--harness", "dsh", home=home)
     assert "harvested 0 session(s)" in text.stdout and "2 unchanged" in text.stdout
+
+
+def test_status_says_what_caps_dropped_and_why(home: Path) -> None:
+    from dshkit.memory.harvest import MAX_DRAFTS
+
+    repo = make_repo(home / "work" / "long", "https://example.com/me/long.git")
+    log = Log()
+    over = MAX_DRAFTS["negative"] + 7  # a long session: more failures fixed than one keeps
+    for n in range(over):
+        log.turn_start()
+        log.human(f"修复第 {n} 个测试")
+        log.call("bash", f"a{n}", {"command": f"pytest -q tests/test_{n}.py"})
+        log.result(f"a{n}", 500, failed=True, text=f"E   KeyError: 'case-{n}'\n1 failed")
+        log.call("write", f"b{n}", {"path": f"src/m{n}.py", "content": "x"})
+        log.result(f"b{n}", 100)
+        log.call("bash", f"c{n}", {"command": f"pytest -q tests/test_{n}.py"})
+        log.result(f"c{n}", 500, text="1 passed")
+    write_session(home / ".dsh" / "sessions", "s-long", repo, log)
+    dshkit(home, "harvest")
+    shown = dshkit(home, "status", "--cwd", str(repo))
+    assert shown["dropped"]["byKind"]["negative"] == 7
+    assert shown["dropped"]["caps"]["negative"] == MAX_DRAFTS["negative"]
+    [session] = shown["dropped"]["sessions"]
+    assert session["id"] == "s-long" and session["dropped"]["negative"] == 7
+    [workspace] = shown["workspaces"]
+    assert workspace["root"] == str(repo.resolve()) and len(workspace["id"]) == 12
+    assert shown["injection"]["leftOut"]["budget"] > 0  # more than a start has room for
+    assert shown["counts"]["workspace"]["same"] == workspace["current"]
+    text = run_dshkit("memory", "status", "--cwd", str(repo), home=home).stdout
+    assert "dropped over the per-session caps: 7 negative" in text and workspace["id"] in text
+    assert "left out:" in text and "budget" in text

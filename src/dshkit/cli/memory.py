@@ -439,6 +439,64 @@ def reject(record: int, state_dir: str | None, as_json: bool) -> None:
         stdout.print(f"record {record} rejected")
 
 
+@memory.command("status")
+@_workspace_options
+@click.option("--all-workspaces", is_flag=True, help="No workspace's injection: counts only.")
+@state_dir_option
+@json_option
+def status(
+    cwd: str | None,
+    workspace: str | None,
+    all_workspaces: bool,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """How memory stands: counts, workspaces (with their ids), what caps dropped and why."""
+    service = _service(state_dir)
+    where = None if all_workspaces else _where(service, cwd, workspace)
+    found = service.status(where)
+    if as_json:
+        print_json(found.as_json())
+        return
+    shown = found.as_json()
+    counts = shown["counts"]
+    stdout.print(
+        f"records standing: {counts['facts']} facts, {counts['negative']} negative paths, "
+        f"{counts['experiences']} experiences, {counts['skills']} skills; "
+        f"{counts['queue']} skill drafts waiting, {counts['quarantined']} quarantined"
+    )
+    for entry in shown["workspaces"]:
+        remote = f" ({entry['remote']})" if entry["remote"] else ""
+        stdout.print(
+            visible(
+                f"  {entry['id']}  {entry['root']}{remote}: {entry['current']} standing "
+                f"of {entry['records']}"
+            )
+        )
+    dropped = shown["dropped"]
+    lost = {k: n for k, n in dropped["byKind"].items() if n}
+    if lost:
+        per = ", ".join(f"{n} {k} (cap {dropped['caps'].get(k, '?')})" for k, n in lost.items())
+        stdout.print(
+            f"dropped over the per-session caps: {per}, in {len(dropped['sessions'])} session(s)"
+        )
+        for session in dropped["sessions"][:5]:
+            kinds = ", ".join(f"{n} {k}" for k, n in session["dropped"].items())
+            stdout.print(visible(f"  {session['harness']}:{session['id']}: {kinds}"))
+    else:
+        stdout.print("no harvest dropped a record over its caps")
+    injection = shown["injection"]
+    if injection is not None and where is not None:
+        left = {k: n for k, n in injection["leftOut"].items() if n}
+        why = ", ".join(f"{n} {k}" for k, n in left.items()) or "none"
+        stdout.print(
+            visible(
+                f"a new session in {where.root} gets {injection['records']} record(s) "
+                f"({injection['chars']} characters); left out: {why}"
+            )
+        )
+
+
 @memory.command("rekey")
 @click.argument("old")
 @click.argument("new")

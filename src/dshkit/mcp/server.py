@@ -41,12 +41,18 @@ def instructions(state_dir: Path) -> str | None:
 
 
 def build_server(
-    state_dir: Path, sources: list[Source] | None = None, *, profile: bool = True
+    state_dir: Path,
+    sources: list[Source] | None = None,
+    *,
+    profile: bool = True,
+    cwd: str | None = None,
 ) -> MCPServer:
     """The server over the state directory `state_dir`, reading sessions from `sources`
     (None: each harness's default root, as `dshkit scan` does); `profile` False leaves the
-    profile out of its instructions (the hooks inject it: the model is told once)."""
-    tools = Tools(App(state_dir, sources))
+    profile out of its instructions (the hooks inject it: the model is told once); `cwd` the
+    session's directory, whose workspace the memory tools answer for (None: the process's,
+    where the harness started the server)."""
+    tools = Tools(App(state_dir, sources), cwd)
     server: MCPServer = MCPServer(
         SERVER_NAME,
         instructions=instructions(state_dir) if profile else None,

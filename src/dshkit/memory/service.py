@@ -42,11 +42,15 @@ from .skills import validate, write_skill
 from .wire import (
     AcceptedJson,
     DeferredJson,
+    DroppedJson,
+    DroppedSessionJson,
     HarvestedSession,
     HarvestReportJson,
     HarvestSummary,
     InjectionJson,
+    InjectionLeftOutJson,
     MemoryCountsJson,
+    MemoryStatusJson,
     RecordListJson,
     RecordViewJson,
     RekeyJson,
@@ -168,6 +172,24 @@ class WorkspaceEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryStatus:
+    """How memory stands (`dshkit memory status`): counts, workspaces, what caps dropped."""
+
+    counts: MemoryCountsJson
+    workspaces: list[WorkspaceEntry]
+    dropped: DroppedJson
+    injection: InjectionLeftOutJson | None
+
+    def as_json(self) -> MemoryStatusJson:
+        return {
+            "counts": self.counts,
+            "workspaces": [w.as_json() for w in self.workspaces],
+            "dropped": self.dropped,
+            "injection": self.injection,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Accepted:
     record: int
     path: str
@@ -215,6 +237,24 @@ class MemoryService:
         if not os.path.isabs(cwd):
             raise Invalid(f"the directory must be absolute, got {cwd!r}", field="cwd")
         return identify(cwd, self.settings["workspaces"])
+
+    def agent_workspace(self, own: str, cwd: str | None = None) -> Workspace:
+        """The workspace a session's agent reads memory of through the MCP tools: its own,
+        the workspace of `own` (the directory its MCP server runs in); the workspace of the
+        directory `cwd` it names only when that is the same one or `[memory]
+        mcp_other_workspaces` allows others, else Refused (MEMORY_OTHER_WORKSPACE)."""
+        home = self.workspace(cwd=own)
+        if cwd is None:
+            return home
+        asked = self.workspace(cwd=cwd)
+        if asked != home and not self.settings["mcp_other_workspaces"]:
+            raise Refused(
+                "MEMORY_OTHER_WORKSPACE",
+                f"{cwd} is in another workspace ({asked.root}) than this session's "
+                f"({home.root}); the person allows others with [memory] mcp_other_workspaces",
+                field="cwd",
+            )
+        return asked
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -268,8 +308,9 @@ class MemoryService:
         clean_only: bool = False,
     ) -> RecordList:
         """Records whose text holds every word of `query`, best first; of `workspace` when
-        given. History included (each says whether it is current); `clean_only` leaves the
-        quarantined out (what the agent may read)."""
+        given. History included (each says whether it is current); `clean_only` leaves out
+        the quarantined and what the injection-shape scanner finds now (what the agent may
+        read)."""
         if not query.strip():
             raise Invalid("the query is empty", field="query")
         if len(query) > 1_000:
@@ -292,13 +333,18 @@ class MemoryService:
                     ids=ids,
                 )
             }
-            found = [by_id[i] for i in ids if i in by_id][:limit]
+            found = [by_id[i] for i in ids if i in by_id]
+            if clean_only:  # scanned again, as injection does: the scanner may know more now
+                found = [r for r in found if _clean(r)]
+            found = found[:limit]
             current = {r.id: rec.is_current(store, r) for r in found}
         return RecordList(workspace, found, current)
 
     def read(self, workspace: Workspace, record: int) -> RecordView:
         """The record `record` as the agent of a session in `workspace` may read it: only a
-        record of that workspace, never a quarantined one (its text is kept for the person)."""
+        record of that workspace, never a quarantined one (its text is kept for the person)
+        nor one the injection-shape scanner finds now (scanned again at read, as injection
+        does)."""
         with self._store() as store:
             _settle(store, workspace)
         view = self.get(record)
@@ -309,13 +355,13 @@ class MemoryService:
                 f"memory record {record} belongs to another workspace than {workspace.root}",
                 field="record",
             )
-        if found.quarantined:
+        if found.quarantined or not _clean(found):
             raise Refused(
                 "MEMORY_QUARANTINED",
                 f"memory record {record} is quarantined (kept for the person to review)",
                 field="record",
             )
-        clean = [r for r in view.supersedes if not r.quarantined]
+        clean = [r for r in view.supersedes if not r.quarantined and _clean(r)]
         return RecordView(found, view.current, clean, view.superseded_by)
 
     def inject(self, workspace: Workspace, request: str = "", beside: str = "") -> Injection:
@@ -337,6 +383,47 @@ class MemoryService:
         with self._store() as store:
             _settle(store, workspace)
             return rec.counts(store, workspace)
+
+    def status(self, workspace: Workspace | None = None) -> MemoryStatus:
+        """How memory stands: the counts, every workspace with records (and its id), what the
+        harvests' per-session caps dropped (per kind, and the sessions that lost most) and,
+        with `workspace`, what its next session's injection would leave out and why."""
+        from .harvest import MAX_DRAFTS
+
+        counts = self.counts(workspace)
+        by_kind = dict.fromkeys(MAX_DRAFTS, 0)
+        sessions: list[DroppedSessionJson] = []
+        with self._store() as store:
+            rows = store.db.execute(
+                "SELECT harness, session_id, report FROM memory_harvests "
+                "WHERE report LIKE '%\"dropped\"%'"
+            ).fetchall()
+        for harness, session_id, report in rows:
+            dropped = {
+                str(k): int(v)
+                for k, v in (orjson.loads(report).get("dropped") or {}).items()
+                if isinstance(v, int) and v > 0
+            }
+            if not dropped:
+                continue
+            for kind, n in dropped.items():
+                by_kind[kind] = by_kind.get(kind, 0) + n
+            sessions.append({"harness": harness, "id": session_id, "dropped": dropped})
+        sessions.sort(key=lambda s: (-sum(s["dropped"].values()), s["harness"], s["id"]))
+        injection: InjectionLeftOutJson | None = None
+        if workspace is not None:
+            shown = self.inject(workspace)
+            injection = {
+                "records": len(shown.chosen.records),
+                "chars": len(shown.chosen.text),
+                "leftOut": dict(shown.chosen.left_out),
+            }
+        return MemoryStatus(
+            counts,
+            self.workspaces(),
+            {"byKind": by_kind, "caps": dict(MAX_DRAFTS), "sessions": sessions[:20]},
+            injection,
+        )
 
     def workspaces(self) -> list[WorkspaceEntry]:
         """Every workspace that has records, the one with most first."""
@@ -646,6 +733,13 @@ def _unharvested(
     every = catalog.recent(harness, None)
     changed = [info for info in every if done.get(info.key) != info.revision]
     return changed, len(every) - len(changed)
+
+
+def _clean(record: Record) -> bool:
+    """Whether the injection-shape scanner finds nothing in the record now."""
+    from ..provenance.injection import scan
+
+    return scan(record.text, record.subject, orjson.dumps(record.detail).decode()).clean
 
 
 def _settle(store: Store, workspace: Workspace | None) -> None:
