@@ -97,6 +97,7 @@ def test_memory_search(world: World) -> None:
         world.sources,
         "memory_search",
         {"query": "only-in-one", "cwd": str(world.repo)},
+        cwd=str(world.repo),
     )
     http = http_json(
         world.state, world.sources, "/api/memory/search", q="only-in-one", cwd=str(world.repo)
@@ -113,7 +114,7 @@ def test_memory_search(world: World) -> None:
 def test_memory_record(world: World) -> None:
     first = cli_json(world.home, "memory", "list", "--cwd", str(world.repo))["records"][0]["id"]
     cli = cli_json(world.home, "memory", "show", str(first))
-    mcp = mcp_json(world.state, world.sources, "memory_get", {"id": first, "cwd": str(world.repo)})
+    mcp = mcp_json(world.state, world.sources, "memory_get", {"id": first}, cwd=str(world.repo))
     http = http_json(world.state, world.sources, f"/api/memory/records/{first}")
     both(RecordViewJson, cli, mcp, http)
     assert cli["id"] == first and cli["current"] is True

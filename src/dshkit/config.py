@@ -529,6 +529,13 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             check=lambda value: all(isinstance(v, str) and os.path.isabs(v) for v in value),
             rule="an array of absolute directories",
         ),
+        "mcp_other_workspaces": Setting(
+            bool,
+            False,
+            "the MCP memory tools (memory_search, memory_get) also answer for a workspace other "
+            "than the session's own when the agent names one (by default they answer only for "
+            "the workspace of the directory the session's MCP server runs in)",
+        ),
         "llm": Setting(
             bool,
             False,
@@ -539,7 +546,8 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             float,
             120.0,
             "at the agent's Stop, a session harvested less than this long ago is not harvested "
-            "again (SessionEnd always harvests)",
+            "again (SessionEnd always harvests; where a harness has no SessionEnd, as DSH, every "
+            "Stop does)",
             minimum=0,
             maximum=86_400,
         ),

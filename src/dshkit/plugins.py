@@ -356,7 +356,7 @@ MEMORY = Plugin(
             budget=1.0,
             order=91,
             unpreviewed="starts a detached harvest of the session's memory (not within a "
-            "short while of the last one)",
+            "short while of the last one, unless the harness has no SessionEnd)",
         ),
         Hook(
             "SessionEnd",

@@ -11,7 +11,13 @@ import pytest
 
 from ..support.cli import run_dshkit, state_of
 from ..support.logs import Log
-from ..support.memory import fix_session, make_repo, write_session
+from ..support.memory import (
+    claude_fix_session,
+    codex_fix_session,
+    fix_session,
+    make_repo,
+    write_session,
+)
 
 
 @pytest.fixture
@@ -157,3 +163,67 @@ def test_review_lists_what_waits_and_accepts_or_rejects_it(home: Path) -> None:
     assert again.returncode != 0 and "MEMORY_NOT_PENDING" in again.stdout + again.stderr
     plain = run_dshkit("memory", "review", "--cwd", str(repo), home=home)
     assert "pending" in plain.stdout and "--accept ID" in plain.stdout
+
+
+def test_rekey_moves_memory_to_where_the_folder_went(home: Path) -> None:
+    repo = world(home)
+    dshkit(home, "harvest", "--all")
+    moved = home / "work" / "renamed"
+    repo.rename(moved)
+    assert dshkit(home, "list", "--cwd", str(moved))["records"] == []
+    done = dshkit(home, "rekey", str(repo), str(moved))
+    assert done["from"]["root"] == str(repo) and done["to"]["root"] == str(moved.resolve())
+    assert done["records"] == 4
+    assert len(dshkit(home, "list", "--cwd", str(moved))["records"]) == 4
+    wrong = dshkit(home, "rekey", str(repo), str(moved), check=False)
+    assert wrong["kind"] == "not-found" and wrong["field"] == "old"
+
+
+def test_a_bare_harvest_takes_every_unharvested_session_of_every_harness(home: Path) -> None:
+    repo = world(home)  # two DSH sessions
+    claude_fix_session(home / ".claude" / "projects", "c-1", repo, "KeyError: 'from-claude'")
+    session = "0199aa00-1111-7222-8333-444455556666"
+    codex_fix_session(home / ".codex" / "sessions", session, repo, "KeyError: 'from-codex'")
+    done = run_dshkit("memory", "harvest", "--json", home=home)
+    report = orjson.loads(done.stdout)
+    harvested = sorted((s["harness"], s["id"]) for s in report["sessions"])
+    assert harvested == [("claude", "c-1"), ("codex", session), ("dsh", "s-fix"), ("dsh", "s-said")]
+    assert report["added"]["negative"] == 3
+    assert "harvesting 4 session(s)" in done.stderr and "harvested 4/4" in done.stderr
+    again = run_dshkit("memory", "harvest", "--json", home=home)
+    assert orjson.loads(again.stdout)["sessions"] == []
+    assert orjson.loads(again.stdout)["skipped"] == 4
+    assert "nothing on disk is waiting" in again.stderr
+    text = run_dshkit("memory", "harvest", "--harness", "dsh", home=home)
+    assert "harvested 0 session(s)" in text.stdout and "2 unchanged" in text.stdout
+
+
+def test_status_says_what_caps_dropped_and_why(home: Path) -> None:
+    from dshkit.memory.harvest import MAX_DRAFTS
+
+    repo = make_repo(home / "work" / "long", "https://example.com/me/long.git")
+    log = Log()
+    over = MAX_DRAFTS["negative"] + 7  # a long session: more failures fixed than one keeps
+    for n in range(over):
+        log.turn_start()
+        log.human(f"修复第 {n} 个测试")
+        log.call("bash", f"a{n}", {"command": f"pytest -q tests/test_{n}.py"})
+        log.result(f"a{n}", 500, failed=True, text=f"E   KeyError: 'case-{n}'\n1 failed")
+        log.call("write", f"b{n}", {"path": f"src/m{n}.py", "content": "x"})
+        log.result(f"b{n}", 100)
+        log.call("bash", f"c{n}", {"command": f"pytest -q tests/test_{n}.py"})
+        log.result(f"c{n}", 500, text="1 passed")
+    write_session(home / ".dsh" / "sessions", "s-long", repo, log)
+    dshkit(home, "harvest")
+    shown = dshkit(home, "status", "--cwd", str(repo))
+    assert shown["dropped"]["byKind"]["negative"] == 7
+    assert shown["dropped"]["caps"]["negative"] == MAX_DRAFTS["negative"]
+    [session] = shown["dropped"]["sessions"]
+    assert session["id"] == "s-long" and session["dropped"]["negative"] == 7
+    [workspace] = shown["workspaces"]
+    assert workspace["root"] == str(repo.resolve()) and len(workspace["id"]) == 12
+    assert shown["injection"]["leftOut"]["budget"] > 0  # more than a start has room for
+    assert shown["counts"]["workspace"]["same"] == workspace["current"]
+    text = run_dshkit("memory", "status", "--cwd", str(repo), home=home).stdout
+    assert "dropped over the per-session caps: 7 negative" in text and workspace["id"] in text
+    assert "left out:" in text and "budget" in text

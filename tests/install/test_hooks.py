@@ -113,6 +113,10 @@ def test_dsh_gets_a_bridge_settings_file_and_a_patch_block(tmp_path: Path) -> No
     config = tmp_path / ".dsh" / "dshkit" / "dsh-hooks.json"
     prompt_hooks = commands(json.loads(config.read_text()), "UserPromptSubmit")
     assert "hook UserPromptSubmit" in prompt_hooks[0]
+    # The bridge runs neither SessionEnd nor PreCompact: none is installed (Stop does the end's
+    # work there), and doctor does not miss them.
+    installed = set(json.loads(config.read_text())["hooks"])
+    assert {"SessionStart", "Stop"} <= installed and not {"SessionEnd", "PreCompact"} & installed
     text = patch.read_text()
     assert text.startswith(original + "\n") and f"configPath: {json.dumps(str(config))}" in text
     assert "id: hooks-claude-code" in text

@@ -20,7 +20,7 @@ from dshkit.store import Store
 
 from ..support.cli import COMMAND, environment, run_dshkit, state_of
 from ..support.hooks import context, hook
-from ..support.logs import Log
+from ..support.logs import Log, session_dir, write_log
 from ..support.memory import fix_session, make_repo, write_session
 
 UNIQUE = "KeyError: 'only-in-one'"
@@ -233,3 +233,57 @@ def test_memory_takes_the_room_the_profile_leaves_in_the_answer(home: Path) -> N
         ).stdout
     )  # fmt: skip
     assert shown_text(shown) == text  # the preview tells it the same room
+
+
+def dsh_stop(session: str, cwd: Path) -> dict[str, Any]:
+    """The Stop payload DSH's hook bridge sends (its log's path names the harness)."""
+    return {
+        "session_id": session,
+        "cwd": str(cwd),
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+        "transcript_path": f"/h/.dsh/sessions/--p--/{session}/session.v4.jsonl.zstd",
+    }
+
+
+def negatives(home: Path, count: int) -> list[str]:
+    service = MemoryService(state_of(home))
+    deadline = time.monotonic() + 60  # waits for the detached process; not a speed check
+    while time.monotonic() < deadline:
+        found = service.records(None, kinds=("negative",)).records
+        if len(found) >= count:
+            return [r.text + orjson.dumps(r.detail).decode() for r in found]
+        time.sleep(0.2)
+    found = service.records(None, kinds=("negative",)).records
+    return [r.text + orjson.dumps(r.detail).decode() for r in found]
+
+
+@pytest.mark.process
+def test_on_dsh_every_stop_harvests_for_there_is_no_session_end(home: Path) -> None:
+    # DSH's bridge runs no SessionEnd: a turn ended within the harvest interval of the last
+    # harvest is all the session's end there is, and must be harvested (on Claude Code the
+    # interval holds, and SessionEnd takes the rest).
+    (home / ".dsh" / "dshkit").mkdir(parents=True)
+    (home / ".dsh" / "dshkit" / "config.toml").write_text("[memory]\nharvest_interval_s = 3600\n")
+    one = make_repo(home / "w" / "app")
+    log = fix_session(error="KeyError: 'first-turn'")
+    write_session(sessions_root(home), "s-dsh", one, log)
+    hook(home, "Stop", dsh_stop("s-dsh", one))
+    assert any("first-turn" in t for t in negatives(home, 1))
+    before = len(log.events)
+    log.turn_start()
+    log.human("再修一下构建")
+    log.call("bash", "d1", {"command": "make build"})
+    log.result("d1", 500, failed=True, text="make: *** KeyError: 'second-turn' Error 2")
+    log.call("write", "d2", {"path": "Makefile", "content": "x"})
+    log.result("d2", 100)
+    log.call("bash", "d3", {"command": "make build"})
+    log.result("d3", 500, text="built")
+    path = session_dir(sessions_root(home), "s-dsh", str(one)) / "session.v4.jsonl.zstd"
+    write_log(path, [log.events[before:]], mode="ab", session_id="s-dsh", cwd=str(one))
+    hook(home, "Stop", dsh_stop("s-dsh", one))
+    assert any("second-turn" in t for t in negatives(home, 2))
+    out, _ = hook(home, "SessionStart", start("s-next", one))
+    # Both turns' failures are given (in dshkit's template: the command and the error's class).
+    given = context(out) or ""
+    assert given.count("`make build`") >= 2 and "KeyError" in given

@@ -25,9 +25,16 @@ def cli_json(home: Path, *args: str) -> Any:
     return orjson.loads(done.stdout)
 
 
-def mcp_json(state_dir: Path, sources: list[Source], tool: str, arguments: dict[str, Any]) -> Any:
-    """The MCP tool `tool`'s structured answer, from dshkit's server over `state_dir`."""
-    server = build_server(state_dir, sources)
+def mcp_json(
+    state_dir: Path,
+    sources: list[Source],
+    tool: str,
+    arguments: dict[str, Any],
+    cwd: str | None = None,
+) -> Any:
+    """The MCP tool `tool`'s structured answer, from dshkit's server over `state_dir` serving
+    a session in `cwd` (None: this process's directory)."""
+    server = build_server(state_dir, sources, cwd=cwd)
     answer = with_client(server, lambda client: client.call_tool(tool, arguments))
     assert not answer.is_error, answer.content
     return answer.structured_content

@@ -3,18 +3,22 @@ records (with their times and sources), `inject` prints exactly what a new sessi
 directory would be given, `harvest` reads sessions into memory, `forget` deletes a record,
 `quarantine` lists, sets or lifts quarantines, `skills` / `accept` / `reject` review the
 skill drafts (a draft is written into a harness's skills folder only when accepted), and
-`review` the records waiting for the person (`[memory] confirm`)."""
+`review` the records waiting for the person (`[memory] confirm`), `rekey` moves a
+workspace's memory to where its folder went."""
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Any
 
 import click
 from rich.markup import escape
+from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from ..memory import KINDS, MemoryService, RecordList, RecordView, Workspace
+from ..memory import KINDS, HarvestReport, MemoryService, RecordList, RecordView, Workspace
 from ..memory.wire import ReviewJson
-from ..sessions import Refresh
+from ..sessions import Refresh, SessionInfo
 from .common import (
     HARNESSES,
     ID,
@@ -23,6 +27,7 @@ from .common import (
     open_app,
     print_json,
     state_dir_option,
+    stderr,
     stdout,
     visible,
     when,
@@ -285,8 +290,13 @@ def harvest(
     state_dir: str | None,
     as_json: bool,
 ) -> None:
-    """Read sessions into memory (and every source a handoff retired)."""
+    """Read sessions into memory (and every source a handoff retired).
+
+    With no --session, every session on disk not harvested yet (or changed since), of every
+    harness (of --harness when given), after a scan; progress on stderr."""
     service = _service(state_dir)
+    bare = not sessions and at is None
+    every = every or bare
     llm = None
     if use_llm or (at is not None and service.settings["llm"]):
         from ..llm import LLMConfig
@@ -296,15 +306,24 @@ def harvest(
     # Started by a hook: wait for the scan the pause started too (the refresh), so the turn
     # that just ended is read.
     mode = Refresh.WAIT if at is not None else Refresh(refresh)
-    report = service.harvest(
-        sessions,
-        harness=harness,
-        every=every,
-        refresh=mode,
-        min_interval_s=interval,
-        wait=60 if at else None,  # a hook's harvest waits in the background for another
-        llm=llm,
-    )
+    shown_progress = _HarvestProgress() if at is None else None
+    try:
+        report = service.harvest(
+            sessions,
+            harness=harness,
+            every=every,
+            refresh=mode,
+            min_interval_s=interval,
+            wait=60 if at else None,  # a hook's harvest waits in the background for another
+            llm=llm,
+            progress=shown_progress,
+            scan_progress=None if shown_progress is None else shown_progress.scan,
+        )
+    finally:
+        if shown_progress is not None:
+            shown_progress.stop()
+    if shown_progress is not None:
+        shown_progress.done(report)
     if as_json:
         print_json(report.as_json())
         return
@@ -319,6 +338,57 @@ def harvest(
     )
     if report.deferred:
         stdout.print(f"deferred (handoff under way): {len(report.deferred)}")
+
+
+class _HarvestProgress:
+    """A harvest's progress on stderr: the scan's bar and a bar of sessions on a terminal;
+    elsewhere a line when it starts, every 50 sessions, and at the end."""
+
+    EVERY = 50
+
+    def __init__(self) -> None:
+        from .scan import ScanBar
+
+        self.scan = ScanBar()
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+        self.total = 0
+
+    def __call__(self, done: int, total: int, info: SessionInfo) -> None:
+        self.total = total
+        if done == 0:
+            self.scan.stop()
+            if stderr.is_terminal:
+                self.bar = Progress(
+                    TextColumn("harvesting {task.completed}/{task.total} sessions"),
+                    BarColumn(),
+                    TextColumn("{task.fields[session]}"),
+                    console=stderr,
+                    transient=True,
+                )
+                self.bar.start()
+                self.task = self.bar.add_task("harvest", total=total, session="")
+            else:
+                stderr.print(f"harvesting {total} session(s)")
+        name = f"{info.harness}:{info.session_id[:12]}"
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, completed=done, session=escape(name))
+        elif done and done % self.EVERY == 0:
+            stderr.print(f"harvested {done}/{total} session(s)")
+
+    def stop(self) -> None:
+        self.scan.stop()
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+    def done(self, report: HarvestReport) -> None:
+        if report.busy:
+            return
+        if not self.total:
+            stderr.print("nothing on disk is waiting to be harvested")
+        else:
+            stderr.print(f"harvested {self.total}/{self.total} session(s)")
 
 
 @memory.command("forget")
@@ -458,3 +528,90 @@ def review(
     _print_list(found)
     if found.records and not done:
         stdout.print("accept or reject with: dshkit memory review --accept ID --reject ID")
+
+
+@memory.command("status")
+@_workspace_options
+@click.option("--all-workspaces", is_flag=True, help="No workspace's injection: counts only.")
+@state_dir_option
+@json_option
+def status(
+    cwd: str | None,
+    workspace: str | None,
+    all_workspaces: bool,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """How memory stands: counts, workspaces (with their ids), what caps dropped and why."""
+    service = _service(state_dir)
+    where = None if all_workspaces else _where(service, cwd, workspace)
+    found = service.status(where)
+    if as_json:
+        print_json(found.as_json())
+        return
+    shown = found.as_json()
+    counts = shown["counts"]
+    stdout.print(
+        f"records standing: {counts['facts']} facts, {counts['negative']} negative paths, "
+        f"{counts['experiences']} experiences, {counts['skills']} skills; "
+        f"{counts['queue']} skill drafts waiting, {counts['quarantined']} quarantined"
+    )
+    for entry in shown["workspaces"]:
+        remote = f" ({entry['remote']})" if entry["remote"] else ""
+        stdout.print(
+            visible(
+                f"  {entry['id']}  {entry['root']}{remote}: {entry['current']} standing "
+                f"of {entry['records']}"
+            )
+        )
+    dropped = shown["dropped"]
+    lost = {k: n for k, n in dropped["byKind"].items() if n}
+    if lost:
+        per = ", ".join(f"{n} {k} (cap {dropped['caps'].get(k, '?')})" for k, n in lost.items())
+        stdout.print(
+            f"dropped over the per-session caps: {per}, in {len(dropped['sessions'])} session(s)"
+        )
+        for session in dropped["sessions"][:5]:
+            kinds = ", ".join(f"{n} {k}" for k, n in session["dropped"].items())
+            stdout.print(visible(f"  {session['harness']}:{session['id']}: {kinds}"))
+    else:
+        stdout.print("no harvest dropped a record over its caps")
+    injection = shown["injection"]
+    if injection is not None and where is not None:
+        left = {k: n for k, n in injection["leftOut"].items() if n}
+        why = ", ".join(f"{n} {k}" for k, n in left.items()) or "none"
+        stdout.print(
+            visible(
+                f"a new session in {where.root} gets {injection['records']} record(s) "
+                f"({injection['chars']} characters); left out: {why}"
+            )
+        )
+
+
+@memory.command("rekey")
+@click.argument("old")
+@click.argument("new")
+@state_dir_option
+@json_option
+def rekey(old: str, new: str, state_dir: str | None, as_json: bool) -> None:
+    """Move the memory of workspace OLD to NEW (a folder moved or renamed).
+
+    Each is a workspace id (as `dshkit memory status` lists them) or a directory: OLD the
+    folder where the workspace was (it may be gone), NEW where it is now."""
+    moved = _service(state_dir).rekey(_spec(old), _spec(new))
+    if as_json:
+        print_json(moved.as_json())
+        return
+    stdout.print(
+        visible(
+            f"moved {moved.records} record(s) from {moved.old.root} ({moved.old.id}) "
+            f"to {moved.new.root} ({moved.new.id})"
+        )
+    )
+
+
+def _spec(given: str) -> str:
+    """A workspace id as given, a directory made absolute."""
+    if re.fullmatch(r"[0-9a-f]{12}", given) and not os.path.exists(given):
+        return given
+    return os.path.abspath(os.path.expanduser(given))

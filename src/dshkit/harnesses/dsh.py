@@ -178,8 +178,11 @@ HARNESS = Harness(
         ),
         profile_patch,
     ),
-    # The bridge takes Claude Code's names and answers; a payload names the DSH log.
-    dialect=HookDialect(transcripts="session"),
+    # The bridge takes Claude Code's names and answers; a payload names the DSH log. It runs
+    # SessionStart, UserPromptSubmit, Pre/PostToolUse, Stop and the sub-agent events only:
+    # SessionEnd and PreCompact are among the events its README lists as unsupported
+    # (dsh-hooks-claude-code 0.0.1-rc.5, "Known Limitations"), so they are not installed.
+    dialect=HookDialect(names={"SessionEnd": None, "PreCompact": None}, transcripts="session"),
     # The bridge runs SessionStart detached: its context misses the first request.
     context_event="UserPromptSubmit",
     generations_repeat=True,

@@ -46,13 +46,15 @@ def build_server(
     *,
     profile: bool = True,
     harness: str | None = None,
+    cwd: str | None = None,
 ) -> MCPServer:
     """The server over the state directory `state_dir`, reading sessions from `sources`
     (None: each harness's default root, as `dshkit scan` does); `profile` False leaves the
     profile out of its instructions (the hooks inject it: the model is told once); `harness`:
     the harness that starts it (as `install-hooks` registers it), whose client decides how a
-    tool's instruction reaches the model."""
-    tools = Tools(App(state_dir, sources), harness)
+    tool's instruction reaches the model; `cwd` the session's directory, whose workspace the
+    memory tools answer for (None: the process's, where the harness started the server)."""
+    tools = Tools(App(state_dir, sources), harness, cwd)
     server: MCPServer = MCPServer(
         SERVER_NAME,
         instructions=instructions(state_dir) if profile else None,

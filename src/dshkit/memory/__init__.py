@@ -13,7 +13,16 @@ from ..lazy import lazy_names
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:  # the real names, for type checkers
     from .records import KINDS, Record
-    from .service import Accepted, HarvestReport, Injection, MemoryService, RecordList, RecordView
+    from .service import (
+        Accepted,
+        HarvestReport,
+        Injection,
+        MemoryService,
+        MemoryStatus,
+        RecordList,
+        RecordView,
+        Rekeyed,
+    )
     from .workspace import Workspace
 
 _HOMES = {
@@ -23,6 +32,8 @@ _HOMES = {
     "HarvestReport": "service",
     "Injection": "service",
     "MemoryService": "service",
+    "MemoryStatus": "service",
+    "Rekeyed": "service",
     "RecordList": "service",
     "RecordView": "service",
     "Workspace": "workspace",
@@ -33,9 +44,11 @@ __all__ = [
     "HarvestReport",
     "Injection",
     "MemoryService",
+    "MemoryStatus",
     "Record",
     "RecordList",
     "RecordView",
+    "Rekeyed",
     "Workspace",
 ]
 

@@ -49,9 +49,10 @@ def _memory_at_start(store: Store, call: Call) -> Answer:
     if not call.cwd:
         return Answer(MEMORY, why="the call names no directory: no workspace to read")
     from .inject import choose  # (a start that had it reads none)
-    from .workspace import identify
+    from .workspace import identify, settle
 
     workspace = identify(call.cwd, settings["workspaces"])
+    settle(store, workspace)  # a remote added since: its root's records join it
     budget = min(settings["inject_chars"], call.room)  # what the answer has left
     chosen = choose(store, workspace, _first_request(store, call), budget)
     if not chosen.text:
@@ -84,7 +85,11 @@ def _first_request(store: Store, call: Call) -> str:
 
 
 def on_stop(call: Call) -> Answer | None:
-    _harvest(call, "stop")
+    # A harness whose hooks have no SessionEnd (DSH's bridge: its dialect says so) has no end
+    # to catch what a pause skipped, so there every Stop harvests as an end would.
+    info = call.harness_info
+    ends = info is None or info.dialect.name("SessionEnd") is not None
+    _harvest(call, "stop" if ends else "end")
     return None
 
 

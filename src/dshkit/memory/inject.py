@@ -10,8 +10,9 @@ ranked by relevance to the session's first request when it is known (the trigram
 share with it), then by grade and recency, and taken while they fit the budget, each whole.
 
 Nothing external is given word for word
-(docs/design/memory.md#memory-is-data-never-instructions): each record is rendered (`render`) from what dshkit knows of it, never from
-text a tool, a file or a page wrote. A negative path is the command as the agent ran it
+(docs/design/memory.md#memory-is-data-never-instructions): each record is rendered
+(`render`) from what dshkit knows of it, never from text a tool, a file or a page wrote. A
+negative path is the command as the agent ran it
 (scanned, clipped), the error's signature (`signature`: exception or error class, code, exit
 status), the remedy and the fix, and where its raw output is (`memory_get`, which fences it
 as untrusted); a proven command is its template; the person's words are theirs, dated, and

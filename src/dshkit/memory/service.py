@@ -16,7 +16,8 @@ and taken by a later harvest; it is never guessed from "the latest session".
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,10 @@ import orjson
 
 from .. import harnesses
 from ..config import load_config
-from ..errors import Invalid, NotFound, Refused
+from ..errors import Ambiguous, Invalid, NotFound, Refused
 from ..llm import LLMClient, LLMConfig
 from ..provenance.quotes import person_words
+from ..sessions import Progress as ScanProgress
 from ..sessions import Refresh, Source
 from ..sessions.catalog import Catalog, SessionInfo
 from ..sessions.freshness import refresh as scan_as
@@ -41,20 +43,29 @@ from .skills import skill_evals, validate, write_skill
 from .wire import (
     AcceptedJson,
     DeferredJson,
+    DroppedJson,
+    DroppedSessionJson,
     HarvestedSession,
     HarvestReportJson,
     HarvestSummary,
     InjectionJson,
+    InjectionLeftOutJson,
     MemoryCountsJson,
+    MemoryStatusJson,
     RecordListJson,
     RecordViewJson,
+    RekeyJson,
     TimelineJson,
+    WorkspaceEntryJson,
     WorkspacesJson,
     WorkspaceSummaryJson,
 )
-from .workspace import Workspace, identify
+from .workspace import Workspace, identify, settle
 
 HARVEST_LEASE = rec.HARVEST_LEASE
+_WORKSPACE_ID = re.compile(r"[0-9a-f]{12}")
+# Told before each session a harvest reads: how many it has read, of how many, which one.
+HarvestProgress = Callable[[int, int, SessionInfo], None]
 SEARCH_LIMIT = 100
 LIST_LIMIT = 1_000
 
@@ -132,6 +143,57 @@ class HarvestReport:
 
 
 @dataclass(frozen=True, slots=True)
+class Rekeyed:
+    """Records moved from one workspace to another (`dshkit memory rekey`)."""
+
+    old: Workspace
+    new: Workspace
+    records: int
+
+    def as_json(self) -> RekeyJson:
+        return {
+            "from": {**self.old.as_json(), "id": self.old.id},
+            "to": {**self.new.as_json(), "id": self.new.id},
+            "records": self.records,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceEntry:
+    """A workspace that has records: its identity and how many (all, current)."""
+
+    workspace: Workspace
+    records: int
+    current: int
+
+    def as_json(self) -> WorkspaceEntryJson:
+        return {
+            **self.workspace.as_json(),
+            "id": self.workspace.id,
+            "records": self.records,
+            "current": self.current,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryStatus:
+    """How memory stands (`dshkit memory status`): counts, workspaces, what caps dropped."""
+
+    counts: MemoryCountsJson
+    workspaces: list[WorkspaceEntry]
+    dropped: DroppedJson
+    injection: InjectionLeftOutJson | None
+
+    def as_json(self) -> MemoryStatusJson:
+        return {
+            "counts": self.counts,
+            "workspaces": [w.as_json() for w in self.workspaces],
+            "dropped": self.dropped,
+            "injection": self.injection,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Accepted:
     record: int
     path: str
@@ -180,6 +242,24 @@ class MemoryService:
             raise Invalid(f"the directory must be absolute, got {cwd!r}", field="cwd")
         return identify(cwd, self.settings["workspaces"])
 
+    def agent_workspace(self, own: str, cwd: str | None = None) -> Workspace:
+        """The workspace a session's agent reads memory of through the MCP tools: its own,
+        the workspace of `own` (the directory its MCP server runs in); the workspace of the
+        directory `cwd` it names only when that is the same one or `[memory]
+        mcp_other_workspaces` allows others, else Refused (MEMORY_OTHER_WORKSPACE)."""
+        home = self.workspace(cwd=own)
+        if cwd is None:
+            return home
+        asked = self.workspace(cwd=cwd)
+        if asked != home and not self.settings["mcp_other_workspaces"]:
+            raise Refused(
+                "MEMORY_OTHER_WORKSPACE",
+                f"{cwd} is in another workspace ({asked.root}) than this session's "
+                f"({home.root}); the person allows others with [memory] mcp_other_workspaces",
+                field="cwd",
+            )
+        return asked
+
     # -- reading ---------------------------------------------------------------------------
 
     def records(
@@ -200,6 +280,7 @@ class MemoryService:
         if not 1 <= limit <= LIST_LIMIT:
             raise Invalid(f"limit must be from 1 to {LIST_LIMIT}, got {limit}", field="limit")
         with self._store() as store:
+            _settle(store, workspace)
             found = rec.select(
                 store,
                 workspace,
@@ -236,8 +317,9 @@ class MemoryService:
         clean_only: bool = False,
     ) -> RecordList:
         """Records whose text holds every word of `query`, best first; of `workspace` when
-        given. History included (each says whether it is current); `clean_only` leaves the
-        quarantined out (what the agent may read)."""
+        given. History included (each says whether it is current); `clean_only` leaves out
+        the quarantined and what the injection-shape scanner finds now (what the agent may
+        read)."""
         if not query.strip():
             raise Invalid("the query is empty", field="query")
         if len(query) > 1_000:
@@ -245,6 +327,7 @@ class MemoryService:
         if not 1 <= limit <= SEARCH_LIMIT:
             raise Invalid(f"limit must be from 1 to {SEARCH_LIMIT}, got {limit}", field="limit")
         with self._store() as store:
+            _settle(store, workspace)
             ids = rec.search_ids(store, query, limit * 4 if workspace else limit)
             if not ids:
                 return RecordList(workspace, [], {})
@@ -259,15 +342,22 @@ class MemoryService:
                     ids=ids,
                 )
             }
-            found = [by_id[i] for i in ids if i in by_id][:limit]
+            found = [by_id[i] for i in ids if i in by_id]
+            if clean_only:  # scanned again, as injection does; none the person has not passed
+                found = [r for r in found if r.state not in rec.NOT_STANDING and _rescanned(r)]
+            found = found[:limit]
             current = {r.id: rec.is_current(store, r) for r in found}
-        if clean_only:  # what the agent reads: rescanned, its external text fenced
-            found = [as_read(r) for r in found if _rescanned(r)]
+        if clean_only:  # what the agent reads: its external text fenced
+            found = [as_read(r) for r in found]
         return RecordList(workspace, found, current)
 
     def read(self, workspace: Workspace, record: int) -> RecordView:
         """The record `record` as the agent of a session in `workspace` may read it: only a
-        record of that workspace, never a quarantined one (its text is kept for the person)."""
+        record of that workspace, never a quarantined one (its text is kept for the person)
+        nor one the injection-shape scanner finds now (scanned again at read, as injection
+        does)."""
+        with self._store() as store:
+            _settle(store, workspace)
         view = self.get(record)
         found = view.record
         if (found.workspace, found.remote) != (workspace.root, workspace.remote):
@@ -276,13 +366,14 @@ class MemoryService:
                 f"memory record {record} belongs to another workspace than {workspace.root}",
                 field="record",
             )
-        if found.quarantined or not _rescanned(found):
+        # Waiting for the person's review, or rejected: not the agent's to read.
+        if found.quarantined or found.state in rec.NOT_STANDING or not _rescanned(found):
             raise Refused(
                 "MEMORY_QUARANTINED",
                 f"memory record {record} is quarantined (kept for the person to review)",
                 field="record",
             )
-        clean = [as_read(r) for r in view.supersedes if not r.quarantined]
+        clean = [as_read(r) for r in view.supersedes if not r.quarantined and _rescanned(r)]
         by = view.superseded_by
         return RecordView(as_read(found), view.current, clean, None if by is None else as_read(by))
 
@@ -292,6 +383,7 @@ class MemoryService:
         settings = self.settings
         budget = min(settings["inject_chars"], room_beside(beside))
         with self._store() as store:
+            _settle(store, workspace)
             chosen = (
                 choose(store, workspace, request, budget)
                 if settings["inject"]
@@ -302,7 +394,101 @@ class MemoryService:
     def counts(self, workspace: Workspace | None = None) -> MemoryCountsJson:
         """The debug panel's memory counts."""
         with self._store() as store:
+            _settle(store, workspace)
             return rec.counts(store, workspace)
+
+    def status(self, workspace: Workspace | None = None) -> MemoryStatus:
+        """How memory stands: the counts, every workspace with records (and its id), what the
+        harvests' per-session caps dropped (per kind, and the sessions that lost most) and,
+        with `workspace`, what its next session's injection would leave out and why."""
+        from .harvest import MAX_DRAFTS
+
+        counts = self.counts(workspace)
+        by_kind = dict.fromkeys(MAX_DRAFTS, 0)
+        sessions: list[DroppedSessionJson] = []
+        with self._store() as store:
+            rows = store.db.execute(
+                "SELECT harness, session_id, report FROM memory_harvests "
+                "WHERE report LIKE '%\"dropped\"%'"
+            ).fetchall()
+        for harness, session_id, report in rows:
+            dropped = {
+                str(k): int(v)
+                for k, v in (orjson.loads(report).get("dropped") or {}).items()
+                if isinstance(v, int) and v > 0
+            }
+            if not dropped:
+                continue
+            for kind, n in dropped.items():
+                by_kind[kind] = by_kind.get(kind, 0) + n
+            sessions.append({"harness": harness, "id": session_id, "dropped": dropped})
+        sessions.sort(key=lambda s: (-sum(s["dropped"].values()), s["harness"], s["id"]))
+        injection: InjectionLeftOutJson | None = None
+        if workspace is not None:
+            shown = self.inject(workspace)
+            injection = {
+                "records": len(shown.chosen.records),
+                "chars": len(shown.chosen.text),
+                "leftOut": dict(shown.chosen.left_out),
+            }
+        return MemoryStatus(
+            counts,
+            self.workspace_entries(),
+            {"byKind": by_kind, "caps": dict(MAX_DRAFTS), "sessions": sessions[:20]},
+            injection,
+        )
+
+    def workspace_entries(self) -> list[WorkspaceEntry]:
+        """Every workspace that has records, the one with most first (status, rekey)."""
+        with self._store() as store:
+            rows = store.db.execute(
+                f"SELECT workspace, remote, count(*), sum({rec.CURRENT}) FROM memory_records "
+                "GROUP BY workspace, remote ORDER BY count(*) DESC, workspace"
+            ).fetchall()
+        return [
+            WorkspaceEntry(Workspace(root, remote), n, int(c or 0)) for root, remote, n, c in rows
+        ]
+
+    def rekey(self, old: str, new: str) -> Rekeyed:
+        """Move every record of the workspace `old` to the workspace `new` (a folder moved or
+        renamed, a checkout replaced): each is a workspace id (`dshkit memory status`) or a
+        directory; `old`'s directory may be gone (it is the workspace whose root it was), `new`
+        is where it is now (its workspace as a session there would find it). Only the records'
+        workspace changes, in one transaction; their words and times stay."""
+        with self._store() as store:
+            known = [
+                Workspace(root, remote)
+                for root, remote in store.db.execute(
+                    "SELECT DISTINCT workspace, remote FROM memory_records"
+                )
+            ]
+            source = _old_workspace(known, old)
+            target = self._new_workspace(known, new)
+            if target == source:
+                raise Invalid(
+                    f"{old!r} and {new!r} are the same workspace ({source.root})", field="new"
+                )
+            with store.transaction() as db:
+                moved = db.execute(
+                    "UPDATE memory_records SET workspace = ?, remote = ? "
+                    "WHERE workspace = ? AND remote IS ?",
+                    (target.root, target.remote, source.root, source.remote),
+                ).rowcount
+        return Rekeyed(source, target, moved)
+
+    def _new_workspace(self, known: list[Workspace], spec: str) -> Workspace:
+        spec = spec.strip()
+        if _WORKSPACE_ID.fullmatch(spec):
+            for workspace in known:
+                if workspace.id == spec:
+                    return workspace
+        if not os.path.isabs(spec):
+            raise Invalid(
+                f"give a workspace id or an absolute directory, got {spec!r}", field="new"
+            )
+        if not os.path.isdir(spec):
+            raise NotFound(f"{spec} is not a directory (nor a workspace id)", field="new")
+        return identify(spec, self.settings["workspaces"])
 
     # -- harvesting ------------------------------------------------------------------------
 
@@ -316,30 +502,43 @@ class MemoryService:
         min_interval_s: float = 0.0,
         wait: float | None = None,
         llm: LLMConfig | None = None,
+        progress: HarvestProgress | None = None,
+        scan_progress: ScanProgress | None = None,
     ) -> HarvestReport:
         """Harvest the sessions named (ids or unique prefixes), every changed one (`every`),
         and the retired sources not yet harvested. `min_interval_s`: a session harvested less
         than this long ago is skipped. With `llm`, each session also gets the model pass
-        (`judge`), its call linked to the session (forgetting it forgets the call)."""
+        (`judge`), its call linked to the session (forgetting it forgets the call).
+        `progress` is told before each session is read (done so far, of how many, which),
+        `scan_progress` how the scan before goes."""
         if llm is not None:
             llm.check()  # no key: said now, before anything is read
         report = HarvestReport()
         of = None if harness is None else _harness(harness)
         with self._store() as store:
             if refresh is not Refresh.NONE:
-                scan_as(store, self._sources_list(), refresh, wait=self.busy_timeout)
+                scan_as(
+                    store,
+                    self._sources_list(),
+                    refresh,
+                    progress=scan_progress,
+                    wait=self.busy_timeout,
+                )
             catalog = Catalog(store)
             wanted: list[SessionInfo] = [catalog.find(s, of) for s in sessions]
             if every:
-                wanted += catalog.recent(of, None)
+                changed, unchanged = _unharvested(store, catalog, of)
+                wanted += changed
+                report.skipped += unchanged
             wanted += self._retired(store, catalog, report)
             try:
                 with store.lease(HARVEST_LEASE, wait=self.busy_timeout if wait is None else wait):
-                    done: set[tuple[str, str]] = set()
+                    unique: dict[tuple[str, str], SessionInfo] = {}
                     for info in wanted:
-                        if info.key in done:
-                            continue
-                        done.add(info.key)
+                        unique.setdefault(info.key, info)
+                    for index, info in enumerate(unique.values()):
+                        if progress is not None:
+                            progress(index, len(unique), info)
                         self._harvest_one(store, catalog, info, report, min_interval_s, llm)
             except LeaseBusy:
                 report.busy = True
@@ -399,6 +598,7 @@ class MemoryService:
             report.skipped += 1
             return
         workspace = identify(info.cwd, self.settings["workspaces"])
+        settle(store, workspace)
         harvester = Harvester(info.harness)
         for event in catalog.iter_events(info.key):
             harvester.feed(event)
@@ -675,6 +875,50 @@ def _rescanned(record: Record) -> bool:
 
     verdict = scan(record.text, record.subject, orjson.dumps(record.detail).decode())
     return (verdict.without(*PERSON_MAY) if record.grade == rec.PERSON else verdict).clean
+
+
+def _unharvested(
+    store: Store, catalog: Catalog, harness: str | None
+) -> tuple[list[SessionInfo], int]:
+    """Sessions with events (of `harness` when given) never harvested or changed since their
+    harvest, the most recent first; and how many others are as they were harvested."""
+    done = {
+        (h, s): revision
+        for h, s, revision in store.db.execute(
+            "SELECT harness, session_id, revision FROM memory_harvests"
+        )
+    }
+    every = catalog.recent(harness, None)
+    changed = [info for info in every if done.get(info.key) != info.revision]
+    return changed, len(every) - len(changed)
+
+
+def _settle(store: Store, workspace: Workspace | None) -> None:
+    if workspace is not None:
+        settle(store, workspace)
+
+
+def _old_workspace(known: list[Workspace], spec: str) -> Workspace:
+    """The workspace `spec` names among those with records: its id, or its root directory
+    (which may be gone: moved, renamed)."""
+    spec = spec.strip()
+    if _WORKSPACE_ID.fullmatch(spec):
+        for workspace in known:
+            if workspace.id == spec:
+                return workspace
+    if not os.path.isabs(spec):
+        raise Invalid(f"give a workspace id or an absolute directory, got {spec!r}", field="old")
+    roots = {os.path.normpath(spec), os.path.realpath(spec)}
+    found = [w for w in known if w.root in roots]
+    if not found:
+        raise NotFound(f"no memory is kept for a workspace at {spec}", field="old")
+    if len(found) > 1:
+        names = ", ".join(f"{w.id} ({w.remote or 'no remote'})" for w in found)
+        raise Ambiguous(
+            f"{spec} holds the memory of {len(found)} workspaces: give one's id ({names})",
+            field="old",
+        )
+    return found[0]
 
 
 def _closed(store: Store) -> int:

@@ -147,6 +147,65 @@ class HarvestReportJson(TypedDict):
     busy: bool
 
 
+class WorkspaceEntryJson(WorkspaceJson):
+    """A workspace that has records: its id (what `dshkit memory rekey` takes), how many
+    records it has and how many of them stand now."""
+
+    id: str
+    records: int
+    current: int
+
+
+class WorkspaceIdJson(WorkspaceJson):
+    """A workspace and its id."""
+
+    id: str
+
+
+RekeyJson = TypedDict(
+    "RekeyJson",
+    {"from": WorkspaceIdJson, "to": WorkspaceIdJson, "records": int},
+)
+"""Records moved from one workspace (`from`) to another (`to`): how many."""
+
+
+class DroppedSessionJson(TypedDict):
+    """A session whose harvest dropped records over a cap: how many, per kind."""
+
+    harness: str
+    id: str
+    dropped: dict[str, int]
+
+
+class DroppedJson(TypedDict):
+    """What harvests dropped over the per-session caps: per kind over every session, the
+    cap of each kind, and the sessions that lost the most (up to 20)."""
+
+    byKind: dict[str, int]
+    caps: dict[str, int]
+    sessions: list[DroppedSessionJson]
+
+
+class InjectionLeftOutJson(TypedDict):
+    """What a new session of the workspace would be given now: how many records, and the
+    records left out, by why (the budget, quarantine, repeated, no provenance, rescanned)."""
+
+    records: int
+    chars: int
+    leftOut: dict[str, int]
+
+
+class MemoryStatusJson(TypedDict):
+    """`dshkit memory status`: the counts (with a workspace, how its records stand), every
+    workspace with records and its id, what the harvests' caps dropped, and with a
+    workspace what its next session's injection would leave out."""
+
+    counts: MemoryCountsJson
+    workspaces: list[WorkspaceEntryJson]
+    dropped: DroppedJson
+    injection: InjectionLeftOutJson | None
+
+
 class AcceptedJson(TypedDict):
     """A skill accepted: its record, and the SKILL.md written."""
 
