@@ -332,3 +332,22 @@ def test_commands_that_only_look_are_no_remedy() -> None:
     )
     for doing in doing_things:
         assert not is_inspection(doing), doing
+
+
+def test_a_dsh_command_that_exited_non_zero_is_a_failure_though_not_marked() -> None:
+    """DSH's bash reports a failure as "[exit code: N]" at the end of a result not marked
+    failed; a long output puts it past the head."""
+    log = Log()
+    log.turn_start()
+    log.human("部署一下")
+    log.call("bash", "c1", {"command": "make deploy"})
+    log.result(
+        "c1", 500, text="building…\n" * 400 + "Permission denied (publickey).\n[exit code: 2]"
+    )
+    log.call("bash", "c2", {"command": "ssh-add ~/.ssh/deploy"})
+    log.result("c2", 100, text="Identity added")
+    log.call("bash", "c3", {"command": "make deploy"})
+    log.result("c3", 500, text="deployed\n[exit code: 0]")
+    (negative,) = harvest(log)[NEGATIVE]
+    assert negative.detail["failed"] == "make deploy"
+    assert any("ssh-add" in str(step) for step in negative.detail["remedy"])

@@ -61,9 +61,12 @@ _TESTS_PASSED = (
 _TESTS_FAILED = re.compile(
     r"\b[1-9]\d* (?:failed|failing|errors?)\b|^# fail [1-9]|test result: FAILED", re.M
 )
-# A command's exit status as Codex reports it in the output (the result is not marked failed).
+# A command's exit status as Codex and DSH report it in the output (the result is not marked
+# failed): Codex's forms, and DSH bash's "[exit code: N]", which ends a long output.
 _EXIT_STATUS = re.compile(
-    r"^Process exited with code [1-9]\d*\s*$|\"exit_code\":\s*[1-9]|^Exit code: [1-9]", re.M
+    r"^Process exited with code [1-9]\d*\s*$|\"exit_code\":\s*[1-9]|^Exit code: [1-9]|"
+    r"^\[exit code: [1-9]\d*\]",
+    re.M,
 )
 _TEST_COMMAND = re.compile(
     r"(?:^|[\s;&|/])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest)\b|"
@@ -293,7 +296,11 @@ class Harvester:
         output = without_reminders(message_text(event))
         failed = is_failed_result(event) or (
             call.command is not None
-            and bool(_TESTS_FAILED.search(output) or _EXIT_STATUS.search(output[:2_000]))
+            and bool(
+                _TESTS_FAILED.search(output)
+                or _EXIT_STATUS.search(output[:2_000])
+                or _EXIT_STATUS.search(output[-2_000:])
+            )
         )
         when = int(event.get("time") or self.last_time or 0)
         if failed:
