@@ -101,6 +101,8 @@ def _world(base: Path) -> tuple[Path, dict[str, Any]]:
                 grade="tool",
                 seq=4,
                 valid_from=T0 + HOUR,
+                # What injection says a negative path from (never its text: external words).
+                detail={"failed": "make ship", "error": "E1", "fix": "make ship"},
             ),
             state="pending",
         )
