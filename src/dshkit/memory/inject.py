@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..provenance.injection import PERSON_MAY, scan
+from ..provenance.injection import scan
 from .records import (
     EXPERIENCE,
     FACT,
@@ -40,6 +40,8 @@ from .records import (
     TOOL,
     Record,
     now_ms,
+    rescanned,
+    scan_as,
     select,
 )
 from .signature import MAX_TOKENS, signature
@@ -160,10 +162,7 @@ def choose(
     used = len(OPEN) + len(header) + len(CLOSE) + 3
     for _, record in kept:
         # Scanned again, whole (the scanner may know more now), before anything is rendered.
-        verdict = scan(record.text, record.subject, _detail_text(record))
-        if record.grade == PERSON:
-            verdict = verdict.without(*PERSON_MAY)
-        if not verdict.clean:
+        if not rescanned(record).clean:
             left_out["rescanned"] += 1
             continue
         line = render(record, language)
@@ -357,8 +356,7 @@ def _experience(record: Record, zh: bool) -> str | None:
 
 
 def _clean_line(line: str, record: Record) -> bool:
-    verdict = scan(line)
-    return (verdict.without(*PERSON_MAY) if record.grade == PERSON else verdict).clean
+    return scan_as(record.grade, line).clean
 
 
 def _command(value: object) -> str | None:
@@ -403,12 +401,6 @@ def _day(ms: object) -> str:
 
     seconds = int(ms) / 1000 if isinstance(ms, int | float) and ms else time.time()
     return time.strftime("%Y-%m-%d", time.gmtime(seconds))
-
-
-def _detail_text(record: Record) -> str:
-    import orjson
-
-    return orjson.dumps(record.detail).decode()
 
 
 def _grams(text: str) -> set[str]:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
+    from ..provenance.injection import Verdict
     from ..store import Store
     from .wire import MemoryCountsJson, RecordJson
     from .workspace import Workspace
@@ -181,6 +182,21 @@ class Draft:
         return hashlib.sha256(f"{self.kind}\0{self.subject}\0{self.text}".encode()).hexdigest()[:32]
 
 
+def scan_as(grade: str, *texts: str) -> Verdict:
+    """The poisoning scanner's verdict on a record's texts, as its grade reads them: the
+    person's own words may ask to be remembered and be addressed to the agent (that is what
+    "remember" means); every other finding stands for them too."""
+    from ..provenance.injection import PERSON_MAY, scan
+
+    verdict = scan(*texts)
+    return verdict.without(*PERSON_MAY) if grade == PERSON else verdict
+
+
+def rescanned(record: Record) -> Verdict:
+    """`scan_as` on a stored record, whole, now (the scanner may know more than at write)."""
+    return scan_as(record.grade, record.text, record.subject, orjson.dumps(record.detail).decode())
+
+
 def add(
     store: Store,
     workspace: Workspace,
@@ -192,11 +208,7 @@ def add(
     """Write `draft` as a record of `workspace` from the session `source` (harness, id), with
     its supersession verdict, inside the caller's transaction; None when the very record was
     harvested from that session before."""
-    from ..provenance.injection import PERSON_MAY, scan
-
-    verdict = scan(draft.text, *draft.scanned, orjson.dumps(draft.detail).decode())
-    if draft.grade == PERSON:
-        verdict = verdict.without(*PERSON_MAY)
+    verdict = scan_as(draft.grade, draft.text, *draft.scanned, orjson.dumps(draft.detail).decode())
     reason = draft.quarantine or (None if verdict.clean else verdict.reason)
     redact_draft(draft)  # scanned as it was seen; stored with no secret in it
     recorded = now_ms()

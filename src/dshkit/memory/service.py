@@ -344,7 +344,9 @@ class MemoryService:
             }
             found = [by_id[i] for i in ids if i in by_id]
             if clean_only:  # scanned again, as injection does; none the person has not passed
-                found = [r for r in found if r.state not in rec.NOT_STANDING and _rescanned(r)]
+                found = [
+                    r for r in found if r.state not in rec.NOT_STANDING and rec.rescanned(r).clean
+                ]
             found = found[:limit]
             current = {r.id: rec.is_current(store, r) for r in found}
         if clean_only:  # what the agent reads: its external text fenced
@@ -367,13 +369,15 @@ class MemoryService:
                 field="record",
             )
         # Waiting for the person's review, or rejected: not the agent's to read.
-        if found.quarantined or found.state in rec.NOT_STANDING or not _rescanned(found):
+        if found.quarantined or found.state in rec.NOT_STANDING or not rec.rescanned(found).clean:
             raise Refused(
                 "MEMORY_QUARANTINED",
                 f"memory record {record} is quarantined (kept for the person to review)",
                 field="record",
             )
-        clean = [as_read(r) for r in view.supersedes if not r.quarantined and _rescanned(r)]
+        clean = [
+            as_read(r) for r in view.supersedes if not r.quarantined and rec.rescanned(r).clean
+        ]
         by = view.superseded_by
         return RecordView(as_read(found), view.current, clean, None if by is None else as_read(by))
 
@@ -866,15 +870,6 @@ def fence(record: int, text: str) -> str:
     shown as look-alikes), saying it is data to read, not instructions."""
     inner = text.replace("<<<", "‹‹‹").replace(">>>", "›››")
     return f"{FENCE_OPEN.format(id=record)}\n{inner}\n{FENCE_CLOSE.format(id=record)}"
-
-
-def _rescanned(record: Record) -> bool:
-    """Whether the record is clean when scanned again now, whole (the scanner may know more
-    than when it was written)."""
-    from ..provenance.injection import PERSON_MAY, scan
-
-    verdict = scan(record.text, record.subject, orjson.dumps(record.detail).decode())
-    return (verdict.without(*PERSON_MAY) if record.grade == rec.PERSON else verdict).clean
 
 
 def _unharvested(
