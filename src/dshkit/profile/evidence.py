@@ -39,15 +39,8 @@ _DATE = re.compile(r"^\s*\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?\s*")
 _QUOTES = "\"'“”‘’「」『』《》`"
 
 
-@dataclass(frozen=True)
-class Cited:
-    """One message of the material, as the prompt numbered it."""
-
-    harness: str
-    session_id: str
-    seq: int | None
-    time: int | None
-    text: str
+# One message of the material, as the prompt numbered it: a message of the person's, where said.
+Cited = Message
 
 
 @dataclass
@@ -122,9 +115,7 @@ class EvidenceCheck:
 
     def _in_material(self, quote: str) -> Said | None:
         for cited in reversed(self.material):
-            said = said_in(
-                Message(cited.harness, cited.session_id, cited.seq, cited.time, cited.text), quote
-            )
+            said = said_in(cited, quote)
             if said is not None:
                 return said
         return None
