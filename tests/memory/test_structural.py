@@ -14,7 +14,7 @@ import pytest
 from dshkit.errors import Refused
 from dshkit.memory.inject import language_of
 from dshkit.memory.service import MemoryService, fence
-from dshkit.memory.signature import signature
+from dshkit.memory.signatures import tokens
 from dshkit.store import Store
 
 from ..support.logs import Log
@@ -164,8 +164,8 @@ def test_the_language_is_the_persons() -> None:
     ],
 )
 def test_an_errors_signature_is_extracted_never_quoted(output: str, expected: list[str]) -> None:
-    assert signature(output)[: len(expected)] == expected
-    for token in signature(output):
+    assert tokens(output)[: len(expected)] == expected
+    for token in tokens(output):
         assert re.fullmatch(r"[A-Za-z0-9_\[\]. -]{1,48}", token)
 
 

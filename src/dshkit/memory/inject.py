@@ -44,7 +44,7 @@ from .records import (
     scan_as,
     select,
 )
-from .signature import MAX_TOKENS, signature
+from .signatures import MAX_TOKENS, tokens
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:
@@ -282,13 +282,13 @@ def _negative(record: Record, zh: bool) -> str | None:
 
 
 def _signature_tokens(detail: dict[str, object]) -> list[str]:
-    """What the template says of the error: short tokens extracted by `signature`, never the
+    """What the template says of the error: short tokens extracted by `tokens`, never the
     output's own line. Harvest's structured signature (`memory/signatures.py`: its class and
     exit status; its message and line are the tool's words and stay out) is read through the
     same extraction; without it, the stored error is."""
     stored = detail.get("signature")
     if isinstance(stored, dict):
-        named = signature(str(stored.get("class") or ""))
+        named = tokens(str(stored.get("class") or ""))
         status = stored.get("exitStatus")
         if isinstance(status, int) and f"exit {status}" not in named:
             named.append(f"exit {status}")
@@ -297,7 +297,7 @@ def _signature_tokens(detail: dict[str, object]) -> list[str]:
     if isinstance(stored, list):
         return [t for t in stored if isinstance(t, str)]
     error = detail.get("error")
-    return signature(error if isinstance(error, str) else "")
+    return tokens(error if isinstance(error, str) else "")
 
 
 def _proven(record: Record, zh: bool) -> str | None:
