@@ -156,7 +156,7 @@ def test_the_lint_and_build_commands_that_worked_are_facts() -> None:
         log.result(f"c{n}", 100, failed=failed, text="boom" if failed else "ok")
     facts = {f.subject: f for f in harvest(log)[FACT]}
     assert facts["command:lint"].text.startswith("本工作区的检查命令：`ruff check src --fix`")
-    assert facts["command:build"].detail == {"command": "npm run build"}
+    assert facts["command:build"].detail == {"command": "npm run build", "language": "zh"}
 
 
 def test_a_harness_reminder_in_an_output_is_no_part_of_a_record() -> None:

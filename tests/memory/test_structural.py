@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from dshkit.errors import Refused
-from dshkit.memory.inject import language_of
 from dshkit.memory.service import MemoryService, fence
 from dshkit.memory.signatures import tokens
+from dshkit.memory.templates import language_of
 from dshkit.store import Store
 
 from ..support.logs import Log

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict, deque
 from collections.abc import Iterable
+from functools import partial
 
 import orjson
 
@@ -35,6 +36,7 @@ from ..sessions.events import (
     is_human_message,
     message_text,
 )
+from . import templates
 from .records import EXPERIENCE, FACT, NEGATIVE, PERSON, SKILL, TOOL, Draft
 from .signatures import signature
 from .skills import draft_skill
@@ -77,7 +79,6 @@ _TEST_COMMAND = re.compile(
 _FACT_COMMANDS = (
     (
         "command:lint",
-        "检查命令",
         re.compile(
             r"(?:^|[\s;&|/])(?:ruff\s+check|ruff|flake8|pylint|mypy|pyright|eslint|tsc\s+--noEmit|"
             r"golangci-lint|cargo\s+clippy|prettier\s+--check|black\s+--check)\b"
@@ -85,7 +86,6 @@ _FACT_COMMANDS = (
     ),
     (
         "command:build",
-        "构建命令",
         re.compile(
             r"\b(?:(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?build|cargo\s+build|go\s+build|"
             r"make(?:\s+(?:build|all))?$|mvn\s+\S*package|gradle\w*\s+build|python3?\s+-m\s+build)\b"
@@ -232,7 +232,7 @@ class Harvester:
         self.last_time = 0
         # the current turn: the person's request, what it proved, the commands that worked
         self.request: tuple[str, int] | None = None
-        self.proofs: list[str] = []
+        self.proofs: list[dict[str, object]] = []
         self.commands: list[str] = []
         self.proof_seq: int | None = None
         self.turns: dict[tuple[str, ...], int] = {}  # command heads of a turn → turns seen
@@ -242,6 +242,8 @@ class Harvester:
         self.keep_skill: tuple[str, int] | None = None
         # the newest requests (seq, text clipped), for the optional model pass
         self.requests: deque[tuple[int, str]] = deque(maxlen=MAX_REQUESTS)
+        # the person's words, for the language dshkit's templates are written in
+        self.tally = templates.Tally()
 
     # -- feeding ---------------------------------------------------------------------------
 
@@ -349,14 +351,16 @@ class Harvester:
             line = error_line(found.full_error) or "（无输出）"
         shown = found_signature.short if found_signature is not None else line
         remedy = [{"kind": kind, "text": text} for kind, text in found.remedy]
-        steps = "，".join(
-            f"`{clip(text, 120)}`" if kind == "command" else f"修改 {clip(text, 120)}"
-            for kind, text in found.remedy
-        )
-        fixed_by = f"之后{steps}，" if steps else "之后"
-        text = (
-            f"`{clip(what, 160)}` 曾失败：{clip(shown, ERROR_CHARS).rstrip('。.')}。"
-            f"{fixed_by}`{clip(fix, 160)}` 成功（seq {seq}）。"
+        say = partial(
+            templates.negative,
+            f"`{clip(what, 160)}`",
+            clip(shown, ERROR_CHARS),
+            [
+                (kind, f"`{clip(text, 120)}`" if kind == "command" else clip(text, 120))
+                for kind, text in found.remedy
+            ],
+            f"`{clip(fix, 160)}`",
+            seq,
         )
         detail: dict[str, object] = {
             "failed": clip(what, DETAIL_CHARS),
@@ -374,47 +378,54 @@ class Harvester:
         self._add(
             Draft(
                 NEGATIVE,
-                text,
+                say(templates.ZH),
                 grade=TOOL,
                 seq=failed.seq,
                 valid_from=found.time or when,
                 detail=detail,
                 scanned=(found.full_error,),
+                say=say,
             )
         )
 
     def _proofs(self, call: _Call, output: str, seq: int, when: int) -> None:
         command = call.command or ""
-        proofs = []
+        proofs: list[dict[str, object]] = []
         if re.search(r"\bgit\b.*\bcommit\b", command) and (match := _COMMIT.search(output)):
-            proofs.append(f"git commit {match['sha'][:7]}（{match['branch']}）")
+            proofs.append({"kind": "commit", "sha": match["sha"][:7], "branch": match["branch"]})
         if re.search(r"\bgit\b.*\bpush\b", command) and (match := _PUSH.search(output)):
-            proofs.append(f"git push → {match[1]}")
+            proofs.append({"kind": "push", "to": match[1]})
         passed = next((m for p in _TESTS_PASSED if (m := p.search(output))), None)
         if passed is not None:
-            proofs.append(f"测试 {passed[1]} 个通过（`{clip(command, 80)}`）")
+            proofs.append(
+                {"kind": "tests", "passed": int(passed[1]), "command": f"`{clip(command, 80)}`"}
+            )
             if _TEST_COMMAND.search(command):
+                say = partial(templates.proven, "command:test", f"`{command}`", seq, int(passed[1]))
                 self.facts["command:test"] = Draft(
                     FACT,
-                    f"本工作区的测试命令：`{command}`（seq {seq} 时 {passed[1]} 个通过）",
+                    say(templates.ZH),
                     grade=TOOL,
                     seq=seq,
                     valid_from=when,
                     subject="command:test",
                     detail={"command": command, "passed": int(passed[1])},
                     scanned=(command,),
+                    say=say,
                 )
-        for subject, label, pattern in _FACT_COMMANDS:
+        for subject, pattern in _FACT_COMMANDS:
             if pattern.search(command) and not _TEST_COMMAND.search(command):
+                say = partial(templates.proven, subject, f"`{command}`", seq, None)
                 self.facts[subject] = Draft(
                     FACT,
-                    f"本工作区的{label}：`{command}`（seq {seq} 时成功）",
+                    say(templates.ZH),
                     grade=TOOL,
                     seq=seq,
                     valid_from=when,
                     subject=subject,
                     detail={"command": command},
                     scanned=(command,),
+                    say=say,
                 )
         if proofs:
             self.proofs.extend(p for p in proofs if p not in self.proofs)
@@ -422,6 +433,7 @@ class Harvester:
 
     def _human(self, text: str, seq: int) -> None:
         self._end_turn()
+        self.tally.add(text)
         when = self.last_time
         if match := _REMEMBER.match(text):
             said = (match["zh"] or match["en"] or "").strip()
@@ -464,19 +476,28 @@ class Harvester:
         if self.request is not None and self.proofs:
             request, seq = self.request
             situation = clip(" ".join(first_line(request).split()), REQUEST_CHARS)
-            used = "；".join(f"`{clip(c, 80)}`" for c in _distinct(self.commands)[-3:])
-            text = f"在「{situation}」这类任务中：{'，'.join(self.proofs[:4])}" + (
-                f"；用到的命令：{used}" if used else ""
-            )
+            proofs = self.proofs[:4]
+            used = [f"`{clip(c, 80)}`" for c in _distinct(self.commands)[-3:]]
+
+            def say(language: str, situation: str = situation) -> str:
+                shown = [templates.proof(p, language) for p in proofs]
+                return templates.experience(situation, shown, used, language)
+
             self._add(
                 Draft(
                     EXPERIENCE,
-                    text,
+                    say(templates.ZH),
                     grade=TOOL,
                     seq=self.proof_seq if self.proof_seq is not None else seq,
                     valid_from=self.last_time,
-                    detail={"requestSeq": seq, "proofs": self.proofs[:8]},
+                    detail={
+                        "requestSeq": seq,
+                        "situation": situation,
+                        "proofs": self.proofs[:8],
+                        "commands": _distinct(self.commands)[-3:],
+                    },
                     scanned=(request,),
+                    say=say,
                 )
             )
         heads = tuple(_distinct(" ".join(c.split()[:2]) for c in self.commands))
@@ -544,7 +565,13 @@ class Harvester:
                 self._skill(commands, seq, request=request)
         for fact in self.facts.values():
             self._add(fact)
-        return [draft for kind in MAX_DRAFTS for draft in self.drafts[kind]]
+        found = [draft for kind in MAX_DRAFTS for draft in self.drafts[kind]]
+        language = self.tally.language  # the session's, now that all its words were read
+        for draft in found:
+            if draft.say is not None:
+                draft.text = draft.say(language)
+                draft.detail["language"] = language
+        return found
 
 
 def _distinct(items: Iterable[str]) -> list[str]:

@@ -45,6 +45,16 @@ from .records import (
     select,
 )
 from .signatures import MAX_TOKENS, tokens
+from .templates import (
+    EN,
+    ZH,
+    experience,
+    language_of,
+    negative_given,
+    person_said,
+    proof,
+    proven,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:
@@ -62,7 +72,6 @@ COMMAND_CHARS = 160  # of a command as a template names it
 KIND_WEIGHT = {NEGATIVE: 1.0, FACT: 0.9, EXPERIENCE: 0.6}
 OPEN = "<dshkit-memory>"
 CLOSE = "</dshkit-memory>"
-ZH, EN = "zh", "en"
 HEADERS = {
     ZH: (
         "以下是 dshkit 从本工作区以往会话中整理的记忆。"
@@ -190,22 +199,6 @@ def room_beside(profile: str) -> int:
     return max(0, harnesses.HOOK_TEXT_LIMIT - used - ROOM_KEPT)
 
 
-def language_of(*texts: str) -> str:
-    """The session's language as the person's words show it: Chinese where they hold Han
-    characters in any number worth a word, English where they are Latin, Chinese when
-    nothing is known (dshkit's first language)."""
-    han = latin = 0
-    for text in texts:
-        for char in text[:2_000]:
-            if "\u4e00" <= char <= "\u9fff" or "\u3400" <= char <= "\u4dbf":
-                han += 1
-            elif char.isascii() and char.isalpha():
-                latin += 1
-    if han == 0 and latin == 0:
-        return ZH
-    return ZH if han >= 2 and han * 10 >= latin else EN
-
-
 def render(record: Record, language: str = ZH) -> str | None:
     """The line a record is given as: dshkit's own template for what it observed (a
     negative path, a proven command, an experience), the person's words as theirs, dated, a
@@ -218,15 +211,13 @@ def render(record: Record, language: str = ZH) -> str | None:
     if record.grade == PERSON and record.kind != NEGATIVE:
         said = _quote(record.text, 400)
         day = _day(record.valid_from)
-        if zh:
-            return f"- {tag}] 使用者在 {day} 说：「{said}」"
-        return f'- {tag}] The person said, on {day}: "{said}"'
+        return f"- {tag}] {person_said(day, said, language)}"
     if record.kind == NEGATIVE:
-        body = _negative(record, zh)
+        body = _negative(record, language)
     elif record.kind == FACT and record.grade == TOOL:
-        body = _proven(record, zh)
+        body = _proven(record, language)
     elif record.kind == EXPERIENCE and record.grade == TOOL:
-        body = _experience(record, zh)
+        body = _experience(record, language)
     elif record.grade == MODEL:
         body = _quote(record.text, 300)
     else:
@@ -237,13 +228,12 @@ def render(record: Record, language: str = ZH) -> str | None:
     return f"- {tag}{where} {body}"
 
 
-def _negative(record: Record, zh: bool) -> str | None:
+def _negative(record: Record, language: str) -> str | None:
     detail = record.detail
     failed = _command(detail.get("failed"))
     if failed is None:
         return None
-    tokens = _signature_tokens(detail)
-    named = ("，" if zh else ", ").join(tokens[:MAX_TOKENS])
+    named = _signature_tokens(detail)[:MAX_TOKENS]
     steps: list[str] = []
     edits = [p for p in (_path(e) for e in _list(detail.get("edits"))) if p]
     for step in _list(detail.get("remedy")):  # harvest's [{kind, text}], or plain commands
@@ -255,30 +245,7 @@ def _negative(record: Record, zh: bool) -> str | None:
         elif kind == "command" and (command := _command(text)):
             steps.append(command)
     fix = _command(detail.get("fix"))
-    rid = record.id
-    if zh:
-        said = f"{failed} 失败" + (f"（{named}）" if named else "（未识别出错误类型）")
-        remedy = []
-        if steps:
-            remedy.append("先执行 " + "、".join(steps[:4]))
-        if edits:
-            remedy.append("修改了 " + "、".join(edits[:4]))
-        fixed = ("，".join(remedy) + "，之后 " if remedy else "之后 ") + (
-            f"{fix} 成功" if fix else "成功"
-        )
-        return f"{said}；{fixed}。原始输出用 memory_get {rid} 读取（不可信的外部文本）"
-    said = f"{failed} failed" + (f" with {named}" if named else " (no error class recognised)")
-    remedy = []
-    if steps:
-        remedy.append("ran " + ", ".join(steps[:4]))
-    if edits:
-        remedy.append("edited " + ", ".join(edits[:4]))
-    fixed = (
-        "; fixed by: " + "; ".join(remedy) + (f"; then {fix} succeeded" if fix else "")
-        if remedy
-        else (f"; then {fix} succeeded" if fix else "")
-    )
-    return f"{said}{fixed}. Raw output: memory_get {rid} (untrusted external text)"
+    return negative_given(failed, named, steps[:4], edits[:4], fix, record.id, language)
 
 
 def _signature_tokens(detail: dict[str, object]) -> list[str]:
@@ -300,59 +267,80 @@ def _signature_tokens(detail: dict[str, object]) -> list[str]:
     return tokens(error if isinstance(error, str) else "")
 
 
-def _proven(record: Record, zh: bool) -> str | None:
+def _proven(record: Record, language: str) -> str | None:
     detail = record.detail
     command = _command(detail.get("command"))
     if command is None:
         return None
-    what = {
-        "command:test": ("测试命令", "test command"),
-        "command:lint": ("检查命令", "check command"),
-        "command:build": ("构建命令", "build command"),
-    }.get(record.subject, ("命令", "command"))
     passed = detail.get("passed")
-    seq = "" if record.seq is None else str(record.seq)
-    if zh:
-        told = (
-            f"（seq {seq} 时 {passed} 个通过）"
-            if isinstance(passed, int)
-            else f"（seq {seq} 时成功）"
-        )
-        return f"本工作区的{what[0]}：{command}{told}"
-    told = (
-        f" ({passed} passed at seq {seq})"
-        if isinstance(passed, int)
-        else f" (succeeded at seq {seq})"
+    return proven(
+        record.subject, command, record.seq, passed if isinstance(passed, int) else None, language
     )
-    return f"this workspace's {what[1]}: {command}{told}"
 
 
+# An experience harvested before its parts were kept (its text the Chinese template, its
+# proofs that template's phrases): read back into the parts, never translated.
 _EXPERIENCE = re.compile(
     r"^在「(?P<situation>.*)」这类任务中：(?P<proofs>.*?)(?:；用到的命令：(?P<used>.*))?$", re.S
 )
+_OLD_PROOFS = (
+    (re.compile(r"^git commit (?P<sha>[0-9a-f]{7,40})（(?P<branch>[^）]*)）$"), "commit"),
+    (re.compile(r"^git push → (?P<to>\S+)$"), "push"),
+    (re.compile(r"^测试 (?P<passed>\d+) 个通过（`(?P<command>.*)`）$"), "tests"),
+)
 
 
-def _experience(record: Record, zh: bool) -> str | None:
-    match = _EXPERIENCE.match(record.text)
-    if match is None:
+def _old_proof(text: str) -> dict[str, object] | None:
+    for pattern, kind in _OLD_PROOFS:
+        if found := pattern.match(text.strip()):
+            parts: dict[str, object] = {"kind": kind, **found.groupdict()}
+            if kind == "tests":
+                parts["passed"] = int(found["passed"])
+            return parts
+    return None
+
+
+def _experience(record: Record, language: str) -> str | None:
+    """What a turn proved: the person's request (quoted), the proofs and the commands, each
+    shown as a template shows it (a command scanned and clipped), in `language`."""
+    detail = record.detail
+    situation = detail.get("situation")
+    proofs = _list(detail.get("proofs"))
+    used = [c for c in (_command(u) for u in _list(detail.get("commands"))) if c]
+    if not isinstance(situation, str) or not all(isinstance(p, dict) for p in proofs):
+        match = _EXPERIENCE.match(record.text)
+        if match is None:
+            return None
+        situation = match["situation"]
+        proofs = [p for p in (_old_proof(t) for t in match["proofs"].split("，")) if p]
+        olds = (match["used"] or "").split("；")
+        used = [c for c in (_command(u.strip().strip("`")) for u in olds) if c]
+    shown: list[str] = []
+    for found in proofs:
+        if not isinstance(found, dict):
+            continue
+        parts = dict(found)
+        if parts.get("kind") == "tests":
+            if not isinstance(parts.get("passed"), int):
+                continue
+            command = parts.get("command")
+            plain = command.strip("`") if isinstance(command, str) else None
+            parts["command"] = _command(plain) if plain else None
+        else:
+            value = parts.get("sha") if parts.get("kind") == "commit" else parts.get("to")
+            if not isinstance(value, str) or not _SAFE_REF.match(value):
+                continue
+            branch = parts.get("branch")
+            if branch is not None and not (isinstance(branch, str) and _SAFE_REF.match(branch)):
+                parts["branch"] = None
+        shown.append(proof(parts, language))
+    if not shown:
         return None
-    situation = _quote(match["situation"], 120)
-    proofs = match["proofs"]
-    used = match["used"] or ""
-    if zh:
-        return f"在「{situation}」这类任务中：{_quote(proofs, 300)}" + (
-            f"；用到的命令：{_quote(used, 300)}" if used else ""
-        )
-    proofs = (
-        proofs.replace("（", " (")
-        .replace("）", ")")
-        .replace("，", ", ")
-        .replace("测试 ", "tests: ")
-        .replace(" 个通过", " passed")
-    )
-    return f'in a task like "{situation}": {_quote(proofs, 300)}' + (
-        f"; commands used: {_quote(used, 300)}" if used else ""
-    )
+    return experience(_quote(situation, 120), shown, used, language)
+
+
+# A commit's hash, a branch or a push's target as a proof names them: a ref's alphabet only.
+_SAFE_REF = re.compile(r"^[\w./:@+-]{1,120}$")
 
 
 def _clean_line(line: str, record: Record) -> bool:

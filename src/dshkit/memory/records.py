@@ -23,7 +23,7 @@ import orjson
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from ..provenance.injection import Verdict
@@ -145,6 +145,7 @@ class Draft:
         "grade",
         "kind",
         "quarantine",
+        "say",
         "scanned",
         "seq",
         "subject",
@@ -163,6 +164,7 @@ class Draft:
         subject: str = "",
         detail: dict[str, Any] | None = None,
         scanned: tuple[str, ...] = (),
+        say: Callable[[str], str] | None = None,
     ) -> None:
         self.kind = kind
         self.text = text
@@ -174,6 +176,9 @@ class Draft:
         # The full source texts the record was made from (scanned whole before any clipping).
         self.scanned = scanned
         self.quarantine: str | None = None
+        # dshkit's template for the text, given the language (`templates`): the harvest says
+        # it in its session's language once it has read the person's words.
+        self.say = say
 
     @property
     def digest(self) -> str:

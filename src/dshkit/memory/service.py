@@ -849,13 +849,16 @@ def as_read(record: Record) -> Record:
     from copy import copy
 
     from ..provenance.secrets import redact
-    from .inject import language_of, render
+    from .inject import render
+    from .templates import LANGUAGES, language_of
 
     seen = copy(record)
     seen.detail = rec._redacted(record.detail, redact)
     seen.text = redact(record.text).text
     if record.grade == rec.TOOL and record.kind != rec.SKILL:
-        seen.text = render(seen, language_of(seen.text)) or ""
+        said_in = record.detail.get("language")  # the language of the session it came from
+        language = said_in if said_in in LANGUAGES else language_of(seen.text)
+        seen.text = render(seen, language) or ""
         for key in EXTERNAL_FIELDS:
             value = seen.detail.get(key)
             if isinstance(value, str):
