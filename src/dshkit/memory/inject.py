@@ -58,6 +58,7 @@ from .templates import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:
+    from ..provenance.quotes import Message
     from ..store import Store
     from .wire import ChosenJson
     from .workspace import Workspace
@@ -142,7 +143,14 @@ def choose(
 ) -> Chosen:
     """The memory text for a new session of `workspace` whose first request is `request`
     (empty: not known), at most `budget` characters."""
-    left_out = {"quarantined": 0, "rescanned": 0, "noProvenance": 0, "budget": 0, "repeated": 0}
+    left_out = {
+        "quarantined": 0,
+        "rescanned": 0,
+        "noProvenance": 0,
+        "unverified": 0,
+        "budget": 0,
+        "repeated": 0,
+    }
     candidates = select(store, workspace, kinds=(NEGATIVE, FACT, EXPERIENCE), limit=CANDIDATES)
     at = now_ms() if now is None else now
     wanted = _grams(request)
@@ -169,10 +177,15 @@ def choose(
     lines: list[str] = []
     chosen: list[Record] = []
     used = len(OPEN) + len(header) + len(CLOSE) + 3
+    messages: dict[tuple[str, str], list[Message]] = {}  # the person's, per session, as read
     for _, record in kept:
         # Scanned again, whole (the scanner may know more now), before anything is rendered.
         if not rescanned(record).clean:
             left_out["rescanned"] += 1
+            continue
+        if record.grade == PERSON and not said_still(store, record, messages):
+            # Framed as the person's words only while their stored words hold it.
+            left_out["unverified"] += 1
             continue
         line = render(record, language)
         if line is None or not _clean_line(line, record):
@@ -188,6 +201,42 @@ def choose(
         return Chosen("", [], left_out, language=language)
     text = "\n".join([OPEN, header, *lines, CLOSE])
     return Chosen(text, chosen, left_out, lines, language)
+
+
+def said_still(
+    store: Store, record: Record, messages: dict[tuple[str, str], list[Message]] | None = None
+) -> bool:
+    """Whether a record framed as the person's words is still theirs: its quote (the model
+    pass's verified quote, else its text) found, folded as `provenance.quotes` compares, in
+    one of the person's stored messages of the session it came from. A secret's marker
+    stands where the person typed the secret: the words around it are looked up, each
+    long enough to prove something. `messages`: the sessions' messages read so far."""
+    from ..provenance.quotes import MIN_QUOTE_WEIGHT, Message, fold, said_in, weight
+
+    key = (str(record.harness or ""), str(record.session_id or ""))
+    if messages is None:
+        messages = {}
+    if key not in messages:
+        messages[key] = [
+            Message(key[0], key[1], seq, time, text)
+            for seq, time, text in store.db.execute(
+                "SELECT seq, time, text FROM human_messages WHERE harness = ? AND session_id = ?",
+                key,
+            )
+        ]
+    quote = record.detail.get("quote")
+    quote = quote if isinstance(quote, str) and quote.strip() else record.text
+    if quote.endswith("…"):  # clipped: the last word may be cut
+        quote = quote[:-1]
+        head, _, last = quote.rpartition(" ")
+        quote = head if head and last.isascii() else quote
+    pieces = [p for p in _SECRET_MARKER.split(quote) if weight(fold(p)) >= MIN_QUOTE_WEIGHT]
+    if not pieces:
+        return False
+    return any(all(said_in(m, p) is not None for p in pieces) for m in messages[key])
+
+
+_SECRET_MARKER = re.compile(r"\[secret: [A-Za-z0-9 ()._-]{1,60}\]")
 
 
 def room_beside(profile: str) -> int:
@@ -209,7 +258,9 @@ def render(record: Record, language: str = ZH) -> str | None:
     grade = GRADE_LABELS[language].get(record.grade, record.grade)
     tag = f"[M{record.id}·{kind}·{grade}" if zh else f"[M{record.id} · {kind} · {grade}"
     if record.grade == PERSON and record.kind != NEGATIVE:
-        said = _quote(record.text, 400)
+        # The model pass's fact is the person's by the quote it cites: the quote is said.
+        quote = record.detail.get("quote")
+        said = _quote(quote if isinstance(quote, str) and quote.strip() else record.text, 400)
         day = _day(record.valid_from)
         return f"- {tag}] {person_said(day, said, language)}"
     if record.kind == NEGATIVE:

@@ -23,7 +23,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..sessions.catalog import Catalog, SessionKey
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
+if TYPE_CHECKING:  # (the injection verifies quotes at a session's start: no catalog there)
+    from ..sessions.catalog import Catalog, SessionKey
 
 MIN_QUOTE_WEIGHT = 6
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
