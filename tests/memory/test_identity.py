@@ -13,6 +13,7 @@ from dshkit.errors import Ambiguous, Invalid, NotFound
 from dshkit.memory.service import MemoryService
 from dshkit.store import Store
 
+from ..support.logs import Log
 from ..support.memory import fix_session, make_repo, scan, write_session
 
 
@@ -134,3 +135,44 @@ def test_rekey_asks_for_an_id_where_a_path_held_two_repositories(tmp_path: Path)
     with pytest.raises(Ambiguous) as raised:
         service.rekey(str(repo), str(target))
     assert all(e.workspace.id in str(raised.value) for e in service.workspace_entries())
+
+
+@pytest.mark.parametrize("newer_moves", [True, False])
+def test_rekey_into_a_workspace_with_records_settles_supersession(
+    tmp_path: Path, newer_moves: bool
+) -> None:
+    # One folder knew the deploy command as make deploy, the other (later) as make ship.
+    source = make_repo(tmp_path / "old" / "app")
+    target = make_repo(tmp_path / "new" / "app")
+    early, late = Log(), Log()
+    early.human("记住：部署命令是 make deploy")
+    late.time += 3_600_000
+    late.human("记住：部署命令是 make ship")
+    root = tmp_path / "sessions"
+    write_session(root, "s-source", source, late if newer_moves else early)
+    write_session(root, "s-target", target, early if newer_moves else late)
+    service = MemoryService(tmp_path / "state")
+    with Store(tmp_path / "state") as store:
+        scan(store, root)
+    service.harvest(["s-source", "s-target"])
+    done = service.rekey(str(source), str(target))
+    assert done.records == 1 and done.superseded == 1 and done.as_json()["superseded"] == 1
+    where = service.workspace(str(target))
+    facts = [r.text for r in service.records(where, kinds=("fact",)).records]
+    assert facts == ["部署命令是 make ship"]
+    given_text = service.inject(where, "部署").chosen.text
+    assert "make ship" in given_text and "make deploy" not in given_text
+    (chain,) = service.timeline(where)["chains"]
+    assert [r["text"] for r in chain["records"]] == [
+        "部署命令是 make deploy",
+        "部署命令是 make ship",
+    ]
+    old, new = chain["records"]
+    assert old["supersededBy"] == new["id"] and old["validTo"] == new["validFrom"]
+
+
+def test_rekey_into_an_empty_workspace_closes_nothing(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "app")
+    service = harvested(tmp_path, repo, "s-1", "KeyError: 'alone'")
+    done = service.rekey(str(repo), str(make_repo(tmp_path / "target")))
+    assert done.records > 0 and done.superseded == 0

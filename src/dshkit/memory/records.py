@@ -305,6 +305,50 @@ def _supersede(store: Store, workspace: Workspace, new: int, draft: Draft, at: i
             _close(store, old, new, draft.valid_from, at, "superseded")
 
 
+def resolve(store: Store, workspace: Workspace, ids: Sequence[int], at: int | None = None) -> int:
+    """Settle supersession between the records `ids`, just moved into `workspace` (a rekey),
+    and the records it had: each moved current fact, oldest in valid time first, is weighed
+    against the standing facts of its subject as a new harvest's would be (`_supersede`),
+    inside the caller's transaction. How many records were closed."""
+    if not ids:
+        return 0
+    when = now_ms() if at is None else at
+    before = _closed_count(store, workspace)
+    moved = set(ids)
+    rows = store.db.execute(
+        f"SELECT {COLUMNS} FROM memory_records WHERE {SAME_WORKSPACE} AND kind = ? "
+        f"AND quarantined = 0 AND state NOT IN ('{PENDING}', '{REJECTED}') "
+        "ORDER BY valid_from, id",
+        (workspace.root, workspace.remote, FACT),
+    ).fetchall()
+    for record in (Record(row) for row in rows):
+        if record.id not in moved or not (record.subject or record.detail.get("supersedes")):
+            continue
+        found = get(store, record.id)  # as it stands now: an earlier step may have closed it
+        if found is None or not is_current(store, found):
+            continue
+        draft = Draft(
+            FACT,
+            found.text,
+            grade=found.grade,
+            seq=found.seq,
+            valid_from=found.valid_from,
+            subject=found.subject,
+            detail=found.detail,
+        )
+        _supersede(store, workspace, found.id, draft, when)
+    return _closed_count(store, workspace) - before
+
+
+def _closed_count(store: Store, workspace: Workspace) -> int:
+    return int(
+        store.db.execute(
+            f"SELECT count(*) FROM memory_records WHERE {SAME_WORKSPACE} AND NOT {CURRENT}",
+            (workspace.root, workspace.remote),
+        ).fetchone()[0]
+    )
+
+
 def _close(store: Store, record: int, by: int, valid_to: int, at: int, verdict: str) -> None:
     store.db.execute(
         "UPDATE memory_records SET valid_to = ?, expired_at = ?, superseded_by = ?, "

@@ -149,12 +149,14 @@ class Rekeyed:
     old: Workspace
     new: Workspace
     records: int
+    superseded: int = 0  # facts of the two sets that closed one another
 
     def as_json(self) -> RekeyJson:
         return {
             "from": {**self.old.as_json(), "id": self.old.id},
             "to": {**self.new.as_json(), "id": self.new.id},
             "records": self.records,
+            "superseded": self.superseded,
         }
 
 
@@ -458,7 +460,10 @@ class MemoryService:
         renamed, a checkout replaced): each is a workspace id (`dshkit memory status`) or a
         directory; `old`'s directory may be gone (it is the workspace whose root it was), `new`
         is where it is now (its workspace as a session there would find it). Only the records'
-        workspace changes, in one transaction; their words and times stay."""
+        workspace changes, in one transaction; their words and times stay. Where `new` has
+        records already, the two sets' facts of one subject are settled as a harvest settles
+        them (`records.resolve`: the newer in valid time closes the older, a lower grade never
+        closes a higher one), in the same transaction."""
         with self._store() as store:
             known = [
                 Workspace(root, remote)
@@ -473,12 +478,24 @@ class MemoryService:
                     f"{old!r} and {new!r} are the same workspace ({source.root})", field="new"
                 )
             with store.transaction() as db:
+                there = db.execute(
+                    f"SELECT 1 FROM memory_records WHERE {rec.SAME_WORKSPACE} LIMIT 1",
+                    (target.root, target.remote),
+                ).fetchone()
+                ids = [
+                    int(row[0])
+                    for row in db.execute(
+                        f"SELECT id FROM memory_records WHERE {rec.SAME_WORKSPACE}",
+                        (source.root, source.remote),
+                    )
+                ]
                 moved = db.execute(
                     "UPDATE memory_records SET workspace = ?, remote = ? "
                     "WHERE workspace = ? AND remote IS ?",
                     (target.root, target.remote, source.root, source.remote),
                 ).rowcount
-        return Rekeyed(source, target, moved)
+                closed = rec.resolve(store, target, ids) if there else 0
+        return Rekeyed(source, target, moved, closed)
 
     def _new_workspace(self, known: list[Workspace], spec: str) -> Workspace:
         spec = spec.strip()

@@ -164,9 +164,10 @@ class WorkspaceIdJson(WorkspaceJson):
 
 RekeyJson = TypedDict(
     "RekeyJson",
-    {"from": WorkspaceIdJson, "to": WorkspaceIdJson, "records": int},
+    {"from": WorkspaceIdJson, "to": WorkspaceIdJson, "records": int, "superseded": int},
 )
-"""Records moved from one workspace (`from`) to another (`to`): how many."""
+"""Records moved from one workspace (`from`) to another (`to`): how many, and how many facts
+of the two sets closed one another (the older of one subject superseded by the newer)."""
 
 
 class DroppedSessionJson(TypedDict):
