@@ -204,3 +204,31 @@ def test_skill_proposals_are_accepted_or_rejected(console: Console, page: Any) -
     assert not (
         Path(console.world["one"]) / ".claude" / "skills" / "release-make-lint-test"
     ).exists()
+
+
+def test_status_and_a_moved_folders_memory_moved_by_the_form(console: Console, page: Any) -> None:
+    # (Last: it moves `one`'s records into `two`.)
+    one, two = console.world["one"], console.world["two"]
+    console.open("memory")
+    counts = page.locator("#memory-status-counts").text_content() or ""
+    assert "skills standing" in counts
+    dropped = page.locator("#memory-status-dropped").text_content()
+    assert dropped == "No harvest dropped a record over its caps."
+    ids = {w["root"]: w["id"] for w in console.api("/api/memory/status")["workspaces"]}
+    page.locator("#memory-rekey-old").select_option(ids[one])
+    page.locator("#memory-rekey-new").fill(two)
+    asked: list[str] = []
+
+    def accept(dialog: Any) -> None:
+        asked.append(dialog.message)
+        dialog.accept()
+
+    page.once("dialog", accept)
+    page.locator("#memory-rekey button[type=submit]").click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('#memory-workspaces tbody tr').length === 1"
+    )
+    assert asked == [f"Move the memory of {ids[one]} to {two}?"]
+    (left,) = console.api("/api/memory/workspaces")["workspaces"]
+    assert left["root"] == two and left["kinds"]["skill"] >= 1
+    assert console.api(f"/api/memory/records?workspace={one}")["records"] == []

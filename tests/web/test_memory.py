@@ -167,3 +167,52 @@ def test_pending_records_are_reviewed_over_http(running: Running, tmp_path: Path
     assert second["id"] in {r["id"] for r in shown}
     refused = post(running, f"/records/{first['id']}/review", {"verdict": "reject"})
     assert refused.status_code == 409 and "MEMORY_NOT_PENDING" in refused.text
+
+
+def test_status_over_http_says_what_the_cli_says(running: Running, tmp_path: Path) -> None:
+    one, two = harvested(running, tmp_path)
+    whole = get(running, "/status").json()
+    assert whole == MemoryService(running.state_dir).status(None).as_json()
+    assert whole["injection"] is None
+    assert {w["root"] for w in whole["workspaces"]} == {str(one.resolve()), str(two.resolve())}
+    assert all(len(w["id"]) == 12 for w in whole["workspaces"])
+    mine = get(running, "/status", cwd=str(one)).json()
+    assert mine["injection"]["records"] >= 1 and "unverified" in mine["injection"]["leftOut"]
+    assert get(running, "/status", cwd="relative").status_code == 400
+
+
+def test_rekey_over_http_moves_a_workspace_and_settles_its_facts(
+    running: Running, tmp_path: Path
+) -> None:
+    one, two = harvested(running, tmp_path)
+    # `two` knew only cargo test; `one` (moved into it) knows the deploy command.
+    entries = {w["root"]: w["id"] for w in get(running, "/status").json()["workspaces"]}
+    body = {"old": entries[str(one.resolve())], "new": str(two)}
+    assert post(running, "/rekey", {"old": "", "new": str(two)}).status_code == 400
+    assert post(running, "/rekey", {"old": "relative", "new": str(two)}).status_code == 400
+    missing = post(running, "/rekey", {"old": str(tmp_path / "never"), "new": str(two)})
+    assert missing.status_code == 404
+    moved = post(running, "/rekey", body).json()
+    assert moved["from"]["root"] == str(one.resolve()) and moved["to"]["root"] == str(two.resolve())
+    assert moved["records"] >= 3 and moved["superseded"] == 0  # no subject in common
+    shown = get(running, "/inject", cwd=str(two)).json()["text"]
+    assert "make ship" in shown and "cargo test" in shown
+    assert get(running, "/records", cwd=str(one)).json()["records"] == []
+
+
+def test_rekey_is_the_owners_alone(running: Running, tmp_path: Path) -> None:
+    one, two = harvested(running, tmp_path)
+    body = {"old": str(one), "new": str(two)}
+    stranger = running.bare("POST", "/api/memory/rekey", json=body)
+    assert stranger.status_code in (401, 403)
+    forged = running.http.post(
+        url(running, "/rekey"),
+        json=body,
+        headers={TOKEN_HEADER: running.token, "origin": "http://evil.example"},
+    )
+    assert forged.status_code == 403
+    assert running.bare("GET", "/api/memory/status").status_code in (401, 403)
+    # Nothing moved.
+    assert [
+        r["text"] for r in get(running, "/records", cwd=str(one), kind="fact").json()["records"]
+    ] == ["部署命令是 make ship"]

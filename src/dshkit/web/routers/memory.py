@@ -16,6 +16,11 @@ workspace (where that makes sense).
 - `GET /api/memory/timeline?cwd=|workspace=`: the supersession chains, with their times.
 - `GET /api/memory/pending?cwd=|workspace=&rejected=1`: the records waiting for review
   (`[memory] confirm`), the rejected too when asked.
+- `GET /api/memory/status?cwd=|workspace=`: how memory stands (as `dshkit memory status`):
+  counts, every workspace with its id, what the harvests' caps dropped and, with a workspace,
+  what its next session's injection leaves out and why.
+- `POST /api/memory/rekey` (`{"old", "new"}`, each a workspace id or an absolute directory):
+  move a workspace's records to another (a folder moved or renamed), as `dshkit memory rekey`.
 - `POST /api/memory/records/{id}/quarantine` (`{"reason"}`), `…/release`, `…/reject`,
   `…/accept` (`{"harness", "scope"}`), `…/review` (`{"verdict": "accept"|"reject"}`, a
   pending record), `DELETE /api/memory/records/{id}` (forget).
@@ -35,8 +40,10 @@ from ...memory.wire import (
     AcceptedJson,
     InjectionJson,
     MemoryCountsJson,
+    MemoryStatusJson,
     RecordListJson,
     RecordViewJson,
+    RekeyJson,
     TimelineJson,
     WorkspacesJson,
 )
@@ -67,6 +74,21 @@ class ReviewBody(TypedDict):
     `reject` (kept and shown, never given)."""
 
     verdict: str
+
+
+class RekeyBody(TypedDict):
+    """The workspace whose records move (`old`: its id, as the status lists it, or the
+    directory it was at, which may be gone) and where to (`new`: an id or a directory)."""
+
+    old: str
+    new: str
+
+
+def _rekey(body: JsonObject) -> RekeyBody:
+    old, new = body.get("old"), body.get("new")
+    if not isinstance(old, str) or not isinstance(new, str) or not old.strip() or not new.strip():
+        raise ApiError(400, 'the body must be {"old": "ID or directory", "new": "ID or directory"}')
+    return {"old": old, "new": new}
 
 
 class Forgotten(TypedDict):
@@ -201,6 +223,21 @@ def router(service: MemoryService, profile_text: Any = None) -> Router:
         rejected = request.query_params.get("rejected") in ("1", "true")
         found = await asyncio.to_thread(lambda: service.pending(where(request), rejected=rejected))
         return json_response(found.as_json(), headers=_NO_STORE)
+
+    @api.get("/status")
+    async def status(request: Request) -> Json[MemoryStatusJson]:
+        """How memory stands (as `dshkit memory status`): the counts, every workspace with
+        records and its id, what the harvests' per-session caps dropped and, with `?cwd=` or
+        `?workspace=`, what that workspace's next session's injection leaves out and why."""
+        found = await asyncio.to_thread(lambda: service.status(where(request)))
+        return json_response(found.as_json(), headers=_NO_STORE)
+
+    @api.post("/rekey", body=_rekey)
+    async def rekey(request: Request, body: RekeyBody) -> Json[RekeyJson]:
+        """Move every record of the workspace `old` to `new` (a folder moved or renamed),
+        resolving supersession between the two sets of facts."""
+        moved = await asyncio.to_thread(service.rekey, body["old"].strip(), body["new"].strip())
+        return json_response(moved.as_json(), headers=_NO_STORE)
 
     @api.post("/records/{id}/review", body=_review)
     async def review(request: Request, body: ReviewBody) -> Json[RecordViewJson]:

@@ -2004,13 +2004,15 @@ async function route() {
 // for the person's review ([memory] confirm), the skill proposals to accept or reject, the
 // supersession timeline (a fact and what superseded it, with times), and each record grouped
 // by its workspace, with where it came from, whether it stands, and what a person can do with
-// it (set it aside, let it back, forget it). `?workspace=` narrows every part to one.
+// it (set it aside, let it back, forget it). `?workspace=` narrows every part to one. How memory
+// stands (as `dshkit memory status`: ids, what caps dropped, what an injection leaves out) and
+// the move of a workspace's memory to where its folder went (`dshkit memory rekey`).
 const MEMORY_KINDS = ["fact", "negative", "experience", "skill"];
 VIEWS.memory = async (main, params) => {
   const q = (params.get("q") || "").trim();
   const only = params.get("workspace") || "";
   const scope = only ? `workspace=${encodeURIComponent(only)}&` : "";
-  const [data, index, spaces, pending, skills, timeline, names] = await Promise.all([
+  const [data, index, spaces, pending, skills, timeline, names, status] = await Promise.all([
     get(q ? `/api/memory/search?${new URLSearchParams({ q, limit: "100", ...(only ? { workspace: only } : {}) })}` : `/api/memory/records?${scope}limit=200`),
     sessionsByKey(),
     get("/api/memory/workspaces"),
@@ -2018,6 +2020,7 @@ VIEWS.memory = async (main, params) => {
     get(`/api/memory/skills?${scope}`),
     get(`/api/memory/timeline?${scope}`),
     harnessNames(),
+    get(`/api/memory/status?${scope}`),
   ]);
   const done = { quarantine: "set aside", release: "let back", forget: "forgotten", accept: "accepted", reject: "rejected" };
   const act = async (record, how, body) => {
@@ -2043,6 +2046,29 @@ VIEWS.memory = async (main, params) => {
         h("td", {}, String(w.rejected)), h("td", {}, String(w.quarantined)), h("td", {}, when(w.lastRecordedAt)))),
       { id: "memory-workspaces" }) : h("p", {}, "No workspace has memory yet."),
     only ? h("p", {}, h("a", { href: "#memory", id: "memory-every" }, "Every workspace")) : null);
+
+  const lost = Object.entries(status.dropped.byKind).filter(([, n]) => n);
+  const left = status.injection ? Object.entries(status.injection.leftOut).filter(([, n]) => n) : [];
+  const oldBox = h("select", { id: "memory-rekey-old", "aria-label": "Workspace whose memory moves" },
+    status.workspaces.map((w) => h("option", { value: w.id }, `${w.id} · ${w.root}${w.remote ? ` (${w.remote})` : ""}`)));
+  const newBox = h("input", { type: "text", id: "memory-rekey-new", "aria-label": "Where it is now", placeholder: "/absolute/new/folder or a workspace id" });
+  const rekey = async (e) => {
+    e.preventDefault();
+    const body = { old: oldBox.value, new: newBox.value.trim() };
+    if (!body.old || !body.new) return notify("Name the workspace and where it is now", true);
+    if (!window.confirm(`Move the memory of ${body.old} to ${body.new}?`)) return;
+    try {
+      const moved = await api("POST", "/api/memory/rekey", body);
+      await refresh();
+      notify(`Moved ${moved.records} record(s) to ${moved.to.root}; ${moved.superseded} superseded`);
+    } catch (err) { notify(err.message, true); }
+  };
+  const statusCard = card("Status",
+    h("p", { id: "memory-status-counts" }, `${status.counts.facts} facts, ${status.counts.negative} negative paths, ${status.counts.experiences} experiences, ${status.counts.skills} skills standing; ${status.counts.quarantined} set aside, ${status.counts.pending} waiting`),
+    h("p", { id: "memory-status-dropped" }, lost.length ? `Dropped over the per-session caps: ${lost.map(([k, n]) => `${n} ${k} (cap ${status.dropped.caps[k] ?? "?"})`).join(", ")}` : "No harvest dropped a record over its caps."),
+    status.injection ? h("p", { id: "memory-status-injection" }, `A new session here gets ${status.injection.records} record(s) (${status.injection.chars} characters); left out: ${left.length ? left.map(([k, n]) => `${n} ${k}`).join(", ") : "none"}`) : null,
+    status.workspaces.length ? h("form", { class: "row", id: "memory-rekey", onsubmit: rekey },
+      h("span", {}, "Folder moved? Move its memory:"), oldBox, newBox, h("button", { type: "submit" }, "Move")) : null);
 
   const waiting = pending.records.filter((r) => r.state === "pending");
   const rejected = pending.records.filter((r) => r.state === "rejected");
@@ -2122,7 +2148,7 @@ VIEWS.memory = async (main, params) => {
     h("h2", {}, only ? `Memory of ${only}` : "Memory"),
     h("form", { class: "row", role: "search", onsubmit: (e) => { e.preventDefault(); const words = box.value.trim(); const query = new URLSearchParams({ ...(words ? { q: words } : {}), ...(only ? { workspace: only } : {}) }).toString(); location.hash = query ? `#memory?${query}` : "#memory"; } },
       box, h("button", { type: "submit", class: "primary" }, "Search")),
-    workspaceCard, reviewCard, skillCard, timelineCard, recordList);
+    workspaceCard, statusCard, reviewCard, skillCard, timelineCard, recordList);
 };
 
 // Every call made to the model (the profile's, the optimizer's), newest first; one opens to
