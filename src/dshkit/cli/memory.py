@@ -404,6 +404,21 @@ def forget(record: int, state_dir: str | None, as_json: bool) -> None:
         stdout.print(f"forgot record {record}")
 
 
+@memory.command("redact")
+@state_dir_option
+@json_option
+def redact(state_dir: str | None, as_json: bool) -> None:
+    """Redact secrets in every stored record, in place, leaving no byte of them.
+
+    Records harvested before secrets were redacted at write (a harvest does this once by
+    itself on such a store); run it again after the detector learned more."""
+    changed = _service(state_dir).redact()
+    if as_json:
+        print_json({"redacted": changed})
+    else:
+        stdout.print(f"redacted {changed} record(s)")
+
+
 @memory.command("quarantine")
 @click.argument("record", type=ROW, required=False)
 @click.option("--reason", default="set aside by the person", help="Why (with RECORD).")

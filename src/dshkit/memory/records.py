@@ -264,6 +264,65 @@ def redact_draft(draft: Draft) -> None:
     draft.detail = _redacted(draft.detail, redact)
 
 
+# The meta key that says the stored records went through `redact_stored` (its value the
+# version of that step): a harvest runs it once on a store written before redaction at write.
+REDACTED_META = "memory.redacted-at-rest"
+REDACTED_VERSION = "1"
+REDACT_BATCH = 200
+
+
+def redact_stored(store: Store) -> int:
+    """Redact, in place, every stored record's text, subject and detail (records harvested
+    before secrets were redacted at write, or by an older detector), leaving no byte of a
+    secret: each changed record's index entry is deleted and written again, the index merged
+    (no segment keeps a trigram of it), and the WAL checkpointed, as `forget` does; the
+    store's secure_delete zeroes what the old cells took. A record keeps its id, times,
+    grade and source; its digest follows its new words (a record that redacts to one already
+    there is kept apart by its id). How many records changed; marks the store as done."""
+    from ..provenance.secrets import redact
+
+    changed = 0
+    last = 0
+    while True:
+        with store.transaction() as db:
+            rows = db.execute(
+                "SELECT id, kind, subject, text, detail, harness, session_id FROM memory_records "
+                "WHERE id > ? ORDER BY id LIMIT ?",
+                (last, REDACT_BATCH),
+            ).fetchall()
+            for ident, kind, subject, text, detail, harness, session_id in rows:
+                before = orjson.loads(detail) if detail else {}
+                now = Draft(kind, redact(text).text, grade="", seq=None, valid_from=0)
+                now.subject = redact(subject).text
+                now.detail = _redacted(before, redact)
+                if (now.text, now.subject, now.detail) == (text, subject, before):
+                    continue
+                digest = now.digest
+                if db.execute(
+                    "SELECT 1 FROM memory_records WHERE harness IS ? AND session_id IS ? "
+                    "AND kind = ? AND digest = ? AND id != ?",
+                    (harness, session_id, kind, digest, ident),
+                ).fetchone():
+                    digest = f"{digest[:24]}{ident:08x}"[-32:]
+                db.execute("DELETE FROM memory_fts WHERE rowid = ?", (ident,))
+                db.execute(
+                    "UPDATE memory_records SET text = ?, subject = ?, detail = ?, digest = ? "
+                    "WHERE id = ?",
+                    (now.text, now.subject, orjson.dumps(now.detail).decode(), digest, ident),
+                )
+                db.execute("INSERT INTO memory_fts (rowid, text) VALUES (?, ?)", (ident, now.text))
+                changed += 1
+        if len(rows) < REDACT_BATCH:
+            break
+        last = rows[-1][0]
+    with store.transaction() as db:
+        if changed:
+            db.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+        store.set_meta(REDACTED_META, REDACTED_VERSION)
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    return changed
+
+
 def _redacted(value: Any, redact: Any) -> Any:
     if isinstance(value, str):
         return redact(value).text

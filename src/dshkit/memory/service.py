@@ -129,6 +129,7 @@ class HarvestReport:
     retired: int = 0  # retired sources harvested
     deferred: list[DeferredJson] = field(default_factory=list)  # handoffs under way
     busy: bool = False  # another harvest held the lease
+    redacted: int = 0  # stored records redacted in place first (a store from before)
 
     def as_json(self) -> HarvestReportJson:
         return {
@@ -139,6 +140,7 @@ class HarvestReport:
             "skipped": self.skipped,
             "ledger": {"retired": self.retired, "deferred": self.deferred},
             "busy": self.busy,
+            "redacted": self.redacted,
         }
 
 
@@ -537,6 +539,10 @@ class MemoryService:
         report = HarvestReport()
         of = None if harness is None else _harness(harness)
         with self._store() as store:
+            if store.get_meta(rec.REDACTED_META) != rec.REDACTED_VERSION:
+                # Records stored before secrets were redacted at write: redacted once, here
+                # (a harvest runs in the background, never on a hook's path).
+                report.redacted = rec.redact_stored(store)
             if refresh is not Refresh.NONE:
                 scan_as(
                     store,
@@ -677,6 +683,12 @@ class MemoryService:
         )
 
     # -- changing --------------------------------------------------------------------------
+
+    def redact(self) -> int:
+        """Redact every stored record in place (`records.redact_stored`): what was harvested
+        before secrets were redacted at write keeps no byte of them. How many changed."""
+        with self._store() as store:
+            return rec.redact_stored(store)
 
     def forget(self, record: int) -> int:
         """Delete the record `record`, leaving no byte of it."""

@@ -136,7 +136,8 @@ class LedgerJson(TypedDict):
 class HarvestReportJson(TypedDict):
     """What a harvest did (`dshkit memory harvest --json`): each session harvested, records
     added per kind, quarantined and superseded, sessions skipped as unchanged, the retired
-    sources, and whether another harvest held the lease."""
+    sources, whether another harvest held the lease, and how many stored records it redacted
+    in place first (once, on a store from before secrets were redacted at write)."""
 
     sessions: list[HarvestedSession]
     added: dict[str, int]
@@ -145,6 +146,7 @@ class HarvestReportJson(TypedDict):
     skipped: int
     ledger: LedgerJson
     busy: bool
+    redacted: int
 
 
 class WorkspaceEntryJson(WorkspaceJson):
