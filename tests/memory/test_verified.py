@@ -98,3 +98,21 @@ def test_forgotten_words_are_no_longer_given(tmp_path: Path) -> None:
         db.execute("DELETE FROM human_messages WHERE session_id = 's-1'")
     shown = service.inject(where, "staging").chosen
     assert shown.text == "" and shown.left_out["unverified"] == 1
+
+
+def test_words_too_short_to_prove_anything_verify_only_in_their_own_message(
+    tmp_path: Path,
+) -> None:
+    repo, service = _world(tmp_path, "记住：用 uv", "uv 还是 pip？")
+    shown = service.inject(service.workspace(str(repo)), "安装依赖").chosen
+    assert "「用 uv」" in shown.text and shown.left_out["unverified"] == 0
+    # The same short words, claimed for a message that does not hold them.
+    with Store(service.state_dir) as store, store.transaction():
+        add(
+            store,
+            service.workspace(str(repo)),
+            ("dsh", "s-1"),
+            Draft(FACT, "用 pip", grade=PERSON, seq=999, valid_from=T0, subject="x"),
+        )
+    again = service.inject(service.workspace(str(repo)), "安装依赖").chosen
+    assert "用 pip" not in again.text and again.left_out["unverified"] == 1

@@ -58,7 +58,7 @@ from .templates import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:
-    from ..provenance.quotes import Message
+    from ..provenance.quotes import PersonWords
     from ..store import Store
     from .wire import ChosenJson
     from .workspace import Workspace
@@ -177,15 +177,11 @@ def choose(
     lines: list[str] = []
     chosen: list[Record] = []
     used = len(OPEN) + len(header) + len(CLOSE) + 3
-    messages: dict[tuple[str, str], list[Message]] = {}  # the person's, per session, as read
+    messages: dict[tuple[str, str], PersonWords] = {}  # the person's, per session, as read
     for _, record in kept:
         # Scanned again, whole (the scanner may know more now), before anything is rendered.
         if not rescanned(record).clean:
             left_out["rescanned"] += 1
-            continue
-        if record.grade == PERSON and not said_still(store, record, messages):
-            # Framed as the person's words only while their stored words hold it.
-            left_out["unverified"] += 1
             continue
         line = render(record, language)
         if line is None or not _clean_line(line, record):
@@ -193,6 +189,10 @@ def choose(
             continue
         if used + len(line) + 1 > budget:
             left_out["budget"] += 1
+            continue
+        if record.grade == PERSON and not said_still(store, record, messages):
+            # Framed as the person's words only while their stored words hold it.
+            left_out["unverified"] += 1
             continue
         used += len(line) + 1
         lines.append(line)
@@ -204,36 +204,42 @@ def choose(
 
 
 def said_still(
-    store: Store, record: Record, messages: dict[tuple[str, str], list[Message]] | None = None
+    store: Store, record: Record, messages: dict[tuple[str, str], PersonWords] | None = None
 ) -> bool:
     """Whether a record framed as the person's words is still theirs: its quote (the model
-    pass's verified quote, else its text) found, folded as `provenance.quotes` compares, in
-    one of the person's stored messages of the session it came from. A secret's marker
-    stands where the person typed the secret: the words around it are looked up, each
-    long enough to prove something. `messages`: the sessions' messages read so far."""
-    from ..provenance.quotes import MIN_QUOTE_WEIGHT, Message, fold, said_in, weight
+    pass's verified quote, else its text) found by `provenance.quotes` in the person's stored
+    messages of the session it came from. A secret's marker stands where the person typed the
+    secret: the words around it are looked up, each long enough to prove something. A quote
+    too short to prove anything anywhere ("用 uv") must be in the very message the record
+    names (its seq). `messages`: the sessions' messages read so far."""
+    from ..provenance.quotes import MIN_QUOTE_WEIGHT, Message, PersonWords, fold, weight
 
     key = (str(record.harness or ""), str(record.session_id or ""))
     if messages is None:
         messages = {}
     if key not in messages:
-        messages[key] = [
+        messages[key] = PersonWords(  # each message folded once, whatever is looked up
             Message(key[0], key[1], seq, time, text)
             for seq, time, text in store.db.execute(
                 "SELECT seq, time, text FROM human_messages WHERE harness = ? AND session_id = ?",
                 key,
             )
-        ]
+        )
     quote = record.detail.get("quote")
     quote = quote if isinstance(quote, str) and quote.strip() else record.text
     if quote.endswith("…"):  # clipped: the last word may be cut
         quote = quote[:-1]
         head, _, last = quote.rpartition(" ")
         quote = head if head and last.isascii() else quote
+    words = messages[key]
     pieces = [p for p in _SECRET_MARKER.split(quote) if weight(fold(p)) >= MIN_QUOTE_WEIGHT]
-    if not pieces:
-        return False
-    return any(all(said_in(m, p) is not None for p in pieces) for m in messages[key])
+    if pieces:
+        return all(words.find(piece) is not None for piece in pieces)
+    short = fold(_SECRET_MARKER.sub("", quote))
+    seq = record.detail.get("quoteSeq", record.seq)
+    return bool(short) and any(
+        m.seq == seq and short in fold(m.text) for m in words.messages if seq is not None
+    )
 
 
 _SECRET_MARKER = re.compile(r"\[secret: [A-Za-z0-9 ()._-]{1,60}\]")
