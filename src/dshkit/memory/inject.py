@@ -58,7 +58,9 @@ from .templates import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:
-    from ..provenance.quotes import PersonWords
+    from typing import Any
+
+    from ..provenance.quotes import Message
     from ..store import Store
     from .wire import ChosenJson
     from .workspace import Workspace
@@ -177,7 +179,7 @@ def choose(
     lines: list[str] = []
     chosen: list[Record] = []
     used = len(OPEN) + len(header) + len(CLOSE) + 3
-    messages: dict[tuple[str, str], PersonWords] = {}  # the person's, per session, as read
+    messages: dict[tuple[str, str], list[Spoken]] = {}  # the person's, per session, as read
     for _, record in kept:
         # Scanned again, whole (the scanner may know more now), before anything is rendered.
         if not rescanned(record).clean:
@@ -204,42 +206,81 @@ def choose(
 
 
 def said_still(
-    store: Store, record: Record, messages: dict[tuple[str, str], PersonWords] | None = None
+    store: Store, record: Record, messages: dict[tuple[str, str], list[Spoken]] | None = None
 ) -> bool:
     """Whether a record framed as the person's words is still theirs: its quote (the model
-    pass's verified quote, else its text) found by `provenance.quotes` in the person's stored
-    messages of the session it came from. A secret's marker stands where the person typed the
-    secret: the words around it are looked up, each long enough to prove something. A quote
-    too short to prove anything anywhere ("用 uv") must be in the very message the record
-    names (its seq). `messages`: the sessions' messages read so far."""
-    from ..provenance.quotes import MIN_QUOTE_WEIGHT, Message, PersonWords, fold, weight
+    pass's verified quote, else its text) found by `provenance.quotes` (`said_in`) in one of
+    the person's stored messages of the session it came from. A secret's marker stands where
+    the person typed the secret: the words around it are looked up, each long enough to prove
+    something. A quote too short to prove anything anywhere ("用 uv") must be in the very
+    message the record names (its seq). `messages`: the sessions' messages read so far.
+
+    On the hooks' path: the message the record names is read first, alone; and of a
+    session's messages only those whose quick fold (`_plain`, in C) holds the quote's are
+    folded and compared exactly."""
+    import unicodedata
+
+    from ..provenance.quotes import MIN_QUOTE_WEIGHT, Message, fold, said_in, weight
 
     key = (str(record.harness or ""), str(record.session_id or ""))
-    if messages is None:
-        messages = {}
-    if key not in messages:
-        messages[key] = PersonWords(  # each message folded once, whatever is looked up
-            Message(key[0], key[1], seq, time, text)
-            for seq, time, text in store.db.execute(
-                "SELECT seq, time, text FROM human_messages WHERE harness = ? AND session_id = ?",
-                key,
-            )
+    named = record.detail.get("quoteSeq", record.seq)
+    named = named if isinstance(named, int) else None
+    known = {} if messages is None else messages
+
+    def spoken(seq: int | None) -> list[Spoken]:
+        """The message of the session numbered `seq`; None: every message of the session."""
+        if seq is None and key in known:
+            return known[key]
+        query = "SELECT seq, time, text FROM human_messages WHERE harness = ? AND session_id = ?"
+        rows = (
+            store.db.execute(query, key)
+            if seq is None
+            else store.db.execute(query + " AND seq = ?", (*key, seq))
         )
+        found = [
+            (Message(key[0], key[1], n, time, text), _plain(text, unicodedata))
+            for n, time, text in rows
+        ]
+        if seq is None:
+            known[key] = found
+        return found
+
     quote = record.detail.get("quote")
     quote = quote if isinstance(quote, str) and quote.strip() else record.text
     if quote.endswith("…"):  # clipped: the last word may be cut
         quote = quote[:-1]
         head, _, last = quote.rpartition(" ")
         quote = head if head and last.isascii() else quote
-    words = messages[key]
     pieces = [p for p in _SECRET_MARKER.split(quote) if weight(fold(p)) >= MIN_QUOTE_WEIGHT]
-    if pieces:
-        return all(words.find(piece) is not None for piece in pieces)
-    short = fold(_SECRET_MARKER.sub("", quote))
-    seq = record.detail.get("quoteSeq", record.seq)
-    return bool(short) and any(
-        m.seq == seq and short in fold(m.text) for m in words.messages if seq is not None
-    )
+    if not pieces:
+        short = fold(_SECRET_MARKER.sub("", quote))
+        return (
+            bool(short)
+            and named is not None
+            and any(short in fold(m.text) for m, _ in spoken(named))
+        )
+    probes = [(piece, _plain(piece, unicodedata)) for piece in pieces]
+
+    def holds(said: list[Spoken]) -> bool:
+        return all(
+            any(probe in plain and said_in(m, piece) is not None for m, plain in said)
+            for piece, probe in probes
+        )
+
+    # The message it names first (one row); the whole session only when that is not it.
+    return (named is not None and holds(spoken(named))) or holds(spoken(None))
+
+
+# One stored message of the person's, and its text as `_plain` folds it.
+Spoken = tuple["Message", str]
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
+def _plain(text: str, unicodedata: Any) -> str:
+    """`text` folded nearly as `provenance.quotes.fold` folds it (width and case, only
+    letters and digits kept), but by the C code of `unicodedata` and `re`: the quick test
+    before the exact one, which decides."""
+    return _NOT_ALNUM.sub("", str(unicodedata.normalize("NFKC", text)).casefold())
 
 
 _SECRET_MARKER = re.compile(r"\[secret: [A-Za-z0-9 ()._-]{1,60}\]")
