@@ -36,7 +36,7 @@ from ..sessions.freshness import refresh as scan_as
 from ..store import LeaseBusy, Store
 from . import records as rec
 from .harvest import Harvester
-from .inject import Chosen, choose, room_beside
+from .inject import Chosen, Spoken, choose, room_beside, said_still
 from .judge import judge
 from .records import Record
 from .skills import skill_evals, validate, write_skill
@@ -348,8 +348,13 @@ class MemoryService:
             }
             found = [by_id[i] for i in ids if i in by_id]
             if clean_only:  # scanned again, as injection does; none the person has not passed
+                said: dict[tuple[str, str], list[Spoken]] = {}  # nor unverified person words
                 found = [
-                    r for r in found if r.state not in rec.NOT_STANDING and rec.rescanned(r).clean
+                    r
+                    for r in found
+                    if r.state not in rec.NOT_STANDING
+                    and rec.rescanned(r).clean
+                    and (r.grade != rec.PERSON or said_still(store, r, said))
                 ]
             found = found[:limit]
             current = {r.id: rec.is_current(store, r) for r in found}
@@ -361,11 +366,12 @@ class MemoryService:
         """The record `record` as the agent of a session in `workspace` may read it: only a
         record of that workspace, never a quarantined one (its text is kept for the person)
         nor one the injection-shape scanner finds now (scanned again at read, as injection
-        does)."""
+        does), nor one framed as the person's words they did not say (`said_still`)."""
         with self._store() as store:
             _settle(store, workspace)
-        view = self.get(record)
-        found = view.record
+            view = self.get(record)
+            found = view.record
+            unverified = found.grade == rec.PERSON and not said_still(store, found)
         if (found.workspace, found.remote) != (workspace.root, workspace.remote):
             raise Refused(
                 "MEMORY_OTHER_WORKSPACE",
@@ -377,6 +383,13 @@ class MemoryService:
             raise Refused(
                 "MEMORY_QUARANTINED",
                 f"memory record {record} is quarantined (kept for the person to review)",
+                field="record",
+            )
+        if unverified:  # given as the person's words only while they still are
+            raise Refused(
+                "MEMORY_UNVERIFIED",
+                f"memory record {record} is framed as the person's words, which are no longer "
+                "in their stored messages of its session",
                 field="record",
             )
         clean = [
