@@ -29,7 +29,7 @@ from ..support.install import fake_dsh
 from ..support.paths import REPO
 
 LAUNCH = REPO / PLUGIN_DIR / LAUNCHER
-GEN = REPO / "scripts" / "gen-plugins.py"
+GEN = str(REPO / "scripts" / "gen-plugins.py")
 
 
 # -- the manifests -----------------------------------------------------------------------------
