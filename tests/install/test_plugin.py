@@ -109,14 +109,14 @@ def test_without_dshkit_the_guard_denies_and_the_start_says_how_to_install(tmp_p
     assert denied.returncode == 0
     answer = json.loads(denied.stdout)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny"
-    assert "pipx install dshkit" in answer["permissionDecisionReason"]
+    assert "make install-user" in answer["permissionDecisionReason"]
     start = json.loads(launch(tmp_path, "hook", "SessionStart").stdout)
-    assert "pipx install dshkit" in start["hookSpecificOutput"]["additionalContext"]
+    assert "make install-user" in start["hookSpecificOutput"]["additionalContext"]
     assert start["systemMessage"] == start["hookSpecificOutput"]["additionalContext"]  # seen
     quiet = launch(tmp_path, "hook", "Stop")
     assert quiet.returncode == 0 and quiet.stdout == ""
     server = launch(tmp_path, "mcp", "--harness", "claude")
-    assert server.returncode == 1 and "pipx install dshkit" in server.stderr
+    assert server.returncode == 1 and "make install-user" in server.stderr
 
 
 @pytest.mark.process

@@ -20,7 +20,7 @@ from ..support.real import World, binary, claude_env, texts
 
 pytestmark = pytest.mark.real
 
-INSTALL = "pipx install dshkit"  # in the launcher's message when dshkit is missing
+INSTALL = "make install-user"  # in the launcher's message when dshkit is missing
 
 
 def claude(world: World, env: dict[str, str], *args: str) -> str:

@@ -26,7 +26,7 @@ from ..support.real import World, binary, codex_config, codex_env, texts
 
 pytestmark = pytest.mark.real
 
-INSTALL = "pipx install dshkit"
+INSTALL = "make install-user"
 # With plugins on, Codex 0.171.0 tries at every `codex exec` to refresh its curated plugin
 # marketplace (a git fetch from GitHub) and OpenAI's remote plugin catalog; no setting we
 # found turns that off (docs/hooks.md lists what was tried). Offline the attempts are refused
