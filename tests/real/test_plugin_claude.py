@@ -7,6 +7,8 @@ it and the guard still denies.
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -78,7 +80,11 @@ def test_the_plugin_installs_from_the_checkout_and_its_hooks_run(
     bin_dir = tmp_path / "bin"  # dshkit on the PATH Claude Code runs hooks with
     bin_dir.mkdir()
     (bin_dir / "dshkit").symlink_to(SCRIPT)
-    sent, victim = run_destructive(world, proxy, f"{bin_dir}:{world.env['PATH']}")
+    path = f"{bin_dir}:{world.env['PATH']}"
+    servers = claude(world, claude_env(world, _NoModel(), proxy, PATH=path), "mcp", "list")
+    assert "plugin:dshkit:dshkit:" in servers and "mcp --harness claude" in servers
+    assert "Connected" in servers.split("plugin:dshkit:dshkit:")[1].splitlines()[0]
+    sent, victim = run_destructive(world, proxy, path)
     assert len(sent) >= 2, "the model was not asked again after the tool call"
     assert world.text in sent[0]  # the SessionStart context, before the first answer
     assert "recursive delete" in sent[-1] and "dshkit" in sent[-1]  # the guard's reason
@@ -94,3 +100,52 @@ def test_without_dshkit_the_plugin_says_how_to_install_and_denies(
     assert world.text not in sent[0]
     assert sent[-1].count(INSTALL) >= 2 and "PreToolUse" in sent[-1]  # and as the denial
     assert (victim / "keep.txt").exists()
+
+
+def seen_options(hook: Any) -> None:
+    """A SessionStart handler of this test's own (`DSHKIT_HOOK_HANDLERS`): writes what the
+    plugin's options made of dshkit's environment and state directory."""
+    seen = {
+        "key": os.environ.get("DSHKIT_LLM_API_KEY"),
+        "mode": os.environ.get("DSHKIT_GUARD_MODE"),
+        "state": hook.directory,
+    }
+    Path(os.environ["DSHKIT_TEST_SEEN"]).write_text(json.dumps(seen))
+
+
+def test_the_plugin_options_reach_dshkit(tmp_path: Path, proxy: RefusingProxy) -> None:
+    world = installed_world(tmp_path, proxy)
+    env = claude_env(world, _NoModel(), proxy)
+    other = tmp_path / "other-state"
+    done = subprocess.run(
+        [binary("claude", "node_modules", ".bin", "claude"), "plugin", "configure"]
+        + ["dshkit@dshkit", "--values-stdin"],
+        input=json.dumps(
+            {"llm_api_key": "sk-plugin-secret", "guard_mode": "strict", "state_dir": str(other)}
+        ),
+        env=env,
+        cwd=world.project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    settings = (world.home / ".claude" / "settings.json").read_text()
+    assert "sk-plugin-secret" not in settings and "strict" in settings  # the key kept apart
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "dshkit").symlink_to(SCRIPT)
+    seen = tmp_path / "seen.json"
+    with fake_anthropic() as fake:
+        extra = {
+            "PATH": f"{bin_dir}:{world.env['PATH']}",
+            "DSHKIT_HOOK_HANDLERS": f"SessionStart={__name__}:seen_options",
+            "DSHKIT_TEST_SEEN": str(seen),
+        }
+        claude(world, claude_env(world, fake, proxy, **extra), "-p", "hi")
+        assert world.text not in conversation(fake)[0]  # the profile is in the other state dir
+    assert json.loads(seen.read_text()) == {
+        "key": "sk-plugin-secret",
+        "mode": "strict",
+        "state": str(other),
+    }

@@ -95,7 +95,9 @@ def _server(harness: str) -> dict[str, Any]:
                 "CLAUDE_PLUGIN_OPTION_STATE_DIR": "${user_config.state_dir}",
             },
         }
-    return {"command": "./" + LAUNCHER, "args": args, "cwd": "${PLUGIN_ROOT}"}
+    # Codex 0.171 resolves a relative command and `cwd` against the plugin's root, and
+    # substitutes no ${PLUGIN_ROOT} there (it joined the text to the root).
+    return {"command": "./" + LAUNCHER, "args": args, "cwd": "."}
 
 
 def _common() -> dict[str, Any]:
