@@ -117,9 +117,9 @@ def test_the_plugin_options_reach_dshkit(tmp_path: Path, proxy: RefusingProxy) -
     world = installed_world(tmp_path, proxy)
     env = claude_env(world, _NoModel(), proxy)
     other = tmp_path / "other-state"
+    configure = ["plugin", "configure", "dshkit@dshkit", "--values-stdin"]
     done = subprocess.run(
-        [binary("claude", "node_modules", ".bin", "claude"), "plugin", "configure"]
-        + ["dshkit@dshkit", "--values-stdin"],
+        [binary("claude", "node_modules", ".bin", "claude"), *configure],
         input=json.dumps(
             {"llm_api_key": "sk-plugin-secret", "guard_mode": "strict", "state_dir": str(other)}
         ),
