@@ -159,6 +159,13 @@ def test_the_plugin_options_reach_dshkit(tmp_path: Path) -> None:
     assert given == "mode=strict key=sk-test"
     plain = launch(tmp_path, "hook", "Stop", path=path).stdout.splitlines()
     assert plain == [f"ran {bin_dir}/dshkit hook Stop", "mode= key="]
+    # An option left unset, as its placeholder: dshkit's own configuration decides.
+    unset = {
+        f"CLAUDE_PLUGIN_OPTION_{k}": f"${{user_config.{k.lower()}}}"
+        for k in ("STATE_DIR", "GUARD_MODE", "LLM_API_KEY")
+    }
+    placeholders = launch(tmp_path, "mcp", path=path, **unset).stdout.splitlines()
+    assert placeholders == [f"ran {bin_dir}/dshkit mcp", "mode= key="]
 
 
 # -- doctor and install-hooks, per route ---------------------------------------------------------
