@@ -276,7 +276,7 @@ def test_doctor_warns_of_a_doubled_hook_and_says_which_to_remove(
 def test_install_hooks_refuses_to_double_an_installed_plugin(tmp_path: Path) -> None:
     claude_plugin(tmp_path)
     refused = run_at_home(tmp_path, "install-hooks", "--harness", "claude", check=False)
-    assert refused.returncode != 0
+    assert refused.returncode == 1
     assert "would run each twice" in refused.stderr
     assert "claude plugin uninstall dshkit@dshkit" in refused.stderr
     assert "hooks" not in json.loads((tmp_path / ".claude" / "settings.json").read_text())

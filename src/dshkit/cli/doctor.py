@@ -66,7 +66,9 @@ def doctor(
     port: int | None, project: Path, dsh_profile: str, state_dir: str | None, as_json: bool
 ) -> None:
     """Per harness: whether it is installed here, its sessions root, hooks (user and project
-    scope); then the database, the LLM and the service. Exits 1 when something is broken."""
+    scope), dshkit's plugin (Claude Code, Codex), and a warning where two of those would run
+    the same hook twice, naming the one to remove; then the database, the LLM and the service.
+    Exits 1 when something is broken."""
     state = resolve_state_dir(state_dir)
     try:
         extra = extra_entries(os.environ.get("DSHKIT_HOOK_HANDLERS", ""))
