@@ -31,7 +31,6 @@ DESCRIPTION = (
     "guard before every shell command, handoffs and the delivery gate (needs the dshkit "
     "command installed)"
 )
-REPOSITORY = "https://github.com/dshkit/dshkit"
 # The harnesses whose plugin this checkout ships: harness → (its manifest folder, the root
 # variable its hooks see). Claude Code substitutes ${CLAUDE_PLUGIN_ROOT} in exec-form hooks;
 # Codex runs shell-form ones with the plugin's root in $PLUGIN_ROOT.
@@ -105,9 +104,7 @@ def _common() -> dict[str, Any]:
         "name": PLUGIN,
         "version": __version__,  # upgrades: the plugin is the dshkit it runs
         "description": DESCRIPTION,
-        "author": {"name": "dshkit"},
-        "repository": REPOSITORY,
-        "license": "MIT",
+        "author": {"name": "dshkit"},  # no repository URL or licence: the project names none
         "keywords": ["hooks", "memory", "guard", "mcp"],
     }
 
