@@ -47,6 +47,7 @@ def installed_world(tmp_path: Path, proxy: RefusingProxy) -> World:
     said = claude(world, env, "plugin", "install", "dshkit@dshkit")
     assert "Successfully installed plugin: dshkit@dshkit" in said
     assert not (world.home / ".claude" / "settings.json").read_text().count('"hooks"')
+    doctor_sees_only_the_plugin(world)
     return world
 
 
@@ -149,3 +150,19 @@ def test_the_plugin_options_reach_dshkit(tmp_path: Path, proxy: RefusingProxy) -
         "mode": "strict",
         "state": str(other),
     }
+
+
+def doctor_sees_only_the_plugin(world: World) -> None:
+    """What the real CLI recorded is what doctor reads: the plugin is this harness's one
+    route, and install-hooks refuses to add the settings route beside it."""
+    env = {**world.env, "PATH": f"{Path(SCRIPT).parent}:{world.env['PATH']}"}
+    done = subprocess.run(
+        [SCRIPT, "doctor", "--json", "--port", "1"], env=env, capture_output=True, text=True
+    )
+    report = json.loads(done.stdout)["harnesses"]["claude"]
+    assert [route["route"] for route in report["routes"]] == ["plugin"], report["routes"]
+    assert report["plugins"][0]["plugin"] == "dshkit@dshkit" and report["doubled"] == []
+    refused = subprocess.run(
+        [SCRIPT, "install-hooks", "--harness", "claude"], env=env, capture_output=True, text=True
+    )
+    assert refused.returncode == 1 and "would run each twice" in refused.stderr

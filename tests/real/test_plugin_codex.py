@@ -12,6 +12,7 @@ tests/real/test_harnesses.py.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,6 +71,7 @@ def installed_world(tmp_path: Path, proxy: RefusingProxy, base_url: str) -> Worl
     assert "Added plugin `dshkit`" in said
     assert "dshkit@dshkit  installed, enabled" in codex(world, env, "plugin", "list")
     assert not (world.home / ".codex" / "hooks.json").exists()  # no settings route
+    doctor_sees_only_the_plugin(world)
     return world
 
 
@@ -121,3 +123,19 @@ def test_without_dshkit_the_codex_plugin_says_how_to_install_and_blocks(
     )
     assert "hook: PreToolUse Blocked" in said
     assert (victim / "keep.txt").exists()
+
+
+def doctor_sees_only_the_plugin(world: World) -> None:
+    """What the real CLI recorded is what doctor reads: the plugin is this harness's one
+    route, and install-hooks refuses to add the settings route beside it."""
+    env = {**world.env, "PATH": f"{Path(SCRIPT).parent}:{world.env['PATH']}"}
+    done = subprocess.run(
+        [SCRIPT, "doctor", "--json", "--port", "1"], env=env, capture_output=True, text=True
+    )
+    report = json.loads(done.stdout)["harnesses"]["codex"]
+    assert [route["route"] for route in report["routes"]] == ["plugin"], report["routes"]
+    assert report["plugins"][0]["plugin"] == "dshkit@dshkit" and report["doubled"] == []
+    refused = subprocess.run(
+        [SCRIPT, "install-hooks", "--harness", "codex"], env=env, capture_output=True, text=True
+    )
+    assert refused.returncode == 1 and "would run each twice" in refused.stderr
