@@ -31,9 +31,10 @@ DESCRIPTION = (
     "guard before every shell command, handoffs and the delivery gate (needs the dshkit "
     "command installed)"
 )
-# The harnesses whose plugin this checkout ships: harness → (its manifest folder, the root
-# variable its hooks see). Claude Code substitutes ${CLAUDE_PLUGIN_ROOT} in exec-form hooks;
-# Codex runs shell-form ones with the plugin's root in $PLUGIN_ROOT.
+# The harnesses whose plugin this checkout ships. Claude Code substitutes
+# ${CLAUDE_PLUGIN_ROOT} in exec-form hooks; Codex 0.171 ignores `args` and runs shell-form
+# ones with the plugin's root in $PLUGIN_ROOT. (Each plugin format is this module's: the
+# registry's harness modules know no plugins yet.)
 CLAUDE, CODEX = "claude", "codex"
 # The options Claude Code asks for when the plugin is enabled (`userConfig`); a hook sees
 # each as CLAUDE_PLUGIN_OPTION_<KEY>, which the launcher turns into dshkit's own variables.
