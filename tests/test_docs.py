@@ -48,6 +48,12 @@ NOT_RUN = {
     "git pull": "changes the checkout",
     "dshkit serve": "serves until stopped; tests/web start it (tests/support/browser_console.py)",
     "dshkit open": "opens a browser on a running serve; tests/cli and tests/web cover it",
+    # The plugin route: the real CLIs run these in a fresh home (tests/real/test_plugin_*.py).
+    "claude plugin marketplace add /path/to/this/checkout": "tests/real/test_plugin_claude.py",
+    "claude plugin marketplace add /path/to/dshkit": "tests/real/test_plugin_claude.py",
+    "claude plugin install dshkit@dshkit": "tests/real/test_plugin_claude.py",
+    "codex plugin marketplace add /path/to/dshkit": "tests/real/test_plugin_codex.py",
+    "codex plugin add dshkit@dshkit": "tests/real/test_plugin_codex.py",
     "dshkit capability --harness claude": (
         "without --probe it starts a detached probe (a Chromium) that would outlive the test; "
         "the --probe line below runs the same probe in the foreground"

@@ -14,7 +14,9 @@ closed (a policy that must not let a call it could not read go through).
 
 `install-hooks` installs every event some entry has, with a matcher computed from the
 entries' tool vocabularies, and `doctor` checks an install against the same list: a handler
-added to a descriptor later is installed by running `install-hooks` again.
+added to a descriptor later is installed by running `install-hooks` again. The plugins this
+checkout ships (Claude Code, Codex) are written from the same list (`install.plugin`,
+`scripts/gen-plugins.py`), so a plugin runs exactly the hooks `install-hooks` would write.
 
 A handler takes a `hookio.Call` and returns None (no opinion) or a `hookio.Answer`: a context,
 a decision (allow, ask or deny a tool call; block a prompt or a stop) and a `commit` the

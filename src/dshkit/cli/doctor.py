@@ -1,5 +1,9 @@
 """`dshkit doctor`: what works on this machine and what is broken, per harness and scope.
 
+Every way dshkit reaches a harness is recognised: the settings `install-hooks` wrote (DSH's:
+through its hook bridge), dshkit's Claude Code and Codex plugins; where two of them would run
+the same hook twice, a warning names the one to remove (`install.check_harness`).
+
 Per harness, first whether it is installed on this machine (`install.absent`: its config
 directory is there or its CLI is on PATH; one that is not is left alone by `install-hooks`,
 and its checks are absent, whatever dshkit left in its files). Exits 1 when something is
@@ -24,9 +28,10 @@ import httpx
 from rich.markup import escape
 from rich.table import Table
 
-from .. import harnesses
+from .. import __version__, harnesses
 from ..hookspec import extra_entries
 from ..install import ABSENT, BROKEN, OK, UNKNOWN, WARN, Inspection, absent, check_harness
+from ..install.plugin import InstalledPlugin
 from ..llm import LLMConfig, LLMConfigError
 from ..paths import state_dir as resolve_state_dir
 from ..store import DB_NAME, Store, StoreBusy, StoreError, recovery, write_problem
@@ -61,7 +66,9 @@ def doctor(
     port: int | None, project: Path, dsh_profile: str, state_dir: str | None, as_json: bool
 ) -> None:
     """Per harness: whether it is installed here, its sessions root, hooks (user and project
-    scope); then the database, the LLM and the service. Exits 1 when something is broken."""
+    scope), dshkit's plugin (Claude Code, Codex), and a warning where two of those would run
+    the same hook twice, naming the one to remove; then the database, the LLM and the service.
+    Exits 1 when something is broken."""
     state = resolve_state_dir(state_dir)
     try:
         extra = extra_entries(os.environ.get("DSHKIT_HOOK_HANDLERS", ""))
@@ -93,6 +100,8 @@ def doctor(
         installed = check_harness(harness.name, project.resolve(), state, dsh_profile, extra)
         checks += [_hooks_check(inspection) for inspection in installed.hooks]
         checks += [_hooks_check(inspection, "mcpServer") for inspection in installed.mcp_servers]
+        checks += [_plugin_check(found_plugin) for found_plugin in installed.plugins]
+        checks += [_check("doubled", WARN, m, harness=harness.name) for m in installed.doubled]
         report_harnesses[harness.name] = {
             "found": found,  # where it shows it is installed here (None: it is not)
             "sessionsRoot": str(root),
@@ -100,6 +109,9 @@ def doctor(
             "hooksInstalled": installed.hooks_installed,
             "hooks": [inspection.to_json() for inspection in installed.hooks],
             "mcpServer": [inspection.to_json() for inspection in installed.mcp_servers],
+            "plugins": [found_plugin.to_json() for found_plugin in installed.plugins],
+            "routes": installed.routes,  # every way dshkit reaches it
+            "doubled": installed.doubled,  # what runs twice, and which to remove
         }
     if extra_problem:
         checks.append(_check("hookHandlers", BROKEN, extra_problem))
@@ -151,6 +163,23 @@ def _hooks_check(found: Inspection, name: str = "hooks") -> dict[str, Any]:
     else:
         message = f"installed in {found.path}" if found.installed else "not installed"
     return _check(name, found.status, message, **where)
+
+
+def _plugin_check(found: InstalledPlugin) -> dict[str, Any]:
+    """dshkit's plugin in a harness: enabled (its hooks run), disabled, or of another version
+    than this dshkit (the plugin's version is dshkit's: update one to match the other)."""
+    where = {"harness": found.harness, "scope": "plugin"}
+    if not found.enabled:
+        message = f"{found.ident} is installed but disabled ({found.where}): its hooks do not run"
+        return _check("plugin", ABSENT, message, **where)
+    message = f"{found.ident} {found.version or ''} enabled ({found.where})".replace("  ", " ")
+    if found.version is not None and found.version != __version__:
+        message += (
+            f"; its version is not this dshkit's ({__version__}): update the one that is "
+            f"older (the plugin: reinstall it from this checkout's marketplace)"
+        )
+        return _check("plugin", WARN, message, **where)
+    return _check("plugin", OK, message, **where)
 
 
 def _database(state: Path) -> dict[str, Any]:

@@ -91,7 +91,9 @@ def install_hooks(
     Without --harness: every harness found on this machine (its config directory is there,
     or its CLI is on PATH; DSH, whose hooks run through a bridge its CLI adds: `dsh` on
     PATH); the others are skipped, and named. A harness named that is not found is refused
-    (exit 2) unless --create is given. Nothing of dshkit's bookkeeping is written beside your
+    (exit 2) unless --create is given. One whose dshkit plugin is installed and enabled is
+    refused too (exit 1; without --harness: skipped, and named): the plugin runs the same hooks,
+    and both would run each twice. Nothing of dshkit's bookkeeping is written beside your
     files: it is kept in the state directory.
 
     With --json: {"harnesses": {NAME: {"files": [{"path", "action"}], "bridge"}}, "skipped"},

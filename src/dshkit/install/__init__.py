@@ -3,8 +3,9 @@ installed, taken out and checked (`service`), carefully written (`files`) with d
 bookkeeping in its state directory, never beside a person's files (`ledger`), one module per
 config format: `hook_settings` (Claude Code's settings.json, Codex's hooks.json, DSH's
 bridge file), `mcp_json` (`~/.claude.json`, `.mcp.json`), `codex_config` (Codex's
-config.toml), `dsh_patch` (DSH's cordis.patch.yml). Parsing those formats is
-`harnesses.config_files`'s, which the capabilities read too.
+config.toml), `dsh_patch` (DSH's cordis.patch.yml); `plugin` writes the plugin manifests this
+checkout ships and reads where Claude Code and Codex record the plugin installed. Parsing
+those formats is `harnesses.config_files`'s, which the capabilities read too.
 """
 
 from __future__ import annotations

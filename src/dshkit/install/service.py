@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import harnesses, hookspec
-from . import hooks, mcp
+from . import hooks, mcp, plugin
 from .files import Change, edit, take_out
 from .ledger import Ledger
 from .model import OK, UNKNOWN, WARN, HarnessAbsent, Inspection, InstallError
@@ -62,6 +62,12 @@ def plan_install(
     plan = Plan([])
     changes: list[Change] = []
     for found in _chosen(harness, scope, plan):
+        doubled = _plugin_runs(found, project)
+        if doubled is not None:
+            if harness is not None:
+                raise InstallError(doubled)
+            plan.skipped.append((found.name, doubled))
+            continue
         why = _absent(found) if scope == "user" and not create else None
         if why is not None:
             if harness is not None:
@@ -104,6 +110,20 @@ def plan_uninstall(
         plan.files[found.name] = list(dict.fromkeys(files))
     plan.changes = [change for change in changes if change.writes or change.recorded]
     return plan
+
+
+def _plugin_runs(harness: harnesses.Harness, project: Path) -> str | None:
+    """Why installing dshkit's hooks into `harness`'s settings would run each hook twice: its
+    plugin of dshkit is installed and enabled (None: it is not)."""
+    running = [p for p in plugin.installed(harness.name, project) if p.enabled]
+    if not running:
+        return None
+    found = running[0]
+    return (
+        f"{found.label} is installed and enabled ({found.where}): it already runs dshkit's "
+        "hooks and MCP server, so installing them into the settings too would run each "
+        f"twice; keep the plugin, or remove it first (`{found.remove}`)"
+    )
 
 
 def absent(harness: str) -> str | None:
@@ -175,13 +195,39 @@ class HarnessCheck:
     harness: str
     hooks: list[Inspection]  # user scope, and project scope where the harness has one
     mcp_servers: list[Inspection]  # the scopes where the harness registers MCP servers
+    plugins: list[plugin.InstalledPlugin] = field(default_factory=list)  # dshkit's plugin
+    # Two routes that run the same hooks: what runs twice, and which to remove.
+    doubled: list[str] = field(default_factory=list)
+
+    @property
+    def routes(self) -> list[dict[str, str]]:
+        """Every way dshkit reaches this harness: settings written by `install-hooks` (for a
+        harness whose hooks run through a bridge, the bridge), its plugin."""
+        found = []
+        for inspection in _distinct(self.hooks):
+            if inspection.installed and inspection.away is None:
+                kind = "bridge" if self.harness in _BRIDGED else "settings"
+                found.append(
+                    {"route": kind, "scope": inspection.scope, "where": str(inspection.path)}
+                )
+        for installed in self.plugins:
+            state = "enabled" if installed.enabled else "disabled"
+            found.append(
+                {
+                    "route": "plugin",
+                    "scope": state,
+                    "where": installed.where,
+                    "plugin": installed.ident,
+                }
+            )
+        return found
 
     @property
     def hooks_installed(self) -> bool | None:
-        """Installed and working in some scope: True; cannot tell: None (unknown); else
-        False."""
+        """Installed and working in some scope, or its plugin enabled: True; cannot tell:
+        None (unknown); else False."""
         statuses = {inspection.status for inspection in self.hooks}
-        if statuses & {OK, WARN}:
+        if statuses & {OK, WARN} or any(p.enabled for p in self.plugins):
             return True
         return None if UNKNOWN in statuses else False
 
@@ -203,7 +249,39 @@ def check_harness(
         for scope, install in zip(scopes, installs, strict=True)
     ]
     servers = [_here(found, inspection) for inspection in registered if inspection is not None]
-    return HarnessCheck(found.name, [_here(found, i) for i in installs], servers)
+    plugins = plugin.installed(found.name, project)
+    checked = [_here(found, i) for i in installs]
+    return HarnessCheck(found.name, checked, servers, plugins, _doubled(found, checked, plugins))
+
+
+def _doubled(
+    harness: harnesses.Harness,
+    installs: list[Inspection],
+    plugins: list[plugin.InstalledPlugin],
+) -> list[str]:
+    """Where two routes run the same hooks in `harness`: an enabled plugin beside the
+    settings `install-hooks` wrote (the settings' entries go: the plugin updates itself and is
+    switched off by the harness), or two enabled plugins (the older one goes)."""
+    running = [p for p in plugins if p.enabled]
+    found = []
+    if len(running) > 1:
+        names = ", ".join(p.ident for p in running)
+        found.append(
+            f"{harness.label} runs dshkit's hooks once per plugin ({names}): keep one, "
+            f"e.g. remove the others with `{running[-1].remove}`"
+        )
+    if not running:
+        return found
+    for install in _distinct(installs):
+        if install.installed and install.away is None:
+            found.append(
+                f"{harness.label} runs dshkit's hooks twice: {running[0].label} and the "
+                f"entries `install-hooks` wrote in {install.path} ({install.scope} scope). "
+                f"Remove the settings' entries: `dshkit uninstall-hooks --harness "
+                f"{harness.name} --scope {install.scope}` (the plugin stays, and updates "
+                "with the harness)"
+            )
+    return found
 
 
 def _here(harness: harnesses.Harness, inspection: Inspection) -> Inspection:
@@ -212,6 +290,17 @@ def _here(harness: harnesses.Harness, inspection: Inspection) -> Inspection:
     if inspection.scope == "user":
         inspection.away = _absent(harness)
     return inspection
+
+
+def _distinct(installs: list[Inspection]) -> list[Inspection]:
+    """One inspection per file: a project in the home directory has the user's settings."""
+    by_path: dict[Path | None, Inspection] = {}
+    for install in installs:
+        by_path.setdefault(install.path, install)
+    return list(by_path.values())
+
+
+_BRIDGED = frozenset(h.name for h in harnesses.all_harnesses() if h.bridge is not None)
 
 
 @dataclass
