@@ -30,6 +30,7 @@ from .harness import (
     Harness,
     HookDialect,
     Launcher,
+    PluginFormat,
     QuietLines,
     Sandbox,
     StopSupport,
@@ -240,6 +241,17 @@ HARNESS = Harness(
     # Run for real (2.1.332, tests/real/test_graft.py): a tool result with structured
     # content reached the model as that JSON, its text left out.
     mcp_shows_structured=True,
+    # Run for real (2.1.332, tests/real/test_plugin_claude.py): exec-form hooks with
+    # ${CLAUDE_PLUGIN_ROOT} substituted, options asked for and kept in the keychain.
+    plugin=PluginFormat(
+        manifest=".claude-plugin/plugin.json",
+        hooks_file="hooks/hooks.json",
+        exec_form=True,
+        root="${CLAUDE_PLUGIN_ROOT}",
+        record="enabled-plugins",
+        remove="claude plugin uninstall {ident}",
+        options=True,
+    ),
     capability=Capability(
         mcp_configs=_mcp_configs,
         mcp_trust=_mcp_trust,

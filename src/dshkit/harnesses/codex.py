@@ -28,6 +28,7 @@ from .harness import (
     Harness,
     HookDialect,
     Launcher,
+    PluginFormat,
     Sandbox,
     StopSupport,
     last_log_value,
@@ -252,6 +253,18 @@ HARNESS = Harness(
     # 0.171 (run against a fake Responses server): a block's reason reaches the model as a
     # user message (`<hook_prompt …>reason`); the next Stop says `stop_hook_active: true`.
     stop=StopSupport(blocks=True, loop_flag=True),
+    # Run for real (0.171.0, tests/real/test_plugin_codex.py): `args` of a hook are ignored,
+    # so hooks are shell-form with the plugin's root in $PLUGIN_ROOT; an MCP server's command
+    # and cwd are taken relative to the root, where no variable is substituted.
+    plugin=PluginFormat(
+        manifest=".codex-plugin/plugin.json",
+        hooks_file="hooks/codex-hooks.json",
+        exec_form=False,
+        root="$PLUGIN_ROOT",
+        record="config-plugins",
+        remove="codex plugin remove {ident}",
+        server_relative=True,
+    ),
     sandbox=Sandbox(modes=_sandbox_modes, runner=_sandbox_runner, runner_name="codex sandbox"),
     # Read from the shipped CLI.
     prompt_prefixes=(

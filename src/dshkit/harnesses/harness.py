@@ -290,6 +290,51 @@ class Bridge:
         self.patch_path = patch_path  # profile name → the patch layer that mounts the bridge
 
 
+class PluginFormat:
+    """How a harness takes dshkit as a plugin of its own (`dshkit.install.plugin` writes the
+    manifests from these and reads the install back): where the manifest and hooks file sit in
+    the plugin, whether its hooks run in exec form (`command` + `args`, no shell), the text a
+    hook's command uses for the plugin's root, whether it asks the person for options
+    (`userConfig`), which record says it is installed, and the command that removes it."""
+
+    __slots__ = (
+        "exec_form",
+        "hooks_file",
+        "manifest",
+        "options",
+        "record",
+        "remove",
+        "root",
+        "server_relative",
+    )
+
+    def __init__(
+        self,
+        *,
+        manifest: str,
+        hooks_file: str,
+        exec_form: bool,
+        root: str,
+        record: str,
+        remove: str,
+        options: bool = False,
+        server_relative: bool = False,
+    ) -> None:
+        self.manifest = manifest  # the manifest's path in the plugin
+        self.hooks_file = hooks_file  # the hooks file's path in the plugin
+        self.exec_form = exec_form
+        self.root = root  # how a hook's command names the plugin's root
+        # The record of installs `install.plugin` reads: "enabled-plugins" (settings'
+        # `enabledPlugins` and `plugins/installed_plugins.json`) or "config-plugins"
+        # (`[plugins."name@market"]` in config.toml).
+        self.record = record
+        self.remove = remove  # the removal command, `{ident}` standing for `name@market`
+        self.options = options  # whether the manifest may declare `userConfig`
+        # Whether its MCP server's command is taken relative to the plugin's root (and no
+        # root variable is substituted there).
+        self.server_relative = server_relative
+
+
 class Capability:
     """Where a harness says what a session may do and which MCP servers it has (read by
     `dshkit.capability`): facts in its session log, facts in its config file, the values that
@@ -433,6 +478,7 @@ class Harness:
         "mcp_shows_structured",
         "name",
         "places",
+        "plugin",
         "project_settings",
         "prompt_prefixes",
         "quiet_lines",
@@ -473,6 +519,7 @@ class Harness:
         sandbox: Sandbox | None = None,
         prompt_prefixes: tuple[Prefix, ...] = (),
         mcp_shows_structured: bool = False,
+        plugin: PluginFormat | None = None,
     ) -> None:
         self.name = name
         self.label = label
@@ -521,6 +568,7 @@ class Harness:
         # Whether its MCP client shows the model a tool result's structured content instead
         # of its text (then a tool whose text is an instruction answers with text only).
         self.mcp_shows_structured = mcp_shows_structured
+        self.plugin = plugin  # how it takes dshkit as a plugin (None: it has no plugins)
         self._adapter: Any = None
 
     @property

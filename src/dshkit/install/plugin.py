@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__, harnesses
+from ..harnesses import Harness, PluginFormat
 from ..hookspec import HOOK_TIMEOUT_S
 from .commands import SERVER_NAME
 
@@ -31,13 +32,9 @@ DESCRIPTION = (
     "guard before every shell command, handoffs and the delivery gate (needs the dshkit "
     "command installed)"
 )
-# The harnesses whose plugin this checkout ships. Claude Code substitutes
-# ${CLAUDE_PLUGIN_ROOT} in exec-form hooks; Codex 0.171 ignores `args` and runs shell-form
-# ones with the plugin's root in $PLUGIN_ROOT. (Each plugin format is this module's: the
-# registry's harness modules know no plugins yet.)
-CLAUDE, CODEX = "claude", "codex"
-# The options Claude Code asks for when the plugin is enabled (`userConfig`); a hook sees
-# each as CLAUDE_PLUGIN_OPTION_<KEY>, which the launcher turns into dshkit's own variables.
+# The options a harness asks for when the plugin is enabled (`userConfig`, where its
+# `PluginFormat.options` says so); a hook sees each as CLAUDE_PLUGIN_OPTION_<KEY>, which the
+# launcher turns into dshkit's own variables.
 USER_CONFIG: dict[str, dict[str, Any]] = {
     "llm_api_key": {
         "type": "string",
@@ -65,39 +62,51 @@ USER_CONFIG: dict[str, dict[str, Any]] = {
 }
 
 
-def hooks_file(harness: str) -> dict[str, Any]:
+def shipped() -> list[Harness]:
+    """The harnesses that take plugins (their `plugin` format), in the registry's order."""
+    return [h for h in harnesses.all_harnesses() if h.plugin is not None]
+
+
+def hooks_file(harness: Harness) -> dict[str, Any]:
     """The plugin's hooks for `harness`: every event `install-hooks` installs there, with the
     same matcher and timeout, each running the launcher with `hook EVENT`."""
-    found = harnesses.get(harness)
+    form = _form(harness)
     from .hooks import wanted_events  # the installer's own list, not a copy of it
 
+    launcher = f"{form.root}/{LAUNCHER}"
     events: dict[str, Any] = {}
-    for name, (event, matcher) in wanted_events(found, ()).items():
-        if harness == CLAUDE:  # exec form: no shell parses the plugin's path
-            entry = {"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/" + LAUNCHER}
-            entry["args"] = ["hook", event]  # type: ignore[assignment]
+    for name, (event, matcher) in wanted_events(harness, ()).items():
+        if form.exec_form:  # no shell parses the plugin's path
+            entry: dict[str, Any] = {
+                "type": "command",
+                "command": launcher,
+                "args": ["hook", event],
+            }
         else:
-            entry = {"type": "command", "command": f'"$PLUGIN_ROOT/{LAUNCHER}" hook {event}'}
+            entry = {"type": "command", "command": f'"{launcher}" hook {event}'}
         events[name] = [{"matcher": matcher, "hooks": [{**entry, "timeout": HOOK_TIMEOUT_S}]}]
-    return {"description": f"dshkit's hooks ({found.label})", "hooks": events}
+    return {"description": f"dshkit's hooks ({harness.label})", "hooks": events}
 
 
-def _server(harness: str) -> dict[str, Any]:
+def _form(harness: Harness) -> PluginFormat:
+    if harness.plugin is None:
+        raise ValueError(f"{harness.label} takes no plugins")
+    return harness.plugin
+
+
+def _server(harness: Harness) -> dict[str, Any]:
     """The plugin's MCP server: `dshkit mcp` through the launcher."""
-    args = ["mcp", "--harness", harness, "--no-profile"]
-    if harness == CLAUDE:
-        return {
-            "command": "${CLAUDE_PLUGIN_ROOT}/" + LAUNCHER,
-            "args": args,
-            "env": {
-                "CLAUDE_PLUGIN_OPTION_LLM_API_KEY": "${user_config.llm_api_key}",
-                "CLAUDE_PLUGIN_OPTION_GUARD_MODE": "${user_config.guard_mode}",
-                "CLAUDE_PLUGIN_OPTION_STATE_DIR": "${user_config.state_dir}",
-            },
+    form = _form(harness)
+    args = ["mcp", "--harness", harness.name, "--no-profile"]
+    if form.server_relative:  # resolved against the plugin's root, no variable substituted
+        return {"command": "./" + LAUNCHER, "args": args, "cwd": "."}
+    server: dict[str, Any] = {"command": f"{form.root}/{LAUNCHER}", "args": args}
+    if form.options:
+        server["env"] = {
+            f"CLAUDE_PLUGIN_OPTION_{key.upper()}": "${user_config." + key + "}"
+            for key in USER_CONFIG
         }
-    # Codex 0.171 resolves a relative command and `cwd` against the plugin's root, and
-    # substitutes no ${PLUGIN_ROOT} there (it joined the text to the root).
-    return {"command": "./" + LAUNCHER, "args": args, "cwd": "."}
+    return server
 
 
 def _common() -> dict[str, Any]:
@@ -112,18 +121,20 @@ def _common() -> dict[str, Any]:
 
 def files() -> dict[Path, str]:
     """Every generated file, by its path in the checkout, as its text."""
-    claude = {
-        **_common(),
-        "hooks": "./hooks/hooks.json",
-        "mcpServers": {SERVER_NAME: _server(CLAUDE)},
-        "userConfig": USER_CONFIG,
-    }
-    codex = {
-        **_common(),
-        "hooks": "./hooks/codex-hooks.json",
-        "mcpServers": {SERVER_NAME: _server(CODEX)},
-        "interface": {"displayName": "dshkit", "shortDescription": DESCRIPTION[:120]},
-    }
+    made: dict[Path, str] = {}
+    for harness in shipped():
+        form = _form(harness)
+        manifest = {
+            **_common(),
+            "hooks": f"./{form.hooks_file}",
+            "mcpServers": {SERVER_NAME: _server(harness)},
+        }
+        if form.options:
+            manifest["userConfig"] = USER_CONFIG
+        else:
+            manifest["interface"] = {"displayName": "dshkit", "shortDescription": DESCRIPTION[:120]}
+        made[PLUGIN_DIR / form.manifest] = _json(manifest)
+        made[PLUGIN_DIR / form.hooks_file] = _json(hooks_file(harness))
     marketplace = {
         "name": MARKETPLACE,
         "owner": {"name": "dshkit"},
@@ -137,13 +148,7 @@ def files() -> dict[Path, str]:
             }
         ],
     }
-    return {
-        Path(".claude-plugin/marketplace.json"): _json(marketplace),
-        PLUGIN_DIR / ".claude-plugin/plugin.json": _json(claude),
-        PLUGIN_DIR / ".codex-plugin/plugin.json": _json(codex),
-        PLUGIN_DIR / "hooks/hooks.json": _json(hooks_file(CLAUDE)),
-        PLUGIN_DIR / "hooks/codex-hooks.json": _json(hooks_file(CODEX)),
-    }
+    return {Path(".claude-plugin/marketplace.json"): _json(marketplace), **made}
 
 
 def _json(value: Any) -> str:
@@ -180,17 +185,23 @@ class InstalledPlugin:
 
 def installed(harness: str, project: Path | None = None) -> list[InstalledPlugin]:
     """dshkit's plugin as `harness` records it installed (user scope, and `project`'s)."""
-    if harness == CLAUDE:
-        return _claude(project)
-    if harness == CODEX:
-        return _codex()
-    return []
+    found = harnesses.get(harness)
+    form = found.plugin
+    if form is None:
+        return []
+    if form.record == "enabled-plugins":
+        return _enabled_plugins(found, form, project)
+    if form.record == "config-plugins":
+        return _config_plugins(found, form)
+    raise ValueError(f"{found.label}: unknown plugin record {form.record!r}")
 
 
-def _claude(project: Path | None) -> list[InstalledPlugin]:
-    """Claude Code: `enabledPlugins` in the settings (`"dshkit@mkt": true`), its record of
-    installs in `~/.claude/plugins/installed_plugins.json`."""
-    home = Path(harnesses.get(CLAUDE).user_settings("")).parent
+def _enabled_plugins(
+    harness: Harness, form: PluginFormat, project: Path | None
+) -> list[InstalledPlugin]:
+    """`enabledPlugins` in the settings (`"dshkit@mkt": true`), the record of installs in
+    `plugins/installed_plugins.json` beside the user settings (Claude Code)."""
+    home = Path(harness.user_settings("")).parent
     record = _load_json(home / "plugins" / "installed_plugins.json")
     recorded = record.get("plugins")
     if not isinstance(recorded, dict):
@@ -212,16 +223,19 @@ def _claude(project: Path | None) -> list[InstalledPlugin]:
     found = []
     for name in sorted(names | set(enabled)):
         on, where = enabled.get(name, (False, str(home / "plugins" / "installed_plugins.json")))
-        command = f"claude plugin uninstall {name}"
+        command = form.remove.format(ident=name)
         found.append(
-            InstalledPlugin(CLAUDE, name, on and name in names, where, command, versions.get(name))
+            InstalledPlugin(
+                harness.name, name, on and name in names, where, command, versions.get(name)
+            )
         )
     return found
 
 
-def _codex() -> list[InstalledPlugin]:
-    """Codex: `[plugins."dshkit@mkt"]` in `~/.codex/config.toml` (`enabled`, default true)."""
-    config = Path(harnesses.get(CODEX).user_settings("")).parent / "config.toml"
+def _config_plugins(harness: Harness, form: PluginFormat) -> list[InstalledPlugin]:
+    """`[plugins."dshkit@mkt"]` in the config.toml beside the user settings (`enabled`,
+    default true), versions in its plugin cache (Codex)."""
+    config = Path(harness.user_settings("")).parent / "config.toml"
     try:
         data = tomllib.loads(config.read_text())
     except (OSError, ValueError):
@@ -234,9 +248,9 @@ def _codex() -> list[InstalledPlugin]:
             plugin, _, market = name.partition("@")
             cache = config.parent / "plugins" / "cache" / market / plugin
             versions = sorted(p.name for p in cache.iterdir()) if cache.is_dir() else []
-            remove = f"codex plugin remove {name}"
+            remove = form.remove.format(ident=name)
             version = versions[-1] if versions else None
-            found.append(InstalledPlugin(CODEX, name, on, str(config), remove, version))
+            found.append(InstalledPlugin(harness.name, name, on, str(config), remove, version))
     return found
 
 
