@@ -16,7 +16,7 @@ import orjson
 
 from . import harnesses, plugins
 from .errors import NotFound
-from .install import inspect
+from .install import inspect, plugin
 from .llm import LLMConfig, LLMConfigError
 from .profile.state import ProfileState
 from .sessions.catalog import Catalog
@@ -63,6 +63,15 @@ def _llm(state_dir: Path) -> LlmStatusJson:
 
 def _hooks(harness: str, project: Path, state_dir: Path) -> HooksStatusJson:
     found = inspect(harness, "user", project, state_dir)
+    if not found.installed and any(p.enabled for p in plugin.installed(harness, project)):
+        # The harness runs dshkit's hooks through its plugin (doctor says the same).
+        return {
+            "harness": harness,
+            "installed": True,
+            "status": "plugin",
+            "problems": [],
+            "nextStep": None,
+        }
     return {
         "harness": harness,
         "installed": found.installed,

@@ -287,3 +287,32 @@ def test_install_hooks_refuses_to_double_an_installed_plugin(tmp_path: Path) -> 
     claude_plugin(tmp_path, enabled=False)
     run_at_home(tmp_path, "install-hooks", "--harness", "claude")
     assert "hooks" in json.loads((tmp_path / ".claude" / "settings.json").read_text())
+
+
+def test_the_console_overview_counts_an_enabled_plugin_as_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dshkit.overview import overview
+
+    for name in ("DSH_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "project").mkdir()
+    state = tmp_path / "state"
+
+    def claude_hooks() -> dict[str, Any]:
+        found = overview(state, tmp_path / "project")["hooks"]
+        (claude,) = [h for h in found if h["harness"] == "claude"]
+        return dict(claude)
+
+    assert claude_hooks()["installed"] is False
+    claude_plugin(tmp_path, enabled=False)
+    assert claude_hooks()["installed"] is False  # switched off: its hooks do not run
+    claude_plugin(tmp_path)
+    assert claude_hooks() == {
+        "harness": "claude",
+        "installed": True,
+        "status": "plugin",
+        "problems": [],
+        "nextStep": None,
+    }
