@@ -103,7 +103,8 @@ def test_a_force_push_to_main_is_told_to_push_a_branch_of_its_own(
     assert found is not None and found[0] == "deny", found
     reason = found[1]
     assert reason.startswith("dshkit 命令风险策略（balanced）拒绝这条命令：破坏性命令，")
-    assert "git push --force to the shared branch main。" in reason  # what was judged
+    assert "git push --force to the shared branch main（" in reason  # what was judged
+    assert "（内置规则 git，判定于 `git push --force origin main`）。" in reason  # by which rule
     assert reason.endswith(ADVICE[Kind.SHARED])  # and what to do instead
     assert "请推到自己的新分支（不加 --force），再发起合并请求" in reason
     # Nothing of another kind's advice: no workspace, no search to narrow.

@@ -133,6 +133,23 @@ def explain_command(
             f"`{_line(allowed['command'])}`",
             markup=False,
         )
+    if record.get("advice"):
+        stdout.print(f"instead: {record['advice']}", markup=False)
+    stdout.print(f"workspace: {record['workspace']}", markup=False)
+    stdout.print("segments:", markup=False)
+    for segment in record["segments"]:
+        stdout.print(f"  {_line(segment)}", markup=False)
+    for peeled in record["wrappers"]:
+        how = "runs the line of" if peeled["nested"] else "wraps"
+        stdout.print(f"unwrapped: {peeled['wrapper']} {how} {peeled['runs']}", markup=False)
+    for expanded in record["expansions"]:
+        value = expanded["value"] if expanded["value"] is not None else "(known only when it runs)"
+        stdout.print(f"expands: {expanded['name']} = {value}", markup=False)
+    for path in record["paths"]:
+        where = path["path"] or "(known only when it runs)"
+        stdout.print(
+            f"path: {path['word']} ({path['command']}) -> {where}: {path['where']}", markup=False
+        )
     stdout.print("commands seen:", markup=False)
     for seen in record["commands"]:
         shell_note = " (PowerShell)" if seen["shell"] == "pwsh" and shell != "pwsh" else ""

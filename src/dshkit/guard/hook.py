@@ -23,9 +23,13 @@ from .service import classify_sent, mode_state
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
 if TYPE_CHECKING:
+    from typing import Any
+
+    from ..hookio import Commit
     from ..store import Store
     from .rules import Rules
     from .service import Classification
+    from .wire import RuleJson
 
 _STRICT = "strict"
 _RISKS = {"safe": "无破坏性", "unknown": "无法看懂的命令", "destructive": "破坏性命令"}
@@ -51,6 +55,10 @@ ADVICE = {
     "再发起合并请求；如确需改写共享分支，请让用户本人执行。",
     Kind.MACHINE: "这会影响整台机器或别人也在用的服务，不应由代理执行。" + BY_HAND,
     Kind.REMOTE: "这会删掉或改动另一台机器上的东西，在这里无法核实，也无法撤销。" + BY_HAND,
+    Kind.CONFIG: "这是凭据、shell 启动文件、git 钩子或代理工具自己的设置（包括 dshkit 的守卫），"
+    "改动它会影响之后的每一次运行：请只改工作区里本任务的文件；如确需修改，请让用户本人动手。",
+    Kind.SECRET: "这是凭据文件，读进对话会把密钥交给模型：请只读取任务需要的非机密文件"
+    "（如 .env.example）；如确需使用其中的值，请让用户本人配置环境变量。",
     Kind.UNKNOWN: "strict 模式不运行看不清会影响什么的命令：请把路径和参数写成明确的值、"
     "把内联代码写进文件再运行；如确需运行，请让用户本人执行，或由用户改用 balanced 模式"
     "（`dshkit guard mode balanced`，这类命令会先问用户）。",
@@ -95,6 +103,23 @@ def on_command(call: Call) -> Answer | None:
         problem = "（调用内容里的 cwd 不是字符串，不知道命令在哪个目录运行。）" + problem
     if decision == "allow":
         return None
+    traced = classify_sent(  # again, traced: the rule that decided (never for an allow)
+        command,
+        call.tool_name,
+        workspace,
+        platform=platform if isinstance(platform, str) else sys.platform,
+        rules=rules,
+        traced=True,
+        workdir=workdir if isinstance(workdir, str) and workdir else None,
+    )
+    rule = _rule(traced)
+    relaxed = None
+    if decision == "deny" and found.denied is None and not misshapen:
+        from .intent import relaxing
+
+        relaxed = relaxing(call, traced)  # the person's own latest words asked for it
+        if relaxed is not None:
+            decision = "ask"
     if found.denied is not None:
         words = next(c for p, c in found.judge.denied if p is found.denied) if found.judge else None
         shown = " ".join([words.name, *(w.shown for w in words.args)]) if words else command
@@ -106,28 +131,83 @@ def on_command(call: Call) -> Answer | None:
         what = _RISKS[found.risk] + ("、全局搜索" if found.global_search else "")
         what += "、运行看不见的代码" if found.opaque else ""
         verb = "拒绝" if decision == "deny" else "需要人工确认"
-        reason = f"dshkit 命令风险策略（{mode}）{verb}这条命令：{what}，{found.reason}。{problem}"
+        reason = (
+            f"dshkit 命令风险策略（{mode}）{verb}这条命令：{what}，{found.reason}"
+            f"（{_rule_said(rule)}）。{problem}"
+        )
+        if relaxed is not None:
+            reason += (
+                f"本应拒绝，但用户最近的消息要求{relaxed}，所以只这一条改为请用户确认；"
+                "其他命令照常判断。"
+            )
         if decision == "deny":
             reason += _advice(found, mode)
     decision, reason = _delivered(call, decision, reason)
+    commit = audited(
+        call,
+        decision,
+        command,
+        found.risk,
+        mode,
+        relaxed=relaxed is not None,
+        reason=found.reason,
+        rule=rule.get("pattern"),  # the person's rule that decided, else the built-in one
+        builtin=None if "pattern" in rule else rule.get("name"),
+        words=rule.get("command"),
+        globalSearch=found.global_search,
+        opaque=found.opaque,
+    )
+    return Answer("guard", decision=(decision, reason), commit=commit)
 
-    def audited(store: Store) -> None:  # once the decision reached the harness
-        from ..store import audit
 
-        audit(
+def audited(
+    call: Call,
+    decision: str,
+    command: str,
+    risk: str,
+    mode: str,
+    *,
+    relaxed: bool = False,
+    **detail: Any,
+) -> Commit:
+    """The commit that logs a decision once it reached the harness (guard/audit.py: redacted,
+    per workspace, bounded)."""
+    cwd = call.payload.get("cwd")
+
+    def commit(store: Store) -> None:
+        from .audit import kind_of, record
+
+        record(
             store,
-            "command-blocked" if decision == "deny" else "command-asked",
+            kind_of(decision, relaxed),
             harness=call.harness,
             session_id=call.session_id or None,
             command=command,
-            risk=found.risk,
-            globalSearch=found.global_search,
-            opaque=found.opaque,
+            workspace=cwd if isinstance(cwd, str) and cwd else None,
+            risk=risk,
             mode=mode,
-            rule=found.denied.text if found.denied is not None else None,
+            **detail,
         )
 
-    return Answer("guard", decision=(decision, reason), commit=audited)
+    return commit
+
+
+def _rule(traced: Classification) -> RuleJson:
+    """The rule that decided a traced classification (service.explain's)."""
+    from .service import explain
+
+    record = explain(traced)
+    return record.get("rule") or {"kind": "builtin", "name": "none"}
+
+
+def _rule_said(rule: RuleJson) -> str:
+    """The rule named for the agent: the built-in rule and the command it judged."""
+    if "pattern" in rule:
+        said = f"用户规则 {rule['pattern']!r}"
+    else:
+        said = f"内置规则 {rule.get('name') or '?'}"
+    words = rule.get("command")
+    return f"{said}，判定于 `{' '.join(words)}`" if words else said
 
 
 def unjudged(call: Call, why: str) -> Answer | None:

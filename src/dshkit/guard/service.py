@@ -186,6 +186,16 @@ def explain_line(
     record = explain(found, mode)
     if mode is not None:
         record["mode"] = mode
+    from . import trace  # the trace: rebuilt from the walk, never on the hook's path
+
+    seen = found.judge.seen if found.judge is not None else []
+    wrapped = trace.wrappers(seen)
+    record["workspace"] = found.judge.places.workspace if found.judge else workspace
+    record["segments"] = trace.segments(seen, wrapped)
+    record["wrappers"] = trace.wrapper_list(seen, wrapped)
+    record["expansions"] = trace.expansions(found, command, shell)
+    record["paths"] = trace.paths(found, wrapped)
+    record["advice"] = trace.advice(found, record.get("decision"))
     return record
 
 
