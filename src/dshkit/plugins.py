@@ -390,7 +390,7 @@ GUARD = Plugin(
         # guard/edits.py: where a write, an edit or a Codex patch lands (never read as shell).
         Hook(
             "PreToolUse",
-            "dshkit.guard.edits:on_write",
+            "dshkit.guard.hook:on_write",
             budget=1.0,
             order=6,
             tools=("write",),
@@ -400,7 +400,7 @@ GUARD = Plugin(
         # A read of a credential file (a byte scan leaves every other read unparsed).
         Hook(
             "PreToolUse",
-            "dshkit.guard.edits:on_read",
+            "dshkit.guard.hook:on_read",
             budget=1.0,
             order=7,
             tools=("read",),
@@ -410,7 +410,7 @@ GUARD = Plugin(
         # Any other tool (MCP's) whose name says delete, drop or destroy.
         Hook(
             "PreToolUse",
-            "dshkit.guard.edits:on_tool",
+            "dshkit.guard.hook:on_tool",
             budget=1.0,
             order=8,
             quiet="dshkit.guard.edits:quiet_tool",

@@ -141,7 +141,7 @@ def suggested(data: dict[str, Any]) -> str | None:
     the simple command that decided, as a pattern matches them; None when a secret was
     redacted from them (a rule naming `[secret: …]` would match nothing) or there are none."""
     words = data.get("words")
-    if not isinstance(words, list) or not words or data.get("redacted"):
+    if not isinstance(words, list) or not words:
         return None
     shown = [str(w) for w in words]
     if any("[secret:" in w or "…" in w or not w or any(c.isspace() for c in w) for w in shown):

@@ -343,6 +343,8 @@ def settings_files(state: str, workspace: str) -> list[str]:
 
 def on_write(call: Call) -> Answer | None:
     """PreToolUse of a write tool: where it lands (a patch's files read as a patch)."""
+    from .hook import unjudged
+
     tool_input = call.payload.get("tool_input")
     if not isinstance(tool_input, dict):
         return unjudged(call, "调用内容里的 tool_input 不是对象，看不到要写哪个文件")
@@ -379,13 +381,6 @@ def on_tool(call: Call) -> Answer | None:
         return None  # one of the harness's own tools: judged by its kind's handler
     verdict = judge_tool(name)
     return _answer(call, verdict, "调用", name, [name])
-
-
-def unjudged(call: Call, why: str) -> Answer | None:
-    """A write the guard could not read: the decision for code it cannot see."""
-    from .hook import unjudged as command_unjudged
-
-    return command_unjudged(call, why)
 
 
 def _ruled(rules: Rules | None, words: list[str]) -> Pattern | None:

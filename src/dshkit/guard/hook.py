@@ -17,9 +17,7 @@ import sys
 
 from .. import harnesses
 from ..hookio import Answer, Call
-from . import SAFE, TABLE, UNKNOWN, decide
-from .policy import GLOBAL_SEARCH, OPAQUE, Kind
-from .service import classify_sent, mode_state
+from .policy import GLOBAL_SEARCH, OPAQUE, SAFE, TABLE, UNKNOWN, Kind, decide
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
 if TYPE_CHECKING:
@@ -73,6 +71,8 @@ RULE_ADVICE = "这条规则是用户本人定的：请换一种做法；如确�
 
 
 def on_command(call: Call) -> Answer | None:
+    from .service import classify_sent  # (the judge: not for a file tool's call)
+
     tool_input = call.payload.get("tool_input")
     if tool_input is None:
         return None  # no command: nothing runs
@@ -210,6 +210,27 @@ def _rule_said(rule: RuleJson) -> str:
     return f"{said}，判定于 `{' '.join(words)}`" if words else said
 
 
+def on_write(call: Call) -> Answer | None:
+    """A write, an edit or a Codex patch: where it lands (guard/edits.py)."""
+    from .edits import on_write as judged
+
+    return judged(call)
+
+
+def on_read(call: Call) -> Answer | None:
+    """A read: whether it opens a credential file (guard/edits.py)."""
+    from .edits import on_read as judged
+
+    return judged(call)
+
+
+def on_tool(call: Call) -> Answer | None:
+    """Any other tool (MCP's): whether its name says it deletes (guard/edits.py)."""
+    from .edits import on_tool as judged
+
+    return judged(call)
+
+
 def unjudged(call: Call, why: str) -> Answer | None:
     """The answer to a shell command the guard could not read (`why`, in Chinese): the mode's
     decision for code it cannot see, None only if that were allow."""
@@ -280,6 +301,8 @@ def _settings(call: Call, workspace: str | None) -> tuple[str, Rules | None, str
             None,
             f"（{named} 必须是绝对路径，找不到 dshkit 的设置，按 strict 处理：{exc}）",
         )
+    from .service import mode_state
+
     state = mode_state(os.path.dirname(path), call.env)  # the one rule: what the CLI shows
     section, rules, note = state.section, None, ""
     if section is not None and (section["allow"] or section["deny"] or section["projects"]):
