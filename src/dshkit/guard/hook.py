@@ -142,6 +142,10 @@ def on_command(call: Call) -> Answer | None:
             )
         if decision == "deny":
             reason += _advice(found, mode)
+        elif found.kind in ADVICE and found.kind != Kind.UNKNOWN:  # (its advice is strict's)
+            reason += "更稳妥的做法：" + ADVICE[found.kind].replace(
+                BY_HAND, ""
+            )  # (for the one asked)
     decision, reason = _delivered(call, decision, reason)
     commit = audited(
         call,
