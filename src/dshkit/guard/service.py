@@ -472,3 +472,23 @@ def add_rule(
     config = Path(state_dir) / "config.toml"
     table, added = write(config, pattern, kind, project)
     return {"kind": kind, "pattern": pattern, "table": table, "path": str(config), "added": added}
+
+
+def explain_in(
+    state_dir: str | os.PathLike[str], command: str, shell: str = "bash", cwd: str | None = None
+) -> ExplainJson:
+    """`explain_line` under the settings of a state directory: its config.toml's `[guard]`
+    mode and rules (Invalid names an unknown shell or a config that cannot be read)."""
+    from pathlib import Path
+
+    from ..config import ConfigError, load_config
+    from ..errors import Invalid
+
+    if shell not in SHELLS:
+        raise Invalid(f"shell must be one of {', '.join(SHELLS)}, got {shell!r}", field="shell")
+    try:
+        config = load_config(Path(state_dir))
+    except ConfigError as exc:
+        raise Invalid(str(exc), field="config") from exc
+    mode = mode_state(state_dir).mode
+    return explain_line(command, shell, cwd, mode, settings=config["guard"], where=str(config.path))
