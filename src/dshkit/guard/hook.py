@@ -71,6 +71,39 @@ RULE_ADVICE = "这条规则是用户本人定的：请换一种做法；如确�
 
 
 def on_command(call: Call) -> Answer | None:
+    """A shell command; a Codex patch run through the shell tool (`["apply_patch", patch]`,
+    or `apply_patch <<EOF` in a line) is judged as the patch it is too, the stricter winning."""
+    tool_input = call.payload.get("tool_input")
+    given = (
+        tool_input.get("command", tool_input.get("cmd")) if isinstance(tool_input, dict) else None
+    )
+    patch = _patch_run(given)
+    if patch is None:
+        return _on_shell(call)
+    from .edits import patch_answer
+
+    patched = patch_answer(call, patch)
+    if isinstance(given, list):  # argv: the patch program and its patch, no shell at all
+        return patched
+    return max((patched, _on_shell(call)), key=_answer_strictness)
+
+
+def _patch_run(given: object) -> str | None:
+    """The patch a shell tool's command hands to Codex's apply_patch, or None."""
+    if isinstance(given, list) and len(given) == 2 and all(isinstance(g, str) for g in given):
+        if given[0] in ("apply_patch", "applypatch") and "*** Begin Patch" in given[1]:
+            return str(given[1])
+    if isinstance(given, str) and given.lstrip().startswith(("apply_patch", "applypatch")):
+        if "*** Begin Patch" in given:
+            return given
+    return None
+
+
+def _answer_strictness(answer: Answer | None) -> int:
+    return -1 if answer is None or answer.decision is None else _strictness(answer.decision[0])
+
+
+def _on_shell(call: Call) -> Answer | None:
     from .service import classify_sent  # (the judge: not for a file tool's call)
 
     tool_input = call.payload.get("tool_input")
