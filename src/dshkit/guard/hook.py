@@ -90,12 +90,16 @@ def on_command(call: Call) -> Answer | None:
 
 def _patch_run(given: object) -> str | None:
     """The patch a shell tool's command hands to Codex's apply_patch, or None."""
+    programs = ("apply_patch", "applypatch")
     if isinstance(given, list) and len(given) == 2 and all(isinstance(g, str) for g in given):
-        if given[0] in ("apply_patch", "applypatch") and "*** Begin Patch" in given[1]:
-            return str(given[1])
-    if isinstance(given, str) and given.lstrip().startswith(("apply_patch", "applypatch")):
-        if "*** Begin Patch" in given:
-            return given
+        program, patch = given
+        return str(patch) if program in programs and "*** Begin Patch" in patch else None
+    if (
+        isinstance(given, str)
+        and given.lstrip().startswith(programs)
+        and "*** Begin Patch" in given
+    ):
+        return given
     return None
 
 
