@@ -1,7 +1,7 @@
-"""The guard on a file tool in a real Claude Code session, offline against a fake Anthropic API:
-the fake model tries to add ~/.ssh/authorized_keys with its Write tool; the PreToolUse hook denies it
-(the payload as Claude Code really sends it), the file is left as it was, and the next model
-request carries the reason, naming the rule. And the same in a real Codex session, whose
+"""The guard on a file tool in a real Claude Code session, offline against a fake Anthropic
+API: the fake model tries to add ~/.ssh/authorized_keys with its Write tool; the PreToolUse
+hook denies it (the payload as Claude Code really sends it), the file is never made, and the
+next model request carries the reason, naming the rule. And the same in a real Codex session, whose
 patch comes through its shell tool."""
 
 from __future__ import annotations
