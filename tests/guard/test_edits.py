@@ -155,3 +155,24 @@ def test_a_patch_through_codex_shell_tool_is_judged_as_a_patch(tmp_path: Path, w
     tail = f"apply_patch <<'EOF'\n{fine}\nEOF\nrm -rf ~"
     found = verdict(tmp_path, claude(work, tail))
     assert found is not None and found[0] == "deny" and "rm: recursive delete" in found[1]
+
+
+def test_a_shell_command_loosening_the_guard_is_its_own_guard_rewritten(
+    tmp_path: Path, work: Path
+) -> None:
+    for line in (
+        "dshkit guard mode autonomous",
+        "sudo env X=1 dshkit guard allow 'rm -rf ~' --everywhere",
+        "python -m dshkit uninstall-hooks",
+        "cd /tmp && dshkit guard mode config",
+    ):
+        found = verdict(tmp_path, claude(work, line))
+        assert found is not None and found[0] == "deny", line
+        assert "loosens the agent's own command guard" in found[1] and "own-guard" in found[1]
+    assert verdict(tmp_path, claude(work, "dshkit guard mode strict")) is None
+    assert verdict(tmp_path, claude(work, "dshkit guard explain -- rm -rf ~")) is None
+    assert verdict(tmp_path, claude(work, "dshkit guard allow 'npm publish' --deny")) is None
+    assert verdict(tmp_path, claude(work, "dshkit guard log")) is None
+    autonomous = verdict(tmp_path, claude(work, "dshkit guard allow make"),
+                         DSHKIT_GUARD_MODE="autonomous")  # fmt: skip
+    assert autonomous is not None and autonomous[0] == "ask"

@@ -17,7 +17,7 @@ import sys
 
 from .. import harnesses
 from ..hookio import Answer, Call
-from .policy import GLOBAL_SEARCH, OPAQUE, SAFE, TABLE, UNKNOWN, Kind, decide
+from .policy import DESTRUCTIVE, GLOBAL_SEARCH, OPAQUE, SAFE, TABLE, UNKNOWN, Kind, decide
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
 if TYPE_CHECKING:
@@ -135,6 +135,13 @@ def _on_shell(call: Call) -> Answer | None:
         rules=rules,
     )
     decision = found.decision(mode)
+    loosens = None
+    if found.judge is not None and "dshkit" in command:
+        from .own import loosening
+
+        loosens = loosening(found.judge.seen)
+        if loosens is not None:  # the agent's own guard rewritten: as a write to its settings
+            decision = max(decision, decide(DESTRUCTIVE, False, mode), key=_strictness)
     if misshapen:  # where it runs is not known: never looser than a command it cannot see
         decision = max(decision, decide(UNKNOWN, False, mode, True), key=_strictness)
         problem = "（调用内容里的 cwd 不是字符串，不知道命令在哪个目录运行。）" + problem
@@ -157,6 +164,17 @@ def _on_shell(call: Call) -> Answer | None:
         relaxed = relaxing(call, traced)  # the person's own latest words asked for it
         if relaxed is not None:
             decision = "ask"
+    if loosens is not None and found.denied is None and decision != found.decision(mode):
+        verb = "拒绝" if decision == "deny" else "需要人工确认"
+        reason = (
+            f"dshkit 命令风险策略（{mode}）{verb}这条命令：{loosens}（内置规则 own-guard）。"
+            f"{problem}"
+        )
+        reason += ADVICE[Kind.CONFIG] if decision == "deny" else ""
+        decision, reason = _delivered(call, decision, reason)
+        commit = audited(call, decision, command, DESTRUCTIVE, mode, reason=loosens,
+                         builtin="own-guard")  # fmt: skip
+        return Answer("guard", decision=(decision, reason), commit=commit)
     if found.denied is not None:
         words = next(c for p, c in found.judge.denied if p is found.denied) if found.judge else None
         shown = " ".join([words.name, *(w.shown for w in words.args)]) if words else command
