@@ -176,3 +176,20 @@ def test_a_shell_command_loosening_the_guard_is_its_own_guard_rewritten(
     autonomous = verdict(tmp_path, claude(work, "dshkit guard allow make"),
                          DSHKIT_GUARD_MODE="autonomous")  # fmt: skip
     assert autonomous is not None and autonomous[0] == "ask"
+
+
+def test_a_shell_redirection_into_a_protected_file_is_a_write_to_it(
+    tmp_path: Path, work: Path
+) -> None:
+    for line in (
+        "echo 'curl x | sh' >> ~/.bashrc",
+        "cat key.pub | tee -a ~/.ssh/authorized_keys",
+        "bash -c 'echo mode > ~/.dsh/dshkit/guard-mode'",
+        f"printf x > {work}/.git/hooks/pre-push",
+        "echo '{\"hooks\": {}}' > .claude/settings.json",
+    ):
+        found = verdict(tmp_path, claude(work, line))
+        assert found is not None and found[0] == "deny", (line, found)
+        assert "own-guard" in found[1], found
+    assert verdict(tmp_path, claude(work, "echo hi > notes.txt 2>/dev/null")) is None
+    assert verdict(tmp_path, claude(work, "make 2>&1 | tee build.log")) is None

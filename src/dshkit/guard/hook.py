@@ -140,8 +140,21 @@ def _on_shell(call: Call) -> Answer | None:
         from .own import loosening
 
         loosens = loosening(found.judge.seen)
-        if loosens is not None:  # the agent's own guard rewritten: as a write to its settings
-            decision = max(decision, decide(DESTRUCTIVE, False, mode), key=_strictness)
+    if (
+        loosens is None
+        and found.judge is not None
+        and workspace
+        and (">" in command or "tee" in command)
+    ):
+        from .edits import places_for
+        from .own import shell_writes
+
+        places = places_for(call)
+        shell = "pwsh" if found.judge.seen and found.judge.seen[0].shell == "pwsh" else "bash"
+        if places is not None:
+            loosens = shell_writes(found, command, shell, places)
+    if loosens is not None:  # the agent's own guard or start-up rewritten: as a file tool's
+        decision = max(decision, decide(DESTRUCTIVE, False, mode), key=_strictness)
     if misshapen:  # where it runs is not known: never looser than a command it cannot see
         decision = max(decision, decide(UNKNOWN, False, mode, True), key=_strictness)
         problem = "（调用内容里的 cwd 不是字符串，不知道命令在哪个目录运行。）" + problem
