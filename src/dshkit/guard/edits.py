@@ -318,22 +318,20 @@ def places_for(call: Call) -> Places | None:
 def settings_files(state: str, workspace: str) -> list[str]:
     """Every harness's own settings and hooks files (`Harness.user_settings`,
     `project_settings`, the config its capability reads modes from)."""
-    from functools import partial
-
     from .. import harnesses
 
     found: list[str] = []
     for harness in harnesses.all_harnesses():
         modes = harness.capability.config_modes if harness.capability else None
-        for made in (
-            partial(harness.user_settings, state),
-            partial(harness.project_settings, workspace) if harness.project_settings else None,
-            modes[0] if modes else None,
-        ):
-            if made is None:
-                continue
-            try:
-                path = made()
+        for kind in ("user", "project", "config"):
+            try:  # (no functools on this path: it loads collections and operator)
+                if kind == "user":
+                    path = harness.user_settings(state)
+                elif kind == "project":
+                    made = harness.project_settings
+                    path = made(workspace) if made else None
+                else:
+                    path = modes[0]() if modes else None
             except Exception:  # a harness whose home cannot be found names none
                 continue
             if path:
