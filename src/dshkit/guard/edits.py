@@ -324,6 +324,7 @@ def settings_files(state: str, workspace: str) -> list[str]:
     for harness in harnesses.all_harnesses():
         modes = harness.capability.config_modes if harness.capability else None
         for kind in ("user", "project", "config"):
+            path: str | None
             try:  # (no functools on this path: it loads collections and operator)
                 if kind == "user":
                     path = harness.user_settings(state)
