@@ -427,7 +427,7 @@ def _answer(
     said = "拒绝" if decision == "deny" else "需要人工确认"
     reason = (
         f"dshkit 命令风险策略（{mode}）{said}这次{verb}：{what}，{verdict.reason}"
-        f"（规则：file-{verdict.kind}）。{problem}"
+        f"（内置规则 file-{verdict.kind}）。{problem}"
     )
     if decision == "deny" or verdict.kind == Kind.SECRET:
         reason += ADVICE[verdict.kind]
