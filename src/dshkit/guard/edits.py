@@ -425,9 +425,12 @@ def _answer(
         return None
     what = "破坏性操作" if verdict.risk == DESTRUCTIVE else "需要确认的操作"
     said = "拒绝" if decision == "deny" else "需要人工确认"
+    rule = (
+        f"用户规则 {ruled.text!r}（{ruled.origin}）" if ruled else f"内置规则 file-{verdict.kind}"
+    )
     reason = (
         f"dshkit 命令风险策略（{mode}）{said}这次{verb}：{what}，{verdict.reason}"
-        f"（内置规则 file-{verdict.kind}）。{problem}"
+        f"（{rule}）。{problem}"
     )
     if decision == "deny" or verdict.kind == Kind.SECRET:
         reason += ADVICE[verdict.kind]
