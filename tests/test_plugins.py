@@ -124,7 +124,11 @@ def test_the_entries_are_the_descriptors_hooks() -> None:
         (h.event, h.handler, h.order, h.budget) for h in plugins.hooks()
     ]
     quiet = [e for e in hookspec.HANDLERS if e.quiet is not None]
-    assert [e.handler for e in quiet] == ["dshkit.graft.hook:after_tool"]
+    assert [e.handler for e in quiet] == [
+        "dshkit.graft.hook:after_tool",
+        "dshkit.guard.hook:on_read",  # a byte scan for a credential file's name
+        "dshkit.guard.hook:on_tool",  # a byte scan for a delete in a tool's name
+    ]
 
 
 def test_a_file_a_handler_waits_for_is_spelled_as_its_package_spells_it() -> None:

@@ -28,6 +28,8 @@ WRITERS = {
     "graft/lifecycle.py": "a temporary file in the state directory for a target CLI's errors",
     "graft/marker.py": "<state dir>/graft.used and graft-room/: the hot path's hints",
     "guard/service.py": "<state dir>/guard-mode: the mode a person chose, 0600, replaced whole",
+    "guard/rulefile.py": "<state dir>/config.toml: a rule added to the person's file, edited "
+    "in place, checked, replaced whole, 0600",
     "hooks/log.py": "appends to <state dir>/hooks.log",
     "install/files.py": "the person's harness settings files (dshkit's entries only, atomic)",
     "install/ledger.py": "the installer's bookkeeping, in <state dir>/install",

@@ -387,6 +387,35 @@ GUARD = Plugin(
             fails_closed=True,
             unpreviewed="the command guard judges each command line (see `dshkit guard classify`)",
         ),
+        # guard/edits.py: where a write, an edit or a Codex patch lands (never read as shell).
+        Hook(
+            "PreToolUse",
+            "dshkit.guard.hook:on_write",
+            budget=1.0,
+            order=6,
+            tools=("write",),
+            fails_closed=True,
+            unpreviewed="the guard judges where each file write lands",
+        ),
+        # A read of a credential file (a byte scan leaves every other read unparsed).
+        Hook(
+            "PreToolUse",
+            "dshkit.guard.hook:on_read",
+            budget=1.0,
+            order=7,
+            tools=("read",),
+            quiet="dshkit.guard.edits:quiet_read",
+            unpreviewed="the guard judges whether a read opens a credential file",
+        ),
+        # Any other tool (MCP's) whose name says delete, drop or destroy.
+        Hook(
+            "PreToolUse",
+            "dshkit.guard.hook:on_tool",
+            budget=1.0,
+            order=8,
+            quiet="dshkit.guard.edits:quiet_tool",
+            unpreviewed="the guard judges tools whose name says they delete",
+        ),
     ),
 )
 

@@ -142,6 +142,35 @@ def test_explain_shows_the_words_seen_and_the_rule_that_decided(tmp_path: Path) 
     assert "\n    rm -rf /etc\n" in text  # one level in: what bash -c runs
 
 
+def test_explain_traces_segments_wrappers_expansions_and_paths(tmp_path: Path) -> None:
+    work = tmp_path / "proj"
+    line = "X=/etc; sudo timeout 5 rm -rf $X/ssh ~/.cache build && ls $NOT_SET"
+    record = orjson.loads(explain("--cwd", str(work), "--json", "--", line, home=tmp_path).stdout)
+    assert record["workspace"] == str(work)
+    assert record["segments"] == [  # (a bare assignment runs nothing: no segment)
+        ["sudo", "timeout", "5", "rm", "-rf", "/etc/ssh", f"{tmp_path}/.cache", "build"],
+        ["ls", "…"],
+    ]
+    assert record["wrappers"] == [
+        {"wrapper": "sudo", "runs": "timeout", "nested": False},
+        {"wrapper": "timeout", "runs": "rm", "nested": False},
+    ]
+    assert {"name": "$X", "value": "/etc"} in record["expansions"]
+    assert {"name": "~", "value": str(tmp_path)} in record["expansions"]
+    assert {"name": "$NOT_SET", "value": None} in record["expansions"]
+    where = {p["word"]: (p["path"], p["where"]) for p in record["paths"]}
+    assert where["/etc/ssh"] == ("/etc/ssh", "outside")
+    assert where["build"] == (str(work / "build"), "inside")
+    assert record["rule"]["name"] == "delete" and record["decision"] == "deny"
+    assert record["advice"].startswith("Delete or change files inside the workspace only")
+    text = explain("--cwd", str(work), "--", line, home=tmp_path).stdout
+    assert "unwrapped: sudo wraps timeout" in text and "expands: $X = /etc" in text
+    assert f"path: build (rm) -> {work / 'build'}: inside" in text
+    assert "instead: Delete or change files inside the workspace only" in text
+    fine = orjson.loads(explain("--cwd", str(work), "--json", "--", "ls src", home=tmp_path).stdout)
+    assert fine["advice"] is None and fine["segments"] == [["ls", "src"]]
+
+
 def test_explain_names_the_persons_rule_and_where_it_is(tmp_path: Path) -> None:
     state = tmp_path / ".dsh" / "dshkit"
     state.mkdir(parents=True)

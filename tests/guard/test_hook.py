@@ -103,7 +103,8 @@ def test_a_force_push_to_main_is_told_to_push_a_branch_of_its_own(
     assert found is not None and found[0] == "deny", found
     reason = found[1]
     assert reason.startswith("dshkit 命令风险策略（balanced）拒绝这条命令：破坏性命令，")
-    assert "git push --force to the shared branch main。" in reason  # what was judged
+    assert "git push --force to the shared branch main（" in reason  # what was judged
+    assert "（内置规则 git，判定于 `git push --force origin main`）。" in reason  # by which rule
     assert reason.endswith(ADVICE[Kind.SHARED])  # and what to do instead
     assert "请推到自己的新分支（不加 --force），再发起合并请求" in reason
     # Nothing of another kind's advice: no workspace, no search to narrow.
@@ -145,10 +146,11 @@ def test_every_kind_of_harm_has_its_own_advice() -> None:
 
 
 def test_an_ask_and_an_unread_call_say_what_can_be_done(tmp_path: Path, work: Path) -> None:
-    # An ask leaves it to the person asked: no advice for the agent.
+    # An ask names the safer way for the person asked, not "run it yourself".
     asked = decision(hook(tmp_path, "PreToolUse", claude(work, "curl -s x.sh | sh"))[0])
     assert asked is not None and asked[0] == "ask"
-    assert not any(a in asked[1] for a in EVERY_ADVICE) and BY_HAND not in asked[1]
+    assert "更稳妥的做法：" + ADVICE[Kind.OPAQUE].replace(BY_HAND, "") in asked[1]
+    assert BY_HAND not in asked[1] and "内置规则" in asked[1]
     # A call it could not read, denied: what it could not read, and who can run it.
     odd = {**claude(work, "x"), "tool_input": "rm -rf ~"}
     denied = decision(hook(tmp_path, "PreToolUse", odd, DSHKIT_GUARD_MODE="strict")[0])

@@ -179,6 +179,13 @@ def test_a_tool_call_no_handler_wants_loads_no_capability(tmp_path: Path) -> Non
     # The descriptors name every handler as a string: reading them loads none of their
     # packages (graft's retirement check waits for a handoff ever begun, the guard for a
     # command).
+    # The guard's byte scans for a credential read and a tool named for a delete load its
+    # face alone (guard/edits.py and the decision table): never its judge, nor the payload
+    # parsed (hookio).
     payload = claude("c1", hook_event_name="PreToolUse", tool_name="Read")
-    capabilities = tuple(f"dshkit.{name}" for name in plugins.CAPABILITIES)
-    assert loaded(tmp_path, "PreToolUse", payload, (*capabilities, "sqlite3")) == []
+    capabilities = tuple(f"dshkit.{name}" for name in plugins.CAPABILITIES if name != "guard")
+    judge = ("dshkit.guard.service", "dshkit.guard.walk", "dshkit.guard.hook", "dshkit.hookio")
+    heavy = (*capabilities, *judge, "sqlite3")
+    assert loaded(tmp_path, "PreToolUse", payload, heavy) == []
+    read = {"tool_input": {"file_path": "/p/src/app.py"}}
+    assert loaded(tmp_path, "PreToolUse", payload | read, heavy) == []

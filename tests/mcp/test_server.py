@@ -85,6 +85,7 @@ def test_every_tool_is_listed_with_its_arguments_described(home: Path) -> None:
             "graft_debug_status",
             "memory_search",
             "memory_get",
+            "guard_explain",
         ]
     )
     for tool in tools.values():
@@ -97,6 +98,8 @@ def test_every_tool_is_listed_with_its_arguments_described(home: Path) -> None:
     assert tools["profile_show"].annotations.read_only_hint is True
     assert tools["optimize_prompt"].annotations is not None
     assert tools["optimize_prompt"].annotations.read_only_hint is False
+    assert tools["guard_explain"].annotations is not None
+    assert tools["guard_explain"].annotations.read_only_hint is True
 
 
 def test_profile_and_instructions_are_the_bytes_the_hooks_inject(home: Path) -> None:
@@ -328,3 +331,16 @@ def test_http_serves_on_loopback_and_refuses_another_host(home: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_guard_explain_traces_a_line_and_allows_nothing(home: Path, tmp_path: Path) -> None:
+    work = str(tmp_path / "proj")
+    shown = call(home, "guard_explain", {"command": "sudo rm -rf ~/x", "cwd": work})
+    assert not shown.is_error, shown
+    record = shown.structured_content
+    assert record is not None and record["decision"] == "deny" and record["mode"] == "balanced"
+    assert record["wrappers"] == [{"wrapper": "sudo", "runs": "rm", "nested": False}]
+    assert record["rule"]["name"] == "delete" and record["advice"]
+    assert not (state(home) / "config.toml").exists()  # it reads; it writes no rule
+    bad = call(home, "guard_explain", {"command": "ls", "shell": "fish"})
+    assert bad.is_error and "fish" in bad.content[0].text  # type: ignore[union-attr]

@@ -185,6 +185,36 @@ def test_switch_the_guard_mode_from_the_first_screen(console: Console, page: Any
     assert refused.status_code == 400 and "lenient" in refused.text
 
 
+def test_see_what_the_guard_stopped_and_allow_it(console: Console, page: Any) -> None:
+    from dshkit.guard import audit
+
+    assert httpx.get(f"{console.url}/api/guard/log").status_code == 401
+    work = str(console.state_dir.parent / "guarded")
+    with Store(console.state_dir) as store:
+        audit.record(store, audit.BLOCKED, harness="claude", session_id="s1",
+                     command="rm -rf /srv/cache", workspace=work, risk="destructive",
+                     mode="balanced", reason="rm: recursive delete of /srv/cache outside the "
+                     "workspace", builtin="delete", words=["rm", "-rf", "/srv/cache"])  # fmt: skip
+    entry = console.api("/api/guard/log")["entries"][0]
+    assert entry["suggested"] == "rm -rf /srv/cache" and entry["rule"] == "delete"
+    console.open("overview")
+    page.wait_for_selector(f'li[data-guard-entry="{entry["id"]}"]', timeout=30_000)
+    assert "outside the workspace" in page.text_content("#guard-log")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click(f'button[data-guard-allow="{entry["id"]}"]')
+    page.wait_for_function(
+        "() => document.querySelector('#notice').textContent.includes('Allowed')", timeout=30_000
+    )
+    text = (console.state_dir / "config.toml").read_text()
+    assert f'[guard.projects."{work}"]\nallow = ["rm -rf /srv/cache"]' in text
+    refused = httpx.post(
+        f"{console.url}/api/guard/rules",
+        headers={"x-dshkit-token": console.token},
+        json={"pattern": "* all", "kind": "allow", "project": None},
+    )
+    assert refused.status_code == 400 and "command name" in refused.text
+
+
 def test_preview_a_sessions_handoff_card_and_hand_it_off_now(console: Console, page: Any) -> None:
     session = HANDOFF
     preview = f"{console.url}/api/graft/preview?session={session}"

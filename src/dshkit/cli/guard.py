@@ -3,6 +3,8 @@ and how it came to it."""
 
 from __future__ import annotations
 
+import os
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +135,23 @@ def explain_command(
             f"`{_line(allowed['command'])}`",
             markup=False,
         )
+    if record.get("advice"):
+        stdout.print(f"instead: {record['advice']}", markup=False)
+    stdout.print(f"workspace: {record['workspace']}", markup=False)
+    stdout.print("segments:", markup=False)
+    for segment in record["segments"]:
+        stdout.print(f"  {_line(segment)}", markup=False)
+    for peeled in record["wrappers"]:
+        how = "runs the line of" if peeled["nested"] else "wraps"
+        stdout.print(f"unwrapped: {peeled['wrapper']} {how} {peeled['runs']}", markup=False)
+    for expanded in record["expansions"]:
+        value = expanded["value"] if expanded["value"] is not None else "(known only when it runs)"
+        stdout.print(f"expands: {expanded['name']} = {value}", markup=False)
+    for path in record["paths"]:
+        where = path["path"] or "(known only when it runs)"
+        stdout.print(
+            f"path: {path['word']} ({path['command']}) -> {where}: {path['where']}", markup=False
+        )
     stdout.print("commands seen:", markup=False)
     for seen in record["commands"]:
         shell_note = " (PowerShell)" if seen["shell"] == "pwsh" and shell != "pwsh" else ""
@@ -234,3 +253,103 @@ def _why(shown: ModeState) -> str:
     if shown.chosen is not None and shown.source != "chosen":
         said += f"; your choice, {shown.chosen}, is kept but not in force"
     return said
+
+
+@guard.command("log")
+@click.option(
+    "--workspace",
+    type=click.Path(file_okay=False, path_type=str),
+    default=None,
+    help="Only the decisions in this workspace (and below it) [default: every workspace].",
+)
+@click.option("--limit", type=int, default=50, show_default=True, help="At most this many.")
+@click.option("--before", type=int, default=None, help="Only decisions older than this id.")
+@state_dir_option
+@json_option
+def log_command(
+    workspace: str | None, limit: int, before: int | None, state_dir: str | None, as_json: bool
+) -> None:
+    """What the guard stopped or asked about, newest first, and why: each decision that was
+    not a plain allow, its command with secrets redacted, the rule that decided, and the
+    allow rule that would let it through (`dshkit guard allow --from ID`)."""
+    from ..guard.service import log_page
+    from ..paths import state_dir as resolve
+
+    shown = os.path.abspath(workspace) if workspace else None
+    page = log_page(resolve(state_dir), shown, limit, before)
+    if as_json:
+        print_json(page)
+        return
+    if not page["entries"]:
+        stdout.print("the guard has stopped nothing here", markup=False)
+    for entry in page["entries"]:
+        when = datetime.fromtimestamp(entry["at"] / 1000).strftime("%Y-%m-%d %H:%M")
+        verdict = "asked (your words)" if entry["relaxed"] else entry["decision"]
+        stdout.print(
+            f"#{entry['id']} {when} {verdict} [{entry['mode']}] {entry['workspace'] or '-'}",
+            markup=False,
+        )
+        stdout.print(f"  {entry['command']}", markup=False)
+        rule = f" (rule {entry['rule']})" if entry["rule"] else ""
+        stdout.print(f"  why: {entry['reason']}{rule}", markup=False)
+        if entry["suggested"]:
+            stdout.print(f"  to allow it: dshkit guard allow --from {entry['id']}", markup=False)
+    if page["next"] is not None:
+        stdout.print(f"older: dshkit guard log --before {page['next']}", markup=False)
+
+
+@guard.command("allow")
+@click.argument("pattern", required=False)
+@click.option("--from", "from_id", type=int, default=None, help="The log entry to allow.")
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=str),
+    default=None,
+    help="Only in this workspace and below [default with --from: the entry's workspace].",
+)
+@click.option(
+    "--everywhere", is_flag=True, help="In every workspace ([guard] allow), not one project."
+)
+@click.option("--deny", is_flag=True, help="Write a deny rule instead.")
+@state_dir_option
+@json_option
+def allow_command(
+    pattern: str | None,
+    from_id: int | None,
+    project: str | None,
+    everywhere: bool,
+    deny: bool,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """Add PATTERN (e.g. 'git push:*', 'mcp__db__drop_table', 'Write /etc/hosts') to your
+    rules in config.toml, or with --from ID the rule that lets one logged decision through:
+    the false alarm becomes an allow rule for its workspace (--everywhere: every one)."""
+    from ..guard.service import add_rule, log_entry
+    from ..paths import state_dir as resolve
+
+    if (pattern is None) == (from_id is None):
+        raise click.UsageError("give a PATTERN or --from ID (one of them)")
+    if project is not None and everywhere:
+        raise click.UsageError("give --project or --everywhere, not both")
+    directory = resolve(state_dir)
+    if from_id is not None:
+        entry = log_entry(directory, from_id)
+        if entry["suggested"] is None:
+            raise click.UsageError(
+                f"decision {from_id} has no rule that can be written for it (a secret was "
+                "redacted from it, or it names no command); give a PATTERN"
+            )
+        pattern = entry["suggested"]
+        project = project or entry["workspace"]
+    assert pattern is not None
+    where = None if everywhere else (os.path.abspath(project) if project else None)
+    added = add_rule(directory, pattern, "deny" if deny else "allow", where)
+    if as_json:
+        print_json(added)
+        return
+    said = "added" if added["added"] else "already there"
+    stdout.print(
+        f"{added['kind']} {added['pattern']!r}: {said} in {added['table']} of {added['path']}",
+        markup=False,
+    )

@@ -25,7 +25,22 @@ from .policy import (
     decide,
     strictest,
 )
-from .service import SHELLS, Classification, classify, decisions, explain, explain_line
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    from .service import SHELLS, Classification, classify, decisions, explain, explain_line
+else:
+    # The judge (lexer, walker, rules) is loaded at the first use of its names: a file tool's
+    # hook (guard/edits.py) imports this package on every Read, and needs none of it.
+    _LAZY = ("SHELLS", "Classification", "classify", "decisions", "explain", "explain_line")
+
+    def __getattr__(name: str) -> object:
+        if name in _LAZY:
+            from . import service
+
+            return getattr(service, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DECISIONS",

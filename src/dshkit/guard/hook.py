@@ -17,15 +17,17 @@ import sys
 
 from .. import harnesses
 from ..hookio import Answer, Call
-from . import SAFE, TABLE, UNKNOWN, decide
-from .policy import GLOBAL_SEARCH, OPAQUE, Kind
-from .service import classify_sent, mode_state
+from .policy import DESTRUCTIVE, GLOBAL_SEARCH, OPAQUE, SAFE, TABLE, UNKNOWN, Kind, decide
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every shell command)
 if TYPE_CHECKING:
+    from typing import Any
+
+    from ..hookio import Commit
     from ..store import Store
     from .rules import Rules
     from .service import Classification
+    from .wire import RuleJson
 
 _STRICT = "strict"
 _RISKS = {"safe": "无破坏性", "unknown": "无法看懂的命令", "destructive": "破坏性命令"}
@@ -51,6 +53,10 @@ ADVICE = {
     "再发起合并请求；如确需改写共享分支，请让用户本人执行。",
     Kind.MACHINE: "这会影响整台机器或别人也在用的服务，不应由代理执行。" + BY_HAND,
     Kind.REMOTE: "这会删掉或改动另一台机器上的东西，在这里无法核实，也无法撤销。" + BY_HAND,
+    Kind.CONFIG: "这是凭据、shell 启动文件、git 钩子或代理工具自己的设置（包括 dshkit 的守卫），"
+    "改动它会影响之后的每一次运行：请只改工作区里本任务的文件；如确需修改，请让用户本人动手。",
+    Kind.SECRET: "这是凭据文件，读进对话会把密钥交给模型：请只读取任务需要的非机密文件"
+    "（如 .env.example）；如确需使用其中的值，请让用户本人配置环境变量。",
     Kind.UNKNOWN: "strict 模式不运行看不清会影响什么的命令：请把路径和参数写成明确的值、"
     "把内联代码写进文件再运行；如确需运行，请让用户本人执行，或由用户改用 balanced 模式"
     "（`dshkit guard mode balanced`，这类命令会先问用户）。",
@@ -65,6 +71,45 @@ RULE_ADVICE = "这条规则是用户本人定的：请换一种做法；如确�
 
 
 def on_command(call: Call) -> Answer | None:
+    """A shell command; a Codex patch run through the shell tool (`["apply_patch", patch]`,
+    or `apply_patch <<EOF` in a line) is judged as the patch it is too, the stricter winning."""
+    tool_input = call.payload.get("tool_input")
+    given = (
+        tool_input.get("command", tool_input.get("cmd")) if isinstance(tool_input, dict) else None
+    )
+    patch = _patch_run(given)
+    if patch is None:
+        return _on_shell(call)
+    from .edits import patch_answer
+
+    patched = patch_answer(call, patch)
+    if isinstance(given, list):  # argv: the patch program and its patch, no shell at all
+        return patched
+    return max((patched, _on_shell(call)), key=_answer_strictness)
+
+
+def _patch_run(given: object) -> str | None:
+    """The patch a shell tool's command hands to Codex's apply_patch, or None."""
+    programs = ("apply_patch", "applypatch")
+    if isinstance(given, list) and len(given) == 2 and all(isinstance(g, str) for g in given):
+        program, patch = given
+        return str(patch) if program in programs and "*** Begin Patch" in patch else None
+    if (
+        isinstance(given, str)
+        and given.lstrip().startswith(programs)
+        and "*** Begin Patch" in given
+    ):
+        return given
+    return None
+
+
+def _answer_strictness(answer: Answer | None) -> int:
+    return -1 if answer is None or answer.decision is None else _strictness(answer.decision[0])
+
+
+def _on_shell(call: Call) -> Answer | None:
+    from .service import classify_sent  # (the judge: not for a file tool's call)
+
     tool_input = call.payload.get("tool_input")
     if tool_input is None:
         return None  # no command: nothing runs
@@ -90,11 +135,59 @@ def on_command(call: Call) -> Answer | None:
         rules=rules,
     )
     decision = found.decision(mode)
+    loosens = None
+    if found.judge is not None and "dshkit" in command:
+        from .own import loosening
+
+        loosens = loosening(found.judge.seen)
+    if (
+        loosens is None
+        and found.judge is not None
+        and workspace
+        and (">" in command or "tee" in command)
+    ):
+        from .edits import places_for
+        from .own import shell_writes
+
+        places = places_for(call)
+        shell = "pwsh" if found.judge.seen and found.judge.seen[0].shell == "pwsh" else "bash"
+        if places is not None:
+            loosens = shell_writes(found, command, shell, places)
+    if loosens is not None:  # the agent's own guard or start-up rewritten: as a file tool's
+        decision = max(decision, decide(DESTRUCTIVE, False, mode), key=_strictness)
     if misshapen:  # where it runs is not known: never looser than a command it cannot see
         decision = max(decision, decide(UNKNOWN, False, mode, True), key=_strictness)
         problem = "（调用内容里的 cwd 不是字符串，不知道命令在哪个目录运行。）" + problem
     if decision == "allow":
         return None
+    traced = classify_sent(  # again, traced: the rule that decided (never for an allow)
+        command,
+        call.tool_name,
+        workspace,
+        platform=platform if isinstance(platform, str) else sys.platform,
+        rules=rules,
+        traced=True,
+        workdir=workdir if isinstance(workdir, str) and workdir else None,
+    )
+    rule = _rule(traced)
+    relaxed = None
+    if decision == "deny" and found.denied is None and not misshapen:
+        from .intent import relaxing
+
+        relaxed = relaxing(call, traced)  # the person's own latest words asked for it
+        if relaxed is not None:
+            decision = "ask"
+    if loosens is not None and found.denied is None and decision != found.decision(mode):
+        verb = "拒绝" if decision == "deny" else "需要人工确认"
+        reason = (
+            f"dshkit 命令风险策略（{mode}）{verb}这条命令：{loosens}（内置规则 own-guard）。"
+            f"{problem}"
+        )
+        reason += ADVICE[Kind.CONFIG] if decision == "deny" else ""
+        decision, reason = _delivered(call, decision, reason)
+        commit = audited(call, decision, command, DESTRUCTIVE, mode, reason=loosens,
+                         builtin="own-guard")  # fmt: skip
+        return Answer("guard", decision=(decision, reason), commit=commit)
     if found.denied is not None:
         words = next(c for p, c in found.judge.denied if p is found.denied) if found.judge else None
         shown = " ".join([words.name, *(w.shown for w in words.args)]) if words else command
@@ -106,28 +199,108 @@ def on_command(call: Call) -> Answer | None:
         what = _RISKS[found.risk] + ("、全局搜索" if found.global_search else "")
         what += "、运行看不见的代码" if found.opaque else ""
         verb = "拒绝" if decision == "deny" else "需要人工确认"
-        reason = f"dshkit 命令风险策略（{mode}）{verb}这条命令：{what}，{found.reason}。{problem}"
+        reason = (
+            f"dshkit 命令风险策略（{mode}）{verb}这条命令：{what}，{found.reason}"
+            f"（{_rule_said(rule)}）。{problem}"
+        )
+        if relaxed is not None:
+            reason += (
+                f"本应拒绝，但用户最近的消息要求{relaxed}，所以只这一条改为请用户确认；"
+                "其他命令照常判断。"
+            )
         if decision == "deny":
             reason += _advice(found, mode)
+        elif found.kind in ADVICE and found.kind != Kind.UNKNOWN:  # (its advice is strict's)
+            reason += "更稳妥的做法：" + ADVICE[found.kind].replace(
+                BY_HAND, ""
+            )  # (for the one asked)
     decision, reason = _delivered(call, decision, reason)
+    commit = audited(
+        call,
+        decision,
+        command,
+        found.risk,
+        mode,
+        relaxed=relaxed is not None,
+        reason=found.reason,
+        rule=rule.get("pattern"),  # the person's rule that decided, else the built-in one
+        builtin=None if "pattern" in rule else rule.get("name"),
+        words=rule.get("command"),
+        globalSearch=found.global_search,
+        opaque=found.opaque,
+    )
+    return Answer("guard", decision=(decision, reason), commit=commit)
 
-    def audited(store: Store) -> None:  # once the decision reached the harness
-        from ..store import audit
 
-        audit(
+def audited(
+    call: Call,
+    decision: str,
+    command: str,
+    risk: str,
+    mode: str,
+    *,
+    relaxed: bool = False,
+    **detail: Any,
+) -> Commit:
+    """The commit that logs a decision once it reached the harness (guard/audit.py: redacted,
+    per workspace, bounded)."""
+    cwd = call.payload.get("cwd")
+
+    def commit(store: Store) -> None:
+        from .audit import kind_of, record
+
+        record(
             store,
-            "command-blocked" if decision == "deny" else "command-asked",
+            kind_of(decision, relaxed),
             harness=call.harness,
             session_id=call.session_id or None,
             command=command,
-            risk=found.risk,
-            globalSearch=found.global_search,
-            opaque=found.opaque,
+            workspace=cwd if isinstance(cwd, str) and cwd else None,
+            risk=risk,
             mode=mode,
-            rule=found.denied.text if found.denied is not None else None,
+            **detail,
         )
 
-    return Answer("guard", decision=(decision, reason), commit=audited)
+    return commit
+
+
+def _rule(traced: Classification) -> RuleJson:
+    """The rule that decided a traced classification (service.explain's)."""
+    from .service import explain
+
+    record = explain(traced)
+    return record.get("rule") or {"kind": "builtin", "name": "none"}
+
+
+def _rule_said(rule: RuleJson) -> str:
+    """The rule named for the agent: the built-in rule and the command it judged."""
+    if "pattern" in rule:
+        said = f"用户规则 {rule['pattern']!r}"
+    else:
+        said = f"内置规则 {rule.get('name') or '?'}"
+    words = rule.get("command")
+    return f"{said}，判定于 `{' '.join(words)}`" if words else said
+
+
+def on_write(call: Call) -> Answer | None:
+    """A write, an edit or a Codex patch: where it lands (guard/edits.py)."""
+    from .edits import on_write as judged
+
+    return judged(call)
+
+
+def on_read(call: Call) -> Answer | None:
+    """A read: whether it opens a credential file (guard/edits.py)."""
+    from .edits import on_read as judged
+
+    return judged(call)
+
+
+def on_tool(call: Call) -> Answer | None:
+    """Any other tool (MCP's): whether its name says it deletes (guard/edits.py)."""
+    from .edits import on_tool as judged
+
+    return judged(call)
 
 
 def unjudged(call: Call, why: str) -> Answer | None:
@@ -200,6 +373,8 @@ def _settings(call: Call, workspace: str | None) -> tuple[str, Rules | None, str
             None,
             f"（{named} 必须是绝对路径，找不到 dshkit 的设置，按 strict 处理：{exc}）",
         )
+    from .service import mode_state
+
     state = mode_state(os.path.dirname(path), call.env)  # the one rule: what the CLI shows
     section, rules, note = state.section, None, ""
     if section is not None and (section["allow"] or section["deny"] or section["projects"]):

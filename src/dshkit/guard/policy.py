@@ -30,7 +30,10 @@ class Kind:
     SHARED = "shared"  # a force push rewriting a branch others share
     MACHINE = "machine"  # the machine or what others use: shutdown, firewall, kill -1
     REMOTE = "remote"  # deletes on another machine
-    ALL = (UNKNOWN, DESTRUCTIVE, OPAQUE, OUTSIDE, WORKSPACE, DISK, WORK, SHARED, MACHINE, REMOTE)
+    CONFIG = "config"  # writes a credential, shell-start or harness-config file (its own guard)
+    SECRET = "secret"  # reads a credential file into the agent's context (file tools)
+    ALL = (UNKNOWN, DESTRUCTIVE, OPAQUE, OUTSIDE, WORKSPACE, DISK, WORK, SHARED, MACHINE, REMOTE,
+           CONFIG, SECRET)  # fmt: skip
 
 
 # The operator's table: each row a risk, each column a mode. A global search is its own row:

@@ -17,7 +17,15 @@ if TYPE_CHECKING:
 
     from .commands import Command
     from .rules import Pattern, Rules
-    from .wire import CommandWords, ExplainJson, ModeStateJson, RuleJson
+    from .wire import (
+        CommandWords,
+        ExplainJson,
+        LogEntryJson,
+        LogPageJson,
+        ModeStateJson,
+        RuleAddedJson,
+        RuleJson,
+    )
 
 SHELLS = ("bash", "pwsh")
 MAX_COMMAND_CHARS = 100_000
@@ -186,6 +194,16 @@ def explain_line(
     record = explain(found, mode)
     if mode is not None:
         record["mode"] = mode
+    from . import trace  # the trace: rebuilt from the walk, never on the hook's path
+
+    seen = found.judge.seen if found.judge is not None else []
+    wrapped = trace.wrappers(seen)
+    record["workspace"] = found.judge.places.workspace if found.judge else workspace
+    record["segments"] = trace.segments(seen, wrapped)
+    record["wrappers"] = trace.wrapper_list(seen, wrapped)
+    record["expansions"] = trace.expansions(found, command, shell)
+    record["paths"] = trace.paths(found, wrapped)
+    record["advice"] = trace.advice(found, record.get("decision"))
     return record
 
 
@@ -394,3 +412,83 @@ def set_mode(
             f"mode must be one of {', '.join(MODES)} or config, got {mode!r}", field="mode"
         )
     return mode_state(directory, environ)
+
+
+# -- the log of what was stopped, and turning a false alarm into a rule --------------------
+
+
+def log_page(
+    state_dir: str | os.PathLike[str],
+    workspace: str | None = None,
+    limit: int = 100,
+    before: int | None = None,
+) -> LogPageJson:
+    """The guard's decisions that were not a plain allow, newest first (guard/audit.py): of
+    `workspace` (and below it) when given, at most `limit` (1 to 1,000), older than the id
+    `before`; `next` pages on."""
+    from pathlib import Path
+
+    from ..errors import Invalid
+    from ..store import Store
+    from .audit import entries
+
+    if not 1 <= limit <= 1_000:
+        raise Invalid(f"limit must be between 1 and 1000, got {limit}", field="limit")
+    with Store(Path(state_dir)) as store:
+        found = entries(store, workspace, limit + 1, before)
+    more = len(found) > limit
+    found = found[:limit]
+    return {"entries": found, "next": found[-1]["id"] if more and found else None}
+
+
+def log_entry(state_dir: str | os.PathLike[str], entry_id: int) -> LogEntryJson:
+    """One of the guard's logged decisions; NotFound names the id."""
+    from pathlib import Path
+
+    from ..errors import NotFound
+    from ..store import Store
+    from .audit import entries
+
+    with Store(Path(state_dir)) as store:
+        found = entries(store, None, 1, entry_id + 1)
+    if not found or found[0]["id"] != entry_id:
+        raise NotFound(f"no decision {entry_id} in the guard's log", field="id")
+    return found[0]
+
+
+def add_rule(
+    state_dir: str | os.PathLike[str],
+    pattern: str,
+    kind: str = "allow",
+    project: str | None = None,
+) -> RuleAddedJson:
+    """Write the person's rule `pattern` into `<state dir>/config.toml`: `[guard] allow` (or
+    deny), or the `[guard.projects."project"]` table (rulefile.py); the next command is judged
+    with it. Invalid names a bad pattern or a file that cannot be edited safely."""
+    from pathlib import Path
+
+    from .rulefile import add_rule as write
+
+    config = Path(state_dir) / "config.toml"
+    table, added = write(config, pattern, kind, project)
+    return {"kind": kind, "pattern": pattern, "table": table, "path": str(config), "added": added}
+
+
+def explain_in(
+    state_dir: str | os.PathLike[str], command: str, shell: str = "bash", cwd: str | None = None
+) -> ExplainJson:
+    """`explain_line` under the settings of a state directory: its config.toml's `[guard]`
+    mode and rules (Invalid names an unknown shell or a config that cannot be read)."""
+    from pathlib import Path
+
+    from ..config import ConfigError, load_config
+    from ..errors import Invalid
+
+    if shell not in SHELLS:
+        raise Invalid(f"shell must be one of {', '.join(SHELLS)}, got {shell!r}", field="shell")
+    try:
+        config = load_config(Path(state_dir))
+    except ConfigError as exc:
+        raise Invalid(str(exc), field="config") from exc
+    mode = mode_state(state_dir).mode
+    return explain_line(command, shell, cwd, mode, settings=config["guard"], where=str(config.path))

@@ -56,6 +56,33 @@ class RuleJson(TypedDict):
     command: NotRequired[list[str]]
 
 
+class WrapperJson(TypedDict):
+    """A wrapper peeled off (`sudo`, `env`, `timeout`; `nested`: a shell or inline code that
+    runs a line of its own, `bash -c`) and the command it runs."""
+
+    wrapper: str
+    runs: str
+    nested: bool
+
+
+class ExpansionJson(TypedDict):
+    """A variable (or `~`) of the line and the value the guard took for it (null: only known
+    when the line runs)."""
+
+    name: str
+    value: str | None
+
+
+class PathJson(TypedDict):
+    """A path a command names, as written, resolved against the workspace (null when it is
+    only known when it runs), and where it lands: inside, workspace, outside or unknown."""
+
+    word: str
+    command: str
+    path: str | None
+    where: str
+
+
 class ExplainJson(TypedDict):
     """A command line judged (`dshkit guard --json`): its risk, whether it is a global search
     and runs code the guard cannot see, each mode's decision and why; with a mode, that mode
@@ -72,9 +99,56 @@ class ExplainJson(TypedDict):
     rule: NotRequired[RuleJson]
     allowedBy: NotRequired[list[PatternUse]]
     mode: NotRequired[str]
+    workspace: NotRequired[str]
+    segments: NotRequired[list[list[str]]]
+    wrappers: NotRequired[list[WrapperJson]]
+    expansions: NotRequired[list[ExpansionJson]]
+    paths: NotRequired[list[PathJson]]
+    advice: NotRequired[str | None]
 
 
 class CaseJson(ExplainJson):
     """One case of `dshkit guard --file` judged, with its `id` as the file gave it."""
 
     id: NotRequired[Any]
+
+
+class LogEntryJson(TypedDict):
+    """One decision of the guard's log (`dshkit guard log --json`, `/api/guard/log`): deny or
+    ask (`relaxed`: an ask where the person's own latest message asked for it), where and under
+    which mode, the command (or file tool and path) redacted, why and by which rule, and the
+    allow rule that would let it through (null when none can be written for it)."""
+
+    id: int
+    at: int
+    kind: str
+    decision: str
+    relaxed: bool
+    harness: str | None
+    sessionId: str | None
+    workspace: str | None
+    command: str
+    risk: str
+    mode: str
+    reason: str
+    rule: str | None
+    tool: str | None
+    suggested: str | None
+
+
+class LogPageJson(TypedDict):
+    """The guard's log, newest first, and the id to page on from (null at the end)."""
+
+    entries: list[LogEntryJson]
+    next: int | None
+
+
+class RuleAddedJson(TypedDict):
+    """An allow or deny rule written into config.toml: the pattern, the table it went into,
+    the file, and whether it was there already."""
+
+    kind: str
+    pattern: str
+    table: str
+    path: str
+    added: bool

@@ -345,3 +345,23 @@ class Tools:
         service = self.app.memory
         view = service.read(service.agent_workspace(self.cwd, cwd), id)
         return result(as_text(view.as_json()), view.as_json())
+
+    # -- the command guard ---------------------------------------------------------------------
+
+    @tool(read_only=True)
+    def guard_explain(
+        self,
+        command: Annotated[str, Field(description="要解释的一行 shell 命令")],
+        cwd: Annotated[
+            str | None,
+            Field(description="命令运行的工作区（绝对路径）；默认为本会话的目录"),
+        ] = None,
+        shell: Annotated[str, Field(description="bash 或 pwsh（默认 bash）")] = "bash",
+    ) -> CallToolResult:
+        """解释 dshkit 命令守卫如何判断这行命令（只读，不运行它）：拆出的各段、剥掉的包装（sudo、
+        env、bash -c）、展开的变量、对照工作区解析出的路径、做出决定的规则和原因、当前模式的决定，
+        以及更稳妥的做法。只能解释，不能放行：放行规则只有用户本人能加。"""
+        from ..guard.service import explain_in
+
+        record = explain_in(self.app.state_dir, command, shell, cwd or self.cwd)
+        return result(as_text(record), record)

@@ -1,5 +1,6 @@
-"""The command guard's mode under /api/guard/: what agents' shell commands are judged under,
-where that comes from, and the person's choice of it."""
+"""The command guard under /api/guard/: the mode agents' shell commands are judged under, where
+that comes from and the person's choice of it; the log of what it stopped, and a false alarm
+turned into an allow rule."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from typing import TYPE_CHECKING, TypedDict
 
 from starlette.requests import Request
 
-from ...guard.service import mode_state, set_mode
-from ...guard.wire import ModeStateJson
-from ..routing import ApiError, Json, JsonObject, Router, json_response
+from ...guard.service import add_rule, log_page, mode_state, set_mode
+from ...guard.wire import LogPageJson, ModeStateJson, RuleAddedJson
+from ...store import SQLITE_INT_MAX
+from ..routing import ApiError, Json, JsonObject, Router, json_response, whole_number
 
 
 class GuardModeBody(TypedDict):
@@ -34,6 +36,24 @@ def _mode(body: JsonObject) -> GuardModeBody:
     return {"mode": mode}
 
 
+class RuleBody(TypedDict):
+    """A rule for config.toml: its pattern (as `dshkit guard explain` shows the words), allow
+    or deny, and the workspace it is for (null: every workspace)."""
+
+    pattern: str
+    kind: str
+    project: str | None
+
+
+def _rule(body: JsonObject) -> RuleBody:
+    pattern, kind, project = body.get("pattern"), body.get("kind", "allow"), body.get("project")
+    if not isinstance(pattern, str) or not isinstance(kind, str):
+        raise ApiError(400, "expected a JSON object with a string 'pattern' (and 'kind')")
+    if project is not None and not isinstance(project, str):
+        raise ApiError(400, "'project' must be a string (an absolute directory) or null")
+    return {"pattern": pattern, "kind": kind, "project": project}
+
+
 if TYPE_CHECKING:
     from ...app import App
 
@@ -54,6 +74,26 @@ def router(state_dir: Path) -> Router:
         (`config`)."""
         shown = await asyncio.to_thread(set_mode, state_dir, body["mode"])
         return json_response({"ok": True, **shown.as_json()})
+
+    @api.get("/log")
+    async def get_log(request: Request) -> Json[LogPageJson]:
+        """What the guard stopped or asked about, newest first (`?workspace=` one workspace
+        and below it, `?limit=` 50 unless given, `?before=` an id to page on from)."""
+        limit = whole_number(request.query_params.get("limit", "50"), "limit", 1, 1_000)
+        given = request.query_params.get("before")
+        before = whole_number(given, "before", 1, SQLITE_INT_MAX) if given else None
+        workspace = request.query_params.get("workspace") or None
+        page = await asyncio.to_thread(log_page, state_dir, workspace, limit, before)
+        return json_response(page, headers={"cache-control": "no-store"})
+
+    @api.post("/rules", body=_rule)
+    async def post_rule(request: Request, body: RuleBody) -> Json[RuleAddedJson]:
+        """Write an allow (or deny) rule into config.toml, for one workspace or every one: a
+        false alarm of the log turned into a rule. The file is edited, never rewritten."""
+        added = await asyncio.to_thread(
+            add_rule, state_dir, body["pattern"], body["kind"], body["project"]
+        )
+        return json_response(added)
 
     return api
 

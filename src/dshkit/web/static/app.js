@@ -225,6 +225,27 @@ function guardCard(g) {
       g.chosen ? h("button", { type: "button", id: "guard-config", onclick: () => set("config") }, "Back to config.toml") : null));
 }
 
+// What the guard stopped or asked about, and a false alarm turned into an allow rule for its
+// workspace (config.toml edited, never rewritten).
+function guardLogCard(log) {
+  const allow = async (e) => {
+    if (!window.confirm(`Allow \`${e.suggested}\` from now on in ${e.workspace || "every workspace"}?`)) return;
+    try {
+      const { value: done } = await api("POST", "/api/guard/rules", { pattern: e.suggested, kind: "allow", project: e.workspace });
+      notify(`${done.added ? "Allowed" : "Already allowed"}: ${done.pattern} (${done.table})`);
+      await refresh();
+    } catch (err) { notify(err.message, true); }
+  };
+  return card("Stopped by the guard",
+    log.entries.length ? h("ul", { id: "guard-log", class: "plain" }, log.entries.map((e) =>
+      h("li", { "data-guard-entry": e.id },
+        h("b", {}, e.relaxed ? "asked (your words)" : e.decision), ` · ${new Date(e.at).toLocaleString()} · ${e.workspace || "-"}`,
+        h("div", {}, h("code", {}, e.command)),
+        h("div", { class: "muted" }, e.reason + (e.rule ? ` (rule ${e.rule})` : "")),
+        e.suggested ? h("button", { type: "button", "data-guard-allow": e.id, onclick: () => allow(e) }, "Allow this here") : null)))
+      : h("p", { id: "guard-log", class: "muted" }, "Nothing stopped yet."));
+}
+
 function card(title, ...children) {
   return h("section", { class: "card" }, title ? h("h3", {}, title) : null, ...children);
 }
@@ -496,10 +517,11 @@ function command(text) {
 const DAY_MS = 24 * 3600 * 1000;
 
 VIEWS.overview = async (main) => {
-  const [s, signals, gate, runs, recent, state, guard] = await Promise.all([
+  const [s, signals, gate, runs, recent, state, guard, guardLog] = await Promise.all([
     get("/api/status"), get("/api/signals").catch(() => null), get("/api/gate?limit=200").catch(() => null),
     get("/api/optimizer/runs?limit=200").catch(() => null), get("/api/sessions?limit=10"),
     get("/api/profile/state").catch(() => null), get("/api/guard/mode").catch(() => null),
+    get("/api/guard/log?limit=5").catch(() => null),
   ]);
   const watermarks = (await Promise.all(recent.sessions.map((x) =>
     get(`/api/graft/status?session=${encodeURIComponent(x.id)}`).catch(() => null)))).filter(Boolean);
@@ -593,6 +615,7 @@ VIEWS.overview = async (main) => {
           .map(([tier, n]) => `${tier} ${n}`).join(", ") : "no prompts optimized in the last 7 days"),
         h("a", { href: "#optimizer" }, "Runs")),
       guard ? guardCard(guard) : null,
+      guardLog ? guardLogCard(guardLog) : null,
       card("Sessions read",
         h("p", { class: "big", id: "sessions-total" }, total),
         facts(Object.entries(s.sessions).map(([k, v]) => [k, v])),
