@@ -187,7 +187,7 @@ def test_each_tier_is_consistent_with_itself_and_the_tier_table() -> None:
         # No invitation to stuff citations; one rule decides how an unknown is written.
         assert "逐句核对" not in prompt
         assert sum(line.startswith("5. 拿不准的只有两种写法") for line in prompt.split("\n")) == 1
-        assert "替各种答案预写" in prompt
+        assert "替答案预写" in prompt
     basic, advanced = prompts["basic"], prompts["advanced"]
     # Basic adds nothing: no anchors, no criterion, no per-class completion, no file facts.
     assert "不新增任何要求" in basic and "不写判据" in basic and "不加锚点" in basic

@@ -21,6 +21,7 @@ abort is honoured the same way, within `_ABORT_POLL_S`, whether or not bytes are
 from __future__ import annotations
 
 import queue
+import re
 import sqlite3
 import threading
 import time
@@ -70,6 +71,8 @@ class LLMConfig:
     context_tokens: int = 65_536  # the model's window: a prompt that cannot fit is not sent
     keep_calls: int = 500  # the newest calls kept, prompt and reply
     keep_days: int = 30  # and none older than this
+    # Sent as `reasoning_effort` when set (a caller's choice, e.g. the optimizer's setting).
+    reasoning_effort: str = ""
 
     @classmethod
     def load(cls, state_dir: Path, environ: dict[str, str] | None = None) -> LLMConfig:
@@ -211,6 +214,8 @@ class LLMClient:
             "stream": True,
             "stream_options": {"include_usage": True},
         }
+        if self.config.reasoning_effort:
+            body["reasoning_effort"] = self.config.reasoning_effort
         if tools:
             body["tools"] = list(tools)
         if tool_choice is not None:
@@ -269,6 +274,9 @@ class LLMClient:
                 if kind == "refused":
                     _http_error(value, result)
                     break
+                if kind == "unstreamed":
+                    _unstreamed(value, result)
+                    break
                 if kind == "failed":
                     _failed(value, result, parts or calls, time.monotonic() >= deadline_at)
                     break
@@ -302,6 +310,11 @@ class LLMClient:
                 if response.status_code >= 400:
                     response.read()
                     inbox.put(("refused", response))
+                    return
+                kind = response.headers.get("content-type", "").lower()
+                if "json" in kind or "html" in kind:  # an answer, but not an event stream
+                    response.read()
+                    inbox.put(("unstreamed", response))
                     return
                 for chunk in response.iter_bytes():
                     if stop.is_set():
@@ -458,6 +471,26 @@ def _failed(exc: Exception, result: Completion, received: object, past_deadline:
         result.error = f"{type(exc).__name__}: {exc}"
     else:
         raise exc
+
+
+def _unstreamed(response: httpx.Response, result: Completion) -> None:
+    """Name a 2xx answer that is no event stream for what it is: a whole JSON reply (an
+    endpoint that ignores `stream`), or an HTML page (a base_url that is no API)."""
+    kind = response.headers.get("content-type", "")
+    text = response.text
+    url = response.request.url
+    if "html" in kind.lower():
+        title = re.search(r"<title[^>]*>(.*?)</title>", text, re.I | re.S)
+        named = f" titled {' '.join(title.group(1).split())[:120]!r}" if title else ""
+        result.error = (
+            f"HTTP {response.status_code} from {url} is an HTML page{named}, not an API's "
+            "event stream: is [llm] base_url the API's address?"
+        )
+    else:
+        result.error = (
+            f"HTTP {response.status_code} from {url} is one JSON reply ({kind}), not the event "
+            f"stream asked for (stream=true): {' '.join(text.split())[:300]}"
+        )
 
 
 def _http_error(response: httpx.Response, result: Completion) -> None:

@@ -72,6 +72,8 @@ class Run:
     steps: list[dict[str, Any]] = field(default_factory=list)
     sentences: list[UnitJson] = field(default_factory=list)
     timings: dict[str, int] = field(default_factory=dict)
+    language: str | None = None  # the person's, which the instruction's fixed parts follow
+    strategy: str | None = None  # the strategy text the model was given (v6, v5)
     id: int | None = None
     at: int = 0
     outcome: str | None = None
@@ -107,10 +109,12 @@ class Run:
             "sentences": self.sentences,
             "timings": self.timings,
             "outcome": self.outcome,
+            "language": self.language,
+            "strategy": self.strategy,
         }
 
 
-_KEPT = ("context", "stripped", "steps", "sentences", "timings")
+_KEPT = ("context", "stripped", "steps", "sentences", "timings", "language", "strategy")
 _GATES = {"lengthGate": "length_gate", "askGate": "ask_gate", "evidence": "evidence"}
 
 
@@ -197,6 +201,8 @@ def _run(row: Any) -> Run:
         steps=record.get("steps", []),
         sentences=record.get("sentences", []),
         timings=record.get("timings", {}),
+        language=record.get("language"),
+        strategy=record.get("strategy"),
         id=row["id"],
         at=row["at"],
         outcome=row["outcome"],

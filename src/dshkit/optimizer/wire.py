@@ -65,6 +65,10 @@ class SettingsJson(TypedDict):
     timeoutS: float
     stallS: float
     maxTokens: int
+    budgetS: float
+    strategy: str
+    model: str
+    reasoningEffort: str
 
 
 class UnitJson(TypedDict):
@@ -126,7 +130,8 @@ class RunSummaryJson(RunJson):
 class RunDetailJson(RunSummaryJson):
     """Everything kept of a run (`dshkit runs show --json`, `GET /api/optimizer/runs/{id}`):
     also its session and directory, its model, the context shown, what was stripped, each
-    step of the tool loop and each sentence's audit."""
+    step of the tool loop, each sentence's audit, the person's language and the strategy
+    text the model was given (None: no model was asked)."""
 
     harness: str | None
     sessionId: str | None
@@ -136,6 +141,8 @@ class RunDetailJson(RunSummaryJson):
     stripped: list[str]
     steps: list[dict[str, Any]]
     sentences: list[UnitJson]
+    language: str | None
+    strategy: str | None
 
 
 class RunListJson(TypedDict):
