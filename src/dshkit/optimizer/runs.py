@@ -38,6 +38,9 @@ PASSED_REFINED = "refined-sent"
 NOT_COMPARABLE = (PASSED_CONTINUATION, PASSED_COMMAND, PASSED_REFINED)
 # The length classes prompts are compared within (characters of the raw words, at most).
 LENGTH_CLASSES = ((12, "short"), (40, "medium"), (None, "long"))
+# Judged runs a rate needs before it is shown at all: under it, only the counts are.
+MIN_SAMPLE = 10
+_Z95 = 1.959964  # the normal quantile of a two-sided 95% interval
 
 
 class RunNotFound(NotFound, LookupError):
@@ -359,13 +362,16 @@ def success_rates(store: Store) -> dict[str, TierRate]:
         vs, mine, theirs = _against_raw_words(group, judged)
         prompts, skipped, fallbacks = counts.get(group, [0, 0, 0])
         spent = sorted(times.get(group, []))
+        sampled = ok + rework >= MIN_SAMPLE
         rates[group] = {
             "runs": runs,
             "judged": ok + rework,
             "ok": ok,
             "rework": rework,
-            "successRate": ok / (ok + rework) if ok + rework else None,
-            "vsRawWords": vs,
+            "successRate": ok / (ok + rework) if sampled else None,
+            "interval": wilson(ok, ok + rework) if sampled else None,
+            "minSample": MIN_SAMPLE,
+            "vsRawWords": vs if min(mine, theirs) >= MIN_SAMPLE else None,
             "comparable": mine,
             "rawComparable": theirs,
             "latency": {
@@ -395,6 +401,19 @@ def _against_raw_words(
         mine += count
         theirs += base[1]
     return (difference / mine if mine else None), mine, theirs
+
+
+def wilson(ok: int, judged: int, z: float = _Z95) -> tuple[float, float] | None:
+    """The Wilson score interval (95% by default) of a one-pass rate of `ok` in `judged`
+    (None for none judged): honest at small samples and near 0 or 1, where ok/judged ± a
+    normal margin is not."""
+    if judged <= 0:
+        return None
+    share = ok / judged
+    spread = z * z / judged
+    centre = (share + spread / 2) / (1 + spread)
+    margin = z * ((share * (1 - share) + spread / 4) / judged) ** 0.5 / (1 + spread)
+    return round(max(0.0, centre - margin), 4), round(min(1.0, centre + margin), 4)
 
 
 def _percentile(values: list[int], share: float) -> int | None:

@@ -23,9 +23,10 @@ class EvalRow(TypedDict):
 class TierRate(TypedDict):
     """One tier's record. `runs`: prompts it delivered (a fallback is the raw words', a
     continuation nobody's); `judged`, `ok`, `rework` of those; `successRate` the one-pass
-    rate; `vsRawWords` its difference from the raw words' rate on comparable prompts (the
-    same length class, weighted as this tier's judged runs are), over `comparable` judged
-    runs of this tier and `rawComparable` of the raw words (None while no class has both).
+    rate and `interval` its 95% Wilson interval, both None under `minSample` judged runs;
+    `vsRawWords` its difference from the raw words' rate on comparable prompts (the same
+    length class, weighted as this tier's judged runs are), over `comparable` judged runs of
+    this tier and `rawComparable` of the raw words (None while either is under `minSample`).
     `latency`: the optimizer's added time of every prompt this tier's settings ran (skips
     and fallbacks included): count, how many asked no model, p50 and p95 in ms."""
 
@@ -34,6 +35,8 @@ class TierRate(TypedDict):
     ok: int
     rework: int
     successRate: float | None
+    interval: tuple[float, float] | None
+    minSample: int
     vsRawWords: float | None
     comparable: int
     rawComparable: int
