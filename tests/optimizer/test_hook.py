@@ -297,7 +297,7 @@ def test_a_stall_is_told_with_its_seconds(tmp_path: Path, fake: FakeOpenAI) -> N
     fake.replies.append(Reply(deltas=["开工前"], silent=True, hold_s=5))
     answer, _ = hook(tmp_path, "UserPromptSubmit", prompt("把按钮改蓝"), **env)
     assert answer["systemMessage"].startswith(
-        "dshkit sent your prompt as typed: the model stalled (the model sent nothing for 0.5 s"
+        "dshkit sent your prompt as typed: the model stalled: nothing for 0.5 s (waited "
     ), answer
 
 

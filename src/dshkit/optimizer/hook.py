@@ -87,7 +87,10 @@ def on_prompt(call: Call) -> Answer | None:
     took = f"{run.timings.get('totalMs', 0) / 1000:.1f} s"
     if run.fallback:  # the raw words pass untouched
         limit = min(budget, settings.timeout_s)
-        return Answer("optimizer", notice=f"dshkit sent your prompt as typed: {_why(run, limit)}")
+        return Answer(
+            "optimizer",
+            notice=f"dshkit sent your prompt as typed: {_why(run, limit, settings.stall_s)}",
+        )
     if run.output == prompt:
         said = f"dshkit left your prompt as typed: the model had nothing to add ({took})"
         return Answer("optimizer", notice=said)
@@ -101,20 +104,21 @@ def on_prompt(call: Call) -> Answer | None:
     return Answer("optimizer", f"{label}\n{run.output}", notice=notice)
 
 
-def _why(run: Run, limit: float) -> str:
+def _why(run: Run, limit: float, stall_s: float) -> str:
     """Why the raw words went on, for the person, with how long they waited (`limit`: the
     seconds the prompt could wait, the budget or the timeout, whichever is shorter)."""
     took = run.timings.get("totalMs", 0) / 1000
     outcome, _, detail = (run.fallback or "").partition(": ")
     if outcome == "stall":
-        return f"the model stalled ({detail}, {took:.1f} s)"
+        return f"the model stalled: nothing for {stall_s:g} s (waited {took:.1f} s)"
     if outcome == "deadline":
-        return f"the model did not finish within the {limit:g} s budget ({took:.1f} s)"
+        return f"the model did not finish within the {limit:g} s budget (waited {took:.1f} s)"
     if outcome == "no-llm":
         return "no model is configured (dshkit doctor says what to set)"
     if outcome == "empty":
-        return f"the model's answer held nothing for the agent ({took:.1f} s)"
-    return f"the model call failed, {outcome}: {_short(detail, 80)[1:-1]} ({took:.1f} s) · {SHOW}"
+        return f"the model's answer held nothing for the agent (waited {took:.1f} s)"
+    failed = _short(detail, 80)[1:-1]
+    return f"the model call failed, {outcome}: {failed} (waited {took:.1f} s) · {SHOW}"
 
 
 # What may follow the prefix to mark the last run (the whole prompt).
