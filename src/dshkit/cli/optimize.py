@@ -375,7 +375,14 @@ class _RunId(click.ParamType[int | None]):
     ) -> int | None:
         if isinstance(value, str) and value.strip().lower() == "last":
             return None
+        if isinstance(value, str) and not value.strip().isdigit():
+            self.fail(f"{_short_value(value)} is neither a run's number nor 'last'", param, ctx)
         return int(ROW.convert(value, param, ctx))
+
+
+def _short_value(value: str, most: int = 40) -> str:
+    """A bad value as an error repeats it: its start, not all of it."""
+    return repr(value if len(value) <= most else value[: most - 1] + "…")
 
 
 @runs_command.command("show")
