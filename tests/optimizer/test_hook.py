@@ -14,7 +14,7 @@ from dshkit.optimizer import OptimizerService, Run
 from dshkit.optimizer.hook import LABEL
 
 from ..support.fakes import FakeOpenAI, Reply
-from ..support.hooks import claude, dsh, hook
+from ..support.hooks import claude, codex, dsh, hook
 
 REFINED = (
     "开工前先问用户：无\n把登录按钮改成蓝色，只改这一个按钮。\n收尾自检：打开登录页看一眼按钮颜色。"
@@ -337,3 +337,17 @@ def test_a_chinese_prompt_keeps_chinese_fixed_parts(tmp_path: Path, fake: FakeOp
     answer, _ = hook(tmp_path, "UserPromptSubmit", prompt("把 login 按钮改蓝"), **env)
     assert answer["hookSpecificOutput"]["additionalContext"].startswith(LABEL)
     assert "「开工前先问用户：无」" in fake.requests[0].body["messages"][0]["content"]
+
+
+def test_each_harness_gets_the_line_where_it_shows_one(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """Claude Code and Codex take `systemMessage`; DSH's bridge surfaces none (its README:
+    "logged + warned but not surfaced"), so it is not written there: the run is the record."""
+    env = configure(tmp_path, fake, tier="basic")
+    fake.replies.extend([Reply(deltas=[REFINED]), Reply(deltas=[REFINED])])
+    on_dsh = dsh("d-9", hook_event_name="UserPromptSubmit", prompt="把按钮改蓝")
+    answer, _ = hook(tmp_path, "UserPromptSubmit", on_dsh, **env)
+    assert "systemMessage" not in answer
+    assert answer["hookSpecificOutput"]["additionalContext"] == f"{LABEL}\n{REFINED}"
+    on_codex = {**codex("x-9"), "hook_event_name": "UserPromptSubmit", "prompt": "把按钮改蓝"}
+    answer, _ = hook(tmp_path, "UserPromptSubmit", on_codex, **env)
+    assert answer["systemMessage"].startswith("dshkit refined your prompt (basic, ")
