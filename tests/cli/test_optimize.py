@@ -212,3 +212,18 @@ def test_runs_show_last_is_the_whole_text_of_the_newest_run(
     shown = orjson.loads(dshkit(tmp_path, fake, "runs", "show", "last").stdout)
     assert shown["runId"] == 1 and shown["output"] == REFINED and shown["language"] == "zh"
     assert orjson.loads(dshkit(tmp_path, fake, "runs", "show", "1").stdout) == shown
+
+
+def test_the_optimizers_own_settings_are_set_per_project(tmp_path: Path, fake: FakeOpenAI) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    args = ["--strategy", "v5", "--model", "m-opt", "--reasoning-effort", "low", "--budget-s", "4"]
+    done = dshkit(
+        tmp_path, fake, "optimize", "settings", "--project", str(project), *args, "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    shown = orjson.loads(done.stdout)
+    assert (shown["strategy"], shown["model"], shown["reasoningEffort"]) == ("v5", "m-opt", "low")
+    assert shown["budgetS"] == 4.0
+    defaults = orjson.loads(dshkit(tmp_path, fake, "optimize", "settings", "--json").stdout)
+    assert (defaults["strategy"], defaults["model"], defaults["budgetS"]) == ("v6", "", 10.0)

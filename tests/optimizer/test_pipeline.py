@@ -392,3 +392,23 @@ def test_the_same_words_with_and_without_the_sessions_history(
     assert with_history.context and without.context is None
     assert (with_history.session_id, without.session_id) == ("s-1", "s-1")
     assert [run.id for run in service.runs(5).runs] == [without.id, with_history.id]
+
+
+def test_a_constraint_riding_on_a_history_citation_is_checked_in_a_run(
+    tmp_path: Path, fake: FakeOpenAI, store: Store
+) -> None:
+    """The run's audit checks a history citation against the cited message's words, as
+    shown to the model: a demand the message never made is a defect, not "traced"."""
+    key = scanned(tmp_path, store)
+    fake.replies.append(
+        Reply(
+            deltas=[
+                "开工前先问用户：无\n按钮错位的根因是 header.css 的 float〔历史#3〕。\n"
+                "按钮错位的根因见〔历史#3〕，并且不许改动 footer 组件。\n"
+            ]
+        )
+    )
+    run = optimize(store, "这个 bug 又出现了", settings(store, turns=2), llm(fake), session=key)
+    kinds = [(unit["kind"], unit["why"]) for unit in run.sentences if unit["kind"] != "structure"]
+    assert kinds == [("traced", "history"), ("untraced", "unsupported-history-cite")]
+    assert run.audit["untraced"] == 1

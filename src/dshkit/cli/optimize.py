@@ -192,6 +192,25 @@ def _progress() -> Callable[[str, str], None]:
     default=None,
     help="Pass a bare continuation (继续, ok) or a harness command without a model call.",
 )
+@click.option(
+    "--strategy",
+    type=click.Choice(["v6", "v5"]),
+    default=None,
+    help="The strategy text: v6 (with the guard rails F1-F7) or v5 (without; to compare).",
+)
+@click.option("--model", default=None, help="The optimizer's own model ('': the [llm] one).")
+@click.option(
+    "--reasoning-effort",
+    type=click.Choice(["", "minimal", "low", "medium", "high"]),
+    default=None,
+    help="The reasoning effort asked of the optimizer's model ('': the [llm] one).",
+)
+@click.option(
+    "--budget-s",
+    type=click.FloatRange(0, 600, min_open=True),
+    default=None,
+    help="Seconds a typed prompt may wait for the optimizer before the raw words go on.",
+)
 @state_dir_option
 @json_option
 def settings_command(
@@ -204,6 +223,10 @@ def settings_command(
     full: bool | None,
     permission: str | None,
     skip_trivial: bool | None,
+    strategy: str | None,
+    model: str | None,
+    reasoning_effort: str | None,
+    budget_s: float | None,
     state_dir: str | None,
     as_json: bool,
 ) -> None:
@@ -220,6 +243,10 @@ def settings_command(
         "full": full,
         "permission": permission,
         "skip_trivial": skip_trivial,
+        "strategy": strategy,
+        "model": model,
+        "reasoning_effort": reasoning_effort,
+        "budget_s": budget_s,
     }
     # Only the options given change: one left out keeps what the session or project chose.
     changes = {name: value for name, value in given.items() if value is not None}
