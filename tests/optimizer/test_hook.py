@@ -351,3 +351,11 @@ def test_each_harness_gets_the_line_where_it_shows_one(tmp_path: Path, fake: Fak
     on_codex = {**codex("x-9"), "hook_event_name": "UserPromptSubmit", "prompt": "把按钮改蓝"}
     answer, _ = hook(tmp_path, "UserPromptSubmit", on_codex, **env)
     assert answer["systemMessage"].startswith("dshkit refined your prompt (basic, ")
+
+
+def test_words_the_model_left_as_they_were_are_said_so(tmp_path: Path, fake: FakeOpenAI) -> None:
+    env = configure(tmp_path, fake, tier="basic")
+    fake.replies.append(Reply(deltas=["把按钮改蓝"]))
+    answer, _ = hook(tmp_path, "UserPromptSubmit", prompt("把按钮改蓝"), **env)
+    assert list(answer) == ["systemMessage"]  # nothing for the agent: its words are the words
+    assert answer["systemMessage"].startswith("dshkit left your prompt as typed: the model had")

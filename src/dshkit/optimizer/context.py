@@ -212,6 +212,9 @@ def context_block(
     )
 
 
+# A history mark as an English instruction carries it (the model writes HISTORY_MARK).
+HISTORY_MARK_EN = "〔history#{seq}〕"
+
 # The MCP tool of dshkit's server that reads one event of a session back by its seq: what
 # lets the working agent resolve a history mark (it cannot see dshkit's numbering).
 READ_BACK_TOOL = "graft_read_result"
@@ -220,14 +223,17 @@ READ_BACK_TOOL = "graft_read_result"
 def resolve_marks(output: str, block: ContextBlock | None, language: str = "zh") -> str:
     """`output` with one line, before its closing self-check line, saying where each history
     mark it cites can be read back (the session, the seq, the MCP tool that reads it), in
-    `language` (the person's); the output itself when it cites none of the block's
-    messages."""
+    `language` (the person's; in English the marks become HISTORY_MARK_EN too); the output
+    itself when it cites none of the block's messages."""
     if block is None:
         return output
     cited = sorted({int(m) for m in HISTORY_MARK_RE.findall(output)} & set(block.seqs))
     if not cited:
         return output
-    marks = "、".join(HISTORY_MARK.format(seq=seq) for seq in cited)
+    if language != "zh":  # the marks themselves are fixed parts of the instruction too
+        output = HISTORY_MARK_RE.sub(lambda m: HISTORY_MARK_EN.format(seq=m.group(1)), output)
+    mark = HISTORY_MARK if language == "zh" else HISTORY_MARK_EN
+    marks = ("、" if language == "zh" else ", ").join(mark.format(seq=seq) for seq in cited)
     seqs = "、".join(str(seq) for seq in cited)
     note = (
         f"{marks}是本会话（{block.harness} 会话 {block.session_id}）日志里的记录编号；"
