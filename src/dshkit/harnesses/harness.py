@@ -86,7 +86,7 @@ class HookDialect:
       proof; a transcript path holding one of `paths`, or an environment variable set as in
       `env`, are hints (another harness may imitate them).
     - Where it shows the person a line of dshkit's (`notice`: the output's top-level key,
-      `systemMessage` by default: Claude Code prints it, Codex takes it), None for a harness
+      `systemMessage` by default: Claude Code prints it, Codex accepts it), None for a harness
       that shows none.
     """
 
