@@ -321,7 +321,10 @@ def delivered_by(tier: str, fallback: str | None, passed: str | None) -> str | N
 
 
 def length_class(raw: str) -> str:
-    chars = sum(1 for c in raw if not c.isspace())
+    """The raw words' length class, their characters counted as every budget counts them."""
+    from .strategies import count_chars  # (not on the hook's path: the rates only)
+
+    chars = count_chars(raw)
     for most, name in LENGTH_CLASSES:
         if most is None or chars <= most:
             return name
