@@ -133,9 +133,10 @@ class OptimizerService:
         refresh: Refresh,
     ) -> tuple[Run, Run]:
         """The same raw words optimized twice for one named session, with its history (as
-        the settings show it) and without any (the seed's with/without comparison: does
-        the history make the instruction hit the right target, and does the model guess
-        without it?). Both runs are stored; the files the tools may read are the same."""
+        the settings show it) and without any: does the history make the instruction hit
+        the right target, and does the model guess without it?
+        (docs/design/optimizer.md#comparing-with-and-without-the-history). Both runs are
+        stored; the files the tools may read are the same."""
         if not session or not session.strip():
             raise Invalid("name the session whose history is compared", field="session")
         given = dict(overrides or {})
