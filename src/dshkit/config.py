@@ -319,7 +319,8 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             float,
             10.0,
             "seconds a typed prompt may wait for the optimizer in the prompt hook, whatever the "
-            "model does; then the raw words go on and the person is told",
+            "model does (13 at most, the hook's own limit); then the raw words go on and the "
+            "person is told",
             above=0,
             maximum=600,
         ),
