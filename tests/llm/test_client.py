@@ -358,3 +358,15 @@ def test_a_reasoning_effort_is_sent_only_when_set(fake: FakeOpenAI) -> None:
         llm.complete(MESSAGES)
     first, second = fake.requests
     assert "reasoning_effort" not in first.body and second.body["reasoning_effort"] == "low"
+
+
+def test_a_body_with_no_events_is_named_by_what_it_began_with(fake: FakeOpenAI) -> None:
+    """A stream content type, or none known, with no `data:` line in it."""
+    fake.replies.append(Reply(whole=b"upstream busy, try later", content_type="text/plain"))
+    with client(fake) as llm:
+        result = llm.complete(MESSAGES)
+    assert result.outcome == "stream-error"
+    assert (
+        result.error
+        == "the server's 200 answer held no event stream; it began: 'upstream busy, try later'"
+    )

@@ -255,6 +255,8 @@ class LLMClient:
         parts: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         events = _ServerEvents()
+        began = b""  # the body's first bytes: what a server that sent no events sent instead
+        seen = 0  # events received
         worker.start()
         try:
             while True:
@@ -281,6 +283,8 @@ class LLMClient:
                     _failed(value, result, parts or calls, time.monotonic() >= deadline_at)
                     break
                 payloads = events.feed(value) if kind == "bytes" else events.end()
+                began = began if len(began) >= 300 else (began + value)[:300]
+                seen += len(payloads)
                 if not self._take(payloads, result, parts, calls, on_delta, abort):
                     break
                 if kind == "end":
@@ -293,6 +297,9 @@ class LLMClient:
         result.text = "".join(parts)
         if result.outcome == "stream-error" and result.error is None:
             self._finish(result, calls)
+            if not seen and began.strip():
+                text = " ".join(began.decode("utf-8", "replace").split())
+                result.error = f"the server's 200 answer held no event stream; it began: {text!r}"
         return result
 
     def _exchange(
