@@ -9,7 +9,11 @@ prefix). Prints p50 and p95 of each process's wall time, the difference from tie
 asking the model adds) and from a bare interpreter start, and the optimizer's own time as
 each run recorded it (`timings.totalMs`, p50/p95 per case).
 
-    python bench/optimizer_latency.py [--runs 40]
+Then what the person waits per tier (basic, advanced, extreme) with the default settings
+(`stall_s` 8 s, `budget_s` 10 s) against a healthy model (it streams its answer over about
+0.3 s) and a stalled one (one delta, then silence), with the line the person was shown.
+
+    python bench/optimizer_latency.py [--runs 40] [--stall-runs 5]
 """
 
 from __future__ import annotations
@@ -75,6 +79,9 @@ def transcript(home: Path, cwd: Path, session: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument(
+        "--stall-runs", type=int, default=5, help="runs per tier and model in the wait table"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAI() as fake:
         home = Path(tmp)
@@ -136,6 +143,56 @@ def main() -> None:
             f"+{(p50 - off) * 1000:6.1f} ms vs off   {p50 / base:4.2f}x bare{inside}"
         )
     print(f"runs: {args.runs} per case; the fake model answers at once (127.0.0.1)")
+    waits(args.stall_runs)
+
+
+HEALTHY = [REFINED[i : i + 8] for i in range(0, len(REFINED), 8)]
+
+
+def waits(runs: int) -> None:
+    """What the person waits per tier, a healthy and a stalled model, and what they are told."""
+    print(f"\nwhat the person waits (default stall_s and budget_s), {runs} runs each:")
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI() as fake:
+        home = Path(tmp)
+        state = home / ".dsh" / "dshkit"
+        state.mkdir(parents=True)
+        project = home / "work"
+        project.mkdir()
+        env = {
+            **os.environ,
+            "HOME": tmp,
+            "DSH_HOME": str(home / ".dsh"),
+            "CLAUDECODE": "1",
+            "DSHKIT_LLM_BASE_URL": fake.base_url,
+            "DSHKIT_LLM_API_KEY": "sk-bench",
+        }
+        env.pop("CLAUDE_CONFIG_DIR", None)
+        env.pop("DSHKIT_HOOK_HANDLERS", None)
+        models = {
+            "healthy": lambda: Reply(deltas=HEALTHY, delay_s=0.3 / len(HEALTHY)),
+            "stalled": lambda: Reply(deltas=["开工前"], silent=True, hold_s=60),
+        }
+        for tier in ("basic", "advanced", "extreme"):
+            (state / "config.toml").write_text(f'[optimizer]\ntier = "{tier}"\n')
+            for model, reply in models.items():
+                took: list[float] = []
+                told = ""
+                for n in range(runs):
+                    fake.replies.append(reply())
+                    data = payload("把登录按钮改成蓝色", f"w-{tier}-{model}-{n}", str(project))
+                    started = time.perf_counter()
+                    done = subprocess.run(HOOK, input=data, env=env, capture_output=True)
+                    took.append(time.perf_counter() - started)
+                    answer = json.loads(done.stdout or b"{}")
+                    told = str(answer.get("systemMessage", "(nothing shown)"))
+                fifty, high = _p(took, 0.5), _p(took, 0.95)
+                print(f"  {tier:<9} {model:<8} p50 {fifty:5.2f} s  p95 {high:5.2f} s  · {told}")
+
+
+def _p(values: list[float], share: float) -> float:
+    """Nearest-rank percentile (a few runs: no interpolation)."""
+    ordered = sorted(values)
+    return ordered[max(0, -(-len(ordered) * share // 1) - 1).__int__()]
 
 
 if __name__ == "__main__":

@@ -237,6 +237,12 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             minimum=1,
             maximum=36_500,
         ),
+        "reasoning_effort": Setting(
+            str,
+            "",
+            "the reasoning effort sent with each call ('': none sent)",
+            choices=("", "minimal", "low", "medium", "high"),
+        ),
     },
     # The profile's generation (prompt-adapt).
     "profile": {
@@ -308,6 +314,31 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         ),
         "max_tokens": Setting(
             int, 4096, "the most tokens the optimizer's answer may have", minimum=64, maximum=65536
+        ),
+        "budget_s": Setting(
+            float,
+            10.0,
+            "seconds a typed prompt may wait for the optimizer in the prompt hook, whatever the "
+            "model does (13 at most, the hook's own limit); then the raw words go on and the "
+            "person is told",
+            above=0,
+            maximum=600,
+        ),
+        "strategy": Setting(
+            str,
+            "v6",
+            "the strategy text the tiers are written in: v6, with the guard rails F1-F7 of basic "
+            "and advanced; v5, without them (a comparison and a way back)",
+            choices=("v6", "v5"),
+        ),
+        "model": Setting(
+            str, "", "the model the optimizer asks ('': the [llm] model)", rule="a string"
+        ),
+        "reasoning_effort": Setting(
+            str,
+            "",
+            "the reasoning effort asked of the optimizer's model ('': the [llm] one)",
+            choices=("", "minimal", "low", "medium", "high"),
         ),
     },
     # The delivery gate: web deliverables judged in headless Chromium (dshkit gate).

@@ -287,7 +287,7 @@ class Answer:
     """What one face gives one call (see the module docstring): `source` names what speaks
     (e.g. "profile"); `decision` is (one of DECISIONS, the reason) or None."""
 
-    __slots__ = ("commit", "decision", "effects", "pieces", "source", "text", "why")
+    __slots__ = ("commit", "decision", "effects", "notice", "pieces", "source", "text", "why")
 
     def __init__(
         self,
@@ -299,6 +299,7 @@ class Answer:
         decision: tuple[str, str] | None = None,
         effects: tuple[str, ...] = (),
         commit: Commit | None = None,
+        notice: str = "",
     ) -> None:
         if decision is not None and decision[0] not in DECISIONS:
             raise ValueError(f"a decision is one of {', '.join(DECISIONS)}, not {decision[0]!r}")
@@ -309,14 +310,18 @@ class Answer:
         self.decision = decision
         self.effects = effects
         self.commit = commit
+        self.notice = notice  # one line for the person, where the harness shows one
 
     def words(self) -> dict[str, Any]:
         """The answer in dshkit's own words, what the runtime merges and a harness's dialect
         writes (`additionalContext`; `permissionDecision` with `permissionDecisionReason`;
-        `decision: "block"` with `reason`); {} when it says nothing."""
+        `decision: "block"` with `reason`; `systemMessage`, the line for the person); {} when
+        it says nothing."""
         said: dict[str, Any] = {}
         if self.text:
             said["additionalContext"] = self.text
+        if self.notice:
+            said["systemMessage"] = self.notice
         if self.decision is not None:
             kind, reason = self.decision
             if kind == "block":

@@ -42,7 +42,7 @@ def test_optimize_json_runs_and_outcome(tmp_path: Path, fake: FakeOpenAI) -> Non
     assert dshkit(tmp_path, fake, "outcome", "1", "ok").stdout.strip() == "run 1: ok"
     listed = orjson.loads(dshkit(tmp_path, fake, "runs", "list", "--json").stdout)
     assert [r["runId"] for r in listed["runs"]] == [2, 1]
-    assert listed["rates"]["basic"]["successRate"] == 1.0
+    assert listed["rates"]["basic"]["ok"] == 1 and listed["rates"]["basic"]["successRate"] is None
     shown = orjson.loads(dshkit(tmp_path, fake, "runs", "show", "1").stdout)
     assert shown["outcome"] == "ok" and shown["sentences"]
     assert orjson.loads(dshkit(tmp_path, fake, "runs", "show", "1", "--json").stdout) == shown
@@ -170,10 +170,12 @@ def test_runs_stats_show_each_tiers_latency_and_rate_against_the_raw_words(
     dshkit(tmp_path, fake, "outcome", "2", "rework")  # fell back: the raw words' rework
     stats = orjson.loads(dshkit(tmp_path, fake, "runs", "stats", "--json").stdout)["rates"]
     assert stats["basic"]["latency"]["prompts"] == 2 and stats["basic"]["latency"]["fallbacks"] == 1
-    assert stats["basic"]["vsRawWords"] == 1.0
+    # One judged run on each side: the counts, no rate and no difference (under the minimum).
+    assert stats["basic"]["vsRawWords"] is None and stats["basic"]["successRate"] is None
     assert (stats["basic"]["comparable"], stats["basic"]["rawComparable"]) == (1, 1)
     table = dshkit(tmp_path, fake, "runs", "stats").stdout
-    assert "p95 ms" in table and "+100% (1 / 1)" in table and "off (raw words)" in table
+    assert "p95 ms" in table and "off (raw words)" in table and "100%" not in table
+    assert "1 / 1" in table and "- (under 10 judged)" in table and "- (1 / 1)" in table
     listed = dshkit(tmp_path, fake, "runs", "list").stdout
     assert "http-error" in listed and "ms" in listed
 
@@ -198,3 +200,30 @@ def test_skipping_what_needs_no_model_is_a_setting_of_a_project(
     assert done.returncode == 0, done.stderr
     shown = orjson.loads(done.stdout)
     assert shown["skipTrivial"] is False and shown["skipPrefix"] == "》"
+
+
+def test_runs_show_last_is_the_whole_text_of_the_newest_run(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    none = dshkit(tmp_path, fake, "runs", "show", "last", "--json")
+    assert none.returncode != 0 and "no optimizer run yet" in none.stdout + none.stderr
+    fake.replies.append(Reply(deltas=[REFINED]))
+    dshkit(tmp_path, fake, "optimize", "把按钮改蓝", "--tier", "basic")
+    shown = orjson.loads(dshkit(tmp_path, fake, "runs", "show", "last").stdout)
+    assert shown["runId"] == 1 and shown["output"] == REFINED and shown["language"] == "zh"
+    assert orjson.loads(dshkit(tmp_path, fake, "runs", "show", "1").stdout) == shown
+
+
+def test_the_optimizers_own_settings_are_set_per_project(tmp_path: Path, fake: FakeOpenAI) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    args = ["--strategy", "v5", "--model", "m-opt", "--reasoning-effort", "low", "--budget-s", "4"]
+    done = dshkit(
+        tmp_path, fake, "optimize", "settings", "--project", str(project), *args, "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    shown = orjson.loads(done.stdout)
+    assert (shown["strategy"], shown["model"], shown["reasoningEffort"]) == ("v5", "m-opt", "low")
+    assert shown["budgetS"] == 4.0
+    defaults = orjson.loads(dshkit(tmp_path, fake, "optimize", "settings", "--json").stdout)
+    assert (defaults["strategy"], defaults["model"], defaults["budgetS"]) == ("v6", "", 10.0)

@@ -327,3 +327,46 @@ def test_a_call_whose_sessions_all_stay_is_recorded_whole(fake: FakeOpenAI, tmp_
             llm.complete(MESSAGES, purpose="optimizer")
         row = store.db.execute("SELECT prompt, response, error FROM llm_calls").fetchone()
     assert orjson.loads(row[0]) == MESSAGES and row[1] == "好" and row[2] is None
+
+
+def test_a_whole_json_reply_is_named_not_a_stream_that_ended_early(fake: FakeOpenAI) -> None:
+    """An endpoint that ignores `stream` answers one JSON body: said as such."""
+    whole = {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]}
+    fake.replies.append(Reply(whole=orjson.dumps(whole)))
+    with client(fake) as llm:
+        result = llm.complete(MESSAGES)
+    error = result.error or ""
+    assert result.outcome == "stream-error" and "ended before" not in error
+    assert "HTTP 200" in error and "one JSON reply (application/json)" in error
+    assert "not the event stream" in error and '"finish_reason":"stop"' in error
+
+
+def test_an_html_page_is_named_as_one(fake: FakeOpenAI) -> None:
+    page = b"<html><head><title>Welcome to nginx!</title></head><body>hi</body></html>"
+    fake.replies.append(Reply(whole=page, content_type="text/html; charset=utf-8"))
+    with client(fake) as llm:
+        result = llm.complete(MESSAGES)
+    error = result.error or ""
+    assert result.outcome == "stream-error" and "ended before" not in error
+    assert "is an HTML page titled 'Welcome to nginx!'" in error and "base_url" in error
+
+
+def test_a_reasoning_effort_is_sent_only_when_set(fake: FakeOpenAI) -> None:
+    with client(fake) as llm:
+        llm.complete(MESSAGES)
+    with client(fake, reasoning_effort="low") as llm:
+        llm.complete(MESSAGES)
+    first, second = fake.requests
+    assert "reasoning_effort" not in first.body and second.body["reasoning_effort"] == "low"
+
+
+def test_a_body_with_no_events_is_named_by_what_it_began_with(fake: FakeOpenAI) -> None:
+    """A stream content type, or none known, with no `data:` line in it."""
+    fake.replies.append(Reply(whole=b"upstream busy, try later", content_type="text/plain"))
+    with client(fake) as llm:
+        result = llm.complete(MESSAGES)
+    assert result.outcome == "stream-error"
+    assert (
+        result.error
+        == "the server's 200 answer held no event stream; it began: 'upstream busy, try later'"
+    )

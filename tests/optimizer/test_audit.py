@@ -241,3 +241,41 @@ def test_in_basic_and_advanced_a_reading_is_self_narration() -> None:
             sentence, raw="把登录按钮改蓝", evidence=(), history_seqs=(), tier=tier
         ).units
         assert unit.kind == kind, tier
+
+
+# What the model was shown of history messages 3 and 7, by seq.
+HISTORY = {
+    3: "登录页的按钮颜色用主题里的 primaryBlue，别用硬编码的色值",
+    7: "上一轮的报错是 TypeError: Cannot read properties of undefined (reading 'name')",
+}
+
+
+def cited(output: str) -> list[tuple[str, str]]:
+    result = audit(output, raw=RAW, evidence=EVIDENCE, history_seqs=SEQS, history=HISTORY)
+    return [(u.kind, u.why) for u in result.units]
+
+
+def test_a_constraint_riding_on_a_history_citation_is_checked_against_its_words() -> None:
+    # Carried by the cited message: its words are there.
+    assert cited(f"按钮颜色用 primaryBlue{history_mark(3)}。") == [("traced", "history")]
+    # A constraint the cited message never states, riding on its citation, is the defect.
+    assert cited(f"按钮颜色用 primaryBlue{history_mark(3)}，并且不许改动测试文件。") == [
+        ("untraced", "unsupported-history-cite")
+    ]
+    # Cited to the wrong message: its words are in 3, not 7.
+    assert cited(f"按钮颜色用 primaryBlue{history_mark(7)}。") == [
+        ("untraced", "unsupported-history-cite")
+    ]
+    # Without the messages' words (as before), a shown seq is all that is checked.
+    assert run(f"按钮颜色用 primaryBlue{history_mark(7)}。") == [("traced", "history")]
+
+
+def test_a_quotation_of_a_history_message_must_be_its_words() -> None:
+    said = f"用户说过「别用硬编码的色值」{history_mark(3)}。"
+    assert cited(said) == [("traced", "history")]
+    # Folded as the quote check folds: blank space and quotation marks do not matter.
+    assert cited(f"用户说过“别用 硬编码的色值”{history_mark(3)}。") == [("traced", "history")]
+    # A changed word is not the person's quote, even beside words the message carries.
+    assert cited(f"用户说过「必须用硬编码的色值」{history_mark(3)}。") == [
+        ("untraced", "unsupported-history-cite")
+    ]

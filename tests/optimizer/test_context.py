@@ -21,6 +21,7 @@ from dshkit.optimizer.context import (
     ContextBlock,
     DetailLevel,
     context_block,
+    resolve_marks,
 )
 from dshkit.optimizer.strategies import HISTORY_MARK
 from dshkit.sessions import Scanner, SessionAmbiguous, SessionNotFound, Source
@@ -525,3 +526,24 @@ def test_a_long_session_shows_recent_exchanges_with_words_not_hundreds_of_shells
     assert found.text.count("问" * (HUMAN_CHARS - 4)) == kept
     assert found.text.count(f"结论{count:02d}") == 1 and f"请求{count - kept + 1:02d}" in found.text
     assert [s for s in found.seqs if s in humans] == humans[-kept:]
+
+
+def test_the_block_keeps_each_labelled_messages_words_and_marks_resolve_in_english(
+    tmp_path: Path, scanner: Scanner
+) -> None:
+    """What the audit checks a history citation against: each labelled message's words as
+    the block shows them; and the read-back line follows the person's language."""
+    catalog = five_exchanges(tmp_path, scanner)
+    two = block(catalog, ("dsh", "s-5"), turns=2)
+    assert set(two.said) == set(two.seqs)
+    assert "第4个请求" in two.said[13] and "第5个答复" in two.said[18]
+    output = f"Fix what {HISTORY_MARK.format(seq=18)} left.\nFinal self-check: run it."
+    english = resolve_marks(output, two, "en")
+    lines = english.split("\n")
+    assert (
+        lines[-1] == "Final self-check: run it."
+        and "to read one, use dshkit's MCP tool" in lines[1]
+    )
+    assert lines[0] == "Fix what 〔history#18〕 left."
+    assert not re.search(r"[\u4e00-\u9fff]", english)  # the marks too
+    assert "读回" in resolve_marks(output, two)  # Chinese by default, as before

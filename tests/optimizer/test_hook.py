@@ -3,6 +3,7 @@ against a real fake OpenAI server."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,7 @@ from dshkit.optimizer import OptimizerService, Run
 from dshkit.optimizer.hook import LABEL
 
 from ..support.fakes import FakeOpenAI, Reply
-from ..support.hooks import claude, dsh, hook
+from ..support.hooks import claude, codex, dsh, hook
 
 REFINED = (
     "开工前先问用户：无\n把登录按钮改成蓝色，只改这一个按钮。\n收尾自检：打开登录页看一眼按钮颜色。"
@@ -161,7 +162,12 @@ def test_a_failing_model_lets_the_raw_words_pass(tmp_path: Path, fake: FakeOpenA
     env = configure(tmp_path, fake, tier="basic")
     fake.replies.append(Reply(status=500, error_body={"error": {"message": "down"}}))
     answer, _ = hook(tmp_path, "UserPromptSubmit", prompt("把按钮改蓝"), **env)
-    assert answer == {} and fake.requests
+    # Nothing for the agent; the person is told their words went on, and why.
+    assert list(answer) == ["systemMessage"] and fake.requests
+    assert answer["systemMessage"].startswith("dshkit sent your prompt as typed: the model ")
+    assert (
+        "HTTP 500" in answer["systemMessage"] and "dshkit runs show last" in answer["systemMessage"]
+    )
 
 
 def test_a_stalled_model_never_holds_the_prompt_past_the_timeout(
@@ -171,7 +177,8 @@ def test_a_stalled_model_never_holds_the_prompt_past_the_timeout(
     fake.replies.append(Reply(deltas=["开工前"], keepalive_s=0.1))
     started = time.monotonic()
     answer, _ = hook(tmp_path, "UserPromptSubmit", prompt("把按钮改蓝"), **env)
-    assert answer == {}
+    assert list(answer) == ["systemMessage"]  # the agent gets nothing; the person is told
+    assert "did not finish within the 2 s budget" in answer["systemMessage"]
     assert time.monotonic() - started < 12  # the deadline, not the handler budget, ended it
 
 
@@ -268,3 +275,87 @@ def test_claude_codes_prompts_without_a_stop_are_all_prompts(
         "把按钮改蓝",
         "把按钮改红",
     ]
+
+
+def test_the_person_sees_one_line_saying_the_prompt_was_refined(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    env = configure(tmp_path, fake, tier="advanced")
+    fake.replies.append(Reply(deltas=[REFINED]))
+    answer, _ = hook(tmp_path, "UserPromptSubmit", prompt("把按钮改蓝"), **env)
+    line = answer["systemMessage"]
+    assert re.fullmatch(
+        r"dshkit refined your prompt \(advanced, \d+\.\d s\) · `》rework` if it missed · "
+        r"the whole text: dshkit runs show last",
+        line,
+    ), line
+    assert "\n" not in line and REFINED in answer["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_stall_is_told_with_its_seconds(tmp_path: Path, fake: FakeOpenAI) -> None:
+    env = configure(tmp_path, fake, tier="basic", stall_s=0.5)
+    fake.replies.append(Reply(deltas=["开工前"], silent=True, hold_s=5))
+    answer, _ = hook(tmp_path, "UserPromptSubmit", prompt("把按钮改蓝"), **env)
+    assert answer["systemMessage"].startswith(
+        "dshkit sent your prompt as typed: the model stalled: nothing for 0.5 s (waited "
+    ), answer
+
+
+def test_the_budget_sends_the_raw_words_whatever_the_model_does(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """`budget_s` under the timeout and the stall watchdog: a model trickling keep-alives
+    (never silent, never done) is cut at the budget, and the line says so."""
+    env = configure(tmp_path, fake, tier="basic", budget_s=1.0, timeout_s=30.0, stall_s=30.0)
+    fake.replies.append(Reply(deltas=["开工前"], keepalive_s=0.05))
+    started = time.monotonic()
+    answer, _ = hook(tmp_path, "UserPromptSubmit", prompt("把按钮改蓝"), **env)
+    waited = time.monotonic() - started
+    assert "hookSpecificOutput" not in answer
+    assert "did not finish within the 1 s budget" in answer["systemMessage"], answer
+    (run,) = runs(tmp_path)
+    assert run.fallback and run.fallback.startswith("deadline") and waited < 10
+
+
+def test_an_english_prompt_gets_english_fixed_parts(tmp_path: Path, fake: FakeOpenAI) -> None:
+    env = configure(tmp_path, fake, tier="basic")
+    english = "Ask the user first: None\nMake the login button blue.\nFinal self-check: look at it."
+    fake.replies.append(Reply(deltas=[english]))
+    answer, _ = hook(tmp_path, "UserPromptSubmit", prompt("make the login button blue"), **env)
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("[dshkit: a refined reading") and english in context
+    assert not re.search(r"[\u4e00-\u9fff]", context)  # not one Chinese fixed line
+    system = fake.requests[0].body["messages"][0]["content"]
+    assert "「Ask the user first: None」" in system and "开工前先问用户" not in system
+    (run,) = runs(tmp_path)
+    assert run.language == "en" and run.ask_gate["hasSection"]
+
+
+def test_a_chinese_prompt_keeps_chinese_fixed_parts(tmp_path: Path, fake: FakeOpenAI) -> None:
+    env = configure(tmp_path, fake, tier="basic")
+    fake.replies.append(Reply(deltas=[REFINED]))
+    answer, _ = hook(tmp_path, "UserPromptSubmit", prompt("把 login 按钮改蓝"), **env)
+    assert answer["hookSpecificOutput"]["additionalContext"].startswith(LABEL)
+    assert "「开工前先问用户：无」" in fake.requests[0].body["messages"][0]["content"]
+
+
+def test_each_harness_gets_the_line_where_it_shows_one(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """Claude Code and Codex take `systemMessage`; DSH's bridge surfaces none (its README:
+    "logged + warned but not surfaced"), so it is not written there: the run is the record."""
+    env = configure(tmp_path, fake, tier="basic")
+    fake.replies.extend([Reply(deltas=[REFINED]), Reply(deltas=[REFINED])])
+    on_dsh = dsh("d-9", hook_event_name="UserPromptSubmit", prompt="把按钮改蓝")
+    answer, _ = hook(tmp_path, "UserPromptSubmit", on_dsh, **env)
+    assert "systemMessage" not in answer
+    assert answer["hookSpecificOutput"]["additionalContext"] == f"{LABEL}\n{REFINED}"
+    on_codex = {**codex("x-9"), "hook_event_name": "UserPromptSubmit", "prompt": "把按钮改蓝"}
+    answer, _ = hook(tmp_path, "UserPromptSubmit", on_codex, **env)
+    assert answer["systemMessage"].startswith("dshkit refined your prompt (basic, ")
+
+
+def test_words_the_model_left_as_they_were_are_said_so(tmp_path: Path, fake: FakeOpenAI) -> None:
+    env = configure(tmp_path, fake, tier="basic")
+    fake.replies.append(Reply(deltas=["把按钮改蓝"]))
+    answer, _ = hook(tmp_path, "UserPromptSubmit", prompt("把按钮改蓝"), **env)
+    assert list(answer) == ["systemMessage"]  # nothing for the agent: its words are the words
+    assert answer["systemMessage"].startswith("dshkit left your prompt as typed: the model had")

@@ -13,10 +13,11 @@ import pytest
 
 from dshkit.config import ConfigError
 from dshkit.llm import LLMConfig
+from dshkit.optimizer import OptimizerService
 from dshkit.optimizer.pipeline import optimize
 from dshkit.optimizer.runs import get_run, list_runs, record_outcome, success_rates
 from dshkit.optimizer.settings import Settings, set_session_settings, settings_for
-from dshkit.sessions import Scanner, Source
+from dshkit.sessions import Refresh, Scanner, Source
 from dshkit.store import Store
 
 from ..support.fakes import FakeOpenAI, Reply, calls
@@ -253,8 +254,9 @@ def test_per_session_settings_and_outcomes(tmp_path: Path, fake: FakeOpenAI, sto
     record_outcome(store, raw.id or 0, "rework")
     record_outcome(store, done.id or 0, "ok")
     rates = success_rates(store)
-    assert rates["basic"]["successRate"] == 1.0 and rates["off"]["successRate"] == 0.0
-    assert rates["basic"]["vsRawWords"] == 1.0
+    assert (rates["basic"]["ok"], rates["off"]["rework"]) == (1, 1)
+    assert rates["basic"]["successRate"] is None  # one judged run is no rate
+    assert rates["basic"]["vsRawWords"] is None
     with pytest.raises(ValueError, match="outcome must be one of ok, rework"):
         record_outcome(store, done.id or 0, "meh")
     assert orjson.loads(orjson.dumps(get_run(store, done.id or 0).detail()))["outcome"] == "ok"
@@ -353,3 +355,60 @@ def test_a_refused_read_is_kept_as_refused_with_its_reason(
     assert read["refused"] is False and read["refusal"] is None
     stored = get_run(store, run.id or 0).steps
     assert stored[0]["refused"] is True and stored[0]["refusal"] == refused["refusal"]
+
+
+def test_the_optimizers_own_model_effort_and_strategy_are_asked_for(
+    fake: FakeOpenAI, store: Store
+) -> None:
+    fake.replies.extend([Reply(deltas=[ANSWER]), Reply(deltas=[ANSWER])])
+    chosen = settings(store, tier="basic", model="m-opt", reasoning_effort="high", strategy="v5")
+    run = optimize(store, "修复 greet", chosen, llm(fake))
+    optimize(store, "修复 greet", settings(store, tier="basic"), llm(fake))
+    mine, default = (r.body for r in fake.requests)
+    assert (mine["model"], mine["reasoning_effort"]) == ("m-opt", "high")
+    assert default["model"] == llm(fake).model and "reasoning_effort" not in default
+    assert "【闸门】" not in mine["messages"][0]["content"]  # v5: without F1-F7
+    assert "【闸门】" in default["messages"][0]["content"]
+    assert (run.strategy, get_run(store, run.id or 0).detail()["strategy"]) == ("v5", "v5")
+    with pytest.raises(ConfigError, match=r"\[optimizer\] reasoning_effort = 'max'"):
+        settings(store, reasoning_effort="max")
+
+
+def test_the_same_words_with_and_without_the_sessions_history(
+    tmp_path: Path, fake: FakeOpenAI, store: Store
+) -> None:
+    """The seed's comparison: one request, the history shown and not shown, both kept."""
+    scanned(tmp_path, store)
+    (store.state_dir / "config.toml").write_text(
+        f'[llm]\nbase_url = "{fake.base_url}"\napi_key = "sk-t"\nmodel = "m1"\n'
+        '[optimizer]\ntier = "basic"\n'
+    )
+    fake.replies.extend([Reply(deltas=[ANSWER]), Reply(deltas=[ANSWER])])
+    service = OptimizerService(store.state_dir)
+    with_history, without = service.compare("修复这个 bug", session="s-1", refresh=Refresh.NONE)
+    shown, blind = (r.body["messages"][1]["content"] for r in fake.requests)
+    assert "登录页的按钮错位了" in shown and "〔历史#" in shown
+    assert "登录页的按钮错位了" not in blind and "没有可用的会话历史" in blind
+    assert with_history.context and without.context is None
+    assert (with_history.session_id, without.session_id) == ("s-1", "s-1")
+    assert [run.id for run in service.runs(5).runs] == [without.id, with_history.id]
+
+
+def test_a_constraint_riding_on_a_history_citation_is_checked_in_a_run(
+    tmp_path: Path, fake: FakeOpenAI, store: Store
+) -> None:
+    """The run's audit checks a history citation against the cited message's words, as
+    shown to the model: a demand the message never made is a defect, not "traced"."""
+    key = scanned(tmp_path, store)
+    fake.replies.append(
+        Reply(
+            deltas=[
+                "开工前先问用户：无\n按钮错位的根因是 header.css 的 float〔历史#3〕。\n"
+                "按钮错位的根因见〔历史#3〕，并且不许改动 footer 组件。\n"
+            ]
+        )
+    )
+    run = optimize(store, "这个 bug 又出现了", settings(store, turns=2), llm(fake), session=key)
+    kinds = [(unit["kind"], unit["why"]) for unit in run.sentences if unit["kind"] != "structure"]
+    assert kinds == [("traced", "history"), ("untraced", "unsupported-history-cite")]
+    assert run.audit["untraced"] == 1

@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from dshkit.errors import NotFound
-from dshkit.optimizer.runs import Run, last_markable, record_outcome, save_run, success_rates
+from dshkit.optimizer.runs import (
+    MIN_SAMPLE,
+    Run,
+    last_markable,
+    record_outcome,
+    save_run,
+    success_rates,
+    wilson,
+)
 from dshkit.store import Store
 
 SHORT, LONG = "修个 bug", "把登录页的按钮改成蓝色，并且把标题换成欢迎回来，别动其他页面的任何东西"
@@ -65,16 +73,17 @@ def test_a_fallback_counts_as_the_raw_words_not_its_tier(store: Store) -> None:
 def test_tiers_are_compared_with_the_raw_words_on_prompts_of_the_same_length(
     store: Store,
 ) -> None:
-    run(store, "basic", SHORT, "ok")
-    run(store, "basic", LONG, "ok")
-    run(store, "off", SHORT, "rework", passed="off")
-    run(store, "off", SHORT, "ok", passed="skip-prefix")
-    run(store, "off", LONG * 3, "rework")  # another length class: no comparison for LONG
+    for _ in range(MIN_SAMPLE):
+        run(store, "basic", SHORT, "ok")
+        run(store, "basic", LONG, "ok")
+        run(store, "off", SHORT, "rework", passed="off")
+        run(store, "off", SHORT, "ok", passed="skip-prefix")
+        run(store, "off", LONG * 3, "rework")  # another length class: no comparison for LONG
     rates = success_rates(store)
-    # Only the short prompts compare: basic 1/1 against the raw words' 1/2.
+    # Only the short prompts compare: basic all ok against the raw words' half.
     assert rates["basic"]["vsRawWords"] == pytest.approx(0.5)
-    assert (rates["basic"]["comparable"], rates["basic"]["rawComparable"]) == (1, 2)
-    assert rates["off"]["vsRawWords"] is None and rates["off"]["judged"] == 3
+    assert (rates["basic"]["comparable"], rates["basic"]["rawComparable"]) == (10, 20)
+    assert rates["off"]["vsRawWords"] is None and rates["off"]["judged"] == 30
 
 
 def test_what_asked_nothing_to_refine_is_costed_but_never_rated(store: Store) -> None:
@@ -115,3 +124,32 @@ def test_a_pasted_back_refined_instruction_is_neither_rated_nor_marked(store: St
     run(store, "basic", "》" + SHORT, passed="refined-sent")
     assert last_markable(store, "claude", "s").id == first.id
     assert success_rates(store)["basic"]["runs"] == 1
+
+
+def test_one_judged_run_is_a_count_not_a_rate(store: Store) -> None:
+    """`runs stats` once printed "100% +67% (1/3)" from one judged run."""
+    run(store, "basic", SHORT, "ok")
+    for outcome in ("ok", "rework", "rework"):
+        run(store, "off", SHORT, outcome, passed="off")
+    basic = success_rates(store)["basic"]
+    assert (basic["ok"], basic["judged"], basic["minSample"]) == (1, 1, MIN_SAMPLE)
+    assert basic["successRate"] is None and basic["interval"] is None
+    assert basic["vsRawWords"] is None and (basic["comparable"], basic["rawComparable"]) == (1, 3)
+
+
+def test_a_rate_over_the_minimum_comes_with_its_wilson_interval(store: Store) -> None:
+    for index in range(MIN_SAMPLE):
+        run(store, "basic", SHORT, "ok" if index < 8 else "rework")
+    basic = success_rates(store)["basic"]
+    assert basic["successRate"] == pytest.approx(0.8)
+    low, high = basic["interval"] or (0.0, 0.0)
+    # 8 of 10: the Wilson 95% interval is 0.4902-0.9433 (the normal one would reach 1.05).
+    assert low == pytest.approx(0.4902, abs=1e-4) and high == pytest.approx(0.9433, abs=1e-4)
+
+
+def test_wilson_at_the_edges() -> None:
+    assert wilson(0, 0) is None
+    low, high = wilson(10, 10) or (0.0, 0.0)
+    assert high == 1.0 and low == pytest.approx(0.7225, abs=1e-4)
+    low, high = wilson(0, 10) or (1.0, 1.0)
+    assert low == 0.0 and high == pytest.approx(0.2775, abs=1e-4)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from dshkit.optimizer.gates import length_gate
+from dshkit.optimizer.language import LANGUAGES, language_of
 from dshkit.optimizer.strategies import (
     ABSOLUTE_CAP,
     ASK_HEADING,
@@ -18,6 +22,7 @@ from dshkit.optimizer.strategies import (
     SELF_CHECK_PREFIX,
     TIER_SPECS,
     TIERS,
+    ask_share,
     ask_text,
     budget_note,
     check_form,
@@ -28,6 +33,8 @@ from dshkit.optimizer.strategies import (
     passthrough,
     system_prompt,
 )
+
+from ..support.paths import REPO
 
 STRATEGY_TIERS = ("basic", "advanced", "extreme")
 
@@ -97,8 +104,7 @@ def test_every_tier_carries_the_ask_contract(tier: str) -> None:
 def test_ask_text_is_at_most_a_fifth_of_the_prompt(tier: str, form: str) -> None:
     """Ask-related text = the ask clause lines + the self-check line, in characters (code
     points), against the whole prompt: the body must stay the main part (§0‴)."""
-    prompt = system_prompt(tier, form)
-    share = sum(len(line) for line in ask_text(tier)) / len(prompt)
+    share = ask_share(tier, form)  # count_chars on both sides, as the budgets count
     assert 0.1 < share <= 0.20
 
 
@@ -187,7 +193,7 @@ def test_each_tier_is_consistent_with_itself_and_the_tier_table() -> None:
         # No invitation to stuff citations; one rule decides how an unknown is written.
         assert "逐句核对" not in prompt
         assert sum(line.startswith("5. 拿不准的只有两种写法") for line in prompt.split("\n")) == 1
-        assert "替各种答案预写" in prompt
+        assert "替答案预写" in prompt
     basic, advanced = prompts["basic"], prompts["advanced"]
     # Basic adds nothing: no anchors, no criterion, no per-class completion, no file facts.
     assert "不新增任何要求" in basic and "不写判据" in basic and "不加锚点" in basic
@@ -227,3 +233,60 @@ def test_length_limit_is_the_ratio_capped_at_1600() -> None:
     assert budget_note(raw, "advanced") == (
         "原话 7 字；本档正文上限 17 字（开头的提问和收尾自检不计）。"
     )
+
+
+def _docs_table() -> dict[str, str]:
+    text = (REPO / "docs" / "optimizer.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| [^|]+ \| ([^|]+) \|$", text, re.M)
+    return {tier: limit.strip() for tier, limit in rows}
+
+
+def test_the_docs_state_the_length_rule_the_code_applies() -> None:
+    """One rule for extreme's length: the docs once said 1,600 while the code did
+    min(4x raw, 1,600)."""
+    table = _docs_table()
+    for tier in STRATEGY_TIERS:
+        assert table[tier].split("×")[0] == f"{LENGTH_RATIO[tier]:g}", (tier, table[tier])
+    docs = (REPO / "docs" / "optimizer.md").read_text(encoding="utf-8")
+    assert f"min(⌊ratio × raw characters⌋, {ABSOLUTE_CAP:,})" in docs
+    assert length_limit("修" * 100, "extreme") == 400  # 4x, under the cap
+    assert length_limit("修" * 1000, "extreme") == ABSOLUTE_CAP
+    assert length_gate("修" * 100, "改" * 401, "extreme")["over"]
+
+
+@pytest.mark.parametrize("tier", STRATEGY_TIERS)
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_ask_share_is_measured_by_count_chars(tier: str, form: str, language: str) -> None:
+    """The ≤ 20% limit in the project's own measure (`count_chars`), in each language."""
+    share = ask_share(tier, form, language)
+    asked = sum(count_chars(line) for line in ask_text(tier, language))
+    assert share == asked / count_chars(system_prompt(tier, form, language))
+    assert 0.1 < share <= 0.20
+
+
+@pytest.mark.parametrize("tier", STRATEGY_TIERS)
+def test_an_english_prompt_names_english_fixed_parts_only(tier: str) -> None:
+    english = system_prompt(tier, "ptc", "en")
+    for zh in ("「开工前先问用户", "「收尾自检：」", "「X 待确认」", "「动手前先确认 X」"):
+        assert zh not in english
+    assert "「Ask the user first:」" in english and "「Ask the user first: None」" in english
+    assert "「Final self-check:」" in english and english.endswith("不夹中文。")
+    assert system_prompt(tier) == system_prompt(tier, "ptc", "zh")  # Chinese as it was
+
+
+def test_the_language_is_read_from_the_persons_words() -> None:
+    assert language_of("把 src/app.py 里的 login 改一下") == "zh"
+    assert language_of("fix the failing test in tests/test_app.py") == "en"
+    assert language_of("rename the 设置 tab to Settings") == "en"
+    assert language_of("修复这个 bug") == "zh"
+
+
+def test_the_strategy_switch_drops_only_the_guard_rails() -> None:
+    for tier in ("basic", "advanced"):
+        v6, v5 = system_prompt(tier, strategy="v6"), system_prompt(tier, strategy="v5")
+        assert "【闸门】" in v6 and "【闸门】" not in v5
+        assert set(v5.split("\n")) < set(v6.split("\n"))
+    assert system_prompt("extreme", strategy="v5") == system_prompt("extreme")
+    with pytest.raises(ValueError, match=r"'v9'.*v6, v5"):
+        system_prompt("basic", strategy="v9")

@@ -39,6 +39,10 @@ class Reply:
     keepalive_s: float | None = None
     silent: bool = False
     hold_s: float = 30.0
+    # Instead of a stream, this whole body with status 200 and this content type (a server
+    # that ignores `stream`, or a web page where the API should be).
+    whole: bytes | None = None
+    content_type: str = "application/json"
 
 
 def calls(*tool_calls: tuple[str, str], **reply: Any) -> Reply:
@@ -72,6 +76,13 @@ class FakeOpenAI:
                 body = orjson.loads(self.rfile.read(length)) if length else {}
                 fake.requests.append(Request(self.path, dict(self.headers), body))
                 reply = fake.replies.popleft() if fake.replies else Reply()
+                if reply.whole is not None:
+                    self.send_response(200)
+                    self.send_header("content-type", reply.content_type)
+                    self.send_header("content-length", str(len(reply.whole)))
+                    self.end_headers()
+                    self.wfile.write(reply.whole)
+                    return
                 if reply.status >= 400:
                     payload = orjson.dumps(reply.error_body or {"error": {"message": "failed"}})
                     self.send_response(reply.status)

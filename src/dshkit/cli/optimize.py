@@ -118,6 +118,53 @@ def run_command(
         )
 
 
+@optimize_command.command("compare")
+@click.argument("raw")
+@click.option(
+    "--session", "session_id", type=ID, required=True, help="The session (id or unique prefix)."
+)
+@roots_option
+@click.option(
+    "--cwd",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="The working directory the tools may read [default: the session's].",
+)
+@click.option("--tier", type=click.Choice(TIERS), default=None)
+@state_dir_option
+@json_option
+def compare_command(
+    raw: str,
+    session_id: str,
+    roots: tuple[Path, ...],
+    harness: str | None,
+    cwd: Path | None,
+    tier: str | None,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """Optimize RAW for a session twice, with its history and without any, and show both
+    (does the history make the instruction hit the right target?). Calls the model twice."""
+    service = _service(state_dir, sources_for(roots, harness))
+    with_history, without = service.compare(
+        raw,
+        session=session_id,
+        harness=harness,
+        cwd=str(cwd) if cwd else None,
+        overrides={"tier": tier},
+        refresh=Refresh.WAIT,
+    )
+    if as_json:
+        print_json({"withHistory": with_history.detail(), "withoutHistory": without.detail()})
+        return
+    for title, run in (("with history", with_history), ("without history", without)):
+        shown = run.context["turnsIncluded"] if run.context else 0
+        stdout.print(f"[bold]{title}[/] (run {run.id}, {shown} exchanges shown)")
+        if run.fallback:
+            stdout.print(f"[yellow]the raw words were passed on:[/] {escape(run.fallback)}")
+        click.echo(run.output + "\n")
+
+
 def _progress() -> Callable[[str, str], None]:
     def told(stage: str, message: str) -> None:
         if stderr.is_terminal:
@@ -145,6 +192,25 @@ def _progress() -> Callable[[str, str], None]:
     default=None,
     help="Pass a bare continuation (继续, ok) or a harness command without a model call.",
 )
+@click.option(
+    "--strategy",
+    type=click.Choice(["v6", "v5"]),
+    default=None,
+    help="The strategy text: v6 (with the guard rails F1-F7) or v5 (without; to compare).",
+)
+@click.option("--model", default=None, help="The optimizer's own model ('': the [llm] one).")
+@click.option(
+    "--reasoning-effort",
+    type=click.Choice(["", "minimal", "low", "medium", "high"]),
+    default=None,
+    help="The reasoning effort asked of the optimizer's model ('': the [llm] one).",
+)
+@click.option(
+    "--budget-s",
+    type=click.FloatRange(0, 600, min_open=True),
+    default=None,
+    help="Seconds a typed prompt may wait for the optimizer before the raw words go on.",
+)
 @state_dir_option
 @json_option
 def settings_command(
@@ -157,6 +223,10 @@ def settings_command(
     full: bool | None,
     permission: str | None,
     skip_trivial: bool | None,
+    strategy: str | None,
+    model: str | None,
+    reasoning_effort: str | None,
+    budget_s: float | None,
     state_dir: str | None,
     as_json: bool,
 ) -> None:
@@ -173,6 +243,10 @@ def settings_command(
         "full": full,
         "permission": permission,
         "skip_trivial": skip_trivial,
+        "strategy": strategy,
+        "model": model,
+        "reasoning_effort": reasoning_effort,
+        "budget_s": budget_s,
     }
     # Only the options given change: one left out keeps what the session or project chose.
     changes = {name: value for name, value in given.items() if value is not None}
@@ -287,18 +361,21 @@ def _print_rates(rates: Mapping[str, Any]) -> None:
         "p50 ms",
         "p95 ms",
         "delivered",
-        "judged",
-        "one-pass",
+        "ok / judged",
+        "one-pass (95% CI)",
         "vs raw words (n / raw n)",
     ):
         table.add_column(column, no_wrap=True)
     for name, rate in rates.items():
         latency = rate["latency"]
-        share = "-" if rate["successRate"] is None else f"{rate['successRate']:.0%}"
+        least = rate["minSample"]
+        share = f"- (under {least} judged)"
+        if rate["successRate"] is not None and rate["interval"] is not None:
+            low, high = rate["interval"]
+            share = f"{rate['successRate']:.0%} ({low:.0%}-{high:.0%})"
         vs = rate["vsRawWords"]
-        against = (
-            "-" if vs is None else f"{vs:+.0%} ({rate['comparable']} / {rate['rawComparable']})"
-        )
+        difference = "-" if vs is None else f"{vs:+.0%}"
+        against = f"{difference} ({rate['comparable']} / {rate['rawComparable']})"
         table.add_row(
             "off (raw words)" if name == "off" else name,
             str(latency["prompts"]),
@@ -307,7 +384,7 @@ def _print_rates(rates: Mapping[str, Any]) -> None:
             "-" if latency["p50Ms"] is None else str(latency["p50Ms"]),
             "-" if latency["p95Ms"] is None else str(latency["p95Ms"]),
             str(rate["runs"]),
-            str(rate["judged"]),
+            f"{rate['ok']} / {rate['judged']}",
             share,
             against,
         )
@@ -315,14 +392,35 @@ def _print_rates(rates: Mapping[str, Any]) -> None:
         stdout.print(table)
 
 
+class _RunId(click.ParamType[int | None]):
+    """A run's number, or `last` (None: the newest run)."""
+
+    name = "RUN|last"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int | None:
+        if isinstance(value, str) and value.strip().lower() == "last":
+            return None
+        if isinstance(value, str) and not value.strip().isdigit():
+            self.fail(f"{_short_value(value)} is neither a run's number nor 'last'", param, ctx)
+        return int(ROW.convert(value, param, ctx))
+
+
+def _short_value(value: str, most: int = 40) -> str:
+    """A bad value as an error repeats it: its start, not all of it."""
+    return repr(value if len(value) <= most else value[: most - 1] + "…")
+
+
 @runs_command.command("show")
-@click.argument("run_id", type=ROW)
+@click.argument("run_id", type=_RunId())
 @state_dir_option
 @json_option
-def runs_show(run_id: int, state_dir: str | None, as_json: bool) -> None:
-    """Everything kept of one run, as JSON with or without --json (which makes an error JSON
-    too)."""
-    run = _service(state_dir).run(run_id)
+def runs_show(run_id: int | None, state_dir: str | None, as_json: bool) -> None:
+    """Everything kept of one run (`last`: the newest, e.g. the one the prompt hook just told
+    you of), as JSON with or without --json (which makes an error JSON too)."""
+    service = _service(state_dir)
+    run = service.last_run() if run_id is None else service.run(run_id)
     print_json(run.detail())
 
 

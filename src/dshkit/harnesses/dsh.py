@@ -182,7 +182,11 @@ HARNESS = Harness(
     # SessionStart, UserPromptSubmit, Pre/PostToolUse, Stop and the sub-agent events only:
     # SessionEnd and PreCompact are among the events its README lists as unsupported
     # (dsh-hooks-claude-code 0.0.1-rc.5, "Known Limitations"), so they are not installed.
-    dialect=HookDialect(names={"SessionEnd": None, "PreCompact": None}, transcripts="session"),
+    # Its README also says a `systemMessage` is "logged + warned but not surfaced": it shows
+    # the person no line of a hook's (the warning names none of it), so none is written.
+    dialect=HookDialect(
+        names={"SessionEnd": None, "PreCompact": None}, transcripts="session", notice=None
+    ),
     # The bridge runs SessionStart detached: its context misses the first request.
     context_event="UserPromptSubmit",
     generations_repeat=True,

@@ -85,9 +85,12 @@ class HookDialect:
       matching its log pattern), an event name of its own in `hook_event_name`: each is
       proof; a transcript path holding one of `paths`, or an environment variable set as in
       `env`, are hints (another harness may imitate them).
+    - Where it shows the person a line of dshkit's (`notice`: the output's top-level key,
+      `systemMessage` by default: Claude Code prints it, Codex accepts it), None for a harness
+      that shows none.
     """
 
-    __slots__ = ("block_exit", "env", "events", "fields", "own", "paths", "transcripts")
+    __slots__ = ("block_exit", "env", "events", "fields", "notice", "own", "paths", "transcripts")
 
     def __init__(
         self,
@@ -98,6 +101,7 @@ class HookDialect:
         paths: tuple[str, ...] = (),
         env: tuple[tuple[str, str], ...] = (),
         block_exit: int | None = None,
+        notice: str | None = "systemMessage",
     ) -> None:
         unknown = [event for event in names or () if event not in EVENTS]
         if unknown:
@@ -111,6 +115,7 @@ class HookDialect:
         self.paths = paths
         self.env = env
         self.block_exit = block_exit
+        self.notice = notice
 
     def name(self, event: str) -> str | None:
         """What the harness calls dshkit's `event` (None: it has no such hook)."""
@@ -133,7 +138,8 @@ class HookDialect:
     def reply(self, event: str, verdict: Mapping[str, Any]) -> Reply:
         """dshkit's merged answer to `event` (`verdict`, in the handlers' own words:
         `additionalContext`, `permissionDecision` with `permissionDecisionReason`,
-        `decision: "block"` with `reason`) as this harness takes it."""
+        `decision: "block"` with `reason`; `systemMessage`, a line for the person) as this
+        harness takes it."""
         blocked = verdict.get("decision") == "block"
         if self.block_exit is not None and (blocked or verdict.get("permissionDecision") == "deny"):
             reason = verdict["reason"] if blocked else verdict.get("permissionDecisionReason")
@@ -144,6 +150,8 @@ class HookDialect:
             output["hookSpecificOutput"] = {"hookEventName": self.name(event) or event, **specific}
         if blocked:
             output.update(decision="block", reason=verdict["reason"])
+        if self.notice is not None and verdict.get("systemMessage"):
+            output[self.notice] = verdict["systemMessage"]
         return Reply(output)
 
 

@@ -100,8 +100,8 @@ class Merged:
     """What dshkit answers, which results it carries, and what was left out.
 
     `verdict` is the merged answer in the handlers' own words (`additionalContext`,
-    `permissionDecision` and `permissionDecisionReason`, `decision: "block"` and `reason`;
-    {} is "no opinion"); `reply` is how the calling harness's dialect takes it
+    `permissionDecision` and `permissionDecisionReason`, `decision: "block"` and `reason`,
+    `systemMessage`; {} is "no opinion"); `reply` is how the calling harness's dialect takes it
     (docs/design/hooks.md#one-protocol-a-dialect-per-harness)."""
 
     __slots__ = ("emitted", "notes", "reply", "verdict")
@@ -159,6 +159,13 @@ def answer(
         name, result = results[block]
         emitted.add(block)
         verdict.update(decision="block", reason=_reason(name, str(result.get("reason", "")), notes))
+    # Lines for the person, one per handler that has one, in order.
+    said = [
+        (i, str(r["systemMessage"])) for i, (_, r) in enumerate(results) if r.get("systemMessage")
+    ]
+    if said:
+        emitted.update(i for i, _ in said)
+        verdict["systemMessage"] = "\n".join(line for _, line in said)
     reply = harnesses.dialect(harness).reply(event, verdict) if verdict else _SILENT
     return Merged(verdict, reply, sorted(emitted), notes)
 

@@ -21,6 +21,7 @@ abort is honoured the same way, within `_ABORT_POLL_S`, whether or not bytes are
 from __future__ import annotations
 
 import queue
+import re
 import sqlite3
 import threading
 import time
@@ -70,6 +71,8 @@ class LLMConfig:
     context_tokens: int = 65_536  # the model's window: a prompt that cannot fit is not sent
     keep_calls: int = 500  # the newest calls kept, prompt and reply
     keep_days: int = 30  # and none older than this
+    # Sent as `reasoning_effort` when set (a caller's choice, e.g. the optimizer's setting).
+    reasoning_effort: str = ""
 
     @classmethod
     def load(cls, state_dir: Path, environ: dict[str, str] | None = None) -> LLMConfig:
@@ -211,6 +214,8 @@ class LLMClient:
             "stream": True,
             "stream_options": {"include_usage": True},
         }
+        if self.config.reasoning_effort:
+            body["reasoning_effort"] = self.config.reasoning_effort
         if tools:
             body["tools"] = list(tools)
         if tool_choice is not None:
@@ -250,6 +255,8 @@ class LLMClient:
         parts: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         events = _ServerEvents()
+        began = b""  # the body's first bytes: what a server that sent no events sent instead
+        seen = 0  # events received
         worker.start()
         try:
             while True:
@@ -269,10 +276,15 @@ class LLMClient:
                 if kind == "refused":
                     _http_error(value, result)
                     break
+                if kind == "unstreamed":
+                    _unstreamed(value, result)
+                    break
                 if kind == "failed":
                     _failed(value, result, parts or calls, time.monotonic() >= deadline_at)
                     break
                 payloads = events.feed(value) if kind == "bytes" else events.end()
+                began = began if len(began) >= 300 else (began + value)[:300]
+                seen += len(payloads)
                 if not self._take(payloads, result, parts, calls, on_delta, abort):
                     break
                 if kind == "end":
@@ -285,6 +297,9 @@ class LLMClient:
         result.text = "".join(parts)
         if result.outcome == "stream-error" and result.error is None:
             self._finish(result, calls)
+            if not seen and began.strip():
+                text = " ".join(began.decode("utf-8", "replace").split())
+                result.error = f"the server's 200 answer held no event stream; it began: {text!r}"
         return result
 
     def _exchange(
@@ -302,6 +317,11 @@ class LLMClient:
                 if response.status_code >= 400:
                     response.read()
                     inbox.put(("refused", response))
+                    return
+                kind = response.headers.get("content-type", "").lower()
+                if "json" in kind or "html" in kind:  # an answer, but not an event stream
+                    response.read()
+                    inbox.put(("unstreamed", response))
                     return
                 for chunk in response.iter_bytes():
                     if stop.is_set():
@@ -458,6 +478,26 @@ def _failed(exc: Exception, result: Completion, received: object, past_deadline:
         result.error = f"{type(exc).__name__}: {exc}"
     else:
         raise exc
+
+
+def _unstreamed(response: httpx.Response, result: Completion) -> None:
+    """Name a 2xx answer that is no event stream for what it is: a whole JSON reply (an
+    endpoint that ignores `stream`), or an HTML page (a base_url that is no API)."""
+    kind = response.headers.get("content-type", "")
+    text = response.text
+    url = response.request.url
+    if "html" in kind.lower():
+        title = re.search(r"<title[^>]*>(.*?)</title>", text, re.I | re.S)
+        named = f" titled {' '.join(title.group(1).split())[:120]!r}" if title else ""
+        result.error = (
+            f"HTTP {response.status_code} from {url} is an HTML page{named}, not an API's "
+            "event stream: is [llm] base_url the API's address?"
+        )
+    else:
+        result.error = (
+            f"HTTP {response.status_code} from {url} is one JSON reply ({kind}), not the event "
+            f"stream asked for (stream=true): {' '.join(text.split())[:300]}"
+        )
 
 
 def _http_error(response: httpx.Response, result: Completion) -> None:

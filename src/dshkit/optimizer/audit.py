@@ -25,9 +25,13 @@ A sentence is, in this order:
   them, or if it repairs them (at least `REPAIR_SHARE` of its characters are theirs, in
   order: a typo fixed); traced to a file it cites when the cited lines carry its words (an
   identifier or a CJK bigram of it; checked when `lines`, the text the tools showed, is
-  given), else untraced; traced to history when it cites a mark the model was shown;
-  otherwise untraced. One untraced clause makes the sentence untraced (the defect count);
-  else a traced clause makes it traced, and freedom alone makes it freedom.
+  given), else untraced; traced to history when it cites a mark the model was shown and
+  (when `history`, the cited messages' words as shown, is given) the message carries it:
+  a quotation in it (「…」, “…”, "…") must be that message's words as the provenance layer's
+  quote check folds them, and an unquoted clause must share an identifier or a CJK bigram
+  with it, as a file citation's lines must; otherwise untraced. One untraced clause makes
+  the sentence untraced (the defect count); else a traced clause makes it traced, and
+  freedom alone makes it freedom.
 """
 
 from __future__ import annotations
@@ -56,6 +60,8 @@ _CJK = re.compile(r"[\u4e00-\u9fff]+")
 
 FREEDOM_RE = re.compile(
     r"按(?![钮键下住压])[^，,。；;！？!?\n]{1,30}?理解|待(?:用户)?确认|自由度|先确认"
+    r"|to be confirmed|before starting, confirm",
+    re.I,
 )
 # The optimizer speaking of its own reading, in the first person.
 SELF_NARRATION_RE = re.compile(
@@ -132,12 +138,15 @@ def audit(
     history_seqs: Iterable[int],
     lines: Mapping[str, Mapping[int, str]] | None = None,
     tier: str | None = None,
+    history: Mapping[int, str] | None = None,
 ) -> Audit:
     """Audit every sentence of `output` against the raw words, what the tools read, and the
     seqs of the history messages the model was shown. `lines` (path → line → text, of what
     the tools showed) lets a citation be checked against the words of the cited lines;
-    `tier` basic or advanced makes "按 X 理解" the optimizer's own reading (F3)."""
-    checker = _Sources(raw, evidence, history_seqs, lines, tier)
+    `tier` basic or advanced makes "按 X 理解" the optimizer's own reading (F3); `history`
+    (seq → the words of that history message as the model was shown them) lets a history
+    citation be checked against the cited message's words."""
+    checker = _Sources(raw, evidence, history_seqs, lines, tier, history)
     units: list[Unit] = []
     rows = output.splitlines()
     i = 0
@@ -232,6 +241,17 @@ def _supported(clause: str, cited: list[str], paths: list[str]) -> bool:
     return any(gram in text for gram in grams)
 
 
+# A quotation of someone's words in a clause: 「…」, “…” or "…".
+_QUOTED = re.compile(r"「([^」]+)」|“([^”]+)”|\"([^\"]+)\"")
+
+
+def _weighty(quote: str) -> bool:
+    """Whether a quotation says enough to be checked (the quote check's minimum weight)."""
+    from ..provenance.quotes import MIN_QUOTE_WEIGHT, fold, weight
+
+    return weight(fold(quote)) >= MIN_QUOTE_WEIGHT
+
+
 def _normal(text: str) -> str:
     """Letters, digits and CJK only, lower-cased: what the bigram overlap compares."""
     return "".join(c for c in text.lower() if c.isalnum())
@@ -255,7 +275,9 @@ class _Sources:
         history_seqs: Iterable[int],
         lines: Mapping[str, Mapping[int, str]] | None = None,
         tier: str | None = None,
+        history: Mapping[int, str] | None = None,
     ) -> None:
+        self.history = None if history is None else dict(history)
         self.lines = (
             None if lines is None else {_norm_path(p): dict(found) for p, found in lines.items()}
         )
@@ -320,6 +342,10 @@ class _Sources:
         bare = CITE_RE.sub("", HISTORY_MARK_RE.sub("", clause))
         if FREEDOM_RE.search(clause):
             return "freedom", "marker", None
+        # A clause citing a message itself must be carried by it, whatever else it restates.
+        own = [int(m) for m in HISTORY_MARK_RE.findall(clause)]
+        if own and self._history(clause, bare, own) == "untraced":
+            return "untraced", "unsupported-history-cite", self._overlap(bare)
         if len(_normal(bare)) < _CLAUSE_CHARS:
             return "", "", None
         overlap = self._overlap(bare)
@@ -331,9 +357,29 @@ class _Sources:
             return "traced", "file", overlap
         if files:
             return "untraced", "unsupported-cite", overlap
-        if marks:
+        if marks:  # a clause riding on the sentence's citation: the cited words carry it
+            if self._history(clause, bare, marks) == "untraced":
+                return "untraced", "unsupported-history-cite", overlap
             return "traced", "history", overlap
         return "untraced", "no-source", overlap
+
+    def _history(self, clause: str, bare: str, marks: list[int]) -> str:  # (the kind)
+        """ "traced" when the cited messages carry the clause (its quotations their words,
+        else its words), "untraced" when not; traced when their words were not given."""
+        if self.history is None:
+            return "traced"
+        cited = [self.history[seq] for seq in marks if seq in self.history]
+        quoted = [part for groups in _QUOTED.findall(clause) for part in groups if part]
+        if quoted:
+            from ..provenance.quotes import Message, said_in  # (the audit alone needs it)
+
+            messages = [Message("", "", None, None, text) for text in cited]
+            heavy = [q for q in quoted if _weighty(q)]
+            if heavy and all(any(said_in(m, q) for m in messages) for q in heavy):
+                return "traced"
+            if heavy:
+                return "untraced"
+        return "traced" if _supported(bare, cited, []) else "untraced"
 
     def _repairs(self, text: str) -> bool:
         """Whether `text` is a language repair of the raw words: most of its characters are

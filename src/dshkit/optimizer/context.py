@@ -60,8 +60,8 @@ cut, then omission declared), again dropping the fewest oldest that make it fit.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -123,6 +123,9 @@ class ContextBlock:
     seqs: tuple[int, ...]  # every message labelled in `text` by HISTORY_MARK, in order
     truncated_to: int | None  # the common cap at a truncating level, when something was cut
     compacted: bool  # `full` met a compaction: older exchanges are out of the agent's view
+    # seq → the words of that message as `text` shows them: what the audit checks a
+    # citation of it against.
+    said: Mapping[int, str] = field(default_factory=dict)
 
     @property
     def key(self) -> SessionKey:
@@ -194,7 +197,7 @@ def context_block(
         shown = _Said(summary.seq, _cut(summary.text, budget_chars // 3))
     header = _Header(recent, full, len(exchanges), len(scope), compacted, shown)
     fitted = _fit(scope, header, budget_chars)
-    text, seqs = fitted.render()
+    text, seqs, said = fitted.render()
     return ContextBlock(
         text=text,
         harness=key[0],
@@ -203,31 +206,43 @@ def context_block(
         exchanges_dropped=fitted.dropped,
         detail=fitted.level,
         seqs=seqs,
+        said=said,
         truncated_to=fitted.cap,
         compacted=compacted,
     )
 
+
+# A history mark as an English instruction carries it (the model writes HISTORY_MARK).
+HISTORY_MARK_EN = "〔history#{seq}〕"
 
 # The MCP tool of dshkit's server that reads one event of a session back by its seq: what
 # lets the working agent resolve a history mark (it cannot see dshkit's numbering).
 READ_BACK_TOOL = "graft_read_result"
 
 
-def resolve_marks(output: str, block: ContextBlock | None) -> str:
+def resolve_marks(output: str, block: ContextBlock | None, language: str = "zh") -> str:
     """`output` with one line, before its closing self-check line, saying where each history
-    mark it cites can be read back (the session, the seq, the MCP tool that reads it); the
-    output itself when it cites none of the block's messages."""
+    mark it cites can be read back (the session, the seq, the MCP tool that reads it), in
+    `language` (the person's; in English the marks become HISTORY_MARK_EN too); the output
+    itself when it cites none of the block's messages."""
     if block is None:
         return output
     cited = sorted({int(m) for m in HISTORY_MARK_RE.findall(output)} & set(block.seqs))
     if not cited:
         return output
-    marks = "、".join(HISTORY_MARK.format(seq=seq) for seq in cited)
+    if language != "zh":  # the marks themselves are fixed parts of the instruction too
+        output = HISTORY_MARK_RE.sub(lambda m: HISTORY_MARK_EN.format(seq=m.group(1)), output)
+    mark = HISTORY_MARK if language == "zh" else HISTORY_MARK_EN
+    marks = ("、" if language == "zh" else ", ").join(mark.format(seq=seq) for seq in cited)
     seqs = "、".join(str(seq) for seq in cited)
     note = (
         f"{marks}是本会话（{block.harness} 会话 {block.session_id}）日志里的记录编号；"
         f"要看原文，用 dshkit 的 MCP 工具 {READ_BACK_TOOL}"
         f"（sourceSessionId={block.session_id}，seq={seqs}）读回。"
+        if language == "zh"
+        else f"{marks} number records in this session's log ({block.harness} session "
+        f"{block.session_id}); to read one, use dshkit's MCP tool {READ_BACK_TOOL} "
+        f"(sourceSessionId={block.session_id}, seq={seqs.replace('、', ', ')})."
     )
     lines = output.rstrip("\n").split("\n")
     at = len(lines) - 1 if lines and is_self_check(lines[-1]) else len(lines)
@@ -463,7 +478,7 @@ class _Fitted:
     cap: int | None
     dropped: int
 
-    def render(self) -> tuple[str, tuple[int, ...]]:
+    def render(self) -> tuple[str, tuple[int, ...], dict[int, str]]:
         return _render(
             self.exchanges[self.dropped :], self.header, self.level, self.cap, self.dropped
         )
@@ -475,13 +490,15 @@ def _render(
     level: DetailLevel,
     cap: int | None,
     dropped: int,
-) -> tuple[str, tuple[int, ...]]:
+) -> tuple[str, tuple[int, ...], dict[int, str]]:
     unseen = sum(not exchange.in_view for exchange in exchanges)
     parts = ["\n".join(header.lines(level, cap, dropped, unseen))]
     seqs: list[int] = [header.summary.seq] if header.summary is not None else []
+    shown: dict[int, str] = {header.summary.seq: header.summary.text} if header.summary else {}
 
     def said(who: str, message: _Said, body: str) -> str:
         seqs.append(message.seq)
+        shown[message.seq] = body
         return f"{HISTORY_MARK.format(seq=message.seq)}{who}：{body}"
 
     for exchange in exchanges:
@@ -500,7 +517,7 @@ def _render(
             lines.append(said("AI", exchange.final, _cut(exchange.final.text, cap)))
         parts.append("\n".join(lines))
     parts.append(CLOSING)
-    return "\n\n".join(parts), tuple(seqs)
+    return "\n\n".join(parts), tuple(seqs), shown
 
 
 # The levels that still show words; listing messages by seq and length alone shows none.
@@ -600,5 +617,5 @@ def _fits(
     cap: int | None,
     dropped: int,
 ) -> bool:
-    text, _ = _render(scope[dropped:], header, level, cap, dropped)
+    text, _, _ = _render(scope[dropped:], header, level, cap, dropped)
     return len(text) <= budget

@@ -21,7 +21,7 @@ from ..store import Store
 from .gates import is_ask_heading, is_nothing_line
 from .pipeline import optimize
 from .settings import settings_for
-from .strategies import NOTHING_TO_ASK, PASSTHROUGH_TIER, TIERS
+from .strategies import NOTHINGS, PASSTHROUGH_TIER, TIERS
 from .wire import EvalRow
 
 MAX_CASES = 200
@@ -89,7 +89,10 @@ def evaluate(
 
 
 def _says_nothing(line: str) -> bool:
-    """ "无" under the ask heading, or on the heading's own line."""
+    """ "无" (or "None") under the ask heading, or on the heading's own line."""
     return is_nothing_line(line) or (
-        is_ask_heading(line) and line.rstrip(" 。.*").endswith(NOTHING_TO_ASK)
+        is_ask_heading(line) and line.rstrip(" 。.*").casefold().endswith(_NOTHINGS)
     )
+
+
+_NOTHINGS = tuple(nothing.casefold() for nothing in NOTHINGS)

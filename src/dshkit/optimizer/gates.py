@@ -19,10 +19,10 @@ import re
 from typing import Any
 
 from .strategies import (
-    ASK_HEADING,
+    ASK_HEADINGS,
     HISTORY_MARK_RE,
-    NOTHING_TO_ASK,
-    SELF_CHECK_PREFIX,
+    NOTHINGS,
+    SELF_CHECK_PREFIXES,
     check_tier,
     count_chars,
     length_limit,
@@ -32,6 +32,8 @@ from .strategies import (
 _DECOR = " \t#>*_-+【[「"
 _NUMBERED = re.compile(r"(?:\d{1,3}\s*[.．、)）](?!\d)|[（(]\d{1,3}[)）]|[①-⑳])")
 _QUESTION = re.compile(r"[?？]")
+_NOTHINGS = {nothing.casefold() for nothing in NOTHINGS}
+_SELF_CHECKS = tuple(prefix.casefold() for prefix in SELF_CHECK_PREFIXES)
 
 
 def _undecorated(line: str) -> str:
@@ -39,8 +41,9 @@ def _undecorated(line: str) -> str:
 
 
 def is_ask_heading(line: str) -> bool:
-    """The ask section's heading line, whatever follows it on the line (an inline "无")."""
-    return _undecorated(line).startswith(ASK_HEADING)
+    """The ask section's heading line, in any language's words, whatever follows it on the
+    line (an inline "无")."""
+    return _undecorated(line).casefold().startswith(tuple(h.casefold() for h in ASK_HEADINGS))
 
 
 def is_ask_item(line: str) -> bool:
@@ -50,13 +53,13 @@ def is_ask_item(line: str) -> bool:
 
 
 def is_nothing_line(line: str) -> bool:
-    """A line that says only "无" (nothing to ask), written under the heading."""
-    return _undecorated(line).rstrip(" \t*_】]」。.!！") == NOTHING_TO_ASK
+    """A line that says only "无" or "None" (nothing to ask), written under the heading."""
+    return _undecorated(line).rstrip(" \t*_】]」。.!！").casefold() in _NOTHINGS
 
 
 def is_self_check(line: str) -> bool:
     """The closing line asking the agent to verify its own result."""
-    return _undecorated(line).startswith(SELF_CHECK_PREFIX)
+    return _undecorated(line).casefold().startswith(_SELF_CHECKS)
 
 
 def is_contract_line(line: str) -> bool:

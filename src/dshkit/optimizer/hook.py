@@ -9,7 +9,14 @@ prompt untouched; the prefix and `ok` or `rework` alone marks the session's last
 reaches no agent. Every prompt is recorded as a run, those that asked no model too (tier
 off, the prefix, a bare continuation or a harness command, which need none). A prompt whose
 optimization fails or runs out of time goes on as typed: the agent is never kept waiting
-longer than the optimizer's timeout, and never given half an instruction.
+longer than the optimizer's timeout or the prompt's wall budget (`[optimizer] budget_s`),
+and never given half an instruction.
+
+Every prompt a model was asked about gets one line for the person, through the harness's
+visible channel (`Answer.notice`, the dialect's `notice`): that the prompt was refined (the
+tier, the time, how to mark a miss, where the whole text is), or that it went on as typed
+and why (the model stalled, the budget ran out, …). The agent's context, label included,
+follows the person's language (`language`).
 
 Where the harness asks before every model step (DSH's bridge), only a person's new prompt
 is one: a step of the turn under way (`Call.is_step`) is left alone, no run recorded,
@@ -22,20 +29,29 @@ import time
 
 from ..errors import NotFound
 from ..hookio import STORE_BUSY_TIMEOUT_S, Answer, Call
+from .language import FIXED, language_of
 from .service import OptimizerService
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    from .runs import Run
 
 # The optimization's own deadline in a hook, whatever the settings say: inside the handler's
 # budget in the registry, with room to store the run and answer.
 HOOK_DEADLINE_S = 13.0
-# Opens the context the agent gets (the model reads it, hence Chinese). A prompt carrying it
-# is a step's contexts so far, never the person speaking, whatever the turn's record says.
-LABEL = "【dshkit：对用户这条请求的细化理解——依据原话、会话与项目文件整理；与原话冲突时以原话为准】"
+# Opens the context the agent gets, in the person's language (LABEL: the Chinese one). A
+# prompt carrying one is a step's contexts so far, never the person speaking, whatever the
+# turn's record says.
+LABEL = FIXED["zh"].label
+LABELS = tuple(fixed.label for fixed in FIXED.values())
+# Where the whole refined text is, for the person.
+SHOW = "dshkit runs show last"
 
 
 def on_prompt(call: Call) -> Answer | None:
     started = time.monotonic()
     prompt = call.payload.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip() or LABEL in prompt:
+    if not isinstance(prompt, str) or not prompt.strip() or any(x in prompt for x in LABELS):
         return None
     if call.is_step:
         return None
@@ -64,19 +80,45 @@ def on_prompt(call: Call) -> Answer | None:
     # exchanges); a scan already running is not waited for: the agent is waiting.
     sources = default_sources(call.harness) if key else None
     service = OptimizerService(call.state_dir, sources=sources, busy_timeout=STORE_BUSY_TIMEOUT_S)
+    budget = min(HOOK_DEADLINE_S, settings.budget_s)
     run = service.optimize(
-        prompt,
-        typed_in=key,
-        cwd=cwd,
-        refresh=Refresh.TRY,
-        deadline_s=HOOK_DEADLINE_S,
-        started=started,
+        prompt, typed_in=key, cwd=cwd, refresh=Refresh.TRY, deadline_s=budget, started=started
     )
-    if run.fallback or run.output == prompt:
-        return None  # the raw words pass untouched
+    took = f"{run.timings.get('totalMs', 0) / 1000:.1f} s"
+    if run.fallback:  # the raw words pass untouched
+        limit = min(budget, settings.timeout_s)
+        return Answer(
+            "optimizer",
+            notice=f"dshkit sent your prompt as typed: {_why(run, limit, settings.stall_s)}",
+        )
+    if run.output == prompt:
+        said = f"dshkit left your prompt as typed: the model had nothing to add ({took})"
+        return Answer("optimizer", notice=said)
     if settings.permission == "review":
         return Answer("optimizer", decision=("block", _review(run.id, run.output, prefix)))
-    return Answer("optimizer", f"{LABEL}\n{run.output}")
+    label = FIXED[run.language or language_of(prompt)].label
+    notice = (
+        f"dshkit refined your prompt ({run.tier}, {took}) · `{prefix}rework` if it missed · "
+        f"the whole text: {SHOW}"
+    )
+    return Answer("optimizer", f"{label}\n{run.output}", notice=notice)
+
+
+def _why(run: Run, limit: float, stall_s: float) -> str:
+    """Why the raw words went on, for the person, with how long they waited (`limit`: the
+    seconds the prompt could wait, the budget or the timeout, whichever is shorter)."""
+    took = run.timings.get("totalMs", 0) / 1000
+    outcome, _, detail = (run.fallback or "").partition(": ")
+    if outcome == "stall":
+        return f"the model stalled: nothing for {stall_s:g} s (waited {took:.1f} s)"
+    if outcome == "deadline":
+        return f"the model did not finish within the {limit:g} s budget (waited {took:.1f} s)"
+    if outcome == "no-llm":
+        return "no model is configured (dshkit doctor says what to set)"
+    if outcome == "empty":
+        return f"the model's answer held nothing for the agent (waited {took:.1f} s)"
+    failed = _short(detail, 80)[1:-1]
+    return f"the model call failed, {outcome}: {failed} (waited {took:.1f} s) · {SHOW}"
 
 
 # What may follow the prefix to mark the last run (the whole prompt).

@@ -23,6 +23,7 @@ from .audit import audit
 from .context import context_block, resolve_marks
 from .gates import ask_gate, holds_body, length_gate, strip_recipient
 from .grounding import TOOLS, Workspace, WorkspaceUnavailable
+from .language import language_of
 from .runs import Run, save_run
 from .settings import Settings, remember_tools_refused, tools_refused
 from .strategies import PASSTHROUGH_TIER, budget_note, check_tier, passthrough, system_prompt
@@ -69,6 +70,8 @@ def optimize(
         session_id=mine[1] if mine else None,
         cwd=cwd,
     )
+    language = run.language = language_of(raw)
+    run.strategy = settings.strategy
     if settings.tier == PASSTHROUGH_TIER:
         run.output = passthrough(raw)
         return _finish(store, run, started, told)
@@ -101,7 +104,10 @@ def optimize(
     def conversation(workspace: Workspace | None) -> list[dict[str, Any]]:
         history = block.text if block else None
         return [
-            {"role": "system", "content": system_prompt(settings.tier, settings.form)},
+            {
+                "role": "system",
+                "content": system_prompt(settings.tier, settings.form, language, settings.strategy),
+            },
             {
                 "role": "user",
                 "content": _material(raw, settings.tier, history, workspace, session is None),
@@ -152,11 +158,12 @@ def optimize(
         history_seqs=block.seqs if block else (),
         lines=workspace.shown_lines() if workspace else None,
         tier=settings.tier,
+        history=block.said if block else None,
     )
     run.audit = checked.counts()
     run.sentences = checked.detail()
     # The agent cannot see dshkit's numbering: it is told where each cited mark reads back.
-    run.output = resolve_marks(output, block)
+    run.output = resolve_marks(output, block, language)
     return _finish(store, run, started, told)
 
 
@@ -190,8 +197,13 @@ def _converse(
 ) -> tuple[Completion, list[dict[str, Any]]]:
     """The one model conversation, bounded by the settings' deadline and stall watchdog; its
     calls are recorded as made for `session` (forgetting it takes them)."""
-    config = replace(llm, max_tokens=settings.max_tokens)
-    stall = _Watchdog(settings.stall_s)
+    config = replace(
+        llm,
+        max_tokens=settings.max_tokens,
+        model=settings.model or llm.model,
+        reasoning_effort=settings.reasoning_effort or llm.reasoning_effort,
+    )
+    stall = _Watchdog(settings.stall_s, settings.timeout_s)
     try:
         client = LLMClient(config, store, sessions=[session] if session else [])
     except LLMConfigError as exc:
@@ -223,9 +235,15 @@ def _converse(
             if not loop.ok and reply.ok:  # the loop ended on its own bound, not the model's
                 reply = replace(reply, outcome=loop.outcome, error=loop.error)
             steps = [_step(s, refusals) for s in loop.steps]
-    if stall.fired and not reply.ok:
+    if stall.fired == "stall" and not reply.ok:
         reply = replace(
             reply, outcome="stall", error=f"the model sent nothing for {settings.stall_s:g} s"
+        )
+    elif stall.fired == "deadline" and not reply.ok:
+        reply = replace(
+            reply,
+            outcome="deadline",
+            error=f"the optimization passed its {settings.timeout_s:g} s left",
         )
     return reply, steps
 
@@ -288,12 +306,15 @@ def _finish(store: Store, run: Run, started: float, told: Progress) -> Run:
 
 class _Watchdog:
     """Sets `abort` when the model has sent nothing for `seconds` (a stalled stream would
-    otherwise hold the person's prompt until the deadline)."""
+    otherwise hold the person's prompt until the deadline), or once `deadline_s` are spent,
+    whatever is under way (a tool's read, the loop between two calls). `fired` says which:
+    "stall", "deadline" or ""."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, deadline_s: float = float("inf")) -> None:
         self.seconds = seconds
         self.abort = threading.Event()
-        self.fired = False
+        self.fired = ""
+        self._until = time.monotonic() + deadline_s
         self._last = time.monotonic()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True, name="optimizer-stall")
@@ -302,9 +323,10 @@ class _Watchdog:
         self._last = time.monotonic()
 
     def _watch(self) -> None:
-        while not self._stop.wait(min(0.2, self.seconds / 4)):
-            if time.monotonic() - self._last > self.seconds:
-                self.fired = True
+        while not self._stop.wait(min(0.05, self.seconds / 4)):
+            now = time.monotonic()
+            if now - self._last > self.seconds or now >= self._until:
+                self.fired = "stall" if now < self._until else "deadline"
                 self.abort.set()
                 return
 

@@ -38,6 +38,9 @@ PASSED_REFINED = "refined-sent"
 NOT_COMPARABLE = (PASSED_CONTINUATION, PASSED_COMMAND, PASSED_REFINED)
 # The length classes prompts are compared within (characters of the raw words, at most).
 LENGTH_CLASSES = ((12, "short"), (40, "medium"), (None, "long"))
+# Judged runs a rate needs before it is shown at all: under it, only the counts are.
+MIN_SAMPLE = 10
+_Z95 = 1.959964  # the normal quantile of a two-sided 95% interval
 
 
 class RunNotFound(NotFound, LookupError):
@@ -72,6 +75,8 @@ class Run:
     steps: list[dict[str, Any]] = field(default_factory=list)
     sentences: list[UnitJson] = field(default_factory=list)
     timings: dict[str, int] = field(default_factory=dict)
+    language: str | None = None  # the person's, which the instruction's fixed parts follow
+    strategy: str | None = None  # the strategy text the model was given (v6, v5)
     id: int | None = None
     at: int = 0
     outcome: str | None = None
@@ -107,10 +112,12 @@ class Run:
             "sentences": self.sentences,
             "timings": self.timings,
             "outcome": self.outcome,
+            "language": self.language,
+            "strategy": self.strategy,
         }
 
 
-_KEPT = ("context", "stripped", "steps", "sentences", "timings")
+_KEPT = ("context", "stripped", "steps", "sentences", "timings", "language", "strategy")
 _GATES = {"lengthGate": "length_gate", "askGate": "ask_gate", "evidence": "evidence"}
 
 
@@ -197,6 +204,8 @@ def _run(row: Any) -> Run:
         steps=record.get("steps", []),
         sentences=record.get("sentences", []),
         timings=record.get("timings", {}),
+        language=record.get("language"),
+        strategy=record.get("strategy"),
         id=row["id"],
         at=row["at"],
         outcome=row["outcome"],
@@ -312,7 +321,10 @@ def delivered_by(tier: str, fallback: str | None, passed: str | None) -> str | N
 
 
 def length_class(raw: str) -> str:
-    chars = sum(1 for c in raw if not c.isspace())
+    """The raw words' length class, their characters counted as every budget counts them."""
+    from .strategies import count_chars  # (not on the hook's path: the rates only)
+
+    chars = count_chars(raw)
     for most, name in LENGTH_CLASSES:
         if most is None or chars <= most:
             return name
@@ -353,13 +365,16 @@ def success_rates(store: Store) -> dict[str, TierRate]:
         vs, mine, theirs = _against_raw_words(group, judged)
         prompts, skipped, fallbacks = counts.get(group, [0, 0, 0])
         spent = sorted(times.get(group, []))
+        sampled = ok + rework >= MIN_SAMPLE
         rates[group] = {
             "runs": runs,
             "judged": ok + rework,
             "ok": ok,
             "rework": rework,
-            "successRate": ok / (ok + rework) if ok + rework else None,
-            "vsRawWords": vs,
+            "successRate": ok / (ok + rework) if sampled else None,
+            "interval": wilson(ok, ok + rework) if sampled else None,
+            "minSample": MIN_SAMPLE,
+            "vsRawWords": vs if min(mine, theirs) >= MIN_SAMPLE else None,
             "comparable": mine,
             "rawComparable": theirs,
             "latency": {
@@ -389,6 +404,19 @@ def _against_raw_words(
         mine += count
         theirs += base[1]
     return (difference / mine if mine else None), mine, theirs
+
+
+def wilson(ok: int, judged: int, z: float = _Z95) -> tuple[float, float] | None:
+    """The Wilson score interval (95% by default) of a one-pass rate of `ok` in `judged`
+    (None for none judged): honest at small samples and near 0 or 1, where ok/judged ± a
+    normal margin is not."""
+    if judged <= 0:
+        return None
+    share = ok / judged
+    spread = z * z / judged
+    centre = (share + spread / 2) / (1 + spread)
+    margin = z * ((share * (1 - share) + spread / 4) / judged) ** 0.5 / (1 + spread)
+    return round(max(0.0, centre - margin), 4), round(min(1.0, centre + margin), 4)
 
 
 def _percentile(values: list[int], share: float) -> int | None:

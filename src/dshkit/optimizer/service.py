@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import harnesses
-from ..errors import Busy, Invalid
+from ..errors import Busy, Invalid, NotFound
 from ..store import LeaseBusy, Store
 from .runs import (
     OUTCOMES,
@@ -121,6 +121,33 @@ class OptimizerService:
                 store, raw, session, harness, typed_in, cwd, overrides, refresh, deadline_s
             )
             return self._run(store, request, progress, started)
+
+    def compare(
+        self,
+        raw: str,
+        *,
+        session: str,
+        harness: str | None = None,
+        cwd: str | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        refresh: Refresh,
+    ) -> tuple[Run, Run]:
+        """The same raw words optimized twice for one named session, with its history (as
+        the settings show it) and without any: does the history make the instruction hit
+        the right target, and does the model guess without it?
+        (docs/design/optimizer.md#comparing-with-and-without-the-history). Both runs are
+        stored; the files the tools may read are the same."""
+        if not session or not session.strip():
+            raise Invalid("name the session whose history is compared", field="session")
+        given = dict(overrides or {})
+        with_history = self.optimize(
+            raw, session=session, harness=harness, cwd=cwd, overrides=given, refresh=refresh
+        )
+        without = {**given, "turns": 0, "full": False}
+        without_history = self.optimize(
+            raw, session=session, harness=harness, cwd=cwd, overrides=without, refresh=refresh
+        )
+        return with_history, without_history
 
     def start(
         self,
@@ -290,6 +317,14 @@ class OptimizerService:
         """Everything kept of one run (RunNotFound)."""
         with self._open() as store:
             return get_run(store, run_id)
+
+    def last_run(self) -> Run:
+        """The newest run (NotFound when there is none yet)."""
+        with self._open() as store:
+            newest = list_runs(store, 1)
+        if not newest:
+            raise NotFound("no optimizer run yet", field="run")
+        return newest[0]
 
     def record_outcome(self, run_id: int, outcome: str) -> Run:
         """Mark a run `ok` (the agent got it right in one pass) or `rework`; marking again

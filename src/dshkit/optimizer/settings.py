@@ -39,6 +39,10 @@ class Settings:
     timeout_s: float
     stall_s: float
     max_tokens: int
+    budget_s: float = 10.0  # the prompt hook's wall budget per prompt
+    strategy: str = "v6"
+    model: str = ""  # "": the [llm] model
+    reasoning_effort: str = ""  # "": none sent
 
     def skip_prefix_for(self, harness: str | None) -> str:
         """dshkit's prompt prefix in `harness`: the configured one, refused (ConfigError
@@ -66,6 +70,10 @@ class Settings:
             "timeoutS": self.timeout_s,
             "stallS": self.stall_s,
             "maxTokens": self.max_tokens,
+            "budgetS": self.budget_s,
+            "strategy": self.strategy,
+            "model": self.model,
+            "reasoningEffort": self.reasoning_effort,
         }
 
 

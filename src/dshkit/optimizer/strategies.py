@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .language import FIXED
+
 TIERS = ("off", "basic", "advanced", "extreme")
 FORMS = ("ptc", "chat")
 DEFAULT_FORM = "ptc"
@@ -34,10 +36,18 @@ ABSOLUTE_CAP = 1600  # characters of body an output may have, whatever the raw l
 HISTORY_MARK = "〔历史#{seq}〕"
 HISTORY_MARK_RE = re.compile(re.escape(HISTORY_MARK).replace(re.escape("{seq}"), r"(\d+)"))
 
-# The output's fixed lines, which the gates and the audit find by prefix (gates.py).
-ASK_HEADING = "开工前先问用户"  # the ask section's heading line; "：无" on it when nothing is asked
-NOTHING_TO_ASK = "无"
-SELF_CHECK_PREFIX = "收尾自检："  # the output's closing line
+# The output's fixed lines, which the gates and the audit find by prefix (gates.py), in
+# Chinese; each language's are in `language.FIXED`, and the gates know them all.
+ASK_HEADING = FIXED["zh"].ask_heading  # the ask heading line; "：无" on it when nothing is asked
+NOTHING_TO_ASK = FIXED["zh"].nothing
+SELF_CHECK_PREFIX = FIXED["zh"].self_check  # the output's closing line
+ASK_HEADINGS = tuple(fixed.ask_heading for fixed in FIXED.values())
+NOTHINGS = tuple(fixed.nothing for fixed in FIXED.values())
+SELF_CHECK_PREFIXES = tuple(fixed.self_check for fixed in FIXED.values())
+# The strategy texts: v6 guards basic and advanced with F1-F7; v5 is the same without them
+# (the comparison, and a way back should F1-F7 do harm).
+STRATEGIES = ("v6", "v5")
+DEFAULT_STRATEGY = "v6"
 
 
 @dataclass(frozen=True)
@@ -97,18 +107,18 @@ def _ask_clause(items: int) -> tuple[str, ...]:
     """The ask clause: one sentence saying to ask, then its form, "无", body, precedence
     (docs/design/optimizer.md#ask-when-the-deciding-fact-cannot-be-known)."""
     return (
-        f"【先问】左右结果、只有用户定得了的点别让工作 AI 猜：第一行写「{ASK_HEADING}：」，"
-        f"其下逐条列出，让它开工前一次问完（最多 {items} 条）。",
-        "每条编号、只问一件事、以问号结尾；不写怎么问，不替各种答案预写做法。",
-        f"没有要问的就写「{ASK_HEADING}：{NOTHING_TO_ASK}」；决定成品样子的点没定时不许写{NOTHING_TO_ASK}。",
-        "正文仍然完整写出，问到的点在正文里只写「X 待确认」，其余一条不省。",
-        "本段优先于下文一切要求：会左右结果的只能问，不写成按某种理解。",
+        f"【先问】只有用户定得了、又左右结果的点别让工作 AI 猜：第一行写「{ASK_HEADING}：」，"
+        f"其下逐条列出（最多 {items} 条）。",
+        "每条编号、只问一件事、以问号结尾；不写怎么问，不替答案预写做法。",
+        f"没有要问的就写「{ASK_HEADING}：{NOTHING_TO_ASK}」；成品样子没定时不许写{NOTHING_TO_ASK}。",
+        "正文仍然完整写出，问到的点只写「X 待确认」。",
+        "本段优先于下文一切要求：会左右结果的只能问。",
     )
 
 
 _SELF_CHECK_CLAUSE = (
-    f"【收尾】最后一行以「{SELF_CHECK_PREFIX}」开头，要工作 AI 做完用最短的办法自己核对一次"
-    "（运行一遍看有无报错、打开看画面或按逻辑对一遍），把实际看到的写进交付，不长篇自证、不反复调试。"
+    f"【收尾】最后一行以「{SELF_CHECK_PREFIX}」开头，要工作 AI 做完用最短的办法核对一次"
+    "（运行一遍、看画面或按逻辑对一遍），把实际看到的写进交付，不长篇自证。"
 )
 
 
@@ -266,22 +276,67 @@ _STRATEGY = {
     "advanced": _ADVANCED + _ADVANCED_GATES,
     "extreme": _EXTREME,
 }
+_STRATEGY_V5 = {"basic": _BASIC, "advanced": _ADVANCED, "extreme": _EXTREME}
 
 
-def ask_text(tier: str) -> tuple[str, ...]:
+def ask_text(tier: str, language: str = "zh") -> tuple[str, ...]:
     """The ask-related lines of a tier's prompt: the ask clause and the self-check clause.
 
     What the ≤ 20% share (docs/design/optimizer.md#the-ask-clause-is-at-most-a-fifth) is
-    measured on; each is one whole line of `system_prompt`.
+    measured on (`ask_share`); each is one whole line of `system_prompt`.
     """
     spec = check_tier(tier)
     if tier == PASSTHROUGH_TIER:
         return ()
-    return (*_ask_clause(spec.ask_items), _SELF_CHECK_CLAUSE)
+    lines = (*_ask_clause(spec.ask_items), _SELF_CHECK_CLAUSE)
+    return tuple(_in_language(line, language) for line in lines)
 
 
-def system_prompt(tier: str, form: str = DEFAULT_FORM) -> str:
-    """The system prompt of `basic`, `advanced` or `extreme` for one delivery form.
+def ask_share(
+    tier: str, form: str = DEFAULT_FORM, language: str = "zh", strategy: str = DEFAULT_STRATEGY
+) -> float:
+    """The ask clause's share of the tier's system prompt, both measured by `count_chars`
+    (the one measure of length the budgets use)."""
+    asked = sum(count_chars(line) for line in ask_text(tier, language))
+    return asked / count_chars(system_prompt(tier, form, language, strategy))
+
+
+def _fixed_words(language: str) -> tuple[tuple[str, str], ...]:
+    """The fixed parts the model is told to write, as the Chinese prompt quotes them, and
+    how each is written in `language` (the words of `language.FIXED`)."""
+    zh, to = FIXED["zh"], FIXED[language]
+    return (
+        (f"「{zh.ask_heading}：{zh.nothing}」", f"「{to.ask_heading}: {to.nothing}」"),
+        (f"「{zh.ask_heading}：」", f"「{to.ask_heading}:」"),
+        (f"时不许写{zh.nothing}", f"时不许写「{to.nothing}」"),
+        (f"「X {zh.pending}」", f"「X: {to.pending}」"),
+        (f"「{zh.check_first} X」", f"「{to.check_first} X」"),
+        (f"「{zh.self_check}」", f"「{to.self_check}」"),
+    )
+
+
+# The line that tells the model the instruction's language, where it is not the prompt's.
+_LANGUAGE_LINE = {
+    "en": "【语言】用户的原话是英文：整条指令用英文写，上文「」里的固定写法按给出的英文原样写，不夹中文。",
+}
+
+
+def _in_language(text: str, language: str) -> str:
+    if language not in FIXED:
+        raise ValueError(f"unknown language {language!r}: use one of {', '.join(FIXED)}")
+    if language == "zh":
+        return text
+    for zh, other in _fixed_words(language):
+        text = text.replace(zh, other)
+    return text
+
+
+def system_prompt(
+    tier: str, form: str = DEFAULT_FORM, language: str = "zh", strategy: str = DEFAULT_STRATEGY
+) -> str:
+    """The system prompt of `basic`, `advanced` or `extreme` for one delivery form, telling
+    the model to write the instruction's fixed parts in `language` (the person's), in the
+    strategy text `strategy` (v6: with F1-F7; v5: without).
 
     `off` has none (a ValueError says so): its raw words pass through (`passthrough`).
     """
@@ -289,16 +344,19 @@ def system_prompt(tier: str, form: str = DEFAULT_FORM) -> str:
     check_form(form)
     if tier == PASSTHROUGH_TIER:
         raise ValueError("tier 'off' has no system prompt: the raw words pass through untouched")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
     lines = (
         *_ROLE,
         *_ask_clause(spec.ask_items),
-        *_STRATEGY[tier],
+        *(_STRATEGY if strategy == "v6" else _STRATEGY_V5)[tier],
         *_IRON_RULES[tier],
         *_PROVENANCE[tier],
         *FORM_LINES[form],
         _SELF_CHECK_CLAUSE,
+        *((_LANGUAGE_LINE[language],) if language in _LANGUAGE_LINE else ()),
     )
-    return "\n".join(lines)
+    return _in_language("\n".join(lines), language)
 
 
 def count_chars(text: str) -> int:

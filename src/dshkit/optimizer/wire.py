@@ -23,9 +23,10 @@ class EvalRow(TypedDict):
 class TierRate(TypedDict):
     """One tier's record. `runs`: prompts it delivered (a fallback is the raw words', a
     continuation nobody's); `judged`, `ok`, `rework` of those; `successRate` the one-pass
-    rate; `vsRawWords` its difference from the raw words' rate on comparable prompts (the
-    same length class, weighted as this tier's judged runs are), over `comparable` judged
-    runs of this tier and `rawComparable` of the raw words (None while no class has both).
+    rate and `interval` its 95% Wilson interval, both None under `minSample` judged runs;
+    `vsRawWords` its difference from the raw words' rate on comparable prompts (the same
+    length class, weighted as this tier's judged runs are), over `comparable` judged runs of
+    this tier and `rawComparable` of the raw words (None while either is under `minSample`).
     `latency`: the optimizer's added time of every prompt this tier's settings ran (skips
     and fallbacks included): count, how many asked no model, p50 and p95 in ms."""
 
@@ -34,6 +35,8 @@ class TierRate(TypedDict):
     ok: int
     rework: int
     successRate: float | None
+    interval: tuple[float, float] | None
+    minSample: int
     vsRawWords: float | None
     comparable: int
     rawComparable: int
@@ -65,6 +68,10 @@ class SettingsJson(TypedDict):
     timeoutS: float
     stallS: float
     maxTokens: int
+    budgetS: float
+    strategy: str
+    model: str
+    reasoningEffort: str
 
 
 class UnitJson(TypedDict):
@@ -126,7 +133,8 @@ class RunSummaryJson(RunJson):
 class RunDetailJson(RunSummaryJson):
     """Everything kept of a run (`dshkit runs show --json`, `GET /api/optimizer/runs/{id}`):
     also its session and directory, its model, the context shown, what was stripped, each
-    step of the tool loop and each sentence's audit."""
+    step of the tool loop, each sentence's audit, the person's language and the strategy
+    text the model was given (None: no model was asked)."""
 
     harness: str | None
     sessionId: str | None
@@ -136,6 +144,8 @@ class RunDetailJson(RunSummaryJson):
     stripped: list[str]
     steps: list[dict[str, Any]]
     sentences: list[UnitJson]
+    language: str | None
+    strategy: str | None
 
 
 class RunListJson(TypedDict):

@@ -1183,11 +1183,13 @@ VIEWS.optimizer = async (main) => {
       table(["tier", "runs", "judged", "ok", "rework", "success", "", "added time p50 / p95", "vs raw words"],
         Object.entries(data.rates).map(([tier, r]) => h("tr", { "data-tier": tier },
           h("td", {}, tier), h("td", {}, r.runs), h("td", {}, r.judged), h("td", {}, r.ok),
-          h("td", {}, r.rework), h("td", { class: "rate" }, pct(r.successRate)),
+          h("td", {}, r.rework), h("td", { class: "rate" }, r.successRate === null
+            ? `— (under ${r.minSample} judged)`
+            : `${pct(r.successRate)} (95% CI ${pct(r.interval[0])}–${pct(r.interval[1])})`),
           h("td", {}, rateBar(r.successRate, r.judged)),
           h("td", { class: "latency" }, r.latency && r.latency.p50Ms !== null
             ? `${seconds(r.latency.p50Ms)} / ${seconds(r.latency.p95Ms)} (n=${r.latency.prompts})` : "—"),
-          h("td", {}, r.vsRawWords === null ? "—" : `${r.vsRawWords >= 0 ? "+" : ""}${(r.vsRawWords * 100).toFixed(1)} pt`))))),
+          h("td", {}, `${r.vsRawWords === null ? "—" : `${r.vsRawWords >= 0 ? "+" : ""}${(r.vsRawWords * 100).toFixed(1)} pt`} (${r.comparable} / ${r.rawComparable})`))))),
     optimizeCard(),
     settings ? settingsCard(settings) : null,
     data.runs.length ? data.runs.map((run) => card(`Run ${run.runId} · ${run.tier} · ${run.form} · ${when(run.at)}`,
@@ -1211,7 +1213,9 @@ VIEWS.optimizer = async (main) => {
 // A success rate as a bar, with the number of judged runs it stands on.
 function rateBar(rate, n) {
   const width = 100, height = 10;
-  const label = rate === null || rate === undefined ? `no judged runs` : `${pct(rate)} of ${n} judged`;
+  const label = rate === null || rate === undefined
+    ? (n ? `${n} judged, too few for a rate` : "no judged runs")
+    : `${pct(rate)} of ${n} judged`;
   return h("span", { class: "rate-bar" },
     svg("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": label },
       svg("rect", { width, height, class: "track" }),
