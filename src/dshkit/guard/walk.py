@@ -255,8 +255,8 @@ class Judge:
     met in `seen` and, with the person's `rules`, the commands they denied and allowed.
     `traced`: also which command (and which of its rules) made each finding, for `explain`."""
 
-    __slots__ = ("allowed", "denied", "findings", "owners", "places", "rules", "seen",
-                 "variables")  # fmt: skip
+    __slots__ = ("allowed", "denied", "findings", "owners", "places", "rules", "secret_files",
+                 "secret_substitution", "seen", "substituting", "variables")  # fmt: skip
 
     def __init__(self, places: Places, rules: Rules | None = None, traced: bool = False) -> None:
         self.places = places
@@ -268,6 +268,11 @@ class Judge:
         self.allowed: list[tuple[Pattern, Command]] = []
         # finding index -> (the command, the name of the rule or step that judged it)
         self.owners: dict[int, tuple[Command, str]] | None = {} if traced else None
+        # secrets (leaks.py): files the line wrote one into, one a substitution printed, and
+        # whether a substitution is being walked (what it prints is a word, not context)
+        self.secret_files: dict[str, str] = {}
+        self.secret_substitution: str | None = None
+        self.substituting = False
 
     def flag(self, risk: str, reason: str, kind: str = "") -> None:
         self.findings.flag(risk, reason, kind)
@@ -288,7 +293,11 @@ class Judge:
             self.hidden(f"cannot be read: {exc}")
             return
         for nested in lexed.nested:
-            self.line(nested, shell, cwd, depth + 1)
+            substituting, self.substituting = self.substituting, True
+            try:
+                self.line(nested, shell, cwd, depth + 1)
+            finally:
+                self.substituting = substituting
             if "ps" in nested or "image" in nested:  # `docker rm $(docker ps -aq)`
                 self.findings.every |= _lists_every(nested)
         if shell == "bash" and "()" in text and _fork_bomb(text):
@@ -341,11 +350,14 @@ class Judge:
         for tokens in stages:
             words: list[Word] = []
             redirect = ""
+            outputs: list[Word] = []
             for token in tokens:
                 if isinstance(token, str):
                     redirect = token
                     continue
                 if redirect:
+                    if redirect in (">", ">>", ">|", "&>", "&>>"):
+                        outputs.append(token)
                     if redirect in (">", ">>", ">|", "&>", "&>>") and device(token.text):
                         self.flag(
                             DESTRUCTIVE, f"writes over the disk device {token.text}", Kind.DISK
@@ -359,8 +371,29 @@ class Judge:
                     redirect = ""
                     continue
                 words.append(token)
+            before = cwd
             cwd, fed = self.command(words, shell, cwd, depth, fed)
+            if outputs:
+                self._written(outputs, fed, before)
         return cwd
+
+    def _written(self, outputs: list[Word], fed: Fed, cwd: str | None) -> None:
+        """What a command's output redirection writes: a secret sent down a socket
+        (`> /dev/tcp/host/port`), or a file remembered as holding the secret."""
+        from .leaks import secret_fed
+
+        secret = secret_fed(fed)
+        if secret is None:
+            return
+        for target in outputs:
+            if target.text.startswith(("/dev/tcp/", "/dev/udp/")):
+                self.flag(
+                    DESTRUCTIVE,
+                    f"> {target.text}: sends {secret} off the machine, where no one can take "
+                    "it back",
+                )
+            elif not target.dynamic:
+                self.secret_files[self.places.resolve(target.text, cwd)] = secret
 
     def command(
         self, words: list[Word], shell: str, cwd: str | None, depth: int, fed: Fed
@@ -425,7 +458,24 @@ class Judge:
         return after
 
     def _judged(self, called: Command) -> tuple[str | None, Fed]:
-        """The command's step (what runs another command) or rule; what it pipes on."""
+        """The command's step (what runs another command) or rule; what it pipes on (a
+        secret it read or was fed goes on down the pipe, leaks.py)."""
+        secret = self._secret(called) if _may_touch_secrets(called) else None
+        cwd, fed = self._stepped(called)
+        if secret is not None and (fed is None or any(w.dynamic for w in fed)):
+            from .leaks import Secret
+
+            if self.substituting:
+                self.secret_substitution = secret
+            fed = [Secret(secret)]
+        return cwd, fed
+
+    def _secret(self, called: Command) -> str | None:
+        from .leaks import touches
+
+        return touches(self, called)
+
+    def _stepped(self, called: Command) -> tuple[str | None, Fed]:
         name, cwd = called.name, called.cwd
         step = _STEPS.get(name)
         if step is not None:
@@ -478,7 +528,14 @@ class Judge:
                     self.flag(UNKNOWN, f"{name} {script.name} {word}: may delete what it manages")
             return
         from .code import DELETE, code_calls  # only for a line with inline code
+        from .leaks import code_leak
 
+        leak = code_leak("\n".join(code), self.places.home)
+        if leak is not None:
+            self.flag(
+                DESTRUCTIVE,
+                f"{name}: inline code sends {leak} off the machine, where no one can take it back",
+            )
         if any("\0" in part for part in code):  # `python -c "$(curl …)"`
             self.hidden(f"{name} runs inline code only known when it runs")
         else:
@@ -492,6 +549,33 @@ class Judge:
                 self.line(call.args[0], shell, cwd, depth + 1)
             else:  # an argument list: the command and its arguments, no shell between
                 self.command([_literal(a) for a in call.args], shell, cwd, depth + 1, None)
+
+
+# The commands leaks.py looks at whatever their words (senders, dumpers, token printers).
+_SECRET_NAMES = frozenset({
+    "env", "printenv", "export", "set", "declare", "typeset", "compgen", "gh", "glab", "gcloud",
+    "aws", "az", "security", "op", "pass", "gopass", "bw", "vault", "kubectl", "heroku",
+    "doppler", "get-childitem", "gci", "dir", "ls", "cat", "curl", "wget", "http", "https",
+    "xh", "nc", "ncat", "netcat", "socat", "scp", "rsync", "invoke-webrequest", "iwr",
+    "invoke-restmethod", "irm", "dig", "nslookup", "host", "ping", "ssh", "telnet",
+    "openssl"})  # fmt: skip
+_SECRET_HINTS = ("ssh", "aws", "gcloud", "azure", "kube", "netrc", "credential", ".env", "gh/",
+                 "glab", "docker", "npmrc", "pypirc", "gem", "cargo", "tfrc", "vault", "pgpass",
+                 ".my.cnf", "boto", "s3cfg", "gnupg", "password", "keyring", "keychain",
+                 "firefox", "chrom", "brave", "cookies", "login", "claude", "codex", "dsh",
+                 "openai", "anthropic", "op", "hub", "id_", "shadow", "key", ".p")  # fmt: skip
+
+
+def _may_touch_secrets(command: Command) -> bool:
+    """Whether leaks.py should look at a command: a sender, dumper or reader by name, fed
+    something, or a word holding a hint of a secret's place (a cheap test, no import)."""
+    if command.name in _SECRET_NAMES or command.fed is not None:
+        return True
+    for word in command.args:
+        lower = word.text.lower()
+        if any(hint in lower for hint in _SECRET_HINTS) or word.dynamic:
+            return True
+    return False
 
 
 def _judged_by(command: Command) -> str:
