@@ -168,6 +168,8 @@ _INLINE_CODE = {"lua": ("-e",), "luajit": ("-e",), "rscript": ("-e",), "Rscript"
                 "scala": ("-e",), "jshell": (), "swift": ("-e",), "pwsh-preview": (),
                 "raku": ("-e",), "guile": ("-c",), "racket": ("-e",), "sbcl": ("--eval",),
                 "clojure": ("-e", "--eval"), "kotlin": ("-e",), "dart": ("eval",)}  # fmt: skip
+_APPENDED = Word(">>")  # marks the redirection before it as appending
+_DECLARERS = {"export", "declare", "typeset", "local", "readonly"}
 _CD = {"cd", "pushd", "chdir", "set-location", "sl", "push-location"}
 _KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}",
              "case", "esac", "in", "function", "&"}  # fmt: skip
@@ -255,8 +257,9 @@ class Judge:
     met in `seen` and, with the person's `rules`, the commands they denied and allowed.
     `traced`: also which command (and which of its rules) made each finding, for `explain`."""
 
-    __slots__ = ("allowed", "denied", "findings", "owners", "places", "rules", "secret_files",
-                 "secret_substitution", "seen", "substituting", "variables")  # fmt: skip
+    __slots__ = ("allowed", "denied", "findings", "functions", "owners", "places", "rules",
+                 "scripts", "secret_files", "secret_substitution", "seen", "substituting",
+                 "variables")  # fmt: skip
 
     def __init__(self, places: Places, rules: Rules | None = None, traced: bool = False) -> None:
         self.places = places
@@ -273,6 +276,8 @@ class Judge:
         self.secret_files: dict[str, str] = {}
         self.secret_substitution: str | None = None
         self.substituting = False
+        self.functions: dict[str, str] = {}  # the line's own shell functions: their bodies
+        self.scripts: dict[str, str] = {}  # files the line wrote literal text into: a script?
 
     def flag(self, risk: str, reason: str, kind: str = "") -> None:
         self.findings.flag(risk, reason, kind)
@@ -300,6 +305,8 @@ class Judge:
                 self.substituting = substituting
             if "ps" in nested or "image" in nested:  # `docker rm $(docker ps -aq)`
                 self.findings.every |= _lists_every(nested)
+        if shell == "bash" and ("()" in text or "function" in text):
+            self.functions.update(_functions(text))
         if shell == "bash" and "()" in text and _fork_bomb(text):
             self.flag(DESTRUCTIVE, "a function that starts itself twice: a fork bomb", Kind.MACHINE)
         if shell == "pwsh" and "(" in text:
@@ -327,11 +334,19 @@ class Judge:
         """Records the literal assignments that start a command; whether there were any new."""
         new = False
         start = True
+        declaring = False  # after `export`, `declare -x`, `local`, `readonly`: assignments too
         for token in tokens:
             if isinstance(token, str):
                 start = token in _COMMAND_STARTS
+                declaring = False
                 continue
-            if start and _assignment(token, pwsh=False):
+            if start and not token.quoted and token.text in _DECLARERS:
+                declaring = True
+                start = False
+                continue
+            if declaring and token.text.startswith("-"):
+                continue
+            if (start or declaring) and _assignment(token, pwsh=False):
                 name, _, value = token.text.partition("=")
                 if not token.quoted and (value == "~" or value.startswith("~/")):
                     value = self.places.home + value[1:]  # `X=~`: bash expands it there
@@ -339,7 +354,7 @@ class Judge:
                     self.variables[name] = value
                     new = True
                 continue
-            start = False
+            start = declaring = False
         return new
 
     def pipeline(
@@ -358,6 +373,8 @@ class Judge:
                 if redirect:
                     if redirect in (">", ">>", ">|", "&>", "&>>"):
                         outputs.append(token)
+                        if redirect in (">>", "&>>"):
+                            outputs.append(_APPENDED)
                     if redirect in (">", ">>", ">|", "&>", "&>>") and device(token.text):
                         self.flag(
                             DESTRUCTIVE, f"writes over the disk device {token.text}", Kind.DISK
@@ -378,14 +395,28 @@ class Judge:
         return cwd
 
     def _written(self, outputs: list[Word], fed: Fed, cwd: str | None) -> None:
-        """What a command's output redirection writes: a secret sent down a socket
+        """What a command's output redirection writes: literal text, remembered as the file's
+        content (`echo 'rm -rf ~' > x.sh && sh x.sh` runs it), a secret sent down a socket
         (`> /dev/tcp/host/port`), or a file remembered as holding the secret."""
         from .leaks import secret_fed
 
+        if fed and not any(w.dynamic for w in fed):
+            text = " ".join(w.text for w in fed)
+            appended = False
+            for target in outputs:
+                if target is _APPENDED:
+                    appended = True
+                elif not target.dynamic:
+                    path = self.places.resolve(target.text, cwd)
+                    before = self.scripts.get(path, "") if appended else ""
+                    self.scripts[path] = f"{before}\n{text}" if before else text
+            return
         secret = secret_fed(fed)
         if secret is None:
             return
         for target in outputs:
+            if target is _APPENDED:
+                continue
             if target.text.startswith(("/dev/tcp/", "/dev/udp/")):
                 self.flag(
                     DESTRUCTIVE,
@@ -412,6 +443,8 @@ class Judge:
             words = words[2:] if words[0].text == "function" and not pwsh else words[1:]
         if not words:
             return cwd, None
+        if not pwsh:
+            words = self._split(words)
         head = words[0]
         if head.dynamic and pwsh and not called_by_operator:
             return cwd, OPAQUE  # `$x = 1`, `$_.CPU -gt 9`, `"$a"`: an expression, not a call
@@ -422,7 +455,17 @@ class Judge:
             if self.owners is not None:
                 self.owners[len(self.findings.found) - 1] = (unseen, "command name")
             return cwd, OPAQUE
+        if "/" in head.text and self.scripts and not pwsh:  # `./x.sh`: written by the line?
+            script = self.written(head, cwd)
+            if script is not None:
+                self.line(script, shell, cwd, depth + 1)
         name = command_name(head.text, pwsh)
+        body = self.functions.get(head.text) if not pwsh and self.functions else None
+        if body is not None:  # `f() { rm -rf "$1"; }; f ~`: the body, with its arguments
+            called = Command(name, words[1:], shell, cwd, depth, fed)
+            self.seen.append(called)
+            self.line(_called_body(body, words[1:]), shell, cwd, depth + 1)
+            return cwd, OPAQUE
         if not name.isascii():  # a look-alike: at least unknown, and judged as what it mimics
             from .expand import look_alike
 
@@ -469,6 +512,35 @@ class Judge:
                 self.secret_substitution = secret
             fed = [Secret(secret)]
         return cwd, fed
+
+    def _split(self, words: list[Word]) -> list[Word]:
+        """Bash splits an unquoted expansion at the characters of IFS (`X="rm -rf /"; $X`,
+        `IFS=,; c=rm,-rf,/; $c`, `rm${IFS}-rf${IFS}/`): a literal word never holds them."""
+        separators = self.variables.get("IFS", " \t\n")
+        if not separators or all(
+            w.quoted or not any(c in w.text for c in separators) for w in words
+        ):
+            return words
+        split: list[Word] = []
+        for word in words:
+            if word.quoted or not any(c in word.text for c in separators):
+                split.append(word)
+                continue
+            text = word.text
+            for c in separators[1:]:
+                text = text.replace(c, separators[0])
+            split += [
+                Word(part, False, word.dynamic, word.glob)
+                for part in text.split(separators[0])
+                if part
+            ]
+        return split or words
+
+    def written(self, word: Word, cwd: str | None) -> str | None:
+        """The text the line wrote into the file `word` names, before running it, or None."""
+        if word.dynamic or not self.scripts:
+            return None
+        return self.scripts.get(self.places.resolve(word.text, cwd))
 
     def _secret(self, called: Command) -> str | None:
         from .leaks import touches
@@ -517,6 +589,10 @@ class Judge:
                 self.hidden(f"{name} runs what the pipe sends it")
                 return
             code = [w.text for w in fed]  # a here-document or an echo: the code itself
+        if code is None and self.scripts:  # `python x.py` where the line wrote x.py
+            operands = parse(args, interpreter.syntax).operands
+            script = self.written(operands[0], cwd) if operands else None
+            code = None if script is None else [script]
         if code is None:
             # A script of the project's own, told to delete what it manages (`python
             # manage.py flush`, `php artisan db:wipe`): asked about, like a tool saying so.
@@ -753,8 +829,11 @@ def _shell(judge: Judge, command: Command) -> tuple[str | None, Fed]:
         else:
             judge.line(" ".join(w.text for w in operands), "pwsh", cwd, depth + 1)
         return cwd, OPAQUE
-    if parsed.operands:  # a script file: the project's own
-        if parsed.operands[0].dynamic:
+    if parsed.operands:  # a script file: the project's own, unless the line wrote it
+        script = judge.written(parsed.operands[0], cwd)
+        if script is not None:
+            judge.line(script, inner, cwd, depth + 1)
+        elif parsed.operands[0].dynamic:
             judge.hidden(f"{name} runs a script only known when it runs")
     elif command.fed is not None and from_file(command.fed) is None:  # (a file: a script)
         if any(w.dynamic for w in command.fed):
@@ -857,6 +936,46 @@ def _unusual(text: str) -> bool:
         not char.isascii() and unicodedata.category(char) in ("Zs", "Zl", "Zp", "Cf", "Cc")
         for char in text
     )
+
+
+def _functions(text: str) -> dict[str, str]:
+    """The shell functions a line defines (`f() { …; }`, `function f { …; }`): their bodies,
+    found by their braces (roughly: braces inside quotes count too)."""
+    import re  # only for a line that may define a function
+
+    found: dict[str, str] = {}
+    for match in re.finditer(
+        r"(?:\bfunction\s+([\w.:-]+)\s*(?:\(\s*\))?|([\w.:-]+)\s*\(\s*\))\s*\{", text
+    ):
+        name = match.group(1) or match.group(2)
+        at, level = match.end(), 1
+        while at < len(text) and level:
+            level += {"{": 1, "}": -1}.get(text[at], 0)
+            at += 1
+        found[name] = text[match.end() : at - 1]
+    return found
+
+
+def _called_body(body: str, args: list[Word]) -> str:
+    """A function's body with its positional parameters (`$1`, `"$@"`) replaced by the
+    arguments it was called with (one only known when it runs stays unknown)."""
+    import re
+
+    def quoted(word: Word) -> str:
+        if word.dynamic:
+            return "${__dshkit_unknown}"
+        return "'" + word.text.replace("'", "'\"'\"'") + "'"
+
+    def replace(match: re.Match[str]) -> str:
+        key = match.group(1) or match.group(2) or match.group(3)
+        if key in ("@", "*"):
+            return " ".join(quoted(w) for w in args)
+        index = int(key) - 1
+        if 0 <= index < len(args):
+            return quoted(args[index])
+        return "${__dshkit_unknown}"  # (also `f() {`: read as `f` called with no argument)
+
+    return re.sub(r'"\$(?:\{(\w+|[@*])\}|(\d|[@*]))"|\$(?:\{?(\d|[@*])\}?)', replace, body)
 
 
 def _fork_bomb(text: str) -> bool:
@@ -972,7 +1091,10 @@ def _source(judge: Judge, command: Command) -> tuple[str | None, Fed]:
         else:
             judge.line(" ".join(w.text for w in fed), command.shell, command.cwd, command.depth + 1)
         return command.cwd, OPAQUE
-    if any(w.dynamic for w in command.args):  # otherwise a script file: the project's own
+    script = judge.written(command.args[0], command.cwd) if command.args else None
+    if script is not None:  # the line wrote it first
+        judge.line(script, command.shell, command.cwd, command.depth + 1)
+    elif any(w.dynamic for w in command.args):  # otherwise a script file: the project's own
         judge.hidden(f"{command.name} runs a script only known when it runs")
     return command.cwd, OPAQUE
 
