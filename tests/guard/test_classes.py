@@ -208,7 +208,7 @@ WRAPPERS = [
     ("bash -euo pipefail -c 'rm -rf /'", D),
     ("trap 'rm -rf ~' EXIT", D),
     ('trap "rm -rf /" EXIT; exit', D),
-    ("deno eval 'Deno.removeSync(\"/\", {recursive: true})'", U),
+    ("deno eval 'Deno.removeSync(\"/\", {recursive: true})'", D),  # its code is read
     ("lua -e 'os.execute(\"rm -rf /\")'", U),
     ("Rscript -e 'unlink(\"/\", recursive=TRUE)'", U),
     ("osascript -e 'do shell script \"rm -rf ~\"'", U),

@@ -25,7 +25,7 @@ from .commands import (
 )
 from .lexer import LexError, Token, Word, lex
 from .options import SLASH_ANY, Syntax, parse
-from .paths import Places, device
+from .paths import OUTSIDE, Places, device
 from .policy import DESTRUCTIVE, UNKNOWN, Kind
 
 TYPE_CHECKING = False
@@ -163,7 +163,7 @@ _STDIN = ("/dev/stdin", "-", "/dev/fd/0")  # a script read from what is fed
 # Interpreters whose code is not read here: the words that hand them code on the command line.
 _INLINE_CODE = {"lua": ("-e",), "luajit": ("-e",), "rscript": ("-e",), "Rscript": ("-e",),
                 "r": ("-e",), "osascript": ("-e",), "tclsh": ("-c",), "wish": ("-c",),
-                "expect": ("-c",), "deno": ("eval", "-e"), "julia": ("-e", "--eval"),
+                "expect": ("-c",), "julia": ("-e", "--eval"),
                 "elixir": ("-e", "--eval"), "erl": ("-eval",), "groovy": ("-e",),
                 "scala": ("-e",), "jshell": (), "swift": ("-e",), "pwsh-preview": (),
                 "raku": ("-e",), "guile": ("-c",), "racket": ("-e",), "sbcl": ("--eval",),
@@ -234,7 +234,24 @@ class Interpreter:
         return code or None
 
 
+class _Verbed(Interpreter):
+    """An interpreter handed code after a verb (`deno eval CODE`, `bun eval CODE`)."""
+
+    __slots__ = ("verb",)
+
+    def __init__(self, language: str, verb: str) -> None:
+        super().__init__(language, "ep", ("--eval", "--print"), ())
+        self.verb = verb
+
+    def code(self, args: list[Word]) -> list[str] | None:
+        if args and args[0].text == self.verb:
+            operands = parse(args[1:], self.syntax).operands
+            return [operands[0].text] if operands else None
+        return super().code(args)
+
+
 _INTERPRETERS = {
+    "deno": _Verbed("node", "eval"),
     "python": Interpreter("python", "c", (), ("-W", "-X")),
     "node": Interpreter("node", "ep", ("--eval", "--print"), ("-r", "--require", "--import")),
     "perl": Interpreter("perl", "eE", (), ("-I",)),
@@ -542,6 +559,23 @@ class Judge:
             return None
         return self.scripts.get(self.places.resolve(word.text, cwd))
 
+    def _code_path(self, text: str) -> Word:
+        """A path taken from code's literal (`~` from code naming the home directory)."""
+        if text == "~" or text.startswith("~/"):
+            text = self.places.home + text[1:]
+        return _literal(text)
+
+    def _code_write(self, what: str, target: Word, cwd: str | None) -> None:
+        """Code writing over a file outside the workspace (not scratch): what it held is lost,
+        by code no one reads as it runs."""
+        places = self.places
+        if places.where(target, cwd) == OUTSIDE and not places.scratch(target, cwd):
+            self.flag(
+                DESTRUCTIVE,
+                f"{what}: writes over {target.shown} outside the workspace",
+                Kind.OUTSIDE,
+            )
+
     def _secret(self, called: Command) -> str | None:
         from .leaks import touches
 
@@ -591,8 +625,8 @@ class Judge:
             code = [w.text for w in fed]  # a here-document or an echo: the code itself
         if code is None and self.scripts:  # `python x.py` where the line wrote x.py
             operands = parse(args, interpreter.syntax).operands
-            script = self.written(operands[0], cwd) if operands else None
-            code = None if script is None else [script]
+            written = self.written(operands[0], cwd) if operands else None
+            code = None if written is None else [written]
         if code is None:
             # A script of the project's own, told to delete what it manages (`python
             # manage.py flush`, `php artisan db:wipe`): asked about, like a tool saying so.
@@ -603,7 +637,7 @@ class Judge:
                 if word is not None and word != script.name:
                     self.flag(UNKNOWN, f"{name} {script.name} {word}: may delete what it manages")
             return
-        from .code import DELETE, code_calls  # only for a line with inline code
+        from .code import DELETE, WRITE, code_calls  # only for a line with inline code
         from .leaks import code_leak
 
         leak = code_leak("\n".join(code), self.places.home)
@@ -619,8 +653,10 @@ class Judge:
         shell = "pwsh" if self.places.nt else "bash"  # what os.system & co. hand a line to
         for call in code_calls("\n".join(code), interpreter.language):
             if call.kind == DELETE:
-                target = [_literal(call.args[0])]
+                target = [self._code_path(call.args[0])]
                 deleted(self.findings, f"{name} {call.name}", target, call.recursive, cwd)
+            elif call.kind == WRITE:
+                self._code_write(f"{name} {call.name}", self._code_path(call.args[0]), cwd)
             elif len(call.args) == 1:  # a shell line
                 self.line(call.args[0], shell, cwd, depth + 1)
             else:  # an argument list: the command and its arguments, no shell between
