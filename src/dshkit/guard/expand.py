@@ -333,6 +333,10 @@ def _parallel(judge: Judge, command: Command) -> tuple[str | None, Fed]:
             ran = line.replace(replace, text)
             for marker in ("{.}", "{/}", "{//}", "{/.}"):
                 ran = ran.replace(marker, text)
+            if "{" in ran:  # `{1}`, `{2.}`: an input source's item (each tried in each)
+                import re
+
+                ran = re.sub(r"\{\d+(?:\.|/|//|/\.)?\}", text.replace("\\", "\\\\"), ran)
         else:
             ran = f"{line} {text}"
         judge.line(ran, "bash", command.cwd, command.depth + 1)

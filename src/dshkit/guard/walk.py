@@ -756,7 +756,12 @@ def _wrapper(judge: Judge, command: Command) -> tuple[str | None, Fed]:
         parsed = parse(rest, syntax)
         for flag in parsed.flags:
             if flag.name in lines or (lines and flag.name[:2] in lines and flag.short):
-                return _wrapped_line(judge, command, flag.value or Word(flag.name[2:]))
+                line = flag.value or Word(flag.name[2:])
+                if wrapper == "env" and parsed.operands:  # `env -S rm -rf /`: split, then more
+                    rest = [line, *parsed.operands]
+                    dynamic = any(w.dynamic for w in rest)
+                    line = Word(" ".join(w.text for w in rest), dynamic=dynamic)
+                return _wrapped_line(judge, command, line)
         rest = parsed.operands
         if not rest or parsed.end_at is not None:
             break
@@ -853,7 +858,9 @@ def _shell(judge: Judge, command: Command) -> tuple[str | None, Fed]:
                 judge.hidden(f"{name} runs a command only known when it runs")
             else:
                 text = " ".join(w.text for w in rest)
-                judge.line(_cmd_variables(text) if cmd else text, inner, cwd, depth + 1)
+                if cmd:
+                    text = _cmd_line(text, judge.places.nt)
+                judge.line(text, inner, cwd, depth + 1)
             return cwd, OPAQUE
     if parsed.operands and parsed.operands[0].text in _STDIN and command.fed is not None:
         parsed.operands = []  # `bash /dev/stdin <<< LINE`: the line fed is what it runs
@@ -1065,6 +1072,22 @@ def _escape(judge: Judge, command: Command) -> tuple[str | None, Fed]:
         if line.strip() and "\0" not in line:
             judge.line(line, "bash", command.cwd, command.depth + 1)
     return command.cwd, OPAQUE
+
+
+def _cmd_line(text: str, nt: bool) -> str:
+    """A line cmd runs, read as PowerShell: its `%NAME%` variables, and a drive named with no
+    separator after it (`C:*`, what bash leaves of `C:\\*`) taken at its root; on a POSIX
+    system (a workspace with no drive) its paths spelled with `/`."""
+    text = _cmd_variables(text)
+    if ":" in text:
+        import re
+
+        text = re.sub(r"(?<![\w$:])([A-Za-z]):(?=[^\\/\s]|$|\s)", r"\1:\\", text)
+        if not nt:
+            text = re.sub(
+                r"(?<![\w$:])([A-Za-z]):\\\S*", lambda m: m.group(0).replace("\\", "/"), text
+            )
+    return text
 
 
 def _cmd_variables(text: str) -> str:
