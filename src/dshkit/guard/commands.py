@@ -480,6 +480,49 @@ def _rsync(findings: Findings, command: Command) -> Fed:
         ),
     ):
         _synced_deletes(findings, places, command.cwd, what)
+    _copied_over(findings, command, destination, sources)
+    return OPAQUE
+
+
+# Places on a machine whose overwrite breaks it (a copy there replaces what the system runs
+# on, or who may log in): `host:/etc/…`, `host:.ssh/authorized_keys`.
+_SYSTEM_PLACES = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/boot", "/root",
+                  "/sys", "/proc", "/dev", "/var/lib", "/var/spool", "/opt")  # fmt: skip
+_ACCESS_FILES = (".ssh/authorized_keys", ".ssh/authorized_keys2", ".bashrc", ".profile",
+                 ".bash_profile", ".zshrc")  # fmt: skip
+_SCP_OPTIONS = Syntax({"-c", "-F", "-i", "-J", "-l", "-o", "-P", "-S", "-X", "-D"})
+
+
+def _copied_over(
+    findings: Findings, command: Command, destination: Word, sources: list[Word]
+) -> None:
+    """A copy (scp, rsync) to a system path of another machine writes over what it runs on:
+    destructive; one from another machine to a place outside the workspace here, unknown."""
+    text = destination.text
+    if remote(text) and not text.startswith("rsync://"):
+        host, _, path = text.partition(":")
+        path = path or "~"
+        system = (
+            path == "/"
+            or path.rstrip("/") in _SYSTEM_PLACES
+            or path.startswith(tuple(p + "/" for p in _SYSTEM_PLACES))
+        )
+        if system or path.lstrip("~/").endswith(_ACCESS_FILES):
+            findings.flag(
+                DESTRUCTIVE,
+                f"{command.name}: writes over {path} on {host}, what that machine runs on",
+                Kind.REMOTE,
+            )
+    elif any(remote(s.text) for s in sources):
+        overwritten(findings, f"{command.name}: copies over", [destination], command.cwd)
+
+
+def _scp(findings: Findings, command: Command) -> Fed:
+    """scp (and pscp) copies; to a system path of another machine it writes over what that
+    machine runs on."""
+    operands = parse(command.args, _SCP_OPTIONS).operands
+    if len(operands) >= 2:
+        _copied_over(findings, command, operands[-1], operands[:-1])
     return OPAQUE
 
 
@@ -519,7 +562,57 @@ def _http(findings: Findings, command: Command) -> Fed:
             method = "DELETE"
     if method.upper() in _HTTP_DELETES:
         findings.flag(UNKNOWN, f"{command.name}: sends {method.upper()}, deleting what it names")
+        return OPAQUE
+    writes = method.upper() not in ("", "GET", "HEAD", "OPTIONS") or any(
+        w.text.split("=", 1)[0] in _HTTP_BODIES or w.text.startswith("-d") for w in args
+    )
+    if command.name in _HTTPIE and args and args[0].text.upper() in ("POST", "PUT", "PATCH"):
+        writes = True
+    if writes:  # a URL or a body naming a delete (`/documents/delete-all`, a GraphQL mutation)
+        said = _http_delete(args)
+        if said is not None:
+            findings.flag(UNKNOWN, f"{command.name}: {said}, deleting what it names")
     return OPAQUE
+
+
+_HTTP_BODIES = {"-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--json",
+                "-F", "--form", "-T", "--upload-file", "--post-data", "--post-file",
+                "--body-data", "--body-file", "-Body", "-body", "-InFile", "-infile"}  # fmt: skip
+_URL_DELETES = frozenset({"delete", "deleteall", "destroy", "purge", "truncate", "drop", "wipe",
+                          "clear", "remove", "erase", "flushall", "flushdb",
+                          "deletebyquery"})  # fmt: skip
+
+
+def _http_delete(args: list[Word]) -> str | None:
+    """What names a delete in an HTTP call that writes: a URL's path word (`delete-all`,
+    `clear`), a GraphQL mutation deleting (`mutation { deleteRepository … }`), or an XML
+    `<delete>` body (Solr)."""
+    for word in args:
+        text = word.text
+        lower = text.lower()
+        if "://" in text or lower.startswith(("localhost", "127.0.0.1")):
+            path = lower.split("://", 1)[-1].partition("/")[2]
+            for part in path.replace("?", "/").replace("&", "/").split("/"):
+                name = part.split("=", 1)[0]
+                words = name.replace("-", "_").replace(".", "_").split("_")
+                if name in _URL_DELETES or any(w in _URL_DELETES for w in words if w):
+                    return f"calls {text}"
+        elif "mutation" in lower:
+            import re  # only for a GraphQL body
+
+            hit = re.search(r"mutation\b[^{]*\{\s*(?:\w+\s*:\s*)?(\w+)", text, re.IGNORECASE)
+            if hit is not None and _names_delete_camel(hit.group(1)):
+                return f"sends the GraphQL mutation {hit.group(1)}"
+        elif "<delete>" in lower:
+            return "sends an XML <delete>"
+    return None
+
+
+def _names_delete_camel(name: str) -> bool:
+    """`deleteRepository`, `removeMember`, `destroyProject`, `purge_cache`."""
+    lower = name.lower()
+    return lower.startswith(("delete", "remove", "destroy", "purge", "drop", "truncate", "wipe",
+                             "archive", "erase")) or "_delete" in lower  # fmt: skip
 
 
 def _robocopy(findings: Findings, command: Command) -> Fed:
@@ -989,7 +1082,13 @@ RESOURCE_TOOLS = frozenset({
     "tmutil", "salt", "logoff", "net", "sc", "schtasks", "set-executionpolicy",
     "set-itemproperty", "disable-windowsoptionalfeature", "disable-netadapter",
     "set-netfirewallprofile", "remove-appxpackage", "zip", "7z", "dmsetup", "lvreduce",
-    "vgreduce", "lvresize", "pvmove", "nbd-client", "mount"})  # fmt: skip
+    "vgreduce", "lvresize", "pvmove", "nbd-client", "mount",
+    # secret stores, CI servers, search services, DNS, smaller clouds (resources.ADMIN_TOOLS)
+    "cmdkey", "security", "doppler", "op", "bw", "infisical", "pass", "gopass", "sops",
+    "jenkins-cli", "circleci", "argocd", "flux", "nomad", "cf", "algolia", "meilisearch",
+    "typesense", "nsupdate", "cli53", "flarectl", "oci", "ibmcloud", "linode-cli", "hcloud",
+    "scw", "vultr-cli", "exo", "upctl", "wrangler", "railway", "supabase", "neonctl", "pscale",
+    "turso", "atlas", "databricks", "tea"})  # fmt: skip
 
 
 def _resources(findings: Findings, command: Command) -> Fed:
@@ -1018,6 +1117,7 @@ def dispatch_table(*groups: tuple[Iterable[str], Handler]) -> dict[str, Handler]
 
 _SHARED_RULES: tuple[tuple[Iterable[str], Rule], ...] = (
     (("rsync",), _rsync),
+    (("scp", "pscp"), _scp),
     (("robocopy",), _robocopy),
     (
         (

@@ -1182,8 +1182,24 @@ def _remote(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     return STEPS[command.name](judge, command)
 
 
+def _java(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    """`java -jar tool.jar ARGS`: the tool named by its jar (`jenkins-cli.jar` is jenkins-cli,
+    a version dropped), judged with its arguments; anything else, java's own words."""
+    args = command.args
+    at = next((i for i, w in enumerate(args) if w.text == "-jar"), None)
+    if at is None or at + 1 >= len(args) or args[at + 1].dynamic:
+        return command.cwd, judge.ruled(command)
+    jar = command_name(args[at + 1].text, False).removesuffix(".jar")
+    base = jar.rstrip("0123456789.-")
+    tool = Word(base if base else jar)
+    return judge.command(
+        [tool, *args[at + 2 :]], command.shell, command.cwd, command.depth, command.fed
+    )
+
+
 _STEPS: dict[str, Step] = dispatch_table(
     (("for",), _nothing),
+    (("java",), _java),
     (_CD, _cd),
     (("popd", "pop-location"), _popd),
     (_WRAPPERS, _wrapper),
