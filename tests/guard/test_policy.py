@@ -58,7 +58,8 @@ BASH = [
     ("rm -rf ${HOME}/Documents", DESTRUCTIVE, False),
     ("rm -rf ~root", DESTRUCTIVE, False),
     ("rm -rf '$HOME'", UNKNOWN, False),  # single quotes: a directory named $HOME, not home
-    ("rm -rf $TMPDIR/build", SAFE, False),
+    ("rm -rf ${TMPDIR:?}/build", SAFE, False),
+    ("rm -rf $TMPDIR/build", UNKNOWN, False),
     ("X=/; rm -rf $X", DESTRUCTIVE, False),
     ('D=build && rm -rf "$D"', SAFE, False),
     ("rm -rf $UNSET_DIR", UNKNOWN, False),

@@ -303,9 +303,76 @@ class Judge:
         self.findings.hidden(reason)
 
     def line(self, text: str, shell: str, cwd: str | None, depth: int) -> None:
+        """Judges a line; also as it looks where it holds spacing that is no separator
+        (`rm\u00a0-rf\u00a0/` reads as `rm -rf /`), and with `$TMPDIR` unset (it is not
+        `/tmp` then, but empty: `$TMPDIR/x` is `/x`)."""
         if depth > MAX_DEPTH:
             self.hidden(f"shells nested over {MAX_DEPTH} deep: not read")
             return
+        if depth == 0 and shell == "bash" and _powershell_like(text):
+            self._as_powershell(text, cwd)
+            return
+        self._line(text, shell, cwd, depth)
+        if not text.isascii():
+            plain = _plain_spacing(text)
+            if plain != text:
+                self._again(plain, shell, cwd, depth, "as it looks")
+        if shell == "bash" and "TMPDIR" in text and "TMPDIR" not in self.variables:
+            self.variables["TMPDIR"] = ""
+            try:
+                self._again(text, shell, cwd, depth, "if TMPDIR is unset")
+            finally:
+                self.variables.pop("TMPDIR", None)
+
+    def _as_powershell(self, text: str, cwd: str | None) -> None:
+        """A line a bash-named tool was handed that looks like PowerShell (Claude Code on
+        Windows): judged as the PowerShell tool would judge it, and as bash for what bash
+        would destroy or search (its unknowns are mostly bash meeting PowerShell's syntax)."""
+        from .dialect import places_for
+
+        places = self.places
+        traced = self.owners is not None
+        powershell = Judge(places_for("pwsh", places.workspace, places.home), self.rules, traced)
+        powershell.line(text, "pwsh", cwd, 0)
+        bash = Judge(places, self.rules, traced)
+        bash._line(text, "bash", cwd, 0)
+        self._merge(powershell, lambda risk: True, " (read as PowerShell)")
+        self._merge(bash, lambda risk: risk == DESTRUCTIVE, "")
+
+    def _merge(self, other: Judge, keep: Callable[[str], bool], said: str) -> None:
+        """Takes in what another reading of the line found (the findings `keep` keeps), their
+        reasons ending with `said`."""
+        mine, theirs = self.findings, other.findings
+        for index, (risk, reason, kind) in enumerate(theirs.found):
+            if not keep(risk):
+                continue
+            if self.owners is not None and other.owners and index in other.owners:
+                self.owners[len(mine.found)] = other.owners[index]
+            mine.found.append((risk, reason + said, kind))
+            if kind == Kind.OPAQUE:
+                mine.opaque.append(reason + said)
+        mine.searches += [reason + said for reason in theirs.searches]
+        mine.every |= theirs.every
+        known = {id(c) for c in self.seen}
+        self.seen += [c for c in other.seen if id(c) not in known]
+        self.denied += other.denied
+        self.allowed += other.allowed
+
+    def _again(self, text: str, shell: str, cwd: str | None, depth: int, how: str) -> None:
+        """Judges the line read another way, what it finds said so and asked about (unknown
+        at most: it is what the line may do, not what it does as bash reads it); the
+        commands not seen twice."""
+        seen, first = len(self.seen), len(self.findings.found)
+        self._line(text, shell, cwd, depth)
+        del self.seen[seen:]
+        found = self.findings.found
+        for at in range(first, len(found)):
+            risk, reason, kind = found[at]
+            if risk == DESTRUCTIVE:
+                risk, kind = UNKNOWN, UNKNOWN
+            found[at] = (risk, f"{how}: {reason}", kind)
+
+    def _line(self, text: str, shell: str, cwd: str | None, depth: int) -> None:
         expansions = self.places.expansions
         try:
             lexed = lex(text, shell, expansions(shell, cwd, self.variables), self.places.home)
@@ -1019,6 +1086,37 @@ def _called_body(body: str, args: list[Word]) -> str:
         return "${__dshkit_unknown}"  # (also `f() {`: read as `f` called with no argument)
 
     return re.sub(r'"\$(?:\{(\w+|[@*])\}|(\d|[@*]))"|\$(?:\{?(\d|[@*])\}?)', replace, body)
+
+
+def _powershell_like(text: str) -> bool:
+    """Whether a line handed to a bash-named tool looks like PowerShell (dialect.py)."""
+    if "]::" in text:  # `[IO.Directory]::Delete(…)`: a .NET call
+        return True
+    if "-" not in text and "$env:" not in text.lower() and "`" not in text:
+        return False  # (no `Verb-Noun`, no `$env:`, no PowerShell escape: no import)
+    from .dialect import looks_like_powershell
+
+    return looks_like_powershell(text)
+
+
+def _plain_spacing(text: str) -> str:
+    """`text` with the spacing a reader takes for a separator made plain: Unicode spaces a
+    space, line and paragraph separators a newline, invisible characters dropped."""
+    import unicodedata  # only for a line that is not plain ASCII
+
+    out = []
+    for char in text:
+        if char.isascii():
+            out.append(char)
+            continue
+        category = unicodedata.category(char)
+        if category == "Zs":
+            out.append(" ")
+        elif category in ("Zl", "Zp"):
+            out.append("\n")
+        elif category != "Cf":
+            out.append(char)
+    return "".join(out)
 
 
 def _fork_bomb(text: str) -> bool:
