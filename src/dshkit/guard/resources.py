@@ -607,7 +607,6 @@ _CLOUD_DELETES: ToolRow = {
     "verbs": ("... delete|... destroy|... terminate|... rm|... *-delete|... delete-*",),
     "depth": 4,
 }
-_SECRET_DELETES = "deletes secrets, beyond any undo"
 ADMIN_TOOLS: dict[str, ToolRow] = {
     "cmdkey": {"what": "deletes saved Windows credentials", "verbs": ("/delete|/delete*",)},
     "security": {"what": "deletes keychain items",

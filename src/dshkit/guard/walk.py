@@ -734,7 +734,7 @@ class Judge:
 _SECRET_NAMES = frozenset({
     "env", "printenv", "export", "set", "declare", "typeset", "compgen", "gh", "glab", "gcloud",
     "aws", "az", "security", "op", "pass", "gopass", "bw", "vault", "kubectl", "heroku",
-    "doppler", "get-childitem", "gci", "dir", "ls", "cat", "curl", "wget", "http", "https",
+    "doppler", "curl", "wget", "http", "https",
     "xh", "nc", "ncat", "netcat", "socat", "scp", "rsync", "invoke-webrequest", "iwr",
     "invoke-restmethod", "irm", "dig", "nslookup", "host", "ping", "ssh", "telnet",
     "openssl"})  # fmt: skip
@@ -742,7 +742,8 @@ _SECRET_HINTS = ("ssh", "aws", "gcloud", "azure", "kube", "netrc", "credential",
                  "glab", "docker", "npmrc", "pypirc", "gem", "cargo", "tfrc", "vault", "pgpass",
                  ".my.cnf", "boto", "s3cfg", "gnupg", "password", "keyring", "keychain",
                  "firefox", "chrom", "brave", "cookies", "login", "claude", "codex", "dsh",
-                 "openai", "anthropic", "op", "hub", "id_", "shadow", "key", ".p")  # fmt: skip
+                 "openai", "anthropic", "op", "hub", "id_", "shadow", "key", ".p", "env:",
+                 "environ")  # fmt: skip
 
 
 def _may_touch_secrets(command: Command) -> bool:
