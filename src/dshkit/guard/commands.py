@@ -597,6 +597,8 @@ def _http_delete(args: list[Word]) -> str | None:
                 words = name.replace("-", "_").replace(".", "_").split("_")
                 if name in _URL_DELETES or any(w in _URL_DELETES for w in words if w):
                     return f"calls {text}"
+                if any(w in name for w in ("delete", "destroy", "purge", "truncate")):
+                    return f"calls {text}"  # `doDelete`, `deleteUser`
         elif "mutation" in lower:
             import re  # only for a GraphQL body
 

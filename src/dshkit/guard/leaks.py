@@ -26,11 +26,19 @@ if TYPE_CHECKING:
 _HOME_STORES: tuple[tuple[str, str], ...] = (
     (".ssh/", "an SSH private key"),
     (".aws/credentials", "AWS credentials"),
+    (".aws/", "AWS credentials"),  # (the directory whole: `.aws/config` alone is no secret)
     (".aws/sso/cache/", "AWS SSO tokens"),
     (".aws/cli/cache/", "AWS session tokens"),
     (".config/gcloud/", "Google Cloud credentials"),
     (".azure/", "Azure credentials"),
     (".kube/config", "a Kubernetes config"),
+    (".kube/", "a Kubernetes config"),
+    (".docker/", "Docker registry credentials"),
+    (".config/gh/", "the GitHub CLI's token"),
+    (".bash_history", "the shell's history (secrets typed in)"),
+    (".zsh_history", "the shell's history (secrets typed in)"),
+    (".python_history", "the shell's history (secrets typed in)"),
+    (".psql_history", "the shell's history (secrets typed in)"),
     (".netrc", "netrc passwords"),
     ("_netrc", "netrc passwords"),
     (".git-credentials", "git credentials"),
@@ -108,7 +116,7 @@ HINTS = (".ssh", ".aws", "gcloud", ".azure", ".kube", "netrc", "credential", ".e
          "firefox", "chrom", "brave", "cookies", "login", ".claude", ".codex", "dsh/auth",
          "openai", "anthropic", "config/op", "config/hub", "id_rsa", "id_dsa", "id_ecdsa",
          "id_ed25519", "shadow", "key4.db", ".pem", ".key", ".p12", ".pfx", ".jks",
-         ".keystore", ".ppk", ".kdbx")  # fmt: skip
+         ".keystore", ".ppk", ".kdbx", "_history")  # fmt: skip
 
 # Commands that print what they read (into the agent's context, or down a pipe).
 READERS = frozenset({
@@ -202,8 +210,10 @@ def store(path: str, home: str, *, keys: bool = True) -> str | None:
     if norm.lower().startswith(home.lower() + "/"):
         rel = norm[len(home) + 1 :]
         for prefix, what in _HOME_STORES:
-            if rel == prefix.rstrip("/") and prefix.endswith("/"):
+            if rel.rstrip("/") == prefix.rstrip("/") and prefix.endswith("/"):
                 return what  # the directory itself: all it holds
+            if prefix == ".aws/":
+                continue
             if rel.startswith(prefix) or rel == prefix:
                 if prefix == ".ssh/":
                     name = rel[len(prefix) :]
@@ -322,6 +332,9 @@ def touches(judge: Judge, command: Command) -> str | None:
         return printed
     if name in SENDERS or name in _KEY_USERS:
         return fed  # their own key, used, not printed
+    if name in _COPIES:
+        _copied(judge, command)
+        return None
     read = None
     for word in command.args:
         if word.text.startswith("-") and "=" not in word.text:
@@ -343,6 +356,19 @@ _KEY_USERS = frozenset({"ssh-add", "ssh-copy-id", "chmod", "chown", "ls", "stat"
                         "[[", "git", "export", "source", ".", "touch", "mkdir", "cd"})  # fmt: skip
 
 
+def _copied(judge: Judge, command: Command) -> None:
+    """A secret copied to a file: the file holds it now."""
+    operands = [w for w in command.args if not w.text.startswith("-")]
+    if len(operands) < 2 or operands[-1].dynamic:
+        return
+    for word in operands[:-1]:
+        found = secret_word(judge, word, command.cwd)
+        if found is not None:
+            target = judge.places.resolve(operands[-1].text, command.cwd)
+            judge.secret_files[target] = found
+            return
+
+
 def _sent(judge: Judge, command: Command, name: str, fed: str | None) -> str | None:
     """The secret a sender sends: what it is fed, a secret named among its words, or a
     substitution that read one (`curl -d "$(env)"`)."""
@@ -354,6 +380,13 @@ def _sent(judge: Judge, command: Command, name: str, fed: str | None) -> str | N
         return None  # their words: a host and a command (remote.py), a key of their own
     if fed is not None:
         return fed
+    if name in _SCRIPTED and command.fed:  # `sftp host <<< 'put ~/.ssh/id_rsa'`
+        for word in command.fed:
+            if not word.dynamic:
+                for part in word.text.split():
+                    found = secret_word(judge, Word(part), command.cwd)
+                    if found is not None:
+                        return found
     remote_seen = name not in _COPIERS or any(_remote(w.text) for w in args)
     own = _OWN_FILES | _SSH_OWN if name in _SSH_TOOLS else _OWN_FILES
     skip = False
@@ -375,6 +408,11 @@ def _sent(judge: Judge, command: Command, name: str, fed: str | None) -> str | N
         if found is not None:
             return found
     return None
+
+
+_SCRIPTED = frozenset({"sftp", "ftp", "lftp", "tftp", "smbclient"})  # commands read from stdin
+# Copies: a secret copied to a file makes that file a secret (`cp ~/.ssh/id_rsa /tmp/k`).
+_COPIES = frozenset({"cp", "mv", "install", "ln", "copy-item", "cpi", "copy", "move-item"})
 
 
 def _remote(text: str) -> bool:

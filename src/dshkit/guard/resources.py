@@ -235,7 +235,7 @@ TOOLS: dict[str, ToolRow] = {
     "gcloud": {
         "what": "deletes cloud resources",
         "verbs": (
-            "... delete|... storage rm|... purge",
+            "... delete|... storage rm|... purge|... destroy",
             ("... rsync", ("--delete-unmatched-destination-objects",), "sync"),
             ("... stop|... reset|... disable|... suspend|... mv|storage mv", (), "unknown"),
             ("compute ssh", ("--command",), "unknown"),  # a command run on the instance
@@ -773,6 +773,12 @@ def judge(findings: Findings, command: Command) -> Fed:
         if tool is None:
             tool = _READ_TOOLS[name] = Tool(row)
         _tool(findings, command, tool)
+        if name in ("gh", "glab") and command.args[:1] and command.args[0].text == "api":
+            from .commands import _http_delete  # a GraphQL mutation or a URL naming a delete
+
+            said = _http_delete([Word(w.text.partition("=")[2] or w.text) for w in command.args])
+            if said is not None:
+                findings.flag(UNKNOWN, f"{name} api: {said}, deleting what it names")
         return _OUTPUT
     client = _READ_CLIENTS.get(name)
     if client is None:

@@ -743,7 +743,7 @@ _SECRET_HINTS = ("ssh", "aws", "gcloud", "azure", "kube", "netrc", "credential",
                  ".my.cnf", "boto", "s3cfg", "gnupg", "password", "keyring", "keychain",
                  "firefox", "chrom", "brave", "cookies", "login", "claude", "codex", "dsh",
                  "openai", "anthropic", "op", "hub", "id_", "shadow", "key", ".p", "env:",
-                 "environ")  # fmt: skip
+                 "environ", "history")  # fmt: skip
 
 
 def _may_touch_secrets(command: Command) -> bool:
@@ -848,6 +848,15 @@ def _wrapper(judge: Judge, command: Command) -> tuple[str | None, Fed]:
             break
     if len(rest) == 1 and not rest[0].dynamic and any(c.isspace() for c in rest[0].text.strip()):
         return _wrapped_line(judge, command, rest[0])  # `sudo -s 'rm -rf /'`: one word, a line
+    # `sudo -s <<< LINE`, `echo LINE | sudo -i`: the shell it starts reads what is fed
+    if (
+        not rest
+        and command.fed is not None
+        and wrapper in ("sudo", "doas")
+        and any(f.short and f.name[-1:] in "si" for f in parsed.flags)
+    ):
+        shell = Command("sh", [], command.shell, command.cwd, command.depth, command.fed)
+        return _shell(judge, shell)
     return judge.command(rest, command.shell, command.cwd, command.depth, command.fed)
 
 
