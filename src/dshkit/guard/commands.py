@@ -1086,7 +1086,8 @@ RESOURCE_TOOLS = frozenset({
     "set-netfirewallprofile", "remove-appxpackage", "zip", "7z", "dmsetup", "lvreduce",
     "vgreduce", "lvresize", "pvmove", "nbd-client", "mount",
     # secret stores, CI servers, search services, DNS, smaller clouds (resources.ADMIN_TOOLS)
-    "cmdkey", "security", "doppler", "op", "bw", "infisical", "pass", "gopass", "sops",
+    "cmdkey", "remove-storedcredential", "security", "doppler", "op", "bw", "infisical", "pass",
+    "gopass", "sops", "b2", "kopia", "duplicity",
     "jenkins-cli", "circleci", "argocd", "flux", "nomad", "cf", "algolia", "meilisearch",
     "typesense", "nsupdate", "cli53", "flarectl", "oci", "ibmcloud", "linode-cli", "hcloud",
     "scw", "vultr-cli", "exo", "upctl", "wrangler", "railway", "supabase", "neonctl", "pscale",

@@ -330,6 +330,18 @@ def touches(judge: Judge, command: Command) -> str | None:
     printed = dumps(command)
     if printed is not None:
         return printed
+    if name.startswith("python") and any(w.text == "http.server" for w in command.args):
+        served = next(
+            (s for w in command.args if (s := secret_word(judge, w, command.cwd)) is not None),
+            None,
+        )
+        if served is not None:  # `python -m http.server -d ~/.ssh`: to whoever asks
+            from .policy import DESTRUCTIVE
+
+            judge.flag(
+                DESTRUCTIVE, f"{command.name} -m http.server: serves {served} to the network"
+            )
+        return None
     if name in SENDERS or name in _KEY_USERS:
         return fed  # their own key, used, not printed
     if name in _COPIES:

@@ -562,7 +562,7 @@ HOST_TOOLS: dict[str, ToolRow] = {
     "wmic": {"what": "deletes system objects", "verbs": ("... delete",
                                                          ("... terminate", (), "unknown"))},
     "wbadmin": {"what": "deletes backups", "verbs": ("delete",)},
-    "bcdedit": {"what": "changes how the machine boots", "verbs": ("/delete*",
+    "bcdedit": {"what": "changes how the machine boots", "verbs": ("/delete|/delete*",
                                                                    ("/set*", (), "unknown"))},
     "wevtutil": {"what": "clears event logs", "verbs": ("cl|clear-log",)},
     "clear-eventlog": {"what": "clears event logs", "verbs": ("",)},
@@ -609,6 +609,11 @@ _CLOUD_DELETES: ToolRow = {
 }
 ADMIN_TOOLS: dict[str, ToolRow] = {
     "cmdkey": {"what": "deletes saved Windows credentials", "verbs": ("/delete|/delete*",)},
+    "remove-storedcredential": {"what": "deletes saved Windows credentials", "verbs": ("",)},
+    "b2": {"what": "deletes cloud storage", "verbs": ("delete-*|rm|... delete",)},
+    "kopia": {"what": "deletes backups", "verbs": ("... delete",)},
+    "duplicity": {"what": "deletes backups", "verbs": ("remove-*|cleanup",),
+                  "preview": ("--dry-run",)},
     "security": {"what": "deletes keychain items",
                  "verbs": ("delete-generic-password|delete-internet-password|delete-keychain"
                            "|delete-certificate|delete-identity",)},
