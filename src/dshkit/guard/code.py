@@ -1,9 +1,11 @@
 """Inline code handed to an interpreter (`python -c`, `node -e`, `perl -e`, …): the few calls
 in it that plainly delete a path or run a shell line, read with a small tokenizer.
 
-Code is not understood in general: a command running inline code is at least `unknown`
-(rules.py). Some calls say what they do by their name and a literal argument, and only those
-are picked out, so rules.py can judge them like the shell commands they amount to:
+Code is not understood in general: a command running inline code is at least `unknown`,
+unless it names nothing but computing and printing (`harmless`: no file, process, network,
+environment or code built from strings). Some calls say what they do by their name and a
+literal argument, and only those are picked out, so they are judged like the shell commands
+they amount to:
 
 - deletes of a path: Python `shutil.rmtree`, `os.remove`, `os.unlink`, `os.rmdir`,
   `os.removedirs`; Node `fs.rmSync`, `fs.rmdirSync`, `fs.unlinkSync` (and their callback and
@@ -126,6 +128,48 @@ _PATH_METHODS = {"unlink": (DELETE, False), "rmdir": (DELETE, False),
                  "write_text": (WRITE, False), "write_bytes": (WRITE, False),
                  "rmtree": (DELETE, True), "delete": (DELETE, False)}  # fmt: skip
 _OPEN = {"open", "io.open", "codecs.open", "File.open", "fopen", "os.open"}
+
+
+# What inline code must not mention to be let through unasked: files, processes, the network,
+# the environment, and every way to run code built from strings (lower-cased substrings).
+# Printing, arithmetic, reading stdin and importing a module (the project's own, like running
+# its script) are all that is left.
+_UNSAFE = ("open", "exec", "eval", "compile", "import_module", "__import__", "importlib",
+           "getattr", "setattr", "delattr", "globals", "locals", "vars(", "builtins",
+           "__class__", "__subclasses__", "__dict__", "subprocess", "system", "popen", "spawn",
+           "fork", "kill", "remove", "unlink", "rmtree", "rmdir", "rm_", "rename", "truncate",
+           "chmod", "chown", "write", "dump", "socket", "request", "urllib", "http", "fetch",
+           "ftp", "smtp", "paramiko", "shutil", "os.", "from os", "import os", "pathlib",
+           "path(", "child_process", "process.", "deno.", "bun.", "file", "dir.", "io.", "`",
+           "decode", "b64", "base64", "fromhex", "chr(", "\\x", "\\u", "marshal", "pickle",
+           "ctypes", "cffi", "signal", "sys.modules", "environ", "env[", "%env", "$env",
+           "require(", "import(", "qx", "syscall", "fs.", "'fs'", '"fs"', "link", "mkdir",
+           "copy", "move", "glob", "sh ", "bash", "curl", "wget", "$(", "${", "reflect",
+           "new function", "settimeout", "setinterval", "worker", "thread", "sqlite",
+           "connect", "%x", "passthru", "proc_", "assert(", "create_function", "preg_",
+           "shell", "runpy", "do '", 'do "', "kernel", "binding", "dlopen", "ffi",
+           "unpack")  # fmt: skip
+# A require of the project's own JSON (`require('./package.json').version`) reads, only; so do
+# Node's facts about itself.
+_OWN_JSON = ("require('./", 'require("./')
+_FACTS = ("process.versions", "process.version", "process.platform", "process.arch")
+
+
+def harmless(code: str) -> bool:
+    """Whether inline code plainly does nothing but compute and print (`print(sys.version)`,
+    `json.load(sys.stdin)['x']`, `console.log(require('./package.json').version)`): it
+    names no file, process, network, environment or dynamic code at all."""
+    lower = code.lower()
+    for fact in _FACTS:
+        lower = lower.replace(fact, "")
+    for own in _OWN_JSON:
+        while own in lower:
+            at = lower.index(own)
+            end = lower.find(")", at)
+            if end < 0 or not lower[at:end].rstrip("'\"").endswith(".json"):
+                return False
+            lower = lower[:at] + lower[end + 1 :]
+    return not any(word in lower for word in _UNSAFE)
 
 
 def code_calls(code: str, language: str) -> list[Call]:

@@ -704,7 +704,7 @@ class Judge:
                 if word is not None and word != script.name:
                     self.flag(UNKNOWN, f"{name} {script.name} {word}: may delete what it manages")
             return
-        from .code import DELETE, WRITE, code_calls  # only for a line with inline code
+        from .code import DELETE, WRITE, code_calls, harmless  # only for inline code
         from .leaks import code_leak
 
         leak = code_leak("\n".join(code), self.places.home)
@@ -715,7 +715,7 @@ class Judge:
             )
         if any("\0" in part for part in code):  # `python -c "$(curl …)"`
             self.hidden(f"{name} runs inline code only known when it runs")
-        else:
+        elif not harmless("\n".join(code)) or _in_place(args):
             self.flag(UNKNOWN, f"{name} runs inline code")
         shell = "pwsh" if self.places.nt else "bash"  # what os.system & co. hand a line to
         for call in code_calls("\n".join(code), interpreter.language):
@@ -756,6 +756,15 @@ def _may_touch_secrets(command: Command) -> bool:
         if any(hint in lower for hint in _SECRET_HINTS) or word.dynamic:
             return True
     return False
+
+
+def _in_place(args: list[Word]) -> bool:
+    """Whether perl or ruby are told to edit files in place (`-pi -e …`, `-i.bak`)."""
+    return any(
+        w.text.startswith("-") and not w.text.startswith("--") and "i" in w.text[1:].split(".")[0]
+        for w in args
+        if w.text[1:2] != "I"  # (perl's -I: a library directory)
+    )
 
 
 def _judged_by(command: Command) -> str:
