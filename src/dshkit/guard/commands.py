@@ -233,12 +233,15 @@ _FILE_ENDINGS = (".py", ".js", ".ts", ".sql", ".sh", ".json", ".yml", ".yaml", "
                  ".html", ".css", ".conf", ".env", ".ps1", ".bat", ".mjs", ".cjs", ".tsx",
                  ".jsx", ".java", ".c", ".h", ".cpp", ".php", ".tf", ".db")  # fmt: skip
 # Tools whose removal verbs are everyday project work (a dependency removed from a manifest),
-# or that only show a word's page.
+# that only show a word's page, or that only print their words.
 _ROUTINE_REMOVERS = frozenset({
     "pip", "pip3", "pipx", "npm", "yarn", "pnpm", "bun", "poetry", "uv", "pipenv", "go",
     "bundle", "composer", "dotnet", "mvn", "gradle", "man", "help", "tldr", "info", "which",
     "whatis", "apropos", "type", "hash", "complete", "compgen", "unalias", "unset", "set",
-    "export", "declare", "local", "readonly", "test", "[", "[[", "true", "false", ":"})  # fmt: skip
+    "export", "declare", "local", "readonly", "test", "[", "[[", "true", "false", ":",
+    # what only prints its words
+    "cowsay", "figlet", "toilet", "banner", "logger", "notify-send", "say", "espeak", "wall",
+    "write-host", "write-output", "write-verbose", "write-warning"})  # fmt: skip
 _ROUTINE_WORDS = frozenset({"remove", "uninstall", "rm", "del", "prune", "clean", "reset"})
 _MAX_VERB_WORDS = 3  # how many leading operands may name the subcommand (`nats stream rm`)
 
