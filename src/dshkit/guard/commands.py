@@ -9,7 +9,7 @@ Commands that only run other commands (wrappers, shells, eval, inline code) are 
 from __future__ import annotations
 
 from .lexer import Word
-from .options import SLASH_ANY, SLASH_LETTER, Syntax, abbreviation, parse
+from .options import SLASH_ANY, SLASH_LETTER, Parsed, Syntax, abbreviation, parse
 from .paths import NOWHERE, OUTSIDE, WORKSPACE, Places, device, remote
 from .policy import DESTRUCTIVE, UNKNOWN, Kind
 
@@ -947,6 +947,13 @@ def _permissions(findings: Findings, command: Command) -> Fed:
         places = parsed.operands if acl else parsed.operands[1:]  # after the mode (the owner)
     if name == "chmod" and parsed.operands and _world_writable(parsed.operands[0].text):
         findings.flag(UNKNOWN, f"chmod {parsed.operands[0].text}: anyone may write there")
+    if (
+        name == "chmod"
+        and not recursive
+        and parsed.operands
+        and _private(findings.places, parsed, command.cwd)
+    ):
+        return OPAQUE  # `chmod 600 ~/.ssh/id_rsa`: one's own files kept from others
     if not recursive:  # one file's permissions outside: a key, a system file, maybe
         overwritten(findings, f"{name}: changes the permissions of", places, command.cwd)
     else:
@@ -958,6 +965,31 @@ def _permissions(findings: Findings, command: Command) -> Fed:
                     Kind.OUTSIDE,
                 )
     return OPAQUE
+
+
+def _private(places: Places, parsed: Parsed, cwd: str | None) -> bool:
+    """Whether chmod only keeps files below the home directory from others: a mode with
+    nothing for group and others and read for the owner (`600`, `700`), or one only taking
+    group's or others' permissions away (`go-rwx`)."""
+    mode = parsed.operands[0].text
+    if mode.isdigit():
+        digits = mode[-3:].rjust(3, "0")
+        private = len(mode) <= 4 and digits[1:] == "00" and int(digits[0]) >= 4
+    else:
+        private = all(
+            "-" in part and "+" not in part and "=" not in part
+            and part.split("-", 1)[0] in ("g", "o", "go", "og")
+            for part in mode.split(",")
+        )  # fmt: skip
+    home = places.home
+    targets = parsed.operands[1:]
+    return (
+        private
+        and bool(targets)
+        and all(
+            not t.dynamic and places._within(places.resolve(t.text, cwd), home) for t in targets
+        )
+    )
 
 
 def _world_writable(mode: str) -> bool:
