@@ -75,7 +75,7 @@ _WRAPPER_VALUED = {  # the options of a wrapper that take a value
     "stdbuf": {"-i", "-o", "-e"},
     "time": {"-f", "-o"},
     "exec": {"-a"},
-    "flock": {"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"},
+    "flock": {"-w", "--wait", "--timeout", "-E", "--conflict-exit-code", "-c", "--command"},
     "nsenter": {"-t", "--target", "-S", "--setuid", "-G", "--setgid", "-r", "-w"},
     "strace": {"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-P", "-S", "-X"},
     "ltrace": {"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-n", "-l", "-x"},
@@ -133,6 +133,7 @@ _WRAPPER_VALUED = {  # the options of a wrapper that take a value
     "schroot": {"-c", "--chroot", "-u", "--user", "-d", "--directory"},
     "systemd-inhibit": {"--what", "--who", "--why", "--mode"},
     "sem": {"-j", "--jobs", "--id"},
+    "sg": {"-c"},
     "wsl": {"-d", "--distribution", "-u", "--user", "--cd", "--shell-type"},
 }
 # The wrappers whose first operands come before the command they run (flock's lock file,
@@ -832,8 +833,10 @@ def _wrapper(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     while True:
         parsed = parse(rest, syntax)
         for flag in parsed.flags:
-            if flag.name in lines or (lines and flag.name[:2] in lines and flag.short):
-                line = flag.value or Word(flag.name[2:])
+            clustered = flag.short and flag.value is not None and f"-{flag.name[-1]}" in lines
+            if flag.name in lines or (lines and flag.name[:2] in lines and flag.short) or clustered:
+                # (`script -qc LINE`: the cluster's last option takes the line)
+                line = flag.value if clustered and flag.value else flag.value or Word(flag.name[2:])
                 if wrapper == "env" and parsed.operands:  # `env -S rm -rf /`: split, then more
                     rest = [line, *parsed.operands]
                     dynamic = any(w.dynamic for w in rest)
