@@ -894,9 +894,12 @@ def _xargs(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     replace = next((_replaced(f.name, f.value) for f in parsed.flags if _replaces(f.name)), None)
     if replace:  # `-I {}`: each item in place of the string, in every word that holds it
         after: tuple[str | None, Fed] = cwd, OPAQUE
+        if len(items) > 1 and not any(w.dynamic for w in items):
+            # an item is a whole line: `echo rm -rf ~ | xargs -I C sh -c C` (words or lines?)
+            items = [*items[:7], Word(" ".join(w.text for w in items))]
         for item in items[:8]:
             words = [
-                Word(w.text.replace(replace, item.text), w.quoted, w.dynamic or item.dynamic)
+                Word(w.text.replace(replace, item.text), True, w.dynamic or item.dynamic)
                 if replace in w.text
                 else w
                 for w in inner
