@@ -1117,6 +1117,9 @@ def _powershell_like(text: str) -> bool:
     """Whether a line handed to a bash-named tool looks like PowerShell (dialect.py)."""
     if "]::" in text:  # `[IO.Directory]::Delete(…)`: a .NET call
         return True
+    first = text.lstrip().split(None, 1)[0].lower() if text.strip() else ""
+    if first in ("powershell", "powershell.exe", "pwsh", "pwsh.exe"):
+        return True  # its line is PowerShell's to read (`C:\"` ends no quote there)
     if "-" not in text and "$env:" not in text.lower() and "`" not in text:
         return False  # (no `Verb-Noun`, no `$env:`, no PowerShell escape: no import)
     from .dialect import looks_like_powershell
