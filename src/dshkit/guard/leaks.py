@@ -458,13 +458,17 @@ def _sent(judge: Judge, command: Command, name: str, fed: str | None) -> str | N
         if not remote_seen:
             continue
         if text.startswith("-") and "=" not in text:
-            continue
+            if text[:2] in _GLUED and len(text) > 2 and not text.startswith("--"):
+                word = Word(text[2:], word.quoted, word.dynamic)  # `-d@~/.netrc`, `-T.env`
+            else:
+                continue
         found = secret_word(judge, word, command.cwd)
         if found is not None:
             return found
     return None
 
 
+_GLUED = ("-d", "-F", "-T")  # curl's options sending what is glued to them
 _SCRIPTED = frozenset({"sftp", "ftp", "lftp", "tftp", "smbclient"})  # commands read from stdin
 # Copies: a secret copied to a file makes that file a secret (`cp ~/.ssh/id_rsa /tmp/k`).
 _COPIES = frozenset({"cp", "mv", "install", "ln", "copy-item", "cpi", "copy", "move-item"})
