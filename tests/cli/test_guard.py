@@ -86,7 +86,7 @@ def test_inline_code_moves_and_syncs_through_the_cli(tmp_path: Path) -> None:
     cases = tmp_path / "cases.jsonl"
     lines = [
         {"id": "code", "command": "python3 -c 'import shutil; shutil.rmtree(\"/\")'"},
-        {"id": "opaque", "command": "python3 -c 'print(1)'"},
+        {"id": "opaque", "command": "python3 -c 'import os; print(os.getpid())'"},
         {"id": "out", "command": "mv src /tmp/"},
         {"id": "sync", "command": "rsync -a --delete dist/ host:/var/www/"},
         {"id": "in", "command": "rsync -a /srv/data/ ./data/"},

@@ -100,7 +100,7 @@ ROUTINE = [
 TEMPORARY = [
     ("rm /tmp/x.txt", "rm -rf /tmp"),
     ("rm -rf /tmp/build-cache", "rm -rf /tmp/"),
-    ('rm -rf "$TMPDIR/foo"', "rm -rf /tmp/*"),
+    ('rm -rf "${TMPDIR:-/tmp}/foo"', "rm -rf /tmp/*"),  # ($TMPDIR unset is not /tmp)
     ("rm -rf /var/tmp/job-1", "rm -rf /tmp/.."),
     ("rm -rf /tmp/x{1..3}", "rm -rf /tmp/../etc"),
     ("rm -rf /tmp/build/*", "rm -rf /tmp/*/"),
@@ -213,7 +213,7 @@ def test_powershell_on_linux_has_its_temporary_directory_in_tmp(scratch: str, ke
         ("mv /tmp/download.tar.gz .", "mv /tmp ."),
         ("mv /tmp/build/out.js dist/", "mv /tmp/* dist/"),
         ("mv -f /var/tmp/report.pdf docs/", "mv ~/.ssh /tmp/keys"),
-        ("mv $TMPDIR/patch.diff .", "mv ../other/file ."),
+        ("mv ${TMPDIR:-/tmp}/patch.diff .", "mv ../other/file ."),
     ],
 )
 def test_a_move_out_of_a_temporary_entry_is_scratch_brought_in(brought: str, taken: str) -> None:

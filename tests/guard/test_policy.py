@@ -58,7 +58,8 @@ BASH = [
     ("rm -rf ${HOME}/Documents", DESTRUCTIVE, False),
     ("rm -rf ~root", DESTRUCTIVE, False),
     ("rm -rf '$HOME'", UNKNOWN, False),  # single quotes: a directory named $HOME, not home
-    ("rm -rf $TMPDIR/build", SAFE, False),
+    ("rm -rf ${TMPDIR:?}/build", SAFE, False),
+    ("rm -rf $TMPDIR/build", UNKNOWN, False),
     ("X=/; rm -rf $X", DESTRUCTIVE, False),
     ('D=build && rm -rf "$D"', SAFE, False),
     ("rm -rf $UNSET_DIR", UNKNOWN, False),
@@ -446,22 +447,26 @@ def test_powershell_review_cases(command: str, risk: str, search: bool) -> None:
 # take files out of the workspace or delete outside it, and a few more spellings of the same
 # destruction (git clean elsewhere, su -c, npx rimraf, diskutil).
 INLINE_CODE_BASH = [
-    # inline code is not understood: at least unknown, however harmless it looks
-    ('python -c "print(1)"', UNKNOWN, False),
-    ("python3 -c 'import json,sys; print(json.load(sys.stdin))' < data.json", UNKNOWN, False),
-    ("python -W ignore -c 'print(1)'", UNKNOWN, False),
-    ("node -e 'console.log(1)'", UNKNOWN, False),
-    ("node -pe 'process.version'", UNKNOWN, False),
+    # inline code that names no file, process, network, environment or dynamic code: safe
+    ('python -c "print(1)"', SAFE, False),
+    ("python3 -c 'import json,sys; print(json.load(sys.stdin))' < data.json", SAFE, False),
+    ("python -W ignore -c 'print(1)'", SAFE, False),
+    ("node -e 'console.log(1)'", SAFE, False),
+    ("perl -lane 'print $F[0]' data.txt", SAFE, False),
+    ("ruby -e 'puts 1'", SAFE, False),
+    ("php -r 'echo 1;'", SAFE, False),
+    ("echo 'print(1)' | python3", SAFE, False),
+    ("python3 - <<EOF\nprint(1)\nEOF", SAFE, False),
+    ("bash -c \"python3 -c 'print(1)'\"", SAFE, False),
+    # the rest is not understood: at least unknown
+    ("python -c 'import os; print(os.getcwd())'", UNKNOWN, False),
+    ("node -e 'console.log(require(\"os\").homedir())'", UNKNOWN, False),
+    ("ruby -e 'puts %x(ls)'", UNKNOWN, False),
+    ("node -pe 'process.version'", SAFE, False),
     ("perl -i -pe 's/foo/bar/' notes.txt", UNKNOWN, False),
-    ("perl -lane 'print $F[0]' data.txt", UNKNOWN, False),
-    ("ruby -e 'puts 1'", UNKNOWN, False),
-    ("php -r 'echo 1;'", UNKNOWN, False),
     ("python3 -c 'import shutil; shutil.rmtree(\"build\")'", UNKNOWN, False),  # inside: only opaque
-    ("echo 'print(1)' | python3", UNKNOWN, False),
-    ("python3 - <<EOF\nprint(1)\nEOF", UNKNOWN, False),
     ("python -c 'import os; os.system(f\"rm -rf {target}\")'", UNKNOWN, False),
     ('python -c \'import subprocess; subprocess.run(["rm", "-rf", path])\'', UNKNOWN, False),
-    ("bash -c \"python3 -c 'print(1)'\"", UNKNOWN, False),
     # calls that plainly delete outside the workspace or run a destructive shell line
     ("python3 -c 'import shutil; shutil.rmtree(\"/\")'", DESTRUCTIVE, False),
     ("python -c \"import shutil; shutil.rmtree('/home/dev')\"", DESTRUCTIVE, False),
@@ -558,7 +563,8 @@ MORE_GAPS_BASH = [
 
 GAPS_PWSH = [
     ("python -c 'import os; os.remove(\"C:/Windows/win.ini\")'", DESTRUCTIVE, False),
-    ("python -c 'print(1)'", UNKNOWN, False),
+    ("python -c 'print(1)'", SAFE, False),
+    ("python -c 'import os; print(os.getcwd())'", UNKNOWN, False),
     ("pwsh -Command { Remove-Item -Recurse -Force C:\\Windows }", DESTRUCTIVE, False),
     ('powershell -c "& { Remove-Item -Recurse $env:USERPROFILE }"', DESTRUCTIVE, False),
     ("pwsh -c { Get-ChildItem }", UNKNOWN, False),  # a script block: built when it runs
@@ -595,7 +601,7 @@ def test_powershell_gaps(command: str, risk: str, search: bool) -> None:
 def test_the_reason_names_the_interpreter_or_what_its_code_runs() -> None:
     found = classify("python3 -c 'import shutil; shutil.rmtree(\"/\")'", "bash", WORK)
     assert found.reason == "python3 shutil.rmtree: recursive delete of / outside the workspace"
-    opaque = classify("node -e 'console.log(1)'", "bash", WORK, home=HOME)
+    opaque = classify("node -e 'console.log(process.argv)'", "bash", WORK, home=HOME)
     assert opaque.reason == "node runs inline code"
     moved = classify("mv src /tmp/", "bash", WORK, home=HOME)
     assert "out of the workspace to /tmp/" in moved.reason
@@ -673,7 +679,7 @@ OPAQUE_CODE = [
 ]
 # An unknown program or literal code: not understood, but seen; autonomous lets it run.
 PLAIN_UNKNOWN = [
-    ("python3 -c 'print(1)'", "bash"),
+    ("python3 -c 'import os; print(os.getpid())'", "bash"),
     ("eval ls -la", "bash"),
     ("rm -rf $UNSET_DIR", "bash"),
     ("git clean -i", "bash"),

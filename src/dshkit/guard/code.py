@@ -1,9 +1,11 @@
 """Inline code handed to an interpreter (`python -c`, `node -e`, `perl -e`, …): the few calls
 in it that plainly delete a path or run a shell line, read with a small tokenizer.
 
-Code is not understood in general: a command running inline code is at least `unknown`
-(rules.py). Some calls say what they do by their name and a literal argument, and only those
-are picked out, so rules.py can judge them like the shell commands they amount to:
+Code is not understood in general: a command running inline code is at least `unknown`,
+unless it names nothing but computing and printing (`harmless`: no file, process, network,
+environment or code built from strings). Some calls say what they do by their name and a
+literal argument, and only those are picked out, so they are judged like the shell commands
+they amount to:
 
 - deletes of a path: Python `shutil.rmtree`, `os.remove`, `os.unlink`, `os.rmdir`,
   `os.removedirs`; Node `fs.rmSync`, `fs.rmdirSync`, `fs.unlinkSync` (and their callback and
@@ -20,7 +22,8 @@ placeholder) is kept with a marker: its target is only known when it runs.
 
 from __future__ import annotations
 
-DELETE, SHELL = "delete", "shell"
+DELETE, SHELL, WRITE = "delete", "shell", "write"
+HOME = "~"  # an argument naming the home directory by code (`Path.home()`, `process.env.HOME`)
 
 # The calls recognized: the name as written, or its last dotted part for names no other
 # library uses; what it does; whether a delete is recursive.
@@ -36,6 +39,17 @@ _QUALIFIED: dict[str, tuple[str, bool]] = {
     "fs.promises.rm": (DELETE, True),
     "fs.promises.unlink": (DELETE, False),
     "File.delete": (DELETE, False),
+    "Deno.remove": (DELETE, True),
+    "Deno.removeSync": (DELETE, True),
+    "fs.writeFile": (WRITE, False),
+    "fs.promises.writeFile": (WRITE, False),
+    "File.write": (WRITE, False),
+    "IO.write": (WRITE, False),
+    "Bun.write": (WRITE, False),
+    "FileUtils.rm_rf": (DELETE, True),
+    "FileUtils.remove_entry": (DELETE, True),
+    "FileUtils.remove_entry_secure": (DELETE, True),
+    "File.unlink": (DELETE, False),
     "os.system": (SHELL, False),
     "os.popen": (SHELL, False),
 }
@@ -50,6 +64,11 @@ _DISTINCT: dict[str, tuple[str, bool]] = {
     "remove_dir": (DELETE, True),
     "unlink": (DELETE, False),
     "rmdir": (DELETE, False),
+    "writeFileSync": (WRITE, False),
+    "writeTextFileSync": (WRITE, False),
+    "writeTextFile": (WRITE, False),
+    "file_put_contents": (WRITE, False),
+    "truncateSync": (WRITE, False),
     "run": (SHELL, False),  # subprocess.run: only as subprocess's (see `_call`)
     "call": (SHELL, False),
     "check_call": (SHELL, False),
@@ -95,20 +114,215 @@ class Call:
         return f"Call{self._key()!r}"
 
 
+# Code naming the home directory (its tokens joined): an argument spelled so is `HOME`.
+_HOMES = ("ENV", "os.environ", "process.env", "os.path.expanduser", "Path.home",
+          "pathlib.Path.home", "os.homedir", "homedir", "os.environ.get", "os.getenv",
+          "process.env.HOME", "ENV.fetch", "Dir.home", "$ENV", "getenv", "Deno.env.get",
+          "Bun.env.HOME", "os.UserHomeDir", "Deno.homeDir")  # fmt: skip
+# Calls whose value is a path built of their literal arguments (joined with `/`).
+_JOINERS = {"os.path.join", "path.join", "path.resolve", "Path", "pathlib.Path", "PurePath",
+            "File.join", "glob", "glob.glob", "File.expand_path", "os.path.abspath",
+            "os.path.realpath", "Pathname.new", "realpath"}  # fmt: skip
+# Methods of a path object that delete or write over it (`Path('/x').unlink()`).
+_PATH_METHODS = {"unlink": (DELETE, False), "rmdir": (DELETE, False),
+                 "write_text": (WRITE, False), "write_bytes": (WRITE, False),
+                 "rmtree": (DELETE, True), "delete": (DELETE, False)}  # fmt: skip
+_OPEN = {"open", "io.open", "codecs.open", "File.open", "fopen", "os.open"}
+
+
+# What inline code must not mention to be let through unasked: files, processes, the network,
+# the environment, and every way to run code built from strings (lower-cased substrings).
+# Printing, arithmetic, reading stdin and importing a module (the project's own, like running
+# its script) are all that is left.
+_UNSAFE = ("open", "exec", "eval", "compile", "import_module", "__import__", "importlib",
+           "getattr", "setattr", "delattr", "globals", "locals", "vars(", "builtins",
+           "__class__", "__subclasses__", "__dict__", "subprocess", "system", "popen", "spawn",
+           "fork", "kill", "remove", "unlink", "rmtree", "rmdir", "rm_", "rename", "truncate",
+           "chmod", "chown", "write", "dump", "socket", "request", "urllib", "http", "fetch",
+           "ftp", "smtp", "paramiko", "shutil", "os.", "from os", "import os", "pathlib",
+           "path(", "child_process", "process.", "deno.", "bun.", "file", "dir.", "io.", "`",
+           "decode", "b64", "base64", "fromhex", "chr(", "\\x", "\\u", "marshal", "pickle",
+           "ctypes", "cffi", "signal", "sys.modules", "environ", "env[", "%env", "$env",
+           "require(", "import(", "qx", "syscall", "fs.", "'fs'", '"fs"', "link", "mkdir",
+           "copy", "move", "glob", "sh ", "bash", "curl", "wget", "$(", "${", "reflect",
+           "new function", "settimeout", "setinterval", "worker", "thread", "sqlite",
+           "connect", "%x", "passthru", "proc_", "assert(", "create_function", "preg_",
+           "shell", "runpy", "do '", 'do "', "kernel", "binding", "dlopen", "ffi",
+           "unpack")  # fmt: skip
+# A require of the project's own JSON (`require('./package.json').version`) reads, only; so do
+# Node's facts about itself.
+_OWN_JSON = ("require('./", 'require("./')
+_FACTS = ("process.versions", "process.version", "process.platform", "process.arch")
+
+
+def harmless(code: str) -> bool:
+    """Whether inline code plainly does nothing but compute and print (`print(sys.version)`,
+    `json.load(sys.stdin)['x']`, `console.log(require('./package.json').version)`): it
+    names no file, process, network, environment or dynamic code at all."""
+    lower = code.lower()
+    for fact in _FACTS:
+        lower = lower.replace(fact, "")
+    for own in _OWN_JSON:
+        while own in lower:
+            at = lower.index(own)
+            end = lower.find(")", at)
+            if end < 0 or not lower[at:end].rstrip("'\"").endswith(".json"):
+                return False
+            lower = lower[:at] + lower[end + 1 :]
+    return not any(word in lower for word in _UNSAFE)
+
+
 def code_calls(code: str, language: str) -> list[Call]:
-    """The recognized calls in `code` written in `language` (python, node, perl, ruby, php)."""
-    tokens = _tokens(code, language)
+    """The recognized calls in `code` written in `language` (python, node, perl, ruby, php):
+    deletes, writes over a file (`open(p, 'w')`, `writeFileSync`) and shell lines."""
+    tokens = _home_spelled(_tokens(code, language))
     calls: list[Call] = []
     for index, (kind, text) in enumerate(tokens):
         if kind == "cmd":  # a backtick command: a shell line
             calls.append(Call("`…`", SHELL, False, (text,)))
         elif kind == "name":
             found = _call(text)
+            if found is None and text in _OPEN:
+                args = _arguments(tokens, index + 1)
+                if not args and language == "perl":  # `open(F, ">/x")`, `open(my $f, '>', p)`
+                    comma = next((i for i in range(index, min(index + 6, len(tokens)))
+                                  if tokens[i] == ("op", ",")), None)  # fmt: skip
+                    args = _arguments(tokens, comma + 1) if comma is not None else ()
+                mode = _open_mode(args)
+                if args and mode is not None and ("w" in mode or mode[:1] == ">"):
+                    perl = mode[:1] == ">" and len(args) > 1  # `open(F, '>', path)`
+                    path = args[-1] if perl else args[0]
+                    if not path.startswith(">>") and mode != ">>":  # (appending loses nothing)
+                        calls.append(Call(text, WRITE, False, (path.lstrip(">+ "),)))
+                continue
+            if found is None and text.rsplit(".", 1)[-1] in ("Path", "Pathname", "new"):
+                method = _path_method(tokens, index + 1)
+                if method is not None:
+                    args = _arguments(tokens, index + 1)
+                    if args:
+                        kind_, recursive = _PATH_METHODS[method]
+                        calls.append(Call(f"{text}.{method}", kind_, recursive, args[:1]))
+                continue
             if found is not None:
                 args = _arguments(tokens, index + 1)
                 if args:
                     calls.append(Call(text, found[0], found[1], args))
     return calls
+
+
+def _open_mode(args: tuple[str, ...]) -> str | None:
+    """The mode an `open` call is given: its second literal argument (Perl's three-argument
+    `open(F, '>', path)` and two-argument `open(F, ">path")` too), or None."""
+    if len(args) >= 2 and args[0].strip() in (">", "+>", ">>", "+<"):  # Perl's 3 arguments
+        return args[0].strip()
+    if len(args) >= 2:
+        return args[1]
+    if len(args) == 1 and args[0][:1] == ">":  # Perl: `open(F, ">/etc/x")`
+        return ">"
+    return None
+
+
+def _path_method(tokens: list[tuple[str, str]], at: int) -> str | None:
+    """The method called on a path object built at `at` (`Path('/x').unlink()`), or None."""
+    if tokens[at : at + 1] != [("op", "(")]:
+        return None
+    level = 0
+    while at < len(tokens):
+        if tokens[at] == ("op", "("):
+            level += 1
+        elif tokens[at] == ("op", ")"):
+            level -= 1
+            if level == 0:
+                break
+        at += 1
+    after = tokens[at + 1 : at + 3]
+    if len(after) == 2 and after[0] == ("op", ".") and after[1][0] == "name":
+        name = after[1][1].split(".", 1)[0]
+        return name if name in _PATH_METHODS else None
+    if len(after) >= 1 and after[0][0] == "name" and after[0][1].startswith("."):
+        return None
+    return None
+
+
+def _home_spelled(tokens: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The tokens with code naming the home directory (`os.path.expanduser('~')`,
+    `process.env.HOME`, `Path.home()`) replaced by the string `~`, then strings joined by `+`
+    and calls building a path of literals (`os.path.join('/a', 'b')`, `glob('/x/*')`) by the
+    path they build."""
+    return _joined(_homes(tokens))
+
+
+def _homes(tokens: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    at = 0
+    while at < len(tokens):
+        kind, text = tokens[at]
+        if kind == "name" and (text in _HOMES or text.startswith(_HOMES)):
+            home = _home_end(tokens, at, text)
+            if home is not None:
+                if out[-5:] == [("name", "require"), ("op", "("), ("str", "os"), ("op", ")"),
+                                ("op", ".")]:  # fmt: skip
+                    del out[-5:]  # `require('os').homedir()`
+                out.append(("str", home[1]))
+                at = home[0]
+                continue
+        out.append((kind, text))
+        at += 1
+    return out
+
+
+def _joined(tokens: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    at = 0
+    while at < len(tokens):
+        kind, text = tokens[at]
+        if kind == "str" and len(out) >= 2 and out[-1] == ("op", "+") and out[-2][0] == "str":
+            out[-2:] = [("str", out[-2][1] + text)]  # `home + '/.bashrc'`
+            at += 1
+            continue
+        if kind == "name" and text in _JOINERS and tokens[at + 1 : at + 2] == [("op", "(")]:
+            parts: list[str] = []
+            end = at + 2
+            while end < len(tokens) and tokens[end][0] == "str":
+                parts.append(tokens[end][1])
+                end += 1
+                if tokens[end : end + 1] == [("op", ",")]:
+                    end += 1
+            if parts and tokens[end : end + 1] == [("op", ")")]:
+                joined = parts[0]
+                for part in parts[1:]:
+                    joined = part if part.startswith("/") else joined.rstrip("/") + "/" + part
+                if tokens[end + 1 : end + 2] == [("op", ".")]:  # `Path('/x').unlink()`
+                    out.extend(tokens[at : end + 1])
+                    at = end + 1
+                    continue
+                out.append(("str", joined))
+                at = end + 1
+                continue
+        out.append((kind, text))
+        at += 1
+    return out
+
+
+def _home_end(tokens: list[tuple[str, str]], at: int, text: str) -> tuple[int, str] | None:
+    """Where code naming the home directory at `at` ends, and the path it names."""
+    nxt = tokens[at + 1 : at + 2]
+    if text in ("process.env.HOME", "Dir.home", "Bun.env.HOME") or text.endswith(".HOME"):
+        end = at + 1
+        if tokens[end : end + 2] == [("op", "("), ("op", ")")]:
+            end += 2
+        return end, HOME
+    if nxt == [("op", "(")] or nxt == [("op", "[")] or nxt == [("op", "{")]:
+        closing = {"(": ")", "[": "]", "{": "}"}[nxt[0][1]]
+        inner = tokens[at + 2 : at + 4]
+        if inner[:1] == [("op", closing)]:  # `Path.home()`, `os.homedir()`
+            return (at + 3, HOME) if "home" in text.lower() else None
+        closed = tokens[at + 3 : at + 4] == [("op", closing)]
+        if closed and inner[0][0] in ("str", "name") and inner[0][1] in ("HOME", "USERPROFILE"):
+            return at + 4, HOME
+        if closed and inner[0][0] == "str" and inner[0][1].startswith("~"):  # expanduser('~/x')
+            return at + 4, inner[0][1]
+    return None
 
 
 def _call(name: str) -> tuple[str, bool] | None:

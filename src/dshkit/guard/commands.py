@@ -9,7 +9,7 @@ Commands that only run other commands (wrappers, shells, eval, inline code) are 
 from __future__ import annotations
 
 from .lexer import Word
-from .options import SLASH_ANY, SLASH_LETTER, Syntax, abbreviation, parse
+from .options import SLASH_ANY, SLASH_LETTER, Parsed, Syntax, abbreviation, parse
 from .paths import NOWHERE, OUTSIDE, WORKSPACE, Places, device, remote
 from .policy import DESTRUCTIVE, UNKNOWN, Kind
 
@@ -233,12 +233,15 @@ _FILE_ENDINGS = (".py", ".js", ".ts", ".sql", ".sh", ".json", ".yml", ".yaml", "
                  ".html", ".css", ".conf", ".env", ".ps1", ".bat", ".mjs", ".cjs", ".tsx",
                  ".jsx", ".java", ".c", ".h", ".cpp", ".php", ".tf", ".db")  # fmt: skip
 # Tools whose removal verbs are everyday project work (a dependency removed from a manifest),
-# or that only show a word's page.
+# that only show a word's page, or that only print their words.
 _ROUTINE_REMOVERS = frozenset({
     "pip", "pip3", "pipx", "npm", "yarn", "pnpm", "bun", "poetry", "uv", "pipenv", "go",
     "bundle", "composer", "dotnet", "mvn", "gradle", "man", "help", "tldr", "info", "which",
     "whatis", "apropos", "type", "hash", "complete", "compgen", "unalias", "unset", "set",
-    "export", "declare", "local", "readonly", "test", "[", "[[", "true", "false", ":"})  # fmt: skip
+    "export", "declare", "local", "readonly", "test", "[", "[[", "true", "false", ":",
+    # what only prints its words
+    "cowsay", "figlet", "toilet", "banner", "logger", "notify-send", "say", "espeak", "wall",
+    "write-host", "write-output", "write-verbose", "write-warning"})  # fmt: skip
 _ROUTINE_WORDS = frozenset({"remove", "uninstall", "rm", "del", "prune", "clean", "reset"})
 _MAX_VERB_WORDS = 3  # how many leading operands may name the subcommand (`nats stream rm`)
 
@@ -480,6 +483,49 @@ def _rsync(findings: Findings, command: Command) -> Fed:
         ),
     ):
         _synced_deletes(findings, places, command.cwd, what)
+    _copied_over(findings, command, destination, sources)
+    return OPAQUE
+
+
+# Places on a machine whose overwrite breaks it (a copy there replaces what the system runs
+# on, or who may log in): `host:/etc/…`, `host:.ssh/authorized_keys`.
+_SYSTEM_PLACES = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/boot", "/root",
+                  "/sys", "/proc", "/dev", "/var/lib", "/var/spool", "/opt")  # fmt: skip
+_ACCESS_FILES = (".ssh/authorized_keys", ".ssh/authorized_keys2", ".bashrc", ".profile",
+                 ".bash_profile", ".zshrc")  # fmt: skip
+_SCP_OPTIONS = Syntax({"-c", "-F", "-i", "-J", "-l", "-o", "-P", "-S", "-X", "-D"})
+
+
+def _copied_over(
+    findings: Findings, command: Command, destination: Word, sources: list[Word]
+) -> None:
+    """A copy (scp, rsync) to a system path of another machine writes over what it runs on:
+    destructive; one from another machine to a place outside the workspace here, unknown."""
+    text = destination.text
+    if remote(text) and not text.startswith("rsync://"):
+        host, _, path = text.partition(":")
+        path = path or "~"
+        system = (
+            path == "/"
+            or path.rstrip("/") in _SYSTEM_PLACES
+            or path.startswith(tuple(p + "/" for p in _SYSTEM_PLACES))
+        )
+        if system or path.lstrip("~/").endswith(_ACCESS_FILES):
+            findings.flag(
+                DESTRUCTIVE,
+                f"{command.name}: writes over {path} on {host}, what that machine runs on",
+                Kind.REMOTE,
+            )
+    elif any(remote(s.text) for s in sources):
+        overwritten(findings, f"{command.name}: copies over", [destination], command.cwd)
+
+
+def _scp(findings: Findings, command: Command) -> Fed:
+    """scp (and pscp) copies; to a system path of another machine it writes over what that
+    machine runs on."""
+    operands = parse(command.args, _SCP_OPTIONS).operands
+    if len(operands) >= 2:
+        _copied_over(findings, command, operands[-1], operands[:-1])
     return OPAQUE
 
 
@@ -519,7 +565,59 @@ def _http(findings: Findings, command: Command) -> Fed:
             method = "DELETE"
     if method.upper() in _HTTP_DELETES:
         findings.flag(UNKNOWN, f"{command.name}: sends {method.upper()}, deleting what it names")
+        return OPAQUE
+    writes = method.upper() not in ("", "GET", "HEAD", "OPTIONS") or any(
+        w.text.split("=", 1)[0] in _HTTP_BODIES or w.text.startswith("-d") for w in args
+    )
+    if command.name in _HTTPIE and args and args[0].text.upper() in ("POST", "PUT", "PATCH"):
+        writes = True
+    if writes:  # a URL or a body naming a delete (`/documents/delete-all`, a GraphQL mutation)
+        said = _http_delete(args)
+        if said is not None:
+            findings.flag(UNKNOWN, f"{command.name}: {said}, deleting what it names")
     return OPAQUE
+
+
+_HTTP_BODIES = {"-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--json",
+                "-F", "--form", "-T", "--upload-file", "--post-data", "--post-file",
+                "--body-data", "--body-file", "-Body", "-body", "-InFile", "-infile"}  # fmt: skip
+_URL_DELETES = frozenset({"delete", "deleteall", "destroy", "purge", "truncate", "drop", "wipe",
+                          "clear", "remove", "erase", "flushall", "flushdb",
+                          "deletebyquery"})  # fmt: skip
+
+
+def _http_delete(args: list[Word]) -> str | None:
+    """What names a delete in an HTTP call that writes: a URL's path word (`delete-all`,
+    `clear`), a GraphQL mutation deleting (`mutation { deleteRepository … }`), or an XML
+    `<delete>` body (Solr)."""
+    for word in args:
+        text = word.text
+        lower = text.lower()
+        if "://" in text or lower.startswith(("localhost", "127.0.0.1")):
+            path = lower.split("://", 1)[-1].partition("/")[2]
+            for part in path.replace("?", "/").replace("&", "/").split("/"):
+                name = part.split("=", 1)[0]
+                words = name.replace("-", "_").replace(".", "_").split("_")
+                if name in _URL_DELETES or any(w in _URL_DELETES for w in words if w):
+                    return f"calls {text}"
+                if any(w in name for w in ("delete", "destroy", "purge", "truncate")):
+                    return f"calls {text}"  # `doDelete`, `deleteUser`
+        elif "mutation" in lower:
+            import re  # only for a GraphQL body
+
+            hit = re.search(r"mutation\b[^{]*\{\s*(?:\w+\s*:\s*)?(\w+)", text, re.IGNORECASE)
+            if hit is not None and _names_delete_camel(hit.group(1)):
+                return f"sends the GraphQL mutation {hit.group(1)}"
+        elif "<delete>" in lower:
+            return "sends an XML <delete>"
+    return None
+
+
+def _names_delete_camel(name: str) -> bool:
+    """`deleteRepository`, `removeMember`, `destroyProject`, `purge_cache`."""
+    lower = name.lower()
+    return lower.startswith(("delete", "remove", "destroy", "purge", "drop", "truncate", "wipe",
+                             "archive", "erase")) or "_delete" in lower  # fmt: skip
 
 
 def _robocopy(findings: Findings, command: Command) -> Fed:
@@ -849,6 +947,13 @@ def _permissions(findings: Findings, command: Command) -> Fed:
         places = parsed.operands if acl else parsed.operands[1:]  # after the mode (the owner)
     if name == "chmod" and parsed.operands and _world_writable(parsed.operands[0].text):
         findings.flag(UNKNOWN, f"chmod {parsed.operands[0].text}: anyone may write there")
+    if (
+        name == "chmod"
+        and not recursive
+        and parsed.operands
+        and _private(findings.places, parsed, command.cwd)
+    ):
+        return OPAQUE  # `chmod 600 ~/.ssh/id_rsa`: one's own files kept from others
     if not recursive:  # one file's permissions outside: a key, a system file, maybe
         overwritten(findings, f"{name}: changes the permissions of", places, command.cwd)
     else:
@@ -860,6 +965,31 @@ def _permissions(findings: Findings, command: Command) -> Fed:
                     Kind.OUTSIDE,
                 )
     return OPAQUE
+
+
+def _private(places: Places, parsed: Parsed, cwd: str | None) -> bool:
+    """Whether chmod only keeps files below the home directory from others: a mode with
+    nothing for group and others and read for the owner (`600`, `700`), or one only taking
+    group's or others' permissions away (`go-rwx`)."""
+    mode = parsed.operands[0].text
+    if mode.isdigit():
+        digits = mode[-3:].rjust(3, "0")
+        private = len(mode) <= 4 and digits[1:] == "00" and int(digits[0]) >= 4
+    else:
+        private = all(
+            "-" in part and "+" not in part and "=" not in part
+            and part.split("-", 1)[0] in ("g", "o", "go", "og")
+            for part in mode.split(",")
+        )  # fmt: skip
+    home = places.home
+    targets = parsed.operands[1:]
+    return (
+        private
+        and bool(targets)
+        and all(
+            not t.dynamic and places._within(places.resolve(t.text, cwd), home) for t in targets
+        )
+    )
 
 
 def _world_writable(mode: str) -> bool:
@@ -989,7 +1119,14 @@ RESOURCE_TOOLS = frozenset({
     "tmutil", "salt", "logoff", "net", "sc", "schtasks", "set-executionpolicy",
     "set-itemproperty", "disable-windowsoptionalfeature", "disable-netadapter",
     "set-netfirewallprofile", "remove-appxpackage", "zip", "7z", "dmsetup", "lvreduce",
-    "vgreduce", "lvresize", "pvmove", "nbd-client", "mount"})  # fmt: skip
+    "vgreduce", "lvresize", "pvmove", "nbd-client", "mount",
+    # secret stores, CI servers, search services, DNS, smaller clouds (resources.ADMIN_TOOLS)
+    "cmdkey", "remove-storedcredential", "security", "doppler", "op", "bw", "infisical", "pass",
+    "gopass", "sops", "b2", "kopia", "duplicity",
+    "jenkins-cli", "circleci", "argocd", "flux", "nomad", "cf", "algolia", "meilisearch",
+    "typesense", "nsupdate", "cli53", "flarectl", "oci", "ibmcloud", "linode-cli", "hcloud",
+    "scw", "vultr-cli", "exo", "upctl", "wrangler", "railway", "supabase", "neonctl", "pscale",
+    "turso", "atlas", "databricks", "tea"})  # fmt: skip
 
 
 def _resources(findings: Findings, command: Command) -> Fed:
@@ -1018,6 +1155,7 @@ def dispatch_table(*groups: tuple[Iterable[str], Handler]) -> dict[str, Handler]
 
 _SHARED_RULES: tuple[tuple[Iterable[str], Rule], ...] = (
     (("rsync",), _rsync),
+    (("scp", "pscp"), _scp),
     (("robocopy",), _robocopy),
     (
         (

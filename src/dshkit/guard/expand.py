@@ -218,8 +218,13 @@ def parameter(expression: str, variables: Mapping[str, str]) -> str | None:
     value = variables.get(name)
     if value is None or not name:
         return None
+    if not value and operator[:2] in (":-", ":="):  # empty (`$TMPDIR` unset): the default
+        default = operator[2:]
+        return variables.get(default[1:], None) if default[:1] == "$" else default
+    if not value and operator[:2] == ":?":  # the line stops there: judged as if it were set
+        return "/tmp" if name == "TMPDIR" else None
     if not operator or operator[:2] in (":-", ":=", ":?") or operator[:1] in "-=?":
-        return value  # set (the known places are never empty): the value itself
+        return value  # set: the value itself
     if operator[:2] == ":+" or operator[:1] == "+":
         word = operator[2:] if operator[1:2] == "+" else operator[1:]
         return word if _literal(word) else None
@@ -333,6 +338,10 @@ def _parallel(judge: Judge, command: Command) -> tuple[str | None, Fed]:
             ran = line.replace(replace, text)
             for marker in ("{.}", "{/}", "{//}", "{/.}"):
                 ran = ran.replace(marker, text)
+            if "{" in ran:  # `{1}`, `{2.}`: an input source's item (each tried in each)
+                import re
+
+                ran = re.sub(r"\{\d+(?:\.|/|//|/\.)?\}", text.replace("\\", "\\\\"), ran)
         else:
             ran = f"{line} {text}"
         judge.line(ran, "bash", command.cwd, command.depth + 1)

@@ -273,6 +273,8 @@ def _now(parsed: Parsed, names: tuple[str, ...]) -> bool:
 def _push(findings: Findings, args: list[Word], repository: Word, command: Command) -> None:
     """A force push (or a delete) to a shared branch, or with no branch named."""
     parsed = parse(args, _PUSH_OPTIONS)
+    if parsed.letters("n") or any(f.name == "--dry-run" for f in parsed.flags):
+        return  # it only says what it would push
     given = parsed.longs(_PUSH_LONGS)
     force = parsed.letters("fd") or bool(given - {"--all"})
     every = bool(given & {"--all", "--mirror"})

@@ -161,12 +161,33 @@ def parse(args: list[Word], syntax: Syntax) -> Parsed:
                 operands.append(value)
             value = None
         takes = syntax.takes(name)
+        if not takes and value is None and _cluster(name, syntax):
+            # getopt: in `-of`, `-o` takes a value, so `f` is it (not a flag `-f`)
+            for letter in range(2, len(name) + 1):
+                if syntax.takes("-" + name[letter - 1]):
+                    rest = word.text[letter:]
+                    name, takes = name[:letter], True
+                    if rest:
+                        value = Word(rest, word.quoted, word.dynamic, word.glob)
+                    break
         if takes and value is None and at + 1 < count:
             at += 1
             value = args[at]
         flags.append(Flag(name, value, takes, start))
         at += 1
     return out
+
+
+def _cluster(name: str, syntax: Syntax) -> bool:
+    """Whether `name` is a cluster of short options (`-rf`, `-of`), read as getopt does."""
+    return (
+        len(name) > 2
+        and name[1] != "-"
+        and name[0] == "-"
+        and not syntax.fold
+        and name[1:].isalnum()
+        and name.isascii()
+    )
 
 
 def _is_option(word: Word, syntax: Syntax) -> bool:

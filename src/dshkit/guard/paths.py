@@ -119,7 +119,7 @@ class Places:
                 "env:programfiles": "C:\\Program Files",
             }
         else:
-            known = {"HOME": home, "TMPDIR": "/tmp", **assigned}
+            known = {"HOME": home, "TMPDIR": "/tmp", "IFS": " ", **assigned}
         if cwd:
             known["pwd" if shell == "pwsh" else "PWD"] = cwd
         return known

@@ -235,7 +235,7 @@ TOOLS: dict[str, ToolRow] = {
     "gcloud": {
         "what": "deletes cloud resources",
         "verbs": (
-            "... delete|... storage rm|... purge",
+            "... delete|... storage rm|... purge|... destroy",
             ("... rsync", ("--delete-unmatched-destination-objects",), "sync"),
             ("... stop|... reset|... disable|... suspend|... mv|storage mv", (), "unknown"),
             ("compute ssh", ("--command",), "unknown"),  # a command run on the instance
@@ -562,7 +562,7 @@ HOST_TOOLS: dict[str, ToolRow] = {
     "wmic": {"what": "deletes system objects", "verbs": ("... delete",
                                                          ("... terminate", (), "unknown"))},
     "wbadmin": {"what": "deletes backups", "verbs": ("delete",)},
-    "bcdedit": {"what": "changes how the machine boots", "verbs": ("/delete*",
+    "bcdedit": {"what": "changes how the machine boots", "verbs": ("/delete|/delete*",
                                                                    ("/set*", (), "unknown"))},
     "wevtutil": {"what": "clears event logs", "verbs": ("cl|clear-log",)},
     "clear-eventlog": {"what": "clears event logs", "verbs": ("",)},
@@ -599,6 +599,79 @@ HOST_TOOLS: dict[str, ToolRow] = {
            "unsure": "deletes the files it archives (-sdel)"},
 }  # fmt: skip
 TOOLS.update(HOST_TOOLS)
+
+# Admin CLIs of secret stores, CI servers, search services, DNS and smaller clouds: their
+# deletes, whatever global options come before the verb (their values are `valued`).
+_CLOUD_DELETES: ToolRow = {
+    "what": "deletes cloud resources",
+    "verbs": ("... delete|... destroy|... terminate|... rm|... *-delete|... delete-*",),
+    "depth": 4,
+}
+ADMIN_TOOLS: dict[str, ToolRow] = {
+    "cmdkey": {"what": "deletes saved Windows credentials", "verbs": ("/delete|/delete*",)},
+    "remove-storedcredential": {"what": "deletes saved Windows credentials", "verbs": ("",)},
+    "b2": {"what": "deletes cloud storage", "verbs": ("delete-*|rm|... delete",)},
+    "kopia": {"what": "deletes backups", "verbs": ("... delete",)},
+    "duplicity": {"what": "deletes backups", "verbs": ("remove-*|cleanup",),
+                  "preview": ("--dry-run",)},
+    "security": {"what": "deletes keychain items",
+                 "verbs": ("delete-generic-password|delete-internet-password|delete-keychain"
+                           "|delete-certificate|delete-identity",)},
+    "doppler": {"what": "deletes secrets", "verbs": ("... delete",),
+                "valued": ("-p", "--project", "-c", "--config", "--token")},
+    "op": {"what": "deletes secrets", "verbs": ("... delete",),
+           "valued": ("--vault", "--account", "--session")},
+    "bw": {"what": "deletes secrets", "verbs": ("delete",), "valued": ("--session",)},
+    "infisical": {"what": "deletes secrets", "verbs": ("... delete",),
+                  "valued": ("--env", "--projectId", "--token", "--domain")},
+    "pass": {"what": "deletes secrets", "verbs": ("rm|remove|delete",)},
+    "gopass": {"what": "deletes secrets", "verbs": ("rm|remove|delete",)},
+    "sops": {"what": "deletes keys", "verbs": (("unset", (), "unknown"),)},
+    "jenkins-cli": {"what": "deletes CI jobs, builds or nodes",
+                    "verbs": ("delete-*", ("disable-*|clear-queue|shutdown|safe-shutdown"
+                                           "|restart|safe-restart|reload-*", (), "unknown")),
+                    "valued": ("-s", "-auth", "-i", "-webSocket", "-http", "-ssh", "-user",
+                               "-logger")},
+    "circleci": {"what": "deletes CI settings", "verbs": ("... delete|... remove-secret",)},
+    "argocd": {"what": "deletes deployed apps", "verbs": ("... delete|... rm",),
+               "valued": ("--server", "--auth-token", "--grpc-web-root-path")},
+    "flux": {"what": "deletes cluster resources", "verbs": ("delete|uninstall",),
+             "valued": ("-n", "--namespace", "--context", "--kubeconfig")},
+    "nomad": {"what": "stops and purges jobs",
+              "verbs": (("job stop|stop", ("-purge",)), "... delete|var purge",
+                        ("job stop|stop|node drain", (), "unknown")),
+              "valued": ("-address", "-namespace", "-region", "-token")},
+    "cf": {"what": "deletes apps or services", "verbs": ("delete|delete-*|purge-*",)},
+    "algolia": {"what": "deletes search indices",
+                "verbs": ("... delete|indices clear|... clear",)},
+    "meilisearch": {"what": "deletes search indices", "verbs": ("... delete",)},
+    "typesense": {"what": "deletes search collections", "verbs": ("... delete|... drop",)},
+    "nsupdate": {"what": "changes DNS records", "verbs": (("", (), "unknown"),),
+                 "unsure": "sends DNS updates (deletes among them)"},
+    "cli53": {"what": "deletes DNS records", "verbs": ("rrdelete|rrpurge|delete",)},
+    "flarectl": {"what": "deletes DNS records or zones", "verbs": ("... delete|... d",)},
+    "oci": _CLOUD_DELETES,
+    "ibmcloud": _CLOUD_DELETES,
+    "linode-cli": _CLOUD_DELETES,
+    "hcloud": _CLOUD_DELETES,
+    "scw": _CLOUD_DELETES,
+    "vultr-cli": _CLOUD_DELETES,
+    "exo": _CLOUD_DELETES,
+    "upctl": _CLOUD_DELETES,
+    "wrangler": {"what": "deletes Workers, buckets or databases",
+                 "verbs": ("delete|... delete",), "depth": 4},
+    "railway": {"what": "deletes a deployment or its services", "verbs": ("down|... delete",)},
+    "supabase": {"what": "deletes projects or data",
+                 "verbs": ("... delete", ("db reset", (), "unknown")),
+                 "unsure": "resets the database, its data with it"},
+    "neonctl": {"what": "deletes databases or branches", "verbs": ("... delete",)},
+    "pscale": {"what": "deletes databases or branches", "verbs": ("... delete",)},
+    "turso": {"what": "destroys databases", "verbs": ("... destroy|... delete",)},
+    "atlas": {"what": "deletes clusters", "verbs": ("... delete",)},
+    "databricks": {"what": "deletes workspace objects", "verbs": ("... delete|... rm",)},
+    "tea": {"what": "deletes a repository's resources", "verbs": ("... delete",)},
+}  # fmt: skip
+TOOLS.update(ADMIN_TOOLS)
 
 # -- database shells --------------------------------------------------------------------
 
@@ -705,6 +778,12 @@ def judge(findings: Findings, command: Command) -> Fed:
         if tool is None:
             tool = _READ_TOOLS[name] = Tool(row)
         _tool(findings, command, tool)
+        if name in ("gh", "glab") and command.args[:1] and command.args[0].text == "api":
+            from .commands import _http_delete  # a GraphQL mutation or a URL naming a delete
+
+            said = _http_delete([Word(w.text.partition("=")[2] or w.text) for w in command.args])
+            if said is not None:
+                findings.flag(UNKNOWN, f"{name} api: {said}, deleting what it names")
         return _OUTPUT
     client = _READ_CLIENTS.get(name)
     if client is None:

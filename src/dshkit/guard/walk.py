@@ -25,7 +25,7 @@ from .commands import (
 )
 from .lexer import LexError, Token, Word, lex
 from .options import SLASH_ANY, Syntax, parse
-from .paths import Places, device
+from .paths import OUTSIDE, Places, device
 from .policy import DESTRUCTIVE, UNKNOWN, Kind
 
 TYPE_CHECKING = False
@@ -75,7 +75,7 @@ _WRAPPER_VALUED = {  # the options of a wrapper that take a value
     "stdbuf": {"-i", "-o", "-e"},
     "time": {"-f", "-o"},
     "exec": {"-a"},
-    "flock": {"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"},
+    "flock": {"-w", "--wait", "--timeout", "-E", "--conflict-exit-code", "-c", "--command"},
     "nsenter": {"-t", "--target", "-S", "--setuid", "-G", "--setgid", "-r", "-w"},
     "strace": {"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-P", "-S", "-X"},
     "ltrace": {"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-n", "-l", "-x"},
@@ -133,6 +133,7 @@ _WRAPPER_VALUED = {  # the options of a wrapper that take a value
     "schroot": {"-c", "--chroot", "-u", "--user", "-d", "--directory"},
     "systemd-inhibit": {"--what", "--who", "--why", "--mode"},
     "sem": {"-j", "--jobs", "--id"},
+    "sg": {"-c"},
     "wsl": {"-d", "--distribution", "-u", "--user", "--cd", "--shell-type"},
 }
 # The wrappers whose first operands come before the command they run (flock's lock file,
@@ -163,11 +164,13 @@ _STDIN = ("/dev/stdin", "-", "/dev/fd/0")  # a script read from what is fed
 # Interpreters whose code is not read here: the words that hand them code on the command line.
 _INLINE_CODE = {"lua": ("-e",), "luajit": ("-e",), "rscript": ("-e",), "Rscript": ("-e",),
                 "r": ("-e",), "osascript": ("-e",), "tclsh": ("-c",), "wish": ("-c",),
-                "expect": ("-c",), "deno": ("eval", "-e"), "julia": ("-e", "--eval"),
+                "expect": ("-c",), "julia": ("-e", "--eval"),
                 "elixir": ("-e", "--eval"), "erl": ("-eval",), "groovy": ("-e",),
                 "scala": ("-e",), "jshell": (), "swift": ("-e",), "pwsh-preview": (),
                 "raku": ("-e",), "guile": ("-c",), "racket": ("-e",), "sbcl": ("--eval",),
                 "clojure": ("-e", "--eval"), "kotlin": ("-e",), "dart": ("eval",)}  # fmt: skip
+_APPENDED = Word(">>")  # marks the redirection before it as appending
+_DECLARERS = {"export", "declare", "typeset", "local", "readonly"}
 _CD = {"cd", "pushd", "chdir", "set-location", "sl", "push-location"}
 _KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}",
              "case", "esac", "in", "function", "&"}  # fmt: skip
@@ -232,7 +235,24 @@ class Interpreter:
         return code or None
 
 
+class _Verbed(Interpreter):
+    """An interpreter handed code after a verb (`deno eval CODE`, `bun eval CODE`)."""
+
+    __slots__ = ("verb",)
+
+    def __init__(self, language: str, verb: str) -> None:
+        super().__init__(language, "ep", ("--eval", "--print"), ())
+        self.verb = verb
+
+    def code(self, args: list[Word]) -> list[str] | None:
+        if args and args[0].text == self.verb:
+            operands = parse(args[1:], self.syntax).operands
+            return [operands[0].text] if operands else None
+        return super().code(args)
+
+
 _INTERPRETERS = {
+    "deno": _Verbed("node", "eval"),
     "python": Interpreter("python", "c", (), ("-W", "-X")),
     "node": Interpreter("node", "ep", ("--eval", "--print"), ("-r", "--require", "--import")),
     "perl": Interpreter("perl", "eE", (), ("-I",)),
@@ -255,7 +275,8 @@ class Judge:
     met in `seen` and, with the person's `rules`, the commands they denied and allowed.
     `traced`: also which command (and which of its rules) made each finding, for `explain`."""
 
-    __slots__ = ("allowed", "denied", "findings", "owners", "places", "rules", "seen",
+    __slots__ = ("allowed", "denied", "findings", "functions", "owners", "places", "rules",
+                 "scripts", "secret_files", "secret_substitution", "seen", "substituting",
                  "variables")  # fmt: skip
 
     def __init__(self, places: Places, rules: Rules | None = None, traced: bool = False) -> None:
@@ -268,6 +289,13 @@ class Judge:
         self.allowed: list[tuple[Pattern, Command]] = []
         # finding index -> (the command, the name of the rule or step that judged it)
         self.owners: dict[int, tuple[Command, str]] | None = {} if traced else None
+        # secrets (leaks.py): files the line wrote one into, one a substitution printed, and
+        # whether a substitution is being walked (what it prints is a word, not context)
+        self.secret_files: dict[str, str] = {}
+        self.secret_substitution: str | None = None
+        self.substituting = False
+        self.functions: dict[str, str] = {}  # the line's own shell functions: their bodies
+        self.scripts: dict[str, str] = {}  # files the line wrote literal text into: a script?
 
     def flag(self, risk: str, reason: str, kind: str = "") -> None:
         self.findings.flag(risk, reason, kind)
@@ -276,9 +304,76 @@ class Judge:
         self.findings.hidden(reason)
 
     def line(self, text: str, shell: str, cwd: str | None, depth: int) -> None:
+        """Judges a line; also as it looks where it holds spacing that is no separator
+        (`rm\u00a0-rf\u00a0/` reads as `rm -rf /`), and with `$TMPDIR` unset (it is not
+        `/tmp` then, but empty: `$TMPDIR/x` is `/x`)."""
         if depth > MAX_DEPTH:
             self.hidden(f"shells nested over {MAX_DEPTH} deep: not read")
             return
+        if depth == 0 and shell == "bash" and _powershell_like(text):
+            self._as_powershell(text, cwd)
+            return
+        self._line(text, shell, cwd, depth)
+        if not text.isascii():
+            plain = _plain_spacing(text)
+            if plain != text:
+                self._again(plain, shell, cwd, depth, "as it looks")
+        if shell == "bash" and "TMPDIR" in text and "TMPDIR" not in self.variables:
+            self.variables["TMPDIR"] = ""
+            try:
+                self._again(text, shell, cwd, depth, "if TMPDIR is unset")
+            finally:
+                self.variables.pop("TMPDIR", None)
+
+    def _as_powershell(self, text: str, cwd: str | None) -> None:
+        """A line a bash-named tool was handed that looks like PowerShell (Claude Code on
+        Windows): judged as the PowerShell tool would judge it, and as bash for what bash
+        would destroy or search (its unknowns are mostly bash meeting PowerShell's syntax)."""
+        from .dialect import places_for
+
+        places = self.places
+        traced = self.owners is not None
+        powershell = Judge(places_for("pwsh", places.workspace, places.home), self.rules, traced)
+        powershell.line(text, "pwsh", cwd, 0)
+        bash = Judge(places, self.rules, traced)
+        bash._line(text, "bash", cwd, 0)
+        self._merge(powershell, lambda risk: True, " (read as PowerShell)")
+        self._merge(bash, lambda risk: risk == DESTRUCTIVE, "")
+
+    def _merge(self, other: Judge, keep: Callable[[str], bool], said: str) -> None:
+        """Takes in what another reading of the line found (the findings `keep` keeps), their
+        reasons ending with `said`."""
+        mine, theirs = self.findings, other.findings
+        for index, (risk, reason, kind) in enumerate(theirs.found):
+            if not keep(risk):
+                continue
+            if self.owners is not None and other.owners and index in other.owners:
+                self.owners[len(mine.found)] = other.owners[index]
+            mine.found.append((risk, reason + said, kind))
+            if kind == Kind.OPAQUE:
+                mine.opaque.append(reason + said)
+        mine.searches += [reason + said for reason in theirs.searches]
+        mine.every |= theirs.every
+        known = {id(c) for c in self.seen}
+        self.seen += [c for c in other.seen if id(c) not in known]
+        self.denied += other.denied
+        self.allowed += other.allowed
+
+    def _again(self, text: str, shell: str, cwd: str | None, depth: int, how: str) -> None:
+        """Judges the line read another way, what it finds said so and asked about (unknown
+        at most: it is what the line may do, not what it does as bash reads it); the
+        commands not seen twice."""
+        seen, first = len(self.seen), len(self.findings.found)
+        self._line(text, shell, cwd, depth)
+        del self.seen[seen:]
+        found = self.findings.found
+        for at in range(first, len(found)):
+            risk, reason, kind = found[at]
+            if risk == DESTRUCTIVE:
+                risk, kind = UNKNOWN, UNKNOWN
+            found[at] = (risk, f"{how}: {reason}", kind)
+
+    def _line(self, text: str, shell: str, cwd: str | None, depth: int) -> None:
         expansions = self.places.expansions
         try:
             lexed = lex(text, shell, expansions(shell, cwd, self.variables), self.places.home)
@@ -288,9 +383,15 @@ class Judge:
             self.hidden(f"cannot be read: {exc}")
             return
         for nested in lexed.nested:
-            self.line(nested, shell, cwd, depth + 1)
+            substituting, self.substituting = self.substituting, True
+            try:
+                self.line(nested, shell, cwd, depth + 1)
+            finally:
+                self.substituting = substituting
             if "ps" in nested or "image" in nested:  # `docker rm $(docker ps -aq)`
                 self.findings.every |= _lists_every(nested)
+        if shell == "bash" and ("()" in text or "function" in text):
+            self.functions.update(_functions(text))
         if shell == "bash" and "()" in text and _fork_bomb(text):
             self.flag(DESTRUCTIVE, "a function that starts itself twice: a fork bomb", Kind.MACHINE)
         if shell == "pwsh" and "(" in text:
@@ -318,11 +419,19 @@ class Judge:
         """Records the literal assignments that start a command; whether there were any new."""
         new = False
         start = True
+        declaring = False  # after `export`, `declare -x`, `local`, `readonly`: assignments too
         for token in tokens:
             if isinstance(token, str):
                 start = token in _COMMAND_STARTS
+                declaring = False
                 continue
-            if start and _assignment(token, pwsh=False):
+            if start and not token.quoted and token.text in _DECLARERS:
+                declaring = True
+                start = False
+                continue
+            if declaring and token.text.startswith("-"):
+                continue
+            if (start or declaring) and _assignment(token, pwsh=False):
                 name, _, value = token.text.partition("=")
                 if not token.quoted and (value == "~" or value.startswith("~/")):
                     value = self.places.home + value[1:]  # `X=~`: bash expands it there
@@ -330,7 +439,7 @@ class Judge:
                     self.variables[name] = value
                     new = True
                 continue
-            start = False
+            start = declaring = False
         return new
 
     def pipeline(
@@ -341,11 +450,16 @@ class Judge:
         for tokens in stages:
             words: list[Word] = []
             redirect = ""
+            outputs: list[Word] = []
             for token in tokens:
                 if isinstance(token, str):
                     redirect = token
                     continue
                 if redirect:
+                    if redirect in (">", ">>", ">|", "&>", "&>>"):
+                        outputs.append(token)
+                        if redirect in (">>", "&>>"):
+                            outputs.append(_APPENDED)
                     if redirect in (">", ">>", ">|", "&>", "&>>") and device(token.text):
                         self.flag(
                             DESTRUCTIVE, f"writes over the disk device {token.text}", Kind.DISK
@@ -359,8 +473,43 @@ class Judge:
                     redirect = ""
                     continue
                 words.append(token)
+            before = cwd
             cwd, fed = self.command(words, shell, cwd, depth, fed)
+            if outputs:
+                self._written(outputs, fed, before)
         return cwd
+
+    def _written(self, outputs: list[Word], fed: Fed, cwd: str | None) -> None:
+        """What a command's output redirection writes: literal text, remembered as the file's
+        content (`echo 'rm -rf ~' > x.sh && sh x.sh` runs it), a secret sent down a socket
+        (`> /dev/tcp/host/port`), or a file remembered as holding the secret."""
+        from .leaks import secret_fed
+
+        if fed and not any(w.dynamic for w in fed):
+            text = " ".join(w.text for w in fed)
+            appended = False
+            for target in outputs:
+                if target is _APPENDED:
+                    appended = True
+                elif not target.dynamic:
+                    path = self.places.resolve(target.text, cwd)
+                    before = self.scripts.get(path, "") if appended else ""
+                    self.scripts[path] = f"{before}\n{text}" if before else text
+            return
+        secret = secret_fed(fed)
+        if secret is None:
+            return
+        for target in outputs:
+            if target is _APPENDED:
+                continue
+            if target.text.startswith(("/dev/tcp/", "/dev/udp/")):
+                self.flag(
+                    DESTRUCTIVE,
+                    f"> {target.text}: sends {secret} off the machine, where no one can take "
+                    "it back",
+                )
+            elif not target.dynamic:
+                self.secret_files[self.places.resolve(target.text, cwd)] = secret
 
     def command(
         self, words: list[Word], shell: str, cwd: str | None, depth: int, fed: Fed
@@ -379,6 +528,8 @@ class Judge:
             words = words[2:] if words[0].text == "function" and not pwsh else words[1:]
         if not words:
             return cwd, None
+        if not pwsh:
+            words = self._split(words)
         head = words[0]
         if head.dynamic and pwsh and not called_by_operator:
             return cwd, OPAQUE  # `$x = 1`, `$_.CPU -gt 9`, `"$a"`: an expression, not a call
@@ -389,7 +540,17 @@ class Judge:
             if self.owners is not None:
                 self.owners[len(self.findings.found) - 1] = (unseen, "command name")
             return cwd, OPAQUE
+        if "/" in head.text and self.scripts and not pwsh:  # `./x.sh`: written by the line?
+            script = self.written(head, cwd)
+            if script is not None:
+                self.line(script, shell, cwd, depth + 1)
         name = command_name(head.text, pwsh)
+        body = self.functions.get(head.text) if not pwsh and self.functions else None
+        if body is not None:  # `f() { rm -rf "$1"; }; f ~`: the body, with its arguments
+            called = Command(name, words[1:], shell, cwd, depth, fed)
+            self.seen.append(called)
+            self.line(_called_body(body, words[1:]), shell, cwd, depth + 1)
+            return cwd, OPAQUE
         if not name.isascii():  # a look-alike: at least unknown, and judged as what it mimics
             from .expand import look_alike
 
@@ -425,7 +586,70 @@ class Judge:
         return after
 
     def _judged(self, called: Command) -> tuple[str | None, Fed]:
-        """The command's step (what runs another command) or rule; what it pipes on."""
+        """The command's step (what runs another command) or rule; what it pipes on (a
+        secret it read or was fed goes on down the pipe, leaks.py)."""
+        secret = self._secret(called) if _may_touch_secrets(called) else None
+        cwd, fed = self._stepped(called)
+        if secret is not None and (fed is None or any(w.dynamic for w in fed)):
+            from .leaks import Secret
+
+            if self.substituting:
+                self.secret_substitution = secret
+            fed = [Secret(secret)]
+        return cwd, fed
+
+    def _split(self, words: list[Word]) -> list[Word]:
+        """Bash splits an unquoted expansion at the characters of IFS (`X="rm -rf /"; $X`,
+        `IFS=,; c=rm,-rf,/; $c`, `rm${IFS}-rf${IFS}/`): a literal word never holds them."""
+        separators = self.variables.get("IFS", " \t\n")
+        if not separators or all(
+            w.quoted or not any(c in w.text for c in separators) for w in words
+        ):
+            return words
+        split: list[Word] = []
+        for word in words:
+            if word.quoted or not any(c in word.text for c in separators):
+                split.append(word)
+                continue
+            text = word.text
+            for c in separators[1:]:
+                text = text.replace(c, separators[0])
+            split += [
+                Word(part, False, word.dynamic, word.glob)
+                for part in text.split(separators[0])
+                if part
+            ]
+        return split or words
+
+    def written(self, word: Word, cwd: str | None) -> str | None:
+        """The text the line wrote into the file `word` names, before running it, or None."""
+        if word.dynamic or not self.scripts:
+            return None
+        return self.scripts.get(self.places.resolve(word.text, cwd))
+
+    def _code_path(self, text: str) -> Word:
+        """A path taken from code's literal (`~` from code naming the home directory)."""
+        if text == "~" or text.startswith("~/"):
+            text = self.places.home + text[1:]
+        return _literal(text)
+
+    def _code_write(self, what: str, target: Word, cwd: str | None) -> None:
+        """Code writing over a file outside the workspace (not scratch): what it held is lost,
+        by code no one reads as it runs."""
+        places = self.places
+        if places.where(target, cwd) == OUTSIDE and not places.scratch(target, cwd):
+            self.flag(
+                DESTRUCTIVE,
+                f"{what}: writes over {target.shown} outside the workspace",
+                Kind.OUTSIDE,
+            )
+
+    def _secret(self, called: Command) -> str | None:
+        from .leaks import touches
+
+        return touches(self, called)
+
+    def _stepped(self, called: Command) -> tuple[str | None, Fed]:
         name, cwd = called.name, called.cwd
         step = _STEPS.get(name)
         if step is not None:
@@ -467,6 +691,10 @@ class Judge:
                 self.hidden(f"{name} runs what the pipe sends it")
                 return
             code = [w.text for w in fed]  # a here-document or an echo: the code itself
+        if code is None and self.scripts:  # `python x.py` where the line wrote x.py
+            operands = parse(args, interpreter.syntax).operands
+            written = self.written(operands[0], cwd) if operands else None
+            code = None if written is None else [written]
         if code is None:
             # A script of the project's own, told to delete what it manages (`python
             # manage.py flush`, `php artisan db:wipe`): asked about, like a tool saying so.
@@ -477,21 +705,67 @@ class Judge:
                 if word is not None and word != script.name:
                     self.flag(UNKNOWN, f"{name} {script.name} {word}: may delete what it manages")
             return
-        from .code import DELETE, code_calls  # only for a line with inline code
+        from .code import DELETE, WRITE, code_calls, harmless  # only for inline code
+        from .leaks import code_leak
 
+        leak = code_leak("\n".join(code), self.places.home)
+        if leak is not None:
+            self.flag(
+                DESTRUCTIVE,
+                f"{name}: inline code sends {leak} off the machine, where no one can take it back",
+            )
         if any("\0" in part for part in code):  # `python -c "$(curl …)"`
             self.hidden(f"{name} runs inline code only known when it runs")
-        else:
+        elif not harmless("\n".join(code)) or _in_place(args):
             self.flag(UNKNOWN, f"{name} runs inline code")
         shell = "pwsh" if self.places.nt else "bash"  # what os.system & co. hand a line to
         for call in code_calls("\n".join(code), interpreter.language):
             if call.kind == DELETE:
-                target = [_literal(call.args[0])]
+                target = [self._code_path(call.args[0])]
                 deleted(self.findings, f"{name} {call.name}", target, call.recursive, cwd)
+            elif call.kind == WRITE:
+                self._code_write(f"{name} {call.name}", self._code_path(call.args[0]), cwd)
             elif len(call.args) == 1:  # a shell line
                 self.line(call.args[0], shell, cwd, depth + 1)
             else:  # an argument list: the command and its arguments, no shell between
                 self.command([_literal(a) for a in call.args], shell, cwd, depth + 1, None)
+
+
+# The commands leaks.py looks at whatever their words (senders, dumpers, token printers).
+_SECRET_NAMES = frozenset({
+    "env", "printenv", "export", "set", "declare", "typeset", "compgen", "gh", "glab", "gcloud",
+    "aws", "az", "security", "op", "pass", "gopass", "bw", "vault", "kubectl", "heroku",
+    "doppler", "curl", "wget", "http", "https",
+    "xh", "nc", "ncat", "netcat", "socat", "scp", "rsync", "invoke-webrequest", "iwr",
+    "invoke-restmethod", "irm", "dig", "nslookup", "host", "ping", "ssh", "telnet",
+    "openssl"})  # fmt: skip
+_SECRET_HINTS = ("ssh", "aws", "gcloud", "azure", "kube", "netrc", "credential", ".env", "gh/",
+                 "glab", "docker", "npmrc", "pypirc", "gem", "cargo", "tfrc", "vault", "pgpass",
+                 ".my.cnf", "boto", "s3cfg", "gnupg", "password", "keyring", "keychain",
+                 "firefox", "chrom", "brave", "cookies", "login", "claude", "codex", "dsh",
+                 "openai", "anthropic", "op", "hub", "id_", "shadow", "key", ".p", "env:",
+                 "environ", "history")  # fmt: skip
+
+
+def _may_touch_secrets(command: Command) -> bool:
+    """Whether leaks.py should look at a command: a sender, dumper or reader by name, fed
+    something, or a word holding a hint of a secret's place (a cheap test, no import)."""
+    if command.name in _SECRET_NAMES or command.fed is not None:
+        return True
+    for word in command.args:
+        lower = word.text.lower()
+        if any(hint in lower for hint in _SECRET_HINTS) or word.dynamic:
+            return True
+    return False
+
+
+def _in_place(args: list[Word]) -> bool:
+    """Whether perl or ruby are told to edit files in place (`-pi -e …`, `-i.bak`)."""
+    return any(
+        w.text.startswith("-") and not w.text.startswith("--") and "i" in w.text[1:].split(".")[0]
+        for w in args
+        if w.text[1:2] != "I"  # (perl's -I: a library directory)
+    )
 
 
 def _judged_by(command: Command) -> str:
@@ -559,8 +833,15 @@ def _wrapper(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     while True:
         parsed = parse(rest, syntax)
         for flag in parsed.flags:
-            if flag.name in lines or (lines and flag.name[:2] in lines and flag.short):
-                return _wrapped_line(judge, command, flag.value or Word(flag.name[2:]))
+            clustered = flag.short and flag.value is not None and f"-{flag.name[-1]}" in lines
+            if flag.name in lines or (lines and flag.name[:2] in lines and flag.short) or clustered:
+                # (`script -qc LINE`: the cluster's last option takes the line)
+                line = flag.value if clustered and flag.value else flag.value or Word(flag.name[2:])
+                if wrapper == "env" and parsed.operands:  # `env -S rm -rf /`: split, then more
+                    rest = [line, *parsed.operands]
+                    dynamic = any(w.dynamic for w in rest)
+                    line = Word(" ".join(w.text for w in rest), dynamic=dynamic)
+                return _wrapped_line(judge, command, line)
         rest = parsed.operands
         if not rest or parsed.end_at is not None:
             break
@@ -579,6 +860,15 @@ def _wrapper(judge: Judge, command: Command) -> tuple[str | None, Fed]:
             break
     if len(rest) == 1 and not rest[0].dynamic and any(c.isspace() for c in rest[0].text.strip()):
         return _wrapped_line(judge, command, rest[0])  # `sudo -s 'rm -rf /'`: one word, a line
+    # `sudo -s <<< LINE`, `echo LINE | sudo -i`: the shell it starts reads what is fed
+    if (
+        not rest
+        and command.fed is not None
+        and wrapper in ("sudo", "doas")
+        and any(f.short and f.name[-1:] in "si" for f in parsed.flags)
+    ):
+        shell = Command("sh", [], command.shell, command.cwd, command.depth, command.fed)
+        return _shell(judge, shell)
     return judge.command(rest, command.shell, command.cwd, command.depth, command.fed)
 
 
@@ -604,9 +894,12 @@ def _xargs(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     replace = next((_replaced(f.name, f.value) for f in parsed.flags if _replaces(f.name)), None)
     if replace:  # `-I {}`: each item in place of the string, in every word that holds it
         after: tuple[str | None, Fed] = cwd, OPAQUE
+        if len(items) > 1 and not any(w.dynamic for w in items):
+            # an item is a whole line: `echo rm -rf ~ | xargs -I C sh -c C` (words or lines?)
+            items = [*items[:7], Word(" ".join(w.text for w in items))]
         for item in items[:8]:
             words = [
-                Word(w.text.replace(replace, item.text), w.quoted, w.dynamic or item.dynamic)
+                Word(w.text.replace(replace, item.text), True, w.dynamic or item.dynamic)
                 if replace in w.text
                 else w
                 for w in inner
@@ -657,7 +950,9 @@ def _shell(judge: Judge, command: Command) -> tuple[str | None, Fed]:
                 judge.hidden(f"{name} runs a command only known when it runs")
             else:
                 text = " ".join(w.text for w in rest)
-                judge.line(_cmd_variables(text) if cmd else text, inner, cwd, depth + 1)
+                if cmd:
+                    text = _cmd_line(text, judge.places.nt)
+                judge.line(text, inner, cwd, depth + 1)
             return cwd, OPAQUE
     if parsed.operands and parsed.operands[0].text in _STDIN and command.fed is not None:
         parsed.operands = []  # `bash /dev/stdin <<< LINE`: the line fed is what it runs
@@ -669,8 +964,11 @@ def _shell(judge: Judge, command: Command) -> tuple[str | None, Fed]:
         else:
             judge.line(" ".join(w.text for w in operands), "pwsh", cwd, depth + 1)
         return cwd, OPAQUE
-    if parsed.operands:  # a script file: the project's own
-        if parsed.operands[0].dynamic:
+    if parsed.operands:  # a script file: the project's own, unless the line wrote it
+        script = judge.written(parsed.operands[0], cwd)
+        if script is not None:
+            judge.line(script, inner, cwd, depth + 1)
+        elif parsed.operands[0].dynamic:
             judge.hidden(f"{name} runs a script only known when it runs")
     elif command.fed is not None and from_file(command.fed) is None:  # (a file: a script)
         if any(w.dynamic for w in command.fed):
@@ -775,6 +1073,80 @@ def _unusual(text: str) -> bool:
     )
 
 
+def _functions(text: str) -> dict[str, str]:
+    """The shell functions a line defines (`f() { …; }`, `function f { …; }`): their bodies,
+    found by their braces (roughly: braces inside quotes count too)."""
+    import re  # only for a line that may define a function
+
+    found: dict[str, str] = {}
+    for match in re.finditer(
+        r"(?:\bfunction\s+([\w.:-]+)\s*(?:\(\s*\))?|([\w.:-]+)\s*\(\s*\))\s*\{", text
+    ):
+        name = match.group(1) or match.group(2)
+        at, level = match.end(), 1
+        while at < len(text) and level:
+            level += {"{": 1, "}": -1}.get(text[at], 0)
+            at += 1
+        found[name] = text[match.end() : at - 1]
+    return found
+
+
+def _called_body(body: str, args: list[Word]) -> str:
+    """A function's body with its positional parameters (`$1`, `"$@"`) replaced by the
+    arguments it was called with (one only known when it runs stays unknown)."""
+    import re
+
+    def quoted(word: Word) -> str:
+        if word.dynamic:
+            return "${__dshkit_unknown}"
+        return "'" + word.text.replace("'", "'\"'\"'") + "'"
+
+    def replace(match: re.Match[str]) -> str:
+        key = match.group(1) or match.group(2) or match.group(3)
+        if key in ("@", "*"):
+            return " ".join(quoted(w) for w in args)
+        index = int(key) - 1
+        if 0 <= index < len(args):
+            return quoted(args[index])
+        return "${__dshkit_unknown}"  # (also `f() {`: read as `f` called with no argument)
+
+    return re.sub(r'"\$(?:\{(\w+|[@*])\}|(\d|[@*]))"|\$(?:\{?(\d|[@*])\}?)', replace, body)
+
+
+def _powershell_like(text: str) -> bool:
+    """Whether a line handed to a bash-named tool looks like PowerShell (dialect.py)."""
+    if "]::" in text:  # `[IO.Directory]::Delete(…)`: a .NET call
+        return True
+    first = text.lstrip().split(None, 1)[0].lower() if text.strip() else ""
+    if first in ("powershell", "powershell.exe", "pwsh", "pwsh.exe"):
+        return True  # its line is PowerShell's to read (`C:\"` ends no quote there)
+    if "-" not in text and "$env:" not in text.lower() and "`" not in text:
+        return False  # (no `Verb-Noun`, no `$env:`, no PowerShell escape: no import)
+    from .dialect import looks_like_powershell
+
+    return looks_like_powershell(text)
+
+
+def _plain_spacing(text: str) -> str:
+    """`text` with the spacing a reader takes for a separator made plain: Unicode spaces a
+    space, line and paragraph separators a newline, invisible characters dropped."""
+    import unicodedata  # only for a line that is not plain ASCII
+
+    out = []
+    for char in text:
+        if char.isascii():
+            out.append(char)
+            continue
+        category = unicodedata.category(char)
+        if category == "Zs":
+            out.append(" ")
+        elif category in ("Zl", "Zp"):
+            out.append("\n")
+        elif category != "Cf":
+            out.append(char)
+    return "".join(out)
+
+
 def _fork_bomb(text: str) -> bool:
     """`:(){ :|:& };:` and its renamings: a function whose body pipes itself into itself."""
     import re  # only for a line defining a function
@@ -826,6 +1198,22 @@ def _escape(judge: Judge, command: Command) -> tuple[str | None, Fed]:
         if line.strip() and "\0" not in line:
             judge.line(line, "bash", command.cwd, command.depth + 1)
     return command.cwd, OPAQUE
+
+
+def _cmd_line(text: str, nt: bool) -> str:
+    """A line cmd runs, read as PowerShell: its `%NAME%` variables, and a drive named with no
+    separator after it (`C:*`, what bash leaves of `C:\\*`) taken at its root; on a POSIX
+    system (a workspace with no drive) its paths spelled with `/`."""
+    text = _cmd_variables(text)
+    if ":" in text:
+        import re
+
+        text = re.sub(r"(?<![\w$:])([A-Za-z]):(?=[^\\/\s]|$|\s)", r"\1:\\", text)
+        if not nt:
+            text = re.sub(
+                r"(?<![\w$:])([A-Za-z]):\\\S*", lambda m: m.group(0).replace("\\", "/"), text
+            )
+    return text
 
 
 def _cmd_variables(text: str) -> str:
@@ -888,7 +1276,10 @@ def _source(judge: Judge, command: Command) -> tuple[str | None, Fed]:
         else:
             judge.line(" ".join(w.text for w in fed), command.shell, command.cwd, command.depth + 1)
         return command.cwd, OPAQUE
-    if any(w.dynamic for w in command.args):  # otherwise a script file: the project's own
+    script = judge.written(command.args[0], command.cwd) if command.args else None
+    if script is not None:  # the line wrote it first
+        judge.line(script, command.shell, command.cwd, command.depth + 1)
+    elif any(w.dynamic for w in command.args):  # otherwise a script file: the project's own
         judge.hidden(f"{command.name} runs a script only known when it runs")
     return command.cwd, OPAQUE
 
@@ -917,8 +1308,24 @@ def _remote(judge: Judge, command: Command) -> tuple[str | None, Fed]:
     return STEPS[command.name](judge, command)
 
 
+def _java(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    """`java -jar tool.jar ARGS`: the tool named by its jar (`jenkins-cli.jar` is jenkins-cli,
+    a version dropped), judged with its arguments; anything else, java's own words."""
+    args = command.args
+    at = next((i for i, w in enumerate(args) if w.text == "-jar"), None)
+    if at is None or at + 1 >= len(args) or args[at + 1].dynamic:
+        return command.cwd, judge.ruled(command)
+    jar = command_name(args[at + 1].text, False).removesuffix(".jar")
+    base = jar.rstrip("0123456789.-")
+    tool = Word(base if base else jar)
+    return judge.command(
+        [tool, *args[at + 2 :]], command.shell, command.cwd, command.depth, command.fed
+    )
+
+
 _STEPS: dict[str, Step] = dispatch_table(
     (("for",), _nothing),
+    (("java",), _java),
     (_CD, _cd),
     (("popd", "pop-location"), _popd),
     (_WRAPPERS, _wrapper),
