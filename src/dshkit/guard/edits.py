@@ -52,16 +52,6 @@ HOME_CONFIG = (
 )  # fmt: skip
 SYSTEM = ("/etc/", "/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/boot/", "/opt/",
           "/var/", "/System/", "/Library/", "C:\\Windows\\", "C:\\Program Files")  # fmt: skip
-# Below the home directory: files whose contents are keys (a read puts them in the context).
-HOME_SECRETS = (
-    ".ssh/", ".gnupg/", ".aws/credentials", ".azure/", ".config/gcloud/", ".kube/config",
-    ".docker/config.json", ".netrc", ".git-credentials", ".config/gh/hosts.yml", ".npmrc",
-    ".pypirc", ".password-store/",
-)  # fmt: skip
-_SSH_PUBLIC = ("known_hosts", "known_hosts.old", "config", "authorized_keys")
-_KEY_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".keystore", ".jks")
-_KEY_NAMES = ("id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "shadow")
-_DOTENV_SAFE = ("example", "sample", "template", "dist", "defaults", "schema")
 # An MCP tool named for one of these deletes something on the server it speaks to.
 DELETE_WORDS = frozenset(("delete", "drop", "destroy", "purge", "wipe", "erase", "truncate"))
 _QUIET_READ = (b".ssh", b".env", b"cred", b".aws", b".netrc", b".kube", b"id_", b".pem",
@@ -245,28 +235,16 @@ def judge_write(paths: list[tuple[str, str]], places: Places) -> Verdict:
 
 
 def judge_read(given: str, places: Places) -> Verdict:
-    """Whether reading `given` puts a credential in the agent's context (see the docstring)."""
+    """Whether reading `given` puts a credential in the agent's context: one of the
+    credential stores the command guard knows (`leaks.store`, the one list), key material
+    included (a file tool reading a key is asked about, wherever it lies)."""
+    from .leaks import store
+
     path = places.resolve(given)
-    name = os.path.basename(places.key(path))
-    why = None
-    named = places.below_home(path, HOME_SECRETS)
-    if named is not None and not (named == ".ssh/" and _ssh_public(name)):
-        why = f"~/{named} holds credentials"
-    elif name == ".env" or (
-        name.startswith(".env.") and name.rsplit(".", 1)[-1] not in _DOTENV_SAFE
-    ):
-        why = "a dotenv file (holds the project's keys)"
-    elif name in _KEY_NAMES or name.endswith(_KEY_SUFFIXES):
-        why = "a private key or key store"
-    elif "credential" in name and name.endswith((".json", ".yml", ".yaml", ".toml", ".ini")):
-        why = "a credentials file"
+    why = store(path, places.home, keys=True)
     if why is None:
         return SAFE_VERDICT
     return Verdict(UNKNOWN, Kind.SECRET, f"read {path}: {why}", path)
-
-
-def _ssh_public(name: str) -> bool:
-    return name.endswith(".pub") or name in _SSH_PUBLIC
 
 
 def judge_tool(name: str) -> Verdict:
