@@ -458,3 +458,42 @@ def test_a_session_near_the_band_is_skipped_without_a_store_or_json(world: World
     assert watched(world, "s-near") == kept
     transcript.step(70_000)  # at the warning line: checked, and told
     assert "70%" in context(hook(world, "PostToolUse", transcript.payload()))
+
+
+def test_an_out_of_range_value_is_refused_and_the_defaults_still_warn_and_cut(
+    world: World,
+) -> None:
+    # warning_ratio 1.5 is out of range: refused, its default (70%) used; the rest is kept.
+    (world.state / "config.toml").write_text(FIXED + "warning_ratio = 1.5\n")
+    transcript = Transcript(world, "s-bad").prompt("继续").step(72_000)
+    nudge = context(hook(world, "PostToolUse", transcript.payload()))
+    assert "72%" in nudge and "graft_slice_and_inject" in nudge
+    log = (world.state / "hooks.log").read_text()
+    assert "warning_ratio = 1.5" in log and "the default is used instead" in log
+    with Store(world.state) as store:
+        refused = [r for r in audit_records(store) if r.kind == "settings-refused"]
+    assert len(refused) == 1 and "warning_ratio" in refused[0].detail["problem"]
+    transcript.step(73_000)
+    hook(world, "PostToolUse", transcript.payload())  # escalated; the refusal is audited once
+    with Store(world.state) as store:
+        assert [r.kind for r in audit_records(store)].count("settings-refused") == 1
+
+
+def test_model_driven_off_leaves_only_the_forced_cut(world: World) -> None:
+    (world.state / "config.toml").write_text(FIXED + "model_driven = false\n")
+    transcript = Transcript(world, "s-quiet").prompt("继续").step(72_000)
+    assert context(hook(world, "PostToolUse", transcript.payload())) == ""
+    transcript.step(73_000)
+    assert context(hook(world, "PostToolUse", transcript.payload())) == ""
+    assert kinds(world) == []
+
+
+def test_an_excluded_session_is_warned_but_never_cut(world: World) -> None:
+    with Store(world.state) as store:
+        ledger.set_excluded(store, "claude", "s-kept", True, by="cli", reason=None)
+    transcript = Transcript(world, "s-kept").prompt("继续").step(72_000)
+    assert "72%" in context(hook(world, "PostToolUse", transcript.payload()))
+    transcript.step(90_000)
+    beyond = context(hook(world, "PostToolUse", transcript.payload()))
+    assert beyond != FORCE_TEXT and "水位告急" in beyond  # the band runs to the end
+    assert "force-graft" not in kinds(world)

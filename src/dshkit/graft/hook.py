@@ -200,11 +200,39 @@ def _watch(store: Store, call: Call) -> live.Watch | None:
     from . import live
     from .settings import GraftSettings
 
-    settings = GraftSettings.load(call.state_dir)
+    # A value that does not fit is refused and its default used: the nudge and the forced cut
+    # never go quiet for it (docs/design/graft.md#a-refused-setting-falls-back-to-its-default).
+    settings, problem = GraftSettings.resolve(call.state_dir)
+    if problem is not None:
+        _refused(store, call, problem)
     watched = live.watch(
         store, call.harness, call.session_id, transcript, settings, str(call.state_dir)
     )
     return watched if watched.text else None
+
+
+def _refused(store: Store, call: Call, problem: str) -> None:
+    """Say that `[graft]` settings were refused: in the hooks' log at every check, and in
+    the audit trail (`settings-refused`, what the console shows) once per distinct refusal."""
+    call.log(f"graft settings refused, defaults used: {problem}")
+    if call.dry:
+        return
+    import hashlib
+
+    digest = hashlib.sha256(problem.encode()).hexdigest()[:16]
+    try:
+        with store.transaction():
+            if store.get_meta(REFUSED_KEY) == digest:
+                return
+            store.set_meta(REFUSED_KEY, digest)
+            from . import ledger
+
+            ledger.audit(store, "settings-refused", problem=problem, by="hook")
+    except Exception as exc:  # the trail missing it must not silence the watermark
+        call.log(f"graft settings refusal not audited: {type(exc).__name__}: {exc}")
+
+
+REFUSED_KEY = "graft.settings-refused"  # the digest of the refusal last audited
 
 
 def _pickup(store: Store, call: Call) -> live.Notice | None:

@@ -373,6 +373,9 @@ def recover(store: Store, ignition: Ignition | None = None) -> list[Txn]:
     """Finish or roll back every unfinished handoff no live process is driving (run at every
     start). Returns them as they ended."""
     ignition = ignition or Ignition()
+    # Handoff leases a dead driver left are let go of first, each audited `lock-reclaimed`
+    # (a live driver's are left alone): the trail says which process died holding which.
+    store.reclaim_stale_leases(LEASE_PREFIX)
     done = []
     for txn in transactions(store, UNFINISHED):
         try:
@@ -667,10 +670,19 @@ ANSWERED = "answered"
 
 def first_turn_outcome(events: list[dict[str, Any]]) -> str | None:
     """How a target's first turn went, from its log's events: ANSWERED once the model answered
-    (a message or a tool call of the assistant), the error's text when the turn ended in one,
+    (a message or a tool call of the assistant), the error's text when the turn ended in one
+    or the harness wrote an error in the model's place (Claude Code's "API Error" message),
     None while neither shows."""
     for event in events:
         kind, data = event.get("type"), event.get("data") or {}
+        if kind == "assistant/message" and data.get("error"):
+            # The harness's stand-in for a failed request (Claude Code's "API Error: …"):
+            # the model never answered.
+            error = data["error"]
+            code, message = error.get("code"), error.get("message") or "an error"
+            return f"its first turn failed: {f'{code}: ' if code else ''}{message}"[:400]
+        if kind == "assistant/message" and data.get("synthetic"):
+            continue  # the harness's words, not the model's: no answer yet
         if kind in ("assistant/message", "tool/call"):
             return ANSWERED
         if kind == "turn/end":
@@ -980,8 +992,11 @@ def _tail(stream: IO[bytes], limit: int = 400) -> str:
     return f": {text}" if text else ""
 
 
+LEASE_PREFIX = "graft-txn-"
+
+
 def lease_name(txn_id: int) -> str:
-    return f"graft-txn-{txn_id}"
+    return f"{LEASE_PREFIX}{txn_id}"
 
 
 def _ttl(ignition: Ignition) -> float:

@@ -220,12 +220,18 @@ def decide_stored(
     state: GraftState,
     settings: GraftSettings,
 ) -> Decision:
-    """The decision on a digest with the session's stored state, as its hooks make it: handed
-    off already by the ledger (a rolled-back or released handoff frees it again), and born
-    from a handoff by what it received, where its log keeps no identity (hook context)."""
+    """The decision on a digest with the session's stored state, as its hooks make it: with no
+    forced cut when a person excluded the session from it, handed off already by the ledger
+    (a rolled-back or released handoff frees it again), and born from a handoff by what it
+    received, where its log keeps no identity (hook context)."""
+    from . import ledger
+
+    if ledger.excluded(store, harness, session_id):
+        # A person kept it from the forced cut: as with no forced cut at all, its warning band
+        # runs to the end (docs/design/graft.md#a-person-may-keep-a-session-from-the-cut).
+        settings = replace(settings, forced=False)
     if not _ever_begun(store):  # no handoff ever began here: none handed this one off or in
         return decide_digest(digest, settings, replace(state, migrated=False))
-    from . import ledger
 
     migrated = ledger.retirement(store, harness, session_id) is not None
     if digest.identity is None and digest.ordinal <= PROTECTED_TURNS:

@@ -246,7 +246,6 @@ def remember(
 ) -> Room | None:
     """After a check that had nothing to say (the transcript was `size` bytes before it), the
     room it leaves, written as the transcript's hint; None (and no hint) when there is none."""
-    from pathlib import Path
 
     import orjson
 
@@ -260,7 +259,7 @@ def remember(
     room = None
     if row is not None and not _compressed(transcript):
         digest = Digest.from_json(orjson.loads(row[0]))
-        settings = GraftSettings.load(Path(state_dir))
+        settings, _ = GraftSettings.resolve(state_dir)  # as the check that ran used them
         free = room_bytes(digest, settings)
         state = GraftState.from_json(orjson.loads(row[2]))
         ceiling = usage_ceiling(digest, settings, state) if row[1] is None else None

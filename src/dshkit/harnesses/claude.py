@@ -49,6 +49,10 @@ MCP_JSON = "mcp-json"  # the format of a project's `.mcp.json`
 
 # Transcript entry types that carry nothing the event model holds: its session reader
 # (`sessions.claude`) leaves them out, and the watermark's hot path may skip them.
+# The model Claude Code names on assistant entries no model wrote: its own stand-ins ("No
+# response requested." when a turn ends with nothing asked of the model) and API errors
+# (`isApiErrorMessage`, "API Error: …"). Read for real from 2.1.332's cli.
+SYNTHETIC_MODEL = "<synthetic>"
 SKIPPED_TYPES = frozenset(
     {
         "queue-operation",
