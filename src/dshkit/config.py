@@ -387,6 +387,13 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             "tell the model in the warning band that it may hand off, and escalate when it "
             "does not (off: no warning, no escalation: only the forced cut)",
         ),
+        "search_scope": Setting(
+            bool,
+            False,
+            "tell every session's model once, with its first context, to search only its "
+            "workspace (the prompt side of the guard's global-search block; a handoff's first "
+            "message always says it)",
+        ),
         "reserve_turns": Setting(
             int, 3, "turns of growth kept free for the handoff to finish", minimum=0, maximum=50
         ),

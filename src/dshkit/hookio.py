@@ -8,8 +8,9 @@ commits of what it wrote; the preview (`dshkit inject show`) calls the same func
 a store whose work never commits (`Call.dry`: nothing started, no commit called).
 
 An answer is a context for the model (`text`, with the `pieces` it is made of and where each
-comes from), a decision (allow, ask or deny a tool call; block a prompt or a stop), why there
-is nothing when there is nothing, what the hook starts besides answering (`effects`), and a
+comes from), a notice for the person (`notice`, where the harness shows one), a decision
+(allow, ask or deny a tool call; block a prompt or a stop), why there is nothing when there
+is nothing, what the hook starts besides answering (`effects`), and a
 `commit`: what was delivered, recorded in the store's "delivered once" ledger
 (`Store.mark_delivered`) and wherever else, which the runtime calls only once the answer
 carrying it was written to the harness.
@@ -287,7 +288,7 @@ class Answer:
     """What one face gives one call (see the module docstring): `source` names what speaks
     (e.g. "profile"); `decision` is (one of DECISIONS, the reason) or None."""
 
-    __slots__ = ("commit", "decision", "effects", "pieces", "source", "text", "why")
+    __slots__ = ("commit", "decision", "effects", "notice", "pieces", "source", "text", "why")
 
     def __init__(
         self,
@@ -299,6 +300,7 @@ class Answer:
         decision: tuple[str, str] | None = None,
         effects: tuple[str, ...] = (),
         commit: Commit | None = None,
+        notice: str = "",
     ) -> None:
         if decision is not None and decision[0] not in DECISIONS:
             raise ValueError(f"a decision is one of {', '.join(DECISIONS)}, not {decision[0]!r}")
@@ -309,14 +311,20 @@ class Answer:
         self.decision = decision
         self.effects = effects
         self.commit = commit
+        # For the person, not the model: shown where the harness shows a hook's words to
+        # the person (`HookDialect.person`); a face asks `harnesses.shows_person` first.
+        self.notice = notice
 
     def words(self) -> dict[str, Any]:
         """The answer in dshkit's own words, what the runtime merges and a harness's dialect
         writes (`additionalContext`; `permissionDecision` with `permissionDecisionReason`;
-        `decision: "block"` with `reason`); {} when it says nothing."""
+        `decision: "block"` with `reason`; `systemMessage`, for the person); {} when it says
+        nothing."""
         said: dict[str, Any] = {}
         if self.text:
             said["additionalContext"] = self.text
+        if self.notice:
+            said["systemMessage"] = self.notice
         if self.decision is not None:
             kind, reason = self.decision
             if kind == "block":

@@ -616,6 +616,8 @@ PROFILE_LEASE = "profile"
 PROFILE_DELIVERY = "profile"  # the effective profile text, once per session
 CAPABILITY_DELIVERY = "capability"  # the capability facts, again when they change
 GRAFT_NOTICE_DELIVERY = "graft-notice"  # a handoff's notice owed to a session, by txn id
+GRAFT_PERSON_DELIVERY = "graft-person"  # where a forced cut's work went, told the person
+GRAFT_SCOPE_DELIVERY = "graft-scope"  # where to search (the workspace), once per session
 MEMORY_DELIVERY = "memory"  # the workspace's memory at a session's start, the text's digest
 GATE_REWORK_DELIVERY = "gate-rework"  # a failed deliverable's evidence, once per content
 

@@ -96,8 +96,14 @@ def test_status_follows_the_graft_config_and_reports_its_error(tmp_path: Path) -
     text = invoke("graft", "status", "--session", "graft-st", home=tmp_path).stdout
     assert "configuration error" in text and "no warning window" in text
     (state / "config.toml").write_text("[graft]\nmode = 'sliding'\n")
+    # A value that does not fit is refused, said, and its default used: the decision shown is
+    # the one the hooks make (dynamic), never none at all.
     bad = invoke("graft", "status", "--session", "graft-st", home=tmp_path, check=False)
-    assert bad.returncode == 1 and "[graft] mode" in bad.stderr and "'dynamic'" in bad.stderr
+    assert bad.returncode == 0 and "settings refused" in bad.stdout
+    assert "[graft] mode" in bad.stdout and "'dynamic'" in bad.stdout
+    assert "the default is used instead" in bad.stdout and "watermark mode  dynamic" in bad.stdout
+    refused = status(tmp_path)
+    assert refused["watermark"]["mode"] == "dynamic" and "[graft] mode" in refused["settingsError"]
 
 
 def test_status_uses_and_names_the_window_configured_for_the_sessions_model(

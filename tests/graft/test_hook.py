@@ -5,6 +5,7 @@ the forced cut starting a real handoff through the (fake) Claude Code CLI."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -497,3 +498,119 @@ def test_an_excluded_session_is_warned_but_never_cut(world: World) -> None:
     beyond = context(hook(world, "PostToolUse", transcript.payload()))
     assert beyond != FORCE_TEXT and "水位告急" in beyond  # the band runs to the end
     assert "force-graft" not in kinds(world)
+
+
+@pytest.mark.process
+def test_after_a_forced_cut_the_person_is_told_where_the_work_went(world: World) -> None:
+    transcript = Transcript(world, "s-cut").prompt("把文档补全").step(76_000)
+    assert context(hook(world, "PostToolUse", transcript.payload())) == FORCE_TEXT
+    # While the model says where it stopped, the handoff (detached) starts the new session.
+    txn = wait_committed(world, "s-cut")
+    # The turn ends: Claude Code shows the person a hook's `systemMessage` (never the model).
+    stopped = hook(world, "Stop", transcript.payload(stop_hook_active=False))
+    told = str(stopped.get("systemMessage", ""))
+    assert txn.target_id and txn.target_id in told, stopped
+    assert f"claude --resume {txn.target_id}" in told and "强制切断" in told
+    assert "hookSpecificOutput" not in stopped  # nothing of it goes to the model
+    again = hook(world, "Stop", transcript.payload(stop_hook_active=False))
+    assert "systemMessage" not in again  # once
+
+
+def wait_committed(world: World, session: str) -> Any:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with Store(world.state) as store:
+            done = [
+                t for t in transactions(store, (State.COMMITTED,)) if t.plan.session_id == session
+            ]
+        if done:
+            return done[0]
+        time.sleep(0.2)
+    pytest.fail(f"the handoff of {session} did not commit")
+
+
+def test_a_forced_cut_still_starting_at_the_end_of_the_turn_says_where_to_look(
+    world: World,
+) -> None:
+    from dshkit.graft.hook import on_stop
+    from dshkit.hookio import Call
+
+    with Store(world.state) as store:
+        with store.transaction() as db:
+            live._save(db, "claude", "s-slow", forced_at=ledger.now_ms() - 1_000)
+        txn = begin(store, plan_for("s-slow", str(world.cwd)))  # its target not started yet
+    call = Call("Stop", {"session_id": "s-slow"}, "claude", str(world.state))
+    try:
+        answer = on_stop(call)
+    finally:
+        call.close()
+    assert answer is not None and answer.decision is None and not answer.text
+    told = answer.notice
+    assert "强制切断" in told and f"交接 #{txn.id}" in told
+    assert "dshkit graft status --session s-slow" in told
+    assert f"dshkit graft cancel --txn {txn.id}" in told
+
+
+def test_a_harness_that_shows_the_person_nothing_sends_the_model_on_to_say_it(
+    world: World,
+) -> None:
+    from dshkit.graft.hook import on_stop
+    from dshkit.graft.lifecycle import claim_pending
+    from dshkit.hookio import Call
+
+    with Store(world.state) as store:
+        with store.transaction() as db:
+            live._save(db, "dsh", "s-dsh", forced_at=ledger.now_ms() - 1_000)
+        plan = dataclasses.replace(
+            plan_for("s-dsh", str(world.cwd)), harness="dsh", target_harness="dsh"
+        )
+        txn = begin(store, plan, ignite=False)
+        claim_pending(store, txn.id, "dsh", "s-dsh-next")
+    call = Call("Stop", {"session_id": "s-dsh"}, "dsh", str(world.state))
+    try:
+        answer = on_stop(call)
+        assert answer is not None and answer.decision is not None
+        kind, reason = answer.decision
+        assert kind == "block" and reason.startswith(live.RELAY)
+        assert "s-dsh-next" in reason and f"交接 #{txn.id}" in reason and not answer.notice
+        with Store(world.state) as store:
+            assert answer.commit is not None
+            answer.commit(store)
+        assert on_stop(call).decision is None  # type: ignore[union-attr]  # once
+    finally:
+        call.close()
+
+
+def test_a_prompt_to_a_handed_off_source_is_blocked_but_a_model_step_is_not(
+    world: World,
+) -> None:
+    from dshkit.graft.hook import on_prompt
+    from dshkit.hookio import Call
+
+    with Store(world.state) as store:
+        begin(store, plan_for("s-steps", str(world.cwd)))
+    payload = {"session_id": "s-steps", "prompt": "继续", "cwd": str(world.cwd)}
+    for step, blocked in ((False, True), (True, False)):
+        call = Call("UserPromptSubmit", payload, "claude", str(world.state), step=step)
+        try:
+            answer = on_prompt(call)
+            decided = None if answer is None or answer.decision is None else answer.decision[0]
+            assert (decided == "block") is blocked
+        finally:
+            call.close()
+
+
+def test_every_session_is_told_once_to_search_only_its_workspace(world: World) -> None:
+    transcript = Transcript(world, "s-scope").prompt("找一下旧接口")
+    # Off by default: a start says nothing of it.
+    assert context(hook(world, "SessionStart", transcript.payload(source="startup"))) == ""
+    (world.state / "config.toml").write_text(FIXED + "search_scope = true\n")
+    started = context(hook(world, "SessionStart", transcript.payload(source="startup")))
+    assert f"搜索文件只在工作区 {world.cwd} 内进行" in started and "AppData" in started
+    assert context(hook(world, "SessionStart", transcript.payload(source="resume"))) == ""
+    # A compaction drops what was said: it is said again.
+    again = context(hook(world, "SessionStart", transcript.payload(source="compact")))
+    assert "搜索文件只在工作区" in again
+    # Claude Code's first request gets its start's context: a prompt says nothing more.
+    said = context(hook(world, "UserPromptSubmit", transcript.payload(prompt="找一下旧接口")))
+    assert "搜索文件只在工作区" not in said

@@ -34,6 +34,7 @@ from .constraints import (
     render_maybe_rules,
 )
 from .identity import IGNITION_MARK, Identity, generation, session_identity
+from .scope import SCOPE_MARK, search_scope
 from .semantic import SemanticState, extract_semantic_state
 from .settings import GraftSettings
 from .watermark import forced_cut_note
@@ -87,21 +88,11 @@ class Handoff:
         }
 
 
-def search_scope(cwd: str) -> str:
-    """The prompt side of the guard's global-search block: where to search, said before the
-    model tries a scan the guard would refuse (docs/design/guard.md#global-searches-are-
-    blocked-before-they-run, docs/design/graft.md#the-target-is-told-where-to-search)."""
-    return (
-        f"搜索文件只在工作区 {cwd} 内进行：不要对磁盘根目录、用户主目录或 AppData 做递归搜索或"
-        "整盘扫描，这类命令会在执行前被拒绝；需要旧会话里的内容时用回读工具。"
-    )
-
-
 def ignition_prompt(source_session_id: str, turn: int, cwd: str = "") -> str:
     """The words that start the target: whose work it continues, where it may search, and
     the closing rule."""
     where = f"第 {turn} 轮结束处" if turn else "第一轮结束之前"
-    scope = search_scope(cwd) if cwd else ""
+    scope = search_scope(cwd).removeprefix(SCOPE_MARK + " ") if cwd else ""
     return (
         f"{IGNITION_MARK} 这是一次上下文交接：会话 {source_session_id} 在{where}"
         "把工作交给了你，下面的看板和硬约束就是交接的全部内容。" + scope + CLOSING_RULE

@@ -18,6 +18,7 @@ import orjson
 from .. import harnesses
 from ..store import GRAFT_NOTICE_DELIVERY, Store
 from ..store import audit as audit  # the trail's one writer, shared with the guard
+from . import marker
 from .wire import AuditRecordJson, ExclusionJson, ForceFailureJson, RetirementJson
 
 TRANSFERRING = "transferring"  # a handoff of the source is under way
@@ -319,7 +320,7 @@ def received(store: Store, harness: str, session_id: str) -> tuple[dict[str, Any
 
 # -- a person's choices: sessions kept from the forced cut, whether targets start at once ------
 
-EXCLUDE_KEY = "graft.exclude:"  # + harness + ":" + session id → {at, by, reason}
+EXCLUDE_KEY = marker.EXCLUDE_KEY  # + harness + ":" + session id → {at, by, reason}
 IGNITE_KEY = "graft.ignite"  # "on" | "off"; absent: `[graft] ignite_target`
 
 

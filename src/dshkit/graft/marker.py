@@ -49,6 +49,9 @@ if TYPE_CHECKING:
     from ..store import Store
 
 NAME = "graft.used"
+# A session a person kept from the forced cut: store meta `<EXCLUDE_KEY><harness>:<session id>`
+# (here, not in the ledger: the watermark's full check reads it without loading the ledger).
+EXCLUDE_KEY = "graft.exclude:"
 ROOM_DIR = "graft-room"  # one small file per transcript: `<room dir>/<crc32 of its path>`
 _CONFIG = "config.toml"  # (config.CONFIG_NAME, not imported on the hot path)
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # (zstdframes.MAGIC, not imported on the hot path)

@@ -26,6 +26,7 @@ class GraftSettings:
     warning_margin: float = 0.05
     forced: bool = True
     model_driven: bool = True
+    search_scope: bool = False
     reserve_turns: int = 3
     growth_tokens_per_turn: int = 4_000
     handoff_tokens: int = 12_000

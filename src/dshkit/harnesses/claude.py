@@ -225,7 +225,12 @@ HARNESS = Harness(
     project_settings=lambda project: os.path.join(project, ".claude", "settings.json"),
     bridge=None,
     # The reference dialect; its env and transcripts' place are imitated by others' hooks.
-    dialect=HookDialect(paths=("/.claude/projects/",), env=(("CLAUDECODE", "1"),)),
+    dialect=HookDialect(
+        paths=("/.claude/projects/",),
+        env=(("CLAUDECODE", "1"),),
+        # A hook output's `systemMessage` is shown to the person, never sent to the model.
+        person="systemMessage",
+    ),
     context_event="SessionStart",
     generations_repeat=False,
     launcher=Launcher(
