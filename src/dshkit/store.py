@@ -537,6 +537,9 @@ SESSION_ROWS: tuple[SessionRows, ...] = (
     SessionRows("graft_audit", _OWN_OR_SOURCE),
     SessionRows("graft_watch"),
     SessionRows("graft_txns"),
+    # A person's exclusion of the session from the forced cut (`graft.marker.EXCLUDE_KEY`),
+    # with their reason.
+    SessionRows("meta", "key = 'graft.exclude:' || :harness || ':' || :session_id"),
     # memory: what was harvested from the session, its index entries first (they are found
     # through the records).
     SessionRows(

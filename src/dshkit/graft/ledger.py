@@ -334,6 +334,10 @@ class Exclusion:
     by: str
     reason: str | None
 
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.harness, self.session_id
+
     def as_json(self) -> ExclusionJson:
         return {
             "harness": self.harness,

@@ -336,7 +336,18 @@ class GraftService:
         handoff's source) from the forced cut (`keep`), or give it back to it: its hooks then
         warn without end, and never cut it. Audited when it changes anything."""
         with self._store() as store:
-            key = self._session_key(store, session, harness)
+            try:
+                key = self._session_key(store, session, harness)
+            except SessionNotFound:
+                # One kept from the cut by its exact id (a session not scanned yet).
+                kept = [
+                    each.key
+                    for each in ledger.exclusions(store)
+                    if each.session_id == session and harness in (None, each.harness)
+                ]
+                if keep or len(kept) != 1:
+                    raise
+                key = kept[0]
             ledger.set_excluded(store, *key, keep, by=by, reason=reason)
             return Exclusions(tuple(ledger.exclusions(store)))
 
