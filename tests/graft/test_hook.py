@@ -614,3 +614,25 @@ def test_every_session_is_told_once_to_search_only_its_workspace(world: World) -
     # Claude Code's first request gets its start's context: a prompt says nothing more.
     said = context(hook(world, "UserPromptSubmit", transcript.payload(prompt="找一下旧接口")))
     assert "搜索文件只在工作区" not in said
+
+
+def test_a_forced_cut_that_failed_before_its_handoff_began_is_not_reported_as_under_way(
+    world: World,
+) -> None:
+    from dshkit.graft.hook import on_stop
+    from dshkit.hookio import Call
+
+    marker.mark(str(world.state))
+    with Store(world.state) as store:
+        with store.transaction() as db:
+            live._save(db, "claude", "s-failed", forced_at=ledger.now_ms() - 2_000)
+        ledger.record_force_failure(store, "claude", "s-failed", "constraints truncated")
+        with store.transaction() as db:  # and one cut long past, whose handoff never began
+            live._save(db, "claude", "s-old", forced_at=ledger.now_ms() - 3_600_000)
+    for session in ("s-failed", "s-old"):
+        call = Call("Stop", {"session_id": session}, "claude", str(world.state))
+        try:
+            answer = on_stop(call)
+        finally:
+            call.close()
+        assert answer is not None and not answer.notice and answer.decision is None, session

@@ -377,6 +377,9 @@ def _ever_begun(store: Store) -> bool:
 # -- after a forced cut: where the work went, for the person ------------------------------------
 
 FORCED_HEAD = "[dshkit 交接] 上下文到了强制切断水位，"
+# A forced cut is reported at the end of the turn it cut; one older than this is not reported
+# as under way (its turn ended long ago: the pointer and `graft status` say where it went).
+REPORT_WINDOW_MS = 10 * 60 * 1000
 RELAY = (
     "[dshkit 交接] 请把下面这段话原样转告用户（它说明工作交接到了哪里），不要调用任何工具，"
     "说完就结束本轮：\n"
@@ -396,12 +399,16 @@ def forced_report(
     from .lifecycle import UNFINISHED, State, load
 
     row = store.db.execute(
-        "SELECT forced_at FROM graft_watch WHERE harness = ? AND session_id = ?",
+        "SELECT forced_at, force_error_at FROM graft_watch WHERE harness = ? AND session_id = ?",
         (harness, session_id),
     ).fetchone()
     if row is None or row[0] is None:
         return None
     forced_at = int(row[0])
+    # A cut that failed before its handoff began is told to the model (`force_failed_text`),
+    # and one long past left its report to the turn it ended: neither is under way now.
+    failed_since = row[1] is not None and int(row[1]) >= forced_at
+    stale = time.time() * 1000 - forced_at > REPORT_WINDOW_MS
     deadline = time.monotonic() + wait_s
     while True:
         found = store.db.execute(
@@ -417,6 +424,8 @@ def forced_report(
             settled = txn.target_id is not None or txn.state not in UNFINISHED
             if settled or late:
                 break
+        elif failed_since or stale:
+            return None
         elif late:
             # The detached handoff has not begun yet: say where to look, once per cut.
             what = f"forced-{forced_at}"
