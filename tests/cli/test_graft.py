@@ -290,3 +290,37 @@ def test_cancel_and_release_are_audited_with_json(world: World) -> None:
         records = {r.kind: r.detail for r in ledger.audit_records(store)}
     assert records["handoff-cancelled"]["by"] == "cli"
     assert records["source-released"]["by"] == "cli"
+
+
+def test_a_session_is_kept_from_the_forced_cut_and_given_back(tmp_path: Path) -> None:
+    scanned(tmp_path, tokens=120_000)  # 94% of 128,000: past the forced cut
+    assert status(tmp_path)["action"] == "force"
+    kept = invoke(
+        "graft", "exclude", "--session", "graft-st", "--reason", "长重构", "--json", home=tmp_path
+    )
+    [shown] = orjson.loads(kept.stdout)
+    assert (shown["sessionId"], shown["by"], shown["reason"]) == ("graft-status-1", "cli", "长重构")
+    now = status(tmp_path)
+    assert now["excludedFromForcedCut"] is True and now["action"] == "nudge"  # warned, not cut
+    assert now["watermark"]["forced"] is None
+    listed = invoke("graft", "exclusions", home=tmp_path).stdout
+    assert "dsh graft-status-1" in listed and "长重构" in listed
+    text = invoke("graft", "status", "--session", "graft-st", home=tmp_path).stdout
+    assert "excluded by a person" in text
+    back = invoke("graft", "include", "--session", "graft-st", "--json", home=tmp_path)
+    assert orjson.loads(back.stdout) == [] and status(tmp_path)["action"] == "force"
+    missing = invoke("graft", "exclude", "--session", "nope", home=tmp_path, check=False)
+    assert missing.returncode != 0 and "nope" in missing.stderr
+
+
+def test_the_ignition_switch_from_the_command_line(tmp_path: Path) -> None:
+    def ignition(*args: str) -> dict[str, Any]:
+        out = invoke("graft", "ignition", *args, "--json", home=tmp_path).stdout
+        value: dict[str, Any] = orjson.loads(out)
+        return value
+
+    assert ignition() == {"ignite": True, "chosen": None, "config": True}
+    assert ignition("--set", "off") == {"ignite": False, "chosen": False, "config": True}
+    said = invoke("graft", "ignition", home=tmp_path).stdout
+    assert "waits for the next session" in said and "your choice" in said
+    assert ignition("--set", "config")["chosen"] is None
