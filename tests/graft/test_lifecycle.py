@@ -6,6 +6,7 @@ import dataclasses
 import itertools
 import os
 import stat
+import time
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from dshkit.graft.ledger import audit, audit_records, retirement
 from dshkit.graft.lifecycle import (
     ANSWERED,
     BAD_PLAN,
+    CANCEL_NOTICE,
     FAILED_MARK,
     NOT_CANCELLABLE,
     NOT_RETIRED,
@@ -29,7 +31,9 @@ from dshkit.graft.lifecycle import (
     State,
     begin,
     cancel,
+    cancel_request,
     claim_pending,
+    drive,
     first_turn_outcome,
     handoff,
     lease_name,
@@ -411,8 +415,10 @@ def test_a_stuck_handoff_is_cancelled_and_a_driven_one_is_not(world: World, stor
     driven = begin(store, plan_for("source-2", str(world.cwd)))
 
     with store.lease(lease_name(driven.id)), pytest.raises(Busy):
-        cancel(store, driven.id, by="cli")
+        cancel(store, driven.id, by="cli", wait_s=0)
     assert retirement(store, "claude", "source-2") is not None
+    # The live driver was asked to withdraw it: the request stands for its next step.
+    assert cancel_request(store, driven.id) == {"reason": "cancelled by a person", "by": "cli"}
 
     ended = cancel(store, stuck.id, by="cli", reason="the person changed their mind")
     assert ended.state == State.ROLLED_BACK
@@ -525,3 +531,38 @@ def test_a_lease_a_dead_driver_left_is_reclaimed_and_audited(world: World, store
         lease_name(txn.id),
         "scan",
     ]
+
+
+@pytest.mark.process
+def test_a_handoff_whose_new_session_is_starting_is_cancelled_by_its_live_driver(
+    world: World, store: Store
+) -> None:
+    import threading
+
+    world.script("hang", "hang", "hang")
+    plan = plan_for("source-c2", str(world.cwd))
+    txn = begin(store, plan)
+    slow = Ignition(timeout=60, poll=0.05)  # the hung CLI would be waited for a minute
+    ended: list[Any] = []
+
+    def drive_it() -> None:
+        with Store(world.state) as own:
+            ended.append(drive(own, txn.id, slow))
+
+    driver = threading.Thread(target=drive_it)
+    driver.start()
+    deadline = time.monotonic() + 30
+    while not world.calls() and time.monotonic() < deadline:  # its CLI started
+        time.sleep(0.05)
+    pointer = retirement(store, "claude", "source-c2")
+    assert pointer is not None and f"dshkit graft cancel --txn {txn.id}" in pointer.pointer()
+    done = cancel(store, txn.id, by="cli", reason="not now")
+    driver.join(30)
+    assert done.state == State.ROLLED_BACK and done.last_error == "not now"
+    assert ended and ended[0].state == State.ROLLED_BACK
+    assert retirement(store, "claude", "source-c2") is None  # the source works again
+    assert take_notice(store, "claude", "source-c2") == CANCEL_NOTICE
+    assert all(gone(pid) for pid, _ in world.calls())  # the starting CLI was ended
+    assert [step for _, step in world.calls()] == ["hang"]  # no further attempt
+    assert cancel_request(store, txn.id) is None
+    assert kinds(store)[-2:] == ["handoff-cancel-requested", "handoff-cancelled"]

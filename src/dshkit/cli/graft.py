@@ -571,11 +571,12 @@ def drive_command(txn_id: int, state_dir: str | None, as_json: bool) -> None:
 @state_dir_option
 @json_option
 def cancel_command(txn_id: int, reason: str | None, state_dir: str | None, as_json: bool) -> None:
-    """Withdraw a pending or stuck handoff whose new session has not started: the source works
-    again and is told so once. Audited (`handoff-cancelled`).
+    """Withdraw a handoff whose new session has not started (pending, stuck, or starting):
+    the source works again and is told so once. Audited (`handoff-cancelled`).
 
-    A handoff a live process is driving is left to it (exit 4: busy); one whose new session
-    started cannot be cancelled (release its source instead).
+    One a live process is starting is withdrawn by it, before its next step (exit 4, busy, if
+    it has not within 15 s: the request stands); one whose new session started cannot be
+    cancelled (release its source instead).
     """
     txn = _service(state_dir).cancel(txn_id, by="cli", reason=reason)
     if as_json:

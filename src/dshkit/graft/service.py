@@ -291,8 +291,8 @@ class GraftService:
             time.sleep(0.2)
 
     def cancel(self, txn_id: int, *, by: str, reason: str | None = None) -> lifecycle.Txn:
-        """Withdraw a pending or stuck handoff (its target not started): its source works again
-        (`lifecycle.cancel`)."""
+        """Withdraw a handoff whose target has not started (pending, stuck, or being started:
+        its live driver withdraws it): its source works again (`lifecycle.cancel`)."""
         with self._store() as store:
             return lifecycle.cancel(store, txn_id, by=by, reason=reason)
 

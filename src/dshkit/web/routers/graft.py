@@ -4,7 +4,8 @@
 ones the limit left out. `GET /api/graft/status?session=`: the panel (`dshkit graft
 debug-status --json`), or with a session id (or a unique prefix) that session's part (with its
 latest handoff's outcome). `POST /api/graft/cancel` `{"txn": N, "reason"?: …}`: withdraw a
-pending or stuck handoff; `POST /api/graft/release` `{"session": …, "harness"?: …,
+handoff whose new session has not started (a starting one by its live driver); `POST
+/api/graft/release` `{"session": …, "harness"?: …,
 "reason"?: …}`: un-retire a committed source on purpose. Both audited, `by` "console".
 `GET /api/graft/preview?session=`: the handoff card the session would get now (nothing
 started); `POST /api/graft/slice` `{"session": …, "harness"?: …}`: hand it off now.
@@ -170,7 +171,8 @@ def router(service: GraftService) -> Router:
 
     @api.post("/cancel", body=_cancel)
     async def post_cancel(request: Request, body: CancelBody) -> Json[TxnJson]:
-        """Withdraw a pending or stuck handoff (audited, by "console")."""
+        """Withdraw a handoff whose new session has not started: pending, stuck, or being
+        started (its live driver withdraws it). Audited, by "console"."""
         txn, reason = body["txn"], body.get("reason")
         done = await asyncio.to_thread(service.cancel, txn, by="console", reason=reason)
         return json_response(done.as_json(), headers=_NO_STORE)
