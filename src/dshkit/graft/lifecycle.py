@@ -705,8 +705,10 @@ def first_turn_outcome(events: list[dict[str, Any]]) -> str | None:
 
 
 def _verified(store: Store, lease: Lease, txn: Txn, target: str, kind: str, **detail: Any) -> None:
-    with store.transaction():
+    with store.transaction() as db:
         _update(store, txn.id, state=State.VERIFIED, target_id=target, child=None)
+        # A cancel asked too late: its new session showed first (it stays the target).
+        db.execute("DELETE FROM meta WHERE key = ?", (f"{CANCEL_KEY}{txn.id}",))
         store.db.execute("UPDATE graft_ledger SET target_id = ? WHERE txn_id = ?", (target, txn.id))
         _audit(store, kind, txn.plan, txn.id, target=target, **detail)
         lease.renew()
