@@ -307,10 +307,12 @@ def test_a_session_is_kept_from_the_forced_cut_and_given_back(tmp_path: Path) ->
     assert "dsh graft-status-1" in listed and "长重构" in listed
     text = invoke("graft", "status", "--session", "graft-st", home=tmp_path).stdout
     assert "excluded by a person" in text
-    back = invoke("graft", "include", "--session", "graft-st", "--json", home=tmp_path)
+    back = invoke("graft", "include", "graft-st", "--json", home=tmp_path)  # as an argument
     assert orjson.loads(back.stdout) == [] and status(tmp_path)["action"] == "force"
-    missing = invoke("graft", "exclude", "--session", "nope", home=tmp_path, check=False)
+    missing = invoke("graft", "exclude", "nope", home=tmp_path, check=False)
     assert missing.returncode != 0 and "nope" in missing.stderr
+    twice = invoke("graft", "exclude", "a", "--session", "b", home=tmp_path, check=False)
+    assert twice.returncode == 2 and "name the session once" in twice.stderr
 
 
 def test_the_ignition_switch_from_the_command_line(tmp_path: Path) -> None:
@@ -323,4 +325,4 @@ def test_the_ignition_switch_from_the_command_line(tmp_path: Path) -> None:
     assert ignition("--set", "off") == {"ignite": False, "chosen": False, "config": True}
     said = invoke("graft", "ignition", home=tmp_path).stdout
     assert "waits for the next session" in said and "your choice" in said
-    assert ignition("--set", "config")["chosen"] is None
+    assert ignition("config")["chosen"] is None  # as an argument

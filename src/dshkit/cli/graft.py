@@ -614,50 +614,74 @@ def release_command(
 
 
 @graft.command("exclude")
+@click.argument("session", type=ID, required=False)
 @click.option(
     "--session",
     "session_id",
     type=ID,
-    required=True,
-    help="A session id or a unique prefix (or the exact id of a handoff's source).",
+    default=None,
+    help="A session id or a unique prefix (or the exact id of a handoff's source); or give "
+    "it as the argument.",
 )
 @click.option("--harness", type=click.Choice(HARNESSES), default=None)
 @click.option("--reason", default=None, help="Why, for the audit trail.")
 @state_dir_option
 @json_option
 def exclude_command(
-    session_id: str, harness: str | None, reason: str | None, state_dir: str | None, as_json: bool
+    session: str | None,
+    session_id: str | None,
+    harness: str | None,
+    reason: str | None,
+    state_dir: str | None,
+    as_json: bool,
 ) -> None:
     """Keep a session from the forced cut: its model is still warned (without end: the band
     runs to 100%), but dshkit never hands it off by itself. Audited (`forced-cut-excluded`);
     `graft include` undoes it."""
+    named = _one_session(session, session_id)
     _print_exclusions(
-        _service(state_dir).exclude(session_id, harness, keep=True, by="cli", reason=reason),
-        as_json,
+        _service(state_dir).exclude(named, harness, keep=True, by="cli", reason=reason), as_json
     )
 
 
 @graft.command("include")
+@click.argument("session", type=ID, required=False)
 @click.option(
     "--session",
     "session_id",
     type=ID,
-    required=True,
-    help="A session id or a unique prefix (or the exact id of a handoff's source).",
+    default=None,
+    help="A session id or a unique prefix (or the exact id of a handoff's source); or give "
+    "it as the argument.",
 )
 @click.option("--harness", type=click.Choice(HARNESSES), default=None)
 @click.option("--reason", default=None, help="Why, for the audit trail.")
 @state_dir_option
 @json_option
 def include_command(
-    session_id: str, harness: str | None, reason: str | None, state_dir: str | None, as_json: bool
+    session: str | None,
+    session_id: str | None,
+    harness: str | None,
+    reason: str | None,
+    state_dir: str | None,
+    as_json: bool,
 ) -> None:
     """Give a session excluded from the forced cut back to it. Audited
     (`forced-cut-included`)."""
+    named = _one_session(session, session_id)
     _print_exclusions(
-        _service(state_dir).exclude(session_id, harness, keep=False, by="cli", reason=reason),
-        as_json,
+        _service(state_dir).exclude(named, harness, keep=False, by="cli", reason=reason), as_json
     )
+
+
+def _one_session(argument: str | None, option: str | None) -> str:
+    """The session named once, as the argument or with --session."""
+    if (argument is None) == (option is None):
+        raise click.UsageError(
+            "name the session once: as the argument or with --session"
+            + (" (not both)" if argument is not None else "")
+        )
+    return str(argument if argument is not None else option)
 
 
 @graft.command("exclusions")
@@ -687,6 +711,7 @@ def _print_exclusions(found: Exclusions, as_json: bool) -> None:
 
 
 @graft.command("ignition")
+@click.argument("switch", type=click.Choice(["on", "off", "config"]), required=False)
 @click.option(
     "--set",
     "choice",
@@ -697,9 +722,15 @@ def _print_exclusions(found: Exclusions, as_json: bool) -> None:
 )
 @state_dir_option
 @json_option
-def ignition_command(choice: str | None, state_dir: str | None, as_json: bool) -> None:
+def ignition_command(
+    switch: str | None, choice: str | None, state_dir: str | None, as_json: bool
+) -> None:
     """Whether a handoff starts its new session at once (the console's switch), and where that
-    comes from; with --set, change it (audited `ignition-switched`)."""
+    comes from; with SWITCH (or --set) on, off or config, change it (audited
+    `ignition-switched`)."""
+    if switch is not None and choice is not None and switch != choice:
+        raise click.UsageError(f"two settings given: {switch} and --set {choice}")
+    choice = choice or switch
     service = _service(state_dir)
     if choice is None:
         shown = service.ignition()
