@@ -408,7 +408,8 @@ def forced_report(
     # A cut that failed before its handoff began is told to the model (`force_failed_text`),
     # and one long past left its report to the turn it ended: neither is under way now.
     failed_since = row[1] is not None and int(row[1]) >= forced_at
-    stale = time.time() * 1000 - forced_at > REPORT_WINDOW_MS
+    if time.time() * 1000 - forced_at > REPORT_WINDOW_MS:
+        return None
     deadline = time.monotonic() + wait_s
     while True:
         found = store.db.execute(
@@ -424,7 +425,7 @@ def forced_report(
             settled = txn.target_id is not None or txn.state not in UNFINISHED
             if settled or late:
                 break
-        elif failed_since or stale:
+        elif failed_since:
             return None
         elif late:
             # The detached handoff has not begun yet: say where to look, once per cut.
