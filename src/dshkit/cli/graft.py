@@ -388,6 +388,19 @@ def _print_panel(panel: Panel) -> None:
         stdout.print(
             Text(f"  {notice['harness']} {notice['sessionId']} (handoff #{notice['txnId']})")
         )
+    ignition = panel["ignition"]
+    where = "your choice" if ignition["chosen"] is not None else "config.toml"
+    stdout.print(f"ignition: {'on' if ignition['ignite'] else 'off'} ({where})")
+    kept = panel["exclusions"]
+    stdout.print(f"kept from the forced cut: {len(kept) or 'none'}")
+    for each in kept:
+        stdout.print(Text(f"  {each['harness']} {each['sessionId']}"))
+    stale = panel["staleLeases"]
+    stdout.print(f"stale locks (`dshkit graft recover` reclaims graft's): {len(stale) or 'none'}")
+    for lease in stale:
+        stdout.print(Text(f"  {lease['name']}: pid {lease['pid']}, {lease['why']}"))
+    if panel["settingsError"]:
+        stdout.print(Text(f"settings refused: {panel['settingsError']}", style="red"))
 
 
 def _age(ms: int) -> str:
