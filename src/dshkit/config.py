@@ -412,6 +412,19 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         "forced": Setting(
             bool, True, "cut at the forced watermark (off: the warning band runs to 100%)"
         ),
+        "model_driven": Setting(
+            bool,
+            True,
+            "tell the model in the warning band that it may hand off, and escalate when it "
+            "does not (off: no warning, no escalation: only the forced cut)",
+        ),
+        "search_scope": Setting(
+            bool,
+            False,
+            "tell every session's model once, with its first context, to search only its "
+            "workspace (the prompt side of the guard's global-search block; a handoff's first "
+            "message always says it)",
+        ),
         "reserve_turns": Setting(
             int, 3, "turns of growth kept free for the handoff to finish", minimum=0, maximum=50
         ),

@@ -8,8 +8,9 @@ commits of what it wrote; the preview (`dshkit inject show`) calls the same func
 a store whose work never commits (`Call.dry`: nothing started, no commit called).
 
 An answer is a context for the model (`text`, with the `pieces` it is made of and where each
-comes from), a decision (allow, ask or deny a tool call; block a prompt or a stop), why there
-is nothing when there is nothing, what the hook starts besides answering (`effects`), and a
+comes from), a notice for the person (`notice`, where the harness shows one), a decision
+(allow, ask or deny a tool call; block a prompt or a stop), why there is nothing when there
+is nothing, what the hook starts besides answering (`effects`), and a
 `commit`: what was delivered, recorded in the store's "delivered once" ledger
 (`Store.mark_delivered`) and wherever else, which the runtime calls only once the answer
 carrying it was written to the harness.
@@ -310,13 +311,15 @@ class Answer:
         self.decision = decision
         self.effects = effects
         self.commit = commit
-        self.notice = notice  # one line for the person, where the harness shows one
+        # For the person, not the model: shown where the harness shows a hook's words to
+        # the person (`HookDialect.person`); a face asks `harnesses.shows_person` first.
+        self.notice = notice
 
     def words(self) -> dict[str, Any]:
         """The answer in dshkit's own words, what the runtime merges and a harness's dialect
         writes (`additionalContext`; `permissionDecision` with `permissionDecisionReason`;
-        `decision: "block"` with `reason`; `systemMessage`, the line for the person); {} when
-        it says nothing."""
+        `decision: "block"` with `reason`; `systemMessage`, for the person); {} when it says
+        nothing."""
         said: dict[str, Any] = {}
         if self.text:
             said["additionalContext"] = self.text

@@ -278,6 +278,15 @@ GRAFT = Plugin(
             order=40,
             quiet="dshkit.graft.marker:quiet_payload",  # a session far below the band
         ),
+        # After a forced cut, the person is told where the work went (it waits, briefly, for
+        # the detached handoff to start the new session: what the gate's check leaves).
+        Hook(
+            "Stop",
+            "dshkit.graft.hook:on_stop",
+            budget=1.0,
+            order=60,
+            when_exists="graft.used",
+        ),
     ),
     counter="SELECT (SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), 0) FROM graft_txns) "
     "|| ':' || (SELECT COALESCE(MAX(id), 0) FROM graft_audit)",

@@ -537,6 +537,9 @@ SESSION_ROWS: tuple[SessionRows, ...] = (
     SessionRows("graft_audit", _OWN_OR_SOURCE),
     SessionRows("graft_watch"),
     SessionRows("graft_txns"),
+    # A person's exclusion of the session from the forced cut (`graft.marker.EXCLUDE_KEY`),
+    # with their reason.
+    SessionRows("meta", "key = 'graft.exclude:' || :harness || ':' || :session_id"),
     # memory: what was harvested from the session, its index entries first (they are found
     # through the records).
     SessionRows(
@@ -616,6 +619,8 @@ PROFILE_LEASE = "profile"
 PROFILE_DELIVERY = "profile"  # the effective profile text, once per session
 CAPABILITY_DELIVERY = "capability"  # the capability facts, again when they change
 GRAFT_NOTICE_DELIVERY = "graft-notice"  # a handoff's notice owed to a session, by txn id
+GRAFT_PERSON_DELIVERY = "graft-person"  # where a forced cut's work went, told the person
+GRAFT_SCOPE_DELIVERY = "graft-scope"  # where to search (the workspace), once per session
 MEMORY_DELIVERY = "memory"  # the workspace's memory at a session's start, the text's digest
 GATE_REWORK_DELIVERY = "gate-rework"  # a failed deliverable's evidence, once per content
 
@@ -1202,6 +1207,7 @@ class Store:
             with self.transaction():
                 holder = self.lease_holder(name)
                 if holder is None:
+                    self._reclaimed(name)  # a dead or lapsed holder's lease is taken over
                     held.renew()
                     break
             now = time.monotonic()
@@ -1217,6 +1223,41 @@ class Store:
             with self.transaction():
                 if self.get_meta(held.key, "") == held.value:
                     self.set_meta(held.key, "")
+
+    def stale_leases(self, prefix: str = "") -> list[tuple[str, int | None, str]]:
+        """The leases (whose names start with `prefix`) left held by no live process (a holder
+        that died, or stopped renewing): (name, pid, why). Read-only: what a reclaim would
+        take over."""
+        start = f"lease.{prefix}"
+        rows = self.db.execute(
+            "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ? AND value != ''",
+            (len(start), start),
+        ).fetchall()
+        found = []
+        for key, value in rows:
+            name = key[len("lease.") :]
+            if self.lease_holder(name) is None:
+                found.append((name, *_stale_why(value)))
+        return sorted(found)
+
+    def reclaim_stale_leases(self, prefix: str = "") -> list[tuple[str, int | None, str]]:
+        """Let go of every lease (named `prefix`…) no live process holds (`stale_leases`),
+        each audited `lock-reclaimed`; a live holder's lease is left alone. What was
+        reclaimed."""
+        with self.transaction():
+            stale = self.stale_leases(prefix)
+            for name, _, _ in stale:
+                self._reclaimed(name)
+                self.set_meta(f"lease.{name}", "")
+        return stale
+
+    def _reclaimed(self, name: str) -> None:
+        """Audit a lease about to be taken over from a holder that is gone (nothing when it
+        was free): the only trace that a process died holding it (inside a transaction)."""
+        value = self.get_meta(f"lease.{name}") or ""
+        if value:
+            pid, why = _stale_why(value)
+            audit(self, "lock-reclaimed", lease=name, pid=pid, why=why, by=os.getpid())
 
     def lease_holder(self, name: str) -> int | None:
         """The pid of the live process holding lease `name`, or None."""
@@ -1236,6 +1277,16 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _stale_why(value: str) -> tuple[int | None, str]:
+    """A lease value no live process holds: its pid and why it is stale."""
+    pid, _, expiry = value.partition(":")
+    if not pid.isdigit() or not expiry.isdigit():
+        return None, "unreadable"
+    if not alive(int(pid)):
+        return int(pid), "holder dead"
+    return int(pid), "not renewed in time"
 
 
 class Lease:

@@ -96,8 +96,14 @@ def test_status_follows_the_graft_config_and_reports_its_error(tmp_path: Path) -
     text = invoke("graft", "status", "--session", "graft-st", home=tmp_path).stdout
     assert "configuration error" in text and "no warning window" in text
     (state / "config.toml").write_text("[graft]\nmode = 'sliding'\n")
+    # A value that does not fit is refused, said, and its default used: the decision shown is
+    # the one the hooks make (dynamic), never none at all.
     bad = invoke("graft", "status", "--session", "graft-st", home=tmp_path, check=False)
-    assert bad.returncode == 1 and "[graft] mode" in bad.stderr and "'dynamic'" in bad.stderr
+    assert bad.returncode == 0 and "settings refused" in bad.stdout
+    assert "[graft] mode" in bad.stdout and "'dynamic'" in bad.stdout
+    assert "the default is used instead" in bad.stdout and "watermark mode  dynamic" in bad.stdout
+    refused = status(tmp_path)
+    assert refused["watermark"]["mode"] == "dynamic" and "[graft] mode" in refused["settingsError"]
 
 
 def test_status_uses_and_names_the_window_configured_for_the_sessions_model(
@@ -284,3 +290,39 @@ def test_cancel_and_release_are_audited_with_json(world: World) -> None:
         records = {r.kind: r.detail for r in ledger.audit_records(store)}
     assert records["handoff-cancelled"]["by"] == "cli"
     assert records["source-released"]["by"] == "cli"
+
+
+def test_a_session_is_kept_from_the_forced_cut_and_given_back(tmp_path: Path) -> None:
+    scanned(tmp_path, tokens=120_000)  # 94% of 128,000: past the forced cut
+    assert status(tmp_path)["action"] == "force"
+    kept = invoke(
+        "graft", "exclude", "--session", "graft-st", "--reason", "长重构", "--json", home=tmp_path
+    )
+    [shown] = orjson.loads(kept.stdout)
+    assert (shown["sessionId"], shown["by"], shown["reason"]) == ("graft-status-1", "cli", "长重构")
+    now = status(tmp_path)
+    assert now["excludedFromForcedCut"] is True and now["action"] == "nudge"  # warned, not cut
+    assert now["watermark"]["forced"] is None
+    listed = invoke("graft", "exclusions", home=tmp_path).stdout
+    assert "dsh graft-status-1" in listed and "长重构" in listed
+    text = invoke("graft", "status", "--session", "graft-st", home=tmp_path).stdout
+    assert "excluded by a person" in text
+    back = invoke("graft", "include", "graft-st", "--json", home=tmp_path)  # as an argument
+    assert orjson.loads(back.stdout) == [] and status(tmp_path)["action"] == "force"
+    missing = invoke("graft", "exclude", "nope", home=tmp_path, check=False)
+    assert missing.returncode != 0 and "nope" in missing.stderr
+    twice = invoke("graft", "exclude", "a", "--session", "b", home=tmp_path, check=False)
+    assert twice.returncode == 2 and "name the session once" in twice.stderr
+
+
+def test_the_ignition_switch_from_the_command_line(tmp_path: Path) -> None:
+    def ignition(*args: str) -> dict[str, Any]:
+        out = invoke("graft", "ignition", *args, "--json", home=tmp_path).stdout
+        value: dict[str, Any] = orjson.loads(out)
+        return value
+
+    assert ignition() == {"ignite": True, "chosen": None, "config": True}
+    assert ignition("--set", "off") == {"ignite": False, "chosen": False, "config": True}
+    said = invoke("graft", "ignition", home=tmp_path).stdout
+    assert "waits for the next session" in said and "your choice" in said
+    assert ignition("config")["chosen"] is None  # as an argument

@@ -94,3 +94,11 @@ def test_forgetting_a_source_takes_its_graft_rows_and_only_its(world: World, how
         # The target carries on: its own session is not the forgotten one's to take.
         assert ledger.retirement(store, "claude", done.target_id) is None
         assert store.db.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_forgetting_a_session_drops_its_exclusion_from_the_forced_cut(tmp_path: Path) -> None:
+    with Store(tmp_path / "state") as store:
+        ledger.set_excluded(store, "claude", "s-gone", True, by="cli", reason="私人项目")
+        ledger.set_excluded(store, "claude", "s-kept", True, by="cli", reason=None)
+        store.forget_sessions([("claude", "s-gone")])
+        assert [x.session_id for x in ledger.exclusions(store)] == ["s-kept"]

@@ -151,7 +151,9 @@ def test_only_the_newest_uncovered_failure_stays_as_a_one_line_blocker_with_its_
     assert "\n" not in state.blocker.text and len(state.blocker.text) <= BLOCKER_CHARS
     assert state.blocker.text.startswith("make deploy --again 失败：Error:")
     assert f"seq={newest}" in state.blocker.text  # says where the rest is
-    assert state.slimming.resolved_errors == 2 and state.slimming.error_bodies == 1
+    # Only "make old" was covered (by the commit); "make deploy" was fixed by nothing.
+    assert state.slimming.resolved_errors == 1 and state.slimming.error_bodies == 1
+    assert state.slimming.unresolved_errors == 1
 
 
 def test_a_successful_rerun_of_the_same_call_covers_its_failure() -> None:
@@ -449,3 +451,62 @@ def test_a_claude_code_transcript_is_prepared_with_its_own_tools(tmp_path: Path)
     assert [item["text"] for item in board["inProgress"]] == [
         "再把 README 里的用法补上（尚未回答）"
     ]
+
+
+# -- issue 32: true counts, Claude Code's stand-ins, the JSON's maybe-rules -----------------------
+
+
+def claude_events(*records: dict[str, Any]) -> list[dict[str, Any]]:
+    """Claude Code transcript entries as its session adapter reads them (seq by position)."""
+    from dshkit.sessions.claude import ClaudeAdapter
+
+    events = ClaudeAdapter().normalize(list(records), {})
+    return [{**event, "seq": n} for n, event in enumerate(events)]
+
+
+def assistant(text: str, *, model: str = "claude-test", **extra: Any) -> dict[str, Any]:
+    message = {"role": "assistant", "model": model, "content": [{"type": "text", "text": text}]}
+    return {"type": "assistant", "message": message, "requestId": f"r-{text[:8]}", **extra}
+
+
+def test_claude_codes_no_response_requested_is_not_the_models_last_words() -> None:
+    events = claude_events(
+        {"type": "user", "message": {"role": "user", "content": "重构配置模块"}},
+        assistant("配置已拆成两个文件。接下来我要更新 README 里的配置说明。"),
+        {"type": "user", "message": {"role": "user", "content": "好"}},
+        # What Claude Code writes in the model's place when nothing was asked of it.
+        assistant("No response requested.", model="<synthetic>"),
+    )
+    todo = [item.text for item in extract_semantic_state(events, "claude", CWD).todo]
+    assert todo == ["接下来我要更新 README 里的配置说明。"]
+
+
+def test_failures_nothing_fixed_are_not_counted_as_covered() -> None:
+    log = Log().user("部署")
+    log.bash("make deploy", "first failure", error=True)
+    log.bash("make deploy --retry", "second failure", error=True)
+    newest = log.bash("make deploy --force", "third failure", error=True)
+    state = state_of(log)
+    assert state.blocker is not None and state.blocker.seq == newest
+    assert state.slimming.resolved_errors == 0 and state.slimming.unresolved_errors == 2
+    card = build_handoff(source(), log.events, SETTINGS).card.text
+    line = next(line for line in card.splitlines() if line.startswith("**已按语义瘦身**"))
+    assert "丢弃 0 条已被后续成功覆盖的报错" in line and "另有 2 条更早的报错" in line
+
+
+def test_the_handoff_json_carries_the_maybe_rules_block() -> None:
+    log = Log().user("把导出功能做完")
+    log.say("好的。").end()
+    log.user("导出的文件名里带上日期吧")  # no class takes it: carried as maybe a rule
+    log.say("收到。").end()
+    handoff = build_handoff(source(), log.events, SETTINGS)
+    shown = handoff.as_json()["maybeRules"]
+    assert [m["text"] for m in shown["carried"]] == ["导出的文件名里带上日期吧"]
+    assert shown["leftOut"] == [] and shown["text"] and shown["text"] in handoff.first_message
+
+
+def test_the_target_is_told_to_search_only_its_workspace() -> None:
+    log = Log().user("查一下哪里用了旧接口")
+    log.end()
+    first = build_handoff(source(), log.events, SETTINGS).first_message
+    assert f"搜索文件只在工作区 {CWD} 内进行" in first and "AppData" in first

@@ -5,6 +5,7 @@ the forced cut starting a real handoff through the (fake) Claude Code CLI."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -458,3 +459,180 @@ def test_a_session_near_the_band_is_skipped_without_a_store_or_json(world: World
     assert watched(world, "s-near") == kept
     transcript.step(70_000)  # at the warning line: checked, and told
     assert "70%" in context(hook(world, "PostToolUse", transcript.payload()))
+
+
+def test_an_out_of_range_value_is_refused_and_the_defaults_still_warn_and_cut(
+    world: World,
+) -> None:
+    # warning_ratio 1.5 is out of range: refused, its default (70%) used; the rest is kept.
+    (world.state / "config.toml").write_text(FIXED + "warning_ratio = 1.5\n")
+    transcript = Transcript(world, "s-bad").prompt("继续").step(72_000)
+    nudge = context(hook(world, "PostToolUse", transcript.payload()))
+    assert "72%" in nudge and "graft_slice_and_inject" in nudge
+    log = (world.state / "hooks.log").read_text()
+    assert "warning_ratio = 1.5" in log and "the default is used instead" in log
+    with Store(world.state) as store:
+        refused = [r for r in audit_records(store) if r.kind == "settings-refused"]
+    assert len(refused) == 1 and "warning_ratio" in refused[0].detail["problem"]
+    transcript.step(73_000)
+    hook(world, "PostToolUse", transcript.payload())  # escalated; the refusal is audited once
+    with Store(world.state) as store:
+        assert [r.kind for r in audit_records(store)].count("settings-refused") == 1
+
+
+def test_model_driven_off_leaves_only_the_forced_cut(world: World) -> None:
+    (world.state / "config.toml").write_text(FIXED + "model_driven = false\n")
+    transcript = Transcript(world, "s-quiet").prompt("继续").step(72_000)
+    assert context(hook(world, "PostToolUse", transcript.payload())) == ""
+    transcript.step(73_000)
+    assert context(hook(world, "PostToolUse", transcript.payload())) == ""
+    assert kinds(world) == []
+
+
+def test_an_excluded_session_is_warned_but_never_cut(world: World) -> None:
+    with Store(world.state) as store:
+        ledger.set_excluded(store, "claude", "s-kept", True, by="cli", reason=None)
+    transcript = Transcript(world, "s-kept").prompt("继续").step(72_000)
+    assert "72%" in context(hook(world, "PostToolUse", transcript.payload()))
+    transcript.step(90_000)
+    beyond = context(hook(world, "PostToolUse", transcript.payload()))
+    assert beyond != FORCE_TEXT and "水位告急" in beyond  # the band runs to the end
+    assert "force-graft" not in kinds(world)
+
+
+@pytest.mark.process
+def test_after_a_forced_cut_the_person_is_told_where_the_work_went(world: World) -> None:
+    transcript = Transcript(world, "s-cut").prompt("把文档补全").step(76_000)
+    assert context(hook(world, "PostToolUse", transcript.payload())) == FORCE_TEXT
+    # While the model says where it stopped, the handoff (detached) starts the new session.
+    txn = wait_committed(world, "s-cut")
+    # The turn ends: Claude Code shows the person a hook's `systemMessage` (never the model).
+    stopped = hook(world, "Stop", transcript.payload(stop_hook_active=False))
+    told = str(stopped.get("systemMessage", ""))
+    assert txn.target_id and txn.target_id in told, stopped
+    assert f"claude --resume {txn.target_id}" in told and "强制切断" in told
+    assert "hookSpecificOutput" not in stopped  # nothing of it goes to the model
+    again = hook(world, "Stop", transcript.payload(stop_hook_active=False))
+    assert "systemMessage" not in again  # once
+
+
+def wait_committed(world: World, session: str) -> Any:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with Store(world.state) as store:
+            done = [
+                t for t in transactions(store, (State.COMMITTED,)) if t.plan.session_id == session
+            ]
+        if done:
+            return done[0]
+        time.sleep(0.2)
+    pytest.fail(f"the handoff of {session} did not commit")
+
+
+def test_a_forced_cut_still_starting_at_the_end_of_the_turn_says_where_to_look(
+    world: World,
+) -> None:
+    from dshkit.graft.hook import on_stop
+    from dshkit.hookio import Call
+
+    with Store(world.state) as store:
+        with store.transaction() as db:
+            live._save(db, "claude", "s-slow", forced_at=ledger.now_ms() - 1_000)
+        txn = begin(store, plan_for("s-slow", str(world.cwd)))  # its target not started yet
+    call = Call("Stop", {"session_id": "s-slow"}, "claude", str(world.state))
+    try:
+        answer = on_stop(call)
+    finally:
+        call.close()
+    assert answer is not None and answer.decision is None and not answer.text
+    told = answer.notice
+    assert "强制切断" in told and f"交接 #{txn.id}" in told
+    assert "dshkit graft status --session s-slow" in told
+    assert f"dshkit graft cancel --txn {txn.id}" in told
+
+
+def test_a_harness_that_shows_the_person_nothing_sends_the_model_on_to_say_it(
+    world: World,
+) -> None:
+    from dshkit.graft.hook import on_stop
+    from dshkit.graft.lifecycle import claim_pending
+    from dshkit.hookio import Call
+
+    with Store(world.state) as store:
+        with store.transaction() as db:
+            live._save(db, "dsh", "s-dsh", forced_at=ledger.now_ms() - 1_000)
+        plan = dataclasses.replace(
+            plan_for("s-dsh", str(world.cwd)), harness="dsh", target_harness="dsh"
+        )
+        txn = begin(store, plan, ignite=False)
+        claim_pending(store, txn.id, "dsh", "s-dsh-next")
+    call = Call("Stop", {"session_id": "s-dsh"}, "dsh", str(world.state))
+    try:
+        answer = on_stop(call)
+        assert answer is not None and answer.decision is not None
+        kind, reason = answer.decision
+        assert kind == "block" and reason.startswith(live.RELAY)
+        assert "s-dsh-next" in reason and f"交接 #{txn.id}" in reason and not answer.notice
+        with Store(world.state) as store:
+            assert answer.commit is not None
+            answer.commit(store)
+        assert on_stop(call).decision is None  # type: ignore[union-attr]  # once
+    finally:
+        call.close()
+
+
+def test_a_prompt_to_a_handed_off_source_is_blocked_but_a_model_step_is_not(
+    world: World,
+) -> None:
+    from dshkit.graft.hook import on_prompt
+    from dshkit.hookio import Call
+
+    with Store(world.state) as store:
+        begin(store, plan_for("s-steps", str(world.cwd)))
+    payload = {"session_id": "s-steps", "prompt": "继续", "cwd": str(world.cwd)}
+    for step, blocked in ((False, True), (True, False)):
+        call = Call("UserPromptSubmit", payload, "claude", str(world.state), step=step)
+        try:
+            answer = on_prompt(call)
+            decided = None if answer is None or answer.decision is None else answer.decision[0]
+            assert (decided == "block") is blocked
+        finally:
+            call.close()
+
+
+def test_every_session_is_told_once_to_search_only_its_workspace(world: World) -> None:
+    transcript = Transcript(world, "s-scope").prompt("找一下旧接口")
+    # Off by default: a start says nothing of it.
+    assert context(hook(world, "SessionStart", transcript.payload(source="startup"))) == ""
+    (world.state / "config.toml").write_text(FIXED + "search_scope = true\n")
+    started = context(hook(world, "SessionStart", transcript.payload(source="startup")))
+    assert f"搜索文件只在工作区 {world.cwd} 内进行" in started and "AppData" in started
+    assert context(hook(world, "SessionStart", transcript.payload(source="resume"))) == ""
+    # A compaction drops what was said: it is said again.
+    again = context(hook(world, "SessionStart", transcript.payload(source="compact")))
+    assert "搜索文件只在工作区" in again
+    # Claude Code's first request gets its start's context: a prompt says nothing more.
+    said = context(hook(world, "UserPromptSubmit", transcript.payload(prompt="找一下旧接口")))
+    assert "搜索文件只在工作区" not in said
+
+
+def test_a_forced_cut_that_failed_before_its_handoff_began_is_not_reported_as_under_way(
+    world: World,
+) -> None:
+    from dshkit.graft.hook import on_stop
+    from dshkit.hookio import Call
+
+    marker.mark(str(world.state))
+    with Store(world.state) as store:
+        with store.transaction() as db:
+            live._save(db, "claude", "s-failed", forced_at=ledger.now_ms() - 2_000)
+        ledger.record_force_failure(store, "claude", "s-failed", "constraints truncated")
+        with store.transaction() as db:  # and one cut long past, whose handoff never began
+            live._save(db, "claude", "s-old", forced_at=ledger.now_ms() - 3_600_000)
+    for session in ("s-failed", "s-old"):
+        call = Call("Stop", {"session_id": session}, "claude", str(world.state))
+        try:
+            answer = on_stop(call)
+        finally:
+            call.close()
+        assert answer is not None and not answer.notice and answer.decision is None, session

@@ -6,6 +6,8 @@ import dataclasses
 import itertools
 import os
 import stat
+import time
+from typing import Any
 
 import pytest
 
@@ -16,6 +18,7 @@ from dshkit.graft.ledger import audit, audit_records, retirement
 from dshkit.graft.lifecycle import (
     ANSWERED,
     BAD_PLAN,
+    CANCEL_NOTICE,
     FAILED_MARK,
     NOT_CANCELLABLE,
     NOT_RETIRED,
@@ -28,7 +31,9 @@ from dshkit.graft.lifecycle import (
     State,
     begin,
     cancel,
+    cancel_request,
     claim_pending,
+    drive,
     first_turn_outcome,
     handoff,
     lease_name,
@@ -410,8 +415,10 @@ def test_a_stuck_handoff_is_cancelled_and_a_driven_one_is_not(world: World, stor
     driven = begin(store, plan_for("source-2", str(world.cwd)))
 
     with store.lease(lease_name(driven.id)), pytest.raises(Busy):
-        cancel(store, driven.id, by="cli")
+        cancel(store, driven.id, by="cli", wait_s=0)
     assert retirement(store, "claude", "source-2") is not None
+    # The live driver was asked to withdraw it: the request stands for its next step.
+    assert cancel_request(store, driven.id) == {"reason": "cancelled by a person", "by": "cli"}
 
     ended = cancel(store, stuck.id, by="cli", reason="the person changed their mind")
     assert ended.state == State.ROLLED_BACK
@@ -453,3 +460,109 @@ def test_a_committed_source_is_released_on_purpose(world: World, store: Store) -
     assert live.value.code == NOT_RETIRED and "cancel" in str(live.value)
     # Released, it may hand off again without allowReslice.
     assert begin(store, plan_for("source-1", str(world.cwd), boundary=60)).state == State.PREPARING
+
+
+def test_claude_codes_api_error_message_is_no_answer_to_the_first_turn() -> None:
+    from dshkit.sessions.claude import ClaudeAdapter
+
+    records: list[dict[str, Any]] = [
+        {"type": "user", "message": {"role": "user", "content": "交接内容"}},
+        {  # what Claude Code writes when the request failed: in the model's place
+            "type": "assistant",
+            "isApiErrorMessage": True,
+            "error": "authentication_failed",
+            "message": {
+                "role": "assistant",
+                "model": "<synthetic>",
+                "content": [{"type": "text", "text": "API Error: 401 invalid x-api-key"}],
+            },
+        },
+    ]
+    said = first_turn_outcome(ClaudeAdapter().normalize(records, {}))
+    assert said is not None and said != ANSWERED
+    assert "authentication_failed: API Error: 401 invalid x-api-key" in said
+    stand_in: dict[str, Any] = {**records[1], "isApiErrorMessage": False, "error": None}
+    stand_in["message"] = {**records[1]["message"], "content": [{"type": "text", "text": "x"}]}
+    # A stand-in that is no error is no answer either: the turn is still running.
+    assert first_turn_outcome(ClaudeAdapter().normalize([records[0], stand_in], {})) is None
+
+
+def test_the_pointer_while_the_target_starts_offers_the_cancel_command(
+    world: World, store: Store
+) -> None:
+    txn = begin(store, plan_for("source-c", str(world.cwd)))
+    starting = retirement(store, "claude", "source-c")
+    assert starting is not None
+    assert f"dshkit graft cancel --txn {txn.id}" in starting.pointer()
+    waiting = begin(store, plan_for("source-p", str(world.cwd)), ignite=False)
+    pending = retirement(store, "claude", "source-p")
+    assert pending is not None and f"dshkit graft cancel --txn {waiting.id}" in pending.pointer()
+
+
+@pytest.mark.process
+def test_a_lease_a_dead_driver_left_is_reclaimed_and_audited(world: World, store: Store) -> None:
+    import subprocess
+    import sys
+
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    pid = int(dead.stdout)
+    txn = begin(store, plan_for("source-l", str(world.cwd)), ignite=False)
+    with store.transaction():
+        store.set_meta(f"lease.{lease_name(txn.id)}", f"{pid}:9999999999")
+        store.set_meta("lease.graft-txn-999", f"{os.getpid()}:9999999999")  # a live holder
+    assert store.stale_leases("graft-txn-") == [(lease_name(txn.id), pid, "holder dead")]
+    recover(store, FAST)
+    records = [r for r in audit_records(store) if r.kind == "lock-reclaimed"]
+    assert [(r.detail["lease"], r.detail["pid"], r.detail["why"]) for r in records] == [
+        (lease_name(txn.id), pid, "holder dead")
+    ]
+    assert store.get_meta("lease.graft-txn-999") == f"{os.getpid()}:9999999999"  # left alone
+    # A lease taken over directly (no recovery first) is audited the same way.
+    with store.transaction():
+        store.set_meta("lease.scan", f"{pid}:9999999999")
+    with store.lease("scan", wait=0):
+        pass
+    assert [r.detail["lease"] for r in audit_records(store) if r.kind == "lock-reclaimed"] == [
+        lease_name(txn.id),
+        "scan",
+    ]
+
+
+@pytest.mark.process
+def test_a_handoff_whose_new_session_is_starting_is_cancelled_by_its_live_driver(
+    world: World, store: Store
+) -> None:
+    import threading
+
+    world.script("hang", "hang", "hang")
+    plan = plan_for("source-c2", str(world.cwd))
+    txn = begin(store, plan)
+    slow = Ignition(timeout=60, poll=0.05)  # the hung CLI would be waited for a minute
+    ended: list[Any] = []
+
+    def drive_it() -> None:
+        with Store(world.state) as own:
+            ended.append(drive(own, txn.id, slow))
+
+    driver = threading.Thread(target=drive_it)
+    driver.start()
+    deadline = time.monotonic() + 30
+    while not world.calls() and time.monotonic() < deadline:  # its CLI started
+        time.sleep(0.05)
+    pointer = retirement(store, "claude", "source-c2")
+    assert pointer is not None and f"dshkit graft cancel --txn {txn.id}" in pointer.pointer()
+    done = cancel(store, txn.id, by="cli", reason="not now")
+    driver.join(30)
+    assert done.state == State.ROLLED_BACK and done.last_error == "not now"
+    assert ended and ended[0].state == State.ROLLED_BACK
+    assert retirement(store, "claude", "source-c2") is None  # the source works again
+    assert take_notice(store, "claude", "source-c2") == CANCEL_NOTICE
+    assert all(gone(pid) for pid, _ in world.calls())  # the starting CLI was ended
+    assert [step for _, step in world.calls()] == ["hang"]  # no further attempt
+    assert cancel_request(store, txn.id) is None
+    assert kinds(store)[-2:] == ["handoff-cancel-requested", "handoff-cancelled"]

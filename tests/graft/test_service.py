@@ -161,11 +161,40 @@ def test_what_the_layers_below_raise_reaches_the_surfaces_as_it_is(tmp_path: Pat
     # by class), so the service passes them on untranslated.
     assert issubclass(ConfigError, Invalid) and issubclass(StoreError, Unavailable)
     assert issubclass(LeaseBusy, Busy)
+    # A [graft] value that does not fit is no error of the service: refused, its default used
+    # (as at the hooks), and the refusal shown where a person looks.
     (tmp_path / "config.toml").write_text("[graft]\nbogus = 1\n")
-    with pytest.raises(ConfigError, match="bogus"):
-        GraftService(tmp_path).status("s1")
+    refused = GraftService(tmp_path).debug_status()["settingsError"]
+    assert refused is not None and "bogus" in refused
     (tmp_path / "config.toml").unlink()
     with Store(tmp_path) as store:
         store.db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
     with pytest.raises(StoreError, match="newer dshkit"):
         GraftService(tmp_path).audit()
+
+
+def test_the_ignition_switch_overrides_the_config_for_the_next_slice(world: World) -> None:
+    say(world, "s-switch", "把文档补全")
+    graft = service(world, ignite=True)
+    assert graft.ignition() == {"ignite": True, "chosen": None, "config": True}
+    assert graft.set_ignition(False, by="cli")["ignite"] is False
+    sliced = graft.slice("s-switch", "claude", drive="now", refresh=Refresh.WAIT)
+    assert sliced.txn.state == State.PENDING and sliced.txn.target_id is None  # nothing started
+    assert world.calls() == []
+    with pytest.raises(Invalid, match="ignite must be"):
+        graft.set_ignition("on", by="cli")  # type: ignore[arg-type]
+
+
+def test_a_session_is_excluded_and_included_by_a_unique_prefix(world: World) -> None:
+    say(world, "s-keep-me", "长任务")
+    graft = service(world, ignite=True)
+    graft.prepare("s-keep-me", "claude", refresh=Refresh.WAIT)  # scanned
+    kept = graft.exclude("s-keep", "claude", by="cli", reason="refactor")
+    assert [(x.session_id, x.by, x.reason) for x in kept.sessions] == [
+        ("s-keep-me", "cli", "refactor")
+    ]
+    assert graft.status("s-keep-me", "claude").excluded is True
+    assert graft.exclude("s-keep-me", "claude", keep=False, by="cli").sessions == ()
+    with Store(world.state) as store:
+        kinds = [r.kind for r in ledger.audit_records(store)]
+    assert kinds == ["forced-cut-excluded", "forced-cut-included"]

@@ -140,8 +140,9 @@ def test_a_bad_config_leaves_the_rest_of_the_panel(world: World) -> None:
         (world.state / "config.toml").write_text("[graft]\nreserve_turns = 'many'\n")
         part = debug_status(store, source)["session"]
     assert part is not None and part["settingsError"] is not None
-    assert part["decision"] is None and "reserve_turns" in part["settingsError"]
-    assert part["retirement"] is None
+    assert "reserve_turns" in part["settingsError"]
+    # Decided on the default for the refused value, as the hooks decide.
+    assert part["decision"] is not None and part["retirement"] is None
 
 
 def test_an_empty_store_has_an_empty_panel(tmp_path: Path) -> None:
@@ -267,3 +268,41 @@ def test_the_panel_decides_as_the_hooks_would_from_the_stored_watch_state(world:
     part = service.session_status("c-warned")
     assert part["decision"] is not None and part["decision"]["action"] == "none"
     assert part["handoff"] is None and part["forcedCutFailure"] is None
+
+
+@pytest.mark.process
+def test_the_panel_lists_stale_locks_exclusions_and_the_ignition_and_takes_nothing(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    state = tmp_path / "state"
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    with Store(state) as store:
+        with store.transaction():
+            store.set_meta("lease.graft-txn-7", f"{int(dead.stdout)}:9999999999")
+        ledger.set_excluded(store, "dsh", "kept-1", True, by="cli", reason=None)
+        ledger.set_ignition_choice(store, False, by="cli")
+    (state / "config.toml").write_text("[graft]\nwarning_margin = 2\n")
+    shown = orjson.loads(graft_cli(state, "debug-status", "--json").stdout)
+    assert shown["staleLeases"] == [
+        {"name": "graft-txn-7", "pid": int(dead.stdout), "why": "holder dead"}
+    ]
+    assert [x["sessionId"] for x in shown["exclusions"]] == ["kept-1"]
+    assert shown["ignition"] == {"ignite": False, "chosen": False, "config": True}
+    assert "warning_margin = 2" in shown["settingsError"]
+    text = graft_cli(state, "debug-status").stdout
+    assert "ignition: off (your choice)" in text and "dsh kept-1" in text
+    assert "graft-txn-7: pid" in text and "settings refused" in text
+    with Store(state) as store:  # read-only: the stale lock is still there
+        assert store.get_meta("lease.graft-txn-7") == f"{int(dead.stdout)}:9999999999"
+
+
+def graft_cli(state: Path, *args: str) -> Any:
+    return run_dshkit("graft", *args, "--state-dir", str(state), home=state.parent)

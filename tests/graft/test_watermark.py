@@ -569,3 +569,35 @@ def test_after_the_escalation_only_the_forced_line_counts() -> None:
         below = decide(near_band(None, last).events, FIXED, escalated)
         assert (below.action, below.state) == ("none", escalated)
     assert decide(near_band(None, 150_000).events, FIXED, escalated).action == "force"
+
+
+def test_model_driven_off_warns_and_escalates_never_but_still_cuts() -> None:
+    quiet = replace(FIXED, model_driven=False)
+    session = Session().start().step(72_000)
+    warned = decide(session.events, quiet, GraftState())
+    assert warned.action == "none" and warned.text is None
+    assert "model_driven is off" in warned.reason
+    session.call("bash").step(74_000)
+    assert decide(session.events, quiet, warned.state).action == "none"
+    session.call("bash").step(76_000)
+    forced = decide(session.events, quiet, warned.state)
+    assert forced.action == "force" and forced.mark is None  # nobody was warned to ignore it
+
+
+def test_a_refused_value_takes_its_default_and_the_others_keep_theirs(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(
+        '[graft]\nmode = "fixed"\nforced_ratio = 7.5\nwindow_tokens = 100000\nbogus = 1\n'
+    )
+    settings, problem = GraftSettings.resolve(tmp_path, {})
+    assert settings.mode == "fixed" and settings.window_tokens == 100_000
+    assert settings.forced_ratio == 0.75 and settings.forced  # the default, never "off"
+    assert problem is not None
+    assert "forced_ratio = 7.5" in problem and "at most 1" in problem and "bogus" in problem
+    # An override that does not fit is refused the same way.
+    (tmp_path / "config.toml").write_text("")
+    fine, none = GraftSettings.resolve(tmp_path, {})
+    assert (fine, none) == (GraftSettings(), None)
+    # Another section's problem is that section's: [graft] is read as written.
+    (tmp_path / "config.toml").write_text('[guard]\nmode = "loose"\n[graft]\ncard_chars = 900\n')
+    other, nothing = GraftSettings.resolve(tmp_path, {})
+    assert other.card_chars == 900 and nothing is None

@@ -46,6 +46,9 @@ UNDONE = "已经回滚"
 # machine shared with other test runs; nothing is timed, only waited for.
 DEADLINE_S = 240.0
 GRAFT_TOOL = "graft_slice_and_inject"
+# What the source's model is asked at the end of a forced cut's turn where the harness shows
+# the person nothing a hook says (graft/live.py RELAY).
+RELAY = "请把下面这段话原样转告用户"
 # The person's approval of the handoff for one `codex exec` (which cannot ask), as
 # `--allowedTools` gives it to `claude -p`: dshkit's registration leaves it to Codex to ask.
 CODEX_APPROVES_HANDOFF = ("-c", f'mcp_servers.dshkit.tools.{GRAFT_TOOL}.approval_mode="approve"')
@@ -257,6 +260,70 @@ def test_claude_code_rolls_back_when_the_target_cannot_start(
         assert ROLLBACK_NOTICE not in texts({"messages": further["messages"][-1:]})
 
 
+def test_claude_code_shows_the_person_where_a_forced_cut_went(
+    tmp_path: Path, refusing: RefusingProxy
+) -> None:
+    cli = binary("claude", "node_modules", ".bin", "claude")
+    world = graft_world(tmp_path, "claude", cli)
+    world.install_hooks()
+    with fake_anthropic() as fake:
+        fake.script.append(
+            {
+                "tool": "Bash",
+                "arguments": {"command": "cat hello.txt", "description": "read the file"},
+                "input_tokens": 80_000,
+            }
+        )
+        out = claude(world, fake, refusing, "read hello.txt")
+        source = str(claude_result(out)["session_id"])
+        txn = wait_for("the handoff to end", lambda: handoff_ended(world, source))
+        assert txn.state == State.COMMITTED, txn.last_error
+        # What Claude Code showed the person at the end of the turn (a hook's systemMessage,
+        # kept in its log as a `hook_system_message` attachment): where the work went.
+        shown = [
+            str(entry["attachment"]["content"])
+            for entry in map(
+                orjson.loads, claude_transcript(world, source).read_bytes().split(b"\n")[:-1]
+            )
+            if entry.get("type") == "attachment"
+            and entry["attachment"].get("type") == "hook_system_message"
+        ]
+        assert len(shown) == 1, shown
+        assert "强制切断" in shown[0] and f"交接 #{txn.id}" in shown[0]
+        # Still starting when the turn ended (the target's first turn takes a model reply):
+        # how to find where it went, and how to take it back.
+        assert (
+            f"dshkit graft status --session {source}" in shown[0] or str(txn.target_id) in shown[0]
+        )
+        # The person's words, not the model's: no request carried it.
+        assert all(shown[0] not in texts(r.body) for r in fake.requests)
+
+
+def test_claude_code_target_whose_first_turn_is_an_api_error_is_no_target(
+    tmp_path: Path, refusing: RefusingProxy
+) -> None:
+    cli = binary("claude", "node_modules", ".bin", "claude")
+    world = graft_world(tmp_path, "claude", cli, timeout=30.0)
+    config = world.state / "config.toml"
+    config.write_text(config.read_text() + "ignite_spacing_s = 0\n")
+    world.install_hooks()
+    with fake_anthropic() as fake:
+        # The API refuses every request of a target (its first message carries the identity
+        # line): the real CLI writes "API Error: 401 …" in the model's place and ends its turn.
+        fake.refuse = lambda body: "graft-identity" in texts(body)
+        source = claude_source_reaches_the_band(world, fake, refusing)
+        txn = wait_for("the handoff to end", lambda: handoff_ended(world, source))
+    # Before: the error message counted as the model's answer, the handoff committed and the
+    # source retired onto a target that never ran.
+    assert txn.state == State.ROLLED_BACK and txn.attempts == 3, txn
+    error = str(txn.last_error)
+    assert "API Error" in error and FAILED_MARK in error
+    with Store(world.state) as store:
+        assert retirement(store, "claude", source) is None  # the source works again
+        failed = [r.detail for r in audit_records(store) if r.kind == "ignite-failed"]
+    assert len(failed) == 3 and all("API Error" in str(d["error"]) for d in failed), failed
+
+
 # -- Codex ----------------------------------------------------------------------------------
 
 
@@ -424,6 +491,17 @@ def test_dsh_target_gets_the_persons_key_and_answers_before_the_source_retires(
         identity = txn.plan.identity.render()
         assert any(identity in texts(r.body) for r in fake.requests)
         assert "MISSING_CREDENTIAL" not in str(txn.last_error)
+        # The person is told where the work went: DSH shows the person nothing a hook says,
+        # so at the end of the source's turn its model is sent on, once, to say it (and that
+        # step of the turn is not refused as new work).
+        source = txn.plan.session_id
+        relayed = [r.body for r in fake.requests if RELAY in texts(r.body)]
+        assert relayed, "the end of the forced cut's turn did not send the model on"
+        told = texts(relayed[0]).split(RELAY, 1)[1]
+        assert "强制切断" in told and (
+            f"dshkit graft status --session {source}" in told or target in told
+        ), told
+        assert sum(texts(r.body).count(RELAY) > 0 for r in fake.requests) >= 1
     with Store(world.state) as store:
         kinds = [r.kind for r in audit_records(store)]
     assert "ignite" in kinds and "ignite-failed" not in kinds

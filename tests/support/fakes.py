@@ -8,6 +8,7 @@ import itertools
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -205,6 +206,10 @@ class _Recorder:
         # optional "input_tokens" as the request's input usage (Anthropic, Responses, chat); a
         # Responses call may name the tool's "namespace" (Codex offers MCP tools in one).
         self.script: deque[Any] = deque()
+        # A request this picks (body → True) is refused with `refusal` (an HTTP status and
+        # an Anthropic-shaped error type): the harness reports it as the API's error.
+        self.refuse: Callable[[dict[str, Any]], bool] | None = None
+        self.refusal = (403, "permission_error")
         recorder = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -225,6 +230,16 @@ class _Recorder:
                 except orjson.JSONDecodeError:
                     body = {"raw": raw.decode(errors="replace")}
                 recorder.requests.append(Request(self.path, dict(self.headers), body))
+                if recorder.refuse is not None and recorder.refuse(body):
+                    status, kind = recorder.refusal
+                    error = {"type": "error", "error": {"type": kind, "message": "refused"}}
+                    raw_error = orjson.dumps(error)
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(raw_error)))
+                    self.end_headers()
+                    self.wfile.write(raw_error)
+                    return
                 stream(self, body, recorder.answer(body))
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

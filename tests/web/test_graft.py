@@ -144,3 +144,46 @@ def test_cancel_and_release_from_the_console(running: Running) -> None:
         ("handoff-cancelled", "c-stuck"): "console",
         ("source-released", "c-done"): "console",
     }
+
+
+def test_the_ignition_switch_is_an_owner_only_write(running: Running) -> None:
+    shown = get(running, "/ignition")
+    assert shown.status_code == 200
+    assert shown.json() == {"ignite": True, "chosen": None, "config": True}
+    url = f"http://127.0.0.1:{running.port}/api/graft/ignition"
+    assert running.bare("POST", url, json={"ignite": False}).status_code == 401
+    for bad, why in (({}, "ignite is required"), ({"ignite": "off"}, "true, false or null")):
+        refused = post(running, "/ignition", bad)
+        assert refused.status_code == 400 and why in refused.json()["error"], refused.text
+    off = post(running, "/ignition", {"ignite": False})
+    assert off.status_code == 200 and off.json() == {
+        "ignite": False,
+        "chosen": False,
+        "config": True,
+    }
+    assert get(running, "/status").json()["ignition"]["ignite"] is False
+
+    back = post(running, "/ignition", {"ignite": None})
+    assert back.json() == {"ignite": True, "chosen": None, "config": True}
+    with Store(running.state_dir) as store:
+        switched = [r.detail for r in ledger.audit_records(store) if r.kind == "ignition-switched"]
+    assert switched == [{"ignite": False, "by": "console"}, {"ignite": None, "by": "console"}]
+
+
+def test_a_session_is_kept_from_the_forced_cut_from_the_console(running: Running) -> None:
+    with Store(running.state_dir) as store:
+        Scanner(store).scan([Source("dsh", running.root)])
+        session = Catalog(store).recent("dsh", limit=1)[0]
+    url = f"http://127.0.0.1:{running.port}/api/graft/exclude"
+    body = {"session": session.session_id, "harness": "dsh", "exclude": True}
+    assert running.bare("POST", url, json=body).status_code == 401
+    kept = post(running, "/exclude", {**body, "reason": "long refactor"})
+    assert kept.status_code == 200, kept.text
+    assert [x["sessionId"] for x in kept.json()] == [session.session_id]
+    part = get(running, "/status", session=session.session_id).json()
+    assert part["excludedFromForcedCut"] is True
+    assert [x["reason"] for x in get(running, "/status").json()["exclusions"]] == ["long refactor"]
+    back = post(running, "/exclude", {**body, "exclude": False})
+    assert back.status_code == 200 and back.json() == []
+    refused = post(running, "/exclude", {**body, "exclude": "yes"})
+    assert refused.status_code == 400 and "true or false" in refused.json()["error"]

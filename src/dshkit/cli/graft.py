@@ -2,7 +2,9 @@
 `prepare` the handoff it would get (task board, constraints, first message), read-only;
 `audit`, `debug-status` and `handoffs` show what happened and what is under way (read-only),
 `recover` finishes or rolls back what a stopped process left unfinished, `cancel` withdraws a
-pending or stuck handoff and `release` un-retires a handed-off source on purpose (audited)."""
+pending or stuck handoff and `release` un-retires a handed-off source on purpose (audited);
+`exclude` / `include` keep a session from the forced cut or give it back, and `ignition`
+shows or sets whether a handoff starts its new session at once (audited)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from rich.text import Text
 
 from ..graft import (
     AUDIT_LIMIT,
+    Exclusions,
     GraftService,
     Panel,
     SessionPart,
@@ -70,7 +73,12 @@ def status(session_id: str, harness: str | None, state_dir: str | None, as_json:
     if as_json:
         print_json(shown)
         return
-    _print_decision(shown, [("session", f"{shown['harness']} {shown['session']}")])
+    head = [("session", f"{shown['harness']} {shown['session']}")]
+    if shown["excludedFromForcedCut"]:
+        head.append(("forced cut", "excluded by a person (`dshkit graft include` undoes it)"))
+    _print_decision(shown, head)
+    if shown["settingsError"]:
+        stdout.print(Text(f"settings refused: {shown['settingsError']}", style="red"))
     _print_outcome(shown["handoff"], shown["forcedCutFailure"])
 
 
@@ -380,6 +388,19 @@ def _print_panel(panel: Panel) -> None:
         stdout.print(
             Text(f"  {notice['harness']} {notice['sessionId']} (handoff #{notice['txnId']})")
         )
+    ignition = panel["ignition"]
+    where = "your choice" if ignition["chosen"] is not None else "config.toml"
+    stdout.print(f"ignition: {'on' if ignition['ignite'] else 'off'} ({where})")
+    kept = panel["exclusions"]
+    stdout.print(f"kept from the forced cut: {len(kept) or 'none'}")
+    for each in kept:
+        stdout.print(Text(f"  {each['harness']} {each['sessionId']}"))
+    stale = panel["staleLeases"]
+    stdout.print(f"stale locks (`dshkit graft recover` reclaims graft's): {len(stale) or 'none'}")
+    for lease in stale:
+        stdout.print(Text(f"  {lease['name']}: pid {lease['pid']}, {lease['why']}"))
+    if panel["settingsError"]:
+        stdout.print(Text(f"settings refused: {panel['settingsError']}", style="red"))
 
 
 def _age(ms: int) -> str:
@@ -563,11 +584,12 @@ def drive_command(txn_id: int, state_dir: str | None, as_json: bool) -> None:
 @state_dir_option
 @json_option
 def cancel_command(txn_id: int, reason: str | None, state_dir: str | None, as_json: bool) -> None:
-    """Withdraw a pending or stuck handoff whose new session has not started: the source works
-    again and is told so once. Audited (`handoff-cancelled`).
+    """Withdraw a handoff whose new session has not started (pending, stuck, or starting):
+    the source works again and is told so once. Audited (`handoff-cancelled`).
 
-    A handoff a live process is driving is left to it (exit 4: busy); one whose new session
-    started cannot be cancelled (release its source instead).
+    One a live process is starting is withdrawn by it, before its next step (exit 4, busy, if
+    it has not within 15 s: the request stands); one whose new session started cannot be
+    cancelled (release its source instead).
     """
     txn = _service(state_dir).cancel(txn_id, by="cli", reason=reason)
     if as_json:
@@ -602,6 +624,137 @@ def release_command(
                 f"(handoff #{txn.id}'s target {txn.target_id} is left as it is)"
             )
         )
+
+
+@graft.command("exclude")
+@click.argument("session", type=ID, required=False)
+@click.option(
+    "--session",
+    "session_id",
+    type=ID,
+    default=None,
+    help="A session id or a unique prefix (or the exact id of a handoff's source); or give "
+    "it as the argument.",
+)
+@click.option("--harness", type=click.Choice(HARNESSES), default=None)
+@click.option("--reason", default=None, help="Why, for the audit trail.")
+@state_dir_option
+@json_option
+def exclude_command(
+    session: str | None,
+    session_id: str | None,
+    harness: str | None,
+    reason: str | None,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """Keep a session from the forced cut: its model is still warned (without end: the band
+    runs to 100%), but dshkit never hands it off by itself. Audited (`forced-cut-excluded`);
+    `graft include` undoes it."""
+    named = _one_session(session, session_id)
+    _print_exclusions(
+        _service(state_dir).exclude(named, harness, keep=True, by="cli", reason=reason), as_json
+    )
+
+
+@graft.command("include")
+@click.argument("session", type=ID, required=False)
+@click.option(
+    "--session",
+    "session_id",
+    type=ID,
+    default=None,
+    help="A session id or a unique prefix (or the exact id of a handoff's source); or give "
+    "it as the argument.",
+)
+@click.option("--harness", type=click.Choice(HARNESSES), default=None)
+@click.option("--reason", default=None, help="Why, for the audit trail.")
+@state_dir_option
+@json_option
+def include_command(
+    session: str | None,
+    session_id: str | None,
+    harness: str | None,
+    reason: str | None,
+    state_dir: str | None,
+    as_json: bool,
+) -> None:
+    """Give a session excluded from the forced cut back to it. Audited
+    (`forced-cut-included`)."""
+    named = _one_session(session, session_id)
+    _print_exclusions(
+        _service(state_dir).exclude(named, harness, keep=False, by="cli", reason=reason), as_json
+    )
+
+
+def _one_session(argument: str | None, option: str | None) -> str:
+    """The session named once, as the argument or with --session."""
+    if (argument is None) == (option is None):
+        raise click.UsageError(
+            "name the session once: as the argument or with --session"
+            + (" (not both)" if argument is not None else "")
+        )
+    return str(argument if argument is not None else option)
+
+
+@graft.command("exclusions")
+@state_dir_option
+@json_option
+def exclusions_command(state_dir: str | None, as_json: bool) -> None:
+    """The sessions kept from the forced cut (read-only)."""
+    _print_exclusions(_service(state_dir).exclusions(), as_json)
+
+
+def _print_exclusions(found: Exclusions, as_json: bool) -> None:
+    if as_json:
+        print_json(found.as_json())
+        return
+    if not found.sessions:
+        stdout.print("No session is kept from the forced cut.")
+        return
+    table = Table("session", "since", "by", "reason")
+    for each in found.sessions:
+        table.add_row(
+            Text(f"{each.harness} {each.session_id}"),
+            when(each.at),
+            each.by,
+            Text(each.reason or ""),
+        )
+    stdout.print(table)
+
+
+@graft.command("ignition")
+@click.argument("switch", type=click.Choice(["on", "off", "config"]), required=False)
+@click.option(
+    "--set",
+    "choice",
+    type=click.Choice(["on", "off", "config"]),
+    default=None,
+    help="on: a handoff starts its new session at once; off: it waits for the next session "
+    "started in its directory; config: back to `[graft] ignite_target`.",
+)
+@state_dir_option
+@json_option
+def ignition_command(
+    switch: str | None, choice: str | None, state_dir: str | None, as_json: bool
+) -> None:
+    """Whether a handoff starts its new session at once (the console's switch), and where that
+    comes from; with SWITCH (or --set) on, off or config, change it (audited
+    `ignition-switched`)."""
+    if switch is not None and choice is not None and switch != choice:
+        raise click.UsageError(f"two settings given: {switch} and --set {choice}")
+    choice = choice or switch
+    service = _service(state_dir)
+    if choice is None:
+        shown = service.ignition()
+    else:
+        shown = service.set_ignition({"on": True, "off": False, "config": None}[choice], by="cli")
+    if as_json:
+        print_json(shown)
+        return
+    where = "your choice" if shown["chosen"] is not None else "config.toml [graft] ignite_target"
+    what = "starts its new session at once" if shown["ignite"] else "waits for the next session"
+    stdout.print(Text(f"a handoff {what} ({where})"))
 
 
 def _exit_for(txn: Txn) -> None:

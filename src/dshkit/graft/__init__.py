@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # the real names, for type checkers
     from .readback import ReadBackError
     from .service import (
         Drive,
+        Exclusions,
         GraftService,
         Handoffs,
         Recovery,
@@ -34,6 +35,7 @@ _HOMES = {
     "AuditPage": "status",
     "ConstraintBlockError": "constraints",
     "Drive": "service",
+    "Exclusions": "service",
     "GraftAborted": "constraints",
     "GraftError": "lifecycle",
     "GraftService": "service",
@@ -56,6 +58,7 @@ __all__ = [
     "AuditPage",
     "ConstraintBlockError",
     "Drive",
+    "Exclusions",
     "GraftAborted",
     "GraftError",
     "GraftService",

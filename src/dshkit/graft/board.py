@@ -102,6 +102,12 @@ def _disclosure(state: SemanticState) -> str:
         f"{slim.error_bodies} 段报错正文只保留一行摘要",
         f"{slim.narration_chars} 字符中间叙述",
     ]
+    if slim.unresolved_errors:
+        parts.insert(
+            1,
+            f"另有 {slim.unresolved_errors} 条更早的报错之后没有任何成功，未计入已覆盖"
+            "（只保留最新一条为阻塞，原文可回读）",
+        )
     if slim.noise_paragraphs or slim.noise_tokens or slim.outputs_folded:
         parts.append(
             f"过滤宿主环境噪音 {slim.noise_paragraphs} 段、路径 {slim.noise_tokens} 处、"

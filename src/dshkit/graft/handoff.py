@@ -34,6 +34,7 @@ from .constraints import (
     render_maybe_rules,
 )
 from .identity import IGNITION_MARK, Identity, generation, session_identity
+from .scope import SCOPE_MARK, search_scope
 from .semantic import SemanticState, extract_semantic_state
 from .settings import GraftSettings
 from .watermark import forced_cut_note
@@ -65,6 +66,11 @@ class Handoff:
                 "blocker": state.blocker.as_json() if state.blocker else None,
             },
             "constraints": [c.as_json() for c in self.constraints.constraints],
+            "maybeRules": {
+                "carried": [c.as_json() for c in self.maybe.carried],
+                "leftOut": [c.as_json() for c in self.maybe.left_out],
+                "text": self.maybe.text,
+            },
             "card": self.card.text,
             "boundarySeq": state.boundary_seq,
             "artifacts": [item.as_json() for item in state.artifacts],
@@ -82,12 +88,14 @@ class Handoff:
         }
 
 
-def ignition_prompt(source_session_id: str, turn: int) -> str:
-    """The words that start the target: whose work it continues, and the closing rule."""
+def ignition_prompt(source_session_id: str, turn: int, cwd: str = "") -> str:
+    """The words that start the target: whose work it continues, where it may search, and
+    the closing rule."""
     where = f"第 {turn} 轮结束处" if turn else "第一轮结束之前"
+    scope = search_scope(cwd).removeprefix(SCOPE_MARK + " ") if cwd else ""
     return (
         f"{IGNITION_MARK} 这是一次上下文交接：会话 {source_session_id} 在{where}"
-        "把工作交给了你，下面的看板和硬约束就是交接的全部内容。" + CLOSING_RULE
+        "把工作交给了你，下面的看板和硬约束就是交接的全部内容。" + scope + CLOSING_RULE
     )
 
 
@@ -119,7 +127,8 @@ def build_handoff(
     pack = pack_constraints(said.constraints, settings.constraint_budget_chars)
     maybe = render_maybe_rules(said.maybe)
     identity = Identity(source.session_id, state.boundary_seq, generation(events) + 1)
-    parts = [identity.render(), ignition_prompt(source.session_id, state.turn), "", card.text]
+    prompt = ignition_prompt(source.session_id, state.turn, source.cwd)
+    parts = [identity.render(), prompt, "", card.text]
     if pack.text:
         parts += ["", pack.text]
     if maybe.text:

@@ -1,5 +1,6 @@
 """Graft at the hooks, graft's hook face: a handed-off session takes no new work, the
-watermark speaks once per turn, a waiting handoff reaches the next session, notices once.
+watermark speaks once per turn, a waiting handoff reaches the next session, notices once,
+and the person is told where a forced cut's work went.
 
 A prompt to a transferring or retired session is blocked and every tool call denied, with a
 pointer to where the work went. The warning, the escalation and the forced cut reach the model
@@ -24,8 +25,14 @@ from . import marker
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import TypeAlias
+
     from ..store import Store
     from . import live
+
+    # What a session is owed: a text and its commit.
+    Owed: TypeAlias = "live.Notice | live.Watch | _Scope"
 
 GRAFT = "graft"
 
@@ -95,6 +102,37 @@ def after_tool(call: Call) -> Answer | None:
     return answer
 
 
+def on_stop(call: Call) -> Answer | None:
+    """After a forced cut, where the work went, told to the person once at the end of the
+    source's turn: where the harness shows a hook's words to the person, there; else the
+    model is sent on to say it (its words are what the person reads), once."""
+    if not call.session_id or not marker.used(call.state):
+        return None  # no handoff ever began here: no forced cut to report (one `stat`)
+    with call.open_store() as store:
+        from . import live
+
+        report = live.forced_report(
+            store, call.harness, call.session_id, 0.0 if call.dry else STOP_WAIT_S
+        )
+    if report is None:
+        return Answer(GRAFT, why="no forced cut of this session waits to be reported")
+    from .. import harnesses
+
+    if harnesses.dialect(call.harness).person is not None:
+        return Answer(GRAFT, notice=report.text, commit=report.commit)
+    if harnesses.stop_support(call.harness).blocks and not call.payload.get("stop_hook_active"):
+        relay = live.RELAY + report.text
+        return Answer(GRAFT, decision=("block", relay), commit=report.commit)
+    return Answer(GRAFT, why="this harness shows the person nothing a hook says")
+
+
+# How long the end of a force-cut turn waits for its handoff (detached) to start the target,
+# within the Stop hook's budget (`dshkit.plugins`): the model's last words took a while
+# already; a target not known by then is named by the pointer the next prompt is answered
+# with, and by `dshkit graft status`.
+STOP_WAIT_S = 0.7
+
+
 def _handoff_at_start(store: Store, call: Call) -> Answer:
     effects: tuple[str, ...] = ()
     if _handoff_begun(store) and _recovery_due(store):
@@ -103,16 +141,71 @@ def _handoff_at_start(store: Store, call: Call) -> Answer:
             from ..procs import spawn_detached
 
             spawn_detached("graft", "recover", "--state-dir", str(call.state_dir))
-    picked = _pickup(store, call)
-    if picked is None:
+    said = [
+        (source, each)
+        for source, each in (
+            ("graft:pickup", _pickup(store, call)),
+            ("graft:scope", _scope(store, call)),
+        )
+        if each is not None
+    ]
+    if not said:
         return Answer(GRAFT, why="no handoff waits for a session started here", effects=effects)
+    return _joined(said, effects)
+
+
+def _joined(said: Sequence[tuple[str, Owed]], effects: tuple[str, ...] = ()) -> Answer:
+    """What is owed to the session, in order, as one answer committing each once delivered."""
+    pieces = tuple(Piece(source, str(each.text)) for source, each in said)
+    commits = [each.commit for _, each in said]
+
+    def commit(store: Store) -> None:
+        for each in commits:
+            each(store)
+
     return Answer(
         GRAFT,
-        picked.text,
-        pieces=(Piece("graft:pickup", picked.text),),
+        JOIN.join(piece.text for piece in pieces),
+        pieces=pieces,
         effects=effects,
-        commit=picked.commit,
+        commit=commit,
     )
+
+
+class _Scope:
+    """Where to search, owed to the session once (see `graft.scope`)."""
+
+    __slots__ = ("commit", "text")
+
+    def __init__(self, text: str, key: tuple[str, str]) -> None:
+        self.text = text
+
+        def said(store: Store) -> None:
+            from ..store import GRAFT_SCOPE_DELIVERY
+
+            store.mark_delivered(key, GRAFT_SCOPE_DELIVERY)
+
+        self.commit = said
+
+
+def _scope(store: Store, call: Call) -> _Scope | None:
+    """The workspace to search in, told once per session on the event whose context reaches
+    its first request (again after a compaction or /clear: what was told is gone), never in
+    the middle of a turn, where `[graft] search_scope` asks for it
+    (docs/design/graft.md#the-model-is-told-where-to-search)."""
+    if not call.first_context or call.is_step or not call.session_id or not call.cwd:
+        return None
+    from ..store import GRAFT_SCOPE_DELIVERY
+
+    if not call.again and store.delivered(call.key, GRAFT_SCOPE_DELIVERY):
+        return None
+    from .settings import GraftSettings
+
+    if not GraftSettings.resolve(call.state_dir)[0].search_scope:
+        return None  # off unless asked for (`[graft] search_scope`)
+    from .scope import search_scope
+
+    return _Scope(search_scope(call.cwd), call.key)
 
 
 def _handoff_at_prompt(store: Store, call: Call) -> Answer:
@@ -125,31 +218,22 @@ def _handoff_at_prompt(store: Store, call: Call) -> Answer:
         from . import live
 
         pointer = live.retired(store, call.harness, call.session_id)
-        if pointer is not None:
+        # A model step of the turn under way (a harness that asks before every step) is no
+        # new work: the model may still say where it stopped, and what the person is to be
+        # told; its tool calls are denied all the same.
+        if pointer is not None and not call.is_step:
             return _blocked(store, call, "block", pointer)
         notice = live.notices(store, call.harness, call.session_id)
-    owed: list[tuple[str, live.Notice | live.Watch | None]] = [
+    owed: list[tuple[str, Owed | None]] = [
         ("graft:pickup", _pickup(store, call)),
+        ("graft:scope", _scope(store, call)),
         ("graft:notice", notice),
         ("graft:watermark", _watch(store, call)),
     ]
     said = [(source, each) for source, each in owed if each is not None]
     if not said:
         return Answer(GRAFT, why="no handoff, notice or watermark word is owed")
-    pieces = tuple(Piece(source, str(each.text)) for source, each in said)
-    commits = [each.commit for _, each in said]
-
-    def commit(store: Store) -> None:
-        for each in commits:
-            each(store)
-
-    return Answer(
-        GRAFT,
-        JOIN.join(piece.text for piece in pieces),
-        pieces=pieces,
-        effects=_forced(said),
-        commit=commit,
-    )
+    return _joined(said, _forced(said))
 
 
 def _watermark_after_tool(store: Store, call: Call) -> Answer:
@@ -200,11 +284,39 @@ def _watch(store: Store, call: Call) -> live.Watch | None:
     from . import live
     from .settings import GraftSettings
 
-    settings = GraftSettings.load(call.state_dir)
+    # A value that does not fit is refused and its default used: the nudge and the forced cut
+    # never go quiet for it (docs/design/graft.md#a-refused-setting-falls-back-to-its-default).
+    settings, problem = GraftSettings.resolve(call.state_dir)
+    if problem is not None:
+        _refused(store, call, problem)
     watched = live.watch(
         store, call.harness, call.session_id, transcript, settings, str(call.state_dir)
     )
     return watched if watched.text else None
+
+
+def _refused(store: Store, call: Call, problem: str) -> None:
+    """Say that `[graft]` settings were refused: in the hooks' log at every check, and in
+    the audit trail (`settings-refused`, what the console shows) once per distinct refusal."""
+    call.log(f"graft settings refused, defaults used: {problem}")
+    if call.dry:
+        return
+    import hashlib
+
+    digest = hashlib.sha256(problem.encode()).hexdigest()[:16]
+    try:
+        with store.transaction():
+            if store.get_meta(REFUSED_KEY) == digest:
+                return
+            store.set_meta(REFUSED_KEY, digest)
+            from . import ledger
+
+            ledger.audit(store, "settings-refused", problem=problem, by="hook")
+    except Exception as exc:  # the trail missing it must not silence the watermark
+        call.log(f"graft settings refusal not audited: {type(exc).__name__}: {exc}")
+
+
+REFUSED_KEY = "graft.settings-refused"  # the digest of the refusal last audited
 
 
 def _pickup(store: Store, call: Call) -> live.Notice | None:
@@ -232,7 +344,7 @@ def _handoff_begun(store: Store) -> bool:
     return marker.used(str(store.state_dir))
 
 
-def _forced(said: list[tuple[str, live.Notice | live.Watch]]) -> tuple[str, ...]:
+def _forced(said: Sequence[tuple[str, Owed]]) -> tuple[str, ...]:
     """What a delivered forced cut starts (its commit starts it)."""
     from .live import Watch
 

@@ -18,7 +18,8 @@ import orjson
 from .. import harnesses
 from ..store import GRAFT_NOTICE_DELIVERY, Store
 from ..store import audit as audit  # the trail's one writer, shared with the guard
-from .wire import AuditRecordJson, ForceFailureJson, RetirementJson
+from . import marker
+from .wire import AuditRecordJson, ExclusionJson, ForceFailureJson, RetirementJson
 
 TRANSFERRING = "transferring"  # a handoff of the source is under way
 RETIRED = "retired"  # the source handed off: its target carries the work
@@ -57,6 +58,9 @@ class Retirement:
             where = f"新会话是 {label} 会话 {self.target_id}（交接 #{self.txn_id}）"
         status = "正在交接" if self.kind == TRANSFERRING else "已交接完毕"
         tail = f"；继续工作请用：{self.command}" if self.command else ""
+        if self.kind == TRANSFERRING and self.target_id is None:
+            # Nothing started yet: the person may still take the handoff back.
+            tail += f"；不想交接了可以撤销：{cancel_command(self.txn_id)}"
         return f"[dshkit 交接] 本会话{status}，不再接收新的请求或工具调用。{where}{tail}"
 
     def as_json(self) -> RetirementJson:
@@ -69,6 +73,11 @@ class Retirement:
             "pending": self.pending,
             "command": self.command,
         }
+
+
+def cancel_command(txn_id: int) -> str:
+    """The shell command that withdraws handoff `txn_id` while its target is not started."""
+    return f"dshkit graft cancel --txn {txn_id}"
 
 
 def continue_command(
@@ -307,3 +316,91 @@ def received(store: Store, harness: str, session_id: str) -> tuple[dict[str, Any
         return None
     plan = orjson.loads(row[0])
     return plan["identity"], plan["firstMessage"]
+
+
+# -- a person's choices: sessions kept from the forced cut, whether targets start at once ------
+
+EXCLUDE_KEY = marker.EXCLUDE_KEY  # + harness + ":" + session id → {at, by, reason}
+IGNITE_KEY = "graft.ignite"  # "on" | "off"; absent: `[graft] ignite_target`
+
+
+@dataclass(frozen=True, slots=True)
+class Exclusion:
+    """A session a person kept from the forced cut: when, by which surface, and why."""
+
+    harness: str
+    session_id: str
+    at: int
+    by: str
+    reason: str | None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.harness, self.session_id
+
+    def as_json(self) -> ExclusionJson:
+        return {
+            "harness": self.harness,
+            "sessionId": self.session_id,
+            "at": self.at,
+            "by": self.by,
+            "reason": self.reason,
+        }
+
+
+def excluded(store: Store, harness: str, session_id: str) -> bool:
+    """Whether a person kept the session from the forced cut (one read of the store)."""
+    return store.get_meta(f"{EXCLUDE_KEY}{harness}:{session_id}") is not None
+
+
+def exclusions(store: Store) -> list[Exclusion]:
+    """Every session kept from the forced cut, oldest first."""
+    rows = store.db.execute(
+        "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ? ORDER BY key",
+        (len(EXCLUDE_KEY), EXCLUDE_KEY),
+    ).fetchall()
+    found = []
+    for key, value in rows:
+        harness, _, session_id = key[len(EXCLUDE_KEY) :].partition(":")
+        detail = orjson.loads(value)
+        found.append(
+            Exclusion(harness, session_id, detail["at"], detail["by"], detail.get("reason"))
+        )
+    return sorted(found, key=lambda each: each.at)
+
+
+def set_excluded(
+    store: Store, harness: str, session_id: str, keep: bool, *, by: str, reason: str | None
+) -> bool:
+    """Keep the session from the forced cut (`keep`) or give it back to it; audited
+    `forced-cut-excluded` / `forced-cut-included` when it changes anything. Whether it did."""
+    key = f"{EXCLUDE_KEY}{harness}:{session_id}"
+    with store.transaction() as db:
+        was = store.get_meta(key) is not None
+        if was == keep:
+            return False
+        if keep:
+            detail = {"at": now_ms(), "by": by, "reason": reason}
+            store.set_meta(key, orjson.dumps(detail).decode())
+        else:
+            db.execute("DELETE FROM meta WHERE key = ?", (key,))
+        kind = "forced-cut-excluded" if keep else "forced-cut-included"
+        audit(store, kind, harness=harness, session_id=session_id, by=by, reason=reason)
+    return True
+
+
+def ignition_choice(store: Store) -> bool | None:
+    """Whether a person chose that handoffs start their target at once (True), wait for the
+    next session in the directory (False), or left it to `[graft] ignite_target` (None)."""
+    value = store.get_meta(IGNITE_KEY)
+    return {"on": True, "off": False}.get(value or "")
+
+
+def set_ignition_choice(store: Store, ignite: bool | None, *, by: str) -> None:
+    """Record the person's choice (None: back to the config), audited `ignition-switched`."""
+    with store.transaction() as db:
+        if ignite is None:
+            db.execute("DELETE FROM meta WHERE key = ?", (IGNITE_KEY,))
+        else:
+            store.set_meta(IGNITE_KEY, "on" if ignite else "off")
+        audit(store, "ignition-switched", ignite=ignite, by=by)

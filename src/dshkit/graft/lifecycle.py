@@ -373,6 +373,9 @@ def recover(store: Store, ignition: Ignition | None = None) -> list[Txn]:
     """Finish or roll back every unfinished handoff no live process is driving (run at every
     start). Returns them as they ended."""
     ignition = ignition or Ignition()
+    # Handoff leases a dead driver left are let go of first, each audited `lock-reclaimed`
+    # (a live driver's are left alone): the trail says which process died holding which.
+    store.reclaim_stale_leases(LEASE_PREFIX)
     done = []
     for txn in transactions(store, UNFINISHED):
         try:
@@ -437,6 +440,8 @@ def _ignite(store: Store, lease: Lease, txn: Txn, ignition: Ignition) -> None:
         )
         return
     _space(txn, ignition, lease)
+    if _cancelled(store, txn):
+        return
     attempt = txn.attempts + 1
     with store.transaction():
         kept = orjson.dumps({"failed": _failed(txn)}).decode() if _failed(txn) else None
@@ -444,6 +449,8 @@ def _ignite(store: Store, lease: Lease, txn: Txn, ignition: Ignition) -> None:
         lease.renew()
     _killpoint(State.TARGET_STARTED)
     target, error = _launch(store, txn, finder, ignition, lease)
+    if error == CANCELLED and target is None and _cancelled(store, load(store, txn.id)):
+        return
     if target is not None and error is None:
         _verified(store, lease, txn, target, "ignite", attempt=attempt)
     else:
@@ -509,6 +516,9 @@ def _launch(
                     threading.Thread(target=process.wait, daemon=True).start()
                     return target, None
                 code = process.poll()
+                if code is None and cancel_request(store, txn.id) is not None:
+                    watched.end()  # withdrawn before its transcript showed: no target
+                    return finder.find(), CANCELLED
                 if code is None and time.monotonic() < deadline:
                     time.sleep(ignition.poll)
                     continue
@@ -546,8 +556,10 @@ def _space(txn: Txn, ignition: Ignition, lease: Lease) -> None:
         return
     until = began / 1000 + ignition.spacing
     while (left := until - time.time()) > 0:
-        time.sleep(min(left, 5.0))
+        time.sleep(min(left, 1.0))
         lease.renew()
+        if cancel_request(lease.store, txn.id) is not None:
+            return  # `_ignite` withdraws it next
 
 
 def _await_orphan(txn: Txn, finder: _Finder, ignition: Ignition, lease: Lease) -> str | None:
@@ -667,10 +679,19 @@ ANSWERED = "answered"
 
 def first_turn_outcome(events: list[dict[str, Any]]) -> str | None:
     """How a target's first turn went, from its log's events: ANSWERED once the model answered
-    (a message or a tool call of the assistant), the error's text when the turn ended in one,
+    (a message or a tool call of the assistant), the error's text when the turn ended in one
+    or the harness wrote an error in the model's place (Claude Code's "API Error" message),
     None while neither shows."""
     for event in events:
         kind, data = event.get("type"), event.get("data") or {}
+        if kind == "assistant/message" and data.get("error"):
+            # The harness's stand-in for a failed request (Claude Code's "API Error: …"):
+            # the model never answered.
+            error = data["error"]
+            code, message = error.get("code"), error.get("message") or "an error"
+            return f"its first turn failed: {f'{code}: ' if code else ''}{message}"[:400]
+        if kind == "assistant/message" and data.get("synthetic"):
+            continue  # the harness's words, not the model's: no answer yet
         if kind in ("assistant/message", "tool/call"):
             return ANSWERED
         if kind == "turn/end":
@@ -684,8 +705,10 @@ def first_turn_outcome(events: list[dict[str, Any]]) -> str | None:
 
 
 def _verified(store: Store, lease: Lease, txn: Txn, target: str, kind: str, **detail: Any) -> None:
-    with store.transaction():
+    with store.transaction() as db:
         _update(store, txn.id, state=State.VERIFIED, target_id=target, child=None)
+        # A cancel asked too late: its new session showed first (it stays the target).
+        db.execute("DELETE FROM meta WHERE key = ?", (f"{CANCEL_KEY}{txn.id}",))
         store.db.execute("UPDATE graft_ledger SET target_id = ? WHERE txn_id = ?", (target, txn.id))
         _audit(store, kind, txn.plan, txn.id, target=target, **detail)
         lease.renew()
@@ -744,13 +767,22 @@ def _rollback(
     _killpoint(end)
 
 
-def cancel(store: Store, txn_id: int, *, by: str = "api", reason: str | None = None) -> Txn:
-    """Withdraw a handoff whose target has not started: one PENDING (no session picked it up)
-    or one stuck unfinished (no live process drives it; the CLI a dead driver left is ended).
-    The source works again and is told so once; audited `handoff-cancelled` with `by`.
+def cancel(
+    store: Store,
+    txn_id: int,
+    *,
+    by: str = "api",
+    reason: str | None = None,
+    wait_s: float = 15.0,
+) -> Txn:
+    """Withdraw a handoff whose target has not started: one PENDING (no session picked it up),
+    one stuck unfinished (no live process drives it; the CLI a dead driver left is ended), or
+    one a live process is starting (it is asked to, and does before its next step: its CLI
+    ended before the new session's transcript shows). The source works again and is told so
+    once; audited `handoff-cancelled` with `by`.
 
-    GraftError NOT_CANCELLABLE when its target started or it ended; Busy while a live process
-    drives it (it ends by itself, started or rolled back, within its attempts)."""
+    GraftError NOT_CANCELLABLE when its target started or it ended; Busy when the live
+    process driving it has not withdrawn it within `wait_s` seconds (the request stands)."""
     txn = load(store, txn_id)
     why = reason or "cancelled by a person"
     if txn.state == State.PENDING:
@@ -779,12 +811,71 @@ def cancel(store: Store, txn_id: int, *, by: str = "api", reason: str | None = N
                 )
             _rollback(store, txn, why, kind="handoff-cancelled", notice=CANCEL_NOTICE, by=by)
     except LeaseBusy as exc:
-        raise Busy(
-            f"handoff #{txn_id} is being driven by the live process {exc.pid}; it ends by "
-            "itself (started, or rolled back once its attempts are spent)",
-            field="txn",
-        ) from None
+        return _ask_driver(store, txn_id, exc.pid, why, by, wait_s)
     return load(store, txn_id)
+
+
+# A cancel asked of the live process driving a handoff: store meta `<CANCEL_KEY><txn id>`.
+CANCEL_KEY = "graft.cancel:"
+CANCELLED = "cancelled by a person while its new session was starting"
+
+
+def cancel_request(store: Store, txn_id: int) -> dict[str, Any] | None:
+    """The person's request to withdraw handoff `txn_id` (why, by whom), or None."""
+    raw = store.get_meta(f"{CANCEL_KEY}{txn_id}")
+    return None if not raw else dict(orjson.loads(raw))
+
+
+def _cancelled(store: Store, txn: Txn) -> bool:
+    """Withdraw the handoff when a person asked to and no target shows (the driver holds the
+    lease): rolled back as `cancel` does. Whether it was."""
+    asked = cancel_request(store, txn.id)
+    if asked is None or _Finder(txn).find() is not None:
+        return False
+    _rollback(
+        store,
+        txn,
+        str(asked.get("reason") or CANCELLED),
+        kind="handoff-cancelled",
+        notice=CANCEL_NOTICE,
+        by=asked.get("by", "api"),
+    )
+    with store.transaction() as db:
+        db.execute("DELETE FROM meta WHERE key = ?", (f"{CANCEL_KEY}{txn.id}",))
+    return True
+
+
+def _ask_driver(store: Store, txn_id: int, pid: int, why: str, by: str, wait_s: float) -> Txn:
+    """Ask the live process driving the handoff to withdraw it (it does before its next
+    attempt, or while it waits for the new session's transcript) and wait up to `wait_s`
+    seconds for it to: the handoff as it ended, or Busy when it had not yet (the request
+    stands: it is withdrawn unless its new session showed first)."""
+    with store.transaction():
+        store.set_meta(f"{CANCEL_KEY}{txn_id}", orjson.dumps({"reason": why, "by": by}).decode())
+        _audit(
+            store, "handoff-cancel-requested", load(store, txn_id).plan, txn_id, by=by, driver=pid
+        )
+    deadline = time.monotonic() + wait_s
+    while True:
+        txn = load(store, txn_id)
+        if txn.state not in UNFINISHED or txn.state == State.VERIFIED:
+            if txn.state != State.ROLLED_BACK:  # its new session won the race
+                with store.transaction() as db:
+                    db.execute("DELETE FROM meta WHERE key = ?", (f"{CANCEL_KEY}{txn_id}",))
+                raise GraftError(
+                    NOT_CANCELLABLE,
+                    f"handoff #{txn_id}: its new session started before the cancel reached "
+                    "the process driving it (release the source if it should work again)",
+                )
+            return txn
+        if time.monotonic() >= deadline:
+            raise Busy(
+                f"handoff #{txn_id} is being driven by the live process {pid}: it was asked to "
+                "withdraw it and does so before its next step (unless its new session shows "
+                "first); see `dshkit graft handoffs`",
+                field="txn",
+            )
+        time.sleep(0.2)
 
 
 def release(
@@ -980,8 +1071,11 @@ def _tail(stream: IO[bytes], limit: int = 400) -> str:
     return f": {text}" if text else ""
 
 
+LEASE_PREFIX = "graft-txn-"
+
+
 def lease_name(txn_id: int) -> str:
-    return f"graft-txn-{txn_id}"
+    return f"{LEASE_PREFIX}{txn_id}"
 
 
 def _ttl(ignition: Ignition) -> float:

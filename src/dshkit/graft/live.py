@@ -152,6 +152,10 @@ def _decide(
         def force(store: Store) -> None:
             from ..procs import spawn_detached  # only when a cut is due: off the hot path
             from .lifecycle import person_env
+            from .marker import mark
+
+            # Before the handoff (detached) begins: the end of this turn asks where it went.
+            mark(state_dir)
 
             with store.transaction() as db:
                 _save(db, harness, session_id, state=new_state, forced_at=now)
@@ -220,9 +224,16 @@ def decide_stored(
     state: GraftState,
     settings: GraftSettings,
 ) -> Decision:
-    """The decision on a digest with the session's stored state, as its hooks make it: handed
-    off already by the ledger (a rolled-back or released handoff frees it again), and born
-    from a handoff by what it received, where its log keeps no identity (hook context)."""
+    """The decision on a digest with the session's stored state, as its hooks make it: with no
+    forced cut when a person excluded the session from it, handed off already by the ledger
+    (a rolled-back or released handoff frees it again), and born from a handoff by what it
+    received, where its log keeps no identity (hook context)."""
+    from .marker import EXCLUDE_KEY  # (ledger.excluded, without loading the ledger)
+
+    if store.get_meta(f"{EXCLUDE_KEY}{harness}:{session_id}") is not None:
+        # A person kept it from the forced cut: as with no forced cut at all, its warning band
+        # runs to the end (docs/design/graft.md#a-person-may-keep-a-session-from-the-cut).
+        settings = replace(settings, forced=False)
     if not _ever_begun(store):  # no handoff ever began here: none handed this one off or in
         return decide_digest(digest, settings, replace(state, migrated=False))
     from . import ledger
@@ -361,3 +372,96 @@ def _ever_begun(store: Store) -> bool:
     from .marker import used
 
     return used(str(store.state_dir))
+
+
+# -- after a forced cut: where the work went, for the person ------------------------------------
+
+FORCED_HEAD = "[dshkit 交接] 上下文到了强制切断水位，"
+# A forced cut is reported at the end of the turn it cut; one older than this is not reported
+# as under way (its turn ended long ago: the pointer and `graft status` say where it went).
+REPORT_WINDOW_MS = 10 * 60 * 1000
+RELAY = (
+    "[dshkit 交接] 请把下面这段话原样转告用户（它说明工作交接到了哪里），不要调用任何工具，"
+    "说完就结束本轮：\n"
+)
+
+
+def forced_report(
+    store: Store, harness: str, session_id: str, wait_s: float, poll_s: float = 0.2
+) -> Notice | None:
+    """Where the work of the session's forced cut went, in the person's words, once per
+    handoff (None: no forced cut, or told already): the target and the command to go on
+    there, or where it waits, or that it was rolled back. The handoff runs detached: it is
+    waited for up to `wait_s` seconds to begin and to settle (its target known, or ended);
+    still starting then, it says so with how to look and how to cancel
+    (docs/design/graft.md#after-a-forced-cut-the-person-is-told-where-the-work-went)."""
+    from ..store import GRAFT_PERSON_DELIVERY
+    from .lifecycle import UNFINISHED, State, load
+
+    row = store.db.execute(
+        "SELECT forced_at, force_error_at FROM graft_watch WHERE harness = ? AND session_id = ?",
+        (harness, session_id),
+    ).fetchone()
+    if row is None or row[0] is None:
+        return None
+    forced_at = int(row[0])
+    # A cut that failed before its handoff began is told to the model (`force_failed_text`),
+    # and one long past left its report to the turn it ended: neither is under way now.
+    failed_since = row[1] is not None and int(row[1]) >= forced_at
+    if time.time() * 1000 - forced_at > REPORT_WINDOW_MS:
+        return None
+    deadline = time.monotonic() + wait_s
+    while True:
+        found = store.db.execute(
+            "SELECT id FROM graft_txns WHERE harness = ? AND session_id = ? AND created_at >= ? "
+            "ORDER BY id DESC LIMIT 1",
+            (harness, session_id, forced_at),
+        ).fetchone()
+        late = time.monotonic() >= deadline
+        if found is not None:
+            txn = load(store, found[0])
+            if store.delivered((harness, session_id), GRAFT_PERSON_DELIVERY, str(txn.id)):
+                return None
+            settled = txn.target_id is not None or txn.state not in UNFINISHED
+            if settled or late:
+                break
+        elif failed_since:
+            return None
+        elif late:
+            # The detached handoff has not begun yet: say where to look, once per cut.
+            what = f"forced-{forced_at}"
+            if store.delivered((harness, session_id), GRAFT_PERSON_DELIVERY, what):
+                return None
+            text = (
+                f"{FORCED_HEAD}工作正在交接给一个新会话。新会话的 id 和继续工作的命令请用 "
+                f"dshkit graft status --session {session_id} 查看。"
+            )
+            return _told(text, harness, session_id, what)
+        time.sleep(poll_s)
+    if txn.state in (State.ROLLED_BACK, State.FAILED):
+        text = (
+            f"{FORCED_HEAD}但这次交接没有完成（交接 #{txn.id}：{txn.last_error or '未知原因'}），"
+            "已撤销：本会话恢复可用，工作就在这里继续。"
+        )
+    else:
+        from . import ledger
+
+        found_retirement = ledger.retirement(store, harness, session_id)
+        if found_retirement is None:  # released or cancelled since: it works again
+            text = f"{FORCED_HEAD}交接 #{txn.id} 已被撤销或释放：本会话恢复可用。"
+        else:
+            pointer = found_retirement.pointer()
+            text = FORCED_HEAD + pointer.removeprefix("[dshkit 交接] ")
+            if txn.target_id is None and txn.state != State.PENDING:
+                text += f"；查看去向：dshkit graft status --session {session_id}"
+    return _told(text, harness, session_id, str(txn.id))
+
+
+def _told(text: str, harness: str, session_id: str, what: str) -> Notice:
+    """`text` for the person, recorded as told (`what`) once it was delivered."""
+    from ..store import GRAFT_PERSON_DELIVERY
+
+    def told(store: Store) -> None:
+        store.mark_delivered((harness, session_id), GRAFT_PERSON_DELIVERY, what)
+
+    return Notice(text, told)

@@ -49,6 +49,9 @@ if TYPE_CHECKING:
     from ..store import Store
 
 NAME = "graft.used"
+# A session a person kept from the forced cut: store meta `<EXCLUDE_KEY><harness>:<session id>`
+# (here, not in the ledger: the watermark's full check reads it without loading the ledger).
+EXCLUDE_KEY = "graft.exclude:"
 ROOM_DIR = "graft-room"  # one small file per transcript: `<room dir>/<crc32 of its path>`
 _CONFIG = "config.toml"  # (config.CONFIG_NAME, not imported on the hot path)
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # (zstdframes.MAGIC, not imported on the hot path)
@@ -246,7 +249,6 @@ def remember(
 ) -> Room | None:
     """After a check that had nothing to say (the transcript was `size` bytes before it), the
     room it leaves, written as the transcript's hint; None (and no hint) when there is none."""
-    from pathlib import Path
 
     import orjson
 
@@ -260,7 +262,7 @@ def remember(
     room = None
     if row is not None and not _compressed(transcript):
         digest = Digest.from_json(orjson.loads(row[0]))
-        settings = GraftSettings.load(Path(state_dir))
+        settings, _ = GraftSettings.resolve(state_dir)  # as the check that ran used them
         free = room_bytes(digest, settings)
         state = GraftState.from_json(orjson.loads(row[2]))
         ceiling = usage_ceiling(digest, settings, state) if row[1] is None else None

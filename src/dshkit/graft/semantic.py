@@ -15,7 +15,9 @@ The rules that decide the hard cases:
   the new session take the previous turn for the task (v7.4c).
 - Failures are judged newest first: a failure followed by any proven result, or by a later
   success of the same call, was dealt with (`resolved`, dropped, counted); only the newest
-  failure after the last success stays, as one line (the blocker).
+  failure after the last success stays, as one line (the blocker). Older failures that
+  nothing covered either are not carried but counted apart (`unresolved`): the disclosure
+  never calls a failure covered that no success followed.
 - Everything taken from the log passes `Extraction.text`, the one choke point for host noise
   (`noise.strip_host_noise`) and secrets (`provenance.secrets.redact`: a token in a command
   line becomes `[secret: <kind>]`), so no column can forget them.
@@ -37,6 +39,7 @@ from ..sessions.events import (
     Event,
     ToolCall,
     is_human_message,
+    is_model_message,
     message_text,
     pair_tool_calls,
     todo_items,
@@ -94,6 +97,7 @@ class Slimming:
     """What the handoff left out, counted honestly (the disclosure line reads these)."""
 
     resolved_errors: int = 0  # failures a later success covered
+    unresolved_errors: int = 0  # failures older than the blocker that nothing covered
     error_bodies: int = 0  # failure texts reduced to one line
     narration_chars: int = 0  # the model's own prose not carried over
     noise_paragraphs: int = 0  # host-only paragraphs replaced by a marker
@@ -103,6 +107,7 @@ class Slimming:
     def as_json(self) -> SlimmingJson:
         return {
             "resolvedErrors": self.resolved_errors,
+            "unresolvedErrors": self.unresolved_errors,
             "errorBodies": self.error_bodies,
             "narrationChars": self.narration_chars,
             "noiseParagraphs": self.noise_paragraphs,
@@ -253,8 +258,13 @@ class Extraction:
             signature = call.name + "\0" + str(call.call["data"].get("arguments", ""))
             seq = int(call.result.get("seq", call.result_index or 0))
             if self._failed(call):
-                if proven_later or signature in succeeded or state.blocker is not None:
-                    self.slimming.resolved_errors += 1
+                if proven_later or signature in succeeded:
+                    self.slimming.resolved_errors += 1  # a later success covered it
+                    continue
+                if state.blocker is not None:
+                    # Older than the blocker and nothing after it succeeded: not resolved,
+                    # only not carried (one blocker line); counted apart, never as covered.
+                    self.slimming.unresolved_errors += 1
                     continue
                 state.blocker = Item(self._failure_line(call, seq), seq)
                 self.slimming.error_bodies += 1
@@ -372,14 +382,16 @@ class Extraction:
         if todos:
             return
         cut = boundary(events)
-        said = [e for e in events[cut + 1 :] if e.get("type") == "assistant/message"]
+        # Only what a model wrote: a harness's stand-in ("No response requested.") is nobody's
+        # last words, and taking it for them loses the step the model announced before it.
+        said = [e for e in events[cut + 1 :] if is_model_message(e)]
         if not any(_NEXT_STEP.search(message_text(e)) for e in said):
             # the open turn announced nothing: the model's last words before it
             last = next(
                 (
                     e
                     for e in reversed(events[: cut + 1])
-                    if e.get("type") == "assistant/message" and message_text(e).strip()
+                    if is_model_message(e) and message_text(e).strip()
                 ),
                 None,
             )

@@ -34,7 +34,9 @@ from .settings import GraftSettings
 from .status import AuditPage
 from .watermark import Decision
 from .wire import (
+    ExclusionJson,
     ForceFailureJson,
+    IgnitionJson,
     OutcomeJson,
     Panel,
     ReadResult,
@@ -65,6 +67,8 @@ class WatermarkStatus:
     decision: Decision
     outcome: OutcomeJson | None = None  # `status.outcome`
     forced_failure: ForceFailureJson | None = None  # `ledger.ForceFailure.as_json()`
+    excluded: bool = False  # a person kept it from the forced cut
+    settings_error: str | None = None  # what in `[graft]` was refused (its default used)
 
     def as_json(self) -> WatermarkStatusJson:
         return {
@@ -73,6 +77,8 @@ class WatermarkStatus:
             **self.decision.as_json(),
             "handoff": self.outcome,
             "forcedCutFailure": self.forced_failure,
+            "excludedFromForcedCut": self.excluded,
+            "settingsError": self.settings_error,
         }
 
 
@@ -100,6 +106,16 @@ class Recovery:
 
     def as_json(self) -> RecoveryJson:
         return {"recovered": [txn.as_json() for txn in self.recovered], "driven": list(self.driven)}
+
+
+@dataclass(frozen=True, slots=True)
+class Exclusions:
+    """The sessions a person kept from the forced cut, oldest first."""
+
+    sessions: tuple[ledger.Exclusion, ...]
+
+    def as_json(self) -> list[ExclusionJson]:
+        return [each.as_json() for each in self.sessions]
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +153,7 @@ class GraftService:
     def status(self, session: str, harness: str | None = None) -> WatermarkStatus:
         """The watermark and the decision now for a scanned session (an id or a unique prefix),
         from what the last scan stored: read-only, and nothing recorded."""
-        settings = self._settings()
+        settings, refused = GraftSettings.resolve(self.state_dir)
         with self._store() as store:
             info = Catalog(store).find(session, self._harness(harness))
             failed = ledger.force_failure(
@@ -148,6 +164,8 @@ class GraftService:
                 status.session_decision(store, info, settings),
                 status.outcome(store, info.key),
                 None if failed is None else failed.as_json(),
+                ledger.excluded(store, *info.key),
+                refused,
             )
 
     def prepare(
@@ -237,9 +255,9 @@ class GraftService:
             model=handoff.model,
             mode=handoff.mode,
         )
-        txn = lifecycle.begin(
-            store, plan, ignite=settings.ignite_target, allow_reslice=allow_reslice
-        )
+        # The console's switch, where a person set it, over `[graft] ignite_target`.
+        ignite = status.ignition(store, settings)["ignite"]
+        txn = lifecycle.begin(store, plan, ignite=ignite, allow_reslice=allow_reslice)
         detached = False
         if txn.state == lifecycle.State.PREPARING and drive == "now":
             txn = lifecycle.drive(store, txn.id, _ignition(settings))
@@ -273,8 +291,8 @@ class GraftService:
             time.sleep(0.2)
 
     def cancel(self, txn_id: int, *, by: str, reason: str | None = None) -> lifecycle.Txn:
-        """Withdraw a pending or stuck handoff (its target not started): its source works again
-        (`lifecycle.cancel`)."""
+        """Withdraw a handoff whose target has not started (pending, stuck, or being started:
+        its live driver withdraws it): its source works again (`lifecycle.cancel`)."""
         with self._store() as store:
             return lifecycle.cancel(store, txn_id, by=by, reason=reason)
 
@@ -302,6 +320,58 @@ class GraftService:
             done = lifecycle.recover(store, _ignition(settings))
             driven = lifecycle.transactions(store, lifecycle.UNFINISHED)
         return Recovery(tuple(done), tuple(txn.id for txn in driven))
+
+    # -- a person's choices: sessions kept from the forced cut, starting targets at once -----
+
+    def exclude(
+        self,
+        session: str,
+        harness: str | None = None,
+        *,
+        keep: bool = True,
+        by: str,
+        reason: str | None = None,
+    ) -> Exclusions:
+        """Keep the session (an id or a unique prefix of a scanned one, or the exact id of a
+        handoff's source) from the forced cut (`keep`), or give it back to it: its hooks then
+        warn without end, and never cut it. Audited when it changes anything."""
+        with self._store() as store:
+            try:
+                key = self._session_key(store, session, harness)
+            except SessionNotFound:
+                # One kept from the cut by its exact id (a session not scanned yet).
+                kept = [
+                    each.key
+                    for each in ledger.exclusions(store)
+                    if each.session_id == session and harness in (None, each.harness)
+                ]
+                if keep or len(kept) != 1:
+                    raise
+                key = kept[0]
+            ledger.set_excluded(store, *key, keep, by=by, reason=reason)
+            return Exclusions(tuple(ledger.exclusions(store)))
+
+    def exclusions(self) -> Exclusions:
+        """The sessions kept from the forced cut, oldest first."""
+        with self._store() as store:
+            return Exclusions(tuple(ledger.exclusions(store)))
+
+    def ignition(self) -> IgnitionJson:
+        """Whether a handoff starts its target at once now, and why (`status.ignition`)."""
+        settings = self._settings()
+        with self._store() as store:
+            return status.ignition(store, settings)
+
+    def set_ignition(self, ignite: bool | None, *, by: str) -> IgnitionJson:
+        """The console's switch: handoffs start their target at once (True), or wait for the
+        next session started in the directory (False); None leaves it to `[graft]
+        ignite_target` again. Audited `ignition-switched`."""
+        if ignite is not None and not isinstance(ignite, bool):
+            raise Invalid(f"ignite must be true, false or null, got {ignite!r}", field="ignite")
+        settings = self._settings()
+        with self._store() as store:
+            ledger.set_ignition_choice(store, ignite, by=by)
+            return status.ignition(store, settings)
 
     # -- what happened and what is under way (read-only) ---------------------------------------
 
@@ -407,8 +477,10 @@ class GraftService:
             yield store
 
     def _settings(self) -> GraftSettings:
-        """The `[graft]` settings (a ConfigError, an Invalid, names what does not fit)."""
-        return GraftSettings.load(self.state_dir)
+        """The `[graft]` settings the hooks run on: a value that does not fit is refused (the
+        panel and `status` say so) and its default used, so that a forced cut the hooks
+        started is carried out with the settings that started it."""
+        return GraftSettings.resolve(self.state_dir)[0]
 
     def _session_key(self, store: Store, session: str, harness: str | None) -> tuple[str, str]:
         """A session named by a person: a scanned one (id or unique prefix), else the exact id

@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 
 import orjson
 
-from ..config import ConfigError
 from ..sessions.catalog import Catalog, SessionInfo
 from ..store import Store
 from . import ledger, live
@@ -33,6 +32,7 @@ from .watermark import Decision, Digest, GraftState
 from .wire import (
     AuditPageJson,
     ForceFailureJson,
+    IgnitionJson,
     NoticeRow,
     OutcomeJson,
     Panel,
@@ -107,6 +107,7 @@ def debug_status(store: Store, session: str | None = None, harness: str | None =
     info = None if session is None else Catalog(store).find(session, harness)
     now = ledger.now_ms()
     counts = outcome_counts(store)
+    settings, settings_error = GraftSettings.resolve(store.state_dir)
     return {
         "session": None if info is None else session_status(store, info),
         "transactions": [
@@ -121,17 +122,34 @@ def debug_status(store: Store, session: str | None = None, harness: str | None =
         },
         "pending": _pending(store, now),
         "notices": _notices(store),
+        "exclusions": [each.as_json() for each in ledger.exclusions(store)],
+        "ignition": ignition(store, settings),
+        "settingsError": settings_error,
+        # What `graft recover` would reclaim (read-only here: nothing is taken over).
+        "staleLeases": [
+            {"name": name, "pid": pid, "why": why} for name, pid, why in store.stale_leases()
+        ],
+    }
+
+
+def ignition(store: Store, settings: GraftSettings) -> IgnitionJson:
+    """Whether a handoff starts its target at once now: the person's choice (the console's
+    switch), else `[graft] ignite_target`."""
+    chosen = ledger.ignition_choice(store)
+    return {
+        "ignite": settings.ignite_target if chosen is None else chosen,
+        "chosen": chosen,
+        "config": settings.ignite_target,
     }
 
 
 def session_status(store: Store, info: SessionInfo) -> SessionPart:
     """One session's part of the panel."""
     key = (info.harness, info.session_id)
-    decision, settings_error = None, None
-    try:
-        decision = session_decision(store, info, GraftSettings.load(store.state_dir)).as_json()
-    except ConfigError as exc:  # the panel still shows the rest
-        settings_error = str(exc)
+    # A refused value takes its default, as at the hooks: the decision shown is the one they
+    # make, and the refusal is shown beside it.
+    settings, settings_error = GraftSettings.resolve(store.state_dir)
+    decision = session_decision(store, info, settings).as_json()
     retired = ledger.retirement(store, *key)
     ids = store.db.execute(
         "SELECT id FROM graft_txns WHERE harness = ? AND session_id = ? ORDER BY id", key
@@ -153,14 +171,12 @@ def session_status(store: Store, info: SessionInfo) -> SessionPart:
         "notices": _notices(store, key),
         "handoff": outcome(store, key),
         "forcedCutFailure": _force_failure(store, key),
+        "excludedFromForcedCut": ledger.excluded(store, *key),
     }
 
 
 def _force_failure(store: Store, key: tuple[str, str]) -> ForceFailureJson | None:
-    try:
-        settings = GraftSettings.load(store.state_dir)
-    except ConfigError:
-        settings = GraftSettings()
+    settings, _ = GraftSettings.resolve(store.state_dir)
     failed = ledger.force_failure(store, *key, settings.force_retry_s, settings.force_retry_cap_s)
     return None if failed is None else failed.as_json()
 

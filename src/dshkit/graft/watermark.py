@@ -595,6 +595,9 @@ def decide_digest(digest: Digest, settings: GraftSettings, state: GraftState) ->
         return result("force", reason, replace(state, forced_cut_marks=marks), mark=mark)
     if mark_line.warning is None or ratio < mark_line.warning:
         return _plan_or(result, digest, state, f"at {ratio:.0%}, below the warning band")
+    if not settings.model_driven:  # docs/design/graft.md#model-driven-off-leaves-only-the-cut
+        why = f"at {ratio:.0%}, in the warning band, but [graft] model_driven is off"
+        return _plan_or(result, digest, state, why)
     if obeyed:
         return result("none", "a handoff tool was called after the warning")
     if state.nudge_turn != turn:

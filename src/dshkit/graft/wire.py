@@ -37,6 +37,7 @@ class SlimmingJson(TypedDict):
     """What the handoff left out, counted."""
 
     resolvedErrors: int
+    unresolvedErrors: int
     errorBodies: int
     narrationChars: int
     noiseParagraphs: int
@@ -79,13 +80,25 @@ class LaunchJson(TypedDict):
     mode: str | None
 
 
+class MaybeRulesJson(TypedDict):
+    """The person's later sentences no rule class took, carried verbatim in the "maybe a rule"
+    block (`text`, "" when there is none), and the older ones its bound left out (by seq, to
+    read back)."""
+
+    carried: list[ConstraintJson]
+    leftOut: list[ConstraintJson]
+    text: str
+
+
 class HandoffJson(TypedDict):
     """A prepared handoff (`dshkit graft prepare --json`, the MCP tool `graft_prepare`, `GET
-    /api/graft/preview`): the board, the constraints, the card and what its budget cut, the
-    artifacts, what was left out, the identity, the source, the target's first message."""
+    /api/graft/preview`): the board, the constraints, the maybe-rules, the card and what its
+    budget cut, the artifacts, what was left out, the identity, the source, the target's first
+    message."""
 
     board: BoardJson
     constraints: list[ConstraintJson]
+    maybeRules: MaybeRulesJson
     card: str
     boundarySeq: int
     artifacts: list[ItemJson]
@@ -273,6 +286,8 @@ class WatermarkStatusJson(DecisionJson):
     session: str
     handoff: OutcomeJson | None
     forcedCutFailure: ForceFailureJson | None
+    excludedFromForcedCut: bool
+    settingsError: str | None
 
 
 # -- the ledger and the panel -----------------------------------------------------------------
@@ -295,6 +310,25 @@ class RetirementShown(RetirementJson):
     """A retirement with the sentence the session's blocked prompts are answered with."""
 
     pointer: str
+
+
+class ExclusionJson(TypedDict):
+    """A session a person kept from the forced cut (`dshkit graft exclude`)."""
+
+    harness: str
+    sessionId: str
+    at: int
+    by: str
+    reason: str | None
+
+
+class IgnitionJson(TypedDict):
+    """Whether a handoff starts its target at once: in force, the person's choice (None: left
+    to the config) and the config's `[graft] ignite_target`."""
+
+    ignite: bool
+    chosen: bool | None
+    config: bool
 
 
 class AuditRecordJson(TypedDict):
@@ -351,9 +385,10 @@ class NoticeRow(TypedDict):
 
 
 class SessionPart(TypedDict):
-    """One session's part of the panel: its decision now (None when the settings are
-    unusable, `settingsError` saying why), its retirement, its handoffs as source, those it
-    carries on, its notices, what became of its latest handoff, its failing forced cuts."""
+    """One session's part of the panel: its decision now (on the defaults of what `[graft]`
+    values were refused, `settingsError` saying which), its retirement, its handoffs as
+    source, those it carries on, its notices, what became of its latest handoff, its failing
+    forced cuts, whether a person kept it from the forced cut."""
 
     harness: str
     sessionId: str
@@ -366,6 +401,7 @@ class SessionPart(TypedDict):
     notices: list[NoticeRow]
     handoff: OutcomeJson | None
     forcedCutFailure: ForceFailureJson | None
+    excludedFromForcedCut: bool
 
 
 class UnfinishedTxn(TxnJson):
@@ -385,6 +421,19 @@ class Panel(TypedDict):
     counts: Counts
     pending: list[PendingRow]
     notices: list[NoticeRow]
+    exclusions: list[ExclusionJson]
+    ignition: IgnitionJson
+    settingsError: str | None
+    staleLeases: list[StaleLeaseJson]
+
+
+class StaleLeaseJson(TypedDict):
+    """A lease no live process holds (`graft recover` reclaims it, audited): its name, the
+    pid that held it and why it is stale."""
+
+    name: str
+    pid: int | None
+    why: str
 
 
 # -- context use ------------------------------------------------------------------------------

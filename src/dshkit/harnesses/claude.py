@@ -50,6 +50,10 @@ MCP_JSON = "mcp-json"  # the format of a project's `.mcp.json`
 
 # Transcript entry types that carry nothing the event model holds: its session reader
 # (`sessions.claude`) leaves them out, and the watermark's hot path may skip them.
+# The model Claude Code names on assistant entries no model wrote: its own stand-ins ("No
+# response requested." when a turn ends with nothing asked of the model) and API errors
+# (`isApiErrorMessage`, "API Error: …"). Read for real from 2.1.332's cli.
+SYNTHETIC_MODEL = "<synthetic>"
 SKIPPED_TYPES = frozenset(
     {
         "queue-operation",
@@ -222,7 +226,12 @@ HARNESS = Harness(
     project_settings=lambda project: os.path.join(project, ".claude", "settings.json"),
     bridge=None,
     # The reference dialect; its env and transcripts' place are imitated by others' hooks.
-    dialect=HookDialect(paths=("/.claude/projects/",), env=(("CLAUDECODE", "1"),)),
+    dialect=HookDialect(
+        paths=("/.claude/projects/",),
+        env=(("CLAUDECODE", "1"),),
+        # A hook output's `systemMessage` is shown to the person, never sent to the model.
+        person="systemMessage",
+    ),
     context_event="SessionStart",
     generations_repeat=False,
     launcher=Launcher(

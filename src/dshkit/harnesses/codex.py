@@ -205,7 +205,9 @@ HARNESS = Harness(
     project_settings=None,  # the notes document ~/.codex/hooks.json only
     bridge=None,
     # Claude Code's names and answers; only its payloads carry a turn id.
-    dialect=HookDialect(fields=("turn_id",), transcripts="rollout-"),
+    # Its hook output schema takes `systemMessage` (0.171; `codex exec` does not print it,
+    # its interactive screen shows it as a warning).
+    dialect=HookDialect(fields=("turn_id",), transcripts="rollout-", person="systemMessage"),
     context_event="SessionStart",
     generations_repeat=False,
     launcher=Launcher(

@@ -184,9 +184,7 @@ HARNESS = Harness(
     # (dsh-hooks-claude-code 0.0.1-rc.5, "Known Limitations"), so they are not installed.
     # Its README also says a `systemMessage` is "logged + warned but not surfaced": it shows
     # the person no line of a hook's (the warning names none of it), so none is written.
-    dialect=HookDialect(
-        names={"SessionEnd": None, "PreCompact": None}, transcripts="session", notice=None
-    ),
+    dialect=HookDialect(names={"SessionEnd": None, "PreCompact": None}, transcripts="session"),
     # The bridge runs SessionStart detached: its context misses the first request.
     context_event="UserPromptSubmit",
     generations_repeat=True,

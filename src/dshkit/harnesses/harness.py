@@ -80,17 +80,19 @@ class HookDialect:
       `decision: "block"` with its `reason`). With `block_exit`, a block or a deny is that
       exit code instead, its reason on stderr and nothing on stdout. A harness whose answers
       differ further subclasses this in its own module and overrides `reply`.
+    - `person`: the output key whose text the harness shows the person, not the model (None:
+      it has none, and a notice for the person is not written).
     - How its payloads are told from the others' (`Harness.recognise`): payload `fields`
       only its payloads carry, a transcript file name starting with `transcripts` (and
       matching its log pattern), an event name of its own in `hook_event_name`: each is
       proof; a transcript path holding one of `paths`, or an environment variable set as in
       `env`, are hints (another harness may imitate them).
-    - Where it shows the person a line of dshkit's (`notice`: the output's top-level key,
-      `systemMessage` by default: Claude Code prints it, Codex accepts it), None for a harness
-      that shows none.
+    - Where it shows the person a line of dshkit's and not the model (`person`: the output's
+      top-level key, Claude Code's and Codex's `systemMessage`), None for a harness that shows
+      none (DSH's bridge logs it unseen).
     """
 
-    __slots__ = ("block_exit", "env", "events", "fields", "notice", "own", "paths", "transcripts")
+    __slots__ = ("block_exit", "env", "events", "fields", "own", "paths", "person", "transcripts")
 
     def __init__(
         self,
@@ -101,7 +103,7 @@ class HookDialect:
         paths: tuple[str, ...] = (),
         env: tuple[tuple[str, str], ...] = (),
         block_exit: int | None = None,
-        notice: str | None = "systemMessage",
+        person: str | None = None,
     ) -> None:
         unknown = [event for event in names or () if event not in EVENTS]
         if unknown:
@@ -115,7 +117,7 @@ class HookDialect:
         self.paths = paths
         self.env = env
         self.block_exit = block_exit
-        self.notice = notice
+        self.person = person
 
     def name(self, event: str) -> str | None:
         """What the harness calls dshkit's `event` (None: it has no such hook)."""
@@ -150,8 +152,8 @@ class HookDialect:
             output["hookSpecificOutput"] = {"hookEventName": self.name(event) or event, **specific}
         if blocked:
             output.update(decision="block", reason=verdict["reason"])
-        if self.notice is not None and verdict.get("systemMessage"):
-            output[self.notice] = verdict["systemMessage"]
+        if self.person is not None and verdict.get("systemMessage"):
+            output[self.person] = verdict["systemMessage"]
         return Reply(output)
 
 

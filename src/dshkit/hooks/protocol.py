@@ -154,6 +154,14 @@ def answer(
         verdict["permissionDecisionReason"] = _reason(
             name, str(result.get("permissionDecisionReason", "")), notes
         )
+    notices = [
+        (index, str(result["systemMessage"]))
+        for index, (_, result) in enumerate(results)
+        if result.get("systemMessage")
+    ]
+    if notices:  # for the person: every one, in order
+        emitted.update(i for i, _ in notices)
+        verdict["systemMessage"] = "\n".join(text for _, text in notices)
     block = _first(results, lambda r: r.get("decision") == "block")
     if block is not None:
         name, result = results[block]

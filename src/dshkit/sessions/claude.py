@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from ..harnesses.claude import SKIPPED_TYPES
+from ..harnesses.claude import SKIPPED_TYPES, SYNTHETIC_MODEL
 from .events import AGENT_MESSAGE, Event
 from .harness import LogFile, emit, list_dirs, list_files, real_dir, remember, turn_step
 
@@ -147,6 +147,16 @@ class ClaudeAdapter:
                 "source": {"kind": "model", "model": message.get("model")},
             },
         }
+        if message.get("model") == SYNTHETIC_MODEL:
+            # Written by the CLI, not by a model ("No response requested.", an API error):
+            # never the model's words (its last ones, an answer to a turn).
+            data["synthetic"] = True
+            if record.get("isApiErrorMessage") is True:
+                text = " ".join(str(block.get("text", "")) for block in content).strip()
+                data["error"] = {
+                    "code": str(record.get("error") or "api_error"),
+                    "message": text or "API Error",
+                }
         usage = message.get("usage")
         # Every line of one request repeats the request's usage: count it once.
         if fresh and isinstance(usage, dict):

@@ -8,7 +8,10 @@ they are and Claude Code / Codex lines are mapped onto the same vocabulary:
   when `source.kind == "user"` (docs/design/sessions.md#only-typed-words-are-human-messages);
   in a sub-agent's session the typed prompts are another agent's, `agent-message`
   (docs/design/sessions.md#a-sub-agents-prompt-is-not-the-persons).
-- `assistant/message`: `{turn, step, message, usage?}`.
+- `assistant/message`: `{turn, step, message, usage?, synthetic?, error?}`; `synthetic` when
+  the harness wrote it in the model's place (Claude Code's "No response requested."), with
+  `error {code, message}` when it stands for a failed request (an API error): neither is
+  the model's words (`is_model_message`).
 - `tool/call`: `{turn, step, callId, name, arguments}` (`arguments` a JSON string).
 - `tool/result`: `{turn, step, message{source{callId}, content[], isError?}, error?}`.
 - `turn/start`, `turn/end`, `request/context {contextWindow}`, and `usage/record {turn,
@@ -38,6 +41,13 @@ SUBAGENT = "subagent"
 def _message(event: Event) -> dict[str, Any]:
     data = event.get("data") or {}
     return data if event.get("type") == "user/message" else (data.get("message") or {})
+
+
+def is_model_message(event: Event) -> bool:
+    """An `assistant/message` a model wrote: not one the harness put in its place."""
+    return event.get("type") == "assistant/message" and not (event.get("data") or {}).get(
+        "synthetic"
+    )
 
 
 def is_human_message(event: Event) -> bool:

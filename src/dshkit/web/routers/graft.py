@@ -4,12 +4,17 @@
 ones the limit left out. `GET /api/graft/status?session=`: the panel (`dshkit graft
 debug-status --json`), or with a session id (or a unique prefix) that session's part (with its
 latest handoff's outcome). `POST /api/graft/cancel` `{"txn": N, "reason"?: …}`: withdraw a
-pending or stuck handoff; `POST /api/graft/release` `{"session": …, "harness"?: …,
+handoff whose new session has not started (a starting one by its live driver); `POST
+/api/graft/release` `{"session": …, "harness"?: …,
 "reason"?: …}`: un-retire a committed source on purpose. Both audited, `by` "console".
 `GET /api/graft/preview?session=`: the handoff card the session would get now (nothing
 started); `POST /api/graft/slice` `{"session": …, "harness"?: …}`: hand it off now.
 `GET /api/graft/context/{harness}/{id}`: the session's context use over its turns, each with
 the warning and forced lines of that moment, and where a handoff cut it (its boundaries).
+`GET /api/graft/ignition`, `POST /api/graft/ignition` `{"ignite": true | false | null}`: the
+ignition switch, whether a handoff starts its new session at once (null: back to the config);
+`POST /api/graft/exclude` `{"session": …, "harness"?: …, "exclude": bool, "reason"?: …}`: keep a
+session from the forced cut, or give it back. Both audited, `by` "console".
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ from ...graft import AUDIT_LIMIT, GraftService
 from ...graft.wire import (
     AuditPageJson,
     ContextUseJson,
+    ExclusionJson,
     HandoffJson,
+    IgnitionJson,
     Panel,
     SessionPart,
     SliceJson,
@@ -59,6 +66,21 @@ class ReleaseBody(TypedDict):
 
     session: str
     harness: NotRequired[str | None]
+    reason: NotRequired[str | None]
+
+
+class IgnitionBody(TypedDict):
+    """The ignition switch: true, false, or None (back to `[graft] ignite_target`)."""
+
+    ignite: bool | None
+
+
+class ExcludeBody(TypedDict):
+    """A session to keep from the forced cut (`exclude` true) or give back to it, and why."""
+
+    session: str
+    harness: NotRequired[str | None]
+    exclude: bool
     reason: NotRequired[str | None]
 
 
@@ -149,7 +171,8 @@ def router(service: GraftService) -> Router:
 
     @api.post("/cancel", body=_cancel)
     async def post_cancel(request: Request, body: CancelBody) -> Json[TxnJson]:
-        """Withdraw a pending or stuck handoff (audited, by "console")."""
+        """Withdraw a handoff whose new session has not started: pending, stuck, or being
+        started (its live driver withdraws it). Audited, by "console"."""
         txn, reason = body["txn"], body.get("reason")
         done = await asyncio.to_thread(service.cancel, txn, by="console", reason=reason)
         return json_response(done.as_json(), headers=_NO_STORE)
@@ -166,7 +189,60 @@ def router(service: GraftService) -> Router:
         )
         return json_response(done.as_json(), headers=_NO_STORE)
 
+    @api.get("/ignition")
+    async def get_ignition(request: Request) -> Json[IgnitionJson]:
+        """Whether a handoff starts its new session at once, the person's choice and the
+        config's."""
+        return json_response(await asyncio.to_thread(service.ignition), headers=_NO_STORE)
+
+    @api.post("/ignition", body=_ignition)
+    async def post_ignition(request: Request, body: IgnitionBody) -> Json[IgnitionJson]:
+        """The ignition switch: start new sessions at once (true), let a handoff wait for the
+        next session in its directory (false), or back to the config (null). Audited."""
+        shown = await asyncio.to_thread(service.set_ignition, body["ignite"], by="console")
+        return json_response(shown, headers=_NO_STORE)
+
+    @api.post("/exclude", body=_exclude)
+    async def post_exclude(request: Request, body: ExcludeBody) -> Json[list[ExclusionJson]]:
+        """Keep a session from the forced cut (`exclude`: true) or give it back (false).
+        Audited, by "console"; answers every excluded session."""
+        found = await asyncio.to_thread(
+            service.exclude,
+            body["session"],
+            body.get("harness"),
+            keep=body["exclude"],
+            by="console",
+            reason=body.get("reason"),
+        )
+        return json_response(found.as_json(), headers=_NO_STORE)
+
     return api
+
+
+def _ignition(body: JsonObject) -> IgnitionBody:
+    _known(body, {"ignite"})
+    if "ignite" not in body:
+        raise ApiError(400, "ignite is required: true, false, or null for the config's")
+    ignite = body["ignite"]
+    if ignite is not None and not isinstance(ignite, bool):
+        raise ApiError(400, f"ignite must be true, false or null, got {ignite!r}")
+    return {"ignite": ignite}
+
+
+def _exclude(body: JsonObject) -> ExcludeBody:
+    _known(body, {"session", "harness", "exclude", "reason"})
+    session = _text(body, "session")
+    if session is None:
+        raise ApiError(400, "session is required: a session id or a unique prefix")
+    keep = body.get("exclude", True)
+    if not isinstance(keep, bool):
+        raise ApiError(400, f"exclude must be true or false, got {keep!r}")
+    return {
+        "session": session,
+        "harness": _text(body, "harness"),
+        "exclude": keep,
+        "reason": _text(body, "reason"),
+    }
 
 
 def _known(body: JsonObject, fields: set[str]) -> None:

@@ -1572,6 +1572,32 @@ async function cancelHandoff(txn) {
   } catch (e) { notify(e.message, true); }
 }
 
+// Whether a handoff starts its new session at once (the ignition switch), and where that comes from.
+function ignitionCard(ig) {
+  const set = async (ignite) => {
+    try {
+      const { value: done } = await api("POST", "/api/graft/ignition", { ignite });
+      await refresh();
+      notify(`A handoff now ${done.ignite ? "starts its new session at once" : "waits for the next session in its directory"}`);
+    } catch (e) { notify(e.message, true); }
+  };
+  return card("Ignition",
+    h("p", { id: "ignition-state" }, h("b", {}, ig.ignite ? "on" : "off"),
+      ig.ignite ? " · a handoff starts its new session at once" : " · a handoff waits for the next session started in its directory",
+      ig.chosen === null ? " (config.toml [graft] ignite_target)" : ` (chosen here; config.toml says ${ig.config ? "on" : "off"})`),
+    h("div", { class: "row" },
+      h("button", { type: "button", id: "ignition-toggle", onclick: () => set(!ig.ignite) }, ig.ignite ? "Turn off" : "Turn on"),
+      ig.chosen !== null ? h("button", { type: "button", id: "ignition-config", onclick: () => set(null) }, "Back to config.toml") : null));
+}
+
+async function includeSession(x) {
+  try {
+    await api("POST", "/api/graft/exclude", { session: x.sessionId, harness: x.harness, exclude: false });
+    await refresh();
+    notify(`${x.harness} ${x.sessionId} is cut at the forced watermark again`);
+  } catch (e) { notify(e.message, true); }
+}
+
 VIEWS.handoffs = async (main) => {
   const [panel, audit, recent] = await Promise.all([
     get("/api/graft/status"), get("/api/graft/audit?limit=100"), get("/api/sessions?limit=10"),
@@ -1588,6 +1614,13 @@ VIEWS.handoffs = async (main) => {
   const handoffs = [...byId.values()].sort((a, b) => b.id - a.id);
   fill(main,
     h("h2", {}, "Handoffs"),
+    panel.settingsError ? h("p", { id: "graft-settings-error", class: "bad" }, `Settings refused (defaults used): ${panel.settingsError}`) : null,
+    ignitionCard(panel.ignition),
+    card("Kept from the forced cut", panel.exclusions.length
+      ? table(["session", "since", "by", "reason", ""], panel.exclusions.map((x) => h("tr", { "data-excluded": x.sessionId },
+        h("td", {}, sessionLink(index, x.harness, x.sessionId)), h("td", {}, when(x.at)), h("td", {}, x.by), h("td", {}, x.reason ?? "—"),
+        h("td", {}, h("button", { type: "button", class: "include-session", onclick: () => includeSession(x) }, "Cut again")))))
+      : h("p", {}, "None.")),
     card("Counts", facts(Object.entries(panel.counts.byState).map(([k, v]) => [k, v]).concat([
       ["transferring", panel.counts.transferring], ["retired", panel.counts.retired], ["born from a handoff", panel.counts.targets]]))),
     card("Watermark per recent session", table(["session", "context in use", "source", "warning / forced", "decision", "retired →"],
