@@ -9,6 +9,11 @@ clipping (a title cut to thirty characters once hid "Ignore all previous instruc
 write and again before injection. What is found is quarantined: kept and shown to the person,
 never injected.
 
+Two halves read it: rules (below) for the shapes named in the issue (overrides in every
+register, delimiter fakes, fake notices, exfiltration, secrecy), and a learned model
+(`model.py`) for the register of text addressed to an AI assistant, which no list of
+phrasings covers (measured on public corpora it was not trained on: bench/memory_poisoning.py).
+
 The text is normalized first: compatibility forms folded (full-width letters are letters),
 invisible characters dropped (a zero-width space between "ignore" and "all" hides nothing),
 case and runs of whitespace folded. Invisible characters themselves are a finding when they
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from types import ModuleType
 
 # Characters that render as nothing: dropped before matching.
 _INVISIBLE = re.compile(
@@ -644,8 +650,9 @@ def readings(text: str, depth: int = 0) -> list[str]:
 PERSON_MAY = ("persistence", "addressed")
 
 
-def scan(*texts: str) -> Verdict:
-    """Scan every text whole; a finding in any of them is the verdict's."""
+def scan(*texts: str, learned: bool = True) -> Verdict:
+    """Scan every text whole; a finding in any of them is the verdict's. `learned=False`:
+    the rules alone, without the model (what the bench compares against)."""
     found: dict[str, str] = {}
     for text in texts:
         if not text:
@@ -654,11 +661,24 @@ def scan(*texts: str) -> Verdict:
             found["smuggling"] = f"U+{ord(hidden.group()):04X}"
         for plain in readings(text):
             _match(plain, found)
+            if (
+                learned
+                and "addressed" not in found
+                and (score := _model().addressed(plain)) is not None
+            ):
+                found["addressed"] = f"model {score:.2f}: {plain[:60]}"
             if _SQUEEZED_HINT.search(plain):
                 squeezed = _NOT_LETTER.sub("", plain)
                 if "override" not in found and (hit := _SQUEEZED.search(squeezed)):
                     found["override"] = hit.group()[:80]
     return Verdict(tuple(found.items()))
+
+
+def _model() -> ModuleType:
+    # Read on first need: a hook that scans nothing pays nothing.
+    from . import model
+
+    return model
 
 
 def _match(plain: str, found: dict[str, str]) -> None:
