@@ -32,12 +32,14 @@ MAGIC = b"DSHIM1\0\0"
 # then the 16-hex-digit version (the digest of the table and of the numbers before it).
 HEADER = struct.Struct("<Bddd16s")
 PIECE = 800  # characters scored at once
+MIN_WORDS = 4  # words (a Han character is one) a text needs to be judged at all
 ALONE = 24  # characters a sentence or line needs to be scored alone too
 ALONE_MARGIN = 2.2  # … and the margin it must reach alone (a probability of 0.9)
 MAX_PIECES = 256  # pieces scored per text: beyond, the rules alone read it (200 KB)
 _CACHE_SIZE = 4096
 
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W\d_]+|\d+|[^\w\s]")
+_WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W\d_]+")
 _BREAK = re.compile(r"((?<=[。！？])|(?<=[.!?])\s+|\s*\n\s*)")
 
 
@@ -65,6 +67,8 @@ class Model:
 
     def probability(self, text: str) -> float:
         """The highest probability over the pieces of `text` (normalized) that it is addressed."""
+        if len(_WORD.findall(text, 0, 400)) < MIN_WORDS:
+            return 0.0  # "make gen": too little to judge by register (the rules still read it)
         whole = pieces(text)
         best = max((self.margin(piece) for piece in whole), default=self.bias)
         if len(whole) > 1 or "\n" in text or len(text) > ALONE * 3:
