@@ -121,6 +121,8 @@ def scanner(attacks: list[dict[str, str]], benign: list[dict[str, str]]) -> None
         ("all", attacks),
     ):
         print(f"  {name:<44} {rate(sum(caught[id(r)] for r in rows), len(rows))}")
+    rules = sum(not scan(r["text"], learned=False).clean for r in public)
+    print(f"  {'public, by the rules alone (no model)':<44} {rate(rules, len(public))}")
     # A question put to the assistant is the person's words (what deepset's legitimate
     # requests are): read as the person's, as memory reads them. Read as external text
     # (found in a tool's output), a request to the agent is injection-shaped by design.
@@ -139,6 +141,9 @@ def scanner(attacks: list[dict[str, str]], benign: list[dict[str, str]]) -> None
         print(f"  {key:<20} {rate(hit, total)}{note}")
     hit = sum(h for h, _ in flagged.values())
     print(f"  {'all':<20} {rate(hit, sum(t for _, t in flagged.values()))}")
+    others = [r for r in benign if r["class"] != "benign:question"]
+    rules = sum(not scan(r["text"], learned=False).clean for r in others)
+    print(f"  {'by the rules alone':<20} {rate(rules, len(others))} (questions aside)")
     questions = flagged["benign:question"][1]
     print(
         f"  {'questions as external text':<20} {rate(external, questions)} (addressed to the agent)"
