@@ -37,13 +37,13 @@ from tests.support.memory import make_repo, write_session
 from dshkit.memory import inject
 from dshkit.memory.inject import CLOSE, HEADERS, OPEN, choose
 from dshkit.memory.service import MemoryService
-from dshkit.provenance.injection import scan
+from dshkit.provenance.injection import PERSON_MAY, scan
 from dshkit.sessions import Scanner, Source
 from dshkit.store import Store
 
 DATA = Path(__file__).resolve().parent.parent / "tests/data/poisoning"
 ATTACK_FILES = ("variants.jsonl", "bipia.jsonl", "deepset.jsonl")
-BENIGN_FILES = ("benign.jsonl", "benign_zh.jsonl")
+BENIGN_FILES = ("benign.jsonl", "benign_zh.jsonl", "benign_dev.jsonl")
 WINDOW = 24
 PER_SESSION = 50  # failures planted in one session (the harvest keeps 60 negative paths)
 
@@ -84,13 +84,28 @@ def rate(hit: int, total: int) -> str:
     return f"{hit:4d}/{total:<4d} {100 * hit / total:5.1f} %" if total else "   -"
 
 
+def trained(row: dict[str, str]) -> bool:
+    """Whether the scanner's model was trained on this row's corpus and split."""
+    return row["source"] == "deepset:train"
+
+
 def scanner(attacks: list[dict[str, str]], benign: list[dict[str, str]]) -> None:
+    print(
+        "trained on (scripts/train-injection-model.py, tests/data/poisoning/train.jsonl): "
+        "deepset's train split, BIPIA's train attacks, package READMEs other than those "
+        "below, docs, commit messages and tool output of other sources; measured only on "
+        "what it never saw"
+    )
+    skipped = [r for r in attacks + benign if trained(r)]
+    attacks = [r for r in attacks if not trained(r)]
+    benign = [r for r in benign if not trained(r)]
+    print(f"  rows of a trained-on split left out: {len(skipped)}")
     by_class: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     by_source: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    caught = {id(row): not scan(row["text"]).clean for row in attacks}
     for row in attacks:
-        caught = not scan(row["text"]).clean
         for table, key in ((by_class, row["class"]), (by_source, row["source"].split(":")[0])):
-            table[key][0] += caught
+            table[key][0] += caught[id(row)]
             table[key][1] += 1
     print("scanner: recall by class")
     for key, (hit, total) in sorted(by_class.items()):
@@ -98,20 +113,41 @@ def scanner(attacks: list[dict[str, str]], benign: list[dict[str, str]]) -> None
     print("scanner: recall by source")
     for key, (hit, total) in sorted(by_source.items()):
         print(f"  {key[:44]:<44} {rate(hit, total)}")
+    public = [r for r in attacks if r["class"] in ("bipia", "deepset")]
     own = [r for r in attacks if r["class"] not in ("bipia", "deepset")]
-    own_caught = sum(not scan(r["text"]).clean for r in own)
-    print(f"  {'own variants and tricks':<44} {rate(own_caught, len(own))}")
-    every = sum(not scan(r["text"]).clean for r in attacks)
-    print(f"  {'all':<44} {rate(every, len(attacks))}")
+    for name, rows in (
+        ("public (deepset test split, BIPIA test)", public),
+        ("own variants and tricks", own),
+        ("all", attacks),
+    ):
+        print(f"  {name:<44} {rate(sum(caught[id(r)] for r in rows), len(rows))}")
+    rules = sum(not scan(r["text"], learned=False).clean for r in public)
+    print(f"  {'public, by the rules alone (no model)':<44} {rate(rules, len(public))}")
+    # A question put to the assistant is the person's words (what deepset's legitimate
+    # requests are): read as the person's, as memory reads them. Read as external text
+    # (found in a tool's output), a request to the agent is injection-shaped by design.
     flagged: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    external = 0
     for row in benign:
-        flagged[row["class"]][0] += not scan(row["text"]).clean
+        verdict = scan(row["text"])
+        if row["class"] == "benign:question":
+            external += not verdict.clean
+            verdict = verdict.without(*PERSON_MAY)
+        flagged[row["class"]][0] += not verdict.clean
         flagged[row["class"]][1] += 1
     print("scanner: benign flagged (quarantined)")
     for key, (hit, total) in sorted(flagged.items()):
-        print(f"  {key:<20} {rate(hit, total)}")
+        note = " (as the person's words)" if key == "benign:question" else ""
+        print(f"  {key:<20} {rate(hit, total)}{note}")
     hit = sum(h for h, _ in flagged.values())
     print(f"  {'all':<20} {rate(hit, sum(t for _, t in flagged.values()))}")
+    others = [r for r in benign if r["class"] != "benign:question"]
+    rules = sum(not scan(r["text"], learned=False).clean for r in others)
+    print(f"  {'by the rules alone':<20} {rate(rules, len(others))} (questions aside)")
+    questions = flagged["benign:question"][1]
+    print(
+        f"  {'questions as external text':<20} {rate(external, questions)} (addressed to the agent)"
+    )
 
 
 def session(texts: list[str], first: int) -> Log:
@@ -185,7 +221,8 @@ def main() -> None:
     args = parser.parse_args()
     own = load("variants.jsonl")
     attacks = own + derived(own) + [r for f in ATTACK_FILES[1:] for r in load(f)]
-    benign = [r for f in BENIGN_FILES for r in load(f)]
+    # benign.jsonl's sample of deepset's questions and benign_dev.jsonl's test split overlap.
+    benign = list({r["text"]: r for f in BENIGN_FILES for r in load(f)}.values())
     scanner(attacks, benign)
     if not args.no_pipeline:
         pipeline(attacks)

@@ -18,6 +18,7 @@ import argparse
 import json
 import random
 import re
+import subprocess
 from importlib import metadata
 from pathlib import Path
 
@@ -120,12 +121,78 @@ def ci_log(path: Path) -> list[dict[str, str]]:
     return rows
 
 
+def git_messages(git: Path, skip: int, count: int) -> list[str]:
+    log = subprocess.run(
+        ["git", "--git-dir", str(git), "log", f"--skip={skip}", f"-n{count}", "--format=%B%x00"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return [m.strip()[:900] for m in log.split("\0") if len(m.strip()) >= 10]
+
+
+def markdown(git: Path, under: str) -> list[str]:
+    names = subprocess.run(
+        ["git", "--git-dir", str(git), "ls-tree", "-r", "--name-only", "HEAD", under],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    found = []
+    for name in sorted(n for n in names if n.endswith(".md")):
+        body = subprocess.run(
+            ["git", "--git-dir", str(git), "show", f"HEAD:{name}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        found += [p for p in paragraphs(body, 30) if not p.startswith(("```", "<", "!["))]
+    return found
+
+
+def held_out(args: argparse.Namespace) -> None:
+    """benign_dev.jsonl: developer text from sources the model is never trained on (commit
+    messages in English and Chinese, Chinese docs), and deepset's test-split questions."""
+    rng = random.Random(SEED)
+    rows = [
+        {"text": r["text"], "source": "deepset:test", "class": "benign:question"}
+        for r in json.loads(args.deepset.read_text())
+        if r["split"] == "test" and r["label"] == 0
+    ]
+    for git, skip, kind, source in (
+        (args.commits, 0, "benign:commits", "git log:Yelp/detect-secrets (Apache-2.0)"),
+        (args.commits_zh, 600, "benign:commits-zh", "git log:dromara/Sa-Token (Apache-2.0)"),
+    ):
+        found = git_messages(git, skip, 1000)
+        rows += [{"text": t, "source": source, "class": kind} for t in rng.sample(found, 150)]
+    found = markdown(args.commits_zh, "sa-token-doc")
+    rows += [
+        {
+            "text": t,
+            "source": "dromara/Sa-Token sa-token-doc (Apache-2.0)",
+            "class": "benign:docs-zh",
+        }
+        for t in rng.sample(found, 150)
+    ]
+    write("benign_dev.jsonl", rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--bipia", type=Path, required=True)
+    parser.add_argument("--bipia", type=Path)
     parser.add_argument("--deepset", type=Path, required=True)
-    parser.add_argument("--ci-log", type=Path, required=True)
+    parser.add_argument("--ci-log", type=Path)
+    parser.add_argument("--held-out", action="store_true", help="write benign_dev.jsonl only")
+    parser.add_argument("--commits", type=Path, help="git dir: English commit messages")
+    parser.add_argument("--commits-zh", type=Path, help="git dir: Chinese commits and docs")
     args = parser.parse_args()
+    if args.held_out:
+        if not args.commits or not args.commits_zh:
+            parser.error("--held-out needs --commits and --commits-zh")
+        held_out(args)
+        return
+    if not args.bipia or not args.ci_log:
+        parser.error("--bipia and --ci-log are required")
     repo = Path(__file__).resolve().parent.parent
     OUT.mkdir(parents=True, exist_ok=True)
     attacks, questions = deepset(args.deepset)

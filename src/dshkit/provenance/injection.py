@@ -9,6 +9,11 @@ clipping (a title cut to thirty characters once hid "Ignore all previous instruc
 write and again before injection. What is found is quarantined: kept and shown to the person,
 never injected.
 
+Two halves read it: rules (below) for the shapes named in the issue (overrides in every
+register, delimiter fakes, fake notices, exfiltration, secrecy), and a learned model
+(`model.py`) for the register of text addressed to an AI assistant, which no list of
+phrasings covers (measured on public corpora it was not trained on: bench/memory_poisoning.py).
+
 The text is normalized first: compatibility forms folded (full-width letters are letters),
 invisible characters dropped (a zero-width space between "ignore" and "all" hides nothing),
 case and runs of whitespace folded. Invisible characters themselves are a finding when they
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from types import ModuleType
 
 # Characters that render as nothing: dropped before matching.
 _INVISIBLE = re.compile(
@@ -387,6 +393,30 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"(?:都|全|全部|一律|统统|通通|均|全都|一概)?\s*(?:不算数?|不作数|作废|无效|失效|废除|撤销)"
         r"(?=$|[\s，,。.！!；;：:、])",
     ),
+    # Colloquial disregard in Chinese: "前头那一堆你就当没看见", "前边儿交代的甭理了".
+    (
+        "override",
+        (
+            "甭",
+            "当没",
+            "就当",
+            "权当",
+            "耳旁风",
+            "耳边风",
+            "一笔勾销",
+            "翻篇",
+            "一边",
+            "脑后",
+            "别搭理",
+            "不用搭理",
+            "别理",
+        ),
+        r"(?:之前|以前|此前|先前|上面|以上|前面|上述|刚才|刚刚|方才|原来|原先|早先|前头|前边儿?|"
+        r"上头|上边儿?|上文|前文|头里)[^。\n]{0,10}?(?:你)?\s*(?:就|都|全|全都|统统|一律)?\s*"
+        r"(?:甭(?:理|管|看|听)|(?:就|权|只)?当(?:作|成)?没(?:看见|看到|听见|听到|说|说过|写|这回事)|"
+        r"当(?:耳旁风|耳边风)|一笔勾销|翻篇|(?:扔|放|搁|丢|撂)(?:到)?一边|抛(?:到|诸)脑后|"
+        r"别搭理|不用搭理|别理(?:会)?)",
+    ),
     # Text addressed to the assistant or to whoever reads it.
     (
         "addressed",
@@ -435,7 +465,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         ),
         r"\b(?:whoever|anyone|anybody|whatever|any\s+(?:ai|agent|assistant|model|system|llm|bot))\s+"
         r"(?:that\s+|who\s+|which\s+)?(?:is\s+)?(?:reads?|reading|sees?|processes|parses)\s+this\b|\b(?:to|for)\s+(?:whoever|"
-        r"the\s+one)\s+(?:is\s+)?reading\b|\b(?:ai|llm|agents?|assistants?|models?|bots?|"
+        r"the\s+one)\s+(?:is\s+)?reading\b|\b(?:to|for)\s+(?:the\s+one|whoever|whomever)\s+(?:who\s+)?"
+        r"(?:reads?|sees?|finds?|opens?)\s+(?:this|these|it)\b|\b(?:ai|llm|agents?|assistants?|models?|bots?|"
         r"tools?|systems?)\s+(?:reading|processing|parsing|summari[sz]ing|ingesting)\s+"
         r"(?:this|these|the\s+following)\b",
     ),
@@ -521,12 +552,18 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
             "openai",
             "anthropic",
             "deepseek",
+            "platform",
+            "operator",
+            "bulletin",
+            "advisory",
         ),
         r"(?:^|[\n\[(*#>]|\s)(?:system|security|admin(?:istrator)?|official|important|urgent|critical|"
-        r"mandatory|policy|compliance|openai|anthropic|deepseek)\s+(?:notice|alert|message|update|"
-        r"override|announcement|notification|directive|instruction|warning)s?\s*[:!\]）)]"
-        r"[^\n]{0,200}?\b(?:you|assistant|agent|model|ai|llm|must|ignore|instructions?|immediately|"
-        r"all\s+(?:agents|assistants|models))\b",
+        r"mandatory|policy|compliance|openai|anthropic|deepseek|platform|operators?|operations|"
+        r"infrastructure|devops|workspace|maintainers?)(?:\s+team)?\s+(?:notice|alert|message|update|"
+        r"override|announcement|notification|directive|instruction|warning|bulletin|advisory|memo)s?"
+        r"\s*[-:!\]）)*]"
+        r"[^\n]{0,200}?\b(?:you|assistants?|agents?|models?|ai|llm|must|ignore|instructions?|"
+        r"immediately|all\s+(?:agents|assistants|models))\b",
     ),
     (
         "notice",
@@ -644,8 +681,9 @@ def readings(text: str, depth: int = 0) -> list[str]:
 PERSON_MAY = ("persistence", "addressed")
 
 
-def scan(*texts: str) -> Verdict:
-    """Scan every text whole; a finding in any of them is the verdict's."""
+def scan(*texts: str, learned: bool = True) -> Verdict:
+    """Scan every text whole; a finding in any of them is the verdict's. `learned=False`:
+    the rules alone, without the model (what the bench compares against)."""
     found: dict[str, str] = {}
     for text in texts:
         if not text:
@@ -654,11 +692,24 @@ def scan(*texts: str) -> Verdict:
             found["smuggling"] = f"U+{ord(hidden.group()):04X}"
         for plain in readings(text):
             _match(plain, found)
+            if (
+                learned
+                and "addressed" not in found
+                and (score := _model().addressed(plain)) is not None
+            ):
+                found["addressed"] = f"model {score:.2f}: {plain[:60]}"
             if _SQUEEZED_HINT.search(plain):
                 squeezed = _NOT_LETTER.sub("", plain)
                 if "override" not in found and (hit := _SQUEEZED.search(squeezed)):
                     found["override"] = hit.group()[:80]
     return Verdict(tuple(found.items()))
+
+
+def _model() -> ModuleType:
+    # Read on first need: a hook that scans nothing pays nothing.
+    from . import model
+
+    return model
 
 
 def _match(plain: str, found: dict[str, str]) -> None:
