@@ -469,6 +469,17 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX llm_pruned_sessions_session ON llm_pruned_sessions (harness, session_id);
     """,
+    # The poisoning scanner's last verdict on each memory record, as its grade reads it, and
+    # what reached it (the scanner's files, the texts' checksum): a session's start reads it
+    # instead of scanning again while neither has changed (docs/design/memory.md). Its
+    # findings quote the record, so it goes with it.
+    """
+    CREATE TABLE memory_scans (
+        record_id   INTEGER PRIMARY KEY REFERENCES memory_records (id) ON DELETE CASCADE,
+        scanned_by  TEXT NOT NULL,
+        findings    TEXT NOT NULL
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -545,6 +556,11 @@ SESSION_ROWS: tuple[SessionRows, ...] = (
     SessionRows(
         "memory_fts",
         "rowid IN (SELECT id FROM memory_records "
+        "WHERE harness = :harness AND session_id = :session_id)",
+    ),
+    SessionRows(
+        "memory_scans",
+        "record_id IN (SELECT id FROM memory_records "
         "WHERE harness = :harness AND session_id = :session_id)",
     ),
     SessionRows("memory_records"),

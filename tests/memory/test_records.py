@@ -127,3 +127,35 @@ def test_counts_by_kind_and_by_workspace(store: Store) -> None:
     counts = rec.counts(store, WS)
     assert counts["facts"] == 2
     assert counts["workspace"]["same"] == 1 and counts["workspace"]["cross"] == 1
+
+
+def test_a_records_scan_is_kept_until_the_scanner_or_its_texts_change(store: Store) -> None:
+    """A session's start reads the verdict kept in `memory_scans` instead of running the
+    scanner's model again on every record; a verdict of another scanner, or of texts since
+    changed, is never taken; forgetting the record takes its verdict (it quotes the text)."""
+    made = add(store, fact("测试命令：make test", 1000))
+    record = rec.get(store, made)
+    assert record is not None and rec.rescanned(record, store).clean
+
+    def kept() -> list[tuple[str, str]]:
+        rows = store.db.execute(
+            "SELECT scanned_by, findings FROM memory_scans WHERE record_id = ?", (made,)
+        )
+        return [(str(by), str(found)) for by, found in rows]
+
+    ((scanned_by, findings),) = kept()
+    assert findings == "[]"
+    # A verdict kept for these very texts by this scanner is read, not reached again.
+    forged = '[["override","planted"]]'
+    store.db.execute("UPDATE memory_scans SET findings = ? WHERE record_id = ?", (forged, made))
+    assert rec.rescanned(record, store).findings == (("override", "planted"),)
+    # Another scanner's verdict: scanned again, and the new verdict kept.
+    store.db.execute("UPDATE memory_scans SET scanned_by = 'old|0.0' WHERE record_id = ?", (made,))
+    assert rec.rescanned(record, store).clean and kept() == [(scanned_by, "[]")]
+    # Texts changed (here by hand; by dshkit only through redaction): scanned again.
+    store.db.execute("UPDATE memory_scans SET findings = ? WHERE record_id = ?", (forged, made))
+    record.text = "测试命令：make check"
+    assert rec.rescanned(record, store).clean
+    assert (
+        rec.forget(store, made) and store.db.execute("SELECT * FROM memory_scans").fetchall() == []
+    )

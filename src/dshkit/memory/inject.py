@@ -182,7 +182,7 @@ def choose(
     messages: dict[tuple[str, str], list[Spoken]] = {}  # the person's, per session, as read
     for _, record in kept:
         # Scanned again, whole (the scanner may know more now), before anything is rendered.
-        if not rescanned(record).clean:
+        if not rescanned(record, store).clean:
             left_out["rescanned"] += 1
             continue
         line = render(record, language)

@@ -197,9 +197,40 @@ def scan_as(grade: str, *texts: str) -> Verdict:
     return verdict.without(*PERSON_MAY) if grade == PERSON else verdict
 
 
-def rescanned(record: Record) -> Verdict:
-    """`scan_as` on a stored record, whole, now (the scanner may know more than at write)."""
-    return scan_as(record.grade, record.text, record.subject, orjson.dumps(record.detail).decode())
+def rescanned(record: Record, store: Store | None = None) -> Verdict:
+    """`scan_as` on a stored record, whole, now (the scanner may know more than at write).
+
+    With `store`, the verdict the same scanner reached on the same texts is read back from
+    `memory_scans` instead (the scanner's model costs milliseconds a record on a session's
+    start); a new verdict is kept there when the store takes the write."""
+    detail = orjson.dumps(record.detail).decode()
+    if store is None or record.id is None:
+        return scan_as(record.grade, record.text, record.subject, detail)
+    import contextlib
+    import zlib
+
+    from ..provenance.injection import Verdict, version
+    from ..store import StoreError
+
+    texts = "\0".join((record.grade, record.text, record.subject, detail)).encode()
+    # The texts' checksum and length: they change only by dshkit's own hand (a state, a
+    # redaction), and `redact_stored` drops the verdicts it makes stale.
+    scanned_by = f"{version()}|{zlib.crc32(texts):08x}.{len(texts)}"
+    row = store.db.execute(
+        "SELECT scanned_by, findings FROM memory_scans WHERE record_id = ?", (record.id,)
+    ).fetchone()
+    if row is not None and row[0] == scanned_by:
+        kept = orjson.loads(row[1])
+        return Verdict(tuple((str(kind), str(sample)) for kind, sample in kept))
+    verdict = scan_as(record.grade, record.text, record.subject, detail)
+    # A store busy or read-only: the verdict stands, kept another time.
+    with contextlib.suppress(StoreError):
+        store.db.execute(
+            "INSERT OR REPLACE INTO memory_scans (record_id, scanned_by, findings) "
+            "VALUES (?, ?, ?)",
+            (record.id, scanned_by, orjson.dumps(verdict.findings).decode()),
+        )
+    return verdict
 
 
 def add(
@@ -305,6 +336,7 @@ def redact_stored(store: Store) -> int:
                 ).fetchone():
                     digest = f"{digest[:24]}{ident:08x}"[-32:]
                 db.execute("DELETE FROM memory_fts WHERE rowid = ?", (ident,))
+                db.execute("DELETE FROM memory_scans WHERE record_id = ?", (ident,))
                 db.execute(
                     "UPDATE memory_records SET text = ?, subject = ?, detail = ?, digest = ? "
                     "WHERE id = ?",

@@ -353,7 +353,7 @@ class MemoryService:
                     r
                     for r in found
                     if r.state not in rec.NOT_STANDING
-                    and rec.rescanned(r).clean
+                    and rec.rescanned(r, store).clean
                     and (r.grade != rec.PERSON or said_still(store, r, said))
                 ]
             found = found[:limit]

@@ -681,6 +681,23 @@ def readings(text: str, depth: int = 0) -> list[str]:
 PERSON_MAY = ("persistence", "addressed")
 
 
+def version() -> str:
+    """What a verdict is reached by: the scanner's own files as installed (each one's size and
+    time), so that a verdict kept from an earlier scanner is never taken for this one's."""
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    marks = []
+    for name in ("injection.py", "model.py", "injection-model.bin", "confusables.tsv"):
+        try:
+            found = os.stat(os.path.join(here, name))
+        except OSError:
+            marks.append("-")
+        else:
+            marks.append(f"{found.st_size}.{found.st_mtime_ns}")
+    return ":".join(marks)
+
+
 def scan(*texts: str, learned: bool = True) -> Verdict:
     """Scan every text whole; a finding in any of them is the verdict's. `learned=False`:
     the rules alone, without the model (what the bench compares against)."""
