@@ -502,6 +502,10 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
     if (waiting.length && keys) return {{ kind: 'key', at: null, what: 'keyboard' }};
     return null;
   }};
+  // What only helps the judge (a gesture to make) never costs the sample.
+  const safely = (read) => {{
+    try {{ return read(); }} catch (e) {{ return null; }}
+  }};
   const all = [...document.querySelectorAll('canvas')];
   // A canvas hidden by CSS (display, visibility, opacity) shows nothing of its own: not judged.
   const canvases = all.filter(seen).map((canvas) => {{
@@ -538,7 +542,7 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
     handled: gate.handled.map((h) => Object.assign({{}}, h)),
     timers: [...gate.timers.values()].sort((a, b) => a - b).slice(0, {MAX_FAILURES}),
     viewport: [innerWidth, innerHeight], now: performance.now(), loadedAt: loadedAt(),
-    pending: pending(), gesture: gesture(canvases),
+    pending: pending(), gesture: safely(() => gesture(canvases)),
   }});
   }});
 }}))"""
