@@ -124,22 +124,21 @@ WATCH_BUDGET_S = 10.0
 @pytest.mark.browser
 def test_failures_after_the_early_stop_are_seen_by_watching(shots: Path) -> None:
     early: dict[str, Verdict] = {}
+
+    def handed(verdict: Verdict) -> None:
+        early[Path(verdict.path).name] = verdict
+
     names = ("late-raf-throw.html", "late-interval-overlay.html", "draw-once.html")
     final = {
         Path(v.path).name: v
-        for v in judge_files(
-            [PAGES / n for n in names],
-            WATCH_BUDGET_S,
-            shots,
-            lambda v: early.setdefault(Path(v.path).name, v),
-        )
+        for v in judge_files([PAGES / n for n in names], WATCH_BUDGET_S, shots, handed)
     }
     for name in names:  # each was handed over as ok early, before its failure
         assert early[name].verdict == "ok" and early[name].timings["stoppedEarly"]
     thrown = final["late-raf-throw.html"]
     assert thrown.verdict == "page-error" and not thrown.timings["stoppedEarly"]
     (error,) = kinds(thrown, "exception")
-    assert error["atMs"] > early["late-raf-throw.html"].elapsed_ms  # after the early ok
+    assert int(str(error["atMs"])) > early["late-raf-throw.html"].elapsed_ms  # after the ok
     watchdog = final["late-interval-overlay.html"]
     assert watchdog.verdict == "fatal-overlay" and "资源加载超时" in (watchdog.overlay_text or "")
     # A page with no work left (it drew once) is watched no further: the early ok stands.

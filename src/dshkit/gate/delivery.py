@@ -176,7 +176,14 @@ def start_runs(store: Store, files: list[Path]) -> list[Path]:
         state = str(store.state_dir)
         for path in started:
             spawn_detached(
-                "gate", "check", str(path), "--budget", budget, "--state-dir", state, "--quiet",
+                "gate",
+                "check",
+                str(path),
+                "--budget",
+                budget,
+                "--state-dir",
+                state,
+                "--quiet",
                 "--watch",
             )
     return started
