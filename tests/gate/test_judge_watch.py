@@ -38,6 +38,7 @@ GOOD_BUDGET_S = 10.0
 GOOD = (
     "below-fold-drawn.html",  # one animates, one drew once: both shown below the fold
     "click-to-start.html",  # a start button; the game runs once clicked
+    "start-overlay-black-scene.html",  # black until a click anywhere: text over it says so
 )
 
 failing = judged("failing", FAILING, FAILING_BUDGET_S)
@@ -108,6 +109,10 @@ def test_a_page_waiting_for_a_click_is_clicked_once_and_judged_after(
     assert started.history[0] == "waiting" and started.history[-1] == "ok"
     (canvas,) = started.canvas
     assert canvas["context"] == "webgl" and canvas["drawCalls"] > 0
+    # Black in every frame until clicked: not blank, but waiting (the page listens).
+    overlay = good["start-overlay-black-scene.html"]
+    (clicked,) = kinds(overlay, "gesture")
+    assert "Click anywhere to play" in str(clicked["what"]) and overlay.history[0] == "blank-canvas"
     thrown = failing["click-canvas-then-throws.html"]
     assert kinds(thrown, "gesture") and kinds(thrown, "exception")
     # Starts on one key only: the gesture made (Space) did not start it. Not dead: no rework.

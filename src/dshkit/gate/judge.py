@@ -510,15 +510,16 @@ class _Judge:
         )
 
     def _wants_gesture(self, track: _Track, sample: dict[str, Any]) -> bool:
-        """Whether the page now waits for a person: loaded a while, waiting (or blank under
-        a start control) two samples in a row, something takes a gesture, none made yet."""
+        """Whether the page now waits for a person: loaded a while, waiting or blank two
+        samples in a row, something takes a gesture, none made yet."""
         found = sample.get("gesture")
         if self.gesture is not None or not found or self.loaded_at is None:
             return False
         if time.monotonic() - self.loaded_at < GESTURE_AFTER_S:
             return False
-        waiting = {WAITING} | ({BLANK_CANVAS} if found.get("kind") == "control" else set())
-        return len(track.history) >= 2 and set(track.history[-2:]) <= waiting
+        # Blank too: a scene that clears to black until it is started is started by a click
+        # (still blank after it, it is judged blank).
+        return len(track.history) >= 2 and set(track.history[-2:]) <= {WAITING, BLANK_CANVAS}
 
     async def _make_gesture(self, page: Any, found: dict[str, Any]) -> None:
         """One gesture, as a person makes it: a real click at the point (the whole

@@ -479,19 +479,26 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
       const hit = document.elementFromPoint(x, y);
       return hit && (hit === el || el.contains(hit)) ? [x, y] : null;
     }};
+    // Controls first; then what listens itself (a start screen, its text longer); then, where
+    // the whole page listens, any short text saying start (the click reaches the page).
     const controls = [...document.querySelectorAll(
       'button, [role=button], input[type=button], input[type=submit], a, [onclick]'),
       ...g.elements];
+    if (wide) controls.push(...[...document.querySelectorAll(
+      'div, p, span, h1, h2, h3, h4, label, section')].slice(0, 500));
     for (const el of controls) {{
       if (!el.isConnected || !seen(el) || el.disabled) continue;
       const said = [el.innerText, el.value, el.getAttribute && el.getAttribute('aria-label'),
         el.title].filter((t) => typeof t === 'string').join(' ').trim();
-      if (!said || said.length > 80 || !starting.test(said)) continue;
+      const limit = g.pointer.has(el) ? 300 : 80;
+      if (!said || said.length > limit || !starting.test(said)) continue;
       if (!(takes(el) || wide || el.matches('button, input, a[href]'))) continue;
       const at = onTop(el);
       if (at) return {{ kind: 'control', at, what: said.slice(0, 80) }};
     }}
-    const waiting = canvases.filter((c) => c.draws === 0 && c.box[2] >= 1 && c.box[3] >= 1);
+    // Not drawn yet, or drawn but blank all over (a scene that clears until it starts).
+    const waiting = canvases.filter((c) => (c.draws === 0 || (c.own && c.own.blank)) &&
+      c.box[2] >= 1 && c.box[3] >= 1);
     for (const c of waiting) {{
       if (!(c.listens || wide)) continue;
       const [x, y, w, h] = c.box;
