@@ -28,6 +28,8 @@ GOOD = (
     "loading-text.html",
     "fatalities-report.html",
     "offscreen.html",
+    "below-fold-drawn.html",
+    "click-to-start.html",
 )
 FAILING = (
     "shader-assembly.html",
@@ -40,6 +42,10 @@ FAILING = (
     "context-lost.html",
     "never-links.html",
     "broken.svg",
+    "collapsed-webgl.html",
+    "black-under-light-panel.html",
+    "below-fold-black.html",
+    "blinking-fatal.html",
 )
 
 

@@ -36,7 +36,7 @@ from dshkit.capability.probes import (
     probe_servers,
     probe_subprocess,
 )
-from dshkit.capability.text import FULL_ACCESS, OUTSIDE, PENDING, RULES, render
+from dshkit.capability.text import FULL_ACCESS, GATE_OUTSIDE, OUTSIDE, PENDING, RULES, render
 from dshkit.harnesses.config_files import configured
 from dshkit.sessions.dsh import project_key
 from dshkit.store import Store
@@ -309,7 +309,8 @@ def test_facts_come_from_the_payload_the_config_and_the_log(
         assert not nothing.full_access  # unknown is never taken for full access
         claude = read_facts(store, "claude", {"session_id": "c1", "permission_mode": "plan"})
         assert claude.permission == "plan" and claude.sources == {"permission": "hook payload"}
-        assert read_facts(store, "claude", {"permission_mode": "bypassPermissions"}).full_access
+        # bypassPermissions with its bash sandbox not known to be off: one layer only.
+        assert not read_facts(store, "claude", {"permission_mode": "bypassPermissions"}).full_access
 
         (tmp_path / "codex").mkdir()
         config = tmp_path / "codex" / "config.toml"
@@ -355,6 +356,56 @@ def test_facts_come_from_the_payload_the_config_and_the_log(
         errors = []
         assert read_facts(store, "dsh", missing, errors).sandbox == UNKNOWN and errors
         assert project_key("/p") in str(log)
+
+
+def test_full_access_only_when_every_layer_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, project = tmp_path / "home", tmp_path / "proj"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    (project / ".claude").mkdir(parents=True)
+    settings = project / ".claude" / "settings.json"
+    payload = {"session_id": "c1", "cwd": str(project), "permission_mode": "bypassPermissions"}
+    with Store(tmp_path / "state") as store:
+        # Permissions bypassed, but every command still runs in its bash sandbox.
+        settings.write_text('{"sandbox": {"enabled": true}}')
+        boxed = read_facts(store, "claude", payload)
+        assert (boxed.permission, boxed.sandbox) == ("bypassPermissions", "bash-sandbox")
+        assert not boxed.full_access and boxed.restricted is True
+        text = render(boxed, None)
+        assert FULL_ACCESS not in text and GATE_OUTSIDE in text  # the gate line stays
+        settings.write_text('{"sandbox": {"enabled": false}}')
+        both = read_facts(store, "claude", payload)
+        assert both.full_access and both.restricted is False
+        assert FULL_ACCESS in render(both, None) and GATE_OUTSIDE not in render(both, None)
+        asked = read_facts(store, "claude", payload | {"permission_mode": "default"})
+        assert not asked.full_access  # the sandbox is off, approvals are still asked
+
+
+def test_the_first_render_reads_the_cache_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seed's "first render < 20 ms" as structure (the time itself is
+    bench/capability.py's): with nothing cached the answer is made from the store alone and
+    only a detached probe is started, nothing probed in this process."""
+    from dshkit.capability import probes, service
+
+    def never(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the first render ran a probe")
+
+    spawned: list[tuple[str, ...]] = []
+    for name in ("probe_all", "probe_subprocess", "probe_screenshot", "probe_servers"):
+        monkeypatch.setattr(probes, name, never)
+    monkeypatch.setattr(service, "probe_all", never)
+    monkeypatch.setattr(service, "spawn_detached", lambda *argv: spawned.append(argv))
+    with Store(tmp_path / "state") as store:
+        facts = read_facts(store, "codex", {"session_id": "x1", "cwd": str(tmp_path)})
+        found, started = lookup(store, facts, str(tmp_path))
+        assert started and found.pending and PENDING in found.text
+        assert [argv[:2] for argv in spawned] == [("capability", "--probe")]
+        again, started_again = lookup(store, facts, str(tmp_path))
+        assert again.probing and not started_again and len(spawned) == 1
 
 
 # --- the text the agent reads ----------------------------------------------------------------

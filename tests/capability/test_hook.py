@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-from dshkit.capability import CapabilityService
+from dshkit.capability import CapabilityService, read_facts
 from dshkit.capability.text import FULL_ACCESS, HEADING, PENDING
 from dshkit.store import Store
 from dshkit.web.security import TOKEN_HEADER
@@ -77,6 +77,9 @@ def test_claude_gets_the_facts_at_start_then_results_then_again_on_a_mode_change
     assert hook(tmp_path, "UserPromptSubmit", session(prompt="more")) == {}
     assert hook(tmp_path, "SessionStart", session(source="resume")) == {}
     # The person switches to full access: the old conclusions are void, new facts delivered.
+    # (its bash sandbox said off: full access needs every layer to say so)
+    settings = project / ".claude" / "settings.json"
+    settings.write_text('{"sandbox": {"enabled": false}}')
     full = claude("c1", cwd=str(project), permission_mode="bypassPermissions", prompt="go")
     switched = context(hook(tmp_path, "UserPromptSubmit", full))
     assert switched is not None and "- 权限模式：bypassPermissions" in switched
@@ -147,10 +150,41 @@ def test_switched_off_means_nothing(tmp_path: Path) -> None:
     assert done.stdout == b"" or orjson.loads(done.stdout) == {}
 
 
-def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def cli(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return run_dshkit(
-        "capability", "--state-dir", str(home / "state"), *args, home=home, check=False
+        "capability", "--state-dir", str(home / "state"), *args, home=home, check=False, env=env
     )
+
+
+def _probes(state: Path) -> list[Any]:
+    with Store(state) as store:
+        return [tuple(r) for r in store.db.execute("SELECT * FROM capability_probes")]
+
+
+@pytest.mark.parametrize("switch", ["on", "off"])
+def test_a_read_starts_nothing(tmp_path: Path, switch: str) -> None:
+    args = ("--harness", "codex", "--cwd", str(tmp_path), "--mode", "read-only", "--json")
+    read = cli(tmp_path, *args, DSHKIT_CAPABILITY=switch)
+    assert read.returncode == 0, read.stderr
+    found = json.loads(read.stdout)
+    assert found["pending"] and not found["started"] and not found["probing"]
+    assert _probes(tmp_path / "state") == []  # no probe claimed, none started
+    shown = cli(tmp_path, *args[:-1], DSHKIT_CAPABILITY=switch).stdout
+    assert "probe with `dshkit capability --probe`" in shown
+
+
+def test_the_cli_reads_the_projects_settings_as_the_hook_does(
+    tmp_path: Path, project: Path
+) -> None:
+    (project / ".claude" / "settings.json").write_text('{"sandbox": {"enabled": true}}')
+    args = ("--harness", "claude", "--cwd", str(project), "--permission-mode", "bypassPermissions")
+    found = json.loads(cli(tmp_path, *args, "--json").stdout)
+    assert found["facts"]["sandbox"] == "bash-sandbox"
+    assert found["facts"]["sources"]["sandbox"] == str(project / ".claude" / "settings.json")
+    assert not found["facts"]["fullAccess"] and FULL_ACCESS not in found["text"]
+    with Store(tmp_path / "hooked") as store:  # the hook's own read of the same session
+        hooked = read_facts(store, "claude", {"cwd": str(project)})
+    assert hooked.sandbox == found["facts"]["sandbox"]
 
 
 @pytest.mark.browser
@@ -159,7 +193,8 @@ def test_the_cli_answers_at_once_then_probes(tmp_path: Path, project: Path) -> N
     first = cli(tmp_path, *args, "--json")
     assert first.returncode == 0, first.stderr
     found = json.loads(first.stdout)
-    assert found["pending"] and found["started"] and found["channels"] is None
+    # A read: nothing cached, nothing started (probing is --probe).
+    assert found["pending"] and not found["started"] and found["channels"] is None
     assert found["facts"]["sandbox"] == "workspace-write"
     assert found["facts"]["sources"] == {"sandbox": "given"}
     probed = json.loads(cli(tmp_path, *args, "--probe", "--json").stdout)

@@ -43,11 +43,16 @@ class Facts:
 
     @property
     def full_access(self) -> bool:
-        """Whether a reported mode restricts nothing (never true for unknown modes)."""
+        """Whether every layer of the harness's permissions (its sandbox, its permission
+        mode) reports a mode that restricts nothing: one layer open while another restricts
+        (Claude Code's bypassPermissions inside its bash sandbox) is not full access, and an
+        unknown mode never is."""
         info = harnesses.HARNESSES.get(self.harness)
-        if info is None or info.capability is None:
+        if info is None or info.capability is None or not info.capability.full_access:
             return False
-        return bool({self.sandbox, self.permission} & info.capability.full_access)
+        modes = {"sandbox": self.sandbox, "approval": self.approval, "permission": self.permission}
+        layers = info.capability.full_access.items()
+        return all(modes.get(layer) in open_ for layer, open_ in layers)
 
     @property
     def restricted(self) -> bool | None:

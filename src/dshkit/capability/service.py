@@ -11,8 +11,9 @@ a digest of those servers as their harness would start them or not: a server app
 edited) since is probed afresh. Only the servers their harness would start are ever started
 (`harnesses.mcp_trust`); the rest are listed as not started.
 
-Reading changes nothing: `report` (and `CapabilityService.cached`, what a GET answers) only
-reads the cache; a probe starts from `lookup` (the hooks, the CLI) or `probe` (a POST).
+Reading changes nothing: `report` (and `CapabilityService.cached`, what a GET and a
+`dshkit capability` without `--probe` answer) only reads the cache; a probe starts from
+`lookup` (the hooks, unless `DSHKIT_CAPABILITY=off`) or `probe` (a POST, `--probe`).
 
 `CapabilityService` is the capability's one face for the surfaces (each call opens its own
 store); the functions below it take the caller's store, for the hook that reads facts, looks
@@ -244,10 +245,18 @@ def lookup(
     return found, False
 
 
-def given_facts(store: Store, harness: str | None, errors: list[str], **modes: str | None) -> Facts:
-    """The facts a person asks about: what the harness's config says (no session), with the
-    modes they give in its place."""
-    return read_facts(store, harness or UNKNOWN, {}, errors).with_modes(**modes)
+def given_facts(
+    store: Store,
+    harness: str | None,
+    errors: list[str],
+    cwd: str | None = None,
+    **modes: str | None,
+) -> Facts:
+    """The facts a person asks about: what the harness's files say for a session in `cwd`
+    (its project's settings too, read as the hook reads them: one code path), with the modes
+    they give in its place."""
+    payload = {"cwd": cwd} if cwd else {}
+    return read_facts(store, harness or UNKNOWN, payload, errors).with_modes(**modes)
 
 
 @dataclass(frozen=True)
@@ -281,11 +290,16 @@ class CapabilityService:
             return read_facts(store, harness, payload, errors)
 
     def given_facts(
-        self, harness: str | None, errors: list[str] | None = None, **modes: str | None
+        self,
+        harness: str | None,
+        errors: list[str] | None = None,
+        cwd: str | None = None,
+        **modes: str | None,
     ) -> Facts:
-        """The facts a person asks about: the harness's config, with the modes they give."""
+        """The facts a person asks about: the harness's files for a session in `cwd`, with
+        the modes they give."""
         with self._open() as store:
-            return given_facts(store, harness, [] if errors is None else errors, **modes)
+            return given_facts(store, harness, [] if errors is None else errors, cwd, **modes)
 
     def lookup(
         self, facts: Facts, cwd: str, errors: list[str] | None = None, *, now: bool = False
@@ -299,26 +313,26 @@ class CapabilityService:
         self, harness: str | None, cwd: str, modes: dict[str, str | None], *, now: bool = False
     ) -> Lookup:
         """What a person asks (`dshkit capability`, the console): the report of the modes
-        given (`sandbox`, `approval`, `permission`; None: as the harness's config says) for
-        `harness` in `cwd`, the facts that could not be read among its errors."""
-        with self._open() as store:
-            errors: list[str] = []
-            facts = given_facts(store, harness, errors, **modes)
-            return Lookup(*lookup(store, facts, cwd, errors, now=now))
+        given (`sandbox`, `approval`, `permission`; None: as the harness's files say for a
+        session in `cwd`) for `harness` in `cwd`, the facts that could not be read among its
+        errors. Probed first when `now`; otherwise only read: a read starts no probe."""
+        if now:
+            return self.probe_given(harness, cwd, modes)
+        return self.cached(harness, cwd, modes)
 
     def cached(self, harness: str | None, cwd: str, modes: dict[str, str | None]) -> Lookup:
         """What the cache holds for the modes given (as `lookup_given` takes them) in `cwd`:
         read only, nothing probed or started, nothing written (a GET's answer)."""
         with self._open() as store:
             errors: list[str] = []
-            facts = given_facts(store, harness, errors, **modes)
+            facts = given_facts(store, harness, errors, cwd, **modes)
             return Lookup(report(store, facts, cwd, errors), False)
 
     def probe_given(self, harness: str | None, cwd: str, modes: dict[str, str | None]) -> Lookup:
         """Probe the modes given in `cwd` now (seconds), then their report (a POST's)."""
         with self._open() as store:
             errors: list[str] = []
-            facts = given_facts(store, harness, errors, **modes)
+            facts = given_facts(store, harness, errors, cwd, **modes)
             probe(store, facts, cwd)
             return Lookup(report(store, facts, cwd, errors), False)
 

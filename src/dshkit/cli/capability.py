@@ -61,8 +61,8 @@ def capability(
 ) -> None:
     """What a session in this mode can really do: subprocess, headless-browser screenshot and
     the configured MCP servers, each probed (cached per mode for 10 minutes). Without
-    --probe, answers at once from the cache and starts a background probe when it has
-    nothing fresh."""
+    --probe, only reads the cache (it starts nothing). The modes not given are read as the
+    hooks read them for a session in --cwd (the project's settings too)."""
     where = os.path.abspath(cwd or os.getcwd())  # normalised: one key per directory
     service = open_app(state_dir).capability  # a broken database is refused before anything runs
     modes = {"sandbox": mode, "approval": approval, "permission": permission_mode}
@@ -82,7 +82,7 @@ def capability(
 
 
 def _show(lookup: Lookup) -> None:
-    found, started = lookup.report, lookup.started
+    found = lookup.report
     facts = found.facts
     stdout.print(f"{'harness:':17} {facts.harness}", markup=False)
     for label, fact, value in (
@@ -95,8 +95,12 @@ def _show(lookup: Lookup) -> None:
     for error in found.errors:
         stdout.print(f"could not read: {error}", markup=False)
     if found.channels is None:
-        what = "started a background probe" if started else "a probe is running"
-        stdout.print(f"channels: not probed in this mode yet ({what}; ask again)", markup=False)
+        what = (
+            "a probe is running; ask again"
+            if found.probing
+            else "probe with `dshkit capability --probe`"
+        )
+        stdout.print(f"channels: not probed in this mode yet ({what})", markup=False)
         return
     for result in found.channels:
         mark = _MARKS[result["ok"]]

@@ -38,18 +38,30 @@ def gate() -> None:
     "[default: [gate] budget_s, 20].",
 )
 @click.option("--quiet", is_flag=True, help="Print nothing (a background run).")
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="After an early ok (stored at once), watch the page to the end of the budget and "
+    "store a late failure (the background runs of delivery).",
+)
 @json_option
 @state_dir_option
 def check(
-    file: Path, budget: float | None, quiet: bool, as_json: bool, state_dir: str | None
+    file: Path,
+    budget: float | None,
+    quiet: bool,
+    watch: bool,
+    as_json: bool,
+    state_dir: str | None,
 ) -> None:
     """Judge FILE (.html/.htm/.xhtml/.svg) in headless Chromium: ok, fatal-overlay,
-    parse-error, page-error, blank-canvas-0, webgl-error, blank-canvas or unresponsive,
-    with what was seen, when and where (--json: the measured verdict with its findings and
-    report). Exits 1 unless ok."""
+    parse-error, page-error, blank-canvas-0, webgl-error, blank-canvas, unresponsive or
+    needs-gesture (not a failure: clicked once, still waiting), with what was seen, when
+    and where (--json: the measured verdict with its findings and report). Exits 1 unless
+    ok."""
     # SIGTERM ends the run as Ctrl-C does: the browser is closed on the way out.
     with ExitOnSigterm():
-        verdict = open_app(state_dir).gate.check(file, budget)
+        verdict = open_app(state_dir).gate.check(file, budget, watch=watch)
     if quiet:
         pass
     elif as_json:

@@ -26,7 +26,7 @@ import orjson
 
 from ..config import load_config
 from ..store import GATE_REWORK_DELIVERY, Store
-from .rework import DELIVERABLE_SUFFIXES
+from .rework import DELIVERABLE_SUFFIXES, NOT_FAILURES
 
 Key = tuple[str, str]  # (harness, session id)
 
@@ -163,9 +163,10 @@ def claim_runs(store: Store, wanted: list[tuple[Path, str]]) -> list[Path]:
 
 
 def start_runs(store: Store, files: list[Path]) -> list[Path]:
-    """Start a detached `dshkit gate check` for each file whose current content needs one,
-    sampling for `[gate] hook_budget_s` (short enough for a failure to be judged within the
-    time Stop waits); the files started."""
+    """Start a detached `dshkit gate check --watch` for each file whose current content needs
+    one, sampling for `[gate] hook_budget_s` (short enough for a failure to be judged within
+    the time Stop waits; an early "ok" is stored at once and the page watched to the end of
+    the budget, a late failure stored after it); the files started."""
     from ..procs import spawn_detached
 
     wanted = [(f, content_hash(f)) for f in files if f.is_file()]
@@ -175,7 +176,15 @@ def start_runs(store: Store, files: list[Path]) -> list[Path]:
         state = str(store.state_dir)
         for path in started:
             spawn_detached(
-                "gate", "check", str(path), "--budget", budget, "--state-dir", state, "--quiet"
+                "gate",
+                "check",
+                str(path),
+                "--budget",
+                budget,
+                "--state-dir",
+                state,
+                "--quiet",
+                "--watch",
             )
     return started
 
@@ -273,7 +282,7 @@ def owed(store: Store, key: Key) -> Owed:
         verdict = latest_verdict(store, str(path), sha)
         if verdict is None:
             found.unjudged.append(path)
-        elif verdict.get("verdict") != "ok" and not store.delivered(
+        elif verdict.get("verdict") not in NOT_FAILURES and not store.delivered(
             key, GATE_REWORK_DELIVERY, delivery_mark(str(path), sha)
         ):
             found.failed.append({**verdict, "path": str(path), "sha256": sha})

@@ -8,10 +8,16 @@ wording, within the document's reach), the parser's error box of an XML page, ea
 backing-store size, what the page drew into it (draw calls counted by the init script, WebGL
 draws with no valid program apart, shaders that did not compile and programs that failed to
 link with their logs), and the centre of each canvas read inside a frame through the page's
-own context, with the screenshot as the fallback for a canvas that did draw (a page that drew
-once), read where the canvas itself is on top (a panel over its centre is not the canvas). A
-canvas with no context, or none drawn into yet, is not judged yet: whatever shows through it
-is the page behind, not the canvas; one hidden by CSS is not judged at all. The page's
+own context, and the whole of it where the centre is dark and its buffer holds the picture it
+shows (docs/design/gate.md#a-canvas-is-judged-by-its-own-pixels): a canvas is judged by its
+own pixels, the screenshot only the fallback for a canvas whose buffer was cleared since it
+drew (a page that drew once), read where the canvas itself is on top (a panel over its centre
+is not the canvas), below the first screen too. A canvas with no context, or none drawn into
+yet, is not judged yet: whatever shows through it is the page behind, not the canvas; one
+hidden by CSS is not judged at all, nor one with no CSS size, unless the page renders into it.
+A page that waits for a person (a start control, a waiting canvas that listens for input) gets
+one gesture, as a person makes it, and what follows is judged; still waiting at the end, it
+`needs-gesture` (no failure). The page's
 frames are sampled with it: an embedded page is on screen too.
 
 Errors are never forgiven: an uncaught exception, an unhandled rejection or a
@@ -22,8 +28,12 @@ refused fetch the page left unhandled): it is listed as what the verdict could n
 A sample is bounded by a timeout: a stuck main thread is `unresponsive`, never a hung gate.
 Sampling stops early only when the page has stayed good for a sustained window (it is
 loaded for `SETTLE_S` and good for `GOOD_RUN_S` without a break, and no one-shot timer of
-its due within `TIMER_HORIZON_S` of its load is still to fire); otherwise it uses the whole
-budget and judges by the last sample, because a page may show a failure and then recover.
+its due within `TIMER_HORIZON_S` of its load is still to fire, and any fatal overlay shown
+after the load is gone for good); otherwise it uses the whole budget and judges by the last
+sample, because a page may show a failure and then recover, but a page good at the end after
+an overlay that kept coming back is `fatal-overlay`. With `on_early`, the early "ok" is handed
+over at once and the page watched on to the end of the budget while it has pending work: a
+late failure is the verdict returned.
 `recovered` says a failure that really cleared (an overlay gone, a thread unstuck after the
 load) before an `ok`. Real time only: virtual time would fire the page's own watchdogs early.
 A rejection the page handled late (`rejectionhandled`) was not left unhandled; a navigation
@@ -43,6 +53,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import re
 import struct
 import time
@@ -73,6 +84,7 @@ BLANK_CANVAS_0 = "blank-canvas-0"
 WEBGL_ERROR = "webgl-error"
 BLANK_CANVAS = "blank-canvas"
 UNRESPONSIVE = "unresponsive"
+NEEDS_GESTURE = "needs-gesture"  # not a failure: the page waits for a person, clicked once
 VERDICTS = (
     OK,
     FATAL_OVERLAY,
@@ -82,8 +94,9 @@ VERDICTS = (
     WEBGL_ERROR,
     BLANK_CANVAS,
     UNRESPONSIVE,
+    NEEDS_GESTURE,
 )
-HARD_FAILURES = frozenset(VERDICTS) - {OK}
+HARD_FAILURES = frozenset(VERDICTS) - {OK, NEEDS_GESTURE}
 WAITING = "waiting"  # a sample's state only: a canvas not judged yet (no context, no draw)
 # What each verdict means, for people (the CLI, the console, the evidence's first line).
 MEANING = {
@@ -98,6 +111,8 @@ MEANING = {
     BLANK_CANVAS: "a canvas shows nothing: it never drew, or it is black in the frame and "
     "on screen",
     UNRESPONSIVE: "the page's main thread did not answer a sample in time",
+    NEEDS_GESTURE: "the page waits for a person's gesture: clicked once the way a person "
+    "would, it still showed nothing that can be judged (not a failure)",
 }
 RECOVERABLE = frozenset({FATAL_OVERLAY, UNRESPONSIVE, WEBGL_ERROR})  # states that can clear
 
@@ -111,6 +126,26 @@ FAILURE_WORDS = (
     r"|\b(?:fail(?:s|ed|ure)?|errors?|unable|cannot|can't|exception|timed? ?out"
     r"|not supported|unsupported|lost)\b"
 )
+# What a control that starts the page says (a person clicks it): Chinese and English.
+START_WORDS = (
+    "开始|开始游戏|进入|启动|点击|继续|玩"
+    r"|\b(?:start|play|begin|launch|enter|click|tap|press|go)\b"
+)
+# The click: once the page has been loaded this long and waiting (a canvas with no context or
+# no draw) for two samples in a row, with something that takes a gesture.
+GESTURE_AFTER_S = 1.0
+GESTURE_TIMEOUT_S = 1.0
+# "Recovered for good" from a fatal overlay shown after load: gone, and the page good since
+# for this long at least, and at least this many times the longest stretch the overlay was
+# gone between two showings (a blinking banner is not a recovery), over this many samples.
+RECOVERED_S = 3.0
+RECOVERED_GAPS = 3.0
+RECOVERED_SAMPLES = 4
+# After an early "ok" the page is watched to the end of its budget (a rAF callback that throws
+# at 5 s, an interval watchdog at 6 s), sampled this often, until it has no pending work
+# (timers, intervals, an animation loop, fetches) for this many samples in a row.
+WATCH_INTERVAL_S = 0.5
+IDLE_IN_A_ROW = 2
 TINY_CANVAS = 8  # a backing store this small in either dimension shows nothing
 BLANK_MEAN, BLANK_MAX = probe.BLANK_MEAN, probe.BLANK_MAX  # mean < 2 and max < 8 (RGB)
 # The early stop: loaded this long (a page may fail seconds after its load: a lost context,
@@ -254,19 +289,33 @@ def check_budget(budget: float) -> float:
     return float(budget)
 
 
-def judge_files(paths: list[Path], budget: float, shots: Path) -> list[Verdict]:
+Early = Callable[["Verdict"], None]
+
+
+def judge_files(
+    paths: list[Path], budget: float, shots: Path, on_early: Early | None = None
+) -> list[Verdict]:
     """Judge each file in turn with one browser (each page in a fresh context), a screenshot
     of each verdict written under `shots`. The browser's process group is killed and its
-    profile removed however this ends."""
+    profile removed however this ends.
+
+    With `on_early`, a page judged ok early is handed to it at once and then watched to the
+    end of its budget while it has pending work: the verdict returned is the final one (a
+    late failure, or the early ok with the watch in its timings)."""
     files = [check_deliverable(Path(p)) for p in paths]
     check_budget(budget)
     started = time.monotonic()
     with Browser() as browser:
-        return asyncio.run(_judge_all(browser, files, budget, shots, started))
+        return asyncio.run(_judge_all(browser, files, budget, shots, started, on_early))
 
 
 async def _judge_all(
-    browser: Browser, files: list[Path], budget: float, shots: Path, started: float
+    browser: Browser,
+    files: list[Path],
+    budget: float,
+    shots: Path,
+    started: float,
+    on_early: Early | None = None,
 ) -> list[Verdict]:
     from playwright.async_api import async_playwright
 
@@ -281,7 +330,7 @@ async def _judge_all(
                 accept_downloads=False,
             )
             try:
-                verdict = await _Judge(context, file, budget, shots).run()
+                verdict = await _Judge(context, file, budget, shots, on_early).run()
             finally:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(context.close(), SHOT_TIMEOUT_S)
@@ -308,8 +357,12 @@ class _Seen:
 class _Judge:
     """The sampling of one page."""
 
-    def __init__(self, context: Any, file: Path, budget: float, shots: Path) -> None:
+    def __init__(
+        self, context: Any, file: Path, budget: float, shots: Path, on_early: Early | None = None
+    ) -> None:
         self.context = context
+        self.on_early = on_early
+        self.gesture: dict[str, Any] | None = None  # the one gesture made, and when
         self.file = file
         self.budget = budget
         self.shots = shots
@@ -342,6 +395,7 @@ class _Judge:
             await asyncio.wait_for(page.goto(self.file.as_uri(), wait_until="commit"), self.budget)
         track = _Track(start)
         stopped_early = False
+        early: Verdict | None = None  # the ok handed over early, watched since
         stuck_after_load = False  # a page busy while it loads has not failed
         timeout = SAMPLE_TIMEOUT_S
         while True:
@@ -351,9 +405,18 @@ class _Judge:
             state = track.add(sample, now, lambda: bool(self._page_errors(track)), asked)
             if state == UNRESPONSIVE and self.loaded_at is not None and asked >= self.loaded_at:
                 stuck_after_load = True
-            if state == OK and self._may_stop(track, now):
+            if early is None and state == OK and self._may_stop(track, now):
                 stopped_early = True
-                break
+                if self.on_early is None:
+                    break
+                early = await self._verdict(page, track, sha, OK, True, stuck_after_load)
+                self.on_early(early)
+            if early is not None and (
+                self._page_errors(track) or track.idle_in_a_row >= IDLE_IN_A_ROW
+            ):
+                break  # an error is final; a page with no work left can change no more
+            if early is None and sample is not None and self._wants_gesture(track, sample):
+                await self._make_gesture(page, sample["gesture"])
             now = time.monotonic()
             left = deadline - now
             if left <= 0:
@@ -365,8 +428,8 @@ class _Judge:
                 timeout = SAMPLE_TIMEOUT_S - spell
                 continue
             timeout = min(SAMPLE_TIMEOUT_S, max(left, MIN_SAMPLE_S))
-            pause = min(INTERVAL_S, deadline - now)
-            if state == OK and self.loaded_at is not None:
+            pause = min(WATCH_INTERVAL_S if early else INTERVAL_S, deadline - now)
+            if state == OK and self.loaded_at is not None and early is None:
                 # Good so far: sample again right when an early stop becomes allowed; past
                 # that, what holds it (the page's clock, its timers) is sampled at the interval.
                 wait = self._stop_allowed_at(track) - now
@@ -375,10 +438,41 @@ class _Judge:
                 elif track.page_since_load() < SETTLE_S:
                     pause = min(pause, max(0.02, SETTLE_S - track.page_since_load()))
             await asyncio.sleep(pause)
+        verdict = self._final(track)
+        if early is not None:
+            early.timings["watchedMs"] = _ms(time.monotonic() - start)
+            if verdict == OK:
+                return early  # still ok at the end of the watch
+            stopped_early = False
+        return await self._verdict(page, track, sha, verdict, stopped_early, stuck_after_load)
+
+    def _final(self, track: _Track) -> str:
+        """The verdict of the whole observation: the last sample's state, but a page good at
+        the end after a fatal overlay shown after load that it did not recover from for good
+        (a blinking banner) is `fatal-overlay`; a canvas still waiting is blank, or needs a
+        gesture when one was made."""
         history = track.history
         verdict = WAITING if not history else history[-1]
         if verdict == WAITING:
-            verdict = BLANK_CANVAS  # the budget ended with a canvas that never drew
+            # The budget ended with a canvas that never drew: after the one gesture a person
+            # would make it cannot be judged (no rework); without one it never drew.
+            verdict = NEEDS_GESTURE if self.gesture is not None else BLANK_CANVAS
+        if verdict == OK and not track.recovered_for_good(self.loaded_at):
+            verdict = FATAL_OVERLAY  # shown after load, and not gone for good
+        return verdict
+
+    async def _verdict(
+        self,
+        page: Any,
+        track: _Track,
+        sha: str,
+        verdict: str,
+        stopped_early: bool,
+        stuck_after_load: bool,
+    ) -> Verdict:
+        """The verdict `verdict` with what `track` saw so far, and a screenshot now."""
+        start = self.start
+        history = list(track.history)
         shot = await self._screenshot(page, sha, verdict)
         elapsed = time.monotonic() - start
         recovered = verdict == OK and (
@@ -406,6 +500,7 @@ class _Judge:
                 "firstGoodMs": None if track.first_good is None else _ms(track.first_good - start),
                 "samples": len(history),
                 "stoppedEarly": stopped_early,
+                "gestureMs": None if self.gesture is None else _ms(self.gesture["when"] - start),
             },
             history=history,
             error_count=len(errors),
@@ -413,6 +508,29 @@ class _Judge:
             blocked_more=blocked_more,
             findings=self._findings(track, verdict, errors, blocked, blocked_more),
         )
+
+    def _wants_gesture(self, track: _Track, sample: dict[str, Any]) -> bool:
+        """Whether the page now waits for a person: loaded a while, waiting or blank two
+        samples in a row, something takes a gesture, none made yet."""
+        found = sample.get("gesture")
+        if self.gesture is not None or not found or self.loaded_at is None:
+            return False
+        if time.monotonic() - self.loaded_at < GESTURE_AFTER_S:
+            return False
+        # Blank too: a scene that clears to black until it is started is started by a click
+        # (still blank after it, it is judged blank).
+        return len(track.history) >= 2 and set(track.history[-2:]) <= {WAITING, BLANK_CANVAS}
+
+    async def _make_gesture(self, page: Any, found: dict[str, Any]) -> None:
+        """One gesture, as a person makes it: a real click at the point (the whole
+        pointer-down, up, click sequence), or a key press where only keys are listened to."""
+        self.gesture = {**found, "when": time.monotonic()}
+        with contextlib.suppress(Exception):
+            if found.get("at"):
+                x, y = found["at"]
+                await asyncio.wait_for(page.mouse.click(x, y), GESTURE_TIMEOUT_S)
+            else:
+                await asyncio.wait_for(page.keyboard.press("Space"), GESTURE_TIMEOUT_S)
 
     def _may_stop(self, track: _Track, now: float) -> bool:
         # Loaded long enough on the judge's clock and on the page's own (a busy machine can
@@ -423,6 +541,7 @@ class _Judge:
             and now >= self._stop_allowed_at(track)
             and track.page_since_load() >= SETTLE_S
             and track.quiet_in_a_row >= QUIET_IN_A_ROW
+            and track.recovered_for_good(self.loaded_at)
         )
 
     def _stop_allowed_at(self, track: _Track) -> float:
@@ -521,7 +640,7 @@ class _Judge:
         started = time.monotonic()
         try:
             sample: dict[str, Any] = await asyncio.wait_for(
-                page.evaluate(probe.SAMPLE, [FAILURE_WORDS, OVERLAY_IDS]), timeout
+                page.evaluate(probe.SAMPLE, [FAILURE_WORDS, OVERLAY_IDS, START_WORDS]), timeout
             )
         except TimeoutError:
             return None
@@ -535,6 +654,8 @@ class _Judge:
             if _tiny(canvas) or not (_screen_judged(canvas) or canvas.get("draws")):
                 continue  # only a canvas that drew is judged by the screenshot
             frame = canvas["frame"]
+            if canvas.get("own") is not None:
+                continue  # judged by its own pixels, whole
             if frame is None or (_dark(frame) and not frame.get("empty")):
                 left = timeout - (time.monotonic() - started)
                 try:
@@ -557,7 +678,7 @@ class _Judge:
                 if box is None or box["width"] < 1 or box["height"] < 1:
                     continue
                 inner: dict[str, Any] = await asyncio.wait_for(
-                    frame.evaluate(probe.SAMPLE, [FAILURE_WORDS, OVERLAY_IDS]), left
+                    frame.evaluate(probe.SAMPLE, [FAILURE_WORDS, OVERLAY_IDS, START_WORDS]), left
                 )
             except Exception:
                 continue
@@ -573,13 +694,19 @@ class _Judge:
             return None
         if timeout <= 0:
             raise _ShotFailed
-        left, top, width, height = spot
-        right, bottom = min(viewport[0], left + width), min(viewport[1], top + height)
+        left, top, width, height, *where = spot
+        beyond = where == ["page"]  # below the first screen: in the document's coordinates
+        if beyond:
+            right, bottom = left + width, top + height
+        else:
+            right, bottom = min(viewport[0], left + width), min(viewport[1], top + height)
         if right - left < 1 or bottom - top < 1:
             return None
         clip = {"x": left, "y": top, "width": right - left, "height": bottom - top}
         try:
-            png = await asyncio.wait_for(page.screenshot(clip=clip, animations="allow"), timeout)
+            png = await asyncio.wait_for(
+                page.screenshot(clip=clip, animations="allow", full_page=beyond), timeout
+            )
         except Exception as exc:
             raise _ShotFailed from exc
         mean, peak = png_stats(png)
@@ -661,6 +788,16 @@ class _Judge:
             problem = _canvas_problem(canvas, track)
             if problem:
                 add("canvas", problem, canvas.get("name"), track.last_at)
+        if self.gesture is not None:
+            said = self.gesture.get("what")
+            how = "pressed Space" if not self.gesture.get("at") else f"clicked {said!r}"
+            add(
+                "gesture",
+                f"the page waited for a person's gesture ({self.gesture.get('kind')}): {how} "
+                "once, as a person would",
+                None,
+                self.gesture["when"],
+            )
         if verdict == UNRESPONSIVE and track.stuck_since is not None:
             add(
                 "unresponsive",
@@ -725,6 +862,8 @@ class _Track:
     def __init__(self, start: float) -> None:
         self.start = start
         self.history: list[str] = []
+        self.times: list[float] = []  # when each sample was taken in
+        self.idle_in_a_row = 0  # samples in a row where the page had no pending work
         self.last: dict[str, Any] | None = None
         self.last_at: float | None = None
         self.good_in_a_row = 0
@@ -754,6 +893,26 @@ class _Track:
         loaded, now = last.get("loadedAt"), last.get("now")
         return 0.0 if loaded is None or now is None else (now - loaded) / 1000
 
+    def recovered_for_good(self, loaded_at: float | None) -> bool:
+        """Whether every fatal overlay shown after the load is gone for good: the last one
+        gone, and the samples since span RECOVERED_S at least, and RECOVERED_GAPS times the
+        longest time it was gone between two showings (a blinking banner comes back), over
+        RECOVERED_SAMPLES samples at least. True when none was shown after the load."""
+        shown = [
+            o
+            for o in self.overlays
+            if loaded_at is None or o["until"] is None or o["until"] > loaded_at
+        ]
+        if not shown:
+            return True
+        gone = shown[-1]["until"]
+        if gone is None:
+            return False
+        gaps = [b["at"] - a["until"] for a, b in itertools.pairwise(shown)]
+        need = max(RECOVERED_S, RECOVERED_GAPS * max(gaps, default=0.0))
+        since = [t for t in self.times if t >= gone]
+        return len(since) >= RECOVERED_SAMPLES and since[-1] - gone >= need
+
     def stuck_for(self, now: float) -> float | None:
         """How long the page has not answered (None: it answered the last sample)."""
         return None if self.stuck_since is None else now - self.stuck_since
@@ -777,6 +936,12 @@ class _Track:
             self.stuck_since = asked
         state = self._state(sample, errors, now)
         self.history.append(state)
+        self.times.append(now)
+        pending = (sample or {}).get("pending")
+        if isinstance(pending, dict) and not any(pending.values()):
+            self.idle_in_a_row += 1
+        else:
+            self.idle_in_a_row = 0
         if sample is not None:
             self.last, self.last_at = sample, now
         if state == OK:
@@ -872,8 +1037,14 @@ class _Track:
                 self.lost.setdefault(key, lost_at)
         else:
             bad, fresh = 0, False
+        if _collapsed(canvas):
+            # No CSS size: a canvas to measure text shows nothing and is not judged; one the
+            # page renders into (a context, draw calls) is a failure (its box collapsed).
+            if canvas.get("context") is not None and canvas.get("draws"):
+                return "tiny" if _tiny(canvas) else "blank"
+            return "unseen"
         if _out_of_sight(canvas):
-            return "unseen"  # no part of it can show: not judged (a canvas to measure text)
+            return "unseen"  # no part of it can show: not judged (a canvas off the document)
         if _tiny(canvas):
             return "tiny"
         if canvas.get("context") is None:
@@ -887,10 +1058,17 @@ class _Track:
                 return "blank"
             return "waiting"  # a context, and nothing drawn into it yet
         frame = canvas["frame"]
+        whole = canvas.get("own")
+        if whole is not None and whole.get("blank"):
+            # Its own buffer, read whole where it holds the picture shown: transparent or one
+            # flat dark colour all over, whatever shows through or over it on the screen.
+            return "blank"
         if frame is not None and frame.get("empty"):
             return "blank"  # a 2D canvas transparent all over: nothing it drew shows
         if frame is not None and not _dark(frame):
             return "drawn"
+        if whole is not None:
+            return "drawn"  # dark at its centre, something of its own elsewhere
         shot = canvas.get("shot")
         if frame is not None and frame.get("lost"):
             return "blank"
@@ -943,6 +1121,12 @@ def _merge_frame(
     sample["timers"] = sorted([*sample.get("timers", []), *map(moved, inner.get("timers", []))])
 
 
+def _collapsed(canvas: dict[str, Any]) -> bool:
+    """A canvas with no CSS size in some direction."""
+    _, _, w, h = canvas["box"]
+    return bool(w < 1 or h < 1)
+
+
 def _out_of_sight(canvas: dict[str, Any]) -> bool:
     """A canvas no part of which can ever show: no CSS size, or wholly left of or above the
     document (where no scrolling reaches)."""
@@ -960,7 +1144,10 @@ def _screen_judged(canvas: dict[str, Any]) -> bool:
 def _canvas_problem(canvas: dict[str, Any], track: _Track) -> str | None:
     """What is wrong with a canvas in the last sample, for people (None: nothing)."""
     size = f"{canvas['width']}×{canvas['height']} (CSS {canvas['cssWidth']}×{canvas['cssHeight']})"
-    if _out_of_sight(canvas):
+    drawing = canvas.get("context") is not None and canvas.get("draws")
+    if _collapsed(canvas) and drawing and not _tiny(canvas):
+        return f"{size}, {canvas['context']}: drawn into, but its CSS box collapsed: shows nothing"
+    if _out_of_sight(canvas) and not (_collapsed(canvas) and drawing):
         return None
     if _tiny(canvas):
         return f"backing store {size}: shows nothing"
@@ -971,6 +1158,14 @@ def _canvas_problem(canvas: dict[str, Any], track: _Track) -> str | None:
         return f"{size}, {canvas['context']}: context lost, nothing shown"
     if not _screen_judged(canvas) and not canvas.get("draws"):
         return f"{size}, {canvas['context']}: not one draw call"
+    whole = canvas.get("own")
+    if whole is not None and whole.get("blank"):
+        if not whole.get("alpha"):
+            return f"{size}, {canvas['context']}: its own pixels are transparent all over"
+        return (
+            f"{size}, {canvas['context']}: its own pixels are one dark colour all over "
+            f"(mean {whole['mean']:g}, max {whole['max']}), whatever shows on screen"
+        )
     if frame is not None and frame.get("empty"):
         return f"{size}, {canvas['context']}: drawn into, yet transparent all over"
     if (frame is None or _dark(frame)) and shot is not None and _dark(shot):
@@ -1003,6 +1198,7 @@ def _canvas_json(canvas: dict[str, Any], track: _Track) -> dict[str, Any]:
         if frame is None
         else {k: v if isinstance(v, bool) else round(v, 2) for k, v in frame.items()},
         "screenshotPixel": canvas.get("shot"),
+        "ownPixels": canvas.get("own"),  # the whole buffer, read where it holds the picture
         "name": canvas.get("name"),
         "drawCalls": canvas.get("draws", 0),
         "invalidDrawCalls": canvas.get("badDraws", 0),

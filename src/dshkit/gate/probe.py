@@ -157,17 +157,48 @@ INIT = f"""(() => {{
     }});
   }}
   const refusedBy = new WeakMap();
+  const pending = {{ fetches: 0 }};
   if (typeof window.fetch === 'function') {{
     const original = window.fetch;
     window.fetch = function (input, ...rest) {{
       let url = '';
       try {{ url = new Request(input).url; }} catch (e) {{}}
-      return original.call(this, input, ...rest).catch((error) => {{
+      pending.fetches += 1;
+      return original.call(this, input, ...rest).then((answer) => {{
+        pending.fetches -= 1;
+        return answer;
+      }}, (error) => {{
+        pending.fetches -= 1;
         if (error && typeof error === 'object') refusedBy.set(error, url);
         throw error;
       }});
     }};
   }}
+  // Listeners for a person's gesture (pointer, touch, keys), by target: a canvas waiting
+  // for a click to start is not dead (the judge clicks once, as a person would).
+  const pointerTypes = new Set(['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup',
+    'touchstart', 'touchend', 'dblclick']);
+  const keyTypes = new Set(['keydown', 'keyup', 'keypress']);
+  const gestures = {{ pointer: new WeakSet(), elements: [], keyTargets: 0 }};
+  wrap(window.EventTarget && EventTarget.prototype, 'addEventListener',
+    (original) => function (type, ...rest) {{
+      try {{
+        if (pointerTypes.has(type) && !gestures.pointer.has(this)) {{
+          gestures.pointer.add(this);
+          if (this instanceof Element && gestures.elements.length < 200)
+            gestures.elements.push(this);
+        }} else if (keyTypes.has(type)) gestures.keyTargets += 1;
+      }} catch (e) {{}}
+      return original.call(this, type, ...rest);
+    }});
+  // The page's animation loop: when it last asked for a frame (the judge's own frames go
+  // through the original, kept below).
+  const raf = window.requestAnimationFrame.bind(window);
+  const frames = {{ at: 0 }};
+  window.requestAnimationFrame = function (callback) {{
+    frames.at = performance.now();
+    return raf(callback);
+  }};
   // Registered before any of the page's: an error or rejection whose event the page's own
   // handler cancels (`onerror` returning true, preventDefault) is never reported to the
   // judge, so the sample reads back which ones were cancelled.
@@ -198,33 +229,62 @@ INIT = f"""(() => {{
   }});
   // The page's one-shot timers still to fire (a watchdog that may show a failure seconds
   // after a good start): the judge does not stop early before those due soon have fired.
-  const timers = new Map();
+  // Every timer still to fire (`live`) and every interval: pending work, watched after an
+  // early verdict until the page has none.
+  const timers = new Map(), live = new Set(), intervals = new Map();
   const setTimer = window.setTimeout, clearTimer = window.clearTimeout;
+  const setEvery = window.setInterval, clearEvery = window.clearInterval;
   window.setTimeout = function (handler, delay, ...rest) {{
     const wait = Number(delay) || 0;
     let id = null;
     const run = typeof handler === 'function'
-      ? function (...args) {{ timers.delete(id); return handler.apply(this, args); }}
+      ? function (...args) {{
+        timers.delete(id); live.delete(id);
+        return handler.apply(this, args);
+      }}
       : handler;
     id = setTimer.call(this, run, delay, ...rest);
+    if (typeof handler === 'function') live.add(id);
     if (wait >= {MIN_WATCHED_TIMER_MS} && typeof handler === 'function')
       timers.set(id, performance.now() + wait);
     return id;
   }};
+  window.setInterval = function (handler, delay, ...rest) {{
+    const id = setEvery.call(this, handler, delay, ...rest);
+    intervals.set(id, Number(delay) || 0);
+    return id;
+  }};
+  // Either clears either kind (the browser's own rule).
   window.clearTimeout = function (id) {{
-    timers.delete(id);
+    timers.delete(id); live.delete(id); intervals.delete(id);
     return clearTimer.call(this, id);
   }};
+  window.clearInterval = function (id) {{
+    timers.delete(id); live.delete(id); intervals.delete(id);
+    return clearEvery.call(this, id);
+  }};
   Object.defineProperty(window, '{KEY}', {{
-    value: {{ contexts, offscreen, failures, fetchFailures, raised, handled, timers }},
+    value: {{ contexts, offscreen, failures, fetchFailures, raised, handled, timers, live,
+      intervals, frames, raf, pending, gestures, later: setTimer.bind(window) }},
     enumerable: false,
   }});
 }})();"""
 
-SAMPLE = f"""([words, overlayIds]) => new Promise((resolve) => requestAnimationFrame(() => {{
+SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
+  (window.{KEY} && window.{KEY}.raf) || requestAnimationFrame)(() => {{
   const gate = window.{KEY} ||
     {{ contexts: [], offscreen: new WeakSet(), failures: [], fetchFailures: [], raised: [],
-      handled: [], timers: new Map() }};
+      handled: [], timers: new Map(), intervals: new Map(), frames: {{ at: 0 }}, gestures: {{}},
+      pending: {{ fetches: 0 }} }};
+  // Each context's draw count once the last frame was shown (a task after its callbacks): a
+  // WebGL buffer the page drew into since holds this frame's picture (read after the page's
+  // own frame callbacks); one it did not has been shown and cleared (it reads zeros), unless
+  // it preserves its drawing buffer. Not known in time: not trusted.
+  let before = null;
+  (gate.later || setTimeout)(() => {{
+    before = new Map(gate.contexts.map((e) => [e, e.draws]));
+  }}, 0);
+  (gate.raf || requestAnimationFrame)(() => {{
   const seen = (el) => el.checkVisibility({{ opacityProperty: true, visibilityProperty: true }});
   const failing = new RegExp(words, 'i'), convention = new RegExp(overlayIds);
   // What scrolling can reach: the document's area, on the viewport's coordinates.
@@ -299,7 +359,15 @@ SAMPLE = f"""([words, overlayIds]) => new Promise((resolve) => requestAnimationF
   const spot = (canvas, box) => {{
     const left = Math.max(0, box.left), top = Math.max(0, box.top);
     const right = Math.min(innerWidth, box.right), bottom = Math.min(innerHeight, box.bottom);
-    if (right - left < 1 || bottom - top < 1) return null;
+    if (right - left < 1 || bottom - top < 1) {{
+      // Out of the first screen (below the fold): no hit test there, so its centre block in
+      // the document's coordinates, taken by a screenshot beyond the viewport.
+      if (!reachable(box)) return null;
+      const w = Math.min({SPOT}, box.width), h = Math.min({SPOT}, box.height);
+      const x = box.left + box.width / 2 - w / 2 + scrollX;
+      const y = box.top + box.height / 2 - h / 2 + scrollY;
+      return [Math.max(0, x), Math.max(0, y), w, h, 'page'];
+    }}
     const w = Math.min({SPOT}, right - left), h = Math.min({SPOT}, bottom - top);
     // Hit testing passes through a canvas with pointer-events:none: there, a point where
     // only its ancestors are hit (painted below it) is the canvas's too.
@@ -324,14 +392,137 @@ SAMPLE = f"""([words, overlayIds]) => new Promise((resolve) => requestAnimationF
       }}
     return null;
   }};
+  // Whether the canvas's buffer now holds the picture it shows: a 2D canvas always does; a
+  // WebGL one that preserves its drawing buffer, or that the page drew into since a frame ago.
+  const current = (entry) => {{
+    if (!entry || entry.lostAt !== null) return false;
+    if (entry.type === '2d') return true;
+    if (typeof entry.context.readPixels !== 'function') return false;
+    let preserved = false;
+    try {{
+      const attributes = entry.context.getContextAttributes();
+      preserved = !!(attributes && attributes.preserveDrawingBuffer);
+    }} catch (e) {{}}
+    return preserved || (before !== null && entry.draws > (before.get(entry) || 0));
+  }};
+  // The canvas's own picture, whole: transparent all over, or one flat dark colour all over
+  // (mean < {BLANK_MEAN}, max < {BLANK_MAX}), shows nothing of its own, whatever shows through
+  // or over it on screen. Stops at the first sign of content.
+  const own = (entry, canvas) => {{
+    const w = canvas.width, h = canvas.height;
+    if (w < 1 || h < 1 || w * h > {MAX_SCAN_PIXELS}) return null;
+    let data = null;
+    try {{
+      const c = entry.context;
+      if (entry.type === '2d') data = c.getImageData(0, 0, w, h).data;
+      else {{
+        if (c.isContextLost()) return null;
+        data = new Uint8Array(w * h * 4);
+        c.readPixels(0, 0, w, h, c.RGBA, c.UNSIGNED_BYTE, data);
+      }}
+    }} catch (e) {{
+      return null;
+    }}
+    let lit = 0, sum = 0, shown = 0, low = 255, high = 0;
+    for (let i = 0; i < data.length; i += 4) {{
+      const a = data[i + 3];
+      if (a < low) low = a;
+      if (a > high) high = a;
+      if (a) {{
+        const m = Math.max(data[i], data[i + 1], data[i + 2]);
+        if (m > lit) lit = m;
+        sum += data[i] + data[i + 1] + data[i + 2];
+        shown += 1;
+      }}
+      if (low !== high || (high && lit >= {BLANK_MAX})) return {{ blank: false }};
+    }}
+    const mean = shown ? sum / (shown * 3) : 0;
+    return {{ blank: high === 0 || (lit < {BLANK_MAX} && mean < {BLANK_MEAN}), max: lit,
+      mean: Math.round(mean * 100) / 100, alpha: high }};
+  }};
   const dark = (frame) => frame === null || frame.lost ||
     (!frame.empty && frame.mean < {BLANK_MEAN} && frame.max < {BLANK_MAX});
+  // The page's work still to come: timers of every length, intervals, an animation loop (a
+  // frame asked for within the last second), fetches in flight.
+  const pending = () => ({{
+    timers: gate.live ? gate.live.size : 0,
+    intervals: gate.intervals ? gate.intervals.size : 0,
+    frameLoop: !!(gate.frames && gate.frames.at && performance.now() - gate.frames.at < 1000),
+    fetches: gate.pending ? gate.pending.fetches : 0,
+  }});
+  // Where the page waits for a person's gesture: a visible control saying start that takes
+  // clicks ('control'), a waiting canvas taking pointer input itself or through the whole
+  // page ('canvas'), or key listeners only ('key'). The point is where a person would click:
+  // the control's or canvas's centre, where it is on top.
+  const gesture = (canvases) => {{
+    const g = gate.gestures;
+    if (!g || !g.pointer) return null;
+    const starting = new RegExp(startWords, 'i');
+    const handler = (el, names) => names.some((n) => typeof el[n] === 'function');
+    const clicks = ['onclick', 'onmousedown', 'onpointerdown', 'onmouseup', 'onpointerup',
+      'ontouchstart'];
+    const keyed = ['onkeydown', 'onkeyup', 'onkeypress'];
+    const takes = (el) => {{
+      for (let e = el; e; e = e.parentElement)
+        if (g.pointer.has(e) || handler(e, clicks)) return true;
+      return false;
+    }};
+    const wide = [window, document, document.body, document.documentElement]
+      .some((t) => t && (g.pointer.has(t) || handler(t, clicks)));
+    const keys = g.keyTargets > 0 || [window, document, document.body]
+      .some((t) => t && handler(t, keyed));
+    const onTop = (el) => {{
+      const b = el.getBoundingClientRect();
+      const x = b.left + b.width / 2, y = b.top + b.height / 2;
+      if (b.width < 1 || b.height < 1 || x < 0 || y < 0 || x >= innerWidth || y >= innerHeight)
+        return null;
+      const hit = document.elementFromPoint(x, y);
+      return hit && (hit === el || el.contains(hit)) ? [x, y] : null;
+    }};
+    // Controls first; then what listens itself (a start screen, its text longer); then, where
+    // the whole page listens, any short text saying start (the click reaches the page).
+    const controls = [...document.querySelectorAll(
+      'button, [role=button], input[type=button], input[type=submit], a, [onclick]'),
+      ...g.elements];
+    if (wide) controls.push(...[...document.querySelectorAll(
+      'div, p, span, h1, h2, h3, h4, label, section')].slice(0, 500));
+    for (const el of controls) {{
+      if (!el.isConnected || !seen(el) || el.disabled) continue;
+      const said = [el.innerText, el.value, el.getAttribute && el.getAttribute('aria-label'),
+        el.title].filter((t) => typeof t === 'string').join(' ').trim();
+      const limit = g.pointer.has(el) ? 300 : 80;
+      if (!said || said.length > limit || !starting.test(said)) continue;
+      if (!(takes(el) || wide || el.matches('button, input, a[href]'))) continue;
+      const at = onTop(el);
+      if (at) return {{ kind: 'control', at, what: said.slice(0, 80) }};
+    }}
+    // Not drawn yet, or drawn but blank all over (a scene that clears until it starts).
+    const waiting = canvases.filter((c) => (c.draws === 0 || (c.own && c.own.blank)) &&
+      c.box[2] >= 1 && c.box[3] >= 1);
+    for (const c of waiting) {{
+      if (!(c.listens || wide)) continue;
+      const [x, y, w, h] = c.box;
+      const cx = x + w / 2, cy = y + h / 2;
+      if (cx >= 0 && cy >= 0 && cx < innerWidth && cy < innerHeight)
+        return {{ kind: 'canvas', at: [cx, cy], what: c.name }};
+    }}
+    if (waiting.length && keys) return {{ kind: 'key', at: null, what: 'keyboard' }};
+    return null;
+  }};
+  // What only helps the judge (a gesture to make) never costs the sample.
+  const safely = (read) => {{
+    try {{ return read(); }} catch (e) {{ return null; }}
+  }};
   const all = [...document.querySelectorAll('canvas')];
   // A canvas hidden by CSS (display, visibility, opacity) shows nothing of its own: not judged.
   const canvases = all.filter(seen).map((canvas) => {{
     const entry = gate.contexts.find((e) => e.canvas === canvas);
     const box = canvas.getBoundingClientRect();
     const frame = read(entry, canvas);
+    const now = current(entry);
+    // Read whole only when its centre shows nothing: most pages show something there.
+    const whole = now && frame !== null && !frame.lost && (frame.empty || dark(frame))
+      ? own(entry, canvas) : null;
     return {{
       id: entry ? entry.id : null,
       name: canvas.id ? `canvas#${{canvas.id}}` : `canvas ${{all.indexOf(canvas) + 1}}`,
@@ -344,8 +535,9 @@ SAMPLE = f"""([words, overlayIds]) => new Promise((resolve) => requestAnimationF
       badDraws: entry ? entry.badDraws : 0,
       lostAt: entry ? entry.lostAt : null,
       failedShaders: entry ? entry.failedShaders : 0,
-      frame,
-      spot: dark(frame) ? spot(canvas, box) : null,
+      frame, current: now, own: whole,
+      spot: dark(frame) && !(whole && whole.blank) ? spot(canvas, box) : null,
+      listens: !!(gate.gestures && gate.gestures.pointer && gate.gestures.pointer.has(canvas)),
     }};
   }});
   resolve({{
@@ -357,5 +549,7 @@ SAMPLE = f"""([words, overlayIds]) => new Promise((resolve) => requestAnimationF
     handled: gate.handled.map((h) => Object.assign({{}}, h)),
     timers: [...gate.timers.values()].sort((a, b) => a - b).slice(0, {MAX_FAILURES}),
     viewport: [innerWidth, innerHeight], now: performance.now(), loadedAt: loadedAt(),
+    pending: pending(), gesture: safely(() => gesture(canvases)),
+  }});
   }});
 }}))"""

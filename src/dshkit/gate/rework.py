@@ -23,6 +23,9 @@ _PATCH_LINE = re.compile(r"^\*\*\* (?:Add File|Update File|Move to): (.+?)\s*$",
 _SHOWN_ERRORS = 8  # errors quoted to the agent (all of them are in the stored evidence)
 _SHOWN_CHARS = 1500  # of the overlay text quoted to the agent
 
+# The verdicts that are no failure: nothing goes back (a page waiting for a gesture the gate
+# made once is not dead: no rework order).
+NOT_FAILURES = ("ok", "needs-gesture")
 # What each hard failure means, for the agent (the model reads it: Chinese). The judge's
 # verdicts, spelled here for the same reason as the suffixes (a test keeps the two lists equal).
 MEANING = {

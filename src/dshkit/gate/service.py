@@ -67,9 +67,16 @@ class GateService:
     def _open(self) -> Store:
         return Store(self.state_dir, busy_timeout=self.busy_timeout)
 
-    def check(self, path: Path | str, budget: float | None = None) -> Verdict:
+    def check(
+        self, path: Path | str, budget: float | None = None, *, watch: bool = False
+    ) -> Verdict:
         """Judge `path` (sampling for `budget` seconds at most; `[gate] budget_s` when None)
-        and store the verdict with its evidence and screenshot (`summary()` is its JSON)."""
+        and store the verdict with its evidence and screenshot (`summary()` is its JSON).
+
+        With `watch` (the background runs of delivery), an early "ok" is stored at once, so
+        that nobody waits for it, and the page is watched to the end of its budget: a late
+        failure is stored after it as the content's newest verdict, delivered like any
+        other. Returns the final verdict."""
         from .judge import check_budget, check_deliverable, judge_files
         from .verdicts import save_verdict
 
@@ -78,8 +85,18 @@ class GateService:
             load_config(self.state_dir)["gate"]["budget_s"] if budget is None else budget
         )
         claimed = delivery.content_hash(file)  # a background run claimed this content
+        early: list[Verdict] = []
+
+        def store_early(verdict: Verdict) -> None:
+            with self._open() as store:
+                early.append(save_verdict(store, verdict))
+
         try:
-            (verdict,) = judge_files([file], seconds, shots_dir(self.state_dir))
+            (verdict,) = judge_files(
+                [file], seconds, shots_dir(self.state_dir), store_early if watch else None
+            )
+            if early and verdict is early[0]:
+                return verdict  # still ok at the end of the watch: stored already
             with self._open() as store:
                 return save_verdict(store, verdict)
         finally:

@@ -264,7 +264,8 @@ HARNESS = Harness(
     capability=Capability(
         mcp_configs=_mcp_configs,
         mcp_trust=_mcp_trust,
-        full_access=frozenset({"bypassPermissions"}),
+        # Its permission mode and its bash sandbox are two layers: both must say so.
+        full_access={"permission": frozenset({"bypassPermissions"}), "sandbox": frozenset({"off"})},
         mcp_register={
             "user": lambda project, profile: (_user_file(), USER_FILE),
             "project": lambda project, profile: (os.path.join(project, ".mcp.json"), MCP_JSON),

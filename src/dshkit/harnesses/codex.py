@@ -239,7 +239,7 @@ HARNESS = Harness(
     capability=Capability(
         mcp_configs=_mcp_configs,
         mcp_trust=_mcp_trust,
-        full_access=frozenset({"danger-full-access"}),
+        full_access={"sandbox": frozenset({"danger-full-access"})},
         mcp_register={"user": lambda project, profile: (_config(), TOML)},
         config_modes=(_config, {"sandbox": "sandbox_mode", "approval": "approval_policy"}),
     ),

@@ -207,7 +207,7 @@ HARNESS = Harness(
     capability=Capability(
         mcp_configs=_mcp_configs,
         mcp_trust=_mcp_trust,
-        full_access=frozenset({"danger-full-access"}),
+        full_access={"sandbox": frozenset({"danger-full-access"})},
         log_modes={"sandbox": ("sandbox/mode", "mode"), "approval": ("approval/policy", "policy")},
         # The profile's patch layer, beside the hook bridge's block.
         mcp_register={"user": lambda project, profile: (profile_patch(profile), PATCH)},

@@ -366,7 +366,7 @@ class Capability:
         *,
         mcp_configs: Callable[[str], list[tuple[str, str]]],
         mcp_trust: Callable[[str, list[Server], list[str]], None],
-        full_access: frozenset[str],
+        full_access: Mapping[str, frozenset[str]],
         log_modes: Mapping[str, tuple[str, str]] | None = None,
         config_modes: tuple[Callable[[], str], Mapping[str, str]] | None = None,
         mcp_register: Mapping[str, Callable[[str, str], tuple[str, str]]] | None = None,
@@ -374,7 +374,9 @@ class Capability:
         self.mcp_configs = mcp_configs  # cwd → [(path, format)]: formats some harness reads
         # (cwd, servers, errors) → marks each server the harness would not start (`withheld`)
         self.mcp_trust = mcp_trust
-        self.full_access = full_access  # a sandbox or permission mode that restricts nothing
+        # Per layer (fact → the values that restrict nothing there): full access only when
+        # every layer says so (bypassPermissions inside a bash sandbox is not full access).
+        self.full_access = dict(full_access)
         self.log_modes = log_modes  # fact → (event type, data key) in the session log
         self.config_modes = config_modes  # (TOML path, fact → top-level key)
         # scope ("user", "project") → (project dir, DSH profile) → (path, format): the file
