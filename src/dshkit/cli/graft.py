@@ -8,7 +8,7 @@ shows or sets whether a handoff starts its new session at once (audited)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -626,20 +626,32 @@ def release_command(
         )
 
 
+def _exclusion_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The options `graft exclude` and `graft include` share: the session (as the argument or
+    `--session`), its harness, the reason for the audit trail, the state dir, `--json`."""
+    for option in reversed(
+        (
+            click.argument("session", type=ID, required=False),
+            click.option(
+                "--session",
+                "session_id",
+                type=ID,
+                default=None,
+                help="A session id or a unique prefix (or the exact id of a handoff's source); "
+                "or give it as the argument.",
+            ),
+            click.option("--harness", type=click.Choice(HARNESSES), default=None),
+            click.option("--reason", default=None, help="Why, for the audit trail."),
+            state_dir_option,
+            json_option,
+        )
+    ):
+        command = option(command)
+    return command
+
+
 @graft.command("exclude")
-@click.argument("session", type=ID, required=False)
-@click.option(
-    "--session",
-    "session_id",
-    type=ID,
-    default=None,
-    help="A session id or a unique prefix (or the exact id of a handoff's source); or give "
-    "it as the argument.",
-)
-@click.option("--harness", type=click.Choice(HARNESSES), default=None)
-@click.option("--reason", default=None, help="Why, for the audit trail.")
-@state_dir_option
-@json_option
+@_exclusion_options
 def exclude_command(
     session: str | None,
     session_id: str | None,
@@ -658,19 +670,7 @@ def exclude_command(
 
 
 @graft.command("include")
-@click.argument("session", type=ID, required=False)
-@click.option(
-    "--session",
-    "session_id",
-    type=ID,
-    default=None,
-    help="A session id or a unique prefix (or the exact id of a handoff's source); or give "
-    "it as the argument.",
-)
-@click.option("--harness", type=click.Choice(HARNESSES), default=None)
-@click.option("--reason", default=None, help="Why, for the audit trail.")
-@state_dir_option
-@json_option
+@_exclusion_options
 def include_command(
     session: str | None,
     session_id: str | None,
