@@ -85,9 +85,19 @@ class HookDialect:
       matching its log pattern), an event name of its own in `hook_event_name`: each is
       proof; a transcript path holding one of `paths`, or an environment variable set as in
       `env`, are hints (another harness may imitate them).
+    - `timeout_ms`: its settings give a hook's timeout in milliseconds, not seconds.
     """
 
-    __slots__ = ("block_exit", "env", "events", "fields", "own", "paths", "transcripts")
+    __slots__ = (
+        "block_exit",
+        "env",
+        "events",
+        "fields",
+        "own",
+        "paths",
+        "timeout_ms",
+        "transcripts",
+    )
 
     def __init__(
         self,
@@ -98,6 +108,7 @@ class HookDialect:
         paths: tuple[str, ...] = (),
         env: tuple[tuple[str, str], ...] = (),
         block_exit: int | None = None,
+        timeout_ms: bool = False,
     ) -> None:
         unknown = [event for event in names or () if event not in EVENTS]
         if unknown:
@@ -111,6 +122,11 @@ class HookDialect:
         self.paths = paths
         self.env = env
         self.block_exit = block_exit
+        self.timeout_ms = timeout_ms
+
+    def timeout(self, seconds: int) -> int:
+        """A hook timeout of `seconds` as its settings file gives it."""
+        return seconds * 1000 if self.timeout_ms else seconds
 
     def name(self, event: str) -> str | None:
         """What the harness calls dshkit's `event` (None: it has no such hook)."""
