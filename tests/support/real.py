@@ -74,6 +74,7 @@ class World:
         files = {
             "claude": [self.home / ".claude" / "settings.json"],
             "codex": [self.home / ".codex" / "hooks.json"],
+            "gemini": [self.home / ".gemini" / "settings.json"],
             "dsh": [
                 self.state / "dsh-hooks.json",
                 self.home / ".dsh" / "profiles" / "headless" / "cordis.patch.yml",
