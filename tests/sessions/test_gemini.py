@@ -76,7 +76,7 @@ def test_normalizing_in_pieces_equals_normalizing_at_once() -> None:
 def test_scanned_from_its_root_as_sessions_of_the_project(scanner: Scanner) -> None:
     report = scanner.scan([Source("gemini", GEMINI)])
     assert report.errors == []
-    assert len(report.changed_sessions) == 3
+    assert len(report.changed_sessions) == 4
     key = next(k for k in report.changed_sessions if k[1] == ALLOWED.name[:-6])
     events = scanner.catalog.events(key)
     assert [message_text(e) for e in human_messages(events)] == ["show me hello.txt"]
@@ -105,3 +105,12 @@ def test_its_payloads_are_told_from_the_other_harnesses() -> None:
         "PreToolUse", {"permissionDecision": "deny", "permissionDecisionReason": "no"}
     )
     assert (reply.output, reply.error, reply.code) == ({}, "no", 2)
+
+
+def test_a_stop_hooks_reason_sent_on_as_a_prompt_is_not_the_persons() -> None:
+    # Written by 0.61.0 when an AfterAgent hook blocked once with "REWORK-PLEASE".
+    path = GEMINI / "project" / "chats" / "session-2026-12-06T13-43-b3276730.jsonl"
+    events = _events(path)
+    assert [message_text(e) for e in human_messages(events)] == ["do it"]
+    reasons = [e for e in events if e["type"] == "user/message" and e not in human_messages(events)]
+    assert [message_text(e) for e in reasons] == ["REWORK-PLEASE"]

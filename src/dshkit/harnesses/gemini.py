@@ -144,19 +144,29 @@ HARNESS = Harness(
     project_settings=_project_settings,
     bridge=None,
     # Its hooks' timeout is in milliseconds (0.61.0's `hookConfig.timeout`, default 60000).
-    dialect=HookDialect(names=NAMES, transcripts="session-", block_exit=2, timeout_ms=True),
+    # Its BeforeAgent and AfterAgent `prompt` carries SessionStart's context in front of the
+    # person's words (0.61.0, run for real, headless): taken out before a handler reads it.
+    dialect=HookDialect(
+        names=NAMES,
+        transcripts="session-",
+        block_exit=2,
+        timeout_ms=True,
+        context_tags=("<hook_context>", "</hook_context>"),
+    ),
     context_event="SessionStart",
     generations_repeat=False,
     launcher=Launcher(
         "gemini",
-        # Headless: `-p` with the prompt; `--skip-trust` lets it run in a folder the person
-        # never opened with it (0.61.0 exits 55 otherwise).
-        lambda message: ["--skip-trust", "-p", message],
-        lambda session, message: ["--skip-trust", "--resume", session, "-p", message],
+        # Headless with the first message on stdin (0.61.0, run for real: a stdin that is not
+        # a terminal is the prompt, and the run is headless), never in /proc's cmdline;
+        # `--skip-trust` lets it run in a folder the person never trusted (it exits 55).
+        lambda message: ["--skip-trust", message],
+        lambda session, message: ["--skip-trust", "--resume", session, message],
         "GEMINI_BIN",
         lambda session: ["--resume", session],
         model_args=lambda model: ["-m", model],
         mode_args=lambda mode: ["--approval-mode", mode],
+        message_on_stdin="",
     ),
     capability=Capability(
         mcp_configs=_mcp_configs,
@@ -170,8 +180,9 @@ HARNESS = Harness(
     config_formats={SETTINGS: _settings_servers},
     # Its `decision: "ask"` is parsed but, headless, nobody is asked: not relied on.
     honours_ask=False,
-    # AfterAgent's block: 0.61.0 reads it (AfterAgentHookOutput) — not yet run for real.
-    stop=StopSupport(blocks=False, loop_flag=False),
+    # 0.61.0, run for real: an AfterAgent block (exit 2) sends its reason to the model as the
+    # next user message, and the AfterAgent that follows says `stop_hook_active: true`.
+    stop=StopSupport(blocks=True, loop_flag=True),
     prompt_prefixes=(
         ("!", "shell mode", True),
         ("/", "slash command", True),

@@ -80,6 +80,17 @@ class GeminiAdapter:
         if results or not remember(state, "messages", str(record.get("id")), _KEEP):
             return
         texts = [str(p["text"]) for p in parts if isinstance(p.get("text"), str)]
+        if _continued(record, texts):  # an AfterAgent hook's reason, sent on as a prompt
+            content = [{"type": "text", "text": text} for text in texts]
+            source = {"kind": "runtime-context"}
+            emit(
+                out,
+                state,
+                "user/message",
+                record,
+                {"role": "user", "content": content, "source": source},
+            )
+            return
         typed = [t for t in (_HOOK_CONTEXT.sub("", text).strip() for text in texts) if t]
         injected = [m.group(0).strip() for text in texts for m in _HOOK_CONTEXT.finditer(text)]
         if typed:
@@ -182,6 +193,14 @@ class GeminiAdapter:
             "isError": failed,
         }
         emit(out, state, "tool/result", record, {**turn_step(state), "message": result})
+
+
+def _continued(record: dict[str, Any], texts: list[str]) -> bool:
+    """Whether a user message is a hook's continuation: 0.61.0 writes the reason an AfterAgent
+    hook blocked with as the content and the person's prompt it answered as `displayContent`
+    (a prompt of the person's own has no `displayContent`, or one its content holds)."""
+    shown = _text(record.get("displayContent")).strip()
+    return bool(shown) and _HOOK_CONTEXT.sub("", shown).strip() not in "\n".join(texts)
 
 
 def _parts(content: Any) -> list[dict[str, Any]]:
