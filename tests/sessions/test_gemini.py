@@ -77,7 +77,8 @@ def test_scanned_from_its_root_as_sessions_of_the_project(scanner: Scanner) -> N
     report = scanner.scan([Source("gemini", GEMINI)])
     assert report.errors == []
     assert len(report.changed_sessions) == 4
-    key = next(k for k in report.changed_sessions if k[1] == ALLOWED.name[:-6])
+    # Keyed by the CLI's own session id, the one its hooks' payloads carry.
+    key = next(k for k in report.changed_sessions if k[1] == "6e0b0122-0a18-4872-ad22-879ebdf95250")
     events = scanner.catalog.events(key)
     assert [message_text(e) for e in human_messages(events)] == ["show me hello.txt"]
 
@@ -87,6 +88,7 @@ def test_a_hook_transcript_path_names_the_same_log_as_discovery() -> None:
     (found,) = [f for f in adapter.discover(str(GEMINI)) if f.path == str(ALLOWED)]
     assert adapter.log_file(str(ALLOWED)) == found
     assert found.project == "project"
+    assert found.session_id == "6e0b0122-0a18-4872-ad22-879ebdf95250"
     assert adapter.log_file(str(GEMINI / "project" / "logs.json")) is None
 
 

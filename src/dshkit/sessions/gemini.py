@@ -11,13 +11,15 @@ and the `<session_context>` the CLI sets up first arrives in a `$set` of `messag
 is speech. `type` "gemini" is the model's answer (`content` its text, `thoughts`, `tokens`,
 `toolCalls` with `result`); "info", "warning" and "error" are the CLI's own notices.
 
-The session id is the file's name without `.jsonl` (the name holds only 8 characters of the
-CLI's session id, which the first line has); the project is the slug directory
-(`.project_root` in it names the folder).
+The session id is the CLI's own, the one its hooks' payloads carry, read from the first line
+(the file's name holds only 8 characters of it; a file whose first line cannot be read goes by
+its name without `.jsonl`); the project is the slug directory (`.project_root` in it names
+the folder).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from typing import Any, ClassVar
@@ -43,14 +45,16 @@ class GeminiAdapter:
             for entry in list_files(f"{project.path}/chats"):
                 match = _SESSION.match(entry.name)
                 if match:
-                    yield LogFile(entry.path, self.name, match.group(1), project.name, root)
+                    session = _session_id(entry.path, match.group(1))
+                    yield LogFile(entry.path, self.name, session, project.name, root)
 
     def log_file(self, path: str) -> LogFile | None:
         parts = path.rstrip("/").split("/")
         match = _SESSION.match(parts[-1])
         if match is None or len(parts) < 4 or parts[-2] != "chats":
             return None
-        return LogFile(path, self.name, match.group(1), parts[-3], "/".join(parts[:-3]) or "/")
+        session = _session_id(path, match.group(1))
+        return LogFile(path, self.name, session, parts[-3], "/".join(parts[:-3]) or "/")
 
     def normalize(self, records: list[Any], state: dict[str, Any]) -> list[Event]:
         out: list[Event] = []
@@ -193,6 +197,32 @@ class GeminiAdapter:
             "isError": failed,
         }
         emit(out, state, "tool/result", record, {**turn_step(state), "message": result})
+
+
+_HEAD = 4096  # the first line, metadata only, is far shorter
+_OPEN = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def _session_id(path: str, fallback: str) -> str:
+    """The `sessionId` of the log's first line (read-only, never through a link), else
+    `fallback`."""
+    try:
+        fd = os.open(path, _OPEN)
+    except OSError:
+        return fallback
+    try:
+        head = os.read(fd, _HEAD)
+    except OSError:
+        return fallback
+    finally:
+        os.close(fd)
+    line, newline, _ = head.partition(b"\n")
+    try:
+        first = orjson.loads(line) if newline else None
+    except orjson.JSONDecodeError:
+        return fallback
+    found = first.get("sessionId") if isinstance(first, dict) else None
+    return found if isinstance(found, str) and found else fallback
 
 
 def _continued(record: dict[str, Any], texts: list[str]) -> bool:
