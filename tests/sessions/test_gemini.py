@@ -81,6 +81,8 @@ def test_scanned_from_its_root_as_sessions_of_the_project(scanner: Scanner) -> N
     key = next(k for k in report.changed_sessions if k[1] == "6e0b0122-0a18-4872-ad22-879ebdf95250")
     events = scanner.catalog.events(key)
     assert [message_text(e) for e in human_messages(events)] == ["show me hello.txt"]
+    (info,) = [i for i in scanner.catalog.recent("gemini", limit=None) if i.session_id == key[1]]
+    assert info.cwd == "/home/dev/project"  # from the context the CLI set up first
 
 
 def test_a_hook_transcript_path_names_the_same_log_as_discovery() -> None:

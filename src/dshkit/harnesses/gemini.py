@@ -53,6 +53,11 @@ NAMES = {
 }
 
 
+_CREDENTIALS = frozenset(
+    {"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT"}
+)
+
+
 def _home() -> str:
     """`$GEMINI_CLI_HOME/.gemini`: the variable stands for the whole home, not `.gemini`."""
     return os.path.join(location("GEMINI_CLI_HOME", "~"), ".gemini")
@@ -167,6 +172,9 @@ HARNESS = Harness(
         model_args=lambda model: ["-m", model],
         mode_args=lambda mode: ["--approval-mode", mode],
         message_on_stdin="",
+        # With `security.environmentVariableRedaction` on, its hooks lose these (0.61.0's
+        # sanitizeEnvironment): a target started from a hook needs them back.
+        withheld=lambda name: name in _CREDENTIALS,
     ),
     capability=Capability(
         mcp_configs=_mcp_configs,

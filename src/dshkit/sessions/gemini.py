@@ -32,6 +32,9 @@ from .harness import LogFile, emit, list_dirs, list_files, remember, turn_step
 _SESSION = re.compile(r"^(session-.+)\.jsonl$")
 # A hook's additional context, as 0.61.0 puts it in the user message (escaped inside).
 _HOOK_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>\s*", re.S)
+_WORKSPACE = re.compile(
+    r"<session_context>.*?\*\*Workspace Directories:\*\*\n\s*- ([^\n]+)\n", re.S
+)
 _NOTICES = frozenset({"info", "warning", "error"})
 _KEEP = 4096  # ids remembered per kind (a message repeats while its turn goes on)
 
@@ -62,7 +65,10 @@ class GeminiAdapter:
             if not isinstance(record, dict):
                 state["unknownLines"] = state.get("unknownLines", 0) + 1
             elif "$set" in record or "$rewindTo" in record:
-                continue  # metadata; a `$set` of messages is the CLI's context or a rewrite
+                # Metadata; a `$set` of messages is the CLI's context or a rewrite, and the
+                # first one is where the log says its working directory.
+                if "cwd" not in state:
+                    self._cwd(record, state)
             elif "sessionId" in record and "projectHash" in record:
                 if SUBAGENT not in state:
                     state[SUBAGENT] = record.get("kind") == "subagent"
@@ -73,6 +79,20 @@ class GeminiAdapter:
             elif record.get("type") not in _NOTICES:
                 state["unknownLines"] = state.get("unknownLines", 0) + 1
         return out
+
+    def _cwd(self, record: dict[str, Any], state: dict[str, Any]) -> None:
+        """The first workspace directory of the `<session_context>` the CLI sets up first:
+        the folder it runs in (0.61.0 writes no `cwd` of its own; `directories` only for a
+        subagent)."""
+        update = record.get("$set")
+        messages = update.get("messages") if isinstance(update, dict) else None
+        for message in messages if isinstance(messages, list) else ():
+            if not isinstance(message, dict):
+                continue
+            found = _WORKSPACE.search(_text(message.get("content")))
+            if found:
+                state["cwd"] = found.group(1).strip()
+                return
 
     def _user(self, record: dict[str, Any], state: dict[str, Any], out: list[Event]) -> None:
         parts = _parts(record.get("content"))
