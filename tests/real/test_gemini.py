@@ -33,6 +33,9 @@ SETTINGS = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},
     "privacy": {"usageStatisticsEnabled": False},
     "telemetry": {"enabled": False},
+    # A fixed model: with "auto", a routing classifier first asks the model for JSON (and the
+    # fake's text makes it retry with backoff for a minute and a half).
+    "model": {"name": "gemini-2.5-flash"},
     # (0.61.0's names: it rewrites the older `disableAutoUpdate` in the file itself)
     "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
 }
