@@ -71,3 +71,27 @@ def test_gemini_cli(tmp_path: Path, proxy: RefusingProxy) -> None:
     assert "forced crash" in world.hook_log()
     assert world.human_messages(world.home / ".gemini" / "tmp") == 4
     world.uninstall_hooks_leaves_no_trace()
+
+
+def test_a_stop_blocks_reason_is_no_prompt_of_the_persons(
+    tmp_path: Path, proxy: RefusingProxy
+) -> None:
+    # 0.61.0 sends an AfterAgent block's reason on through BeforeAgent as a new `prompt`.
+    world = World(tmp_path, "gemini")
+    gemini_settings(world)
+    world.install_hooks()
+    handlers = (
+        "Stop=tests.support.hook_handlers:block_once;"
+        "UserPromptSubmit=tests.support.hook_handlers:steps_seen"
+    )
+    with fake_gemini() as fake:
+        gemini(world, fake, proxy, "do it", DSHKIT_HOOK_HANDLERS=handlers)
+        gemini(world, fake, proxy, "next", DSHKIT_HOOK_HANDLERS=handlers)
+    seen = (world.state / "steps-seen").read_text().splitlines()
+    assert seen == [
+        "prompt do it",
+        "step dshkit test hook: not yet",
+        "prompt next",
+        "step dshkit test hook: not yet",
+    ]
+    assert world.human_messages(world.home / ".gemini" / "tmp") == 2

@@ -191,6 +191,9 @@ HARNESS = Harness(
     # 0.61.0, run for real: an AfterAgent block (exit 2) sends its reason to the model as the
     # next user message, and the AfterAgent that follows says `stop_hook_active: true`.
     stop=StopSupport(blocks=True, loop_flag=True),
+    # That reason goes through BeforeAgent again as its `prompt` (run for real): a prompt hook
+    # within a turn a Stop block kept open is not the person's (`dshkit.turns`).
+    asks_every_step=True,
     prompt_prefixes=(
         ("!", "shell mode", True),
         ("/", "slash command", True),
