@@ -95,3 +95,26 @@ def test_a_stop_blocks_reason_is_no_prompt_of_the_persons(
         "step dshkit test hook: not yet",
     ]
     assert world.human_messages(world.home / ".gemini" / "tmp") == 2
+
+
+def test_the_command_guard_stops_a_destructive_shell_call(
+    tmp_path: Path, proxy: RefusingProxy
+) -> None:
+    # dshkit's own guard (no handler of the test's), on the Gemini CLI's command tool.
+    world = World(tmp_path, "gemini")
+    gemini_settings(world)
+    world.install_hooks()
+    with fake_gemini() as fake:
+        fake.script.append({"tool": "run_shell_command", "arguments": {"command": "rm -rf ."}})
+        gemini(world, fake, proxy, "clean up")
+        answers = [
+            part["functionResponse"]["response"]
+            for request in fake.requests
+            for content in request.body["contents"]
+            for part in content["parts"]
+            if "functionResponse" in part
+        ]
+    assert (world.project / "hello.txt").exists()  # nothing was deleted
+    assert answers and "Tool execution blocked" in answers[0]["error"], answers
+    assert "dshkit 命令风险策略" in answers[0]["error"]  # the guard's reason reached the model
+    assert "recursive delete of the whole workspace" in answers[0]["error"]
