@@ -15,7 +15,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from ..support.fakes import RefusingProxy, fake_gemini
+from dshkit.optimizer.hook import LABEL
+
+from ..support.fakes import FakeOpenAI, RefusingProxy, Reply, fake_gemini
 from ..support.hook_handlers import DENIED
 from ..support.real import GEMINI_SETTINGS, World, gemini_sent, gemini_settings, run_gemini
 
@@ -118,3 +120,34 @@ def test_the_command_guard_stops_a_destructive_shell_call(
     assert answers and "Tool execution blocked" in answers[0]["error"], answers
     assert "dshkit 命令风险策略" in answers[0]["error"]  # the guard's reason reached the model
     assert "recursive delete of the whole workspace" in answers[0]["error"]
+
+
+def test_the_optimizer_auto_and_review(tmp_path: Path, proxy: RefusingProxy) -> None:
+    # The optimizer's own model is a fake OpenAI server; the Gemini CLI's is the fake Gemini.
+    world = World(tmp_path, "gemini")
+    gemini_settings(world)
+    world.install_hooks()
+    refined = (
+        "开工前先问用户：无\n把 hello.txt 的内容原样读给用户。\n收尾自检：确认读到的就是文件内容。"
+    )
+    with fake_gemini() as fake, FakeOpenAI() as optimizer:
+        (world.state / "config.toml").write_text(
+            f'[llm]\nbase_url = "{optimizer.base_url}"\napi_key = "sk-fake"\n'
+            '[optimizer]\ntier = "basic"\n'
+        )
+        optimizer.replies.append(Reply(deltas=[refined]))
+        gemini(world, fake, proxy, "读一下 hello")
+        (first,) = [r.body for r in fake.requests]
+        assert f"{LABEL}\n{refined}" in gemini_sent(first)  # before the first answer
+        assert "读一下 hello" in optimizer.requests[0].body["messages"][1]["content"]
+
+        (world.state / "config.toml").write_text(
+            f'[llm]\nbase_url = "{optimizer.base_url}"\napi_key = "sk-fake"\n'
+            '[optimizer]\ntier = "basic"\npermission = "review"\n'
+        )
+        optimizer.replies.append(Reply(deltas=[refined]))
+        fake.requests.clear()
+        held = run_gemini(world, fake, proxy, "-p", "读一下 hello")
+        assert not fake.requests  # the prompt was held: nothing reached the model
+        assert "held this prompt for review" in held and refined.splitlines()[1] in held
+    world.uninstall_hooks_leaves_no_trace()
