@@ -537,3 +537,45 @@ def gemini_session_of(world: World, mark: bytes) -> str:
         if mark in text:
             return str(orjson.loads(text.split(b"\n", 1)[0])["sessionId"])
     raise AssertionError(f"no session's log holds {mark!r}")
+
+
+def test_gemini_cli_rolls_back_when_the_target_cannot_start(
+    tmp_path: Path, refusing: RefusingProxy
+) -> None:
+    cli = binary("gemini", "node_modules", ".bin", "gemini")
+    world = graft_world(tmp_path, "gemini", cli, timeout=10.0)
+    attempts = tmp_path / "attempts"
+    broken = tmp_path / "broken-gemini"
+    broken.write_text(
+        f'#!/bin/sh\necho start >> "{attempts}"\necho "no gemini today" >&2\nexit 1\n'
+    )
+    broken.chmod(0o755)
+    world.env["GEMINI_BIN"] = str(broken)  # only dshkit's launcher reads it
+    config = world.state / "config.toml"
+    config.write_text(config.read_text() + "ignite_spacing_s = 0\n")
+    gemini_settings(world)
+    world.install_hooks()
+    with fake_gemini() as fake:
+        fake.script.extend(
+            [
+                {
+                    "tool": "run_shell_command",
+                    "arguments": {"command": "cat hello.txt"},
+                    "input_tokens": 72_000,
+                },
+                {"tool": GEMINI_TOOL, "arguments": {}},
+            ]
+        )
+        run_gemini(world, fake, refusing, "-p", "read hello.txt")
+        source = gemini_session_of(world, GEMINI_TOOL.encode())
+        txn = wait_for("the handoff to end", lambda: handoff_ended(world, source))
+        assert txn.state.name == "ROLLED_BACK" and txn.attempts == 3, txn
+        assert attempts.read_text().count("start") == 3
+        assert "no gemini today" in str(txn.last_error)
+
+        # The source works again, and its next request carries the rollback notice once.
+        fake.requests.clear()
+        out = run_gemini(world, fake, refusing, "--resume", source, "-p", "继续")
+        assert fake.text in out
+        (again,) = [r.body for r in fake.requests]
+        assert gemini_sent(again).count(ROLLBACK_NOTICE) == 1
