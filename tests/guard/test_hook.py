@@ -19,7 +19,7 @@ from dshkit.hookspec import MAX_PAYLOAD_BYTES
 from dshkit.store import Store
 
 from ..support.cli import environment, run_dshkit
-from ..support.guard import claude, codex, decision, dsh
+from ..support.guard import claude, codex, decision, dsh, gemini
 from ..support.hooks import hook, hook_log
 
 ALLOW = "PreToolUse[command]=tests.support.hook_handlers:allow_looser"
@@ -375,7 +375,20 @@ def test_an_ask_goes_out_as_the_harness_can_take_it(tmp_path: Path, work: Path, 
     payloads = {"claude": claude(work, 'eval "$X"')}
     payloads["codex"] = codex(work, tool, cmd='eval "$X"')
     payloads["dsh"] = dsh(work, tool, 'eval "$X"')
-    found = decision(hook(tmp_path, "PreToolUse", payloads[name])[0])
+    payloads["gemini"] = gemini(work, 'eval "$X"')
+    if info.dialect.block_exit is not None:  # a deny is that exit code, its reason on stderr
+        done = run_dshkit(
+            "hook",
+            "PreToolUse",
+            home=tmp_path,
+            input=orjson.dumps(payloads[name]),
+            text=False,
+            check=False,
+        )
+        assert done.returncode == info.dialect.block_exit and done.stdout == b""
+        found: tuple[str, str] | None = ("deny", done.stderr.decode())
+    else:
+        found = decision(hook(tmp_path, "PreToolUse", payloads[name])[0])
     assert found is not None
     if info.honours_ask:
         assert found[0] == "ask" and "不支持" not in found[1]

@@ -21,11 +21,11 @@ from dshkit.web.routing import error_response
 
 from ..support import fourth_harness as fourth
 from ..support.fourth_harness import dshkit_with_fourth, hook_with_fourth
-from ..support.paths import CLAUDE, CODEX, DSH_ZSTD, REPO
+from ..support.paths import CLAUDE, CODEX, DSH_ZSTD, GEMINI, REPO
 
 
 def test_each_harness_has_every_seam() -> None:
-    assert harnesses.NAMES == ("dsh", "claude", "codex")
+    assert harnesses.NAMES == ("dsh", "claude", "codex", "gemini")
     for harness in harnesses.all_harnesses():
         assert harness.adapter.name == harness.name
         assert set(harness.tools) == set(harnesses.VOCABULARIES)
@@ -45,7 +45,7 @@ def test_an_unknown_harness_is_mapped_with_its_input_named(tmp_path: Path) -> No
     with pytest.raises(harnesses.UnknownHarness) as raised:
         GateService(tmp_path).session_key("s1", "cursor")
     error = raised.value
-    said = "unknown harness 'cursor' (known: dsh, claude, codex)"
+    said = "unknown harness 'cursor' (known: dsh, claude, codex, gemini)"
     assert isinstance(error, Invalid) and isinstance(error, KeyError)
     assert (error.field, error.message, str(error)) == ("harness", said, said)
     answer = error_response(error)
@@ -71,16 +71,19 @@ def test_default_roots_follow_each_harness_home(
     monkeypatch.setenv("DSH_HOME", str(tmp_path / "d"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "c"))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "x"))
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "g"))  # the home `.gemini` is in
     roots = {h.name: h.sessions_root() for h in harnesses.all_harnesses()}
     assert roots == {
         "dsh": str(tmp_path / "d" / "sessions"),
         "claude": str(tmp_path / "c" / "projects"),
         "codex": str(tmp_path / "x" / "sessions"),
+        "gemini": str(tmp_path / "g" / ".gemini" / "tmp"),
     }
 
 
 @pytest.mark.parametrize(
-    ("name", "root"), [("dsh", DSH_ZSTD), ("claude", CLAUDE), ("codex", CODEX)]
+    ("name", "root"),
+    [("dsh", DSH_ZSTD), ("claude", CLAUDE), ("codex", CODEX), ("gemini", GEMINI)],
 )
 def test_log_name_pattern_matches_what_the_adapter_discovers(name: str, root: Path) -> None:
     harness = harnesses.get(name)
@@ -123,7 +126,7 @@ def test_sessions_by_registry_roots(tmp_path: Path) -> None:
             [
                 Source(h.name, root)
                 for h, root in zip(
-                    harnesses.all_harnesses(), (DSH_ZSTD, CLAUDE, CODEX), strict=True
+                    harnesses.all_harnesses(), (DSH_ZSTD, CLAUDE, CODEX, GEMINI), strict=True
                 )
             ]
         )

@@ -177,7 +177,7 @@ def test_optimize_prompt_errors_name_what_is_wrong(home: Path, fake: FakeOpenAI)
     cases = {
         "raw: the raw words are empty": {"raw": "   "},
         "tier = 'max' (a string) is not allowed": {"raw": "x", "tier": "max"},
-        "harness: unknown harness 'cursor' (known: dsh, claude, codex)": {
+        "harness: unknown harness 'cursor' (known: dsh, claude, codex, gemini)": {
             "raw": "x",
             "session": "s",
             "harness": "cursor",

@@ -29,8 +29,24 @@ from dshkit.graft.lifecycle import FAILED_MARK, ROLLBACK_NOTICE, State, Txn, tra
 from dshkit.store import Store
 
 from ..support.cli import SCRIPT
-from ..support.fakes import RefusingProxy, fake_anthropic, fake_chat, fake_responses
-from ..support.real import World, binary, claude_env, codex_config, codex_env, texts
+from ..support.fakes import (
+    RefusingProxy,
+    fake_anthropic,
+    fake_chat,
+    fake_gemini,
+    fake_responses,
+)
+from ..support.real import (
+    World,
+    binary,
+    claude_env,
+    codex_config,
+    codex_env,
+    gemini_sent,
+    gemini_settings,
+    run_gemini,
+    texts,
+)
 
 pytestmark = pytest.mark.real
 
@@ -530,3 +546,114 @@ def test_dsh_target_without_the_key_rolls_the_handoff_back(
     assert len(failed) == 3
     for detail in failed:
         assert f"{FAILED_MARK} {detail['failedTarget']}" in error
+
+
+# -- Gemini CLI -----------------------------------------------------------------------------
+# At 72% of the window the nudge reaches the model in the request after its shell call
+# (AfterTool's context), it calls the handoff tool, dshkit's launcher starts a new real
+# Gemini CLI session with the card on stdin, and the retired source takes no new prompt.
+
+GEMINI_TOOL = f"mcp_dshkit_{GRAFT_TOOL}"  # how 0.61.0 names an MCP server's tool
+
+
+def gemini_transcript(world: World, session: str) -> str:
+    """The text of the Gemini CLI session `session`'s log ("" until it exists)."""
+    for path in (world.home / ".gemini" / "tmp").glob("*/chats/session-*.jsonl"):
+        text = path.read_text()
+        if f'"sessionId":"{session}"' in text.split("\n", 1)[0]:
+            return text
+    return ""
+
+
+def test_gemini_cli_hands_off_to_a_new_real_session(
+    tmp_path: Path, refusing: RefusingProxy
+) -> None:
+    cli = binary("gemini", "node_modules", ".bin", "gemini")
+    world = graft_world(tmp_path, "gemini", cli)
+    gemini_settings(world)
+    world.install_hooks()
+    with fake_gemini() as fake:
+        fake.script.extend(
+            [
+                {
+                    "tool": "run_shell_command",
+                    "arguments": {"command": "cat hello.txt"},
+                    "input_tokens": 72_000,
+                },
+                {"tool": GEMINI_TOOL, "arguments": {}},
+            ]
+        )
+        out = run_gemini(world, fake, refusing, "-p", "read hello.txt")
+        assert not fake.script, ("the fake model's script was not played to the end", out[-3000:])
+        bodies = [r.body for r in fake.requests]
+        after = [b for b in bodies if "hello from the project" in gemini_sent(b)]
+        assert after and NUDGE in gemini_sent(after[0]), out[-2000:]
+        source = gemini_session_of(world, GEMINI_TOOL.encode())
+        txn = wait_for("the handoff to end", lambda: handoff_ended(world, source))
+        assert txn.state.name == "COMMITTED", txn.last_error
+        target = txn.target_id
+        assert target and target != source
+        identity = txn.plan.identity.render()
+        first = wait_for(
+            "the target's request",
+            lambda: [r.body for r in fake.requests if identity in gemini_sent(r.body)],
+        )[0]
+        assert BOARD in gemini_sent(first)
+        wait_for("the target's first turn", lambda: fake.text in gemini_transcript(world, target))
+
+        before = len(fake.requests)
+        out = run_gemini(world, fake, refusing, "--resume", source, "-p", "继续")
+        assert len(fake.requests) == before, "the retired source's prompt reached the model"
+        assert BLOCKED in out
+
+
+def gemini_session_of(world: World, mark: bytes) -> str:
+    """The id of the session whose log holds `mark` (the source: the one that called the
+    handoff tool)."""
+    for path in (world.home / ".gemini" / "tmp").glob("*/chats/session-*.jsonl"):
+        text = path.read_bytes()
+        if mark in text:
+            return str(orjson.loads(text.split(b"\n", 1)[0])["sessionId"])
+    raise AssertionError(f"no session's log holds {mark!r}")
+
+
+def test_gemini_cli_rolls_back_when_the_target_cannot_start(
+    tmp_path: Path, refusing: RefusingProxy
+) -> None:
+    cli = binary("gemini", "node_modules", ".bin", "gemini")
+    world = graft_world(tmp_path, "gemini", cli, timeout=10.0)
+    attempts = tmp_path / "attempts"
+    broken = tmp_path / "broken-gemini"
+    broken.write_text(
+        f'#!/bin/sh\necho start >> "{attempts}"\necho "no gemini today" >&2\nexit 1\n'
+    )
+    broken.chmod(0o755)
+    world.env["GEMINI_BIN"] = str(broken)  # only dshkit's launcher reads it
+    config = world.state / "config.toml"
+    config.write_text(config.read_text() + "ignite_spacing_s = 0\n")
+    gemini_settings(world)
+    world.install_hooks()
+    with fake_gemini() as fake:
+        fake.script.extend(
+            [
+                {
+                    "tool": "run_shell_command",
+                    "arguments": {"command": "cat hello.txt"},
+                    "input_tokens": 72_000,
+                },
+                {"tool": GEMINI_TOOL, "arguments": {}},
+            ]
+        )
+        run_gemini(world, fake, refusing, "-p", "read hello.txt")
+        source = gemini_session_of(world, GEMINI_TOOL.encode())
+        txn = wait_for("the handoff to end", lambda: handoff_ended(world, source))
+        assert txn.state.name == "ROLLED_BACK" and txn.attempts == 3, txn
+        assert attempts.read_text().count("start") == 3
+        assert "no gemini today" in str(txn.last_error)
+
+        # The source works again, and its next request carries the rollback notice once.
+        fake.requests.clear()
+        out = run_gemini(world, fake, refusing, "--resume", source, "-p", "继续")
+        assert fake.text in out
+        (again,) = [r.body for r in fake.requests]
+        assert gemini_sent(again).count(ROLLBACK_NOTICE) == 1

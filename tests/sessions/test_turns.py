@@ -14,7 +14,7 @@ from dshkit.sessions.browse import Window, session_view
 from dshkit.sessions.events import Event, TurnCounter, turn_ordinals, turns
 
 from ..support.logs import dsh, event, human, session_dir, write_log
-from ..support.paths import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD
+from ..support.paths import CLAUDE, CODEX, DSH_PLAIN, DSH_ZSTD, GEMINI
 
 # Every rule made to fire wherever it can, so that hits report turns all over a session: any
 # last assistant text is a "delegate run", every failure a repeat, every timed command long.
@@ -81,12 +81,12 @@ def check_session(catalog: Catalog, key: SessionKey) -> int:
 
 def test_the_four_number_the_real_sessions_alike(scanner: Scanner) -> None:
     sources = [Source("dsh", DSH_ZSTD), Source("dsh", DSH_PLAIN), Source("claude", CLAUDE)]
-    assert scanner.scan([*sources, Source("codex", CODEX)]).errors == []
+    assert scanner.scan([*sources, Source("codex", CODEX), Source("gemini", GEMINI)]).errors == []
     catalog = scanner.catalog
     checked = {info.harness: 0 for info in catalog.recent(None, limit=None)}
     for info in catalog.recent(None, limit=None):
         checked[info.harness] += check_session(catalog, info.key)
-    assert set(checked) == {"dsh", "claude", "codex"} and all(checked.values()), checked
+    assert set(checked) == {"dsh", "claude", "codex", "gemini"} and all(checked.values()), checked
 
 
 def test_the_four_number_a_resumed_session_with_unnumbered_turns_alike(

@@ -1,6 +1,6 @@
 """Real fake servers on 127.0.0.1 for tests: OpenAI chat completions, OpenAI Responses,
-Anthropic Messages (all streamed as the real APIs stream), and a proxy that refuses and
-records every attempt to reach anything else."""
+Anthropic Messages, Gemini generateContent (all streamed as the real APIs stream), and a
+proxy that refuses and records every attempt to reach anything else."""
 
 from __future__ import annotations
 
@@ -465,6 +465,7 @@ def _offered(body: dict[str, Any]) -> set[str]:
     for tool in tools:
         if not isinstance(tool, dict):
             continue
+        names |= {str(d.get("name")) for d in tool.get("functionDeclarations") or ()}  # Gemini
         names.add(str((tool.get("function") or tool).get("name")))
         if tool.get("type") == "namespace":
             names |= {f"{tool.get('name')}__{inner.get('name')}" for inner in tool.get("tools", [])}
@@ -508,6 +509,46 @@ def _chat(handler: BaseHTTPRequestHandler, body: dict[str, Any], answer: Any) ->
         ],
     )
     handler.wfile.write(b"data: [DONE]\n\n")
+
+
+def _gemini(handler: BaseHTTPRequestHandler, body: dict[str, Any], answer: Any) -> None:
+    """A text answer, or (`answer` a dict {"tool", "arguments"}) one `functionCall` part, as
+    `models/<m>:streamGenerateContent?alt=sse` streams it (one SSE chunk), or as one JSON
+    body for a plain `:generateContent` (the Gemini CLI's side requests)."""
+    if isinstance(answer, dict):
+        part: dict[str, Any] = {
+            "functionCall": {"name": answer["tool"], "args": answer["arguments"]}
+        }
+        prompt = int(answer.get("input_tokens", 100))
+    else:
+        part, prompt = {"text": answer}, 100
+    chunk = {
+        "candidates": [
+            {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {
+            "promptTokenCount": prompt,
+            "candidatesTokenCount": 7,
+            "totalTokenCount": prompt + 7,
+        },
+        "modelVersion": "gemini-fake",
+        "responseId": _unique("resp"),
+    }
+    if ":streamGenerateContent" in handler.path:
+        _sse(handler, [(None, chunk)])
+        return
+    raw = orjson.dumps(chunk)
+    handler.send_response(200)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(raw)))
+    handler.end_headers()
+    handler.wfile.write(raw)
+
+
+def fake_gemini() -> _Recorder:
+    """Gemini's generateContent API (`POST /v1beta/models/<model>:…`), as the Gemini CLI
+    calls it with `GOOGLE_GEMINI_BASE_URL` and an API key."""
+    return _Recorder(_gemini)
 
 
 def fake_anthropic() -> _Recorder:

@@ -42,6 +42,19 @@ def dsh(work: Path, tool: str, command: str, **extra: Any) -> dict[str, Any]:
     }
 
 
+def gemini(work: Path, command: str) -> dict[str, Any]:
+    """A BeforeTool payload as the Gemini CLI 0.61.0 sends it."""
+    return {
+        "session_id": "g1",
+        "transcript_path": "/h/.gemini/tmp/p/chats/session-2026-12-06T13-28-g1.jsonl",
+        "cwd": str(work),
+        "hook_event_name": "BeforeTool",
+        "timestamp": "2026-12-06T13:28:46.535Z",
+        "tool_name": "run_shell_command",
+        "tool_input": {"command": command},
+    }
+
+
 def decision(out: dict[str, Any]) -> tuple[str, str] | None:
     specific = out.get("hookSpecificOutput")
     if not specific:

@@ -70,3 +70,16 @@ def counted(hook: Any) -> None:
     """Says nothing; appends one line per call to `<state dir>/calls-seen` (the hook's event)."""
     with (hook.state_dir / "calls-seen").open("a") as seen:
         seen.write(hook.event + "\n")
+
+
+def block_once(hook: Any) -> dict[str, str] | None:
+    """Sends the agent on at Stop unless it is going on because of a Stop hook already."""
+    if hook.payload.get("stop_hook_active") is True:
+        return None
+    return {"decision": "block", "reason": "dshkit test hook: not yet"}
+
+
+def steps_seen(hook: Any) -> None:
+    """Says nothing; appends "step" or "prompt" and the prompt to `<state dir>/steps-seen`."""
+    with (hook.state_dir / "steps-seen").open("a") as seen:
+        seen.write(f"{'step' if hook.is_step else 'prompt'} {hook.payload.get('prompt')}\n")

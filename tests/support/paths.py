@@ -17,5 +17,6 @@ DSH_ZSTD = FIXTURES / "dsh-v0" / "sessions-zstd"
 DSH_PLAIN = FIXTURES / "dsh-v0" / "sessions-plain"
 CLAUDE = FIXTURES / "claude-code" / "projects"
 CODEX = FIXTURES / "codex" / "sessions"
+GEMINI = FIXTURES / "gemini-cli" / "tmp"
 # The delivery gate's sample pages.
 PAGES = DATA / "gate"

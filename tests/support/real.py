@@ -74,6 +74,7 @@ class World:
         files = {
             "claude": [self.home / ".claude" / "settings.json"],
             "codex": [self.home / ".codex" / "hooks.json"],
+            "gemini": [self.home / ".gemini" / "settings.json"],
             "dsh": [
                 self.state / "dsh-hooks.json",
                 self.home / ".dsh" / "profiles" / "headless" / "cordis.patch.yml",
@@ -190,3 +191,69 @@ enabled = false
 def codex_env(world: World, proxy: RefusingProxy, **extra: str) -> dict[str, str]:
     """The environment the Codex CLI runs with in the world (its config names the fake API)."""
     return {**world.env, **proxy.env(), **extra, "FAKE_OPENAI_API_KEY": "dummy"}
+
+
+# The person's Gemini CLI settings in a world: an API key login (the fake takes any key),
+# nothing sent home (0.61.0's names: it rewrites the older `disableAutoUpdate` in the file).
+GEMINI_SETTINGS = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+    # A fixed model: with "auto", a routing classifier first asks the model for JSON (and the
+    # fake's text makes it retry with backoff for a minute and a half).
+    "model": {"name": "gemini-2.5-flash"},
+}
+
+
+def gemini_settings(world: World) -> Path:
+    """The world's `~/.gemini/settings.json`, written with GEMINI_SETTINGS."""
+    settings = world.home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(orjson.dumps(GEMINI_SETTINGS, option=orjson.OPT_INDENT_2).decode())
+    return settings
+
+
+def run_gemini(world: World, fake: Any, proxy: RefusingProxy, *args: str, **extra: str) -> str:
+    """`gemini --skip-trust --approval-mode yolo ARGS…` in the world's project (headless with
+    `-p`); its stdout and stderr."""
+    done = subprocess.run(
+        [
+            binary("gemini", "node_modules", ".bin", "gemini"),
+            "--skip-trust",  # the project folder was never trusted in its own interface
+            "--approval-mode",
+            "yolo",  # headless, a shell call runs only so (or is left out of the tools)
+            *args,
+        ],
+        env={
+            **world.env,
+            **proxy.env(),
+            **extra,
+            "GEMINI_API_KEY": "dummy",
+            "GOOGLE_GEMINI_BASE_URL": fake.base_url,
+        },
+        cwd=world.project,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    return done.stdout + done.stderr
+
+
+def gemini_sent(body: dict[str, Any]) -> str:
+    """Every string of a Gemini request's conversation and system instruction, joined."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk([body.get("contents"), body.get("systemInstruction")])
+    return "\n".join(found)

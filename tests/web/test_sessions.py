@@ -189,7 +189,7 @@ def test_overview_says_what_is_known_and_what_to_do(running: Running) -> None:
     assert status["llm"]["configured"] is False
     assert "DSHKIT_LLM_API_KEY" in status["llm"]["nextStep"]
     hooks = {h["harness"]: h for h in status["hooks"]}
-    assert set(hooks) == {"dsh", "claude", "codex"}
+    assert set(hooks) == set(harnesses.NAMES)
     assert hooks["claude"]["installed"] is False
     assert hooks["claude"]["nextStep"] == "dshkit install-hooks --harness claude"
     assert status["profile"] == {"mode": "auto", "version": None}

@@ -1,8 +1,9 @@
 """The one registry of harnesses, built from one module per harness (`MODULES`).
 
-Each harness's module (`dsh.py`, `claude.py`, `codex.py`) holds everything dshkit knows about
-it as one `Harness` named `HARNESS`: its roots and log adapter, tool vocabulary, hook settings
-and hook dialect, launcher, config files, MCP trust, sandbox and reserved prompt prefixes.
+Each harness's module (`dsh.py`, `claude.py`, `codex.py`, `gemini.py`) holds everything
+dshkit knows about it as one `Harness` named `HARNESS`: its roots and log adapter, tool
+vocabulary, hook settings and hook dialect, launcher, config files, MCP trust, sandbox and
+reserved prompt prefixes.
 Every capability asks this registry (a harness by name, or what holds across all of them)
 and never compares a harness name itself; adding a harness is adding its module's name here.
 
@@ -75,7 +76,7 @@ __all__ = [
 
 # The harness modules, in the order harnesses are listed (and a payload two of them could
 # claim equally is taken to be the first's); a dotted name is a module outside this package.
-MODULES = ("dsh", "claude", "codex")
+MODULES = ("dsh", "claude", "codex", "gemini")
 
 
 def build(modules: Iterable[str]) -> dict[str, Harness]:

@@ -90,9 +90,24 @@ class HookDialect:
     - Where it shows the person a line of dshkit's and not the model (`person`: the output's
       top-level key, Claude Code's and Codex's `systemMessage`), None for a harness that shows
       none (DSH's bridge logs it unseen).
+    - `timeout_ms`: its settings give a hook's timeout in milliseconds, not seconds.
+    - `context_tags`: the (opening, closing) tags it wraps hooks' additional context in where
+      it puts that context into the `prompt` its later payloads carry: `incoming` takes those
+      blocks out, so that a handler reads the person's words only.
     """
 
-    __slots__ = ("block_exit", "env", "events", "fields", "own", "paths", "person", "transcripts")
+    __slots__ = (
+        "block_exit",
+        "context_tags",
+        "env",
+        "events",
+        "fields",
+        "own",
+        "paths",
+        "person",
+        "timeout_ms",
+        "transcripts",
+    )
 
     def __init__(
         self,
@@ -104,6 +119,8 @@ class HookDialect:
         env: tuple[tuple[str, str], ...] = (),
         block_exit: int | None = None,
         person: str | None = None,
+        timeout_ms: bool = False,
+        context_tags: tuple[str, str] | None = None,
     ) -> None:
         unknown = [event for event in names or () if event not in EVENTS]
         if unknown:
@@ -118,6 +135,31 @@ class HookDialect:
         self.env = env
         self.block_exit = block_exit
         self.person = person
+        self.timeout_ms = timeout_ms
+        self.context_tags = context_tags
+
+    def incoming(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The payload as handlers read it: its `prompt` without the blocks of hooks' context
+        the harness wrapped in `context_tags` (the payload itself when it has none; a block
+        left open leaves the prompt as it is)."""
+        prompt = payload.get("prompt")
+        if self.context_tags is None or not isinstance(prompt, str):
+            return payload
+        opening, closing = self.context_tags
+        if opening not in prompt:
+            return payload
+        kept, rest = [], prompt
+        while opening in rest:
+            before, _, after = rest.partition(opening)
+            _, closed, rest = after.partition(closing)
+            if not closed:
+                return payload
+            kept.append(before)
+        return {**payload, "prompt": "".join([*kept, rest]).strip()}
+
+    def timeout(self, seconds: int) -> int:
+        """A hook timeout of `seconds` as its settings file gives it."""
+        return seconds * 1000 if self.timeout_ms else seconds
 
     def name(self, event: str) -> str | None:
         """What the harness calls dshkit's `event` (None: it has no such hook)."""

@@ -22,7 +22,7 @@ import sys
 import time
 
 from ..harnesses import detect as detect_harness
-from ..harnesses import marks
+from ..harnesses import dialect, marks
 from ..hookio import Answer, Call, room_after
 from ..hookspec import (
     COMMITS_TOTAL_S,
@@ -261,6 +261,7 @@ def _hook(event: str, raw: bytes, env: Mapping[str, str], directory: str | None)
     if not isinstance(payload, dict):
         raise ValueError("payload is not a JSON object")
     harness = detect_harness(payload, env)
+    payload = dialect(harness).incoming(payload)  # the person's words, not hooks' context
     return Call(event, payload, harness, directory, env, log=_logger(directory, event))
 
 

@@ -43,12 +43,17 @@ def ours(settings: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
 
 
 def with_hooks(
-    path: Path, text: str | None, wanted: dict[str, str], line: Callable[[str], str]
+    path: Path,
+    text: str | None,
+    wanted: dict[str, str],
+    line: Callable[[str], str],
+    timeout: int = HOOK_TIMEOUT_S,
 ) -> str | None:
     """The file with dshkit's entries exactly `wanted` (the harness's event name → matcher),
-    each running `line(name)`; `text` itself when that changes nothing."""
+    each running `line(name)` within `timeout` (in the harness's unit); `text` itself when
+    that changes nothing."""
     settings = load(path, text)
-    return dump_json(settings) if _converge(path, settings, wanted, line) else text
+    return dump_json(settings) if _converge(path, settings, wanted, line, timeout) else text
 
 
 def without_hooks(path: Path, text: str) -> str:
@@ -58,7 +63,11 @@ def without_hooks(path: Path, text: str) -> str:
 
 
 def _converge(
-    path: Path, settings: dict[str, Any], wanted: dict[str, str], line: Callable[[str], str]
+    path: Path,
+    settings: dict[str, Any],
+    wanted: dict[str, str],
+    line: Callable[[str], str],
+    timeout: int = HOOK_TIMEOUT_S,
 ) -> bool:
     """Make dshkit's entries in `settings` exactly `wanted`, in place; returns whether
     anything changed."""
@@ -88,7 +97,7 @@ def _converge(
                 and (not others or group.get("matcher", "") == matcher)
             ):
                 placed.add(event)
-                entry = {"type": "command", "command": line(event), "timeout": HOOK_TIMEOUT_S}
+                entry = {"type": "command", "command": line(event), "timeout": timeout}
                 mine = next(h for h in hooks_of if _ours(h))  # updated in place; others go
                 renewed = [
                     {**h, **entry} if h is mine else h for h in hooks_of if h is mine or h in others
@@ -105,7 +114,7 @@ def _converge(
                 del hooks[event]  # only dshkit was there
     for event, matcher in wanted.items():
         if event not in placed:
-            entry = {"type": "command", "command": line(event), "timeout": HOOK_TIMEOUT_S}
+            entry = {"type": "command", "command": line(event), "timeout": timeout}
             groups = hooks.setdefault(event, [])
             if not isinstance(groups, list):
                 raise InstallError(f"{path}: hooks.{event} is not a list; fix it by hand first")

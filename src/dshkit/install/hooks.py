@@ -64,7 +64,11 @@ def plan_install(
         changes,
         path,
         lambda text: hook_settings.with_hooks(
-            path, text, matchers, lambda name: hook_line(wanted[name][0], scope, state_dir)
+            path,
+            text,
+            matchers,
+            lambda name: hook_line(wanted[name][0], scope, state_dir),
+            harness.dialect.timeout(hookspec.HOOK_TIMEOUT_S),
         ),
     )
     if harness.bridge is None:
