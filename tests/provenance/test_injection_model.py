@@ -13,8 +13,8 @@ import pytest
 from dshkit.provenance import model
 from dshkit.provenance.injection import PERSON_MAY, normalize, scan
 
+from ..support.injection_cases import BENIGN as CLOSE_TO_CLASSES
 from ..support.memory import BENIGN
-from .test_injection_classes import BENIGN as CLOSE_TO_CLASSES
 
 # scripts/train-injection-model.py prints it; a retrained model is a reviewed change.
 VERSION = "0cc38d835c42091e"
