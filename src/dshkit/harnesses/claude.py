@@ -222,7 +222,13 @@ HARNESS = Harness(
     project_settings=lambda project: os.path.join(project, ".claude", "settings.json"),
     bridge=None,
     # The reference dialect; its env and transcripts' place are imitated by others' hooks.
-    dialect=HookDialect(paths=("/.claude/projects/",), env=(("CLAUDECODE", "1"),)),
+    # A handler's `if` is a permission rule (2.1.332's settings schema: "Only runs if the tool
+    # call matches the pattern"); run for real (tests/real/test_hook_routes.py): `Write(*.html)`
+    # fires for a Write of page.html, sub/deep.html and PAGE.HTML, never for an Edit or for
+    # notes.txt, and two handlers whose conditions both match run twice (so ours never overlap).
+    dialect=HookDialect(
+        paths=("/.claude/projects/",), env=(("CLAUDECODE", "1"),), condition="{tool}({path})"
+    ),
     context_event="SessionStart",
     generations_repeat=False,
     launcher=Launcher(

@@ -88,9 +88,23 @@ class HookDialect:
     - Where it shows the person a line of dshkit's (`notice`: the output's top-level key,
       `systemMessage` by default: Claude Code prints it, Codex accepts it), None for a harness
       that shows none.
+    - How a hook handler is limited to the calls of one tool naming a file that matches a
+      pattern (`condition`, a format of `tool` and `path`), None for a harness whose hooks
+      have no per-handler condition: dshkit's handlers that look only at some files then
+      start no process for the others (`hookspec.conditions`).
     """
 
-    __slots__ = ("block_exit", "env", "events", "fields", "notice", "own", "paths", "transcripts")
+    __slots__ = (
+        "block_exit",
+        "condition",
+        "env",
+        "events",
+        "fields",
+        "notice",
+        "own",
+        "paths",
+        "transcripts",
+    )
 
     def __init__(
         self,
@@ -102,6 +116,7 @@ class HookDialect:
         env: tuple[tuple[str, str], ...] = (),
         block_exit: int | None = None,
         notice: str | None = "systemMessage",
+        condition: str | None = None,
     ) -> None:
         unknown = [event for event in names or () if event not in EVENTS]
         if unknown:
@@ -116,6 +131,7 @@ class HookDialect:
         self.env = env
         self.block_exit = block_exit
         self.notice = notice
+        self.condition = condition
 
     def name(self, event: str) -> str | None:
         """What the harness calls dshkit's `event` (None: it has no such hook)."""

@@ -3,7 +3,9 @@ Code's `settings.json`, Codex's `~/.codex/hooks.json` (the same shape) and the f
 Claude-Code hook bridge reads.
 
 `{"hooks": {NAME: [{"matcher": …, "hooks": [{"type": "command", "command": …}]}]}}`, NAME
-the harness's name for an event (its dialect's, see `install.hooks`). dshkit's entries are
+the harness's name for an event (its dialect's, see `install.hooks`); where the hook registry
+gives an event per-handler conditions (`hookspec.conditions`), dshkit's group holds one
+handler per condition, each with its `if`. dshkit's entries are
 recognised by the command they run (`… dshkit hook EVENT`, modelled on pre-commit's
 installer); nobody else's entry changes, and anything else in the file stays.
 """
@@ -11,7 +13,7 @@ installer); nobody else's entry changes, and anything else in the file stays.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,23 +44,51 @@ def ours(settings: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
                     yield event, str(group.get("matcher") or ""), hook["command"]
 
 
+def conditions(settings: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """The harness's event name → the conditions (`if`) of dshkit's handlers there, for each
+    event where dshkit has a conditioned handler."""
+    found: dict[str, list[str]] = {}
+    hooks = settings.get("hooks")
+    for event, groups in hooks.items() if isinstance(hooks, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            for hook in _hooks_of(group):
+                if _ours(hook) and isinstance(hook.get("if"), str):
+                    found.setdefault(event, []).append(hook["if"])
+    return {event: tuple(said) for event, said in found.items()}
+
+
 def with_hooks(
-    path: Path, text: str | None, wanted: dict[str, str], line: Callable[[str], str]
+    path: Path,
+    text: str | None,
+    wanted: dict[str, str],
+    line: Callable[[str], str],
+    conditions: Mapping[str, tuple[str, ...]] | None = None,
 ) -> str | None:
     """The file with dshkit's entries exactly `wanted` (the harness's event name → matcher),
-    each running `line(name)`; `text` itself when that changes nothing."""
+    each running `line(name)`, one handler per condition where `conditions` gives the event
+    some; `text` itself when that changes nothing."""
     settings = load(path, text)
-    return dump_json(settings) if _converge(path, settings, wanted, line) else text
+    changed = _converge(path, settings, wanted, line, conditions or {})
+    return dump_json(settings) if changed else text
 
 
 def without_hooks(path: Path, text: str) -> str:
     """The file without dshkit's entries; `text` itself when it has none."""
     settings = load(path, text)
-    return dump_json(settings) if _converge(path, settings, {}, str) else text
+    return dump_json(settings) if _converge(path, settings, {}, str, {}) else text
+
+
+def _handlers(event: str, line: Callable[[str], str], conditions: tuple[str, ...]) -> list[Any]:
+    entry = {"type": "command", "command": line(event), "timeout": HOOK_TIMEOUT_S}
+    return [{**entry, "if": said} for said in conditions] if conditions else [entry]
 
 
 def _converge(
-    path: Path, settings: dict[str, Any], wanted: dict[str, str], line: Callable[[str], str]
+    path: Path,
+    settings: dict[str, Any],
+    wanted: dict[str, str],
+    line: Callable[[str], str],
+    conditions: Mapping[str, tuple[str, ...]],
 ) -> bool:
     """Make dshkit's entries in `settings` exactly `wanted`, in place; returns whether
     anything changed."""
@@ -88,11 +118,15 @@ def _converge(
                 and (not others or group.get("matcher", "") == matcher)
             ):
                 placed.add(event)
-                entry = {"type": "command", "command": line(event), "timeout": HOOK_TIMEOUT_S}
-                mine = next(h for h in hooks_of if _ours(h))  # updated in place; others go
-                renewed = [
-                    {**h, **entry} if h is mine else h for h in hooks_of if h is mine or h in others
-                ]
+                handlers = _handlers(event, line, conditions.get(event, ()))
+                mine = next(h for h in hooks_of if _ours(h))  # replaced in place; others go
+                renewed = []
+                for h in hooks_of:
+                    if h is mine:  # a key of its own (say a statusMessage) kept, `if` set anew
+                        kept_keys = {k: v for k, v in h.items() if k != "if"}
+                        renewed += [{**kept_keys, **handler} for handler in handlers]
+                    elif h in others:
+                        renewed.append(h)
                 alone = {} if others else {"matcher": matcher}  # a shared group keeps its own
                 kept.append({**group, **alone, "hooks": renewed})
             elif others:
@@ -105,11 +139,11 @@ def _converge(
                 del hooks[event]  # only dshkit was there
     for event, matcher in wanted.items():
         if event not in placed:
-            entry = {"type": "command", "command": line(event), "timeout": HOOK_TIMEOUT_S}
             groups = hooks.setdefault(event, [])
             if not isinstance(groups, list):
                 raise InstallError(f"{path}: hooks.{event} is not a list; fix it by hand first")
-            groups.append({"matcher": matcher, "hooks": [entry]})
+            handlers = _handlers(event, line, conditions.get(event, ()))
+            groups.append({"matcher": matcher, "hooks": handlers})
             changed = True
     if hooks:
         settings["hooks"] = hooks

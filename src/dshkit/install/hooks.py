@@ -58,13 +58,18 @@ def plan_install(
     """Add to `changes` what makes dshkit's hooks what the hook registry asks (and, for a
     bridge, the patch layer's block mounting them); returns the files it plans."""
     path = settings_path(harness, scope, project, state_dir)
-    wanted = wanted_events(harness, extra)
+    wanted = wanted_events(harness, extra, state_dir)
     matchers = {name: matcher for name, (_, matcher) in wanted.items()}
+    conditions = wanted_conditions(harness, extra, state_dir)
     edit(
         changes,
         path,
         lambda text: hook_settings.with_hooks(
-            path, text, matchers, lambda name: hook_line(wanted[name][0], scope, state_dir)
+            path,
+            text,
+            matchers,
+            lambda name: hook_line(wanted[name][0], scope, state_dir),
+            conditions,
         ),
     )
     if harness.bridge is None:
@@ -75,11 +80,26 @@ def plan_install(
 
 
 def wanted_events(
-    harness: harnesses.Harness, extra: Iterable[hookspec.Entry]
+    harness: harnesses.Harness, extra: Iterable[hookspec.Entry], state_dir: Path | None = None
 ) -> dict[str, tuple[str, str]]:
-    """The hooks dshkit installs in `harness`: the harness's name for each event the hook
-    registry wants → (dshkit's event, matcher)."""
-    return harness.dialect.installed(hookspec.installed_events(harness, extra))
+    """The hooks dshkit installs in `harness` for `state_dir` (None: for any, a plugin's):
+    the harness's name for each event the hook registry wants → (dshkit's event, matcher)."""
+    state = None if state_dir is None else str(state_dir)
+    return harness.dialect.installed(hookspec.installed_events(harness, extra, state=state))
+
+
+def wanted_conditions(
+    harness: harnesses.Harness, extra: Iterable[hookspec.Entry], state_dir: Path | None = None
+) -> dict[str, tuple[str, ...]]:
+    """The harness's name for each event whose handlers dshkit installs with conditions →
+    those conditions (`hookspec.conditions`)."""
+    state = None if state_dir is None else str(state_dir)
+    found = hookspec.conditions(harness, extra, state=state)
+    return {
+        name: found[event]
+        for event, name in harness.dialect.events.items()
+        if name is not None and event in found
+    }
 
 
 def plan_uninstall(
@@ -130,9 +150,17 @@ def inspect(
     if not result.installed:
         return result
     again = f"run `dshkit install-hooks --harness {harness.name} --scope {scope}` again"
-    events = wanted_events(harness, extra)
+    events = wanted_events(harness, extra, state_dir)
     wanted = {name: matcher for name, (_, matcher) in events.items()}
     result.events = {event: matcher for event, matcher, _ in ours}
+    said, conditions = (
+        hook_settings.conditions(settings),
+        wanted_conditions(harness, extra, state_dir),
+    )
+    for event in sorted(set(said) | set(conditions)):
+        if event in wanted and said.get(event, ()) != conditions.get(event, ()):
+            wants = f"{event}'s handlers have other conditions than the registry's"
+            result.problems.append(Problem(f"{wants}: {again}", BROKEN))
     missing = [event for event in wanted if event not in result.events]
     if missing:
         result.problems.append(Problem(f"lacks {', '.join(missing)}: {again}", BROKEN))
