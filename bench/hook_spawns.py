@@ -59,7 +59,8 @@ def claude_events(path: Path) -> Iterator[Call]:
         if entry.get("type") == "assistant" and isinstance(content, list):
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "tool_use":
-                    given = block.get("input") if isinstance(block.get("input"), dict) else {}
+                    found = block.get("input")
+                    given: dict[str, object] = found if isinstance(found, dict) else {}
                     yield ("PreToolUse", str(block.get("name")), given)
                     yield ("PostToolUse", str(block.get("name")), given)
     yield ("SessionEnd", "", {})
@@ -161,10 +162,10 @@ def main() -> int:
     events = sorted(set().union(*totals.values()))
     print(f"{'event':<20} {'before':>7} {'after':>7} {'handoff':>8}")
     for event in events:
-        row = " ".join(f"{totals[k][event]:>7}" for k in ("before", "after"))
-        print(f"{event:<20} {row} {totals['armed'][event]:>8}")
-    row = " ".join(f"{sum(totals[k].values()):>7}" for k in ("before", "after"))
-    print(f"{'total':<20} {row} {sum(totals['armed'].values()):>8}")
+        line = " ".join(f"{totals[k][event]:>7}" for k in ("before", "after"))
+        print(f"{event:<20} {line} {totals['armed'][event]:>8}")
+    line = " ".join(f"{sum(totals[k].values()):>7}" for k in ("before", "after"))
+    print(f"{'total':<20} {line} {sum(totals['armed'].values()):>8}")
     per_tool()
     return 0
 
@@ -184,10 +185,9 @@ def per_tool() -> None:
     print(f"{'Claude Code tool call':<28} {'before':>6} {'after':>6} {'handoff':>7}")
     with tempfile.TemporaryDirectory() as unarmed, tempfile.TemporaryDirectory() as armed:
         (Path(armed) / marker.NAME).touch()
-        for tool, given in [(t, {}) for t in CLAUDE_TOOLS] + [
-            ("Write", {"file_path": "notes.md"}),
-            ("Write", {"file_path": "site/INDEX.HTML"}),
-        ]:
+        named: list[tuple[str, dict[str, object]]] = [(t, {}) for t in CLAUDE_TOOLS]
+        named += [("Write", {"file_path": "notes.md"}), ("Write", {"file_path": "site/X.HTML"})]
+        for tool, given in named:
             calls: list[Call] = [("PreToolUse", tool, given), ("PostToolUse", tool, given)]
             row = [
                 sum(spawns(claude, calls, before(), unarmed).values()),

@@ -444,6 +444,7 @@ INSTALL = Plugin(
     commands={
         "doctor": "dshkit.cli.doctor:doctor",
         "install-hooks": "dshkit.cli.hooks:install_hooks",
+        "service": "dshkit.cli.resident:service",
         "uninstall-hooks": "dshkit.cli.hooks:uninstall_hooks",
     },
 )
