@@ -449,6 +449,10 @@ INSTALL = Plugin(
     },
 )
 
+# The resident hooks: `dshkit hook EVENT` answered in the service's process
+# (`install-hooks --resident`).
+HOOKS = Plugin("hooks", router="dshkit.web.routers.hooks:from_app")
+
 PLUGINS: tuple[Plugin, ...] = (
     JOBS,
     PROFILE,
@@ -464,6 +468,7 @@ PLUGINS: tuple[Plugin, ...] = (
     MEMORY,
     GUARD,
     INSTALL,
+    HOOKS,
 )
 CAPABILITIES: tuple[str, ...] = tuple(p.name for p in PLUGINS if p.capability)
 
