@@ -113,3 +113,44 @@ def test_no_user_manager_is_said_and_nothing_is_written(tmp_path: Path) -> None:
     bare = run_at_home(tmp_path, "service", "install", PATH="/nonexistent", check=False)
     assert bare.returncode != 0 and "systemctl is not on PATH" in bare.stderr
     assert os.listdir(tmp_path / "bin") == ["systemctl"]
+
+
+@pytest.mark.process
+def test_resident_hooks_post_to_the_service_and_the_guard_stays_a_command(
+    tmp_path: Path,
+) -> None:
+    path, _ = fake_systemctl(tmp_path)
+    (tmp_path / ".claude").mkdir()
+    refused = run_at_home(
+        tmp_path, "install-hooks", "--harness", "claude", "--resident", PATH=path, check=False
+    )
+    assert refused.returncode == 2 and "dshkit service install" in refused.stderr
+    run_at_home(tmp_path, "service", "install", "--port", "8799", PATH=path)
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude", "--resident", PATH=path)
+    settings = tmp_path / ".claude" / "settings.json"
+    hooks = orjson.loads(settings.read_bytes())["hooks"]
+    for event in ("UserPromptSubmit", "PostToolUse", "Stop"):
+        (group,) = hooks[event]
+        (hook,) = group["hooks"]
+        assert hook == {
+            "type": "http",
+            "url": f"http://127.0.0.1:8799/api/hooks/{event}",
+            "headers": {"X-Dshkit-Hook": "${DSHKIT_HOOK_TOKEN}"},
+            "allowedEnvVars": ["DSHKIT_HOOK_TOKEN"],
+            "timeout": 30,
+        }
+    for event in ("SessionStart", "PreToolUse", "SessionEnd"):  # not over HTTP
+        assert hooks[event][0]["hooks"][0]["type"] == "command", event
+    token = (tmp_path / ".dsh" / "dshkit" / resident.HOOK_TOKEN_FILE).read_text().strip()
+    assert token not in settings.read_text()  # the credential is never in the settings
+    again = run_at_home(tmp_path, "install-hooks", "--harness", "claude", "--resident", PATH=path)
+    assert "already installed" in again.stdout
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude", PATH=path)  # back
+    hooks = orjson.loads(settings.read_bytes())["hooks"]
+    assert all(g["hooks"][0]["type"] == "command" for gs in hooks.values() for g in gs)
+    assert all(
+        set(g["hooks"][0]) == {"type", "command", "timeout"} for gs in hooks.values() for g in gs
+    )
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude", "--resident", PATH=path)
+    run_at_home(tmp_path, "uninstall-hooks", "--harness", "claude", PATH=path)
+    assert not settings.exists() or "hooks" not in orjson.loads(settings.read_bytes())

@@ -92,6 +92,8 @@ class HookDialect:
       pattern (`condition`, a format of `tool` and `path`), None for a harness whose hooks
       have no per-handler condition: dshkit's handlers that look only at some files then
       start no process for the others (`hookspec.conditions`).
+    - The events it can send to an HTTP endpoint instead of running a command
+      (`http_events`; `install-hooks --resident` points those at the service).
     """
 
     __slots__ = (
@@ -100,6 +102,7 @@ class HookDialect:
         "env",
         "events",
         "fields",
+        "http_events",
         "notice",
         "own",
         "paths",
@@ -117,6 +120,7 @@ class HookDialect:
         block_exit: int | None = None,
         notice: str | None = "systemMessage",
         condition: str | None = None,
+        http_events: tuple[str, ...] = (),
     ) -> None:
         unknown = [event for event in names or () if event not in EVENTS]
         if unknown:
@@ -132,6 +136,7 @@ class HookDialect:
         self.block_exit = block_exit
         self.notice = notice
         self.condition = condition
+        self.http_events = http_events
 
     def name(self, event: str) -> str | None:
         """What the harness calls dshkit's `event` (None: it has no such hook)."""

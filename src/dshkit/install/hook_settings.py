@@ -7,11 +7,14 @@ the harness's name for an event (its dialect's, see `install.hooks`); where the 
 gives an event per-handler conditions (`hookspec.conditions`), dshkit's group holds one
 handler per condition, each with its `if`. dshkit's entries are
 recognised by the command they run (`… dshkit hook EVENT`, modelled on pre-commit's
-installer); nobody else's entry changes, and anything else in the file stays.
+installer), or, for a resident hook (`install-hooks --resident`), by its `type: "http"` URL on
+loopback under `/api/hooks/`; nobody else's entry changes, and anything else in the file
+stays.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -32,8 +35,23 @@ def load(path: Path, text: str | None) -> dict[str, Any]:
         raise unreadable(exc) from exc
 
 
+_RESIDENT_URL = re.compile(r"^http://127\.0\.0\.1:\d+/api/hooks/[A-Za-z]+$")
+# What a resident hook sends: its own credential, from Claude Code's environment (only the
+# variables listed are interpolated into a header; the value is never in this file).
+HOOK_HEADER = "X-Dshkit-Hook"
+HOOK_TOKEN_ENV = "DSHKIT_HOOK_TOKEN"
+# The keys of a handler dshkit writes; any other key someone added to it is kept.
+_WRITTEN = ("type", "command", "args", "url", "headers", "allowedEnvVars", "timeout", "if")
+
+
+def resident_url(port: int, event: str) -> str:
+    """Where the resident hook of `event` (dshkit's name) posts its payload."""
+    return f"http://127.0.0.1:{port}/api/hooks/{event}"
+
+
 def ours(settings: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
-    """(the harness's event name, matcher, command) of each dshkit entry."""
+    """(the harness's event name, matcher, command) of each dshkit entry (a resident hook's
+    URL in the command's place)."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return
@@ -41,7 +59,8 @@ def ours(settings: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
         for group in groups if isinstance(groups, list) else ():
             for hook in _hooks_of(group):
                 if _ours(hook):
-                    yield event, str(group.get("matcher") or ""), hook["command"]
+                    said = hook["url"] if hook.get("type") == "http" else hook["command"]
+                    yield event, str(group.get("matcher") or ""), said
 
 
 def conditions(settings: dict[str, Any]) -> dict[str, tuple[str, ...]]:
@@ -63,23 +82,37 @@ def with_hooks(
     wanted: dict[str, str],
     line: Callable[[str], str],
     conditions: Mapping[str, tuple[str, ...]] | None = None,
+    http: Mapping[str, str] | None = None,
 ) -> str | None:
     """The file with dshkit's entries exactly `wanted` (the harness's event name → matcher),
-    each running `line(name)`, one handler per condition where `conditions` gives the event
-    some; `text` itself when that changes nothing."""
+    each running `line(name)`, or posting to the URL `http` gives its event (a resident
+    hook), one handler per condition where `conditions` gives the event some; `text` itself
+    when that changes nothing."""
     settings = load(path, text)
-    changed = _converge(path, settings, wanted, line, conditions or {})
+    changed = _converge(path, settings, wanted, line, conditions or {}, http or {})
     return dump_json(settings) if changed else text
 
 
 def without_hooks(path: Path, text: str) -> str:
     """The file without dshkit's entries; `text` itself when it has none."""
     settings = load(path, text)
-    return dump_json(settings) if _converge(path, settings, {}, str, {}) else text
+    return dump_json(settings) if _converge(path, settings, {}, str, {}, {}) else text
 
 
-def _handlers(event: str, line: Callable[[str], str], conditions: tuple[str, ...]) -> list[Any]:
-    entry = {"type": "command", "command": line(event), "timeout": HOOK_TIMEOUT_S}
+def _handlers(
+    event: str, line: Callable[[str], str], conditions: tuple[str, ...], url: str | None
+) -> list[Any]:
+    entry: dict[str, Any]
+    if url is not None:
+        entry = {
+            "type": "http",
+            "url": url,
+            "headers": {HOOK_HEADER: f"${{{HOOK_TOKEN_ENV}}}"},
+            "allowedEnvVars": [HOOK_TOKEN_ENV],
+            "timeout": HOOK_TIMEOUT_S,
+        }
+    else:
+        entry = {"type": "command", "command": line(event), "timeout": HOOK_TIMEOUT_S}
     return [{**entry, "if": said} for said in conditions] if conditions else [entry]
 
 
@@ -89,6 +122,7 @@ def _converge(
     wanted: dict[str, str],
     line: Callable[[str], str],
     conditions: Mapping[str, tuple[str, ...]],
+    http: Mapping[str, str],
 ) -> bool:
     """Make dshkit's entries in `settings` exactly `wanted`, in place; returns whether
     anything changed."""
@@ -118,12 +152,12 @@ def _converge(
                 and (not others or group.get("matcher", "") == matcher)
             ):
                 placed.add(event)
-                handlers = _handlers(event, line, conditions.get(event, ()))
+                handlers = _handlers(event, line, conditions.get(event, ()), http.get(event))
                 mine = next(h for h in hooks_of if _ours(h))  # replaced in place; others go
                 renewed = []
                 for h in hooks_of:
-                    if h is mine:  # a key of its own (say a statusMessage) kept, `if` set anew
-                        kept_keys = {k: v for k, v in h.items() if k != "if"}
+                    if h is mine:  # a key of its own (say a statusMessage) kept
+                        kept_keys = {k: v for k, v in h.items() if k not in _WRITTEN}
                         renewed += [{**kept_keys, **handler} for handler in handlers]
                     elif h in others:
                         renewed.append(h)
@@ -142,7 +176,7 @@ def _converge(
             groups = hooks.setdefault(event, [])
             if not isinstance(groups, list):
                 raise InstallError(f"{path}: hooks.{event} is not a list; fix it by hand first")
-            handlers = _handlers(event, line, conditions.get(event, ()))
+            handlers = _handlers(event, line, conditions.get(event, ()), http.get(event))
             groups.append({"matcher": matcher, "hooks": handlers})
             changed = True
     if hooks:
@@ -158,6 +192,9 @@ def _hooks_of(group: Any) -> list[Any]:
 
 
 def _ours(hook: Any) -> bool:
+    if isinstance(hook, dict) and hook.get("type") == "http":
+        url = hook.get("url")
+        return isinstance(url, str) and _RESIDENT_URL.match(url) is not None
     command = hook.get("command", "") if isinstance(hook, dict) else ""
     try:
         words = shlex.split(command) if isinstance(command, str) else []

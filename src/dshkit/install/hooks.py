@@ -54,13 +54,21 @@ def plan_install(
     state_dir: Path,
     profile: str,
     extra: Iterable[hookspec.Entry],
+    resident: int | None = None,
 ) -> list[Path]:
     """Add to `changes` what makes dshkit's hooks what the hook registry asks (and, for a
-    bridge, the patch layer's block mounting them); returns the files it plans."""
+    bridge, the patch layer's block mounting them); returns the files it plans. With
+    `resident` (the service's port), the events the harness can send over HTTP
+    (`HookDialect.http_events`) post to the service instead of running a command."""
     path = settings_path(harness, scope, project, state_dir)
     wanted = wanted_events(harness, extra, state_dir)
     matchers = {name: matcher for name, (_, matcher) in wanted.items()}
     conditions = wanted_conditions(harness, extra, state_dir)
+    http = {
+        name: hook_settings.resident_url(resident, event)
+        for name, (event, _) in wanted.items()
+        if resident is not None and event in harness.dialect.http_events
+    }
     edit(
         changes,
         path,
@@ -70,6 +78,7 @@ def plan_install(
             matchers,
             lambda name: hook_line(wanted[name][0], scope, state_dir),
             conditions,
+            http,
         ),
     )
     if harness.bridge is None:
@@ -175,13 +184,28 @@ def inspect(
         if name in events and runs != events[name][0]:
             wants = f"{name} runs `dshkit hook {runs}`, the registry wants {events[name][0]}"
             result.problems.append(Problem(f"{wants}: {again}", BROKEN))
-    for command in sorted({command for _, _, command in ours}):
+    for command in sorted({command for _, _, command in ours if not _resident(command)}):
         result.problems += inspect_command(command, state_dir, again)
     return result
 
 
+def _resident(command: str) -> bool:
+    return command.startswith("http://")
+
+
+def resident_urls(harness: harnesses.Harness, path: Path) -> list[str]:
+    """The resident hooks' URLs in `harness`'s settings file `path` (none: command hooks)."""
+    try:
+        settings = hook_settings.load(path, read(path))
+    except InstallError:
+        return []
+    return sorted({said for _, _, said in hook_settings.ours(settings) if _resident(said)})
+
+
 def _event_of(command: str) -> str:
-    """The event a `… dshkit hook EVENT …` command line runs."""
+    """The event a `… dshkit hook EVENT …` command line runs (or a resident hook posts)."""
+    if _resident(command):
+        return command.rsplit("/", 1)[-1]
     words = shlex.split(command)
     at = words.index("hook") + 1
     return words[at] if at < len(words) else ""
