@@ -5,7 +5,10 @@ needed), and a clear refusal where no user manager answers."""
 from __future__ import annotations
 
 import os
+import socket
 import stat
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import orjson
@@ -154,3 +157,60 @@ def test_resident_hooks_post_to_the_service_and_the_guard_stays_a_command(
     run_at_home(tmp_path, "install-hooks", "--harness", "claude", "--resident", PATH=path)
     run_at_home(tmp_path, "uninstall-hooks", "--harness", "claude", PATH=path)
     assert not settings.exists() or "hooks" not in orjson.loads(settings.read_bytes())
+
+
+@pytest.mark.process
+def test_doctor_puts_the_command_hooks_back_when_the_service_does_not_answer(
+    tmp_path: Path,
+) -> None:
+    path, _ = fake_systemctl(tmp_path)
+    (tmp_path / ".claude").mkdir()
+    held = socket.socket()  # bound, never listening: a connection there is refused
+    held.bind(("127.0.0.1", 0))
+    port = str(held.getsockname()[1])
+    try:
+        run_at_home(tmp_path, "service", "install", "--port", port, PATH=path)
+        run_at_home(tmp_path, "install-hooks", "--harness", "claude", "--resident", PATH=path)
+        settings = tmp_path / ".claude" / "settings.json"
+        assert '"type": "http"' in settings.read_text()
+        done = run_at_home(tmp_path, "doctor", "--json", PATH=path, check=False)
+    finally:
+        held.close()
+    (check,) = [c for c in orjson.loads(done.stdout)["checks"] if c["check"] == "residentHooks"]
+    assert check["status"] == "warn" and check["fellBack"] is True
+    assert f"does not answer at http://127.0.0.1:{port}/api/hooks/" in check["message"]
+    assert "the command hooks are back" in check["message"]
+    hooks = orjson.loads(settings.read_bytes())["hooks"]
+    assert all(g["hooks"][0]["type"] == "command" for gs in hooks.values() for g in gs)
+    said = run_at_home(tmp_path, "doctor", PATH=path, check=False).stdout
+    assert "residentHooks" not in said or "back" not in said  # once back, nothing to say
+
+
+@pytest.mark.process
+def test_doctor_leaves_resident_hooks_the_service_answers(tmp_path: Path) -> None:
+    path, _ = fake_systemctl(tmp_path)
+    (tmp_path / ".claude").mkdir()
+
+    class Refusing(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(401)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = str(server.server_address[1])
+        run_at_home(tmp_path, "service", "install", "--port", port, PATH=path)
+        run_at_home(tmp_path, "install-hooks", "--harness", "claude", "--resident", PATH=path)
+        done = run_at_home(tmp_path, "doctor", "--json", PATH=path, check=False)
+    finally:
+        server.shutdown()
+        server.server_close()
+    (check,) = [c for c in orjson.loads(done.stdout)["checks"] if c["check"] == "residentHooks"]
+    assert check["status"] == "ok" and port in check["message"]
+    settings = (tmp_path / ".claude" / "settings.json").read_text()
+    assert f"http://127.0.0.1:{port}/api/hooks/Stop" in settings
