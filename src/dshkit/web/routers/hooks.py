@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import os
 import tempfile
+import time
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
@@ -57,8 +58,12 @@ def router(state_dir: Path) -> Router:
         if event not in EVENTS or event not in RESIDENT_EVENTS:
             raise ApiError(404, f"no resident hook {event!r} (known: {', '.join(RESIDENT_EVENTS)})")
         payload = await request.body()
+        began = time.perf_counter()
         code, out, _ = answer(state_dir, event, payload)
-        return Response(out, 200, media_type="application/json", headers={"x-exit-code": str(code)})
+        spent = (time.perf_counter() - began) * 1000
+        # The handler time (Server-Timing): what bench/hook_resident.py reports.
+        headers = {"x-exit-code": str(code), "server-timing": f"hook;dur={spent:.3f}"}
+        return Response(out, 200, media_type="application/json", headers=headers)
 
     return api
 
