@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from starlette.responses import FileResponse, StreamingResponse
+from starlette.responses import FileResponse, Response, StreamingResponse
 
 from dshkit.app import App
 from dshkit.cli.app import NO_JSON, cli
@@ -297,6 +297,8 @@ def _answer(answer: Any, seen: dict[str, type]) -> str:
         return "`text/event-stream` (server-sent events, as above)"
     if answer is FileResponse:
         return "a file (its type as above)"
+    if answer is Response:  # the resident hooks: what `dshkit hook EVENT` prints
+        return "the bytes `dshkit hook EVENT` would print (its JSON answer, or nothing)"
     raise TypeError(f"an answer of {answer!r}: a JSON answer is Json[its TypedDict]")
 
 

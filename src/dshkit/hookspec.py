@@ -12,8 +12,12 @@ harness to concrete tool names), the harnesses it serves (None: all), its order 
 runs first, and its context has the first claim on the output cap) and whether it fails
 closed (a policy that must not let a call it could not read go through).
 
-`install-hooks` installs every event some entry has, with a matcher computed from the
-entries' tool vocabularies, and `doctor` checks an install against the same list: a handler
+`install-hooks` installs every event some entry has, with the narrowest matcher the entries
+allow (their tool vocabularies; the words a tool's name must hold, `names`; an entry waiting
+for its file, `when_exists`, only once the file is there) and, where the harness has
+per-handler conditions, one handler per tool and file pattern (`paths`), so that the harness
+starts no process for a call no handler would look at (`installed_events`, `conditions`);
+`doctor` checks an install against the same list: a handler
 added to a descriptor later is installed by running `install-hooks` again. The plugins this
 checkout ships (Claude Code, Codex) are written from the same list (`install.plugin`,
 `scripts/gen-plugins.py`), so a plugin runs exactly the hooks `install-hooks` would write.
@@ -66,7 +70,9 @@ class Entry:
         "fails_closed",
         "handler",
         "harnesses",
+        "names",
         "order",
+        "paths",
         "quiet",
         "tools",
         "when_exists",
@@ -84,6 +90,8 @@ class Entry:
         when_exists: str | None = None,
         fails_closed: bool = False,
         quiet: Callable[[str, bytes], bool] | None = None,
+        paths: tuple[str, ...] | None = None,
+        names: tuple[str, ...] | None = None,
     ) -> None:
         if event not in EVENTS:
             raise ValueError(f"unknown hook event {event!r} (known: {', '.join(EVENTS)})")
@@ -112,6 +120,23 @@ class Entry:
         # Given the state directory and the raw payload, True when the handler surely has
         # nothing to say to this call: the entry point does not start it (nothing parsed).
         self.quiet = quiet
+        # File-name patterns a call of its tools must name for it to have anything to say.
+        if paths is not None and tools is None:
+            raise ValueError(f"{handler}: paths narrow a tool vocabulary; it names none")
+        self.paths = paths
+        # Without tools: words one of which another tool's name holds (every tool: None).
+        if names is not None and (tools is not None or not all(w.isalpha() for w in names)):
+            raise ValueError(f"{handler}: names are letters-only words for an entry of no tools")
+        self.names = names
+
+    def armed(self, state: str | None) -> bool:
+        """Whether an install made for the state directory `state` must start it (None:
+        for any state directory, a plugin's): not while the file it waits for is absent."""
+        if state is None or self.when_exists is None:
+            return True
+        import os  # not at the top: the hot path never asks this
+
+        return os.path.exists(os.path.join(state, self.when_exists))
 
     def serves(self, harness: str) -> bool:
         """Whether it runs for this harness name ("unknown" counts as every harness)."""
@@ -153,6 +178,8 @@ def _entry(hook: Hook) -> Entry:
         when_exists=hook.when_exists,
         fails_closed=hook.fails_closed,
         quiet=None if hook.quiet is None else _lazy(hook.quiet),
+        paths=hook.paths,
+        names=hook.names,
     )
 
 
@@ -185,28 +212,85 @@ def entries(event: str, extra: Iterable[Entry] = ()) -> list[Entry]:
 
 
 def installed_events(
-    harness: Harness, extra: Iterable[Entry] = (), builtin: Iterable[Entry] = HANDLERS
+    harness: Harness,
+    extra: Iterable[Entry] = (),
+    builtin: Iterable[Entry] = HANDLERS,
+    state: str | None = None,
 ) -> dict[str, str]:
     """What `install-hooks` puts in `harness`'s settings: event → matcher ("" matches all).
 
-    A tool event whose entries all name vocabularies gets an anchored regex of the tool
-    names (Claude Code, Codex and DSH's bridge all accept it); one whose vocabularies are
-    empty in this harness is left out.
+    A tool event whose entries all name vocabularies (or words a tool's name holds) gets an
+    anchored regex of the tool names, then the words spelt case-blind (Claude Code, Codex and
+    DSH's bridge all accept it); one whose vocabularies are empty in this harness is left out.
+    An entry waiting for a file in `state` (`when_exists`) counts once the file is there
+    (`state` None: always, as a plugin installed for any state directory must).
     """
     import re  # not at the top: the hot path never asks this
 
     found: dict[str, str] = {}
-    every = [e for e in (*builtin, *extra) if e.serves(harness.name)]
+    every = _serving(harness, extra, builtin, state)
     for event in EVENTS:
         names: set[str] = set()
+        words: set[str] = set()
         matches_all = False
         for entry in (e for e in every if e.event == event):
             tools = entry.tool_names(harness)
-            if tools is None:
+            if tools is None and entry.names is None:
                 matches_all = True
             names |= tools or set()
+            words |= set(entry.names or ())
         if matches_all:
             found[event] = ""
-        elif names:
-            found[event] = "^(" + "|".join(re.escape(n) for n in sorted(names)) + ")$"
+        elif names or words:
+            alternatives = []
+            if names:
+                alternatives.append("^(" + "|".join(re.escape(n) for n in sorted(names)) + ")$")
+            alternatives += [_blind(word) for word in sorted(words)]
+            found[event] = "|".join(alternatives)
     return found
+
+
+def conditions(
+    harness: Harness,
+    extra: Iterable[Entry] = (),
+    builtin: Iterable[Entry] = HANDLERS,
+    state: str | None = None,
+) -> dict[str, tuple[str, ...]]:
+    """The per-handler conditions of each tool event whose handlers all look at some files
+    only (`Entry.paths`) or at named tools only, where the harness has such conditions
+    (`HookDialect.condition`): event → one condition per tool (the tool alone where some
+    handler looks at all its calls) or per tool and file pattern. Never two for one call: a
+    harness runs each handler whose condition matches. An event missing here is installed
+    as one handler, its matcher alone deciding."""
+    form = harness.dialect.condition
+    if form is None:
+        return {}
+    found: dict[str, tuple[str, ...]] = {}
+    every = _serving(harness, extra, builtin, state)
+    for event in TOOL_EVENTS:
+        mine = [e for e in every if e.event == event]
+        if not any(e.paths for e in mine) or any(e.tools is None for e in mine):
+            continue  # nothing narrower than the matcher, or a tool it cannot name
+        said: list[str] = []
+        for tool in sorted(frozenset().union(*(e.tool_names(harness) or () for e in mine))):
+            looking = [e for e in mine if tool in (e.tool_names(harness) or ())]
+            if any(e.paths is None for e in looking):
+                said.append(tool)
+                continue
+            patterns = sorted({p for e in looking for p in e.paths or ()})
+            said += [form.format(tool=tool, path=pattern) for pattern in patterns]
+        if said:
+            found[event] = tuple(said)
+    return found
+
+
+def _serving(
+    harness: Harness, extra: Iterable[Entry], builtin: Iterable[Entry], state: str | None
+) -> list[Entry]:
+    return [e for e in (*builtin, *extra) if e.serves(harness.name) and e.armed(state)]
+
+
+def _blind(word: str) -> str:
+    """`word` as a regex matching it in any case, without an inline flag (JavaScript's
+    RegExp, which Claude Code builds a matcher with, has none)."""
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in word)

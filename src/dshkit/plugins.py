@@ -33,8 +33,14 @@ class Hook:
     `<package>/hook.py`, imported only when the event fires for it), its own time budget and
     its order (lower runs first, and its context has the first claim on the output cap); what
     `hookspec.Entry` takes besides (tools, harnesses, when_exists, fails_closed, quiet as
-    "module:function"); and why it is `unpreviewed` (its answer depends on what the event
-    carries), where it is: every other handler `dshkit inject show` runs itself, dry."""
+    "module:function", paths, names); and why it is `unpreviewed` (its answer depends on what
+    the event carries), where it is: every other handler `dshkit inject show` runs itself, dry.
+
+    `paths` and `names` narrow what the harness starts dshkit for (`hookspec.installed_events`):
+    `paths`, file-name patterns one of which a call of its tools must name for the handler to
+    have anything to say (written as the harness's per-handler conditions where it has them);
+    `names`, for a handler of no tool vocabulary, words one of which another tool's name must
+    hold (matched case-blind), instead of every tool."""
 
     __slots__ = (
         "budget",
@@ -42,7 +48,9 @@ class Hook:
         "fails_closed",
         "handler",
         "harnesses",
+        "names",
         "order",
+        "paths",
         "quiet",
         "tools",
         "unpreviewed",
@@ -62,6 +70,8 @@ class Hook:
         fails_closed: bool = False,
         quiet: str | None = None,
         unpreviewed: str | None = None,
+        paths: tuple[str, ...] | None = None,
+        names: tuple[str, ...] | None = None,
     ) -> None:
         self.event = event
         self.handler = handler
@@ -73,6 +83,8 @@ class Hook:
         self.fails_closed = fails_closed
         self.quiet = quiet
         self.unpreviewed = unpreviewed
+        self.paths = paths
+        self.names = names
 
     def __repr__(self) -> str:
         return f"<hook {self.event} {self.handler}>"
@@ -209,6 +221,9 @@ GATE = Plugin(
             budget=2.0,
             order=50,
             tools=("write",),
+            # gate.rework.DELIVERABLE_SUFFIXES (not imported: the hot path); checked by
+            # tests/test_plugins.py. Another file written is nothing to the gate.
+            paths=("*.html", "*.htm", "*.xhtml", "*.svg"),
             unpreviewed="the delivery gate judges a web deliverable once written "
             "(in the background)",
         ),
@@ -423,6 +438,9 @@ GUARD = Plugin(
             budget=1.0,
             order=8,
             quiet="dshkit.guard.edits:quiet_tool",
+            # guard.edits.DELETE_WORDS (checked by tests/test_plugins.py): a tool whose name
+            # holds none of them is not started for.
+            names=("delete", "drop", "destroy", "purge", "wipe", "erase", "truncate"),
             unpreviewed="the guard judges tools whose name says they delete",
         ),
     ),
@@ -435,9 +453,14 @@ INSTALL = Plugin(
     commands={
         "doctor": "dshkit.cli.doctor:doctor",
         "install-hooks": "dshkit.cli.hooks:install_hooks",
+        "service": "dshkit.cli.resident:service",
         "uninstall-hooks": "dshkit.cli.hooks:uninstall_hooks",
     },
 )
+
+# The resident hooks: `dshkit hook EVENT` answered in the service's process
+# (`install-hooks --resident`).
+HOOKS = Plugin("hooks", router="dshkit.web.routers.hooks:from_app")
 
 PLUGINS: tuple[Plugin, ...] = (
     JOBS,
@@ -454,6 +477,7 @@ PLUGINS: tuple[Plugin, ...] = (
     MEMORY,
     GUARD,
     INSTALL,
+    HOOKS,
 )
 CAPABILITIES: tuple[str, ...] = tuple(p.name for p in PLUGINS if p.capability)
 

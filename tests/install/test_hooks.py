@@ -175,6 +175,24 @@ def test_doctor_reports_per_harness(tmp_path: Path) -> None:
     assert report["service"]["reachable"] is False
 
 
+def test_a_handoff_begun_since_the_install_widens_the_tool_hook(tmp_path: Path) -> None:
+    # graft's retirement check starts for every tool once a handoff began (`graft.used`):
+    # before, the install leaves those tools out; after, doctor says so until installed again.
+    (tmp_path / ".claude").mkdir()
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude")
+    path = tmp_path / ".claude" / "settings.json"
+    assert json.loads(path.read_text())["hooks"]["PreToolUse"][0]["matcher"] != ""
+    assert doctor_report(tmp_path)[0] == 0
+    (tmp_path / ".dsh" / "dshkit" / "graft.used").touch()
+    code, report = doctor_report(tmp_path)
+    (problem,) = report["harnesses"]["claude"]["hooks"][0]["problems"]
+    assert code == 1 and problem["message"].startswith("PreToolUse matches '^(Bash|")
+    assert "the registry wants ''" in problem["message"]
+    run_at_home(tmp_path, "install-hooks", "--harness", "claude")
+    assert json.loads(path.read_text())["hooks"]["PreToolUse"][0]["matcher"] == ""
+    assert doctor_report(tmp_path)[0] == 0
+
+
 def test_doctor_finds_an_event_run_under_another_events_name(tmp_path: Path) -> None:
     (tmp_path / ".claude").mkdir()
     run_at_home(tmp_path, "install-hooks", "--harness", "claude")
@@ -335,7 +353,8 @@ def test_install_again_brings_the_settings_to_what_the_registry_asks(tmp_path: P
     path.write_text(original)
     run_at_home(tmp_path, "install-hooks", "--harness", "claude")
     groups = json.loads(path.read_text())["hooks"]["PreToolUse"]
-    assert groups[1]["matcher"] == ""  # graft's retirement check looks at every tool
+    # No handoff ever began here: the guard's tools (and tools named for a delete) only.
+    assert groups[1]["matcher"].startswith("^(Bash|Edit|MultiEdit|NotebookEdit|NotebookRead|")
     assert "PreCompact" not in json.loads(path.read_text())["hooks"]
     policy = "PreCompact=tests.support.hook_handlers:deny"  # an event no built-in handler has
     added = run_at_home(
@@ -490,3 +509,28 @@ def test_install_hooks_json_names_every_file_of_every_harness(tmp_path: Path) ->
     assert "DSH is not installed here" in error["error"]
     bad = run_at_home(tmp_path, "install-hooks", "--json", DSHKIT_HOOK_HANDLERS="x", check=False)
     assert bad.returncode == 1 and orjson.loads(bad.stdout)["kind"] == "invalid"
+
+
+def test_conditioned_handlers_are_written_converged_and_taken_out(tmp_path: Path) -> None:
+    from dshkit.install import hook_settings
+
+    path = tmp_path / "settings.json"
+    original = json.dumps(FOREIGN, indent=4) + "\n"
+    line = {"PostToolUse": f"{SCRIPT} hook PostToolUse"}.__getitem__
+    wanted = {"PostToolUse": "^(Bash|Write)$"}
+    said = {"PostToolUse": ("Bash", "Write(*.html)", "Write(*.svg)")}
+    text = hook_settings.with_hooks(path, original, wanted, line, said)
+    assert text is not None
+    (group,) = json.loads(text)["hooks"]["PostToolUse"]
+    assert group["matcher"] == "^(Bash|Write)$"
+    assert [h.get("if") for h in group["hooks"]] == list(said["PostToolUse"])
+    assert {h["command"] for h in group["hooks"]} == {line("PostToolUse")}
+    assert hook_settings.conditions(json.loads(text)) == said
+    assert hook_settings.with_hooks(path, text, wanted, line, said) == text  # converged
+    fewer = hook_settings.with_hooks(path, text, wanted, line, {"PostToolUse": ("Bash",)})
+    assert fewer is not None
+    (group,) = json.loads(fewer)["hooks"]["PostToolUse"]
+    assert [h.get("if") for h in group["hooks"]] == ["Bash"]
+    plain = hook_settings.with_hooks(path, fewer, wanted, line)
+    assert plain is not None and hook_settings.conditions(json.loads(plain)) == {}
+    assert json.loads(hook_settings.without_hooks(path, text)) == FOREIGN

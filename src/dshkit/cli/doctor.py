@@ -15,6 +15,11 @@ or cannot be written (saying how to recover; on a read-only file system, that), 
 LLM configuration. What cannot be told is said to be unknown, never that it works. The
 service is the one this state directory's `dshkit serve` recorded (`web.link.recorded`),
 up when it answers there at all.
+
+Resident hooks (`install-hooks --resident`) are asked whether the service answers at their
+URL; where it does not, the command hooks are installed back in their place (the agent would
+otherwise go without dshkit's hooks, silently: a failed HTTP hook is a non-blocking error),
+and a warning says so and how to return to the resident path.
 """
 
 from __future__ import annotations
@@ -77,6 +82,7 @@ def doctor(
         extra, extra_problem = (), str(exc)
     checks: list[dict[str, Any]] = []
     report_harnesses: dict[str, dict[str, Any]] = {}
+    asked: set[Path] = set()  # the settings files whose resident hooks were asked after
     for harness in harnesses.all_harnesses():
         why = absent(harness.name)
         found = harness.found() if why is None else None
@@ -113,6 +119,12 @@ def doctor(
             "routes": installed.routes,  # every way dshkit reaches it
             "doubled": installed.doubled,  # what runs twice, and which to remove
         }
+        for inspection in installed.hooks:  # a project in the home: one file, both scopes
+            if inspection.path is not None and inspection.path not in asked:
+                asked.add(inspection.path)
+                checks += _resident(
+                    harness, inspection, project.resolve(), state, dsh_profile, extra
+                )
     if extra_problem:
         checks.append(_check("hookHandlers", BROKEN, extra_problem))
     checks.append(_database(state))
@@ -140,6 +152,45 @@ def doctor(
         _print(checks, state)
     if broken:
         raise SystemExit(1)
+
+
+def _resident(
+    harness: harnesses.Harness,
+    found: Inspection,
+    project: Path,
+    state: Path,
+    profile: str,
+    extra: Any,
+) -> list[dict[str, Any]]:
+    """Whether the service answers the resident hooks in `found`'s settings; where it does
+    not, the command hooks are put back, and a warning says so."""
+    from ..install import InstallError, apply, plan_install
+    from ..install.hooks import resident_urls
+
+    if found.path is None or found.away is not None:
+        return []
+    urls = resident_urls(harness, found.path)
+    if not urls:
+        return []
+    where = {"harness": harness.name, "scope": found.scope}
+    try:  # any answer will do (401 without the credential): the service is there
+        httpx.post(urls[0], content=b"{}", timeout=2.0)
+        return [_check("residentHooks", OK, f"the service answers at {urls[0]}", **where)]
+    except httpx.HTTPError as exc:
+        why = str(exc) or type(exc).__name__
+    try:
+        plan = plan_install(harness.name, found.scope, project, state, profile, extra, True)
+        apply(plan.changes, True, state)
+    except (OSError, InstallError) as exc:
+        message = f"the service does not answer at {urls[0]} ({why}) and the command hooks "
+        message += f"could not be put back: {exc}"
+        return [_check("residentHooks", BROKEN, message, **where)]
+    message = (
+        f"the service does not answer at {urls[0]} ({why}): the command hooks are back in "
+        f"{found.path}; once `dshkit service status` says it runs, "
+        f"`dshkit install-hooks --harness {harness.name} --resident` returns to it"
+    )
+    return [_check("residentHooks", WARN, message, fellBack=True, **where)]
 
 
 def _check(name: str, status: str, message: str, **extra: Any) -> dict[str, Any]:

@@ -75,6 +75,13 @@ def _options(func: F) -> F:
     help="Install into the --harness named even though it is not found on this machine "
     "(none of its config directories, its CLI not on PATH), making its directories.",
 )
+@click.option(
+    "--resident",
+    is_flag=True,
+    help="Claude Code's prompt, after-tool and stop hooks post to the service installed by "
+    "`dshkit service install` instead of starting a process (the guard stays a command); "
+    "Claude Code must have DSHKIT_HOOK_TOKEN from <state dir>/hook-token in its environment.",
+)
 def install_hooks(
     harness: str | None,
     scope: str,
@@ -84,6 +91,7 @@ def install_hooks(
     state_dir: str | None,
     as_json: bool,
     create: bool,
+    resident: bool,
 ) -> None:
     """Make dshkit's hooks in a harness's settings what its hook registry asks (others' hooks
     are left as they are; run it again after an upgrade that adds hooks).
@@ -108,7 +116,10 @@ def install_hooks(
         raise Invalid(str(exc), field="DSHKIT_HOOK_HANDLERS") from exc
     # A harness named that is not here is refused as bad input on the command line (exit 2),
     # a file dshkit cannot change as asked as not done (exit 1): the error tree says which.
-    plan = plan_install(harness, scope, project.resolve(), state, dsh_profile, extra, create)
+    port = _resident_port(state) if resident else None
+    plan = plan_install(
+        harness, scope, project.resolve(), state, dsh_profile, extra, create, resident=port
+    )
     _apply(plan, state, dry_run, installing=True)
     bridges: dict[str, BridgeMount | None] = {}
     if not dry_run:  # a bridge (DSH's) is added by the harness's own CLI, the files written
@@ -129,6 +140,23 @@ def install_hooks(
             stderr.print(f"warning: `{PROJECT_PROGRAM}` is not on PATH here", markup=False)
     for name, mounted in bridges.items():
         _say_bridge(name, dsh_profile, mounted)
+
+
+def _resident_port(state: Path) -> int:
+    """The installed service's port; Invalid while it is not installed, or has no credential."""
+    from ..install import resident
+
+    found = resident.status()
+    if not found.installed or found.port is None:
+        raise Invalid(
+            "--resident needs the service: run `dshkit service install` first", field="resident"
+        )
+    if resident.hook_token(state) is None:
+        raise Invalid(
+            f"no {state / resident.HOOK_TOKEN_FILE}: run `dshkit service install` again",
+            field="resident",
+        )
+    return found.port
 
 
 @click.command("uninstall-hooks")

@@ -226,11 +226,20 @@ HARNESS = Harness(
     project_settings=lambda project: os.path.join(project, ".claude", "settings.json"),
     bridge=None,
     # The reference dialect; its env and transcripts' place are imitated by others' hooks.
+    # A handler's `if` is a permission rule (2.1.332's settings schema: "Only runs if the tool
+    # call matches the pattern"); run for real (tests/real/test_hook_routes.py): `Write(*.html)`
+    # fires for a Write of page.html, sub/deep.html and PAGE.HTML, never for an Edit or for
+    # notes.txt, and two handlers whose conditions both match run twice (so ours never overlap).
+    # Its `type: "http"` hooks POST the payload and read the answer as a command's stdout; a
+    # failure is a non-blocking error (so never the guard's PreToolUse), and 2.1.332 skips
+    # one on SessionStart ("HTTP hooks are not supported for SessionStart").
     dialect=HookDialect(
         paths=("/.claude/projects/",),
         env=(("CLAUDECODE", "1"),),
         # A hook output's `systemMessage` is shown to the person, never sent to the model.
         person="systemMessage",
+        condition="{tool}({path})",
+        http_events=("UserPromptSubmit", "PostToolUse", "Stop"),
     ),
     context_event="SessionStart",
     generations_repeat=False,

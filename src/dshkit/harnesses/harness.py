@@ -80,28 +80,34 @@ class HookDialect:
       `decision: "block"` with its `reason`). With `block_exit`, a block or a deny is that
       exit code instead, its reason on stderr and nothing on stdout. A harness whose answers
       differ further subclasses this in its own module and overrides `reply`.
-    - `person`: the output key whose text the harness shows the person, not the model (None:
-      it has none, and a notice for the person is not written).
+    - `person`: the output key whose text the harness shows the person, not the model (Claude
+      Code's and Codex's `systemMessage`; None: it has none, as DSH's bridge logs it unseen,
+      and a notice for the person is not written).
     - How its payloads are told from the others' (`Harness.recognise`): payload `fields`
       only its payloads carry, a transcript file name starting with `transcripts` (and
       matching its log pattern), an event name of its own in `hook_event_name`: each is
       proof; a transcript path holding one of `paths`, or an environment variable set as in
       `env`, are hints (another harness may imitate them).
-    - Where it shows the person a line of dshkit's and not the model (`person`: the output's
-      top-level key, Claude Code's and Codex's `systemMessage`), None for a harness that shows
-      none (DSH's bridge logs it unseen).
     - `timeout_ms`: its settings give a hook's timeout in milliseconds, not seconds.
     - `context_tags`: the (opening, closing) tags it wraps hooks' additional context in where
       it puts that context into the `prompt` its later payloads carry: `incoming` takes those
       blocks out, so that a handler reads the person's words only.
+    - How a hook handler is limited to the calls of one tool naming a file that matches a
+      pattern (`condition`, a format of `tool` and `path`), None for a harness whose hooks
+      have no per-handler condition: dshkit's handlers that look only at some files then
+      start no process for the others (`hookspec.conditions`).
+    - The events it can send to an HTTP endpoint instead of running a command
+      (`http_events`; `install-hooks --resident` points those at the service).
     """
 
     __slots__ = (
         "block_exit",
+        "condition",
         "context_tags",
         "env",
         "events",
         "fields",
+        "http_events",
         "own",
         "paths",
         "person",
@@ -121,6 +127,8 @@ class HookDialect:
         person: str | None = None,
         timeout_ms: bool = False,
         context_tags: tuple[str, str] | None = None,
+        condition: str | None = None,
+        http_events: tuple[str, ...] = (),
     ) -> None:
         unknown = [event for event in names or () if event not in EVENTS]
         if unknown:
@@ -137,6 +145,8 @@ class HookDialect:
         self.person = person
         self.timeout_ms = timeout_ms
         self.context_tags = context_tags
+        self.condition = condition
+        self.http_events = http_events
 
     def incoming(self, payload: dict[str, Any]) -> dict[str, Any]:
         """The payload as handlers read it: its `prompt` without the blocks of hooks' context

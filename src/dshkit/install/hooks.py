@@ -54,12 +54,21 @@ def plan_install(
     state_dir: Path,
     profile: str,
     extra: Iterable[hookspec.Entry],
+    resident: int | None = None,
 ) -> list[Path]:
     """Add to `changes` what makes dshkit's hooks what the hook registry asks (and, for a
-    bridge, the patch layer's block mounting them); returns the files it plans."""
+    bridge, the patch layer's block mounting them); returns the files it plans. With
+    `resident` (the service's port), the events the harness can send over HTTP
+    (`HookDialect.http_events`) post to the service instead of running a command."""
     path = settings_path(harness, scope, project, state_dir)
-    wanted = wanted_events(harness, extra)
+    wanted = wanted_events(harness, extra, state_dir)
     matchers = {name: matcher for name, (_, matcher) in wanted.items()}
+    conditions = wanted_conditions(harness, extra, state_dir)
+    http = {
+        name: hook_settings.resident_url(resident, event)
+        for name, (event, _) in wanted.items()
+        if resident is not None and event in harness.dialect.http_events
+    }
     edit(
         changes,
         path,
@@ -68,7 +77,9 @@ def plan_install(
             text,
             matchers,
             lambda name: hook_line(wanted[name][0], scope, state_dir),
-            harness.dialect.timeout(hookspec.HOOK_TIMEOUT_S),
+            conditions,
+            http,
+            timeout=harness.dialect.timeout(hookspec.HOOK_TIMEOUT_S),
         ),
     )
     if harness.bridge is None:
@@ -79,11 +90,26 @@ def plan_install(
 
 
 def wanted_events(
-    harness: harnesses.Harness, extra: Iterable[hookspec.Entry]
+    harness: harnesses.Harness, extra: Iterable[hookspec.Entry], state_dir: Path | None = None
 ) -> dict[str, tuple[str, str]]:
-    """The hooks dshkit installs in `harness`: the harness's name for each event the hook
-    registry wants → (dshkit's event, matcher)."""
-    return harness.dialect.installed(hookspec.installed_events(harness, extra))
+    """The hooks dshkit installs in `harness` for `state_dir` (None: for any, a plugin's):
+    the harness's name for each event the hook registry wants → (dshkit's event, matcher)."""
+    state = None if state_dir is None else str(state_dir)
+    return harness.dialect.installed(hookspec.installed_events(harness, extra, state=state))
+
+
+def wanted_conditions(
+    harness: harnesses.Harness, extra: Iterable[hookspec.Entry], state_dir: Path | None = None
+) -> dict[str, tuple[str, ...]]:
+    """The harness's name for each event whose handlers dshkit installs with conditions →
+    those conditions (`hookspec.conditions`)."""
+    state = None if state_dir is None else str(state_dir)
+    found = hookspec.conditions(harness, extra, state=state)
+    return {
+        name: found[event]
+        for event, name in harness.dialect.events.items()
+        if name is not None and event in found
+    }
 
 
 def plan_uninstall(
@@ -134,9 +160,17 @@ def inspect(
     if not result.installed:
         return result
     again = f"run `dshkit install-hooks --harness {harness.name} --scope {scope}` again"
-    events = wanted_events(harness, extra)
+    events = wanted_events(harness, extra, state_dir)
     wanted = {name: matcher for name, (_, matcher) in events.items()}
     result.events = {event: matcher for event, matcher, _ in ours}
+    said, conditions = (
+        hook_settings.conditions(settings),
+        wanted_conditions(harness, extra, state_dir),
+    )
+    for event in sorted(set(said) | set(conditions)):
+        if event in wanted and said.get(event, ()) != conditions.get(event, ()):
+            wants = f"{event}'s handlers have other conditions than the registry's"
+            result.problems.append(Problem(f"{wants}: {again}", BROKEN))
     missing = [event for event in wanted if event not in result.events]
     if missing:
         result.problems.append(Problem(f"lacks {', '.join(missing)}: {again}", BROKEN))
@@ -151,13 +185,28 @@ def inspect(
         if name in events and runs != events[name][0]:
             wants = f"{name} runs `dshkit hook {runs}`, the registry wants {events[name][0]}"
             result.problems.append(Problem(f"{wants}: {again}", BROKEN))
-    for command in sorted({command for _, _, command in ours}):
+    for command in sorted({command for _, _, command in ours if not _resident(command)}):
         result.problems += inspect_command(command, state_dir, again)
     return result
 
 
+def _resident(command: str) -> bool:
+    return command.startswith("http://")
+
+
+def resident_urls(harness: harnesses.Harness, path: Path) -> list[str]:
+    """The resident hooks' URLs in `harness`'s settings file `path` (none: command hooks)."""
+    try:
+        settings = hook_settings.load(path, read(path))
+    except InstallError:
+        return []
+    return sorted({said for _, _, said in hook_settings.ours(settings) if _resident(said)})
+
+
 def _event_of(command: str) -> str:
-    """The event a `… dshkit hook EVENT …` command line runs."""
+    """The event a `… dshkit hook EVENT …` command line runs (or a resident hook posts)."""
+    if _resident(command):
+        return command.rsplit("/", 1)[-1]
     words = shlex.split(command)
     at = words.index("hook") + 1
     return words[at] if at < len(words) else ""

@@ -71,10 +71,11 @@ def hooks_file(harness: Harness) -> dict[str, Any]:
     """The plugin's hooks for `harness`: every event `install-hooks` installs there, with the
     same matcher and timeout, each running the launcher with `hook EVENT`."""
     form = _form(harness)
-    from .hooks import wanted_events  # the installer's own list, not a copy of it
+    from .hooks import wanted_conditions, wanted_events  # the installer's own list
 
     launcher = f"{form.root}/{LAUNCHER}"
     events: dict[str, Any] = {}
+    conditions = wanted_conditions(harness, ())
     for name, (event, matcher) in wanted_events(harness, ()).items():
         if form.exec_form:  # no shell parses the plugin's path
             entry: dict[str, Any] = {
@@ -84,7 +85,9 @@ def hooks_file(harness: Harness) -> dict[str, Any]:
             }
         else:
             entry = {"type": "command", "command": f'"{launcher}" hook {event}'}
-        events[name] = [{"matcher": matcher, "hooks": [{**entry, "timeout": HOOK_TIMEOUT_S}]}]
+        entry["timeout"] = HOOK_TIMEOUT_S
+        handlers = [{**entry, "if": said} for said in conditions.get(name, ())] or [entry]
+        events[name] = [{"matcher": matcher, "hooks": handlers}]
     return {"description": f"dshkit's hooks ({harness.label})", "hooks": events}
 
 

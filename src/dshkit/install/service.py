@@ -54,11 +54,13 @@ def plan_install(
     profile: str = "headless",
     extra: Iterable[hookspec.Entry] = (),
     create: bool = False,
+    resident: int | None = None,
 ) -> Plan:
     """The file changes that make dshkit's hooks what the registry asks, and register its MCP
     server, in `harness` (None: every harness that has `scope`, in user scope those installed
     here). A harness named that is not installed here is refused (HarnessAbsent) unless
-    `create`."""
+    `create`. With `resident` (the service's port), the events a harness can send over HTTP
+    go to the service there."""
     plan = Plan([])
     changes: list[Change] = []
     for found in _chosen(harness, scope, plan):
@@ -77,7 +79,9 @@ def plan_install(
                 )
             plan.skipped.append((found.name, why))
             continue
-        files = hooks.plan_install(changes, found, scope, project, state_dir, profile, extra)
+        files = hooks.plan_install(
+            changes, found, scope, project, state_dir, profile, extra, resident
+        )
         registration = mcp.target(found, scope, project, profile)
         if registration is not None:  # in the patch layer: after the bridge
             edit(changes, registration.path, registration.add(state_dir))

@@ -45,8 +45,20 @@ def create_app(
         routes += router.routes()
         endpoints += router.endpoints
     asgi = Starlette(routes=[*console_routes(endpoints), *routes])
+    state = Path(app.state_dir)
+
+    def hook_token() -> str | None:  # read at each hook call: it may be drawn after the start
+        from ..install.resident import hook_token as read
+
+        return read(state)
+
     return Guard(
-        asgi, token, allow_remote=allow_remote, max_body=max_body, read_timeout=read_timeout
+        asgi,
+        token,
+        allow_remote=allow_remote,
+        max_body=max_body,
+        read_timeout=read_timeout,
+        hook_token=hook_token,
     )
 
 

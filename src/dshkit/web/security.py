@@ -8,6 +8,10 @@ Only the owner of the state directory is served. Three things make a request the
 - the console sends its tab's credential in the `X-Dshkit-Console` header: drawn by this
   process, handed to the page once when it signs in, kept by the page in origin-scoped
   storage (`sessionStorage`: scheme, host *and* port), so no other origin ever receives it;
+- Claude Code's resident hooks (`install-hooks --resident`) send their own credential in the
+  `X-Dshkit-Hook` header (`<state dir>/hook-token`, 0600, drawn once by `dshkit service
+  install` and kept across restarts, since Claude Code's environment holds it): it opens
+  `POST /api/hooks/…` and nothing else;
 - a browser signs in with a one-time login code (`/?login=…`: printed by `dshkit serve`, or
   minted for `dshkit open` by `POST /api/login-codes` with the token). The answer is the
   console page carrying the tab's credential, and a cookie that opens the page shell
@@ -39,7 +43,7 @@ import ipaddress
 import os
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TypedDict
 from urllib.parse import parse_qsl, urlsplit
 
@@ -54,6 +58,8 @@ from .link import LOGIN_PARAM
 MAX_BODY_BYTES = 1_000_000
 READ_TIMEOUT_S = 10.0
 TOKEN_HEADER = "x-dshkit-token"
+HOOK_HEADER = "x-dshkit-hook"  # install.resident.HOOK_HEADER, as Starlette spells headers
+HOOKS_PATH = "/api/hooks/"
 CONSOLE_HEADER = "x-dshkit-console"  # the console tab's credential (see the module's text)
 CONSOLE_STATE = "dshkit.console"  # scope state: the credential the signed-in page is handed
 COOKIE_PREFIX = "dshkit-shell-"  # + the port: two services on one host keep their own cookies
@@ -154,9 +160,12 @@ class Guard:
         read_timeout: float = READ_TIMEOUT_S,
         owner_uid: int | None = None,
         peer_tables: tuple[str, ...] = peer.TABLES,
+        hook_token: Callable[[], str | None] | None = None,
     ) -> None:
         self.app = app
         self.token = token.encode()
+        # The resident hooks' credential, read at each hook call (installed after the start).
+        self.hook_token = hook_token
         self.allow_remote = allow_remote
         self.max_body = max_body
         self.read_timeout = read_timeout
@@ -259,6 +268,15 @@ class Guard:
     ) -> _Answer | _SignIn | None:
         """None when the request comes from the owner (the token header, the console tab's
         header, or the shell cookie on a page of the console's own); else the answer to give."""
+        hook = headers.get(HOOK_HEADER)
+        if hook is not None:
+            wanted = self.hook_token() if self.hook_token is not None else None
+            door = scope["path"].startswith(HOOKS_PATH) and scope["method"] == "POST"
+            if door and wanted and hmac.compare_digest(hook.encode(), wanted.encode()):
+                return None
+            return _unauthenticated(
+                scope, f"wrong {HOOK_HEADER} header (it opens POST {HOOKS_PATH}… only)"
+            )
         sent = headers.get(TOKEN_HEADER)
         if sent is not None:
             if not hmac.compare_digest(sent.encode(), self.token):
