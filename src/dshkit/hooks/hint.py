@@ -1,0 +1,201 @@
+"""Answer hints: one small precomputed file per (event, harness, session) that lets the next
+call of that event be answered without loading the handlers, and is used only while
+everything it was computed from is as it was.
+
+A hint holds the answer's bytes (stdout, stderr, exit code) and its key: the payload's fields
+but the ones named as free (a prompt's words), the environment variables it read (present or
+absent), the files it read (each one's inode, size and mtime, or that it was not there) and
+the store's rows it read (each as a query, its parameters and a digest of its rows, run again
+read-only). Whoever writes a hint names what the answer depended on; `read` returns the answer
+only when every part of the key is the same now, and None when anything differs, is missing
+or cannot be read (then the caller takes the full path). Hints live in `<state dir>/hints/`,
+owner-only (0700 directory, 0600 files), written whole (a reader never sees half of one).
+
+On the hot path: `read` imports `zlib` (built in) and, only for a hint naming store rows,
+`_sqlite3`; nothing else beyond what the entry point already holds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from .protocol import dumps, loads
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+
+HINT_DIR = "hints"
+FORMAT = 1  # a hint of another format is not read
+DB_NAME = "dshkit.db"  # (store.DB_NAME, not imported on the hot path)
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
+MAX_NAME = 160  # a session id longer than this gets no hint (a file name must stay short)
+
+
+class Reply:
+    """A hinted answer: what goes to stdout and stderr (bytes), and the exit code."""
+
+    __slots__ = ("code", "error", "output")
+
+    def __init__(self, output: bytes = b"", error: bytes = b"", code: int = 0) -> None:
+        self.output = output
+        self.error = error
+        self.code = code
+
+
+def path(state: str, event: str, harness: str, session: str) -> str | None:
+    """The hint file of one session's next `event` (None: a session id no file can be named
+    by, which then gets no hint)."""
+    name = f"{event}.{harness}.{session}"
+    if not session or len(name) > MAX_NAME or not _SAFE.issuperset(name):
+        return None
+    return os.path.join(state, HINT_DIR, name)
+
+
+def stat_key(name: str) -> list[int] | None:
+    """A file as the key holds it: inode, size, mtime in ns (None: not there)."""
+    try:
+        found = os.stat(name)
+    except OSError:
+        return None
+    return [found.st_ino, found.st_size, found.st_mtime_ns]
+
+
+def digest(rows: Iterable[Any]) -> str:
+    """Rows as the key holds them: order-free (sorted by their repr), the repr's length and
+    two checksums of it (a hint must not be taken for another state by a collision)."""
+    import zlib  # built in: no import cost
+
+    text = "\n".join(sorted(repr(tuple(row)) for row in rows)).encode("utf-8", "surrogatepass")
+    return f"{len(text)}:{zlib.crc32(text):08x}:{zlib.adler32(text):08x}"
+
+
+def query_rows(state: str, sql: str, params: list[Any]) -> list[Any]:
+    """The rows of `sql` in the store, read-only (never creating or changing it)."""
+    import _sqlite3  # the C module alone: `sqlite3` itself imports datetime and more
+
+    db = os.path.join(state, DB_NAME)
+    if not os.path.exists(db):
+        raise FileNotFoundError(db)
+    uri = "file:" + db.replace("%", "%25").replace("?", "%3f").replace("#", "%23") + "?mode=ro"
+    connection = _sqlite3.connect(uri, uri=True, timeout=1.0)
+    try:
+        return list(connection.execute(sql, params).fetchall())
+    finally:
+        connection.close()
+
+
+def write(
+    state: str,
+    event: str,
+    harness: str,
+    session: str,
+    payload: Mapping[str, Any],
+    reply: Reply,
+    *,
+    free: Iterable[str] = (),
+    env: Mapping[str, str | None] | None = None,
+    files: Iterable[str] = (),
+    queries: Iterable[tuple[str, list[Any]]] = (),
+) -> bool:
+    """Write the hint of `session`'s next `event`: `reply`, valid while the payload's fields
+    but `free`, the variables of `env` (name → value, None: absent), the `files` and the rows
+    of `queries` (SQL, parameters) are as they are now. Taken now: call it once what the
+    answer depended on is settled. False when no hint could be written (none is then left)."""
+    from ..paths import private_dir, replace_whole
+
+    target = path(state, event, harness, session)
+    if target is None:
+        return False
+    try:
+        key = {
+            "payload": _fixed(payload, free),
+            "free": sorted(free),
+            "env": dict(env or {}),
+            "files": {name: stat_key(name) for name in files},
+            "queries": [
+                [sql, list(ps), digest(query_rows(state, sql, list(ps)))] for sql, ps in queries
+            ],
+        }
+        hint = {
+            "format": FORMAT,
+            "event": event,
+            "harness": harness,
+            "session": session,
+            "key": key,
+            "reply": [
+                reply.output.decode("utf-8", "surrogateescape"),
+                reply.error.decode("utf-8", "surrogateescape"),
+                reply.code,
+            ],
+        }
+        from pathlib import Path
+
+        private_dir(Path(state, HINT_DIR))
+        replace_whole(target, dumps(hint))
+    except Exception:  # a hint not written only costs the next call the full path
+        drop(state, event, harness, session)
+        return False
+    return True
+
+
+def read(
+    state: str,
+    event: str,
+    harness: str,
+    session: str,
+    payload: Mapping[str, Any],
+    env: Mapping[str, str],
+) -> Reply | None:
+    """The hinted answer to this call when its hint's key holds now, else None (no hint, a
+    broken one, or anything it depended on changed)."""
+    target = path(state, event, harness, session)
+    if target is None:
+        return None
+    try:
+        with open(target, "rb") as handle:
+            hint = loads(handle.read())
+        if (hint["format"], hint["event"], hint["harness"], hint["session"]) != (
+            FORMAT,
+            event,
+            harness,
+            session,
+        ):
+            return None
+        key = hint["key"]
+        if key["payload"] != _fixed(payload, key["free"]):
+            return None
+        if any(env.get(name) != value for name, value in key["env"].items()):
+            return None
+        if any(stat_key(name) != held for name, held in key["files"].items()):
+            return None
+        for sql, params, held in key["queries"]:
+            if digest(query_rows(state, sql, params)) != held:
+                return None
+        output, error, code = hint["reply"]
+        if not (isinstance(output, str) and isinstance(error, str) and type(code) is int):
+            return None
+        return Reply(
+            output.encode("utf-8", "surrogateescape"),
+            error.encode("utf-8", "surrogateescape"),
+            code,
+        )
+    except Exception:  # missing, broken or unreadable: the full path answers
+        return None
+
+
+def drop(state: str, event: str, harness: str, session: str) -> None:
+    """Remove the hint of `session`'s next `event`, if there is one."""
+    target = path(state, event, harness, session)
+    if target is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(target)
+
+
+def _fixed(payload: Mapping[str, Any], free: Iterable[str]) -> Any:
+    """The payload's fields a hint holds to: all but `free`, as JSON values (a round trip
+    through the writer, so a dict read back compares equal)."""
+    skipped = set(free)
+    return loads(dumps({name: value for name, value in payload.items() if name not in skipped}))
