@@ -38,7 +38,7 @@ def written(state: Path, config: Path, reply: hint.Reply | None = None) -> None:
         payload(),
         reply or hint.Reply(b'{"a": "\xe4\xb8\xad"}', b"", 0),
         free=("prompt",),
-        env={"DSHKIT_CAPABILITY": None, "DSHKIT_X": "1"},
+        env={"DSHKIT_X": "1", "PATH": "/bin"},
         files=(str(config),),
         queries=((SQL, []),),
     )
@@ -81,6 +81,7 @@ def test_a_hint_is_never_used_once_what_it_depended_on_changed(state: Path, tmp_
     assert read(state, {"DSHKIT_X": "2"}) is None
     assert read(state, {}) is None
     assert read(state, {"DSHKIT_X": "1", "DSHKIT_CAPABILITY": "off"}) is None
+    assert read(state, {"DSHKIT_X": "1", "PATH": "/usr/bin"}) is not None  # not dshkit's
     config.write_text("[optimizer]\ntier = 'fast'\n")  # same size or not: a new mtime
     assert read(state) is None
     written(state, config)

@@ -34,15 +34,33 @@ _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 MAX_NAME = 160  # a session id longer than this gets no hint (a file name must stay short)
 
 
+# The variables a hint holds to (all of them, set or not, by these prefixes): dshkit's own,
+# the harnesses' and where configuration lives.
+ENV_PREFIXES = ("DSHKIT_", "DSH_", "CLAUDE", "CODEX", "XDG_", "HOME")
+
+
 class Reply:
-    """A hinted answer: what goes to stdout and stderr (bytes), and the exit code."""
+    """A hinted answer: what goes to stdout and stderr (bytes), and the exit code; the
+    handlers it answers for (as the hint names them)."""
 
-    __slots__ = ("code", "error", "output")
+    __slots__ = ("code", "error", "handlers", "output")
 
-    def __init__(self, output: bytes = b"", error: bytes = b"", code: int = 0) -> None:
+    def __init__(
+        self,
+        output: bytes = b"",
+        error: bytes = b"",
+        code: int = 0,
+        handlers: list[str] | None = None,
+    ) -> None:
         self.output = output
         self.error = error
         self.code = code
+        self.handlers = handlers or []
+
+
+def env_key(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables of `env` a hint holds to (`ENV_PREFIXES`)."""
+    return {name: value for name, value in env.items() if name.startswith(ENV_PREFIXES)}
 
 
 def path(state: str, event: str, harness: str, session: str) -> str | None:
@@ -96,14 +114,18 @@ def write(
     reply: Reply,
     *,
     free: Iterable[str] = (),
-    env: Mapping[str, str | None] | None = None,
+    env: Mapping[str, str] | None = None,
     files: Iterable[str] = (),
     queries: Iterable[tuple[str, list[Any]]] = (),
+    handlers: Iterable[str] = (),
+    unprefixed: Mapping[str, list[str]] | None = None,
 ) -> bool:
-    """Write the hint of `session`'s next `event`: `reply`, valid while the payload's fields
-    but `free`, the variables of `env` (name → value, None: absent), the `files` and the rows
-    of `queries` (SQL, parameters) are as they are now. Taken now: call it once what the
-    answer depended on is settled. False when no hint could be written (none is then left)."""
+    """Write the hint of `session`'s next `event`: `reply` from the `handlers` it names, valid
+    while the payload's fields but `free`, dshkit's variables in `env` (`env_key`: one set or
+    unset since voids it), the `files` and the rows of `queries` (SQL, parameters) are as
+    they are now, and no free field of `unprefixed` starts with one of its prefixes. Taken
+    now: call it once what the answer depended on is settled. False when no hint could be
+    written (none is then left)."""
     from ..paths import private_dir, replace_whole
 
     target = path(state, event, harness, session)
@@ -113,7 +135,9 @@ def write(
         key = {
             "payload": _fixed(payload, free),
             "free": sorted(free),
-            "env": dict(env or {}),
+            "env": env_key(env or {}),
+            "handlers": sorted(handlers),
+            "unprefixed": dict(unprefixed or {}),
             "files": {name: stat_key(name) for name in files},
             "queries": [
                 [sql, list(ps), digest(query_rows(state, sql, list(ps)))] for sql, ps in queries
@@ -167,8 +191,12 @@ def read(
         key = hint["key"]
         if key["payload"] != _fixed(payload, key["free"]):
             return None
-        if any(env.get(name) != value for name, value in key["env"].items()):
+        if env_key(env) != key["env"]:
             return None
+        for name, prefixes in key["unprefixed"].items():
+            value = payload.get(name)
+            if not isinstance(value, str) or value.startswith(tuple(prefixes)):
+                return None
         if any(stat_key(name) != held for name, held in key["files"].items()):
             return None
         for sql, params, held in key["queries"]:
@@ -177,10 +205,14 @@ def read(
         output, error, code = hint["reply"]
         if not (isinstance(output, str) and isinstance(error, str) and type(code) is int):
             return None
+        handlers = key["handlers"]
+        if not (isinstance(handlers, list) and all(isinstance(h, str) for h in handlers)):
+            return None
         return Reply(
             output.encode("utf-8", "surrogateescape"),
             error.encode("utf-8", "surrogateescape"),
             code,
+            handlers,
         )
     except Exception:  # missing, broken or unreadable: the full path answers
         return None
