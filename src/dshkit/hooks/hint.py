@@ -92,15 +92,24 @@ def digest(rows: Iterable[Any]) -> str:
 
 def query_rows(state: str, sql: str, params: list[Any]) -> list[Any]:
     """The rows of `sql` in the store, read-only (never creating or changing it)."""
+    return queries_rows(state, [(sql, params)])[0]
+
+
+def queries_rows(state: str, queries: list[tuple[str, list[Any]]]) -> list[list[Any]]:
+    """The rows of each query in the store, read-only, in one read transaction (one state of
+    the store for all of them)."""
+    if not queries:
+        return []
     import _sqlite3  # the C module alone: `sqlite3` itself imports datetime and more
 
     db = os.path.join(state, DB_NAME)
     if not os.path.exists(db):
         raise FileNotFoundError(db)
     uri = "file:" + db.replace("%", "%25").replace("?", "%3f").replace("#", "%23") + "?mode=ro"
-    connection = _sqlite3.connect(uri, uri=True, timeout=1.0)
+    connection = _sqlite3.connect(uri, uri=True, timeout=1.0, isolation_level=None)
     try:
-        return list(connection.execute(sql, params).fetchall())
+        connection.execute("BEGIN")
+        return [list(connection.execute(sql, params).fetchall()) for sql, params in queries]
     finally:
         connection.close()
 
@@ -131,6 +140,7 @@ def write(
     target = path(state, event, harness, session)
     if target is None:
         return False
+    asked = [(sql, list(ps)) for sql, ps in queries]
     try:
         key = {
             "payload": _fixed(payload, free),
@@ -140,7 +150,8 @@ def write(
             "unprefixed": dict(unprefixed or {}),
             "files": {name: stat_key(name) for name in files},
             "queries": [
-                [sql, list(ps), digest(query_rows(state, sql, list(ps)))] for sql, ps in queries
+                [sql, ps, digest(rows)]
+                for (sql, ps), rows in zip(asked, queries_rows(state, asked), strict=True)
             ],
         }
         hint = {
@@ -199,9 +210,10 @@ def read(
                 return None
         if any(stat_key(name) != held for name, held in key["files"].items()):
             return None
-        for sql, params, held in key["queries"]:
-            if digest(query_rows(state, sql, params)) != held:
-                return None
+        asked = [(sql, params) for sql, params, _ in key["queries"]]
+        found = queries_rows(state, asked)
+        if [digest(rows) for rows in found] != [held for _, _, held in key["queries"]]:
+            return None
         output, error, code = hint["reply"]
         if not (isinstance(output, str) and isinstance(error, str) and type(code) is int):
             return None
