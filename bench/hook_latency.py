@@ -17,8 +17,9 @@ sends it (once a turn) and once as DSH's bridge does (before every model step); 
 once a session, as Claude Code starts one; and a Claude Code prompt after a tool call of its
 turn (the PostToolUse before it, not timed, leaves the watermark's room hint, as in a real
 session), the case a prompt's hint answers (`dshkit.hooks.lean`; the first prompt above has no
-room hint ever, so the watermark checks it in full). Target: p50 within 2x for a tool call no
-policy looks at (Read). CPU time (user + system of the hook
+room hint ever, so the watermark checks it in full). A hinted call leaves the handlers it skipped
+to a detached step; each case starts once none is left. Target: p50 within 2x for a tool call
+no policy looks at (Read). CPU time (user + system of the hook
 process) is printed beside the wall-clock figures: it is what the hook costs, and moves less
 when the machine is busy.
 
@@ -104,6 +105,20 @@ def timed(command: list[str], env: dict[str, str], data: bytes) -> tuple[float, 
     return took, usage.ru_utime + usage.ru_stime
 
 
+def settle(state: str) -> None:
+    """Wait until no detached step of a hinted call is left (each removes its payload file
+    when done): a harness's next event comes after a model's answer, seconds later, and the
+    step's CPU must not land on the next case measured (it is not the hook's latency)."""
+    folder = os.path.join(state, "hints")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if not os.path.isdir(folder) or not any(
+            name.startswith("payload.") for name in os.listdir(folder)
+        ):
+            return
+        time.sleep(0.01)
+
+
 def percentile(values: list[float], share: float) -> float:
     return statistics.quantiles(values, n=100)[int(share * 100) - 1]
 
@@ -168,6 +183,7 @@ def main() -> None:
                     forget(os.path.join(home, "dshkit"), str(full))
                 if data is turn_prompt:
                     timed(after, env, tool_before)  # the turn's tool call (not timed)
+                settle(os.path.join(home, "dshkit"))
                 took, spent = timed(command, env, data)
                 if round:  # round 0 warms up
                     figures[name].append(took)

@@ -11,13 +11,12 @@ only when every part of the key is the same now, and None when anything differs,
 or cannot be read (then the caller takes the full path). Hints live in `<state dir>/hints/`,
 owner-only (0700 directory, 0600 files), written whole (a reader never sees half of one).
 
-On the hot path: `read` imports `zlib` (built in) and, only for a hint naming store rows,
-`_sqlite3`; nothing else beyond what the entry point already holds.
+On the hot path: `read` imports, only for a hint naming store rows, `_sqlite3`; nothing else
+beyond what the entry point already holds.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 from .protocol import dumps, loads
@@ -31,6 +30,7 @@ HINT_DIR = "hints"
 FORMAT = 1  # a hint of another format is not read
 DB_NAME = "dshkit.db"  # (store.DB_NAME, not imported on the hot path)
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
+MAX_ROWS_TEXT = 1 << 16  # one query's rows in a hint, as text; more: no hint
 MAX_NAME = 160  # a session id longer than this gets no hint (a file name must stay short)
 
 
@@ -82,12 +82,14 @@ def stat_key(name: str) -> list[int] | None:
 
 
 def digest(rows: Iterable[Any]) -> str:
-    """Rows as the key holds them: order-free (sorted by their repr), the repr's length and
-    two checksums of it (a hint must not be taken for another state by a collision)."""
-    import zlib  # built in: no import cost
-
-    text = "\n".join(sorted(repr(tuple(row)) for row in rows)).encode("utf-8", "surrogatepass")
-    return f"{len(text)}:{zlib.crc32(text):08x}:{zlib.adler32(text):08x}"
+    """Rows as the key holds them: order-free (sorted by their repr), whole (no checksum: no
+    collision can take a hint for another state, and `zlib` is not loaded; a hint is as
+    private as the store, and stays small: the rows a prompt reads are few). ValueError past
+    MAX_ROWS_TEXT characters: such a hint is not kept."""
+    text = "\n".join(sorted(repr(tuple(row)) for row in rows))
+    if len(text) > MAX_ROWS_TEXT:
+        raise ValueError(f"rows over {MAX_ROWS_TEXT} characters")
+    return text
 
 
 def query_rows(state: str, sql: str, params: list[Any]) -> list[Any]:
@@ -234,8 +236,10 @@ def drop(state: str, event: str, harness: str, session: str) -> None:
     """Remove the hint of `session`'s next `event`, if there is one."""
     target = path(state, event, harness, session)
     if target is not None:
-        with contextlib.suppress(OSError):
+        try:
             os.unlink(target)
+        except OSError:  # (no contextlib: the hot path)
+            return
 
 
 def _fixed(payload: Mapping[str, Any], free: Iterable[str]) -> Any:
