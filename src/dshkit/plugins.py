@@ -34,7 +34,14 @@ class Hook:
     its order (lower runs first, and its context has the first claim on the output cap); what
     `hookspec.Entry` takes besides (tools, harnesses, when_exists, fails_closed, quiet as
     "module:function"); and why it is `unpreviewed` (its answer depends on what the event
-    carries), where it is: every other handler `dshkit inject show` runs itself, dry."""
+    carries), where it is: every other handler `dshkit inject show` runs itself, dry.
+
+    For the lean foreground (`hooks.lean`, a prompt or start answered from its session's
+    hint), as "module:function": `live`, the check the foreground runs itself instead of the
+    handler (state directory, parsed payload → True when the handler surely says nothing; for a
+    handler whose answer depends on what moves at every call), and `words`, for a handler
+    that reads the prompt's words, what says for which words its answer is not "nothing" (the
+    `Call` → their prefixes, or None when every prompt's words matter)."""
 
     __slots__ = (
         "budget",
@@ -42,11 +49,13 @@ class Hook:
         "fails_closed",
         "handler",
         "harnesses",
+        "live",
         "order",
         "quiet",
         "tools",
         "unpreviewed",
         "when_exists",
+        "words",
     )
 
     def __init__(
@@ -62,6 +71,8 @@ class Hook:
         fails_closed: bool = False,
         quiet: str | None = None,
         unpreviewed: str | None = None,
+        live: str | None = None,
+        words: str | None = None,
     ) -> None:
         self.event = event
         self.handler = handler
@@ -73,6 +84,8 @@ class Hook:
         self.fails_closed = fails_closed
         self.quiet = quiet
         self.unpreviewed = unpreviewed
+        self.live = live
+        self.words = words
 
     def __repr__(self) -> str:
         return f"<hook {self.event} {self.handler}>"
@@ -165,6 +178,7 @@ OPTIMIZER = Plugin(
             budget=16.0,
             order=20,
             unpreviewed="the prompt optimizer refines each prompt as it is sent",
+            words="dshkit.optimizer.hook:words_free",  # tier off: only its prefix matters
         ),
     ),
     counter="SELECT COALESCE(MAX(id), 0) || ':' || COUNT(outcome) || ':' "
@@ -261,6 +275,7 @@ GRAFT = Plugin(
             "dshkit.graft.hook:on_prompt",
             budget=2.0,
             order=1,
+            live="dshkit.graft.marker:quiet_prompt",  # the watermark reads the moving log
         ),
         Hook(
             "PreToolUse",

@@ -19,7 +19,7 @@ import time
 
 from ..hookspec import HANDLERS_TOTAL_S, entries, extra_entries
 from . import dispatch, hint
-from .lean import LIVE, Observation, observed
+from .lean import Observation, live, observed
 from .log import log
 from .run import _present
 
@@ -54,7 +54,8 @@ def _step(event: str, state: str, raw: bytes) -> None:
         log(state, event, f"hint step: {exc}")
         return
     wanted = [entry for entry in entries(event, extra) if _present(entry, state)]
-    run = [entry for entry in wanted if entry.handler not in LIVE]
+    checks = live()
+    run = [entry for entry in wanted if entry.handler not in checks]
     started = time.monotonic()
     with Observation(state) as seen:
         hook = observed(dispatch._hook(event, raw, env, state), seen)

@@ -8,14 +8,15 @@ foreground skipped, so what they do besides answering still happens). While they
 `Observation` records what they read: the store's rows (every SELECT of every connection, with
 its parameters, run again read-only to key the hint), the files they opened, listed or looked
 at, and which handlers read the prompt's words. The hint is kept only when no handler said
-anything, failed or overran, and the words were read by no handler but one that says for which
-words its answer would not be "nothing" (`GUARDS`: the optimizer with its tier off answers
-nothing but a prompt starting with its prefix); the key holds every other payload field and
-dshkit's variables. A handler whose answer depends on what moves at every call (graft's
-watermark reads the transcript) is answered in the foreground by its own check (`LIVE`): when
-that cannot say "nothing", the full path runs. A hint that turns out wrong (the detached step's
-handlers said something after all) is dropped and logged; nothing was committed, so what was
-owed is owed still, and the next event carries it.
+anything, failed or overran, and the words were read by no handler but one whose descriptor
+says for which words its answer would not be "nothing" (`plugins.Hook.words`: the optimizer
+with its tier off answers nothing but a prompt starting with its prefix); the key holds every
+other payload field and dshkit's variables. A handler whose answer depends on what moves at
+every call (graft's watermark reads the transcript) is answered in the foreground by the check
+its descriptor names (`plugins.Hook.live`): when that cannot say "nothing", the full path
+runs. A hint that turns out wrong (the detached step's handlers said something after all) is
+dropped and logged; nothing was committed, so what was owed is owed still, and the next event
+carries it.
 """
 
 from __future__ import annotations
@@ -34,38 +35,31 @@ if TYPE_CHECKING:
     from ..hookspec import Entry
 
 LEAN_EVENTS = ("UserPromptSubmit", "SessionStart")
-FREE = "prompt"  # the one payload field a hint may hold for any value (see GUARDS)
+FREE = "prompt"  # the one payload field a hint may hold for any value (see `guards`)
 AFTER = "dshkit.hooks.after"  # the detached step's module
 _STORE_FILES = ("dshkit.db", "dshkit.db-wal", "dshkit.db-shm", "dshkit.db-journal")
 _CODE_SUFFIXES = (".py", ".pyc", ".so", ".pth", ".pyi")
 
 
-def _graft_prompt(state: str, payload: Mapping[str, Any]) -> bool:
-    """graft's prompt face where it surely says nothing (as `graft.hook.on_prompt` decides it
-    before opening the store): no handoff ever began here, and the watermark cannot speak (no
-    session, no transcript file, or its room hint says so). Then, as that face does, the room
-    hint is dropped: the first tool call after a prompt is checked in full."""
-    from ..graft import marker
-
-    if marker.used(state):
-        return False
-    transcript = str(payload.get("transcript_path") or "")
-    size = marker.transcript_size(transcript)
-    quiet = not payload.get("session_id") or size is None
-    if not quiet and not marker.quiet(state, transcript, size, None):
-        return False
-    marker.forget(state, transcript)
-    return True
+def _named(reference: str) -> Any:
+    """The function "module:function" names, imported now."""
+    module, _, name = reference.partition(":")
+    __import__(module)
+    return getattr(sys.modules[module], name)
 
 
-# Handlers the foreground answers itself (handler → its check; see the module docstring).
-LIVE: dict[str, Callable[[str, Mapping[str, Any]], bool]] = {
-    "dshkit.graft.hook:on_prompt": _graft_prompt,
-}
-# Handlers that read the prompt's words but say for which words they would answer (handler →
-# "module:function" taking the `Call`, returning the prefixes of those words, or None when
-# every prompt's words matter).
-GUARDS = {"dshkit.optimizer.hook:on_prompt": "dshkit.optimizer.hook:words_free"}
+def live() -> dict[str, str]:
+    """Handler → the check the foreground runs in its place (`plugins.Hook.live`)."""
+    from ..plugins import hooks
+
+    return {hook.handler: hook.live for hook in hooks() if hook.live}
+
+
+def guards() -> dict[str, str]:
+    """Handler → what says for which words it answers (`plugins.Hook.words`)."""
+    from ..plugins import hooks
+
+    return {hook.handler: hook.words for hook in hooks() if hook.words}
 
 
 # -- the foreground ----------------------------------------------------------------------------
@@ -95,13 +89,14 @@ def answer(
         harness = detect(payload, env)
         session = str(payload.get("session_id") or "")
         found = hint.read(state, event, harness, session, payload, env)
-        covered = sorted(entry.handler for entry in wanted if entry.handler not in LIVE)
+        checks = live()
+        covered = sorted(entry.handler for entry in wanted if entry.handler not in checks)
         if found is None or found.output or found.error or found.code:
             return False
         if found.handlers != covered:
             return False
-        live = [entry.handler for entry in wanted if entry.handler in LIVE]
-        if not all(LIVE[name](state, payload) for name in live):
+        own = [checks[entry.handler] for entry in wanted if entry.handler in checks]
+        if not all(_named(check)(state, payload) for check in own):
             return False
     except Exception:  # anything at all: the full path answers
         return False
@@ -212,6 +207,7 @@ class Observation:
         self.spoke = False
         self._stat: Callable[..., Any] | None = None
         self._connect: Callable[..., Any] | None = None
+        self._live = live()
         skipped = {os.path.join(state, name) for name in _STORE_FILES}
         # The state directory itself is looked at as a store opens (its mode), and its mtime
         # moves with every file made in it: none of it is an answer's input.
@@ -261,7 +257,7 @@ class Observation:
             _observing.remove(self)
 
     def begin(self, handler: str) -> None:
-        self.handler = None if handler in LIVE else handler
+        self.handler = None if handler in self._live else handler
 
     def end(self) -> None:
         self.handler = None
@@ -293,22 +289,20 @@ class Observation:
         """Write the call's session's hint of "nothing to say" from what was observed, when it
         may be kept (see the module docstring); else drop the one there. Whether one was."""
         state, event, harness, session = self.state, call.event, call.harness, call.session_id
-        covered = sorted(name for name in handlers if name not in LIVE)
+        covered = sorted(name for name in handlers if name not in self._live)
         prefixes: list[str] = []
         kept = not self.spoke and bool(session)
         # A payload without the free field (a start's) holds to its absence: its readers
         # read nothing that could differ.
         present = isinstance(call.payload, dict) and dict.__contains__(call.payload, FREE)
         for reader in sorted(self.readers) if kept and present else ():
-            guard = GUARDS.get(reader)
+            guard = guards().get(reader)
             if guard is None:
                 kept = False
                 break
-            module, _, function = guard.partition(":")
             self.begin(reader)
             try:
-                __import__(module)
-                free = getattr(sys.modules[module], function)(call)
+                free = _named(guard)(call)
             except Exception as exc:
                 log(f"no hint kept: {guard} failed: {type(exc).__name__}: {exc}")
                 free = None
