@@ -101,6 +101,21 @@ def test_a_hint_is_never_used_once_what_it_depended_on_changed(state: Path, tmp_
     with Store(state) as store:  # rows it did not read change nothing
         store.db.execute("INSERT INTO meta (key, value) VALUES ('other', '1')")
     assert read(state) is not None
+    # Without its free field the payload is another one (the field is held by its presence).
+    assert (
+        hint.read(
+            str(state),
+            EVENT,
+            HARNESS,
+            SESSION,
+            {"session_id": SESSION, "cwd": "/p"},
+            {"DSHKIT_X": "1"},
+        )
+        is None
+    )
+    # Asked without a harness, a hint answers as the harness it was written for.
+    found = hint.read(str(state), EVENT, None, SESSION, payload(), {"DSHKIT_X": "1"})
+    assert found is not None and found.harness == HARNESS
     # Another session's or event's or harness's hint is not this one's.
     assert hint.read(str(state), EVENT, HARNESS, "c2", payload(), {"DSHKIT_X": "1"}) is None
     assert (

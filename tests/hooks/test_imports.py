@@ -241,10 +241,10 @@ def test_a_prompt_or_start_answered_from_its_hint_loads_no_handler(
         words = dsh("d1", hook_event_name="UserPromptSubmit", prompt="fix the failing test")
     for event, payload in (("SessionStart", start), ("UserPromptSubmit", words)):
         hook(tmp_path, event, payload, **off)  # the full path, which keeps the hint
-        assert (state / "hints" / f"{event}.{harness}.{payload['session_id']}").exists()
+        assert (state / "hints" / f"{event}.{payload['session_id']}").exists()
         assert loaded(tmp_path, event, payload, LEAN_HEAVY, **off) == []
         settled(state)
         # (and the step after it kept the next one)
-        assert (state / "hints" / f"{event}.{harness}.{payload['session_id']}").exists()
+        assert (state / "hints" / f"{event}.{payload['session_id']}").exists()
         assert loaded(tmp_path, event, payload, LEAN_HEAVY, **off) == []
         settled(state)

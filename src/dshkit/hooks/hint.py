@@ -1,4 +1,4 @@
-"""Answer hints: one small precomputed file per (event, harness, session) that lets the next
+"""Answer hints: one small precomputed file per (event, session) that lets the next
 call of that event be answered without loading the handlers, and is used only while
 everything it was computed from is as it was.
 
@@ -43,7 +43,7 @@ class Reply:
     """A hinted answer: what goes to stdout and stderr (bytes), and the exit code; the
     handlers it answers for (as the hint names them)."""
 
-    __slots__ = ("code", "error", "handlers", "output")
+    __slots__ = ("code", "error", "handlers", "harness", "output")
 
     def __init__(
         self,
@@ -56,6 +56,7 @@ class Reply:
         self.error = error
         self.code = code
         self.handlers = handlers or []
+        self.harness = ""  # the harness the hint was written for (`read` sets it)
 
 
 def env_key(env: Mapping[str, str]) -> dict[str, str]:
@@ -63,10 +64,10 @@ def env_key(env: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in env.items() if name.startswith(ENV_PREFIXES)}
 
 
-def path(state: str, event: str, harness: str, session: str) -> str | None:
+def path(state: str, event: str, harness: str | None, session: str) -> str | None:
     """The hint file of one session's next `event` (None: a session id no file can be named
     by, which then gets no hint)."""
-    name = f"{event}.{harness}.{session}"
+    name = f"{event}.{session}"  # (the harness is in it: see `read`)
     if not session or len(name) > MAX_NAME or not _SAFE.issuperset(name):
         return None
     return os.path.join(state, HINT_DIR, name)
@@ -181,25 +182,26 @@ def write(
 def read(
     state: str,
     event: str,
-    harness: str,
+    harness: str | None,
     session: str,
     payload: Mapping[str, Any],
     env: Mapping[str, str],
 ) -> Reply | None:
     """The hinted answer to this call when its hint's key holds now, else None (no hint, a
-    broken one, or anything it depended on changed)."""
+    broken one, or anything it depended on changed). `harness` None: the one the hint was
+    written for (`Reply.harness`), which is the calling one whenever the key holds: which
+    harness calls is told from the payload's fields (all in the key, the free ones by their
+    presence) and from the harnesses' variables (in the key too), so the lean foreground need
+    not tell it again (that would load `re` for some)."""
     target = path(state, event, harness, session)
     if target is None:
         return None
     try:
         with open(target, "rb") as handle:
             hint = loads(handle.read())
-        if (hint["format"], hint["event"], hint["harness"], hint["session"]) != (
-            FORMAT,
-            event,
-            harness,
-            session,
-        ):
+        if (hint["format"], hint["event"], hint["session"]) != (FORMAT, event, session):
+            return None
+        if not isinstance(hint["harness"], str) or harness not in (None, hint["harness"]):
             return None
         key = hint["key"]
         if key["payload"] != _fixed(payload, key["free"]):
@@ -222,12 +224,14 @@ def read(
         handlers = key["handlers"]
         if not (isinstance(handlers, list) and all(isinstance(h, str) for h in handlers)):
             return None
-        return Reply(
+        hinted = Reply(
             output.encode("utf-8", "surrogateescape"),
             error.encode("utf-8", "surrogateescape"),
             code,
             handlers,
         )
+        hinted.harness = hint["harness"]
+        return hinted
     except Exception:  # missing, broken or unreadable: the full path answers
         return None
 
@@ -243,7 +247,8 @@ def drop(state: str, event: str, harness: str, session: str) -> None:
 
 
 def _fixed(payload: Mapping[str, Any], free: Iterable[str]) -> Any:
-    """The payload's fields a hint holds to: all but `free`, as JSON values (a round trip
-    through the writer, so a dict read back compares equal)."""
-    skipped = set(free)
-    return loads(dumps({name: value for name, value in payload.items() if name not in skipped}))
+    """The payload's fields as a hint holds them: as JSON values (a round trip through the
+    writer, so a dict read back compares equal), those of `free` by their presence alone."""
+    skipped = set(free)  # (held by their presence alone)
+    held = {name: True if name in skipped else value for name, value in payload.items()}
+    return loads(dumps(held))
