@@ -133,7 +133,9 @@ def test_a_missing_broken_or_unnamable_hint_is_no_answer(state: Path, tmp_path: 
     target = hint.path(str(state), EVENT, HARNESS, SESSION)
     assert target is not None
     data = Path(target).read_bytes()
+    older = data.replace(b'"version": "', b'"version": "0.0.0-older-')
     for broken in (
+        older,
         data[: len(data) // 2],
         b"",
         b"[]",

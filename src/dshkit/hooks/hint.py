@@ -159,6 +159,7 @@ def write(
         }
         hint = {
             "format": FORMAT,
+            "version": _version(),
             "event": event,
             "harness": harness,
             "session": session,
@@ -200,6 +201,8 @@ def read(
         with open(target, "rb") as handle:
             hint = loads(handle.read())
         if (hint["format"], hint["event"], hint["session"]) != (FORMAT, event, session):
+            return None
+        if hint["version"] != _version():  # another dshkit's handlers may answer otherwise
             return None
         if not isinstance(hint["harness"], str) or harness not in (None, hint["harness"]):
             return None
@@ -252,3 +255,10 @@ def _fixed(payload: Mapping[str, Any], free: Iterable[str]) -> Any:
     skipped = set(free)  # (held by their presence alone)
     held = {name: True if name in skipped else value for name, value in payload.items()}
     return loads(dumps(held))
+
+
+def _version() -> str:
+    """The dshkit release a hint was written by (the package is loaded already)."""
+    from .. import __version__
+
+    return __version__
