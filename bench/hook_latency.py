@@ -14,8 +14,12 @@ session checked in full at every call (its hint dropped before each: the tail fo
 decision taken, what a call costs at a turn's first step or past the ceiling).
 UserPromptSubmit runs with the optimizer's tier off and nothing to deliver, once as Claude Code
 sends it (once a turn) and once as DSH's bridge does (before every model step); SessionStart
-once a session, as Claude Code starts one. Target: p50 within 2x for a tool call no policy
-looks at (Read). CPU time (user + system of the hook
+once a session, as Claude Code starts one; and a Claude Code prompt after a tool call of its
+turn (the PostToolUse before it, not timed, leaves the watermark's room hint, as in a real
+session), the case a prompt's hint answers (`dshkit.hooks.lean`; the first prompt above has no
+room hint ever, so the watermark checks it in full). A hinted call leaves the handlers it skipped
+to a detached step; each case starts once none is left. Target: p50 within 2x for a tool call
+no policy looks at (Read). CPU time (user + system of the hook
 process) is printed beside the wall-clock figures: it is what the hook costs, and moves less
 when the machine is busy.
 
@@ -101,6 +105,20 @@ def timed(command: list[str], env: dict[str, str], data: bytes) -> tuple[float, 
     return took, usage.ru_utime + usage.ru_stime
 
 
+def settle(state: str) -> None:
+    """Wait until no detached step of a hinted call is left (each removes its payload file
+    when done): a harness's next event comes after a model's answer, seconds later, and the
+    step's CPU must not land on the next case measured (it is not the hook's latency)."""
+    folder = os.path.join(state, "hints")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if not os.path.isdir(folder) or not any(
+            name.startswith("payload.") for name in os.listdir(folder)
+        ):
+            return
+        time.sleep(0.01)
+
+
 def percentile(values: list[float], share: float) -> float:
     return statistics.quantiles(values, n=100)[int(share * 100) - 1]
 
@@ -131,6 +149,10 @@ def main() -> None:
         # call after it is checked in full), which would make the far-below case a full one.
         asked = transcript.with_name("prompted.jsonl")
         asked.write_text(json.dumps(prompt) + "\n")
+        turn = transcript.with_name("turn.jsonl")  # a prompt after its turn's tool call
+        turn.write_text(json.dumps(prompt) + "\n")
+        tool_before = payload("Read", str(turn)).replace(b'"session_id":"s"', b'"session_id":"t"')
+        turn_prompt = prompt_payload(str(turn), "t")
         # As installed: bytecode cached (the first round writes it), no handlers of one's own.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env.pop("DSHKIT_HOOK_HANDLERS", None)
@@ -142,6 +164,7 @@ def main() -> None:
             "PostToolUse: near the band": (after, near_payload),
             "PostToolUse: full check": (after, full_payload),
             "UserPromptSubmit (Claude)": (prompted, prompt_payload(str(asked), "p")),
+            "UserPromptSubmit (Claude, turn)": (prompted, turn_prompt),
             "UserPromptSubmit (DSH)": (prompted, prompt_payload(dsh_log, "d1")),
             "SessionStart (Claude)": (started, start_payload(str(asked))),
         }
@@ -153,9 +176,14 @@ def main() -> None:
             for log_path in (near, full):
                 with open(log_path, "ab") as growing:
                     growing.write(step(round, 80_000))
+            with open(turn, "ab") as growing:
+                growing.write(step(round))
             for name, (command, data) in cases.items():
                 if data is full_payload:
                     forget(os.path.join(home, "dshkit"), str(full))
+                if data is turn_prompt:
+                    timed(after, env, tool_before)  # the turn's tool call (not timed)
+                settle(os.path.join(home, "dshkit"))
                 took, spent = timed(command, env, data)
                 if round:  # round 0 warms up
                     figures[name].append(took)

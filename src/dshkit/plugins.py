@@ -40,7 +40,14 @@ class Hook:
     `paths`, file-name patterns one of which a call of its tools must name for the handler to
     have anything to say (written as the harness's per-handler conditions where it has them);
     `names`, for a handler of no tool vocabulary, words one of which another tool's name must
-    hold (matched case-blind), instead of every tool."""
+    hold (matched case-blind), instead of every tool.
+
+    For the lean foreground (`hooks.lean`, a prompt or start answered from its session's
+    hint), as "module:function": `live`, the check the foreground runs itself instead of the
+    handler (state directory, parsed payload → True when the handler surely says nothing; for a
+    handler whose answer depends on what moves at every call), and `words`, for a handler
+    that reads the prompt's words, what says for which words its answer is not "nothing" (the
+    `Call` → their prefixes, or None when every prompt's words matter)."""
 
     __slots__ = (
         "budget",
@@ -48,6 +55,7 @@ class Hook:
         "fails_closed",
         "handler",
         "harnesses",
+        "live",
         "names",
         "order",
         "paths",
@@ -55,6 +63,7 @@ class Hook:
         "tools",
         "unpreviewed",
         "when_exists",
+        "words",
     )
 
     def __init__(
@@ -72,6 +81,8 @@ class Hook:
         unpreviewed: str | None = None,
         paths: tuple[str, ...] | None = None,
         names: tuple[str, ...] | None = None,
+        live: str | None = None,
+        words: str | None = None,
     ) -> None:
         self.event = event
         self.handler = handler
@@ -85,6 +96,8 @@ class Hook:
         self.unpreviewed = unpreviewed
         self.paths = paths
         self.names = names
+        self.live = live
+        self.words = words
 
     def __repr__(self) -> str:
         return f"<hook {self.event} {self.handler}>"
@@ -177,6 +190,7 @@ OPTIMIZER = Plugin(
             budget=16.0,
             order=20,
             unpreviewed="the prompt optimizer refines each prompt as it is sent",
+            words="dshkit.optimizer.hook:words_free",  # tier off: only its prefix matters
         ),
     ),
     counter="SELECT COALESCE(MAX(id), 0) || ':' || COUNT(outcome) || ':' "
@@ -276,6 +290,7 @@ GRAFT = Plugin(
             "dshkit.graft.hook:on_prompt",
             budget=2.0,
             order=1,
+            live="dshkit.graft.marker:quiet_prompt",  # the watermark reads the moving log
         ),
         Hook(
             "PreToolUse",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -189,3 +190,61 @@ def test_a_tool_call_no_handler_wants_loads_no_capability(tmp_path: Path) -> Non
     assert loaded(tmp_path, "PreToolUse", payload, heavy) == []
     read = {"tool_input": {"file_path": "/p/src/app.py"}}
     assert loaded(tmp_path, "PreToolUse", payload | read, heavy) == []
+
+
+# What a prompt or a start answered from its session's hint (`dshkit.hooks.lean`) never needs:
+# no handler is loaded, nor the store (its rows are read again through the C module alone), nor
+# the JSON, typing, dataclass or path machinery the handlers pull in.
+LEAN_HEAVY = (
+    "ast",
+    "dataclasses",
+    "dshkit.capability",
+    "dshkit.config",
+    "dshkit.gate",
+    "dshkit.hookio",
+    "dshkit.hooks.dispatch",
+    "dshkit.memory",
+    "dshkit.optimizer",
+    "dshkit.profile",
+    "dshkit.sessions",
+    "dshkit.store",
+    "inspect",
+    "json",
+    "orjson",
+    "pathlib",
+    "platform",
+    "sqlite3",
+    "subprocess",
+    "typing",
+    "uuid",
+)
+
+
+def settled(state: Path) -> None:
+    """Wait for the detached steps of hinted calls to finish (each removes its payload file)."""
+    deadline = time.monotonic() + 60
+    while list((state / "hints").glob("payload.*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("harness", ["claude", "dsh"])
+def test_a_prompt_or_start_answered_from_its_hint_loads_no_handler(
+    tmp_path: Path, harness: str
+) -> None:
+    state = tmp_path / ".dsh" / "dshkit"
+    off = {"DSHKIT_CAPABILITY": "off"}
+    if harness == "claude":
+        start = claude("c1", source="resume")
+        words = claude("c1", hook_event_name="UserPromptSubmit", prompt="fix the failing test")
+    else:
+        start = dsh("d1", hook_event_name="SessionStart", source="startup")
+        words = dsh("d1", hook_event_name="UserPromptSubmit", prompt="fix the failing test")
+    for event, payload in (("SessionStart", start), ("UserPromptSubmit", words)):
+        hook(tmp_path, event, payload, **off)  # the full path, which keeps the hint
+        assert (state / "hints" / f"{event}.{payload['session_id']}").exists()
+        assert loaded(tmp_path, event, payload, LEAN_HEAVY, **off) == []
+        settled(state)
+        # (and the step after it kept the next one)
+        assert (state / "hints" / f"{event}.{payload['session_id']}").exists()
+        assert loaded(tmp_path, event, payload, LEAN_HEAVY, **off) == []
+        settled(state)

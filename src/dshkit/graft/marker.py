@@ -44,6 +44,7 @@ from .. import harnesses
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from ..store import Store
@@ -219,6 +220,23 @@ def quiet_payload(state_dir: str, raw: bytes) -> bool:
         return quiet(state_dir, transcript, transcript_size(transcript), None)
     except Exception:
         return False
+
+
+def quiet_prompt(state_dir: str, payload: Mapping[str, Any]) -> bool:
+    """For the lean foreground (`hooks.lean`): whether graft's prompt face surely says nothing
+    to this prompt, as `hook.on_prompt` decides it before opening the store (no handoff ever
+    began, and the watermark cannot speak: no session, no transcript file, or its room hint
+    says so); then, as that face does, the room hint is dropped (the first tool call after a
+    prompt is checked in full)."""
+    if used(state_dir):
+        return False
+    transcript = str(payload.get("transcript_path") or "")
+    size = transcript_size(transcript)
+    speaks = payload.get("session_id") and size is not None
+    if speaks and not quiet(state_dir, transcript, size, None):
+        return False
+    forget(state_dir, transcript)
+    return True
 
 
 def _plain_string(raw: bytes, key: bytes) -> str | None:

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from typing import IO, Any, TypeVar
 
     from ..harnesses import Reply
+    from .lean import Observation
 
     T = TypeVar("T")
     Result = dict[str, Any]
@@ -61,9 +62,12 @@ def run(
     directory: str | None,
     out: Streams,
     problem: str = "",
+    observation: Observation | None = None,
 ) -> int:
     """Answer `event` with the `wanted` handlers on `out` (stdout, stderr); the exit code is
-    the answer's (0 but where the calling harness's dialect blocks by exit code)."""
+    the answer's (0 but where the calling harness's dialect blocks by exit code). Under an
+    `observation` (`hooks.lean`), what the handlers read is recorded and, once the answer was
+    written and the store closed, kept as the session's hint when they had nothing to say."""
     started = time.monotonic()
     if problem:
         log(directory, event, problem)
@@ -76,24 +80,48 @@ def run(
         closed = [entry for entry in wanted if entry.fails_closed and _wanted([entry], raw)]
         why = "调用内容不是可以解析的 JSON 对象"
         return _closed(event, closed, env, directory, out, why, raw)
+    if observation is not None:
+        from .lean import observed
+
+        hook = observed(hook, observation)
     try:
-        return _answer(hook, wanted, env, started, out)
+        return _answer(hook, wanted, env, started, out, observation)
     finally:
         _close(hook)
+        if observation is not None:
+            _keep(hook, wanted, env, observation)
+
+
+def _keep(hook: Call, wanted: list[Entry], env: Mapping[str, str], seen: Observation) -> None:
+    """The session's hint from what was observed (never raises: a hint not kept only costs the
+    next call the full path)."""
+    try:
+        seen.keep(hook, [entry.handler for entry in wanted], env, hook.log)
+    except BaseException as exc:
+        log(hook.directory, hook.event, f"no hint kept: {type(exc).__name__}: {exc}")
 
 
 def _answer(
-    hook: Call, wanted: list[Entry], env: Mapping[str, str], started: float, out: Streams
+    hook: Call,
+    wanted: list[Entry],
+    env: Mapping[str, str],
+    started: float,
+    out: Streams,
+    observation: Observation | None = None,
 ) -> int:
     """Run the handlers, write their answer to `out`, then run its commits and record the
     turn; returns the exit code the answer asks for."""
     event, directory = hook.event, hook.directory
     try:
-        results = _handle(hook, wanted, env, started + HANDLERS_TOTAL_S)
+        results = _handle(hook, wanted, env, started + HANDLERS_TOTAL_S, observation)
         reply = answer(event, results, hook.harness)
     except BaseException as exc:  # even SystemExit or Ctrl-C: nothing may reach the agent
         log(directory, event, f"{type(exc).__name__}: {exc}")
+        if observation is not None:
+            observation.spoke = True
         return 0
+    if observation is not None and (results or reply.reply.output or reply.reply.error):
+        observation.spoke = True
     for note in reply.notes:
         log(directory, event, note)
     written = bool(reply.reply) and _write(directory, event, reply.reply, out)
@@ -275,10 +303,16 @@ def _logger(directory: str | None, event: str) -> Callable[[str], None]:
 
 
 def _handle(
-    hook: Call, wanted: list[Entry], env: Mapping[str, str], deadline: float
+    hook: Call,
+    wanted: list[Entry],
+    env: Mapping[str, str],
+    deadline: float,
+    observation: Observation | None = None,
 ) -> list[tuple[str, Result]]:
     """Each handler that serves this call, within min(its budget, what is left), told the
-    room the answer's context has left for it (`Call.room`)."""
+    room the answer's context has left for it (`Call.room`); under an `observation`, each
+    handler's reads are noted as its own, and one that failed or overran marks it spoken
+    (a hint must not stand for an answer that was not given)."""
     cap = _cap(hook, env.get("DSHKIT_HOOK_BUDGET_S") or "inf")  # lower for every handler
     results: list[tuple[str, Result]] = []
     for entry in wanted:
@@ -291,18 +325,27 @@ def _handle(
             continue
         seconds = min(entry.budget, cap, left)
         hook.room = room_after(hook.event, _contexts(results))
+        if observation is not None:
+            observation.begin(entry.handler)
         try:
             result = _within(seconds, _call, entry.handler, hook)
         except _OutOfTime:
+            if observation is not None:
+                observation.spoke = True
             message = f"handler {entry.handler} took more than {seconds:g} s"
             log(hook.directory, hook.event, message)
             _failed_closed(results, entry, hook, f"判断超过了 {seconds:g} 秒的时限")
             continue
         except (Exception, SystemExit) as exc:
+            if observation is not None:
+                observation.spoke = True
             message = f"handler {entry.handler} failed: {type(exc).__name__}: {exc}"
             log(hook.directory, hook.event, message)
             _failed_closed(results, entry, hook, f"判断时出错（{type(exc).__name__}）")
             continue
+        finally:
+            if observation is not None:
+                observation.end()
         if result is None:
             continue
         if not isinstance(result, dict):

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import IO, Any
 
+LEAN_EVENTS = ("UserPromptSubmit", "SessionStart")  # (lean.LEAN_EVENTS: answered from a hint)
 _KEY = b'"tool_name"'
 _BLANKS = (b" ", b"\t", b"\r", b"\n")  # JSON whitespace
 
@@ -48,7 +49,7 @@ def main(argv: list[str]) -> int:
     """`dshkit hook ARGV` in a process of its own: `call` with the process's own stdin,
     stdout, stderr, environment and directory."""
     out, err = getattr(sys.stdout, "buffer", None), getattr(sys.stderr, "buffer", None)
-    return call(argv, sys.stdin, out, err, os.environ)
+    return call(argv, sys.stdin, out, err, os.environ, detach=True)
 
 
 def call(
@@ -58,6 +59,8 @@ def call(
     stderr: IO[bytes] | None,
     env: Mapping[str, str],
     cwd: str | None = None,
+    *,
+    detach: bool = False,
 ) -> int:
     """One hook call: `argv` (EVENT [--state-dir DIR]), the payload read from `stdin` (its file
     descriptor, as a harness's pipe is read), the answer written to `stdout` and `stderr`
@@ -65,15 +68,18 @@ def call(
     the environment `env` and the directory `cwd` (None: this process's). The handlers read
     both as any code does (HOME, `~`, a command's directory), so an environment or directory
     other than the process's own is made the process's for the call and put back after it (a
-    caller's other threads see it meanwhile). Its exit code, the answer's."""
+    caller's other threads see it meanwhile). A call answered from its hint (`hooks.lean`)
+    leaves the handlers it skipped to a detached process when `detach` (the process's entry),
+    else runs them here once it answered (the tests: nothing outlives the call). Its exit
+    code, the answer's."""
     if env is os.environ and cwd is None:  # the process's own (main): nothing to swap
-        return _call(argv, stdin, stdout, stderr)
+        return _call(argv, stdin, stdout, stderr, detach)
     saved, here = dict(os.environ), os.getcwd()
     try:
         _environ(dict(env))
         if cwd is not None:
             os.chdir(cwd)
-        return _call(argv, stdin, stdout, stderr)
+        return _call(argv, stdin, stdout, stderr, detach)
     finally:
         os.chdir(here)
         _environ(saved)
@@ -87,7 +93,11 @@ def _environ(wanted: dict[str, str]) -> None:
 
 
 def _call(
-    argv: list[str], stdin: IO[Any] | None, stdout: IO[bytes] | None, stderr: IO[bytes] | None
+    argv: list[str],
+    stdin: IO[Any] | None,
+    stdout: IO[bytes] | None,
+    stderr: IO[bytes] | None,
+    detach: bool = False,
 ) -> int:
     event = argv[0] if argv else ""
     directory = argv[argv.index("--state-dir") + 1] if "--state-dir" in argv[:-1] else None
@@ -133,6 +143,15 @@ def _call(
         return unread(event, closed, len(raw), short, os.environ, directory, out, problem, raw)
     wanted = [entry for entry in wanted if entry.quiet is None or not entry.quiet(state, raw)]
     if wanted and _wanted(wanted, raw):
+        if event in LEAN_EVENTS and not problem:
+            from .lean import Observation, answer
+
+            if answer(event, wanted, raw, state, os.environ, detach):
+                return 0
+            from .dispatch import run
+
+            with Observation(state) as seen:
+                return run(event, wanted, raw, os.environ, directory, (stdout, stderr), "", seen)
         from .dispatch import run
 
         return run(event, wanted, raw, os.environ, directory, (stdout, stderr), problem)

@@ -104,6 +104,24 @@ def on_prompt(call: Call) -> Answer | None:
     return Answer("optimizer", f"{label}\n{run.output}", notice=notice)
 
 
+def words_free(call: Call) -> list[str] | None:
+    """For the lean foreground (`dshkit.hooks.lean`): when `on_prompt`'s answer to this
+    session's prompts does not depend on their words, the prefixes of the words it would
+    still answer (its marks, after dshkit's prefix); None when the words matter (a tier that
+    may ask a model). With the tier off every other prompt goes on as typed: no answer."""
+    from .strategies import PASSTHROUGH_TIER
+
+    key = (call.harness, call.session_id) if call.harness_info and call.session_id else None
+    harness = call.harness if call.harness_info else None
+    service = OptimizerService(call.state_dir, busy_timeout=STORE_BUSY_TIMEOUT_S)
+    given_cwd = call.payload.get("cwd")
+    cwd = given_cwd if isinstance(given_cwd, str) and given_cwd else None
+    settings = service.settings(typed_in=key, project=cwd)
+    if settings.tier != PASSTHROUGH_TIER:
+        return None
+    return [settings.skip_prefix_for(harness)]
+
+
 def _why(run: Run, limit: float, stall_s: float) -> str:
     """Why the raw words went on, for the person, with how long they waited (`limit`: the
     seconds the prompt could wait, the budget or the timeout, whichever is shorter)."""

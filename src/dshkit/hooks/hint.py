@@ -1,0 +1,264 @@
+"""Answer hints: one small precomputed file per (event, session) that lets the next
+call of that event be answered without loading the handlers, and is used only while
+everything it was computed from is as it was.
+
+A hint holds the answer's bytes (stdout, stderr, exit code) and its key: the payload's fields
+but the ones named as free (a prompt's words), the environment variables it read (present or
+absent), the files it read (each one's inode, size and mtime, or that it was not there) and
+the store's rows it read (each as a query, its parameters and a digest of its rows, run again
+read-only). Whoever writes a hint names what the answer depended on; `read` returns the answer
+only when every part of the key is the same now, and None when anything differs, is missing
+or cannot be read (then the caller takes the full path). Hints live in `<state dir>/hints/`,
+owner-only (0700 directory, 0600 files), written whole (a reader never sees half of one).
+
+On the hot path: `read` imports, only for a hint naming store rows, `_sqlite3`; nothing else
+beyond what the entry point already holds.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .protocol import dumps, loads
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+
+HINT_DIR = "hints"
+FORMAT = 1  # a hint of another format is not read
+DB_NAME = "dshkit.db"  # (store.DB_NAME, not imported on the hot path)
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
+MAX_ROWS_TEXT = 1 << 16  # one query's rows in a hint, as text; more: no hint
+MAX_NAME = 160  # a session id longer than this gets no hint (a file name must stay short)
+
+
+# The variables a hint holds to (all of them, set or not, by these prefixes): dshkit's own,
+# the harnesses' and where configuration lives.
+ENV_PREFIXES = ("DSHKIT_", "DSH_", "CLAUDE", "CODEX", "XDG_", "HOME")
+
+
+class Reply:
+    """A hinted answer: what goes to stdout and stderr (bytes), and the exit code; the
+    handlers it answers for (as the hint names them)."""
+
+    __slots__ = ("code", "error", "handlers", "harness", "output")
+
+    def __init__(
+        self,
+        output: bytes = b"",
+        error: bytes = b"",
+        code: int = 0,
+        handlers: list[str] | None = None,
+    ) -> None:
+        self.output = output
+        self.error = error
+        self.code = code
+        self.handlers = handlers or []
+        self.harness = ""  # the harness the hint was written for (`read` sets it)
+
+
+def env_key(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables of `env` a hint holds to (`ENV_PREFIXES`)."""
+    return {name: value for name, value in env.items() if name.startswith(ENV_PREFIXES)}
+
+
+def path(state: str, event: str, harness: str | None, session: str) -> str | None:
+    """The hint file of one session's next `event` (None: a session id no file can be named
+    by, which then gets no hint)."""
+    name = f"{event}.{session}"  # (the harness is in it: see `read`)
+    if not session or len(name) > MAX_NAME or not _SAFE.issuperset(name):
+        return None
+    return os.path.join(state, HINT_DIR, name)
+
+
+def stat_key(name: str) -> list[int] | None:
+    """A file as the key holds it: inode, size, mtime in ns (None: not there)."""
+    try:
+        found = os.stat(name)
+    except OSError:
+        return None
+    return [found.st_ino, found.st_size, found.st_mtime_ns]
+
+
+def digest(rows: Iterable[Any]) -> str:
+    """Rows as the key holds them: order-free (sorted by their repr), whole (no checksum: no
+    collision can take a hint for another state, and `zlib` is not loaded; a hint is as
+    private as the store, and stays small: the rows a prompt reads are few). ValueError past
+    MAX_ROWS_TEXT characters: such a hint is not kept."""
+    text = "\n".join(sorted(repr(tuple(row)) for row in rows))
+    if len(text) > MAX_ROWS_TEXT:
+        raise ValueError(f"rows over {MAX_ROWS_TEXT} characters")
+    return text
+
+
+def query_rows(state: str, sql: str, params: list[Any]) -> list[Any]:
+    """The rows of `sql` in the store, read-only (never creating or changing it)."""
+    return queries_rows(state, [(sql, params)])[0]
+
+
+def queries_rows(state: str, queries: list[tuple[str, list[Any]]]) -> list[list[Any]]:
+    """The rows of each query in the store, read-only, in one read transaction (one state of
+    the store for all of them)."""
+    if not queries:
+        return []
+    import _sqlite3  # the C module alone: `sqlite3` itself imports datetime and more
+
+    db = os.path.join(state, DB_NAME)
+    if not os.path.exists(db):
+        raise FileNotFoundError(db)
+    uri = "file:" + db.replace("%", "%25").replace("?", "%3f").replace("#", "%23") + "?mode=ro"
+    connection = _sqlite3.connect(uri, uri=True, timeout=1.0, isolation_level=None)
+    try:
+        connection.execute("BEGIN")
+        return [list(connection.execute(sql, params).fetchall()) for sql, params in queries]
+    finally:
+        connection.close()
+
+
+def write(
+    state: str,
+    event: str,
+    harness: str,
+    session: str,
+    payload: Mapping[str, Any],
+    reply: Reply,
+    *,
+    free: Iterable[str] = (),
+    env: Mapping[str, str] | None = None,
+    files: Iterable[str] = (),
+    queries: Iterable[tuple[str, list[Any]]] = (),
+    handlers: Iterable[str] = (),
+    unprefixed: Mapping[str, list[str]] | None = None,
+) -> bool:
+    """Write the hint of `session`'s next `event`: `reply` from the `handlers` it names, valid
+    while the payload's fields but `free`, dshkit's variables in `env` (`env_key`: one set or
+    unset since voids it), the `files` and the rows of `queries` (SQL, parameters) are as
+    they are now, and no free field of `unprefixed` starts with one of its prefixes. Taken
+    now: call it once what the answer depended on is settled. False when no hint could be
+    written (none is then left)."""
+    from ..paths import private_dir, replace_whole
+
+    target = path(state, event, harness, session)
+    if target is None:
+        return False
+    asked = [(sql, list(ps)) for sql, ps in queries]
+    try:
+        key = {
+            "payload": _fixed(payload, free),
+            "free": sorted(free),
+            "env": env_key(env or {}),
+            "handlers": sorted(handlers),
+            "unprefixed": dict(unprefixed or {}),
+            "files": {name: stat_key(name) for name in files},
+            "queries": [
+                [sql, ps, digest(rows)]
+                for (sql, ps), rows in zip(asked, queries_rows(state, asked), strict=True)
+            ],
+        }
+        hint = {
+            "format": FORMAT,
+            "version": _version(),
+            "event": event,
+            "harness": harness,
+            "session": session,
+            "key": key,
+            "reply": [
+                reply.output.decode("utf-8", "surrogateescape"),
+                reply.error.decode("utf-8", "surrogateescape"),
+                reply.code,
+            ],
+        }
+        from pathlib import Path
+
+        private_dir(Path(state, HINT_DIR))
+        replace_whole(target, dumps(hint))
+    except Exception:  # a hint not written only costs the next call the full path
+        drop(state, event, harness, session)
+        return False
+    return True
+
+
+def read(
+    state: str,
+    event: str,
+    harness: str | None,
+    session: str,
+    payload: Mapping[str, Any],
+    env: Mapping[str, str],
+) -> Reply | None:
+    """The hinted answer to this call when its hint's key holds now, else None (no hint, a
+    broken one, or anything it depended on changed). `harness` None: the one the hint was
+    written for (`Reply.harness`), which is the calling one whenever the key holds: which
+    harness calls is told from the payload's fields (all in the key, the free ones by their
+    presence) and from the harnesses' variables (in the key too), so the lean foreground need
+    not tell it again (that would load `re` for some)."""
+    target = path(state, event, harness, session)
+    if target is None:
+        return None
+    try:
+        with open(target, "rb") as handle:
+            hint = loads(handle.read())
+        if (hint["format"], hint["event"], hint["session"]) != (FORMAT, event, session):
+            return None
+        if hint["version"] != _version():  # another dshkit's handlers may answer otherwise
+            return None
+        if not isinstance(hint["harness"], str) or harness not in (None, hint["harness"]):
+            return None
+        key = hint["key"]
+        if key["payload"] != _fixed(payload, key["free"]):
+            return None
+        if env_key(env) != key["env"]:
+            return None
+        for name, prefixes in key["unprefixed"].items():
+            value = payload.get(name)
+            if not isinstance(value, str) or value.startswith(tuple(prefixes)):
+                return None
+        if any(stat_key(name) != held for name, held in key["files"].items()):
+            return None
+        asked = [(sql, params) for sql, params, _ in key["queries"]]
+        found = queries_rows(state, asked)
+        if [digest(rows) for rows in found] != [held for _, _, held in key["queries"]]:
+            return None
+        output, error, code = hint["reply"]
+        if not (isinstance(output, str) and isinstance(error, str) and type(code) is int):
+            return None
+        handlers = key["handlers"]
+        if not (isinstance(handlers, list) and all(isinstance(h, str) for h in handlers)):
+            return None
+        hinted = Reply(
+            output.encode("utf-8", "surrogateescape"),
+            error.encode("utf-8", "surrogateescape"),
+            code,
+            handlers,
+        )
+        hinted.harness = hint["harness"]
+        return hinted
+    except Exception:  # missing, broken or unreadable: the full path answers
+        return None
+
+
+def drop(state: str, event: str, harness: str, session: str) -> None:
+    """Remove the hint of `session`'s next `event`, if there is one."""
+    target = path(state, event, harness, session)
+    if target is not None:
+        try:
+            os.unlink(target)
+        except OSError:  # (no contextlib: the hot path)
+            return
+
+
+def _fixed(payload: Mapping[str, Any], free: Iterable[str]) -> Any:
+    """The payload's fields as a hint holds them: as JSON values (a round trip through the
+    writer, so a dict read back compares equal), those of `free` by their presence alone."""
+    skipped = set(free)  # (held by their presence alone)
+    held = {name: True if name in skipped else value for name, value in payload.items()}
+    return loads(dumps(held))
+
+
+def _version() -> str:
+    """The dshkit release a hint was written by (the package is loaded already)."""
+    from .. import __version__
+
+    return __version__

@@ -1,0 +1,337 @@
+"""The lean foreground: a prompt or a session's start answered from the session's hint
+(`hooks.hint`), without loading a handler, while everything that answer depended on holds.
+
+A hint is only ever "nothing to say", and is made from an observed run of the real handlers:
+after a full call that said nothing (in the foreground, once the answer was written), and after
+each call the hint answered (in a detached step, `hooks.after`, which runs the handlers the
+foreground skipped, so what they do besides answering still happens). While they run, an
+`Observation` records what they read: the store's rows (every SELECT of every connection, with
+its parameters, run again read-only to key the hint), the files they opened, listed or looked
+at, and which handlers read the prompt's words. The hint is kept only when no handler said
+anything, failed or overran, and the words were read by no handler but one whose descriptor
+says for which words its answer would not be "nothing" (`plugins.Hook.words`: the optimizer
+with its tier off answers nothing but a prompt starting with its prefix); the key holds every
+other payload field and dshkit's variables. A handler whose answer depends on what moves at
+every call (graft's watermark reads the transcript) is answered in the foreground by the check
+its descriptor names (`plugins.Hook.live`): when that cannot say "nothing", the full path
+runs. A hint that turns out wrong (the detached step's handlers said something after all) is
+dropped and logged; nothing was committed, so what was owed is owed still, and the next event
+carries it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from . import hint
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+    from ..hookio import Call
+    from ..hookspec import Entry
+
+LEAN_EVENTS = ("UserPromptSubmit", "SessionStart")
+FREE = "prompt"  # the one payload field a hint may hold for any value (see `guards`)
+AFTER = "dshkit.hooks.after"  # the detached step's module
+_STORE_FILES = ("dshkit.db", "dshkit.db-wal", "dshkit.db-shm", "dshkit.db-journal")
+_CODE_SUFFIXES = (".py", ".pyc", ".so", ".pth", ".pyi")
+
+
+def _named(reference: str) -> Any:
+    """The function "module:function" names, imported now."""
+    module, _, name = reference.partition(":")
+    __import__(module)
+    return getattr(sys.modules[module], name)
+
+
+def live() -> dict[str, str]:
+    """Handler → the check the foreground runs in its place (`plugins.Hook.live`)."""
+    from ..plugins import hooks
+
+    return {hook.handler: hook.live for hook in hooks() if hook.live}
+
+
+def guards() -> dict[str, str]:
+    """Handler → what says for which words it answers (`plugins.Hook.words`)."""
+    from ..plugins import hooks
+
+    return {hook.handler: hook.words for hook in hooks() if hook.words}
+
+
+# -- the foreground ----------------------------------------------------------------------------
+
+
+def answer(
+    event: str,
+    wanted: list[Entry],
+    raw: bytes,
+    state: str,
+    env: Mapping[str, str],
+    detach: bool = True,
+) -> bool:
+    """Whether this call is answered from its session's hint ("nothing to say", exit 0): then
+    the handlers the foreground skipped are started in a detached step (`detach`; else run
+    here, now: the tests' calls in their own process). False: the full path answers (and
+    nothing was done here)."""
+    if event not in LEAN_EVENTS:
+        return False
+    try:
+        from .protocol import loads
+
+        payload = loads(raw)
+        if not isinstance(payload, dict):
+            return False
+        session = str(payload.get("session_id") or "")
+        found = hint.read(state, event, None, session, payload, env)  # (its harness: ours)
+        checks = live()
+        covered = sorted(entry.handler for entry in wanted if entry.handler not in checks)
+        if found is None or found.output or found.error or found.code:
+            return False
+        if found.handlers != covered:
+            return False
+        own = [checks[entry.handler] for entry in wanted if entry.handler in checks]
+        if not all(_named(check)(state, payload) for check in own):
+            return False
+    except Exception:  # anything at all: the full path answers
+        return False
+    if not detach:
+        from .after import step
+
+        step(event, state, raw)
+        return True
+    try:
+        after(event, raw, state)
+    except Exception as exc:  # answered: what the handlers do besides is done here, then
+        from .after import step
+        from .log import log
+
+        log(state, event, f"hint step not started ({type(exc).__name__}: {exc}): run here")
+        step(event, state, raw)
+    return True
+
+
+def after(event: str, raw: bytes, state: str) -> None:
+    """Start the detached step for this call: `python -m dshkit.hooks.after EVENT STATE FILE`,
+    the payload in an owner-only file of the hints directory (it removes it), in a session of
+    its own, its standard streams on /dev/null (a harness waiting on our stdout or killing our
+    group must not wait for it, nor kill it)."""
+    folder = os.path.join(state, hint.HINT_DIR)  # (there: the hint was read from it)
+    name = os.path.join(folder, f"payload.{event}.{os.getpid()}.{os.urandom(4).hex()}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    descriptor = os.open(name, flags, 0o600)
+    try:
+        os.write(descriptor, raw)  # (a regular file: written whole)
+    finally:
+        os.close(descriptor)
+    null = os.devnull
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
+    ]
+    argv = [sys.executable, "-m", AFTER, event, state, name]
+    os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
+
+
+# -- observing a run -------------------------------------------------------------------------------
+
+_observing: list[Observation] = []  # the observation under way (one per process at a time)
+_hooked = False
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if not _observing:
+        return
+    seen = _observing[-1]
+    if seen.handler is None:
+        return
+    if event == "open":
+        name, mode = args[0], args[1]
+        if isinstance(name, str) and (mode is None or not any(c in mode for c in "wax+")):
+            seen.file(name)
+    elif event in ("os.listdir", "os.scandir"):
+        name = args[0]
+        seen.file(os.fsdecode(name) if isinstance(name, str | bytes) else ".")
+
+
+class _Payload(dict):  # type: ignore[type-arg]
+    """A payload that notes which handler read its free field."""
+
+    observation: Observation
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.observation.read(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: Any) -> Any:
+        self.observation.read(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self.observation.read(key)
+        return super().__contains__(key)
+
+    def __iter__(self) -> Any:
+        self.observation.read(FREE)
+        return super().__iter__()
+
+    def items(self) -> Any:
+        self.observation.read(FREE)
+        return super().items()
+
+    def values(self) -> Any:
+        self.observation.read(FREE)
+        return super().values()
+
+    def copy(self) -> dict[Any, Any]:
+        self.observation.read(FREE)
+        return dict(super().items())
+
+
+class Observation:
+    """What the handlers of one call read (see the module docstring); `spoke`, whether any
+    said something, failed or overran (then no hint is kept)."""
+
+    def __init__(self, state: str) -> None:
+        self.state = state
+        self.handler: str | None = None
+        self.files: set[str] = set()
+        self.statements: list[str] = []
+        self.readers: set[str] = set()  # handlers that read the free field
+        self.spoke = False
+        self._stat: Callable[..., Any] | None = None
+        self._connect: Callable[..., Any] | None = None
+        self._live = live()
+        skipped = {os.path.join(state, name) for name in _STORE_FILES}
+        # The state directory itself is looked at as a store opens (its mode), and its mtime
+        # moves with every file made in it: none of it is an answer's input.
+        skipped.update((os.path.join(state, "hooks.log"), os.path.abspath(state)))
+        self._skipped = skipped
+        self._code = tuple(
+            {os.path.dirname(os.path.dirname(os.path.abspath(__file__))), sys.prefix}
+            | {sys.base_prefix, sys.exec_prefix}
+        )
+
+    def __enter__(self) -> Observation:
+        global _hooked
+        if not _hooked:
+            sys.addaudithook(_audit)
+            _hooked = True
+        _observing.append(self)
+        real = os.stat
+        self._stat = real
+
+        def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
+            if self.handler is not None and isinstance(path, str | bytes | os.PathLike):
+                self.file(os.fsdecode(path))
+            return real(path, *args, **kwargs)
+
+        os.stat = stat  # what os.path.exists, isfile and pathlib look at (not the importer)
+        import sqlite3  # every connection the handlers open traces its statements here
+
+        connect = sqlite3.connect
+        self._connect = connect
+
+        def traced(*args: Any, **kwargs: Any) -> Any:
+            connection = connect(*args, **kwargs)
+            connection.set_trace_callback(self.statement)
+            return connection
+
+        sqlite3.connect = traced
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._stat is not None:
+            os.stat = self._stat
+        if self._connect is not None:
+            import sqlite3
+
+            sqlite3.connect = self._connect
+        if self in _observing:
+            _observing.remove(self)
+
+    def begin(self, handler: str) -> None:
+        self.handler = None if handler in self._live else handler
+
+    def end(self) -> None:
+        self.handler = None
+
+    def payload(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        wrapped = _Payload(payload)
+        wrapped.observation = self
+        return wrapped
+
+    def read(self, key: object) -> None:
+        if key == FREE and self.handler is not None:
+            self.readers.add(self.handler)
+
+    def file(self, name: str) -> None:
+        name = os.path.abspath(name)
+        if name in self._skipped or name.endswith(_CODE_SUFFIXES):
+            return
+        if name.startswith(self._code) or name.startswith(os.path.join(self.state, hint.HINT_DIR)):
+            return
+        self.files.add(name)
+
+    def statement(self, sql: str) -> None:
+        if self.handler is not None and sql.lstrip()[:6].upper() == "SELECT":
+            self.statements.append(sql)
+
+    def keep(
+        self, call: Call, handlers: list[str], env: Mapping[str, str], log: Callable[[str], None]
+    ) -> bool:
+        """Write the call's session's hint of "nothing to say" from what was observed, when it
+        may be kept (see the module docstring); else drop the one there. Whether one was."""
+        state, event, harness, session = self.state, call.event, call.harness, call.session_id
+        covered = sorted(name for name in handlers if name not in self._live)
+        prefixes: list[str] = []
+        kept = not self.spoke and bool(session)
+        # A payload without the free field (a start's) holds to its absence: its readers
+        # read nothing that could differ.
+        present = isinstance(call.payload, dict) and dict.__contains__(call.payload, FREE)
+        for reader in sorted(self.readers) if kept and present else ():
+            guard = guards().get(reader)
+            if guard is None:
+                kept = False
+                break
+            self.begin(reader)
+            try:
+                free = _named(guard)(call)
+            except Exception as exc:
+                log(f"no hint kept: {guard} failed: {type(exc).__name__}: {exc}")
+                free = None
+            finally:
+                self.end()
+            if free is None:
+                kept = False
+                break
+            prefixes.extend(free)
+        if not kept:
+            hint.drop(state, event, harness, session)
+            return False
+        payload = dict(call.payload.items()) if isinstance(call.payload, dict) else {}
+        statements = sorted(set(self.statements))
+        return hint.write(
+            state,
+            event,
+            harness,
+            session,
+            payload,
+            hint.Reply(),
+            free=(FREE,) if present else (),
+            env=env,
+            files=sorted(self.files),
+            queries=[(sql, []) for sql in statements],
+            handlers=covered,
+            unprefixed={FREE: sorted(set(prefixes))} if prefixes else None,
+        )
+
+
+def observed(call: Call, observation: Observation) -> Call:
+    """`call` with its payload noting who reads its words (for the observed run)."""
+    call.payload = observation.payload(call.payload)
+    return call

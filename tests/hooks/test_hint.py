@@ -1,0 +1,173 @@
+"""Answer hints (dshkit.hooks.hint): used only while everything they were computed from holds,
+never when anything changed, and a missing or broken one is no answer (the full path runs)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dshkit.hooks import hint
+from dshkit.store import Store
+
+EVENT, HARNESS, SESSION = "UserPromptSubmit", "claude", "c1"
+SQL = "SELECT key, value FROM meta WHERE key LIKE 'test.%'"
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    state = tmp_path / "state"
+    with Store(state) as store:
+        store.db.execute("INSERT INTO meta (key, value) VALUES ('test.a', '1')")
+    return state
+
+
+def payload(**extra: Any) -> dict[str, Any]:
+    return {"session_id": SESSION, "cwd": "/p", "prompt": "fix it", **extra}
+
+
+def written(state: Path, config: Path, reply: hint.Reply | None = None) -> None:
+    assert hint.write(
+        str(state),
+        EVENT,
+        HARNESS,
+        SESSION,
+        payload(),
+        reply or hint.Reply(b'{"a": "\xe4\xb8\xad"}', b"", 0),
+        free=("prompt",),
+        env={"DSHKIT_X": "1", "PATH": "/bin"},
+        files=(str(config),),
+        queries=((SQL, []),),
+    )
+
+
+def read(state: Path, env: dict[str, str] | None = None, **extra: Any) -> hint.Reply | None:
+    return hint.read(
+        str(state),
+        EVENT,
+        HARNESS,
+        SESSION,
+        payload(**extra),
+        {"DSHKIT_X": "1"} if env is None else env,
+    )
+
+
+def test_a_hint_answers_while_its_key_holds_whatever_the_free_fields_say(
+    state: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[optimizer]\n")
+    written(state, config)
+    found = read(state, prompt="another prompt altogether")
+    assert found is not None
+    assert (found.output, found.error, found.code) == (b'{"a": "\xe4\xb8\xad"}', b"", 0)
+    target = hint.path(str(state), EVENT, HARNESS, SESSION)
+    assert target is not None
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(os.path.dirname(target)).st_mode) == 0o700
+
+
+def test_a_hint_is_never_used_once_what_it_depended_on_changed(state: Path, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[optimizer]\n")
+    written(state, config)
+    assert read(state) is not None
+    # Each change alone voids it: a payload field, a variable set or unset, a file, a row.
+    assert read(state, cwd="/q") is None
+    assert read(state, permission_mode="plan") is None
+    assert read(state, {"DSHKIT_X": "2"}) is None
+    assert read(state, {}) is None
+    assert read(state, {"DSHKIT_X": "1", "DSHKIT_CAPABILITY": "off"}) is None
+    assert read(state, {"DSHKIT_X": "1", "PATH": "/usr/bin"}) is not None  # not dshkit's
+    config.write_text("[optimizer]\ntier = 'fast'\n")  # same size or not: a new mtime
+    assert read(state) is None
+    written(state, config)
+    config.unlink()
+    assert read(state) is None
+    config.write_text("[optimizer]\ntier = 'fast'\n")
+    written(state, config)
+    assert read(state) is not None
+    with Store(state) as store:  # a row changed in place: same count, same ids
+        store.db.execute("UPDATE meta SET value = '2' WHERE key = 'test.a'")
+    assert read(state) is None
+    written(state, config)
+    with Store(state) as store:
+        store.db.execute("INSERT INTO meta (key, value) VALUES ('test.b', '1')")
+    assert read(state) is None
+    written(state, config)
+    with Store(state) as store:  # rows it did not read change nothing
+        store.db.execute("INSERT INTO meta (key, value) VALUES ('other', '1')")
+    assert read(state) is not None
+    # Without its free field the payload is another one (the field is held by its presence).
+    assert (
+        hint.read(
+            str(state),
+            EVENT,
+            HARNESS,
+            SESSION,
+            {"session_id": SESSION, "cwd": "/p"},
+            {"DSHKIT_X": "1"},
+        )
+        is None
+    )
+    # Asked without a harness, a hint answers as the harness it was written for.
+    found = hint.read(str(state), EVENT, None, SESSION, payload(), {"DSHKIT_X": "1"})
+    assert found is not None and found.harness == HARNESS
+    # Another session's or event's or harness's hint is not this one's.
+    assert hint.read(str(state), EVENT, HARNESS, "c2", payload(), {"DSHKIT_X": "1"}) is None
+    assert (
+        hint.read(str(state), "SessionStart", HARNESS, SESSION, payload(), {"DSHKIT_X": "1"})
+        is None
+    )
+    assert hint.read(str(state), EVENT, "codex", SESSION, payload(), {"DSHKIT_X": "1"}) is None
+
+
+def test_a_missing_broken_or_unnamable_hint_is_no_answer(state: Path, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("")
+    assert read(state) is None  # none written
+    written(state, config)
+    target = hint.path(str(state), EVENT, HARNESS, SESSION)
+    assert target is not None
+    data = Path(target).read_bytes()
+    older = data.replace(b'"version": "', b'"version": "0.0.0-older-')
+    for broken in (
+        older,
+        data[: len(data) // 2],
+        b"",
+        b"[]",
+        data.replace(b'"format": 1', b'"format": 9'),
+    ):
+        Path(target).write_bytes(broken)
+        assert read(state) is None
+    Path(target).write_bytes(data)
+    assert read(state) is not None
+    # The store gone: its rows cannot be read, so the hint cannot hold.
+    for name in os.listdir(state):
+        if name.startswith("dshkit.db"):
+            os.unlink(state / name)
+    assert read(state) is None
+    # A session id no file can be named by gets no hint at all.
+    for session in ("", "../x", "a/b", "x" * 200):
+        assert hint.path(str(state), EVENT, HARNESS, session) is None
+        assert not hint.write(str(state), EVENT, HARNESS, session, {}, hint.Reply())
+
+
+def test_a_hint_that_cannot_be_keyed_is_not_written(state: Path, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    written(state, config)
+    assert read(state) is not None
+    bad = hint.write(
+        str(state),
+        EVENT,
+        HARNESS,
+        SESSION,
+        payload(),
+        hint.Reply(),
+        queries=(("SELECT x FROM nowhere", []),),
+    )
+    assert not bad
+    assert read(state) is None  # the old one is gone too: it may be what changed

@@ -1,0 +1,156 @@
+"""The lean foreground (dshkit.hooks.lean): a prompt or a start answered from its session's
+hint gets byte for byte what the full path gives, whatever changed between the calls; a hint
+that turns out wrong is caught by the step after it, and nothing it skipped is lost."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from dshkit.hooks import hint, lean
+from dshkit.optimizer import OptimizerService
+from dshkit.store import PROFILE_DELIVERY, Store
+
+from ..support.cli import environment, hook_here, state_of
+from ..support.hooks import claude, dsh
+from ..support.profile import PROFILE, effective, store_version
+
+OFF = {"DSHKIT_CAPABILITY": "off"}
+
+
+class Home:
+    """A home whose hook calls are counted by how they were answered; `hinted` False drops
+    every hint before each call (the full path answers all of them)."""
+
+    def __init__(self, root: Path, hinted: bool) -> None:
+        self.root, self.hinted = root, hinted
+        self.state = state_of(root)
+        with Store(self.state) as store:
+            store_version(store, PROFILE)
+        (root / "p").mkdir()
+        self.config("off")
+        self.lean = 0
+
+    def config(self, tier: str) -> None:
+        (self.state / "config.toml").write_text(f'[optimizer]\ntier = "{tier}"\n')
+
+    def call(self, event: str, payload: dict[str, Any], **env: str) -> bytes:
+        """The hook's stdout, as the harness reads it (it exits 0, says nothing on stderr)."""
+        if not self.hinted:
+            shutil.rmtree(self.state / hint.HINT_DIR, ignore_errors=True)
+        variables = environment(self.root, {**OFF, **env})
+        code, out, err = hook_here([event], variables, orjson.dumps(payload))
+        assert code == 0 and err == b"", err
+        return out
+
+    def raws(self) -> list[str]:
+        return [run.raw for run in reversed(OptimizerService(self.state).runs(50).runs)]
+
+
+@pytest.fixture
+def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Home, Home]:
+    both = (Home(tmp_path / "a", True), Home(tmp_path / "b", False))
+    answer = lean.answer
+
+    def counted(event: str, wanted: Any, raw: bytes, state: str, *args: Any) -> bool:
+        said = answer(event, wanted, raw, state, *args)
+        for home in both:
+            if said and state == str(home.state):
+                home.lean += 1
+        return said
+
+    monkeypatch.setattr(lean, "answer", counted)
+    return both
+
+
+def context(out: bytes) -> str:
+    """The context an answer carries ("" for none)."""
+    found = orjson.loads(out).get("hookSpecificOutput", {}) if out else {}
+    return str(found.get("additionalContext") or "")
+
+
+def start(home: Home, **extra: Any) -> dict[str, Any]:
+    return claude("c1", **{"source": "startup", "cwd": str(home.root / "p"), **extra})
+
+
+def prompt(home: Home, words: str, **extra: Any) -> dict[str, Any]:
+    payload = start(home, hook_event_name="UserPromptSubmit", prompt=words, **extra)
+    payload.pop("source")
+    return payload
+
+
+def scenario(home: Home) -> list[bytes]:
+    """A Claude Code session's events, and the config changed between them: what each said."""
+    said = [home.call("SessionStart", start(home))]  # the profile, delivered
+    for words in ("fix the build", "and the tests", "》ok", "go on", "more"):  # 》ok: a mark
+        said.append(home.call("UserPromptSubmit", prompt(home, words)))
+    home.config("basic")  # a tier that asks a model (none is configured)
+    said.append(home.call("UserPromptSubmit", prompt(home, "now refine this")))
+    home.config("off")
+    for words in ("plain again", "still plain"):
+        said.append(home.call("UserPromptSubmit", prompt(home, words)))
+    said.append(home.call("UserPromptSubmit", prompt(home, "plan it", permission_mode="plan")))
+    for source in ("resume", "resume", "compact"):  # a compaction: given again
+        said.append(home.call("SessionStart", start(home, source=source)))
+    return said
+
+
+def test_what_a_hint_answers_is_what_the_full_path_answers(homes: tuple[Home, Home]) -> None:
+    hinted, full = homes
+    said = scenario(hinted)
+    assert said == scenario(full)  # byte for byte
+    # (what they said: the profile twice, the mark's hold)
+    assert context(said[0]) == context(said[12]) == effective(hinted.root)
+    assert b'"decision": "block"' in said[3]
+    assert [i for i, out in enumerate(said) if out] == [0, 3, 12]
+    # The tier that asks a model was not answered from the hint: it failed to find one.
+    assert "no LLM API key" in (hinted.state / "hooks.log").read_text()
+    # Answered from their hints: "and the tests", "more", "still plain", the second resume.
+    assert (hinted.lean, full.lean) == (4, 0)
+    # What the hinted calls skipped was still done: every prompt recorded, in order.
+    assert hinted.raws() == full.raws()
+    assert len(hinted.raws()) == 7  # (a mark and a failed model call record no run)
+
+
+def test_a_dsh_session_is_answered_from_its_hint_between_steps(homes: tuple[Home, Home]) -> None:
+    hinted, full = homes
+    outs = []
+    for home in homes:
+        for words in ("fix it", "step contexts", "more contexts", "and more"):
+            payload = dsh("d1", cwd=str(home.root / "p"), hook_event_name="UserPromptSubmit")
+            outs.append(home.call("UserPromptSubmit", {**payload, "prompt": words}))
+    assert outs[:4] == outs[4:]
+    assert context(outs[0]) == effective(hinted.root)  # the first prompt carries it
+    assert outs[1:4] == [b"", b"", b""]
+    assert hinted.lean >= 2 and full.lean == 0
+
+
+def test_a_hint_that_turns_out_wrong_is_dropped_and_nothing_owed_is_lost(
+    homes: tuple[Home, Home],
+) -> None:
+    home, _ = homes
+    assert context(home.call("SessionStart", start(home))) == effective(home.root)
+    assert home.call("UserPromptSubmit", prompt(home, "one")) == b""
+    target = hint.path(str(home.state), "UserPromptSubmit", "claude", "c1")
+    assert target is not None and Path(target).exists()
+    # A dependency the hint failed to hold (here: its store rows taken out of its key), then
+    # changed: the session's delivery forgotten, so the profile is owed again.
+    held = orjson.loads(Path(target).read_bytes())
+    assert held["key"]["queries"]
+    held["key"]["queries"] = []
+    Path(target).write_bytes(orjson.dumps(held))
+    with Store(home.state) as store:
+        store.db.execute("DELETE FROM deliveries WHERE kind = ?", (PROFILE_DELIVERY,))
+    assert home.call("UserPromptSubmit", prompt(home, "two")) == b""  # the hint answered
+    assert home.lean == 1
+    log = (home.state / "hooks.log").read_text()
+    assert "dshkit.profile.hook:on_prompt had something to say" in log
+    assert not Path(target).exists()
+    # Not delivered, so not recorded: the next prompt carries it.
+    with Store(home.state) as store:
+        assert not store.delivered(("claude", "c1"), PROFILE_DELIVERY)
+    assert context(home.call("UserPromptSubmit", prompt(home, "three"))) == effective(home.root)
