@@ -1419,6 +1419,10 @@ const VERDICT_WORDS = {
   "blank-canvas-0": "A canvas has no size (0 × 0), so nothing can be drawn on it.",
   "blank-canvas": "The canvas stayed blank.",
   unresponsive: "The page stopped responding.",
+  "parse-error": "The browser could not parse the document.",
+  "webgl-error": "WebGL drew nothing: a shader did not compile or no valid program was in use.",
+  "needs-gesture": "The page waits for a person: clicked once, it still showed nothing to judge (not a failure).",
+  "needs-network": "The page needs scripts from the network, which the gate refuses: it could not be judged offline (not a failure).",
 };
 
 function verdictEvidence(v) {
