@@ -42,6 +42,9 @@ def error(text: str, at: float = 2.0, name: str | None = None) -> PageError:
         ("https://cdnjs.cloudflare.com/ajax/libs/howler/2.2.4/howler.min.js", "Howl"),
         ("https://unpkg.com/react-dom@18/umd/react-dom.production.min.js", "ReactDOM"),
         ("https://cdn.jsdelivr.net/npm/simplex-noise@2.4.0/simplex-noise.js", "SimplexNoise"),
+        ("https://cdn.jsdelivr.net/npm/sweetalert2@11", "Swal"),
+        ("https://cdn.jsdelivr.net/npm/katex@0.16.9/dist/contrib/auto-render.min.js",
+         "renderMathInElement"),
     ],
 )  # fmt: skip
 def test_a_refused_script_explains_its_library_s_global(url: str, name: str) -> None:
@@ -88,9 +91,11 @@ def test_a_page_whose_failure_follows_from_a_refused_script_needs_the_network() 
     assert attribute("blank-canvas", [], [THREE], ["inline"]).verdict == NEEDS_NETWORK
     # Its own overlay names the library.
     assert attribute("fatal-overlay", [], [THREE], overlay="Three.js 加载失败").needs_network
-    # An error after a refused script that is not the page's own for certain.
-    unclear = [error("TypeError: Cannot read properties of undefined (reading 'render')")]
-    assert attribute("page-error", unclear, [THREE]).verdict == NEEDS_NETWORK
+    # An error after a refused script that is not the page's own for certain goes with a
+    # caused one.
+    unclear = error("TypeError: Cannot read properties of undefined (reading 'render')")
+    found = attribute("page-error", [caused[0], unclear], [THREE])
+    assert found.verdict == NEEDS_NETWORK and found.unclear == [unclear.text]
     # A page that refused a script is never `ok`: not all of it ran.
     assert attribute("ok", [], [THREE]).verdict == NEEDS_NETWORK
 
@@ -110,6 +115,11 @@ def test_a_real_bug_of_the_page_s_own_keeps_its_verdict() -> None:
     )
     for verdict in ("webgl-error", "parse-error", "unresponsive"):
         assert attribute(verdict, [caused], [THREE], ["inline"]).verdict == verdict
+    # An unclear error alone ties nothing to a refused script that defines nothing the page
+    # calls (Tailwind's CDN): the page's own null lookup is still its failure.
+    tailwind = Refused("https://cdn.tailwindcss.com", 1.0)
+    null = error("TypeError: Cannot set properties of null (setting 'textContent')")
+    assert attribute("page-error", [null], [tailwind]).verdict == "page-error"
     # Nothing refused from the network: nothing changes.
     assert attribute("page-error", [caused], []).verdict == "page-error"
     assert attribute("ok", [], []).verdict == "ok"

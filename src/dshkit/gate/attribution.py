@@ -17,14 +17,16 @@ page is one of:
   undefined`: what a missing library leaves behind as often as a bug of the page's own).
 
 A page with one independent error keeps its verdict: a real bug is still handed back. With
-none, a page that refused a network script is `needs-network` instead of `page-error` or
-`ok` (its scripts did not all run: the gate did not see it work), and instead of a blank
+none, a page that refused a network script is `needs-network` instead of `ok` (its scripts
+did not all run: the gate did not see it work), and instead of `page-error`, a blank
 canvas, a collapsed canvas or its own fatal overlay when something ties that to the refusal
 (a caused error, the page's own script that failed to load because its import was refused,
-an overlay naming the library). A parse error, a stuck thread or a WebGL shader failure is
-the page's own whatever it loads. Stylesheets, fonts, images and fetches never change a
-verdict: a page without its web font still works, and a page that loads one (most do) keeps
-its real bugs.
+an overlay naming the library); unclear errors then go with it. Unclear errors alone tie
+nothing: a styling script (Tailwind's CDN) or an analytics tag defines nothing the page
+calls, and a page's own `Cannot read properties of null` after it is still its bug. A parse
+error, a stuck thread or a WebGL shader failure is the page's own whatever it loads.
+Stylesheets, fonts, images and fetches never change a verdict: a page without its web font
+still works, and a page that loads one (most do) keeps its real bugs.
 """
 
 from __future__ import annotations
@@ -51,6 +53,11 @@ KNOWN_GLOBALS = {
     "tfjs": ("tf",),
     "highlight": ("hljs",),
     "socket": ("io",),
+    "sweetalert": ("swal",),
+    "sweetalert2": ("swal",),
+    "filesaver": ("saveas",),
+    "autorender": ("rendermathinelement",),
+    "lottie": ("bodymovin", "lottie"),
 }
 # URL words that name no library (hosts, folders, builds).
 _PLAIN_WORDS = frozenset({
@@ -196,7 +203,9 @@ def attribute(
     overlay_named = bool(overlay) and any(
         explains(s.url, w) for s in scripts for w in re.findall(r"[\w$.]+", overlay or "")
     )
+    # An unclear error alone ties nothing to the refusal: a styling script (Tailwind's CDN) or
+    # an analytics tag defines nothing the page calls, and its real bug must still go back.
     tied = bool(found.caused) or bool(own_failed) or overlay_named
-    if verdict in ("ok", "page-error") or tied:
+    if verdict == "ok" or tied:
         found.verdict = NEEDS_NETWORK
     return found

@@ -184,6 +184,7 @@ _FAILING = re.compile(FAILURE_WORDS, re.IGNORECASE)
 _GL_MESSAGE = re.compile(r"\bINVALID_[A-Z_]+\b|CONTEXT_LOST|too many errors")
 _STACK_PLACE = re.compile(r"\(?([a-zA-Z][\w+.-]*:[^\s()]+?):(\d+):(\d+)\)?\s*$")
 _REFUSED_FETCH = "uncaught TypeError: Failed to fetch"
+_EXPLAINED_SHOWN = 3  # errors a refused script explains, quoted in its finding
 ERROR_KINDS = ("exception", "console.error", "crash", "navigation")
 
 
@@ -863,10 +864,14 @@ class _Judge:
                 )
         if blame is not None and blame.needs_network:
             for script in blame.scripts:
-                explained = blame.caused.get(script.url, [])
-                what = f"the page needs {script.url}, which the gate refused (no network)"
+                explained = [t.split("\n")[0] for t in blame.caused.get(script.url, [])]
+                what = (
+                    f"the page needs {_short_url(script.url)}, which the gate refused (no network)"
+                )
                 if explained:
-                    what += "; it explains: " + "; ".join(t.split("\n")[0] for t in explained)
+                    more = len(explained) - _EXPLAINED_SHOWN
+                    what += "; it explains: " + "; ".join(explained[:_EXPLAINED_SHOWN])
+                    what += f" and {more} more" if more > 0 else ""
                 add("needs-network", what, None, script.at)
             for src in blame.own_failed:
                 add(
