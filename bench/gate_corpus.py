@@ -9,8 +9,10 @@ cache, later runs read the cache. No network: they load nothing from outside.
 
 A label is what a person would call the page: `ok`, `page-error` (an uncaught error), `blank`
 (the scene never shows: `blank-canvas` and `blank-canvas-0` both count), `unresponsive`, or
-the gate's other verdict names. A false failure is the costly mistake (a whole turn of rework
-for a good page): `ok`'s recall says how often a good page went through.
+the gate's other verdict names (`needs-gesture`, `needs-network`: no failure, each its own
+class; these pages load nothing from a network, so `needs-network` would be a mistake). A
+false failure is the costly mistake (a whole turn of rework for a good page): `ok`'s recall
+says how often a good page went through.
 
     python bench/gate_corpus.py --repo PATH/kcores-llm-arena [--budget 12] [--limit N]
 """

@@ -120,3 +120,19 @@ def test_what_a_session_is_owed(tmp_path: Path) -> None:
         assert delivery.owed(store, ("dsh", "d1")).failed == []  # another session wrote none
         page.write_text("v2")  # a new content is judged afresh
         assert delivery.owed(store, KEY).unjudged == [page]
+
+
+def test_a_page_that_needs_the_network_is_owed_no_rework(tmp_path: Path) -> None:
+    # Its failure follows from a script the gate refused: judged, and nothing goes back.
+    page = tmp_path / "scene.html"
+    page.write_text("<script src='https://cdn.example.com/three.js'></script>")
+    with Store(tmp_path / "state") as store:
+        delivery.note_writes(store, KEY, [page])
+        evidence = '{"verdict": "needs-network", "errors": ["uncaught ReferenceError: THREE"]}'
+        store.db.execute(
+            "INSERT INTO gate_verdicts (at, path, sha256, verdict, recovered, elapsed_ms, "
+            "evidence) VALUES (1, ?, ?, 'needs-network', 0, 10, ?)",
+            (str(page), delivery.content_hash(page), evidence),
+        )
+        owed = delivery.owed(store, KEY)
+        assert owed.failed == [] and owed.unjudged == []

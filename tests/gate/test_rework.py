@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dshkit.gate.judge import HARD_FAILURES, Verdict
-from dshkit.gate.rework import MEANING, instruction
+from dshkit.gate.judge import HARD_FAILURES, VERDICTS, Verdict
+from dshkit.gate.rework import MEANING, NOT_FAILURES, instruction
 
 
 def _verdict(name: str, findings: list[dict[str, Any]], **fields: Any) -> Verdict:
@@ -31,6 +31,8 @@ def _finding(kind: str, what: str, where: str | None, at_ms: int, count: int = 1
 
 def test_every_hard_failure_of_the_judge_has_a_meaning_for_the_agent() -> None:
     assert set(MEANING) == set(HARD_FAILURES)
+    # Every other verdict is no failure: nothing goes back (needs-gesture, needs-network).
+    assert set(NOT_FAILURES) == set(VERDICTS) - HARD_FAILURES
     for name in ("parse-error", "webgl-error"):
         text = instruction([_verdict(name, []).evidence()])
         assert f"判定：{name}（{MEANING[name]}）" in text

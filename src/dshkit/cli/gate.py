@@ -55,8 +55,9 @@ def check(
     state_dir: str | None,
 ) -> None:
     """Judge FILE (.html/.htm/.xhtml/.svg) in headless Chromium: ok, fatal-overlay,
-    parse-error, page-error, blank-canvas-0, webgl-error, blank-canvas, unresponsive or
-    needs-gesture (not a failure: clicked once, still waiting), with what was seen, when
+    parse-error, page-error, blank-canvas-0, webgl-error, blank-canvas, unresponsive,
+    needs-gesture (not a failure: clicked once, still waiting) or needs-network (not a
+    failure: it needs a script the gate refused from the network), with what was seen, when
     and where (--json: the measured verdict with its findings and report). Exits 1 unless
     ok."""
     # SIGTERM ends the run as Ctrl-C does: the browser is closed on the way out.

@@ -27,6 +27,7 @@ import contextlib
 import os
 import re
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,6 +78,9 @@ class Confinement:
         self._counts: Counter[tuple[str, str]] = Counter()
         self._more = 0
         self._seen: set[str] = set()
+        # The scripts refused from the network (a CDN's library, a module's import), each
+        # with when it was first refused (monotonic): what `attribution` weighs errors against.
+        self._scripts: dict[str, float] = {}
 
     def why_refused(self, url: str) -> str | None:
         """None when the page may load `url`, else why it may not."""
@@ -130,6 +134,8 @@ class Confinement:
     def refuse(self, url: str, resource_type: str, reason: str) -> None:
         key = (url, resource_type)
         self._seen.add(url)
+        if resource_type == "script" and reason == NETWORK and len(self._scripts) < MAX_LISTED:
+            self._scripts.setdefault(url, time.monotonic())
         if key not in self._listed and len(self._listed) < MAX_LISTED:
             self._listed[key] = reason
         if key in self._listed:
@@ -159,6 +165,11 @@ class Confinement:
                 kind = "other"
             self.refused_below(url, kind)
         return True
+
+    def network_scripts(self) -> list[tuple[str, float]]:
+        """The scripts refused from the network (the first MAX_LISTED), with when each was
+        first refused (monotonic), in that order."""
+        return list(self._scripts.items())
 
     def evidence(self) -> tuple[list[dict[str, Any]], int]:
         """The refused requests (the first MAX_LISTED distinct ones, in order), and how many

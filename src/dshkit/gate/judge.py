@@ -23,7 +23,10 @@ frames are sampled with it: an embedded page is on screen too.
 Errors are never forgiven: an uncaught exception, an unhandled rejection or a
 `console.error` anywhere in the observation makes the page `page-error`, however well it
 draws afterwards. A load the gate refused is not the page's error (nor the rejection of a
-refused fetch the page left unhandled): it is listed as what the verdict could not see.
+refused fetch the page left unhandled): it is listed as what the verdict could not see. A page
+whose failure follows from a script refused from the network (a CDN's library, a module's
+import), with no error of its own beside it, is `needs-network` (`attribution`): no failure,
+never `ok`.
 
 A sample is bounded by a timeout: a stuck main thread is `unresponsive`, never a hung gate.
 Sampling stops early only when the page has stayed good for a sustained window (it is
@@ -67,7 +70,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..errors import Invalid
 from ..paths import private_dir, private_opener
-from . import probe
+from . import attribution, probe
 from .browser import Browser
 from .wire import VerdictEvidenceJson, VerdictSummaryJson
 
@@ -85,6 +88,7 @@ WEBGL_ERROR = "webgl-error"
 BLANK_CANVAS = "blank-canvas"
 UNRESPONSIVE = "unresponsive"
 NEEDS_GESTURE = "needs-gesture"  # not a failure: the page waits for a person, clicked once
+NEEDS_NETWORK = attribution.NEEDS_NETWORK  # not a failure: it needs a script the gate refused
 VERDICTS = (
     OK,
     FATAL_OVERLAY,
@@ -95,8 +99,9 @@ VERDICTS = (
     BLANK_CANVAS,
     UNRESPONSIVE,
     NEEDS_GESTURE,
+    NEEDS_NETWORK,
 )
-HARD_FAILURES = frozenset(VERDICTS) - {OK, NEEDS_GESTURE}
+HARD_FAILURES = frozenset(VERDICTS) - {OK, NEEDS_GESTURE, NEEDS_NETWORK}
 WAITING = "waiting"  # a sample's state only: a canvas not judged yet (no context, no draw)
 # What each verdict means, for people (the CLI, the console, the evidence's first line).
 MEANING = {
@@ -113,6 +118,9 @@ MEANING = {
     UNRESPONSIVE: "the page's main thread did not answer a sample in time",
     NEEDS_GESTURE: "the page waits for a person's gesture: clicked once the way a person "
     "would, it still showed nothing that can be judged (not a failure)",
+    NEEDS_NETWORK: "the page loads scripts from the network, which the gate refuses: what "
+    "went wrong offline follows from their absence, so it could not be judged offline (not a "
+    "failure; open it with the network to see it work)",
 }
 RECOVERABLE = frozenset({FATAL_OVERLAY, UNRESPONSIVE, WEBGL_ERROR})  # states that can clear
 
@@ -176,6 +184,7 @@ _FAILING = re.compile(FAILURE_WORDS, re.IGNORECASE)
 _GL_MESSAGE = re.compile(r"\bINVALID_[A-Z_]+\b|CONTEXT_LOST|too many errors")
 _STACK_PLACE = re.compile(r"\(?([a-zA-Z][\w+.-]*:[^\s()]+?):(\d+):(\d+)\)?\s*$")
 _REFUSED_FETCH = "uncaught TypeError: Failed to fetch"
+_EXPLAINED_SHOWN = 3  # errors a refused script explains, quoted in its finding
 ERROR_KINDS = ("exception", "console.error", "crash", "navigation")
 
 
@@ -352,6 +361,7 @@ class _Seen:
     where: str | None
     at: float  # monotonic
     message: str | None = None  # an exception's own message (a rejection's reason's)
+    name: str | None = None  # an exception's class (SyntaxError), when known
 
 
 class _Judge:
@@ -473,12 +483,14 @@ class _Judge:
         """The verdict `verdict` with what `track` saw so far, and a screenshot now."""
         start = self.start
         history = list(track.history)
+        errors = self._page_errors(track)
+        blame = self._attribute(track, verdict, errors)
+        verdict = blame.verdict
         shot = await self._screenshot(page, sha, verdict)
         elapsed = time.monotonic() - start
         recovered = verdict == OK and (
             stuck_after_load or any(s in RECOVERABLE - {UNRESPONSIVE} for s in history)
         )
-        errors = self._page_errors(track)
         counts = Counter(e.text for e in errors)
         blocked, blocked_more = self.confinement.evidence()
         last = track.last or {}
@@ -506,7 +518,29 @@ class _Judge:
             error_count=len(errors),
             blocked=blocked,
             blocked_more=blocked_more,
-            findings=self._findings(track, verdict, errors, blocked, blocked_more),
+            findings=self._findings(track, verdict, errors, blocked, blocked_more, blame),
+        )
+
+    def _attribute(
+        self, track: _Track, verdict: str, errors: list[_Seen]
+    ) -> attribution.Attribution:
+        """`verdict`, or `needs-network` when what went wrong follows from a script the gate
+        refused from the network and nothing of the page's own went wrong
+        (docs/design/gate.md#a-page-that-needs-the-network-is-not-judged-offline)."""
+        scripts = [attribution.Refused(u, at) for u, at in self.confinement.network_scripts()]
+        refused = {s.url for s in scripts}
+        own_failed = [
+            str(f.get("src") or "an inline module script")
+            for f in track.failed_scripts
+            if str(f.get("src") or "") not in refused
+            and (f.get("module") or not f.get("src"))  # a module graph that failed
+        ]
+        return attribution.attribute(
+            verdict,
+            [attribution.PageError(e.kind, e.text, e.at, e.name) for e in errors],
+            scripts,
+            own_failed,
+            (track.last or {}).get("overlay") or None,
         )
 
     def _wants_gesture(self, track: _Track, sample: dict[str, Any]) -> bool:
@@ -552,7 +586,8 @@ class _Judge:
     def _page_error(self, error: Any) -> None:
         text, where = _error_text(error, self.file.parent)
         message = getattr(error, "message", None)
-        self.errors.append(_Seen("exception", text, where, time.monotonic(), message))
+        name = getattr(error, "name", None)
+        self.errors.append(_Seen("exception", text, where, time.monotonic(), message, name or None))
 
     def _request_failed(self, request: Any) -> None:
         # A navigation that failed (to a page never written) leaves the browser's error page:
@@ -734,6 +769,7 @@ class _Judge:
         errors: list[_Seen],
         blocked: list[dict[str, Any]],
         blocked_more: int,
+        blame: attribution.Attribution | None = None,
     ) -> list[dict[str, Any]]:
         """What was seen, where and when, in time order (the causes of the verdict and what
         the verdict could not see)."""
@@ -826,6 +862,33 @@ class _Judge:
                     track.page_time(failure["at"]),
                     failure.get("count", 1),
                 )
+        if blame is not None and blame.needs_network:
+            for script in blame.scripts:
+                explained = [t.split("\n")[0] for t in blame.caused.get(script.url, [])]
+                what = (
+                    f"the page needs {_short_url(script.url)}, which the gate refused (no network)"
+                )
+                if explained:
+                    more = len(explained) - _EXPLAINED_SHOWN
+                    what += "; it explains: " + "; ".join(explained[:_EXPLAINED_SHOWN])
+                    what += f" and {more} more" if more > 0 else ""
+                add("needs-network", what, None, script.at)
+            for src in blame.own_failed:
+                add(
+                    "needs-network",
+                    f"the page's own script never ran: {_short_place(src, self.file.parent)} "
+                    "failed to load (an import the gate refused)",
+                    None,
+                    None,
+                )
+            if blame.unclear:
+                add(
+                    "needs-network",
+                    f"{len(blame.unclear)} more error{'s' if len(blame.unclear) != 1 else ''} "
+                    "after a refused script, none of them the page's own for certain",
+                    None,
+                    None,
+                )
         found.sort(key=lambda f: (f["atMs"] is None, f["atMs"] or 0))
         note = self.confinement.note()
         if note is not None:  # first: it explains every refused file after it
@@ -850,6 +913,7 @@ _EMPTY_SAMPLE: dict[str, Any] = {
     "parseErrors": [],
     "failures": [],
     "fetchFailures": [],
+    "failedScripts": [],
     "cancelled": [],
     "viewport": [0, 0],
     "now": None,
@@ -874,6 +938,7 @@ class _Track:
         self.parse_errors: dict[str, float] = {}
         self.failures: list[dict[str, Any]] = []
         self.fetch_failures: list[dict[str, Any]] = []
+        self.failed_scripts: list[dict[str, Any]] = []  # the page's scripts that failed to load
         self.cancelled: list[dict[str, Any]] = []  # errors the page's own handler cancelled
         self._cancelled: dict[tuple[Any, Any, Any], dict[str, Any]] = {}
         self.handled: list[dict[str, Any]] = []  # rejections the page handled late
@@ -967,6 +1032,8 @@ class _Track:
             self.failures = sample["failures"]
         if sample.get("fetchFailures"):
             self.fetch_failures = sample["fetchFailures"]
+        if sample.get("failedScripts"):
+            self.failed_scripts = sample["failedScripts"]
         for cancelled in sample.get("cancelled") or []:
             # Kept across the page's documents; a late handler takes a rejection back.
             self._cancelled[(cancelled["what"], cancelled.get("where"), cancelled.get("at"))] = (
@@ -1112,7 +1179,7 @@ def _merge_frame(
             canvas["id"] += base
         canvas["lostAt"] = moved(canvas.get("lostAt"))
         sample["canvases"].append(canvas)
-    for key in ("failures", "fetchFailures", "cancelled", "handled"):
+    for key in ("failures", "fetchFailures", "failedScripts", "cancelled", "handled"):
         for entry in inner.get(key, []):
             entry["at"] = moved(entry.get("at"))
             if entry.get("context") is not None:

@@ -217,6 +217,15 @@ INIT = f"""(() => {{
       what: `Uncaught (in promise) ${{event.reason && event.reason.stack || String(event.reason)}}`,
     }});
   }});
+  // A script that failed to load (a library the gate refused, a module whose import it
+  // refused: that module never ran): its element's `error` event, seen in the capture phase.
+  const failedScripts = [];
+  addEventListener('error', (event) => {{
+    const el = event.target;
+    if (el instanceof HTMLScriptElement && failedScripts.length < {MAX_FAILURES})
+      failedScripts.push({{ src: el.src || '', module: el.type === 'module',
+        at: performance.now() }});
+  }}, true);
   // A rejection reported unhandled whose handler came later (the browser fires
   // 'rejectionhandled'): in the end nothing was left unhandled, so the judge lets its
   // report go (matched by the reason's message), a cancelled one too.
@@ -264,8 +273,8 @@ INIT = f"""(() => {{
     return clearEvery.call(this, id);
   }};
   Object.defineProperty(window, '{KEY}', {{
-    value: {{ contexts, offscreen, failures, fetchFailures, raised, handled, timers, live,
-      intervals, frames, raf, pending, gestures, later: setTimer.bind(window) }},
+    value: {{ contexts, offscreen, failures, fetchFailures, failedScripts, raised, handled,
+      timers, live, intervals, frames, raf, pending, gestures, later: setTimer.bind(window) }},
     enumerable: false,
   }});
 }})();"""
@@ -544,6 +553,7 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
     overlay, fatal: failing.test(overlay), overlayIds: outer.map((el) => el.id), canvases,
     parseErrors, failures: gate.failures.map((f) => Object.assign({{}}, f)),
     fetchFailures: gate.fetchFailures.map((f) => Object.assign({{}}, f)),
+    failedScripts: (gate.failedScripts || []).map((f) => Object.assign({{}}, f)),
     cancelled: gate.raised.filter((r) => r.event.defaultPrevented)
       .map((r) => ({{ what: r.what, where: r.where, at: r.at, handled: !!r.handled }})),
     handled: gate.handled.map((h) => Object.assign({{}}, h)),

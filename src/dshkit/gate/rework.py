@@ -24,8 +24,9 @@ _SHOWN_ERRORS = 8  # errors quoted to the agent (all of them are in the stored e
 _SHOWN_CHARS = 1500  # of the overlay text quoted to the agent
 
 # The verdicts that are no failure: nothing goes back (a page waiting for a gesture the gate
-# made once is not dead: no rework order).
-NOT_FAILURES = ("ok", "needs-gesture")
+# made once is not dead, nor one whose failure follows from a script the gate refused from
+# the network: no rework order).
+NOT_FAILURES = ("ok", "needs-gesture", "needs-network")
 # What each hard failure means, for the agent (the model reads it: Chinese). The judge's
 # verdicts, spelled here for the same reason as the suffixes (a test keeps the two lists equal).
 MEANING = {

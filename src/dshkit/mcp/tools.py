@@ -200,8 +200,9 @@ class Tools:
         ] = None,
     ) -> CallToolResult:
         """在无头 Chromium 中打开网页交付物并判定：ok、fatal-overlay、parse-error、
-        page-error、blank-canvas-0、webgl-error、blank-canvas 或 unresponsive，
-        附证据（错误、画布像素、截图路径）。"""
+        page-error、blank-canvas-0、webgl-error、blank-canvas、unresponsive，
+        或不算失败的 needs-gesture（点过一次仍在等人操作）、needs-network（问题源自门拦下的
+        网络脚本，离线无法判定），附证据（错误、画布像素、截图路径）。"""
         file = Path(path)
         if not file.is_absolute():
             raise ToolError(f"path: {path!r} is not an absolute path")

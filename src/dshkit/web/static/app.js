@@ -504,6 +504,9 @@ function sessionLink(index, harness, id, around) {
     " ", h("code", { class: "session-id muted" }, `${harness}:${id}`));
 }
 
+// The gate's verdicts that are no failure (gate/rework.py NOT_FAILURES): nothing went back.
+const GATE_NOT_FAILURES = new Set(["ok", "needs-gesture", "needs-network"]);
+
 // A command a person runs, with a button that copies it.
 function command(text) {
   const copy = async (e) => {
@@ -540,7 +543,7 @@ VIEWS.overview = async (main) => {
   const near = watermarks.filter((p) => p.decision && p.decision.pressure.ratio !== null
     && p.decision.pressure.ratio >= p.decision.watermark.warning * 0.8)
     .sort((a, b) => b.decision.pressure.ratio - a.decision.pressure.ratio);
-  const failures = gate ? gate.verdicts.filter((v) => v.at >= weekAgo && v.verdict !== "ok") : [];
+  const failures = gate ? gate.verdicts.filter((v) => v.at >= weekAgo && !GATE_NOT_FAILURES.has(v.verdict)) : [];
   const judged = gate ? gate.verdicts.filter((v) => v.at >= weekAgo).length : 0;
   const weekRuns = runs ? runs.runs.filter((r) => r.at >= weekAgo) : [];
   const customEmpty = state && state.mode === "custom" && !state.customText.trim();
@@ -1419,6 +1422,10 @@ const VERDICT_WORDS = {
   "blank-canvas-0": "A canvas has no size (0 × 0), so nothing can be drawn on it.",
   "blank-canvas": "The canvas stayed blank.",
   unresponsive: "The page stopped responding.",
+  "parse-error": "The browser could not parse the document.",
+  "webgl-error": "WebGL drew nothing: a shader did not compile or no valid program was in use.",
+  "needs-gesture": "The page waits for a person: clicked once, it still showed nothing to judge (not a failure).",
+  "needs-network": "The page needs scripts from the network, which the gate refuses: it could not be judged offline (not a failure).",
 };
 
 function verdictEvidence(v) {
