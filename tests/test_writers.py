@@ -30,15 +30,22 @@ WRITERS = {
     "guard/service.py": "<state dir>/guard-mode: the mode a person chose, 0600, replaced whole",
     "guard/rulefile.py": "<state dir>/config.toml: a rule added to the person's file, edited "
     "in place, checked, replaced whole, 0600",
+    "hooks/after.py": "removes the payload file its foreground left it in <state dir>/hints",
+    "hooks/hint.py": "<state dir>/hints/<event>.<session>: a session's hint, 0600, replaced "
+    "whole; a stale one removed",
+    "hooks/lean.py": "the payload for the detached step, 0600 in <state dir>/hints",
     "hooks/log.py": "appends to <state dir>/hooks.log",
     "install/files.py": "the person's harness settings files (dshkit's entries only, atomic)",
     "install/ledger.py": "the installer's bookkeeping, in <state dir>/install",
+    "install/resident.py": "the service's user unit (systemd) or agent (launchd) file, and "
+    "<state dir>/hook-token, 0600, replaced whole",
     "memory/skills.py": "an accepted skill's SKILL.md in a harness skills folder, never over one",
     "paths.py": "the private state directory; a file replaced whole for its caller",
     "sessions/scanner.py": "the plaintext cache in <state dir>/plain",
     "store.py": "<state dir>/dshkit.db",
     "web/app.py": "<state dir>/token, replaced whole",
     "web/link.py": "the running service's address, in the state directory",
+    "web/routers/hooks.py": "a temporary file holding a resident hook call's payload",
 }
 
 _OS = {

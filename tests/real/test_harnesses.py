@@ -9,6 +9,7 @@ A refusing proxy catches any attempt to reach another host.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -210,10 +211,13 @@ def test_dsh_bridge_runs_every_tool_past_dshkit_and_a_handler_added_later(
     shutil.copytree(dsh_profile_template, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
     world.install_hooks()
     config = world.state / "dsh-hooks.json"
-    # Installed for every tool (graft refuses any tool call of a handed-off session), so a
-    # handler registered later for read tools runs without installing again.
+    # Installed for the tools some handler looks at (every tool only once a handoff has
+    # begun: graft then refuses any tool call of a handed-off session); the read tools are
+    # among them, so a handler registered later for them runs without installing again.
     (group,) = orjson.loads(config.read_bytes())["hooks"]["PreToolUse"]
-    assert group["matcher"] == ""  # every tool (the bridge below proves it fires for `read`)
+    matcher = re.compile(group["matcher"])  # as the bridge reads it (a JavaScript RegExp)
+    assert matcher.search("read") and matcher.search("bash") and matcher.search("drop_table")
+    assert not matcher.search("web_search")  # a tool no handler looks at starts no dshkit
     # doctor sees the bridge really there: the block, and the package `dsh plugin add` put in
     doctor = subprocess.run(
         [SCRIPT, "doctor", "--json", "--port", "1"],

@@ -123,8 +123,16 @@ def test_record_an_optimizer_outcome(console: Console, page: Any) -> None:
     detail = console.api(f"/api/optimizer/runs/{run}")
     assert detail["outcome"] == "ok"
     page.click(f'[data-run-detail="{run}"] summary')
-    page.wait_for_selector(f'[data-run-detail="{run}"] dl.facts')
-    assert "tool-loop steps" in page.text_content(f'[data-run-detail="{run}"]')
+    # The recorded outcome reaches the view live too, and its re-render may replace the
+    # details just opened: the one shown now is opened again until it holds the run's facts.
+    page.wait_for_function(
+        """(run) => {
+            const shown = document.querySelector(`[data-run-detail="${run}"]`);
+            if (shown && !shown.open) shown.open = true;
+            return shown !== null && shown.textContent.includes("tool-loop steps");
+        }""",
+        arg=str(run),
+    )
 
 
 def test_change_a_sessions_optimizer_settings(console: Console, page: Any) -> None:
