@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from typing import Any, Self
 
 DB_NAME = "dshkit.db"
+# The hooks' answer hints (`hooks.hint.HINT_DIR`), which a forget removes with the rows.
+HINTS_DIR = "hints"
 
 # Numbered, forward-only. Append a new entry to grow the schema; never edit a shipped one.
 MIGRATIONS: list[str] = [
@@ -1156,6 +1158,20 @@ class Store:
                     [{**p, "at": at} for p in params],
                 )
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        self.drop_hints()
+
+    def drop_hints(self) -> None:
+        """Remove every hook answer hint (`hooks.hint`: `<state dir>/hints/`): a hint holds
+        the store rows and payload fields its answer was read from, so what a forget deletes
+        must not stay there. They are caches: the next call of each takes the full path."""
+        folder = self.state_dir / HINTS_DIR
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return  # none there
+        for entry in entries:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
 
     # -- deliveries: what reached a session, recorded once the answer was written -----------
 

@@ -171,3 +171,25 @@ def test_a_hint_that_cannot_be_keyed_is_not_written(state: Path, tmp_path: Path)
     )
     assert not bad
     assert read(state) is None  # the old one is gone too: it may be what changed
+
+
+def test_forgetting_removes_every_hint(state: Path, tmp_path: Path) -> None:
+    """A hint holds the rows and payload fields its answer was read from: forgetting a session
+    (or a memory record) leaves none of them behind; the next call takes the full path."""
+    from dshkit.memory import records
+    from dshkit.store import HINTS_DIR
+
+    assert HINTS_DIR == hint.HINT_DIR
+    config = tmp_path / "config.toml"
+    config.write_text("")
+    written(state, config)
+    hints = state / HINTS_DIR
+    assert [p.name for p in hints.iterdir()] and read(state) is not None
+    with Store(state) as store:
+        store.forget_sessions([("claude", "someone-else")], for_good=True)
+    assert list(hints.iterdir()) == []
+    assert read(state) is None
+    written(state, config)
+    with Store(state) as store:
+        records.forget(store, 12345)  # even one that was not there: the hints go
+    assert list(hints.iterdir()) == []

@@ -9,7 +9,8 @@ the store's rows it read (each as a query, its parameters and a digest of its ro
 read-only). Whoever writes a hint names what the answer depended on; `read` returns the answer
 only when every part of the key is the same now, and None when anything differs, is missing
 or cannot be read (then the caller takes the full path). Hints live in `<state dir>/hints/`,
-owner-only (0700 directory, 0600 files), written whole (a reader never sees half of one).
+owner-only (0700 directory, 0600 files), written whole (a reader never sees half of one);
+a forget removes them all (`Store.drop_hints`: a hint holds rows a forget deletes).
 
 On the hot path: `read` imports, only for a hint naming store rows, `_sqlite3`; nothing else
 beyond what the entry point already holds.

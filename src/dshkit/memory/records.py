@@ -563,6 +563,7 @@ def forget(store: Store, record: int) -> bool:
         gone = db.execute("DELETE FROM memory_records WHERE id = ?", (record,)).rowcount
         db.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
     store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    store.drop_hints()  # a hint may hold the record's row
     return bool(gone)
 
 
