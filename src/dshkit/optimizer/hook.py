@@ -35,6 +35,7 @@ from .service import OptimizerService
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
     from .runs import Run
+    from .settings import Settings
 
 # The optimization's own deadline in a hook, whatever the settings say: inside the handler's
 # budget in the registry, with room to store the run and answer.
@@ -55,13 +56,8 @@ def on_prompt(call: Call) -> Answer | None:
         return None
     if call.is_step:
         return None
-    key = (call.harness, call.session_id) if call.harness_info and call.session_id else None
-    harness = call.harness if call.harness_info else None
-    service = OptimizerService(call.state_dir, busy_timeout=STORE_BUSY_TIMEOUT_S)
-    given_cwd = call.payload.get("cwd")
-    cwd = given_cwd if isinstance(given_cwd, str) and given_cwd else None
     # A bad config (a prefix this harness gives a meaning to, too) raises: the runtime logs it.
-    settings = service.settings(typed_in=key, project=cwd)
+    key, harness, cwd, service, settings = _session_settings(call)
     prefix = settings.skip_prefix_for(harness)
     if prompt.startswith(prefix):
         told = prompt[len(prefix) :].strip().lower()
@@ -111,15 +107,24 @@ def words_free(call: Call) -> list[str] | None:
     may ask a model). With the tier off every other prompt goes on as typed: no answer."""
     from .strategies import PASSTHROUGH_TIER
 
+    _, harness, _, _, settings = _session_settings(call)
+    if settings.tier != PASSTHROUGH_TIER:
+        return None
+    return [settings.skip_prefix_for(harness)]
+
+
+def _session_settings(
+    call: Call,
+) -> tuple[tuple[str, str] | None, str | None, str | None, OptimizerService, Settings]:
+    """What both `on_prompt` and `words_free` read of a call: the session's key (None: no
+    known harness or session), its harness, its working directory, the service, and the
+    settings in force for that session and project."""
     key = (call.harness, call.session_id) if call.harness_info and call.session_id else None
     harness = call.harness if call.harness_info else None
     service = OptimizerService(call.state_dir, busy_timeout=STORE_BUSY_TIMEOUT_S)
     given_cwd = call.payload.get("cwd")
     cwd = given_cwd if isinstance(given_cwd, str) and given_cwd else None
-    settings = service.settings(typed_in=key, project=cwd)
-    if settings.tier != PASSTHROUGH_TIER:
-        return None
-    return [settings.skip_prefix_for(harness)]
+    return key, harness, cwd, service, service.settings(typed_in=key, project=cwd)
 
 
 def _why(run: Run, limit: float, stall_s: float) -> str:

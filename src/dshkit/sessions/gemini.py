@@ -105,15 +105,7 @@ class GeminiAdapter:
             return
         texts = [str(p["text"]) for p in parts if isinstance(p.get("text"), str)]
         if _continued(record, texts):  # an AfterAgent hook's reason, sent on as a prompt
-            content = [{"type": "text", "text": text} for text in texts]
-            source = {"kind": "runtime-context"}
-            emit(
-                out,
-                state,
-                "user/message",
-                record,
-                {"role": "user", "content": content, "source": source},
-            )
+            _runtime_context(texts, record, state, out)
             return
         typed = [t for t in (_HOOK_CONTEXT.sub("", text).strip() for text in texts) if t]
         injected = [m.group(0).strip() for text in texts for m in _HOOK_CONTEXT.finditer(text)]
@@ -130,15 +122,7 @@ class GeminiAdapter:
                 {"role": "user", "content": content, "source": {"kind": kind}},
             )
         if injected:
-            content = [{"type": "text", "text": text} for text in injected]
-            source = {"kind": "runtime-context"}
-            emit(
-                out,
-                state,
-                "user/message",
-                record,
-                {"role": "user", "content": content, "source": source},
-            )
+            _runtime_context(injected, record, state, out)
 
     def _gemini(self, record: dict[str, Any], state: dict[str, Any], out: list[Event]) -> None:
         key = str(record.get("id"))
@@ -261,3 +245,13 @@ def _parts(content: Any) -> list[dict[str, Any]]:
 
 def _text(content: Any) -> str:
     return "".join(str(p["text"]) for p in _parts(content) if isinstance(p.get("text"), str))
+
+
+def _runtime_context(
+    texts: list[str], record: dict[str, Any], state: dict[str, Any], out: list[Event]
+) -> None:
+    """A user-role message the harness itself wrote (hooks' context, a Stop hook's reason sent
+    on as a prompt): emitted as runtime context, never as the person's words."""
+    content = [{"type": "text", "text": text} for text in texts]
+    data = {"role": "user", "content": content, "source": {"kind": "runtime-context"}}
+    emit(out, state, "user/message", record, data)
