@@ -6,6 +6,7 @@ the forced cut starting a real handoff through the (fake) Claude Code CLI."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -210,6 +211,47 @@ def test_a_session_far_below_the_band_is_answered_without_reading_its_log(world:
     folded = Digest.from_json(orjson.loads(raw))
     assert folded.context == 72_000
     assert folded.count > Digest.from_json(orjson.loads(kept[0])).count + 3 * 3  # skipped ones too
+
+
+def late_step(transcript: Transcript, tokens: int, delay_s: float) -> dict[str, Any]:
+    """A model request at `tokens` calling Bash, whose line is written `delay_s` seconds from
+    now, as Claude Code's write queue does behind a quick tool's PostToolUse; the payload the
+    hook gets at once (it names the call)."""
+    transcript.steps += 1
+    call = f"toolu_late{transcript.steps}"
+    use = {"type": "tool_use", "id": call, "name": "Bash", "input": {"command": "ls"}}
+    message = {
+        "id": f"m{transcript.steps}",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": [use],
+        "usage": {"input_tokens": tokens, "output_tokens": 10},
+    }
+    record = {"type": "assistant", "message": message, "requestId": f"r{transcript.steps}"}
+    threading.Timer(delay_s, transcript.write, (record,)).start()
+    return transcript.payload(tool_name="Bash", tool_use_id=call)
+
+
+@pytest.mark.parametrize("hinted", [False, True], ids=["full check", "room hint"])
+def test_a_hook_ahead_of_the_log_waits_for_its_calls_line(world: World, hinted: bool) -> None:
+    transcript = Transcript(world, "s-late").prompt("跑一下测试").step(40_000)
+    assert context(hook(world, "PostToolUse", transcript.payload())) == ""
+    rooms = world.state / marker.ROOM_DIR
+    assert any(rooms.iterdir())  # a room hint was kept: the raw path reads it first
+    if not hinted:
+        marker.forget(str(world.state), str(transcript.path))
+    pad(transcript, 30_000)  # the logged result the next request carries
+    payload = late_step(transcript, 72_000, 0.3)
+    nudge = context(hook(world, "PostToolUse", payload))
+    assert "72%" in nudge and "graft_slice_and_inject" in nudge
+    assert not (world.state / "hooks.log").exists()
+
+
+def test_a_call_whose_line_never_comes_is_judged_as_the_log_is(world: World) -> None:
+    transcript = Transcript(world, "s-never").prompt("跑一下测试").step(40_000)
+    payload = transcript.payload(tool_name="Bash", tool_use_id="toolu_never")
+    assert context(hook(world, "PostToolUse", payload)) == ""
+    assert "'toolu_never' within 1 s" in (world.state / "hooks.log").read_text()
 
 
 def test_skipping_changes_no_decision(world: World) -> None:

@@ -84,6 +84,7 @@ def after_tool(call: Call) -> Answer | None:
             return _watermark_after_tool(store, call)
     state = call.state  # the state directory without pathlib (the hot path)
     transcript = str(call.payload.get("transcript_path") or "")
+    marker.caught_up(state, transcript, call.payload.get)
     size = marker.transcript_size(transcript)
     if marker.quiet(state, transcript, size, call.payload.get("tool_input")):
         return None

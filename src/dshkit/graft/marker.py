@@ -20,6 +20,9 @@ only ever an upper bound, moved by each full check:
   or session id is kept), for that size or larger, and for the configuration file as it was;
 - a call writing a todo list (what the plan-first nudge reads) is never skipped;
 - a compressed log (DSH's zstd frames) gets no hint: its bytes do not bound its text.
+- where a harness writes its log behind its hooks (`harnesses.LaggingLog`: Claude Code drains
+  a write queue on a timer), a check after a tool call first waits, bounded, for the line of
+  the call it is about: the request that made the call is what the watermark judges.
 
 A session near the band has no room in bytes, but usually still some in tokens: the hint then
 also keeps the *ceiling*, the fewest context tokens a later request of the same turn needs to
@@ -44,7 +47,7 @@ from .. import harnesses
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     from ..store import Store
@@ -58,6 +61,9 @@ _CONFIG = "config.toml"  # (config.CONFIG_NAME, not imported on the hot path)
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # (zstdframes.MAGIC, not imported on the hot path)
 # The most log a call reads to be skipped by the ceiling; past it a full check moves the hint.
 SCAN_LIMIT = 256 * 1024
+# How far back from a lagging log's end a hook looks for its call's line (what follows that
+# line before the hook runs is other calls' lines and results: far less, but for huge results).
+CALL_TAIL = 256 * 1024
 
 
 def used(state_dir: str) -> bool:
@@ -94,6 +100,53 @@ def transcript_size(transcript: str) -> int | None:
         return os.stat(transcript).st_size if transcript else None
     except OSError:
         return None
+
+
+def caught_up(state_dir: str, transcript: str, field: Callable[[str], object]) -> None:
+    """Wait until the log holds the line of the tool call this hook is about, where the
+    harness writes its log behind its hooks (`harnesses.LaggingLog`; `field` reads the
+    payload): the watermark judges the request that made this call, and until that line is
+    written the log still shows the one before. Bounded: past the harness's wait the log is
+    judged as it is (a line in the hooks' log), and the next call's check folds it."""
+    for lagging in harnesses.lagging_logs():
+        call = field(lagging.call_field)
+        if isinstance(call, str) and call and transcript:
+            if not _wait_for_line(transcript, f'"{call}"'.encode(), lagging.wait_s):
+                from ..hooks.log import log
+
+                log(
+                    state_dir,
+                    "PostToolUse",
+                    f"the log did not show call {call[:64]!r} "
+                    f"within {lagging.wait_s:g} s: judged as it was",
+                )
+            return
+
+
+def _wait_for_line(transcript: str, needle: bytes, wait_s: float) -> bool:
+    """Whether `needle` is (or, within `wait_s` seconds, comes to be) in the log's last
+    CALL_TAIL bytes; each look reads only what was appended since the one before."""
+    import time
+
+    deadline = time.monotonic() + wait_s
+    seen: int | None = None  # where the previous look ended
+    while True:
+        try:
+            with open(transcript, "rb") as handle:
+                end = handle.seek(0, os.SEEK_END)
+                if seen is None or seen > end:  # first look, or the file was replaced
+                    begin = max(0, end - CALL_TAIL)
+                else:
+                    begin = max(0, seen - len(needle))
+                handle.seek(begin)
+                if needle in handle.read(end - begin):
+                    return True
+        except OSError:
+            return True  # no log to wait for: the check says what it says without it
+        seen = end
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
 
 
 def quiet(state_dir: str, transcript: str, size: int | None, tool_input: Any) -> bool:
@@ -217,6 +270,7 @@ def quiet_payload(state_dir: str, raw: bytes) -> bool:
         transcript = _plain_string(raw, b'"transcript_path"')
         if transcript is None:
             return False
+        caught_up(state_dir, transcript, lambda key: _plain_string(raw, f'"{key}"'.encode()))
         return quiet(state_dir, transcript, transcript_size(transcript), None)
     except Exception:
         return False

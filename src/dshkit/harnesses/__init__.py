@@ -29,6 +29,7 @@ from .harness import (
     Capability,
     Harness,
     HookDialect,
+    LaggingLog,
     Launch,
     Launcher,
     PluginFormat,
@@ -61,6 +62,7 @@ __all__ = [
     "Capability",
     "Harness",
     "HookDialect",
+    "LaggingLog",
     "Launch",
     "Launcher",
     "PluginFormat",
@@ -122,6 +124,12 @@ def all_harnesses() -> Iterator[Harness]:
 def quiet_lines() -> tuple[QuietLines, ...]:
     """Every harness's log lines the watermark may skip (a line quiet in one of them is)."""
     return tuple(h.quiet_lines for h in HARNESSES.values() if h.quiet_lines is not None)
+
+
+def lagging_logs() -> tuple[LaggingLog, ...]:
+    """How each harness whose log may lag its hooks names, in a payload, the call the hook
+    is about (`graft.marker.caught_up` waits for its line)."""
+    return tuple(h.lagging_log for h in HARNESSES.values() if h.lagging_log is not None)
 
 
 def tools(kind: str) -> frozenset[str]:

@@ -29,6 +29,7 @@ from .harness import (
     Capability,
     Harness,
     HookDialect,
+    LaggingLog,
     Launcher,
     PluginFormat,
     QuietLines,
@@ -298,6 +299,11 @@ HARNESS = Harness(
         usage_keys=("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"),
         synthetic="<",
     ),
+    # Read from the shipped CLI (2.1.x): the transcript is appended from a write queue drained
+    # every 100 ms, and a PostToolUse hook starts as soon as the tool ends; a quick tool's
+    # hook ran before its own request's line was written under load (a real CI run). Its
+    # payload's `tool_use_id` is the tool_use block's `id` in that line.
+    lagging_log=LaggingLog(call_field="tool_use_id", wait_s=1.0),
     # `{"decision": "block", "reason": …}` makes the model go on with the reason; the
     # payload's `stop_hook_active` is true while it goes on because of a Stop hook.
     stop=StopSupport(blocks=True, loop_flag=True),

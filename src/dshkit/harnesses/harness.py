@@ -483,6 +483,19 @@ class QuietLines:
         self.usage_keys, self.synthetic = usage_keys, synthetic
 
 
+class LaggingLog:
+    """A session log written behind the hooks: the harness queues its log lines and writes
+    them on a timer, so a hook after a tool call can run before the line holding that call
+    (and the usage of the request that made it) is in the file. The payload's `call_field`
+    holds the call's id as that line spells it; a hook that reads the log waits for it, at
+    most `wait_s` seconds."""
+
+    __slots__ = ("call_field", "wait_s")
+
+    def __init__(self, *, call_field: str, wait_s: float) -> None:
+        self.call_field, self.wait_s = call_field, wait_s
+
+
 class StopSupport:
     """What a harness does with a Stop hook's answer."""
 
@@ -537,6 +550,7 @@ class Harness:
         "home",
         "honours_ask",
         "label",
+        "lagging_log",
         "launcher",
         "log_pattern",
         "mcp_shows_structured",
@@ -579,6 +593,7 @@ class Harness:
         skills: Mapping[str, Callable[[str], str]] | None = None,
         asks_every_step: bool = False,
         quiet_lines: QuietLines | None = None,
+        lagging_log: LaggingLog | None = None,
         stop: StopSupport = NO_STOP,
         sandbox: Sandbox | None = None,
         prompt_prefixes: tuple[Prefix, ...] = (),
@@ -624,6 +639,8 @@ class Harness:
         self.asks_every_step = asks_every_step
         # The log lines the watermark may skip without a full check (None: it skips none).
         self.quiet_lines = quiet_lines
+        # Whether its log may lag the hooks, and how a hook tells it caught up (None: never).
+        self.lagging_log = lagging_log
         self.stop = stop  # what its Stop hook's block does
         self.sandbox = sandbox or Sandbox()  # how its sandbox is read and entered
         # The prefixes its own prompt input gives a meaning to (`prompt_input` keeps dshkit's
