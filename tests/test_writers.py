@@ -35,6 +35,8 @@ WRITERS = {
     "whole; a stale one removed",
     "hooks/lean.py": "the payload for the detached step, 0600 in <state dir>/hints",
     "hooks/log.py": "appends to <state dir>/hooks.log",
+    "hooks/resident.py": "an anonymous temporary file holding a call's payload (its stdin); "
+    "/dev/null opened over a worker's fds 0 and 1",
     "install/files.py": "the person's harness settings files (dshkit's entries only, atomic)",
     "install/ledger.py": "the installer's bookkeeping, in <state dir>/install",
     "install/resident.py": "the service's user unit (systemd) or agent (launchd) file, and "
@@ -45,7 +47,6 @@ WRITERS = {
     "store.py": "<state dir>/dshkit.db",
     "web/app.py": "<state dir>/token, replaced whole",
     "web/link.py": "the running service's address, in the state directory",
-    "web/routers/hooks.py": "a temporary file holding a resident hook call's payload",
 }
 
 _OS = {

@@ -83,3 +83,18 @@ def steps_seen(hook: Any) -> None:
     """Says nothing; appends "step" or "prompt" and the prompt to `<state dir>/steps-seen`."""
     with (hook.state_dir / "steps-seen").open("a") as seen:
         seen.write(f"{'step' if hook.is_step else 'prompt'} {hook.payload.get('prompt')}\n")
+
+
+def held(hook: Any) -> None:
+    """Says it started (`held-started` in the state dir), then waits for `release` there (at
+    most its budget): a call that stays busy for as long as a test wants."""
+    (hook.state_dir / "held-started").write_text("")
+    while not (hook.state_dir / "release").exists():
+        time.sleep(0.02)
+
+
+def vanish(hook: Any) -> None:
+    """Ends its process at once, as a crash no handler can catch would."""
+    import os
+
+    os._exit(3)

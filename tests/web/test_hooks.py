@@ -104,3 +104,42 @@ def test_only_the_hook_credential_opens_only_the_hooks(tmp_path: Path) -> None:
     (state / resident.HOOK_TOKEN_FILE).unlink()
     gone = posted(app, "/api/hooks/Stop", payload, {"X-Dshkit-Hook": token})
     assert gone.status_code == 401
+
+
+@pytest.mark.process
+def test_a_held_hook_call_holds_neither_the_service_nor_another_hook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSHKIT_HOOK_HANDLERS", "Stop=tests.support.hook_handlers:held")
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[2]))
+    state, app, token = world(tmp_path)
+    headers = {"X-Dshkit-Hook": token}
+    held = [socket.socket(), socket.socket()]
+    for sock in held:
+        sock.bind(("127.0.0.1", 0))
+    client = ("127.0.0.1", held[1].getsockname()[1])
+    port = held[0].getsockname()[1]
+
+    async def both() -> tuple[httpx.Response, bool, httpx.Response]:
+        transport = httpx.ASGITransport(app, client=client)
+        async with httpx.AsyncClient(transport=transport, base_url=f"http://127.0.0.1:{port}") as c:
+            stop = asyncio.ensure_future(
+                c.post("/api/hooks/Stop", content=orjson.dumps(claude("a")), headers=headers)
+            )
+            while not (state / "held-started").exists():
+                await asyncio.sleep(0.02)
+            prompt = claude("b", hook_event_name="UserPromptSubmit", prompt="hi")
+            other = await c.post(
+                "/api/hooks/UserPromptSubmit", content=orjson.dumps(prompt), headers=headers
+            )
+            still_held = not stop.done()
+            (state / "release").write_text("")
+            return other, still_held, await stop
+
+    try:
+        other, still_held, stop = asyncio.run(asyncio.wait_for(both(), 120))
+    finally:
+        for sock in held:
+            sock.close()
+    assert other.status_code == 200 and still_held
+    assert stop.status_code == 200

@@ -1,26 +1,25 @@
 """The resident hooks under /api/hooks/: `POST /api/hooks/{event}` takes a hook's payload as
 Claude Code's HTTP hooks send it (`install-hooks --resident`) and answers what `dshkit hook
-EVENT` would have printed, byte for byte: the same runtime (`hooks.run.call`) runs in this
-process, over this service's state directory, with the payload as its stdin.
+EVENT` would have printed, byte for byte: the same runtime (`hooks.run.call`) runs over this
+service's state directory, with the payload as its stdin, in one of the service's hook workers
+(`hooks.resident`): a slow call (the gate at Stop waits for a verdict up to its budget) holds
+only its worker, never the console or another hook, and the handlers' budgets are kept with
+SIGALRM on the worker's own main thread.
 
-Only its own credential opens it (the `X-Dshkit-Hook` header, see `web.security`). The
-handlers run on the event loop's thread, one call at a time: their budgets are kept with
-SIGALRM, which only the main thread may set, and a call swaps nothing shared with another.
-A call whose handlers take long (the gate at Stop waits for a verdict up to its budget) holds
-the service's other requests meanwhile; the events installed here fail open, so a slow
-answer costs the agent only time (the guard stays a command hook)."""
+Only its own credential opens it (the `X-Dshkit-Hook` header, see `web.security`). The events
+installed here fail open (a worker that died mid-call answers 502, a non-blocking error to
+Claude Code, as a crashed command hook is); the guard stays a command hook."""
 
 from __future__ import annotations
 
-import io
-import os
-import tempfile
 import time
 from typing import TYPE_CHECKING
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ...hooks.resident import ResidentError, Workers
 from ...hookspec import EVENTS
 from ..routing import ApiError, Router
 
@@ -34,21 +33,9 @@ if TYPE_CHECKING:
 RESIDENT_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop")
 
 
-def answer(state_dir: Path, event: str, payload: bytes) -> tuple[int, bytes, bytes]:
-    """What `dshkit hook EVENT --state-dir STATE` answers `payload`: its exit code, stdout
-    and stderr."""
-    from ...hooks.run import call
-
-    out, err = io.BytesIO(), io.BytesIO()
-    with tempfile.TemporaryFile() as stdin:  # read through its descriptor, as a pipe is
-        stdin.write(payload)
-        stdin.seek(0)
-        code = call([event, "--state-dir", str(state_dir)], stdin, out, err, os.environ)
-    return code, out.getvalue(), err.getvalue()
-
-
 def router(state_dir: Path) -> Router:
     api = Router("hooks")
+    workers = Workers(str(state_dir))
 
     @api.post("/{event}")
     async def post_hook(request: Request) -> Response:
@@ -59,7 +46,10 @@ def router(state_dir: Path) -> Router:
             raise ApiError(404, f"no resident hook {event!r} (known: {', '.join(RESIDENT_EVENTS)})")
         payload = await request.body()
         began = time.perf_counter()
-        code, out, _ = answer(state_dir, event, payload)
+        try:
+            code, out, _ = await run_in_threadpool(workers.call, event, payload)
+        except ResidentError as exc:
+            raise ApiError(502, f"the {event} hook did not answer: {exc}") from exc
         spent = (time.perf_counter() - began) * 1000
         # The handler time (Server-Timing): what bench/hook_resident.py reports.
         headers = {"x-exit-code": str(code), "server-timing": f"hook;dur={spent:.3f}"}
