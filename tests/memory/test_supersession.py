@@ -89,3 +89,38 @@ def test_a_fact_with_no_telling_subject_closes_nothing(store: Store) -> None:
     harvest_into(store, "s-1", "remember: be careful with migrations")
     harvest_into(store, "s-2", "remember: always run the linter before pushing")
     assert len(current(store)) == 2
+
+
+# (remembered first, said plainly later): each a way of saying the value changed.
+CORRECTIONS = [
+    ("remember: the API port is 8080", "Actually, the API port is 8081"),
+    ("remember: the API port is 8080", "The API port changed to 9090"),
+    (
+        "remember: the staging host is stg1.internal",
+        "Going forward, the staging host is stg3.internal",
+    ),
+    (
+        "remember: the deploy script is make deploy",
+        "The deploy script is deploy.sh now, not make deploy",
+    ),
+    ("remember: we use yarn", "We replaced yarn with pnpm"),
+    ("记住：端口是 8080", "更正一下：端口是 9091"),
+    ("记住：数据库用 MySQL", "把数据库换成 Postgres 了"),
+    ("记住：部署用 fabric", "部署不再用 fabric，改成 ansible"),
+    ("记住：端口是 8080", "端口现在是 9090"),
+]
+
+
+def test_corrections_and_changes_without_a_from_supersede(store: Store) -> None:
+    for number, (first, then) in enumerate(CORRECTIONS):
+        ws = Workspace(f"/w/app{number}", None)
+        for session, text in ((f"s-{number}a", first), (f"s-{number}b", then)):
+            log = Log()
+            log.human(text)
+            drafts = [d for d in Harvester("dsh").feed_all(log.events).finish() if d.kind == FACT]
+            assert drafts, text
+            with store.transaction():
+                for draft in drafts:
+                    rec.add(store, ws, ("dsh", session), draft)
+        standing = sorted(r.text for r in rec.select(store, ws, kinds=(FACT,)))
+        assert standing == [then], (first, then, standing)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dshkit.memory.topics import CHANGES, STATES, change, is_project_change, topic
+from dshkit.memory.topics import CHANGES, CORRECTION, STATES, change, is_project_change, topic
 
 # (said, phrasing, subject, old, new)
 CHANGED = [
@@ -30,6 +30,53 @@ CHANGED = [
     ("we no longer use yarn, use pnpm", "no-longer", "topic:js package manager", "yarn", "pnpm"),
     ("No longer use fabric; we now use ansible", "no-longer", "use:fabric", "fabric", "ansible"),
     ("use uv instead of poetry", "use-instead", "topic:python packaging", "poetry", "uv"),
+    ("The API port changed to 9090", "changed-to", "topic:api port", "", "9090"),
+    ("Node was bumped to 22", "changed-to", "topic:node", "", "22"),
+    (
+        "The staging host has changed to stg2.internal",
+        "changed-to",
+        "topic:staging host",
+        "",
+        "stg2.internal",
+    ),
+    (
+        "The default branch was renamed from master to main",
+        "changed-from-to",
+        "topic:default branch",
+        "master",
+        "main",
+    ),
+    ("We replaced yarn with pnpm", "replaced-with", "topic:js package manager", "yarn", "pnpm"),
+    (
+        "We now deploy with ansible instead of fabric",
+        "do-with-instead",
+        "topic:deploy",
+        "fabric",
+        "ansible",
+    ),
+    ("Switch the test runner to pytest", "switch-to", "topic:test runner", "", "pytest"),
+    ("switch from yarn to pnpm", "switch-to", "topic:js package manager", "yarn", "pnpm"),
+    ("Stop using yarn; use pnpm", "no-longer", "topic:js package manager", "yarn", "pnpm"),
+    ("The port is 9090 now", "is-now-after", "topic:port", "", "9090"),
+    (
+        "The deploy script is deploy.sh now, not make deploy",
+        "is-not",
+        "topic:deploy script",
+        "make deploy",
+        "deploy.sh",
+    ),
+    ("Correction: the DB is Postgres, not MySQL", "is-not", "topic:db", "MySQL", "Postgres"),
+    ("Actually, the API port is 8081", "correction", "topic:api port", "", "8081"),
+    ("Update: DB host is db2.internal", "correction", "topic:db host", "", "db2.internal"),
+    (
+        "Going forward, the staging host is stg3.internal",
+        "correction",
+        "topic:staging host",
+        "",
+        "stg3.internal",
+    ),
+    ("From now on use pnpm", "correction", "topic:js package manager", "", "pnpm"),
+    ("Use port 8080 from now on", "correction", "topic:port", "", "8080"),
     ("部署端口改成 9090 了", "zh-changed", "topic:部署端口", "", "9090"),
     ("测试命令改为 make check", "zh-changed", "command:test", "", "make check"),
     ("以后 部署用 ./deploy.sh", "zh-from-now", "topic:部署", "", "./deploy.sh"),
@@ -38,6 +85,21 @@ CHANGED = [
     ("我们不再使用 fabric 了，改用 ansible", "zh-no-longer", "use:fabric", "fabric", "ansible"),
     ("数据库从 MySQL 换到 Postgres", "zh-from-to", "topic:数据库", "MySQL", "Postgres"),
     ("API 前缀由 /v1 改成 /v2 了", "zh-from-to", "topic:api 前缀", "/v1", "/v2"),
+    ("默认分支从 master 改名为 main", "zh-from-to", "topic:默认分支", "master", "main"),
+    (
+        "我们已经把 CI 从 Travis 迁到 GitHub Actions",
+        "zh-from-to",
+        "topic:ci",
+        "Travis",
+        "GitHub Actions",
+    ),
+    ("把数据库换成 Postgres 了", "zh-changed", "topic:数据库", "", "Postgres"),
+    ("Node 版本升到 22 了", "zh-changed", "topic:node 版本", "", "22"),
+    ("部署不再用 fabric，改成 ansible", "zh-no-longer", "topic:部署", "fabric", "ansible"),
+    ("端口现在是 9090", "zh-now-is", "topic:端口", "", "9090"),
+    ("后端框架换了，现在用 FastAPI", "zh-changed-now", "topic:后端框架", "", "FastAPI"),
+    ("更正一下：端口是 9091", "correction", "topic:端口", "", "9091"),
+    ("其实端口是 8081", "correction", "topic:端口", "", "8081"),
 ]
 
 
@@ -53,7 +115,7 @@ def test_each_way_of_saying_a_value_changed(
 
 
 def test_every_phrasing_of_the_list_is_tested() -> None:
-    assert {name for name, _ in CHANGES} == {c[1] for c in CHANGED}
+    assert {name for name, _ in CHANGES} | {CORRECTION} == {c[1] for c in CHANGED}
 
 
 NEAR_MISSES = [
@@ -68,6 +130,12 @@ NEAR_MISSES = [
     "以后会用到这个函数",
     "I no longer use vim, use whatever you like?",
     "Tests are now passing",
+    "Actually, this is fine",
+    "Update: the tests are passing now",
+    "I switched to the other branch to check",
+    "其实这个问题在于缓存",
+    "这个函数不用改，用原来的就行",
+    "the build is green now",
 ]
 
 

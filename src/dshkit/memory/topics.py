@@ -10,7 +10,9 @@ moved X to Y" …) or names a tool of a known kind; otherwise it is empty (close
 `subject` (what changed), `old` (the value it had) and `new` (the value it has). A change said
 outside a request to remember is a fact only when it reads like one about the project
 (`is_project_change`): a short statement, whose subject names a topic (a port, a command, a
-directory …) or whose value looks like one (a number, a path, a known tool).
+directory …) or whose value looks like one (a number, a path, a known tool). A value stated
+after words of correction ("Actually, …", "Going forward, …", "更正一下：…", "其实…") is a
+change too (`CORRECTION`), as is an imperative switch ("switch the test runner to pytest").
 """
 
 from __future__ import annotations
@@ -40,8 +42,24 @@ CHANGES: tuple[tuple[str, str], ...] = (
     ),
     (
         "changed-from-to",
-        r"^(?P<subject>.+?)\s+(?:has\s+|was\s+)?(?:changed|moved|switched|"
-        r"migrated|bumped|upgraded)\s+from\s+(?P<old>.+?)\s+to\s+(?P<new>.+)$",
+        r"^(?P<subject>.+?)\s+(?:has\s+|have\s+|was\s+|were\s+|got\s+)?(?:been\s+)?"
+        r"(?:changed|moved|switched|migrated|bumped|upgraded|downgraded|renamed|updated)"
+        r"\s+from\s+(?P<old>.+?)\s+to\s+(?P<new>.+)$",
+    ),
+    (
+        "changed-to",
+        r"^(?P<subject>.+?)\s+(?:has\s+|have\s+|was\s+|were\s+|got\s+)?(?:been\s+)?"
+        r"(?:changed|moved|switched|migrated|bumped|upgraded|downgraded|renamed|updated)"
+        r"\s+to\s+(?P<new>.+)$",
+    ),
+    (
+        "replaced-with",
+        r"^(?:we|i)?(?:'ve|\s+have)?\s*replaced\s+(?P<old>.+?)\s+(?:with|by)\s+(?P<new>.+)$",
+    ),
+    (
+        "do-with-instead",
+        r"^(?:we\s+)?(?:now\s+)?(?P<subject>[a-z][\w-]*)\s+(?:with|using|via|through)\s+"
+        r"(?P<new>.+?)\s+instead\s+of\s+(?P<old>.+)$",
     ),
     (
         "we-moved",
@@ -50,27 +68,52 @@ CHANGES: tuple[tuple[str, str], ...] = (
     ),
     (
         "no-longer",
-        r"^(?:we\s+)?(?:no\s+longer\s+use|don't\s+use|do\s+not\s+use|stopped\s+using)"
+        r"^(?:we\s+)?(?:no\s+longer\s+use|don't\s+use|do\s+not\s+use|stopped\s+using|"
+        r"stop\s+using|quit\s+using)"
         r"\s+(?P<old>.+?)(?:\s+any\s?more)?\s*[,;，；.]\s*(?:and\s+)?(?:we\s+)?(?:now\s+)?"
         r"(?:use|switch\s+to|switched\s+to|it'?s)\s+(?P<new>.+)$",
     ),
+    (
+        "switch-to",
+        r"^(?:please\s+|let'?s\s+|we\s+(?:will\s+|should\s+)?)?switch\s+(?:over\s+)?"
+        r"(?:(?P<subject>(?!to\b|from\b).+?)\s+)?(?:from\s+(?P<old>.+?)\s+)?to\s+(?P<new>.+)$",
+    ),
     ("use-instead", r"^(?:we\s+)?(?:now\s+)?use\s+(?P<new>.+?)\s+instead\s+of\s+(?P<old>.+)$"),
+    (
+        "is-not",
+        r"^(?P<subject>.+?)\s+(?:is|are)\s+(?:now\s+)?(?P<new>.+?)(?:\s+now)?\s*[,;，；]\s*"
+        r"(?:but\s+)?(?:not|no\s+longer)\s+(?P<old>.+)$",
+    ),
     ("is-now", r"^(?P<subject>.+?)\s+(?:is|are)\s+now\s+(?P<new>.+)$"),
+    ("is-now-after", r"^(?P<subject>.+?)\s+(?:is|are)\s+(?P<new>.+?)\s+now$"),
     ("now-is", r"^now\s+(?P<subject>.+?)\s+(?:is|are)\s+(?P<new>.+)$"),
     (
         "zh-from-to",
         r"^(?P<subject>.+?)(?:已经|已)?(?:从|由)(?P<old>.+?)(?:换到|换成|改成|改为|改到|"
-        r"迁到|迁移到|切到|切换到|升级到|升到|变成|变为)(?P<new>.+?)了?$",
+        r"迁到|迁移到|切到|切换到|升级到|升到|降到|降级到|变成|变为|改名为|改名成|重命名为|"
+        r"更名为)(?P<new>.+?)了?$",
     ),
     (
         "zh-no-longer",
-        r"^(?:我们|以后)?(?:不再|不要再|别再|不)(?:用|使用)(?P<old>.+?)了?"
+        r"^(?:我们|以后)?(?P<subject>[^，,；;。\s]{0,20}?)(?:不再|不要再|别再|不)(?:用|使用)"
+        r"(?P<old>.+?)了?"
         r"[,，;；。\s]+(?:以后|现在)?(?:都)?(?:换成|改用|改成|换用|用|使用)(?P<new>.+?)了?$",
     ),
     (
         "zh-changed",
         r"^(?P<subject>.+?)(?:已经|已|现在)?(?:改成|改为|换成|改用|换用|变成|更新为|"
-        r"更新成|调整为|调成)了?(?P<new>.+?)了?$",
+        r"更新成|调整为|调成|升到|升级到|升级为|降到|降级到|改名为|改名成|重命名为|更名为)了?"
+        r"(?P<new>.+?)了?$",
+    ),
+    (
+        "zh-now-is",
+        r"^(?:现在)?(?P<subject>[^，,；;。]+?)(?:现在|目前|如今)(?:是|为|用|使用|改用|走)"
+        r"(?P<new>.+?)了?$",
+    ),
+    (
+        "zh-changed-now",
+        r"^(?P<subject>.+?)(?:换了|改了|变了)[,，;；\s]*(?:现在|以后|今后)?(?:都)?"
+        r"(?:用|使用|是|改用|换成|走)(?P<new>.+?)了?$",
     ),
     (
         "zh-from-now",
@@ -118,7 +161,8 @@ ALIASES: tuple[tuple[str, str], ...] = (
 # Words a subject is made of that say nothing about what it is.
 _LEADING = re.compile(
     r"^(?:(?:the|our|my|a|an|this|that|its|project'?s|repo'?s|app'?s)\s+)+|"
-    r"^(?:本项目的?|项目的?|我们的?|这个项目的?|本工作区的?|这里的?|这边的?)",
+    r"^(?:(?:我们)?(?:已经|已)?把\s*|本项目的?|项目的?|我们的?|这个项目的?|本工作区的?|这里的?|"
+    r"这边的?)",
     re.IGNORECASE,
 )
 _EMPTY_SUBJECTS = frozenset(
@@ -155,7 +199,7 @@ _EMPTY_SUBJECTS = frozenset(
     ]
 )
 _TOPIC_NOUN = re.compile(
-    r"\b(?:port|host(?:name)?|url|uri|endpoint|domain|address|command|cmd|script|version|"
+    r"\b(?:deploy(?:ment)?|build|port|host(?:name)?|url|uri|endpoint|domain|address|command|cmd|script|version|"
     r"path|dir(?:ectory)?|folder|file|branch|database|db|server|registry|key|config(?:uration)?|"
     r"setting|option|flag|env(?:ironment)?|variable|manager|runner|image|region|bucket|queue|"
     r"service|api|timeout|limit|prefix|remote|package|dependency|framework|library|node|python|"
@@ -222,9 +266,25 @@ class Topic:
         return {k: v for k, v in found.items() if v}
 
 
+# Words that make what follows a correction or a new rule ("Actually, the port is 8081",
+# "更正一下：端口是 9091", "use pnpm from now on"): a value stated after them is a change
+# even without a word of change (`CORRECTION`).
+_CORRECTION = re.compile(
+    r"^(?:actually|correction|update|updated|fyi|heads[\s-]*up|note|going\s+forward|"
+    r"from\s+now\s+on|henceforth|as\s+of\s+(?:now|today))\s*[,:：!—-]?\s+|"
+    r"^(?:更正一下|更正|纠正一下|纠正|其实|实际上|补充一下|注意)\s*[,，:：]?\s*",
+    re.IGNORECASE,
+)
+_CORRECTION_AFTER = re.compile(
+    r"[,，\s]+(?:from\s+now\s+on|going\s+forward|henceforth)\s*[.!]?$", re.IGNORECASE
+)
+CORRECTION = "correction"
+# "use port 8080": a topic word and its value, not a tool called "port 8080".
+_NOUN_VALUE = re.compile(r"^(?P<noun>[^\W\d][\w ]{0,30}?)\s+(?P<value>\S*[\d./:_@-]\S*)$")
+
 _COMPILED_CHANGES = tuple((n, re.compile(p, re.IGNORECASE | re.DOTALL)) for n, p in CHANGES)
 _COMPILED_STATES = tuple((n, re.compile(p, re.IGNORECASE | re.DOTALL)) for n, p in STATES)
-_CHANGE_NAMES = frozenset(name for name, _ in CHANGES)
+_CHANGE_NAMES = frozenset([*(name for name, _ in CHANGES), CORRECTION])
 _ALIASES = tuple((re.compile(p, re.IGNORECASE), subject) for p, subject in ALIASES)
 
 
@@ -272,19 +332,38 @@ def _from(name: str, match: re.Match[str]) -> Topic:
     if kind and (not subject or name in ("use", "zh-use", "use-for")):
         subject = "topic:" + kind
     elif not subject:
-        if name in ("no-longer", "use-instead", "we-switched-from", "zh-no-longer") and old:
+        pair = _NOUN_VALUE.match(new) if name in ("use", "zh-use") else None
+        if pair and _TOPIC_NOUN.fullmatch(pair["noun"].strip()):
+            subject, new = normal_subject(pair["noun"]), _value(pair["value"])
+        elif name in _REPLACING and old:
             subject = "use:" + " ".join(old.casefold().split())
         elif name in ("use", "zh-use") and new:
             subject = "use:" + " ".join(new.casefold().split())
     return Topic(subject, new, old, name)
 
 
+# Phrasings naming the value replaced but not what it was for: the old value is the subject.
+_REPLACING = frozenset(
+    ["no-longer", "use-instead", "we-switched-from", "zh-no-longer", "replaced-with", "switch-to"]
+)
+
+
 def change(text: str) -> Topic | None:
     """The change `text` states ("X is now Y", "X 改成 Y 了" …), or None."""
     said = unscoped(" ".join(text[: READ_CHARS * 4].split())[:READ_CHARS])
+    corrected = _CORRECTION_AFTER.sub("", _CORRECTION.sub("", said, count=1), count=1).strip()
+    if corrected and corrected != said:  # a correction: a change said again, or a value
+        if found := change(corrected):
+            return found
+        for name, pattern in _COMPILED_STATES:
+            if match := pattern.match(corrected):
+                stated = _from(name, match)
+                if stated.subject:
+                    return Topic(stated.subject, stated.new, stated.old, CORRECTION)
+        return None
     for name, pattern in _COMPILED_CHANGES:
-        if found := pattern.match(said):
-            return _from(name, found)
+        if said_so := pattern.match(said):
+            return _from(name, said_so)
     return None
 
 
@@ -293,6 +372,7 @@ def topic(text: str) -> Topic:
     said = unscoped(" ".join(text[: READ_CHARS * 4].split())[:READ_CHARS])
     if found := change(said):
         return found
+    said = _CORRECTION_AFTER.sub("", _CORRECTION.sub("", said, count=1), count=1).strip()
     for name, pattern in _COMPILED_STATES:
         if match := pattern.match(said):
             found = _from(name, match)
