@@ -209,6 +209,28 @@ CASES = [
         None,
     ),
     ("tests", "..F.\n1 failed, 3 passed in 0.20s\n", "tests", "tests failed", None),
+    (
+        "jest-via-npm",
+        "> app@1.0.0 test\n> jest\n\nnpm ERR! code ELIFECYCLE\nnpm ERR! errno 1\n"
+        "FAIL src/sum.test.js\n  ● sum › adds\n    ReferenceError: sum is not defined\n",
+        "exception",
+        "ReferenceError",
+        "sum is not defined",
+    ),
+    (
+        "lifecycle-only",
+        "npm ERR! code ELIFECYCLE\nnpm ERR! errno 1\nnpm ERR! app@1.0.0 build: `webpack`\n",
+        "npm",
+        "ELIFECYCLE",
+        "app@1.0.0 build: `webpack`",
+    ),
+    (
+        "named-error",
+        "ENV error: DATABASE_URL is not set\nmake: *** [Makefile:4: test] Error 1\n",
+        "tool",
+        "ENV error",
+        "DATABASE_URL is not set",
+    ),
     ("make", MAKE, "exit", "exit status 2", ""),
     ("go-exit", "exit status 3\n", "exit", "exit status 3", ""),
     ("codex", "Process exited with code 127\nOutput:\n", "exit", "exit status 127", ""),

@@ -71,7 +71,8 @@ SIGNATURES: tuple[tuple[str, str, str], ...] = (
     # TypeScript: src/a.ts(3,1): error TS2307: Cannot find module 'x'
     ("typescript", r"\berror (?P<cls>TS\d{3,5}):\s*(?P<msg>.+)$", ""),
     # npm: "npm ERR! code E404" (npm 6-9) or "npm error code E404" (npm 10)
-    ("npm", r"^npm (?:ERR!|error) code (?P<cls>E[A-Z0-9]+)\s*$", ""),
+    # (ELIFECYCLE only says a script failed: what the script said is why, below)
+    ("npm", r"^npm (?:ERR!|error) code (?P<cls>(?!ELIFECYCLE\b)E[A-Z0-9]+)\s*$", ""),
     # Python (pytest's "E   " prefix too), Java, .NET: a qualified exception class
     ("exception", rf"^(?:E\s+)?(?P<cls>{_PY_CLASS})(?::\s*(?P<msg>.*))?$", ""),
     # pytest's summary line: FAILED tests/t.py::test_x - KeyError: 'name'
@@ -106,8 +107,17 @@ SIGNATURES: tuple[tuple[str, str, str], ...] = (
     # tools' fatal and error lines (git, gcc, apt, make's own)
     ("tool", r"^(?P<cls>fatal|FATAL|panic):\s*(?P<msg>.+)$", ""),
     ("tool", r"^(?P<cls>error|ERROR|Error|E):\s*(?P<msg>.+)$", ""),
+    # a tool's named error line: "Config error: …", "ENV error: …", "Build Error: …"
+    (
+        "tool",
+        r"^(?P<cls>[A-Za-z][\w-]{0,20}(?: [A-Za-z][\w-]{0,20})? (?:error|Error|ERROR)):"
+        r"\s*(?P<msg>.+)$",
+        "",
+    ),
     # a failing test count ("1 failed, 3 passed"), a failed test result
     ("tests", r"(?P<msg>\b[1-9]\d* (?:failed|failing)\b.*|test result: FAILED.*)$", "tests failed"),
+    # npm's "a script failed", when nothing the script said was telling
+    ("npm", r"^npm (?:ERR!|error) code (?P<cls>ELIFECYCLE)\s*$", ""),
     # only the status: make's, Go's, a harness's wrapper
     ("exit", r"^make(?:\[\d+\])?: \*\*\* .*Error (?P<status>\d+)", "exit status"),
     ("exit", r"^exit status (?P<status>\d+)$", "exit status"),
