@@ -140,10 +140,21 @@ def test_credentials_in_a_remote_are_never_kept() -> None:
         "git+ssh://git@github.com/o/r.git",
         "git://github.com/o/r.git",
         "  https://github.com/o/r.git  ",
+        "https://github.com/O/R.git",
+        "git@github.com:O/r.git",
+        "ssh://git@ssh.github.com:443/o/r.git",
+        "https://www.github.com/o/r",
     ],
 )
 def test_the_spellings_of_one_remote_are_one_remote(spelling: str) -> None:
     assert normalize_remote(spelling) == "https://github.com/o/r"
+
+
+def test_azure_devops_ssh_and_https_are_one_remote() -> None:
+    one = "https://dev.azure.com/org/proj/_git/app"
+    assert normalize_remote("git@ssh.dev.azure.com:v3/org/proj/app") == one
+    assert normalize_remote("https://org@dev.azure.com/org/proj/_git/app") == one
+    assert normalize_remote("org@vs-ssh.visualstudio.com:v3/org/proj/app") == one
 
 
 def test_different_repositories_stay_different_remotes() -> None:
@@ -156,6 +167,8 @@ def test_different_repositories_stay_different_remotes() -> None:
         "/srv/git/r.git",
         "../r",
     ]
+    # (a self-hosted server may tell paths apart by case: they stay apart there)
+    spellings += ["https://git.example.com/Team/App", "https://git.example.com/team/app"]
     assert len({normalize_remote(s) for s in spellings}) == len(spellings)
     assert normalize_remote("/srv/git/r.git/") == "/srv/git/r"
 

@@ -197,10 +197,37 @@ def normalize_remote(url: str) -> str:
     return url[:-4] if url.endswith(".git") else url
 
 
+# Hosts that serve one repository under another host name too (SSH over port 443, a www
+# name): the repository is the same one.
+_HOST_ALIASES = {
+    "ssh.github.com": "github.com",
+    "www.github.com": "github.com",
+    "altssh.gitlab.com": "gitlab.com",
+    "www.gitlab.com": "gitlab.com",
+    "altssh.bitbucket.org": "bitbucket.org",
+    "www.bitbucket.org": "bitbucket.org",
+}
+# Hosts whose repository paths are case-insensitive (`Owner/Repo` and `owner/repo` are one
+# repository there); elsewhere a path keeps its case (a server may tell them apart).
+_CASELESS_PATHS = frozenset({"github.com", "gitlab.com", "bitbucket.org"})
+# Azure DevOps spells one repository `org@ssh.dev.azure.com:v3/org/project/repo` over SSH and
+# `https://dev.azure.com/org/project/_git/repo` over HTTPS.
+_AZURE_SSH = re.compile(r"^/v3/(?P<org>[^/]+)/(?P<project>[^/]+)/(?P<repo>[^/]+)$")
+
+
 def _canonical(host: str, path: str) -> str:
+    host = host.lower()
+    host = _HOST_ALIASES.get(host, host)
     path = path.rstrip("/")
     path = path[:-4] if path.endswith(".git") else path
-    return f"https://{host.lower()}{path.rstrip('/')}"
+    path = path.rstrip("/")
+    if host in ("ssh.dev.azure.com", "vs-ssh.visualstudio.com") and (
+        azure := _AZURE_SSH.match(path)
+    ):
+        host, path = "dev.azure.com", "/{org}/{project}/_git/{repo}".format(**azure.groupdict())
+    if host in _CASELESS_PATHS:
+        path = path.lower()
+    return f"https://{host}{path}"
 
 
 def settle(store: Store, workspace: Workspace) -> int:
