@@ -27,10 +27,6 @@ KNOWN_MISSES = {
     "https://hooks.slack.com/services/Txxxxxxxx/Bxxxxxxxx/xxxxxxxxxxxxxxxxxxxxxxxx": "placeholder",
     "SKxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx": "placeholder",
     "ACxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx": "placeholder",
-    "curl --cacert ca.crt -u elastic:P@ssw0rd$1 https://localhost:9200": "curl -u: no pattern",
-    'curl -s -v --user "j.smith:dB2yF6@qL9vZm1P#4J" "https://api.contoso.org/user/me"': (
-        "curl --user: no pattern"
-    ),
     "sk_test_51OuEMLAlTWGaDypq4P5cuDHbuKeG4tAGPYHJpEXQ7zE8mKK3jkhTFPvCxnSSK5zB5EQZrJsYdsatNmAHGgb0v"
     "SKD00GTMSWRHs": "a Stripe test-mode key: detect-secrets' pattern is for live ones",
     '"client_secret" : "6da89121079f83b2eb6acccf8219ea982c3d79bccc3e9c6a85856480661f8fde",': (

@@ -13,7 +13,8 @@ high-entropy plugins (they flag the git SHAs, digests and base64 data a person p
 purpose: measured by bench/secret_redaction.py) and the public-IP plugin (an address is not a
 secret). What a person pastes that its plugins miss is ours, and kept few (`_OWN`): `sk-...`
 keys of OpenAI-compatible providers (DeepSeek and others) and Anthropic's, fine-grained GitHub
-tokens, Bearer credentials, passwords in URLs its pattern refuses (one with a `!`), `token`
+tokens, Bearer credentials, passwords in URLs its pattern refuses (one with a `!`, one with
+no user), curl's `-u user:password`, Google API keys, Hugging Face tokens, `token`
 and `credentials` as keywords, the same in Chinese (`密码：...`), and private key blocks
 across lines (its plugins read one line at a time).
 
@@ -62,7 +63,20 @@ _OWN: tuple[tuple[str, str, int, bool], ...] = (
     ("Anthropic API Key", r"(?<![\w-])sk-ant-[a-z]+\d*-[A-Za-z0-9_-]{20,}", 0, False),
     ("GitHub Token", r"(?<![\w-])github_pat_[A-Za-z0-9_]{22,}", 0, False),
     ("Bearer Token", r"\b[Bb]earer[ \t]+((?=[\w.~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*)", 1, False),
-    ("Basic Auth Credentials", r"://[^\s:/?#@]+:([^\s/?#@]+)@", 1, True),
+    # (an empty user too: `redis://:password@cache:6379`)
+    ("Basic Auth Credentials", r"://[^\s:/?#@]*:([^\s/?#@]+)@", 1, True),
+    # curl's and wget's user and password on the command line: `curl -u admin:s3cret …`
+    (
+        "Basic Auth Credentials",
+        r"(?:^|[ \t])(?:-u|--user|--proxy-user)(?:[ \t]+|=)([\"']?)[\w.@+-]+:"
+        r"(?![$<\[{])([^\s\"'<>\[\]]+)\1(?=\s|$)",
+        2,
+        True,
+    ),
+    # Google's API keys (Maps, Gemini, Firebase): AIza and 35 more.
+    ("Google API Key", r"(?<![\w-])AIza[0-9A-Za-z_-]{35}(?![\w-])", 0, False),
+    # Hugging Face access tokens.
+    ("Hugging Face Token", r"(?<![\w-])hf_[A-Za-z0-9]{30,}(?![\w-])", 0, False),
     (
         KEYWORD_KIND,
         r"\b(?:\w*[_-]|\w*[a-z](?=[TC]))?(?:[Tt]oken|TOKEN|[Cc]redentials?|CREDENTIALS?)[\"']?"
