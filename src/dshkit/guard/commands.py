@@ -204,7 +204,7 @@ class Findings:
         for word in words:
             shown = word.shown
             kind = Kind.OUTSIDE
-            if remote_is_outside and remote(word.text):
+            if remote_is_outside and remote(word.text, self.places.nt):
                 place, kind = OUTSIDE, Kind.REMOTE
             else:
                 place = self.places.where(word, cwd)
@@ -502,7 +502,8 @@ def _copied_over(
     """A copy (scp, rsync) to a system path of another machine writes over what it runs on:
     destructive; one from another machine to a place outside the workspace here, unknown."""
     text = destination.text
-    if remote(text) and not text.startswith("rsync://"):
+    nt = findings.places.nt
+    if remote(text, nt) and not text.startswith("rsync://"):
         host, _, path = text.partition(":")
         path = path or "~"
         system = (
@@ -516,7 +517,7 @@ def _copied_over(
                 f"{command.name}: writes over {path} on {host}, what that machine runs on",
                 Kind.REMOTE,
             )
-    elif any(remote(s.text) for s in sources):
+    elif any(remote(s.text, nt) for s in sources):
         overwritten(findings, f"{command.name}: copies over", [destination], command.cwd)
 
 

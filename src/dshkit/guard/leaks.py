@@ -442,7 +442,7 @@ def _sent(judge: Judge, command: Command, name: str, fed: str | None) -> str | N
                     found = secret_word(judge, Word(part), command.cwd)
                     if found is not None:
                         return found
-    remote_seen = name not in _COPIERS or any(_remote(w.text) for w in args)
+    remote_seen = name not in _COPIERS or any(_remote(w.text, judge.places.nt) for w in args)
     own = _OWN_FILES | _SSH_OWN if name in _SSH_TOOLS else _OWN_FILES
     skip = False
     for word in args:
@@ -474,10 +474,10 @@ _SCRIPTED = frozenset({"sftp", "ftp", "lftp", "tftp", "smbclient"})  # commands 
 _COPIES = frozenset({"cp", "mv", "install", "ln", "copy-item", "cpi", "copy", "move-item"})
 
 
-def _remote(text: str) -> bool:
+def _remote(text: str, nt: bool) -> bool:
     from .paths import remote
 
-    return "://" in text or remote(text)
+    return "://" in text or remote(text, nt)
 
 
 def code_leak(code: str, home: str) -> str | None:

@@ -889,7 +889,7 @@ def _synced(findings: Findings, command: Command, shown: str, operands: list[Wor
     if not operands:
         return
     destination = operands[-1]
-    if remote(destination.text):
+    if remote(destination.text, findings.places.nt):
         findings.flag(DESTRUCTIVE, f"{shown}: deletes below {destination.shown}, beyond any undo")
         return
     findings.landing(
