@@ -159,9 +159,10 @@ class Command:
 class Findings:
     """What the rules found on one command line: (risk, reason, kind) in the order found
     (`policy.Kind`: what a person can do instead), the global searches and the opaque code
-    run (their reasons), with the places it is judged for."""
+    run (their reasons), with the places it is judged for; of each secret sent off the
+    machine (`Kind.LEAK`, by the index of its finding), what leaves and where to."""
 
-    __slots__ = ("every", "found", "opaque", "places", "searches")
+    __slots__ = ("every", "found", "leaks", "opaque", "places", "searches")
 
     def __init__(self, places: Places) -> None:
         self.places = places
@@ -169,9 +170,20 @@ class Findings:
         self.found: list[tuple[str, str, str]] = []
         self.searches: list[str] = []
         self.opaque: list[str] = []
+        self.leaks: dict[int, tuple[str, str]] = {}
 
     def flag(self, risk: str, reason: str, kind: str = "") -> None:
         self.found.append((risk, reason, kind or risk))
+
+    def leaked(self, name: str, what: str, where: str) -> None:
+        """`name` sends the secret `what` off the machine, to `where`: destructive."""
+        self.leaks[len(self.found)] = (what, where)
+        to = f" to {where}," if where else ""
+        self.flag(
+            DESTRUCTIVE,
+            f"{name}: sends {what}{to} off the machine, where no one can take it back",
+            Kind.LEAK,
+        )
 
     def searched(self, reason: str) -> None:
         self.searches.append(reason)
@@ -189,6 +201,8 @@ class Findings:
     def cut(self, mark: tuple[int, int, int]) -> None:
         """Forgets what was found since `mark` (a command the person's rules allow)."""
         del self.found[mark[0] :], self.searches[mark[1] :], self.opaque[mark[2] :]
+        for index in [i for i in self.leaks if i >= mark[0]]:
+            del self.leaks[index]
 
     def landing(
         self,

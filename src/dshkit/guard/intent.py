@@ -99,6 +99,23 @@ def relaxing(call: Call, found: Classification) -> str | None:
     return SAID[wanted]
 
 
+def language(call: Call) -> str:
+    """The person's language ("zh" or "en", leaks.language) from their newest message in the
+    session's transcript; "zh", the guard's own, when there is none or it cannot be read."""
+    path = call.payload.get("transcript_path")
+    info = call.harness_info
+    if not isinstance(path, str) or not path or info is None:
+        return "zh"
+    try:
+        text = latest_message(path, info.name)
+    except Exception as exc:  # an unreadable transcript: the guard's own language
+        call.log(f"guard: the transcript was not read for the person's language: {exc}")
+        return "zh"
+    from .leaks import language as of
+
+    return "zh" if text is None else of(text)
+
+
 def latest_message(path: str, harness: str) -> str | None:
     """The text of the person's newest message in the last MiB of a transcript, as the
     sessions layer reads that harness's log (None when there is none)."""

@@ -349,6 +349,8 @@ class Judge:
                 continue
             if self.owners is not None and other.owners and index in other.owners:
                 self.owners[len(mine.found)] = other.owners[index]
+            if index in theirs.leaks:
+                mine.leaks[len(mine.found)] = theirs.leaks[index]
             mine.found.append((risk, reason + said, kind))
             if kind == Kind.OPAQUE:
                 mine.opaque.append(reason + said)
@@ -371,6 +373,7 @@ class Judge:
             risk, reason, kind = found[at]
             if risk == DESTRUCTIVE:
                 risk, kind = UNKNOWN, UNKNOWN
+                self.findings.leaks.pop(at, None)
             found[at] = (risk, f"{how}: {reason}", kind)
 
     def _line(self, text: str, shell: str, cwd: str | None, depth: int) -> None:
@@ -503,11 +506,8 @@ class Judge:
             if target is _APPENDED:
                 continue
             if target.text.startswith(("/dev/tcp/", "/dev/udp/")):
-                self.flag(
-                    DESTRUCTIVE,
-                    f"> {target.text}: sends {secret} off the machine, where no one can take "
-                    "it back",
-                )
+                host, _, port = target.text[9:].partition("/")
+                self.findings.leaked(f"> {target.shown}", secret, f"{host}:{port}".rstrip(":"))
             elif not target.dynamic:
                 self.secret_files[self.places.resolve(target.text, cwd)] = secret
 
@@ -706,14 +706,11 @@ class Judge:
                     self.flag(UNKNOWN, f"{name} {script.name} {word}: may delete what it manages")
             return
         from .code import DELETE, WRITE, code_calls, harmless  # only for inline code
-        from .leaks import code_leak
+        from .leaks import code_leak, code_target
 
         leak = code_leak("\n".join(code), self.places.home)
         if leak is not None:
-            self.flag(
-                DESTRUCTIVE,
-                f"{name}: inline code sends {leak} off the machine, where no one can take it back",
-            )
+            self.findings.leaked(f"{name} (inline code)", leak, code_target("\n".join(code)))
         if any("\0" in part for part in code):  # `python -c "$(curl …)"`
             self.hidden(f"{name} runs inline code only known when it runs")
         elif not harmless("\n".join(code)) or _in_place(args):
