@@ -510,6 +510,17 @@ _ACCESS_FILES = (".ssh/authorized_keys", ".ssh/authorized_keys2", ".bashrc", ".p
 _SCP_OPTIONS = Syntax({"-c", "-F", "-i", "-J", "-l", "-o", "-P", "-S", "-X", "-D"})
 
 
+def runs_on(path: str) -> bool:
+    """Whether a path on another machine is what it runs on or who may log in (`/etc/…`,
+    `~/.ssh/authorized_keys`): a copy over it breaks that machine."""
+    return (
+        path == "/"
+        or path.rstrip("/") in _SYSTEM_PLACES
+        or path.startswith(tuple(p + "/" for p in _SYSTEM_PLACES))
+        or path.lstrip("~/").endswith(_ACCESS_FILES)
+    )
+
+
 def _copied_over(
     findings: Findings, command: Command, destination: Word, sources: list[Word]
 ) -> None:
@@ -520,12 +531,7 @@ def _copied_over(
     if remote(text, nt) and not text.startswith("rsync://"):
         host, _, path = text.partition(":")
         path = path or "~"
-        system = (
-            path == "/"
-            or path.rstrip("/") in _SYSTEM_PLACES
-            or path.startswith(tuple(p + "/" for p in _SYSTEM_PLACES))
-        )
-        if system or path.lstrip("~/").endswith(_ACCESS_FILES):
+        if runs_on(path):
             findings.flag(
                 DESTRUCTIVE,
                 f"{command.name}: writes over {path} on {host}, what that machine runs on",
@@ -1119,7 +1125,7 @@ RESOURCE_TOOLS = frozenset({
     "rclone", "s3cmd", "mc", "restic", "borg", "bq", "dropdb", "dropuser", "pg_dropcluster",
     "mysqladmin", "pg_restore", "mongorestore", "psql", "pgcli", "mysql", "mariadb", "sqlite3",
     "duckdb", "redis-cli", "valkey-cli", "mongosh", "mongo", "cqlsh", "clickhouse-client",
-    "sqlcmd", "snowsql",
+    "sqlcmd", "snowsql", "sftp", "lftp", "smbclient",
     # the machine's services, processes, accounts and packages (resources.py's HOST_TOOLS)
     "systemctl", "service", "launchctl", "init", "telinit", "pkill", "killall", "skill",
     "killall5", "fuser", "ufw", "ip", "ifconfig", "swapoff", "umount", "sysctl", "modprobe",
