@@ -101,3 +101,43 @@ def test_the_latest_message_of_a_dsh_log_is_read_through_its_zstd_frames() -> No
     logs = Path(__file__).parent.parent / "data" / "fixtures" / "dsh-v0" / "sessions-zstd"
     log = next(logs.rglob("session.jsonl.zstd"))
     assert latest_message(str(log), "dsh") == "Say hello"
+
+
+def long_dsh(root: Path, last: str, *, subagent: bool = False) -> Path:
+    """A DSH v4 session of over 2 MiB of zstd frames (the person's messages padded with text
+    zstd only halves), its newest message `last`."""
+    import random
+
+    from ..support.corpus import encode_frame, header
+    from ..support.logs import human, session_dir
+
+    path = session_dir(root / ".dsh" / "sessions", "s1") / "session.v4.jsonl.zstd"
+    first = header("s1", 4, "/p", 1)
+    if subagent:
+        first.update(origin="subagent", delegationDepth=1)
+    noise = random.Random(5)
+    frames = [encode_frame([first])]
+    frames += [encode_frame([human(n, f"step {n}: {noise.randbytes(4096).hex()}")])
+               for n in range(500)]  # fmt: skip
+    frames.append(encode_frame([human(500, last)]))
+    path.write_bytes(b"".join(frames))
+    return path
+
+
+def test_the_newest_words_of_a_long_dsh_session_are_read_from_its_last_frames(
+    tmp_path: Path, work: Path
+) -> None:
+    from dshkit.guard.intent import latest_message
+
+    from ..support.guard import dsh
+
+    log = long_dsh(tmp_path, "算了，丢弃我所有的改动")
+    assert log.stat().st_size > 2 << 20
+    assert latest_message(str(log), "dsh") == "算了，丢弃我所有的改动"
+    payload = {**dsh(work, "bash", "git reset --hard"), "transcript_path": str(log)}
+    found = decision(hook(tmp_path, "PreToolUse", payload)[0])
+    assert found is not None and found[0] in ("ask", "deny"), found
+    assert "用户最近的消息要求丢弃未提交的改动" in found[1], found
+    # a sub-agent's session: its typed prompts are the parent agent's, however long it is
+    agent = long_dsh(tmp_path / "sub", "discard all my changes", subagent=True)
+    assert latest_message(str(agent), "dsh") is None

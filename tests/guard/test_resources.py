@@ -484,7 +484,7 @@ def test_every_row_is_read_and_every_verb_path_is_well_formed() -> None:
             assert verb.kind in ("", "sync", "exec", "sql", "unknown", "every"), name
             assert "" not in verb.path, name
     for name, client_row in CLIENTS.items():
-        assert Client(client_row).language in ("sql", "redis", "mongo"), name
+        assert Client(client_row).language in ("sql", "redis", "mongo", "transfer"), name
 
 
 @pytest.mark.process

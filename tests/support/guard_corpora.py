@@ -11,7 +11,7 @@ from pathlib import Path
 from dshkit.guard.service import classify_sent
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "guard"
-CLASSES = ("secrets", "code", "fanout", "remote", "lookalikes")
+CLASSES = ("secrets", "code", "fanout", "remote", "lookalikes", "batch", "loops")
 LABELS = ("destructive", "unknown", "safe")
 WORK, HOME = "/home/dev/proj", "/home/dev"
 

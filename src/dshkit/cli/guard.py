@@ -121,6 +121,10 @@ def explain_command(
         markup=False,
     )
     stdout.print(f"why: {record['reason']}", markup=False)
+    leak = record.get("leak")
+    if leak is not None:
+        to = leak["where"] or "another machine"
+        stdout.print(f"leaves the machine: {leak['what']}, to {to}", markup=False)
     rule = record["rule"]
     if rule["kind"] == "builtin":
         where = f" on `{_line(rule['command'])}`" if "command" in rule else ""

@@ -159,9 +159,10 @@ class Command:
 class Findings:
     """What the rules found on one command line: (risk, reason, kind) in the order found
     (`policy.Kind`: what a person can do instead), the global searches and the opaque code
-    run (their reasons), with the places it is judged for."""
+    run (their reasons), with the places it is judged for; of each secret sent off the
+    machine (`Kind.LEAK`, by the index of its finding), what leaves and where to."""
 
-    __slots__ = ("every", "found", "opaque", "places", "searches")
+    __slots__ = ("every", "found", "leaks", "opaque", "places", "searches")
 
     def __init__(self, places: Places) -> None:
         self.places = places
@@ -169,9 +170,20 @@ class Findings:
         self.found: list[tuple[str, str, str]] = []
         self.searches: list[str] = []
         self.opaque: list[str] = []
+        self.leaks: dict[int, tuple[str, str]] = {}
 
     def flag(self, risk: str, reason: str, kind: str = "") -> None:
         self.found.append((risk, reason, kind or risk))
+
+    def leaked(self, name: str, what: str, where: str) -> None:
+        """`name` sends the secret `what` off the machine, to `where`: destructive."""
+        self.leaks[len(self.found)] = (what, where)
+        to = f" to {where}," if where else ""
+        self.flag(
+            DESTRUCTIVE,
+            f"{name}: sends {what}{to} off the machine, where no one can take it back",
+            Kind.LEAK,
+        )
 
     def searched(self, reason: str) -> None:
         self.searches.append(reason)
@@ -189,6 +201,8 @@ class Findings:
     def cut(self, mark: tuple[int, int, int]) -> None:
         """Forgets what was found since `mark` (a command the person's rules allow)."""
         del self.found[mark[0] :], self.searches[mark[1] :], self.opaque[mark[2] :]
+        for index in [i for i in self.leaks if i >= mark[0]]:
+            del self.leaks[index]
 
     def landing(
         self,
@@ -204,7 +218,7 @@ class Findings:
         for word in words:
             shown = word.shown
             kind = Kind.OUTSIDE
-            if remote_is_outside and remote(word.text):
+            if remote_is_outside and remote(word.text, self.places.nt):
                 place, kind = OUTSIDE, Kind.REMOTE
             else:
                 place = self.places.where(word, cwd)
@@ -496,27 +510,34 @@ _ACCESS_FILES = (".ssh/authorized_keys", ".ssh/authorized_keys2", ".bashrc", ".p
 _SCP_OPTIONS = Syntax({"-c", "-F", "-i", "-J", "-l", "-o", "-P", "-S", "-X", "-D"})
 
 
+def runs_on(path: str) -> bool:
+    """Whether a path on another machine is what it runs on or who may log in (`/etc/…`,
+    `~/.ssh/authorized_keys`): a copy over it breaks that machine."""
+    return (
+        path == "/"
+        or path.rstrip("/") in _SYSTEM_PLACES
+        or path.startswith(tuple(p + "/" for p in _SYSTEM_PLACES))
+        or path.lstrip("~/").endswith(_ACCESS_FILES)
+    )
+
+
 def _copied_over(
     findings: Findings, command: Command, destination: Word, sources: list[Word]
 ) -> None:
     """A copy (scp, rsync) to a system path of another machine writes over what it runs on:
     destructive; one from another machine to a place outside the workspace here, unknown."""
     text = destination.text
-    if remote(text) and not text.startswith("rsync://"):
+    nt = findings.places.nt
+    if remote(text, nt) and not text.startswith("rsync://"):
         host, _, path = text.partition(":")
         path = path or "~"
-        system = (
-            path == "/"
-            or path.rstrip("/") in _SYSTEM_PLACES
-            or path.startswith(tuple(p + "/" for p in _SYSTEM_PLACES))
-        )
-        if system or path.lstrip("~/").endswith(_ACCESS_FILES):
+        if runs_on(path):
             findings.flag(
                 DESTRUCTIVE,
                 f"{command.name}: writes over {path} on {host}, what that machine runs on",
                 Kind.REMOTE,
             )
-    elif any(remote(s.text) for s in sources):
+    elif any(remote(s.text, nt) for s in sources):
         overwritten(findings, f"{command.name}: copies over", [destination], command.cwd)
 
 
@@ -1104,7 +1125,7 @@ RESOURCE_TOOLS = frozenset({
     "rclone", "s3cmd", "mc", "restic", "borg", "bq", "dropdb", "dropuser", "pg_dropcluster",
     "mysqladmin", "pg_restore", "mongorestore", "psql", "pgcli", "mysql", "mariadb", "sqlite3",
     "duckdb", "redis-cli", "valkey-cli", "mongosh", "mongo", "cqlsh", "clickhouse-client",
-    "sqlcmd", "snowsql",
+    "sqlcmd", "snowsql", "sftp", "lftp", "smbclient",
     # the machine's services, processes, accounts and packages (resources.py's HOST_TOOLS)
     "systemctl", "service", "launchctl", "init", "telinit", "pkill", "killall", "skill",
     "killall5", "fuser", "ufw", "ip", "ifconfig", "swapoff", "umount", "sysctl", "modprobe",

@@ -225,6 +225,8 @@ def parameter(expression: str, variables: Mapping[str, str]) -> str | None:
         return "/tmp" if name == "TMPDIR" else None
     if not operator or operator[:2] in (":-", ":=", ":?") or operator[:1] in "-=?":
         return value  # set: the value itself
+    if operator in ("[@]", "[*]", "[0]"):
+        return value  # a plain variable as an array: its one element
     if operator[:2] == ":+" or operator[:1] == "+":
         word = operator[2:] if operator[1:2] == "+" else operator[1:]
         return word if _literal(word) else None

@@ -57,6 +57,8 @@ ADVICE = {
     "改动它会影响之后的每一次运行：请只改工作区里本任务的文件；如确需修改，请让用户本人动手。",
     Kind.SECRET: "这是凭据文件，读进对话会把密钥交给模型：请只读取任务需要的非机密文件"
     "（如 .env.example）；如确需使用其中的值，请让用户本人配置环境变量。",
+    Kind.LEAK: "这会把凭据发出这台机器，发出去就无法收回：请不要把凭据发出本机；如果对方服务"
+    "确实需要，请让用户本人为它单独签发令牌，或由用户本人发送。",
     Kind.UNKNOWN: "strict 模式不运行看不清会影响什么的命令：请把路径和参数写成明确的值、"
     "把内联代码写进文件再运行；如确需运行，请让用户本人执行，或由用户改用 balanced 模式"
     "（`dshkit guard mode balanced`，这类命令会先问用户）。",
@@ -195,8 +197,11 @@ def _on_shell(call: Call) -> Answer | None:
             f"dshkit 命令风险策略按用户自己的规则拒绝这条命令：规则 {found.denied.text!r}"
             f"（{found.denied.origin}）匹配了 `{shown}`。{problem}{RULE_ADVICE}"
         )
+    elif found.leak is not None and _language(call) == "en":
+        reason = _leak_in_english(found.leak, found.reason, mode, decision, rule, problem)
     else:
-        what = _RISKS[found.risk] + ("、全局搜索" if found.global_search else "")
+        what = "凭据外发" if found.leak is not None else _RISKS[found.risk]
+        what += "、全局搜索" if found.global_search else ""
         what += "、运行看不见的代码" if found.opaque else ""
         verb = "拒绝" if decision == "deny" else "需要人工确认"
         reason = (
@@ -211,7 +216,7 @@ def _on_shell(call: Call) -> Answer | None:
         if decision == "deny":
             reason += _advice(found, mode)
         elif found.kind in ADVICE and found.kind != Kind.UNKNOWN:  # (its advice is strict's)
-            reason += "更稳妥的做法：" + ADVICE[found.kind].replace(
+            reason += "更稳妥的做法：" + _kind_advice(found).replace(
                 BY_HAND, ""
             )  # (for the one asked)
     decision, reason = _delivered(call, decision, reason)
@@ -326,12 +331,50 @@ def _advice(found: Classification, mode: str) -> str:
     its kind of harm, a global search, code it cannot see."""
     parts = []
     if found.risk != SAFE and TABLE[found.risk][mode] == "deny":
-        parts.append(ADVICE[found.kind])
+        parts.append(_kind_advice(found))
     if found.global_search and TABLE[GLOBAL_SEARCH][mode] == "deny":
         parts.append(SEARCH_ADVICE)
     if found.opaque and TABLE[OPAQUE][mode] == "deny":
         parts.append(ADVICE[Kind.OPAQUE])
     return "".join(dict.fromkeys(parts)) or BY_HAND  # (a deny for a cwd it cannot read)
+
+
+def _kind_advice(found: Classification) -> str:
+    """The advice of the deciding finding's kind (Chinese); a leak's names what would leave
+    and where to."""
+    if found.leak is not None:
+        from .leaks import said
+
+        return said(*found.leak, "zh")
+    return ADVICE[found.kind]
+
+
+def _language(call: Call) -> str:
+    """The person's language, from their latest message in the session's transcript: "zh"
+    (the guard's own) when it cannot be read. Read only for a leak stopped: a rare path."""
+    from .intent import language
+
+    return language(call)
+
+
+def _leak_in_english(
+    leak: tuple[str, str], why: str, mode: str, decision: str, rule: RuleJson, problem: str
+) -> str:
+    """A leak's whole reason in English, for a person who writes English: what would leave
+    and where to, the rule that decided, and what to do instead."""
+    from .leaks import said
+
+    verb = "denies" if decision == "deny" else "asks the person about"
+    words = rule.get("command")
+    judged = f", judged on `{' '.join(words)}`" if words else ""
+    advice = said(*leak, "en")
+    if decision != "deny":
+        advice = "A safer way: " + advice
+    return (
+        f"dshkit's command risk policy ({mode}) {verb} this command: a secret sent off the "
+        "machine, "
+        f"{why} (built-in rule {rule.get('name') or '?'}{judged}). {problem}{advice}"
+    )
 
 
 def _delivered(call: Call, decision: str, reason: str) -> tuple[str, str]:

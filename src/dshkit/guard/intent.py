@@ -13,7 +13,6 @@ then: the hook's path is unchanged for every other command.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import TYPE_CHECKING
 
@@ -99,42 +98,33 @@ def relaxing(call: Call, found: Classification) -> str | None:
     return SAID[wanted]
 
 
+def language(call: Call) -> str:
+    """The person's language ("zh" or "en", leaks.language) from their newest message in the
+    session's transcript; "zh", the guard's own, when there is none or it cannot be read."""
+    path = call.payload.get("transcript_path")
+    info = call.harness_info
+    if not isinstance(path, str) or not path or info is None:
+        return "zh"
+    try:
+        text = latest_message(path, info.name)
+    except Exception as exc:  # an unreadable transcript: the guard's own language
+        call.log(f"guard: the transcript was not read for the person's language: {exc}")
+        return "zh"
+    from .leaks import language as of
+
+    return "zh" if text is None else of(text)
+
+
 def latest_message(path: str, harness: str) -> str | None:
     """The text of the person's newest message in the last MiB of a transcript, as the
-    sessions layer reads that harness's log (None when there is none)."""
-    import orjson
-
-    from .. import harnesses
+    sessions layer reads that harness's log from its end (`read_last`: a DSH log's last zstd
+    frames only, however long the session), None when there is none. ValueError when the
+    log cannot be read whole there: an older message is never taken for the newest."""
     from ..sessions.events import human_messages, message_text
+    from ..sessions.reader import read_last
 
-    adapter = harnesses.get(harness).adapter
-    raw = _tail(path)
-    lines = raw.split(b"\n")
-    if len(raw) >= TAIL_BYTES:
-        lines = lines[1:]  # (cut in the middle)
-    records = []
-    for line in lines:
-        if line.strip():
-            try:
-                records.append(orjson.loads(line))
-            except orjson.JSONDecodeError:
-                continue
-    humans = human_messages(adapter.normalize(records, {}))
+    last = read_last(harness, path, TAIL_BYTES)
+    if last.errors:
+        raise ValueError(last.errors[0])
+    humans = human_messages(last.events)
     return message_text(humans[-1]) if humans else None
-
-
-def _tail(path: str) -> bytes:
-    """The last MiB of the log, decompressed first where it is zstd (DSH's)."""
-    if path.endswith((".zst", ".zstd")):
-        import zstandard
-
-        kept = b""
-        with open(path, "rb") as handle:
-            reader = zstandard.ZstdDecompressor().stream_reader(handle, read_across_frames=True)
-            while chunk := reader.read(1 << 20):
-                kept = (kept + chunk)[-TAIL_BYTES:]
-        return kept
-    with open(path, "rb") as handle:
-        size = handle.seek(0, os.SEEK_END)
-        handle.seek(max(0, size - TAIL_BYTES))
-        return handle.read()

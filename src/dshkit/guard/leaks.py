@@ -324,12 +324,7 @@ def touches(judge: Judge, command: Command) -> str | None:
     if name in SENDERS:
         sent = _sent(judge, command, name, fed)
         if sent is not None:
-            from .policy import DESTRUCTIVE
-
-            judge.flag(
-                DESTRUCTIVE,
-                f"{command.name}: sends {sent} off the machine, where no one can take it back",
-            )
+            judge.findings.leaked(command.name, sent, destination(command, name, judge.places.nt))
             return None
     printed = dumps(command)
     if printed is not None:
@@ -340,10 +335,8 @@ def touches(judge: Judge, command: Command) -> str | None:
             None,
         )
         if served is not None:  # `python -m http.server -d ~/.ssh`: to whoever asks
-            from .policy import DESTRUCTIVE
-
-            judge.flag(
-                DESTRUCTIVE, f"{command.name} -m http.server: serves {served} to the network"
+            judge.findings.leaked(
+                f"{command.name} -m http.server", served, "anyone who connects to this machine"
             )
         return None
     if name == "git" and command.args[:1] and command.args[0].text in ("add", "commit"):
@@ -442,7 +435,7 @@ def _sent(judge: Judge, command: Command, name: str, fed: str | None) -> str | N
                     found = secret_word(judge, Word(part), command.cwd)
                     if found is not None:
                         return found
-    remote_seen = name not in _COPIERS or any(_remote(w.text) for w in args)
+    remote_seen = name not in _COPIERS or any(_remote(w.text, judge.places.nt) for w in args)
     own = _OWN_FILES | _SSH_OWN if name in _SSH_TOOLS else _OWN_FILES
     skip = False
     for word in args:
@@ -474,10 +467,10 @@ _SCRIPTED = frozenset({"sftp", "ftp", "lftp", "tftp", "smbclient"})  # commands 
 _COPIES = frozenset({"cp", "mv", "install", "ln", "copy-item", "cpi", "copy", "move-item"})
 
 
-def _remote(text: str) -> bool:
+def _remote(text: str, nt: bool) -> bool:
     from .paths import remote
 
-    return "://" in text or remote(text)
+    return "://" in text or remote(text, nt)
 
 
 def code_leak(code: str, home: str) -> str | None:
@@ -502,3 +495,130 @@ def code_leak(code: str, home: str) -> str | None:
             if found is not None:
                 return found
     return None
+
+
+# Where a publisher's CLI puts what it is given.
+_PUBLISHED = {"gh": "GitHub", "glab": "GitLab", "tea": "Gitea"}
+
+
+def destination(command: Command, name: str, nt: bool) -> str:
+    """Where a sender sends (a URL's site, a copy's host, a socket's or mail's address), as
+    its words name it; "" when they name none. A URL's user and password are never shown."""
+    if name in _PUBLISHERS:
+        verb = next((w.text for w in command.args[:2] if w.text in _PUBLISHERS[name]), "")
+        return f"{_PUBLISHED[name]} ({verb})" if verb else _PUBLISHED[name]
+    from .paths import remote
+
+    words = [w.text for w in command.args if not w.dynamic and w.text]
+    for text in words:
+        if "://" in text and not text.startswith("-"):
+            return _site(text)
+    plain = [t for t in words if not t.startswith(("-", "@", "~", "/", ".", "<")) and "=" not in t]
+    for text in plain:
+        if remote(text, nt):  # `user@host:path`: the host
+            return text.split(":", 1)[0].rsplit("@", 1)[-1]
+    for text in plain:  # a mail address, a host name
+        if ("@" in text or "." in text) and "/" not in text and not hinted(text):
+            return text.rsplit("@", 1)[-1] if "@" in text and "." not in text else text
+    named = [t for t in plain if "/" not in t and not t.isdigit() and not hinted(t)]
+    return named[0] if named and name in _SOCKETS else ""
+
+
+def _site(url: str) -> str:
+    """A URL's site: `https://u:p@x.example.com/a` is x.example.com, `s3://b/k` s3://b."""
+    scheme, _, rest = url.partition("://")
+    host = rest.split("/", 1)[0].split("?", 1)[0].rsplit("@", 1)[-1]
+    return host if scheme.lower() in ("http", "https") else f"{scheme}://{host}"
+
+
+def code_target(code: str) -> str:
+    """The site of the first http(s) URL in inline code, or ""."""
+    at = min((i for i in (code.find("http://"), code.find("https://")) if i >= 0), default=-1)
+    if at < 0:
+        return ""
+    end = at
+    while end < len(code) and code[end] not in "'\"` \n)":
+        end += 1
+    return _site(code[at:end])
+
+
+# What each secret is called in Chinese (the deny text follows the person's language).
+_ZH = {
+    "1Password's session": "1Password 的会话",
+    "AWS SSO tokens": "AWS SSO 令牌",
+    "AWS credentials": "AWS 凭据",
+    "AWS session tokens": "AWS 会话令牌",
+    "Azure credentials": "Azure 凭据",
+    "Claude Code's credentials": "Claude Code 的凭据",
+    "Codex's credentials": "Codex 的凭据",
+    "DSH's credentials": "DSH 的凭据",
+    "Docker registry credentials": "Docker 镜像仓库凭据",
+    "GnuPG private keys": "GnuPG 私钥",
+    "Google Cloud credentials": "Google Cloud 凭据",
+    "MySQL passwords": "MySQL 密码",
+    "PostgreSQL passwords": "PostgreSQL 密码",
+    "S3 credentials": "S3 凭据",
+    "Terraform Cloud tokens": "Terraform Cloud 令牌",
+    "a Kubernetes config": "Kubernetes 配置（含集群凭据）",
+    "a PyPI token": "PyPI 令牌",
+    "a RubyGems key": "RubyGems 密钥",
+    "a Vault token": "Vault 令牌",
+    "a browser profile (saved passwords)": "浏览器配置（含保存的密码）",
+    "a browser profile (saved passwords, cookies)": "浏览器配置（含保存的密码和 Cookie）",
+    "a browser's cookies": "浏览器的 Cookie",
+    "a browser's saved passwords": "浏览器保存的密码",
+    "a crates.io token": "crates.io 令牌",
+    "a credentials file": "凭据文件",
+    "a dotenv file": "dotenv 文件（.env）",
+    "a password store": "密码库",
+    "an API key": "API 密钥",
+    "an SSH private key": "SSH 私钥",
+    "an npm token": "npm 令牌",
+    "cloud storage credentials": "云存储凭据",
+    "git credentials": "git 凭据",
+    "key material": "密钥文件",
+    "netrc passwords": "netrc 里的密码",
+    "the GitHub CLI's token": "GitHub CLI 的令牌",
+    "the GitLab CLI's token": "GitLab CLI 的令牌",
+    "the browser's cookies": "浏览器的 Cookie",
+    "the desktop keyring": "桌面密钥环",
+    "the environment (every variable, its secrets too)": "全部环境变量（连同其中的密钥）",
+    "the hub CLI's token": "hub CLI 的令牌",
+    "the macOS keychain": "macOS 钥匙串",
+    "the shell's history (secrets typed in)": "shell 历史（含输入过的密钥）",
+    "the system's password hashes": "系统的密码哈希",
+}
+
+
+_OWN_CREDENTIALS = "'s credentials"
+
+
+def said(what: str, where: str, language: str) -> str:
+    """What a leak's deny says instead: what would leave, and where to, in `language` ("zh"
+    or "en"), and what to do instead."""
+    if language == "en":
+        to = f"to {where}" if where else "to another machine"
+        return (
+            f"This sends {what} {to}, off this machine, where no one can take it back: "
+            "never send credentials away; if that service needs one, let the person issue "
+            "it a token of its own, or send it themselves."
+        )
+    if what in _ZH:
+        named = _ZH[what]
+    elif what.endswith(_OWN_CREDENTIALS):  # a token printer's: `gh's credentials`
+        named = what.removesuffix(_OWN_CREDENTIALS) + " 的凭据"
+    else:
+        named = what
+    to = f"发到 {where}" if where else "发到别的机器上"
+    return (
+        f"这会把{named}{to}，离开这台机器，发出去就无法收回：请不要把凭据发出本机；"
+        "如果对方服务确实需要，请让用户本人为它单独签发令牌，或由用户本人发送。"
+    )
+
+
+def language(text: str) -> str:
+    """ "zh" when the person's words are mostly Chinese (a Han character says about as much as
+    four Latin letters), else "en"."""
+    han = sum(1 for c in text if "\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff")
+    latin = sum(1 for c in text if c.isascii() and c.isalpha())
+    return "zh" if han and han * 4 >= latin else "en"

@@ -346,7 +346,7 @@ class _Lexer:
                 self.out.nested.extend(substitutions(name))
                 value = parameter(name, self.variables)
                 parts.append("\0" if value is None else value)
-                return value is None
+                return value is None or "\0" in value
         else:
             end = at + 1
             allowed = "_:" if self.pwsh else "_"
@@ -368,4 +368,4 @@ class _Lexer:
             parts.append("\0")
             return True
         parts.append(value)
-        return False
+        return "\0" in value  # a loop's variable: what it is fed, known when it runs

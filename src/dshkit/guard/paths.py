@@ -49,13 +49,18 @@ def device(text: str) -> bool:
     return text.lower().startswith(_DEVICES)
 
 
-def remote(text: str) -> bool:
-    """A place on another machine, as rsync spells it: `rsync://…`, `host:path` (not `C:\\…`)."""
+def remote(text: str, nt: bool = False) -> bool:
+    """A place on another machine, as scp and rsync read their operands: `rsync://…`, or
+    `host:path`, a colon before any slash (`b:/etc/x` is host b). A leading colon is a file's
+    name; a drive letter (`C:\\…`, `C:/…`) is only one where the commands run on Windows
+    (`nt`): on POSIX scp and rsync take the letter for a host, as git does."""
+    if text.startswith("rsync://"):
+        return True
     colon = text.find(":")
     slash = text.find("/")
-    return text.startswith("rsync://") or (
-        colon > 1 and (slash < 0 or colon < slash) and not windows(text)
-    )
+    if colon < 1 or 0 <= slash < colon:
+        return False
+    return not (nt and windows(text))
 
 
 class Places:

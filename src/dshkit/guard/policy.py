@@ -32,8 +32,9 @@ class Kind:
     REMOTE = "remote"  # deletes on another machine
     CONFIG = "config"  # writes a credential, shell-start or harness-config file (its own guard)
     SECRET = "secret"  # reads a credential file into the agent's context (file tools)
+    LEAK = "leak"  # sends a secret off the machine (leaks.py): what leaves, and where to
     ALL = (UNKNOWN, DESTRUCTIVE, OPAQUE, OUTSIDE, WORKSPACE, DISK, WORK, SHARED, MACHINE, REMOTE,
-           CONFIG, SECRET)  # fmt: skip
+           CONFIG, SECRET, LEAK)  # fmt: skip
 
 
 # The operator's table: each row a risk, each column a mode. A global search is its own row:

@@ -25,7 +25,7 @@ from .commands import from_file
 from .lexer import Word
 from .options import Syntax, parse
 from .paths import remote
-from .policy import DESTRUCTIVE, UNKNOWN
+from .policy import DESTRUCTIVE, UNKNOWN, Kind
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's hot path)
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
         unsure: str  # what its `unknown` verbs may do (the reason's words)
 
     class ClientRow(TypedDict, total=False):
-        language: str  # required: SQL, REDIS or MONGO
+        language: str  # required: SQL, REDIS, MONGO or TRANSFER
         code: tuple[str, ...]  # the options whose value is code
         files: tuple[str, ...]  # the options naming a script file
         valued: tuple[str, ...]  # the other options taking a value
@@ -676,6 +676,7 @@ TOOLS.update(ADMIN_TOOLS)
 # -- database shells --------------------------------------------------------------------
 
 SQL, REDIS, MONGO = "sql", "redis", "mongo"
+TRANSFER = "transfer"  # a file-transfer client's commands: sftp's batch, lftp's, smbclient's
 
 
 class Client:
@@ -721,6 +722,14 @@ _MONGO: ClientRow = {
                "--authenticationDatabase"),
 }  # fmt: skip
 
+# File-transfer clients run commands on another machine: from a batch file (`sftp -b F`), a
+# command line (`lftp -c`, `smbclient -c`) or what they are fed (`sftp host <<< 'rm x'`).
+_SFTP: ClientRow = {
+    "language": TRANSFER,
+    "files": ("-b",),
+    "valued": ("-B", "-c", "-D", "-F", "-i", "-J", "-l", "-o", "-P", "-R", "-S", "-s", "-X"),
+}
+
 CLIENTS: dict[str, ClientRow] = {
     "psql": _PSQL,
     "pgcli": _PSQL,
@@ -760,6 +769,39 @@ CLIENTS: dict[str, ClientRow] = {
         "code": ("-q", "--query"),
         "files": ("-f", "--filename"),
         "valued": ("-a", "-u", "-d", "-s"),
+    },
+    "sftp": _SFTP,
+    "lftp": {
+        "language": TRANSFER,
+        "code": ("-c", "-e"),
+        "files": ("-f",),
+        "valued": ("-p", "-u", "--user", "--password", "--env-password"),
+    },
+    "smbclient": {
+        "language": TRANSFER,
+        "code": ("-c", "--command"),
+        "valued": (
+            "-U",
+            "--user",
+            "-W",
+            "--workgroup",
+            "-I",
+            "--ip-address",
+            "-p",
+            "--port",
+            "-A",
+            "--authentication-file",
+            "-m",
+            "--max-protocol",
+            "-n",
+            "-O",
+            "-s",
+            "-l",
+            "-D",
+            "--directory",
+            "-T",
+            "-t",
+        ),
     },
 }
 
@@ -889,7 +931,7 @@ def _synced(findings: Findings, command: Command, shown: str, operands: list[Wor
     if not operands:
         return
     destination = operands[-1]
-    if remote(destination.text):
+    if remote(destination.text, findings.places.nt):
         findings.flag(DESTRUCTIVE, f"{shown}: deletes below {destination.shown}, beyond any undo")
         return
     findings.landing(
@@ -941,7 +983,8 @@ def _client(findings: Findings, command: Command, client: Client) -> None:
         elif flag.name in client.files and flag.value is not None:
             if flag.value.text not in ("-", "/dev/stdin"):
                 shown = flag.value.shown
-                findings.flag(UNKNOWN, f"{name} runs the statements in {shown}, not read here")
+                what = "commands" if client.language == TRANSFER else "statements"
+                findings.flag(UNKNOWN, f"{name} runs the {what} in {shown}, not read here")
                 return
             code.extend(command.fed or _OUTPUT)
     operands = parsed.operands
@@ -953,9 +996,8 @@ def _client(findings: Findings, command: Command, client: Client) -> None:
     if not code and command.fed is not None:
         given = from_file(command.fed)
         if given is not None:  # `psql < dump.sql`
-            findings.flag(
-                UNKNOWN, f"{name} runs the statements in {given.path.shown}, not read here"
-            )
+            what = "commands" if client.language == TRANSFER else "statements"
+            findings.flag(UNKNOWN, f"{name} runs the {what} in {given.path.shown}, not read here")
             return
         code = command.fed  # a here-document, an echo, or what another command prints
     if not code:
@@ -972,7 +1014,13 @@ def _statements(findings: Findings, name: str, language: str, text: str, dynamic
     """Flags the destructive statements of `text`; one only known when it runs (its first
     word, or all of it, a variable or another command's output) is unknown. A value only
     known when it runs (`WHERE id = $ID`) leaves the statement what it is."""
-    if language == SQL:
+    if language == TRANSFER:
+        _escaped(findings, name, text)
+        found = transfer_destructive(text)
+        if found is not None:
+            findings.flag(DESTRUCTIVE, f"{name}: {found}, beyond any undo", Kind.REMOTE)
+            return
+    elif language == SQL:
         found = sql_destructive(text)
     elif language == REDIS:
         found = redis_destructive(text)
@@ -981,25 +1029,90 @@ def _statements(findings: Findings, name: str, language: str, text: str, dynamic
     if found is not None:
         findings.flag(DESTRUCTIVE, f"{name}: {found}, beyond any undo")
         return
-    unsure = sql_unsure if language == SQL else redis_unsure if language == REDIS else None
+    unsure = {SQL: sql_unsure, REDIS: redis_unsure, TRANSFER: transfer_unsure}.get(language)
     doubt = unsure(text) if unsure is not None else None
     if doubt is not None:
         findings.flag(UNKNOWN, f"{name}: {doubt}")
     elif dynamic and _opaque(text, language):
         shown = text.replace("\0", "…").strip()[:60]
-        findings.flag(UNKNOWN, f"{name} runs statements only known when it runs ({shown})")
+        what = "commands" if language == TRANSFER else "statements"
+        findings.flag(UNKNOWN, f"{name} runs {what} only known when it runs ({shown})")
 
 
 def _opaque(text: str, language: str) -> bool:
     """Whether a statement of `text` starts with a part only known when it runs."""
     if language == SQL:
         return any(s[0][0] == "\0" for s in _sql_statements(text))
-    if language == REDIS:
-        return any(line.split()[0].startswith("\0") for line in text.splitlines() if line.strip())
+    if language in (REDIS, TRANSFER):
+        return any(line.split()[0].startswith("\0") for line in _lines(text, language))
     return not text.replace("\0", "").strip()
 
 
 # -- the statements ---------------------------------------------------------------------
+
+# A file-transfer client's commands deleting on the other machine (sftp, lftp, smbclient;
+# lftp's `mrm`, smbclient's `deltree`), and those writing a file there (over what it runs on).
+_TRANSFER_DELETES = {"rm", "rmdir", "del", "delete", "mdelete", "mrm", "deltree", "rmd"}
+_TRANSFER_WRITES = {"put", "reput", "mput", "rename", "mv", "ln", "symlink", "chmod", "chown",
+                    "chgrp", "setmode"}  # fmt: skip
+
+
+def _lines(text: str, language: str) -> list[str]:
+    """The commands of `text`, one a line; lftp's and smbclient's `;` separates them too."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if language == TRANSFER:
+        lines = [part.strip() for line in lines for part in line.split(";") if part.strip()]
+    return lines
+
+
+def _escaped(findings: Findings, name: str, text: str) -> None:
+    """The local shell commands a file-transfer client runs (`!rm -rf ~`), judged as a line
+    run here: what it destroys is destroyed (at most unknown when only known when it runs)."""
+    lines = [line[1:].strip() for line in _lines(text, TRANSFER) if line.startswith("!")]
+    if not lines:
+        return
+    from .walk import Judge  # (the walker imports this module lazily: no cycle at import)
+
+    local = Judge(findings.places)
+    for line in lines:
+        local.line(line, "bash", None, 1)
+    for risk, reason, kind in local.findings.found:
+        findings.flag(risk, f"{name} !: {reason}", kind)
+
+
+def transfer_destructive(text: str) -> str | None:
+    """What a file-transfer client's commands destroy on the other machine: a delete (`rm`,
+    `rmdir`, `del`, `deltree`; lftp's `mirror --delete` of an upload, `-R`), or a file written
+    over what that machine runs on (`put x /etc/passwd`); None otherwise."""
+    for line in _lines(text, TRANSFER):
+        words = line.lstrip("-@").split()  # sftp's `-rm x`: go on if it fails
+        verb = words[0].lower()
+        if verb in _TRANSFER_DELETES:
+            return f"{verb} {' '.join(words[1:])}: deletes files on another machine".replace(
+                "\0", "…"
+            )
+        if verb == "mirror" and "-R" in words and ("--delete" in words or "-e" in words):
+            return "mirror -R --delete: deletes on another machine what is not here"
+        if verb in _TRANSFER_WRITES and len(words) > 1:
+            from .commands import runs_on
+
+            target = words[-1]
+            if runs_on(target):
+                return f"{verb}: writes over {target} on another machine, what it runs on"
+    return None
+
+
+def transfer_unsure(text: str) -> str | None:
+    """A file-transfer command worth a question: lftp's `mirror --delete` of a download,
+    deleting here what the other side lacks."""
+    for line in _lines(text, TRANSFER):
+        if line.startswith("!"):
+            continue  # judged as a line run here (`_escaped`)
+        words = line.split()
+        if words[0].lower() == "mirror" and ("--delete" in words or "-e" in words):
+            return "mirror --delete: deletes local files the other side lacks"
+    return None
+
 
 _STATEMENT_VERBS = ("SELECT", "INSERT", "UPDATE", "DELETE", "MERGE")
 # `ALTER … DROP x`: these drop no data (a constraint, a default, NOT NULL…)

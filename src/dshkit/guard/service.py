@@ -35,10 +35,12 @@ class Classification:
     """A command line's risk, whether it is a global search, whether it runs code the guard
     cannot see (`opaque`), and why (names the command), with the kind of harm that reason is
     (`policy.Kind`: what a person can do instead); the person's rule that denies it (a deny
-    decides in every mode) and those that allowed parts of it; the walk it came from.
+    decides in every mode) and those that allowed parts of it; the walk it came from; for a
+    secret sent off the machine (`Kind.LEAK`), what leaves and where to (`leak`).
     (A plain class: dataclasses cost this hot path more than the classification itself.)"""
 
-    __slots__ = ("allowed", "denied", "global_search", "judge", "kind", "opaque", "reason", "risk")
+    __slots__ = ("allowed", "denied", "global_search", "judge", "kind", "leak", "opaque", "reason",
+                 "risk")  # fmt: skip
 
     def __init__(
         self,
@@ -51,6 +53,7 @@ class Classification:
         allowed: tuple[Pattern, ...] = (),
         judge: Judge | None = None,
         kind: str = "",
+        leak: tuple[str, str] | None = None,
     ) -> None:
         self.risk = risk
         self.global_search = global_search
@@ -60,6 +63,7 @@ class Classification:
         self.denied = denied
         self.allowed = allowed
         self.judge = judge
+        self.leak = leak
 
     def decision(self, mode: str) -> str:
         """allow, ask or deny under `mode`: the person's deny, else the decision table."""
@@ -100,7 +104,8 @@ def classify(
     findings = judge.findings
     found, searches, opaque = findings.found, findings.searches, findings.opaque
     # The first of the riskiest findings names the command (opaque code, among unknowns).
-    risk, reason, kind = max(found, key=lambda f: RISKS.index(f[0]), default=(SAFE, "", SAFE))
+    worst = max(range(len(found)), key=lambda i: RISKS.index(found[i][0]), default=None)
+    risk, reason, kind = (SAFE, "", SAFE) if worst is None else found[worst]
     if risk == UNKNOWN and opaque:
         reason, kind = opaque[0], Kind.OPAQUE
     if risk == SAFE:
@@ -122,6 +127,7 @@ def classify(
         allowed=allowed,
         judge=judge,
         kind=kind,
+        leak=findings.leaks.get(worst) if kind == Kind.LEAK and worst is not None else None,
     )
 
 
@@ -166,6 +172,7 @@ def classify_sent(
                 allowed=found.allowed,
                 judge=other.judge if worse else found.judge,
                 kind=other.kind if worse else found.kind,
+                leak=other.leak if worse else found.leak,
             )
     return found
 
@@ -235,6 +242,8 @@ def explain(found: Classification, mode: str | None = None) -> ExplainJson:
     }
     if mode is not None:
         record["decision"] = found.decision(mode)
+    if found.leak is not None:
+        record["leak"] = {"what": found.leak[0], "where": found.leak[1] or None}
     judge = found.judge
     if judge is not None and judge.owners is not None:
         record["commands"] = [_words(c) for c in judge.seen]

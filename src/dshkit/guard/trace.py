@@ -46,6 +46,8 @@ ADVICE = {
     "change every later run: edit them yourself.",
     Kind.SECRET: "This puts a key in the model's context: read a non-secret file "
     "(.env.example) or set the value in the environment yourself.",
+    Kind.LEAK: "This sends a credential off this machine, where no one can take it back: "
+    "never send credentials away; let the person issue the service a token of its own.",
     Kind.UNKNOWN: "Write paths and arguments as plain values, and inline code into a file "
     "first; or use the balanced mode, where such commands are asked about.",
     Kind.OPAQUE: "Save what would run (a downloaded or decoded script) to a file, read it, "
@@ -169,4 +171,8 @@ def advice(found: Classification, decision: str | None) -> str | None:
         return "Your own deny rule decided: change the command, or the rule."
     if found.risk == "safe" and found.global_search:
         return SEARCH_ADVICE
+    if found.kind == Kind.LEAK and found.leak is not None:
+        from .leaks import said
+
+        return said(*found.leak, "en")  # what would leave, and where to
     return ADVICE.get(found.kind, ADVICE[Kind.DESTRUCTIVE])

@@ -275,9 +275,9 @@ class Judge:
     met in `seen` and, with the person's `rules`, the commands they denied and allowed.
     `traced`: also which command (and which of its rules) made each finding, for `explain`."""
 
-    __slots__ = ("allowed", "denied", "findings", "functions", "owners", "places", "rules",
-                 "scripts", "secret_files", "secret_substitution", "seen", "substituting",
-                 "variables")  # fmt: skip
+    __slots__ = ("allowed", "denied", "findings", "functions", "looped", "owners", "places",
+                 "rules", "scripts", "secret_files", "secret_substitution", "seen",
+                 "substituting", "variables")  # fmt: skip
 
     def __init__(self, places: Places, rules: Rules | None = None, traced: bool = False) -> None:
         self.places = places
@@ -296,6 +296,8 @@ class Judge:
         self.substituting = False
         self.functions: dict[str, str] = {}  # the line's own shell functions: their bodies
         self.scripts: dict[str, str] = {}  # files the line wrote literal text into: a script?
+        # a loop's variables (`while read f`, `for f in …`): what each is fed, by its marker
+        self.looped: dict[str, list[Word]] = {}
 
     def flag(self, risk: str, reason: str, kind: str = "") -> None:
         self.findings.flag(risk, reason, kind)
@@ -349,6 +351,8 @@ class Judge:
                 continue
             if self.owners is not None and other.owners and index in other.owners:
                 self.owners[len(mine.found)] = other.owners[index]
+            if index in theirs.leaks:
+                mine.leaks[len(mine.found)] = theirs.leaks[index]
             mine.found.append((risk, reason + said, kind))
             if kind == Kind.OPAQUE:
                 mine.opaque.append(reason + said)
@@ -371,6 +375,7 @@ class Judge:
             risk, reason, kind = found[at]
             if risk == DESTRUCTIVE:
                 risk, kind = UNKNOWN, UNKNOWN
+                self.findings.leaks.pop(at, None)
             found[at] = (risk, f"{how}: {reason}", kind)
 
     def _line(self, text: str, shell: str, cwd: str | None, depth: int) -> None:
@@ -379,6 +384,11 @@ class Judge:
             lexed = lex(text, shell, expansions(shell, cwd, self.variables), self.places.home)
             if shell == "bash" and self._assigned(lexed.tokens):  # `X=/; rm -rf $X`
                 lexed = lex(text, shell, expansions(shell, cwd, self.variables), self.places.home)
+            loops = _loop_names(lexed.tokens) if shell == "bash" and _may_loop(text) else []
+            if loops:  # `while read f; do rm "$f"; done < list`: `$f` is what the loop is fed
+                marked = {**self.variables, **{name: loop_marker(name) for name in loops}}
+                lexed = lex(text, shell, expansions(shell, cwd, marked), self.places.home)
+                lexed.tokens = _loop_fed(lexed.tokens)
         except LexError as exc:  # what it would run was not seen
             self.hidden(f"cannot be read: {exc}")
             return
@@ -445,39 +455,63 @@ class Judge:
     def pipeline(
         self, stages: list[list[Token]], shell: str, cwd: str | None, depth: int
     ) -> str | None:
-        """Judges each stage with what the one before feeds it; the directory after it."""
+        """Judges each stage with what the one before feeds it; the directory after it. A
+        stage naming a loop's variable is judged once for each value the loop is fed."""
         fed: Fed = None  # None: nothing piped in; a dynamic word: unknown
-        for tokens in stages:
-            words: list[Word] = []
-            redirect = ""
-            outputs: list[Word] = []
-            for token in tokens:
-                if isinstance(token, str):
-                    redirect = token
-                    continue
-                if redirect:
-                    if redirect in (">", ">>", ">|", "&>", "&>>"):
-                        outputs.append(token)
-                        if redirect in (">>", "&>>"):
-                            outputs.append(_APPENDED)
-                    if redirect in (">", ">>", ">|", "&>", "&>>") and device(token.text):
-                        self.flag(
-                            DESTRUCTIVE, f"writes over the disk device {token.text}", Kind.DISK
-                        )
-                    elif redirect in (">", ">|", "&>"):
-                        overwritten(self.findings, "> writes over", [token], cwd)
-                    elif redirect in ("<<", "<<<"):  # a here-document or here-string feeds it
-                        fed = [token]
-                    elif redirect == "<":  # a file feeds it
-                        fed = [FromFile(token)]
-                    redirect = ""
-                    continue
-                words.append(token)
-            before = cwd
-            cwd, fed = self.command(words, shell, cwd, depth, fed)
-            if outputs:
-                self._written(outputs, fed, before)
+        for stage in stages:
+            given = fed
+            for tokens in self._looping(stage):
+                cwd, fed = self._stage(tokens, shell, cwd, depth, given)
         return cwd
+
+    def _stage(
+        self, tokens: list[Token], shell: str, cwd: str | None, depth: int, fed: Fed
+    ) -> tuple[str | None, Fed]:
+        """One stage of a pipeline, its redirections read; the directory after it, and what
+        it pipes on."""
+        words: list[Word] = []
+        redirect = ""
+        outputs: list[Word] = []
+        for token in tokens:
+            if isinstance(token, str):
+                redirect = token
+                continue
+            if redirect:
+                if redirect in (">", ">>", ">|", "&>", "&>>"):
+                    outputs.append(token)
+                    if redirect in (">>", "&>>"):
+                        outputs.append(_APPENDED)
+                if redirect in (">", ">>", ">|", "&>", "&>>") and device(token.text):
+                    self.flag(DESTRUCTIVE, f"writes over the disk device {token.text}", Kind.DISK)
+                elif redirect in (">", ">|", "&>"):
+                    overwritten(self.findings, "> writes over", [token], cwd)
+                elif redirect in ("<<", "<<<"):  # a here-document or here-string feeds it
+                    fed = [token]
+                elif redirect == "<":  # a file feeds it
+                    fed = [FromFile(token)]
+                redirect = ""
+                continue
+            words.append(token)
+        before = cwd
+        cwd, fed = self.command(words, shell, cwd, depth, fed)
+        if outputs:
+            self._written(outputs, fed, before)
+        return cwd, fed
+
+    def _looping(self, tokens: list[Token]) -> list[list[Token]]:
+        """The stage as judged: its words naming a loop's variable (`"$f"`, marked by the
+        lexer) with each value the loop is fed (`read`'s input, `for`'s words), at most
+        MAX_LOOPED of them; a variable fed nothing known is only known when it runs."""
+        marked = [t for t in tokens if isinstance(t, Word) and _MARK in t.text]
+        if not marked:
+            return [tokens]
+        names = {name for word in marked for name in _marks(word.text)}
+        variants: list[dict[str, Word]] = [{}]
+        for name in sorted(names):
+            values = self.looped.get(name) or [_UNKNOWN]
+            variants = [{**v, name: value} for v in variants for value in values]
+            variants = variants[:MAX_LOOPED]
+        return [[_unmarked(t, v) if t in marked else t for t in tokens] for v in variants]
 
     def _written(self, outputs: list[Word], fed: Fed, cwd: str | None) -> None:
         """What a command's output redirection writes: literal text, remembered as the file's
@@ -503,11 +537,8 @@ class Judge:
             if target is _APPENDED:
                 continue
             if target.text.startswith(("/dev/tcp/", "/dev/udp/")):
-                self.flag(
-                    DESTRUCTIVE,
-                    f"> {target.text}: sends {secret} off the machine, where no one can take "
-                    "it back",
-                )
+                host, _, port = target.text[9:].partition("/")
+                self.findings.leaked(f"> {target.shown}", secret, f"{host}:{port}".rstrip(":"))
             elif not target.dynamic:
                 self.secret_files[self.places.resolve(target.text, cwd)] = secret
 
@@ -520,14 +551,17 @@ class Judge:
             return cwd, None  # `case WORD in PATTERN)`: data (a substitution in it is nested)
         # PowerShell's call operator (`& $cmd`, `& 'C:\x.exe'`): what follows is a command
         called_by_operator = False
+        closed = False  # `done`, `fi`, `}`: what a compound command printed is piped on
         while words and (
             _assignment(words[0], pwsh) or (words[0].text in _KEYWORDS and not words[0].quoted)
         ):
             called_by_operator |= pwsh and words[0].text == "&"
+            closed |= words[0].text in ("done", "fi", "}") and not pwsh
             # assignments were recorded by `_assigned`; `function f { …`: the body follows
             words = words[2:] if words[0].text == "function" and not pwsh else words[1:]
         if not words:
-            return cwd, None
+            # `for f in *; do echo rm $f; done | sh`: its output, only known when it runs
+            return cwd, OPAQUE if closed else None
         if not pwsh:
             words = self._split(words)
         head = words[0]
@@ -706,14 +740,11 @@ class Judge:
                     self.flag(UNKNOWN, f"{name} {script.name} {word}: may delete what it manages")
             return
         from .code import DELETE, WRITE, code_calls, harmless  # only for inline code
-        from .leaks import code_leak
+        from .leaks import code_leak, code_target
 
         leak = code_leak("\n".join(code), self.places.home)
         if leak is not None:
-            self.flag(
-                DESTRUCTIVE,
-                f"{name}: inline code sends {leak} off the machine, where no one can take it back",
-            )
+            self.findings.leaked(f"{name} (inline code)", leak, code_target("\n".join(code)))
         if any("\0" in part for part in code):  # `python -c "$(curl …)"`
             self.hidden(f"{name} runs inline code only known when it runs")
         elif not harmless("\n".join(code)) or _in_place(args):
@@ -879,6 +910,145 @@ def _wrapped_line(judge: Judge, command: Command, line: Word) -> tuple[str | Non
     else:
         judge.line(line.text, command.shell, command.cwd, command.depth + 1)
     return command.cwd, OPAQUE
+
+
+# A loop's variable, as the lexer expands it: unknown (NUL), marked with its name, so each
+# stage naming it is judged with each value the loop is fed (`Judge._looping`).
+_MARK = "\ue000"
+_UNKNOWN = Word("\0", dynamic=True)
+MAX_LOOPED = 16  # values of a loop's variables a stage is judged with
+_READ_OPTIONS = Syntax(frozenset({"-d", "-i", "-n", "-N", "-p", "-t", "-u"}))
+_LOOP_STARTS = (*_COMMAND_STARTS, "do", "then", "else", "{", "!", "while", "until", "if")
+
+
+def _may_loop(text: str) -> bool:
+    """The cheap test before looking for loops: a `read` or a `for` in the line."""
+    return "read" in text or "for" in text or "mapfile" in text
+
+
+def loop_marker(name: str) -> str:
+    return f"\0{_MARK}{name}{_MARK}"
+
+
+def _marks(text: str) -> list[str]:
+    """The names of the loop variables marked in a word's text."""
+    return text.split(_MARK)[1::2]
+
+
+def _unmarked(word: Word, values: dict[str, Word]) -> Word:
+    """`word` with each loop variable marked in it replaced by its value (a value only known
+    when it runs stays unknown: NUL)."""
+    text = word.text
+    for name in _marks(text):
+        text = text.replace(loop_marker(name), values[name].text)
+    glob = word.glob or any(values[name].glob for name in _marks(word.text))
+    return Word(text, True, "\0" in text, glob)
+
+
+def _loop_names(tokens: list[Token]) -> list[str]:
+    """The variables a loop of the line sets from what it is fed: `read`'s (REPLY when it
+    names none; `-a`'s array) and `for NAME in …`'s."""
+    names: list[str] = []
+    start = True
+    for index, token in enumerate(tokens):
+        if isinstance(token, str):
+            start = token in _LOOP_STARTS
+            continue
+        text = token.text
+        if start and not token.quoted and text in ("while", "until", "do", "!", "{", "if"):
+            continue  # a keyword: a command may follow
+        if start and "=" in text and text.split("=", 1)[0].isidentifier():
+            continue  # `IFS= read -r f`
+        if start and text in ("read", "mapfile", "readarray") and not token.quoted:
+            words = []
+            for after in tokens[index + 1 :]:
+                if isinstance(after, str):
+                    break
+                words.append(after)
+            if text == "read":
+                parsed = parse(words, _READ_OPTIONS)
+                found = [w.text for w in parsed.operands if w.text.isidentifier()]
+                array = next((f.value for f in parsed.flags if f.name == "-a"), None)
+                names += found or ([array.text] if array is not None else ["REPLY"])
+            else:  # `mapfile -t fs < list`: `${fs[@]}`, judged as `$fs`
+                parsed = parse(words, Syntax(frozenset({"-d", "-n", "-O", "-s", "-u", "-C",
+                                                        "-c"})))  # fmt: skip
+                found = [w.text for w in parsed.operands if w.text.isidentifier()]
+                names += found or ["MAPFILE"]
+        elif start and text == "for" and not token.quoted and index + 1 < len(tokens):
+            after = tokens[index + 1]
+            if isinstance(after, Word) and after.text.isidentifier():
+                names.append(after.text)
+        start = False
+    return list(dict.fromkeys(names))
+
+
+def _loop_fed(tokens: list[Token]) -> list[Token]:
+    """The tokens with what feeds a `while`/`until` loop (`done < list`, `done <<< …`) given
+    to its first command too (the `read` that takes it): bash feeds the whole loop."""
+    out = list(tokens)
+    opened: list[int] = []  # for each open loop, where its condition's first command ends
+    at = 0
+    while at < len(out):
+        token = out[at]
+        if isinstance(token, Word) and not token.quoted:
+            before = out[at - 1] if at else "\n"
+            starts = (isinstance(before, str) and before in _LOOP_STARTS) or (
+                isinstance(before, Word) and before.text in ("do", "then", "else", "{")
+            )
+            if starts and token.text in ("while", "until"):
+                end = at + 1
+                while end < len(out) and not isinstance(out[end], str):
+                    end += 1
+                opened.append(end)
+            elif starts and token.text in ("for", "select"):
+                opened.append(-1)  # fed nothing: its words are its values
+            elif token.text == "done" and starts and opened:
+                end = opened.pop()
+                after = out[at + 1 : at + 3]
+                if (
+                    end >= 0
+                    and len(after) == 2
+                    and after[0] in ("<", "<<", "<<<")
+                    and isinstance(after[1], Word)
+                ):
+                    out[end:end] = after
+                    at += 2
+        at += 1
+    return out
+
+
+def _read(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    """`read` (and `mapfile`) sets its variables from what it is fed: each line, or what
+    another command pipes on (only known when it runs: a file's lines are not read here)."""
+    fed = command.fed
+    if not fed or any(isinstance(w, FromFile) for w in fed):
+        return command.cwd, None
+    names = _loop_names([Word(command.name), *command.args])
+    values: list[Word] = []
+    for word in fed:
+        if word.dynamic:
+            values.append(word)
+            continue
+        for line in word.text.splitlines() or [word.text]:
+            if line.strip():
+                values.append(Word(line.strip(), True, False, any(c in line for c in "*?[")))
+    if len(names) > 1:  # `read a b`: any of them may hold any field (the last, the rest)
+        values = [Word(" ".join(v.text.split()[i:] if i == len(names) - 1 else
+                                v.text.split()[i : i + 1]), True, v.dynamic)
+                  for v in values for i in range(len(names))]  # fmt: skip
+    for name in names:
+        judge.looped[name] = values[:MAX_LOOPED]
+    return command.cwd, None
+
+
+def _for(judge: Judge, command: Command) -> tuple[str | None, Fed]:
+    """`for NAME in WORDS`: NAME takes each word (a wildcard, a substitution: as written)."""
+    args = command.args
+    if len(args) >= 2 and args[0].text.isidentifier() and args[1].text == "in":
+        values = [w for w in args[2:] if w.text not in ("do", ";")]
+        judge.looped[args[0].text] = values[:MAX_LOOPED] or [_UNKNOWN]
+    return command.cwd, None
 
 
 def _xargs(judge: Judge, command: Command) -> tuple[str | None, Fed]:
@@ -1324,7 +1494,8 @@ def _java(judge: Judge, command: Command) -> tuple[str | None, Fed]:
 
 
 _STEPS: dict[str, Step] = dispatch_table(
-    (("for",), _nothing),
+    (("for",), _for),
+    (("read", "mapfile", "readarray"), _read),
     (("java",), _java),
     (_CD, _cd),
     (("popd", "pop-location"), _popd),

@@ -83,11 +83,20 @@ class PathJson(TypedDict):
     where: str
 
 
+class LeakJson(TypedDict):
+    """A secret the line sends off the machine: what it is, and where to (None when its words
+    name no place)."""
+
+    what: str
+    where: str | None
+
+
 class ExplainJson(TypedDict):
     """A command line judged (`dshkit guard --json`): its risk, whether it is a global search
     and runs code the guard cannot see, each mode's decision and why; with a mode, that mode
-    and its decision; traced, each simple command seen, the rule that decided, the person's
-    rules that allowed parts of it."""
+    and its decision; for a secret sent off the machine, what leaves and where to; traced,
+    each simple command seen, the rule that decided, the person's rules that allowed parts
+    of it."""
 
     risk: str
     globalSearch: bool
@@ -95,6 +104,7 @@ class ExplainJson(TypedDict):
     decisions: dict[str, str]
     reason: str
     decision: NotRequired[str]
+    leak: NotRequired[LeakJson]
     commands: NotRequired[list[CommandWords]]
     rule: NotRequired[RuleJson]
     allowedBy: NotRequired[list[PatternUse]]

@@ -8,7 +8,8 @@ The decision per file (docs/design/sessions.md#one-decision-per-file-per-scan):
   warns and falls back to a full rescan; complete frames (or lines) are decoded, the cursor
   moves to the end of the last one, and a torn tail waits for the next round.
 A file that failed is remembered with its identity and not decoded again until it changes.
-`read_head` reads the first whole lines or frames of a log within a bound, without a cursor.
+`read_head` reads the first whole lines or frames of a log within a bound, without a cursor;
+`read_last` its last ones, from the end, whatever the log's length.
 
 The new part is read a block at a time: each block's complete lines (or frames) are parsed,
 normalized, counted and handed to the caller's sink before the next block is read, so a read
@@ -31,7 +32,15 @@ from .cap import TEXT_CAP, LineCutter, cap_line, cap_lines
 from .events import Event
 from .harness import Adapter, LogFile, LogFormatError, open_log
 from .summary import HumanRow, accumulate, merge_stats, new_stats
-from .zstdframes import MAGIC, Frame, FrameDecoder, FrameError, FrameTooLarge, scan_frames
+from .zstdframes import (
+    MAGIC,
+    Frame,
+    FrameDecoder,
+    FrameError,
+    FrameTooLarge,
+    frames_to_end,
+    scan_frames,
+)
 
 # Bytes kept from just before the cursor, to notice a file replaced by a longer one. Long
 # enough to reach past JSON lines' common tails into ids and times (for zstd: the checksum).
@@ -663,6 +672,7 @@ class Head:
     events: list[Event]
     cwd: str | None  # the working directory the log names in what was read, if it does
     errors: list[str] = field(default_factory=list)  # what could not be read, and why
+    bytes_read: int = 0  # of the file, by `read_last` (what the log's length does not grow)
 
 
 def read_head(harness: str, path: str, max_bytes: int) -> Head:
@@ -685,3 +695,72 @@ def read_head(harness: str, path: str, max_bytes: int) -> Head:
         _fail(inc, unreadable(exc), st)
     cwd = inc.cursor.state.get("cwd")
     return Head(inc.kept or [], cwd if isinstance(cwd, str) and cwd else None, inc.errors)
+
+
+# What of a log's start `read_last` reads for the state its records are read with (DSH's
+# header frame, a sub-agent's mark): the first whole lines or frames within it.
+LAST_HEAD_BYTES = 64 << 10
+
+
+def read_last(harness: str, path: str, max_bytes: int) -> Head:
+    """The events of the whole lines or frames in about the last `max_bytes` of the `harness`
+    log at `path`, read from the end: the cost does not grow with the log. They are read
+    with the state of the log's first records (`LAST_HEAD_BYTES`: DSH's header, which says
+    whether a sub-agent wrote it); a line or frame cut by the bound is left out (a frame
+    longer than the bound: the bound doubles until one starts within it). No cursor is
+    kept; the file is only opened `rb`.
+
+    ValueError when the path is not named like a log of that harness; OSError when it cannot be
+    stat'ed. A read that fails part way keeps what came before, and says why in `errors`."""
+    found = harnesses.get(harness)
+    log = found.adapter.log_file(os.path.abspath(path))
+    if log is None:
+        raise ValueError(f"{path} is not named like a {found.label} session log")
+    st = os.stat(log.path)
+    cursor = Cursor(log.path, harness, log.session_id, log.root, "", generation=log.generation)
+    head = Increment(cursor, kept=[])
+    start = 0
+    try:
+        if st.st_size > max_bytes:
+            _read(head, log, found.adapter, FrameDecoder(), st, None, None, LAST_HEAD_BYTES)
+            if head.errors:
+                return Head([], None, head.errors, head.bytes_read)
+            start, searched = _last_start(log, st.st_size, max_bytes)
+            head.bytes_read += searched
+            start = max(head.cursor.offset, start)
+        tail = Increment(replace(head.cursor, offset=start, anchor=b""), kept=[])
+        _read(tail, log, found.adapter, FrameDecoder(), st, None, None)
+    except OSError as exc:
+        return Head([], None, [unreadable(exc)], head.bytes_read)
+    if start and tail.reset:  # the file changed under the read: what it read is from 0
+        tail.errors.append(f"{log.path} changed while its last records were read")
+    events = (head.kept or []) if start == head.cursor.offset else []
+    cwd = tail.cursor.state.get("cwd")
+    return Head(
+        events + (tail.kept or []),
+        cwd if isinstance(cwd, str) and cwd else None,
+        tail.errors,
+        head.bytes_read + tail.bytes_read,
+    )
+
+
+def _last_start(log: LogFile, size: int, max_bytes: int) -> tuple[int, int]:
+    """Where the whole lines or frames of the log's last `max_bytes` start (0: the whole),
+    and how many bytes finding it read."""
+    window = max(max_bytes, 1)
+    searched = 0
+    with open_log(log) as handle:
+        while window < size:
+            handle.seek(size - window)
+            data = handle.read(window)
+            searched += len(data)
+            if log.compressed:
+                at = frames_to_end(data, size - window)
+                if at is not None:
+                    return at, searched
+            else:
+                newline = data.find(b"\n")
+                if newline >= 0:
+                    return size - window + newline + 1, searched
+            window *= 2
+    return 0, searched

@@ -95,6 +95,25 @@ def scan_frames(buf: bytes, base: int = 0, max_frames: int | None = None) -> Fra
     return FrameScan(frames)
 
 
+def frames_to_end(buf: bytes, base: int = 0) -> int | None:
+    """The file offset of the first frame in `buf` (the file's last bytes, `buf[0]` at offset
+    `base`) from which whole frames run to its end, a torn last one allowed; None when no
+    frame starts in it and reaches the end.
+
+    Reading from the end cannot walk from the first frame, so a magic number is only a
+    candidate: it is taken where the walk of headers and block headers from it stays whole
+    and meets the end, frame after frame (a magic inside a payload would have to chain to a
+    real boundary); the decoder's checksum then checks each frame it decodes.
+    """
+    at = buf.find(MAGIC)
+    while at >= 0:
+        scan = scan_frames(buf[at:], base + at)
+        if scan.error is None and scan.frames:
+            return base + at
+        at = buf.find(MAGIC, at + 1)
+    return None
+
+
 def _walk_frame(buf: bytes, start: int, size: int, base: int) -> Frame | None:
     """One frame starting at `start` (magic already checked); None when it runs off the end."""
     p = start + 4
