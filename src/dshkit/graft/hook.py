@@ -84,7 +84,11 @@ def after_tool(call: Call) -> Answer | None:
             return _watermark_after_tool(store, call)
     state = call.state  # the state directory without pathlib (the hot path)
     transcript = str(call.payload.get("transcript_path") or "")
-    marker.caught_up(state, transcript, call.payload.get)
+    if not marker.caught_up(transcript, call.payload.get):
+        call.log(
+            f"graft: the log did not show tool call {call.payload.get('tool_use_id')!r} in "
+            "time: the watermark judged it as it was"
+        )
     size = marker.transcript_size(transcript)
     if marker.quiet(state, transcript, size, call.payload.get("tool_input")):
         return None

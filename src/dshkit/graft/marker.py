@@ -102,25 +102,18 @@ def transcript_size(transcript: str) -> int | None:
         return None
 
 
-def caught_up(state_dir: str, transcript: str, field: Callable[[str], object]) -> None:
+def caught_up(transcript: str, field: Callable[[str], object]) -> bool:
     """Wait until the log holds the line of the tool call this hook is about, where the
     harness writes its log behind its hooks (`harnesses.LaggingLog`; `field` reads the
     payload): the watermark judges the request that made this call, and until that line is
-    written the log still shows the one before. Bounded: past the harness's wait the log is
-    judged as it is (a line in the hooks' log), and the next call's check folds it."""
+    written the log still shows the one before. Bounded: False when the harness's wait
+    passed without it (the caller says so in the hooks' log and judges the log as it is; the
+    next call's check folds what came late)."""
     for lagging in harnesses.lagging_logs():
         call = field(lagging.call_field)
         if isinstance(call, str) and call and transcript:
-            if not _wait_for_line(transcript, f'"{call}"'.encode(), lagging.wait_s):
-                from ..hooks.log import log
-
-                log(
-                    state_dir,
-                    "PostToolUse",
-                    f"the log did not show call {call[:64]!r} "
-                    f"within {lagging.wait_s:g} s: judged as it was",
-                )
-            return
+            return _wait_for_line(transcript, f'"{call}"'.encode(), lagging.wait_s)
+    return True
 
 
 def _wait_for_line(transcript: str, needle: bytes, wait_s: float) -> bool:
@@ -270,7 +263,8 @@ def quiet_payload(state_dir: str, raw: bytes) -> bool:
         transcript = _plain_string(raw, b'"transcript_path"')
         if transcript is None:
             return False
-        caught_up(state_dir, transcript, lambda key: _plain_string(raw, f'"{key}"'.encode()))
+        if not caught_up(transcript, lambda key: _plain_string(raw, f'"{key}"'.encode())):
+            return False  # the full check says what it can, and logs that the line was late
         return quiet(state_dir, transcript, transcript_size(transcript), None)
     except Exception:
         return False
