@@ -617,8 +617,7 @@ def said(what: str, where: str, language: str) -> str:
 
 
 def language(text: str) -> str:
-    """ "zh" when the person's words are mostly Chinese (a Han character says about as much as
-    four Latin letters), else "en"."""
-    han = sum(1 for c in text if "\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff")
-    latin = sum(1 for c in text if c.isascii() and c.isalpha())
-    return "zh" if han and han * 4 >= latin else "en"
+    """ "zh" when the person's words are mostly Chinese, else "en" (`dshkit.language`)."""
+    from ..language import EN, language_of
+
+    return language_of(text, EN)

@@ -7,17 +7,18 @@ backticks, a path, the error's short form) and adds only dshkit's words and punc
 piece's own closing punctuation is dropped where the template puts its own, so no sentence
 ends twice ("…not found.。").
 
-The language is read from the person's words (`language_of`, `Tally` for a stream of them):
-Chinese where they hold Han characters in any number worth a word, English where they are
-Latin, Chinese when nothing is known (dshkit's first language).
+The language is read from the person's words (`language_of`, `Tally` for a stream of them) by
+the one rule every capability uses (`dshkit.language`), Chinese when nothing is known
+(dshkit's first language).
 
 Pure and standard-library only: the injection uses it on the hooks' path.
 """
 
 from __future__ import annotations
 
-ZH, EN = "zh", "en"
-LANGUAGES = (ZH, EN)
+from ..language import EN, LANGUAGES, ZH, decide, letters
+
+__all__ = ["EN", "LANGUAGES", "ZH", "Tally", "language_of"]
 SAMPLE_CHARS = 2_000  # of one text, read for its language
 TALLY_CHARS = 8_000  # of a session's words, read for its language
 
@@ -44,17 +45,13 @@ class Tally:
             return
         sample = text[: min(SAMPLE_CHARS, TALLY_CHARS - self.read)]
         self.read += len(sample)
-        for char in sample:
-            if "\u4e00" <= char <= "\u9fff" or "\u3400" <= char <= "\u4dbf":
-                self.han += 1
-            elif char.isascii() and char.isalpha():
-                self.latin += 1
+        han, latin = letters(sample)
+        self.han += han
+        self.latin += latin
 
     @property
     def language(self) -> str:
-        if self.han == 0 and self.latin == 0:
-            return ZH
-        return ZH if self.han >= 2 and self.han * 10 >= self.latin else EN
+        return decide(self.han, self.latin, ZH)
 
 
 def language_of(*texts: str) -> str:

@@ -9,6 +9,8 @@ prompt hook reads the label on its path.
 
 from __future__ import annotations
 
+from ..language import language_of as _of
+
 LANGUAGES = ("zh", "en")
 
 
@@ -62,14 +64,7 @@ FIXED = {
 }
 
 
-def _han(char: str) -> bool:
-    return "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff"
-
-
 def language_of(words: str) -> str:
-    """ "zh" when the words are mostly Chinese, else "en". A Han character says about as
-    much as four Latin letters, so a Chinese request naming files and identifiers stays
-    Chinese, and an English one quoting a Chinese label stays English."""
-    han = sum(1 for c in words if _han(c))
-    latin = sum(1 for c in words if c.isascii() and c.isalpha())
-    return "zh" if han and han * 4 >= latin else "en"
+    """ "zh" when the words are mostly Chinese, else "en" (`dshkit.language`, the one rule;
+    "en" when the words hold no letters: the optimizer speaks English by default)."""
+    return _of(words, "en")
