@@ -128,15 +128,7 @@ def _id_calls() -> list[Any]:
     for path in WITH_JSON:
         for param in COMMANDS[path].params:
             if param.name in ID_PARAMS:
-                marks = []
-                if path in (("graft", "drive"), ("graft", "cancel")):
-                    # graft/lifecycle.py says an unknown handoff as a refusal (TXN_NOT_FOUND).
-                    reason = "an unknown handoff is a Refused, not a NotFound, in graft"
-                    marks = [pytest.mark.xfail(reason=reason, strict=True)]
-                if path == ("gate", "rework"):
-                    reason = "cli/gate.py's --session is not common.ID: a huge id is echoed"
-                    marks = [pytest.mark.xfail(reason=reason, strict=True)]
-                calls.append(pytest.param(path, param.name, marks=marks, id=" ".join(path)))
+                calls.append(pytest.param(path, param.name, id=" ".join(path)))
     return calls
 
 
@@ -170,6 +162,8 @@ def test_the_id_commands_are_all_found() -> None:
         ("memory harvest", "sessions"),
         ("profile entry pin", "entry_id"),
         ("graft drive", "txn_id"),
+        ("graft cancel", "txn_id"),
+        ("gate rework", "session_id"),
         ("inject show", "session"),
         ("optimize run", "session_id"),
     } <= found

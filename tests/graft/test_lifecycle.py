@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dshkit.errors import Busy
+from dshkit.errors import Busy, NotFound, Refused
 from dshkit.graft import ledger
 from dshkit.graft.identity import Identity
 from dshkit.graft.ledger import audit, audit_records, retirement
@@ -26,6 +26,7 @@ from dshkit.graft.lifecycle import (
     ROLLBACK_NOTICE,
     SOURCE_ALREADY_MIGRATED,
     GraftError,
+    HandoffNotFound,
     Ignition,
     Plan,
     State,
@@ -286,6 +287,18 @@ def test_cancelled_pending_handoff_frees_the_source(world: World, store: Store) 
     assert notice is not None and "撤销" in notice
     with pytest.raises(GraftError):
         cancel(store, txn.id)
+
+
+def test_an_unknown_handoff_is_not_found_not_refused(world: World, store: Store) -> None:
+    # A number no handoff has is the caller's bad input (each surface says it as such: exit
+    # 2, HTTP 404), not a rule refusing a handoff that exists.
+    begin(store, plan_for("source-1", str(world.cwd)), ignite=False)
+    for call in (load, cancel, lambda store, txn_id: drive(store, txn_id, FAST)):
+        with pytest.raises(HandoffNotFound) as missing:
+            call(store, 999)
+        assert isinstance(missing.value, NotFound) and not isinstance(missing.value, Refused)
+        assert missing.value.field == "txn" and missing.value.message == "no handoff #999"
+    assert world.calls() == []  # nothing was started for it
 
 
 def test_vanished_directory_fails_the_handoff(world: World, store: Store) -> None:

@@ -154,14 +154,16 @@ def test_a_locked_store_gives_no_opinion_within_the_budget(home: Path, mode: str
     )
     try:
         assert locker.stdout is not None and locker.stdout.readline() == b"locked\n"
-        started = time.monotonic()
+        # Answered while the lock is still held (the locker lets go only below).
         out, log = hook(home, "SessionStart", claude("c5", source="startup"))
-        elapsed = time.monotonic() - started
     finally:
         locker.communicate(b"", timeout=30)
     assert out == {}
+    # The handler gave up on the lock by itself (the hooks' store waits a second for one), not
+    # cut by its budget: it once waited the store's 30 s, past the budget. Said by the log, not
+    # timed (a loaded machine says nothing about the hook).
     assert "handler dshkit.profile.hook:on_session_start failed" in log and "locked" in log
-    assert elapsed < 5.0  # a bound (the handler's budget), not a speed target: it was 30 s
+    assert "took more than" not in log
     # Nothing was recorded: once the lock is gone, the same session gets its profile.
     assert context(hook(home, "SessionStart", claude("c5", source="startup"))[0]) == effective(home)
 

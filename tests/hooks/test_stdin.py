@@ -1,12 +1,16 @@
 """A hook whose stdin is never closed: the payload is read within a deadline, and what it
 could not read is answered at once (the command guard failing closed), never by hanging
-until the harness kills the hook (which lets a command through unjudged)."""
+until the harness kills the hook (which lets a command through unjudged).
+
+Each call here answers while the test still holds the pipe open: the hook's answer and exit
+come before the test closes its stdin. How long that takes is not asserted (a loaded machine
+says nothing about the hook): `GUARD_S` only stops a hook that hangs, and
+bench/hook_stdin.py prints the figures."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +26,9 @@ from ..support.profile import PROFILE, effective, store_version
 
 pytestmark = pytest.mark.process
 
-BOUND_S = hookspec.PAYLOAD_READ_S + 1.0  # the deadline, and a second for starting and answering
+# Far beyond the read deadline (hookspec.PAYLOAD_READ_S) and any start on a loaded machine: a
+# hook still running then waits for a stdin that never ends, as a harness would kill it.
+GUARD_S = 60.0
 
 
 @pytest.fixture
@@ -33,10 +39,9 @@ def profiled(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def held_open(home: Path, event: str, written: bytes, **env: str) -> tuple[float, dict[str, Any]]:
-    """Run `dshkit hook EVENT`, write `written` to its stdin and keep the pipe open; how long
-    it took to exit, and its answer."""
-    started = time.monotonic()
+def held_open(home: Path, event: str, written: bytes, **env: str) -> dict[str, Any]:
+    """Run `dshkit hook EVENT`, write `written` to its stdin and keep the pipe open: its
+    answer, once it exited 0 with our end of its stdin still open."""
     process = subprocess.Popen(
         [*COMMAND, "hook", event],
         stdin=subprocess.PIPE,
@@ -49,10 +54,12 @@ def held_open(home: Path, event: str, written: bytes, **env: str) -> tuple[float
         process.stdin.write(written)
         process.stdin.flush()
         try:
-            code = process.wait(timeout=BOUND_S + 10)  # beyond the bound: it hangs
+            code = process.wait(timeout=GUARD_S)  # a guard against a hang, not a bound
         except subprocess.TimeoutExpired:
-            pytest.fail(f"dshkit hook {event} still waits for its stdin after {BOUND_S + 10} s")
-        elapsed = time.monotonic() - started
+            pytest.fail(f"dshkit hook {event} still waits for its stdin after {GUARD_S:g} s")
+        # It answered and exited before the pipe was closed: nothing but its own deadline (or
+        # a whole payload) can have ended its read.
+        assert not process.stdin.closed
         out = process.stdout.read()
         assert process.stderr is not None and process.stderr.read() == b""
     finally:
@@ -64,7 +71,7 @@ def held_open(home: Path, event: str, written: bytes, **env: str) -> tuple[float
         if process.stderr is not None:
             process.stderr.close()
     assert code == 0
-    return elapsed, (orjson.loads(out) if out else {})
+    return orjson.loads(out) if out else {}
 
 
 def decision(out: dict[str, Any]) -> tuple[str, str] | None:
@@ -83,8 +90,7 @@ def test_a_command_whose_payload_never_ends_gets_the_guards_unknown_decision(
     tmp_path: Path,
 ) -> None:
     partial = bash_call("ls -la")[:-20]  # the harness wrote part of it and keeps stdin open
-    elapsed, out = held_open(tmp_path, "PreToolUse", partial)
-    assert elapsed < BOUND_S
+    out = held_open(tmp_path, "PreToolUse", partial)
     found = decision(out)
     # balanced: what the guard does with a command it cannot understand is ask.
     assert found is not None and found[0] == "ask", out
@@ -93,12 +99,12 @@ def test_a_command_whose_payload_never_ends_gets_the_guards_unknown_decision(
     log = hook_log(tmp_path)
     assert "payload not read whole" in log and "the command guard answered ask" in log
     # The mode in force decides, as for a command it could read.
-    _, strict = held_open(tmp_path, "PreToolUse", partial, DSHKIT_GUARD_MODE="strict")
+    strict = held_open(tmp_path, "PreToolUse", partial, DSHKIT_GUARD_MODE="strict")
     assert decision(strict) is not None and decision(strict)[0] == "deny"  # type: ignore[index]
     # Nothing written at all: which tool it is cannot be told either, so it is not let through;
     # nor which harness, so whether it would honour an ask: it is a deny.
-    elapsed, nothing = held_open(tmp_path, "PreToolUse", b"")
-    assert elapsed < BOUND_S and decision(nothing) is not None
+    nothing = held_open(tmp_path, "PreToolUse", b"")
+    assert decision(nothing) is not None
     assert decision(nothing)[0] == "deny"  # type: ignore[index]
     assert "无法确认调用它的工具支持" in decision(nothing)[1]  # type: ignore[index]
 
@@ -106,28 +112,29 @@ def test_a_command_whose_payload_never_ends_gets_the_guards_unknown_decision(
 def test_another_tools_unread_payload_gets_no_opinion(tmp_path: Path) -> None:
     payload = claude("c1", hook_event_name="PreToolUse", tool_name="Read")
     partial = orjson.dumps({**payload, "tool_input": {"file_path": "/p/a.py"}})[:-10]
-    elapsed, out = held_open(tmp_path, "PreToolUse", partial)
-    assert elapsed < BOUND_S and out == {}
+    out = held_open(tmp_path, "PreToolUse", partial)
+    assert out == {}
     assert "payload not read whole" in hook_log(tmp_path)
 
 
 def test_a_whole_payload_on_an_open_stdin_is_judged_at_once(tmp_path: Path) -> None:
     # The payload is complete, only the pipe is left open: no reason to wait for the deadline.
-    elapsed, out = held_open(tmp_path, "PreToolUse", bash_call("rm -rf ~"))
+    # Had the read waited for it, the payload would count as not read whole (logged so) and
+    # the guard would judge a command it could not read (ask), not this one (deny).
+    out = held_open(tmp_path, "PreToolUse", bash_call("rm -rf ~"))
     found = decision(out)
     assert found is not None and found[0] == "deny" and "破坏性命令" in found[1]
-    assert elapsed < hookspec.PAYLOAD_READ_S
     assert "payload not read whole" not in hook_log(tmp_path)
 
 
 def test_session_start_with_stdin_held_open_gives_no_opinion(profiled: Path) -> None:
     home = profiled
     partial = orjson.dumps(claude("c1", source="startup"))[:-5]
-    elapsed, out = held_open(home, "SessionStart", partial)
-    assert elapsed < BOUND_S and out == {}
+    out = held_open(home, "SessionStart", partial)
+    assert out == {}
     assert "SessionStart payload not read whole" in hook_log(home)
     # Nothing was delivered, so nothing was recorded: a readable start still gets the profile.
-    _, later = held_open(home, "SessionStart", orjson.dumps(claude("c1", source="startup")))
+    later = held_open(home, "SessionStart", orjson.dumps(claude("c1", source="startup")))
     assert context(later) == effective(home)
 
 

@@ -120,6 +120,10 @@ def test_cancel_and_release_from_the_console(running: Running) -> None:
         assert done.json()["state"] == "ROLLED_BACK"
     again = post(running, "/cancel", {"txn": waiting.id})
     assert again.status_code == 409 and again.json()["code"] == "NOT_CANCELLABLE"
+    unknown = post(running, "/cancel", {"txn": committed.id + 100})
+    assert unknown.status_code == 404, unknown.text  # names nothing: not a refusal
+    assert unknown.json()["kind"] == "not-found" and unknown.json()["field"] == "txn"
+    assert "code" not in unknown.json()
     unsigned = running.bare(
         "POST", f"http://127.0.0.1:{running.port}/api/graft/cancel", json={"txn": committed.id}
     )

@@ -9,7 +9,7 @@ import click
 
 from ..gate import MAX_BUDGET_S, MIN_BUDGET_S, OK
 from ..procs import ExitOnSigterm
-from .common import HARNESSES, json_option, open_app, print_json, state_dir_option, stdout
+from .common import HARNESSES, ID, json_option, open_app, print_json, state_dir_option, stdout
 
 
 class _GateGroup(click.Group):
@@ -79,7 +79,9 @@ def check(
 
 
 @gate.command()
-@click.option("--session", "session_id", required=True, help="A session id or a unique prefix.")
+@click.option(
+    "--session", "session_id", type=ID, required=True, help="A session id or a unique prefix."
+)
 @click.option(
     "--harness", type=click.Choice(HARNESSES), default=None, help="The session's harness."
 )

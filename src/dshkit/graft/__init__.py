@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # the real names, for type checkers
     from .constraints import ConstraintBlockError, GraftAborted
     from .handoff import Handoff
     from .ledger import AUDIT_LIMIT
-    from .lifecycle import GraftError, State, Txn
+    from .lifecycle import GraftError, HandoffNotFound, State, Txn
     from .readback import ReadBackError
     from .service import (
         Drive,
@@ -40,6 +40,7 @@ _HOMES = {
     "GraftError": "lifecycle",
     "GraftService": "service",
     "Handoff": "handoff",
+    "HandoffNotFound": "lifecycle",
     "Handoffs": "service",
     "Panel": "wire",
     "ReadBackError": "readback",
@@ -63,6 +64,7 @@ __all__ = [
     "GraftError",
     "GraftService",
     "Handoff",
+    "HandoffNotFound",
     "Handoffs",
     "Panel",
     "ReadBackError",

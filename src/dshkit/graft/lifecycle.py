@@ -42,7 +42,7 @@ from typing import IO, Any
 import orjson
 
 from .. import harnesses
-from ..errors import Busy, Refused
+from ..errors import Busy, NotFound, Refused
 from ..paths import dir_key
 from ..procs import alive, ancestor_env, kill_group, start_watched
 from ..sessions.events import human_messages
@@ -54,7 +54,6 @@ from .wire import PlanJson, TxnJson
 
 SOURCE_ALREADY_MIGRATED = "SOURCE_ALREADY_MIGRATED"
 BAD_PLAN = "BAD_PLAN"
-NOT_FOUND = "TXN_NOT_FOUND"
 # Names the handoff in the environment of the CLI started for it: recovery kills a process
 # left by a dead driver only when it carries this mark (its pid may have been reused).
 TXN_ENV = "DSHKIT_GRAFT_TXN"
@@ -104,11 +103,20 @@ LIVE = (*UNFINISHED, State.PENDING)
 
 
 class GraftError(Refused):
-    """A handoff refused or not found; `code` (SOURCE_ALREADY_MIGRATED, BAD_PLAN,
-    TXN_NOT_FOUND) is stable for callers (MCP tools, CLI)."""
+    """A handoff refused by a rule of graft's; `code` (SOURCE_ALREADY_MIGRATED, BAD_PLAN,
+    NOT_CANCELLABLE, NOT_RETIRED) is stable for callers (MCP tools, CLI, web)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(code, message)
+
+
+class HandoffNotFound(NotFound, LookupError):
+    """No handoff has the number asked for: bad input (the caller named nothing), not a rule
+    refusing a handoff that exists."""
+
+    def __init__(self, txn_id: int) -> None:
+        super().__init__(f"no handoff #{txn_id}", field="txn")
+        self.txn_id = txn_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,9 +275,10 @@ def _txn(row: Any) -> Txn:
 
 
 def load(store: Store, txn_id: int) -> Txn:
+    """The handoff `txn_id` as stored (HandoffNotFound when there is none)."""
     row = store.db.execute(f"SELECT {_COLUMNS} FROM graft_txns WHERE id = ?", (txn_id,)).fetchone()
     if row is None:
-        raise GraftError(NOT_FOUND, f"no handoff #{txn_id}")
+        raise HandoffNotFound(txn_id)
     return _txn(row)
 
 

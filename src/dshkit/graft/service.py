@@ -292,7 +292,8 @@ class GraftService:
 
     def cancel(self, txn_id: int, *, by: str, reason: str | None = None) -> lifecycle.Txn:
         """Withdraw a handoff whose target has not started (pending, stuck, or being started:
-        its live driver withdraws it): its source works again (`lifecycle.cancel`)."""
+        its live driver withdraws it): its source works again (`lifecycle.cancel`).
+        HandoffNotFound when no handoff has the number."""
         with self._store() as store:
             return lifecycle.cancel(store, txn_id, by=by, reason=reason)
 
@@ -307,7 +308,8 @@ class GraftService:
 
     def drive(self, txn_id: int) -> lifecycle.Txn:
         """Carry a begun handoff to its end: start and verify its target, or roll it back
-        (blocks for the attempts; a handoff another live process drives is waited for)."""
+        (blocks for the attempts; a handoff another live process drives is waited for).
+        HandoffNotFound when no handoff has the number."""
         settings = self._settings()
         with self._store() as store:
             return lifecycle.drive(store, txn_id, _ignition(settings))

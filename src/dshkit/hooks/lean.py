@@ -25,6 +25,7 @@ import os
 import sys
 
 from . import hint
+from .run import LEAN_EVENTS  # (defined where calls are routed: run.py)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from ..hookio import Call
     from ..hookspec import Entry
 
-LEAN_EVENTS = ("UserPromptSubmit", "SessionStart")
 FREE = "prompt"  # the one payload field a hint may hold for any value (see `guards`)
 AFTER = "dshkit.hooks.after"  # the detached step's module
 _STORE_FILES = ("dshkit.db", "dshkit.db-wal", "dshkit.db-shm", "dshkit.db-journal")

@@ -40,7 +40,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import IO, Any
 
-LEAN_EVENTS = ("UserPromptSubmit", "SessionStart")  # (lean.LEAN_EVENTS: answered from a hint)
+# The events `lean` may answer from a hint: its one definition, here, where every call is
+# routed, so that a call of another event never loads `lean` to ask.
+LEAN_EVENTS = ("UserPromptSubmit", "SessionStart")
 _KEY = b'"tool_name"'
 _BLANKS = (b" ", b"\t", b"\r", b"\n")  # JSON whitespace
 
