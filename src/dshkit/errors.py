@@ -12,6 +12,10 @@ fail-closed answer), by the class alone, so a new error needs no change in any s
 
 from __future__ import annotations
 
+# An id or prefix longer than any id is (a session's, a record's, a handoff's) names nothing:
+# every surface refuses it as bad input rather than look it up and echo it back whole.
+MAX_ID = 1000
+
 
 class DshkitError(Exception):
     """Something dshkit could not do, said so a person can act on it."""

@@ -85,3 +85,15 @@ def test_rework_is_switched_per_session_and_a_get_changes_nothing(running: Runni
         unknown = client.post("/rework", json={"session": "s1", "harness": "vim", "rework": True})
         assert unknown.status_code == 400
         assert client.get("/rework", params={"session": "nobody"}).status_code == 404
+
+
+def test_a_session_id_longer_than_any_is_refused_not_echoed(running: Running) -> None:
+    from dshkit.errors import MAX_ID
+
+    huge = "s" * 5_000
+    with api(running) as client:
+        posted = client.post("/rework", json={"session": huge, "harness": "claude", "rework": True})
+        shown = client.get("/rework", params={"session": huge})
+    for answer in (posted, shown):
+        assert answer.status_code == 400, answer.text
+        assert huge not in answer.text and f"at most {MAX_ID:,}" in answer.text

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from .. import harnesses, store
 from ..app import App
-from ..errors import Invalid, Unavailable
+from ..errors import MAX_ID, Invalid, Unavailable
 from ..paths import state_dir
 from ..sessions import Source, default_sources
 from ..store import SQLITE_INT_MAX, Store
@@ -41,9 +41,9 @@ class OpenedPath(click.Path):
     command with --json must be UTF-8 (see `json_option`)."""
 
 
-# An id or prefix the command line takes (a session's, a profile entry's): longer than any id
-# is, it names nothing; refused as such, rather than looked up and echoed back whole.
-MAX_ID = 1000
+# An id or prefix the command line takes (a session's, a profile entry's) longer than
+# `errors.MAX_ID` names nothing: refused as such, rather than looked up and echoed back whole
+# (the session catalog refuses it too, for every surface).
 
 
 class _Id(click.ParamType[str]):

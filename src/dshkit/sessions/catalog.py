@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from .. import harnesses
-from ..errors import Ambiguous, NotFound
+from ..errors import MAX_ID, Ambiguous, Invalid, NotFound
 from ..paths import dir_key as dir_key  # (kept in `paths`: the hooks spell cwds without this)
 from ..store import Store
 from .events import Event
@@ -143,6 +143,11 @@ class Catalog:
         session_id = session_id.strip() if isinstance(session_id, str) else ""
         if not session_id:
             raise SessionNotFound("no session id given", field="session")
+        if len(session_id) > MAX_ID:  # names nothing: refused, never looked up nor echoed
+            raise Invalid(
+                f"session: {len(session_id):,} characters; an id is at most {MAX_ID:,}",
+                field="session",
+            )
         pattern = session_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         query = (
             f"SELECT {_INFO_COLUMNS} FROM sessions "
