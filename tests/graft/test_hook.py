@@ -217,17 +217,8 @@ def late_step(transcript: Transcript, tokens: int, delay_s: float) -> dict[str, 
     """A model request at `tokens` calling Bash, whose line is written `delay_s` seconds from
     now, as Claude Code's write queue does behind a quick tool's PostToolUse; the payload the
     hook gets at once (it names the call)."""
-    transcript.steps += 1
-    call = f"toolu_late{transcript.steps}"
-    use = {"type": "tool_use", "id": call, "name": "Bash", "input": {"command": "ls"}}
-    message = {
-        "id": f"m{transcript.steps}",
-        "role": "assistant",
-        "model": "claude-test",
-        "content": [use],
-        "usage": {"input_tokens": tokens, "output_tokens": 10},
-    }
-    record = {"type": "assistant", "message": message, "requestId": f"r{transcript.steps}"}
+    call = f"toolu_late{transcript.steps + 1}"
+    record = transcript.request(tokens, "Bash", {"command": "ls"}, call)
     threading.Timer(delay_s, transcript.write, (record,)).start()
     return transcript.payload(tool_name="Bash", tool_use_id=call)
 

@@ -3,12 +3,12 @@ chosen over the first that merely holds "error"."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from dshkit.memory import signatures
 from dshkit.memory.signatures import SIGNATURES, exit_status, signature
+
+from ..support.counting import CountedPattern
 
 PYTEST = """\
 ============================= test session starts ==============================
@@ -290,15 +290,10 @@ def test_a_long_output_is_read_in_bounded_work_and_its_end_counts(
     # the patterns, from the output's start and end, however long it is.
     searched: list[int] = []
 
-    class Counted:
-        def __init__(self, pattern: re.Pattern[str]) -> None:
-            self.pattern = pattern
-
-        def search(self, text: str) -> re.Match[str] | None:
-            searched.append(len(text))
-            return self.pattern.search(text)
-
-    compiled = tuple((family, Counted(p), fixed) for family, p, fixed in signatures._COMPILED)
+    compiled = tuple(
+        (family, CountedPattern(p, searched.append), fixed)
+        for family, p, fixed in signatures._COMPILED
+    )
     monkeypatch.setattr(signatures, "_COMPILED", compiled)
     noisy = ("error " * 80 + "\n") * 4_000 + "E   KeyError: 'name'\n"
     found = signature(noisy)

@@ -3,8 +3,6 @@ and Chinese) with its near misses."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from dshkit.memory import topics
@@ -17,6 +15,8 @@ from dshkit.memory.topics import (
     is_project_change,
     topic,
 )
+
+from ..support.counting import CountedPattern
 
 # (said, phrasing, subject, old, new)
 CHANGED = [
@@ -188,23 +188,12 @@ def test_facts_scoped_alike_but_about_different_things_have_different_subjects()
     assert one and two and one != two
 
 
-class _Counted:
-    """A compiled pattern that records the length of every text it is asked to match."""
-
-    def __init__(self, pattern: re.Pattern[str], seen: list[int]) -> None:
-        self.pattern, self.seen = pattern, seen
-
-    def match(self, text: str) -> re.Match[str] | None:
-        self.seen.append(len(text))
-        return self.pattern.match(text)
-
-
 def test_a_long_message_is_read_only_up_to_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     # Work, not wall-clock time: every phrasing is handed at most READ_CHARS of the text,
     # however long it is (a pattern's own backtracking is bench/ work).
     seen: list[int] = []
     for name in ("_COMPILED_CHANGES", "_COMPILED_STATES"):
-        wrapped = tuple((n, _Counted(p, seen)) for n, p in getattr(topics, name))
+        wrapped = tuple((n, CountedPattern(p, seen.append)) for n, p in getattr(topics, name))
         monkeypatch.setattr(topics, name, wrapped)
     long = "remember the " + "very " * 20_000 + "long setting is now x " * 2_000
     topic(long)

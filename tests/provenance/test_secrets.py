@@ -23,6 +23,7 @@ from dshkit.provenance import secrets as secrets_module
 from dshkit.provenance.secrets import MARKER, Redacted, has_secret, redact
 
 from ..support.adversarial import secret_texts
+from ..support.counting import CountedPattern
 from ..support.paths import PYTHONPATH
 from ..support.secrets import (
     KNOWN_FALSE_POSITIVES,
@@ -245,7 +246,9 @@ class Reads:
             patterns.append((kind, self._counted(pattern), plugin, needs))
             if needs:
                 self.gated[pattern.pattern] = needs
-        own = [(kind, self._counted(p), group, judged) for kind, p, group, judged in loaded.own]
+        own: list[Any] = [
+            (kind, self._counted(p), group, judged) for kind, p, group, judged in loaded.own
+        ]
 
         def keyword(line: str) -> Iterator[str]:
             self.chars["keyword"] += len(line)
@@ -254,15 +257,11 @@ class Reads:
         counting = dataclasses.replace(loaded, patterns=patterns, own=own, keyword=keyword)
         monkeypatch.setattr(secrets_module, "_LOADED", [counting])
 
-    def _counted(self, pattern: re.Pattern[str]) -> Any:
-        reads = self
+    def _counted(self, pattern: re.Pattern[str]) -> CountedPattern:
+        def seen(length: int) -> None:
+            self.chars[pattern.pattern] += length
 
-        class Counted:
-            def finditer(self, line: str) -> Iterator[re.Match[str]]:
-                reads.chars[pattern.pattern] += len(line)
-                return pattern.finditer(line)
-
-        return Counted()
+        return CountedPattern(pattern, seen)
 
 
 # What each long text comes to: it is read to its end, every secret in it found.

@@ -149,10 +149,18 @@ class Transcript:
         self.write({"type": "user", "message": {"role": "user", "content": text}})
         return self
 
-    def step(self, tokens: int, tool: str = "Bash", tool_input: Any = None) -> Transcript:
-        """The model's request at `tokens` of context, calling `tool`, and its result."""
+    def request(
+        self, tokens: int, tool: str = "Bash", tool_input: Any = None, call: str = ""
+    ) -> dict[str, Any]:
+        """The next model request's line, at `tokens` of context, calling `tool` (its call id
+        `call`, or t<step>): not written (see `step`)."""
         self.steps += 1
-        use = {"type": "tool_use", "id": f"t{self.steps}", "name": tool, "input": tool_input or {}}
+        use = {
+            "type": "tool_use",
+            "id": call or f"t{self.steps}",
+            "name": tool,
+            "input": tool_input or {},
+        }
         message = {
             "id": f"m{self.steps}",
             "role": "assistant",
@@ -160,11 +168,13 @@ class Transcript:
             "content": [use],
             "usage": {"input_tokens": tokens, "output_tokens": 10},
         }
+        return {"type": "assistant", "message": message, "requestId": f"r{self.steps}"}
+
+    def step(self, tokens: int, tool: str = "Bash", tool_input: Any = None) -> Transcript:
+        """The model's request at `tokens` of context, calling `tool`, and its result."""
+        request = self.request(tokens, tool, tool_input)
         result = {"type": "tool_result", "tool_use_id": f"t{self.steps}", "content": "ok"}
-        self.write(
-            {"type": "assistant", "message": message, "requestId": f"r{self.steps}"},
-            {"type": "user", "message": {"role": "user", "content": [result]}},
-        )
+        self.write(request, {"type": "user", "message": {"role": "user", "content": [result]}})
         return self
 
     def payload(self, **extra: Any) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from typing import Any, BinaryIO, NamedTuple, Protocol
 import orjson
 
 from .. import harnesses
+from ..harnesses import Harness
 from .cap import TEXT_CAP, LineCutter, cap_line, cap_lines
 from .events import Event
 from .harness import Adapter, LogFile, LogFormatError, open_log
@@ -675,6 +676,18 @@ class Head:
     bytes_read: int = 0  # of the file, by `read_last` (what the log's length does not grow)
 
 
+def _log_at(harness: str, path: str) -> tuple[Harness, LogFile, os.stat_result, Cursor]:
+    """The `harness` log at `path` as `read_head` and `read_last` read it: the harness, the
+    log file, its stat and a fresh cursor (ValueError, OSError: as they say)."""
+    found = harnesses.get(harness)
+    log = found.adapter.log_file(os.path.abspath(path))
+    if log is None:
+        raise ValueError(f"{path} is not named like a {found.label} session log")
+    st = os.stat(log.path)
+    cursor = Cursor(log.path, harness, log.session_id, log.root, "", generation=log.generation)
+    return found, log, st, cursor
+
+
 def read_head(harness: str, path: str, max_bytes: int) -> Head:
     """The events in the first `max_bytes` of the `harness` log at `path`: its whole JSON lines,
     or (DSH) its whole zstd frames, each decoded on its own within its bounds; a line or frame
@@ -682,12 +695,7 @@ def read_head(harness: str, path: str, max_bytes: int) -> Head:
 
     ValueError when the path is not named like a log of that harness; OSError when it cannot be
     stat'ed. A read that fails part way keeps what came before, and says why in `errors`."""
-    found = harnesses.get(harness)
-    log = found.adapter.log_file(os.path.abspath(path))
-    if log is None:
-        raise ValueError(f"{path} is not named like a {found.label} session log")
-    st = os.stat(log.path)
-    cursor = Cursor(log.path, harness, log.session_id, log.root, "", generation=log.generation)
+    found, log, st, cursor = _log_at(harness, path)
     inc = Increment(cursor, kept=[])
     try:
         _read(inc, log, found.adapter, FrameDecoder(), st, None, None, max_bytes)
@@ -712,12 +720,7 @@ def read_last(harness: str, path: str, max_bytes: int) -> Head:
 
     ValueError when the path is not named like a log of that harness; OSError when it cannot be
     stat'ed. A read that fails part way keeps what came before, and says why in `errors`."""
-    found = harnesses.get(harness)
-    log = found.adapter.log_file(os.path.abspath(path))
-    if log is None:
-        raise ValueError(f"{path} is not named like a {found.label} session log")
-    st = os.stat(log.path)
-    cursor = Cursor(log.path, harness, log.session_id, log.root, "", generation=log.generation)
+    found, log, st, cursor = _log_at(harness, path)
     head = Increment(cursor, kept=[])
     start = 0
     try:
