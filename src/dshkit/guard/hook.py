@@ -276,7 +276,9 @@ def on_tool(call: Call) -> Answer | None:
 def unjudged(call: Call, why: str) -> Answer | None:
     """The answer to a shell command the guard could not read (`why`: a `why.…` key of
     texts.py, or the dispatcher's sentence in Chinese): the mode's decision for code it
-    cannot see, None only if that were allow."""
+    cannot see, None only if that were allow. In the person's language for the guard's own
+    keys; the dispatcher's (a payload it could not parse, a judge out of time or failing)
+    stays Chinese: it answers within its last second, which a transcript read must not spend."""
     mode, _, problem = _settings(call, None)
     decision = decide(UNKNOWN, False, mode, True)
     if decision == "allow":
@@ -285,7 +287,7 @@ def unjudged(call: Call, why: str) -> Answer | None:
     from .texts import join, say
     from .texts import why as why_in
 
-    language = of(call)
+    language = of(call) if why.startswith("why.") else "zh"
     said = say(language, "unjudged", mode=mode, verb=say(language, decision),
                why=why_in(language, why))  # fmt: skip
     by_hand = say(language, "by_hand") if decision == "deny" else ""

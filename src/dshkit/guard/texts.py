@@ -1,6 +1,7 @@
 """What the guard's hook faces tell the model (and the person) when they deny or ask, in the
-person's language: one table per language (`ZH`, `EN`), the same keys and the same meaning in
-both, filled by `say` and joined by `join` (Chinese sentences run on, English ones take a space).
+person's language: one table per language (`ZH_TEXTS`, `EN_TEXTS`), the same keys and the
+same meaning in both, filled by `say` and joined by `join` (Chinese sentences run on, English
+ones take a space).
 
 The judgement inside a sentence (a classification's `reason`, the own-guard's, a file tool's)
 is the classifier's English, quoted as it is in either language: `dshkit guard explain` prints
@@ -8,8 +9,6 @@ the same words. Loaded only by a call that is denied or asked about, never on an
 """
 
 from __future__ import annotations
-
-import re
 
 from ..language import EN, ZH
 from .policy import Kind
@@ -198,19 +197,6 @@ EN_TEXTS: dict[str, str] = {
 
 TEXTS = {ZH: ZH_TEXTS, EN: EN_TEXTS}
 
-# Why a call could not be read, as the hook dispatcher says it (hooks/dispatch.py, in
-# Chinese): its English, where the person writes English. Anything else is quoted as given.
-_DISPATCH_WHY = (
-    ("调用内容不是可以解析的 JSON 对象", "the call is not a JSON object that can be parsed"),
-    (
-        r"钩子在 (\S+) 秒内没有收到完整的调用内容（标准输入一直没有关闭）",
-        r"the hook did not get the whole call within \1 s (its standard input stayed open)",
-    ),
-    (r"调用内容超过 (\d+) 字节，没有读完", r"the call is over \1 bytes and was not read whole"),
-    (r"判断超过了 (\S+) 秒的时限", r"judging it took longer than its \1 s limit"),
-    (r"判断时出错（(.*)）", r"judging it failed (\1)"),
-)
-
 
 def say(language: str, key: str, **values: object) -> str:
     """The text of `key` in `language` ("zh" or "en"), its `{fields}` filled from `values`."""
@@ -234,13 +220,8 @@ def without_by_hand(language: str, text: str) -> str:
 
 
 def why(language: str, said: str) -> str:
-    """Why a call could not be read: the text of a key (`why.…`), the dispatcher's sentence in
-    `language` when it is one of its own, else `said` as it is."""
+    """Why a call could not be read: the text of a `why.…` key, else `said` as it is (the
+    hook dispatcher's own sentence)."""
     if said.startswith("why.") and said in TEXTS[language]:
         return TEXTS[language][said]
-    if language == EN:
-        for pattern, english in _DISPATCH_WHY:
-            found = re.fullmatch(pattern, said)
-            if found is not None:
-                return found.expand(english)
     return said
