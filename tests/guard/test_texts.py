@@ -378,3 +378,45 @@ def test_no_transcript_to_read_is_the_guards_own_chinese(tmp_path: Path) -> None
     work.mkdir()
     found = decision(hook(tmp_path, "PreToolUse", claude(work, "grep -r key /"))[0])
     assert found is not None and found[1].endswith(ZH_TEXTS["search_advice"]), found
+
+
+def test_the_transcript_is_read_only_for_a_call_denied_or_asked_about(tmp_path: Path) -> None:
+    work = tmp_path / "proj"
+    work.mkdir()
+    broken = tmp_path / ".claude" / "projects" / "-p" / "c1.jsonl"
+    broken.parent.mkdir(parents=True)
+    broken.write_bytes(b"\x00not a transcript\n")  # a read of it is logged
+    allowed = {**claude(work, "ls -la src"), "transcript_path": str(broken)}
+    out, log = hook(tmp_path, "PreToolUse", allowed)
+    assert out == {} and "transcript was not read" not in log
+    read = {**tool(work, "Read", file_path=str(work / "src" / "app.py")),
+            "transcript_path": str(broken)}  # fmt: skip
+    out, log = hook(tmp_path, "PreToolUse", read)
+    assert out == {} and "transcript was not read" not in log
+    denied = {**claude(work, "rm -rf ~"), "transcript_path": str(broken)}
+    found = decision(hook(tmp_path, "PreToolUse", denied)[0])
+    assert found is not None and found[0] == "deny"
+    assert found[1].startswith("dshkit 命令风险策略（balanced）拒绝"), found  # (the guard's own)
+    assert hook(tmp_path, "PreToolUse", allowed)[1].count("transcript was not read") == 1
+
+
+def test_the_dispatchers_reason_for_a_call_it_could_not_judge_stays_chinese(
+    tmp_path: Path,
+) -> None:
+    # It answers in the dispatcher's last second (out of time, failing): no transcript read.
+    from dshkit.guard.hook import unjudged
+    from dshkit.hookio import Call
+
+    work = tmp_path / "proj"
+    work.mkdir()
+    logged: list[str] = []
+    payload = {**claude(work, "rm -rf ~"), "transcript_path": str(transcript(tmp_path, ENGLISH))}
+    env = {"HOME": str(tmp_path), "DSH_HOME": str(tmp_path / ".dsh")}
+    call = Call("PreToolUse", payload, "claude", str(tmp_path), env, log=logged.append)
+    late = unjudged(call, "判断超过了 3 秒的时限")
+    assert late is not None and late.decision is not None
+    assert "无法看懂的命令，判断超过了 3 秒的时限，无法判断它的风险。" in late.decision[1]
+    own = unjudged(call, "why.input")  # the guard's own: the person's language
+    assert own is not None and own.decision is not None
+    assert "the call's tool_input is not an object" in own.decision[1], own.decision
+    assert not any(map(is_han, own.decision[1]))

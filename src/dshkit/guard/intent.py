@@ -7,8 +7,9 @@ checkout -- f`, `git clean -f`…: throws away uncommitted work; `git push --for
 branch), with no global search, no code the guard cannot see and no rule of the person's
 denying it. The message is the person's as the sessions layer tells it (its adapter's
 `user/message` of source `user`: never tool output, a file, an injected context or the
-agent's own text), the newest one in the last MiB of the session's transcript, read only
-then: the hook's path is unchanged for every other command.
+agent's own text), the newest one in the last MiB of the session's transcript, read at most
+once per call and only for a call denied or asked about (`Person`: the same message says the
+language the guard answers in, guard/texts.py); an allowed call reads nothing.
 """
 
 from __future__ import annotations
