@@ -12,8 +12,8 @@ import pytest
 
 from dshkit import harnesses
 from dshkit.graft.ledger import audit_records
-from dshkit.guard.hook import ADVICE, BY_HAND, RULE_ADVICE, SEARCH_ADVICE
 from dshkit.guard.policy import Kind
+from dshkit.guard.texts import ZH_TEXTS, advice
 from dshkit.hooks.protocol import answer
 from dshkit.hookspec import MAX_PAYLOAD_BYTES
 from dshkit.store import Store
@@ -24,6 +24,12 @@ from ..support.hooks import hook, hook_log
 
 ALLOW = "PreToolUse[command]=tests.support.hook_handlers:allow_looser"
 DENY = "PreToolUse[command]=tests.support.hook_handlers:deny_stricter"
+
+
+# What the guard says to a person who writes Chinese (and to one it cannot read).
+ADVICE = {kind: advice("zh", kind) for kind in Kind.ALL}
+BY_HAND, RULE_ADVICE = ZH_TEXTS["by_hand"], ZH_TEXTS["rule_advice"]
+SEARCH_ADVICE = ZH_TEXTS["search_advice"]
 
 
 @pytest.fixture

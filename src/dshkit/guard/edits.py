@@ -324,17 +324,17 @@ def on_write(call: Call) -> Answer | None:
 
     tool_input = call.payload.get("tool_input")
     if not isinstance(tool_input, dict):
-        return unjudged(call, "调用内容里的 tool_input 不是对象，看不到要写哪个文件")
+        return unjudged(call, "why.write_input")
     paths = written_paths(tool_input)
     if paths is None:
-        return unjudged(call, "看不到这次写入的文件路径（补丁无法按补丁格式读出）")
+        return unjudged(call, "why.patch")
     places = places_for(call)
     if places is None:
         return None  # no workspace: nothing to be outside of
     verdict = judge_write(paths, places)
     subject = " ".join(f"{verb} {path}" for verb, path in paths[:20])
     words = [call.tool_name, verdict.subject]
-    return _answer(call, verdict, "写入", f"{call.tool_name} {subject}", words)
+    return _answer(call, verdict, "file.write", f"{call.tool_name} {subject}", words)
 
 
 def patch_answer(call: Call, text: str) -> Answer | None:
@@ -343,13 +343,13 @@ def patch_answer(call: Call, text: str) -> Answer | None:
 
     paths = patch_paths(text)
     if paths is None:
-        return unjudged(call, "看不到这次写入的文件路径（补丁无法按补丁格式读出）")
+        return unjudged(call, "why.patch")
     places = places_for(call)
     if places is None:
         return None
     verdict = judge_write(paths, places)
     subject = "apply_patch " + " ".join(f"{verb} {path}" for verb, path in paths[:20])
-    return _answer(call, verdict, "写入", subject, ["apply_patch", verdict.subject])
+    return _answer(call, verdict, "file.write", subject, ["apply_patch", verdict.subject])
 
 
 def on_read(call: Call) -> Answer | None:
@@ -362,7 +362,7 @@ def on_read(call: Call) -> Answer | None:
     if not path or places is None:
         return None
     verdict = judge_read(path, places)
-    return _answer(call, verdict, "读取", f"{call.tool_name} {path}", [call.tool_name, path])
+    return _answer(call, verdict, "file.read", f"{call.tool_name} {path}", [call.tool_name, path])
 
 
 def on_tool(call: Call) -> Answer | None:
@@ -372,7 +372,7 @@ def on_tool(call: Call) -> Answer | None:
     if info is not None and any(name in names for names in info.tools.values()):
         return None  # one of the harness's own tools: judged by its kind's handler
     verdict = judge_tool(name)
-    return _answer(call, verdict, "调用", name, [name])
+    return _answer(call, verdict, "file.call", name, [name])
 
 
 def _ruled(rules: Rules | None, words: list[str]) -> Pattern | None:
@@ -384,13 +384,14 @@ def _ruled(rules: Rules | None, words: list[str]) -> Pattern | None:
 
 
 def _answer(
-    call: Call, verdict: Verdict, verb: str, subject: str, rule_words: list[str]
+    call: Call, verdict: Verdict, action: str, subject: str, rule_words: list[str]
 ) -> Answer | None:
-    """The mode's answer to a verdict (None for allow), said as the command guard says it,
-    and audited as it is."""
+    """The mode's answer to a verdict (None for allow), said as the command guard says it
+    (`action`: texts.py's `file.…` key of what the tool does), in the person's language, and
+    audited as it is."""
     if verdict.risk == SAFE:
         return None
-    from .hook import ADVICE, _delivered, _settings, audited
+    from .hook import _advice_of, _delivered, _noted, _settings, audited
     from .policy import decide
 
     cwd = call.payload.get("cwd")
@@ -401,18 +402,23 @@ def _answer(
     decision = "deny" if ruled is not None else decide(verdict.risk, False, mode)
     if decision == "allow":
         return None
-    what = "破坏性操作" if verdict.risk == DESTRUCTIVE else "需要确认的操作"
-    said = "拒绝" if decision == "deny" else "需要人工确认"
-    rule = (
-        f"用户规则 {ruled.text!r}（{ruled.origin}）" if ruled else f"内置规则 file-{verdict.kind}"
-    )
-    reason = (
-        f"dshkit 命令风险策略（{mode}）{said}这次{verb}：{what}，{verdict.reason}"
-        f"（{rule}）。{problem}"
-    )
+    from .intent import language as of
+    from .texts import join, say
+
+    language = of(call)  # (read only now: the call is denied or asked about)
+    what = say(language, "file.destructive" if verdict.risk == DESTRUCTIVE else "file.confirm")
+    if ruled is not None:
+        rule = say(language, "rule.person_from", pattern=repr(ruled.text), origin=ruled.origin)
+    else:
+        rule = say(language, "rule.builtin", name=f"file-{verdict.kind}")
+    said = say(language, "file", mode=mode, verb=say(language, decision),
+               action=say(language, action), what=what, reason=verdict.reason,
+               rule=rule)  # fmt: skip
+    advice = ""
     if decision == "deny" or verdict.kind == Kind.SECRET:
-        reason += ADVICE[verdict.kind]
-    decision, reason = _delivered(call, decision, reason)
+        advice = _advice_of(language, verdict.kind)
+    reason = join(language, [said, _noted(language, problem), advice])
+    decision, reason = _delivered(call, decision, reason, language)
     commit = audited(
         call,
         decision,

@@ -7,7 +7,8 @@ unparsable: see `unjudged`) gets the decision for opaque code, never silence; se
 cannot read (a broken config.toml, no state directory at all) are the strict mode. Where the
 harness does not honour `ask` (the registry says), an ask goes out as a deny saying how to
 run the command anyway. A deny ends with what can be done instead, by the kind of harm that
-decided it (`ADVICE`).
+decided it. Every text follows the person's language (guard/texts.py), read from their newest
+message only for a call denied or asked about.
 """
 
 from __future__ import annotations
@@ -29,47 +30,11 @@ if TYPE_CHECKING:
     from .service import Classification
     from .wire import RuleJson
 
+    # What could not be read of the settings or the call: (texts.py key, its fields) each,
+    # said in the person's language only once the call is denied or asked about.
+    Notes = tuple[tuple[str, dict[str, str]], ...]
+
 _STRICT = "strict"
-_RISKS = {"safe": "无破坏性", "unknown": "无法看懂的命令", "destructive": "破坏性命令"}
-_HOW_TO_RUN = (
-    "如确需运行，请让用户本人在终端里执行这条命令；或由用户在 dshkit 的 config.toml 的 [guard] "
-    'allow 中加入允许规则（写法如 allow = ["git push:*"]，逐条匹配 `dshkit guard explain` '
-    "列出的单条命令），判断依据也可用它查看。"
-)
-BY_HAND = "如确需运行，请让用户本人在终端里执行。"
-# What can be done instead, per kind of harm (guard.policy.Kind): a denial says what was judged
-# and what the agent or the person can do, which differs between a delete outside the
-# workspace and a force push to main (docs/design/guard.md#a-denial-says-what-to-do-instead).
-ADVICE = {
-    Kind.DESTRUCTIVE: "这一步删掉或改掉的东西无法找回：请只处理本任务自己建的、写明名字的对象。"
-    + BY_HAND,
-    Kind.OUTSIDE: "工作区外的文件不归这次任务处理：请只在工作区内删除或改动；"
-    "如确需处理工作区外的文件，请让用户本人执行。",
-    Kind.WORKSPACE: "这会清空整个工作区：请只删除具体的文件或构建产物（如 build、dist）。",
-    Kind.DISK: "这会抹掉整块磁盘、分区或卷上的数据，无法撤销，不应由代理执行。" + BY_HAND,
-    Kind.WORK: "这会丢掉还没提交的改动、没合并的提交或找回它们的记录：请先提交、`git stash` "
-    "或另建分支保存，再做。" + BY_HAND,
-    Kind.SHARED: "强制推送会改写别人也在用的分支的历史：请推到自己的新分支（不加 --force），"
-    "再发起合并请求；如确需改写共享分支，请让用户本人执行。",
-    Kind.MACHINE: "这会影响整台机器或别人也在用的服务，不应由代理执行。" + BY_HAND,
-    Kind.REMOTE: "这会删掉或改动另一台机器上的东西，在这里无法核实，也无法撤销。" + BY_HAND,
-    Kind.CONFIG: "这是凭据、shell 启动文件、git 钩子或代理工具自己的设置（包括 dshkit 的守卫），"
-    "改动它会影响之后的每一次运行：请只改工作区里本任务的文件；如确需修改，请让用户本人动手。",
-    Kind.SECRET: "这是凭据文件，读进对话会把密钥交给模型：请只读取任务需要的非机密文件"
-    "（如 .env.example）；如确需使用其中的值，请让用户本人配置环境变量。",
-    Kind.LEAK: "这会把凭据发出这台机器，发出去就无法收回：请不要把凭据发出本机；如果对方服务"
-    "确实需要，请让用户本人为它单独签发令牌，或由用户本人发送。",
-    Kind.UNKNOWN: "strict 模式不运行看不清会影响什么的命令：请把路径和参数写成明确的值、"
-    "把内联代码写进文件再运行；如确需运行，请让用户本人执行，或由用户改用 balanced 模式"
-    "（`dshkit guard mode balanced`，这类命令会先问用户）。",
-    Kind.OPAQUE: "看不到它实际会运行的代码：请先把要运行的内容（下载或解码的脚本）存成文件，"
-    "看过后再运行那个文件。" + BY_HAND,
-}
-SEARCH_ADVICE = (
-    "请把搜索限定在工作区或一个具体目录（如 `grep -r 关键词 src/`），不要从 /、盘符根目录、"
-    "家目录或 AppData 开始。"
-)
-RULE_ADVICE = "这条规则是用户本人定的：请换一种做法；如确需运行，请让用户本人执行或修改这条规则。"
 
 
 def on_command(call: Call) -> Answer | None:
@@ -116,12 +81,12 @@ def _on_shell(call: Call) -> Answer | None:
     if tool_input is None:
         return None  # no command: nothing runs
     if not isinstance(tool_input, dict):
-        return unjudged(call, "调用内容里的 tool_input 不是对象，看不到要运行的命令")
+        return unjudged(call, "why.input")
     command = harnesses.command_line(tool_input)
     if command is None:
         if tool_input.get("command", tool_input.get("cmd")) is None:
             return None
-        return unjudged(call, "调用内容里的命令不是字符串（或字符串列表），无法读出要运行什么")
+        return unjudged(call, "why.command")
     cwd = call.payload.get("cwd")
     workdir = tool_input.get("workdir")
     platform = call.payload.get("platform")  # the harness's, when it says; it runs here
@@ -159,7 +124,7 @@ def _on_shell(call: Call) -> Answer | None:
         decision = max(decision, decide(DESTRUCTIVE, False, mode), key=_strictness)
     if misshapen:  # where it runs is not known: never looser than a command it cannot see
         decision = max(decision, decide(UNKNOWN, False, mode, True), key=_strictness)
-        problem = "（调用内容里的 cwd 不是字符串，不知道命令在哪个目录运行。）" + problem
+        problem = (("note.cwd", {}), *problem)
     if decision == "allow":
         return None
     traced = classify_sent(  # again, traced: the rule that decided (never for an allow)
@@ -172,54 +137,52 @@ def _on_shell(call: Call) -> Answer | None:
         workdir=workdir if isinstance(workdir, str) and workdir else None,
     )
     rule = _rule(traced)
+    from .intent import Person
+    from .texts import join, say
+
+    person = Person(call)  # the person's newest message: read only now, at most once
     relaxed = None
     if decision == "deny" and found.denied is None and not misshapen:
         from .intent import relaxing
 
-        relaxed = relaxing(call, traced)  # the person's own latest words asked for it
+        relaxed = relaxing(person, traced)  # the person's own latest words asked for it
         if relaxed is not None:
             decision = "ask"
+    language = person.language()
+    verb, noted = say(language, decision), _noted(language, problem)
     if loosens is not None and found.denied is None and decision != found.decision(mode):
-        verb = "拒绝" if decision == "deny" else "需要人工确认"
-        reason = (
-            f"dshkit 命令风险策略（{mode}）{verb}这条命令：{loosens}（内置规则 own-guard）。"
-            f"{problem}"
-        )
-        reason += ADVICE[Kind.CONFIG] if decision == "deny" else ""
-        decision, reason = _delivered(call, decision, reason)
+        own = say(language, "own_guard", mode=mode, verb=verb, loosens=loosens)
+        advice = _advice_of(language, Kind.CONFIG) if decision == "deny" else ""
+        reason = join(language, [own, noted, advice])
+        decision, reason = _delivered(call, decision, reason, language)
         commit = audited(call, decision, command, DESTRUCTIVE, mode, reason=loosens,
                          builtin="own-guard")  # fmt: skip
         return Answer("guard", decision=(decision, reason), commit=commit)
     if found.denied is not None:
         words = next(c for p, c in found.judge.denied if p is found.denied) if found.judge else None
         shown = " ".join([words.name, *(w.shown for w in words.args)]) if words else command
-        reason = (
-            f"dshkit 命令风险策略按用户自己的规则拒绝这条命令：规则 {found.denied.text!r}"
-            f"（{found.denied.origin}）匹配了 `{shown}`。{problem}{RULE_ADVICE}"
-        )
-    elif found.leak is not None and _language(call) == "en":
-        reason = _leak_in_english(found.leak, found.reason, mode, decision, rule, problem)
+        denied = say(language, "person_rule", pattern=repr(found.denied.text),
+                     origin=found.denied.origin, shown=shown)  # fmt: skip
+        reason = join(language, [denied, noted, say(language, "rule_advice")])
     else:
-        what = "凭据外发" if found.leak is not None else _RISKS[found.risk]
-        what += "、全局搜索" if found.global_search else ""
-        what += "、运行看不见的代码" if found.opaque else ""
-        verb = "拒绝" if decision == "deny" else "需要人工确认"
-        reason = (
-            f"dshkit 命令风险策略（{mode}）{verb}这条命令：{what}，{found.reason}"
-            f"（{_rule_said(rule)}）。{problem}"
-        )
+        what = say(language, "what.leak" if found.leak is not None else f"risk.{found.risk}")
+        what += say(language, "what.global_search") if found.global_search else ""
+        what += say(language, "what.opaque") if found.opaque else ""
+        said = say(language, "command", mode=mode, verb=verb, what=what, reason=found.reason,
+                   rule=_rule_said(language, rule))  # fmt: skip
+        parts = [said, noted]
         if relaxed is not None:
-            reason += (
-                f"本应拒绝，但用户最近的消息要求{relaxed}，所以只这一条改为请用户确认；"
-                "其他命令照常判断。"
-            )
+            asked = say(language, f"relaxed.{relaxed}")
+            parts.append(say(language, "relaxed", asked=asked))
         if decision == "deny":
-            reason += _advice(found, mode)
-        elif found.kind in ADVICE and found.kind != Kind.UNKNOWN:  # (its advice is strict's)
-            reason += "更稳妥的做法：" + _kind_advice(found).replace(
-                BY_HAND, ""
-            )  # (for the one asked)
-    decision, reason = _delivered(call, decision, reason)
+            parts.append(_advice(language, found, mode))
+        elif found.kind in Kind.ALL and found.kind != Kind.UNKNOWN:  # (its advice is strict's)
+            from .texts import without_by_hand
+
+            safer = without_by_hand(language, _kind_advice(language, found))  # (for the one asked)
+            parts.append(join(language, [say(language, "safer"), safer]))
+        reason = join(language, parts)
+    decision, reason = _delivered(call, decision, reason, language)
     commit = audited(
         call,
         decision,
@@ -277,14 +240,16 @@ def _rule(traced: Classification) -> RuleJson:
     return record.get("rule") or {"kind": "builtin", "name": "none"}
 
 
-def _rule_said(rule: RuleJson) -> str:
+def _rule_said(language: str, rule: RuleJson) -> str:
     """The rule named for the agent: the built-in rule and the command it judged."""
+    from .texts import say
+
     if "pattern" in rule:
-        said = f"用户规则 {rule['pattern']!r}"
+        said = say(language, "rule.person", pattern=repr(rule["pattern"]))
     else:
-        said = f"内置规则 {rule.get('name') or '?'}"
+        said = say(language, "rule.builtin", name=rule.get("name") or "?")
     words = rule.get("command")
-    return f"{said}，判定于 `{' '.join(words)}`" if words else said
+    return say(language, "rule.judged", rule=said, words=" ".join(words)) if words else said
 
 
 def on_write(call: Call) -> Answer | None:
@@ -309,98 +274,87 @@ def on_tool(call: Call) -> Answer | None:
 
 
 def unjudged(call: Call, why: str) -> Answer | None:
-    """The answer to a shell command the guard could not read (`why`, in Chinese): the mode's
-    decision for code it cannot see, None only if that were allow."""
+    """The answer to a shell command the guard could not read (`why`: a `why.…` key of
+    texts.py, or the dispatcher's sentence in Chinese): the mode's decision for code it
+    cannot see, None only if that were allow. In the person's language for the guard's own
+    keys; the dispatcher's (a payload it could not parse, a judge out of time or failing)
+    stays Chinese: it answers within its last second, which a transcript read must not spend."""
     mode, _, problem = _settings(call, None)
     decision = decide(UNKNOWN, False, mode, True)
     if decision == "allow":
         return None
-    verb = "拒绝" if decision == "deny" else "需要人工确认"
-    reason = (
-        f"dshkit 命令风险策略（{mode}）{verb}这条命令：无法看懂的命令，{why}，"
-        f"无法判断它的风险。{problem}"
-    )
-    if decision == "deny":
-        reason += BY_HAND
-    decision, reason = _delivered(call, decision, reason)
+    from .intent import language as of
+    from .texts import join, say
+    from .texts import why as why_in
+
+    language = of(call) if why.startswith("why.") else "zh"
+    said = say(language, "unjudged", mode=mode, verb=say(language, decision),
+               why=why_in(language, why))  # fmt: skip
+    by_hand = say(language, "by_hand") if decision == "deny" else ""
+    reason = join(language, [said, _noted(language, problem), by_hand])
+    decision, reason = _delivered(call, decision, reason, language)
     return Answer("guard", decision=(decision, reason))
 
 
-def _advice(found: Classification, mode: str) -> str:
+def _advice(language: str, found: Classification, mode: str) -> str:
     """What can be done instead, for each part of `found` whose row denies it under `mode`:
     its kind of harm, a global search, code it cannot see."""
+    from .texts import join, say
+
     parts = []
     if found.risk != SAFE and TABLE[found.risk][mode] == "deny":
-        parts.append(_kind_advice(found))
+        parts.append(_kind_advice(language, found))
     if found.global_search and TABLE[GLOBAL_SEARCH][mode] == "deny":
-        parts.append(SEARCH_ADVICE)
+        parts.append(say(language, "search_advice"))
     if found.opaque and TABLE[OPAQUE][mode] == "deny":
-        parts.append(ADVICE[Kind.OPAQUE])
-    return "".join(dict.fromkeys(parts)) or BY_HAND  # (a deny for a cwd it cannot read)
+        parts.append(_advice_of(language, Kind.OPAQUE))
+    joined = join(language, list(dict.fromkeys(parts)))
+    return joined or say(language, "by_hand")  # (a deny for a cwd it cannot read)
 
 
-def _kind_advice(found: Classification) -> str:
-    """The advice of the deciding finding's kind (Chinese); a leak's names what would leave
-    and where to."""
+def _kind_advice(language: str, found: Classification) -> str:
+    """The advice of the deciding finding's kind; a leak's names what would leave and where
+    to."""
     if found.leak is not None:
         from .leaks import said
 
-        return said(*found.leak, "zh")
-    return ADVICE[found.kind]
+        return said(*found.leak, language)
+    return _advice_of(language, found.kind)
 
 
-def _language(call: Call) -> str:
-    """The person's language, from their latest message in the session's transcript: "zh"
-    (the guard's own) when it cannot be read. Read only for a leak stopped: a rare path."""
-    from .intent import language
+def _advice_of(language: str, kind: str) -> str:
+    from .texts import advice
 
-    return language(call)
+    return advice(language, kind)
 
 
-def _leak_in_english(
-    leak: tuple[str, str], why: str, mode: str, decision: str, rule: RuleJson, problem: str
-) -> str:
-    """A leak's whole reason in English, for a person who writes English: what would leave
-    and where to, the rule that decided, and what to do instead."""
-    from .leaks import said
+def _noted(language: str, problem: Notes) -> str:
+    """The notes of what could not be read, in `language`."""
+    from .texts import join, say
 
-    verb = "denies" if decision == "deny" else "asks the person about"
-    words = rule.get("command")
-    judged = f", judged on `{' '.join(words)}`" if words else ""
-    advice = said(*leak, "en")
-    if decision != "deny":
-        advice = "A safer way: " + advice
-    return (
-        f"dshkit's command risk policy ({mode}) {verb} this command: a secret sent off the "
-        "machine, "
-        f"{why} (built-in rule {rule.get('name') or '?'}{judged}). {problem}{advice}"
-    )
+    return join(language, [say(language, key, **values) for key, values in problem])
 
 
-def _delivered(call: Call, decision: str, reason: str) -> tuple[str, str]:
+def _delivered(call: Call, decision: str, reason: str, language: str) -> tuple[str, str]:
     """The decision as this harness can take it: an ask where ask is not honoured (or the
     harness is not known) is a deny, whose reason says how to run the command anyway."""
     info = call.harness_info
     if decision != "ask" or (info is not None and info.honours_ask):
         return decision, reason
+    from .texts import join, say
+
     if info is not None:
-        said = f"{info.label} 不支持钩子的“需要确认”（ask），所以这次直接拒绝。"
+        said = say(language, "no_ask", label=info.label)
     else:
-        said = "无法确认调用它的工具支持钩子的“需要确认”（ask），所以这次直接拒绝。"
-    return "deny", reason + said + _HOW_TO_RUN
+        said = say(language, "no_ask.unknown")
+    return "deny", join(language, [reason, said, say(language, "how_to_run")])
 
 
 def _strictness(decision: str) -> int:
     return ("allow", "ask", "deny").index(decision)
 
 
-def _mode(call: Call) -> tuple[str, str]:
-    """`[guard] mode` and a note when the config cannot be read (see `_settings`)."""
-    mode, _, problem = _settings(call, None)
-    return mode, problem
-
-
-def _settings(call: Call, workspace: str | None) -> tuple[str, Rules | None, str]:
+def _settings(call: Call, workspace: str | None) -> tuple[str, Rules | None, Notes]:
     """The mode (`guard.service.mode_state`, the one rule the CLI and the console show too),
     the person's rules for `workspace` and a note when what decides cannot be read. Without a
     config file or an override the config module (TOML, dataclasses) is never loaded: this
@@ -411,23 +365,19 @@ def _settings(call: Call, workspace: str | None) -> tuple[str, Rules | None, str
     except Exception as exc:  # Invalid, caught broadly: the hot path imports no error tree
         field = getattr(exc, "field", None)
         named = "--state-dir" if field == "state_dir" else field or "DSH_HOME"
-        return (
-            _STRICT,
-            None,
-            f"（{named} 必须是绝对路径，找不到 dshkit 的设置，按 strict 处理：{exc}）",
-        )
+        return _STRICT, None, (("note.relative", {"named": named, "error": str(exc)}),)
     from .service import mode_state
 
     state = mode_state(os.path.dirname(path), call.env)  # the one rule: what the CLI shows
-    section, rules, note = state.section, None, ""
+    section, rules = state.section, None
     if section is not None and (section["allow"] or section["deny"] or section["projects"]):
         from .service import rules_for
 
         rules = rules_for(section, workspace, path) or None
     if state.problem:  # what was to decide the mode cannot be read: strict, and said why
-        what = "配置" if state.source == "unreadable" else "选定的模式"
-        note = f"（{what}无法读取，按 strict 处理：{state.problem}）"
-    return state.mode, rules, note
+        what = "note.config" if state.source == "unreadable" else "note.mode"
+        return state.mode, rules, ((what, {"problem": state.problem}),)
+    return state.mode, rules, ()
 
 
 def _config_file(call: Call) -> str:

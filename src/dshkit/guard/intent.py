@@ -7,8 +7,9 @@ checkout -- f`, `git clean -f`…: throws away uncommitted work; `git push --for
 branch), with no global search, no code the guard cannot see and no rule of the person's
 denying it. The message is the person's as the sessions layer tells it (its adapter's
 `user/message` of source `user`: never tool output, a file, an injected context or the
-agent's own text), the newest one in the last MiB of the session's transcript, read only
-then: the hook's path is unchanged for every other command.
+agent's own text), the newest one in the last MiB of the session's transcript, read at most
+once per call and only for a call denied or asked about (`Person`: the same message says the
+language the guard answers in, guard/texts.py); an allowed call reads nothing.
 """
 
 from __future__ import annotations
@@ -22,8 +23,7 @@ if TYPE_CHECKING:
     from ..hookio import Call
     from .service import Classification
 
-DISCARD, FORCE_PUSH = "discard", "force-push"
-SAID = {DISCARD: "丢弃未提交的改动", FORCE_PUSH: "强制推送"}
+DISCARD, FORCE_PUSH = "discard", "force-push"  # (what each asks for: texts.py, relaxed.*)
 TAIL_BYTES = 1 << 20
 # What asks for each family, in English or Chinese (the person's words, folded to lower case).
 _ASKS = {
@@ -78,41 +78,61 @@ def asks_for(text: str, wanted: str) -> bool:
     return False
 
 
-def relaxing(call: Call, found: Classification) -> str | None:
-    """What the person's latest message asked for (Chinese, for the hook's reason) when it
-    asks for this line's one family; None otherwise (and whenever it cannot be read)."""
+class Person:
+    """The person's newest message in a call's session, read at most once and only when
+    asked (a deny or an ask: never on an allowed call); None when there is none or it cannot
+    be read (the reason logged)."""
+
+    __slots__ = ("_call", "_read", "_text")
+    _text: str | None
+
+    def __init__(self, call: Call) -> None:
+        self._call, self._read, self._text = call, False, None
+
+    def text(self) -> str | None:
+        if not self._read:
+            self._read, self._text = True, self._newest()
+        return self._text
+
+    def language(self) -> str:
+        """The person's language ("zh" or "en", leaks.language); "zh", the guard's own, when
+        there is no message or it cannot be read."""
+        text = self.text()
+        if text is None:
+            return "zh"
+        from .leaks import language as of
+
+        return of(text)
+
+    def _newest(self) -> str | None:
+        call = self._call
+        path = call.payload.get("transcript_path")
+        info = call.harness_info
+        if not isinstance(path, str) or not path or info is None:
+            return None
+        try:
+            return latest_message(path, info.name)
+        except Exception as exc:  # an unreadable transcript: nothing relaxed, the guard's own
+            call.log(f"guard: the transcript was not read for the person's words: {exc}")
+            return None
+
+
+def relaxing(person: Person, found: Classification) -> str | None:
+    """The family (DISCARD or FORCE_PUSH) the person's latest message asked for when it is
+    this line's one family; None otherwise (and whenever it cannot be read)."""
     wanted = family(found)
     if wanted is None:
         return None
-    path = call.payload.get("transcript_path")
-    info = call.harness_info
-    if not isinstance(path, str) or not path or info is None:
-        return None
-    try:
-        text = latest_message(path, info.name)
-    except Exception as exc:  # an unreadable transcript relaxes nothing
-        call.log(f"guard: the transcript was not read for the person's words: {exc}")
-        return None
+    text = person.text()
     if text is None or not asks_for(text, wanted):
         return None
-    return SAID[wanted]
+    return wanted
 
 
 def language(call: Call) -> str:
-    """The person's language ("zh" or "en", leaks.language) from their newest message in the
-    session's transcript; "zh", the guard's own, when there is none or it cannot be read."""
-    path = call.payload.get("transcript_path")
-    info = call.harness_info
-    if not isinstance(path, str) or not path or info is None:
-        return "zh"
-    try:
-        text = latest_message(path, info.name)
-    except Exception as exc:  # an unreadable transcript: the guard's own language
-        call.log(f"guard: the transcript was not read for the person's language: {exc}")
-        return "zh"
-    from .leaks import language as of
-
-    return "zh" if text is None else of(text)
+    """The person's language ("zh" or "en") from their newest message in the session's
+    transcript; "zh", the guard's own, when there is none or it cannot be read."""
+    return Person(call).language()
 
 
 def latest_message(path: str, harness: str) -> str | None:
