@@ -617,7 +617,8 @@ def said(what: str, where: str, language: str) -> str:
 
 
 def language(text: str) -> str:
-    """ "zh" when the person's words are mostly Chinese, else "en" (`dshkit.language`)."""
-    from ..language import EN, language_of
+    """ "zh" when the person's words are mostly Chinese, else "en" (`dshkit.language`); "zh",
+    the guard's own, when they hold no letters (an emoji, a number)."""
+    from ..language import ZH, language_of
 
-    return language_of(text, EN)
+    return language_of(text, ZH)
