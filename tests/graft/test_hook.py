@@ -332,10 +332,62 @@ def test_a_prompt_answered_from_the_room_hint_changes_no_decision(world: World) 
             said = context(answer)
             answers[transcript.session].append(said.replace(transcript.session, "…"))
     assert answers["s-hinted"] == answers["s-every"]
-    # The prompt far below the band; the one near it is checked in full (its hint's ceiling
-    # holds only for requests and their results, and a person's words came since).
-    assert skipped == 1
+    # The first prompt (no request logged yet) and the one far below the band; the one near
+    # it is checked in full (its hint's ceiling holds only for requests and their results,
+    # and a person's words came since).
+    assert skipped == 2
     assert sum("71%" in said for said in answers["s-every"]) == 2  # the nudge, told again
+    assert watched(world, "s-hinted")[:2] == watched(world, "s-every")[:2]
+
+
+def test_a_log_with_no_request_yet_is_answered_without_the_store(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Prompts to a session whose log holds no model request yet, in one session answered
+    without a check (no usage: nothing to measure), in the other checked in full: the same
+    answers, the plan-first nudge and a first request already in the band still told (a few
+    bytes of log bound nothing: the first request's context is mostly unlogged)."""
+    fresh = marker._fresh
+    monkeypatch.setattr(  # (the one checked in full: as if its log were not fresh)
+        marker, "_fresh", lambda path, size: "s-every" not in path and fresh(path, size)
+    )
+    hinted, every = Transcript(world, "s-hinted"), Transcript(world, "s-every")
+    todos = {"todos": [{"content": f"第 {n} 步", "status": "pending"} for n in range(5)]}
+    use = {"type": "tool_use", "id": "todo", "name": "TodoWrite", "input": todos}
+    script: list[tuple[str, Any]] = [
+        ("prompt", "开始"),
+        ("attachment", {"type": "hook_additional_context", "content": ["x"]}),
+        ("prompt", "继续"),
+        ("line", {"type": "assistant", "message": {"role": "assistant", "content": [use]}}),
+        ("prompt", "还有"),  # a todo list, no usage: the plan-first nudge
+        ("step", 72_000),  # the first usage, in the band
+        ("prompt", "再来"),
+    ]
+    answers: dict[str, list[str]] = {"s-hinted": [], "s-every": []}
+    skipped = []
+    for action, value in script:
+        for transcript in (hinted, every):
+            if action == "attachment":
+                transcript.write({"type": "attachment", "attachment": value})
+                continue
+            if action == "line":
+                transcript.write(value)
+                continue
+            if action == "prompt":
+                transcript.prompt(value)
+                answer = hook(world, "UserPromptSubmit", transcript.payload(prompt=value))
+            else:
+                transcript.step(value)
+                answer = hook(world, "PostToolUse", transcript.payload())
+            if transcript is hinted:
+                skipped.append(not watched(world, hinted.session))
+            said = context(answer)
+            answers[transcript.session].append(said.replace(transcript.session, "…"))
+    assert answers["s-hinted"] == answers["s-every"]
+    told = answers["s-every"]
+    assert told[:2] == ["", ""] and "阶段节点" in told[2]
+    assert "72%" in told[3] and "72%" in told[4]  # the nudge, told again in the new turn
+    assert skipped == [True, True, False, False, False]  # no store row until the todo list
     assert watched(world, "s-hinted")[:2] == watched(world, "s-every")[:2]
 
 

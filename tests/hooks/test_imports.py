@@ -136,6 +136,11 @@ def test_a_step_of_dshs_bridge_loads_no_probe_model_or_cli(tmp_path: Path) -> No
 
 def test_the_watermarks_full_check_loads_only_what_folding_the_log_needs(tmp_path: Path) -> None:
     log = transcript(tmp_path, "c1.jsonl")
+    # The call's own request (a log with no request yet needs no check at all).
+    use = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a"}}
+    message = {"role": "assistant", "content": [use], "usage": {"input_tokens": 20_000}}
+    with open(log, "ab") as handle:
+        handle.write(orjson.dumps({"type": "assistant", "message": message}) + b"\n")
     payload = claude(
         "c1", transcript_path=str(log), hook_event_name="PostToolUse", tool_name="Read"
     )
@@ -248,3 +253,21 @@ def test_a_prompt_or_start_answered_from_its_hint_loads_no_handler(
         assert (state / "hints" / f"{event}.{payload['session_id']}").exists()
         assert loaded(tmp_path, event, payload, LEAN_HEAVY, **off) == []
         settled(state)
+
+
+def test_a_first_prompt_with_no_request_logged_yet_is_answered_from_its_hint(
+    tmp_path: Path,
+) -> None:
+    # Its transcript is there (a person's words, no model request yet) and no tool call left a
+    # room hint: with no usage the watermark has nothing to measure, so graft's live check
+    # answers without the store, and the hint the prompt before kept answers the rest.
+    state = tmp_path / ".dsh" / "dshkit"
+    off = {"DSHKIT_CAPABILITY": "off"}
+    log = transcript(tmp_path, "c1.jsonl")
+    words = {"hook_event_name": "UserPromptSubmit", "prompt": "fix the failing test"}
+    payload = claude("c1", transcript_path=str(log), **words)
+    hook(tmp_path, "UserPromptSubmit", payload, **off)  # the full path, which keeps the hint
+    assert (state / "hints" / "UserPromptSubmit.c1").exists()
+    assert not (state / marker.ROOM_DIR).exists()
+    assert loaded(tmp_path, "UserPromptSubmit", payload, LEAN_HEAVY, **off) == []
+    settled(state)

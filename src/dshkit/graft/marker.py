@@ -20,6 +20,12 @@ only ever an upper bound, moved by each full check:
   or session id is kept), for that size or larger, and for the configuration file as it was;
 - a call writing a todo list (what the plan-first nudge reads) is never skipped;
 - a compressed log (DSH's zstd frames) gets no hint: its bytes do not bound its text.
+- a log with no model request in it yet (a session's first prompt) needs no hint: with no
+  usage there is no pressure to measure, and with no todo list no plan-first nudge, so the
+  watermark has nothing to say (each whole line is read with the C scanner, as below; only
+  logs `harnesses.quiet_lines` describes). No byte count of such a log bounds the context
+  its first request will report (the system prompt and tools are not logged), so nothing
+  else is inferred from it.
 - where a harness writes its log behind its hooks (`harnesses.LaggingLog`: Claude Code drains
   a write queue on a timer), a check after a tool call first waits, bounded, for the line of
   the call it is about: the request that made the call is what the watermark judges.
@@ -161,8 +167,51 @@ def quiet(state_dir: str, transcript: str, size: int | None, tool_input: Any) ->
         return False
     room = _read(state_dir, transcript)
     if room is None or size < room.size:
-        return False
+        return _fresh(transcript, size)
     return size < room.limit or (room.ceiling > 0 and _below_ceiling(transcript, room, size))
+
+
+def _fresh(transcript: str, size: int) -> bool:
+    """Whether the log holds no model request yet (see the module docstring): every whole
+    line of its first `size` bytes (at most SCAN_LIMIT) is one the reader leaves out, an
+    attachment or a person's or a tool's message, as `harnesses.quiet_lines` describes a log,
+    and none names a usage or a todo list. Then there is no usage to measure pressure from,
+    and no todo list for the plan-first nudge: the watermark has nothing to say."""
+    if size > SCAN_LIMIT:
+        return False
+    try:
+        with open(transcript, "rb") as handle:
+            raw = handle.read(size)
+    except OSError:
+        return False
+    if len(raw) < size or raw[:4] == _ZSTD_MAGIC:
+        return False
+    if b'"todos"' in raw or b'"plan"' in raw:
+        return False  # a todo list may be written: what the plan-first nudge reads
+    shapes = harnesses.quiet_lines()
+    for shape in shapes:
+        if any(b'"%s"' % key.encode() in raw for key in shape.usage_keys):
+            return False
+    import _json  # a built-in module: no import cost
+
+    scan = _json.make_scanner(_Scanning)  # type: ignore[arg-type]  # (it reads attributes)
+    lines = [line for line in raw[: raw.rfind(b"\n") + 1].splitlines() if line.strip()]
+    if not lines:
+        return False  # nothing whole written yet: as with any log, its size alone says nothing
+    for line in lines:
+        try:
+            text = line.decode("utf-8")
+            record, end = scan(text, 0)
+        except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+            return False
+        if text[end:].strip() or not isinstance(record, dict):
+            return False
+        kind = record.get("type")
+        if not isinstance(kind, str) or not any(
+            kind in s.silent or kind in (s.attachment, s.results) for s in shapes
+        ):
+            return False
+    return True
 
 
 def _below_ceiling(transcript: str, room: Room, size: int) -> bool:
