@@ -13,11 +13,14 @@ the steps appended since the last full check are read with the C scanner) and th
 session checked in full at every call (its hint dropped before each: the tail folded and the
 decision taken, what a call costs at a turn's first step or past the ceiling).
 UserPromptSubmit runs with the optimizer's tier off and nothing to deliver, once as Claude Code
-sends it (once a turn) and once as DSH's bridge does (before every model step); SessionStart
-once a session, as Claude Code starts one; and a Claude Code prompt after a tool call of its
+sends it (once a turn: a session whose log holds its person's words and no model request yet,
+which no tool call left a room hint for, the first prompt of a session), once as DSH's bridge
+does (before every model step), and once as a Claude Code prompt after a tool call of its
 turn (the PostToolUse before it, not timed, leaves the watermark's room hint, as in a real
-session), the case a prompt's hint answers (`dshkit.hooks.lean`; the first prompt above has no
-room hint ever, so the watermark checks it in full). A hinted call leaves the handlers it skipped
+session); each is answered from its session's hint (`dshkit.hooks.lean`) once the one before
+kept it. SessionStart once as Claude Code resumes a session (the start before it kept its
+hint) and once as it starts a new one (a new session id each round: no hint can exist, and
+the capability facts are delivered). A hinted call leaves the handlers it skipped
 to a detached step; each case starts once none is left. Target: p50 within 2x for a tool call
 no policy looks at (Read). CPU time (user + system of the hook
 process) is printed beside the wall-clock figures: it is what the hook costs, and moves less
@@ -61,11 +64,16 @@ def prompt_payload(transcript: str, session: str = "s") -> bytes:
     )
 
 
-def start_payload(transcript: str) -> bytes:
-    """A SessionStart payload of a new Claude Code session."""
+def start_payload(transcript: str, session: str = "q", source: str = "resume") -> bytes:
+    """A SessionStart payload of a Claude Code session (`source`: "startup" for a new one)."""
     return (
-        b'{"session_id":"p","transcript_path":"' + transcript.encode() + b'","cwd":"/p",'
-        b'"hook_event_name":"SessionStart","source":"startup"}'
+        b'{"session_id":"'
+        + session.encode()
+        + b'","transcript_path":"'
+        + transcript.encode()
+        + b'","cwd":"/p","hook_event_name":"SessionStart","source":"'
+        + source.encode()
+        + b'"}'
     )
 
 
@@ -149,6 +157,10 @@ def main() -> None:
         # call after it is checked in full), which would make the far-below case a full one.
         asked = transcript.with_name("prompted.jsonl")
         asked.write_text(json.dumps(prompt) + "\n")
+        # Starts in sessions of their own: a start and a prompt of one session differ in
+        # permission mode, so alternating them would make the capability facts news each time.
+        resumed = transcript.with_name("resumed.jsonl")
+        resumed.write_text(json.dumps(prompt) + "\n")
         turn = transcript.with_name("turn.jsonl")  # a prompt after its turn's tool call
         turn.write_text(json.dumps(prompt) + "\n")
         tool_before = payload("Read", str(turn)).replace(b'"session_id":"s"', b'"session_id":"t"')
@@ -166,7 +178,8 @@ def main() -> None:
             "UserPromptSubmit (Claude)": (prompted, prompt_payload(str(asked), "p")),
             "UserPromptSubmit (Claude, turn)": (prompted, turn_prompt),
             "UserPromptSubmit (DSH)": (prompted, prompt_payload(dsh_log, "d1")),
-            "SessionStart (Claude)": (started, start_payload(str(asked))),
+            "SessionStart (Claude, resume)": (started, start_payload(str(resumed))),
+            "SessionStart (Claude, new)": (started, b""),  # a new session each round (below)
         }
         figures: dict[str, list[float]] = {name: [] for name in cases}
         cpu: dict[str, list[float]] = {name: [] for name in cases}
@@ -179,6 +192,10 @@ def main() -> None:
             with open(turn, "ab") as growing:
                 growing.write(step(round))
             for name, (command, data) in cases.items():
+                if name == "SessionStart (Claude, new)":
+                    data = start_payload(
+                        str(transcript.with_name(f"new{round}.jsonl")), f"n{round}", "startup"
+                    )
                 if data is full_payload:
                     forget(os.path.join(home, "dshkit"), str(full))
                 if data is turn_prompt:
