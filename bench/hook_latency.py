@@ -9,12 +9,14 @@ which reads the step just appended to a real Claude Code transcript (the bench a
 before each run): in a session far below the watermark's band (20,000 tokens of a 200,000
 window: its room hint answers most calls from one stat), in one near it (80,000 tokens: no
 room in bytes, but below its usage ceiling, the first context at which the warning can come:
-the steps appended since the last full check are read with the C scanner) and the same
-session checked in full at every call (its hint dropped before each: the tail folded and the
-decision taken, what a call costs at a turn's first step or past the ceiling).
+the steps appended since the last full check are read with the C scanner), the same at a
+turn's first step (a prompt before each call, not timed: the steps and prompts since the last
+full check read with the C scanner, against the turn's and the next turn's ceilings) and the
+same session checked in full at every call (its hint dropped before each: the tail folded
+and the decision taken, what a call costs past its ceilings, where the watermark may speak).
 UserPromptSubmit runs with the optimizer's tier off and nothing to deliver, once as Claude Code
 sends it (once a turn: a session whose log holds its person's words and no model request yet,
-which no tool call left a room hint for, the first prompt of a session), once as DSH's bridge
+which no tool call left a room hint for, as before its first request), once as DSH's bridge
 does (before every model step), and once as a Claude Code prompt after a tool call of its
 turn (the PostToolUse before it, not timed, leaves the watermark's room hint, as in a real
 session); each is answered from its session's hint (`dshkit.hooks.lean`) once the one before
@@ -150,6 +152,12 @@ def main() -> None:
             log.write_text(json.dumps(prompt) + "\n")
         near_payload = payload("Read", str(near)).replace(b'"session_id":"s"', b'"session_id":"n"')
         full_payload = payload("Read", str(full)).replace(b'"session_id":"s"', b'"session_id":"f"')
+        # Near the band too, a prompt before each call (not timed): a turn's first step.
+        first = transcript.with_name("first.jsonl")
+        first.write_text(json.dumps(prompt) + "\n")
+        first_payload = payload("Read", str(first)).replace(
+            b'"session_id":"s"', b'"session_id":"u"'
+        )
         # DSH's bridge sends UserPromptSubmit before every model step, naming its zstd log
         # (not there: the hooks that read it find nothing to say).
         dsh_log = os.path.join(home, ".dsh", "sessions", "--p--", "d1", "session.jsonl.zstd")
@@ -174,6 +182,7 @@ def main() -> None:
             "a command (Bash): policy": (hook, payload("Bash")),
             "PostToolUse: far below band": (after, payload("Read", str(transcript))),
             "PostToolUse: near the band": (after, near_payload),
+            "PostToolUse: turn's first step": (after, first_payload),
             "PostToolUse: full check": (after, full_payload),
             "UserPromptSubmit (Claude)": (prompted, prompt_payload(str(asked), "p")),
             "UserPromptSubmit (Claude, turn)": (prompted, turn_prompt),
@@ -189,6 +198,11 @@ def main() -> None:
             for log_path in (near, full):
                 with open(log_path, "ab") as growing:
                     growing.write(step(round, 80_000))
+            with open(first, "ab") as growing:  # a person's prompt, then its turn's first step
+                growing.write(json.dumps(prompt).encode() + b"\n")
+            timed(prompted, env, prompt_payload(str(first), "u"))
+            with open(first, "ab") as growing:
+                growing.write(step(round, 80_000))
             with open(turn, "ab") as growing:
                 growing.write(step(round))
             for name, (command, data) in cases.items():
