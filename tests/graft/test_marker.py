@@ -273,3 +273,22 @@ def test_a_line_too_deep_to_scan_means_a_full_check(tmp_path: Path) -> None:
 def test_the_lines_skipped_are_the_registrys_and_only_claude_code_describes_its_own() -> None:
     assert harnesses.quiet_lines() == (harnesses.get("claude").quiet_lines,)
     assert harnesses.get("codex").quiet_lines is None and harnesses.get("dsh").quiet_lines is None
+
+
+def test_a_log_with_no_request_yet_is_quiet_where_no_handoff_began(tmp_path: Path) -> None:
+    transcript = tmp_path / "s.jsonl"
+    prompt = {"type": "user", "message": {"content": "开始"}}
+    noted = {"type": "attachment", "attachment": {"type": "todo_reminder", "content": []}}
+    transcript.write_bytes(orjson.dumps(prompt) + b"\n" + orjson.dumps(noted) + b"\n")
+    state, size = str(tmp_path), transcript.stat().st_size
+    assert marker.quiet(state, str(transcript), size, {})  # no hint: nothing to measure
+    assert not marker.quiet(state, str(transcript), 10, {})  # nothing whole yet
+    with open(transcript, "ab") as handle:
+        handle.write(request(1_000))  # a first request: its usage may be anything
+    assert not marker.quiet(state, str(transcript), transcript.stat().st_size, {})
+    assert marker.quiet(state, str(transcript), size, {})
+    marker.mark(state)  # a handoff began here: a forced cut's failure may be owed
+    assert not marker.quiet(state, str(transcript), size, {})
+    zstd = tmp_path / "session.v4.jsonl.zstd"
+    zstd.write_bytes(encode_frame([{"type": "turn/start", "seq": 0, "data": {"turn": 1}}]))
+    assert not marker.quiet(str(tmp_path / "other"), str(zstd), zstd.stat().st_size, {})

@@ -20,12 +20,12 @@ only ever an upper bound, moved by each full check:
   or session id is kept), for that size or larger, and for the configuration file as it was;
 - a call writing a todo list (what the plan-first nudge reads) is never skipped;
 - a compressed log (DSH's zstd frames) gets no hint: its bytes do not bound its text.
-- a log with no model request in it yet (a session's first prompt) needs no hint: with no
-  usage there is no pressure to measure, and with no todo list no plan-first nudge, so the
-  watermark has nothing to say (each whole line is read with the C scanner, as below; only
-  logs `harnesses.quiet_lines` describes). No byte count of such a log bounds the context
-  its first request will report (the system prompt and tools are not logged), so nothing
-  else is inferred from it.
+- a log with no model request in it yet (a session's first prompt) needs no hint where no
+  handoff ever began (none can have failed): with no usage there is no pressure to measure,
+  and with no todo list no plan-first nudge, so the watermark has nothing to say (each whole
+  line is read with the C scanner, as below; only logs `harnesses.quiet_lines` describes).
+  No byte count of such a log bounds the context its first request will report (the system
+  prompt and tools are not logged), so nothing else is inferred from it.
 - where a harness writes its log behind its hooks (`harnesses.LaggingLog`: Claude Code drains
   a write queue on a timer), a check after a tool call first waits, bounded, for the line of
   the call it is about: the request that made the call is what the watermark judges.
@@ -188,7 +188,8 @@ def quiet(state_dir: str, transcript: str, size: int | None, tool_input: Any) ->
         return False
     room = _read(state_dir, transcript)
     if room is None or size < room.size:
-        return _fresh(transcript, size)
+        # (where a handoff ever began, a forced cut's failure may be owed: it needs no usage)
+        return not used(state_dir) and _fresh(transcript, size)
     return size < room.limit or (room.ceiling > 0 and _below_ceiling(transcript, room, size))
 
 
