@@ -9,15 +9,20 @@ which reads the step just appended to a real Claude Code transcript (the bench a
 before each run): in a session far below the watermark's band (20,000 tokens of a 200,000
 window: its room hint answers most calls from one stat), in one near it (80,000 tokens: no
 room in bytes, but below its usage ceiling, the first context at which the warning can come:
-the steps appended since the last full check are read with the C scanner) and the same
-session checked in full at every call (its hint dropped before each: the tail folded and the
-decision taken, what a call costs at a turn's first step or past the ceiling).
+the steps appended since the last full check are read with the C scanner), the same at a
+turn's first step (a prompt before each call, not timed: the steps and prompts since the last
+full check read with the C scanner, against the turn's and the next turn's ceilings) and the
+same session checked in full at every call (its hint dropped before each: the tail folded
+and the decision taken, what a call costs past its ceilings, where the watermark may speak).
 UserPromptSubmit runs with the optimizer's tier off and nothing to deliver, once as Claude Code
-sends it (once a turn) and once as DSH's bridge does (before every model step); SessionStart
-once a session, as Claude Code starts one; and a Claude Code prompt after a tool call of its
+sends it (once a turn: a session whose log holds its person's words and no model request yet,
+which no tool call left a room hint for, as before its first request), once as DSH's bridge
+does (before every model step), and once as a Claude Code prompt after a tool call of its
 turn (the PostToolUse before it, not timed, leaves the watermark's room hint, as in a real
-session), the case a prompt's hint answers (`dshkit.hooks.lean`; the first prompt above has no
-room hint ever, so the watermark checks it in full). A hinted call leaves the handlers it skipped
+session); each is answered from its session's hint (`dshkit.hooks.lean`) once the one before
+kept it. SessionStart once as Claude Code resumes a session (the start before it kept its
+hint) and once as it starts a new one (a new session id each round: no hint can exist, and
+the capability facts are delivered). A hinted call leaves the handlers it skipped
 to a detached step; each case starts once none is left. Target: p50 within 2x for a tool call
 no policy looks at (Read). CPU time (user + system of the hook
 process) is printed beside the wall-clock figures: it is what the hook costs, and moves less
@@ -61,11 +66,16 @@ def prompt_payload(transcript: str, session: str = "s") -> bytes:
     )
 
 
-def start_payload(transcript: str) -> bytes:
-    """A SessionStart payload of a new Claude Code session."""
+def start_payload(transcript: str, session: str = "q", source: str = "resume") -> bytes:
+    """A SessionStart payload of a Claude Code session (`source`: "startup" for a new one)."""
     return (
-        b'{"session_id":"p","transcript_path":"' + transcript.encode() + b'","cwd":"/p",'
-        b'"hook_event_name":"SessionStart","source":"startup"}'
+        b'{"session_id":"'
+        + session.encode()
+        + b'","transcript_path":"'
+        + transcript.encode()
+        + b'","cwd":"/p","hook_event_name":"SessionStart","source":"'
+        + source.encode()
+        + b'"}'
     )
 
 
@@ -142,6 +152,12 @@ def main() -> None:
             log.write_text(json.dumps(prompt) + "\n")
         near_payload = payload("Read", str(near)).replace(b'"session_id":"s"', b'"session_id":"n"')
         full_payload = payload("Read", str(full)).replace(b'"session_id":"s"', b'"session_id":"f"')
+        # Near the band too, a prompt before each call (not timed): a turn's first step.
+        first = transcript.with_name("first.jsonl")
+        first.write_text(json.dumps(prompt) + "\n")
+        first_payload = payload("Read", str(first)).replace(
+            b'"session_id":"s"', b'"session_id":"u"'
+        )
         # DSH's bridge sends UserPromptSubmit before every model step, naming its zstd log
         # (not there: the hooks that read it find nothing to say).
         dsh_log = os.path.join(home, ".dsh", "sessions", "--p--", "d1", "session.jsonl.zstd")
@@ -149,6 +165,10 @@ def main() -> None:
         # call after it is checked in full), which would make the far-below case a full one.
         asked = transcript.with_name("prompted.jsonl")
         asked.write_text(json.dumps(prompt) + "\n")
+        # Starts in sessions of their own: a start and a prompt of one session differ in
+        # permission mode, so alternating them would make the capability facts news each time.
+        resumed = transcript.with_name("resumed.jsonl")
+        resumed.write_text(json.dumps(prompt) + "\n")
         turn = transcript.with_name("turn.jsonl")  # a prompt after its turn's tool call
         turn.write_text(json.dumps(prompt) + "\n")
         tool_before = payload("Read", str(turn)).replace(b'"session_id":"s"', b'"session_id":"t"')
@@ -162,11 +182,13 @@ def main() -> None:
             "a command (Bash): policy": (hook, payload("Bash")),
             "PostToolUse: far below band": (after, payload("Read", str(transcript))),
             "PostToolUse: near the band": (after, near_payload),
+            "PostToolUse: turn's first step": (after, first_payload),
             "PostToolUse: full check": (after, full_payload),
             "UserPromptSubmit (Claude)": (prompted, prompt_payload(str(asked), "p")),
             "UserPromptSubmit (Claude, turn)": (prompted, turn_prompt),
             "UserPromptSubmit (DSH)": (prompted, prompt_payload(dsh_log, "d1")),
-            "SessionStart (Claude)": (started, start_payload(str(asked))),
+            "SessionStart (Claude, resume)": (started, start_payload(str(resumed))),
+            "SessionStart (Claude, new)": (started, b""),  # a new session each round (below)
         }
         figures: dict[str, list[float]] = {name: [] for name in cases}
         cpu: dict[str, list[float]] = {name: [] for name in cases}
@@ -176,9 +198,18 @@ def main() -> None:
             for log_path in (near, full):
                 with open(log_path, "ab") as growing:
                     growing.write(step(round, 80_000))
+            with open(first, "ab") as growing:  # a person's prompt, then its turn's first step
+                growing.write(json.dumps(prompt).encode() + b"\n")
+            timed(prompted, env, prompt_payload(str(first), "u"))
+            with open(first, "ab") as growing:
+                growing.write(step(round, 80_000))
             with open(turn, "ab") as growing:
                 growing.write(step(round))
             for name, (command, data) in cases.items():
+                if name == "SessionStart (Claude, new)":
+                    data = start_payload(
+                        str(transcript.with_name(f"new{round}.jsonl")), f"n{round}", "startup"
+                    )
                 if data is full_payload:
                     forget(os.path.join(home, "dshkit"), str(full))
                 if data is turn_prompt:

@@ -323,10 +323,63 @@ def test_a_prompt_answered_from_the_room_hint_changes_no_decision(world: World) 
             said = context(answer)
             answers[transcript.session].append(said.replace(transcript.session, "…"))
     assert answers["s-hinted"] == answers["s-every"]
-    # The prompt far below the band; the one near it is checked in full (its hint's ceiling
-    # holds only for requests and their results, and a person's words came since).
-    assert skipped == 1
+    # The first prompt (no request logged yet) and the one far below the band; the next one
+    # follows a request of the turn it began (skipped below its ceilings), which the next
+    # turn's ceiling was not found for: checked in full (and the one in the band, where a new
+    # turn is told at once).
+    assert skipped == 2
     assert sum("71%" in said for said in answers["s-every"]) == 2  # the nudge, told again
+    assert watched(world, "s-hinted")[:2] == watched(world, "s-every")[:2]
+
+
+def test_a_log_with_no_request_yet_is_answered_without_the_store(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Prompts to a session whose log holds no model request yet, in one session answered
+    without a check (no usage: nothing to measure), in the other checked in full: the same
+    answers, the plan-first nudge and a first request already in the band still told (a few
+    bytes of log bound nothing: the first request's context is mostly unlogged)."""
+    fresh = marker._fresh
+    monkeypatch.setattr(  # (the one checked in full: as if its log were not fresh)
+        marker, "_fresh", lambda path, size: "s-every" not in path and fresh(path, size)
+    )
+    hinted, every = Transcript(world, "s-hinted"), Transcript(world, "s-every")
+    todos = {"todos": [{"content": f"第 {n} 步", "status": "pending"} for n in range(5)]}
+    use = {"type": "tool_use", "id": "todo", "name": "TodoWrite", "input": todos}
+    script: list[tuple[str, Any]] = [
+        ("prompt", "开始"),
+        ("attachment", {"type": "hook_additional_context", "content": ["x"]}),
+        ("prompt", "继续"),
+        ("line", {"type": "assistant", "message": {"role": "assistant", "content": [use]}}),
+        ("prompt", "还有"),  # a todo list, no usage: the plan-first nudge
+        ("step", 72_000),  # the first usage, in the band
+        ("prompt", "再来"),
+    ]
+    answers: dict[str, list[str]] = {"s-hinted": [], "s-every": []}
+    skipped = []
+    for action, value in script:
+        for transcript in (hinted, every):
+            if action == "attachment":
+                transcript.write({"type": "attachment", "attachment": value})
+                continue
+            if action == "line":
+                transcript.write(value)
+                continue
+            if action == "prompt":
+                transcript.prompt(value)
+                answer = hook(world, "UserPromptSubmit", transcript.payload(prompt=value))
+            else:
+                transcript.step(value)
+                answer = hook(world, "PostToolUse", transcript.payload())
+            if transcript is hinted:
+                skipped.append(not watched(world, hinted.session))
+            said = context(answer)
+            answers[transcript.session].append(said.replace(transcript.session, "…"))
+    assert answers["s-hinted"] == answers["s-every"]
+    told = answers["s-every"]
+    assert told[:2] == ["", ""] and "阶段节点" in told[2]
+    assert "72%" in told[3] and "72%" in told[4]  # the nudge, told again in the new turn
+    assert skipped == [True, True, False, False, False]  # no store row until the todo list
     assert watched(world, "s-hinted")[:2] == watched(world, "s-every")[:2]
 
 
@@ -381,15 +434,29 @@ def test_a_skipped_call_imports_no_json_parser_and_no_store(world: World) -> Non
     assert imported & {b"json", b"orjson", b"sqlite3", b"dshkit.hooks.dispatch"} == set()
 
 
-def test_a_prompt_voids_the_room_hint(world: World) -> None:
+def test_a_prompt_voids_the_room_in_bytes_but_not_the_ceilings(world: World) -> None:
+    summary = {"type": "summary", "summary": "开始"}  # no quiet line: only bytes skip it
+    within = Transcript(world, "s-bytes").prompt("开始").step(10_000)
+    hook(world, "PostToolUse", within.payload())
+    kept = watched(world, "s-bytes")
+    within.write(summary)
+    within.step(10_100)
+    hook(world, "PostToolUse", within.payload())
+    assert watched(world, "s-bytes") == kept  # within its room in bytes
     transcript = Transcript(world, "s-prompt").prompt("开始").step(10_000)
     hook(world, "PostToolUse", transcript.payload())
+    kept = watched(world, "s-prompt")
     transcript.prompt("再看看这个大文件")
     hook(world, "UserPromptSubmit", transcript.payload(prompt="再看看这个大文件"))
-    kept = watched(world, "s-prompt")
     transcript.step(10_100)
     hook(world, "PostToolUse", transcript.payload())
-    assert watched(world, "s-prompt") != kept  # checked in full after the prompt
+    assert watched(world, "s-prompt") == kept  # the new turn's request below its ceilings
+    transcript.prompt("还有")
+    hook(world, "UserPromptSubmit", transcript.payload(prompt="还有"))
+    transcript.write(summary)
+    transcript.step(10_200)
+    hook(world, "PostToolUse", transcript.payload())
+    assert watched(world, "s-prompt") != kept  # checked in full: the bytes no longer hold
 
 
 # -- near the band: calls below the usage ceiling are skipped ----------------------------------
@@ -476,9 +543,103 @@ def test_skipping_below_the_ceiling_changes_no_decision(world: World, name: str)
         marker.forget(str(world.state), str(transcript.path))
         assert context(hook(world, "PostToolUse", transcript.payload())) == ""
     assert watched(world, "s-hinted")[:2] == watched(world, "s-every")[:2]
-    # Every call below its ceiling: fixed, the two turns' steps below 70% and the three after
-    # the escalation (only the forced line counts then); dynamic, its second turn's below 47%.
-    assert skipped == {"fixed": 8, "dynamic": 6}[name]
+    # Every call below its ceiling, a turn's first ones below the next turn's ceiling too:
+    # fixed, the two turns' steps below 70% and the three after the escalation (only the
+    # forced line counts then); dynamic, the second turn's below 45% (its next ceiling) and
+    # the steps below 47% after the check at 45%.
+    assert skipped == {"fixed": 9, "dynamic": 6}[name]
+
+
+# Many turns, each begun by a prompt and its first steps skipped below the next turn's
+# ceiling where they can be: rising levels, a jump, a fall (a compaction), the band reached.
+TURNS_SCRIPT: list[tuple[str, int]] = [
+    ("prompt", 0),
+    ("step", 30_000),
+    ("step", 32_000),
+    ("prompt", 0),
+    ("step", 33_000),
+    ("step", 36_000),
+    ("prompt", 0),
+    ("step", 37_000),
+    ("step", 37_500),
+    ("prompt", 0),
+    ("step", 46_000),  # a jump: more growth per turn, lower lines
+    ("step", 47_000),
+    ("prompt", 0),
+    ("step", 40_000),  # a fall below the turn before's level
+    ("step", 48_000),
+    ("prompt", 0),
+    ("step", 49_000),
+    ("step", 55_000),
+]
+# Then into the band, short of the forced cut (which would start a handoff): dynamic lines
+# sit lower than fixed ones (70% / 75%).
+TURNS_TAILS = {
+    "dynamic": [
+        ("prompt", 0),
+        ("step", 60_000),
+        ("step", 65_000),
+        ("step", 66_000),
+        ("prompt", 0),
+        ("step", 66_200),
+        ("step", 66_400),
+        ("prompt", 0),
+        ("step", 66_600),
+    ],
+    "fixed": [
+        ("prompt", 0),
+        ("step", 60_000),
+        ("step", 66_000),
+        ("step", 69_000),
+        ("prompt", 0),
+        ("step", 71_000),
+        ("step", 72_000),
+        ("step", 73_000),
+        ("prompt", 0),
+        ("step", 73_500),
+        ("step", 74_000),
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(TURNS_TAILS))
+def test_a_turns_first_steps_skipped_below_the_next_ceiling_change_no_decision(
+    world: World, name: str
+) -> None:
+    """Prompts between steps: one session skipped where its turned room hint allows, the
+    other checked in full at every call (prompts too): the same answers and state after every
+    call, and the first one really skipped some turn's first step."""
+    (world.state / "config.toml").write_text({"dynamic": DYNAMIC, "fixed": FIXED}[name])
+    script = TURNS_SCRIPT + TURNS_TAILS[name]
+    hinted, every = Transcript(world, "s-hinted"), Transcript(world, "s-every")
+    answers: dict[str, list[str]] = {"s-hinted": [], "s-every": []}
+    first_skipped = 0
+    for number, (action, value) in enumerate(script):
+        for transcript in (hinted, every):
+            if transcript is every:
+                marker.forget(str(world.state), str(every.path))
+            if action == "prompt":
+                transcript.prompt(f"第 {number} 轮")
+                answer = hook(world, "UserPromptSubmit", transcript.payload(prompt="继续"))
+            else:
+                transcript.step(value)
+                before = watched(world, transcript.session)
+                answer = hook(world, "PostToolUse", transcript.payload())
+                turn_first = script[number - 1][0] == "prompt"
+                if transcript is hinted and turn_first and watched(world, hinted.session) == before:
+                    first_skipped += 1
+            said = context(answer)
+            answers[transcript.session].append(said.replace(transcript.session, "…"))
+        if action == "step":
+            assert watched(world, "s-hinted")[1] == watched(world, "s-every")[1]  # the state
+    assert answers["s-hinted"] == answers["s-every"]
+    assert any(answers["s-every"])  # the band was reached: told something
+    assert first_skipped >= 3
+    for transcript in (hinted, every):  # a last check in full folds what the hinted one skipped
+        marker.forget(str(world.state), str(transcript.path))
+        transcript.step(script[-1][1] + 100)
+        hook(world, "PostToolUse", transcript.payload())
+    assert watched(world, "s-hinted")[:2] == watched(world, "s-every")[:2]
 
 
 @pytest.mark.process

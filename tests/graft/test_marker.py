@@ -12,7 +12,7 @@ import orjson
 from dshkit import harnesses
 from dshkit.graft import marker
 from dshkit.graft.settings import GraftSettings
-from dshkit.graft.watermark import Digest, band_tokens
+from dshkit.graft.watermark import Digest, band_tokens, next_turn, usage_ceiling
 from dshkit.store import Store
 
 from ..support.corpus import encode_frame
@@ -167,12 +167,74 @@ def test_requests_below_the_ceiling_and_their_results_are_skipped(tmp_path: Path
     assert not near(tmp_path, request(90_000), request(150_000), request(90_000))
 
 
-def test_anything_else_logged_means_a_full_check(tmp_path: Path) -> None:
-    prompt = {"type": "user", "message": {"content": "再看看"}}
+PROMPT = orjson.dumps({"type": "user", "message": {"content": "再看看"}}) + b"\n"
+
+
+def test_messages_before_any_request_are_skipped_below_both_ceilings(tmp_path: Path) -> None:
+    # The next turn's ceiling: its first request's rise over this turn's level is the growth
+    # a dynamic cut allows for, so its lines sit below this turn's warning (140,000).
+    digest = Digest(count=2, context=80_000, model="claude-x", levels=[[0, 80_000]])
+    turned = usage_ceiling(next_turn(digest), SETTINGS)
+    assert turned is not None and turned < usage_ceiling(digest, SETTINGS) == 140_000  # type: ignore[operator]
     reminder = {"type": "user", "message": {"content": [{"type": "text", "text": "x"}]}}
     hook = {"type": "attachment", "attachment": {"type": "hook_additional_context"}}
+    for line in (PROMPT, orjson.dumps(reminder) + b"\n", orjson.dumps(hook) + b"\n"):
+        assert near(tmp_path, line)
+        assert near(tmp_path, line, request(turned - 1), RESULT + b"\n", request(turned - 1))
+        assert not near(tmp_path, line, request(turned))  # below this turn's, not the next's
+    assert near(tmp_path, PROMPT, PROMPT, request(turned - 1))  # more turns: the same lines
+    # Requests of this turn before it, no lower than the check's context: the two rises the
+    # next turn's growth is made of add up to the same while the levels keep rising.
+    assert near(tmp_path, request(90_000), RESULT + b"\n", PROMPT, request(turned - 1))
+    assert not near(tmp_path, request(79_999), PROMPT)  # below the check's level
+    assert not near(tmp_path, request(90_000), PROMPT, request(89_999))  # the next one lower
+    # A message after a request of the turn it began: not the turn the ceiling was found for.
+    assert not near(tmp_path, PROMPT, request(90_000), PROMPT)
+
+
+def test_a_prompt_turns_the_hint_to_its_ceilings(tmp_path: Path) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_bytes(request(20_000) + RESULT + b"\n")
+    with Store(tmp_path / "db") as store:
+        assert room(tmp_path, store, transcript, 20_000) is not None
+    with open(transcript, "ab") as handle:
+        handle.write(b"z" * 10 + b"\n")  # a line no harness logs, within the bytes
+    state, size = str(tmp_path), transcript.stat().st_size
+    assert marker.quiet(state, str(transcript), size, {})
+    marker.turn(state, str(transcript))
+    assert not marker.quiet(state, str(transcript), size, {})  # the bytes no longer hold
+    marker.forget(state, str(transcript))
+    assert not list((tmp_path / marker.ROOM_DIR).iterdir())  # the turned one too
+
+
+def test_a_new_turn_already_told_at_its_context_keeps_no_next_ceiling(tmp_path: Path) -> None:
+    # Fixed lines (70% / 75%), warned and escalated in this turn: only the cut counts in it,
+    # but a new turn at 72% is told again at once.
+    (tmp_path / "config.toml").write_text('[graft]\nmode = "fixed"\nwindow_tokens = 100000\n')
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_bytes(request(72_000) + RESULT + b"\n")
+    digest = Digest(count=2, context=72_000, model="claude-x", levels=[[0, 72_000]])
+    state = {"nudgeTurn": 0, "nudgeAt": 1, "escalated": True}
+    with Store(tmp_path / "db") as store:
+        store.db.execute(
+            "INSERT INTO graft_watch (harness, session_id, digest, state, updated_at) "
+            "VALUES ('claude', 's', ?, ?, 0)",
+            (orjson.dumps(digest.as_json()).decode(), orjson.dumps(state).decode()),
+        )
+        size = transcript.stat().st_size
+        kept = marker.remember(store, str(tmp_path), "claude", "s", str(transcript), size)
+    assert kept is not None and (kept.ceiling, kept.turned) == (75_000, 0)
+    with open(transcript, "ab") as handle:
+        handle.write(request(73_000) + RESULT + b"\n")
+    assert marker.quiet(str(tmp_path), str(transcript), transcript.stat().st_size, {})
+    with open(transcript, "ab") as handle:
+        handle.write(PROMPT)
+    assert not marker.quiet(str(tmp_path), str(transcript), transcript.stat().st_size, {})
+
+
+def test_anything_else_logged_means_a_full_check(tmp_path: Path) -> None:
     summary, odd_type = {"type": "summary", "summary": "s"}, {"type": ["assistant"]}
-    lines: list[Any] = [prompt, reminder, hook, summary, odd_type, [], "x"]
+    lines: list[Any] = [summary, odd_type, [], "x"]
     for line in lines:
         assert not near(tmp_path, orjson.dumps(line) + b"\n"), line
     assert not near(tmp_path, request(90_000, model="claude-y"))  # another model's window
@@ -211,3 +273,22 @@ def test_a_line_too_deep_to_scan_means_a_full_check(tmp_path: Path) -> None:
 def test_the_lines_skipped_are_the_registrys_and_only_claude_code_describes_its_own() -> None:
     assert harnesses.quiet_lines() == (harnesses.get("claude").quiet_lines,)
     assert harnesses.get("codex").quiet_lines is None and harnesses.get("dsh").quiet_lines is None
+
+
+def test_a_log_with_no_request_yet_is_quiet_where_no_handoff_began(tmp_path: Path) -> None:
+    transcript = tmp_path / "s.jsonl"
+    prompt = {"type": "user", "message": {"content": "开始"}}
+    noted = {"type": "attachment", "attachment": {"type": "todo_reminder", "content": []}}
+    transcript.write_bytes(orjson.dumps(prompt) + b"\n" + orjson.dumps(noted) + b"\n")
+    state, size = str(tmp_path), transcript.stat().st_size
+    assert marker.quiet(state, str(transcript), size, {})  # no hint: nothing to measure
+    assert not marker.quiet(state, str(transcript), 10, {})  # nothing whole yet
+    with open(transcript, "ab") as handle:
+        handle.write(request(1_000))  # a first request: its usage may be anything
+    assert not marker.quiet(state, str(transcript), transcript.stat().st_size, {})
+    assert marker.quiet(state, str(transcript), size, {})
+    marker.mark(state)  # a handoff began here: a forced cut's failure may be owed
+    assert not marker.quiet(state, str(transcript), size, {})
+    zstd = tmp_path / "session.v4.jsonl.zstd"
+    zstd.write_bytes(encode_frame([{"type": "turn/start", "seq": 0, "data": {"turn": 1}}]))
+    assert not marker.quiet(str(tmp_path / "other"), str(zstd), zstd.stat().st_size, {})

@@ -136,6 +136,11 @@ def test_a_step_of_dshs_bridge_loads_no_probe_model_or_cli(tmp_path: Path) -> No
 
 def test_the_watermarks_full_check_loads_only_what_folding_the_log_needs(tmp_path: Path) -> None:
     log = transcript(tmp_path, "c1.jsonl")
+    # The call's own request (a log with no request yet needs no check at all).
+    use = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a"}}
+    message = {"role": "assistant", "content": [use], "usage": {"input_tokens": 20_000}}
+    with open(log, "ab") as handle:
+        handle.write(orjson.dumps({"type": "assistant", "message": message}) + b"\n")
     payload = claude(
         "c1", transcript_path=str(log), hook_event_name="PostToolUse", tool_name="Read"
     )
@@ -248,3 +253,66 @@ def test_a_prompt_or_start_answered_from_its_hint_loads_no_handler(
         assert (state / "hints" / f"{event}.{payload['session_id']}").exists()
         assert loaded(tmp_path, event, payload, LEAN_HEAVY, **off) == []
         settled(state)
+
+
+def test_a_first_prompt_with_no_request_logged_yet_is_answered_from_its_hint(
+    tmp_path: Path,
+) -> None:
+    # Its transcript is there (a person's words, no model request yet) and no tool call left a
+    # room hint: with no usage the watermark has nothing to measure, so graft's live check
+    # answers without the store, and the hint the prompt before kept answers the rest.
+    state = tmp_path / ".dsh" / "dshkit"
+    off = {"DSHKIT_CAPABILITY": "off"}
+    log = transcript(tmp_path, "c1.jsonl")
+    words = {"hook_event_name": "UserPromptSubmit", "prompt": "fix the failing test"}
+    payload = claude("c1", transcript_path=str(log), **words)
+    hook(tmp_path, "UserPromptSubmit", payload, **off)  # the full path, which keeps the hint
+    assert (state / "hints" / "UserPromptSubmit.c1").exists()
+    assert not (state / marker.ROOM_DIR).exists()
+    assert loaded(tmp_path, "UserPromptSubmit", payload, LEAN_HEAVY, **off) == []
+    settled(state)
+
+
+# What a tool call answered from the watermark's room hint never needs (`graft.marker`).
+ROOM_HEAVY = (
+    "dataclasses",
+    "dshkit.hookio",
+    "dshkit.hooks.dispatch",
+    "dshkit.store",
+    "json",
+    "orjson",
+    "sqlite3",
+)
+
+
+def test_a_turns_first_step_below_its_ceilings_loads_no_store_or_parser(tmp_path: Path) -> None:
+    # A session near the band (80,000 tokens of 200,000: no room in bytes), checked in full;
+    # then a prompt (it turns the room hint) and the turn's first request, below the ceilings.
+    (tmp_path / ".dsh" / "dshkit").mkdir(parents=True)
+    (tmp_path / ".dsh" / "dshkit" / "config.toml").write_text("[graft]\nwindow_tokens = 200000\n")
+    log = transcript(tmp_path, "c1.jsonl")
+
+    def request(tokens: int, number: int) -> bytes:
+        use = {"type": "tool_use", "id": f"t{number}", "name": "Read", "input": {}}
+        message = {"role": "assistant", "content": [use], "usage": {"input_tokens": tokens}}
+        result = {"type": "tool_result", "tool_use_id": f"t{number}", "content": "ok"}
+        lines = [
+            {"type": "assistant", "message": message, "requestId": f"r{number}"},
+            {"type": "user", "message": {"role": "user", "content": [result]}},
+        ]
+        return b"".join(orjson.dumps(line) + b"\n" for line in lines)
+
+    after = claude("c1", transcript_path=str(log), hook_event_name="PostToolUse", tool_name="Read")
+    words = {"hook_event_name": "UserPromptSubmit", "prompt": "and the tests"}
+    prompt = claude("c1", transcript_path=str(log), **words)
+    with open(log, "ab") as handle:
+        handle.write(request(80_000, 1))
+    hook(tmp_path, "PostToolUse", after)  # the full check, which keeps the room hint
+    with open(log, "ab") as handle:
+        handle.write(orjson.dumps({"type": "user", "message": {"content": "and the tests"}}))
+        handle.write(b"\n")
+    hook(tmp_path, "UserPromptSubmit", prompt)
+    assert list((tmp_path / ".dsh" / "dshkit" / marker.ROOM_DIR).glob("*" + marker.TURNED))
+    with open(log, "ab") as handle:
+        handle.write(request(81_000, 2))
+    assert loaded(tmp_path, "PostToolUse", after, ROOM_HEAVY) == []

@@ -11,7 +11,8 @@ handoff any more, a recovery is started in the background.
 After a tool call (every tool call: the hot path) a session the watermark cannot have
 anything to say to yet is answered from its room hint (`graft.marker`), without opening the
 store or reading the transcript; a check that had nothing to say moves the hint. A prompt
-where no handoff ever began is answered from the same hint (and drops it). The preview
+where no handoff ever began is answered from the same hint (and turns it: its room in bytes
+no longer holds, its ceilings do). The preview
 (`dshkit inject show`) runs these functions dry: it starts nothing and leaves the room hint,
 a file of the state directory, alone (it always checks in full).
 """
@@ -48,21 +49,37 @@ def on_prompt(call: Call) -> Answer | None:
     """A prompt to a handed-off session is blocked (with where the work went); otherwise what
     the session is owed: a waiting handoff (its first prompt, where that carries context), a
     notice (a rolled-back handoff), the watermark's word for this step."""
-    if not call.dry:
-        state = call.state
-        transcript = str(call.payload.get("transcript_path") or "")
-        # Where no handoff ever began, only the watermark can speak to a prompt, and its room
-        # hint says when it surely has nothing to say to the transcript as it is (as after a
-        # tool call): then the store is not opened nor the log read; the next check folds it.
-        size = marker.transcript_size(transcript)
-        quiet = not marker.used(state) and marker.quiet(state, transcript, size, None)
-        # A prompt may bring context its transcript does not show in bytes yet (an attached
-        # file, a new turn): the first tool call after it is checked in full.
-        marker.forget(state, transcript)
-        if quiet:
-            return None
+    if call.dry:
+        with call.open_store() as store:
+            return _handoff_at_prompt(store, call)
+    state = call.state
+    transcript = str(call.payload.get("transcript_path") or "")
+    # Where no handoff ever began, only the watermark can speak to a prompt, and its room
+    # hint says when it surely has nothing to say to the transcript as it is (as after a
+    # tool call): then the store is not opened nor the log read; the next check folds it.
+    size = marker.transcript_size(transcript)
+    begun = marker.used(state)
+    quiet = not begun and marker.quiet(state, transcript, size, None)
+    # A prompt may bring context its transcript does not show in bytes (an attached file)
+    # and begins a new turn: the room hint then holds by its ceilings alone, the turn's and
+    # the next one's, which the requests' own usage is measured against.
+    marker.turn(state, transcript)
+    if quiet:
+        return None
     with call.open_store() as store:
-        return _handoff_at_prompt(store, call)
+        answer = _handoff_at_prompt(store, call)
+        if begun or size is None or not call.session_id:
+            return answer  # (a handed-off session's prompt may not fold its log)
+        try:  # the check folded the log (no handoff ever began): the room hint moved
+            if any(piece.source == "graft:watermark" for piece in answer.pieces):
+                marker.forget(state, transcript)
+            else:
+                marker.remember(store, state, call.harness, call.session_id, transcript, size)
+                marker.turn(state, transcript)
+        except Exception as exc:  # a hint not kept only costs the next call a full check
+            marker.forget(state, transcript)
+            call.log(f"graft room hint not kept: {type(exc).__name__}: {exc}")
+    return answer
 
 
 def on_tool(call: Call) -> Answer:

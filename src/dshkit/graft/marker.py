@@ -20,6 +20,12 @@ only ever an upper bound, moved by each full check:
   or session id is kept), for that size or larger, and for the configuration file as it was;
 - a call writing a todo list (what the plan-first nudge reads) is never skipped;
 - a compressed log (DSH's zstd frames) gets no hint: its bytes do not bound its text.
+- a log with no model request in it yet (a session's first prompt) needs no hint where no
+  handoff ever began (none can have failed): with no usage there is no pressure to measure,
+  and with no todo list no plan-first nudge, so the watermark has nothing to say (each whole
+  line is read with the C scanner, as below; only logs `harnesses.quiet_lines` describes).
+  No byte count of such a log bounds the context its first request will report (the system
+  prompt and tools are not logged), so nothing else is inferred from it.
 - where a harness writes its log behind its hooks (`harnesses.LaggingLog`: Claude Code drains
   a write queue on a timer), a check after a tool call first waits, bounded, for the line of
   the call it is about: the request that made the call is what the watermark judges.
@@ -32,11 +38,21 @@ call is then skipped when everything logged since the check is a request below t
 that model, its tools' results, or a line the session reader leaves out (an attachment but a
 hook's context), as the harness registry describes its logs (`harnesses.quiet_lines`, only
 Claude Code's so far): each new line is read with the
-interpreter's C scanner (`_json`), and any other line (a person's message, a hook's context, a
-summary, a todo list, another harness's record, a line that does not parse) means a full
-check, which moves the hint; a last line still being written is left for later, as the reader
-leaves it. A check with a forced cut started gets no ceiling (a failed cut must be told).
-What is skipped is folded by the next full check, as with the room in bytes.
+interpreter's C scanner (`_json`), and any other line (a summary, a todo list, another
+harness's record, a line that does not parse) means a full check, which moves the hint; a last
+line still being written is left for later, as the reader leaves it. A check with a forced
+cut started gets no ceiling (a failed cut must be told). What is skipped is folded by the next
+full check, as with the room in bytes.
+
+A person's message begins a new turn, where the warning counts again: the hint also keeps the
+*next* ceiling, the one a request of the turn after the check's needs (`watermark.next_turn`;
+none when that turn would be told already at the check's context). Messages (a person's, or
+a hook's context) logged before any request since the check are then skipped, and each request
+after them must stay below both ceilings (a message that begins no turn leaves the turn's in
+force); a message after a request since the check means a full check (the next ceiling was
+not found for that request's level). A prompt *turns* the hint (a rename, `turn`): what a
+prompt brings (an attached file) may not be in the log's bytes, so its room in bytes no
+longer holds, while its ceilings do, being measured against the requests' own usage.
 """
 
 from __future__ import annotations
@@ -57,6 +73,7 @@ NAME = "graft.used"
 # (here, not in the ledger: the watermark's full check reads it without loading the ledger).
 EXCLUDE_KEY = "graft.exclude:"
 ROOM_DIR = "graft-room"  # one small file per transcript: `<room dir>/<crc32 of its path>`
+TURNED = ".turn"  # the same file once a prompt came (`turn`): its ceilings alone hold
 _CONFIG = "config.toml"  # (config.CONFIG_NAME, not imported on the hot path)
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # (zstdframes.MAGIC, not imported on the hot path)
 # The most log a call reads to be skipped by the ceiling; past it a full check moves the hint.
@@ -83,15 +100,25 @@ class Room:
     """A room hint: skip while the transcript is at least `size` and below `limit` bytes.
     `context` is the latest usage the check saw and `low` where the bytes are counted from;
     `ceiling` (0: none) the context a request past `size` must stay below on the model whose
-    checksum is `model` (see the module docstring)."""
+    checksum is `model`, and `turned` (0: none) the one it must stay below once a person's
+    message began a new turn; `rising`, whether that one holds too after requests of this
+    turn at or above `context` (see `_below_ceiling`)."""
 
-    __slots__ = ("ceiling", "context", "limit", "low", "model", "size")
+    __slots__ = ("ceiling", "context", "limit", "low", "model", "rising", "size", "turned")
 
     def __init__(
-        self, limit: int, size: int, context: int, low: int, ceiling: int = 0, model: str = "-"
+        self,
+        limit: int,
+        size: int,
+        context: int,
+        low: int,
+        ceiling: int = 0,
+        model: str = "-",
+        turned: int = 0,
+        rising: bool = False,
     ) -> None:
         self.limit, self.size, self.context, self.low = limit, size, context, low
-        self.ceiling, self.model = ceiling, model
+        self.ceiling, self.model, self.turned, self.rising = ceiling, model, turned, rising
 
 
 def transcript_size(transcript: str) -> int | None:
@@ -154,13 +181,59 @@ def quiet(state_dir: str, transcript: str, size: int | None, tool_input: Any) ->
         return False
     room = _read(state_dir, transcript)
     if room is None or size < room.size:
-        return False
+        # (where a handoff ever began, a forced cut's failure may be owed: it needs no usage)
+        return not used(state_dir) and _fresh(transcript, size)
     return size < room.limit or (room.ceiling > 0 and _below_ceiling(transcript, room, size))
+
+
+def _fresh(transcript: str, size: int) -> bool:
+    """Whether the log holds no model request yet (see the module docstring): every whole
+    line of its first `size` bytes (at most SCAN_LIMIT) is one the reader leaves out, an
+    attachment or a person's or a tool's message, as `harnesses.quiet_lines` describes a log,
+    and none names a usage or a todo list. Then there is no usage to measure pressure from,
+    and no todo list for the plan-first nudge: the watermark has nothing to say."""
+    if size > SCAN_LIMIT:
+        return False
+    try:
+        with open(transcript, "rb") as handle:
+            raw = handle.read(size)
+    except OSError:
+        return False
+    if len(raw) < size or raw[:4] == _ZSTD_MAGIC:
+        return False
+    if b'"todos"' in raw or b'"plan"' in raw:
+        return False  # a todo list may be written: what the plan-first nudge reads
+    shapes = harnesses.quiet_lines()
+    for shape in shapes:
+        if any(b'"%s"' % key.encode() in raw for key in shape.usage_keys):
+            return False
+    import _json  # a built-in module: no import cost
+
+    scan = _json.make_scanner(_Scanning)  # type: ignore[arg-type]  # (it reads attributes)
+    lines = [line for line in raw[: raw.rfind(b"\n") + 1].splitlines() if line.strip()]
+    if not lines:
+        return False  # nothing whole written yet: as with any log, its size alone says nothing
+    for line in lines:
+        try:
+            text = line.decode("utf-8")
+            record, end = scan(text, 0)
+        except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+            return False
+        if text[end:].strip() or not isinstance(record, dict):
+            return False
+        kind = record.get("type")
+        if not isinstance(kind, str) or not any(
+            kind in s.silent or kind in (s.attachment, s.results) for s in shapes
+        ):
+            return False
+    return True
 
 
 def _below_ceiling(transcript: str, room: Room, size: int) -> bool:
     """Whether every whole line logged from the hint's size up to `size` is a request below
-    the ceiling on the hint's model, or its tools' results (see the module docstring)."""
+    the ceiling on the hint's model, or its tools' results; or, before any request, a
+    message (a person's, which begins a turn, or another's), after which every request must
+    stay below both ceilings, the turn's and the next one's (see the module docstring)."""
     if size - room.size > SCAN_LIMIT:
         return False
     try:
@@ -175,6 +248,10 @@ def _below_ceiling(transcript: str, room: Room, size: int) -> bool:
 
     scan = _json.make_scanner(_Scanning)  # type: ignore[arg-type]  # (it reads attributes)
     shapes = harnesses.quiet_lines()
+    ceiling = room.ceiling  # what a request must stay below: the turn's, until a message
+    last = -1  # the context of the latest request since the hint (-1: none)
+    floor = 0  # what a request after a message must be at least (see below)
+    messages = requests = False  # since the hint; (requests: after the first message)
     for line in raw[: raw.rfind(b"\n") + 1].splitlines():
         if not line.strip():
             continue
@@ -183,51 +260,97 @@ def _below_ceiling(transcript: str, room: Room, size: int) -> bool:
             record, end = scan(text, 0)
         except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
             return False
-        if text[end:].strip() or not any(_quiet_record(record, room, s) for s in shapes):
+        if text[end:].strip():
             return False
+        if any(_message(record, s) for s in shapes):
+            # Maybe a new turn (a message that begins none leaves the turn's ceiling in
+            # force: both bind), whose ceiling was found with this turn's level at the
+            # hint's context. A request of this turn logged since moved that level: the
+            # growth the next turn's lines allow for is then the same only while the levels
+            # keep rising (`Room.rising`): from the hint's context to that request's, and on
+            # to each request after the message. A message after one of those: a full check.
+            if room.turned <= 0 or requests:
+                return False  # (no next ceiling: a new turn at this context is told at once)
+            if last >= 0 and not (room.rising and last >= room.context):
+                return False
+            messages, ceiling, floor = True, min(room.ceiling, room.turned), max(last, 0)
+            continue
+        found = None
+        for shape in shapes:
+            found = _quiet_record(record, ceiling, room.model, shape)
+            if found is not None:
+                break
+        if found is None or (messages and 0 <= found < floor):
+            return False
+        if found >= 0:
+            last = found
+            requests = messages
     return True
 
 
-def _quiet_record(record: Any, room: Room, lines: harnesses.QuietLines) -> bool:
-    """A model request below the ceiling on the hint's model, a line holding only tool
-    results, or a line the reader leaves out, as `lines` describes a harness's log (anything
-    else is not known to be quiet)."""
+def _message(record: Any, lines: harnesses.QuietLines) -> bool:
+    """A message line, as `lines` describes a harness's log: one of `results` type whose
+    content is not tool results alone (a person's words, or the harness's), or a hook's
+    context; the reader makes a message of it, and of a person's words a new turn."""
     if not isinstance(record, dict):
         return False
     kind = record.get("type")
-    if not isinstance(kind, str):
+    if kind == lines.attachment:
+        attachment = record.get(kind)
+        return isinstance(attachment, dict) and attachment.get("type") == lines.spoken
+    message = record.get("message")
+    if kind != lines.results or not isinstance(message, dict):
         return False
+    content = message.get("content")
+    return isinstance(content, str) or (
+        isinstance(content, list)
+        and all(isinstance(block, dict) for block in content)
+        and not all(block.get("type") == lines.result for block in content)
+    )
+
+
+def _quiet_record(record: Any, ceiling: int, model: str, lines: harnesses.QuietLines) -> int | None:
+    """A model request below the ceiling on the hint's model (its context), a line holding
+    only tool results, a request naming no usage or a line the reader leaves out (-1), as
+    `lines` describes a harness's log; None for anything else (not known to be quiet)."""
+    if not isinstance(record, dict):
+        return None
+    kind = record.get("type")
+    if not isinstance(kind, str):
+        return None
     if kind in lines.silent:
-        return True
+        return -1
     if kind == lines.attachment:
         attachment = record.get(kind)  # (the attachment under its line's type)
-        return isinstance(attachment, dict) and attachment.get("type") != lines.spoken
+        spoken = not isinstance(attachment, dict) or attachment.get("type") == lines.spoken
+        return None if spoken else -1
     message = record.get("message")
     if not isinstance(message, dict):
-        return False
+        return None
     if kind == lines.results:
         content = message.get("content")
-        return isinstance(content, list) and all(
+        results = isinstance(content, list) and all(
             isinstance(block, dict) and block.get("type") == lines.result for block in content
         )
+        return -1 if results else None
     if kind != lines.request:
-        return False
-    model = message.get("model")
-    named = isinstance(model, str) and model and not model.startswith(lines.synthetic)
-    if named and _model_mark(model) != room.model:
-        return False  # another model: another window may apply
+        return None
+    name = message.get("model")
+    named = isinstance(name, str) and name and not name.startswith(lines.synthetic)
+    if named and _model_mark(name) != model:
+        return None  # another model: another window may apply
     usage = message.get("usage")
     if usage is None:
-        return True
+        return -1
     if not isinstance(usage, dict):
-        return False
+        return None
     context = 0
     for key in lines.usage_keys:
         value = usage.get(key) or 0
         if type(value) is not int:
-            return False
+            return None
         context += value
-    return context < room.ceiling
+    return context if context < ceiling else None
 
 
 def _model_mark(model: str | None) -> str:
@@ -274,8 +397,8 @@ def quiet_prompt(state_dir: str, payload: Mapping[str, Any]) -> bool:
     """For the lean foreground (`hooks.lean`): whether graft's prompt face surely says nothing
     to this prompt, as `hook.on_prompt` decides it before opening the store (no handoff ever
     began, and the watermark cannot speak: no session, no transcript file, or its room hint
-    says so); then, as that face does, the room hint is dropped (the first tool call after a
-    prompt is checked in full)."""
+    says so); then, as that face does, the room hint is turned (`turn`: the first tool call
+    after a prompt is skipped by its ceilings alone)."""
     if used(state_dir):
         return False
     transcript = str(payload.get("transcript_path") or "")
@@ -283,7 +406,7 @@ def quiet_prompt(state_dir: str, payload: Mapping[str, Any]) -> bool:
     speaks = payload.get("session_id") and size is not None
     if speaks and not quiet(state_dir, transcript, size, None):
         return False
-    forget(state_dir, transcript)
+    turn(state_dir, transcript)
     return True
 
 
@@ -319,7 +442,15 @@ def remember(
     import orjson
 
     from .settings import GraftSettings
-    from .watermark import TOKENS_PER_BYTE, Digest, GraftState, room_bytes, usage_ceiling
+    from .watermark import (
+        TOKENS_PER_BYTE,
+        Digest,
+        GraftState,
+        next_turn,
+        room_bytes,
+        turn_told,
+        usage_ceiling,
+    )
 
     row = store.db.execute(
         "SELECT digest, forced_at, state FROM graft_watch WHERE harness = ? AND session_id = ?",
@@ -332,6 +463,11 @@ def remember(
         free = room_bytes(digest, settings)
         state = GraftState.from_json(orjson.loads(row[2]))
         ceiling = usage_ceiling(digest, settings, state) if row[1] is None else None
+        # A new turn's ceiling, unless its message alone is told (then every message means a
+        # full check).
+        turned = None
+        if ceiling is not None and not turn_told(digest, settings):
+            turned = usage_ceiling(next_turn(digest), settings, state)
         if digest.context is not None and (free is not None or ceiling is not None):
             before = _read(state_dir, transcript)
             if before is None or before.size > size:
@@ -342,7 +478,16 @@ def remember(
                 low = before.size  # a usage the previous check had not seen: after its size
             limit = 0 if free is None else low + free * TOKENS_PER_BYTE
             mark = _model_mark(digest.model)
-            room = Room(limit, size, digest.context, low, ceiling or 0, mark)
+            # This turn's level is the latest usage and no lower than the turn's before:
+            # a later request of this turn, no lower either, leaves the next turn's growth
+            # as it was (the two rises add up to the same), so its ceiling holds.
+            # And its ceiling is the plain one (not the forced line alone, after an escalation
+            # in this turn): below it, a new turn begun at that request is not told either.
+            levels = digest.levels
+            rising = bool(levels) and levels[-1] == [digest.ordinal, digest.context]
+            rising = rising and (len(levels) < 2 or levels[-2][1] <= digest.context)
+            rising = rising and ceiling == usage_ceiling(digest, settings)
+            room = Room(limit, size, digest.context, low, ceiling or 0, mark, turned or 0, rising)
     if room is None:
         forget(state_dir, transcript)
     else:
@@ -352,9 +497,21 @@ def remember(
 
 def forget(state_dir: str, transcript: str) -> None:
     """Drop the transcript's room hint (the next call is checked in full)."""
+    path = _path(state_dir, transcript)
+    for name in (path, path + TURNED):
+        try:
+            os.unlink(name)
+        except OSError:  # none there (or unremovable: then its stamp no longer matches either)
+            continue
+
+
+def turn(state_dir: str, transcript: str) -> None:
+    """After a prompt: the transcript's room hint holds by its ceilings alone (see the module
+    docstring), its room in bytes no longer (renamed: one system call, nothing written)."""
+    path = _path(state_dir, transcript)
     try:
-        os.unlink(_path(state_dir, transcript))
-    except OSError:  # none there (or unremovable: then its stamp no longer matches either)
+        os.replace(path, path + TURNED)
+    except OSError:  # none there (a turned one stays as it is)
         return
 
 
@@ -378,18 +535,28 @@ def _stamp(state_dir: str, transcript: str) -> str:
 
 
 def _read(state_dir: str, transcript: str) -> Room | None:
+    path = _path(state_dir, transcript)
+    turned = False
     try:
-        with open(_path(state_dir, transcript), "rb") as handle:
+        with open(path, "rb") as handle:
             fields = handle.read(256).split()
     except OSError:
-        return None
-    if len(fields) != 7 or fields[6].decode("ascii", "replace") != _stamp(state_dir, transcript):
+        try:
+            with open(path + TURNED, "rb") as handle:
+                fields = handle.read(256).split()
+        except OSError:
+            return None
+        turned = True
+    if len(fields) != 9 or fields[8].decode("ascii", "replace") != _stamp(state_dir, transcript):
         return None
     try:
-        limit, size, context, low, ceiling = (int(field) for field in fields[:5])
+        limit, size, context, low, ceiling, next_one, rising = (int(f) for f in fields[:7])
     except ValueError:
         return None
-    return Room(limit, size, context, low, ceiling, fields[5].decode("ascii", "replace"))
+    model = fields[7].decode("ascii", "replace")
+    # A prompt came since (`turn`): no room in bytes (what it brought may not be logged).
+    limit = 0 if turned else limit
+    return Room(limit, size, context, low, ceiling, model, next_one, rising == 1)
 
 
 def _write(state_dir: str, transcript: str, room: Room) -> None:
@@ -399,10 +566,14 @@ def _write(state_dir: str, transcript: str, room: Room) -> None:
     path = _path(state_dir, transcript)
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     text = (
-        f"{room.limit} {room.size} {room.context} {room.low} {room.ceiling} {room.model} "
-        f"{_stamp(state_dir, transcript)}\n"
+        f"{room.limit} {room.size} {room.context} {room.low} {room.ceiling} {room.turned} "
+        f"{int(room.rising)} {room.model} {_stamp(state_dir, transcript)}\n"
     )
     replace_whole(path, text.encode())
+    from contextlib import suppress  # (loaded already by `paths`)
+
+    with suppress(OSError):  # a prompt's turned hint, older than this one
+        os.unlink(path + TURNED)
 
 
 def _compressed(transcript: str) -> bool:

@@ -286,6 +286,26 @@ def room_bytes(digest: Digest, settings: GraftSettings) -> int | None:
     return room // TOKENS_PER_BYTE if room > 0 else None
 
 
+def next_turn(digest: Digest) -> Digest:
+    """The digest as a person's next message leaves it, for `usage_ceiling`: one more turn
+    (no request of it yet: its level comes with its first usage)."""
+    turns = TurnCounter(digest.turns.ordinal + 1, digest.turns.number + 1)
+    return replace(digest, turns=turns)
+
+
+def turn_told(digest: Digest, settings: GraftSettings) -> bool:
+    """Whether a person's next message, before any request of the turn it begins, reaches
+    the warning or forced line at the digest's context (a new turn: the warning counts
+    again), as `decide_digest` measures it."""
+    if digest.context is None:
+        return False
+    after = next_turn(digest)
+    pressure = after.pressure(settings)
+    line = _watermark(after, settings, pressure.window)
+    lines = [ratio for ratio in (line.warning, line.forced) if ratio is not None]
+    return bool(lines) and digest.context / pressure.window >= min(lines)
+
+
 def usage_ceiling(
     digest: Digest, settings: GraftSettings, state: GraftState | None = None
 ) -> int | None:
