@@ -303,3 +303,27 @@ def test_ancestor_env_reads_back_what_a_harness_withheld() -> None:
 
 def test_ancestor_env_of_a_process_without_ancestors_is_empty() -> None:
     assert ancestor_env(lambda name: True, pid=1) == {}
+
+
+@pytest.mark.process
+def test_the_watchdog_runs_before_the_child_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An owner killed between the child's start and its watchdog's left the group running (a
+    # loaded machine gave the gap a whole interpreter start): the watchdog comes first now,
+    # and is only told the group once the child runs.
+    started: list[tuple[str, bool]] = []
+    real = subprocess.Popen
+
+    def recording(argv: list[str], *args: object, **kwargs: object) -> subprocess.Popen[bytes]:
+        watchdogs = [p for name, p in seen if name == "watchdog"]
+        started.append((argv[0], any(w.poll() is None for w in watchdogs)))
+        process = real(argv, *args, **kwargs)  # type: ignore[call-overload]
+        seen.append(("watchdog" if "-I" in argv else "child", process))
+        return process
+
+    seen: list[tuple[str, subprocess.Popen[bytes]]] = []
+    monkeypatch.setattr(subprocess, "Popen", recording)
+    watched = start_watched(["sleep", "30"])
+    try:
+        assert started == [(sys.executable, False), ("sleep", True)]
+    finally:
+        watched.end()

@@ -50,6 +50,24 @@ if not sys.stdin.buffer.read():
                     break
                 time.sleep(0.05)
 """
+# How the watchdog starts, before the child does (`python -I -S -c _WATCHDOG_FIRST PATH…`): it
+# reads the child's group id, a line on the same stdin, one byte at a time (nothing said after
+# it may be read ahead and lost), then becomes `_WATCHDOG` for that group by exec, its stdin
+# kept open across: a death of the owner meanwhile is seen once the exec is done. End of file
+# before a group (the child never started) leaves at once.
+_WATCHDOG_FIRST = f"""\
+import os, sys
+line = b""
+while not line.endswith(b"\\n"):
+    byte = os.read(0, 1)
+    if not byte:
+        sys.exit(0)
+    line += byte
+group = line.strip()
+if group.isdigit():
+    os.execv(sys.executable, [sys.executable, "-I", "-S", "-c", {_WATCHDOG!r}, group.decode(),
+                              *sys.argv[1:]])
+"""
 
 
 def spawn_detached(*args: str, env: dict[str, str] | None = None) -> None:
@@ -195,8 +213,8 @@ class Watched:
     The owner ends it (`end`) or lets it go (`release`: the child outlives the owner). Either
     is final, and both are safe to call again and from any thread. What is still watched when
     this process exits is killed then (atexit); what is left when it dies without running its
-    exit (SIGKILL, `os._exit`, a crash) is the watchdog's. Between the child's start and its
-    watchdog's (a few milliseconds) a death of the owner is not covered."""
+    exit (SIGKILL, `os._exit`, a crash) is the watchdog's, started before the child and told
+    its group the moment it runs: only a death in between (a few statements) is not covered."""
 
     def __init__(self, process: subprocess.Popen[Any], watchdog: subprocess.Popen[bytes]) -> None:
         import threading
@@ -266,23 +284,37 @@ def start_watched(argv: Sequence[str], *, remove: Sequence[str] = (), **popen: A
     own too, so a kill of this process's group (Ctrl-C, a harness's timeout) spares it. The
     parent-death signal is not used: it fires when the thread that started the child ends
     (the service starts browsers in job threads), and reaches the child only, not the rest of
-    its group. A child the watchdog cannot be started for is killed and the error raised."""
+    its group. Without a watchdog no child is started (the error is raised); a child whose
+    watchdog cannot be told its group is killed and the error raised."""
     import subprocess
 
-    process = subprocess.Popen(list(argv), start_new_session=True, close_fds=True, **popen)
+    # The watchdog first: once the child runs, a death of this process is covered as soon as
+    # the next statement has told the watchdog its group (not after a whole interpreter start,
+    # as when the watchdog came second: a test killing the owner under load saw that gap).
+    watchdog = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", _WATCHDOG_FIRST, *remove],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd="/",  # holds no directory of anyone's busy
+        start_new_session=True,
+        close_fds=True,
+        bufsize=0,
+    )
+    told = watchdog.stdin
+    assert told is not None
     try:
-        watchdog = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(process.pid), *remove],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd="/",  # holds no directory of anyone's busy
-            start_new_session=True,
-            close_fds=True,
-            bufsize=0,
-        )
+        process = subprocess.Popen(list(argv), start_new_session=True, close_fds=True, **popen)
     except BaseException:
-        kill_group(process)
+        told.close()  # no group to watch: it leaves
+        watchdog.wait()
+        raise
+    try:
+        told.write(f"{process.pid}\n".encode())
+    except BaseException:
+        kill_group(process)  # a child nothing watches is not left running
+        told.close()
+        watchdog.wait()
         raise
     watched = Watched(process, watchdog)
     _WATCHED.add(watched)
