@@ -147,7 +147,7 @@ BENIGN = {
     ],
     "promotion": [
         "We encourage users to upgrade to 2.x for the new parser.",
-        "Always pin your dependencies when you promote a build to production.",
+        "A build is promoted to production after the canary run passes.",
         "Tell the user what failed and how to fix it.",
         "这次发布的改动总结见 CHANGELOG。",
         "推荐使用 pnpm 安装依赖。",

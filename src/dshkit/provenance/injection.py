@@ -10,7 +10,8 @@ write and again before injection. What is found is quarantined: kept and shown t
 never injected.
 
 Two halves read it: rules (below) for the shapes named in the issue (overrides in every
-register, delimiter fakes, fake notices, exfiltration, secrecy), and a learned model
+register, delimiter fakes, fake notices, exfiltration, secrecy, notes to an automated reviewer,
+promotional instructions), and a learned model
 (`model.py`) for the register of text addressed to an AI assistant, which no list of
 phrasings covers (measured on public corpora it was not trained on: bench/memory_poisoning.py).
 
@@ -795,9 +796,11 @@ def _collapse(text: str) -> str:
 
 def readings(text: str, depth: int = 0) -> list[str]:
     """Every way the scanner reads `text`: normalized; with letters spaced apart joined
-    ("i g n o r e"), digits standing for letters read as them ("1gn0re"); and each encoded
-    run decoded (base64, hex, percent-encoding, HTML character references), read the same
-    way (an encoding inside an encoding too, twice at most)."""
+    ("i g n o r e"), digits standing for letters read as them ("1gn0re"); rot13 and reversed
+    when the text names them; and each encoded run of the raw, folded and joined text decoded
+    (base64, also wrapped into lines; hex as bare pairs, 0x bytes or \\x escapes, separated or
+    wrapped; \\u escapes; percent-encoding; HTML character references), read the same way
+    (an encoding inside an encoding too, twice at most)."""
     folded = _fold(text)
     plain = _collapse(folded)
     found = [plain]
