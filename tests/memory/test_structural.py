@@ -217,3 +217,34 @@ def test_memory_get_rescans_and_refuses_what_the_scanner_now_finds(tmp_path: Pat
         )
     with pytest.raises(Refused):
         service.read(workspace, record.id)
+
+
+def test_memory_get_reads_the_kept_verdict_and_rescans_a_stale_one(tmp_path: Path) -> None:
+    """`memory_get` takes the verdict `memory_scans` keeps for these texts by this scanner,
+    as injection and search do (a verdict planted there is what it acts on), and scans again,
+    keeping the new verdict, when the kept one is another scanner's."""
+    repo, root, service = world(tmp_path)
+    write_session(root, "s-1", repo, remedy_session("build", "KeyError: 'x'"))
+    harvested(tmp_path, root, service, "s-1")
+    workspace = service.workspace(str(repo))
+    (record,) = service.records(workspace, kinds=("negative",)).records
+    assert service.read(workspace, record.id).record.id == record.id
+    path = tmp_path / "state" / "dshkit.db"
+    with sqlite3.connect(path) as db:
+        ((scanned_by, findings),) = db.execute(
+            "SELECT scanned_by, findings FROM memory_scans WHERE record_id = ?", (record.id,)
+        ).fetchall()
+        assert findings == "[]"  # kept by the read (or the harvest) before
+        db.execute(
+            "UPDATE memory_scans SET findings = ? WHERE record_id = ?",
+            ('[["override","planted"]]', record.id),
+        )
+    with pytest.raises(Refused, match="quarantined"):
+        service.read(workspace, record.id)
+    with sqlite3.connect(path) as db:  # another scanner's verdict: stale
+        db.execute("UPDATE memory_scans SET scanned_by = 'old|0' WHERE record_id = ?", (record.id,))
+    assert service.read(workspace, record.id).record.id == record.id
+    with sqlite3.connect(path) as db:
+        assert db.execute(
+            "SELECT scanned_by, findings FROM memory_scans WHERE record_id = ?", (record.id,)
+        ).fetchall() == [(scanned_by, "[]")]

@@ -365,21 +365,36 @@ class MemoryService:
     def read(self, workspace: Workspace, record: int) -> RecordView:
         """The record `record` as the agent of a session in `workspace` may read it: only a
         record of that workspace, never a quarantined one (its text is kept for the person)
-        nor one the injection-shape scanner finds now (scanned again at read, as injection
-        does), nor one framed as the person's words they did not say (`said_still`)."""
+        nor one the injection-shape scanner finds now (the verdict `memory_scans` keeps for
+        these texts by this scanner, or scanned again, as injection does), nor one framed as
+        the person's words they did not say (`said_still`)."""
         with self._store() as store:
             _settle(store, workspace)
             view = self.get(record)
             found = view.record
+            ours = (found.workspace, found.remote) == (workspace.root, workspace.remote)
             unverified = found.grade == rec.PERSON and not said_still(store, found)
-        if (found.workspace, found.remote) != (workspace.root, workspace.remote):
+            # The verdict kept in `memory_scans` by this scanner on these texts, as injection
+            # and search read it; scanned again (and kept) when it is stale.
+            standing = (
+                ours
+                and not found.quarantined
+                and found.state not in rec.NOT_STANDING
+                and rec.rescanned(found, store).clean
+            )
+            clean = [
+                as_read(r)
+                for r in view.supersedes
+                if ours and not r.quarantined and rec.rescanned(r, store).clean
+            ]
+        if not ours:
             raise Refused(
                 "MEMORY_OTHER_WORKSPACE",
                 f"memory record {record} belongs to another workspace than {workspace.root}",
                 field="record",
             )
         # Waiting for the person's review, or rejected: not the agent's to read.
-        if found.quarantined or found.state in rec.NOT_STANDING or not rec.rescanned(found).clean:
+        if not standing:
             raise Refused(
                 "MEMORY_QUARANTINED",
                 f"memory record {record} is quarantined (kept for the person to review)",
@@ -392,9 +407,6 @@ class MemoryService:
                 "in their stored messages of its session",
                 field="record",
             )
-        clean = [
-            as_read(r) for r in view.supersedes if not r.quarantined and rec.rescanned(r).clean
-        ]
         by = view.superseded_by
         return RecordView(as_read(found), view.current, clean, None if by is None else as_read(by))
 
