@@ -45,6 +45,7 @@ import sysconfig
 from array import array
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -162,8 +163,9 @@ def corpus(args: argparse.Namespace) -> list[dict[str, object]]:
     # Data a session reads.
     for dist in sorted(metadata.distributions(), key=lambda d: d.metadata["Name"] or ""):
         name = (dist.metadata["Name"] or "").lower()
-        licence = dist.metadata.get("License-Expression") or dist.metadata.get("License") or ""
-        classifiers = " ".join(dist.metadata.get_all("Classifier") or [])
+        meta: Any = dist.metadata  # (an email.message.Message: .get and .get_all exist)
+        licence = meta.get("License-Expression") or meta.get("License") or ""
+        classifiers = " ".join(meta.get_all("Classifier") or [])
         if name in HELD_OUT_READMES or name == "dshkit":
             continue
         if not PERMISSIVE.search(licence[:200] + " " + classifiers):
@@ -191,9 +193,9 @@ def corpus(args: argparse.Namespace) -> list[dict[str, object]]:
         if "test" in path.parts or "idlelib" in path.parts:
             continue
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            found = COMMENT.match(line)
-            if found and not found.group(1).startswith(("noqa", "type:", "pragma", "-*-", "!")):
-                comments.append(found.group(1))
+            comment = COMMENT.match(line)
+            if comment and not comment.group(1).startswith(("noqa", "type:", "pragma", "-*-", "!")):
+                comments.append(comment.group(1))
     rows += [row(c, 0, "python stdlib comments") for c in rng.sample(sorted(set(comments)), 2500)]
     for path in [
         *sorted((ROOT / "docs").glob("*.md")),
@@ -307,7 +309,7 @@ def public(args: argparse.Namespace) -> list[dict[str, object]]:
     # Data a session reads.
     bench = Path(args.bipia) / "benchmark"
     for kind in ("email", "code", "table"):
-        contexts = []
+        contexts: list[str] = []
         for line in (bench / kind / "train.jsonl").read_text().splitlines():
             context = json.loads(line)["context"]
             text = "\n".join(context) if isinstance(context, list) else context
