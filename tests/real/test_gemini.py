@@ -118,7 +118,8 @@ def test_the_command_guard_stops_a_destructive_shell_call(
         ]
     assert (world.project / "hello.txt").exists()  # nothing was deleted
     assert answers and "Tool execution blocked" in answers[0]["error"], answers
-    assert "dshkit 命令风险策略" in answers[0]["error"]  # the guard's reason reached the model
+    # The guard's reason reached the model, in the person's language ("clean up": English).
+    assert "dshkit's command risk policy" in answers[0]["error"]
     assert "recursive delete of the whole workspace" in answers[0]["error"]
 
 

@@ -89,8 +89,11 @@ class World:
         self.thread.start()
         while not self.server.started:
             time.sleep(0.01)
+        # (a probe starts a browser and MCP servers: seconds on a loaded machine, not 5)
         self.http = httpx.Client(
-            base_url=f"http://127.0.0.1:{self.port}", headers={TOKEN_HEADER: self.token}
+            base_url=f"http://127.0.0.1:{self.port}",
+            headers={TOKEN_HEADER: self.token},
+            timeout=60,
         )
 
     def close(self) -> None:
