@@ -114,9 +114,9 @@ MEANING = {
     WEBGL_ERROR: "WebGL draws nothing of the scene: a shader did not compile, or draw calls "
     "have no valid shader program in use",
     BLANK_CANVAS: "a canvas shows nothing: it never drew, it is black in the frame and on "
-    "screen, nothing in it is lit beyond a dim shade or it is one flat colour with at most a "
-    "small overlay beside it, or it was never sized and its scene is drawn outside it; or the "
-    "page shows nothing at all",
+    "screen, it is dim with no shape or one flat colour with at most a small overlay beside "
+    "it, or it was never sized and its scene is drawn outside it; or the page shows nothing "
+    "at all",
     UNRESPONSIVE: "the page's main thread did not answer a sample in time",
     NEEDS_GESTURE: "the page waits for a person's gesture: clicked once the way a person "
     "would, it still showed nothing that can be judged (not a failure)",
@@ -161,7 +161,7 @@ TINY_CANVAS = 8  # a backing store this small in either dimension shows nothing
 # with this share of its placed draw calls (of this many at least) outside the backing store.
 DEFAULT_CANVAS = (300, 150)
 STRETCHED = 2
-OUTSIDE_SHARE = 0.75
+OUTSIDE_SHARE = 0.6
 MIN_PLACED = 20
 BLANK_MEAN, BLANK_MAX = probe.BLANK_MEAN, probe.BLANK_MAX  # mean < 2 and max < 8 (RGB)
 # The early stop: loaded this long (a page may fail seconds after its load: a lost context,
@@ -1179,8 +1179,8 @@ class _Track:
             # flat dark colour all over, whatever shows through or over it on the screen.
             return "blank"
         if whole is not None and whole.get("faint"):
-            # Over what shows behind it, nothing lit beyond a dim shade, or one flat colour:
-            # blank unless the page shows content of its own beside it (judged per sample).
+            # Over what shows behind it, one flat colour, or dim with no shape: blank unless
+            # the page shows content of its own beside it (judged per sample).
             return "faint"
         if frame is not None and frame.get("empty"):
             return "blank"  # a 2D canvas transparent all over: nothing it drew shows
@@ -1311,7 +1311,8 @@ def _canvas_problem(canvas: dict[str, Any], track: _Track) -> str | None:
         else:
             how = (
                 f"nothing lit in it beyond a dim shade (brightest luminance {whole['light']:g}, "
-                f"under {probe.DIM_LUMINANCE:g})"
+                f"under {probe.DIM_LUMINANCE:g}) and no shape (its blocks "
+                f"{whole['spread']:.0%} apart at most)"
             )
         return (
             f"{size}, {canvas['context']}: its own pixels, over what is behind it, are {how}; "

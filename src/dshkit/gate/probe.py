@@ -25,10 +25,16 @@ MAX_SCAN_PIXELS = 4_000_000  # a 2D canvas this big at most is read whole when i
 SPOT = 64  # CSS pixels of the block of a canvas checked in the screenshot
 BLANK_MEAN, BLANK_MAX = 2.0, 8  # mean < 2 and max < 8 (RGB) is a blank picture
 # A canvas whose brightest pixel (over what shows behind it) is darker than this relative
-# luminance shows nothing a person sees: a texture of 8 px navy glyphs on black measured 0.011
-# and reads as black; a grey as dark as #303030 is 0.03. A star, a sprite, a line of text is
-# far brighter (#777 is 0.18, a dim #555 0.09).
-DIM_LUMINANCE = 0.03
+# luminance is dim: a texture of 8 px navy glyphs on black measured 0.011 to 0.015, a strip of
+# its lighter glyphs at an edge more. A star, a sprite, a line of text is far brighter (#777
+# is 0.18, white 1); a dim shape (#555 is 0.09) is told by its blocks, below.
+DIM_LUMINANCE = 0.1
+# ... unless it has a shape: its blocks of this side (backing-store pixels), each one's mean
+# luminance, further apart than this share of the brighter (the 5th and 95th percentiles; a
+# black ellipse on that navy texture: 1.0; the texture alone, its glyphs varying: 0.02). A
+# uniform texture is no scene.
+BLOCK_SIDE = 64
+UNIFORM_SPREAD = 0.25
 # A canvas whose brightest and darkest pixels differ less than this contrast ratio is one
 # flat colour all over (of any colour: white too), whatever its shade.
 FLAT_CONTRAST = 1.1
@@ -36,7 +42,9 @@ FLAT_CONTRAST = 1.1
 # as a share of the viewport, is a small overlay (an FPS box, a status line): it does not make
 # a canvas that shows nothing a page that shows its scene.
 SMALL_CONTENT = 0.05
-PLACE_EVERY = 16  # one 2D draw call in this many is placed (the others only counted)
+# One 2D draw call in this many is placed (the others only counted); a prime, so that a frame
+# of a few dozen calls is sampled at every position in turn.
+PLACE_EVERY = 13
 MAX_CONTENT_ELEMENTS = 3000  # elements looked at for the page's own content, at most
 MIN_WATCHED_TIMER_MS = 300  # shorter one-shot timers are a page's own work, not a watchdog
 
@@ -495,6 +503,10 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
     }}
     let lit = 0, sum = 0, shown = 0, low = 255, high = 0, darkest = 1, brightest = 0;
     const [br, bg, bb] = back;
+    // Its luminance by blocks of {BLOCK_SIDE}×{BLOCK_SIDE} pixels (whole blocks only): a dim
+    // picture with a shape has blocks far apart; a texture, or nothing, has them all alike.
+    const side = {BLOCK_SIDE}, across = Math.floor(w / side), down = Math.floor(h / side);
+    const blocks = new Float64Array(across * down);
     for (let i = 0; i < data.length; i += 4) {{
       const a = data[i + 3];
       if (a < low) low = a;
@@ -511,6 +523,9 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
         0.0722 * linear[Math.round((data[i + 2] * a + bb * (255 - a)) / 255)];
       if (y < darkest) darkest = y;
       if (y > brightest) brightest = y;
+      const col = (i >> 2) % w, row = ((i >> 2) - col) / w;
+      if (col < across * side && row < down * side)
+        blocks[((row / side) | 0) * across + ((col / side) | 0)] += y;
       if ((low !== high || (high && lit >= {BLANK_MAX})) && brightest >= {DIM_LUMINANCE} &&
           brightest + 0.05 >= {FLAT_CONTRAST} * (darkest + 0.05))
         return {{ blank: false, faint: false }};
@@ -518,9 +533,17 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
     const mean = shown ? sum / (shown * 3) : 0;
     const blank = high === 0 || (low === high && lit < {BLANK_MAX} && mean < {BLANK_MEAN});
     const contrast = (brightest + 0.05) / (darkest + 0.05);
+    // How far apart its blocks are (the 5th and 95th percentiles: a ragged edge block is no
+    // shape), as a share of the brighter (0: all alike).
+    const sorted = [...blocks].sort((a, b) => a - b);
+    const least = sorted[Math.floor(0.05 * (sorted.length - 1))] || 0;
+    const most = sorted[Math.ceil(0.95 * (sorted.length - 1))] || 0;
+    const spread = most > 0 ? (most - least) / most : 0;
+    const dim = brightest < {DIM_LUMINANCE} && spread <= {UNIFORM_SPREAD};
     return {{ blank, max: lit, mean: Math.round(mean * 100) / 100, alpha: high,
-      faint: !blank && (brightest < {DIM_LUMINANCE} || contrast < {FLAT_CONTRAST}),
-      light: Math.round(brightest * 1000) / 1000, contrast: Math.round(contrast * 100) / 100 }};
+      faint: !blank && (dim || contrast < {FLAT_CONTRAST}),
+      light: Math.round(brightest * 1000) / 1000, contrast: Math.round(contrast * 100) / 100,
+      spread: Math.round(spread * 100) / 100 }};
   }};
   const dark = (frame) => frame === null || frame.lost ||
     (!frame.empty && frame.mean < {BLANK_MEAN} && frame.max < {BLANK_MAX});
