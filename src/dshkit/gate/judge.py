@@ -8,13 +8,17 @@ wording, within the document's reach), the parser's error box of an XML page, ea
 backing-store size, what the page drew into it (draw calls counted by the init script, WebGL
 draws with no valid program apart, shaders that did not compile and programs that failed to
 link with their logs), and the centre of each canvas read inside a frame through the page's
-own context, and the whole of it where the centre is dark and its buffer holds the picture it
-shows (docs/design/gate.md#a-canvas-is-judged-by-its-own-pixels): a canvas is judged by its
-own pixels, the screenshot only the fallback for a canvas whose buffer was cleared since it
-drew (a page that drew once), read where the canvas itself is on top (a panel over its centre
-is not the canvas), below the first screen too. A canvas with no context, or none drawn into
-yet, is not judged yet: whatever shows through it is the page behind, not the canvas; one
-hidden by CSS is not judged at all, nor one with no CSS size, unless the page renders into it.
+own context, and the whole of it where its buffer holds the picture it shows
+(docs/design/gate.md#a-canvas-is-judged-by-its-own-pixels): a canvas is judged by its own
+pixels, the screenshot only the fallback for a canvas whose buffer was cleared since it drew
+(a page that drew once), read where the canvas itself is on top (a panel over its centre is
+not the canvas) with every other element hidden, below the first screen too. A canvas one flat
+colour, or dim with no shape, beside at most a small overlay of the page's own (an FPS box),
+a canvas never sized whose draws land outside it, and a page with nothing at all to show are
+blank (docs/design/gate.md#a-scene-nobody-can-see-did-not-show). A canvas with no context,
+or none drawn into yet, is not judged yet: whatever shows through it is the page behind, not
+the canvas; one hidden by CSS is not judged at all, nor one with no CSS size, unless the page
+renders into it.
 A page that waits for a person (a start control, a waiting canvas that listens for input) gets
 one gesture, as a person makes it, and what follows is judged; still waiting at the end, it
 `needs-gesture` (no failure). The page's

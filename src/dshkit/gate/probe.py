@@ -5,9 +5,10 @@ unhandled rejections both arrive as Playwright's `pageerror`: nothing to catch h
 The judge never calls `getContext` (it could take the context type from the page): the init
 script wraps it and keeps what the page created. It also wraps the draw calls of 2D, WebGL
 and bitmap contexts, so a canvas is judged by what the page drew into it, not by whatever
-shows through it in a screenshot; WebGL draw calls issued with no valid program in use
-(they draw nothing) are counted apart, and each program that fails to link is recorded with
-its log and the logs of its shaders. Nothing here calls `getError`: that would take the
+shows through it in a screenshot (one 2D draw call in a few is placed through the context's
+transform: a scene drawn outside a canvas never sized); WebGL draw calls issued with no valid
+program in use (they draw nothing) are counted apart, and each program that fails to link is
+recorded with its log and the logs of its shaders. Nothing here calls `getError`: that would take the
 error flags from the page. `readPixels` outside a frame reads zeros, so the sample resolves
 from inside a frame callback.
 
