@@ -12,8 +12,8 @@ own context, and the whole of it where its buffer holds the picture it shows
 (docs/design/gate.md#a-canvas-is-judged-by-its-own-pixels): a canvas is judged by its own
 pixels, the screenshot only the fallback for a canvas whose buffer was cleared since it drew
 (a page that drew once), read where the canvas itself is on top (a panel over its centre is
-not the canvas) with every other element hidden, below the first screen too. A canvas one flat
-colour, or dim with no shape, beside at most a small overlay of the page's own (an FPS box),
+not the canvas) with every other element hidden, below the first screen too. A canvas that is
+a dim texture with no shape, beside at most a small overlay of the page's own (an FPS box),
 a canvas never sized whose draws land outside it, and a page with nothing at all to show are
 blank (docs/design/gate.md#a-scene-nobody-can-see-did-not-show). A canvas with no context,
 or none drawn into yet, is not judged yet: whatever shows through it is the page behind, not
@@ -118,9 +118,8 @@ MEANING = {
     WEBGL_ERROR: "WebGL draws nothing of the scene: a shader did not compile, or draw calls "
     "have no valid shader program in use",
     BLANK_CANVAS: "a canvas shows nothing: it never drew, it is black in the frame and on "
-    "screen, it is dim with no shape or one flat colour with at most a small overlay beside "
-    "it, or it was never sized and its scene is drawn outside it; or the page shows nothing "
-    "at all",
+    "screen, it is a dim texture with no shape with at most a small overlay beside it, or it "
+    "was never sized and its scene is drawn outside it; or the page shows nothing at all",
     UNRESPONSIVE: "the page's main thread did not answer a sample in time",
     NEEDS_GESTURE: "the page waits for a person's gesture: clicked once the way a person "
     "would, it still showed nothing that can be judged (not a failure)",
@@ -852,7 +851,8 @@ class _Judge:
         if track.empty and verdict == BLANK_CANVAS:
             add(
                 "canvas",
-                "the page shows nothing: no canvas, no text, no image, no painted box",
+                "the page shows nothing: no canvas, no text, no image, no painted box, no "
+                "background of its own",
                 self.file.name,
                 track.last_at,
             )
@@ -1183,8 +1183,8 @@ class _Track:
             # flat dark colour all over, whatever shows through or over it on the screen.
             return "blank"
         if whole is not None and whole.get("faint"):
-            # Over what shows behind it, one flat colour, or dim with no shape: blank unless
-            # the page shows content of its own beside it (judged per sample).
+            # Over what shows behind it, a dim texture with no shape: blank unless the page
+            # shows content of its own beside it (judged per sample).
             return "faint"
         if frame is not None and frame.get("empty"):
             return "blank"  # a 2D canvas transparent all over: nothing it drew shows
@@ -1310,14 +1310,11 @@ def _canvas_problem(canvas: dict[str, Any], track: _Track) -> str | None:
             f"(mean {whole['mean']:g}, max {whole['max']}), whatever shows on screen"
         )
     if whole is not None and whole.get("faint") and track.faint:
-        if whole.get("contrast", 0) < probe.FLAT_CONTRAST:
-            how = f"one flat colour all over (contrast {whole['contrast']:g}:1)"
-        else:
-            how = (
-                f"nothing lit in it beyond a dim shade (brightest luminance {whole['light']:g}, "
-                f"under {probe.DIM_LUMINANCE:g}) and no shape (its blocks "
-                f"{whole['spread']:.0%} apart at most)"
-            )
+        how = (
+            f"a dim texture: nothing lit beyond a dim shade (brightest luminance "
+            f"{whole['light']:g}, under {probe.DIM_LUMINANCE:g}) and no shape (its blocks "
+            f"{whole['spread']:.0%} apart at most)"
+        )
         return (
             f"{size}, {canvas['context']}: its own pixels, over what is behind it, are {how}; "
             "beside it the page shows only a small overlay: its scene never showed"

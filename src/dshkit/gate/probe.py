@@ -8,8 +8,8 @@ and bitmap contexts, so a canvas is judged by what the page drew into it, not by
 shows through it in a screenshot (one 2D draw call in a few is placed through the context's
 transform: a scene drawn outside a canvas never sized); WebGL draw calls issued with no valid
 program in use (they draw nothing) are counted apart, and each program that fails to link is
-recorded with its log and the logs of its shaders. Nothing here calls `getError`: that would take the
-error flags from the page. `readPixels` outside a frame reads zeros, so the sample resolves
+recorded with its log and the logs of its shaders. Nothing here calls `getError`: that would
+take the error flags from the page. `readPixels` outside a frame reads zeros, so the sample resolves
 from inside a frame callback.
 
 A fetch the gate refused rejects with a TypeError the page may leave unhandled: the wrapped
@@ -37,7 +37,8 @@ DIM_LUMINANCE = 0.1
 BLOCK_SIDE = 64
 UNIFORM_SPREAD = 0.25
 # A canvas whose brightest and darkest pixels differ less than this contrast ratio is one
-# flat colour all over (of any colour: white too), whatever its shade.
+# flat colour all over: judged by the dark thresholds alone (a very dark night sky cleared
+# every frame is a scene); the dim rule is for textures (the navy glyphs: 1.16 to 1.3).
 FLAT_CONTRAST = 1.1
 # The page's own content beside its canvases (text, images, painted boxes) this big at most,
 # as a share of the viewport, is a small overlay (an FPS box, a status line): it does not make
@@ -483,9 +484,9 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
   }});
   // The canvas's own picture, whole: transparent all over, or one flat dark colour all over
   // (mean < {BLANK_MEAN}, max < {BLANK_MAX}), shows nothing of its own, whatever shows through
-  // or over it on screen (`blank`). Over the colour behind it, no pixel lit above a dim
-  // luminance ({DIM_LUMINANCE}), or one flat colour all over (contrast < {FLAT_CONTRAST}), it
-  // shows nothing a person sees (`faint`). Stops at the first sign of content.
+  // or over it on screen (`blank`). Over the colour behind it, a texture (contrast
+  // {FLAT_CONTRAST} or more) with no pixel lit above a dim luminance ({DIM_LUMINANCE}) and no
+  // shape shows nothing a person sees (`faint`). Stops at the first sign of content.
   const own = (entry, canvas) => {{
     const back = backdrop(canvas);
     const w = canvas.width, h = canvas.height;
@@ -540,9 +541,11 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
     const least = sorted[Math.floor(0.05 * (sorted.length - 1))] || 0;
     const most = sorted[Math.ceil(0.95 * (sorted.length - 1))] || 0;
     const spread = most > 0 ? (most - least) / most : 0;
-    const dim = brightest < {DIM_LUMINANCE} && spread <= {UNIFORM_SPREAD};
-    return {{ blank, max: lit, mean: Math.round(mean * 100) / 100, alpha: high,
-      faint: !blank && (dim || contrast < {FLAT_CONTRAST}),
+    // A texture (not one flat colour: that is judged by the dark thresholds above), dim, with
+    // no shape.
+    const faint = !blank && contrast >= {FLAT_CONTRAST} && brightest < {DIM_LUMINANCE} &&
+      spread <= {UNIFORM_SPREAD};
+    return {{ blank, max: lit, mean: Math.round(mean * 100) / 100, alpha: high, faint,
       light: Math.round(brightest * 1000) / 1000, contrast: Math.round(contrast * 100) / 100,
       spread: Math.round(spread * 100) / 100 }};
   }};
@@ -631,8 +634,13 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
     const replaced =
       /^(img|svg|video|iframe|object|embed|input|select|textarea|button|picture|math)$/;
     const range = document.createRange();
-    const page = getComputedStyle(document.documentElement).backgroundImage !== 'none' ||
-      getComputedStyle(body).backgroundImage !== 'none';
+    // A background the page paints itself (a colour, an image) is something it shows: only
+    // the browser's own blank white is nothing.
+    const page = [document.documentElement, body].some((el) => {{
+      const style = getComputedStyle(el);
+      return style.backgroundImage !== 'none' ||
+        !/^(transparent|rgba\\(.*, 0\\))$/.test(style.backgroundColor);
+    }});
     for (const el of [body, ...body.querySelectorAll('*')]) {{
       if (++looked > {MAX_CONTENT_ELEMENTS}) return {{ large: true, painted: painted + 1 }};
       const tag = el.localName;
