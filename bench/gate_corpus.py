@@ -15,6 +15,7 @@ false failure is the costly mistake (a whole turn of rework for a good page): `o
 says how often a good page went through.
 
     python bench/gate_corpus.py --repo PATH/kcores-llm-arena [--budget 12] [--limit N]
+        [--only TEXT]... [--label LABEL]...
 """
 
 from __future__ import annotations
@@ -65,8 +66,23 @@ def main() -> None:
     parser.add_argument("--repo", type=Path, default=None, help="a clone of the pages' repository")
     parser.add_argument("--budget", type=float, default=12.0, help="seconds per page (the hook's)")
     parser.add_argument("--limit", type=int, default=0, help="judge the first N pages only")
+    parser.add_argument(
+        "--only", action="append", default=[], help="judge pages whose path holds this text"
+    )
+    parser.add_argument(
+        "--label", action="append", default=[], help="judge pages labelled so (ok, blank…)"
+    )
     args = parser.parse_args()
     files, labels = pages(args.repo)
+    kept = [
+        (f, x)
+        for f, x in zip(files, labels, strict=True)
+        if (not args.only or any(o in str(f) for o in args.only))
+        and (not args.label or x in args.label)
+    ]
+    if not kept:
+        sys.exit("no labelled page matches --only and --label")
+    files, labels = [f for f, _ in kept], [x for _, x in kept]
     if args.limit:
         files, labels = files[: args.limit], labels[: args.limit]
     said: list[str] = []

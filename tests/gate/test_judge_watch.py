@@ -79,7 +79,13 @@ def test_a_canvas_is_judged_by_its_own_pixels(
 ) -> None:
     for name in ("black-under-light-panel.html", "below-fold-black.html"):
         (canvas,) = failing[name].canvas
-        assert canvas["ownPixels"] == {"blank": True, "max": 0, "mean": 0, "alpha": 255}
+        own = canvas["ownPixels"]
+        assert {k: own[k] for k in ("blank", "max", "mean", "alpha")} == {
+            "blank": True,
+            "max": 0,
+            "mean": 0,
+            "alpha": 255,
+        }
     (clear,) = failing["transparent-clear.html"].canvas
     assert clear["ownPixels"]["blank"] and clear["ownPixels"]["alpha"] == 0
     (problem,) = kinds(failing["transparent-clear.html"], "canvas")

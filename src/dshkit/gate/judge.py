@@ -8,13 +8,17 @@ wording, within the document's reach), the parser's error box of an XML page, ea
 backing-store size, what the page drew into it (draw calls counted by the init script, WebGL
 draws with no valid program apart, shaders that did not compile and programs that failed to
 link with their logs), and the centre of each canvas read inside a frame through the page's
-own context, and the whole of it where the centre is dark and its buffer holds the picture it
-shows (docs/design/gate.md#a-canvas-is-judged-by-its-own-pixels): a canvas is judged by its
-own pixels, the screenshot only the fallback for a canvas whose buffer was cleared since it
-drew (a page that drew once), read where the canvas itself is on top (a panel over its centre
-is not the canvas), below the first screen too. A canvas with no context, or none drawn into
-yet, is not judged yet: whatever shows through it is the page behind, not the canvas; one
-hidden by CSS is not judged at all, nor one with no CSS size, unless the page renders into it.
+own context, and the whole of it where its buffer holds the picture it shows
+(docs/design/gate.md#a-canvas-is-judged-by-its-own-pixels): a canvas is judged by its own
+pixels, the screenshot only the fallback for a canvas whose buffer was cleared since it drew
+(a page that drew once), read where the canvas itself is on top (a panel over its centre is
+not the canvas) with every other element hidden, below the first screen too. A canvas that is
+a dim texture with no shape, beside at most a small overlay of the page's own (an FPS box),
+a canvas never sized whose draws land outside it, and a page with nothing at all to show are
+blank (docs/design/gate.md#a-scene-nobody-can-see-did-not-show). A canvas with no context,
+or none drawn into yet, is not judged yet: whatever shows through it is the page behind, not
+the canvas; one hidden by CSS is not judged at all, nor one with no CSS size, unless the page
+renders into it.
 A page that waits for a person (a start control, a waiting canvas that listens for input) gets
 one gesture, as a person makes it, and what follows is judged; still waiting at the end, it
 `needs-gesture` (no failure). The page's
@@ -113,8 +117,9 @@ MEANING = {
     BLANK_CANVAS_0: "a canvas's backing store is 8 pixels or less: it shows nothing",
     WEBGL_ERROR: "WebGL draws nothing of the scene: a shader did not compile, or draw calls "
     "have no valid shader program in use",
-    BLANK_CANVAS: "a canvas shows nothing: it never drew, or it is black in the frame and "
-    "on screen",
+    BLANK_CANVAS: "a canvas shows nothing: it never drew, it is black in the frame and on "
+    "screen, it is a dim texture with no shape with at most a small overlay beside it, or it "
+    "was never sized and its scene is drawn outside it; or the page shows nothing at all",
     UNRESPONSIVE: "the page's main thread did not answer a sample in time",
     NEEDS_GESTURE: "the page waits for a person's gesture: clicked once the way a person "
     "would, it still showed nothing that can be judged (not a failure)",
@@ -155,6 +160,12 @@ RECOVERED_SAMPLES = 4
 WATCH_INTERVAL_S = 0.5
 IDLE_IN_A_ROW = 2
 TINY_CANVAS = 8  # a backing store this small in either dimension shows nothing
+# A canvas never sized: its default backing store, stretched by CSS this many times at least,
+# with this share of its placed draw calls (of this many at least) outside the backing store.
+DEFAULT_CANVAS = (300, 150)
+STRETCHED = 2
+OUTSIDE_SHARE = 0.6
+MIN_PLACED = 20
 BLANK_MEAN, BLANK_MAX = probe.BLANK_MEAN, probe.BLANK_MAX  # mean < 2 and max < 8 (RGB)
 # The early stop: loaded this long (a page may fail seconds after its load: a lost context,
 # its own watchdog), and good without a break this long.
@@ -738,12 +749,25 @@ class _Judge:
         if right - left < 1 or bottom - top < 1:
             return None
         clip = {"x": left, "y": top, "width": right - left, "height": bottom - top}
+        ends = time.monotonic() + timeout
+        alone = False
+        key = canvas.get("id")
         try:
+            if key is not None and key < FRAME_IDS:
+                # The canvas alone: a DOM overlay over it (an FPS counter that takes no
+                # clicks) is not what the canvas shows.
+                alone = bool(await asyncio.wait_for(page.evaluate(probe.SHOT_ALONE, key), timeout))
             png = await asyncio.wait_for(
-                page.screenshot(clip=clip, animations="allow", full_page=beyond), timeout
+                page.screenshot(clip=clip, animations="allow", full_page=beyond),
+                ends - time.monotonic(),
             )
         except Exception as exc:
             raise _ShotFailed from exc
+        finally:
+            if alone:
+                with contextlib.suppress(Exception):
+                    left = max(SHOT_TIMEOUT_S, ends - time.monotonic())
+                    await asyncio.wait_for(page.evaluate(probe.SHOT_RESTORE), left)
         mean, peak = png_stats(png)
         return {"mean": round(mean, 2), "max": peak}
 
@@ -824,6 +848,14 @@ class _Judge:
             problem = _canvas_problem(canvas, track)
             if problem:
                 add("canvas", problem, canvas.get("name"), track.last_at)
+        if track.empty and verdict == BLANK_CANVAS:
+            add(
+                "canvas",
+                "the page shows nothing: no canvas, no text, no image, no painted box, no "
+                "background of its own",
+                self.file.name,
+                track.last_at,
+            )
         if self.gesture is not None:
             said = self.gesture.get("what")
             how = "pressed Space" if not self.gesture.get("at") else f"clicked {said!r}"
@@ -950,6 +982,10 @@ class _Track:
         self.canvas_states: dict[int | None, str] = {}  # each canvas's state at its last sample
         self.canvas_shots: dict[int | None, dict[str, Any]] = {}  # and its last screenshot
         self._offset: float | None = None  # monotonic − page time (s)
+        # The last sample was blank for a canvas that shows nothing a person sees (`faint`)
+        # beside at most a small overlay, or for a page with nothing at all to show (`empty`).
+        self.faint = False
+        self.empty = False
 
     def page_since_load(self) -> float:
         """Seconds from the page's load to its last sample, on the page's clock (0 before
@@ -1044,6 +1080,8 @@ class _Track:
             self.handled = sample["handled"]
         self._timers(sample)
         kinds = [self._canvas(c, now) for c in sample["canvases"]]
+        content = sample.get("content")
+        self.faint = self.empty = False
         if sample["fatal"]:
             return FATAL_OVERLAY
         if sample.get("parseErrors"):
@@ -1056,8 +1094,20 @@ class _Track:
             return WEBGL_ERROR
         if "blank" in kinds:
             return BLANK_CANVAS
+        small = isinstance(content, dict) and not content.get("large")
+        if "faint" in kinds and "drawn" not in kinds and small:
+            # Nothing a person sees in any canvas, and beside them at most a small overlay
+            # (an FPS box): the scene never showed. With content of its own beside it, a dim
+            # canvas is a backdrop, not the page.
+            self.faint = True
+            return BLANK_CANVAS
+        kinds = ["drawn" if k == "faint" else k for k in kinds]
         if "waiting" in kinds and "drawn" not in kinds:
             return WAITING
+        shown = isinstance(content, dict) and content.get("painted")
+        if all(k == "unseen" for k in kinds) and isinstance(content, dict) and not shown:
+            self.empty = True
+            return BLANK_CANVAS  # no canvas, no text, nothing painted: an empty page
         return OK
 
     def _timers(self, sample: dict[str, Any]) -> None:
@@ -1124,12 +1174,18 @@ class _Track:
             if canvas["frame"] is not None and canvas["frame"].get("lost"):
                 return "blank"
             return "waiting"  # a context, and nothing drawn into it yet
+        if _unsized(canvas):
+            return "blank"  # its scene drawn for the window, outside a canvas never sized
         frame = canvas["frame"]
         whole = canvas.get("own")
         if whole is not None and whole.get("blank"):
             # Its own buffer, read whole where it holds the picture shown: transparent or one
             # flat dark colour all over, whatever shows through or over it on the screen.
             return "blank"
+        if whole is not None and whole.get("faint"):
+            # Over what shows behind it, a dim texture with no shape: blank unless the page
+            # shows content of its own beside it (judged per sample).
+            return "faint"
         if frame is not None and frame.get("empty"):
             return "blank"  # a 2D canvas transparent all over: nothing it drew shows
         if frame is not None and not _dark(frame):
@@ -1201,6 +1257,20 @@ def _out_of_sight(canvas: dict[str, Any]) -> bool:
     return bool(w < 1 or h < 1 or x + w <= 0 or y + h <= 0)
 
 
+def _unsized(canvas: dict[str, Any]) -> bool:
+    """A 2D canvas never sized (the default 300×150 backing store) stretched by CSS, whose
+    draws land outside its backing store: the page draws for the window's size, and only what
+    it draws in a corner (an FPS box) shows."""
+    placed = int(canvas.get("placed") or 0)
+    return (
+        (canvas["width"], canvas["height"]) == DEFAULT_CANVAS
+        and canvas["cssWidth"] >= STRETCHED * DEFAULT_CANVAS[0]
+        and canvas["cssHeight"] >= STRETCHED * DEFAULT_CANVAS[1]
+        and placed >= MIN_PLACED
+        and int(canvas.get("outside") or 0) >= OUTSIDE_SHARE * placed
+    )
+
+
 def _screen_judged(canvas: dict[str, Any]) -> bool:
     """A canvas whose drawing the init script cannot count (drawn by a worker, or a context
     type it does not wrap): judged by what the screenshot shows at its place."""
@@ -1225,6 +1295,12 @@ def _canvas_problem(canvas: dict[str, Any], track: _Track) -> str | None:
         return f"{size}, {canvas['context']}: context lost, nothing shown"
     if not _screen_judged(canvas) and not canvas.get("draws"):
         return f"{size}, {canvas['context']}: not one draw call"
+    if _unsized(canvas):
+        return (
+            f"{size}, {canvas['context']}: never sized, yet {canvas['outside']} of "
+            f"{canvas['placed']} draw calls placed landed outside its backing store: the scene "
+            "is drawn for a larger canvas and does not show"
+        )
     whole = canvas.get("own")
     if whole is not None and whole.get("blank"):
         if not whole.get("alpha"):
@@ -1232,6 +1308,16 @@ def _canvas_problem(canvas: dict[str, Any], track: _Track) -> str | None:
         return (
             f"{size}, {canvas['context']}: its own pixels are one dark colour all over "
             f"(mean {whole['mean']:g}, max {whole['max']}), whatever shows on screen"
+        )
+    if whole is not None and whole.get("faint") and track.faint:
+        how = (
+            f"a dim texture: nothing lit beyond a dim shade (brightest luminance "
+            f"{whole['light']:g}, under {probe.DIM_LUMINANCE:g}) and no shape (its blocks "
+            f"{whole['spread']:.0%} apart at most)"
+        )
+        return (
+            f"{size}, {canvas['context']}: its own pixels, over what is behind it, are {how}; "
+            "beside it the page shows only a small overlay: its scene never showed"
         )
     if frame is not None and frame.get("empty"):
         return f"{size}, {canvas['context']}: drawn into, yet transparent all over"
@@ -1268,6 +1354,9 @@ def _canvas_json(canvas: dict[str, Any], track: _Track) -> dict[str, Any]:
         "ownPixels": canvas.get("own"),  # the whole buffer, read where it holds the picture
         "name": canvas.get("name"),
         "drawCalls": canvas.get("draws", 0),
+        # Of the 2D draw calls placed (one in probe.PLACE_EVERY), those wholly outside it.
+        "placedDrawCalls": canvas.get("placed", 0),
+        "outsideDrawCalls": canvas.get("outside", 0),
         "invalidDrawCalls": canvas.get("badDraws", 0),
         "contextLostMs": None if lost is None else max(0, _ms(lost - track.start)),
     }

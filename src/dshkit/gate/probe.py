@@ -5,10 +5,11 @@ unhandled rejections both arrive as Playwright's `pageerror`: nothing to catch h
 The judge never calls `getContext` (it could take the context type from the page): the init
 script wraps it and keeps what the page created. It also wraps the draw calls of 2D, WebGL
 and bitmap contexts, so a canvas is judged by what the page drew into it, not by whatever
-shows through it in a screenshot; WebGL draw calls issued with no valid program in use
-(they draw nothing) are counted apart, and each program that fails to link is recorded with
-its log and the logs of its shaders. Nothing here calls `getError`: that would take the
-error flags from the page. `readPixels` outside a frame reads zeros, so the sample resolves
+shows through it in a screenshot (one 2D draw call in a few is placed through the context's
+transform: a scene drawn outside a canvas never sized); WebGL draw calls issued with no valid
+program in use (they draw nothing) are counted apart, and each program that fails to link is
+recorded with its log and the logs of its shaders. Nothing here calls `getError`: that would
+take the error flags from the page. `readPixels` outside a frame reads zeros, so the sample resolves
 from inside a frame callback.
 
 A fetch the gate refused rejects with a TypeError the page may leave unhandled: the wrapped
@@ -24,6 +25,29 @@ MAX_FAILURES = 50  # distinct shader and program failures kept per page
 MAX_SCAN_PIXELS = 4_000_000  # a 2D canvas this big at most is read whole when its centre is empty
 SPOT = 64  # CSS pixels of the block of a canvas checked in the screenshot
 BLANK_MEAN, BLANK_MAX = 2.0, 8  # mean < 2 and max < 8 (RGB) is a blank picture
+# A canvas whose brightest pixel (over what shows behind it) is darker than this relative
+# luminance is dim: a texture of 8 px navy glyphs on black measured 0.011 to 0.015, a strip of
+# its lighter glyphs at an edge more. A star, a sprite, a line of text is far brighter (#777
+# is 0.18, white 1); a dim shape (#555 is 0.09) is told by its blocks, below.
+DIM_LUMINANCE = 0.1
+# ... unless it has a shape: its blocks of this side (backing-store pixels), each one's mean
+# luminance, further apart than this share of the brighter (the 5th and 95th percentiles; a
+# black ellipse on that navy texture: 1.0; the texture alone, its glyphs varying: 0.02). A
+# uniform texture is no scene.
+BLOCK_SIDE = 64
+UNIFORM_SPREAD = 0.25
+# A canvas whose brightest and darkest pixels differ less than this contrast ratio is one
+# flat colour all over: judged by the dark thresholds alone (a very dark night sky cleared
+# every frame is a scene); the dim rule is for textures (the navy glyphs: 1.16 to 1.3).
+FLAT_CONTRAST = 1.1
+# The page's own content beside its canvases (text, images, painted boxes) this big at most,
+# as a share of the viewport, is a small overlay (an FPS box, a status line): it does not make
+# a canvas that shows nothing a page that shows its scene.
+SMALL_CONTENT = 0.05
+# One 2D draw call in this many is placed (the others only counted); a prime, so that a frame
+# of a few dozen calls is sampled at every position in turn.
+PLACE_EVERY = 13
+MAX_CONTENT_ELEMENTS = 3000  # elements looked at for the page's own content, at most
 MIN_WATCHED_TIMER_MS = 300  # shorter one-shot timers are a page's own work, not a watchdog
 
 INIT = f"""(() => {{
@@ -40,7 +64,8 @@ INIT = f"""(() => {{
     let entry = byContext.get(context);
     if (entry) return entry;
     entry = {{ id: contexts.length, canvas, type: String(type), context, draws: 0,
-      programDraws: 0, badDraws: 0, lostAt: null, program: null, failedShaders: 0 }};
+      programDraws: 0, badDraws: 0, lostAt: null, program: null, failedShaders: 0,
+      checks: 0, placed: 0, outside: 0 }};
     contexts.push(entry);
     byContext.set(context, entry);
     if (/webgl/i.test(entry.type) && canvas.addEventListener) {{
@@ -86,10 +111,40 @@ INIT = f"""(() => {{
     const entry = byContext.get(gl);
     if (entry) entry.program = gl.isContextLost() ? null : gl.getParameter(gl.CURRENT_PROGRAM);
   }};
+  // A 2D draw call with a place, counted as drawn; one in {PLACE_EVERY} is placed through the
+  // context's transform, and whether it lands wholly outside the backing store is counted (a
+  // scene drawn for the window on a canvas never sized lands outside it).
+  const placed = (original, box) => function (...args) {{
+    const entry = byContext.get(this);
+    if (entry) {{
+      entry.draws += 1;
+      if (entry.checks++ % {PLACE_EVERY} === 0) try {{
+        const [x, y, w, h] = box(args).map(Number), m = this.getTransform(), c = this.canvas;
+        if ([x, y, w, h].every(Number.isFinite)) {{
+          const xs = [], ys = [];
+          for (const [px, py] of [[x, y], [x + w, y], [x, y + h], [x + w, y + h]]) {{
+            xs.push(m.a * px + m.c * py + m.e);
+            ys.push(m.b * px + m.d * py + m.f);
+          }}
+          entry.placed += 1;
+          if (Math.min(...xs) >= c.width || Math.max(...xs) <= 0 ||
+              Math.min(...ys) >= c.height || Math.max(...ys) <= 0) entry.outside += 1;
+        }}
+      }} catch (e) {{}}
+    }}
+    return original.apply(this, args);
+  }};
+  const places = {{
+    fillRect: (a) => a.slice(0, 4), strokeRect: (a) => a.slice(0, 4),
+    fillText: (a) => [a[1], a[2], 1, 1], strokeText: (a) => [a[1], a[2], 1, 1],
+    drawImage: (a) => a.length >= 9 ? a.slice(5, 9) : a.length >= 5 ? a.slice(1, 5)
+      : [a[1], a[2], (a[0] && a[0].width) || 1, (a[0] && a[0].height) || 1],
+  }};
   const names2d = ['fillRect', 'strokeRect', 'fillText', 'strokeText', 'fill', 'stroke',
     'drawImage', 'putImageData'];
   for (const name of names2d)
-    wrap(window.CanvasRenderingContext2D && CanvasRenderingContext2D.prototype, name, plain);
+    wrap(window.CanvasRenderingContext2D && CanvasRenderingContext2D.prototype, name,
+      places[name] ? (o) => placed(o, places[name]) : plain);
   wrap(window.ImageBitmapRenderingContext && ImageBitmapRenderingContext.prototype,
     'transferFromImageBitmap', plain);
   const glProtos = [window.WebGLRenderingContext, window.WebGL2RenderingContext]
@@ -414,10 +469,26 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
     }} catch (e) {{}}
     return preserved || (before !== null && entry.draws > (before.get(entry) || 0));
   }};
+  // The colour behind a canvas: its nearest ancestor's background colour (the page's white
+  // when none paints one).
+  const backdrop = (canvas) => {{
+    for (let e = canvas.parentElement; e; e = e.parentElement) {{
+      const m = (getComputedStyle(e).backgroundColor.match(/[\\d.]+/g) || []).map(Number);
+      if (m.length >= 3 && (m.length < 4 || m[3] > 0)) return m.slice(0, 3);
+    }}
+    return [255, 255, 255];
+  }};
+  const linear = [...Array(256).keys()].map((v) => {{
+    const c = v / 255;
+    return c <= 0.04045 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
+  }});
   // The canvas's own picture, whole: transparent all over, or one flat dark colour all over
   // (mean < {BLANK_MEAN}, max < {BLANK_MAX}), shows nothing of its own, whatever shows through
-  // or over it on screen. Stops at the first sign of content.
+  // or over it on screen (`blank`). Over the colour behind it, a texture (contrast
+  // {FLAT_CONTRAST} or more) with no pixel lit above a dim luminance ({DIM_LUMINANCE}) and no
+  // shape shows nothing a person sees (`faint`). Stops at the first sign of content.
   const own = (entry, canvas) => {{
+    const back = backdrop(canvas);
     const w = canvas.width, h = canvas.height;
     if (w < 1 || h < 1 || w * h > {MAX_SCAN_PIXELS}) return null;
     let data = null;
@@ -432,7 +503,12 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
     }} catch (e) {{
       return null;
     }}
-    let lit = 0, sum = 0, shown = 0, low = 255, high = 0;
+    let lit = 0, sum = 0, shown = 0, low = 255, high = 0, darkest = 1, brightest = 0;
+    const [br, bg, bb] = back;
+    // Its luminance by blocks of {BLOCK_SIDE}×{BLOCK_SIDE} pixels (whole blocks only): a dim
+    // picture with a shape has blocks far apart; a texture, or nothing, has them all alike.
+    const side = {BLOCK_SIDE}, across = Math.floor(w / side), down = Math.floor(h / side);
+    const blocks = new Float64Array(across * down);
     for (let i = 0; i < data.length; i += 4) {{
       const a = data[i + 3];
       if (a < low) low = a;
@@ -443,11 +519,35 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
         sum += data[i] + data[i + 1] + data[i + 2];
         shown += 1;
       }}
-      if (low !== high || (high && lit >= {BLANK_MAX})) return {{ blank: false }};
+      // What a person sees there: the pixel over the colour behind the canvas.
+      const y = 0.2126 * linear[Math.round((data[i] * a + br * (255 - a)) / 255)] +
+        0.7152 * linear[Math.round((data[i + 1] * a + bg * (255 - a)) / 255)] +
+        0.0722 * linear[Math.round((data[i + 2] * a + bb * (255 - a)) / 255)];
+      if (y < darkest) darkest = y;
+      if (y > brightest) brightest = y;
+      const col = (i >> 2) % w, row = ((i >> 2) - col) / w;
+      if (col < across * side && row < down * side)
+        blocks[((row / side) | 0) * across + ((col / side) | 0)] += y;
+      if ((low !== high || (high && lit >= {BLANK_MAX})) && brightest >= {DIM_LUMINANCE} &&
+          brightest + 0.05 >= {FLAT_CONTRAST} * (darkest + 0.05))
+        return {{ blank: false, faint: false }};
     }}
     const mean = shown ? sum / (shown * 3) : 0;
-    return {{ blank: high === 0 || (lit < {BLANK_MAX} && mean < {BLANK_MEAN}), max: lit,
-      mean: Math.round(mean * 100) / 100, alpha: high }};
+    const blank = high === 0 || (low === high && lit < {BLANK_MAX} && mean < {BLANK_MEAN});
+    const contrast = (brightest + 0.05) / (darkest + 0.05);
+    // How far apart its blocks are (the 5th and 95th percentiles: a ragged edge block is no
+    // shape), as a share of the brighter (0: all alike).
+    const sorted = [...blocks].sort((a, b) => a - b);
+    const least = sorted[Math.floor(0.05 * (sorted.length - 1))] || 0;
+    const most = sorted[Math.ceil(0.95 * (sorted.length - 1))] || 0;
+    const spread = most > 0 ? (most - least) / most : 0;
+    // A texture (not one flat colour: that is judged by the dark thresholds above), dim, with
+    // no shape.
+    const faint = !blank && contrast >= {FLAT_CONTRAST} && brightest < {DIM_LUMINANCE} &&
+      spread <= {UNIFORM_SPREAD};
+    return {{ blank, max: lit, mean: Math.round(mean * 100) / 100, alpha: high, faint,
+      light: Math.round(brightest * 1000) / 1000, contrast: Math.round(contrast * 100) / 100,
+      spread: Math.round(spread * 100) / 100 }};
   }};
   const dark = (frame) => frame === null || frame.lost ||
     (!frame.empty && frame.mean < {BLANK_MEAN} && frame.max < {BLANK_MAX});
@@ -506,7 +606,8 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
       if (at) return {{ kind: 'control', at, what: said.slice(0, 80) }};
     }}
     // Not drawn yet, or drawn but blank all over (a scene that clears until it starts).
-    const waiting = canvases.filter((c) => (c.draws === 0 || (c.own && c.own.blank)) &&
+    const waiting = canvases.filter((c) => (c.draws === 0 || (c.own && (c.own.blank ||
+      c.own.faint))) &&
       c.box[2] >= 1 && c.box[3] >= 1);
     for (const c of waiting) {{
       if (!(c.listens || wide)) continue;
@@ -517,6 +618,57 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
     }}
     if (waiting.length && keys) return {{ kind: 'key', at: null, what: 'keyboard' }};
     return null;
+  }};
+  // The page's own content beside its canvases, as a share of the viewport: text (where its
+  // glyphs are), images and other replaced elements, boxes painted with a background, a border
+  // or a shadow. `large` once it passes {SMALL_CONTENT} (an FPS box or a status line does not),
+  // `painted` the count found; null for a document with no body (an SVG).
+  const content = () => {{
+    const body = document.body;
+    if (!body) return null;
+    const view = innerWidth * innerHeight;
+    let area = 0, painted = 0, looked = 0;
+    const clipped = (r) => Math.max(0, Math.min(innerWidth, r.right) - Math.max(0, r.left)) *
+      Math.max(0, Math.min(innerHeight, r.bottom) - Math.max(0, r.top));
+    const text = (node) => node.nodeType === 3 && node.textContent.trim() !== '';
+    const replaced =
+      /^(img|svg|video|iframe|object|embed|input|select|textarea|button|picture|math)$/;
+    const range = document.createRange();
+    // A background the page paints itself (a colour, an image) is something it shows: only
+    // the browser's own blank white is nothing.
+    const page = [document.documentElement, body].some((el) => {{
+      const style = getComputedStyle(el);
+      return style.backgroundImage !== 'none' ||
+        !/^(transparent|rgba\\(.*, 0\\))$/.test(style.backgroundColor);
+    }});
+    for (const el of [body, ...body.querySelectorAll('*')]) {{
+      if (++looked > {MAX_CONTENT_ELEMENTS}) return {{ large: true, painted: painted + 1 }};
+      const tag = el.localName;
+      if (tag === 'canvas' || tag === 'script' || tag === 'style' || tag === 'template' ||
+          el.closest('svg') !== el && el.closest('svg')) continue;
+      const nodes = [...el.childNodes].filter(text);
+      const style = getComputedStyle(el);
+      const paints = el !== body && (
+        !/^(transparent|rgba\\(.*, 0\\))$/.test(style.backgroundColor) ||
+        style.backgroundImage !== 'none' || style.boxShadow !== 'none' ||
+        ['Top', 'Right', 'Bottom', 'Left'].some((side) => style[`border${{side}}Style`] !==
+          'none' && parseFloat(style[`border${{side}}Width`]) > 0));
+      const whole = el !== body && (replaced.test(tag) || el.shadowRoot !== null || paints);
+      if (!nodes.length && !whole) continue;
+      if (!seen(el)) continue;
+      let here = 0;
+      if (whole) here = clipped(el.getBoundingClientRect());
+      else for (const node of nodes) {{
+        range.selectNodeContents(node);
+        for (const r of range.getClientRects()) here += clipped(r);
+      }}
+      if (here < 1) continue;
+      painted += 1;
+      area += here;
+      if (area > {SMALL_CONTENT} * view) return {{ large: true, painted }};
+    }}
+    return {{ large: false, painted: painted + (page ? 1 : 0),
+      share: Math.round(area / view * 1000) / 1000 }};
   }};
   // What only helps the judge (a gesture to make) never costs the sample.
   const safely = (read) => {{
@@ -529,9 +681,9 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
     const box = canvas.getBoundingClientRect();
     const frame = read(entry, canvas);
     const now = current(entry);
-    // Read whole only when its centre shows nothing: most pages show something there.
-    const whole = now && frame !== null && !frame.lost && (frame.empty || dark(frame))
-      ? own(entry, canvas) : null;
+    // Read whole where its buffer holds the picture it shows (it stops at the first sign of
+    // content: most pages show some at once).
+    const whole = now && frame !== null && !frame.lost ? own(entry, canvas) : null;
     return {{
       id: entry ? entry.id : null,
       name: canvas.id ? `canvas#${{canvas.id}}` : `canvas ${{all.indexOf(canvas) + 1}}`,
@@ -544,6 +696,7 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
       badDraws: entry ? entry.badDraws : 0,
       lostAt: entry ? entry.lostAt : null,
       failedShaders: entry ? entry.failedShaders : 0,
+      placed: entry ? entry.placed : 0, outside: entry ? entry.outside : 0,
       frame, current: now, own: whole,
       spot: dark(frame) && !(whole && whole.blank) ? spot(canvas, box) : null,
       listens: !!(gate.gestures && gate.gestures.pointer && gate.gestures.pointer.has(canvas)),
@@ -559,7 +712,30 @@ SAMPLE = f"""([words, overlayIds, startWords]) => new Promise((resolve) => (
     handled: gate.handled.map((h) => Object.assign({{}}, h)),
     timers: [...gate.timers.values()].sort((a, b) => a - b).slice(0, {MAX_FAILURES}),
     viewport: [innerWidth, innerHeight], now: performance.now(), loadedAt: loadedAt(),
-    pending: pending(), gesture: safely(() => gesture(canvases)),
+    pending: pending(), gesture: safely(() => gesture(canvases)), content: safely(content),
   }});
   }});
 }}))"""
+
+# The screenshot of a canvas that drew once (its buffer no longer holds its picture) shows the
+# canvas alone: every other element but its ancestors hidden for the shot (a DOM FPS counter
+# over it is not the canvas), then shown again. Its argument is the canvas's context id;
+# false when the page no longer has it.
+SHOT_ALONE = f"""(id) => {{
+  const gate = window.{KEY};
+  const entry = gate && gate.contexts[id];
+  if (!entry || !entry.canvas.isConnected) return false;
+  for (let e = entry.canvas; e; e = e.parentElement) e.setAttribute('data-{KEY}-shot', '');
+  const style = document.createElement('style');
+  style.id = '{KEY}-shot';
+  style.textContent = '* {{ visibility: hidden !important; }} ' +
+    '[data-{KEY}-shot] {{ visibility: visible !important; }}';
+  document.documentElement.appendChild(style);
+  return true;
+}}"""
+SHOT_RESTORE = f"""() => {{
+  const style = document.getElementById('{KEY}-shot');
+  if (style) style.remove();
+  for (const e of document.querySelectorAll('[data-{KEY}-shot]'))
+    e.removeAttribute('data-{KEY}-shot');
+}}"""
