@@ -22,7 +22,7 @@ from dshkit.gate.verdicts import recent_verdicts
 from dshkit.store import Store
 
 from ..support.cli import run_dshkit
-from ..support.gate import judged, shots
+from ..support.gate import judged, own_pixels, shots
 from ..support.paths import PAGES
 
 __all__ = ["shots"]  # the fixture the `judged` fixtures ask for
@@ -120,14 +120,13 @@ def test_a_blank_canvas_is_dark_inside_the_frame_and_whole(failing: dict[str, Ve
     (canvas,) = failing["blank-canvas.html"].canvas
     assert canvas["framePixel"] == {"mean": 0, "max": 0}
     # Its own buffer, read whole in the frame it drew: what it shows, no screenshot needed.
-    own = canvas["ownPixels"]
-    assert {k: own[k] for k in ("blank", "max", "mean", "alpha")} == {
+    assert own_pixels(canvas) == {
         "blank": True,
         "max": 0,
         "mean": 0,
         "alpha": 255,
     }
-    assert not own["faint"]
+    assert not canvas["ownPixels"]["faint"]
     assert canvas["screenshotPixel"] is None
 
 

@@ -15,7 +15,7 @@ from dshkit.gate.delivery import latest_verdict, note_writes, owed
 from dshkit.gate.judge import HARD_FAILURES, NEEDS_GESTURE, Verdict, judge_files
 from dshkit.store import Store
 
-from ..support.gate import judged, kinds, shots
+from ..support.gate import judged, kinds, own_pixels, shots
 from ..support.paths import PAGES
 
 __all__ = ["shots"]
@@ -79,8 +79,7 @@ def test_a_canvas_is_judged_by_its_own_pixels(
 ) -> None:
     for name in ("black-under-light-panel.html", "below-fold-black.html"):
         (canvas,) = failing[name].canvas
-        own = canvas["ownPixels"]
-        assert {k: own[k] for k in ("blank", "max", "mean", "alpha")} == {
+        assert own_pixels(canvas) == {
             "blank": True,
             "max": 0,
             "mean": 0,

@@ -41,3 +41,11 @@ def judged(name: str, pages: Iterable[str], budget: float) -> Callable[..., dict
 def kinds(verdict: Verdict, kind: str) -> list[dict[str, object]]:
     """The verdict's findings of one kind, in time order."""
     return [f for f in verdict.findings if f["kind"] == kind]
+
+
+def own_pixels(canvas: dict[str, object]) -> dict[str, object]:
+    """What a canvas's own buffer read as: blank, its brightest and mean luminance and alpha
+    (the fields every blank-canvas test compares; the rest are the dim-texture rule's)."""
+    own = canvas["ownPixels"]
+    assert isinstance(own, dict)
+    return {key: own[key] for key in ("blank", "max", "mean", "alpha")}
