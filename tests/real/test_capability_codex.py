@@ -5,34 +5,19 @@ told the screenshot fails there, with the raw reason, and that the gate runs out
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from ..support.capability import wait_for_probes
 from ..support.fakes import RefusingProxy, fake_responses
-from ..support.real import World, binary, codex_config, codex_env, texts
+from ..support.real import World, codex_config, run_codex_exec, texts
 
 pytestmark = [pytest.mark.real, pytest.mark.browser]  # the screenshot probe runs Chromium
 
 
 def run(world: World, proxy: RefusingProxy, prompt: str) -> None:
-    done = subprocess.run(
-        [
-            binary("codex", "node_modules", ".bin", "codex"),
-            "exec",
-            "--dangerously-bypass-hook-trust",
-            "--skip-git-repo-check",
-            prompt,
-        ],
-        env=codex_env(world, proxy, DSHKIT_CAPABILITY="on"),
-        cwd=world.project,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    done = run_codex_exec(world, proxy, prompt, DSHKIT_CAPABILITY="on")
     assert done.returncode == 0, (done.stdout[-1500:], done.stderr[-2000:])
 
 

@@ -6,14 +6,13 @@ more request (its next Stop says `stop_hook_active`), then stops."""
 from __future__ import annotations
 
 import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from ..support.fakes import RefusingProxy, fake_responses
 from ..support.paths import PAGES
-from ..support.real import World, binary, codex_config, codex_env, texts
+from ..support.real import World, codex_config, run_codex_exec, texts
 
 pytestmark = [pytest.mark.real, pytest.mark.browser]  # the gate judges in Chromium
 
@@ -35,21 +34,7 @@ def test_codex_gets_a_shell_written_failure_back_at_stop(
         world.install_hooks()
         (world.state / "config.toml").write_text("[gate]\nhook_budget_s = 2.0\n")
         fake.script.append(command)
-        done = subprocess.run(
-            [
-                binary("codex", "node_modules", ".bin", "codex"),
-                "exec",
-                "--dangerously-bypass-hook-trust",
-                "--skip-git-repo-check",
-                "做一个坦克网页",
-            ],
-            env=codex_env(world, proxy, DSHKIT_CAPABILITY="off"),
-            cwd=world.project,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
+        done = run_codex_exec(world, proxy, "做一个坦克网页", DSHKIT_CAPABILITY="off")
         bodies = [r.body for r in fake.requests if r.path.endswith("/responses")]
     assert done.returncode == 0, (done.stdout[-1500:], done.stderr[-2000:])
     assert (world.project / "site.html").exists()

@@ -44,6 +44,7 @@ from ..support.real import (
     codex_env,
     gemini_sent,
     gemini_settings,
+    run_codex_exec,
     run_gemini,
     texts,
 )
@@ -345,21 +346,7 @@ def test_claude_code_target_whose_first_turn_is_an_api_error_is_no_target(
 
 def codex(world: World, proxy: RefusingProxy, *args: str) -> str:
     """The real `codex exec ARGS…` in the project; its stdout and stderr."""
-    done = subprocess.run(
-        [
-            binary("codex", "node_modules", ".bin", "codex"),
-            "exec",
-            "--dangerously-bypass-hook-trust",
-            "--skip-git-repo-check",
-            *args,
-        ],
-        env=codex_env(world, proxy),
-        cwd=world.project,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    done = run_codex_exec(world, proxy, *args)
     return done.stdout + done.stderr
 
 

@@ -6,13 +6,18 @@ patch comes through its shell tool."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from ..support.fakes import RefusingProxy, fake_anthropic, fake_responses
-from ..support.real import World, binary, codex_config, codex_env, run_claude_raw, texts
+from ..support.real import (
+    World,
+    codex_config,
+    run_claude_raw,
+    run_codex_exec,
+    texts,
+)
 
 pytestmark = [pytest.mark.real]
 
@@ -55,12 +60,7 @@ def test_codex_cannot_patch_an_ssh_key_in(tmp_path: Path, proxy: RefusingProxy) 
         codex_config(world, fake.base_url)
         world.install_hooks()
         fake.script.append(command)
-        done = subprocess.run(
-            [binary("codex", "node_modules", ".bin", "codex"), "exec",
-             "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "整理一下环境"],
-            env=codex_env(world, proxy, DSHKIT_CAPABILITY="off"), cwd=world.project,
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180,
-        )  # fmt: skip
+        done = run_codex_exec(world, proxy, "整理一下环境", DSHKIT_CAPABILITY="off")
         bodies = [r.body for r in fake.requests if r.path.endswith("/responses")]
     assert done.returncode == 0, (done.stdout[-1500:], done.stderr[-2000:])
     assert not keys.exists(), world.hook_log()

@@ -34,8 +34,8 @@ from ..support.real import (
     World,
     binary,
     codex_config,
-    codex_env,
     run_claude_raw,
+    run_codex_exec,
     texts,
 )
 
@@ -120,22 +120,7 @@ def test_claude_code_optimizer_auto_and_review(tmp_path: Path, proxy: RefusingPr
 
 
 def run_codex(world: World, proxy: RefusingProxy, prompt: str, **extra: str) -> None:
-    env = codex_env(world, proxy, **extra)
-    done = subprocess.run(
-        [
-            binary("codex", "node_modules", ".bin", "codex"),
-            "exec",
-            "--dangerously-bypass-hook-trust",
-            "--skip-git-repo-check",
-            prompt,
-        ],
-        env=env,
-        cwd=world.project,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_codex_exec(world, proxy, prompt, timeout=120, **extra)
     assert done.returncode == 0, (done.stdout[-1500:], done.stderr[-2000:])
 
 

@@ -23,7 +23,7 @@ import pytest
 from ..support.cli import SCRIPT
 from ..support.fakes import RefusingProxy, fake_responses
 from ..support.paths import REPO
-from ..support.real import World, binary, codex_config, codex_env, texts
+from ..support.real import World, binary, codex_config, codex_env, run_codex_exec, texts
 
 pytestmark = pytest.mark.real
 
@@ -82,15 +82,9 @@ def run_destructive(
     victim.mkdir(exist_ok=True)
     (victim / "keep.txt").write_text("still here\n")
     fake.script.append({"tool": "exec_command", "arguments": {"cmd": "rm -rf ~/victim"}})
-    env = codex_env(world, proxy, PATH=path)
-    said = codex(
-        world,
-        env,
-        "exec",
-        "--dangerously-bypass-hook-trust",
-        "--skip-git-repo-check",
-        "clean up",
-    )
+    done = run_codex_exec(world, proxy, "clean up", PATH=path)
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+    said = done.stdout + done.stderr
     sent = [texts(r.body) for r in fake.requests if r.path.endswith("/responses")]
     return sent, said, victim
 

@@ -20,7 +20,7 @@ from dshkit.install import resident
 
 from ..support.cli import SCRIPT
 from ..support.fakes import RefusingProxy, fake_anthropic
-from ..support.real import World, run_claude_raw
+from ..support.real import World, run_claude_raw, strings
 
 pytestmark = [pytest.mark.real]
 
@@ -43,19 +43,10 @@ def spoken(bodies: list[dict[str, object]]) -> list[tuple[str, str]]:
     (event, context) of the model's requests, in order (Claude Code's own notes after it,
     the date and the tools an MCP server brought, left out: they come when they come)."""
     found: list[tuple[str, str]] = []
-
-    def walk(value: object) -> None:
-        if isinstance(value, str) and SAID in value:
-            found.extend(_CONTEXT.findall(value))
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
     for body in bodies:
-        walk(body.get("messages"))
+        for said in strings(body.get("messages")):
+            if SAID in said:
+                found.extend(_CONTEXT.findall(said))
     return found
 
 

@@ -109,22 +109,22 @@ class World:
         return path.read_text() if path.exists() else ""
 
 
+def strings(value: Any) -> list[str]:
+    """Every string inside a JSON value (a request body or a part of it), in order."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if not isinstance(value, list):
+        return []
+    return [found for item in value for found in strings(item)]
+
+
 def texts(body: dict[str, Any]) -> str:
     """Every string the model was sent in a request body, joined."""
-    found: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            found.append(value)
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk({k: body.get(k) for k in ("system", "messages", "input", "instructions")})
-    return "\n".join(found)
+    return "\n".join(
+        strings({k: body.get(k) for k in ("system", "messages", "input", "instructions")})
+    )
 
 
 def claude_env(world: World, fake: Any, proxy: RefusingProxy, **extra: str) -> dict[str, str]:
@@ -206,6 +206,28 @@ GEMINI_SETTINGS = {
 }
 
 
+def run_codex_exec(
+    world: World, proxy: RefusingProxy, *args: str, timeout: float = 180, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    """`codex exec ARGS…` in the world's project, its hooks run (trusted) outside a git
+    checkout, with `codex_env`'s environment (plus `extra`); not checked."""
+    return subprocess.run(
+        [
+            binary("codex", "node_modules", ".bin", "codex"),
+            "exec",
+            "--dangerously-bypass-hook-trust",
+            "--skip-git-repo-check",
+            *args,
+        ],
+        env=codex_env(world, proxy, **extra),
+        cwd=world.project,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def gemini_settings(world: World) -> Path:
     """The world's `~/.gemini/settings.json`, written with GEMINI_SETTINGS."""
     settings = world.home / ".gemini" / "settings.json"
@@ -243,17 +265,4 @@ def run_gemini(world: World, fake: Any, proxy: RefusingProxy, *args: str, **extr
 
 def gemini_sent(body: dict[str, Any]) -> str:
     """Every string of a Gemini request's conversation and system instruction, joined."""
-    found: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            found.append(value)
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk([body.get("contents"), body.get("systemInstruction")])
-    return "\n".join(found)
+    return "\n".join(strings([body.get("contents"), body.get("systemInstruction")]))
