@@ -543,9 +543,27 @@ def test_dsh_target_without_the_key_rolls_the_handoff_back(
 GEMINI_TOOL = f"mcp_dshkit_{GRAFT_TOOL}"  # how 0.61.0 names an MCP server's tool
 
 
+def gemini_source_turn() -> list[dict[str, object]]:
+    """The source's scripted turn: a shell call at 72% of the window, then (nudged) the
+    handoff tool."""
+    return [
+        {
+            "tool": "run_shell_command",
+            "arguments": {"command": "cat hello.txt"},
+            "input_tokens": 72_000,
+        },
+        {"tool": GEMINI_TOOL, "arguments": {}},
+    ]
+
+
+def gemini_logs(world: World) -> list[Path]:
+    """Every Gemini CLI session log of the world, as they are now."""
+    return sorted((world.home / ".gemini" / "tmp").glob("*/chats/session-*.jsonl"))
+
+
 def gemini_transcript(world: World, session: str) -> str:
     """The text of the Gemini CLI session `session`'s log ("" until it exists)."""
-    for path in (world.home / ".gemini" / "tmp").glob("*/chats/session-*.jsonl"):
+    for path in gemini_logs(world):
         text = path.read_text()
         if f'"sessionId":"{session}"' in text.split("\n", 1)[0]:
             return text
@@ -560,16 +578,7 @@ def test_gemini_cli_hands_off_to_a_new_real_session(
     gemini_settings(world)
     world.install_hooks()
     with fake_gemini() as fake:
-        fake.script.extend(
-            [
-                {
-                    "tool": "run_shell_command",
-                    "arguments": {"command": "cat hello.txt"},
-                    "input_tokens": 72_000,
-                },
-                {"tool": GEMINI_TOOL, "arguments": {}},
-            ]
-        )
+        fake.script.extend(gemini_source_turn())
         out = run_gemini(world, fake, refusing, "-p", "read hello.txt")
         assert not fake.script, ("the fake model's script was not played to the end", out[-3000:])
         bodies = [r.body for r in fake.requests]
@@ -597,7 +606,7 @@ def test_gemini_cli_hands_off_to_a_new_real_session(
 def gemini_session_of(world: World, mark: bytes) -> str:
     """The id of the session whose log holds `mark` (the source: the one that called the
     handoff tool)."""
-    for path in (world.home / ".gemini" / "tmp").glob("*/chats/session-*.jsonl"):
+    for path in gemini_logs(world):
         text = path.read_bytes()
         if mark in text:
             return str(orjson.loads(text.split(b"\n", 1)[0])["sessionId"])
@@ -621,16 +630,7 @@ def test_gemini_cli_rolls_back_when_the_target_cannot_start(
     gemini_settings(world)
     world.install_hooks()
     with fake_gemini() as fake:
-        fake.script.extend(
-            [
-                {
-                    "tool": "run_shell_command",
-                    "arguments": {"command": "cat hello.txt"},
-                    "input_tokens": 72_000,
-                },
-                {"tool": GEMINI_TOOL, "arguments": {}},
-            ]
-        )
+        fake.script.extend(gemini_source_turn())
         run_gemini(world, fake, refusing, "-p", "read hello.txt")
         source = gemini_session_of(world, GEMINI_TOOL.encode())
         txn = wait_for("the handoff to end", lambda: handoff_ended(world, source))
