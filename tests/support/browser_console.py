@@ -240,6 +240,19 @@ def _drive(
         connected.close()
 
 
+@contextmanager
+def corpus_console(base: Path, seed: int, sessions: int, frames: int) -> Iterator[Console]:
+    """`serving` over a generated corpus of DSH sessions (`seed`, `sessions`, `frames`) and
+    the console world built from it, its state and sessions under `base`."""
+    from .console import build_world
+    from .corpus import Corpus
+
+    state_dir, root = base / "state", base / "sessions"
+    Corpus(root, seed=seed).generate(sessions=sessions, frames=frames)
+    with serving(base, state_dir, [root], build_world(state_dir, root)) as running:
+        yield running
+
+
 def watched(console: Console) -> Iterator[Any]:
     """The console's page at the desktop size, and after the test: no script error and no
     failed request. What the service wrote meanwhile is printed (pytest shows it on failure)."""

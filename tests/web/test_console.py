@@ -24,11 +24,10 @@ from ..support.browser_console import (
     VIEWPORTS,
     VIEWS,
     Console,
-    serving,
+    corpus_console,
     watched,
 )
-from ..support.console import SESSION, build_world
-from ..support.corpus import Corpus
+from ..support.console import SESSION
 from ..support.fakes import Reply
 
 pytestmark = [
@@ -39,11 +38,7 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
-    base = tmp_path_factory.mktemp("console")
-    state_dir, root = base / "state", base / "sessions"
-    Corpus(root, seed=31).generate(sessions=3, frames=240)
-    world = build_world(state_dir, root)
-    with serving(base, state_dir, [root], world) as running:
+    with corpus_console(tmp_path_factory.mktemp("console"), 31, 3, 240) as running:
         yield running
 
 

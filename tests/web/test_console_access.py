@@ -23,11 +23,10 @@ from ..support.browser_console import (
     VIEWPORTS,
     VIEWS,
     Console,
-    serving,
+    corpus_console,
     watched,
 )
-from ..support.console import SESSION, build_world
-from ..support.corpus import Corpus
+from ..support.console import SESSION
 
 pytestmark = [
     pytest.mark.browser,
@@ -39,11 +38,7 @@ ALL_VIEWS = [*VIEWS, "signals?signal=repeatFailures", f"session/dsh/{SESSION}"]
 
 @pytest.fixture(scope="module")
 def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
-    base = tmp_path_factory.mktemp("access")
-    state_dir, root = base / "state", base / "sessions"
-    Corpus(root, seed=5).generate(sessions=2, frames=120)
-    world = build_world(state_dir, root)
-    with serving(base, state_dir, [root], world) as running:
+    with corpus_console(tmp_path_factory.mktemp("access"), 5, 2, 120) as running:
         yield running
 
 

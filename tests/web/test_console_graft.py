@@ -14,9 +14,7 @@ from dshkit import chromium
 from dshkit.graft import ledger
 from dshkit.store import Store
 
-from ..support.browser_console import Console, serving, watched
-from ..support.console import build_world
-from ..support.corpus import Corpus
+from ..support.browser_console import Console, corpus_console, watched
 
 pytestmark = [
     pytest.mark.browser,
@@ -26,11 +24,7 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
-    base = tmp_path_factory.mktemp("graft-console")
-    state_dir, root = base / "state", base / "sessions"
-    Corpus(root, seed=7).generate(sessions=1, frames=40)
-    world = build_world(state_dir, root)
-    with serving(base, state_dir, [root], world) as running:
+    with corpus_console(tmp_path_factory.mktemp("graft-console"), 7, 1, 40) as running:
         yield running
 
 
