@@ -27,6 +27,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from dshkit import harnesses, hookspec
 from dshkit.graft import marker
@@ -37,13 +38,18 @@ FIXTURES = [ROOT / "tests" / "data" / "fixtures", Path("/work/shared/fixtures")]
 Call = tuple[str, str, dict[str, object]]  # (event, tool, tool input)
 
 
-def claude_events(path: Path) -> Iterator[Call]:
-    yield ("SessionStart", "", {})
+def records(path: Path) -> Iterator[Any]:
+    """The JSON lines of a session log, lines that do not parse left out."""
     for line in path.read_text(errors="replace").splitlines():
         try:
-            entry = json.loads(line)
+            yield json.loads(line)
         except ValueError:
             continue
+
+
+def claude_events(path: Path) -> Iterator[Call]:
+    yield ("SessionStart", "", {})
+    for entry in records(path):
         message = entry.get("message") if isinstance(entry, dict) else None
         if not isinstance(message, dict):
             continue
@@ -68,11 +74,7 @@ def claude_events(path: Path) -> Iterator[Call]:
 
 def codex_events(path: Path) -> Iterator[Call]:
     yield ("SessionStart", "", {})
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
+    for entry in records(path):
         item = entry.get("payload") if isinstance(entry, dict) else None
         if not isinstance(item, dict):
             continue
