@@ -13,6 +13,7 @@ through one table per mode (`policy.py`), after the person's own allow and deny 
 
 from __future__ import annotations
 
+from ..lazy import lazy_names
 from .policy import (
     DECISIONS,
     DEFAULT_MODE,
@@ -29,18 +30,14 @@ from .policy import (
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
     from .service import SHELLS, Classification, classify, decisions, explain, explain_line
-else:
-    # The judge (lexer, walker, rules) is loaded at the first use of its names: a file tool's
-    # hook (guard/edits.py) imports this package on every Read, and needs none of it.
-    _LAZY = ("SHELLS", "Classification", "classify", "decisions", "explain", "explain_line")
 
-    def __getattr__(name: str) -> object:
-        if name in _LAZY:
-            from . import service
-
-            return getattr(service, name)
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+# The judge (lexer, walker, rules) is loaded at the first use of its names: a file tool's hook
+# (guard/edits.py) imports this package on every Read, and needs none of it.
+_HOMES = {
+    name: "service"
+    for name in ("SHELLS", "Classification", "classify", "decisions", "explain", "explain_line")
+}
+__getattr__, __dir__ = lazy_names(globals(), _HOMES)
 
 __all__ = [
     "DECISIONS",

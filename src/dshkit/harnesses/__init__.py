@@ -14,6 +14,7 @@ are made only when asked for, and the error tree is loaded only for an unknown n
 
 from __future__ import annotations
 
+from ..lazy import lazy_names
 from .dsh import dsh_home
 from .harness import (
     ASK,
@@ -97,14 +98,8 @@ HARNESSES: dict[str, Harness] = build(MODULES)
 NAMES: tuple[str, ...] = tuple(HARNESSES)
 
 
-def __getattr__(name: str) -> Any:
-    """`UnknownHarness`, loaded with the error tree only when asked for (the hot path never
-    does)."""
-    if name == "UnknownHarness":
-        from .unknown import UnknownHarness
-
-        return UnknownHarness
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# `UnknownHarness`, loaded with the error tree only when asked for (the hot path never does).
+__getattr__, __dir__ = lazy_names(globals(), {"UnknownHarness": "unknown"})
 
 
 def get(name: str) -> Harness:
