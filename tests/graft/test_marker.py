@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from dshkit import harnesses
 from dshkit.graft import marker
@@ -292,3 +293,22 @@ def test_a_log_with_no_request_yet_is_quiet_where_no_handoff_began(tmp_path: Pat
     zstd = tmp_path / "session.v4.jsonl.zstd"
     zstd.write_bytes(encode_frame([{"type": "turn/start", "seq": 0, "data": {"turn": 1}}]))
     assert not marker.quiet(str(tmp_path / "other"), str(zstd), zstd.stat().st_size, {})
+
+
+def test_a_calls_line_is_looked_for_once_per_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The raw quiet check and the full check of one PostToolUse both ask; the log is read (or
+    # waited on) once, and the next call looks again.
+    looks: list[bytes] = []
+
+    def look(transcript: str, needle: bytes, wait_s: float) -> bool:
+        looks.append(needle)
+        return False
+
+    monkeypatch.setattr(marker, "_wait_for_line", look)
+    log = str(tmp_path / "s.jsonl")
+    first = {"tool_use_id": "toolu_1"}.get
+    assert not marker.caught_up(log, first) and not marker.caught_up(log, first)
+    assert not marker.caught_up(log, {"tool_use_id": "toolu_2"}.get)
+    assert looks == [b'"toolu_1"', b'"toolu_2"']
