@@ -21,8 +21,10 @@ does (before every model step), and once as a Claude Code prompt after a tool ca
 turn (the PostToolUse before it, not timed, leaves the watermark's room hint, as in a real
 session); each is answered from its session's hint (`dshkit.hooks.lean`) once the one before
 kept it. SessionStart once as Claude Code resumes a session (the start before it kept its
-hint) and once as it starts a new one (a new session id each round: no hint can exist, and
-the capability facts are delivered). A hinted call leaves the handlers it skipped
+hint) and once as it starts a new one (a new session id each round, a UUID: no hint of its own
+can exist, and the capability facts are delivered; from the second round on, from the start's
+template, `hooks.hint.read_template`, its handlers run by the detached step, which records the
+delivery). A hinted call leaves the handlers it skipped
 to a detached step; each case starts once none is left. Target: p50 within 2x for a tool call
 no policy looks at (Read). CPU time (user + system of the hook
 process) is printed beside the wall-clock figures: it is what the hook costs, and moves less
@@ -207,9 +209,8 @@ def main() -> None:
                 growing.write(step(round))
             for name, (command, data) in cases.items():
                 if name == "SessionStart (Claude, new)":
-                    data = start_payload(
-                        str(transcript.with_name(f"new{round}.jsonl")), f"n{round}", "startup"
-                    )
+                    new = f"5f0c{round:04d}-1d2e-4b3a-8c9d-0e1f2a3b4c5d"  # as harnesses name them
+                    data = start_payload(str(transcript.with_name(f"{new}.jsonl")), new, "startup")
                 if data is full_payload:
                     forget(os.path.join(home, "dshkit"), str(full))
                 if data is turn_prompt:

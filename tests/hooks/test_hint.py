@@ -193,3 +193,90 @@ def test_forgetting_removes_every_hint(state: Path, tmp_path: Path) -> None:
     with Store(state) as store:
         records.forget(store, 12345)  # even one that was not there: the hints go
     assert list(hints.iterdir()) == []
+
+
+# -- templates: a start of a session the store knows nothing of --------------------------------
+
+A, B = "3f2b8c1e-0d4a-4e6b-9a7c-5d1e2f3a4b5c", "7c1d9e2f-3a4b-4c5d-8e6f-0a1b2c3d4e5f"
+START = "SessionStart"
+SEEN = "SELECT value FROM meta WHERE key = 'seen.{}'"  # a row only a known session has
+
+
+def start(session: str, tmp_path: Path, **extra: Any) -> dict[str, Any]:
+    where = tmp_path / "projects" / "-p"
+    return {"session_id": session, "transcript_path": f"{where}/{session}.jsonl", "cwd": "/p"} | (
+        extra
+    )
+
+
+def templated(state: Path, tmp_path: Path, reply: hint.Reply, **extra: Any) -> bool:
+    payload = start(A, tmp_path, **extra)
+    session_file = str(tmp_path / "env" / A / "hook.sh")  # a per-session file, not there
+    return hint.write_template(
+        str(state),
+        START,
+        HARNESS,
+        payload,
+        reply,
+        env={"DSHKIT_X": "1", "CLAUDE_ENV_FILE": session_file},
+        files=(payload["transcript_path"], session_file),
+        queries=(SEEN.format(A), SQL),
+        handlers=("h:one",),
+    )
+
+
+def read_for(state: Path, tmp_path: Path, session: str, **extra: Any) -> hint.Reply | None:
+    env = {"DSHKIT_X": "1", "CLAUDE_ENV_FILE": str(tmp_path / "env" / session / "hook.sh")}
+    return hint.read_template(str(state), START, start(session, tmp_path, **extra), env)
+
+
+def test_a_template_answers_another_unseen_session_and_holds_no_trace_of_its_own(
+    state: Path, tmp_path: Path
+) -> None:
+    told = hint.Reply(b'{"hookSpecificOutput": {"additionalContext": "facts"}}', b"", 0)
+    assert templated(state, tmp_path, told)
+    target = Path(hint.template_path(str(state), START, start(A, tmp_path)))
+    assert A not in target.read_text() and str(tmp_path / "projects") not in target.read_text()
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    found = read_for(state, tmp_path, B)
+    assert found is not None and (found.output, found.code) == (told.output, 0)
+    assert found.handlers == ["h:one"] and found.harness == HARNESS
+    # Not for a session the store knows (its row), nor one whose transcript is written
+    # already, nor a payload that differs but in the session's names, nor a short id.
+    with Store(state) as store:
+        store.set_meta(f"seen.{B}", "1")
+    assert read_for(state, tmp_path, B) is None
+    other = "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a"
+    assert read_for(state, tmp_path, other) is not None
+    transcript = Path(start(other, tmp_path)["transcript_path"])
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text("{}\n")
+    assert read_for(state, tmp_path, other) is None
+    third = "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+    assert read_for(state, tmp_path, third) is not None
+    assert read_for(state, tmp_path, third, source="resume") is None
+    assert read_for(state, tmp_path, "c1") is None
+    # What the store's rows read changed: no session is answered by it any more.
+    with Store(state) as store:
+        store.set_meta("test.b", "2")
+    assert read_for(state, tmp_path, third) is None
+
+
+def test_a_template_is_not_written_for_an_answer_naming_its_session(
+    state: Path, tmp_path: Path
+) -> None:
+    assert not templated(state, tmp_path, hint.Reply(f'{{"id": "{A}"}}'.encode(), b"", 0))
+    assert not templated(state, tmp_path, hint.Reply(b"", b"", 0), transcript_path="/p/it's.jsonl")
+    assert not Path(hint.template_path(str(state), START, start(A, tmp_path))).exists()
+
+
+def test_a_session_is_unseen_only_while_everything_read_is_as_for_a_fresh_one(
+    state: Path, tmp_path: Path
+) -> None:
+    payload = start(A, tmp_path)
+    files, queries = [payload["transcript_path"]], [SEEN.format(A), SQL]
+    assert hint.unseen(str(state), payload, files, queries)
+    with Store(state) as store:
+        store.set_meta(f"seen.{A}", "1")
+    assert not hint.unseen(str(state), payload, files, queries)
+    assert not hint.unseen(str(state), start("c1", tmp_path), files, queries)

@@ -56,12 +56,12 @@ def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Home, Home]:
     both = (Home(tmp_path / "a", True), Home(tmp_path / "b", False))
     answer = lean.answer
 
-    def counted(event: str, wanted: Any, raw: bytes, state: str, *args: Any) -> bool:
-        said = answer(event, wanted, raw, state, *args)
+    def counted(event: str, wanted: Any, raw: bytes, state: str, *args: Any) -> int | None:
+        code = answer(event, wanted, raw, state, *args)
         for home in both:
-            if said and state == str(home.state):
+            if code is not None and state == str(home.state):
                 home.lean += 1
-        return said
+        return code
 
     monkeypatch.setattr(lean, "answer", counted)
     return both
@@ -154,3 +154,93 @@ def test_a_hint_that_turns_out_wrong_is_dropped_and_nothing_owed_is_lost(
     with Store(home.state) as store:
         assert not store.delivered(("claude", "c1"), PROFILE_DELIVERY)
     assert context(home.call("UserPromptSubmit", prompt(home, "three"))) == effective(home.root)
+
+
+# -- a start of a session the store knows nothing of: its event's template --------------------
+
+NEW = [f"0b7e{n:04d}-5d1c-4a8e-9f00-7c3a9d2e1b{n:02d}" for n in range(6)]  # as harnesses name them
+
+
+def fresh(home: Home, session: str, **extra: Any) -> dict[str, Any]:
+    """A new Claude Code session's start: a UUID, its transcript not written yet."""
+    return claude(session, source="startup", cwd=str(home.root / "p"), **extra)
+
+
+def delivered(home: Home, session: str) -> bool:
+    with Store(home.state) as store:
+        return store.delivered(("claude", session), PROFILE_DELIVERY)
+
+
+def test_a_new_sessions_start_is_answered_from_its_template_byte_for_byte(
+    homes: tuple[Home, Home],
+) -> None:
+    def sessions(home: Home) -> list[bytes]:
+        said = []
+        for session in NEW[:4]:
+            said.append(home.call("SessionStart", fresh(home, session)))
+            payload = {**fresh(home, session), "hook_event_name": "UserPromptSubmit"}
+            payload.pop("source")
+            said.append(home.call("UserPromptSubmit", {**payload, "prompt": "go"}))
+        home.config("basic")  # the key's configuration file changed: a full start again
+        said.append(home.call("SessionStart", fresh(home, NEW[4])))
+        home.config("off")
+        said.append(home.call("SessionStart", fresh(home, NEW[5], model="other")))
+        return said
+
+    hinted, full = homes
+    said = sessions(hinted)
+    assert said == sessions(full)  # byte for byte
+    # Each new session was told its profile at its start, and not again at its first prompt:
+    # what the templated answer left behind (the delivery) was recorded as after a full one.
+    assert [bool(context(out)) for out in said] == [True, False] * 4 + [True, True]
+    assert all(context(out) == effective(hinted.root) for out in said[::2])
+    assert all(delivered(hinted, session) for session in NEW)
+    # Answered from the template: the starts of the second, third and fourth sessions (the
+    # first wrote it; a changed configuration and another payload field take the full path;
+    # a session's first prompt has no hint of its own yet).
+    assert (hinted.lean, full.lean) == (3, 0)
+
+
+def test_a_template_stands_only_for_a_session_the_store_knows_nothing_of(
+    homes: tuple[Home, Home],
+) -> None:
+    home, _ = homes
+    first = home.call("SessionStart", fresh(home, NEW[0]))
+    assert context(first) == effective(home.root)
+    template = Path(hint.template_path(str(home.state), "SessionStart", fresh(home, NEW[0])))
+    assert template.exists()
+    held = orjson.loads(template.read_bytes())
+    # No trace of the session it was written from: its id and transcript are marks.
+    assert NEW[0] not in template.read_text()
+    assert any("<session " in sql for sql, _ in held["key"]["queries"])
+    # The same session starting anew (it was told already: its rows differ) is no new one.
+    hint.drop(str(home.state), "SessionStart", "claude", NEW[0])
+    assert home.call("SessionStart", fresh(home, NEW[0])) == b""
+    assert home.lean == 0
+    # A session id too short to be marked safely gets no template's answer.
+    assert context(home.call("SessionStart", fresh(home, "c1"))) == effective(home.root)
+    assert home.lean == 0
+    assert context(home.call("SessionStart", fresh(home, NEW[1]))) == effective(home.root)
+    assert home.lean == 1
+
+
+def test_a_templated_answer_that_turns_out_wrong_is_not_recorded(
+    homes: tuple[Home, Home],
+) -> None:
+    home, _ = homes
+    profile = context(home.call("SessionStart", fresh(home, NEW[0])))
+    template = Path(hint.template_path(str(home.state), "SessionStart", fresh(home, NEW[0])))
+    # A dependency the template failed to hold (its rows taken out of its key), then changed:
+    # the person's own text now chosen over the observed profile.
+    held = orjson.loads(template.read_bytes())
+    held["key"]["queries"] = []
+    template.write_bytes(orjson.dumps(held))
+    with Store(home.state) as store:
+        store.set_meta("profile.mode", "custom")
+        store.set_meta("profile.customText", "Answer in English, briefly.")
+    out = home.call("SessionStart", fresh(home, NEW[1]))
+    assert home.lean == 1 and context(out) == profile  # the template answered
+    log = (home.state / "hooks.log").read_text()
+    assert "a templated answer was not the one its handlers give now" in log
+    assert not template.exists()
+    assert not delivered(home, NEW[1])  # nothing of it recorded

@@ -8,6 +8,11 @@ written anywhere: the foreground said "nothing", so nothing is committed. Should
 have said something after all, the hint was wrong: a line in the hooks' log and the hint
 dropped (what it owed is owed still, and the next event carries it). Otherwise what they read
 is kept as the session's next hint, as after a full call (`hooks.lean.Observation`).
+
+After a start answered from its event's template, the foreground's answer lies beside the
+payload (`<file>.said`): when the handlers give it byte for byte, its commits run and the turn
+is recorded, as after a full call that wrote it; otherwise nothing is recorded and the
+template is dropped (`_templated`).
 """
 
 from __future__ import annotations
@@ -17,36 +22,52 @@ import os
 import sys
 import time
 
-from ..hookspec import HANDLERS_TOTAL_S, entries, extra_entries
+from ..hookspec import COMMITS_TOTAL_S, HANDLERS_TOTAL_S, entries, extra_entries
 from . import dispatch, hint
-from .lean import Observation, live, observed
+from .lean import SAID, Observation, _said, live, observed
 from .log import log
+from .protocol import answer
 from .run import _present
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..hookio import Call
+
+    Result = dict[str, Any]
 
 
 def main(argv: list[str]) -> int:
-    """The detached process: the payload file read, the step run, then the file removed (while
-    it is there, a step is pending: tests wait for none to be)."""
+    """The detached process: the payload file read (and the templated answer beside it, if
+    any), the step run, then the files removed (while the payload file is there, a step is
+    pending: tests wait for none to be)."""
     event, state, name = argv
     try:
         with open(name, "rb") as handle:
             raw = handle.read()
-        step(event, state, raw)
+        said = None
+        with contextlib.suppress(FileNotFoundError), open(name + SAID, "rb") as handle:
+            said = handle.read()
+        step(event, state, raw, said)
     finally:
+        with contextlib.suppress(OSError):
+            os.unlink(name + SAID)
         with contextlib.suppress(OSError):
             os.unlink(name)
     return 0
 
 
-def step(event: str, state: str, raw: bytes) -> None:
-    """Run the handlers a hint answered for (see the module docstring); never raises."""
+def step(event: str, state: str, raw: bytes, said: bytes | None = None) -> None:
+    """Run the handlers a hint answered for (see the module docstring); `said`, the templated
+    answer the foreground wrote (`lean._said`), if it wrote one. Never raises."""
     try:
-        _step(event, state, raw)
+        _step(event, state, raw, said)
     except BaseException as exc:
         log(state, event, f"hint step failed: {type(exc).__name__}: {exc}")
 
 
-def _step(event: str, state: str, raw: bytes) -> None:
+def _step(event: str, state: str, raw: bytes, said: bytes | None) -> None:
     env = os.environ
     try:
         extra = extra_entries(env.get("DSHKIT_HOOK_HANDLERS", ""))
@@ -61,22 +82,60 @@ def _step(event: str, state: str, raw: bytes) -> None:
         hook = observed(dispatch._hook(event, raw, env, state), seen)
         try:
             results = dispatch._handle(hook, run, env, started + HANDLERS_TOTAL_S, seen)
+            if said is not None:
+                _templated(hook, results, said, seen, [entry.handler for entry in wanted])
+                return
             info = hook.harness_info
             if info is not None and info.asks_every_step and hook.session_id:
                 dispatch._turn(hook, {})
         finally:
             dispatch._close(hook)
         if results:
-            said = ", ".join(name for name, _ in results)
+            spoken = ", ".join(name for name, _ in results)
             hint.drop(state, event, hook.harness, hook.session_id)
             log(
                 state,
                 event,
-                f"the hint answered nothing but {said} had something to say: "
+                f"the hint answered nothing but {spoken} had something to say: "
                 "it was not delivered, nor recorded; the hint is dropped",
             )
             return
         seen.keep(hook, [entry.handler for entry in wanted], env, hook.log)
+
+
+def _templated(
+    hook: Call,
+    results: list[tuple[str, Result]],
+    said: bytes,
+    seen: Observation,
+    handlers: list[str],
+) -> None:
+    """After a templated answer (`said`, written by the foreground): when the handlers, run
+    now, give that answer byte for byte, what it leaves behind is recorded (its commits, the
+    turn), as after a full call that wrote it, and the template is kept anew; otherwise
+    nothing is recorded (what was owed is owed still: the next event carries it), the
+    template is dropped, and the hooks' log says so."""
+    event, state = hook.event, hook.directory
+    reply = answer(event, results, hook.harness)
+    seen.answered(reply.reply)
+    info = hook.harness_info
+    turns = info is not None and info.asks_every_step and bool(hook.session_id)
+    if seen.failed or seen.reply is None or _said(seen.reply) != said:
+        hint.drop_template(str(state), event, hook.payload)
+        log(
+            state,
+            event,
+            "a templated answer was not the one its handlers give now: "
+            "nothing of it was recorded; the template is dropped",
+        )
+        if turns:
+            dispatch._turn(hook, {})
+        return
+    emitted = [results[i] for i in reply.emitted]
+    dispatch._commit(state, event, emitted, time.monotonic() + COMMITS_TOTAL_S)
+    if turns:
+        dispatch._turn(hook, reply.verdict)
+    seen.keep(hook, handlers, os.environ, hook.log)
 
 
 if __name__ == "__main__":

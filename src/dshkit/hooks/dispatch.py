@@ -118,13 +118,15 @@ def _answer(
     except BaseException as exc:  # even SystemExit or Ctrl-C: nothing may reach the agent
         log(directory, event, f"{type(exc).__name__}: {exc}")
         if observation is not None:
-            observation.spoke = True
+            observation.spoke = observation.failed = True
         return 0
     if observation is not None and (results or reply.reply.output or reply.reply.error):
         observation.spoke = True
     for note in reply.notes:
         log(directory, event, note)
     written = bool(reply.reply) and _write(directory, event, reply.reply, out)
+    if observation is not None and (written or not reply.reply):
+        observation.answered(reply.reply)
     if written:
         emitted = [results[i] for i in reply.emitted]
         _commit(directory, event, emitted, time.monotonic() + COMMITS_TOTAL_S)
@@ -331,14 +333,14 @@ def _handle(
             result = _within(seconds, _call, entry.handler, hook)
         except _OutOfTime:
             if observation is not None:
-                observation.spoke = True
+                observation.spoke = observation.failed = True
             message = f"handler {entry.handler} took more than {seconds:g} s"
             log(hook.directory, hook.event, message)
             _failed_closed(results, entry, hook, f"判断超过了 {seconds:g} 秒的时限")
             continue
         except (Exception, SystemExit) as exc:
             if observation is not None:
-                observation.spoke = True
+                observation.spoke = observation.failed = True
             message = f"handler {entry.handler} failed: {type(exc).__name__}: {exc}"
             log(hook.directory, hook.event, message)
             _failed_closed(results, entry, hook, f"判断时出错（{type(exc).__name__}）")

@@ -12,6 +12,12 @@ or cannot be read (then the caller takes the full path). Hints live in `<state d
 owner-only (0700 directory, 0600 files), written whole (a reader never sees half of one);
 a forget removes them all (`Store.drop_hints`: a hint holds rows a forget deletes).
 
+A start of a session the store knows nothing of has no hint of its own; its event's *template*
+answers it (`write_template`, `read_template`): an answer, said or not, with the session's id and
+transcript path marked wherever they were read, valid for any other session for which,
+with its own names in the marks' places, everything read is as it was for a fresh one
+(docs/design/hooks.md#a-new-sessions-start-is-answered-from-its-template).
+
 On the hot path: `read` imports, only for a hint naming store rows, `_sqlite3`; nothing else
 beyond what the entry point already holds.
 """
@@ -33,6 +39,7 @@ DB_NAME = "dshkit.db"  # (store.DB_NAME, not imported on the hot path)
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
 MAX_ROWS_TEXT = 1 << 16  # one query's rows in a hint, as text; more: no hint
 MAX_NAME = 160  # a session id longer than this gets no hint (a file name must stay short)
+MIN_TEMPLATE_ID = 16  # a shorter session id stands in no template (see `_names`)
 
 
 # The variables a hint holds to (all of them, set or not, by these prefixes): dshkit's own,
@@ -238,6 +245,199 @@ def read(
         return hinted
     except Exception:  # missing, broken or unreadable: the full path answers
         return None
+
+
+# -- templates: a start of a session the store knows nothing of --------------------------------
+
+
+def template_path(state: str, event: str, payload: Mapping[str, Any]) -> str:
+    """The template file of `event` for the payload's directory (one per project: its
+    sessions' starts share it; another project's would otherwise replace it each time)."""
+    import zlib  # (a built-in module: loaded in a few microseconds)
+
+    where = str(payload.get("cwd") or "")
+    return os.path.join(state, HINT_DIR, f"{event}.new-{zlib.crc32(where.encode()):08x}")
+
+
+def _names(payload: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The session id and transcript path a template stands for, when the id can stand in a
+    template: a file-safe name of at least MIN_TEMPLATE_ID characters (a UUID, as harnesses
+    name sessions), so that where it occurs in what the handlers read is surely its place."""
+    session = payload.get("session_id")
+    transcript = payload.get("transcript_path") or ""
+    if not isinstance(session, str) or not isinstance(transcript, str):
+        return None
+    if len(session) < MIN_TEMPLATE_ID or path("s", "e", None, session) is None:
+        return None
+    if "'" in transcript:  # (put back in an SQL literal, it would need its quotes doubled)
+        return None
+    return session, transcript
+
+
+def _put(text: str, names: tuple[str, str], marks: tuple[str, str]) -> str:
+    """`text` with the session's names (its transcript path first: it may hold the id; as a
+    path and as an SQL literal's body) replaced by `marks` (or the marks by names)."""
+    transcript, session = names[1], names[0]
+    mark_transcript, mark_session = marks[1], marks[0]
+    if transcript:
+        text = text.replace(transcript, mark_transcript)
+        text = text.replace(transcript.replace("'", "''"), mark_transcript)
+    return text.replace(session, mark_session)
+
+
+def write_template(
+    state: str,
+    event: str,
+    harness: str,
+    payload: Mapping[str, Any],
+    reply: Reply,
+    *,
+    env: Mapping[str, str],
+    files: Iterable[str],
+    queries: Iterable[str],
+    handlers: Iterable[str],
+) -> bool:
+    """Write `event`'s template: the answer `reply` (what was written: stdout's bytes, stderr's,
+    the exit code) of a call whose session the store knew nothing of, to stand for the same
+    call of any other such session (see `read_template`). Its key is a hint's with the
+    session's id and transcript path marked wherever they occur (the payload, the variables,
+    the files' names, the statements), and the files and rows as they are for a session no
+    one has seen (a fresh id, put in the marks' places now). None is written (and the one
+    there is dropped) for an answer naming the session, or an id that cannot be marked."""
+    from ..paths import private_dir, replace_whole
+
+    target = template_path(state, event, payload)
+    names = _names(payload)
+    said = reply.output + reply.error
+    if names is None or names[0].encode() in said or os.fsencode(names[1] or "\0") in said:
+        return False  # (the one there, if any, still stands for the sessions it holds for)
+    try:
+        marks = (f"<session {os.urandom(12).hex()}>", f"<transcript {os.urandom(12).hex()}>")
+        fresh = _fresh(names)
+        fixed = {k: v for k, v in payload.items() if k not in ("session_id", "transcript_path")}
+        variables = {k: _put(v, names, marks) for k, v in env_key(env).items()}
+        marked_files = sorted({_put(name, names, marks) for name in files})
+        marked = sorted({_put(sql, names, marks) for sql in queries})
+        found = queries_rows(state, [(_put(sql, marks, fresh), []) for sql in marked])
+        template = {
+            "format": FORMAT,
+            "version": _version(),
+            "event": event,
+            "harness": harness,
+            "marks": list(marks),
+            "key": {
+                "payload": loads(dumps(fixed)),
+                "fields": sorted(k for k in ("session_id", "transcript_path") if k in payload),
+                "env": variables,
+                "handlers": sorted(handlers),
+                "files": {name: stat_key(_put(name, marks, fresh)) for name in marked_files},
+                "queries": [[sql, digest(rows)] for sql, rows in zip(marked, found, strict=True)],
+            },
+            "reply": [
+                reply.output.decode("utf-8", "surrogateescape"),
+                reply.error.decode("utf-8", "surrogateescape"),
+                reply.code,
+            ],
+        }
+        from pathlib import Path
+
+        private_dir(Path(state, HINT_DIR))
+        replace_whole(target, dumps(template))
+    except Exception:  # a template not written only costs the next new session the full path
+        drop_template(state, event, payload)
+        return False
+    return True
+
+
+def _fresh(names: tuple[str, str]) -> tuple[str, str]:
+    """A session id no one has seen, and its transcript beside the named one's."""
+    session = f"dshkit-unseen-{os.urandom(8).hex()}"
+    return session, os.path.join(os.path.dirname(names[1]), session) if names[1] else ""
+
+
+def unseen(
+    state: str, payload: Mapping[str, Any], files: Iterable[str], queries: Iterable[str]
+) -> bool:
+    """Whether the payload's session is, as far as the `files` and the statements `queries`
+    read it, one the store knows nothing of: each file and each statement's rows the same
+    with its names as with a fresh session's. Asked before an answer's commits run (after,
+    its own record would tell it from a fresh one); what a template may be written from."""
+    names = _names(payload)
+    if names is None:
+        return False
+    fresh = _fresh(names)
+    try:
+        for name in files:
+            if stat_key(name) != stat_key(_put(name, names, fresh)):
+                return False
+        statements = sorted(set(queries))
+        asked: list[tuple[str, list[Any]]] = [(sql, []) for sql in statements]
+        asked += [(_put(sql, names, fresh), []) for sql in statements]
+        found = [digest(rows) for rows in queries_rows(state, asked)]
+    except Exception:  # unreadable: not known to be unseen
+        return False
+    return found[: len(statements)] == found[len(statements) :]
+
+
+def read_template(
+    state: str, event: str, payload: Mapping[str, Any], env: Mapping[str, str]
+) -> Reply | None:
+    """The templated answer to this call (`write_template`) when its key holds for this
+    session: the payload but its session id and transcript path is the one it was written
+    from; the variables, the files and the rows, with this session's names in the marks'
+    places, are as they were for the fresh one then (so this session too is one the store
+    knows nothing of, as far as every handler looks). None otherwise."""
+    names = _names(payload)
+    if names is None:
+        return None
+    try:
+        with open(template_path(state, event, payload), "rb") as handle:
+            template = loads(handle.read())
+        if (template["format"], template["event"]) != (FORMAT, event):
+            return None
+        if template["version"] != _version():
+            return None
+        key, marks = template["key"], tuple(template["marks"])
+        fixed = {k: v for k, v in payload.items() if k not in ("session_id", "transcript_path")}
+        if key["payload"] != loads(dumps(fixed)):
+            return None
+        if key["fields"] != sorted(k for k in ("session_id", "transcript_path") if k in payload):
+            return None
+        if {k: _put(v, names, marks) for k, v in env_key(env).items()} != key["env"]:
+            return None
+        for name, held in key["files"].items():
+            if stat_key(_put(name, marks, names)) != held:
+                return None
+        asked: list[tuple[str, list[Any]]] = [
+            (_put(sql, marks, names), []) for sql, _ in key["queries"]
+        ]
+        found = queries_rows(state, asked)
+        if [digest(rows) for rows in found] != [held for _, held in key["queries"]]:
+            return None
+        output, error, code = template["reply"]
+        handlers = key["handlers"]
+        if not (isinstance(output, str) and isinstance(error, str) and type(code) is int):
+            return None
+        if not (isinstance(handlers, list) and all(isinstance(h, str) for h in handlers)):
+            return None
+        hinted = Reply(
+            output.encode("utf-8", "surrogateescape"),
+            error.encode("utf-8", "surrogateescape"),
+            code,
+            handlers,
+        )
+        hinted.harness = template["harness"]
+        return hinted
+    except Exception:  # missing, broken or unreadable: the full path answers
+        return None
+
+
+def drop_template(state: str, event: str, payload: Mapping[str, Any]) -> None:
+    """Remove `event`'s template for the payload's directory, if there is one."""
+    try:
+        os.unlink(template_path(state, event, payload))
+    except OSError:
+        return
 
 
 def drop(state: str, event: str, harness: str, session: str) -> None:

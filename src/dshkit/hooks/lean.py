@@ -17,6 +17,13 @@ its descriptor names (`plugins.Hook.live`): when that cannot say "nothing", the 
 runs. A hint that turns out wrong (the detached step's handlers said something after all) is
 dropped and logged; nothing was committed, so what was owed is owed still, and the next event
 carries it.
+
+A start (a payload without the free field) whose session the store knew nothing of, as far as
+its handlers read (`hint.unseen`, asked before the answer's commits), also leaves its event's
+template, whatever it said; a start with no hint of its own is answered from it, the answer
+written here, and the detached step records what that answer leaves behind (its commits, the
+turn) only once its handlers gave the same bytes (`after`); otherwise it records nothing and
+drops the template.
 """
 
 from __future__ import annotations
@@ -30,13 +37,17 @@ from .run import LEAN_EVENTS  # (defined where calls are routed: run.py)
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from typing import Any
+    from typing import IO, Any
 
+    from ..harnesses import Reply
     from ..hookio import Call
     from ..hookspec import Entry
 
+    Streams = tuple[IO[bytes] | None, IO[bytes] | None]  # the call's stdout and stderr
+
 FREE = "prompt"  # the one payload field a hint may hold for any value (see `guards`)
 AFTER = "dshkit.hooks.after"  # the detached step's module
+SAID = ".said"  # beside the step's payload file: the templated answer the foreground wrote
 _STORE_FILES = ("dshkit.db", "dshkit.db-wal", "dshkit.db-shm", "dshkit.db-journal")
 _CODE_SUFFIXES = (".py", ".pyc", ".so", ".pth", ".pyi")
 
@@ -72,53 +83,93 @@ def answer(
     state: str,
     env: Mapping[str, str],
     detach: bool = True,
-) -> bool:
-    """Whether this call is answered from its session's hint ("nothing to say", exit 0): then
-    the handlers the foreground skipped are started in a detached step (`detach`; else run
-    here, now: the tests' calls in their own process). False: the full path answers (and
-    nothing was done here)."""
+    out: Streams | None = None,
+) -> int | None:
+    """The exit code when this call is answered from a hint: its session's ("nothing to
+    say"), or, for a session the store knows nothing of, its event's template, whose answer
+    is written to `out` (stdout, stderr) first. Then the handlers the foreground skipped are
+    started in a detached step (`detach`; else run here, now: the tests' calls in their own
+    process), which records what a templated answer leaves behind once it finds the answer
+    is the one its handlers give. None: the full path answers (and nothing was done here)."""
     if event not in LEAN_EVENTS:
-        return False
+        return None
     try:
         from .protocol import loads
 
         payload = loads(raw)
         if not isinstance(payload, dict):
-            return False
+            return None
         session = str(payload.get("session_id") or "")
         found = hint.read(state, event, None, session, payload, env)  # (its harness: ours)
+        if found is None and FREE not in payload and out is not None:
+            found = hint.read_template(state, event, payload, env)
+            answered = found is not None and bool(found.output or found.error or found.code)
+        else:
+            answered = False
         checks = live()
         covered = sorted(entry.handler for entry in wanted if entry.handler not in checks)
-        if found is None or found.output or found.error or found.code:
-            return False
-        if found.handlers != covered:
-            return False
+        if found is None or found.handlers != covered:
+            return None
+        if not answered and (found.output or found.error or found.code):
+            return None
         own = [checks[entry.handler] for entry in wanted if entry.handler in checks]
         if not all(_named(check)(state, payload) for check in own):
-            return False
+            return None
     except Exception:  # anything at all: the full path answers
-        return False
+        return None
+    said = None
+    if answered and out is not None:
+        said = _said(found)
+        if not _written(said, out, state, event):
+            said = None  # not delivered: the step records nothing of it
     if not detach:
         from .after import step
 
-        step(event, state, raw)
-        return True
+        step(event, state, raw, said)
+        return found.code if said is not None else 0
     try:
-        after(event, raw, state)
+        after(event, raw, state, said)
     except Exception as exc:  # answered: what the handlers do besides is done here, then
         from .after import step
         from .log import log
 
         log(state, event, f"hint step not started ({type(exc).__name__}: {exc}): run here")
-        step(event, state, raw)
+        step(event, state, raw, said)
+    return found.code if said is not None else 0
+
+
+def _said(found: hint.Reply) -> bytes:
+    """A templated answer as the step compares it with its handlers' (`after.said`)."""
+    return b"%d %d\n" % (found.code, len(found.output)) + found.output + found.error
+
+
+def _written(said: bytes, out: Streams, state: str, event: str) -> bool:
+    """Write a templated answer (`_said`'s bytes) to the call's stdout and stderr; False (and a
+    line in the log) when that failed: then nothing of it may be recorded."""
+    head, _, body = said.partition(b"\n")
+    length = int(head.split()[1])
+    output, error = body[:length], body[length:]
+    try:
+        for stream, data in ((out[0], output), (out[1], error)):
+            if data:
+                if stream is None:
+                    raise OSError("no stream to write to")
+                stream.write(data)
+                stream.flush()
+    except Exception as exc:
+        from .log import log
+
+        log(state, event, f"templated answer not delivered ({type(exc).__name__}: {exc})")
+        return False
     return True
 
 
-def after(event: str, raw: bytes, state: str) -> None:
+def after(event: str, raw: bytes, state: str, said: bytes | None = None) -> None:
     """Start the detached step for this call: `python -m dshkit.hooks.after EVENT STATE FILE`,
     the payload in an owner-only file of the hints directory (it removes it), in a session of
     its own, its standard streams on /dev/null (a harness waiting on our stdout or killing our
-    group must not wait for it, nor kill it)."""
+    group must not wait for it, nor kill it). A templated answer the foreground wrote
+    (`said`) goes beside it, in `<payload file>.said` (owner-only too)."""
     folder = os.path.join(state, hint.HINT_DIR)  # (there: the hint was read from it)
     name = os.path.join(folder, f"payload.{event}.{os.getpid()}.{os.urandom(4).hex()}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -127,6 +178,12 @@ def after(event: str, raw: bytes, state: str) -> None:
         os.write(descriptor, raw)  # (a regular file: written whole)
     finally:
         os.close(descriptor)
+    if said is not None:  # (before the step starts: it reads both)
+        descriptor = os.open(name + SAID, flags, 0o600)
+        try:
+            os.write(descriptor, said)
+        finally:
+            os.close(descriptor)
     null = os.devnull
     actions = [
         (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
@@ -203,6 +260,10 @@ class Observation:
         self.statements: list[str] = []
         self.readers: set[str] = set()  # handlers that read the free field
         self.spoke = False
+        self.failed = False  # a handler failed or overran, or the answer could not be made
+        self.reply: hint.Reply | None = None  # the answer as written (`answered`)
+        self.unseen = False  # whether the call's session was one the store knew nothing of
+        self._payload: Mapping[str, Any] = {}
         self._stat: Callable[..., Any] | None = None
         self._connect: Callable[..., Any] | None = None
         self._live = live()
@@ -254,6 +315,17 @@ class Observation:
         if self in _observing:
             _observing.remove(self)
 
+    def answered(self, reply: Reply) -> None:
+        """The call's answer, written whole (or nothing to write): what a template holds."""
+        from .protocol import dumps
+
+        output = dumps(reply.output) if reply.output else b""
+        self.reply = hint.Reply(output, reply.error.encode(), reply.code)
+        # Before its commits run (they would record the session): a template's condition.
+        payload = self._payload
+        if not self.failed and not dict.__contains__(payload, FREE):
+            self.unseen = hint.unseen(self.state, payload, self.files, self.statements)
+
     def begin(self, handler: str) -> None:
         self.handler = None if handler in self._live else handler
 
@@ -263,6 +335,7 @@ class Observation:
     def payload(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         wrapped = _Payload(payload)
         wrapped.observation = self
+        self._payload = wrapped
         return wrapped
 
     def read(self, key: object) -> None:
@@ -310,11 +383,25 @@ class Observation:
                 kept = False
                 break
             prefixes.extend(free)
+        payload = dict(call.payload.items()) if isinstance(call.payload, dict) else {}
+        statements = sorted(set(self.statements))
+        if not present and self.reply is not None and not self.failed and self.unseen:
+            # A start (no free field): its answer, said or not, stands for the same start of
+            # any session the store knows nothing of (`hint.write_template`).
+            hint.write_template(
+                state,
+                event,
+                harness,
+                payload,
+                self.reply,
+                env=env,
+                files=self.files,
+                queries=statements,
+                handlers=covered,
+            )
         if not kept:
             hint.drop(state, event, harness, session)
             return False
-        payload = dict(call.payload.items()) if isinstance(call.payload, dict) else {}
-        statements = sorted(set(self.statements))
         return hint.write(
             state,
             event,

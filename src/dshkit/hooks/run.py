@@ -148,8 +148,9 @@ def _call(
         if event in LEAN_EVENTS and not problem:
             from .lean import Observation, answer
 
-            if answer(event, wanted, raw, state, os.environ, detach):
-                return 0
+            code = answer(event, wanted, raw, state, os.environ, detach, (stdout, stderr))
+            if code is not None:
+                return code
             from .dispatch import run
 
             with Observation(state) as seen:
