@@ -280,3 +280,28 @@ def test_a_session_is_unseen_only_while_everything_read_is_as_for_a_fresh_one(
         store.set_meta(f"seen.{A}", "1")
     assert not hint.unseen(str(state), payload, files, queries)
     assert not hint.unseen(str(state), start("c1", tmp_path), files, queries)
+
+
+def test_a_hint_holds_to_no_variable_a_harness_gives_each_process_anew(
+    state: Path, tmp_path: Path
+) -> None:
+    # Claude Code gives each session's process its own pid, messaging socket and token.
+    first = {"DSHKIT_X": "1", "CLAUDE_PID": "17408", "CLAUDE_CODE_MESSAGING_TOKEN": "357a6a0a"}
+    config = tmp_path / "config.toml"
+    config.write_text("[optimizer]\n")
+    assert hint.write(
+        str(state),
+        EVENT,
+        HARNESS,
+        SESSION,
+        payload(),
+        hint.Reply(),
+        free=("prompt",),
+        env={**first, "CLAUDE_CODE_MESSAGING_SOCKET": "/tmp/cc-socks/17408.sock"},
+        files=(str(config),),
+    )
+    target = hint.path(str(state), EVENT, HARNESS, SESSION)
+    assert target is not None and "357a6a0a" not in Path(target).read_text()  # not written down
+    again = {"DSHKIT_X": "1", "CLAUDE_PID": "17664", "CLAUDE_CODE_MESSAGING_TOKEN": "82d8ed7a"}
+    assert read(state, env=again) is not None  # the next process of the same session
+    assert read(state, env={**again, "DSHKIT_X": "2"}) is None  # (dshkit's own still count)

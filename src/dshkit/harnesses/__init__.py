@@ -127,6 +127,11 @@ def lagging_logs() -> tuple[LaggingLog, ...]:
     return tuple(h.lagging_log for h in HARNESSES.values() if h.lagging_log is not None)
 
 
+def volatile_env() -> frozenset[str]:
+    """The variables any harness gives each of its processes anew (`Harness.volatile_env`)."""
+    return frozenset(name for h in HARNESSES.values() for name in h.volatile_env)
+
+
 def tools(kind: str) -> frozenset[str]:
     """A tool vocabulary across every harness (for logs whose harness does not matter)."""
     return frozenset().union(*(h.tools[kind] for h in HARNESSES.values()))

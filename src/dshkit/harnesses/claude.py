@@ -304,6 +304,9 @@ HARNESS = Harness(
     # hook ran before its own request's line was written under load (a real CI run). Its
     # payload's `tool_use_id` is the tool_use block's `id` in that line.
     lagging_log=LaggingLog(call_field="tool_use_id", wait_s=1.0),
+    # Seen in its hooks' environment (2.1.x, a real run): each session's process has its own
+    # pid, and a messaging socket and token of its own (a credential: never written down).
+    volatile_env=("CLAUDE_PID", "CLAUDE_CODE_MESSAGING_SOCKET", "CLAUDE_CODE_MESSAGING_TOKEN"),
     # `{"decision": "block", "reason": …}` makes the model go on with the reason; the
     # payload's `stop_hook_active` is true while it goes on because of a Stop hook.
     stop=StopSupport(blocks=True, loop_flag=True),

@@ -566,6 +566,7 @@ class Harness:
         "stop",
         "tools",
         "user_settings",
+        "volatile_env",
     )
 
     def __init__(
@@ -599,6 +600,7 @@ class Harness:
         prompt_prefixes: tuple[Prefix, ...] = (),
         mcp_shows_structured: bool = False,
         plugin: PluginFormat | None = None,
+        volatile_env: tuple[str, ...] = (),
     ) -> None:
         self.name = name
         self.label = label
@@ -650,6 +652,10 @@ class Harness:
         # of its text (then a tool whose text is an instruction answers with text only).
         self.mcp_shows_structured = mcp_shows_structured
         self.plugin = plugin  # how it takes dshkit as a plugin (None: it has no plugins)
+        # The variables it gives each of its processes anew (a pid, a per-process token or
+        # socket) that no handler reads: no hint holds to them (`hooks.hint.env_key`), nor
+        # writes them down.
+        self.volatile_env = volatile_env
         self._adapter: Any = None
 
     @property

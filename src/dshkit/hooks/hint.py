@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 
+from .. import harnesses
 from .protocol import dumps, loads
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
@@ -68,8 +69,15 @@ class Reply:
 
 
 def env_key(env: Mapping[str, str]) -> dict[str, str]:
-    """The variables of `env` a hint holds to (`ENV_PREFIXES`)."""
-    return {name: value for name, value in env.items() if name.startswith(ENV_PREFIXES)}
+    """The variables of `env` a hint holds to (`ENV_PREFIXES`), but those a harness gives each
+    of its processes anew (`harnesses.volatile_env`: a pid, a per-process token, which would
+    void every hint at the harness's next start, and a token must not be written down)."""
+    volatile = harnesses.volatile_env()
+    return {
+        name: value
+        for name, value in env.items()
+        if name.startswith(ENV_PREFIXES) and name not in volatile
+    }
 
 
 def path(state: str, event: str, harness: str | None, session: str) -> str | None:
