@@ -72,11 +72,13 @@ def answer(
     state: str,
     env: Mapping[str, str],
     detach: bool = True,
+    deferred: list[Callable[[], None]] | None = None,
 ) -> bool:
     """Whether this call is answered from its session's hint ("nothing to say", exit 0): then
-    the handlers the foreground skipped are started in a detached step (`detach`; else run
-    here, now: the tests' calls in their own process). False: the full path answers (and
-    nothing was done here)."""
+    the handlers the foreground skipped are appended to `deferred` as one step (the caller
+    runs it once it answered: a resident worker), else started in a detached step (`detach`),
+    else run here, now (the tests' calls in their own process). False: the full path answers
+    (and nothing was done here)."""
     if event not in LEAN_EVENTS:
         return False
     try:
@@ -98,10 +100,13 @@ def answer(
             return False
     except Exception:  # anything at all: the full path answers
         return False
-    if not detach:
+    if deferred is not None or not detach:
         from .after import step
 
-        step(event, state, raw)
+        if deferred is None:
+            step(event, state, raw)
+        else:
+            deferred.append(lambda: step(event, state, raw))
         return True
     try:
         after(event, raw, state)
