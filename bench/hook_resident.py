@@ -10,6 +10,10 @@ answered by `dshkit hook EVENT` in a process of its own. Cases: a prompt (UserPr
 the optimizer at its default tier, off), a tool result far below the watermark's band
 (PostToolUse) and a stop (Stop). Target: p50 of the handler time <= 3 ms.
 
+A prompt answered from its hint is timed to its answer; its worker then runs the step the hint
+skipped (~10 ms), so with calls sent back to back the next call's worker shares the CPU with
+it: on a 2-core machine that, not the worker's foreground, is most of the prompt's figure.
+
     python bench/hook_resident.py [--runs 200]
 """
 

@@ -1,15 +1,19 @@
 """The service's hook workers (`hooks.resident`): the command's answer from a warm worker; a
-busy call holds only its worker; a worker that dies mid-call costs that call only; workers
-die with their owner, however it ends."""
+busy call holds only its worker; a hinted call is answered before its step runs, and its
+worker takes no call until the step ended; a worker that dies mid-call costs that call only,
+one that dies in its step none; workers die with their owner, however it ends."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -21,14 +25,51 @@ from ..support.hooks import claude
 from ..support.procs import left, running_with, wait_until
 
 HANDLERS = "tests.support.hook_handlers"
+HERE = __name__  # the step handlers below, as DSHKIT_HOOK_HANDLERS names them
 pytestmark = pytest.mark.process  # the workers are processes
+
+
+def _in_step() -> bool:
+    """Whether this handler runs in the step after a hinted answer (`hooks.after.step`)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == "dshkit.hooks.after":
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
+
+
+def held_step(hook: Any) -> None:
+    """Says nothing; in a step, writes `step-started` (its pid), waits for `release` (through
+    its budget: a step held for as long as a test wants, within reason), then `step-ended`."""
+    if not _in_step():
+        return
+    (hook.state_dir / "step-started").write_text(str(os.getpid()))
+    deadline = time.monotonic() + 120
+    try:
+        while True:
+            with contextlib.suppress(BaseException):  # its budget's alarm: held on regardless
+                if (hook.state_dir / "release").exists() or time.monotonic() > deadline:
+                    break
+                time.sleep(0.02)
+    finally:
+        (hook.state_dir / "step-ended").write_text("")
+
+
+def vanish_step(hook: Any) -> None:
+    """Says nothing; in a step, ends its process at once (a crash no handler can catch)."""
+    if _in_step():
+        (hook.state_dir / "vanished").write_text(str(os.getpid()))
+        os._exit(3)
 
 
 @pytest.fixture
 def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("DSH_HOME", str(tmp_path / ".dsh"))
-    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[2]))
+    # The tests' handlers importable in the workers (and the code under test as it is here).
+    paths = [str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH", "")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, paths)))
     return tmp_path / ".dsh" / "dshkit"
 
 
@@ -81,6 +122,94 @@ def test_a_worker_that_dies_mid_call_costs_that_call_only(
         assert code == 0
     finally:
         workers.close()
+
+
+def workers_of(state: Path) -> list[int]:
+    return running_with(f"dshkit.hooks.resident {state}")
+
+
+def test_a_hinted_call_is_answered_before_its_step_runs(
+    state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSHKIT_HOOK_HANDLERS", f"UserPromptSubmit={HERE}:held_step")
+    workers = Workers(str(state), size=2)
+    prompt = payload("a", "UserPromptSubmit")
+    answers: list[tuple[int, bytes, bytes]] = []
+    hinted = threading.Thread(
+        target=lambda: answers.append(workers.call("UserPromptSubmit", prompt))
+    )
+    try:
+        # The full path answers the session's first prompt and keeps its hint.
+        assert workers.call("UserPromptSubmit", prompt) == (0, b"", b"")
+        assert not (state / "step-started").exists()
+        hinted.start()  # the second is answered from the hint; its step waits for `release`
+        wait_until(lambda: answers, "the hinted call answered while its step is held")
+        assert answers == [(0, b"", b"")]
+        wait_until((state / "step-started").exists, "the step started")
+        assert not (state / "step-ended").exists()
+        # Its worker is in its step: the next call goes to another one, and is answered
+        # while the step is still held.
+        assert workers.call("UserPromptSubmit", payload("b", "UserPromptSubmit"))[0] == 0
+        assert not (state / "step-ended").exists()
+        assert len(workers_of(state)) == 2
+    finally:
+        (state / "release").write_text("")
+        hinted.join(60)
+        workers.close()
+    assert (state / "step-ended").exists()  # (the step ran to its end before its worker did)
+    assert left(lambda: workers_of(state)) == []
+
+
+def test_a_worker_in_its_step_takes_no_call_until_it_ended(
+    state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSHKIT_HOOK_HANDLERS", f"UserPromptSubmit={HERE}:held_step")
+    workers = Workers(str(state), size=1)
+    prompt = payload("a", "UserPromptSubmit")
+    answers: list[tuple[int, bytes, bytes]] = []
+    waiting = threading.Thread(
+        target=lambda: answers.append(workers.call("Stop", payload("a", "Stop")))
+    )
+    try:
+        assert workers.call("UserPromptSubmit", prompt) == (0, b"", b"")  # the hint kept
+        assert workers.call("UserPromptSubmit", prompt) == (0, b"", b"")  # from the hint
+        wait_until((state / "step-started").exists, "the step started")
+        stepping = int((state / "step-started").read_text())
+        waiting.start()  # the one worker is in its step: this call waits for it
+        assert not answers and not (state / "step-ended").exists()
+        (state / "release").write_text("")
+        waiting.join(120)
+        # Answered by the same worker once its step ended (not sent to it mid-step, where
+        # it would have read the call late and answered nonsense; no second worker).
+        assert answers and answers[0][0] == 0
+        assert (state / "step-ended").exists()
+        assert workers_of(state) == [stepping]
+    finally:
+        (state / "release").write_text("")
+        waiting.join(120)
+        workers.close()
+    assert left(lambda: workers_of(state)) == []
+
+
+def test_a_worker_that_dies_in_its_step_costs_no_call_and_is_replaced(
+    state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSHKIT_HOOK_HANDLERS", f"UserPromptSubmit={HERE}:vanish_step")
+    workers = Workers(str(state), size=1)
+    prompt = payload("a", "UserPromptSubmit")
+    try:
+        assert workers.call("UserPromptSubmit", prompt) == (0, b"", b"")  # the hint kept
+        # Answered from the hint; its worker then dies in the step.
+        assert workers.call("UserPromptSubmit", prompt) == (0, b"", b"")
+        wait_until((state / "vanished").exists, "the step ended its worker")
+        first = int((state / "vanished").read_text())
+        # The one place is free again once the dead worker is counted out: a new worker
+        # answers the next call.
+        assert workers.call("Stop", payload("a", "Stop"))[0] == 0
+        assert workers_of(state) not in ([], [first])
+    finally:
+        workers.close()
+    assert left(lambda: workers_of(state)) == []
 
 
 OWNER = """

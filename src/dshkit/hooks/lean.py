@@ -84,13 +84,16 @@ def answer(
     env: Mapping[str, str],
     detach: bool = True,
     out: Streams | None = None,
+    deferred: list[Callable[[], None]] | None = None,
 ) -> int | None:
     """The exit code when this call is answered from a hint: its session's ("nothing to
     say"), or, for a session the store knows nothing of, its event's template, whose answer
     is written to `out` (stdout, stderr) first. Then the handlers the foreground skipped are
-    started in a detached step (`detach`; else run here, now: the tests' calls in their own
-    process), which records what a templated answer leaves behind once it finds the answer
-    is the one its handlers give. None: the full path answers (and nothing was done here)."""
+    appended to `deferred` as one step (the caller runs it once it answered: a resident
+    worker), else started in a detached step (`detach`), else run here, now (the tests' calls
+    in their own process); that step records what a templated answer leaves behind once it
+    finds the answer is the one its handlers give. None: the full path answers (and nothing
+    was done here)."""
     if event not in LEAN_EVENTS:
         return None
     try:
@@ -122,11 +125,15 @@ def answer(
         said = _said(found)
         if not _written(said, out, state, event):
             said = None  # not delivered: the step records nothing of it
-    if not detach:
+    code = found.code if said is not None else 0
+    if deferred is not None or not detach:
         from .after import step
 
-        step(event, state, raw, said)
-        return found.code if said is not None else 0
+        if deferred is None:
+            step(event, state, raw, said)
+        else:
+            deferred.append(lambda: step(event, state, raw, said))
+        return code
     try:
         after(event, raw, state, said)
     except Exception as exc:  # answered: what the handlers do besides is done here, then
@@ -135,7 +142,7 @@ def answer(
 
         log(state, event, f"hint step not started ({type(exc).__name__}: {exc}): run here")
         step(event, state, raw, said)
-    return found.code if said is not None else 0
+    return code
 
 
 def _said(found: hint.Reply) -> bytes:

@@ -11,8 +11,14 @@ however the service ends (SIGKILL included). A child that dies mid-call costs th
 (an `ResidentError`: the service answers 502, which Claude Code takes as a non-blocking
 error, as a crashed command hook) and is replaced at the next call.
 
+A call answered from its hint (`hooks.lean`) leaves a step: the handlers the answer skipped,
+which the command hook detaches. A worker answers first, then runs that step itself, and only
+then is it free again: the pool gives it no call meanwhile (a thread waits for its word), and
+one that dies in its step costs no call and is replaced.
+
 The protocol is framed by lengths, never by content: a request is `EVENT LENGTH\\n` and the
-payload; an answer `CODE OUT ERR\\n` (the exit code and two lengths) and the two streams.
+payload; an answer `CODE OUT ERR STEPS\\n` (the exit code, two lengths, and how many `READY`
+frames follow: 1 when a step runs after the answer, else 0) and the two streams.
 """
 
 from __future__ import annotations
@@ -22,10 +28,12 @@ import subprocess
 import sys
 import threading
 import weakref
+from collections.abc import Callable
 from typing import IO
 
-SIZE = 4  # how many calls may run at once (a slow Stop holds one worker)
+SIZE = 4  # how many calls (or steps) may run at once (a slow Stop holds one worker)
 MODULE = "dshkit.hooks.resident"
+READY = b"ready\n"  # the frame a worker sends once the step after its answer ran
 
 
 class ResidentError(Exception):
@@ -41,19 +49,33 @@ class _Worker:
             close_fds=True,
         )
 
-    def call(self, event: str, payload: bytes) -> tuple[int, bytes, bytes]:
+    def call(self, event: str, payload: bytes) -> tuple[int, bytes, bytes, bool]:
+        """The call's exit code, stdout and stderr, and whether a step runs after it (then
+        `ready` says when it ended)."""
         stdin, stdout = self.process.stdin, self.process.stdout
         assert stdin is not None and stdout is not None
         try:
             stdin.write(f"{event} {len(payload)}\n".encode() + payload)
             stdin.flush()
             head = stdout.readline().split()
-            code, out_length, err_length = (int(word) for word in head)
+            code, out_length, err_length, steps = (int(word) for word in head)
             out, err = _exactly(stdout, out_length), _exactly(stdout, err_length)
+            if steps not in (0, 1):
+                raise ValueError(f"{steps} ready frames announced")
         except (OSError, ValueError) as exc:
             self.close()
             raise ResidentError(f"the hook worker ended mid-call: {exc}") from exc
-        return code, out, err
+        return code, out, err, bool(steps)
+
+    def ready(self) -> None:
+        """Until the step after the last answer ended (the `READY` frame came)."""
+        assert self.process.stdout is not None
+        try:
+            if _exactly(self.process.stdout, len(READY)) != READY:
+                raise ValueError("no ready frame")
+        except (OSError, ValueError) as exc:
+            self.close()
+            raise ResidentError(f"the hook worker ended in a step: {exc}") from exc
 
     def close(self) -> None:
         """End the worker: end of file on its stdin, then a kill if it does not leave."""
@@ -95,23 +117,52 @@ class Workers:
 
     def call(self, event: str, payload: bytes) -> tuple[int, bytes, bytes]:
         """`dshkit hook EVENT` with `payload` on stdin, run by a worker: (exit code, stdout,
-        stderr). Raises ResidentError when the worker died mid-call."""
+        stderr), as soon as the worker answered (a step it runs after is waited for by a
+        thread of its own). Raises ResidentError when the worker died mid-call."""
         worker = self._take()
         try:
-            answer = worker.call(event, payload)
+            code, out, err, step = worker.call(event, payload)
         except BaseException:
-            with self._free:
-                self._count -= 1
-                self._free.notify()
+            self._lost()
             raise
+        if not step:
+            self._back(worker)
+            return code, out, err
+        settle = threading.Thread(
+            target=self._settle, args=(worker,), name="dshkit-hook-step", daemon=True
+        )
+        try:
+            settle.start()
+        except RuntimeError:  # no thread to be had: wait here, the answer is late but whole
+            self._settle(worker)
+        return code, out, err
+
+    def _settle(self, worker: _Worker) -> None:
+        """The worker back among the idle once its step ended; counted out if it died in it."""
+        try:
+            worker.ready()
+        except ResidentError:
+            self._lost()
+            return
+        self._back(worker)
+
+    def _back(self, worker: _Worker) -> None:
+        """A worker free again: idle, or ended when the pool is closed."""
         with self._free:
-            if self._closed:
-                worker.close()
+            closed = self._closed
+            if closed:
                 self._count -= 1
             else:
                 self._idle.append(worker)
             self._free.notify()
-        return answer
+        if closed:
+            worker.close()
+
+    def _lost(self) -> None:
+        """A worker's place free again (the worker ended)."""
+        with self._free:
+            self._count -= 1
+            self._free.notify()
 
     def _take(self) -> _Worker:
         with self._free:
@@ -127,13 +178,11 @@ class Workers:
         try:
             return _Worker(self.state_dir)
         except BaseException:
-            with self._free:
-                self._count -= 1
-                self._free.notify()
+            self._lost()
             raise
 
     def close(self) -> None:
-        """End every idle worker now, and each busy one as its call ends."""
+        """End every idle worker now, and each busy one as its call (or its step) ends."""
         with self._free:
             self._closed = True
             idle = list(self._idle)
@@ -144,8 +193,8 @@ class Workers:
 
 
 def serve(state_dir: str, calls: IO[bytes], answers: IO[bytes]) -> None:
-    """The worker's loop: each call read from `calls` answered on `answers`, until end of
-    file (the service is gone)."""
+    """The worker's loop: each call read from `calls` answered on `answers`, then the step the
+    answer left (if any) run and `READY` sent, until end of file (the service is gone)."""
     import tempfile
     from io import BytesIO
 
@@ -158,14 +207,21 @@ def serve(state_dir: str, calls: IO[bytes], answers: IO[bytes]) -> None:
         event, length = head.split()
         payload = _exactly(calls, int(length))
         out, err = BytesIO(), BytesIO()
+        steps: list[Callable[[], None]] = []
         with tempfile.TemporaryFile() as stdin:  # read through its descriptor, as a pipe is
             stdin.write(payload)
             stdin.seek(0)
             argv = [event.decode("ascii"), "--state-dir", state_dir]
-            code = call(argv, stdin, out, err, os.environ)
+            code = call(argv, stdin, out, err, os.environ, deferred=steps)
         said, warned = out.getvalue(), err.getvalue()
-        answers.write(f"{code} {len(said)} {len(warned)}\n".encode() + said + warned)
+        head = f"{code} {len(said)} {len(warned)} {1 if steps else 0}\n".encode()
+        answers.write(head + said + warned)
         answers.flush()
+        if steps:
+            for step in steps:  # (`after.step` never raises: one that did ends this worker)
+                step()
+            answers.write(READY)
+            answers.flush()
 
 
 def main(argv: list[str]) -> int:

@@ -37,8 +37,10 @@ from ..hookspec import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import IO, Any
+    from collections.abc import Callable, Mapping
+    from typing import IO, Any, TypeVar
+
+    _T = TypeVar("_T")
 
 # The events `lean` may answer from a hint: its one definition, here, where every call is
 # routed, so that a call of another event never loads `lean` to ask.
@@ -63,6 +65,7 @@ def call(
     cwd: str | None = None,
     *,
     detach: bool = False,
+    deferred: list[Callable[[], None]] | None = None,
 ) -> int:
     """One hook call: `argv` (EVENT [--state-dir DIR]), the payload read from `stdin` (its file
     descriptor, as a harness's pipe is read), the answer written to `stdout` and `stderr`
@@ -71,17 +74,35 @@ def call(
     both as any code does (HOME, `~`, a command's directory), so an environment or directory
     other than the process's own is made the process's for the call and put back after it (a
     caller's other threads see it meanwhile). A call answered from its hint (`hooks.lean`)
-    leaves the handlers it skipped to a detached process when `detach` (the process's entry),
-    else runs them here once it answered (the tests: nothing outlives the call). Its exit
-    code, the answer's."""
+    leaves the handlers it skipped to a detached process when `detach` (the process's entry);
+    to the caller when it passes `deferred`, where that step is appended, to be run (in this
+    call's environment and directory) once the answer is out (a resident worker); else runs
+    them here once it answered (the tests: nothing outlives the call). Its exit code, the
+    answer's."""
     if env is os.environ and cwd is None:  # the process's own (main): nothing to swap
-        return _call(argv, stdin, stdout, stderr, detach)
+        return _call(argv, stdin, stdout, stderr, detach, deferred)
+    steps: list[Callable[[], None]] | None = None if deferred is None else []
+    try:
+        return _within(env, cwd, lambda: _call(argv, stdin, stdout, stderr, detach, steps))
+    finally:
+        if deferred is not None and steps:
+            deferred.extend(_bound(dict(env), cwd, step) for step in steps)
+
+
+def _bound(env: Mapping[str, str], cwd: str | None, step: Callable[[], None]) -> Callable[[], None]:
+    """`step`, to be run later in the call's environment and directory."""
+    return lambda: _within(env, cwd, step)
+
+
+def _within(env: Mapping[str, str], cwd: str | None, run: Callable[[], _T]) -> _T:
+    """`run()` with `env` made the process's environment and `cwd` its directory (None: this
+    process's), both put back after it."""
     saved, here = dict(os.environ), os.getcwd()
     try:
         _environ(dict(env))
         if cwd is not None:
             os.chdir(cwd)
-        return _call(argv, stdin, stdout, stderr, detach)
+        return run()
     finally:
         os.chdir(here)
         _environ(saved)
@@ -100,6 +121,7 @@ def _call(
     stdout: IO[bytes] | None,
     stderr: IO[bytes] | None,
     detach: bool = False,
+    deferred: list[Callable[[], None]] | None = None,
 ) -> int:
     event = argv[0] if argv else ""
     directory = argv[argv.index("--state-dir") + 1] if "--state-dir" in argv[:-1] else None
@@ -148,7 +170,8 @@ def _call(
         if event in LEAN_EVENTS and not problem:
             from .lean import Observation, answer
 
-            code = answer(event, wanted, raw, state, os.environ, detach, (stdout, stderr))
+            out = (stdout, stderr)
+            code = answer(event, wanted, raw, state, os.environ, detach, out, deferred)
             if code is not None:
                 return code
             from .dispatch import run

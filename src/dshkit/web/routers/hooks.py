@@ -51,7 +51,8 @@ def router(state_dir: Path) -> Router:
         except ResidentError as exc:
             raise ApiError(502, f"the {event} hook did not answer: {exc}") from exc
         spent = (time.perf_counter() - began) * 1000
-        # The handler time (Server-Timing): what bench/hook_resident.py reports.
+        # The handler time (Server-Timing): what bench/hook_resident.py reports. The time to
+        # the answer: a step the worker runs after it (`hooks.resident`) is not in it.
         headers = {"x-exit-code": str(code), "server-timing": f"hook;dur={spent:.3f}"}
         return Response(out, 200, media_type="application/json", headers=headers)
 
