@@ -198,10 +198,12 @@ def test_a_tool_call_no_handler_wants_loads_no_capability(tmp_path: Path) -> Non
 
 
 # What a prompt or a start answered from its session's hint (`dshkit.hooks.lean`) never needs:
-# no handler is loaded, nor the store (its rows are read again through the C module alone), nor
-# the JSON, typing, dataclass or path machinery the handlers pull in.
+# no handler is loaded, nor the store (its rows are read again through the C module alone,
+# which is lent a cache that keeps nothing instead of `functools`), nor the JSON, typing,
+# dataclass or path machinery the handlers pull in.
 LEAN_HEAVY = (
     "ast",
+    "collections",
     "dataclasses",
     "dshkit.capability",
     "dshkit.config",
@@ -213,6 +215,7 @@ LEAN_HEAVY = (
     "dshkit.profile",
     "dshkit.sessions",
     "dshkit.store",
+    "functools",
     "inspect",
     "json",
     "orjson",
