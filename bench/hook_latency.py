@@ -167,8 +167,7 @@ def main() -> None:
         # call after it is checked in full), which would make the far-below case a full one.
         asked = transcript.with_name("prompted.jsonl")
         asked.write_text(json.dumps(prompt) + "\n")
-        # Starts in sessions of their own: a start and a prompt of one session differ in
-        # permission mode, so alternating them would make the capability facts news each time.
+        # Starts in sessions of their own (a prompt between them would be another case's).
         resumed = transcript.with_name("resumed.jsonl")
         resumed.write_text(json.dumps(prompt) + "\n")
         turn = transcript.with_name("turn.jsonl")  # a prompt after its turn's tool call

@@ -1192,6 +1192,15 @@ class Store:
         ).fetchone()
         return row is not None
 
+    def last_delivered(self, key: tuple[str, str], kind: str) -> str | None:
+        """What of `kind` reached the session `key` last (None: nothing yet)."""
+        row = self.db.execute(
+            "SELECT what FROM deliveries WHERE harness = ? AND session_id = ? AND kind = ? "
+            "ORDER BY delivered_at DESC, rowid DESC LIMIT 1",
+            (*key, kind),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
     def mark_delivered(
         self, key: tuple[str, str], kind: str, what: str = "", *, superseding: bool = False
     ) -> None:

@@ -90,6 +90,33 @@ def test_claude_gets_the_facts_at_start_then_results_then_again_on_a_mode_change
 
 
 @pytest.mark.browser
+def test_a_start_that_reports_no_mode_is_no_change_of_it(tmp_path: Path, project: Path) -> None:
+    # As the real Claude Code sends them (2.1.x): its SessionStart has no permission_mode, its
+    # prompts do; `claude -p --resume` runs a start and a prompt in every process.
+    def start(source: str) -> dict[str, Any]:
+        return claude("c1", cwd=str(project), source=source)
+
+    def prompt(mode: str = "default") -> dict[str, Any]:
+        words = {"hook_event_name": "UserPromptSubmit", "prompt": "go on"}
+        return claude("c1", cwd=str(project), permission_mode=mode, **words)
+
+    first = context(hook(tmp_path, "SessionStart", start("startup")))
+    assert first is not None and "- 权限模式：unknown" in first  # nothing reported it yet
+    wait_for_probes(tmp_path / ".dsh" / "dshkit")
+    told = context(hook(tmp_path, "UserPromptSubmit", prompt()))  # now it is: news
+    assert told is not None and "- 权限模式：default" in told
+    for _ in range(2):  # a resumed process: its start says no mode, its prompt the same one
+        assert hook(tmp_path, "SessionStart", start("resume")) == {}
+        assert hook(tmp_path, "UserPromptSubmit", prompt()) == {}
+    planned = context(hook(tmp_path, "UserPromptSubmit", prompt("plan")))  # a real change
+    assert planned is not None and "- 权限模式：plan" in planned
+    # A compaction drops what was injected: given again, with the mode last reported.
+    again = context(hook(tmp_path, "SessionStart", start("compact")))
+    assert again is not None and "- 权限模式：plan" in again
+    wait_for_probes(tmp_path / ".dsh" / "dshkit")
+
+
+@pytest.mark.browser
 def test_dsh_gets_them_with_the_first_prompt_and_unknown_modes_stay_unknown(
     tmp_path: Path,
 ) -> None:

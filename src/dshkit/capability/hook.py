@@ -20,6 +20,7 @@ from ..hookio import Answer, Call
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:
     from ..store import Store
+    from .facts import Facts
 
 SWITCH = "DSHKIT_CAPABILITY"  # "off" turns the capability facts off
 CAPABILITY = "capability"
@@ -55,7 +56,7 @@ def _capability_facts(store: Store, call: Call) -> Answer:
     # The probe's process gets this cwd: the same absolute path makes the same cache key.
     cwd = os.path.abspath(call.cwd or os.getcwd())
     errors: list[str] = []
-    facts = read_facts(store, call.harness, call.payload, errors)
+    facts = _carried(read_facts(store, call.harness, call.payload, errors), store, call)
     if call.dry:
         now = report(store, facts, cwd, errors)
         started = now.probe_due
@@ -74,3 +75,30 @@ def _capability_facts(store: Store, call: Call) -> Answer:
         store.mark_delivered(key, CAPABILITY_DELIVERY, marker, superseding=True)
 
     return Answer(CAPABILITY, now.text, effects=effects, commit=record)
+
+
+def _carried(facts: Facts, store: Store, call: Call) -> Facts:
+    """`facts`, each mode nothing reported this time (`unknown`) carried over from what the
+    session was last told. A payload may leave a mode out that another event of the same
+    session reports (Claude Code's SessionStart has no `permission_mode`, its prompts do):
+    saying nothing is no change of mode, and must not make the facts news at every start
+    and again at the prompt after it (a real `claude -p --resume` delivered them twice per
+    run). A mode that did change is told by the event that reports it."""
+    from dataclasses import replace
+
+    from ..store import CAPABILITY_DELIVERY
+    from .facts import FACTS, UNKNOWN
+
+    last = store.last_delivered(call.key, CAPABILITY_DELIVERY)
+    if last is None:
+        return facts
+    told = dict(part.partition("=")[::2] for part in last.partition("#")[0].split(";"))
+    carried = {
+        fact: told[fact]
+        for fact in FACTS
+        if getattr(facts, fact) == UNKNOWN and told.get(fact, UNKNOWN) != UNKNOWN
+    }
+    if not carried:
+        return facts
+    sources = {**facts.sources, **dict.fromkeys(carried, "earlier in this session")}
+    return replace(facts, **carried, sources=sources)
