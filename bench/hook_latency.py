@@ -14,6 +14,8 @@ turn's first step (a prompt before each call, not timed: the steps and prompts s
 full check read with the C scanner, against the turn's and the next turn's ceilings) and the
 same session checked in full at every call (its hint dropped before each: the tail folded
 and the decision taken, what a call costs past its ceilings, where the watermark may speak).
+Payloads carry what the real Claude Code sends anew with every call (a prompt's
+`prompt_id`, a resumed start's `seconds_since_last_response`), unique each round.
 UserPromptSubmit runs with the optimizer's tier off and nothing to deliver, once as Claude Code
 sends it (once a turn: a session whose log holds its person's words and no model request yet,
 which no tool call left a room hint for, as before its first request), once as DSH's bridge
@@ -56,6 +58,11 @@ def payload(tool: str, transcript: str = "/h/.claude/projects/-p/s.jsonl") -> by
     )
 
 
+# What the real Claude Code (2.1.x) sends anew with every call, which no handler reads (a
+# prompt's `prompt_id`, a resumed start's `seconds_since_last_response`): made unique each run.
+PER_CALL = b"per-call-0000"
+
+
 def prompt_payload(transcript: str, session: str = "s") -> bytes:
     """A UserPromptSubmit payload: a person's words to a session (no tool name)."""
     return (
@@ -64,7 +71,9 @@ def prompt_payload(transcript: str, session: str = "s") -> bytes:
         + b'","transcript_path":"'
         + transcript.encode()
         + b'","cwd":"/p","permission_mode":"default","hook_event_name":"UserPromptSubmit",'
-        b'"prompt":"fix the failing test in src/app.py and run the suite"}'
+        b'"prompt_id":"'
+        + PER_CALL
+        + b'","prompt":"fix the failing test in src/app.py and run the suite"}'
     )
 
 
@@ -77,6 +86,7 @@ def start_payload(transcript: str, session: str = "q", source: str = "resume") -
         + transcript.encode()
         + b'","cwd":"/p","hook_event_name":"SessionStart","source":"'
         + source.encode()
+        + (b'","seconds_since_last_response":"' + PER_CALL if source == "resume" else b"")
         + b'"}'
     )
 
@@ -215,6 +225,7 @@ def main() -> None:
                 if data is turn_prompt:
                     timed(after, env, tool_before)  # the turn's tool call (not timed)
                 settle(os.path.join(home, "dshkit"))
+                data = data.replace(PER_CALL, f"per-call-{round:04d}".encode())
                 took, spent = timed(command, env, data)
                 if round:  # round 0 warms up
                     figures[name].append(took)

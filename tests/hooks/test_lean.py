@@ -244,3 +244,31 @@ def test_a_templated_answer_that_turns_out_wrong_is_not_recorded(
     assert "a templated answer was not the one its handlers give now" in log
     assert not template.exists()
     assert not delivered(home, NEW[1])  # nothing of it recorded
+
+
+def test_a_field_no_handler_reads_is_held_by_its_presence_alone(homes: tuple[Home, Home]) -> None:
+    # As the real Claude Code (2.1.x) sends them: every prompt has a `prompt_id` of its own, a
+    # resumed start says how long since the last response and how large the context is. No
+    # handler reads those: they must not void the hint, nor a field a handler does read keep
+    # it (the resumed start's `source`).
+    def session(home: Home) -> list[bytes]:
+        said = [home.call("SessionStart", start(home))]
+        for n in range(4):
+            extra = {"prompt_id": f"9c1e{n:04d}-0000-4000-8000-000000000000"}
+            said.append(home.call("UserPromptSubmit", prompt(home, f"step {n}", **extra)))
+        for n in range(3):
+            since = {"seconds_since_last_response": 2 + n, "context_tokens": 107 + n}
+            said.append(home.call("SessionStart", start(home, source="resume", **since)))
+        said.append(home.call("SessionStart", start(home, source="compact", **since)))
+        return said
+
+    hinted, full = homes
+    said = session(hinted)
+    assert said == session(full)
+    assert [i for i, out in enumerate(said) if out] == [0, 8]  # the profile, and after compact
+    # Answered from their hints: the prompts after the first, the resumes after the first.
+    assert (hinted.lean, full.lean) == (5, 0)
+    held = orjson.loads(
+        Path(hint.path(str(hinted.state), "UserPromptSubmit", "claude", "c1") or "").read_bytes()
+    )
+    assert held["key"]["payload"]["prompt_id"] is True  # by its presence

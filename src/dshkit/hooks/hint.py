@@ -338,10 +338,12 @@ def write_template(
     files: Iterable[str],
     queries: Iterable[str],
     handlers: Iterable[str],
+    unread: Iterable[str] = (),
 ) -> bool:
     """Write `event`'s template: the answer `reply` (what was written: stdout's bytes, stderr's,
     the exit code) of a call whose session the store knew nothing of, to stand for the same
-    call of any other such session (see `read_template`). Its key is a hint's with the
+    call of any other such session (see `read_template`); the payload's `unread` fields are
+    held by their presence alone. Its key is a hint's with the
     session's id and transcript path marked wherever they occur (the payload, the variables,
     the files' names, the statements), and the files and rows as they are for a session no
     one has seen (a fresh id, put in the marks' places now). None is written (and the one
@@ -358,6 +360,7 @@ def write_template(
         fresh = _fresh(names)
         fixed = {k: v for k, v in payload.items() if k not in ("session_id", "transcript_path")}
         variables = {k: _put(v, names, marks) for k, v in env_key(env).items()}
+        unread = sorted(unread)
         marked_files = sorted({_put(name, names, marks) for name in files})
         marked = sorted({_put(sql, names, marks) for sql in queries})
         found = queries_rows(state, [(_put(sql, marks, fresh), []) for sql in marked])
@@ -368,7 +371,8 @@ def write_template(
             "harness": harness,
             "marks": list(marks),
             "key": {
-                "payload": loads(dumps(fixed)),
+                "payload": _fixed(fixed, unread),
+                "unread": unread,
                 "fields": sorted(k for k in ("session_id", "transcript_path") if k in payload),
                 "env": variables,
                 "handlers": sorted(handlers),
@@ -441,7 +445,7 @@ def read_template(
             return None
         key, marks = template["key"], tuple(template["marks"])
         fixed = {k: v for k, v in payload.items() if k not in ("session_id", "transcript_path")}
-        if key["payload"] != loads(dumps(fixed)):
+        if key["payload"] != _fixed(fixed, key["unread"]):
             return None
         if key["fields"] != sorted(k for k in ("session_id", "transcript_path") if k in payload):
             return None

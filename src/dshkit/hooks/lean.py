@@ -7,16 +7,18 @@ each call the hint answered (in a detached step, `hooks.after`, which runs the h
 foreground skipped, so what they do besides answering still happens). While they run, an
 `Observation` records what they read: the store's rows (every SELECT of every connection, with
 its parameters, run again read-only to key the hint), the files they opened, listed or looked
-at, and which handlers read the prompt's words. The hint is kept only when no handler said
-anything, failed or overran, and the words were read by no handler but one whose descriptor
-says for which words its answer would not be "nothing" (`plugins.Hook.words`: the optimizer
-with its tier off answers nothing but a prompt starting with its prefix); the key holds every
-other payload field and dshkit's variables. A handler whose answer depends on what moves at
-every call (graft's watermark reads the transcript) is answered in the foreground by the check
-its descriptor names (`plugins.Hook.live`): when that cannot say "nothing", the full path
-runs. A hint that turns out wrong (the detached step's handlers said something after all) is
-dropped and logged; nothing was committed, so what was owed is owed still, and the next event
-carries it.
+at, and which of the payload's fields they read (a look at all of them reads each), and which
+handlers read the prompt's words. The hint is kept only when no handler said anything, failed
+or overran, and the words were read by no handler but one whose descriptor says for which
+words its answer would not be "nothing" (`plugins.Hook.words`: the optimizer with its tier off
+answers nothing but a prompt starting with its prefix); the key holds the other fields a
+handler read, or the runtime reads before them (`HELD`), and dshkit's variables; a field
+nobody read only by its presence (a harness's per-call fields: Claude Code's `prompt_id`).
+A handler whose answer depends on what moves at every call (graft's watermark reads the
+transcript) is answered in the foreground by the check its descriptor names
+(`plugins.Hook.live`): when that cannot say "nothing", the full path runs. A hint that turns out
+wrong (the detached step's handlers said something after all) is dropped and logged; nothing was
+committed, so what was owed is owed still, and the next event carries it.
 
 A start (a payload without the free field) whose session the store knew nothing of, as far as
 its handlers read (`hint.unseen`, asked before the answer's commits), also leaves its event's
@@ -46,6 +48,10 @@ if TYPE_CHECKING:
     Streams = tuple[IO[bytes] | None, IO[bytes] | None]  # the call's stdout and stderr
 
 FREE = "prompt"  # the one payload field a hint may hold for any value (see `guards`)
+# What the runtime reads of a payload before any handler does (the harness is told by them;
+# the hint is named by the session): a hint always holds their values.
+HELD = frozenset(("hook_event_name", "transcript_path", "session_id", "cwd"))
+EVERY = "\0every field"  # what a handler read that looked at them all (not a field's name)
 AFTER = "dshkit.hooks.after"  # the detached step's module
 SAID = ".said"  # beside the step's payload file: the templated answer the foreground wrote
 _STORE_FILES = ("dshkit.db", "dshkit.db-wal", "dshkit.db-shm", "dshkit.db-journal")
@@ -223,7 +229,7 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 
 class _Payload(dict):  # type: ignore[type-arg]
-    """A payload that notes which handler read its free field."""
+    """A payload that notes which fields each handler read (a bulk read: every field)."""
 
     observation: Observation
 
@@ -240,19 +246,23 @@ class _Payload(dict):  # type: ignore[type-arg]
         return super().__contains__(key)
 
     def __iter__(self) -> Any:
-        self.observation.read(FREE)
+        self.observation.read(EVERY)
         return super().__iter__()
 
+    def keys(self) -> Any:
+        self.observation.read(EVERY)
+        return super().keys()
+
     def items(self) -> Any:
-        self.observation.read(FREE)
+        self.observation.read(EVERY)
         return super().items()
 
     def values(self) -> Any:
-        self.observation.read(FREE)
+        self.observation.read(EVERY)
         return super().values()
 
     def copy(self) -> dict[Any, Any]:
-        self.observation.read(FREE)
+        self.observation.read(EVERY)
         return dict(super().items())
 
 
@@ -266,6 +276,7 @@ class Observation:
         self.files: set[str] = set()
         self.statements: list[str] = []
         self.readers: set[str] = set()  # handlers that read the free field
+        self.fields: set[str] = set()  # the payload's fields the handlers read (EVERY: all)
         self.spoke = False
         self.failed = False  # a handler failed or overran, or the answer could not be made
         self.reply: hint.Reply | None = None  # the answer as written (`answered`)
@@ -346,8 +357,22 @@ class Observation:
         return wrapped
 
     def read(self, key: object) -> None:
-        if key == FREE and self.handler is not None:
+        if self.handler is None:
+            return
+        if key == FREE or key is EVERY:
             self.readers.add(self.handler)
+        if isinstance(key, str):
+            self.fields.add(key)
+
+    def unread(self, payload: Mapping[str, Any]) -> list[str]:
+        """The payload's fields no handler read, nor the runtime before them (`HELD`): a
+        hint holds them by their presence alone (a harness's per-call fields: Claude Code's
+        `prompt_id`, a resumed start's `seconds_since_last_response`, ...)."""
+        if EVERY in self.fields:
+            return []
+        names: list[str] = list(dict.keys(payload)) if isinstance(payload, dict) else []
+        # (`dict.keys`, not the payload's own: the runtime's look is no handler's read)
+        return sorted(name for name in names if name not in self.fields and name not in HELD)
 
     def file(self, name: str) -> None:
         name = os.path.abspath(name)
@@ -405,6 +430,7 @@ class Observation:
                 files=self.files,
                 queries=statements,
                 handlers=covered,
+                unread=self.unread(payload),
             )
         if not kept:
             hint.drop(state, event, harness, session)
@@ -416,7 +442,7 @@ class Observation:
             session,
             payload,
             hint.Reply(),
-            free=(FREE,) if present else (),
+            free=sorted({*self.unread(payload), *((FREE,) if present else ())}),
             env=env,
             files=sorted(self.files),
             queries=[(sql, []) for sql in statements],
