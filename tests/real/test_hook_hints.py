@@ -1,0 +1,113 @@
+"""The real Claude Code, resumed run after run (`claude -p --resume`), answered by the lean path
+(`dshkit.hooks.lean`): what it sends anew with every call (a prompt's `prompt_id`, a resumed
+start's timing, each process's pid and messaging token) holds no hint back, and the model is
+told what the full path would tell it: the profile and the capability facts, no more often.
+
+Which path answered is seen from inside the hook processes Claude Code starts, by a
+`sitecustomize` on their path that notes each `lean.answer`'s outcome (nothing else changes).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from dshkit.capability.text import HEADING
+
+from ..support.fakes import RefusingProxy, fake_anthropic
+from ..support.paths import PYTHONPATH
+from ..support.real import World, binary, claude_env, texts
+
+pytestmark = pytest.mark.real
+
+SHIM = """
+import os
+_log = os.environ.get("DSHKIT_TEST_LEAN_LOG")
+if _log:
+    from dshkit.hooks import lean
+    _answer = lean.answer
+    def _noted(event, *args, **kwargs):
+        code = _answer(event, *args, **kwargs)
+        with open(_log, "a") as handle:
+            full = code is None or code is False  # (None here; False from older releases)
+            handle.write(f"{event} {'full' if full else 'hint'}\\n")
+        return code
+    lean.answer = _noted
+"""
+
+
+def settled(world: World) -> None:
+    """Until no process dshkit started for the world's state is left (the probes, the hints'
+    steps, a Stop's refresh and harvest): what they write can void a hint, legitimately."""
+    state = str(world.home / ".dsh" / "dshkit")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        running = []
+        for entry in Path("/proc").iterdir():
+            try:
+                line = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if state.encode() in line:
+                running.append(line)
+        if not running:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"still running: {running}")
+
+
+def test_resumed_claude_code_sessions_are_answered_from_their_hints(
+    tmp_path: Path, proxy: RefusingProxy
+) -> None:
+    world = World(tmp_path, "claude")
+    world.install_hooks()
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(SHIM)
+    noted = tmp_path / "lean.log"
+    extra = {"DSHKIT_TEST_LEAN_LOG": str(noted), "PYTHONPATH": f"{shim}:{PYTHONPATH}"}
+
+    def claude(*args: str) -> str:
+        done = subprocess.run(
+            [
+                binary("claude", "node_modules", ".bin", "claude"),
+                "-p",
+                *args,
+                "--output-format",
+                "json",
+            ],
+            env=claude_env(world, fake, proxy, **extra),
+            cwd=world.project,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        return done.stdout
+
+    with fake_anthropic() as fake:
+        session = json.loads(claude("say hi"))["session_id"]
+        for words in ("again", "and again", "more", "once more"):
+            settled(world)  # as a person's next run comes: what the last one started is done
+            claude("--resume", session, words)
+        bodies = [r.body for r in fake.requests if r.path.startswith("/v1/messages")]
+    answers = noted.read_text().split("\n")[:-1]
+    assert len(answers) == 10, answers  # a start and a prompt in each of the five runs
+    # The first run's deliveries and the second's (the probes' results, news) leave no hint;
+    # the third run's start keeps one, its prompt one too. From the fourth run on, every start
+    # is answered from its hint, and so is a prompt whose transcript graft's live check still
+    # finds quiet: its room hint moves only with a full check, which a run with no tool call
+    # makes at every other prompt (a person's message after a request since the hint).
+    later = ["SessionStart hint", "UserPromptSubmit hint", "SessionStart hint"]
+    assert answers[6:] == [*later, "UserPromptSubmit full"]
+    conversation = [body for body in bodies if "title" not in texts(body)[:400].lower()]
+    # The profile reached the model once (each request replays the session so far); the facts
+    # three times: at the first start (modes unknown, probes pending), with the first prompt
+    # (its mode reported), at the second start (the probes' results); never again.
+    assert all(texts(body).count(world.text) == 1 for body in conversation)
+    assert texts(conversation[-1]).count(HEADING) == 3
+    assert "failed" not in world.hook_log()
