@@ -31,7 +31,9 @@ def payload(**extra: Any) -> dict[str, Any]:
     return {"session_id": SESSION, "cwd": "/p", "prompt": "fix it", **extra}
 
 
-def written(state: Path, config: Path, reply: hint.Reply | None = None) -> None:
+def written(
+    state: Path, config: Path, reply: hint.Reply | None = None, env: dict[str, str] | None = None
+) -> None:
     assert hint.write(
         str(state),
         EVENT,
@@ -40,7 +42,7 @@ def written(state: Path, config: Path, reply: hint.Reply | None = None) -> None:
         payload(),
         reply or hint.Reply(b'{"a": "\xe4\xb8\xad"}', b"", 0),
         free=("prompt",),
-        env={"DSHKIT_X": "1", "PATH": "/bin"},
+        env={"DSHKIT_X": "1", "PATH": "/bin"} if env is None else env,
         files=(str(config),),
         queries=((SQL, []),),
     )
@@ -291,16 +293,8 @@ def test_a_hint_holds_to_no_variable_a_harness_gives_each_process_anew(
     first = {"DSHKIT_X": "1", "CLAUDE_PID": "17408", "CLAUDE_CODE_MESSAGING_TOKEN": "357a6a0a"}
     config = tmp_path / "config.toml"
     config.write_text("[optimizer]\n")
-    assert hint.write(
-        str(state),
-        EVENT,
-        HARNESS,
-        SESSION,
-        payload(),
-        hint.Reply(),
-        free=("prompt",),
-        env={**first, "CLAUDE_CODE_MESSAGING_SOCKET": "/tmp/cc-socks/17408.sock"},
-        files=(str(config),),
+    written(
+        state, config, env={**first, "CLAUDE_CODE_MESSAGING_SOCKET": "/tmp/cc-socks/17408.sock"}
     )
     target = hint.path(str(state), EVENT, HARNESS, SESSION)
     assert target is not None and "357a6a0a" not in Path(target).read_text()  # not written down

@@ -271,22 +271,27 @@ def read(
         found = queries_rows(state, asked)
         if [digest(rows) for rows in found] != [held for _, _, held in key["queries"]]:
             return None
-        output, error, code = hint["reply"]
-        if not (isinstance(output, str) and isinstance(error, str) and type(code) is int):
-            return None
-        handlers = key["handlers"]
-        if not (isinstance(handlers, list) and all(isinstance(h, str) for h in handlers)):
-            return None
-        hinted = Reply(
-            output.encode("utf-8", "surrogateescape"),
-            error.encode("utf-8", "surrogateescape"),
-            code,
-            handlers,
-        )
-        hinted.harness = hint["harness"]
-        return hinted
+        return _reply(hint, key)
     except Exception:  # missing, broken or unreadable: the full path answers
         return None
+
+
+def _reply(held: Any, key: Any) -> Reply | None:
+    """The answer a hint or a template holds (None: not one that can be given)."""
+    output, error, code = held["reply"]
+    if not (isinstance(output, str) and isinstance(error, str) and type(code) is int):
+        return None
+    handlers = key["handlers"]
+    if not (isinstance(handlers, list) and all(isinstance(h, str) for h in handlers)):
+        return None
+    found = Reply(
+        output.encode("utf-8", "surrogateescape"),
+        error.encode("utf-8", "surrogateescape"),
+        code,
+        handlers,
+    )
+    found.harness = held["harness"]
+    return found
 
 
 # -- templates: a start of a session the store knows nothing of --------------------------------
@@ -460,20 +465,7 @@ def read_template(
         found = queries_rows(state, asked)
         if [digest(rows) for rows in found] != [held for _, held in key["queries"]]:
             return None
-        output, error, code = template["reply"]
-        handlers = key["handlers"]
-        if not (isinstance(output, str) and isinstance(error, str) and type(code) is int):
-            return None
-        if not (isinstance(handlers, list) and all(isinstance(h, str) for h in handlers)):
-            return None
-        hinted = Reply(
-            output.encode("utf-8", "surrogateescape"),
-            error.encode("utf-8", "surrogateescape"),
-            code,
-            handlers,
-        )
-        hinted.harness = template["harness"]
-        return hinted
+        return _reply(template, key)
     except Exception:  # missing, broken or unreadable: the full path answers
         return None
 
