@@ -68,6 +68,28 @@ def payloads(home: Path) -> dict[str, bytes]:
     }
 
 
+def settled(state: Path, *keep: int) -> None:
+    """Until no process but `keep` and the service's hook workers names the state directory
+    (a Stop's detached refresh and harvest), at most 60 s."""
+    named = str(state).encode()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        busy = False
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) in keep:
+                continue
+            try:
+                line = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            busy = named in line and b"dshkit.hooks.resident" not in line
+            if busy:
+                break
+        if not busy:
+            return
+        time.sleep(0.05)
+
+
 def percentiles(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
     return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
@@ -117,8 +139,12 @@ def main() -> None:
                         client.post(f"{base}/{event}", content=body)
                     resident: list[float] = []
                     handler: list[float] = []
-                    # Each Stop starts detached steps (the refresh, the harvest): fewer of them.
+                    # Each Stop starts detached steps (the refresh, the harvest): fewer of them,
+                    # each once the last one's are done (as a turn's end comes: a model's
+                    # turn later), so that their CPU is not timed as the next Stop's.
                     for _ in range(args.runs if event != "Stop" else min(args.runs, 30)):
+                        if event == "Stop":
+                            settled(state, server.pid)
                         start = time.perf_counter()
                         answer = client.post(f"{base}/{event}", content=body)
                         resident.append((time.perf_counter() - start) * 1000)

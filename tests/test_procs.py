@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,9 @@ from dshkit.procs import (
     ExitOnSigterm,
     alive,
     ancestor_env,
+    hold_spawns,
     kill_group,
+    release_spawns,
     spawn_detached,
     start_watched,
 )
@@ -137,6 +140,36 @@ def test_spawn_detached_runs_a_dshkit_command_nobody_waits_for(tmp_path: Path) -
     state = tmp_path / "state"
     spawn_detached("sessions", "list", "--state-dir", str(state))
     wait_until((state / "dshkit.db").exists, "the detached command never ran", 60)
+
+
+def test_a_held_spawn_starts_when_its_holder_says_in_the_environment_of_its_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A resident hook worker answers first: what its call's handlers detached starts after.
+    state = tmp_path / "state"
+    held: list[Any] = []
+    hold_spawns(held)
+    try:
+        monkeypatch.setenv("DSHKIT_TEST_CALL", "the call's")
+        spawn_detached("sessions", "list", "--state-dir", str(state))
+    finally:
+        release_spawns(held)
+    monkeypatch.setenv("DSHKIT_TEST_CALL", "the worker's own")
+    time.sleep(0.5)
+    assert len(held) == 1 and not state.exists()  # not started while held
+    started: list[dict[str, str]] = []
+    spawn = os.posix_spawn
+
+    def seen(path: str, argv: list[str], env: dict[str, str], **kwargs: Any) -> int:
+        started.append(env)
+        return spawn(path, argv, env, **kwargs)
+
+    monkeypatch.setattr(os, "posix_spawn", seen)
+    held[0]()
+    assert [env["DSHKIT_TEST_CALL"] for env in started] == ["the call's"]
+    wait_until((state / "dshkit.db").exists, "the released command never ran", 60)
+    spawn_detached("sessions", "list", "--state-dir", str(state))  # released: at once
+    assert len(started) == 2 and len(held) == 1
 
 
 # An owner of a watched `sleep` group: it prints the group's id (once released, with `release`),

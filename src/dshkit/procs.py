@@ -85,18 +85,43 @@ def spawn_detached(*args: str, env: dict[str, str] | None = None) -> None:
         (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
     ]
     argv = [sys.executable, "-m", "dshkit", *args]
-    environment = {**(env or {}), **os.environ}
-    # As subprocess's restore_signals: the interpreter ignores SIGPIPE and SIGXFSZ, and an
-    # ignored signal stays ignored across exec.
-    pid = os.posix_spawn(
-        sys.executable,
-        argv,
-        environment,
-        file_actions=actions,
-        setsid=True,
-        setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
-    )
-    _reap_later(pid)
+    environment = {**(env or {}), **os.environ}  # (now: a held spawn keeps the call's)
+
+    def spawn() -> None:
+        # As subprocess's restore_signals: the interpreter ignores SIGPIPE and SIGXFSZ, and
+        # an ignored signal stays ignored across exec.
+        pid = os.posix_spawn(
+            sys.executable,
+            argv,
+            environment,
+            file_actions=actions,
+            setsid=True,
+            setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
+        )
+        _reap_later(pid)
+
+    if _HELD:
+        _HELD[-1].append(spawn)
+    else:
+        spawn()
+
+
+# Spawns held back until the caller's answer is out (`hold_spawns`): a resident hook worker
+# answers first, then starts what the call's handlers detached (a Stop's refresh, harvest).
+_HELD: list[list[Callable[[], None]]] = []
+
+
+def hold_spawns(into: list[Callable[[], None]]) -> None:
+    """From now until `release_spawns`, `spawn_detached` appends its start to `into` instead
+    of starting the process (in this call's environment, as read now): the caller starts
+    them (each `into` item, called) once it answered."""
+    _HELD.append(into)
+
+
+def release_spawns(into: list[Callable[[], None]]) -> None:
+    """`spawn_detached` starts processes at once again (`into` keeps what was held)."""
+    if _HELD and _HELD[-1] is into:
+        _HELD.pop()
 
 
 def _reap_later(pid: int) -> None:

@@ -12,9 +12,11 @@ however the service ends (SIGKILL included). A child that dies mid-call costs th
 error, as a crashed command hook) and is replaced at the next call.
 
 A call answered from its hint (`hooks.lean`) leaves a step: the handlers the answer skipped,
-which the command hook detaches. A worker answers first, then runs that step itself, and only
-then is it free again: the pool gives it no call meanwhile (a thread waits for its word), and
-one that dies in its step costs no call and is replaced.
+which the command hook detaches; and the processes a call's handlers detach (a Stop's refresh
+and harvest: `procs.hold_spawns`) are started after the answer too. A worker answers first,
+then starts those and runs that step itself, and only then is it free again: the pool gives
+it no call meanwhile (a thread waits for its word), and one that dies in its step costs no
+call and is replaced.
 
 The protocol is framed by lengths, never by content: a request is `EVENT LENGTH\\n` and the
 payload; an answer `CODE OUT ERR STEPS\\n` (the exit code, two lengths, and how many `READY`
@@ -198,6 +200,8 @@ def serve(state_dir: str, calls: IO[bytes], answers: IO[bytes]) -> None:
     import tempfile
     from io import BytesIO
 
+    from ..procs import hold_spawns, release_spawns
+    from .log import log
     from .run import call
 
     while True:
@@ -208,18 +212,29 @@ def serve(state_dir: str, calls: IO[bytes], answers: IO[bytes]) -> None:
         payload = _exactly(calls, int(length))
         out, err = BytesIO(), BytesIO()
         steps: list[Callable[[], None]] = []
-        with tempfile.TemporaryFile() as stdin:  # read through its descriptor, as a pipe is
-            stdin.write(payload)
-            stdin.seek(0)
-            argv = [event.decode("ascii"), "--state-dir", state_dir]
-            code = call(argv, stdin, out, err, os.environ, deferred=steps)
+        spawns: list[Callable[[], None]] = []  # what the handlers detached: after the answer
+        hold_spawns(spawns)
+        try:
+            with tempfile.TemporaryFile() as stdin:  # read through its descriptor, as a pipe is
+                stdin.write(payload)
+                stdin.seek(0)
+                argv = [event.decode("ascii"), "--state-dir", state_dir]
+                code = call(argv, stdin, out, err, os.environ, deferred=steps)
+        finally:
+            release_spawns(spawns)
+        steps = [*spawns, *steps]
         said, warned = out.getvalue(), err.getvalue()
         head = f"{code} {len(said)} {len(warned)} {1 if steps else 0}\n".encode()
         answers.write(head + said + warned)
         answers.flush()
         if steps:
-            for step in steps:  # (`after.step` never raises: one that did ends this worker)
-                step()
+            for spawn in spawns:
+                try:
+                    spawn()
+                except OSError as exc:  # (as a command hook's failed spawn: logged, no more)
+                    log(state_dir, event.decode("ascii"), f"not started: {exc}")
+            for step in steps[len(spawns) :]:  # (`after.step` never raises: one that did
+                step()  # ends this worker)
             answers.write(READY)
             answers.flush()
 
