@@ -183,7 +183,9 @@ def test_a_worker_in_its_step_takes_no_call_until_it_ended(
         # it would have read the call late and answered nonsense; no second worker).
         assert answers and answers[0][0] == 0
         assert (state / "step-ended").exists()
-        assert workers_of(state) == [stepping]
+        # (a child the worker is starting after an answer, a Stop's refresh, shows the
+        # worker's command line until its exec: only a process that stays is a worker)
+        wait_until(lambda: workers_of(state) == [stepping], "no second worker", 10)
     finally:
         (state / "release").write_text("")
         waiting.join(120)
