@@ -41,6 +41,12 @@ class Facts:
         """The cache key of the modes: a changed mode is another key, so it is probed again."""
         return f"sandbox={self.sandbox};approval={self.approval};permission={self.permission}"
 
+    @staticmethod
+    def modes_in(key: str) -> dict[str, str]:
+        """The modes a key (`key`, or a longer key beginning with it) names."""
+        named = dict(part.partition("=")[::2] for part in key.partition("#")[0].split(";"))
+        return {fact: named[fact] for fact in FACTS if fact in named}
+
     @property
     def full_access(self) -> bool:
         """Whether every layer of the harness's permissions (its sandbox, its permission

@@ -87,16 +87,16 @@ def _carried(facts: Facts, store: Store, call: Call) -> Facts:
     from dataclasses import replace
 
     from ..store import CAPABILITY_DELIVERY
-    from .facts import FACTS, UNKNOWN
+    from .facts import UNKNOWN
 
     last = store.last_delivered(call.key, CAPABILITY_DELIVERY)
     if last is None:
         return facts
-    told = dict(part.partition("=")[::2] for part in last.partition("#")[0].split(";"))
+    told = facts.modes_in(last)
     carried = {
-        fact: told[fact]
-        for fact in FACTS
-        if getattr(facts, fact) == UNKNOWN and told.get(fact, UNKNOWN) != UNKNOWN
+        fact: mode
+        for fact, mode in told.items()
+        if getattr(facts, fact) == UNKNOWN and mode != UNKNOWN
     }
     if not carried:
         return facts

@@ -188,8 +188,6 @@ def write(
     they are now, and no free field of `unprefixed` starts with one of its prefixes. Taken
     now: call it once what the answer depended on is settled. False when no hint could be
     written (none is then left)."""
-    from ..paths import private_dir, replace_whole
-
     target = path(state, event, harness, session)
     if target is None:
         return False
@@ -207,23 +205,8 @@ def write(
                 for (sql, ps), rows in zip(asked, queries_rows(state, asked), strict=True)
             ],
         }
-        hint = {
-            "format": FORMAT,
-            "version": _version(),
-            "event": event,
-            "harness": harness,
-            "session": session,
-            "key": key,
-            "reply": [
-                reply.output.decode("utf-8", "surrogateescape"),
-                reply.error.decode("utf-8", "surrogateescape"),
-                reply.code,
-            ],
-        }
-        from pathlib import Path
-
-        private_dir(Path(state, HINT_DIR))
-        replace_whole(target, dumps(hint))
+        held = {"event": event, "harness": harness, "session": session, "key": key}
+        _save(state, target, held, reply)
     except Exception:  # a hint not written only costs the next call the full path
         drop(state, event, harness, session)
         return False
@@ -276,6 +259,23 @@ def read(
         return None
 
 
+def _save(state: str, target: str, held: dict[str, Any], reply: Reply) -> None:
+    """Write a hint or a template (`held`, with its format, release and answer) whole,
+    owner-only."""
+    from pathlib import Path
+
+    from ..paths import private_dir, replace_whole
+
+    held = {"format": FORMAT, "version": _version(), **held}
+    held["reply"] = [
+        reply.output.decode("utf-8", "surrogateescape"),
+        reply.error.decode("utf-8", "surrogateescape"),
+        reply.code,
+    ]
+    private_dir(Path(state, HINT_DIR))
+    replace_whole(target, dumps(held))
+
+
 def _reply(held: Any, key: Any) -> Reply | None:
     """The answer a hint or a template holds (None: not one that can be given)."""
     output, error, code = held["reply"]
@@ -321,6 +321,13 @@ def _names(payload: Mapping[str, Any]) -> tuple[str, str] | None:
     return session, transcript
 
 
+def _unnamed(payload: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The payload's fields but the session's names, and which of those names it has."""
+    names = ("session_id", "transcript_path")
+    fixed = {k: v for k, v in payload.items() if k not in names}
+    return fixed, [k for k in names if k in payload]
+
+
 def _put(text: str, names: tuple[str, str], marks: tuple[str, str]) -> str:
     """`text` with the session's names (its transcript path first: it may hold the id; as a
     path and as an SQL literal's body) replaced by `marks` (or the marks by names)."""
@@ -351,49 +358,38 @@ def write_template(
     held by their presence alone. Its key is a hint's with the
     session's id and transcript path marked wherever they occur (the payload, the variables,
     the files' names, the statements), and the files and rows as they are for a session no
-    one has seen (a fresh id, put in the marks' places now). None is written (and the one
-    there is dropped) for an answer naming the session, or an id that cannot be marked."""
-    from ..paths import private_dir, replace_whole
-
+    one has seen (a fresh id, put in the marks' places now). None is written for an answer
+    naming the session, or an id that cannot be marked (the one there, if any, stays: it
+    still stands for the sessions it holds for); one that could not be written is dropped."""
     target = template_path(state, event, payload)
     names = _names(payload)
     said = reply.output + reply.error
     if names is None or names[0].encode() in said or os.fsencode(names[1] or "\0") in said:
-        return False  # (the one there, if any, still stands for the sessions it holds for)
+        return False
     try:
         marks = (f"<session {os.urandom(12).hex()}>", f"<transcript {os.urandom(12).hex()}>")
         fresh = _fresh(names)
-        fixed = {k: v for k, v in payload.items() if k not in ("session_id", "transcript_path")}
+        fixed, fields = _unnamed(payload)
         variables = {k: _put(v, names, marks) for k, v in env_key(env).items()}
         unread = sorted(unread)
         marked_files = sorted({_put(name, names, marks) for name in files})
         marked = sorted({_put(sql, names, marks) for sql in queries})
         found = queries_rows(state, [(_put(sql, marks, fresh), []) for sql in marked])
         template = {
-            "format": FORMAT,
-            "version": _version(),
             "event": event,
             "harness": harness,
             "marks": list(marks),
             "key": {
                 "payload": _fixed(fixed, unread),
                 "unread": unread,
-                "fields": sorted(k for k in ("session_id", "transcript_path") if k in payload),
+                "fields": fields,
                 "env": variables,
                 "handlers": sorted(handlers),
                 "files": {name: stat_key(_put(name, marks, fresh)) for name in marked_files},
                 "queries": [[sql, digest(rows)] for sql, rows in zip(marked, found, strict=True)],
             },
-            "reply": [
-                reply.output.decode("utf-8", "surrogateescape"),
-                reply.error.decode("utf-8", "surrogateescape"),
-                reply.code,
-            ],
         }
-        from pathlib import Path
-
-        private_dir(Path(state, HINT_DIR))
-        replace_whole(target, dumps(template))
+        _save(state, target, template, reply)
     except Exception:  # a template not written only costs the next new session the full path
         drop_template(state, event, payload)
         return False
@@ -449,10 +445,8 @@ def read_template(
         if template["version"] != _version():
             return None
         key, marks = template["key"], tuple(template["marks"])
-        fixed = {k: v for k, v in payload.items() if k not in ("session_id", "transcript_path")}
-        if key["payload"] != _fixed(fixed, key["unread"]):
-            return None
-        if key["fields"] != sorted(k for k in ("session_id", "transcript_path") if k in payload):
+        fixed, fields = _unnamed(payload)
+        if key["payload"] != _fixed(fixed, key["unread"]) or key["fields"] != fields:
             return None
         if {k: _put(v, names, marks) for k, v in env_key(env).items()} != key["env"]:
             return None

@@ -126,11 +126,9 @@ def answer(
             return None
     except Exception:  # anything at all: the full path answers
         return None
-    said = None
-    if answered and out is not None:
+    said = None  # (a templated answer not delivered: the step records nothing of it)
+    if answered and out is not None and _written(found, out, state, event):
         said = _said(found)
-        if not _written(said, out, state, event):
-            said = None  # not delivered: the step records nothing of it
     code = found.code if said is not None else 0
     if deferred is not None or not detach:
         from .after import step
@@ -156,14 +154,11 @@ def _said(found: hint.Reply) -> bytes:
     return b"%d %d\n" % (found.code, len(found.output)) + found.output + found.error
 
 
-def _written(said: bytes, out: Streams, state: str, event: str) -> bool:
-    """Write a templated answer (`_said`'s bytes) to the call's stdout and stderr; False (and a
-    line in the log) when that failed: then nothing of it may be recorded."""
-    head, _, body = said.partition(b"\n")
-    length = int(head.split()[1])
-    output, error = body[:length], body[length:]
+def _written(found: hint.Reply, out: Streams, state: str, event: str) -> bool:
+    """Write a templated answer to the call's stdout and stderr; False (and a line in the
+    log) when that failed: then nothing of it may be recorded."""
     try:
-        for stream, data in ((out[0], output), (out[1], error)):
+        for stream, data in ((out[0], found.output), (out[1], found.error)):
             if data:
                 if stream is None:
                     raise OSError("no stream to write to")
@@ -186,15 +181,12 @@ def after(event: str, raw: bytes, state: str, said: bytes | None = None) -> None
     folder = os.path.join(state, hint.HINT_DIR)  # (there: the hint was read from it)
     name = os.path.join(folder, f"payload.{event}.{os.getpid()}.{os.urandom(4).hex()}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    descriptor = os.open(name, flags, 0o600)
-    try:
-        os.write(descriptor, raw)  # (a regular file: written whole)
-    finally:
-        os.close(descriptor)
-    if said is not None:  # (before the step starts: it reads both)
-        descriptor = os.open(name + SAID, flags, 0o600)
+    for path, data in ((name, raw), (name + SAID, said)):  # (before the step: it reads both)
+        if data is None:
+            continue
+        descriptor = os.open(path, flags, 0o600)
         try:
-            os.write(descriptor, said)
+            os.write(descriptor, data)  # (a regular file: written whole)
         finally:
             os.close(descriptor)
     null = os.devnull
@@ -417,7 +409,8 @@ class Observation:
             prefixes.extend(free)
         payload = dict(call.payload.items()) if isinstance(call.payload, dict) else {}
         statements = sorted(set(self.statements))
-        if not present and self.reply is not None and not self.failed and self.unseen:
+        unread = self.unread(payload)
+        if self.unseen and self.reply is not None:  # (a start's whole answer: `answered`)
             # A start (no free field): its answer, said or not, stands for the same start of
             # any session the store knows nothing of (`hint.write_template`).
             hint.write_template(
@@ -430,7 +423,7 @@ class Observation:
                 files=self.files,
                 queries=statements,
                 handlers=covered,
-                unread=self.unread(payload),
+                unread=unread,
             )
         if not kept:
             hint.drop(state, event, harness, session)
@@ -442,7 +435,7 @@ class Observation:
             session,
             payload,
             hint.Reply(),
-            free=sorted({*self.unread(payload), *((FREE,) if present else ())}),
+            free=sorted({*unread, *((FREE,) if present else ())}),
             env=env,
             files=sorted(self.files),
             queries=[(sql, []) for sql in statements],

@@ -222,19 +222,19 @@ def serve(state_dir: str, calls: IO[bytes], answers: IO[bytes]) -> None:
                 code = call(argv, stdin, out, err, os.environ, deferred=steps)
         finally:
             release_spawns(spawns)
-        steps = [*spawns, *steps]
+        later = bool(spawns or steps)  # (a READY frame follows once they are done)
         said, warned = out.getvalue(), err.getvalue()
-        head = f"{code} {len(said)} {len(warned)} {1 if steps else 0}\n".encode()
+        head = f"{code} {len(said)} {len(warned)} {int(later)}\n".encode()
         answers.write(head + said + warned)
         answers.flush()
-        if steps:
+        if later:
             for spawn in spawns:
                 try:
                     spawn()
                 except OSError as exc:  # (as a command hook's failed spawn: logged, no more)
                     log(state_dir, event.decode("ascii"), f"not started: {exc}")
-            for step in steps[len(spawns) :]:  # (`after.step` never raises: one that did
-                step()  # ends this worker)
+            for step in steps:  # (`after.step` never raises: one that did ends this worker)
+                step()
             answers.write(READY)
             answers.flush()
 
