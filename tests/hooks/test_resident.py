@@ -236,9 +236,9 @@ def test_workers_die_with_their_owner(state: Path, tmp_path: Path) -> None:
     owner.stdin.close()
     try:
         assert owner.stdout.readline().strip() == b"0"
-        workers = running_with(f"dshkit.hooks.resident {state}")
+        workers = workers_of(state)
         assert len(workers) == 1
     finally:
         os.kill(owner.pid, signal.SIGKILL)
         owner.wait()
-    assert left(lambda: running_with(f"dshkit.hooks.resident {state}")) == []
+    assert left(lambda: workers_of(state)) == []

@@ -10,7 +10,6 @@ Which path answered is seen from inside the hook processes Claude Code starts, b
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from dshkit.capability.text import HEADING
 
 from ..support.fakes import RefusingProxy, fake_anthropic
 from ..support.paths import PYTHONPATH
-from ..support.real import World, binary, claude_env, texts
+from ..support.real import World, run_claude_raw, texts
 
 pytestmark = pytest.mark.real
 
@@ -71,29 +70,12 @@ def test_resumed_claude_code_sessions_are_answered_from_their_hints(
     noted = tmp_path / "lean.log"
     extra = {"DSHKIT_TEST_LEAN_LOG": str(noted), "PYTHONPATH": f"{shim}:{PYTHONPATH}"}
 
-    def claude(*args: str) -> str:
-        done = subprocess.run(
-            [
-                binary("claude", "node_modules", ".bin", "claude"),
-                "-p",
-                *args,
-                "--output-format",
-                "json",
-            ],
-            env=claude_env(world, fake, proxy, **extra),
-            cwd=world.project,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=True,
-        )
-        return done.stdout
-
     with fake_anthropic() as fake:
-        session = json.loads(claude("say hi"))["session_id"]
+        said = run_claude_raw(world, fake, proxy, "say hi", **extra)
+        session = json.JSONDecoder().raw_decode(said)[0]["session_id"]  # (stdout's JSON first)
         for words in ("again", "and again", "more", "once more"):
             settled(world)  # as a person's next run comes: what the last one started is done
-            claude("--resume", session, words)
+            run_claude_raw(world, fake, proxy, words, resume=session, **extra)
         bodies = [r.body for r in fake.requests if r.path.startswith("/v1/messages")]
     answers = noted.read_text().split("\n")[:-1]
     assert len(answers) == 10, answers  # a start and a prompt in each of the five runs

@@ -142,13 +142,23 @@ def claude_env(world: World, fake: Any, proxy: RefusingProxy, **extra: str) -> d
     }
 
 
-def run_claude_raw(world: World, fake: Any, proxy: RefusingProxy, prompt: str, **extra: str) -> str:
-    """`claude -p` in the world; its stdout and stderr (it must exit 0)."""
+def run_claude_raw(
+    world: World,
+    fake: Any,
+    proxy: RefusingProxy,
+    prompt: str,
+    *,
+    resume: str | None = None,
+    **extra: str,
+) -> str:
+    """`claude -p` in the world (going on with the session `resume` names, if any); its stdout
+    and stderr (it must exit 0)."""
     env = claude_env(world, fake, proxy, **extra)
     done = subprocess.run(
         [
             binary("claude", "node_modules", ".bin", "claude"),
             "-p",
+            *(("--resume", resume) if resume else ()),
             prompt,
             "--output-format",
             "json",
