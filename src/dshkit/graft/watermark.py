@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import pairwise
 from typing import Any
 
 from ..sessions.events import (
@@ -41,6 +40,11 @@ from ..sessions.events import (
     usages,
 )
 from .identity import Identity, session_identity
+from .lines import CEILING as CEILING  # (defined in `lines`: named here too)
+from .lines import FLOOR as FLOOR
+from .lines import GRAFT_TOOLS as GRAFT_TOOLS
+from .lines import GROWTH_SAMPLE_TURNS, cut_lines, growth, safe_cut, window
+from .lines import OPEN_TODO_LIMIT as OPEN_TODO_LIMIT
 from .settings import GraftSettings
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
@@ -54,23 +58,13 @@ if TYPE_CHECKING:
         WatermarkJson,
     )
 
-# The latest cut point that ever worked: the old constant, now a ceiling
-# (docs/design/graft.md#seventy-five-percent-is-a-ceiling).
-CEILING = 0.75
-FLOOR = 0.50  # below this the window cannot hold a handoff
 # A session born from a handoff cannot be cut in its first turns
 # (docs/design/graft.md#a-new-target-is-protected).
 PROTECTED_TURNS = 2
-GROWTH_SAMPLE_TURNS = 5  # recent turns whose context growth predicts the next ones
-# dshkit's own handoff tools; harnesses prefix MCP tools (`mcp__dshkit__graft_prepare`).
-GRAFT_TOOLS = ("graft_prepare", "graft_slice_and_inject", "graft_commit")
 # A handoff tool named by its MCP name in a call's arguments: the model loading that tool
 # (a harness that defers MCP tools, e.g. Claude Code's ToolSearch) is obeying the nudge.
 _LOADS_GRAFT_TOOL = re.compile(rf"mcp__[\w.-]+?__({'|'.join(GRAFT_TOOLS)})\b")
 PHASE_PREFIX = re.compile(r"^\s*(阶段|phase)\s*\d+\s*[:：]", re.IGNORECASE)
-# More open todos than this without phases: plan first
-# (docs/design/graft.md#plan-phases-before-a-long-todo-list).
-OPEN_TODO_LIMIT = 3
 # How far a transcript may grow before its session could reach the band, for the hot path's
 # skip (`room_bytes`): a token stands for at least one byte of the text it encodes, and a
 # transcript logs that text (escaped and framed: more bytes, never fewer), so a byte of log is
@@ -210,25 +204,19 @@ class Digest:
     def pressure(self, settings: GraftSettings) -> Pressure:
         """The latest request's context against the window (see `context_pressure`)."""
         model = self.model
-        if self.window:
-            window, window_source = self.window, "log"
-        elif model is not None and model in settings.windows:
-            window, window_source = settings.windows[model], "model-config"
-        else:
-            window, window_source = settings.window_tokens, "config"
+        limit, window_source = window(self.window, model, settings.windows, settings.window_tokens)
         tokens = self.context
         source = "unavailable" if tokens is None else "usage" if self.window else "estimated"
-        return Pressure(tokens, window, window_source, source, model)
+        return Pressure(tokens, limit, window_source, source, model)
 
     def cost(self, settings: GraftSettings) -> GraftCost:
         """The handoff's cost (see `estimate_graft_cost`)."""
-        levels = [context for _, context in self.levels]
-        rises = [max(0, after - before) for before, after in pairwise(levels)]
-        if rises:
-            growth, source = round(sum(rises) / len(rises)), "history"
+        rise = growth([context for _, context in self.levels])
+        if rise is None:
+            rise, source = settings.growth_tokens_per_turn, "config"
         else:
-            growth, source = settings.growth_tokens_per_turn, "config"
-        return GraftCost(settings.handoff_tokens, growth, source, settings.reserve_turns)
+            source = "history"
+        return GraftCost(settings.handoff_tokens, rise, source, settings.reserve_turns)
 
     def as_json(self) -> DigestJson:
         return {
@@ -425,10 +413,7 @@ class Watermark(Value):
 def calculate_safe_watermark(window_limit: int, cost: GraftCost) -> tuple[float, bool]:
     """The latest safe cut as a ratio of the window, clamped to [FLOOR, CEILING], and whether
     the window can hold a handoff at all (False: even the floor leaves too little room)."""
-    if window_limit <= 0:
-        raise ValueError(f"window_limit must be a positive number of tokens, not {window_limit}")
-    safe = (window_limit - cost.total) / window_limit
-    return min(CEILING, max(FLOOR, safe)), safe >= FLOOR
+    return safe_cut(window_limit, cost.total)
 
 
 def watermark(events: Sequence[Event], settings: GraftSettings, window: int) -> Watermark:
@@ -437,16 +422,22 @@ def watermark(events: Sequence[Event], settings: GraftSettings, window: int) -> 
 
 
 def _watermark(digest: Digest, settings: GraftSettings, window: int) -> Watermark:
-    if settings.mode == "fixed":
-        warning, forced, feasible, cost = settings.warning_ratio, settings.forced_ratio, True, None
-    else:
-        cost = digest.cost(settings)
-        forced, feasible = calculate_safe_watermark(window, cost)
-        warning = round(forced - settings.warning_margin, 6)
-    if not settings.forced:
-        return Watermark(settings.mode, warning, None, feasible, None, cost)
-    if warning < forced:
+    cost = None if settings.mode == "fixed" else digest.cost(settings)
+    warning, forced, feasible = cut_lines(
+        settings.mode,
+        settings.forced,
+        (settings.warning_ratio, settings.forced_ratio),
+        settings.warning_margin,
+        window,
+        0 if cost is None else cost.total,
+    )
+    if warning is not None or forced is None:
         return Watermark(settings.mode, warning, forced, feasible, None, cost)
+    warning = (
+        settings.warning_ratio
+        if settings.mode == "fixed"
+        else round(forced - settings.warning_margin, 6)
+    )
     fix = (
         "warning_ratio below forced_ratio" if settings.mode == "fixed" else "warning_margin above 0"
     )
