@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
+from . import storeview
 from .errors import Busy, DshkitError, Invalid, Unavailable
 from .paths import PRIVATE_FILE, private_dir
 from .procs import alive
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, Self
 
-DB_NAME = "dshkit.db"
+DB_NAME = storeview.DB_NAME
 # The hooks' answer hints (`hooks.hint.HINT_DIR`), which a forget removes with the rows.
 HINTS_DIR = "hints"
 

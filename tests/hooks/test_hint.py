@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -301,27 +299,3 @@ def test_a_hint_holds_to_no_variable_a_harness_gives_each_process_anew(
     again = {"DSHKIT_X": "1", "CLAUDE_PID": "17664", "CLAUDE_CODE_MESSAGING_TOKEN": "82d8ed7a"}
     assert read(state, env=again) is not None  # the next process of the same session
     assert read(state, env={**again, "DSHKIT_X": "2"}) is None  # (dshkit's own still count)
-
-
-@pytest.mark.process
-def test_the_store_is_read_without_functools_and_sqlite3_still_works_after(tmp_path: Path) -> None:
-    # In a fresh interpreter (a hook's): the C module loaded without `functools`, its
-    # connections work (statements compiled anew each time), and whoever loads `sqlite3` or
-    # `functools` later gets the real ones.
-    script = """
-import sys
-from dshkit.hooks import hint
-core = hint.sqlite_core()
-print("functools" in sys.modules, "collections" in sys.modules)
-db = core.connect(":memory:", isolation_level=None)
-db.execute("CREATE TABLE t (a)")
-for n in range(3):
-    db.execute("INSERT INTO t VALUES (?)", (n,))
-print(db.execute("SELECT sum(a) FROM t").fetchall(), db.execute("SELECT sum(a) FROM t").fetchall())
-import functools, sqlite3
-print(hasattr(functools, "reduce"), sqlite3.connect(":memory:").execute("SELECT 2").fetchall())
-"""
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True
-    )
-    assert done.stdout.splitlines() == ["False False", "[(3,)] [(3,)]", "True [(2,)]"]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 
 from .. import harnesses
+from ..storeview import queries_rows
 from .protocol import dumps, loads
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
 HINT_DIR = "hints"
 FORMAT = 1  # a hint of another format is not read
-DB_NAME = "dshkit.db"  # (store.DB_NAME, not imported on the hot path)
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
 MAX_ROWS_TEXT = 1 << 16  # one query's rows in a hint, as text; more: no hint
 MAX_NAME = 160  # a session id longer than this gets no hint (a file name must stay short)
@@ -107,64 +107,6 @@ def digest(rows: Iterable[Any]) -> str:
     if len(text) > MAX_ROWS_TEXT:
         raise ValueError(f"rows over {MAX_ROWS_TEXT} characters")
     return text
-
-
-def query_rows(state: str, sql: str, params: list[Any]) -> list[Any]:
-    """The rows of `sql` in the store, read-only (never creating or changing it)."""
-    return queries_rows(state, [(sql, params)])[0]
-
-
-def queries_rows(state: str, queries: list[tuple[str, list[Any]]]) -> list[list[Any]]:
-    """The rows of each query in the store, read-only, in one read transaction (one state of
-    the store for all of them)."""
-    if not queries:
-        return []
-    _sqlite3 = sqlite_core()
-    db = os.path.join(state, DB_NAME)
-    if not os.path.exists(db):
-        raise FileNotFoundError(db)
-    uri = "file:" + db.replace("%", "%25").replace("?", "%3f").replace("#", "%23") + "?mode=ro"
-    connection = _sqlite3.connect(uri, uri=True, timeout=1.0, isolation_level=None)
-    try:
-        connection.execute("BEGIN")
-        return [list(connection.execute(sql, params).fetchall()) for sql, params in queries]
-    finally:
-        connection.close()
-
-
-def sqlite_core() -> Any:
-    """The `_sqlite3` C module alone (`sqlite3` itself imports datetime and more). Loaded by a
-    process that has not loaded `functools` yet (a hook's, on the lean path), it is loaded
-    without it: all it takes from there is `lru_cache`, for each connection's statement cache,
-    and `functools` pulls in `collections` (together about 3 ms of a hook's ~13 ms floor,
-    measured). It gets a cache that keeps nothing instead (every statement is compiled anew:
-    microseconds, for the few a hint reads), lent for the import only; `functools` itself is
-    loaded as ever by whoever asks for it later. Should the module want more of it (another
-    interpreter), it is loaded the ordinary way."""
-    import sys
-
-    if "_sqlite3" in sys.modules or "functools" in sys.modules:
-        import _sqlite3
-
-        return _sqlite3
-    lent = type(sys)("functools")
-    lent.lru_cache = _no_cache  # type: ignore[attr-defined]
-    sys.modules["functools"] = lent
-    try:
-        import _sqlite3
-    except Exception:
-        sys.modules.pop("_sqlite3", None)
-        del sys.modules["functools"]
-        import _sqlite3
-    finally:
-        if sys.modules.get("functools") is lent:
-            del sys.modules["functools"]
-    return _sqlite3
-
-
-def _no_cache(maxsize: Any = 128, typed: bool = False) -> Any:
-    """`functools.lru_cache` as `sqlite_core` lends it: a cache that keeps nothing."""
-    return lambda function: function
 
 
 def write(
