@@ -55,6 +55,20 @@ MCP_JSON = "mcp-json"  # the format of a project's `.mcp.json`
 # response requested." when a turn ends with nothing asked of the model) and API errors
 # (`isApiErrorMessage`, "API Error: …"). Read for real from 2.1.332's cli.
 SYNTHETIC_MODEL = "<synthetic>"
+# A `user` entry's text the CLI wrote, not the person: a slash command's wrapper and output,
+# a `!` shell's, and an interrupt's note; a reminder it adds is not a message at all.
+COMMAND_MARKERS = (
+    "<command-name>",
+    "<command-message>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+)
+INTERRUPT = "[Request interrupted by user"
+REMINDER = "<system-reminder>"
 SKIPPED_TYPES = frozenset(
     {
         "queue-operation",
@@ -77,6 +91,44 @@ SKIPPED_TYPES = frozenset(
 
 # Where a session's log says its permission mode: on each typed prompt (`permissionMode`).
 _MODE = rb'"permissionMode"\s*:\s*"([A-Za-z]+)"'
+
+
+def message_texts(record: Mapping[str, Any]) -> list[str]:
+    """The text blocks of a `user` entry's message, but the CLI's reminders (a string content
+    is one block); its tool results are not texts."""
+    message = record.get("message") or {}
+    content = message.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+    texts = []
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") == "text":
+            text = str(block.get("text", ""))
+            if not text.lstrip().startswith(REMINDER):
+                texts.append(text)
+    return texts
+
+
+def user_source(record: Mapping[str, Any], first: str) -> str:
+    """Who wrote a `user` entry whose first text is `first`: `user` (a person's typed words,
+    a new turn) or the kind of what else it is."""
+    if record.get("isSidechain"):
+        return "agent-message"  # (sessions.events.AGENT_MESSAGE)
+    if record.get("isCompactSummary"):
+        return "compact-checkpoint"
+    if record.get("isMeta"):
+        return "runtime-context"
+    first = first.lstrip()
+    if first.startswith(COMMAND_MARKERS):
+        return "command"
+    if first.startswith(INTERRUPT):
+        return "interrupt"
+    return "user"
+
+
+def opens_turn(record: Mapping[str, Any]) -> bool:
+    """Whether a `user` entry is a person's typed words: the session reader begins a turn."""
+    texts = message_texts(record)
+    return bool(texts) and user_source(record, texts[0]) == "user"
 
 
 def _home() -> str:
@@ -298,6 +350,9 @@ HARNESS = Harness(
         request="assistant",
         usage_keys=("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"),
         synthetic="<",
+        request_ids=("requestId", "id"),  # the line's, else its message's
+        call="tool_use",
+        opens_turn=opens_turn,
     ),
     # Read from the shipped CLI (2.1.x): the transcript is appended from a write queue drained
     # every 100 ms, and a PostToolUse hook starts as soon as the tool ends; a quick tool's

@@ -453,11 +453,20 @@ class QuietLines:
     unless its attachment is `spoken` (the one the reader makes a message of); a `results`
     line holding only `result` blocks carries a tool's output; a `request` line is a model
     request, whose context is the sum of its usage's `usage_keys` (a model named with a
-    leading `synthetic` mark names no model)."""
+    leading `synthetic` mark names no model).
+
+    What `graft.fold` needs besides to fold such lines as the session reader does: a request
+    is named by the first of its line's `request_ids` it has (the line's key, else its
+    message's: every line of one request repeats its usage, counted once), a tool call is a
+    `call` block of its message (its `input`), and `opens_turn` says whether a `results` line
+    is a person's words (the reader begins a turn there)."""
 
     __slots__ = (
         "attachment",
+        "call",
+        "opens_turn",
         "request",
+        "request_ids",
         "result",
         "results",
         "silent",
@@ -477,10 +486,14 @@ class QuietLines:
         request: str,
         usage_keys: tuple[str, ...],
         synthetic: str,
+        request_ids: tuple[str, str],
+        call: str,
+        opens_turn: Callable[[Mapping[str, Any]], bool],
     ) -> None:
         self.silent, self.attachment, self.spoken = silent, attachment, spoken
         self.results, self.result, self.request = results, result, request
         self.usage_keys, self.synthetic = usage_keys, synthetic
+        self.request_ids, self.call, self.opens_turn = request_ids, call, opens_turn
 
 
 class LaggingLog:

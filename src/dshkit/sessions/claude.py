@@ -13,23 +13,12 @@ from typing import Any, ClassVar
 
 import orjson
 
-from ..harnesses.claude import SKIPPED_TYPES, SYNTHETIC_MODEL
-from .events import AGENT_MESSAGE, Event
+from ..harnesses.claude import REMINDER, SKIPPED_TYPES, SYNTHETIC_MODEL, user_source
+from .events import Event
 from .harness import LogFile, emit, list_dirs, list_files, real_dir, remember, turn_step
 
 # Entry types this adapter knows and deliberately leaves out of the event stream.
 _IGNORED = SKIPPED_TYPES
-_COMMAND_MARKERS = (
-    "<command-name>",
-    "<command-message>",
-    "<local-command-stdout>",
-    "<local-command-stderr>",
-    "<local-command-caveat>",
-    "<bash-input>",
-    "<bash-stdout>",
-    "<bash-stderr>",
-)
-_INTERRUPT = "[Request interrupted by user"
 
 
 class ClaudeAdapter:
@@ -104,11 +93,11 @@ class ClaudeAdapter:
                 emit(out, state, "tool/result", record, {**turn_step(state), "message": result})
             elif block.get("type") == "text":
                 text = str(block.get("text", ""))
-                if not text.lstrip().startswith("<system-reminder>"):
+                if not text.lstrip().startswith(REMINDER):
                     texts.append({"type": "text", "text": text})
         if not texts:
             return
-        source = _user_source(record, texts)
+        source = user_source(record, texts[0]["text"])
         if source == "user":
             state["turn"] = state.get("turn", 0) + 1
             state["step"] = 0
@@ -183,21 +172,6 @@ class ClaudeAdapter:
             "source": {"kind": "hook", "hookEvent": attachment.get("hookEvent")},
         }
         emit(out, state, "user/message", record, data)
-
-
-def _user_source(record: dict[str, Any], texts: list[dict[str, Any]]) -> str:
-    if record.get("isSidechain"):
-        return AGENT_MESSAGE
-    if record.get("isCompactSummary"):
-        return "compact-checkpoint"
-    if record.get("isMeta"):
-        return "runtime-context"
-    first = texts[0]["text"].lstrip()
-    if first.startswith(_COMMAND_MARKERS):
-        return "command"
-    if first.startswith(_INTERRUPT):
-        return "interrupt"
-    return "user"
 
 
 def _result_content(raw: Any) -> list[dict[str, Any]]:
