@@ -11,9 +11,12 @@ window: its room hint answers most calls from one stat), in one near it (80,000 
 room in bytes, but below its usage ceiling, the first context at which the warning can come:
 the steps appended since the last full check are read with the C scanner), the same at a
 turn's first step (a prompt before each call, not timed: the steps and prompts since the last
-full check read with the C scanner, against the turn's and the next turn's ceilings) and the
-same session checked in full at every call (its hint dropped before each: the tail folded
-and the decision taken, what a call costs past its ceilings, where the watermark may speak).
+full check read with the C scanner, against the turn's and the next turn's ceilings), the
+same session with no room hint (dropped before each call: the store's last fold and the lines
+since read without loading the store, `graft.fold`, the full check left to a detached step)
+and checked in full at every call (the settings the fold reads dropped too: the tail folded
+into the store and the decision taken, what a call costs where the fold cannot answer: a
+call the watermark speaks to, a handoff tool's line, changed settings).
 Payloads carry what the real Claude Code sends anew with every call (a prompt's
 `prompt_id`, a resumed start's `seconds_since_last_response`), unique each round.
 UserPromptSubmit runs with the optimizer's tier off and nothing to deliver, once as Claude Code
@@ -38,6 +41,7 @@ when the machine is busy.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -47,6 +51,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from dshkit.graft.fold import SETTINGS_FILE
 from dshkit.graft.marker import forget
 
 
@@ -129,16 +134,35 @@ def timed(command: list[str], env: dict[str, str], data: bytes) -> tuple[float, 
 
 def settle(state: str) -> None:
     """Wait until no detached step of a hinted call is left (each removes its payload file
-    when done): a harness's next event comes after a model's answer, seconds later, and the
-    step's CPU must not land on the next case measured (it is not the hook's latency)."""
+    when done), nor a watermark check after a call the fold answered (`dshkit graft
+    after-call`, found by its command line): a harness's next event comes after a model's
+    answer, seconds later, and the step's CPU must not land on the next case measured (it is
+    not the hook's latency)."""
     folder = os.path.join(state, "hints")
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        if not os.path.isdir(folder) or not any(
+        pending = os.path.isdir(folder) and any(
             name.startswith("payload.") for name in os.listdir(folder)
-        ):
+        )
+        if not pending and not checking(state):
             return
         time.sleep(0.01)
+
+
+def checking(state: str) -> bool:
+    """Whether a detached watermark check for the state directory `state` still runs."""
+    wanted = [b"after-call", os.fsencode(state)]
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                line = handle.read()
+        except OSError:
+            continue
+        if all(part in line for part in wanted):
+            return True
+    return False
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -164,6 +188,11 @@ def main() -> None:
             log.write_text(json.dumps(prompt) + "\n")
         near_payload = payload("Read", str(near)).replace(b'"session_id":"s"', b'"session_id":"n"')
         full_payload = payload("Read", str(full)).replace(b'"session_id":"s"', b'"session_id":"f"')
+        folded = transcript.with_name("folded.jsonl")
+        folded.write_text(json.dumps(prompt) + "\n")
+        folded_payload = payload("Read", str(folded)).replace(
+            b'"session_id":"s"', b'"session_id":"o"'
+        )
         # Near the band too, a prompt before each call (not timed): a turn's first step.
         first = transcript.with_name("first.jsonl")
         first.write_text(json.dumps(prompt) + "\n")
@@ -194,6 +223,7 @@ def main() -> None:
             "PostToolUse: far below band": (after, payload("Read", str(transcript))),
             "PostToolUse: near the band": (after, near_payload),
             "PostToolUse: turn's first step": (after, first_payload),
+            "PostToolUse: no room hint": (after, folded_payload),
             "PostToolUse: full check": (after, full_payload),
             "UserPromptSubmit (Claude)": (prompted, prompt_payload(str(asked), "p")),
             "UserPromptSubmit (Claude, turn)": (prompted, turn_prompt),
@@ -206,7 +236,7 @@ def main() -> None:
         for round in range(args.runs + 1):
             with open(transcript, "ab") as growing:
                 growing.write(step(round))
-            for log_path in (near, full):
+            for log_path in (near, full, folded):
                 with open(log_path, "ab") as growing:
                     growing.write(step(round, 80_000))
             with open(first, "ab") as growing:  # a person's prompt, then its turn's first step
@@ -220,11 +250,16 @@ def main() -> None:
                 if name == "SessionStart (Claude, new)":
                     new = f"5f0c{round:04d}-1d2e-4b3a-8c9d-0e1f2a3b4c5d"  # as harnesses name them
                     data = start_payload(str(transcript.with_name(f"{new}.jsonl")), new, "startup")
+                settle(os.path.join(home, "dshkit"))  # (before: a step may write what follows)
                 if data is full_payload:
                     forget(os.path.join(home, "dshkit"), str(full))
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(os.path.join(home, "dshkit", SETTINGS_FILE))
+                if data is folded_payload:
+                    forget(os.path.join(home, "dshkit"), str(folded))
                 if data is turn_prompt:
                     timed(after, env, tool_before)  # the turn's tool call (not timed)
-                settle(os.path.join(home, "dshkit"))
+                    settle(os.path.join(home, "dshkit"))
                 data = data.replace(PER_CALL, f"per-call-{round:04d}".encode())
                 took, spent = timed(command, env, data)
                 if round:  # round 0 warms up

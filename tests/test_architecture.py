@@ -29,7 +29,7 @@ PACKAGE = "dshkit"
 # layer until it has one (tests/test_plugins.py checks each has exactly one).
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "lazy", "paths", "config", "language", "harnesses", "procs", "chromium", "jobs"),
-    ("store", "words", "turns", "hookio"),
+    ("store", "storeview", "words", "turns", "hookio"),
     ("sessions", "llm", "provenance"),
     plugins.CAPABILITIES,
     ("plugins", "install", "hookspec", "inject", "overview", "app"),

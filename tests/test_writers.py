@@ -26,6 +26,8 @@ WRITERS = {
     "gate/browser.py": "the browser's profile, in a temporary directory removed afterwards",
     "gate/judge.py": "a verdict's screenshot, 0600 in <state dir>/gate-shots",
     "graft/lifecycle.py": "a temporary file in the state directory for a target CLI's errors",
+    "graft/fold.py": "<state dir>/graft-settings: the [graft] settings a full check "
+    "resolved, for the hot path, 0600, replaced whole",
     "graft/marker.py": "<state dir>/graft.used and graft-room/: the hot path's hints",
     "guard/service.py": "<state dir>/guard-mode: the mode a person chose, 0600, replaced whole",
     "guard/rulefile.py": "<state dir>/config.toml: a rule added to the person's file, edited "

@@ -45,6 +45,13 @@ if TYPE_CHECKING:
     from .harnesses import Harness
     from .plugins import Hook
 
+    # What a `quiet` check answers: False (the handler runs), True (it surely has nothing to
+    # say), or a step that says so and has work left for after the answer, called with
+    # (detach, log): started detached when `detach`, else run then and there (a resident
+    # worker's deferred step, the tests' call); `log` writes a line in the hooks' log.
+    After = Callable[[bool, Callable[[str], None]], None]
+    Quiet = bool | After
+
 EVENTS = harnesses.EVENTS  # dshkit's canonical event names; each dialect names its own
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")  # the events whose matcher is a tool name
 
@@ -89,7 +96,7 @@ class Entry:
         order: int = 100,
         when_exists: str | None = None,
         fails_closed: bool = False,
-        quiet: Callable[[str, bytes], bool] | None = None,
+        quiet: Callable[[str, bytes], Quiet] | None = None,
         paths: tuple[str, ...] | None = None,
         names: tuple[str, ...] | None = None,
     ) -> None:
@@ -117,8 +124,9 @@ class Entry:
         # guard's decision for a command it cannot understand, not "no opinion" (which lets
         # the command through unjudged).
         self.fails_closed = fails_closed
-        # Given the state directory and the raw payload, True when the handler surely has
-        # nothing to say to this call: the entry point does not start it (nothing parsed).
+        # Given the state directory and the raw payload, True (or a step for after the
+        # answer, `Quiet`) when the handler surely has nothing to say to this call: the entry
+        # point does not start it (nothing parsed).
         self.quiet = quiet
         # File-name patterns a call of its tools must name for it to have anything to say.
         if paths is not None and tools is None:
@@ -155,13 +163,13 @@ class Entry:
         return f"<hook {self.event} {self.handler}>"
 
 
-def _lazy(reference: str) -> Callable[[str, bytes], bool]:
+def _lazy(reference: str) -> Callable[[str, bytes], Quiet]:
     """The function `reference` names ("module:function"), imported at its first call: the
     module of a `quiet` check is loaded only for the events it is about."""
     module, _, name = reference.partition(":")
 
-    def call(state: str, raw: bytes) -> bool:
-        found: Callable[[str, bytes], bool] = getattr(__import__(module, fromlist=[name]), name)
+    def call(state: str, raw: bytes) -> Quiet:
+        found: Callable[[str, bytes], Quiet] = getattr(__import__(module, fromlist=[name]), name)
         return found(state, raw)
 
     return call

@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from dshkit import plugins
-from dshkit.graft import marker
+from dshkit.graft import fold, marker
 from dshkit.profile.state import ProfileState
 from dshkit.store import Store
 
@@ -146,10 +146,61 @@ def test_the_watermarks_full_check_loads_only_what_folding_the_log_needs(tmp_pat
     )
     payload["tool_input"] = {"file_path": "a"}
     state = tmp_path / ".dsh" / "dshkit"
-    for _ in range(2):  # the first check, and one with the hint it left dropped
+    # The first check, and one with its hint dropped and the settings it kept for the fold
+    # (`graft.fold`) gone too: a full check again.
+    for _ in range(2):
         assert loaded(tmp_path, "PostToolUse", payload, FULL_CHECK_HEAVY) == []
         marker.forget(str(state), str(log))
+        (state / fold.SETTINGS_FILE).unlink()
     assert (state / "dshkit.db").exists()  # it did open the store and fold the log
+
+
+# What a tool call the fold answers never needs, where no room hint answers (`graft.fold`):
+# the store is read through the C module alone, the log's lines with the C scanner.
+FOLD_HEAVY = (
+    "dataclasses",
+    "dshkit.graft.live",
+    "dshkit.graft.watermark",
+    "dshkit.hookio",
+    "dshkit.hooks.dispatch",
+    "dshkit.sessions",
+    "dshkit.store",
+    "json",
+    "orjson",
+    "pathlib",
+    "sqlite3",
+    "typing",
+)
+
+
+def test_a_call_no_room_hint_answers_is_folded_without_the_store(tmp_path: Path) -> None:
+    log = transcript(tmp_path, "c1.jsonl")
+    use = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a"}}
+    message = {"role": "assistant", "content": [use], "usage": {"input_tokens": 20_000}}
+    with open(log, "ab") as handle:
+        handle.write(orjson.dumps({"type": "assistant", "message": message}) + b"\n")
+    payload = claude(
+        "c1", transcript_path=str(log), hook_event_name="PostToolUse", tool_name="Read"
+    )
+    payload["tool_input"] = {"file_path": "a"}
+    state = tmp_path / ".dsh" / "dshkit"
+    hook(tmp_path, "PostToolUse", payload)  # the full check, which keeps the settings
+    room = next((state / marker.ROOM_DIR).glob("[0-9a-f]*"))
+    for step in (2, 3):  # the next request, far below the band, with no room hint to say so
+        marker.forget(str(state), str(log))
+        message = {**message, "id": f"m{step}", "usage": {"input_tokens": 20_000 + step}}
+        with open(log, "ab") as handle:
+            handle.write(orjson.dumps({"type": "assistant", "message": message}) + b"\n")
+        assert loaded(tmp_path, "PostToolUse", payload, FOLD_HEAVY) == []
+        # Its full check ran after the answer, detached: the store holds the new request,
+        # and the room hint is back.
+        deadline = time.monotonic() + 60
+        while not room.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert room.exists()
+        with Store(state) as store:
+            (digest,) = store.db.execute("SELECT digest FROM graft_watch").fetchone()
+        assert orjson.loads(digest)["context"] == 20_000 + step
 
 
 def test_a_start_or_a_dsh_step_where_no_handoff_began_loads_no_graft_machinery(

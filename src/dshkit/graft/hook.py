@@ -26,7 +26,7 @@ from . import marker
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import TypeAlias
 
     from ..store import Store
@@ -122,6 +122,22 @@ def after_tool(call: Call) -> Answer | None:
             marker.forget(state, transcript)
             call.log(f"graft room hint not kept: {type(exc).__name__}: {exc}")
     return answer
+
+
+def refresh(state_dir: str, transcript: str, session_id: str, log: Callable[[str], None]) -> None:
+    """The full check after a call `fold.quiet` answered (`fold.after_call`), as
+    `after_tool` runs it: the log's new lines folded into the store and the room hint kept.
+    Whatever it finds to say is not said, nor committed (the call was answered): the next
+    call's check finds it again. Its failures go to `log`."""
+    from .. import harnesses
+
+    payload = {"session_id": session_id, "transcript_path": transcript}
+    harness = harnesses.detect(payload, os.environ)
+    call = Call("PostToolUse", payload, harness, state_dir, dict(os.environ), log=log)
+    try:
+        after_tool(call)
+    finally:
+        call.close()
 
 
 def on_stop(call: Call) -> Answer | None:

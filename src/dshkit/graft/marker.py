@@ -68,6 +68,8 @@ if TYPE_CHECKING:
 
     from ..store import Store
 
+    After = Callable[[bool, Callable[[str], None]], None]  # (hookspec.After)
+
 NAME = "graft.used"
 # A session a person kept from the forced cut: store meta `<EXCLUDE_KEY><harness>:<session id>`
 # (here, not in the ledger: the watermark's full check reads it without loading the ledger).
@@ -388,19 +390,29 @@ class _Scanning:
         return float(name.replace("Infinity", "inf"))
 
 
-def quiet_payload(state_dir: str, raw: bytes) -> bool:
+def quiet_payload(state_dir: str, raw: bytes) -> bool | After:
     """`quiet` read from a hook's raw payload, before any JSON parser is imported: its
-    `transcript_path` as a plain string, and no `todos` or `plan` anywhere in it (a todo list
-    may be written: the parsed check decides). Never raises: False decides nothing."""
+    `transcript_path` and `session_id` as plain strings. A call that may write a todo list
+    (`todos` or `plan` anywhere in it) is never skipped by the room hint; where the hint does
+    not answer, the store's last fold and the log's lines since may still prove the call has
+    nothing to say (`fold.quiet`, which reads the list from the log): then the answer is the
+    step that runs the full check after it (`fold.after_call`), which folds them into the
+    store. Never raises: False decides nothing."""
     try:
-        if b'"todos"' in raw or b'"plan"' in raw:
-            return False
+        listed = b'"todos"' in raw or b'"plan"' in raw
         transcript = _plain_string(raw, b'"transcript_path"')
         if transcript is None:
             return False
         if not caught_up(transcript, lambda key: _plain_string(raw, f'"{key}"'.encode())):
             return False  # the full check says what it can, and logs that the line was late
-        return quiet(state_dir, transcript, transcript_size(transcript), None)
+        if not listed and quiet(state_dir, transcript, transcript_size(transcript), None):
+            return True
+        session = _plain_string(raw, b'"session_id"')
+        from . import fold  # (here: a call the room hint answers loads none of it)
+
+        if session is None or not fold.quiet(state_dir, transcript, session):
+            return False
+        return lambda detach, log: fold.after_call(state_dir, transcript, session, detach, log)
     except Exception:
         return False
 
@@ -471,7 +483,11 @@ def remember(
     room = None
     if row is not None and not _compressed(transcript):
         digest = Digest.from_json(orjson.loads(row[0]))
-        settings, _ = GraftSettings.resolve(state_dir)  # as the check that ran used them
+        settings, refused = GraftSettings.resolve(state_dir)  # as the check that ran used them
+        if refused is None:  # for the check where no room hint answers (`fold.quiet`)
+            from .fold import keep_settings
+
+            keep_settings(state_dir, settings, os.environ)
         free = room_bytes(digest, settings)
         state = GraftState.from_json(orjson.loads(row[2]))
         ceiling = usage_ceiling(digest, settings, state) if row[1] is None else None

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import IO, Any, TypeVar
 
+    from ..hookspec import After
+
     _T = TypeVar("_T")
 
 # The events `lean` may answer from a hint: its one definition, here, where every call is
@@ -165,22 +167,82 @@ def _call(
         closed = [entry for entry in wanted if entry.fails_closed and _wanted([entry], raw)]
         out = (stdout, stderr)
         return unread(event, closed, len(raw), short, os.environ, directory, out, problem, raw)
-    wanted = [entry for entry in wanted if entry.quiet is None or not entry.quiet(state, raw)]
+    later: list[After] = []  # what quiet checks left for after the answer
+    wanted = [entry for entry in wanted if not _quiet(entry, state, raw, later)]
+    try:
+        out = (stdout, stderr)
+        return _answer(event, wanted, raw, state, directory, problem, out, detach, deferred)
+    finally:
+        for step in later:
+            _after(step, event, directory, detach, deferred)
+
+
+def _quiet(entry: Entry, state: str, raw: bytes, later: list[After]) -> bool:
+    """Whether the entry's quiet check says it has nothing to say; a step it leaves for after
+    the answer goes to `later`."""
+    if entry.quiet is None:
+        return False
+    said = entry.quiet(state, raw)
+    if callable(said):
+        later.append(said)
+        return True
+    return said
+
+
+def _after(
+    step: After,
+    event: str,
+    directory: str | None,
+    detach: bool,
+    deferred: list[Callable[[], None]] | None,
+) -> None:
+    """Run a quiet check's step once the call was answered: detached where the call is a
+    process of its own, after the answer where the caller defers (a resident worker), else
+    now (the tests). Its failure is a line in the hooks' log, never the call's."""
+
+    def logged(message: str) -> None:
+        from .log import log
+
+        log(directory, event, message)
+
+    def run(detached: bool) -> None:
+        try:
+            step(detached, logged)
+        except Exception as exc:
+            logged(f"a quiet check's step failed: {type(exc).__name__}: {exc}")
+
+    if deferred is not None:
+        deferred.append(lambda: run(False))
+    else:
+        run(detach)
+
+
+def _answer(
+    event: str,
+    wanted: list[Entry],
+    raw: bytes,
+    state: str,
+    directory: str | None,
+    problem: str,
+    out: tuple[IO[bytes] | None, IO[bytes] | None],
+    detach: bool,
+    deferred: list[Callable[[], None]] | None,
+) -> int:
+    """The call answered by the handlers left wanting it (none: nothing said)."""
     if wanted and _wanted(wanted, raw):
         if event in LEAN_EVENTS and not problem:
             from .lean import Observation, answer
 
-            out = (stdout, stderr)
             code = answer(event, wanted, raw, state, os.environ, detach, out, deferred)
             if code is not None:
                 return code
             from .dispatch import run
 
             with Observation(state) as seen:
-                return run(event, wanted, raw, os.environ, directory, (stdout, stderr), "", seen)
+                return run(event, wanted, raw, os.environ, directory, out, "", seen)
         from .dispatch import run
 
-        return run(event, wanted, raw, os.environ, directory, (stdout, stderr), problem)
+        return run(event, wanted, raw, os.environ, directory, out, problem)
     if problem:
         from .log import log
 

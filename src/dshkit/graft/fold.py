@@ -1,0 +1,402 @@
+"""The watermark's check where no room hint answers, on the hot path: from the store's last
+fold of the session and the log's lines since, a proof that the call has nothing to say.
+
+The full check (`live.watch`) loads the store, the session reader and the decisions: about
+90 ms of a hook's time, measured. Where the session's room hint cannot answer (none kept, a
+line it cannot skip, more log than it reads), the call is still, nearly always, below the
+warning band with no plan-first nudge due. `quiet` proves that from what the full check left
+behind, loading none of it (docs/design/graft.md#a-call-the-room-hint-cannot-answer-is-folded):
+
+- the session's digest and state (`graft_watch`) and the watermark's cursor over its log
+  (`transcript_tails`, consumer `graft`), read-only (`storeview`); with neither, the log is
+  folded from its start, as the first full check would;
+- the log's whole lines since that cursor, on the file the cursor was left on (its device and
+  inode, and the anchor bytes before it unchanged), each read with the C scanner and folded as
+  the session reader and the digest fold them (`harnesses.QuietLines` describes the log): the
+  latest request's context (a request's usage, repeated on each of its lines, counted once),
+  its model, a person's words beginning a turn, each turn's level, the latest todo list;
+- the `[graft]` settings the last full check resolved, kept in the state directory with the
+  configuration file and the variables they were read from (`keep_settings`);
+- the lines: the window for the model, the growth the levels predict, the warning and the
+  forced line (`graft.lines`, the decisions' own arithmetic).
+
+The call has nothing to say when the latest context is below every line (or there is no usage
+yet) and no plan-first nudge is due. What a handoff begun here adds to the decision (a session
+handed off already, one born from a handoff in its first turns) only ever makes it quieter.
+Whatever the proof does not cover takes the full check: a forced cut started for the session
+(whether it failed is the ledger's to say), a handoff tool named in a line, a todo list longer
+than the nudge's limit the session was not nudged for, a line that does not parse or holds a
+shape the fold does not know, a log no `QuietLines` describes, more than FOLD_LIMIT bytes
+since the cursor, settings refused or not kept. Nothing is written here: a detached step
+(`after_call`, `hook.refresh`) runs the full check after the answer, which folds the same
+lines into the store and keeps the room hint, so the next call is answered from one `stat`
+again.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .. import harnesses
+from . import lines
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+    from .settings import GraftSettings
+
+CONSUMER = "graft"  # the watermark's cursor over a live log (`live.CONSUMER`)
+SETTINGS_FILE = "graft-settings"  # in the state directory: the `[graft]` settings last resolved
+FOLD_LIMIT = 2 << 20  # the most log since the cursor the proof reads; past it, a full check
+_RECENT_REQUESTS = 64  # request ids the reader remembers (`sessions.harness.remember`)
+_CONFIG = "config.toml"  # (config.CONFIG_NAME, not imported on the hot path)
+
+
+class Fold:
+    """What the proof needs of a session's digest (`watermark.Digest`, as its JSON keeps it),
+    folded on by `line`: None from `line` means a line the fold does not cover."""
+
+    __slots__ = ("context", "levels", "model", "ordinal", "recent", "todos", "window")
+
+    def __init__(self, digest: Mapping[str, Any], recent: list[str]) -> None:
+        self.context: int | None = digest.get("context")
+        self.levels: list[list[int]] = [list(level) for level in digest.get("levels") or ()]
+        self.model: str | None = digest.get("model")
+        self.ordinal: int = digest.get("ordinal") or 0
+        self.window: int | None = digest.get("window")
+        self.todos: list[str] = list(digest.get("todos") or ())
+        self.recent = list(recent)  # the request ids the reader remembers
+
+    def line(self, record: Any, shape: harnesses.QuietLines) -> bool:
+        """Fold one parsed line as the reader and the digest fold it; False when it holds
+        what the proof leaves to the full check."""
+        if not isinstance(record, dict):
+            return True  # (the reader makes no event of it)
+        kind = record.get("type")
+        if kind == shape.results:
+            message = record.get("message")
+            if message is not None and not isinstance(message, dict):
+                return False
+            content = (message or {}).get("content")
+            if content is not None and not isinstance(content, str | list):
+                return False
+            if shape.opens_turn(record):
+                self.ordinal += 1
+            return True
+        if kind != shape.request:
+            return True  # an attachment, a title, a line the reader leaves out: no digest field
+        message = record.get("message") or {}
+        if not isinstance(message, dict):
+            return False
+        request = str(record.get(shape.request_ids[0]) or message.get(shape.request_ids[1]) or "")
+        fresh = not request or request not in self.recent
+        if request and fresh:
+            self.recent = [*self.recent, request][-_RECENT_REQUESTS:]
+        model = message.get("model")
+        if isinstance(model, str) and model and not model.startswith(shape.synthetic):
+            self.model = model
+        blocks = message.get("content") or ()
+        if not isinstance(blocks, list | tuple):
+            return False
+        for block in blocks:
+            if (
+                isinstance(block, dict)
+                and block.get("type") == shape.call
+                and not self._call(block)
+            ):
+                return False
+        usage = message.get("usage")
+        if fresh and isinstance(usage, dict):
+            context = 0
+            for key in shape.usage_keys:
+                value = usage.get(key) or 0
+                if type(value) is not int:
+                    return False  # (the reader takes other numbers its own way)
+                context += value
+            self._used(context)
+        return True
+
+    def _call(self, block: Mapping[str, Any]) -> bool:
+        """A tool call: a handoff tool's (or one naming it) is the full check's; a todo list
+        replaces the latest one (`events.todo_items`, `Digest.extend`)."""
+        name = str(block.get("name"))
+        arguments = block.get("input") or {}
+        if any(tool in name or tool in repr(arguments) for tool in lines.GRAFT_TOOLS):
+            return False
+        if not isinstance(arguments, dict):
+            return True
+        items = arguments.get("todos", arguments.get("plan"))
+        if isinstance(items, list):
+            self.todos = [
+                str(item.get("content", item.get("step", "")))
+                for item in items
+                if isinstance(item, dict) and item.get("status") != "completed"
+            ]
+        return True
+
+    def _used(self, context: int) -> None:
+        self.context = context
+        if self.levels and self.levels[-1][0] == self.ordinal:
+            self.levels[-1][1] = context
+        else:
+            self.levels = [*self.levels, [self.ordinal, context]][
+                -(lines.GROWTH_SAMPLE_TURNS + 1) :
+            ]
+
+    def below_lines(self, settings: Mapping[str, Any]) -> bool:
+        """Whether the latest context is below every line the decisions draw (or there is no
+        usage to measure), as `watermark.decide_digest` draws them. A session a person kept
+        from the forced cut has no forced line, and the same warning: below both here is below
+        it there."""
+        if self.context is None:
+            return True
+        windows = settings["windows"]
+        limit, _ = lines.window(self.window, self.model, windows, settings["window_tokens"])
+        rise = lines.growth([level for _, level in self.levels])
+        if rise is None:
+            rise = settings["growth_tokens_per_turn"]
+        warning, forced, _ = lines.cut_lines(
+            settings["mode"],
+            settings["forced"],
+            (settings["warning_ratio"], settings["forced_ratio"]),
+            settings["warning_margin"],
+            limit,
+            settings["handoff_tokens"] + rise * settings["reserve_turns"],
+        )
+        marks = [ratio for ratio in (warning, forced) if ratio is not None]
+        return not marks or self.context / limit < min(marks)
+
+
+def quiet(state_dir: str, transcript: str, session_id: str | None) -> bool:
+    """Whether the watermark surely has nothing to say after this call (see the module
+    docstring). Never raises: False decides nothing (the full check runs)."""
+    try:
+        return _quiet(state_dir, transcript, session_id)
+    except Exception:
+        return False
+
+
+def _quiet(state_dir: str, transcript: str, session_id: str | None) -> bool:
+    settings = _settings(state_dir)
+    if settings is None or not session_id or not transcript:
+        return False
+    seen = glance(state_dir, transcript, session_id)
+    if seen is None:
+        return False
+    fold, state = seen
+    if not state.get("planNudged") and len(fold.todos) > lines.OPEN_TODO_LIMIT:
+        return False  # the plan-first nudge may be due: its phases are the full check's
+    return fold.below_lines(settings)
+
+
+def glance(state_dir: str, transcript: str, session_id: str) -> tuple[Fold, dict[str, Any]] | None:
+    """The session's digest as the full check would fold it now, and its state (what it was
+    told), from the store's last fold and the log's lines since; None where the fold does not
+    cover them (see the module docstring). Reads only: the store is not opened for writing."""
+    harness = harnesses.detect({"transcript_path": transcript}, os.environ)
+    try:
+        shape = harnesses.get(harness).quiet_lines
+    except harnesses.UnknownHarness:
+        return None
+    if shape is None:
+        return None
+    path = os.path.abspath(transcript)
+    from ..storeview import queries_rows
+
+    try:
+        tails, watched = queries_rows(
+            state_dir,
+            [
+                (
+                    "SELECT cursor FROM transcript_tails WHERE consumer = ? AND path = ?",
+                    [CONSUMER, path],
+                ),
+                (
+                    "SELECT digest, state, forced_at FROM graft_watch "
+                    "WHERE harness = ? AND session_id = ?",
+                    [harness, session_id],
+                ),
+            ],
+        )
+    except FileNotFoundError:
+        tails, watched = [], []  # no store yet: the first full check folds from the start
+    import _json  # a built-in module: no import cost
+
+    scan = _json.make_scanner(_Scanning)  # type: ignore[arg-type]  # (it reads attributes)
+    cursor = scan(tails[0][0], 0)[0] if tails else None
+    if cursor is not None and cursor.get("harness") != harness:
+        return None
+    offset = 0 if cursor is None else cursor.get("offset") or 0
+    if offset and not watched:
+        return None  # a cursor with no digest beside it: the full check sees why
+    state: dict[str, Any] = scan(watched[0][1], 0)[0] if watched else {}
+    if watched and watched[0][2] is not None:
+        return None  # a forced cut was started: whether it failed is the ledger's to say
+    # From the log's start (no cursor yet, or one at 0), the digest begins anew, as the full
+    # check's does; the state (what the session was told) stays.
+    digest: dict[str, Any] = scan(watched[0][0], 0)[0] if offset else {}
+    recent = (cursor or {}).get("state", {}).get("requests") if offset else None
+    fold = Fold(digest, list(recent or ()))
+    if not _fold_since(fold, path, cursor if offset else None, shape, scan):
+        return None
+    return fold, state
+
+
+def _fold_since(
+    fold: Fold,
+    path: str,
+    cursor: Mapping[str, Any] | None,
+    shape: harnesses.QuietLines,
+    scan: Any,
+) -> bool:
+    """Fold the log's whole lines since `cursor` (from the start without one), as the tail
+    reader would take them (`sessions.reader.read_increment`); False where it would not take
+    them from there (another file, a changed past) or the fold leaves them to the full check."""
+    with open(path, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        start = 0
+        anchor = b""
+        if cursor is not None:
+            if cursor.get("error") is not None:
+                return False
+            if (st.st_dev, st.st_ino) != (cursor.get("dev"), cursor.get("ino")):
+                return False  # replaced: read again from the start, by the full check
+            start = cursor.get("offset") or 0
+            if st.st_size < start:
+                return False
+            if st.st_size == cursor.get("size") and st.st_mtime_ns != cursor.get("mtime_ns"):
+                return False  # rewritten in place
+            anchor = bytes.fromhex(cursor.get("anchor") or "")
+        if st.st_size - start > FOLD_LIMIT:
+            return False
+        handle.seek(start - len(anchor))
+        raw = handle.read(st.st_size - start + len(anchor))
+    if raw[: len(anchor)] != anchor:
+        return False  # changed before the read position
+    raw = raw[len(anchor) :]
+    if raw[:4] == b"\x28\xb5\x2f\xfd":
+        return False  # zstd frames: not lines
+    for line in raw[: raw.rfind(b"\n") + 1].split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            text = line.decode("utf-8")
+            record, end = scan(text, 0)
+        except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+            return False
+        if text[end:].strip() or not fold.line(record, shape):
+            return False
+    return True
+
+
+def _settings(state_dir: str) -> dict[str, Any] | None:
+    """The `[graft]` settings the last full check resolved, while the configuration file and
+    the variables they came from are as they were then; None otherwise."""
+    try:
+        with open(os.path.join(state_dir, SETTINGS_FILE), "rb") as handle:
+            raw = handle.read(1 << 16)
+        import _json
+
+        scan = _json.make_scanner(_Scanning)  # type: ignore[arg-type]
+        kept = scan(raw.decode("utf-8"), 0)[0]
+    except (OSError, UnicodeDecodeError, StopIteration, ValueError):
+        return None
+    if not isinstance(kept, dict) or kept.get("config") != _config_stamp(state_dir):
+        return None
+    variables = kept.get("env")
+    if not isinstance(variables, dict):
+        return None
+    if any(os.environ.get(name) != value for name, value in variables.items()):
+        return None
+    values = kept.get("graft")
+    return values if isinstance(values, dict) else None
+
+
+def keep_settings(state_dir: str, settings: GraftSettings, environ: Mapping[str, str]) -> None:
+    """Keep the settings a full check resolved with nothing refused (`GraftSettings.resolve`),
+    for `quiet`, with the configuration file's stamp and every `[graft]` variable's value;
+    written only when that changed (owner-only, whole)."""
+    import orjson
+
+    from ..config import SECTIONS
+    from ..paths import replace_whole
+
+    names = sorted({setting.env for setting in SECTIONS["graft"].values() if setting.env})
+    values = {
+        "mode": settings.mode,
+        "forced": settings.forced,
+        "warning_ratio": settings.warning_ratio,
+        "forced_ratio": settings.forced_ratio,
+        "warning_margin": settings.warning_margin,
+        "window_tokens": settings.window_tokens,
+        "windows": dict(settings.windows),
+        "handoff_tokens": settings.handoff_tokens,
+        "growth_tokens_per_turn": settings.growth_tokens_per_turn,
+        "reserve_turns": settings.reserve_turns,
+    }
+    kept = {
+        "config": _config_stamp(state_dir),
+        "env": {name: environ.get(name) for name in names},
+        "graft": values,
+    }
+    data = orjson.dumps(kept, option=orjson.OPT_SORT_KEYS) + b"\n"
+    path = os.path.join(state_dir, SETTINGS_FILE)
+    try:
+        with open(path, "rb") as handle:
+            if handle.read() == data:
+                return
+    except OSError:
+        pass
+    replace_whole(path, data)  # (the state directory: the store made it, private)
+
+
+def _config_stamp(state_dir: str) -> str:
+    """The configuration file as it is now: its inode, change time and size ("-": none)."""
+    try:
+        st = os.stat(os.path.join(state_dir, _CONFIG))
+    except OSError:
+        return "-"
+    return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
+
+
+class _Scanning:
+    """What `_json.make_scanner` reads: json.JSONDecoder's defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name: str) -> float:
+        return float(name.replace("Infinity", "inf"))
+
+
+# -- the step after the answer -------------------------------------------------------------------
+
+
+def after_call(
+    state_dir: str, transcript: str, session_id: str, detach: bool, log: Callable[[str], None]
+) -> None:
+    """The full check of a call `quiet` answered, once it was answered: it folds what the
+    proof read into the store and keeps the room hint, says nothing (`hook.refresh`). Started
+    detached when `detach` (`dshkit graft after-call`: in a session of its own, its standard
+    streams on /dev/null), else run here (a resident worker's deferred step, the tests)."""
+    if not detach:
+        from .hook import refresh
+
+        refresh(state_dir, transcript, session_id, log)
+        return
+    null = os.devnull
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
+    ]
+    argv = [sys.executable, "-m", "dshkit", "graft", "after-call", "--state-dir", state_dir]
+    argv += ["--transcript", transcript, "--session", session_id]
+    os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)

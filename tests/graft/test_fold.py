@@ -1,0 +1,276 @@
+"""The watermark's check where no room hint answers (`dshkit.graft.fold`), against the full
+check it stands in for (`graft.live.watch`), on the same logs and the same store."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from dshkit.graft import fold, live
+from dshkit.graft.settings import GraftSettings
+from dshkit.graft.watermark import Digest
+from dshkit.store import Store
+
+SESSION = "5f0c0001-1d2e-4b3a-8c9d-0e1f2a3b4c5d"
+MODELS = ("claude-a", "claude-b", "<synthetic>")
+KINDS = (
+    "prompt",
+    "prompt",
+    "words",
+    "reminder",
+    "meta",
+    "compact",
+    "sidechain",
+    "command",
+    "interrupt",
+    "result",
+    "result",
+    "mixed",
+    "request",
+    "request",
+    "request",
+    "split",
+    "unnamed",
+    "nousage",
+    "todo",
+    "attachment",
+    "spoken",
+    "summary",
+    "skipped",
+    "unknown",
+    "notdict",
+)
+
+
+@pytest.fixture(autouse=True)
+def claude_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDECODE", "1")
+    for name in [name for name in os.environ if name.startswith("DSHKIT_GRAFT")]:
+        monkeypatch.delenv(name)
+
+
+def user(content: Any, **marks: Any) -> dict[str, Any]:
+    return {"type": "user", "message": {"role": "user", "content": content}, **marks}
+
+
+def request(
+    rng: random.Random, number: int, blocks: list[dict[str, Any]], lines: int = 1
+) -> list[dict[str, Any]]:
+    """A model request as Claude Code logs it: one line per content block group, each with
+    the request's usage (the first line's counts)."""
+    high = rng.random() < 0.25  # now and then past the band's lines
+    context = rng.randrange(60_000, 190_000) if high else rng.randrange(5_000, 60_000)
+    usage = {
+        "input_tokens": context // 10,
+        "cache_read_input_tokens": context - context // 10 - 50,
+        "cache_creation_input_tokens": 50,
+        "output_tokens": rng.randrange(1, 500),
+    }
+    model = rng.choice(MODELS)
+    out = []
+    for at in range(lines):
+        message = {
+            "id": f"msg{number}",
+            "role": "assistant",
+            "model": model,
+            "content": blocks if at == lines - 1 else [{"type": "text", "text": "thinking"}],
+            # (the first line's usage is the one counted: a later one that differs is not)
+            "usage": {**usage, "cache_creation_input_tokens": 50 + at},
+        }
+        out.append({"type": "assistant", "requestId": f"req{number}", "message": message})
+    return out
+
+
+def todo(rng: random.Random) -> dict[str, Any]:
+    phases = rng.random() < 0.3
+    items = [
+        {
+            "content": f"阶段 {n}: step {n}" if phases else f"step {n}",
+            "status": rng.choice(("pending", "in_progress", "completed")),
+        }
+        for n in range(rng.randrange(0, 5))
+    ]
+    return {"type": "tool_use", "id": "t", "name": "TodoWrite", "input": {"todos": items}}
+
+
+def entries(rng: random.Random, count: int) -> list[Any]:
+    """`count` kinds of Claude Code log lines, drawn at random (every kind the fold reads)."""
+    out: list[Any] = []
+    use = {"type": "tool_use", "id": "t", "name": "Read", "input": {"file_path": "a"}}
+    for number in range(count):
+        kind = rng.choice(KINDS)
+        if kind == "prompt":
+            out.append(user("fix the failing test"))
+        elif kind == "words":
+            out.append(user([{"type": "text", "text": "and run it"}]))
+        elif kind == "reminder":
+            out.append(user([{"type": "text", "text": "<system-reminder>x</system-reminder>"}]))
+        elif kind == "meta":
+            out.append(user("context", isMeta=True))
+        elif kind == "compact":
+            out.append(user("summary of the session", isCompactSummary=True))
+        elif kind == "sidechain":
+            out.append(user("a subagent's task", isSidechain=True))
+        elif kind == "command":
+            out.append(user("<command-name>/clear</command-name>"))
+        elif kind == "interrupt":
+            out.append(user([{"type": "text", "text": "[Request interrupted by user]"}]))
+        elif kind == "result":
+            out.append(user([{"type": "tool_result", "tool_use_id": "t", "content": "x"}]))
+        elif kind == "mixed":
+            result = {"type": "tool_result", "tool_use_id": "t", "content": "x"}
+            out.append(user([result, {"type": "text", "text": "also this"}]))
+        elif kind == "request":
+            out.extend(request(rng, number, [use]))
+        elif kind == "split":
+            out.extend(request(rng, number, [use], lines=rng.randrange(2, 4)))
+        elif kind == "unnamed":
+            line = request(rng, number, [use])[0]
+            del line["requestId"]
+            out.append(line)
+        elif kind == "nousage":
+            line = request(rng, number, [use])[0]
+            del line["message"]["usage"]
+            out.append(line)
+        elif kind == "todo":
+            out.extend(request(rng, number, [todo(rng)]))
+        elif kind == "attachment":
+            out.append({"type": "attachment", "attachment": {"type": "file", "content": "x"}})
+        elif kind == "spoken":
+            context = {"type": "hook_additional_context", "content": ["said"]}
+            out.append({"type": "attachment", "attachment": context})
+        elif kind == "summary":
+            out.append({"type": "summary", "summary": "a title"})
+        elif kind == "skipped":
+            out.append({"type": rng.choice(("system", "progress", "file-history-snapshot"))})
+        elif kind == "unknown":
+            out.append({"type": "something-new", "x": 1})
+        else:
+            out.append([1, 2])
+    return out
+
+
+def setup(tmp_path: Path, settings: GraftSettings) -> tuple[str, Path]:
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    log = tmp_path / ".claude" / "projects" / "-p" / f"{SESSION}.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"")
+    fold.keep_settings(str(state), settings, {})
+    return str(state), log
+
+
+def full_check(state: str, log: Path, settings: GraftSettings) -> tuple[Digest, str | None]:
+    """The full check, as a hook runs it (nothing committed: what it says is not delivered),
+    and the digest it leaves in the store."""
+    with Store(Path(state)) as store:
+        watched = live.watch(store, "claude", SESSION, str(log), settings, state)
+        row = store.db.execute(
+            "SELECT digest FROM graft_watch WHERE harness = ? AND session_id = ?",
+            ("claude", SESSION),
+        ).fetchone()
+    return Digest.from_json(orjson.loads(row[0])), watched.text
+
+
+def projection(found: fold.Fold | Digest) -> tuple[Any, ...]:
+    return (found.context, found.model, found.ordinal, found.levels, found.todos)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_what_the_fold_proves_quiet_the_full_check_finds_quiet(tmp_path: Path, seed: int) -> None:
+    # Random Claude Code logs of every line kind the fold reads, appended in chunks (some cut
+    # mid-line); before each full check the fold reads the same lines: the digest it folds is
+    # the full check's, and a call it proves quiet is one the full check says nothing to.
+    rng = random.Random(seed)
+    windows = {"claude-b": 120_000} if seed % 2 else {}
+    settings = GraftSettings(windows=windows, mode="fixed" if seed % 3 == 0 else "dynamic")
+    state, log = setup(tmp_path, settings)
+    data = b"".join(orjson.dumps(line) + b"\n" for line in entries(rng, 160))
+    written, checks, covered, proved, spoke = 0, 0, 0, 0, 0
+    while written < len(data):
+        step = rng.randrange(1, 1_200)
+        with open(log, "ab") as handle:
+            handle.write(data[written : written + step])
+        written += step
+        seen = fold.glance(state, str(log), SESSION)
+        quiet = fold.quiet(state, str(log), SESSION)
+        digest, said = full_check(state, log, settings)
+        checks += 1
+        if seen is not None:
+            covered += 1
+            assert projection(seen[0]) == projection(digest), f"after {written} bytes"
+        if quiet:
+            proved += 1
+            assert said is None, f"proved quiet after {written} bytes, but the check says {said}"
+        spoke += said is not None
+    # Not vacuous: most checks folded, many proved quiet, and some spoke (the band was reached).
+    assert covered >= checks * 0.5, (covered, checks)
+    assert proved >= checks * 0.2 and spoke > 0, (proved, spoke, checks)
+
+
+def test_a_line_of_a_handoff_tool_or_a_changed_past_is_left_to_the_full_check(
+    tmp_path: Path,
+) -> None:
+    settings = GraftSettings()
+    state, log = setup(tmp_path, settings)
+    rng = random.Random(7)
+    use = {"type": "tool_use", "id": "t", "name": "Read", "input": {"file_path": "a"}}
+    lines = [user("go"), *request(rng, 1, [use])]
+    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    full_check(state, log, settings)
+    assert fold.glance(state, str(log), SESSION) is not None  # nothing new: the store's fold
+    graft = {"type": "tool_use", "id": "g", "name": "mcp__dshkit__graft_prepare", "input": {}}
+    with open(log, "ab") as handle:
+        handle.write(orjson.dumps(request(rng, 2, [graft])[0]) + b"\n")
+    assert fold.glance(state, str(log), SESSION) is None
+    full_check(state, log, settings)
+    assert fold.glance(state, str(log), SESSION) is not None
+    # The bytes before the cursor rewritten: the reader starts again from 0, so does the check.
+    raw = log.read_bytes()
+    log.write_bytes(raw.replace(b'"go"', b'"no"'))
+    assert fold.glance(state, str(log), SESSION) is None
+    # Another file at the same path.
+    full_check(state, log, settings)
+    os.replace(log, log.with_suffix(".old"))
+    log.write_bytes(raw)
+    assert fold.glance(state, str(log), SESSION) is None
+
+
+def test_settings_not_kept_or_changed_since_prove_nothing(tmp_path: Path) -> None:
+    settings = GraftSettings()
+    state, log = setup(tmp_path, settings)
+    log.write_bytes(orjson.dumps(user("go")) + b"\n")
+    assert fold.quiet(state, str(log), SESSION)  # no usage yet: nothing to measure
+    (Path(state) / "config.toml").write_text("[graft]\nwindow_tokens = 100000\n")
+    assert not fold.quiet(state, str(log), SESSION)  # the file changed: resolved anew
+    fold.keep_settings(state, GraftSettings.resolve(state)[0], {})
+    assert fold.quiet(state, str(log), SESSION)
+    (Path(state) / fold.SETTINGS_FILE).unlink()
+    assert not fold.quiet(state, str(log), SESSION)
+
+
+def test_a_forced_cut_started_or_a_plan_nudge_due_is_left_to_the_full_check(
+    tmp_path: Path,
+) -> None:
+    settings = GraftSettings()
+    state, log = setup(tmp_path, settings)
+    rng = random.Random(3)
+    items = [{"content": f"step {n}", "status": "pending"} for n in range(5)]
+    listed = {"type": "tool_use", "id": "t", "name": "TodoWrite", "input": {"todos": items}}
+    lines = [user("go"), *request(rng, 1, [listed])]
+    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    assert fold.glance(state, str(log), SESSION) is not None
+    assert not fold.quiet(state, str(log), SESSION)  # five open todos, no phases: plan first
+    _, said = full_check(state, log, settings)
+    assert said is not None and "阶段" in said
+    with Store(Path(state)) as store, store.transaction() as db:
+        db.execute("UPDATE graft_watch SET state = ?", ('{"planNudged": true}',))
+    assert fold.quiet(state, str(log), SESSION)  # nudged once: never again
+    with Store(Path(state)) as store, store.transaction() as db:
+        db.execute("UPDATE graft_watch SET forced_at = 1")
+    assert fold.glance(state, str(log), SESSION) is None
