@@ -203,8 +203,10 @@ def test_a_worker_that_dies_in_its_step_costs_no_call_and_is_replaced(
         assert workers.call("UserPromptSubmit", prompt) == (0, b"", b"")  # the hint kept
         # Answered from the hint; its worker then dies in the step.
         assert workers.call("UserPromptSubmit", prompt) == (0, b"", b"")
-        wait_until((state / "vanished").exists, "the step ended its worker")
-        first = int((state / "vanished").read_text())
+        # (its text, not the file alone: the file is made before the pid is written in it)
+        vanished = state / "vanished"
+        wait_until(lambda: vanished.exists() and vanished.read_text() != "", "the step ended")
+        first = int(vanished.read_text())
         # The one place is free again once the dead worker is counted out: a new worker
         # answers the next call.
         assert workers.call("Stop", payload("a", "Stop"))[0] == 0
