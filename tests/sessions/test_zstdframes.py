@@ -220,3 +220,28 @@ def test_decoder_window_limit() -> None:
     frame = scan_frames(data).frames[0]
     with pytest.raises(FrameError, match="corrupt zstd frame"):
         FrameDecoder(max_window=1 << 20).decode(data, frame)
+
+
+@pytest.mark.process
+def test_the_c_backend_is_loaded_alone_and_the_package_takes_it_later() -> None:
+    # In a fresh interpreter (a hook's): the decoder decodes with the C backend alone, without
+    # the package's imports; the package imported after it runs on the same backend.
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from dshkit.sessions.zstdframes import FrameDecoder, scan_frames, zstandard_module
+        data = open({str(next(DSH_ZSTD.rglob("session.jsonl.zstd")))!r}, "rb").read()
+        frames = scan_frames(data).frames
+        text = FrameDecoder().decode(data[frames[0].start : frames[0].end], frames[0])
+        print(text.startswith(b'{{"type":"session"'), "zstandard" in sys.modules,
+              "typing" in sys.modules, "platform" in sys.modules)
+        backend = zstandard_module()
+        import zstandard
+        print(sys.modules["zstandard.backend_c"] is backend, zstandard.ZstdError is
+              backend.ZstdError)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines() == ["True False False False", "True True"]

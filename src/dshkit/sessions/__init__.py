@@ -11,10 +11,9 @@ on every tool call) does not pay for the scanner and the catalog.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..lazy import lazy_names
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:  # the real names, for type checkers
     from .browse import QuoteSources, SessionDetail, SessionView
     from .catalog import (

@@ -12,13 +12,14 @@ anything larger is decoded in chunks and stopped at the limit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+import os
+import sys
 
 from ..errors import Invalid
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
-    import zstandard
+    from typing import Any
 
 MAGIC = b"\x28\xb5\x2f\xfd"  # 0xFD2FB528, little-endian
 _SKIPPABLE_LOW, _SKIPPABLE_HIGH = 0x184D2A50, 0x184D2A5F
@@ -38,24 +39,38 @@ class FrameError(Invalid, ValueError):
         self.reason = reason
 
 
-class Frame(NamedTuple):  # a tuple: built once per frame, so it must be cheap
-    start: int
-    end: int
-    # Most bytes the blocks can regenerate, from block headers alone (never trusts the header).
-    bound: int
-    # The content size the frame header declares, if it declares one.
-    content_size: int | None
+class Frame:
+    """One complete frame: where it starts and ends (file offsets), the most bytes its blocks
+    can regenerate (from block headers alone: the header is never trusted), and the content
+    size its header declares, if it declares one. A plain class: built once per frame, so it
+    must be cheap, and the hot path imports no `typing`."""
+
+    __slots__ = ("bound", "content_size", "end", "start")
+
+    def __init__(self, start: int, end: int, bound: int, content_size: int | None) -> None:
+        self.start, self.end, self.bound, self.content_size = start, end, bound, content_size
+
+    def __repr__(self) -> str:
+        return f"Frame({self.start}, {self.end}, {self.bound}, {self.content_size})"
 
 
-@dataclass(slots=True)
 class FrameScan:
-    frames: list[Frame]
-    # Where an incomplete last frame starts (a session still being written), if any.
-    torn_start: int | None = None
-    # Where scanning stopped because `max_frames` was reached, if it was.
-    stopped_at: int | None = None
-    # What is wrong after the last complete frame, when it is neither a frame nor a torn tail.
-    error: FrameError | None = None
+    """The complete frames found; where an incomplete last frame starts (a session still
+    being written), if any; where scanning stopped because `max_frames` was reached, if it
+    was; what is wrong after the last complete frame, when it is neither a frame nor a torn
+    tail."""
+
+    __slots__ = ("error", "frames", "stopped_at", "torn_start")
+
+    def __init__(
+        self,
+        frames: list[Frame],
+        torn_start: int | None = None,
+        stopped_at: int | None = None,
+        error: FrameError | None = None,
+    ) -> None:
+        self.frames, self.torn_start, self.stopped_at = frames, torn_start, stopped_at
+        self.error = error
 
     @property
     def end(self) -> int | None:
@@ -164,6 +179,40 @@ def _walk_frame(buf: bytes, start: int, size: int, base: int) -> Frame | None:
     return Frame(start + base, p + base, bound, declared)
 
 
+def zstandard_module() -> Any:
+    """The zstandard bindings the decoder uses: the package where it is loaded already; else
+    its C backend alone, loaded from the package's directory without running the package's
+    `__init__` (which imports `platform` and `typing`: ~13 ms of a hook's time, measured, for
+    names the backend holds itself), and registered as `zstandard.backend_c`, where the
+    package, imported later, takes it from. The package is imported where its import policy
+    asks for another backend, or the C one is not there."""
+    loaded = sys.modules.get("zstandard") or sys.modules.get("zstandard.backend_c")
+    if loaded is not None:
+        return loaded
+    if os.environ.get("PYTHON_ZSTANDARD_IMPORT_POLICY", "default").strip() in ("default", "cext"):
+        from importlib.machinery import (
+            EXTENSION_SUFFIXES,
+            ExtensionFileLoader,
+            ModuleSpec,
+            PathFinder,
+        )
+
+        package = PathFinder.find_spec("zstandard")
+        for folder in (package and package.submodule_search_locations) or ():
+            for suffix in EXTENSION_SUFFIXES:
+                path = os.path.join(folder, "backend_c" + suffix)
+                if os.path.isfile(path):
+                    name = "zstandard.backend_c"
+                    loader = ExtensionFileLoader(name, path)
+                    backend = loader.create_module(ModuleSpec(name, loader, origin=path))
+                    loader.exec_module(backend)
+                    sys.modules[name] = backend
+                    return backend
+    import zstandard
+
+    return zstandard
+
+
 class FrameTooLarge(Invalid, ValueError):
     """A frame would decode to more than the configured output limit (a decompression bomb)."""
 
@@ -178,21 +227,20 @@ class FrameDecoder:
     ) -> None:
         self.max_output = max_output
         self.max_window = max_window
-        self._made: zstandard.ZstdDecompressor | None = None
+        self._made: Any = None  # (zstandard.ZstdDecompressor, made at the first frame)
 
     @property
-    def _dctx(self) -> zstandard.ZstdDecompressor:
-        """The decompressor, made (and zstandard imported) at the first frame: reading a plain
+    def _dctx(self) -> Any:
+        """The decompressor, made (and zstandard loaded) at the first frame: reading a plain
         log, as the hooks do on every tool call, never needs it."""
         if self._made is None:
-            import zstandard
-
+            zstandard = zstandard_module()
             self._made = zstandard.ZstdDecompressor(max_window_size=self.max_window)
         return self._made
 
     def decode(self, data: bytes, frame: Frame) -> bytes:
         """The plaintext of one complete frame, `data` being exactly its bytes."""
-        import zstandard  # at the first frame only (see `_dctx`)
+        zstandard = zstandard_module()  # at the first frame only (see `_dctx`)
 
         if frame.content_size is not None and frame.content_size > self.max_output:
             raise FrameTooLarge(
@@ -203,7 +251,7 @@ class FrameDecoder:
             # Structurally cannot exceed the limit: one call, no chunk bookkeeping.
             obj = self._dctx.decompressobj()
             try:
-                out = obj.decompress(data)
+                out: bytes = obj.decompress(data)
             except zstandard.ZstdError as exc:
                 raise FrameError(frame.start, f"corrupt zstd frame ({exc})") from exc
             if not obj.eof or obj.unused_data:
@@ -212,7 +260,7 @@ class FrameDecoder:
         return self._decode_chunked(data, frame)
 
     def _decode_chunked(self, data: bytes, frame: Frame) -> bytes:
-        import zstandard
+        zstandard = zstandard_module()
 
         chunks: list[bytes] = []
         total = 0
