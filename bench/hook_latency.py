@@ -22,7 +22,8 @@ Payloads carry what the real Claude Code sends anew with every call (a prompt's
 UserPromptSubmit runs with the optimizer's tier off and nothing to deliver, once as Claude Code
 sends it (once a turn: a session whose log holds its person's words and no model request yet,
 which no tool call left a room hint for, as before its first request), once as DSH's bridge
-does (before every model step), and once as a Claude Code prompt after a tool call of its
+does (before every model step, its zstd log grown by a step's frame: no room hint holds for a
+compressed log, the fold answers), and once as a Claude Code prompt after a tool call of its
 turn (the PostToolUse before it, not timed, leaves the watermark's room hint, as in a real
 session); each is answered from its session's hint (`dshkit.hooks.lean`) once the one before
 kept it. SessionStart once as Claude Code resumes a session (the start before it kept its
@@ -50,6 +51,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from dshkit.graft.fold import SETTINGS_FILE
 from dshkit.graft.marker import forget
@@ -112,6 +114,27 @@ def step(number: int, context: int = 20_000) -> bytes:
         {**base, "type": "user", "message": {"role": "user", "content": [result]}},
     ]
     return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+
+
+def dsh_step(number: int, context: int = 20_000) -> list[dict[str, Any]]:
+    """One model step of a DSH session, as its log holds it (its records are its events)."""
+    usage = {"inputTokens": context + number, "outputTokens": 10}
+    message = {"role": "assistant", "content": [], "source": {"model": "deepseek-chat"}}
+    call = {"turn": 1, "step": number, "callId": f"c{number}", "name": "read_file"}
+    result = {"role": "tool", "content": [{"type": "text", "text": "x" * 2_000}]}
+    return [
+        {"type": "assistant/message", "data": {"turn": 1, "message": message, "usage": usage}},
+        {"type": "tool/call", "data": {**call, "arguments": '{"path": "a"}'}},
+        {"type": "tool/result", "data": {"turn": 1, "step": number, "message": result}},
+    ]
+
+
+def dsh_frame(records: list[dict[str, Any]]) -> bytes:
+    """One zstd frame of JSON lines, as DSH appends them (a checksum, no content size)."""
+    import zstandard
+
+    text = b"".join(json.dumps(record).encode() + b"\n" for record in records)
+    return zstandard.ZstdCompressor(write_checksum=True, write_content_size=False).compress(text)
 
 
 def timed(command: list[str], env: dict[str, str], data: bytes) -> tuple[float, float]:
@@ -199,9 +222,12 @@ def main() -> None:
         first_payload = payload("Read", str(first)).replace(
             b'"session_id":"s"', b'"session_id":"u"'
         )
-        # DSH's bridge sends UserPromptSubmit before every model step, naming its zstd log
-        # (not there: the hooks that read it find nothing to say).
+        # DSH's bridge sends UserPromptSubmit before every model step, naming its zstd log,
+        # which grows by a frame (the step before: a request, its call and result) each round.
         dsh_log = os.path.join(home, ".dsh", "sessions", "--p--", "d1", "session.jsonl.zstd")
+        os.makedirs(os.path.dirname(dsh_log))
+        with open(dsh_log, "wb") as growing:
+            growing.write(dsh_frame([{"type": "session", "version": 0, "id": "d1", "cwd": "/p"}]))
         # A transcript of its own: a prompt drops its session's room hint (the first tool
         # call after it is checked in full), which would make the far-below case a full one.
         asked = transcript.with_name("prompted.jsonl")
@@ -246,6 +272,8 @@ def main() -> None:
                 growing.write(step(round, 80_000))
             with open(turn, "ab") as growing:
                 growing.write(step(round))
+            with open(dsh_log, "ab") as growing:
+                growing.write(dsh_frame(dsh_step(round)))
             for name, (command, data) in cases.items():
                 if name == "SessionStart (Claude, new)":
                     new = f"5f0c{round:04d}-1d2e-4b3a-8c9d-0e1f2a3b4c5d"  # as harnesses name them

@@ -274,3 +274,181 @@ def test_a_forced_cut_started_or_a_plan_nudge_due_is_left_to_the_full_check(
     with Store(Path(state)) as store, store.transaction() as db:
         db.execute("UPDATE graft_watch SET forced_at = 1")
     assert fold.glance(state, str(log), SESSION) is None
+
+
+# -- an event log: DSH's, zstd frames of events -------------------------------------------------
+
+DSH_SESSION = "session-5f0c0001-1d2e-4b3a-8c9d-0e1f2a3b4c5d"
+DSH_KINDS = (
+    "turn",
+    "turn",
+    "prompt",
+    "context",
+    "step",
+    "step",
+    "step",
+    "usage",
+    "call",
+    "todo-call",
+    "todo",
+    "result",
+    "chunks",
+    "title",
+    "other",
+)
+
+
+def dsh_events(rng: random.Random, count: int) -> list[dict[str, Any]]:
+    """`count` DSH events (after a header), drawn at random: every kind the fold reads."""
+    out: list[dict[str, Any]] = []
+    message: dict[str, Any]
+    data: dict[str, Any]
+    for number in range(count):
+        kind = rng.choice(DSH_KINDS)
+        high = rng.random() < 0.25
+        context = rng.randrange(60_000, 190_000) if high else rng.randrange(5_000, 60_000)
+        usage = {
+            "inputTokens": context // 10,
+            "outputTokens": 9,
+            "cacheReadTokens": context - context // 10,
+            "cacheWriteTokens": 0,
+        }
+        model = rng.choice(("deepseek-a", "deepseek-b", "<none>"))
+        if kind == "turn":
+            out.append({"type": "turn/start", "data": {"turn": number}})
+        elif kind == "prompt":
+            message = {"role": "user", "content": [{"type": "text", "text": "go"}]}
+            out.append({"type": "user/message", "data": {**message, "source": {"kind": "user"}}})
+        elif kind == "context":
+            window = rng.choice((None, 128_000, 200_000))
+            data = {"provider": "p", "model": model, "contextWindow": window}
+            out.append({"type": "request/context", "data": data})
+        elif kind == "step":
+            message = {"role": "assistant", "content": [], "source": {"model": model}}
+            data = {"turn": 1, "step": 1, "message": message}
+            out.append({"type": "assistant/message", "data": {**data, "usage": usage}})
+        elif kind == "usage":
+            out.append({"type": "usage/record", "data": {"usage": usage}})
+        elif kind in ("call", "todo-call"):
+            items = [
+                {"content": f"step {n}", "status": rng.choice(("pending", "completed"))}
+                for n in range(rng.randrange(0, 5))
+            ]
+            arguments = {"todos": items} if kind == "todo-call" else {"path": "a"}
+            name = "todo_write" if kind == "todo-call" else "read_file"
+            data = {"turn": 1, "step": 1, "callId": "c", "name": name}
+            out.append(
+                {
+                    "type": "tool/call",
+                    "data": {**data, "arguments": orjson.dumps(arguments).decode()},
+                }
+            )
+        elif kind == "todo":
+            items = [{"content": f"阶段 {n}: x", "status": "pending"} for n in range(5)]
+            out.append({"type": "todo/write", "data": {"todos": items}})
+        elif kind == "result":
+            message = {"role": "tool", "content": [], "source": {"kind": "tool", "callId": "c"}}
+            out.append({"type": "tool/result", "data": {"message": message}})
+        elif kind == "chunks":
+            data = {"turn": 1, "step": 1, "index": 0, "dt": [1], "texts": ["a", "b"]}
+            out.append({"type": "text-chunks", "seq0": number, "time0": 0, "data": data})
+        elif kind == "title":
+            out.append({"type": "session/title", "data": {"title": "t"}})
+        else:
+            out.append({"type": "sandbox/mode", "data": {"mode": "read-only"}})
+    for seq, event in enumerate(out):
+        event.setdefault("seq", seq)
+        event.setdefault("time", 0)
+    return out
+
+
+def dsh_log(tmp_path: Path, name: str = "session.jsonl.zstd") -> Path:
+    log = tmp_path / ".dsh" / "sessions" / "--p--" / DSH_SESSION / name
+    log.parent.mkdir(parents=True)
+    header = {"type": "session", "version": 0, "id": DSH_SESSION, "createdAt": 0, "cwd": "/p"}
+    log.write_bytes(frame(orjson.dumps(header) + b"\n") if name.endswith(".zstd") else b"")
+    if not name.endswith(".zstd"):
+        log.write_bytes(orjson.dumps(header) + b"\n")
+    return log
+
+
+def frame(text: bytes) -> bytes:
+    """One zstd frame as DSH writes them: a checksum, no content size."""
+    import zstandard
+
+    return zstandard.ZstdCompressor(write_checksum=True, write_content_size=False).compress(text)
+
+
+def dsh_full_check(state: str, log: Path, settings: GraftSettings) -> tuple[Digest, str | None]:
+    with Store(Path(state)) as store:
+        watched = live.watch(store, "dsh", DSH_SESSION, str(log), settings, state)
+        row = store.db.execute(
+            "SELECT digest FROM graft_watch WHERE harness = ? AND session_id = ?",
+            ("dsh", DSH_SESSION),
+        ).fetchone()
+    return Digest.from_json(orjson.loads(row[0])), watched.text
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_dsh_log_folded_in_frames_agrees_with_the_full_check(tmp_path: Path, seed: int) -> None:
+    # DSH's log is its events themselves, in zstd frames (one per append; some left torn
+    # for a while, as a session being written leaves them), or in plain lines.
+    rng = random.Random(seed)
+    settings = GraftSettings(windows={"deepseek-b": 120_000} if seed % 2 else {})
+    framed = seed % 4 != 3
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    fold.keep_settings(str(state), settings, {})
+    log = dsh_log(tmp_path, "session.jsonl.zstd" if framed else "session.jsonl")
+    events = dsh_events(rng, 200)
+    checks = covered = proved = spoke = 0
+    torn = b""
+    at = 0
+    while at < len(events):
+        take = rng.randrange(1, 8)
+        text = b"".join(orjson.dumps(event) + b"\n" for event in events[at : at + take])
+        at += take
+        data = frame(text) if framed else text
+        with open(log, "ab") as handle:
+            if torn:  # the rest of the frame left torn before
+                handle.write(torn)
+                torn = b""
+            if framed and rng.random() < 0.2:
+                cut = rng.randrange(1, len(data))
+                data, torn = data[:cut], data[cut:]
+            handle.write(data)
+        seen = fold.glance(str(state), str(log), DSH_SESSION)
+        quiet = fold.quiet(str(state), str(log), DSH_SESSION)
+        digest, said = dsh_full_check(str(state), log, settings)
+        checks += 1
+        if seen is not None:
+            covered += 1
+            assert projection(seen[0]) == projection(digest), f"after {at} events"
+            assert seen[0].window == digest.window
+        if quiet:
+            proved += 1
+            assert said is None, f"proved quiet after {at} events, but the check says {said}"
+        spoke += said is not None
+    assert covered >= checks * 0.8, (covered, checks)
+    assert proved >= checks * 0.2 and spoke > 0, (proved, spoke, checks)
+
+
+def test_the_real_dsh_log_is_folded_as_the_full_check_folds_it(tmp_path: Path) -> None:
+    from ..support.paths import DSH_ZSTD
+
+    real = next(DSH_ZSTD.rglob("session.jsonl.zstd"))
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    settings = GraftSettings()
+    fold.keep_settings(str(state), settings, {})
+    log = tmp_path / ".dsh" / "sessions" / real.parent.parent.name / real.parent.name / real.name
+    log.parent.mkdir(parents=True)
+    log.write_bytes(real.read_bytes())
+    session = real.parent.name
+    seen = fold.glance(str(state), str(log), session)
+    assert seen is not None
+    with Store(state) as store:
+        live.watch(store, "dsh", session, str(log), settings, str(state))
+        (row,) = store.db.execute("SELECT digest FROM graft_watch").fetchone()
+    digest = Digest.from_json(orjson.loads(row))
+    assert projection(seen[0]) == projection(digest) and digest.context is not None

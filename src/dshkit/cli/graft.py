@@ -491,10 +491,11 @@ def handoffs(state_dir: str | None, as_json: bool) -> None:
     required=True,
     help="The session's own log, as its hooks name it.",
 )
+@click.option("--prompt", is_flag=True, help="The call was a prompt (the hint is turned).")
 @state_dir_option
 @json_option
 def after_call_command(
-    session_id: str, transcript: Path, state_dir: str | None, as_json: bool
+    session_id: str, transcript: Path, prompt: bool, state_dir: str | None, as_json: bool
 ) -> None:
     """The watermark's full check after a tool call the hot path answered (`graft.fold`),
     detached: the log's new lines folded into the store, the room hint kept; nothing said.
@@ -506,7 +507,7 @@ def after_call_command(
         log(state, "PostToolUse", message)
 
     try:
-        service.after_call(str(transcript), session_id, logged)
+        service.after_call(str(transcript), session_id, logged, prompt=prompt)
     except Exception as exc:  # detached: nobody reads its stderr
         logged(f"graft: the check after a call failed: {type(exc).__name__}: {exc}")
         raise

@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 CONSUMER = "graft"  # the watermark's cursor over a live log (`live.CONSUMER`)
 SETTINGS_FILE = "graft-settings"  # in the state directory: the `[graft]` settings last resolved
 FOLD_LIMIT = 2 << 20  # the most log since the cursor the proof reads; past it, a full check
+PLAIN_LIMIT = 8 << 20  # the most text the proof decodes from a framed log's new frames
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # (zstdframes.MAGIC: a plain log loads no zstd support)
 _RECENT_REQUESTS = 64  # request ids the reader remembers (`sessions.harness.remember`)
 _CONFIG = "config.toml"  # (config.CONFIG_NAME, not imported on the hot path)
 
@@ -119,6 +121,69 @@ class Fold:
             self._used(context)
         return True
 
+    def event(self, record: Any, scan: Any) -> bool:
+        """Fold one line of an event log (`harnesses.EventLog`: the line is the event) as the
+        digest folds it (`watermark.Digest.extend`); False when it holds what the proof
+        leaves to the full check. `scan` reads a call's arguments (JSON text)."""
+        if type(record) is not dict:
+            return False  # (the reader refuses the log there)
+        kind = record.get("type")
+        data = record.get("data") or {}
+        if not isinstance(data, dict):
+            return False
+        if kind == "turn/start":
+            self.ordinal += 1
+        elif kind == "request/context":
+            window = data.get("contextWindow")
+            if isinstance(window, int) and window > 0:
+                self.window = window
+            self._named(data.get("model"))
+        elif kind in ("assistant/message", "usage/record"):
+            if kind == "assistant/message":
+                message = data.get("message") or {}
+                source = message.get("source") or {} if isinstance(message, dict) else None
+                if not isinstance(source, dict):
+                    return False  # (the reader cannot read it as a message)
+                self._named(source.get("model"))
+            usage = data.get("usage")
+            if isinstance(usage, dict):
+                context = 0
+                for key in ("inputTokens", "cacheReadTokens", "cacheWriteTokens"):
+                    value = usage.get(key) or 0
+                    if type(value) is not int:
+                        return False  # (the reader takes other numbers its own way)
+                    context += value
+                self._used(context)
+        elif kind == "tool/call":
+            name, arguments = str(data.get("name")), data.get("arguments") or "{}"
+            if not isinstance(arguments, str):
+                return False
+            if any(tool in name or tool in arguments for tool in lines.GRAFT_TOOLS):
+                return False
+            try:
+                parsed, end = scan(arguments, 0)
+            except (StopIteration, ValueError, RecursionError):
+                return True  # (arguments that do not parse write no todo list)
+            if isinstance(parsed, dict) and not arguments[end:].strip():
+                self._listed(parsed.get("todos", parsed.get("plan")))
+        elif kind == "todo/write":
+            self._listed(data.get("todos"))
+        return True
+
+    def _named(self, model: Any) -> None:
+        """A model named (a placeholder in angle brackets names none)."""
+        if isinstance(model, str) and model and not model.startswith("<"):
+            self.model = model
+
+    def _listed(self, items: Any) -> None:
+        """A todo list written whole: its unfinished items replace the latest list's."""
+        if isinstance(items, list):
+            self.todos = [
+                str(item.get("content", item.get("step", "")))
+                for item in items
+                if isinstance(item, dict) and item.get("status") != "completed"
+            ]
+
     def _call(self, block: Mapping[str, Any]) -> bool:
         """A tool call: a handoff tool's (or one naming it) is the full check's; a todo list
         replaces the latest one (`events.todo_items`, `Digest.extend`)."""
@@ -126,15 +191,8 @@ class Fold:
         arguments = block.get("input") or {}
         if any(tool in name or tool in repr(arguments) for tool in lines.GRAFT_TOOLS):
             return False
-        if not isinstance(arguments, dict):
-            return True
-        items = arguments.get("todos", arguments.get("plan"))
-        if isinstance(items, list):
-            self.todos = [
-                str(item.get("content", item.get("step", "")))
-                for item in items
-                if isinstance(item, dict) and item.get("status") != "completed"
-            ]
+        if isinstance(arguments, dict):
+            self._listed(arguments.get("todos", arguments.get("plan")))
         return True
 
     def _used(self, context: int) -> None:
@@ -170,20 +228,28 @@ class Fold:
         return not marks or self.context / limit < min(marks)
 
 
-def quiet(state_dir: str, transcript: str, session_id: str | None) -> bool:
-    """Whether the watermark surely has nothing to say after this call (see the module
-    docstring). Never raises: False decides nothing (the full check runs)."""
+def quiet(
+    state_dir: str,
+    transcript: str,
+    session_id: str | None,
+    payload: Mapping[str, Any] | None = None,
+) -> bool:
+    """Whether the watermark surely has nothing to say to this call (see the module
+    docstring; `payload`, the call's, names its harness for a session the full check has not
+    read yet). Never raises: False decides nothing (the full check runs)."""
     try:
-        return _quiet(state_dir, transcript, session_id)
+        return _quiet(state_dir, transcript, session_id, payload)
     except Exception:
         return False
 
 
-def _quiet(state_dir: str, transcript: str, session_id: str | None) -> bool:
+def _quiet(
+    state_dir: str, transcript: str, session_id: str | None, payload: Mapping[str, Any] | None
+) -> bool:
     settings = _settings(state_dir)
     if settings is None or not session_id or not transcript:
         return False
-    seen = glance(state_dir, transcript, session_id)
+    seen = glance(state_dir, transcript, session_id, payload)
     if seen is None:
         return False
     fold, state = seen
@@ -192,17 +258,14 @@ def _quiet(state_dir: str, transcript: str, session_id: str | None) -> bool:
     return fold.below_lines(settings)
 
 
-def glance(state_dir: str, transcript: str, session_id: str) -> tuple[Fold, dict[str, Any]] | None:
+def glance(
+    state_dir: str, transcript: str, session_id: str, payload: Mapping[str, Any] | None = None
+) -> tuple[Fold, dict[str, Any]] | None:
     """The session's digest as the full check would fold it now, and its state (what it was
     told), from the store's last fold and the log's lines since; None where the fold does not
-    cover them (see the module docstring). Reads only: the store is not opened for writing."""
-    harness = harnesses.detect({"transcript_path": transcript}, os.environ)
-    try:
-        shape = harnesses.get(harness).quiet_lines
-    except harnesses.UnknownHarness:
-        return None
-    if shape is None:
-        return None
+    cover them (see the module docstring). Reads only: the store is not opened for writing.
+    The harness is the one the full check named in its cursor (`payload`, the call's, tells
+    it where there is none yet)."""
     path = os.path.abspath(transcript)
     from ..storeview import queries_rows
 
@@ -215,9 +278,9 @@ def glance(state_dir: str, transcript: str, session_id: str) -> tuple[Fold, dict
                     [CONSUMER, path],
                 ),
                 (
-                    "SELECT digest, state, forced_at FROM graft_watch "
-                    "WHERE harness = ? AND session_id = ?",
-                    [harness, session_id],
+                    "SELECT harness, digest, state, forced_at FROM graft_watch "
+                    "WHERE session_id = ?",
+                    [session_id],
                 ),
             ],
         )
@@ -227,20 +290,33 @@ def glance(state_dir: str, transcript: str, session_id: str) -> tuple[Fold, dict
 
     scan = _json.make_scanner(_Scanning)  # type: ignore[arg-type]  # (it reads attributes)
     cursor = scan(tails[0][0], 0)[0] if tails else None
-    if cursor is not None and cursor.get("harness") != harness:
+    if cursor is not None:
+        harness = cursor.get("harness")
+    else:
+        named = {"transcript_path": transcript, **(payload or {})}
+        harness = harnesses.detect(named, os.environ)
+    try:
+        found = harnesses.get(str(harness))
+    except harnesses.UnknownHarness:
         return None
+    if found.quiet_lines is None and found.event_log is None:
+        return None
+    rows = [row for row in watched if row[0] == harness]
     offset = 0 if cursor is None else cursor.get("offset") or 0
-    if offset and not watched:
+    if offset and not rows:
         return None  # a cursor with no digest beside it: the full check sees why
-    state: dict[str, Any] = scan(watched[0][1], 0)[0] if watched else {}
-    if watched and watched[0][2] is not None:
+    state: dict[str, Any] = scan(rows[0][2], 0)[0] if rows else {}
+    if rows and rows[0][3] is not None:
         return None  # a forced cut was started: whether it failed is the ledger's to say
     # From the log's start (no cursor yet, or one at 0), the digest begins anew, as the full
     # check's does; the state (what the session was told) stays.
-    digest: dict[str, Any] = scan(watched[0][0], 0)[0] if offset else {}
-    recent = (cursor or {}).get("state", {}).get("requests") if offset else None
-    fold = Fold(digest, list(recent or ()))
-    if not _fold_since(fold, path, cursor if offset else None, shape, scan):
+    digest: dict[str, Any] = scan(rows[0][1], 0)[0] if offset else {}
+    kept = (cursor or {}).get("state") or {} if offset else {}
+    fold = Fold(digest, list(kept.get("requests") or ()))
+    # An event log's first line is its header, which the reader takes once (and keeps its
+    # version): from there on, every line is an event.
+    header = found.event_log is not None and "version" not in kept
+    if not _fold_since(fold, path, cursor if offset else None, found, header, scan):
         return None
     return fold, state
 
@@ -249,12 +325,14 @@ def _fold_since(
     fold: Fold,
     path: str,
     cursor: Mapping[str, Any] | None,
-    shape: harnesses.QuietLines,
+    harness: harnesses.Harness,
+    header: bool,
     scan: Any,
 ) -> bool:
     """Fold the log's whole lines since `cursor` (from the start without one), as the tail
-    reader would take them (`sessions.reader.read_increment`); False where it would not take
-    them from there (another file, a changed past) or the fold leaves them to the full check."""
+    reader would take them (`sessions.reader.read_increment`): lines, or the lines of each
+    whole zstd frame; False where it would not take them from there (another file, a changed
+    past) or the fold leaves them to the full check."""
     with open(path, "rb") as handle:
         st = os.fstat(handle.fileno())
         start = 0
@@ -277,9 +355,17 @@ def _fold_since(
     if raw[: len(anchor)] != anchor:
         return False  # changed before the read position
     raw = raw[len(anchor) :]
-    if raw[:4] == b"\x28\xb5\x2f\xfd":
-        return False  # zstd frames: not lines
-    for line in raw[: raw.rfind(b"\n") + 1].split(b"\n"):
+    if raw[:4] == _ZSTD_MAGIC:
+        if harness.event_log is None:
+            return False
+        lines = _frame_lines(raw, start)
+        if lines is None:
+            return False
+    elif start and cursor is not None and raw and _framed(path):
+        return False  # a framed log with no frame at the read position: read again from 0
+    else:
+        lines = raw[: raw.rfind(b"\n") + 1].split(b"\n")
+    for line in lines:
         if not line.strip():
             continue
         try:
@@ -287,9 +373,53 @@ def _fold_since(
             record, end = scan(text, 0)
         except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
             return False
-        if text[end:].strip() or not fold.line(record, shape):
+        if text[end:].strip():
+            return False
+        if header:  # (an event log's first line)
+            log = harness.event_log
+            if log is None or not isinstance(record, dict) or record.get("type") != log.header:
+                return False
+            if record.get("version") not in log.versions:
+                return False
+            header = False
+            continue
+        if harness.event_log is not None:
+            if not fold.event(record, scan):
+                return False
+        elif harness.quiet_lines is None or not fold.line(record, harness.quiet_lines):
             return False
     return True
+
+
+def _frame_lines(raw: bytes, start: int) -> list[bytes] | None:
+    """The lines of the whole zstd frames in `raw` (the log from byte `start` on), each
+    decoded on its own and bounded (`sessions.zstdframes`); a torn last frame is left for
+    later, as the reader leaves it. None where the reader would stop: a structural error, a
+    frame that does not decode or ends inside a line, more than PLAIN_LIMIT bytes of text."""
+    from ..sessions.zstdframes import FrameDecoder, scan_frames
+
+    found = scan_frames(raw, start)
+    if found.error is not None:
+        return None
+    decoder = FrameDecoder(max_output=PLAIN_LIMIT)
+    lines: list[bytes] = []
+    size = 0
+    for frame in found.frames:
+        try:
+            text = decoder.decode(raw[frame.start - start : frame.end - start], frame)
+        except ValueError:  # (FrameError, FrameTooLarge)
+            return None
+        size += len(text)
+        if size > PLAIN_LIMIT or (text and text[-1:] != b"\n"):
+            return None
+        lines.extend(text.split(b"\n")[:-1])
+    return lines
+
+
+def _framed(path: str) -> bool:
+    """Whether the log at `path` begins with a zstd frame."""
+    with open(path, "rb") as handle:
+        return handle.read(4) == _ZSTD_MAGIC
 
 
 def _settings(state_dir: str) -> dict[str, Any] | None:
@@ -380,16 +510,22 @@ class _Scanning:
 
 
 def after_call(
-    state_dir: str, transcript: str, session_id: str, detach: bool, log: Callable[[str], None]
+    state_dir: str,
+    transcript: str,
+    session_id: str,
+    detach: bool,
+    log: Callable[[str], None],
+    prompt: bool = False,
 ) -> None:
     """The full check of a call `quiet` answered, once it was answered: it folds what the
-    proof read into the store and keeps the room hint, says nothing (`hook.refresh`). Started
-    detached when `detach` (`dshkit graft after-call`: in a session of its own, its standard
-    streams on /dev/null), else run here (a resident worker's deferred step, the tests)."""
+    proof read into the store and keeps the room hint (turned after a `prompt`), says nothing
+    (`hook.refresh`). Started detached when `detach` (`dshkit graft after-call`: in a session
+    of its own, its standard streams on /dev/null), else run here (a resident worker's
+    deferred step, the tests)."""
     if not detach:
         from .hook import refresh
 
-        refresh(state_dir, transcript, session_id, log)
+        refresh(state_dir, transcript, session_id, log, prompt=prompt)
         return
     null = os.devnull
     actions = [
@@ -398,5 +534,5 @@ def after_call(
         (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
     ]
     argv = [sys.executable, "-m", "dshkit", "graft", "after-call", "--state-dir", state_dir]
-    argv += ["--transcript", transcript, "--session", session_id]
+    argv += ["--transcript", transcript, "--session", session_id, *(["--prompt"] if prompt else [])]
     os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)

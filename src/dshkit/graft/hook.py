@@ -124,11 +124,18 @@ def after_tool(call: Call) -> Answer | None:
     return answer
 
 
-def refresh(state_dir: str, transcript: str, session_id: str, log: Callable[[str], None]) -> None:
+def refresh(
+    state_dir: str,
+    transcript: str,
+    session_id: str,
+    log: Callable[[str], None],
+    prompt: bool = False,
+) -> None:
     """The full check after a call `fold.quiet` answered (`fold.after_call`), as
-    `after_tool` runs it: the log's new lines folded into the store and the room hint kept.
-    Whatever it finds to say is not said, nor committed (the call was answered): the next
-    call's check finds it again. Its failures go to `log`."""
+    `after_tool` runs it: the log's new lines folded into the store and the room hint kept,
+    and turned after a `prompt` (as `on_prompt` leaves it). Whatever it finds to say is not
+    said, nor committed (the call was answered): the next call's check finds it again. Its
+    failures go to `log`."""
     from .. import harnesses
 
     payload = {"session_id": session_id, "transcript_path": transcript}
@@ -138,6 +145,8 @@ def refresh(state_dir: str, transcript: str, session_id: str, log: Callable[[str
         after_tool(call)
     finally:
         call.close()
+    if prompt:
+        marker.turn(state_dir, transcript)
 
 
 def on_stop(call: Call) -> Answer | None:

@@ -417,19 +417,28 @@ def quiet_payload(state_dir: str, raw: bytes) -> bool | After:
         return False
 
 
-def quiet_prompt(state_dir: str, payload: Mapping[str, Any]) -> bool:
+def quiet_prompt(state_dir: str, payload: Mapping[str, Any]) -> bool | After:
     """For the lean foreground (`hooks.lean`): whether graft's prompt face surely says nothing
     to this prompt, as `hook.on_prompt` decides it before opening the store (no handoff ever
-    began, and the watermark cannot speak: no session, no transcript file, or its room hint
-    says so); then, as that face does, the room hint is turned (`turn`: the first tool call
-    after a prompt is skipped by its ceilings alone)."""
+    began, and the watermark cannot speak: no session, no transcript file, its room hint says
+    so, or, where none answers, the store's last fold and the log's lines since prove it,
+    `fold.quiet`: then the answer is the step that runs the full check after it); then, as
+    that face does, the room hint is turned (`turn`: the first tool call after a prompt is
+    skipped by its ceilings alone)."""
     if used(state_dir):
         return False
     transcript = str(payload.get("transcript_path") or "")
     size = transcript_size(transcript)
-    speaks = payload.get("session_id") and size is not None
-    if speaks and not quiet(state_dir, transcript, size, None):
-        return False
+    session = str(payload.get("session_id") or "")
+    if session and size is not None and not quiet(state_dir, transcript, size, None):
+        from . import fold  # (here: a prompt the room hint answers loads none of it)
+
+        if not fold.quiet(state_dir, transcript, session, payload):
+            return False
+        turn(state_dir, transcript)
+        return lambda detach, log: fold.after_call(
+            state_dir, transcript, session, detach, log, prompt=True
+        )
     turn(state_dir, transcript)
     return True
 
@@ -481,13 +490,13 @@ def remember(
         (harness, session_id),
     ).fetchone()
     room = None
+    settings, refused = GraftSettings.resolve(state_dir)  # as the check that ran used them
+    if refused is None:  # for the check where no room hint answers (`fold.quiet`)
+        from .fold import keep_settings
+
+        keep_settings(state_dir, settings, os.environ)
     if row is not None and not _compressed(transcript):
         digest = Digest.from_json(orjson.loads(row[0]))
-        settings, refused = GraftSettings.resolve(state_dir)  # as the check that ran used them
-        if refused is None:  # for the check where no room hint answers (`fold.quiet`)
-            from .fold import keep_settings
-
-            keep_settings(state_dir, settings, os.environ)
         free = room_bytes(digest, settings)
         state = GraftState.from_json(orjson.loads(row[2]))
         ceiling = usage_ceiling(digest, settings, state) if row[1] is None else None

@@ -148,13 +148,15 @@ class GraftService:
     def sources(self) -> list[Source]:
         return default_sources() if self._sources is None else self._sources
 
-    def after_call(self, transcript: str, session_id: str, log: Callable[[str], None]) -> None:
+    def after_call(
+        self, transcript: str, session_id: str, log: Callable[[str], None], prompt: bool = False
+    ) -> None:
         """The watermark's full check after a tool call the hot path answered (`fold.quiet`):
-        the log's new lines folded into the store and the room hint kept, nothing said
-        (`hook.refresh`); what went wrong in it, to `log`."""
+        the log's new lines folded into the store and the room hint kept (turned after a
+        `prompt`), nothing said (`hook.refresh`); what went wrong in it, to `log`."""
         from .hook import refresh
 
-        refresh(str(self.state_dir), transcript, session_id, log)
+        refresh(str(self.state_dir), transcript, session_id, log, prompt=prompt)
 
     # -- reading: what a session's watermark says, what it would hand off ---------------------
 

@@ -29,6 +29,7 @@ from .harness import (
     WRITE,
     Bridge,
     Capability,
+    EventLog,
     Harness,
     HookDialect,
     Launcher,
@@ -43,6 +44,10 @@ if TYPE_CHECKING:
 
     from .config_files import Server
 
+# The log versions its session reader reads (`sessions.dsh`): 0 and 4 are seen in real logs;
+# 1–3 share v4's header shape (migration writes the next generation beside the old one, so an
+# older generation must stay readable).
+VERSIONS = frozenset(range(5))
 MCP_CLIENT = "@deepseek-ai/dsh-mcp-client"  # the DSH plugin that runs one MCP server
 PATCH = "dsh-patch"  # the config format of its patch layers (`cordis.patch.yml`)
 
@@ -227,6 +232,9 @@ HARNESS = Harness(
     # `stop_hook_active` is always false and the bridge has no cap on consecutive blocks (its
     # README and lib/index.js): the loop guard must be the hook's own.
     stop=StopSupport(blocks=True, loop_flag=False),
+    # Its records are the session layer's events as they are (`sessions.dsh`), after a
+    # `session` header, in zstd frames of lines (or plain lines).
+    event_log=EventLog(header="session", versions=VERSIONS),
     # Its modes are `sandbox/mode` events in its log (Capability.log_modes); rc.8 has no
     # command that runs a program inside its sandbox: no runner.
     # Read from the shipped CLI: `/` commands and `@` references.

@@ -496,6 +496,18 @@ class QuietLines:
         self.request_ids, self.call, self.opens_turn = request_ids, call, opens_turn
 
 
+class EventLog:
+    """A session log whose lines are dshkit's event model as they are (DSH's: its own records
+    are the events the session layer reads), after a first line of type `header` whose
+    `version` is one of `versions` (lines or zstd frames of lines). What `graft.fold` folds
+    on the hot path, event by event, as the watermark's digest does."""
+
+    __slots__ = ("header", "versions")
+
+    def __init__(self, *, header: str, versions: frozenset[int]) -> None:
+        self.header, self.versions = header, versions
+
+
 class LaggingLog:
     """A session log written behind the hooks: the harness queues its log lines and writes
     them on a timer, so a hook after a tool call can run before the line holding that call
@@ -559,6 +571,7 @@ class Harness:
         "config_formats",
         "context_event",
         "dialect",
+        "event_log",
         "generations_repeat",
         "home",
         "honours_ask",
@@ -607,6 +620,7 @@ class Harness:
         skills: Mapping[str, Callable[[str], str]] | None = None,
         asks_every_step: bool = False,
         quiet_lines: QuietLines | None = None,
+        event_log: EventLog | None = None,
         lagging_log: LaggingLog | None = None,
         stop: StopSupport = NO_STOP,
         sandbox: Sandbox | None = None,
@@ -654,6 +668,7 @@ class Harness:
         self.asks_every_step = asks_every_step
         # The log lines the watermark may skip without a full check (None: it skips none).
         self.quiet_lines = quiet_lines
+        self.event_log = event_log
         # Whether its log may lag the hooks, and how a hook tells it caught up (None: never).
         self.lagging_log = lagging_log
         self.stop = stop  # what its Stop hook's block does

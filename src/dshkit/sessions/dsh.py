@@ -15,12 +15,11 @@ import re
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
+from ..harnesses.dsh import VERSIONS
 from .events import SUBAGENT, Event, as_agent_prompts
 from .harness import LogFile, LogFormatError, list_dirs, list_files
 
-# 0 and 4 are seen in real logs; 1–3 share v4's header shape (migration writes the next
-# generation beside the old one, so an older generation must stay readable).
-SUPPORTED_VERSIONS = frozenset(range(5))
+SUPPORTED_VERSIONS = VERSIONS  # (harnesses.dsh: the registry's word)
 _LOG_NAME = re.compile(r"^session(?:\.v([1-9][0-9]*))?\.jsonl(\.zstd)?$")
 _SAFE = re.compile(r"[A-Za-z0-9._-]")
 _ESCAPE = re.compile(r"~([0-9A-F]{4})")
