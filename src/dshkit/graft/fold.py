@@ -1,20 +1,22 @@
 """The watermark's check where no room hint answers, on the hot path: from the store's last
-fold of the session and the log's lines since, a proof that the call has nothing to say.
+fold of the session and the log's records since, a proof that the call has nothing to say.
 
 The full check (`live.watch`) loads the store, the session reader and the decisions: about
 90 ms of a hook's time, measured. Where the session's room hint cannot answer (none kept, a
-line it cannot skip, more log than it reads), the call is still, nearly always, below the
-warning band with no plan-first nudge due. `quiet` proves that from what the full check left
-behind, loading none of it (docs/design/graft.md#a-call-the-room-hint-cannot-answer-is-folded):
+line it cannot skip, more log than it reads, a compressed log: DSH's), the call is still,
+nearly always, below the warning band with no plan-first nudge due. `quiet` proves that from
+what the full check left behind, loading none of it, after a tool call and at a prompt
+(docs/design/graft.md#a-call-the-room-hint-cannot-answer-is-folded):
 
 - the session's digest and state (`graft_watch`) and the watermark's cursor over its log
   (`transcript_tails`, consumer `graft`), read-only (`storeview`); with neither, the log is
   folded from its start, as the first full check would;
-- the log's whole lines since that cursor, on the file the cursor was left on (its device and
-  inode, and the anchor bytes before it unchanged), each read with the C scanner and folded as
-  the session reader and the digest fold them (`harnesses.QuietLines` describes the log): the
-  latest request's context (a request's usage, repeated on each of its lines, counted once),
-  its model, a person's words beginning a turn, each turn's level, the latest todo list;
+- the log's records since that cursor, as the tail reader takes them (`sessions.livetail`:
+  whole lines, or the lines of whole zstd frames), folded as the session reader and the digest
+  fold them: the latest request's context, its model (and the window a log announces), a
+  person's words beginning a turn, each turn's level, the latest todo list. The registry says
+  how: a Claude Code line by its `QuietLines` (a request's usage, repeated on each of its
+  lines, counted once), a DSH line by its `EventLog` (the line is the event; its header first);
 - the `[graft]` settings the last full check resolved, kept in the state directory with the
   configuration file and the variables they were read from (`keep_settings`);
 - the lines: the window for the model, the growth the levels predict, the warning and the
@@ -26,11 +28,10 @@ handed off already, one born from a handoff in its first turns) only ever makes 
 Whatever the proof does not cover takes the full check: a forced cut started for the session
 (whether it failed is the ledger's to say), a handoff tool named in a line, a todo list longer
 than the nudge's limit the session was not nudged for, a line that does not parse or holds a
-shape the fold does not know, a log no `QuietLines` describes, more than FOLD_LIMIT bytes
-since the cursor, settings refused or not kept. Nothing is written here: a detached step
-(`after_call`, `hook.refresh`) runs the full check after the answer, which folds the same
-lines into the store and keeps the room hint, so the next call is answered from one `stat`
-again.
+shape the fold does not know, a log the registry describes neither way, more log than
+`livetail` reads, settings refused or not kept. Nothing is written here: a step after the
+answer (`after_call`, `hook.refresh`) runs the full check, which folds the same records into
+the store and keeps the room hint, so the next call reads less again.
 """
 
 from __future__ import annotations
@@ -50,9 +51,6 @@ if TYPE_CHECKING:
 
 CONSUMER = "graft"  # the watermark's cursor over a live log (`live.CONSUMER`)
 SETTINGS_FILE = "graft-settings"  # in the state directory: the `[graft]` settings last resolved
-FOLD_LIMIT = 2 << 20  # the most log since the cursor the proof reads; past it, a full check
-PLAIN_LIMIT = 8 << 20  # the most text the proof decodes from a framed log's new frames
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # (zstdframes.MAGIC: a plain log loads no zstd support)
 _RECENT_REQUESTS = 64  # request ids the reader remembers (`sessions.harness.remember`)
 _CONFIG = "config.toml"  # (config.CONFIG_NAME, not imported on the hot path)
 
@@ -286,9 +284,9 @@ def glance(
         )
     except FileNotFoundError:
         tails, watched = [], []  # no store yet: the first full check folds from the start
-    import _json  # a built-in module: no import cost
+    from ..sessions.livetail import scanner
 
-    scan = _json.make_scanner(_Scanning)  # type: ignore[arg-type]  # (it reads attributes)
+    scan = scanner()
     cursor = scan(tails[0][0], 0)[0] if tails else None
     if cursor is not None:
         harness = cursor.get("harness")
@@ -329,52 +327,15 @@ def _fold_since(
     header: bool,
     scan: Any,
 ) -> bool:
-    """Fold the log's whole lines since `cursor` (from the start without one), as the tail
-    reader would take them (`sessions.reader.read_increment`): lines, or the lines of each
-    whole zstd frame; False where it would not take them from there (another file, a changed
-    past) or the fold leaves them to the full check."""
-    with open(path, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        start = 0
-        anchor = b""
-        if cursor is not None:
-            if cursor.get("error") is not None:
-                return False
-            if (st.st_dev, st.st_ino) != (cursor.get("dev"), cursor.get("ino")):
-                return False  # replaced: read again from the start, by the full check
-            start = cursor.get("offset") or 0
-            if st.st_size < start:
-                return False
-            if st.st_size == cursor.get("size") and st.st_mtime_ns != cursor.get("mtime_ns"):
-                return False  # rewritten in place
-            anchor = bytes.fromhex(cursor.get("anchor") or "")
-        if st.st_size - start > FOLD_LIMIT:
-            return False
-        handle.seek(start - len(anchor))
-        raw = handle.read(st.st_size - start + len(anchor))
-    if raw[: len(anchor)] != anchor:
-        return False  # changed before the read position
-    raw = raw[len(anchor) :]
-    if raw[:4] == _ZSTD_MAGIC:
-        if harness.event_log is None:
-            return False
-        lines = _frame_lines(raw, start)
-        if lines is None:
-            return False
-    elif start and cursor is not None and raw and _framed(path):
-        return False  # a framed log with no frame at the read position: read again from 0
-    else:
-        lines = raw[: raw.rfind(b"\n") + 1].split(b"\n")
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            text = line.decode("utf-8")
-            record, end = scan(text, 0)
-        except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
-            return False
-        if text[end:].strip():
-            return False
+    """Fold the log's records since `cursor` (from the start without one), as the tail reader
+    takes them (`sessions.livetail`); False where it would not take them from there (another
+    file, a changed past) or the fold leaves them to the full check."""
+    from ..sessions.livetail import records_since
+
+    records = records_since(path, cursor)
+    if records is None:
+        return False
+    for record in records:
         if header:  # (an event log's first line)
             log = harness.event_log
             if log is None or not isinstance(record, dict) or record.get("type") != log.header:
@@ -391,47 +352,15 @@ def _fold_since(
     return True
 
 
-def _frame_lines(raw: bytes, start: int) -> list[bytes] | None:
-    """The lines of the whole zstd frames in `raw` (the log from byte `start` on), each
-    decoded on its own and bounded (`sessions.zstdframes`); a torn last frame is left for
-    later, as the reader leaves it. None where the reader would stop: a structural error, a
-    frame that does not decode or ends inside a line, more than PLAIN_LIMIT bytes of text."""
-    from ..sessions.zstdframes import FrameDecoder, scan_frames
-
-    found = scan_frames(raw, start)
-    if found.error is not None:
-        return None
-    decoder = FrameDecoder(max_output=PLAIN_LIMIT)
-    lines: list[bytes] = []
-    size = 0
-    for frame in found.frames:
-        try:
-            text = decoder.decode(raw[frame.start - start : frame.end - start], frame)
-        except ValueError:  # (FrameError, FrameTooLarge)
-            return None
-        size += len(text)
-        if size > PLAIN_LIMIT or (text and text[-1:] != b"\n"):
-            return None
-        lines.extend(text.split(b"\n")[:-1])
-    return lines
-
-
-def _framed(path: str) -> bool:
-    """Whether the log at `path` begins with a zstd frame."""
-    with open(path, "rb") as handle:
-        return handle.read(4) == _ZSTD_MAGIC
-
-
 def _settings(state_dir: str) -> dict[str, Any] | None:
     """The `[graft]` settings the last full check resolved, while the configuration file and
     the variables they came from are as they were then; None otherwise."""
     try:
         with open(os.path.join(state_dir, SETTINGS_FILE), "rb") as handle:
             raw = handle.read(1 << 16)
-        import _json
+        from ..sessions.livetail import scanner
 
-        scan = _json.make_scanner(_Scanning)  # type: ignore[arg-type]
-        kept = scan(raw.decode("utf-8"), 0)[0]
+        kept = scanner()(raw.decode("utf-8"), 0)[0]
     except (OSError, UnicodeDecodeError, StopIteration, ValueError):
         return None
     if not isinstance(kept, dict) or kept.get("config") != _config_stamp(state_dir):
@@ -490,20 +419,6 @@ def _config_stamp(state_dir: str) -> str:
     except OSError:
         return "-"
     return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
-
-
-class _Scanning:
-    """What `_json.make_scanner` reads: json.JSONDecoder's defaults."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-
-    @staticmethod
-    def parse_constant(name: str) -> float:
-        return float(name.replace("Infinity", "inf"))
 
 
 # -- the step after the answer -------------------------------------------------------------------
