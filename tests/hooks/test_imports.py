@@ -23,7 +23,7 @@ from dshkit.store import Store
 
 from ..support.capability import wait_for_probes
 from ..support.cli import environment
-from ..support.hooks import claude, dsh, hook
+from ..support.hooks import claude, context, dsh, hook
 
 pytestmark = pytest.mark.process
 
@@ -156,14 +156,17 @@ def test_the_watermarks_full_check_loads_only_what_folding_the_log_needs(tmp_pat
 
 
 # What a tool call the fold answers never needs, where no room hint answers (`graft.fold`):
-# the store is read through the C module alone, the log's lines with the C scanner.
+# the store is read through the C module alone, the log's lines with the C scanner
+# (`sessions.livetail`), not the session reader.
 FOLD_HEAVY = (
     "dataclasses",
     "dshkit.graft.live",
     "dshkit.graft.watermark",
     "dshkit.hookio",
     "dshkit.hooks.dispatch",
-    "dshkit.sessions",
+    "dshkit.sessions.events",
+    "dshkit.sessions.reader",
+    "dshkit.sessions.tail",
     "dshkit.store",
     "json",
     "orjson",
@@ -250,8 +253,9 @@ def test_a_tool_call_no_handler_wants_loads_no_capability(tmp_path: Path) -> Non
 
 # What a prompt or a start answered from its session's hint (`dshkit.hooks.lean`) never needs:
 # no handler is loaded, nor the store (its rows are read again through the C module alone,
-# which is lent a cache that keeps nothing instead of `functools`), nor the JSON, typing,
-# dataclass or path machinery the handlers pull in.
+# which is lent a cache that keeps nothing instead of `functools`), nor the session reader (a
+# log's new records are read with `sessions.livetail`), nor the JSON, typing, dataclass or
+# path machinery the handlers pull in.
 LEAN_HEAVY = (
     "ast",
     "collections",
@@ -264,7 +268,10 @@ LEAN_HEAVY = (
     "dshkit.memory",
     "dshkit.optimizer",
     "dshkit.profile",
-    "dshkit.sessions",
+    "dshkit.sessions.catalog",
+    "dshkit.sessions.events",
+    "dshkit.sessions.reader",
+    "dshkit.sessions.tail",
     "dshkit.store",
     "functools",
     "inspect",
@@ -276,6 +283,7 @@ LEAN_HEAVY = (
     "subprocess",
     "typing",
     "uuid",
+    "zstandard",  # (a DSH log's new frames are decoded with its C backend alone)
 )
 
 
@@ -370,3 +378,54 @@ def test_a_turns_first_step_below_its_ceilings_loads_no_store_or_parser(tmp_path
     with open(log, "ab") as handle:
         handle.write(request(81_000, 2))
     assert loaded(tmp_path, "PostToolUse", after, ROOM_HEAVY) == []
+
+
+def dsh_frame(*records: dict[str, Any]) -> bytes:
+    """One zstd frame of JSON lines, as DSH appends them."""
+    import zstandard
+
+    text = b"".join(orjson.dumps(record) + b"\n" for record in records)
+    return zstandard.ZstdCompressor(write_checksum=True, write_content_size=False).compress(text)
+
+
+def test_a_dsh_step_is_answered_from_its_hint_while_its_log_gains_no_mode(
+    tmp_path: Path,
+) -> None:
+    # DSH asks before every model step, naming its zstd log, which grows at every step. The
+    # capability facts read the modes the log sets: a hint holds while the log gains none
+    # (its tail watched, `sessions.livetail.quiet_since`), and the graft watermark is folded from
+    # the store (`graft.fold`); a mode set in the log is told at the next step.
+    state = tmp_path / ".dsh" / "dshkit"
+    log = tmp_path / ".dsh" / "sessions" / "--p--" / "d1" / "session.jsonl.zstd"
+    log.parent.mkdir(parents=True)
+    header = {"type": "session", "version": 0, "id": "d1", "createdAt": 0, "cwd": "/p"}
+    usage = {"inputTokens": 20_000, "outputTokens": 5}
+    message = {"role": "assistant", "content": [], "source": {"model": "deepseek-chat"}}
+    step = {"type": "assistant/message", "data": {"message": message, "usage": usage}}
+    log.write_bytes(dsh_frame(header, {"type": "turn/start", "data": {"turn": 1}}, step))
+    payload = dsh("d1", transcript_path=str(log), hook_event_name="UserPromptSubmit", prompt="go")
+    on = {"DSHKIT_CAPABILITY": "on"}
+    try:
+        for _ in range(6):  # the facts, pending, then their probes' results: then nothing
+            out, _ = hook(tmp_path, "UserPromptSubmit", payload, **on)
+            wait_for_probes(state)
+            settled(state)
+            if not out:
+                break
+        assert out == {}
+        for number in (1, 2):  # a step: a request and its call's result, no mode
+            with open(log, "ab") as handle:
+                handle.write(dsh_frame({**step, "seq": number}))
+            assert loaded(tmp_path, "UserPromptSubmit", payload, LEAN_HEAVY, **on) == []
+            settled(state)
+        with Store(state) as store:  # the step after the answer folded the log for graft
+            (digest,) = store.db.execute("SELECT digest FROM graft_watch").fetchone()
+        assert orjson.loads(digest)["context"] == 20_000
+        mode = {"type": "sandbox/mode", "data": {"mode": "danger-full-access"}}
+        with open(log, "ab") as handle:
+            handle.write(dsh_frame(mode))
+        out, _ = hook(tmp_path, "UserPromptSubmit", payload, **on)
+        assert "danger-full-access" in str(context(out))  # told at once
+    finally:
+        wait_for_probes(state)
+        settled(state)

@@ -177,7 +177,8 @@ def _log_modes(
         ).fetchone()
         known: dict[str, str] = orjson.loads(row[0]) if row else {}
         try:
-            tail = read_tail(store, transcript, harness, consumer="capability")
+            events = [kind for kind, _ in kinds.values()]  # (what a hint may watch for)
+            tail = read_tail(store, transcript, harness, consumer="capability", kinds=events)
         except (OSError, ValueError) as exc:
             errors.append(f"{transcript}: {exc}")
             return known

@@ -24,7 +24,7 @@ import time
 
 from ..hookspec import COMMITS_TOTAL_S, HANDLERS_TOTAL_S, entries, extra_entries
 from . import dispatch, hint
-from .lean import SAID, Observation, _said, live, observed
+from .lean import SAID, Observation, _named, _said, live, observed
 from .log import log
 from .protocol import answer
 from .run import _present
@@ -90,6 +90,7 @@ def _step(event: str, state: str, raw: bytes, said: bytes | None) -> None:
                 dispatch._turn(hook, {})
         finally:
             dispatch._close(hook)
+        _live_steps(hook, state, [entry.handler for entry in wanted if entry.handler in checks])
         if results:
             spoken = ", ".join(name for name, _ in results)
             hint.drop(state, event, hook.harness, hook.session_id)
@@ -101,6 +102,22 @@ def _step(event: str, state: str, raw: bytes, said: bytes | None) -> None:
             )
             return
         seen.keep(hook, [entry.handler for entry in wanted], env, hook.log)
+
+
+def _live_steps(hook: Call, state: str, handlers: list[str]) -> None:
+    """What the live checks that answered for `handlers` leave for after the answer (a full
+    check the foreground skipped: `graft.fold`), run here: their checks are asked again, on
+    the call's payload, and each step one leaves runs now (it was not started apart, so that
+    a hinted call starts one process, this one)."""
+    checks = live()
+    event = hook.event
+    for handler in handlers:
+        try:
+            said = _named(checks[handler])(state, hook.payload)
+            if callable(said):
+                said(False, lambda message: log(state, event, message))
+        except Exception as exc:
+            log(state, event, f"hint step: {handler}'s live check failed: {exc}")
 
 
 def _templated(

@@ -120,6 +120,7 @@ def write(
     free: Iterable[str] = (),
     env: Mapping[str, str] | None = None,
     files: Iterable[str] = (),
+    tails: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
     queries: Iterable[tuple[str, list[Any]]] = (),
     handlers: Iterable[str] = (),
     unprefixed: Mapping[str, list[str]] | None = None,
@@ -127,9 +128,11 @@ def write(
     """Write the hint of `session`'s next `event`: `reply` from the `handlers` it names, valid
     while the payload's fields but `free`, dshkit's variables in `env` (`env_key`: one set or
     unset since voids it), the `files` and the rows of `queries` (SQL, parameters) are as
-    they are now, and no free field of `unprefixed` starts with one of its prefixes. Taken
-    now: call it once what the answer depended on is settled. False when no hint could be
-    written (none is then left)."""
+    they are now, each log of `tails` gained no event of the kinds its consumers read (path →
+    consumer → {kinds, check}: since the consumer's cursor, as the `check` it named tells,
+    "module:function" of (path, cursor JSON, kinds)), and no free field of
+    `unprefixed` starts with one of its prefixes. Taken now: call it once what the answer
+    depended on is settled. False when no hint could be written (none is then left)."""
     target = path(state, event, harness, session)
     if target is None:
         return False
@@ -142,6 +145,7 @@ def write(
             "handlers": sorted(handlers),
             "unprefixed": dict(unprefixed or {}),
             "files": {name: stat_key(name) for name in files},
+            "tails": {path: dict(consumers) for path, consumers in (tails or {}).items()},
             "queries": [
                 [sql, ps, digest(rows)]
                 for (sql, ps), rows in zip(asked, queries_rows(state, asked), strict=True)
@@ -193,12 +197,26 @@ def read(
         if any(stat_key(name) != held for name, held in key["files"].items()):
             return None
         asked = [(sql, params) for sql, params, _ in key["queries"]]
-        found = queries_rows(state, asked)
-        if [digest(rows) for rows in found] != [held for _, _, held in key["queries"]]:
+        watched = [
+            (log, consumer, tail)
+            for log, consumers in key.get("tails", {}).items()
+            for consumer, tail in consumers.items()
+        ]
+        cursors = [(TAIL_CURSOR, [consumer, log]) for log, consumer, _ in watched]
+        found = queries_rows(state, asked + cursors)
+        if [digest(rows) for rows in found[: len(asked)]] != [h for _, _, h in key["queries"]]:
             return None
+        for (log, _, tail), rows in zip(watched, found[len(asked) :], strict=True):
+            module, _, name = str(tail["check"]).partition(":")
+            check = getattr(__import__(module, fromlist=[name]), name)
+            if not check(log, rows[0][0] if rows else None, tail["kinds"]):
+                return None
         return _reply(hint, key)
     except Exception:  # missing, broken or unreadable: the full path answers
         return None
+
+
+TAIL_CURSOR = "SELECT cursor FROM transcript_tails WHERE consumer = ? AND path = ?"
 
 
 def _save(state: str, target: str, held: dict[str, Any], reply: Reply) -> None:

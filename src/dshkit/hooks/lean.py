@@ -134,9 +134,10 @@ def answer(
     if answered and out is not None and _written(found, out, state, event):
         said = _said(found)
     code = found.code if said is not None else 0
-    for each in later:
-        _after(each, event, state, detach, deferred)
     if deferred is not None or not detach:
+        for each in later:
+            _after(each, event, state, False, deferred)
+        # (detached, the step asks the live checks again and runs what they leave: one process)
         from .after import step
 
         if deferred is None:
@@ -224,6 +225,8 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     elif event in ("os.listdir", "os.scandir"):
         name = args[0]
         seen.file(os.fsdecode(name) if isinstance(name, str | bytes) else ".")
+    elif event == "dshkit.sessions.tail":  # (`sessions.tail.read_tail`, announced)
+        seen.tail(*args)
 
 
 class _Payload(dict):  # type: ignore[type-arg]
@@ -272,6 +275,11 @@ class Observation:
         self.state = state
         self.handler: str | None = None
         self.files: set[str] = set()
+        # Logs read by a tail read that announced the event kinds its consumer reads:
+        # path → consumer → {kinds, check} (a hint holds while only other kinds are appended,
+        # as the named check tells).
+        self.tails: dict[str, dict[str, dict[str, Any]]] = {}
+        self._tailing: set[str] = set()  # the logs a tail read is reading now
         self.statements: list[str] = []
         self.readers: set[str] = set()  # handlers that read the free field
         self.fields: set[str] = set()  # the payload's fields the handlers read (EVERY: all)
@@ -340,7 +348,8 @@ class Observation:
         # Before its commits run (they would record the session): a template's condition.
         payload = self._payload
         if not self.failed and not dict.__contains__(payload, FREE):
-            self.unseen = hint.unseen(self.state, payload, self.files, self.statements)
+            files = self.files | set(self.tails)
+            self.unseen = hint.unseen(self.state, payload, files, self.statements)
 
     def begin(self, handler: str) -> None:
         self.handler = None if handler in self._live else handler
@@ -372,8 +381,22 @@ class Observation:
         # (`dict.keys`, not the payload's own: the runtime's look is no handler's read)
         return sorted(name for name in names if name not in self.fields and name not in HELD)
 
+    def tail(
+        self, path: str, consumer: str, kinds: tuple[str, ...], check: str, begins: bool
+    ) -> None:
+        """A tail read of `path` for `consumer`, which reads only events of `kinds` (`check`,
+        "module:function", tells whether the log gained any), begins or ends: what it opens
+        is keyed as a tail, not as a file."""
+        if begins:
+            self._tailing.add(path)
+            self.tails.setdefault(path, {})[consumer] = {"kinds": sorted(kinds), "check": check}
+        else:
+            self._tailing.discard(path)
+
     def file(self, name: str) -> None:
         name = os.path.abspath(name)
+        if name in self._tailing:
+            return  # (a tail read's look at its log: keyed as a tail)
         if name in self._skipped or name.endswith(_CODE_SUFFIXES):
             return
         if name.startswith(self._code) or name.startswith(os.path.join(self.state, hint.HINT_DIR)):
@@ -426,7 +449,7 @@ class Observation:
                 payload,
                 self.reply,
                 env=env,
-                files=self.files,
+                files=self.files | set(self.tails),  # (a template keys logs whole)
                 queries=statements,
                 handlers=covered,
                 unread=unread,
@@ -444,6 +467,7 @@ class Observation:
             free=sorted({*unread, *((FREE,) if present else ())}),
             env=env,
             files=sorted(self.files),
+            tails=self.tails,
             queries=[(sql, []) for sql in statements],
             handlers=covered,
             unprefixed={FREE: sorted(set(prefixes))} if prefixes else None,

@@ -19,6 +19,13 @@ from .events import Event
 from .reader import Cursor, read_increment
 from .zstdframes import FrameDecoder
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+# What tells, on the hot path, whether a log gained an event of some kinds since a cursor.
+TAIL_CHECK = "dshkit.sessions.livetail:quiet_since"
+
 
 @dataclass
 class Tail:
@@ -34,14 +41,40 @@ class Tail:
     warnings: list[str] = field(default_factory=list)
 
 
-def read_tail(store: Store, path: str, harness: str | None = None, *, consumer: str) -> Tail:
+def read_tail(
+    store: Store,
+    path: str,
+    harness: str | None = None,
+    *,
+    consumer: str,
+    kinds: Collection[str] | None = None,
+) -> Tail:
     """The events appended to the transcript at `path` since `consumer` last read it.
 
     Each consumer (a capability: "capability", "graft", …) has its own cursor, so one never
     takes another's events. A consumer's first call returns the whole file. `harness` is the
     registry name of the harness that wrote it (detected from the path when not given).
     ValueError when the path is not a log of that harness; OSError when it cannot be read.
+
+    A consumer that reads only events of certain `kinds` (event types) says so: the read is
+    announced (audit event `dshkit.sessions.tail`: the log's path, the consumer, the kinds,
+    the function that tells whether the log gained any since the consumer's cursor, TAIL_CHECK,
+    and True before the read, False after it), so that a hook's hint may hold while the log
+    gains only other events (`hooks.hint`).
     """
+    if kinds is None:
+        return _read_tail(store, path, harness, consumer)
+    import sys
+
+    announced = (os.path.abspath(path), consumer, tuple(sorted(kinds)), TAIL_CHECK)
+    sys.audit("dshkit.sessions.tail", *announced, True)
+    try:
+        return _read_tail(store, path, harness, consumer)
+    finally:
+        sys.audit("dshkit.sessions.tail", *announced, False)
+
+
+def _read_tail(store: Store, path: str, harness: str | None, consumer: str) -> Tail:
     name = harness or harnesses.detect({"transcript_path": path}, {})
     try:
         found = harnesses.get(name)
