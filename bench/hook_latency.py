@@ -157,8 +157,8 @@ def timed(command: list[str], env: dict[str, str], data: bytes) -> tuple[float, 
 
 def settle(state: str) -> None:
     """Wait until no detached step of a hinted call is left (each removes its payload file
-    when done), nor a watermark check after a call the fold answered (`dshkit graft
-    after-call`, found by its command line): a harness's next event comes after a model's
+    when done), nor a watermark check after a call the fold answered (`dshkit.hooks.later`,
+    found by its command line): a harness's next event comes after a model's
     answer, seconds later, and the step's CPU must not land on the next case measured (it is
     not the hook's latency)."""
     folder = os.path.join(state, "hints")
@@ -174,7 +174,7 @@ def settle(state: str) -> None:
 
 def checking(state: str) -> bool:
     """Whether a detached watermark check for the state directory `state` still runs."""
-    wanted = [b"after-call", os.fsencode(state)]
+    wanted = [b"dshkit.hooks.later", os.fsencode(state)]
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue

@@ -28,7 +28,6 @@ from ..graft import (
     transcript_sources,
 )
 from ..graft.wire import DecisionJson, ForceFailureJson, OutcomeJson, PressureJson, TxnJson
-from ..hooks.log import log
 from ..memory.wire import MemoryCountsJson
 from ..sessions import Refresh, Source
 from ..store import SQLITE_INT_MAX
@@ -481,38 +480,6 @@ def handoffs(state_dir: str | None, as_json: bool) -> None:
         _print_txns(txns)
     else:
         stdout.print("no handoffs")
-
-
-@graft.command("after-call", hidden=True)
-@click.option("--session", "session_id", type=ID, required=True, help="The session's id.")
-@click.option(
-    "--transcript",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    required=True,
-    help="The session's own log, as its hooks name it.",
-)
-@click.option("--prompt", is_flag=True, help="The call was a prompt (the hint is turned).")
-@state_dir_option
-@json_option
-def after_call_command(
-    session_id: str, transcript: Path, prompt: bool, state_dir: str | None, as_json: bool
-) -> None:
-    """The watermark's full check after a tool call the hot path answered (`graft.fold`),
-    detached: the log's new lines folded into the store, the room hint kept; nothing said.
-    Its failures go to the hooks' log."""
-    service = _service(state_dir)
-    state = str(service.state_dir)
-
-    def logged(message: str) -> None:
-        log(state, "PostToolUse", message)
-
-    try:
-        service.after_call(str(transcript), session_id, logged, prompt=prompt)
-    except Exception as exc:  # detached: nobody reads its stderr
-        logged(f"graft: the check after a call failed: {type(exc).__name__}: {exc}")
-        raise
-    if as_json:
-        print_json({"sessionId": session_id, "checked": True})
 
 
 @graft.command("slice")

@@ -434,9 +434,9 @@ def after_call(
 ) -> None:
     """The full check of a call `quiet` answered, once it was answered: it folds what the
     proof read into the store and keeps the room hint (turned after a `prompt`), says nothing
-    (`hook.refresh`). Started detached when `detach` (`dshkit graft after-call`: in a session
-    of its own, its standard streams on /dev/null), else run here (a resident worker's
-    deferred step, the tests)."""
+    (`hook.refresh`). Started detached when `detach` (`python -m dshkit.hooks.later`: in a
+    session of its own, its standard streams on /dev/null, its failures in the hooks' log),
+    else run here (a resident worker's deferred step, the tests)."""
     if not detach:
         from .hook import refresh
 
@@ -448,6 +448,8 @@ def after_call(
         (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
         (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
     ]
-    argv = [sys.executable, "-m", "dshkit", "graft", "after-call", "--state-dir", state_dir]
-    argv += ["--transcript", transcript, "--session", session_id, *(["--prompt"] if prompt else [])]
+    event, after = ("UserPromptSubmit", "prompt") if prompt else ("PostToolUse", "tool")
+    step = "dshkit.graft.hook:refresh_later"
+    argv = [sys.executable, "-m", "dshkit.hooks.later", state_dir, event, step]
+    argv += [state_dir, transcript, session_id, after]
     os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)

@@ -149,6 +149,14 @@ def refresh(
         marker.turn(state_dir, transcript)
 
 
+def refresh_later(
+    state_dir: str, transcript: str, session_id: str, after: str, log: Callable[[str], None]
+) -> None:
+    """`refresh` as the detached step runs it (`hooks.later`: its arguments are strings):
+    `after` a "prompt" or a "tool" call."""
+    refresh(state_dir, transcript, session_id, log, prompt=after == "prompt")
+
+
 def on_stop(call: Call) -> Answer | None:
     """After a forced cut, where the work went, told to the person once at the end of the
     source's turn: where the harness shows a hook's words to the person, there; else the

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,16 +147,6 @@ class GraftService:
     @property
     def sources(self) -> list[Source]:
         return default_sources() if self._sources is None else self._sources
-
-    def after_call(
-        self, transcript: str, session_id: str, log: Callable[[str], None], prompt: bool = False
-    ) -> None:
-        """The watermark's full check after a tool call the hot path answered (`fold.quiet`):
-        the log's new lines folded into the store and the room hint kept (turned after a
-        `prompt`), nothing said (`hook.refresh`); what went wrong in it, to `log`."""
-        from .hook import refresh
-
-        refresh(str(self.state_dir), transcript, session_id, log, prompt=prompt)
 
     # -- reading: what a session's watermark says, what it would hand off ---------------------
 
