@@ -45,13 +45,12 @@ if TYPE_CHECKING:
     from .harnesses import Harness
     from .plugins import Hook
 
-    # What a `quiet` check answers: False (the handler runs), True (it surely has nothing to
-    # say), or a step that says so and has work left for after the answer, called with
-    # (detach, log): started detached when `detach`, else run then and there (a resident
-    # worker's deferred step, the tests' call); `log` writes a line in the hooks' log.
-    After = Callable[[bool, Callable[[str], None]], None]
-    Quiet = bool | After
+    Quiet = bool | str  # what a `quiet` check answers: True, False or AFTER
 
+# What a `quiet` check answers, besides True (nothing to say) and False (the handler runs),
+# when it proved "nothing to say" from what its handler's last run left behind: nothing to
+# say, and the handler runs once the call is answered, its answer discarded (`hooks.later`).
+AFTER = "after"
 EVENTS = harnesses.EVENTS  # dshkit's canonical event names; each dialect names its own
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")  # the events whose matcher is a tool name
 
@@ -124,9 +123,9 @@ class Entry:
         # guard's decision for a command it cannot understand, not "no opinion" (which lets
         # the command through unjudged).
         self.fails_closed = fails_closed
-        # Given the state directory and the raw payload, True (or a step for after the
-        # answer, `Quiet`) when the handler surely has nothing to say to this call: the entry
-        # point does not start it (nothing parsed).
+        # Given the state directory and the raw payload, True (or AFTER) when the handler
+        # surely has nothing to say to this call: the entry point does not start it (nothing
+        # parsed), or starts it only once the call is answered (AFTER).
         self.quiet = quiet
         # File-name patterns a call of its tools must name for it to have anything to say.
         if paths is not None and tools is None:

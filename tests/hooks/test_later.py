@@ -1,37 +1,56 @@
-"""The detached step a quiet check leaves for after its call's answer (`dshkit.hooks.later`)."""
+"""Handlers run once their call was answered, their answers discarded (`dshkit.hooks.later`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from dshkit.hooks.later import main
+import orjson
+import pytest
 
-CALLED: list[tuple[str, ...]] = []
+from dshkit.hookio import Answer
+from dshkit.hooks.later import main, run
 
-
-def noted(*args: object) -> None:
-    """A step: notes its string arguments, and says a line through the log it is given."""
-    *strings, log = args
-    CALLED.append(tuple(str(each) for each in strings))
-    assert callable(log)
-    log("noted")
+HERE = __name__
 
 
-def failing(*args: object) -> None:
+def speaks(hook: Any) -> Answer:
+    """Notes the session it ran for and would say something, with a commit to record it."""
+    (hook.state_dir / "ran").write_text(str(hook.session_id))
+
+    def commit(store: Any) -> None:
+        (hook.state_dir / "committed").write_text("")
+
+    return Answer("test", "something to say", commit=commit)
+
+
+def fails(hook: Any) -> None:
     raise RuntimeError("the store is gone")
 
 
-def test_a_step_runs_with_its_arguments_and_the_hooks_log(tmp_path: Path) -> None:
-    state = tmp_path / "state"
-    assert main([str(state), "PostToolUse", f"{__name__}:noted", "a", "b"]) == 0
-    assert CALLED[-1] == ("a", "b")
-    assert "PostToolUse noted" in (state / "hooks.log").read_text()
+@pytest.fixture
+def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("DSH_HOME", str(tmp_path / ".dsh"))
+    handlers = f"PostToolUse={HERE}:speaks;PostToolUse={HERE}:fails"
+    monkeypatch.setenv("DSHKIT_HOOK_HANDLERS", handlers)
+    folder = tmp_path / ".dsh" / "dshkit"
+    folder.mkdir(parents=True, mode=0o700)
+    return folder
 
 
-def test_a_step_that_fails_says_so_in_the_hooks_log(tmp_path: Path) -> None:
-    state = tmp_path / "state"
-    assert main([str(state), "PostToolUse", f"{__name__}:failing"]) == 1
-    said = (state / "hooks.log").read_text()
-    assert "a step after the answer failed" in said and "the store is gone" in said
-    assert main([str(state), "PostToolUse", "no.such.module:step"]) == 1
-    assert "ModuleNotFoundError" in (state / "hooks.log").read_text()
+def test_a_handler_runs_on_the_payload_and_its_answer_is_not_committed(state: Path) -> None:
+    raw = orjson.dumps({"session_id": "s1", "hook_event_name": "PostToolUse"})
+    run("PostToolUse", [f"{HERE}:speaks"], raw, str(state))
+    assert (state / "ran").read_text() == "s1"
+    assert not (state / "committed").exists()  # said nothing to anyone: nothing recorded
+
+
+def test_the_detached_step_removes_its_payload_and_logs_a_failure(state: Path) -> None:
+    name = state / "hints" / "payload.later.1.x"
+    name.parent.mkdir(mode=0o700)
+    name.write_bytes(orjson.dumps({"session_id": "s2"}))
+    assert main(["PostToolUse", str(state), str(name), f"{HERE}:speaks", f"{HERE}:fails"]) == 0
+    assert not name.exists()
+    assert (state / "ran").read_text() == "s2"
+    assert "the store is gone" in (state / "hooks.log").read_text()

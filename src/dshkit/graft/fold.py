@@ -30,21 +30,20 @@ Whatever the proof does not cover takes the full check: a forced cut started for
 than the nudge's limit the session was not nudged for, a line that does not parse or holds a
 shape the fold does not know, a log the registry describes neither way, more log than
 `livetail` reads, settings refused or not kept. Nothing is written here: a step after the
-answer (`after_call`, `hook.refresh`) runs the full check, which folds the same records into
-the store and keeps the room hint, so the next call reads less again.
+answer runs the check's handler (`hookspec.AFTER`, `hooks.later`), whose full check folds
+the same records into the store and keeps the room hint, so the next call reads less again.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 
 from .. import harnesses
 from . import lines
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
     from typing import Any
 
     from .settings import GraftSettings
@@ -422,34 +421,3 @@ def _config_stamp(state_dir: str) -> str:
 
 
 # -- the step after the answer -------------------------------------------------------------------
-
-
-def after_call(
-    state_dir: str,
-    transcript: str,
-    session_id: str,
-    detach: bool,
-    log: Callable[[str], None],
-    prompt: bool = False,
-) -> None:
-    """The full check of a call `quiet` answered, once it was answered: it folds what the
-    proof read into the store and keeps the room hint (turned after a `prompt`), says nothing
-    (`hook.refresh`). Started detached when `detach` (`python -m dshkit.hooks.later`: in a
-    session of its own, its standard streams on /dev/null, its failures in the hooks' log),
-    else run here (a resident worker's deferred step, the tests)."""
-    if not detach:
-        from .hook import refresh
-
-        refresh(state_dir, transcript, session_id, log, prompt=prompt)
-        return
-    null = os.devnull
-    actions = [
-        (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
-    ]
-    event, after = ("UserPromptSubmit", "prompt") if prompt else ("PostToolUse", "tool")
-    step = "dshkit.graft.hook:refresh_later"
-    argv = [sys.executable, "-m", "dshkit.hooks.later", state_dir, event, step]
-    argv += [state_dir, transcript, session_id, after]
-    os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)

@@ -26,7 +26,7 @@ from . import marker
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
     from typing import TypeAlias
 
     from ..store import Store
@@ -122,39 +122,6 @@ def after_tool(call: Call) -> Answer | None:
             marker.forget(state, transcript)
             call.log(f"graft room hint not kept: {type(exc).__name__}: {exc}")
     return answer
-
-
-def refresh(
-    state_dir: str,
-    transcript: str,
-    session_id: str,
-    log: Callable[[str], None],
-    prompt: bool = False,
-) -> None:
-    """The full check after a call `fold.quiet` answered (`fold.after_call`), as
-    `after_tool` runs it: the log's new lines folded into the store and the room hint kept,
-    and turned after a `prompt` (as `on_prompt` leaves it). Whatever it finds to say is not
-    said, nor committed (the call was answered): the next call's check finds it again. Its
-    failures go to `log`."""
-    from .. import harnesses
-
-    payload = {"session_id": session_id, "transcript_path": transcript}
-    harness = harnesses.detect(payload, os.environ)
-    call = Call("PostToolUse", payload, harness, state_dir, dict(os.environ), log=log)
-    try:
-        after_tool(call)
-    finally:
-        call.close()
-    if prompt:
-        marker.turn(state_dir, transcript)
-
-
-def refresh_later(
-    state_dir: str, transcript: str, session_id: str, after: str, log: Callable[[str], None]
-) -> None:
-    """`refresh` as the detached step runs it (`hooks.later`: its arguments are strings):
-    `after` a "prompt" or a "tool" call."""
-    refresh(state_dir, transcript, session_id, log, prompt=after == "prompt")
 
 
 def on_stop(call: Call) -> Answer | None:

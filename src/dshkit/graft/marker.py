@@ -68,8 +68,7 @@ if TYPE_CHECKING:
 
     from ..store import Store
 
-    After = Callable[[bool, Callable[[str], None]], None]  # (hookspec.After)
-
+AFTER = "after"  # (hookspec.AFTER: nothing to say, and the handler runs after the answer)
 NAME = "graft.used"
 # A session a person kept from the forced cut: store meta `<EXCLUDE_KEY><harness>:<session id>`
 # (here, not in the ledger: the watermark's full check reads it without loading the ledger).
@@ -390,14 +389,14 @@ class _Scanning:
         return float(name.replace("Infinity", "inf"))
 
 
-def quiet_payload(state_dir: str, raw: bytes) -> bool | After:
+def quiet_payload(state_dir: str, raw: bytes) -> bool | str:
     """`quiet` read from a hook's raw payload, before any JSON parser is imported: its
     `transcript_path` and `session_id` as plain strings. A call that may write a todo list
     (`todos` or `plan` anywhere in it) is never skipped by the room hint; where the hint does
     not answer, the store's last fold and the log's lines since may still prove the call has
-    nothing to say (`fold.quiet`, which reads the list from the log): then the answer is the
-    step that runs the full check after it (`fold.after_call`), which folds them into the
-    store. Never raises: False decides nothing."""
+    nothing to say (`fold.quiet`, which reads the list from the log): then the answer is
+    AFTER (`hookspec.AFTER`: the full check runs once the call is answered, and folds them
+    into the store). Never raises: False decides nothing."""
     try:
         listed = b'"todos"' in raw or b'"plan"' in raw
         transcript = _plain_string(raw, b'"transcript_path"')
@@ -412,18 +411,18 @@ def quiet_payload(state_dir: str, raw: bytes) -> bool | After:
 
         if session is None or not fold.quiet(state_dir, transcript, session):
             return False
-        return lambda detach, log: fold.after_call(state_dir, transcript, session, detach, log)
+        return AFTER
     except Exception:
         return False
 
 
-def quiet_prompt(state_dir: str, payload: Mapping[str, Any]) -> bool | After:
+def quiet_prompt(state_dir: str, payload: Mapping[str, Any]) -> bool | str:
     """For the lean foreground (`hooks.lean`): whether graft's prompt face surely says nothing
     to this prompt, as `hook.on_prompt` decides it before opening the store (no handoff ever
     began, and the watermark cannot speak: no session, no transcript file, its room hint says
     so, or, where none answers, the store's last fold and the log's lines since prove it,
-    `fold.quiet`: then the answer is the step that runs the full check after it); then, as
-    that face does, the room hint is turned (`turn`: the first tool call after a prompt is
+    `fold.quiet`: then the answer is AFTER, the face runs once the call is answered); then,
+    as that face does, the room hint is turned (`turn`: the first tool call after a prompt is
     skipped by its ceilings alone)."""
     if used(state_dir):
         return False
@@ -436,9 +435,7 @@ def quiet_prompt(state_dir: str, payload: Mapping[str, Any]) -> bool | After:
         if not fold.quiet(state_dir, transcript, session, payload):
             return False
         turn(state_dir, transcript)
-        return lambda detach, log: fold.after_call(
-            state_dir, transcript, session, detach, log, prompt=True
-        )
+        return AFTER
     turn(state_dir, transcript)
     return True
 

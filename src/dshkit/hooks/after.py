@@ -22,7 +22,7 @@ import os
 import sys
 import time
 
-from ..hookspec import COMMITS_TOTAL_S, HANDLERS_TOTAL_S, entries, extra_entries
+from ..hookspec import AFTER, COMMITS_TOTAL_S, HANDLERS_TOTAL_S, entries, extra_entries
 from . import dispatch, hint
 from .lean import SAID, Observation, _named, _said, live, observed
 from .log import log
@@ -90,7 +90,8 @@ def _step(event: str, state: str, raw: bytes, said: bytes | None) -> None:
                 dispatch._turn(hook, {})
         finally:
             dispatch._close(hook)
-        _live_steps(hook, state, [entry.handler for entry in wanted if entry.handler in checks])
+        live_handlers = [entry.handler for entry in wanted if entry.handler in checks]
+        _live_steps(hook, state, raw, live_handlers)
         if results:
             spoken = ", ".join(name for name, _ in results)
             hint.drop(state, event, hook.harness, hook.session_id)
@@ -104,20 +105,23 @@ def _step(event: str, state: str, raw: bytes, said: bytes | None) -> None:
         seen.keep(hook, [entry.handler for entry in wanted], env, hook.log)
 
 
-def _live_steps(hook: Call, state: str, handlers: list[str]) -> None:
-    """What the live checks that answered for `handlers` leave for after the answer (a full
-    check the foreground skipped: `graft.fold`), run here: their checks are asked again, on
-    the call's payload, and each step one leaves runs now (it was not started apart, so that
-    a hinted call starts one process, this one)."""
+def _live_steps(hook: Call, state: str, raw: bytes, handlers: list[str]) -> None:
+    """The handlers a live check answered for with AFTER (nothing to say, proved from what
+    their last run left behind, which is still owed: graft's fold), run now, unobserved, their
+    answers discarded (`hooks.later`): their checks are asked again on the call's payload (it
+    was not started apart, so that a hinted call starts one process, this one)."""
     checks = live()
-    event = hook.event
+    owed = []
     for handler in handlers:
         try:
-            said = _named(checks[handler])(state, hook.payload)
-            if callable(said):
-                said(False, lambda message: log(state, event, message))
+            if _named(checks[handler])(state, hook.payload) == AFTER:
+                owed.append(handler)
         except Exception as exc:
-            log(state, event, f"hint step: {handler}'s live check failed: {exc}")
+            log(state, hook.event, f"hint step: {handler}'s live check failed: {exc}")
+    if owed:
+        from .later import run
+
+        run(hook.event, owed, raw, state)
 
 
 def _templated(

@@ -1,34 +1,54 @@
-"""`python -m dshkit.hooks.later STATE EVENT MODULE:FUNCTION ARG…`: a step a quiet check left
-for after its call's answer (`hookspec.After`), run detached.
+"""Handlers a quiet check said nothing for, run once the call is answered, their answers
+discarded (`hookspec.AFTER`): in the caller (a resident worker's deferred step, the tests),
+or detached, as `python -m dshkit.hooks.later EVENT STATE FILE HANDLER…`.
 
-A quiet check that answered "nothing" from what a full check left behind (graft's fold) may
-still owe that full check, so that the next call reads less: it starts this process, in a
-session of its own with its standard streams on /dev/null, once the call is answered. It runs
-`FUNCTION(*ARGS, log)` of `MODULE`, `log` writing a line in the hooks' log of the state
-directory STATE under EVENT, where its failure goes too (nobody reads its stderr). Lighter than
-the CLI: only the step's own module is loaded.
+A quiet check may prove "nothing to say" from what its handler's last full run left behind
+(graft's fold, from the store's last fold of the log) while that run is still owed, so that
+the next call reads less: the handler runs after the answer, on the call's payload, and what
+it would have said is neither written nor committed (it is found again by the next call's
+check). Detached, the payload waits in an owner-only file of the hints directory (argv is
+world-readable), which the step removes; the step runs in a session of its own with its
+standard streams on /dev/null, its failures in the hooks' log.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+import time
 
+from ..hookspec import HANDLERS_TOTAL_S, entries, extra_entries
+from . import dispatch
 from .log import log
 
 
-def main(argv: list[str]) -> int:
-    state, event, reference, *args = argv
-    module, _, name = reference.partition(":")
-
-    def logged(message: str) -> None:
-        log(state, event, message)
-
+def run(event: str, handlers: list[str], raw: bytes, state: str) -> None:
+    """Run `handlers` (descriptors' names) of `event` on the payload `raw`, their answers
+    discarded. Never raises: a failure is a line in the hooks' log."""
+    env = os.environ
     try:
-        __import__(module)
-        getattr(sys.modules[module], name)(*args, logged)
-    except Exception as exc:
-        logged(f"a step after the answer failed ({reference}): {type(exc).__name__}: {exc}")
-        return 1
+        extra = extra_entries(env.get("DSHKIT_HOOK_HANDLERS", ""))
+        wanted = [entry for entry in entries(event, extra) if entry.handler in handlers]
+        hook = dispatch._hook(event, raw, env, state)
+        try:
+            dispatch._handle(hook, wanted, env, time.monotonic() + HANDLERS_TOTAL_S)
+        finally:
+            dispatch._close(hook)
+    except BaseException as exc:
+        log(state, event, f"a run after the answer failed: {type(exc).__name__}: {exc}")
+
+
+def main(argv: list[str]) -> int:
+    """The detached process: the payload file read and removed, the handlers run."""
+    event, state, name, *handlers = argv
+    try:
+        with open(name, "rb") as handle:
+            raw = handle.read()
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+    run(event, handlers, raw, state)
     return 0
 
 

@@ -34,7 +34,7 @@ import os
 import sys
 
 from . import hint
-from .run import LEAN_EVENTS, _after  # (defined where calls are routed: run.py)
+from .run import LEAN_EVENTS  # (defined where calls are routed: run.py)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from ..harnesses import Reply
     from ..hookio import Call
-    from ..hookspec import After, Entry
+    from ..hookspec import Entry
 
     Streams = tuple[IO[bytes] | None, IO[bytes] | None]  # the call's stdout and stderr
 
@@ -121,13 +121,10 @@ def answer(
             return None
         if not answered and (found.output or found.error or found.code):
             return None
-        later: list[After] = []  # what the live checks left for after the answer
-        for check in [checks[entry.handler] for entry in wanted if entry.handler in checks]:
-            said = _named(check)(state, payload)
-            if not said:
-                return None
-            if callable(said):
-                later.append(said)
+        own = [checks[entry.handler] for entry in wanted if entry.handler in checks]
+        # (AFTER is nothing to say too: the step asks again, and runs the handler after it)
+        if not all(_named(check)(state, payload) for check in own):
+            return None
     except Exception:  # anything at all: the full path answers
         return None
     said = None  # (a templated answer not delivered: the step records nothing of it)
@@ -135,9 +132,6 @@ def answer(
         said = _said(found)
     code = found.code if said is not None else 0
     if deferred is not None or not detach:
-        for each in later:
-            _after(each, event, state, False, deferred)
-        # (detached, the step asks the live checks again and runs what they leave: one process)
         from .after import step
 
         if deferred is None:

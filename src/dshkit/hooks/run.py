@@ -27,6 +27,7 @@ import time
 
 from ..harnesses import absolute, dsh_home
 from ..hookspec import (
+    AFTER,
     EVENTS,
     MAX_PAYLOAD_BYTES,
     PAYLOAD_READ_S,
@@ -39,8 +40,6 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import IO, Any, TypeVar
-
-    from ..hookspec import After
 
     _T = TypeVar("_T")
 
@@ -167,54 +166,76 @@ def _call(
         closed = [entry for entry in wanted if entry.fails_closed and _wanted([entry], raw)]
         out = (stdout, stderr)
         return unread(event, closed, len(raw), short, os.environ, directory, out, problem, raw)
-    later: list[After] = []  # what quiet checks left for after the answer
-    wanted = [entry for entry in wanted if not _quiet(entry, state, raw, later)]
+    owed: list[Entry] = []  # quiet now, but their handlers run once the call is answered
+    wanted = [entry for entry in wanted if not _quiet(entry, state, raw, owed)]
     try:
         out = (stdout, stderr)
         return _answer(event, wanted, raw, state, directory, problem, out, detach, deferred)
     finally:
-        for step in later:
-            _after(step, event, directory, detach, deferred)
+        if owed:
+            handlers = [entry.handler for entry in owed]
+            after(event, handlers, raw, state, detach, deferred)
 
 
-def _quiet(entry: Entry, state: str, raw: bytes, later: list[After]) -> bool:
-    """Whether the entry's quiet check says it has nothing to say; a step it leaves for after
-    the answer goes to `later`."""
+def _quiet(entry: Entry, state: str, raw: bytes, owed: list[Entry]) -> bool:
+    """Whether the entry's quiet check says it has nothing to say; one whose handler is
+    still to run after the answer (AFTER) goes to `owed`."""
     if entry.quiet is None:
         return False
     said = entry.quiet(state, raw)
-    if callable(said):
-        later.append(said)
+    if said == AFTER:
+        owed.append(entry)
         return True
-    return said
+    return said is True
 
 
-def _after(
-    step: After,
+def after(
     event: str,
-    directory: str | None,
+    handlers: list[str],
+    raw: bytes,
+    state: str,
     detach: bool,
     deferred: list[Callable[[], None]] | None,
 ) -> None:
-    """Run a quiet check's step once the call was answered: detached where the call is a
-    process of its own, after the answer where the caller defers (a resident worker), else
-    now (the tests). Its failure is a line in the hooks' log, never the call's."""
+    """Run `handlers` once the call was answered, their answers discarded (`hooks.later`):
+    after the answer where the caller defers (a resident worker), detached where the call is a
+    process of its own, else now (the tests). Never raises: a failure is a line in the hooks'
+    log."""
+    if deferred is not None or not detach:
+        from .later import run
 
-    def logged(message: str) -> None:
+        def step() -> None:
+            run(event, handlers, raw, state)
+
+        if deferred is None:
+            step()
+        else:
+            deferred.append(step)
+        return
+    try:
+        from .hint import HINT_DIR
+
+        folder = os.path.join(state, HINT_DIR)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        name = os.path.join(folder, f"payload.later.{os.getpid()}.{os.urandom(4).hex()}")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        descriptor = os.open(name, flags, 0o600)
+        try:
+            os.write(descriptor, raw)  # (a regular file: written whole)
+        finally:
+            os.close(descriptor)
+        null = os.devnull
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
+        ]
+        argv = [sys.executable, "-m", "dshkit.hooks.later", event, state, name, *handlers]
+        os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
+    except Exception as exc:
         from .log import log
 
-        log(directory, event, message)
-
-    def run(detached: bool) -> None:
-        try:
-            step(detached, logged)
-        except Exception as exc:
-            logged(f"a quiet check's step failed: {type(exc).__name__}: {exc}")
-
-    if deferred is not None:
-        deferred.append(lambda: run(False))
-    else:
-        run(detach)
+        log(state, event, f"a run after the answer not started: {type(exc).__name__}: {exc}")
 
 
 def _answer(
