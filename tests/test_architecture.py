@@ -28,7 +28,18 @@ PACKAGE = "dshkit"
 # packages are those with a capability's descriptor in `dshkit.plugins`: a new package is in no
 # layer until it has one (tests/test_plugins.py checks each has exactly one).
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "lazy", "paths", "config", "language", "harnesses", "procs", "chromium", "jobs"),
+    (
+        "errors",
+        "lazy",
+        "jsonscan",
+        "paths",
+        "config",
+        "language",
+        "harnesses",
+        "procs",
+        "chromium",
+        "jobs",
+    ),
     ("store", "storeview", "words", "turns", "hookio"),
     ("sessions", "llm", "provenance"),
     plugins.CAPABILITIES,

@@ -36,10 +36,9 @@ WRITERS = {
     "hooks/hint.py": "<state dir>/hints/<event>.<session>: a session's hint, 0600, replaced "
     "whole; a stale one removed",
     "hooks/later.py": "removes the payload file its caller left it in <state dir>/hints",
-    "hooks/lean.py": "the payload for the detached step, 0600 in <state dir>/hints",
     "hooks/log.py": "appends to <state dir>/hooks.log",
-    "hooks/run.py": "the payload for a run after the answer (`hooks.later`), 0600 in "
-    "<state dir>/hints",
+    "hooks/spawn.py": "a detached step's payload (and a templated answer beside it), 0600 "
+    "in <state dir>/hints",
     "hooks/resident.py": "an anonymous temporary file holding a call's payload (its stdin); "
     "/dev/null opened over a worker's fds 0 and 1",
     "install/files.py": "the person's harness settings files (dshkit's entries only, atomic)",

@@ -165,16 +165,53 @@ def setup(tmp_path: Path, settings: GraftSettings) -> tuple[str, Path]:
     return str(state), log
 
 
-def full_check(state: str, log: Path, settings: GraftSettings) -> tuple[Digest, str | None]:
+def full_check(
+    state: str,
+    log: Path,
+    settings: GraftSettings,
+    harness: str = "claude",
+    session: str = SESSION,
+) -> tuple[Digest, str | None]:
     """The full check, as a hook runs it (nothing committed: what it says is not delivered),
     and the digest it leaves in the store."""
     with Store(Path(state)) as store:
-        watched = live.watch(store, "claude", SESSION, str(log), settings, state)
+        watched = live.watch(store, harness, session, str(log), settings, state)
         row = store.db.execute(
             "SELECT digest FROM graft_watch WHERE harness = ? AND session_id = ?",
-            ("claude", SESSION),
+            (harness, session),
         ).fetchone()
     return Digest.from_json(orjson.loads(row[0])), watched.text
+
+
+class Tally:
+    """The fold and the full check on the same log, call after call (see `check`)."""
+
+    def __init__(self) -> None:
+        self.checks = self.covered = self.proved = self.spoke = 0
+
+    def check(
+        self, state: str, log: Path, settings: GraftSettings, harness: str, session: str, at: str
+    ) -> None:
+        """Before a full check, the fold reads the same lines: the digest it folds is the full
+        check's, and a call it proves quiet is one the full check says nothing to."""
+        seen = fold.glance(state, str(log), session)
+        quiet = fold.quiet(state, str(log), session)
+        digest, said = full_check(state, log, settings, harness, session)
+        self.checks += 1
+        if seen is not None:
+            self.covered += 1
+            assert projection(seen[0]) == projection(digest), at
+            assert seen[0].window == digest.window, at
+        if quiet:
+            self.proved += 1
+            assert said is None, f"proved quiet {at}, but the check says {said}"
+        self.spoke += said is not None
+
+    def enough(self, covered: float) -> None:
+        """Not vacuous: most checks folded, many proved quiet, and some spoke (the band was
+        reached)."""
+        assert self.covered >= self.checks * covered, (self.covered, self.checks)
+        assert self.proved >= self.checks * 0.2 and self.spoke > 0, (self.proved, self.spoke)
 
 
 def projection(found: fold.Fold | Digest) -> tuple[Any, ...]:
@@ -191,26 +228,14 @@ def test_what_the_fold_proves_quiet_the_full_check_finds_quiet(tmp_path: Path, s
     settings = GraftSettings(windows=windows, mode="fixed" if seed % 3 == 0 else "dynamic")
     state, log = setup(tmp_path, settings)
     data = b"".join(orjson.dumps(line) + b"\n" for line in entries(rng, 160))
-    written, checks, covered, proved, spoke = 0, 0, 0, 0, 0
+    written, tally = 0, Tally()
     while written < len(data):
         step = rng.randrange(1, 1_200)
         with open(log, "ab") as handle:
             handle.write(data[written : written + step])
         written += step
-        seen = fold.glance(state, str(log), SESSION)
-        quiet = fold.quiet(state, str(log), SESSION)
-        digest, said = full_check(state, log, settings)
-        checks += 1
-        if seen is not None:
-            covered += 1
-            assert projection(seen[0]) == projection(digest), f"after {written} bytes"
-        if quiet:
-            proved += 1
-            assert said is None, f"proved quiet after {written} bytes, but the check says {said}"
-        spoke += said is not None
-    # Not vacuous: most checks folded, many proved quiet, and some spoke (the band was reached).
-    assert covered >= checks * 0.5, (covered, checks)
-    assert proved >= checks * 0.2 and spoke > 0, (proved, spoke, checks)
+        tally.check(state, log, settings, "claude", SESSION, f"after {written} bytes")
+    tally.enough(covered=0.5)
 
 
 def test_a_line_of_a_handoff_tool_or_a_changed_past_is_left_to_the_full_check(
@@ -379,16 +404,6 @@ def frame(text: bytes) -> bytes:
     return zstandard.ZstdCompressor(write_checksum=True, write_content_size=False).compress(text)
 
 
-def dsh_full_check(state: str, log: Path, settings: GraftSettings) -> tuple[Digest, str | None]:
-    with Store(Path(state)) as store:
-        watched = live.watch(store, "dsh", DSH_SESSION, str(log), settings, state)
-        row = store.db.execute(
-            "SELECT digest FROM graft_watch WHERE harness = ? AND session_id = ?",
-            ("dsh", DSH_SESSION),
-        ).fetchone()
-    return Digest.from_json(orjson.loads(row[0])), watched.text
-
-
 @pytest.mark.parametrize("seed", range(8))
 def test_a_dsh_log_folded_in_frames_agrees_with_the_full_check(tmp_path: Path, seed: int) -> None:
     # DSH's log is its events themselves, in zstd frames (one per append; some left torn
@@ -401,7 +416,7 @@ def test_a_dsh_log_folded_in_frames_agrees_with_the_full_check(tmp_path: Path, s
     fold.keep_settings(str(state), settings, {})
     log = dsh_log(tmp_path, "session.jsonl.zstd" if framed else "session.jsonl")
     events = dsh_events(rng, 200)
-    checks = covered = proved = spoke = 0
+    tally = Tally()
     torn = b""
     at = 0
     while at < len(events):
@@ -417,20 +432,8 @@ def test_a_dsh_log_folded_in_frames_agrees_with_the_full_check(tmp_path: Path, s
                 cut = rng.randrange(1, len(data))
                 data, torn = data[:cut], data[cut:]
             handle.write(data)
-        seen = fold.glance(str(state), str(log), DSH_SESSION)
-        quiet = fold.quiet(str(state), str(log), DSH_SESSION)
-        digest, said = dsh_full_check(str(state), log, settings)
-        checks += 1
-        if seen is not None:
-            covered += 1
-            assert projection(seen[0]) == projection(digest), f"after {at} events"
-            assert seen[0].window == digest.window
-        if quiet:
-            proved += 1
-            assert said is None, f"proved quiet after {at} events, but the check says {said}"
-        spoke += said is not None
-    assert covered >= checks * 0.8, (covered, checks)
-    assert proved >= checks * 0.2 and spoke > 0, (proved, spoke, checks)
+        tally.check(str(state), log, settings, "dsh", DSH_SESSION, f"after {at} events")
+    tally.enough(covered=0.8)
 
 
 def test_the_real_dsh_log_is_folded_as_the_full_check_folds_it(tmp_path: Path) -> None:

@@ -134,9 +134,10 @@ def test_a_step_of_dshs_bridge_loads_no_probe_model_or_cli(tmp_path: Path) -> No
     assert loaded(tmp_path, "UserPromptSubmit", payload, PROMPT_HEAVY) == []  # a step now
 
 
-def test_the_watermarks_full_check_loads_only_what_folding_the_log_needs(tmp_path: Path) -> None:
-    log = transcript(tmp_path, "c1.jsonl")
-    # The call's own request (a log with no request yet needs no check at all).
+def read_call(home: Path) -> tuple[Path, dict[str, Any]]:
+    """A Claude Code log holding a Read call's request (20,000 tokens: far below the band),
+    and the PostToolUse payload of that call (a log with no request yet needs no check)."""
+    log = transcript(home, "c1.jsonl")
     use = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a"}}
     message = {"role": "assistant", "content": [use], "usage": {"input_tokens": 20_000}}
     with open(log, "ab") as handle:
@@ -145,6 +146,11 @@ def test_the_watermarks_full_check_loads_only_what_folding_the_log_needs(tmp_pat
         "c1", transcript_path=str(log), hook_event_name="PostToolUse", tool_name="Read"
     )
     payload["tool_input"] = {"file_path": "a"}
+    return log, payload
+
+
+def test_the_watermarks_full_check_loads_only_what_folding_the_log_needs(tmp_path: Path) -> None:
+    log, payload = read_call(tmp_path)
     state = tmp_path / ".dsh" / "dshkit"
     # The first check, and one with its hint dropped and the settings it kept for the fold
     # (`graft.fold`) gone too: a full check again.
@@ -177,21 +183,14 @@ FOLD_HEAVY = (
 
 
 def test_a_call_no_room_hint_answers_is_folded_without_the_store(tmp_path: Path) -> None:
-    log = transcript(tmp_path, "c1.jsonl")
-    use = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a"}}
-    message = {"role": "assistant", "content": [use], "usage": {"input_tokens": 20_000}}
-    with open(log, "ab") as handle:
-        handle.write(orjson.dumps({"type": "assistant", "message": message}) + b"\n")
-    payload = claude(
-        "c1", transcript_path=str(log), hook_event_name="PostToolUse", tool_name="Read"
-    )
-    payload["tool_input"] = {"file_path": "a"}
+    log, payload = read_call(tmp_path)
     state = tmp_path / ".dsh" / "dshkit"
     hook(tmp_path, "PostToolUse", payload)  # the full check, which keeps the settings
     room = next((state / marker.ROOM_DIR).glob("[0-9a-f]*"))
     for step in (2, 3):  # the next request, far below the band, with no room hint to say so
         marker.forget(str(state), str(log))
-        message = {**message, "id": f"m{step}", "usage": {"input_tokens": 20_000 + step}}
+        use = {"type": "tool_use", "id": f"t{step}", "name": "Read", "input": {}}
+        message = {"id": f"m{step}", "content": [use], "usage": {"input_tokens": 20_000 + step}}
         with open(log, "ab") as handle:
             handle.write(orjson.dumps({"type": "assistant", "message": message}) + b"\n")
         assert loaded(tmp_path, "PostToolUse", payload, FOLD_HEAVY) == []

@@ -283,7 +283,7 @@ def glance(
         )
     except FileNotFoundError:
         tails, watched = [], []  # no store yet: the first full check folds from the start
-    from ..sessions.livetail import scanner
+    from ..jsonscan import scanner
 
     scan = scanner()
     cursor = scan(tails[0][0], 0)[0] if tails else None
@@ -357,7 +357,7 @@ def _settings(state_dir: str) -> dict[str, Any] | None:
     try:
         with open(os.path.join(state_dir, SETTINGS_FILE), "rb") as handle:
             raw = handle.read(1 << 16)
-        from ..sessions.livetail import scanner
+        from ..jsonscan import scanner
 
         kept = scanner()(raw.decode("utf-8"), 0)[0]
     except (OSError, UnicodeDecodeError, StopIteration, ValueError):

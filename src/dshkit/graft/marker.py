@@ -220,19 +220,18 @@ def _fresh(transcript: str, size: int) -> bool:
     for shape in shapes:
         if any(b'"%s"' % key.encode() in raw for key in shape.usage_keys):
             return False
-    import _json  # a built-in module: no import cost
+    from ..jsonscan import line_value, scanner
 
-    scan = _json.make_scanner(_Scanning)  # type: ignore[arg-type]  # (it reads attributes)
+    scan = scanner()
     lines = [line for line in raw[: raw.rfind(b"\n") + 1].splitlines() if line.strip()]
     if not lines:
         return False  # nothing whole written yet: as with any log, its size alone says nothing
     for line in lines:
         try:
-            text = line.decode("utf-8")
-            record, end = scan(text, 0)
-        except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+            record = line_value(scan, line)
+        except ValueError:
             return False
-        if text[end:].strip() or not isinstance(record, dict):
+        if not isinstance(record, dict):
             return False
         kind = record.get("type")
         if not isinstance(kind, str) or not any(
@@ -257,9 +256,9 @@ def _below_ceiling(transcript: str, room: Room, size: int) -> bool:
         return False
     if b'"todos"' in raw or b'"plan"' in raw:
         return False  # a todo list may be written: what the plan-first nudge reads
-    import _json  # a built-in module: no import cost
+    from ..jsonscan import line_value, scanner
 
-    scan = _json.make_scanner(_Scanning)  # type: ignore[arg-type]  # (it reads attributes)
+    scan = scanner()
     shapes = harnesses.quiet_lines()
     ceiling = room.ceiling  # what a request must stay below: the turn's, until a message
     last = -1  # the context of the latest request since the hint (-1: none)
@@ -269,11 +268,8 @@ def _below_ceiling(transcript: str, room: Room, size: int) -> bool:
         if not line.strip():
             continue
         try:
-            text = line.decode("utf-8")
-            record, end = scan(text, 0)
-        except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
-            return False
-        if text[end:].strip():
+            record = line_value(scan, line)
+        except ValueError:
             return False
         if any(_message(record, s) for s in shapes):
             # Maybe a new turn (a message that begins none leaves the turn's ceiling in
@@ -373,20 +369,6 @@ def _model_mark(model: str | None) -> str:
     import zlib  # (here: a hook that reads no room hint loads no zlib)
 
     return f"{zlib.crc32(model.encode()):08x}"
-
-
-class _Scanning:
-    """What `_json.make_scanner` reads: json.JSONDecoder's defaults."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-
-    @staticmethod
-    def parse_constant(name: str) -> float:
-        return float(name.replace("Infinity", "inf"))
 
 
 def quiet_payload(state_dir: str, raw: bytes) -> bool | str:

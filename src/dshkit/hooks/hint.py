@@ -29,13 +29,14 @@ import os
 from .. import harnesses
 from ..storeview import queries_rows
 from .protocol import dumps, loads
+from .spawn import HINT_DIR as HINT_DIR  # (where the hints and the steps' files live)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
 
-HINT_DIR = "hints"
+
 FORMAT = 1  # a hint of another format is not read
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
 MAX_ROWS_TEXT = 1 << 16  # one query's rows in a hint, as text; more: no hint

@@ -179,25 +179,9 @@ def after(event: str, raw: bytes, state: str, said: bytes | None = None) -> None
     its own, its standard streams on /dev/null (a harness waiting on our stdout or killing our
     group must not wait for it, nor kill it). A templated answer the foreground wrote
     (`said`) goes beside it, in `<payload file>.said` (owner-only too)."""
-    folder = os.path.join(state, hint.HINT_DIR)  # (there: the hint was read from it)
-    name = os.path.join(folder, f"payload.{event}.{os.getpid()}.{os.urandom(4).hex()}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    for path, data in ((name, raw), (name + SAID, said)):  # (before the step: it reads both)
-        if data is None:
-            continue
-        descriptor = os.open(path, flags, 0o600)
-        try:
-            os.write(descriptor, data)  # (a regular file: written whole)
-        finally:
-            os.close(descriptor)
-    null = os.devnull
-    actions = [
-        (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
-    ]
-    argv = [sys.executable, "-m", AFTER, event, state, name]
-    os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
+    from .spawn import leave, start
+
+    start(AFTER, event, state, leave(state, event, raw, {SAID: said}))
 
 
 # -- observing a run -------------------------------------------------------------------------------

@@ -28,10 +28,10 @@ def loads(raw: bytes) -> Any:
     """A payload's JSON, read with the interpreter's own C scanner (`_json`): the `json`
     package would import `re` and `enum` first, a good part of a shell command's cost.
     ValueError (json's JSONDecodeError among them) when it is not one JSON value."""
-    import _json  # a built-in module: no import cost
+    from ..jsonscan import scanner
 
     text = raw.decode("utf-8")
-    scan = _json.make_scanner(_Context)  # type: ignore[arg-type]  # (it reads attributes)
+    scan = scanner()
     start = _skip_blanks(text, 0)
     try:
         value, end = scan(text, start)
@@ -74,20 +74,6 @@ def dumps(value: Any) -> bytes:
 
     write(value)
     return "".join(parts).encode()
-
-
-class _Context:
-    """What `_json.make_scanner` reads: json.JSONDecoder's defaults."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-
-    @staticmethod
-    def parse_constant(name: str) -> float:
-        return float(name.replace("Infinity", "inf"))  # NaN, Infinity, -Infinity
 
 
 def _skip_blanks(text: str, at: int) -> int:

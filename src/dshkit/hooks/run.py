@@ -213,25 +213,9 @@ def after(
             deferred.append(step)
         return
     try:
-        from .hint import HINT_DIR
+        from .spawn import leave, start
 
-        folder = os.path.join(state, HINT_DIR)
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        name = os.path.join(folder, f"payload.later.{os.getpid()}.{os.urandom(4).hex()}")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        descriptor = os.open(name, flags, 0o600)
-        try:
-            os.write(descriptor, raw)  # (a regular file: written whole)
-        finally:
-            os.close(descriptor)
-        null = os.devnull
-        actions = [
-            (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
-        ]
-        argv = [sys.executable, "-m", "dshkit.hooks.later", event, state, name, *handlers]
-        os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
+        start("dshkit.hooks.later", event, state, leave(state, "later", raw), *handlers)
     except Exception as exc:
         from .log import log
 

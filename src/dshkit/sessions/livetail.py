@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import os
 
+from ..jsonscan import line_value, scanner
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -43,19 +45,10 @@ def records_since(path: str, cursor: Mapping[str, Any] | None) -> list[Any] | No
     if lines is None:
         return None
     scan = scanner()
-    records = []
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            text = line.decode("utf-8")
-            record, end = scan(text, 0)
-        except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
-            return None
-        if text[end:].strip():
-            return None
-        records.append(record)
-    return records
+    try:
+        return [line_value(scan, line) for line in lines if line.strip()]
+    except ValueError:  # (a line that is not one JSON value: the reader stops there)
+        return None
 
 
 def quiet_since(path: str, cursor: str | None, kinds: Iterable[str]) -> bool:
@@ -68,14 +61,6 @@ def quiet_since(path: str, cursor: str | None, kinds: Iterable[str]) -> bool:
         return False
     wanted = set(kinds)
     return not any(isinstance(record, dict) and record.get("type") in wanted for record in records)
-
-
-def scanner() -> Any:
-    """The interpreter's C JSON scanner, as `json.loads` sets it up (no `json` imported):
-    `scanner()(text, 0)` is (the value at the start of `text`, where it ends)."""
-    import _json
-
-    return _json.make_scanner(_Scanning)  # type: ignore[arg-type]  # (it reads attributes)
 
 
 def _lines_since(path: str, cursor: Mapping[str, Any] | None) -> list[bytes] | None:
@@ -132,17 +117,3 @@ def _frame_lines(raw: bytes, start: int) -> list[bytes] | None:
             return None
         lines.extend(text.split(b"\n")[:-1])
     return lines
-
-
-class _Scanning:
-    """What `_json.make_scanner` reads: json.JSONDecoder's defaults."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-
-    @staticmethod
-    def parse_constant(name: str) -> float:
-        return float(name.replace("Infinity", "inf"))
