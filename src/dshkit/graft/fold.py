@@ -56,7 +56,8 @@ _CONFIG = "config.toml"  # (config.CONFIG_NAME, not imported on the hot path)
 
 class Fold:
     """What the proof needs of a session's digest (`watermark.Digest`, as its JSON keeps it),
-    folded on by `line`: None from `line` means a line the fold does not cover."""
+    folded on by `line` (a Claude Code line) or `event` (an event log's): False from either
+    means a record the fold does not cover."""
 
     __slots__ = ("context", "levels", "model", "ordinal", "recent", "todos", "window")
 
