@@ -12,7 +12,9 @@ After a tool call (every tool call: the hot path) a session the watermark cannot
 anything to say to yet is answered from its room hint (`graft.marker`), without opening the
 store or reading the transcript; a check that had nothing to say moves the hint. A prompt
 where no handoff ever began is answered from the same hint (and turns it: its room in bytes
-no longer holds, its ceilings do). The preview
+no longer holds, its ceilings do). Where the hint cannot tell, the fold may (`graft.fold`):
+these functions then run once the call is answered, their full check moving the store and
+the hint, their answer discarded (`hooks.later`). The preview
 (`dshkit inject show`) runs these functions dry: it starts nothing and leaves the room hint,
 a file of the state directory, alone (it always checks in full).
 """

@@ -53,6 +53,10 @@ force); a message after a request since the check means a full check (the next c
 not found for that request's level). A prompt *turns* the hint (a rename, `turn`): what a
 prompt brings (an attached file) may not be in the log's bytes, so its room in bytes no
 longer holds, while its ceilings do, being measured against the requests' own usage.
+
+Where no room hint answers, `graft.fold` may still prove the call quiet from the store's last
+fold and the log's records since (`quiet_payload`, `quiet_prompt`): the check then answers
+AFTER, and its handler's full check runs once the call is answered (`hookspec.AFTER`).
 """
 
 from __future__ import annotations
