@@ -1,5 +1,5 @@
 """The detached step after a call the lean foreground answered from its hint
-(`python -m dshkit.hooks.after EVENT STATE PAYLOAD-FILE`, started by `hooks.lean.after`).
+(`python -m dshkit.hooks.after EVENT STATE PAYLOAD-FILE [OWED…]`, started by `hooks.lean.after`).
 
 It runs the handlers the foreground skipped, for real, on the call's payload (read from the
 owner-only file, then removed): what they do besides answering (a prompt recorded as a run,
@@ -22,15 +22,16 @@ import os
 import sys
 import time
 
-from ..hookspec import AFTER, COMMITS_TOTAL_S, HANDLERS_TOTAL_S, entries, extra_entries
+from ..hookspec import COMMITS_TOTAL_S, HANDLERS_TOTAL_S, entries, extra_entries
 from . import dispatch, hint
-from .lean import SAID, Observation, _named, _said, live, observed
+from .lean import SAID, Observation, _said, live, observed
 from .log import log
 from .protocol import answer
 from .run import _present
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from ..hookio import Call
@@ -42,14 +43,14 @@ def main(argv: list[str]) -> int:
     """The detached process: the payload file read (and the templated answer beside it, if
     any), the step run, then the files removed (while the payload file is there, a step is
     pending: tests wait for none to be)."""
-    event, state, name = argv
+    event, state, name, *owed = argv
     try:
         with open(name, "rb") as handle:
             raw = handle.read()
         said = None
         with contextlib.suppress(FileNotFoundError), open(name + SAID, "rb") as handle:
             said = handle.read()
-        step(event, state, raw, said)
+        step(event, state, raw, said, owed)
     finally:
         with contextlib.suppress(OSError):
             os.unlink(name + SAID)
@@ -58,13 +59,22 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def step(event: str, state: str, raw: bytes, said: bytes | None = None) -> None:
+def step(
+    event: str, state: str, raw: bytes, said: bytes | None = None, owed: Sequence[str] = ()
+) -> None:
     """Run the handlers a hint answered for (see the module docstring); `said`, the templated
-    answer the foreground wrote (`lean._said`), if it wrote one. Never raises."""
+    answer the foreground wrote (`lean._said`), if it wrote one; then `owed`, the live
+    handlers whose check answered AFTER (nothing to say, proved from what their last run left
+    behind, which is still owed: graft's fold), unobserved, their answers discarded
+    (`hooks.later`). Never raises."""
     try:
         _step(event, state, raw, said)
     except BaseException as exc:
         log(state, event, f"hint step failed: {type(exc).__name__}: {exc}")
+    if owed:
+        from .later import run
+
+        run(event, list(owed), raw, state)
 
 
 def _step(event: str, state: str, raw: bytes, said: bytes | None) -> None:
@@ -90,8 +100,6 @@ def _step(event: str, state: str, raw: bytes, said: bytes | None) -> None:
                 dispatch._turn(hook, {})
         finally:
             dispatch._close(hook)
-        live_handlers = [entry.handler for entry in wanted if entry.handler in checks]
-        _live_steps(hook, state, raw, live_handlers)
         if results:
             spoken = ", ".join(name for name, _ in results)
             hint.drop(state, event, hook.harness, hook.session_id)
@@ -103,25 +111,6 @@ def _step(event: str, state: str, raw: bytes, said: bytes | None) -> None:
             )
             return
         seen.keep(hook, [entry.handler for entry in wanted], env, hook.log)
-
-
-def _live_steps(hook: Call, state: str, raw: bytes, handlers: list[str]) -> None:
-    """The handlers a live check answered for with AFTER (nothing to say, proved from what
-    their last run left behind, which is still owed: graft's fold), run now, unobserved, their
-    answers discarded (`hooks.later`): their checks are asked again on the call's payload (it
-    was not started apart, so that a hinted call starts one process, this one)."""
-    checks = live()
-    owed = []
-    for handler in handlers:
-        try:
-            if _named(checks[handler])(state, hook.payload) == AFTER:
-                owed.append(handler)
-        except Exception as exc:
-            log(state, hook.event, f"hint step: {handler}'s live check failed: {exc}")
-    if owed:
-        from .later import run
-
-        run(hook.event, owed, raw, state)
 
 
 def _templated(

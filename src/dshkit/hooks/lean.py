@@ -33,12 +33,13 @@ from __future__ import annotations
 import os
 import sys
 
+from ..hookspec import AFTER
 from . import hint
 from .run import LEAN_EVENTS  # (defined where calls are routed: run.py)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from typing import IO, Any
 
     from ..harnesses import Reply
@@ -52,7 +53,7 @@ FREE = "prompt"  # the one payload field a hint may hold for any value (see `gua
 # the hint is named by the session): a hint always holds their values.
 HELD = frozenset(("hook_event_name", "transcript_path", "session_id", "cwd"))
 EVERY = "\0every field"  # what a handler read that looked at them all (not a field's name)
-AFTER = "dshkit.hooks.after"  # the detached step's module
+STEP = "dshkit.hooks.after"  # the detached step's module
 SAID = ".said"  # beside the step's payload file: the templated answer the foreground wrote
 _STORE_FILES = ("dshkit.db", "dshkit.db-wal", "dshkit.db-shm", "dshkit.db-journal")
 _CODE_SUFFIXES = (".py", ".pyc", ".so", ".pth", ".pyi")
@@ -121,10 +122,13 @@ def answer(
             return None
         if not answered and (found.output or found.error or found.code):
             return None
-        own = [checks[entry.handler] for entry in wanted if entry.handler in checks]
-        # (AFTER is nothing to say too: the step asks again, and runs the handler after it)
-        if not all(_named(check)(state, payload) for check in own):
-            return None
+        owed = []  # live handlers whose check answered AFTER: the step runs them after it
+        for handler in [entry.handler for entry in wanted if entry.handler in checks]:
+            said = _named(checks[handler])(state, payload)
+            if not said:
+                return None
+            if said == AFTER:
+                owed.append(handler)
     except Exception:  # anything at all: the full path answers
         return None
     said = None  # (a templated answer not delivered: the step records nothing of it)
@@ -135,18 +139,18 @@ def answer(
         from .after import step
 
         if deferred is None:
-            step(event, state, raw, said)
+            step(event, state, raw, said, owed)
         else:
-            deferred.append(lambda: step(event, state, raw, said))
+            deferred.append(lambda: step(event, state, raw, said, owed))
         return code
     try:
-        after(event, raw, state, said)
+        after(event, raw, state, said, owed)
     except Exception as exc:  # answered: what the handlers do besides is done here, then
         from .after import step
         from .log import log
 
         log(state, event, f"hint step not started ({type(exc).__name__}: {exc}): run here")
-        step(event, state, raw, said)
+        step(event, state, raw, said, owed)
     return code
 
 
@@ -173,15 +177,18 @@ def _written(found: hint.Reply, out: Streams, state: str, event: str) -> bool:
     return True
 
 
-def after(event: str, raw: bytes, state: str, said: bytes | None = None) -> None:
-    """Start the detached step for this call: `python -m dshkit.hooks.after EVENT STATE FILE`,
+def after(
+    event: str, raw: bytes, state: str, said: bytes | None = None, owed: Sequence[str] = ()
+) -> None:
+    """Start the detached step for this call: `python -m dshkit.hooks.after EVENT STATE FILE
+    OWED…` (`owed`: live handlers whose check answered AFTER, run by the step after its own),
     the payload in an owner-only file of the hints directory (it removes it), in a session of
     its own, its standard streams on /dev/null (a harness waiting on our stdout or killing our
     group must not wait for it, nor kill it). A templated answer the foreground wrote
     (`said`) goes beside it, in `<payload file>.said` (owner-only too)."""
     from .spawn import leave, start
 
-    start(AFTER, event, state, leave(state, event, raw, {SAID: said}))
+    start(STEP, event, state, leave(state, event, raw, {SAID: said}), *owed)
 
 
 # -- observing a run -------------------------------------------------------------------------------
