@@ -43,7 +43,7 @@ from . import lines
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
     from .settings import GraftSettings
@@ -51,6 +51,9 @@ if TYPE_CHECKING:
 CONSUMER = "graft"  # the watermark's cursor over a live log (`live.CONSUMER`)
 SETTINGS_FILE = "graft-settings"  # in the state directory: the `[graft]` settings last resolved
 _RECENT_REQUESTS = 64  # request ids the reader remembers (`sessions.harness.remember`)
+# A request's context in an event log: its usage's input, cache read and cache write
+# (`sessions.events.Usage.context`).
+_EVENT_USAGE = ("inputTokens", "cacheReadTokens", "cacheWriteTokens")
 _CONFIG = "config.toml"  # (config.CONFIG_NAME, not imported on the hot path)
 
 
@@ -95,9 +98,7 @@ class Fold:
         fresh = not request or request not in self.recent
         if request and fresh:
             self.recent = [*self.recent, request][-_RECENT_REQUESTS:]
-        model = message.get("model")
-        if isinstance(model, str) and model and not model.startswith(shape.synthetic):
-            self.model = model
+        self._named(message.get("model"), shape.synthetic)
         blocks = message.get("content") or ()
         if not isinstance(blocks, list | tuple):
             return False
@@ -109,14 +110,8 @@ class Fold:
             ):
                 return False
         usage = message.get("usage")
-        if fresh and isinstance(usage, dict):
-            context = 0
-            for key in shape.usage_keys:
-                value = usage.get(key) or 0
-                if type(value) is not int:
-                    return False  # (the reader takes other numbers its own way)
-                context += value
-            self._used(context)
+        if fresh and isinstance(usage, dict):  # (a request's later lines repeat its usage)
+            return self._used(usage, shape.usage_keys)
         return True
 
     def event(self, record: Any, scan: Any) -> bool:
@@ -144,14 +139,8 @@ class Fold:
                     return False  # (the reader cannot read it as a message)
                 self._named(source.get("model"))
             usage = data.get("usage")
-            if isinstance(usage, dict):
-                context = 0
-                for key in ("inputTokens", "cacheReadTokens", "cacheWriteTokens"):
-                    value = usage.get(key) or 0
-                    if type(value) is not int:
-                        return False  # (the reader takes other numbers its own way)
-                    context += value
-                self._used(context)
+            if isinstance(usage, dict) and not self._used(usage, _EVENT_USAGE):
+                return False
         elif kind == "tool/call":
             name, arguments = str(data.get("name")), data.get("arguments") or "{}"
             if not isinstance(arguments, str):
@@ -168,9 +157,9 @@ class Fold:
             self._listed(data.get("todos"))
         return True
 
-    def _named(self, model: Any) -> None:
-        """A model named (a placeholder in angle brackets names none)."""
-        if isinstance(model, str) and model and not model.startswith("<"):
+    def _named(self, model: Any, placeholder: str = "<") -> None:
+        """A model named (one starting with the log's `placeholder` mark names none)."""
+        if isinstance(model, str) and model and not model.startswith(placeholder):
             self.model = model
 
     def _listed(self, items: Any) -> None:
@@ -193,7 +182,15 @@ class Fold:
             self._listed(arguments.get("todos", arguments.get("plan")))
         return True
 
-    def _used(self, context: int) -> None:
+    def _used(self, usage: Mapping[str, Any], keys: Sequence[str]) -> bool:
+        """A request's usage: its context (the sum of `keys`) is the latest, and its turn's
+        level; False for a number the reader takes its own way."""
+        context = 0
+        for key in keys:
+            value = usage.get(key) or 0
+            if type(value) is not int:
+                return False
+            context += value
         self.context = context
         if self.levels and self.levels[-1][0] == self.ordinal:
             self.levels[-1][1] = context
@@ -201,6 +198,7 @@ class Fold:
             self.levels = [*self.levels, [self.ordinal, context]][
                 -(lines.GROWTH_SAMPLE_TURNS + 1) :
             ]
+        return True
 
     def below_lines(self, settings: Mapping[str, Any]) -> bool:
         """Whether the latest context is below every line the decisions draw (or there is no
@@ -216,14 +214,15 @@ class Fold:
             rise = settings["growth_tokens_per_turn"]
         warning, forced, _ = lines.cut_lines(
             settings["mode"],
-            settings["forced"],
             (settings["warning_ratio"], settings["forced_ratio"]),
             settings["warning_margin"],
             limit,
             settings["handoff_tokens"] + rise * settings["reserve_turns"],
         )
-        marks = [ratio for ratio in (warning, forced) if ratio is not None]
-        return not marks or self.context / limit < min(marks)
+        # The lowest line a decision is taken at: with a forced cut, the lower of the two
+        # (a warning at or above the cut is dropped, the cut stays); without, the warning.
+        lowest = min(warning, forced) if settings["forced"] else warning
+        return self.context / limit < lowest
 
 
 def quiet(

@@ -57,26 +57,15 @@ def safe_cut(window_limit: int, cost: int) -> tuple[float, bool]:
 
 
 def cut_lines(
-    mode: str,
-    forced_on: bool,
-    fixed: tuple[float, float],
-    margin: float,
-    window_limit: int,
-    cost: int,
-) -> tuple[float | None, float | None, bool]:
-    """(warning, forced, feasible) as ratios of the window: `fixed` mode keeps its configured
-    (warning, forced) pair; `dynamic` puts the forced cut where a handoff of `cost` tokens
-    still fits (`safe_cut`) and the warning `margin` below it. No forced line when the
-    session has none (`forced_on` False: the band runs to the end); no warning when it would
-    sit at or above the forced line (no warning window: a configuration error)."""
+    mode: str, fixed: tuple[float, float], margin: float, window_limit: int, cost: int
+) -> tuple[float, float, bool]:
+    """(warning, forced, feasible) as ratios of the window, as the arithmetic draws them:
+    `fixed` mode keeps its configured (warning, forced) pair; `dynamic` puts the forced cut
+    where a handoff of `cost` tokens still fits (`safe_cut`) and the warning `margin` below
+    it. What the settings make of them (no forced line, a warning at or above the cut) is the
+    decisions' (`watermark`)."""
     if mode == "fixed":
         warning, forced = fixed
-        feasible = True
-    else:
-        forced, feasible = safe_cut(window_limit, cost)
-        warning = round(forced - margin, 6)
-    if not forced_on:
-        return warning, None, feasible
-    if warning < forced:
-        return warning, forced, feasible
-    return None, forced, feasible
+        return warning, forced, True
+    forced, feasible = safe_cut(window_limit, cost)
+    return round(forced - margin, 6), forced, feasible

@@ -425,19 +425,15 @@ def _watermark(digest: Digest, settings: GraftSettings, window: int) -> Watermar
     cost = None if settings.mode == "fixed" else digest.cost(settings)
     warning, forced, feasible = cut_lines(
         settings.mode,
-        settings.forced,
         (settings.warning_ratio, settings.forced_ratio),
         settings.warning_margin,
         window,
         0 if cost is None else cost.total,
     )
-    if warning is not None or forced is None:
+    if not settings.forced:
+        return Watermark(settings.mode, warning, None, feasible, None, cost)
+    if warning < forced:
         return Watermark(settings.mode, warning, forced, feasible, None, cost)
-    warning = (
-        settings.warning_ratio
-        if settings.mode == "fixed"
-        else round(forced - settings.warning_margin, 6)
-    )
     fix = (
         "warning_ratio below forced_ratio" if settings.mode == "fixed" else "warning_margin above 0"
     )
