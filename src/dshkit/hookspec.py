@@ -41,6 +41,7 @@ from . import harnesses, plugins
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from typing import Any
 
     from .harnesses import Harness
     from .plugins import Hook
@@ -162,13 +163,19 @@ class Entry:
         return f"<hook {self.event} {self.handler}>"
 
 
+def named(reference: str) -> Any:
+    """The function `reference` names ("module:function"), its module imported now: how
+    the runtime reaches what a descriptor, or a hint, names."""
+    module, _, name = reference.partition(":")
+    return getattr(__import__(module, fromlist=[name]), name)
+
+
 def _lazy(reference: str) -> Callable[[str, bytes], Quiet]:
     """The function `reference` names ("module:function"), imported at its first call: the
     module of a `quiet` check is loaded only for the events it is about."""
-    module, _, name = reference.partition(":")
 
     def call(state: str, raw: bytes) -> Quiet:
-        found: Callable[[str, bytes], Quiet] = getattr(__import__(module, fromlist=[name]), name)
+        found: Callable[[str, bytes], Quiet] = named(reference)
         return found(state, raw)
 
     return call

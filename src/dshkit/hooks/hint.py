@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 
 from .. import harnesses
+from ..hookspec import named
 from ..storeview import queries_rows
 from .protocol import dumps, loads
 from .spawn import HINT_DIR as HINT_DIR  # (where the hints and the steps' files live)
@@ -208,8 +209,7 @@ def read(
         if [digest(rows) for rows in found[: len(asked)]] != [h for _, _, h in key["queries"]]:
             return None
         for (log, _, tail), rows in zip(watched, found[len(asked) :], strict=True):
-            module, _, name = str(tail["check"]).partition(":")
-            check = getattr(__import__(module, fromlist=[name]), name)
+            check = named(str(tail["check"]))
             if not check(log, rows[0][0] if rows else None, tail["kinds"]):
                 return None
         return _reply(hint, key)

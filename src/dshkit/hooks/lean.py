@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..hookspec import AFTER
+from ..hookspec import AFTER, named
 from . import hint
 from .run import LEAN_EVENTS  # (defined where calls are routed: run.py)
 
@@ -57,13 +57,6 @@ STEP = "dshkit.hooks.after"  # the detached step's module
 SAID = ".said"  # beside the step's payload file: the templated answer the foreground wrote
 _STORE_FILES = ("dshkit.db", "dshkit.db-wal", "dshkit.db-shm", "dshkit.db-journal")
 _CODE_SUFFIXES = (".py", ".pyc", ".so", ".pth", ".pyi")
-
-
-def _named(reference: str) -> Any:
-    """The function "module:function" names, imported now."""
-    module, _, name = reference.partition(":")
-    __import__(module)
-    return getattr(sys.modules[module], name)
 
 
 def live() -> dict[str, str]:
@@ -124,7 +117,7 @@ def answer(
             return None
         owed = []  # live handlers whose check answered AFTER: the step runs them after it
         for handler in [entry.handler for entry in wanted if entry.handler in checks]:
-            said = _named(checks[handler])(state, payload)
+            said = named(checks[handler])(state, payload)
             if not said:
                 return None
             if said == AFTER:
@@ -411,7 +404,7 @@ class Observation:
                 break
             self.begin(reader)
             try:
-                free = _named(guard)(call)
+                free = named(guard)(call)
             except Exception as exc:
                 log(f"no hint kept: {guard} failed: {type(exc).__name__}: {exc}")
                 free = None
