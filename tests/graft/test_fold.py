@@ -238,15 +238,24 @@ def test_what_the_fold_proves_quiet_the_full_check_finds_quiet(tmp_path: Path, s
     tally.enough(covered=0.5)
 
 
+def asked(
+    tmp_path: Path, seed: int, block: dict[str, Any]
+) -> tuple[GraftSettings, str, Path, random.Random]:
+    """A log with a person's prompt and one request holding `block` (default settings kept):
+    the settings, the state directory, the log, and the draw that made the request."""
+    settings = GraftSettings()
+    state, log = setup(tmp_path, settings)
+    rng = random.Random(seed)
+    lines = [user("go"), *request(rng, 1, [block])]
+    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return settings, state, log, rng
+
+
 def test_a_line_of_a_handoff_tool_or_a_changed_past_is_left_to_the_full_check(
     tmp_path: Path,
 ) -> None:
-    settings = GraftSettings()
-    state, log = setup(tmp_path, settings)
-    rng = random.Random(7)
     use = {"type": "tool_use", "id": "t", "name": "Read", "input": {"file_path": "a"}}
-    lines = [user("go"), *request(rng, 1, [use])]
-    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    settings, state, log, rng = asked(tmp_path, 7, use)
     full_check(state, log, settings)
     assert fold.glance(state, str(log), SESSION) is not None  # nothing new: the store's fold
     graft = {"type": "tool_use", "id": "g", "name": "mcp__dshkit__graft_prepare", "input": {}}
@@ -282,13 +291,9 @@ def test_settings_not_kept_or_changed_since_prove_nothing(tmp_path: Path) -> Non
 def test_a_forced_cut_started_or_a_plan_nudge_due_is_left_to_the_full_check(
     tmp_path: Path,
 ) -> None:
-    settings = GraftSettings()
-    state, log = setup(tmp_path, settings)
-    rng = random.Random(3)
     items = [{"content": f"step {n}", "status": "pending"} for n in range(5)]
     listed = {"type": "tool_use", "id": "t", "name": "TodoWrite", "input": {"todos": items}}
-    lines = [user("go"), *request(rng, 1, [listed])]
-    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    settings, state, log, _ = asked(tmp_path, 3, listed)
     assert fold.glance(state, str(log), SESSION) is not None
     assert not fold.quiet(state, str(log), SESSION)  # five open todos, no phases: plan first
     _, said = full_check(state, log, settings)
