@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 DB_NAME = "dshkit.db"  # the store's file in its state directory (`store.DB_NAME`)
+# A consumer's cursor over a live log (`sessions.tail`), by (consumer, path): what the tail
+# reader reads and writes, and what the hot path's looks read back.
+TAIL_CURSOR = "SELECT cursor FROM transcript_tails WHERE consumer = ? AND path = ?"
 
 
 def query_rows(state: str, sql: str, params: list[Any]) -> list[Any]:

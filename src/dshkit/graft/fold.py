@@ -264,16 +264,13 @@ def glance(
     The harness is the one the full check named in its cursor (`payload`, the call's, tells
     it where there is none yet)."""
     path = os.path.abspath(transcript)
-    from ..storeview import queries_rows
+    from ..storeview import TAIL_CURSOR, queries_rows
 
     try:
         tails, watched = queries_rows(
             state_dir,
             [
-                (
-                    "SELECT cursor FROM transcript_tails WHERE consumer = ? AND path = ?",
-                    [CONSUMER, path],
-                ),
+                (TAIL_CURSOR, [CONSUMER, path]),
                 (
                     "SELECT harness, digest, state, forced_at FROM graft_watch "
                     "WHERE session_id = ?",

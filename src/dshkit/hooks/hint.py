@@ -28,7 +28,7 @@ import os
 
 from .. import harnesses
 from ..hookspec import named
-from ..storeview import queries_rows
+from ..storeview import TAIL_CURSOR, queries_rows
 from .protocol import dumps, loads
 from .spawn import HINT_DIR as HINT_DIR  # (where the hints and the steps' files live)
 
@@ -215,9 +215,6 @@ def read(
         return _reply(hint, key)
     except Exception:  # missing, broken or unreadable: the full path answers
         return None
-
-
-TAIL_CURSOR = "SELECT cursor FROM transcript_tails WHERE consumer = ? AND path = ?"
 
 
 def _save(state: str, target: str, held: dict[str, Any], reply: Reply) -> None:

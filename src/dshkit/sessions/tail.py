@@ -15,6 +15,7 @@ import orjson
 
 from .. import harnesses
 from ..store import Store
+from ..storeview import TAIL_CURSOR
 from .events import Event
 from .reader import Cursor, read_increment
 from .zstdframes import FrameDecoder
@@ -84,9 +85,7 @@ def _read_tail(store: Store, path: str, harness: str | None, consumer: str) -> T
     if log is None:
         raise ValueError(f"{path} is not named like a {found.label} session log")
     st = os.stat(log.path)
-    row = store.db.execute(
-        "SELECT cursor FROM transcript_tails WHERE consumer = ? AND path = ?", (consumer, log.path)
-    ).fetchone()
+    row = store.db.execute(TAIL_CURSOR, (consumer, log.path)).fetchone()
     cursor = _load(row[0]) if row else Cursor(log.path, name, log.session_id, log.root, "")
     inc = read_increment(log, cursor, found.adapter, FrameDecoder(), st, keep=True)
     if inc.cursor != cursor:
