@@ -24,6 +24,10 @@ GRAFT_TOOLS = ("graft_prepare", "graft_slice_and_inject", "graft_commit")
 # More open todos than this without phases: plan first
 # (docs/design/graft.md#plan-phases-before-a-long-todo-list).
 OPEN_TODO_LIMIT = 3
+_PHASE_WORDS = ("阶段", "phase")  # how a phase item begins (`phased`)
+# A session born from a handoff cannot be cut in its first turns
+# (docs/design/graft.md#a-new-target-is-protected).
+PROTECTED_TURNS = 2
 
 
 def window(
@@ -69,3 +73,68 @@ def cut_lines(
         return warning, forced, True
     forced, feasible = safe_cut(window_limit, cost)
     return round(forced - margin, 6), forced, feasible
+
+
+def drawn(warning: float, forced: float, cut: bool) -> tuple[float | None, float | None]:
+    """The lines the decisions are taken at, from `cut_lines`' pair: no forced line where the
+    cut is off (`cut` False); no warning at or above the forced line (a configuration error
+    the decisions name: docs/design/graft.md#a-warning-above-the-cut-is-a-configuration-error)."""
+    if not cut:
+        return warning, None
+    return (warning if warning < forced else None), forced
+
+
+def band(
+    ratio: float,
+    warning: float | None,
+    forced: float | None,
+    *,
+    model_driven: bool,
+    obeyed: bool,
+    nudged_this_turn: bool,
+    stepped: bool,
+    escalated: bool,
+) -> str:
+    """Where a measured session stands, in the order the decisions take the rules
+    (docs/design/graft.md#the-model-decides-when-within-a-band): `force` (at the forced
+    line), `below` (under the warning, or none), `off` (in the band, the model not asked:
+    `[graft] model_driven` off), `obeyed` (a handoff tool was called since the nudge),
+    `nudge` (not nudged in this turn), `escalate` (nudged, a step taken since, not escalated
+    yet), `warned` (told all there is to tell in this turn)."""
+    if forced is not None and ratio >= forced:
+        return "force"
+    if warning is None or ratio < warning:
+        return "below"
+    if not model_driven:
+        return "off"
+    if obeyed:
+        return "obeyed"
+    if not nudged_this_turn:
+        return "nudge"
+    if stepped and not escalated:
+        return "escalate"
+    return "warned"
+
+
+def phased(item: str) -> bool:
+    """Whether a todo item names its phase: "阶段 N:" or "Phase N:" (any case; blanks around
+    the number, which may be any decimal digits; a full-width colon too) at its start
+    (docs/design/graft.md#plan-phases-before-a-long-todo-list). Plain string methods: the hot
+    path reads todo lists without loading `re`."""
+    rest = item.lstrip()
+    for word in _PHASE_WORDS:
+        if rest[: len(word)].lower() == word:
+            rest = rest[len(word) :].lstrip()
+            break
+    else:
+        return False
+    digits = 0  # (any decimal digit: full-width ones too)
+    while digits < len(rest) and rest[digits].isdecimal():
+        digits += 1
+    return digits > 0 and rest[digits:].lstrip()[:1] in (":", "：")
+
+
+def plan_due(todos: Sequence[str], nudged: bool) -> bool:
+    """Whether the plan-first nudge is due: not given yet (`nudged`), and the latest todo
+    list holds more than OPEN_TODO_LIMIT open items, none of them a phase."""
+    return not nudged and len(todos) > OPEN_TODO_LIMIT and not any(map(phased, todos))

@@ -31,6 +31,7 @@ from ..sessions.tail import read_tail
 from ..store import Store
 from .identity import Identity
 from .settings import GraftSettings
+from .texts import naming
 from .watermark import PROTECTED_TURNS, Decision, Digest, GraftState, decide_digest
 
 CONSUMER = "graft"  # this capability's cursor over live transcripts (sessions.tail)
@@ -39,15 +40,6 @@ FORCE_TEXT = (
     "[dshkit 交接] 上下文已到强制切断水位，系统正在把工作交接给一个新会话。"
     "请不要再调用工具，用一两句话说明你停在了哪里，然后结束本轮。"
 )
-
-
-def naming(text: str, session_id: str) -> str:
-    """A nudge or an escalation with the session's own id, which the handoff tools take: the
-    tools' server cannot tell which of the sessions working in one directory calls it."""
-    return (
-        f"{text}\n调用 graft_prepare 和 graft_slice_and_inject 时请传 "
-        f'sessionId="{session_id}"（这是本会话的 id），不要省略，以免交接到别的会话。'
-    )
 
 
 def force_failed_text(error: str, retry_in_s: float) -> str:

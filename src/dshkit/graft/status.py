@@ -28,6 +28,7 @@ from .lifecycle import (
     transactions,
 )
 from .settings import GraftSettings
+from .texts import naming
 from .watermark import Decision, Digest, GraftState
 from .wire import (
     AuditPageJson,
@@ -52,7 +53,7 @@ def session_decision(store: Store, info: SessionInfo, settings: GraftSettings) -
     state = GraftState() if row is None else GraftState.from_json(orjson.loads(row[0]))
     decision = live.decide_stored(store, *info.key, Digest.of(events), state, settings)
     if decision.action in ("nudge", "escalate") and decision.text is not None:
-        decision = replace(decision, text=live.naming(decision.text, info.session_id))
+        decision = replace(decision, text=naming(decision.text, info.session_id))
     return decision
 
 

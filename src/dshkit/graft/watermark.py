@@ -43,9 +43,11 @@ from .identity import Identity, session_identity
 from .lines import CEILING as CEILING  # (defined in `lines`: named here too)
 from .lines import FLOOR as FLOOR
 from .lines import GRAFT_TOOLS as GRAFT_TOOLS
-from .lines import GROWTH_SAMPLE_TURNS, cut_lines, growth, safe_cut, window
+from .lines import GROWTH_SAMPLE_TURNS, band, cut_lines, drawn, growth, plan_due, safe_cut, window
 from .lines import OPEN_TODO_LIMIT as OPEN_TODO_LIMIT
+from .lines import PROTECTED_TURNS as PROTECTED_TURNS
 from .settings import GraftSettings
+from .texts import escalation, nudge
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
@@ -58,13 +60,9 @@ if TYPE_CHECKING:
         WatermarkJson,
     )
 
-# A session born from a handoff cannot be cut in its first turns
-# (docs/design/graft.md#a-new-target-is-protected).
-PROTECTED_TURNS = 2
 # A handoff tool named by its MCP name in a call's arguments: the model loading that tool
 # (a harness that defers MCP tools, e.g. Claude Code's ToolSearch) is obeying the nudge.
 _LOADS_GRAFT_TOOL = re.compile(rf"mcp__[\w.-]+?__({'|'.join(GRAFT_TOOLS)})\b")
-PHASE_PREFIX = re.compile(r"^\s*(阶段|phase)\s*\d+\s*[:：]", re.IGNORECASE)
 # How far a transcript may grow before its session could reach the band, for the hot path's
 # skip (`room_bytes`): a token stands for at least one byte of the text it encodes, and a
 # transcript logs that text (escaped and framed: more bytes, never fewer), so a byte of log is
@@ -430,10 +428,9 @@ def _watermark(digest: Digest, settings: GraftSettings, window: int) -> Watermar
         window,
         0 if cost is None else cost.total,
     )
-    if not settings.forced:
-        return Watermark(settings.mode, warning, None, feasible, None, cost)
-    if warning < forced:
-        return Watermark(settings.mode, warning, forced, feasible, None, cost)
+    warned, cut = drawn(warning, forced, settings.forced)
+    if warned is not None:
+        return Watermark(settings.mode, warned, cut, feasible, None, cost)
     fix = (
         "warning_ratio below forced_ratio" if settings.mode == "fixed" else "warning_margin above 0"
     )
@@ -441,7 +438,7 @@ def _watermark(digest: Digest, settings: GraftSettings, window: int) -> Watermar
         f"the warning watermark ({warning:.0%}) is at or above the forced cut ({forced:.0%}): "
         f"there is no warning window, the model is never told before the cut; set [graft] {fix}"
     )
-    return Watermark(settings.mode, None, forced, feasible, error, cost)
+    return Watermark(settings.mode, None, cut, feasible, error, cost)
 
 
 _STATE_KEYS = {  # GraftState field → its JSON key
@@ -538,20 +535,6 @@ def open_todos(events: Sequence[Event]) -> list[str]:
     return Digest.of(events).todos
 
 
-def _nudge_text(ratio: float) -> str:
-    return (
-        f"[系统提示] 当前上下文水位已达 {ratio:.0%}。如果你觉得当前任务需要跨阶段进行，"
-        "请先调用 graft_prepare 查看交接单；确认无误后，调用 graft_slice_and_inject 进行自我切片。"
-    )
-
-
-def _escalation_text(ratio: float) -> str:
-    return (
-        f"[系统提示] 水位告急：上下文水位已达 {ratio:.0%}，预警后你仍在继续调用工具。"
-        "请立刻调用 graft_prepare 和 graft_slice_and_inject 切走，否则将被强制切断。"
-    )
-
-
 PLAN_TEXT = (
     "[系统提示] 请先分析当前任务，制定阶段节点（Phase），并明确每个节点的完成标准，"
     "使用待办工具保存（每项以“阶段 N:”开头）。"
@@ -591,7 +574,17 @@ def decide_digest(digest: Digest, settings: GraftSettings, state: GraftState) ->
         return _plan_or(result, digest, state, why)
     nudged = state.nudge_at is not None
     obeyed = nudged and digest.last_graft_call >= (state.nudge_at or 0)
-    if mark_line.forced is not None and ratio >= mark_line.forced:
+    place = band(
+        ratio,
+        mark_line.warning,
+        mark_line.forced,
+        model_driven=settings.model_driven,
+        obeyed=obeyed,
+        nudged_this_turn=state.nudge_turn == turn,
+        stepped=digest.last_step >= (state.nudge_at or 0),
+        escalated=state.escalated,
+    )
+    if place == "force":
         mark: ForcedCutMark | None = None
         if nudged and not obeyed and mark_line.warning is not None:
             mark = {"ratio": ratio, "warning": mark_line.warning, "nudgeTurn": state.nudge_turn}
@@ -600,20 +593,19 @@ def decide_digest(digest: Digest, settings: GraftSettings, state: GraftState) ->
         if not mark_line.feasible:
             reason += " (this window cannot hold a handoff: it may not complete)"
         return result("force", reason, replace(state, forced_cut_marks=marks), mark=mark)
-    if mark_line.warning is None or ratio < mark_line.warning:
+    if place == "below":
         return _plan_or(result, digest, state, f"at {ratio:.0%}, below the warning band")
-    if not settings.model_driven:  # docs/design/graft.md#model-driven-off-leaves-only-the-cut
+    if place == "off":  # docs/design/graft.md#model-driven-off-leaves-only-the-cut
         why = f"at {ratio:.0%}, in the warning band, but [graft] model_driven is off"
         return _plan_or(result, digest, state, why)
-    if obeyed:
+    if place == "obeyed":
         return result("none", "a handoff tool was called after the warning")
-    if state.nudge_turn != turn:
+    if place == "nudge":
         new = replace(state, nudge_turn=turn, nudge_at=digest.count, escalated=False)
-        return result("nudge", f"at {ratio:.0%}, in the warning band", new, text=_nudge_text(ratio))
-    stepped = digest.last_step >= (state.nudge_at or 0)
-    if stepped and not state.escalated:
+        return result("nudge", f"at {ratio:.0%}, in the warning band", new, text=nudge(ratio))
+    if place == "escalate":
         new = replace(state, escalated=True)
-        text = _escalation_text(ratio)
+        text = escalation(ratio)
         return result("escalate", "the warning was ignored for a step", new, text=text)
     return result("none", "warned in this turn already")
 
@@ -623,11 +615,7 @@ def _plan_or(
 ) -> Decision:
     """The plan-first nudge when it is due (once per session), else nothing."""
     todos = digest.todos
-    if (
-        not state.plan_nudged
-        and len(todos) > OPEN_TODO_LIMIT
-        and not any(PHASE_PREFIX.match(text) for text in todos)
-    ):
+    if plan_due(todos, state.plan_nudged):
         why = f"{len(todos)} open todos without phases"
         return result("plan", why, replace(state, plan_nudged=True), text=PLAN_TEXT)
     return result("none", reason)
