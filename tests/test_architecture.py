@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
         "errors",
         "lazy",
         "jsonscan",
+        "quiet",
         "paths",
         "config",
         "language",

@@ -37,6 +37,8 @@ Kept free of heavy imports: the hook entry point reads it on every tool call.
 from __future__ import annotations
 
 from . import harnesses, plugins
+from .quiet import AFTER as AFTER  # (what a quiet check answers: `dshkit.quiet`)
+from .quiet import Say as Say
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
@@ -46,12 +48,8 @@ if TYPE_CHECKING:
     from .harnesses import Harness
     from .plugins import Hook
 
-    Quiet = bool | str  # what a `quiet` check answers: True, False or AFTER
+    Quiet = bool | str | Say  # what a `quiet` check answers: True, False, AFTER, a Say
 
-# What a `quiet` check answers, besides True (nothing to say) and False (the handler runs),
-# when it proved "nothing to say" from what its handler's last run left behind: nothing to
-# say, and the handler runs once the call is answered, its answer discarded (`hooks.later`).
-AFTER = "after"
 EVENTS = harnesses.EVENTS  # dshkit's canonical event names; each dialect names its own
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")  # the events whose matcher is a tool name
 

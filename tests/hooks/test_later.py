@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -54,3 +55,35 @@ def test_the_detached_step_removes_its_payload_and_logs_a_failure(state: Path) -
     assert not name.exists()
     assert (state / "ran").read_text() == "s2"
     assert "the store is gone" in (state / "hooks.log").read_text()
+
+
+def written_for(raw: bytes, text: str) -> bytes:
+    """The answer the foreground writes for a handler's words, as the step compares it."""
+    from dshkit.harnesses import detect
+    from dshkit.hooks.protocol import answer, said, written
+
+    harness = detect(orjson.loads(raw), os.environ)
+    merged = answer("PostToolUse", [("x", {"additionalContext": text})], harness)
+    return said(*written(merged.reply), merged.reply.code)
+
+
+def test_an_answer_the_handler_gives_again_is_recorded_and_one_it_does_not_is_not(
+    state: Path,
+) -> None:
+    raw = orjson.dumps({"session_id": "s3", "hook_event_name": "PostToolUse", "cwd": "/p"})
+    run("PostToolUse", [f"{HERE}:speaks"], raw, str(state), written_for(raw, "something else"))
+    assert not (state / "committed").exists()
+    assert "nothing of it was recorded" in (state / "hooks.log").read_text()
+    run("PostToolUse", [f"{HERE}:speaks"], raw, str(state), written_for(raw, "something to say"))
+    assert (state / "committed").exists()
+
+
+def test_the_detached_step_reads_the_answer_written_beside_its_payload(state: Path) -> None:
+    raw = orjson.dumps({"session_id": "s4", "hook_event_name": "PostToolUse", "cwd": "/p"})
+    name = state / "hints" / "payload.later.2.x"
+    name.parent.mkdir(mode=0o700)
+    name.write_bytes(raw)
+    Path(f"{name}.said").write_bytes(written_for(raw, "something to say"))
+    assert main(["PostToolUse", str(state), str(name), f"{HERE}:speaks"]) == 0
+    assert (state / "committed").exists()
+    assert list(name.parent.iterdir()) == []

@@ -24,10 +24,11 @@ import time
 
 from ..hookspec import COMMITS_TOTAL_S, HANDLERS_TOTAL_S, entries, extra_entries
 from . import dispatch, hint
-from .lean import SAID, Observation, _said, live, observed
+from .lean import Observation, _said, live, observed
 from .log import log
 from .protocol import answer
 from .run import _present
+from .spawn import SAID
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

@@ -32,7 +32,7 @@ from ..hookspec import (
     Entry,
 )
 from .log import log
-from .protocol import answer, dumps, loads
+from .protocol import answer, loads, write, written
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -265,18 +265,8 @@ def _unjudged(entry: Entry, hook: Call, why: str) -> Result | None:
 def _write(directory: str | None, event: str, reply: Reply, out: Streams) -> bool:
     """Write the answer to the harness (its JSON to stdout, its text to stderr, as its
     dialect has it: `out`); False (and a line in the log) when that failed."""
-    stdout, stderr = out
     try:
-        if reply.output:
-            if stdout is None:
-                raise OSError("no standard output")
-            stdout.write(dumps(reply.output))
-            stdout.flush()
-        if reply.error:
-            if stderr is None:
-                raise OSError("no standard error")
-            stderr.write(reply.error.encode())
-            stderr.flush()
+        write(out, *written(reply))
     except BaseException as exc:
         message = f"answer not delivered ({type(exc).__name__}: {exc}); nothing recorded"
         log(directory, event, message)

@@ -36,6 +36,7 @@ import sys
 from ..hookspec import AFTER, named
 from . import hint
 from .run import LEAN_EVENTS  # (defined where calls are routed: run.py)
+from .spawn import SAID  # beside the step's payload file: the templated answer written
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
@@ -54,7 +55,6 @@ FREE = "prompt"  # the one payload field a hint may hold for any value (see `gua
 HELD = frozenset(("hook_event_name", "transcript_path", "session_id", "cwd"))
 EVERY = "\0every field"  # what a handler read that looked at them all (not a field's name)
 STEP = "dshkit.hooks.after"  # the detached step's module
-SAID = ".said"  # beside the step's payload file: the templated answer the foreground wrote
 _STORE_FILES = ("dshkit.db", "dshkit.db-wal", "dshkit.db-shm", "dshkit.db-journal")
 _CODE_SUFFIXES = (".py", ".pyc", ".so", ".pth", ".pyi")
 
@@ -148,20 +148,19 @@ def answer(
 
 
 def _said(found: hint.Reply) -> bytes:
-    """A templated answer as the step compares it with its handlers' (`after.said`)."""
-    return b"%d %d\n" % (found.code, len(found.output)) + found.output + found.error
+    """A templated answer as the step compares it with its handlers' (`protocol.said`)."""
+    from .protocol import said
+
+    return said(found.output, found.error, found.code)
 
 
 def _written(found: hint.Reply, out: Streams, state: str, event: str) -> bool:
     """Write a templated answer to the call's stdout and stderr; False (and a line in the
     log) when that failed: then nothing of it may be recorded."""
+    from .protocol import write
+
     try:
-        for stream, data in ((out[0], found.output), (out[1], found.error)):
-            if data:
-                if stream is None:
-                    raise OSError("no stream to write to")
-                stream.write(data)
-                stream.flush()
+        write(out, found.output, found.error)
     except Exception as exc:
         from .log import log
 
@@ -319,10 +318,9 @@ class Observation:
 
     def answered(self, reply: Reply) -> None:
         """The call's answer, written whole (or nothing to write): what a template holds."""
-        from .protocol import dumps
+        from .protocol import written
 
-        output = dumps(reply.output) if reply.output else b""
-        self.reply = hint.Reply(output, reply.error.encode(), reply.code)
+        self.reply = hint.Reply(*written(reply), reply.code)
         # Before its commits run (they would record the session): a template's condition.
         payload = self._payload
         if not self.failed and not dict.__contains__(payload, FREE):

@@ -14,7 +14,7 @@ from .. import harnesses
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a policy's hot path)
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import IO, Any
 
     from ..harnesses import Reply
 
@@ -40,6 +40,28 @@ def loads(raw: bytes) -> Any:
     if _skip_blanks(text, end) != len(text):
         raise ValueError(f"extra data after the JSON value at character {end}")
     return value
+
+
+def written(reply: Reply) -> tuple[bytes, bytes]:
+    """What an answer writes: its JSON to stdout and its text to stderr (b"": nothing)."""
+    return (dumps(reply.output) if reply.output else b""), reply.error.encode()
+
+
+def write(out: tuple[IO[bytes] | None, IO[bytes] | None], output: bytes, error: bytes) -> None:
+    """Write an answer (`written`) to the call's stdout and stderr (`out`), each flushed;
+    OSError where one is wanted and missing."""
+    for stream, data in zip(out, (output, error), strict=True):
+        if data:
+            if stream is None:
+                raise OSError("no stream to write to")
+            stream.write(data)
+            stream.flush()
+
+
+def said(output: bytes, error: bytes, code: int) -> bytes:
+    """An answer as written (stdout, stderr, exit code) in one string: what a step after the
+    answer compares with its handlers' answer (`hooks.after`, `hooks.later`)."""
+    return b"%d %d\n" % (code, len(output)) + output + error
 
 
 def dumps(value: Any) -> bytes:
@@ -125,7 +147,12 @@ def answer(
         for index, (name, result) in enumerate(results)
         if result.get("additionalContext")
     ]
-    if contexts:  # (a command's answer carries none: the guard's path imports nothing more)
+    if len(contexts) == 1 and 2 * len(contexts[0][2]) <= MAX_OUTPUT_CHARS:
+        # One context no count can take over the cap (a character is at most two UTF-16
+        # units): whole, as `join_contexts` keeps it, without loading the preview's module.
+        emitted.add(contexts[0][0])
+        verdict["additionalContext"] = contexts[0][2]
+    elif contexts:  # (a command's answer carries none: the guard's path imports nothing more)
         from ..hookio import join_contexts  # the preview joins them the same way
 
         text, kept, notes = join_contexts(event, [(name, text) for _, name, text in contexts])

@@ -32,6 +32,7 @@ from ..hookspec import (
     MAX_PAYLOAD_BYTES,
     PAYLOAD_READ_S,
     Entry,
+    Say,
     entries,
     extra_entries,
 )
@@ -167,26 +168,81 @@ def _call(
         out = (stdout, stderr)
         return unread(event, closed, len(raw), short, os.environ, directory, out, problem, raw)
     owed: list[Entry] = []  # quiet now, but their handlers run once the call is answered
-    wanted = [entry for entry in wanted if not _quiet(entry, state, raw, owed)]
+    spoken: list[tuple[Entry, str]] = []  # (of those) the checks that knew their words
+    left = [entry for entry in wanted if not _quiet(entry, state, raw, owed, spoken)]
+    delivered = None  # the answer written for `spoken`: their handlers must give it to record
+    out = (stdout, stderr)
     try:
-        out = (stdout, stderr)
-        return _answer(event, wanted, raw, state, directory, problem, out, detach, deferred)
+        if spoken:
+            alone = not problem and event not in LEAN_EVENTS
+            if alone and not (left and _wanted(left, raw)):
+                written = _say(event, spoken, raw, state, out)
+                if written is not None:
+                    code, delivered = written
+                    return code
+            # Another handler has something to say, or the words were not written: the
+            # handlers answer in full, these among them.
+            back = [entry for entry, _ in spoken]
+            owed = [entry for entry in owed if entry not in back]
+            left = [entry for entry in wanted if entry in left or entry in back]
+        return _answer(event, left, raw, state, directory, problem, out, detach, deferred)
     finally:
         if owed:
             handlers = [entry.handler for entry in owed]
-            after(event, handlers, raw, state, detach, deferred)
+            after(event, handlers, raw, state, detach, deferred, delivered)
 
 
-def _quiet(entry: Entry, state: str, raw: bytes, owed: list[Entry]) -> bool:
-    """Whether the entry's quiet check says it has nothing to say; one whose handler is
-    still to run after the answer (AFTER) goes to `owed`."""
+def _quiet(
+    entry: Entry, state: str, raw: bytes, owed: list[Entry], spoken: list[tuple[Entry, str]]
+) -> bool:
+    """Whether the entry's quiet check says its handler need not run before the answer; one
+    whose handler is still to run after it (AFTER, or a `Say`) goes to `owed`, and one that
+    gave its handler's words (`Say`) to `spoken` too."""
     if entry.quiet is None:
         return False
     said = entry.quiet(state, raw)
-    if said == AFTER:
+    if said == AFTER or isinstance(said, Say):
         owed.append(entry)
+        if isinstance(said, Say):
+            spoken.append((entry, said.text))
         return True
     return said is True
+
+
+def _say(
+    event: str,
+    spoken: list[tuple[Entry, str]],
+    raw: bytes,
+    state: str,
+    out: tuple[IO[bytes] | None, IO[bytes] | None],
+) -> tuple[int, bytes | None] | None:
+    """Write the words quiet checks gave for their handlers (`Say`) as the runtime would write
+    the handlers' answer (merged in order, in the calling harness's dialect); the exit code
+    and the answer as written (`protocol.said`; None: its writing failed, nothing is to be
+    recorded), or None where nothing was written (a payload
+    that does not parse, a context the cap would drop: the full path answers, and says why)."""
+    try:
+        from .. import harnesses
+        from .protocol import answer, loads, said, write, written
+
+        payload = loads(raw)
+        if not isinstance(payload, dict):
+            return None
+        results = [(entry.handler, {"additionalContext": text}) for entry, text in spoken]
+        merged = answer(event, results, harnesses.detect(payload, os.environ))
+        if merged.notes or len(merged.emitted) != len(results):
+            return None
+        output, error = written(merged.reply)
+    except Exception:
+        return None
+    try:
+        write(out, output, error)
+    except Exception as exc:  # as a full call whose answer was not delivered: nothing recorded
+        from .log import log
+
+        log(state, event, f"answer not delivered ({type(exc).__name__}: {exc}); nothing recorded")
+        return 0, None
+    return merged.reply.code, said(output, error, merged.reply.code)
 
 
 def after(
@@ -196,16 +252,18 @@ def after(
     state: str,
     detach: bool,
     deferred: list[Callable[[], None]] | None,
+    said: bytes | None = None,
 ) -> None:
-    """Run `handlers` once the call was answered, their answers discarded (`hooks.later`):
-    after the answer where the caller defers (a resident worker), detached where the call is a
-    process of its own, else now (the tests). Never raises: a failure is a line in the hooks'
-    log."""
+    """Run `handlers` once the call was answered (`hooks.later`), their answers discarded, or,
+    where the foreground wrote their words (`said`, as `protocol.said` has it), committed when
+    they give the same answer: after the answer where the caller defers (a resident worker),
+    detached where the call is a process of its own, else now (the tests). Never raises: a
+    failure is a line in the hooks' log."""
     if deferred is not None or not detach:
         from .later import run
 
         def step() -> None:
-            run(event, handlers, raw, state)
+            run(event, handlers, raw, state, said)
 
         if deferred is None:
             step()
@@ -213,9 +271,10 @@ def after(
             deferred.append(step)
         return
     try:
-        from .spawn import leave, start
+        from .spawn import SAID, leave, start
 
-        start("dshkit.hooks.later", event, state, leave(state, "later", raw), *handlers)
+        left = leave(state, "later", raw, {SAID: said})
+        start("dshkit.hooks.later", event, state, left, *handlers)
     except Exception as exc:
         from .log import log
 

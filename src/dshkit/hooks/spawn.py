@@ -9,6 +9,7 @@ import os
 import sys
 
 HINT_DIR = "hints"  # (hint.HINT_DIR: where the steps' files wait)
+SAID = ".said"  # beside a step's payload file: the answer the foreground wrote
 
 
 def leave(state: str, tag: str, data: bytes, beside: dict[str, bytes | None] | None = None) -> str:
