@@ -16,7 +16,9 @@ same session with no room hint (dropped before each call: the store's last fold 
 since read without loading the store, `graft.fold`, the full check left to a detached step)
 and checked in full at every call (the settings the fold reads dropped too: the tail folded
 into the store and the decision taken, what a call costs where the fold cannot answer: a
-call the watermark speaks to, a handoff tool's line, changed settings).
+forced cut, a handoff tool's line, changed settings), and a session in the band whose every
+call is its turn's first (a prompt before it, not timed): the watermark's nudge, said by the
+fold (`hookspec.Say`), the full check that records it run after the answer.
 Payloads carry what the real Claude Code sends anew with every call (a prompt's
 `prompt_id`, a resumed start's `seconds_since_last_response`), unique each round.
 UserPromptSubmit runs with the optimizer's tier off and nothing to deliver, once as Claude Code
@@ -211,6 +213,11 @@ def main() -> None:
             log.write_text(json.dumps(prompt) + "\n")
         near_payload = payload("Read", str(near)).replace(b'"session_id":"s"', b'"session_id":"n"')
         full_payload = payload("Read", str(full)).replace(b'"session_id":"s"', b'"session_id":"f"')
+        # In the band (145,000 tokens of 200,000), a person's prompt before each call (not
+        # timed): each call is its turn's first, which the watermark nudges.
+        band = transcript.with_name("band.jsonl")
+        band.write_text(json.dumps(prompt) + "\n")
+        band_payload = payload("Read", str(band)).replace(b'"session_id":"s"', b'"session_id":"g"')
         folded = transcript.with_name("folded.jsonl")
         folded.write_text(json.dumps(prompt) + "\n")
         folded_payload = payload("Read", str(folded)).replace(
@@ -251,6 +258,7 @@ def main() -> None:
             "PostToolUse: turn's first step": (after, first_payload),
             "PostToolUse: no room hint": (after, folded_payload),
             "PostToolUse: full check": (after, full_payload),
+            "PostToolUse: a nudge": (after, band_payload),
             "UserPromptSubmit (Claude)": (prompted, prompt_payload(str(asked), "p")),
             "UserPromptSubmit (Claude, turn)": (prompted, turn_prompt),
             "UserPromptSubmit (DSH)": (prompted, prompt_payload(dsh_log, "d1")),
@@ -272,6 +280,8 @@ def main() -> None:
                 growing.write(step(round, 80_000))
             with open(turn, "ab") as growing:
                 growing.write(step(round))
+            with open(band, "ab") as growing:  # a new turn, and its first step in the band
+                growing.write(json.dumps(prompt).encode() + b"\n" + step(round, 145_000))
             with open(dsh_log, "ab") as growing:
                 growing.write(dsh_frame(dsh_step(round)))
             for name, (command, data) in cases.items():

@@ -58,13 +58,24 @@ def user(content: Any, **marks: Any) -> dict[str, Any]:
     return {"type": "user", "message": {"role": "user", "content": content}, **marks}
 
 
+def level(rng: random.Random, at: float) -> int:
+    """A request's context `at` a share of the log: as a session's, rising into the band and
+    staying there (a 200,000 window's warning and forced lines lie near 140,000 and 150,000),
+    with now and then a low one (a compacted context) or one far past the lines."""
+    draw = rng.random()
+    if draw < 0.03:
+        return rng.randrange(5_000, 30_000)
+    if draw < 0.06:
+        return rng.randrange(150_000, 190_000)
+    return 5_000 + int(min(1.0, at * 1.6) * 138_000) + rng.randrange(0, 6_000)
+
+
 def request(
     rng: random.Random, number: int, blocks: list[dict[str, Any]], lines: int = 1
 ) -> list[dict[str, Any]]:
     """A model request as Claude Code logs it: one line per content block group, each with
     the request's usage (the first line's counts)."""
-    high = rng.random() < 0.25  # now and then past the band's lines
-    context = rng.randrange(60_000, 190_000) if high else rng.randrange(5_000, 60_000)
+    context = level(rng, number / 160)
     usage = {
         "input_tokens": context // 10,
         "cache_read_input_tokens": context - context // 10 - 50,
@@ -171,11 +182,15 @@ def full_check(
     settings: GraftSettings,
     harness: str = "claude",
     session: str = SESSION,
+    deliver: bool = False,
 ) -> tuple[Digest, str | None]:
-    """The full check, as a hook runs it (nothing committed: what it says is not delivered),
-    and the digest it leaves in the store."""
+    """The full check, as a hook runs it, and the digest it leaves in the store: what it says
+    is recorded as delivered (`deliver`: a nudge, an escalation or the plan-first nudge; a
+    forced cut would start a handoff) or not at all."""
     with Store(Path(state)) as store:
         watched = live.watch(store, harness, session, str(log), settings, state)
+        if deliver and watched.decision.action in ("nudge", "escalate", "plan"):
+            watched.commit(store)
         row = store.db.execute(
             "SELECT digest FROM graft_watch WHERE harness = ? AND session_id = ?",
             (harness, session),
@@ -186,32 +201,42 @@ def full_check(
 class Tally:
     """The fold and the full check on the same log, call after call (see `check`)."""
 
-    def __init__(self) -> None:
-        self.checks = self.covered = self.proved = self.spoke = 0
+    def __init__(self, seed: int = 0) -> None:
+        self.checks = self.covered = self.proved = self.spoke = self.told = 0
+        self.rng = random.Random(seed)
 
     def check(
         self, state: str, log: Path, settings: GraftSettings, harness: str, session: str, at: str
     ) -> None:
         """Before a full check, the fold reads the same lines: the digest it folds is the full
-        check's, and a call it proves quiet is one the full check says nothing to."""
+        check's, a prompt it proves quiet is one the full check says nothing to, and what it
+        says after a tool call (nothing, a nudge, an escalation) the full check says too, byte
+        for byte. Most of what the full check says is then recorded as delivered, so that the
+        session goes through the band's sayings (nudged, escalated, told)."""
         seen = fold.glance(state, str(log), session)
         quiet = fold.quiet(state, str(log), session)
-        digest, said = full_check(state, log, settings, harness, session)
+        verdict = fold.verdict(state, str(log), session)
+        deliver = self.rng.random() < 0.8
+        digest, said = full_check(state, log, settings, harness, session, deliver)
         self.checks += 1
         if seen is not None:
             self.covered += 1
             assert projection(seen[0]) == projection(digest), at
             assert seen[0].window == digest.window, at
         if quiet:
-            self.proved += 1
             assert said is None, f"proved quiet {at}, but the check says {said}"
+        if verdict is not None:
+            assert verdict == (said or ""), f"{at}: the fold says {verdict!r}, the check {said!r}"
+            self.told += bool(verdict)
+        self.proved += quiet or verdict == ""
         self.spoke += said is not None
 
     def enough(self, covered: float) -> None:
-        """Not vacuous: most checks folded, many proved quiet, and some spoke (the band was
-        reached)."""
+        """Not vacuous: most checks folded, many proved quiet, some spoke (the band was
+        reached), and the fold said some of it itself."""
         assert self.covered >= self.checks * covered, (self.covered, self.checks)
         assert self.proved >= self.checks * 0.2 and self.spoke > 0, (self.proved, self.spoke)
+        assert self.told > 0, (self.told, self.spoke)
 
 
 def projection(found: fold.Fold | Digest) -> tuple[Any, ...]:
@@ -228,7 +253,7 @@ def test_what_the_fold_proves_quiet_the_full_check_finds_quiet(tmp_path: Path, s
     settings = GraftSettings(windows=windows, mode="fixed" if seed % 3 == 0 else "dynamic")
     state, log = setup(tmp_path, settings)
     data = b"".join(orjson.dumps(line) + b"\n" for line in entries(rng, 160))
-    written, tally = 0, Tally()
+    written, tally = 0, Tally(seed)
     while written < len(data):
         step = rng.randrange(1, 1_200)
         with open(log, "ab") as handle:
@@ -306,6 +331,76 @@ def test_a_forced_cut_started_or_a_plan_nudge_due_is_left_to_the_full_check(
     assert fold.glance(state, str(log), SESSION) is None
 
 
+def in_band(number: int, context: int = 145_000) -> dict[str, Any]:
+    """A request of one Read call at `context` tokens (a 200,000 window's band, by default)."""
+    use = {"type": "tool_use", "id": f"t{number}", "name": "Read", "input": {"file_path": "a"}}
+    usage = {"input_tokens": context, "output_tokens": 9}
+    message = {"id": f"m{number}", "model": "claude-a", "content": [use], "usage": usage}
+    return {"type": "assistant", "requestId": f"r{number}", "message": message}
+
+
+def append(log: Path, *lines: Any) -> None:
+    with open(log, "ab") as handle:
+        handle.write(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+
+
+def test_the_fold_nudges_then_escalates_as_the_full_check_and_is_quiet_after(
+    tmp_path: Path,
+) -> None:
+    settings = GraftSettings()
+    state, log = setup(tmp_path, settings)
+    append(log, user("go"), in_band(0, 20_000))
+    full_check(state, log, settings)  # the store's fold: below the band
+    append(log, in_band(1))
+    said = fold.verdict(state, str(log), SESSION)
+    assert said is not None and "145,000" not in said and "72%" in said and SESSION in said
+    assert full_check(state, log, settings, deliver=True)[1] == said  # (recorded as said)
+    append(log, user([{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]), in_band(2))
+    escalated = fold.verdict(state, str(log), SESSION)
+    assert escalated is not None and escalated.startswith("[系统提示] 水位告急")
+    assert full_check(state, log, settings, deliver=True)[1] == escalated
+    append(log, in_band(3))
+    assert fold.verdict(state, str(log), SESSION) == ""  # told all there is in this turn
+    append(log, user("next"), in_band(4))
+    assert fold.verdict(state, str(log), SESSION) is not None  # a new turn: nudged again
+    # What the fold said and was not recorded (the check after the answer said otherwise),
+    # it does not say again: the full check answers.
+    assert fold.verdict(state, str(log), SESSION) is None
+
+
+def test_a_handoff_or_first_words_not_read_keep_the_fold_from_speaking(tmp_path: Path) -> None:
+    settings = GraftSettings()
+    state, log = setup(tmp_path, settings)
+    card = '<!-- graft-identity: {"sourceSessionId":"s0","boundarySeq":4,"generation":1} -->'
+    append(log, in_band(0, 140_000))
+    full_check(state, log, settings)  # folded: no person's words yet
+    append(log, user(f"{card}\ncarry on"), in_band(1))
+    # Born from a handoff, in its first turns: the full check says nothing; the fold, which
+    # does not read who a session came from, leaves the call to it.
+    assert fold.verdict(state, str(log), SESSION) is None
+    assert full_check(state, log, settings)[1] is None
+    from dshkit.graft import marker
+
+    marker.mark(state)  # a handoff began here once: what it adds is the ledger's to say
+    append(log, user("and now this"), user("and this"), user("and more"), in_band(2))
+    assert fold.verdict(state, str(log), SESSION) is None
+
+
+def test_a_log_read_anew_after_a_nudge_is_left_to_the_full_check(tmp_path: Path) -> None:
+    settings = GraftSettings()
+    state, log = setup(tmp_path, settings)
+    append(log, user("go"), *(in_band(n, 20_000) for n in range(4)), in_band(4))
+    assert full_check(state, log, settings, deliver=True)[1] is not None  # nudged
+    # The log replaced by a shorter one (read again from its start: its events counted anew,
+    # fewer than when the nudge was given), still in the nudge's turn.
+    log.write_bytes(b"")
+    append(log, user("go"), in_band(5))
+    assert full_check(state, log, settings)[1] is None
+    append(log, in_band(6))
+    assert fold.verdict(state, str(log), SESSION) is None
+    assert full_check(state, log, settings)[1] is None
+
+
 # -- an event log: DSH's, zstd frames of events -------------------------------------------------
 
 DSH_SESSION = "session-5f0c0001-1d2e-4b3a-8c9d-0e1f2a3b4c5d"
@@ -333,10 +428,10 @@ def dsh_events(rng: random.Random, count: int) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     message: dict[str, Any]
     data: dict[str, Any]
+    announced = rng.choice((None, 128_000))
     for number in range(count):
         kind = rng.choice(DSH_KINDS)
-        high = rng.random() < 0.25
-        context = rng.randrange(60_000, 190_000) if high else rng.randrange(5_000, 60_000)
+        context = level(rng, number / count) * (announced or 200_000) // 200_000
         usage = {
             "inputTokens": context // 10,
             "outputTokens": 9,
@@ -350,7 +445,8 @@ def dsh_events(rng: random.Random, count: int) -> list[dict[str, Any]]:
             message = {"role": "user", "content": [{"type": "text", "text": "go"}]}
             out.append({"type": "user/message", "data": {**message, "source": {"kind": "user"}}})
         elif kind == "context":
-            window = rng.choice((None, 128_000, 200_000))
+            # (mostly the log's own window, now and then another: a model switched)
+            window = rng.choice((None, 128_000, 200_000)) if rng.random() < 0.2 else announced
             data = {"provider": "p", "model": model, "contextWindow": window}
             out.append({"type": "request/context", "data": data})
         elif kind == "step":
@@ -421,7 +517,7 @@ def test_a_dsh_log_folded_in_frames_agrees_with_the_full_check(tmp_path: Path, s
     fold.keep_settings(str(state), settings, {})
     log = dsh_log(tmp_path, "session.jsonl.zstd" if framed else "session.jsonl")
     events = dsh_events(rng, 200)
-    tally = Tally()
+    tally = Tally(seed)
     torn = b""
     at = 0
     while at < len(events):

@@ -23,7 +23,7 @@ from dshkit.store import Store
 
 from ..support.capability import wait_for_probes
 from ..support.cli import environment
-from ..support.hooks import claude, context, dsh, hook
+from ..support.hooks import claude, context, dsh, hook, hook_log
 
 pytestmark = pytest.mark.process
 
@@ -83,6 +83,13 @@ def loaded(
     home: Path, event: str, payload: dict[str, Any], heavy: tuple[str, ...], **env: str
 ) -> list[str]:
     """The modules of `heavy` that one `dshkit hook EVENT` call loaded."""
+    return answered(home, event, payload, heavy, **env)[0]
+
+
+def answered(
+    home: Path, event: str, payload: dict[str, Any], heavy: tuple[str, ...], **env: str
+) -> tuple[list[str], bytes]:
+    """The modules of `heavy` that one `dshkit hook EVENT` call loaded, and its answer."""
     probe = (
         f"import sys; sys.argv = ['dshkit', 'hook', {event!r}]\n"
         "from dshkit.cli import main\n"
@@ -98,7 +105,8 @@ def loaded(
         check=True,
     )
     assert done.stderr == b"", done.stderr
-    return list(orjson.loads(done.stdout.splitlines()[-1].replace(b"'", b'"')))
+    said, _, found = done.stdout.rstrip(b"\n").rpartition(b"\n")
+    return list(orjson.loads(found.replace(b"'", b'"'))), said
 
 
 def transcript(home: Path, name: str) -> Path:
@@ -203,6 +211,66 @@ def test_a_call_no_room_hint_answers_is_folded_without_the_store(tmp_path: Path)
         with Store(state) as store:
             (digest,) = store.db.execute("SELECT digest FROM graft_watch").fetchone()
         assert orjson.loads(digest)["context"] == 20_000 + step
+
+
+def band_call(home: Path) -> tuple[Path, dict[str, Any]]:
+    """`read_call`'s session checked in full once, then a request of the same turn in the
+    watermark's band (145,000 tokens of the default 200,000 window) with no room hint."""
+    log, payload = read_call(home)
+    hook(home, "PostToolUse", payload)  # the full check, which keeps the settings
+    use = {"type": "tool_use", "id": "t2", "name": "Read", "input": {}}
+    message = {"id": "m2", "content": [use], "usage": {"input_tokens": 145_000}}
+    with open(log, "ab") as handle:
+        handle.write(orjson.dumps({"type": "assistant", "message": message}) + b"\n")
+    return log, payload
+
+
+def test_a_nudge_the_fold_can_say_is_said_without_the_store_and_recorded_after(
+    tmp_path: Path,
+) -> None:
+    # The same call twice: with the fold's settings dropped (the full check answers), and
+    # with them (the fold answers, `hookspec.Say`). The same bytes; the second loads nothing
+    # of the store, and its full check, run after the answer, records the nudge as given.
+    full, fold_home = tmp_path / "full", tmp_path / "fold"
+    for home in (full, fold_home):
+        log, payload = band_call(home)
+        state = home / ".dsh" / "dshkit"
+        marker.forget(str(state), str(log))
+        if home is full:
+            (state / fold.SETTINGS_FILE).unlink()
+        heavy, said = answered(home, "PostToolUse", payload, FOLD_HEAVY)
+        if home is full:
+            expected = said
+            assert "hookSpecificOutput" in orjson.loads(said)  # (a nudge, in Claude's words)
+            continue
+        assert said == expected and set(heavy) <= {"dshkit.hookio"}, heavy
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with Store(state) as store:
+                row = store.db.execute("SELECT state FROM graft_watch").fetchone()
+                told = store.db.execute(
+                    "SELECT count(*) FROM graft_audit WHERE kind = 'model-nudge'"
+                ).fetchone()[0]
+            if orjson.loads(row[0])["nudgeTurn"] is not None:
+                break
+            time.sleep(0.05)
+        assert orjson.loads(row[0])["nudgeTurn"] == 1 and told == 1
+        assert "not the one its handlers give" not in hook_log(home)
+
+
+def test_a_nudge_the_fold_can_say_beside_another_handlers_words_is_answered_in_full(
+    tmp_path: Path,
+) -> None:
+    log, payload = band_call(tmp_path)
+    marker.forget(str(tmp_path / ".dsh" / "dshkit"), str(log))
+    extra = {"DSHKIT_HOOK_HANDLERS": "PostToolUse=tests.support.hook_handlers:speak"}
+    out, _ = hook(tmp_path, "PostToolUse", payload, **extra)
+    said = context(out) or ""
+    assert said.startswith("[系统提示] 当前上下文水位已达")
+    assert said.endswith("from the extra handler")
+    with Store(tmp_path / ".dsh" / "dshkit") as store:  # recorded in the foreground
+        (state,) = store.db.execute("SELECT state FROM graft_watch").fetchone()
+    assert orjson.loads(state)["nudgeTurn"] == 1
 
 
 def test_a_start_or_a_dsh_step_where_no_handoff_began_loads_no_graft_machinery(

@@ -1,12 +1,13 @@
 """The watermark's check where no room hint answers, on the hot path: from the store's last
-fold of the session and the log's records since, a proof that the call has nothing to say.
+fold of the session and the log's records since, what the watermark says to the call.
 
 The full check (`live.watch`) loads the store, the session reader and the decisions: about
 90 ms of a hook's time, measured. Where the session's room hint cannot answer (none kept, a
 line it cannot skip, more log than it reads, a compressed log: DSH's), the call is still,
-nearly always, below the warning band with no plan-first nudge due. `quiet` proves that from
-what the full check left behind, loading none of it, after a tool call and at a prompt
-(docs/design/graft.md#a-call-the-room-hint-cannot-answer-is-folded):
+nearly always, below the warning band with no plan-first nudge due, or in the band with the
+nudge or the escalation due or already given. `quiet` (at a prompt) proves the first from
+what the full check left behind, loading none of it; `verdict` (after a tool call) tells the
+rest as well (docs/design/graft.md#a-call-the-room-hint-cannot-answer-is-folded):
 
 - the session's digest and state (`graft_watch`) and the watermark's cursor over its log
   (`transcript_tails`, consumer `graft`), read-only (`storeview`); with neither, the log is
@@ -23,15 +24,21 @@ what the full check left behind, loading none of it, after a tool call and at a 
   forced line (`graft.lines`, the decisions' own arithmetic).
 
 The call has nothing to say when the latest context is below every line (or there is no usage
-yet) and no plan-first nudge is due. What a handoff begun here adds to the decision (a session
-handed off already, one born from a handoff in its first turns) only ever makes it quieter.
-Whatever the proof does not cover takes the full check: a forced cut started for the session
-(whether it failed is the ledger's to say), a handoff tool named in a line, a todo list longer
-than the nudge's limit the session was not nudged for, a line that does not parse or holds a
-shape the fold does not know, a log the registry describes neither way, more log than
-`livetail` reads, settings refused or not kept. Nothing is written here: a step after the
-answer runs the check's handler (`hookspec.AFTER`, `hooks.later`), whose full check folds
-the same records into the store and keeps the room hint, so the next call reads less again.
+yet) and no plan-first nudge is due. After a tool call, the band's rules are taken in the
+decisions' order (`lines.band`) on the stored state and what the lines since add (a model
+step among them): nothing more to say in the turn is nothing; a nudge or an escalation is
+said with the decisions' words (`graft.texts`). What a handoff begun here adds to the decision
+(a session handed off already, one born from a handoff in its first turns) only ever makes it
+quieter, so a nudge is said only where none ever began and, in the first turns, the session's
+first words were folded by the store. Whatever the proof does not cover takes the full check:
+a forced cut due or started for the session (whether it failed is the ledger's to say), the
+plan-first nudge due, a handoff tool named in a line, a log read anew since the nudge, a line
+that does not parse or holds a shape the fold does not know, a log the registry describes
+neither way, more log than `livetail` reads, settings refused or not kept. Nothing is written
+here but a line per saying (`SAID_FILE`: the same saying is never the fold's twice): a step
+after the answer runs the check's handler (`dshkit.quiet`, `hooks.later`), whose full check
+folds the same records into the store, records what was said when it says the same, and keeps
+the room hint, so the next call reads less again.
 """
 
 from __future__ import annotations
@@ -50,6 +57,8 @@ if TYPE_CHECKING:
 
 CONSUMER = "graft"  # the watermark's cursor over a live log (`live.CONSUMER`)
 SETTINGS_FILE = "graft-settings"  # in the state directory: the `[graft]` settings last resolved
+SAID_FILE = "graft-said"  # in the state directory: what the fold said, to whom, in which turn
+_SAID_BYTES = 4096  # more than this, and the file starts again
 _RECENT_REQUESTS = 64  # request ids the reader remembers (`sessions.harness.remember`)
 # A request's context in an event log: its usage's input, cache read and cache write
 # (`sessions.events.Usage.context`).
@@ -62,7 +71,23 @@ class Fold:
     folded on by `line` (a Claude Code line) or `event` (an event log's): False from either
     means a record the fold does not cover."""
 
-    __slots__ = ("context", "levels", "model", "ordinal", "recent", "todos", "window")
+    __slots__ = (
+        "context",
+        "counted",
+        "excluded",
+        "identity",
+        "last_graft_call",
+        "last_step",
+        "levels",
+        "model",
+        "ordinal",
+        "people",
+        "people_before",
+        "recent",
+        "stepped",
+        "todos",
+        "window",
+    )
 
     def __init__(self, digest: Mapping[str, Any], recent: list[str]) -> None:
         self.context: int | None = digest.get("context")
@@ -72,6 +97,16 @@ class Fold:
         self.window: int | None = digest.get("window")
         self.todos: list[str] = list(digest.get("todos") or ())
         self.recent = list(recent)  # the request ids the reader remembers
+        # As the store's fold left them (the lines since never change the last two: a line
+        # of a handoff tool is the full check's; `stepped` says whether they hold a step).
+        self.counted: int = digest.get("count") or 0  # events the store folded
+        self.people: int = digest.get("humans") or 0  # a person's messages, as the digest counts
+        self.people_before = self.people
+        self.identity: Any = digest.get("identity")
+        self.last_step: int = digest.get("last_step", -1)
+        self.last_graft_call: int = digest.get("last_graft_call", -1)
+        self.stepped = False  # a model step (a message or a call) among the lines since
+        self.excluded = False  # a person kept the session from the forced cut
 
     def line(self, record: Any, shape: harnesses.QuietLines) -> bool:
         """Fold one parsed line as the reader and the digest fold it; False when it holds
@@ -86,14 +121,16 @@ class Fold:
             content = (message or {}).get("content")
             if content is not None and not isinstance(content, str | list):
                 return False
-            if shape.opens_turn(record):
+            if shape.opens_turn(record):  # (the reader's turn: a person's message)
                 self.ordinal += 1
+                self.people += 1
             return True
         if kind != shape.request:
             return True  # an attachment, a title, a line the reader leaves out: no digest field
         message = record.get("message") or {}
         if not isinstance(message, dict):
             return False
+        self.stepped = True  # (every request line is a model message to the reader)
         request = str(record.get(shape.request_ids[0]) or message.get(shape.request_ids[1]) or "")
         fresh = not request or request not in self.recent
         if request and fresh:
@@ -126,6 +163,9 @@ class Fold:
             return False
         if kind == "turn/start":
             self.ordinal += 1
+        elif kind == "user/message":
+            source = data.get("source") or {}
+            self.people += isinstance(source, dict) and source.get("kind") == "user"
         elif kind == "request/context":
             window = data.get("contextWindow")
             if isinstance(window, int) and window > 0:
@@ -133,6 +173,7 @@ class Fold:
             self._named(data.get("model"))
         elif kind in ("assistant/message", "usage/record"):
             if kind == "assistant/message":
+                self.stepped = True
                 message = data.get("message") or {}
                 source = message.get("source") or {} if isinstance(message, dict) else None
                 if not isinstance(source, dict):
@@ -142,6 +183,7 @@ class Fold:
             if isinstance(usage, dict) and not self._used(usage, _EVENT_USAGE):
                 return False
         elif kind == "tool/call":
+            self.stepped = True
             name, arguments = str(data.get("name")), data.get("arguments") or "{}"
             if not isinstance(arguments, str):
                 return False
@@ -200,13 +242,12 @@ class Fold:
             ]
         return True
 
-    def below_lines(self, settings: Mapping[str, Any]) -> bool:
-        """Whether the latest context is below every line the decisions draw (or there is no
-        usage to measure), as `watermark.decide_digest` draws them. A session a person kept
-        from the forced cut has no forced line, and the same warning: below both here is below
-        it there."""
-        if self.context is None:
-            return True
+    def measure(self, settings: Mapping[str, Any]) -> tuple[float, float | None, float | None]:
+        """The latest context as a ratio of the window, and the warning and forced lines the
+        decisions draw for it (`watermark.decide_digest`; None: no such line), with the
+        settings as the store's session has them (a person kept it from the cut: no forced
+        line). Only with usage to measure (`context`)."""
+        assert self.context is not None
         windows = settings["windows"]
         limit, _ = lines.window(self.window, self.model, windows, settings["window_tokens"])
         rise = lines.growth([level for _, level in self.levels])
@@ -219,10 +260,8 @@ class Fold:
             limit,
             settings["handoff_tokens"] + rise * settings["reserve_turns"],
         )
-        # The lowest line a decision is taken at: with a forced cut, the lower of the two
-        # (a warning at or above the cut is dropped, the cut stays); without, the warning.
-        lowest = min(warning, forced) if settings["forced"] else warning
-        return self.context / limit < lowest
+        drawn = lines.drawn(warning, forced, settings["forced"] and not self.excluded)
+        return (self.context / limit, *drawn)
 
 
 def quiet(
@@ -231,28 +270,111 @@ def quiet(
     session_id: str | None,
     payload: Mapping[str, Any] | None = None,
 ) -> bool:
-    """Whether the watermark surely has nothing to say to this call (see the module
+    """Whether the watermark surely has nothing to say to this prompt (see the module
     docstring; `payload`, the call's, names its harness for a session the full check has not
-    read yet). Never raises: False decides nothing (the full check runs)."""
+    read yet): the latest context below every line, or no usage yet, and no plan-first nudge
+    due (a prompt's turn may not be in the log yet: what the band says within a turn is left
+    to the full check). Never raises: False decides nothing (the full check runs)."""
     try:
-        return _quiet(state_dir, transcript, session_id, payload)
+        return _verdict(state_dir, transcript, session_id, payload, False) == ""
     except Exception:
         return False
 
 
-def _quiet(
-    state_dir: str, transcript: str, session_id: str | None, payload: Mapping[str, Any] | None
-) -> bool:
+def verdict(state_dir: str, transcript: str, session_id: str | None) -> str | None:
+    """What the watermark says after a tool call, where the fold can tell (see the module
+    docstring): "" for nothing, a nudge's or an escalation's words as the full check would
+    give them, or None (the full check runs). Never raises."""
+    try:
+        return _verdict(state_dir, transcript, session_id, None, True)
+    except Exception:
+        return None
+
+
+def _verdict(
+    state_dir: str,
+    transcript: str,
+    session_id: str | None,
+    payload: Mapping[str, Any] | None,
+    step: bool,
+) -> str | None:
     settings = _settings(state_dir)
     if settings is None or not session_id or not transcript:
-        return False
+        return None
     seen = glance(state_dir, transcript, session_id, payload)
     if seen is None:
-        return False
+        return None
     fold, state = seen
-    if not state.get("planNudged") and len(fold.todos) > lines.OPEN_TODO_LIMIT:
-        return False  # the plan-first nudge may be due: its phases are the full check's
-    return fold.below_lines(settings)
+    if lines.plan_due(fold.todos, bool(state.get("planNudged"))):
+        return None  # the plan-first nudge is due: the full check says it
+    if fold.context is None:
+        return ""  # no usage yet: nothing to measure
+    ratio, warning, forced = fold.measure(settings)
+    nudge_at = state.get("nudgeAt")
+    model_driven = settings.get("model_driven")
+    if nudge_at is not None and fold.counted < nudge_at:
+        return None  # the log was read anew since the nudge: its steps are counted again
+    place = lines.band(
+        ratio,
+        warning,
+        forced,
+        model_driven=model_driven is not False,
+        obeyed=nudge_at is not None and fold.last_graft_call >= nudge_at,
+        nudged_this_turn=state.get("nudgeTurn") == fold.ordinal,
+        stepped=fold.stepped or fold.last_step >= (nudge_at or 0),
+        escalated=bool(state.get("escalated")),
+    )
+    if place == "below":
+        return ""
+    if not step or place == "force" or not isinstance(model_driven, bool):
+        return None  # a prompt's turn, a cut, or settings kept before the band was read
+    if place in ("off", "obeyed", "warned"):
+        return ""  # (a handoff begun here only ever makes the decision quieter)
+    # A nudge or an escalation: said here only where no handoff could make it quieter (one
+    # never began here; in its first turns, the session was not born from one: its person's
+    # first words, if any, were folded by the store and named none).
+    from .marker import used
+
+    if used(state_dir):
+        return None
+    if fold.ordinal <= lines.PROTECTED_TURNS and (
+        fold.identity is not None or (fold.people and not fold.people_before)
+    ):
+        return None  # born from a handoff, or its first words among the lines: not read here
+    if not _first_said(state_dir, session_id, fold.ordinal, place):
+        return None
+    from . import texts
+
+    said = texts.nudge(ratio) if place == "nudge" else texts.escalation(ratio)
+    return texts.naming(said, session_id)
+
+
+def _first_said(state_dir: str, session_id: str, turn: int, place: str) -> bool:
+    """Whether the fold has not yet said `place` (a nudge, an escalation) to the session in
+    this turn, noted now if not (`SAID_FILE`: a line per saying, the session by its crc32).
+    What the fold says is recorded by the full check after the answer when it says the same
+    (`hooks.later`); the second time, the full check answers in the foreground instead, so a
+    saying left unrecorded (the log grew before the check, a call at the same moment) is
+    never repeated by the fold."""
+    import zlib
+
+    line = b"%08x %d %s\n" % (zlib.crc32(session_id.encode()), turn, place.encode())
+    path = os.path.join(state_dir, SAID_FILE)
+    try:
+        with open(path, "rb") as handle:
+            seen = handle.read(_SAID_BYTES + 1)
+    except FileNotFoundError:
+        seen = b""
+    if line in seen.splitlines(keepends=True):
+        return False
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    flags |= os.O_TRUNC if len(seen) >= _SAID_BYTES else os.O_APPEND  # (kept small)
+    descriptor = os.open(path, flags, 0o600)
+    try:
+        os.write(descriptor, line)  # (one short write, appended whole)
+    finally:
+        os.close(descriptor)
+    return True
 
 
 def glance(
@@ -265,9 +387,10 @@ def glance(
     it where there is none yet)."""
     path = os.path.abspath(transcript)
     from ..storeview import TAIL_CURSOR, queries_rows
+    from .marker import EXCLUDE_KEY
 
     try:
-        tails, watched = queries_rows(
+        tails, watched, kept_from_cut = queries_rows(
             state_dir,
             [
                 (TAIL_CURSOR, [CONSUMER, path]),
@@ -276,10 +399,16 @@ def glance(
                     "WHERE session_id = ?",
                     [session_id],
                 ),
+                # The sessions a person kept from the forced cut (`live.decide_stored`): the
+                # meta keys `<EXCLUDE_KEY><harness>:<session id>`, few.
+                (
+                    "SELECT key FROM meta WHERE key > ? AND key < ?",
+                    [EXCLUDE_KEY, EXCLUDE_KEY[:-1] + chr(ord(EXCLUDE_KEY[-1]) + 1)],
+                ),
             ],
         )
     except FileNotFoundError:
-        tails, watched = [], []  # no store yet: the first full check folds from the start
+        tails, watched, kept_from_cut = [], [], []  # no store yet: the first full check folds
     from ..jsonscan import scanner
 
     scan = scanner()
@@ -307,6 +436,7 @@ def glance(
     digest: dict[str, Any] = scan(rows[0][1], 0)[0] if offset else {}
     kept = (cursor or {}).get("state") or {} if offset else {}
     fold = Fold(digest, list(kept.get("requests") or ()))
+    fold.excluded = (f"{EXCLUDE_KEY}{harness}:{session_id}",) in kept_from_cut
     # An event log's first line is its header, which the reader takes once (and keeps its
     # version): from there on, every line is an event.
     header = found.event_log is not None and "version" not in kept
@@ -372,7 +502,7 @@ def _settings(state_dir: str) -> dict[str, Any] | None:
 
 def keep_settings(state_dir: str, settings: GraftSettings, environ: Mapping[str, str]) -> None:
     """Keep the settings a full check resolved with nothing refused (`GraftSettings.resolve`),
-    for `quiet`, with the configuration file's stamp and every `[graft]` variable's value;
+    for the fold, with the configuration file's stamp and every `[graft]` variable's value;
     written only when that changed (owner-only, whole)."""
     import orjson
 
@@ -391,6 +521,7 @@ def keep_settings(state_dir: str, settings: GraftSettings, environ: Mapping[str,
         "handoff_tokens": settings.handoff_tokens,
         "growth_tokens_per_turn": settings.growth_tokens_per_turn,
         "reserve_turns": settings.reserve_turns,
+        "model_driven": settings.model_driven,
     }
     kept = {
         "config": _config_stamp(state_dir),

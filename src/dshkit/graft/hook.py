@@ -313,6 +313,10 @@ def _watch(store: Store, call: Call) -> live.Watch | None:
     settings, problem = GraftSettings.resolve(call.state_dir)
     if problem is not None:
         _refused(store, call, problem)
+    elif not call.dry:  # for the check where no room hint answers, whatever this one says
+        from .fold import keep_settings
+
+        keep_settings(str(call.state_dir), settings, os.environ)
     watched = live.watch(
         store, call.harness, call.session_id, transcript, settings, str(call.state_dir)
     )

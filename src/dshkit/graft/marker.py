@@ -54,9 +54,11 @@ not found for that request's level). A prompt *turns* the hint (a rename, `turn`
 prompt brings (an attached file) may not be in the log's bytes, so its room in bytes no
 longer holds, while its ceilings do, being measured against the requests' own usage.
 
-Where no room hint answers, `graft.fold` may still prove the call quiet from the store's last
-fold and the log's records since (`quiet_payload`, `quiet_prompt`): the check then answers
-AFTER, and its handler's full check runs once the call is answered (`hookspec.AFTER`).
+Where no room hint answers, `graft.fold` may still tell what the watermark says from the
+store's last fold and the log's records since (`quiet_payload`, `quiet_prompt`): nothing (the
+check answers AFTER) or, after a tool call, a nudge or an escalation (it answers `Say`, with
+the words); either way its handler's full check runs once the call is answered
+(`dshkit.quiet`).
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from __future__ import annotations
 import os
 
 from .. import harnesses
+from ..quiet import AFTER, Say
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
@@ -72,7 +75,6 @@ if TYPE_CHECKING:
 
     from ..store import Store
 
-AFTER = "after"  # (hookspec.AFTER: nothing to say, and the handler runs after the answer)
 NAME = "graft.used"
 # A session a person kept from the forced cut: store meta `<EXCLUDE_KEY><harness>:<session id>`
 # (here, not in the ledger: the watermark's full check reads it without loading the ledger).
@@ -375,14 +377,15 @@ def _model_mark(model: str | None) -> str:
     return f"{zlib.crc32(model.encode()):08x}"
 
 
-def quiet_payload(state_dir: str, raw: bytes) -> bool | str:
+def quiet_payload(state_dir: str, raw: bytes) -> bool | str | Say:
     """`quiet` read from a hook's raw payload, before any JSON parser is imported: its
     `transcript_path` and `session_id` as plain strings. A call that may write a todo list
     (`todos` or `plan` anywhere in it) is never skipped by the room hint; where the hint does
-    not answer, the store's last fold and the log's lines since may still prove the call has
-    nothing to say (`fold.quiet`, which reads the list from the log): then the answer is
-    AFTER (`hookspec.AFTER`: the full check runs once the call is answered, and folds them
-    into the store). Never raises: False decides nothing."""
+    not answer, the store's last fold and the log's lines since may still tell what the
+    watermark says (`fold.verdict`, which reads the list from the log): nothing (AFTER) or a
+    nudge or an escalation (`Say`: `dshkit.quiet`); either way the full check
+    runs once the call is answered, and folds the lines into the store (and records what was
+    said, when it says the same). Never raises: False decides nothing."""
     try:
         listed = b'"todos"' in raw or b'"plan"' in raw
         transcript = _plain_string(raw, b'"transcript_path"')
@@ -395,9 +398,12 @@ def quiet_payload(state_dir: str, raw: bytes) -> bool | str:
         session = _plain_string(raw, b'"session_id"')
         from . import fold  # (here: a call the room hint answers loads none of it)
 
-        if session is None or not fold.quiet(state_dir, transcript, session):
+        said = None if session is None else fold.verdict(state_dir, transcript, session)
+        if said is None:
             return False
-        return AFTER
+        if not said:
+            return AFTER
+        return Say(said)
     except Exception:
         return False
 
@@ -473,11 +479,7 @@ def remember(
         (harness, session_id),
     ).fetchone()
     room = None
-    settings, refused = GraftSettings.resolve(state_dir)  # as the check that ran used them
-    if refused is None:  # for the check where no room hint answers (`fold.quiet`)
-        from .fold import keep_settings
-
-        keep_settings(state_dir, settings, os.environ)
+    settings, _ = GraftSettings.resolve(state_dir)  # as the check that ran used them
     if row is not None and not _compressed(transcript):
         digest = Digest.from_json(orjson.loads(row[0]))
         free = room_bytes(digest, settings)
