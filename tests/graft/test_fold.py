@@ -352,6 +352,7 @@ def test_the_fold_nudges_then_escalates_as_the_full_check_and_is_quiet_after(
     append(log, user("go"), in_band(0, 20_000))
     full_check(state, log, settings)  # the store's fold: below the band
     append(log, in_band(1))
+    assert not fold.quiet(state, str(log), SESSION)  # at a prompt: the full check says it
     said = fold.verdict(state, str(log), SESSION)
     assert said is not None and "145,000" not in said and "72%" in said and SESSION in said
     assert full_check(state, log, settings, deliver=True)[1] == said  # (recorded as said)
@@ -361,6 +362,7 @@ def test_the_fold_nudges_then_escalates_as_the_full_check_and_is_quiet_after(
     assert full_check(state, log, settings, deliver=True)[1] == escalated
     append(log, in_band(3))
     assert fold.verdict(state, str(log), SESSION) == ""  # told all there is in this turn
+    assert fold.quiet(state, str(log), SESSION)  # (a DSH step's prompt, too)
     append(log, user("next"), in_band(4))
     assert fold.verdict(state, str(log), SESSION) is not None  # a new turn: nudged again
     # What the fold said and was not recorded (the check after the answer said otherwise),

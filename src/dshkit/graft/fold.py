@@ -5,9 +5,10 @@ The full check (`live.watch`) loads the store, the session reader and the decisi
 90 ms of a hook's time, measured. Where the session's room hint cannot answer (none kept, a
 line it cannot skip, more log than it reads, a compressed log: DSH's), the call is still,
 nearly always, below the warning band with no plan-first nudge due, or in the band with the
-nudge or the escalation due or already given. `quiet` (at a prompt) proves the first from
-what the full check left behind, loading none of it; `verdict` (after a tool call) tells the
-rest as well (docs/design/graft.md#a-call-the-room-hint-cannot-answer-is-folded):
+nudge or the escalation due or already given. `quiet` (at a prompt) proves "nothing to say"
+from what the full check left behind, loading none of it; `verdict` (after a tool call) also
+says the nudge and the escalation
+(docs/design/graft.md#a-call-the-room-hint-cannot-answer-is-folded):
 
 - the session's digest and state (`graft_watch`) and the watermark's cursor over its log
   (`transcript_tails`, consumer `graft`), read-only (`storeview`); with neither, the log is
@@ -272,9 +273,9 @@ def quiet(
 ) -> bool:
     """Whether the watermark surely has nothing to say to this prompt (see the module
     docstring; `payload`, the call's, names its harness for a session the full check has not
-    read yet): the latest context below every line, or no usage yet, and no plan-first nudge
-    due (a prompt's turn may not be in the log yet: what the band says within a turn is left
-    to the full check). Never raises: False decides nothing (the full check runs)."""
+    read yet): below every line, or no usage yet, or told all there is in the turn, and no
+    plan-first nudge due. (A DSH session asks before every model step: in the band, most of
+    them.) Never raises: False decides nothing (the full check runs)."""
     try:
         return _verdict(state_dir, transcript, session_id, payload, False) == ""
     except Exception:
@@ -326,10 +327,12 @@ def _verdict(
     )
     if place == "below":
         return ""
-    if not step or place == "force" or not isinstance(model_driven, bool):
-        return None  # a prompt's turn, a cut, or settings kept before the band was read
+    if place == "force" or not isinstance(model_driven, bool):
+        return None  # a cut, or settings kept before the band was read
     if place in ("off", "obeyed", "warned"):
         return ""  # (a handoff begun here only ever makes the decision quieter)
+    if not step:
+        return None  # a prompt: its words are the full check's to write
     # A nudge or an escalation: said here only where no handoff could make it quieter (one
     # never began here; in its first turns, the session was not born from one: its person's
     # first words, if any, were folded by the store and named none).
