@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from dshkit.procs import (
+    _WATCHDOG_FIRST,
     ExitOnSigterm,
     alive,
     ancestor_env,
@@ -27,7 +28,7 @@ from dshkit.procs import (
     start_watched,
 )
 
-from .support.procs import left, running_in_group, watchdog_of
+from .support.procs import left, running_in_group, running_with, watchdog_of
 
 pytestmark = pytest.mark.process
 
@@ -348,15 +349,66 @@ def test_the_watchdog_runs_before_the_child_starts(monkeypatch: pytest.MonkeyPat
 
     def recording(argv: list[str], *args: object, **kwargs: object) -> subprocess.Popen[bytes]:
         watchdogs = [p for name, p in seen if name == "watchdog"]
-        started.append((argv[0], any(w.poll() is None for w in watchdogs)))
+        kind = "watchdog" if _WATCHDOG_FIRST in argv else "child"
+        started.append((kind, any(w.poll() is None for w in watchdogs)))
         process = real(argv, *args, **kwargs)  # type: ignore[call-overload]
-        seen.append(("watchdog" if "-I" in argv else "child", process))
+        seen.append((kind, process))
         return process
 
     seen: list[tuple[str, subprocess.Popen[bytes]]] = []
     monkeypatch.setattr(subprocess, "Popen", recording)
     watched = start_watched(["sleep", "30"])
     try:
-        assert started == [(sys.executable, False), ("sleep", True)]
+        assert started == [("watchdog", False), ("child", True)]
+        wait_until(
+            lambda: b"sleep" in Path(f"/proc/{watched.process.pid}/cmdline").read_bytes(),
+            "the child never became its program",
+        )
     finally:
         watched.end()
+
+
+# An owner whose watchdog is told the child's group only after a long pause (a loaded
+# machine's preemption, made certain): it says when the child was started, then stalls.
+STALLED = """
+import subprocess, sys, time
+from dshkit import procs
+real = subprocess.Popen
+
+class Stalled:
+    def __init__(self, pipe):
+        self.pipe = pipe
+    def write(self, data):
+        print("started", flush=True)
+        time.sleep(300)
+    def close(self):
+        self.pipe.close()
+
+def popen(argv, *args, **kwargs):
+    process = real(argv, *args, **kwargs)
+    if procs._WATCHDOG_FIRST in argv:
+        process.stdin = Stalled(process.stdin)
+    return process
+
+subprocess.Popen = popen
+procs.start_watched([sys.argv[1]])
+"""
+
+
+@pytest.mark.process
+def test_a_child_runs_nothing_before_its_watchdog_knows_its_group(tmp_path: Path) -> None:
+    ran = tmp_path / "ran"
+    program = tmp_path / "program.sh"
+    program.write_text(f"#!/bin/sh\necho $$ > {ran}\nexec sleep 300\n")
+    program.chmod(0o755)
+    owner = subprocess.Popen([sys.executable, "-c", STALLED, str(program)], stdout=subprocess.PIPE)
+    assert owner.stdout is not None
+    assert owner.stdout.readline() == b"started\n"  # the child started, the watchdog not told
+    time.sleep(0.5)
+    assert not ran.exists()  # held: its program has not run
+    owner.kill()
+    owner.wait()
+    owner.stdout.close()
+    time.sleep(0.5)
+    assert not ran.exists()  # its owner gone before the watchdog knew: it ran nothing
+    assert left(lambda: running_with(str(program))) == []

@@ -19,7 +19,7 @@ import time
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
     import subprocess
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from types import FrameType, TracebackType
     from typing import Any
 
@@ -67,6 +67,27 @@ group = line.strip()
 if group.isdigit():
     os.execv(sys.executable, [sys.executable, "-I", "-S", "-c", {_WATCHDOG!r}, group.decode(),
                               *sys.argv[1:]])
+"""
+
+
+# How a watched child starts (`python -I -S -c _HELD FD PROGRAM ARGV0 ARG…`): held until the
+# owner has told the watchdog its group, a byte on the pipe at FD (then closed); end of file
+# instead means the owner died before that, and the child leaves without running anything.
+# Then it becomes PROGRAM by exec, the signals the interpreter ignores set back to their
+# default (as subprocess's restore_signals), and nothing else of it left behind.
+_HELD_START = """\
+import os, sys, _signal
+fd = int(sys.argv[1])
+go = os.read(fd, 1)
+os.close(fd)
+if not go:
+    os._exit(125)
+for number in (_signal.SIGPIPE, _signal.SIGXFSZ):
+    _signal.signal(number, _signal.SIG_DFL)
+try:
+    os.execv(sys.argv[2], sys.argv[3:])
+except OSError:
+    os._exit(127)
 """
 
 
@@ -239,7 +260,8 @@ class Watched:
     is final, and both are safe to call again and from any thread. What is still watched when
     this process exits is killed then (atexit); what is left when it dies without running its
     exit (SIGKILL, `os._exit`, a crash) is the watchdog's, started before the child and told
-    its group the moment it runs: only a death in between (a few statements) is not covered."""
+    its group before the child runs its program (held until then: a death in between leaves
+    a child that runs nothing)."""
 
     def __init__(self, process: subprocess.Popen[Any], watchdog: subprocess.Popen[bytes]) -> None:
         import threading
@@ -310,12 +332,15 @@ def start_watched(argv: Sequence[str], *, remove: Sequence[str] = (), **popen: A
     parent-death signal is not used: it fires when the thread that started the child ends
     (the service starts browsers in job threads), and reaches the child only, not the rest of
     its group. Without a watchdog no child is started (the error is raised); a child whose
-    watchdog cannot be told its group is killed and the error raised."""
+    watchdog cannot be told its group is killed and the error raised. The child is held before
+    it runs its program until the watchdog was told (`_HELD_START`, an interpreter start more:
+    a test killing the owner under full load found it between the child's start and the
+    telling, which left the child running), so `argv[0]` is looked up here, and a program
+    that cannot be run raises as Popen would."""
     import subprocess
 
-    # The watchdog first: once the child runs, a death of this process is covered as soon as
-    # the next statement has told the watchdog its group (not after a whole interpreter start,
-    # as when the watchdog came second: a test killing the owner under load saw that gap).
+    # The watchdog first (when it came second, a test killing the owner under load found the
+    # group unwatched for a whole interpreter start); the child is then held until it is told.
     watchdog = subprocess.Popen(
         [sys.executable, "-I", "-S", "-c", _WATCHDOG_FIRST, *remove],
         stdin=subprocess.PIPE,
@@ -328,19 +353,34 @@ def start_watched(argv: Sequence[str], *, remove: Sequence[str] = (), **popen: A
     )
     told = watchdog.stdin
     assert told is not None
+    # The child is held until the watchdog knows its group (`_HELD_START`): an owner killed
+    # in between leaves a child that runs nothing.
+    go_read, go_write = os.pipe()  # (not inheritable: the child is given the read end alone)
     try:
-        process = subprocess.Popen(list(argv), start_new_session=True, close_fds=True, **popen)
+        program = _program(argv[0], popen.get("env"), popen.get("cwd"))
+        held = [sys.executable, "-I", "-S", "-c", _HELD_START, str(go_read), program, *argv]
+        process = subprocess.Popen(
+            held, start_new_session=True, close_fds=True, pass_fds=(go_read,), **popen
+        )
     except BaseException:
+        os.close(go_write)
         told.close()  # no group to watch: it leaves
         watchdog.wait()
         raise
+    finally:
+        os.close(go_read)
     try:
         told.write(f"{process.pid}\n".encode())
     except BaseException:
+        os.close(go_write)  # (the held child leaves, running nothing)
         kill_group(process)  # a child nothing watches is not left running
         told.close()
         watchdog.wait()
         raise
+    try:
+        os.write(go_write, b"g")
+    finally:
+        os.close(go_write)
     watched = Watched(process, watchdog)
     _WATCHED.add(watched)
     if not _AT_EXIT:
@@ -349,6 +389,27 @@ def start_watched(argv: Sequence[str], *, remove: Sequence[str] = (), **popen: A
         atexit.register(_kill_all)
         _AT_EXIT.append(True)
     return watched
+
+
+def _program(name: str, env: Mapping[str, str] | None, cwd: Any) -> str:
+    """The executable `name` runs as Popen would find it (on the PATH of `env`, or this
+    process's; a path with a slash from `cwd`): FileNotFoundError or PermissionError, as
+    Popen raises them, where there is none to run, since the held child cannot say so."""
+    import errno
+    import shutil
+
+    if os.sep in name:
+        found = os.path.join(os.fspath(cwd) if cwd is not None else os.getcwd(), name)
+        if not os.path.isfile(found):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
+        if not os.access(found, os.X_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name)
+        return found
+    path = (env if env is not None else os.environ).get("PATH", os.defpath)
+    found_on_path = shutil.which(name, path=path)
+    if found_on_path is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
+    return os.path.abspath(found_on_path)
 
 
 def _kill_all() -> None:
