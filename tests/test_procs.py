@@ -360,10 +360,8 @@ def test_the_watchdog_runs_before_the_child_starts(monkeypatch: pytest.MonkeyPat
     watched = start_watched(["sleep", "30"])
     try:
         assert started == [("watchdog", False), ("child", True)]
-        wait_until(
-            lambda: b"sleep" in Path(f"/proc/{watched.process.pid}/cmdline").read_bytes(),
-            "the child never became its program",
-        )
+        cmdline = Path(f"/proc/{watched.process.pid}/cmdline")
+        wait_until(lambda: cmdline.read_bytes().startswith(b"sleep\0"), "never its program")
     finally:
         watched.end()
 
@@ -412,3 +410,25 @@ def test_a_child_runs_nothing_before_its_watchdog_knows_its_group(tmp_path: Path
     time.sleep(0.5)
     assert not ran.exists()  # its owner gone before the watchdog knew: it ran nothing
     assert left(lambda: running_with(str(program))) == []
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("given", [{}, {"LANG": "C"}, {"LC_CTYPE": "C"}, {"LC_ALL": "C"}])
+def test_a_watched_child_gets_its_environment_and_signals_as_given(
+    given: dict[str, str],
+) -> None:
+    # Held by an interpreter first, which coerces a C locale's LC_CTYPE (PEP 538) and ignores
+    # SIGPIPE: neither may reach the program.
+    env = {"PATH": os.environ["PATH"], **given}
+    watched = start_watched(["sleep", "30"], env=env)
+    proc = Path(f"/proc/{watched.process.pid}")
+    try:
+        became = lambda: (proc / "cmdline").read_bytes().startswith(b"sleep\0")  # noqa: E731
+        wait_until(became, "it never became its program")
+        environ = (proc / "environ").read_bytes().decode().split("\0")
+        status = (proc / "status").read_text().splitlines()
+    finally:
+        watched.end()
+    assert dict(entry.split("=", 1) for entry in environ if entry) == env
+    ignored = int(next(line for line in status if line.startswith("SigIgn")).split()[1], 16)
+    assert not ignored & (1 << (signal.SIGPIPE - 1)), status

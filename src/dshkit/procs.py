@@ -73,9 +73,12 @@ if group.isdigit():
 # How a watched child starts (`python -I -S -c _HELD FD PROGRAM ARGV0 ARG…`): held until the
 # owner has told the watchdog its group, a byte on the pipe at FD (then closed); end of file
 # instead means the owner died before that, and the child leaves without running anything.
-# Then it becomes PROGRAM by exec, the signals the interpreter ignores set back to their
-# default (as subprocess's restore_signals), and nothing else of it left behind.
-_HELD_START = """\
+# Then it becomes PROGRAM by exec with nothing of the interpreter left behind: the signals it
+# ignores set back to their default (as subprocess's restore_signals), and the environment
+# as given, LC_CTYPE included, which the interpreter coerces in the C locale (PEP 538): its
+# given value rides in `_HELD_LC` ("=" and the value, or "" for none).
+_HELD_LC = "DSHKIT_HELD_LC_CTYPE"
+_HELD_START = f"""\
 import os, sys, _signal
 fd = int(sys.argv[1])
 go = os.read(fd, 1)
@@ -84,8 +87,13 @@ if not go:
     os._exit(125)
 for number in (_signal.SIGPIPE, _signal.SIGXFSZ):
     _signal.signal(number, _signal.SIG_DFL)
+env = dict(os.environ)
+given = env.pop({_HELD_LC!r}, "")
+env.pop("LC_CTYPE", None)
+if given:
+    env["LC_CTYPE"] = given[1:]
 try:
-    os.execv(sys.argv[2], sys.argv[3:])
+    os.execve(sys.argv[2], sys.argv[3:], env)
 except OSError:
     os._exit(127)
 """
@@ -357,10 +365,13 @@ def start_watched(argv: Sequence[str], *, remove: Sequence[str] = (), **popen: A
     # in between leaves a child that runs nothing.
     go_read, go_write = os.pipe()  # (not inheritable: the child is given the read end alone)
     try:
-        program = _program(argv[0], popen.get("env"), popen.get("cwd"))
+        given = popen.pop("env", None)
+        env = dict(os.environ if given is None else given)
+        program = _program(argv[0], env, popen.get("cwd"))
+        env[_HELD_LC] = f"={env['LC_CTYPE']}" if "LC_CTYPE" in env else ""
         held = [sys.executable, "-I", "-S", "-c", _HELD_START, str(go_read), program, *argv]
         process = subprocess.Popen(
-            held, start_new_session=True, close_fds=True, pass_fds=(go_read,), **popen
+            held, start_new_session=True, close_fds=True, pass_fds=(go_read,), env=env, **popen
         )
     except BaseException:
         os.close(go_write)
@@ -391,10 +402,10 @@ def start_watched(argv: Sequence[str], *, remove: Sequence[str] = (), **popen: A
     return watched
 
 
-def _program(name: str, env: Mapping[str, str] | None, cwd: Any) -> str:
-    """The executable `name` runs as Popen would find it (on the PATH of `env`, or this
-    process's; a path with a slash from `cwd`): FileNotFoundError or PermissionError, as
-    Popen raises them, where there is none to run, since the held child cannot say so."""
+def _program(name: str, env: Mapping[str, str], cwd: Any) -> str:
+    """The executable `name` runs as Popen would find it (on the PATH of `env`, the child's;
+    a path with a slash from `cwd`): FileNotFoundError or PermissionError, as Popen raises
+    them, where there is none to run, since the held child cannot say so."""
     import errno
     import shutil
 
@@ -405,7 +416,7 @@ def _program(name: str, env: Mapping[str, str] | None, cwd: Any) -> str:
         if not os.access(found, os.X_OK):
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name)
         return found
-    path = (env if env is not None else os.environ).get("PATH", os.defpath)
+    path = env.get("PATH", os.defpath)
     found_on_path = shutil.which(name, path=path)
     if found_on_path is None:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
