@@ -118,7 +118,11 @@ def test_remove_an_entry_see_it_listed_kept_out_and_restore_it(console: Console,
     page.keyboard.press("Enter")
     page.wait_for_selector('li[data-removed="B1"]', state="detached", timeout=30_000)
     assert removed(console) == []
-    assert "Entry B1: removal undone" in page.text_content("#notice")
+    # (the notice is written after the list is drawn again: under load, a moment later)
+    page.wait_for_function(
+        "() => document.querySelector('#notice')?.textContent.includes('Entry B1: removal undone')",
+        timeout=30_000,
+    )
     page.wait_for_function("() => document.activeElement?.id === 'removed-title'")
     assert "B1" not in ids(console)  # restoring puts nothing back by itself
     # The next regeneration may write it again, and does.
