@@ -1,5 +1,5 @@
-"""Handlers a quiet check answered for, run once the call is answered (`hookspec.AFTER`,
-`hookspec.Say`): in the caller (a resident worker's deferred step, the tests), or detached,
+"""Handlers a quiet check answered for, run once the call is answered (`AFTER`, `Say`:
+`dshkit.quiet`): in the caller (a resident worker's deferred step, the tests), or detached,
 as `python -m dshkit.hooks.later EVENT STATE FILE HANDLER…`.
 
 A quiet check may prove "nothing to say" from what its handler's last full run left behind

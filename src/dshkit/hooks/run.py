@@ -219,8 +219,8 @@ def _say(
     """Write the words quiet checks gave for their handlers (`Say`) as the runtime would write
     the handlers' answer (merged in order, in the calling harness's dialect); the exit code
     and the answer as written (`protocol.said`; None: its writing failed, nothing is to be
-    recorded), or None where nothing was written (a payload
-    that does not parse, a context the cap would drop: the full path answers, and says why)."""
+    recorded), or None where nothing was written (a payload that does not parse, a context
+    the cap would drop: the full path answers, and says why)."""
     try:
         from .. import harnesses
         from .protocol import answer, loads, said, write, written
