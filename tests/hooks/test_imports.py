@@ -273,6 +273,65 @@ def test_a_nudge_the_fold_can_say_beside_another_handlers_words_is_answered_in_f
     assert orjson.loads(state)["nudgeTurn"] == 1
 
 
+def test_a_dsh_nudge_said_from_the_fold_records_what_a_full_call_records(
+    tmp_path: Path,
+) -> None:
+    # DSH asks at every step: a call's context opens or extends its turn (`turns`). The nudge
+    # said from the fold leaves the same state, audit line and turn as the full call.
+    found = []
+    for name in ("full", "fold"):
+        home = tmp_path / name
+        state = home / ".dsh" / "dshkit"
+        log = home / ".dsh" / "sessions" / "--p--" / "d1" / "session.jsonl.zstd"
+        log.parent.mkdir(parents=True)
+        header = {"type": "session", "version": 0, "id": "d1", "createdAt": 0, "cwd": "/p"}
+        words = {"role": "user", "content": [{"type": "text", "text": "go"}]}
+        window = {"type": "request/context", "data": {"model": "m", "contextWindow": 200_000}}
+
+        def step(tokens: int) -> dict[str, Any]:
+            message = {"role": "assistant", "content": [], "source": {"model": "m"}}
+            usage = {"inputTokens": tokens, "outputTokens": 5}
+            return {"type": "assistant/message", "data": {"message": message, "usage": usage}}
+
+        log.write_bytes(
+            dsh_frame(
+                header,
+                {"type": "turn/start", "data": {"turn": 1}},
+                {"type": "user/message", "data": {**words, "source": {"kind": "user"}}},
+                window,
+                step(20_000),
+            )
+        )
+        payload = dsh("d1", transcript_path=str(log), hook_event_name="PostToolUse")
+        payload["tool_name"] = "read_file"
+        assert hook(home, "PostToolUse", payload)[0] == {}  # the full check: below the band
+        with open(log, "ab") as handle:
+            handle.write(dsh_frame(window, step(145_000)))
+        marker.forget(str(state), str(log))
+        if name == "full":
+            (state / fold.SETTINGS_FILE).unlink()
+        heavy, said = answered(home, "PostToolUse", payload, FOLD_HEAVY)
+        assert "水位" in orjson.loads(said)["hookSpecificOutput"]["additionalContext"]
+        if name == "fold":
+            assert set(heavy) <= {"dshkit.hookio"}, heavy
+        settled(state)
+        deadline = time.monotonic() + 60
+        while True:
+            with Store(state) as store:
+                watch = store.db.execute("SELECT state FROM graft_watch").fetchone()[0]
+                told = store.db.execute(
+                    "SELECT kind FROM graft_audit WHERE kind = 'model-nudge'"
+                ).fetchall()
+                turns = store.db.execute(
+                    "SELECT harness, session_id, open, heads FROM prompt_turns"
+                ).fetchall()
+            if told or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        found.append((said, orjson.loads(watch), told, turns))
+    assert found[0] == found[1] and found[0][2] and found[0][3]
+
+
 def test_a_start_or_a_dsh_step_where_no_handoff_began_loads_no_graft_machinery(
     tmp_path: Path,
 ) -> None:
