@@ -18,14 +18,16 @@ and checked in full at every call (the settings the fold reads dropped too: the 
 into the store and the decision taken, what a call costs where the fold cannot answer: a
 forced cut, a handoff tool's line, changed settings), and a session in the band whose every
 call is its turn's first (a prompt before it, not timed): the watermark's nudge, said by the
-fold (`hookspec.Say`), the full check that records it run after the answer.
+fold (`quiet.Say`), the full check that records it run after the answer.
 Payloads carry what the real Claude Code sends anew with every call (a prompt's
 `prompt_id`, a resumed start's `seconds_since_last_response`), unique each round.
 UserPromptSubmit runs with the optimizer's tier off and nothing to deliver, once as Claude Code
 sends it (once a turn: a session whose log holds its person's words and no model request yet,
 which no tool call left a room hint for, as before its first request), once as DSH's bridge
 does (before every model step, its zstd log grown by a step's frame: no room hint holds for a
-compressed log, the fold answers), and once as a Claude Code prompt after a tool call of its
+compressed log, the fold answers; and the same in the watermark's band, one turn long: after
+its first steps, nudged and escalated in full, told all there is in the turn, which the fold
+answers too), and once as a Claude Code prompt after a tool call of its
 turn (the PostToolUse before it, not timed, leaves the watermark's room hint, as in a real
 session); each is answered from its session's hint (`dshkit.hooks.lean`) once the one before
 kept it. SessionStart once as Claude Code resumes a session (the start before it kept its
@@ -235,6 +237,17 @@ def main() -> None:
         os.makedirs(os.path.dirname(dsh_log))
         with open(dsh_log, "wb") as growing:
             growing.write(dsh_frame([{"type": "session", "version": 0, "id": "d1", "cwd": "/p"}]))
+        # The same in the band (145,000 tokens of the 200,000 its log announces), one turn: its
+        # first steps are nudged and escalated (in full), then told all there is in the turn.
+        dsh_band = dsh_log.replace(f"{os.sep}d1{os.sep}", f"{os.sep}d2{os.sep}")
+        os.makedirs(os.path.dirname(dsh_band))
+        with open(dsh_band, "wb") as growing:
+            opened: list[dict[str, Any]] = [
+                {"type": "session", "version": 0, "id": "d2", "cwd": "/p"},
+                {"type": "turn/start", "data": {"turn": 1}},
+                {"type": "request/context", "data": {"contextWindow": 200_000}},
+            ]
+            growing.write(dsh_frame(opened))
         # A transcript of its own: a prompt drops its session's room hint (the first tool
         # call after it is checked in full), which would make the far-below case a full one.
         asked = transcript.with_name("prompted.jsonl")
@@ -262,6 +275,7 @@ def main() -> None:
             "UserPromptSubmit (Claude)": (prompted, prompt_payload(str(asked), "p")),
             "UserPromptSubmit (Claude, turn)": (prompted, turn_prompt),
             "UserPromptSubmit (DSH)": (prompted, prompt_payload(dsh_log, "d1")),
+            "UserPromptSubmit (DSH, band)": (prompted, prompt_payload(dsh_band, "d2")),
             "SessionStart (Claude, resume)": (started, start_payload(str(resumed))),
             "SessionStart (Claude, new)": (started, b""),  # a new session each round (below)
         }
@@ -284,6 +298,8 @@ def main() -> None:
                 growing.write(json.dumps(prompt).encode() + b"\n" + step(round, 145_000))
             with open(dsh_log, "ab") as growing:
                 growing.write(dsh_frame(dsh_step(round)))
+            with open(dsh_band, "ab") as growing:
+                growing.write(dsh_frame(dsh_step(round, 145_000)))
             for name, (command, data) in cases.items():
                 if name == "SessionStart (Claude, new)":
                     new = f"5f0c{round:04d}-1d2e-4b3a-8c9d-0e1f2a3b4c5d"  # as harnesses name them
