@@ -32,13 +32,11 @@ WRITERS = {
     "guard/service.py": "<state dir>/guard-mode: the mode a person chose, 0600, replaced whole",
     "guard/rulefile.py": "<state dir>/config.toml: a rule added to the person's file, edited "
     "in place, checked, replaced whole, 0600",
-    "hooks/after.py": "removes the payload file its foreground left it in <state dir>/hints",
     "hooks/hint.py": "<state dir>/hints/<event>.<session>: a session's hint, 0600, replaced "
     "whole; a stale one removed",
-    "hooks/later.py": "removes the payload file its caller left it in <state dir>/hints",
     "hooks/log.py": "appends to <state dir>/hooks.log",
-    "hooks/spawn.py": "a detached step's payload (and a templated answer beside it), 0600 "
-    "in <state dir>/hints",
+    "hooks/spawn.py": "a detached step's payload (and the answer written beside it), 0600 "
+    "in <state dir>/hints, removed by the step once taken",
     "hooks/resident.py": "an anonymous temporary file holding a call's payload (its stdin); "
     "/dev/null opened over a worker's fds 0 and 1",
     "install/files.py": "the person's harness settings files (dshkit's entries only, atomic)",

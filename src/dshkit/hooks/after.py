@@ -17,7 +17,6 @@ template is dropped (`_templated`).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import time
@@ -28,7 +27,7 @@ from .lean import Observation, _said, live, observed
 from .log import log
 from .protocol import answer
 from .run import _present
-from .spawn import SAID
+from .spawn import remove, taken
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -46,17 +45,10 @@ def main(argv: list[str]) -> int:
     pending: tests wait for none to be)."""
     event, state, name, *owed = argv
     try:
-        with open(name, "rb") as handle:
-            raw = handle.read()
-        said = None
-        with contextlib.suppress(FileNotFoundError), open(name + SAID, "rb") as handle:
-            said = handle.read()
+        raw, said = taken(name)
         step(event, state, raw, said, owed)
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(name + SAID)
-        with contextlib.suppress(OSError):
-            os.unlink(name)
+        remove(name)
     return 0
 
 

@@ -17,7 +17,6 @@ its own with its standard streams on /dev/null, its failures in the hooks' log.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import time
@@ -27,7 +26,7 @@ from . import dispatch
 from .log import log
 from .protocol import answer, written
 from .protocol import said as protocol_said
-from .spawn import SAID
+from .spawn import remove, taken
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -83,18 +82,12 @@ def _recorded(
 
 def main(argv: list[str]) -> int:
     """The detached process: the payload file read (and the answer written beside it, if
-    any), the handlers run, the files removed."""
+    any) and removed, then the handlers run."""
     event, state, name, *handlers = argv
     try:
-        with open(name, "rb") as handle:
-            raw = handle.read()
-        said = None
-        with contextlib.suppress(FileNotFoundError), open(name + SAID, "rb") as handle:
-            said = handle.read()
+        raw, said = taken(name)
     finally:
-        for path in (name + SAID, name):
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+        remove(name)
     run(event, handlers, raw, state, said)
     return 0
 

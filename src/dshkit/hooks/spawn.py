@@ -31,6 +31,28 @@ def leave(state: str, tag: str, data: bytes, beside: dict[str, bytes | None] | N
     return name
 
 
+def taken(name: str) -> tuple[bytes, bytes | None]:
+    """What a step finds at `name` (`leave`'s file): the data, and the answer the foreground
+    wrote beside it (`SAID`), None where it wrote none."""
+    with open(name, "rb") as handle:
+        data = handle.read()
+    try:
+        with open(name + SAID, "rb") as handle:
+            return data, handle.read()
+    except FileNotFoundError:
+        return data, None
+
+
+def remove(name: str) -> None:
+    """Remove `leave`'s file at `name` and what lies beside it (what is gone already, or
+    cannot be removed, is passed over)."""
+    for path in (name + SAID, name):
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+
+
 def start(module: str, *args: str) -> None:
     """`python -m MODULE ARGS…`, detached (see the module docstring)."""
     null = os.devnull
