@@ -13,6 +13,7 @@ import pytest
 
 from dshkit.hooks import hint, lean
 from dshkit.optimizer import OptimizerService
+from dshkit.quiet import Say
 from dshkit.store import PROFILE_DELIVERY, Store
 
 from ..support.cli import environment, hook_here, state_of
@@ -272,3 +273,20 @@ def test_a_field_no_handler_reads_is_held_by_its_presence_alone(homes: tuple[Hom
         Path(hint.path(str(hinted.state), "UserPromptSubmit", "claude", "c1") or "").read_bytes()
     )
     assert held["key"]["payload"]["prompt_id"] is True  # by its presence
+
+
+def test_a_live_check_with_words_to_say_leaves_the_call_to_the_full_path(
+    homes: tuple[Home, Home], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A live check that knows its handler's words (`quiet.Say`) does not say "nothing": the
+    # lean foreground, which writes no words of a live handler, leaves the call to the full
+    # path (which runs that handler).
+    hinted, _ = homes
+    payload = dsh("d1", cwd=str(hinted.root / "p"), hook_event_name="UserPromptSubmit")
+    for words in ("fix it", "step contexts", "more contexts"):
+        hinted.call("UserPromptSubmit", {**payload, "prompt": words})
+    answered = hinted.lean
+    assert answered >= 1  # (from its hint: the live check said nothing)
+    monkeypatch.setattr(lean, "named", lambda reference: lambda state, call: Say("words"))
+    hinted.call("UserPromptSubmit", {**payload, "prompt": "and more"})
+    assert hinted.lean == answered

@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..hookspec import AFTER, named
+from ..hookspec import AFTER, Say, named
 from . import hint
 from .run import LEAN_EVENTS  # (defined where calls are routed: run.py)
 from .spawn import SAID  # beside the step's payload file: the templated answer written
@@ -118,8 +118,8 @@ def answer(
         owed = []  # live handlers whose check answered AFTER: the step runs them after it
         for handler in [entry.handler for entry in wanted if entry.handler in checks]:
             said = named(checks[handler])(state, payload)
-            if not said:
-                return None
+            if not said or isinstance(said, Say):
+                return None  # (words to say: the full path writes them, in full)
             if said == AFTER:
                 owed.append(handler)
     except Exception:  # anything at all: the full path answers
