@@ -92,6 +92,7 @@ def answered(
     """The modules of `heavy` that one `dshkit hook EVENT` call loaded, and its answer."""
     probe = (
         f"import sys; sys.argv = ['dshkit', 'hook', {event!r}]\n"
+        "import os; os._exit = sys.exit  # (the hook ends its process; the probe goes on)\n"
         "from dshkit.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         f"heavy = set({list(heavy)!r})\n"

@@ -214,6 +214,7 @@ def test_the_hot_path_imports_nothing_heavy(tmp_path: Path) -> None:
     # must not pay for click, JSON, SQLite or dataclasses.
     probe = (
         "import sys; sys.argv = ['dshkit', 'hook', 'PreCompact']\n"
+        "import os; os._exit = sys.exit  # (the hook ends its process; the probe goes on)\n"
         "from dshkit.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = {'click', 'json', 'sqlite3', 'orjson', 'dataclasses', 'pathlib', 'zstandard'}\n"
@@ -236,6 +237,7 @@ def test_a_tool_handler_costs_nothing_for_other_tools(tmp_path: Path) -> None:
     # without a JSON parser or the store.
     probe = (
         "import sys; sys.argv = ['dshkit', 'hook', 'PreToolUse']\n"
+        "import os; os._exit = sys.exit  # (the hook ends its process; the probe goes on)\n"
         "from dshkit.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = {'click', 'json', 'sqlite3', 'orjson', 'dataclasses', 'pathlib', 'zstandard'}\n"
@@ -331,3 +333,48 @@ def test_installed_matchers_come_from_each_harness_vocabulary() -> None:
     ):
         with pytest.raises(ValueError, match=re.escape(problem)):
             registry.extra_entries(spec)
+
+
+def _process_hook(
+    home: Path, event: str, payload: dict[str, Any], handler: str, stderr: bytes = b""
+) -> str:
+    """The context one `dshkit hook EVENT` process answered with, `handler` run after the
+    built-in ones (it must exit 0 and write `stderr`)."""
+    done = run_dshkit(
+        "hook",
+        event,
+        home=home,
+        env={
+            "DSHKIT_HOOK_HANDLERS": f"{event}=tests.support.hook_handlers:{handler}",
+            "PYTHONUNBUFFERED": None,  # (as a harness starts it: stdout and stderr buffered)
+        },
+        input=orjson.dumps(payload),
+        text=False,
+        timeout=60,
+        process=True,
+    )
+    assert done.returncode == 0 and done.stderr == stderr, done.stderr
+    return context(orjson.loads(done.stdout)) or ""
+
+
+@pytest.mark.process
+def test_a_hook_process_ends_as_an_exit_would_without_the_teardown(tmp_path: Path) -> None:
+    # The process ends on `os._exit`: its `atexit` functions still run, its whole answer
+    # (10,000 characters: more than one write of a pipe) is written, and what they left in
+    # stderr's buffer is flushed; an object only the interpreter's teardown would free is
+    # not freed (docs/design/hooks.md#a-hook-process-ends-without-the-teardown).
+    state = tmp_path / ".dsh" / "dshkit"
+    payload = claude("c1", tool_name="Read")
+    said = _process_hook(tmp_path, "PostToolUse", payload, "kept", b"kept, unflushed")
+    assert said == "kept " * 2000
+    assert (state / "atexit-ran").read_text() == "ran"
+    assert not (state / "torn-down").exists()
+
+
+@pytest.mark.process
+def test_a_hook_process_waits_for_its_threads_as_an_exit_would(tmp_path: Path) -> None:
+    state = tmp_path / ".dsh" / "dshkit"
+    said = _process_hook(tmp_path, "PostToolUse", claude("c1", tool_name="Read"), "lingering")
+    assert said == "lingering"
+    assert (state / "thread-done").read_text() == "done"
+    assert (state / "atexit-ran").read_text() == "ran"

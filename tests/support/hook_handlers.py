@@ -98,3 +98,46 @@ def vanish(hook: Any) -> None:
     import os
 
     os._exit(3)
+
+
+def lingering(hook: Any) -> dict[str, str]:
+    """Leaves what a process's exit must still do: an `atexit` function and a thread that is
+    not a daemon, each writing a file when it ran (the thread after a while)."""
+    import atexit
+    import threading
+
+    def later() -> None:
+        time.sleep(0.3)
+        (hook.state_dir / "thread-done").write_text("done")
+
+    atexit.register(lambda: (hook.state_dir / "atexit-ran").write_text("ran"))
+    threading.Thread(target=later).start()
+    return {"additionalContext": "lingering"}
+
+
+class _Finalised:
+    """Writes a file when it is freed: at the interpreter's teardown, for a module's global."""
+
+    def __init__(self, path: Any) -> None:
+        self.path = path
+
+    def __del__(self) -> None:
+        self.path.write_text("torn down")
+
+
+_KEPT: list[_Finalised] = []
+
+
+def kept(hook: Any) -> dict[str, str]:
+    """Leaves an `atexit` function, which writes to stderr's buffer (not flushed), and an
+    object only the interpreter's teardown frees."""
+    import atexit
+    import sys
+
+    def at_exit() -> None:
+        (hook.state_dir / "atexit-ran").write_text("ran")
+        sys.stderr.buffer.write(b"kept, unflushed")
+
+    atexit.register(at_exit)
+    _KEPT.append(_Finalised(hook.state_dir / "torn-down"))
+    return {"additionalContext": "kept " * 2000}

@@ -13,7 +13,7 @@ def main() -> None:
     if sys.argv[1:2] == ["hook"] and sys.argv[2:3] not in (["-h"], ["--help"]):
         from ..hooks.run import main as run_hook
 
-        sys.exit(run_hook(sys.argv[2:]))
+        run_hook(sys.argv[2:])  # (it ends the process)
     from .app import cli
     from .errors import run
 
