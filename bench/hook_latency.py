@@ -26,8 +26,10 @@ sends it (once a turn: a session whose log holds its person's words and no model
 which no tool call left a room hint for, as before its first request), once as DSH's bridge
 does (before every model step, its zstd log grown by a step's frame: no room hint holds for a
 compressed log, the fold answers; and the same in the watermark's band, one turn long: after
-its first steps, nudged and escalated in full, told all there is in the turn, which the fold
-answers too), and once as a Claude Code prompt after a tool call of its
+its first steps, nudged and escalated, told all there is in the turn, which the fold
+answers too; and a new turn in the band at every round, whose step after its first is nudged
+at its prompt: said from the fold, `quiet.Say`, the face that records it run after the
+answer), and once as a Claude Code prompt after a tool call of its
 turn (the PostToolUse before it, not timed, leaves the watermark's room hint, as in a real
 session); each is answered from its session's hint (`dshkit.hooks.lean`) once the one before
 kept it. SessionStart once as Claude Code resumes a session (the start before it kept its
@@ -248,6 +250,15 @@ def main() -> None:
                 {"type": "request/context", "data": {"contextWindow": 200_000}},
             ]
             growing.write(dsh_frame(opened))
+        # The same in the band, a new turn each round (a person's words, a step at 145,000
+        # tokens, no Stop between): the step after it is nudged at its prompt, said from the
+        # fold.
+        dsh_nudged = dsh_log.replace(f"{os.sep}d1{os.sep}", f"{os.sep}d3{os.sep}")
+        os.makedirs(os.path.dirname(dsh_nudged))
+        words = {"role": "user", "content": [{"type": "text", "text": "go"}]}
+        with open(dsh_nudged, "wb") as growing:
+            said_by_person = {"type": "user/message", "data": {**words, "source": {"kind": "user"}}}
+            growing.write(dsh_frame([{**opened[0], "id": "d3"}, *opened[1:], said_by_person]))
         # A transcript of its own: a prompt drops its session's room hint (the first tool
         # call after it is checked in full), which would make the far-below case a full one.
         asked = transcript.with_name("prompted.jsonl")
@@ -276,9 +287,24 @@ def main() -> None:
             "UserPromptSubmit (Claude, turn)": (prompted, turn_prompt),
             "UserPromptSubmit (DSH)": (prompted, prompt_payload(dsh_log, "d1")),
             "UserPromptSubmit (DSH, band)": (prompted, prompt_payload(dsh_band, "d2")),
+            "UserPromptSubmit (DSH): a nudge": (prompted, prompt_payload(dsh_nudged, "d3")),
             "SessionStart (Claude, resume)": (started, start_payload(str(resumed))),
             "SessionStart (Claude, new)": (started, b""),  # a new session each round (below)
         }
+        # That session's first prompts (not timed), before any request: the capability facts
+        # delivered, then again with the probes' results, then nothing to say, which keeps the
+        # session's hint (as its first turn's steps would). A call in the band says something
+        # at every round: a hint dropped then (the probes' results coming) is never kept again.
+        kept = os.path.join(home, "dshkit", "hints", "UserPromptSubmit.d3")
+        sayings, deadline = 0, time.monotonic() + 60
+        while time.monotonic() < deadline:
+            settle(os.path.join(home, "dshkit"))
+            opening = prompt_payload(dsh_nudged, "d3")
+            said = subprocess.run(prompted, input=opening, env=env, capture_output=True).stdout
+            sayings += bool(said)
+            if sayings >= 2 and not said and os.path.exists(kept):
+                break
+            time.sleep(0.1)
         figures: dict[str, list[float]] = {name: [] for name in cases}
         cpu: dict[str, list[float]] = {name: [] for name in cases}
         for round in range(args.runs + 1):
@@ -300,6 +326,9 @@ def main() -> None:
                 growing.write(dsh_frame(dsh_step(round)))
             with open(dsh_band, "ab") as growing:
                 growing.write(dsh_frame(dsh_step(round, 145_000)))
+            with open(dsh_nudged, "ab") as growing:  # a new turn, its first step in the band
+                began = [{"type": "turn/start", "data": {"turn": round + 2}}, said_by_person]
+                growing.write(dsh_frame([*began, *dsh_step(round, 145_000)]))
             for name, (command, data) in cases.items():
                 if name == "SessionStart (Claude, new)":
                     new = f"5f0c{round:04d}-1d2e-4b3a-8c9d-0e1f2a3b4c5d"  # as harnesses name them

@@ -44,8 +44,10 @@ class Hook:
 
     For the lean foreground (`hooks.lean`, a prompt or start answered from its session's
     hint), as "module:function": `live`, the check the foreground runs itself instead of the
-    handler (state directory, parsed payload → True when the handler surely says nothing; for a
-    handler whose answer depends on what moves at every call), and `words`, for a handler
+    handler (state directory, parsed payload → True when the handler surely says nothing,
+    AFTER when it says nothing and is still to run, `Say` with its words and still to run, as
+    a quiet check answers, `dshkit.quiet`; for a handler whose answer depends on what moves at
+    every call), and `words`, for a handler
     that reads the prompt's words, what says for which words its answer is not "nothing" (the
     `Call` → their prefixes, or None when every prompt's words matter)."""
 

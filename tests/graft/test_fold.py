@@ -210,12 +210,14 @@ class Tally:
     ) -> None:
         """Before a full check, the fold reads the same lines: the digest it folds is the full
         check's, a prompt it proves quiet is one the full check says nothing to, and what it
-        says after a tool call (nothing, a nudge, an escalation) the full check says too, byte
-        for byte. Most of what the full check says is then recorded as delivered, so that the
-        session goes through the band's sayings (nudged, escalated, told)."""
+        says after a tool call or at a prompt, half of the calls each (nothing, a nudge, an
+        escalation), the full check says too, byte for byte. Most of what the full check says
+        is then recorded as delivered, so that the session goes through the band's sayings
+        (nudged, escalated, told)."""
         seen = fold.glance(state, str(log), session)
         quiet = fold.quiet(state, str(log), session)
-        verdict = fold.verdict(state, str(log), session)
+        said_by = fold.prompted if self.rng.random() < 0.5 else fold.verdict
+        verdict = said_by(state, str(log), session)
         deliver = self.rng.random() < 0.8
         digest, said = full_check(state, log, settings, harness, session, deliver)
         self.checks += 1
@@ -368,6 +370,27 @@ def test_the_fold_nudges_then_escalates_as_the_full_check_and_is_quiet_after(
     # What the fold said and was not recorded (the check after the answer said otherwise),
     # it does not say again: the full check answers.
     assert fold.verdict(state, str(log), SESSION) is None
+
+
+def test_a_prompt_is_told_the_nudge_as_the_full_check_tells_it_unless_a_scope_may_be_owed(
+    tmp_path: Path,
+) -> None:
+    for scope in (False, True):
+        settings = GraftSettings(search_scope=scope)
+        (tmp_path / str(scope)).mkdir()
+        state, log = setup(tmp_path / str(scope), settings)
+        append(log, user("go"), in_band(0, 20_000))
+        full_check(state, log, settings)  # the store's fold: below the band
+        append(log, in_band(1))
+        said = fold.prompted(state, str(log), SESSION)
+        if scope:  # graft's prompt face may owe the search scope with it: the full check's
+            assert said is None
+            continue
+        assert said is not None and "72%" in said and SESSION in said
+        assert full_check(state, log, settings)[1] == said  # (said, not recorded)
+        # Not said twice in a turn, at a prompt or after a tool call: the full check answers.
+        assert fold.prompted(state, str(log), SESSION) is None
+        assert fold.verdict(state, str(log), SESSION) is None
 
 
 def test_a_handoff_or_first_words_not_read_keep_the_fold_from_speaking(tmp_path: Path) -> None:

@@ -333,6 +333,125 @@ def test_a_dsh_nudge_said_from_the_fold_records_what_a_full_call_records(
     assert found[0] == found[1] and found[0][2] and found[0][3]
 
 
+def test_a_nudge_the_fold_can_say_at_a_prompt_is_said_from_its_hint_and_recorded_after(
+    tmp_path: Path,
+) -> None:
+    # A prompt whose turn was not nudged yet (the turn before crossed into the band with its
+    # last request, no tool call after it): the nudge is graft's whole answer. With the
+    # fold's settings dropped, the full path says it; with them, the lean foreground (the
+    # session's hint, graft's live check saying `Say`) writes the same bytes, loading nothing
+    # of the store, and graft's face, run after the answer, records the same nudge.
+    off = {"DSHKIT_CAPABILITY": "off"}
+    found = []
+    for name in ("full", "fold"):
+        home = tmp_path / name
+        state = home / ".dsh" / "dshkit"
+        state.mkdir(parents=True)
+        # Fixed lines: the jump from 20,000 tokens a turn ago would draw dynamic ones lower.
+        (state / "config.toml").write_text('[graft]\nmode = "fixed"\n')
+        log, payload = read_call(home)
+        hook(home, "PostToolUse", payload, **off)  # the full check, which keeps the settings
+        words = {"hook_event_name": "UserPromptSubmit", "prompt": "go on"}
+        prompt = claude("c1", transcript_path=str(log), **words)
+        assert hook(home, "UserPromptSubmit", prompt, **off)[0] == {}  # (the hint kept)
+        text = [{"type": "text", "text": "done"}]
+        crossed = {"id": "m2", "content": text, "usage": {"input_tokens": 145_000}}
+        with open(log, "ab") as handle:
+            handle.write(orjson.dumps({"type": "user", "message": {"content": "go on"}}) + b"\n")
+            handle.write(orjson.dumps({"type": "assistant", "message": crossed}) + b"\n")
+        marker.forget(str(state), str(log))
+        if name == "full":
+            (state / fold.SETTINGS_FILE).unlink()
+        heavy, said = answered(home, "UserPromptSubmit", prompt, LEAN_HEAVY, **off)
+        assert "水位" in orjson.loads(said)["hookSpecificOutput"]["additionalContext"]
+        if name == "fold":
+            assert heavy == [], heavy
+        settled(state)
+        deadline = time.monotonic() + 60
+        while True:
+            with Store(state) as store:
+                watch = store.db.execute("SELECT state FROM graft_watch").fetchone()[0]
+                told = store.db.execute(
+                    "SELECT kind FROM graft_audit WHERE kind = 'model-nudge'"
+                ).fetchall()
+            if told or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert "not the one its handlers give" not in hook_log(home)
+        found.append((said, orjson.loads(watch), told))
+    assert found[0] == found[1] and found[0][1]["nudgeTurn"] == 2 and found[0][2]
+
+
+def test_a_dsh_steps_nudge_and_escalation_said_from_the_fold_record_what_full_calls_record(
+    tmp_path: Path,
+) -> None:
+    # DSH asks before every model step: the step after the one that crossed into the band is
+    # nudged at its prompt, the next one escalated. Said from the session's hint and the
+    # fold, they are the full path's bytes, and graft's face, run after each answer, leaves
+    # the same state, audit lines and turn (its heads: what the next steps' prompts carry).
+    off = {"DSHKIT_CAPABILITY": "off"}
+    found = []
+    for name in ("full", "fold"):
+        home = tmp_path / name
+        state = home / ".dsh" / "dshkit"
+        state.mkdir(parents=True)
+        (state / "config.toml").write_text('[graft]\nmode = "fixed"\n')
+        log = home / ".dsh" / "sessions" / "--p--" / "d1" / "session.jsonl.zstd"
+        log.parent.mkdir(parents=True)
+        header = {"type": "session", "version": 0, "id": "d1", "createdAt": 0, "cwd": "/p"}
+        words = {"role": "user", "content": [{"type": "text", "text": "go"}]}
+        window = {"type": "request/context", "data": {"model": "m", "contextWindow": 200_000}}
+
+        def step(tokens: int) -> dict[str, Any]:
+            message = {"role": "assistant", "content": [], "source": {"model": "m"}}
+            usage = {"inputTokens": tokens, "outputTokens": 5}
+            return {"type": "assistant/message", "data": {"message": message, "usage": usage}}
+
+        log.write_bytes(
+            dsh_frame(
+                header,
+                {"type": "turn/start", "data": {"turn": 1}},
+                {"type": "user/message", "data": {**words, "source": {"kind": "user"}}},
+                window,
+                step(20_000),
+            )
+        )
+        prompt = dsh("d1", transcript_path=str(log), hook_event_name="UserPromptSubmit")
+        assert hook(home, "UserPromptSubmit", {**prompt, "prompt": "go"}, **off)[0] == {}
+        said = []
+        for tokens in (145_000, 146_000):  # a step into the band, then one more
+            with open(log, "ab") as handle:
+                handle.write(dsh_frame(window, step(tokens)))
+            if name == "full":
+                (state / fold.SETTINGS_FILE).unlink(missing_ok=True)
+            asked = {**prompt, "prompt": "on"}
+            heavy, out = answered(home, "UserPromptSubmit", asked, FOLD_HEAVY, **off)
+            said.append(orjson.loads(out)["hookSpecificOutput"]["additionalContext"])
+            if name == "fold":
+                assert set(heavy) <= {"dshkit.hookio"}, heavy
+            settled(state)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                with Store(state) as store:
+                    told = store.db.execute("SELECT count(*) FROM graft_audit").fetchone()[0]
+                if told == len(said):
+                    break
+                time.sleep(0.05)
+        with Store(state) as store:
+            watch = store.db.execute("SELECT state FROM graft_watch").fetchone()[0]
+            kinds = store.db.execute("SELECT kind FROM graft_audit ORDER BY rowid").fetchall()
+            turns = store.db.execute(
+                "SELECT harness, session_id, open, heads FROM prompt_turns"
+            ).fetchall()
+        assert "not the one its handlers give" not in hook_log(home)
+        found.append((said, orjson.loads(watch), kinds, turns))
+    assert found[0] == found[1], found
+    said, watch, kinds, turns = found[0]
+    assert "水位已达" in said[0] and said[1].startswith("[系统提示] 水位告急")
+    assert watch["escalated"] and [kind for (kind,) in kinds] == ["model-nudge", "nudge-escalation"]
+    assert turns and said[0][:12] in turns[0][3]
+
+
 def test_a_start_or_a_dsh_step_where_no_handoff_began_loads_no_graft_machinery(
     tmp_path: Path,
 ) -> None:

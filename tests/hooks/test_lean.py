@@ -275,12 +275,13 @@ def test_a_field_no_handler_reads_is_held_by_its_presence_alone(homes: tuple[Hom
     assert held["key"]["payload"]["prompt_id"] is True  # by its presence
 
 
-def test_a_live_check_with_words_to_say_leaves_the_call_to_the_full_path(
+def test_a_live_checks_words_are_the_answer_and_recorded_only_once_its_handler_gives_them(
     homes: tuple[Home, Home], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A live check that knows its handler's words (`quiet.Say`) does not say "nothing": the
-    # lean foreground, which writes no words of a live handler, leaves the call to the full
-    # path (which runs that handler).
+    # A live check that knows its handler's words (`quiet.Say`) has them written as the whole
+    # answer, from the hint (the other handlers say nothing), in the harness's dialect. The
+    # step after runs that handler: what it does not give is not recorded, and the log says
+    # so. (graft's real words are compared with a full call's in tests/hooks/test_imports.py.)
     hinted, _ = homes
     payload = dsh("d1", cwd=str(hinted.root / "p"), hook_event_name="UserPromptSubmit")
     for words in ("fix it", "step contexts", "more contexts"):
@@ -288,5 +289,10 @@ def test_a_live_check_with_words_to_say_leaves_the_call_to_the_full_path(
     answered = hinted.lean
     assert answered >= 1  # (from its hint: the live check said nothing)
     monkeypatch.setattr(lean, "named", lambda reference: lambda state, call: Say("words"))
-    hinted.call("UserPromptSubmit", {**payload, "prompt": "and more"})
-    assert hinted.lean == answered
+    out = hinted.call("UserPromptSubmit", {**payload, "prompt": "and more"})
+    assert hinted.lean == answered + 1
+    assert orjson.loads(out) == {
+        "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "words"}
+    }
+    log = (hinted.state / "hooks.log").read_text()
+    assert "the answer a quiet check gave was not the one its handlers give now" in log

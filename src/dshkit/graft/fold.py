@@ -6,9 +6,9 @@ The full check (`live.watch`) loads the store, the session reader and the decisi
 line it cannot skip, more log than it reads, a compressed log: DSH's), the call is still,
 nearly always, below the warning band with no plan-first nudge due, or in the band with the
 nudge or the escalation due or already given. `quiet` (at a prompt) proves "nothing to say"
-from what the full check left behind, loading none of it; `verdict` (after a tool call) also
-says the nudge and the escalation
-(docs/design/graft.md#a-call-the-room-hint-cannot-answer-is-folded):
+from what the full check left behind, loading none of it; `verdict` (after a tool call) and
+`prompted` (at a prompt, where graft's face could say nothing else) also say the nudge and
+the escalation (docs/design/graft.md#a-call-the-room-hint-cannot-answer-is-folded):
 
 - the session's digest and state (`graft_watch`) and the watermark's cursor over its log
   (`transcript_tails`, consumer `graft`), read-only (`storeview`); with neither, the log is
@@ -25,7 +25,7 @@ says the nudge and the escalation
   forced line (`graft.lines`, the decisions' own arithmetic).
 
 The call has nothing to say when the latest context is below every line (or there is no usage
-yet) and no plan-first nudge is due. After a tool call, the band's rules are taken in the
+yet) and no plan-first nudge is due. Otherwise the band's rules are taken in the
 decisions' order (`lines.band`) on the stored state and what the lines since add (a model
 step among them): nothing more to say in the turn is nothing; a nudge or an escalation is
 said with the decisions' words (`graft.texts`). What a handoff begun here adds to the decision
@@ -292,12 +292,30 @@ def verdict(state_dir: str, transcript: str, session_id: str | None) -> str | No
         return None
 
 
+def prompted(
+    state_dir: str,
+    transcript: str,
+    session_id: str | None,
+    payload: Mapping[str, Any] | None = None,
+) -> str | None:
+    """What graft's prompt face says to this prompt, where the fold can tell (`verdict`'s
+    answer, as `quiet` reads the call): the watermark's nudge or escalation is its whole
+    answer where no handoff ever began and its search scope cannot be owed (`[graft]
+    search_scope` off: the scope is said at a session's first context, which the fold does
+    not know). Never raises."""
+    try:
+        return _verdict(state_dir, transcript, session_id, payload, True, prompt=True)
+    except Exception:
+        return None
+
+
 def _verdict(
     state_dir: str,
     transcript: str,
     session_id: str | None,
     payload: Mapping[str, Any] | None,
-    step: bool,
+    speak: bool,
+    prompt: bool = False,
 ) -> str | None:
     settings = _settings(state_dir)
     if settings is None or not session_id or not transcript:
@@ -331,8 +349,8 @@ def _verdict(
         return None  # a cut, or settings kept before the band was read
     if place in ("off", "obeyed", "warned"):
         return ""  # (a handoff begun here only ever makes the decision quieter)
-    if not step:
-        return None  # a prompt: its words are the full check's to write
+    if not speak or (prompt and settings.get("search_scope") is not False):
+        return None  # (at a prompt, the scope may be owed with the words: the full check's)
     # A nudge or an escalation: said here only where no handoff could make it quieter (one
     # never began here; in its first turns, the session was not born from one: its person's
     # first words, if any, were folded by the store and named none).
@@ -525,6 +543,7 @@ def keep_settings(state_dir: str, settings: GraftSettings, environ: Mapping[str,
         "growth_tokens_per_turn": settings.growth_tokens_per_turn,
         "reserve_turns": settings.reserve_turns,
         "model_driven": settings.model_driven,
+        "search_scope": settings.search_scope,
     }
     kept = {
         "config": _config_stamp(state_dir),

@@ -56,9 +56,9 @@ longer holds, while its ceilings do, being measured against the requests' own us
 
 Where no room hint answers, `graft.fold` may still tell what the watermark says from the
 store's last fold and the log's records since (`quiet_payload`, `quiet_prompt`): nothing (the
-check answers AFTER) or, after a tool call, a nudge or an escalation (it answers `Say`, with
-the words); either way its handler's full check runs once the call is answered
-(`dshkit.quiet`).
+check answers AFTER) or a nudge or an escalation (it answers `Say`, with the words; at a
+prompt, where graft's face could say nothing else); either way its handler's full check runs
+once the call is answered (`dshkit.quiet`).
 """
 
 from __future__ import annotations
@@ -408,14 +408,15 @@ def quiet_payload(state_dir: str, raw: bytes) -> bool | str | Say:
         return False
 
 
-def quiet_prompt(state_dir: str, payload: Mapping[str, Any]) -> bool | str:
+def quiet_prompt(state_dir: str, payload: Mapping[str, Any]) -> bool | str | Say:
     """For the lean foreground (`hooks.lean`): whether graft's prompt face surely says nothing
     to this prompt, as `hook.on_prompt` decides it before opening the store (no handoff ever
     began, and the watermark cannot speak: no session, no transcript file, its room hint says
-    so, or, where none answers, the store's last fold and the log's lines since prove it,
-    `fold.quiet`: then the answer is AFTER, the face runs once the call is answered); then,
-    as that face does, the room hint is turned (`turn`: the first tool call after a prompt is
-    skipped by its ceilings alone)."""
+    so), or what it says: where no room hint answers, the store's last fold and the log's
+    lines since tell it (`fold.prompted`): nothing (AFTER; then, as that face does, the room
+    hint is turned, `turn`: the first tool call after a prompt is skipped by its ceilings
+    alone) or the watermark's nudge or escalation (`Say`); either way the face runs once the
+    call is answered, and records what was said when it says the same."""
     if used(state_dir):
         return False
     transcript = str(payload.get("transcript_path") or "")
@@ -424,8 +425,11 @@ def quiet_prompt(state_dir: str, payload: Mapping[str, Any]) -> bool | str:
     if session and size is not None and not quiet(state_dir, transcript, size, None):
         from . import fold  # (here: a prompt the room hint answers loads none of it)
 
-        if not fold.quiet(state_dir, transcript, session, payload):
+        said = fold.prompted(state_dir, transcript, session, payload)
+        if said is None:
             return False
+        if said:
+            return Say(said)  # (the face, run after, drops the room hint, as in full)
         turn(state_dir, transcript)
         return AFTER
     turn(state_dir, transcript)

@@ -12,7 +12,9 @@ is kept as the session's next hint, as after a full call (`hooks.lean.Observatio
 After a start answered from its event's template, the foreground's answer lies beside the
 payload (`<file>.said`): when the handlers give it byte for byte, its commits run and the turn
 is recorded, as after a full call that wrote it; otherwise nothing is recorded and the
-template is dropped (`_templated`).
+template is dropped (`_templated`). Where the answer written was a live handler's words (its
+check said them: `Say`, argument `--said-by-owed`), that handler, run after the others, is
+the one compared with it (`hooks.later`), and the turn is recorded there, once.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ import time
 
 from ..hookspec import COMMITS_TOTAL_S, HANDLERS_TOTAL_S, entries, extra_entries
 from . import dispatch, hint
-from .lean import Observation, _said, live, observed
+from .later import recorded
+from .lean import BY_OWED, Observation, _said, live, observed
 from .log import log
 from .protocol import answer
 from .run import _present
@@ -44,33 +47,47 @@ def main(argv: list[str]) -> int:
     any), the step run, then the files removed (while the payload file is there, a step is
     pending: tests wait for none to be)."""
     event, state, name, *owed = argv
+    by_owed = owed[:1] == [BY_OWED]
     try:
         raw, said = taken(name)
-        step(event, state, raw, said, owed)
+        step(event, state, raw, said, owed[by_owed:], by_owed)
     finally:
         remove(name)
     return 0
 
 
 def step(
-    event: str, state: str, raw: bytes, said: bytes | None = None, owed: Sequence[str] = ()
+    event: str,
+    state: str,
+    raw: bytes,
+    said: bytes | None = None,
+    owed: Sequence[str] = (),
+    by_owed: bool = False,
 ) -> None:
-    """Run the handlers a hint answered for (see the module docstring); `said`, the templated
-    answer the foreground wrote (`lean._said`), if it wrote one; then `owed`, the live
-    handlers whose check answered AFTER (nothing to say, proved from what their last run left
-    behind, which is still owed: graft's fold), unobserved, their answers discarded
-    (`hooks.later`). Never raises."""
+    """Run the handlers a hint answered for (see the module docstring); `said`, the answer the
+    foreground wrote, if it wrote one: a templated one (`lean._said`), or (`by_owed`) the
+    words the checks of `owed` gave; then `owed`, the live handlers whose check answered AFTER
+    or `Say` (what to say, proved from what their last run left behind, which is still owed:
+    graft's fold), unobserved: their answers discarded, or, where they were said, recorded
+    when the same (`hooks.later`, which then records the turn). Never raises."""
+    spoken = tuple(owed) if by_owed and said is not None else ()  # (None: not delivered)
     try:
-        _step(event, state, raw, said)
+        _step(event, state, raw, None if by_owed and not spoken else said, spoken)
     except BaseException as exc:
         log(state, event, f"hint step failed: {type(exc).__name__}: {exc}")
-    if owed:
+    if owed and not spoken:
         from .later import run
 
         run(event, list(owed), raw, state)
 
 
-def _step(event: str, state: str, raw: bytes, said: bytes | None) -> None:
+def _step(
+    event: str, state: str, raw: bytes, said: bytes | None, spoken: Sequence[str] = ()
+) -> None:
+    """The handlers a hint answered for, observed; then, where the foreground wrote the words
+    of live handlers (`spoken`), those handlers, unobserved (what they read is not the hint's:
+    their checks read it anew each call), recorded as `hooks.later` records them, before the
+    hint is kept, so that it holds to the turn they leave."""
     env = os.environ
     try:
         extra = extra_entries(env.get("DSHKIT_HOOK_HANDLERS", ""))
@@ -85,12 +102,17 @@ def _step(event: str, state: str, raw: bytes, said: bytes | None) -> None:
         hook = observed(dispatch._hook(event, raw, env, state), seen)
         try:
             results = dispatch._handle(hook, run, env, started + HANDLERS_TOTAL_S, seen)
-            if said is not None:
+            if spoken and said is not None:  # (the answer written: the live handlers' words)
+                owed = [entry for entry in wanted if entry.handler in spoken]
+                deadline = started + HANDLERS_TOTAL_S
+                recorded(hook, dispatch._handle(hook, owed, env, deadline), said, started)
+            elif said is not None:
                 _templated(hook, results, said, seen, [entry.handler for entry in wanted])
                 return
-            info = hook.harness_info
-            if info is not None and info.asks_every_step and hook.session_id:
-                dispatch._turn(hook, {})
+            else:
+                info = hook.harness_info
+                if info is not None and info.asks_every_step and hook.session_id:
+                    dispatch._turn(hook, {})
         finally:
             dispatch._close(hook)
         if results:

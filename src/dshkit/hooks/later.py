@@ -49,14 +49,14 @@ def run(event: str, handlers: list[str], raw: bytes, state: str, said: bytes | N
             started = time.monotonic()
             results = dispatch._handle(hook, wanted, env, started + HANDLERS_TOTAL_S)
             if said is not None:
-                _recorded(hook, results, said, started)
+                recorded(hook, results, said, started)
         finally:
             dispatch._close(hook)
     except BaseException as exc:
         log(state, event, f"a run after the answer failed: {type(exc).__name__}: {exc}")
 
 
-def _recorded(
+def recorded(
     hook: Call, results: list[tuple[str, dict[str, Any]]], said: bytes, started: float
 ) -> None:
     """After the foreground wrote the handlers' words (`said`): their commits and the turn
@@ -64,6 +64,8 @@ def _recorded(
     event, state = hook.event, hook.directory
     reply = answer(event, results, hook.harness)
     output, error = written(reply.reply)
+    info = hook.harness_info
+    turns = info is not None and info.asks_every_step and bool(hook.session_id)
     if protocol_said(output, error, reply.reply.code) != said:
         handlers = ", ".join(name for name, _ in results) or "no handler"
         log(
@@ -72,11 +74,12 @@ def _recorded(
             f"the answer a quiet check gave was not the one its handlers give now ({handlers}):"
             " nothing of it was recorded",
         )
+        if turns:  # (a person's prompt still opens its turn, as a hinted answer's step does)
+            dispatch._turn(hook, {})
         return
     emitted = [results[i] for i in reply.emitted]
     dispatch._commit(state, event, emitted, started + HANDLERS_TOTAL_S + COMMITS_TOTAL_S)
-    info = hook.harness_info
-    if info is not None and info.asks_every_step and hook.session_id:
+    if turns:
         dispatch._turn(hook, reply.verdict)
 
 

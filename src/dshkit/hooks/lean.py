@@ -16,7 +16,10 @@ handler read, or the runtime reads before them (`HELD`), and dshkit's variables;
 nobody read only by its presence (a harness's per-call fields: Claude Code's `prompt_id`).
 A handler whose answer depends on what moves at every call (graft's watermark reads the
 transcript) is answered in the foreground by the check its descriptor names
-(`plugins.Hook.live`): when that cannot say "nothing", the full path runs. A hint that turns out
+(`plugins.Hook.live`), as a quiet check answers (`dshkit.quiet`): "nothing", or the
+handler's words (`Say`: the whole answer, the hint's handlers saying nothing; the step
+records them once the handler, run after the answer, gives the same bytes); when it can say
+neither, the full path runs. A hint that turns out
 wrong (the detached step's handlers said something after all) is dropped and logged; nothing was
 committed, so what was owed is owed still, and the next event carries it.
 
@@ -55,6 +58,7 @@ FREE = "prompt"  # the one payload field a hint may hold for any value (see `gua
 HELD = frozenset(("hook_event_name", "transcript_path", "session_id", "cwd"))
 EVERY = "\0every field"  # what a handler read that looked at them all (not a field's name)
 STEP = "dshkit.hooks.after"  # the detached step's module
+BY_OWED = "--said-by-owed"  # its argument when the answer written is the owed handlers' words
 _STORE_FILES = ("dshkit.db", "dshkit.db-wal", "dshkit.db-shm", "dshkit.db-journal")
 _CODE_SUFFIXES = (".py", ".pyc", ".so", ".pth", ".pyi")
 
@@ -115,35 +119,51 @@ def answer(
             return None
         if not answered and (found.output or found.error or found.code):
             return None
-        owed = []  # live handlers whose check answered AFTER: the step runs them after it
+        owed = []  # live handlers whose check answered AFTER or Say: the step runs them after
+        spoken = []  # (of those) the ones whose words the check gave: (handler, text)
         for handler in [entry.handler for entry in wanted if entry.handler in checks]:
             said = named(checks[handler])(state, payload)
-            if not said or isinstance(said, Say):
-                return None  # (words to say: the full path writes them, in full)
-            if said == AFTER:
+            if not said:
+                return None
+            if isinstance(said, Say):
+                spoken.append((handler, said.text))
+            if said == AFTER or isinstance(said, Say):
                 owed.append(handler)
+        if spoken and (answered or out is None):
+            return None  # (words beside a templated answer, or nowhere to write: in full)
     except Exception:  # anything at all: the full path answers
         return None
-    said = None  # (a templated answer not delivered: the step records nothing of it)
-    if answered and out is not None and _written(found, out, state, event):
+    said = None  # (an answer not delivered: the step records nothing of it)
+    code = 0
+    if spoken and out is not None:
+        # The live handlers' words are the whole answer (the hint: the others say nothing);
+        # the step records them once its handlers give these bytes (`hooks.later`).
+        from .run import say
+
+        written = say(event, spoken, found.harness, state, out)
+        if written is None:
+            return None  # nothing written: the full path answers
+        code, said = written
+    elif answered and out is not None and _written(found, out, state, event):
         said = _said(found)
-    code = found.code if said is not None else 0
+        code = found.code
+    by_owed = bool(spoken)
     if deferred is not None or not detach:
         from .after import step
 
         if deferred is None:
-            step(event, state, raw, said, owed)
+            step(event, state, raw, said, owed, by_owed)
         else:
-            deferred.append(lambda: step(event, state, raw, said, owed))
+            deferred.append(lambda: step(event, state, raw, said, owed, by_owed))
         return code
     try:
-        after(event, raw, state, said, owed)
+        after(event, raw, state, said, owed, by_owed)
     except Exception as exc:  # answered: what the handlers do besides is done here, then
         from .after import step
         from .log import log
 
         log(state, event, f"hint step not started ({type(exc).__name__}: {exc}): run here")
-        step(event, state, raw, said, owed)
+        step(event, state, raw, said, owed, by_owed)
     return code
 
 
@@ -170,17 +190,24 @@ def _written(found: hint.Reply, out: Streams, state: str, event: str) -> bool:
 
 
 def after(
-    event: str, raw: bytes, state: str, said: bytes | None = None, owed: Sequence[str] = ()
+    event: str,
+    raw: bytes,
+    state: str,
+    said: bytes | None = None,
+    owed: Sequence[str] = (),
+    by_owed: bool = False,
 ) -> None:
     """Start the detached step for this call: `python -m dshkit.hooks.after EVENT STATE FILE
-    OWED…` (`owed`: live handlers whose check answered AFTER, run by the step after its own),
-    the payload in an owner-only file of the hints directory (it removes it), in a session of
-    its own, its standard streams on /dev/null (a harness waiting on our stdout or killing our
-    group must not wait for it, nor kill it). A templated answer the foreground wrote
-    (`said`) goes beside it, in `<payload file>.said` (owner-only too)."""
+    [BY_OWED] OWED…` (`owed`: live handlers whose check answered AFTER or `Say`, run by the
+    step after its own), the payload in an owner-only file of the hints directory (it removes
+    it), in a session of its own, its standard streams on /dev/null (a harness waiting on our
+    stdout or killing our group must not wait for it, nor kill it). The answer the foreground
+    wrote (`said`: a templated one, or, `by_owed`, the words of `owed`) goes beside it, in
+    `<payload file>.said` (owner-only too)."""
     from .spawn import leave, start
 
-    start(STEP, event, state, leave(state, event, raw, {SAID: said}), *owed)
+    flag = (BY_OWED,) if by_owed else ()
+    start(STEP, event, state, leave(state, event, raw, {SAID: said}), *flag, *owed)
 
 
 # -- observing a run -------------------------------------------------------------------------------

@@ -243,20 +243,38 @@ def _say(
     state: str,
     out: tuple[IO[bytes] | None, IO[bytes] | None],
 ) -> tuple[int, bytes | None] | None:
-    """Write the words quiet checks gave for their handlers (`Say`) as the runtime would write
-    the handlers' answer (merged in order, in the calling harness's dialect); the exit code
-    and the answer as written (`protocol.said`; None: its writing failed, nothing is to be
-    recorded), or None where nothing was written (a payload that does not parse, a context
-    the cap would drop: the full path answers, and says why)."""
+    """`say` the words quiet checks gave for their handlers (`Say`) to the harness the
+    payload tells (None: a payload that does not parse, nothing written)."""
     try:
         from .. import harnesses
-        from .protocol import answer, loads, said, write, written
+        from .protocol import loads
 
         payload = loads(raw)
         if not isinstance(payload, dict):
             return None
-        results = [(entry.handler, {"additionalContext": text}) for entry, text in spoken]
-        merged = answer(event, results, harnesses.detect(payload, os.environ))
+        harness = harnesses.detect(payload, os.environ)
+    except Exception:
+        return None
+    return say(event, [(entry.handler, text) for entry, text in spoken], harness, state, out)
+
+
+def say(
+    event: str,
+    spoken: list[tuple[str, str]],
+    harness: str,
+    state: str,
+    out: tuple[IO[bytes] | None, IO[bytes] | None],
+) -> tuple[int, bytes | None] | None:
+    """Write the words quiet checks gave for their handlers (`spoken`: handler, text) as the
+    runtime would write the handlers' answer (merged in order, in `harness`'s dialect); the
+    exit code and the answer as written (`protocol.said`; None: its writing failed, nothing
+    is to be recorded), or None where nothing was written (a context the cap would drop: the
+    full path answers, and says why)."""
+    try:
+        from .protocol import answer, said, write, written
+
+        results = [(handler, {"additionalContext": text}) for handler, text in spoken]
+        merged = answer(event, results, harness)
         if merged.notes or len(merged.emitted) != len(results):
             return None
         output, error = written(merged.reply)
