@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -155,6 +156,24 @@ def test_the_registry_is_made_of_one_module_per_harness() -> None:
         assert sys.modules[f"dshkit.harnesses.{module}"].HARNESS is harnesses.get(name)
     with pytest.raises(ValueError, match="a harness named 'dsh' is registered"):
         harnesses.build(["dsh", "dsh"])
+
+
+@pytest.mark.process
+def test_a_harness_asked_for_by_name_loads_its_own_module_alone() -> None:
+    # A prompt answered from its hint writes in its harness's dialect, and asks for no other:
+    # the registry is built only when something asks for all of them.
+    probe = (
+        "import sys\n"
+        "from dshkit import harnesses\n"
+        "harnesses.get('dsh'); harnesses.dialect('dsh'); harnesses.stop_support('dsh')\n"
+        "print(sorted(m for m in sys.modules if m.startswith('dshkit.harnesses.')))\n"
+        "print(harnesses.NAMES, sorted(harnesses.HARNESSES) == sorted(harnesses.NAMES))\n"
+        "print(harnesses.get('dsh') is harnesses.HARNESSES['dsh'])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True, text=True)
+    alone, built, same = done.stdout.splitlines()
+    assert alone == "['dshkit.harnesses.dsh', 'dshkit.harnesses.harness']"
+    assert built == "('dsh', 'claude', 'codex', 'gemini') True" and same == "True"
 
 
 @pytest.mark.process

@@ -141,7 +141,7 @@ def test_a_missing_broken_or_unnamable_hint_is_no_answer(state: Path, tmp_path: 
         data[: len(data) // 2],
         b"",
         b"[]",
-        data.replace(b'"format": 1', b'"format": 9'),
+        data.replace(b'"format": %d' % hint.FORMAT, b'"format": 9'),
     ):
         Path(target).write_bytes(broken)
         assert read(state) is None

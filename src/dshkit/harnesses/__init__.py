@@ -8,8 +8,11 @@ Every capability asks this registry (a harness by name, or what holds across all
 and never compares a harness name itself; adding a harness is adding its module's name here.
 
 Kept free of heavy imports (no dataclasses, pathlib, JSON, and not even `re` or `typing` at
-import): the hook entry point reads it on every tool call. Adapters and log-name patterns
-are made only when asked for, and the error tree is loaded only for an unknown name.
+import): the hook entry point reads it on every tool call. The registry itself (`HARNESSES`,
+`NAMES`) is built when first asked for, and one harness asked for by name loads its own
+module alone (a prompt answered from its hint writes in its harness's dialect and asks for no
+other: three modules fewer on that path). Adapters and log-name patterns are made only when
+asked for, and the error tree is loaded only for an unknown name.
 """
 
 from __future__ import annotations
@@ -96,53 +99,82 @@ def build(modules: Iterable[str]) -> dict[str, Harness]:
     return found
 
 
-HARNESSES: dict[str, Harness] = build(MODULES)
-NAMES: tuple[str, ...] = tuple(HARNESSES)
+if TYPE_CHECKING:
+    HARNESSES: dict[str, Harness]  # every harness, by name (built when first asked for)
+    NAMES: tuple[str, ...]  # their names, in `MODULES`' order
+
+
+def _registry() -> dict[str, Harness]:
+    """`HARNESSES`, built the first time (and `NAMES` with it)."""
+    registry: dict[str, Harness] | None = globals().get("HARNESSES")
+    if registry is None:
+        registry = build(MODULES)
+        globals().update(HARNESSES=registry, NAMES=tuple(registry))
+    return registry
+
+
+def _named(name: str) -> Harness | None:
+    """The harness called `name` (None: no such harness): from the registry once it is built,
+    else from its own module alone (each module of `MODULES` registers the harness of its
+    name; one that does not is looked up in the whole registry)."""
+    registry: dict[str, Harness] | None = globals().get("HARNESSES")
+    if registry is None and name in MODULES and "." not in name:
+        harness: Harness = __import__(f"{__name__}.{name}", fromlist=("HARNESS",)).HARNESS
+        if harness.name == name:
+            return harness
+    return _registry().get(name)
 
 
 # `UnknownHarness`, loaded with the error tree only when asked for (the hot path never does).
-__getattr__, __dir__ = lazy_names(globals(), {"UnknownHarness": "unknown"})
+_lazy, __dir__ = lazy_names(globals(), {"UnknownHarness": "unknown"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("HARNESSES", "NAMES"):
+        _registry()
+        return globals()[name]
+    return _lazy(name)
 
 
 def get(name: str) -> Harness:
     """The harness called `name`; UnknownHarness names the known ones."""
-    try:
-        return HARNESSES[name]
-    except KeyError:
+    harness = _named(name)
+    if harness is None:
         from .unknown import UnknownHarness
 
         raise UnknownHarness(name) from None
+    return harness
 
 
 def all_harnesses() -> Iterator[Harness]:
-    return iter(HARNESSES.values())
+    return iter(_registry().values())
 
 
 def quiet_lines() -> tuple[QuietLines, ...]:
     """Every harness's log lines the watermark may skip (a line quiet in one of them is)."""
-    return tuple(h.quiet_lines for h in HARNESSES.values() if h.quiet_lines is not None)
+    return tuple(h.quiet_lines for h in _registry().values() if h.quiet_lines is not None)
 
 
 def lagging_logs() -> tuple[LaggingLog, ...]:
     """How each harness whose log may lag its hooks names, in a payload, the call the hook
     is about (`graft.marker.caught_up` waits for its line)."""
-    return tuple(h.lagging_log for h in HARNESSES.values() if h.lagging_log is not None)
+    return tuple(h.lagging_log for h in _registry().values() if h.lagging_log is not None)
 
 
 def volatile_env() -> frozenset[str]:
     """The variables any harness gives each of its processes anew (`Harness.volatile_env`)."""
-    return frozenset(name for h in HARNESSES.values() for name in h.volatile_env)
+    return frozenset(name for h in _registry().values() for name in h.volatile_env)
 
 
 def tools(kind: str) -> frozenset[str]:
     """A tool vocabulary across every harness (for logs whose harness does not matter)."""
-    return frozenset().union(*(h.tools[kind] for h in HARNESSES.values()))
+    return frozenset().union(*(h.tools[kind] for h in _registry().values()))
 
 
 def command_line(tool_input: dict[str, Any]) -> str | None:
     """The shell line a command tool runs, from the first of the harnesses' command fields
     its input has (`Harness.command_fields`): a string, or an argv list quoted for a shell."""
-    fields = dict.fromkeys(f for h in HARNESSES.values() for f in h.command_fields)
+    fields = dict.fromkeys(f for h in _registry().values() for f in h.command_fields)
     value = next((tool_input[field] for field in fields if field in tool_input), None)
     if isinstance(value, str):
         return value
@@ -175,7 +207,7 @@ def detect(payload: Mapping[str, Any], env: Mapping[str, str]) -> str:
     Returns a harness name, or "unknown"."""
     transcript = str(payload.get("transcript_path") or "")
     found, sure = "unknown", 0
-    for harness in HARNESSES.values():
+    for harness in _registry().values():
         claim = harness.recognise(payload, transcript, env)
         if claim > sure:
             found, sure = harness.name, claim
@@ -185,7 +217,7 @@ def detect(payload: Mapping[str, Any], env: Mapping[str, str]) -> str:
 def dialect(name: str) -> HookDialect:
     """How the harness called `name` speaks the hook protocol (an unknown one: the
     protocol's reference dialect, which every harness here reads)."""
-    harness = HARNESSES.get(name)
+    harness = _named(name)
     return harness.dialect if harness is not None else _REFERENCE
 
 
@@ -195,26 +227,26 @@ _REFERENCE = HookDialect()
 def marks() -> tuple[str, ...]:
     """The payload fields some harness's payloads alone carry (for telling a harness from a
     payload that cannot be parsed, by the keys it holds)."""
-    return tuple(dict.fromkeys(f for h in HARNESSES.values() for f in h.dialect.fields))
+    return tuple(dict.fromkeys(f for h in _registry().values() for f in h.dialect.fields))
 
 
 def format_reader(kind: str) -> FormatReader | None:
     """What reads the MCP servers of a config file of format `kind` (None: no harness has
     that format)."""
     return next(
-        (h.config_formats[kind] for h in HARNESSES.values() if kind in h.config_formats), None
+        (h.config_formats[kind] for h in _registry().values() if kind in h.config_formats), None
     )
 
 
 def stop_support(name: str) -> StopSupport:
     """What the harness called `name` does with a Stop hook's block (an unknown one: nothing
     assumed)."""
-    harness = HARNESSES.get(name)
+    harness = _named(name)
     return harness.stop if harness is not None else NO_STOP
 
 
 def sandbox(name: str) -> Sandbox:
     """How the harness called `name` has its sandbox read and entered (an unknown one:
     neither)."""
-    harness = HARNESSES.get(name)
+    harness = _named(name)
     return harness.sandbox if harness is not None else Sandbox()

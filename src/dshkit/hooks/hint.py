@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-FORMAT = 1  # a hint of another format is not read
+FORMAT = 2  # a hint of another format is not read (1: no `volatile` names)
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
 MAX_ROWS_TEXT = 1 << 16  # one query's rows in a hint, as text; more: no hint
 MAX_NAME = 160  # a session id longer than this gets no hint (a file name must stay short)
@@ -48,6 +48,7 @@ MIN_TEMPLATE_ID = 16  # a shorter session id stands in no template (see `_names`
 # The variables a hint holds to (all of them, set or not, by these prefixes): dshkit's own,
 # the harnesses' and where configuration lives.
 ENV_PREFIXES = ("DSHKIT_", "DSH_", "CLAUDE", "CODEX", "XDG_", "HOME")
+VOLATILE = "volatile"  # a key's names of variables left out of it (`env_key`)
 
 
 class Reply:
@@ -70,11 +71,14 @@ class Reply:
         self.harness = ""  # the harness the hint was written for (`read` sets it)
 
 
-def env_key(env: Mapping[str, str]) -> dict[str, str]:
+def env_key(env: Mapping[str, str], volatile: Iterable[str] | None = None) -> dict[str, str]:
     """The variables of `env` a hint holds to (`ENV_PREFIXES`), but those a harness gives each
-    of its processes anew (`harnesses.volatile_env`: a pid, a per-process token, which would
-    void every hint at the harness's next start, and a token must not be written down)."""
-    volatile = harnesses.volatile_env()
+    of its processes anew (`volatile`, else `harnesses.volatile_env`: a pid, a per-process
+    token, which would void every hint at the harness's next start, and a token must not be
+    written down). A key holds the names it left out (`VOLATILE`), and is read with them: the
+    same release's registry (a key's `version`) leaves the same ones out, and reading them
+    from the key loads no harness module."""
+    volatile = harnesses.volatile_env() if volatile is None else frozenset(volatile)
     return {
         name: value
         for name, value in env.items()
@@ -144,6 +148,7 @@ def write(
             "payload": _fixed(payload, free),
             "free": sorted(free),
             "env": env_key(env or {}),
+            VOLATILE: sorted(harnesses.volatile_env()),
             "handlers": sorted(handlers),
             "unprefixed": dict(unprefixed or {}),
             "files": {name: stat_key(name) for name in files},
@@ -190,7 +195,7 @@ def read(
         key = hint["key"]
         if key["payload"] != _fixed(payload, key["free"]):
             return None
-        if env_key(env) != key["env"]:
+        if env_key(env, key[VOLATILE]) != key["env"]:
             return None
         for name, prefixes in key["unprefixed"].items():
             value = payload.get(name)
@@ -329,6 +334,7 @@ def write_template(
         fresh = _fresh(names)
         fixed, fields = _unnamed(payload)
         variables = {k: _put(v, names, marks) for k, v in env_key(env).items()}
+        volatile = sorted(harnesses.volatile_env())
         unread = sorted(unread)
         marked_files = sorted({_put(name, names, marks) for name in files})
         marked = sorted({_put(sql, names, marks) for sql in queries})
@@ -342,6 +348,7 @@ def write_template(
                 "unread": unread,
                 "fields": fields,
                 "env": variables,
+                VOLATILE: volatile,
                 "handlers": sorted(handlers),
                 "files": {name: stat_key(_put(name, marks, fresh)) for name in marked_files},
                 "queries": [[sql, digest(rows)] for sql, rows in zip(marked, found, strict=True)],
@@ -406,7 +413,8 @@ def read_template(
         fixed, fields = _unnamed(payload)
         if key["payload"] != _fixed(fixed, key["unread"]) or key["fields"] != fields:
             return None
-        if {k: _put(v, names, marks) for k, v in env_key(env).items()} != key["env"]:
+        variables = env_key(env, key[VOLATILE])
+        if {k: _put(v, names, marks) for k, v in variables.items()} != key["env"]:
             return None
         for name, held in key["files"].items():
             if stat_key(_put(name, marks, names)) != held:
