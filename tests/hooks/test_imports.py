@@ -520,6 +520,7 @@ LEAN_HEAVY = (
     "dshkit.sessions.tail",
     "dshkit.store",
     "functools",
+    "importlib",  # (nor does loading zstd's C backend: the import system's own modules do)
     "inspect",
     "json",
     "orjson",

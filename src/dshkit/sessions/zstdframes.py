@@ -190,16 +190,20 @@ def zstandard_module() -> Any:
     if loaded is not None:
         return loaded
     if os.environ.get("PYTHON_ZSTANDARD_IMPORT_POLICY", "default").strip() in ("default", "cext"):
-        from importlib.machinery import (
-            EXTENSION_SUFFIXES,
-            ExtensionFileLoader,
-            ModuleSpec,
-            PathFinder,
-        )
+        # importlib.machinery's names from where it takes them (the import system's own
+        # modules, always loaded): importing `importlib` loads `warnings` too, ~0.5 ms.
+        import _imp
 
-        package = PathFinder.find_spec("zstandard")
+        external: Any = sys.modules.get("_frozen_importlib_external")
+        bootstrap: Any = sys.modules.get("_frozen_importlib")
+        if external is None or bootstrap is None:  # (another interpreter)
+            import importlib.machinery
+
+            external = bootstrap = importlib.machinery
+        ExtensionFileLoader, ModuleSpec = external.ExtensionFileLoader, bootstrap.ModuleSpec
+        package = external.PathFinder.find_spec("zstandard")
         for folder in (package and package.submodule_search_locations) or ():
-            for suffix in EXTENSION_SUFFIXES:
+            for suffix in _imp.extension_suffixes():
                 path = os.path.join(folder, "backend_c" + suffix)
                 if os.path.isfile(path):
                     name = "zstandard.backend_c"
