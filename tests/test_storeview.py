@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,3 +47,37 @@ def test_a_look_reads_the_store_and_never_creates_or_changes_it(tmp_path: Path) 
     with pytest.raises(Exception, match="readonly"):
         query_rows(str(tmp_path), "DELETE FROM meta", [])
     assert query_rows(str(tmp_path), "SELECT count(*) FROM meta WHERE key = 'k'", []) == [(1,)]
+
+
+def test_looks_while_shared_use_one_connection_and_each_sees_what_is_new(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dshkit import storeview
+
+    state = tmp_path / "state"
+    with Store(state) as store:
+        store.set_meta("k", "1")
+    core, opened = storeview.sqlite_core(), []
+
+    class Counted:
+        def connect(self, *args: Any, **kwargs: Any) -> Any:
+            connection = core.connect(*args, **kwargs)
+            opened.append(connection)
+            return connection
+
+    monkeypatch.setattr(storeview, "sqlite_core", Counted)
+    asked = "SELECT value FROM meta WHERE key = 'k'"
+    other = tmp_path / "other"
+    with Store(other):
+        pass
+    with storeview.Shared(str(state)) as shared:
+        assert query_rows(str(state), asked, []) == [("1",)]
+        with Store(state) as store:  # a commit between two looks: the second sees it
+            store.set_meta("k", "2")
+        assert query_rows(str(state), asked, []) == [("2",)]
+        assert query_rows(str(other), asked, []) == []  # (another store: its own connection)
+        assert len(opened) == 2 and shared.connection is opened[0]
+    assert shared.connection is None
+    with pytest.raises(Exception, match="closed"):
+        opened[0].execute("SELECT 1")
+    assert query_rows(str(state), asked, []) == [("2",)] and len(opened) == 3  # (not shared)

@@ -26,20 +26,54 @@ def query_rows(state: str, sql: str, params: list[Any]) -> list[Any]:
 
 def queries_rows(state: str, queries: list[tuple[str, list[Any]]]) -> list[list[Any]]:
     """The rows of each query in the store, read-only, in one read transaction (one state of
-    the store for all of them)."""
+    the store for all of them); on the connection `Shared` holds for `state`, if any."""
     if not queries:
         return []
-    _sqlite3 = sqlite_core()
     db = os.path.join(state, DB_NAME)
     if not os.path.exists(db):
         raise FileNotFoundError(db)
-    uri = "file:" + db.replace("%", "%25").replace("?", "%3f").replace("#", "%23") + "?mode=ro"
-    connection = _sqlite3.connect(uri, uri=True, timeout=1.0, isolation_level=None)
+    held = _held[-1] if _held and _held[-1].state == state else None
+    connection = held.connection if held is not None else None
+    if connection is None:
+        _sqlite3 = sqlite_core()
+        uri = "file:" + db.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+        connection = _sqlite3.connect(uri + "?mode=ro", uri=True, timeout=1.0, isolation_level=None)
+        if held is not None:
+            held.connection = connection
     try:
         connection.execute("BEGIN")
         return [list(connection.execute(sql, params).fetchall()) for sql, params in queries]
     finally:
-        connection.close()
+        if held is None:
+            connection.close()
+        elif connection.in_transaction:
+            connection.execute("ROLLBACK")  # (a read: ends it, so the next sees what is new)
+
+
+_held: list[Shared] = []  # the `Shared` connections held, the innermost last
+
+
+class Shared:
+    """While held (`with Shared(state):`), the looks at `state`'s store share one read-only
+    connection, each in a read transaction of its own, instead of one connection each (~0.4
+    ms of a hook's time a connection, measured): a call's lean answer looks at its hint's rows
+    and then its live checks look at theirs. Closed when let go."""
+
+    __slots__ = ("connection", "state")
+
+    def __init__(self, state: str) -> None:
+        self.state = state
+        self.connection: Any = None
+
+    def __enter__(self) -> Shared:
+        _held.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _held.remove(self)
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
 
 
 def sqlite_core() -> Any:

@@ -101,34 +101,36 @@ def answer(
     if event not in LEAN_EVENTS:
         return None
     try:
+        from ..storeview import Shared
         from .protocol import loads
 
         payload = loads(raw)
         if not isinstance(payload, dict):
             return None
         session = str(payload.get("session_id") or "")
-        found = hint.read(state, event, None, session, payload, env)  # (its harness: ours)
-        if found is None and FREE not in payload and out is not None:
-            found = hint.read_template(state, event, payload, env)
-            answered = found is not None and bool(found.output or found.error or found.code)
-        else:
-            answered = False
-        checks = live()
-        covered = sorted(entry.handler for entry in wanted if entry.handler not in checks)
-        if found is None or found.handlers != covered:
-            return None
-        if not answered and (found.output or found.error or found.code):
-            return None
-        owed = []  # live handlers whose check answered AFTER or Say: the step runs them after
-        spoken = []  # (of those) the ones whose words the check gave: (handler, text)
-        for handler in [entry.handler for entry in wanted if entry.handler in checks]:
-            said = named(checks[handler])(state, payload)
-            if not said:
+        with Shared(state):  # (the hint's rows, then the live checks' looks: one connection)
+            found = hint.read(state, event, None, session, payload, env)  # (its harness: ours)
+            if found is None and FREE not in payload and out is not None:
+                found = hint.read_template(state, event, payload, env)
+                answered = found is not None and bool(found.output or found.error or found.code)
+            else:
+                answered = False
+            checks = live()
+            covered = sorted(entry.handler for entry in wanted if entry.handler not in checks)
+            if found is None or found.handlers != covered:
                 return None
-            if isinstance(said, Say):
-                spoken.append((handler, said.text))
-            if said == AFTER or isinstance(said, Say):
-                owed.append(handler)
+            if not answered and (found.output or found.error or found.code):
+                return None
+            owed = []  # live handlers whose check answered AFTER or Say: the step runs them after
+            spoken = []  # (of those) the ones whose words the check gave: (handler, text)
+            for handler in [entry.handler for entry in wanted if entry.handler in checks]:
+                said = named(checks[handler])(state, payload)
+                if not said:
+                    return None
+                if isinstance(said, Say):
+                    spoken.append((handler, said.text))
+                if said == AFTER or isinstance(said, Say):
+                    owed.append(handler)
         if spoken and (answered or out is None):
             return None  # (words beside a templated answer, or nowhere to write: in full)
     except Exception:  # anything at all: the full path answers
