@@ -18,7 +18,8 @@ and checked in full at every call (the settings the fold reads dropped too: the 
 into the store and the decision taken, what a call costs where the fold cannot answer: a
 forced cut, a handoff tool's line, changed settings), and a session in the band whose every
 call is its turn's first (a prompt before it, not timed): the watermark's nudge, said by the
-fold (`quiet.Say`), the full check that records it run after the answer.
+fold (`quiet.Say`), the full check that records it run after the answer; and a Codex
+rollout near the band (its lines mapped to events by its adapter's own mapping: the fold).
 Payloads carry what the real Claude Code sends anew with every call (a prompt's
 `prompt_id`, a resumed start's `seconds_since_last_response`), unique each round.
 UserPromptSubmit runs with the optimizer's tier off and nothing to deliver, once as Claude Code
@@ -259,6 +260,34 @@ def main() -> None:
         with open(dsh_nudged, "wb") as growing:
             said_by_person = {"type": "user/message", "data": {**words, "source": {"kind": "user"}}}
             growing.write(dsh_frame([{**opened[0], "id": "d3"}, *opened[1:], said_by_person]))
+        # A Codex rollout near the band too (80,000 tokens of the 200,000 its turn announces),
+        # a call and its usage record appended each round: no room in bytes, and no shape the
+        # room hint scans (its lines are mapped to events), so the fold answers.
+        rolled = "01a22aa8-d960-7ae2-8fb7-bfdbb0b55be1"
+        rollout = Path(home, ".codex", "sessions", "2026", "11", "30")
+        rollout = rollout / f"rollout-2026-11-30T04-13-58-{rolled}.jsonl"
+        rollout.parent.mkdir(parents=True)
+        begun = {"type": "task_started", "model_context_window": 200_000}
+        typed = {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "go"}],
+        }
+        rollout.write_text(
+            json.dumps({"type": "session_meta", "payload": {"session_id": rolled, "cwd": "/p"}})
+            + "\n"
+            + json.dumps({"type": "event_msg", "payload": begun})
+            + "\n"
+            + json.dumps({"type": "response_item", "payload": typed})
+            + "\n"
+        )
+        codex_payload = (
+            b'{"session_id":"'
+            + rolled.encode()
+            + b'","turn_id":"t1","transcript_path":"'
+            + str(rollout).encode()
+            + b'","hook_event_name":"PostToolUse","tool_name":"web_search","tool_input":{}}'
+        )
         # A transcript of its own: a prompt drops its session's room hint (the first tool
         # call after it is checked in full), which would make the far-below case a full one.
         asked = transcript.with_name("prompted.jsonl")
@@ -283,6 +312,7 @@ def main() -> None:
             "PostToolUse: no room hint": (after, folded_payload),
             "PostToolUse: full check": (after, full_payload),
             "PostToolUse: a nudge": (after, band_payload),
+            "PostToolUse (Codex): near band": (after, codex_payload),
             "UserPromptSubmit (Claude)": (prompted, prompt_payload(str(asked), "p")),
             "UserPromptSubmit (Claude, turn)": (prompted, turn_prompt),
             "UserPromptSubmit (DSH)": (prompted, prompt_payload(dsh_log, "d1")),
@@ -320,6 +350,17 @@ def main() -> None:
                 growing.write(step(round, 80_000))
             with open(turn, "ab") as growing:
                 growing.write(step(round))
+            with open(rollout, "ab") as growing:  # a call, and its request's usage
+                call = {"type": "function_call", "name": "web_search", "call_id": f"c{round}"}
+                usage = {"input_tokens": 80_000 + round, "cached_input_tokens": 60_000}
+                record = {"response_id": f"r{round}", "usage": {**usage, "output_tokens": 10}}
+                output = {"type": "function_call_output", "call_id": f"c{round}"}
+                for line in (
+                    {"type": "response_item", "payload": {**call, "arguments": "{}"}},
+                    {"type": "response_item", "payload": {**output, "output": "x" * 2_000}},
+                    {"type": "token_usage_record", "payload": record},
+                ):
+                    growing.write(json.dumps(line).encode() + b"\n")
             with open(band, "ab") as growing:  # a new turn, and its first step in the band
                 growing.write(json.dumps(prompt).encode() + b"\n" + step(round, 145_000))
             with open(dsh_log, "ab") as growing:

@@ -581,3 +581,237 @@ def test_the_real_dsh_log_is_folded_as_the_full_check_folds_it(tmp_path: Path) -
         (row,) = store.db.execute("SELECT digest FROM graft_watch").fetchone()
     digest = Digest.from_json(orjson.loads(row))
     assert projection(seen[0]) == projection(digest) and digest.context is not None
+
+
+# -- a mapped log: Codex's rollout, lines the adapter maps to events ------------------------------
+
+CODEX_SESSION = "01a22aa8-d960-7ae2-8fb7-bfdbb0b55be1"
+CODEX_KINDS = (
+    "started",
+    "started",
+    "started",
+    "prompt",
+    "prompt",
+    "injected",
+    "provenance",
+    "assistant",
+    "reasoning",
+    "developer",
+    "count",
+    "count",
+    "record",
+    "record",
+    "call",
+    "plan-call",
+    "custom",
+    "shell",
+    "output",
+    "complete",
+    "context",
+    "world",
+    "meta",
+    "unknown",
+    "notdict",
+)
+
+
+def codex_records(rng: random.Random, count: int, spawned: bool) -> list[Any]:
+    """A rollout's first `session_meta` (of a rollout another agent started, `spawned`), then
+    `count` lines drawn at random: every kind the adapter maps."""
+    meta: dict[str, Any] = {"session_id": CODEX_SESSION, "cwd": "/p", "thread_source": "user"}
+    if spawned:
+        meta["source"] = {"subagent": "review"}
+    out: list[Any] = [{"type": "session_meta", "payload": meta}]
+    responses: list[str] = []
+    for number in range(count):
+        kind = rng.choice(CODEX_KINDS)
+        context = level(rng, number / count)
+        usage = {
+            "input_tokens": context,
+            "cached_input_tokens": context - context // 8,
+            "cache_write_input_tokens": rng.choice((0, 0, 40)),
+            "output_tokens": rng.randrange(1, 300),
+            "reasoning_output_tokens": 0,
+        }
+        if kind == "started":
+            window = rng.choice((None, 200_000, 258_400)) if rng.random() < 0.5 else None
+            out.append(
+                {
+                    "type": "event_msg",
+                    "payload": {"type": "task_started", "model_context_window": window},
+                }
+            )
+        elif kind in ("prompt", "injected"):
+            text = "<environment_context>\n  <cwd>/p</cwd>" if kind == "injected" else "fix it"
+            content = [{"type": "input_text", "text": text}]
+            if rng.random() < 0.3:
+                content.append({"type": "input_text", "text": "# AGENTS.md instructions\nx"})
+            out.append(
+                {
+                    "type": "response_item",
+                    "payload": {"type": "message", "role": "user", "content": content},
+                }
+            )
+        elif kind == "provenance":
+            content = [
+                {"type": "input_text", "text": "<environment_context>"},
+                {"type": "input_text", "text": "go"},
+            ]
+            marks = [{"provenance": {"type": rng.choice(("user", "system"))}} for _ in content]
+            passthrough = {"content_item_metadata": marks}
+            payload = {
+                "type": "message",
+                "role": "user",
+                "content": content,
+                "internal_chat_message_metadata_passthrough": passthrough,
+            }
+            out.append({"type": "response_item", "payload": payload})
+        elif kind in ("assistant", "developer"):
+            content = [{"type": "output_text", "text": "done"}]
+            out.append(
+                {
+                    "type": "response_item",
+                    "payload": {"type": "message", "role": kind, "content": content},
+                }
+            )
+        elif kind == "reasoning":
+            summary = [{"type": "summary_text", "text": "think"}] if rng.random() < 0.7 else []
+            out.append(
+                {"type": "response_item", "payload": {"type": "reasoning", "summary": summary}}
+            )
+        elif kind == "count":
+            info = {
+                "last_token_usage": usage,
+                "model_context_window": rng.choice((200_000, 200_000, 258_400)),
+            }
+            out.append(
+                {
+                    "type": "event_msg",
+                    "payload": {
+                        "type": "token_count",
+                        "info": info if rng.random() < 0.9 else None,
+                    },
+                }
+            )
+        elif kind == "record":
+            again = responses and rng.random() < 0.2  # (a response's usage told twice)
+            response = rng.choice(responses) if again else f"resp{number}"
+            responses.append(response)
+            out.append(
+                {"type": "token_usage_record", "payload": {"response_id": response, "usage": usage}}
+            )
+        elif kind in ("call", "plan-call"):
+            items = [
+                {
+                    "step": f"阶段 {n}: x" if rng.random() < 0.3 else f"step {n}",
+                    "status": rng.choice(("pending", "in_progress", "completed")),
+                }
+                for n in range(rng.randrange(0, 6))
+            ]
+            name = "update_plan" if kind == "plan-call" else "shell"
+            arguments = {"plan": items} if kind == "plan-call" else {"command": ["ls"]}
+            payload = {
+                "type": "function_call",
+                "name": name,
+                "call_id": f"c{number}",
+                "arguments": orjson.dumps(arguments).decode(),
+            }
+            out.append({"type": "response_item", "payload": payload})
+        elif kind == "custom":
+            payload = {
+                "type": "custom_tool_call",
+                "name": "apply_patch",
+                "call_id": f"c{number}",
+                "input": "*** Begin Patch",
+            }
+            out.append({"type": "response_item", "payload": payload})
+        elif kind == "shell":
+            payload = {
+                "type": "local_shell_call",
+                "call_id": f"c{number}",
+                "action": {"command": ["ls"]},
+            }
+            out.append({"type": "response_item", "payload": payload})
+        elif kind == "output":
+            output: Any = "ok" if rng.random() < 0.8 else {"content": "ok", "success": False}
+            out.append(
+                {
+                    "type": "response_item",
+                    "payload": {"type": "function_call_output", "call_id": "c", "output": output},
+                }
+            )
+        elif kind == "complete":
+            out.append(
+                {
+                    "type": "event_msg",
+                    "payload": {"type": rng.choice(("task_complete", "turn_aborted"))},
+                }
+            )
+        elif kind == "context":
+            out.append({"type": "turn_context", "payload": {"cwd": "/p", "model": "gpt-x"}})
+        elif kind == "world":
+            out.append({"type": "world_state", "payload": {"full": True}})
+        elif kind == "meta":  # (a fork may copy its parent's: the first one holds)
+            out.append({"type": "session_meta", "payload": {**meta, "source": {"subagent": "x"}}})
+        elif kind == "unknown":
+            out.append({"type": "compacted_v9", "payload": {}})
+        else:
+            out.append({"type": "event_msg", "payload": "not an object"})
+    for at, line in enumerate(out):
+        if isinstance(line, dict):
+            line.setdefault("timestamp", f"2026-11-30T04:13:{at % 60:02d}.000Z")
+    return out
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_codex_rollout_mapped_by_its_adapters_own_mapping_agrees_with_the_full_check(
+    tmp_path: Path, seed: int
+) -> None:
+    # Codex's rollout lines are mapped to events by the adapter's own mapping
+    # (`harnesses.EventLog.mapping`), with the adapter's state kept with the cursor: the fold
+    # folds the events it gives, appended in chunks (some cut mid-line).
+    rng = random.Random(seed)
+    settings = GraftSettings(mode="fixed")  # (the lines' arithmetic: the tests above)
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    fold.keep_settings(str(state), settings, {})
+    log = tmp_path / ".codex" / "sessions" / "2026" / "11" / "30"
+    log = log / f"rollout-2026-11-30T04-13-58-{CODEX_SESSION}.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"")
+    lines = codex_records(rng, 220, spawned=seed == 7)
+    data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
+    written, tally = 0, Tally(seed)
+    while written < len(data):
+        step = rng.randrange(1, 1_500)
+        with open(log, "ab") as handle:
+            handle.write(data[written : written + step])
+        written += step
+        tally.check(str(state), log, settings, "codex", CODEX_SESSION, f"after {written} bytes")
+    tally.enough(covered=0.5)
+
+
+def test_the_real_codex_rollout_is_folded_as_the_full_check_folds_it(tmp_path: Path) -> None:
+    from ..support.paths import CODEX
+
+    real = next(CODEX.rglob("rollout-*.jsonl"))
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    settings = GraftSettings()
+    fold.keep_settings(str(state), settings, {})
+    log = tmp_path / ".codex" / "sessions" / real.relative_to(CODEX)
+    log.parent.mkdir(parents=True)
+    lines = real.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[: len(lines) // 2]))  # the first half, checked in full
+    session = real.stem[-36:]
+    with Store(state) as store:
+        live.watch(store, "codex", session, str(log), settings, str(state))
+    with open(log, "ab") as handle:  # then the rest, folded from the cursor's state
+        handle.write(b"".join(lines[len(lines) // 2 :]))
+    seen = fold.glance(str(state), str(log), session)
+    assert seen is not None
+    with Store(state) as store:
+        live.watch(store, "codex", session, str(log), settings, str(state))
+        (row,) = store.db.execute("SELECT digest FROM graft_watch").fetchone()
+    digest = Digest.from_json(orjson.loads(row))
+    assert projection(seen[0]) == projection(digest) and digest.context is not None

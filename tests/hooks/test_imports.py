@@ -23,7 +23,7 @@ from dshkit.store import Store
 
 from ..support.capability import wait_for_probes
 from ..support.cli import environment
-from ..support.hooks import claude, context, dsh, hook, hook_log
+from ..support.hooks import claude, codex, context, dsh, hook, hook_log
 
 pytestmark = pytest.mark.process
 
@@ -212,6 +212,66 @@ def test_a_call_no_room_hint_answers_is_folded_without_the_store(tmp_path: Path)
         with Store(state) as store:
             (digest,) = store.db.execute("SELECT digest FROM graft_watch").fetchone()
         assert orjson.loads(digest)["context"] == 20_000 + step
+
+
+def test_a_codex_call_no_room_hint_answers_is_folded_without_the_store(tmp_path: Path) -> None:
+    # Codex's rollout lines are mapped to events by its adapter's own mapping, which loads
+    # nothing of the session layer (`sessions.rollout`): folded like DSH's events.
+    state = tmp_path / ".dsh" / "dshkit"
+    session = "01a22aa8-d960-7ae2-8fb7-bfdbb0b55be1"
+    log = tmp_path / ".codex" / "sessions" / "2026" / "11" / "30"
+    log = log / f"rollout-2026-11-30T04-13-58-{session}.jsonl"
+    log.parent.mkdir(parents=True)
+
+    def used(tokens: int, number: int) -> bytes:
+        usage = {"input_tokens": tokens, "cached_input_tokens": tokens // 2, "output_tokens": 9}
+        lines: list[dict[str, Any]] = [
+            {
+                "type": "response_item",
+                "payload": {
+                    "type": "function_call",
+                    "name": "shell",
+                    "call_id": f"c{number}",
+                    "arguments": "{}",
+                },
+            },
+            {
+                "type": "token_usage_record",
+                "payload": {"response_id": f"r{number}", "usage": usage},
+            },
+        ]
+        return b"".join(orjson.dumps(line) + b"\n" for line in lines)
+
+    opening = [
+        {"type": "session_meta", "payload": {"session_id": session, "cwd": "/p"}},
+        {"type": "event_msg", "payload": {"type": "task_started", "model_context_window": 200_000}},
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "go"}],
+            },
+        },
+    ]
+    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in opening) + used(20_000, 1))
+    payload = {**codex(session), "transcript_path": str(log), "hook_event_name": "PostToolUse"}
+    payload["tool_name"] = "web_search"  # (a tool no other handler looks at)
+    assert hook(tmp_path, "PostToolUse", payload) == ({}, "")  # the full check: settings kept
+    for number in (2, 3):  # the next request, far below the band, with no room hint to say so
+        marker.forget(str(state), str(log))
+        with open(log, "ab") as handle:
+            handle.write(used(20_000 + number, number))
+        assert loaded(tmp_path, "PostToolUse", payload, FOLD_HEAVY) == []
+        settled(state)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # its full check, run after the answer
+            with Store(state) as store:
+                (digest,) = store.db.execute("SELECT digest FROM graft_watch").fetchone()
+            if orjson.loads(digest)["context"] == 20_000 + number:
+                break
+            time.sleep(0.05)
+        assert orjson.loads(digest)["context"] == 20_000 + number
 
 
 def band_call(home: Path) -> tuple[Path, dict[str, Any]]:

@@ -20,8 +20,8 @@ from dshkit.llm import LLMConfig
 from dshkit.profile.generate import generate
 from dshkit.profile.signals import SignalConfig, SignalsReport, collect_signals
 from dshkit.sessions import Scanner, Source
-from dshkit.sessions import codex as codex_adapter
 from dshkit.sessions import dsh as dsh_adapter
+from dshkit.sessions import rollout as codex_mapping
 from dshkit.sessions.events import AGENT_MESSAGE, SUBAGENT, is_human_message
 from dshkit.store import Store
 
@@ -176,7 +176,7 @@ def scan_as_before(
     it is."""
     with monkeypatch.context() as patch:
         patch.setattr(dsh_adapter, "as_agent_prompts", lambda events: None)
-        patch.setattr(codex_adapter, "_spawned", lambda meta: False)
+        patch.setattr(codex_mapping, "_spawned", lambda meta: False)
         keys = Scanner(store).scan(sources).keys
         memo = collect_signals(Scanner(store).catalog, keys, SignalConfig(), memo=True)
     with store.transaction() as db:

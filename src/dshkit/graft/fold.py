@@ -18,7 +18,9 @@ the escalation (docs/design/graft.md#a-call-the-room-hint-cannot-answer-is-folde
   fold them: the latest request's context, its model (and the window a log announces), a
   person's words beginning a turn, each turn's level, the latest todo list. The registry says
   how: a Claude Code line by its `QuietLines` (a request's usage, repeated on each of its
-  lines, counted once), a DSH line by its `EventLog` (the line is the event; its header first);
+  lines, counted once), a DSH line by its `EventLog` (the line is the event; its header first),
+  a Codex line by its `EventLog`'s mapping (the adapter's own, `sessions.rollout`, with the
+  adapter's state the cursor keeps: the events it maps the line to);
 - the `[graft]` settings the last full check resolved, kept in the state directory with the
   configuration file and the variables they were read from (`keep_settings`);
 - the lines: the window for the model, the growth the levels predict, the warning and the
@@ -34,8 +36,9 @@ quieter, so a nudge is said only where none ever began and, in the first turns, 
 first words were folded by the store. Whatever the proof does not cover takes the full check:
 a forced cut due or started for the session (whether it failed is the ledger's to say), the
 plan-first nudge due, a handoff tool named in a line, a log read anew since the nudge, a line
-that does not parse or holds a shape the fold does not know, a log the registry describes
-neither way, more log than `livetail` reads, settings refused or not kept. Nothing is written
+that does not parse or holds a shape the fold does not know, a value a mapping would write
+as JSON (Codex's call arguments given as a value), a log the registry describes neither way
+(Gemini's), more log than `livetail` reads, settings refused or not kept. Nothing is written
 here but a line per saying (`SAID_FILE`: the same saying is never the fold's twice): a step
 after the answer runs the check's handler (`dshkit.quiet`, `hooks.later`), whose full check
 folds the same records into the store, records what was said when it says the same, and keeps
@@ -459,9 +462,12 @@ def glance(
     fold = Fold(digest, list(kept.get("requests") or ()))
     fold.excluded = (f"{EXCLUDE_KEY}{harness}:{session_id}",) in kept_from_cut
     # An event log's first line is its header, which the reader takes once (and keeps its
-    # version): from there on, every line is an event.
-    header = found.event_log is not None and "version" not in kept
-    if not _fold_since(fold, path, cursor if offset else None, found, header, scan):
+    # version): from there on, every line is an event. A mapped log's lines are mapped with
+    # the adapter's state as the cursor keeps it (from the log's start: none yet).
+    log = found.event_log
+    header = log is not None and log.header is not None and "version" not in kept
+    mapping = dict(kept) if offset else {}
+    if not _fold_since(fold, path, cursor if offset else None, found, header, scan, mapping):
         return None
     return fold, state
 
@@ -473,30 +479,46 @@ def _fold_since(
     harness: harnesses.Harness,
     header: bool,
     scan: Any,
+    state: dict[str, Any],
 ) -> bool:
     """Fold the log's records since `cursor` (from the start without one), as the tail reader
     takes them (`sessions.livetail`); False where it would not take them from there (another
-    file, a changed past) or the fold leaves them to the full check."""
+    file, a changed past) or the fold leaves them to the full check. A mapped log's records
+    are mapped with `state`, the adapter's, which they move on."""
     from ..sessions.livetail import records_since
 
     records = records_since(path, cursor)
     if records is None:
         return False
+    log = harness.event_log
+    mapped = None if log is None else log.mapped()
     for record in records:
         if header:  # (an event log's first line)
-            log = harness.event_log
             if log is None or not isinstance(record, dict) or record.get("type") != log.header:
                 return False
             if record.get("version") not in log.versions:
                 return False
             header = False
             continue
-        if harness.event_log is not None:
+        if mapped is not None:
+            try:
+                events = mapped(record, state, _unwritten)
+            except Exception:  # (what the adapter would refuse or write otherwise: in full)
+                return False
+            if not all(fold.event({"type": kind, "data": data}, scan) for kind, data in events):
+                return False
+        elif log is not None:
             if not fold.event(record, scan):
                 return False
         elif harness.quiet_lines is None or not fold.line(record, harness.quiet_lines):
             return False
     return True
+
+
+def _unwritten(value: Any) -> str:
+    """The JSON writer a mapping is given here: a value the adapter would write as JSON text
+    (a call's arguments given as a value) is left to the full check, which writes it."""
+    raise ValueError("a value to write as JSON: the full check's")
 
 
 def _settings(state_dir: str) -> dict[str, Any] | None:

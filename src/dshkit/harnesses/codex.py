@@ -25,6 +25,7 @@ from .harness import (
     SEARCH,
     WRITE,
     Capability,
+    EventLog,
     Harness,
     HookDialect,
     Launcher,
@@ -189,6 +190,8 @@ HARNESS = Harness(
     places=lambda: (_home(),),
     sessions_root=lambda: os.path.join(_home(), "sessions"),
     adapter_name="dshkit.sessions.codex:CodexAdapter",
+    # Its lines as the adapter maps them, by the adapter's own mapping (graft's fold).
+    event_log=EventLog(mapping="dshkit.sessions.rollout:events"),
     log_name=r"^rollout-.+\.jsonl$",
     tools={
         # Its hooks name exec_command `Bash`, with `tool_input.command` (0.171.0, run for

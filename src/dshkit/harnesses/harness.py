@@ -497,15 +497,32 @@ class QuietLines:
 
 
 class EventLog:
-    """A session log whose lines are dshkit's event model as they are (DSH's: its own records
+    """A session log whose lines are dshkit's event model: as they are (DSH's: its own records
     are the events the session layer reads), after a first line of type `header` whose
-    `version` is one of `versions` (lines or zstd frames of lines). What `graft.fold` folds
-    on the hot path, event by event, as the watermark's digest does."""
+    `version` is one of `versions` (lines or zstd frames of lines); or as its adapter maps
+    them (`mapping`, "module:function" of the adapter's own mapping, importable on the hot
+    path: a line, the adapter's state as the log's cursor keeps it, which it moves on, and a
+    JSON writer → the line's events as (kind, data); Codex's). What `graft.fold` folds on the
+    hot path, event by event, as the watermark's digest does."""
 
-    __slots__ = ("header", "versions")
+    __slots__ = ("_mapped", "header", "mapping", "versions")
 
-    def __init__(self, *, header: str, versions: frozenset[int]) -> None:
-        self.header, self.versions = header, versions
+    def __init__(
+        self,
+        *,
+        header: str | None = None,
+        versions: frozenset[int] = frozenset(),
+        mapping: str | None = None,
+    ) -> None:
+        self.header, self.versions, self.mapping = header, versions, mapping
+        self._mapped: Callable[..., list[tuple[str, Any]]] | None = None
+
+    def mapped(self) -> Callable[..., list[tuple[str, Any]]] | None:
+        """The function `mapping` names, imported on first use (None: the lines are events)."""
+        if self._mapped is None and self.mapping is not None:
+            module, _, attribute = self.mapping.partition(":")
+            self._mapped = getattr(__import__(module, fromlist=(attribute,)), attribute)
+        return self._mapped
 
 
 class LaggingLog:

@@ -1,13 +1,7 @@
 """Codex CLI rollouts: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl`.
 
-Lines are `{timestamp, type, payload}`. Human speech is a `response_item` user message whose
-content items have `user` provenance; Codex's own user-role blocks (`<environment_context>`,
-AGENTS.md, …) and `developer` messages are context, not speech. A rollout another agent
-started says so in its first `session_meta` (`source` `{"subagent": …}` for a review, a
-compaction or a spawned thread, `{"internal": …}`; `thread_source` `subagent`): its prompts
-are that agent's (docs/design/sessions.md#a-sub-agents-prompt-is-not-the-persons). Usage is
-reported apart from messages (`token_usage_record`, or `event_msg/token_count` in versions
-without it).
+Found by their names; each line mapped to events by `sessions.rollout` (which says how Codex
+writes them), which the hot path uses too.
 """
 
 from __future__ import annotations
@@ -19,36 +13,13 @@ from typing import Any, ClassVar
 
 import orjson
 
-from .events import AGENT_MESSAGE, SUBAGENT, Event
-from .harness import LogFile, emit, list_dirs, list_files, remember, turn_step
+from .events import Event
+from .harness import LogFile, emit, list_dirs, list_files
+from .rollout import events
 
 _ROLLOUT = re.compile(
     r"^rollout-.*?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$"
 )
-_KNOWN = frozenset(
-    {
-        "session_meta",
-        "turn_context",
-        "world_state",
-        "compacted",
-        "response_item",
-        "event_msg",
-        "token_usage_record",
-    }
-)
-# Tagged blocks Codex writes on the user role itself (for versions without provenance).
-_INJECTED_PREFIXES = (
-    "<environment_context>",
-    "<user_instructions>",
-    "<permissions instructions>",
-    "# AGENTS.md instructions",
-    "<skills_instructions>",
-    "<turn_aborted>",
-    "<user_shell_command>",
-    "<subagent_notification>",
-)
-# session_meta's `thread_source` of a rollout no person started (Codex's ThreadSource).
-_AGENT_THREADS = ("subagent", "memory_consolidation")
 
 
 class CodexAdapter:
@@ -75,209 +46,10 @@ class CodexAdapter:
     def normalize(self, records: list[Any], state: dict[str, Any]) -> list[Event]:
         out: list[Event] = []
         for record in records:
-            kind = record.get("type") if isinstance(record, dict) else None
-            payload = record.get("payload") if isinstance(record, dict) else None
-            if kind not in _KNOWN or not isinstance(payload, dict):
-                state["unknownLines"] = state.get("unknownLines", 0) + 1
-            elif kind == "session_meta":
-                state["cwd"] = payload.get("cwd") or state.get("cwd")
-                if SUBAGENT not in state:  # the rollout's own; a fork may copy its parent's
-                    state[SUBAGENT] = _spawned(payload)
-            elif kind == "event_msg":
-                self._event_msg(record, payload, state, out)
-            elif kind == "response_item":
-                self._response_item(record, payload, state, out)
-            elif kind == "token_usage_record":
-                state["usageRecords"] = True
-                self._usage(record, payload.get("usage"), payload.get("response_id"), state, out)
+            for kind, data in events(record, state, _dumps):
+                emit(out, state, kind, record, data)
         return out
 
-    def _event_msg(
-        self,
-        record: dict[str, Any],
-        payload: dict[str, Any],
-        state: dict[str, Any],
-        out: list[Event],
-    ) -> None:
-        kind = payload.get("type")
-        if kind == "task_started":
-            state["turn"] = state.get("turn", 0) + 1
-            state["step"] = 0
-            emit(out, state, "turn/start", record, {"turn": state["turn"]})
-            self._window(record, payload.get("model_context_window"), state, out)
-        elif kind in ("task_complete", "turn_aborted"):
-            reason = "completed" if kind == "task_complete" else "aborted"
-            emit(
-                out,
-                state,
-                "turn/end",
-                record,
-                {"turn": state.get("turn", 0), "reason": {"kind": reason}},
-            )
-        elif kind == "token_count":
-            info = payload.get("info") or {}
-            self._window(record, info.get("model_context_window"), state, out)
-            if not state.get("usageRecords"):
-                self._usage(record, info.get("last_token_usage"), None, state, out)
 
-    def _window(
-        self, record: dict[str, Any], window: Any, state: dict[str, Any], out: list[Event]
-    ) -> None:
-        if isinstance(window, int) and window > 0 and window != state.get("contextWindow"):
-            state["contextWindow"] = window
-            emit(out, state, "request/context", record, {"contextWindow": window})
-
-    def _usage(
-        self,
-        record: dict[str, Any],
-        usage: Any,
-        response_id: Any,
-        state: dict[str, Any],
-        out: list[Event],
-    ) -> None:
-        if not isinstance(usage, dict):
-            return
-        if response_id and not remember(state, "responses", str(response_id)):
-            return
-        # OpenAI counts cached tokens inside input_tokens; DSH buckets do not overlap.
-        cached = int(usage.get("cached_input_tokens") or 0)
-        data = {
-            **turn_step(state),
-            "usage": {
-                "inputTokens": max(0, int(usage.get("input_tokens") or 0) - cached),
-                "outputTokens": int(usage.get("output_tokens") or 0),
-                "cacheReadTokens": cached,
-                "cacheWriteTokens": int(usage.get("cache_write_input_tokens") or 0),
-                "reasoningTokens": int(usage.get("reasoning_output_tokens") or 0),
-            },
-        }
-        emit(out, state, "usage/record", record, data)
-
-    def _response_item(
-        self,
-        record: dict[str, Any],
-        payload: dict[str, Any],
-        state: dict[str, Any],
-        out: list[Event],
-    ) -> None:
-        kind = payload.get("type")
-        if kind == "message":
-            self._message(record, payload, state, out)
-        elif kind == "reasoning":
-            texts = [s.get("text", "") for s in payload.get("summary") or () if isinstance(s, dict)]
-            if texts:
-                message = {
-                    "role": "assistant",
-                    "content": [{"type": "reasoning", "text": "\n".join(texts)}],
-                }
-                emit(
-                    out,
-                    state,
-                    "assistant/message",
-                    record,
-                    {**turn_step(state), "message": message},
-                )
-        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
-            state["step"] = state.get("step", 0) + 1
-            arguments = payload.get("arguments", payload.get("input"))
-            if not isinstance(arguments, str):
-                arguments = orjson.dumps(
-                    arguments if arguments is not None else payload.get("action") or {}
-                ).decode()
-            emit(
-                out,
-                state,
-                "tool/call",
-                record,
-                {
-                    **turn_step(state),
-                    "callId": str(payload.get("call_id") or payload.get("id") or ""),
-                    "name": payload.get("name") or "local_shell",
-                    "arguments": arguments,
-                },
-            )
-        elif kind in ("function_call_output", "custom_tool_call_output"):
-            output = payload.get("output")
-            failed = isinstance(output, dict) and output.get("success") is False
-            text = output.get("content", "") if isinstance(output, dict) else output
-            result: dict[str, Any] = {
-                "role": "tool",
-                "source": {"kind": "tool", "callId": str(payload.get("call_id") or "")},
-                "content": [
-                    {
-                        "type": "text",
-                        "text": text if isinstance(text, str) else orjson.dumps(text).decode(),
-                    }
-                ],
-                "isError": failed,
-            }
-            emit(out, state, "tool/result", record, {**turn_step(state), "message": result})
-
-    def _message(
-        self,
-        record: dict[str, Any],
-        payload: dict[str, Any],
-        state: dict[str, Any],
-        out: list[Event],
-    ) -> None:
-        role = payload.get("role")
-        items = [c for c in payload.get("content") or () if isinstance(c, dict)]
-        texts = [{"type": "text", "text": str(c.get("text", ""))} for c in items if "text" in c]
-        if role == "assistant":
-            message = {"role": "assistant", "content": texts}
-            emit(out, state, "assistant/message", record, {**turn_step(state), "message": message})
-        elif role == "developer":
-            emit(
-                out,
-                state,
-                "developer/message",
-                record,
-                {**turn_step(state), "message": {"role": "developer", "content": texts}},
-            )
-        elif role == "user":
-            human = _human_texts(payload, items)
-            if human:
-                kind = AGENT_MESSAGE if state.get(SUBAGENT) else "user"
-                emit(
-                    out,
-                    state,
-                    "user/message",
-                    record,
-                    {"role": "user", "content": human, "source": {"kind": kind}},
-                )
-            if len(human) < len(texts):
-                injected = [t for t in texts if t not in human]
-                emit(
-                    out,
-                    state,
-                    "user/message",
-                    record,
-                    {"role": "user", "content": injected, "source": {"kind": "runtime-context"}},
-                )
-
-
-def _spawned(meta: dict[str, Any]) -> bool:
-    """Whether a session_meta names a rollout another agent started (Codex's SessionSource
-    `SubAgent`/`Internal`, serialized `{"subagent": …}`/`{"internal": …}`)."""
-    source = meta.get("source")
-    if isinstance(source, dict) and ("subagent" in source or "internal" in source):
-        return True
-    return meta.get("thread_source") in _AGENT_THREADS
-
-
-def _human_texts(payload: dict[str, Any], items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The content items the person typed, by provenance where recorded, else by tag."""
-    meta = payload.get("internal_chat_message_metadata_passthrough") or {}
-    provenance = meta.get("content_item_metadata")
-    human: list[dict[str, Any]] = []
-    for index, item in enumerate(items):
-        if "text" not in item:
-            continue
-        text = str(item["text"])
-        if isinstance(provenance, list) and len(provenance) == len(items):
-            typed = ((provenance[index] or {}).get("provenance") or {}).get("type") == "user"
-        else:
-            typed = not text.lstrip().startswith(_INJECTED_PREFIXES)
-        if typed:
-            human.append({"type": "text", "text": text})
-    return human
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()

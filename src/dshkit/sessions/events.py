@@ -28,14 +28,13 @@ from typing import Any, Generic, TypeVar
 
 import orjson
 
+# A prompt another agent wrote, and the adapter state's mark of a sub-agent's session: where
+# the hot path's mapping reads them too (`sessions.mapping`).
+from .mapping import AGENT_MESSAGE as AGENT_MESSAGE
+from .mapping import SUBAGENT as SUBAGENT
+
 Event = dict[str, Any]
 T = TypeVar("T")
-
-# The source kind of a prompt another agent wrote (a sub-agent's task, a side transcript).
-AGENT_MESSAGE = "agent-message"
-# The key of an adapter's state that is true once the session is known to be a sub-agent's
-# (from its header): the scanner keeps it with the file's cursor.
-SUBAGENT = "subagent"
 
 
 def _message(event: Event) -> dict[str, Any]:

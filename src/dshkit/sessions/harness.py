@@ -22,6 +22,8 @@ from typing import Any, BinaryIO, ClassVar, Protocol, runtime_checkable
 
 from ..errors import Invalid
 from .events import Event
+from .mapping import remember as remember
+from .mapping import turn_step as turn_step
 
 
 class LogFormatError(Invalid, ValueError):
@@ -184,21 +186,6 @@ def iso_ms(value: Any) -> int | None:
         return int(datetime.fromisoformat(value).timestamp() * 1000)
     except ValueError:
         return None
-
-
-def remember(state: dict[str, Any], key: str, value: str, keep: int = 64) -> bool:
-    """Record `value` in a bounded recent-ids list in `state`; False when it was already there."""
-    recent: list[str] = state.setdefault(key, [])
-    if value in recent:
-        return False
-    recent.append(value)
-    del recent[:-keep]
-    return True
-
-
-def turn_step(state: dict[str, Any]) -> dict[str, int]:
-    """The `{turn, step}` a mapped event belongs to, as tracked in the adapter's state."""
-    return {"turn": state.get("turn", 0), "step": state.get("step", 0)}
 
 
 def emit(
