@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 DB_NAME = storeview.DB_NAME
 # The hooks' answer hints (`hooks.hint.HINT_DIR`), which a forget removes with the rows.
 HINTS_DIR = "hints"
+# The watermark's caches on the hot path, keyed by sessions (checksums of their transcripts'
+# paths and ids, with their turn numbers): its room hints (`graft.marker.ROOM_DIR`, a folder)
+# and what its fold said (`graft.fold.SAID_FILE`). A forget removes them with the hints.
+SESSION_CACHES = ("graft-room", "graft-said")
 
 # Numbered, forward-only. Append a new entry to grow the schema; never edit a shipped one.
 MIGRATIONS: list[str] = [
@@ -1164,15 +1168,19 @@ class Store:
     def drop_hints(self) -> None:
         """Remove every hook answer hint (`hooks.hint`: `<state dir>/hints/`): a hint holds
         the store rows and payload fields its answer was read from, so what a forget deletes
-        must not stay there. They are caches: the next call of each takes the full path."""
-        folder = self.state_dir / HINTS_DIR
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            return  # none there
-        for entry in entries:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(entry.path)
+        must not stay there; and the watermark's caches keyed by sessions (`SESSION_CACHES`).
+        They are caches: the next call of each takes the full path."""
+        for name in (HINTS_DIR, *SESSION_CACHES):
+            path = self.state_dir / name
+            try:
+                entries = [entry.path for entry in os.scandir(path)]
+            except NotADirectoryError:
+                entries = [str(path)]
+            except OSError:
+                continue  # none there
+            for entry in entries:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry)
 
     # -- deliveries: what reached a session, recorded once the answer was written -----------
 

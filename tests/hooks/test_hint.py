@@ -197,6 +197,26 @@ def test_forgetting_removes_every_hint(state: Path, tmp_path: Path) -> None:
     assert list(hints.iterdir()) == []
 
 
+def test_forgetting_removes_the_watermarks_caches_keyed_by_sessions(tmp_path: Path) -> None:
+    # Its room hints and what its fold said name sessions by checksums, with turn numbers.
+    from dshkit.graft import fold, marker
+    from dshkit.store import SESSION_CACHES
+
+    assert SESSION_CACHES == (marker.ROOM_DIR, fold.SAID_FILE)
+    state = tmp_path / "state"
+    with Store(state):
+        pass
+    (state / marker.ROOM_DIR).mkdir()
+    (state / marker.ROOM_DIR / "1f2e3d4c").write_text("room")
+    (state / fold.SAID_FILE).write_text("1f2e3d4c 3 nudge\n")
+    (state / fold.SETTINGS_FILE).write_text("{}")
+    with Store(state) as store:
+        store.forget_sessions([("claude", "someone")], for_good=True)
+    assert list((state / marker.ROOM_DIR).iterdir()) == []
+    assert not (state / fold.SAID_FILE).exists()
+    assert (state / fold.SETTINGS_FILE).exists()  # (no session's: kept)
+
+
 # -- templates: a start of a session the store knows nothing of --------------------------------
 
 A, B = "3f2b8c1e-0d4a-4e6b-9a7c-5d1e2f3a4b5c", "7c1d9e2f-3a4b-4c5d-8e6f-0a1b2c3d4e5f"
