@@ -166,13 +166,19 @@ def entries(rng: random.Random, count: int) -> list[Any]:
     return out
 
 
-def setup(tmp_path: Path, settings: GraftSettings) -> tuple[str, Path]:
+def kept(tmp_path: Path, settings: GraftSettings) -> Path:
+    """A state directory holding `settings` as a full check keeps them for the fold."""
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
+    fold.keep_settings(str(state), settings, {})
+    return state
+
+
+def setup(tmp_path: Path, settings: GraftSettings) -> tuple[str, Path]:
+    state = kept(tmp_path, settings)
     log = tmp_path / ".claude" / "projects" / "-p" / f"{SESSION}.jsonl"
     log.parent.mkdir(parents=True)
     log.write_bytes(b"")
-    fold.keep_settings(str(state), settings, {})
     return str(state), log
 
 
@@ -233,6 +239,24 @@ class Tally:
         self.proved += quiet or verdict == ""
         self.spoke += said is not None
 
+    def in_chunks(
+        self,
+        data: bytes,
+        state: str,
+        log: Path,
+        settings: GraftSettings,
+        harness: str,
+        session: str,
+    ) -> None:
+        """`data` appended to `log` in chunks (some cut mid-line), each one `check`ed."""
+        written = 0
+        while written < len(data):
+            step = self.rng.randrange(1, 1_500)
+            with open(log, "ab") as handle:
+                handle.write(data[written : written + step])
+            written += step
+            self.check(state, log, settings, harness, session, f"after {written} bytes")
+
     def enough(self, covered: float) -> None:
         """Not vacuous: most checks folded, many proved quiet, some spoke (the band was
         reached), and the fold said some of it itself."""
@@ -255,13 +279,8 @@ def test_what_the_fold_proves_quiet_the_full_check_finds_quiet(tmp_path: Path, s
     settings = GraftSettings(windows=windows, mode="fixed" if seed % 3 == 0 else "dynamic")
     state, log = setup(tmp_path, settings)
     data = b"".join(orjson.dumps(line) + b"\n" for line in entries(rng, 160))
-    written, tally = 0, Tally(seed)
-    while written < len(data):
-        step = rng.randrange(1, 1_200)
-        with open(log, "ab") as handle:
-            handle.write(data[written : written + step])
-        written += step
-        tally.check(state, log, settings, "claude", SESSION, f"after {written} bytes")
+    tally = Tally(seed)
+    tally.in_chunks(data, state, log, settings, "claude", SESSION)
     tally.enough(covered=0.5)
 
 
@@ -537,9 +556,7 @@ def test_a_dsh_log_folded_in_frames_agrees_with_the_full_check(tmp_path: Path, s
     rng = random.Random(seed)
     settings = GraftSettings(windows={"deepseek-b": 120_000} if seed % 2 else {})
     framed = seed % 4 != 3
-    state = tmp_path / "state"
-    state.mkdir(mode=0o700)
-    fold.keep_settings(str(state), settings, {})
+    state = kept(tmp_path, settings)
     log = dsh_log(tmp_path, "session.jsonl.zstd" if framed else "session.jsonl")
     events = dsh_events(rng, 200)
     tally = Tally(seed)
@@ -566,10 +583,8 @@ def test_the_real_dsh_log_is_folded_as_the_full_check_folds_it(tmp_path: Path) -
     from ..support.paths import DSH_ZSTD
 
     real = next(DSH_ZSTD.rglob("session.jsonl.zstd"))
-    state = tmp_path / "state"
-    state.mkdir(mode=0o700)
     settings = GraftSettings()
-    fold.keep_settings(str(state), settings, {})
+    state = kept(tmp_path, settings)
     log = tmp_path / ".dsh" / "sessions" / real.parent.parent.name / real.parent.name / real.name
     log.parent.mkdir(parents=True)
     log.write_bytes(real.read_bytes())
@@ -772,22 +787,15 @@ def test_a_codex_rollout_mapped_by_its_adapters_own_mapping_agrees_with_the_full
     # folds the events it gives, appended in chunks (some cut mid-line).
     rng = random.Random(seed)
     settings = GraftSettings(mode="fixed")  # (the lines' arithmetic: the tests above)
-    state = tmp_path / "state"
-    state.mkdir(mode=0o700)
-    fold.keep_settings(str(state), settings, {})
+    state = kept(tmp_path, settings)
     log = tmp_path / ".codex" / "sessions" / "2026" / "11" / "30"
     log = log / f"rollout-2026-11-30T04-13-58-{CODEX_SESSION}.jsonl"
     log.parent.mkdir(parents=True)
     log.write_bytes(b"")
     lines = codex_records(rng, 220, spawned=seed == 7)
     data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
-    written, tally = 0, Tally(seed)
-    while written < len(data):
-        step = rng.randrange(1, 1_500)
-        with open(log, "ab") as handle:
-            handle.write(data[written : written + step])
-        written += step
-        tally.check(str(state), log, settings, "codex", CODEX_SESSION, f"after {written} bytes")
+    tally = Tally(seed)
+    tally.in_chunks(data, str(state), log, settings, "codex", CODEX_SESSION)
     tally.enough(covered=0.5)
 
 
@@ -795,10 +803,8 @@ def test_the_real_codex_rollout_is_folded_as_the_full_check_folds_it(tmp_path: P
     from ..support.paths import CODEX
 
     real = next(CODEX.rglob("rollout-*.jsonl"))
-    state = tmp_path / "state"
-    state.mkdir(mode=0o700)
     settings = GraftSettings()
-    fold.keep_settings(str(state), settings, {})
+    state = kept(tmp_path, settings)
     log = tmp_path / ".codex" / "sessions" / real.relative_to(CODEX)
     log.parent.mkdir(parents=True)
     lines = real.read_bytes().splitlines(keepends=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -264,13 +265,12 @@ def test_a_codex_call_no_room_hint_answers_is_folded_without_the_store(tmp_path:
             handle.write(used(20_000 + number, number))
         assert loaded(tmp_path, "PostToolUse", payload, FOLD_HEAVY) == []
         settled(state)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # its full check, run after the answer
-            with Store(state) as store:
-                (digest,) = store.db.execute("SELECT digest FROM graft_watch").fetchone()
-            if orjson.loads(digest)["context"] == 20_000 + number:
-                break
-            time.sleep(0.05)
+
+        def folded(rows: list[Any], at: int = 20_000 + number) -> bool:
+            return bool(orjson.loads(rows[0][0])["context"] == at)
+
+        # Its full check, run after the answer, folds the new request into the store.
+        (digest,) = polled(state, "SELECT digest FROM graft_watch", folded)[0]
         assert orjson.loads(digest)["context"] == 20_000 + number
 
 
@@ -334,6 +334,56 @@ def test_a_nudge_the_fold_can_say_beside_another_handlers_words_is_answered_in_f
     assert orjson.loads(state)["nudgeTurn"] == 1
 
 
+def fixed(home: Path) -> Path:
+    """`home`'s state directory, the watermark's lines fixed there (`[graft] mode`): a jump in
+    context since a turn before would draw dynamic ones lower."""
+    state = home / ".dsh" / "dshkit"
+    state.mkdir(parents=True)
+    (state / "config.toml").write_text('[graft]\nmode = "fixed"\n')
+    return state
+
+
+def polled(state: Path, sql: str, done: Callable[[list[Any]], bool]) -> list[Any]:
+    """The rows of `sql` in the store once `done` says they are there (or a minute passed):
+    what a step run after the answer records."""
+    deadline = time.monotonic() + 60
+    while True:
+        with Store(state) as store:
+            rows = store.db.execute(sql).fetchall()
+        if done(rows) or time.monotonic() > deadline:
+            return rows
+        time.sleep(0.05)
+
+
+DSH_WINDOW = {"type": "request/context", "data": {"model": "m", "contextWindow": 200_000}}
+
+
+def dsh_step(tokens: int) -> dict[str, Any]:
+    """A DSH model step's event, at `tokens` of context."""
+    message = {"role": "assistant", "content": [], "source": {"model": "m"}}
+    usage = {"inputTokens": tokens, "outputTokens": 5}
+    return {"type": "assistant/message", "data": {"message": message, "usage": usage}}
+
+
+def dsh_session(home: Path) -> Path:
+    """A DSH session's zstd log under `home`: its first turn, a person's words, the window and
+    a step at 20,000 tokens."""
+    log = home / ".dsh" / "sessions" / "--p--" / "d1" / "session.jsonl.zstd"
+    log.parent.mkdir(parents=True)
+    header = {"type": "session", "version": 0, "id": "d1", "createdAt": 0, "cwd": "/p"}
+    words = {"role": "user", "content": [{"type": "text", "text": "go"}]}
+    log.write_bytes(
+        dsh_frame(
+            header,
+            {"type": "turn/start", "data": {"turn": 1}},
+            {"type": "user/message", "data": {**words, "source": {"kind": "user"}}},
+            DSH_WINDOW,
+            dsh_step(20_000),
+        )
+    )
+    return log
+
+
 def test_a_dsh_nudge_said_from_the_fold_records_what_a_full_call_records(
     tmp_path: Path,
 ) -> None:
@@ -343,31 +393,12 @@ def test_a_dsh_nudge_said_from_the_fold_records_what_a_full_call_records(
     for name in ("full", "fold"):
         home = tmp_path / name
         state = home / ".dsh" / "dshkit"
-        log = home / ".dsh" / "sessions" / "--p--" / "d1" / "session.jsonl.zstd"
-        log.parent.mkdir(parents=True)
-        header = {"type": "session", "version": 0, "id": "d1", "createdAt": 0, "cwd": "/p"}
-        words = {"role": "user", "content": [{"type": "text", "text": "go"}]}
-        window = {"type": "request/context", "data": {"model": "m", "contextWindow": 200_000}}
-
-        def step(tokens: int) -> dict[str, Any]:
-            message = {"role": "assistant", "content": [], "source": {"model": "m"}}
-            usage = {"inputTokens": tokens, "outputTokens": 5}
-            return {"type": "assistant/message", "data": {"message": message, "usage": usage}}
-
-        log.write_bytes(
-            dsh_frame(
-                header,
-                {"type": "turn/start", "data": {"turn": 1}},
-                {"type": "user/message", "data": {**words, "source": {"kind": "user"}}},
-                window,
-                step(20_000),
-            )
-        )
+        log = dsh_session(home)
         payload = dsh("d1", transcript_path=str(log), hook_event_name="PostToolUse")
         payload["tool_name"] = "read_file"
         assert hook(home, "PostToolUse", payload)[0] == {}  # the full check: below the band
         with open(log, "ab") as handle:
-            handle.write(dsh_frame(window, step(145_000)))
+            handle.write(dsh_frame(DSH_WINDOW, dsh_step(145_000)))
         marker.forget(str(state), str(log))
         if name == "full":
             (state / fold.SETTINGS_FILE).unlink()
@@ -405,10 +436,7 @@ def test_a_nudge_the_fold_can_say_at_a_prompt_is_said_from_its_hint_and_recorded
     found = []
     for name in ("full", "fold"):
         home = tmp_path / name
-        state = home / ".dsh" / "dshkit"
-        state.mkdir(parents=True)
-        # Fixed lines: the jump from 20,000 tokens a turn ago would draw dynamic ones lower.
-        (state / "config.toml").write_text('[graft]\nmode = "fixed"\n')
+        state = fixed(home)
         log, payload = read_call(home)
         hook(home, "PostToolUse", payload, **off)  # the full check, which keeps the settings
         words = {"hook_event_name": "UserPromptSubmit", "prompt": "go on"}
@@ -427,16 +455,8 @@ def test_a_nudge_the_fold_can_say_at_a_prompt_is_said_from_its_hint_and_recorded
         if name == "fold":
             assert heavy == [], heavy
         settled(state)
-        deadline = time.monotonic() + 60
-        while True:
-            with Store(state) as store:
-                watch = store.db.execute("SELECT state FROM graft_watch").fetchone()[0]
-                told = store.db.execute(
-                    "SELECT kind FROM graft_audit WHERE kind = 'model-nudge'"
-                ).fetchall()
-            if told or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
+        told = polled(state, "SELECT kind FROM graft_audit WHERE kind = 'model-nudge'", bool)
+        (watch,) = polled(state, "SELECT state FROM graft_watch", bool)[0]
         assert "not the one its handlers give" not in hook_log(home)
         found.append((said, orjson.loads(watch), told))
     assert found[0] == found[1] and found[0][1]["nudgeTurn"] == 2 and found[0][2]
@@ -453,35 +473,14 @@ def test_a_dsh_steps_nudge_and_escalation_said_from_the_fold_record_what_full_ca
     found = []
     for name in ("full", "fold"):
         home = tmp_path / name
-        state = home / ".dsh" / "dshkit"
-        state.mkdir(parents=True)
-        (state / "config.toml").write_text('[graft]\nmode = "fixed"\n')
-        log = home / ".dsh" / "sessions" / "--p--" / "d1" / "session.jsonl.zstd"
-        log.parent.mkdir(parents=True)
-        header = {"type": "session", "version": 0, "id": "d1", "createdAt": 0, "cwd": "/p"}
-        words = {"role": "user", "content": [{"type": "text", "text": "go"}]}
-        window = {"type": "request/context", "data": {"model": "m", "contextWindow": 200_000}}
-
-        def step(tokens: int) -> dict[str, Any]:
-            message = {"role": "assistant", "content": [], "source": {"model": "m"}}
-            usage = {"inputTokens": tokens, "outputTokens": 5}
-            return {"type": "assistant/message", "data": {"message": message, "usage": usage}}
-
-        log.write_bytes(
-            dsh_frame(
-                header,
-                {"type": "turn/start", "data": {"turn": 1}},
-                {"type": "user/message", "data": {**words, "source": {"kind": "user"}}},
-                window,
-                step(20_000),
-            )
-        )
+        state = fixed(home)
+        log = dsh_session(home)
         prompt = dsh("d1", transcript_path=str(log), hook_event_name="UserPromptSubmit")
         assert hook(home, "UserPromptSubmit", {**prompt, "prompt": "go"}, **off)[0] == {}
         said = []
         for tokens in (145_000, 146_000):  # a step into the band, then one more
             with open(log, "ab") as handle:
-                handle.write(dsh_frame(window, step(tokens)))
+                handle.write(dsh_frame(DSH_WINDOW, dsh_step(tokens)))
             if name == "full":
                 (state / fold.SETTINGS_FILE).unlink(missing_ok=True)
             asked = {**prompt, "prompt": "on"}
@@ -490,13 +489,11 @@ def test_a_dsh_steps_nudge_and_escalation_said_from_the_fold_record_what_full_ca
             if name == "fold":
                 assert set(heavy) <= {"dshkit.hookio"}, heavy
             settled(state)
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                with Store(state) as store:
-                    told = store.db.execute("SELECT count(*) FROM graft_audit").fetchone()[0]
-                if told == len(said):
-                    break
-                time.sleep(0.05)
+
+            def told(rows: list[Any], count: int = len(said)) -> bool:
+                return bool(rows[0][0] == count)
+
+            polled(state, "SELECT count(*) FROM graft_audit", told)
         with Store(state) as store:
             watch = store.db.execute("SELECT state FROM graft_watch").fetchone()[0]
             kinds = store.db.execute("SELECT kind FROM graft_audit ORDER BY rowid").fetchall()
