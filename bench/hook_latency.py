@@ -19,7 +19,8 @@ into the store and the decision taken, what a call costs where the fold cannot a
 forced cut, a handoff tool's line, changed settings), and a session in the band whose every
 call is its turn's first (a prompt before it, not timed): the watermark's nudge, said by the
 fold (`quiet.Say`), the full check that records it run after the answer; and a Codex
-rollout near the band (its lines mapped to events by its adapter's own mapping: the fold).
+rollout and a Gemini CLI recording near the band (their lines mapped to events by their
+adapters' own mappings: the fold).
 Payloads carry what the real Claude Code sends anew with every call (a prompt's
 `prompt_id`, a resumed start's `seconds_since_last_response`), unique each round.
 UserPromptSubmit runs with the optimizer's tier off and nothing to deliver, once as Claude Code
@@ -288,6 +289,27 @@ def main() -> None:
             + str(rollout).encode()
             + b'","hook_event_name":"PostToolUse","tool_name":"web_search","tool_input":{}}'
         )
+        # A Gemini CLI recording near the band too, a model's message (its usage, then again
+        # with its call) and the call's result appended each round: folded the same way.
+        recorded = "2964c2e8-289a-45dc-b07d-bdbfe28c8997"
+        recording = Path(
+            home, ".gemini", "tmp", "p", "chats", "session-2026-12-06T13-26-2964c2e8.jsonl"
+        )
+        recording.parent.mkdir(parents=True)
+        typed_first = {"id": "u0", "type": "user", "content": [{"text": "go"}]}
+        recording.write_text(
+            json.dumps({"sessionId": recorded, "projectHash": "e6d6", "kind": "main"})
+            + "\n"
+            + json.dumps(typed_first)
+            + "\n"
+        )
+        gemini_payload = (
+            b'{"session_id":"'
+            + recorded.encode()
+            + b'","transcript_path":"'
+            + str(recording).encode()
+            + b'","hook_event_name":"AfterTool","tool_name":"glob","tool_input":{}}'
+        )
         # A transcript of its own: a prompt drops its session's room hint (the first tool
         # call after it is checked in full), which would make the far-below case a full one.
         asked = transcript.with_name("prompted.jsonl")
@@ -313,6 +335,7 @@ def main() -> None:
             "PostToolUse: full check": (after, full_payload),
             "PostToolUse: a nudge": (after, band_payload),
             "PostToolUse (Codex): near band": (after, codex_payload),
+            "PostToolUse (Gemini): near band": (after, gemini_payload),
             "UserPromptSubmit (Claude)": (prompted, prompt_payload(str(asked), "p")),
             "UserPromptSubmit (Claude, turn)": (prompted, turn_prompt),
             "UserPromptSubmit (DSH)": (prompted, prompt_payload(dsh_log, "d1")),
@@ -361,6 +384,26 @@ def main() -> None:
                     {"type": "token_usage_record", "payload": record},
                 ):
                     growing.write(json.dumps(line).encode() + b"\n")
+            with open(recording, "ab") as growing:  # a message, grown by its call; the result
+                tokens = {"input": 80_000 + round, "output": 7, "cached": 60_000}
+                grown: dict[str, Any] = {
+                    "id": f"g{round}",
+                    "type": "gemini",
+                    "content": "",
+                    "tokens": tokens,
+                }
+                globbed = {"id": f"glob_{round}", "name": "glob", "args": {"pattern": "*.py"}}
+                result = {"id": globbed["id"], "name": "glob", "response": {"output": "x" * 2_000}}
+                for entry in (
+                    grown,
+                    {**grown, "toolCalls": [globbed]},
+                    {
+                        "id": f"r{round}",
+                        "type": "user",
+                        "content": [{"functionResponse": result}],
+                    },
+                ):
+                    growing.write(json.dumps(entry).encode() + b"\n")
             with open(band, "ab") as growing:  # a new turn, and its first step in the band
                 growing.write(json.dumps(prompt).encode() + b"\n" + step(round, 145_000))
             with open(dsh_log, "ab") as growing:

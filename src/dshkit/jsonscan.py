@@ -1,9 +1,10 @@
-"""The interpreter's C JSON scanner (`_json`), as `json.loads` sets it up, for the hot path.
+"""The interpreter's C JSON scanner and encoder (`_json`), as `json` sets them up, for the hot
+path.
 
 The `json` package imports `re` and `enum` before it parses anything, a good part of a hook's
 cost; `_json` is built into the interpreter. `scanner()(text, at)` is (the JSON value starting
 at `at` in `text`, where it ends); StopIteration where no value starts there, ValueError for
-a malformed one."""
+a malformed one. `dumps(value)` is compact JSON text."""
 
 from __future__ import annotations
 
@@ -17,6 +18,22 @@ def scanner() -> Any:
     import _json  # a built-in module: no import cost
 
     return _json.make_scanner(_Defaults)  # type: ignore[arg-type]  # (it reads attributes)
+
+
+def dumps(value: Any) -> str:
+    """`value` as compact JSON text, as `json.dumps(value, separators=(",", ":"),
+    ensure_ascii=False)` writes it (and orjson, for the values a log holds, but for how a
+    float's exponent is spelled: 1e-07 here); TypeError for a value JSON has no form for."""
+    import _json
+
+    encode = _json.make_encoder(
+        None, _unencodable, _json.encode_basestring, None, ":", ",", False, False, True
+    )
+    return "".join(encode(value, 0))
+
+
+def _unencodable(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def line_value(scan: Any, line: bytes) -> Any:

@@ -799,6 +799,30 @@ def test_a_codex_rollout_mapped_by_its_adapters_own_mapping_agrees_with_the_full
     tally.enough(covered=0.5)
 
 
+def folded_from(
+    state: Path, settings: GraftSettings, harness: str, session: str, log: Path, split: int
+) -> fold.Fold:
+    """`log`'s first `split` lines checked in full, then the rest written and folded from the
+    cursor the check left (with its adapter's state): the fold, which must be the next full
+    check's digest."""
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:split]))
+    with Store(state) as store:
+        live.watch(store, harness, session, str(log), settings, str(state))
+    with open(log, "ab") as handle:
+        handle.write(b"".join(lines[split:]))
+    seen = fold.glance(str(state), str(log), session)
+    assert seen is not None, log.name
+    with Store(state) as store:
+        live.watch(store, harness, session, str(log), settings, str(state))
+        (row,) = store.db.execute(
+            "SELECT digest FROM graft_watch WHERE session_id = ?", (session,)
+        ).fetchone()
+    digest = Digest.from_json(orjson.loads(row))
+    assert projection(seen[0]) == projection(digest) and digest.context is not None, log.name
+    return seen[0]
+
+
 def test_the_real_codex_rollout_is_folded_as_the_full_check_folds_it(tmp_path: Path) -> None:
     from ..support.paths import CODEX
 
@@ -807,17 +831,135 @@ def test_the_real_codex_rollout_is_folded_as_the_full_check_folds_it(tmp_path: P
     state = kept(tmp_path, settings)
     log = tmp_path / ".codex" / "sessions" / real.relative_to(CODEX)
     log.parent.mkdir(parents=True)
-    lines = real.read_bytes().splitlines(keepends=True)
-    log.write_bytes(b"".join(lines[: len(lines) // 2]))  # the first half, checked in full
-    session = real.stem[-36:]
-    with Store(state) as store:
-        live.watch(store, "codex", session, str(log), settings, str(state))
-    with open(log, "ab") as handle:  # then the rest, folded from the cursor's state
-        handle.write(b"".join(lines[len(lines) // 2 :]))
-    seen = fold.glance(str(state), str(log), session)
-    assert seen is not None
-    with Store(state) as store:
-        live.watch(store, "codex", session, str(log), settings, str(state))
-        (row,) = store.db.execute("SELECT digest FROM graft_watch").fetchone()
-    digest = Digest.from_json(orjson.loads(row))
-    assert projection(seen[0]) == projection(digest) and digest.context is not None
+    log.write_bytes(real.read_bytes())
+    half = len(real.read_bytes().splitlines()) // 2
+    folded_from(state, settings, "codex", real.stem[-36:], log, half)
+
+
+GEMINI_SESSION = "2964c2e8-289a-45dc-b07d-bdbfe28c8997"
+GEMINI_KINDS = (
+    "prompt",
+    "prompt",
+    "prompt",
+    "hooked",
+    "continued",
+    "answer",
+    "answer",
+    "answer",
+    "rewrite",
+    "rewrite",
+    "todo-call",
+    "result",
+    "set",
+    "context-set",
+    "rewind",
+    "notice",
+    "unknown",
+    "notdict",
+)
+
+
+def gemini_records(rng: random.Random, count: int) -> list[Any]:
+    """A chat recording's first line (its metadata), then `count` lines drawn at random: every
+    kind the adapter maps, a model's message written again under its id as it grows."""
+    meta = {"sessionId": GEMINI_SESSION, "projectHash": "e6d6", "kind": "main"}
+    out: list[Any] = [meta]
+    answers: list[dict[str, Any]] = []
+    for number in range(count):
+        kind = rng.choice(GEMINI_KINDS)
+        context = level(rng, number / count)
+        tokens = {"input": context, "output": 7, "cached": context // 2, "thoughts": 3}
+        if kind in ("prompt", "hooked", "continued"):
+            hooked = "<hook_context>CTX</hook_context>\n\n"
+            text = {"prompt": "list files", "hooked": "", "continued": "go on"}[kind]
+            content = [{"text": (hooked if rng.random() < 0.5 else "") + text}]
+            if kind == "hooked":
+                content = [{"text": hooked.strip()}]
+            line: dict[str, Any] = {"id": f"u{number}", "type": "user", "content": content}
+            if kind == "continued":
+                line["displayContent"] = [{"text": "the person's earlier words"}]
+            out.append(line)
+        elif kind == "answer":
+            line = {"id": f"g{number}", "type": "gemini", "content": "ok", "thoughts": []}
+            if rng.random() < 0.8:
+                line["tokens"] = tokens
+            answers.append(line)
+            out.append(line)
+        elif kind in ("rewrite", "todo-call") and answers:
+            line = dict(rng.choice(answers))  # (the same message, grown)
+            name = "write_todos" if kind == "todo-call" else "run_shell_command"
+            items = [
+                {"content": f"阶段 {n}: x", "status": rng.choice(("pending", "completed"))}
+                for n in range(rng.randrange(0, 6))
+            ]
+            args: Any = {"todos": items} if kind == "todo-call" else {"command": "ls", "n": 1.5}
+            call: dict[str, Any] = {"id": f"{name}_{number}", "name": name, "args": args}
+            if rng.random() < 0.5:
+                given = {"output": "done"} if rng.random() < 0.7 else {"error": "denied"}
+                body: Any = given if rng.random() < 0.8 else {"output": {"lines": ["a"]}}
+                call["result"] = [{"functionResponse": {"id": call["id"], "response": body}}]
+            line["toolCalls"] = [*line.get("toolCalls", []), call]
+            out.append(line)
+        elif kind == "result":
+            body = {"output": "x"} if rng.random() < 0.8 else {"output": ["not", "text"]}
+            response: Any = {"id": f"call{number}", "name": "run_shell_command", "response": body}
+            out.append(
+                {"id": f"r{number}", "type": "user", "content": [{"functionResponse": response}]}
+            )
+        elif kind == "set":
+            out.append({"$set": {"lastUpdated": "2026-12-06T13:26:05.192Z"}})
+        elif kind == "context-set":
+            text = "<session_context>\n**Workspace Directories:**\n  - /p\n</session_context>"
+            message = {"id": "c", "type": "user", "content": [{"text": text}]}
+            out.append({"$set": {"messages": [message]}})
+        elif kind == "rewind":
+            out.append({"$rewindTo": f"u{number}"})
+        elif kind == "notice":
+            out.append({"id": f"n{number}", "type": rng.choice(("info", "warning", "error"))})
+        elif kind == "unknown":
+            out.append({"id": f"x{number}", "type": "mystery"})
+        else:
+            out.append([number])
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_gemini_recording_mapped_by_its_adapters_own_mapping_agrees_with_the_full_check(
+    tmp_path: Path, seed: int
+) -> None:
+    # The Gemini CLI writes a model's message again under its id as it grows (its tokens,
+    # its calls, their results): the adapter's mapping emits each once, by id, with the ids
+    # it remembers in its state, which the cursor keeps; a call's arguments are written as
+    # JSON text (`jsonscan.dumps` here, orjson in the adapter).
+    rng = random.Random(seed)
+    settings = GraftSettings(mode="fixed")  # (the lines' arithmetic: the tests above)
+    state = kept(tmp_path, settings)
+    log = (
+        tmp_path
+        / ".gemini"
+        / "tmp"
+        / "project"
+        / "chats"
+        / "session-2026-12-06T13-26-2964c2e8.jsonl"
+    )
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"")
+    data = b"".join(orjson.dumps(line) + b"\n" for line in gemini_records(rng, 220))
+    tally = Tally(seed)
+    tally.in_chunks(data, str(state), log, settings, "gemini", GEMINI_SESSION)
+    tally.enough(covered=0.5)
+
+
+def test_the_real_gemini_recording_is_folded_as_the_full_check_folds_it(tmp_path: Path) -> None:
+    from ..support.paths import REPO
+
+    real = REPO / "tests" / "data" / "fixtures" / "gemini-cli" / "tmp" / "project" / "chats"
+    settings = GraftSettings()
+    state = kept(tmp_path, settings)
+    for recording in sorted(real.glob("session-*.jsonl")):
+        log = tmp_path / ".gemini" / "tmp" / "project" / "chats" / recording.name
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_bytes(recording.read_bytes())
+        session = orjson.loads(recording.read_bytes().splitlines()[0])["sessionId"]
+        # Its metadata and the CLI's first context checked in full, the rest folded.
+        folded_from(state, settings, "gemini", session, log, 2)

@@ -215,27 +215,19 @@ def test_a_call_no_room_hint_answers_is_folded_without_the_store(tmp_path: Path)
         assert orjson.loads(digest)["context"] == 20_000 + step
 
 
-def test_a_codex_call_no_room_hint_answers_is_folded_without_the_store(tmp_path: Path) -> None:
-    # Codex's rollout lines are mapped to events by its adapter's own mapping, which loads
-    # nothing of the session layer (`sessions.rollout`): folded like DSH's events.
-    state = tmp_path / ".dsh" / "dshkit"
+def codex_log(home: Path) -> tuple[Path, dict[str, Any], Callable[[int, int], bytes]]:
+    """A Codex rollout under `home` (a turn begun, a person's words), the PostToolUse payload
+    of one of its calls, and what writes a call and its request's usage (tokens, number)."""
     session = "01a22aa8-d960-7ae2-8fb7-bfdbb0b55be1"
-    log = tmp_path / ".codex" / "sessions" / "2026" / "11" / "30"
+    log = home / ".codex" / "sessions" / "2026" / "11" / "30"
     log = log / f"rollout-2026-11-30T04-13-58-{session}.jsonl"
     log.parent.mkdir(parents=True)
 
     def used(tokens: int, number: int) -> bytes:
         usage = {"input_tokens": tokens, "cached_input_tokens": tokens // 2, "output_tokens": 9}
+        call = {"type": "function_call", "name": "shell", "call_id": f"c{number}"}
         lines: list[dict[str, Any]] = [
-            {
-                "type": "response_item",
-                "payload": {
-                    "type": "function_call",
-                    "name": "shell",
-                    "call_id": f"c{number}",
-                    "arguments": "{}",
-                },
-            },
+            {"type": "response_item", "payload": {**call, "arguments": "{}"}},
             {
                 "type": "token_usage_record",
                 "payload": {"response_id": f"r{number}", "usage": usage},
@@ -243,21 +235,56 @@ def test_a_codex_call_no_room_hint_answers_is_folded_without_the_store(tmp_path:
         ]
         return b"".join(orjson.dumps(line) + b"\n" for line in lines)
 
+    typed = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
+    begun = {"type": "task_started", "model_context_window": 200_000}
     opening = [
         {"type": "session_meta", "payload": {"session_id": session, "cwd": "/p"}},
-        {"type": "event_msg", "payload": {"type": "task_started", "model_context_window": 200_000}},
-        {
-            "type": "response_item",
-            "payload": {
-                "type": "message",
-                "role": "user",
-                "content": [{"type": "input_text", "text": "go"}],
-            },
-        },
+        {"type": "event_msg", "payload": begun},
+        {"type": "response_item", "payload": typed},
     ]
-    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in opening) + used(20_000, 1))
+    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in opening))
     payload = {**codex(session), "transcript_path": str(log), "hook_event_name": "PostToolUse"}
     payload["tool_name"] = "web_search"  # (a tool no other handler looks at)
+    return log, payload, used
+
+
+def gemini_log(home: Path) -> tuple[Path, dict[str, Any], Callable[[int, int], bytes]]:
+    """A Gemini CLI recording under `home` (a person's words), the AfterTool payload of one of
+    its calls, and what writes a model's message, grown by its call, and the call's result."""
+    session = "2964c2e8-289a-45dc-b07d-bdbfe28c8997"
+    log = home / ".gemini" / "tmp" / "p" / "chats" / "session-2026-12-06T13-26-2964c2e8.jsonl"
+    log.parent.mkdir(parents=True)
+
+    def used(tokens: int, number: int) -> bytes:
+        message = {"id": f"g{number}", "type": "gemini", "content": "", "tokens": {"input": tokens}}
+        call = {"id": f"glob_{number}", "name": "glob", "args": {"pattern": "*.py"}}
+        result = {"id": call["id"], "name": "glob", "response": {"output": "a.py"}}
+        lines: list[dict[str, Any]] = [
+            message,
+            {**message, "toolCalls": [call]},
+            {"id": f"r{number}", "type": "user", "content": [{"functionResponse": result}]},
+        ]
+        return b"".join(orjson.dumps(line) + b"\n" for line in lines)
+
+    meta = {"sessionId": session, "projectHash": "e6d6", "kind": "main"}
+    typed = {"id": "u0", "type": "user", "content": [{"text": "go"}]}
+    log.write_bytes(orjson.dumps(meta) + b"\n" + orjson.dumps(typed) + b"\n")
+    payload: dict[str, Any] = {"session_id": session, "transcript_path": str(log), "cwd": "/p"}
+    payload.update(hook_event_name="AfterTool", tool_name="glob", tool_input={})
+    return log, payload, used
+
+
+@pytest.mark.parametrize("made", [codex_log, gemini_log], ids=["codex", "gemini"])
+def test_a_mapped_logs_call_no_room_hint_answers_is_folded_without_the_store(
+    tmp_path: Path, made: Callable[[Path], tuple[Path, dict[str, Any], Callable[[int, int], bytes]]]
+) -> None:
+    # Codex's and Gemini's lines are mapped to events by their adapters' own mappings, which
+    # load nothing of the session layer (`sessions.rollout`, `sessions.chats`): folded like
+    # DSH's events.
+    state = tmp_path / ".dsh" / "dshkit"
+    log, payload, used = made(tmp_path)
+    with open(log, "ab") as handle:
+        handle.write(used(20_000, 1))
     assert hook(tmp_path, "PostToolUse", payload) == ({}, "")  # the full check: settings kept
     for number in (2, 3):  # the next request, far below the band, with no room hint to say so
         marker.forget(str(state), str(log))

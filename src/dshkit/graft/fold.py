@@ -19,8 +19,9 @@ the escalation (docs/design/graft.md#a-call-the-room-hint-cannot-answer-is-folde
   person's words beginning a turn, each turn's level, the latest todo list. The registry says
   how: a Claude Code line by its `QuietLines` (a request's usage, repeated on each of its
   lines, counted once), a DSH line by its `EventLog` (the line is the event; its header first),
-  a Codex line by its `EventLog`'s mapping (the adapter's own, `sessions.rollout`, with the
-  adapter's state the cursor keeps: the events it maps the line to);
+  a Codex or Gemini line by its `EventLog`'s mapping (the adapter's own, `sessions.rollout`,
+  `sessions.chats`, with the adapter's state the cursor keeps: the events it maps the line to,
+  a value it writes as JSON text written by `jsonscan.dumps`);
 - the `[graft]` settings the last full check resolved, kept in the state directory with the
   configuration file and the variables they were read from (`keep_settings`);
 - the lines: the window for the model, the growth the levels predict, the warning and the
@@ -36,9 +37,8 @@ quieter, so a nudge is said only where none ever began and, in the first turns, 
 first words were folded by the store. Whatever the proof does not cover takes the full check:
 a forced cut due or started for the session (whether it failed is the ledger's to say), the
 plan-first nudge due, a handoff tool named in a line, a log read anew since the nudge, a line
-that does not parse or holds a shape the fold does not know, a value a mapping would write
-as JSON (Codex's call arguments given as a value), a log the registry describes neither way
-(Gemini's), more log than `livetail` reads, settings refused or not kept. Nothing is written
+that does not parse or holds a shape the fold does not know, a log the registry describes
+neither way, more log than `livetail` reads, settings refused or not kept. Nothing is written
 here but a line per saying (`SAID_FILE`: the same saying is never the fold's twice): a step
 after the answer runs the check's handler (`dshkit.quiet`, `hooks.later`), whose full check
 folds the same records into the store, records what was said when it says the same, and keeps
@@ -485,6 +485,7 @@ def _fold_since(
     takes them (`sessions.livetail`); False where it would not take them from there (another
     file, a changed past) or the fold leaves them to the full check. A mapped log's records
     are mapped with `state`, the adapter's, which they move on."""
+    from ..jsonscan import dumps
     from ..sessions.livetail import records_since
 
     records = records_since(path, cursor)
@@ -502,8 +503,8 @@ def _fold_since(
             continue
         if mapped is not None:
             try:
-                events = mapped(record, state, _unwritten)
-            except Exception:  # (what the adapter would refuse or write otherwise: in full)
+                events = mapped(record, state, dumps)
+            except Exception:  # (what the adapter would refuse: the full check's)
                 return False
             if not all(fold.event({"type": kind, "data": data}, scan) for kind, data in events):
                 return False
@@ -513,12 +514,6 @@ def _fold_since(
         elif harness.quiet_lines is None or not fold.line(record, harness.quiet_lines):
             return False
     return True
-
-
-def _unwritten(value: Any) -> str:
-    """The JSON writer a mapping is given here: a value the adapter would write as JSON text
-    (a call's arguments given as a value) is left to the full check, which writes it."""
-    raise ValueError("a value to write as JSON: the full check's")
 
 
 def _settings(state_dir: str) -> dict[str, Any] | None:

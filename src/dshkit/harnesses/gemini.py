@@ -28,6 +28,7 @@ from .harness import (
     SEARCH,
     WRITE,
     Capability,
+    EventLog,
     Harness,
     HookDialect,
     Launcher,
@@ -138,6 +139,8 @@ HARNESS = Harness(
     places=lambda: (_home(),),
     sessions_root=lambda: os.path.join(_home(), "tmp"),
     adapter_name="dshkit.sessions.gemini:GeminiAdapter",
+    # Its lines as the adapter maps them, by the adapter's own mapping (graft's fold).
+    event_log=EventLog(mapping="dshkit.sessions.chats:events"),
     log_name=r"^session-.+\.jsonl$",
     tools={
         COMMAND: frozenset({"run_shell_command"}),
