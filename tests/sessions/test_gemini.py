@@ -10,7 +10,13 @@ import orjson
 
 from dshkit import harnesses
 from dshkit.sessions import ADAPTERS, Scanner, Source
-from dshkit.sessions.events import human_messages, message_text, pair_tool_calls, total_usage
+from dshkit.sessions.events import (
+    human_messages,
+    message_text,
+    pair_tool_calls,
+    total_usage,
+    turn_ordinals,
+)
 
 from ..support.paths import GEMINI
 
@@ -31,6 +37,17 @@ def test_the_persons_words_without_the_hooks_context_or_the_clis() -> None:
         "<hook_context>CTX-SESSIONSTART</hook_context>\n<hook_context>CTX-BEFOREAGENT</hook_context>"
     ]
     assert "<session_context>" not in orjson.dumps(events).decode()
+
+
+def test_a_prompt_begins_a_turn_and_hooks_context_begins_none() -> None:
+    # As Claude Code's adapter does for a person's words, and Codex's at a task's start: the
+    # watermark's rules, the session view and the signals count turns by `turn/start`.
+    events = _events(ALLOWED)
+    starts = [e for e in events if e["type"] == "turn/start"]
+    (prompt,) = human_messages(events)
+    assert [e["data"]["turn"] for e in starts] == [1]
+    assert events.index(starts[0]) == events.index(prompt) - 1
+    assert turn_ordinals(events)[events.index(prompt)] == 1
 
 
 def test_a_message_written_again_is_one_event_and_its_call_pairs_with_its_result() -> None:

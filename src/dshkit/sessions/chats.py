@@ -95,9 +95,10 @@ def _user(
     injected = [
         m.group(0).strip() for text in texts for m in re.finditer(_HOOK_CONTEXT, text, re.S)
     ]
-    if typed:
+    if typed:  # (a prompt: it begins a turn, as the adapter's state has always counted it)
         state["turn"] = state.get("turn", 0) + 1
         state["step"] = 0
+        out.append(("turn/start", {"turn": state["turn"]}))
         kind = AGENT_MESSAGE if state.get(SUBAGENT) else "user"
         content = [{"type": "text", "text": "\n\n".join(typed)}]
         out.append(("user/message", {"role": "user", "content": content, "source": {"kind": kind}}))
