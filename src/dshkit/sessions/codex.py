@@ -11,10 +11,8 @@ import re
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-import orjson
-
 from .events import Event
-from .harness import LogFile, emit, list_dirs, list_files
+from .harness import LogFile, list_dirs, list_files, mapped
 from .rollout import events
 
 _ROLLOUT = re.compile(
@@ -44,12 +42,4 @@ class CodexAdapter:
         return LogFile(path, self.name, match.group(1), "", root)
 
     def normalize(self, records: list[Any], state: dict[str, Any]) -> list[Event]:
-        out: list[Event] = []
-        for record in records:
-            for kind, data in events(record, state, _dumps):
-                emit(out, state, kind, record, data)
-        return out
-
-
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode()
+        return mapped(records, state, events)

@@ -18,7 +18,7 @@ import orjson
 
 from .chats import events
 from .events import Event
-from .harness import LogFile, emit, list_dirs, list_files
+from .harness import LogFile, list_dirs, list_files, mapped
 
 _SESSION = re.compile(r"^(session-.+)\.jsonl$")
 
@@ -44,15 +44,7 @@ class GeminiAdapter:
         return LogFile(path, self.name, session, parts[-3], "/".join(parts[:-3]) or "/")
 
     def normalize(self, records: list[Any], state: dict[str, Any]) -> list[Event]:
-        out: list[Event] = []
-        for record in records:
-            for kind, data in events(record, state, _dumps):
-                emit(out, state, kind, record, data)
-        return out
-
-
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode()
+        return mapped(records, state, events)
 
 
 _HEAD = 4096  # the first line, metadata only, is far shorter

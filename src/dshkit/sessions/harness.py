@@ -15,10 +15,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, BinaryIO, ClassVar, Protocol, runtime_checkable
+
+import orjson
 
 from ..errors import Invalid
 from .events import Event
@@ -195,3 +197,22 @@ def emit(
     seq = state.get("seq", 0)
     state["seq"] = seq + 1
     out.append({"type": kind, "seq": seq, "time": iso_ms(line.get("timestamp")), "data": data})
+
+
+def mapped(
+    records: list[Any],
+    state: dict[str, Any],
+    mapping: Callable[[Any, dict[str, Any], Callable[[Any], str]], list[tuple[str, Any]]],
+) -> list[Event]:
+    """The events a line-to-event mapping (`sessions.rollout`, `sessions.chats`: the hot path
+    folds with it too) gives for `records`, emitted in order, a value it writes as JSON text
+    written by orjson."""
+    out: list[Event] = []
+    for record in records:
+        for kind, data in mapping(record, state, _json_text):
+            emit(out, state, kind, record, data)
+    return out
+
+
+def _json_text(value: Any) -> str:
+    return orjson.dumps(value).decode()
