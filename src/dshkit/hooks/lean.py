@@ -102,7 +102,7 @@ def answer(
         return None
     try:
         from ..storeview import Shared
-        from .protocol import loads
+        from .protocol import delivered, loads
 
         payload = loads(raw)
         if not isinstance(payload, dict):
@@ -146,7 +146,7 @@ def answer(
         if written is None:
             return None  # nothing written: the full path answers
         code, said = written
-    elif answered and out is not None and _written(found, out, state, event):
+    elif answered and out is not None and delivered(out, found.output, found.error, state, event):
         said = _said(found)
         code = found.code
     by_owed = bool(spoken)
@@ -174,21 +174,6 @@ def _said(found: hint.Reply) -> bytes:
     from .protocol import said
 
     return said(found.output, found.error, found.code)
-
-
-def _written(found: hint.Reply, out: Streams, state: str, event: str) -> bool:
-    """Write a templated answer to the call's stdout and stderr; False (and a line in the
-    log) when that failed: then nothing of it may be recorded."""
-    from .protocol import write
-
-    try:
-        write(out, found.output, found.error)
-    except Exception as exc:
-        from .log import log
-
-        log(state, event, f"templated answer not delivered ({type(exc).__name__}: {exc})")
-        return False
-    return True
 
 
 def after(

@@ -58,6 +58,30 @@ def write(out: tuple[IO[bytes] | None, IO[bytes] | None], output: bytes, error: 
             stream.flush()
 
 
+def delivered(
+    out: tuple[IO[bytes] | None, IO[bytes] | None],
+    output: bytes,
+    error: bytes,
+    directory: str | None,
+    event: str,
+) -> bool:
+    """`write` an answer; False, and a line in the hooks' log, where that failed: then nothing
+    of it may be recorded. (A full call's writing, timed by the handlers' budget, catches that
+    budget's interruption too: `dispatch._write`.)"""
+    try:
+        write(out, output, error)
+    except Exception as exc:
+        from .log import log
+
+        log(
+            directory,
+            event,
+            f"answer not delivered ({type(exc).__name__}: {exc}); nothing recorded",
+        )
+        return False
+    return True
+
+
 def said(output: bytes, error: bytes, code: int) -> bytes:
     """An answer as written (stdout, stderr, exit code) in one string: what a step after the
     answer compares with its handlers' answer (`hooks.after`, `hooks.later`)."""

@@ -271,7 +271,7 @@ def say(
     is to be recorded), or None where nothing was written (a context the cap would drop: the
     full path answers, and says why)."""
     try:
-        from .protocol import answer, said, write, written
+        from .protocol import answer, delivered, said, written
 
         results = [(handler, {"additionalContext": text}) for handler, text in spoken]
         merged = answer(event, results, harness)
@@ -280,13 +280,8 @@ def say(
         output, error = written(merged.reply)
     except Exception:
         return None
-    try:
-        write(out, output, error)
-    except Exception as exc:  # as a full call whose answer was not delivered: nothing recorded
-        from .log import log
-
-        log(state, event, f"answer not delivered ({type(exc).__name__}: {exc}); nothing recorded")
-        return 0, None
+    if not delivered(out, output, error, state, event):
+        return 0, None  # (as a full call whose answer was not delivered: nothing recorded)
     return merged.reply.code, said(output, error, merged.reply.code)
 
 
