@@ -71,14 +71,14 @@ class Reply:
         self.harness = ""  # the harness the hint was written for (`read` sets it)
 
 
-def env_key(env: Mapping[str, str], volatile: Iterable[str] | None = None) -> dict[str, str]:
+def env_key(env: Mapping[str, str], volatile: Iterable[str]) -> dict[str, str]:
     """The variables of `env` a hint holds to (`ENV_PREFIXES`), but those a harness gives each
-    of its processes anew (`volatile`, else `harnesses.volatile_env`: a pid, a per-process
-    token, which would void every hint at the harness's next start, and a token must not be
-    written down). A key holds the names it left out (`VOLATILE`), and is read with them: the
-    same release's registry (a key's `version`) leaves the same ones out, and reading them
-    from the key loads no harness module."""
-    volatile = harnesses.volatile_env() if volatile is None else frozenset(volatile)
+    of its processes anew (`volatile`: `harnesses.volatile_env` when a key is written; a pid,
+    a per-process token, which would void every hint at the harness's next start, and a token
+    must not be written down). A key holds the names it left out (`VOLATILE`), and is read
+    with them: the same release's registry (a key's `version`) leaves the same ones out, and
+    reading them from the key loads no harness module."""
+    volatile = frozenset(volatile)
     return {
         name: value
         for name, value in env.items()
@@ -144,11 +144,12 @@ def write(
         return False
     asked = [(sql, list(ps)) for sql, ps in queries]
     try:
+        volatile = sorted(harnesses.volatile_env())
         key = {
             "payload": _fixed(payload, free),
             "free": sorted(free),
-            "env": env_key(env or {}),
-            VOLATILE: sorted(harnesses.volatile_env()),
+            "env": env_key(env or {}, volatile),
+            VOLATILE: volatile,
             "handlers": sorted(handlers),
             "unprefixed": dict(unprefixed or {}),
             "files": {name: stat_key(name) for name in files},
@@ -333,8 +334,8 @@ def write_template(
         marks = (f"<session {os.urandom(12).hex()}>", f"<transcript {os.urandom(12).hex()}>")
         fresh = _fresh(names)
         fixed, fields = _unnamed(payload)
-        variables = {k: _put(v, names, marks) for k, v in env_key(env).items()}
         volatile = sorted(harnesses.volatile_env())
+        variables = {k: _put(v, names, marks) for k, v in env_key(env, volatile).items()}
         unread = sorted(unread)
         marked_files = sorted({_put(name, names, marks) for name in files})
         marked = sorted({_put(sql, names, marks) for sql in queries})
