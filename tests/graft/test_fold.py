@@ -785,17 +785,26 @@ def test_a_codex_rollout_mapped_by_its_adapters_own_mapping_agrees_with_the_full
     # Codex's rollout lines are mapped to events by the adapter's own mapping
     # (`harnesses.EventLog.mapping`), with the adapter's state kept with the cursor: the fold
     # folds the events it gives, appended in chunks (some cut mid-line).
-    rng = random.Random(seed)
-    settings = GraftSettings(mode="fixed")  # (the lines' arithmetic: the tests above)
+    rollout = f".codex/sessions/2026/11/30/rollout-2026-11-30T04-13-58-{CODEX_SESSION}.jsonl"
+    lines = codex_records(random.Random(seed), 220, spawned=seed == 7)
+    mapped_agrees(tmp_path, seed, "codex", CODEX_SESSION, rollout, lines)
+
+
+def mapped_agrees(
+    tmp_path: Path, seed: int, harness: str, session: str, relative: str, lines: list[Any]
+) -> None:
+    """`lines` of `harness`'s log at `relative` (its own place: its adapter names the session
+    by it) appended in chunks, fold and full check tallied after each (`Tally.in_chunks`),
+    under fixed lines (their arithmetic: the tests above); enough of it folded, proved quiet
+    and said."""
+    settings = GraftSettings(mode="fixed")
     state = kept(tmp_path, settings)
-    log = tmp_path / ".codex" / "sessions" / "2026" / "11" / "30"
-    log = log / f"rollout-2026-11-30T04-13-58-{CODEX_SESSION}.jsonl"
+    log = tmp_path / relative
     log.parent.mkdir(parents=True)
     log.write_bytes(b"")
-    lines = codex_records(rng, 220, spawned=seed == 7)
     data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
     tally = Tally(seed)
-    tally.in_chunks(data, str(state), log, settings, "codex", CODEX_SESSION)
+    tally.in_chunks(data, str(state), log, settings, harness, session)
     tally.enough(covered=0.5)
 
 
@@ -931,23 +940,9 @@ def test_a_gemini_recording_mapped_by_its_adapters_own_mapping_agrees_with_the_f
     # its calls, their results): the adapter's mapping emits each once, by id, with the ids
     # it remembers in its state, which the cursor keeps; a call's arguments are written as
     # JSON text (`jsonscan.dumps` here, orjson in the adapter).
-    rng = random.Random(seed)
-    settings = GraftSettings(mode="fixed")  # (the lines' arithmetic: the tests above)
-    state = kept(tmp_path, settings)
-    log = (
-        tmp_path
-        / ".gemini"
-        / "tmp"
-        / "project"
-        / "chats"
-        / "session-2026-12-06T13-26-2964c2e8.jsonl"
-    )
-    log.parent.mkdir(parents=True)
-    log.write_bytes(b"")
-    data = b"".join(orjson.dumps(line) + b"\n" for line in gemini_records(rng, 220))
-    tally = Tally(seed)
-    tally.in_chunks(data, str(state), log, settings, "gemini", GEMINI_SESSION)
-    tally.enough(covered=0.5)
+    recording = ".gemini/tmp/project/chats/session-2026-12-06T13-26-2964c2e8.jsonl"
+    lines = gemini_records(random.Random(seed), 220)
+    mapped_agrees(tmp_path, seed, "gemini", GEMINI_SESSION, recording, lines)
 
 
 def test_the_real_gemini_recording_is_folded_as_the_full_check_folds_it(tmp_path: Path) -> None:
