@@ -38,7 +38,10 @@ kept it. SessionStart once as Claude Code resumes a session (the start before it
 hint) and once as it starts a new one (a new session id each round, a UUID: no hint of its own
 can exist, and the capability facts are delivered; from the second round on, from the start's
 template, `hooks.hint.read_template`, its handlers run by the detached step, which records the
-delivery). A hinted call leaves the handlers it skipped
+delivery). And, in a home where a handoff was carried out (another session's, picked up by
+a third), a tool call, a call near the band and a prompt after its turn's tool call, of a
+session the ledger holds nothing for (`graft.standing` looks at its rows, read-only). A
+hinted call leaves the handlers it skipped
 to a detached step; each case starts once none is left. Target: p50 within 2x for a tool call
 no policy looks at (Read). CPU time (user + system of the hook
 process) is printed beside the wall-clock figures: it is what the hook costs, and moves less
@@ -63,6 +66,7 @@ from typing import Any
 
 from dshkit.graft.fold import SETTINGS_FILE
 from dshkit.graft.marker import forget
+from dshkit.store import Store
 
 
 def payload(tool: str, transcript: str = "/h/.claude/projects/-p/s.jsonl") -> bytes:
@@ -196,6 +200,22 @@ def checking(state: str) -> bool:
     return False
 
 
+def handed_off(state: str, cwd: str) -> None:
+    """A handoff carried out in `state` (another session's, picked up by a third): from then
+    on, graft's faces ask the ledger about every session (`graft.standing`)."""
+    from dshkit.graft.identity import IGNITION_MARK, Identity
+    from dshkit.graft.lifecycle import Plan, begin, claim_pending
+    from dshkit.graft.marker import mark
+
+    identity = Identity("s-src", 42, 1)
+    card = "## 交接任务看板\n原始用户要求：继续"
+    message = f"{identity.render()}\n{IGNITION_MARK} 请直接接着下面的任务继续。\n\n{card}"
+    with Store(Path(state)) as store:
+        mark(state)
+        txn = begin(store, Plan("claude", "s-src", cwd, message, identity, card), ignite=False)
+        claim_pending(store, txn.id, "claude", "s-tgt")
+
+
 def percentile(values: list[float], share: float) -> float:
     return statistics.quantiles(values, n=100)[int(share * 100) - 1]
 
@@ -324,6 +344,24 @@ def main() -> None:
         # As installed: bytecode cached (the first round writes it), no handlers of one's own.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env.pop("DSHKIT_HOOK_HANDLERS", None)
+        # A home where a handoff was carried out (another session's): a tool call, a call
+        # near the band and a prompt after its turn's tool call of a session the ledger holds
+        # nothing for.
+        begun = os.path.join(home, "begun")
+        begun_env = {**env, "HOME": begun, "DSH_HOME": begun}
+        begun_state = os.path.join(begun, "dshkit")
+        os.makedirs(begun_state, mode=0o700)
+        handed_off(begun_state, home)
+        begun_near = Path(begun, ".claude", "projects", "-p", "near.jsonl")
+        begun_turn = begun_near.with_name("turn.jsonl")
+        begun_near.parent.mkdir(parents=True)
+        for log in (begun_near, begun_turn):
+            log.write_text(json.dumps(prompt) + "\n")
+        begun_near_payload = payload("Read", str(begun_near))
+        begun_tool_before = payload("Read", str(begun_turn)).replace(
+            b'"session_id":"s"', b'"session_id":"t"'
+        )
+        begun_turn_prompt = prompt_payload(str(begun_turn), "t")
         cases: dict[str, tuple[list[str], bytes]] = {
             "python -c pass": ([sys.executable, "-c", "pass"], payload("Read")),
             "another tool (Read)": (hook, payload("Read")),
@@ -343,7 +381,11 @@ def main() -> None:
             "UserPromptSubmit (DSH): a nudge": (prompted, prompt_payload(dsh_nudged, "d3")),
             "SessionStart (Claude, resume)": (started, start_payload(str(resumed))),
             "SessionStart (Claude, new)": (started, b""),  # a new session each round (below)
+            "handoff begun: Read": (hook, payload("Read")),
+            "handoff begun: PostToolUse near": (after, begun_near_payload),
+            "handoff begun: prompt (turn)": (prompted, begun_turn_prompt),
         }
+        homes = {name: begun_env for name in cases if name.startswith("handoff begun")}
         # That session's first prompts (not timed), before any request: the capability facts
         # delivered, then again with the probes' results, then nothing to say, which keeps the
         # session's hint (as its first turn's steps would). A call in the band says something
@@ -372,6 +414,10 @@ def main() -> None:
             with open(first, "ab") as growing:
                 growing.write(step(round, 80_000))
             with open(turn, "ab") as growing:
+                growing.write(step(round))
+            with open(begun_near, "ab") as growing:
+                growing.write(step(round, 80_000))
+            with open(begun_turn, "ab") as growing:
                 growing.write(step(round))
             with open(rollout, "ab") as growing:  # a call, and its request's usage
                 call = {"type": "function_call", "name": "web_search", "call_id": f"c{round}"}
@@ -417,7 +463,8 @@ def main() -> None:
                 if name == "SessionStart (Claude, new)":
                     new = f"5f0c{round:04d}-1d2e-4b3a-8c9d-0e1f2a3b4c5d"  # as harnesses name them
                     data = start_payload(str(transcript.with_name(f"{new}.jsonl")), new, "startup")
-                settle(os.path.join(home, "dshkit"))  # (before: a step may write what follows)
+                case_env = homes.get(name, env)
+                settle(os.path.join(case_env["DSH_HOME"], "dshkit"))  # (a step may write next)
                 if data is full_payload:
                     forget(os.path.join(home, "dshkit"), str(full))
                     with contextlib.suppress(FileNotFoundError):
@@ -427,8 +474,11 @@ def main() -> None:
                 if data is turn_prompt:
                     timed(after, env, tool_before)  # the turn's tool call (not timed)
                     settle(os.path.join(home, "dshkit"))
+                if data is begun_turn_prompt:
+                    timed(after, begun_env, begun_tool_before)  # (the same, not timed)
+                    settle(begun_state)
                 data = data.replace(PER_CALL, f"per-call-{round:04d}".encode())
-                took, spent = timed(command, env, data)
+                took, spent = timed(command, case_env, data)
                 if round:  # round 0 warms up
                     figures[name].append(took)
                     cpu[name].append(spent)

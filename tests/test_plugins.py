@@ -125,7 +125,9 @@ def test_the_entries_are_the_descriptors_hooks() -> None:
     ]
     quiet = [e for e in hookspec.HANDLERS if e.quiet is not None]
     assert [e.handler for e in quiet] == [
+        "dshkit.graft.hook:on_tool",  # no ledger row names the session (`graft.standing`)
         "dshkit.graft.hook:after_tool",
+        "dshkit.graft.hook:on_stop",  # no forced cut was started for the session
         "dshkit.guard.hook:on_read",  # a byte scan for a credential file's name
         "dshkit.guard.hook:on_tool",  # a byte scan for a delete in a tool's name
     ]

@@ -302,6 +302,7 @@ GRAFT = Plugin(
             # graft.marker.NAME (not imported: the hot path), written before the first
             # handoff ever begins; tests/test_plugins.py checks the spelling.
             when_exists="graft.used",
+            quiet="dshkit.graft.standing:quiet_tool",  # no ledger row names the session
         ),
         Hook(
             "PostToolUse",
@@ -318,6 +319,7 @@ GRAFT = Plugin(
             budget=1.0,
             order=60,
             when_exists="graft.used",
+            quiet="dshkit.graft.standing:quiet_stop",  # no forced cut was started for it
         ),
     ),
     counter="SELECT (SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), 0) FROM graft_txns) "

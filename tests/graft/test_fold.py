@@ -278,6 +278,10 @@ def test_what_the_fold_proves_quiet_the_full_check_finds_quiet(tmp_path: Path, s
     windows = {"claude-b": 120_000} if seed % 2 else {}
     settings = GraftSettings(windows=windows, mode="fixed" if seed % 3 == 0 else "dynamic")
     state, log = setup(tmp_path, settings)
+    if seed % 4 == 1:  # a handoff began here once (none of this session's): the same holds
+        from dshkit.graft import marker
+
+        marker.mark(state)
     data = b"".join(orjson.dumps(line) + b"\n" for line in entries(rng, 160))
     tally = Tally(seed)
     tally.in_chunks(data, state, log, settings, "claude", SESSION)
@@ -424,10 +428,50 @@ def test_a_handoff_or_first_words_not_read_keep_the_fold_from_speaking(tmp_path:
     assert fold.verdict(state, str(log), SESSION) is None
     assert full_check(state, log, settings)[1] is None
     from dshkit.graft import marker
+    from dshkit.graft.lifecycle import begin, claim_pending
 
-    marker.mark(state)  # a handoff began here once: what it adds is the ledger's to say
+    from ..support.graft_driver import plan_for
+
+    # A handoff began here once (another session's): past its first turns, what the ledger
+    # holds for this session (nothing) is read beside its digest, and the fold says the nudge
+    # as the full check says it.
+    marker.mark(state)
+    with Store(Path(state)) as store:
+        elsewhere = begin(store, plan_for("s-elsewhere", str(tmp_path)), ignite=False)
+        claim_pending(store, elsewhere.id, "claude", "s-picked")
     append(log, user("and now this"), user("and this"), user("and more"), in_band(2))
+    said = fold.verdict(state, str(log), SESSION)
+    assert said is not None and SESSION in said
+    assert full_check(state, log, settings)[1] == said
+    # This session handed off itself: the decisions' `migrated`, the full check's to say.
+    with Store(Path(state)) as store:
+        begin(store, plan_for(SESSION, str(tmp_path)), ignite=False)
+    append(log, user("one more"), in_band(3))
     assert fold.verdict(state, str(log), SESSION) is None
+    assert full_check(state, log, settings)[1] is None
+
+
+def test_a_session_the_ledger_names_a_target_is_not_nudged_by_the_fold_in_its_first_turns(
+    tmp_path: Path,
+) -> None:
+    # Its log keeps no identity (it was given its handoff as hook context), but the ledger
+    # holds the handoff it received: no cut in its first turns.
+    from dshkit.graft import marker
+    from dshkit.graft.lifecycle import begin, claim_pending
+
+    from ..support.graft_driver import plan_for
+
+    settings = GraftSettings()
+    state, log = setup(tmp_path, settings)
+    marker.mark(state)
+    with Store(Path(state)) as store:
+        txn = begin(store, plan_for("s-before", str(tmp_path)), ignite=False)
+        claim_pending(store, txn.id, "claude", SESSION)
+    append(log, user("go"), in_band(0, 20_000))
+    full_check(state, log, settings)  # the store's fold: below the band
+    append(log, in_band(1))
+    assert fold.verdict(state, str(log), SESSION) is None
+    assert full_check(state, log, settings)[1] is None
 
 
 def test_a_log_read_anew_after_a_nudge_is_left_to_the_full_check(tmp_path: Path) -> None:

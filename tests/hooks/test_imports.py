@@ -653,6 +653,53 @@ def test_a_prompt_or_start_answered_from_its_hint_loads_no_handler(
         settled(state)
 
 
+# What graft's faces never need once a handoff began here, for a session the ledger holds
+# nothing for (`graft.standing`: its rows are looked at read-only): its handlers, the store,
+# the ledger and the lifecycle.
+BEGUN_HEAVY = (
+    "dshkit.graft.hook",
+    "dshkit.graft.ledger",
+    "dshkit.graft.lifecycle",
+    "dshkit.graft.live",
+    "dshkit.graft.watermark",
+)
+
+
+def test_after_a_handoff_began_a_session_the_ledger_holds_nothing_for_loads_no_graft_face(
+    tmp_path: Path,
+) -> None:
+    from dshkit.graft.lifecycle import begin, claim_pending
+
+    from ..support.graft_driver import plan_for
+
+    state = tmp_path / ".dsh" / "dshkit"
+    off = {"DSHKIT_CAPABILITY": "off"}
+    log = transcript(tmp_path, "c1.jsonl")
+    words = claude(
+        "c1", transcript_path=str(log), hook_event_name="UserPromptSubmit", prompt="go on"
+    )
+    hook(tmp_path, "UserPromptSubmit", words, **off)  # (the store made)
+    with Store(state) as store:  # another session handed off to a third, here
+        marker.mark(str(state))
+        txn = begin(store, plan_for("s-src", str(tmp_path)), ignite=False)
+        claim_pending(store, txn.id, "claude", "s-tgt")
+    read = claude("c1", transcript_path=str(log), hook_event_name="PreToolUse", tool_name="Read")
+    found, said = answered(tmp_path, "PreToolUse", read, (*BEGUN_HEAVY, "dshkit.store"))
+    assert (found, said) == ([], b"")
+    # The handed-off source is still denied, by the face.
+    source = {**read, "session_id": "s-src"}
+    found, said = answered(tmp_path, "PreToolUse", source, BEGUN_HEAVY)
+    assert "dshkit.graft.hook" in found and b"deny" in said
+    # A turn's end (the gate's and memory's faces load the store; graft's is not run).
+    ended = claude("c1", transcript_path=str(log), hook_event_name="Stop")
+    assert loaded(tmp_path, "Stop", ended, BEGUN_HEAVY, **off) == []
+    settled(state)
+    # A prompt answered from its hint, as where no handoff ever began.
+    hook(tmp_path, "UserPromptSubmit", words, **off)  # the full path, which keeps the hint
+    settled(state)
+    assert loaded(tmp_path, "UserPromptSubmit", words, LEAN_HEAVY, **off) == []
+
+
 def test_a_first_prompt_with_no_request_logged_yet_is_answered_from_its_hint(
     tmp_path: Path,
 ) -> None:

@@ -79,6 +79,7 @@ class Fold:
         "context",
         "counted",
         "excluded",
+        "handed",
         "identity",
         "last_graft_call",
         "last_step",
@@ -87,6 +88,7 @@ class Fold:
         "ordinal",
         "people",
         "people_before",
+        "received",
         "recent",
         "stepped",
         "todos",
@@ -111,6 +113,9 @@ class Fold:
         self.last_graft_call: int = digest.get("last_graft_call", -1)
         self.stepped = False  # a model step (a message or a call) among the lines since
         self.excluded = False  # a person kept the session from the forced cut
+        # What the ledger holds for it, once a handoff ever began here (`standing.Look`): a
+        # row naming it (handed off), a committed handoff it is the target of (received).
+        self.handed = self.received = False
 
     def line(self, record: Any, shape: harnesses.QuietLines) -> bool:
         """Fold one parsed line as the reader and the digest fold it; False when it holds
@@ -354,15 +359,14 @@ def _verdict(
         return ""  # (a handoff begun here only ever makes the decision quieter)
     if not speak or (prompt and settings.get("search_scope") is not False):
         return None  # (at a prompt, the scope may be owed with the words: the full check's)
-    # A nudge or an escalation: said here only where no handoff could make it quieter (one
-    # never began here; in its first turns, the session was not born from one: its person's
-    # first words, if any, were folded by the store and named none).
-    from .marker import used
-
-    if used(state_dir):
+    # A nudge or an escalation: said here only where no handoff could make it quieter (none
+    # handed the session off, `standing`; in its first turns, it was not born from one: it
+    # received none, and its person's first words, if any, were folded by the store and
+    # named none).
+    if fold.handed:
         return None
     if fold.ordinal <= lines.PROTECTED_TURNS and (
-        fold.identity is not None or (fold.people and not fold.people_before)
+        fold.identity is not None or fold.received or (fold.people and not fold.people_before)
     ):
         return None  # born from a handoff, or its first words among the lines: not read here
     if not _first_said(state_dir, session_id, fold.ordinal, place):
@@ -411,10 +415,13 @@ def glance(
     it where there is none yet)."""
     path = os.path.abspath(transcript)
     from ..storeview import TAIL_CURSOR, queries_rows
-    from .marker import EXCLUDE_KEY
+    from .marker import EXCLUDE_KEY, used
 
+    begun = used(state_dir)  # (a handoff ever began here: the ledger's rows for the session)
+    if begun:
+        from . import standing
     try:
-        tails, watched, kept_from_cut = queries_rows(
+        tails, watched, kept_from_cut, *ledger = queries_rows(
             state_dir,
             [
                 (TAIL_CURSOR, [CONSUMER, path]),
@@ -429,10 +436,12 @@ def glance(
                     "SELECT key FROM meta WHERE key > ? AND key < ?",
                     [EXCLUDE_KEY, EXCLUDE_KEY[:-1] + chr(ord(EXCLUDE_KEY[-1]) + 1)],
                 ),
+                *(standing.queries(session_id) if begun else ()),
             ],
         )
     except FileNotFoundError:
         tails, watched, kept_from_cut = [], [], []  # no store yet: the first full check folds
+        ledger = [[], []] if begun else []
     from ..jsonscan import scanner
 
     scan = scanner()
@@ -461,6 +470,9 @@ def glance(
     kept = (cursor or {}).get("state") or {} if offset else {}
     fold = Fold(digest, list(kept.get("requests") or ()))
     fold.excluded = (f"{EXCLUDE_KEY}{harness}:{session_id}",) in kept_from_cut
+    if begun:
+        standings = standing.look(ledger)
+        fold.handed, fold.received = standings.handed, standings.received
     # An event log's first line is its header, which the reader takes once (and keeps its
     # version): from there on, every line is an event. A mapped log's lines are mapped with
     # the adapter's state as the cursor keeps it (from the log's start: none yet).

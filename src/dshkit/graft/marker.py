@@ -388,14 +388,14 @@ def quiet_payload(state_dir: str, raw: bytes) -> bool | str | Say:
     said, when it says the same). Never raises: False decides nothing."""
     try:
         listed = b'"todos"' in raw or b'"plan"' in raw
-        transcript = _plain_string(raw, b'"transcript_path"')
+        transcript = plain_string(raw, b'"transcript_path"')
         if transcript is None:
             return False
-        if not caught_up(transcript, lambda key: _plain_string(raw, f'"{key}"'.encode())):
+        if not caught_up(transcript, lambda key: plain_string(raw, f'"{key}"'.encode())):
             return False  # the full check says what it can, and logs that the line was late
         if not listed and quiet(state_dir, transcript, transcript_size(transcript), None):
             return True
-        session = _plain_string(raw, b'"session_id"')
+        session = plain_string(raw, b'"session_id"')
         from . import fold  # (here: a call the room hint answers loads none of it)
 
         said = None if session is None else fold.verdict(state_dir, transcript, session)
@@ -411,17 +411,21 @@ def quiet_payload(state_dir: str, raw: bytes) -> bool | str | Say:
 def quiet_prompt(state_dir: str, payload: Mapping[str, Any]) -> bool | str | Say:
     """For the lean foreground (`hooks.lean`): whether graft's prompt face surely says nothing
     to this prompt, as `hook.on_prompt` decides it before opening the store (no handoff ever
-    began, and the watermark cannot speak: no session, no transcript file, its room hint says
-    so), or what it says: where no room hint answers, the store's last fold and the log's
-    lines since tell it (`fold.prompted`): nothing (AFTER; then, as that face does, the room
-    hint is turned, `turn`: the first tool call after a prompt is skipped by its ceilings
-    alone) or the watermark's nudge or escalation (`Say`); either way the face runs once the
-    call is answered, and records what was said when it says the same."""
-    if used(state_dir):
-        return False
+    began, or the ledger holds nothing for the session, `standing.clear`; and the watermark
+    cannot speak: no session, no transcript file, its room hint says so), or what it says:
+    where no room hint answers, the store's last fold and the log's lines since tell it
+    (`fold.prompted`): nothing (AFTER; then, as that face does, the room hint is turned,
+    `turn`: the first tool call after a prompt is skipped by its ceilings alone) or the
+    watermark's nudge or escalation (`Say`); either way the face runs once the call is
+    answered, and records what was said when it says the same."""
     transcript = str(payload.get("transcript_path") or "")
-    size = transcript_size(transcript)
     session = str(payload.get("session_id") or "")
+    if used(state_dir):
+        from .standing import clear  # (here: before the first handoff, one `stat` says it)
+
+        if not clear(state_dir, session):
+            return False
+    size = transcript_size(transcript)
     if session and size is not None and not quiet(state_dir, transcript, size, None):
         from . import fold  # (here: a prompt the room hint answers loads none of it)
 
@@ -436,7 +440,7 @@ def quiet_prompt(state_dir: str, payload: Mapping[str, Any]) -> bool | str | Say
     return True
 
 
-def _plain_string(raw: bytes, key: bytes) -> str | None:
+def plain_string(raw: bytes, key: bytes) -> str | None:
     """The value of the one `key` in raw JSON when it is a string without escapes, else None
     (as `hooks.run` reads tool names: unescaped, a quoted key cannot occur inside a string)."""
     at = raw.find(key)
