@@ -38,10 +38,13 @@ kept it. SessionStart once as Claude Code resumes a session (the start before it
 hint) and once as it starts a new one (a new session id each round, a UUID: no hint of its own
 can exist, and the capability facts are delivered; from the second round on, from the start's
 template, `hooks.hint.read_template`, its handlers run by the detached step, which records the
-delivery). And, in a home where a handoff was carried out (another session's, picked up by
-a third), a tool call, a call near the band and a prompt after its turn's tool call, of a
-session the ledger holds nothing for (`graft.standing` looks at its rows, read-only). A
-hinted call leaves the handlers it skipped
+delivery). A shell command's PostToolUse and a turn's end (Stop), in a project of 500
+entries whose turn began at a prompt and wrote no web page: the gate looks at the session's
+rows and scans the project (`gate.glance`); what a turn's end starts (a refresh, a memory
+harvest) is started after the answer. And, in a home where a handoff was carried out
+(another session's, picked up by a third), a tool call, a call near the band and a prompt
+after its turn's tool call, of a session the ledger holds nothing for (`graft.standing`
+looks at its rows, read-only). A hinted call leaves the handlers it skipped
 to a detached step; each case starts once none is left. Target: p50 within 2x for a tool call
 no policy looks at (Read). CPU time (user + system of the hook
 process) is printed beside the wall-clock figures: it is what the hook costs, and moves less
@@ -169,10 +172,9 @@ def timed(command: list[str], env: dict[str, str], data: bytes) -> tuple[float, 
 
 def settle(state: str) -> None:
     """Wait until no detached step of a hinted call is left (each removes its payload file
-    when done), nor a watermark check after a call the fold answered (`dshkit.hooks.later`,
-    found by its command line): a harness's next event comes after a model's
-    answer, seconds later, and the step's CPU must not land on the next case measured (it is
-    not the hook's latency)."""
+    when done), nor a process started after a call's answer (`checking`): a harness's next
+    event comes after a model's answer, seconds later, and the step's CPU must not land on
+    the next case measured (it is not the hook's latency)."""
     folder = os.path.join(state, "hints")
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -185,8 +187,10 @@ def settle(state: str) -> None:
 
 
 def checking(state: str) -> bool:
-    """Whether a detached watermark check for the state directory `state` still runs."""
-    wanted = [b"dshkit.hooks.later", os.fsencode(state)]
+    """Whether a detached process for the state directory `state` still runs: a watermark
+    check (`dshkit.hooks.later`), or what a turn's end starts (a refresh, a harvest), each
+    naming the directory in its arguments."""
+    wanted = [os.fsencode(state)]
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -228,6 +232,7 @@ def main() -> None:
     after = [*hook[:-1], "PostToolUse"]
     prompted = [*hook[:-1], "UserPromptSubmit"]
     started = [*hook[:-1], "SessionStart"]
+    ended = [*hook[:-1], "Stop"]
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "HOME": home, "DSH_HOME": home, "CLAUDECODE": "1"}
         transcript = Path(home) / ".claude" / "projects" / "-p" / "s.jsonl"
@@ -347,12 +352,12 @@ def main() -> None:
         # A home where a handoff was carried out (another session's): a tool call, a call
         # near the band and a prompt after its turn's tool call of a session the ledger holds
         # nothing for.
-        begun = os.path.join(home, "begun")
-        begun_env = {**env, "HOME": begun, "DSH_HOME": begun}
-        begun_state = os.path.join(begun, "dshkit")
+        handed_home = os.path.join(home, "begun")
+        begun_env: dict[str, str] = {**env, "HOME": handed_home, "DSH_HOME": handed_home}
+        begun_state = os.path.join(handed_home, "dshkit")
         os.makedirs(begun_state, mode=0o700)
         handed_off(begun_state, home)
-        begun_near = Path(begun, ".claude", "projects", "-p", "near.jsonl")
+        begun_near = Path(handed_home, ".claude", "projects", "-p", "near.jsonl")
         begun_turn = begun_near.with_name("turn.jsonl")
         begun_near.parent.mkdir(parents=True)
         for log in (begun_near, begun_turn):
@@ -362,6 +367,33 @@ def main() -> None:
             b'"session_id":"s"', b'"session_id":"t"'
         )
         begun_turn_prompt = prompt_payload(str(begun_turn), "t")
+        # A shell command's PostToolUse and a turn's end, in a project of 500 entries (20
+        # directories of 24 files) whose turn began at a prompt (not timed) and wrote no web
+        # page: the gate scans the project for deliverables changed since.
+        project = Path(home, "proj")
+        for number in range(20):
+            folder = project / f"pkg{number:02d}"
+            folder.mkdir(parents=True)
+            for module in range(24):
+                (folder / f"m{module:02d}.py").write_text("pass\n")
+        shell = transcript.with_name("shell.jsonl")
+        shell.write_text(json.dumps(prompt) + "\n")
+        in_project = b'"cwd":"' + str(project).encode() + b'",'
+        shell_payload = (
+            payload("Bash", str(shell))
+            .replace(b'"session_id":"s"', b'"session_id":"b"')
+            .replace(
+                b'"hook_event_name":"PreToolUse"', in_project + b'"hook_event_name":"PostToolUse"'
+            )
+        )
+        stop_payload = (
+            b'{"session_id":"b","transcript_path":"'
+            + str(shell).encode()
+            + b'",'
+            + in_project
+            + b'"hook_event_name":"Stop","stop_hook_active":false}'
+        )
+        shell_prompt = prompt_payload(str(shell), "b").replace(b'"cwd":"/p",', in_project)
         cases: dict[str, tuple[list[str], bytes]] = {
             "python -c pass": ([sys.executable, "-c", "pass"], payload("Read")),
             "another tool (Read)": (hook, payload("Read")),
@@ -381,11 +413,15 @@ def main() -> None:
             "UserPromptSubmit (DSH): a nudge": (prompted, prompt_payload(dsh_nudged, "d3")),
             "SessionStart (Claude, resume)": (started, start_payload(str(resumed))),
             "SessionStart (Claude, new)": (started, b""),  # a new session each round (below)
+            "PostToolUse (Bash): command": (after, shell_payload),
+            "Stop (Claude)": (ended, stop_payload),
             "handoff begun: Read": (hook, payload("Read")),
             "handoff begun: PostToolUse near": (after, begun_near_payload),
             "handoff begun: prompt (turn)": (prompted, begun_turn_prompt),
         }
-        homes = {name: begun_env for name in cases if name.startswith("handoff begun")}
+        homes: dict[str, dict[str, str]] = {
+            name: begun_env for name in cases if name.startswith("handoff begun")
+        }
         # That session's first prompts (not timed), before any request: the capability facts
         # delivered, then again with the probes' results, then nothing to say, which keeps the
         # session's hint (as its first turn's steps would). A call in the band says something
@@ -400,6 +436,7 @@ def main() -> None:
             if sayings >= 2 and not said and os.path.exists(kept):
                 break
             time.sleep(0.1)
+        timed(prompted, env, shell_prompt)  # the shell session's turn begins (not timed)
         figures: dict[str, list[float]] = {name: [] for name in cases}
         cpu: dict[str, list[float]] = {name: [] for name in cases}
         for round in range(args.runs + 1):
@@ -414,6 +451,8 @@ def main() -> None:
             with open(first, "ab") as growing:
                 growing.write(step(round, 80_000))
             with open(turn, "ab") as growing:
+                growing.write(step(round))
+            with open(shell, "ab") as growing:
                 growing.write(step(round))
             with open(begun_near, "ab") as growing:
                 growing.write(step(round, 80_000))

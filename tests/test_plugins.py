@@ -125,9 +125,15 @@ def test_the_entries_are_the_descriptors_hooks() -> None:
     ]
     quiet = [e for e in hookspec.HANDLERS if e.quiet is not None]
     assert [e.handler for e in quiet] == [
+        "dshkit.gate.hook:on_command",  # nothing changed since the turn began (`gate.glance`)
+        "dshkit.gate.hook:on_stop",  # nor was a deliverable ever recorded: ended after
         "dshkit.graft.hook:on_tool",  # no ledger row names the session (`graft.standing`)
         "dshkit.graft.hook:after_tool",
         "dshkit.graft.hook:on_stop",  # no forced cut was started for the session
+        "dshkit.sessions.hook:on_session_pause",  # says nothing: started after the answer
+        "dshkit.sessions.hook:on_session_pause",  # (at SessionEnd too)
+        "dshkit.memory.hook:on_stop",  # the same
+        "dshkit.memory.hook:on_session_end",
         "dshkit.guard.hook:on_read",  # a byte scan for a credential file's name
         "dshkit.guard.hook:on_tool",  # a byte scan for a delete in a tool's name
     ]

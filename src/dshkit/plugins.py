@@ -249,6 +249,8 @@ GATE = Plugin(
             budget=2.0,
             order=51,
             tools=("command",),
+            # no turn of the session began, or no deliverable changed under its cwd since
+            quiet="dshkit.gate.glance:quiet_command",
             unpreviewed="the delivery gate looks for deliverables a shell command changed",
         ),
         Hook(
@@ -264,6 +266,9 @@ GATE = Plugin(
             "dshkit.gate.hook:on_stop",
             budget=18.0,
             order=50,
+            # nothing recorded for the session, nothing changed since its turn began: the
+            # turn is ended after the answer
+            quiet="dshkit.gate.glance:quiet_stop",
             unpreviewed="the delivery gate hands back a failure of a deliverable the turn "
             "wrote, once per content",
         ),
@@ -348,12 +353,14 @@ SESSIONS = Plugin(
             "dshkit.sessions.hook:on_session_pause",
             budget=3.0,
             order=90,
+            quiet="dshkit.quiet:afterwards",  # it says nothing: started after the answer
         ),
         Hook(
             "SessionEnd",
             "dshkit.sessions.hook:on_session_pause",
             budget=3.0,
             order=90,
+            quiet="dshkit.quiet:afterwards",
         ),
     ),
     counter="SELECT COUNT(*) || ':' || COALESCE(SUM(revision), 0) FROM sessions",
@@ -398,6 +405,7 @@ MEMORY = Plugin(
             "dshkit.memory.hook:on_stop",
             budget=1.0,
             order=91,
+            quiet="dshkit.quiet:afterwards",  # it says nothing: started after the answer
             unpreviewed="starts a detached harvest of the session's memory (not within a "
             "short while of the last one, unless the harness has no SessionEnd)",
         ),
@@ -406,6 +414,7 @@ MEMORY = Plugin(
             "dshkit.memory.hook:on_session_end",
             budget=1.0,
             order=91,
+            quiet="dshkit.quiet:afterwards",
             unpreviewed="starts a detached harvest of the session's memory",
         ),
     ),

@@ -7,6 +7,7 @@ no use for. A module that comes back here is a cost every call pays again.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -698,6 +699,57 @@ def test_after_a_handoff_began_a_session_the_ledger_holds_nothing_for_loads_no_g
     hook(tmp_path, "UserPromptSubmit", words, **off)  # the full path, which keeps the hint
     settled(state)
     assert loaded(tmp_path, "UserPromptSubmit", words, LEAN_HEAVY, **off) == []
+
+
+# What a shell command or a turn's end that changed no deliverable never needs: the gate looks
+# at the session's rows and scans its directory (`gate.glance`); the refresh and the memory
+# harvest, which say nothing, are started by the step after the answer.
+QUIET_GATE_HEAVY = (
+    "dshkit.gate.delivery",
+    "dshkit.gate.service",
+    "dshkit.hookio",
+    "dshkit.memory.hook",
+    "dshkit.sessions.hook",
+    "dshkit.store",
+    "sqlite3",
+    "subprocess",
+)
+
+
+def test_a_shell_command_or_a_turns_end_that_changed_no_deliverable_loads_no_face(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / ".dsh" / "dshkit"
+    off = {"DSHKIT_CAPABILITY": "off"}
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "notes.txt").write_text("not a deliverable")
+    log = transcript(tmp_path, "c1.jsonl")
+    here = {"transcript_path": str(log), "cwd": str(project)}
+    words = claude("c1", **here, hook_event_name="UserPromptSubmit", prompt="go on")
+    hook(tmp_path, "UserPromptSubmit", words, **off)  # the turn begins (the gate's row)
+    settled(state)
+    ran = claude("c1", **here, hook_event_name="PostToolUse", tool_name="Bash")
+    ran |= {"tool_input": {"command": "make test"}}
+    assert answered(tmp_path, "PostToolUse", ran, QUIET_GATE_HEAVY, **off) == ([], b"")
+    ended = claude("c1", **here, hook_event_name="Stop", stop_hook_active=False)
+    assert answered(tmp_path, "Stop", ended, QUIET_GATE_HEAVY, **off) == ([], b"")
+    # The refresh the turn's end owes ran all the same, after the answer.
+    deadline = time.monotonic() + 30
+    while True:
+        with Store(state) as store:
+            if store.get_meta("profile.lastRun"):
+                break
+        assert time.monotonic() < deadline, "the refresh after the answer never ran"
+        time.sleep(0.2)
+    # A page written since the turn began: the gate's face runs (the configuration the look
+    # does not read switches rework off, so nothing is judged here).
+    (state / "config.toml").write_text("[gate]\nrework = false\n")
+    (project / "page.html").write_text("<p>x</p>")
+    future = time.time() + 5
+    os.utime(project / "page.html", (future, future))
+    found, _ = answered(tmp_path, "PostToolUse", ran, QUIET_GATE_HEAVY, **off)
+    assert "dshkit.gate.service" in found
 
 
 def test_a_first_prompt_with_no_request_logged_yet_is_answered_from_its_hint(

@@ -88,6 +88,7 @@ def steps_seen(hook: Any) -> None:
 def held(hook: Any) -> None:
     """Says it started (`held-started` in the state dir), then waits for `release` there (at
     most its budget): a call that stays busy for as long as a test wants."""
+    hook.state_dir.mkdir(parents=True, exist_ok=True)  # (no other handler may have made it)
     (hook.state_dir / "held-started").write_text("")
     while not (hook.state_dir / "release").exists():
         time.sleep(0.02)

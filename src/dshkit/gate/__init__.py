@@ -7,10 +7,9 @@ on first use, like the rest of the package's.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..lazy import lazy_names
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (its quiet checks' path)
 if TYPE_CHECKING:  # the real names, for type checkers
     from .browser import BrowserError
     from .judge import MAX_BUDGET_S, MIN_BUDGET_S, OK, GateInputError, Verdict

@@ -15,9 +15,7 @@ Every function takes the caller's store; `GateService` opens it.
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,19 +24,17 @@ import orjson
 
 from ..config import load_config
 from ..store import GATE_REWORK_DELIVERY, Store
-from .rework import DELIVERABLE_SUFFIXES, NOT_FAILURES
+from .rework import NOT_FAILURES
+from .scan import SCAN_DEPTH as SCAN_DEPTH  # (the scan's bounds, named here too)
+from .scan import SCAN_ENTRIES as SCAN_ENTRIES
+from .scan import SCAN_FOUND as SCAN_FOUND
+from .scan import changed
 
 Key = tuple[str, str]  # (harness, session id)
 
 RUN_DEAD_S = 360.0  # a run started longer ago without a verdict has died (budget ≤ 300 s)
 MAX_RUNNING = 3  # background runs at once: each is a Chromium (a 2-core machine stays usable)
-# The scan for files written by shell commands: at most this many directory entries looked
-# at, this deep, and this many deliverables found (the newest kept).
-SCAN_ENTRIES = 5000
-SCAN_DEPTH = 6
-SCAN_FOUND = 20
 SESSION_FILES = 50  # deliverables of one session looked at when delivering (latest first)
-SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "site-packages", "venv"})
 POLL_S = 0.2
 
 
@@ -199,47 +195,9 @@ def finish_run(store: Store, path: str, sha256: str) -> None:
 
 
 def changed_deliverables(root: str, since_ms: int) -> list[Path]:
-    """Deliverables under `root` modified at or after `since_ms`, the newest SCAN_FOUND of
-    them, from a walk bounded by SCAN_ENTRIES entries and SCAN_DEPTH levels that skips hidden
-    directories (.git, .venv, …) and dependency trees (node_modules, …)."""
-    since_ns = since_ms * 1_000_000
-    found: list[tuple[int, Path]] = []
-    for entry in _walk(root):
-        if entry.name.lower().endswith(DELIVERABLE_SUFFIXES):
-            try:
-                stat = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.st_mtime_ns >= since_ns and entry.is_file(follow_symlinks=False):
-                found.append((stat.st_mtime_ns, Path(entry.path)))
-    found.sort(key=lambda item: item[0], reverse=True)
-    return [path for _, path in found[:SCAN_FOUND]]
-
-
-def _walk(root: str) -> Iterator[os.DirEntry[str]]:
-    """The entries under `root`, breadth first, within the bounds (symbolic links to
-    directories are not followed)."""
-    seen = 0
-    level = [root]
-    for _depth in range(SCAN_DEPTH):
-        below: list[str] = []
-        for directory in level:
-            try:
-                with os.scandir(directory) as entries:
-                    for entry in entries:
-                        seen += 1
-                        if seen > SCAN_ENTRIES:
-                            return
-                        if entry.is_dir(follow_symlinks=False):
-                            if not entry.name.startswith(".") and entry.name not in SKIPPED_DIRS:
-                                below.append(entry.path)
-                        else:
-                            yield entry
-            except OSError:
-                continue
-        level = below
-        if not level:
-            return
+    """Deliverables under `root` modified at or after `since_ms`, newest first (`scan.changed`:
+    a bounded walk)."""
+    return [Path(path) for path in changed(root, since_ms)]
 
 
 # -- what is owed to a session -------------------------------------------------------------------

@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-# What the gate judges (the judge's own list, spelled here too so that the hooks, which only
-# need to know a deliverable when they see one, never import the judge and its browser).
-DELIVERABLE_SUFFIXES = (".html", ".htm", ".xhtml", ".svg")
+# What the gate judges (the judge's own list, spelled in `scan` too so that the hooks, which
+# only need to know a deliverable when they see one, never import the judge and its browser).
+from .scan import DELIVERABLE_SUFFIXES as DELIVERABLE_SUFFIXES
+
 SHOTS_DIR = "gate-shots"  # under the state dir
 _PATH_KEYS = ("file_path", "path")
 _PATCH_LINE = re.compile(r"^\*\*\* (?:Add File|Update File|Move to): (.+?)\s*$", re.MULTILINE)

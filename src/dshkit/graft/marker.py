@@ -66,7 +66,7 @@ from __future__ import annotations
 import os
 
 from .. import harnesses
-from ..quiet import AFTER, Say
+from ..quiet import AFTER, Say, plain_string
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
@@ -438,29 +438,6 @@ def quiet_prompt(state_dir: str, payload: Mapping[str, Any]) -> bool | str | Say
         return AFTER
     turn(state_dir, transcript)
     return True
-
-
-def plain_string(raw: bytes, key: bytes) -> str | None:
-    """The value of the one `key` in raw JSON when it is a string without escapes, else None
-    (as `hooks.run` reads tool names: unescaped, a quoted key cannot occur inside a string)."""
-    at = raw.find(key)
-    if at < 0 or raw.find(key, at + 1) >= 0:
-        return None
-    colon = _skip(raw, at + len(key))
-    if raw[colon : colon + 1] != b":":
-        return None
-    quote = _skip(raw, colon + 1)
-    end = raw.find(b'"', quote + 1)
-    value = raw[quote + 1 : end]
-    if raw[quote : quote + 1] != b'"' or end < 0 or b"\\" in value:
-        return None
-    return value.decode("utf-8")
-
-
-def _skip(raw: bytes, at: int) -> int:
-    while raw[at : at + 1] in (b" ", b"\t", b"\r", b"\n"):
-        at += 1
-    return at
 
 
 def remember(

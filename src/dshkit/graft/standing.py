@@ -100,7 +100,7 @@ def look(rows: list[list[object]]) -> Look:
 def _none_of(state_dir: str, raw: bytes, sqls: list[str]) -> bool:
     """Whether none of `sqls` (each given the payload's session id) finds a row."""
     try:
-        from .marker import plain_string
+        from ..quiet import plain_string
 
         session = plain_string(raw, b'"session_id"')
         if not session:

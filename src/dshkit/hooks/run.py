@@ -197,6 +197,11 @@ def _call(
     owed: list[Entry] = []  # quiet now, but their handlers run once the call is answered
     spoken: list[tuple[Entry, str]] = []  # (of those) the checks that knew their words
     left = [entry for entry in wanted if not _quiet(entry, state, raw, owed, spoken)]
+    if owed and not spoken and not (left and _wanted(left, raw)) and _turn_ends(event, raw):
+        # No handler would answer now, and this answer ends the turn of a harness that asks
+        # before every step: the handlers answer in full, which records it before the next
+        # step can ask (after the answer, it could come too late).
+        left, owed = [entry for entry in wanted if entry in left or entry in owed], []
     delivered = None  # the answer written for `spoken`: their handlers must give it to record
     out = (stdout, stderr)
     try:
@@ -234,6 +239,25 @@ def _quiet(
             spoken.append((entry, said.text))
         return True
     return said is True
+
+
+def _turn_ends(event: str, raw: bytes) -> bool:
+    """Whether an answer of nothing to this call ends its session's turn, as the runtime
+    records it for a harness that asks before every model step (`dispatch._turn`,
+    `turns.changes`: a Stop not blocked); a payload that cannot be read counts as one."""
+    if event != "Stop":
+        return False
+    try:
+        from .. import harnesses
+        from .protocol import loads
+
+        payload = loads(raw)
+        if not isinstance(payload, dict):
+            return True
+        found = harnesses.HARNESSES.get(harnesses.detect(payload, os.environ))
+        return found is None or found.asks_every_step
+    except Exception:
+        return True
 
 
 def _say(

@@ -1,0 +1,124 @@
+"""The gate's quiet checks (`gate.glance`) against the faces they stand in for: a shell
+command they call quiet is one after which `GateService.commanded` records and starts
+nothing, a turn's end they leave to the step after the answer is one `at_stop` hands nothing
+back at; and where a deliverable changed or was recorded, they leave the call to the face."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from dshkit.gate.glance import quiet_command, quiet_stop
+from dshkit.gate.service import GateService
+from dshkit.quiet import AFTER
+from dshkit.store import Store
+
+
+def raw(session: str, cwd: Path | str | None) -> bytes:
+    where = b"" if cwd is None else b',"cwd":"' + str(cwd).encode() + b'"'
+    return b'{"session_id":"' + session.encode() + b'"' + where + b',"tool_name":"Bash"}'
+
+
+def recorded(state: Path) -> int:
+    with Store(state) as store:
+        return int(store.db.execute("SELECT count(*) FROM gate_writes").fetchone()[0])
+
+
+def agrees(state: Path, session: str, cwd: Path) -> tuple[bool, bool | str]:
+    """Both checks for `session` in `cwd`; where they say quiet, the faces do nothing."""
+    command, stop = (
+        quiet_command(str(state), raw(session, cwd)),
+        quiet_stop(str(state), raw(session, cwd)),
+    )
+    gate = GateService(state)
+    key = ("claude", session)
+    if command is True:
+        before = recorded(state)
+        assert gate.commanded(key, str(cwd)) == []
+        assert recorded(state) == before
+    if stop == AFTER:
+        assert gate.at_stop(key, str(cwd), time.monotonic()) is None
+    return command, stop
+
+
+def test_a_turn_that_changed_no_deliverable_is_quiet_and_one_that_did_is_not(
+    tmp_path: Path,
+) -> None:
+    state, cwd = tmp_path / "state", tmp_path / "proj"
+    state.mkdir(mode=0o700)
+    (cwd / "site").mkdir(parents=True)
+    old = cwd / "site" / "old.html"
+    old.write_text("<p>before</p>")
+    long_ago = time.time() - 3600
+    os.utime(old, (long_ago, long_ago))
+    # No store yet: no turn began, nothing was recorded.
+    assert quiet_command(str(state), raw("s1", cwd)) is True
+    assert quiet_stop(str(state), raw("s1", cwd)) == AFTER
+    # A session the gate never saw a turn of: nothing to scan for.
+    assert agrees(state, "s1", cwd) == (True, AFTER)
+    # Its turn began (a prompt): what changed before it is not this turn's.
+    GateService(state).at_prompt(("claude", "s1"))
+    (cwd / "notes.txt").write_text("not a deliverable")
+    assert agrees(state, "s1", cwd) == (True, AFTER)
+    # A deliverable written since: the faces' (the scan finds it; another session's turn,
+    # begun later, does not see it).
+    time.sleep(0.01)
+    GateService(state).at_prompt(("claude", "s2"))
+    time.sleep(0.01)
+    fresh = cwd / "site" / "report.htm"
+    fresh.write_text("<p>new</p>")
+    stamp = time.time() + 1
+    os.utime(fresh, (stamp, stamp))
+    assert quiet_command(str(state), raw("s1", cwd)) is False
+    assert quiet_stop(str(state), raw("s1", cwd)) is False
+    earlier = time.time() - 60
+    os.utime(fresh, (earlier, earlier))  # (written before either turn began, after all)
+    assert agrees(state, "s2", cwd) == (True, AFTER)
+
+
+def test_a_session_with_a_deliverable_recorded_leaves_its_turns_end_to_the_face(
+    tmp_path: Path,
+) -> None:
+    state, cwd = tmp_path / "state", tmp_path / "proj"
+    state.mkdir(mode=0o700)
+    cwd.mkdir()
+    with Store(state) as store:
+        from dshkit.gate import delivery
+
+        delivery.note_writes(store, ("claude", "s1"), [cwd / "page.html"])
+    assert quiet_command(str(state), raw("s1", cwd)) is True  # (no turn began: no scan)
+    assert quiet_stop(str(state), raw("s1", cwd)) is False
+    assert quiet_stop(str(state), raw("s2", cwd)) == AFTER
+
+
+def test_rework_switched_off_for_the_session_skips_its_scan(tmp_path: Path) -> None:
+    state, cwd = tmp_path / "state", tmp_path / "proj"
+    state.mkdir(mode=0o700)
+    cwd.mkdir()
+    gate = GateService(state)
+    gate.at_prompt(("claude", "s1"))
+    (cwd / "page.html").write_text("<p>x</p>")
+    stamp = time.time() + 1
+    os.utime(cwd / "page.html", (stamp, stamp))
+    assert quiet_command(str(state), raw("s1", cwd)) is False
+    with Store(state) as store:
+        from dshkit.gate import delivery
+
+        delivery.set_session_rework(store, ("claude", "s1"), False)
+    assert agrees(state, "s1", cwd) == (True, AFTER)
+
+
+def test_a_payload_the_byte_scan_cannot_read_is_left_to_the_face(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    for payload in (
+        b'{"session_id":"s\\"1","cwd":"/p"}',  # an escape
+        b'{"session_id":"s1","cwd":"/p\\u00e9"}',
+        b'{"session_id":"s1","cwd":"/p","tool_input":{"cwd":"/q"}}',  # named twice
+        b'{"cwd":"/p"}',  # no session: the face says why
+    ):
+        assert quiet_command(str(state), payload) is False, payload
+        assert quiet_stop(str(state), payload) is False, payload
+    # No cwd at all: the face scans nothing either.
+    assert quiet_command(str(state), raw("s1", None)) is True
