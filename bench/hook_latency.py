@@ -38,13 +38,13 @@ kept it. SessionStart once as Claude Code resumes a session (the start before it
 hint) and once as it starts a new one (a new session id each round, a UUID: no hint of its own
 can exist, and the capability facts are delivered; from the second round on, from the start's
 template, `hooks.hint.read_template`, its handlers run by the detached step, which records the
-delivery). A shell command's PostToolUse and a turn's end (Stop), in a project of 500
-entries whose turn began at a prompt and wrote no web page: the gate looks at the session's
-rows and scans the project (`gate.glance`); what a turn's end starts (a refresh, a memory
-harvest) is started after the answer. And, in a home where a handoff was carried out
-(another session's, picked up by a third), a tool call, a call near the band and a prompt
-after its turn's tool call, of a session the ledger holds nothing for (`graft.standing`
-looks at its rows, read-only). A hinted call leaves the handlers it skipped
+delivery). A shell command's and an edit's PostToolUse and a turn's end (Stop), in a
+project of 500 entries whose turn began at a prompt and wrote no web page: the gate looks at
+the payload's bytes, the session's rows and the project (`gate.glance`); what a turn's end
+starts (a refresh, a memory harvest) is started after the answer. And, in a home where a
+handoff was carried out (another session's, picked up by a third), a tool call, a call near
+the band and a prompt after its turn's tool call, of a session the ledger holds nothing for
+(`graft.standing` looks at its rows, read-only). A hinted call leaves the handlers it skipped
 to a detached step; each case starts once none is left. Target: p50 within 2x for a tool call
 no policy looks at (Read). CPU time (user + system of the hook
 process) is printed beside the wall-clock figures: it is what the hook costs, and moves less
@@ -233,7 +233,7 @@ def main() -> None:
     prompted = [*hook[:-1], "UserPromptSubmit"]
     started = [*hook[:-1], "SessionStart"]
     ended = [*hook[:-1], "Stop"]
-    with tempfile.TemporaryDirectory() as home:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
         env = {**os.environ, "HOME": home, "DSH_HOME": home, "CLAUDECODE": "1"}
         transcript = Path(home) / ".claude" / "projects" / "-p" / "s.jsonl"
         near = transcript.with_name("near.jsonl")
@@ -386,6 +386,15 @@ def main() -> None:
                 b'"hook_event_name":"PreToolUse"', in_project + b'"hook_event_name":"PostToolUse"'
             )
         )
+        edit_payload = (
+            b'{"session_id":"b","transcript_path":"'
+            + str(shell).encode()
+            + b'",'
+            + in_project
+            + b'"hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{"file_path":"'
+            + str(project / "pkg00" / "m00.py").encode()
+            + b'","old_string":"pass","new_string":"return"}}'
+        )
         stop_payload = (
             b'{"session_id":"b","transcript_path":"'
             + str(shell).encode()
@@ -414,6 +423,7 @@ def main() -> None:
             "SessionStart (Claude, resume)": (started, start_payload(str(resumed))),
             "SessionStart (Claude, new)": (started, b""),  # a new session each round (below)
             "PostToolUse (Bash): command": (after, shell_payload),
+            "PostToolUse (Edit): a module": (after, edit_payload),
             "Stop (Claude)": (ended, stop_payload),
             "handoff begun: Read": (hook, payload("Read")),
             "handoff begun: PostToolUse near": (after, begun_near_payload),
@@ -503,7 +513,8 @@ def main() -> None:
                     new = f"5f0c{round:04d}-1d2e-4b3a-8c9d-0e1f2a3b4c5d"  # as harnesses name them
                     data = start_payload(str(transcript.with_name(f"{new}.jsonl")), new, "startup")
                 case_env = homes.get(name, env)
-                settle(os.path.join(case_env["DSH_HOME"], "dshkit"))  # (a step may write next)
+                for state in (os.path.join(home, "dshkit"), begun_state):  # (both homes: the
+                    settle(state)  # CPU of what one runs after a call must land on neither)
                 if data is full_payload:
                     forget(os.path.join(home, "dshkit"), str(full))
                     with contextlib.suppress(FileNotFoundError):
@@ -521,6 +532,8 @@ def main() -> None:
                 if round:  # round 0 warms up
                     figures[name].append(took)
                     cpu[name].append(spent)
+        for state in (os.path.join(home, "dshkit"), begun_state):  # (what runs after writes)
+            settle(state)
     bare = percentile(figures["python -c pass"], 0.5)
     bare_cpu = percentile(cpu["python -c pass"], 0.5)
     for name, values in figures.items():

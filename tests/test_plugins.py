@@ -125,7 +125,8 @@ def test_the_entries_are_the_descriptors_hooks() -> None:
     ]
     quiet = [e for e in hookspec.HANDLERS if e.quiet is not None]
     assert [e.handler for e in quiet] == [
-        "dshkit.gate.hook:on_command",  # nothing changed since the turn began (`gate.glance`)
+        "dshkit.gate.hook:on_write",  # no deliverable's suffix in the payload (`gate.glance`)
+        "dshkit.gate.hook:on_command",  # nothing changed since the turn began
         "dshkit.gate.hook:on_stop",  # nor was a deliverable ever recorded: ended after
         "dshkit.graft.hook:on_tool",  # no ledger row names the session (`graft.standing`)
         "dshkit.graft.hook:after_tool",

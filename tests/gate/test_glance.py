@@ -122,3 +122,36 @@ def test_a_payload_the_byte_scan_cannot_read_is_left_to_the_face(tmp_path: Path)
         assert quiet_stop(str(state), payload) is False, payload
     # No cwd at all: the face scans nothing either.
     assert quiet_command(str(state), raw("s1", None)) is True
+
+
+def test_a_write_naming_no_deliverable_is_quiet_in_every_shape_the_face_reads(
+    tmp_path: Path,
+) -> None:
+    # Every write the face reads names its file by a key or in a patch: where the quiet check
+    # says nothing is named, the face finds nothing (the file exists, so it would).
+    import orjson
+
+    from dshkit.gate.glance import quiet_write
+    from dshkit.gate.rework import written_deliverables
+
+    for name in ("page.html", "Deck.SVG", "old.htm", "doc.xhtml", "app.py", "notes.md"):
+        (tmp_path / name).write_text("x")
+    inputs = []
+    for name in ("page.html", "Deck.SVG", "old.htm", "doc.xhtml", "app.py", "notes.md"):
+        patch = f"*** Begin Patch\n*** Update File: {name}\n@@\n-a\n+b\n*** End Patch"
+        inputs += [
+            {"file_path": str(tmp_path / name), "content": "x"},
+            {"path": name, "old_string": "a", "new_string": "b"},
+            {"command": ["apply_patch", patch]},
+        ]
+    quiet = 0
+    for tool_input in inputs:
+        raw = orjson.dumps({"session_id": "s", "tool_name": "Edit", "tool_input": tool_input})
+        if quiet_write("", raw):
+            quiet += 1
+            assert written_deliverables(tool_input, str(tmp_path)) == [], tool_input
+        else:
+            assert written_deliverables(tool_input, str(tmp_path)), tool_input
+    assert quiet == 6  # the two files no deliverable, in the three shapes
+    # A name spelled with escapes the bytes do not show is the face's.
+    assert not quiet_write("", b'{"tool_input":{"file_path":"/p/page.\\u0068tml"}}')

@@ -701,9 +701,9 @@ def test_after_a_handoff_began_a_session_the_ledger_holds_nothing_for_loads_no_g
     assert loaded(tmp_path, "UserPromptSubmit", words, LEAN_HEAVY, **off) == []
 
 
-# What a shell command or a turn's end that changed no deliverable never needs: the gate looks
-# at the session's rows and scans its directory (`gate.glance`); the refresh and the memory
-# harvest, which say nothing, are started by the step after the answer.
+# What a shell command, an edit or a turn's end that changed no deliverable never needs: the
+# gate looks at the payload's bytes, the session's rows and its directory (`gate.glance`); the
+# refresh and the memory harvest, which say nothing, are started by the step after the answer.
 QUIET_GATE_HEAVY = (
     "dshkit.gate.delivery",
     "dshkit.gate.service",
@@ -716,7 +716,7 @@ QUIET_GATE_HEAVY = (
 )
 
 
-def test_a_shell_command_or_a_turns_end_that_changed_no_deliverable_loads_no_face(
+def test_a_command_an_edit_or_a_turns_end_that_changed_no_deliverable_loads_no_face(
     tmp_path: Path,
 ) -> None:
     state = tmp_path / ".dsh" / "dshkit"
@@ -732,6 +732,9 @@ def test_a_shell_command_or_a_turns_end_that_changed_no_deliverable_loads_no_fac
     ran = claude("c1", **here, hook_event_name="PostToolUse", tool_name="Bash")
     ran |= {"tool_input": {"command": "make test"}}
     assert answered(tmp_path, "PostToolUse", ran, QUIET_GATE_HEAVY, **off) == ([], b"")
+    edited = claude("c1", **here, hook_event_name="PostToolUse", tool_name="Edit")
+    edited |= {"tool_input": {"file_path": str(project / "app.py"), "new_string": "pass"}}
+    assert answered(tmp_path, "PostToolUse", edited, QUIET_GATE_HEAVY, **off) == ([], b"")
     ended = claude("c1", **here, hook_event_name="Stop", stop_hook_active=False)
     assert answered(tmp_path, "Stop", ended, QUIET_GATE_HEAVY, **off) == ([], b"")
     # The refresh the turn's end owes ran all the same, after the answer.

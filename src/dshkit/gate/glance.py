@@ -1,9 +1,13 @@
-"""The gate's quiet checks: where its hook faces surely have nothing to do after a shell
-command or to hand back at a turn's end, told from the session's rows read-only (`storeview`)
-and the bounded scan of its working directory (`scan`), loading neither the store nor the
-gate (docs/design/gate.md#a-turn-that-wrote-no-deliverable-costs-the-gate-a-look).
+"""The gate's quiet checks: where its hook faces surely have nothing to do after a write
+or a shell command, or to hand back at a turn's end, told from the payload's bytes, the
+session's rows read-only (`storeview`) and the bounded scan of its working directory
+(`scan`), loading neither the store nor the gate
+(docs/design/gate.md#a-turn-that-wrote-no-deliverable-costs-the-gate-a-look).
 
-After a shell command (`quiet_command`, for `hook.on_command`), the face records and judges
+After a write tool (`quiet_write`, for `hook.on_write`), the face judges the web
+deliverables the tool's input names: where the payload's bytes hold no deliverable's suffix
+(`.html`, `.svg`, …, in any case, and no JSON escape of a character that could spell one),
+it names none. After a shell command (`quiet_command`, for `hook.on_command`), the face records and judges
 the deliverables under the call's `cwd` changed since the session's turn began: where no turn
 of it began with rework not switched off for it (`gate_sessions`), or the scan finds nothing,
 it does nothing at all. At a turn's end (`quiet_stop`, for `hook.on_stop`), the face waits for
@@ -29,6 +33,17 @@ if TYPE_CHECKING:
 TURNS = "SELECT turn_at, rework FROM gate_sessions WHERE session_id = ?"
 # A deliverable ever recorded for the session (what a turn's end waits for and hands back).
 WRITES = "SELECT 1 FROM gate_writes WHERE session_id = ? LIMIT 1"
+
+
+def quiet_write(state_dir: str, raw: bytes) -> bool:
+    """Whether the gate's face after a write tool surely finds no deliverable named in its
+    input (see the module docstring): what an edit of anything but a web page costs."""
+    if b"\\u" in raw:
+        return False  # (an escape may spell a suffix the bytes do not show)
+    from .scan import DELIVERABLE_SUFFIXES
+
+    lowered = raw.lower()
+    return not any(suffix.encode() in lowered for suffix in DELIVERABLE_SUFFIXES)
 
 
 def quiet_command(state_dir: str, raw: bytes) -> bool:
