@@ -41,13 +41,14 @@ template, `hooks.hint.read_template`, its handlers run by the detached step, whi
 delivery). A shell command's and an edit's PostToolUse and a turn's end (Stop), in a
 project of 500 entries whose turn began at a prompt and wrote no web page: the gate looks at
 the payload's bytes, the session's rows and the project (`gate.glance`); what a turn's end
-starts (a refresh, a memory harvest) is started after the answer. And, in a home where a
-handoff was carried out (another session's, picked up by a third), a tool call, a call near
-the band and a prompt after its turn's tool call, of a session the ledger holds nothing for
-(`graft.standing` looks at its rows, read-only). A hinted call leaves the handlers it skipped
-to a detached step; each case starts once none is left. Target: p50 within 2x for a tool call
-no policy looks at (Read). CPU time (user + system of the hook
-process) is printed beside the wall-clock figures: it is what the hook costs, and moves less
+starts (a refresh, a memory harvest) is started after the answer; and a DSH turn's end (a
+prompt before it, not timed), which records the end of the turn before the answer. And, in
+a home where a handoff was carried out (another session's, picked up by a third), a tool
+call, a call near the band and a prompt after its turn's tool call, of a session the ledger
+holds nothing for (`graft.standing` looks at its rows, read-only). A hinted call leaves the
+handlers it skipped to a detached step; each case starts once none is left. Target: p50 within
+2x for a tool call no policy looks at (Read). CPU time (user + system of the hook process) is
+printed beside the wall-clock figures: it is what the hook costs, and moves less
 when the machine is busy.
 
     python bench/hook_latency.py [--runs 60]
@@ -403,6 +404,17 @@ def main() -> None:
             + b'"hook_event_name":"Stop","stop_hook_active":false}'
         )
         shell_prompt = prompt_payload(str(shell), "b").replace(b'"cwd":"/p",', in_project)
+        # A DSH turn's end: the person's prompt (not timed) opens the turn, Stop ends it (the
+        # one write made in the foreground: DSH asks before every step).
+        dsh_ended = dsh_log.replace(f"{os.sep}d1{os.sep}", f"{os.sep}d4{os.sep}")
+        os.makedirs(os.path.dirname(dsh_ended))
+        with open(dsh_ended, "wb") as growing:
+            growing.write(dsh_frame([{"type": "session", "version": 0, "id": "d4", "cwd": "/p"}]))
+        dsh_turn = prompt_payload(dsh_ended, "d4")
+        dsh_stop = (
+            b'{"session_id":"d4","transcript_path":"' + dsh_ended.encode() + b'",'
+            b'"cwd":"/p","hook_event_name":"Stop","stop_hook_active":false}'
+        )
         cases: dict[str, tuple[list[str], bytes]] = {
             "python -c pass": ([sys.executable, "-c", "pass"], payload("Read")),
             "another tool (Read)": (hook, payload("Read")),
@@ -425,6 +437,7 @@ def main() -> None:
             "PostToolUse (Bash): command": (after, shell_payload),
             "PostToolUse (Edit): a module": (after, edit_payload),
             "Stop (Claude)": (ended, stop_payload),
+            "Stop (DSH)": (ended, dsh_stop),
             "handoff begun: Read": (hook, payload("Read")),
             "handoff begun: PostToolUse near": (after, begun_near_payload),
             "handoff begun: prompt (turn)": (prompted, begun_turn_prompt),
@@ -523,6 +536,9 @@ def main() -> None:
                     forget(os.path.join(home, "dshkit"), str(folded))
                 if data is turn_prompt:
                     timed(after, env, tool_before)  # the turn's tool call (not timed)
+                    settle(os.path.join(home, "dshkit"))
+                if data is dsh_stop:
+                    timed(prompted, env, dsh_turn)  # the turn's prompt (not timed)
                     settle(os.path.join(home, "dshkit"))
                 if data is begun_turn_prompt:
                     timed(after, begun_env, begun_tool_before)  # (the same, not timed)

@@ -58,3 +58,42 @@ def test_only_the_latest_heads_are_kept(tmp_path: Path) -> None:
             turns.record(store, KEY, "PostToolUse", step=False, blocked=False, context=context)
         assert not turns.is_step(store, KEY, "第 00 段注入的上下文，足够长")
         assert turns.is_step(store, KEY, f"第 {turns.KEPT_HEADS + 1:02d} 段注入的上下文，足够长")
+
+
+def test_a_turn_ended_without_the_store_is_ended_as_the_store_ends_it(tmp_path: Path) -> None:
+    # `end` is the UPDATE `record` makes at a Stop let through, on a connection of its own.
+    assert turns.end(str(tmp_path / "none"), KEY)  # no store: no turn is open
+    with Store(tmp_path) as store:
+        turns.record(store, KEY, "UserPromptSubmit", step=False, blocked=False, context="")
+        turns.record(
+            store, ("dsh", "d-2"), "UserPromptSubmit", step=False, blocked=False, context=""
+        )
+    assert turns.end(str(tmp_path), KEY)
+    with Store(tmp_path) as store:
+        assert not turns.is_step(store, KEY, "next request")
+        assert turns.is_step(store, ("dsh", "d-2"), "另一个钩子给的上下文")  # another's: open
+
+
+def test_a_turn_the_store_must_end_is_left_to_it(tmp_path: Path) -> None:
+    import sqlite3
+
+    from dshkit.store import SCHEMA_VERSION
+
+    assert turns.SCHEMA_VERSION == SCHEMA_VERSION  # the schema `end` writes is the store's
+    with Store(tmp_path) as store:
+        turns.record(store, KEY, "UserPromptSubmit", step=False, blocked=False, context="")
+    # Another process writing (a transaction held): not within its wait.
+    holder = sqlite3.connect(tmp_path / "dshkit.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        assert not turns.end(str(tmp_path), KEY, busy_timeout_s=0.05)
+    finally:
+        holder.execute("ROLLBACK")
+    # A schema this module does not know (a newer dshkit's): the store refuses it, so does
+    # `end`, writing nothing.
+    holder.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    holder.close()
+    assert not turns.end(str(tmp_path), KEY)
+    check = sqlite3.connect(tmp_path / "dshkit.db")
+    assert check.execute("SELECT open FROM prompt_turns").fetchall() == [(1,)]
+    check.close()

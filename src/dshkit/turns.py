@@ -19,7 +19,10 @@ the person's words pass unoptimized, while a wrong "prompt" sends the agent's ow
 through the optimizer.
 
 One indexed read tells a step (`is_step`); the writes come after the answer (`record`), for
-such harnesses only. Nothing beyond the store is imported.
+such harnesses only. Nothing beyond the store is imported. A Stop that no handler answers in
+the foreground (their checks answered for them) ends the turn without the store loaded
+(`end`: the one UPDATE `record` makes for a Stop, on a connection of the C module's own):
+after the answer would be too late, as the next step may ask at once.
 """
 
 from __future__ import annotations
@@ -68,6 +71,48 @@ def is_step(store: Store, key: Key, prompt: str, now_ms: int | None = None) -> b
     return bool(is_open) and now - int(opened_at) < STALE_MS
 
 
+# The store's schema this module writes (`store.SCHEMA_VERSION`; a test holds them equal):
+# another is the store's to open (it migrates an older one, refuses a newer one).
+SCHEMA_VERSION = 23
+# What ends a session's turn at a Stop let through (`record`).
+_END = "UPDATE prompt_turns SET open = 0 WHERE harness = ? AND session_id = ? AND open"
+
+
+def end(state_dir: str, key: Key, busy_timeout_s: float = 1.0) -> bool:
+    """End the session's turn as `record` does at a Stop let through, without loading the
+    store (see the module docstring): True when done (or no store: no turn is open), False
+    where it is the store's to do (a schema this module does not know, a database it cannot
+    write within `busy_timeout_s`). Never raises."""
+    import os
+
+    from .storeview import DB_NAME, sqlite_core
+
+    path = os.path.join(state_dir, DB_NAME)
+    if not os.path.exists(path):
+        return True
+    try:
+        _sqlite3 = sqlite_core()
+        uri = "file:" + path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+        db = _sqlite3.connect(
+            uri + "?mode=rw", uri=True, timeout=busy_timeout_s, isolation_level=None
+        )
+    except Exception:
+        return False
+    try:
+        if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            return False
+        for pragma in ("synchronous=NORMAL", "secure_delete=ON"):  # (as `store._migrate`'s)
+            db.execute(f"PRAGMA {pragma}")
+        db.execute("BEGIN IMMEDIATE")
+        db.execute(_END, key)
+        db.execute("COMMIT")
+        return True
+    except Exception:
+        return False
+    finally:
+        db.close()
+
+
 def _heads(old: str, context: str) -> str:
     found = [each for each in old.split(_SEP) if each]
     new = head(context)
@@ -105,10 +150,7 @@ def record(
         return
     if event == "Stop":
         with store.transaction() as db:
-            db.execute(
-                "UPDATE prompt_turns SET open = 0 WHERE harness = ? AND session_id = ? AND open",
-                key,
-            )
+            db.execute(_END, key)
         return
     now = _now_ms() if now_ms is None else now_ms
     opening = event == "UserPromptSubmit" and not step

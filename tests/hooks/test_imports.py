@@ -755,6 +755,26 @@ def test_a_command_an_edit_or_a_turns_end_that_changed_no_deliverable_loads_no_f
     assert "dshkit.gate.service" in found
 
 
+def test_a_dsh_turns_end_is_recorded_before_the_answer_without_the_store(
+    tmp_path: Path,
+) -> None:
+    # DSH asks before every model step: its turn's end must be recorded before the next step
+    # can ask, and is, by `turns.end`, the handlers all left to the step after the answer.
+    from dshkit import turns
+
+    state = tmp_path / ".dsh" / "dshkit"
+    off = {"DSHKIT_CAPABILITY": "off"}
+    words = dsh("d1", hook_event_name="UserPromptSubmit", prompt="fix the failing test")
+    hook(tmp_path, "UserPromptSubmit", words, **off)  # the person's: the turn opens
+    settled(state)
+    with Store(state) as store:
+        assert turns.is_step(store, ("dsh", "d1"), "another hook's context")
+    ended = dsh("d1", hook_event_name="Stop", stop_hook_active=False)
+    assert answered(tmp_path, "Stop", ended, QUIET_GATE_HEAVY, **off) == ([], b"")
+    with Store(state) as store:  # (at once: before any step after the answer ran)
+        assert not turns.is_step(store, ("dsh", "d1"), "the person's next words")
+
+
 def test_a_first_prompt_with_no_request_logged_yet_is_answered_from_its_hint(
     tmp_path: Path,
 ) -> None:

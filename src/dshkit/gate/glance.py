@@ -7,13 +7,14 @@ session's rows read-only (`storeview`) and the bounded scan of its working direc
 After a write tool (`quiet_write`, for `hook.on_write`), the face judges the web
 deliverables the tool's input names: where the payload's bytes hold no deliverable's suffix
 (`.html`, `.svg`, …, in any case, and no JSON escape of a character that could spell one),
-it names none. After a shell command (`quiet_command`, for `hook.on_command`), the face records and judges
-the deliverables under the call's `cwd` changed since the session's turn began: where no turn
-of it began with rework not switched off for it (`gate_sessions`), or the scan finds nothing,
-it does nothing at all. At a turn's end (`quiet_stop`, for `hook.on_stop`), the face waits for
-the session's deliverables to be judged and hands back a failure: where the session never had
-a deliverable recorded (`gate_writes`) and the scan finds nothing since its turn began,
-nothing can fail, and the face runs after the answer (AFTER), to end the turn.
+it names none. After a shell command (`quiet_command`, for `hook.on_command`), the face
+records and judges the deliverables under the call's `cwd` changed since the session's turn
+began: where no turn of it began with rework not switched off for it (`gate_sessions`), or
+the scan finds nothing, it does nothing at all. At a turn's end (`quiet_stop`, for
+`hook.on_stop`), the face waits for the session's deliverables to be judged and hands back a
+failure: where the session never had a deliverable recorded (`gate_writes`) and the scan
+finds nothing since its turn began, nothing can fail, and the face runs after the answer
+(AFTER), to end the turn.
 
 Rows are matched by session id, whichever harness wrote them, and rework switched on or left
 to `[gate] rework` counts as on (the configuration is not read): a look errs only towards the

@@ -197,10 +197,10 @@ def _call(
     owed: list[Entry] = []  # quiet now, but their handlers run once the call is answered
     spoken: list[tuple[Entry, str]] = []  # (of those) the checks that knew their words
     left = [entry for entry in wanted if not _quiet(entry, state, raw, owed, spoken)]
-    if owed and not spoken and not (left and _wanted(left, raw)) and _turn_ends(event, raw):
+    if owed and not spoken and not (left and _wanted(left, raw)) and _turn_ends(event, raw, state):
         # No handler would answer now, and this answer ends the turn of a harness that asks
-        # before every step: the handlers answer in full, which records it before the next
-        # step can ask (after the answer, it could come too late).
+        # before every step, which could not be recorded here: the handlers answer in full,
+        # which records it before the next step can ask (after the answer, too late).
         left, owed = [entry for entry in wanted if entry in left or entry in owed], []
     delivered = None  # the answer written for `spoken`: their handlers must give it to record
     out = (stdout, stderr)
@@ -241,10 +241,12 @@ def _quiet(
     return said is True
 
 
-def _turn_ends(event: str, raw: bytes) -> bool:
+def _turn_ends(event: str, raw: bytes, state: str) -> bool:
     """Whether an answer of nothing to this call ends its session's turn, as the runtime
     records it for a harness that asks before every model step (`dispatch._turn`,
-    `turns.changes`: a Stop not blocked); a payload that cannot be read counts as one."""
+    `turns.changes`: a Stop not blocked), and that could not be recorded here, before the
+    answer (`turns.end`, without the store loaded); a payload that cannot be read counts as
+    one."""
     if event != "Stop":
         return False
     try:
@@ -254,8 +256,16 @@ def _turn_ends(event: str, raw: bytes) -> bool:
         payload = loads(raw)
         if not isinstance(payload, dict):
             return True
-        found = harnesses.HARNESSES.get(harnesses.detect(payload, os.environ))
-        return found is None or found.asks_every_step
+        name = harnesses.detect(payload, os.environ)
+        found = harnesses.HARNESSES.get(name)
+        if found is None:
+            return True
+        session = str(payload.get("session_id") or "")  # (`hookio.Call.key`)
+        if not found.asks_every_step or not session:
+            return False  # (no turn recorded: `dispatch._answer`)
+        from .. import turns
+
+        return not turns.end(state, (name, session))
     except Exception:
         return True
 
