@@ -62,13 +62,14 @@ def test_only_the_latest_heads_are_kept(tmp_path: Path) -> None:
 
 def test_a_turn_ended_without_the_store_is_ended_as_the_store_ends_it(tmp_path: Path) -> None:
     # `end` is the UPDATE `record` makes at a Stop let through, on a connection of its own.
-    assert turns.end(str(tmp_path / "none"), KEY)  # no store: no turn is open
+    assert turns.end(str(tmp_path / "none"), KEY[1])  # no store: no turn is open
     with Store(tmp_path) as store:
         turns.record(store, KEY, "UserPromptSubmit", step=False, blocked=False, context="")
         turns.record(
             store, ("dsh", "d-2"), "UserPromptSubmit", step=False, blocked=False, context=""
         )
-    assert turns.end(str(tmp_path), KEY)
+    assert turns.end(str(tmp_path), KEY[1])
+    assert turns.end(str(tmp_path), "c-1")  # (a session with no turn kept: nothing to do)
     with Store(tmp_path) as store:
         assert not turns.is_step(store, KEY, "next request")
         assert turns.is_step(store, ("dsh", "d-2"), "另一个钩子给的上下文")  # another's: open
@@ -86,14 +87,14 @@ def test_a_turn_the_store_must_end_is_left_to_it(tmp_path: Path) -> None:
     holder = sqlite3.connect(tmp_path / "dshkit.db", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        assert not turns.end(str(tmp_path), KEY, busy_timeout_s=0.05)
+        assert not turns.end(str(tmp_path), KEY[1], busy_timeout_s=0.05)
     finally:
         holder.execute("ROLLBACK")
     # A schema this module does not know (a newer dshkit's): the store refuses it, so does
     # `end`, writing nothing.
     holder.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
     holder.close()
-    assert not turns.end(str(tmp_path), KEY)
+    assert not turns.end(str(tmp_path), KEY[1])
     check = sqlite3.connect(tmp_path / "dshkit.db")
     assert check.execute("SELECT open FROM prompt_turns").fetchall() == [(1,)]
     check.close()

@@ -76,13 +76,18 @@ def is_step(store: Store, key: Key, prompt: str, now_ms: int | None = None) -> b
 SCHEMA_VERSION = 23
 # What ends a session's turn at a Stop let through (`record`).
 _END = "UPDATE prompt_turns SET open = 0 WHERE harness = ? AND session_id = ? AND open"
+# The session's open turns, whichever harness's (only a harness that asks before every step
+# has any: `record` is asked for no other).
+_OPEN = "SELECT harness FROM prompt_turns WHERE session_id = ? AND open"
 
 
-def end(state_dir: str, key: Key, busy_timeout_s: float = 1.0) -> bool:
-    """End the session's turn as `record` does at a Stop let through, without loading the
-    store (see the module docstring): True when done (or no store: no turn is open), False
-    where it is the store's to do (a schema this module does not know, a database it cannot
-    write within `busy_timeout_s`). Never raises."""
+def end(state_dir: str, session_id: str, busy_timeout_s: float = 1.0) -> bool:
+    """End the session's open turn, if it has one, as `record` does at a Stop let through,
+    without loading the store (see the module docstring): True when done (no store, or no
+    turn open: nothing to do), False where it is the store's to do (a schema this module does
+    not know, a database it cannot write within `busy_timeout_s`). The turn is found by the
+    session id alone: only a harness that asks before every step keeps one, so no harness
+    need be told from the payload. Never raises."""
     import os
 
     from .storeview import DB_NAME, sqlite_core
@@ -101,10 +106,14 @@ def end(state_dir: str, key: Key, busy_timeout_s: float = 1.0) -> bool:
     try:
         if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             return False
+        harnesses = [row[0] for row in db.execute(_OPEN, (session_id,)).fetchall()]
+        if not harnesses:
+            return True
         for pragma in ("synchronous=NORMAL", "secure_delete=ON"):  # (as `store._migrate`'s)
             db.execute(f"PRAGMA {pragma}")
         db.execute("BEGIN IMMEDIATE")
-        db.execute(_END, key)
+        for harness in harnesses:
+            db.execute(_END, (harness, session_id))
         db.execute("COMMIT")
         return True
     except Exception:

@@ -245,29 +245,18 @@ def _turn_ends(event: str, raw: bytes, state: str) -> bool:
     """Whether an answer of nothing to this call ends its session's turn, as the runtime
     records it for a harness that asks before every model step (`dispatch._turn`,
     `turns.changes`: a Stop not blocked), and that could not be recorded here, before the
-    answer (`turns.end`, without the store loaded); a payload that cannot be read counts as
-    one."""
+    answer (`turns.end`, without the store loaded); a session id the byte scan cannot read
+    counts as one."""
     if event != "Stop":
         return False
-    try:
-        from .. import harnesses
-        from .protocol import loads
+    from ..quiet import plain_string
 
-        payload = loads(raw)
-        if not isinstance(payload, dict):
-            return True
-        name = harnesses.detect(payload, os.environ)
-        found = harnesses.HARNESSES.get(name)
-        if found is None:
-            return True
-        session = str(payload.get("session_id") or "")  # (`hookio.Call.key`)
-        if not found.asks_every_step or not session:
-            return False  # (no turn recorded: `dispatch._answer`)
-        from .. import turns
+    session = plain_string(raw, b'"session_id"')
+    if not session:
+        return session is None and b'"session_id"' in raw  # (none: no turn recorded)
+    from .. import turns
 
-        return not turns.end(state, (name, session))
-    except Exception:
-        return True
+    return not turns.end(state, session)
 
 
 def _say(
