@@ -732,6 +732,9 @@ def test_a_command_an_edit_or_a_turns_end_that_changed_no_deliverable_loads_no_f
     ran = claude("c1", **here, hook_event_name="PostToolUse", tool_name="Bash")
     ran |= {"tool_input": {"command": "make test"}}
     assert answered(tmp_path, "PostToolUse", ran, QUIET_GATE_HEAVY, **off) == ([], b"")
+    # A tool the gate does not look at: its checks are not even asked.
+    looked = claude("c1", **here, hook_event_name="PostToolUse", tool_name="Read")
+    assert loaded(tmp_path, "PostToolUse", looked, ("dshkit.gate", "_sqlite3"), **off) == []
     edited = claude("c1", **here, hook_event_name="PostToolUse", tool_name="Edit")
     edited |= {"tool_input": {"file_path": str(project / "app.py"), "new_string": "pass"}}
     assert answered(tmp_path, "PostToolUse", edited, QUIET_GATE_HEAVY, **off) == ([], b"")

@@ -230,8 +230,8 @@ def _quiet(
     """Whether the entry's quiet check says its handler need not run before the answer; one
     whose handler is still to run after it (AFTER, or a `Say`) goes to `owed`, and one that
     gave its handler's words (`Say`) to `spoken` too."""
-    if entry.quiet is None:
-        return False
+    if entry.quiet is None or not _wanted([entry], raw):
+        return False  # (a handler of other tools: not asked, the dispatcher leaves it out)
     said = entry.quiet(state, raw)
     if said == AFTER or isinstance(said, Say):
         owed.append(entry)
