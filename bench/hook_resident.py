@@ -153,6 +153,8 @@ def main() -> None:
                         handler.append(float(timing.partition("dur=")[2]))
                     command: list[float] = []
                     for _ in range(max(10, args.runs // 10)):
+                        if event == "Stop":  # (as above: what the last one started, done)
+                            settled(state, server.pid)
                         start = time.perf_counter()
                         subprocess.run(
                             [dshkit, "hook", event, "--state-dir", str(state)],
