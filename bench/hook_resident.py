@@ -153,8 +153,10 @@ def main() -> None:
                         handler.append(float(timing.partition("dur=")[2]))
                     command: list[float] = []
                     for _ in range(max(10, args.runs // 10)):
-                        if event == "Stop":  # (as above: what the last one started, done)
-                            settled(state, server.pid)
+                        # What the last call left to run after its answer (a hinted call's
+                        # step, a Stop's refresh and harvest) is done first, as a harness's
+                        # next event comes seconds later: its CPU is not this call's.
+                        settled(state, server.pid)
                         start = time.perf_counter()
                         subprocess.run(
                             [dshkit, "hook", event, "--state-dir", str(state)],
