@@ -338,7 +338,7 @@ def test_settings_not_kept_or_changed_since_prove_nothing(tmp_path: Path) -> Non
     assert not fold.quiet(state, str(log), SESSION)
 
 
-def test_a_forced_cut_started_or_a_plan_nudge_due_is_left_to_the_full_check(
+def test_the_plan_first_nudge_is_said_as_the_full_check_says_it_and_a_forced_cut_is_not(
     tmp_path: Path,
 ) -> None:
     items = [{"content": f"step {n}", "status": "pending"} for n in range(5)]
@@ -346,8 +346,11 @@ def test_a_forced_cut_started_or_a_plan_nudge_due_is_left_to_the_full_check(
     settings, state, log, _ = asked(tmp_path, 3, listed)
     assert fold.glance(state, str(log), SESSION) is not None
     assert not fold.quiet(state, str(log), SESSION)  # five open todos, no phases: plan first
+    said_here = fold.verdict(state, str(log), SESSION)
     _, said = full_check(state, log, settings)
-    assert said is not None and "阶段" in said
+    assert said is not None and "阶段" in said and said_here == said
+    # Not the fold's twice (the check after did not record it): the full check's then.
+    assert fold.verdict(state, str(log), SESSION) is None
     with Store(Path(state)) as store, store.transaction() as db:
         db.execute("UPDATE graft_watch SET state = ?", ('{"planNudged": true}',))
     assert fold.quiet(state, str(log), SESSION)  # nudged once: never again
@@ -1002,3 +1005,46 @@ def test_the_real_gemini_recording_is_folded_as_the_full_check_folds_it(tmp_path
         session = orjson.loads(recording.read_bytes().splitlines()[0])["sessionId"]
         # Its metadata and the CLI's first context checked in full, the rest folded.
         folded_from(state, settings, "gemini", session, log, 2)
+
+
+def todo_request(number: int, context: int) -> dict[str, Any]:
+    """A request writing a long todo list without phases, at `context` tokens."""
+    items = [{"content": f"step {n}", "status": "pending"} for n in range(5)]
+    use = {"type": "tool_use", "id": f"t{number}", "name": "TodoWrite", "input": {"todos": items}}
+    usage = {"input_tokens": context, "output_tokens": 9}
+    message = {"id": f"m{number}", "model": "claude-a", "content": [use], "usage": usage}
+    return {"type": "assistant", "requestId": f"r{number}", "message": message}
+
+
+def test_the_plan_first_nudge_is_not_said_where_the_band_or_a_handoff_says_otherwise(
+    tmp_path: Path,
+) -> None:
+    # Warned in full in this turn (nudged, then escalated), past its first turns: a long todo
+    # list now is no plan-first nudge (nothing more is said in the turn).
+    settings = GraftSettings()
+    state, log = setup(tmp_path, settings)
+    append(log, user("一"), user("二"), user("三"), in_band(0, 20_000))
+    full_check(state, log, settings)
+    append(log, in_band(1))
+    assert full_check(state, log, settings, deliver=True)[1] is not None  # nudged
+    append(log, user([{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]), in_band(2))
+    assert full_check(state, log, settings, deliver=True)[1] is not None  # escalated
+    append(log, todo_request(3, 146_000))
+    said = fold.verdict(state, str(log), SESSION)
+    assert said in (None, full_check(state, log, settings)[1] or "")
+    # Below the band, in a session handed off itself: the decisions say nothing.
+    from dshkit.graft import marker
+    from dshkit.graft.lifecycle import begin
+
+    from ..support.graft_driver import plan_for
+
+    (tmp_path / "other").mkdir()
+    state, log = setup(tmp_path / "other", settings)
+    append(log, user("一"), user("二"), user("三"), in_band(0, 20_000))
+    full_check(state, log, settings)
+    marker.mark(state)
+    with Store(Path(state)) as store:
+        begin(store, plan_for(SESSION, str(tmp_path)), ignite=False)
+    append(log, todo_request(1, 21_000))
+    said = fold.verdict(state, str(log), SESSION)
+    assert said in (None, full_check(state, log, settings)[1] or "")

@@ -33,10 +33,14 @@ decisions' order (`lines.band`) on the stored state and what the lines since add
 step among them): nothing more to say in the turn is nothing; a nudge or an escalation is
 said with the decisions' words (`graft.texts`). What a handoff begun here adds to the decision
 (a session handed off already, one born from a handoff in its first turns) only ever makes it
-quieter, so a nudge is said only where none ever began and, in the first turns, the session's
-first words were folded by the store. Whatever the proof does not cover takes the full check:
+quieter, so a nudge is said only where none handed the session off or, in its first turns,
+into it, and its first words were folded by the store. The plan-first nudge (a long todo list
+without phases, once per session) is said where the decisions give it whether or not the
+session was born from a handoff: no usage yet, below the band, model-driven off; never for a
+session handed off. Whatever the proof does not cover takes the full check:
 a forced cut due or started for the session (whether it failed is the ledger's to say), the
-plan-first nudge due, a handoff tool named in a line, a log read anew since the nudge, a line
+plan-first nudge due in the band's other places in a session's first turns, a handoff tool
+named in a line, a log read anew since the nudge, a line
 that does not parse or holds a shape the fold does not know, a log the registry describes
 neither way, more log than `livetail` reads, settings refused or not kept. Nothing is written
 here but a line per saying (`SAID_FILE`: the same saying is never the fold's twice): a step
@@ -332,10 +336,14 @@ def _verdict(
     if seen is None:
         return None
     fold, state = seen
-    if lines.plan_due(fold.todos, bool(state.get("planNudged"))):
-        return None  # the plan-first nudge is due: the full check says it
+    # The plan-first nudge, due where nothing the band says comes first (no usage yet, below
+    # the band, model-driven off; born from a handoff or not), unless a handoff made the
+    # session's decisions quieter (`watermark._plan_or`).
+    plan = lines.plan_due(fold.todos, bool(state.get("planNudged")))
+    if plan and (fold.handed or not speak):
+        return None
     if fold.context is None:
-        return ""  # no usage yet: nothing to measure
+        return _say_plan(state_dir, session_id, fold, settings, prompt) if plan else ""
     ratio, warning, forced = fold.measure(settings)
     nudge_at = state.get("nudgeAt")
     model_driven = settings.get("model_driven")
@@ -351,10 +359,14 @@ def _verdict(
         stepped=fold.stepped or fold.last_step >= (nudge_at or 0),
         escalated=bool(state.get("escalated")),
     )
+    if place in ("below", "off") and plan:
+        return _say_plan(state_dir, session_id, fold, settings, prompt)
     if place == "below":
         return ""
     if place == "force" or not isinstance(model_driven, bool):
         return None  # a cut, or settings kept before the band was read
+    if plan and fold.ordinal <= lines.PROTECTED_TURNS:
+        return None  # (born from a handoff, the plan comes first: which, not read here)
     if place in ("off", "obeyed", "warned"):
         return ""  # (a handoff begun here only ever makes the decision quieter)
     if not speak or (prompt and settings.get("search_scope") is not False):
@@ -375,6 +387,24 @@ def _verdict(
 
     said = texts.nudge(ratio) if place == "nudge" else texts.escalation(ratio)
     return texts.naming(said, session_id)
+
+
+def _say_plan(
+    state_dir: str,
+    session_id: str,
+    fold: Fold,
+    settings: Mapping[str, Any],
+    prompt: bool,
+) -> str | None:
+    """The plan-first nudge's words, once (`_first_said`): None at a prompt where the search
+    scope may be owed with them, as for the band's words."""
+    if prompt and settings.get("search_scope") is not False:
+        return None
+    if not _first_said(state_dir, session_id, fold.ordinal, "plan"):
+        return None
+    from .texts import PLAN
+
+    return PLAN
 
 
 def _first_said(state_dir: str, session_id: str, turn: int, place: str) -> bool:

@@ -1,5 +1,5 @@
 """What the watermark tells the model in the warning band: the nudge, its escalation, and the
-session's own id the handoff tools take.
+session's own id the handoff tools take; and the plan-first nudge, once per session.
 
 Here, apart from the decisions, because the hot path says them too: a call the fold measures
 in the band is answered with these words before the store is opened (`fold.verdict`), and the
@@ -8,6 +8,12 @@ full check that runs after it must give the same bytes
 """
 
 from __future__ import annotations
+
+# A long todo list without phases: plan them first (once per session).
+PLAN = (
+    "[系统提示] 请先分析当前任务，制定阶段节点（Phase），并明确每个节点的完成标准，"
+    "使用待办工具保存（每项以“阶段 N:”开头）。"
+)
 
 
 def nudge(ratio: float) -> str:

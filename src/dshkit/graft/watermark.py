@@ -39,6 +39,7 @@ from ..sessions.events import (
     todo_items,
     usages,
 )
+from . import texts
 from .identity import Identity, session_identity
 from .lines import CEILING as CEILING  # (defined in `lines`: named here too)
 from .lines import FLOOR as FLOOR
@@ -535,10 +536,7 @@ def open_todos(events: Sequence[Event]) -> list[str]:
     return Digest.of(events).todos
 
 
-PLAN_TEXT = (
-    "[系统提示] 请先分析当前任务，制定阶段节点（Phase），并明确每个节点的完成标准，"
-    "使用待办工具保存（每项以“阶段 N:”开头）。"
-)
+PLAN_TEXT = texts.PLAN  # (said by the fold too: `graft.texts`)
 
 
 def forced_cut_note(mark: Mapping[str, Any]) -> str:
