@@ -18,7 +18,9 @@ and checked in full at every call (the settings the fold reads dropped too: the 
 into the store and the decision taken, what a call costs where the fold cannot answer: a
 forced cut, a handoff tool's line, changed settings), and a session in the band whose every
 call is its turn's first (a prompt before it, not timed): the watermark's nudge, said by the
-fold (`quiet.Say`), the full check that records it run after the answer; and a Codex
+fold (`quiet.Say`), the full check that records it run after the answer; a new session's
+first tool call, a long todo list without phases (a new session each round): the plan-first
+nudge, said by the fold the same way; and a Codex
 rollout and a Gemini CLI recording near the band (their lines mapped to events by their
 adapters' own mappings: the fold).
 Payloads carry what the real Claude Code sends anew with every call (a prompt's
@@ -151,6 +153,31 @@ def dsh_frame(records: list[dict[str, Any]]) -> bytes:
 
     text = b"".join(json.dumps(record).encode() + b"\n" for record in records)
     return zstandard.ZstdCompressor(write_checksum=True, write_content_size=False).compress(text)
+
+
+def planned(log: Path, number: int) -> bytes:
+    """A new Claude Code session whose model wrote a long todo list without phases (its first
+    request, 20,000 tokens), and the PostToolUse of that call: the plan-first nudge is due."""
+    items = [{"content": f"step {n}", "status": "pending"} for n in range(5)]
+    use = {"type": "tool_use", "id": "t0", "name": "TodoWrite", "input": {"todos": items}}
+    usage = {"input_tokens": 20_000, "output_tokens": 10}
+    message = {"id": "m0", "role": "assistant", "content": [use], "usage": usage}
+    session = f"9a1b{number:04d}-1d2e-4b3a-8c9d-0e1f2a3b4c5d"
+    lines = [
+        {"type": "user", "sessionId": session, "cwd": "/p", "message": {"content": "go"}},
+        {"type": "assistant", "sessionId": session, "message": message, "requestId": "r0"},
+    ]
+    log.write_bytes(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    call = {
+        "session_id": session,
+        "transcript_path": str(log),
+        "cwd": "/p",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "TodoWrite",
+        "tool_use_id": "t0",
+        "tool_input": {"todos": items},
+    }
+    return json.dumps(call).encode()
 
 
 def timed(command: list[str], env: dict[str, str], data: bytes) -> tuple[float, float]:
@@ -425,6 +452,7 @@ def main() -> None:
             "PostToolUse: no room hint": (after, folded_payload),
             "PostToolUse: full check": (after, full_payload),
             "PostToolUse: a nudge": (after, band_payload),
+            "PostToolUse: plan first": (after, b""),  # a new session each round (below)
             "PostToolUse (Codex): near band": (after, codex_payload),
             "PostToolUse (Gemini): near band": (after, gemini_payload),
             "UserPromptSubmit (Claude)": (prompted, prompt_payload(str(asked), "p")),
@@ -522,6 +550,8 @@ def main() -> None:
                 began = [{"type": "turn/start", "data": {"turn": round + 2}}, said_by_person]
                 growing.write(dsh_frame([*began, *dsh_step(round, 145_000)]))
             for name, (command, data) in cases.items():
+                if name == "PostToolUse: plan first":  # its first todo list, no phases
+                    data = planned(transcript.with_name(f"plan{round:04d}.jsonl"), round)
                 if name == "SessionStart (Claude, new)":
                     new = f"5f0c{round:04d}-1d2e-4b3a-8c9d-0e1f2a3b4c5d"  # as harnesses name them
                     data = start_payload(str(transcript.with_name(f"{new}.jsonl")), new, "startup")
