@@ -3,7 +3,9 @@
 look here loads the `_sqlite3` C module alone.
 
 A look never creates or changes the store: the database is opened `mode=ro`, and a missing
-one is FileNotFoundError (the caller takes its full path, which opens the store for real)."""
+one is FileNotFoundError (the caller takes its full path, which opens the store for real).
+`connect` opens the C module's connections: the looks', and `turns.end`'s, the one write made
+without the store."""
 
 from __future__ import annotations
 
@@ -35,9 +37,7 @@ def queries_rows(state: str, queries: list[tuple[str, list[Any]]]) -> list[list[
     held = _held[-1] if _held and _held[-1].state == state else None
     connection = held.connection if held is not None else None
     if connection is None:
-        _sqlite3 = sqlite_core()
-        uri = "file:" + db.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
-        connection = _sqlite3.connect(uri + "?mode=ro", uri=True, timeout=1.0, isolation_level=None)
+        connection = connect(db, "ro", 1.0)
         if held is not None:
             held.connection = connection
     try:
@@ -48,6 +48,16 @@ def queries_rows(state: str, queries: list[tuple[str, list[Any]]]) -> list[list[
             connection.close()
         elif connection.in_transaction:
             connection.execute("ROLLBACK")  # (a read: ends it, so the next sees what is new)
+
+
+def connect(db: str, mode: str, timeout: float) -> Any:
+    """A connection of the `_sqlite3` C module to the database file `db`, in autocommit,
+    opened `mode` ("ro"; "rw", which never creates it: `turns.end`, the one write made
+    without the store), waiting up to `timeout` seconds for another process's lock."""
+    uri = "file:" + db.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    return sqlite_core().connect(
+        f"{uri}?mode={mode}", uri=True, timeout=timeout, isolation_level=None
+    )
 
 
 _held: list[Shared] = []  # the `Shared` connections held, the innermost last

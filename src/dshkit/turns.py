@@ -90,17 +90,13 @@ def end(state_dir: str, session_id: str, busy_timeout_s: float = 1.0) -> bool:
     need be told from the payload. Never raises."""
     import os
 
-    from .storeview import DB_NAME, sqlite_core
+    from .storeview import DB_NAME, connect
 
     path = os.path.join(state_dir, DB_NAME)
     if not os.path.exists(path):
         return True
     try:
-        _sqlite3 = sqlite_core()
-        uri = "file:" + path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
-        db = _sqlite3.connect(
-            uri + "?mode=rw", uri=True, timeout=busy_timeout_s, isolation_level=None
-        )
+        db = connect(path, "rw", busy_timeout_s)
     except Exception:
         return False
     try:

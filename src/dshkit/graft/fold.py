@@ -117,7 +117,7 @@ class Fold:
         self.last_graft_call: int = digest.get("last_graft_call", -1)
         self.stepped = False  # a model step (a message or a call) among the lines since
         self.excluded = False  # a person kept the session from the forced cut
-        # What the ledger holds for it, once a handoff ever began here (`standing.Look`): a
+        # What the ledger holds for it, once a handoff ever began here (`standing.queries`): a
         # row naming it (handed off), a committed handoff it is the target of (received).
         self.handed = self.received = False
 
@@ -500,9 +500,8 @@ def glance(
     kept = (cursor or {}).get("state") or {} if offset else {}
     fold = Fold(digest, list(kept.get("requests") or ()))
     fold.excluded = (f"{EXCLUDE_KEY}{harness}:{session_id}",) in kept_from_cut
-    if begun:
-        standings = standing.look(ledger)
-        fold.handed, fold.received = standings.handed, standings.received
+    if begun:  # (`standing.queries`, in their order)
+        fold.handed, fold.received = (bool(rows) for rows in ledger)
     # An event log's first line is its header, which the reader takes once (and keeps its
     # version): from there on, every line is an event. A mapped log's lines are mapped with
     # the adapter's state as the cursor keeps it (from the log's start: none yet).

@@ -18,8 +18,8 @@ the ledger holds nothing for the session the face's handler is not run
   cut started for it (whether one failed, which the model is told, is the ledger's to say),
   and no handoff waiting for a session to pick it up anywhere (`live.pickup`: by directory,
   at a session's first context, which the look does not know);
-- the watermark's nudge said by the fold (`Look.handed`, `Look.received`): the decisions'
-  `migrated` and, in a session's first turns, an identity it received (`live.decide_stored`).
+- the watermark's nudge said by the fold (`queries`): the decisions' `migrated` and, in a
+  session's first turns, an identity it received (`live.decide_stored`).
 
 Rows are matched by session id alone, whichever harness wrote them: a look never says
 "nothing" where the handler could say something, only sometimes the other way round, which
@@ -75,26 +75,13 @@ def clear(state_dir: str, session_id: str) -> bool:
     return not any(found)
 
 
-class Look:
-    """What the decisions take from the ledger for one session (`live.decide_stored`), as the
-    fold reads it beside the session's digest: `handed`, a ledger row names it (the
-    decisions' `migrated`, which the fold leaves to the full check); `received`, it is the
-    target of a committed handoff (born from one: no cut in its first turns)."""
-
-    __slots__ = ("handed", "received")
-
-    def __init__(self, handed: bool, received: bool) -> None:
-        self.handed, self.received = handed, received
-
-
 def queries(session_id: str) -> list[tuple[str, list[str]]]:
-    """The looks `Look` is read from, for the fold to run in its own read transaction."""
+    """What the fold reads of the ledger beside the session's digest, in its own read
+    transaction (`live.decide_stored`): a ledger row naming the session (handed off: the
+    decisions' `migrated`, which the fold leaves to the full check), and a committed handoff
+    it is the target of (received: born from one, no cut in its first turns); each found
+    where its rows are not empty."""
     return [(HANDED, [session_id]), (RECEIVED, [session_id])]
-
-
-def look(rows: list[list[object]]) -> Look:
-    """`Look` from the rows of `queries`, in their order."""
-    return Look(bool(rows[0]), bool(rows[1]))
 
 
 def _none_of(state_dir: str, raw: bytes, sqls: list[str]) -> bool:
