@@ -155,6 +155,12 @@ def dsh_frame(records: list[dict[str, Any]]) -> bytes:
     return zstandard.ZstdCompressor(write_checksum=True, write_content_size=False).compress(text)
 
 
+def hook_call(event: str, session: str, transcript: str, **fields: Any) -> bytes:
+    """A hook's payload: its event, session and log, and the fields of that event."""
+    named = {"session_id": session, "transcript_path": transcript, "hook_event_name": event}
+    return json.dumps({**named, **fields}).encode()
+
+
 def planned(log: Path, number: int) -> bytes:
     """A new Claude Code session whose model wrote a long todo list without phases (its first
     request, 20,000 tokens), and the PostToolUse of that call: the plan-first nudge is due."""
@@ -335,12 +341,8 @@ def main() -> None:
             + json.dumps({"type": "response_item", "payload": typed})
             + "\n"
         )
-        codex_payload = (
-            b'{"session_id":"'
-            + rolled.encode()
-            + b'","turn_id":"t1","transcript_path":"'
-            + str(rollout).encode()
-            + b'","hook_event_name":"PostToolUse","tool_name":"web_search","tool_input":{}}'
+        codex_payload = hook_call(
+            "PostToolUse", rolled, str(rollout), turn_id="t1", tool_name="web_search", tool_input={}
         )
         # A Gemini CLI recording near the band too, a model's message (its usage, then again
         # with its call) and the call's result appended each round: folded the same way.
@@ -356,12 +358,8 @@ def main() -> None:
             + json.dumps(typed_first)
             + "\n"
         )
-        gemini_payload = (
-            b'{"session_id":"'
-            + recorded.encode()
-            + b'","transcript_path":"'
-            + str(recording).encode()
-            + b'","hook_event_name":"AfterTool","tool_name":"glob","tool_input":{}}'
+        gemini_payload = hook_call(
+            "AfterTool", recorded, str(recording), tool_name="glob", tool_input={}
         )
         # A transcript of its own: a prompt drops its session's room hint (the first tool
         # call after it is checked in full), which would make the far-below case a full one.
@@ -407,29 +405,24 @@ def main() -> None:
         shell = transcript.with_name("shell.jsonl")
         shell.write_text(json.dumps(prompt) + "\n")
         in_project = b'"cwd":"' + str(project).encode() + b'",'
-        shell_payload = (
-            payload("Bash", str(shell))
-            .replace(b'"session_id":"s"', b'"session_id":"b"')
-            .replace(
-                b'"hook_event_name":"PreToolUse"', in_project + b'"hook_event_name":"PostToolUse"'
-            )
+        shell_payload = hook_call(
+            "PostToolUse",
+            "b",
+            str(shell),
+            cwd=str(project),
+            tool_name="Bash",
+            tool_input={"command": "ls -la src"},
         )
-        edit_payload = (
-            b'{"session_id":"b","transcript_path":"'
-            + str(shell).encode()
-            + b'",'
-            + in_project
-            + b'"hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{"file_path":"'
-            + str(project / "pkg00" / "m00.py").encode()
-            + b'","old_string":"pass","new_string":"return"}}'
+        edited = {"file_path": str(project / "pkg00" / "m00.py"), "old_string": "pass"}
+        edit_payload = hook_call(
+            "PostToolUse",
+            "b",
+            str(shell),
+            cwd=str(project),
+            tool_name="Edit",
+            tool_input={**edited, "new_string": "return"},
         )
-        stop_payload = (
-            b'{"session_id":"b","transcript_path":"'
-            + str(shell).encode()
-            + b'",'
-            + in_project
-            + b'"hook_event_name":"Stop","stop_hook_active":false}'
-        )
+        stop_payload = hook_call("Stop", "b", str(shell), cwd=str(project), stop_hook_active=False)
         shell_prompt = prompt_payload(str(shell), "b").replace(b'"cwd":"/p",', in_project)
         # A DSH turn's end: the person's prompt (not timed) opens the turn, Stop ends it (the
         # one write made in the foreground: DSH asks before every step).
@@ -438,10 +431,7 @@ def main() -> None:
         with open(dsh_ended, "wb") as growing:
             growing.write(dsh_frame([{"type": "session", "version": 0, "id": "d4", "cwd": "/p"}]))
         dsh_turn = prompt_payload(dsh_ended, "d4")
-        dsh_stop = (
-            b'{"session_id":"d4","transcript_path":"' + dsh_ended.encode() + b'",'
-            b'"cwd":"/p","hook_event_name":"Stop","stop_hook_active":false}'
-        )
+        dsh_stop = hook_call("Stop", "d4", dsh_ended, cwd="/p", stop_hook_active=False)
         cases: dict[str, tuple[list[str], bytes]] = {
             "python -c pass": ([sys.executable, "-c", "pass"], payload("Read")),
             "another tool (Read)": (hook, payload("Read")),
