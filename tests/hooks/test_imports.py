@@ -26,6 +26,7 @@ from dshkit.store import Store
 from ..support.capability import wait_for_probes
 from ..support.cli import environment
 from ..support.hooks import claude, codex, context, dsh, hook, hook_log
+from ..support.procs import running_with, wait_until
 
 pytestmark = pytest.mark.process
 
@@ -450,7 +451,8 @@ def test_a_dsh_nudge_said_from_the_fold_records_what_a_full_call_records(
                 turns = store.db.execute(
                     "SELECT harness, session_id, open, heads FROM prompt_turns"
                 ).fetchall()
-            if told or time.monotonic() > deadline:
+            # (the step after the answer commits the audit line, then records the turn)
+            if (told and turns) or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
         found.append((said, orjson.loads(watch), told, turns))
@@ -625,10 +627,13 @@ LEAN_HEAVY = (
 
 
 def settled(state: Path) -> None:
-    """Wait for the detached steps of hinted calls to finish (each removes its payload file)."""
-    deadline = time.monotonic() + 60
-    while list((state / "hints").glob("payload.*")) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    """Wait for the detached steps of hinted calls to finish: each removes its payload file
+    as it starts, and runs with the state directory in its arguments until it is done."""
+
+    def done() -> bool:
+        return not list((state / "hints").glob("payload.*")) and not running_with(f" {state} ")
+
+    wait_until(done, f"the detached steps of {state} to finish")
 
 
 @pytest.mark.parametrize("harness", ["claude", "dsh"])
