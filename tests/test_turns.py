@@ -3,10 +3,21 @@ when an open turn is taken as lost."""
 
 from __future__ import annotations
 
+import io
+import json
+import os
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from dshkit import turns
+import pytest
+
+from dshkit import storeview, turns
+from dshkit.hooks.run import call
 from dshkit.store import Store
+
+from .support.cli import environment
 
 KEY = ("dsh", "d-1")
 PROFILE = "## 关于这位用户（dshkit 根据他以往的会话整理）\n\n以下是协作习惯"
@@ -98,3 +109,36 @@ def test_a_turn_the_store_must_end_is_left_to_it(tmp_path: Path) -> None:
     check = sqlite3.connect(tmp_path / "dshkit.db")
     assert check.execute("SELECT open FROM prompt_turns").fetchall() == [(1,)]
     check.close()
+
+
+def test_a_turns_end_writes_only_where_a_turn_is_open_on_the_calls_one_look(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Stop no handler answers now: the gate's look and the look for an open turn share one
+    # read-only connection (`storeview.Shared`); only a session with a turn open (DSH's)
+    # opens one that writes, and its turn is ended before the answer.
+    state = tmp_path / ".dsh" / "dshkit"
+    with Store(state) as store:
+        turns.record(store, KEY, "UserPromptSubmit", step=False, blocked=False, context="")
+    core, opened = storeview.sqlite_core(), []
+
+    class Counted:
+        def connect(self, name: str, **kwargs: Any) -> Any:
+            opened.append(name.rpartition("mode=")[2])
+            return core.connect(name, **kwargs)
+
+    monkeypatch.setattr(storeview, "sqlite_core", Counted)
+    monkeypatch.setattr(os, "environ", {**environment(tmp_path)})
+    for session, modes in (("c-1", ["ro"]), (KEY[1], ["ro", "rw"])):
+        payload = {"session_id": session, "cwd": str(tmp_path), "hook_event_name": "Stop"}
+        opened.clear()
+        steps: list[Callable[[], None]] = []
+        with tempfile.TemporaryFile() as stdin:  # (read through its descriptor, as a pipe is)
+            stdin.write(json.dumps(payload).encode())
+            stdin.seek(0)
+            out = io.BytesIO()
+            assert call(["Stop"], stdin, out, io.BytesIO(), os.environ, deferred=steps) == 0
+        assert out.getvalue() == b"" and steps  # (the refresh and the harvest: after it)
+        assert opened == modes, session
+    with Store(state) as store:
+        assert not turns.is_step(store, KEY, "next request")  # ended

@@ -87,28 +87,37 @@ def end(state_dir: str, session_id: str, busy_timeout_s: float = 1.0) -> bool:
     turn open: nothing to do), False where it is the store's to do (a schema this module does
     not know, a database it cannot write within `busy_timeout_s`). The turn is found by the
     session id alone: only a harness that asks before every step keeps one, so no harness
-    need be told from the payload. Never raises."""
+    need be told from the payload. It is looked for first on a read-only look (the call's
+    shared one, `storeview.Shared`): a session with no open turn, every Claude Code Stop,
+    opens no connection that writes. Never raises."""
     import os
 
-    from .storeview import DB_NAME, connect
+    from .storeview import DB_NAME, connect, queries_rows
 
-    path = os.path.join(state_dir, DB_NAME)
-    if not os.path.exists(path):
+    try:
+        version, found = queries_rows(
+            state_dir, [("PRAGMA user_version", []), (_OPEN, [session_id])]
+        )
+    except FileNotFoundError:
+        return True
+    except Exception:
+        return False
+    if version[0][0] != SCHEMA_VERSION:
+        return False
+    if not found:
         return True
     try:
-        db = connect(path, "rw", busy_timeout_s)
+        db = connect(os.path.join(state_dir, DB_NAME), "rw", busy_timeout_s)
     except Exception:
         return False
     try:
-        if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-            return False
-        harnesses = [row[0] for row in db.execute(_OPEN, (session_id,)).fetchall()]
-        if not harnesses:
-            return True
         for pragma in ("synchronous=NORMAL", "secure_delete=ON"):  # (as `store._migrate`'s)
             db.execute(f"PRAGMA {pragma}")
         db.execute("BEGIN IMMEDIATE")
-        for harness in harnesses:
+        if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            db.execute("ROLLBACK")  # (migrated meanwhile)
+            return False
+        for (harness,) in db.execute(_OPEN, (session_id,)).fetchall():
             db.execute(_END, (harness, session_id))
         db.execute("COMMIT")
         return True
