@@ -90,6 +90,34 @@ def settled(state: Path, *keep: int) -> None:
         time.sleep(0.05)
 
 
+def service_cpu(server: int) -> int:
+    """The CPU clock ticks the service (`server`) and its children (the hook workers) used."""
+    ticks = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_bytes().rpartition(b")")[2].split()
+        except OSError:
+            continue
+        if int(entry.name) == server or int(fields[1]) == server:  # (itself, or a child)
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks
+
+
+def idle(server: int) -> None:
+    """Until the service and its workers used no CPU for 50 ms (what a worker runs after an
+    answer: a Stop's refresh and harvest, in the worker), at most 60 s."""
+    deadline = time.monotonic() + 60
+    before = service_cpu(server)
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = service_cpu(server)
+        if now == before:
+            return
+        before = now
+
+
 def percentiles(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
     return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
@@ -139,12 +167,14 @@ def main() -> None:
                         client.post(f"{base}/{event}", content=body)
                     resident: list[float] = []
                     handler: list[float] = []
-                    # Each Stop starts detached steps (the refresh, the harvest): fewer of them,
-                    # each once the last one's are done (as a turn's end comes: a model's
-                    # turn later), so that their CPU is not timed as the next Stop's.
+                    # Each Stop starts steps after its answer (the refresh, the harvest: in
+                    # its worker, and detached): fewer of them, each once the last one's are
+                    # done (as a turn's end comes: a model's turn later), so that their CPU is
+                    # not timed as the next Stop's.
                     for _ in range(args.runs if event != "Stop" else min(args.runs, 30)):
                         if event == "Stop":
                             settled(state, server.pid)
+                            idle(server.pid)
                         start = time.perf_counter()
                         answer = client.post(f"{base}/{event}", content=body)
                         resident.append((time.perf_counter() - start) * 1000)
