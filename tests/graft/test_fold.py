@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +53,10 @@ KINDS = (
 @pytest.fixture(autouse=True)
 def claude_code(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDECODE", "1")
+    # Each call here comes once the check after the last one ended: a saying it did not
+    # record is one left unrecorded, never one whose record is pending (`fold.PENDING_MS`,
+    # tested on its own below).
+    monkeypatch.setattr(fold, "PENDING_MS", 0)
     for name in [name for name in os.environ if name.startswith("DSHKIT_GRAFT")]:
         monkeypatch.delenv(name)
 
@@ -1048,3 +1055,54 @@ def test_the_plan_first_nudge_is_not_said_where_the_band_or_a_handoff_says_other
     append(log, todo_request(1, 21_000))
     said = fold.verdict(state, str(log), SESSION)
     assert said in (None, full_check(state, log, settings)[1] or "")
+
+
+def test_a_saying_whose_record_is_pending_is_not_said_again_at_the_same_moment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A harness's parallel tool calls: the second comes before the check after the first's
+    # answer recorded the nudge. It has nothing to say (the full check would say it again);
+    # once the window passed, a saying still unrecorded is the full check's.
+    monkeypatch.setattr(fold, "PENDING_MS", 60_000)
+    settings = GraftSettings()
+    state, log = setup(tmp_path, settings)
+    append(log, user("go"), in_band(0, 20_000))
+    full_check(state, log, settings)  # the store's fold: below the band
+    append(log, in_band(1))
+    said = fold.verdict(state, str(log), SESSION)
+    assert said is not None and "72%" in said
+    assert fold.verdict(state, str(log), SESSION) == ""  # (its record pending)
+    assert fold.prompted(state, str(log), SESSION) == ""
+    assert full_check(state, log, settings)[1] == said  # (what it would have said again)
+    monkeypatch.setattr(fold, "PENDING_MS", 0)  # the window passed, still unrecorded
+    assert fold.verdict(state, str(log), SESSION) is None
+    assert full_check(state, log, settings, deliver=True)[1] == said  # recorded now
+    assert fold.verdict(state, str(log), SESSION) == ""  # told all there is in this turn
+    monkeypatch.setattr(fold, "PENDING_MS", 60_000)
+    append(log, user("next"), in_band(2))
+    assert fold.verdict(state, str(log), SESSION) == said  # a new turn: said again, once
+    assert fold.verdict(state, str(log), SESSION) == ""
+
+
+@pytest.mark.process
+def test_two_calls_at_once_never_both_find_a_saying_unsaid(tmp_path: Path) -> None:
+    # The fold notes a saying under a lock on its file: a call that comes while another holds
+    # it waits, then finds the saying noted.
+    state = str(tmp_path)
+    path = tmp_path / fold.SAID_FILE
+    path.write_bytes(b"")
+    probe = (
+        "import sys\nfrom dshkit.graft import fold\n"
+        f"print(fold._first_said({state!r}, 's', 1, 'nudge'))\n"
+    )
+    descriptor = os.open(path, os.O_RDWR)
+    try:
+        os.lockf(descriptor, os.F_LOCK, 0)
+        child = subprocess.Popen([sys.executable, "-c", probe], stdout=subprocess.PIPE)
+        time.sleep(1.0)
+        assert child.poll() is None  # waiting for the lock
+        assert fold._first_said(state, "s", 1, "nudge") is True  # (this process holds it)
+    finally:
+        os.close(descriptor)  # (the lock let go)
+    out, _ = child.communicate(timeout=60)
+    assert out.strip() == b"False"  # noted meanwhile: the other call's record is pending

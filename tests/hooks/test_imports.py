@@ -353,6 +353,42 @@ def test_a_nudge_the_fold_can_say_is_said_without_the_store_and_recorded_after(
         assert "not the one its handlers give" not in hook_log(home)
 
 
+def test_parallel_tool_calls_in_the_band_are_nudged_once(tmp_path: Path) -> None:
+    # Claude Code runs the PostToolUse hooks of a step's parallel tool calls at once. The
+    # first to note the nudge says it; the others come before the check after its answer
+    # recorded it, and say nothing (before: the full check said it again).
+    log, payload = band_call(tmp_path)
+    state = tmp_path / ".dsh" / "dshkit"
+    marker.forget(str(state), str(log))
+    command = [sys.executable, "-m", "dshkit", "hook", "PostToolUse"]
+    calls = [
+        subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=environment(tmp_path),
+        )
+        for _ in range(6)
+    ]
+    for call in calls:  # (each reads its payload once it is started: all at once)
+        assert call.stdin is not None
+        call.stdin.write(orjson.dumps(payload))
+        call.stdin.close()
+    answers = []
+    for call in calls:
+        assert call.stdout is not None and call.stderr is not None
+        out, err = call.stdout.read(), call.stderr.read()
+        assert call.wait(60) == 0 and err == b"", err
+        answers.append(orjson.loads(out) if out else {})
+    said = [context(out) for out in answers if context(out)]
+    assert len(said) == 1 and "水位已达" in str(said[0]), answers
+    settled(state)
+    rows = polled(state, "SELECT count(*) FROM graft_audit WHERE kind = 'model-nudge'", bool)
+    assert rows[0][0] == 1
+    assert "not the one its handlers give" not in hook_log(tmp_path)
+
+
 def test_a_nudge_the_fold_can_say_beside_another_handlers_words_is_answered_in_full(
     tmp_path: Path,
 ) -> None:

@@ -43,7 +43,8 @@ plan-first nudge due in the band's other places in a session's first turns, a ha
 named in a line, a log read anew since the nudge, a line
 that does not parse or holds a shape the fold does not know, a log the registry describes
 neither way, more log than `livetail` reads, settings refused or not kept. Nothing is written
-here but a line per saying (`SAID_FILE`: the same saying is never the fold's twice): a step
+here but a line per saying (`SAID_FILE`: the same saying is never the fold's twice, and a
+call while its record is pending says nothing: `_first_said`): a step
 after the answer runs the check's handler (`dshkit.quiet`, `hooks.later`), whose full check
 folds the same records into the store, records what was said when it says the same, and keeps
 the room hint, so the next call reads less again.
@@ -67,6 +68,9 @@ CONSUMER = "graft"  # the watermark's cursor over a live log (`live.CONSUMER`)
 SETTINGS_FILE = "graft-settings"  # in the state directory: the `[graft]` settings last resolved
 SAID_FILE = "graft-said"  # in the state directory: what the fold said, to whom, in which turn
 _SAID_BYTES = 4096  # more than this, and the file starts again
+# A saying the fold noted less than this long ago is still being recorded by the check after
+# its answer (which ends within a second or so): a call meanwhile has nothing to say.
+PENDING_MS = 10_000
 _RECENT_REQUESTS = 64  # request ids the reader remembers (`sessions.harness.remember`)
 # A request's context in an event log: its usage's input, cache read and cache write
 # (`sessions.events.Usage.context`).
@@ -381,8 +385,9 @@ def _verdict(
         fold.identity is not None or fold.received or (fold.people and not fold.people_before)
     ):
         return None  # born from a handoff, or its first words among the lines: not read here
-    if not _first_said(state_dir, session_id, fold.ordinal, place):
-        return None
+    first = _first_said(state_dir, session_id, fold.ordinal, place)
+    if not first:
+        return None if first is None else ""
     from . import texts
 
     said = texts.nudge(ratio) if place == "nudge" else texts.escalation(ratio)
@@ -400,39 +405,46 @@ def _say_plan(
     scope may be owed with them, as for the band's words."""
     if prompt and settings.get("search_scope") is not False:
         return None
-    if not _first_said(state_dir, session_id, fold.ordinal, "plan"):
-        return None
+    first = _first_said(state_dir, session_id, fold.ordinal, "plan")
+    if not first:
+        return None if first is None else ""
     from .texts import PLAN
 
     return PLAN
 
 
-def _first_said(state_dir: str, session_id: str, turn: int, place: str) -> bool:
-    """Whether the fold has not yet said `place` (a nudge, an escalation) to the session in
-    this turn, noted now if not (`SAID_FILE`: a line per saying, the session by its crc32).
-    What the fold says is recorded by the full check after the answer when it says the same
-    (`hooks.later`); the second time, the full check answers in the foreground instead, so a
-    saying left unrecorded (the log grew before the check, a call at the same moment) is
-    never repeated by the fold."""
+def _first_said(state_dir: str, session_id: str, turn: int, place: str) -> bool | None:
+    """Whether the fold says `place` (a nudge, an escalation, the plan) to the session in
+    this turn (`SAID_FILE`: a line per saying, the session by its crc32, with when it was
+    said), noted now if so. What the fold says is recorded by the full check after the answer
+    when it says the same (`hooks.later`). So a saying noted less than `PENDING_MS` ago is a
+    call at the same moment (a harness's parallel tool calls): its record is pending, and
+    this call has nothing to say (False; before, the full check answered it, which said it
+    again). One noted before that was left unrecorded (the log grew before the check): the
+    full check answers (None), so the fold never repeats it. The file is read and noted under
+    a lock (`os.lockf`), so two calls at once never both find it unsaid."""
+    import time
     import zlib
 
-    line = b"%08x %d %s\n" % (zlib.crc32(session_id.encode()), turn, place.encode())
-    path = os.path.join(state_dir, SAID_FILE)
+    key = b"%08x %d %s" % (zlib.crc32(session_id.encode()), turn, place.encode())
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    descriptor = os.open(os.path.join(state_dir, SAID_FILE), flags, 0o600)
     try:
-        with open(path, "rb") as handle:
-            seen = handle.read(_SAID_BYTES + 1)
-    except FileNotFoundError:
-        seen = b""
-    if line in seen.splitlines(keepends=True):
-        return False
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    flags |= os.O_TRUNC if len(seen) >= _SAID_BYTES else os.O_APPEND  # (kept small)
-    descriptor = os.open(path, flags, 0o600)
-    try:
-        os.write(descriptor, line)  # (one short write, appended whole)
+        os.lockf(descriptor, os.F_LOCK, 0)  # (the whole file; let go when it is closed)
+        now = int(time.time() * 1000)  # (once the lock is held: after the last one noted)
+        seen = os.read(descriptor, _SAID_BYTES + 1)
+        for line in seen.splitlines():
+            noted, _, at = line.partition(b" @")
+            if noted == key:
+                age = now - int(at) if at.isdigit() else PENDING_MS  # (an older line: no time)
+                return False if 0 <= age < PENDING_MS else None
+        if len(seen) >= _SAID_BYTES:  # (kept small)
+            os.ftruncate(descriptor, 0)
+        os.lseek(descriptor, 0, os.SEEK_END)
+        os.write(descriptor, b"%s @%d\n" % (key, now))  # (one short write, whole)
+        return True
     finally:
         os.close(descriptor)
-    return True
 
 
 def glance(
