@@ -9,10 +9,15 @@ import os
 import time
 from pathlib import Path
 
+from dshkit.gate import delivery, glance
+from dshkit.gate.delivery import content_hash
 from dshkit.gate.glance import quiet_command, quiet_stop
+from dshkit.gate.judge import Verdict
+from dshkit.gate.rework import NOT_FAILURES
 from dshkit.gate.service import GateService
+from dshkit.gate.verdicts import save_verdict
 from dshkit.quiet import AFTER
-from dshkit.store import Store
+from dshkit.store import GATE_REWORK_DELIVERY, Store
 
 
 def raw(session: str, cwd: Path | str | None) -> bytes:
@@ -77,19 +82,77 @@ def test_a_turn_that_changed_no_deliverable_is_quiet_and_one_that_did_is_not(
     assert agrees(state, "s2", cwd) == (True, AFTER)
 
 
-def test_a_session_with_a_deliverable_recorded_leaves_its_turns_end_to_the_face(
+def judged(state: Path, page: Path, verdict: str) -> None:
+    """A verdict of `page` as it is now, stored as the judge stores it."""
+    with Store(state) as store:
+        save_verdict(
+            store,
+            Verdict(
+                path=str(page),
+                sha256=content_hash(page),
+                verdict=verdict,
+                recovered=False,
+                elapsed_ms=5,
+                screenshot=None,
+                canvas=[],
+                errors=[],
+                overlay_text=None,
+            ),
+        )
+
+
+def test_a_turns_end_is_quiet_once_every_recorded_deliverable_is_judged_and_handed_back(
+    tmp_path: Path,
+) -> None:
+    # A session that built a web page: each later turn's end costs the gate a look while its
+    # deliverables, as they are now, have verdicts that are no failure or were handed back.
+    state, cwd = tmp_path / "state", tmp_path / "proj"
+    state.mkdir(mode=0o700)
+    cwd.mkdir()
+    page, other = cwd / "page.html", cwd / "other.svg"
+    page.write_text("<p>one</p>")
+    long_ago = time.time() - 3600
+    os.utime(page, (long_ago, long_ago))
+    gate, key = GateService(state), ("claude", "s1")
+    with Store(state) as store:
+        delivery.note_writes(store, key, [page, other])  # (other: never written, or removed)
+    assert quiet_stop(str(state), raw("s1", cwd)) is False  # not judged yet
+    assert quiet_stop(str(state), raw("s2", cwd)) == AFTER  # (another session's)
+    judged(state, page, "ok")
+    assert agrees(state, "s1", cwd) == (True, AFTER)
+    page.write_text("<p>two</p>")  # changed since its verdict: the face judges it
+    os.utime(page, (long_ago, long_ago))
+    assert quiet_stop(str(state), raw("s1", cwd)) is False
+    judged(state, page, "blank-page")  # a failure, not handed back yet: the face's
+    assert quiet_stop(str(state), raw("s1", cwd)) is False
+    rework = gate.at_stop(key, str(cwd), time.monotonic())
+    assert rework is not None and "page.html" in rework.instruction
+    rework.commit()  # handed back: nothing more to hand back for this content
+    assert agrees(state, "s1", cwd) == (True, AFTER)
+    judged(state, page, "needs-gesture")  # (a newer verdict of it, no failure)
+    assert agrees(state, "s1", cwd) == (True, AFTER)
+
+
+def test_a_session_with_more_deliverables_than_the_face_looks_at_is_the_faces(
     tmp_path: Path,
 ) -> None:
     state, cwd = tmp_path / "state", tmp_path / "proj"
     state.mkdir(mode=0o700)
     cwd.mkdir()
+    pages = [cwd / f"p{n}.html" for n in range(glance.SESSION_FILES + 1)]
     with Store(state) as store:
-        from dshkit.gate import delivery
-
-        delivery.note_writes(store, ("claude", "s1"), [cwd / "page.html"])
-    assert quiet_command(str(state), raw("s1", cwd)) is True  # (no turn began: no scan)
+        delivery.note_writes(store, ("claude", "s1"), pages[:-1])
+    assert quiet_stop(str(state), raw("s1", cwd)) == AFTER  # (none there: removed)
+    with Store(state) as store:
+        delivery.note_writes(store, ("claude", "s1"), pages[-1:])
     assert quiet_stop(str(state), raw("s1", cwd)) is False
-    assert quiet_stop(str(state), raw("s2", cwd)) == AFTER
+
+
+def test_the_looks_constants_are_the_gates() -> None:
+    assert glance.SESSION_FILES == delivery.SESSION_FILES
+    assert glance.NOT_FAILURES == NOT_FAILURES
+    assert f"kind = '{GATE_REWORK_DELIVERY}'" in glance.DELIVERED
+    assert delivery.delivery_mark("p", "h") == "p\nh"  # (the mark the look spells)
 
 
 def test_rework_switched_off_for_the_session_skips_its_scan(tmp_path: Path) -> None:

@@ -12,9 +12,10 @@ records and judges the deliverables under the call's `cwd` changed since the ses
 began: where no turn of it began with rework not switched off for it (`gate_sessions`), or
 the scan finds nothing, it does nothing at all. At a turn's end (`quiet_stop`, for
 `hook.on_stop`), the face waits for the session's deliverables to be judged and hands back a
-failure: where the session never had a deliverable recorded (`gate_writes`) and the scan
-finds nothing since its turn began, nothing can fail, and the face runs after the answer
-(AFTER), to end the turn.
+failure: where each deliverable recorded for the session (`gate_writes`), as its content is
+now, has a verdict that is no failure or was handed back already (a removed one is nobody's
+concern), and the scan finds nothing since its turn began, nothing can fail, and the face
+runs after the answer (AFTER), to end the turn.
 
 Rows are matched by session id, whichever harness wrote them, and rework switched on or left
 to `[gate] rework` counts as on (the configuration is not read): a look errs only towards the
@@ -32,8 +33,20 @@ if TYPE_CHECKING:
 
 # The session's turns as the gate keeps them: when each began, and its own rework switch.
 TURNS = "SELECT turn_at, rework FROM gate_sessions WHERE session_id = ?"
-# A deliverable ever recorded for the session (what a turn's end waits for and hands back).
-WRITES = "SELECT 1 FROM gate_writes WHERE session_id = ? LIMIT 1"
+# The deliverables recorded for the session, newest first: what a turn's end waits for and
+# hands back (`delivery.session_files`, one more than it looks at: more, and the face runs).
+WRITES = "SELECT harness, path FROM gate_writes WHERE session_id = ? ORDER BY at DESC LIMIT ?"
+SESSION_FILES = 50  # (`delivery.SESSION_FILES`: a test holds them equal)
+# The newest verdict of a content (`delivery.latest_verdict`; its column is the evidence's
+# "verdict", both written from one value by `verdicts.save_verdict`).
+VERDICT = "SELECT verdict FROM gate_verdicts WHERE path = ? AND sha256 = ? ORDER BY id DESC LIMIT 1"
+# A failure handed back to the session once (`store.GATE_REWORK_DELIVERY`, the mark
+# `delivery.delivery_mark`: a test holds them equal).
+DELIVERED = (
+    "SELECT 1 FROM deliveries WHERE harness = ? AND session_id = ? AND kind = 'gate-rework'"
+    " AND what = ?"
+)
+NOT_FAILURES = ("ok", "needs-gesture", "needs-network")  # (`rework.NOT_FAILURES`, held equal)
 
 
 def quiet_write(state_dir: str, raw: bytes) -> bool:
@@ -51,10 +64,10 @@ def quiet_command(state_dir: str, raw: bytes) -> bool:
     """Whether the gate's face after a shell command surely records and starts nothing (see
     the module docstring). Never raises: False runs the face."""
     try:
-        looked = _look(state_dir, raw, [TURNS])
+        looked = _look(state_dir, raw, [(TURNS, [])])
         if looked is None:
             return False
-        cwd, (turns,) = looked
+        _, cwd, (turns,) = looked
         return not _changed(cwd, turns)
     except Exception:
         return False
@@ -64,18 +77,23 @@ def quiet_stop(state_dir: str, raw: bytes) -> bool | str:
     """AFTER where the gate's face at a turn's end surely hands nothing back (see the module
     docstring); False otherwise. Never raises."""
     try:
-        looked = _look(state_dir, raw, [TURNS, WRITES])
+        looked = _look(state_dir, raw, [(TURNS, []), (WRITES, [SESSION_FILES + 1])])
         if looked is None:
             return False
-        cwd, (turns, writes) = looked
-        return False if writes or _changed(cwd, turns) else AFTER
+        session, cwd, (turns, writes) = looked
+        if _changed(cwd, turns) or not _settled(state_dir, session, writes):
+            return False
+        return AFTER
     except Exception:
         return False
 
 
-def _look(state_dir: str, raw: bytes, sqls: list[str]) -> tuple[str | None, list[Any]] | None:
-    """The call's `cwd` (None: it names none) and the rows of `sqls` for its session; None
-    where the byte scan cannot read either field, or the call names no session."""
+def _look(
+    state_dir: str, raw: bytes, queries: list[tuple[str, list[Any]]]
+) -> tuple[str, str | None, list[Any]] | None:
+    """The call's session and `cwd` (None: it names none), and the rows of `queries` for
+    the session (its id the first parameter of each); None where the byte scan cannot read
+    either field, or the call names no session."""
     session = plain_string(raw, b'"session_id"')
     cwd = plain_string(raw, b'"cwd"')
     if not session or (cwd is None and b'"cwd"' in raw):
@@ -83,10 +101,40 @@ def _look(state_dir: str, raw: bytes, sqls: list[str]) -> tuple[str | None, list
     from ..storeview import queries_rows
 
     try:
-        rows = queries_rows(state_dir, [(sql, [session]) for sql in sqls])
+        rows = queries_rows(state_dir, [(sql, [session, *more]) for sql, more in queries])
     except FileNotFoundError:
-        rows = [[] for _ in sqls]  # no store yet: no turn began, nothing was recorded
-    return cwd or None, rows
+        rows = [[] for _ in queries]  # no store yet: no turn began, nothing was recorded
+    return session, cwd or None, rows
+
+
+def _settled(state_dir: str, session: str, writes: list[Any]) -> bool:
+    """Whether every deliverable recorded for the session (`writes`: harness, path) has, as
+    its content is now, a verdict that is no failure or was handed back to the session
+    already (a file removed since is nobody's concern): what a turn's end of a session that
+    built a web page and had it judged costs the gate. False where the face looks at fewer
+    than there are (it would not see them all)."""
+    if len(writes) > SESSION_FILES:
+        return False
+    import hashlib
+
+    from ..storeview import queries_rows
+
+    contents = []
+    for harness, path in writes:
+        try:
+            with open(path, "rb") as handle:
+                contents.append((harness, path, hashlib.sha256(handle.read()).hexdigest()))
+        except OSError:
+            continue
+    verdicts = queries_rows(state_dir, [(VERDICT, [path, sha]) for _, path, sha in contents])
+    if not all(verdicts):
+        return False  # not judged yet: the face waits for the verdict
+    failed = [
+        (DELIVERED, [harness, session, f"{path}\n{sha}"])
+        for (harness, path, sha), rows in zip(contents, verdicts, strict=True)
+        if rows[0][0] not in NOT_FAILURES
+    ]
+    return all(queries_rows(state_dir, failed))
 
 
 def _changed(cwd: str | None, turns: list[Any]) -> bool:
