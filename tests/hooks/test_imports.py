@@ -749,6 +749,7 @@ QUIET_GATE_HEAVY = (
     "dshkit.gate.delivery",
     "dshkit.gate.service",
     "dshkit.hookio",
+    "hashlib",  # (what a session that built a page hashes: its pages)
     "dshkit.memory.hook",
     "dshkit.sessions.hook",
     "dshkit.store",

@@ -113,9 +113,11 @@ def _settled(state_dir: str, session: str, writes: list[Any]) -> bool:
     already (a file removed since is nobody's concern): what a turn's end of a session that
     built a web page and had it judged costs the gate. False where the face looks at fewer
     than there are (it would not see them all)."""
+    if not writes:
+        return True
     if len(writes) > SESSION_FILES:
         return False
-    import hashlib
+    import hashlib  # (here: a session that never built a page hashes nothing)
 
     from ..storeview import queries_rows
 
