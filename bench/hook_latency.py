@@ -44,7 +44,9 @@ delivery). A shell command's and an edit's PostToolUse and a turn's end (Stop), 
 project of 500 entries whose turn began at a prompt and wrote no web page: the gate looks at
 the payload's bytes, the session's rows and the project (`gate.glance`); what a turn's end
 starts (a refresh, a memory harvest) is started after the answer; and a DSH turn's end (a
-prompt before it, not timed), which records the end of the turn before the answer. And, in
+prompt before it, not timed), which records the end of the turn before the answer; and a
+turn's end in a session that built a web page a turn before, judged and passed: the gate
+looks at the page's verdict for its content as it is now. And, in
 a home where a handoff was carried out (another session's, picked up by a third), a tool
 call, a call near the band and a prompt after its turn's tool call, of a session the ledger
 holds nothing for (`graft.standing` looks at its rows, read-only). A hinted call leaves the
@@ -184,6 +186,21 @@ def planned(log: Path, number: int) -> bytes:
         "tool_input": {"todos": items},
     }
     return json.dumps(call).encode()
+
+
+def judged_page(state: Path, key: tuple[str, str], page: Path) -> None:
+    """`page` recorded as the session `key` wrote it, and judged ok as it is now."""
+    import hashlib
+
+    from dshkit.gate.delivery import note_writes
+    from dshkit.gate.judge import Verdict
+    from dshkit.gate.verdicts import save_verdict
+
+    sha = hashlib.sha256(page.read_bytes()).hexdigest()
+    passed = Verdict(str(page), sha, "ok", False, 5, None, [], [], None)
+    with Store(state) as store:
+        note_writes(store, key, [page])
+        save_verdict(store, passed)
 
 
 def timed(command: list[str], env: dict[str, str], data: bytes) -> tuple[float, float]:
@@ -424,6 +441,21 @@ def main() -> None:
         )
         stop_payload = hook_call("Stop", "b", str(shell), cwd=str(project), stop_hook_active=False)
         shell_prompt = prompt_payload(str(shell), "b").replace(b'"cwd":"/p",', in_project)
+        # A turn's end in a session that built a web page in a turn before, judged and passed
+        # (its turn begun at a prompt, not timed): the gate looks at the page's verdict.
+        site = Path(home, "site")
+        site.mkdir()
+        page = site / "index.html"
+        page.write_text("<h1>report</h1>\n")
+        long_ago = time.time() - 3600
+        os.utime(page, (long_ago, long_ago))
+        built = transcript.with_name("built.jsonl")
+        built.write_text(json.dumps(prompt) + "\n")
+        judged_page(Path(home, "dshkit"), ("claude", "w"), page)
+        built_stop = hook_call("Stop", "w", str(built), cwd=str(site), stop_hook_active=False)
+        built_prompt = prompt_payload(str(built), "w").replace(
+            b'"cwd":"/p",', b'"cwd":"' + str(site).encode() + b'",'
+        )
         # A DSH turn's end: the person's prompt (not timed) opens the turn, Stop ends it (the
         # one write made in the foreground: DSH asks before every step).
         dsh_ended = dsh_log.replace(f"{os.sep}d1{os.sep}", f"{os.sep}d4{os.sep}")
@@ -456,6 +488,7 @@ def main() -> None:
             "PostToolUse (Edit): a module": (after, edit_payload),
             "Stop (Claude)": (ended, stop_payload),
             "Stop (DSH)": (ended, dsh_stop),
+            "Stop (Claude): a page judged": (ended, built_stop),
             "handoff begun: Read": (hook, payload("Read")),
             "handoff begun: PostToolUse near": (after, begun_near_payload),
             "handoff begun: prompt (turn)": (prompted, begun_turn_prompt),
@@ -478,6 +511,7 @@ def main() -> None:
                 break
             time.sleep(0.1)
         timed(prompted, env, shell_prompt)  # the shell session's turn begins (not timed)
+        timed(prompted, env, built_prompt)  # and the web page's session's (not timed)
         figures: dict[str, list[float]] = {name: [] for name in cases}
         cpu: dict[str, list[float]] = {name: [] for name in cases}
         for round in range(args.runs + 1):
