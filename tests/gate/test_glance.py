@@ -30,7 +30,7 @@ def recorded(state: Path) -> int:
         return int(store.db.execute("SELECT count(*) FROM gate_writes").fetchone()[0])
 
 
-def agrees(state: Path, session: str, cwd: Path) -> tuple[bool, bool | str]:
+def agrees(state: Path, session: str, cwd: Path) -> tuple[bool | str, bool | str]:
     """Both checks for `session` in `cwd`; where they say quiet, the faces do nothing."""
     command, stop = (
         quiet_command(str(state), raw(session, cwd)),
@@ -75,7 +75,7 @@ def test_a_turn_that_changed_no_deliverable_is_quiet_and_one_that_did_is_not(
     fresh.write_text("<p>new</p>")
     stamp = time.time() + 1
     os.utime(fresh, (stamp, stamp))
-    assert quiet_command(str(state), raw("s1", cwd)) is False
+    assert quiet_command(str(state), raw("s1", cwd)) == AFTER  # (the face, after the answer)
     assert quiet_stop(str(state), raw("s1", cwd)) is False
     earlier = time.time() - 60
     os.utime(fresh, (earlier, earlier))  # (written before either turn began, after all)
@@ -164,7 +164,7 @@ def test_rework_switched_off_for_the_session_skips_its_scan(tmp_path: Path) -> N
     (cwd / "page.html").write_text("<p>x</p>")
     stamp = time.time() + 1
     os.utime(cwd / "page.html", (stamp, stamp))
-    assert quiet_command(str(state), raw("s1", cwd)) is False
+    assert quiet_command(str(state), raw("s1", cwd)) == AFTER
     with Store(state) as store:
         from dshkit.gate import delivery
 
@@ -181,7 +181,7 @@ def test_a_payload_the_byte_scan_cannot_read_is_left_to_the_face(tmp_path: Path)
         b'{"session_id":"s1","cwd":"/p","tool_input":{"cwd":"/q"}}',  # named twice
         b'{"cwd":"/p"}',  # no session: the face says why
     ):
-        assert quiet_command(str(state), payload) is False, payload
+        assert quiet_command(str(state), payload) == AFTER, payload  # (it says nothing)
         assert quiet_stop(str(state), payload) is False, payload
     # No cwd at all: the face scans nothing either.
     assert quiet_command(str(state), raw("s1", None)) is True
@@ -210,11 +210,12 @@ def test_a_write_naming_no_deliverable_is_quiet_in_every_shape_the_face_reads(
     quiet = 0
     for tool_input in inputs:
         raw = orjson.dumps({"session_id": "s", "tool_name": "Edit", "tool_input": tool_input})
-        if quiet_write("", raw):
+        if quiet_write("", raw) is True:
             quiet += 1
             assert written_deliverables(tool_input, str(tmp_path)) == [], tool_input
-        else:
+        else:  # (the face, which says nothing, runs after the answer)
+            assert quiet_write("", raw) == AFTER
             assert written_deliverables(tool_input, str(tmp_path)), tool_input
     assert quiet == 6  # the two files no deliverable, in the three shapes
     # A name spelled with escapes the bytes do not show is the face's.
-    assert not quiet_write("", b'{"tool_input":{"file_path":"/p/page.\\u0068tml"}}')
+    assert quiet_write("", b'{"tool_input":{"file_path":"/p/page.\\u0068tml"}}') == AFTER

@@ -19,6 +19,9 @@ import orjson
 import pytest
 
 from dshkit import plugins
+from dshkit.gate.delivery import content_hash
+from dshkit.gate.judge import Verdict
+from dshkit.gate.verdicts import save_verdict
 from dshkit.graft import fold, marker
 from dshkit.profile.state import ProfileState
 from dshkit.store import Store
@@ -790,14 +793,19 @@ def test_a_command_an_edit_or_a_turns_end_that_changed_no_deliverable_loads_no_f
                 break
         assert time.monotonic() < deadline, "the refresh after the answer never ran"
         time.sleep(0.2)
-    # A page written since the turn began: the gate's face runs (the configuration the look
-    # does not read switches rework off, so nothing is judged here).
-    (state / "config.toml").write_text("[gate]\nrework = false\n")
-    (project / "page.html").write_text("<p>x</p>")
+    # A page written since the turn began: the gate's face, which says nothing, records it
+    # after the answer (its content judged already, so no run starts here).
+    page = project / "page.html"
+    page.write_text("<p>x</p>")
     future = time.time() + 5
-    os.utime(project / "page.html", (future, future))
-    found, _ = answered(tmp_path, "PostToolUse", ran, QUIET_GATE_HEAVY, **off)
-    assert "dshkit.gate.service" in found
+    os.utime(page, (future, future))
+    with Store(state) as store:
+        passed = Verdict(str(page), content_hash(page), "ok", False, 5, None, [], [], None)
+        save_verdict(store, passed)
+    assert answered(tmp_path, "PostToolUse", ran, QUIET_GATE_HEAVY, **off) == ([], b"")
+    settled(state)
+    rows = polled(state, "SELECT path FROM gate_writes", bool)
+    assert [tuple(row) for row in rows] == [(str(page),)]
 
 
 def test_a_dsh_turns_end_is_recorded_before_the_answer_without_the_store(

@@ -10,7 +10,9 @@ deliverables the tool's input names: where the payload's bytes hold no deliverab
 it names none. After a shell command (`quiet_command`, for `hook.on_command`), the face
 records and judges the deliverables under the call's `cwd` changed since the session's turn
 began: where no turn of it began with rework not switched off for it (`gate_sessions`), or
-the scan finds nothing, it does nothing at all. At a turn's end (`quiet_stop`, for
+the scan finds nothing, it does nothing at all. Neither face ever says anything, so where
+either would do something (record a deliverable, start its judging) it runs after the
+answer (AFTER), in the step the call leaves, never in the call's foreground. At a turn's end (`quiet_stop`, for
 `hook.on_stop`), the face waits for the session's deliverables to be judged and hands back a
 failure: where each deliverable recorded for the session (`gate_writes`), as its content is
 now, has a verdict that is no failure or was handed back already (a removed one is nobody's
@@ -49,28 +51,31 @@ DELIVERED = (
 NOT_FAILURES = ("ok", "needs-gesture", "needs-network")  # (`rework.NOT_FAILURES`, held equal)
 
 
-def quiet_write(state_dir: str, raw: bytes) -> bool:
-    """Whether the gate's face after a write tool surely finds no deliverable named in its
-    input (see the module docstring): what an edit of anything but a web page costs."""
+def quiet_write(state_dir: str, raw: bytes) -> bool | str:
+    """True where the gate's face after a write tool surely finds no deliverable named in its
+    input (see the module docstring): what an edit of anything but a web page costs; AFTER
+    otherwise: the face, which never says anything, records and starts the judging once the
+    call is answered."""
     if b"\\u" in raw:
-        return False  # (an escape may spell a suffix the bytes do not show)
+        return AFTER  # (an escape may spell a suffix the bytes do not show)
     from .scan import DELIVERABLE_SUFFIXES
 
     lowered = raw.lower()
-    return not any(suffix.encode() in lowered for suffix in DELIVERABLE_SUFFIXES)
+    return AFTER if any(suffix.encode() in lowered for suffix in DELIVERABLE_SUFFIXES) else True
 
 
-def quiet_command(state_dir: str, raw: bytes) -> bool:
-    """Whether the gate's face after a shell command surely records and starts nothing (see
-    the module docstring). Never raises: False runs the face."""
+def quiet_command(state_dir: str, raw: bytes) -> bool | str:
+    """True where the gate's face after a shell command surely records and starts nothing
+    (see the module docstring); AFTER otherwise: the face, which never says anything, runs
+    once the call is answered. Never raises."""
     try:
         looked = _look(state_dir, raw, [(TURNS, [])])
         if looked is None:
-            return False
+            return AFTER
         _, cwd, (turns,) = looked
-        return not _changed(cwd, turns)
+        return AFTER if _changed(cwd, turns) else True
     except Exception:
-        return False
+        return AFTER
 
 
 def quiet_stop(state_dir: str, raw: bytes) -> bool | str:
