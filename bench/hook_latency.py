@@ -46,7 +46,8 @@ the payload's bytes, the session's rows and the project (`gate.glance`); what a 
 starts (a refresh, a memory harvest) is started after the answer; and a DSH turn's end (a
 prompt before it, not timed), which records the end of the turn before the answer; and a
 turn's end in a session that built a web page a turn before, judged and passed: the gate
-looks at the page's verdict for its content as it is now. And, in
+looks at the page's verdict for its content as it is now, and that page written again
+(as judged: no run starts), which the gate's face records after the answer. And, in
 a home where a handoff was carried out (another session's, picked up by a third), a tool
 call, a call near the band and a prompt after its turn's tool call, of a session the ledger
 holds nothing for (`graft.standing` looks at its rows, read-only). A hinted call leaves the
@@ -453,6 +454,16 @@ def main() -> None:
         built.write_text(json.dumps(prompt) + "\n")
         judged_page(Path(home, "dshkit"), ("claude", "w"), page)
         built_stop = hook_call("Stop", "w", str(built), cwd=str(site), stop_hook_active=False)
+        # Its page written again, as it was judged (no run starts): the gate's face records it
+        # after the answer.
+        page_written = hook_call(
+            "PostToolUse",
+            "w",
+            str(built),
+            cwd=str(site),
+            tool_name="Write",
+            tool_input={"file_path": str(page), "content": page.read_text()},
+        )
         built_prompt = prompt_payload(str(built), "w").replace(
             b'"cwd":"/p",', b'"cwd":"' + str(site).encode() + b'",'
         )
@@ -489,6 +500,7 @@ def main() -> None:
             "Stop (Claude)": (ended, stop_payload),
             "Stop (DSH)": (ended, dsh_stop),
             "Stop (Claude): a page judged": (ended, built_stop),
+            "PostToolUse (Write): a web page": (after, page_written),
             "handoff begun: Read": (hook, payload("Read")),
             "handoff begun: PostToolUse near": (after, begun_near_payload),
             "handoff begun: prompt (turn)": (prompted, begun_turn_prompt),
