@@ -1,10 +1,11 @@
 """Latency of the hot hook path: `dshkit hook PreToolUse|PostToolUse|UserPromptSubmit|
-SessionStart` against a bare interpreter start.
+SessionStart|Stop` against a bare interpreter start.
 
 Runs each case --runs times, interleaved, as the harnesses do (a fresh process, a payload on
 stdin), and prints p50 and p95 of each and their ratio to the bare interpreter. PreToolUse
 holds graft's retirement check for every tool (not even started where no handoff ever began)
-and the command risk policy for commands; PostToolUse holds graft's watermark for every tool,
+and the command risk policy for commands (and the guard's look at a file edit's target, in
+the project below); PostToolUse holds graft's watermark for every tool,
 which reads the step just appended to a real Claude Code transcript (the bench appends one
 before each run): in a session far below the watermark's band (20,000 tokens of a 200,000
 window: its room hint answers most calls from one stat), in one near it (80,000 tokens: no
@@ -432,6 +433,14 @@ def main() -> None:
             tool_input={"command": "ls -la src"},
         )
         edited = {"file_path": str(project / "pkg00" / "m00.py"), "old_string": "pass"}
+        edit_guarded = hook_call(
+            "PreToolUse",
+            "b",
+            str(shell),
+            cwd=str(project),
+            tool_name="Edit",
+            tool_input={**edited, "new_string": "return"},
+        )
         edit_payload = hook_call(
             "PostToolUse",
             "b",
@@ -479,6 +488,7 @@ def main() -> None:
             "python -c pass": ([sys.executable, "-c", "pass"], payload("Read")),
             "another tool (Read)": (hook, payload("Read")),
             "a command (Bash): policy": (hook, payload("Bash")),
+            "a file edit (Edit): guard": (hook, edit_guarded),
             "PostToolUse: far below band": (after, payload("Read", str(transcript))),
             "PostToolUse: near the band": (after, near_payload),
             "PostToolUse: turn's first step": (after, first_payload),
