@@ -11,18 +11,18 @@ it names none. After a shell command (`quiet_command`, for `hook.on_command`), t
 records and judges the deliverables under the call's `cwd` changed since the session's turn
 began: where no turn of it began with rework not switched off for it (`gate_sessions`), or
 the scan finds nothing, it does nothing at all. Neither face ever says anything, so where
-either would do something (record a deliverable, start its judging) it runs after the
-answer (AFTER), in the step the call leaves, never in the call's foreground. At a turn's end (`quiet_stop`, for
-`hook.on_stop`), the face waits for the session's deliverables to be judged and hands back a
-failure: where each deliverable recorded for the session (`gate_writes`), as its content is
-now, has a verdict that is no failure or was handed back already (a removed one is nobody's
-concern), and the scan finds nothing since its turn began, nothing can fail, and the face
-runs after the answer (AFTER), to end the turn.
+either would do something (record a deliverable, start its judging) it runs after the answer
+(AFTER), in the step the call leaves, never in the call's foreground. At a turn's end
+(`quiet_stop`, for `hook.on_stop`), the face waits for the session's deliverables to be
+judged and hands back a failure: where each deliverable recorded for the session
+(`gate_writes`), as its content is now, has a verdict that is no failure or was handed back
+already (a removed one is nobody's concern), and the scan finds nothing since its turn
+began, nothing can fail, and the face runs after the answer (AFTER), to end the turn.
 
 Rows are matched by session id, whichever harness wrote them, and rework switched on or left
 to `[gate] rework` counts as on (the configuration is not read): a look errs only towards the
 face. A payload whose fields the byte scan cannot read, or a store the look cannot read, runs
-the face.
+the face: at a turn's end in the foreground, after a write or a command after the answer.
 """
 
 from __future__ import annotations
