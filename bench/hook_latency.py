@@ -433,21 +433,16 @@ def main() -> None:
             tool_input={"command": "ls -la src"},
         )
         edited = {"file_path": str(project / "pkg00" / "m00.py"), "old_string": "pass"}
-        edit_guarded = hook_call(
-            "PreToolUse",
-            "b",
-            str(shell),
-            cwd=str(project),
-            tool_name="Edit",
-            tool_input={**edited, "new_string": "return"},
-        )
-        edit_payload = hook_call(
-            "PostToolUse",
-            "b",
-            str(shell),
-            cwd=str(project),
-            tool_name="Edit",
-            tool_input={**edited, "new_string": "return"},
+        edit_guarded, edit_payload = (
+            hook_call(
+                event,
+                "b",
+                str(shell),
+                cwd=str(project),
+                tool_name="Edit",
+                tool_input={**edited, "new_string": "return"},
+            )
+            for event in ("PreToolUse", "PostToolUse")
         )
         stop_payload = hook_call("Stop", "b", str(shell), cwd=str(project), stop_hook_active=False)
         shell_prompt = prompt_payload(str(shell), "b").replace(b'"cwd":"/p",', in_project)

@@ -25,6 +25,14 @@ def raw(session: str, cwd: Path | str | None) -> bytes:
     return b'{"session_id":"' + session.encode() + b'"' + where + b',"tool_name":"Bash"}'
 
 
+def places(tmp_path: Path) -> tuple[Path, Path]:
+    """A state directory and a project directory under `tmp_path`, both made."""
+    state, cwd = tmp_path / "state", tmp_path / "proj"
+    state.mkdir(mode=0o700)
+    cwd.mkdir()
+    return state, cwd
+
+
 def recorded(state: Path) -> int:
     with Store(state) as store:
         return int(store.db.execute("SELECT count(*) FROM gate_writes").fetchone()[0])
@@ -106,9 +114,7 @@ def test_a_turns_end_is_quiet_once_every_recorded_deliverable_is_judged_and_hand
 ) -> None:
     # A session that built a web page: each later turn's end costs the gate a look while its
     # deliverables, as they are now, have verdicts that are no failure or were handed back.
-    state, cwd = tmp_path / "state", tmp_path / "proj"
-    state.mkdir(mode=0o700)
-    cwd.mkdir()
+    state, cwd = places(tmp_path)
     page, other = cwd / "page.html", cwd / "other.svg"
     page.write_text("<p>one</p>")
     long_ago = time.time() - 3600
@@ -136,9 +142,7 @@ def test_a_turns_end_is_quiet_once_every_recorded_deliverable_is_judged_and_hand
 def test_a_session_with_more_deliverables_than_the_face_looks_at_is_the_faces(
     tmp_path: Path,
 ) -> None:
-    state, cwd = tmp_path / "state", tmp_path / "proj"
-    state.mkdir(mode=0o700)
-    cwd.mkdir()
+    state, cwd = places(tmp_path)
     pages = [cwd / f"p{n}.html" for n in range(glance.SESSION_FILES + 1)]
     with Store(state) as store:
         delivery.note_writes(store, ("claude", "s1"), pages[:-1])
@@ -156,9 +160,7 @@ def test_the_looks_constants_are_the_gates() -> None:
 
 
 def test_rework_switched_off_for_the_session_skips_its_scan(tmp_path: Path) -> None:
-    state, cwd = tmp_path / "state", tmp_path / "proj"
-    state.mkdir(mode=0o700)
-    cwd.mkdir()
+    state, cwd = places(tmp_path)
     gate = GateService(state)
     gate.at_prompt(("claude", "s1"))
     (cwd / "page.html").write_text("<p>x</p>")
