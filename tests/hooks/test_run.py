@@ -378,3 +378,28 @@ def test_a_hook_process_waits_for_its_threads_as_an_exit_would(tmp_path: Path) -
     assert said == "lingering"
     assert (state / "thread-done").read_text() == "done"
     assert (state / "atexit-ran").read_text() == "ran"
+
+
+def test_a_calls_tool_names_are_scanned_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each handler of certain tools asks whether the payload names one of them; a Read's
+    # whole result may be in the payload, so its bytes are scanned once a call, not per ask.
+    from dshkit.hooks import run
+
+    from ..support.cli import hook_here
+
+    scans: list[bytes] = []
+    scan = run._scan_names
+
+    def counted(raw: bytes) -> set[str] | None:
+        scans.append(raw)
+        return scan(raw)
+
+    monkeypatch.setattr(run, "_scan_names", counted)
+    for tool in ("Read", "Bash", "Write"):
+        payload = claude("c1", hook_event_name="PostToolUse", tool_name=tool)
+        payload |= {"tool_input": {"command": "ls"}, "tool_response": "x" * 200_000}
+        scans.clear()
+        code, _, _ = hook_here(["PostToolUse"], environment(tmp_path), orjson.dumps(payload))
+        assert code == 0 and len(scans) == 1, (tool, len(scans))

@@ -506,7 +506,23 @@ def _tool_names(raw: bytes) -> set[str] | None:
     """The string value of every "tool_name" key in raw JSON, without parsing it (and
     without `re`: either costs more than the rest of this path). Unescaped, `"tool_name"` is
     a key or a value, never part of another string, so the real key is among those found.
-    None when one holds anything but a plain string: then the parser decides."""
+    None when one holds anything but a plain string: then the parser decides. The last
+    payload's are kept (`_SCANNED`): a call asks once per handler it may leave out, and a
+    payload may be large (a Read's whole result: ~50 us a scan at 200 KB, measured)."""
+    global _SCANNED
+    scanned, names = _SCANNED  # (one read: a tuple replaced whole, never changed)
+    if scanned is not raw:
+        names = _scan_names(raw)
+        _SCANNED = (raw, names)
+    return names
+
+
+# The payload last scanned (held, so that its identity is the key) and its tool names.
+_SCANNED: tuple[bytes | None, set[str] | None] = (None, None)
+
+
+def _scan_names(raw: bytes) -> set[str] | None:
+    """`_tool_names`, scanned."""
     names = set()
     at = raw.find(_KEY)
     while at >= 0:
