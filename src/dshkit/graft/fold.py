@@ -385,13 +385,10 @@ def _verdict(
         fold.identity is not None or fold.received or (fold.people and not fold.people_before)
     ):
         return None  # born from a handoff, or its first words among the lines: not read here
-    first = _first_said(state_dir, session_id, fold.ordinal, place)
-    if not first:
-        return None if first is None else ""
     from . import texts
 
     said = texts.nudge(ratio) if place == "nudge" else texts.escalation(ratio)
-    return texts.naming(said, session_id)
+    return _once(state_dir, session_id, fold.ordinal, place, texts.naming(said, session_id))
 
 
 def _say_plan(
@@ -405,12 +402,16 @@ def _say_plan(
     scope may be owed with them, as for the band's words."""
     if prompt and settings.get("search_scope") is not False:
         return None
-    first = _first_said(state_dir, session_id, fold.ordinal, "plan")
-    if not first:
-        return None if first is None else ""
     from .texts import PLAN
 
-    return PLAN
+    return _once(state_dir, session_id, fold.ordinal, "plan", PLAN)
+
+
+def _once(state_dir: str, session_id: str, turn: int, place: str, words: str) -> str | None:
+    """`words` where the fold says `place` to the session now (`_first_said`), nothing ("")
+    where it said it moments ago, None where the full check answers."""
+    first = _first_said(state_dir, session_id, turn, place)
+    return None if first is None else words if first else ""
 
 
 def _first_said(state_dir: str, session_id: str, turn: int, place: str) -> bool | None:
