@@ -10,14 +10,13 @@ import time
 from pathlib import Path
 
 from dshkit.gate import delivery, glance
-from dshkit.gate.delivery import content_hash
 from dshkit.gate.glance import quiet_command, quiet_stop
-from dshkit.gate.judge import Verdict
 from dshkit.gate.rework import NOT_FAILURES
 from dshkit.gate.service import GateService
-from dshkit.gate.verdicts import save_verdict
 from dshkit.quiet import AFTER
 from dshkit.store import GATE_REWORK_DELIVERY, Store
+
+from ..support.gate import stored_verdict
 
 
 def raw(session: str, cwd: Path | str | None) -> bytes:
@@ -90,25 +89,6 @@ def test_a_turn_that_changed_no_deliverable_is_quiet_and_one_that_did_is_not(
     assert agrees(state, "s2", cwd) == (True, AFTER)
 
 
-def judged(state: Path, page: Path, verdict: str) -> None:
-    """A verdict of `page` as it is now, stored as the judge stores it."""
-    with Store(state) as store:
-        save_verdict(
-            store,
-            Verdict(
-                path=str(page),
-                sha256=content_hash(page),
-                verdict=verdict,
-                recovered=False,
-                elapsed_ms=5,
-                screenshot=None,
-                canvas=[],
-                errors=[],
-                overlay_text=None,
-            ),
-        )
-
-
 def test_a_turns_end_is_quiet_once_every_recorded_deliverable_is_judged_and_handed_back(
     tmp_path: Path,
 ) -> None:
@@ -124,18 +104,18 @@ def test_a_turns_end_is_quiet_once_every_recorded_deliverable_is_judged_and_hand
         delivery.note_writes(store, key, [page, other])  # (other: never written, or removed)
     assert quiet_stop(str(state), raw("s1", cwd)) is False  # not judged yet
     assert quiet_stop(str(state), raw("s2", cwd)) == AFTER  # (another session's)
-    judged(state, page, "ok")
+    stored_verdict(state, page, "ok")
     assert agrees(state, "s1", cwd) == (True, AFTER)
     page.write_text("<p>two</p>")  # changed since its verdict: the face judges it
     os.utime(page, (long_ago, long_ago))
     assert quiet_stop(str(state), raw("s1", cwd)) is False
-    judged(state, page, "blank-page")  # a failure, not handed back yet: the face's
+    stored_verdict(state, page, "blank-page")  # a failure, not handed back yet: the face's
     assert quiet_stop(str(state), raw("s1", cwd)) is False
     rework = gate.at_stop(key, str(cwd), time.monotonic())
     assert rework is not None and "page.html" in rework.instruction
     rework.commit()  # handed back: nothing more to hand back for this content
     assert agrees(state, "s1", cwd) == (True, AFTER)
-    judged(state, page, "needs-gesture")  # (a newer verdict of it, no failure)
+    stored_verdict(state, page, "needs-gesture")  # (a newer verdict of it, no failure)
     assert agrees(state, "s1", cwd) == (True, AFTER)
 
 

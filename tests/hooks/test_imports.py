@@ -19,15 +19,13 @@ import orjson
 import pytest
 
 from dshkit import plugins
-from dshkit.gate.delivery import content_hash
-from dshkit.gate.judge import Verdict
-from dshkit.gate.verdicts import save_verdict
 from dshkit.graft import fold, marker
 from dshkit.profile.state import ProfileState
 from dshkit.store import Store
 
 from ..support.capability import wait_for_probes
 from ..support.cli import environment
+from ..support.gate import stored_verdict
 from ..support.hooks import claude, codex, context, dsh, hook, hook_log
 from ..support.procs import running_with, wait_until
 
@@ -799,9 +797,7 @@ def test_a_command_an_edit_or_a_turns_end_that_changed_no_deliverable_loads_no_f
     page.write_text("<p>x</p>")
     future = time.time() + 5
     os.utime(page, (future, future))
-    with Store(state) as store:
-        passed = Verdict(str(page), content_hash(page), "ok", False, 5, None, [], [], None)
-        save_verdict(store, passed)
+    stored_verdict(state, page, "ok")
     assert answered(tmp_path, "PostToolUse", ran, QUIET_GATE_HEAVY, **off) == ([], b"")
     settled(state)
     rows = polled(state, "SELECT path FROM gate_writes", bool)

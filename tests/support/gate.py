@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from dshkit.gate.delivery import content_hash
 from dshkit.gate.judge import Verdict, judge_files
+from dshkit.gate.verdicts import save_verdict
+from dshkit.store import Store
 
 from .paths import PAGES
 
@@ -36,6 +39,14 @@ def judged(name: str, pages: Iterable[str], budget: float) -> Callable[..., dict
         return judge_pages(names, budget, shots)
 
     return fixture
+
+
+def stored_verdict(state: Path, page: Path, verdict: str) -> None:
+    """A verdict of `page` as its content is now, stored in `state`'s store as the judge
+    stores it (no browser: what the gate reads of a verdict, not how it was reached)."""
+    measured = Verdict(str(page), content_hash(page), verdict, False, 5, None, [], [], None)
+    with Store(state) as store:
+        save_verdict(store, measured)
 
 
 def kinds(verdict: Verdict, kind: str) -> list[dict[str, object]]:
