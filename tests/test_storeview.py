@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,83 @@ def test_looks_while_shared_use_one_connection_and_each_sees_what_is_new(
     with pytest.raises(Exception, match="closed"):
         opened[0].execute("SELECT 1")
     assert query_rows(str(state), asked, []) == [("2",)] and len(opened) == 3  # (not shared)
+
+
+WRITE_META = """
+import sys
+from pathlib import Path
+from dshkit.store import Store
+with Store(Path(sys.argv[1])) as store:
+    store.set_meta("k", sys.argv[2])
+"""
+
+
+@pytest.mark.process
+def test_a_kept_look_sees_other_processes_commits_after_a_store_opened_here(
+    tmp_path: Path,
+) -> None:
+    # A store opened in this process while a look keeps its connection (a resident worker's
+    # full path): checking the file's header by opening it would drop this process's locks
+    # on it, and the last writer elsewhere would then remove the WAL the kept connection
+    # reads through (it read an old snapshot from then on).
+    from dshkit import storeview
+
+    with Store(tmp_path) as store:
+        store.set_meta("k", "0")
+    asked = "SELECT value FROM meta WHERE key = 'k'"
+    with storeview.Shared(str(tmp_path)) as shared:
+        assert query_rows(str(tmp_path), asked, []) == [("0",)]
+        kept = shared.connection
+        for value in ("1", "2"):
+            with Store(tmp_path):
+                pass
+            subprocess.run([sys.executable, "-c", WRITE_META, str(tmp_path), value], check=True)
+            assert query_rows(str(tmp_path), asked, []) == [(value,)]
+        assert shared.connection is kept  # (one connection all along: none failed)
+    assert storeview.HELD_FILES == []
+
+
+def test_a_look_inside_another_uses_the_outer_connection_and_leaves_it_open(
+    tmp_path: Path,
+) -> None:
+    from dshkit import storeview
+
+    with Store(tmp_path) as store:
+        store.set_meta("k", "1")
+    asked = "SELECT value FROM meta WHERE key = 'k'"
+    with storeview.Shared(str(tmp_path)) as outer:
+        with storeview.Shared(str(tmp_path)) as inner:
+            assert query_rows(str(tmp_path), asked, []) == [("1",)]
+            assert inner.connection is None and outer.connection is not None
+        kept = outer.connection
+        assert query_rows(str(tmp_path), asked, []) == [("1",)]
+        assert outer.connection is kept
+        assert len(storeview.HELD_FILES) == 1
+    assert outer.connection is None and storeview.HELD_FILES == []
+
+
+def test_a_kept_look_opens_a_replaced_database_anew_and_replaces_a_failed_connection(
+    tmp_path: Path,
+) -> None:
+    from dshkit import storeview
+
+    state, other = tmp_path / "state", tmp_path / "other"
+    for folder, value in ((state, "old"), (other, "new")):
+        with Store(folder) as store:
+            store.set_meta("k", value)
+    asked = "SELECT value FROM meta WHERE key = 'k'"
+    with storeview.Shared(str(state)) as shared:
+        assert query_rows(str(state), asked, []) == [("old",)]
+        first = shared.connection
+        # The store replaced by another file (restored from elsewhere): its rows, not the
+        # kept connection's old file's.
+        os.replace(other / "dshkit.db", state / "dshkit.db")
+        assert query_rows(str(state), asked, []) == [("new",)]
+        assert shared.connection is not first
+        # A kept connection that fails (here: closed under it) is replaced, once.
+        shared.connection.close()
+        assert query_rows(str(state), asked, []) == [("new",)]
+        assert len(storeview.HELD_FILES) == 1
+        with pytest.raises(Exception, match="no such table"):  # (failing on a new one too: said)
+            query_rows(str(state), "SELECT * FROM nowhere", [])
+        assert shared.connection is None and storeview.HELD_FILES == []

@@ -857,16 +857,9 @@ def _connect(path: Path, busy_timeout: float) -> _Connection:
 _HEADER = b"SQLite format 3\x00"
 
 
-# The database files this process holds a store open on, by (device, inode), once per open
-# store. Closing any descriptor of a file drops every POSIX lock this process holds on it,
-# SQLite's included (its locks belong to the process, not to a connection), after which a
-# connection already open can go on reading an old snapshot, never seeing another process's
-# commits (a forget, a new verdict), and its writes are no longer fenced. So a file already
-# held here is not opened again to check its header: it was checked when it was first opened.
-# (A list: append, remove and `in` are each atomic under the GIL, so threads need no lock.)
-_HELD: list[tuple[int, int]] = []
-
-
+# The database files this process holds open (`storeview.HELD_FILES`): a store's is added
+# as it opens, and no file held is opened again to check its header, which would drop the
+# process's locks on it.
 def _identity(path: Path) -> tuple[int, int] | None:
     try:
         found = os.stat(path)
@@ -1096,7 +1089,7 @@ class Store:
                 f"{'' if exc.filename is None else f' ({exc.filename})'}"
             ) from exc
         held = _identity(self.path)
-        if held is None or held not in _HELD:
+        if held is None or held not in storeview.HELD_FILES:
             _check_file(self.path)
         self.db = _connect(self.path, busy_timeout)
         # SQLite answers "busy" at once, without waiting, where waiting could deadlock (two
@@ -1107,7 +1100,7 @@ class Store:
                 _migrate(self.db, self.path)
                 self._held = _identity(self.path)
                 if self._held is not None:
-                    _HELD.append(self._held)
+                    storeview.HELD_FILES.append(self._held)
                 return
             except StoreBusy:
                 if time.monotonic() >= deadline:
@@ -1320,7 +1313,7 @@ class Store:
         self.db.close()
         held, self._held = self._held, None
         if held is not None:
-            _HELD.remove(held)
+            storeview.HELD_FILES.remove(held)
 
     def __enter__(self) -> Store:
         return self

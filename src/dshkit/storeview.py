@@ -32,21 +32,42 @@ def queries_rows(state: str, queries: list[tuple[str, list[Any]]]) -> list[list[
     if not queries:
         return []
     db = os.path.join(state, DB_NAME)
-    if not os.path.exists(db):
-        raise FileNotFoundError(db)
-    held = _held[-1] if _held and _held[-1].state == state else None
-    connection = held.connection if held is not None else None
-    if connection is None:
+    held = _holder(state)
+    if held is None:
+        if not os.path.exists(db):
+            raise FileNotFoundError(db)
         connection = connect(db, "ro", 1.0)
-        if held is not None:
-            held.connection = connection
+        try:
+            return _read(connection, queries)
+        finally:
+            connection.close()
+    kept = held.connection is not None
+    try:
+        return _held_read(held, db, queries)
+    except sqlite_core().DatabaseError:
+        if not kept:
+            raise
+        # A connection kept from an earlier look failed, however it came to: the look once
+        # more on a new one (what fails there is the store's to say).
+        return _held_read(held, db, queries)
+
+
+def _held_read(held: Shared, db: str, queries: list[tuple[str, list[Any]]]) -> list[list[Any]]:
+    """The look on `held`'s connection; which is closed where it failed (not held: a store
+    opening the file checks it then, `store._check_file`)."""
+    try:
+        return _read(held.open(db), queries)
+    except BaseException:
+        held.close()
+        raise
+
+
+def _read(connection: Any, queries: list[tuple[str, list[Any]]]) -> list[list[Any]]:
     try:
         connection.execute("BEGIN")
         return [list(connection.execute(sql, params).fetchall()) for sql, params in queries]
     finally:
-        if held is None:
-            connection.close()
-        elif connection.in_transaction:
+        if connection.in_transaction:
             connection.execute("ROLLBACK")  # (a read: ends it, so the next sees what is new)
 
 
@@ -60,20 +81,62 @@ def connect(db: str, mode: str, timeout: float) -> Any:
     )
 
 
-_held: list[Shared] = []  # the `Shared` connections held, the innermost last
+# The database files this process holds open, by (device, inode), once per connection kept
+# open on one (a `Store`'s, a `Shared` look's). Closing any descriptor of a file drops every
+# POSIX lock this process holds on it, SQLite's included (its locks belong to the process, not
+# to a connection): a connection kept open then reads an old snapshot, never seeing another
+# process's commits, and another process may remove the WAL under it. So a file held here is
+# not opened again to check its header (`store._check_file`). (A list: append, remove and `in`
+# are each atomic under the GIL, so threads need no lock.)
+HELD_FILES: list[tuple[int, int]] = []
+
+_held: list[Shared] = []  # the `Shared` looks held, the innermost last
+
+
+def _holder(state: str) -> Shared | None:
+    """The outermost `Shared` held for `state`: a look inside another uses its connection."""
+    for held in _held:
+        if held.state == state:
+            return held
+    return None
 
 
 class Shared:
     """While held (`with Shared(state):`), the looks at `state`'s store share one read-only
     connection, each in a read transaction of its own, instead of one connection each (~0.4
     ms of a hook's time a connection, measured): a call's lean answer looks at its hint's rows
-    and then its live checks look at theirs. Closed when let go."""
+    and then its live checks look at theirs; a resident worker keeps one for its life
+    (`hooks.resident`), and a `Shared` inside another uses the outer one's connection. A
+    database file replaced since the connection opened (another inode) is opened anew.
+    Closed when let go."""
 
-    __slots__ = ("connection", "state")
+    __slots__ = ("connection", "file", "state")
 
     def __init__(self, state: str) -> None:
         self.state = state
         self.connection: Any = None
+        self.file: tuple[int, int] | None = None  # (device, inode) of what it opened
+
+    def open(self, db: str) -> Any:
+        """The connection to `db`, kept open, or opened (FileNotFoundError: no store)."""
+        found = os.stat(db)  # (before connecting: a file replaced meanwhile is opened again)
+        file = (found.st_dev, found.st_ino)
+        if self.connection is not None and file != self.file:
+            self.close()
+        if self.connection is None:
+            self.connection = connect(db, "ro", 1.0)
+            self.file = file
+            HELD_FILES.append(file)
+        return self.connection
+
+    def close(self) -> None:
+        """Close the connection kept, if any (the next look opens one again)."""
+        connection, self.connection = self.connection, None
+        if self.file is not None:
+            HELD_FILES.remove(self.file)
+            self.file = None
+        if connection is not None:
+            connection.close()
 
     def __enter__(self) -> Shared:
         _held.append(self)
@@ -81,9 +144,7 @@ class Shared:
 
     def __exit__(self, *exc: object) -> None:
         _held.remove(self)
-        if self.connection is not None:
-            self.connection.close()
-            self.connection = None
+        self.close()
 
 
 def sqlite_core() -> Any:

@@ -56,6 +56,16 @@ def held_step(hook: Any) -> None:
         (hook.state_dir / "step-ended").write_text("")
 
 
+def says_elsewhere(hook: Any) -> dict[str, str]:
+    """Says the store's meta value `elsewhere`, as a look reads it (in a worker: on the
+    connection it keeps)."""
+    from dshkit.storeview import query_rows
+
+    asked = "SELECT value FROM meta WHERE key = 'elsewhere'"
+    rows = query_rows(str(hook.state_dir), asked, [])
+    return {"additionalContext": f"elsewhere={rows[0][0] if rows else None}"}
+
+
 def vanish_step(hook: Any) -> None:
     """Says nothing; in a step, ends its process at once (a crash no handler can catch)."""
     if _in_step():
@@ -214,6 +224,32 @@ def test_a_worker_that_dies_in_its_step_costs_no_call_and_is_replaced(
     finally:
         workers.close()
     assert left(lambda: workers_of(state)) == []
+
+
+COMMIT = """
+import sys
+from pathlib import Path
+from dshkit.store import Store
+with Store(Path(sys.argv[1])) as store:
+    store.set_meta("elsewhere", sys.argv[2])
+"""
+
+
+def test_a_worker_sees_what_other_processes_commit_between_its_calls(
+    state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A worker keeps one read connection for its life, and opens the store too (its full
+    # paths record what they said). Other processes commit between its calls (another
+    # session's hooks), each the last to close the store: each call reads what they wrote.
+    monkeypatch.setenv("DSHKIT_HOOK_HANDLERS", f"UserPromptSubmit={HERE}:says_elsewhere")
+    workers = Workers(str(state), size=1)
+    try:
+        for round in range(3):
+            subprocess.run([sys.executable, "-c", COMMIT, str(state), str(round)], check=True)
+            code, out, _ = workers.call("UserPromptSubmit", payload("a", "UserPromptSubmit"))
+            assert code == 0 and f"elsewhere={round}".encode() in out
+    finally:
+        workers.close()
 
 
 OWNER = """

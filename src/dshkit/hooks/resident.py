@@ -197,6 +197,15 @@ class Workers:
 def serve(state_dir: str, calls: IO[bytes], answers: IO[bytes]) -> None:
     """The worker's loop: each call read from `calls` answered on `answers`, then the step the
     answer left (if any) run and `READY` sent, until end of file (the service is gone)."""
+    from ..storeview import Shared
+
+    # One read-only connection for every look of the worker's life: a new one costs ~0.5 ms
+    # a call (SQLite reads the schema at its first statement), a Stop's or a prompt's.
+    with Shared(state_dir):
+        _serve(state_dir, calls, answers)
+
+
+def _serve(state_dir: str, calls: IO[bytes], answers: IO[bytes]) -> None:
     import tempfile
     from io import BytesIO
 
