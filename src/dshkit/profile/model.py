@@ -23,11 +23,14 @@ import orjson
 from ..errors import Invalid, NotFound
 from ..llm.rescue import largest_json_prefix
 from ..words import normalise
-from .wire import DiffJson, DroppedAsRemoved, Entry
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (the shapes: annotations only, so the profile's face loads none of them)
     from .evidence import Checked
-    from .wire import RefusedJson
+    from .wire import DiffJson, DroppedAsRemoved, Entry, RefusedJson
+
+    # Whether an entry says again what the person removed: (the removed entry's id, why) or
+    # None.
+    RemovedCheck = Callable[[Entry], tuple[str, str] | None]
 
 CATEGORIES = ("A", "B", "C", "D")
 # What each category means, in the words the model is asked for it, the injected text heads it
@@ -169,10 +172,6 @@ class Assembly:
     @property
     def unsupported(self) -> int:
         return sum(1 for r in self.refused if r["kind"] in ("unsupported", "echo"))
-
-
-# Whether an entry says again what the person removed: (the removed entry's id, why) or None.
-RemovedCheck = Callable[[Entry], "tuple[str, str] | None"]
 
 
 @dataclass
