@@ -77,6 +77,7 @@ class Call:
         "harness",
         "payload",
         "room",
+        "until",
     )
 
     def __init__(
@@ -106,6 +107,14 @@ class Call:
         self._state_dir: Path | None = None
         self._step = step
         self._store: Store | None = None
+        self.until: int | None = None  # (`holds_until`)
+
+    def holds_until(self, at_ms: int) -> None:
+        """The answer given to this call holds, as far as time alone goes, until `at_ms` (ms
+        since the epoch; the earliest any face names): a face whose words depend on the clock
+        (a cache fresh for a while) says when they stop holding, and no hint or template made
+        from this call answers from then on (`hooks.hint`)."""
+        self.until = at_ms if self.until is None else min(self.until, at_ms)
 
     # -- what the payload says ---------------------------------------------------------------
 

@@ -127,6 +127,16 @@ def test_a_hint_is_never_used_once_what_it_depended_on_changed(state: Path, tmp_
     assert hint.read(str(state), EVENT, "codex", SESSION, payload(), {"DSHKIT_X": "1"}) is None
 
 
+def test_a_hint_answers_only_before_the_time_its_answer_holds_until(state: Path) -> None:
+    # `Call.holds_until`: a face whose words depend on the clock says when they stop holding.
+    import time
+
+    now = int(time.time() * 1000)
+    for until, answers in ((None, True), (now + 60_000, True), (now - 1, False)):
+        assert hint.write(str(state), EVENT, HARNESS, SESSION, payload(), hint.Reply(), until=until)
+        assert (read(state, env={}) is not None) is answers, until
+
+
 def test_a_missing_broken_or_unnamable_hint_is_no_answer(state: Path, tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text("")

@@ -5,6 +5,7 @@ that turns out wrong is caught by the step after it, and nothing it skipped is l
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -245,6 +246,40 @@ def test_a_templated_answer_that_turns_out_wrong_is_not_recorded(
     assert "a templated answer was not the one its handlers give now" in log
     assert not template.exists()
     assert not delivered(home, NEW[1])  # nothing of it recorded
+
+
+def test_a_templated_start_tells_probe_results_only_while_they_are_fresh(
+    homes: tuple[Home, Home], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A start's capability facts tell the probes' results while they are fresh (the TTL);
+    # past it, the handler says they are pending, and so must a template made from them.
+    from dshkit.capability import service
+    from dshkit.capability.facts import read_facts
+    from dshkit.capability.text import PENDING
+
+    home, _ = homes
+    on = {"DSHKIT_CAPABILITY": "on"}
+    probes: list[str] = []
+    monkeypatch.setattr(service, "start_probe", lambda state, facts, cwd: probes.append(cwd))
+    results = [{"channel": "subprocess", "ok": True, "reason": "sh -c echo: exit 0"}]
+    fresh_for_ms = 4_000  # (the first two starts come well within it)
+    probed = int(time.time() * 1000) - int(service.TTL_S * 1000) + fresh_for_ms
+    with Store(home.state) as store:
+        facts = read_facts(store, "claude", fresh(home, NEW[0]), [])
+        store.db.execute(
+            "INSERT INTO capability_probes (key, at, channels) VALUES (?, ?, ?)",
+            (service.cache_key(facts, str(home.root / "p")), probed, orjson.dumps(results)),
+        )
+    told = context(home.call("SessionStart", fresh(home, NEW[0]), **on))
+    assert "sh -c echo: exit 0" in told and PENDING not in told
+    assert context(home.call("SessionStart", fresh(home, NEW[1]), **on)) == told
+    assert home.lean == 1  # (the template answered: the results still fresh)
+    time.sleep(max(0.0, (probed + service.TTL_S * 1000) / 1000 - time.time()) + 0.05)
+    # The same store, the same files: only the clock moved. The full path answers.
+    late = context(home.call("SessionStart", fresh(home, NEW[2]), **on))
+    assert home.lean == 1
+    assert PENDING in late and "sh -c echo: exit 0" not in late
+    assert probes == [str(home.root / "p")]  # (the handler's: a probe of the expired results)
 
 
 def test_a_field_no_handler_reads_is_held_by_its_presence_alone(homes: tuple[Home, Home]) -> None:

@@ -74,6 +74,10 @@ def _capability_facts(store: Store, call: Call) -> Answer:
     def record(store: Store) -> None:
         store.mark_delivered(key, CAPABILITY_DELIVERY, marker, superseding=True)
 
+    if now.fresh_until is not None:
+        # Its words tell the results as fresh: a start's template made from them must not
+        # tell them once they are not (the handler would then say they are pending).
+        call.holds_until(now.fresh_until)
     return Answer(CAPABILITY, now.text, effects=effects, commit=record)
 
 

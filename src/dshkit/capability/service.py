@@ -116,6 +116,12 @@ class Report:
         return self.channels is None
 
     @property
+    def fresh_until(self) -> int | None:
+        """When the results it holds stop being fresh (ms since the epoch; None: it holds
+        none): its text says otherwise from then on."""
+        return None if self.probed_at is None else self.probed_at + int(TTL_S * 1000)
+
+    @property
     def probe_due(self) -> bool:
         """Nothing fresh and no probe running: asking for the report starts one."""
         return self.pending and not self.probing

@@ -8,9 +8,12 @@ absent), the files it read (each one's inode, size and mtime, or that it was not
 the store's rows it read (each as a query, its parameters and a digest of its rows, run again
 read-only). Whoever writes a hint names what the answer depended on; `read` returns the answer
 only when every part of the key is the same now, and None when anything differs, is missing
-or cannot be read (then the caller takes the full path). Hints live in `<state dir>/hints/`,
-owner-only (0700 directory, 0600 files), written whole (a reader never sees half of one);
-a forget removes them all (`Store.drop_hints`: a hint holds rows a forget deletes).
+or cannot be read (then the caller takes the full path). An answer whose words depend on the
+clock also holds only until the time its faces named (`Call.holds_until`:
+docs/design/hooks.md#an-answer-whose-words-depend-on-the-clock-holds-until-it-says).
+Hints live in `<state dir>/hints/`, owner-only (0700 directory, 0600 files), written whole (a
+reader never sees half of one); a forget removes them all (`Store.drop_hints`: a hint holds
+rows a forget deletes).
 
 A start of a session the store knows nothing of has no hint of its own; its event's *template*
 answers it (`write_template`, `read_template`): an answer, said or not, with the session's id and
@@ -130,6 +133,7 @@ def write(
     queries: Iterable[tuple[str, list[Any]]] = (),
     handlers: Iterable[str] = (),
     unprefixed: Mapping[str, list[str]] | None = None,
+    until: int | None = None,
 ) -> bool:
     """Write the hint of `session`'s next `event`: `reply` from the `handlers` it names, valid
     while the payload's fields but `free`, dshkit's variables in `env` (`env_key`: one set or
@@ -137,8 +141,10 @@ def write(
     they are now, each log of `tails` gained no event of the kinds its consumers read (path →
     consumer → {kinds, check}: since the consumer's cursor, as the `check` it named tells,
     "module:function" of (path, cursor JSON, kinds)), and no free field of
-    `unprefixed` starts with one of its prefixes. Taken now: call it once what the answer
-    depended on is settled. False when no hint could be written (none is then left)."""
+    `unprefixed` starts with one of its prefixes, and not `until` (ms since the epoch) or
+    later (`Call.holds_until`: the answer's words depend on the clock). Taken now: call it
+    once what the answer depended on is settled. False when no hint could be written (none is
+    then left)."""
     target = path(state, event, harness, session)
     if target is None:
         return False
@@ -152,6 +158,7 @@ def write(
             VOLATILE: volatile,
             "handlers": sorted(handlers),
             "unprefixed": dict(unprefixed or {}),
+            "until": until,
             "files": {name: stat_key(name) for name in files},
             "tails": {path: dict(consumers) for path, consumers in (tails or {}).items()},
             "queries": [
@@ -194,7 +201,7 @@ def read(
         if not isinstance(hint["harness"], str) or harness not in (None, hint["harness"]):
             return None
         key = hint["key"]
-        if key["payload"] != _fixed(payload, key["free"]):
+        if not _in_time(key) or key["payload"] != _fixed(payload, key["free"]):
             return None
         if env_key(env, key[VOLATILE]) != key["env"]:
             return None
@@ -315,6 +322,7 @@ def write_template(
     queries: Iterable[str],
     handlers: Iterable[str],
     unread: Iterable[str] = (),
+    until: int | None = None,
 ) -> bool:
     """Write `event`'s template: the answer `reply` (what was written: stdout's bytes, stderr's,
     the exit code) of a call whose session the store knew nothing of, to stand for the same
@@ -322,7 +330,8 @@ def write_template(
     held by their presence alone. Its key is a hint's with the
     session's id and transcript path marked wherever they occur (the payload, the variables,
     the files' names, the statements), and the files and rows as they are for a session no
-    one has seen (a fresh id, put in the marks' places now). None is written for an answer
+    one has seen (a fresh id, put in the marks' places now), and `until` as a hint's. None is
+    written for an answer
     naming the session, or an id that cannot be marked (the one there, if any, stays: it
     still stands for the sessions it holds for); one that could not be written is dropped."""
     target = template_path(state, event, payload)
@@ -351,6 +360,7 @@ def write_template(
                 "env": variables,
                 VOLATILE: volatile,
                 "handlers": sorted(handlers),
+                "until": until,
                 "files": {name: stat_key(_put(name, marks, fresh)) for name in marked_files},
                 "queries": [[sql, digest(rows)] for sql, rows in zip(marked, found, strict=True)],
             },
@@ -411,6 +421,8 @@ def read_template(
         if template["version"] != _version():
             return None
         key, marks = template["key"], tuple(template["marks"])
+        if not _in_time(key):
+            return None
         fixed, fields = _unnamed(payload)
         if key["payload"] != _fixed(fixed, key["unread"]) or key["fields"] != fields:
             return None
@@ -429,6 +441,14 @@ def read_template(
         return _reply(template, key)
     except Exception:  # missing, broken or unreadable: the full path answers
         return None
+
+
+def _in_time(key: Mapping[str, Any]) -> bool:
+    """Whether a key's answer still holds as far as time goes: before its `until`, if any."""
+    import time  # (a built-in module: loaded already)
+
+    until = key.get("until")
+    return until is None or time.time() * 1000 < until
 
 
 def drop_template(state: str, event: str, payload: Mapping[str, Any]) -> None:

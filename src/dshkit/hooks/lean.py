@@ -443,6 +443,7 @@ class Observation:
                 queries=statements,
                 handlers=covered,
                 unread=unread,
+                until=call.until,
             )
         if not kept:
             hint.drop(state, event, harness, session)
@@ -461,6 +462,7 @@ class Observation:
             queries=[(sql, []) for sql in statements],
             handlers=covered,
             unprefixed={FREE: sorted(set(prefixes))} if prefixes else None,
+            until=call.until,
         )
 
 
