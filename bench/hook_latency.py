@@ -4,57 +4,56 @@ SessionStart|Stop` against a bare interpreter start.
 Runs each case --runs times, interleaved, as the harnesses do (a fresh process, a payload on
 stdin), and prints p50 and p95 of each and their ratio to the bare interpreter. PreToolUse
 holds graft's retirement check for every tool (not even started where no handoff ever began)
-and the command risk policy for commands (and the guard's look at a file edit's target, in
-the project below); PostToolUse holds graft's watermark for every tool,
-which reads the step just appended to a real Claude Code transcript (the bench appends one
-before each run): in a session far below the watermark's band (20,000 tokens of a 200,000
-window: its room hint answers most calls from one stat), in one near it (80,000 tokens: no
-room in bytes, but below its usage ceiling, the first context at which the warning can come:
-the steps appended since the last full check are read with the C scanner), the same at a
-turn's first step (a prompt before each call, not timed: the steps and prompts since the last
-full check read with the C scanner, against the turn's and the next turn's ceilings), the
-same session with no room hint (dropped before each call: the store's last fold and the lines
-since read without loading the store, `graft.fold`, the full check left to a detached step)
-and checked in full at every call (the settings the fold reads dropped too: the tail folded
-into the store and the decision taken, what a call costs where the fold cannot answer: a
-forced cut, a handoff tool's line, changed settings), and a session in the band whose every
-call is its turn's first (a prompt before it, not timed): the watermark's nudge, said by the
-fold (`quiet.Say`), the full check that records it run after the answer; a new session's
-first tool call, a long todo list without phases (a new session each round): the plan-first
-nudge, said by the fold the same way; and a Codex
+and the command risk policy for commands (and the guard's look at a file edit's target, in the
+project below); PostToolUse holds graft's watermark for every tool, which reads the step just
+appended to a real Claude Code transcript (the bench appends one before each run): in a session
+far below the watermark's band (20,000 tokens of a 200,000 window: its room hint answers most
+calls from one stat), in one near it (80,000 tokens: no room in bytes, but below its usage
+ceiling, the first context at which the warning can come: the steps appended since the last
+full check are read with the C scanner), the same at a turn's first step (a prompt before each
+call, not timed: the steps and prompts since the last full check read with the C scanner,
+against the turn's and the next turn's ceilings), the same session with no room hint (dropped
+before each call: the store's last fold and the lines since read without loading the store,
+`graft.fold`, the full check left to a detached step) and checked in full at every call (the
+settings the fold reads dropped too: the tail folded into the store and the decision taken,
+what a call costs where the fold cannot answer: a forced cut, a handoff tool's line, changed
+settings), and a session in the band whose every call is its turn's first (a prompt before it,
+not timed): the watermark's nudge, said by the fold (`quiet.Say`), the full check that records
+it run after the answer; a new session's first tool call, a long todo list without phases (a
+new session each round): the plan-first nudge, said by the fold the same way; and a Codex
 rollout and a Gemini CLI recording near the band (their lines mapped to events by their
-adapters' own mappings: the fold).
-Payloads carry what the real Claude Code sends anew with every call (a prompt's
-`prompt_id`, a resumed start's `seconds_since_last_response`), unique each round.
-UserPromptSubmit runs with the optimizer's tier off and nothing to deliver, once as Claude Code
-sends it (once a turn: a session whose log holds its person's words and no model request yet,
-which no tool call left a room hint for, as before its first request), once as DSH's bridge
-does (before every model step, its zstd log grown by a step's frame: no room hint holds for a
-compressed log, the fold answers; and the same in the watermark's band, one turn long: after
-its first steps, nudged and escalated, told all there is in the turn, which the fold
-answers too; and a new turn in the band at every round, whose step after its first is nudged
-at its prompt: said from the fold, `quiet.Say`, the face that records it run after the
-answer), and once as a Claude Code prompt after a tool call of its
-turn (the PostToolUse before it, not timed, leaves the watermark's room hint, as in a real
-session); each is answered from its session's hint (`dshkit.hooks.lean`) once the one before
-kept it. SessionStart once as Claude Code resumes a session (the start before it kept its
-hint) and once as it starts a new one (a new session id each round, a UUID: no hint of its own
-can exist, and the capability facts are delivered; from the second round on, from the start's
-template, `hooks.hint.read_template`, its handlers run by the detached step, which records the
-delivery). A shell command's and an edit's PostToolUse and a turn's end (Stop), in a
-project of 500 entries whose turn began at a prompt and wrote no web page: the gate looks at
-the payload's bytes, the session's rows and the project (`gate.glance`); what a turn's end
-starts (a refresh, a memory harvest) is started after the answer; and a DSH turn's end (a
-prompt before it, not timed), which records the end of the turn before the answer; and a
-turn's end in a session that built a web page a turn before, judged and passed: the gate
-looks at the page's verdict for its content as it is now, and that page written again
-(as judged: no run starts), which the gate's face records after the answer. And, in
-a home where a handoff was carried out (another session's, picked up by a third), a tool
-call, a call near the band and a prompt after its turn's tool call, of a session the ledger
-holds nothing for (`graft.standing` looks at its rows, read-only). A hinted call leaves the
-handlers it skipped to a detached step; each case starts once none is left. Target: p50 within
-2x for a tool call no policy looks at (Read). CPU time (user + system of the hook process) is
-printed beside the wall-clock figures: it is what the hook costs, and moves less
+adapters' own mappings: the fold). Payloads carry what the real Claude Code sends anew with
+every call (a prompt's `prompt_id`, a resumed start's `seconds_since_last_response`), unique
+each round. UserPromptSubmit runs with the optimizer's tier off and nothing to deliver, once as
+Claude Code sends it (once a turn: a session whose log holds its person's words and no model
+request yet, which no tool call left a room hint for, as before its first request), once as
+DSH's bridge does (before every model step, its zstd log grown by a step's frame: no room hint
+holds for a compressed log, the fold answers; and the same in the watermark's band, one turn
+long: after its first steps, nudged and escalated, told all there is in the turn, which the
+fold answers too; and a new turn in the band at every round, whose step after its first is
+nudged at its prompt: said from the fold, `quiet.Say`, the face that records it run after the
+answer), and once as a Claude Code prompt after a tool call of its turn (the PostToolUse before
+it, not timed, leaves the watermark's room hint, as in a real session); each is answered from
+its session's hint (`dshkit.hooks.lean`) once the one before kept it. SessionStart once as
+Claude Code resumes a session (the start before it kept its hint) and once as it starts a new
+one (a new session id each round, a UUID: no hint of its own can exist, and the capability
+facts are delivered; from the second round on, from the start's template,
+`hooks.hint.read_template`, its handlers run by the detached step, which records the delivery),
+and that new session's first prompt (its words logged, a permission mode the start did not
+report: the capability facts told again with it, in full). A shell command's and an edit's
+PostToolUse and a turn's end (Stop), in a project of 500 entries whose turn began at a prompt
+and wrote no web page: the gate looks at the payload's bytes, the session's rows and the
+project (`gate.glance`); what a turn's end starts (a refresh, a memory harvest) is started
+after the answer; and a DSH turn's end (a prompt before it, not timed), which records the end
+of the turn before the answer; and a turn's end in a session that built a web page a turn
+before, judged and passed: the gate looks at the page's verdict for its content as it is now,
+and that page written again (as judged: no run starts), which the gate's face records after the
+answer. And, in a home where a handoff was carried out (another session's, picked up by a
+third), a tool call, a call near the band and a prompt after its turn's tool call, of a session
+the ledger holds nothing for (`graft.standing` looks at its rows, read-only). A hinted call
+leaves the handlers it skipped to a detached step; each case starts once none is left. Target:
+p50 within 2x for a tool call no policy looks at (Read). CPU time (user + system of the hook
+process) is printed beside the wall-clock figures: it is what the hook costs, and moves less
 when the machine is busy.
 
     python bench/hook_latency.py [--runs 60]
@@ -500,6 +499,7 @@ def main() -> None:
             "UserPromptSubmit (DSH): a nudge": (prompted, prompt_payload(dsh_nudged, "d3")),
             "SessionStart (Claude, resume)": (started, start_payload(str(resumed))),
             "SessionStart (Claude, new)": (started, b""),  # a new session each round (below)
+            "UserPromptSubmit (Claude, new)": (prompted, b""),  # that session's first prompt
             "PostToolUse (Bash): command": (after, shell_payload),
             "PostToolUse (Edit): a module": (after, edit_payload),
             "Stop (Claude)": (ended, stop_payload),
@@ -596,6 +596,10 @@ def main() -> None:
                 if name == "SessionStart (Claude, new)":
                     new = f"5f0c{round:04d}-1d2e-4b3a-8c9d-0e1f2a3b4c5d"  # as harnesses name them
                     data = start_payload(str(transcript.with_name(f"{new}.jsonl")), new, "startup")
+                if name == "UserPromptSubmit (Claude, new)":  # (its words logged as it is sent)
+                    opened_log = transcript.with_name(f"{new}.jsonl")
+                    opened_log.write_text(json.dumps({**prompt, "sessionId": new}) + "\n")
+                    data = prompt_payload(str(opened_log), new)
                 case_env = homes.get(name, env)
                 for state in (os.path.join(home, "dshkit"), begun_state):  # (both homes: the
                     settle(state)  # CPU of what one runs after a call must land on neither)
