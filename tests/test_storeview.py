@@ -84,6 +84,13 @@ def test_looks_while_shared_use_one_connection_and_each_sees_what_is_new(
     assert query_rows(str(state), asked, []) == [("2",)] and len(opened) == 3  # (not shared)
 
 
+def held() -> list[tuple[int, int]]:
+    """The database files this process holds open (`storeview.HELD_FILES`), as they are now."""
+    from dshkit import storeview
+
+    return list(storeview.HELD_FILES)
+
+
 WRITE_META = """
 import sys
 from pathlib import Path
@@ -106,6 +113,7 @@ def test_a_kept_look_sees_other_processes_commits_after_a_store_opened_here(
     with Store(tmp_path) as store:
         store.set_meta("k", "0")
     asked = "SELECT value FROM meta WHERE key = 'k'"
+    before = held()  # (stores other tests left open in this process)
     with storeview.Shared(str(tmp_path)) as shared:
         assert query_rows(str(tmp_path), asked, []) == [("0",)]
         kept = shared.connection
@@ -115,7 +123,7 @@ def test_a_kept_look_sees_other_processes_commits_after_a_store_opened_here(
             subprocess.run([sys.executable, "-c", WRITE_META, str(tmp_path), value], check=True)
             assert query_rows(str(tmp_path), asked, []) == [(value,)]
         assert shared.connection is kept  # (one connection all along: none failed)
-    assert storeview.HELD_FILES == []
+    assert held() == before
 
 
 def test_a_look_inside_another_uses_the_outer_connection_and_leaves_it_open(
@@ -126,6 +134,7 @@ def test_a_look_inside_another_uses_the_outer_connection_and_leaves_it_open(
     with Store(tmp_path) as store:
         store.set_meta("k", "1")
     asked = "SELECT value FROM meta WHERE key = 'k'"
+    before = held()
     with storeview.Shared(str(tmp_path)) as outer:
         with storeview.Shared(str(tmp_path)) as inner:
             assert query_rows(str(tmp_path), asked, []) == [("1",)]
@@ -133,8 +142,8 @@ def test_a_look_inside_another_uses_the_outer_connection_and_leaves_it_open(
         kept = outer.connection
         assert query_rows(str(tmp_path), asked, []) == [("1",)]
         assert outer.connection is kept
-        assert len(storeview.HELD_FILES) == 1
-    assert outer.connection is None and storeview.HELD_FILES == []
+        assert held() == [*before, outer.file]
+    assert outer.connection is None and held() == before
 
 
 def test_a_kept_look_opens_a_replaced_database_anew_and_replaces_a_failed_connection(
@@ -147,6 +156,7 @@ def test_a_kept_look_opens_a_replaced_database_anew_and_replaces_a_failed_connec
         with Store(folder) as store:
             store.set_meta("k", value)
     asked = "SELECT value FROM meta WHERE key = 'k'"
+    before = held()
     with storeview.Shared(str(state)) as shared:
         assert query_rows(str(state), asked, []) == [("old",)]
         first = shared.connection
@@ -158,7 +168,7 @@ def test_a_kept_look_opens_a_replaced_database_anew_and_replaces_a_failed_connec
         # A kept connection that fails (here: closed under it) is replaced, once.
         shared.connection.close()
         assert query_rows(str(state), asked, []) == [("new",)]
-        assert len(storeview.HELD_FILES) == 1
+        assert held() == [*before, shared.file]
         with pytest.raises(Exception, match="no such table"):  # (failing on a new one too: said)
             query_rows(str(state), "SELECT * FROM nowhere", [])
-        assert shared.connection is None and storeview.HELD_FILES == []
+        assert shared.connection is None and held() == before
