@@ -57,6 +57,8 @@ def _memory_at_start(store: Store, call: Call) -> Answer:
     chosen = choose(store, workspace, _first_request(store, call), budget)
     if not chosen.text:
         return Answer(MEMORY, why=f"nothing to give a session of {workspace.root}")
+    if chosen.holds_until is not None:  # (ranked by recency too: the order moves with time)
+        call.holds_until(chosen.holds_until)
     text = chosen.text
     key = call.key
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+from itertools import pairwise
 
 from ..provenance.injection import scan
 from .records import (
@@ -107,9 +108,10 @@ GRADE_LABELS = {
 
 class Chosen:
     """What a session is given: the text (empty: nothing), the records in it, in order, the
-    line each was given as, and why others were left out (counts)."""
+    line each was given as, and why others were left out (counts); `holds_until`, when time
+    alone would first make the choice another (ms since the epoch; None: never)."""
 
-    __slots__ = ("language", "left_out", "lines", "records", "text")
+    __slots__ = ("holds_until", "language", "left_out", "lines", "records", "text")
 
     def __init__(
         self,
@@ -118,12 +120,14 @@ class Chosen:
         left_out: dict[str, int],
         lines: list[str] | None = None,
         language: str = ZH,
+        holds_until: int | None = None,
     ) -> None:
         self.text = text
         self.records = records
         self.left_out = left_out
         self.lines = lines if lines is not None else []
         self.language = language
+        self.holds_until = holds_until
 
     def as_json(self) -> ChosenJson:
         return {
@@ -202,7 +206,10 @@ def choose(
     if not chosen:
         return Chosen("", [], left_out, language=language)
     text = "\n".join([OPEN, header, *lines, CLOSE])
-    return Chosen(text, chosen, left_out, lines, language)
+    until = ranked_until([record for _, record in kept], wanted, at)
+    if any(not record.valid_from for record in chosen):  # (dated today: `_day`)
+        until = min(until or _NEVER, (at // _DAY_MS + 1) * _DAY_MS)
+    return Chosen(text, chosen, left_out, lines, language, until)
 
 
 def said_still(
@@ -495,11 +502,59 @@ def _grams(text: str) -> set[str]:
 
 
 def _score(record: Record, wanted: set[str], now: int) -> float:
-    age_days = max(0.0, (now - int(record.valid_from or 0)) / 86_400_000)
-    recency = math.pow(0.5, age_days / HALF_LIFE_DAYS)
+    return _standing(record, wanted) + _recency(record, now)
+
+
+def _standing(record: Record, wanted: set[str]) -> float:
+    """The part of a record's score time does not move: its kind, grade and words shared."""
     grade = GRADES.get(record.grade, 0) / 3
-    score = KIND_WEIGHT.get(record.kind, 0.5) + grade + recency
+    score = KIND_WEIGHT.get(record.kind, 0.5) + grade
     if wanted:
         shared = len(wanted & _grams(record.text)) / len(wanted)
         score += 4 * shared
     return score
+
+
+def _recency(record: Record, now: int) -> float:
+    """1 for a record from now on, halving every HALF_LIFE_DAYS of its age."""
+    age_days = max(0.0, (now - int(record.valid_from or 0)) / _DAY_MS)
+    return math.pow(0.5, age_days / HALF_LIFE_DAYS)
+
+
+_DAY_MS = 86_400_000
+_NEVER = 1 << 62
+
+
+def ranked_until(ranked: list[Record], wanted: set[str], now: int) -> int | None:
+    """When time alone would first change the order of `ranked` (records in the order `choose`
+    ranks them at `now`: ms since the epoch; None: never). A score's recency halves every
+    HALF_LIFE_DAYS from a height of its own (a record dated ahead of `now` holds 1 until its
+    date, which bounds the answer), so two neighbours may cross: one ahead on recency alone is
+    passed once that lead no longer outweighs the other's standing. The first change of an
+    order is a swap of neighbours: only they are compared."""
+    until = _NEVER
+    half_life_ms = HALF_LIFE_DAYS * _DAY_MS
+    for record in ranked:
+        born = int(record.valid_from or 0)
+        if born > now:
+            until = min(until, born)
+    for ahead, behind in pairwise(ranked):
+        heights = _recency(ahead, now), _recency(behind, now)
+        ageing = [int(record.valid_from or 0) <= now for record in (ahead, behind)]
+        # The two scores' difference is `lead * 0.5 ** (t / half_life) - gap`: what decays of
+        # it, and what does not.
+        lead = heights[0] * ageing[0] - heights[1] * ageing[1]
+        gap = _standing(behind, wanted) + heights[1] * (not ageing[1])
+        gap -= _standing(ahead, wanted) + heights[0] * (not ageing[0])
+        if gap == 0 and lead > 0 and all(ageing) and ahead.id < behind.id:
+            # Level on standing: ahead on recency until the two recencies differ by less than
+            # the scores' floats resolve; then a tie, which the ids order the other way.
+            resolution = math.ulp(_standing(ahead, wanted) + 1.0)  # (no score is above it)
+            until = min(until, now + math.floor(half_life_ms * math.log2(lead / resolution)))
+            continue
+        if lead <= 0 or gap <= 0:
+            continue  # (the one ahead keeps its place: its lead on standing never fades)
+        if gap >= lead:  # (level already: their ids keep the order only at this moment)
+            return now
+        until = min(until, now + math.ceil(half_life_ms * math.log2(lead / gap)))
+    return None if until == _NEVER else until
