@@ -13,6 +13,8 @@ import pytest
 from dshkit.store import Store
 from dshkit.storeview import query_rows
 
+from .support.elsewhere import commit_meta
+
 
 @pytest.mark.process
 def test_the_store_is_read_without_functools_and_sqlite3_still_works_after() -> None:
@@ -91,15 +93,6 @@ def held() -> list[tuple[int, int]]:
     return list(storeview.HELD_FILES)
 
 
-WRITE_META = """
-import sys
-from pathlib import Path
-from dshkit.store import Store
-with Store(Path(sys.argv[1])) as store:
-    store.set_meta("k", sys.argv[2])
-"""
-
-
 @pytest.mark.process
 def test_a_kept_look_sees_other_processes_commits_after_a_store_opened_here(
     tmp_path: Path,
@@ -120,7 +113,7 @@ def test_a_kept_look_sees_other_processes_commits_after_a_store_opened_here(
         for value in ("1", "2"):
             with Store(tmp_path):
                 pass
-            subprocess.run([sys.executable, "-c", WRITE_META, str(tmp_path), value], check=True)
+            commit_meta(tmp_path, "k", value)
             assert query_rows(str(tmp_path), asked, []) == [(value,)]
         assert shared.connection is kept  # (one connection all along: none failed)
     assert held() == before

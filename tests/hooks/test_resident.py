@@ -21,6 +21,7 @@ import pytest
 from dshkit.hooks.resident import ResidentError, Workers
 
 from ..support.cli import run_dshkit
+from ..support.elsewhere import commit_meta
 from ..support.hooks import claude
 from ..support.procs import left, running_with, wait_until
 
@@ -226,15 +227,6 @@ def test_a_worker_that_dies_in_its_step_costs_no_call_and_is_replaced(
     assert left(lambda: workers_of(state)) == []
 
 
-COMMIT = """
-import sys
-from pathlib import Path
-from dshkit.store import Store
-with Store(Path(sys.argv[1])) as store:
-    store.set_meta("elsewhere", sys.argv[2])
-"""
-
-
 def test_a_worker_sees_what_other_processes_commit_between_its_calls(
     state: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -245,7 +237,7 @@ def test_a_worker_sees_what_other_processes_commit_between_its_calls(
     workers = Workers(str(state), size=1)
     try:
         for round in range(3):
-            subprocess.run([sys.executable, "-c", COMMIT, str(state), str(round)], check=True)
+            commit_meta(state, "elsewhere", str(round))
             code, out, _ = workers.call("UserPromptSubmit", payload("a", "UserPromptSubmit"))
             assert code == 0 and f"elsewhere={round}".encode() in out
     finally:
