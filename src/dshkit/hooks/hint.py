@@ -331,9 +331,9 @@ def write_template(
     session's id and transcript path marked wherever they occur (the payload, the variables,
     the files' names, the statements), and the files and rows as they are for a session no
     one has seen (a fresh id, put in the marks' places now), and `until` as a hint's. None is
-    written for an answer
-    naming the session, or an id that cannot be marked (the one there, if any, stays: it
-    still stands for the sessions it holds for); one that could not be written is dropped."""
+    written for an answer naming the session, or an id that cannot be marked (the one there,
+    if any, stays: it still stands for the sessions it holds for); one that could not be
+    written is dropped."""
     target = template_path(state, event, payload)
     names = _names(payload)
     said = reply.output + reply.error
