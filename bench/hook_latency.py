@@ -191,14 +191,11 @@ def planned(log: Path, number: int) -> bytes:
 
 def judged_page(state: Path, key: tuple[str, str], page: Path) -> None:
     """`page` recorded as the session `key` wrote it, and judged ok as it is now."""
-    import hashlib
-
-    from dshkit.gate.delivery import note_writes
+    from dshkit.gate.delivery import content_hash, note_writes
     from dshkit.gate.judge import Verdict
     from dshkit.gate.verdicts import save_verdict
 
-    sha = hashlib.sha256(page.read_bytes()).hexdigest()
-    passed = Verdict(str(page), sha, "ok", False, 5, None, [], [], None)
+    passed = Verdict(str(page), content_hash(page), "ok", False, 5, None, [], [], None)
     with Store(state) as store:
         note_writes(store, key, [page])
         save_verdict(store, passed)
