@@ -72,6 +72,8 @@ ROOM_KEPT = 1_500
 DEFAULT_BUDGET = 2_500  # characters of the injected text (config: [memory] inject_chars)
 CANDIDATES = 300  # newest current records considered
 HALF_LIFE_DAYS = 30.0
+_DAY_MS = 86_400_000
+_NEVER = 1 << 62  # (a time no bound reaches: `ranked_until`)
 COMMAND_CHARS = 160  # of a command as a template names it
 KIND_WEIGHT = {NEGATIVE: 1.0, FACT: 0.9, EXPERIENCE: 0.6}
 OPEN = "<dshkit-memory>"
@@ -519,10 +521,6 @@ def _recency(record: Record, now: int) -> float:
     """1 for a record from now on, halving every HALF_LIFE_DAYS of its age."""
     age_days = max(0.0, (now - int(record.valid_from or 0)) / _DAY_MS)
     return math.pow(0.5, age_days / HALF_LIFE_DAYS)
-
-
-_DAY_MS = 86_400_000
-_NEVER = 1 << 62
 
 
 def ranked_until(ranked: list[Record], wanted: set[str], now: int) -> int | None:
