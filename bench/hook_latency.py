@@ -40,7 +40,8 @@ one (a new session id each round, a UUID: no hint of its own can exist, and the 
 facts are delivered; from the second round on, from the start's template,
 `hooks.hint.read_template`, its handlers run by the detached step, which records the delivery),
 and that new session's first prompt (its words logged, a permission mode the start did not
-report: the capability facts told again with it, in full). A shell command's and an edit's
+report: the capability facts told again with it; from the second round on, from the
+prompt's template, as every new session's start told the same). A shell command's and an edit's
 PostToolUse and a turn's end (Stop), in a project of 500 entries whose turn began at a prompt
 and wrote no web page: the gate looks at the payload's bytes, the session's rows and the
 project (`gate.glance`); what a turn's end starts (a refresh, a memory harvest) is started

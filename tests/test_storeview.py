@@ -165,3 +165,34 @@ def test_a_kept_look_opens_a_replaced_database_anew_and_replaces_a_failed_connec
         with pytest.raises(Exception, match="no such table"):  # (failing on a new one too: said)
             query_rows(str(state), "SELECT * FROM nowhere", [])
         assert shared.connection is None and held() == before
+
+
+@pytest.mark.process
+def test_a_snapshot_sees_the_store_as_it_was_taken_whatever_is_committed_since(
+    tmp_path: Path,
+) -> None:
+    # What a call's handlers found, not what they (or another process) wrote since: a
+    # template's key (`hooks.lean.Observation`). A store opened here meanwhile must not drop
+    # its lock (the last writer elsewhere would then remove the WAL under it).
+    from dshkit import storeview
+
+    with Store(tmp_path) as store:
+        store.set_meta("k", "0")
+    asked: list[tuple[str, list[Any]]] = [("SELECT value FROM meta WHERE key = 'k'", [])]
+    before = held()
+    snapshot = storeview.Snapshot(str(tmp_path))
+    try:
+        with Store(tmp_path) as store:
+            store.set_meta("k", "1")  # (this process's own write)
+        commit_meta(tmp_path, "k", "2")  # (another's, the last to close the store)
+        assert snapshot.rows(asked) == [[("0",)]]  # (its first look at that page)
+        commit_meta(tmp_path, "k", "3")
+        assert snapshot.rows(asked) == [[("0",)]]
+        assert query_rows(str(tmp_path), asked[0][0], []) == [("3",)]  # (a look: what is now)
+    finally:
+        snapshot.close()
+    snapshot.close()  # (again: nothing)
+    assert held() == before
+    with pytest.raises(FileNotFoundError):
+        storeview.Snapshot(str(tmp_path / "none"))
+    assert held() == before

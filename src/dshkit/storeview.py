@@ -147,6 +147,44 @@ class Shared:
         self.close()
 
 
+class Snapshot:
+    """The store as it was when taken: a read-only connection whose read transaction stays
+    open until it is closed, so that every look through it (`rows`) sees the store as it was
+    then, no commit made since included (a call's own: `hooks.lean.Observation` keys a
+    template to what its handlers read as they found it, before their own writes).
+    FileNotFoundError: no store. Its file is held (`HELD_FILES`) while it is open: a store
+    opened meanwhile must not drop its lock, which keeps its snapshot's pages in the WAL."""
+
+    __slots__ = ("connection", "file")
+
+    def __init__(self, state: str) -> None:
+        db = os.path.join(state, DB_NAME)
+        found = os.stat(db)
+        self.file: tuple[int, int] | None = (found.st_dev, found.st_ino)
+        HELD_FILES.append(self.file)
+        self.connection: Any = None
+        try:
+            self.connection = connect(db, "ro", 1.0)
+            self.connection.execute("BEGIN")
+            self.connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # (pins it)
+        except BaseException:
+            self.close()
+            raise
+
+    def rows(self, queries: list[tuple[str, list[Any]]]) -> list[list[Any]]:
+        """The rows of each query, as the store was when the snapshot was taken."""
+        return [list(self.connection.execute(sql, params).fetchall()) for sql, params in queries]
+
+    def close(self) -> None:
+        """End the read transaction and close the connection (again: nothing)."""
+        connection, self.connection = self.connection, None
+        if self.file is not None:
+            HELD_FILES.remove(self.file)
+            self.file = None
+        if connection is not None:
+            connection.close()
+
+
 def sqlite_core() -> Any:
     """The `_sqlite3` C module alone (`sqlite3` itself imports datetime and more). Loaded by a
     process that has not loaded `functools` yet (a hook's, on the lean path), it is loaded

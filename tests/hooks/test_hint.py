@@ -12,6 +12,7 @@ import pytest
 
 from dshkit.hooks import hint
 from dshkit.store import Store
+from dshkit.storeview import queries_rows
 
 EVENT, HARNESS, SESSION = "UserPromptSubmit", "claude", "c1"
 SQL = "SELECT key, value FROM meta WHERE key LIKE 'test.%'"
@@ -241,18 +242,24 @@ def start(session: str, tmp_path: Path, **extra: Any) -> dict[str, Any]:
     )
 
 
+def looks(state: Path) -> Any:
+    """What a template's key reads the store with: its rows now."""
+    return lambda queries: queries_rows(str(state), queries)
+
+
 def templated(state: Path, tmp_path: Path, reply: hint.Reply, **extra: Any) -> bool:
     payload = start(A, tmp_path, **extra)
     session_file = str(tmp_path / "env" / A / "hook.sh")  # a per-session file, not there
-    return hint.write_template(
+    files, queries = (payload["transcript_path"], session_file), (SEEN.format(A), SQL)
+    seen = hint.seen(payload, files, queries, looks(state))
+    return seen is not None and hint.write_template(
         str(state),
         START,
         HARNESS,
         payload,
         reply,
         env={"DSHKIT_X": "1", "CLAUDE_ENV_FILE": session_file},
-        files=(payload["transcript_path"], session_file),
-        queries=(SEEN.format(A), SQL),
+        seen=seen,
         handlers=("h:one",),
     )
 
@@ -299,7 +306,8 @@ def test_a_template_is_not_written_for_an_answer_naming_its_session(
 ) -> None:
     assert not templated(state, tmp_path, hint.Reply(f'{{"id": "{A}"}}'.encode(), b"", 0))
     assert not templated(state, tmp_path, hint.Reply(b"", b"", 0), transcript_path="/p/it's.jsonl")
-    assert not Path(hint.template_path(str(state), START, start(A, tmp_path))).exists()
+    for slot in (hint.SAID, hint.QUIET):
+        assert not Path(hint.template_path(str(state), START, start(A, tmp_path), slot)).exists()
 
 
 def test_a_session_is_unseen_only_while_everything_read_is_as_for_a_fresh_one(
@@ -307,11 +315,79 @@ def test_a_session_is_unseen_only_while_everything_read_is_as_for_a_fresh_one(
 ) -> None:
     payload = start(A, tmp_path)
     files, queries = [payload["transcript_path"]], [SEEN.format(A), SQL]
-    assert hint.unseen(str(state), payload, files, queries)
+    assert hint.unseen(payload, files, queries, looks(state))
     with Store(state) as store:
         store.set_meta(f"seen.{A}", "1")
-    assert not hint.unseen(str(state), payload, files, queries)
-    assert not hint.unseen(str(state), start("c1", tmp_path), files, queries)
+    assert not hint.unseen(payload, files, queries, looks(state))
+    assert not hint.unseen(start("c1", tmp_path), files, queries, looks(state))
+
+
+def opening(session: str, tmp_path: Path, words: str | None = "fix it") -> dict[str, Any]:
+    """A session's first prompt (`words` None: a payload without them)."""
+    payload = start(session, tmp_path, permission_mode="default")
+    return payload if words is None else {**payload, "prompt": words}
+
+
+def test_a_template_holds_to_what_its_writers_handlers_read_and_a_prompts_words_by_presence(
+    state: Path, tmp_path: Path
+) -> None:
+    # A first prompt's template: its session was told something at its start (its row), as
+    # every session is; its words are held by their presence, and their prefixes.
+    with Store(state) as store:
+        for session in (A, B):
+            store.set_meta(f"seen.{session}", "told at its start")
+    payload = opening(A, tmp_path)
+    seen = hint.seen(payload, [], [SEEN.format(A), SQL], looks(state))
+    assert seen is not None and SEEN.format(seen.marks[0]) in [sql for sql, _ in seen.queries]
+    told = hint.Reply(b'{"hookSpecificOutput": {"additionalContext": "mode"}}', b"", 0)
+    env = {"DSHKIT_X": "1"}
+    assert hint.write_template(
+        str(state),
+        EVENT,
+        HARNESS,
+        payload,
+        told,
+        env=env,
+        seen=seen,
+        handlers=("h:one",),
+        free=("prompt",),
+        unprefixed={"prompt": ["》"]},
+    )
+    found = hint.read_template(str(state), EVENT, opening(B, tmp_path, "other words"), env)
+    assert found is not None and found.output == told.output
+    # Not for a session told something else (or nothing), nor words with the prefix, nor a
+    # payload without words.
+    third = "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+    assert hint.read_template(str(state), EVENT, opening(third, tmp_path), env) is None
+    with Store(state) as store:
+        store.set_meta(f"seen.{third}", "told something else")
+    assert hint.read_template(str(state), EVENT, opening(third, tmp_path), env) is None
+    assert hint.read_template(str(state), EVENT, opening(B, tmp_path, "》ok"), env) is None
+    assert hint.read_template(str(state), EVENT, opening(B, tmp_path, None), env) is None
+    assert hint.read_template(str(state), EVENT, opening(B, tmp_path), env) is not None
+
+
+def test_a_template_that_says_nothing_is_kept_beside_one_that_says_something(
+    state: Path, tmp_path: Path
+) -> None:
+    told = hint.Reply(b'{"hookSpecificOutput": {"additionalContext": "facts"}}', b"", 0)
+    assert templated(state, tmp_path, told)
+    with Store(state) as store:
+        store.set_meta(f"seen.{B}", "1")  # (then, what read nothing for B is no template of it)
+    assert templated(state, tmp_path, hint.Reply())  # the same state: both hold
+    paths = [
+        Path(hint.template_path(str(state), START, start(A, tmp_path), slot))
+        for slot in (hint.SAID, hint.QUIET)
+    ]
+    assert all(path.exists() for path in paths)
+    third = "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+    found = read_for(state, tmp_path, third)  # the one that says something first
+    assert found is not None and found.output == told.output
+    paths[0].unlink()
+    found = read_for(state, tmp_path, third)
+    assert found is not None and found.output == b""
+    hint.drop_template(str(state), START, start(A, tmp_path))
+    assert not any(path.exists() for path in paths)
 
 
 def test_a_hint_holds_to_no_variable_a_harness_gives_each_process_anew(

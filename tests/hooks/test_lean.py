@@ -197,10 +197,88 @@ def test_a_new_sessions_start_is_answered_from_its_template_byte_for_byte(
     assert [bool(context(out)) for out in said] == [True, False] * 4 + [True, True]
     assert all(context(out) == effective(hinted.root) for out in said[::2])
     assert all(delivered(hinted, session) for session in NEW)
-    # Answered from the template: the starts of the second, third and fourth sessions (the
-    # first wrote it; a changed configuration and another payload field take the full path;
-    # a session's first prompt has no hint of its own yet).
-    assert (hinted.lean, full.lean) == (3, 0)
+    # Answered from the templates: the starts and the first prompts of the second, third and
+    # fourth sessions (the first session's wrote them; a changed configuration and another
+    # payload field take the full path).
+    assert (hinted.lean, full.lean) == (6, 0)
+
+
+def probed(home: Home, session: str) -> None:
+    """The capability probes' results for the project, fresh, with the mode unknown (as at a
+    start) and "default" (as at a prompt): what a new session is told."""
+    from dshkit.capability import service
+    from dshkit.capability.facts import read_facts
+
+    results = [{"channel": "subprocess", "ok": True, "reason": "sh -c echo: exit 0"}]
+    with Store(home.state) as store:
+        for payload in (fresh(home, session), first_prompt(home, session)):
+            facts = read_facts(store, "claude", payload, [])
+            key = service.cache_key(facts, str(home.root / "p"))
+            now = int(time.time() * 1000)
+            store.db.execute(
+                "INSERT INTO capability_probes (key, at, channels) VALUES (?, ?, ?)",
+                (key, now, orjson.dumps(results)),
+            )
+
+
+def first_prompt(home: Home, session: str, words: str = "go", **extra: Any) -> dict[str, Any]:
+    """A new Claude Code session's first prompt: its permission mode, which its start did not
+    report."""
+    payload = {**fresh(home, session), "hook_event_name": "UserPromptSubmit", "prompt": words}
+    payload.pop("source")
+    return {**payload, "permission_mode": "default", **extra}
+
+
+def test_a_new_sessions_first_prompt_is_answered_from_its_template_byte_for_byte(
+    homes: tuple[Home, Home], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Claude Code's start reports no permission mode and its first prompt does: the
+    # capability facts are told again, with the mode, at every new session's first prompt.
+    # Its handlers write as they answer (the gate begins the turn, then reads that row): a
+    # template holds to what they found, not to what they wrote.
+    from dshkit.capability import service
+    from dshkit.store import CAPABILITY_DELIVERY
+
+    monkeypatch.setattr(service, "start_probe", lambda state, facts, cwd: None)
+    on = {"DSHKIT_CAPABILITY": "on"}
+
+    def sessions(home: Home) -> list[bytes]:
+        probed(home, NEW[0])
+        said = []
+        for session in NEW[:4]:
+            said.append(home.call("SessionStart", fresh(home, session), **on))
+            said.append(home.call("UserPromptSubmit", first_prompt(home, session), **on))
+            # An answer that said something leaves no hint of "nothing to say" (from a
+            # template as in full): its handlers said it with what they read then.
+            own = hint.path(str(home.state), "UserPromptSubmit", "claude", session)
+            assert own is not None and not Path(own).exists()
+            said.append(home.call("UserPromptSubmit", first_prompt(home, session, "on"), **on))
+        # Words the optimizer answers (its mark): the full path, whatever the template says.
+        said.append(home.call("SessionStart", fresh(home, NEW[4]), **on))
+        said.append(home.call("UserPromptSubmit", first_prompt(home, NEW[4], "》ok"), **on))
+        # Another mode: told with it, in full.
+        said.append(home.call("SessionStart", fresh(home, NEW[5]), **on))
+        plan = first_prompt(home, NEW[5], permission_mode="plan")
+        said.append(home.call("UserPromptSubmit", plan, **on))
+        return said
+
+    hinted, full = homes
+    said = sessions(hinted)
+    assert said == sessions(full)  # byte for byte
+    told = [context(out) for out in said]
+    assert all("sh -c echo: exit 0" in told[i] for i in range(0, 12, 3))  # each start
+    assert all("default" in told[i] for i in range(1, 12, 3))  # each first prompt, its mode
+    assert [told[i] for i in range(2, 12, 3)] == [""] * 4  # (and not again)
+    assert b'"decision": "block"' in said[13] and "plan" in told[15]
+    with Store(hinted.state) as store:
+        for session in NEW[:4]:
+            last = store.last_delivered(("claude", session), CAPABILITY_DELIVERY)
+            assert last is not None and "permission=default" in last
+    # From the templates: the starts, first and second prompts of the second, third and
+    # fourth sessions, and the starts of the fifth and sixth (a second prompt from the one
+    # the first session's second prompt left: nothing to say, kept beside the other).
+    assert (hinted.lean, full.lean) == (11, 0)
+    assert not (hinted.state / "hooks.log").exists()  # (nothing went wrong)
 
 
 def test_a_template_stands_only_for_a_session_the_store_knows_nothing_of(
@@ -331,3 +409,22 @@ def test_a_live_checks_words_are_the_answer_and_recorded_only_once_its_handler_g
     }
     log = (hinted.state / "hooks.log").read_text()
     assert "the answer a quiet check gave was not the one its handlers give now" in log
+
+
+def test_no_template_holds_a_live_handlers_words(tmp_path: Path) -> None:
+    # graft's watermark speaks from what moves at every call (its live check says it anew,
+    # `plugins.Hook.live`): an answer holding its words stands for no other session.
+    from typing import cast
+
+    from dshkit.harnesses import Reply
+    from dshkit.hookio import Call
+
+    home = Home(tmp_path, True)
+    live = next(iter(lean.live()))
+    payload = {**first_prompt(home, NEW[0]), "session_id": NEW[0]}
+    for speakers, templated in (([live], False), (["dshkit.capability.hook:on_prompt"], True)):
+        with lean.Observation(str(home.state)) as seen:
+            seen.payload(payload)
+            reply = Reply({"hookSpecificOutput": {"additionalContext": "words"}})
+            seen.answered(reply, cast(Call, None), speakers)
+        assert (seen.template is not None) is templated

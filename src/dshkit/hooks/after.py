@@ -98,7 +98,7 @@ def _step(
     checks = live()
     run = [entry for entry in wanted if entry.handler not in checks]
     started = time.monotonic()
-    with Observation(state) as seen:
+    with Observation(state, templates=said is not None and not spoken) as seen:
         hook = observed(dispatch._hook(event, raw, env, state), seen)
         try:
             results = dispatch._handle(hook, run, env, started + HANDLERS_TOTAL_S, seen)
@@ -125,7 +125,7 @@ def _step(
                 "it was not delivered, nor recorded; the hint is dropped",
             )
             return
-        seen.keep(hook, [entry.handler for entry in wanted], env, hook.log)
+        seen.keep(hook, [entry.handler for entry in wanted], env)
 
 
 def _templated(
@@ -142,7 +142,9 @@ def _templated(
     template is dropped, and the hooks' log says so."""
     event, state = hook.event, hook.directory
     reply = answer(event, results, hook.harness)
-    seen.answered(reply.reply)
+    if results or reply.reply.output or reply.reply.error:
+        seen.spoke = True  # (no hint of "nothing to say" from an answer that said something)
+    seen.answered(reply.reply, hook, [name for name, _ in results])
     info = hook.harness_info
     turns = info is not None and info.asks_every_step and bool(hook.session_id)
     if seen.failed or seen.reply is None or _said(seen.reply) != said:
@@ -160,7 +162,7 @@ def _templated(
     dispatch._commit(state, event, emitted, time.monotonic() + COMMITS_TOTAL_S)
     if turns:
         dispatch._turn(hook, reply.verdict)
-    seen.keep(hook, handlers, os.environ, hook.log)
+    seen.keep(hook, handlers, os.environ)
 
 
 if __name__ == "__main__":

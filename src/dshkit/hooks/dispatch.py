@@ -96,7 +96,7 @@ def _keep(hook: Call, wanted: list[Entry], env: Mapping[str, str], seen: Observa
     """The session's hint from what was observed (never raises: a hint not kept only costs the
     next call the full path)."""
     try:
-        seen.keep(hook, [entry.handler for entry in wanted], env, hook.log)
+        seen.keep(hook, [entry.handler for entry in wanted], env)
     except BaseException as exc:
         log(hook.directory, hook.event, f"no hint kept: {type(exc).__name__}: {exc}")
 
@@ -126,7 +126,7 @@ def _answer(
         log(directory, event, note)
     written = bool(reply.reply) and _write(directory, event, reply.reply, out)
     if observation is not None and (written or not reply.reply):
-        observation.answered(reply.reply)
+        observation.answered(reply.reply, hook, [name for name, _ in results])
     if written:
         emitted = [results[i] for i in reply.emitted]
         _commit(directory, event, emitted, time.monotonic() + COMMITS_TOTAL_S)

@@ -15,11 +15,11 @@ Hints live in `<state dir>/hints/`, owner-only (0700 directory, 0600 files), wri
 reader never sees half of one); a forget removes them all (`Store.drop_hints`: a hint holds
 rows a forget deletes).
 
-A start of a session the store knows nothing of has no hint of its own; its event's *template*
-answers it (`write_template`, `read_template`): an answer, said or not, with the session's id and
-transcript path marked wherever they were read, valid for any other session for which,
-with its own names in the marks' places, everything read is as it was for a fresh one
-(docs/design/hooks.md#a-new-sessions-start-is-answered-from-its-template).
+A session's first start or prompt has no hint of its own; its event's *template* answers it
+(`write_template`, `read_template`): an answer, with the session's id and transcript path marked
+wherever they were read, valid for any other session for which, with its own names in the
+marks' places, everything read is as it was for the session it was written from, before that
+answer's commits (docs/design/hooks.md#a-new-sessions-start-is-answered-from-its-template).
 
 On the hot path: `read` imports, only for a hint naming store rows, `_sqlite3`; nothing else
 beyond what the entry point already holds.
@@ -37,11 +37,14 @@ from .spawn import HINT_DIR as HINT_DIR  # (where the hints and the steps' files
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
+    Rows = Callable[[list[tuple[str, list[Any]]]], list[list[Any]]]  # queries → their rows
 
-FORMAT = 2  # a hint of another format is not read (1: no `volatile` names)
+
+FORMAT = 3  # a hint of another format is not read (1: no `volatile` names; 2: templates
+# held to a fresh session's state, not their writer's)
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
 MAX_ROWS_TEXT = 1 << 16  # one query's rows in a hint, as text; more: no hint
 MAX_NAME = 160  # a session id longer than this gets no hint (a file name must stay short)
@@ -265,16 +268,22 @@ def _reply(held: Any, key: Any) -> Reply | None:
     return found
 
 
-# -- templates: a start of a session the store knows nothing of --------------------------------
+# -- templates: a session's first start or prompt ---------------------------------------------
+
+SAID, QUIET = ".said", ""  # a template's slot: an answer that says something, or nothing
 
 
-def template_path(state: str, event: str, payload: Mapping[str, Any]) -> str:
+def template_path(state: str, event: str, payload: Mapping[str, Any], slot: str = SAID) -> str:
     """The template file of `event` for the payload's directory (one per project: its
-    sessions' starts share it; another project's would otherwise replace it each time)."""
+    sessions share it; another project's would otherwise replace it each time), in `slot`:
+    an answer that says something (SAID) and one that says nothing (QUIET) are kept apart, so
+    that a session's second prompt (nothing to say, after a first that spoke) leaves the
+    template its first prompt wrote for the next new session."""
     import zlib  # (a built-in module: loaded in a few microseconds)
 
     where = str(payload.get("cwd") or "")
-    return os.path.join(state, HINT_DIR, f"{event}.new-{zlib.crc32(where.encode()):08x}")
+    name = f"{event}.new-{zlib.crc32(where.encode()):08x}{slot}"
+    return os.path.join(state, HINT_DIR, name)
 
 
 def _names(payload: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -310,6 +319,45 @@ def _put(text: str, names: tuple[str, str], marks: tuple[str, str]) -> str:
     return text.replace(session, mark_session)
 
 
+class Seen:
+    """What a call's handlers read, as it was once they answered (before the answer's
+    commits), with its session's id and transcript path marked (`marks`): each file's
+    `stat_key` and each statement's rows (`digest`), by marked name and statement. What a
+    template written from that call holds to (`seen`, `write_template`)."""
+
+    __slots__ = ("files", "marks", "queries")
+
+    def __init__(
+        self, marks: tuple[str, str], files: dict[str, Any], queries: list[list[str]]
+    ) -> None:
+        self.marks, self.files, self.queries = marks, files, queries
+
+
+def seen(
+    payload: Mapping[str, Any], files: Iterable[str], queries: Iterable[str], rows: Rows
+) -> Seen | None:
+    """The `files` as they are now and the rows of the statements `queries` as `rows` reads
+    them, for the payload's session, its names marked (None: an id that cannot be marked, or
+    rows too many or unreadable: no template can be written). `rows` reads the store as it
+    was before the call's handlers ran (`storeview.Snapshot`): what they found, not what they
+    wrote."""
+    names = _names(payload)
+    if names is None:
+        return None
+    marks = (f"<session {os.urandom(12).hex()}>", f"<transcript {os.urandom(12).hex()}>")
+    statements = sorted(set(queries))
+    try:
+        found = rows([(sql, []) for sql in statements])
+        read = zip(statements, found, strict=True)
+        return Seen(
+            marks,
+            {_put(name, names, marks): stat_key(name) for name in files},
+            [[_put(sql, names, marks), digest(each)] for sql, each in read],
+        )
+    except Exception:  # unreadable, or rows too many: no template
+        return None
+
+
 def write_template(
     state: str,
     event: str,
@@ -318,56 +366,54 @@ def write_template(
     reply: Reply,
     *,
     env: Mapping[str, str],
-    files: Iterable[str],
-    queries: Iterable[str],
+    seen: Seen,
     handlers: Iterable[str],
-    unread: Iterable[str] = (),
+    free: Iterable[str] = (),
+    unprefixed: Mapping[str, list[str]] | None = None,
     until: int | None = None,
 ) -> bool:
     """Write `event`'s template: the answer `reply` (what was written: stdout's bytes, stderr's,
-    the exit code) of a call whose session the store knew nothing of, to stand for the same
-    call of any other such session (see `read_template`); the payload's `unread` fields are
-    held by their presence alone. Its key is a hint's with the
-    session's id and transcript path marked wherever they occur (the payload, the variables,
-    the files' names, the statements), and the files and rows as they are for a session no
-    one has seen (a fresh id, put in the marks' places now), and `until` as a hint's. None is
-    written for an answer naming the session, or an id that cannot be marked (the one there,
-    if any, stays: it still stands for the sessions it holds for); one that could not be
-    written is dropped."""
-    target = template_path(state, event, payload)
+    the exit code) of a call whose session's first of its event it was, to stand for the same
+    call of any other session (see `read_template`) for which everything its handlers read
+    (`seen`) is the same with the names put in the marks' places. Its key is a hint's with the
+    session's names marked wherever they occur (the payload, the variables, `seen`): the
+    payload's `free` fields held by their presence alone (and not starting with a prefix of
+    `unprefixed`, as a hint holds them), and `until` as a hint's. None is written for an
+    answer naming the session, or an id that cannot be marked (the one there, if any, stays:
+    it still stands for the sessions it holds for); one that could not be written is
+    dropped."""
     names = _names(payload)
     said = reply.output + reply.error
+    slot = SAID if said or reply.code else QUIET
+    target = template_path(state, event, payload, slot)
     if names is None or names[0].encode() in said or os.fsencode(names[1] or "\0") in said:
         return False
     try:
-        marks = (f"<session {os.urandom(12).hex()}>", f"<transcript {os.urandom(12).hex()}>")
-        fresh = _fresh(names)
+        marks = seen.marks
         fixed, fields = _unnamed(payload)
         volatile = sorted(harnesses.volatile_env())
         variables = {k: _put(v, names, marks) for k, v in env_key(env, volatile).items()}
-        unread = sorted(unread)
-        marked_files = sorted({_put(name, names, marks) for name in files})
-        marked = sorted({_put(sql, names, marks) for sql in queries})
-        found = queries_rows(state, [(_put(sql, marks, fresh), []) for sql in marked])
+        free = sorted(free)
         template = {
             "event": event,
             "harness": harness,
             "marks": list(marks),
             "key": {
-                "payload": _fixed(fixed, unread),
-                "unread": unread,
+                "payload": _fixed(fixed, free),
+                "free": free,
                 "fields": fields,
                 "env": variables,
                 VOLATILE: volatile,
                 "handlers": sorted(handlers),
+                "unprefixed": dict(unprefixed or {}),
                 "until": until,
-                "files": {name: stat_key(_put(name, marks, fresh)) for name in marked_files},
-                "queries": [[sql, digest(rows)] for sql, rows in zip(marked, found, strict=True)],
+                "files": dict(seen.files),
+                "queries": [list(query) for query in seen.queries],
             },
         }
         _save(state, target, template, reply)
     except Exception:  # a template not written only costs the next new session the full path
-        drop_template(state, event, payload)
+        _unlink(target)
         return False
     return True
 
@@ -379,12 +425,12 @@ def _fresh(names: tuple[str, str]) -> tuple[str, str]:
 
 
 def unseen(
-    state: str, payload: Mapping[str, Any], files: Iterable[str], queries: Iterable[str]
+    payload: Mapping[str, Any], files: Iterable[str], queries: Iterable[str], rows: Rows
 ) -> bool:
     """Whether the payload's session is, as far as the `files` and the statements `queries`
-    read it, one the store knows nothing of: each file and each statement's rows the same
-    with its names as with a fresh session's. Asked before an answer's commits run (after,
-    its own record would tell it from a fresh one); what a template may be written from."""
+    read it (their rows as `rows` reads them, see `seen`), one the store knows nothing of:
+    each file and each statement's rows the same with its names as with a fresh session's.
+    What a start's template is written from (`hooks.lean.Observation`)."""
     names = _names(payload)
     if names is None:
         return False
@@ -396,7 +442,7 @@ def unseen(
         statements = sorted(set(queries))
         asked: list[tuple[str, list[Any]]] = [(sql, []) for sql in statements]
         asked += [(_put(sql, names, fresh), []) for sql in statements]
-        found = [digest(rows) for rows in queries_rows(state, asked)]
+        found = [digest(each) for each in rows(asked)]
     except Exception:  # unreadable: not known to be unseen
         return False
     return found[: len(statements)] == found[len(statements) :]
@@ -405,16 +451,33 @@ def unseen(
 def read_template(
     state: str, event: str, payload: Mapping[str, Any], env: Mapping[str, str]
 ) -> Reply | None:
-    """The templated answer to this call (`write_template`) when its key holds for this
-    session: the payload but its session id and transcript path is the one it was written
-    from; the variables, the files and the rows, with this session's names in the marks'
-    places, are as they were for the fresh one then (so this session too is one the store
-    knows nothing of, as far as every handler looks). None otherwise."""
+    """The templated answer to this call (`write_template`) when a template's key holds for
+    this session (the one that says something first): the payload but its session id and
+    transcript path is the one it was written from; the variables, the files and the rows,
+    with this session's names in the marks' places, are as they were for the session it was
+    written from (so its handlers, reading all the same, give the same answer). None
+    otherwise."""
     names = _names(payload)
     if names is None:
         return None
+    for slot in (SAID, QUIET):
+        found = _templated(state, event, payload, env, names, slot)
+        if found is not None:
+            return found
+    return None
+
+
+def _templated(
+    state: str,
+    event: str,
+    payload: Mapping[str, Any],
+    env: Mapping[str, str],
+    names: tuple[str, str],
+    slot: str,
+) -> Reply | None:
+    """The answer of `event`'s template in `slot` when its key holds for this session."""
     try:
-        with open(template_path(state, event, payload), "rb") as handle:
+        with open(template_path(state, event, payload, slot), "rb") as handle:
             template = loads(handle.read())
         if (template["format"], template["event"]) != (FORMAT, event):
             return None
@@ -424,8 +487,12 @@ def read_template(
         if not _in_time(key):
             return None
         fixed, fields = _unnamed(payload)
-        if key["payload"] != _fixed(fixed, key["unread"]) or key["fields"] != fields:
+        if key["payload"] != _fixed(fixed, key["free"]) or key["fields"] != fields:
             return None
+        for name, prefixes in key["unprefixed"].items():
+            value = payload.get(name)
+            if not isinstance(value, str) or value.startswith(tuple(prefixes)):
+                return None
         variables = env_key(env, key[VOLATILE])
         if {k: _put(v, names, marks) for k, v in variables.items()} != key["env"]:
             return None
@@ -452,10 +519,16 @@ def _in_time(key: Mapping[str, Any]) -> bool:
 
 
 def drop_template(state: str, event: str, payload: Mapping[str, Any]) -> None:
-    """Remove `event`'s template for the payload's directory, if there is one."""
+    """Remove `event`'s templates for the payload's directory (both slots), if any."""
+    for slot in (SAID, QUIET):
+        _unlink(template_path(state, event, payload, slot))
+
+
+def _unlink(name: str) -> None:
+    """Remove the file `name`, if it is there."""
     try:
-        os.unlink(template_path(state, event, payload))
-    except OSError:
+        os.unlink(name)
+    except OSError:  # (no contextlib: the hot path)
         return
 
 
@@ -463,10 +536,7 @@ def drop(state: str, event: str, harness: str, session: str) -> None:
     """Remove the hint of `session`'s next `event`, if there is one."""
     target = path(state, event, harness, session)
     if target is not None:
-        try:
-            os.unlink(target)
-        except OSError:  # (no contextlib: the hot path)
-            return
+        _unlink(target)
 
 
 def _fixed(payload: Mapping[str, Any], free: Iterable[str]) -> Any:

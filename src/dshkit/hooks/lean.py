@@ -23,9 +23,12 @@ neither, the full path runs. A hint that turns out
 wrong (the detached step's handlers said something after all) is dropped and logged; nothing was
 committed, so what was owed is owed still, and the next event carries it.
 
-A start (a payload without the free field) whose session the store knew nothing of, as far as
-its handlers read (`hint.unseen`, asked before the answer's commits), also leaves its event's
-template, whatever it said; a start with no hint of its own is answered from it, the answer
+A call answered in full (or from a template) also leaves its event's template, whatever it
+said, keyed to what its handlers read as they found it (a `storeview.Snapshot` taken before
+they ran): a start (a payload without the free field) whose session the store knew nothing
+of (`hint.unseen`), and a prompt whose words' readers are guarded and whose answer holds no
+live handler's words (a new session's first prompt: its start told it what every new
+session is told). A start or prompt with no hint of its own is answered from it, the answer
 written here, and the detached step records what that answer leaves behind (its commits, the
 turn) only once its handlers gave the same bytes (`after`); otherwise it records nothing and
 drops the template.
@@ -43,12 +46,13 @@ from .spawn import SAID  # beside the step's payload file: the templated answer 
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import IO, Any
 
     from ..harnesses import Reply
     from ..hookio import Call
     from ..hookspec import Entry
+    from ..storeview import Snapshot
 
     Streams = tuple[IO[bytes] | None, IO[bytes] | None]  # the call's stdout and stderr
 
@@ -91,8 +95,8 @@ def answer(
     deferred: list[Callable[[], None]] | None = None,
 ) -> int | None:
     """The exit code when this call is answered from a hint: its session's ("nothing to
-    say"), or, for a session the store knows nothing of, its event's template, whose answer
-    is written to `out` (stdout, stderr) first. Then the handlers the foreground skipped are
+    say"), or, where the session has none, its event's template, whose answer is written to
+    `out` (stdout, stderr) first. Then the handlers the foreground skipped are
     appended to `deferred` as one step (the caller runs it once it answered: a resident
     worker), else started in a detached step (`detach`), else run here, now (the tests' calls
     in their own process); that step records what a templated answer leaves behind once it
@@ -110,16 +114,15 @@ def answer(
         session = str(payload.get("session_id") or "")
         with Shared(state):  # (the hint's rows, then the live checks' looks: one connection)
             found = hint.read(state, event, None, session, payload, env)  # (its harness: ours)
-            if found is None and FREE not in payload and out is not None:
+            templated = False
+            if found is None and out is not None:
                 found = hint.read_template(state, event, payload, env)
-                answered = found is not None and bool(found.output or found.error or found.code)
-            else:
-                answered = False
+                templated = found is not None
             checks = live()
             covered = sorted(entry.handler for entry in wanted if entry.handler not in checks)
             if found is None or found.handlers != covered:
                 return None
-            if not answered and (found.output or found.error or found.code):
+            if not templated and (found.output or found.error or found.code):
                 return None
             owed = []  # live handlers whose check answered AFTER or Say: the step runs them after
             spoken = []  # (of those) the ones whose words the check gave: (handler, text)
@@ -131,7 +134,7 @@ def answer(
                     spoken.append((handler, said.text))
                 if said == AFTER or isinstance(said, Say):
                     owed.append(handler)
-        if spoken and (answered or out is None):
+        if spoken and (templated or out is None):
             return None  # (words beside a templated answer, or nowhere to write: in full)
     except Exception:  # anything at all: the full path answers
         return None
@@ -146,9 +149,14 @@ def answer(
         if written is None:
             return None  # nothing written: the full path answers
         code, said = written
-    elif answered and out is not None and delivered(out, found.output, found.error, state, event):
-        said = _said(found)
-        code = found.code
+    elif templated and out is not None:
+        # The step records what the answer leaves behind once its handlers give it (said or
+        # not: a template that says nothing is proved the same way).
+        if not (found.output or found.error or found.code):
+            said = _said(found)
+        elif delivered(out, found.output, found.error, state, event):
+            said = _said(found)
+            code = found.code
     by_owed = bool(spoken)
     if deferred is not None or not detach:
         from .after import step
@@ -260,10 +268,13 @@ class _Payload(dict):  # type: ignore[type-arg]
 
 class Observation:
     """What the handlers of one call read (see the module docstring); `spoke`, whether any
-    said something, failed or overran (then no hint is kept)."""
+    said something, failed or overran (then no hint is kept). `templates` False: no template
+    is written from the call (a hint's step: its answer was the hint's), and the store's
+    snapshot a template holds to is not taken."""
 
-    def __init__(self, state: str) -> None:
+    def __init__(self, state: str, templates: bool = True) -> None:
         self.state = state
+        self.templates = templates  # whether a template may be written from this call
         self.handler: str | None = None
         self.files: set[str] = set()
         # Logs read by a tail read that announced the event kinds its consumer reads:
@@ -277,7 +288,10 @@ class Observation:
         self.spoke = False
         self.failed = False  # a handler failed or overran, or the answer could not be made
         self.reply: hint.Reply | None = None  # the answer as written (`answered`)
-        self.unseen = False  # whether the call's session was one the store knew nothing of
+        # What a template written from this call holds to (`answered`: None, none may be).
+        self.template: hint.Seen | None = None
+        self._guarded: tuple[bool, list[str]] | None = None  # (`_guard`)
+        self._snapshot: Snapshot | None = None  # (from `__enter__` to `answered`)
         self._payload: Mapping[str, Any] = {}
         self._stat: Callable[..., Any] | None = None
         self._connect: Callable[..., Any] | None = None
@@ -294,6 +308,12 @@ class Observation:
 
     def __enter__(self) -> Observation:
         global _hooked
+        from ..storeview import Snapshot
+
+        try:  # the store as the handlers find it: what a template holds to (`answered`)
+            self._snapshot = Snapshot(self.state) if self.templates else None
+        except Exception:  # no store yet (or unreadable): no template from this call
+            self._snapshot = None
         if not _hooked:
             sys.addaudithook(_audit)
             _hooked = True
@@ -321,6 +341,7 @@ class Observation:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._release()
         if self._stat is not None:
             os.stat = self._stat
         if self._connect is not None:
@@ -330,16 +351,72 @@ class Observation:
         if self in _observing:
             _observing.remove(self)
 
-    def answered(self, reply: Reply) -> None:
-        """The call's answer, written whole (or nothing to write): what a template holds."""
+    def answered(self, reply: Reply, call: Call, speakers: Iterable[str]) -> None:
+        """The call's answer, written whole (or nothing to write), and the handlers that gave
+        a result (`speakers`): what a template holds. Asked before the answer's commits run
+        (after, the session's own record would be in what its handlers read): whether a
+        template may be written from this call, and what it would hold to. A start's, when
+        its session was one the store knew nothing of; a prompt's (the session's first, or
+        the first after its hint no longer held), when no live handler's words are in it
+        (its check says them anew at every call) and the words' readers say for which words
+        they answer nothing, these words among them (`_guard`)."""
         from .protocol import written
 
         self.reply = hint.Reply(*written(reply), reply.code)
-        # Before its commits run (they would record the session): a template's condition.
-        payload = self._payload
-        if not self.failed and not dict.__contains__(payload, FREE):
-            files = self.files | set(self.tails)
-            self.unseen = hint.unseen(self.state, payload, files, self.statements)
+        try:
+            self.template = self._template(call, speakers)
+        finally:
+            self._release()  # (before the commits: no reader held while they write)
+
+    def _template(self, call: Call, speakers: Iterable[str]) -> hint.Seen | None:
+        """What a template written from this call would hold to (see `answered`), or None."""
+        payload, snapshot = self._payload, self._snapshot
+        if self.failed or snapshot is None:
+            return None
+        files = self.files | set(self.tails)  # (a template keys logs whole)
+        if dict.__contains__(payload, FREE):
+            guarded, prefixes = self._guard(call)
+            words = dict.get(payload, FREE) if isinstance(payload, dict) else None
+            if not guarded or not isinstance(words, str) or words.startswith(tuple(prefixes)):
+                return None
+            if set(speakers) & set(self._live):
+                return None
+        elif not hint.unseen(payload, files, self.statements, snapshot.rows):
+            return None
+        return hint.seen(payload, files, self.statements, snapshot.rows)
+
+    def _release(self) -> None:
+        snapshot, self._snapshot = self._snapshot, None
+        if snapshot is not None:
+            snapshot.close()
+
+    def _guard(self, call: Call) -> tuple[bool, list[str]]:
+        """Whether every handler that read the prompt's words says for which words it
+        answers nothing (`plugins.Hook.words`), and the prefixes those words start with;
+        asked once (what the guards read is observed as their handler's)."""
+        if self._guarded is not None:
+            return self._guarded
+        prefixes: list[str] = []
+        guarded = True
+        for reader in sorted(self.readers):
+            guard = guards().get(reader)
+            if guard is None:
+                guarded = False
+                break
+            self.begin(reader)
+            try:
+                free = named(guard)(call)
+            except Exception as exc:
+                call.log(f"no hint kept: {guard} failed: {type(exc).__name__}: {exc}")
+                free = None
+            finally:
+                self.end()
+            if free is None:
+                guarded = False
+                break
+            prefixes.extend(free)
+        self._guarded = (guarded, sorted(set(prefixes)))
+        return self._guarded
 
     def begin(self, handler: str) -> None:
         self.handler = None if handler in self._live else handler
@@ -397,41 +474,25 @@ class Observation:
         if self.handler is not None and sql.lstrip()[:6].upper() == "SELECT":
             self.statements.append(sql)
 
-    def keep(
-        self, call: Call, handlers: list[str], env: Mapping[str, str], log: Callable[[str], None]
-    ) -> bool:
+    def keep(self, call: Call, handlers: list[str], env: Mapping[str, str]) -> bool:
         """Write the call's session's hint of "nothing to say" from what was observed, when it
         may be kept (see the module docstring); else drop the one there. Whether one was."""
         state, event, harness, session = self.state, call.event, call.harness, call.session_id
         covered = sorted(name for name in handlers if name not in self._live)
-        prefixes: list[str] = []
-        kept = not self.spoke and bool(session)
         # A payload without the free field (a start's) holds to its absence: its readers
         # read nothing that could differ.
         present = isinstance(call.payload, dict) and dict.__contains__(call.payload, FREE)
-        for reader in sorted(self.readers) if kept and present else ():
-            guard = guards().get(reader)
-            if guard is None:
-                kept = False
-                break
-            self.begin(reader)
-            try:
-                free = named(guard)(call)
-            except Exception as exc:
-                log(f"no hint kept: {guard} failed: {type(exc).__name__}: {exc}")
-                free = None
-            finally:
-                self.end()
-            if free is None:
-                kept = False
-                break
-            prefixes.extend(free)
+        asked = present and (not self.spoke or self.template is not None)  # (asked already)
+        guarded, prefixes = self._guard(call) if asked else (True, [])
+        kept = not self.spoke and bool(session) and guarded
         payload = dict(call.payload.items()) if isinstance(call.payload, dict) else {}
         statements = sorted(set(self.statements))
         unread = self.unread(payload)
-        if self.unseen and self.reply is not None:  # (a start's whole answer: `answered`)
-            # A start (no free field): its answer, said or not, stands for the same start of
-            # any session the store knows nothing of (`hint.write_template`).
+        free = sorted({*unread, *((FREE,) if present else ())})
+        unprefixed = {FREE: prefixes} if prefixes else None
+        if self.template is not None and self.reply is not None:
+            # The answer, said or not, stands for the same call of any session whose
+            # handlers would read all the same (`hint.write_template`).
             hint.write_template(
                 state,
                 event,
@@ -439,10 +500,10 @@ class Observation:
                 payload,
                 self.reply,
                 env=env,
-                files=self.files | set(self.tails),  # (a template keys logs whole)
-                queries=statements,
+                seen=self.template,
                 handlers=covered,
-                unread=unread,
+                free=free,
+                unprefixed=unprefixed if present else None,
                 until=call.until,
             )
         if not kept:
@@ -455,13 +516,13 @@ class Observation:
             session,
             payload,
             hint.Reply(),
-            free=sorted({*unread, *((FREE,) if present else ())}),
+            free=free,
             env=env,
             files=sorted(self.files),
             tails=self.tails,
             queries=[(sql, []) for sql in statements],
             handlers=covered,
-            unprefixed={FREE: sorted(set(prefixes))} if prefixes else None,
+            unprefixed=unprefixed,
             until=call.until,
         )
 
