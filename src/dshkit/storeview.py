@@ -131,12 +131,8 @@ class Shared:
 
     def close(self) -> None:
         """Close the connection kept, if any (the next look opens one again)."""
-        connection, self.connection = self.connection, None
-        if self.file is not None:
-            HELD_FILES.remove(self.file)
-            self.file = None
-        if connection is not None:
-            connection.close()
+        _let_go(self.file, self.connection)
+        self.connection = self.file = None
 
     def __enter__(self) -> Shared:
         _held.append(self)
@@ -177,12 +173,16 @@ class Snapshot:
 
     def close(self) -> None:
         """End the read transaction and close the connection (again: nothing)."""
-        connection, self.connection = self.connection, None
-        if self.file is not None:
-            HELD_FILES.remove(self.file)
-            self.file = None
-        if connection is not None:
-            connection.close()
+        _let_go(self.file, self.connection)
+        self.connection = self.file = None
+
+
+def _let_go(file: tuple[int, int] | None, connection: Any) -> None:
+    """A kept connection closed (if any), its file no longer held by it (`HELD_FILES`)."""
+    if file is not None:
+        HELD_FILES.remove(file)
+    if connection is not None:
+        connection.close()
 
 
 def sqlite_core() -> Any:
