@@ -93,3 +93,38 @@ def test_resumed_claude_code_sessions_are_answered_from_their_hints(
     assert all(texts(body).count(world.text) == 1 for body in conversation)
     assert texts(conversation[-1]).count(HEADING) == 3
     assert "failed" not in world.hook_log()
+
+
+def test_new_claude_code_sessions_start_and_first_prompt_from_their_templates(
+    tmp_path: Path, proxy: RefusingProxy
+) -> None:
+    # Every new session's start tells the capability facts (its mode unknown: Claude Code's
+    # SessionStart reports none) and its first prompt tells them again with the mode. Once
+    # the probes' results are in, each is the same in every new session of the project: the
+    # templates the last new session left answer them, and the model is told the same.
+    world = World(tmp_path, "claude")
+    world.install_hooks()
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(SHIM)
+    noted = tmp_path / "lean.log"
+    extra = {"DSHKIT_TEST_LEAN_LOG": str(noted), "PYTHONPATH": f"{shim}:{PYTHONPATH}"}
+
+    told = []
+    with fake_anthropic() as fake:
+        for words in ("say hi", "hello", "hi again", "and once more"):
+            settled(world)  # (the probes the first run started are done by the second)
+            before = len(fake.requests)
+            run_claude_raw(world, fake, proxy, words, **extra)
+            bodies = [r.body for r in fake.requests[before:] if r.path.startswith("/v1/messages")]
+            conversation = [body for body in bodies if "title" not in texts(body)[:400].lower()]
+            told.append(texts(conversation[0]))
+    answers = noted.read_text().split("\n")[:-1]
+    assert len(answers) == 8, answers  # a start and a first prompt in each of four sessions
+    # The first session's start and prompt tell the probes pending (and start them); the
+    # second's tell their results, in full; the third's and the fourth's are its templates'.
+    assert answers[4:] == ["SessionStart hint", "UserPromptSubmit hint"] * 2
+    assert all(text.count(HEADING) == 2 for text in told)  # at the start, with the prompt
+    facts = [text[text.index(HEADING) :] for text in told]
+    assert facts[1] == facts[2] == facts[3] and facts[0] != facts[1]
+    assert "failed" not in world.hook_log()
