@@ -428,3 +428,73 @@ def test_no_template_holds_a_live_handlers_words(tmp_path: Path) -> None:
             reply = Reply({"hookSpecificOutput": {"additionalContext": "words"}})
             seen.answered(reply, cast(Call, None), speakers)
         assert (seen.template is not None) is templated
+
+
+DSH_NEW = [f"session-6a1b{n:04d}-1d2e-4b3a-8c9d-0e1f2a3b4c5d" for n in range(5)]
+
+
+def dsh_opening(home: Home, session: str, mode: str, words: str = "go") -> dict[str, Any]:
+    """A new DSH session's prompt, its log written as DSH writes one: the modes it was started
+    in (events with their own sequence numbers and times in every session), its first turn
+    and the person's words."""
+    from ..support.logs import event, human, session_dir, write_log
+
+    cwd = str(home.root / "p")
+    log = session_dir(home.root / ".dsh" / "sessions", session, cwd) / "session.jsonl.zstd"
+    if not log.exists():
+        at = 1_790_000_000_000 + 7_919 * DSH_NEW.index(session) if session in DSH_NEW else 1
+        opened = [
+            event("sandbox/mode", 1, {"mode": mode}, time=at),
+            event("approval/policy", 2, {"policy": "ask"}, time=at + 1),
+            event("turn/start", 3, {"turn": 1}, time=at + 2),
+            human(4, words),
+        ]
+        write_log(log, [opened], session_id=session, cwd=cwd)
+    payload = dsh(session, cwd=cwd, transcript_path=str(log), hook_event_name="UserPromptSubmit")
+    return {**payload, "prompt": words}
+
+
+def test_a_new_dsh_sessions_first_prompt_is_answered_from_its_template_byte_for_byte(
+    homes: tuple[Home, Home], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # DSH's first prompt carries the session's first context (the profile, the capability
+    # facts with the modes its log set). The capability facts tail the log for the mode
+    # events alone: a template holds while another session's log holds the same ones (their
+    # kinds and data: each log numbers and times its own) since the same cursor (none yet).
+    from dshkit.capability import service
+    from dshkit.capability.facts import read_facts
+
+    monkeypatch.setattr(service, "start_probe", lambda state, facts, cwd: None)
+    on = {"DSHKIT_CAPABILITY": "on"}
+    results = [{"channel": "subprocess", "ok": True, "reason": "sh -c echo: exit 0"}]
+
+    def sessions(home: Home) -> list[bytes]:
+        with Store(home.state) as store:  # (the key read from a log of its own)
+            facts = read_facts(
+                store, "dsh", dsh_opening(home, "probe-0000-0000-0000", "workspace-write"), []
+            )
+            key = service.cache_key(facts, str(home.root / "p"))
+            now = int(time.time() * 1000)
+            store.db.execute(
+                "INSERT INTO capability_probes (key, at, channels) VALUES (?, ?, ?)",
+                (key, now, orjson.dumps(results)),
+            )
+        said = []
+        for session in DSH_NEW[:4]:
+            said.append(
+                home.call("UserPromptSubmit", dsh_opening(home, session, "workspace-write"), **on)
+            )
+        # A log that set another mode: told it, in full.
+        said.append(home.call("UserPromptSubmit", dsh_opening(home, DSH_NEW[4], "read-only"), **on))
+        return said
+
+    hinted, full = homes
+    said = sessions(hinted)
+    assert said == sessions(full)  # byte for byte
+    told = [context(out) for out in said]
+    assert all(effective(hinted.root) in text and "workspace-write" in text for text in told[:4])
+    assert "sh -c echo: exit 0" in told[0] and "read-only" in told[4]
+    assert (hinted.lean, full.lean) == (3, 0)  # the second to fourth sessions' first prompts
+    assert not (hinted.state / "hooks.log").exists()
+    with Store(hinted.state) as store:  # (what the templated answers left: recorded)
+        assert all(store.delivered(("dsh", session), PROFILE_DELIVERY) for session in DSH_NEW)

@@ -322,40 +322,77 @@ def _put(text: str, names: tuple[str, str], marks: tuple[str, str]) -> str:
 class Seen:
     """What a call's handlers read, as it was once they answered (before the answer's
     commits), with its session's id and transcript path marked (`marks`): each file's
-    `stat_key` and each statement's rows (`digest`), by marked name and statement. What a
-    template written from that call holds to (`seen`, `write_template`)."""
+    `stat_key`, each statement's rows (`digest`), and each log a handler tailed for some
+    kinds of event: the consumer's cursor as it was and the events of those kinds since
+    (`sessions.livetail.kinds_since`), by marked name, statement and log. What a template
+    written from that call holds to (`seen`, `write_template`)."""
 
-    __slots__ = ("files", "marks", "queries")
+    __slots__ = ("files", "marks", "queries", "tails")
 
     def __init__(
-        self, marks: tuple[str, str], files: dict[str, Any], queries: list[list[str]]
+        self,
+        marks: tuple[str, str],
+        files: dict[str, Any],
+        queries: list[list[str]],
+        tails: dict[str, dict[str, dict[str, Any]]],
     ) -> None:
-        self.marks, self.files, self.queries = marks, files, queries
+        self.marks, self.files, self.queries, self.tails = marks, files, queries, tails
 
 
 def seen(
-    payload: Mapping[str, Any], files: Iterable[str], queries: Iterable[str], rows: Rows
+    payload: Mapping[str, Any],
+    files: Iterable[str],
+    queries: Iterable[str],
+    rows: Rows,
+    tails: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
 ) -> Seen | None:
-    """The `files` as they are now and the rows of the statements `queries` as `rows` reads
-    them, for the payload's session, its names marked (None: an id that cannot be marked, or
-    rows too many or unreadable: no template can be written). `rows` reads the store as it
-    was before the call's handlers ran (`storeview.Snapshot`): what they found, not what they
-    wrote."""
+    """The `files` as they are now, the rows of the statements `queries` as `rows` reads
+    them, and each log of `tails` (path → consumer → {kinds, events}: what a tail read
+    announced) as its consumer would read it from its cursor as `rows` has it, for the
+    payload's session, its names marked (None: an id that cannot be marked, rows too many or
+    unreadable, a log that cannot be told: no template can be written). `rows` reads the
+    store as it was before the call's handlers ran (`storeview.Snapshot`): what they found,
+    not what they wrote."""
     names = _names(payload)
     if names is None:
         return None
     marks = (f"<session {os.urandom(12).hex()}>", f"<transcript {os.urandom(12).hex()}>")
     statements = sorted(set(queries))
+    watched = [
+        (log, consumer, read)
+        for log, each in (tails or {}).items()
+        for consumer, read in each.items()
+    ]
     try:
         found = rows([(sql, []) for sql in statements])
-        read = zip(statements, found, strict=True)
+        cursors = rows([(TAIL_CURSOR, [consumer, log]) for log, consumer, _ in watched])
+        logs: dict[str, dict[str, dict[str, Any]]] = {}
+        for (log, consumer, read), cursor in zip(watched, cursors, strict=True):
+            told = _told(log, cursor, read)
+            if told is None:
+                return None
+            logs.setdefault(_put(log, names, marks), {})[consumer] = {
+                "kinds": list(read["kinds"]),
+                "events": str(read["events"]),
+                "cursor": _put(digest(cursor), names, marks),
+                "told": _put(told, names, marks),
+            }
+        queried = zip(statements, found, strict=True)
         return Seen(
             marks,
             {_put(name, names, marks): stat_key(name) for name in files},
-            [[_put(sql, names, marks), digest(each)] for sql, each in read],
+            [[_put(sql, names, marks), digest(each)] for sql, each in queried],
+            logs,
         )
     except Exception:  # unreadable, or rows too many: no template
         return None
+
+
+def _told(log: str, cursor: list[Any], read: Mapping[str, Any]) -> str | None:
+    """The events of the tail read's kinds in `log` since the consumer's `cursor` (its rows),
+    as text (None: that cannot be told)."""
+    events = named(str(read["events"]))(log, cursor[0][0] if cursor else None, read["kinds"])
+    return None if events is None else repr(events)
 
 
 def write_template(
@@ -409,6 +446,7 @@ def write_template(
                 "until": until,
                 "files": dict(seen.files),
                 "queries": [list(query) for query in seen.queries],
+                "tails": seen.tails,
             },
         }
         _save(state, target, template, reply)
@@ -502,9 +540,21 @@ def _templated(
         asked: list[tuple[str, list[Any]]] = [
             (_put(sql, marks, names), []) for sql, _ in key["queries"]
         ]
-        found = queries_rows(state, asked)
-        if [digest(rows) for rows in found] != [held for _, held in key["queries"]]:
+        watched = [
+            (_put(log, marks, names), consumer, read)
+            for log, consumers in key["tails"].items()
+            for consumer, read in consumers.items()
+        ]
+        cursors = [(TAIL_CURSOR, [consumer, log]) for log, consumer, _ in watched]
+        found = queries_rows(state, asked + cursors)
+        if [digest(rows) for rows in found[: len(asked)]] != [held for _, held in key["queries"]]:
             return None
+        for (log, _, read), cursor in zip(watched, found[len(asked) :], strict=True):
+            if _put(digest(cursor), names, marks) != read["cursor"]:
+                return None
+            told = _told(log, cursor, read)
+            if told is None or _put(told, names, marks) != read["told"]:
+                return None
         return _reply(template, key)
     except Exception:  # missing, broken or unreadable: the full path answers
         return None

@@ -373,7 +373,6 @@ class Observation:
         payload, snapshot = self._payload, self._snapshot
         if self.failed or snapshot is None:
             return None
-        files = self.files | set(self.tails)  # (a template keys logs whole)
         if dict.__contains__(payload, FREE):
             guarded, prefixes = self._guard(call)
             words = dict.get(payload, FREE) if isinstance(payload, dict) else None
@@ -381,9 +380,10 @@ class Observation:
                 return None
             if set(speakers) & set(self._live):
                 return None
-        elif not hint.unseen(payload, files, self.statements, snapshot.rows):
+        # (a start: whether its session was one nobody had seen, its logs' files too)
+        elif not hint.unseen(payload, self.files | set(self.tails), self.statements, snapshot.rows):
             return None
-        return hint.seen(payload, files, self.statements, snapshot.rows)
+        return hint.seen(payload, self.files, self.statements, snapshot.rows, self.tails)
 
     def _release(self) -> None:
         snapshot, self._snapshot = self._snapshot, None
@@ -449,14 +449,21 @@ class Observation:
         return sorted(name for name in names if name not in self.fields and name not in HELD)
 
     def tail(
-        self, path: str, consumer: str, kinds: tuple[str, ...], check: str, begins: bool
+        self,
+        path: str,
+        consumer: str,
+        kinds: tuple[str, ...],
+        check: str,
+        events: str,
+        begins: bool,
     ) -> None:
         """A tail read of `path` for `consumer`, which reads only events of `kinds` (`check`,
-        "module:function", tells whether the log gained any), begins or ends: what it opens
-        is keyed as a tail, not as a file."""
+        "module:function", tells whether the log gained any; `events`, which), begins or
+        ends: what it opens is keyed as a tail, not as a file."""
         if begins:
             self._tailing.add(path)
-            self.tails.setdefault(path, {})[consumer] = {"kinds": sorted(kinds), "check": check}
+            read = {"kinds": sorted(kinds), "check": check, "events": events}
+            self.tails.setdefault(path, {})[consumer] = read
         else:
             self._tailing.discard(path)
 

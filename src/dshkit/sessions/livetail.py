@@ -56,11 +56,26 @@ def quiet_since(path: str, cursor: str | None, kinds: Iterable[str]) -> bool:
     as the store keeps it; None: none yet, the whole log counts), as the tail reader would
     take it now; False where that cannot be told. What a hook's hint asks of a log a handler
     tails for those kinds only (`sessions.tail.read_tail`, `hooks.hint`)."""
+    found = kinds_since(path, cursor, kinds)
+    return found is not None and not found
+
+
+def kinds_since(path: str, cursor: str | None, kinds: Iterable[str]) -> list[Any] | None:
+    """The events of `kinds` the log at `path` gained since the tail `cursor` (as
+    `quiet_since` has it), in order, each as what a consumer of those kinds reads of it: its
+    type and its data ([type, data]; not its sequence number or time, which every log has
+    its own); None where that cannot be told. What a hook's template asks of a log a handler
+    tails for those kinds only: the same events in another session's log
+    (`hooks.hint.write_template`)."""
     records = records_since(path, None if cursor is None else scanner()(cursor, 0)[0])
     if records is None:
-        return False
+        return None
     wanted = set(kinds)
-    return not any(isinstance(record, dict) and record.get("type") in wanted for record in records)
+    return [
+        [record.get("type"), record.get("data")]
+        for record in records
+        if isinstance(record, dict) and record.get("type") in wanted
+    ]
 
 
 def _lines_since(path: str, cursor: Mapping[str, Any] | None) -> list[bytes] | None:

@@ -24,8 +24,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Collection
 
-# What tells, on the hot path, whether a log gained an event of some kinds since a cursor.
+# What tells, on the hot path, whether a log gained an event of some kinds since a cursor,
+# and which (what a consumer of those kinds reads of each: its type and data).
 TAIL_CHECK = "dshkit.sessions.livetail:quiet_since"
+TAIL_EVENTS = "dshkit.sessions.livetail:kinds_since"
 
 
 @dataclass
@@ -57,17 +59,19 @@ def read_tail(
     registry name of the harness that wrote it (detected from the path when not given).
     ValueError when the path is not a log of that harness; OSError when it cannot be read.
 
-    A consumer that reads only events of certain `kinds` (event types) says so: the read is
-    announced (audit event `dshkit.sessions.tail`: the log's path, the consumer, the kinds,
-    the function that tells whether the log gained any since the consumer's cursor, TAIL_CHECK,
-    and True before the read, False after it), so that a hook's hint may hold while the log
-    gains only other events (`hooks.hint`).
+    A consumer that reads only events of certain `kinds` (event types), and of each only its
+    type and data, says so: the read is announced (audit event `dshkit.sessions.tail`: the
+    log's path, the consumer, the kinds, the function that tells whether the log gained any
+    since the consumer's cursor, TAIL_CHECK, the one that tells which, TAIL_EVENTS, and True
+    before the read, False after it), so that a hook's hint may hold while the log gains
+    only other events, and a template while another session's log holds the same ones
+    (`hooks.hint`).
     """
     if kinds is None:
         return _read_tail(store, path, harness, consumer)
     import sys
 
-    announced = (os.path.abspath(path), consumer, tuple(sorted(kinds)), TAIL_CHECK)
+    announced = (os.path.abspath(path), consumer, tuple(sorted(kinds)), TAIL_CHECK, TAIL_EVENTS)
     sys.audit("dshkit.sessions.tail", *announced, True)
     try:
         return _read_tail(store, path, harness, consumer)
