@@ -45,6 +45,24 @@ def test_dshkits_own_text_is_a_step_and_a_held_prompt_opens_nothing(tmp_path: Pa
         assert not turns.is_step(store, KEY, "next request")
 
 
+def test_a_start_that_opens_nothing_and_says_nothing_leaves_no_row(tmp_path: Path) -> None:
+    # DSH's start (its context comes with the first prompt) is recorded by the step after
+    # its answer, which may end after that prompt: a row saying what no row says would make
+    # the prompt's store differ by that race (a template holds to its rows).
+    turn = "SELECT open, opened_at, heads FROM prompt_turns WHERE session_id = ?"
+    with Store(tmp_path) as store:
+        turns.record(
+            store, KEY, "SessionStart", step=False, blocked=False, context="", source="startup"
+        )
+        assert store.db.execute(turn, (KEY[1],)).fetchall() == []
+        assert not turns.is_step(store, KEY, "fix the bug")
+        turns.record(
+            store, KEY, "SessionStart", step=False, blocked=False, context=PROFILE, source="startup"
+        )
+        assert [row[2] for row in store.db.execute(turn, (KEY[1],))] == [turns.head(PROFILE)]
+        assert turns.is_step(store, KEY, PROFILE)
+
+
 def test_an_open_turn_is_lost_after_a_long_time(tmp_path: Path) -> None:
     with Store(tmp_path) as store:
         turns.record(

@@ -180,6 +180,12 @@ def record(
         elif closing:
             is_open = 0  # a resume or a /clear: no turn goes on
         heads = _heads(str(heads), context)
+        if row is None and (is_open, heads) == (0, ""):
+            # Nothing to keep (a start that opened no turn and said nothing, DSH's, whose
+            # context comes late): a row would say what no row says, and its being there or
+            # not yet (its step may end after the first prompt) must not tell one new
+            # session from another (a prompt's template holds to what its handlers read).
+            return
         db.execute(
             "INSERT INTO prompt_turns (harness, session_id, open, opened_at, heads) "
             "VALUES (?, ?, ?, ?, ?) ON CONFLICT (harness, session_id) DO UPDATE SET "

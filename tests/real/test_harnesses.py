@@ -32,10 +32,10 @@ from ..support.fakes import (
 from ..support.hook_handlers import DENIED
 from ..support.real import (
     World,
-    binary,
     codex_config,
     run_claude_raw,
     run_codex_exec,
+    run_dsh,
     texts,
 )
 
@@ -144,26 +144,6 @@ def test_codex(tmp_path: Path, proxy: RefusingProxy) -> None:
 
 
 # -- DSH ------------------------------------------------------------------------------------
-
-
-def run_dsh(world: World, fake: Any, proxy: RefusingProxy, prompt: str, **extra: str) -> None:
-    env = {
-        **world.env,
-        **proxy.env(),
-        **extra,
-        "DEEPSEEK_BASE_URL": fake.base_url,
-        "DEEPSEEK_API_KEY": "sk-fake",
-        "DSH_TELEMETRY_DISABLED": "1",
-    }
-    done = subprocess.run(
-        [binary("dsh", "node_modules", ".bin", "dsh"), "--profile", "headless", prompt],
-        env=env,
-        cwd=world.project,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_dsh(tmp_path: Path, proxy: RefusingProxy, dsh_profile_template: Path) -> None:

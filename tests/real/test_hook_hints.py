@@ -10,6 +10,7 @@ Which path answered is seen from inside the hook processes Claude Code starts, b
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -17,9 +18,9 @@ import pytest
 
 from dshkit.capability.text import HEADING
 
-from ..support.fakes import RefusingProxy, fake_anthropic
+from ..support.fakes import RefusingProxy, fake_anthropic, fake_chat
 from ..support.paths import PYTHONPATH
-from ..support.real import World, run_claude_raw, texts
+from ..support.real import World, run_claude_raw, run_dsh, texts
 
 pytestmark = pytest.mark.real
 
@@ -126,5 +127,48 @@ def test_new_claude_code_sessions_start_and_first_prompt_from_their_templates(
     assert answers[4:] == ["SessionStart hint", "UserPromptSubmit hint"] * 2
     assert all(text.count(HEADING) == 2 for text in told)  # at the start, with the prompt
     facts = [text[text.index(HEADING) :] for text in told]
+    assert facts[1] == facts[2] == facts[3] and facts[0] != facts[1]
+    assert "failed" not in world.hook_log()
+
+
+def test_new_dsh_sessions_first_prompt_from_their_template(
+    tmp_path: Path, proxy: RefusingProxy, dsh_profile_template: Path
+) -> None:
+    # DSH's first prompt carries the session's first context: the profile, and the
+    # capability facts with the modes its log set at its start (events with sequence numbers
+    # and times of their own). Once the probes' results are in, it is the same in every new
+    # session of the project: the template the last new session left answers it.
+    world = World(tmp_path, "dsh")
+    shutil.copytree(dsh_profile_template, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
+    world.install_hooks()
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(SHIM)
+    noted = tmp_path / "lean.log"
+    extra = {"DSHKIT_TEST_LEAN_LOG": str(noted), "PYTHONPATH": f"{shim}:{PYTHONPATH}"}
+
+    told = []
+    with fake_chat() as fake:
+        for words in ("say hi", "hello", "hi again", "and once more"):
+            settled(world)  # (the probes the first session started are done by the second)
+            fake.requests.clear()
+            run_dsh(world, fake, proxy, words, **extra)
+            told.append(texts(fake.requests[0].body))
+            with noted.open("a") as marks:  # (where a session's calls end)
+                marks.write("-\n")
+    runs = noted.read_text().split("-\n")[:-1]
+    prompts = [
+        [line for line in run.split("\n") if line.startswith("UserPromptSubmit")] for run in runs
+    ]
+    assert all(prompts), runs
+    # The first prompts of the third and fourth sessions: from the template.
+    assert [run[0] for run in prompts] == [
+        "UserPromptSubmit full",
+        "UserPromptSubmit full",
+        "UserPromptSubmit hint",
+        "UserPromptSubmit hint",
+    ], runs
+    assert all(world.text in text for text in told)  # (the profile: each session's context)
+    facts = [text[text.index(HEADING) : text.index(HEADING) + 400] for text in told]
     assert facts[1] == facts[2] == facts[3] and facts[0] != facts[1]
     assert "failed" not in world.hook_log()

@@ -173,6 +173,28 @@ def run_claude_raw(
     return done.stdout + done.stderr
 
 
+def run_dsh(world: World, fake: Any, proxy: RefusingProxy, prompt: str, **extra: str) -> None:
+    """`dsh --profile headless PROMPT` in the world, a new session, against the fake chat
+    server `fake` (it must exit 0)."""
+    env = {
+        **world.env,
+        **proxy.env(),
+        **extra,
+        "DEEPSEEK_BASE_URL": fake.base_url,
+        "DEEPSEEK_API_KEY": "sk-fake",
+        "DSH_TELEMETRY_DISABLED": "1",
+    }
+    done = subprocess.run(
+        [binary("dsh", "node_modules", ".bin", "dsh"), "--profile", "headless", prompt],
+        env=env,
+        cwd=world.project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def codex_config(world: World, base_url: str) -> None:
     config = world.home / ".codex" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
