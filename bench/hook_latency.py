@@ -41,7 +41,10 @@ facts are delivered; from the second round on, from the start's template,
 `hooks.hint.read_template`, its handlers run by the detached step, which records the delivery),
 and that new session's first prompt (its words logged, a permission mode the start did not
 report: the capability facts told again with it; from the second round on, from the
-prompt's template, as every new session's start told the same). A shell command's and an edit's
+prompt's template, as every new session's start told the same); and a new DSH session's
+first prompt, which carries its first context (its log as DSH writes one: the modes it was
+started in, each event numbered and timed anew; from the template once the probes' results
+for those modes are in). A shell command's and an edit's
 PostToolUse and a turn's end (Stop), in a project of 500 entries whose turn began at a prompt
 and wrote no web page: the gate looks at the payload's bytes, the session's rows and the
 project (`gate.glance`); what a turn's end starts (a refresh, a memory harvest) is started
@@ -157,6 +160,29 @@ def dsh_frame(records: list[dict[str, Any]]) -> bytes:
 
     text = b"".join(json.dumps(record).encode() + b"\n" for record in records)
     return zstandard.ZstdCompressor(write_checksum=True, write_content_size=False).compress(text)
+
+
+def dsh_opened(home: str, session: str) -> bytes:
+    """A new DSH session's first prompt, its log as DSH writes one: the modes it was started
+    in (with a sequence number and time of its own), its first turn and the person's words."""
+    log = os.path.join(home, ".dsh", "sessions", "--p--", session, "session.jsonl.zstd")
+    os.makedirs(os.path.dirname(log))
+    at = int(time.time() * 1000)
+    words = {
+        "role": "user",
+        "content": [{"type": "text", "text": "go"}],
+        "source": {"kind": "user"},
+    }
+    records: list[dict[str, Any]] = [
+        {"type": "session", "version": 0, "id": session, "cwd": "/p"},
+        {"type": "sandbox/mode", "seq": 0, "time": at, "data": {"mode": "workspace-write"}},
+        {"type": "approval/policy", "seq": 1, "time": at, "data": {"policy": "ask"}},
+        {"type": "turn/start", "seq": 2, "time": at, "data": {"turn": 1}},
+        {"type": "user/message", "seq": 3, "time": at, "data": words},
+    ]
+    with open(log, "wb") as opened:
+        opened.write(dsh_frame(records))
+    return prompt_payload(log, session)
 
 
 def hook_call(event: str, session: str, transcript: str, **fields: Any) -> bytes:
@@ -498,6 +524,7 @@ def main() -> None:
             "SessionStart (Claude, resume)": (started, start_payload(str(resumed))),
             "SessionStart (Claude, new)": (started, b""),  # a new session each round (below)
             "UserPromptSubmit (Claude, new)": (prompted, b""),  # that session's first prompt
+            "UserPromptSubmit (DSH, new)": (prompted, b""),  # a new DSH session's (below)
             "PostToolUse (Bash): command": (after, shell_payload),
             "PostToolUse (Edit): a module": (after, edit_payload),
             "Stop (Claude)": (ended, stop_payload),
@@ -598,6 +625,8 @@ def main() -> None:
                     opened_log = transcript.with_name(f"{new}.jsonl")
                     opened_log.write_text(json.dumps({**prompt, "sessionId": new}) + "\n")
                     data = prompt_payload(str(opened_log), new)
+                if name == "UserPromptSubmit (DSH, new)":
+                    data = dsh_opened(home, f"session-7c1d{round:04d}-3a4b-4c5d-8e6f-0a1b2c3d4e5f")
                 case_env = homes.get(name, env)
                 for state in (os.path.join(home, "dshkit"), begun_state):  # (both homes: the
                     settle(state)  # CPU of what one runs after a call must land on neither)
