@@ -274,7 +274,7 @@ def test_a_template_answers_another_unseen_session_and_holds_no_trace_of_its_own
 ) -> None:
     told = hint.Reply(b'{"hookSpecificOutput": {"additionalContext": "facts"}}', b"", 0)
     assert templated(state, tmp_path, told)
-    target = Path(hint.template_path(str(state), START, start(A, tmp_path)))
+    target = Path(hint.template_path(str(state), START, start(A, tmp_path), HARNESS))
     assert A not in target.read_text() and str(tmp_path / "projects") not in target.read_text()
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     found = read_for(state, tmp_path, B)
@@ -307,7 +307,9 @@ def test_a_template_is_not_written_for_an_answer_naming_its_session(
     assert not templated(state, tmp_path, hint.Reply(f'{{"id": "{A}"}}'.encode(), b"", 0))
     assert not templated(state, tmp_path, hint.Reply(b"", b"", 0), transcript_path="/p/it's.jsonl")
     for slot in (hint.SAID, hint.QUIET):
-        assert not Path(hint.template_path(str(state), START, start(A, tmp_path), slot)).exists()
+        assert not Path(
+            hint.template_path(str(state), START, start(A, tmp_path), HARNESS, slot)
+        ).exists()
 
 
 def test_a_session_is_unseen_only_while_everything_read_is_as_for_a_fresh_one(
@@ -376,7 +378,7 @@ def test_a_template_that_says_nothing_is_kept_beside_one_that_says_something(
         store.set_meta(f"seen.{B}", "1")  # (then, what read nothing for B is no template of it)
     assert templated(state, tmp_path, hint.Reply())  # the same state: both hold
     paths = [
-        Path(hint.template_path(str(state), START, start(A, tmp_path), slot))
+        Path(hint.template_path(str(state), START, start(A, tmp_path), HARNESS, slot))
         for slot in (hint.SAID, hint.QUIET)
     ]
     assert all(path.exists() for path in paths)
@@ -386,7 +388,7 @@ def test_a_template_that_says_nothing_is_kept_beside_one_that_says_something(
     paths[0].unlink()
     found = read_for(state, tmp_path, third)
     assert found is not None and found.output == b""
-    hint.drop_template(str(state), START, start(A, tmp_path))
+    hint.drop_template(str(state), START, start(A, tmp_path), HARNESS)
     assert not any(path.exists() for path in paths)
 
 

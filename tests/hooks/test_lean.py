@@ -287,7 +287,9 @@ def test_a_template_stands_only_for_a_session_the_store_knows_nothing_of(
     home, _ = homes
     first = home.call("SessionStart", fresh(home, NEW[0]))
     assert context(first) == effective(home.root)
-    template = Path(hint.template_path(str(home.state), "SessionStart", fresh(home, NEW[0])))
+    template = Path(
+        hint.template_path(str(home.state), "SessionStart", fresh(home, NEW[0]), "claude")
+    )
     assert template.exists()
     held = orjson.loads(template.read_bytes())
     # No trace of the session it was written from: its id and transcript are marks.
@@ -309,7 +311,9 @@ def test_a_templated_answer_that_turns_out_wrong_is_not_recorded(
 ) -> None:
     home, _ = homes
     profile = context(home.call("SessionStart", fresh(home, NEW[0])))
-    template = Path(hint.template_path(str(home.state), "SessionStart", fresh(home, NEW[0])))
+    template = Path(
+        hint.template_path(str(home.state), "SessionStart", fresh(home, NEW[0]), "claude")
+    )
     # A dependency the template failed to hold (its rows taken out of its key), then changed:
     # the person's own text now chosen over the observed profile.
     held = orjson.loads(template.read_bytes())
@@ -454,6 +458,22 @@ def dsh_opening(home: Home, session: str, mode: str, words: str = "go") -> dict[
     return {**payload, "prompt": words}
 
 
+def dsh_probed(home: Home) -> None:
+    """The capability probes' results for the project, fresh, for a DSH session started
+    in workspace-write, asking (the key read from a log of its own)."""
+    from dshkit.capability import service
+    from dshkit.capability.facts import read_facts
+
+    results = [{"channel": "subprocess", "ok": True, "reason": "sh -c echo: exit 0"}]
+    with Store(home.state) as store:
+        payload = dsh_opening(home, "probe-0000-0000-0000", "workspace-write")
+        key = service.cache_key(read_facts(store, "dsh", payload, []), str(home.root / "p"))
+        store.db.execute(
+            "INSERT INTO capability_probes (key, at, channels) VALUES (?, ?, ?)",
+            (key, int(time.time() * 1000), orjson.dumps(results)),
+        )
+
+
 def test_a_new_dsh_sessions_first_prompt_is_answered_from_its_template_byte_for_byte(
     homes: tuple[Home, Home], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -462,23 +482,12 @@ def test_a_new_dsh_sessions_first_prompt_is_answered_from_its_template_byte_for_
     # events alone: a template holds while another session's log holds the same ones (their
     # kinds and data: each log numbers and times its own) since the same cursor (none yet).
     from dshkit.capability import service
-    from dshkit.capability.facts import read_facts
 
     monkeypatch.setattr(service, "start_probe", lambda state, facts, cwd: None)
     on = {"DSHKIT_CAPABILITY": "on"}
-    results = [{"channel": "subprocess", "ok": True, "reason": "sh -c echo: exit 0"}]
 
     def sessions(home: Home) -> list[bytes]:
-        with Store(home.state) as store:  # (the key read from a log of its own)
-            facts = read_facts(
-                store, "dsh", dsh_opening(home, "probe-0000-0000-0000", "workspace-write"), []
-            )
-            key = service.cache_key(facts, str(home.root / "p"))
-            now = int(time.time() * 1000)
-            store.db.execute(
-                "INSERT INTO capability_probes (key, at, channels) VALUES (?, ?, ?)",
-                (key, now, orjson.dumps(results)),
-            )
+        dsh_probed(home)
         said = []
         for session in DSH_NEW[:4]:
             said.append(
@@ -498,3 +507,33 @@ def test_a_new_dsh_sessions_first_prompt_is_answered_from_its_template_byte_for_
     assert not (hinted.state / "hooks.log").exists()
     with Store(hinted.state) as store:  # (what the templated answers left: recorded)
         assert all(store.delivered(("dsh", session), PROFILE_DELIVERY) for session in DSH_NEW)
+
+
+def test_new_sessions_of_two_harnesses_in_one_project_each_keep_their_template(
+    homes: tuple[Home, Home], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Claude Code session and a DSH session started in turn in one project: each harness's
+    # first prompt has its own template (one in its place would be replaced at every turn).
+    from dshkit.capability import service
+
+    monkeypatch.setattr(service, "start_probe", lambda state, facts, cwd: None)
+    on = {"DSHKIT_CAPABILITY": "on"}
+
+    def sessions(home: Home) -> list[bytes]:
+        probed(home, NEW[0])
+        dsh_probed(home)
+        said = []
+        for claude_session, dsh_session in zip(NEW[:3], DSH_NEW[:3], strict=True):
+            said.append(home.call("SessionStart", fresh(home, claude_session), **on))
+            said.append(home.call("UserPromptSubmit", first_prompt(home, claude_session), **on))
+            opening = dsh_opening(home, dsh_session, "workspace-write")
+            said.append(home.call("UserPromptSubmit", opening, **on))
+        return said
+
+    hinted, full = homes
+    said = sessions(hinted)
+    assert said == sessions(full)  # byte for byte
+    assert all(context(out) for out in said)
+    # The second and third rounds: the Claude session's start and first prompt, the DSH
+    # session's first prompt, each from its harness's template.
+    assert (hinted.lean, full.lean) == (6, 0)

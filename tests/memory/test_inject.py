@@ -104,6 +104,6 @@ def test_a_starts_template_holds_memory_only_until_its_ranking_moves(
     variables = environment(home, {"DSHKIT_CAPABILITY": "off"})
     code, out, _ = hook_here(["SessionStart"], variables, orjson.dumps(payload))
     assert code == 0 and b"dshkit-memory" in out
-    template = hint.template_path(str(state_of(home)), "SessionStart", payload)
+    template = hint.template_path(str(state_of(home)), "SessionStart", payload, "claude")
     until = orjson.loads(Path(template).read_bytes())["key"]["until"]
     assert isinstance(until, int) and abs(until - 12_345 - time.time() * 1000) < 60_000

@@ -148,7 +148,7 @@ def _templated(
     info = hook.harness_info
     turns = info is not None and info.asks_every_step and bool(hook.session_id)
     if seen.failed or seen.reply is None or _said(seen.reply) != said:
-        hint.drop_template(str(state), event, hook.payload)
+        hint.drop_template(str(state), event, hook.payload, hook.harness)
         log(
             state,
             event,

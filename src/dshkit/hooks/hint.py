@@ -273,16 +273,19 @@ def _reply(held: Any, key: Any) -> Reply | None:
 SAID, QUIET = ".said", ""  # a template's slot: an answer that says something, or nothing
 
 
-def template_path(state: str, event: str, payload: Mapping[str, Any], slot: str = SAID) -> str:
-    """The template file of `event` for the payload's directory (one per project: its
-    sessions share it; another project's would otherwise replace it each time), in `slot`:
-    an answer that says something (SAID) and one that says nothing (QUIET) are kept apart, so
-    that a session's second prompt (nothing to say, after a first that spoke) leaves the
-    template its first prompt wrote for the next new session."""
+def template_path(
+    state: str, event: str, payload: Mapping[str, Any], harness: str, slot: str = SAID
+) -> str:
+    """The template file of `event` for the payload's directory and `harness` (one per
+    project and harness: its sessions share it; another project's, or another harness's
+    sessions in the same one, would otherwise replace it each time), in `slot`: an answer
+    that says something (SAID) and one that says nothing (QUIET) are kept apart, so that a
+    session's second prompt (nothing to say, after a first that spoke) leaves the template
+    its first prompt wrote for the next new session."""
     import zlib  # (a built-in module: loaded in a few microseconds)
 
     where = str(payload.get("cwd") or "")
-    name = f"{event}.new-{zlib.crc32(where.encode()):08x}{slot}"
+    name = f"{event}.new-{zlib.crc32(where.encode()):08x}.{harness}{slot}"
     return os.path.join(state, HINT_DIR, name)
 
 
@@ -422,7 +425,7 @@ def write_template(
     names = _names(payload)
     said = reply.output + reply.error
     slot = SAID if said or reply.code else QUIET
-    target = template_path(state, event, payload, slot)
+    target = template_path(state, event, payload, harness, slot)
     if names is None or names[0].encode() in said or os.fsencode(names[1] or "\0") in said:
         return False
     try:
@@ -498,10 +501,11 @@ def read_template(
     names = _names(payload)
     if names is None:
         return None
-    for slot in (SAID, QUIET):
-        found = _templated(state, event, payload, env, names, slot)
-        if found is not None:
-            return found
+    for harness in harnesses.NAMES:  # (which one calls is told by what the key holds)
+        for slot in (SAID, QUIET):
+            found = _templated(state, event, payload, env, names, harness, slot)
+            if found is not None:
+                return found
     return None
 
 
@@ -511,13 +515,15 @@ def _templated(
     payload: Mapping[str, Any],
     env: Mapping[str, str],
     names: tuple[str, str],
+    harness: str,
     slot: str,
 ) -> Reply | None:
-    """The answer of `event`'s template in `slot` when its key holds for this session."""
+    """The answer of `event`'s template for `harness` in `slot` when its key holds for this
+    session."""
     try:
-        with open(template_path(state, event, payload, slot), "rb") as handle:
+        with open(template_path(state, event, payload, harness, slot), "rb") as handle:
             template = loads(handle.read())
-        if (template["format"], template["event"]) != (FORMAT, event):
+        if (template["format"], template["event"], template["harness"]) != (FORMAT, event, harness):
             return None
         if template["version"] != _version():
             return None
@@ -568,10 +574,11 @@ def _in_time(key: Mapping[str, Any]) -> bool:
     return until is None or time.time() * 1000 < until
 
 
-def drop_template(state: str, event: str, payload: Mapping[str, Any]) -> None:
-    """Remove `event`'s templates for the payload's directory (both slots), if any."""
+def drop_template(state: str, event: str, payload: Mapping[str, Any], harness: str) -> None:
+    """Remove `event`'s templates for the payload's directory and `harness` (both slots), if
+    any."""
     for slot in (SAID, QUIET):
-        _unlink(template_path(state, event, payload, slot))
+        _unlink(template_path(state, event, payload, harness, slot))
 
 
 def _unlink(name: str) -> None:
