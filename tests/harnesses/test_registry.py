@@ -94,6 +94,14 @@ def test_log_name_pattern_matches_what_the_adapter_discovers(name: str, root: Pa
         assert harness.log_name.match(Path(log.path).name), log.path
 
 
+def test_a_log_name_told_without_the_pattern_matches_it() -> None:
+    # (told without `re`, which a hook recognising a new DSH session's log need not load)
+    for harness in harnesses.all_harnesses():
+        for literal in harness.log_literals:
+            assert harness.log_name.match(literal), (harness.name, literal)
+    assert harnesses.get("dsh").log_literals
+
+
 def test_detect_by_transcript_payload_and_env() -> None:
     dsh_log = "/h/.dsh/sessions/--p--/s/session.v4.jsonl.zstd"
     assert harnesses.detect({"transcript_path": dsh_log}, {}) == "dsh"

@@ -152,6 +152,7 @@ HARNESS = Harness(
     sessions_root=lambda: os.path.join(dsh_home(), "sessions"),
     adapter_name="dshkit.sessions.dsh:DshAdapter",
     log_name=r"^session(\.v[1-9][0-9]*)?\.jsonl(\.zstd)?$",
+    log_literals=("session.jsonl.zstd", "session.jsonl"),
     tools={
         COMMAND: frozenset({"bash", "pwsh", "workflow", "job_output", "job_kill"}),
         ASK: frozenset({"ask_user_question"}),

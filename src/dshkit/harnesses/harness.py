@@ -595,6 +595,7 @@ class Harness:
         "label",
         "lagging_log",
         "launcher",
+        "log_literals",
         "log_pattern",
         "mcp_shows_structured",
         "name",
@@ -622,6 +623,7 @@ class Harness:
         sessions_root: Callable[[], str],
         adapter_name: str,
         log_name: str,
+        log_literals: tuple[str, ...] = (),
         tools: Mapping[str, frozenset[str]],
         command_fields: tuple[str, ...] = ("command",),
         user_settings: Callable[[str], str],
@@ -656,6 +658,10 @@ class Harness:
         self.adapter_name = adapter_name
         self.log_pattern = log_name
         self._log_name: re.Pattern[str] | None = None
+        # File names that match the pattern, told without it (compiling it loads `re`, ~3 ms
+        # of a hook that recognises a payload by its transcript: a new DSH session's first
+        # prompt); a test holds each to the pattern.
+        self.log_literals = frozenset(log_literals)
         self.tools = {kind: tools.get(kind, frozenset()) for kind in VOCABULARIES}
         # The keys of a command tool's input that hold its shell line, first found wins (a
         # string, or an argv list): `harnesses.command_line`.
@@ -737,7 +743,7 @@ class Harness:
         if (
             dialect.transcripts
             and name.startswith(dialect.transcripts)
-            and self.log_name.match(name)
+            and (name in self.log_literals or self.log_name.match(name))
         ):
             return 2
         if dialect.own and payload.get("hook_event_name") in dialect.own:
