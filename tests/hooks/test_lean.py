@@ -203,6 +203,15 @@ def test_a_new_sessions_start_is_answered_from_its_template_byte_for_byte(
     assert (hinted.lean, full.lean) == (6, 0)
 
 
+def capability_on(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The variables that turn the capability facts on, no probe started for real (a test
+    stores the probes' results it wants)."""
+    from dshkit.capability import service
+
+    monkeypatch.setattr(service, "start_probe", lambda state, facts, cwd: None)
+    return {"DSHKIT_CAPABILITY": "on"}
+
+
 def probed(home: Home, session: str) -> None:
     """The capability probes' results for the project, fresh, with the mode unknown (as at a
     start) and "default" (as at a prompt): what a new session is told."""
@@ -236,11 +245,9 @@ def test_a_new_sessions_first_prompt_is_answered_from_its_template_byte_for_byte
     # capability facts are told again, with the mode, at every new session's first prompt.
     # Its handlers write as they answer (the gate begins the turn, then reads that row): a
     # template holds to what they found, not to what they wrote.
-    from dshkit.capability import service
     from dshkit.store import CAPABILITY_DELIVERY
 
-    monkeypatch.setattr(service, "start_probe", lambda state, facts, cwd: None)
-    on = {"DSHKIT_CAPABILITY": "on"}
+    on = capability_on(monkeypatch)
 
     def sessions(home: Home) -> list[bytes]:
         probed(home, NEW[0])
@@ -481,10 +488,7 @@ def test_a_new_dsh_sessions_first_prompt_is_answered_from_its_template_byte_for_
     # facts with the modes its log set). The capability facts tail the log for the mode
     # events alone: a template holds while another session's log holds the same ones (their
     # kinds and data: each log numbers and times its own) since the same cursor (none yet).
-    from dshkit.capability import service
-
-    monkeypatch.setattr(service, "start_probe", lambda state, facts, cwd: None)
-    on = {"DSHKIT_CAPABILITY": "on"}
+    on = capability_on(monkeypatch)
 
     def sessions(home: Home) -> list[bytes]:
         dsh_probed(home)
@@ -514,10 +518,7 @@ def test_new_sessions_of_two_harnesses_in_one_project_each_keep_their_template(
 ) -> None:
     # A Claude Code session and a DSH session started in turn in one project: each harness's
     # first prompt has its own template (one in its place would be replaced at every turn).
-    from dshkit.capability import service
-
-    monkeypatch.setattr(service, "start_probe", lambda state, facts, cwd: None)
-    on = {"DSHKIT_CAPABILITY": "on"}
+    on = capability_on(monkeypatch)
 
     def sessions(home: Home) -> list[bytes]:
         probed(home, NEW[0])

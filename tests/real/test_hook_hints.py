@@ -60,6 +60,16 @@ def settled(world: World) -> None:
     raise AssertionError(f"still running: {running}")
 
 
+def noting(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """Where the hook processes note how each call was answered (`SHIM`), and the variables
+    that put the shim on their path."""
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(SHIM)
+    noted = tmp_path / "lean.log"
+    return noted, {"DSHKIT_TEST_LEAN_LOG": str(noted), "PYTHONPATH": f"{shim}:{PYTHONPATH}"}
+
+
 def told_facts(text: str) -> list[str]:
     """The capability facts in what the model was sent: each block, from its heading to the
     blank line after it (the harness's own text follows, which may differ from run to run:
@@ -73,11 +83,7 @@ def test_resumed_claude_code_sessions_are_answered_from_their_hints(
 ) -> None:
     world = World(tmp_path, "claude")
     world.install_hooks()
-    shim = tmp_path / "shim"
-    shim.mkdir()
-    (shim / "sitecustomize.py").write_text(SHIM)
-    noted = tmp_path / "lean.log"
-    extra = {"DSHKIT_TEST_LEAN_LOG": str(noted), "PYTHONPATH": f"{shim}:{PYTHONPATH}"}
+    noted, extra = noting(tmp_path)
 
     with fake_anthropic() as fake:
         said = run_claude_raw(world, fake, proxy, "say hi", **extra)
@@ -113,11 +119,7 @@ def test_new_claude_code_sessions_start_and_first_prompt_from_their_templates(
     # templates the last new session left answer them, and the model is told the same.
     world = World(tmp_path, "claude")
     world.install_hooks()
-    shim = tmp_path / "shim"
-    shim.mkdir()
-    (shim / "sitecustomize.py").write_text(SHIM)
-    noted = tmp_path / "lean.log"
-    extra = {"DSHKIT_TEST_LEAN_LOG": str(noted), "PYTHONPATH": f"{shim}:{PYTHONPATH}"}
+    noted, extra = noting(tmp_path)
 
     told = []
     with fake_anthropic() as fake:
@@ -149,11 +151,7 @@ def test_new_dsh_sessions_first_prompt_from_their_template(
     world = World(tmp_path, "dsh")
     shutil.copytree(dsh_profile_template, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
     world.install_hooks()
-    shim = tmp_path / "shim"
-    shim.mkdir()
-    (shim / "sitecustomize.py").write_text(SHIM)
-    noted = tmp_path / "lean.log"
-    extra = {"DSHKIT_TEST_LEAN_LOG": str(noted), "PYTHONPATH": f"{shim}:{PYTHONPATH}"}
+    noted, extra = noting(tmp_path)
 
     told = []
     with fake_chat() as fake:

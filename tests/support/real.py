@@ -154,7 +154,8 @@ def run_claude_raw(
     """`claude -p` in the world (going on with the session `resume` names, if any); its stdout
     and stderr (it must exit 0)."""
     env = claude_env(world, fake, proxy, **extra)
-    done = subprocess.run(
+    done = _ran(
+        world,
         [
             binary("claude", "node_modules", ".bin", "claude"),
             "-p",
@@ -164,12 +165,7 @@ def run_claude_raw(
             "json",
         ],
         env=env,
-        cwd=world.project,
-        capture_output=True,
-        text=True,
-        timeout=120,
     )
-    assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout + done.stderr
 
 
@@ -184,15 +180,18 @@ def run_dsh(world: World, fake: Any, proxy: RefusingProxy, prompt: str, **extra:
         "DEEPSEEK_API_KEY": "sk-fake",
         "DSH_TELEMETRY_DISABLED": "1",
     }
+    _ran(
+        world, [binary("dsh", "node_modules", ".bin", "dsh"), "--profile", "headless", prompt], env
+    )
+
+
+def _ran(world: World, argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`argv` run to its end in the world's project, with `env`: it must exit 0."""
     done = subprocess.run(
-        [binary("dsh", "node_modules", ".bin", "dsh"), "--profile", "headless", prompt],
-        env=env,
-        cwd=world.project,
-        capture_output=True,
-        text=True,
-        timeout=120,
+        argv, env=env, cwd=world.project, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr[-2000:]
+    return done
 
 
 def codex_config(world: World, base_url: str) -> None:
