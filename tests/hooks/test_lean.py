@@ -437,7 +437,8 @@ def test_no_template_holds_a_live_handlers_words(tmp_path: Path) -> None:
         with lean.Observation(str(home.state)) as seen:
             seen.payload(payload)
             reply = Reply({"hookSpecificOutput": {"additionalContext": "words"}})
-            seen.answered(reply, cast(Call, None), speakers)
+            seen.heard([(speaker, {"context": "words"}) for speaker in speakers], reply)
+            seen.answered(reply, cast(Call, None))
         assert (seen.template is not None) is templated
 
 

@@ -142,9 +142,8 @@ def _templated(
     template is dropped, and the hooks' log says so."""
     event, state = hook.event, hook.directory
     reply = answer(event, results, hook.harness)
-    if results or reply.reply.output or reply.reply.error:
-        seen.spoke = True  # (no hint of "nothing to say" from an answer that said something)
-    seen.answered(reply.reply, hook, [name for name, _ in results])
+    seen.heard(results, reply.reply)
+    seen.answered(reply.reply, hook)
     info = hook.harness_info
     turns = info is not None and info.asks_every_step and bool(hook.session_id)
     if seen.failed or seen.reply is None or _said(seen.reply) != said:

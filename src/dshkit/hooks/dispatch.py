@@ -120,13 +120,13 @@ def _answer(
         if observation is not None:
             observation.spoke = observation.failed = True
         return 0
-    if observation is not None and (results or reply.reply.output or reply.reply.error):
-        observation.spoke = True
+    if observation is not None:
+        observation.heard(results, reply.reply)
     for note in reply.notes:
         log(directory, event, note)
     written = bool(reply.reply) and _write(directory, event, reply.reply, out)
     if observation is not None and (written or not reply.reply):
-        observation.answered(reply.reply, hook, [name for name, _ in results])
+        observation.answered(reply.reply, hook)
     if written:
         emitted = [results[i] for i in reply.emitted]
         _commit(directory, event, emitted, time.monotonic() + COMMITS_TOTAL_S)

@@ -208,10 +208,8 @@ def read(
             return None
         if env_key(env, key[VOLATILE]) != key["env"]:
             return None
-        for name, prefixes in key["unprefixed"].items():
-            value = payload.get(name)
-            if not isinstance(value, str) or value.startswith(tuple(prefixes)):
-                return None
+        if prefixed(key["unprefixed"], payload):
+            return None
         if any(stat_key(name) != held for name, held in key["files"].items()):
             return None
         asked = [(sql, params) for sql, params, _ in key["queries"]]
@@ -231,6 +229,16 @@ def read(
         return _reply(hint, key)
     except Exception:  # missing, broken or unreadable: the full path answers
         return None
+
+
+def prefixed(unprefixed: Mapping[str, list[str]], payload: Mapping[str, Any]) -> bool:
+    """Whether a free field `unprefixed` names (field → prefixes) is not text in the payload,
+    or starts with one of its prefixes: then a hint or template holding it does not answer."""
+    for name, prefixes in unprefixed.items():
+        value = payload.get(name)
+        if not isinstance(value, str) or value.startswith(tuple(prefixes)):
+            return True
+    return False
 
 
 def _save(state: str, target: str, held: dict[str, Any], reply: Reply) -> None:
@@ -367,8 +375,10 @@ def seen(
         for consumer, read in each.items()
     ]
     try:
-        found = rows([(sql, []) for sql in statements])
-        cursors = rows([(TAIL_CURSOR, [consumer, log]) for log, consumer, _ in watched])
+        asked: list[tuple[str, list[Any]]] = [(sql, []) for sql in statements]
+        asked += [(TAIL_CURSOR, [consumer, log]) for log, consumer, _ in watched]
+        read_rows = rows(asked)
+        found, cursors = read_rows[: len(statements)], read_rows[len(statements) :]
         logs: dict[str, dict[str, dict[str, Any]]] = {}
         for (log, consumer, read), cursor in zip(watched, cursors, strict=True):
             told = _told(log, cursor, read)
@@ -533,10 +543,8 @@ def _templated(
         fixed, fields = _unnamed(payload)
         if key["payload"] != _fixed(fixed, key["free"]) or key["fields"] != fields:
             return None
-        for name, prefixes in key["unprefixed"].items():
-            value = payload.get(name)
-            if not isinstance(value, str) or value.startswith(tuple(prefixes)):
-                return None
+        if prefixed(key["unprefixed"], payload):
+            return None
         variables = env_key(env, key[VOLATILE])
         if {k: _put(v, names, marks) for k, v in variables.items()} != key["env"]:
             return None

@@ -46,7 +46,7 @@ from .spawn import SAID  # beside the step's payload file: the templated answer 
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hot path)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import IO, Any
 
     from ..harnesses import Reply
@@ -288,6 +288,7 @@ class Observation:
         self.spoke = False
         self.failed = False  # a handler failed or overran, or the answer could not be made
         self.reply: hint.Reply | None = None  # the answer as written (`answered`)
+        self.speakers: set[str] = set()  # the handlers that gave a result (`heard`)
         # What a template written from this call holds to (`answered`: None, none may be).
         self.template: hint.Seen | None = None
         self._guarded: tuple[bool, list[str]] | None = None  # (`_guard`)
@@ -351,9 +352,17 @@ class Observation:
         if self in _observing:
             _observing.remove(self)
 
-    def answered(self, reply: Reply, call: Call, speakers: Iterable[str]) -> None:
-        """The call's answer, written whole (or nothing to write), and the handlers that gave
-        a result (`speakers`): what a template holds. Asked before the answer's commits run
+    def heard(self, results: Sequence[tuple[str, Any]], reply: Reply) -> None:
+        """The handlers' results and the answer made of them, before it is written: when any
+        gave one or it says anything, no hint of "nothing to say" is kept; who gave one
+        (`speakers`) is what a template may not hold of the live handlers (`answered`)."""
+        self.speakers = {name for name, _ in results}
+        if results or reply.output or reply.error:
+            self.spoke = True
+
+    def answered(self, reply: Reply, call: Call) -> None:
+        """The call's answer, written whole (or nothing to write): what a template holds
+        (after `heard`). Asked before the answer's commits run
         (after, the session's own record would be in what its handlers read): whether a
         template may be written from this call, and what it would hold to. A start's, when
         its session was one the store knew nothing of; a prompt's (the session's first, or
@@ -364,21 +373,21 @@ class Observation:
 
         self.reply = hint.Reply(*written(reply), reply.code)
         try:
-            self.template = self._template(call, speakers)
+            self.template = self._template(call)
         finally:
             self._release()  # (before the commits: no reader held while they write)
 
-    def _template(self, call: Call, speakers: Iterable[str]) -> hint.Seen | None:
+    def _template(self, call: Call) -> hint.Seen | None:
         """What a template written from this call would hold to (see `answered`), or None."""
         payload, snapshot = self._payload, self._snapshot
         if self.failed or snapshot is None:
             return None
         if dict.__contains__(payload, FREE):
             guarded, prefixes = self._guard(call)
-            words = dict.get(payload, FREE) if isinstance(payload, dict) else None
-            if not guarded or not isinstance(words, str) or words.startswith(tuple(prefixes)):
+            words = {FREE: dict.get(payload, FREE) if isinstance(payload, dict) else None}
+            if not guarded or hint.prefixed({FREE: prefixes}, words):
                 return None
-            if set(speakers) & set(self._live):
+            if self.speakers & set(self._live):
                 return None
         # (a start: whether its session was one nobody had seen, its logs' files too)
         elif not hint.unseen(payload, self.files | set(self.tails), self.statements, snapshot.rows):
