@@ -31,6 +31,8 @@ import time
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .store import Store
 
     Key = tuple[str, str]
@@ -56,12 +58,18 @@ def head(text: str) -> str:
     return kept if len(kept) >= MIN_HEAD_CHARS else ""
 
 
+# The session's turn, as `is_step` reads it (a hint keyed to a step or a prompt reads it too:
+# `hooks.hint`).
+STEP_QUERY = "SELECT open, opened_at, heads FROM prompt_turns WHERE harness = ? AND session_id = ?"
+
+
 def is_step(store: Store, key: Key, prompt: str, now_ms: int | None = None) -> bool:
     """Whether this UserPromptSubmit of the session `key` is a model step, not a new prompt."""
-    row = store.db.execute(
-        "SELECT open, opened_at, heads FROM prompt_turns WHERE harness = ? AND session_id = ?",
-        key,
-    ).fetchone()
+    return stepping(store.db.execute(STEP_QUERY, key).fetchone(), prompt, now_ms)
+
+
+def stepping(row: Any, prompt: str, now_ms: int | None = None) -> bool:
+    """`is_step` for the session's turn `row` (`STEP_QUERY`'s; None: none)."""
     if row is None:
         return False
     is_open, opened_at, heads = row
@@ -170,10 +178,7 @@ def record(
     opening = event == "UserPromptSubmit" and not step
     closing = event == "SessionStart" and source in CLOSING
     with store.transaction() as db:
-        row = db.execute(
-            "SELECT open, opened_at, heads FROM prompt_turns WHERE harness = ? AND session_id = ?",
-            key,
-        ).fetchone()
+        row = db.execute(STEP_QUERY, key).fetchone()
         is_open, opened_at, heads = row if row is not None else (0, 0, "")
         if opening:
             is_open, opened_at = 1, now

@@ -407,3 +407,38 @@ def test_a_hint_holds_to_no_variable_a_harness_gives_each_process_anew(
     again = {"DSHKIT_X": "1", "CLAUDE_PID": "17664", "CLAUDE_CODE_MESSAGING_TOKEN": "82d8ed7a"}
     assert read(state, env=again) is not None  # the next process of the same session
     assert read(state, env={**again, "DSHKIT_X": "2"}) is None  # (dshkit's own still count)
+
+
+def test_a_harness_that_asks_every_step_keeps_a_steps_hint_and_a_turns_first_prompts(
+    state: Path,
+) -> None:
+    # DSH asks before every model step: the session's turn (`turns.stepping`, read now) says
+    # which hint answers, and is no part of either's key, so a turn's end voids neither.
+    from dshkit import turns
+
+    key = ("dsh", SESSION)
+
+    def kept(step: bool, said: bytes) -> None:
+        reply = hint.Reply(said, b"", 0)
+        assert hint.write(
+            str(state), EVENT, "dsh", SESSION, payload(), reply, free=("prompt",), step=step
+        )
+
+    def answer(prompt: str = "fix it") -> bytes | None:
+        found = hint.read(str(state), EVENT, None, SESSION, payload(prompt=prompt), {})
+        return None if found is None else found.output
+
+    kept(True, b"a step's")
+    assert answer() is None  # no turn under way: the person's prompt, which has no hint yet
+    with Store(state) as store:
+        turns.record(store, key, EVENT, step=False, blocked=False, context="【画像】" * 9)
+    assert answer() == b"a step's"  # the turn is open: a step
+    kept(False, b"a prompt's")
+    assert answer() == b"a step's"
+    with Store(state) as store:
+        turns.record(store, key, "Stop", step=False, blocked=False, context="")
+    assert answer() == b"a prompt's"  # the turn ended: the person's next prompt
+    assert answer("【画像】" * 9) == b"a step's"  # dshkit's own words: a step whatever the turn
+    hint.drop(str(state), EVENT, "dsh", SESSION, opening=True)
+    assert answer() is None
+    assert answer("【画像】" * 9) == b"a step's"

@@ -20,6 +20,7 @@ import pytest
 
 from dshkit import plugins
 from dshkit.graft import fold, marker
+from dshkit.hooks import hint
 from dshkit.profile.state import ProfileState
 from dshkit.store import Store
 
@@ -549,6 +550,12 @@ def test_a_dsh_steps_nudge_and_escalation_said_from_the_fold_record_what_full_ca
         log = dsh_session(home)
         prompt = dsh("d1", transcript_path=str(log), hook_event_name="UserPromptSubmit")
         assert hook(home, "UserPromptSubmit", {**prompt, "prompt": "go"}, **off)[0] == {}
+        # A step below the band, which leaves the steps' hint (the person's prompt left the
+        # hint of the next turn's first prompt: hooks.hint.read).
+        with open(log, "ab") as handle:
+            handle.write(dsh_frame(DSH_WINDOW, dsh_step(30_000)))
+        assert hook(home, "UserPromptSubmit", {**prompt, "prompt": "on"}, **off)[0] == {}
+        settled(state)
         said = []
         for tokens in (145_000, 146_000):  # a step into the band, then one more
             with open(log, "ab") as handle:
@@ -686,12 +693,21 @@ def test_a_prompt_or_start_answered_from_its_hint_loads_no_handler(
         start = dsh("d1", hook_event_name="SessionStart", source="startup")
         words = dsh("d1", hook_event_name="UserPromptSubmit", prompt="fix the failing test")
     for event, payload in (("SessionStart", start), ("UserPromptSubmit", words)):
+        # DSH asks before every model step: a person's prompt leaves the hint of the next
+        # turn's first prompt (`hint.OPENING`), which answers once the turn ended.
+        opening = harness == "dsh" and event == "UserPromptSubmit"
+        kept = state / "hints" / f"{event}.{payload['session_id']}{hint.OPENING * opening}"
+        ended = {**payload, "hook_event_name": "Stop", "stop_hook_active": False}
         hook(tmp_path, event, payload, **off)  # the full path, which keeps the hint
-        assert (state / "hints" / f"{event}.{payload['session_id']}").exists()
+        assert kept.exists()
+        if opening:
+            hook(tmp_path, "Stop", ended, **off)
         assert loaded(tmp_path, event, payload, LEAN_HEAVY, **off) == []
         settled(state)
         # (and the step after it kept the next one)
-        assert (state / "hints" / f"{event}.{payload['session_id']}").exists()
+        assert kept.exists()
+        if opening:
+            hook(tmp_path, "Stop", ended, **off)
         assert loaded(tmp_path, event, payload, LEAN_HEAVY, **off) == []
         settled(state)
 

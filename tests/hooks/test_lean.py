@@ -539,3 +539,70 @@ def test_new_sessions_of_two_harnesses_in_one_project_each_keep_their_template(
     # The second and third rounds: the Claude session's start and first prompt, the DSH
     # session's first prompt, each from its harness's template.
     assert (hinted.lean, full.lean) == (6, 0)
+
+
+@pytest.mark.process  # (what a turn's end starts: the profile's refresh)
+def test_a_dsh_turns_first_prompt_is_answered_from_the_hint_the_last_ones_left(
+    homes: tuple[Home, Home], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # DSH asks before every model step, and a turn's end closes the session's turn: the hint
+    # its last step left is a step's, not the person's next prompt's. The hint the last
+    # turn's first prompt left answers that, though the steps between moved the capability
+    # facts' cursor over the log on (a tail read's cursor is held by its own check: no mode
+    # set since). docs/design/hooks.md#a-turns-first-prompt-has-a-hint-of-its-own
+    from ..support.logs import event, human, write_log
+    from ..support.procs import running_with, wait_until
+
+    on = capability_on(monkeypatch)
+    session = DSH_NEW[0]
+
+    def session_turns(home: Home) -> tuple[list[bytes], list[bool]]:
+        dsh_probed(home)
+        opened = dsh_opening(home, session, "workspace-write", "turn 0")
+        log, cwd = Path(opened["transcript_path"]), opened["cwd"]
+        said, lean = [], []
+        sequence = 10
+
+        def logged(*records: dict[str, Any]) -> None:
+            write_log(log, [list(records)], session_id=session, cwd=cwd, mode="ab")
+
+        def asked(event_name: str, **fields: Any) -> None:
+            before = home.lean
+            said.append(
+                home.call(event_name, {**opened, "hook_event_name": event_name, **fields}, **on)
+            )
+            lean.append(home.lean > before)
+
+        for turn in range(4):
+            if turn:  # (the first turn's opening is in the log already)
+                logged(
+                    event("turn/start", sequence, {"turn": turn + 1}),
+                    human(sequence + 1, f"turn {turn}"),
+                )
+                sequence += 2
+            asked("UserPromptSubmit", prompt=f"turn {turn}")
+            for _ in range(2):  # the model's steps, the bridge asking before the next
+                message = {"role": "assistant", "content": [], "source": {"model": "m"}}
+                usage = {"inputTokens": 1_000 + sequence, "outputTokens": 10}
+                logged(event("assistant/message", sequence, {"message": message, "usage": usage}))
+                sequence += 1
+                asked("UserPromptSubmit", prompt="")
+            asked("Stop", stop_hook_active=False)
+            # What the turn's end started (the profile's refresh) writes the store: done
+            # before the next turn, as a person's next words come later.
+            wait_until(lambda: not running_with(f" {home.state} "), "what the turn's end started")
+        return said, lean
+
+    hinted, full = homes
+    said, lean = session_turns(hinted)
+    assert said == session_turns(full)[0]  # byte for byte
+    assert context(said[0]) and not any(said[1:])  # the first context, then nothing to say
+    # A turn: its first prompt, two steps, its end (no hint answers a Stop). The first turn's
+    # prompt said something and left no hint: its first step in full. The second turn's
+    # prompt in full (no turn's first prompt left a hint yet), the third's and fourth's from
+    # the hint the second's left; every step after from the steps' hint.
+    first, second, later = [False, False, True, False], [False, True, True, False], [True] * 3
+    assert lean == first + second + [*later, False] * 2
+    # What the hinted calls skipped was still done: each person's prompt a run, no step one.
+    assert hinted.raws() == full.raws() == [f"turn {turn}" for turn in range(4)]
+    assert not (hinted.state / "hooks.log").exists()

@@ -117,7 +117,7 @@ def _step(
             dispatch._close(hook)
         if results:
             spoken = ", ".join(name for name, _ in results)
-            hint.drop(state, event, hook.harness, hook.session_id)
+            hint.drop(state, event, hook.harness, hook.session_id, hook.steps and not hook.is_step)
             log(
                 state,
                 event,

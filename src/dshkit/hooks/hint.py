@@ -32,6 +32,7 @@ import os
 from .. import harnesses
 from ..hookspec import named
 from ..storeview import TAIL_CURSOR, queries_rows
+from ..turns import STEP_QUERY, stepping
 from .protocol import dumps, loads
 from .spawn import HINT_DIR as HINT_DIR  # (where the hints and the steps' files live)
 
@@ -49,6 +50,7 @@ _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 MAX_ROWS_TEXT = 1 << 16  # one query's rows in a hint, as text; more: no hint
 MAX_NAME = 160  # a session id longer than this gets no hint (a file name must stay short)
 MIN_TEMPLATE_ID = 16  # a shorter session id stands in no template (see `_names`)
+OPENING = ".opening"  # the suffix of a hint for a turn's first prompt (`path`, `read`)
 
 
 # The variables a hint holds to (all of them, set or not, by these prefixes): dshkit's own,
@@ -92,13 +94,16 @@ def env_key(env: Mapping[str, str], volatile: Iterable[str]) -> dict[str, str]:
     }
 
 
-def path(state: str, event: str, harness: str | None, session: str) -> str | None:
+def path(
+    state: str, event: str, harness: str | None, session: str, opening: bool = False
+) -> str | None:
     """The hint file of one session's next `event` (None: a session id no file can be named
-    by, which then gets no hint)."""
+    by, which then gets no hint); `opening`, of its next turn's first prompt, where its
+    harness asks before every model step (see `read`)."""
     name = f"{event}.{session}"  # (the harness is in it: see `read`)
     if not session or len(name) > MAX_NAME or not _SAFE.issuperset(name):
         return None
-    return os.path.join(state, HINT_DIR, name)
+    return os.path.join(state, HINT_DIR, name + (OPENING if opening else ""))
 
 
 def stat_key(name: str) -> list[int] | None:
@@ -137,6 +142,7 @@ def write(
     handlers: Iterable[str] = (),
     unprefixed: Mapping[str, list[str]] | None = None,
     until: int | None = None,
+    step: bool | None = None,
 ) -> bool:
     """Write the hint of `session`'s next `event`: `reply` from the `handlers` it names, valid
     while the payload's fields but `free`, dshkit's variables in `env` (`env_key`: one set or
@@ -145,10 +151,12 @@ def write(
     consumer → {kinds, check}: since the consumer's cursor, as the `check` it named tells,
     "module:function" of (path, cursor JSON, kinds)), and no free field of
     `unprefixed` starts with one of its prefixes, and not `until` (ms since the epoch) or
-    later (`Call.holds_until`: the answer's words depend on the clock). Taken now: call it
-    once what the answer depended on is settled. False when no hint could be written (none is
-    then left)."""
-    target = path(state, event, harness, session)
+    later (`Call.holds_until`: the answer's words depend on the clock). `step`, where the
+    harness asks before every model step: whether the call was one (True) or a turn's first
+    prompt (False, kept apart: `read`); its turn's row is then no part of the key. Taken now:
+    call it once what the answer depended on is settled. False when no hint could be written
+    (none is then left)."""
+    target = path(state, event, harness, session, opening=step is False)
     if target is None:
         return False
     asked = [(sql, list(ps)) for sql, ps in queries]
@@ -162,6 +170,7 @@ def write(
             "handlers": sorted(handlers),
             "unprefixed": dict(unprefixed or {}),
             "until": until,
+            "step": step,
             "files": {name: stat_key(name) for name in files},
             "tails": {path: dict(consumers) for path, consumers in (tails or {}).items()},
             "queries": [
@@ -172,7 +181,7 @@ def write(
         held = {"event": event, "harness": harness, "session": session, "key": key}
         _save(state, target, held, reply)
     except Exception:  # a hint not written only costs the next call the full path
-        drop(state, event, harness, session)
+        drop(state, event, harness, session, opening=step is False)
         return False
     return True
 
@@ -190,45 +199,80 @@ def read(
     written for (`Reply.harness`), which is the calling one whenever the key holds: which
     harness calls is told from the payload's fields (all in the key, the free ones by their
     presence) and from the harnesses' variables (in the key too), so the lean foreground need
-    not tell it again (that would load `re` for some)."""
+    not tell it again (that would load `re` for some).
+
+    Where the harness asks before every model step, a session has two: its next step's and
+    its next turn's first prompt's (`OPENING`), each written by a call of its kind, and this
+    call is told as the runtime tells it (`turns.stepping`, on the session's turn as it is
+    now): the person's prompt after a turn's end is answered from the hint the turn's first
+    prompt left, not voided by the steps between
+    (docs/design/hooks.md#a-turns-first-prompt-has-a-hint-of-its-own)."""
     target = path(state, event, harness, session)
     if target is None:
         return None
     try:
-        with open(target, "rb") as handle:
-            hint = loads(handle.read())
-        if (hint["format"], hint["event"], hint["session"]) != (FORMAT, event, session):
-            return None
-        if hint["version"] != _version():  # another dshkit's handlers may answer otherwise
-            return None
-        if not isinstance(hint["harness"], str) or harness not in (None, hint["harness"]):
-            return None
-        key = hint["key"]
-        if not _in_time(key) or key["payload"] != _fixed(payload, key["free"]):
-            return None
-        if env_key(env, key[VOLATILE]) != key["env"]:
-            return None
-        if prefixed(key["unprefixed"], payload):
-            return None
-        if any(stat_key(name) != held for name, held in key["files"].items()):
-            return None
-        asked = [(sql, params) for sql, params, _ in key["queries"]]
-        watched = [
-            (log, consumer, tail)
-            for log, consumers in key.get("tails", {}).items()
-            for consumer, tail in consumers.items()
-        ]
-        cursors = [(TAIL_CURSOR, [consumer, log]) for log, consumer, _ in watched]
-        found = queries_rows(state, asked + cursors)
-        if [digest(rows) for rows in found[: len(asked)]] != [h for _, _, h in key["queries"]]:
-            return None
-        for (log, _, tail), rows in zip(watched, found[len(asked) :], strict=True):
-            check = named(str(tail["check"]))
-            if not check(log, rows[0][0] if rows else None, tail["kinds"]):
+        hint = _load(target, event, session, harness)
+        if hint is None or hint["key"].get("step") is not None:
+            opening = _load(target + OPENING, event, session, harness)
+            either = hint or opening
+            if either is None:
                 return None
-        return _reply(hint, key)
+            prompt = payload.get("prompt")
+            turn = queries_rows(state, [(STEP_QUERY, [either["harness"], session])])[0]
+            step = isinstance(prompt, str) and stepping(turn[0] if turn else None, prompt)
+            hint = hint if step else opening  # (each file holds its kind: `path`)
+            if hint is None:
+                return None
+        return _holding(state, hint, payload, env)
     except Exception:  # missing, broken or unreadable: the full path answers
         return None
+
+
+def _load(target: str, event: str, session: str, harness: str | None) -> Any:
+    """The hint in the file `target` when it is one of this release's for `event`, `session`
+    and `harness` (None: any), else None (none there either)."""
+    try:
+        with open(target, "rb") as handle:
+            hint = loads(handle.read())
+    except FileNotFoundError:
+        return None
+    if (hint["format"], hint["event"], hint["session"]) != (FORMAT, event, session):
+        return None
+    if hint["version"] != _version():  # another dshkit's handlers may answer otherwise
+        return None
+    if not isinstance(hint["harness"], str) or harness not in (None, hint["harness"]):
+        return None
+    return hint
+
+
+def _holding(
+    state: str, hint: Any, payload: Mapping[str, Any], env: Mapping[str, str]
+) -> Reply | None:
+    """The hint's answer when all its key holds to is as it was (see `read`), else None."""
+    key = hint["key"]
+    if not _in_time(key) or key["payload"] != _fixed(payload, key["free"]):
+        return None
+    if env_key(env, key[VOLATILE]) != key["env"]:
+        return None
+    if prefixed(key["unprefixed"], payload):
+        return None
+    if any(stat_key(name) != held for name, held in key["files"].items()):
+        return None
+    asked = [(sql, params) for sql, params, _ in key["queries"]]
+    watched = [
+        (log, consumer, tail)
+        for log, consumers in key.get("tails", {}).items()
+        for consumer, tail in consumers.items()
+    ]
+    cursors = [(TAIL_CURSOR, [consumer, log]) for log, consumer, _ in watched]
+    found = queries_rows(state, asked + cursors)
+    if [digest(rows) for rows in found[: len(asked)]] != [h for _, _, h in key["queries"]]:
+        return None
+    for (log, _, tail), rows in zip(watched, found[len(asked) :], strict=True):
+        check = named(str(tail["check"]))
+        if not check(log, rows[0][0] if rows else None, tail["kinds"]):
+            return None
+    return _reply(hint, key)
 
 
 def prefixed(unprefixed: Mapping[str, list[str]], payload: Mapping[str, Any]) -> bool:
@@ -597,9 +641,10 @@ def _unlink(name: str) -> None:
         return
 
 
-def drop(state: str, event: str, harness: str, session: str) -> None:
-    """Remove the hint of `session`'s next `event`, if there is one."""
-    target = path(state, event, harness, session)
+def drop(state: str, event: str, harness: str, session: str, opening: bool = False) -> None:
+    """Remove the hint of `session`'s next `event` (`opening`: its next turn's first
+    prompt's), if there is one."""
+    target = path(state, event, harness, session, opening)
     if target is not None:
         _unlink(target)
 

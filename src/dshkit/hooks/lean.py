@@ -40,6 +40,8 @@ import os
 import sys
 
 from ..hookspec import AFTER, Say, named
+from ..storeview import TAIL_CURSOR
+from ..turns import STEP_QUERY
 from . import hint
 from .run import LEAN_EVENTS  # (defined where calls are routed: run.py)
 from .spawn import SAID  # beside the step's payload file: the templated answer written
@@ -65,6 +67,8 @@ STEP = "dshkit.hooks.after"  # the detached step's module
 BY_OWED = "--said-by-owed"  # its argument when the answer written is the owed handlers' words
 _STORE_FILES = ("dshkit.db", "dshkit.db-wal", "dshkit.db-shm", "dshkit.db-journal")
 _CODE_SUFFIXES = (".py", ".pyc", ".so", ".pth", ".pyi")
+# The session's turn as `turns.is_step` reads it (traced with its values in place).
+_TURN_READ = STEP_QUERY.partition(" WHERE ")[0] + " WHERE "
 
 
 def live() -> dict[str, str]:
@@ -502,7 +506,21 @@ class Observation:
         guarded, prefixes = self._guard(call) if asked else (True, [])
         kept = not self.spoke and bool(session) and guarded
         payload = dict(call.payload.items()) if isinstance(call.payload, dict) else {}
-        statements = sorted(set(self.statements))
+        # Where the harness asks before every step, the hint is the next step's or the next
+        # turn's first prompt's, as this call was (`hint.read` tells which the next call is,
+        # from the session's turn: no part of the key then, `turns.STEP_QUERY`).
+        step = call.is_step if call.steps else None
+        # And a log's cursor a tail read announced is held by the read's own check (`tails`:
+        # no event of its kinds since the cursor, as it is then), not by its row: the
+        # consumer moves it on at every step whose log grew.
+        tailed = {
+            _cursor_read(consumer, log) for log, each in self.tails.items() for consumer in each
+        }
+        statements = sorted(
+            sql
+            for sql in set(self.statements) - tailed
+            if step is None or not sql.startswith(_TURN_READ)
+        )
         unread = self.unread(payload)
         free = sorted({*unread, *((FREE,) if present else ())})
         unprefixed = {FREE: prefixes} if prefixes else None
@@ -523,7 +541,7 @@ class Observation:
                 until=call.until,
             )
         if not kept:
-            hint.drop(state, event, harness, session)
+            hint.drop(state, event, harness, session, opening=step is False)
             return False
         return hint.write(
             state,
@@ -540,7 +558,16 @@ class Observation:
             handlers=covered,
             unprefixed=unprefixed,
             until=call.until,
+            step=step,
         )
+
+
+def _cursor_read(consumer: str, log: str) -> str:
+    """A consumer's read of its cursor over `log` (`storeview.TAIL_CURSOR`) as it is traced:
+    its values in their places, as SQLite writes text literals."""
+    quoted = ["'" + value.replace("'", "''") + "'" for value in (consumer, log)]
+    first, second, rest = TAIL_CURSOR.split("?")
+    return f"{first}{quoted[0]}{second}{quoted[1]}{rest}"
 
 
 def observed(call: Call, observation: Observation) -> Call:
