@@ -213,14 +213,15 @@ def read(
     try:
         hint = _load(target, event, session, harness)
         if hint is None or hint["key"].get("step") is not None:
-            opening = _load(target + OPENING, event, session, harness)
+            # (each file holds its kind, `path`: the other is read only where it answers)
+            opening = None if hint else _load(target + OPENING, event, session, harness)
             either = hint or opening
             if either is None:
                 return None
             prompt = payload.get("prompt")
             turn = queries_rows(state, [(STEP_QUERY, [either["harness"], session])])[0]
-            step = isinstance(prompt, str) and stepping(turn[0] if turn else None, prompt)
-            hint = hint if step else opening  # (each file holds its kind: `path`)
+            if not (isinstance(prompt, str) and stepping(turn[0] if turn else None, prompt)):
+                hint = opening or _load(target + OPENING, event, session, harness)
             if hint is None:
                 return None
         return _holding(state, hint, payload, env)
