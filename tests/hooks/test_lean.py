@@ -541,7 +541,7 @@ def test_new_sessions_of_two_harnesses_in_one_project_each_keep_their_template(
     assert (hinted.lean, full.lean) == (6, 0)
 
 
-@pytest.mark.process  # (what a turn's end starts: the profile's refresh)
+@pytest.mark.process  # (what a turn's end starts: the refresh, the harvest)
 def test_a_dsh_turns_first_prompt_is_answered_from_the_hint_the_last_ones_left(
     homes: tuple[Home, Home], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -588,8 +588,8 @@ def test_a_dsh_turns_first_prompt_is_answered_from_the_hint_the_last_ones_left(
                 sequence += 1
                 asked("UserPromptSubmit", prompt="")
             asked("Stop", stop_hook_active=False)
-            # What the turn's end started (the profile's refresh) writes the store: done
-            # before the next turn, as a person's next words come later.
+            # What the turn's end started (the profile's refresh, the memory harvest) writes
+            # the store: done before the next turn, as a person's next words come later.
             wait_until(lambda: not running_with(f" {home.state} "), "what the turn's end started")
         return said, lean
 
