@@ -273,11 +273,16 @@ def test_an_abort_ends_a_silent_stream_at_once(fake: FakeOpenAI) -> None:
 
 
 def test_an_abort_ends_a_keepalive_only_stream(fake: FakeOpenAI) -> None:
+    # The abort comes while only keep-alive comments arrive: once the text did (a timer from
+    # the call's start once fired first on a loaded machine, before any text came).
     fake.replies.append(Reply(deltas=["par"], keepalive_s=0.05))
     abort = threading.Event()
-    threading.Timer(0.3, abort.set).start()
+
+    def arrived(text: str) -> None:
+        threading.Timer(0.3, abort.set).start()
+
     with client(fake, timeout_s=60) as llm:
-        result = llm.complete(MESSAGES, abort=abort, deadline_s=10.0)
+        result = llm.complete(MESSAGES, abort=abort, deadline_s=10.0, on_delta=arrived)
     assert result.outcome == "aborted" and result.text == "par" and result.elapsed_ms < 1500
 
 
