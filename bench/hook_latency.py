@@ -48,8 +48,10 @@ for those modes are in). A shell command's and an edit's
 PostToolUse and a turn's end (Stop), in a project of 500 entries whose turn began at a prompt
 and wrote no web page: the gate looks at the payload's bytes, the session's rows and the
 project (`gate.glance`); what a turn's end starts (a refresh, a memory harvest) is started
-after the answer; and a DSH turn's end (a prompt before it, not timed), which records the end
-of the turn before the answer; and a turn's end in a session that built a web page a turn
+after the answer; and a DSH turn: its first prompt (the person's words logged as DSH logs
+them; from the second round on, after the turn before ended, answered from the hint that
+turn's first prompt left, `hooks.hint.OPENING`) and its end, which records the end of the
+turn before the answer; and a turn's end in a session that built a web page a turn
 before, judged and passed: the gate looks at the page's verdict for its content as it is now,
 and that page written again (as judged: no run starts), which the gate's face records after the
 answer. And, in a home where a handoff was carried out (another session's, picked up by a
@@ -528,6 +530,7 @@ def main() -> None:
             "PostToolUse (Bash): command": (after, shell_payload),
             "PostToolUse (Edit): a module": (after, edit_payload),
             "Stop (Claude)": (ended, stop_payload),
+            "UserPromptSubmit (DSH): turn's first": (prompted, dsh_turn),  # (then its end)
             "Stop (DSH)": (ended, dsh_stop),
             "Stop (Claude): a page judged": (ended, built_stop),
             "PostToolUse (Write): a web page": (after, page_written),
@@ -639,9 +642,13 @@ def main() -> None:
                 if data is turn_prompt:
                     timed(after, env, tool_before)  # the turn's tool call (not timed)
                     settle(os.path.join(home, "dshkit"))
-                if data is dsh_stop:
-                    timed(prompted, env, dsh_turn)  # the turn's prompt (not timed)
-                    settle(os.path.join(home, "dshkit"))
+                if data is dsh_turn:  # a new turn: its start and the person's words logged
+                    with open(dsh_ended, "ab") as growing:
+                        began = [
+                            {"type": "turn/start", "data": {"turn": round + 1}},
+                            said_by_person,
+                        ]
+                        growing.write(dsh_frame(began))
                 if data is begun_turn_prompt:
                     timed(after, begun_env, begun_tool_before)  # (the same, not timed)
                     settle(begun_state)
