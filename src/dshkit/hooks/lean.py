@@ -40,7 +40,6 @@ import os
 import sys
 
 from ..hookspec import AFTER, Say, named
-from ..storeview import TAIL_CURSOR
 from ..turns import STEP_QUERY
 from . import hint
 from .run import LEAN_EVENTS  # (defined where calls are routed: run.py)
@@ -286,6 +285,9 @@ class Observation:
         # as the named check tells).
         self.tails: dict[str, dict[str, dict[str, Any]]] = {}
         self._tailing: set[str] = set()  # the logs a tail read is reading now
+        # The statements a tail read ran (its consumer's cursor): a hint holds to them by the
+        # read's own check (`tails`), not by their rows (`keep`).
+        self._tailed: set[str] = set()
         self.statements: list[str] = []
         self.readers: set[str] = set()  # handlers that read the free field
         self.fields: set[str] = set()  # the payload's fields the handlers read (EVERY: all)
@@ -493,6 +495,8 @@ class Observation:
     def statement(self, sql: str) -> None:
         if self.handler is not None and sql.lstrip()[:6].upper() == "SELECT":
             self.statements.append(sql)
+            if self._tailing:
+                self._tailed.add(sql)
 
     def keep(self, call: Call, handlers: list[str], env: Mapping[str, str]) -> bool:
         """Write the call's session's hint of "nothing to say" from what was observed, when it
@@ -513,12 +517,9 @@ class Observation:
         # And a log's cursor a tail read announced is held by the read's own check (`tails`:
         # no event of its kinds since the cursor, as it is then), not by its row: the
         # consumer moves it on at every step whose log grew.
-        tailed = {
-            _cursor_read(consumer, log) for log, each in self.tails.items() for consumer in each
-        }
         statements = sorted(
             sql
-            for sql in set(self.statements) - tailed
+            for sql in set(self.statements) - self._tailed
             if step is None or not sql.startswith(_TURN_READ)
         )
         unread = self.unread(payload)
@@ -560,14 +561,6 @@ class Observation:
             until=call.until,
             step=step,
         )
-
-
-def _cursor_read(consumer: str, log: str) -> str:
-    """A consumer's read of its cursor over `log` (`storeview.TAIL_CURSOR`) as it is traced:
-    its values in their places, as SQLite writes text literals."""
-    quoted = ["'" + value.replace("'", "''") + "'" for value in (consumer, log)]
-    first, second, rest = TAIL_CURSOR.split("?")
-    return f"{first}{quoted[0]}{second}{quoted[1]}{rest}"
 
 
 def observed(call: Call, observation: Observation) -> Call:
