@@ -5,7 +5,6 @@ run (with a later step's prompt hook, or steered in by the Stop hook's block), o
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 
 from ..support.fakes import RefusingProxy, fake_chat
 from ..support.paths import PAGES
-from ..support.real import World, binary, texts
+from ..support.real import binary, dsh_world, texts
 
 pytestmark = [pytest.mark.real, pytest.mark.browser]  # the gate judges in Chromium
 
@@ -23,9 +22,7 @@ MARK = "【dshkit 交付门：机器实测未通过，请返工】"
 def test_dsh_gets_the_failure_back_in_the_same_run(
     tmp_path: Path, proxy: RefusingProxy, dsh_profile_template: Path
 ) -> None:
-    world = World(tmp_path, "dsh")
-    shutil.copytree(dsh_profile_template, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
-    world.install_hooks()
+    world = dsh_world(tmp_path, dsh_profile_template)
     (world.state / "config.toml").write_text("[gate]\nhook_budget_s = 2.0\n")
     page = world.project / "tank.html"
     write = {

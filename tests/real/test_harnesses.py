@@ -10,7 +10,6 @@ A refusing proxy catches any attempt to reach another host.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from ..support.hook_handlers import DENIED
 from ..support.real import (
     World,
     codex_config,
+    dsh_world,
     run_claude_raw,
     run_codex_exec,
     run_dsh,
@@ -147,9 +147,7 @@ def test_codex(tmp_path: Path, proxy: RefusingProxy) -> None:
 
 
 def test_dsh(tmp_path: Path, proxy: RefusingProxy, dsh_profile_template: Path) -> None:
-    world = World(tmp_path, "dsh")
-    shutil.copytree(dsh_profile_template, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
-    world.install_hooks()
+    world = dsh_world(tmp_path, dsh_profile_template)
     sessions = []
     with fake_chat() as fake:
         # The first session takes a tool step: DSH fires UserPromptSubmit before each step.
@@ -172,9 +170,7 @@ def test_dsh(tmp_path: Path, proxy: RefusingProxy, dsh_profile_template: Path) -
 def test_dsh_bridge_runs_every_tool_past_dshkit_and_a_handler_added_later(
     tmp_path: Path, proxy: RefusingProxy, dsh_profile_template: Path
 ) -> None:
-    world = World(tmp_path, "dsh")
-    shutil.copytree(dsh_profile_template, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
-    world.install_hooks()
+    world = dsh_world(tmp_path, dsh_profile_template)
     config = world.state / "dsh-hooks.json"
     # Installed for the tools some handler looks at (every tool only once a handoff has
     # begun: graft then refuses any tool call of a handed-off session); the read tools are

@@ -10,7 +10,6 @@ Which path answered is seen from inside the hook processes Claude Code starts, b
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from dshkit.capability.text import HEADING
 
 from ..support.fakes import RefusingProxy, fake_anthropic, fake_chat
 from ..support.paths import PYTHONPATH
-from ..support.real import World, run_claude_raw, run_dsh, texts
+from ..support.real import World, dsh_world, run_claude_raw, run_dsh, texts
 
 pytestmark = pytest.mark.real
 
@@ -148,9 +147,7 @@ def test_new_dsh_sessions_first_prompt_from_their_template(
     # capability facts with the modes its log set at its start (events with sequence numbers
     # and times of their own). Once the probes' results are in, it is the same in every new
     # session of the project: the template the last new session left answers it.
-    world = World(tmp_path, "dsh")
-    shutil.copytree(dsh_profile_template, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
-    world.install_hooks()
+    world = dsh_world(tmp_path, dsh_profile_template)
     noted, extra = noting(tmp_path)
 
     told = []

@@ -7,7 +7,6 @@ second request)."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 from dshkit.memory.service import MemoryService
 
 from ..support.fakes import RefusingProxy, fake_chat
-from ..support.real import World, binary, texts
+from ..support.real import World, binary, dsh_world, texts
 
 pytestmark = pytest.mark.real
 
@@ -53,9 +52,7 @@ def run_dsh(world: World, proxy: RefusingProxy, prompt: str, script: list[Any]) 
 def test_a_dsh_session_is_harvested_at_its_stop_and_given_to_the_next(
     tmp_path: Path, proxy: RefusingProxy, dsh_profile_template: Path
 ) -> None:
-    world = World(tmp_path, "dsh")
-    shutil.copytree(dsh_profile_template, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
-    world.install_hooks()
+    world = dsh_world(tmp_path, dsh_profile_template)
     (world.state / "config.toml").write_text('[optimizer]\ntier = "off"\n')
     installed = set(json.loads((world.state / "dsh-hooks.json").read_text())["hooks"])
     assert "Stop" in installed and "SessionEnd" not in installed  # the bridge runs none

@@ -4,7 +4,6 @@ person's prompt is recorded as one."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from dshkit.optimizer import OptimizerService
 
 from ..support.fakes import RefusingProxy, fake_chat
-from ..support.real import World, binary
+from ..support.real import binary, dsh_world
 
 pytestmark = pytest.mark.real
 
@@ -29,9 +28,7 @@ HANDLERS = (
 def test_a_turn_of_two_model_steps_is_one_prompt(
     tmp_path: Path, proxy: RefusingProxy, dsh_profile_template: Path
 ) -> None:
-    world = World(tmp_path, "dsh")
-    shutil.copytree(dsh_profile_template, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
-    world.install_hooks()
+    world = dsh_world(tmp_path, dsh_profile_template)
     (world.state / "config.toml").write_text('[optimizer]\ntier = "off"\n')  # runs, no model
     with fake_chat() as fake:
         fake.script.append({"tool": "bash", "arguments": {"command": "ls"}})

@@ -4,6 +4,7 @@ against the fake APIs on 127.0.0.1, and what the model was sent."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,15 @@ def binary(*parts: str) -> str:
     if not path.exists():
         pytest.fail(f"{path} is missing: `make test` installs it (scripts/install-harnesses.sh)")
     return str(path)
+
+
+def dsh_world(root: Path, profile_template: Path) -> World:
+    """A DSH world: its home holds DSH's headless profile with the hook bridge added (the
+    session's `dsh_profile_template`), and dshkit's hooks are installed."""
+    world = World(root, "dsh")
+    shutil.copytree(profile_template, world.home / ".dsh", symlinks=True, dirs_exist_ok=True)
+    world.install_hooks()
+    return world
 
 
 class World:
