@@ -1,16 +1,21 @@
 """Chromium's profile directories: named after the process that made them, and swept once that
-process is dead (only this user's directories, only directories, never a live process's)."""
+process is dead (only this user's directories, only directories, never a live process's); and
+where Chromium keeps its temporary files (a run's own directory, where its socket fits)."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from dshkit.chromium import new_profile, sweep_profiles
+from dshkit.chromium import FLAGS, environment, find, new_profile, sweep_profiles
+
+from .support.paths import own_temporary
+from .support.procs import left, running_in_group, wait_until
 
 
 def dead_pid() -> int:
@@ -62,3 +67,34 @@ def test_only_this_users_dead_processes_profiles_are_swept(tmp_path: Path) -> No
     assert all(path.is_dir() for path in kept)
     assert not_a_directory.is_file() and link.is_symlink()
     assert sweep_profiles(str(tmp_path / "missing")) == []
+
+
+@pytest.mark.browser
+def test_chromium_keeps_its_temporary_files_in_a_runs_directory_where_its_socket_fits() -> None:
+    # Chromium makes its singleton socket in a directory of its own under TMPDIR, and does not
+    # start where that socket's path is longer than a socket's may be (107 bytes): the longest
+    # directory that can hold it is given, one byte more is not.
+    binary = find()
+    assert binary is not None
+    with own_temporary() as temporary:
+        longest = temporary / "r".ljust(62 - len(str(temporary)) - 1, "r")
+        longest.mkdir()
+        assert environment(Path(f"{longest}r")).get("TMPDIR") == os.environ.get("TMPDIR")
+        assert environment(longest)["TMPDIR"] == str(longest)
+        browser = subprocess.Popen(
+            [binary, *FLAGS, f"--user-data-dir={longest / 'profile'}", "about:blank"],
+            env=environment(longest),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # (its group ended whole, before its directory goes)
+        )
+        try:
+            wait_until(
+                lambda: any(longest.glob("org.chromium.Chromium.*/SingletonSocket")),
+                "Chromium made no socket in the run's directory",
+            )
+            assert browser.poll() is None, "Chromium did not start"
+        finally:
+            os.killpg(browser.pid, signal.SIGKILL)
+            browser.wait()
+            assert left(lambda: running_in_group(browser.pid)) == []

@@ -276,7 +276,9 @@ def test_a_cookie_caught_on_another_port_opens_nothing(base: Path) -> None:
         with Browser(loopback=True) as chrome:
             endpoint = asyncio.run(chrome.ready())
             with sync_playwright() as playwright:
-                connected = playwright.chromium.connect_over_cdp(endpoint)
+                connected = playwright.chromium.connect_over_cdp(
+                    endpoint, artifacts_dir=chrome.artifacts
+                )
                 context = connected.new_context()
                 page = context.new_page()
                 page.goto(link.group(1))

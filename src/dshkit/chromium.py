@@ -105,6 +105,23 @@ def new_profile(kind: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"dshkit-{kind}-{os.getpid()}-"))
 
 
+# Chromium's singleton socket, in a directory of its own under TMPDIR: the longest path a
+# socket may have (`sun_path`: 108 bytes, its NUL included), and what its directory adds to TMPDIR.
+_SOCKET_PATH_MAX = 107
+_SOCKET_TAIL = len("/org.chromium.Chromium.XXXXXX/SingletonSocket")
+
+
+def environment(scratch: str | os.PathLike[str]) -> dict[str, str]:
+    """The environment to start Chromium in, its temporary files in `scratch` (a run's own
+    directory, removed with it): Chromium keeps its singleton socket in a directory of its own
+    under TMPDIR, which a browser ended by a kill (as dshkit ends every one) never removes.
+    Where the socket's path would not fit there, TMPDIR is left as it is: a browser that can
+    make no socket does not start (docs/design/gate.md#every-child-dies-with-its-owner)."""
+    if len(os.fsencode(scratch)) + _SOCKET_TAIL > _SOCKET_PATH_MAX:
+        return dict(os.environ)
+    return {**os.environ, "TMPDIR": os.fspath(scratch)}
+
+
 def sweep_profiles(where: str | None = None) -> list[str]:
     """Remove the profile directories in `where` (the temporary directory) that this user's
     dshkit processes made and left behind dead: a process killed before its watchdog began,

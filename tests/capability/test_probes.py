@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from dshkit import chromium
 from dshkit.capability.probes import BROWSER_ENV
 
+from ..support.paths import own_temporary
 from ..support.procs import left, running_in_group, wait_until
 
 # Records what it was started with (the profile, its own pid: its group's id), then hangs as a
@@ -48,6 +50,43 @@ def killed_while_running(process: subprocess.Popen[bytes], script: Path) -> int:
     process.send_signal(signal.SIGKILL)
     assert process.wait() == -signal.SIGKILL
     return int(pid.read_text())
+
+
+# Runs the real Chromium as the probe starts it, but never writes the screenshot: a browser
+# still running when its probe is killed.
+NEVER_SHOOTS = """#!/bin/sh
+for arg; do
+    shift
+    case "$arg" in --screenshot=*) ;; *) set -- "$@" "$arg";; esac
+done
+exec "$DSHKIT_REAL_CHROMIUM" "$@"
+"""
+
+
+@pytest.mark.browser
+def test_a_killed_screenshot_probe_leaves_nothing_in_the_temporary_directory(
+    tmp_path: Path,
+) -> None:
+    # Chromium keeps its singleton socket in a directory of its own under TMPDIR, which a
+    # browser ended by a kill never removes: it belongs in the probe's scratch directory,
+    # which the watchdog removes.
+    real = chromium.find()
+    assert real is not None
+    script = tmp_path / "never-shoots.sh"
+    script.write_text(NEVER_SHOOTS)
+    script.chmod(0o755)
+    with own_temporary() as temporary:
+        env = {BROWSER_ENV: str(script), "DSHKIT_REAL_CHROMIUM": real, "TMPDIR": str(temporary)}
+        process = probing("probe_screenshot(timeout=300)", env)
+        try:
+            wait_until(
+                lambda: any(temporary.glob("**/org.chromium.Chromium.*")),
+                "the probe's browser never made its singleton socket",
+            )
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+        wait_until(lambda: not any(temporary.iterdir()), "the probe left files behind", 10)
 
 
 @pytest.mark.process

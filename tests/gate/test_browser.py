@@ -22,7 +22,7 @@ import pytest
 from dshkit.gate.browser import Browser
 
 from ..support.cli import COMMAND, environment, state_of
-from ..support.paths import PAGES
+from ..support.paths import PAGES, own_temporary
 from ..support.procs import left, running_with, wait_until
 
 # A page never good (its canvas stays blank), judged for a budget far longer than any test:
@@ -79,6 +79,22 @@ def test_a_start_removes_what_killed_runs_left() -> None:
     finally:
         if stale.exists():
             stale.rmdir()
+
+
+@pytest.mark.browser
+def test_a_judged_page_leaves_nothing_in_the_temporary_directory(tmp_path: Path) -> None:
+    # Chromium's singleton socket and the Playwright driver's artifacts directory were left in
+    # TMPDIR by every run (the browser is killed, and the driver removes its directory only
+    # when it sees the browser go); both belong inside the profile, removed with it.
+    with own_temporary() as temporary:
+        judged = subprocess.run(
+            [*COMMAND, "gate", str(PAGES / "chart-2d.html"), "--json",
+             "--state-dir", str(tmp_path / "state")],
+            env=environment(tmp_path, {"TMPDIR": str(temporary)}), cwd=tmp_path,
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert '"verdict": "ok"' in judged.stdout, judged.stdout + judged.stderr
+        assert sorted(os.listdir(temporary)) == []
 
 
 @pytest.mark.browser

@@ -182,7 +182,8 @@ def serving(
             link = _login_link(log)
             with Browser(loopback=True) as browser:  # it drives the local service
                 endpoint = asyncio.run(browser.ready())  # before Playwright runs its own loop
-                for console in _drive(url, link, endpoint, state_dir, fake, world):
+                drive = _drive(url, link, endpoint, browser.artifacts, state_dir, fake, world)
+                for console in drive:
                     console.serve = serve
                     console.log = log
                     yield console
@@ -204,6 +205,7 @@ def _drive(
     url: str,
     link: str,
     endpoint: str,
+    artifacts: Path,
     state_dir: Path,
     fake: FakeOpenAI,
     world: dict[str, Any],
@@ -211,7 +213,7 @@ def _drive(
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        connected = playwright.chromium.connect_over_cdp(endpoint)
+        connected = playwright.chromium.connect_over_cdp(endpoint, artifacts_dir=artifacts)
         context = connected.new_context(viewport={"width": 1280, "height": 800})
         context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
         page = context.new_page()

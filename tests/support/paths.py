@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -20,3 +24,15 @@ CODEX = FIXTURES / "codex" / "sessions"
 GEMINI = FIXTURES / "gemini-cli" / "tmp"
 # The delivery gate's sample pages.
 PAGES = DATA / "gate"
+
+
+@contextlib.contextmanager
+def own_temporary() -> Iterator[Path]:
+    """A directory for a process a test starts to take as TMPDIR, removed after: its path
+    short, as the temporary directory's (a test's `tmp_path` is too long to hold the Unix
+    socket Chromium makes there)."""
+    made = Path(tempfile.mkdtemp(prefix="t-"))
+    try:
+        yield made
+    finally:
+        shutil.rmtree(made, ignore_errors=True)

@@ -367,7 +367,9 @@ def test_a_page_of_another_origin_can_neither_read_nor_start_anything(served: Se
         with Browser(loopback=True) as chrome:  # it drives the local service
             endpoint = asyncio.run(chrome.ready())
             with sync_playwright() as playwright:
-                connected = playwright.chromium.connect_over_cdp(endpoint)
+                connected = playwright.chromium.connect_over_cdp(
+                    endpoint, artifacts_dir=chrome.artifacts
+                )
                 context = connected.new_context()
                 page = context.new_page()
                 # The owner is signed in: the cookie is there for the evil page to ride on.

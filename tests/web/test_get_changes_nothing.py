@@ -266,7 +266,9 @@ def test_the_console_shows_the_cache_by_a_get_and_probes_by_a_post(
     with Browser(loopback=True) as browser:
         endpoint = asyncio.run(browser.ready())
         with sync_playwright() as playwright:
-            connected = playwright.chromium.connect_over_cdp(endpoint)
+            connected = playwright.chromium.connect_over_cdp(
+                endpoint, artifacts_dir=browser.artifacts
+            )
             context = connected.new_context()
             page = context.new_page()
             page.on(

@@ -125,6 +125,7 @@ def probe_screenshot(
                 watched = start_watched(
                     argv,
                     remove=[scratch],
+                    env=chromium.environment(scratch),  # (its temporary files in the scratch)
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=stderr,

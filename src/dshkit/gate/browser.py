@@ -1,5 +1,7 @@
 """One headless Debian Chromium per gate process: started in its own process group with a fresh
-profile directory, reached over CDP, and always killed (the whole group) with its profile gone.
+profile directory, reached over CDP, and always killed (the whole group) with its profile gone,
+and with it what the browser and the Playwright driver keep while they run (their temporary
+files and artifacts are in the profile, not in the shared temporary directory).
 
 Playwright cannot download a browser here, and its own launcher hides the browser's process
 id, so the gate starts `/usr/bin/chromium` itself (the flags of
@@ -46,6 +48,9 @@ class Browser:
         self.loopback = loopback
         chromium.sweep_profiles()  # what killed runs left
         self.profile = chromium.new_profile("gate")
+        # The Playwright driver connected to it keeps its artifacts in the profile too: left
+        # in the temporary directory, it removes them only when it sees the browser go.
+        self.artifacts = self.profile / "artifacts"
         self.process: subprocess.Popen[bytes] | None = None
         self._watched: procs.Watched | None = None
         self.endpoint = ""
@@ -64,6 +69,7 @@ class Browser:
                 f"scripts/install-browser.sh (or point {chromium.EXECUTABLE_ENV} at one)"
             )
         self.binary = binary
+        self.artifacts.mkdir()
         if not self.loopback:
             preferences = self.profile / "Default" / "Preferences"
             preferences.parent.mkdir()
@@ -79,6 +85,7 @@ class Browser:
                 "about:blank",
             ],
             remove=[str(self.profile)],
+            env=chromium.environment(self.profile),  # (its temporary files in the profile)
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

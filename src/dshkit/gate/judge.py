@@ -340,7 +340,9 @@ async def _judge_all(
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
-        chromium = await playwright.chromium.connect_over_cdp(await browser.ready())
+        chromium = await playwright.chromium.connect_over_cdp(
+            await browser.ready(), artifacts_dir=browser.artifacts
+        )
         browser_ms = _ms(time.monotonic() - started)
         verdicts = []
         for file in files:
