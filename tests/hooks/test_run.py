@@ -15,6 +15,7 @@ import pytest
 
 from dshkit import harnesses
 from dshkit import hookspec as registry
+from dshkit.cli import HOOK_GC_THRESHOLD
 from dshkit.hooks.protocol import MAX_OUTPUT_CHARS, answer
 from dshkit.store import Store
 
@@ -378,6 +379,17 @@ def test_a_hook_process_waits_for_its_threads_as_an_exit_would(tmp_path: Path) -
     assert said == "lingering"
     assert (state / "thread-done").read_text() == "done"
     assert (state / "atexit-ran").read_text() == "ran"
+
+
+@pytest.mark.process
+def test_a_hook_process_collects_cycles_rarely(tmp_path: Path) -> None:
+    # Its collector runs every HOOK_GC_THRESHOLD allocations, not every 700: the hook path's
+    # imports and handlers made more than 700 since its last pass, which the default never
+    # lets happen (docs/design/hooks.md#a-hook-process-collects-rarely).
+    said = _process_hook(tmp_path, "PostToolUse", claude("c1", tool_name="Read"), "collection")
+    threshold, allocated = map(int, said.split())
+    assert threshold == HOOK_GC_THRESHOLD
+    assert allocated > 700
 
 
 def test_a_calls_tool_names_are_scanned_once(

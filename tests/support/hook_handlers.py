@@ -142,3 +142,11 @@ def kept(hook: Any) -> dict[str, str]:
     atexit.register(at_exit)
     _KEPT.append(_Finalised(hook.state_dir / "torn-down"))
     return {"additionalContext": "kept " * 2000}
+
+
+def collection(hook: Any) -> dict[str, str]:
+    """Says how often the process's cyclic collector runs (its first generation's threshold),
+    and how many objects were allocated (net) since its last pass."""
+    import gc
+
+    return {"additionalContext": f"{gc.get_threshold()[0]} {gc.get_count()[0]}"}
