@@ -49,7 +49,10 @@ class Hook:
     a quiet check answers, `dshkit.quiet`; for a handler whose answer depends on what moves at
     every call), and `words`, for a handler
     that reads the prompt's words, what says for which words its answer is not "nothing" (the
-    `Call` → their prefixes, or None when every prompt's words matter)."""
+    `Call` → their prefixes, or None when every prompt's words matter). `once`, for a handler
+    whose words are delivered once (its commit records them in the deliveries ledger): run
+    again on what it read, as its commit left it, it says nothing, so a call whose words were
+    all such handlers' (or live ones') still leaves the session's hint."""
 
     __slots__ = (
         "budget",
@@ -59,6 +62,7 @@ class Hook:
         "harnesses",
         "live",
         "names",
+        "once",
         "order",
         "paths",
         "quiet",
@@ -85,6 +89,7 @@ class Hook:
         names: tuple[str, ...] | None = None,
         live: str | None = None,
         words: str | None = None,
+        once: bool = False,
     ) -> None:
         self.event = event
         self.handler = handler
@@ -100,6 +105,7 @@ class Hook:
         self.names = names
         self.live = live
         self.words = words
+        self.once = once
 
     def __repr__(self) -> str:
         return f"<hook {self.event} {self.handler}>"
@@ -161,12 +167,14 @@ PROFILE = Plugin(
             "dshkit.profile.hook:on_session_start",
             budget=5.0,
             order=10,
+            once=True,
         ),
         Hook(
             "UserPromptSubmit",
             "dshkit.profile.hook:on_prompt",
             budget=3.0,
             order=10,
+            once=True,
         ),
     ),
     # The removals too: restoring one deletes its record and stores no version.
@@ -211,12 +219,14 @@ CAPABILITY = Plugin(
             "dshkit.capability.hook:on_session_start",
             budget=2.0,
             order=15,
+            once=True,
         ),
         Hook(
             "UserPromptSubmit",
             "dshkit.capability.hook:on_prompt",
             budget=1.0,
             order=15,
+            once=True,
         ),
     ),
 )
@@ -260,6 +270,7 @@ GATE = Plugin(
             "dshkit.gate.hook:on_prompt",
             budget=1.0,
             order=30,
+            once=True,  # a failure handed back once per content
             unpreviewed="the delivery gate hands back a failure judged since the last stop "
             "(see `dshkit gate rework`)",
         ),
@@ -401,6 +412,7 @@ MEMORY = Plugin(
             "dshkit.memory.hook:on_session_start",
             budget=3.0,
             order=18,
+            once=True,
         ),
         Hook(
             "Stop",

@@ -158,6 +158,49 @@ def test_a_hint_that_turns_out_wrong_is_dropped_and_nothing_owed_is_lost(
     assert context(home.call("UserPromptSubmit", prompt(home, "three"))) == effective(home.root)
 
 
+ONCE = "tests.support.hook_handlers:told_once"
+UNRECORDED = "tests.support.hook_handlers:told_unrecorded"
+SPEAKS = "tests.support.hook_handlers:speak"
+
+
+@pytest.mark.parametrize(
+    ("handler", "hinted_after"),
+    [(ONCE, True), (UNRECORDED, False), (SPEAKS, False)],
+    ids=["delivered once and recorded", "its record failed", "not delivered once"],
+)
+def test_words_delivered_once_and_recorded_leave_the_sessions_hint(
+    homes: tuple[Home, Home], monkeypatch: pytest.MonkeyPatch, handler: str, hinted_after: bool
+) -> None:
+    # A call that said something leaves its session's hint where every word it said was
+    # delivered once (`plugins.Hook.once`) and recorded (the commit ran): run again on what
+    # they read, as the commit left it, its handlers say nothing. Words whose record failed
+    # are owed still, and words said at every call are said again: no hint for those
+    # (docs/design/hooks.md#words-delivered-once-leave-a-hint).
+    monkeypatch.setattr(lean, "once", lambda: {ONCE, UNRECORDED})
+    extra = {"DSHKIT_HOOK_HANDLERS": f"UserPromptSubmit={handler}"}
+
+    def session(home: Home) -> tuple[list[bytes], list[bool]]:
+        home.call("SessionStart", start(home))  # (the profile, delivered)
+        said, lean_ = [], []
+        for words in ("one", "two", "three"):
+            before = home.lean
+            said.append(home.call("UserPromptSubmit", prompt(home, words), **extra))
+            lean_.append(home.lean > before)
+        return said, lean_
+
+    hinted, full = homes
+    said, answered = session(hinted)
+    assert said == session(full)[0]  # byte for byte
+    told = [context(out) for out in said]
+    if handler == ONCE:
+        assert told == ["told", "", ""]
+    else:
+        assert told == [context(said[0])] * 3 and told[0] != ""
+    # The first prompt said it in full; the second is answered from the hint it left, or in
+    # full again where it left none.
+    assert answered == [False, hinted_after, hinted_after]
+
+
 # -- a start of a session the store knows nothing of: its event's template --------------------
 
 NEW = [f"0b7e{n:04d}-5d1c-4a8e-9f00-7c3a9d2e1b{n:02d}" for n in range(6)]  # as harnesses name them
@@ -255,10 +298,11 @@ def test_a_new_sessions_first_prompt_is_answered_from_its_template_byte_for_byte
         for session in NEW[:4]:
             said.append(home.call("SessionStart", fresh(home, session), **on))
             said.append(home.call("UserPromptSubmit", first_prompt(home, session), **on))
-            # An answer that said something leaves no hint of "nothing to say" (from a
-            # template as in full): its handlers said it with what they read then.
+            # An answer whose words were all delivered once (the capability facts) leaves the
+            # session's hint, from a template as in full: run again on what they read, as the
+            # commit left it, its handlers say nothing.
             own = hint.path(str(home.state), "UserPromptSubmit", "claude", session)
-            assert own is not None and not Path(own).exists()
+            assert own is not None and Path(own).exists()
             said.append(home.call("UserPromptSubmit", first_prompt(home, session, "on"), **on))
         # Words the optimizer answers (its mark): the full path, whatever the template says.
         said.append(home.call("SessionStart", fresh(home, NEW[4]), **on))
@@ -281,10 +325,10 @@ def test_a_new_sessions_first_prompt_is_answered_from_its_template_byte_for_byte
         for session in NEW[:4]:
             last = store.last_delivered(("claude", session), CAPABILITY_DELIVERY)
             assert last is not None and "permission=default" in last
-    # From the templates: the starts, first and second prompts of the second, third and
-    # fourth sessions, and the starts of the fifth and sixth (a second prompt from the one
-    # the first session's second prompt left: nothing to say, kept beside the other).
-    assert (hinted.lean, full.lean) == (11, 0)
+    # From the templates: the starts and first prompts of the second, third and fourth
+    # sessions, and the starts of the fifth and sixth; from the hint each session's first
+    # prompt left (its words delivered once), every session's second prompt.
+    assert (hinted.lean, full.lean) == (12, 0)
     assert not (hinted.state / "hooks.log").exists()  # (nothing went wrong)
 
 
@@ -598,11 +642,12 @@ def test_a_dsh_turns_first_prompt_is_answered_from_the_hint_the_last_ones_left(
     assert said == session_turns(full)[0]  # byte for byte
     assert context(said[0]) and not any(said[1:])  # the first context, then nothing to say
     # A turn: its first prompt, two steps, its end (no hint answers a Stop). The first turn's
-    # prompt said something and left no hint: its first step in full. The second turn's
-    # prompt in full (no turn's first prompt left a hint yet), the third's and fourth's from
-    # the hint the second's left; every step after from the steps' hint.
-    first, second, later = [False, False, True, False], [False, True, True, False], [True] * 3
-    assert lean == first + second + [*later, False] * 2
+    # prompt said the first context (the profile and the capability facts, delivered once)
+    # and left a turn's first prompt's hint, not a step's: its first step in full. Every
+    # later turn's prompt from the hint the one before left, every step after from the
+    # steps' hint (docs/design/hooks.md#words-delivered-once-leave-a-hint).
+    first, later = [False, False, True, False], [True] * 3
+    assert lean == first + [*later, False] * 3
     # What the hinted calls skipped was still done: each person's prompt a run, no step one.
     assert hinted.raws() == full.raws() == [f"turn {turn}" for turn in range(4)]
     assert not (hinted.state / "hooks.log").exists()

@@ -150,3 +150,27 @@ def collection(hook: Any) -> dict[str, str]:
     import gc
 
     return {"additionalContext": f"{gc.get_threshold()[0]} {gc.get_count()[0]}"}
+
+
+def told_once(hook: Any) -> dict[str, Any] | None:
+    """Tells the session something once: its commit records it (a file of the state
+    directory, which the handler looks at first), and then it says nothing."""
+    told = hook.state_dir / f"told-{hook.session_id}"
+    if told.exists():
+        return None
+
+    def commit() -> None:
+        told.write_text("told")
+
+    return {"additionalContext": "told", "commit": commit}
+
+
+def told_unrecorded(hook: Any) -> dict[str, Any] | None:
+    """As `told_once`, but its commit fails: told, never recorded, so told again."""
+    if (hook.state_dir / f"told-{hook.session_id}").exists():
+        return None
+
+    def commit() -> None:
+        raise OSError("the record could not be written")
+
+    return {"additionalContext": "told", "commit": commit}

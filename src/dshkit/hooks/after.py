@@ -158,7 +158,8 @@ def _templated(
             dispatch._turn(hook, {})
         return
     emitted = [results[i] for i in reply.emitted]
-    dispatch._commit(state, event, emitted, time.monotonic() + COMMITS_TOTAL_S)
+    ran = dispatch._commit(state, event, emitted, time.monotonic() + COMMITS_TOTAL_S)
+    seen.recorded = ran and len(emitted) == len(results)
     if turns:
         dispatch._turn(hook, reply.verdict)
     seen.keep(hook, handlers, os.environ)

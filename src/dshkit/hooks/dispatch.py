@@ -129,7 +129,9 @@ def _answer(
         observation.answered(reply.reply, hook)
     if written:
         emitted = [results[i] for i in reply.emitted]
-        _commit(directory, event, emitted, time.monotonic() + COMMITS_TOTAL_S)
+        ran = _commit(directory, event, emitted, time.monotonic() + COMMITS_TOTAL_S)
+        if observation is not None:
+            observation.recorded = ran and len(emitted) == len(results)
     info = hook.harness_info
     if info is not None and info.asks_every_step and hook.session_id:
         _turn(hook, reply.verdict if written else {})
@@ -383,8 +385,10 @@ def _failed_closed(results: list[tuple[str, Result]], entry: Entry, hook: Call, 
 
 def _commit(
     directory: str | None, event: str, emitted: list[tuple[str, Result]], deadline: float
-) -> None:
-    """Run the commits of the results the written answer carried, each within its budget."""
+) -> bool:
+    """Run the commits of the results the written answer carried, each within its budget;
+    whether every one ran."""
+    ran = True
     for name, result in emitted:
         commit = result.get("commit")
         if commit is None:
@@ -395,12 +399,14 @@ def _commit(
                 raise TimeoutError("no time left")
             _within(seconds, commit)
         except BaseException as exc:
+            ran = False
             what = f"took more than {seconds:g} s" if isinstance(exc, _OutOfTime) else str(exc)
             log(
                 directory,
                 event,
                 f"handler {name}: its answer was delivered but not recorded: {what}",
             )
+    return ran
 
 
 def _call(name: str, hook: Call) -> Result | None:

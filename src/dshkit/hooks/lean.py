@@ -4,16 +4,21 @@
 A hint is only ever "nothing to say", and is made from an observed run of the real handlers:
 after a full call that said nothing (in the foreground, once the answer was written), and after
 each call the hint answered (in a detached step, `hooks.after`, which runs the handlers the
-foreground skipped, so what they do besides answering still happens). While they run, an
-`Observation` records what they read: the store's rows (every SELECT of every connection, with
-its parameters, run again read-only to key the hint), the files they opened, listed or looked
-at, and which of the payload's fields they read (a look at all of them reads each), and which
-handlers read the prompt's words. The hint is kept only when no handler said anything, failed
-or overran, and the words were read by no handler but one whose descriptor says for which
-words its answer would not be "nothing" (`plugins.Hook.words`: the optimizer with its tier off
-answers nothing but a prompt starting with its prefix); the key holds the other fields a
-handler read, or the runtime reads before them (`HELD`), and dshkit's variables; a field
-nobody read only by its presence (a harness's per-call fields: Claude Code's `prompt_id`).
+foreground skipped, so what they do besides answering still happens). A call that said
+something leaves one too when its words were all delivered once and recorded
+(`plugins.Hook.once`: its commits ran; run again on what they read, as the commits left it,
+their handlers say nothing) or said by live handlers (checked anew at every call): its key is
+taken once the commits ran (docs/design/hooks.md#words-delivered-once-leave-a-hint). While
+they run, an `Observation` records what they read: the store's rows (every SELECT of every
+connection, with its parameters, run again read-only to key the hint), the files they opened,
+listed or looked at, and which of the payload's fields they read (a look at all of them reads
+each), and which handlers read the prompt's words. The hint is kept only when no other handler
+said anything, none failed or overran, and the words were read by no handler but one whose
+descriptor says for which words its answer would not be "nothing" (`plugins.Hook.words`: the
+optimizer with its tier off answers nothing but a prompt starting with its prefix); the key
+holds the other fields a handler read, or the runtime reads before them (`HELD`), and
+dshkit's variables; a field nobody read only by its presence (a harness's per-call fields:
+Claude Code's `prompt_id`).
 A handler whose answer depends on what moves at every call (graft's watermark reads the
 transcript) is answered in the foreground by the check its descriptor names
 (`plugins.Hook.live`), as a quiet check answers (`dshkit.quiet`): "nothing", or the
@@ -75,6 +80,13 @@ def live() -> dict[str, str]:
     from ..plugins import hooks
 
     return {hook.handler: hook.live for hook in hooks() if hook.live}
+
+
+def once() -> set[str]:
+    """The handlers whose words are delivered once (`plugins.Hook.once`)."""
+    from ..plugins import hooks
+
+    return {hook.handler for hook in hooks() if hook.once}
 
 
 def guards() -> dict[str, str]:
@@ -293,6 +305,9 @@ class Observation:
         self.fields: set[str] = set()  # the payload's fields the handlers read (EVERY: all)
         self.spoke = False
         self.failed = False  # a handler failed or overran, or the answer could not be made
+        # The answer was written, carrying every handler's result, and its commits all ran
+        # (`dispatch._answer`): what it said is recorded as delivered.
+        self.recorded = False
         self.reply: hint.Reply | None = None  # the answer as written (`answered`)
         self.speakers: set[str] = set()  # the handlers that gave a result (`heard`)
         # What a template written from this call holds to (`answered`: None, none may be).
@@ -506,9 +521,19 @@ class Observation:
         # A payload without the free field (a start's) holds to its absence: its readers
         # read nothing that could differ.
         present = isinstance(call.payload, dict) and dict.__contains__(call.payload, FREE)
-        asked = present and (not self.spoke or self.template is not None)  # (asked already)
+        # Words delivered once and recorded, or a live handler's: the handlers, run again on
+        # what they read (the store as the commits left it: the key is taken now), say
+        # nothing (docs/design/hooks.md#words-delivered-once-leave-a-hint).
+        delivered = (
+            self.spoke
+            and self.recorded
+            and not self.failed
+            and self.speakers <= once() | set(self._live)
+        )
+        quiet = not self.spoke or delivered
+        asked = present and (quiet or self.template is not None)  # (asked already)
         guarded, prefixes = self._guard(call) if asked else (True, [])
-        kept = not self.spoke and bool(session) and guarded
+        kept = quiet and bool(session) and guarded
         payload = dict(call.payload.items()) if isinstance(call.payload, dict) else {}
         # Where the harness asks before every step, the hint is the next step's or the next
         # turn's first prompt's, as this call was (`hint.read` tells which the next call is,
