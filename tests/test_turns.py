@@ -129,6 +129,38 @@ def test_a_turn_the_store_must_end_is_left_to_it(tmp_path: Path) -> None:
     check.close()
 
 
+def test_a_turn_opened_without_the_store_is_opened_as_the_store_opens_it(tmp_path: Path) -> None:
+    # `begin` is what `record` writes for a person's prompt let through that carried no
+    # context, on a connection of its own; where that cannot be made, it is the store's.
+    import sqlite3
+
+    assert not turns.begin(str(tmp_path / "none"), KEY)  # no store: made by none here
+    assert not (tmp_path / "none").exists()
+    with Store(tmp_path) as store:
+        turns.record(store, KEY, "UserPromptSubmit", step=True, blocked=False, context=PROFILE)
+        turns.record(store, KEY, "Stop", step=False, blocked=False, context="")
+        assert not turns.is_step(store, KEY, "fix the bug")
+    assert turns.begin(str(tmp_path), KEY, now_ms=1_800_000_000_000)
+    assert turns.begin(str(tmp_path), ("dsh", "d-2"), now_ms=1_800_000_000_000)  # (no row yet)
+    with Store(tmp_path) as store:
+        rows = store.db.execute(
+            "SELECT session_id, open, opened_at, heads FROM prompt_turns ORDER BY session_id"
+        ).fetchall()
+    assert [tuple(row) for row in rows] == [
+        ("d-1", 1, 1_800_000_000_000, turns.head(PROFILE)),  # (what dshkit said: kept)
+        ("d-2", 1, 1_800_000_000_000, ""),
+    ]
+    holder = sqlite3.connect(tmp_path / "dshkit.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process writing: not within its wait
+    try:
+        assert not turns.begin(str(tmp_path), KEY, busy_timeout_s=0.05)
+    finally:
+        holder.execute("ROLLBACK")
+    holder.execute(f"PRAGMA user_version={turns.SCHEMA_VERSION + 1}")  # a newer dshkit's
+    holder.close()
+    assert not turns.begin(str(tmp_path), ("dsh", "d-3"))
+
+
 def test_a_turns_end_writes_only_where_a_turn_is_open_on_the_calls_one_look(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

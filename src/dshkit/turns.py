@@ -22,7 +22,8 @@ One indexed read tells a step (`is_step`); the writes come after the answer (`re
 such harnesses only. Nothing beyond the store is imported. A Stop that no handler answers in
 the foreground (their checks answered for them) ends the turn without the store loaded
 (`end`: the one UPDATE `record` makes for a Stop, on a connection of the C module's own):
-after the answer would be too late, as the next step may ask at once.
+after the answer would be too late, as the next step may ask at once. For the same reason a
+turn's first prompt answered from its hint opens the turn before the answer (`begin`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import time
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks' path)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from .store import Store
@@ -87,6 +89,12 @@ _END = "UPDATE prompt_turns SET open = 0 WHERE harness = ? AND session_id = ? AN
 # The session's open turns, whichever harness's (only a harness that asks before every step
 # has any: `record` is asked for no other).
 _OPEN = "SELECT harness FROM prompt_turns WHERE session_id = ? AND open"
+# What opens a session's turn at a person's prompt that carried no context (`record`).
+_BEGIN = (
+    "INSERT INTO prompt_turns (harness, session_id, open, opened_at, heads) "
+    "VALUES (?, ?, 1, ?, '') ON CONFLICT (harness, session_id) DO UPDATE SET "
+    "open = 1, opened_at = excluded.opened_at"
+)
 
 
 def end(state_dir: str, session_id: str, busy_timeout_s: float = 1.0) -> bool:
@@ -98,9 +106,7 @@ def end(state_dir: str, session_id: str, busy_timeout_s: float = 1.0) -> bool:
     need be told from the payload. It is looked for first on a read-only look (the call's
     shared one, `storeview.Shared`): a session with no open turn, every Claude Code Stop,
     opens no connection that writes. Never raises."""
-    import os
-
-    from .storeview import DB_NAME, connect, queries_rows
+    from .storeview import queries_rows
 
     try:
         version, found = queries_rows(
@@ -114,6 +120,39 @@ def end(state_dir: str, session_id: str, busy_timeout_s: float = 1.0) -> bool:
         return False
     if not found:
         return True
+
+    def ended(db: Any) -> None:
+        for (harness,) in db.execute(_OPEN, (session_id,)).fetchall():
+            db.execute(_END, (harness, session_id))
+
+    return _written(state_dir, busy_timeout_s, ended)
+
+
+def begin(state_dir: str, key: Key, busy_timeout_s: float = 1.0, now_ms: int | None = None) -> bool:
+    """Open the session `key`'s turn, as `record` does for a person's prompt let through that
+    carried no context, without loading the store: for a turn's first prompt answered from
+    its hint, before the answer (the step after it would be too late: the model's next step
+    may ask first, and would be taken for the person's prompt). True when done, False where
+    it is the store's to do (no store, a schema this module does not know, a database it
+    cannot write within `busy_timeout_s`). Never raises."""
+    now = _now_ms() if now_ms is None else now_ms
+
+    def opened(db: Any) -> None:
+        db.execute(_BEGIN, (*key, now))
+
+    return _written(state_dir, busy_timeout_s, opened)
+
+
+def _written(state_dir: str, busy_timeout_s: float, write: Callable[[Any], None]) -> bool:
+    """`write` run on a connection of the C module's own, in one immediate transaction, at
+    the schema this module knows (`SCHEMA_VERSION`): True once committed, False otherwise
+    (nothing written). Never raises."""
+    import os
+
+    from .storeview import DB_NAME, connect
+
+    if not os.path.exists(os.path.join(state_dir, DB_NAME)):
+        return False  # (a connection that writes would make one: the store's to do)
     try:
         db = connect(os.path.join(state_dir, DB_NAME), "rw", busy_timeout_s)
     except Exception:
@@ -123,10 +162,9 @@ def end(state_dir: str, session_id: str, busy_timeout_s: float = 1.0) -> bool:
             db.execute(f"PRAGMA {pragma}")
         db.execute("BEGIN IMMEDIATE")
         if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-            db.execute("ROLLBACK")  # (migrated meanwhile)
+            db.execute("ROLLBACK")  # (migrated meanwhile, or another release's)
             return False
-        for (harness,) in db.execute(_OPEN, (session_id,)).fetchall():
-            db.execute(_END, (harness, session_id))
+        write(db)
         db.execute("COMMIT")
         return True
     except Exception:

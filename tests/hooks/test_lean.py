@@ -651,3 +651,53 @@ def test_a_dsh_turns_first_prompt_is_answered_from_the_hint_the_last_ones_left(
     # What the hinted calls skipped was still done: each person's prompt a run, no step one.
     assert hinted.raws() == full.raws() == [f"turn {turn}" for turn in range(4)]
     assert not (hinted.state / "hooks.log").exists()
+
+
+@pytest.mark.process  # (what a turn's end starts: the refresh, the harvest)
+def test_a_dsh_turn_answered_from_its_hint_is_open_before_the_step_after_it_runs(
+    homes: tuple[Home, Home], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A turn's first prompt answered from its hint opens the session's turn before the
+    # answer: the model's next step may ask before the step the answer started has run (it
+    # is detached), and must be taken for a step, not for the person's next prompt (which
+    # would send the agent's own context through the optimizer as the person's words).
+    from dshkit.hooks import after
+
+    from ..support.logs import event, human, write_log
+    from ..support.procs import running_with, wait_until
+
+    home, _ = homes
+    opened = dsh_opening(home, DSH_NEW[0], "workspace-write", "turn 0")
+    log, cwd = Path(opened["transcript_path"]), opened["cwd"]
+
+    def logged(*records: dict[str, Any]) -> None:
+        write_log(log, [list(records)], session_id=DSH_NEW[0], cwd=cwd, mode="ab")
+
+    def asked(event_name: str, **fields: Any) -> bytes:
+        return home.call(event_name, {**opened, "hook_event_name": event_name, **fields})
+
+    message = {"role": "assistant", "content": [], "source": {"model": "m"}}
+    usage = {"inputTokens": 1_000, "outputTokens": 10}
+    assert context(asked("UserPromptSubmit", prompt="turn 0"))  # (the first context, in full)
+    logged(event("assistant/message", 10, {"message": message, "usage": usage}))
+    assert asked("UserPromptSubmit", prompt="step contexts") == b""
+    asked("Stop", stop_hook_active=False)
+    wait_until(lambda: not running_with(f" {home.state} "), "what the turn's end started")
+    # The next turn's first prompt, from the hint the first one left; its step held back.
+    held: list[tuple[Any, ...]] = []
+    run = after.step
+    monkeypatch.setattr(after, "step", lambda *args: held.append(args))
+    logged(event("turn/start", 11, {"turn": 2}), human(12, "turn 1"))
+    before = home.lean
+    assert asked("UserPromptSubmit", prompt="turn 1") == b""
+    assert home.lean == before + 1 and len(held) == 1
+    with Store(home.state) as store:  # open before its step ran
+        row = store.db.execute("SELECT open FROM prompt_turns WHERE session_id = ?", DSH_NEW[:1])
+        assert tuple(row.fetchone()) == (1,)
+    # The model's next step asks first: a step (the optimizer leaves it alone).
+    monkeypatch.setattr(after, "step", run)
+    logged(event("assistant/message", 13, {"message": message, "usage": usage}))
+    assert asked("UserPromptSubmit", prompt="step contexts") == b""
+    after.step(*held[0])  # (then the held step runs)
+    assert home.raws() == ["turn 0", "turn 1"]
+    assert not (home.state / "hooks.log").exists()

@@ -1,5 +1,6 @@
 """The detached step after a call the lean foreground answered from its hint
-(`python -m dshkit.hooks.after EVENT STATE PAYLOAD-FILE [OWED…]`, started by `hooks.lean.after`).
+(`python -m dshkit.hooks.after EVENT STATE PAYLOAD-FILE [FLAGS] [OWED…]`, started by
+`hooks.lean.after`).
 
 It runs the handlers the foreground skipped, for real, on the call's payload (read from the
 owner-only file, then removed): what they do besides answering (a prompt recorded as a run,
@@ -14,7 +15,9 @@ payload (`<file>.said`): when the handlers give it byte for byte, its commits ru
 is recorded, as after a full call that wrote it; otherwise nothing is recorded and the
 template is dropped (`_templated`). Where the answer written was a live handler's words (its
 check said them: `Say`, argument `--said-by-owed`), that handler, run after the others, is
-the one compared with it (`hooks.later`), and the turn is recorded there, once.
+the one compared with it (`hooks.later`), and the turn is recorded there, once. A turn's
+first prompt whose turn the foreground opened (`--turn-opened`) is run as the person's prompt,
+whatever the turn says by then.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import time
 from ..hookspec import COMMITS_TOTAL_S, HANDLERS_TOTAL_S, entries, extra_entries
 from . import dispatch, hint
 from .later import recorded
-from .lean import BY_OWED, Observation, _said, live, observed
+from .lean import BY_OWED, OPENED, Observation, _said, live, observed
 from .log import log
 from .protocol import answer
 from .run import _present
@@ -47,10 +50,12 @@ def main(argv: list[str]) -> int:
     any), the step run, then the files removed (while the payload file is there, a step is
     pending: tests wait for none to be)."""
     event, state, name, *owed = argv
-    by_owed = owed[:1] == [BY_OWED]
+    flags = set()
+    while owed and owed[0] in (BY_OWED, OPENED):  # (a handler is "module:function")
+        flags.add(owed.pop(0))
     try:
         raw, said = taken(name)
-        step(event, state, raw, said, owed[by_owed:], by_owed)
+        step(event, state, raw, said, owed, BY_OWED in flags, OPENED in flags)
     finally:
         remove(name)
     return 0
@@ -63,16 +68,19 @@ def step(
     said: bytes | None = None,
     owed: Sequence[str] = (),
     by_owed: bool = False,
+    opened: bool = False,
 ) -> None:
     """Run the handlers a hint answered for (see the module docstring); `said`, the answer the
     foreground wrote, if it wrote one: a templated one (`lean._said`), or (`by_owed`) the
     words the checks of `owed` gave; then `owed`, the live handlers whose check answered AFTER
     or `Say` (what to say, proved from what their last run left behind, which is still owed:
     graft's fold), unobserved: their answers discarded, or, where they were said, recorded
-    when the same (`hooks.later`, which then records the turn). Never raises."""
+    when the same (`hooks.later`, which then records the turn). `opened`: the call was a
+    turn's first prompt, whose turn the foreground opened (`turns.begin`): its handlers run
+    as for the person's prompt, whatever the turn says by then. Never raises."""
     spoken = tuple(owed) if by_owed and said is not None else ()  # (None: not delivered)
     try:
-        _step(event, state, raw, None if by_owed and not spoken else said, spoken)
+        _step(event, state, raw, None if by_owed and not spoken else said, spoken, opened)
     except BaseException as exc:
         log(state, event, f"hint step failed: {type(exc).__name__}: {exc}")
     if owed and not spoken:
@@ -82,7 +90,12 @@ def step(
 
 
 def _step(
-    event: str, state: str, raw: bytes, said: bytes | None, spoken: Sequence[str] = ()
+    event: str,
+    state: str,
+    raw: bytes,
+    said: bytes | None,
+    spoken: Sequence[str] = (),
+    opened: bool = False,
 ) -> None:
     """The handlers a hint answered for, observed; then, where the foreground wrote the words
     of live handlers (`spoken`), those handlers, unobserved (what they read is not the hint's:
@@ -99,7 +112,7 @@ def _step(
     run = [entry for entry in wanted if entry.handler not in checks]
     started = time.monotonic()
     with Observation(state, templates=said is not None and not spoken) as seen:
-        hook = observed(dispatch._hook(event, raw, env, state), seen)
+        hook = observed(dispatch._hook(event, raw, env, state, False if opened else None), seen)
         try:
             results = dispatch._handle(hook, run, env, started + HANDLERS_TOTAL_S, seen)
             if spoken and said is not None:  # (the answer written: the live handlers' words)

@@ -276,7 +276,15 @@ def _write(directory: str | None, event: str, reply: Reply, out: Streams) -> boo
     return True
 
 
-def _hook(event: str, raw: bytes, env: Mapping[str, str], directory: str | None) -> Call:
+def _hook(
+    event: str,
+    raw: bytes,
+    env: Mapping[str, str],
+    directory: str | None,
+    step: bool | None = None,
+) -> Call:
+    """The call `raw` makes; `step`, where the caller knows it, whether it is a model step
+    (`Call.is_step`; None: read from the session's turn when asked)."""
     if len(raw) > MAX_PAYLOAD_BYTES:
         raise ValueError(f"payload over {MAX_PAYLOAD_BYTES} bytes")
     payload = loads(raw or b"{}")
@@ -284,7 +292,7 @@ def _hook(event: str, raw: bytes, env: Mapping[str, str], directory: str | None)
         raise ValueError("payload is not a JSON object")
     harness = detect_harness(payload, env)
     payload = dialect(harness).incoming(payload)  # the person's words, not hooks' context
-    return Call(event, payload, harness, directory, env, log=_logger(directory, event))
+    return Call(event, payload, harness, directory, env, step=step, log=_logger(directory, event))
 
 
 def _logger(directory: str | None, event: str) -> Callable[[str], None]:

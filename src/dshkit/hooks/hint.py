@@ -63,7 +63,7 @@ class Reply:
     """A hinted answer: what goes to stdout and stderr (bytes), and the exit code; the
     handlers it answers for (as the hint names them)."""
 
-    __slots__ = ("code", "error", "handlers", "harness", "output")
+    __slots__ = ("code", "error", "handlers", "harness", "output", "step")
 
     def __init__(
         self,
@@ -77,6 +77,9 @@ class Reply:
         self.code = code
         self.handlers = handlers or []
         self.harness = ""  # the harness the hint was written for (`read` sets it)
+        # Where the harness asks before every step: whether the hint was a step's (True) or a
+        # turn's first prompt's (False); None for the others, and for a template.
+        self.step: bool | None = None
 
 
 def env_key(env: Mapping[str, str], volatile: Iterable[str]) -> dict[str, str]:
@@ -318,6 +321,7 @@ def _reply(held: Any, key: Any) -> Reply | None:
         handlers,
     )
     found.harness = held["harness"]
+    found.step = key.get("step")
     return found
 
 

@@ -45,7 +45,7 @@ import os
 import sys
 
 from ..hookspec import AFTER, Say, named
-from ..turns import STEP_QUERY
+from ..turns import STEP_QUERY, begin
 from . import hint
 from .run import LEAN_EVENTS  # (defined where calls are routed: run.py)
 from .spawn import SAID  # beside the step's payload file: the templated answer written
@@ -69,6 +69,7 @@ HELD = frozenset(("hook_event_name", "transcript_path", "session_id", "cwd"))
 EVERY = "\0every field"  # what a handler read that looked at them all (not a field's name)
 STEP = "dshkit.hooks.after"  # the detached step's module
 BY_OWED = "--said-by-owed"  # its argument when the answer written is the owed handlers' words
+OPENED = "--turn-opened"  # its argument when the call was a turn's first prompt, opened here
 _STORE_FILES = ("dshkit.db", "dshkit.db-wal", "dshkit.db-shm", "dshkit.db-journal")
 _CODE_SUFFIXES = (".py", ".pyc", ".so", ".pth", ".pyi")
 # The session's turn as `turns.is_step` reads it (traced with its values in place).
@@ -153,6 +154,13 @@ def answer(
             return None  # (words beside a templated answer, or nowhere to write: in full)
     except Exception:  # anything at all: the full path answers
         return None
+    # A turn's first prompt, where the harness asks before every step (its hint is a turn's
+    # first prompt's): the turn is opened now, before the answer, as the full path records
+    # it; left to the step after, the model's next step could ask first and be taken for the
+    # person's prompt. The step is told the call was the turn's first prompt.
+    opened = not templated and found.step is False
+    if opened and not begin(state, (found.harness, session)):
+        return None  # (the full path answers, and records the turn)
     said = None  # (an answer not delivered: the step records nothing of it)
     code = 0
     if spoken and out is not None:
@@ -177,18 +185,18 @@ def answer(
         from .after import step
 
         if deferred is None:
-            step(event, state, raw, said, owed, by_owed)
+            step(event, state, raw, said, owed, by_owed, opened)
         else:
-            deferred.append(lambda: step(event, state, raw, said, owed, by_owed))
+            deferred.append(lambda: step(event, state, raw, said, owed, by_owed, opened))
         return code
     try:
-        after(event, raw, state, said, owed, by_owed)
+        after(event, raw, state, said, owed, by_owed, opened)
     except Exception as exc:  # answered: what the handlers do besides is done here, then
         from .after import step
         from .log import log
 
         log(state, event, f"hint step not started ({type(exc).__name__}: {exc}): run here")
-        step(event, state, raw, said, owed, by_owed)
+        step(event, state, raw, said, owed, by_owed, opened)
     return code
 
 
@@ -206,18 +214,20 @@ def after(
     said: bytes | None = None,
     owed: Sequence[str] = (),
     by_owed: bool = False,
+    opened: bool = False,
 ) -> None:
     """Start the detached step for this call: `python -m dshkit.hooks.after EVENT STATE FILE
-    [BY_OWED] OWED…` (`owed`: live handlers whose check answered AFTER or `Say`, run by the
-    step after its own), the payload in an owner-only file of the hints directory (it removes
+    [BY_OWED] [OPENED] OWED…` (`owed`: live handlers whose check answered AFTER or `Say`, run
+    by the step after its own; `opened`: the call was a turn's first prompt, whose turn the
+    foreground opened), the payload in an owner-only file of the hints directory (it removes
     it), in a session of its own, its standard streams on /dev/null (a harness waiting on our
     stdout or killing our group must not wait for it, nor kill it). The answer the foreground
     wrote (`said`: a templated one, or, `by_owed`, the words of `owed`) goes beside it, in
     `<payload file>.said` (owner-only too)."""
     from .spawn import leave, start
 
-    flag = (BY_OWED,) if by_owed else ()
-    start(STEP, event, state, leave(state, event, raw, {SAID: said}), *flag, *owed)
+    flags = (*((BY_OWED,) if by_owed else ()), *((OPENED,) if opened else ()))
+    start(STEP, event, state, leave(state, event, raw, {SAID: said}), *flags, *owed)
 
 
 # -- observing a run -------------------------------------------------------------------------------
