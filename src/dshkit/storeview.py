@@ -73,8 +73,9 @@ def _read(connection: Any, queries: list[tuple[str, list[Any]]]) -> list[list[An
 
 def connect(db: str, mode: str, timeout: float) -> Any:
     """A connection of the `_sqlite3` C module to the database file `db`, in autocommit,
-    opened `mode` ("ro"; "rw", which never creates it: `turns.end`, the one write made
-    without the store), waiting up to `timeout` seconds for another process's lock."""
+    opened `mode` ("ro"; "rw", which never creates it: `turns.end` and `turns.begin`, the
+    writes made without the store), waiting up to `timeout` seconds for another process's
+    lock."""
     uri = "file:" + db.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
     return sqlite_core().connect(
         f"{uri}?mode={mode}", uri=True, timeout=timeout, isolation_level=None

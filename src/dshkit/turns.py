@@ -151,9 +151,7 @@ def _written(state_dir: str, busy_timeout_s: float, write: Callable[[Any], None]
 
     from .storeview import DB_NAME, connect
 
-    if not os.path.exists(os.path.join(state_dir, DB_NAME)):
-        return False  # (a connection that writes would make one: the store's to do)
-    try:
+    try:  # ("rw" never makes a database: none there is the store's to make)
         db = connect(os.path.join(state_dir, DB_NAME), "rw", busy_timeout_s)
     except Exception:
         return False

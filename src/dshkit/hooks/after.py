@@ -26,7 +26,7 @@ import os
 import sys
 import time
 
-from ..hookspec import COMMITS_TOTAL_S, HANDLERS_TOTAL_S, entries, extra_entries
+from ..hookspec import HANDLERS_TOTAL_S, entries, extra_entries
 from . import dispatch, hint
 from .later import recorded
 from .lean import BY_OWED, OPENED, Observation, _said, live, observed
@@ -170,9 +170,7 @@ def _templated(
         if turns:
             dispatch._turn(hook, {})
         return
-    emitted = [results[i] for i in reply.emitted]
-    ran = dispatch._commit(state, event, emitted, time.monotonic() + COMMITS_TOTAL_S)
-    seen.recorded = ran and len(emitted) == len(results)
+    seen.recorded = dispatch._record(state, event, results, reply.emitted, time.monotonic())
     if turns:
         dispatch._turn(hook, reply.verdict)
     seen.keep(hook, handlers, os.environ)

@@ -128,10 +128,9 @@ def _answer(
     if observation is not None and (written or not reply.reply):
         observation.answered(reply.reply, hook)
     if written:
-        emitted = [results[i] for i in reply.emitted]
-        ran = _commit(directory, event, emitted, time.monotonic() + COMMITS_TOTAL_S)
+        recorded = _record(directory, event, results, reply.emitted, time.monotonic())
         if observation is not None:
-            observation.recorded = ran and len(emitted) == len(results)
+            observation.recorded = recorded
     info = hook.harness_info
     if info is not None and info.asks_every_step and hook.session_id:
         _turn(hook, reply.verdict if written else {})
@@ -389,6 +388,21 @@ def _failed_closed(results: list[tuple[str, Result]], entry: Entry, hook: Call, 
         return
     if result is not None:
         results.append((entry.handler, result))
+
+
+def _record(
+    directory: str | None,
+    event: str,
+    results: list[tuple[str, Result]],
+    emitted: list[int],
+    started: float,
+) -> bool:
+    """Once an answer was written: the commits of the results it carried (`emitted`, their
+    indexes), within `COMMITS_TOTAL_S` of `started`; whether all the handlers said is now
+    recorded (every result carried, every commit run)."""
+    carried = [results[i] for i in emitted]
+    ran = _commit(directory, event, carried, started + COMMITS_TOTAL_S)
+    return ran and len(carried) == len(results)
 
 
 def _commit(

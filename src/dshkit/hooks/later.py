@@ -21,7 +21,7 @@ import os
 import sys
 import time
 
-from ..hookspec import COMMITS_TOTAL_S, HANDLERS_TOTAL_S, entries, extra_entries
+from ..hookspec import HANDLERS_TOTAL_S, entries, extra_entries
 from . import dispatch
 from .log import log
 from .protocol import answer, written
@@ -77,8 +77,7 @@ def recorded(
         if turns:  # (a person's prompt still opens its turn, as a hinted answer's step does)
             dispatch._turn(hook, {})
         return
-    emitted = [results[i] for i in reply.emitted]
-    dispatch._commit(state, event, emitted, started + HANDLERS_TOTAL_S + COMMITS_TOTAL_S)
+    dispatch._record(state, event, results, reply.emitted, started + HANDLERS_TOTAL_S)
     if turns:
         dispatch._turn(hook, reply.verdict)
 
