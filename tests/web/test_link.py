@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -83,3 +84,20 @@ def test_another_users_process_is_not_our_server() -> None:
     shutil.rmtree(state)
     # Alive as far as `procs.alive` can tell, the record read, and not believed: not ours.
     assert said == b"[True, True, True]"
+
+
+def test_sigterm_while_recording_asks_the_server_to_stop_and_raises_nothing(
+    tmp_path: Path,
+) -> None:
+    """A signal lands between any two bytecodes: the handler only asks the server to stop,
+    and the record goes when the block ends (a raise there once broke `logging`'s lock
+    while uvicorn configured it, and the service exited 1)."""
+    asked: list[str] = []
+    before = signal.getsignal(signal.SIGTERM)
+    with link.recording(tmp_path, URL, 8765, lambda: asked.append("stop")) as served:
+        assert served.pid == os.getpid() and (tmp_path / link.RECORD_NAME).exists()
+        signal.raise_signal(signal.SIGTERM)
+        signal.raise_signal(signal.SIGTERM)  # as uvicorn re-raises the one it caught
+        assert asked == ["stop", "stop"]
+    assert not (tmp_path / link.RECORD_NAME).exists()
+    assert signal.getsignal(signal.SIGTERM) is before

@@ -78,7 +78,12 @@ def serve(
     # An unspecified bind address is no address to browse to: this machine's loopback is.
     here = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(bound, shown)
     url = f"http://{here}:{real_port}/"
-    with link.recording(directory, url, real_port):  # before the link: `dshkit open` works
+    server = make_server(app)
+
+    def stop() -> None:
+        server.should_exit = True  # uvicorn's own flag: it serves no more once it is set
+
+    with link.recording(directory, url, real_port, stop):  # before the link: `dshkit open`
         # A one-time link: the terminal is the owner's, and once used it opens nothing.
         stderr.print(
             f"open the console: {link.login_link(url, app.mint_login(ttl=None))} (one use; "
@@ -86,4 +91,4 @@ def serve(
             f"token is in {directory / TOKEN_FILE} (new at every start)",
             markup=False,
         )
-        make_server(app).run(sockets=[sock])
+        server.run(sockets=[sock])

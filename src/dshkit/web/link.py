@@ -20,7 +20,7 @@ import secrets
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,24 +84,29 @@ def record(state_dir: Path, url: str, port: int) -> Served:
 
 
 @contextmanager
-def recording(state_dir: Path, url: str, port: int) -> Iterator[Served]:
-    """The record, kept while the block runs and removed however it ends, SIGTERM included:
-    uvicorn re-raises the signal it caught once it has shut down, and the default action
-    would end the process before any `finally`, so here SIGTERM ends it as SIGINT does: a
-    service asked to stop that stopped cleanly exits 0 (`make run` reports no error)."""
+def recording(state_dir: Path, url: str, port: int, stop: Callable[[], None]) -> Iterator[Served]:
+    """The record, kept while the block runs and removed however it ends, SIGTERM included.
+
+    SIGTERM calls `stop` (the server's own "shut down" flag) and returns: uvicorn installs
+    its handlers only once it runs and re-raises the signal it caught after it has shut
+    down, and the default action would end the process before any `finally`. The handler
+    raises nothing: a signal lands between any two bytecodes, and an exception there (in
+    `logging`'s lock while uvicorn configures it, say) leaves the interpreter's state half
+    changed. So a service asked to stop, before it serves or while it does, stops cleanly
+    and exits 0 (`make run` reports no error)."""
     served = record(state_dir, url, port)
     main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _exit) if main else None
+
+    def stopping(signum: int, frame: FrameType | None) -> None:
+        stop()
+
+    previous = signal.signal(signal.SIGTERM, stopping) if main else None
     try:
         yield served
     finally:
         forget(state_dir, served)
         if main:
             signal.signal(signal.SIGTERM, previous)
-
-
-def _exit(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(0)
 
 
 def forget(state_dir: Path, served: Served) -> None:
