@@ -13,6 +13,7 @@ from dshkit.store import Store
 
 from .support import processes
 from .support.graft_driver import World, make_world
+from .support.paths import clear_stray_repository
 
 # Hook tests compare whole answers; capability facts (which start detached browser probes)
 # are off unless a test turns them on (tests/capability/test_hook.py).
@@ -21,6 +22,7 @@ os.environ.setdefault("DSHKIT_CAPABILITY", "off")
 
 def pytest_configure(config: pytest.Config) -> None:
     processes.install()
+    clear_stray_repository()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -18,7 +18,7 @@ from dshkit.capability.service import probe, sandbox_runner
 from dshkit.capability.text import GATE_OUTSIDE, OUTSIDE, render
 from dshkit.store import Store
 
-from ..support.real import binary
+from ..support.real import CODEX_SPARES_TMP, binary
 
 CHANNELS: list[dict[str, Any]] = [
     {"channel": "subprocess", "ok": True, "reason": "sh -c echo: exit 0"},
@@ -144,6 +144,7 @@ def test_the_real_codex_sandbox_refuses_the_screenshot_in_workspace_write(
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
     monkeypatch.setenv("DSHKIT_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
     (tmp_path / "codex").mkdir()
+    (tmp_path / "codex" / "config.toml").write_text(CODEX_SPARES_TMP)
     found: dict[str, dict[str, Any]] = {}
     with Store(tmp_path / "state") as store:
         for mode in ("workspace-write", "danger-full-access"):

@@ -36,3 +36,16 @@ def own_temporary() -> Iterator[Path]:
         yield made
     finally:
         shutil.rmtree(made, ignore_errors=True)
+
+
+def clear_stray_repository() -> None:
+    """Remove an empty `.git` left in the temporary directory, once, before tests run.
+
+    Codex's sandbox makes one there as a mount target while a command runs with `/tmp` a
+    writable root, and a killed run leaves it (`support.real.CODEX_SPARES_TMP` keeps our own
+    runs out of `/tmp`). Every test directory under it would sit in a "repository" rooted at
+    `/tmp`: projects, approvals and workspaces are keyed by that root. An empty directory
+    holds nothing (git takes it for no repository), so nothing is lost; anything else there
+    is left alone."""
+    with contextlib.suppress(OSError):
+        os.rmdir(Path(tempfile.gettempdir()) / ".git")

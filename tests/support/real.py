@@ -204,6 +204,17 @@ def _ran(world: World, argv: list[str], env: dict[str, str]) -> subprocess.Compl
     return done
 
 
+# Codex's sandbox (bubblewrap) protects `.git` in each writable root, and makes an empty
+# `.git` there as a mount target while a command runs (~60 ms; a killed run leaves it).
+# `/tmp` is a writable root in workspace-write: every directory under it then sat in a
+# "repository" rooted at `/tmp`, and other tests keyed by a project failed. With `/tmp` (and
+# `$TMPDIR`) not writable roots, Codex makes its mount targets only in the project.
+CODEX_SPARES_TMP = """[sandbox_workspace_write]
+exclude_slash_tmp = true
+exclude_tmpdir_env_var = true
+"""
+
+
 def codex_config(world: World, base_url: str) -> None:
     config = world.home / ".codex" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
@@ -212,7 +223,7 @@ model_provider = "fake"
 approval_policy = "never"
 sandbox_mode = "workspace-write"
 check_for_update_on_startup = false
-[model_providers.fake]
+{CODEX_SPARES_TMP}[model_providers.fake]
 name = "fake"
 base_url = "{base_url}/v1"
 wire_api = "responses"
