@@ -701,3 +701,45 @@ def test_a_dsh_turn_answered_from_its_hint_is_open_before_the_step_after_it_runs
     after.step(*held[0])  # (then the held step runs)
     assert home.raws() == ["turn 0", "turn 1"]
     assert not (home.state / "hooks.log").exists()
+
+
+def test_a_new_dsh_sessions_templated_first_prompt_is_open_before_the_step_after_it_runs(
+    homes: tuple[Home, Home], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The same for a new session's first prompt answered from its event's template: its turn
+    # is opened before the answer, so a step asking before the step the answer started has
+    # run is a step, answered in full (no template answers a step), and the optimizer leaves
+    # its text alone. (What the template told is recorded by that step: a step before it is
+    # told the same again, and the step then finds its answer no longer the template's.)
+    from dshkit.hooks import after
+
+    from ..support.logs import event, write_log
+
+    on = capability_on(monkeypatch)
+    home, _ = homes
+    dsh_probed(home)
+    first = dsh_opening(home, DSH_NEW[0], "workspace-write")
+    assert context(home.call("UserPromptSubmit", first, **on))
+    held: list[tuple[Any, ...]] = []
+    run = after.step
+    monkeypatch.setattr(after, "step", lambda *args: held.append(args))
+    opened = dsh_opening(home, DSH_NEW[1], "workspace-write")
+    before = home.lean
+    told = context(home.call("UserPromptSubmit", opened, **on))
+    assert effective(home.root) in told  # (the first context, from the template)
+    assert home.lean == before + 1 and len(held) == 1
+    with Store(home.state) as store:  # open before its step ran
+        row = store.db.execute("SELECT open FROM prompt_turns WHERE session_id = ?", DSH_NEW[1:2])
+        assert tuple(row.fetchone()) == (1,)
+    # The model's next step asks first: a step, in full.
+    monkeypatch.setattr(after, "step", run)
+    message = {"role": "assistant", "content": [], "source": {"model": "m"}}
+    usage = {"inputTokens": 9, "outputTokens": 1}
+    records = [event("assistant/message", 10, {"message": message, "usage": usage})]
+    log = Path(opened["transcript_path"])
+    write_log(log, [records], session_id=DSH_NEW[1], cwd=opened["cwd"], mode="ab")
+    before = home.lean
+    home.call("UserPromptSubmit", {**opened, "prompt": "step contexts"}, **on)
+    assert home.lean == before
+    after.step(*held[0])  # (then the held step runs)
+    assert home.raws() == ["go", "go"]  # each person's prompt, and no step's text

@@ -152,13 +152,16 @@ def answer(
                     owed.append(handler)
         if spoken and (templated or out is None):
             return None  # (words beside a templated answer, or nowhere to write: in full)
+        # A turn's first prompt, where the harness asks before every step (its hint is a
+        # turn's first prompt's, or a new session's first prompt's template): the turn is
+        # opened now, before the answer, as the full path records it; left to the step
+        # after, the model's next step could ask first and be taken for the person's prompt
+        # (from a template: told the same again). The step is told it was the turn's first.
+        opened = found.step is False or (
+            templated and _first_of_turn(state, event, found, session, payload)
+        )
     except Exception:  # anything at all: the full path answers
         return None
-    # A turn's first prompt, where the harness asks before every step (its hint is a turn's
-    # first prompt's): the turn is opened now, before the answer, as the full path records
-    # it; left to the step after, the model's next step could ask first and be taken for the
-    # person's prompt. The step is told the call was the turn's first prompt.
-    opened = not templated and found.step is False
     if opened and not begin(state, (found.harness, session)):
         return None  # (the full path answers, and records the turn)
     said = None  # (an answer not delivered: the step records nothing of it)
@@ -198,6 +201,30 @@ def answer(
         log(state, event, f"hint step not started ({type(exc).__name__}: {exc}): run here")
         step(event, state, raw, said, owed, by_owed, opened)
     return code
+
+
+def _first_of_turn(
+    state: str, event: str, found: hint.Reply, session: str, payload: Mapping[str, Any]
+) -> bool:
+    """For a templated answer: whether it answers a turn's first prompt of a harness that
+    asks before every step, whose turn the foreground must open (a new session's first
+    prompt: no turn yet). Raises where no template may answer: a step of a turn under way
+    (a template stands for a session's first prompt, and the step that records the turn of
+    the one it answered may not have run yet), or an answer that holds a prompt back (it
+    opens no turn: a template never holds one, and the full path is the safe answer)."""
+    from .. import harnesses
+    from ..storeview import queries_rows
+    from ..turns import stepping
+
+    if event != "UserPromptSubmit" or not harnesses.get(found.harness).asks_every_step:
+        return False
+    turn = queries_rows(state, [(STEP_QUERY, [found.harness, session])])[0]
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or stepping(turn[0] if turn else None, prompt):
+        raise LookupError("a step of a turn under way: no template answers it")
+    if found.code or b'"block"' in found.output:  # (a JSON string "block": a decision)
+        raise LookupError("a templated answer that holds the prompt back")
+    return True
 
 
 def _said(found: hint.Reply) -> bytes:
