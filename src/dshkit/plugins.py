@@ -334,7 +334,7 @@ GRAFT = Plugin(
         Hook(
             "Stop",
             "dshkit.graft.hook:on_stop",
-            budget=1.0,
+            budget=2.0,  # its wait (`graft.hook.STOP_WAIT_S`), with room for a loaded machine
             order=60,
             when_exists="graft.used",
             quiet="dshkit.graft.standing:quiet_stop",  # no forced cut was started for it
@@ -360,18 +360,19 @@ SESSIONS = Plugin(
     },
     router="dshkit.web.routers.sessions:from_app",
     hooks=(
-        # A detached refresh when the agent pauses (sessions/hook.py): only a process start.
+        # A detached refresh when the agent pauses (sessions/hook.py): only a process start
+        # (2 s, so that a turn's end also leaves graft's report the time it needs).
         Hook(
             "Stop",
             "dshkit.sessions.hook:on_session_pause",
-            budget=3.0,
+            budget=2.0,
             order=90,
             quiet="dshkit.quiet:afterwards",  # it says nothing: started after the answer
         ),
         Hook(
             "SessionEnd",
             "dshkit.sessions.hook:on_session_pause",
-            budget=3.0,
+            budget=2.0,
             order=90,
             quiet="dshkit.quiet:afterwards",
         ),

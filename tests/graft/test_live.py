@@ -182,3 +182,26 @@ def quick_recovery(world: World) -> None:
     (world.state / "config.toml").write_text(
         "[graft]\nignite_timeout_s = 5\nignite_spacing_s = 0\n"
     )
+
+
+def test_the_turns_end_waits_for_a_handoff_no_longer_than_it_was_told(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wait is the Stop handler's budget but for a little: a poll that slept past the
+    deadline (a whole poll after a check just before it) left too little of the budget on
+    a loaded machine, and the handler was stopped with nothing told. Each nap is at most
+    what is left; the cut whose handoff never began is then told where to look."""
+    with store.transaction() as db:
+        live._save(db, "claude", "cut", forced_at=ledger.now_ms())
+    naps: list[tuple[float, float]] = []  # (asked, left of the wait)
+    deadline = time.monotonic() + 0.3
+    sleep = time.sleep
+
+    def nap(seconds: float) -> None:
+        naps.append((seconds, deadline - time.monotonic()))
+        sleep(min(seconds, 0.05))
+
+    monkeypatch.setattr(time, "sleep", nap)  # (the module live naps with)
+    report = live.forced_report(store, "claude", "cut", 0.3, poll_s=10.0)
+    assert report is not None and "dshkit graft status --session cut" in report.text
+    assert naps and all(asked <= max(0.0, left) + 0.01 for asked, left in naps), naps

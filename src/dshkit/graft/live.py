@@ -429,7 +429,8 @@ def forced_report(
                 f"dshkit graft status --session {session_id} 查看。"
             )
             return _told(text, harness, session_id, what)
-        time.sleep(poll_s)
+        # (never past the deadline: the handler's budget is the wait and little more)
+        time.sleep(max(0.0, min(poll_s, deadline - time.monotonic())))
     if txn.state in (State.ROLLED_BACK, State.FAILED):
         text = (
             f"{FORCED_HEAD}但这次交接没有完成（交接 #{txn.id}：{txn.last_error or '未知原因'}），"
