@@ -73,7 +73,8 @@ def test_claude_code_shows_the_person_what_became_of_their_prompt(
     assert not any("dshkit refined your prompt" in texts(body) for body in bodies)
     stalled = [line for line in second if "dshkit" in line]
     assert len(stalled) == 1 and "sent your prompt as typed: the model stalled" in stalled[0], (
-        second
+        second,
+        world.hook_log()[-3000:],
     )
     runs = OptimizerService(world.state).runs(10).runs
     assert [run.fallback is None for run in runs] == [False, True]
