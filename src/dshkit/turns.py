@@ -60,14 +60,22 @@ def head(text: str) -> str:
     return kept if len(kept) >= MIN_HEAD_CHARS else ""
 
 
-# The session's turn, as `is_step` reads it (a hint keyed to a step or a prompt reads it too:
-# `hooks.hint`).
+# The session's turn, as `is_step` reads it (and `is_step_read`, for the hot path's hints).
 STEP_QUERY = "SELECT open, opened_at, heads FROM prompt_turns WHERE harness = ? AND session_id = ?"
 
 
 def is_step(store: Store, key: Key, prompt: str, now_ms: int | None = None) -> bool:
     """Whether this UserPromptSubmit of the session `key` is a model step, not a new prompt."""
     return stepping(store.db.execute(STEP_QUERY, key).fetchone(), prompt, now_ms)
+
+
+def is_step_read(state_dir: str, key: Key, prompt: str) -> bool:
+    """`is_step` without loading the store: the turn read by a look (`storeview`, on the
+    connection a `Shared` holds, if any). FileNotFoundError: no store."""
+    from .storeview import queries_rows
+
+    turn = queries_rows(state_dir, [(STEP_QUERY, list(key))])[0]
+    return stepping(turn[0] if turn else None, prompt)
 
 
 def stepping(row: Any, prompt: str, now_ms: int | None = None) -> bool:

@@ -32,7 +32,7 @@ import os
 from .. import harnesses
 from ..hookspec import named
 from ..storeview import TAIL_CURSOR, queries_rows
-from ..turns import STEP_QUERY, stepping
+from ..turns import is_step_read
 from .protocol import dumps, loads
 from .spawn import HINT_DIR as HINT_DIR  # (where the hints and the steps' files live)
 
@@ -206,7 +206,7 @@ def read(
 
     Where the harness asks before every model step, a session has two: its next step's and
     its next turn's first prompt's (`OPENING`), each written by a call of its kind, and this
-    call is told as the runtime tells it (`turns.stepping`, on the session's turn as it is
+    call is told as the runtime tells it (`turns.is_step_read`, on the session's turn as it is
     now): the person's prompt after a turn's end is answered from the hint the turn's first
     prompt left, not voided by the steps between
     (docs/design/hooks.md#a-turns-first-prompt-has-a-hint-of-its-own)."""
@@ -222,8 +222,8 @@ def read(
             if either is None:
                 return None
             prompt = payload.get("prompt")
-            turn = queries_rows(state, [(STEP_QUERY, [either["harness"], session])])[0]
-            if not (isinstance(prompt, str) and stepping(turn[0] if turn else None, prompt)):
+            key = (either["harness"], session)
+            if not (isinstance(prompt, str) and is_step_read(state, key, prompt)):
                 hint = opening or _load(target + OPENING, event, session, harness)
             if hint is None:
                 return None

@@ -216,14 +216,12 @@ def _first_of_turn(
     the one it answered may not have run yet), or an answer that holds a prompt back (it
     opens no turn: a template never holds one, and the full path is the safe answer)."""
     from .. import harnesses
-    from ..storeview import queries_rows
-    from ..turns import stepping
+    from ..turns import is_step_read
 
     if event != "UserPromptSubmit" or not harnesses.get(found.harness).asks_every_step:
         return False
-    turn = queries_rows(state, [(STEP_QUERY, [found.harness, session])])[0]
     prompt = payload.get("prompt")
-    if not isinstance(prompt, str) or stepping(turn[0] if turn else None, prompt):
+    if not isinstance(prompt, str) or is_step_read(state, (found.harness, session), prompt):
         raise LookupError("a step of a turn under way: no template answers it")
     if found.code or b'"block"' in found.output:  # (a JSON string "block": a decision)
         raise LookupError("a templated answer that holds the prompt back")
