@@ -1,7 +1,10 @@
 """Latency of the hot hook path: `dshkit hook PreToolUse|PostToolUse|UserPromptSubmit|
 SessionStart|Stop` against a bare interpreter start.
 
-Runs each case --runs times, interleaved, as the harnesses do (a fresh process, a payload on
+Each hook runs as `install-hooks` writes it: this interpreter started without `site`, its
+paths given by the launcher line (`install.launcher`), where they can be (the first line
+printed says which); a Read by the console script (`dshkit hook`, with `site`) is timed beside
+it. Runs each case --runs times, interleaved, as the harnesses do (a fresh process, a payload on
 stdin), and prints p50 and p95 of each and their ratio to the bare interpreter. PreToolUse
 holds graft's retirement check for every tool (not even started where no handoff ever began)
 and the command risk policy for commands (and the guard's look at a file edit's target, in the
@@ -81,6 +84,7 @@ from typing import Any
 
 from dshkit.graft.fold import SETTINGS_FILE
 from dshkit.graft.marker import forget
+from dshkit.install import launcher
 from dshkit.store import Store
 
 
@@ -306,7 +310,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=60)
     args = parser.parse_args()
-    hook = [str(Path(sys.executable).parent / "dshkit"), "hook", "PreToolUse"]
+    # As `install-hooks` writes a hook: this interpreter through its launcher, where `site` can
+    # be replayed by paths (`install.launcher`), else the console script.
+    script = str(Path(sys.executable).parent / "dshkit")
+    hook = [*launcher.program([script]), "hook", "PreToolUse"]
+    print(f"hooks run: {'the launcher' if launcher.is_launcher(hook[:3]) else 'the script'}")
     after = [*hook[:-1], "PostToolUse"]
     prompted = [*hook[:-1], "UserPromptSubmit"]
     started = [*hook[:-1], "SessionStart"]
@@ -507,6 +515,7 @@ def main() -> None:
         cases: dict[str, tuple[list[str], bytes]] = {
             "python -c pass": ([sys.executable, "-c", "pass"], payload("Read")),
             "another tool (Read)": (hook, payload("Read")),
+            "Read, by the console script": ([script, *hook[-2:]], payload("Read")),
             "a command (Bash): policy": (hook, payload("Bash")),
             "a file edit (Edit): guard": (hook, edit_guarded),
             "PostToolUse: far below band": (after, payload("Read", str(transcript))),

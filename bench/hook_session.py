@@ -4,7 +4,8 @@ watermark's band, each against a bare interpreter start, and the calls over 2x n
 `bench/hook_latency.py` times each path in a steady state, round after round. A session
 moves between them: its first call in a home, its first prompt, the tool call that crosses
 into the band, the nudge, the escalation after it, a new session in a home already used.
-This replays such sessions through the real `dshkit hook EVENT`, as the harness orders the
+This replays such sessions through the real `dshkit hook EVENT` (started as `install-hooks`
+writes it: through its launcher where it can, `install.launcher`), as the harness orders the
 calls, with the gap a model's answer leaves between them (each call's detached step and
 what a turn's end starts are waited for, not timed):
 
@@ -45,6 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.hook_latency import dsh_frame, settle
 
+from dshkit.install import launcher
+
 WINDOW_END = 146_000  # the last step's context: in the band of a 200,000 window, not cut
 START = 15_000
 
@@ -61,7 +64,9 @@ class Replay:
         # client is pointed at a closed port on this machine, with no key.
         self.env.pop("DSHKIT_LLM_API_KEY", None)
         self.env["DSHKIT_LLM_BASE_URL"] = "http://127.0.0.1:9/v1"
-        self.command = [str(Path(sys.executable).parent / "dshkit"), "hook"]
+        # As `install-hooks` writes a hook: through the launcher where it can (`install.launcher`).
+        script = str(Path(sys.executable).parent / "dshkit")
+        self.command = [*launcher.program([script]), "hook"]
         self.calls: list[dict[str, Any]] = []
         self.bare: list[float] = []
         self.count = 0

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
 
+from dshkit.install import launcher
 from dshkit.sessions import Scanner
 from dshkit.store import Store
 
@@ -23,6 +25,9 @@ os.environ.setdefault("DSHKIT_CAPABILITY", "off")
 def pytest_configure(config: pytest.Config) -> None:
     processes.install()
     clear_stray_repository()
+    # The hook launcher's probe runs this interpreter twice, once per process (`replayed` keeps
+    # its answer): run here, an install in a test's own process starts none.
+    launcher.replayed(sys.executable)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from dshkit import harnesses
 from dshkit.store import Store
 from dshkit.web import link
 
-from ..support.cli import BARE_PATH, SCRIPT, run_at_home
+from ..support.cli import BARE_PATH, run_at_home
 from ..support.disks import read_only, small_disk
 from ..support.install import fake_dsh
 
@@ -70,12 +71,13 @@ def test_a_stale_install_is_reported_broken(tmp_path: Path) -> None:
     path = tmp_path / ".claude" / "settings.json"
     settings = json.loads(path.read_text())
     del settings["hooks"]["SessionEnd"]
-    path.write_text(json.dumps(settings).replace(SCRIPT, "/gone/venv/bin/dshkit"))
+    program = shlex.split(settings["hooks"]["Stop"][0]["hooks"][0]["command"])[0]
+    path.write_text(json.dumps(settings).replace(program, "/gone/venv/bin/python3"))
     code, report = doctor(tmp_path)
     found = check(report, "hooks", harness="claude", scope="user")
     assert code == 1 and report["ok"] is False and found["status"] == "broken"
     assert "lacks SessionEnd" in found["message"]
-    assert "runs /gone/venv/bin/dshkit, which does not exist" in found["message"]
+    assert "runs /gone/venv/bin/python3, which does not exist" in found["message"]
     assert report["harnesses"]["claude"]["hooksInstalled"] is False
     assert dshkit(tmp_path, "install-hooks", "--harness", "claude").returncode == 0
     assert doctor(tmp_path)[0] == 0  # installing again repairs it

@@ -38,8 +38,11 @@ def test_claude_install_is_a_clean_merge_and_uninstall_restores_the_bytes(tmp_pa
     ours = commands(settings, "SessionStart")
     assert ours[0] == "echo hi" and len(ours) == 2
     words = shlex.split(ours[1])
-    assert words[0] == SCRIPT and Path(words[0]).is_absolute()
-    assert words[1:3] == ["hook", "SessionStart"]
+    # This dshkit's interpreter by absolute path, through its launcher (tests/install/
+    # test_launcher.py): `site`'s paths in the line, the working directory kept off the path.
+    assert Path(words[0]).parent == Path(SCRIPT).parent and Path(words[0]).is_absolute()
+    assert words[1] == "-SPc" and "from dshkit.cli import main" in words[2]
+    assert words[3:5] == ["hook", "SessionStart"]
     assert words[-2:] == ["--state-dir", str(tmp_path / ".dsh" / "dshkit")]
     assert {"UserPromptSubmit", "Stop", "SessionEnd"} <= set(settings["hooks"])
     again = run_at_home(tmp_path, "install-hooks", "--harness", "claude")
@@ -369,7 +372,9 @@ def test_install_again_brings_the_settings_to_what_the_registry_asks(tmp_path: P
     )
     assert "already installed" in again.stdout
     # A stale install (another dshkit, since deleted) is brought to this one in place.
-    stale = path.read_text().replace(SCRIPT, "/gone/venv/bin/dshkit")
+    program = shlex.split(hooks["PreCompact"][0]["hooks"][0]["command"])[0]
+    stale = path.read_text().replace(program, "/gone/venv/bin/python3")
+    assert stale != path.read_text()
     path.write_text(stale)
     run_at_home(tmp_path, "install-hooks", "--harness", "claude", DSHKIT_HOOK_HANDLERS=policy)
     assert (

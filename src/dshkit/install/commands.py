@@ -2,9 +2,9 @@
 and what keeps one found there from running this dshkit with this state directory.
 
 User scope names the installing `dshkit` by absolute path and its state directory, so the
-command works whatever the harness's PATH is; project scope runs `dshkit` found on PATH
-with its default state directory, because that file is meant to be committed and used on
-other machines.
+command works whatever the harness's PATH is (a hook: through its launcher where it can,
+`launcher`); project scope runs `dshkit` found on PATH with its default state directory,
+because that file is meant to be committed and used on other machines.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from ..paths import state_dir as default_state_dir
+from . import launcher
 from .model import BROKEN, WARN, Problem
 
 PROJECT_PROGRAM = "dshkit"  # what a project-scope command runs: whichever dshkit is on PATH
@@ -32,7 +33,8 @@ def hook_line(event: str, scope: str, state_dir: Path) -> str:
     """The command a hook runs for `event`."""
     if scope == "project":
         return shlex.join([PROJECT_PROGRAM, "hook", event])
-    return shlex.join([*dshkit_command(), "hook", event, "--state-dir", str(state_dir)])
+    program = launcher.program(dshkit_command())
+    return shlex.join([*program, "hook", event, "--state-dir", str(state_dir)])
 
 
 def server_command(scope: str, state_dir: Path, harness: str) -> list[str]:
@@ -48,10 +50,12 @@ def server_command(scope: str, state_dir: Path, harness: str) -> list[str]:
 
 
 def runs_dshkit(words: list[str], verb: str) -> bool:
-    """Whether a command line is `… dshkit VERB …` (a script, or `python -m dshkit`)."""
+    """Whether a command line is `… dshkit VERB …` (a script, `python -m dshkit`, or a hook's
+    launcher)."""
     if verb not in words:
         return False
-    return any(os.path.basename(w) == "dshkit" for w in words[: words.index(verb)])
+    before = words[: words.index(verb)]
+    return launcher.is_launcher(before) or any(os.path.basename(w) == "dshkit" for w in before)
 
 
 def inspect_command(command: str, state_dir: Path, again: str, verb: str = "hook") -> list[Problem]:
@@ -61,13 +65,18 @@ def inspect_command(command: str, state_dir: Path, again: str, verb: str = "hook
     at = words.index(verb)
     program = words[0]  # the dshkit script, or the interpreter of `python -m dshkit`
     found = shutil.which(program) if os.sep not in program else program
-    this = dshkit_command()[0]
+    started = launcher.is_launcher(words[:at])
+    this = sys.executable if started else dshkit_command()[0]
     problems = []
     if found is None or not os.access(found, os.X_OK):
         where = "is not on PATH here" if os.sep not in program else "does not exist"
         problems.append(Problem(f"runs {program}, which {where}: {again}", BROKEN))
     elif os.path.realpath(found) != os.path.realpath(this):
         problems.append(Problem(f"runs another dshkit ({found}; this one is {this})", WARN))
+    elif started and words[:at] != launcher.program(dshkit_command()):
+        # (the paths this dshkit's interpreter is given have changed since: an upgrade, a
+        # package added or moved)
+        problems.append(Problem(f"starts dshkit with other paths than this one's: {again}", WARN))
     given = words[words.index("--state-dir") + 1] if "--state-dir" in words[at:-1] else None
     used = Path(given) if given else default_state_dir()
     if os.path.realpath(used) != os.path.realpath(state_dir):
