@@ -184,6 +184,12 @@ def test_a_harness_asked_for_by_name_loads_its_own_module_alone() -> None:
     assert built == "('dsh', 'claude', 'codex', 'gemini') True" and same == "True"
 
 
+def _verb(words: list[str]) -> list[str]:
+    """`hook EVENT` of a hook's command line, whatever starts dshkit before it."""
+    at = words.index("hook")
+    return words[at : at + 2]
+
+
 @pytest.mark.process
 def test_a_fourth_harness_module_gets_hooks_under_its_own_names(tmp_path: Path) -> None:
     # Nothing but tests/support/fourth_harness.py says where its settings are, what it calls
@@ -195,7 +201,7 @@ def test_a_fourth_harness_module_gets_hooks_under_its_own_names(tmp_path: Path) 
     wanted = hookspec.installed_events(fourth.HARNESS, state=str(tmp_path / ".dsh" / "dshkit"))
     assert "SessionEnd" in wanted  # dshkit has handlers for it; this harness has no such hook
     runs = {
-        name: (shlex.split(group["hooks"][0]["command"])[1:3], group["matcher"])
+        name: (_verb(shlex.split(group["hooks"][0]["command"])), group["matcher"])
         for name, (group,) in settings["hooks"].items()
     }
     assert runs == {

@@ -3,8 +3,10 @@
 start's timing, each process's pid and messaging token) holds no hint back, and the model is
 told what the full path would tell it: the profile and the capability facts, no more often.
 
-Which path answered is seen from inside the hook processes Claude Code starts, by a
-`sitecustomize` on their path that notes each `lean.answer`'s outcome (nothing else changes).
+Which path answered is seen from inside the hook processes Claude Code starts, by a shim on
+their path that notes each `lean.answer`'s outcome (nothing else changes), imported by the hook
+lines `install-hooks` wrote: they start Python without `site` (`install.launcher`), so a
+`sitecustomize` alone would never be run.
 """
 
 from __future__ import annotations
@@ -59,12 +61,18 @@ def settled(world: World) -> None:
     raise AssertionError(f"still running: {running}")
 
 
-def noting(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+def noting(tmp_path: Path, world: World) -> tuple[Path, dict[str, str]]:
     """Where the hook processes note how each call was answered (`SHIM`), and the variables
-    that put the shim on their path."""
+    that put the shim on their path; the world's installed hook lines import it first (a
+    console script's `site` imports it by itself)."""
     shim = tmp_path / "shim"
     shim.mkdir()
     (shim / "sitecustomize.py").write_text(SHIM)
+    started = "from dshkit.cli import main"
+    for name, text in world.settings_files().items():
+        if text is not None and started.encode() in text:
+            spliced = text.replace(started.encode(), b"import sitecustomize;" + started.encode())
+            Path(name).write_bytes(spliced)
     noted = tmp_path / "lean.log"
     return noted, {"DSHKIT_TEST_LEAN_LOG": str(noted), "PYTHONPATH": f"{shim}:{PYTHONPATH}"}
 
@@ -82,7 +90,7 @@ def test_resumed_claude_code_sessions_are_answered_from_their_hints(
 ) -> None:
     world = World(tmp_path, "claude")
     world.install_hooks()
-    noted, extra = noting(tmp_path)
+    noted, extra = noting(tmp_path, world)
 
     with fake_anthropic() as fake:
         said = run_claude_raw(world, fake, proxy, "say hi", **extra)
@@ -118,7 +126,7 @@ def test_new_claude_code_sessions_start_and_first_prompt_from_their_templates(
     # templates the last new session left answer them, and the model is told the same.
     world = World(tmp_path, "claude")
     world.install_hooks()
-    noted, extra = noting(tmp_path)
+    noted, extra = noting(tmp_path, world)
 
     told = []
     with fake_anthropic() as fake:
@@ -148,7 +156,7 @@ def test_new_dsh_sessions_first_prompt_from_their_template(
     # and times of their own). Once the probes' results are in, it is the same in every new
     # session of the project: the template the last new session left answers it.
     world = dsh_world(tmp_path, dsh_profile_template)
-    noted, extra = noting(tmp_path)
+    noted, extra = noting(tmp_path, world)
 
     told = []
     with fake_chat() as fake:
