@@ -57,6 +57,24 @@ def test_a_hook_through_the_launcher_answers_as_the_console_script(tmp_path: Pat
     assert shlex.split(line)[:3] == program
 
 
+def test_the_launcher_starts_python_without_site(tmp_path: Path) -> None:
+    said = {}
+    for name, program in (("script", [SCRIPT]), ("launcher", launcher.program([SCRIPT]))):
+        home = tmp_path / name
+        env = {"DSHKIT_HOOK_HANDLERS": "UserPromptSubmit=tests.support.hook_handlers:started"}
+        done = subprocess.run(
+            [*program, "hook", "UserPromptSubmit"],
+            input=json.dumps({**DENIED, "hook_event_name": "UserPromptSubmit", "prompt": "hi"}),
+            env=environment(home, env),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        said[name] = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert said == {"script": "site ran: True", "launcher": "site ran: False"}
+
+
 def test_a_projects_module_named_like_ours_is_never_imported(tmp_path: Path) -> None:
     project = tmp_path / "project"
     for name in ("dshkit", "orjson"):  # (a package of the person's, in their working directory)
@@ -77,21 +95,29 @@ def _venv(where: Path) -> tuple[str, Path]:
 
 def test_site_is_replayed_where_it_only_sets_paths(tmp_path: Path) -> None:
     python, site = _venv(tmp_path / "venv")
-    code = launcher.replayed(python)
-    assert code is not None
-    assert f'sys.prefix="{tmp_path / "venv"}"' in code
-    added = code.split("sys.path+=", 1)[1].split(";", 1)[0]
-    assert json.loads(added) == [str(site), str(Path(dshkit.__file__).parents[1])]
+    found = launcher.replayed(python)
+    source = str(Path(dshkit.__file__).parents[1])
+    assert found == (str(tmp_path / "venv"), str(tmp_path / "venv"), [str(site), source])
     # The line finds what `site` found: this dshkit, from the path the `.pth` file named.
-    shown = code.split("from dshkit.cli")[0] + "import dshkit;print(dshkit.__file__)"
-    found = subprocess.run(
-        [python, launcher.FLAGS, shown],
+    shown = launcher.launcher_code(*found, fallback=["/bin/false"]).split("exec(")[0]
+    done = subprocess.run(
+        [python, launcher.FLAGS, shown + "import dshkit;print(dshkit.__file__)"],
         capture_output=True,
         text=True,
         check=True,
         cwd="/",
     )
-    assert found.stdout.strip() == dshkit.__file__
+    assert done.stdout.strip() == dshkit.__file__
+
+
+def test_a_line_that_no_longer_finds_dshkit_runs_the_console_script(tmp_path: Path) -> None:
+    # As after the venv was made again for another Python: its old site-packages are gone.
+    code = launcher.launcher_code(sys.prefix, sys.exec_prefix, ["/nowhere"], fallback=[SCRIPT])
+    alone = code.split("exec(")[0] + "import dshkit"
+    assert subprocess.run([sys.executable, "-SPc", alone], capture_output=True).returncode == 1
+    done = _hook([sys.executable, launcher.FLAGS, code], tmp_path, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
 def test_site_that_installs_an_import_hook_gets_the_console_script(tmp_path: Path) -> None:
@@ -112,7 +138,7 @@ def test_doctor_warns_of_a_launcher_with_other_paths(tmp_path: Path) -> None:
     line = hook_line("Stop", "user", state)
     assert inspect_command(line, state, "again") == []
     words = shlex.split(line)
-    words[2] = launcher.launcher_code(sys.prefix, sys.exec_prefix, ["/elsewhere"])
+    words[2] = launcher.launcher_code(sys.prefix, sys.exec_prefix, ["/elsewhere"], [SCRIPT])
     (problem,) = inspect_command(shlex.join(words), state, "again")
     assert problem.level == WARN and "other paths" in problem.message
     assert dshkit_command()[0] != words[0]  # (the interpreter, not the script, is checked)

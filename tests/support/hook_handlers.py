@@ -174,3 +174,10 @@ def told_unrecorded(hook: Any) -> dict[str, Any] | None:
         raise OSError("the record could not be written")
 
     return {"additionalContext": "told", "commit": commit}
+
+
+def started(hook: Any) -> dict[str, str]:
+    """Says whether this hook's interpreter ran `site` (a launcher's line starts it without)."""
+    import sys
+
+    return {"additionalContext": f"site ran: {'site' in sys.modules}"}

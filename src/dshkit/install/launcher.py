@@ -20,10 +20,13 @@ where that is all `site` does here, a hook runs
 - where `site` does more than paths (an import hook of its own: an editable install's
   finder, anything but setuptools' distutils shim, which only `import distutils` reaches) or
   the replayed line does not find this very dshkit, the hook runs the console script
-  (`commands.dshkit_command`), as before.
+  (`commands.dshkit_command`), as before;
+- a line whose paths no longer find dshkit (its venv made again, for another Python, and the
+  hooks not installed again) runs the console script in its place: slower, never broken.
 
-The line is checked by running it once at install (`program`), and `doctor` compares the
-installed line with the one this dshkit would write (an older one: install again).
+The paths are checked by running the line's start once (`replayed`, once a process: at
+install, at `doctor`), and `doctor` compares the installed line with the one this dshkit would
+write (an older one: install again).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from functools import cache
 from typing import Any
 
 FLAGS = "-SPc"  # no site, no working directory on the path, the program as a string
-_TAIL = "from dshkit.cli import main;sys.exit(main())"  # (how a launcher line is recognised)
+_START = "from dshkit.cli import main"  # (with FLAGS, how a launcher line is recognised)
 # What `site` may add beside paths and still be replayed by paths alone: setuptools' shim
 # redirects `import distutils`, which no hook makes.
 _HARMLESS_FINDERS = frozenset({"_distutils_hack"})
@@ -59,32 +62,49 @@ print(json.dumps({"before": before, "after": after, "dshkit": dshkit.__file__}))
 _PROBE_S = 10.0  # an interpreter that does not answer a probe in this long gets no launcher
 
 
-def launcher_code(prefix: str, exec_prefix: str, paths: list[str]) -> str:
-    """The launcher's program: the prefixes and paths `site` would set, then the CLI."""
+def launcher_code(prefix: str, exec_prefix: str, paths: list[str], fallback: list[str]) -> str:
+    """The launcher's program: the prefixes and paths `site` would set, then the CLI. Where
+    they no longer find dshkit (its venv made again, for another Python), `fallback` (the
+    console script) runs in its place, with `site`: slower, never broken. One line (the
+    `try` is compiled from a string), whatever shell or file the harness keeps it in."""
+    script, argv = json.dumps(fallback[0]), json.dumps(fallback)
+    again = f'__import__("os").execv({script},{argv}+sys.argv[1:])'
+    return (
+        _prelude(prefix, exec_prefix, paths)
+        + f'exec("try:{_START}\\nexcept ImportError:main=None");main or {again};sys.exit(main())'
+    )
+
+
+def _prelude(prefix: str, exec_prefix: str, paths: list[str]) -> str:
+    """What the line sets before it imports anything: what `site` would."""
+    listed = json.dumps(paths, separators=(",", ":"))
     return (
         f"import sys;sys.prefix={json.dumps(prefix)};sys.exec_prefix={json.dumps(exec_prefix)};"
-        f'sys.path+={json.dumps(paths, separators=(",", ":"))};sys.argv[0]="dshkit";{_TAIL}'
+        f'sys.path+={listed};sys.argv[0]="dshkit";'
     )
 
 
 def is_launcher(words: list[str]) -> bool:
     """Whether `words` (a command line's, up to its verb) start dshkit through a launcher."""
-    return len(words) == 3 and words[1] == FLAGS and words[2].endswith(_TAIL)
+    return len(words) == 3 and words[1] == FLAGS and _START in words[2]
 
 
 def program(dshkit_command: list[str]) -> list[str]:
-    """What a user-scope hook runs dshkit with: this interpreter with its launcher line, or
-    `dshkit_command` where `site` cannot be replayed by paths (see the module docstring).
-    Probed once per process (two runs of the interpreter, at install or `doctor`)."""
-    code = replayed(sys.executable)
-    return dshkit_command if code is None else [sys.executable, FLAGS, code]
+    """What a user-scope hook runs dshkit with: this interpreter with its launcher line
+    (`dshkit_command` its fallback), or `dshkit_command` where `site` cannot be replayed by
+    paths (see the module docstring). Probed once per process (two runs of the interpreter,
+    at install or `doctor`)."""
+    found = replayed(sys.executable)
+    if found is None:
+        return dshkit_command
+    return [sys.executable, FLAGS, launcher_code(*found, fallback=dshkit_command)]
 
 
 @cache
-def replayed(interpreter: str) -> str | None:
-    """The launcher line for `interpreter` (None: `site` does more than paths there, or the
-    line does not find the dshkit `site` finds). The person's `PYTHONPATH` is kept out of it:
-    the hook is given it when it runs."""
+def replayed(interpreter: str) -> tuple[str, str, list[str]] | None:
+    """The prefix, exec prefix and paths `site` gives `interpreter` (None: it does more than
+    paths there, or they do not find the dshkit `site` finds). The person's `PYTHONPATH` is
+    kept out of them: the hook is given it when it runs."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
     found = _probe([interpreter, "-SP", "-c", _PROBE.replace("{PRESET}", "False")], env)
     if found is None:
@@ -95,15 +115,14 @@ def replayed(interpreter: str) -> str | None:
     if set(after["finders"]) - set(before["finders"]) - _HARMLESS_FINDERS:
         return None
     paths = [path for path in after["path"] if path not in before["path"]]
-    code = launcher_code(after["prefix"], after["exec_prefix"], paths)
+    prelude = _prelude(after["prefix"], after["exec_prefix"], paths)
     # The line as a hook runs it: the same paths, and this very dshkit found.
-    check = code.removesuffix(_TAIL) + _PROBE.replace("{PRESET}", "True")
-    again = _probe([interpreter, "-SP", "-c", check], env)
+    again = _probe([interpreter, "-SP", "-c", prelude + _PROBE.replace("{PRESET}", "True")], env)
     if again is None or again["after"]["path"] != after["path"]:
         return None
     if again["dshkit"] != found["dshkit"]:
         return None
-    return code
+    return after["prefix"], after["exec_prefix"], paths
 
 
 def _probe(argv: list[str], env: dict[str, str]) -> dict[str, Any] | None:
