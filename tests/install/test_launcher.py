@@ -120,17 +120,25 @@ def test_a_line_that_no_longer_finds_dshkit_runs_the_console_script(tmp_path: Pa
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
-def test_site_that_installs_an_import_hook_gets_the_console_script(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("module", "replayable"),
+    [("finder", False), ("_distutils_hack", True), ("_virtualenv", True)],
+)
+def test_site_that_installs_an_import_hook_gets_the_console_script(
+    tmp_path: Path, module: str, replayable: bool
+) -> None:
+    # An import hook of its own (as an editable install's finder is) cannot be replayed by
+    # paths; setuptools' and virtualenv's distutils shims act on `distutils` only.
     python, site = _venv(tmp_path / "venv")
-    (site / "finder.py").write_text(
+    (site / f"{module}.py").write_text(
         "import sys\n"
         "class Finder:\n"
         "    def find_spec(self, *args):\n"
         "        return None\n"
         "sys.meta_path.append(Finder())\n"
     )
-    (site / "finder.pth").write_text("import finder\n")  # (as an editable install's finder is)
-    assert launcher.replayed(python) is None
+    (site / f"{module}.pth").write_text(f"import {module}\n")
+    assert (launcher.replayed(python) is not None) is replayable
 
 
 def test_doctor_warns_of_a_launcher_with_other_paths(tmp_path: Path) -> None:

@@ -18,9 +18,9 @@ where that is all `site` does here, a hook runs
 - `-P`: the working directory (a person's project) is not put on the path, so a module of
   theirs named like one of ours is never imported in its place;
 - where `site` does more than paths (an import hook of its own: an editable install's
-  finder, anything but setuptools' distutils shim, which only `import distutils` reaches) or
-  the replayed line does not find this very dshkit, the hook runs the console script
-  (`commands.dshkit_command`), as before;
+  finder; not setuptools' or virtualenv's distutils shim, which only `import distutils`
+  reaches) or the replayed line does not find this very dshkit, the hook runs the console
+  script (`commands.dshkit_command`), as before;
 - a line whose paths no longer find dshkit (its venv made again, for another Python, and the
   hooks not installed again) runs the console script in its place: slower, never broken.
 
@@ -41,8 +41,9 @@ from typing import Any
 FLAGS = "-SPc"  # no site, no working directory on the path, the program as a string
 _START = "from dshkit.cli import main"  # (with FLAGS, how a launcher line is recognised)
 # What `site` may add beside paths and still be replayed by paths alone: setuptools' shim
-# redirects `import distutils`, which no hook makes.
-_HARMLESS_FINDERS = frozenset({"_distutils_hack"})
+# and virtualenv's (uv's venvs carry it too) act on `distutils` and `setuptools.dist` only,
+# which no hook imports.
+_HARMLESS_FINDERS = frozenset({"_distutils_hack", "_virtualenv"})
 # Prints what the interpreter's import system is before `site.main()` and after it, and where
 # dshkit is found then (run with -S).
 _PROBE = """
