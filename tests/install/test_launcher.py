@@ -151,3 +151,8 @@ def test_doctor_warns_of_a_launcher_with_other_paths(tmp_path: Path) -> None:
     assert problem.level == WARN and "other paths" in problem.message
     assert dshkit_command()[0] != words[0]  # (the interpreter, not the script, is checked)
     assert os.path.realpath(words[0]) == os.path.realpath(sys.executable)
+    # Installed before the launcher: it works, and doctor says what installing again brings.
+    console = shlex.join([SCRIPT, "hook", "Stop", "--state-dir", str(state)])
+    (problem,) = inspect_command(console, state, "again")
+    assert problem.level == WARN and "with `site`" in problem.message
+    assert inspect_command(console, state, "again", scope="project") == []

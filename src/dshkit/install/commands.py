@@ -58,9 +58,12 @@ def runs_dshkit(words: list[str], verb: str) -> bool:
     return launcher.is_launcher(before) or any(os.path.basename(w) == "dshkit" for w in before)
 
 
-def inspect_command(command: str, state_dir: Path, again: str, verb: str = "hook") -> list[Problem]:
+def inspect_command(
+    command: str, state_dir: Path, again: str, verb: str = "hook", scope: str = "user"
+) -> list[Problem]:
     """What keeps `… dshkit VERB …` from working here: a missing or other dshkit, another
-    state directory."""
+    state directory; and, for a user-scope hook, a line that is not the one this dshkit
+    would write (`hook_line`: an older launcher, or none where one can start it)."""
     words = shlex.split(command)
     at = words.index(verb)
     program = words[0]  # the dshkit script, or the interpreter of `python -m dshkit`
@@ -77,6 +80,11 @@ def inspect_command(command: str, state_dir: Path, again: str, verb: str = "hook
         # (the paths this dshkit's interpreter is given have changed since: an upgrade, a
         # package added or moved)
         problems.append(Problem(f"starts dshkit with other paths than this one's: {again}", WARN))
+    elif (verb, scope, started) == ("hook", "user", False) and launcher.is_launcher(
+        launcher.program(dshkit_command())
+    ):  # (installed before the launcher: it works, ~1 ms a call slower)
+        slower = "starts dshkit through its script, with `site` (~1 ms a call)"
+        problems.append(Problem(f"{slower}: {again}", WARN))
     given = words[words.index("--state-dir") + 1] if "--state-dir" in words[at:-1] else None
     used = Path(given) if given else default_state_dir()
     if os.path.realpath(used) != os.path.realpath(state_dir):

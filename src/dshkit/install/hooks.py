@@ -186,7 +186,7 @@ def inspect(
             wants = f"{name} runs `dshkit hook {runs}`, the registry wants {events[name][0]}"
             result.problems.append(Problem(f"{wants}: {again}", BROKEN))
     for command in sorted({command for _, _, command in ours if not _resident(command)}):
-        result.problems += inspect_command(command, state_dir, again)
+        result.problems += inspect_command(command, state_dir, again, scope=scope)
     return result
 
 
