@@ -184,6 +184,34 @@ def test_a_harness_asked_for_by_name_loads_its_own_module_alone() -> None:
     assert built == "('dsh', 'claude', 'codex', 'gemini') True" and same == "True"
 
 
+@pytest.mark.process
+def test_a_payload_proven_to_be_a_harnesss_loads_no_module_after_it() -> None:
+    # A new DSH session's first prompt looks for each harness's template and asks which
+    # harness a log with no cursor is: neither loads the modules of the harnesses after the
+    # one a mark of its own proves it is. A payload only hinted at (a path, a variable) asks
+    # them all: a later one could prove it is theirs.
+    dsh_log = "/h/.dsh/sessions/--p--/session-1/session.jsonl.zstd"
+    codex_log = "/h/.codex/sessions/2026/11/30/rollout-2026-11-30T04-13-58-01a.jsonl"
+    probe = (
+        "import sys\n"
+        "from dshkit import harnesses\n"
+        "def loaded():\n"
+        "    return sorted(m[17:] for m in sys.modules if m.startswith('dshkit.harnesses.'))\n"
+        "print(harnesses.names())\n"
+        f"print(harnesses.detect({{'transcript_path': {dsh_log!r}}}, {{}}), loaded())\n"
+        f"print(harnesses.detect({{'transcript_path': {codex_log!r}}}, {{}}), loaded())\n"
+        "print(harnesses.detect({}, {'CLAUDECODE': '1'}), loaded())\n"
+        "print(harnesses.names() == harnesses.NAMES)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True, text=True)
+    names, dsh, codex, claude, same = done.stdout.splitlines()
+    assert names == "('dsh', 'claude', 'codex', 'gemini')"
+    assert dsh == "dsh ['dsh', 'harness']"
+    assert codex == "codex ['claude', 'codex', 'dsh', 'harness']"
+    assert claude == "claude ['claude', 'codex', 'dsh', 'gemini', 'harness']"
+    assert same == "True"
+
+
 def _verb(words: list[str]) -> list[str]:
     """`hook EVENT` of a hook's command line, whatever starts dshkit before it."""
     at = words.index("hook")

@@ -11,7 +11,8 @@ Kept free of heavy imports (no dataclasses, pathlib, JSON, and not even `re` or 
 import): the hook entry point reads it on every tool call. The registry itself (`HARNESSES`,
 `NAMES`) is built when first asked for, and one harness asked for by name loads its own
 module alone (a prompt answered from its hint writes in its harness's dialect and asks for no
-other: three modules fewer on that path). Adapters and log-name patterns are made only when
+other: three modules fewer on that path); `detect` loads them in order and stops at a mark
+a harness alone has, and `names` needs none of them. Adapters and log-name patterns are made only when
 asked for, and the error tree is loaded only for an unknown name.
 """
 
@@ -25,6 +26,7 @@ from .harness import (
     EVENTS,
     HUMAN_WAIT,
     NO_STOP,
+    PROVEN,
     READ,
     SEARCH,
     VOCABULARIES,
@@ -111,6 +113,15 @@ def _registry() -> dict[str, Harness]:
         registry = build(MODULES)
         globals().update(HARNESSES=registry, NAMES=tuple(registry))
     return registry
+
+
+def names() -> tuple[str, ...]:
+    """`NAMES` without loading a module where each is named for its harness (the built-in
+    ones: a template's look for each harness's file needs their names alone)."""
+    registry: dict[str, Harness] | None = globals().get("HARNESSES")
+    if registry is None and not any("." in module for module in MODULES):
+        return MODULES
+    return tuple(_registry())
 
 
 def _named(name: str) -> Harness | None:
@@ -204,11 +215,17 @@ def detect(payload: Mapping[str, Any], env: Mapping[str, str]) -> str:
     """Which harness runs a hook, by its dialect's marks in the payload and the environment
     (`Harness.recognise`): the surest claim wins, the first harness of equals.
 
-    Returns a harness name, or "unknown"."""
+    Returns a harness name, or "unknown". The harnesses are asked in order, each module
+    loaded as it is reached: a proven claim is the surest, so the first one ends the look
+    (a DSH payload loads no other harness's module)."""
     transcript = str(payload.get("transcript_path") or "")
     found, sure = "unknown", 0
-    for harness in _registry().values():
+    for name in names():
+        harness = _named(name)
+        assert harness is not None  # (a name `names` gave)
         claim = harness.recognise(payload, transcript, env)
+        if claim >= PROVEN:
+            return harness.name
         if claim > sure:
             found, sure = harness.name, claim
     return found

@@ -35,6 +35,10 @@ WRITE = "write"  # writes or edits a file
 SEARCH = "search"
 VOCABULARIES = (COMMAND, ASK, HUMAN_WAIT, READ, WRITE, SEARCH)
 
+# How surely a payload is a harness's (`Harness.recognise`): a mark of its own alone, or one
+# another harness could imitate.
+PROVEN, HINTED = 2, 1
+
 # dshkit's hook events: the canonical names its handlers are registered under and the word
 # `dshkit hook EVENT` is installed with (Claude Code's names, where the protocol began); a
 # harness's dialect says what it calls each one
@@ -732,12 +736,12 @@ class Harness:
         return name in self.tools[kind]
 
     def recognise(self, payload: Mapping[str, Any], transcript: str, env: Mapping[str, str]) -> int:
-        """How surely a hook payload is this harness's (its dialect's marks): 2 proven (a
-        field or an event name of its own, its transcript's file name), 1 hinted (a path or an
+        """How surely a hook payload is this harness's (its dialect's marks): PROVEN (a
+        field or an event name of its own, its transcript's file name), HINTED (a path or an
         environment variable another harness could imitate), 0 not at all."""
         dialect = self.dialect
         if any(field in payload for field in dialect.fields):
-            return 2
+            return PROVEN
         name = os.path.basename(transcript)
         # The fixed start first: matching the pattern compiles it, which loads `re`.
         if (
@@ -745,12 +749,12 @@ class Harness:
             and name.startswith(dialect.transcripts)
             and (name in self.log_literals or self.log_name.match(name))
         ):
-            return 2
+            return PROVEN
         if dialect.own and payload.get("hook_event_name") in dialect.own:
-            return 2
+            return PROVEN
         if any(part in transcript for part in dialect.paths):
-            return 1
-        return 1 if any(env.get(key) == value for key, value in dialect.env) else 0
+            return HINTED
+        return HINTED if any(env.get(key) == value for key, value in dialect.env) else 0
 
     def found(self) -> str | None:
         """Where this harness shows it is installed on this machine: the first of its places

@@ -560,7 +560,7 @@ def read_template(
     names = _names(payload)
     if names is None:
         return None
-    for harness in harnesses.NAMES:  # (which one calls is told by what the key holds)
+    for harness in harnesses.names():  # (which one calls is told by what the key holds)
         for slot in (SAID, QUIET):
             found = _templated(state, event, payload, env, names, harness, slot)
             if found is not None:
