@@ -45,7 +45,9 @@ def held_step(hook: Any) -> None:
     its budget: a step held for as long as a test wants, within reason), then `step-ended`."""
     if not _in_step():
         return
-    (hook.state_dir / "step-started").write_text(str(os.getpid()))
+    # Whole, by a rename: a test reads the pid as soon as the file is there.
+    (hook.state_dir / "step-started.part").write_text(str(os.getpid()))
+    os.replace(hook.state_dir / "step-started.part", hook.state_dir / "step-started")
     deadline = time.monotonic() + 120
     try:
         while True:
