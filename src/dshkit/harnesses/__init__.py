@@ -12,8 +12,8 @@ import): the hook entry point reads it on every tool call. The registry itself (
 `NAMES`) is built when first asked for, and one harness asked for by name loads its own
 module alone (a prompt answered from its hint writes in its harness's dialect and asks for no
 other: three modules fewer on that path); `detect` loads them in order and stops at a mark
-a harness alone has, and `names` needs none of them. Adapters and log-name patterns are made only when
-asked for, and the error tree is loaded only for an unknown name.
+a harness alone has, and `names` needs none of them. Adapters and log-name patterns are made
+only when asked for, and the error tree is loaded only for an unknown name.
 """
 
 from __future__ import annotations
