@@ -85,6 +85,7 @@ from typing import Any
 from dshkit.graft.fold import SETTINGS_FILE
 from dshkit.graft.marker import forget
 from dshkit.install import launcher
+from dshkit.install.commands import dshkit_command
 from dshkit.store import Store
 
 
@@ -312,8 +313,8 @@ def main() -> None:
     args = parser.parse_args()
     # As `install-hooks` writes a hook: this interpreter through its launcher, where `site` can
     # be replayed by paths (`install.launcher`), else the console script.
-    script = str(Path(sys.executable).parent / "dshkit")
-    hook = [*launcher.program([script]), "hook", "PreToolUse"]
+    console = dshkit_command()
+    hook = [*launcher.program(console), "hook", "PreToolUse"]
     print(f"hooks run: {'the launcher' if launcher.is_launcher(hook[:3]) else 'the script'}")
     after = [*hook[:-1], "PostToolUse"]
     prompted = [*hook[:-1], "UserPromptSubmit"]
@@ -515,7 +516,7 @@ def main() -> None:
         cases: dict[str, tuple[list[str], bytes]] = {
             "python -c pass": ([sys.executable, "-c", "pass"], payload("Read")),
             "another tool (Read)": (hook, payload("Read")),
-            "Read, by the console script": ([script, *hook[-2:]], payload("Read")),
+            "Read, by the console script": ([*console, *hook[-2:]], payload("Read")),
             "a command (Bash): policy": (hook, payload("Bash")),
             "a file edit (Edit): guard": (hook, edit_guarded),
             "PostToolUse: far below band": (after, payload("Read", str(transcript))),

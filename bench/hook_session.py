@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.hook_latency import dsh_frame, settle
 
 from dshkit.install import launcher
+from dshkit.install.commands import dshkit_command
 
 WINDOW_END = 146_000  # the last step's context: in the band of a 200,000 window, not cut
 START = 15_000
@@ -65,8 +66,7 @@ class Replay:
         self.env.pop("DSHKIT_LLM_API_KEY", None)
         self.env["DSHKIT_LLM_BASE_URL"] = "http://127.0.0.1:9/v1"
         # As `install-hooks` writes a hook: through the launcher where it can (`install.launcher`).
-        script = str(Path(sys.executable).parent / "dshkit")
-        self.command = [*launcher.program([script]), "hook"]
+        self.command = [*launcher.program(dshkit_command()), "hook"]
         self.calls: list[dict[str, Any]] = []
         self.bare: list[float] = []
         self.count = 0
